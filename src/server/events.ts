@@ -1,0 +1,55 @@
+/** What one SGLang journal line says, once parsed (see server/journal.ts). */
+export type JournalEvent =
+  | { readonly type: 'phase'; readonly phase: LoadPhase }
+  | { readonly type: 'shards'; readonly done: number; readonly total: number; readonly percent: number }
+  | { readonly type: 'cudaGraphBatches'; readonly done: number; readonly total: number }
+  | { readonly type: 'weightsLoaded'; readonly elapsedSeconds?: number; readonly memUsageGB?: number }
+  | { readonly type: 'kvCache'; readonly tokens?: number; readonly sizeGB?: number }
+  | { readonly type: 'httpUp'; readonly url?: string }
+  | { readonly type: 'ready' }
+  /** An error worth showing: traceback header/footer, OOM, CUDA error, warm-up failure. */
+  | { readonly type: 'error'; readonly text: string; readonly fatal: boolean }
+  /** systemd's own words about the unit: started, stopping, main process exited, failed. */
+  | { readonly type: 'systemd'; readonly what: 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart'; readonly text: string };
+
+/**
+ * Load phases in the order a real SGLang start goes through them
+ * (../shared/reference/sglang-server.md section 3).
+ */
+export const LOAD_PHASES = [
+  'starting',
+  'loading weights',
+  'allocating KV cache',
+  'capturing CUDA graphs',
+  'warming up',
+  'ready',
+] as const;
+export type LoadPhase = (typeof LOAD_PHASES)[number];
+
+export function phaseRank(phase: LoadPhase): number {
+  return LOAD_PHASES.indexOf(phase);
+}
+
+/** The unit as `systemctl show` describes it. Timestamps are epoch milliseconds. */
+export interface UnitStatus {
+  readonly loadState: string; // loaded | not-found | ...
+  readonly activeState: string; // active | activating | deactivating | inactive | failed
+  readonly subState: string; // running | dead | failed | auto-restart | ...
+  readonly mainPid: number; // 0 when no process
+  readonly nRestarts: number;
+  readonly result: string; // success | exit-code | signal | core-dump | ...
+  readonly execMainStatus?: number;
+  readonly execMainCode?: string; // exited | killed | dumped (from ExecMainCode: 1/2/3)
+  readonly execMainStartedAt?: number;
+  readonly execMainExitedAt?: number;
+  readonly fragmentPath?: string;
+  readonly dropInPaths: readonly string[];
+  readonly needDaemonReload: boolean;
+}
+
+/** One reading of nvidia-smi. */
+export interface GpuMemory {
+  readonly index: number;
+  readonly usedMiB: number;
+  readonly totalMiB: number;
+}

@@ -3,7 +3,16 @@ export type JournalEvent =
   | { readonly type: 'phase'; readonly phase: LoadPhase }
   | { readonly type: 'shards'; readonly done: number; readonly total: number; readonly percent: number }
   | { readonly type: 'cudaGraphBatches'; readonly done: number; readonly total: number }
-  | { readonly type: 'weightsLoaded'; readonly elapsedSeconds?: number; readonly memUsageGB?: number }
+  | {
+      readonly type: 'weightsLoaded';
+      readonly elapsedSeconds?: number;
+      readonly memUsageGB?: number;
+      readonly availMemGB?: number;
+      /** Model class, e.g. DeepseekV3ForCausalLM. */
+      readonly modelType?: string;
+      /** Only in the older format, e.g. torch.bfloat16. */
+      readonly dtype?: string;
+    }
   | { readonly type: 'kvCache'; readonly tokens?: number; readonly sizeGB?: number }
   | { readonly type: 'httpUp'; readonly url?: string }
   | { readonly type: 'ready' }
@@ -45,6 +54,12 @@ export interface UnitStatus {
   readonly fragmentPath?: string;
   readonly dropInPaths: readonly string[];
   readonly needDaemonReload: boolean;
+  readonly id?: string; // e.g. sglang-k26-ddtree.service
+  /** Changes on every start: tells a new run from the old one. */
+  readonly invocationId?: string;
+  readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
+  readonly activeEnteredAt?: number;
+  readonly execMainPid?: number;
 }
 
 /** One reading of nvidia-smi. */

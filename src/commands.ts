@@ -1,0 +1,14 @@
+import * as vscode from 'vscode';
+import type { Controller } from './controller';
+
+/** The command table: contributed command id -> what it does. */
+export function registerCommands(controller: Controller): vscode.Disposable[] {
+  const table: Record<string, () => unknown> = {
+    'kimi.restartService': () => controller.restart(),
+    'kimi.pollService': () => controller.poll(),
+    'kimi.stopPolling': () => controller.stopPolling(),
+    'kimi.showLog': () => controller.showLog(),
+    'kimi.selectServer': () => controller.selectServer(),
+  };
+  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
+}

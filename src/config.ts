@@ -1,0 +1,218 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import { isValidUnitName, normalizeUnit } from './remote/shell';
+
+export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
+
+/** One GPU host, validated. `unit` always ends in `.service`. */
+export interface ServerProfile {
+  readonly name: string;
+  /** Host name, address or ~/.ssh/config alias; undefined for `host: "local"`. */
+  readonly host: string | undefined;
+  readonly port: number | undefined;
+  readonly username: string | undefined;
+  readonly identityFile: string | undefined;
+  readonly unit: string;
+  /** The server's address as seen from the GPU host. */
+  readonly url: string;
+  readonly urlHost: string;
+  readonly urlPort: number;
+  readonly sudo: boolean;
+}
+
+export interface Settings {
+  readonly servers: readonly ServerProfile[];
+  readonly activeServer: string | undefined;
+  readonly knownHostsFile: string;
+  readonly hostKeyPolicy: HostKeyPolicy;
+  readonly confirmRestart: boolean;
+  readonly pollIntervalMs: number;
+  readonly loadTimeoutMs: number;
+  readonly stallMs: number;
+  readonly unreachableTimeoutMs: number;
+  readonly notifyWhenReady: boolean;
+  readonly verifyParsersWhenReady: boolean;
+}
+
+/** The raw values of the `kimi.*` settings, as VS Code returns them. */
+export type RawSettings = Readonly<Record<string, unknown>>;
+
+export type SettingsResult =
+  | { readonly ok: true; readonly settings: Settings }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+const DEFAULT_URL = 'http://127.0.0.1:30001';
+
+const serverSchema = {
+  type: 'object',
+  required: ['name', 'host', 'unit'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 64 },
+    host: { type: 'string', minLength: 1, maxLength: 253 },
+    port: { type: 'integer', minimum: 1, maximum: 65535 },
+    username: { type: 'string', minLength: 1, maxLength: 64 },
+    identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
+    unit: { type: 'string', minLength: 1, maxLength: 256 },
+    url: { type: 'string', minLength: 1, maxLength: 2048 },
+    sudo: { type: 'boolean' },
+  },
+} as const;
+
+const settingsSchema = {
+  type: 'object',
+  properties: {
+    servers: { type: 'array', items: serverSchema, maxItems: 100 },
+    activeServer: { type: 'string', maxLength: 64 },
+    knownHostsFile: { type: 'string', minLength: 1, maxLength: 4096 },
+    hostKeyPolicy: { enum: ['ask', 'strict', 'accept-new'] },
+    confirmRestart: { type: 'boolean' },
+    pollIntervalSeconds: { type: 'number', minimum: 0.25, maximum: 60 },
+    loadTimeoutMinutes: { type: 'number', minimum: 1, maximum: 600 },
+    stallSeconds: { type: 'number', minimum: 10, maximum: 3600 },
+    unreachableTimeoutMinutes: { type: 'number', minimum: 0.1, maximum: 120 },
+    notifyWhenReady: { type: 'boolean' },
+    verifyParsersWhenReady: { type: 'boolean' },
+  },
+} as const;
+
+const validateShape = new Ajv({ allErrors: true }).compile(settingsSchema);
+
+// Names that reach a remote shell or a connection: printable, no shell metacharacters.
+const HOST_PATTERN = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;
+const USER_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]*\$?$/;
+// A control character, including newline: never valid in a path or a name.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function settingName(error: ErrorObject): string {
+  const path = error.instancePath.split('/').filter(Boolean);
+  let name = 'kimi';
+  for (const part of path) name += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
+  if (error.keyword === 'required') name += `.${String(error.params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties') name += `.${String(error.params.additionalProperty)}`;
+  return name;
+}
+
+function describeShapeError(error: ErrorObject): string {
+  const name = settingName(error);
+  switch (error.keyword) {
+    case 'required':
+      return `${name} is missing.`;
+    case 'additionalProperties':
+      return `${name} is not a known field.`;
+    case 'enum':
+      return `${name} must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}.`;
+    default:
+      return `${name} ${error.message ?? 'is invalid'}.`;
+  }
+}
+
+function seconds(raw: unknown, fallback: number): number {
+  return typeof raw === 'number' ? raw : fallback;
+}
+
+function validateServer(raw: Record<string, unknown>, index: number, errors: string[]): ServerProfile | undefined {
+  const at = `kimi.servers[${index}]`;
+  const name = String(raw.name);
+  const hostText = String(raw.host);
+  const unitText = String(raw.unit);
+  const isLocal = hostText === 'local';
+  const before = errors.length;
+
+  if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
+  if (!isLocal && !HOST_PATTERN.test(hostText)) {
+    errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
+  }
+  if (!isValidUnitName(unitText)) {
+    errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
+  }
+  if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
+    errors.push(`${at}.username "${printable(raw.username)}" is not a valid user name.`);
+  }
+  if (typeof raw.identityFile === 'string' && CONTROL.test(raw.identityFile)) {
+    errors.push(`${at}.identityFile must not contain control characters.`);
+  }
+  const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL);
+  if (typeof url === 'string') errors.push(`${at}.url ${url}`);
+  if (errors.length > before || typeof url === 'string') return undefined;
+
+  return {
+    name,
+    host: isLocal ? undefined : hostText,
+    port: typeof raw.port === 'number' ? raw.port : undefined,
+    username: typeof raw.username === 'string' ? raw.username : undefined,
+    identityFile: typeof raw.identityFile === 'string' ? raw.identityFile : undefined,
+    unit: normalizeUnit(unitText),
+    url: url.href,
+    urlHost: url.host,
+    urlPort: url.port,
+    sudo: raw.sudo === true,
+  };
+}
+
+function parseServerUrl(text: string): { href: string; host: string; port: number } | string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${printable(text)}" is not a URL (expected e.g. ${DEFAULT_URL}).`;
+  }
+  if (url.protocol !== 'http:') return `must start with http:// (the server is reached through the SSH tunnel).`;
+  if (url.username || url.password) return 'must not contain a user name or password.';
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = url.port ? Number(url.port) : 80;
+  return { href: `http://${url.host}${url.pathname.replace(/\/+$/, '')}`, host, port };
+}
+
+/** Shows a bad value in a message without letting it break the message. */
+export function printable(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, '?');
+  return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
+}
+
+/** Validates the `kimi.*` settings. Every error names the setting it is about. */
+export function parseSettings(raw: RawSettings): SettingsResult {
+  if (!validateShape(raw)) {
+    return { ok: false, errors: (validateShape.errors ?? []).map(describeShapeError) };
+  }
+  const errors: string[] = [];
+  const servers: ServerProfile[] = [];
+  const rawServers = (raw.servers as Record<string, unknown>[] | undefined) ?? [];
+  rawServers.forEach((server, index) => {
+    const profile = validateServer(server, index, errors);
+    if (profile) servers.push(profile);
+  });
+  const names = new Set<string>();
+  for (const server of servers) {
+    if (names.has(server.name)) errors.push(`kimi.servers: the name "${printable(server.name)}" is used twice.`);
+    names.add(server.name);
+  }
+  const activeServer = typeof raw.activeServer === 'string' && raw.activeServer !== '' ? raw.activeServer : undefined;
+  if (activeServer !== undefined && servers.length > 0 && !names.has(activeServer)) {
+    errors.push(`kimi.activeServer "${printable(activeServer)}" is not the name of any entry of kimi.servers.`);
+  }
+  const knownHostsFile = typeof raw.knownHostsFile === 'string' ? raw.knownHostsFile : '~/.ssh/known_hosts';
+  if (CONTROL.test(knownHostsFile)) errors.push('kimi.knownHostsFile must not contain control characters.');
+  if (errors.length > 0) return { ok: false, errors };
+
+  return {
+    ok: true,
+    settings: {
+      servers,
+      activeServer,
+      knownHostsFile,
+      hostKeyPolicy: (raw.hostKeyPolicy as HostKeyPolicy | undefined) ?? 'ask',
+      confirmRestart: raw.confirmRestart !== false,
+      pollIntervalMs: seconds(raw.pollIntervalSeconds, 2) * 1000,
+      loadTimeoutMs: seconds(raw.loadTimeoutMinutes, 30) * 60_000,
+      stallMs: seconds(raw.stallSeconds, 120) * 1000,
+      unreachableTimeoutMs: seconds(raw.unreachableTimeoutMinutes, 5) * 60_000,
+      notifyWhenReady: raw.notifyWhenReady !== false,
+      verifyParsersWhenReady: raw.verifyParsersWhenReady !== false,
+    },
+  };
+}
+
+/** The server the commands act on: `kimi.activeServer`, else the first. */
+export function activeProfile(settings: Settings): ServerProfile | undefined {
+  return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0];
+}

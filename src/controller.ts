@@ -1,0 +1,253 @@
+import * as vscode from 'vscode';
+import { activeProfile, parseSettings, type ServerProfile, type Settings } from './config';
+import type { LoadState } from './monitor/loadState';
+import { AlreadyWatchingError, ServerSession } from './monitor/session';
+import type { WatchOptions, WatchOutcome } from './monitor/watcher';
+import { createSession, type SessionUi } from './sessionFactory';
+import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
+import { StatusBar } from './ui/statusBar';
+
+const SHOW_LOG = 'Show log';
+
+/**
+ * The commands' behaviour: settings, one session per server, and what the user sees.
+ * Sessions (and their SSH connections) are rebuilt when the settings change.
+ */
+export class Controller implements vscode.Disposable {
+  private settings: Settings | undefined;
+  private settingsErrors: readonly string[] = [];
+  private readonly sessions = new Map<string, ServerSession>();
+  private readonly endNotes = new Map<string, string>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly statusBar: StatusBar,
+    private readonly ui: SessionUi,
+  ) {
+    this.loadSettings();
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('kimi')) this.loadSettings();
+      }),
+    );
+  }
+
+  async restart(): Promise<void> {
+    const server = this.requireServer();
+    if (!server) return;
+    const busy = this.sessions.get(server.name);
+    if (busy?.watching) return this.refuseBusy(server, busy.state);
+    if (this.settings?.confirmRestart) {
+      const choice = await vscode.window.showWarningMessage(
+        `Restart ${server.unit} on ${server.name}?`,
+        { modal: true, detail: `The model server on ${server.host ?? 'this machine'} stops now and is unavailable until it has loaded again (about 10 minutes for Kimi K2.6).` },
+        'Restart',
+      );
+      if (choice !== 'Restart') return;
+    }
+    await this.watch(server, 'restart');
+  }
+
+  async poll(): Promise<void> {
+    const server = this.requireServer();
+    if (!server) return;
+    const busy = this.sessions.get(server.name);
+    if (busy?.watching) return this.refuseBusy(server, busy.state);
+    await this.watch(server, 'attach');
+  }
+
+  stopPolling(): void {
+    const stopped = [...this.sessions.values()].filter((s) => s.stop('stopped by the user'));
+    if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
+    else this.log.info(`Stopped watching ${stopped.map((s) => s.profile.name).join(', ')}.`);
+  }
+
+  showLog(): void {
+    this.log.show(true);
+  }
+
+  async selectServer(): Promise<void> {
+    if (!this.settings) return this.reportSettingsErrors();
+    if (this.settings.servers.length === 0) return this.reportNoServers();
+    const active = activeProfile(this.settings);
+    const picked = await vscode.window.showQuickPick(
+      this.settings.servers.map((s) => ({
+        label: s.name,
+        description: `${s.host ?? 'local'} · ${s.unit}`,
+        detail: this.sessions.get(s.name)?.state ? describe(this.sessions.get(s.name)!.state!) : undefined,
+        picked: s.name === active?.name,
+      })),
+      { title: 'Kimi: select the server to act on' },
+    );
+    if (!picked) return;
+    await vscode.workspace.getConfiguration('kimi').update('activeServer', picked.label, vscode.ConfigurationTarget.Global);
+  }
+
+  /** The session of a server, created on first use. */
+  sessionFor(server: ServerProfile): ServerSession {
+    let session = this.sessions.get(server.name);
+    if (!session) {
+      session = createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message));
+      this.sessions.set(server.name, session);
+    }
+    return session;
+  }
+
+  private async watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<void> {
+    const session = this.sessionFor(server);
+    const settings = this.settings!;
+    const options: WatchOptions = {
+      pollIntervalMs: settings.pollIntervalMs,
+      stallMs: settings.stallMs,
+      loadTimeoutMs: settings.loadTimeoutMs,
+      unreachableTimeoutMs: settings.unreachableTimeoutMs,
+    };
+    this.endNotes.delete(server.name);
+    this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
+    let outcome: WatchOutcome;
+    try {
+      outcome = await session.watch(mode, options, {
+        onState: (state, previous) => this.onState(server, state, previous),
+      });
+    } catch (error) {
+      if (error instanceof AlreadyWatchingError) return this.refuseBusy(server, error.state);
+      throw error;
+    } finally {
+      this.render();
+    }
+    await this.onEnd(server, outcome);
+  }
+
+  private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
+    if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
+      const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
+      const line = `[${server.name}] ${describe(state)}${why}`;
+      if (state.verdict === 'failed' || state.verdict === 'unreachable') this.log.error(line);
+      else if (state.verdict === 'stalled') this.log.warn(line);
+      else this.log.info(line);
+    } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
+      this.log.debug(`[${server.name}] ${state.lastSignal.text}`);
+    }
+    if (server.name === this.activeServer()?.name) this.render();
+  }
+
+  private async onEnd(server: ServerProfile, outcome: WatchOutcome): Promise<void> {
+    this.log.info(`[${server.name}] Watch ended: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+    const note = endMessage(server, outcome);
+    if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
+    this.render();
+    switch (outcome.end) {
+      case 'ready':
+        if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
+        break;
+      case 'failed':
+        void this.notify('error', failureMessage(server, outcome));
+        break;
+      case 'cancelled':
+        break;
+      default:
+        if (note) void this.notify(outcome.end === 'stopped' ? 'info' : 'warn', note);
+    }
+  }
+
+  private async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
+    const show =
+      kind === 'info' ? vscode.window.showInformationMessage : kind === 'warn' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+    const choice = await show(message, SHOW_LOG);
+    if (choice === SHOW_LOG) this.showLog();
+  }
+
+  private refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
+    void vscode.window.showWarningMessage(
+      `Kimi on ${server.name} is already being watched${state ? ` (${describe(state)})` : ''}. Nothing was restarted; run "Kimi: Stop polling" first.`,
+    );
+  }
+
+  private requireServer(): ServerProfile | undefined {
+    if (!this.settings) {
+      this.reportSettingsErrors();
+      return undefined;
+    }
+    const server = activeProfile(this.settings);
+    if (!server) this.reportNoServers();
+    return server;
+  }
+
+  private reportSettingsErrors(): void {
+    const first = this.settingsErrors[0] ?? 'unknown error';
+    const more = this.settingsErrors.length > 1 ? ` (and ${this.settingsErrors.length - 1} more: see the log)` : '';
+    void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.');
+    });
+  }
+
+  private reportNoServers(): void {
+    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
+    });
+  }
+
+  private activeServer(): ServerProfile | undefined {
+    return this.settings ? activeProfile(this.settings) : undefined;
+  }
+
+  private loadSettings(): void {
+    const config = vscode.workspace.getConfiguration('kimi');
+    const keys = [
+      'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
+      'loadTimeoutMinutes', 'stallSeconds', 'unreachableTimeoutMinutes', 'notifyWhenReady', 'verifyParsersWhenReady',
+    ];
+    const raw: Record<string, unknown> = {};
+    for (const key of keys) {
+      const value = config.get(key);
+      if (value !== undefined) raw[key] = value;
+    }
+    const result = parseSettings(raw);
+    if (result.ok) {
+      this.closeSessionsChangedBy(result.settings);
+      this.settings = result.settings;
+      this.settingsErrors = [];
+    } else {
+      this.settings = undefined;
+      this.settingsErrors = result.errors;
+      for (const error of result.errors) this.log.error(`Invalid setting: ${error}`);
+    }
+    this.render();
+  }
+
+  /** A session whose profile or connection settings changed is closed (unless it is watching). */
+  private closeSessionsChangedBy(next: Settings): void {
+    const previous = this.settings;
+    for (const [name, session] of this.sessions) {
+      const profile = next.servers.find((s) => s.name === name);
+      const same =
+        profile !== undefined &&
+        JSON.stringify(profile) === JSON.stringify(session.profile) &&
+        previous?.knownHostsFile === next.knownHostsFile &&
+        previous?.hostKeyPolicy === next.hostKeyPolicy;
+      if (!same && !session.watching) {
+        session.dispose();
+        this.sessions.delete(name);
+      }
+    }
+  }
+
+  private render(): void {
+    const server = this.activeServer();
+    const session = server ? this.sessions.get(server.name) : undefined;
+    this.statusBar.update({
+      server,
+      state: session?.state,
+      watching: session?.watching ?? false,
+      endNote: server ? this.endNotes.get(server.name) : undefined,
+      configError: this.settings ? undefined : this.settingsErrors[0],
+    });
+  }
+
+  dispose(): void {
+    for (const session of this.sessions.values()) session.dispose();
+    this.sessions.clear();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

@@ -1,0 +1,16 @@
+import * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { Controller } from './controller';
+import { StatusBar } from './ui/statusBar';
+import { vscodeSessionUi } from './ui/prompts';
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
+  const statusBar = new StatusBar();
+  const controller = new Controller(log, statusBar, vscodeSessionUi(log));
+  context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller));
+}
+
+export function deactivate(): void {
+  // Everything is disposed through context.subscriptions.
+}

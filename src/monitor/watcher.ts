@@ -1,0 +1,304 @@
+import type { ServerProfile } from '../config';
+import type { RemoteProcess, Transport } from '../remote/transport';
+import { quote, withSudo } from '../remote/shell';
+import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
+import { parseShow, showCommand, toUnitStatus } from '../server/systemd';
+import type { SglangClient } from '../server/sglangHttp';
+import { judgeCompletion, judgeHealth } from '../server/sglangHttp';
+import type { UnitStatus } from '../server/events';
+import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
+
+export interface WatchOptions {
+  readonly pollIntervalMs: number;
+  readonly stallMs: number;
+  readonly loadTimeoutMs: number;
+  readonly unreachableTimeoutMs: number;
+}
+
+export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
+
+export interface WatcherDeps {
+  readonly profile: ServerProfile;
+  readonly transport: Transport;
+  readonly http: SglangClient;
+  readonly options: WatchOptions;
+  readonly log: (level: LogLevel, message: string) => void;
+  readonly now?: () => number;
+}
+
+/** How a watch ended. `state` is the last load state. */
+export interface WatchOutcome {
+  readonly end: 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'cancelled';
+  readonly state: LoadState;
+  readonly message?: string;
+}
+
+const COMMAND_TIMEOUT_MS = 20_000;
+const COMPLETION_PROMPT = 'hi';
+
+/**
+ * Watches one load of one unit: follows the journal over the SSH connection, polls the unit
+ * and the HTTP server through the tunnel, and folds every signal into the pure LoadState.
+ * Knows nothing of VS Code.
+ */
+export class LoadWatcher {
+  private current: LoadState;
+  private readonly listeners = new Set<(state: LoadState, previous: LoadState) => void>();
+  private journal: RemoteProcess | undefined;
+  private journalSince: number | undefined;
+  private journalReader = new JournalReader();
+  private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private probeAgain = false;
+  private modelName: string | undefined;
+  private settle: ((outcome: WatchOutcome) => void) | undefined;
+  private readonly disposables: { dispose(): void }[] = [];
+  private readonly now: () => number;
+
+  constructor(private readonly deps: WatcherDeps) {
+    this.now = deps.now ?? Date.now;
+    this.current = initialState(this.now());
+  }
+
+  get state(): LoadState {
+    return this.current;
+  }
+
+  onDidChange(listener: (state: LoadState, previous: LoadState) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /**
+   * Restarts the unit (mode 'restart') or attaches to whatever it is doing now ('attach'),
+   * then watches until ready, failed, stopped, timed out, unreachable for too long, or cancelled.
+   */
+  async run(mode: 'restart' | 'attach'): Promise<WatchOutcome> {
+    const finished = new Promise<WatchOutcome>((resolve) => (this.settle = resolve));
+    this.disposables.push(
+      this.deps.transport.onStateChange((s) => {
+        if (s.kind === 'connected') this.onReconnected();
+        else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error });
+      }),
+    );
+    try {
+      await this.deps.transport.connect();
+      if (mode === 'restart') await this.restart();
+      else await this.attach();
+    } catch (error) {
+      this.end({ end: 'failed', state: this.current, message: errorText(error) });
+    }
+    if (this.settle) {
+      this.startJournal();
+      this.schedule(0);
+    }
+    return finished;
+  }
+
+  cancel(reason = 'stopped by the user'): void {
+    this.end({ end: 'cancelled', state: this.current, message: reason });
+  }
+
+  dispose(): void {
+    this.cancel('disposed');
+    this.listeners.clear();
+  }
+
+  private async restart(): Promise<void> {
+    const { unit, sudo } = this.deps.profile;
+    this.apply({ kind: 'restartRequested', at: this.now() });
+    const result = await this.exec(withSudo(`systemctl restart ${quote(unit)}`, sudo));
+    if (result.code !== 0) {
+      const message = restartErrorMessage(result.stderr, this.deps.profile);
+      this.apply({ kind: 'restartFailed', at: this.now(), message });
+      this.end({ end: 'failed', state: this.current, message });
+      return;
+    }
+    await this.attach();
+  }
+
+  private async attach(): Promise<void> {
+    const unit = await this.showUnit();
+    this.journalSince = unit.execMainStartedAt;
+    this.apply({ kind: 'attached', at: this.now(), unit });
+    if (this.current.failure) this.end({ end: 'failed', state: this.current, message: this.current.failure.summary });
+    else if (this.current.verdict === 'stopped') this.end({ end: 'stopped', state: this.current });
+  }
+
+  private async showUnit(): Promise<UnitStatus> {
+    const result = await this.exec(showCommand(this.deps.profile.unit));
+    if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
+    return toUnitStatus(parseShow(result.stdout));
+  }
+
+  private async exec(command: string) {
+    this.deps.log('trace', `$ ${command}`);
+    return this.deps.transport.exec(command, { timeoutMs: COMMAND_TIMEOUT_MS });
+  }
+
+  private startJournal(): void {
+    if (!this.settle || this.journal) return;
+    const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
+    const command = journalFollowCommand(this.deps.profile.unit, since);
+    this.deps.log('trace', `$ ${command}`);
+    this.deps.transport
+      .stream(command, (line) => this.onJournalLine(line))
+      .then((process) => {
+        if (!this.settle) {
+          process.kill();
+          return;
+        }
+        this.journal = process;
+        void process.exited.then(() => {
+          if (this.journal === process) this.journal = undefined;
+        });
+      })
+      .catch((error) => this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`));
+  }
+
+  private onJournalLine(line: string): void {
+    const entry = parseJournalJsonLine(line);
+    if (!entry) return;
+    for (const event of this.journalReader.read(entry.message, entry.at)) {
+      const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
+      this.apply({ kind: 'journal', at: this.now(), event, text });
+      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
+    }
+  }
+
+  private onReconnected(): void {
+    this.apply({ kind: 'connection', at: this.now(), up: true });
+    this.journal?.kill();
+    this.journal = undefined;
+    // The journal is read again from the process start; the reducer ignores what it already knows.
+    this.journalReader = new JournalReader();
+    this.startJournal();
+    this.probeSoon();
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.settle) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.probe(), delayMs);
+  }
+
+  private probeSoon(): void {
+    if (this.probing) this.probeAgain = true;
+    else this.schedule(0);
+  }
+
+  /** One round: unit state, HTTP health, and the completion that proves readiness. */
+  private async probe(): Promise<void> {
+    if (!this.settle || this.probing) return;
+    this.probing = true;
+    try {
+      if (this.current.connected) {
+        await this.probeUnit();
+        await this.probeHttp();
+      }
+      this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
+      this.checkEnd();
+    } finally {
+      this.probing = false;
+      const again = this.probeAgain;
+      this.probeAgain = false;
+      this.schedule(again ? 0 : this.deps.options.pollIntervalMs);
+    }
+  }
+
+  private async probeUnit(): Promise<void> {
+    try {
+      const unit = await this.showUnit();
+      this.apply({ kind: 'unit', at: this.now(), unit });
+    } catch (error) {
+      this.deps.log('warn', `Unit probe failed: ${errorText(error)}`);
+    }
+  }
+
+  private async probeHttp(): Promise<void> {
+    if (!this.settle || this.current.failure) return;
+    const health = await this.deps.http.health();
+    const at = this.now();
+    if (health.kind === 'refused') this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
+    else if (health.kind === 'http') {
+      const judged = judgeHealth(health.status);
+      const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
+      this.apply({ kind: 'http', at, result, detail: `/health ${health.status}` });
+    } else this.apply({ kind: 'http', at, result: 'error', detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim() });
+
+    if (wantsCompletionProbe(this.current)) await this.probeCompletion();
+  }
+
+  private async probeCompletion(): Promise<void> {
+    if (!this.modelName) {
+      const models = await this.deps.http.models();
+      if (!models.ok) {
+        this.apply({ kind: 'completion', at: this.now(), ok: false, detail: `/v1/models: ${models.reason}` });
+        return;
+      }
+      this.modelName = models.ids[0];
+    }
+    const response = await this.deps.http.completion(this.modelName ?? 'default', COMPLETION_PROMPT, 1);
+    const at = this.now();
+    if (response.kind !== 'http') {
+      this.apply({ kind: 'completion', at, ok: false, detail: response.kind === 'refused' ? 'connection refused' : response.kind });
+      return;
+    }
+    const judged = judgeCompletion(response.status, response.contentType, response.body, response.truncated);
+    this.apply({
+      kind: 'completion',
+      at,
+      ok: judged.ok,
+      detail: judged.ok ? `1-token completion answered (${JSON.stringify(judged.text)})` : judged.reason,
+    });
+  }
+
+  private checkEnd(): void {
+    const state = this.current;
+    const at = this.now();
+    if (state.readyAt !== undefined) this.end({ end: 'ready', state });
+    else if (state.failure) this.end({ end: 'failed', state, message: state.failure.summary });
+    else if (state.verdict === 'stopped') this.end({ end: 'stopped', state });
+    else if (state.downSince !== undefined && at - state.downSince >= this.deps.options.unreachableTimeoutMs) {
+      this.end({ end: 'unreachable', state, message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s` });
+    } else if (at - state.watchStartedAt >= this.deps.options.loadTimeoutMs) {
+      this.end({ end: 'timeout', state, message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min` });
+    }
+  }
+
+  private apply(signal: Signal): void {
+    const previous = this.current;
+    const next = reduce(previous, signal);
+    if (next === previous) return;
+    this.current = next;
+    for (const listener of [...this.listeners]) listener(next, previous);
+    if (isFinished(next) && !isFinished(previous)) this.schedule(0);
+  }
+
+  private end(outcome: WatchOutcome): void {
+    const settle = this.settle;
+    if (!settle) return;
+    this.settle = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.journal?.kill();
+    this.journal = undefined;
+    for (const d of this.disposables.splice(0)) d.dispose();
+    settle(outcome);
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function restartErrorMessage(stderr: string, profile: ServerProfile): string {
+  const text = stderr.trim();
+  if (/a password is required|a terminal is required/i.test(text)) {
+    return `sudo asks for a password on ${profile.host ?? 'this machine'}: allow "systemctl restart ${profile.unit}" without a password (sudoers NOPASSWD) or connect as a user who may restart it.`;
+  }
+  if (/access denied|interactive authentication required|permission denied/i.test(text)) {
+    return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]}. Set "sudo": true for this server or connect as a user who may restart it.`;
+  }
+  return `systemctl restart ${profile.unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`;
+}

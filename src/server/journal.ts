@@ -1,0 +1,321 @@
+/**
+ * SGLang's journal, line by line, into typed events (../shared/reference/sglang-server.md §3).
+ * Pure: no I/O. `JournalReader` adds the little state a stream needs (rank de-duplication,
+ * "are we inside a traceback").
+ */
+import { quote } from '../remote/shell';
+import type { JournalEvent } from './events';
+
+// ---------------------------------------------------------------- commands
+
+/**
+ * Follows the unit's journal from `sinceEpochMs` on, as JSON: timestamps come with each entry
+ * and tqdm's `\r` lines survive (as byte arrays); `-a` keeps fields over 4 KiB (else null).
+ */
+export function journalFollowCommand(unit: string, sinceEpochMs: number): string {
+  const since = Math.max(0, Math.floor(sinceEpochMs / 1000));
+  return `journalctl -u ${quote(unit)} -f -a -o json --no-pager --since ${quote('@' + since)}`;
+}
+
+/** The last `lines` entries of the unit's journal, as JSON (for the cause of a failure). */
+export function journalTailCommand(unit: string, lines: number): string {
+  const n = Math.max(1, Math.min(100000, Math.floor(lines)));
+  return `journalctl -u ${quote(unit)} -n ${n} -a -o json --no-pager`;
+}
+
+// ---------------------------------------------------------------- journalctl -o json
+
+export interface JournalEntry {
+  readonly message: string;
+  /** Epoch milliseconds (from __REALTIME_TIMESTAMP, microseconds). */
+  readonly at: number;
+  readonly pid?: number;
+  /** SYSLOG_IDENTIFIER, e.g. "systemd" for the manager's own words about the unit. */
+  readonly identifier?: string;
+}
+
+/** One line of `journalctl -o json`; undefined for anything that is not an entry with a MESSAGE. */
+export function parseJournalJsonLine(line: string): JournalEntry | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return undefined;
+  const rec = obj as Record<string, unknown>;
+  const message = decodeField(rec['MESSAGE']);
+  if (message === undefined) return undefined;
+  const usec = Number(decodeField(rec['__REALTIME_TIMESTAMP']));
+  const at = Number.isFinite(usec) && usec > 0 ? Math.floor(usec / 1000) : Date.now();
+  const pidNum = Number(decodeField(rec['_PID']));
+  const identifier = decodeField(rec['SYSLOG_IDENTIFIER']);
+  return {
+    message,
+    at,
+    ...(Number.isInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
+    ...(identifier !== undefined ? { identifier } : {}),
+  };
+}
+
+/**
+ * A journal JSON field is a string, an array of byte values (binary or control characters,
+ * e.g. tqdm's `\r`), null (too large without `-a`), or an array of those when repeated.
+ */
+function decodeField(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return String(v);
+  if (!Array.isArray(v)) return undefined;
+  if (v.length === 0) return '';
+  if (v.every((b) => typeof b === 'number' && Number.isInteger(b) && b >= 0 && b <= 255)) {
+    return Buffer.from(v as number[]).toString('utf8');
+  }
+  const parts = v.map(decodeField).filter((s): s is string => s !== undefined);
+  return parts.length > 0 ? parts.join('\n') : undefined;
+}
+
+// ---------------------------------------------------------------- prefixes
+
+export interface StrippedLine {
+  readonly text: string;
+  /** Rank tags such as "TP0", "DP1 TP3 EP3"; absent for the main process. */
+  readonly ranks?: string;
+  /** True when the line carried SGLang's `[date time ...]` prefix. */
+  readonly prefixed: boolean;
+}
+
+const PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?:\s+[A-Z]{1,4}\d+)*)\]\s?/;
+
+export function stripPrefix(line: string): StrippedLine {
+  const m = PREFIX.exec(line);
+  if (!m) return { text: line, prefixed: false };
+  const ranks = (m[1] ?? '').trim();
+  return { text: line.slice(m[0].length), prefixed: true, ...(ranks ? { ranks } : {}) };
+}
+
+/** One journal MESSAGE -> its lines: tqdm joins updates with `\r`; tracebacks may span `\n`. */
+export function splitMessage(message: string): string[] {
+  return message
+    .split(/[\r\n]+/)
+    .map((s) => s.replace(/\s+$/, ''))
+    .filter((s) => s.trim().length > 0);
+}
+
+// ---------------------------------------------------------------- line recognisers
+
+/** The shard-progress regex of the reference (both tqdm descs). */
+export const SHARD_PROGRESS =
+  /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
+const CUDA_GRAPH_BATCHES = /Capturing batches\b[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)/;
+const CUDA_GRAPH_BS = /^Capture cuda graph bs \[([\d,\s]*)\]/;
+const LOAD_WEIGHT_END = /^Load weight end\.(.*)$/;
+const KV_ALLOCATED = /^KV Cache is allocated\.(.*)$/;
+const UVICORN_RUNNING = /Uvicorn running on (\S+)/;
+const ACCESS_LOG = /^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ \S+ HTTP\/[\d.]+" \d{3}/;
+const TRACEBACK = /Traceback \(most recent call last\):/;
+/** `torch.OutOfMemoryError: CUDA out of memory...` at line start, after a traceback. */
+const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?$/;
+const OOM = /CUDA out of memory|OutOfMemoryError|out of memory/i;
+const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert/;
+const FATAL_PHRASES: readonly RegExp[] = [
+  /^Initialization failed\. warmup error:/,
+  /Received sigquit/i,
+  /hit an exception/,
+  /scheduler is dead/i,
+  /^Killed$/,
+  /^Exit code: -?\d+/,
+  /has been killed by the OOM killer/,
+];
+
+const SYSTEMD_RULES: ReadonlyArray<[RegExp, 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart']> = [
+  [/^\S+: Main process exited, code=\w+, status=/, 'exited'],
+  [/^\S+: Failed with result '[^']*'/, 'failed'],
+  [/^Failed to start .+/, 'failed'],
+  [/^\S+: Scheduled restart job, restart counter is at \d+/, 'scheduled-restart'],
+  [/^Started .+/, 'started'],
+  [/^Stopping .+/, 'stopping'],
+  [/^Stopped .+/, 'stopped'],
+  [/^\S+\.service: Deactivated successfully\./, 'stopped'],
+];
+
+/** Reading a stream needs to know whether the previous lines opened a traceback. */
+export interface JournalContext {
+  inTraceback: boolean;
+}
+
+function num(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function field(rest: string, name: string): string | undefined {
+  const m = new RegExp(`(?:^|[\\s,])${name}=([^,]*?)(?:,|\\s*$)`).exec(rest);
+  return m?.[1]?.trim();
+}
+
+function gb(s: string | undefined): number | undefined {
+  return num(s?.replace(/\s*GB\.?$/, ''));
+}
+
+/** One clean line (prefix not yet stripped) -> events. */
+export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTraceback: false }): JournalEvent[] {
+  const { text: t0, prefixed } = stripPrefix(rawLine.replace(/\r/g, ''));
+  const text = t0.trim();
+  if (!text) return [];
+  if (ACCESS_LOG.test(text)) return [];
+
+  // systemd's messages never carry SGLang's prefix.
+  if (!prefixed) {
+    for (const [re, what] of SYSTEMD_RULES) {
+      if (re.test(text)) {
+        const ev: JournalEvent[] = [{ type: 'systemd', what, text }];
+        if (what === 'exited' && !/status=0\//.test(text)) ev.push({ type: 'error', text, fatal: true });
+        return ev;
+      }
+    }
+  }
+
+  if (TRACEBACK.test(text)) {
+    ctx.inTraceback = true;
+    return [{ type: 'error', text, fatal: FATAL_PHRASES.some((re) => re.test(text)) }];
+  }
+
+  if (text.startsWith('Init torch distributed begin')) return [{ type: 'phase', phase: 'starting' }];
+  if (text.startsWith('Load weight begin')) return [{ type: 'phase', phase: 'loading weights' }];
+
+  const shard = SHARD_PROGRESS.exec(text);
+  if (shard) {
+    return [{ type: 'shards', percent: Number(shard[1]), done: Number(shard[2]), total: Number(shard[3]) }];
+  }
+
+  const lwe = LOAD_WEIGHT_END.exec(text);
+  if (lwe) {
+    const rest = lwe[1] ?? '';
+    const elapsed = num(field(rest, 'elapsed')?.replace(/\s*s$/, ''));
+    const memUsage = gb(field(rest, 'mem usage'));
+    const availMem = gb(field(rest, 'avail mem'));
+    const modelType = field(rest, 'type');
+    const dtype = field(rest, 'dtype');
+    return [
+      {
+        type: 'weightsLoaded',
+        ...(elapsed !== undefined ? { elapsedSeconds: elapsed } : {}),
+        ...(memUsage !== undefined ? { memUsageGB: memUsage } : {}),
+        ...(availMem !== undefined ? { availMemGB: availMem } : {}),
+        ...(modelType ? { modelType } : {}),
+        ...(dtype ? { dtype } : {}),
+      },
+    ];
+  }
+
+  if (text.startsWith('Using KV cache dtype') || text.startsWith('Memory pool end')) {
+    return [{ type: 'phase', phase: 'allocating KV cache' }];
+  }
+  const kv = KV_ALLOCATED.exec(text);
+  if (kv) {
+    const rest = kv[1] ?? '';
+    const tokens = num(/#tokens:\s*(\d+)/.exec(rest)?.[1]);
+    const size = num(/KV size:\s*([\d.]+)\s*GB/.exec(rest)?.[1]);
+    return [
+      { type: 'phase', phase: 'allocating KV cache' },
+      { type: 'kvCache', ...(tokens !== undefined ? { tokens } : {}), ...(size !== undefined ? { sizeGB: size } : {}) },
+    ];
+  }
+
+  if (text.startsWith('Capture cuda graph begin')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }];
+  const bs = CUDA_GRAPH_BS.exec(text);
+  if (bs) {
+    const total = (bs[1] ?? '').split(',').filter((s) => s.trim() !== '').length;
+    return [{ type: 'phase', phase: 'capturing CUDA graphs' }, ...(total > 0 ? [{ type: 'cudaGraphBatches' as const, done: 0, total }] : [])];
+  }
+  const cg = CUDA_GRAPH_BATCHES.exec(text);
+  if (cg) return [{ type: 'cudaGraphBatches', done: Number(cg[2]), total: Number(cg[3]) }];
+
+  const uv = UVICORN_RUNNING.exec(text);
+  if (uv) return [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp', url: uv[1] ?? '' }];
+  if (/Application startup complete\./.test(text)) return [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp' }];
+
+  if (text.includes('The server is fired up and ready to roll!')) return [{ type: 'ready' }];
+
+  if (/Health check failed/.test(text)) return [{ type: 'error', text, fatal: false }];
+  if (FATAL_PHRASES.some((re) => re.test(text))) return [{ type: 'error', text, fatal: true }];
+
+  // Exceptions: the final line of a traceback is unindented "SomeError: message".
+  const isIndented = /^\s/.test(t0);
+  if (!isIndented) {
+    const ex = EXCEPTION_LINE.exec(text);
+    const known = OOM.test(text) || CUDA_ERROR.test(text);
+    if (ex && (ctx.inTraceback || known)) {
+      ctx.inTraceback = false;
+      // A request's exception does not end a server; OOM and CUDA errors do.
+      return [{ type: 'error', text, fatal: known }];
+    }
+  }
+  if (OOM.test(text) && /CUDA|GPU|torch/i.test(text)) return [{ type: 'error', text, fatal: true }];
+  if (CUDA_ERROR.test(text) && !isIndented) return [{ type: 'error', text, fatal: true }];
+  return [];
+}
+
+/**
+ * One journal MESSAGE -> events, in order. tqdm's updates arrive several to a message,
+ * joined by `\r`; every update is taken.
+ */
+export function parseJournalMessage(message: string, ctx: JournalContext = { inTraceback: false }): JournalEvent[] {
+  const out: JournalEvent[] = [];
+  for (const line of splitMessage(message)) out.push(...parseJournalLine(line, ctx));
+  return out;
+}
+
+// ---------------------------------------------------------------- rank de-duplication
+
+/**
+ * With TP8, many lines come once per rank, differing only by the TPn tag. A line counts once
+ * per `windowMs`: a second copy from another rank is dropped; the same rank saying the same
+ * thing again is a real repeat and is kept.
+ */
+export class DedupeByRank {
+  private readonly seen = new Map<string, { at: number; ranks: Set<string> }>();
+
+  constructor(private readonly windowMs = 10_000) {}
+
+  /** True when the message should be used. `at` is its time (epoch ms). */
+  accept(message: string, at: number): boolean {
+    const first = message.replace(/^\r+/, '');
+    const { text, ranks } = stripPrefix(first);
+    if (!ranks) return true;
+    const key = text.trim();
+    const rank = ranks;
+    this.prune(at);
+    const entry = this.seen.get(key);
+    if (!entry || at - entry.at > this.windowMs || entry.ranks.has(rank)) {
+      this.seen.set(key, { at, ranks: new Set([rank]) });
+      return true;
+    }
+    entry.ranks.add(rank);
+    return false;
+  }
+
+  private prune(now: number): void {
+    if (this.seen.size < 256) return;
+    for (const [k, v] of this.seen) if (now - v.at > this.windowMs) this.seen.delete(k);
+  }
+}
+
+/** The stateful reader a journal follower uses: de-duplicates ranks, tracks tracebacks. */
+export class JournalReader {
+  private readonly ctx: JournalContext = { inTraceback: false };
+  private readonly dedupe: DedupeByRank;
+
+  constructor(windowMs = 10_000) {
+    this.dedupe = new DedupeByRank(windowMs);
+  }
+
+  /** One journal entry's MESSAGE -> events (empty for a duplicate from another rank). */
+  read(message: string, at: number): JournalEvent[] {
+    if (!this.dedupe.accept(message, at)) return [];
+    return parseJournalMessage(message, this.ctx);
+  }
+}

@@ -1,0 +1,45 @@
+import type { ServerProfile } from '../config';
+import { formatDuration, type LoadState } from '../monitor/loadState';
+import type { WatchOutcome } from '../monitor/watcher';
+
+/** The moment a load's clock starts: the restart we asked for, else the process start. */
+export function loadStartedAt(state: LoadState): number {
+  return state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
+}
+
+export function readyMessage(server: ServerProfile, state: LoadState): string {
+  const duration = state.readyAt !== undefined ? formatDuration(state.readyAt - loadStartedAt(state)) : undefined;
+  return `Kimi on ${server.name} is ready${duration ? ` (loaded in ${duration})` : ''}`;
+}
+
+export function failureMessage(server: ServerProfile, outcome: WatchOutcome): string {
+  const state = outcome.state;
+  const cause = state.failure?.summary ?? outcome.message ?? 'unknown cause';
+  const lines = (state.failure?.lines ?? state.recentErrors).slice(-3).map((l) => l.trim()).filter(Boolean);
+  return `Kimi on ${server.name} failed: ${cause}${lines.length ? `. Last errors: ${lines.join(' | ')}` : ''}`;
+}
+
+export function endMessage(server: ServerProfile, outcome: WatchOutcome): string | undefined {
+  switch (outcome.end) {
+    case 'timeout':
+      return `Stopped watching Kimi on ${server.name}: ${outcome.message ?? 'timed out'} (last: ${describe(outcome.state)}).`;
+    case 'unreachable':
+      return `Stopped watching Kimi on ${server.name}: ${outcome.message ?? 'host unreachable'}. ${outcome.state.connectionError ?? ''}`.trim();
+    case 'stopped':
+      return `Kimi on ${server.name} is stopped (unit ${server.unit} is not running).`;
+    default:
+      return undefined;
+  }
+}
+
+/** "loading 42% (loading weights, 27/64 shards)". */
+export function describe(state: LoadState): string {
+  const percent = state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
+  const details: string[] = [];
+  if (state.phase && state.phase !== state.verdict) details.push(state.phase);
+  if (state.phase === 'loading weights' && state.shards) details.push(`${state.shards.done}/${state.shards.total} shards`);
+  if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches) {
+    details.push(`${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
+  }
+  return `${state.verdict}${percent}${details.length ? ` (${details.join(', ')})` : ''}`;
+}

@@ -1,0 +1,99 @@
+import * as vscode from 'vscode';
+import type { ServerProfile } from '../config';
+import { formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
+
+const ICONS: Record<Verdict, string> = {
+  stopped: '$(circle-slash)',
+  restarting: '$(sync~spin)',
+  loading: '$(loading~spin)',
+  'warming up': '$(flame)',
+  ready: '$(check)',
+  failed: '$(error)',
+  unreachable: '$(debug-disconnect)',
+  stalled: '$(warning)',
+};
+
+/** What the status bar shows: the active server's last known load state. */
+export interface StatusView {
+  readonly server: ServerProfile | undefined;
+  readonly state: LoadState | undefined;
+  readonly watching: boolean;
+  /** Why the last watch ended, when it did not end in ready/failed/stopped. */
+  readonly endNote?: string;
+  /** One line about the last parser verification. */
+  readonly verification?: string;
+  readonly configError?: string;
+}
+
+export function statusText(view: StatusView): string {
+  if (view.configError) return '$(warning) Kimi: settings';
+  const state = view.state;
+  if (!state) return '$(server-process) Kimi: not watched';
+  const percent = state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
+  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${percent}`;
+}
+
+export function statusTooltip(view: StatusView, now: number): string {
+  if (view.configError) return `Kimi settings are invalid: ${view.configError}`;
+  const lines: string[] = [];
+  const server = view.server;
+  if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
+  const state = view.state;
+  if (!state) {
+    lines.push('Not watching. Run "Kimi: Poll Kimi service until ready" or "Kimi: Restart Kimi service".');
+    return lines.join('\n');
+  }
+  lines.push(`State: ${state.verdict}${view.watching ? '' : ' (not watching now)'}`);
+  if (state.phase) lines.push(`Phase: ${state.phase}`);
+  if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
+  if (state.cudaGraphBatches) lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
+  if (state.progress !== undefined) lines.push(`Progress: ${Math.floor(state.progress * 100)}%`);
+  const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
+  const until = state.readyAt ?? now;
+  lines.push(`${state.readyAt ? 'Loaded in' : 'Elapsed'}: ${formatDuration(until - since)}`);
+  if (state.lastSignal) lines.push(`Last signal (${formatDuration(now - state.lastSignal.at)} ago): ${state.lastSignal.text}`);
+  if (state.failure) lines.push(`Failure: ${state.failure.summary}`);
+  if (!state.connected && state.connectionError) lines.push(`Connection: ${state.connectionError}`);
+  if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
+  if (view.verification) lines.push(`Parsers: ${view.verification}`);
+  return lines.join('\n');
+}
+
+function background(view: StatusView): vscode.ThemeColor | undefined {
+  const verdict = view.configError ? 'failed' : view.state?.verdict;
+  if (verdict === 'failed' || verdict === 'unreachable') return new vscode.ThemeColor('statusBarItem.errorBackground');
+  if (verdict === 'stalled' || view.endNote) return new vscode.ThemeColor('statusBarItem.warningBackground');
+  return undefined;
+}
+
+/** Owns the one status bar item; left-click shows the log. */
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('kimi.service', vscode.StatusBarAlignment.Left, 50);
+  private view: StatusView = { server: undefined, state: undefined, watching: false };
+  private readonly clock: NodeJS.Timeout;
+
+  constructor() {
+    this.item.name = 'Kimi service';
+    this.item.command = 'kimi.showLog';
+    this.render();
+    this.item.show();
+    // The tooltip shows elapsed time; refresh it while a watch runs.
+    this.clock = setInterval(() => this.view.watching && this.render(), 5000);
+  }
+
+  update(view: StatusView): void {
+    this.view = view;
+    this.render();
+  }
+
+  private render(): void {
+    this.item.text = statusText(this.view);
+    this.item.tooltip = statusTooltip(this.view, Date.now());
+    this.item.backgroundColor = background(this.view);
+  }
+
+  dispose(): void {
+    clearInterval(this.clock);
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,313 @@
+/**
+ * Pure judges of SGLang responses (../shared/reference/sglang-server.md sections 4–6).
+ * Each returns pass/fail/skipped with the relevant part of the response as evidence.
+ */
+import Ajv from 'ajv';
+
+export type CheckStatus = 'pass' | 'fail' | 'skipped';
+
+export interface Judgement {
+  readonly status: CheckStatus;
+  readonly evidence: string;
+}
+
+export interface ExpectedParsers {
+  readonly reasoningParser: string;
+  readonly toolCallParser: string;
+}
+
+/** An OpenAI tool as sent in the request. */
+export interface ToolDefinition {
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly description?: string; readonly parameters: object };
+}
+
+export interface ToolCall {
+  id?: string;
+  index?: number;
+  type?: string;
+  function: { name?: string; arguments?: string };
+}
+
+export interface ChatMessage {
+  role?: string;
+  content: string | null;
+  reasoning_content: string | null;
+  tool_calls: ToolCall[] | null;
+}
+
+/** The part of a chat completion the judges read; assembleStream produces the same. */
+export interface ChatCompletion {
+  choices: { index: number; finish_reason: string | null; message: ChatMessage }[];
+  model?: string;
+}
+
+export const EVIDENCE_MAX = 200;
+const THINK_MARKERS = ['<think>', '</think>', '◁think▷', '◁/think▷'];
+const TOOL_TOKEN = '<|tool_call';
+const SECTION_END = '<|tool_calls_section_end|>';
+
+export function truncate(s: string, max = EVIDENCE_MAX): string {
+  const one = s.replace(/\s+/g, ' ');
+  return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
+}
+
+/** Quoted excerpt centred on `needle` (or the start), for evidence. */
+function around(text: string, needle?: string, width = 90): string {
+  const at = needle === undefined ? -1 : text.indexOf(needle);
+  if (at < 0) return JSON.stringify(text.length > width ? `${text.slice(0, width)}…` : text);
+  const start = Math.max(0, at - Math.floor(width / 2));
+  const end = Math.min(text.length, at + needle!.length + Math.floor(width / 2));
+  return JSON.stringify(`${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}`);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function result(status: CheckStatus, evidence: string): Judgement {
+  return { status, evidence: truncate(evidence) };
+}
+
+/** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
+function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | string {
+  if (isRecord(resp) && resp.object === 'error') return `error ${String(resp.code ?? '')}: ${String(resp.message ?? '')}`;
+  if (isRecord(resp) && isRecord(resp.error)) return `error: ${String(resp.error.message ?? JSON.stringify(resp.error))}`;
+  const choice = isRecord(resp) && Array.isArray(resp.choices) ? resp.choices[0] : undefined;
+  if (!isRecord(choice) || !isRecord(choice.message)) return `no choices[0].message in ${JSON.stringify(resp) ?? String(resp)}`;
+  const m = choice.message;
+  return {
+    finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+    message: {
+      role: typeof m.role === 'string' ? m.role : undefined,
+      content: typeof m.content === 'string' ? m.content : null,
+      reasoning_content: typeof m.reasoning_content === 'string' ? m.reasoning_content : null,
+      tool_calls: Array.isArray(m.tool_calls) ? (m.tool_calls as ToolCall[]) : null,
+    },
+  };
+}
+
+function str(v: unknown): string {
+  return v === undefined ? 'absent' : JSON.stringify(v);
+}
+
+/** /server_info (or /get_server_info) carries the parser flags of the running process. */
+export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judgement {
+  if (!isRecord(info)) return result('fail', `not a JSON object: ${JSON.stringify(info) ?? String(info)}`);
+  // Some versions nest the args; flat is the documented shape.
+  const args = isRecord(info.server_args) ? info.server_args : info;
+  const reasoning = args.reasoning_parser;
+  const tool = args.tool_call_parser;
+  const seen = `reasoning_parser=${str(reasoning)} tool_call_parser=${str(tool)}`;
+  const wrong: string[] = [];
+  if (reasoning !== expected.reasoningParser) wrong.push(`reasoning_parser should be "${expected.reasoningParser}"`);
+  if (tool !== expected.toolCallParser) wrong.push(`tool_call_parser should be "${expected.toolCallParser}"`);
+  return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
+}
+
+/** Reasoning is separated: non-empty reasoning_content, no think markers left in content. */
+export function judgeReasoning(resp: unknown): Judgement {
+  const c = firstChoice(resp);
+  if (typeof c === 'string') return result('fail', c);
+  const content = c.message.content ?? '';
+  const reasoning = c.message.reasoning_content;
+  const marker = THINK_MARKERS.find((m) => content.includes(m));
+  if (marker) {
+    const why = reasoning ? 'markers left in content' : 'reasoning_content null: reasoning parser off or its markers differ';
+    return result('fail', `${why}; content has ${marker}: ${around(content, marker)}`);
+  }
+  if (!reasoning || reasoning.trim() === '') {
+    return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
+  }
+  return result('pass', `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`);
+}
+
+/** With chat_template_kwargs {"thinking": false}: no reasoning at all. */
+export function judgeThinkingOff(resp: unknown): Judgement {
+  const c = firstChoice(resp);
+  if (typeof c === 'string') return result('fail', c);
+  const content = c.message.content ?? '';
+  const reasoning = c.message.reasoning_content;
+  if (reasoning && reasoning.trim() !== '') return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
+  const marker = THINK_MARKERS.find((m) => content.includes(m));
+  if (marker) return result('fail', `thinking still on: content has ${marker}: ${around(content, marker)}`);
+  return result('pass', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(schema: object): ReturnType<typeof ajv.compile> {
+  let v = validators.get(schema);
+  if (!v) {
+    v = ajv.compile(schema);
+    validators.set(schema, v);
+  }
+  return v;
+}
+
+interface Problem {
+  readonly label: string;
+  /** Quoted part of the response that shows it. */
+  readonly excerpt?: string;
+}
+
+/** Names the known ways raw tool-call tokens end up in the text instead of in tool_calls. */
+function rawToolTokenProblems(m: ChatMessage): Problem[] {
+  const problems: Problem[] = [];
+  const reasoning = m.reasoning_content ?? '';
+  const content = m.content ?? '';
+  if (reasoning.includes(TOOL_TOKEN)) {
+    const end = reasoning.lastIndexOf(SECTION_END);
+    const afterSection = end >= 0 ? reasoning.slice(end + SECTION_END.length) : '';
+    const excerpt = `reasoning_content ${around(reasoning, TOOL_TOKEN, 60)}`;
+    if (content.trim() === '' && afterSection.trim() === '') {
+      problems.push({ label: '</think> missing before the tool-call section (the call stayed in reasoning_content)', excerpt });
+    } else {
+      problems.push({ label: 'tool call inside the reasoning (emitted before </think>) and lost', excerpt });
+    }
+  }
+  if (content.includes(TOOL_TOKEN)) {
+    const thinkEnd = content.indexOf('</think>');
+    const detail =
+      m.reasoning_content === null && thinkEnd < 0
+        ? ', no </think> before the section either'
+        : thinkEnd > content.indexOf(TOOL_TOKEN)
+          ? ', the tool section comes before </think>'
+          : '';
+    problems.push({ label: `raw tool-call tokens in content (tool-call parser off or wrong${detail})`, excerpt: `content ${around(content, TOOL_TOKEN, 60)}` });
+  }
+  return problems;
+}
+
+/** A request with one tool must come back as a structured call to it with schema-valid arguments. */
+export function judgeToolCall(resp: unknown, tool: ToolDefinition): Judgement {
+  const c = firstChoice(resp);
+  if (typeof c === 'string') return result('fail', c);
+  const m = c.message;
+  // Named token leaks first: they explain the symptoms that follow.
+  const problems: Problem[] = rawToolTokenProblems(m);
+  const calls = m.tool_calls ?? [];
+  let callText = '';
+  if (calls.length === 0) {
+    problems.push({ label: `no tool_calls, finish_reason ${str(c.finishReason)}`, excerpt: problems.length === 0 ? `content ${around(m.content ?? '', undefined, 60)}` : undefined });
+  } else {
+    const call = calls[0];
+    const name = call.function?.name;
+    const args = call.function?.arguments;
+    callText = `${name ?? '?'}(${args ?? ''})${call.id ? ` id=${call.id}` : ''}`;
+    if (c.finishReason !== 'tool_calls') problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
+    if (call.type !== 'function') problems.push({ label: `tool_calls[0].type ${str(call.type)}, expected "function"` });
+    if (name !== tool.function.name) problems.push({ label: `tool_calls[0] calls ${str(name)}, expected "${tool.function.name}"` });
+    problems.push(...argumentProblems(args, tool).map((label) => ({ label })));
+  }
+  if (problems.length === 0) return result('pass', callText);
+  const excerpts = problems.map((p) => p.excerpt).filter((e): e is string => e !== undefined);
+  const labels = problems.map((p) => p.label).join('; ');
+  return result('fail', [labels, ...(callText ? [`call: ${callText}`] : []), ...excerpts].join(' | '));
+}
+
+function argumentProblems(args: unknown, tool: ToolDefinition): string[] {
+  if (typeof args !== 'string') return [`arguments is ${str(args)}, expected a JSON string`];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return [`arguments are not JSON: ${JSON.stringify(args)}`];
+  }
+  const validate = validatorFor(tool.function.parameters);
+  if (!validate(parsed)) return [`arguments do not match the schema: ${ajv.errorsText(validate.errors)}`];
+  return [];
+}
+
+interface StreamToolDelta {
+  index?: number;
+  id?: string | null;
+  type?: string | null;
+  function?: { name?: string | null; arguments?: string | null } | null;
+}
+
+/**
+ * Folds an SSE body of a streamed chat completion into the non-streaming shape. Accepts chunks
+ * that carry `reasoning_content: null` everywhere and chunks that omit null keys.
+ */
+export function assembleStream(sseText: string): ChatCompletion & { done: boolean; chunks: number; error?: string } {
+  let content = '';
+  let reasoning = '';
+  let sawContent = false;
+  let role: string | undefined;
+  let finish: string | null = null;
+  let model: string | undefined;
+  let done = false;
+  let chunks = 0;
+  let error: string | undefined;
+  const tools = new Map<number, ToolCall>();
+  for (const event of sseText.replace(/\r\n?/g, '\n').split(/\n\n+/)) {
+    const data = event
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (data === '') continue;
+    if (data.trim() === '[DONE]') {
+      done = true;
+      continue;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      error ??= `unparsable SSE data: ${data.slice(0, 100)}`;
+      continue;
+    }
+    if (!isRecord(chunk)) continue;
+    if (chunk.object === 'error' || isRecord(chunk.error)) {
+      const e = isRecord(chunk.error) ? chunk.error : chunk;
+      error ??= `error ${String(e.code ?? '')}: ${String(e.message ?? '')}`;
+      continue;
+    }
+    chunks++;
+    if (typeof chunk.model === 'string') model = chunk.model;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!isRecord(choice)) continue;
+    if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+    const delta = isRecord(choice.delta) ? choice.delta : {};
+    if (typeof delta.role === 'string') role = delta.role;
+    if (typeof delta.content === 'string') {
+      content += delta.content;
+      sawContent = true;
+    }
+    if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content;
+    if (Array.isArray(delta.tool_calls)) {
+      for (const raw of delta.tool_calls as StreamToolDelta[]) {
+        const index = typeof raw.index === 'number' ? raw.index : 0;
+        const t = tools.get(index) ?? { index, function: {} };
+        if (raw.id) t.id = raw.id;
+        if (raw.type) t.type = raw.type;
+        if (raw.function?.name && !t.function.name) t.function.name = raw.function.name;
+        if (typeof raw.function?.arguments === 'string') t.function.arguments = (t.function.arguments ?? '') + raw.function.arguments;
+        tools.set(index, t);
+      }
+    }
+  }
+  const toolCalls = [...tools.values()].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const message: ChatMessage = {
+    role,
+    content: sawContent || toolCalls.length > 0 || reasoning !== '' ? content : null,
+    reasoning_content: reasoning === '' ? null : reasoning,
+    tool_calls: toolCalls.length > 0 ? toolCalls : null,
+  };
+  const base = { done, chunks, ...(model !== undefined ? { model } : {}), ...(error !== undefined ? { error } : {}) };
+  if (chunks === 0 && error !== undefined) return { ...base, choices: [] };
+  return { ...base, choices: [{ index: 0, finish_reason: finish, message }] };
+}
+
+/** Judges a streamed body with a non-streaming judge; stream-level errors are failures. */
+export function judgeStream(sseText: string, judge: (resp: unknown) => Judgement): Judgement {
+  const assembled = assembleStream(sseText);
+  if (assembled.error !== undefined && assembled.choices.length === 0) return result('fail', assembled.error);
+  if (assembled.chunks === 0) return result('fail', assembled.error ?? `no SSE chunks: ${JSON.stringify(sseText.slice(0, 150))}`);
+  const j = judge(assembled);
+  const notes = [assembled.error, assembled.done ? undefined : 'no data: [DONE]'].filter((x): x is string => x !== undefined);
+  return notes.length > 0 ? result(j.status, `${j.evidence} (${notes.join('; ')})`) : j;
+}

@@ -1,0 +1,348 @@
+#!/usr/bin/env node
+'use strict';
+// Stand-in for systemctl on the simulated GPU host. See test/gpu-host/lib/common.js for the layout.
+const fs = require('fs');
+const path = require('path');
+const { spawn } = require('child_process');
+const c = require('../lib/common');
+
+c.logExec('systemctl', process.argv.slice(2));
+
+const SUPERVISOR = path.join(__dirname, '..', 'lib', 'supervisor.js');
+
+function parseArgs(argv) {
+  const o = { props: [], value: false, quiet: false, all: false, verb: null, units: [], lines: 10, force: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-p' || a === '--property') { o.props.push(...String(argv[++i] || '').split(',').filter(Boolean)); }
+    else if (a.startsWith('--property=')) o.props.push(...a.slice(11).split(',').filter(Boolean));
+    else if (a.startsWith('-p') && a.length > 2) o.props.push(...a.slice(2).split(',').filter(Boolean));
+    else if (a === '-P') { o.props.push(...String(argv[++i] || '').split(',').filter(Boolean)); o.value = true; }
+    else if (a === '--value') o.value = true;
+    else if (a === '-q' || a === '--quiet') o.quiet = true;
+    else if (a === '-a' || a === '--all') o.all = true;
+    else if (a === '-n' || a === '--lines') o.lines = parseInt(argv[++i], 10);
+    else if (a.startsWith('--lines=')) o.lines = parseInt(a.slice(8), 10);
+    else if (a === '-f' || a === '--force') o.force = true;
+    else if (a === '--no-pager' || a === '--no-legend' || a === '--no-ask-password' || a === '--no-block' || a === '--system' || a === '-l' || a === '--full' || a === '--plain') { /* accepted */ }
+    else if (a.startsWith('--')) { /* unknown long options ignored */ }
+    else if (!o.verb) o.verb = a;
+    else o.units.push(a);
+  }
+  return o;
+}
+
+function execStartProp(cfg, rt) {
+  if (!cfg.execStart || !cfg.execStart.length) return '';
+  const entry = cfg.execStart[cfg.execStart.length - 1];
+  const ex = c.parseExecStart(entry, cfg.environment || {}, cfg.id);
+  const ran = rt.execStartTime && rt.execArgv;
+  const argv = ran ? rt.execArgv : ex.argv;
+  const p = ran ? rt.execPath : ex.path;
+  const start = rt.execStartTime ? c.fmtTimestamp(rt.execStartTime) : 'n/a';
+  const stop = rt.execStopTime ? c.fmtTimestamp(rt.execStopTime) : 'n/a';
+  const code = rt.execCode || '(null)';
+  const status = rt.execCode ? String(rt.execStatus) : '0/0';
+  return `{ path=${p} ; argv[]=${argv.join(' ')} ; ignore_errors=${ex.ignoreErrors ? 'yes' : 'no'} ; start_time=[${start}] ; stop_time=[${stop}] ; pid=${rt.execPid || 0} ; code=${code} ; status=${status} }`;
+}
+
+function properties(unit) {
+  const cfg = c.loadedUnit(unit);
+  const rt = c.readRuntime(unit);
+  const found = cfg.loadState === 'loaded';
+  const needReload = found ? (c.filesHash(unit) !== cfg.hash) : fs.existsSync(c.unitFile(unit));
+  const alive = c.pidAlive(rt.supervisorPid, 'supervisor.js');
+  if (!alive && ['active', 'activating', 'deactivating'].includes(rt.ActiveState)) {
+    // supervisor vanished (killed): the unit is dead
+    rt.ActiveState = 'failed'; rt.SubState = 'failed'; rt.MainPID = 0;
+  }
+  const ts = c.fmtTimestamp;
+  const bootUs = Date.now() * 1000 - c.monotonicUsec();
+  const mono = (ms) => (ms ? String(Math.max(0, Math.round(ms * 1000 - bootUs))) : '0');
+  const p = [
+    ['Type', cfg.type || 'simple'],
+    ['Restart', cfg.restart || 'no'],
+    ['NotifyAccess', 'none'],
+    ['RestartUSec', `${Math.round((cfg.restartSec || 0.1) * 1000)}ms`],
+    ['TimeoutStopUSec', `${cfg.timeoutStopSec}s`],
+    ['RuntimeMaxUSec', 'infinity'],
+    ['ExitType', 'main'],
+    ['MainPID', String(rt.MainPID || 0)],
+    ['ControlPID', '0'],
+    ['Result', rt.Result || 'success'],
+    ['NRestarts', String(rt.NRestarts || 0)],
+    ['ExecMainStartTimestamp', ts(rt.ExecMainStartTimestamp)],
+    ['ExecMainStartTimestampMonotonic', String(rt.ExecMainStartTimestampMonotonic || 0)],
+    ['ExecMainExitTimestamp', ts(rt.ExecMainExitTimestamp)],
+    ['ExecMainExitTimestampMonotonic', mono(rt.ExecMainExitTimestamp)],
+    ['ExecMainPID', String(rt.ExecMainPID || 0)],
+    ['ExecMainCode', String(rt.ExecMainCode || 0)],
+    ['ExecMainStatus', String(rt.ExecMainStatus || 0)],
+    ['ExecStart', execStartProp(cfg, rt)],
+    ['ControlGroup', rt.MainPID ? `/system.slice/${unit}` : ''],
+    ['Environment', Object.entries(cfg.environment || {}).map(([k, v]) => `${k}=${v}`).join(' ')],
+    ['WorkingDirectory', cfg.workingDirectory || '/'],
+    ['KillMode', 'control-group'],
+    ['KillSignal', '15'],
+    ['Id', unit],
+    ['Names', unit],
+    ['Description', cfg.description || unit],
+    ['LoadState', found ? 'loaded' : 'not-found'],
+    ['ActiveState', found || rt.ActiveState !== 'inactive' ? rt.ActiveState : 'inactive'],
+    ['FreezerState', 'running'],
+    ['SubState', rt.SubState],
+    ['FragmentPath', cfg.fragmentPath || ''],
+    ['DropInPaths', (cfg.dropInPaths || []).join(' ')],
+    ['UnitFileState', found ? ((cfg.wantedBy && cfg.wantedBy.length) ? 'enabled' : 'disabled') : ''],
+    ['UnitFilePreset', found ? 'enabled' : ''],
+    ['StateChangeTimestamp', ts(rt.StateChangeTimestamp)],
+    ['InactiveExitTimestamp', ts(rt.InactiveExitTimestamp)],
+    ['InactiveExitTimestampMonotonic', mono(rt.InactiveExitTimestamp)],
+    ['ActiveEnterTimestamp', ts(rt.ActiveEnterTimestamp)],
+    ['ActiveEnterTimestampMonotonic', mono(rt.ActiveEnterTimestamp)],
+    ['ActiveExitTimestamp', ts(rt.ActiveExitTimestamp)],
+    ['ActiveExitTimestampMonotonic', mono(rt.ActiveExitTimestamp)],
+    ['InactiveEnterTimestamp', ts(rt.InactiveEnterTimestamp)],
+    ['InactiveEnterTimestampMonotonic', mono(rt.InactiveEnterTimestamp)],
+    ['CanStart', 'yes'],
+    ['CanStop', 'yes'],
+    ['NeedDaemonReload', needReload ? 'yes' : 'no'],
+    ['StartLimitIntervalUSec', `${cfg.startLimitIntervalSec || 10}s`],
+    ['StartLimitBurst', String(cfg.startLimitBurst ?? 5)],
+  ];
+  if (!found) {
+    // real systemd: not-found units have a minimal property set
+    return p.filter(([k]) => ['Id', 'Names', 'LoadState', 'ActiveState', 'SubState', 'MainPID', 'Result',
+      'NRestarts', 'ExecMainPID', 'ExecMainCode', 'ExecMainStatus', 'Description', 'FragmentPath', 'DropInPaths',
+      'UnitFileState', 'NeedDaemonReload', 'Type', 'Restart', 'ActiveEnterTimestamp', 'InactiveEnterTimestamp',
+      'ExecMainStartTimestamp', 'ExecMainStartTimestampMonotonic', 'ControlGroup', 'CanStart', 'CanStop'].includes(k))
+      .map(([k, v]) => [k, k === 'Description' ? unit : v]);
+  }
+  return p;
+}
+
+function cmdShow(o) {
+  const units = o.units.length ? o.units.map(c.normUnit) : [];
+  if (!units.length) { // manager properties
+    const props = [['Version', '252.36-1~deb12u1'], ['Architecture', 'x86-64'], ['SystemState', 'running']];
+    for (const [k, v] of props) if (!o.props.length || o.props.includes(k)) process.stdout.write(o.value ? `${v}\n` : `${k}=${v}\n`);
+    return 0;
+  }
+  const blocks = units.map((u) => {
+    let props = properties(u);
+    if (o.props.length) {
+      const want = new Set(o.props);
+      const known = new Set(props.map(([k]) => k));
+      props = props.filter(([k]) => want.has(k));
+      // requested but unknown properties are silently skipped by real systemctl; empty ones print empty
+      for (const k of o.props) if (!known.has(k) && KNOWN_EMPTY.has(k)) props.push([k, '']);
+    } else if (!o.all) props = props.filter(([, v]) => v !== '');
+    return props.map(([k, v]) => (o.value ? `${v}\n` : `${k}=${v}\n`)).join('');
+  });
+  process.stdout.write(blocks.join('\n'));
+  return 0;
+}
+const KNOWN_EMPTY = new Set(['StatusText', 'StatusErrno', 'ExecStartPre', 'ExecStop', 'ExecReload', 'ExecStartPost', 'ExecStopPost']);
+
+function supervisorAlive(rt) { return c.pidAlive(rt.supervisorPid, 'supervisor.js'); }
+
+async function waitFor(pred, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (pred()) return true; await c.sleep(25); }
+  return pred();
+}
+
+async function startUnit(unit) {
+  const cfg = c.loadedUnit(unit);
+  if (cfg.loadState !== 'loaded') {
+    process.stderr.write(`Failed to start ${unit}: Unit ${unit} not found.\n`);
+    return 5;
+  }
+  const rt = c.readRuntime(unit);
+  if (supervisorAlive(rt)) {
+    if (rt.SubState === 'auto-restart') { try { process.kill(rt.supervisorPid, 'SIGUSR2'); } catch { /* */ } }
+    return 0;
+  }
+  const child = spawn(process.execPath, [SUPERVISOR, unit], {
+    detached: true, stdio: 'ignore', cwd: '/', env: { ...process.env, KIMI_SIM_ROOT: c.STATE },
+  });
+  child.unref();
+  const pid = child.pid;
+  // Type=simple: systemctl start returns once the main process is forked.
+  await waitFor(() => {
+    const r = c.readRuntime(unit);
+    return (r.supervisorPid === pid && r.MainPID) || !c.pidAlive(pid);
+  }, 5000);
+  const r = c.readRuntime(unit);
+  if (!r.MainPID && r.ActiveState === 'failed' && r.ExecMainCode === 1 && r.ExecMainStatus >= 200 && r.ExecMainStatus < 250) {
+    process.stderr.write(`Job for ${unit} failed because the control process exited with error code.\n` +
+      `See "systemctl status ${unit}" and "journalctl -xeu ${unit}" for details.\n`);
+    return 1;
+  }
+  return 0;
+}
+
+async function stopUnit(unit) {
+  const cfg = c.loadedUnit(unit);
+  const rt = c.readRuntime(unit);
+  if (cfg.loadState !== 'loaded' && !supervisorAlive(rt)) {
+    process.stderr.write(`Failed to stop ${unit}: Unit ${unit} not loaded.\n`);
+    return 5;
+  }
+  if (!supervisorAlive(rt)) return 0;
+  try { process.kill(rt.supervisorPid, 'SIGTERM'); } catch { /* */ }
+  const limit = ((Number.isFinite(cfg.timeoutStopSec) ? cfg.timeoutStopSec : 90) + 5) * 1000;
+  await waitFor(() => !supervisorAlive(rt), limit);
+  return 0;
+}
+
+function stateOf(unit) {
+  const rt = c.readRuntime(unit);
+  let s = rt.ActiveState;
+  if (['active', 'activating', 'deactivating'].includes(s) && !supervisorAlive(rt)) s = 'failed';
+  return s;
+}
+
+function cmdStatus(o) {
+  let rc = 0;
+  const out = [];
+  for (const u of o.units.map(c.normUnit)) {
+    const cfg = c.loadedUnit(u);
+    if (cfg.loadState !== 'loaded') { process.stderr.write(`Unit ${u} could not be found.\n`); rc = 4; continue; }
+    const rt = c.readRuntime(u);
+    const props = Object.fromEntries(properties(u));
+    const st = props.ActiveState;
+    const dot = st === 'active' ? '●' : st === 'failed' ? '×' : '○';
+    out.push(`${dot} ${u} - ${cfg.description}`);
+    out.push(`     Loaded: loaded (${cfg.fragmentPath}; ${props.UnitFileState}; preset: enabled)`);
+    if (cfg.dropInPaths.length) {
+      const dirs = {};
+      for (const d of cfg.dropInPaths) (dirs[path.dirname(d)] ||= []).push(path.basename(d));
+      let first = true;
+      for (const [d, names] of Object.entries(dirs)) {
+        out.push(`${first ? '    Drop-In: ' : '             '}${d}`);
+        out.push(`             └─${names.join(', ')}`);
+        first = false;
+      }
+    }
+    const since = st === 'active' ? rt.ActiveEnterTimestamp : rt.InactiveEnterTimestamp;
+    const ago = since ? `; ${Math.max(0, Math.round((Date.now() - since) / 1000))}s ago` : '';
+    let sub = props.SubState;
+    if (st === 'failed') sub = `Result: ${props.Result}`;
+    out.push(`     Active: ${st} (${sub})${since ? ` since ${c.fmtTimestamp(since)}${ago}` : ''}`);
+    if (rt.MainPID) out.push(`   Main PID: ${rt.MainPID} (${rt.procName || 'python'})`);
+    else if (rt.ExecMainPID) out.push(`    Process: ${rt.ExecMainPID} ExecStart=${(rt.execArgv || []).join(' ')} (code=${rt.execCode}, status=${c.exitStatusString(rt.execCode, rt.execStatus)})`);
+    out.push(`     CGroup: /system.slice/${u}`);
+    if (o.lines > 0) {
+      let lines = [];
+      try { lines = fs.readFileSync(c.journalPath(u), 'utf8').split('\n').filter(Boolean).slice(-o.lines); } catch { /* */ }
+      if (lines.length) out.push('');
+      for (const l of lines) {
+        try {
+          const e = JSON.parse(l);
+          const d = new Date(Math.floor(e.t / 1000));
+          const mon = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getUTCMonth()];
+          const msg = /[\x00-\x08\x0b-\x1f\x7f]/.test(e.msg) ? `[${Buffer.byteLength(e.msg)}B blob data]` : e.msg;
+          out.push(`${mon} ${String(d.getUTCDate()).padStart(2, '0')} ${d.toISOString().slice(11, 19)} ${c.HOSTNAME} ${e.ident}[${e.pid}]: ${msg}`);
+        } catch { /* */ }
+      }
+    }
+    if (st !== 'active') rc = 3;
+    out.push('');
+  }
+  process.stdout.write(out.join('\n'));
+  return rc;
+}
+
+function cmdCat(o) {
+  let rc = 0;
+  const parts = [];
+  for (const u of o.units.map(c.normUnit)) {
+    const { fragment, dropIns } = c.unitFiles(u);
+    if (!fragment) { process.stderr.write(`No files found for ${u}.\n`); rc = 1; continue; }
+    for (const f of [fragment, ...dropIns]) {
+      let text = '';
+      try { text = fs.readFileSync(f, 'utf8'); } catch { continue; }
+      parts.push(`# ${c.toDisplay(f)}\n${text.endsWith('\n') || text === '' ? text : `${text}\n`}`);
+    }
+    if (c.filesHash(u) !== c.loadedUnit(u).hash) {
+      process.stderr.write(`Warning: ${u} changed on disk, the version systemd has loaded is outdated.\n` +
+        'This output shows the current version of the unit\'s original fragment and drop-in files.\n' +
+        'If fragments or drop-ins were added or removed, they are not properly reflected in this output.\n' +
+        'Run \'systemctl daemon-reload\' to reload units.\n');
+    }
+  }
+  process.stdout.write(parts.join('\n'));
+  return rc;
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const units = o.units.map(c.normUnit);
+  switch (o.verb) {
+    case 'show': return cmdShow(o);
+    case 'is-active': {
+      let rc = 3;
+      for (const u of units) { const s = stateOf(u); if (!o.quiet) process.stdout.write(`${s}\n`); if (s === 'active' || s === 'reloading') rc = rc === 3 ? 0 : rc; else rc = 3; }
+      return units.length ? rc : 1;
+    }
+    case 'is-failed': {
+      let rc = 1;
+      for (const u of units) { const s = stateOf(u); if (!o.quiet) process.stdout.write(`${s}\n`); if (s === 'failed') rc = 0; }
+      return rc;
+    }
+    case 'is-enabled': {
+      let rc = 1;
+      for (const u of units) {
+        const cfg = c.loadedUnit(u);
+        const s = cfg.loadState !== 'loaded' ? 'not-found' : (cfg.wantedBy.length ? 'enabled' : 'disabled');
+        if (!o.quiet) process.stdout.write(`${s}\n`);
+        if (s === 'enabled') rc = 0;
+      }
+      return rc;
+    }
+    case 'start': { let rc = 0; for (const u of units) rc = (await startUnit(u)) || rc; return rc; }
+    case 'stop': { let rc = 0; for (const u of units) rc = (await stopUnit(u)) || rc; return rc; }
+    case 'restart': case 'try-restart': case 'reload-or-restart': {
+      let rc = 0;
+      for (const u of units) {
+        const cfg = c.loadedUnit(u);
+        if (cfg.loadState !== 'loaded') { process.stderr.write(`Failed to restart ${u}: Unit ${u} not found.\n`); rc = 5; continue; }
+        if (o.verb === 'try-restart' && !supervisorAlive(c.readRuntime(u))) continue;
+        await stopUnit(u);
+        rc = (await startUnit(u)) || rc;
+      }
+      return rc;
+    }
+    case 'kill': {
+      for (const u of units) {
+        const rt = c.readRuntime(u);
+        if (rt.MainPID) { try { process.kill(-rt.MainPID, 'SIGTERM'); } catch { /* */ } }
+      }
+      return 0;
+    }
+    case 'daemon-reload': c.daemonReload(); return 0;
+    case 'reset-failed': {
+      const list = units.length ? units : (() => { try { return fs.readdirSync(path.join(c.STATE, 'units')).filter((n) => /\.service\.json$/.test(n)).map((n) => n.slice(0, -5)); } catch { return []; } })();
+      for (const u of list) {
+        const rt = c.readRuntime(u);
+        if (rt.ActiveState === 'failed' && !supervisorAlive(rt)) {
+          c.writeRuntime(u, { ...rt, ActiveState: 'inactive', SubState: 'dead', Result: 'success', NRestarts: 0 });
+        }
+      }
+      return 0;
+    }
+    case 'status': return cmdStatus(o);
+    case 'cat': return cmdCat(o);
+    case 'enable': case 'disable': case 'mask': case 'unmask': return 0;
+    case undefined: case 'list-units': {
+      process.stdout.write('  UNIT LOAD ACTIVE SUB DESCRIPTION\n');
+      return 0;
+    }
+    default:
+      process.stderr.write(`Unknown command verb '${o.verb}'.\n`);
+      return 1;
+  }
+}
+
+main().then((rc) => { process.exitCode = rc; }, (e) => { process.stderr.write(`systemctl: ${e && e.stack || e}\n`); process.exitCode = 1; });

@@ -1,0 +1,597 @@
+/**
+ * The simulated GPU host: a real OpenSSH sshd on 127.0.0.1 plus stand-ins for systemctl,
+ * journalctl, nvidia-smi and sudo, and the SGLang simulator started from the unit's ExecStart.
+ *
+ * Process layout (all torn down by stop(), and by the kernel if this process dies):
+ *
+ *   harness (this process)
+ *    ├─ unshare --mount --pid --fork --mount-proc --kill-child sh ns-init.sh FIX
+ *    │    └─ init (pid 1 of the namespace, perl; reaps orphans; exits when its stdin closes)
+ *    │         ├─ supervisor.js per started unit (detached by `systemctl start`) ─ python (simulator)
+ *    │         └─ ... anything orphaned inside the namespace
+ *    └─ nsenter -t <init> -m -p /usr/sbin/sshd -D -e -f FIX/ssh/sshd_config   (stderr captured)
+ *         └─ sshd (inside the namespaces) ─ per-connection sshd ─ commands of the SSH sessions
+ *
+ * sshd is started/stopped by the harness *inside* the namespace with nsenter, so stopSshd()
+ * (a network drop) kills every sshd process but leaves the unit and its supervisor alive.
+ * Killing `unshare` kills init (--kill-child); init's death makes the kernel SIGKILL every
+ * process of the pid namespace. init also exits when the pipe on its stdin (held only by this
+ * process) closes, so a crashed test runner leaks nothing either.
+ */
+import { spawn, ChildProcess } from 'child_process';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as fsp from 'fs/promises';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+
+export interface GpuHostOptions {
+  shards?: number;
+  shardBytes?: number;
+  restartOnFailure?: boolean;
+  sim?: Record<string, unknown>;
+  unitName?: string; // default 'sglang-k26-ddtree'
+  modelDirName?: string; // default 'Kimi-K2.6'
+}
+
+export interface ExecResult { stdout: string; stderr: string; code: number }
+
+export interface JournalEntry { t: number /* usec */; pid: number; ident: string; unit: string; msg: string }
+
+export interface GpuHost {
+  fixtureDir: string;
+  stateDir: string;
+  sshHost: '127.0.0.1';
+  sshPort: number;
+  username: 'root';
+  httpPort: number;
+  serverUrl: string;
+  unit: string; // 'sglang-k26-ddtree.service'
+  unitName: string; // 'sglang-k26-ddtree'
+  modelPath: string;
+  clientKeyPath: string;
+  encryptedClientKeyPath: string;
+  encryptedKeyPassphrase: string;
+  hostPublicKey: string;
+  hostKeyFingerprint: string;
+  unitFilePath: string;
+  defaultUnitText: string;
+  knownHostsLine(opts?: { hashed?: boolean }): string;
+  configureSimulator(patch: Record<string, unknown>): Promise<void>;
+  writeUnit(text: string, opts?: { reload?: boolean }): Promise<void>;
+  readDropIns(): Promise<Record<string, string>>;
+  ssh(command: string): Promise<ExecResult>;
+  /** Run a shell command inside the simulated host's namespaces without SSH (no handshake). */
+  nsExec(command: string): Promise<ExecResult>;
+  killServer(signal?: string): Promise<void>;
+  mainPid(): Promise<number>;
+  stopSshd(): Promise<void>;
+  startSshd(): Promise<void>;
+  sshdRunning(): boolean;
+  /** `Accepted publickey` lines, excluding the harness's own ssh() logins unless includeHarness. */
+  handshakes(opts?: { includeHarness?: boolean }): number;
+  sshdLog(): string[];
+  execLog(): Promise<string[]>;
+  journal(): Promise<string[]>;
+  journalEntries(): Promise<JournalEntry[]>;
+  firedUpAt(): Promise<number | undefined>;
+  /** Host pids of every process currently in the simulated host's pid namespace. */
+  nsPids(): number[];
+  stop(): Promise<void>;
+}
+
+const HERE = __dirname;
+const REPO = path.resolve(HERE, '..', '..');
+const SIM_MAIN = path.join(REPO, 'test', 'gpu-host', 'sglang-sim', 'main.js');
+const NS_INIT = path.join(HERE, 'ns-init.sh');
+const SSHD = '/usr/sbin/sshd';
+const READY_LINE = 'The server is fired up and ready to roll!';
+const STAND_INS = ['systemctl', 'journalctl', 'nvidia-smi', 'sudo'];
+
+const live = new Set<{ kill(): void; fixture?: string }>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // last resort if a test forgets stop(): kill the namespace (and with it every process in it)
+  process.on('exit', () => {
+    for (const h of live) { try { h.kill(); } catch { /* */ } }
+    for (const h of live) { if (h.fixture) { try { fs.rmSync(h.fixture, { recursive: true, force: true }); } catch { /* */ } } }
+  });
+}
+
+function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout(r, ms)); }
+
+function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<ExecResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    let timer: NodeJS.Timeout | undefined;
+    if (opts.timeoutMs) timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.on('error', (e) => { if (timer) clearTimeout(timer); reject(e); });
+    child.on('close', (code, sig) => {
+      if (timer) clearTimeout(timer);
+      resolve({ stdout, stderr, code: code ?? (sig ? 128 + (os.constants.signals[sig as keyof typeof os.constants.signals] ?? 0) : 1) });
+    });
+    if (child.stdin) { child.stdin.on('error', () => { /* reader gone */ }); child.stdin.end(opts.input); }
+  });
+}
+
+async function mustRun(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  const r = await run(cmd, args, opts);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+function freePort(exclude: number[] = []): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => {
+        if (exclude.includes(port)) freePort(exclude).then(resolve, reject);
+        else resolve(port);
+      });
+    });
+  });
+}
+
+/** Resolves once something on 127.0.0.1:port sends an SSH banner. */
+async function waitForSshBanner(port: number, timeoutMs: number, alive: () => boolean): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  let lastErr = '';
+  while (Date.now() < end) {
+    if (!alive()) throw new Error('sshd exited during start-up');
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port });
+      let buf = '';
+      const t = setTimeout(() => { s.destroy(); resolve(false); }, 1000);
+      s.on('data', (d) => { buf += d.toString('latin1'); if (buf.startsWith('SSH-')) { clearTimeout(t); s.destroy(); resolve(true); } });
+      s.on('error', (e) => { lastErr = e.message; clearTimeout(t); resolve(false); });
+      s.on('close', () => { clearTimeout(t); resolve(buf.startsWith('SSH-')); });
+    });
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`sshd did not answer on 127.0.0.1:${port}: ${lastErr}`);
+}
+
+function shq(s: string): string { return `'${s.replace(/'/g, `'\\''`)}'`; }
+
+function keyFingerprint(pubLine: string): string {
+  const blob = Buffer.from(pubLine.trim().split(/\s+/)[1], 'base64');
+  return 'SHA256:' + crypto.createHash('sha256').update(blob).digest('base64').replace(/=+$/, '');
+}
+
+/** Model folder: N valid safetensors shards (8-byte LE header length + JSON header + data). */
+async function writeModel(dir: string, shards: number, shardBytes: number): Promise<void> {
+  await fsp.mkdir(dir, { recursive: true });
+  const pad = (n: number) => String(n).padStart(5, '0');
+  const weightMap: Record<string, string> = {};
+  let totalSize = 0;
+  for (let i = 1; i <= shards; i++) {
+    const name = `model-${pad(i)}-of-${pad(shards)}.safetensors`;
+    const tensor = `model.layers.${i - 1}.mlp.experts.weight`;
+    const mk = (dataLen: number) => {
+      let h = JSON.stringify({ __metadata__: { format: 'pt' }, [tensor]: { dtype: 'BF16', shape: [dataLen / 2], data_offsets: [0, dataLen] } });
+      while ((8 + Buffer.byteLength(h)) % 8 !== 0) h += ' ';
+      return h;
+    };
+    // pick the data length so the whole file is ~shardBytes (data even, for BF16)
+    let dataLen = Math.max(2, shardBytes - 8 - Buffer.byteLength(mk(shardBytes)));
+    dataLen -= dataLen % 2;
+    const header = Buffer.from(mk(dataLen));
+    const lenBuf = Buffer.alloc(8);
+    lenBuf.writeBigUInt64LE(BigInt(header.length));
+    const fh = await fsp.open(path.join(dir, name), 'w');
+    try {
+      await fh.write(lenBuf);
+      await fh.write(header);
+      const CH = 4 * 1024 * 1024;
+      const chunk = Buffer.allocUnsafe(Math.min(CH, dataLen));
+      for (let off = 0; off < dataLen; off += chunk.length) {
+        const n = Math.min(chunk.length, dataLen - off);
+        crypto.randomFillSync(chunk, 0, n);
+        await fh.write(chunk, 0, n);
+      }
+    } finally { await fh.close(); }
+    weightMap[tensor] = name;
+    totalSize += dataLen;
+  }
+  await fsp.writeFile(path.join(dir, 'model.safetensors.index.json'),
+    JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2));
+  await fsp.writeFile(path.join(dir, 'config.json'), JSON.stringify({
+    architectures: ['DeepseekV3ForCausalLM'], model_type: 'kimi_k2', torch_dtype: 'bfloat16',
+    hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 64, n_routed_experts: 384,
+    num_experts_per_tok: 8, vocab_size: 163840, max_position_embeddings: 262144,
+  }, null, 2));
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) delete out[k];
+    else if (isPlainObject(v) && isPlainObject(out[k])) out[k] = deepMerge(out[k] as Record<string, unknown>, v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+function readChildren(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch { return []; }
+}
+
+function pidNsOf(pid: number): string | undefined {
+  try { return fs.readlinkSync(`/proc/${pid}/ns/pid`); } catch { return undefined; }
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch { return true; }
+}
+
+/** Host pids of the live (non-zombie) processes in the pid namespace ns. */
+function hostPidsInNs(ns: string): number[] {
+  const out: number[] = [];
+  for (const n of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    if (pidNsOf(Number(n)) === ns && !isZombie(Number(n))) out.push(Number(n));
+  }
+  return out;
+}
+
+function commOf(pid: number): string {
+  try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return ''; }
+}
+
+/** Remove fixtures left by harness processes that died without stop() (e.g. kill -9). */
+function sweepStaleFixtures(): void {
+  let names: string[] = [];
+  try { names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('kimi-gpu-host-')); } catch { return; }
+  for (const n of names) {
+    const dir = path.join(os.tmpdir(), n);
+    let owner = 0;
+    try { owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8')); } catch { continue; }
+    if (!owner) continue;
+    try { process.kill(owner, 0); continue; } catch { /* owner is gone */ }
+    try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* */ }
+  }
+}
+
+export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> {
+  installExitHook();
+  sweepStaleFixtures();
+  const unitName = (opts.unitName ?? 'sglang-k26-ddtree').replace(/\.service$/, '');
+  const unit = `${unitName}.service`;
+  const shards = opts.shards ?? 16;
+  const shardBytes = opts.shardBytes ?? 4 * 1024 * 1024;
+  const fix = await fsp.mkdtemp(path.join(os.tmpdir(), 'kimi-gpu-host-'));
+  const stateDir = path.join(fix, 'state');
+  const binDir = path.join(fix, 'bin');
+  const unitDir = path.join(fix, 'etc', 'systemd', 'system');
+  const sshDir = path.join(fix, 'ssh');
+  const modelPath = path.join(fix, 'models', opts.modelDirName ?? 'Kimi-K2.6');
+  const pythonPath = path.join(fix, 'opt', 'sglang', 'bin', 'python');
+  const node = path.resolve(process.execPath);
+  const cleanupOnError: Array<() => Promise<void> | void> = [async () => { await fsp.rm(fix, { recursive: true, force: true }); }];
+
+  try {
+    await fsp.writeFile(path.join(fix, 'harness.pid'), String(process.pid));
+    for (const d of [binDir, unitDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), sshDir,
+      path.dirname(pythonPath), path.join(fix, 'ns')]) await fsp.mkdir(d, { recursive: true });
+
+    // --- stand-in wrappers and the simulator's python ----------------------------------
+    for (const name of STAND_INS) {
+      const js = path.join(HERE, 'bin', `${name}.js`);
+      await fsp.writeFile(path.join(binDir, name),
+        `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`, { mode: 0o755 });
+    }
+    await fsp.writeFile(pythonPath,
+      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
+
+    // --- model, ports, unit, simulator config ------------------------------------------
+    const modelP = writeModel(modelPath, shards, shardBytes);
+    const sshPort = await freePort();
+    const httpPort = await freePort([sshPort]);
+    const defaultUnitText = [
+      '[Unit]',
+      'Description=SGLang Kimi K2.6 (DDTree)',
+      'After=network-online.target',
+      'Wants=network-online.target',
+      '',
+      '[Service]',
+      'Type=simple',
+      'User=root',
+      'Environment=PYTHONUNBUFFERED=1',
+      'Environment="CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" SGLANG_ENABLE_JIT_DEEPGEMM=0',
+      `ExecStart=${pythonPath} -m sglang.launch_server \\`,
+      `    --model-path ${modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
+      `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
+      opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
+      ...(opts.restartOnFailure ? ['RestartSec=1'] : []),
+      'TimeoutStopSec=5',
+      'LimitNOFILE=1048576',
+      '',
+      '[Install]',
+      'WantedBy=multi-user.target',
+      '',
+    ].join('\n');
+    const unitFilePath = path.join(unitDir, unit);
+    await fsp.writeFile(unitFilePath, defaultUnitText);
+    await fsp.writeFile(path.join(stateDir, 'sim.json'), JSON.stringify(opts.sim ?? {}, null, 2));
+    await fsp.writeFile(path.join(stateDir, 'exec.log'), '');
+
+    const standInEnv = { ...process.env, KIMI_SIM_ROOT: stateDir, KIMI_SIM_NO_EXECLOG: '1' };
+    const daemonReload = () => mustRun(node, [path.join(HERE, 'bin', 'systemctl.js'), 'daemon-reload'], { env: standInEnv });
+    await daemonReload();
+
+    // --- keys ----------------------------------------------------------------------------
+    const passphrase = `pp-${crypto.randomBytes(6).toString('hex')}`;
+    const hostKey = path.join(sshDir, 'ssh_host_ed25519_key');
+    const clientKeyPath = path.join(sshDir, 'client_ed25519');
+    const encryptedClientKeyPath = path.join(sshDir, 'client_ed25519_enc');
+    const harnessKey = path.join(sshDir, 'harness_ed25519');
+    await Promise.all([
+      mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-host', '-f', hostKey]),
+      mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-client', '-f', clientKeyPath]),
+      mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', passphrase, '-C', 'kimi-sim-client-enc', '-f', encryptedClientKeyPath]),
+      mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-harness', '-f', harnessKey]),
+    ]);
+    const pub = async (f: string) => (await fsp.readFile(`${f}.pub`, 'utf8')).trim();
+    const hostPubFull = await pub(hostKey);
+    const hostPublicKey = hostPubFull.split(/\s+/).slice(0, 2).join(' ');
+    const hostKeyFingerprint = keyFingerprint(hostPublicKey);
+    const harnessFingerprint = keyFingerprint(await pub(harnessKey));
+    await fsp.writeFile(path.join(sshDir, 'authorized_keys'),
+      [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'), { mode: 0o600 });
+    const hostPattern = `[127.0.0.1]:${sshPort}`;
+    const knownHostsLine = (o?: { hashed?: boolean }): string => {
+      if (!o?.hashed) return `${hostPattern} ${hostPublicKey}`;
+      const salt = crypto.randomBytes(20);
+      const hash = crypto.createHmac('sha1', salt).update(hostPattern).digest();
+      return `|1|${salt.toString('base64')}|${hash.toString('base64')} ${hostPublicKey}`;
+    };
+    const harnessKnownHosts = path.join(sshDir, 'known_hosts_harness');
+    await fsp.writeFile(harnessKnownHosts, `${knownHostsLine()}\n`);
+
+    const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
+    const sshdConfig = path.join(sshDir, 'sshd_config');
+    await fsp.writeFile(sshdConfig, [
+      `Port ${sshPort}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKey}`,
+      `AuthorizedKeysFile ${path.join(sshDir, 'authorized_keys')}`,
+      'PubkeyAuthentication yes',
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'StrictModes no',
+      'UsePAM no',
+      `PidFile ${path.join(sshDir, 'sshd.pid')}`,
+      `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
+      'AllowTcpForwarding yes',
+      'LogLevel VERBOSE',
+      'PrintMotd no',
+      'PrintLastLog no',
+      'Subsystem sftp /usr/lib/openssh/sftp-server',
+      '',
+    ].join('\n'));
+
+    // Login shells (/etc/profile) and root's ~/.bashrc may reset or prepend PATH; inside the
+    // namespace they are bind-mounted copies that put FIX/bin back in front.
+    const restorePath = `\n# kimi simulated GPU host: keep the stand-ins first on PATH\nif [ -n "$KIMI_SIM_ROOT" ]; then PATH="${binDir}:$PATH"; export PATH; fi\n`;
+    // /etc/profile: the machine's own plus the PATH fix. /root/.bashrc (bash sources it for
+    // every SSH command): a minimal one, so this machine's personal dotfiles (pyenv init
+    // costs ~0.4 s here) neither slow down nor alter every remote command.
+    try {
+      await fsp.writeFile(path.join(fix, 'ns', 'profile'), (await fsp.readFile('/etc/profile', 'utf8')) + restorePath);
+    } catch { /* no /etc/profile */ }
+    await fsp.writeFile(path.join(fix, 'ns', 'bashrc'), `# ~/.bashrc of the simulated GPU host (bind-mounted in its namespace)${restorePath}`);
+    await modelP;
+
+    // --- the namespaces ------------------------------------------------------------------
+    const ns = spawn('unshare', ['--mount', '--pid', '--fork', '--mount-proc', '--kill-child', 'sh', NS_INIT, fix],
+      { stdio: ['pipe', 'pipe', 'pipe'] });
+    const nsHandle = { kill: () => { try { ns.kill('SIGKILL'); } catch { /* */ } }, fixture: fix };
+    live.add(nsHandle);
+    let nsExited = false;
+    const nsExit = new Promise<void>((resolve) => ns.on('exit', () => { nsExited = true; resolve(); }));
+    cleanupOnError.unshift(async () => { nsHandle.kill(); await nsExit; live.delete(nsHandle); });
+    let nsErr = '';
+    ns.stderr.setEncoding('utf8').on('data', (d: string) => { nsErr += d; });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const t = setTimeout(() => reject(new Error(`ns-init did not become ready: ${nsErr}`)), 10000);
+      ns.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('READY')) { clearTimeout(t); resolve(); }
+      });
+      ns.on('exit', (code) => { clearTimeout(t); reject(new Error(`unshare exited (${code}): ${nsErr}`)); });
+    });
+    let initPid = 0;
+    for (let i = 0; i < 100 && !initPid; i++) {
+      const kids = readChildren(ns.pid!);
+      if (kids.length) initPid = kids[0];
+      else await sleep(10);
+    }
+    if (!initPid) throw new Error('could not find the namespace init process');
+    const pidNs = pidNsOf(initPid)!;
+    const nsEnv = { PATH: `${binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, KIMI_SIM_ROOT: stateDir, HOME: '/root', LANG: 'C.UTF-8' };
+
+    const nsExec = (command: string): Promise<ExecResult> =>
+      run('nsenter', ['-t', String(initPid), '-m', '-p', '--', '/bin/sh', '-c', command], { env: nsEnv, timeoutMs: 60000 });
+
+    // --- sshd ----------------------------------------------------------------------------
+    const sshdLines: string[] = [];
+    let sshd: ChildProcess | undefined;
+    let sshdExit: Promise<void> = Promise.resolve();
+    const sshdHandle = { kill: () => { try { sshd?.kill('SIGKILL'); } catch { /* */ } } };
+    const sshdProcs = () => hostPidsInNs(pidNs).filter((p) => commOf(p) === 'sshd');
+    const startSshd = async (): Promise<void> => {
+      if (sshd && sshd.exitCode === null && sshd.signalCode === null) return;
+      const child = spawn('nsenter', ['-t', String(initPid), '-m', '-p', '--', SSHD, '-D', '-e', '-f', sshdConfig],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: nsEnv });
+      sshd = child;
+      live.add(sshdHandle);
+      let partial = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        partial += d;
+        const lines = partial.split('\n');
+        partial = lines.pop()!;
+        sshdLines.push(...lines);
+      });
+      let exited = false;
+      sshdExit = new Promise<void>((resolve) => child.on('exit', () => { exited = true; resolve(); }));
+      try {
+        await waitForSshBanner(sshPort, 10000, () => !exited);
+      } catch (e) {
+        throw new Error(`${(e as Error).message}\n${sshdLines.join('\n')}`);
+      }
+    };
+    const stopSshd = async (): Promise<void> => {
+      // every sshd of the namespace: the listener and the per-connection processes
+      for (let i = 0; i < 50; i++) {
+        const procs = sshdProcs();
+        if (!procs.length) break;
+        for (const p of procs) { try { process.kill(p, 'SIGKILL'); } catch { /* */ } }
+        await sleep(20);
+      }
+      await sshdExit;
+      live.delete(sshdHandle);
+    };
+    cleanupOnError.unshift(stopSshd);
+    await startSshd();
+
+    const ssh = (command: string): Promise<ExecResult> => run('ssh', [
+      '-F', '/dev/null', '-i', harnessKey, '-p', String(sshPort),
+      '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${harnessKnownHosts}`,
+      '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
+      'root@127.0.0.1', command,
+    ], { timeoutMs: 120000 });
+
+    const readJournal = async (): Promise<JournalEntry[]> => {
+      let text = '';
+      try { text = await fsp.readFile(path.join(stateDir, 'journal', `${unit}.jsonl`), 'utf8'); } catch { return []; }
+      const out: JournalEntry[] = [];
+      for (const l of text.split('\n')) { if (l) { try { out.push(JSON.parse(l)); } catch { /* torn */ } } }
+      return out;
+    };
+    const mainPid = async (): Promise<number> => {
+      try { return Number(JSON.parse(await fsp.readFile(path.join(stateDir, 'units', `${unit}.json`), 'utf8')).MainPID) || 0; } catch { return 0; }
+    };
+
+    let stopped = false;
+    const host: GpuHost = {
+      fixtureDir: fix,
+      stateDir,
+      sshHost: '127.0.0.1',
+      sshPort,
+      username: 'root',
+      httpPort,
+      serverUrl: `http://127.0.0.1:${httpPort}`,
+      unit,
+      unitName,
+      modelPath,
+      clientKeyPath,
+      encryptedClientKeyPath,
+      encryptedKeyPassphrase: passphrase,
+      hostPublicKey,
+      hostKeyFingerprint,
+      unitFilePath,
+      defaultUnitText,
+      knownHostsLine,
+      async configureSimulator(patch) {
+        const file = path.join(stateDir, 'sim.json');
+        let cur: Record<string, unknown> = {};
+        try { cur = JSON.parse(await fsp.readFile(file, 'utf8')); } catch { /* fresh */ }
+        const tmp = `${file}.${process.pid}.tmp`;
+        await fsp.writeFile(tmp, JSON.stringify(deepMerge(cur, patch), null, 2));
+        await fsp.rename(tmp, file);
+      },
+      async writeUnit(text, o) {
+        await fsp.writeFile(unitFilePath, text);
+        if (o?.reload !== false) await daemonReload();
+      },
+      async readDropIns() {
+        const dir = path.join(unitDir, `${unit}.d`);
+        const out: Record<string, string> = {};
+        let names: string[] = [];
+        try { names = (await fsp.readdir(dir)).filter((n) => n.endsWith('.conf')).sort(); } catch { return out; }
+        for (const n of names) out[n] = await fsp.readFile(path.join(dir, n), 'utf8');
+        return out;
+      },
+      ssh,
+      nsExec,
+      mainPid,
+      async killServer(signal = 'SIGKILL') {
+        const pid = await mainPid();
+        if (!pid) throw new Error(`${unit} has no MainPID (not running)`);
+        const sig = signal.replace(/^SIG/, '');
+        const r = await nsExec(`kill -s ${sig} ${pid}`);
+        if (r.code !== 0) throw new Error(`kill -s ${sig} ${pid} failed: ${r.stderr}`);
+      },
+      stopSshd,
+      startSshd,
+      sshdRunning: () => !!sshd && sshd.exitCode === null && sshd.signalCode === null,
+      handshakes(o) {
+        return sshdLines.filter((l) => l.includes('Accepted publickey') && (o?.includeHarness || !l.includes(harnessFingerprint))).length;
+      },
+      sshdLog: () => sshdLines.slice(),
+      async execLog() {
+        try { return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean); } catch { return []; }
+      },
+      async journal() { return (await readJournal()).map((e) => e.msg); },
+      journalEntries: readJournal,
+      async firedUpAt() {
+        const j = await readJournal();
+        let start = -1;
+        for (let i = j.length - 1; i >= 0; i--) {
+          if (j[i].pid === 1 && j[i].msg.startsWith(`Started ${unit}`)) { start = i; break; }
+        }
+        for (let i = start + 1; i < j.length; i++) {
+          if (j[i].pid !== 1 && j[i].msg.includes(READY_LINE)) return Math.floor(j[i].t / 1000);
+        }
+        return undefined;
+      },
+      nsPids: () => (nsExited ? [] : hostPidsInNs(pidNs)),
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        try { await stopSshd(); } catch { /* */ }
+        // closing init's stdin makes it exit (its parent unshare reaps it, then exits);
+        // SIGKILL to unshare (--kill-child) is the fallback
+        try { ns.stdin!.end(); } catch { /* */ }
+        const t = setTimeout(() => nsHandle.kill(), 2000);
+        await nsExit;
+        clearTimeout(t);
+        live.delete(nsHandle);
+        // the pid namespace dies with its init; wait until the kernel has reaped everything
+        for (let i = 0; i < 100 && hostPidsInNs(pidNs).length; i++) await sleep(20);
+        await fsp.rm(fix, { recursive: true, force: true });
+      },
+    };
+
+    // Sanity: the session PATH must reach commands run over SSH.
+    const check = await ssh('command -v systemctl');
+    if (check.code !== 0 || check.stdout.trim() !== path.join(binDir, 'systemctl')) {
+      throw new Error(`SSH session PATH does not start with ${binDir}: ${JSON.stringify(check)}`);
+    }
+    return host;
+  } catch (e) {
+    for (const f of cleanupOnError) { try { await f(); } catch { /* */ } }
+    throw e;
+  }
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# PID 1 of the simulated GPU host's namespaces. Started by harness.ts as
+#   unshare --mount --pid --fork --mount-proc --kill-child sh ns-init.sh FIX
+# It bind-mounts the fixture's unit folder over /etc/systemd/system (and PATH-preserving
+# copies of /etc/profile and /root/.bashrc), prints READY, then becomes a tiny init (perl):
+#   - reaps every orphan that is reparented to it (the unit supervisors, sessions' leftovers);
+#   - stays alive while its stdin (a pipe from the harness) is open: when the harness closes
+#     it or dies, init exits and the kernel kills every process of the pid namespace.
+# sshd is NOT started here: the harness starts/stops it inside these namespaces with
+# `nsenter -t <init pid> -m -p`, so sshd can go away (a network drop) while the unit lives on.
+set -e
+FIX="$1"
+[ -d "$FIX/etc/systemd/system" ] || { echo "ns-init: no $FIX/etc/systemd/system" >&2; exit 1; }
+mount --make-rprivate / 2>/dev/null || true
+mkdir -p /run/sshd /etc/systemd/system
+mount --bind "$FIX/etc/systemd/system" /etc/systemd/system
+if [ -f "$FIX/ns/profile" ] && [ -f /etc/profile ]; then mount --bind "$FIX/ns/profile" /etc/profile; fi
+if [ -f "$FIX/ns/bashrc" ] && [ -f /root/.bashrc ]; then mount --bind "$FIX/ns/bashrc" /root/.bashrc; fi
+echo READY
+exec perl -e '
+  use strict; use warnings;
+  $0 = "kimi-gpu-host-init";
+  $SIG{TERM} = $SIG{INT} = $SIG{HUP} = sub { exit 0 };
+  my $reader = fork();
+  die "fork: $!" unless defined $reader;
+  if ($reader == 0) { my $b; while (sysread(STDIN, $b, 4096)) {} exit 0; }
+  open(STDIN, "<", "/dev/null");
+  open(STDOUT, ">", "/dev/null");
+  while (1) {
+    my $p = wait();
+    exit 0 if $p == $reader;
+    sleep 1 if $p == -1;
+  }
+'

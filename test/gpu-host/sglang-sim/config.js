@@ -1,0 +1,71 @@
+'use strict';
+// Simulator configuration: defaults merged with $KIMI_SIM_ROOT/sim.json (read once at start).
+const fs = require('fs');
+const path = require('path');
+
+const DEFAULTS = Object.freeze({
+  // timings (seconds) and rates (MB/s, 1 MB = 1e6 bytes)
+  initSeconds: 0.3,
+  readMBps: 200,
+  warmReadMBps: 2000,
+  kvSeconds: 0.3,
+  cudaGraphSeconds: 0.6,
+  cudaGraphBatches: 7,
+  uvicornSeconds: 0.2,
+  warmupSeconds: 1.0,
+  warmupPollSeconds: 0.2,
+  tokenDelayMs: 5,
+  // reading
+  readers: 1, // reader child processes (like per-rank scheduler subprocesses)
+  readChunkBytes: 0, // 0 = automatic
+  directIO: true, // try O_DIRECT for cold reads (hits the block layer); falls back to plain reads
+  coldFiles: null, // "all" | "none" | [names]: overrides page-cache.json at start
+  // log style
+  shardDesc: 'multi', // "multi" | "legacy"
+  loadWeightEndFormat: 'new', // "new" | "legacy" (adds dtype=...)
+  tqdmMode: 'lines', // shard bar: "lines" (each update "\r<text>\n") | "carriage" (updates joined by \r, one \n at close)
+  captureTqdmMode: 'carriage', // CUDA graph capture bar: "carriage" (real tqdm) | "lines"
+  streamNullKeys: false,
+  legacyHealth: false,
+  // GPU memory model (per GPU)
+  memoryTotalMiB: 81920,
+  initGB: 0.55,
+  weightsGB: 68.76,
+  kvCacheGB: 4.2,
+  cudaGraphGB: 1.1,
+  maxTotalNumTokens: 524288,
+  contextLength: 262144,
+  architecture: null, // default from config.json in the model dir, else DeepseekV3ForCausalLM
+  version: '0.5.4',
+  crashExit: null, // "code" (exit fault.exitCode||1) | "sigkill" (kill -9 itself, as SGLang's kill_process_tree does); null: code for crashes, sigkill for warm-up failures
+  fault: {},
+});
+
+function loadConfig(root) {
+  let user = {};
+  let error = null;
+  if (root) {
+    const p = path.join(root, 'sim.json');
+    try {
+      user = JSON.parse(fs.readFileSync(p, 'utf8'));
+      if (!user || typeof user !== 'object' || Array.isArray(user)) throw new Error('sim.json is not an object');
+    } catch (e) {
+      if (e.code !== 'ENOENT') error = `sim.json: ${e.message}`;
+      user = {};
+    }
+  }
+  return mergeConfig(user, error);
+}
+
+function mergeConfig(user, error = null) {
+  const cfg = { ...DEFAULTS, ...user };
+  cfg.fault = { ...(user.fault || {}) };
+  // shorthand top-level fault keys
+  for (const k of ['warmupFails', 'toolCallInReasoning', 'missingThinkEnd', 'slowWarmupSeconds']) {
+    if (user[k] !== undefined && cfg.fault[k] === undefined) cfg.fault[k] = user[k];
+  }
+  cfg.configError = error;
+  return cfg;
+}
+
+module.exports = { DEFAULTS, loadConfig, mergeConfig, SIM_DIR: __dirname };

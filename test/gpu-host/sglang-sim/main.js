@@ -1,0 +1,533 @@
+#!/usr/bin/env node
+'use strict';
+/*
+ * SGLang server simulator (test fixture of the simulated GPU host). Node.js builtins only.
+ *
+ * Launched as `node main.js -m sglang.launch_server --model-path DIR --tp 8 --port P [--served-model-name N]
+ *   [--tool-call-parser kimi_k2] [--reasoning-parser kimi_k2|kimi|...] [--weight-loader-drop-cache-after-load] ...`
+ * (also `serve ...` / `sglang serve ...`). Unknown flags are accepted and shown in /server_info.
+ * Invalid parser names fail like argparse (exit 2), as the real server does.
+ *
+ * State dir: env KIMI_SIM_ROOT (optional). Files there:
+ *   sim.json        config, read once at start (missing = defaults)
+ *   gpu.json        {"pid","updatedAt","gpus":[{"index","memoryUsedMiB","memoryTotalMiB"}]} (tp GPUs), rewritten as
+ *                   memory changes; all 0 on exit (after SIGKILL it stays: the pid is dead -> stale)
+ *   page-cache.json {"files":{"/abs/shard.safetensors": residentBytes}} which weights count as page-cached ("warm")
+ *                   (`node state.js page-cache list|clear|mark F..|fincore F..` to inspect/change it)
+ *
+ * sim.json keys (defaults in config.js):
+ *   initSeconds 0.3, readMBps 200 (cold), warmReadMBps 2000, kvSeconds 0.3, cudaGraphSeconds 0.6,
+ *   cudaGraphBatches 7, uvicornSeconds 0.2, warmupSeconds 1.0, warmupPollSeconds 0.2, tokenDelayMs 5
+ *   readers 1            reader child processes (children of this process, like per-rank schedulers)
+ *   readChunkBytes 0     0 = auto (~50 ms of reading per chunk)
+ *   directIO true        cold reads with O_DIRECT (block I/O, /proc/PID/io read_bytes) when the fs allows, else plain reads
+ *   coldFiles null       "all" | "none" | ["model-00001-of-00064.safetensors", ...] overrides page-cache.json at start
+ *   shardDesc "multi"    "multi" = "Multi-thread loading shards", "legacy" = "Loading safetensors checkpoint shards"
+ *   loadWeightEndFormat "new" | "legacy" (adds dtype=torch.bfloat16)
+ *   tqdmMode "lines"     shard bar: each update "\r<text>\n" (SGLang's _BAR_FORMAT ends with "\n", so journald gets one
+ *                        line per update, starting with \r; tqdm's close adds a repeat of the last line and an empty line)
+ *                        | "carriage": updates "\r<text>" with no "\n" until the bar closes (one long journal line)
+ *   captureTqdmMode "carriage" CUDA graph capture bar (real tqdm default format: no "\n" until close) | "lines"
+ *   streamNullKeys false  SSE deltas carry null keys (older SGLang) instead of omitting them
+ *   legacyHealth false    /health 200 as soon as HTTP is up (older SGLang); /health_generate waits for warm-up
+ *   memoryTotalMiB 81920, initGB 0.55, weightsGB 68.76, kvCacheGB 4.2, cudaGraphGB 1.1 (per GPU),
+ *   maxTotalNumTokens 524288, contextLength 262144, architecture null (config.json's, else DeepseekV3ForCausalLM),
+ *   version "0.5.4"
+ *   crashExit null       how crashes end: "code" (exit fault.exitCode||1) | "sigkill" (kill -9 self, like SGLang's
+ *                        kill_process_tree). Default: "code" for crashes, "sigkill" for warm-up failures.
+ *   fault {}:
+ *     crashAt "init"|"weights"|"kv"|"cudaGraph"|"warmup", kind "traceback"|"oom"|"cuda", afterShards N (weights,
+ *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
+ *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue
+ *     slowWarmupSeconds N   warm-up generation takes N s
+ *     warmupFails true      warm-up request fails: "Initialization failed. warmup error: ..." then kill -9 self
+ *     http "hang"|"html500"|"truncatedJson"|"hugeBody"|"wrongContentType"|"errorWithChoices"|"emptyChoices"|"healthFlapping"
+ *       (after ready only; hang/html500/truncatedJson/hugeBody/wrongContentType hit every path, httpPaths [..] limits
+ *       them; errorWithChoices/emptyChoices hit /v1/completions and /v1/chat/completions, healthFlapping /health*)
+ *     toolCallInReasoning true   the tool section is emitted before </think>
+ *     missingThinkEnd true       no </think> before the tool section
+ *   (warmupFails, toolCallInReasoning, missingThinkEnd, slowWarmupSeconds are also accepted at top level)
+ *
+ * Output: SGLang log lines on stderr (per-rank lines once per rank TP0..TP(tp-1)), tqdm bars on stderr (rank 0
+ * only, no prefix), uvicorn access lines on stdout. Phases: init -> weights (real reads by the reader child,
+ * rate-limited; gpu.json grows) -> KV cache (jump) -> CUDA graphs (a bit more) -> uvicorn (the port opens only now)
+ * -> warm-up (GET /model_info + POST /generate by the process itself; /health 503) -> "fired up" (/health 200).
+ * HTTP: /health /health_generate /ping /v1/models[/ID] /model_info /get_model_info /server_info /get_server_info
+ * /generate /v1/completions /v1/chat/completions (stream or not). Generation requests during warm-up wait for it.
+ * The served name is checked (404 "The model `x` does not exist."); a missing "model" is accepted.
+ *
+ * Signals: SIGTERM/SIGINT -> log, close the port, reap the reader children, exit 0 (well under 1 s).
+ * A dead reader child -> "Received sigquit from a child process..." and exit 1, like a dead scheduler.
+ */
+const fs = require('fs');
+const path = require('path');
+const http = require('http');
+const { parseArgs } = require('./args');
+const { loadConfig } = require('./config');
+const { Logger, writeAll } = require('./log');
+const state = require('./state');
+const { listShards, Loader } = require('./loader');
+const tqdm = require('./tqdm');
+const faults = require('./faults');
+const { HttpApi } = require('./http');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const f2 = (x) => x.toFixed(2);
+
+function pyRepr(v) {
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'number') return String(v);
+  return `'${String(v).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+function readModelConfig(dir) {
+  try { return JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')); } catch { return {}; }
+}
+
+class Sim {
+  constructor(args, extra, cfg, root) {
+    this.args = args;
+    this.extra = extra || {};
+    this.cfg = cfg;
+    this.root = root;
+    this.tp = args.tp_size;
+    this.log = new Logger({ tp: this.tp });
+    this.phase = 'init';
+    this.httpUp = false;
+    this.ready = false;
+    this.exiting = false;
+    this.loader = null;
+    this.api = null;
+    this.startedAt = Math.floor(Date.now() / 1000);
+    this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
+    this.lastGpuWrite = 0;
+    this.pageCache = root ? state.loadPageCache(root) : {};
+    const mc = readModelConfig(args.model_path);
+    this.arch = cfg.architecture || (Array.isArray(mc.architectures) && mc.architectures[0]) || 'DeepseekV3ForCausalLM';
+    this.modelType = mc.model_type || 'kimi_k2';
+    this.fault = cfg.fault || {};
+    let warmResolve;
+    this.engineWarm = new Promise((r) => { warmResolve = r; });
+    this.engineWarmResolve = warmResolve;
+    this.hooks = {};
+  }
+
+  // --- GPU memory ------------------------------------------------------------
+  usedGB() { return this.mem.init + this.mem.weights + this.mem.kv + this.mem.graph; }
+  totalGB() { return this.cfg.memoryTotalMiB / 1024; }
+  availGB() { return Math.max(0, this.totalGB() - 0.75 - this.usedGB()); }
+  writeGpu(force = false, zero = false) {
+    if (!this.root) return;
+    const now = Date.now();
+    if (!force && now - this.lastGpuWrite < 100) return;
+    this.lastGpuWrite = now;
+    const used = this.usedGB();
+    const arr = Array.from({ length: this.tp }, (_, i) => (zero || used === 0 ? 0 : used * 1024 + i * 2));
+    try { state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB); } catch { /* state dir gone */ }
+  }
+
+  savePageCache() {
+    if (!this.root) return;
+    if (this.loader) {
+      for (const [p, b] of Object.entries(this.loader.readMap())) this.pageCache[p] = Math.max(this.pageCache[p] || 0, b);
+    }
+    try { state.savePageCache(this.root, this.pageCache); } catch { /* ignore */ }
+  }
+
+  // --- lifecycle ---------------------------------------------------------------
+  cleanup() {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    if (this.loader) this.loader.stop();
+    if (this.api) this.api.close();
+    if (this.phase === 'weights') this.savePageCache();
+    this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
+    this.writeGpu(true, true);
+  }
+
+  /** end the process; reader children are killed and reaped first (bounded wait) */
+  async exit(code) {
+    this.exiting = true;
+    if (this.api) this.api.close();
+    if (this.loader) await this.loader.stopAndWait(500);
+    this.cleanup();
+    process.exit(code);
+  }
+
+  async killSelf() {
+    this.exiting = true;
+    if (this.api) this.api.close();
+    if (this.loader) await this.loader.stopAndWait(500);
+    this.cleanup();
+    process.kill(process.pid, 'SIGKILL');
+  }
+
+  onSignal(sig) {
+    if (this.exiting) return;
+    this.exiting = true;
+    if (this.httpUp) {
+      this.log.uvicorn('Shutting down');
+      this.log.uvicorn('Waiting for application shutdown.');
+      this.log.uvicorn('Application shutdown complete.');
+      this.log.uvicorn(`Finished server process [${process.pid}]`);
+    } else {
+      this.log.main(`Received ${sig === 'SIGINT' ? 'sigint' : 'sigterm'}, shutting down.`);
+    }
+    this.exit(0);
+  }
+
+  /** a scheduler (rank) hit an exception: its traceback, the launcher's SIGQUIT message, death */
+  crash(phase, kind) {
+    if (this.exiting) return;
+    const rank = this.fault.rank || 0;
+    this.log.rank(rank, faults.schedulerTraceback(phase, kind || this.fault.kind || 'traceback', { rank }));
+    if (phase === 'warmup') {
+      this.log.main(faults.warmupTraceback('<Response [500]>'));
+      return this.crashExit(true);
+    }
+    this.log.main('Received sigquit from a child process. It usually means the child failed.');
+    return this.crashExit(false);
+  }
+
+  crashExit(warmup) {
+    const how = this.cfg.crashExit || (warmup ? 'sigkill' : 'code');
+    if (how === 'sigkill') return this.killSelf();
+    return this.exit(this.fault.exitCode || 1);
+  }
+
+  /** stall forever (the event loop stays alive), or resumeAfterSeconds */
+  async hang() {
+    const s = this.fault.resumeAfterSeconds;
+    if (s > 0) { await sleep(s * 1000); return; }
+    setInterval(() => {}, 1 << 30);
+    await new Promise(() => {});
+  }
+
+  async faultPoint(phase) {
+    if (this.fault.crashAt === phase) { this.crash(phase); await new Promise(() => {}); }
+    if (this.fault.hangAt === phase) await this.hang();
+  }
+
+  // --- phases ------------------------------------------------------------------
+  serverArgsLine() {
+    const a = this.args;
+    const fields = { model_path: a.model_path, tokenizer_path: a.tokenizer_path, tokenizer_mode: 'auto', load_format: a.load_format,
+      trust_remote_code: a.trust_remote_code, context_length: a.context_length, served_model_name: a.served_model_name,
+      host: a.host, port: a.port, tp_size: a.tp_size, dp_size: a.dp_size, mem_fraction_static: a.mem_fraction_static || 0.85,
+      chunked_prefill_size: a.chunked_prefill_size, max_prefill_tokens: a.max_prefill_tokens,
+      reasoning_parser: a.reasoning_parser, tool_call_parser: a.tool_call_parser,
+      weight_loader_drop_cache_after_load: a.weight_loader_drop_cache_after_load };
+    return `server_args=ServerArgs(${Object.entries(fields).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ')})`;
+  }
+
+  async run() {
+    const { cfg, log } = this;
+    this.writeGpu(true);
+    if (cfg.configError) log.main(`WARNING: ${cfg.configError}`);
+    log.main(this.serverArgsLine());
+
+    // init
+    this.phase = 'init';
+    const t0 = Date.now();
+    this.loader = this.makeLoader();
+    this.loader.spawn();
+    log.allRanks('Init torch distributed begin.');
+    await this.faultPoint('init');
+    await Promise.all([sleep(cfg.initSeconds * 1000), this.loader.ready]);
+    this.mem.init = cfg.initGB;
+    this.writeGpu(true);
+    log.allRanks(`Init torch distributed ends. elapsed=${f2((Date.now() - t0) / 1000)} s, mem usage=${f2(cfg.initGB)} GB`);
+
+    // weights
+    this.phase = 'weights';
+    let shards;
+    try {
+      if (!fs.statSync(this.args.model_path).isDirectory()) throw new Error('not a dir');
+      shards = listShards(this.args.model_path);
+    } catch {
+      log.rank(0, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process\n    scheduler = Scheduler(\nOSError: ${this.args.model_path} is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'`);
+      log.main('Received sigquit from a child process. It usually means the child failed.');
+      return this.exit(1);
+    }
+    if (!shards.length) {
+      log.rank(0, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/model_loader/loader.py", line 380, in _prepare_weights\n    raise RuntimeError(\nRuntimeError: Cannot find any model weights with \`${this.args.model_path}\``);
+      log.main('Received sigquit from a child process. It usually means the child failed.');
+      return this.exit(1);
+    }
+    if (this.root && cfg.coldFiles != null) {
+      state.applyColdFiles(this.pageCache, shards, cfg.coldFiles);
+      this.savePageCache();
+    }
+    log.allRanks(`Load weight begin. avail mem=${f2(this.availGB())} GB`);
+    await this.loadWeights(shards);
+    this.savePageCache();
+    this.loader.bytesByFile.clear();
+    if (this.args.weight_loader_drop_cache_after_load) {
+      for (const s of shards) delete this.pageCache[s.path];
+      this.savePageCache();
+    }
+    const tw = (Date.now() - this.weightsStart) / 1000;
+    const dtype = cfg.loadWeightEndFormat === 'legacy' ? ', dtype=torch.bfloat16' : '';
+    log.allRanks(`Load weight end. elapsed=${f2(tw)} s, type=${this.arch}${dtype}, avail mem=${f2(this.availGB())} GB, mem usage=${f2(cfg.weightsGB)} GB.`);
+
+    // KV cache
+    this.phase = 'kv';
+    log.allRanks('Using KV cache dtype: torch.bfloat16');
+    await this.faultPoint('kv');
+    await sleep(cfg.kvSeconds * 1000);
+    this.mem.kv = cfg.kvCacheGB;
+    this.writeGpu(true);
+    log.allRanks(`KV Cache is allocated. #tokens: ${cfg.maxTotalNumTokens}, KV size: ${f2(cfg.kvCacheGB)} GB`);
+    log.allRanks(`Memory pool end. avail mem=${f2(this.availGB())} GB`);
+
+    // CUDA graphs
+    this.phase = 'cudaGraph';
+    await this.captureCudaGraphs();
+    log.rank(0, `max_total_num_tokens=${cfg.maxTotalNumTokens}, chunked_prefill_size=${this.args.chunked_prefill_size}, max_prefill_tokens=${this.args.max_prefill_tokens}, max_running_requests=${this.args.max_running_requests || 128}, context_len=${cfg.contextLength}, available_gpu_mem=${f2(this.availGB())} GB`);
+
+    // uvicorn
+    this.phase = 'uvicorn';
+    await sleep(cfg.uvicornSeconds * 1000);
+    log.uvicorn(`Started server process [${process.pid}]`);
+    log.uvicorn('Waiting for application startup.');
+    log.uvicorn('Application startup complete.');
+    this.api = new HttpApi(this);
+    try {
+      await this.api.listen(this.args.host, this.args.port);
+    } catch (e) {
+      log.uvicornError(`[Errno 98] error while attempting to bind on address ('${this.args.host}', ${this.args.port}): ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`);
+      log.uvicorn('Waiting for application shutdown.');
+      log.uvicorn('Application shutdown complete.');
+      return this.exit(1);
+    }
+    this.httpUp = true;
+    log.uvicorn(`Uvicorn running on http://${this.args.host}:${this.args.port} (Press CTRL+C to quit)`);
+
+    // warm-up
+    this.phase = 'warmup';
+    await this.warmup();
+  }
+
+  makeLoader() {
+    const { cfg, log } = this;
+    const loader = new Loader({ shards: null, readers: cfg.readers, coldBps: cfg.readMBps * 1e6, warmBps: cfg.warmReadMBps * 1e6,
+      direct: cfg.directIO !== false, chunk: cfg.readChunkBytes || 0,
+      residentOf: (p, size) => state.residentBytes(this.pageCache, p, size) });
+    // a reader (scheduler) process that dies takes the server down, as in SGLang
+    loader.on('error', (e) => {
+      if (this.exiting) return;
+      log.main(`Received sigquit from a child process. It usually means the child failed. (${e.message})`);
+      this.exit(1);
+    });
+    return loader;
+  }
+
+  loadWeights(shards) {
+    const { cfg, log } = this;
+    const total = shards.length;
+    const totalBytes = shards.reduce((n, s) => n + s.size, 0) || 1;
+    const desc = cfg.shardDesc === 'legacy' ? 'Loading safetensors checkpoint shards' : 'Multi-thread loading shards';
+    const lines = cfg.tqdmMode !== 'carriage';
+    const meter = new tqdm.RateMeter(Date.now());
+    this.weightsStart = Date.now();
+    const show = (text) => log.raw(`\r${text}${lines ? '\n' : ''}`);
+    show(tqdm.shardLine(desc, 0, total, 0, null));
+    const f = this.fault;
+    const stopAt = (f.crashAt === 'weights' || f.hangAt === 'weights')
+      ? Math.min(total, f.afterShards != null ? f.afterShards : Math.floor(total / 2)) : Infinity;
+    return new Promise((resolve) => {
+      const loader = this.loader;
+      loader.on('progress', (bytes) => { this.mem.weights = cfg.weightsGB * Math.min(1, bytes / totalBytes); this.writeGpu(); });
+      const atStop = async () => {
+        if (f.crashAt === 'weights') { this.savePageCache(); return this.crash('weights'); }
+        await this.hang();
+        loader.setLimit(Infinity);
+        if (loader.done === total) finish();
+      };
+      const finish = () => {
+        const now = Date.now();
+        show(tqdm.shardLine(desc, total, total, meter.elapsed(now), meter.overall(total, now)));
+        log.raw('\n');
+        resolve();
+      };
+      loader.on('shard', (n, shard) => {
+        const now = Date.now();
+        this.pageCache[shard.path] = shard.size;
+        if (this.root) state.savePageCache(this.root, this.pageCache);
+        show(tqdm.shardLine(desc, n, total, meter.elapsed(now), meter.update(n, now)));
+        if (n === stopAt) { atStop(); return; }
+        if (n === total) finish();
+      });
+      loader.limit = stopAt;
+      loader.start(shards);
+      if (stopAt === 0) atStop();
+    });
+  }
+
+  async captureCudaGraphs() {
+    const { cfg, log } = this;
+    const allBs = [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160];
+    const nb = Math.max(1, Math.min(allBs.length, cfg.cudaGraphBatches));
+    const bs = allBs.slice(0, nb);
+    const start = Date.now();
+    log.allRanks(`Capture cuda graph begin. This can take up to several minutes. avail mem=${f2(this.availGB())} GB`);
+    log.allRanks(`Capture cuda graph bs [${bs.join(', ')}]`);
+    const lines = cfg.captureTqdmMode === 'lines';
+    const show = (text) => log.raw(`\r${text}${lines ? '\n' : ''}`);
+    const meter = new tqdm.RateMeter(Date.now());
+    const f = this.fault;
+    const stopAt = (f.crashAt === 'cudaGraph' || f.hangAt === 'cudaGraph')
+      ? Math.min(nb - 1, f.afterBatches != null ? f.afterBatches : Math.floor(nb / 2)) : -1;
+    let rate = null;
+    show(tqdm.defaultLine('', 0, nb, 0, null));
+    const order = bs.slice().reverse();
+    for (let i = 0; i < nb; i++) {
+      if (i === stopAt) {
+        if (f.crashAt === 'cudaGraph') {
+          if (!lines) log.raw('\n');
+          this.crash('cudaGraph');
+          await new Promise(() => {});
+        }
+        await this.hang();
+      }
+      const desc = `Capturing batches (bs=${order[i]} avail_mem=${f2(this.availGB())} GB)`;
+      show(tqdm.defaultLine(desc, i, nb, meter.elapsed(Date.now()), rate));
+      await sleep((cfg.cudaGraphSeconds * 1000) / nb);
+      this.mem.graph = cfg.cudaGraphGB * ((i + 1) / nb);
+      this.writeGpu(true);
+      rate = meter.update(i + 1, Date.now());
+      this.lastCaptureDesc = desc;
+    }
+    const now = Date.now();
+    const finalDesc = `Capturing batches (bs=${order[nb - 1]} avail_mem=${f2(this.availGB())} GB)`;
+    show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), rate));
+    show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), meter.overall(nb, now)));
+    log.raw('\n');
+    log.allRanks(`Capture cuda graph end. Time elapsed: ${f2((Date.now() - start) / 1000)} s. mem usage=${f2(cfg.cudaGraphGB)} GB. avail mem=${f2(this.availGB())} GB.`);
+  }
+
+  selfRequest(method, p, body) {
+    return new Promise((resolve, reject) => {
+      const data = body ? Buffer.from(JSON.stringify(body)) : null;
+      const req = http.request({ host: this.args.host, port: this.args.port, method, path: p, agent: false,
+        headers: data ? { 'content-type': 'application/json', 'content-length': data.length } : {} }, (res) => {
+        const parts = [];
+        res.on('data', (c) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString() }));
+      });
+      req.on('error', reject);
+      req.setTimeout(600000, () => req.destroy(new Error('timeout')));
+      if (data) req.write(data);
+      req.end();
+    });
+  }
+
+  async warmup() {
+    const { cfg, log } = this;
+    const f = this.fault;
+    const warmSeconds = f.slowWarmupSeconds != null ? f.slowWarmupSeconds : cfg.warmupSeconds;
+    // the engine's first generation is slow (the warm-up); requests queue behind it
+    this.hooks.beforeGenerate = async () => {
+      if (this.ready) return 'ok';
+      if (f.warmupFails) return 'fail';
+      return 'ok';
+    };
+    const engineStart = async () => {
+      if (f.crashAt === 'warmup') {
+        await sleep((warmSeconds * 1000) / 2);
+        this.crash('warmup');
+        return;
+      }
+      if (f.hangAt === 'warmup') await this.hang();
+      await sleep(warmSeconds * 1000);
+      this.engineWarmResolve();
+    };
+    if (this.args.skip_server_warmup) {
+      this.engineWarmResolve();
+      this.ready = true;
+      log.main('The server is fired up and ready to roll!');
+      return;
+    }
+    engineStart();
+    // _wait_and_warmup: poll /model_info every second (scaled), then one generation
+    let ok = false;
+    for (let i = 0; i < 120 && !ok; i++) {
+      await sleep(cfg.warmupPollSeconds * 1000);
+      try { ok = (await this.selfRequest('GET', '/model_info')).status === 200; } catch { /* retry */ }
+    }
+    let res;
+    try {
+      res = await this.selfRequest('POST', '/generate', { text: 'The capital city of France is',
+        sampling_params: { temperature: 0, max_new_tokens: 8 } });
+    } catch (e) {
+      if (this.exiting) return;
+      log.main(faults.warmupTraceback(`${e.message}`));
+      return this.crashExit(true);
+    }
+    if (this.exiting) return;
+    if (res.status !== 200) {
+      log.main(faults.warmupTraceback(`<Response [${res.status}]>`));
+      return this.crashExit(true);
+    }
+    this.ready = true;
+    this.phase = 'ready';
+    log.main('The server is fired up and ready to roll!');
+  }
+
+  // --- HTTP views ---------------------------------------------------------------
+  state() { return this.ready ? 'ready' : 'warming'; }
+
+  modelInfo() {
+    return { model_path: this.args.model_path, tokenizer_path: this.args.tokenizer_path, is_generation: true,
+      preferred_sampling_params: null, weight_version: 'default', has_image_understanding: false,
+      has_audio_understanding: false, model_type: this.modelType, architectures: [this.arch] };
+  }
+
+  serverInfo() {
+    const a = this.args;
+    return {
+      ...a, ...this.extra,
+      context_length: a.context_length || this.cfg.contextLength,
+      mem_fraction_static: a.mem_fraction_static || 0.85,
+      max_running_requests: a.max_running_requests || 128,
+      status: 'ready',
+      max_total_num_tokens: this.cfg.maxTotalNumTokens,
+      max_req_input_len: this.cfg.contextLength - 5,
+      internal_states: [{ attention_backend: 'flashinfer', chunked_prefill_size: a.chunked_prefill_size,
+        cuda_graph_max_bs: 24, last_gen_throughput: 0.0, memory_usage: { weight: this.cfg.weightsGB, kvcache: this.cfg.kvCacheGB,
+          graph: this.cfg.cudaGraphGB, token_capacity: this.cfg.maxTotalNumTokens } }],
+      version: this.cfg.version,
+    };
+  }
+}
+
+function main() {
+  const parsed = parseArgs(process.argv.slice(2));
+  if (!parsed.ok) {
+    writeAll(parsed.exitCode === 0 ? 1 : 2, parsed.error + '\n');
+    process.exit(parsed.exitCode);
+  }
+  const root = process.env.KIMI_SIM_ROOT || null;
+  if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
+  const cfg = loadConfig(root);
+  const sim = new Sim(parsed.args, parsed.extra, cfg, root);
+  process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
+  process.on('SIGINT', () => sim.onSignal('SIGINT'));
+  process.on('SIGHUP', () => sim.onSignal('SIGTERM'));
+  process.on('SIGQUIT', () => { sim.log.main('Received sigquit from a child process. It usually means the child failed.'); sim.exit(1); });
+  process.on('exit', () => sim.cleanup());
+  process.on('uncaughtException', (e) => {
+    writeAll(2, `Traceback (most recent call last):\n  File "sim", line 1, in <module>\nRuntimeError: simulator error: ${e && e.stack || e}\n`);
+    sim.exit(1);
+  });
+  sim.run().catch((e) => {
+    writeAll(2, `RuntimeError: simulator error: ${e && e.stack || e}\n`);
+    sim.exit(1);
+  });
+}
+
+if (require.main === module) main();
+
+module.exports = { Sim, pyRepr };

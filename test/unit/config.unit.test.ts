@@ -1,0 +1,54 @@
+import { strict as assert } from 'node:assert';
+import { parseSettings, activeProfile } from '../../src/config';
+
+const good = { name: 'ct200', host: 'ct200', unit: 'sglang-k26-ddtree' };
+
+describe('settings validation', () => {
+  it('accepts a minimal server and fills the defaults', () => {
+    const result = parseSettings({ servers: [good] });
+    assert.ok(result.ok);
+    const server = activeProfile(result.settings)!;
+    assert.equal(server.unit, 'sglang-k26-ddtree.service');
+    assert.equal(server.url, 'http://127.0.0.1:30001');
+    assert.equal(server.urlPort, 30001);
+    assert.equal(server.sudo, false);
+    assert.equal(result.settings.hostKeyPolicy, 'ask');
+    assert.equal(result.settings.loadTimeoutMs, 30 * 60_000);
+  });
+
+  it('host "local" means no SSH', () => {
+    const result = parseSettings({ servers: [{ ...good, host: 'local' }] });
+    assert.ok(result.ok);
+    assert.equal(result.settings.servers[0].host, undefined);
+  });
+
+  const bad: [string, Record<string, unknown>, RegExp][] = [
+    ['unit with shell metacharacters', { servers: [{ ...good, unit: 'x; touch /tmp/canary' }] }, /kimi\.servers\[0\]\.unit/],
+    ['unit with a newline', { servers: [{ ...good, unit: 'x\nrm -rf /' }] }, /kimi\.servers\[0\]\.unit/],
+    ['host with $()', { servers: [{ ...good, host: '$(reboot)' }] }, /kimi\.servers\[0\]\.host/],
+    ['host with a space', { servers: [{ ...good, host: 'a b' }] }, /kimi\.servers\[0\]\.host/],
+    ['username with a quote', { servers: [{ ...good, username: "root'" }] }, /kimi\.servers\[0\]\.username/],
+    ['url not http', { servers: [{ ...good, url: 'file:///etc/passwd' }] }, /kimi\.servers\[0\]\.url/],
+    ['url garbage', { servers: [{ ...good, url: 'not a url' }] }, /kimi\.servers\[0\]\.url/],
+    ['port out of range', { servers: [{ ...good, port: 70000 }] }, /kimi\.servers\[0\]\.port/],
+    ['missing unit', { servers: [{ name: 'x', host: 'y' }] }, /kimi\.servers\[0\]\.unit is missing/],
+    ['unknown field', { servers: [{ ...good, password: 'hunter2' }] }, /kimi\.servers\[0\]\.password is not a known field/],
+    ['bad policy', { servers: [good], hostKeyPolicy: 'no' }, /kimi\.hostKeyPolicy must be one of/],
+    ['duplicate names', { servers: [good, good] }, /used twice/],
+    ['unknown active server', { servers: [good], activeServer: 'nope' }, /kimi\.activeServer/],
+    ['tiny poll interval', { servers: [good], pollIntervalSeconds: 0 }, /kimi\.pollIntervalSeconds/],
+    ['very long unit', { servers: [{ ...good, unit: 'a'.repeat(5000) }] }, /kimi\.servers\[0\]\.unit/],
+  ];
+  for (const [what, raw, message] of bad) {
+    it(`rejects ${what} with a message naming the setting`, () => {
+      const result = parseSettings(raw);
+      assert.equal(result.ok, false);
+      if (!result.ok) assert.match(result.errors.join('\n'), message);
+    });
+  }
+
+  it('keeps a non-ASCII server name', () => {
+    const result = parseSettings({ servers: [{ ...good, name: 'GPU-東京' }] });
+    assert.ok(result.ok);
+  });
+});

@@ -1,0 +1,249 @@
+import { strict as assert } from 'node:assert';
+import {
+  DedupeByRank,
+  JournalReader,
+  journalFollowCommand,
+  journalTailCommand,
+  parseJournalJsonLine,
+  parseJournalMessage,
+  stripPrefix,
+} from '../../src/server/journal';
+import type { JournalEvent } from '../../src/server/events';
+
+const P = '[2026-11-30 05:40:12 TP0] ';
+
+describe('journal: SGLang load lines (reference section 3)', () => {
+  const cases: Array<[string, JournalEvent[]]> = [
+    [`${P}Init torch distributed begin.`, [{ type: 'phase', phase: 'starting' }]],
+    [`${P}Init torch distributed ends. elapsed=0.53 s, mem usage=0.09 GB`, []],
+    [`${P}Load weight begin. avail mem=50.69 GB`, [{ type: 'phase', phase: 'loading weights' }]],
+    [
+      'Multi-thread loading shards:  25% Completed | 16/64 [01:02<03:06,  0.26it/s]',
+      [{ type: 'shards', percent: 25, done: 16, total: 64 }],
+    ],
+    [
+      `${P}Load weight end. elapsed=213.48 s, type=DeepseekV3ForCausalLM, avail mem=14.93 GB, mem usage=68.76 GB.`,
+      [{ type: 'weightsLoaded', elapsedSeconds: 213.48, memUsageGB: 68.76, availMemGB: 14.93, modelType: 'DeepseekV3ForCausalLM' }],
+    ],
+    [
+      `${P}Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=14.93 GB, mem usage=68.76 GB.`,
+      [{ type: 'weightsLoaded', memUsageGB: 68.76, availMemGB: 14.93, modelType: 'DeepseekV3ForCausalLM', dtype: 'torch.bfloat16' }],
+    ],
+    [`${P}Using KV cache dtype: torch.bfloat16`, [{ type: 'phase', phase: 'allocating KV cache' }]],
+    [
+      `${P}KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`,
+      [{ type: 'phase', phase: 'allocating KV cache' }, { type: 'kvCache', tokens: 524288, sizeGB: 17.16 }],
+    ],
+    [`${P}Memory pool end. avail mem=8.98 GB`, [{ type: 'phase', phase: 'allocating KV cache' }]],
+    [`${P}Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB`, [{ type: 'phase', phase: 'capturing CUDA graphs' }]],
+    [
+      `${P}Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24]`,
+      [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'cudaGraphBatches', done: 0, total: 7 }],
+    ],
+    [
+      'Capturing batches (bs=24 avail_mem=4.00 GB):  43%|████▎     | 3/7 [00:01<00:01,  2.9it/s]',
+      [{ type: 'cudaGraphBatches', done: 3, total: 7 }],
+    ],
+    [`${P}Capture cuda graph end. Time elapsed: 41.24 s. mem usage=3.09 GB. avail mem=4.89 GB.`, []],
+    [
+      `[2026-11-30 05:44:01] max_total_num_tokens=524288, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=128, context_len=262144, available_gpu_mem=4.89 GB`,
+      [],
+    ],
+    ['INFO:     Started server process [2403371]', []],
+    ['INFO:     Waiting for application startup.', []],
+    ['INFO:     Application startup complete.', [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp' }]],
+    [
+      'INFO:     Uvicorn running on http://127.0.0.1:30001 (Press CTRL+C to quit)',
+      [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp', url: 'http://127.0.0.1:30001' }],
+    ],
+    ['INFO:     127.0.0.1:33050 - "GET /model_info HTTP/1.1" 200 OK', []],
+    ['INFO:     127.0.0.1:33064 - "POST /generate HTTP/1.1" 200 OK', []],
+    ['INFO:     127.0.0.1:33064 - "GET /RuntimeError: CUDA error HTTP/1.1" 404 Not Found', []],
+    ['[2026-11-30 05:45:00] The server is fired up and ready to roll!', [{ type: 'ready' }]],
+  ];
+  for (const [line, expected] of cases) {
+    it(JSON.stringify(line.slice(0, 70)), () => assert.deepEqual(parseJournalMessage(line), expected));
+  }
+
+  it('older shard desc, with and without a rank prefix', () => {
+    assert.deepEqual(parseJournalMessage('Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'), [
+      { type: 'shards', percent: 100, done: 64, total: 64 },
+    ]);
+    assert.deepEqual(parseJournalMessage(`${P}Loading safetensors checkpoint shards:   0% Completed | 0/64 [00:00<?, ?it/s]`), [
+      { type: 'shards', percent: 0, done: 0, total: 64 },
+    ]);
+  });
+
+  it('takes every tqdm update of one message joined by \\r, and one that starts with \\r', () => {
+    const msg =
+      'Multi-thread loading shards:   2% Completed | 1/64 [00:04<04:12,  4.0s/it]\r' +
+      'Multi-thread loading shards:   3% Completed | 2/64 [00:08<04:08,  4.0s/it]\r' +
+      'Multi-thread loading shards:   5% Completed | 3/64 [00:12<04:04,  4.0s/it]';
+    assert.deepEqual(
+      parseJournalMessage(msg).map((e) => (e.type === 'shards' ? e.done : -1)),
+      [1, 2, 3],
+    );
+    assert.deepEqual(parseJournalMessage('\rMulti-thread loading shards:  25% Completed | 16/64 [01:02<03:06,  0.26it/s]'), [
+      { type: 'shards', percent: 25, done: 16, total: 64 },
+    ]);
+    const batches = 'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:00<00:03,  1.9it/s]\rCapturing batches (bs=16 avail_mem=3.90 GB):  29%|██▊       | 2/7 [00:01<00:02,  2.1it/s]\r';
+    assert.deepEqual(parseJournalMessage(batches), [
+      { type: 'cudaGraphBatches', done: 1, total: 7 },
+      { type: 'cudaGraphBatches', done: 2, total: 7 },
+    ]);
+  });
+
+  it('strips DP/TP/EP prefixes', () => {
+    assert.deepEqual(stripPrefix('[2026-11-30 05:40:12 DP1 TP3 EP3] Load weight begin. avail mem=50.69 GB'), {
+      text: 'Load weight begin. avail mem=50.69 GB',
+      prefixed: true,
+      ranks: 'DP1 TP3 EP3',
+    });
+    assert.deepEqual(stripPrefix('[2026-11-30 05:40:12] The server is fired up and ready to roll!'), {
+      text: 'The server is fired up and ready to roll!',
+      prefixed: true,
+    });
+    assert.deepEqual(parseJournalMessage('[2026-11-30 05:40:12 DP0 TP7 EP7] Load weight begin. avail mem=50.69 GB'), [
+      { type: 'phase', phase: 'loading weights' },
+    ]);
+  });
+});
+
+describe('journal: errors', () => {
+  it('a traceback, its frames and the OOM line at its end', () => {
+    const reader = new JournalReader();
+    const lines = [
+      '[2026-11-30 05:41:00 TP3] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2312, in run_scheduler_process',
+      '    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)',
+      '                ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.10 GiB of which 1.02 GiB is free.',
+      '',
+      '[2026-11-30 05:41:00] Received sigquit from a child process. It usually means the child failed.',
+      'Killed',
+    ];
+    const events = lines.flatMap((l, i) => reader.read(l, 1000 + i));
+    assert.deepEqual(events, [
+      { type: 'error', text: 'Scheduler hit an exception: Traceback (most recent call last):', fatal: true },
+      { type: 'error', text: lines[4], fatal: true },
+      { type: 'error', text: 'Received sigquit from a child process. It usually means the child failed.', fatal: true },
+      { type: 'error', text: 'Killed', fatal: true },
+    ]);
+  });
+
+  it('a generic exception line counts only after a traceback', () => {
+    assert.deepEqual(parseJournalMessage('ValueError: invalid literal'), []);
+    const reader = new JournalReader();
+    assert.deepEqual(reader.read('Traceback (most recent call last):', 1), [
+      { type: 'error', text: 'Traceback (most recent call last):', fatal: false },
+    ]);
+    assert.deepEqual(reader.read('  File "x.py", line 1, in <module>', 2), []);
+    assert.deepEqual(reader.read('ValueError: invalid literal', 3), [{ type: 'error', text: 'ValueError: invalid literal', fatal: false }]);
+    // the traceback is over
+    assert.deepEqual(reader.read('KeyError: x', 4), []);
+  });
+
+  it('CUDA errors, warm-up failure, failed health check', () => {
+    assert.deepEqual(parseJournalMessage('RuntimeError: CUDA error: an illegal memory access was encountered'), [
+      { type: 'error', text: 'RuntimeError: CUDA error: an illegal memory access was encountered', fatal: true },
+    ]);
+    assert.deepEqual(parseJournalMessage('[2026-11-30 05:46:00] Initialization failed. warmup error: Traceback (most recent call last):'), [
+      { type: 'error', text: 'Initialization failed. warmup error: Traceback (most recent call last):', fatal: true },
+    ]);
+    assert.deepEqual(parseJournalMessage('[2026-11-30 05:46:00] Initialization failed. warmup error: timed out'), [
+      { type: 'error', text: 'Initialization failed. warmup error: timed out', fatal: true },
+    ]);
+    assert.deepEqual(parseJournalMessage('[2026-11-30 06:00:00] Health check failed. Server couldn\'t get a response from detokenizer for last 20 seconds.'), [
+      { type: 'error', text: "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.", fatal: false },
+    ]);
+  });
+});
+
+describe('journal: systemd lines', () => {
+  const u = 'sglang-k26-ddtree.service';
+  const cases: Array<[string, string]> = [
+    [`Started ${u} - SGLang Kimi K2.6.`, 'started'],
+    ['Started SGLang Kimi K2.6.', 'started'],
+    [`Stopping ${u} - SGLang Kimi K2.6...`, 'stopping'],
+    [`Stopped ${u} - SGLang Kimi K2.6.`, 'stopped'],
+    [`${u}: Deactivated successfully.`, 'stopped'],
+    [`${u}: Failed with result 'exit-code'.`, 'failed'],
+    [`${u}: Scheduled restart job, restart counter is at 3.`, 'scheduled-restart'],
+  ];
+  for (const [text, what] of cases) {
+    it(text, () => assert.deepEqual(parseJournalMessage(text), [{ type: 'systemd', what, text }]));
+  }
+  it('main process exited with a failure is also a fatal error', () => {
+    const text = `${u}: Main process exited, code=exited, status=1/FAILURE`;
+    assert.deepEqual(parseJournalMessage(text), [
+      { type: 'systemd', what: 'exited', text },
+      { type: 'error', text, fatal: true },
+    ]);
+    const ok = `${u}: Main process exited, code=exited, status=0/SUCCESS`;
+    assert.deepEqual(parseJournalMessage(ok), [{ type: 'systemd', what: 'exited', text: ok }]);
+    const killed = `${u}: Main process exited, code=killed, status=9/KILL`;
+    assert.equal(parseJournalMessage(killed).length, 2);
+  });
+  it('uvicorn "Started server process" is not systemd', () => {
+    assert.deepEqual(parseJournalMessage('INFO:     Started server process [2403371]'), []);
+  });
+});
+
+describe('journal: JSON entries', () => {
+  it('string MESSAGE, realtime timestamp, pid', () => {
+    const line = JSON.stringify({
+      __REALTIME_TIMESTAMP: '1795930812123456',
+      _PID: '2403371',
+      SYSLOG_IDENTIFIER: 'python',
+      MESSAGE: '[2026-11-30 05:40:12 TP0] Load weight begin. avail mem=50.69 GB',
+    });
+    assert.deepEqual(parseJournalJsonLine(line), {
+      message: '[2026-11-30 05:40:12 TP0] Load weight begin. avail mem=50.69 GB',
+      at: 1795930812123,
+      pid: 2403371,
+      identifier: 'python',
+    });
+  });
+  it('byte-array MESSAGE (tqdm \\r, UTF-8 bar) decodes and parses', () => {
+    const text = '\rCapturing batches (bs=24 avail_mem=4.00 GB):  43%|████▎     | 3/7 [00:01<00:01,  2.9it/s]';
+    const line = JSON.stringify({ __REALTIME_TIMESTAMP: '1795930812000000', MESSAGE: [...Buffer.from(text, 'utf8')] });
+    const entry = parseJournalJsonLine(line);
+    assert.equal(entry?.message, text);
+    assert.deepEqual(parseJournalMessage(entry?.message ?? ''), [{ type: 'cudaGraphBatches', done: 3, total: 7 }]);
+  });
+  it('null MESSAGE, garbage and non-objects are skipped', () => {
+    assert.equal(parseJournalJsonLine(JSON.stringify({ MESSAGE: null, __REALTIME_TIMESTAMP: '1' })), undefined);
+    assert.equal(parseJournalJsonLine('-- No entries --'), undefined);
+    assert.equal(parseJournalJsonLine('{"MESSAGE": "x"'), undefined);
+    assert.equal(parseJournalJsonLine('[1,2]'), undefined);
+  });
+});
+
+describe('journal: commands', () => {
+  it('follow and tail are quoted', () => {
+    assert.equal(
+      journalFollowCommand('sglang-k26-ddtree.service', 1795930812999),
+      'journalctl -u sglang-k26-ddtree.service -f -a -o json --no-pager --since @1795930812',
+    );
+    assert.equal(journalTailCommand("x'; touch /tmp/canary; '", 50), `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`);
+  });
+});
+
+describe('journal: DedupeByRank', () => {
+  it('a line repeated by every TP rank counts once', () => {
+    const reader = new JournalReader(5000);
+    const events = [0, 1, 2, 3, 4, 5, 6, 7].flatMap((r) =>
+      reader.read(`[2026-11-30 05:40:1${r % 3} TP${r}] KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`, 1000 + r),
+    );
+    assert.equal(events.filter((e) => e.type === 'kvCache').length, 1);
+  });
+  it('the same rank repeating itself, or a line outside the window, is kept', () => {
+    const d = new DedupeByRank(1000);
+    assert.equal(d.accept('[2026-11-30 05:40:12 TP0] Health check failed', 0), true);
+    assert.equal(d.accept('[2026-11-30 05:40:12 TP1] Health check failed', 10), false);
+    assert.equal(d.accept('[2026-11-30 05:40:13 TP0] Health check failed', 20), true);
+    assert.equal(d.accept('[2026-11-30 05:40:15 TP1] Health check failed', 3000), true);
+    assert.equal(d.accept('no prefix', 1), true);
+    assert.equal(d.accept('no prefix', 2), true);
+  });
+});

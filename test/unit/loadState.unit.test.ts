@@ -1,0 +1,134 @@
+import { strict as assert } from 'node:assert';
+import type { UnitStatus } from '../../src/server/events';
+import { initialState, reduce, wantsCompletionProbe, formatDuration, type LoadState, type Signal } from '../../src/monitor/loadState';
+
+function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
+  return {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 4242,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+    ...overrides,
+  };
+}
+
+function run(signals: Signal[], start = initialState(0)): LoadState {
+  return signals.reduce(reduce, start);
+}
+
+const restarted: Signal[] = [
+  { kind: 'restartRequested', at: 1 },
+  { kind: 'attached', at: 2, unit: unit() },
+];
+
+describe('load state reducer', () => {
+  it('goes restarting -> loading with a growing percentage -> warming up -> ready', () => {
+    let state = run([{ kind: 'restartRequested', at: 1 }]);
+    assert.equal(state.verdict, 'restarting');
+    state = run(restarted.slice(1), state);
+    assert.equal(state.verdict, 'loading');
+    const seen: number[] = [];
+    for (const done of [1, 16, 32, 64]) {
+      state = reduce(state, { kind: 'journal', at: 10 + done, event: { type: 'shards', done, total: 64, percent: Math.floor((done / 64) * 100) }, text: 'shards' });
+      assert.equal(state.verdict, 'loading');
+      seen.push(state.progress!);
+    }
+    assert.deepEqual([...seen].sort((a, b) => a - b), seen, 'progress only grows');
+    state = reduce(state, { kind: 'journal', at: 100, event: { type: 'httpUp' }, text: 'Uvicorn running' });
+    assert.equal(state.verdict, 'warming up');
+    state = reduce(state, { kind: 'http', at: 101, result: 'warming', detail: '/health 503' });
+    assert.equal(state.verdict, 'warming up');
+    assert.equal(wantsCompletionProbe(state), false);
+    state = reduce(state, { kind: 'journal', at: 102, event: { type: 'ready' }, text: 'The server is fired up and ready to roll!' });
+    assert.equal(state.verdict, 'warming up', 'the log line alone is not enough');
+    assert.equal(wantsCompletionProbe(state), true);
+    state = reduce(state, { kind: 'completion', at: 103, ok: true, detail: 'ok' });
+    assert.equal(state.verdict, 'ready');
+    assert.equal(state.readyAt, 103);
+  });
+
+  it('is not ready when the completion fails, even with /health 200', () => {
+    let state = run([...restarted, { kind: 'http', at: 5, result: 'healthy', detail: '/health 200' }]);
+    assert.equal(wantsCompletionProbe(state), true);
+    state = reduce(state, { kind: 'completion', at: 6, ok: false, detail: 'error JSON mentions choices' });
+    assert.notEqual(state.verdict, 'ready');
+  });
+
+  it('a unit that fails is failed, with exit status and the error lines', () => {
+    const state = run([
+      ...restarted,
+      { kind: 'journal', at: 3, event: { type: 'error', text: 'torch.OutOfMemoryError: CUDA out of memory', fatal: true }, text: 'torch.OutOfMemoryError: CUDA out of memory' },
+      { kind: 'unit', at: 4, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1, execMainCode: 'exited' }) },
+    ]);
+    assert.equal(state.verdict, 'failed');
+    assert.match(state.failure!.summary, /exited with status 1/);
+    assert.deepEqual(state.failure!.lines, ['torch.OutOfMemoryError: CUDA out of memory']);
+  });
+
+  it('a unit restarted by systemd is a crash loop, not loading', () => {
+    const state = run([...restarted, { kind: 'unit', at: 5, unit: unit({ mainPid: 5000, nRestarts: 1 }) }]);
+    assert.equal(state.verdict, 'failed');
+    assert.match(state.failure!.summary, /crash loop/);
+  });
+
+  it('a restart whose process is gone at once is failed', () => {
+    const state = run([
+      { kind: 'restartRequested', at: 1 },
+      { kind: 'attached', at: 2, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 2 }) },
+    ]);
+    assert.equal(state.verdict, 'failed');
+  });
+
+  it('attaching to a stopped unit says stopped', () => {
+    const state = run([{ kind: 'attached', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) }]);
+    assert.equal(state.verdict, 'stopped');
+  });
+
+  it('a lost connection is unreachable, then back to the phase and percentage it had', () => {
+    let state = run([...restarted, { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' }]);
+    const progress = state.progress;
+    state = reduce(state, { kind: 'connection', at: 4, up: false, error: 'ECONNRESET' });
+    assert.equal(state.verdict, 'unreachable');
+    state = reduce(state, { kind: 'connection', at: 9, up: true });
+    assert.equal(state.verdict, 'loading');
+    assert.equal(state.progress, progress);
+  });
+
+  it('never says ready while unreachable', () => {
+    let state = run([...restarted, { kind: 'journal', at: 3, event: { type: 'ready' }, text: 'fired up' }]);
+    state = reduce(state, { kind: 'connection', at: 4, up: false });
+    assert.equal(wantsCompletionProbe(state), false);
+    state = reduce(state, { kind: 'completion', at: 5, ok: true, detail: 'late answer' });
+    assert.notEqual(state.verdict, 'ready');
+  });
+
+  it('no progress for the stall time while alive is stalled; progress clears it', () => {
+    let state = run([...restarted, { kind: 'unit', at: 2, unit: unit() }]);
+    state = reduce(state, { kind: 'tick', at: 50_000, stallMs: 120_000 });
+    assert.equal(state.verdict, 'loading');
+    state = reduce(state, { kind: 'tick', at: 130_000, stallMs: 120_000 });
+    assert.equal(state.verdict, 'stalled');
+    state = reduce(state, { kind: 'journal', at: 131_000, event: { type: 'shards', done: 3, total: 64, percent: 4 }, text: 's' });
+    assert.equal(state.verdict, 'loading');
+  });
+
+  it('a replayed journal (after a reconnect) does not move progress backwards', () => {
+    let state = run([...restarted, { kind: 'journal', at: 3, event: { type: 'shards', done: 40, total: 64, percent: 62 }, text: 's' }]);
+    const progress = state.progress;
+    state = reduce(state, { kind: 'journal', at: 4, event: { type: 'phase', phase: 'starting' }, text: 'Init torch distributed begin.' });
+    state = reduce(state, { kind: 'journal', at: 5, event: { type: 'shards', done: 10, total: 64, percent: 15 }, text: 's' });
+    assert.equal(state.phase, 'loading weights');
+    assert.equal(state.progress, progress);
+  });
+
+  it('formats durations as the notification shows them', () => {
+    assert.equal(formatDuration(582_000), '9m 42s');
+    assert.equal(formatDuration(42_000), '42s');
+    assert.equal(formatDuration(3_780_000), '1h 3m');
+  });
+});

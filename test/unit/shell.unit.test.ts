@@ -1,0 +1,105 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import {
+  assertAbsolutePath,
+  commandLine,
+  isSudoPasswordError,
+  isValidAbsolutePath,
+  isValidUnitName,
+  normalizeUnit,
+  quote,
+  withSudo,
+} from '../../src/remote/shell';
+
+/** What /bin/sh makes of a command line: its argv, one per NUL. */
+function shArgs(line: string): string[] {
+  const out = execFileSync('/bin/sh', ['-c', `printf '%s\\0' ${line}`]).toString();
+  return out.split('\0').slice(0, -1);
+}
+
+describe('shell quoting', () => {
+  const nasty = [
+    '',
+    'plain',
+    'with space',
+    "it's",
+    "''",
+    '$(touch /tmp/pwned)',
+    '`id`',
+    'a;b|c&d',
+    '"double"',
+    'back\\slash',
+    'new\nline',
+    'tab\there',
+    '*',
+    '~root',
+    '-n',
+    'ünïcødé',
+    "'; rm -rf / #",
+  ];
+
+  it('round-trips every argument through a real /bin/sh unchanged', () => {
+    for (const arg of nasty) assert.deepEqual(shArgs(quote(arg)), [arg], JSON.stringify(arg));
+    assert.deepEqual(shArgs(nasty.map(quote).join(' ')), nasty);
+  });
+
+  it('leaves safe words bare and single-quotes the rest', () => {
+    assert.equal(quote('sglang-k26.service'), 'sglang-k26.service');
+    assert.equal(quote('/opt/x/y'), '/opt/x/y');
+    assert.equal(quote(''), "''");
+    assert.equal(quote('a b'), "'a b'");
+    assert.equal(quote("it's"), "'it'\\''s'");
+  });
+
+  it('refuses NUL, which no shell argument can hold', () => {
+    assert.throws(() => quote('a\0b'));
+  });
+
+  it('commandLine quotes each argument', () => {
+    assert.equal(commandLine(['systemctl', 'show', '-p', 'ActiveState', 'x y.service']), "systemctl show -p ActiveState 'x y.service'");
+    assert.throws(() => commandLine([]));
+  });
+});
+
+describe('unit names', () => {
+  it('accepts systemd names', () => {
+    for (const ok of ['sglang-k26-ddtree', 'sglang-k26-ddtree.service', 'getty@tty1.service', 'a:b_c.d', 'x\\x2dy']) {
+      assert.ok(isValidUnitName(ok), ok);
+    }
+  });
+  it('rejects metacharacters, empty, too long, leading dash', () => {
+    for (const bad of ['', 'a b', 'a;b', '$(id)', 'a/b', "a'b", '-x', '.service', 'a\nb', 'x'.repeat(257)]) {
+      assert.ok(!isValidUnitName(bad), JSON.stringify(bad));
+    }
+  });
+  it('normalizeUnit adds .service once', () => {
+    assert.equal(normalizeUnit('sglang-k26-ddtree'), 'sglang-k26-ddtree.service');
+    assert.equal(normalizeUnit('sglang.service'), 'sglang.service');
+    assert.throws(() => normalizeUnit('a;reboot'), /Invalid systemd unit name/);
+    assert.throws(() => normalizeUnit('x'.repeat(250)), /too long/);
+  });
+});
+
+describe('paths and sudo', () => {
+  it('validates absolute paths', () => {
+    assert.ok(isValidAbsolutePath('/root/models/Kimi-K2.6'));
+    assert.ok(!isValidAbsolutePath('relative/path'));
+    assert.ok(!isValidAbsolutePath('/a\nb'));
+    assert.ok(!isValidAbsolutePath('/a\0b'));
+    assert.throws(() => assertAbsolutePath('x', 'model path'), /Invalid model path/);
+  });
+
+  it('withSudo wraps only when asked, as one quoted sh -c argument', () => {
+    const cmd = commandLine(['systemctl', 'restart', "we'ird.service"]);
+    assert.equal(withSudo(cmd, false), cmd);
+    const wrapped = withSudo(cmd, true);
+    assert.match(wrapped, /^sudo -n sh -c '/);
+    // The inner command survives the extra quoting layer intact.
+    assert.deepEqual(shArgs(wrapped.replace(/^sudo -n /, '')), ['sh', '-c', cmd]);
+  });
+
+  it('recognises sudo asking for a password', () => {
+    assert.ok(isSudoPasswordError('sudo: a password is required\n'));
+    assert.ok(!isSudoPasswordError('Failed to restart x.service: Unit not found.'));
+  });
+});

@@ -1,0 +1,156 @@
+import { strict as assert } from 'node:assert';
+import {
+  UNIT_PROPERTIES,
+  describeExit,
+  flagValue,
+  isAlive,
+  isFailed,
+  parseExecStartPath,
+  parseExecStartProperty,
+  parseShow,
+  parseSystemdTimestamp,
+  showCommand,
+  toUnitStatus,
+} from '../../src/server/systemd';
+
+const RUNNING = `Id=sglang-k26-ddtree.service
+LoadState=loaded
+ActiveState=active
+SubState=running
+MainPID=2403371
+ExecMainPID=2403371
+ExecMainStatus=0
+ExecMainCode=0
+ExecMainStartTimestamp=Mon 2026-11-30 05:40:12 UTC
+ExecMainExitTimestamp=
+NRestarts=0
+Result=success
+FragmentPath=/etc/systemd/system/sglang-k26-ddtree.service
+DropInPaths=/etc/systemd/system/sglang-k26-ddtree.service.d/10-parsers.conf /etc/systemd/system/sglang-k26-ddtree.service.d/20-env.conf
+NeedDaemonReload=no
+ActiveEnterTimestamp=Mon 2026-11-30 05:40:12 UTC
+InvocationID=5f0c7a3e1d2b4c8f9a0b1c2d3e4f5a6b
+ControlGroup=/system.slice/sglang-k26-ddtree.service
+Environment=A=b=c
+`;
+
+describe('systemd: show', () => {
+  it('command lists the properties and quotes the unit', () => {
+    assert.equal(
+      showCommand('sglang-k26-ddtree.service'),
+      `TZ=UTC systemctl show --no-pager -p ${UNIT_PROPERTIES.join(',')} sglang-k26-ddtree.service`,
+    );
+    assert.match(showCommand('a;rm -rf /'), / 'a;rm -rf \/'$/);
+    assert.throws(() => showCommand('x', ['Id;ls']));
+  });
+
+  it('parses Key=Value with "=" inside values', () => {
+    const p = parseShow(RUNNING);
+    assert.equal(p['Environment'], 'A=b=c');
+    assert.equal(p['ExecMainExitTimestamp'], '');
+    assert.equal(p['MainPID'], '2403371');
+  });
+
+  it('a running unit', () => {
+    const s = toUnitStatus(parseShow(RUNNING));
+    assert.deepEqual(s, {
+      loadState: 'loaded',
+      activeState: 'active',
+      subState: 'running',
+      mainPid: 2403371,
+      nRestarts: 0,
+      result: 'success',
+      execMainStatus: 0,
+      execMainStartedAt: Date.UTC(2026, 10, 30, 5, 40, 12),
+      fragmentPath: '/etc/systemd/system/sglang-k26-ddtree.service',
+      dropInPaths: [
+        '/etc/systemd/system/sglang-k26-ddtree.service.d/10-parsers.conf',
+        '/etc/systemd/system/sglang-k26-ddtree.service.d/20-env.conf',
+      ],
+      needDaemonReload: false,
+      id: 'sglang-k26-ddtree.service',
+      invocationId: '5f0c7a3e1d2b4c8f9a0b1c2d3e4f5a6b',
+      controlGroup: '/system.slice/sglang-k26-ddtree.service',
+      activeEnteredAt: Date.UTC(2026, 10, 30, 5, 40, 12),
+      execMainPid: 2403371,
+    });
+    assert.equal(isAlive(s), true);
+    assert.equal(isFailed(s), false);
+    assert.equal(describeExit(s), 'has not exited');
+  });
+
+  it('a crashed unit (failed, exit status 1)', () => {
+    const s = toUnitStatus(
+      parseShow('ActiveState=failed\nSubState=failed\nMainPID=0\nExecMainStatus=1\nExecMainCode=1\nResult=exit-code\nNRestarts=0\nExecMainExitTimestamp=Mon 2026-11-30 05:42:00 UTC\nNeedDaemonReload=yes\n'),
+    );
+    assert.equal(s.execMainCode, 'exited');
+    assert.equal(s.execMainExitedAt, Date.UTC(2026, 10, 30, 5, 42, 0));
+    assert.equal(s.needDaemonReload, true);
+    assert.equal(describeExit(s), 'exited with status 1');
+    assert.equal(isAlive(s), false);
+    assert.equal(isFailed(s), true);
+  });
+
+  it('killed by a signal, auto-restart (crash loop)', () => {
+    const s = toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n'));
+    assert.equal(describeExit(s), 'killed by signal 9 (KILL)');
+    assert.equal(s.nRestarts, 3);
+    assert.equal(isFailed(s), true);
+    assert.equal(isAlive(s), false);
+    const dumped = toUnitStatus(parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'));
+    assert.equal(describeExit(dumped), 'dumped core on signal 11 (SEGV)');
+    const word = toUnitStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
+    assert.equal(describeExit(word), 'killed by signal 15 (TERM)');
+    assert.equal(isFailed(toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))), true);
+  });
+
+  it('stopped and starting units', () => {
+    const stopped = toUnitStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
+    assert.equal(isAlive(stopped), false);
+    assert.equal(isFailed(stopped), false);
+    const starting = toUnitStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
+    assert.equal(isAlive(starting), true);
+    assert.equal(isFailed(starting), false);
+  });
+
+  it('timestamps', () => {
+    assert.equal(parseSystemdTimestamp('Mon 2026-11-30 05:40:12 UTC'), Date.UTC(2026, 10, 30, 5, 40, 12));
+    assert.equal(parseSystemdTimestamp('Mon 2026-11-30 05:40:12.250000 UTC'), Date.UTC(2026, 10, 30, 5, 40, 12, 250));
+    assert.equal(parseSystemdTimestamp('Mon 2026-11-30 06:40:12 +0100'), Date.UTC(2026, 10, 30, 5, 40, 12));
+    assert.equal(parseSystemdTimestamp('@1795930812'), 1795930812000);
+    assert.equal(parseSystemdTimestamp(''), undefined);
+    assert.equal(parseSystemdTimestamp('n/a'), undefined);
+    assert.equal(parseSystemdTimestamp('Mon 2026-11-30 06:40:12 CET'), undefined);
+  });
+});
+
+describe('systemd: ExecStart', () => {
+  const argv =
+    '/opt/sglang/bin/python -m sglang.launch_server --model-path /root/models/Kimi-K2.6 --tp 8 --port 30001 --tool-call-parser kimi_k2 --reasoning-parser kimi_k2';
+  const prop = `{ path=/opt/sglang/bin/python ; argv[]=${argv} ; ignore_errors=no ; start_time=[Mon 2026-11-30 05:40:12 UTC] ; stop_time=[n/a] ; pid=2403371 ; code=(null) ; status=0/0 }`;
+
+  it('systemctl show form', () => {
+    const a = parseExecStartProperty(prop);
+    assert.deepEqual(a, argv.split(' '));
+    assert.equal(flagValue(a, '--model-path'), '/root/models/Kimi-K2.6');
+    assert.equal(flagValue(a, '--tp'), '8');
+    assert.equal(flagValue(['--port=1', '--port', '2'], '--port'), '2');
+    assert.equal(flagValue(a, '--missing'), undefined);
+    assert.equal(parseExecStartPath(prop), '/opt/sglang/bin/python');
+  });
+
+  it('ExecStartEx form (flags=) and an argv holding " ; "', () => {
+    const ex = '{ path=/bin/sh ; argv[]=/bin/sh -c a ; b ; flags= ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }';
+    assert.deepEqual(parseExecStartProperty(ex), ['/bin/sh', '-c', 'a', ';', 'b']);
+  });
+
+  it('a quoted word is one argument; quotes inside a word stay', () => {
+    const q = `{ path=/x ; argv[]=/x --served-model-name "Kimi K2.6" --json-model-override-args {"a":1} 'b c' ; ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }`;
+    assert.deepEqual(parseExecStartProperty(q), ['/x', '--served-model-name', 'Kimi K2.6', '--json-model-override-args', '{"a":1}', 'b c']);
+  });
+
+  it('a bare command line', () => {
+    assert.deepEqual(parseExecStartProperty('/usr/bin/foo --bar  baz'), ['/usr/bin/foo', '--bar', 'baz']);
+    assert.deepEqual(parseExecStartProperty(''), []);
+  });
+});

@@ -17,6 +17,7 @@ export class Controller implements vscode.Disposable {
   private settings: Settings | undefined;
   private settingsErrors: readonly string[] = [];
   private readonly sessions = new Map<string, ServerSession>();
+  private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -85,17 +86,33 @@ export class Controller implements vscode.Disposable {
   }
 
   /** The session of a server, created on first use. */
-  sessionFor(server: ServerProfile): ServerSession {
-    let session = this.sessions.get(server.name);
-    if (!session) {
-      session = createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message));
-      this.sessions.set(server.name, session);
+  async sessionFor(server: ServerProfile): Promise<ServerSession> {
+    const existing = this.sessions.get(server.name);
+    if (existing) return existing;
+    let pending = this.pendingSessions.get(server.name);
+    if (!pending) {
+      pending = createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message));
+      this.pendingSessions.set(server.name, pending);
     }
-    return session;
+    try {
+      const session = await pending;
+      this.sessions.set(server.name, session);
+      return session;
+    } finally {
+      this.pendingSessions.delete(server.name);
+    }
   }
 
   private async watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<void> {
-    const session = this.sessionFor(server);
+    let session: ServerSession;
+    try {
+      session = await this.sessionFor(server);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error(`[${server.name}] Cannot set up the connection: ${message}`);
+      void this.notify('error', `Kimi on ${server.name}: cannot set up the connection: ${message}`);
+      return;
+    }
     const settings = this.settings!;
     const options: WatchOptions = {
       pollIntervalMs: settings.pollIntervalMs,

@@ -1,4 +1,5 @@
-import { phaseRank, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
+import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
+import { estimateEta, pushSample, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
 export type Verdict = 'stopped' | 'restarting' | 'loading' | 'warming up' | 'ready' | 'failed' | 'unreachable' | 'stalled';
@@ -33,6 +34,30 @@ export interface LoadState {
   readonly downSince: number | undefined;
   readonly connectionError: string | undefined;
   readonly stalled: boolean;
+  // --- witnesses (issue 4) ---
+  /** Latest bytes witness: bytes read by MainPID and its descendants, and the model's size. */
+  readonly io: { readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number } | undefined;
+  /** Recent bytes samples (last ~60 s), for the read rate and the ETA. */
+  readonly ioSamples: readonly IoSample[];
+  /** Bytes/s over the last ~30 s of samples. */
+  readonly readRate: number | undefined;
+  /**
+   * Bytes and time spent reading, split into cold (read_bytes grew) and warm (only the rest
+   * grew), summed over the whole load: the mean rates the history keeps.
+   */
+  readonly ioTotals: { readonly coldBytes: number; readonly coldMs: number; readonly warmBytes: number; readonly warmMs: number };
+  /** Latest GPU memory reading (total over GPUs and per GPU). */
+  readonly gpu: { readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[] } | undefined;
+  /** Highest total GPU memory seen in this load: growing past it counts as progress. */
+  readonly gpuPeakMiB: number;
+  /** When each phase was first seen. */
+  readonly phaseTimes: Readonly<Partial<Record<LoadPhase, number>>>;
+  /** What history and the page cache said before the load (rates, fixed phases, residency). */
+  readonly prior: LoadPrior | undefined;
+  /** Estimated time of readiness, once there is enough signal; recomputed at each signal. */
+  readonly eta: { readonly at: number; readonly readyAt: number; readonly basis: string } | undefined;
+  /** Set once when the shard count and the bytes read disagree badly; the watcher logs it. */
+  readonly witnessWarning: string | undefined;
 }
 
 export type Signal =
@@ -45,7 +70,19 @@ export type Signal =
   | { readonly kind: 'http'; readonly at: number; readonly result: HttpVerdict; readonly detail: string }
   | { readonly kind: 'completion'; readonly at: number; readonly ok: boolean; readonly detail: string }
   | { readonly kind: 'connection'; readonly at: number; readonly up: boolean; readonly error?: string }
-  | { readonly kind: 'tick'; readonly at: number; readonly stallMs: number };
+  | { readonly kind: 'tick'; readonly at: number; readonly stallMs: number }
+  /**
+   * Bytes read by MainPID + descendants. `readBytes` is the larger of read_bytes (storage reads,
+   * mmap faults included, page-cache hits not), rchar (read() calls, page-cache hits included,
+   * mmap faults not) and the cgroup's rbytes: a cold mmap load shows only in read_bytes, a
+   * read()-based or page-cached load only in rchar, and a filesystem without block accounting
+   * (tmpfs, some overlay/container setups) keeps read_bytes at 0; taking the larger never counts
+   * a byte twice and never stays at 0 while either grows. `coldBytes` is read_bytes alone.
+   */
+  | { readonly kind: 'io'; readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number }
+  | { readonly kind: 'gpu'; readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[] }
+  /** History / page-cache knowledge for this load (ETA prior); sent at the start of a watch. */
+  | { readonly kind: 'prior'; readonly at: number; readonly prior: LoadPrior };
 
 const MAX_ERROR_LINES = 12;
 
@@ -80,6 +117,16 @@ export function initialState(at: number): LoadState {
     downSince: undefined,
     connectionError: undefined,
     stalled: false,
+    io: undefined,
+    ioSamples: [],
+    ioTotals: { coldBytes: 0, coldMs: 0, warmBytes: 0, warmMs: 0 },
+    readRate: undefined,
+    gpu: undefined,
+    gpuPeakMiB: 0,
+    phaseTimes: {},
+    prior: undefined,
+    eta: undefined,
+    witnessWarning: undefined,
   };
 }
 
@@ -118,8 +165,11 @@ function progressFor(state: LoadState): number | undefined {
       return undefined;
     case 'starting':
       return 0;
-    case 'loading weights':
-      return state.shards ? (state.shards.done / Math.max(1, state.shards.total)) * WEIGHTS_SHARE : 0;
+    case 'loading weights': {
+      if (state.shards) return (state.shards.done / Math.max(1, state.shards.total)) * WEIGHTS_SHARE;
+      const bytes = bytesFraction(state);
+      return bytes !== undefined ? Math.min(1, bytes) * WEIGHTS_SHARE : 0;
+    }
     case 'allocating KV cache':
       return WEIGHTS_SHARE;
     case 'capturing CUDA graphs': {
@@ -131,6 +181,47 @@ function progressFor(state: LoadState): number | undefined {
     case 'ready':
       return 1;
   }
+}
+
+function totalBytesOf(state: LoadState): number | undefined {
+  return state.io?.totalBytes ?? state.prior?.totalBytes;
+}
+
+/** Bytes read / model bytes, when both are known. */
+export function bytesFraction(state: LoadState): number | undefined {
+  const total = totalBytesOf(state);
+  if (!state.io || total === undefined || total <= 0) return undefined;
+  return Math.min(1, state.io.readBytes / total);
+}
+
+/** Shard % and byte % more than 25 points apart after 20 % of the load: a sentence to log. */
+export function witnessDisagreement(state: LoadState): string | undefined {
+  if (state.phase !== 'loading weights' || !state.shards) return undefined;
+  const bytes = bytesFraction(state);
+  if (bytes === undefined) return undefined;
+  const shards = state.shards.done / Math.max(1, state.shards.total);
+  if (Math.max(bytes, shards) < 0.2 || Math.abs(bytes - shards) <= 0.25) return undefined;
+  const why =
+    bytes < shards
+      ? 'fewer bytes read than shards done: the weights are probably in the page cache (cache hits of an mmap load are not counted), or another process tree reads them'
+      : 'more bytes read than shards done: something else in the service reads files, or the shard lines lag';
+  return `Witnesses disagree: shards ${Math.round(shards * 100)}% vs bytes read ${Math.round(bytes * 100)}% (${why}).`;
+}
+
+function withEta(state: LoadState, at: number): LoadState {
+  const weightsEndedAt = state.phaseTimes['allocating KV cache'] ?? state.phaseTimes['capturing CUDA graphs'] ?? state.phaseTimes['warming up'];
+  const totalBytes = totalBytesOf(state);
+  const eta = estimateEta({
+    now: at,
+    phase: state.phase,
+    ...(state.phaseTimes['loading weights'] !== undefined ? { weightsStartedAt: state.phaseTimes['loading weights'] } : {}),
+    ...(weightsEndedAt !== undefined ? { weightsEndedAt } : {}),
+    ...(totalBytes !== undefined ? { totalBytes } : {}),
+    samples: state.ioSamples,
+    ...(state.shards ? { shards: state.shards } : {}),
+    ...(state.prior ? { prior: state.prior } : {}),
+  });
+  return { ...state, eta: eta ? { at, readyAt: at + eta.remainingMs, basis: eta.basis } : undefined };
 }
 
 function advancePhase(state: LoadState, phase: LoadPhase): LoadState {
@@ -177,7 +268,9 @@ function madeProgress(before: LoadState, after: LoadState): boolean {
     before.shards?.done !== after.shards?.done ||
     before.cudaGraphBatches?.done !== after.cudaGraphBatches?.done ||
     before.readyLogSeen !== after.readyLogSeen ||
-    (before.http !== after.http && after.http !== 'error')
+    (before.http !== after.http && after.http !== 'error') ||
+    (after.io?.readBytes ?? 0) > (before.io?.readBytes ?? 0) ||
+    after.gpuPeakMiB > before.gpuPeakMiB
   );
 }
 
@@ -198,7 +291,19 @@ function finish(before: LoadState, after: LoadState, at: number, text: string | 
     const progress = computed === undefined ? after.progress : Math.max(computed, after.progress ?? 0);
     after = { ...after, progress };
   }
+  if (after.phase !== undefined && after.phaseTimes[after.phase] === undefined) {
+    after = { ...after, phaseTimes: { ...after.phaseTimes, [after.phase]: at } };
+  }
   if (madeProgress(before, after)) after = { ...after, lastProgressAt: at, stalled: false };
+  if (after.failure === undefined && after.readyAt === undefined) {
+    after = withEta(after, at);
+    if (after.witnessWarning === undefined) {
+      const warning = witnessDisagreement(after);
+      if (warning) after = { ...after, witnessWarning: warning };
+    }
+  } else if (after.eta !== undefined) {
+    after = { ...after, eta: undefined };
+  }
   if (text !== undefined) after = { ...after, lastSignal: { at, text } };
   return { ...after, verdict: verdictOf(after) };
 }
@@ -281,6 +386,39 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, http: undefined };
       return finish(state, next, signal.at, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
     }
+    case 'io': {
+      const sample: IoSample = { at: signal.at, bytes: signal.readBytes, ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}) };
+      const ioSamples = pushSample(state.ioSamples, sample);
+      const prev = state.ioSamples[state.ioSamples.length - 1];
+      let ioTotals = state.ioTotals;
+      if (prev && signal.at > prev.at) {
+        const dt = signal.at - prev.at;
+        const dCold = prev.coldBytes !== undefined && sample.coldBytes !== undefined ? Math.max(0, sample.coldBytes - prev.coldBytes) : 0;
+        const dWarm = Math.max(0, sample.bytes - prev.bytes - dCold);
+        // An interval counts for the kind that did most of its reading.
+        if (dCold > 0 && dCold >= dWarm) ioTotals = { ...ioTotals, coldBytes: ioTotals.coldBytes + dCold, coldMs: ioTotals.coldMs + dt };
+        else if (dWarm > 0) ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
+      }
+      const totalBytes = signal.totalBytes ?? state.io?.totalBytes;
+      const next: LoadState = {
+        ...state,
+        io: { at: signal.at, readBytes: Math.max(signal.readBytes, state.io?.readBytes ?? 0), ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}), ...(totalBytes !== undefined ? { totalBytes } : {}) },
+        ioSamples,
+        ioTotals,
+        readRate: windowRate(ioSamples),
+      };
+      return finish(state, next, signal.at, undefined);
+    }
+    case 'gpu': {
+      const next: LoadState = {
+        ...state,
+        gpu: { at: signal.at, usedMiB: signal.usedMiB, totalMiB: signal.totalMiB, perGpu: signal.perGpu },
+        gpuPeakMiB: Math.max(state.gpuPeakMiB, signal.usedMiB),
+      };
+      return finish(state, next, signal.at, undefined);
+    }
+    case 'prior':
+      return finish(state, { ...state, prior: signal.prior }, signal.at, undefined);
     case 'tick': {
       const alive = state.unit !== undefined && isAlive(state.unit);
       const stalled = alive && state.connected && signal.at - state.lastProgressAt >= signal.stallMs;

@@ -3,6 +3,7 @@ import type { Transport } from '../remote/transport';
 import type { SglangClient } from '../server/sglangHttp';
 import { LoadWatcher, type LogLevel, type WatchOptions, type WatchOutcome } from './watcher';
 import type { LoadState } from './loadState';
+import type { LoadPrior } from './eta';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
@@ -50,7 +51,7 @@ export class ServerSession {
   }
 
   /** Restarts the unit or attaches to it, and watches; refuses when a watch is under way. */
-  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}): Promise<WatchOutcome> {
+  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
     if (this.watcher) throw new AlreadyWatchingError(this.profile.name, this.watcher.state);
     const watcher = new LoadWatcher({
       profile: this.profile,
@@ -58,6 +59,7 @@ export class ServerSession {
       http: this.http,
       options,
       log: (level, message) => this.logOnce(level, message),
+      ...(prior ? { prior } : {}),
     });
     this.watcher = watcher;
     this.lastOutcome = undefined;

@@ -1,5 +1,5 @@
 import type { ServerProfile } from '../config';
-import type { RemoteProcess, Transport } from '../remote/transport';
+import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { quote, withSudo } from '../remote/shell';
 import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
 import { parseShow, showCommand, toUnitStatus } from '../server/systemd';
@@ -7,6 +7,12 @@ import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangHttp';
 import type { UnitStatus } from '../server/events';
 import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
+import type { LoadPrior } from './eta';
+import { splitWitnessOutput, wantsWitnesses, witnessProbeCommand, witnessSignals, type WitnessOutput } from './witnessProbe';
+import { modelPathOf } from '../server/execStart';
+import { parseExecStartProperty } from '../server/systemd';
+import { modelSizeCommand, parseModelSize } from '../server/procIo';
+import { dropCacheWarning } from '../server/pageCache';
 
 export interface WatchOptions {
   readonly pollIntervalMs: number;
@@ -24,6 +30,8 @@ export interface WatcherDeps {
   readonly options: WatchOptions;
   readonly log: (level: LogLevel, message: string) => void;
   readonly now?: () => number;
+  /** What history and the page cache say about this load (ETA prior), if known. */
+  readonly prior?: LoadPrior;
 }
 
 /** How a watch ended. `state` is the last load state. */
@@ -46,11 +54,18 @@ export class LoadWatcher {
   private readonly listeners = new Set<(state: LoadState, previous: LoadState) => void>();
   private journal: RemoteProcess | undefined;
   private journalSince: number | undefined;
+  /** Set once the unit's current process is known: no probe or journal before that. */
+  private attached = false;
+  /** Journal entries older than this belong to an earlier process of the unit. */
+  private processStartMonotonicUs: number | undefined;
   private journalReader = new JournalReader();
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
   private probeAgain = false;
   private modelName: string | undefined;
+  /** The model's *.safetensors total, read at attach from ExecStart's --model-path. */
+  private modelBytes: number | undefined;
+  private modelPath: string | undefined;
   private settle: ((outcome: WatchOutcome) => void) | undefined;
   private readonly disposables: { dispose(): void }[] = [];
   private readonly now: () => number;
@@ -62,6 +77,11 @@ export class LoadWatcher {
 
   get state(): LoadState {
     return this.current;
+  }
+
+  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read at attach. */
+  get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
+    return this.modelPath === undefined ? undefined : { path: this.modelPath, bytes: this.modelBytes };
   }
 
   onDidChange(listener: (state: LoadState, previous: LoadState) => void): { dispose(): void } {
@@ -77,16 +97,23 @@ export class LoadWatcher {
     const finished = new Promise<WatchOutcome>((resolve) => (this.settle = resolve));
     this.disposables.push(
       this.deps.transport.onStateChange((s) => {
-        if (s.kind === 'connected') this.onReconnected();
+        if (s.kind === 'connected' && !this.current.connected) this.onReconnected();
         else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error });
       }),
     );
+    if (this.deps.prior) this.apply({ kind: 'prior', at: this.now(), prior: this.deps.prior });
     try {
       await this.deps.transport.connect();
       if (mode === 'restart') await this.restart();
       else await this.attach();
     } catch (error) {
-      this.end({ end: 'failed', state: this.current, message: errorText(error) });
+      if (error instanceof TransportError) {
+        // Could not reach the host (or it was not trusted): nothing is known about the server.
+        this.apply({ kind: 'connection', at: this.now(), up: false, error: error.message });
+        this.end({ end: 'unreachable', state: this.current, message: error.message });
+      } else {
+        this.end({ end: 'failed', state: this.current, message: errorText(error) });
+      }
     }
     if (this.settle) {
       this.startJournal();
@@ -120,15 +147,47 @@ export class LoadWatcher {
   private async attach(): Promise<void> {
     const unit = await this.showUnit();
     this.journalSince = unit.execMainStartedAt;
+    this.processStartMonotonicUs = unit.execMainStartedMonotonicUs;
+    this.attached = true;
     this.apply({ kind: 'attached', at: this.now(), unit });
+    if (!this.current.failure) await this.readModel();
     if (this.current.failure) this.end({ end: 'failed', state: this.current, message: this.current.failure.summary });
     else if (this.current.verdict === 'stopped') this.end({ end: 'stopped', state: this.current });
   }
 
-  private async showUnit(): Promise<UnitStatus> {
-    const result = await this.exec(showCommand(this.deps.profile.unit));
+  private async showUnit(onWitnesses?: (out: WitnessOutput) => void): Promise<UnitStatus> {
+    const witnesses = onWitnesses ? wantsWitnesses(this.current) : undefined;
+    const show = showCommand(this.deps.profile.unit);
+    const result = await this.exec(witnesses ? witnessProbeCommand(show, witnesses.mainPid, witnesses.controlGroup) : show);
     if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    return toUnitStatus(parseShow(result.stdout));
+    const out = splitWitnessOutput(result.stdout);
+    if (witnesses && onWitnesses) onWitnesses(out);
+    return toUnitStatus(parseShow(out.show));
+  }
+
+  /** The model path from ExecStart and the size of its *.safetensors: the bytes witness's 100 %. */
+  private async readModel(): Promise<void> {
+    try {
+      const result = await this.exec(showCommand(this.deps.profile.unit, ['ExecStart']));
+      const argv = parseExecStartProperty(parseShow(result.stdout)['ExecStart'] ?? '');
+      const warning = dropCacheWarning(argv);
+      if (warning) this.deps.log('warn', warning);
+      const modelPath = modelPathOf(argv);
+      if (!modelPath || !modelPath.startsWith('/')) {
+        this.deps.log('info', `No local --model-path in ExecStart${modelPath ? ` (${modelPath})` : ''}: progress comes from the journal only.`);
+        return;
+      }
+      this.modelPath = modelPath;
+      const size = parseModelSize((await this.exec(modelSizeCommand(modelPath))).stdout);
+      if (size.files === 0) {
+        this.deps.log('info', `No *.safetensors in ${modelPath}: progress comes from the journal only.`);
+        return;
+      }
+      this.modelBytes = size.bytes;
+      this.deps.log('info', `Model ${modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`);
+    } catch (error) {
+      this.deps.log('warn', `Could not read the model size: ${errorText(error)}`);
+    }
   }
 
   private async exec(command: string) {
@@ -137,7 +196,7 @@ export class LoadWatcher {
   }
 
   private startJournal(): void {
-    if (!this.settle || this.journal) return;
+    if (!this.settle || this.journal || !this.attached) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
     const command = journalFollowCommand(this.deps.profile.unit, since);
     this.deps.log('trace', `$ ${command}`);
@@ -159,6 +218,9 @@ export class LoadWatcher {
   private onJournalLine(line: string): void {
     const entry = parseJournalJsonLine(line);
     if (!entry) return;
+    // --since has one-second precision: drop what an earlier process of the unit logged.
+    const start = this.processStartMonotonicUs;
+    if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) return;
     for (const event of this.journalReader.read(entry.message, entry.at)) {
       const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
       this.apply({ kind: 'journal', at: this.now(), event, text });
@@ -189,7 +251,7 @@ export class LoadWatcher {
 
   /** One round: unit state, HTTP health, and the completion that proves readiness. */
   private async probe(): Promise<void> {
-    if (!this.settle || this.probing) return;
+    if (!this.settle || this.probing || !this.attached) return;
     this.probing = true;
     try {
       if (this.current.connected) {
@@ -208,8 +270,11 @@ export class LoadWatcher {
 
   private async probeUnit(): Promise<void> {
     try {
-      const unit = await this.showUnit();
-      this.apply({ kind: 'unit', at: this.now(), unit });
+      let witnesses: WitnessOutput | undefined;
+      const unit = await this.showUnit((out) => (witnesses = out));
+      const at = this.now();
+      this.apply({ kind: 'unit', at, unit });
+      if (witnesses) for (const signal of witnessSignals(witnesses, at, this.modelBytes)) this.apply(signal);
     } catch (error) {
       this.deps.log('warn', `Unit probe failed: ${errorText(error)}`);
     }
@@ -271,6 +336,7 @@ export class LoadWatcher {
     const next = reduce(previous, signal);
     if (next === previous) return;
     this.current = next;
+    if (next.witnessWarning !== undefined && previous.witnessWarning === undefined) this.deps.log('warn', next.witnessWarning);
     for (const listener of [...this.listeners]) listener(next, previous);
     if (isFinished(next) && !isFinished(previous)) this.schedule(0);
   }

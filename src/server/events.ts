@@ -50,6 +50,8 @@ export interface UnitStatus {
   readonly execMainStatus?: number;
   readonly execMainCode?: string; // exited | killed | dumped (from ExecMainCode: 1/2/3)
   readonly execMainStartedAt?: number;
+  /** CLOCK_MONOTONIC microseconds of the process start: compares exactly with journal entries. */
+  readonly execMainStartedMonotonicUs?: number;
   readonly execMainExitedAt?: number;
   readonly fragmentPath?: string;
   readonly dropInPaths: readonly string[];

@@ -30,6 +30,8 @@ export interface JournalEntry {
   /** Epoch milliseconds (from __REALTIME_TIMESTAMP, microseconds). */
   readonly at: number;
   readonly pid?: number;
+  /** __MONOTONIC_TIMESTAMP in microseconds (same clock as systemd's *TimestampMonotonic). */
+  readonly monotonicUs?: number;
   /** SYSLOG_IDENTIFIER, e.g. "systemd" for the manager's own words about the unit. */
   readonly identifier?: string;
 }
@@ -51,11 +53,13 @@ export function parseJournalJsonLine(line: string): JournalEntry | undefined {
   const usec = Number(decodeField(rec['__REALTIME_TIMESTAMP']));
   const at = Number.isFinite(usec) && usec > 0 ? Math.floor(usec / 1000) : Date.now();
   const pidNum = Number(decodeField(rec['_PID']));
+  const monotonicUs = Number(decodeField(rec['__MONOTONIC_TIMESTAMP']));
   const identifier = decodeField(rec['SYSLOG_IDENTIFIER']);
   return {
     message,
     at,
     ...(Number.isInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
+    ...(Number.isFinite(monotonicUs) && monotonicUs > 0 ? { monotonicUs } : {}),
     ...(identifier !== undefined ? { identifier } : {}),
   };
 }

@@ -11,6 +11,7 @@ export const UNIT_PROPERTIES = [
   'ExecMainPID',
   'ExecMainStatus',
   'ExecMainCode',
+  'ExecMainStartTimestampMonotonic',
   'ExecMainStartTimestamp',
   'ExecMainExitTimestamp',
   'NRestarts',
@@ -98,6 +99,7 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
   const invocationId = optional(props['InvocationID']);
   const controlGroup = optional(props['ControlGroup']);
   const execMainPid = int(props['ExecMainPID'], 0);
+  const startedMonotonicUs = int(props['ExecMainStartTimestampMonotonic'], 0);
   return {
     loadState: (props['LoadState'] ?? '').trim(),
     activeState: (props['ActiveState'] ?? '').trim(),
@@ -117,6 +119,7 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
     ...(controlGroup !== undefined ? { controlGroup } : {}),
     ...(activeEntered !== undefined ? { activeEnteredAt: activeEntered } : {}),
     ...(execMainPid > 0 ? { execMainPid } : {}),
+    ...(startedMonotonicUs > 0 ? { execMainStartedMonotonicUs: startedMonotonicUs } : {}),
   };
 }
 

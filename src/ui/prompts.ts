@@ -19,10 +19,10 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel): SessionUi {
       log.info(`Host key ${key.fingerprint} for ${where} ${trusted ? 'trusted by the user' : 'not trusted'}.`);
       return trusted;
     },
-    async requestPassphrase(keyPath: string): Promise<string | undefined> {
+    async requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined> {
       return vscode.window.showInputBox({
         title: 'Kimi: SSH key passphrase',
-        prompt: `Passphrase for ${keyPath} (kept in memory only while VS Code runs)`,
+        prompt: `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath} (kept in memory only while VS Code runs)`,
         password: true,
         ignoreFocusOut: true,
       });

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../config';
-import { formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
+import { bytesFraction, formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
+import { formatBytes, formatEta, formatRate } from '../monitor/eta';
 
 const ICONS: Record<Verdict, string> = {
   stopped: '$(circle-slash)',
@@ -25,12 +26,18 @@ export interface StatusView {
   readonly configError?: string;
 }
 
-export function statusText(view: StatusView): string {
+/** " · 3m left" while loading, once the ETA is known. */
+function etaSuffix(state: LoadState, now: number): string {
+  if (!state.eta || (state.verdict !== 'loading' && state.verdict !== 'warming up')) return '';
+  return ` · ${formatEta(state.eta.readyAt - now)}`;
+}
+
+export function statusText(view: StatusView, now: number = Date.now()): string {
   if (view.configError) return '$(warning) Kimi: settings';
   const state = view.state;
   if (!state) return '$(server-process) Kimi: not watched';
   const percent = state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
-  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${percent}`;
+  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${percent}${etaSuffix(state, now)}`;
 }
 
 export function statusTooltip(view: StatusView, now: number): string {
@@ -48,6 +55,14 @@ export function statusTooltip(view: StatusView, now: number): string {
   if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
   if (state.cudaGraphBatches) lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
   if (state.progress !== undefined) lines.push(`Progress: ${Math.floor(state.progress * 100)}%`);
+  if (state.io) {
+    const total = state.io.totalBytes ?? state.prior?.totalBytes;
+    const frac = bytesFraction(state);
+    lines.push(`Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`);
+  }
+  if (state.gpu) lines.push(`GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}`);
+  if (state.eta && state.readyAt === undefined) lines.push(`ETA: ${formatEta(state.eta.readyAt - now)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`);
+  if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;
   lines.push(`${state.readyAt ? 'Loaded in' : 'Elapsed'}: ${formatDuration(until - since)}`);
@@ -87,7 +102,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private render(): void {
-    this.item.text = statusText(this.view);
+    this.item.text = statusText(this.view, Date.now());
     this.item.tooltip = statusTooltip(this.view, Date.now());
     this.item.backgroundColor = background(this.view);
   }

@@ -213,19 +213,6 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
   }, null, 2));
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-function deepMerge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) delete out[k];
-    else if (isPlainObject(v) && isPlainObject(out[k])) out[k] = deepMerge(out[k] as Record<string, unknown>, v);
-    else out[k] = v;
-  }
-  return out;
-}
-
 function readChildren(pid: number): number[] {
   try {
     return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
@@ -518,7 +505,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         let cur: Record<string, unknown> = {};
         try { cur = JSON.parse(await fsp.readFile(file, 'utf8')); } catch { /* fresh */ }
         const tmp = `${file}.${process.pid}.tmp`;
-        await fsp.writeFile(tmp, JSON.stringify(deepMerge(cur, patch), null, 2));
+        // Each top-level key of the patch replaces the old value, so `{fault: {}}` clears every fault.
+        await fsp.writeFile(tmp, JSON.stringify({ ...cur, ...patch }, null, 2));
         await fsp.rename(tmp, file);
       },
       async writeUnit(text, o) {

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { TransportError } from '../../src/remote/transport';
 import { expandTokens, loadSshTarget, parseJumpHop, resolveSshTarget } from '../../src/remote/sshConfig';
 
 const env = { homeDir: '/home/ann', localUser: 'ann' };
@@ -133,6 +134,7 @@ describe('ssh config resolution', () => {
       const t = await loadSshTarget({ host: 'gpu7' }, { homeDir: home, localUser: 'ann' });
       assert.equal(t.hostName, '10.0.0.7');
       assert.equal(t.identityFiles[0], path.join(home, '.ssh', 'gpu_ed25519'));
+      await assert.rejects(loadSshTarget({ host: 'loop1' }, { homeDir: home }), (e: TransportError) => e.kind === 'config' && /loop/.test(e.message));
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }

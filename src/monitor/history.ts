@@ -1,0 +1,145 @@
+/**
+ * Load history: per server + unit, the last 20 loads (phase durations, bytes, mean rates,
+ * page-cache residency at restart, outcome). Stored through a Memento-like interface (the
+ * controller passes `context.globalState`); everything else here is pure.
+ */
+import { LOAD_PHASES, type LoadPhase } from '../server/events';
+import type { LoadPrior } from './eta';
+import type { LoadState } from './loadState';
+
+export const HISTORY_LIMIT = 20;
+
+export type LoadOutcome = 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'cancelled';
+
+export interface LoadRecord {
+  /** When the load began (restart requested, else process start, else watch start), epoch ms. */
+  readonly startedAt: number;
+  readonly outcome: LoadOutcome;
+  /** Restart (or start) to ready; only for outcome 'ready'. */
+  readonly totalMs?: number;
+  /** How long each phase lasted (until the next one began, or until the end). */
+  readonly phaseMs: Readonly<Partial<Record<LoadPhase, number>>>;
+  /** Weights phase end -> ready. */
+  readonly afterWeightsMs?: number;
+  /** Load start -> weights phase. */
+  readonly startingMs?: number;
+  readonly bytesRead?: number;
+  readonly totalBytes?: number;
+  /** Mean rates while reading cold (storage) and warm (page cache), bytes/s. */
+  readonly coldBps?: number;
+  readonly warmBps?: number;
+  /** Bytes read / weights phase duration. */
+  readonly meanBps?: number;
+  /** Model bytes resident in the page cache when the restart was asked for. */
+  readonly residentBytesAtStart?: number;
+}
+
+/** What the extension's global state offers (vscode.Memento's shape). */
+export interface MementoLike {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): Thenable<void> | Promise<void>;
+}
+
+export function historyKey(server: string, unit: string): string {
+  return `kimi.loadHistory:${server}:${unit}`;
+}
+
+function loadStart(state: LoadState): number {
+  return state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
+}
+
+/** The record of one finished (or abandoned) load. Pure. */
+export function recordOf(state: LoadState, outcome: LoadOutcome, now: number, residentBytesAtStart?: number): LoadRecord {
+  const startedAt = loadStart(state);
+  const end = state.readyAt ?? now;
+  const seen = LOAD_PHASES.filter((p) => state.phaseTimes[p] !== undefined).map((p) => [p, state.phaseTimes[p]!] as const);
+  const phaseMs: Partial<Record<LoadPhase, number>> = {};
+  for (let i = 0; i < seen.length; i++) {
+    const [phase, at] = seen[i]!;
+    if (phase === 'ready') continue;
+    const next = seen[i + 1]?.[1] ?? end;
+    phaseMs[phase] = Math.max(0, next - at);
+  }
+  const weightsAt = state.phaseTimes['loading weights'];
+  const weightsEnd = seen.find(([p]) => p !== 'starting' && p !== 'loading weights')?.[1];
+  const t = state.ioTotals;
+  const record: LoadRecord = {
+    startedAt,
+    outcome,
+    phaseMs,
+    ...(outcome === 'ready' && state.readyAt !== undefined ? { totalMs: state.readyAt - startedAt } : {}),
+    ...(outcome === 'ready' && weightsEnd !== undefined && state.readyAt !== undefined ? { afterWeightsMs: state.readyAt - weightsEnd } : {}),
+    ...(weightsAt !== undefined ? { startingMs: Math.max(0, weightsAt - startedAt) } : {}),
+    ...(state.io ? { bytesRead: state.io.readBytes } : {}),
+    ...(state.io?.totalBytes !== undefined ? { totalBytes: state.io.totalBytes } : {}),
+    ...(t.coldMs >= 1000 ? { coldBps: (t.coldBytes / t.coldMs) * 1000 } : {}),
+    ...(t.warmMs >= 1000 ? { warmBps: (t.warmBytes / t.warmMs) * 1000 } : {}),
+    ...(state.io && phaseMs['loading weights'] ? { meanBps: (state.io.readBytes / phaseMs['loading weights']) * 1000 } : {}),
+    ...(residentBytesAtStart !== undefined ? { residentBytesAtStart } : {}),
+  };
+  return record;
+}
+
+/** The newest first, at most HISTORY_LIMIT. */
+export function appendRecord(records: readonly LoadRecord[], record: LoadRecord, limit = HISTORY_LIMIT): LoadRecord[] {
+  return [record, ...records].slice(0, limit);
+}
+
+export function median(values: readonly number[]): number | undefined {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid] : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+function pick(records: readonly LoadRecord[], f: (r: LoadRecord) => number | undefined): number[] {
+  return records.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
+}
+
+/**
+ * The ETA prior from history: median cold and warm rates, median fixed phases of the loads
+ * that reached ready, and the spread of their totals. `extra` adds what is known now
+ * (residency measured before the restart, model size).
+ */
+export function priorFrom(records: readonly LoadRecord[], extra: { residentBytes?: number; totalBytes?: number } = {}): LoadPrior {
+  const ready = records.filter((r) => r.outcome === 'ready');
+  const coldBps = median(pick(records, (r) => r.coldBps));
+  const warmBps = median(pick(records, (r) => r.warmBps));
+  const afterWeightsMs = median(pick(ready, (r) => r.afterWeightsMs));
+  const startingMs = median(pick(ready, (r) => r.startingMs));
+  const totals = pick(ready, (r) => r.totalMs);
+  return {
+    ...(coldBps !== undefined ? { coldBps } : {}),
+    ...(warmBps !== undefined ? { warmBps } : {}),
+    ...(afterWeightsMs !== undefined ? { afterWeightsMs } : {}),
+    ...(startingMs !== undefined ? { startingMs } : {}),
+    ...(totals.length ? { totalMsRange: [Math.min(...totals), Math.max(...totals)] as const } : {}),
+    ...(extra.residentBytes !== undefined ? { residentBytes: extra.residentBytes } : {}),
+    ...(extra.totalBytes !== undefined ? { totalBytes: extra.totalBytes } : {}),
+    loads: ready.length,
+  };
+}
+
+function isRecord(x: unknown): x is LoadRecord {
+  return typeof x === 'object' && x !== null && typeof (x as LoadRecord).startedAt === 'number' && typeof (x as LoadRecord).outcome === 'string';
+}
+
+/** History of one server+unit in a Memento. */
+export class LoadHistoryStore {
+  constructor(private readonly memento: MementoLike) {}
+
+  list(server: string, unit: string): LoadRecord[] {
+    const raw = this.memento.get<unknown>(historyKey(server, unit));
+    return Array.isArray(raw) ? raw.filter(isRecord) : [];
+  }
+
+  async add(server: string, unit: string, record: LoadRecord): Promise<LoadRecord[]> {
+    const next = appendRecord(this.list(server, unit), record);
+    await this.memento.update(historyKey(server, unit), next);
+    return next;
+  }
+
+  async clear(server: string, unit: string): Promise<void> {
+    await this.memento.update(historyKey(server, unit), undefined);
+  }
+}

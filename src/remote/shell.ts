@@ -1,0 +1,77 @@
+/**
+ * Everything that turns names into text for a POSIX shell on the GPU host.
+ * Every string that reaches a remote shell passes through `quote` or `commandLine`.
+ */
+
+/** POSIX single-quote quoting: safe for any byte string except NUL. */
+export function quote(arg: string): string {
+  if (arg.includes('\0')) throw new Error('Cannot quote a string containing NUL');
+  if (arg !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Quotes each argument and joins them: the result runs `argv` exactly, nothing else. */
+export function commandLine(argv: readonly string[]): string {
+  if (argv.length === 0) throw new Error('Empty command line');
+  return argv.map(quote).join(' ');
+}
+
+const UNIT_CHARS = /^[A-Za-z0-9:_.\\@-]+$/;
+
+/** A systemd unit name, with or without `.service` (other unit types are not ours). */
+export function isValidUnitName(s: string): boolean {
+  if (typeof s !== 'string' || s.length === 0 || s.length > 256) return false;
+  if (!UNIT_CHARS.test(s)) return false;
+  // systemd refuses names that start with a dash or are only a suffix; a leading "-" would also read as a flag.
+  if (s.startsWith('-') || s.startsWith('.')) return false;
+  const stem = s.endsWith('.service') ? s.slice(0, -'.service'.length) : s;
+  return stem.length > 0 && !stem.startsWith('.');
+}
+
+/** `sglang-k26` -> `sglang-k26.service`; throws on an invalid name. */
+export function normalizeUnit(s: string): string {
+  const trimmed = typeof s === 'string' ? s.trim() : s;
+  if (!isValidUnitName(trimmed)) throw new Error(`Invalid systemd unit name: ${JSON.stringify(s)}`);
+  const withSuffix = trimmed.endsWith('.service') ? trimmed : `${trimmed}.service`;
+  if (withSuffix.length > 256) throw new Error(`Invalid systemd unit name (too long): ${JSON.stringify(s)}`);
+  return withSuffix;
+}
+
+/** An absolute remote path without NUL or line breaks (which break journal/unit-file parsing). */
+export function isValidAbsolutePath(p: string): boolean {
+  return typeof p === 'string' && p.startsWith('/') && p.length <= 4096 && !/[\0\r\n]/.test(p);
+}
+
+export function assertAbsolutePath(p: string, what = 'path'): string {
+  if (!isValidAbsolutePath(p)) throw new Error(`Invalid ${what}: ${JSON.stringify(p)} (must be absolute, without NUL or newline)`);
+  return p;
+}
+
+/**
+ * Runs an already quoted command with sudo when asked. `-n` never prompts: a sudo that wants a
+ * password fails at once (see `isSudoPasswordError`). Only privileged commands should be wrapped.
+ */
+export function withSudo(cmd: string, sudo: boolean): string {
+  if (!sudo) return cmd;
+  return `sudo -n sh -c ${quote(cmd)}`;
+}
+
+/** True when stderr says `sudo -n` refused because it needs a password. */
+export function isSudoPasswordError(stderr: string): boolean {
+  return /sudo: (a password is required|a terminal is required|no tty present)/i.test(stderr);
+}
+
+/**
+ * Wraps a command so its first stdout line is the pid of the process that runs it, which is
+ * also its process group (sshd starts each session with setsid). OpenSSH refuses "signal"
+ * channel requests for root sessions, so killing the group by pid is the way that works.
+ */
+export function announcePid(cmd: string): string {
+  return `echo "$$"; exec sh -c ${quote(cmd)}`;
+}
+
+/** `kill -SIG -- -PGID`: the whole process group started by `announcePid`. */
+export function killGroupCommand(pgid: number, signal: 'TERM' | 'KILL'): string {
+  if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Invalid process group: ${pgid}`);
+  return `kill -${signal} -- -${pgid} 2>/dev/null; true`;
+}

@@ -1,0 +1,56 @@
+import * as os from 'node:os';
+import type { ServerProfile, Settings } from './config';
+import { ServerSession } from './monitor/session';
+import type { LogLevel } from './monitor/watcher';
+import { TunnelAgent } from './remote/httpAgent';
+import { LocalTransport } from './remote/localTransport';
+import { expandTilde, loadSshTarget } from './remote/sshConfig';
+import { SshTransport, type UnknownHostKeyInfo } from './remote/sshTransport';
+import type { Transport } from './remote/transport';
+import { SglangClient } from './server/sglangHttp';
+
+export type UnknownHostKey = UnknownHostKeyInfo;
+
+/** What a connection may have to ask the user (implemented with VS Code dialogs in ui/prompts.ts). */
+export interface SessionUi {
+  trustUnknownHostKey(key: UnknownHostKey): Promise<boolean>;
+  requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
+}
+
+type Log = (level: LogLevel, message: string) => void;
+
+/** The transport for a server: SSH (host keys checked per kimi.hostKeyPolicy) or local processes. */
+export async function createTransport(server: ServerProfile, settings: Settings, ui: SessionUi, log: Log): Promise<Transport> {
+  if (server.host === undefined) return new LocalTransport();
+  const target = await loadSshTarget({
+    host: server.host,
+    port: server.port,
+    username: server.username,
+    identityFile: server.identityFile,
+  });
+  return new SshTransport({
+    target,
+    knownHostsFile: expandTilde(settings.knownHostsFile, os.homedir()),
+    decideUnknownHostKey: async (key) => {
+      switch (settings.hostKeyPolicy) {
+        case 'strict':
+          log('error', `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "strict").`);
+          return 'reject';
+        case 'accept-new':
+          log('warn', `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "accept-new").`);
+          return 'trust';
+        case 'ask':
+          return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';
+      }
+    },
+    requestPassphrase: (keyPath, retry) => ui.requestPassphrase(keyPath, retry),
+    log: (message) => log('info', `[${server.name}] ${message}`),
+  });
+}
+
+export async function createSession(server: ServerProfile, settings: Settings, ui: SessionUi, log: Log): Promise<ServerSession> {
+  const transport = await createTransport(server, settings, ui, log);
+  const agent = new TunnelAgent(transport.openStream);
+  const http = new SglangClient(server.url, agent);
+  return new ServerSession(server, transport, http, log);
+}

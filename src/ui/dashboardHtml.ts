@@ -1,0 +1,38 @@
+/** The dashboard page's HTML and its CSP nonce. Pure. */
+import * as crypto from 'node:crypto';
+
+export function nonce(): string {
+  return crypto.randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+}
+
+/** The page's HTML. Only our own scripts (by nonce) and styles (by origin or nonce) run. */
+export function dashboardHtml(opts: { cspSource: string; nonce: string; uplotJs: string; uplotCss: string; script: string; style: string }): string {
+  const { cspSource, nonce: n } = opts;
+  const csp = `default-src 'none'; img-src ${cspSource} data:; script-src 'nonce-${n}'; style-src ${cspSource} 'nonce-${n}'; font-src ${cspSource};`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${opts.uplotCss}" nonce="${n}">
+<link rel="stylesheet" href="${opts.style}" nonce="${n}">
+<title>Kimi load</title>
+</head>
+<body>
+<header><h1 id="title">Kimi load</h1><span id="verdict" class="verdict"></span></header>
+<section id="summary">
+  <div class="progress"><div id="bar"></div><div id="band" title="history"></div></div>
+  <div id="figures"></div>
+  <div id="warning" class="warning" hidden></div>
+</section>
+<section><h2>Phases</h2><div id="timeline" class="timeline"></div><div id="legend" class="legend"></div></section>
+<section><h2>Read rate (MB/s)</h2><div id="rate" class="chart"></div></section>
+<section><h2>GPU memory (GiB, all GPUs)</h2><div id="gpu" class="chart"></div></section>
+<section id="verification-section" hidden><h2>Parser verification</h2><pre id="verification"></pre></section>
+<script nonce="${n}" src="${opts.uplotJs}"></script>
+<script nonce="${n}" src="${opts.script}"></script>
+</body>
+</html>`;
+}
+

@@ -1,0 +1,311 @@
+// code-server (VS Code's workbench + Node extension host, served to a browser) for the e2e
+// suite and `npm run demo`. Installed once into a cache outside the repo by
+// scripts/setup-code-server.sh; each run gets fresh user-data and extensions folders.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const CODE_SERVER_VERSION = '4.100.3';
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+
+/** The cache folder the setup script installs into (same default as the script). */
+export function codeServerDir(): string {
+  return process.env.KIMI_CODE_SERVER_DIR ?? join(homedir(), '.cache', 'kimi-service', `code-server-${CODE_SERVER_VERSION}`);
+}
+
+function entryPath(dir = codeServerDir()): string {
+  return join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+}
+
+/** Runs scripts/setup-code-server.sh unless its stamp says the install is complete. */
+export function ensureCodeServer(): string {
+  const dir = codeServerDir();
+  if (existsSync(join(dir, '.kimi-install-complete')) && existsSync(entryPath(dir))) return dir;
+  console.log(`[e2e] installing code-server ${CODE_SERVER_VERSION} into ${dir} (~4 min, once)`);
+  const r = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'setup-code-server.sh')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, KIMI_CODE_SERVER_DIR: dir },
+  });
+  if (r.status !== 0) throw new Error(`scripts/setup-code-server.sh failed (status ${r.status})`);
+  return dir;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/** Every descendant pid of `pid` (from /proc), deepest last. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // pid (comm) state ppid ...; comm may contain spaces/parens: split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(name));
+      children.set(ppid, list);
+    } catch {
+      /* process went away */
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Kills a process, its process group and every descendant (also those that started their
+ * own session, e.g. the extension host's children); SIGTERM first, SIGKILL after `graceMs`.
+ */
+export async function killTree(pid: number, graceMs = 3000): Promise<void> {
+  const pids = [pid, ...descendants(pid)];
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      /* not a group leader / gone */
+    }
+    for (const p of [...pids, ...descendants(pid)]) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 100));
+  if (pids.some(alive)) signal('SIGKILL');
+  const hardDeadline = Date.now() + 2000;
+  while (Date.now() < hardDeadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** Settings that keep the workbench quiet and deterministic (no welcome page, no tips). */
+export const QUIET_SETTINGS: Record<string, unknown> = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'security.workspace.trust.enabled': false,
+  'extensions.autoUpdate': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'telemetry.telemetryLevel': 'off',
+  'chat.commandCenter.enabled': false,
+  'chat.disableAIFeatures': true,
+  'git.enabled': false,
+  'window.commandCenter': false,
+  'remote.autoForwardPorts': false,
+};
+
+export interface CodeServerOptions {
+  /** Folder opened in the workbench (default: a fresh empty temp folder). */
+  folder?: string;
+  /** User settings, merged over QUIET_SETTINGS. */
+  settings?: Record<string, unknown>;
+  /** VSIX files installed before start. */
+  vsix?: string[];
+  /** Port (default: a free one). */
+  port?: number;
+  /** Where code-server's own output goes (default: <root>/code-server.log). */
+  logFile?: string;
+  /** Extra environment for code-server and its extension host. */
+  env?: Record<string, string>;
+  /** Echo code-server's output to this process's stderr. */
+  echo?: boolean;
+}
+
+export interface CodeServer {
+  url: string;
+  port: number;
+  root: string;
+  userDataDir: string;
+  extensionsDir: string;
+  folder: string;
+  logFile: string;
+  pid: number;
+  /** Rewrites User/settings.json (the workbench picks the change up live). */
+  writeSettings(settings: Record<string, unknown>): void;
+  /** The extension host's log files (LogOutputChannel files live next to them). */
+  findLogFiles(pattern: RegExp): string[];
+  /** Kills the process tree and removes the temp folder (kept when KIMI_E2E_KEEP=1). */
+  stop(): Promise<void>;
+}
+
+function runCli(dir: string, args: string[], env: NodeJS.ProcessEnv): string {
+  const r = spawnSync(process.execPath, [entryPath(dir), ...args], { env, encoding: 'utf8', timeout: 120_000 });
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  if (r.status !== 0) throw new Error(`code-server ${args.join(' ')} failed (status ${r.status}):\n${out}`);
+  return out;
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+export async function startCodeServer(opts: CodeServerOptions = {}): Promise<CodeServer> {
+  const dir = ensureCodeServer();
+  const root = mkdtempSync(join(tmpdir(), 'kimi-code-server-'));
+  const userDataDir = join(root, 'user-data');
+  const extensionsDir = join(root, 'extensions');
+  const folder = opts.folder ?? join(root, 'workspace');
+  mkdirSync(join(userDataDir, 'User'), { recursive: true });
+  mkdirSync(extensionsDir, { recursive: true });
+  mkdirSync(folder, { recursive: true });
+  const configFile = join(root, 'config.yaml');
+  // Our own config file, so code-server never writes ~/.config/code-server/config.yaml.
+  writeFileSync(configFile, 'auth: none\ncert: false\n');
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...opts.env,
+    XDG_DATA_HOME: join(root, 'xdg-data'),
+    XDG_CONFIG_HOME: join(root, 'xdg-config'),
+  };
+  // Keep code-server from finding and reusing another instance's IPC socket (e.g. when the
+  // suite itself runs in a VS Code terminal).
+  delete env.VSCODE_IPC_HOOK_CLI;
+  // Variables tsx/mocha may leave behind would be inherited by the extension host.
+  delete env.NODE_OPTIONS;
+
+  const writeSettings = (settings: Record<string, unknown>) =>
+    writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2));
+  writeSettings(opts.settings ?? {});
+
+  for (const vsix of opts.vsix ?? []) {
+    runCli(dir, ['--config', configFile, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], env);
+  }
+
+  const port = opts.port ?? (await freePort());
+  const logFile = opts.logFile ?? join(root, 'code-server.log');
+  const log = createWriteStream(logFile);
+  const args = [
+    entryPath(dir),
+    '--config', configFile,
+    '--auth', 'none',
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--user-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+    folder,
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pid = child.pid!;
+  let output = '';
+  const onData = (b: Buffer) => {
+    const s = b.toString();
+    output += s;
+    log.write(s);
+    if (opts.echo) process.stderr.write(s.replace(/^/gm, '[code-server] '));
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await killTree(pid);
+    log.end();
+  };
+  // A crashed or interrupted test run must not leave code-server behind.
+  const onExit = () => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    for (const p of descendants(pid)) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  process.once('exit', onExit);
+
+  try {
+    await new Promise<void>((res, rej) => {
+      const timer = setTimeout(() => rej(new Error(`code-server did not start within 60 s:\n${output}`)), 60_000);
+      const check = () => {
+        if (/HTTP server listening on/.test(output)) {
+          clearTimeout(timer);
+          res();
+        }
+      };
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      child.once('exit', (code, sig) => {
+        clearTimeout(timer);
+        rej(new Error(`code-server exited (${code ?? sig}) before listening:\n${output}`));
+      });
+      check();
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+
+  return {
+    url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`,
+    port,
+    root,
+    userDataDir,
+    extensionsDir,
+    folder,
+    logFile,
+    pid,
+    writeSettings,
+    findLogFiles: (pattern) => walk(join(userDataDir, 'logs')).filter((f) => pattern.test(f)),
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await stop();
+      if (process.env.KIMI_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,189 @@
+// One e2e scenario = a simulated GPU host (real sshd + SGLang simulator) + code-server with the
+// packaged extension configured for that host + the workbench in headless Chromium.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
+import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
+import { clickDialogButton, openWorkbench, resultsDir, screenshot, statusHistory, formatStatusHistory, notificationHistory, type DialogInfo, type Workbench } from './workbench';
+import type { Page } from 'playwright-core';
+
+export const VSIX = join(REPO_ROOT, 'dist', 'kimi-service.vsix');
+
+let packaged = false;
+/** `npm run package` once per run (dist/kimi-service.vsix). KIMI_E2E_VSIX=path skips it. */
+export function packageExtension(): string {
+  if (process.env.KIMI_E2E_VSIX) return process.env.KIMI_E2E_VSIX;
+  if (packaged && existsSync(VSIX)) return VSIX;
+  const t0 = Date.now();
+  const r = spawnSync('npm', ['run', 'package'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (r.status !== 0 || !existsSync(VSIX)) {
+    throw new Error(`npm run package failed (status ${r.status}):\n${r.stdout}\n${r.stderr}`);
+  }
+  console.log(`    [e2e] packaged ${VSIX} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  packaged = true;
+  return VSIX;
+}
+
+/** A load of ~`seconds` s on the default 16 x 4 MiB model folder: every read is cold. */
+export function simForLoad(seconds: number, shards = 16, shardBytes = 4 * 1024 * 1024): Record<string, unknown> {
+  const mbps = (shards * shardBytes) / 1e6 / seconds;
+  return { readMBps: mbps, warmReadMBps: mbps, coldFiles: 'all' };
+}
+
+/** The unit's ExecStart with `--tool-call-parser kimi_k2 --reasoning-parser kimi_k2`. */
+export function unitWithParsers(host: GpuHost, parser = 'kimi_k2'): string {
+  return host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --tool-call-parser ${parser} --reasoning-parser ${parser}`);
+}
+
+export interface ScenarioOptions {
+  /** Names the folder of this scenario's logs under the results folder. */
+  name?: string;
+  gpuHost?: GpuHostOptions;
+  /** Unit file text (e.g. unitWithParsers) written before code-server starts. */
+  unitText?: (host: GpuHost) => string;
+  hostKeyPolicy?: 'ask' | 'strict' | 'accept-new';
+  /** Put the host's key in the known-hosts file (default true). */
+  knownHost?: boolean;
+  settings?: Record<string, unknown>;
+}
+
+export interface Scenario {
+  host: GpuHost;
+  cs: CodeServer;
+  wb: Workbench;
+  page: Page;
+  knownHostsFile: string;
+  tmp: string;
+  stop(): Promise<void>;
+}
+
+export function kimiSettings(host: GpuHost, knownHostsFile: string, policy: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    'kimi.servers': [
+      {
+        name: 'sim',
+        host: host.sshHost,
+        port: host.sshPort,
+        username: host.username,
+        identityFile: host.clientKeyPath,
+        unit: host.unitName,
+        url: host.serverUrl,
+      },
+    ],
+    'kimi.activeServer': 'sim',
+    'kimi.knownHostsFile': knownHostsFile,
+    'kimi.hostKeyPolicy': policy,
+    'kimi.pollIntervalSeconds': 0.5,
+    'kimi.confirmRestart': true,
+    'kimi.notifyWhenReady': true,
+    ...extra,
+  };
+}
+
+/** Copies the extension's log channel file and code-server's output into the results folder. */
+export function saveLogs(cs: CodeServer, name: string): void {
+  try {
+    const dir = join(resultsDir(), `logs-${name}`);
+    mkdirSync(dir, { recursive: true });
+    for (const f of cs.findLogFiles(/Kimi Service\.log$|exthost\.log$|remoteagent\.log$/)) copyFileSync(f, join(dir, basename(f)));
+    copyFileSync(cs.logFile, join(dir, 'code-server.log'));
+  } catch (e) {
+    console.log(`    (could not save logs: ${e})`);
+  }
+}
+
+export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenario> {
+  const vsix = packageExtension();
+  const tmp = mkdtempSync(join(tmpdir(), 'kimi-e2e-'));
+  const knownHostsFile = join(tmp, 'known_hosts');
+  let host: GpuHost | undefined;
+  let cs: CodeServer | undefined;
+  let wb: Workbench | undefined;
+  const stop = async () => {
+    await wb?.close().catch(() => undefined);
+    if (cs) saveLogs(cs, opts.name ?? 'scenario');
+    await cs?.stop().catch(() => undefined);
+    await host?.stop().catch(() => undefined);
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  try {
+    host = await startGpuHost(opts.gpuHost ?? {});
+    if (opts.unitText) await host.writeUnit(opts.unitText(host), { reload: true });
+    writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
+    cs = await startCodeServer({
+      vsix: [vsix],
+      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', opts.settings),
+      // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
+      // by accident: the scenario's settings name everything.
+      env: { SSH_AUTH_SOCK: '' },
+    });
+    wb = await openWorkbench(cs.url);
+    return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/**
+ * Answers modal dialogs as they come until `done()` is true: `answers` maps a predicate on
+ * the dialog to the button to press. Returns every dialog seen. An unexpected dialog fails.
+ */
+export async function answerDialogs(
+  page: Page,
+  answers: { when: (d: DialogInfo) => boolean; press: string; name: string }[],
+  done: () => Promise<boolean>,
+  opts: { timeoutMs?: number; shotPrefix?: string } = {},
+): Promise<DialogInfo[]> {
+  const seen: DialogInfo[] = [];
+  const box = page.locator('.monaco-dialog-box');
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out; dialogs seen: ${JSON.stringify(seen)}`);
+    if (await box.isVisible()) {
+      const info = await box.evaluate((el) => ({
+        message: (el.querySelector<HTMLElement>('.dialog-message-text')?.innerText ?? '').trim(),
+        detail: (el.querySelector<HTMLElement>('.dialog-message-detail')?.innerText ?? '').trim(),
+        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) => b.innerText.trim()),
+      }));
+      const a = answers.find((x) => x.when(info));
+      if (!a) throw new Error(`unexpected dialog: ${JSON.stringify(info)}`);
+      seen.push(info);
+      if (opts.shotPrefix) await screenshot(page, `${opts.shotPrefix}-dialog-${a.name}`);
+      await clickDialogButton(page, a.press);
+    }
+    await page.waitForTimeout(100);
+  }
+  return seen;
+}
+
+export const isRestartConfirm = (d: DialogInfo) => d.buttons.includes('Restart');
+export const isHostKeyDialog = (d: DialogInfo) => /SHA256:/.test(`${d.message}\n${d.detail}`) && d.buttons.includes('Trust');
+
+/** On failure: a screenshot and what the page recorded, to make the report self-explaining. */
+export async function dumpOnFailure(s: Scenario | undefined, title: string): Promise<void> {
+  if (!s) return;
+  try {
+    await screenshot(s.page, `FAILED-${title}`);
+    console.log(`    status history:\n${formatStatusHistory(await statusHistory(s.page))}`);
+    console.log(`    notifications: ${JSON.stringify(await notificationHistory(s.page), null, 1)}`);
+    const logs = s.cs.findLogFiles(/Kimi Service\.log$/);
+    for (const f of logs) console.log(`    ${f}:\n${spawnSync('tail', ['-n', '60', f], { encoding: 'utf8' }).stdout}`);
+    console.log(`    journal (tail):\n${(await s.host.journal()).slice(-30).join('\n')}`);
+  } catch (e) {
+    console.log(`    (could not collect diagnostics: ${e})`);
+  }
+}
+
+let printed = false;
+/**
+ * Prints the screenshots folder once at the end of the run. Each spec file registers it as a
+ * root-level after() hook, so it runs whichever files are selected.
+ */
+export function printResultsDir(): void {
+  if (printed) return;
+  printed = true;
+  console.log(`\n  e2e screenshots and logs: ${resultsDir()}\n`);
+}

@@ -1,0 +1,457 @@
+// The VS Code workbench in Debian's Chromium, driven as a person would: the command palette,
+// the status bar, notification toasts and their buttons, modal dialogs, the Output panel.
+// Selectors are those of VS Code 1.100 (code-server 4.100.3); see README/e2e notes.
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from './codeServer';
+
+export const CHROMIUM = process.env.KIMI_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+  '--disable-breakpad',
+];
+
+/** Status bar item of the extension: `<publisher>.<name>.<itemId>` or `<publisher>.<name>`. */
+export const EXTENSION_ID = 'kimi-tools.kimi-service';
+export const STATUS_ITEM_SELECTOR = `.part.statusbar .statusbar-item[id^="${EXTENSION_ID}"]`;
+export const STATUS_NAME = 'Kimi service';
+
+let resultsDirCache: string | undefined;
+/** test-results/e2e-<timestamp>/ (gitignored), shared by every scenario of one run. */
+export function resultsDir(): string {
+  if (!resultsDirCache) {
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/Z$/, '');
+    resultsDirCache = process.env.KIMI_E2E_RESULTS ?? join(REPO_ROOT, 'test-results', `e2e-${stamp}`);
+    mkdirSync(resultsDirCache, { recursive: true });
+  }
+  return resultsDirCache;
+}
+
+export interface StatusSample {
+  /** ms since the recorder started */
+  t: number;
+  at: string;
+  text: string;
+}
+
+export interface NotificationSample {
+  t: number;
+  at: string;
+  severity: string;
+  text: string;
+  buttons: string[];
+}
+
+export interface Workbench {
+  page: Page;
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function openWorkbench(url: string, opts: { headless?: boolean; timeoutMs?: number } = {}): Promise<Workbench> {
+  const profile = mkdtempSync(join(tmpdir(), 'kimi-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: opts.headless ?? true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1440, height: 900 },
+    // Chromium writes "Crash Reports" under $XDG_CONFIG_HOME/chromium even with a
+    // user-data-dir: keep that inside the throwaway profile too.
+    env: { ...process.env, XDG_CONFIG_HOME: join(profile, 'xdg-config'), XDG_CACHE_HOME: join(profile, 'xdg-cache') } as Record<string, string>,
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const timeout = opts.timeoutMs ?? 90_000;
+  await page.goto(url, { timeout });
+  await page.waitForSelector('.monaco-workbench', { timeout });
+  // The status bar and the activity bar are drawn once the workbench is restored.
+  await page.waitForSelector('.part.statusbar', { timeout });
+  await installRecorders(page);
+  return {
+    page,
+    context,
+    close: async () => {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Records, inside the page, every distinct text of the Kimi status bar item and every
+ * notification toast that appears, with timestamps (MutationObserver + a 50 ms sampler, so
+ * a state shown for a moment is not missed between two polls from the test).
+ */
+async function installRecorders(page: Page): Promise<void> {
+  // A string, not a function: tsx/esbuild would wrap named inner functions in a `__name`
+  // helper that does not exist in the page.
+  await page.evaluate(RECORDER_SOURCE.replace('ITEM_SELECTOR', JSON.stringify(STATUS_ITEM_SELECTOR)).replace('STATUS_NAME', JSON.stringify(STATUS_NAME)));
+}
+
+const RECORDER_SOURCE = `(() => {
+  if (window.__kimiRec) return;
+  const itemSelector = ITEM_SELECTOR;
+  const statusName = STATUS_NAME.toLowerCase();
+  const t0 = Date.now();
+  const status = [];
+  const notes = [];
+  const seenNotes = new Set();
+  function findItem() {
+    const byId = document.querySelector(itemSelector);
+    if (byId) return byId;
+    for (const el of document.querySelectorAll('.part.statusbar .statusbar-item')) {
+      const label = ((el.getAttribute('aria-label') || '') + ' ' + el.id).toLowerCase();
+      if (label.includes(statusName) || /^\\s*Kimi:/.test(el.innerText)) return el;
+    }
+    return null;
+  }
+  function itemText() {
+    const el = findItem();
+    if (!el) return '';
+    const label = el.querySelector('.statusbar-item-label') || el;
+    return label.innerText.replace(/\\s+/g, ' ').trim();
+  }
+  function sample() {
+    const text = itemText();
+    const last = status[status.length - 1];
+    if (!last || last.text !== text) status.push({ t: Date.now() - t0, at: new Date().toISOString(), text });
+    for (const toast of document.querySelectorAll('.notifications-toasts .notification-list-item')) {
+      const m = toast.querySelector('.notification-list-item-message');
+      const msg = m ? m.innerText.trim() : '';
+      if (!msg) continue;
+      const iconEl = toast.querySelector('.notification-list-item-icon');
+      const icon = iconEl ? iconEl.className : '';
+      const severity = /error/.test(icon) ? 'error' : /warning/.test(icon) ? 'warning' : 'info';
+      const key = severity + '|' + msg;
+      if (seenNotes.has(key)) continue;
+      seenNotes.add(key);
+      const buttons = Array.from(toast.querySelectorAll('.notification-list-item-buttons-container .monaco-button')).map((b) => b.innerText.trim());
+      notes.push({ t: Date.now() - t0, at: new Date().toISOString(), severity, text: msg, buttons });
+    }
+  }
+  new MutationObserver(sample).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['aria-label', 'class'] });
+  setInterval(sample, 50);
+  sample();
+  window.__kimiRec = { status, notes, t0, reset() { status.length = 0; notes.length = 0; seenNotes.clear(); sample(); } };
+})()`;
+
+/** Clears the recorded status texts and notifications (e.g. between scenarios). */
+export async function resetRecorders(page: Page): Promise<void> {
+  await page.evaluate(() => (window as unknown as { __kimiRec: { reset(): void } }).__kimiRec.reset());
+}
+
+export async function statusHistory(page: Page): Promise<StatusSample[]> {
+  return page.evaluate(() => (window as unknown as { __kimiRec: { status: StatusSample[] } }).__kimiRec.status.slice());
+}
+
+export async function notificationHistory(page: Page): Promise<NotificationSample[]> {
+  return page.evaluate(() => (window as unknown as { __kimiRec: { notes: NotificationSample[] } }).__kimiRec.notes.slice());
+}
+
+/** The Kimi status bar item (by its id, else by aria-label / text). */
+export function statusItem(page: Page): Locator {
+  return page
+    .locator(STATUS_ITEM_SELECTOR)
+    .or(page.locator('.part.statusbar .statusbar-item').filter({ hasText: /^\s*Kimi:/ }))
+    .first();
+}
+
+/** The item's visible text, e.g. "Kimi: loading 42%" (codicons carry no text). */
+export async function statusText(page: Page): Promise<string> {
+  const item = statusItem(page);
+  if ((await item.count()) === 0) return '';
+  return (await item.innerText()).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The names of the status bar entries, as the status bar's context menu lists them (the
+ * place where a StatusBarItem's `name` is shown: "Hide 'Kimi service'" / its checkbox).
+ */
+export async function statusBarEntryNames(page: Page): Promise<string[]> {
+  await statusItem(page).click({ button: 'right' });
+  const items = page.locator('.monaco-menu .action-item .action-label');
+  await items.first().waitFor({ state: 'visible', timeout: 5000 });
+  const names = (await items.allInnerTexts()).map((t) => t.trim()).filter(Boolean);
+  await page.keyboard.press('Escape');
+  return names;
+}
+
+export async function statusTooltip(page: Page): Promise<string> {
+  await statusItem(page).hover();
+  const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: /\S/ }).last();
+  await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+  const text = (await hover.count()) ? await hover.innerText() : '';
+  await page.mouse.move(700, 300);
+  return text.trim();
+}
+
+/**
+ * Waits until the status bar text matches `re`; returns every distinct text seen since the
+ * recorder was last reset. Fails early when `failOn` matches (e.g. /failed|unreachable/).
+ */
+export async function waitForStatus(
+  page: Page,
+  re: RegExp,
+  opts: { timeoutMs?: number; failOn?: RegExp } = {},
+): Promise<StatusSample[]> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (;;) {
+    const hist = await statusHistory(page);
+    const last = hist[hist.length - 1]?.text ?? '';
+    if (re.test(last)) return hist;
+    if (opts.failOn && opts.failOn.test(last)) {
+      throw new Error(`status bar shows "${last}" while waiting for ${re}; history:\n${formatStatusHistory(hist)}`);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`status bar never matched ${re} (last "${last}"); history:\n${formatStatusHistory(hist)}`);
+    }
+    await page.waitForTimeout(100);
+  }
+}
+
+export function formatStatusHistory(hist: StatusSample[]): string {
+  return hist.map((s) => `  +${(s.t / 1000).toFixed(1)}s  ${s.text || '(no item)'}`).join('\n');
+}
+
+/** Percentages of every `loading NN%` text, in the order seen. */
+export function loadingPercentages(hist: StatusSample[]): number[] {
+  return hist.map((s) => /loading\s+(\d+)%/.exec(s.text)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Command palette
+
+export async function openPalette(page: Page, text = ''): Promise<Locator> {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.keyboard.press('Control+Shift+P');
+    try {
+      await input.waitFor({ state: 'visible', timeout: 5000 });
+      break;
+    } catch {
+      await page.keyboard.press('F1');
+      if (await input.isVisible()) break;
+    }
+  }
+  await input.fill(`>${text}`);
+  return input;
+}
+
+/**
+ * The palette's rows for `text`. With `until`, retypes until a row satisfies it (extensions
+ * register their contributions a few seconds after the workbench appears) or the timeout.
+ */
+export async function paletteRows(page: Page, text: string, opts: { until?: (row: string) => boolean; timeoutMs?: number } = {}): Promise<string[]> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  let labels: string[] = [];
+  const input = await openPalette(page, text);
+  for (;;) {
+    await rows.first().waitFor({ state: 'visible', timeout: 5_000 }).catch(() => undefined);
+    await page.waitForTimeout(300);
+    labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
+    if (!opts.until || labels.some(opts.until) || Date.now() > deadline) break;
+    await page.waitForTimeout(1000);
+    await input.fill('>');
+    await input.fill(`>${text}`);
+  }
+  await page.keyboard.press('Escape');
+  return labels;
+}
+
+/**
+ * Runs a command by its palette title ("Restart Kimi service" or "Kimi: Restart Kimi
+ * service"): Control+Shift+P, type, pick the row whose label is that command, Enter.
+ */
+export async function runCommand(page: Page, title: string, opts: { timeoutMs?: number } = {}): Promise<void> {
+  const input = await openPalette(page, title);
+  const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  const wanted = (label: string) => {
+    const l = label.replace(/\s+/g, ' ').trim().toLowerCase();
+    const t = title.toLowerCase();
+    return l === t || l.startsWith(`${t},`) || l.startsWith(`${t} `) || l.endsWith(`: ${t}`) || l.includes(`: ${t},`) || l.includes(`: ${t} `) || l.startsWith(`kimi: ${t}`);
+  };
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let lastType = Date.now();
+  for (;;) {
+    const labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
+    const i = labels.findIndex(wanted);
+    if (i >= 0) {
+      await rows.nth(i).click();
+      await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
+      return;
+    }
+    if (Date.now() > deadline) {
+      await page.keyboard.press('Escape');
+      throw new Error(`command "${title}" not found in the palette; rows: ${JSON.stringify(labels)}`);
+    }
+    await page.waitForTimeout(200);
+    if (Date.now() - lastType > 2000) {
+      // The list is computed when typed: retype so late-registered commands show up.
+      lastType = Date.now();
+      await input.fill('>');
+      await input.fill(`>${title}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Notifications and dialogs
+
+/** The notification toasts currently shown. */
+export async function visibleNotifications(page: Page): Promise<{ severity: string; text: string; buttons: string[] }[]> {
+  return page.locator('.notifications-toasts .notification-list-item').evaluateAll((els) =>
+    els.map((el) => {
+      const icon = el.querySelector('.notification-list-item-icon')?.className ?? '';
+      return {
+        severity: /error/.test(icon) ? 'error' : /warning/.test(icon) ? 'warning' : 'info',
+        text: (el.querySelector<HTMLElement>('.notification-list-item-message')?.innerText ?? '').trim(),
+        buttons: Array.from(el.querySelectorAll<HTMLElement>('.notification-list-item-buttons-container .monaco-button')).map((b) => b.innerText.trim()),
+      };
+    }),
+  );
+}
+
+/**
+ * Waits for a notification (toast, or one recorded earlier) whose text matches `re`.
+ * Returns it as recorded.
+ */
+export async function waitForNotification(page: Page, re: RegExp, opts: { timeoutMs?: number; severity?: string } = {}): Promise<NotificationSample> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    const hit = (await notificationHistory(page)).find((n) => re.test(n.text) && (!opts.severity || n.severity === opts.severity));
+    if (hit) return hit;
+    if (Date.now() > deadline) {
+      throw new Error(`no notification matched ${re}; seen: ${JSON.stringify(await notificationHistory(page), null, 1)}`);
+    }
+    await page.waitForTimeout(100);
+  }
+}
+
+/** A toast whose message matches `re` (opening the notification center if it was hidden). */
+async function notificationItem(page: Page, re: RegExp): Promise<Locator> {
+  const toast = page.locator('.notifications-toasts .notification-list-item').filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
+  if (await toast.count()) return toast.first();
+  // Toasts hide after a while; the notification center keeps them.
+  await runCommand(page, 'Notifications: Show Notifications');
+  const inCenter = page.locator('.notifications-center .notification-list-item').filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
+  await inCenter.first().waitFor({ state: 'visible', timeout: 5000 });
+  return inCenter.first();
+}
+
+/** Clicks a button (e.g. "Show log") of the notification whose text matches `re`. */
+export async function clickNotificationButton(page: Page, re: RegExp, button: string): Promise<void> {
+  const item = await notificationItem(page, re);
+  await item.hover();
+  await item.locator('.notification-list-item-buttons-container .monaco-button', { hasText: button }).first().click();
+}
+
+export interface DialogInfo {
+  message: string;
+  detail: string;
+  buttons: string[];
+}
+
+/** Waits for a modal dialog (VS Code's own, in the browser) and returns its texts. */
+export async function waitForDialog(page: Page, opts: { timeoutMs?: number; text?: RegExp } = {}): Promise<DialogInfo> {
+  const box = page.locator('.monaco-dialog-box');
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (await box.isVisible()) {
+      const info = await box.evaluate((el) => ({
+        message: (el.querySelector<HTMLElement>('.dialog-message-text')?.innerText ?? '').trim(),
+        detail: (el.querySelector<HTMLElement>('.dialog-message-detail')?.innerText ?? '').trim(),
+        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) => b.innerText.trim()),
+      }));
+      if (!opts.text || opts.text.test(`${info.message}\n${info.detail}`)) return info;
+    }
+    if (Date.now() > deadline) throw new Error(`no modal dialog${opts.text ? ` matching ${opts.text}` : ''} within the timeout`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/** Clicks a button of the modal dialog by its exact title ("Restart", "Trust"). */
+export async function clickDialogButton(page: Page, title: string): Promise<void> {
+  const box = page.locator('.monaco-dialog-box');
+  await box.locator('.dialog-buttons .monaco-button').filter({ hasText: new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) }).first().click();
+  await box.waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+// ---------------------------------------------------------------------------------------
+// Output panel
+
+/** The channel selected in the Output view (its dropdown in the panel's title bar). */
+export async function outputChannelShown(page: Page): Promise<string> {
+  const select = page.locator('.part.panel .title-actions select.monaco-select-box, .part.panel select.monaco-select-box').first();
+  if (!(await select.count())) return '';
+  return select.evaluate((s) => {
+    const sel = s as HTMLSelectElement;
+    return sel.options[sel.selectedIndex]?.text ?? '';
+  });
+}
+
+/**
+ * Reads the Output panel's editor as a person scrolling through it would: every rendered
+ * line, from the top to the bottom (Monaco renders only the visible lines).
+ */
+export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; channel?: string } = {}): Promise<string> {
+  const editor = page.locator('.part.panel .output-view .monaco-editor, .part.panel .monaco-editor').first();
+  await editor.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 15_000 });
+  if (opts.channel) {
+    const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+    while (!(await outputChannelShown(page)).includes(opts.channel)) {
+      if (Date.now() > deadline) throw new Error(`Output view shows "${await outputChannelShown(page)}", not "${opts.channel}"`);
+      await page.waitForTimeout(200);
+    }
+  }
+  await page.waitForTimeout(500);
+  const lines = new Map<number, string>();
+  const collect = async () => {
+    const rows = await editor.locator('.view-lines .view-line').evaluateAll((els) =>
+      els.map((e) => ({ top: parseFloat((e as HTMLElement).style.top || '0'), text: (e as HTMLElement).innerText.replace(/\u00a0/g, ' ') })),
+    );
+    // A line's `top` is its position in the whole document (the container scrolls).
+    let added = 0;
+    for (const r of rows) {
+      const key = Math.round(r.top);
+      if (!lines.has(key)) added++;
+      lines.set(key, r.text);
+    }
+    return added;
+  };
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+Home');
+  await page.waitForTimeout(200);
+  await collect();
+  for (let i = 0; i < 200; i++) {
+    await page.keyboard.press('PageDown');
+    await page.waitForTimeout(80);
+    if ((await collect()) === 0) {
+      await page.keyboard.press('PageDown');
+      await page.waitForTimeout(150);
+      if ((await collect()) === 0) break;
+    }
+  }
+  return [...lines.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t).join('\n');
+}
+
+// ---------------------------------------------------------------------------------------
+// Screenshots
+
+let shotCounter = 0;
+/** Saves a screenshot as <resultsDir>/<NN>-<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  shotCounter++;
+  const file = join(resultsDir(), `${String(shotCounter).padStart(2, '0')}-${name.replace(/[^\w.-]+/g, '_')}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}

@@ -1,0 +1,75 @@
+import { strict as assert } from 'node:assert';
+import type { UnitStatus } from '../../src/server/events';
+import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { appendRecord, LoadHistoryStore, median, priorFrom, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history';
+
+const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false };
+
+function load(): LoadState {
+  const signals: Signal[] = [
+    { kind: 'restartRequested', at: 0 },
+    { kind: 'attached', at: 1000, unit },
+    { kind: 'journal', at: 5000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
+  ];
+  // 10 s cold at 100 MB/s, then 2 s warm at 1 GB/s
+  for (let t = 6000; t <= 15_000; t += 1000) signals.push({ kind: 'io', at: t, readBytes: (t - 5000) * 1e5, coldBytes: (t - 5000) * 1e5, totalBytes: 3e9 });
+  for (let t = 16_000; t <= 17_000; t += 1000) signals.push({ kind: 'io', at: t, readBytes: 1e9 + (t - 15_000) * 1e6, coldBytes: 1e9, totalBytes: 3e9 });
+  signals.push(
+    { kind: 'journal', at: 18_000, event: { type: 'kvCache' }, text: 'KV' },
+    { kind: 'journal', at: 30_000, event: { type: 'httpUp' }, text: 'up' },
+    { kind: 'journal', at: 31_000, event: { type: 'ready' }, text: 'ready' },
+    { kind: 'completion', at: 32_000, ok: true, detail: 'ok' },
+  );
+  return signals.reduce(reduce, initialState(0));
+}
+
+describe('load history', () => {
+  it('records phase durations, bytes, rates and residency of a load', () => {
+    const r = recordOf(load(), 'ready', 40_000, 2e9);
+    assert.equal(r.totalMs, 32_000);
+    assert.equal(r.startingMs, 5000);
+    assert.equal(r.phaseMs['starting'], 4000);
+    assert.equal(r.phaseMs['loading weights'], 13_000);
+    assert.equal(r.phaseMs['allocating KV cache'], 12_000);
+    assert.equal(r.phaseMs['warming up'], 2000);
+    assert.equal(r.afterWeightsMs, 14_000);
+    assert.equal(r.bytesRead, 3e9);
+    assert.ok(Math.abs(r.coldBps! - 1e8) < 1);
+    assert.ok(Math.abs(r.warmBps! - 1e9) < 1);
+    assert.equal(r.residentBytesAtStart, 2e9);
+  });
+  it('keeps the last 20, newest first', () => {
+    let list: LoadRecord[] = [];
+    for (let i = 0; i < 25; i++) list = appendRecord(list, { startedAt: i, outcome: 'ready', phaseMs: {} });
+    assert.equal(list.length, 20);
+    assert.equal(list[0]!.startedAt, 24);
+  });
+  it('gives a prior: medians of rates and fixed phases, spread of totals', () => {
+    const recs: LoadRecord[] = [
+      { startedAt: 0, outcome: 'ready', totalMs: 100, phaseMs: {}, coldBps: 100, warmBps: 1000, afterWeightsMs: 10, startingMs: 5 },
+      { startedAt: 1, outcome: 'ready', totalMs: 300, phaseMs: {}, coldBps: 300, afterWeightsMs: 30, startingMs: 7 },
+      { startedAt: 2, outcome: 'failed', phaseMs: {}, coldBps: 200, afterWeightsMs: 999 },
+    ];
+    const p = priorFrom(recs, { residentBytes: 5 });
+    assert.equal(p.coldBps, 200);
+    assert.equal(p.warmBps, 1000);
+    assert.equal(p.afterWeightsMs, 20);
+    assert.deepEqual(p.totalMsRange, [100, 300]);
+    assert.equal(p.residentBytes, 5);
+    assert.equal(p.loads, 2);
+    assert.deepEqual(priorFrom([]), { loads: 0 });
+    assert.equal(median([]), undefined);
+  });
+  it('stores per server+unit in a Memento and ignores garbage', async () => {
+    const data = new Map<string, unknown>();
+    const memento: MementoLike = { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
+    const store = new LoadHistoryStore(memento);
+    await store.add('gpu1', 'sglang.service', { startedAt: 1, outcome: 'ready', phaseMs: {} });
+    await store.add('gpu2', 'sglang.service', { startedAt: 2, outcome: 'failed', phaseMs: {} });
+    assert.equal(store.list('gpu1', 'sglang.service').length, 1);
+    data.set('kimi.loadHistory:gpu3:u', [{ nonsense: true }, 5]);
+    assert.deepEqual(store.list('gpu3', 'u'), []);
+    await store.clear('gpu1', 'sglang.service');
+    assert.deepEqual(store.list('gpu1', 'sglang.service'), []);
+  });
+});

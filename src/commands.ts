@@ -1,14 +1,17 @@
 import * as vscode from 'vscode';
 import type { Controller } from './controller';
+import { enableParsersCommand } from './parserActions';
 
 /** The command table: contributed command id -> what it does. */
-export function registerCommands(controller: Controller): vscode.Disposable[] {
+export function registerCommands(controller: Controller, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const table: Record<string, () => unknown> = {
     'kimi.restartService': () => controller.restart(),
     'kimi.pollService': () => controller.poll(),
     'kimi.stopPolling': () => controller.stopPolling(),
     'kimi.showLog': () => controller.showLog(),
     'kimi.selectServer': () => controller.selectServer(),
+    'kimi.enableParsers': () => enableParsersCommand(controller, log),
+    'kimi.verifyParsers': () => controller.verifyParsersCommand(),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

@@ -5,6 +5,8 @@ import { AlreadyWatchingError, ServerSession } from './monitor/session';
 import type { WatchOptions, WatchOutcome } from './monitor/watcher';
 import { createSession, type SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
+import { verifyServer } from './verify/serverVerification';
+import { formatTable, summarize } from './verify/verifier';
 import { StatusBar } from './ui/statusBar';
 
 const SHOW_LOG = 'Show log';
@@ -19,6 +21,7 @@ export class Controller implements vscode.Disposable {
   private readonly sessions = new Map<string, ServerSession>();
   private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
+  private readonly verification = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -35,10 +38,8 @@ export class Controller implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
-    const server = this.requireServer();
+    const server = this.idleServer();
     if (!server) return;
-    const busy = this.sessions.get(server.name);
-    if (busy?.watching) return this.refuseBusy(server, busy.state);
     if (this.settings?.confirmRestart) {
       const choice = await vscode.window.showWarningMessage(
         `Restart ${server.unit} on ${server.name}?`,
@@ -51,11 +52,14 @@ export class Controller implements vscode.Disposable {
   }
 
   async poll(): Promise<void> {
+    const server = this.idleServer();
+    if (server) await this.watch(server, 'attach');
+  }
+
+  async verifyParsersCommand(): Promise<void> {
     const server = this.requireServer();
-    if (!server) return;
-    const busy = this.sessions.get(server.name);
-    if (busy?.watching) return this.refuseBusy(server, busy.state);
-    await this.watch(server, 'attach');
+    const session = server && (await this.openSession(server));
+    if (server && session) await this.verifyParsers(server, session);
   }
 
   stopPolling(): void {
@@ -103,16 +107,10 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  private async watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<void> {
-    let session: ServerSession;
-    try {
-      session = await this.sessionFor(server);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.log.error(`[${server.name}] Cannot set up the connection: ${message}`);
-      void this.notify('error', `Kimi on ${server.name}: cannot set up the connection: ${message}`);
-      return;
-    }
+  /** Restarts or attaches, watches in the background, tells the user how it ended. */
+  async watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<WatchOutcome | undefined> {
+    const session = await this.openSession(server);
+    if (!session) return undefined;
     const settings = this.settings!;
     const options: WatchOptions = {
       pollIntervalMs: settings.pollIntervalMs,
@@ -121,6 +119,7 @@ export class Controller implements vscode.Disposable {
       unreachableTimeoutMs: settings.unreachableTimeoutMs,
     };
     this.endNotes.delete(server.name);
+    this.verification.delete(server.name);
     this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
     let outcome: WatchOutcome;
     try {
@@ -128,12 +127,59 @@ export class Controller implements vscode.Disposable {
         onState: (state, previous) => this.onState(server, state, previous),
       });
     } catch (error) {
-      if (error instanceof AlreadyWatchingError) return this.refuseBusy(server, error.state);
+      if (error instanceof AlreadyWatchingError) {
+        this.refuseBusy(server, error.state);
+        return undefined;
+      }
       throw error;
     } finally {
       this.render();
     }
-    await this.onEnd(server, outcome);
+    await this.onEnd(server, session, outcome);
+    return outcome;
+  }
+
+  /** The session of a server, or undefined after telling the user why there is none. */
+  async openSession(server: ServerProfile): Promise<ServerSession | undefined> {
+    try {
+      return await this.sessionFor(server);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error(`[${server.name}] Cannot set up the connection: ${message}`);
+      void this.notify('error', `Kimi on ${server.name}: cannot set up the connection: ${message}`);
+      return undefined;
+    }
+  }
+
+  /** Checks that reasoning and tool calling really work on the server, and reports it. */
+  async verifyParsers(server: ServerProfile, session: ServerSession): Promise<void> {
+    const log = (line: string) => this.log.info(`[${server.name}] ${line}`);
+    try {
+      const result = await verifyServer(session.transport, session.client, server.unit, log);
+      for (const line of formatTable(result).split('\n')) log(line);
+      const summary = summarize(result);
+      this.verification.set(server.name, summary);
+      this.render();
+      if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`);
+      else void this.notify('warn', `Kimi on ${server.name}: ${summary}`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.warn(`[${server.name}] Parser verification could not run: ${message}`);
+      this.verification.set(server.name, `not verified (${message})`);
+      this.render();
+    }
+  }
+
+  /** The active server when it is configured and not being watched. */
+  idleServer(): ServerProfile | undefined {
+    const server = this.requireServer();
+    if (!server) return undefined;
+    const busy = this.sessions.get(server.name);
+    if (busy?.watching) {
+      this.refuseBusy(server, busy.state);
+      return undefined;
+    }
+    return server;
   }
 
   private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
@@ -149,7 +195,7 @@ export class Controller implements vscode.Disposable {
     if (server.name === this.activeServer()?.name) this.render();
   }
 
-  private async onEnd(server: ServerProfile, outcome: WatchOutcome): Promise<void> {
+  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome): Promise<void> {
     this.log.info(`[${server.name}] Watch ended: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     const note = endMessage(server, outcome);
     if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
@@ -157,6 +203,7 @@ export class Controller implements vscode.Disposable {
     switch (outcome.end) {
       case 'ready':
         if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
+        if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server, session);
         break;
       case 'failed':
         void this.notify('error', failureMessage(server, outcome));
@@ -168,7 +215,7 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  private async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
+  async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
     const show =
       kind === 'info' ? vscode.window.showInformationMessage : kind === 'warn' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
     const choice = await show(message, SHOW_LOG);
@@ -258,6 +305,7 @@ export class Controller implements vscode.Disposable {
       state: session?.state,
       watching: session?.watching ?? false,
       endNote: server ? this.endNotes.get(server.name) : undefined,
+      verification: server ? this.verification.get(server.name) : undefined,
       configError: this.settings ? undefined : this.settingsErrors[0],
     });
   }

@@ -8,7 +8,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
   const statusBar = new StatusBar();
   const controller = new Controller(log, statusBar, vscodeSessionUi(log));
-  context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller));
+  context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
 }
 
 export function deactivate(): void {

@@ -305,7 +305,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       'Environment=PYTHONUNBUFFERED=1',
       'Environment="CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" SGLANG_ENABLE_JIT_DEEPGEMM=0',
       `ExecStart=${pythonPath} -m sglang.launch_server \\`,
-      `    --model-path ${modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
+      `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
       `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
       opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
       ...(opts.restartOnFailure ? ['RestartSec=1'] : []),

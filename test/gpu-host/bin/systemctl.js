@@ -36,9 +36,10 @@ function execStartProp(cfg, rt) {
   if (!cfg.execStart || !cfg.execStart.length) return '';
   const entry = cfg.execStart[cfg.execStart.length - 1];
   const ex = c.parseExecStart(entry, cfg.environment || {}, cfg.id);
-  const ran = rt.execStartTime && rt.execArgv;
-  const argv = ran ? rt.execArgv : ex.argv;
-  const p = ran ? rt.execPath : ex.path;
+  // Like systemd, the property shows the command line as loaded (after daemon-reload: the new
+  // one) with the runtime status of the last run.
+  const argv = ex.argv;
+  const p = ex.path;
   const start = rt.execStartTime ? c.fmtTimestamp(rt.execStartTime) : 'n/a';
   const stop = rt.execStopTime ? c.fmtTimestamp(rt.execStopTime) : 'n/a';
   const code = rt.execCode || '(null)';

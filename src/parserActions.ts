@@ -1,0 +1,89 @@
+import * as vscode from 'vscode';
+import type { Controller } from './controller';
+import type { ServerSession } from './monitor/session';
+import { enableParsers, rollback, type ParserChangeDeps } from './server/parserChange';
+import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from './server/parserNames';
+
+const ROLL_BACK = 'Roll back';
+const APPLY = 'Apply and restart';
+
+async function pickParser(kind: string, names: readonly string[]): Promise<string | undefined> {
+  const ordered = [DEFAULT_PARSER, ...names.filter((n) => n !== DEFAULT_PARSER)];
+  const picked = await vscode.window.showQuickPick(
+    ordered.map((name) => ({ label: name, description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined })),
+    { title: `Kimi: ${kind} parser`, placeHolder: `SGLang --${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6)` },
+  );
+  return picked?.label;
+}
+
+function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): ParserChangeDeps {
+  const name = session.profile.name;
+  return {
+    sudo: session.profile.sudo,
+    log: (line) => log.info(`[${name}] ${line}`),
+    exec: async (command) => {
+      log.info(`[${name}] $ ${command.length > 400 ? `${command.slice(0, 400)}…` : command}`);
+      return session.transport.exec(command, { timeoutMs: 60_000 });
+    },
+    confirmDiff: async (diff) => {
+      log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
+      const choice = await vscode.window.showWarningMessage(
+        `Change the command line of ${session.profile.unit} on ${name} and restart it?`,
+        { modal: true, detail: `${diff}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.` },
+        APPLY,
+      );
+      return choice === APPLY;
+    },
+  };
+}
+
+/**
+ * "Enable tool calling and thinking parsers": add the flags to the unit's command line as a
+ * drop-in, reload, restart, watch; offer to roll back when the new command line fails.
+ */
+export async function enableParsersCommand(controller: Controller, log: vscode.LogOutputChannel): Promise<void> {
+  const server = controller.idleServer();
+  if (!server) return;
+  const reasoningParser = await pickParser('reasoning', REASONING_PARSERS);
+  if (!reasoningParser) return;
+  const toolCallParser = await pickParser('tool call', TOOL_CALL_PARSERS);
+  if (!toolCallParser) return;
+  const session = await controller.openSession(server);
+  if (!session) return;
+  const deps = changeDeps(session, log);
+  let result;
+  try {
+    await session.transport.connect();
+    result = await enableParsers(deps, server.unit, { reasoningParser, toolCallParser });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.error(`[${server.name}] Enabling parsers failed: ${message}`);
+    void controller.notify('error', `Kimi on ${server.name}: could not enable the parsers: ${message}`);
+    return;
+  }
+  if (result.kind === 'cancelled') return;
+  if (result.kind === 'already-set') {
+    log.info(`[${server.name}] --reasoning-parser ${reasoningParser} and --tool-call-parser ${toolCallParser} are already set; nothing restarted.`);
+    void vscode.window.showInformationMessage(
+      `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
+    );
+    return;
+  }
+  log.info(`[${server.name}] Drop-in written: ${result.rollback.dropInPath}${result.rollback.backupPath ? ` (backup ${result.rollback.backupPath})` : ''}`);
+  const outcome = await controller.watch(server, 'restart');
+  if (outcome?.end !== 'failed') return;
+  const choice = await vscode.window.showErrorMessage(
+    `Kimi on ${server.name} failed to start with the new parser flags. Roll back to the previous command line and restart?`,
+    ROLL_BACK,
+  );
+  if (choice !== ROLL_BACK) return;
+  try {
+    await rollback(deps, result.rollback);
+    log.info(`[${server.name}] Rolled back ${result.rollback.dropInPath}.`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    void controller.notify('error', `Kimi on ${server.name}: roll back failed: ${message}`);
+    return;
+  }
+  await controller.watch(server, 'restart');
+}

@@ -1,0 +1,61 @@
+import type { Transport } from '../remote/transport';
+import { DEFAULT_PARSER } from '../server/parserNames';
+import { getFlag } from '../server/execStart';
+import type { SglangClient } from '../server/sglangHttp';
+import { parseExecStartProperty, parseShow, showCommand } from '../server/systemd';
+import type { ExpectedParsers } from './judges';
+import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
+
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
+export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void): Promise<ExpectedParsers> {
+  const command = showCommand(unit, ['ExecStart']);
+  log(`$ ${command}`);
+  const result = await transport.exec(command, { timeoutMs: 20_000 });
+  const argv = result.code === 0 ? parseExecStartProperty(parseShow(result.stdout)['ExecStart'] ?? '') : [];
+  return {
+    reasoningParser: getFlag(argv, '--reasoning-parser') ?? DEFAULT_PARSER,
+    toolCallParser: getFlag(argv, '--tool-call-parser') ?? DEFAULT_PARSER,
+  };
+}
+
+/** The verifier's HTTP needs, served by the SGLang client through the SSH tunnel. */
+export function verifierDeps(client: SglangClient, timeoutMs = REQUEST_TIMEOUT_MS): VerifierDeps {
+  const unwrap = async (pending: ReturnType<SglangClient['request']>) => {
+    const result = await pending;
+    if (result.kind === 'http') return result;
+    if (result.kind === 'timeout') throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+    if (result.kind === 'refused') throw new Error('connection refused');
+    throw new Error(result.message);
+  };
+  return {
+    timeoutMs,
+    async getJson(path) {
+      const result = await unwrap(client.request('GET', path, undefined, timeoutMs));
+      let body: unknown = result.body;
+      try {
+        body = JSON.parse(result.body);
+      } catch {
+        // Not JSON: the judges report the text as evidence.
+      }
+      return { status: result.status, body };
+    },
+    async postJson(path, body) {
+      const result = await unwrap(client.request('POST', path, JSON.stringify(body), timeoutMs));
+      return { status: result.status, body: result.body };
+    },
+  };
+}
+
+/** Runs every parser check against the server the session reaches. */
+export async function verifyServer(
+  transport: Transport,
+  client: SglangClient,
+  unit: string,
+  log: (line: string) => void,
+): Promise<VerifyResult> {
+  const expected = await expectedParsers(transport, unit, log);
+  log(`Verifying parsers (expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`);
+  return verifyParsers(verifierDeps(client), expected);
+}

@@ -10,6 +10,8 @@ import { formatTable, summarize } from './verify/verifier';
 import { StatusBar } from './ui/statusBar';
 
 const SHOW_LOG = 'Show log';
+const RESUME = 'Resume watching';
+const WATCHES_KEY = 'kimi.watchesUnderWay';
 
 /**
  * The commands' behaviour: settings, one session per server, and what the user sees.
@@ -19,6 +21,7 @@ export class Controller implements vscode.Disposable {
   private settings: Settings | undefined;
   private settingsErrors: readonly string[] = [];
   private readonly sessions = new Map<string, ServerSession>();
+  private disposed = false;
   private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
   private readonly verification = new Map<string, string>();
@@ -28,6 +31,7 @@ export class Controller implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
     private readonly ui: SessionUi,
+    private readonly state: vscode.Memento,
   ) {
     this.loadSettings();
     this.disposables.push(
@@ -120,6 +124,7 @@ export class Controller implements vscode.Disposable {
     };
     this.endNotes.delete(server.name);
     this.verification.delete(server.name);
+    await this.rememberWatch(server.name, Date.now());
     this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
     let outcome: WatchOutcome;
     try {
@@ -133,10 +138,37 @@ export class Controller implements vscode.Disposable {
       }
       throw error;
     } finally {
+      await this.rememberWatch(server.name, undefined);
       this.render();
     }
     await this.onEnd(server, session, outcome);
     return outcome;
+  }
+
+  /**
+   * A window closed (or reloaded) during a watch leaves its mark; the next activation offers to
+   * attach to the load that is still under way, without restarting anything.
+   */
+  async offerToResume(): Promise<void> {
+    const marks = this.state.get<Record<string, number>>(WATCHES_KEY, {});
+    const servers = this.settings?.servers.filter((s) => marks[s.name] !== undefined) ?? [];
+    await this.state.update(WATCHES_KEY, undefined);
+    for (const server of servers) {
+      const choice = await vscode.window.showInformationMessage(
+        `Kimi on ${server.name} was being watched when the window closed. Resume watching (nothing is restarted)?`,
+        RESUME,
+      );
+      if (choice === RESUME) void this.watch(server, 'attach');
+    }
+  }
+
+  private async rememberWatch(name: string, startedAt: number | undefined): Promise<void> {
+    // A watch cancelled because the window closes is still under way on the host: keep its mark.
+    if (this.disposed) return;
+    const marks = { ...this.state.get<Record<string, number>>(WATCHES_KEY, {}) };
+    if (startedAt === undefined) delete marks[name];
+    else marks[name] = startedAt;
+    await this.state.update(WATCHES_KEY, Object.keys(marks).length > 0 ? marks : undefined);
   }
 
   /** The session of a server, or undefined after telling the user why there is none. */
@@ -311,6 +343,7 @@ export class Controller implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     for (const d of this.disposables.splice(0)) d.dispose();

@@ -7,8 +7,9 @@ import { vscodeSessionUi } from './ui/prompts';
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
   const statusBar = new StatusBar();
-  const controller = new Controller(log, statusBar, vscodeSessionUi(log));
+  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState);
   context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
+  void controller.offerToResume();
 }
 
 export function deactivate(): void {

@@ -1,0 +1,113 @@
+// Kimi load dashboard (webview). Receives {type:'model', model} and renders; posts {type:'ready'} on load.
+(function () {
+  'use strict';
+  const vscode = acquireVsCodeApi();
+  const $ = (id) => document.getElementById(id);
+  const css = (name, fallback) => getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+  const PHASE_VARS = ['--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-charts-yellow', '--vscode-charts-green', '--vscode-charts-green'];
+  const PHASES = ['starting', 'loading weights', 'allocating KV cache', 'capturing CUDA graphs', 'warming up', 'ready'];
+  let charts = {};
+  let last = vscode.getState() && vscode.getState().model;
+
+  function fmtDur(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    const m = Math.floor(s / 60);
+    return m > 0 ? `${m}m ${s % 60}s` : `${s}s`;
+  }
+
+  function chart(key, el, label, colorVar, values, xs) {
+    const width = Math.max(200, el.clientWidth || document.body.clientWidth - 40);
+    const data = [xs, values];
+    if (charts[key] && charts[key].width === width) {
+      charts[key].plot.setData(data);
+      return;
+    }
+    if (charts[key]) charts[key].plot.destroy();
+    el.textContent = '';
+    const fg = css('--vscode-foreground', '#ccc');
+    const grid = css('--vscode-widget-border', 'rgba(128,128,128,0.2)') || 'rgba(128,128,128,0.2)';
+    const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
+    const plot = new uPlot({
+      width,
+      height: 180,
+      scales: { x: { time: true } },
+      axes: [axis, axis],
+      series: [{}, { label, stroke: css(colorVar, '#3794ff'), width: 2, fill: css(colorVar, '#3794ff') + '22', spanGaps: true }],
+      legend: { show: true },
+    }, data, el);
+    charts[key] = { plot, width };
+  }
+
+  function render(m) {
+    if (!m) return;
+    $('title').textContent = m.title;
+    const v = $('verdict');
+    v.textContent = m.verdict || 'not watched';
+    v.className = `verdict ${(m.verdict || '').replace(/\s/g, '-')}`;
+    const pct = m.progress != null ? Math.floor(m.progress * 100) : null;
+    $('bar').style.width = `${pct ?? 0}%`;
+    const figs = [];
+    if (m.phase) figs.push(`Phase: ${m.phase}`);
+    if (pct != null) figs.push(`${pct}%`);
+    if (m.startedAt) figs.push(`${m.readyAt ? 'Loaded in' : 'Elapsed'} ${fmtDur((m.readyAt || m.now) - m.startedAt)}`);
+    if (m.etaAt && !m.readyAt) figs.push(`ETA ${fmtDur(m.etaAt - m.now)} left (${m.etaBasis})`);
+    for (const f of m.facts) figs.push(f);
+    const band = $('band');
+    if (m.historyBand && m.startedAt) {
+      figs.push(`History: ${fmtDur(m.historyBand.minMs)}–${fmtDur(m.historyBand.maxMs)} over ${m.historyBand.loads} loads`);
+      // the band on the progress bar: where, in elapsed time, past loads were done (relative to the longest)
+      const scale = Math.max(m.historyBand.maxMs, (m.readyAt || m.now) - m.startedAt) * 1.05;
+      band.style.display = 'block';
+      band.style.left = `${(m.historyBand.minMs / scale) * 100}%`;
+      band.style.width = `${Math.max(0.5, ((m.historyBand.maxMs - m.historyBand.minMs) / scale) * 100)}%`;
+    } else band.style.display = 'none';
+    $('figures').replaceChildren(...figs.map((t) => Object.assign(document.createElement('span'), { textContent: t })));
+    const w = $('warning');
+    w.hidden = !m.warning;
+    w.textContent = m.warning || '';
+
+    // phase timeline
+    const tl = $('timeline');
+    const legend = $('legend');
+    const end = m.readyAt || m.now;
+    const start = m.startedAt || (m.phases[0] && m.phases[0].at) || end;
+    const span = Math.max(1, end - start);
+    tl.replaceChildren();
+    legend.replaceChildren();
+    m.phases.forEach((p, i) => {
+      if (p.phase === 'ready') return;
+      const next = m.phases[i + 1] ? m.phases[i + 1].at : end;
+      const d = document.createElement('div');
+      const idx = PHASES.indexOf(p.phase);
+      d.style.width = `${(Math.max(0, next - p.at) / span) * 100}%`;
+      d.style.background = css(PHASE_VARS[idx] || PHASE_VARS[0], '#3794ff');
+      d.textContent = p.phase;
+      d.title = `${p.phase}: ${fmtDur(next - p.at)}`;
+      tl.appendChild(d);
+      legend.appendChild(Object.assign(document.createElement('span'), { textContent: `${p.phase} ${fmtDur(next - p.at)}` }));
+    });
+
+    const xs = m.series.map((p) => p.t / 1000);
+    chart('rate', $('rate'), 'MB/s', '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs);
+    chart('gpu', $('gpu'), 'GiB', '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs);
+
+    const vs = $('verification-section');
+    vs.hidden = !m.verification;
+    $('verification').textContent = m.verification || '';
+  }
+
+  window.addEventListener('message', (event) => {
+    const msg = event.data;
+    if (msg && msg.type === 'model') {
+      last = msg.model;
+      vscode.setState({ model: last });
+      render(last);
+    }
+  });
+  window.addEventListener('resize', () => { charts = Object.fromEntries(Object.entries(charts).map(([k, c]) => [k, { ...c, width: -1 }])); render(last); });
+  // theme changes swap the CSS variables: rebuild the charts with the new colours
+  new MutationObserver(() => { for (const c of Object.values(charts)) c.plot.destroy(); charts = {}; render(last); })
+    .observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  render(last);
+  vscode.postMessage({ type: 'ready' });
+})();

@@ -11,3 +11,4 @@ echo "== typecheck"; npx tsc -p . --noEmit
 echo "== build"; npm run --silent build
 echo "== unit tests"; npx mocha --config .mocharc.unit.json
 echo "== integration tests (real sshd + simulated GPU host)"; npx mocha --config .mocharc.integration.json
+echo "== e2e tests (packaged VSIX in code-server, headless Chromium)"; npx mocha --config .mocharc.e2e.json

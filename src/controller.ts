@@ -7,6 +7,9 @@ import { createSession, type SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
 import { verifyServer } from './verify/serverVerification';
 import { formatTable, summarize } from './verify/verifier';
+import { LoadInsights, type LoadForecast } from './monitor/loadInsights';
+import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
+import { confirmRestart, warmThenReport } from './ui/restartDialog';
 import { StatusBar } from './ui/statusBar';
 
 const SHOW_LOG = 'Show log';
@@ -25,6 +28,11 @@ export class Controller implements vscode.Disposable {
   private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
   private readonly verification = new Map<string, string>();
+  private readonly series = new Map<string, LoadSeries>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  /** Fires when anything the dashboard shows may have changed. */
+  readonly onDidChange = this.changed.event;
+  private readonly insights: LoadInsights;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -33,6 +41,7 @@ export class Controller implements vscode.Disposable {
     private readonly ui: SessionUi,
     private readonly state: vscode.Memento,
   ) {
+    this.insights = new LoadInsights(state);
     this.loadSettings();
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -45,14 +54,31 @@ export class Controller implements vscode.Disposable {
     const server = this.idleServer();
     if (!server) return;
     if (this.settings?.confirmRestart) {
-      const choice = await vscode.window.showWarningMessage(
-        `Restart ${server.unit} on ${server.name}?`,
-        { modal: true, detail: `The model server on ${server.host ?? 'this machine'} stops now and is unavailable until it has loaded again (about 10 minutes for Kimi K2.6).` },
-        'Restart',
-      );
-      if (choice !== 'Restart') return;
+      const session = await this.openSession(server);
+      if (!session) return;
+      const forecast = await this.forecast(server, session);
+      const choice = await confirmRestart(server, forecast);
+      if (choice === 'cancel') return;
+      if (choice === 'warm' && forecast?.modelPath) {
+        const warmed = await warmThenReport(session, forecast.modelPath, this.log);
+        if (!warmed) return;
+      }
     }
     await this.watch(server, 'restart');
+  }
+
+  /** The load forecast for the confirmation; undefined when the host cannot be asked. */
+  private async forecast(server: ServerProfile, session: ServerSession): Promise<LoadForecast | undefined> {
+    try {
+      await session.transport.connect();
+    } catch (error) {
+      this.log.warn(`[${server.name}] No load forecast: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+    const forecast = await this.insights.forecast(session.transport, server.name, server.unit);
+    if (forecast.text) this.log.info(`[${server.name}] Forecast: ${forecast.text}`);
+    if (forecast.warning) this.log.warn(`[${server.name}] ${forecast.warning}`);
+    return forecast;
   }
 
   async poll(): Promise<void> {
@@ -128,9 +154,12 @@ export class Controller implements vscode.Disposable {
     this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
     let outcome: WatchOutcome;
     try {
-      outcome = await session.watch(mode, options, {
-        onState: (state, previous) => this.onState(server, state, previous),
-      });
+      outcome = await session.watch(
+        mode,
+        options,
+        { onState: (state, previous) => this.onState(server, state, previous) },
+        this.insights.prior(server.name, server.unit),
+      );
     } catch (error) {
       if (error instanceof AlreadyWatchingError) {
         this.refuseBusy(server, error.state);
@@ -192,6 +221,7 @@ export class Controller implements vscode.Disposable {
       const summary = summarize(result);
       this.verification.set(server.name, summary);
       this.render();
+      this.changed.fire();
       if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`);
       else void this.notify('warn', `Kimi on ${server.name}: ${summary}`);
     } catch (error) {
@@ -215,6 +245,8 @@ export class Controller implements vscode.Disposable {
   }
 
   private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
+    this.seriesFor(server.name).observe(state, Date.now());
+    this.changed.fire();
     if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
       const line = `[${server.name}] ${describe(state)}${why}`;
@@ -228,6 +260,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome): Promise<void> {
+    await this.insights.record(server.name, server.unit, outcome);
     this.log.info(`[${server.name}] Watch ended: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     const note = endMessage(server, outcome);
     if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
@@ -282,6 +315,27 @@ export class Controller implements vscode.Disposable {
     void vscode.window.showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings').then((choice) => {
       if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
     });
+  }
+
+  /** What the load dashboard shows: the active server's load. */
+  dashboard(): DashboardModel {
+    const server = this.activeServer();
+    return dashboardModel({
+      server: server?.name,
+      state: server ? this.sessions.get(server.name)?.state : undefined,
+      series: server ? this.seriesFor(server.name).points() : [],
+      verification: server ? this.verification.get(server.name) : undefined,
+      now: Date.now(),
+    });
+  }
+
+  private seriesFor(name: string): LoadSeries {
+    let series = this.series.get(name);
+    if (!series) {
+      series = new LoadSeries();
+      this.series.set(name, series);
+    }
+    return series;
   }
 
   private activeServer(): ServerProfile | undefined {
@@ -347,5 +401,6 @@ export class Controller implements vscode.Disposable {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     for (const d of this.disposables.splice(0)) d.dispose();
+    this.changed.dispose();
   }
 }

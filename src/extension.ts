@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { Controller } from './controller';
 import { StatusBar } from './ui/statusBar';
+import { registerDashboard } from './ui/dashboard';
 import { vscodeSessionUi } from './ui/prompts';
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -9,6 +10,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const statusBar = new StatusBar();
   const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState);
   context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
+  context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   void controller.offerToResume();
 }
 

@@ -148,7 +148,7 @@ function unitFailure(state: LoadState, unit: UnitStatus): string | undefined {
   if (state.baselineRestarts !== undefined && unit.nRestarts > state.baselineRestarts) {
     return `the service crashed and systemd restarted it (${exitDescription(unit)}; NRestarts=${unit.nRestarts}: crash loop)`;
   }
-  if (unit.subState === 'auto-restart') return `the service crashed and systemd is restarting it (${exitDescription(unit)})`;
+  if (unit.subState === 'auto-restart') return `the service crashed and systemd is restarting it (${exitDescription(unit)}; the unit restarts on failure: crash loop)`;
   if (unit.activeState === 'failed') return `the service ${exitDescription(unit)}`;
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid) {
     return `the service process was replaced (PID ${state.mainPid} -> ${unit.mainPid}) before it became ready`;

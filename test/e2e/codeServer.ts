@@ -139,8 +139,8 @@ export interface CodeServerOptions {
   port?: number;
   /** Where code-server's own output goes (default: <root>/code-server.log). */
   logFile?: string;
-  /** Extra environment for code-server and its extension host. */
-  env?: Record<string, string>;
+  /** Extra environment for code-server and its extension host (undefined removes a variable). */
+  env?: Record<string, string | undefined>;
   /** Echo code-server's output to this process's stderr. */
   echo?: boolean;
 }
@@ -208,6 +208,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   delete env.VSCODE_IPC_HOOK_CLI;
   // Variables tsx/mocha may leave behind would be inherited by the extension host.
   delete env.NODE_OPTIONS;
+  for (const [k, v] of Object.entries(opts.env ?? {})) if (v === undefined) delete env[k];
 
   const writeSettings = (settings: Record<string, unknown>) =>
     writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2));

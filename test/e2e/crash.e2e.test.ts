@@ -48,13 +48,13 @@ describe('e2e: crash mid-load', function () {
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /unreachable|ready/ });
     await screenshot(page, 'crash-loading');
     const hist = await waitForStatus(page, /Kimi: failed/, { timeoutMs: 120_000, failOn: /ready|unreachable/ });
-    await screenshot(page, 'crash-failed');
     console.log(`    status bar texts:\n${formatStatusHistory(hist)}`);
     const pcts = loadingPercentages(hist);
     assert.ok(pcts.length >= 1, 'a percentage was shown before the crash');
     assert.ok(Math.max(...pcts) < 100, `the load never completed: ${pcts}`);
 
     const note = await waitForNotification(page, /failed/, { timeoutMs: 30_000, severity: 'error' });
+    await screenshot(page, 'crash-failed');
     console.log(`    error notification: ${JSON.stringify(note)}`);
     // The cause: exit status and/or the journal's last error line.
     assert.match(note.text, /status|exit|SafetensorError|Error/i, 'the notification gives the cause');

@@ -77,7 +77,8 @@ describe('e2e: full load', function () {
     const lastReady = words.lastIndexOf('ready');
     assert.ok(firstLoading >= 0 && firstLoading < lastReady, `loading before ready: ${JSON.stringify(words)}`);
     const between = words.slice(firstLoading, lastReady);
-    assert.ok(between.every((w) => /^(loading( \d+%)?|warming up|restarting)$/.test(w)), `only load states between loading and ready: ${JSON.stringify(between)}`);
+    // "loading 42%", optionally followed by an ETA ("loading 61% · 9s left").
+    assert.ok(between.every((w) => /^(loading( \d+%)?( · .+)?|warming up|restarting)$/.test(w)), `only load states between loading and ready: ${JSON.stringify(between)}`);
     const pcts = loadingPercentages(hist);
     assert.ok(new Set(pcts).size >= 3, `at least three distinct percentages: ${pcts}`);
     for (let i = 1; i < pcts.length; i++) assert.ok(pcts[i] >= pcts[i - 1], `percentages never go down: ${pcts}`);

@@ -117,7 +117,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
       settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', opts.settings),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
-      env: { SSH_AUTH_SOCK: '' },
+      env: { SSH_AUTH_SOCK: undefined },
     });
     wb = await openWorkbench(cs.url);
     return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };

@@ -428,7 +428,9 @@ export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; ch
     }
     return added;
   };
-  await editor.locator('.view-lines').click();
+  // Click inside the editor's visible box (not .view-lines: it spans the whole document, so
+  // its centre can lie outside the panel).
+  await editor.click({ position: { x: 60, y: 8 } });
   await page.keyboard.press('Control+Home');
   await page.waitForTimeout(200);
   await collect();
@@ -449,7 +451,9 @@ export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; ch
 
 let shotCounter = 0;
 /** Saves a screenshot as <resultsDir>/<NN>-<name>.png and returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, opts: { settleMs?: number } = {}): Promise<string> {
+  // Toasts and dialogs fade in over ~0.3 s.
+  await page.waitForTimeout(opts.settleMs ?? 400);
   shotCounter++;
   const file = join(resultsDir(), `${String(shotCounter).padStart(2, '0')}-${name.replace(/[^\w.-]+/g, '_')}.png`);
   await page.screenshot({ path: file });

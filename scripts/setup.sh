@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One-time set-up of a fresh machine (Debian 12, Node 20; run as root or with sudo):
+#   npm run setup
+# 1. Debian packages: openssh-server (the simulated GPU host's real sshd), the build tools and
+#    libraries code-server's native modules need, ripgrep and chromium (the e2e browser);
+#    only the missing ones are installed, with one apt-get update.
+# 2. npm ci (the project's own dependencies).
+# 3. scripts/setup-code-server.sh: code-server 4.100.3 into ~/.cache/kimi-service (~300 MB,
+#    ~1.5-4 min the first time; nothing to do afterwards).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+bash scripts/ensure-system-packages.sh
+
+log "npm ci"
+npm ci --no-audit --no-fund
+
+# Packages were checked above.
+KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null
+log "done. Next: npm run demo   (or npm test)"

@@ -1,0 +1,74 @@
+import type { Transport } from '../remote/transport';
+import { modelPathOf } from '../server/execStart';
+import { dropCacheWarning, predictLoad, predictionText } from '../server/pageCache';
+import { parseExecStartProperty, parseShow, showCommand } from '../server/systemd';
+import type { LoadPrior } from './eta';
+import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
+import type { LoadState } from './loadState';
+import { measureResidency } from './warmCache';
+import type { WatchOutcome } from './watcher';
+
+/** What is known about the next load before the restart. */
+export interface LoadForecast {
+  readonly modelPath: string | undefined;
+  readonly residentBytes: number | undefined;
+  readonly totalBytes: number | undefined;
+  /** "~9 min: 41% of the weights are cached". */
+  readonly text: string | undefined;
+  readonly warning: string | undefined;
+  readonly prior: LoadPrior;
+}
+
+/**
+ * This host's load history and what it predicts: the restart confirmation's forecast, the ETA
+ * prior, and a record of each load when it ends. Knows nothing of VS Code.
+ */
+export class LoadInsights {
+  private readonly history: LoadHistoryStore;
+  private readonly residentAtRestart = new Map<string, number>();
+
+  constructor(memento: MementoLike) {
+    this.history = new LoadHistoryStore(memento);
+  }
+
+  /** Reads the unit's model path and the page-cache residency of its weights. Never throws. */
+  async forecast(transport: Transport, server: string, unit: string): Promise<LoadForecast> {
+    const records = this.history.list(server, unit);
+    let modelPath: string | undefined;
+    let warning: string | undefined;
+    try {
+      const shown = await transport.exec(showCommand(unit, ['ExecStart']), { timeoutMs: 20_000 });
+      const argv = parseExecStartProperty(parseShow(shown.stdout)['ExecStart'] ?? '');
+      modelPath = modelPathOf(argv);
+      warning = dropCacheWarning(argv);
+    } catch {
+      // No forecast is better than a guess.
+    }
+    let residentBytes: number | undefined;
+    let totalBytes: number | undefined;
+    if (modelPath?.startsWith('/')) {
+      try {
+        const { residency } = await measureResidency(transport, modelPath);
+        residentBytes = residency.residentBytes;
+        totalBytes = residency.totalBytes;
+      } catch {
+        // Residency unknown: the forecast says so.
+      }
+    }
+    if (residentBytes !== undefined) this.residentAtRestart.set(server, residentBytes);
+    const text = totalBytes ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes) : undefined;
+    return { modelPath, residentBytes, totalBytes, text, warning, prior: priorFrom(records, { residentBytes, totalBytes }) };
+  }
+
+  prior(server: string, unit: string): LoadPrior {
+    return priorFrom(this.history.list(server, unit), { residentBytes: this.residentAtRestart.get(server) });
+  }
+
+  /** Keeps a finished load (one that got anywhere) for the next predictions. */
+  async record(server: string, unit: string, outcome: WatchOutcome): Promise<void> {
+    if (outcome.end === 'cancelled' && outcome.state.phase === undefined) return;
+    const state: LoadState = outcome.state;
+    await this.history.add(server, unit, recordOf(state, outcome.end, Date.now(), this.residentAtRestart.get(server)));
+    this.residentAtRestart.delete(server);
+  }
+}

@@ -5,13 +5,20 @@ import { StatusBar } from './ui/statusBar';
 import { registerDashboard } from './ui/dashboard';
 import { vscodeSessionUi } from './ui/prompts';
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What activate() returns: read-only views for tests and other extensions. */
+export interface KimiApi {
+  /** The status bar item's current text, e.g. "$(check) Kimi: ready". */
+  statusText(): string;
+}
+
+export function activate(context: vscode.ExtensionContext): KimiApi {
   const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
   const statusBar = new StatusBar();
   const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState);
   context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   void controller.offerToResume();
+  return { statusText: () => statusBar.text };
 }
 
 export function deactivate(): void {

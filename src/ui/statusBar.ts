@@ -96,6 +96,10 @@ export class StatusBar implements vscode.Disposable {
     this.clock = setInterval(() => this.view.watching && this.render(), 5000);
   }
 
+  get text(): string {
+    return this.item.text;
+  }
+
   update(view: StatusView): void {
     this.view = view;
     this.render();

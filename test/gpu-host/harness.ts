@@ -18,7 +18,7 @@
  * process of the pid namespace. init also exits when the pipe on its stdin (held only by this
  * process) closes, so a crashed test runner leaks nothing either.
  */
-import { spawn, ChildProcess } from 'child_process';
+import { spawn, spawnSync, ChildProcess } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as fsp from 'fs/promises';
@@ -81,8 +81,9 @@ export interface GpuHost {
   stop(): Promise<void>;
 }
 
-const HERE = __dirname;
-const REPO = path.resolve(HERE, '..', '..');
+// Both test/gpu-host/ and a bundle of it under out/desktop/ sit two levels below the repository.
+const REPO = path.resolve(__dirname, '..', '..');
+const HERE = path.join(REPO, 'test', 'gpu-host');
 const SIM_MAIN = path.join(REPO, 'test', 'gpu-host', 'sglang-sim', 'main.js');
 const NS_INIT = path.join(HERE, 'ns-init.sh');
 const SSHD = '/usr/sbin/sshd';
@@ -169,6 +170,11 @@ function keyFingerprint(pubLine: string): string {
   return 'SHA256:' + crypto.createHash('sha256').update(blob).digest('base64').replace(/=+$/, '');
 }
 
+/** Drops the files' (clean) pages from the kernel page cache: GNU dd's posix_fadvise(DONTNEED). */
+export function evictFromPageCache(files: readonly string[]): void {
+  for (const f of files) spawnSync('dd', [`if=${f}`, 'iflag=nocache', 'count=0', 'status=none'], { stdio: 'ignore' });
+}
+
 /** Model folder: N valid safetensors shards (8-byte LE header length + JSON header + data). */
 async function writeModel(dir: string, shards: number, shardBytes: number): Promise<void> {
   await fsp.mkdir(dir, { recursive: true });
@@ -200,10 +206,14 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
         crypto.randomFillSync(chunk, 0, n);
         await fh.write(chunk, 0, n);
       }
+      // written back, so the page cache can drop it: the simulator's page cache is the real one
+      await fh.sync();
     } finally { await fh.close(); }
     weightMap[tensor] = name;
     totalSize += dataLen;
   }
+  // a fresh host starts cold, as a freshly booted one does
+  evictFromPageCache(fs.readdirSync(dir).filter((n) => n.endsWith('.safetensors')).map((n) => path.join(dir, n)));
   await fsp.writeFile(path.join(dir, 'model.safetensors.index.json'),
     JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2));
   await fsp.writeFile(path.join(dir, 'config.json'), JSON.stringify({

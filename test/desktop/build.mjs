@@ -1,0 +1,14 @@
+// Bundles the extension-host suite (mocha + the simulated GPU host harness) for VS Code's test runner.
+import * as esbuild from 'esbuild';
+
+await esbuild.build({
+  entryPoints: ['test/desktop/suite/index.ts'],
+  bundle: true,
+  outfile: 'out/desktop/index.js',
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['vscode', 'mocha', 'cpu-features', '*.node'],
+  sourcemap: 'inline',
+  logLevel: 'warning',
+});

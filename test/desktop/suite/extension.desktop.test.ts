@@ -1,0 +1,86 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+import * as vscode from 'vscode';
+import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
+import type { KimiApi } from '../../../src/extension';
+
+const EXTENSION_ID = 'kimi-tools.kimi-service';
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 90_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The extension in the real extension host, against the simulated GPU host over real SSH. */
+export function registerExtensionTests(root: Mocha.Suite): void {
+  const suite = Mocha.Suite.create(root, 'Kimi Service in the extension host');
+  let host: GpuHost;
+  let api: KimiApi;
+  let tmp: string;
+
+  suite.beforeAll(async () => {
+    host = await startGpuHost({ shards: 8, shardBytes: 1024 * 1024 });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-desktop-kh-'));
+    const knownHosts = path.join(tmp, 'known_hosts');
+    fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+    const config = vscode.workspace.getConfiguration('kimi');
+    await config.update('knownHostsFile', knownHosts, vscode.ConfigurationTarget.Global);
+    await config.update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
+    await config.update('confirmRestart', false, vscode.ConfigurationTarget.Global);
+    await config.update('pollIntervalSeconds', 0.5, vscode.ConfigurationTarget.Global);
+    await config.update(
+      'servers',
+      [{ name: 'sim', host: host.sshHost, port: host.sshPort, username: host.username, identityFile: host.clientKeyPath, unit: host.unitName, url: host.serverUrl }],
+      vscode.ConfigurationTarget.Global,
+    );
+    const extension = vscode.extensions.getExtension<KimiApi>(EXTENSION_ID);
+    assert.ok(extension, 'the extension is installed');
+    api = await extension.activate();
+  });
+
+  suite.afterAll(async () => {
+    await host?.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  suite.addTest(
+    new Mocha.Test('contributes every command of the contract', async () => {
+      const commands = await vscode.commands.getCommands(true);
+      for (const id of ['kimi.restartService', 'kimi.pollService', 'kimi.stopPolling', 'kimi.showLog', 'kimi.selectServer', 'kimi.enableParsers', 'kimi.verifyParsers', 'kimi.showDashboard']) {
+        assert.ok(commands.includes(id), `${id} is registered`);
+      }
+    }),
+  );
+
+  suite.addTest(
+    new Mocha.Test('Restart Kimi service restarts the unit and reaches ready', async () => {
+      void vscode.commands.executeCommand('kimi.restartService');
+      const seen = new Set<string>();
+      await waitFor('ready', () => {
+        const text = api.statusText();
+        seen.add(text.replace(/\$\([^)]*\)\s*/, '').replace(/ \d+%.*$/, ''));
+        return text.includes('Kimi: ready') ? true : undefined;
+      });
+      assert.ok(seen.has('Kimi: loading'), `status texts: ${[...seen].join(', ')}`);
+    }),
+  );
+
+  suite.addTest(
+    new Mocha.Test('an invalid setting is reported by name and nothing runs', async () => {
+      const before = (await host.execLog()).length;
+      await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
+      await waitFor('settings error in the status bar', () => (api.statusText().includes('settings') ? true : undefined), 10_000);
+      await vscode.commands.executeCommand('kimi.restartService');
+      assert.equal((await host.execLog()).length, before);
+      await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
+    }),
+  );
+}

@@ -201,11 +201,6 @@ export function parseExecStartProperty(value: string): string[] {
   return splitCommandLine((end >= 0 ? body.slice(0, end) : body).trim());
 }
 
-/** The `path=` of an ExecStart struct, if present. */
-export function parseExecStartPath(value: string): string | undefined {
-  const m = /(?:^|[{;]\s*)path=(.*?)\s;\s/.exec(value);
-  return m?.[1];
-}
 
 function splitCommandLine(s: string): string[] {
   const out: string[] = [];
@@ -253,13 +248,3 @@ function readQuoted(s: string, i: number, q: string): { word: string; next: numb
   return undefined;
 }
 
-/** `--model-path X` or `--model-path=X` in an argv; the last occurrence wins, as with argparse. */
-export function flagValue(argv: readonly string[], flag: string): string | undefined {
-  let found: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? '';
-    if (a === flag && i + 1 < argv.length) found = argv[i + 1];
-    else if (a.startsWith(flag + '=')) found = a.slice(flag.length + 1);
-  }
-  return found;
-}

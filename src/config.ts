@@ -75,7 +75,7 @@ const settingsSchema = {
   },
 } as const;
 
-const validateShape = new Ajv({ allErrors: true }).compile(settingsSchema);
+const validateShape = new Ajv({ allErrors: true, validateSchema: false, meta: false, code: { optimize: false } }).compile(settingsSchema);
 
 // Names that reach a remote shell or a connection: printable, no shell metacharacters.
 const HOST_PATTERN = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;

@@ -1,4 +1,4 @@
-import Ajv, { type ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isValidUnitName, normalizeUnit } from './remote/shell';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
@@ -75,7 +75,17 @@ const settingsSchema = {
   },
 } as const;
 
-const validateShape = new Ajv({ allErrors: true, validateSchema: false, meta: false, code: { optimize: false } }).compile(settingsSchema);
+let validateShape: ValidateFunction | undefined;
+
+/** Ajv loads and compiles on first use, not while the extension activates. */
+function shapeValidator(): ValidateFunction {
+  if (!validateShape) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { default: Ajv } = require('ajv') as typeof import('ajv');
+    validateShape = new Ajv({ allErrors: true, validateSchema: false, meta: false, code: { optimize: false } }).compile(settingsSchema);
+  }
+  return validateShape;
+}
 
 // Names that reach a remote shell or a connection: printable, no shell metacharacters.
 const HOST_PATTERN = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;
@@ -171,8 +181,9 @@ export function printable(text: string): string {
 
 /** Validates the `kimi.*` settings. Every error names the setting it is about. */
 export function parseSettings(raw: RawSettings): SettingsResult {
-  if (!validateShape(raw)) {
-    return { ok: false, errors: (validateShape.errors ?? []).map(describeShapeError) };
+  const validate = shapeValidator();
+  if (!validate(raw)) {
+    return { ok: false, errors: (validate.errors ?? []).map(describeShapeError) };
   }
   const errors: string[] = [];
   const servers: ServerProfile[] = [];

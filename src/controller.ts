@@ -3,10 +3,8 @@ import { activeProfile, parseSettings, type ServerProfile, type Settings } from 
 import type { LoadState } from './monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from './monitor/session';
 import type { WatchOptions, WatchOutcome } from './monitor/watcher';
-import { createSession, type SessionUi } from './sessionFactory';
+import type { SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
-import { verifyServer } from './verify/serverVerification';
-import { formatTable, summarize } from './verify/verifier';
 import { LoadInsights, type LoadForecast } from './monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
 import { confirmRestart, warmThenReport } from './ui/restartDialog';
@@ -21,7 +19,8 @@ const WATCHES_KEY = 'kimi.watchesUnderWay';
  * Sessions (and their SSH connections) are rebuilt when the settings change.
  */
 export class Controller implements vscode.Disposable {
-  private settings: Settings | undefined;
+  private loadedSettings: Settings | undefined;
+  private settingsLoaded = false;
   private settingsErrors: readonly string[] = [];
   private readonly sessions = new Map<string, ServerSession>();
   private disposed = false;
@@ -42,7 +41,10 @@ export class Controller implements vscode.Disposable {
     private readonly state: vscode.Memento,
   ) {
     this.insights = new LoadInsights(state);
-    this.loadSettings();
+    // Settings are validated (and a watch cut short by a window reload is offered back) right
+    // after activation rather than during it; a command that comes first validates on demand.
+    const timer = setTimeout(() => void this.offerToResume(), 0);
+    this.disposables.push({ dispose: () => clearTimeout(timer) });
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('kimi')) this.loadSettings();
@@ -125,7 +127,10 @@ export class Controller implements vscode.Disposable {
     if (existing) return existing;
     let pending = this.pendingSessions.get(server.name);
     if (!pending) {
-      pending = createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message));
+      // ssh2 and node-fetch load with the first session, not with the extension.
+      pending = import('./sessionFactory').then(({ createSession }) =>
+        createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message)),
+      );
       this.pendingSessions.set(server.name, pending);
     }
     try {
@@ -178,7 +183,7 @@ export class Controller implements vscode.Disposable {
    * A window closed (or reloaded) during a watch leaves its mark; the next activation offers to
    * attach to the load that is still under way, without restarting anything.
    */
-  async offerToResume(): Promise<void> {
+  private async offerToResume(): Promise<void> {
     const marks = this.state.get<Record<string, number>>(WATCHES_KEY, {});
     const servers = this.settings?.servers.filter((s) => marks[s.name] !== undefined) ?? [];
     await this.state.update(WATCHES_KEY, undefined);
@@ -216,6 +221,8 @@ export class Controller implements vscode.Disposable {
   async verifyParsers(server: ServerProfile, session: ServerSession): Promise<void> {
     const log = (line: string) => this.log.info(`[${server.name}] ${line}`);
     try {
+      const { verifyServer } = await import('./verify/serverVerification');
+      const { formatTable, summarize } = await import('./verify/verifier');
       const result = await verifyServer(session.transport, session.client, server.unit, log);
       for (const line of formatTable(result).split('\n')) log(line);
       const summary = summarize(result);
@@ -342,7 +349,13 @@ export class Controller implements vscode.Disposable {
     return this.settings ? activeProfile(this.settings) : undefined;
   }
 
+  private get settings(): Settings | undefined {
+    if (!this.settingsLoaded) this.loadSettings();
+    return this.loadedSettings;
+  }
+
   private loadSettings(): void {
+    this.settingsLoaded = true;
     const config = vscode.workspace.getConfiguration('kimi');
     const keys = [
       'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
@@ -356,10 +369,10 @@ export class Controller implements vscode.Disposable {
     const result = parseSettings(raw);
     if (result.ok) {
       this.closeSessionsChangedBy(result.settings);
-      this.settings = result.settings;
+      this.loadedSettings = result.settings;
       this.settingsErrors = [];
     } else {
-      this.settings = undefined;
+      this.loadedSettings = undefined;
       this.settingsErrors = result.errors;
       for (const error of result.errors) this.log.error(`Invalid setting: ${error}`);
     }
@@ -368,7 +381,7 @@ export class Controller implements vscode.Disposable {
 
   /** A session whose profile or connection settings changed is closed (unless it is watching). */
   private closeSessionsChangedBy(next: Settings): void {
-    const previous = this.settings;
+    const previous = this.loadedSettings;
     for (const [name, session] of this.sessions) {
       const profile = next.servers.find((s) => s.name === name);
       const same =

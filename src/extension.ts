@@ -17,7 +17,6 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState);
   context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
-  void controller.offerToResume();
   return { statusText: () => statusBar.text };
 }
 

@@ -4,7 +4,7 @@ import { quote, withSudo } from '../remote/shell';
 import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
 import { parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
-import { judgeCompletion, judgeHealth } from '../server/sglangHttp';
+import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import type { UnitStatus } from '../server/events';
 import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
@@ -42,6 +42,9 @@ export interface WatchOutcome {
 }
 
 const COMMAND_TIMEOUT_MS = 20_000;
+/** Unit-state poll while the journal streams (a backstop: the journal reports exits at once). */
+const UNIT_BACKSTOP_MS = 15_000;
+const JOURNAL_RESTART_MS = 1_000;
 const COMPLETION_PROMPT = 'hi';
 
 /**
@@ -61,6 +64,8 @@ export class LoadWatcher {
   private journalReader = new JournalReader();
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
+  private unitProbeDue = true;
+  private lastUnitProbeAt = 0;
   private probeAgain = false;
   private modelName: string | undefined;
   /** The model's *.safetensors total, read at attach from ExecStart's --model-path. */
@@ -209,7 +214,10 @@ export class LoadWatcher {
         }
         this.journal = process;
         void process.exited.then(() => {
-          if (this.journal === process) this.journal = undefined;
+          if (this.journal !== process) return;
+          this.journal = undefined;
+          // journalctl ended on its own (the connection is fine): follow again, polling fast meanwhile.
+          if (this.settle && this.current.connected) setTimeout(() => this.startJournal(), JOURNAL_RESTART_MS);
         });
       })
       .catch((error) => this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`));
@@ -224,6 +232,7 @@ export class LoadWatcher {
     for (const event of this.journalReader.read(entry.message, entry.at)) {
       const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
       this.apply({ kind: 'journal', at: this.now(), event, text });
+      if (event.type === 'systemd') this.unitProbeDue = true;
       if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
     }
   }
@@ -255,8 +264,17 @@ export class LoadWatcher {
     this.probing = true;
     try {
       if (this.current.connected) {
-        await this.probeUnit();
-        await this.probeHttp();
+        // While the journal streams, systemd's exit lines and SGLang's phase lines arrive at once,
+        // so the unit is polled only as a backstop (fewer remote processes); without it, every round.
+        const at = this.now();
+        const journalLive = this.journal !== undefined;
+        if (this.unitProbeDue || !journalLive || at - this.lastUnitProbeAt >= UNIT_BACKSTOP_MS) {
+          this.unitProbeDue = false;
+          this.lastUnitProbeAt = at;
+          await this.probeUnit();
+        }
+        // The port stays closed for the whole load: ask only once SGLang says HTTP is up.
+        if (!journalLive || this.current.phase === 'warming up' || this.current.readyLogSeen) await this.probeHttp();
       }
       this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
       this.checkEnd();

@@ -83,7 +83,8 @@ export function dashboardModel(input: DashboardInput): DashboardModel {
   const facts: string[] = [];
   if (s?.shards) facts.push(`Shards ${s.shards.done}/${s.shards.total}`);
   if (s?.io) facts.push(`Read ${(s.io.readBytes / 1e9).toFixed(2)} GB${s.io.totalBytes ? ` of ${(s.io.totalBytes / 1e9).toFixed(2)} GB` : ''}`);
-  if (s?.readRate !== undefined) facts.push(`${(s.readRate / 1e6).toFixed(1)} MB/s`);
+  // the read rate is a loading figure: once ready it is only the last reading of the weights
+  if (s?.readRate !== undefined && s.verdict !== 'ready' && s.phase !== 'ready') facts.push(`${(s.readRate / 1e6).toFixed(1)} MB/s`);
   if (s?.gpu) facts.push(`GPU ${(s.gpu.usedMiB / 1024).toFixed(1)} / ${(s.gpu.totalMiB / 1024).toFixed(0)} GiB (${s.gpu.perGpu.length} GPUs)`);
   if (s?.cudaGraphBatches) facts.push(`CUDA graphs ${s.cudaGraphBatches.done}/${s.cudaGraphBatches.total}`);
   const range = s?.prior?.totalMsRange;

@@ -267,20 +267,24 @@ describe('sglang-sim: state files', () => {
   beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simstate-')); });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('page cache: round trip, coldFiles overrides, resident bytes', () => {
-    const files = [{ path: '/m/a.safetensors', size: 100 }, { path: '/m/b.safetensors', size: 200 }];
-    state.savePageCache(dir, { '/m/a.safetensors': 40 });
-    const pc = state.loadPageCache(dir);
-    assert.equal(state.residentBytes(pc, '/m/a.safetensors', 100), 40);
-    assert.equal(state.residentBytes(pc, '/m/b.safetensors', 200), 0);
-    state.applyColdFiles(pc, files, 'none');
-    assert.deepEqual(pc, { '/m/a.safetensors': 100, '/m/b.safetensors': 200 });
-    state.applyColdFiles(pc, files, ['b.safetensors']);
-    assert.deepEqual(pc, { '/m/a.safetensors': 100 });
-    state.applyColdFiles(pc, files, 'all');
-    assert.deepEqual(pc, {});
-    fs.writeFileSync(path.join(dir, 'page-cache.json'), JSON.stringify({ files: ['/m/a.safetensors'] }));
-    assert.equal(state.residentBytes(state.loadPageCache(dir), '/m/a.safetensors', 100), 100);
+  it('page cache: the real one, measured with fincore, evicted with dd, filled by coldFiles "none"', function () {
+    if (!fs.readdirSync('/usr/bin').includes('fincore')) this.skip();
+    const files = ['a', 'b'].map((n) => path.join(dir, `${n}.safetensors`));
+    for (const f of files) {
+      const fd = fs.openSync(f, 'w');
+      fs.writeSync(fd, Buffer.alloc(256 * 1024, 7));
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+    }
+    const model = files.map((p) => ({ path: p, size: 256 * 1024 }));
+    const cold = state.applyColdFiles(model, 'all');
+    assert.deepEqual([...cold].sort(), files);
+    assert.deepEqual([...state.measureResidency(files).values()], [0, 0]);
+    assert.equal(state.applyColdFiles(model, 'none').size, 0);
+    assert.deepEqual([...state.measureResidency(files).values()], [256 * 1024, 256 * 1024]);
+    assert.deepEqual([...state.applyColdFiles(model, ['b.safetensors'])], [files[1]]);
+    assert.deepEqual([...state.measureResidency(files).values()], [256 * 1024, 0]);
+    assert.equal(state.applyColdFiles(model, null).size, 0);
   });
 
   it('gpu.json has the pid and one entry per GPU', () => {
@@ -396,8 +400,9 @@ describe('sglang-sim: the process', function () {
     assert.equal((err.match(/TP1\] Load weight end\./g) || []).length, 1);
     assert.match(out, /"GET \/model_info HTTP\/1\.1" 200 OK/);
     assert.match(out, /"POST \/generate HTTP\/1\.1" 200 OK/);
-    const pc = JSON.parse(fs.readFileSync(path.join(root, 'page-cache.json'), 'utf8'));
-    assert.equal(Object.keys(pc.files).length, 8);
+    // the cold load read the shards through the page cache: they are resident now
+    const shardFiles = fs.readdirSync(modelDir).map((n) => path.join(modelDir, n));
+    assert.deepEqual([...state.measureResidency(shardFiles).values()], shardFiles.map(() => 256 * 1024));
 
     const t0 = Date.now();
     proc.kill('SIGTERM');

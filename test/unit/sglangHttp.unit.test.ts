@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { SglangClient, judgeCompletion, judgeHealth, parseModels, type HttpResult } from '../../src/server/sglangHttp';
+import { SglangClient, type HttpResult } from '../../src/server/sglangHttp';
+import { judgeCompletion, judgeHealth, parseModels } from '../../src/server/sglangResponses';
 
 const JSON_CT = 'application/json';
 const COMPLETION = JSON.stringify({

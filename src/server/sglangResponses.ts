@@ -1,0 +1,98 @@
+/**
+ * What SGLang's HTTP answers mean: pure judges of /health and of a completion (ready only on a
+ * real answer with a non-empty `choices` array), and the model list.
+ */
+
+/**
+ * `/health` (reference §2): 503 with an empty body while warm-up runs, 200 once a 1-token
+ * generation answers; later 503s mean the scheduler did not answer in time.
+ */
+export function judgeHealth(status: number): 'ok' | 'warming' | 'error' {
+  if (status === 200) return 'ok';
+  if (status === 503) return 'warming';
+  return 'error';
+}
+
+export type CompletionVerdict = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string };
+
+export function isJsonContentType(contentType: string): boolean {
+  const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mime === 'application/json' || /^application\/[\w.+-]*\+json$/.test(mime);
+}
+
+function clip(s: string, n = 200): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n)}…` : one;
+}
+
+function errorMessageOf(obj: Record<string, unknown>): string | undefined {
+  const m = obj['message'];
+  if (typeof m === 'string') return m;
+  const e = obj['error'];
+  if (typeof e === 'string') return e;
+  if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>)['message'] === 'string') {
+    return (e as Record<string, unknown>)['message'] as string;
+  }
+  const d = obj['detail'];
+  if (typeof d === 'string') return d;
+  return undefined;
+}
+
+export function parseObject(body: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(body);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ready only on SGLang's own evidence: HTTP 200, a JSON content type, a body that parses, no
+ * error object, and a non-empty `choices` whose first element has a string `text`
+ * (/v1/completions; `message.content` of a chat answer is accepted too). Matching the word
+ * "choices" is not enough: an error message can contain it (reference §6).
+ */
+export function judgeCompletion(status: number, contentType: string, bodyText: string, truncated: boolean): CompletionVerdict {
+  if (truncated) return { ok: false, reason: 'the answer was too large and was cut off: not a normal completion' };
+  const json = isJsonContentType(contentType);
+  const obj = json ? parseObject(bodyText) : undefined;
+  if (status !== 200) {
+    const msg = obj ? errorMessageOf(obj) : undefined;
+    if (msg) return { ok: false, reason: `HTTP ${status}: ${clip(msg)}` };
+    if (/<html|<!doctype/i.test(bodyText)) return { ok: false, reason: `HTTP ${status} with an HTML page instead of JSON` };
+    return { ok: false, reason: `HTTP ${status}${bodyText.trim() ? `: ${clip(bodyText, 120)}` : ' with an empty body'}` };
+  }
+  if (!json) return { ok: false, reason: `unexpected content type ${JSON.stringify(contentType || '(none)')} (expected JSON)` };
+  if (!obj) {
+    return { ok: false, reason: bodyText.trim() ? 'the body is not valid JSON (cut short or garbled)' : 'the body is empty' };
+  }
+  if (obj['object'] === 'error' || obj['error'] !== undefined && obj['error'] !== null) {
+    return { ok: false, reason: `the server answered with an error: ${clip(errorMessageOf(obj) ?? 'no message')}` };
+  }
+  const choices = obj['choices'];
+  if (!Array.isArray(choices)) return { ok: false, reason: 'the answer has no "choices" list' };
+  if (choices.length === 0) return { ok: false, reason: 'the answer has an empty "choices" list' };
+  const first: unknown = choices[0];
+  if (typeof first === 'object' && first !== null) {
+    const f = first as Record<string, unknown>;
+    if (typeof f['text'] === 'string') return { ok: true, text: f['text'] };
+    const message = f['message'];
+    if (typeof message === 'object' && message !== null && typeof (message as Record<string, unknown>)['content'] === 'string') {
+      return { ok: true, text: (message as Record<string, unknown>)['content'] as string };
+    }
+  }
+  return { ok: false, reason: 'the first choice has no generated text' };
+}
+
+/** Model ids from `/v1/models` (`{"object":"list","data":[{"id":...}]}`); empty when none or unparseable. */
+export function parseModels(body: string): string[] {
+  const obj = parseObject(body);
+  const data = obj?.['data'];
+  if (!Array.isArray(data)) return [];
+  return data
+    .map((m: unknown) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['id'] : undefined))
+    .filter((id): id is string => typeof id === 'string' && id !== '');
+}
+
+// ---------------------------------------------------------------- client

@@ -14,7 +14,8 @@ import type { JournalEvent } from './events';
  */
 export function journalFollowCommand(unit: string, sinceEpochMs: number): string {
   const since = Math.max(0, Math.floor(sinceEpochMs / 1000));
-  return `journalctl -u ${quote(unit)} -f -a -o json --no-pager --since ${quote('@' + since)}`;
+  // Only the fields the monitor reads (the address fields, timestamps included, always come).
+  return `journalctl -u ${quote(unit)} -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since ${quote('@' + since)}`;
 }
 
 /** The last `lines` entries of the unit's journal, as JSON (for the cause of a failure). */

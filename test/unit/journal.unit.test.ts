@@ -223,7 +223,7 @@ describe('journal: commands', () => {
   it('follow and tail are quoted', () => {
     assert.equal(
       journalFollowCommand('sglang-k26-ddtree.service', 1795930812999),
-      'journalctl -u sglang-k26-ddtree.service -f -a -o json --no-pager --since @1795930812',
+      'journalctl -u sglang-k26-ddtree.service -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since @1795930812',
     );
     assert.equal(journalTailCommand("x'; touch /tmp/canary; '", 50), `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`);
   });

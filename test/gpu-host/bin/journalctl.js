@@ -81,6 +81,7 @@ for (let i = 0; i < argv.length; i++) {
     case '-t': case '--identifier': o.idents.push(next()); break;
     case '-g': case '--grep': o.grep = new RegExp(next()); break;
     case '--utc': break;
+    case '--output-fields': o.outputFields = next().split(',').filter(Boolean); break;
     case '-b': case '--boot': if (val === null && i + 1 < argv.length && /^(-?\d+|[0-9a-f]{32})$/.test(argv[i + 1])) i++; break;
     case '--no-tail': o.noTail = true; break;
     case '--no-pager': case '-l': case '--full': case '-x': case '--catalog': case '--system': case '-m': case '--merge': break;
@@ -201,6 +202,8 @@ function fmtEntry(e) {
       if (e.pid === 1) { obj.UNIT = e.unit; obj._SYSTEMD_UNIT = 'init.scope'; } else obj._SYSTEMD_UNIT = e.unit;
       if (printable(e.msg)) obj.MESSAGE = (!o.all && Buffer.byteLength(e.msg) >= 4096) ? null : e.msg;
       else obj.MESSAGE = [...Buffer.from(e.msg, 'utf8')];
+      // Like journalctl: --output-fields keeps the named fields plus the address fields.
+      if (o.outputFields) for (const k of Object.keys(obj)) if (!k.startsWith('__') && k !== '_BOOT_ID' && !o.outputFields.includes(k)) delete obj[k];
       return (o.output === 'json-seq' ? '\x1e' : '') + JSON.stringify(obj) + '\n';
     }
     case 'verbose': return `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][d.getUTCDay()]} ${ymd} ${hms}.${String(usec).padStart(6, '0')} UTC [${cursorOf(e)}]\n    _PID=${e.pid}\n    _SYSTEMD_UNIT=${e.unit}\n    MESSAGE=${msg}\n`;

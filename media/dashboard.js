@@ -15,13 +15,18 @@
     return m > 0 ? `${m}m ${s % 60}s` : `${s}s`;
   }
 
-  function chart(key, el, label, colorVar, values, xs) {
+  // x axis: the whole load so far (at least a minute), not just the span of the points (one point = a
+  // millisecond axis); y axis from 0, [0, 1] while there is no value yet
+  function chart(key, el, label, colorVar, values, xs, x0, x1) {
     const width = Math.max(200, el.clientWidth || document.body.clientWidth - 40);
     const data = [xs, values];
     if (charts[key] && charts[key].width === width) {
+      charts[key].bounds.x0 = x0;
+      charts[key].bounds.x1 = x1;
       charts[key].plot.setData(data);
       return;
     }
+    const bounds = { x0, x1 };
     if (charts[key]) charts[key].plot.destroy();
     el.textContent = '';
     const fg = css('--vscode-foreground', '#ccc');
@@ -30,12 +35,28 @@
     const plot = new uPlot({
       width,
       height: 180,
-      scales: { x: { time: true } },
-      axes: [axis, axis],
-      series: [{}, { label, stroke: css(colorVar, '#3794ff'), width: 2, fill: css(colorVar, '#3794ff') + '22', spanGaps: true }],
-      legend: { show: true },
+      scales: {
+        x: { time: true, range: (u, min, max) => [Math.min(bounds.x0, min ?? bounds.x0), Math.max(bounds.x1, max ?? bounds.x1)] },
+        y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [axis, { ...axis, size: 50 }],
+      series: [{}, { label, stroke: css(colorVar, '#3794ff'), width: 2, fill: fillOf(css(colorVar, '#3794ff')), spanGaps: true }],
+      // one series, named by the section title: no legend row of "--" values
+      legend: { show: false },
     }, data, el);
-    charts[key] = { plot, width };
+    charts[key] = { plot, width, bounds };
+  }
+
+  /** a translucent fill from a theme colour (#rgb, #rrggbb, #rrggbbaa or rgb()/rgba()) */
+  function fillOf(color) {
+    const c = color.trim();
+    let m = /^#([0-9a-f]{3})$/i.exec(c);
+    if (m) return '#' + m[1].split('').map((h) => h + h).join('') + '22';
+    m = /^#([0-9a-f]{6})([0-9a-f]{2})?$/i.exec(c);
+    if (m) return '#' + m[1] + '22';
+    m = /^rgba?\(([^,]+),([^,]+),([^,)]+)/i.exec(c);
+    if (m) return `rgba(${m[1]},${m[2]},${m[3]},0.13)`;
+    return 'transparent';
   }
 
   function render(m) {
@@ -74,6 +95,14 @@
     const span = Math.max(1, end - start);
     tl.replaceChildren();
     legend.replaceChildren();
+    // from the restart to the first phase the old process stops and the new one starts
+    if (m.phases[0] && m.phases[0].at > start) {
+      const d = document.createElement('div');
+      d.className = 'pre';
+      d.style.width = `${((m.phases[0].at - start) / span) * 100}%`;
+      d.title = `restarting: ${fmtDur(m.phases[0].at - start)}`;
+      tl.appendChild(d);
+    }
     m.phases.forEach((p, i) => {
       if (p.phase === 'ready') return;
       const next = m.phases[i + 1] ? m.phases[i + 1].at : end;
@@ -88,8 +117,11 @@
     });
 
     const xs = m.series.map((p) => p.t / 1000);
-    chart('rate', $('rate'), 'MB/s', '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs);
-    chart('gpu', $('gpu'), 'GiB', '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs);
+    const x0 = (m.startedAt || (xs[0] ? xs[0] * 1000 : m.now)) / 1000;
+    // while loading, room for a minute at least; once ready, exactly the load
+    const x1 = m.readyAt ? Math.max(m.readyAt / 1000, x0 + 1) : Math.max(m.now / 1000, x0 + 60);
+    chart('rate', $('rate'), 'MB/s', '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs, x0, x1);
+    chart('gpu', $('gpu'), 'GiB', '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs, x0, x1);
 
     const vs = $('verification-section');
     vs.hidden = !m.verification;

@@ -1,21 +1,21 @@
 // ETA benchmark: `npx tsx scripts/bench-eta.ts [--loads N] [--cold-mbps X] [--warm-mbps Y]`
 //
 // Starts the simulated GPU host (real sshd, systemd stand-ins, SGLang simulator doing real
-// O_DIRECT cold reads and plain warm reads), and runs N restarts with the real LoadWatcher
-// over the real SSH transport. Before each restart the first half of the shards is made cold
-// and the second half warm (simulated page cache), so the read rate changes mid-way (cold
-// files, then cached ones). Residency is measured before the restart (the simulator's page
-// cache is simulated, so its own `fincore` stand-in is used rather than util-linux fincore,
-// which would see the real kernel cache), and the history of the previous loads of the run
+// real block-I/O cold reads and page-cache warm reads), and runs N restarts with the real
+// LoadWatcher over the real SSH transport. Before each restart the first half of the shards is
+// evicted from the (real) page cache and the second half read into it, so the read rate changes
+// mid-way (cold files, then cached ones). Residency is measured before the restart with
+// util-linux fincore, as the extension does, and the history of the previous loads of the run
 // is the ETA's prior, as the extension does with its global state.
 //
 // For each load it prints the ETA error at 25 %, 50 % and 75 % of the load's real duration:
 //   err = (predicted ready time - real ready time) / real time remaining at that point
 // (and, in brackets, the same difference over the whole load's duration), then the medians.
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
+import { startGpuHost } from '../test/gpu-host/harness';
 import { SshTransport } from '../src/remote/sshTransport';
 import { TunnelAgent } from '../src/remote/httpAgent';
 import { SglangClient } from '../src/server/sglangHttp';
@@ -35,7 +35,11 @@ const SHARDS = 16;
 const SHARD_BYTES = 32 * 1024 * 1024;
 const COLD_MBPS = arg('cold-mbps', 6);
 const WARM_MBPS = arg('warm-mbps', 60);
-const SIM_STATE_JS = path.resolve(__dirname, '..', 'test', 'gpu-host', 'sglang-sim', 'state.js');
+// the simulator's page-cache helpers (GNU dd eviction, plain reads by a process outside the service)
+const simState = createRequire(__filename)(path.resolve(__dirname, '..', 'test', 'gpu-host', 'sglang-sim', 'state.js')) as {
+  evict(files: string[]): void;
+  preRead(files: string[]): void;
+};
 
 class MemoryMemento implements MementoLike {
   private readonly map = new Map<string, unknown>();
@@ -47,8 +51,8 @@ class MemoryMemento implements MementoLike {
   }
 }
 
-function simPageCache(host: GpuHost, args: string[]): string {
-  return execFileSync(process.execPath, [SIM_STATE_JS, 'page-cache', ...args], { env: { ...process.env, KIMI_SIM_ROOT: host.stateDir } }).toString();
+function fincore(files: string[]): string {
+  return `method fincore\n${execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '--output', 'RES,SIZE,FILE', '--', ...files]).toString()}`;
 }
 
 interface Point {
@@ -101,9 +105,9 @@ async function main(): Promise<void> {
   try {
     for (let load = 1; load <= LOADS; load++) {
       // First half cold, second half warm.
-      simPageCache(host, ['clear']);
-      simPageCache(host, ['mark', ...files.slice(SHARDS / 2)]);
-      const residency = parseResidency(simPageCache(host, ['fincore', ...files]));
+      simState.evict(files.slice(0, SHARDS / 2));
+      simState.preRead(files.slice(SHARDS / 2));
+      const residency = parseResidency(fincore(files));
       const history = store.list(profile.name, profile.unit);
       const prior = priorFrom(history, { ...(residency.residentBytes !== undefined ? { residentBytes: residency.residentBytes } : {}) });
       const points: Point[] = [];

@@ -36,6 +36,9 @@ import { TunnelAgent } from '../src/remote/httpAgent';
 import { SglangClient } from '../src/server/sglangHttp';
 import { createTransport } from '../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
+import { sectionOf } from './benchDoc';
+
+const OTHER_SECTIONS = ['## Warm cache, then restart'];
 
 const REPO = path.resolve(__dirname, '..');
 
@@ -528,7 +531,10 @@ npm run setup        # once: system packages (openssh-server, curl) and node mod
 npm run bench        # options: -- --restarts 5 --crashes 2 --out BENCHMARKS.md
 \`\`\`
 `;
-  fs.writeFileSync(OUT, md);
+  // Sections other benchmarks own (bench-warm.ts) are kept as they are.
+  const previous = fs.existsSync(OUT) ? fs.readFileSync(OUT, 'utf8') : '';
+  const kept = OTHER_SECTIONS.map((heading) => sectionOf(previous, heading)).filter((s): s is string => s !== undefined);
+  fs.writeFileSync(OUT, [md.trimEnd(), ...kept].join('\n\n') + '\n');
   process.stdout.write(`\n${table}\n\nTargets:\n${targetLines}\n\n${machine}\n\nWritten to ${path.relative(process.cwd(), OUT)}\n`);
 }
 

@@ -45,6 +45,8 @@ const COMMAND_TIMEOUT_MS = 20_000;
 /** Unit-state poll while the journal streams (a backstop: the journal reports exits at once). */
 const UNIT_BACKSTOP_MS = 15_000;
 const JOURNAL_RESTART_MS = 1_000;
+/** Witness reads (bytes read, GPU memory) every this many polls while the weights load. */
+const WITNESS_ROUNDS = 2;
 const COMPLETION_PROMPT = 'hi';
 
 /**
@@ -268,7 +270,12 @@ export class LoadWatcher {
         // so the unit is polled only as a backstop (fewer remote processes); without it, every round.
         const at = this.now();
         const journalLive = this.journal !== undefined;
-        if (this.unitProbeDue || !journalLive || at - this.lastUnitProbeAt >= UNIT_BACKSTOP_MS) {
+        // While the weights load, the same one command also reads the witnesses (bytes read, GPU
+        // memory): they drive the read rate, the ETA, progress without shard lines and stall
+        // detection, so it runs more often then (still one remote command per round).
+        const poll = this.deps.options.pollIntervalMs;
+        const interval = wantsWitnesses(this.current) !== undefined ? WITNESS_ROUNDS * poll : Math.max(UNIT_BACKSTOP_MS, poll);
+        if (this.unitProbeDue || !journalLive || at - this.lastUnitProbeAt >= interval) {
           this.unitProbeDue = false;
           this.lastUnitProbeAt = at;
           await this.probeUnit();

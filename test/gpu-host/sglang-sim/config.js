@@ -18,8 +18,8 @@ const DEFAULTS = Object.freeze({
   // reading
   readers: 1, // reader child processes (like per-rank scheduler subprocesses)
   readChunkBytes: 0, // 0 = automatic
-  directIO: true, // try O_DIRECT for cold reads (hits the block layer); falls back to plain reads
-  coldFiles: null, // "all" | "none" | [names]: overrides page-cache.json at start
+  directIO: true, // O_DIRECT for cold bytes (then the shard is read into the page cache by a process outside the server); false: plain reads
+  coldFiles: null, // "all" | "none" | [names]: evict / read in the shards of the real page cache at load start
   // log style
   shardDesc: 'multi', // "multi" | "legacy"
   loadWeightEndFormat: 'new', // "new" | "legacy" (adds dtype=...)

@@ -22,7 +22,8 @@ function chunkFor(bps) {
 
 class Loader extends EventEmitter {
   /**
-   * @param {object} o {shards, readers, coldBps, warmBps, direct, residentOf(path,size)->bytes, chunk}
+   * @param {object} o {shards, readers, coldBps, warmBps, direct (O_DIRECT for the cold bytes),
+   *   residentOf(path,size)->bytes (read at the warm rate), chunk}
    */
   constructor(o) {
     super();

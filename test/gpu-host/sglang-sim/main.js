@@ -12,16 +12,26 @@
  *   sim.json        config, read once at start (missing = defaults)
  *   gpu.json        {"pid","updatedAt","gpus":[{"index","memoryUsedMiB","memoryTotalMiB"}]} (tp GPUs), rewritten as
  *                   memory changes; all 0 on exit (after SIGKILL it stays: the pid is dead -> stale)
- *   page-cache.json {"files":{"/abs/shard.safetensors": residentBytes}} which weights count as page-cached ("warm")
- *                   (`node state.js page-cache list|clear|mark F..|fincore F..` to inspect/change it)
+ * Page cache: the REAL kernel page cache of the model files (no state file). At load start the simulator
+ *   applies coldFiles (evicts with `dd iflag=nocache count=0`, reads in with cat) and measures each file's
+ *   residency with util-linux `fincore --bytes --noheadings --raw` (no fincore: all cold unless coldFiles warms
+ *   them). Resident bytes (taken as a prefix of the file) are read at warmReadMBps, the rest at readMBps; cold
+ *   reads are real block I/O and the shards end up cached, as after a real load, so the next load is warm unless
+ *   --weight-loader-drop-cache-after-load (evicts the files after the load) or coldFiles says otherwise.
+ *   The extension's fincore and warm-cache reads see and change the same cache.
+ *   (`node state.js residency|evict|warm F..` to inspect/change it by hand)
  *
  * sim.json keys (defaults in config.js):
  *   initSeconds 0.3, readMBps 200 (cold), warmReadMBps 2000, kvSeconds 0.3, cudaGraphSeconds 0.6,
  *   cudaGraphBatches 7, uvicornSeconds 0.2, warmupSeconds 1.0, warmupPollSeconds 0.2, tokenDelayMs 5
  *   readers 1            reader child processes (children of this process, like per-rank schedulers)
  *   readChunkBytes 0     0 = auto (~50 ms of reading per chunk)
- *   directIO true        cold reads with O_DIRECT (block I/O, /proc/PID/io read_bytes) when the fs allows, else plain reads
- *   coldFiles null       "all" | "none" | ["model-00001-of-00064.safetensors", ...] overrides page-cache.json at start
+ *   directIO true        cold bytes with O_DIRECT (exact block I/O in /proc/PID/io read_bytes, no readahead running
+ *                        ahead of the rate limit) when the fs allows, else plain reads; after each shard a process
+ *                        outside the server's tree reads it into the page cache, as a real load leaves it |
+ *                        false: plain reads (fill the cache themselves; readahead makes read_bytes lead)
+ *   coldFiles null       at load start: "all" evict every shard from the page cache | "none" read them all in |
+ *                        ["model-00001-of-00064.safetensors", ...] evict those, read the others in | null as it is
  *   shardDesc "multi"    "multi" = "Multi-thread loading shards", "legacy" = "Loading safetensors checkpoint shards"
  *   loadWeightEndFormat "new" | "legacy" (adds dtype=torch.bfloat16)
  *   tqdmMode "lines"     shard bar: each update "\r<text>\n" (SGLang's _BAR_FORMAT ends with "\n", so journald gets one
@@ -103,7 +113,8 @@ class Sim {
     this.startedAt = Math.floor(Date.now() / 1000);
     this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
     this.lastGpuWrite = 0;
-    this.pageCache = root ? state.loadPageCache(root) : {};
+    this.resident = new Map(); // model file -> bytes read at the warm rate (page-cache residency measured at load start)
+    this.fills = []; // page-cache fills after O_DIRECT reads (promises)
     const mc = readModelConfig(args.model_path);
     this.arch = cfg.architecture || (Array.isArray(mc.architectures) && mc.architectures[0]) || 'DeepseekV3ForCausalLM';
     this.modelType = mc.model_type || 'kimi_k2';
@@ -128,12 +139,21 @@ class Sim {
     try { state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB); } catch { /* state dir gone */ }
   }
 
-  savePageCache() {
-    if (!this.root) return;
-    if (this.loader) {
-      for (const [p, b] of Object.entries(this.loader.readMap())) this.pageCache[p] = Math.max(this.pageCache[p] || 0, b);
+  /**
+   * The real page cache at load start: apply sim.json coldFiles (evict / read in), then measure each file's
+   * residency (fincore). Resident bytes are read at warmReadMBps with plain reads, the rest at readMBps
+   * with O_DIRECT (see loadWeights for how the page cache is then filled).
+   */
+  measurePageCache(shards) {
+    const { cfg } = this;
+    const forcedCold = state.applyColdFiles(shards, cfg.coldFiles);
+    const measured = state.measureResidency(shards.map((s) => s.path));
+    const warmByConfig = cfg.coldFiles === 'none' || Array.isArray(cfg.coldFiles);
+    this.resident.clear();
+    for (const s of shards) {
+      const real = measured ? measured.get(s.path) || 0 : (warmByConfig && !forcedCold.has(s.path) ? s.size : 0);
+      this.resident.set(s.path, forcedCold.has(s.path) ? 0 : real);
     }
-    try { state.savePageCache(this.root, this.pageCache); } catch { /* ignore */ }
   }
 
   // --- lifecycle ---------------------------------------------------------------
@@ -142,7 +162,6 @@ class Sim {
     this.cleaned = true;
     if (this.loader) this.loader.stop();
     if (this.api) this.api.close();
-    if (this.phase === 'weights') this.savePageCache();
     this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
     this.writeGpu(true, true);
   }
@@ -256,17 +275,16 @@ class Sim {
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
-    if (this.root && cfg.coldFiles != null) {
-      state.applyColdFiles(this.pageCache, shards, cfg.coldFiles);
-      this.savePageCache();
-    }
+    this.measurePageCache(shards);
     log.allRanks(`Load weight begin. avail mem=${f2(this.availGB())} GB`);
     await this.loadWeights(shards);
-    this.savePageCache();
+    // all weights on the GPUs (the last progress write may have been throttled away)
+    this.mem.weights = cfg.weightsGB;
+    this.writeGpu(true);
     this.loader.bytesByFile.clear();
     if (this.args.weight_loader_drop_cache_after_load) {
-      for (const s of shards) delete this.pageCache[s.path];
-      this.savePageCache();
+      await Promise.all(this.fills);
+      state.evict(shards.map((s) => s.path));
     }
     const tw = (Date.now() - this.weightsStart) / 1000;
     const dtype = cfg.loadWeightEndFormat === 'legacy' ? ', dtype=torch.bfloat16' : '';
@@ -314,7 +332,7 @@ class Sim {
     const { cfg, log } = this;
     const loader = new Loader({ shards: null, readers: cfg.readers, coldBps: cfg.readMBps * 1e6, warmBps: cfg.warmReadMBps * 1e6,
       direct: cfg.directIO !== false, chunk: cfg.readChunkBytes || 0,
-      residentOf: (p, size) => state.residentBytes(this.pageCache, p, size) });
+      residentOf: (p, size) => Math.min(size, this.resident.get(p) || 0) });
     // a reader (scheduler) process that dies takes the server down, as in SGLang
     loader.on('error', (e) => {
       if (this.exiting) return;
@@ -341,7 +359,7 @@ class Sim {
       const loader = this.loader;
       loader.on('progress', (bytes) => { this.mem.weights = cfg.weightsGB * Math.min(1, bytes / totalBytes); this.writeGpu(); });
       const atStop = async () => {
-        if (f.crashAt === 'weights') { this.savePageCache(); return this.crash('weights'); }
+        if (f.crashAt === 'weights') return this.crash('weights');
         await this.hang();
         loader.setLimit(Infinity);
         if (loader.done === total) finish();
@@ -354,8 +372,9 @@ class Sim {
       };
       loader.on('shard', (n, shard) => {
         const now = Date.now();
-        this.pageCache[shard.path] = shard.size;
-        if (this.root) state.savePageCache(this.root, this.pageCache);
+        // O_DIRECT reads leave the page cache as it was; a real load (plain reads / mmap) leaves the shard
+        // cached: read it in from a process outside the server's tree (its I/O is not the server's)
+        if (cfg.directIO !== false && (this.resident.get(shard.path) || 0) < shard.size) this.fills.push(state.preReadAsync([shard.path]));
         show(tqdm.shardLine(desc, n, total, meter.elapsed(now), meter.update(n, now)));
         if (n === stopAt) { atStop(); return; }
         if (n === total) finish();

@@ -2,8 +2,8 @@
 // Reader child process (stands in for SGLang's per-rank scheduler subprocesses, which read the weights).
 // Forked by loader.js with an IPC channel. Reads whole files, rate-limited:
 //   the resident prefix (page cache) at the warm rate with plain reads,
-//   the rest at the cold rate with O_DIRECT when possible (so /proc/PID/io read_bytes grows as with real
-//   block I/O), else plain reads (rchar still grows).
+//   the rest at the cold rate with O_DIRECT when the job says so and the fs allows (so /proc/PID/io read_bytes
+//   grows exactly as the rate limit lets it, with no readahead running ahead), else plain reads.
 // Dies with its parent: IPC 'disconnect' or a changed ppid ends it; the parent SIGKILLs it on exit.
 const fs = require('fs');
 

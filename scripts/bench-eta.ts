@@ -20,10 +20,11 @@ import { SshTransport } from '../src/remote/sshTransport';
 import { TunnelAgent } from '../src/remote/httpAgent';
 import { SglangClient } from '../src/server/sglangHttp';
 import { ServerSession } from '../src/monitor/session';
-import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from '../src/monitor/history';
+import { LoadHistoryStore, priorFrom, recordOf } from '../src/monitor/history';
 import { parseResidency } from '../src/server/pageCache';
 import { bytesFraction, type LoadState } from '../src/monitor/loadState';
 import type { ServerProfile } from '../src/config';
+import { MemoryMemento } from '../test/integration/simHost';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,15 +42,6 @@ const simState = createRequire(__filename)(path.resolve(__dirname, '..', 'test',
   preRead(files: string[]): void;
 };
 
-class MemoryMemento implements MementoLike {
-  private readonly map = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.map.get(key) as T | undefined;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.map.set(key, value);
-  }
-}
 
 function fincore(files: string[]): string {
   return `method fincore\n${execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '--output', 'RES,SIZE,FILE', '--', ...files]).toString()}`;

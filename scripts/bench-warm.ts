@@ -18,10 +18,11 @@ import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost } from '../test/gpu-host/harness';
 import { FAST_WATCH, sessionForHost } from '../test/integration/simHost';
 import { LoadInsights } from '../src/monitor/loadInsights';
-import { recordOf, type MementoLike } from '../src/monitor/history';
+import { recordOf } from '../src/monitor/history';
 import { warmCache } from '../src/monitor/warmCache';
 import type { LoadState } from '../src/monitor/loadState';
 import { replaceSection } from './benchDoc';
+import { MemoryMemento } from '../test/integration/simHost';
 
 const REPO = path.resolve(__dirname, '..');
 function arg(name: string, def: string): string {
@@ -36,15 +37,6 @@ const SHARDS = 16;
 const SHARD_BYTES = 8 * 1024 * 1024;
 const HEADING = '## Warm cache, then restart';
 
-class MemoryMemento implements MementoLike {
-  private readonly map = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.map.get(key) as T | undefined;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.map.set(key, value);
-  }
-}
 
 interface Run {
   kind: 'cold' | 'warmed';

@@ -7,7 +7,7 @@ import { LocalTransport } from './remote/localTransport';
 import { expandTilde, loadSshTarget } from './remote/sshConfig';
 import { SshTransport, type UnknownHostKeyInfo } from './remote/sshTransport';
 import type { Transport } from './remote/transport';
-import { SglangClient } from './server/sglangHttp';
+import { SglangClient, type SglangClientOptions } from './server/sglangHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
 
@@ -48,9 +48,15 @@ export async function createTransport(server: ServerProfile, settings: Settings,
   });
 }
 
-export async function createSession(server: ServerProfile, settings: Settings, ui: SessionUi, log: Log): Promise<ServerSession> {
+export async function createSession(
+  server: ServerProfile,
+  settings: Settings,
+  ui: SessionUi,
+  log: Log,
+  httpOptions?: SglangClientOptions,
+): Promise<ServerSession> {
   const transport = await createTransport(server, settings, ui, log);
   const agent = new TunnelAgent(transport.openStream);
-  const http = new SglangClient(server.url, agent);
+  const http = new SglangClient(server.url, agent, undefined, httpOptions);
   return new ServerSession(server, transport, http, log);
 }

@@ -8,6 +8,7 @@ import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/har
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
 import { clickDialogButton, openWorkbench, resultsDir, screenshot, statusHistory, formatStatusHistory, notificationHistory, type DialogInfo, type Workbench } from './workbench';
 import type { Page } from 'playwright-core';
+import { serverEntry } from '../integration/simHost';
 
 export const VSIX = join(REPO_ROOT, 'dist', 'kimi-service.vsix');
 
@@ -61,17 +62,7 @@ export interface Scenario {
 
 export function kimiSettings(host: GpuHost, knownHostsFile: string, policy: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    'kimi.servers': [
-      {
-        name: 'sim',
-        host: host.sshHost,
-        port: host.sshPort,
-        username: host.username,
-        identityFile: host.clientKeyPath,
-        unit: host.unitName,
-        url: host.serverUrl,
-      },
-    ],
+    'kimi.servers': [serverEntry(host)],
     'kimi.activeServer': 'sim',
     'kimi.knownHostsFile': knownHostsFile,
     'kimi.hostKeyPolicy': policy,

@@ -17,91 +17,22 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../../src/config';
+import { parseSettings, type RawSettings } from '../../src/config';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
-import { AlreadyWatchingError, ServerSession } from '../../src/monitor/session';
+import { AlreadyWatchingError } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
-import { TunnelAgent } from '../../src/remote/httpAgent';
 import { hashHostName } from '../../src/remote/knownHosts';
-import { SglangClient, type SglangClientOptions } from '../../src/server/sglangHttp';
-import { createTransport, type SessionUi } from '../../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { FAST_WATCH } from './simHost';
+import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 // ---------------------------------------------------------------- helpers
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-interface Fixture {
-  readonly session: ServerSession;
-  readonly settings: Settings;
-  readonly knownHostsFile: string;
-  readonly logLines: string[];
-  readonly dir: string;
-  dispose(): void;
-}
+type Fixture = TestSession;
 
-interface FixtureOptions {
-  policy?: HostKeyPolicy;
-  knownHosts?: string;
-  /** Raw fields of the server entry that replace the host's defaults. */
-  server?: Record<string, unknown>;
-  /** Raw top-level settings that replace the defaults (knownHostsFile, ...). */
-  settings?: Record<string, unknown>;
-  passphrase?: string;
-  http?: SglangClientOptions;
-  name?: string;
-}
-
-/**
- * The extension's session for a simulated host, built as src/sessionFactory.ts does
- * (createTransport + TunnelAgent + SglangClient + ServerSession), with a passphrase answer and
- * HTTP client options the shared simHost helper does not offer.
- */
-async function fixture(host: GpuHost, opts: FixtureOptions = {}): Promise<Fixture> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-faults-'));
-  const knownHostsFile = path.join(dir, 'known_hosts');
-  fs.writeFileSync(knownHostsFile, opts.knownHosts ?? `${host.knownHostsLine()}\n`);
-  const result = parseSettings({
-    servers: [
-      {
-        name: opts.name ?? 'sim',
-        host: host.sshHost,
-        port: host.sshPort,
-        username: host.username,
-        identityFile: host.clientKeyPath,
-        unit: host.unitName,
-        url: host.serverUrl,
-        ...opts.server,
-      },
-    ],
-    knownHostsFile,
-    hostKeyPolicy: opts.policy ?? 'strict',
-    ...opts.settings,
-  });
-  if (!result.ok) throw new Error(result.errors.join('\n'));
-  const logLines: string[] = [];
-  const log = (level: string, message: string) => logLines.push(`${new Date().toISOString()} ${level}: ${message}`);
-  const ui: SessionUi = {
-    trustUnknownHostKey: async () => false,
-    requestPassphrase: async () => opts.passphrase,
-  };
-  const server = result.settings.servers[0];
-  const transport = await createTransport(server, result.settings, ui, log);
-  const http = new SglangClient(server.url, new TunnelAgent(transport.openStream), undefined, opts.http);
-  const session = new ServerSession(server, transport, http, log);
-  return {
-    session,
-    settings: result.settings,
-    knownHostsFile,
-    logLines,
-    dir,
-    dispose: () => {
-      session.dispose();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+/** The extension's own session for a simulated host (see simHost.ts). */
+const fixture = sessionForHost;
 
 /** Verdicts in order (runs collapsed), with the time each was first entered. */
 function recorder() {

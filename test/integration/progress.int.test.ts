@@ -10,25 +10,17 @@ import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/server/events';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
-import { recordOf, type MementoLike } from '../../src/monitor/history';
+import { recordOf } from '../../src/monitor/history';
 import { LoadInsights } from '../../src/monitor/loadInsights';
 import { warmCache } from '../../src/monitor/warmCache';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { MemoryMemento } from './simHost';
 
 const SHARDS = 12;
 const SHARD_BYTES = 2 * 1024 * 1024;
 // cold ~6 s of weights, warm ~0.5 s
 const SIM = { readMBps: 4, warmReadMBps: 50, kvSeconds: 1.0, warmupSeconds: 0.8, initGB: 0.55, weightsGB: 68.76, kvCacheGB: 4.2 };
 
-class MemoryMemento implements MementoLike {
-  private readonly map = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.map.get(key) as T | undefined;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.map.set(key, value);
-  }
-}
 
 function verdictsOf(states: readonly LoadState[]): Verdict[] {
   const out: Verdict[] = [];

@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings, type HostKeyPolicy, type Settings } from '../../src/config';
+import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
+import type { SglangClientOptions } from '../../src/server/sglangHttp';
 import type { WatchOptions } from '../../src/monitor/watcher';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
@@ -16,8 +18,39 @@ export interface TestSession {
   readonly settings: Settings;
   readonly knownHostsFile: string;
   readonly asked: UnknownHostKey[];
+  /** Every log line of the session, with its level (and a timestamp). */
   readonly logLines: string[];
+  /** A temporary folder of the test's own, removed by dispose(). */
+  readonly dir: string;
   dispose(): void;
+}
+
+export interface TestSessionOptions {
+  policy?: HostKeyPolicy;
+  knownHosts?: string;
+  /** The answer to the unknown-host-key question (policy "ask"). */
+  trust?: boolean;
+  /** Raw fields of the server entry that replace the host's defaults. */
+  server?: Record<string, unknown>;
+  /** Raw top-level settings that replace the defaults (knownHostsFile, ...). */
+  settings?: Record<string, unknown>;
+  /** The answer to the passphrase question. */
+  passphrase?: string;
+  http?: SglangClientOptions;
+  name?: string;
+}
+
+/** The `kimi.servers` entry for a simulated host. */
+export function serverEntry(host: GpuHost, name = 'sim'): Record<string, unknown> {
+  return {
+    name,
+    host: host.sshHost,
+    port: host.sshPort,
+    username: host.username,
+    identityFile: host.clientKeyPath,
+    unit: host.unitName,
+    url: host.serverUrl,
+  };
 }
 
 export const FAST_WATCH: WatchOptions = {
@@ -27,33 +60,15 @@ export const FAST_WATCH: WatchOptions = {
   unreachableTimeoutMs: 60_000,
 };
 
-export async function sessionForHost(
-  host: GpuHost,
-  opts: {
-    policy?: HostKeyPolicy;
-    knownHosts?: string;
-    trust?: boolean;
-    server?: Record<string, unknown>;
-  } = {},
-): Promise<TestSession> {
+export async function sessionForHost(host: GpuHost, opts: TestSessionOptions = {}): Promise<TestSession> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-test-'));
   const knownHostsFile = path.join(dir, 'known_hosts');
   fs.writeFileSync(knownHostsFile, opts.knownHosts ?? `${host.knownHostsLine()}\n`);
   const result = parseSettings({
-    servers: [
-      {
-        name: 'sim',
-        host: host.sshHost,
-        port: host.sshPort,
-        username: host.username,
-        identityFile: host.clientKeyPath,
-        unit: host.unitName,
-        url: host.serverUrl,
-        ...opts.server,
-      },
-    ],
+    servers: [{ ...serverEntry(host, opts.name), ...opts.server }],
     knownHostsFile,
     hostKeyPolicy: opts.policy ?? 'strict',
+    ...opts.settings,
   });
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const asked: UnknownHostKey[] = [];
@@ -63,10 +78,14 @@ export async function sessionForHost(
       asked.push(key);
       return opts.trust ?? false;
     },
-    requestPassphrase: async () => undefined,
+    requestPassphrase: async () => opts.passphrase,
   };
-  const session = await createSession(result.settings.servers[0], result.settings, ui, (level, message) =>
-    logLines.push(`${level}: ${message}`),
+  const session = await createSession(
+    result.settings.servers[0],
+    result.settings,
+    ui,
+    (level, message) => logLines.push(`${new Date().toISOString()} ${level}: ${message}`),
+    opts.http,
   );
   return {
     session,
@@ -74,9 +93,21 @@ export async function sessionForHost(
     knownHostsFile,
     asked,
     logLines,
+    dir,
     dispose: () => {
       session.dispose();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** globalState's stand-in for the load history in headless runs. */
+export class MemoryMemento implements MementoLike {
+  private readonly map = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.map.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.map.set(key, value);
+  }
 }

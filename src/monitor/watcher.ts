@@ -2,7 +2,7 @@ import type { ServerProfile } from '../config';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { quote, withSudo } from '../remote/shell';
 import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
-import { parseShow, showCommand, toUnitStatus } from '../server/systemd';
+import { parseExecStartProperty, parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import type { UnitStatus } from '../server/events';
@@ -10,7 +10,6 @@ import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState,
 import type { LoadPrior } from './eta';
 import { splitWitnessOutput, wantsWitnesses, witnessProbeCommand, witnessSignals, type WitnessOutput } from './witnessProbe';
 import { modelPathOf } from '../server/execStart';
-import { parseExecStartProperty } from '../server/systemd';
 import { modelSizeCommand, parseModelSize } from '../server/procIo';
 import { dropCacheWarning } from '../server/pageCache';
 
@@ -65,6 +64,7 @@ export class LoadWatcher {
   private processStartMonotonicUs: number | undefined;
   private journalReader = new JournalReader();
   private timer: NodeJS.Timeout | undefined;
+  private journalRestart: NodeJS.Timeout | undefined;
   private probing = false;
   private unitProbeDue = true;
   private lastUnitProbeAt = 0;
@@ -219,7 +219,7 @@ export class LoadWatcher {
           if (this.journal !== process) return;
           this.journal = undefined;
           // journalctl ended on its own (the connection is fine): follow again, polling fast meanwhile.
-          if (this.settle && this.current.connected) setTimeout(() => this.startJournal(), JOURNAL_RESTART_MS);
+          if (this.settle && this.current.connected) this.journalRestart = setTimeout(() => this.startJournal(), JOURNAL_RESTART_MS);
         });
       })
       .catch((error) => this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`));
@@ -371,6 +371,7 @@ export class LoadWatcher {
     if (!settle) return;
     this.settle = undefined;
     clearTimeout(this.timer);
+    clearTimeout(this.journalRestart);
     this.timer = undefined;
     this.journal?.kill();
     this.journal = undefined;

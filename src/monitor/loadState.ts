@@ -342,7 +342,9 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         mainPid: alive ? unit.mainPid : undefined,
         processStartedAt: unit.execMainStartedAt,
         baselineRestarts: unit.nRestarts,
-        phase: alive ? (state.phase ?? 'starting') : state.phase,
+        // After our own restart the process is just starting; attached to a load under way, the
+        // phase (and percentage) is unknown until the journal, read from the process start, says.
+        phase: alive && state.restartRequestedAt !== undefined ? (state.phase ?? 'starting') : state.phase,
       };
       if (unit.loadState === 'not-found') {
         next = fail(next, unitFailure(next, unit) ?? 'the unit is not known to systemd');

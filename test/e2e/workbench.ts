@@ -86,6 +86,18 @@ export async function openWorkbench(url: string, opts: { headless?: boolean; tim
 }
 
 /**
+ * Reloads the workbench page (in code-server this ends the extension host and starts a new
+ * one) and waits for it as openWorkbench does; the in-page recorders start afresh.
+ */
+export async function reloadWorkbench(page: Page, opts: { timeoutMs?: number } = {}): Promise<void> {
+  const timeout = opts.timeoutMs ?? 90_000;
+  await page.reload({ timeout });
+  await page.waitForSelector('.monaco-workbench', { timeout });
+  await page.waitForSelector('.part.statusbar', { timeout });
+  await installRecorders(page);
+}
+
+/**
  * Records, inside the page, every distinct text of the Kimi status bar item and every
  * notification toast that appears, with timestamps (MutationObserver + a 50 ms sampler, so
  * a state shown for a moment is not missed between two polls from the test).

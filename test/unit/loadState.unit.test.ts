@@ -84,6 +84,14 @@ describe('load state reducer', () => {
     assert.equal(state.verdict, 'failed');
   });
 
+  it('attaching to a load under way shows no percentage until the journal says where it is', () => {
+    let state = run([{ kind: 'attached', at: 2, unit: unit() }]);
+    assert.equal(state.verdict, 'loading');
+    assert.equal(state.progress, undefined);
+    state = reduce(state, { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' });
+    assert.equal(Math.round(state.progress! * 100), 45);
+  });
+
   it('attaching to a stopped unit says stopped', () => {
     const state = run([{ kind: 'attached', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) }]);
     assert.equal(state.verdict, 'stopped');

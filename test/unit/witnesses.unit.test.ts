@@ -9,6 +9,7 @@ function unit(): UnitStatus {
 const run = (signals: Signal[], start: LoadState = initialState(0)) => signals.reduce(reduce, start);
 const GB = 1e9;
 const weights: Signal[] = [
+  { kind: 'restartRequested', at: 0 },
   { kind: 'attached', at: 0, unit: unit() },
   { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
 ];

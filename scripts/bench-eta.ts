@@ -25,6 +25,10 @@ import { parseResidency } from '../src/server/pageCache';
 import { bytesFraction, type LoadState } from '../src/monitor/loadState';
 import type { ServerProfile } from '../src/config';
 import { MemoryMemento } from '../test/integration/simHost';
+import { replaceSection } from './benchDoc';
+
+const ETA_HEADING = '## ETA accuracy';
+const REPO_ROOT = path.resolve(__dirname, '..');
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -62,7 +66,12 @@ const median = (v: number[]) => {
 };
 
 async function main(): Promise<void> {
-  console.log(`ETA benchmark: ${LOADS} loads, ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB; first half cold at ${COLD_MBPS} MB/s, second half warm at ${WARM_MBPS} MB/s`);
+  const report: string[] = [];
+  const say = (line: string): void => {
+    console.log(line);
+    report.push(line);
+  };
+  say(`ETA benchmark: ${LOADS} loads, ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB; first half cold at ${COLD_MBPS} MB/s, second half warm at ${WARM_MBPS} MB/s`);
   const host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS } });
   const knownHosts = path.join(host.fixtureDir, 'bench_known_hosts');
   fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
@@ -134,15 +143,19 @@ async function main(): Promise<void> {
       if (b50 && b50.readyEstimate !== undefined) errorsBytes50.push((b50.readyEstimate - s.readyAt) / (s.readyAt - b50.at));
       await store.add(profile.name, profile.unit, recordOf(s, 'ready', Date.now(), residency.residentBytes));
       const rec = store.list(profile.name, profile.unit)[0]!;
-      console.log(
+      say(
         `load ${load}: ${(total / 1000).toFixed(1)} s (weights ${((rec.phaseMs['loading weights'] ?? 0) / 1000).toFixed(1)} s, after weights ${((rec.afterWeightsMs ?? 0) / 1000).toFixed(1)} s; ` +
           `cold ${((rec.coldBps ?? 0) / 1e6).toFixed(1)} MB/s, warm ${((rec.warmBps ?? 0) / 1e6).toFixed(1)} MB/s; prior from ${prior.loads ?? 0} loads) | ETA error ${parts.join(', ')}`,
       );
     }
-    console.log(`median ETA error (of the remaining time): 25%: ${errors['25']!.length ? pct(median(errors['25']!)) : 'n/a'}, 50%: ${errors['50']!.length ? pct(median(errors['50']!)) : 'n/a'}, 75%: ${errors['75']!.length ? pct(median(errors['75']!)) : 'n/a'}`);
-    if (errorsBytes50.length) console.log(`at 50% of the bytes read (cold->warm switch): median ${pct(median(errorsBytes50))} of the remaining time`);
+    say(`median ETA error (of the remaining time): 25%: ${errors['25']!.length ? pct(median(errors['25']!)) : 'n/a'}, 50%: ${errors['50']!.length ? pct(median(errors['50']!)) : 'n/a'}, 75%: ${errors['75']!.length ? pct(median(errors['75']!)) : 'n/a'}`);
+    if (errorsBytes50.length) say(`at 50% of the bytes read (cold->warm switch): median ${pct(median(errorsBytes50))} of the remaining time`);
     const worst50 = Math.max(...errors['50']!.map(Math.abs));
-    console.log(`target |error| at 50% <= 15%: ${worst50 <= 0.15 ? 'met' : 'NOT met'} (worst ${pct(worst50)})`);
+    say(`target |error| at 50% <= 15%: ${worst50 <= 0.15 ? 'met' : 'NOT met'} (worst ${pct(worst50)})`);
+    const out = path.join(REPO_ROOT, 'BENCHMARKS.md');
+    const doc = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+    const section = `${ETA_HEADING}\n\nError of the ETA = (predicted - actual ready time) / time actually left, at 25/50/75 % of the load (\`npm run bench:eta\`, ${new Date().toISOString().slice(0, 10)}):\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`;
+    fs.writeFileSync(out, replaceSection(doc, ETA_HEADING, section));
   } finally {
     session.dispose();
     await host.stop();

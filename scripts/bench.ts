@@ -38,7 +38,7 @@ import { createTransport } from '../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
 
-const OTHER_SECTIONS = ['## Warm cache, then restart'];
+const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy'];
 
 const REPO = path.resolve(__dirname, '..');
 

@@ -1,7 +1,7 @@
 // A crash mid-load: the simulator dies after 5 shards -> the status bar says "failed" and an
 // error notification gives the cause, with Show log.
 import assert from 'node:assert/strict';
-import { dumpOnFailure, isRestartConfirm, printResultsDir, simForLoad, startScenario, type Scenario } from './scenario';
+import { isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
 import {
   clickDialogButton,
   formatStatusHistory,
@@ -18,26 +18,14 @@ import {
 after(printResultsDir);
 
 describe('e2e: crash mid-load', function () {
-  let s: Scenario | undefined;
-
-  before(async () => {
-    s = await startScenario({
-      name: 'crash',
-      gpuHost: { sim: { ...simForLoad(15), fault: { crashAt: 'weights', afterShards: 5 } } },
-      hostKeyPolicy: 'strict',
-    });
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, 'crash');
-  });
-
-  after(async () => {
-    await s?.stop();
+  const scenario = useScenario({
+    name: 'crash',
+    gpuHost: { sim: { ...simForLoad(15), fault: { crashAt: 'weights', afterShards: 5 } } },
+    hostKeyPolicy: 'strict',
   });
 
   it('loading NN% -> failed, and an error notification with the cause', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
     await resetRecorders(page);
     await runCommand(page, 'Restart Kimi service');

@@ -5,7 +5,7 @@
 // Screenshots: the dashboard mid-load and after ready (dark theme, the default).
 import assert from 'node:assert/strict';
 import type { Frame, Page } from 'playwright-core';
-import { dumpOnFailure, isRestartConfirm, printResultsDir, simForLoad, startScenario, unitWithParsers, type Scenario } from './scenario';
+import { isRestartConfirm, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
 import { clickDialogButton, runCommand, screenshot, waitForDialog, waitForStatus } from './workbench';
 
 after(printResultsDir);
@@ -79,30 +79,18 @@ async function waitForView(page: Page, what: string, ok: (v: DashboardView) => b
 const percentOf = (v: DashboardView) => Number(/(?:^| )(\d+)%/.exec(v.figures)?.[1] ?? NaN);
 
 describe('e2e: load dashboard', function () {
-  let s: Scenario | undefined;
-
-  before(async () => {
-    s = await startScenario({
-      name: 'dashboard',
-      gpuHost: { sim: { ...simForLoad(LOAD_SECONDS), kvSeconds: 1.5, cudaGraphSeconds: 1.5, warmupSeconds: 1.5 } },
-      unitText: (h) => unitWithParsers(h),
-      hostKeyPolicy: 'strict',
-      knownHost: true,
-      // the dark theme (VS Code's default; code-server starts light)
-      settings: { 'workbench.colorTheme': 'Default Dark Modern' },
-    });
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
-  });
-
-  after(async () => {
-    await s?.stop();
+  const scenario = useScenario({
+    name: 'dashboard',
+    gpuHost: { sim: { ...simForLoad(LOAD_SECONDS), kvSeconds: 1.5, cudaGraphSeconds: 1.5, warmupSeconds: 1.5 } },
+    unitText: (h) => unitWithParsers(h),
+    hostKeyPolicy: 'strict',
+    knownHost: true,
+    // the dark theme (VS Code's default; code-server starts light)
+    settings: { 'workbench.colorTheme': 'Default Dark Modern' },
   });
 
   it('during a load: phase and progress update live, the charts draw, and it survives being hidden and shown', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
     await runCommand(page, 'Restart Kimi service');
     const dlg = await waitForDialog(page);
@@ -145,7 +133,7 @@ describe('e2e: load dashboard', function () {
   });
 
   it('after ready: loaded-in time, the whole timeline, and the parser verification result', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
     const v = await waitForView(page, 'the parser verification result', (x) => x.verdict === 'ready' && !!x.verification, 90_000);
     console.log(`    after ready: ${JSON.stringify(v)}`);

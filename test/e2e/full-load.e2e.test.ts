@@ -2,7 +2,7 @@
 // status bar "Kimi: loading NN%" rising -> "Kimi: ready"; the ready notification; Show log ->
 // the Output panel's "Kimi Service" channel; then the parser verification notification.
 import assert from 'node:assert/strict';
-import { dumpOnFailure, isRestartConfirm, printResultsDir, simForLoad, startScenario, unitWithParsers, type Scenario } from './scenario';
+import { isRestartConfirm, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
 import {
   clickDialogButton,
   clickNotificationButton,
@@ -26,28 +26,16 @@ after(printResultsDir);
 const LOAD_SECONDS = 15;
 
 describe('e2e: full load', function () {
-  let s: Scenario | undefined;
-
-  before(async () => {
-    s = await startScenario({
-      name: 'full-load',
-      gpuHost: { sim: simForLoad(LOAD_SECONDS) },
-      unitText: (h) => unitWithParsers(h),
-      hostKeyPolicy: 'strict',
-      knownHost: true,
-    });
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
-  });
-
-  after(async () => {
-    await s?.stop();
+  const scenario = useScenario({
+    name: 'full-load',
+    gpuHost: { sim: simForLoad(LOAD_SECONDS) },
+    unitText: (h) => unitWithParsers(h),
+    hostKeyPolicy: 'strict',
+    knownHost: true,
   });
 
   it('restart -> Restart confirmed -> loading NN% rising -> ready, with the ready notification', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     // The item is there from activation on (its first word depends on the unit's state).
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
     await screenshot(page, 'full-initial');
@@ -94,7 +82,7 @@ describe('e2e: full load', function () {
   });
 
   it('Show log opens the Output panel on "Kimi Service" with the state changes', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     await clickNotificationButton(page, /ready/, 'Show log');
     const text = await readOutputPanel(page, { channel: 'Kimi Service' });
     await screenshot(page, 'full-log');
@@ -109,7 +97,7 @@ describe('e2e: full load', function () {
   });
 
   it('parser verification is visible after ready', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     const note = await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000 });
     console.log(`    parser notification: ${JSON.stringify(note)}`);
     await screenshot(page, 'full-parsers-verified');

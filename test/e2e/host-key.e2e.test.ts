@@ -2,35 +2,23 @@
 // key to the known-hosts file and the restart goes on to ready.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { answerDialogs, dumpOnFailure, isHostKeyDialog, isRestartConfirm, printResultsDir, simForLoad, startScenario, type Scenario } from './scenario';
+import { answerDialogs, isHostKeyDialog, isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
 import { formatStatusHistory, resetRecorders, runCommand, screenshot, statusHistory, waitForStatus } from './workbench';
 
 after(printResultsDir);
 
 describe('e2e: unknown host key under "ask"', function () {
-  let s: Scenario | undefined;
-
-  before(async () => {
-    s = await startScenario({
-      name: 'host-key',
-      gpuHost: { sim: simForLoad(8) },
-      hostKeyPolicy: 'ask',
-      knownHost: false,
-    });
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, 'host-key');
-  });
-
-  after(async () => {
-    await s?.stop();
+  const scenario = useScenario({
+    name: 'host-key',
+    gpuHost: { sim: simForLoad(8) },
+    hostKeyPolicy: 'ask',
+    knownHost: false,
   });
 
   it('the trust dialog shows the SHA256 fingerprint; Trust continues to ready', async () => {
-    const page = s!.page;
-    const host = s!.host;
-    assert.equal(readFileSync(s!.knownHostsFile, 'utf8'), '', 'the key is unknown at the start');
+    const page = scenario().page;
+    const host = scenario().host;
+    assert.equal(readFileSync(scenario().knownHostsFile, 'utf8'), '', 'the key is unknown at the start');
     await resetRecorders(page);
     // The extension may ask about the key as soon as it activates (it looks at the unit's
     // state), or only when the restart connects: answer the dialogs in whatever order.
@@ -63,7 +51,7 @@ describe('e2e: unknown host key under "ask"', function () {
     assert.ok(dialogs.some(isRestartConfirm), 'the restart was confirmed');
 
     // Trust wrote the key to kimi.knownHostsFile (plain or hashed entry, same key).
-    const known = readFileSync(s!.knownHostsFile, 'utf8');
+    const known = readFileSync(scenario().knownHostsFile, 'utf8');
     const key = host.hostPublicKey.split(/\s+/)[1];
     assert.ok(known.includes(key), `known-hosts file has the key:\n${known}`);
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 5000 });

@@ -3,7 +3,7 @@
 // offers "Resume watching" -> clicked -> loading -> ready, and the unit was restarted exactly
 // once on the host. After the watch has ended, another reload offers nothing.
 import assert from 'node:assert/strict';
-import { dumpOnFailure, isRestartConfirm, printResultsDir, simForLoad, startScenario, type Scenario } from './scenario';
+import { isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
 import {
   clickDialogButton,
   clickNotificationButton,
@@ -27,29 +27,17 @@ const LOAD_SECONDS = 30;
 const OFFER = /was being watched when the window closed/;
 
 describe('e2e: window reloaded mid-load', function () {
-  let s: Scenario | undefined;
-
-  const restarts = async () => (await s!.host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l));
-
-  before(async () => {
-    s = await startScenario({
-      name: 'reload',
-      gpuHost: { sim: simForLoad(LOAD_SECONDS) },
-      hostKeyPolicy: 'strict',
-      knownHost: true,
-    });
+  const scenario = useScenario({
+    name: 'reload',
+    gpuHost: { sim: simForLoad(LOAD_SECONDS) },
+    hostKeyPolicy: 'strict',
+    knownHost: true,
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
-  });
-
-  after(async () => {
-    await s?.stop();
-  });
+  const restarts = async () => (await scenario().host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l));
 
   it('reload mid-load -> "Resume watching" -> loading -> ready, restarted exactly once', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
     await resetRecorders(page);
 
@@ -103,7 +91,7 @@ describe('e2e: window reloaded mid-load', function () {
   });
 
   it('after the watch has ended, a reload offers nothing', async () => {
-    const page = s!.page;
+    const page = scenario().page;
     // Only meaningful once the resumed watch has ended (else an offer is right).
     assert.equal(await statusText(page), 'Kimi: ready', 'precondition: the previous test reached ready');
     await reloadWorkbench(page);

@@ -178,3 +178,24 @@ export function printResultsDir(): void {
   printed = true;
   console.log(`\n  e2e screenshots and logs: ${resultsDir()}\n`);
 }
+
+/**
+ * Registers one scenario's mocha hooks in the current describe (start before, dump the state on a
+ * failure, stop after) and returns a getter for it.
+ */
+export function useScenario(opts: ScenarioOptions): () => Scenario {
+  let s: Scenario | undefined;
+  before(async () => {
+    s = await startScenario(opts);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+  return () => {
+    if (!s) throw new Error('the scenario did not start');
+    return s;
+  };
+}

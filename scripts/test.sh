@@ -7,8 +7,20 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-system-packages.sh
 [ -d node_modules ] || npm ci
 
+outputs=$(mktemp -d)
+trap 'rm -rf "$outputs"' EXIT
+suite() { # name, mocha config
+  echo "== $1"
+  npx mocha --config "$2" 2>&1 | tee "$outputs/$(basename "$2").log"
+}
+
 echo "== typecheck"; npx tsc -p . --noEmit
 echo "== build"; npm run --silent build
-echo "== unit tests"; npx mocha --config .mocharc.unit.json
-echo "== integration tests (real sshd + simulated GPU host)"; npx mocha --config .mocharc.integration.json
-echo "== e2e tests (packaged VSIX in code-server, headless Chromium)"; npx mocha --config .mocharc.e2e.json
+suite "unit tests" .mocharc.unit.json
+suite "integration tests (real sshd + simulated GPU host)" .mocharc.integration.json
+suite "e2e tests (packaged VSIX in code-server, headless Chromium)" .mocharc.e2e.json
+
+# One closing line over all suites, in the plain form CI reads.
+passed=$(grep -hoE '^ *[0-9]+ passing' "$outputs"/*.log | awk '{s += $1} END {print s + 0}')
+failed=$(grep -hoE '^ *[0-9]+ failing' "$outputs"/*.log | awk '{s += $1} END {print s + 0}')
+echo "tests: ${passed} passed, ${failed} failed"

@@ -11,7 +11,7 @@ outputs=$(mktemp -d)
 trap 'rm -rf "$outputs"' EXIT
 suite() { # name, mocha config
   echo "== $1"
-  npx mocha --config "$2" 2>&1 | tee "$outputs/$(basename "$2").log"
+  npx mocha --config "$2" 2>&1 | tee "$outputs/${2#.}.log"
 }
 
 echo "== typecheck"; npx tsc -p . --noEmit
@@ -21,6 +21,7 @@ suite "integration tests (real sshd + simulated GPU host)" .mocharc.integration.
 suite "e2e tests (packaged VSIX in code-server, headless Chromium)" .mocharc.e2e.json
 
 # One closing line over all suites, in the plain form CI reads.
-passed=$(grep -hoE '^ *[0-9]+ passing' "$outputs"/*.log | awk '{s += $1} END {print s + 0}')
-failed=$(grep -hoE '^ *[0-9]+ failing' "$outputs"/*.log | awk '{s += $1} END {print s + 0}')
+count() { { grep -hoE "^ *[0-9]+ $1" "$outputs"/*.log || true; } | awk '{s += $1} END {print s + 0}'; }
+passed=$(count passing)
+failed=$(count failing)
 echo "tests: ${passed} passed, ${failed} failed"

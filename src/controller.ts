@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { errorText } from './util/errors';
 import { activeProfile, parseSettings, type ServerProfile, type Settings } from './config';
 import type { LoadState } from './monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from './monitor/session';
@@ -74,7 +75,7 @@ export class Controller implements vscode.Disposable {
     try {
       await session.transport.connect();
     } catch (error) {
-      this.log.warn(`[${server.name}] No load forecast: ${error instanceof Error ? error.message : String(error)}`);
+      this.log.warn(`[${server.name}] No load forecast: ${errorText(error)}`);
       return undefined;
     }
     const forecast = await this.insights.forecast(session.transport, server.name, server.unit);
@@ -210,7 +211,7 @@ export class Controller implements vscode.Disposable {
     try {
       return await this.sessionFor(server);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       this.log.error(`[${server.name}] Cannot set up the connection: ${message}`);
       void this.notify('error', `Kimi on ${server.name}: cannot set up the connection: ${message}`);
       return undefined;
@@ -232,7 +233,7 @@ export class Controller implements vscode.Disposable {
       if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`);
       else void this.notify('warn', `Kimi on ${server.name}: ${summary}`);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       this.log.warn(`[${server.name}] Parser verification could not run: ${message}`);
       this.verification.set(server.name, `not verified (${message})`);
       this.render();

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { errorText } from './util/errors';
 import type { Controller } from './controller';
 import type { ServerSession } from './monitor/session';
 import { enableParsers, rollback, type ParserChangeDeps } from './server/parserChange';
@@ -56,7 +57,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
     await session.transport.connect();
     result = await enableParsers(deps, server.unit, { reasoningParser, toolCallParser });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     log.error(`[${server.name}] Enabling parsers failed: ${message}`);
     void controller.notify('error', `Kimi on ${server.name}: could not enable the parsers: ${message}`);
     return;
@@ -81,7 +82,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
     await rollback(deps, result.rollback);
     log.info(`[${server.name}] Rolled back ${result.rollback.dropInPath}.`);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     void controller.notify('error', `Kimi on ${server.name}: roll back failed: ${message}`);
     return;
   }

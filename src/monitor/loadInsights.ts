@@ -1,7 +1,7 @@
 import type { Transport } from '../remote/transport';
 import { modelPathOf } from '../server/execStart';
 import { dropCacheWarning, predictLoad, predictionText } from '../server/pageCache';
-import { parseExecStartProperty, parseShow, showCommand } from '../server/systemd';
+import { execStartCommand, execStartOf } from '../server/systemd';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
 import type { LoadState } from './loadState';
@@ -37,8 +37,7 @@ export class LoadInsights {
     let modelPath: string | undefined;
     let warning: string | undefined;
     try {
-      const shown = await transport.exec(showCommand(unit, ['ExecStart']), { timeoutMs: 20_000 });
-      const argv = parseExecStartProperty(parseShow(shown.stdout)['ExecStart'] ?? '');
+      const argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
       modelPath = modelPathOf(argv);
       warning = dropCacheWarning(argv);
     } catch {

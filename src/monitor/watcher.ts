@@ -1,8 +1,9 @@
 import type { ServerProfile } from '../config';
+import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { quote, withSudo } from '../remote/shell';
 import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
-import { parseExecStartProperty, parseShow, showCommand, toUnitStatus } from '../server/systemd';
+import { execStartCommand, execStartOf, parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import type { UnitStatus } from '../server/events';
@@ -175,8 +176,7 @@ export class LoadWatcher {
   /** The model path from ExecStart and the size of its *.safetensors: the bytes witness's 100 %. */
   private async readModel(): Promise<void> {
     try {
-      const result = await this.exec(showCommand(this.deps.profile.unit, ['ExecStart']));
-      const argv = parseExecStartProperty(parseShow(result.stdout)['ExecStart'] ?? '');
+      const argv = execStartOf((await this.exec(execStartCommand(this.deps.profile.unit))).stdout);
       const warning = dropCacheWarning(argv);
       if (warning) this.deps.log('warn', warning);
       const modelPath = modelPathOf(argv);
@@ -378,10 +378,6 @@ export class LoadWatcher {
     for (const d of this.disposables.splice(0)) d.dispose();
     settle(outcome);
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function restartErrorMessage(stderr: string, profile: ServerProfile): string {

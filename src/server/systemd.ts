@@ -28,6 +28,16 @@ export const UNIT_PROPERTIES = [
  * `TZ=UTC` makes systemctl print its timestamps in UTC: a zone abbreviation such as "CET"
  * cannot be turned back into an offset reliably.
  */
+/** `systemctl show -p ExecStart UNIT`, whose output `execStartOf` reads. */
+export function execStartCommand(unit: string): string {
+  return showCommand(unit, ['ExecStart']);
+}
+
+/** The command line (argv) in the output of `execStartCommand`; [] when there is none. */
+export function execStartOf(showOutput: string): string[] {
+  return parseExecStartProperty(parseShow(showOutput)['ExecStart'] ?? '');
+}
+
 export function showCommand(unit: string, properties: readonly string[] = UNIT_PROPERTIES): string {
   for (const p of properties) if (!/^[A-Za-z]+$/.test(p)) throw new Error(`Invalid systemd property name: ${JSON.stringify(p)}`);
   return `TZ=UTC systemctl show --no-pager -p ${quote(properties.join(','))} ${quote(unit)}`;

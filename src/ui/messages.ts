@@ -32,9 +32,14 @@ export function endMessage(server: ServerProfile, outcome: WatchOutcome): string
   }
 }
 
+/** " 42%" while loading with a known progress, else "". */
+export function loadingPercent(state: LoadState): string {
+  return state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
+}
+
 /** "loading 42% (loading weights, 27/64 shards)". */
 export function describe(state: LoadState): string {
-  const percent = state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
+  const percent = loadingPercent(state);
   const details: string[] = [];
   if (state.phase && state.phase !== state.verdict) details.push(state.phase);
   if (state.phase === 'loading weights' && state.shards) details.push(`${state.shards.done}/${state.shards.total} shards`);

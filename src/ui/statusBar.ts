@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { loadingPercent } from './messages';
 import type { ServerProfile } from '../config';
 import { bytesFraction, formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
 import { formatBytes, formatEta, formatRate } from '../monitor/eta';
@@ -36,8 +37,7 @@ export function statusText(view: StatusView, now: number = Date.now()): string {
   if (view.configError) return '$(warning) Kimi: settings';
   const state = view.state;
   if (!state) return '$(server-process) Kimi: not watched';
-  const percent = state.verdict === 'loading' && state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
-  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${percent}${etaSuffix(state, now)}`;
+  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
 }
 
 export function statusTooltip(view: StatusView, now: number): string {

@@ -2,7 +2,7 @@ import type { Transport } from '../remote/transport';
 import { DEFAULT_PARSER } from '../server/parserNames';
 import { getFlag } from '../server/execStart';
 import type { SglangClient } from '../server/sglangHttp';
-import { parseExecStartProperty, parseShow, showCommand } from '../server/systemd';
+import { execStartCommand, execStartOf } from '../server/systemd';
 import type { ExpectedParsers } from './judges';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
@@ -10,10 +10,10 @@ const REQUEST_TIMEOUT_MS = 60_000;
 
 /** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
 export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void): Promise<ExpectedParsers> {
-  const command = showCommand(unit, ['ExecStart']);
+  const command = execStartCommand(unit);
   log(`$ ${command}`);
   const result = await transport.exec(command, { timeoutMs: 20_000 });
-  const argv = result.code === 0 ? parseExecStartProperty(parseShow(result.stdout)['ExecStart'] ?? '') : [];
+  const argv = result.code === 0 ? execStartOf(result.stdout) : [];
   return {
     reasoningParser: getFlag(argv, '--reasoning-parser') ?? DEFAULT_PARSER,
     toolCallParser: getFlag(argv, '--tool-call-parser') ?? DEFAULT_PARSER,

@@ -31,6 +31,9 @@ export interface Settings {
   readonly unreachableTimeoutMs: number;
   readonly notifyWhenReady: boolean;
   readonly verifyParsersWhenReady: boolean;
+  /** Keep watching after ready (journal, /health every healthIntervalMs, the unit now and then). */
+  readonly watchAfterReady: boolean;
+  readonly healthIntervalMs: number;
 }
 
 /** The raw values of the `kimi.*` settings, as VS Code returns them. */
@@ -72,6 +75,8 @@ const settingsSchema = {
     unreachableTimeoutMinutes: { type: 'number', minimum: 0.1, maximum: 120 },
     notifyWhenReady: { type: 'boolean' },
     verifyParsersWhenReady: { type: 'boolean' },
+    watchAfterReady: { type: 'boolean' },
+    healthIntervalSeconds: { type: 'number', minimum: 5, maximum: 3600 },
   },
 } as const;
 
@@ -219,6 +224,8 @@ export function parseSettings(raw: RawSettings): SettingsResult {
       unreachableTimeoutMs: seconds(raw.unreachableTimeoutMinutes, 5) * 60_000,
       notifyWhenReady: raw.notifyWhenReady !== false,
       verifyParsersWhenReady: raw.verifyParsersWhenReady !== false,
+      watchAfterReady: raw.watchAfterReady !== false,
+      healthIntervalMs: seconds(raw.healthIntervalSeconds, 30) * 1000,
     },
   };
 }

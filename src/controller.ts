@@ -3,7 +3,9 @@ import { errorText } from './util/errors';
 import { activeProfile, parseSettings, type ServerProfile, type Settings } from './config';
 import type { LoadState } from './monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from './monitor/session';
-import type { WatchOptions, WatchOutcome } from './monitor/watcher';
+import type { WatchAlert, WatchOptions, WatchOutcome } from './monitor/watcher';
+import { TransportError } from './remote/transport';
+import { refusalMessage, type Refusal } from './ui/refusals';
 import type { SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
 import { LoadInsights, type LoadForecast } from './monitor/loadInsights';
@@ -12,8 +14,11 @@ import { confirmRestart, warmThenReport } from './ui/restartDialog';
 import { StatusBar } from './ui/statusBar';
 
 const SHOW_LOG = 'Show log';
+const OPEN_KNOWN_HOSTS = 'Open known_hosts';
 const RESUME = 'Resume watching';
 const WATCHES_KEY = 'kimi.watchesUnderWay';
+/** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
+const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
 
 /**
  * The commands' behaviour: settings, one session per server, and what the user sees.
@@ -27,6 +32,11 @@ export class Controller implements vscode.Disposable {
   private disposed = false;
   private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
+  /** Why the last connection to a server was refused (host key, auth, DNS...), until one succeeds. */
+  private readonly refusals = new Map<string, Refusal>();
+  private readonly lastFailureNotice = new Map<string, { text: string; at: number }>();
+  /** Sessions whose settings changed during a load: replaced once that load ends. */
+  private readonly staleSessions = new Set<ServerSession>();
   private readonly verification = new Map<string, string>();
   private readonly series = new Map<string, LoadSeries>();
   private readonly changed = new vscode.EventEmitter<void>();
@@ -39,7 +49,9 @@ export class Controller implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
     private readonly ui: SessionUi,
-    private readonly state: vscode.Memento,
+    state: vscode.Memento,
+    /** Per window: which watches were under way when it closed. */
+    private readonly windowState: vscode.Memento,
   ) {
     this.insights = new LoadInsights(state);
     // Settings are validated (and a watch cut short by a window reload is offered back) right
@@ -58,7 +70,8 @@ export class Controller implements vscode.Disposable {
     if (!server) return;
     if (this.settings?.confirmRestart) {
       const session = await this.openSession(server);
-      if (!session) return;
+      // A refused connection (host key, auth, DNS...) is said first: no confirmation to answer for nothing.
+      if (!session || !(await this.connect(server, session))) return;
       const forecast = await this.forecast(server, session);
       const choice = await confirmRestart(server, forecast);
       if (choice === 'cancel') return;
@@ -70,14 +83,21 @@ export class Controller implements vscode.Disposable {
     await this.watch(server, 'restart');
   }
 
-  /** The load forecast for the confirmation; undefined when the host cannot be asked. */
-  private async forecast(server: ServerProfile, session: ServerSession): Promise<LoadForecast | undefined> {
+  /** Connects; a refusal is told loudly (notification, status bar) and false returned. */
+  async connect(server: ServerProfile, session: ServerSession): Promise<boolean> {
     try {
       await session.transport.connect();
+      this.clearRefusal(server);
+      return true;
     } catch (error) {
-      this.log.warn(`[${server.name}] No load forecast: ${errorText(error)}`);
-      return undefined;
+      if (error instanceof TransportError) this.onRefused(server, error);
+      else void this.notify('error', `Kimi on ${server.name}: cannot connect: ${errorText(error)}`);
+      return false;
     }
+  }
+
+  /** The load forecast for the confirmation. */
+  private async forecast(server: ServerProfile, session: ServerSession): Promise<LoadForecast | undefined> {
     const forecast = await this.insights.forecast(session.transport, server.name, server.unit);
     if (forecast.text) this.log.info(`[${server.name}] Forecast: ${forecast.text}`);
     if (forecast.warning) this.log.warn(`[${server.name}] ${forecast.warning}`);
@@ -143,8 +163,11 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  /** Restarts or attaches, watches in the background, tells the user how it ended. */
-  async watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<WatchOutcome | undefined> {
+  /**
+   * Restarts or attaches and watches in the background; resolves with how the load ended. With
+   * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
+   */
+  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
     const session = await this.openSession(server);
     if (!session) return undefined;
     const settings = this.settings!;
@@ -153,17 +176,27 @@ export class Controller implements vscode.Disposable {
       stallMs: settings.stallMs,
       loadTimeoutMs: settings.loadTimeoutMs,
       unreachableTimeoutMs: settings.unreachableTimeoutMs,
+      ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
     this.endNotes.delete(server.name);
-    this.verification.delete(server.name);
+    if (!quiet) this.verification.delete(server.name);
     await this.rememberWatch(server.name, Date.now());
     this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
-    let outcome: WatchOutcome;
+    let first = true;
     try {
-      outcome = await session.watch(
+      return await session.watch(
         mode,
         options,
-        { onState: (state, previous) => this.onState(server, state, previous) },
+        {
+          onState: (state, previous) => this.onState(server, state, previous),
+          onAlert: (alert) => this.onAlert(server, alert),
+          onEnd: (outcome) => {
+            const quietEnd = quiet && first && outcome.end === 'ready';
+            first = false;
+            void this.onEnd(server, session, outcome, quietEnd);
+          },
+          onClosed: () => void this.onClosed(server, session),
+        },
         this.insights.prior(server.name, server.unit),
       );
     } catch (error) {
@@ -173,11 +206,29 @@ export class Controller implements vscode.Disposable {
       }
       throw error;
     } finally {
-      await this.rememberWatch(server.name, undefined);
       this.render();
     }
-    await this.onEnd(server, session, outcome);
-    return outcome;
+  }
+
+  /** The load that kept an outdated session ended: go on watching on a session with the new settings. */
+  private replaceStaleSession(server: ServerProfile, session: ServerSession, outcome: WatchOutcome): void {
+    if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
+    session.stop('settings changed');
+    const profile = this.settings?.servers.find((s) => s.name === server.name);
+    if (!profile || !this.settings?.watchAfterReady || outcome.end === 'cancelled') return;
+    const timer = setTimeout(() => void this.watch(profile, 'attach', true), 0);
+    this.disposables.push({ dispose: () => clearTimeout(timer) });
+  }
+
+  /** The watch of a server is over for good. */
+  private async onClosed(server: ServerProfile, session: ServerSession): Promise<void> {
+    await this.rememberWatch(server.name, undefined);
+    if (this.staleSessions.delete(session)) {
+      // Its settings changed during the load: the next watch uses the new ones.
+      session.dispose();
+      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
+    }
+    this.render();
   }
 
   /**
@@ -185,9 +236,9 @@ export class Controller implements vscode.Disposable {
    * attach to the load that is still under way, without restarting anything.
    */
   private async offerToResume(): Promise<void> {
-    const marks = this.state.get<Record<string, number>>(WATCHES_KEY, {});
+    const marks = this.windowState.get<Record<string, number>>(WATCHES_KEY, {});
     const servers = this.settings?.servers.filter((s) => marks[s.name] !== undefined) ?? [];
-    await this.state.update(WATCHES_KEY, undefined);
+    await this.windowState.update(WATCHES_KEY, undefined);
     for (const server of servers) {
       const choice = await vscode.window.showInformationMessage(
         `Kimi on ${server.name} was being watched when the window closed. Resume watching (nothing is restarted)?`,
@@ -200,10 +251,10 @@ export class Controller implements vscode.Disposable {
   private async rememberWatch(name: string, startedAt: number | undefined): Promise<void> {
     // A watch cancelled because the window closes is still under way on the host: keep its mark.
     if (this.disposed) return;
-    const marks = { ...this.state.get<Record<string, number>>(WATCHES_KEY, {}) };
+    const marks = { ...this.windowState.get<Record<string, number>>(WATCHES_KEY, {}) };
     if (startedAt === undefined) delete marks[name];
     else marks[name] = startedAt;
-    await this.state.update(WATCHES_KEY, Object.keys(marks).length > 0 ? marks : undefined);
+    await this.windowState.update(WATCHES_KEY, Object.keys(marks).length > 0 ? marks : undefined);
   }
 
   /** The session of a server, or undefined after telling the user why there is none. */
@@ -245,7 +296,7 @@ export class Controller implements vscode.Disposable {
     const server = this.requireServer();
     if (!server) return undefined;
     const busy = this.sessions.get(server.name);
-    if (busy?.watching) {
+    if (busy?.busy) {
       this.refuseBusy(server, busy.state);
       return undefined;
     }
@@ -254,6 +305,10 @@ export class Controller implements vscode.Disposable {
 
   private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
     this.seriesFor(server.name).observe(state, Date.now());
+    if (state.connected && !previous.connected) this.clearRefusal(server);
+    else if (!state.connected && state.connectionErrorKind !== previous.connectionErrorKind && state.connectionErrorKind) {
+      this.onRefused(server, new TransportError(state.connectionErrorKind as TransportError['kind'], state.connectionError ?? 'connection lost'));
+    }
     this.changed.fire();
     if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
@@ -267,25 +322,77 @@ export class Controller implements vscode.Disposable {
     if (server.name === this.activeServer()?.name) this.render();
   }
 
-  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome): Promise<void> {
-    await this.insights.record(server.name, server.unit, outcome);
-    this.log.info(`[${server.name}] Watch ended: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
+    await this.reportEnd(server, session, outcome, quiet);
+    if (this.staleSessions.has(session) && session.watching) this.replaceStaleSession(server, session, outcome);
+  }
+
+  private async reportEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
+    if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
+    this.log.info(`[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     const note = endMessage(server, outcome);
     if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
     this.render();
     switch (outcome.end) {
       case 'ready':
+        if (quiet) break;
         if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
         if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server, session);
         break;
       case 'failed':
-        void this.notify('error', failureMessage(server, outcome));
+        this.notifyFailure(server, failureMessage(server, outcome));
         break;
       case 'cancelled':
+        break;
+      case 'unreachable':
+        // A refusal (host key, auth...) has been said already, with its own buttons.
+        if (!this.refusals.has(server.name) && note) void this.notify('warn', note);
         break;
       default:
         if (note) void this.notify(outcome.end === 'stopped' ? 'info' : 'warn', note);
     }
+  }
+
+  /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */
+  private notifyFailure(server: ServerProfile, message: string): void {
+    const last = this.lastFailureNotice.get(server.name);
+    const now = Date.now();
+    if (last && last.text === message && now - last.at < REPEAT_FAILURE_QUIET_MS) return;
+    this.lastFailureNotice.set(server.name, { text: message, at: now });
+    void this.notify('error', message);
+  }
+
+  private onAlert(server: ServerProfile, alert: WatchAlert): void {
+    this.render();
+    if (alert.kind === 'recovered') {
+      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${alert.message}`);
+      return;
+    }
+    void this.notify(alert.level === 'info' ? 'info' : alert.level, `Kimi on ${server.name}: ${alert.message}`);
+  }
+
+  /** A refused connection: a notification with what to do, and the status bar says it. */
+  private onRefused(server: ServerProfile, error: TransportError): void {
+    const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
+    const previous = this.refusals.get(server.name);
+    this.refusals.set(server.name, refusal);
+    this.log.error(`[${server.name}] ${error.message}`);
+    this.render();
+    if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
+    const { text, openKnownHosts } = refusalMessage(server.name, refusal);
+    const buttons = openKnownHosts ? [SHOW_LOG, OPEN_KNOWN_HOSTS] : [SHOW_LOG];
+    void vscode.window.showErrorMessage(text, ...buttons).then(async (choice) => {
+      if (choice === SHOW_LOG) this.showLog();
+      if (choice === OPEN_KNOWN_HOSTS && openKnownHosts) {
+        const document = await vscode.workspace.openTextDocument(vscode.Uri.file(openKnownHosts.file));
+        const line = Math.max(0, (openKnownHosts.line ?? 1) - 1);
+        await vscode.window.showTextDocument(document, { selection: new vscode.Range(line, 0, line, 0) });
+      }
+    });
+  }
+
+  private clearRefusal(server: ServerProfile): void {
+    if (this.refusals.delete(server.name)) this.render();
   }
 
   async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
@@ -297,7 +404,7 @@ export class Controller implements vscode.Disposable {
 
   private refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
     void vscode.window.showWarningMessage(
-      `Kimi on ${server.name} is already being watched${state ? ` (${describe(state)})` : ''}. Nothing was restarted; run "Kimi: Stop polling" first.`,
+      `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi: Stop polling" first.`,
     );
   }
 
@@ -361,6 +468,7 @@ export class Controller implements vscode.Disposable {
     const keys = [
       'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
       'loadTimeoutMinutes', 'stallSeconds', 'unreachableTimeoutMinutes', 'notifyWhenReady', 'verifyParsersWhenReady',
+      'watchAfterReady', 'healthIntervalSeconds',
     ];
     const raw: Record<string, unknown> = {};
     for (const key of keys) {
@@ -380,19 +488,34 @@ export class Controller implements vscode.Disposable {
     this.render();
   }
 
-  /** A session whose profile or connection settings changed is closed (unless it is watching). */
+  /**
+   * A session whose profile or connection settings changed is replaced: at once when it is idle
+   * or under steady watch (the watch goes on, on a new session), after its load when it loads
+   * (the running watch finishes on the old settings; the next command uses the new ones).
+   */
   private closeSessionsChangedBy(next: Settings): void {
     const previous = this.loadedSettings;
+    if (!previous) return;
+    const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
     for (const [name, session] of this.sessions) {
       const profile = next.servers.find((s) => s.name === name);
       const same =
         profile !== undefined &&
         JSON.stringify(profile) === JSON.stringify(session.profile) &&
-        previous?.knownHostsFile === next.knownHostsFile &&
-        previous?.hostKeyPolicy === next.hostKeyPolicy;
-      if (!same && !session.watching) {
-        session.dispose();
-        this.sessions.delete(name);
+        previous.knownHostsFile === next.knownHostsFile &&
+        previous.hostKeyPolicy === next.hostKeyPolicy &&
+        (!session.watching || watchSettings(previous) === watchSettings(next));
+      if (same) continue;
+      if (session.busy) {
+        this.staleSessions.add(session);
+        continue;
+      }
+      this.sessions.delete(name);
+      const wasWatching = session.watching;
+      session.dispose();
+      if (wasWatching && profile && next.watchAfterReady) {
+        const timer = setTimeout(() => void this.watch(profile, 'attach', true), 0);
+        this.disposables.push({ dispose: () => clearTimeout(timer) });
       }
     }
   }
@@ -404,6 +527,7 @@ export class Controller implements vscode.Disposable {
       server,
       state: session?.state,
       watching: session?.watching ?? false,
+      refusal: server ? this.refusals.get(server.name) : undefined,
       endNote: server ? this.endNotes.get(server.name) : undefined,
       verification: server ? this.verification.get(server.name) : undefined,
       configError: this.settings ? undefined : this.settingsErrors[0],
@@ -412,8 +536,9 @@ export class Controller implements vscode.Disposable {
 
   dispose(): void {
     this.disposed = true;
-    for (const session of this.sessions.values()) session.dispose();
+    for (const session of [...this.sessions.values(), ...this.staleSessions]) session.dispose();
     this.sessions.clear();
+    this.staleSessions.clear();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();
   }

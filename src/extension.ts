@@ -14,7 +14,7 @@ export interface KimiApi {
 export function activate(context: vscode.ExtensionContext): KimiApi {
   const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
   const statusBar = new StatusBar();
-  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState);
+  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState);
   context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   return { statusText: () => statusBar.text };

@@ -2,7 +2,20 @@ import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type Unit
 import { estimateEta, pushSample, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
-export type Verdict = 'stopped' | 'restarting' | 'loading' | 'warming up' | 'ready' | 'failed' | 'unreachable' | 'stalled';
+export type Verdict =
+  | 'stopped'
+  | 'stopping'
+  | 'restarting'
+  | 'loading'
+  | 'warming up'
+  | 'ready'
+  | 'unhealthy'
+  | 'failed'
+  | 'unreachable'
+  | 'stalled';
+
+/** /health failures in a row, after ready and while the process lives, that make a server unhealthy. */
+export const UNHEALTHY_AFTER_FAILURES = 3;
 
 export type HttpVerdict = 'refused' | 'warming' | 'healthy' | 'error';
 
@@ -33,7 +46,17 @@ export interface LoadState {
   readonly connected: boolean;
   readonly downSince: number | undefined;
   readonly connectionError: string | undefined;
+  /** The transport's kind of fault (e.g. host-key-changed, auth), when the connection is down. */
+  readonly connectionErrorKind: string | undefined;
   readonly stalled: boolean;
+  /** /health answers in a row that were not 200, counted once the server is ready. */
+  readonly healthFailures: number;
+  /** The last time the host itself confirmed what this state says (a unit, journal or HTTP answer). */
+  readonly confirmedAt: number | undefined;
+  /** Whether the unit's journal can be read; undefined until journalctl has said either way. */
+  readonly journal: { readonly readable: boolean; readonly detail?: string } | undefined;
+  /** Set when the restart was not ours: someone else (or systemd) restarted the unit. */
+  readonly restartedBy: 'us' | 'someone else' | undefined;
   // --- witnesses (issue 4) ---
   /** Latest bytes witness: bytes read by MainPID and its descendants, and the model's size. */
   readonly io: { readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number } | undefined;
@@ -61,7 +84,9 @@ export interface LoadState {
 }
 
 export type Signal =
-  | { readonly kind: 'restartRequested'; readonly at: number }
+  | { readonly kind: 'restartRequested'; readonly at: number; readonly external?: boolean }
+  /** Whether journalctl can read the unit's journal (it says so on stderr, or by exiting). */
+  | { readonly kind: 'journalStatus'; readonly at: number; readonly readable: boolean; readonly detail?: string }
   /** The unit as seen right after `systemctl restart` returned (or when attaching). */
   | { readonly kind: 'attached'; readonly at: number; readonly unit: UnitStatus }
   | { readonly kind: 'restartFailed'; readonly at: number; readonly message: string }
@@ -69,7 +94,7 @@ export type Signal =
   | { readonly kind: 'journal'; readonly at: number; readonly event: JournalEvent; readonly text: string }
   | { readonly kind: 'http'; readonly at: number; readonly result: HttpVerdict; readonly detail: string }
   | { readonly kind: 'completion'; readonly at: number; readonly ok: boolean; readonly detail: string }
-  | { readonly kind: 'connection'; readonly at: number; readonly up: boolean; readonly error?: string }
+  | { readonly kind: 'connection'; readonly at: number; readonly up: boolean; readonly error?: string; readonly errorKind?: string }
   | { readonly kind: 'tick'; readonly at: number; readonly stallMs: number }
   /**
    * Bytes read by MainPID + descendants. `readBytes` is the larger of read_bytes (storage reads,
@@ -116,7 +141,12 @@ export function initialState(at: number): LoadState {
     connected: true,
     downSince: undefined,
     connectionError: undefined,
+    connectionErrorKind: undefined,
     stalled: false,
+    healthFailures: 0,
+    confirmedAt: undefined,
+    journal: undefined,
+    restartedBy: undefined,
     io: undefined,
     ioSamples: [],
     ioTotals: { coldBytes: 0, coldMs: 0, warmBytes: 0, warmMs: 0 },
@@ -276,9 +306,17 @@ function madeProgress(before: LoadState, after: LoadState): boolean {
 
 function verdictOf(state: LoadState): Verdict {
   if (state.failure) return 'failed';
-  if (state.readyAt !== undefined) return 'ready';
+  if (state.readyAt !== undefined) {
+    if (!state.connected) return 'unreachable';
+    return state.healthFailures >= UNHEALTHY_AFTER_FAILURES ? 'unhealthy' : 'ready';
+  }
   if (!state.connected) return 'unreachable';
-  if (state.restartRequestedAt !== undefined && state.mainPid === undefined) return 'restarting';
+  if (state.restartRequestedAt !== undefined && state.mainPid === undefined) {
+    if (state.unit?.activeState === 'deactivating') return 'stopping';
+    // Our restart always starts a new process; a stop by someone else may not.
+    if (state.restartedBy === 'someone else' && state.unit && !isAlive(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
+    return 'restarting';
+  }
   if (state.unit && !isAlive(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
   if (state.stalled) return 'stalled';
   if (state.phase === 'warming up') return 'warming up';
@@ -319,18 +357,14 @@ function fail(state: LoadState, summary: string): LoadState {
  * then a real completion whose JSON has a non-empty `choices` array, from the same process.
  */
 export function reduce(state: LoadState, signal: Signal): LoadState {
-  if (state.readyAt !== undefined || state.failure !== undefined) {
-    // A finished load only takes in what helps explain it.
-    if (signal.kind === 'journal' && signal.event.type === 'error') {
-      const recentErrors = [...state.recentErrors, signal.text].slice(-MAX_ERROR_LINES);
-      const failure = state.failure ? { ...state.failure, lines: recentErrors } : undefined;
-      return { ...state, recentErrors, failure };
-    }
-    return state;
-  }
+  if (signal.kind === 'journalStatus') return reduceJournalStatus(state, signal);
+  if (state.readyAt !== undefined || state.failure !== undefined) return reduceSettled(state, signal);
   switch (signal.kind) {
-    case 'restartRequested':
-      return finish(state, { ...state, restartRequestedAt: signal.at, mainPid: undefined }, signal.at, 'restart requested');
+    case 'restartRequested': {
+      const restartedBy = signal.external ? 'someone else' : 'us';
+      const next: LoadState = { ...state, restartRequestedAt: signal.at, mainPid: undefined, restartedBy };
+      return finish(state, next, signal.at, signal.external ? 'the unit was stopped or restarted by someone else' : 'restart requested');
+    }
     case 'restartFailed':
       return finish(state, fail(state, signal.message), signal.at, signal.message);
     case 'attached': {
@@ -342,6 +376,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         mainPid: alive ? unit.mainPid : undefined,
         processStartedAt: unit.execMainStartedAt,
         baselineRestarts: unit.nRestarts,
+        confirmedAt: signal.at,
         // After our own restart the process is just starting; attached to a load under way, the
         // phase (and percentage) is unknown until the journal, read from the process start, says.
         phase: alive && state.restartRequestedAt !== undefined ? (state.phase ?? 'starting') : state.phase,
@@ -356,8 +391,15 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, `unit ${unit.activeState}/${unit.subState}, PID ${unit.mainPid}`);
     }
     case 'unit': {
+      // Before the new process is attached, the unit still shows the old one (stopping) or none.
+      if (!isAttached(state)) {
+        const changed = state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
+        const next: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };
+        return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
+      }
       const why = unitFailure(state, signal.unit);
-      const next = why ? fail({ ...state, unit: signal.unit }, why) : { ...state, unit: signal.unit };
+      const observed: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };
+      const next = why ? fail(observed, why) : observed;
       const changed = state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
       return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
     }
@@ -367,7 +409,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, relevant ? signal.text : undefined);
     }
     case 'http': {
-      let next: LoadState = { ...state, http: signal.result };
+      let next: LoadState = { ...state, http: signal.result, confirmedAt: signal.at };
       if (signal.result === 'warming' || signal.result === 'healthy') next = advancePhase(next, 'warming up');
       const changed = state.http !== signal.result;
       return finish(state, next, signal.at, changed ? `HTTP: ${signal.detail}` : undefined);
@@ -376,6 +418,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       const next: LoadState = {
         ...state,
         completion: { ok: signal.ok, detail: signal.detail },
+        confirmedAt: signal.at,
         readyAt: signal.ok && state.mainPid !== undefined && state.connected ? signal.at : undefined,
         phase: signal.ok && state.mainPid !== undefined ? 'ready' : state.phase,
       };
@@ -384,8 +427,8 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'connection': {
       if (signal.up === state.connected) return state;
       const next: LoadState = signal.up
-        ? { ...state, connected: true, downSince: undefined, connectionError: undefined, http: undefined }
-        : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, http: undefined };
+        ? { ...state, connected: true, downSince: undefined, connectionError: undefined, connectionErrorKind: undefined, http: undefined }
+        : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, connectionErrorKind: signal.errorKind, http: undefined };
       return finish(state, next, signal.at, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
     }
     case 'io': {
@@ -427,6 +470,69 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       if (stalled === state.stalled) return state;
       return finish(state, { ...state, stalled }, signal.at, stalled ? `no progress for ${Math.round((signal.at - state.lastProgressAt) / 1000)} s` : undefined);
     }
+  }
+}
+
+/** True once the load is tied to one process of the unit (after `attached`). */
+export function isAttached(state: LoadState): boolean {
+  return state.baselineRestarts !== undefined;
+}
+
+function reduceJournalStatus(state: LoadState, signal: Extract<Signal, { kind: 'journalStatus' }>): LoadState {
+  if (state.journal?.readable === signal.readable && state.journal.detail === signal.detail) return state;
+  const journal = { readable: signal.readable, ...(signal.detail !== undefined ? { detail: signal.detail } : {}) };
+  return { ...state, journal };
+}
+
+/** Why a unit seen after ready means the server is gone; undefined while it still serves. */
+function lostAfterReady(unit: UnitStatus): string | undefined {
+  if (unit.loadState === 'not-found') return 'the unit is no longer known to systemd (LoadState=not-found)';
+  if (unit.subState === 'auto-restart') return `the service ${exitDescription(unit)} after it was ready, and systemd is restarting it`;
+  if (unit.activeState === 'failed' || !isAlive(unit)) return `the service ${exitDescription(unit)} after it was ready`;
+  return undefined;
+}
+
+/**
+ * A load that has ended (ready or failed) still takes in what keeps it true: the connection,
+ * /health answers after ready (three failures in a row: unhealthy), the unit (a process gone
+ * after ready: failed), journal error lines (the cause of a failure).
+ */
+function reduceSettled(state: LoadState, signal: Signal): LoadState {
+  const settle = (next: LoadState, text?: string): LoadState => {
+    const verdict = verdictOf(next);
+    const lastSignal = text !== undefined ? { at: signal.at, text } : next.lastSignal;
+    return { ...next, verdict, lastSignal };
+  };
+  const serving = state.readyAt !== undefined && state.failure === undefined;
+  switch (signal.kind) {
+    case 'journal': {
+      if (signal.event.type !== 'error') return state;
+      const recentErrors = [...state.recentErrors, signal.text].slice(-MAX_ERROR_LINES);
+      const failure = state.failure ? { ...state.failure, lines: recentErrors } : undefined;
+      return settle({ ...state, recentErrors, failure }, serving ? signal.text : undefined);
+    }
+    case 'http': {
+      if (!serving) return state;
+      const healthFailures = signal.result === 'healthy' ? 0 : state.healthFailures + 1;
+      const next = settle({ ...state, http: signal.result, healthFailures, confirmedAt: signal.at });
+      const changed = next.verdict !== state.verdict || (signal.result !== state.http && healthFailures <= 1);
+      return changed ? { ...next, lastSignal: { at: signal.at, text: `HTTP: ${signal.detail}` } } : next;
+    }
+    case 'unit': {
+      const observed: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };
+      const why = serving ? lostAfterReady(signal.unit) : undefined;
+      if (!why) return settle(observed);
+      return settle({ ...observed, failure: { summary: why, lines: state.recentErrors } }, why);
+    }
+    case 'connection': {
+      if (signal.up === state.connected) return state;
+      const next: LoadState = signal.up
+        ? { ...state, connected: true, downSince: undefined, connectionError: undefined, connectionErrorKind: undefined }
+        : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, connectionErrorKind: signal.errorKind };
+      return settle(next, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
+    }
+    default:
+      return state;
   }
 }
 

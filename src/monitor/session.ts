@@ -1,13 +1,17 @@
 import type { ServerProfile } from '../config';
 import type { Transport } from '../remote/transport';
 import type { SglangClient } from '../server/sglangHttp';
-import { LoadWatcher, type LogLevel, type WatchOptions, type WatchOutcome } from './watcher';
+import { LoadWatcher, type LogLevel, type WatchAlert, type WatchOptions, type WatchOutcome } from './watcher';
 import type { LoadState } from './loadState';
 import type { LoadPrior } from './eta';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
+  /** Each end of a load: the first one, then (steady watch) a crash after ready, a new load's end... */
   onEnd?(outcome: WatchOutcome): void;
+  onAlert?(alert: WatchAlert): void;
+  /** The watch is over for good (cancelled, timed out, unreachable, or not steady). */
+  onClosed?(): void;
 }
 
 export class AlreadyWatchingError extends Error {
@@ -18,7 +22,8 @@ export class AlreadyWatchingError extends Error {
 
 /**
  * One server: its connection (kept across watches), the watch under way if any, and the
- * last state seen. At most one watch runs per server, so a second restart is refused.
+ * last state seen. At most one load is followed per server, so a second restart during a
+ * load is refused; a steady watch (after ready) gives way to a new restart.
  * Knows nothing of VS Code: the extension and the benchmarks drive it alike.
  */
 export class ServerSession {
@@ -34,8 +39,14 @@ export class ServerSession {
     private readonly log: (level: LogLevel, message: string) => void,
   ) {}
 
+  /** A load is being followed (restart, attach): another restart must wait. */
+  get busy(): boolean {
+    return this.watcher?.loading ?? false;
+  }
+
+  /** Something is watched: a load, or a server kept under steady watch. */
   get watching(): boolean {
-    return this.watcher !== undefined;
+    return this.watcher?.active ?? false;
   }
 
   get state(): LoadState | undefined {
@@ -43,16 +54,21 @@ export class ServerSession {
   }
 
   get outcome(): WatchOutcome | undefined {
-    return this.watcher ? undefined : this.lastOutcome;
+    return this.busy ? undefined : this.lastOutcome;
   }
 
   get client(): SglangClient {
     return this.http;
   }
 
-  /** Restarts the unit or attaches to it, and watches; refuses when a watch is under way. */
+  /**
+   * Restarts the unit or attaches to it, and watches; resolves with how the load ended (a
+   * steady watch goes on after that, reported through `listener`). Refuses during a load.
+   */
   async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
-    if (this.watcher) throw new AlreadyWatchingError(this.profile.name, this.watcher.state);
+    const current = this.watcher;
+    if (current?.loading) throw new AlreadyWatchingError(this.profile.name, current.state);
+    current?.dispose();
     const watcher = new LoadWatcher({
       profile: this.profile,
       transport: this.transport,
@@ -63,17 +79,21 @@ export class ServerSession {
     });
     this.watcher = watcher;
     this.lastOutcome = undefined;
-    const subscription = watcher.onDidChange((state, previous) => listener.onState?.(state, previous));
-    try {
-      const outcome = await watcher.run(mode);
-      this.last = outcome.state;
-      this.lastOutcome = outcome;
-      return outcome;
-    } finally {
-      subscription.dispose();
-      this.watcher = undefined;
-      listener.onEnd?.(this.lastOutcome ?? { end: 'cancelled', state: watcher.state });
-    }
+    const subscriptions = [
+      watcher.onDidChange((state, previous) => listener.onState?.(state, previous)),
+      watcher.onAlert((alert) => listener.onAlert?.(alert)),
+      watcher.onDidEnd((outcome) => {
+        this.last = outcome.state;
+        this.lastOutcome = outcome;
+        if (!watcher.active) {
+          for (const s of subscriptions) s.dispose();
+          if (this.watcher === watcher) this.watcher = undefined;
+        }
+        listener.onEnd?.(outcome);
+        if (!watcher.active) listener.onClosed?.();
+      }),
+    ];
+    return watcher.run(mode);
   }
 
   stop(reason?: string): boolean {

@@ -2,10 +2,11 @@ import type { ServerProfile } from '../config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { quote, withSudo } from '../remote/shell';
-import { JournalReader, parseJournalJsonLine, journalFollowCommand } from '../server/journal';
+import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, parseJournalJsonLine } from '../server/journal';
 import { execStartCommand, execStartOf, parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
+import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../server/events';
 import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
@@ -19,6 +20,11 @@ export interface WatchOptions {
   readonly stallMs: number;
   readonly loadTimeoutMs: number;
   readonly unreachableTimeoutMs: number;
+  /**
+   * After a load ends in ready, failed or stopped, keep watching (journal follow, /health and
+   * the unit at this interval) so the state stays true; undefined: stop watching there.
+   */
+  readonly steadyIntervalMs?: number;
 }
 
 export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
@@ -41,40 +47,68 @@ export interface WatchOutcome {
   readonly message?: string;
 }
 
+/** Something the user should be told while the watch goes on (the fronts choose how). */
+export interface WatchAlert {
+  readonly kind: 'completion' | 'journal' | 'url' | 'unhealthy' | 'recovered';
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+}
+
 const COMMAND_TIMEOUT_MS = 20_000;
 /** Unit-state poll while the journal streams (a backstop: the journal reports exits at once). */
 const UNIT_BACKSTOP_MS = 15_000;
-const JOURNAL_RESTART_MS = 1_000;
+/** The same once the server is ready and the journal streams: exits still come by the journal. */
+const STEADY_UNIT_BACKSTOP_MS = 10 * 60_000;
+const JOURNAL_RETRY_FIRST_MS = 1_000;
+const JOURNAL_RETRY_MAX_MS = 60_000;
 /** Witness reads (bytes read, GPU memory) every this many polls while the weights load. */
 const WITNESS_ROUNDS = 2;
 const COMPLETION_PROMPT = 'hi';
+/** /health says up but the completion keeps failing this long: tell the user what it answered. */
+const COMPLETION_ALERT_MS = 30_000;
 
 /**
- * Watches one load of one unit: follows the journal over the SSH connection, polls the unit
- * and the HTTP server through the tunnel, and folds every signal into the pure LoadState.
+ * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
+ * server through the tunnel, and folds every signal into the pure LoadState. A load ends in
+ * ready, failed, stopped, timeout, unreachable or cancelled; with `steadyIntervalMs` the watch
+ * then goes on cheaply (the journal, /health and the unit now and then), so a server that dies
+ * after ready is `failed` at once and a restart by someone else is followed as a new load.
  * Knows nothing of VS Code.
  */
 export class LoadWatcher {
   private current: LoadState;
   private readonly listeners = new Set<(state: LoadState, previous: LoadState) => void>();
+  private readonly endListeners = new Set<(outcome: WatchOutcome) => void>();
+  private readonly alertListeners = new Set<(alert: WatchAlert) => void>();
+  private mode: 'load' | 'steady' = 'load';
   private journal: RemoteProcess | undefined;
+  private journalStarting = false;
+  private journalRetryMs = JOURNAL_RETRY_FIRST_MS;
   private journalSince: number | undefined;
-  /** Set once the unit's current process is known: no probe or journal before that. */
+  /** Set once the unit's current process is known: no journal before that. */
   private attached = false;
+  /** After a restart (ours or not): the run that must be replaced before a new load is followed. */
+  private awaitingRunAfter: string | undefined;
+  /** systemd was seen stopping the unit (journal or `deactivating`): a process gone is stopped, not crashed. */
+  private stopSeen = false;
   /** Journal entries older than this belong to an earlier process of the unit. */
   private processStartMonotonicUs: number | undefined;
   private journalReader = new JournalReader();
   private timer: NodeJS.Timeout | undefined;
-  private journalRestart: NodeJS.Timeout | undefined;
+  private journalRetry: NodeJS.Timeout | undefined;
   private probing = false;
   private unitProbeDue = true;
   private lastUnitProbeAt = 0;
+  private lastHealthAt = 0;
   private probeAgain = false;
   private modelName: string | undefined;
   /** The model's *.safetensors total, read at attach from ExecStart's --model-path. */
   private modelBytes: number | undefined;
   private modelPath: string | undefined;
+  private completionFailingSince: number | undefined;
+  private readonly alerted = new Set<WatchAlert['kind']>();
   private settle: ((outcome: WatchOutcome) => void) | undefined;
+  private running = false;
   private readonly disposables: { dispose(): void }[] = [];
   private readonly now: () => number;
 
@@ -87,6 +121,16 @@ export class LoadWatcher {
     return this.current;
   }
 
+  /** True while a load is followed (not yet ready, failed or stopped): a second restart must wait. */
+  get loading(): boolean {
+    return this.running && this.mode === 'load';
+  }
+
+  /** True until the watch has ended for good (steady watching included). */
+  get active(): boolean {
+    return this.running;
+  }
+
   /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read at attach. */
   get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
     return this.modelPath === undefined ? undefined : { path: this.modelPath, bytes: this.modelBytes };
@@ -97,70 +141,126 @@ export class LoadWatcher {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** Every end of a load (a steady watch can see several: a crash after ready, a new load...). */
+  onDidEnd(listener: (outcome: WatchOutcome) => void): { dispose(): void } {
+    this.endListeners.add(listener);
+    return { dispose: () => this.endListeners.delete(listener) };
+  }
+
+  onAlert(listener: (alert: WatchAlert) => void): { dispose(): void } {
+    this.alertListeners.add(listener);
+    return { dispose: () => this.alertListeners.delete(listener) };
+  }
+
   /**
    * Restarts the unit (mode 'restart') or attaches to whatever it is doing now ('attach'),
-   * then watches until ready, failed, stopped, timed out, unreachable for too long, or cancelled.
+   * then watches. Resolves with how the first load ended; a steady watch goes on after that
+   * until cancelled (see onDidEnd for what it sees).
    */
   async run(mode: 'restart' | 'attach'): Promise<WatchOutcome> {
-    const finished = new Promise<WatchOutcome>((resolve) => (this.settle = resolve));
+    const first = new Promise<WatchOutcome>((resolve) => (this.settle = resolve));
+    this.running = true;
     this.disposables.push(
       this.deps.transport.onStateChange((s) => {
         if (s.kind === 'connected' && !this.current.connected) this.onReconnected();
-        else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error });
+        else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error, ...(s.errorKind ? { errorKind: s.errorKind } : {}) });
       }),
     );
     if (this.deps.prior) this.apply({ kind: 'prior', at: this.now(), prior: this.deps.prior });
     try {
       await this.deps.transport.connect();
       if (mode === 'restart') await this.restart();
-      else await this.attach();
+      else await this.attachToCurrentRun();
     } catch (error) {
-      if (error instanceof TransportError) {
-        // Could not reach the host (or it was not trusted): nothing is known about the server.
-        this.apply({ kind: 'connection', at: this.now(), up: false, error: error.message });
-        this.end({ end: 'unreachable', state: this.current, message: error.message });
-      } else {
-        this.end({ end: 'failed', state: this.current, message: errorText(error) });
-      }
+      this.onCommandError(error, true);
     }
-    if (this.settle) {
+    if (this.running) {
       this.startJournal();
       this.schedule(0);
     }
-    return finished;
+    return first;
   }
 
   cancel(reason = 'stopped by the user'): void {
-    this.end({ end: 'cancelled', state: this.current, message: reason });
+    this.finish({ end: 'cancelled', state: this.current, message: reason });
   }
 
   dispose(): void {
     this.cancel('disposed');
     this.listeners.clear();
+    this.endListeners.clear();
+    this.alertListeners.clear();
   }
 
+  /** `systemctl restart --no-block`, then follow the unit until its next run starts. */
   private async restart(): Promise<void> {
     const { unit, sudo } = this.deps.profile;
+    const before = await this.showUnit();
     this.apply({ kind: 'restartRequested', at: this.now() });
-    const result = await this.exec(withSudo(`systemctl restart ${quote(unit)}`, sudo));
+    this.awaitingRunAfter = processKey(before);
+    // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
+    // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
+    const result = await this.exec(withSudo(`systemctl restart --no-block -- ${quote(unit)}`, sudo));
     if (result.code !== 0) {
+      this.awaitingRunAfter = undefined;
       const message = restartErrorMessage(result.stderr, this.deps.profile);
       this.apply({ kind: 'restartFailed', at: this.now(), message });
-      this.end({ end: 'failed', state: this.current, message });
+      this.checkEnd();
       return;
     }
-    await this.attach();
+    await this.followRestart();
   }
 
-  private async attach(): Promise<void> {
+  /** One look at the unit while a restart is under way: still the old run, or the new one. */
+  private async followRestart(): Promise<void> {
+    const previous = this.awaitingRunAfter;
+    if (previous === undefined) return;
     const unit = await this.showUnit();
+    if (isNewRun(previous, unit)) {
+      this.awaitingRunAfter = undefined;
+      await this.attach(unit);
+    } else {
+      if (unit.activeState === 'deactivating') this.stopSeen = true;
+      this.apply({ kind: 'unit', at: this.now(), unit });
+    }
+  }
+
+  private async attachToCurrentRun(): Promise<void> {
+    await this.attach(await this.showUnit());
+  }
+
+  private async attach(unit: UnitStatus): Promise<void> {
     this.journalSince = unit.execMainStartedAt;
     this.processStartMonotonicUs = unit.execMainStartedMonotonicUs;
     this.attached = true;
+    this.stopSeen = false;
     this.apply({ kind: 'attached', at: this.now(), unit });
     if (!this.current.failure) await this.readModel();
-    if (this.current.failure) this.end({ end: 'failed', state: this.current, message: this.current.failure.summary });
-    else if (this.current.verdict === 'stopped') this.end({ end: 'stopped', state: this.current });
+    this.checkEnd();
+  }
+
+  /**
+   * The unit was restarted or stopped by someone else (or by systemd) while we watched: start
+   * a fresh load state and follow it, journal included, from the new run's start.
+   */
+  private async followNewRun(unit: UnitStatus, change: 'new run' | 'stopping' | 'stopped'): Promise<void> {
+    const previousKey = this.current.unit ? processKey(this.current.unit) : undefined;
+    this.current = { ...initialState(this.now()), prior: this.current.prior, journal: this.current.journal };
+    this.mode = 'load';
+    this.attached = false;
+    this.modelName = undefined;
+    this.completionFailingSince = undefined;
+    this.alerted.clear();
+    this.restartJournal();
+    this.deps.log('info', change === 'new run' ? 'The unit was restarted (not by this watch): following the new load.' : `The unit is ${change} (not by this watch).`);
+    this.apply({ kind: 'restartRequested', at: this.now(), external: true });
+    if (change === 'new run') {
+      await this.attach(unit);
+      this.startJournal();
+    } else {
+      this.awaitingRunAfter = previousKey;
+      this.apply({ kind: 'unit', at: this.now(), unit });
+    }
   }
 
   private async showUnit(onWitnesses?: (out: WitnessOutput) => void): Promise<UnitStatus> {
@@ -202,55 +302,125 @@ export class LoadWatcher {
     return this.deps.transport.exec(command, { timeoutMs: COMMAND_TIMEOUT_MS });
   }
 
+  /**
+   * A remote command failed. The connection going down is `unreachable` (the transport says so
+   * through onStateChange as well); a command that timed out or failed is logged and tried
+   * again next round: it says nothing about the host being reachable.
+   */
+  private onCommandError(error: unknown, starting: boolean): void {
+    if (error instanceof TransportError && error.kind !== 'command-timeout') {
+      this.apply({ kind: 'connection', at: this.now(), up: false, error: error.message, errorKind: error.kind });
+      if (starting) this.finish({ end: 'unreachable', state: this.current, message: error.message });
+      return;
+    }
+    this.deps.log('warn', `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${errorText(error)}; trying again.`);
+  }
+
+  // ------------------------------------------------------------ journal
+
   private startJournal(): void {
-    if (!this.settle || this.journal || !this.attached) return;
+    if (!this.running || this.journal || this.journalStarting || !this.attached || this.journalRetry) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
     const command = journalFollowCommand(this.deps.profile.unit, since);
+    const stderr: string[] = [];
+    this.journalStarting = true;
     this.deps.log('trace', `$ ${command}`);
     this.deps.transport
-      .stream(command, (line) => this.onJournalLine(line))
+      .stream(
+        command,
+        (line) => this.onJournalLine(line),
+        (line) => {
+          if (stderr.length < 20) stderr.push(line);
+          const problem = journalProblem([line], undefined);
+          // The hint comes while journalctl goes on following nothing: stop it, try again later.
+          if (problem && this.journal) this.onJournalEnded(this.journal, stderr, undefined);
+        },
+      )
       .then((process) => {
-        if (!this.settle) {
+        this.journalStarting = false;
+        if (!this.running) {
           process.kill();
           return;
         }
         this.journal = process;
-        void process.exited.then(() => {
-          if (this.journal !== process) return;
-          this.journal = undefined;
-          // journalctl ended on its own (the connection is fine): follow again, polling fast meanwhile.
-          if (this.settle && this.current.connected) this.journalRestart = setTimeout(() => this.startJournal(), JOURNAL_RESTART_MS);
-        });
+        if (journalProblem(stderr, undefined)) this.onJournalEnded(process, stderr, undefined);
+        void process.exited.then((code) => this.onJournalEnded(process, stderr, code));
       })
-      .catch((error) => this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`));
+      .catch((error) => {
+        this.journalStarting = false;
+        this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`);
+      });
+  }
+
+  /** journalctl ended, or said it cannot read the journal: say why, follow again with backoff. */
+  private onJournalEnded(process: RemoteProcess, stderr: readonly string[], code: number | null | undefined): void {
+    if (this.journal !== process) return;
+    this.journal = undefined;
+    process.kill();
+    if (!this.running || !this.current.connected) return;
+    const problem = journalProblem(stderr, code);
+    if (problem) {
+      const unreadable = code === undefined || /not readable/.test(problem);
+      const detail = unreadable ? `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` : problem;
+      this.apply({ kind: 'journalStatus', at: this.now(), readable: false, detail });
+      this.alertOnce({ kind: 'journal', level: 'warn', message: `The journal of ${this.deps.profile.unit} cannot be followed: ${detail}. Watching from systemd and HTTP alone.` });
+    }
+    this.deps.log(problem ? 'warn' : 'info', `journalctl ended (exit ${code ?? 'none'})${stderr.length ? `: ${stderr.join(' ').slice(0, 300)}` : ''}; following again in ${Math.round(this.journalRetryMs / 1000)} s.`);
+    const delay = this.journalRetryMs;
+    this.journalRetryMs = Math.min(JOURNAL_RETRY_MAX_MS, this.journalRetryMs * 2);
+    this.journalRetry = setTimeout(() => {
+      this.journalRetry = undefined;
+      this.startJournal();
+    }, delay);
+    // Without the journal, exits come only from the unit probe: look at once.
+    this.unitProbeDue = true;
+    this.probeSoon();
+  }
+
+  private restartJournal(): void {
+    const journal = this.journal;
+    this.journal = undefined;
+    journal?.kill();
+    clearTimeout(this.journalRetry);
+    this.journalRetry = undefined;
+    this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
+    this.journalReader = new JournalReader();
   }
 
   private onJournalLine(line: string): void {
     const entry = parseJournalJsonLine(line);
     if (!entry) return;
+    this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
+    if (this.current.journal?.readable !== true) this.apply({ kind: 'journalStatus', at: this.now(), readable: true });
     // --since has one-second precision: drop what an earlier process of the unit logged.
     const start = this.processStartMonotonicUs;
     if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) return;
     for (const event of this.journalReader.read(entry.message, entry.at)) {
+      if (event.type === 'systemd') {
+        this.unitProbeDue = true;
+        if (event.what === 'stopping') this.stopSeen = true;
+      }
+      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
+      // A restart under way: the new run's lines are read again once it is attached.
+      if (this.awaitingRunAfter !== undefined || !this.attached) continue;
       const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
       this.apply({ kind: 'journal', at: this.now(), event, text });
-      if (event.type === 'systemd') this.unitProbeDue = true;
-      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
     }
   }
 
   private onReconnected(): void {
     this.apply({ kind: 'connection', at: this.now(), up: true });
-    this.journal?.kill();
-    this.journal = undefined;
     // The journal is read again from the process start; the reducer ignores what it already knows.
-    this.journalReader = new JournalReader();
+    this.restartJournal();
     this.startJournal();
+    this.unitProbeDue = true;
     this.probeSoon();
   }
 
+  // ------------------------------------------------------------ probe rounds
+
   private schedule(delayMs: number): void {
-    if (!this.settle) return;
+    if (!this.running) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.probe(), delayMs);
   }
@@ -260,53 +430,73 @@ export class LoadWatcher {
     else this.schedule(0);
   }
 
-  /** One round: unit state, HTTP health, and the completion that proves readiness. */
+  private get roundMs(): number {
+    const steady = this.deps.options.steadyIntervalMs;
+    return this.mode === 'steady' && steady !== undefined && this.awaitingRunAfter === undefined ? steady : this.deps.options.pollIntervalMs;
+  }
+
+  /** One round: the unit when due, HTTP health (whatever the journal says), the completion that proves readiness. */
   private async probe(): Promise<void> {
-    if (!this.settle || this.probing || !this.attached) return;
+    if (!this.running || this.probing) return;
     this.probing = true;
     try {
       if (this.current.connected) {
-        // While the journal streams, systemd's exit lines and SGLang's phase lines arrive at once,
-        // so the unit is polled only as a backstop (fewer remote processes); without it, every round.
-        const at = this.now();
-        const journalLive = this.journal !== undefined;
-        // While the weights load, the same one command also reads the witnesses (bytes read, GPU
-        // memory): they drive the read rate, the ETA, progress without shard lines and stall
-        // detection, so it runs more often then (still one remote command per round).
-        const poll = this.deps.options.pollIntervalMs;
-        const interval = wantsWitnesses(this.current) !== undefined ? WITNESS_ROUNDS * poll : Math.max(UNIT_BACKSTOP_MS, poll);
-        if (this.unitProbeDue || !journalLive || at - this.lastUnitProbeAt >= interval) {
-          this.unitProbeDue = false;
-          this.lastUnitProbeAt = at;
-          await this.probeUnit();
-        }
-        // The port stays closed for the whole load: ask only once SGLang says HTTP is up.
-        if (!journalLive || this.current.phase === 'warming up' || this.current.readyLogSeen) await this.probeHttp();
+        if (this.awaitingRunAfter !== undefined) await this.followRestart();
+        else if (!this.attached) await this.attachToCurrentRun();
+        else if (this.unitProbeIsDue()) await this.probeUnit();
+        if (this.attached && this.awaitingRunAfter === undefined && this.running) await this.probeHttp();
       }
       this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
       this.checkEnd();
+      this.checkAlerts();
+    } catch (error) {
+      this.onCommandError(error, false);
     } finally {
       this.probing = false;
       const again = this.probeAgain;
       this.probeAgain = false;
-      this.schedule(again ? 0 : this.deps.options.pollIntervalMs);
+      this.schedule(again ? 0 : this.roundMs);
     }
+  }
+
+  private unitProbeIsDue(): boolean {
+    const at = this.now();
+    if (this.unitProbeDue || this.journal === undefined) return true;
+    if (this.mode === 'steady') return at - this.lastUnitProbeAt >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
+    // While the weights load, the same one command also reads the witnesses (bytes read, GPU
+    // memory): they drive the read rate, the ETA, progress without shard lines and stall
+    // detection, so it runs more often then (still one remote command per round).
+    const poll = this.deps.options.pollIntervalMs;
+    const interval = wantsWitnesses(this.current) !== undefined ? WITNESS_ROUNDS * poll : Math.max(UNIT_BACKSTOP_MS, poll);
+    return at - this.lastUnitProbeAt >= interval;
   }
 
   private async probeUnit(): Promise<void> {
-    try {
-      let witnesses: WitnessOutput | undefined;
-      const unit = await this.showUnit((out) => (witnesses = out));
-      const at = this.now();
-      this.apply({ kind: 'unit', at, unit });
-      if (witnesses) for (const signal of witnessSignals(witnesses, at, this.modelBytes)) this.apply(signal);
-    } catch (error) {
-      this.deps.log('warn', `Unit probe failed: ${errorText(error)}`);
+    this.unitProbeDue = false;
+    this.lastUnitProbeAt = this.now();
+    let witnesses: WitnessOutput | undefined;
+    const unit = await this.showUnit((out) => (witnesses = out));
+    const at = this.now();
+    if (this.mode === 'steady') {
+      if (unit.activeState === 'deactivating') this.stopSeen = true;
+      const change = unitChangeAfterSettled(this.current, unit, this.stopSeen);
+      if (change !== 'same') {
+        await this.followNewRun(unit, change);
+        return;
+      }
     }
+    this.apply({ kind: 'unit', at, unit });
+    if (witnesses) for (const signal of witnessSignals(witnesses, at, this.modelBytes)) this.apply(signal);
   }
 
   private async probeHttp(): Promise<void> {
-    if (!this.settle || this.current.failure) return;
+    const state = this.current;
+    if (state.failure) return;
+    if (this.mode === 'steady') {
+      const steady = this.deps.options.steadyIntervalMs ?? 0;
+      if (this.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
+    }
+    this.lastHealthAt = this.now();
     const health = await this.deps.http.health();
     const at = this.now();
     if (health.kind === 'refused') this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
@@ -315,6 +505,8 @@ export class LoadWatcher {
       const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
       this.apply({ kind: 'http', at, result, detail: `/health ${health.status}` });
     } else this.apply({ kind: 'http', at, result: 'error', detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim() });
+    // A failing /health after ready: look at the process too (dead, or alive but unhealthy).
+    if (this.mode === 'steady' && this.current.healthFailures > 0) this.unitProbeDue = true;
 
     if (wantsCompletionProbe(this.current)) await this.probeCompletion();
   }
@@ -343,17 +535,50 @@ export class LoadWatcher {
     });
   }
 
+  // ------------------------------------------------------------ ends and alerts
+
   private checkEnd(): void {
+    if (!this.running) return;
     const state = this.current;
     const at = this.now();
-    if (state.readyAt !== undefined) this.end({ end: 'ready', state });
-    else if (state.failure) this.end({ end: 'failed', state, message: state.failure.summary });
-    else if (state.verdict === 'stopped') this.end({ end: 'stopped', state });
-    else if (state.downSince !== undefined && at - state.downSince >= this.deps.options.unreachableTimeoutMs) {
-      this.end({ end: 'unreachable', state, message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s` });
-    } else if (at - state.watchStartedAt >= this.deps.options.loadTimeoutMs) {
-      this.end({ end: 'timeout', state, message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min` });
+    if (this.mode === 'steady') {
+      // Serving -> failed after ready is a new end for the fronts; so is a new load's end (load mode).
+      return;
     }
+    if (state.readyAt !== undefined) this.finish({ end: 'ready', state });
+    else if (state.failure) this.finish({ end: 'failed', state, message: state.failure.summary });
+    else if (state.verdict === 'stopped') this.finish({ end: 'stopped', state });
+    else if (state.downSince !== undefined && at - state.downSince >= this.deps.options.unreachableTimeoutMs) {
+      this.finish({ end: 'unreachable', state, message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s` });
+    } else if (at - state.watchStartedAt >= this.deps.options.loadTimeoutMs) {
+      this.finish({ end: 'timeout', state, message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min` });
+    }
+  }
+
+  private checkAlerts(): void {
+    const state = this.current;
+    const completion = state.completion;
+    if (state.readyAt === undefined && state.failure === undefined && completion && !completion.ok) {
+      this.completionFailingSince ??= this.now();
+      if (this.now() - this.completionFailingSince >= COMPLETION_ALERT_MS) {
+        this.alertOnce({
+          kind: 'completion',
+          level: 'warn',
+          message: `${this.deps.profile.unit} says it is up, but a 1-token completion fails: ${completion.detail}`,
+        });
+      }
+    } else this.completionFailingSince = undefined;
+  }
+
+  private alertOnce(alert: WatchAlert): void {
+    if (this.alerted.has(alert.kind)) return;
+    this.alerted.add(alert.kind);
+    this.emitAlert(alert);
+  }
+
+  private emitAlert(alert: WatchAlert): void {
+    this.deps.log(alert.level === 'info' ? 'info' : alert.level, alert.message);
+    for (const listener of [...this.alertListeners]) listener(alert);
   }
 
   private apply(signal: Signal): void {
@@ -363,20 +588,50 @@ export class LoadWatcher {
     this.current = next;
     if (next.witnessWarning !== undefined && previous.witnessWarning === undefined) this.deps.log('warn', next.witnessWarning);
     for (const listener of [...this.listeners]) listener(next, previous);
+    if (this.mode === 'steady') this.onSteadyChange(next, previous);
     if (isFinished(next) && !isFinished(previous)) this.schedule(0);
   }
 
-  private end(outcome: WatchOutcome): void {
+  /** After ready: a crash is a new end; unhealthy and its recovery are alerts. */
+  private onSteadyChange(next: LoadState, previous: LoadState): void {
+    if (next.failure && !previous.failure) this.emitEnd({ end: 'failed', state: next, message: next.failure.summary });
+    if (next.verdict === 'unhealthy' && previous.verdict !== 'unhealthy') {
+      this.emitAlert({ kind: 'unhealthy', level: 'warn', message: `${this.deps.profile.unit} is unhealthy: /health failed ${next.healthFailures} times in a row while the process runs (${next.lastSignal?.text ?? ''}).` });
+    } else if (previous.verdict === 'unhealthy' && next.verdict === 'ready') {
+      this.emitAlert({ kind: 'recovered', level: 'info', message: `${this.deps.profile.unit} is healthy again.` });
+    }
+  }
+
+  private emitEnd(outcome: WatchOutcome): void {
+    for (const listener of [...this.endListeners]) listener(outcome);
     const settle = this.settle;
-    if (!settle) return;
     this.settle = undefined;
+    settle?.(outcome);
+  }
+
+  /**
+   * A load ended. Ready, failed and stopped go on as a steady watch when asked; anything else
+   * (and a cancel) ends the watch for good.
+   */
+  private finish(outcome: WatchOutcome): void {
+    if (!this.running) return;
+    const goesOn = this.deps.options.steadyIntervalMs !== undefined && (outcome.end === 'ready' || outcome.end === 'failed' || outcome.end === 'stopped');
+    if (goesOn && this.mode === 'load') {
+      this.mode = 'steady';
+      this.lastHealthAt = this.now();
+      this.emitEnd(outcome);
+      return;
+    }
+    if (goesOn) return;
+    this.running = false;
     clearTimeout(this.timer);
-    clearTimeout(this.journalRestart);
+    clearTimeout(this.journalRetry);
     this.timer = undefined;
+    this.journalRetry = undefined;
     this.journal?.kill();
     this.journal = undefined;
     for (const d of this.disposables.splice(0)) d.dispose();
-    settle(outcome);
+    this.emitEnd(outcome);
   }
 }
 

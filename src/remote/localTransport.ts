@@ -58,7 +58,7 @@ export class LocalTransport implements Transport {
       };
       const onAbort = () => stop(Object.assign(new Error('Command aborted'), { name: 'AbortError' }));
       if (options.timeoutMs !== undefined) {
-        timer = setTimeout(() => stop(new TransportError('timeout', `Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`)), options.timeoutMs);
+        timer = setTimeout(() => stop(new TransportError('command-timeout', `Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`)), options.timeoutMs);
       }
       if (options.signal) {
         if (options.signal.aborted) onAbort();

@@ -35,6 +35,7 @@ import {
   type ExecResult,
   type RemoteProcess,
   type Transport,
+  type TransportErrorKind,
 } from './transport';
 
 export interface UnknownHostKeyInfo {
@@ -216,7 +217,7 @@ export class SshTransport implements Transport {
       const onAbort = () => stop(Object.assign(new Error('Remote command aborted'), { name: 'AbortError' }));
       if (options.timeoutMs !== undefined) {
         const ms = options.timeoutMs;
-        timer = this.timers.setTimeout(() => stop(new TransportError('timeout', `Remote command timed out after ${Math.round(ms / 100) / 10} s`)), ms);
+        timer = this.timers.setTimeout(() => stop(new TransportError('command-timeout', `Remote command timed out after ${Math.round(ms / 100) / 10} s`)), ms);
       }
       if (options.signal) {
         if (options.signal.aborted) onAbort();
@@ -373,8 +374,8 @@ export class SshTransport implements Transport {
         const te = err instanceof TransportError ? err : new TransportError('other', String(err));
         this.log(`Connection to ${this.description} failed: ${te.message}`);
         if (!this.disposed) {
-          if (this.everConnected && !isFatal(te)) this.scheduleRetry(te.message);
-          else this.setState({ kind: 'down', error: te.message });
+          if (this.everConnected && !isFatal(te)) this.scheduleRetry(te.message, te.kind);
+          else this.setState({ kind: 'down', error: te.message, errorKind: te.kind });
         }
         throw te;
       },
@@ -386,9 +387,9 @@ export class SshTransport implements Transport {
     return tracked;
   }
 
-  private scheduleRetry(reason: string): void {
+  private scheduleRetry(reason: string, errorKind?: TransportErrorKind): void {
     const delay = backoffDelay(this.failuresSinceConnected++, this.options.backoffInitialMs ?? 1000, this.options.backoffMaxMs ?? 30_000);
-    this.setState({ kind: 'down', error: reason, retryInMs: delay });
+    this.setState({ kind: 'down', error: reason, retryInMs: delay, ...(errorKind ? { errorKind } : {}) });
     this.cancelRetry();
     this.retryHandle = this.timers.setTimeout(() => {
       this.retryHandle = undefined;
@@ -537,6 +538,7 @@ export class SshTransport implements Transport {
             `line ${result.lines.join(', ')} records ${result.knownFingerprints.join(', ')}. ` +
             'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
             `remove the old entry (ssh-keygen -R '${name}' -f '${file}') and connect again.`,
+          { host: name, offered: fingerprint, known: result.knownFingerprints, file, lines: result.lines },
         );
       case 'unknown': {
         deadline.pause();

@@ -27,7 +27,7 @@ export type ConnectionState =
   | { readonly kind: 'idle' }
   | { readonly kind: 'connecting'; readonly attempt: number }
   | { readonly kind: 'connected' }
-  | { readonly kind: 'down'; readonly error: string; readonly retryInMs?: number }
+  | { readonly kind: 'down'; readonly error: string; readonly errorKind?: TransportErrorKind; readonly retryInMs?: number }
   | { readonly kind: 'closed' };
 
 /** One kind of fault a user must be told apart from the others. */
@@ -35,6 +35,8 @@ export type TransportErrorKind =
   | 'dns'
   | 'refused'
   | 'timeout'
+  /** One remote command ran too long: the connection itself may be fine. */
+  | 'command-timeout'
   | 'auth'
   | 'host-key-unknown'
   | 'host-key-changed'
@@ -44,8 +46,24 @@ export type TransportErrorKind =
   | 'config'
   | 'other';
 
+/** What a refused, changed host key was, for a message that lets the user act on it. */
+export interface HostKeyChange {
+  readonly host: string;
+  /** SHA256 fingerprint the server offered. */
+  readonly offered: string;
+  /** SHA256 fingerprints recorded for the host in the known-hosts file. */
+  readonly known: readonly string[];
+  readonly file: string;
+  /** 1-based line numbers of those records. */
+  readonly lines: readonly number[];
+}
+
 export class TransportError extends Error {
-  constructor(readonly kind: TransportErrorKind, message: string) {
+  constructor(
+    readonly kind: TransportErrorKind,
+    message: string,
+    readonly hostKeyChange?: HostKeyChange,
+  ) {
     super(message);
     this.name = 'TransportError';
   }

@@ -324,3 +324,24 @@ export class JournalReader {
     return parseJournalMessage(message, this.ctx);
   }
 }
+
+// ---------------------------------------------------------------- journalctl's own complaints
+
+/** The fix for a user who may not read the system journal. */
+export const JOURNAL_ACCESS_FIX = 'sudo usermod -aG systemd-journal USER (then log in again)';
+
+/**
+ * What journalctl's stderr (and exit code, once it ended) say about reading the unit's journal:
+ * undefined when nothing is wrong. A user outside `adm`/`systemd-journal` gets only the hint
+ * (and no lines of a system unit) or "No journal files were opened" (and exit 1).
+ */
+export function journalProblem(stderrLines: readonly string[], exitCode: number | null | undefined): string | undefined {
+  const text = stderrLines.join(' ').replace(/\s+/g, ' ').trim();
+  if (/not seeing messages from other users and the system/i.test(text) || /insufficient permissions/i.test(text)) {
+    return `the journal is not readable by this user (${text.slice(0, 200)})`;
+  }
+  if (exitCode !== undefined && exitCode !== null && exitCode !== 0) {
+    return `journalctl exited with status ${exitCode}${text ? `: ${text.slice(0, 200)}` : ''}`;
+  }
+  return undefined;
+}

@@ -1,15 +1,18 @@
 import * as vscode from 'vscode';
-import { loadingPercent } from './messages';
+import { describe, loadingPercent } from './messages';
 import type { ServerProfile } from '../config';
+import { refusalWord, type Refusal } from './refusals';
 import { bytesFraction, formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
-import { formatBytes, formatEta, formatRate } from '../monitor/eta';
+import { formatBytes, formatEta, formatRate, visibleEta } from '../monitor/eta';
 
 const ICONS: Record<Verdict, string> = {
   stopped: '$(circle-slash)',
+  stopping: '$(sync~spin)',
   restarting: '$(sync~spin)',
   loading: '$(loading~spin)',
   'warming up': '$(flame)',
   ready: '$(check)',
+  unhealthy: '$(warning)',
   failed: '$(error)',
   unreachable: '$(debug-disconnect)',
   stalled: '$(warning)',
@@ -25,18 +28,29 @@ export interface StatusView {
   /** One line about the last parser verification. */
   readonly verification?: string;
   readonly configError?: string;
+  /** The last connection to the server was refused (host key, login...): said before any state. */
+  readonly refusal?: Refusal;
 }
 
-/** " · 3m left" while loading, once the ETA is known. */
+/** " · 3m left" while loading, once the ETA is known and not yet disproved by the clock. */
 function etaSuffix(state: LoadState, now: number): string {
-  if (!state.eta || (state.verdict !== 'loading' && state.verdict !== 'warming up')) return '';
-  return ` · ${formatEta(state.eta.readyAt - now)}`;
+  if (state.verdict !== 'loading' && state.verdict !== 'warming up') return '';
+  const remaining = visibleEta(state.eta, now);
+  return remaining === undefined ? '' : ` · ${formatEta(remaining)}`;
+}
+
+/** "10:31" (local time), for "last seen" and "last confirmed". */
+function clockTime(at: number): string {
+  const d = new Date(at);
+  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
 }
 
 export function statusText(view: StatusView, now: number = Date.now()): string {
   if (view.configError) return '$(warning) Kimi: settings';
+  if (view.refusal) return `$(error) Kimi: ${refusalWord(view.refusal)}`;
   const state = view.state;
-  if (!state) return '$(server-process) Kimi: not watched';
+  // Nothing checks the server any more: no state word that would look current.
+  if (!state || !view.watching) return '$(server-process) Kimi: not watched';
   return `${ICONS[state.verdict]} Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
 }
 
@@ -45,12 +59,20 @@ export function statusTooltip(view: StatusView, now: number): string {
   const lines: string[] = [];
   const server = view.server;
   if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
+  if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);
   const state = view.state;
-  if (!state) {
+  if (!state || !view.watching) {
     lines.push('Not watching. Run "Kimi: Poll Kimi service until ready" or "Kimi: Restart Kimi service".');
+    if (state) lines.push(`Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`);
+    if (state?.failure) lines.push(`Failure: ${state.failure.summary}`);
+    if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
     return lines.join('\n');
   }
-  lines.push(`State: ${state.verdict}${view.watching ? '' : ' (not watching now)'}`);
+  lines.push(`State: ${state.verdict}`);
+  if (state.confirmedAt !== undefined) lines.push(`Last confirmed by the host: ${formatDuration(now - state.confirmedAt)} ago (${clockTime(state.confirmedAt)})`);
+  if (state.verdict === 'unhealthy') lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
+  if (state.completion && !state.completion.ok && state.readyAt === undefined) lines.push(`Completion probe: ${state.completion.detail}`);
+  if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
   if (state.phase) lines.push(`Phase: ${state.phase}`);
   if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
   if (state.cudaGraphBatches) lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
@@ -61,7 +83,8 @@ export function statusTooltip(view: StatusView, now: number): string {
     lines.push(`Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`);
   }
   if (state.gpu) lines.push(`GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}`);
-  if (state.eta && state.readyAt === undefined) lines.push(`ETA: ${formatEta(state.eta.readyAt - now)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`);
+  const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
+  if (remaining !== undefined && state.eta) lines.push(`ETA: ${formatEta(remaining)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`);
   if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;
@@ -75,9 +98,11 @@ export function statusTooltip(view: StatusView, now: number): string {
 }
 
 function background(view: StatusView): vscode.ThemeColor | undefined {
-  const verdict = view.configError ? 'failed' : view.state?.verdict;
+  if (view.configError || view.refusal) return new vscode.ThemeColor('statusBarItem.errorBackground');
+  if (!view.watching) return undefined;
+  const verdict = view.state?.verdict;
   if (verdict === 'failed' || verdict === 'unreachable') return new vscode.ThemeColor('statusBarItem.errorBackground');
-  if (verdict === 'stalled' || view.endNote) return new vscode.ThemeColor('statusBarItem.warningBackground');
+  if (verdict === 'stalled' || verdict === 'unhealthy' || view.endNote) return new vscode.ThemeColor('statusBarItem.warningBackground');
   return undefined;
 }
 

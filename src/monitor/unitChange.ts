@@ -1,0 +1,44 @@
+/**
+ * What a fresh reading of the unit means for a load that is being followed: the same process,
+ * a new one (someone restarted the unit, or systemd did), the old one stopping, or stopped.
+ * Pure: the watcher acts on the answer.
+ */
+import type { UnitStatus } from '../server/events';
+import { isAlive, type LoadState } from './loadState';
+
+/** Tells one run of the unit from the next: systemd's InvocationID, else start time and PID. */
+export function processKey(unit: UnitStatus): string {
+  if (unit.invocationId) return unit.invocationId;
+  return `${unit.execMainStartedMonotonicUs ?? unit.execMainStartedAt ?? 0}:${unit.execMainPid ?? unit.mainPid}`;
+}
+
+/** True when `unit` shows a run of the unit that started after the one `previousKey` names. */
+export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
+  if (processKey(unit) === previousKey) return false;
+  // A new run is alive or has already ended; `deactivating` is the old one on its way out.
+  return unit.activeState !== 'deactivating' && (isAlive(unit) || unit.activeState === 'failed' || unit.execMainStartedAt !== undefined);
+}
+
+export type UnitChange =
+  /** The process the state follows (or its ending, which the reducer judges). */
+  | 'same'
+  /** Another run than the one the state follows: a new load to follow. */
+  | 'new run'
+  /** The process is being stopped by systemd (systemctl stop/restart, by anyone). */
+  | 'stopping'
+  /** The process was stopped on purpose (a stop was seen) and nothing replaced it. */
+  | 'stopped';
+
+/**
+ * Judges a unit reading taken while the state is settled (ready, failed or stopped).
+ * `stopSeen`: the journal said systemd is stopping the unit, or the unit was seen deactivating.
+ */
+export function unitChangeAfterSettled(state: LoadState, unit: UnitStatus, stopSeen: boolean): UnitChange {
+  const known = state.unit;
+  if (known && processKey(known) !== processKey(unit) && isNewRun(processKey(known), unit)) return 'new run';
+  if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && isAlive(unit)) return 'new run';
+  if (state.readyAt === undefined || state.failure !== undefined) return 'same';
+  if (unit.activeState === 'deactivating') return 'stopping';
+  if (stopSeen && !isAlive(unit) && unit.activeState !== 'failed') return 'stopped';
+  return 'same';
+}

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One-time set-up of a fresh machine (Debian 12, Node 20; run as root or with sudo):
+# Set-up of a fresh machine (Debian 12, Node 20; run as root or with sudo):
 #   npm run setup
+# `npm test` and `npm run demo` do the same by themselves when something is missing
+# (scripts/ensure-setup.sh); this command also reinstalls the npm dependencies every time.
 # 1. Debian packages: openssh-server (the simulated GPU host's real sshd), the build tools and
 #    libraries code-server's native modules need, ripgrep and chromium (the e2e browser);
 #    only the missing ones are installed, with one apt-get update.
@@ -10,13 +12,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '[setup] %s\n' "$*" >&2; }
-
-bash scripts/ensure-system-packages.sh
-
-log "npm ci"
-npm ci --no-audit --no-fund
-
-# Packages were checked above.
-KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null
-log "done. Next: npm run demo   (or npm test)"
+KIMI_FORCE_NPM_CI=1 bash scripts/ensure-setup.sh
+printf '[setup] %s\n' "Next: npm run demo   (or npm test)" >&2

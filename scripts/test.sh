@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: what `npm test` runs, locally and in CI.
-# Installs what the tests need when it is missing (OpenSSH server, Chromium, code-server cache).
+# Installs what the tests need when it is missing (Debian packages such as the OpenSSH server and
+# Chromium, node_modules, the code-server cache): scripts/ensure-setup.sh, seconds when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/ensure-system-packages.sh
-[ -d node_modules ] || npm ci
+bash scripts/ensure-setup.sh
 
 outputs=$(mktemp -d)
 trap 'rm -rf "$outputs"' EXIT

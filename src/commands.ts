@@ -12,6 +12,7 @@ export function registerCommands(controller: Controller, log: vscode.LogOutputCh
     'kimi.selectServer': () => controller.selectServer(),
     'kimi.enableParsers': () => enableParsersCommand(controller, log),
     'kimi.verifyParsers': () => controller.verifyParsersCommand(),
+    'kimi.setApiKey': () => controller.setApiKey(),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

@@ -12,6 +12,8 @@ import { LoadInsights, type LoadForecast } from './monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
 import { confirmRestart, warmThenReport } from './ui/restartDialog';
 import { StatusBar } from './ui/statusBar';
+import type { ApiKeys } from './ui/apiKeys';
+import { maskSecrets } from './util/secrets';
 
 const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
@@ -52,6 +54,7 @@ export class Controller implements vscode.Disposable {
     state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
     private readonly windowState: vscode.Memento,
+    private readonly apiKeys?: ApiKeys,
   ) {
     this.insights = new LoadInsights(state);
     // Settings are validated (and a watch cut short by a window reload is offered back) right
@@ -156,6 +159,8 @@ export class Controller implements vscode.Disposable {
     }
     try {
       const session = await pending;
+      const apiKey = await this.apiKeys?.get(server.name);
+      if (apiKey) session.client.setApiKey(apiKey);
       this.sessions.set(server.name, session);
       return session;
     } finally {
@@ -395,10 +400,20 @@ export class Controller implements vscode.Disposable {
     if (this.refusals.delete(server.name)) this.render();
   }
 
+  /** "Kimi: Set server API key": stored in SecretStorage, used at once by the live session. */
+  async setApiKey(): Promise<void> {
+    const server = this.requireServer();
+    if (!server || !this.apiKeys) return;
+    const answer = await this.apiKeys.ask(server.name);
+    if (!answer) return;
+    this.sessions.get(server.name)?.client.setApiKey(answer.key);
+    this.log.info(`[${server.name}] API key ${answer.key ? 'set' : 'removed'} (kept in VS Code's secret storage).`);
+  }
+
   async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
     const show =
       kind === 'info' ? vscode.window.showInformationMessage : kind === 'warn' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
-    const choice = await show(message, SHOW_LOG);
+    const choice = await show(maskSecrets(message, [...(this.apiKeys?.known ?? [])]), SHOW_LOG);
     if (choice === SHOW_LOG) this.showLog();
   }
 

@@ -4,6 +4,8 @@ import { Controller } from './controller';
 import { StatusBar } from './ui/statusBar';
 import { registerDashboard } from './ui/dashboard';
 import { vscodeSessionUi } from './ui/prompts';
+import { maskedLog } from './ui/maskedLog';
+import { ApiKeys } from './ui/apiKeys';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -12,10 +14,12 @@ export interface KimiApi {
 }
 
 export function activate(context: vscode.ExtensionContext): KimiApi {
-  const log = vscode.window.createOutputChannel('Kimi Service', { log: true });
+  const channel = vscode.window.createOutputChannel('Kimi Service', { log: true });
+  const apiKeys = new ApiKeys(context.secrets);
+  const log = maskedLog(channel, apiKeys.known);
   const statusBar = new StatusBar();
-  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState);
-  context.subscriptions.push(log, statusBar, controller, ...registerCommands(controller, log));
+  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState, apiKeys);
+  context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   return { statusText: () => statusBar.text };
 }

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { errorText } from './util/errors';
+import { maskSecrets } from './util/secrets';
 import type { Controller } from './controller';
 import type { ServerSession } from './monitor/session';
 import { enableParsers, rollback, type ParserChangeDeps } from './server/parserChange';
@@ -30,7 +31,7 @@ function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): Parse
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
       const choice = await vscode.window.showWarningMessage(
         `Change the command line of ${session.profile.unit} on ${name} and restart it?`,
-        { modal: true, detail: `${diff}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.` },
+        { modal: true, detail: `${maskSecrets(diff)}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.` },
         APPLY,
       );
       return choice === APPLY;

@@ -7,6 +7,7 @@ import { LocalTransport } from './remote/localTransport';
 import { expandTilde, loadSshTarget } from './remote/sshConfig';
 import { SshTransport, type UnknownHostKeyInfo } from './remote/sshTransport';
 import type { Transport } from './remote/transport';
+import { curlFetchVia } from './server/curlFetch';
 import { SglangClient, type SglangClientOptions } from './server/sglangHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
@@ -57,6 +58,11 @@ export async function createSession(
 ): Promise<ServerSession> {
   const transport = await createTransport(server, settings, ui, log);
   const agent = new TunnelAgent(transport.openStream);
-  const http = new SglangClient(server.url, agent, undefined, httpOptions);
+  // When the host forbids TCP forwarding, HTTP goes through curl on the host instead.
+  const http = new SglangClient(server.url, agent, undefined, {
+    fallbackFetch: curlFetchVia(transport),
+    onFallback: (message) => log('warn', `[${server.name}] ${message}`),
+    ...httpOptions,
+  });
   return new ServerSession(server, transport, http, log);
 }

@@ -5,8 +5,21 @@
  * graphs, warm-up). Weights still to read is split, when the page-cache residency measured
  * before the restart is known, into cold bytes (storage; counted in `read_bytes`) at the cold
  * rate and warm bytes (page cache) at the warm rate; that is what keeps the estimate right when
- * the rate changes mid-way (cold files, then cached ones). Each rate is the live rate over the
- * recent window, blended with this host's history (or defaults) while the window is short.
+ * the rate changes mid-way (cold files, then cached ones).
+ *
+ * What was known before the load (residency, history's rates) is a prior, and what the load
+ * shows wins as evidence grows:
+ * - the residency is checked against the bytes read: more cold bytes than it allows (files
+ *   evicted after it was measured) or more warm bytes (files read in since) disproves it, and
+ *   the bytes left are then split as the bytes read so far were;
+ * - each live rate is measured over the longest recent window that agrees with the last ~10 s,
+ *   so a rate that changes mid-way is followed within seconds;
+ * - a prior rate counts as PRIOR_WEIGHT_MS of measurement against all the measurement of this
+ *   load, and not at all once the live rate has disproved it;
+ * - no estimate is returned that elapsed time has disproved: bytes that stopped growing (a
+ *   stall) for DISPROVED_GRACE_MS, history's after-weights time overrun, no shard for longer
+ *   than a shard takes plus DISPROVED_GRACE_MS. `visibleEta` hides a stored ETA whose time is
+ *   DISPROVED_GRACE_MS past (for a display that outlives the signals).
  * Nothing is shown before there is enough signal (>= 5 % of the bytes and >= 10 s of samples).
  */
 import type { LoadPhase } from '../server/events';
@@ -48,10 +61,25 @@ export const DEFAULT_AFTER_WEIGHTS_MIN_MS = 5_000;
 
 /** How far back the live rate looks. */
 export const RATE_WINDOW_MS = 30_000;
-/** Weight of the prior rate, expressed as milliseconds of live window it is worth. */
+/**
+ * Windows the live rate is measured over, shortest first. The longest one whose rate agrees
+ * (within RATE_AGREEMENT) with the shortest wins: a steady rate is averaged over 30 s, a rate
+ * that changed is measured only since the change.
+ */
+export const RATE_WINDOWS_MS: readonly number[] = [10_000, 15_000, 20_000, RATE_WINDOW_MS];
+const RATE_AGREEMENT = 0.15;
+/** Weight of a prior rate, expressed as milliseconds of live measurement it is worth. */
 const PRIOR_WEIGHT_MS = 10_000;
+/** A prior rate further than this share from the live one (after MIN_SAMPLE_SPAN_MS of it) is disproved. */
+const PRIOR_DISPROVED = 0.3;
+/** A witness growing by less than this share of the model per RATE_WINDOW_MS is a trickle (sockets, imports), not weights. */
+const NOISE_SHARE = 0.005;
+/** The residency is disproved when the bytes read contradict it by more than this share of the model. */
+const RESIDENCY_SLACK = 0.01;
 export const MIN_BYTES_FRACTION = 0.05;
 export const MIN_SAMPLE_SPAN_MS = 10_000;
+/** How long an ETA may stay after elapsed time has disproved it. */
+export const DISPROVED_GRACE_MS = 10_000;
 
 /** Keeps the samples of the last `keepMs` (and at most `max`), appending `sample`. */
 export function pushSample(samples: readonly IoSample[], sample: IoSample, keepMs = 2 * RATE_WINDOW_MS, max = 240): IoSample[] {
@@ -95,12 +123,13 @@ export function windowSpanMs(samples: readonly IoSample[], windowMs = RATE_WINDO
 }
 
 /**
- * The live rate blended with a prior: the prior counts as PRIOR_WEIGHT_MS of window, so a
- * fresh window leans on history and a full one on what is measured now.
+ * The live rate blended with a prior: the prior counts as PRIOR_WEIGHT_MS of measurement, the
+ * live rate as `liveSpanMs` of it (up to the samples kept, 60 s), so a fresh load leans on
+ * history and the prior's share keeps shrinking as the load goes on.
  */
 export function blendRate(live: number | undefined, liveSpanMs: number, prior: number): number {
   if (live === undefined || liveSpanMs <= 0) return prior;
-  const w = Math.min(liveSpanMs, RATE_WINDOW_MS);
+  const w = Math.min(liveSpanMs, 2 * RATE_WINDOW_MS);
   return (live * w + prior * PRIOR_WEIGHT_MS) / (w + PRIOR_WEIGHT_MS);
 }
 
@@ -128,10 +157,126 @@ export function activeRate(samples: readonly IoSample[], pick: (s: IoSample) => 
   return ms > 0 && bytes >= minBytes && bytes > 0 ? { bps: (bytes / ms) * 1000, spanMs: ms } : undefined;
 }
 
-/** The live rate blended with history's; a default only stands in when nothing was measured. */
-function pickRate(live: { bps: number; spanMs: number } | undefined, history: number | undefined, fallback: number): number {
-  if (live === undefined || live.bps <= 0) return history ?? fallback;
-  return history === undefined ? live.bps : blendRate(live.bps, live.spanMs, history);
+/** A live rate: bytes/s, the window it was measured over, and how long this load has measured it. */
+export interface LiveRate {
+  readonly bps: number;
+  readonly spanMs: number;
+  /** Measurement behind the rate in all the samples kept (the prior's weight is set against it). */
+  readonly evidenceMs: number;
+}
+
+/**
+ * The live rate of `pick`, measured since the last change of rate: over the shortest of
+ * RATE_WINDOWS_MS first, then over each longer one as long as the part it adds (the older
+ * samples) agrees with that within RATE_AGREEMENT. A steady rate is averaged over 30 s; a rate
+ * that changed mid-way is measured only since the change, once the shortest window has seen
+ * it. `active`: count only the intervals in which `pick` grew (a kind of reading that stops and
+ * starts), else every interval. `noisePerWindow`: growth below this per RATE_WINDOW_MS is a
+ * trickle, not a rate.
+ */
+export function liveRate(samples: readonly IoSample[], pick: (s: IoSample) => number | undefined, active: boolean, noisePerWindow = 0): LiveRate | undefined {
+  const last = samples[samples.length - 1];
+  if (!last) return undefined;
+  // Intervals by how long ago they ended. With `active`, the first interval of a run of reading
+  // (the one before it did not grow) began part-way, so it is left out when there are others.
+  const intervals: { ago: number; bytes: number; ms: number; partial: boolean }[] = [];
+  let before: boolean | undefined;
+  for (let i = 1; i < samples.length; i++) {
+    const a = samples[i - 1]!;
+    const b = samples[i]!;
+    const va = pick(a);
+    const vb = pick(b);
+    if (va === undefined || vb === undefined || b.at <= a.at) {
+      before = undefined;
+      continue;
+    }
+    // (with `active`, growth below the trickle does not count as reading)
+    const grew = active ? vb - va > (noisePerWindow / RATE_WINDOW_MS) * (b.at - a.at) : vb > va;
+    if (!active || grew) intervals.push({ ago: last.at - b.at, bytes: Math.max(0, vb - va), ms: b.at - a.at, partial: active && before === false });
+    before = grew;
+  }
+  if (intervals.some((x) => !x.partial)) {
+    for (let i = intervals.length - 1; i >= 0; i--) if (intervals[i]!.partial) intervals.splice(i, 1);
+  }
+  const sum = (fromAgo: number, toAgo: number): { bytes: number; ms: number } => {
+    let bytes = 0;
+    let ms = 0;
+    for (const x of intervals) {
+      if (x.ago >= fromAgo && x.ago < toAgo) {
+        bytes += x.bytes;
+        ms += x.ms;
+      }
+    }
+    return { bytes, ms };
+  };
+  const usable = (x: { bytes: number; ms: number }, windowMs: number): boolean => x.ms > 0 && x.bytes > 0 && x.bytes >= (noisePerWindow * windowMs) / RATE_WINDOW_MS;
+  const all = sum(0, Number.POSITIVE_INFINITY);
+  if (!usable(all, 2 * RATE_WINDOW_MS)) return undefined;
+  let chosen: { bytes: number; ms: number } | undefined;
+  let reference: number | undefined;
+  let previous = 0;
+  for (const w of RATE_WINDOWS_MS) {
+    if (reference === undefined) {
+      const r = sum(0, w);
+      if (usable(r, w)) {
+        chosen = r;
+        reference = r.bytes / r.ms;
+      }
+    } else {
+      const older = sum(previous, w);
+      if (older.ms > 0 && Math.abs(older.bytes / older.ms - reference) > RATE_AGREEMENT * reference) break;
+      chosen = sum(0, w);
+    }
+    previous = w;
+  }
+  if (!chosen) return undefined;
+  return { bps: (chosen.bytes / chosen.ms) * 1000, spanMs: chosen.ms, evidenceMs: all.ms };
+}
+
+/**
+ * The rate to use: the live one, blended with the prior (history) while the load has measured
+ * little; the prior is dropped once the live rate has disproved it. A default only stands in
+ * when nothing was measured.
+ */
+export function learnedRate(live: LiveRate | undefined, prior: number | undefined, fallback: number): number {
+  if (live === undefined || live.bps <= 0) return prior ?? fallback;
+  if (prior === undefined || prior <= 0) return live.bps;
+  if (live.evidenceMs >= MIN_SAMPLE_SPAN_MS && Math.abs(live.bps - prior) > PRIOR_DISPROVED * prior) return live.bps;
+  return blendRate(live.bps, live.evidenceMs, prior);
+}
+
+/**
+ * The residency measured before the restart, checked against the bytes read so far: it holds
+ * while no more cold bytes were read than it leaves cold, and no more warm bytes than it says
+ * are cached (with RESIDENCY_SLACK of the model for readahead and other reads).
+ */
+export function residencyHolds(totalBytes: number, residentBytes: number, coldRead: number, warmRead: number): boolean {
+  const resident = Math.min(totalBytes, Math.max(0, residentBytes));
+  const slack = totalBytes * RESIDENCY_SLACK;
+  return coldRead <= totalBytes - resident + slack && warmRead <= resident + slack;
+}
+
+/**
+ * When the bytes last grew by more than a trickle (`noisePerMs`), and the time of the first
+ * sample after that (the one that showed they stopped), if any. With no growth in the samples
+ * kept, `grewAt` is undefined and `flatSince` the second sample's time.
+ */
+export function lastGrowth(samples: readonly IoSample[], noisePerMs: number): { grewAt: number | undefined; flatSince: number | undefined } {
+  for (let i = samples.length - 1; i >= 1; i--) {
+    const a = samples[i - 1]!;
+    const b = samples[i]!;
+    if (b.bytes - a.bytes > noisePerMs * Math.max(0, b.at - a.at)) return { grewAt: b.at, flatSince: samples[i + 1]?.at };
+  }
+  return { grewAt: undefined, flatSince: samples[1]?.at };
+}
+
+/** The usual time between samples (the median of the last few intervals), at most DISPROVED_GRACE_MS / 2. */
+export function sampleIntervalMs(samples: readonly IoSample[]): number {
+  const gaps: number[] = [];
+  for (let i = Math.max(1, samples.length - 8); i < samples.length; i++) gaps.push(samples[i]!.at - samples[i - 1]!.at);
+  if (!gaps.length) return 0;
+  gaps.sort((a, b) => a - b);
+  return Math.min(DISPROVED_GRACE_MS / 2, Math.max(0, gaps[Math.floor(gaps.length / 2)]!));
 }
 
 export interface EtaInput {
@@ -145,6 +290,8 @@ export interface EtaInput {
   /** All io samples of this load, oldest first (the recent ones are enough). */
   readonly samples: readonly IoSample[];
   readonly shards?: { readonly done: number; readonly total: number };
+  /** The last time the load made any progress (shards, bytes, GPU memory, phase): a stall check for the shards basis. */
+  readonly lastProgressAt?: number;
   readonly prior?: LoadPrior;
 }
 
@@ -156,8 +303,14 @@ export interface Eta {
   readonly afterWeightsMs: number;
   /** Bytes/s used for the estimate (whole remaining weights / weightsMs). */
   readonly rateBps: number | undefined;
-  /** How it was made: 'bytes+cache' (cold/warm split), 'bytes', 'shards', 'history'. */
+  /**
+   * How it was made: 'bytes+cache' (cold/warm split by the measured residency), 'bytes'
+   * (measured bytes; split cold/warm as observed when the residency was disproved), 'shards',
+   * 'history'.
+   */
   readonly basis: 'bytes+cache' | 'bytes' | 'shards' | 'history';
+  /** Set when the bytes read contradicted the residency measured before the restart. */
+  readonly residencyDisproved?: boolean;
 }
 
 function afterWeightsFor(prior: LoadPrior | undefined, weightsTotalMs: number): number {
@@ -166,7 +319,8 @@ function afterWeightsFor(prior: LoadPrior | undefined, weightsTotalMs: number): 
 }
 
 /**
- * The ETA, or undefined when there is not enough signal yet to say anything honest.
+ * The ETA, or undefined when there is not enough signal yet to say anything honest, or when
+ * elapsed time has disproved what the signal said (a stall, an overrun).
  */
 export function estimateEta(input: EtaInput): Eta | undefined {
   const { now, phase, prior, samples } = input;
@@ -174,56 +328,98 @@ export function estimateEta(input: EtaInput): Eta | undefined {
   if (phase === 'allocating KV cache' || phase === 'capturing CUDA graphs' || phase === 'warming up') {
     // Only history knows how long these take; without it, say nothing rather than guess.
     if (prior?.afterWeightsMs === undefined || input.weightsEndedAt === undefined) return undefined;
-    const left = Math.max(0, prior.afterWeightsMs - (now - input.weightsEndedAt));
+    const left = prior.afterWeightsMs - (now - input.weightsEndedAt);
+    // Past history's time these phases are still going: history is disproved, nothing is known.
+    if (left < 0) return undefined;
     return { remainingMs: left, weightsMs: 0, afterWeightsMs: left, rateBps: undefined, basis: 'history' };
   }
   const total = input.totalBytes ?? prior?.totalBytes;
   const last = samples[samples.length - 1];
   const span = windowSpanMs(samples);
-  const weightsElapsed = input.weightsStartedAt !== undefined ? now - input.weightsStartedAt : 0;
+  const weightsStartedAt = input.weightsStartedAt;
 
   if (total !== undefined && total > 0 && last && last.bytes / total >= MIN_BYTES_FRACTION && span >= MIN_SAMPLE_SPAN_MS) {
+    const noise = total * NOISE_SHARE;
     const read = Math.min(total, last.bytes);
+    if (last.bytes >= total) {
+      // Every byte is read; the phases after the weights run from when the last one was.
+      const doneAt = samples.find((s) => s.bytes >= total)?.at ?? last.at;
+      const afterWeightsMs = afterWeightsFor(prior, weightsStartedAt !== undefined ? doneAt - weightsStartedAt : 0);
+      const left = doneAt + afterWeightsMs - now;
+      if (left < 0) return undefined;
+      return { remainingMs: left, weightsMs: 0, afterWeightsMs: left, rateBps: undefined, basis: 'bytes' };
+    }
+    // Bytes that stopped growing disprove every rate: a stall (or a reader that went quiet). The
+    // estimate is recomputed at each sample, so it is dropped one sample interval before the
+    // grace ends: no ETA is left on screen more than DISPROVED_GRACE_MS after the first sample
+    // that showed no progress.
+    const growth = lastGrowth(samples, noise / RATE_WINDOW_MS);
+    if (growth.flatSince !== undefined && now - growth.flatSince > DISPROVED_GRACE_MS - sampleIntervalMs(samples)) return undefined;
+
     let weightsMs: number;
     let basis: Eta['basis'];
-    if (prior?.residentBytes !== undefined && last.coldBytes !== undefined) {
-      const resident = Math.min(total, prior.residentBytes);
-      const coldRead = Math.min(total - resident, last.coldBytes);
-      const warmRead = Math.max(0, read - last.coldBytes);
+    const coldRead = last.coldBytes === undefined ? undefined : Math.max(0, Math.min(read, last.coldBytes));
+    const residency = prior?.residentBytes;
+    const residencyDisproved = residency !== undefined && coldRead !== undefined && !residencyHolds(total, residency, coldRead, read - coldRead);
+    if (residency !== undefined && coldRead !== undefined && !residencyDisproved) {
+      const resident = Math.min(total, residency);
       const coldLeft = Math.max(0, total - resident - coldRead);
-      const warmLeft = Math.max(0, resident - warmRead);
+      const warmLeft = Math.max(0, resident - (read - coldRead));
       // Each kind's rate is measured only over the intervals in which it advanced: cold reads
       // stop when the cached files come up, and a window average would lag that change.
       // Trickles below 0.5 % of the model in the window (rchar of sockets and imports, a
       // library read from disk) are noise, not a kind of weight reading.
-      const noise = total * 0.005;
-      const coldLive = activeRate(samples, (s) => s.coldBytes, RATE_WINDOW_MS, noise);
-      const warmLive = activeRate(samples, (s) => (s.coldBytes === undefined ? undefined : s.bytes - s.coldBytes), RATE_WINDOW_MS, noise);
-      const coldBps = pickRate(coldLive, prior?.coldBps, DEFAULT_COLD_BPS);
-      const warmBps = pickRate(warmLive, prior?.warmBps, DEFAULT_WARM_BPS);
+      const coldLive = liveRate(samples, (s) => s.coldBytes, true, noise);
+      const warmLive = liveRate(samples, (s) => (s.coldBytes === undefined ? undefined : s.bytes - s.coldBytes), true, noise);
+      const coldBps = learnedRate(coldLive, prior?.coldBps, DEFAULT_COLD_BPS);
+      const warmBps = learnedRate(warmLive, prior?.warmBps, DEFAULT_WARM_BPS);
       weightsMs = (coldLeft / coldBps + warmLeft / warmBps) * 1000;
       basis = 'bytes+cache';
     } else {
-      const live = windowRate(samples);
-      const rate = pickRate(live === undefined ? undefined : { bps: live, spanMs: span }, prior?.coldBps, DEFAULT_COLD_BPS);
+      // Residency unknown, or disproved (files evicted, or read in, after it was measured): it
+      // no longer says which bytes are slow; the bytes left go at the rate the load shows now.
+      const live = liveRate(samples, (s) => s.bytes, false, noise);
+      const rate = learnedRate(live, prior?.coldBps, DEFAULT_COLD_BPS);
       weightsMs = rate > 0 ? ((total - read) / rate) * 1000 : Number.POSITIVE_INFINITY;
       basis = 'bytes';
     }
     if (!Number.isFinite(weightsMs)) return undefined;
-    const afterWeightsMs = afterWeightsFor(prior, weightsElapsed + weightsMs);
+    // The bytes are as of the last sample that saw them grow: the estimate runs from then (a
+    // sample that saw nothing move does not push the ready time back).
+    const asOf = growth.grewAt ?? last.at;
+    const weightsLeft = asOf + weightsMs - now;
+    const afterWeightsMs = afterWeightsFor(prior, (weightsStartedAt !== undefined ? asOf - weightsStartedAt : 0) + weightsMs);
+    const remainingMs = weightsLeft + afterWeightsMs;
+    if (remainingMs < 0) return undefined;
     const rateBps = weightsMs > 0 ? ((total - read) / weightsMs) * 1000 : undefined;
-    return { remainingMs: weightsMs + afterWeightsMs, weightsMs, afterWeightsMs, rateBps, basis };
+    const weightsPart = Math.max(0, weightsLeft);
+    return { remainingMs, weightsMs: weightsPart, afterWeightsMs: remainingMs - weightsPart, rateBps, basis, ...(residencyDisproved ? { residencyDisproved } : {}) };
   }
 
   // No usable bytes witness (e.g. a page-cached mmap load reads nothing from storage): shards.
+  const weightsElapsed = weightsStartedAt !== undefined ? now - weightsStartedAt : 0;
   const shards = input.shards;
   if (shards && shards.total > 0 && shards.done >= 1 && shards.done / shards.total >= MIN_BYTES_FRACTION && weightsElapsed >= MIN_SAMPLE_SPAN_MS && (total === undefined || !last || last.bytes / total < MIN_BYTES_FRACTION)) {
     const perShard = weightsElapsed / shards.done;
+    // No progress for longer than a shard takes, plus the grace: the shard rate is disproved.
+    if (input.lastProgressAt !== undefined && now - input.lastProgressAt > perShard + DISPROVED_GRACE_MS) return undefined;
     const weightsMs = perShard * (shards.total - shards.done);
     const afterWeightsMs = afterWeightsFor(prior, weightsElapsed + weightsMs);
     return { remainingMs: weightsMs + afterWeightsMs, weightsMs, afterWeightsMs, rateBps: undefined, basis: 'shards' };
   }
   return undefined;
+}
+
+/**
+ * What a display shows of a stored ETA at `now`: the milliseconds left (0 when due), or
+ * undefined when there is none or its time is more than `graceMs` (10 s) past, i.e. elapsed
+ * time has disproved it and no signal has replaced it since.
+ */
+export function visibleEta(eta: { readonly readyAt: number } | undefined, now: number, graceMs = DISPROVED_GRACE_MS): number | undefined {
+  if (!eta) return undefined;
+  const left = eta.readyAt - now;
+  if (left < -graceMs) return undefined;
+  return Math.max(0, left);
 }
 
 /** "3m left", "45s left", "1h 5m left"; short for the status bar. */

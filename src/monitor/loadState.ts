@@ -249,6 +249,7 @@ function withEta(state: LoadState, at: number): LoadState {
     ...(totalBytes !== undefined ? { totalBytes } : {}),
     samples: state.ioSamples,
     ...(state.shards ? { shards: state.shards } : {}),
+    lastProgressAt: state.lastProgressAt,
     ...(state.prior ? { prior: state.prior } : {}),
   });
   return { ...state, eta: eta ? { at, readyAt: at + eta.remainingMs, basis: eta.basis } : undefined };

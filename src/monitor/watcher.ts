@@ -11,7 +11,8 @@ import type { UnitStatus } from '../server/events';
 import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
 import { splitWitnessOutput, wantsWitnesses, witnessProbeCommand, witnessSignals, type WitnessOutput } from './witnessProbe';
-import { modelPathOf } from '../server/execStart';
+import { apiKeyFromArgv, modelPathOf } from '../server/execStart';
+import { compareServerUrl } from '../server/sglangUrl';
 import { modelSizeCommand, parseModelSize } from '../server/procIo';
 import { dropCacheWarning } from '../server/pageCache';
 
@@ -25,6 +26,8 @@ export interface WatchOptions {
    * the unit at this interval) so the state stays true; undefined: stop watching there.
    */
   readonly steadyIntervalMs?: number;
+  /** /health says up but the completion keeps failing this long: alert (default 30 s). */
+  readonly completionAlertMs?: number;
 }
 
 export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
@@ -64,7 +67,6 @@ const JOURNAL_RETRY_MAX_MS = 60_000;
 /** Witness reads (bytes read, GPU memory) every this many polls while the weights load. */
 const WITNESS_ROUNDS = 2;
 const COMPLETION_PROMPT = 'hi';
-/** /health says up but the completion keeps failing this long: tell the user what it answered. */
 const COMPLETION_ALERT_MS = 30_000;
 
 /**
@@ -235,6 +237,7 @@ export class LoadWatcher {
     this.attached = true;
     this.stopSeen = false;
     this.apply({ kind: 'attached', at: this.now(), unit });
+    this.startJournal();
     if (!this.current.failure) await this.readModel();
     this.checkEnd();
   }
@@ -254,10 +257,8 @@ export class LoadWatcher {
     this.restartJournal();
     this.deps.log('info', change === 'new run' ? 'The unit was restarted (not by this watch): following the new load.' : `The unit is ${change} (not by this watch).`);
     this.apply({ kind: 'restartRequested', at: this.now(), external: true });
-    if (change === 'new run') {
-      await this.attach(unit);
-      this.startJournal();
-    } else {
+    if (change === 'new run') await this.attach(unit);
+    else {
       this.awaitingRunAfter = previousKey;
       this.apply({ kind: 'unit', at: this.now(), unit });
     }
@@ -279,6 +280,9 @@ export class LoadWatcher {
       const argv = execStartOf((await this.exec(execStartCommand(this.deps.profile.unit))).stdout);
       const warning = dropCacheWarning(argv);
       if (warning) this.deps.log('warn', warning);
+      // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.
+      const apiKey = apiKeyFromArgv(argv);
+      if (apiKey !== undefined) this.deps.http.setApiKey(apiKey);
       const modelPath = modelPathOf(argv);
       if (!modelPath || !modelPath.startsWith('/')) {
         this.deps.log('info', `No local --model-path in ExecStart${modelPath ? ` (${modelPath})` : ''}: progress comes from the journal only.`);
@@ -401,6 +405,7 @@ export class LoadWatcher {
         if (event.what === 'stopping') this.stopSeen = true;
       }
       if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
+      if (event.type === 'httpUp' && event.url) this.checkAnnouncedUrl(event.url);
       // A restart under way: the new run's lines are read again once it is attached.
       if (this.awaitingRunAfter !== undefined || !this.attached) continue;
       const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
@@ -415,6 +420,14 @@ export class LoadWatcher {
     this.startJournal();
     this.unitProbeDue = true;
     this.probeSoon();
+  }
+
+  /** SGLang says where it listens; when that is not the configured url, say so and use what it said. */
+  private checkAnnouncedUrl(announced: string): void {
+    const verdict = compareServerUrl(this.deps.http.baseUrl, announced);
+    if (verdict.ok) return;
+    this.deps.http.setBaseUrl(verdict.useUrl);
+    this.alertOnce({ kind: 'url', level: 'warn', message: `${verdict.message} Using ${verdict.useUrl}.` });
   }
 
   // ------------------------------------------------------------ probe rounds
@@ -526,7 +539,7 @@ export class LoadWatcher {
       this.apply({ kind: 'completion', at, ok: false, detail: response.kind === 'refused' ? 'connection refused' : response.kind });
       return;
     }
-    const judged = judgeCompletion(response.status, response.contentType, response.body, response.truncated);
+    const judged = judgeCompletion(response.status, response.contentType, response.body, response.truncated, response.apiKeySent === true);
     this.apply({
       kind: 'completion',
       at,
@@ -560,7 +573,7 @@ export class LoadWatcher {
     const completion = state.completion;
     if (state.readyAt === undefined && state.failure === undefined && completion && !completion.ok) {
       this.completionFailingSince ??= this.now();
-      if (this.now() - this.completionFailingSince >= COMPLETION_ALERT_MS) {
+      if (this.now() - this.completionFailingSince >= (this.deps.options.completionAlertMs ?? COMPLETION_ALERT_MS)) {
         this.alertOnce({
           kind: 'completion',
           level: 'warn',

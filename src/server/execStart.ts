@@ -484,3 +484,8 @@ function quoteFirst(a: string, keep: readonly string[], prefix: string): string 
   if (prefix === '' && /^[-@:+!|]/.test(a)) throw new Error(`executable "${a}" starts with a systemd prefix character`);
   return q;
 }
+
+/** SGLang's `--api-key K` / `--api-key=K` (the last one wins); undefined when absent or empty. */
+export function apiKeyFromArgv(argv: readonly string[]): string | undefined {
+  return getFlag(argv, '--api-key') || undefined;
+}

@@ -1,17 +1,28 @@
 /**
  * The SGLang HTTP API as the extension sees it: pure judges of what came back, then a thin
  * client (node-fetch through an agent that tunnels over SSH) with a timeout and a body cap.
+ * It sends the server's API key as a Bearer token (not to /health), and, when the SSH server
+ * forbids forwarding, switches for good to a fallback fetch (curl on the host, curlFetch.ts).
  */
 import type * as http from 'node:http';
 import nodeFetch from 'node-fetch';
-import { parseModels, parseObject } from './sglangResponses';
+import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from './curlFetch';
+import { parseModels, parseObject, statusReason } from './sglangResponses';
 
 // ---------------------------------------------------------------- pure judges
 
 export type HttpResult =
   | { readonly kind: 'refused' }
   | { readonly kind: 'timeout' }
-  | { readonly kind: 'http'; readonly status: number; readonly contentType: string; readonly body: string; readonly truncated: boolean }
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly contentType: string;
+      readonly body: string;
+      readonly truncated: boolean;
+      /** Present (true) when the request carried `Authorization: Bearer KEY`: a 401 then means a wrong key. */
+      readonly apiKeySent?: true;
+    }
   | { readonly kind: 'error'; readonly message: string };
 
 export type ModelsResult = { readonly ok: true; readonly ids: string[] } | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
@@ -27,7 +38,16 @@ export interface FetchResponse {
 }
 export type FetchLike = (
   url: string,
-  init: { method: string; headers?: Record<string, string>; body?: string; agent?: http.Agent; signal: AbortSignal },
+  init: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: string;
+    agent?: http.Agent;
+    signal: AbortSignal;
+    /** Hints for fetches that run elsewhere (curl on the host); node-fetch ignores them. */
+    timeoutMs?: number;
+    maxBodyBytes?: number;
+  },
 ) => Promise<FetchResponse>;
 
 export interface SglangClientOptions {
@@ -36,6 +56,15 @@ export interface SglangClientOptions {
   /** A completion may wait for the scheduler; SGLang's own health check allows 20 s. */
   readonly completionTimeoutMs?: number;
   readonly maxBodyBytes?: number;
+  /** SGLang's `--api-key`: sent as `Authorization: Bearer KEY` on every request but /health. */
+  readonly apiKey?: string;
+  /**
+   * Used for good from the first request the SSH server refuses to forward ("administratively
+   * prohibited"): e.g. `curlFetch(...)`. Without it such requests fail with a plain message.
+   */
+  readonly fallbackFetch?: FetchLike;
+  /** Told once, when the client switches to `fallbackFetch`. */
+  readonly onFallback?: (message: string) => void;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -50,7 +79,7 @@ export function describeResult(r: HttpResult): string {
     case 'error':
       return r.message;
     case 'http':
-      return `HTTP ${r.status}${r.truncated ? ' (body cut off)' : ''}`;
+      return `${statusReason(r.status, r.apiKeySent === true)}${r.truncated ? ' (body cut off)' : ''}`;
   }
 }
 
@@ -65,11 +94,31 @@ function isRefusal(error: unknown): boolean {
   return typeof e?.message === 'string' && /Channel open failure: Connection refused/i.test(e.message);
 }
 
+/** `/health` (and `/health?x`) is the one request sent without the API key. */
+function needsApiKey(path: string): boolean {
+  return path.split('?')[0] !== '/health';
+}
+
+/** The request headers: JSON in and out, and the Bearer token when there is a key and the path needs it. */
+export function requestHeaders(path: string, hasBody: boolean, apiKey: string | undefined): Record<string, string> {
+  return {
+    ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+    Accept: 'application/json',
+    ...(apiKey && needsApiKey(path) ? { Authorization: `Bearer ${apiKey}` } : {}),
+  };
+}
+
+const PROHIBITED = Symbol('forwarding prohibited');
+
 export class SglangClient {
-  private readonly base: string;
+  private base: string;
   private readonly timeoutMs: number;
   private readonly completionTimeoutMs: number;
   private readonly maxBodyBytes: number;
+  private apiKey: string | undefined;
+  private readonly fallbackFetch: FetchLike | undefined;
+  private readonly onFallback: ((message: string) => void) | undefined;
+  private usingFallback = false;
 
   constructor(
     baseUrl: string,
@@ -81,10 +130,32 @@ export class SglangClient {
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.completionTimeoutMs = options.completionTimeoutMs ?? 30_000;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.apiKey = options.apiKey || undefined;
+    this.fallbackFetch = options.fallbackFetch;
+    this.onFallback = options.onFallback;
   }
 
   get baseUrl(): string {
     return this.base;
+  }
+
+  /** Where the server really listens, once it said so (see sglangUrl.compareServerUrl). */
+  setBaseUrl(url: string): void {
+    this.base = url.replace(/\/+$/, '');
+  }
+
+  /** The key may be learnt after construction (the unit's ExecStart, or "Kimi: Set server API key"). */
+  setApiKey(key: string | undefined): void {
+    this.apiKey = key || undefined;
+  }
+
+  get hasApiKey(): boolean {
+    return this.apiKey !== undefined;
+  }
+
+  /** True once requests go through `fallbackFetch` (the SSH server forbids forwarding). */
+  get viaFallback(): boolean {
+    return this.usingFallback;
   }
 
   health(): Promise<HttpResult> {
@@ -94,7 +165,7 @@ export class SglangClient {
   async models(): Promise<ModelsResult> {
     const result = await this.request('GET', '/v1/models');
     if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
-    if (result.status !== 200) return { ok: false, reason: `HTTP ${result.status}`, result };
+    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const ids = parseModels(result.body);
     if (ids.length === 0) return { ok: false, reason: 'no model listed', result };
     return { ok: true, ids };
@@ -109,7 +180,7 @@ export class SglangClient {
       result = await this.request('GET', path);
     }
     if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
-    if (result.status !== 200) return { ok: false, reason: `HTTP ${result.status}`, result };
+    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const info = result.truncated ? undefined : parseObject(result.body);
     if (!info) return { ok: false, reason: 'not a JSON object', result };
     return { ok: true, info, path };
@@ -122,6 +193,21 @@ export class SglangClient {
 
   /** One request; never throws. */
   async request(method: string, path: string, body?: string, timeoutMs = this.timeoutMs): Promise<HttpResult> {
+    const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs);
+    if (first !== PROHIBITED) return first;
+    if (!this.fallbackFetch) return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
+    if (!this.usingFallback) {
+      this.usingFallback = true;
+      this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+    }
+    const second = await this.attempt(true, method, path, body, timeoutMs);
+    return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
+  }
+
+  private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number): Promise<HttpResult | typeof PROHIBITED> {
+    const fetchImpl = viaFallback && this.fallbackFetch ? this.fallbackFetch : this.fetchImpl;
+    const headers = requestHeaders(path, body !== undefined, this.apiKey);
+    const apiKeySent = headers['Authorization'] !== undefined;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -129,17 +215,28 @@ export class SglangClient {
       controller.abort();
     }, timeoutMs);
     try {
-      const res = await this.fetchImpl(this.base + path, {
+      const res = await fetchImpl(this.base + path, {
         method,
-        ...(body !== undefined ? { body, headers: { 'Content-Type': 'application/json', Accept: 'application/json' } } : { headers: { Accept: 'application/json' } }),
-        ...(this.agent ? { agent: this.agent } : {}),
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
         signal: controller.signal,
+        timeoutMs,
+        maxBodyBytes: this.maxBodyBytes,
       });
       const { text, truncated } = await readCapped(res.body, this.maxBodyBytes);
       if (truncated) controller.abort(); // drop the connection rather than drain the rest
-      return { kind: 'http', status: res.status, contentType: res.headers.get('content-type') ?? '', body: text, truncated };
+      return {
+        kind: 'http',
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? '',
+        body: text,
+        truncated,
+        ...(apiKeySent ? { apiKeySent: true as const } : {}),
+      };
     } catch (error) {
       if (timedOut) return { kind: 'timeout' };
+      if (!viaFallback && isForwardingProhibited(error)) return PROHIBITED;
       if (isRefusal(error)) return { kind: 'refused' };
       const e = error as { code?: unknown; message?: unknown };
       if (e?.code === 'ETIMEDOUT') return { kind: 'timeout' };

@@ -13,6 +13,21 @@ export function judgeHealth(status: number): 'ok' | 'warming' | 'error' {
   return 'error';
 }
 
+/**
+ * Why a 401 came back. SGLang started with `--api-key` lets only `/health` and `/metrics`
+ * through without `Authorization: Bearer KEY`.
+ */
+export function unauthorizedReason(apiKeySent: boolean): string {
+  return apiKeySent
+    ? 'HTTP 401: the server refused the API key'
+    : 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi: Set server API key"';
+}
+
+/** `HTTP 503`, or for a 401 what the user must do about it. */
+export function statusReason(status: number, apiKeySent = false): string {
+  return status === 401 ? unauthorizedReason(apiKeySent) : `HTTP ${status}`;
+}
+
 export type CompletionVerdict = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string };
 
 export function isJsonContentType(contentType: string): boolean {
@@ -51,9 +66,11 @@ export function parseObject(body: string): Record<string, unknown> | undefined {
  * Ready only on SGLang's own evidence: HTTP 200, a JSON content type, a body that parses, no
  * error object, and a non-empty `choices` whose first element has a string `text`
  * (/v1/completions; `message.content` of a chat answer is accepted too). Matching the word
- * "choices" is not enough: an error message can contain it (reference §6).
+ * "choices" is not enough: an error message can contain it (reference §6). A 401 says
+ * plainly whether an API key is missing or was refused (`apiKeySent`: the request carried one).
  */
-export function judgeCompletion(status: number, contentType: string, bodyText: string, truncated: boolean): CompletionVerdict {
+export function judgeCompletion(status: number, contentType: string, bodyText: string, truncated: boolean, apiKeySent = false): CompletionVerdict {
+  if (status === 401) return { ok: false, reason: unauthorizedReason(apiKeySent) };
   if (truncated) return { ok: false, reason: 'the answer was too large and was cut off: not a normal completion' };
   const json = isJsonContentType(contentType);
   const obj = json ? parseObject(bodyText) : undefined;

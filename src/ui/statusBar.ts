@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { describe, loadingPercent } from './messages';
 import type { ServerProfile } from '../config';
 import { refusalWord, type Refusal } from './refusals';
+import { maskSecrets } from '../util/secrets';
 import { bytesFraction, formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
 import { formatBytes, formatEta, formatRate, visibleEta } from '../monitor/eta';
 
@@ -132,7 +133,7 @@ export class StatusBar implements vscode.Disposable {
 
   private render(): void {
     this.item.text = statusText(this.view, Date.now());
-    this.item.tooltip = statusTooltip(this.view, Date.now());
+    this.item.tooltip = maskSecrets(statusTooltip(this.view, Date.now()));
     this.item.backgroundColor = background(this.view);
   }
 

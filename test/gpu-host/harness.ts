@@ -26,13 +26,34 @@ import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 
+/**
+ * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
+ * the groups 'adm'/'systemd-journal' (systemd src/shared/journal-util.c):
+ *  - 'allowed' (default): everything;
+ *  - 'denied-hint': the hint "Hint: You are currently not seeing messages from other users and the
+ *    system. ..." on stderr (not with -q), none of the unit's lines ("-- No entries --" on stdout
+ *    without -f), exit 0; with -f it keeps following and prints nothing;
+ *  - 'denied-no-files': the hint, then "No journal files were opened due to insufficient
+ *    permissions." on stderr, exit 1 at once, with or without -f.
+ * `systemctl status` then shows no journal lines but "Warning: some journal files were not opened
+ * due to insufficient permissions.". Decided when each journalctl starts (a running -f keeps its access).
+ */
+export type JournalAccess = 'allowed' | 'denied-hint' | 'denied-no-files';
+
 export interface GpuHostOptions {
   shards?: number;
   shardBytes?: number;
   restartOnFailure?: boolean;
+  /** sim.json of the SGLang simulator (see sglang-sim/main.js), e.g. `{ stopDelayMs: 8000 }`. */
   sim?: Record<string, unknown>;
   unitName?: string; // default 'sglang-k26-ddtree'
   modelDirName?: string; // default 'Kimi-K2.6'
+  /** Initial journal access (default 'allowed'); see setJournalAccess. */
+  journalAccess?: JournalAccess;
+  /** TimeoutStopSec= of the default unit (default 5; systemd's own default is 90 s): SIGTERM, then SIGKILL after this long. */
+  timeoutStopSec?: number;
+  /** false: sshd runs with `AllowTcpForwarding no` (direct-tcpip channels are "administratively prohibited"). Default true. */
+  allowTcpForwarding?: boolean;
 }
 
 export interface ExecResult { stdout: string; stderr: string; code: number }
@@ -59,6 +80,21 @@ export interface GpuHost {
   defaultUnitText: string;
   knownHostsLine(opts?: { hashed?: boolean }): string;
   configureSimulator(patch: Record<string, unknown>): Promise<void>;
+  /**
+   * The server's stop takes this long: on SIGTERM it closes its port and stays alive ms before it
+   * exits (sim.json stopDelayMs, read by the running simulator at SIGTERM, so it applies to the
+   * process running now). Meanwhile `systemctl show` says ActiveState=deactivating,
+   * SubState=stop-sigterm with the old MainPID; after TimeoutStopSec systemd's SIGKILL ends it
+   * (Result=timeout). 0 = the default quick exit.
+   */
+  setStopDelay(ms: number): Promise<void>;
+  /** Journal access from now on (a state file read by each journalctl as it starts); see JournalAccess. */
+  setJournalAccess(mode: JournalAccess): Promise<void>;
+  /**
+   * `AllowTcpForwarding yes|no` for new SSH connections: sshd_config is rewritten and sshd reloads
+   * it (SIGHUP: it re-executes itself); connections already open keep what they had.
+   */
+  setTcpForwarding(allowed: boolean): Promise<void>;
   writeUnit(text: string, opts?: { reload?: boolean }): Promise<void>;
   readDropIns(): Promise<Record<string, string>>;
   ssh(command: string): Promise<ExecResult>;
@@ -74,6 +110,11 @@ export interface GpuHost {
   sshdLog(): string[];
   execLog(): Promise<string[]>;
   journal(): Promise<string[]>;
+  /**
+   * Appends one entry to the unit's journal (as pid 1 "systemd" unless told otherwise), e.g. a
+   * marker that shows a `journalctl -f` started by a test is following.
+   */
+  appendJournal(msg: string, o?: { pid?: number; ident?: string }): Promise<void>;
   journalEntries(): Promise<JournalEntry[]>;
   firedUpAt(): Promise<number | undefined>;
   /** Host pids of every process currently in the simulated host's pid namespace. */
@@ -319,7 +360,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
       opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
       ...(opts.restartOnFailure ? ['RestartSec=1'] : []),
-      'TimeoutStopSec=5',
+      `TimeoutStopSec=${opts.timeoutStopSec ?? 5}`,
       'LimitNOFILE=1048576',
       '',
       '[Install]',
@@ -330,6 +371,14 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await fsp.writeFile(unitFilePath, defaultUnitText);
     await fsp.writeFile(path.join(stateDir, 'sim.json'), JSON.stringify(opts.sim ?? {}, null, 2));
     await fsp.writeFile(path.join(stateDir, 'exec.log'), '');
+    const journalAccessFile = path.join(stateDir, 'journal-access.json');
+    const writeJournalAccess = async (mode: JournalAccess): Promise<void> => {
+      if (!['allowed', 'denied-hint', 'denied-no-files'].includes(mode)) throw new Error(`unknown journal access ${JSON.stringify(mode)}`);
+      const tmp = `${journalAccessFile}.${process.pid}.tmp`;
+      await fsp.writeFile(tmp, JSON.stringify({ mode }));
+      await fsp.rename(tmp, journalAccessFile);
+    };
+    await writeJournalAccess(opts.journalAccess ?? 'allowed');
 
     const standInEnv = { ...process.env, KIMI_SIM_ROOT: stateDir, KIMI_SIM_NO_EXECLOG: '1' };
     const daemonReload = () => mustRun(node, [path.join(HERE, 'bin', 'systemctl.js'), 'daemon-reload'], { env: standInEnv });
@@ -366,7 +415,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
 
     const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
     const sshdConfig = path.join(sshDir, 'sshd_config');
-    await fsp.writeFile(sshdConfig, [
+    let tcpForwarding = opts.allowTcpForwarding !== false;
+    const writeSshdConfig = () => fsp.writeFile(sshdConfig, [
       `Port ${sshPort}`,
       'ListenAddress 127.0.0.1',
       `HostKey ${hostKey}`,
@@ -379,13 +429,14 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       'UsePAM no',
       `PidFile ${path.join(sshDir, 'sshd.pid')}`,
       `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
-      'AllowTcpForwarding yes',
+      `AllowTcpForwarding ${tcpForwarding ? 'yes' : 'no'}`,
       'LogLevel VERBOSE',
       'PrintMotd no',
       'PrintLastLog no',
       'Subsystem sftp /usr/lib/openssh/sftp-server',
       '',
     ].join('\n'));
+    await writeSshdConfig();
 
     // Login shells (/etc/profile) and root's ~/.bashrc may reset or prepend PATH; inside the
     // namespace they are bind-mounted copies that put FIX/bin back in front.
@@ -519,6 +570,27 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         await fsp.writeFile(tmp, JSON.stringify({ ...cur, ...patch }, null, 2));
         await fsp.rename(tmp, file);
       },
+      async setStopDelay(ms) {
+        await host.configureSimulator({ stopDelayMs: Math.max(0, Math.round(ms)) });
+      },
+      setJournalAccess: writeJournalAccess,
+      async setTcpForwarding(allowed) {
+        if (allowed === tcpForwarding) return;
+        tcpForwarding = allowed;
+        await writeSshdConfig();
+        const listener = sshd ? readChildren(sshd.pid!).find((p) => commOf(p) === 'sshd') : undefined;
+        if (!listener) return; // sshd is down: startSshd() reads the new file
+        // sshd -D -e logs "Server listening on ..." each time it (re)starts listening
+        const listening = () => sshdLines.filter((l) => l.includes('Server listening on')).length;
+        const before = listening();
+        process.kill(listener, 'SIGHUP');
+        const end = Date.now() + 10000;
+        while (listening() === before) {
+          if (Date.now() > end) throw new Error(`sshd did not reload its configuration\n${sshdLines.slice(-5).join('\n')}`);
+          await sleep(20);
+        }
+        await waitForSshBanner(sshPort, 10000, () => !!sshd && sshd.exitCode === null);
+      },
       async writeUnit(text, o) {
         await fsp.writeFile(unitFilePath, text);
         if (o?.reload !== false) await daemonReload();
@@ -552,6 +624,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         try { return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean); } catch { return []; }
       },
       async journal() { return (await readJournal()).map((e) => e.msg); },
+      async appendJournal(msg, o) {
+        const e = { t: Date.now() * 1000, pid: o?.pid ?? 1, ident: o?.ident ?? 'systemd', unit, msg };
+        await fsp.appendFile(path.join(stateDir, 'journal', `${unit}.jsonl`), `${JSON.stringify(e)}\n`);
+      },
       journalEntries: readJournal,
       async firedUpAt() {
         const j = await readJournal();

@@ -24,10 +24,10 @@ import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { hashHostName } from '../../src/remote/knownHosts';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
 
 // ---------------------------------------------------------------- helpers
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 type Fixture = TestSession;
 
@@ -59,15 +59,15 @@ async function remoteJournals(host: GpuHost): Promise<string[]> {
   return r.stdout.split('\n').filter((l) => /journalctl(\.js)? .*-f/.test(l));
 }
 
-async function waitNoRemoteJournal(host: GpuHost, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
+async function waitNoRemoteJournal(host: GpuHost, ms = 8000): Promise<void> {
   let left: string[] = [];
-  while (Date.now() < end) {
-    left = await remoteJournals(host);
-    if (left.length === 0) return;
-    await sleep(100);
-  }
-  assert.fail(`journalctl still running on the host after dispose:\n${left.join('\n')}`);
+  await waitFor(
+    async () => {
+      left = await remoteJournals(host);
+      return left.length === 0;
+    },
+    { timeoutMs: ms, intervalMs: 100, message: 'no journalctl of ours on the host' },
+  ).catch(() => assert.fail(`journalctl still running on the host after dispose:\n${left.join('\n')}`));
 }
 
 function resourceCounts(): Map<string, number> {
@@ -84,7 +84,8 @@ function resourceCounts(): Map<string, number> {
  *    its stderr pipe replaces the killed one: the harness's, not ours); else up to 1 more for a
  *    harness nsExec still closing.
  *  - Everything else (TCPSocketWrap = SSH connections, FSReqCallback, TTYWrap, ...): none.
- * Sampled repeatedly for up to 3 s, because closing a socket or a child takes a few ticks.
+ * Sampled repeatedly for up to 5 s, because closing a socket or a child takes a few ticks (more
+ * on a busy machine).
  */
 async function resourceGrowth(before: Map<string, number>, opts: { sshdRestarted?: boolean } = {}): Promise<string[]> {
   const tolerance = (kind: string): number => {
@@ -93,15 +94,16 @@ async function resourceGrowth(before: Map<string, number>, opts: { sshdRestarted
     return 0;
   };
   let grown: string[] = [];
-  const end = Date.now() + 3000;
-  do {
-    const after = resourceCounts();
-    grown = [...after]
-      .filter(([kind, n]) => n - (before.get(kind) ?? 0) > tolerance(kind))
-      .map(([kind, n]) => `${kind}: ${before.get(kind) ?? 0} -> ${n}`);
-    if (grown.length === 0) return grown;
-    await sleep(100);
-  } while (Date.now() < end);
+  await waitFor(
+    () => {
+      const after = resourceCounts();
+      grown = [...after]
+        .filter(([kind, n]) => n - (before.get(kind) ?? 0) > tolerance(kind))
+        .map(([kind, n]) => `${kind}: ${before.get(kind) ?? 0} -> ${n}`);
+      return grown.length === 0;
+    },
+    { timeoutMs: 5000, intervalMs: 100, message: 'the active resources to come back' },
+  ).catch(() => undefined);
   return grown;
 }
 
@@ -185,7 +187,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
             phaseAtDrop = s.phase;
             void (async () => {
               await host.stopSshd();
-              await sleep(3000);
+              // The link stays down until the watch has said so, then comes back (mid-load).
+              await waitFor(() => whileDown.includes('unreachable'), { timeoutMs: 30_000, message: 'unreachable while sshd is down' }).catch(() => undefined);
               await host.startSshd();
               restoredAt = Date.now();
             })();
@@ -334,7 +337,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         onState: (s) => {
           if (!timedOut && s.completion && !s.completion.ok) {
             timedOut = s;
-            // Let a second completion be in flight (hanging) when the user stops.
+            // Let a second completion be in flight (hanging) when the user stops. Not
+            // synchronisation: were it not yet in flight, stop() would only be easier.
             setTimeout(() => {
               stopAsked = Date.now();
               session.stop('test over');
@@ -495,16 +499,30 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       for (const odd of oddValues) {
         const f = await fixture(host, { server: odd.server, settings: odd.settings });
         fx = f;
-        // One probe round is enough to send every command the value can reach: then stop.
+        // The other cases end on their own (ready, unreachable, failed). The odd URL is never
+        // ready: stop it once one whole probe round has gone out, i.e. the HTTP probe has been
+        // judged and the host has since seen the next round's first remote command.
         const session = f.session;
-        let stopTimer: NodeJS.Timeout | undefined;
-        const safety = setTimeout(() => session.stop('safety'), 8000);
+        const neverEnds = odd.what.startsWith('a URL');
+        let judged: Promise<number> | undefined;
+        let ended = false;
+        const stopper = (async () => {
+          if (!neverEnds) return;
+          const at = await waitFor(() => (ended ? { commands: Infinity } : judged?.then((n) => ({ commands: n }))), {
+            timeoutMs: 30_000,
+            message: 'the HTTP probe to be judged',
+          });
+          await waitFor(async () => ended || (await host.execLog()).length > at.commands, { timeoutMs: 30_000, message: 'the next probe round' });
+          session.stop('seen enough');
+        })().catch(() => session.stop('safety'));
+        const safety = setTimeout(() => session.stop('safety'), 60_000);
         const outcome: WatchOutcome = await session.watch(odd.mode, FAST_WATCH, {
           onState: (s) => {
-            if (!stopTimer && (s.http !== undefined || s.completion !== undefined)) stopTimer = setTimeout(() => session.stop('seen enough'), 700);
+            if (!judged && (s.http !== undefined || s.completion !== undefined)) judged = host.execLog().then((l) => l.length);
           },
         });
-        clearTimeout(stopTimer);
+        ended = true;
+        await stopper;
         clearTimeout(safety);
         f.dispose();
         fx = undefined;
@@ -645,10 +663,18 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       await host.configureSimulator({ readMBps: 8, warmReadMBps: 8 });
       fx = await fixture(host);
       const session = fx.session;
+      const restarts = async () => (await host.execLog()).filter((l) => / systemctl .*restart/.test(l)).length;
+      const initial = await restarts();
       const first = session.watch('restart', FAST_WATCH);
-      await sleep(500);
+      // Count from the moment the first watch's restart has reached the host (so its SSH login is done too).
+      const restartsBefore = await waitFor(
+        async () => {
+          const n = await restarts();
+          return n > initial ? n : undefined;
+        },
+        { timeoutMs: 30_000, message: "the first watch's restart to reach the host" },
+      );
       const handshakes = session.transport.handshakes;
-      const restartsBefore = (await host.execLog()).filter((l) => / systemctl .*restart/.test(l)).length;
       const sshdBefore = host.handshakes();
       for (const mode of ['attach', 'restart'] as const) {
         const err = await session.watch(mode, FAST_WATCH).then(
@@ -660,7 +686,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       }
       assert.equal(session.transport.handshakes, handshakes);
       assert.equal(host.handshakes(), sshdBefore, 'no new SSH login');
-      assert.equal((await host.execLog()).filter((l) => / systemctl .*restart/.test(l)).length, restartsBefore, 'no second restart');
+      assert.equal(await restarts(), restartsBefore, 'no second restart');
       assert.equal((await first).end, 'ready');
       await disposeAndCheck(fx, host, baseline);
       fx = undefined;

@@ -3,13 +3,35 @@
  *   npx mocha --require tsx/cjs test/integration/gpu-host.int.test.ts
  */
 import * as assert from 'assert';
-import { spawn } from 'child_process';
+import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
+import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
+import { Client } from 'ssh2';
 import { startGpuHost, GpuHost } from '../gpu-host/harness';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const MARKER = '-- kimi test: is journalctl -f following? ';
+/**
+ * Resolves once a `journalctl -f` (whose output so far is out()) prints what is appended to the
+ * journal: markers are appended until one comes out (one appended before the follower's first
+ * read may be swallowed by -n 0, so one is not enough).
+ */
+async function untilFollowing(host: GpuHost, out: () => string, timeoutMs = 10000): Promise<void> {
+  let n = 0;
+  await waitFor('journalctl -f to follow', async () => {
+    if (out().includes(MARKER)) return true;
+    await host.appendJournal(`${MARKER}${n++}`);
+    return false;
+  }, timeoutMs);
+}
+/** What a follower printed after the last marker line. */
+function afterMarkers(text: string): string {
+  const i = text.lastIndexOf(MARKER);
+  return i < 0 ? text : text.slice(text.indexOf('\n', i) + 1);
+}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -148,7 +170,7 @@ describe('simulated GPU host (harness)', function () {
       '-o', 'BatchMode=yes', 'root@127.0.0.1', `journalctl -u ${host.unitName} -f -a -n 0 -o cat`]);
     let followed = '';
     follower.stdout.setEncoding('utf8').on('data', (d: string) => { followed += d; });
-    await sleep(500);
+    await untilFollowing(host, () => followed);
 
     const t0 = Date.now();
     const r = await host.ssh(`systemctl restart ${host.unitName}`);
@@ -163,6 +185,7 @@ describe('simulated GPU host (harness)', function () {
 
     await waitFor('followed lines', async () => /tick 2\n/.test(followed));
     follower.kill();
+    followed = afterMarkers(followed);
     // stdout and stderr are separate pipes (as under journald): their relative order is not fixed.
     assert.match(followed, /^Started sglang-k26-ddtree\.service - Ticker test unit\.\n/);
     assert.match(followed, /^hello world$/m);
@@ -347,5 +370,286 @@ describe('simulated GPU host with the SGLang simulator (default unit)', function
     const j = (await host.ssh(`journalctl -u ${host.unitName} -a -o cat --no-pager`)).stdout;
     assert.match(j, /python -m sglang|Load weight|loading shards|Started sglang-k26-ddtree/);
     assert.match(j, /The server is fired up and ready to roll!/);
+  });
+});
+
+// What journalctl prints to a user outside 'adm'/'systemd-journal' (systemd src/shared/journal-util.c).
+const HINT = 'Hint: You are currently not seeing messages from other users and the system.\n' +
+  "      Users in groups 'adm', 'systemd-journal' can see all messages.\n" +
+  '      Pass -q to turn off this notice.\n';
+const NO_FILES = 'No journal files were opened due to insufficient permissions.\n';
+
+interface Remote { proc: ChildProcess; out: string; err: string; exited: Promise<number | null> }
+
+/** A command over the system ssh client with the test client key (not the harness's own ssh()). */
+async function sshSpawn(host: GpuHost, command: string): Promise<Remote> {
+  const kh = await knownHostsFile(host, false);
+  const proc = spawn('ssh', ['-F', '/dev/null', '-i', host.clientKeyPath, '-p', String(host.sshPort), '-o', 'IdentitiesOnly=yes',
+    '-o', `UserKnownHostsFile=${kh}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'root@127.0.0.1', command]);
+  const r: Remote = { proc, out: '', err: '', exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => { r.out += d; });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { r.err += d; });
+  return r;
+}
+
+function httpRequest(url: string, o: { headers?: Record<string, string>; body?: unknown } = {}):
+  Promise<{ status: number; body: string; contentType?: string }> {
+  return new Promise((resolve, reject) => {
+    const data = o.body !== undefined ? JSON.stringify(o.body) : undefined;
+    const req = http.request(url, { method: data ? 'POST' : 'GET', agent: false,
+      headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers } }, (res) => {
+      let b = '';
+      res.setEncoding('utf8').on('data', (c: string) => { b += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b, contentType: res.headers['content-type'] }));
+    });
+    req.on('error', reject);
+    req.setTimeout(10000, () => req.destroy(new Error('timeout')));
+    req.end(data);
+  });
+}
+
+function ssh2Connect(host: GpuHost): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    c.on('ready', () => resolve(c)).on('error', reject);
+    c.connect({ host: host.sshHost, port: host.sshPort, username: host.username, privateKey: fs.readFileSync(host.clientKeyPath),
+      hostVerifier: (key: Buffer) => key.equals(Buffer.from(host.hostPublicKey.split(' ')[1], 'base64')), readyTimeout: 20000 });
+  });
+}
+
+/** direct-tcpip to 127.0.0.1:port of the host: undefined when the channel opened, else the error. */
+function tryForward(c: Client, port: number): Promise<(Error & { reason?: unknown }) | undefined> {
+  return new Promise((resolve) => {
+    c.forwardOut('127.0.0.1', 0, '127.0.0.1', port, (err, ch) => {
+      if (err) { resolve(err); return; }
+      ch.on('close', () => resolve(undefined));
+      ch.end();
+      ch.close();
+    });
+  });
+}
+
+function ssh2Exec(c: Client, command: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve, reject) => {
+    c.exec(command, (err, ch) => {
+      if (err) { reject(err); return; }
+      let out = '';
+      let code = -1;
+      ch.on('data', (d: Buffer) => { out += d.toString(); });
+      ch.stderr.on('data', () => { /* */ });
+      ch.on('exit', (n: number) => { code = n; });
+      ch.on('close', () => resolve({ code, out }));
+    });
+  });
+}
+
+describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding', function () {
+  this.timeout(180000);
+  let host: GpuHost | undefined;
+  const remotes: Remote[] = [];
+  before(async function () {
+    if (!fs.existsSync(SIM_MAIN)) this.skip();
+    host = await startGpuHost({ shards: 4, shardBytes: 1 << 20 });
+  });
+  afterEach(async () => {
+    for (const r of remotes.splice(0)) if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    if (host) await host.setJournalAccess('allowed');
+  });
+  after(async () => { if (host) await host.stop(); });
+
+  const h = (): GpuHost => host!;
+  const PROPS = 'ActiveState,SubState,MainPID,InvocationID,ExecMainStartTimestamp,ExecMainStartTimestampMonotonic,Result,Job';
+  const show = async (): Promise<Record<string, string>> => parseShow((await h().ssh(`systemctl show ${h().unit} -p ${PROPS}`)).stdout);
+  const follow = async (command: string): Promise<Remote> => { const r = await sshSpawn(h(), command); remotes.push(r); return r; };
+  /** ns pid of the last `systemctl restart UNIT` (exec.log has every stand-in's pid). */
+  const lastRestartPid = async (): Promise<number> => {
+    const line = (await h().execLog()).reverse().find((l) => l.endsWith(` systemctl restart ${h().unit}`));
+    assert.ok(line, 'systemctl restart in exec.log');
+    return Number(line.split(' ')[1]);
+  };
+  const gone = async (nsPid: number): Promise<boolean> => /^\s*(Z.*)?$/.test((await h().nsExec(`ps -o stat= -p ${nsPid}`)).stdout);
+
+  it('journal access "denied-hint": journalctl prints the hint and none of the unit\'s lines; -f keeps following, silent', async () => {
+    const host = h();
+    assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
+    await host.setJournalAccess('denied-hint');
+    const r = await host.ssh(`journalctl -u ${host.unitName} -n 20 --no-pager`);
+    assert.deepStrictEqual([r.code, r.stdout, r.stderr], [0, '-- No entries --\n', HINT]);
+    const q = await host.ssh(`journalctl -q -u ${host.unit} -a -o cat`);
+    assert.deepStrictEqual([q.code, q.stdout, q.stderr], [0, '', ''], '-q: no hint, no "-- No entries --"');
+
+    // a follower started now never gets the unit's lines; one started with access does
+    const denied = await follow(`journalctl -u ${host.unit} -f -a -o cat`);
+    await waitFor('the hint', async () => denied.err === HINT);
+    await host.setJournalAccess('allowed');
+    const allowed = await follow(`journalctl -u ${host.unit} -f -a -n 0 -o cat`);
+    await untilFollowing(host, () => allowed.out);
+    assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
+    // both poll the same files as often: once the allowed one has the load's lines, the denied one had its chances
+    await waitFor('the allowed follower to see the load', async () => /^Started sglang-k26-ddtree[\s\S]*Load weight begin/m.test(allowed.out), 30000);
+    assert.strictEqual(denied.out, '');
+    assert.strictEqual(denied.err, HINT);
+    assert.strictEqual(denied.proc.exitCode, null, 'the denied journalctl -f keeps running');
+    const followers = (await host.nsExec('ps -eo args | grep -c "[j]ournalctl.js -u"')).stdout.trim();
+    assert.strictEqual(followers, '2');
+  });
+
+  it('journal access "denied-no-files": journalctl fails at once (exit 1, with or without -f); systemctl status warns', async () => {
+    const host = h();
+    await host.setJournalAccess('denied-no-files');
+    for (const cmd of [`journalctl -u ${host.unit} -f -a -n 0 -o cat`, `journalctl -u ${host.unitName} --no-pager`]) {
+      const r = await host.ssh(cmd);
+      assert.deepStrictEqual([r.code, r.stdout, r.stderr], [1, '', HINT + NO_FILES], cmd);
+    }
+    const q = await host.ssh(`journalctl -q -u ${host.unit} -f`);
+    assert.deepStrictEqual([q.code, q.stdout, q.stderr], [1, '', NO_FILES], '-q drops the hint, not the error');
+    const st = await host.ssh(`systemctl status ${host.unit} --no-pager`);
+    assert.match(st.stdout, /\n\nWarning: some journal files were not opened due to insufficient permissions\.\n$/);
+    assert.ok(!/ gpu-host \S+\[\d+\]: /.test(st.stdout), `no journal lines: ${st.stdout}`);
+    await host.setJournalAccess('allowed');
+    const ok = await host.ssh(`journalctl -u ${host.unit} -n 1 -o cat`);
+    assert.deepStrictEqual([ok.code, ok.stderr], [0, '']);
+    assert.notStrictEqual(ok.stdout, '');
+  });
+
+  it('slow stop: deactivating/stop-sigterm with the old MainPID; --no-block returns at once; a killed systemctl restart still restarts', async () => {
+    const host = h();
+    await host.setStopDelay(0);
+    assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
+    const first = await show();
+    assert.strictEqual(first.ActiveState, 'active');
+    assert.match(first.InvocationID, /^[0-9a-f]{32}$/);
+    assert.strictEqual(first.Job, '');
+
+    // --no-block: the job is queued and begun, systemctl returns without waiting for the stop
+    const DELAY = 6000;
+    await host.setStopDelay(DELAY);
+    const t0 = Date.now();
+    const nb = await host.ssh(`systemctl restart --no-block ${host.unit}`);
+    const noBlockMs = Date.now() - t0;
+    assert.deepStrictEqual([nb.code, nb.stdout, nb.stderr], [0, '', '']);
+    assert.ok(noBlockMs < DELAY / 2, `--no-block took ${noBlockMs} ms`);
+    const stopping = await show();
+    assert.deepStrictEqual([stopping.ActiveState, stopping.SubState, stopping.MainPID, stopping.InvocationID, stopping.ExecMainStartTimestamp],
+      ['deactivating', 'stop-sigterm', first.MainPID, first.InvocationID, first.ExecMainStartTimestamp]);
+    assert.match(stopping.Job, /^\d+$/, 'a job is running');
+    assert.strictEqual((await host.nsExec(`kill -0 ${first.MainPID} && echo alive`)).stdout.trim(), 'alive');
+    const second = await waitFor('the new main process', async () => {
+      const p = await show();
+      return p.ActiveState === 'active' && p.MainPID !== first.MainPID ? p : undefined;
+    }, 60000);
+    assert.notStrictEqual(second.InvocationID, first.InvocationID);
+    assert.match(second.InvocationID, /^[0-9a-f]{32}$/);
+    assert.ok(Number(second.ExecMainStartTimestampMonotonic) > Number(first.ExecMainStartTimestampMonotonic));
+    assert.strictEqual(second.Result, 'success');
+    await waitFor('the job to end', async () => (await show()).Job === '');
+    // systemd's messages, in order; the new process started only after the old one had exited (DELAY later)
+    const j = await host.journalEntries();
+    const at = (msg: string, from = 0) => j.findIndex((e, i) => i >= from && e.pid === 1 && e.msg.startsWith(msg));
+    const stopIdx = j.map((e) => e.msg).lastIndexOf(`Stopping ${host.unit} - SGLang Kimi K2.6 (DDTree)...`);
+    const deact = at(`${host.unit}: Deactivated successfully.`, stopIdx);
+    const stopped = at(`Stopped ${host.unit}`, stopIdx);
+    const started = at(`Started ${host.unit}`, stopIdx);
+    assert.ok(stopIdx >= 0 && stopIdx < deact && deact < stopped && stopped < started, `${stopIdx} ${deact} ${stopped} ${started}`);
+    assert.ok((j[started].t - j[stopIdx].t) / 1000 >= DELAY - 200, 'the start waited for the stop');
+
+    // a blocking restart whose client is killed mid-stop: the job goes on, like systemd's
+    const client = await follow(`systemctl restart ${host.unit}`);
+    await waitFor('deactivating', async () => (await show()).ActiveState === 'deactivating', 20000);
+    const pid = await waitFor('the systemctl client in exec.log', async () => lastRestartPid().catch(() => undefined));
+    assert.strictEqual((await host.nsExec(`kill -KILL ${pid}`)).code, 0);
+    client.proc.kill('SIGKILL'); // and the SSH client: the channel closes
+    await client.exited;
+    await waitFor('the systemctl client gone', async () => gone(pid));
+    assert.strictEqual((await show()).ActiveState, 'deactivating', 'the stop goes on');
+    const third = await waitFor('the restart to finish anyway', async () => {
+      const p = await show();
+      return p.ActiveState === 'active' && p.MainPID !== second.MainPID ? p : undefined;
+    }, 60000);
+    assert.notStrictEqual(third.InvocationID, second.InvocationID);
+
+    // a blocking restart returns once the old process has exited and the new one is forked
+    await host.setStopDelay(1500);
+    const t1 = Date.now();
+    const rb = await host.ssh(`systemctl restart ${host.unit}`);
+    const blockedMs = Date.now() - t1;
+    assert.strictEqual(rb.code, 0, rb.stderr);
+    assert.ok(blockedMs >= 1400, `restart returned after ${blockedMs} ms, before the old process had exited`);
+    const fourth = await show();
+    assert.deepStrictEqual([fourth.ActiveState, fourth.SubState], ['active', 'running']);
+    assert.notStrictEqual(fourth.MainPID, third.MainPID);
+    assert.notStrictEqual(fourth.InvocationID, third.InvocationID);
+
+    // TimeoutStopSec=, then SIGKILL (Result=timeout), and the restart still starts the unit
+    await host.writeUnit(host.defaultUnitText.replace(/^TimeoutStopSec=.*$/m, 'TimeoutStopSec=1'));
+    assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec, '1s');
+    await host.setStopDelay(120000);
+    const t2 = Date.now();
+    const rk = await host.ssh(`systemctl restart ${host.unit}`);
+    assert.strictEqual(rk.code, 0, rk.stderr);
+    assert.ok(Date.now() - t2 < 30000);
+    const msgs = await host.journal();
+    assert.ok(msgs.includes(`${host.unit}: State 'stop-sigterm' timed out. Killing.`));
+    assert.ok(msgs.includes(`${host.unit}: Killing process ${fourth.MainPID} (python) with signal SIGKILL.`));
+    assert.ok(msgs.includes(`${host.unit}: Main process exited, code=killed, status=9/KILL`));
+    assert.ok(msgs.includes(`${host.unit}: Failed with result 'timeout'.`));
+    const fifth = await show();
+    assert.strictEqual(fifth.ActiveState, 'active');
+    assert.notStrictEqual(fifth.MainPID, fourth.MainPID);
+    await host.setStopDelay(0);
+    await host.writeUnit(host.defaultUnitText);
+    assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec, '5s');
+  });
+
+  it('--api-key in ExecStart: 401 {"error":"Unauthorized"} without the Bearer key, 200 with it, /health open', async () => {
+    const host = h();
+    const KEY = 'sk-kimi-sim-5f0c7a3e';
+    await host.writeUnit(host.defaultUnitText.replace(`--port ${host.httpPort}`, `--port ${host.httpPort} --api-key ${KEY}`));
+    const t0 = Date.now();
+    assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
+    // the warm-up requests of the server itself carry the key: it gets ready
+    await waitFor('fired up', async () => { const t = await host.firedUpAt(); return t !== undefined && t >= t0 - 1000; }, 120000);
+    const url = host.serverUrl;
+    const no = await httpRequest(`${url}/v1/models`);
+    assert.deepStrictEqual([no.status, no.body, no.contentType], [401, '{"error":"Unauthorized"}', 'application/json']);
+    assert.strictEqual((await httpRequest(`${url}/v1/models`, { headers: { authorization: 'Bearer nope' } })).status, 401);
+    assert.strictEqual((await httpRequest(`${url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status, 200);
+    const chat = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 };
+    assert.strictEqual((await httpRequest(`${url}/v1/chat/completions`, { body: chat })).status, 401);
+    const ok = await httpRequest(`${url}/v1/chat/completions`, { body: chat, headers: { authorization: `Bearer ${KEY}` } });
+    assert.strictEqual(ok.status, 200, ok.body);
+    assert.ok(JSON.parse(ok.body).choices.length === 1);
+    for (const open of ['/health', '/health_generate']) {
+      const r = await httpRequest(`${url}${open}`);
+      assert.strictEqual(r.status, 200, `${open} needs no key`);
+    }
+    assert.ok((await host.journal()).some((l) => /"GET \/v1\/models HTTP\/1\.1" 401 Unauthorized/.test(l)));
+    await host.writeUnit(host.defaultUnitText);
+  });
+
+  it('TCP forwarding denied: direct-tcpip is "administratively prohibited", exec still works (and curl is there)', async () => {
+    const host = h();
+    await host.setTcpForwarding(false);
+    const c = await ssh2Connect(host);
+    try {
+      const err = await tryForward(c, host.sshPort);
+      assert.ok(err, 'forwardOut refused');
+      assert.strictEqual(err.reason, 1, `SSH_OPEN_ADMINISTRATIVELY_PROHIBITED: ${err.message}`);
+      assert.match(err.message, /^\(SSH\) Channel open failure: /);
+      const e = await ssh2Exec(c, 'echo ok');
+      assert.deepStrictEqual(e, { code: 0, out: 'ok\n' });
+      // the host's own curl reaches the server (the extension's fallback), when this machine has curl
+      const hasCurl = (await ssh2Exec(c, 'command -v curl')).code === 0;
+      if (hasCurl) {
+        const cr = await ssh2Exec(c, `curl -s -o /dev/null -w '%{http_code}' ${host.serverUrl}/health`);
+        assert.match(cr.out, /^(200|503)$/);
+      }
+    } finally { c.end(); }
+    await host.setTcpForwarding(true);
+    const c2 = await ssh2Connect(host);
+    try {
+      assert.strictEqual(await tryForward(c2, host.sshPort), undefined, 'allowed again for new connections');
+    } finally { c2.end(); }
+    assert.ok(host.sshdRunning());
   });
 });

@@ -8,6 +8,7 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
 import { AlreadyWatchingError } from '../../src/monitor/session';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
 
 interface Recorded {
   verdicts: Verdict[];
@@ -105,11 +106,22 @@ describe('monitor against the simulated GPU host over real SSH', function () {
   it('a second restart while one is watched is refused and runs nothing', async () => {
     await host.configureSimulator({ fault: {} });
     test = await sessionForHost(host);
+    const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
+    const initial = await restarts();
     const first = test.session.watch('restart', FAST_WATCH);
-    await new Promise((r) => setTimeout(r, 300));
-    const restartsBefore = (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
+    // Count from the moment the first watch's restart has reached the host: any later one would be the second's.
+    const restartsBefore = await waitFor(
+      async () => {
+        const n = await restarts();
+        return n > initial ? n : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        message: "the first watch's restart to reach the host",
+      },
+    );
     await assert.rejects(test.session.watch('restart', FAST_WATCH), AlreadyWatchingError);
-    const restartsAfter = (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
+    const restartsAfter = await restarts();
     assert.equal(restartsAfter, restartsBefore);
     assert.equal((await first).end, 'ready');
   });
@@ -159,6 +171,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
         onState: (s) => {
           if (s.completion && !s.completion.ok && !completionTried) {
             completionTried = true;
+            // Not synchronisation: the watch goes on 1.5 s more, during which it must never say ready.
             setTimeout(() => session.stop('test over'), 1500);
           }
         },

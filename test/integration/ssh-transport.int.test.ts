@@ -16,6 +16,7 @@ import { commandLine, quote } from '../../src/remote/shell';
 import type { SshTarget } from '../../src/remote/sshConfig';
 import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/remote/sshTransport';
 import { TransportError, type ConnectionState } from '../../src/remote/transport';
+import { sleep, waitFor } from '../util/waitFor';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -114,14 +115,12 @@ describe('SshTransport against a real sshd', function () {
     return { t, asked, passphraseAsks };
   }
 
-  /** True once no process of the simulated host matches the pgrep -f pattern. */
+  /** True once no process of the simulated host matches the pgrep -f pattern (false after 10 s). */
   async function gone(pattern: string): Promise<boolean> {
-    for (let i = 0; i < 40; i++) {
-      const r = await host.nsExec(`pgrep -f ${quote(pattern)}`);
-      if (r.code === 1) return true;
-      await new Promise((res) => setTimeout(res, 100));
-    }
-    return false;
+    return waitFor(async () => (await host.nsExec(`pgrep -f ${quote(pattern)}`)).code === 1, { timeoutMs: 10_000, intervalMs: 100 }).then(
+      () => true,
+      () => false,
+    );
   }
 
   const trustHost = (hashed = false) => fs.writeFileSync(knownHosts, `# test\n${host.knownHostsLine({ hashed })}\n`);
@@ -212,8 +211,9 @@ describe('SshTransport against a real sshd', function () {
     assert.ok(err.message.includes(`root@127.0.0.1:${host.sshPort}`), err.message);
     assert.ok(err.message.includes(`${stranger} (rejected)`), err.message);
     assert.ok(err.message.includes(`${missing} (not found)`), err.message);
-    // Not retried on a timer: it needs the user.
-    await new Promise((r) => setTimeout(r, 300));
+    // Not retried on a timer: it needs the user. Not synchronisation: a window in which the
+    // state must stay as it is (down, no retry scheduled).
+    await sleep(300);
     assert.deepEqual(t.state.kind, 'down');
     assert.equal((t.state as { retryInMs?: number }).retryInMs, undefined);
   });
@@ -301,15 +301,17 @@ describe('SshTransport against a real sshd', function () {
     const marker = `kimi-marker-${Date.now()}`;
     const ticks: string[] = [];
     const long = await t.stream(`exec sh -c ${quote(`while true; do echo ${marker}; sleep 0.1; done`)}`, (l) => ticks.push(l));
-    while (ticks.length < 2) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => ticks.length >= 2, { timeoutMs: 10_000, message: 'two ticks of the remote loop' });
     long.kill();
     assert.equal(await long.exited, null);
     let alive = '';
-    for (let i = 0; i < 40; i++) {
-      alive = (await t.exec(`pgrep -f ${quote(`[${marker[0]}]${marker.slice(1)}`)} || true`)).stdout.trim();
-      if (!alive) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => {
+        alive = (await t.exec(`pgrep -f ${quote(`[${marker[0]}]${marker.slice(1)}`)} || true`)).stdout.trim();
+        return alive === '';
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    ).catch(() => undefined);
     assert.equal(alive, '', 'the remote loop was killed');
   });
 
@@ -318,7 +320,7 @@ describe('SshTransport against a real sshd', function () {
     const { t } = transport();
     const started = Date.now();
     const err = await rejection(t.exec('sleep 3071', { timeoutMs: 300 }));
-    assert.equal(err.kind, 'timeout');
+    assert.equal(err.kind, 'command-timeout');
     assert.ok(Date.now() - started < 2000);
     assert.ok(await gone('[s]leep 3071'), 'the timed-out command was killed on the host');
     const capped = await t.exec('head -c 100000 /dev/zero | tr "\\0" x', { maxOutputBytes: 1000 });
@@ -345,6 +347,10 @@ describe('SshTransport against a real sshd', function () {
     const { t } = transport({ backoffInitialMs: 200, backoffMaxMs: 1000, keepaliveIntervalMs: 1000 });
     await t.connect();
     const stream = await t.stream('while true; do echo tick; sleep 0.2; done', () => undefined);
+    const retryDelays: number[] = [];
+    t.onStateChange((s) => {
+      if (s.kind === 'down' && s.retryInMs !== undefined) retryDelays.push(s.retryInMs);
+    });
     await host.stopSshd();
     try {
       const down = await waitForState(t, (s) => s.kind === 'down');
@@ -354,8 +360,10 @@ describe('SshTransport against a real sshd', function () {
       const err = await rejection(t.exec('true'));
       assert.equal(err.kind, 'closed');
       assert.ok(Date.now() - started < 500, 'fails fast while down');
-      // a few attempts fail (refused) while sshd is away, with growing delays
-      await new Promise((r) => setTimeout(r, 800));
+      // a few attempts fail (refused) while sshd is away, with growing delays: the drop, then two failed attempts
+      await waitFor(() => retryDelays.length >= 3, { timeoutMs: 20_000, message: 'two failed reconnection attempts' });
+      const [a, b, c] = retryDelays;
+      assert.ok(a! < b! && b! < c!, `retry delays: ${retryDelays.join(', ')}`);
       assert.equal(t.handshakes, 1);
     } finally {
       await host.startSshd();
@@ -401,7 +409,7 @@ describe('SshTransport against a real sshd', function () {
     t.dispose();
     assert.equal(t.state.kind, 'closed');
     assert.equal(await s.exited, null);
-    for (let i = 0; i < 75 && added().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => added().length === 0, { timeoutMs: 5000, intervalMs: 20 }).catch(() => undefined);
     assert.deepEqual(added().map((h) => h.constructor.name), []);
     await assert.rejects(t.exec('true'), (e: TransportError) => e.kind === 'closed');
     assert.ok(await gone('[s]leep 3072'), 'dispose ended the remote stream command');

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
+  apiKeyFromArgv,
   findServerCommand,
   getFlag,
   modelPathOf,
@@ -246,5 +247,32 @@ describe('parser names', () => {
     assert.equal(validateParserName('reasoning', 'deepseek-r1'), null);
     assert.match(validateParserName('tool-call', 'kimi') ?? '', /not a known/);
     assert.match(validateParserName('reasoning', 'kimi_k2; rm -rf /') ?? '', /not a parser name/);
+  });
+});
+
+describe('apiKeyFromArgv', () => {
+  const server = ['/usr/bin/python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '8'];
+  it('--api-key K and --api-key=K', () => {
+    assert.equal(apiKeyFromArgv([...server, '--api-key', 'sk-1']), 'sk-1');
+    assert.equal(apiKeyFromArgv([...server, '--api-key=sk-2', '--port', '30001']), 'sk-2');
+    assert.equal(apiKeyFromArgv(['sglang', 'serve', '--api-key', 'k with space']), 'k with space');
+  });
+  it('the last one wins (argparse)', () => {
+    assert.equal(apiKeyFromArgv([...server, '--api-key', 'first', '--api-key=second']), 'second');
+  });
+  it('absent, empty or missing its value', () => {
+    assert.equal(apiKeyFromArgv(server), undefined);
+    assert.equal(apiKeyFromArgv([...server, '--api-key=']), undefined);
+    assert.equal(apiKeyFromArgv([...server, '--api-key']), undefined);
+    assert.equal(apiKeyFromArgv([...server, '--api-key', '--port', '30001']), undefined);
+    assert.equal(apiKeyFromArgv([...server, '--admin-api-key', 'adm']), undefined);
+  });
+  it('from a parsed unit', () => {
+    const unit = parseSystemctlCat(`# /etc/systemd/system/x.service
+[Service]
+ExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m \\
+    --api-key "sk live" --port 30001
+`);
+    assert.equal(apiKeyFromArgv(unit.commands[0].argv), 'sk live');
   });
 });

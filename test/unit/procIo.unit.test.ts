@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { modelSizeCommand, parseModelSize, parseProcIo, procIoCommand } from '../../src/server/procIo';
+import { waitFor } from '../util/waitFor';
 
 function sh(cmd: string): string {
   return execFileSync('/bin/sh', ['-c', cmd], { encoding: 'utf8' });
@@ -52,20 +53,47 @@ describe('procIo: the commands on this machine (/bin/sh)', function () {
   });
 
   it('sums the whole process tree of a PID, grandchildren included', async () => {
-    // Only a grandchild reads the file (as SGLang's rank subprocesses read the weights).
+    // Only a grandchild reads the file (as SGLang's rank subprocesses read the weights). Every
+    // process of the tree writes its PID to a file once it runs (the reader: once it has read
+    // the whole file), and the test measures only when all four have: no guess at how long
+    // process start-up takes on a busy machine. No process of the tree ever exits before the
+    // measurement (each ends in `wait` or `exec sleep`), so the tree is exactly these four.
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'procio-'));
     const file = path.join(dir, 'data.txt');
     fs.writeFileSync(file, ('y'.repeat(1023) + '\n').repeat(1024));
-    tree = spawn('/bin/sh', ['-c', `(sh -c 'while read -r l; do :; done < ${file}; sleep 30') & sleep 30 & wait`], {
-      detached: true,
-      stdio: 'ignore',
-    });
-    await new Promise((r) => setTimeout(r, 1500));
+    const script = (name: string, body: string): string => {
+      const p = path.join(dir!, `${name}.sh`);
+      fs.writeFileSync(p, body);
+      return p;
+    };
+    const pidFile = (name: string): string => path.join(dir!, `${name}.pid`);
+    const reader = script('reader', `while read -r l; do :; done < '${file}'\necho $$ > '${pidFile('reader')}'\nexec sleep 30\n`);
+    const middle = script('middle', `sh '${reader}' &\necho $$ > '${pidFile('middle')}'\nwait\n`);
+    const sleeper = script('sleeper', `echo $$ > '${pidFile('sleeper')}'\nexec sleep 30\n`);
+    const outer = script('outer', `sh '${middle}' &\nsh '${sleeper}' &\necho $$ > '${pidFile('outer')}'\nwait\n`);
+    tree = spawn('/bin/sh', [outer], { detached: true, stdio: 'ignore' });
+    const names = ['outer', 'middle', 'reader', 'sleeper'];
+    // `echo $$ > f` creates the file, then writes "PID\n": a PID counts once the line is whole.
+    const pids = await waitFor(
+      () => {
+        const found = names.map((n) => {
+          try {
+            return /^(\d+)\n$/.exec(fs.readFileSync(pidFile(n), 'utf8'))?.[1];
+          } catch {
+            return undefined;
+          }
+        });
+        return found.every((p) => p !== undefined) ? found.map(Number) : undefined;
+      },
+      { timeoutMs: 15_000, message: `the PID files of ${names.join(', ')} (the reader's once it has read the file)` },
+    );
+    assert.equal(pids[0], tree.pid);
     const out = sh(procIoCommand(tree.pid ?? 0, '/no/such/cgroup'));
     const io = parseProcIo(out);
     assert.ok(io, out);
-    assert.ok(io.processes >= 4, out); // sh, subshell, its sh, sleeps
-    assert.ok(io.rchar >= 512 * 1024, out); // the read loop may not have finished the 1 MiB yet
+    assert.equal(io.processes, 4, out); // outer sh, middle sh, reader (now sleep), sleeper (now sleep)
+    assert.equal(io.unreadable, 0, out);
+    assert.ok(io.rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
     assert.equal(io.cgroupReadBytes, undefined);
   });
 

@@ -66,6 +66,15 @@ describe('sglang-sim: args', () => {
     assert.match(missing.error, /required: --model-path/);
     assert.equal(parseArgs(['--model-path', '/m', '--port', 'x']).exitCode, 2);
   });
+
+  it('takes --api-key KEY and --api-key=KEY (no key: null); a missing value fails like argparse', () => {
+    assert.equal(parseArgs(['--model-path', '/m', '--api-key', 'sk-1']).args.api_key, 'sk-1');
+    assert.equal(parseArgs(['--model-path', '/m', '--api-key=sk=2']).args.api_key, 'sk=2');
+    assert.equal(parseArgs(['--model-path', '/m']).args.api_key, null);
+    const r = parseArgs(['--model-path', '/m', '--api-key']);
+    assert.equal(r.exitCode, 2);
+    assert.match(r.error, /argument --api-key: expected one argument/);
+  });
 });
 
 describe('sglang-sim: config', () => {
@@ -338,6 +347,23 @@ function freePort(): Promise<number> {
   });
 }
 
+function request(port: number, p: string, o: { method?: string; headers?: Record<string, string>; body?: unknown } = {}):
+  Promise<{ status?: number; body?: string; contentType?: string; error?: string }> {
+  return new Promise((resolve) => {
+    const data = o.body !== undefined ? JSON.stringify(o.body) : undefined;
+    const req = http.request({ host: '127.0.0.1', port, path: p, method: o.method ?? (data ? 'POST' : 'GET'), agent: false,
+      headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers } }, (res) => {
+      let b = '';
+      res.on('data', (c) => { b += c; });
+      res.on('end', () => resolve({ status: res.statusCode, body: b, contentType: res.headers['content-type'] }));
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
+    req.setTimeout(5000, () => req.destroy(new Error('timeout')));
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('sglang-sim: the process', function () {
@@ -413,6 +439,75 @@ describe('sglang-sim: the process', function () {
     assert.equal((await get(port, '/health')).error, 'ECONNREFUSED');
     const after = JSON.parse(fs.readFileSync(path.join(root, 'gpu.json'), 'utf8'));
     assert.ok(after.gpus.every((g: { memoryUsedMiB: number }) => g.memoryUsedMiB === 0));
+  });
+
+  /** A fast simulator process on a fresh model folder; resolves once `until` is in its stderr. */
+  async function startSim(extraArgs: string[], sim: Record<string, unknown>, until: string) {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simproc-'));
+    const modelDir = path.join(dir, 'model');
+    fs.mkdirSync(modelDir);
+    fs.writeFileSync(path.join(modelDir, 'model-00001-of-00001.safetensors'), Buffer.alloc(64 * 1024));
+    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ initSeconds: 0.05, kvSeconds: 0.05, cudaGraphSeconds: 0.05,
+      uvicornSeconds: 0.05, warmupSeconds: 0.1, warmupPollSeconds: 0.05, ...sim }));
+    const port = await freePort();
+    const p = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '--model-path', modelDir, '--tp', '1', '--port', String(port), ...extraArgs],
+      { env: { ...process.env, KIMI_SIM_ROOT: dir } });
+    proc = p;
+    const io = { err: '', out: '' };
+    p.stderr!.on('data', (d) => { io.err += d; });
+    p.stdout!.on('data', (d) => { io.out += d; });
+    const exited = new Promise<[number | null, string | null]>((resolve) => p.on('exit', (c, s) => resolve([c, s])));
+    const end = Date.now() + 20000;
+    while (!io.err.includes(until)) {
+      if (p.exitCode !== null || Date.now() > end) throw new Error(`simulator did not get to "${until}":\n${io.err}`);
+      await sleep(20);
+    }
+    return { p, port, io, exited };
+  }
+
+  it('--api-key: 401 {"error":"Unauthorized"} without `Authorization: Bearer KEY`, /health* and /metrics* open, warm-up sends the key', async () => {
+    const key = 'sk-sim-secret';
+    const { port, io } = await startSim(['--api-key', key], {}, 'The server is fired up and ready to roll!');
+    // SGLang's own warm-up (GET /model_info, POST /generate) got through with the key
+    assert.match(io.out, /"POST \/generate HTTP\/1\.1" 200 OK/);
+    const no = await request(port, '/v1/models');
+    assert.equal(no.status, 401);
+    assert.equal(no.body, '{"error":"Unauthorized"}');
+    assert.equal(no.contentType, 'application/json');
+    assert.equal((await request(port, '/v1/models', { headers: { authorization: 'Bearer wrong' } })).status, 401);
+    assert.equal((await request(port, '/v1/models', { headers: { authorization: key } })).status, 401, 'no scheme');
+    assert.equal((await request(port, '/v1/models', { headers: { authorization: `Basic ${key}` } })).status, 401);
+    assert.equal((await request(port, '/v1/models', { headers: { authorization: `Bearer ${key}` } })).status, 200);
+    assert.equal((await request(port, '/v1/models', { headers: { authorization: `bearer ${key}` } })).status, 200, 'the scheme is case-insensitive');
+    assert.equal((await request(port, '/nope')).status, 401, 'the middleware runs before routing');
+    assert.equal((await request(port, '/nope', { headers: { authorization: `Bearer ${key}` } })).status, 404);
+    assert.equal((await request(port, '/v1/models', { method: 'OPTIONS' })).status !== 401, true, 'OPTIONS passes');
+    for (const open of ['/health', '/health_generate']) assert.equal((await request(port, open)).status, 200, open);
+    assert.equal((await request(port, '/metrics')).status, 404, '/metrics passes the middleware (no metrics without --enable-metrics)');
+    const chat = { model: path.join(dir, 'model'), messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 };
+    assert.equal((await request(port, '/v1/chat/completions', { body: chat })).status, 401);
+    const ok = await request(port, '/v1/chat/completions', { body: chat, headers: { authorization: `Bearer ${key}` } });
+    assert.equal(ok.status, 200);
+    assert.ok(JSON.parse(ok.body!).choices.length > 0);
+    assert.match(io.out, /"GET \/v1\/models HTTP\/1\.1" 401 Unauthorized/);
+    assert.ok(io.err.includes(`api_key='${key}'`), 'the server_args line has the key in clear, as SGLang logs it');
+  });
+
+  it('stopDelayMs: SIGTERM closes the port at once, the process lives on that long (more SIGTERMs change nothing), then exits 0', async () => {
+    const { p, port, exited } = await startSim([], { stopDelayMs: 60000 }, 'The server is fired up and ready to roll!');
+    // read again at the signal: what sim.json says now counts
+    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ stopDelayMs: 1500 }));
+    const t0 = Date.now();
+    p.kill('SIGTERM');
+    let refused = false;
+    while (!refused && Date.now() - t0 < 1000) refused = (await request(port, '/health')).error === 'ECONNREFUSED';
+    assert.ok(refused, 'the port closes at once');
+    assert.equal(p.exitCode, null, 'still alive');
+    p.kill('SIGTERM');
+    const [code] = await exited;
+    const took = Date.now() - t0;
+    assert.equal(code, 0);
+    assert.ok(took >= 1400 && took < 10000, `exited after ${took} ms`);
   });
 
   it('crash at the KV cache: OOM traceback on stderr, exit status 1', async () => {

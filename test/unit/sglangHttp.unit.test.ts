@@ -2,8 +2,9 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { SglangClient, type HttpResult } from '../../src/server/sglangHttp';
-import { judgeCompletion, judgeHealth, parseModels } from '../../src/server/sglangResponses';
+import { describeResult, requestHeaders, SglangClient, type FetchLike, type HttpResult } from '../../src/server/sglangHttp';
+import { judgeCompletion, judgeHealth, parseModels, statusReason, unauthorizedReason } from '../../src/server/sglangResponses';
+import { waitFor } from '../util/waitFor';
 
 const JSON_CT = 'application/json';
 const COMPLETION = JSON.stringify({
@@ -184,6 +185,7 @@ describe('sglangHttp: client', function () {
 
   it('a 20 MB body is capped, not read whole', async () => {
     bytesSent20mb = 0;
+    let responseClosed = false;
     routes.set('POST /v1/completions', (_q, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       const chunk = Buffer.alloc(64 * 1024, 0x20);
@@ -199,7 +201,10 @@ describe('sglangHttp: client', function () {
         }
         res.end();
       };
-      res.on('close', () => (left = 0));
+      res.on('close', () => {
+        left = 0;
+        responseClosed = true;
+      });
       pump();
     });
     const c = new SglangClient(base, undefined);
@@ -210,7 +215,8 @@ describe('sglangHttp: client', function () {
       assert.equal(Buffer.byteLength(r.body), 1024 * 1024);
       assert.equal(judgeCompletion(r.status, r.contentType, r.body, r.truncated).ok, false);
     }
-    await new Promise((res) => setTimeout(res, 200));
+    // The client hung up after 1 MB: once the server has seen the close, it writes no more.
+    await waitFor(() => responseClosed, { timeoutMs: 5000, message: 'the server to see the response closed' });
     assert.ok(bytesSent20mb < 20 * 1024 * 1024, `server wrote ${bytesSent20mb} bytes`);
   });
 
@@ -271,5 +277,129 @@ describe('sglangHttp: client', function () {
     routes.delete('GET /v1/models');
     const m = await c.models();
     assert.equal(m.ok, false);
+  });
+});
+
+// ---------------------------------------------------------------- API key
+
+describe('sglangHttp: API key', () => {
+  const NO_KEY = 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi: Set server API key"';
+  const BAD_KEY = 'HTTP 401: the server refused the API key';
+
+  it('401 reasons say what to do', () => {
+    assert.equal(unauthorizedReason(false), NO_KEY);
+    assert.equal(unauthorizedReason(true), BAD_KEY);
+    assert.equal(statusReason(401), NO_KEY);
+    assert.equal(statusReason(401, true), BAD_KEY);
+    assert.equal(statusReason(503, true), 'HTTP 503');
+    const body = JSON.stringify({ error: 'Unauthorized' });
+    assert.deepEqual(judgeCompletion(401, JSON_CT, body, false), { ok: false, reason: NO_KEY });
+    assert.deepEqual(judgeCompletion(401, JSON_CT, body, false, true), { ok: false, reason: BAD_KEY });
+    assert.deepEqual(judgeCompletion(401, '', '', false, false), { ok: false, reason: NO_KEY });
+    // other statuses are unchanged by the flag
+    assert.match((judgeCompletion(500, JSON_CT, '{"message":"boom"}', false, true) as { reason: string }).reason, /^HTTP 500: boom/);
+    assert.deepEqual(judgeCompletion(200, JSON_CT, COMPLETION, false, true), { ok: true, text: ' there' });
+  });
+
+  it('describeResult of a 401', () => {
+    assert.equal(describeResult({ kind: 'http', status: 401, contentType: '', body: '', truncated: false }), NO_KEY);
+    assert.equal(describeResult({ kind: 'http', status: 401, contentType: '', body: '', truncated: false, apiKeySent: true }), BAD_KEY);
+    assert.equal(describeResult({ kind: 'http', status: 500, contentType: '', body: '', truncated: true }), 'HTTP 500 (body cut off)');
+  });
+
+  it('requestHeaders: Bearer on everything but /health', () => {
+    assert.deepEqual(requestHeaders('/health', false, 'k'), { Accept: 'application/json' });
+    assert.deepEqual(requestHeaders('/health?x=1', false, 'k'), { Accept: 'application/json' });
+    assert.deepEqual(requestHeaders('/v1/models', false, 'k'), { Accept: 'application/json', Authorization: 'Bearer k' });
+    assert.deepEqual(requestHeaders('/metrics', false, 'k'), { Accept: 'application/json', Authorization: 'Bearer k' });
+    assert.deepEqual(requestHeaders('/v1/completions', true, 'k'), { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: 'Bearer k' });
+    assert.deepEqual(requestHeaders('/v1/completions', true, undefined), { 'Content-Type': 'application/json', Accept: 'application/json' });
+    assert.deepEqual(requestHeaders('/v1/models', false, ''), { Accept: 'application/json' });
+  });
+
+  /** A fetch that records the headers and answers like SGLang with `--api-key KEY`. */
+  function sglangWithKey(key: string): { fetch: FetchLike; seen: Array<{ url: string; auth: string | undefined }> } {
+    const seen: Array<{ url: string; auth: string | undefined }> = [];
+    const fetch: FetchLike = async (url, init) => {
+      const auth = init.headers?.['Authorization'];
+      seen.push({ url, auth });
+      const open = url.endsWith('/health') || url.endsWith('/metrics');
+      const status = open || auth === `Bearer ${key}` ? 200 : 401;
+      const body = status === 200 ? (url.endsWith('/v1/models') ? '{"object":"list","data":[{"id":"kimi"}]}' : COMPLETION) : '{"error":"Unauthorized"}';
+      const { Readable } = await import('node:stream');
+      return { status, headers: { get: (n: string) => (n.toLowerCase() === 'content-type' ? JSON_CT : null) }, body: Readable.from([Buffer.from(body)]) };
+    };
+    return { fetch, seen };
+  }
+
+  it('the client sends the key, except to /health; setApiKey changes it later', async () => {
+    const { fetch, seen } = sglangWithKey('sk-good');
+    const c = new SglangClient('http://127.0.0.1:30001', undefined, fetch);
+    assert.equal(c.hasApiKey, false);
+
+    const health = await c.health();
+    assert.equal(health.kind === 'http' && health.status, 200);
+    const noKey = await c.models();
+    assert.deepEqual(noKey.ok ? undefined : noKey.reason, NO_KEY);
+    const r1 = await c.completion('kimi');
+    assert.ok(r1.kind === 'http' && r1.status === 401 && r1.apiKeySent === undefined);
+    if (r1.kind === 'http') assert.deepEqual(judgeCompletion(r1.status, r1.contentType, r1.body, r1.truncated, r1.apiKeySent), { ok: false, reason: NO_KEY });
+
+    c.setApiKey('sk-wrong');
+    const wrong = await c.models();
+    assert.deepEqual(wrong.ok ? undefined : wrong.reason, BAD_KEY);
+    const r2 = await c.completion('kimi');
+    assert.ok(r2.kind === 'http' && r2.apiKeySent === true);
+    if (r2.kind === 'http') assert.deepEqual(judgeCompletion(r2.status, r2.contentType, r2.body, r2.truncated, r2.apiKeySent), { ok: false, reason: BAD_KEY });
+
+    c.setApiKey('sk-good');
+    assert.deepEqual(await c.models(), { ok: true, ids: ['kimi'] });
+    const r3 = await c.completion('kimi');
+    if (r3.kind === 'http') assert.deepEqual(judgeCompletion(r3.status, r3.contentType, r3.body, r3.truncated, r3.apiKeySent), { ok: true, text: ' there' });
+    await c.health();
+
+    c.setApiKey(undefined);
+    await c.request('GET', '/v1/models');
+    assert.deepEqual(
+      seen.map((s) => `${s.url.replace('http://127.0.0.1:30001', '')} ${s.auth ?? '-'}`),
+      [
+        '/health -',
+        '/v1/models -',
+        '/v1/completions -',
+        '/v1/models Bearer sk-wrong',
+        '/v1/completions Bearer sk-wrong',
+        '/v1/models Bearer sk-good',
+        '/v1/completions Bearer sk-good',
+        '/health -',
+        '/v1/models -',
+      ],
+    );
+  });
+
+  it('setBaseUrl: later requests go to the new address', async () => {
+    const { fetch, seen } = sglangWithKey('k');
+    const c = new SglangClient('http://127.0.0.1:30001/', undefined, fetch);
+    c.setBaseUrl('http://127.0.0.1:30000/');
+    assert.equal(c.baseUrl, 'http://127.0.0.1:30000');
+    await c.health();
+    assert.equal(seen[0].url, 'http://127.0.0.1:30000/health');
+  });
+
+  it('the apiKey option, over real HTTP', async () => {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ auth: req.headers.authorization ?? null }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const c = new SglangClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, undefined, undefined, { apiKey: 'sk-opt' });
+      assert.equal(c.hasApiKey, true);
+      const r = await c.request('GET', '/server_info');
+      assert.equal(r.kind === 'http' && r.body, '{"auth":"Bearer sk-opt"}');
+      const h = await c.health();
+      assert.equal(h.kind === 'http' && h.body, '{"auth":null}');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { formatTable, summarize, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { sleep, waitFor } from '../util/waitFor';
 
 const MODEL = '/root/models/Kimi-K2.6';
 const SECTION =
@@ -137,14 +138,17 @@ describe('verifier: verifyParsers', () => {
   it('a slow answer or a network error is skipped with the reason, the other checks still run', async () => {
     const base = fakeServer('on');
     let signalAborted: boolean | undefined;
+    let slowEnded = false;
     const deps: VerifierDeps = {
       ...base.deps,
       timeoutMs: 50,
       postJson: async (path, body, options) => {
         const b = body as Record<string, unknown>;
         if (b.tools && b.stream !== true) {
-          await new Promise((r) => setTimeout(r, 150));
+          // The simulated slow server: it answers 150 ms late, well after the 50 ms timeout.
+          await sleep(150);
           signalAborted = options?.signal?.aborted;
+          slowEnded = true;
         }
         if (b.tools && b.stream === true) throw new Error('socket hang up');
         return base.deps.postJson(path, body, options);
@@ -159,7 +163,8 @@ describe('verifier: verifyParsers', () => {
     assert.equal(byName['reasoning (stream)'].status, 'pass');
     assert.equal(result.allPassed, false);
     assert.equal(summarize(result), 'Parser check incomplete, skipped: tool calling, tool calling (stream)');
-    await new Promise((r) => setTimeout(r, 120));
+    // The verifier gave up on the slow request without waiting for it: wait for its late end.
+    await waitFor(() => slowEnded, { timeoutMs: 5000, message: 'the slow request to end' });
     assert.equal(signalAborted, true);
   });
 

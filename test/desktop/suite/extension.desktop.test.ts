@@ -6,17 +6,13 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
 import type { KimiApi } from '../../../src/extension';
+import { sleep, waitFor } from '../../util/waitFor';
 
 const EXTENSION_ID = 'kimi-tools.kimi-service';
 
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Polls `probe` until it gives a value (the shared helper, with this suite's long default). */
+function waitUntil<T>(what: string, probe: () => T | undefined, timeoutMs = 90_000): Promise<NonNullable<T>> {
+  return waitFor(probe, { timeoutMs, intervalMs: 200, message: what });
 }
 
 /** The extension in the real extension host, against the simulated GPU host over real SSH. */
@@ -64,7 +60,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test('Restart Kimi service restarts the unit and reaches ready', async () => {
       void vscode.commands.executeCommand('kimi.restartService');
       const seen = new Set<string>();
-      await waitFor('ready', () => {
+      await waitUntil('ready', () => {
         const text = api.statusText();
         seen.add(text.replace(/\$\([^)]*\)\s*/, '').replace(/ \d+%.*$/, ''));
         return text.includes('Kimi: ready') ? true : undefined;
@@ -78,9 +74,11 @@ export function registerExtensionTests(root: Mocha.Suite): void {
       const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
       const before = await restarts();
       await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
-      await waitFor('settings error in the status bar', () => (api.statusText().includes('settings') ? true : undefined), 10_000);
+      await waitUntil('settings error in the status bar', () => (api.statusText().includes('settings') ? true : undefined), 10_000);
       await vscode.commands.executeCommand('kimi.restartService');
-      await new Promise((r) => setTimeout(r, 1000));
+      // Not synchronisation: the command has returned (after reporting the error); this is a
+      // window in which no restart may reach the host.
+      await sleep(1000);
       assert.equal(await restarts(), before);
       await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     }),

@@ -107,6 +107,21 @@ if (!['short', 'short-iso', 'short-precise', 'short-iso-precise', 'short-unix', 
 // like journalctl: -f shows the last 10 lines unless --since/--cursor/--no-tail say where to begin
 if (o.lines === undefined) o.lines = (o.follow && !o.noTail && o.since === null && !o.afterCursor && !o.cursor) ? 10 : (o.pager_end ? 1000 : Infinity);
 
+// Journal access (FIX/state/journal-access.json, set by the harness): a user outside 'adm' and
+// 'systemd-journal' gets journalctl's hint (unless -q) and sees none of the unit's lines
+// ("denied-hint": only the user's own journal files could be opened), or, when no journal file
+// could be opened at all ("denied-no-files"), the hint and an error, exit status 1, with or
+// without -f. As systemd's journal_access_check_and_warn() (src/shared/journal-util.c). The
+// access is decided once, when journalctl starts and opens its files.
+const ACCESS = c.journalAccess();
+if (ACCESS !== 'allowed') {
+  if (!o.quiet) fs.writeSync(2, c.JOURNAL_HINT);
+  if (ACCESS === 'denied-no-files') {
+    fs.writeSync(2, c.JOURNAL_NO_FILES);
+    process.exit(1);
+  }
+}
+
 const BOOT_US = Date.now() * 1000 - c.monotonicUsec();
 const JDIR = path.join(c.STATE, 'journal');
 function unitList() {
@@ -151,6 +166,7 @@ function parseCursor(s) {
 function cmpEntry(a, b) { return a.t - b.t || (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0) || a.idx - b.idx; }
 
 function matches(e) {
+  if (ACCESS !== 'allowed') return false; // every entry of the unit is in the system journal
   if (o.since !== null && e.t < o.since) return false;
   if (o.until !== null && e.t > o.until) return false;
   if (o.idents.length && !o.idents.includes(e.ident)) return false;

@@ -6,12 +6,17 @@ const path = require('path');
 const { spawn } = require('child_process');
 const c = require('../lib/common');
 
-c.logExec('systemctl', process.argv.slice(2));
+// The job runner (`systemctl.js __run-job ...`, spawned by systemctl itself) is not a command
+// anyone typed: it is not logged.
+const RUN_JOB = '__run-job';
+if (process.argv[2] !== RUN_JOB) c.logExec('systemctl', process.argv.slice(2));
 
 const SUPERVISOR = path.join(__dirname, '..', 'lib', 'supervisor.js');
+// Where errors of start/stop go: stderr for systemctl, the job's result for the job runner.
+let errOut = (s) => process.stderr.write(s);
 
 function parseArgs(argv) {
-  const o = { props: [], value: false, quiet: false, all: false, verb: null, units: [], lines: 10, force: false };
+  const o = { props: [], value: false, quiet: false, all: false, verb: null, units: [], lines: 10, force: false, noBlock: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '-p' || a === '--property') { o.props.push(...String(argv[++i] || '').split(',').filter(Boolean)); }
@@ -24,7 +29,8 @@ function parseArgs(argv) {
     else if (a === '-n' || a === '--lines') o.lines = parseInt(argv[++i], 10);
     else if (a.startsWith('--lines=')) o.lines = parseInt(a.slice(8), 10);
     else if (a === '-f' || a === '--force') o.force = true;
-    else if (a === '--no-pager' || a === '--no-legend' || a === '--no-ask-password' || a === '--no-block' || a === '--system' || a === '-l' || a === '--full' || a === '--plain') { /* accepted */ }
+    else if (a === '--no-block') o.noBlock = true;
+    else if (a === '--no-pager' || a === '--no-legend' || a === '--no-ask-password' || a === '--system' || a === '-l' || a === '--full' || a === '--plain') { /* accepted */ }
     else if (a.startsWith('--')) { /* unknown long options ignored */ }
     else if (!o.verb) o.verb = a;
     else o.units.push(a);
@@ -64,8 +70,8 @@ function properties(unit) {
     ['Type', cfg.type || 'simple'],
     ['Restart', cfg.restart || 'no'],
     ['NotifyAccess', 'none'],
-    ['RestartUSec', `${Math.round((cfg.restartSec || 0.1) * 1000)}ms`],
-    ['TimeoutStopUSec', `${cfg.timeoutStopSec}s`],
+    ['RestartUSec', c.fmtTimespan(cfg.restartSec || 0.1)],
+    ['TimeoutStopUSec', c.fmtTimespan(cfg.timeoutStopSec === undefined ? c.DEFAULT_TIMEOUT_STOP_SEC : cfg.timeoutStopSec)],
     ['RuntimeMaxUSec', 'infinity'],
     ['ExitType', 'main'],
     ['MainPID', String(rt.MainPID || 0)],
@@ -81,6 +87,8 @@ function properties(unit) {
     ['ExecMainStatus', String(rt.ExecMainStatus || 0)],
     ['ExecStart', execStartProp(cfg, rt)],
     ['ControlGroup', rt.MainPID ? `/system.slice/${unit}` : ''],
+    ['InvocationID', rt.InvocationID || ''],
+    ['Job', runningJobId(unit)],
     ['Environment', Object.entries(cfg.environment || {}).map(([k, v]) => `${k}=${v}`).join(' ')],
     ['WorkingDirectory', cfg.workingDirectory || '/'],
     ['KillMode', 'control-group'],
@@ -156,7 +164,7 @@ async function waitFor(pred, ms) {
 async function startUnit(unit) {
   const cfg = c.loadedUnit(unit);
   if (cfg.loadState !== 'loaded') {
-    process.stderr.write(`Failed to start ${unit}: Unit ${unit} not found.\n`);
+    errOut(`Failed to start ${unit}: Unit ${unit} not found.\n`);
     return 5;
   }
   const rt = c.readRuntime(unit);
@@ -176,25 +184,184 @@ async function startUnit(unit) {
   }, 5000);
   const r = c.readRuntime(unit);
   if (!r.MainPID && r.ActiveState === 'failed' && r.ExecMainCode === 1 && r.ExecMainStatus >= 200 && r.ExecMainStatus < 250) {
-    process.stderr.write(`Job for ${unit} failed because the control process exited with error code.\n` +
+    errOut(`Job for ${unit} failed because the control process exited with error code.\n` +
       `See "systemctl status ${unit}" and "journalctl -xeu ${unit}" for details.\n`);
     return 1;
   }
   return 0;
 }
 
-async function stopUnit(unit) {
+/** onDispatched: called once the supervisor has the stop request (the unit is deactivating or gone). */
+async function stopUnit(unit, onDispatched = () => {}) {
   const cfg = c.loadedUnit(unit);
   const rt = c.readRuntime(unit);
   if (cfg.loadState !== 'loaded' && !supervisorAlive(rt)) {
-    process.stderr.write(`Failed to stop ${unit}: Unit ${unit} not loaded.\n`);
+    errOut(`Failed to stop ${unit}: Unit ${unit} not loaded.\n`);
     return 5;
   }
-  if (!supervisorAlive(rt)) return 0;
+  if (!supervisorAlive(rt)) { onDispatched(); return 0; }
   try { process.kill(rt.supervisorPid, 'SIGTERM'); } catch { /* */ }
-  const limit = ((Number.isFinite(cfg.timeoutStopSec) ? cfg.timeoutStopSec : 90) + 5) * 1000;
+  await waitFor(() => !supervisorAlive(rt) || c.readRuntime(unit).ActiveState === 'deactivating', 2000);
+  onDispatched();
+  // the supervisor SIGKILLs after TimeoutStopSec; a stop with no timeout waits as long as it takes
+  const tos = cfg.timeoutStopSec === undefined ? c.DEFAULT_TIMEOUT_STOP_SEC : cfg.timeoutStopSec;
+  const limit = Number.isFinite(tos) ? (tos + 5) * 1000 : Infinity;
   await waitFor(() => !supervisorAlive(rt), limit);
   return 0;
+}
+
+// ---- jobs ------------------------------------------------------------------------------------
+// systemd runs start/stop/restart as jobs in PID 1: systemctl only enqueues one and (without
+// --no-block) waits for its end. Killing systemctl, or closing the SSH channel it runs in,
+// leaves the job running. Here a job is a detached runner process (`systemctl.js __run-job`,
+// its own session, reparented to the namespace's init); FIX/state/jobs/<unit>.json is the
+// unit's job, one at a time. A request of the same type as the running job is merged into it
+// (systemd's job merging); another type waits for it to end.
+const JOBS_DIR = path.join(c.STATE, 'jobs');
+const jobFile = (unit) => path.join(JOBS_DIR, `${unit}.json`);
+const resultFile = (id) => path.join(JOBS_DIR, `${id}.result.json`);
+
+function jobLive(j) {
+  if (!j) return false;
+  if (j.runnerPid) return c.pidAlive(j.runnerPid, 'systemctl.js');
+  // just enqueued, its runner not recorded yet
+  return Date.now() - (j.created || 0) < 10000;
+}
+
+function runningJobId(unit) {
+  const j = c.readJson(jobFile(unit), null);
+  return j && jobLive(j) ? String(j.id) : '';
+}
+
+function newJobId() {
+  c.ensureDir(JOBS_DIR);
+  const counter = path.join(JOBS_DIR, 'counter');
+  let n = parseInt((() => { try { return fs.readFileSync(counter, 'utf8'); } catch { return '0'; } })(), 10) || 0;
+  for (;;) {
+    n++;
+    try { fs.writeFileSync(path.join(JOBS_DIR, `${n}.json`), '', { flag: 'wx' }); break; } catch (e) { if (e.code !== 'EEXIST') throw e; }
+  }
+  try { c.writeJsonAtomic(counter, n); } catch { /* */ }
+  return n;
+}
+
+/** Enqueue (or merge into) a job; returns its id. */
+async function enqueueJob(type, unit) {
+  c.ensureDir(JOBS_DIR);
+  const file = jobFile(unit);
+  for (;;) {
+    let fd;
+    try { fd = fs.openSync(file, 'wx'); } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      const j = c.readJson(file, null);
+      if (!j) { // being written right now, or left empty by a systemctl that died in between
+        let age = 0;
+        try { age = Date.now() - fs.statSync(file).mtimeMs; } catch { continue; }
+        if (age > 2000) { try { fs.unlinkSync(file); } catch { /* */ } }
+        await c.sleep(10);
+        continue;
+      }
+      if (jobLive(j)) {
+        if (j.type === type || (type === 'try-restart' && j.type === 'restart')) return j.id;
+        await c.sleep(25);
+        continue;
+      }
+      // a stale job (its runner is gone): drop it unless someone else already replaced it
+      const again = c.readJson(file, null);
+      if (again && again.id === j.id) { try { fs.unlinkSync(file); } catch { /* */ } }
+      continue;
+    }
+    const id = newJobId();
+    fs.writeSync(fd, JSON.stringify({ id, type, unit, phase: 'queued', created: Date.now(), owner: process.pid }));
+    fs.closeSync(fd);
+    const child = spawn(process.execPath, [__filename, RUN_JOB, String(id), type, unit], {
+      detached: true, stdio: 'ignore', cwd: '/', env: { ...process.env, KIMI_SIM_ROOT: c.STATE },
+    });
+    child.unref();
+    // recorded at once (the runner needs a moment to start): the job is alive as long as it is
+    const j = c.readJson(file, null);
+    if (j && j.id === id && !j.runnerPid) c.writeJsonAtomic(file, { ...j, runnerPid: child.pid });
+    return id;
+  }
+}
+
+/** Wait for the job's end (systemctl without --no-block): its exit code and error text. */
+async function waitJob(id, unit) {
+  for (;;) {
+    const r = c.readJson(resultFile(id), null);
+    if (r) { if (r.stderr) process.stderr.write(r.stderr); return r.rc; }
+    const j = c.readJson(jobFile(unit), null);
+    if (!j || j.id !== id || !jobLive(j)) {
+      const r2 = c.readJson(resultFile(id), null); // written before the job file goes
+      if (r2) { if (r2.stderr) process.stderr.write(r2.stderr); return r2.rc; }
+      if (j && j.id === id && !jobLive(j)) { try { fs.unlinkSync(jobFile(unit)); } catch { /* */ } }
+      process.stderr.write(`Job for ${unit} canceled.\n`);
+      return 1;
+    }
+    await c.sleep(25);
+  }
+}
+
+/** --no-block: return once the job has begun (the unit is deactivating, or starting), like a job
+ * that PID 1 dispatched at once. */
+async function waitJobDispatched(id, unit) {
+  await waitFor(() => {
+    const j = c.readJson(jobFile(unit), null);
+    return !j || j.id !== id || j.phase !== 'queued';
+  }, 3000);
+  return 0;
+}
+
+async function runJob(id, type, unit) {
+  const file = jobFile(unit);
+  const update = (patch) => {
+    const j = c.readJson(file, null);
+    if (j && j.id === id) c.writeJsonAtomic(file, { ...j, ...patch });
+  };
+  update({ runnerPid: process.pid });
+  let err = '';
+  errOut = (s) => { err += s; };
+  const dispatched = () => update({ phase: 'running' });
+  let rc = 0;
+  try {
+    if (type === 'stop') rc = await stopUnit(unit, dispatched);
+    else if (type === 'start') { dispatched(); rc = await startUnit(unit); }
+    else if (type === 'try-restart' && !supervisorAlive(c.readRuntime(unit))) { dispatched(); rc = 0; }
+    else {
+      // restart: stop (waits for the old main process, TimeoutStopSec then SIGKILL), then start
+      await stopUnit(unit, dispatched);
+      rc = await startUnit(unit);
+    }
+  } catch (e) {
+    err += `${e && e.stack || e}\n`;
+    rc = 1;
+  }
+  c.writeJsonAtomic(resultFile(id), { rc, stderr: err });
+  const j = c.readJson(file, null);
+  if (j && j.id === id) { try { fs.unlinkSync(file); } catch { /* */ } }
+  try { fs.unlinkSync(path.join(JOBS_DIR, `${id}.json`)); } catch { /* */ }
+  return 0;
+}
+
+async function jobVerb(type, units, o) {
+  let rc = 0;
+  for (const u of units) {
+    const cfg = c.loadedUnit(u);
+    if (cfg.loadState !== 'loaded' && type !== 'stop') {
+      const verb = type === 'try-restart' ? 'try-restart' : type;
+      process.stderr.write(`Failed to ${verb} ${u}: Unit ${u} not found.\n`);
+      rc = 5;
+      continue;
+    }
+    if (type === 'stop' && cfg.loadState !== 'loaded' && !supervisorAlive(c.readRuntime(u))) {
+      process.stderr.write(`Failed to stop ${u}: Unit ${u} not loaded.\n`);
+      rc = 5;
+      continue;
+    }
+    const id = await enqueueJob(type, u);
+    rc = (o.noBlock ? await waitJobDispatched(id, u) : await waitJob(id, u)) || rc;
+  }
+  return rc;
 }
 
 function stateOf(unit) {
@@ -234,7 +401,11 @@ function cmdStatus(o) {
     if (rt.MainPID) out.push(`   Main PID: ${rt.MainPID} (${rt.procName || 'python'})`);
     else if (rt.ExecMainPID) out.push(`    Process: ${rt.ExecMainPID} ExecStart=${(rt.execArgv || []).join(' ')} (code=${rt.execCode}, status=${c.exitStatusString(rt.execCode, rt.execStatus)})`);
     out.push(`     CGroup: /system.slice/${u}`);
-    if (o.lines > 0) {
+    if (o.lines > 0 && c.journalAccess() !== 'allowed') {
+      // systemd's show_journal(): nothing shown and the access was blocked (src/shared/logs-show.c)
+      out.push('');
+      out.push('Warning: some journal files were not opened due to insufficient permissions.');
+    } else if (o.lines > 0) {
       let lines = [];
       try { lines = fs.readFileSync(c.journalPath(u), 'utf8').split('\n').filter(Boolean).slice(-o.lines); } catch { /* */ }
       if (lines.length) out.push('');
@@ -302,19 +473,10 @@ async function main() {
       }
       return rc;
     }
-    case 'start': { let rc = 0; for (const u of units) rc = (await startUnit(u)) || rc; return rc; }
-    case 'stop': { let rc = 0; for (const u of units) rc = (await stopUnit(u)) || rc; return rc; }
-    case 'restart': case 'try-restart': case 'reload-or-restart': {
-      let rc = 0;
-      for (const u of units) {
-        const cfg = c.loadedUnit(u);
-        if (cfg.loadState !== 'loaded') { process.stderr.write(`Failed to restart ${u}: Unit ${u} not found.\n`); rc = 5; continue; }
-        if (o.verb === 'try-restart' && !supervisorAlive(c.readRuntime(u))) continue;
-        await stopUnit(u);
-        rc = (await startUnit(u)) || rc;
-      }
-      return rc;
-    }
+    case 'start': return jobVerb('start', units, o);
+    case 'stop': return jobVerb('stop', units, o);
+    case 'restart': case 'reload-or-restart': return jobVerb('restart', units, o);
+    case 'try-restart': return jobVerb('try-restart', units, o);
     case 'kill': {
       for (const u of units) {
         const rt = c.readRuntime(u);
@@ -346,4 +508,7 @@ async function main() {
   }
 }
 
-main().then((rc) => { process.exitCode = rc; }, (e) => { process.stderr.write(`systemctl: ${e && e.stack || e}\n`); process.exitCode = 1; });
+const entry = process.argv[2] === RUN_JOB
+  ? () => runJob(Number(process.argv[3]), process.argv[4], process.argv[5])
+  : main;
+entry().then((rc) => { process.exitCode = rc; }, (e) => { process.stderr.write(`systemctl: ${e && e.stack || e}\n`); process.exitCode = 1; });

@@ -8,6 +8,9 @@
 //   FIX/state/units/<unit>.loaded.json  the unit as of the last daemon-reload
 //   FIX/state/journal/<unit>.jsonl   journal: {"t":usec,"pid":N,"ident":"python","msg":"..."}
 //   FIX/state/exec.log               one line per stand-in invocation
+//   FIX/state/jobs/                  systemctl's job queue: <unit>.json (the unit's running job),
+//                                    <id>.json (id reservations), <id>.result.json (a job's outcome)
+//   FIX/state/journal-access.json    {"mode":"allowed"|"denied-hint"|"denied-no-files"} (missing: allowed)
 const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
@@ -56,6 +59,31 @@ const loadedPath = (unit) => path.join(STATE, 'units', `${unit}.loaded.json`);
 const journalPath = (unit) => path.join(STATE, 'journal', `${unit}.jsonl`);
 
 // ---- time ---------------------------------------------------------------------------
+// systemd's DefaultTimeoutStopSec= (system.conf): 90 s unless the unit says otherwise.
+const DEFAULT_TIMEOUT_STOP_SEC = 90;
+// systemd's format_timespan(buf, l, t, 0), as `systemctl show` prints *USec properties:
+// "1min 30s", "5s", "100ms", "1.500000s", "infinity".
+function fmtTimespan(sec) {
+  if (sec === Infinity || sec === undefined || sec === null || Number.isNaN(sec)) return 'infinity';
+  let t = Math.round(sec * 1e6);
+  if (t <= 0) return '0';
+  const table = [['y', 31557600e6], ['month', 2629800e6], ['w', 604800e6], ['d', 86400e6], ['h', 3600e6],
+    ['min', 60e6], ['s', 1e6], ['ms', 1e3], ['us', 1]];
+  const parts = [];
+  for (const [suffix, unit] of table) {
+    if (t <= 0) break;
+    if (t < unit) continue;
+    const a = Math.floor(t / unit);
+    const b = t % unit;
+    if (t < 60e6 && b > 0) { // below a minute with a remainder: dot notation, all digits of the unit
+      const digits = String(unit).length - 1;
+      if (digits > 0) { parts.push(`${a}.${String(b).padStart(digits, '0')}${suffix}`); t = 0; break; }
+    }
+    parts.push(`${a}${suffix}`);
+    t = b;
+  }
+  return parts.join(' ');
+}
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const p2 = (n) => String(n).padStart(2, '0');
@@ -231,7 +259,7 @@ function loadUnitFromDisk(unit) {
     fragmentPath: fragment ? toDisplay(fragment) : '',
     dropInPaths: dropIns.map(toDisplay),
     description: unit, type: 'simple', restart: 'no', restartSec: 0.1,
-    timeoutStopSec: 5, execStart: [], environment: {}, environmentFiles: [],
+    timeoutStopSec: DEFAULT_TIMEOUT_STOP_SEC, execStart: [], environment: {}, environmentFiles: [],
     workingDirectory: '/', startLimitBurst: 5, startLimitIntervalSec: 10,
     wantedBy: [], hash: filesHash(unit),
   };
@@ -252,8 +280,12 @@ function loadUnitFromDisk(unit) {
         case 'Type': cfg.type = value || 'simple'; break;
         case 'Restart': cfg.restart = value || 'no'; break;
         case 'RestartSec': cfg.restartSec = parseSeconds(value, 0.1); break;
-        case 'TimeoutStopSec': cfg.timeoutStopSec = parseSeconds(value, 5); break;
-        case 'TimeoutSec': cfg.timeoutStopSec = parseSeconds(value, 5); break;
+        // 0 and "infinity" disable the timeout (kept as null in the JSON snapshots: infinity)
+        case 'TimeoutStopSec': case 'TimeoutSec': {
+          const v = parseSeconds(value, DEFAULT_TIMEOUT_STOP_SEC);
+          cfg.timeoutStopSec = v === 0 ? Infinity : v;
+          break;
+        }
         case 'WorkingDirectory': cfg.workingDirectory = value.replace(/^-/, '') || '/'; break;
         case 'ExecStart':
           if (value === '') cfg.execStart = [];
@@ -393,10 +425,25 @@ function systemdLog(unit, msg) { journalAppend(unit, 1, 'systemd', msg); }
 
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
+// ---- journal access -------------------------------------------------------------------------
+// What journalctl prints to a user outside 'adm'/'systemd-journal' (systemd src/shared/journal-util.c,
+// access_check_var_log_journal() with Debian's ACLs on /var/log/journal, and
+// journal_access_check_and_warn()). Both are log_notice/log_error lines on stderr.
+const JOURNAL_ACCESS_MODES = ['allowed', 'denied-hint', 'denied-no-files'];
+const JOURNAL_HINT = 'Hint: You are currently not seeing messages from other users and the system.\n' +
+  "      Users in groups 'adm', 'systemd-journal' can see all messages.\n" +
+  '      Pass -q to turn off this notice.\n';
+const JOURNAL_NO_FILES = 'No journal files were opened due to insufficient permissions.\n';
+function journalAccess() {
+  const j = readJson(path.join(STATE, 'journal-access.json'), null);
+  return j && JOURNAL_ACCESS_MODES.includes(j.mode) ? j.mode : 'allowed';
+}
+
 module.exports = {
   STATE, FIX, UNIT_DIR, DISPLAY_UNIT_DIR, HOSTNAME, ensureDir, shq, logExec, readJson, writeJsonAtomic,
   normUnit, unitFile, dropInDir, statePath, loadedPath, journalPath, fmtTimestamp, monotonicUsec, nowUsec,
   sigNum, sigName, exitStatusString, splitWords, parseUnitText, parseSeconds, loadUnitFromDisk,
   parseExecStart, readEnvFiles, loadedUnit, daemonReload, filesHash, unitFiles, toDisplay, listDropIns,
   defaultRuntime, readRuntime, writeRuntime, pidAlive, journalAppend, systemdLog, sleep,
+  DEFAULT_TIMEOUT_STOP_SEC, fmtTimespan, JOURNAL_ACCESS_MODES, JOURNAL_HINT, JOURNAL_NO_FILES, journalAccess,
 };

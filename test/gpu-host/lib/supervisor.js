@@ -36,12 +36,12 @@ function killGroup(pid, sig) {
   try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } }
 }
 
-function buildEnv() {
+function buildEnv(invocationId) {
   const fixBin = path.join(c.FIX, 'bin');
   const env = {
     PATH: `${fixBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
     LANG: 'C.UTF-8',
-    INVOCATION_ID: require('crypto').randomBytes(16).toString('hex'),
+    INVOCATION_ID: invocationId,
     SYSTEMD_EXEC_PID: '0',
   };
   Object.assign(env, cfg.environment || {});
@@ -94,7 +94,11 @@ function finish(result) {
 function runOnce() {
   refreshCfg();
   startTimes.push(Date.now());
-  const env = buildEnv();
+  // Like systemd, every start of the unit (a manual one or Restart=) is a new invocation: a new
+  // 128-bit id in InvocationID= and in the process's $INVOCATION_ID. The old id stays visible
+  // until then (while stopping, and in the gap of a restart).
+  const invocationId = require('crypto').randomBytes(16).toString('hex');
+  const env = buildEnv(invocationId);
   const entry = cfg.execStart.length ? cfg.execStart[cfg.execStart.length - 1] : null;
   if (!entry) {
     log(`${unit}: Service has no ExecStart=, ExecStop=, or SuccessAction=. Refusing.`);
@@ -105,6 +109,7 @@ function runOnce() {
   const ex = c.parseExecStart(entry, env, unit);
   const ident = path.basename(ex.argv[0] || 'unknown');
   const startMs = Date.now();
+  const startMono = c.monotonicUsec(); // the same instant on CLOCK_MONOTONIC
   let spawnErr = null;
   try {
     child = spawn(ex.path, ex.argv.slice(1), { argv0: ex.argv[0], cwd: cfg.workingDirectory || '/', env,
@@ -117,13 +122,15 @@ function runOnce() {
     const msg = err.code === 'ENOENT' ? 'No such file or directory' : err.code === 'EACCES' ? 'Permission denied' : String(err.message);
     log(`${unit}: Failed to locate executable ${ex.path}: ${msg}`);
     log(`${unit}: Failed at step EXEC spawning ${ex.path}: ${msg}`);
+    set({ InvocationID: invocationId });
     log(`${unit}: Main process exited, code=exited, status=203/EXEC`);
     onExit({ code: 'exited', status: 203, startMs, pid: 0, ident, ignoreErrors: ex.ignoreErrors });
     return;
   }
   set({ ActiveState: 'active', SubState: 'running', MainPID: pid, ExecMainPID: pid, ExecMainStatus: 0, ExecMainCode: 0,
-    ExecMainStartTimestamp: startMs, ExecMainStartTimestampMonotonic: c.monotonicUsec(), ExecMainExitTimestamp: 0,
+    ExecMainStartTimestamp: startMs, ExecMainStartTimestampMonotonic: startMono, ExecMainExitTimestamp: 0,
     ActiveEnterTimestamp: startMs, InactiveExitTimestamp: startMs, Result: 'success', supervisorPid: process.pid,
+    InvocationID: invocationId,
     execPath: ex.path, execArgv: ex.argv, execIgnoreErrors: ex.ignoreErrors, execStartTime: startMs, execStopTime: 0,
     execCode: null, execStatus: 0, execPid: pid, procName: ident });
   log(`Started ${desc}.`);
@@ -209,12 +216,14 @@ process.on('SIGUSR2', () => { if (restartWake) restartWake(); });
 process.on('SIGTERM', () => {
   if (stopping) return;
   stopping = true;
+  refreshCfg(); // the stop follows the unit as loaded now (TimeoutStopSec= after a daemon-reload)
   if (child && child.pid) {
     log(`Stopping ${desc}...`);
     set({ ActiveState: 'deactivating', SubState: 'stop-sigterm' });
     const pid = child.pid;
     killGroup(pid, 'SIGTERM');
-    const tos = cfg.timeoutStopSec === undefined ? 5 : cfg.timeoutStopSec;
+    // TimeoutStopSec= (null in the snapshot: infinity), then SIGKILL, as systemd does
+    const tos = cfg.timeoutStopSec === undefined ? c.DEFAULT_TIMEOUT_STOP_SEC : cfg.timeoutStopSec;
     if (Number.isFinite(tos)) {
       setTimeout(() => {
         if (!child) return;

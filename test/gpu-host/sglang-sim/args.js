@@ -38,6 +38,7 @@ function parseArgs(argv) {
     weight_loader_drop_cache_after_load: false, weight_loader_disable_mmap: false, load_format: 'auto',
     context_length: null, mem_fraction_static: null, skip_server_warmup: false, chat_template: null,
     chunked_prefill_size: 8192, max_prefill_tokens: 16384, max_running_requests: null, random_seed: null,
+    api_key: null, // --api-key KEY / --api-key=KEY: every path but /health* and /metrics* needs `Authorization: Bearer KEY`
   };
   const unknown = [];
   const extra = {};

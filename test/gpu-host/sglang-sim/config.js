@@ -8,6 +8,7 @@ const DEFAULTS = Object.freeze({
   initSeconds: 0.3,
   readMBps: 200,
   warmReadMBps: 2000,
+  coldRateChange: null, // {afterMB, factor}: once a reader has read afterMB MB, its cold reads go factor times as fast (a disk that slows mid-load)
   kvSeconds: 0.3,
   cudaGraphSeconds: 0.6,
   cudaGraphBatches: 7,
@@ -38,6 +39,7 @@ const DEFAULTS = Object.freeze({
   architecture: null, // default from config.json in the model dir, else DeepseekV3ForCausalLM
   version: '0.5.4',
   crashExit: null, // "code" (exit fault.exitCode||1) | "sigkill" (kill -9 itself, as SGLang's kill_process_tree does); null: code for crashes, sigkill for warm-up failures
+  stopDelayMs: 0, // SIGTERM: shut down (port closed), then stay alive this long before exiting (NCCL teardown); read again at SIGTERM
   fault: {},
 });
 

@@ -171,11 +171,32 @@ class HttpApi {
     if (!closed) res.end('data: [DONE]\n\n');
   }
 
+  /**
+   * SGLang's --api-key middleware (python/sglang/srt/utils/auth.py: decide_request_auth, from
+   * add_api_key_middleware): OPTIONS and every path starting with /health or /metrics pass (so
+   * /health_generate too); anything else needs `Authorization: Bearer KEY` (split at the first
+   * space, the scheme case-insensitive, the token compared exactly). It runs before routing, so
+   * unknown paths are refused too. An empty key is no key (Python's `if api_key:`).
+   */
+  _authorized(req, path) {
+    const key = this.sim.args.api_key;
+    if (key == null || key === '') return true;
+    if (req.method === 'OPTIONS') return true;
+    if (path.startsWith('/health') || path.startsWith('/metrics')) return true;
+    const h = req.headers.authorization;
+    if (!h) return false;
+    const i = h.indexOf(' ');
+    if (i < 0) return false;
+    return h.slice(0, i).toLowerCase() === 'bearer' && h.slice(i + 1) === key;
+  }
+
   // --- routing -------------------------------------------------------------
   async _handle(req, res) {
     const url = new URL(req.url, 'http://x');
     const path = url.pathname;
     const sim = this.sim;
+    // the middleware's refusal: ORJSONResponse({"error": "Unauthorized"}, status_code=401)
+    if (!this._authorized(req, path)) return this._json(req, res, 401, { error: 'Unauthorized' });
     const fault = this._fault(path);
     if (fault) { await this._sendFault(req, res, fault, path); return; }
     const get = req.method === 'GET' || req.method === 'HEAD';

@@ -41,7 +41,7 @@ function writeAll(fd, s) {
   }
 }
 
-const STATUS_TEXT = { 200: 'OK', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 422: 'Unprocessable Entity',
+const STATUS_TEXT = { 200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 422: 'Unprocessable Entity',
   500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 module.exports = { ts, prefix, Logger, writeAll, STATUS_TEXT };

@@ -66,7 +66,12 @@
  * /generate /v1/completions /v1/chat/completions (stream or not). Generation requests during warm-up wait for it.
  * The served name is checked (404 "The model `x` does not exist."); a missing "model" is accepted.
  *
- * Signals: SIGTERM/SIGINT -> log, close the port, reap the reader children, exit 0 (well under 1 s).
+ *   stopDelayMs 0        > 0: on SIGTERM/SIGINT shut down (log, port closed, load stopped) but exit only after this many
+ *                        ms (a slow NCCL teardown); read again from sim.json at the signal, so it can be set while running
+ * --api-key KEY (or --api-key=KEY): every path but /health* and /metrics* needs `Authorization: Bearer KEY`, else
+ *   401 {"error":"Unauthorized"} (SGLang's add_api_key_middleware); the warm-up requests send the key.
+ *
+ * Signals: SIGTERM/SIGINT -> log, close the port, reap the reader children, exit 0 (well under 1 s; see stopDelayMs).
  * A dead reader child -> "Received sigquit from a child process..." and exit 1, like a dead scheduler.
  */
 const fs = require('fs');
@@ -184,7 +189,7 @@ class Sim {
   }
 
   onSignal(sig) {
-    if (this.exiting) return;
+    if (this.exiting) return; // a stop already under way: further SIGTERMs change nothing
     this.exiting = true;
     if (this.httpUp) {
       this.log.uvicorn('Shutting down');
@@ -194,7 +199,29 @@ class Sim {
     } else {
       this.log.main(`Received ${sig === 'SIGINT' ? 'sigint' : 'sigterm'}, shutting down.`);
     }
+    const delay = this.stopDelayMs();
+    if (delay > 0) {
+      // A slow teardown (NCCL, the scheduler processes): the port closes at once, as uvicorn's
+      // shutdown does, the load stops, and the process lives on for stopDelayMs before it exits.
+      // Only SIGKILL (systemd's, after TimeoutStopSec) ends it sooner.
+      if (this.api) this.api.close();
+      if (this.loader) this.loader.stop();
+      this.log.out = () => {};
+      this.log.err = () => {};
+      setTimeout(() => this.exit(0), delay);
+      return;
+    }
     this.exit(0);
+  }
+
+  /** sim.json's stopDelayMs as it is now (so it can be set while the server runs), else the start-up value */
+  stopDelayMs() {
+    let v = this.cfg.stopDelayMs;
+    if (this.root) {
+      const now = loadConfig(this.root);
+      if (!now.configError) v = now.stopDelayMs;
+    }
+    return Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : 0;
   }
 
   /** a scheduler (rank) hit an exception: its traceback, the launcher's SIGQUIT message, death */
@@ -238,6 +265,8 @@ class Sim {
       chunked_prefill_size: a.chunked_prefill_size, max_prefill_tokens: a.max_prefill_tokens,
       reasoning_parser: a.reasoning_parser, tool_call_parser: a.tool_call_parser,
       weight_loader_drop_cache_after_load: a.weight_loader_drop_cache_after_load };
+    // SGLang logs the whole ServerArgs, api_key included, in clear (`logger.info(f"{server_args=}")`)
+    if (a.api_key != null) fields.api_key = a.api_key;
     return `server_args=ServerArgs(${Object.entries(fields).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ')})`;
   }
 
@@ -311,6 +340,7 @@ class Sim {
     log.uvicorn(`Started server process [${process.pid}]`);
     log.uvicorn('Waiting for application startup.');
     log.uvicorn('Application startup complete.');
+    if (this.exiting) return; // stopped meanwhile (a slow stop): the port stays closed
     this.api = new HttpApi(this);
     try {
       await this.api.listen(this.args.host, this.args.port);
@@ -430,8 +460,11 @@ class Sim {
   selfRequest(method, p, body) {
     return new Promise((resolve, reject) => {
       const data = body ? Buffer.from(JSON.stringify(body)) : null;
+      // SGLang's _wait_and_warmup sends `Authorization: Bearer KEY` when the server has --api-key
+      const headers = data ? { 'content-type': 'application/json', 'content-length': data.length } : {};
+      if (this.args.api_key) headers.authorization = `Bearer ${this.args.api_key}`;
       const req = http.request({ host: this.args.host, port: this.args.port, method, path: p, agent: false,
-        headers: data ? { 'content-type': 'application/json', 'content-length': data.length } : {} }, (res) => {
+        headers }, (res) => {
         const parts = [];
         res.on('data', (c) => parts.push(c));
         res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString() }));

@@ -6,6 +6,10 @@
 //   grows exactly as the rate limit lets it, with no readahead running ahead), else plain reads.
 // Dies with its parent: IPC 'disconnect' or a changed ppid ends it; the parent SIGKILLs it on exit.
 const fs = require('fs');
+// sim.json coldRateChange {afterMB, factor}: once this reader has read afterMB MB, cold reads go factor times as fast
+const coldRateChange = require('./config').loadConfig(process.env.KIMI_SIM_ROOT || null).coldRateChange;
+let readSoFar = 0;
+const coldFactor = () => (coldRateChange && readSoFar >= coldRateChange.afterMB * 1e6 ? Number(coldRateChange.factor) || 1 : 1);
 
 const ALIGN = 4096;
 const origPpid = process.ppid;
@@ -72,13 +76,14 @@ async function readFile(job) {
         n = fs.readSync(fdDirect, buf, bufAligned, chunk, pos);
         n = Math.min(n, size - pos);
         usedDirect = true;
-        clock.budget += n / coldBps;
+        clock.budget += n / (coldBps * coldFactor());
       } else {
         n = fs.readSync(fdPlain, buf, 0, Math.min(chunk, size - pos), pos);
-        clock.budget += n / coldBps;
+        clock.budget += n / (coldBps * coldFactor());
       }
       if (n <= 0) break; // file shrank
       pos += n;
+      readSoFar += n;
       const ahead = clock.budget * 1000 - (Date.now() - clock.t0 - clock.pausedMs);
       if (ahead > 1) await sleep(ahead);
       const now = Date.now();

@@ -1,0 +1,157 @@
+/**
+ * The truth around a load, not only during it (issue 9), against a real sshd and the simulated
+ * GPU host: a server that dies after ready, a restart by someone else, a slow stop, a journal
+ * the user may not read, /health failing after ready, a completion that fails while /health
+ * says up.
+ */
+import { strict as assert } from 'node:assert';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import type { LoadState, Verdict } from '../../src/monitor/loadState';
+import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
+import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
+
+/** Everything a steady watch tells its listener. */
+class Witness {
+  readonly verdicts: Verdict[] = [];
+  readonly ends: WatchOutcome[] = [];
+  readonly alerts: WatchAlert[] = [];
+  readonly states: { at: number; state: LoadState }[] = [];
+  closed = false;
+  readonly listener = {
+    onState: (state: LoadState) => {
+      this.states.push({ at: Date.now(), state });
+      if (this.verdicts[this.verdicts.length - 1] !== state.verdict) this.verdicts.push(state.verdict);
+    },
+    onEnd: (outcome: WatchOutcome) => void this.ends.push(outcome),
+    onAlert: (alert: WatchAlert) => void this.alerts.push(alert),
+    onClosed: () => void (this.closed = true),
+  };
+  /** When the state first had this verdict after `since`. */
+  firstAt(verdict: Verdict, since = 0): number | undefined {
+    return this.states.find((s) => s.at >= since && s.state.verdict === verdict)?.at;
+  }
+}
+
+/** Journal time (ms) of the first line matching `pattern`, from the host's own journal. */
+async function journalTime(host: GpuHost, pattern: RegExp): Promise<number | undefined> {
+  const entry = (await host.journalEntries()).find((e) => pattern.test(e.msg));
+  return entry ? entry.t / 1000 : undefined;
+}
+
+describe('steady state: the status is true after ready too', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let test: TestSession | undefined;
+  const steady = (intervalMs: number, extra: Partial<WatchOptions> = {}): WatchOptions => ({ ...FAST_WATCH, steadyIntervalMs: intervalMs, ...extra });
+
+  before(async () => {
+    host = await startGpuHost({ shards: 6, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 } });
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    await host.setJournalAccess('allowed');
+    await host.configureSimulator({ fault: {}, stopDelayMs: 0 });
+  });
+  after(async () => {
+    await host?.stop();
+  });
+
+  it('a server killed after ready is failed within seconds of its exit line, long before the next /health', async () => {
+    await host.configureSimulator({ fault: {} });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    // /health every 60 s: a failure seen sooner came from the journal and the unit.
+    const first = await test.session.watch('restart', steady(60_000), seen.listener);
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    assert.equal(test.session.watching, true, 'still watched after ready');
+    assert.equal(test.session.busy, false, 'a ready server can be restarted again');
+    const killedAt = Date.now();
+    await host.killServer('SIGKILL');
+    const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+    assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
+    const exitLine = (await journalTime(host, /Main process exited/)) ?? killedAt;
+    const latency = seen.firstAt('failed', killedAt)! - exitLine;
+    assert.ok(latency < 20_000, `failed ${latency} ms after the exit line: well before the 60 s /health round`);
+    assert.equal(test.session.state?.verdict, 'failed');
+    assert.equal(test.session.watching, true, 'the watch goes on after a failure, to follow the next start');
+  });
+
+  it('a restart by someone else is followed as a new load, to ready', async () => {
+    await host.configureSimulator({ fault: {} });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    const first = await test.session.watch('attach', steady(60_000), seen.listener);
+    if (first.end !== 'ready') {
+      // The previous test left the unit failed: start it from outside, the watch follows.
+      assert.equal(first.end, 'failed');
+    }
+    const before = seen.ends.length;
+    const r = await host.ssh(`systemctl restart ${host.unit}`);
+    assert.equal(r.code, 0, r.stderr);
+    const again = await waitFor(() => seen.ends.slice(before).find((e) => e.end === 'ready'), { timeoutMs: 60_000, message: 'the new load to end ready' });
+    assert.equal(again.state.restartedBy, 'someone else');
+    assert.ok(again.state.mainPid === (await host.mainPid()), 'follows the new process');
+    const after = seen.verdicts.slice(seen.verdicts.lastIndexOf('ready', seen.verdicts.length - 2) + 1);
+    assert.ok(after.includes('loading') || after.includes('restarting') || after.includes('warming up'), `verdicts after the outside restart: ${seen.verdicts}`);
+  });
+
+  it('a slow stop shows as stopping, never unreachable, and the restart happens once', async () => {
+    await host.configureSimulator({ fault: {}, stopDelayMs: 6000 });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    const restartsBefore = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length;
+    const outcome = await test.session.watch('restart', steady(60_000), seen.listener);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    assert.ok(seen.verdicts.includes('stopping'), `verdicts: ${seen.verdicts}`);
+    assert.ok(!seen.verdicts.includes('unreachable') && !seen.verdicts.includes('failed'), `verdicts: ${seen.verdicts}`);
+    const restarts = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length - restartsBefore;
+    assert.equal(restarts, 1, 'one restart command');
+  });
+
+  for (const mode of ['denied-hint', 'denied-no-files'] as const) {
+    it(`journal ${mode}: ready from systemd and HTTP alone, the journal problem said once, a crash after ready seen within a health interval`, async () => {
+      await host.configureSimulator({ fault: {} });
+      await host.setJournalAccess(mode);
+      test = await sessionForHost(host);
+      const seen = new Witness();
+      const outcome = await test.session.watch('restart', steady(2000), seen.listener);
+      assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+      assert.equal(outcome.state.journal?.readable, false);
+      assert.match(outcome.state.journal!.detail!, /systemd-journal/);
+      const journalAlerts = seen.alerts.filter((a) => a.kind === 'journal');
+      assert.equal(journalAlerts.length, 1, 'said once');
+      assert.ok(test.logLines.some((l) => /journalctl ended/.test(l)), 'journalctl exit and stderr logged');
+      await host.killServer('SIGKILL');
+      const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'failed after ready without the journal' });
+      assert.match(failed.state.failure!.summary, /after it was ready/);
+    });
+  }
+
+  it('/health failing three times in a row after ready is unhealthy (the process still runs)', async () => {
+    await host.configureSimulator({ fault: { http: 'html500', httpPaths: ['/health'] } });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    const outcome = await test.session.watch('restart', steady(500), seen.listener);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    await waitFor(() => test!.session.state?.verdict === 'unhealthy', { timeoutMs: 30_000, message: 'unhealthy' });
+    assert.ok(seen.alerts.some((a) => a.kind === 'unhealthy'), 'an alert says so');
+    assert.ok(test.session.state!.healthFailures >= 3);
+    assert.ok((await host.mainPid()) > 0, 'the process still runs');
+  });
+
+  it('/health up but the completion fails: not ready, and an alert says what the server answered', async () => {
+    await host.configureSimulator({ fault: { http: 'errorWithChoices' } });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    const watch = test.session.watch('restart', steady(500, { completionAlertMs: 3000, loadTimeoutMs: 60_000 }), seen.listener);
+    const alert = await waitFor(() => seen.alerts.find((a) => a.kind === 'completion'), { timeoutMs: 60_000, message: 'the completion alert' });
+    assert.match(alert.message, /completion fails: .*400/);
+    assert.notEqual(test.session.state?.verdict, 'ready');
+    test.session.stop('test over');
+    const outcome = await watch;
+    assert.equal(outcome.end, 'cancelled');
+    assert.equal(test.session.watching, false, 'Stop polling ends the steady watch too');
+  });
+});

@@ -10,6 +10,7 @@ import type { LoadState, Verdict } from '../../src/monitor/loadState';
 import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { maskSecrets } from '../../src/util/secrets';
 
 /** Everything a steady watch tells its listener. */
 class Witness {
@@ -153,5 +154,71 @@ describe('steady state: the status is true after ready too', function () {
     const outcome = await watch;
     assert.equal(outcome.end, 'cancelled');
     assert.equal(test.session.watching, false, 'Stop polling ends the steady watch too');
+  });
+});
+
+describe('HTTP the way the host allows it: API key, announced URL, forwarding refused', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let test: TestSession | undefined;
+  const API_KEY = 'sk-kimi-test-4f1c9e';
+
+  before(async () => {
+    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 } });
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    await host.writeUnit(host.defaultUnitText, { reload: true });
+    await host.setTcpForwarding(true);
+  });
+  after(async () => {
+    await host?.stop();
+  });
+
+  it('--api-key in ExecStart: ready (the key is sent as a Bearer token), and the key is in no log line', async () => {
+    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`), { reload: true });
+    test = await sessionForHost(host);
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    const unauthorized = await host.ssh(`curl -s -o /dev/null -w '%{http_code}' ${host.serverUrl}/v1/models`);
+    assert.equal(unauthorized.stdout, '401', 'the simulated server does demand the key');
+    assert.ok(test.logLines.length > 10 && test.logLines.every((l) => !l.includes(API_KEY)), 'no log line holds the key');
+    const unitText = (await host.ssh(`systemctl cat ${host.unit}`)).stdout;
+    assert.ok(unitText.includes(API_KEY) && !maskSecrets(unitText).includes(API_KEY), 'the unit text (shown in the parser flow) is masked');
+  });
+
+  it('a wrong API key: not ready, and the completion probe says the key was refused', async () => {
+    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`), { reload: true });
+    test = await sessionForHost(host);
+    const watch = test.session.watch('attach', { ...FAST_WATCH, completionAlertMs: 1000 }, {});
+    // attach reads the key from ExecStart: replace it to see what a wrong key looks like.
+    await waitFor(() => test!.session.client.hasApiKey, { message: 'the key read from ExecStart' });
+    test.session.client.setApiKey('wrong-key');
+    await waitFor(() => /401/.test(test!.session.state?.completion?.detail ?? ''), { timeoutMs: 60_000, message: 'a 401 completion' });
+    assert.match(test.session.state!.completion!.detail, /refused the API key/);
+    assert.notEqual(test.session.state?.verdict, 'ready');
+    test.session.stop('test over');
+    await watch;
+  });
+
+  it('a url that is not where SGLang listens: warned with both, and the announced one is used', async () => {
+    test = await sessionForHost(host, { server: { url: 'http://127.0.0.1:1' } });
+    const alerts: WatchAlert[] = [];
+    const outcome = await test.session.watch('restart', FAST_WATCH, { onAlert: (a) => void alerts.push(a) });
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    const url = alerts.find((a) => a.kind === 'url');
+    assert.ok(url, `alerts: ${JSON.stringify(alerts)}`);
+    assert.match(url.message, /127\.0\.0\.1:1\b/);
+    assert.ok(url.message.includes(String(new URL(host.serverUrl).port)));
+  });
+
+  it('TCP forwarding refused by sshd: HTTP goes through curl on the host, and the watch still reaches ready', async () => {
+    await host.setTcpForwarding(false);
+    test = await sessionForHost(host);
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    assert.equal(test.session.client.viaFallback, true);
+    assert.ok(test.logLines.some((l) => /forward/i.test(l) && /curl/i.test(l)), 'the fallback is logged');
   });
 });

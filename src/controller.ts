@@ -37,6 +37,7 @@ export class Controller implements vscode.Disposable {
   /** Why the last connection to a server was refused (host key, auth, DNS...), until one succeeds. */
   private readonly refusals = new Map<string, Refusal>();
   private readonly lastFailureNotice = new Map<string, { text: string; at: number }>();
+  private readonly journalWarned = new Set<string>();
   /** Sessions whose settings changed during a load: replaced once that load ends. */
   private readonly staleSessions = new Set<ServerSession>();
   private readonly verification = new Map<string, string>();
@@ -197,6 +198,8 @@ export class Controller implements vscode.Disposable {
           onAlert: (alert) => this.onAlert(server, alert),
           onEnd: (outcome) => {
             const quietEnd = quiet && first && outcome.end === 'ready';
+            // Only a load under way is offered back after a window reload, not a steady watch.
+            if (first) void this.rememberWatch(server.name, undefined);
             first = false;
             void this.onEnd(server, session, outcome, quietEnd);
           },
@@ -369,6 +372,11 @@ export class Controller implements vscode.Disposable {
 
   private onAlert(server: ServerProfile, alert: WatchAlert): void {
     this.render();
+    // An unreadable journal is said once per window, not at every restart.
+    if (alert.kind === 'journal') {
+      if (this.journalWarned.has(server.name)) return;
+      this.journalWarned.add(server.name);
+    }
     if (alert.kind === 'recovered') {
       void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${alert.message}`);
       return;

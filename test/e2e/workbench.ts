@@ -471,3 +471,83 @@ export async function screenshot(page: Page, name: string, opts: { settleMs?: nu
   await page.screenshot({ path: file });
   return file;
 }
+
+// ---------------------------------------------------------------------------------------
+// The item's look and the dialogs seen (issue 9: the status bar tells the truth)
+
+/**
+ * The codicons drawn in the Kimi item, as class lists: `$(loading~spin)` renders as
+ * `<span class="codicon codicon-loading codicon-modifier-spin">`.
+ */
+export async function statusIcons(page: Page): Promise<string[]> {
+  const item = statusItem(page);
+  if ((await item.count()) === 0) return [];
+  return item.locator('.codicon').evaluateAll((els) => els.map((e) => e.className));
+}
+
+/** The class list of the item's container (`error-kind` / `warning-kind` for its background). */
+export async function statusItemClasses(page: Page): Promise<string> {
+  const item = statusItem(page);
+  if ((await item.count()) === 0) return '';
+  return item.evaluate((el) => {
+    const container = el.closest('.statusbar-item') ?? el;
+    return `${container.className} ${el.className}`.trim();
+  });
+}
+
+/**
+ * Hovers the item and returns its tooltip text, leaving the hover on screen (for a
+ * screenshot); move the mouse away afterwards (`page.mouse.move`).
+ */
+export async function hoverStatusTooltip(page: Page, re: RegExp = /\S/): Promise<string> {
+  const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: re }).last();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.mouse.move(700, 300);
+    await statusItem(page).hover();
+    try {
+      await hover.waitFor({ state: 'visible', timeout: 5000 });
+      return (await hover.innerText()).trim();
+    } catch {
+      /* the hover did not open (or not with that text yet): hover again */
+    }
+  }
+  return '';
+}
+
+/**
+ * Records, inside the page, every modal dialog that appears from now on (message, detail,
+ * buttons), so a test can assert that none was shown, even one that came and went.
+ */
+export async function recordDialogs(page: Page): Promise<void> {
+  await page.evaluate(`(() => {
+    if (window.__kimiDialogs) { window.__kimiDialogs.length = 0; return; }
+    const seen = [];
+    window.__kimiDialogs = seen;
+    let open = null;
+    function sample() {
+      const box = document.querySelector('.monaco-dialog-box');
+      if (!box) { open = null; return; }
+      const q = (s) => { const e = box.querySelector(s); return e ? e.innerText.trim() : ''; };
+      const info = {
+        message: q('.dialog-message-text'),
+        detail: q('.dialog-message-detail'),
+        buttons: Array.from(box.querySelectorAll('.dialog-buttons .monaco-button')).map((b) => b.innerText.trim()),
+      };
+      if (open !== box) {
+        open = box;
+        seen.push({ at: new Date().toISOString(), ...info });
+      } else {
+        // Its texts may be filled in after the box is inserted.
+        Object.assign(seen[seen.length - 1], info);
+      }
+    }
+    new MutationObserver(sample).observe(document.body, { subtree: true, childList: true });
+    setInterval(sample, 50);
+    sample();
+  })()`);
+}
+
+/** The dialogs recorded since recordDialogs(). */
+export async function dialogHistory(page: Page): Promise<(DialogInfo & { at: string })[]> {
+  return page.evaluate(() => ((window as unknown as { __kimiDialogs?: (DialogInfo & { at: string })[] }).__kimiDialogs ?? []).slice());
+}

@@ -8,6 +8,8 @@
  *    ├─ unshare --mount --pid --fork --mount-proc --kill-child sh ns-init.sh FIX
  *    │    └─ init (pid 1 of the namespace, perl; reaps orphans; exits when its stdin closes)
  *    │         ├─ supervisor.js per started unit (detached by `systemctl start`) ─ python (simulator)
+ *    │         ├─ systemctl.js __run-job per start/stop/restart job (detached by systemctl, which only
+ *    │         │    waits for it, or not with --no-block: killing systemctl leaves the job going, as in systemd)
  *    │         └─ ... anything orphaned inside the namespace
  *    └─ nsenter -t <init> -m -p /usr/sbin/sshd -D -e -f FIX/ssh/sshd_config   (stderr captured)
  *         └─ sshd (inside the namespaces) ─ per-connection sshd ─ commands of the SSH sessions

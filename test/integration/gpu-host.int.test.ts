@@ -422,9 +422,9 @@ function tryForward(c: Client, port: number): Promise<(Error & { reason?: unknow
   return new Promise((resolve) => {
     c.forwardOut('127.0.0.1', 0, '127.0.0.1', port, (err, ch) => {
       if (err) { resolve(err); return; }
-      ch.on('close', () => resolve(undefined));
-      ch.end();
+      ch.on('error', () => { /* closed under it */ });
       ch.close();
+      resolve(undefined);
     });
   });
 }
@@ -515,6 +515,9 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
   it('slow stop: deactivating/stop-sigterm with the old MainPID; --no-block returns at once; a killed systemctl restart still restarts', async () => {
     const host = h();
     await host.setStopDelay(0);
+    // a stop that takes DELAY, under TimeoutStopSec
+    const DELAY = 5000;
+    await host.writeUnit(host.defaultUnitText.replace(/^TimeoutStopSec=.*$/m, 'TimeoutStopSec=30'));
     assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
     const first = await show();
     assert.strictEqual(first.ActiveState, 'active');
@@ -522,7 +525,6 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     assert.strictEqual(first.Job, '');
 
     // --no-block: the job is queued and begun, systemctl returns without waiting for the stop
-    const DELAY = 6000;
     await host.setStopDelay(DELAY);
     const t0 = Date.now();
     const nb = await host.ssh(`systemctl restart --no-block ${host.unit}`);
@@ -554,12 +556,14 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     assert.ok((j[started].t - j[stopIdx].t) / 1000 >= DELAY - 200, 'the start waited for the stop');
 
     // a blocking restart whose client is killed mid-stop: the job goes on, like systemd's
+    await host.setStopDelay(8000);
     const client = await follow(`systemctl restart ${host.unit}`);
     await waitFor('deactivating', async () => (await show()).ActiveState === 'deactivating', 20000);
     const pid = await waitFor('the systemctl client in exec.log', async () => lastRestartPid().catch(() => undefined));
     assert.strictEqual((await host.nsExec(`kill -KILL ${pid}`)).code, 0);
     client.proc.kill('SIGKILL'); // and the SSH client: the channel closes
     await client.exited;
+    const killedAt = Date.now();
     await waitFor('the systemctl client gone', async () => gone(pid));
     assert.strictEqual((await show()).ActiveState, 'deactivating', 'the stop goes on');
     const third = await waitFor('the restart to finish anyway', async () => {
@@ -567,6 +571,8 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
       return p.ActiveState === 'active' && p.MainPID !== second.MainPID ? p : undefined;
     }, 60000);
     assert.notStrictEqual(third.InvocationID, second.InvocationID);
+    const lastStart = (await host.journalEntries()).filter((e) => e.pid === 1 && e.msg.startsWith(`Started ${host.unit}`)).pop()!;
+    assert.ok(lastStart.t / 1000 > killedAt, 'started after its client was gone');
 
     // a blocking restart returns once the old process has exited and the new one is forked
     await host.setStopDelay(1500);
@@ -596,9 +602,20 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     const fifth = await show();
     assert.strictEqual(fifth.ActiveState, 'active');
     assert.notStrictEqual(fifth.MainPID, fourth.MainPID);
-    await host.setStopDelay(0);
     await host.writeUnit(host.defaultUnitText);
     assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec, '5s');
+
+    // a stop during a restart's stop replaces the restart job: its client reads "canceled", the unit stays down
+    await host.setStopDelay(1500);
+    const restarting = await follow(`systemctl restart ${host.unit}`);
+    await waitFor('deactivating', async () => (await show()).ActiveState === 'deactivating', 20000);
+    const st = await host.ssh(`systemctl stop ${host.unit}`);
+    assert.strictEqual(st.code, 0, st.stderr);
+    assert.strictEqual(await restarting.exited, 1);
+    assert.strictEqual(restarting.err, `Job for ${host.unit} canceled.\n`);
+    const down = await show();
+    assert.deepStrictEqual([down.ActiveState, down.SubState, down.MainPID, down.Job], ['inactive', 'dead', '0', '']);
+    await host.setStopDelay(0);
   });
 
   it('--api-key in ExecStart: 401 {"error":"Unauthorized"} without the Bearer key, 200 with it, /health open', async () => {
@@ -634,8 +651,10 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     try {
       const err = await tryForward(c, host.sshPort);
       assert.ok(err, 'forwardOut refused');
-      assert.strictEqual(err.reason, 1, `SSH_OPEN_ADMINISTRATIVELY_PROHIBITED: ${err.message}`);
-      assert.match(err.message, /^\(SSH\) Channel open failure: /);
+      // OpenSSH answers SSH2_OPEN_ADMINISTRATIVELY_PROHIBITED (1) with the text "open failed"
+      // (its ssh client prints "administratively prohibited: open failed")
+      assert.strictEqual(err.reason, 1, err.message);
+      assert.strictEqual(err.message, '(SSH) Channel open failure: open failed');
       const e = await ssh2Exec(c, 'echo ok');
       assert.deepStrictEqual(e, { code: 0, out: 'ok\n' });
       // the host's own curl reaches the server (the extension's fallback), when this machine has curl

@@ -83,4 +83,45 @@ export function registerExtensionTests(root: Mocha.Suite): void {
       await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     }),
   );
+
+  suite.addTest(
+    new Mocha.Test('after ready the server stays watched; a changed setting moves the watch to a new session without a restart', async () => {
+      await vscode.commands.executeCommand('kimi.pollService');
+      await waitUntil('ready', () => (api.statusText().includes('Kimi: ready') ? true : undefined));
+      const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
+      const before = await restarts();
+      const shows = async () => (await host.execLog()).filter((l) => /systemctl\b.*\bshow\b/.test(l)).length;
+      const showsBefore = await shows();
+      await vscode.workspace.getConfiguration('kimi').update('healthIntervalSeconds', 5, vscode.ConfigurationTarget.Global);
+      // The new session attaches again (systemctl show runs), quietly, and finds the server ready.
+      await waitUntil('a new session looked at the unit', async () => ((await shows()) > showsBefore ? true : undefined), 30_000);
+      await waitUntil('ready again', () => (api.statusText().includes('Kimi: ready') ? true : undefined), 30_000);
+      assert.equal(await restarts(), before, 'nothing was restarted');
+    }),
+  );
+
+  suite.addTest(
+    new Mocha.Test('Stop polling: the item says not watched, with no spinner', async () => {
+      await vscode.commands.executeCommand('kimi.stopPolling');
+      await waitUntil('not watched', () => (api.statusText().includes('Kimi: not watched') ? true : undefined), 10_000);
+      assert.doesNotMatch(api.statusText(), /~spin/);
+    }),
+  );
+
+  suite.addTest(
+    new Mocha.Test('the next command uses the new settings: a changed unit name is the one asked about', async () => {
+      const config = vscode.workspace.getConfiguration('kimi');
+      const servers = config.get<Record<string, unknown>[]>('servers')!;
+      await config.update('servers', [{ ...servers[0], unit: 'kimi-not-installed' }], vscode.ConfigurationTarget.Global);
+      try {
+        await vscode.commands.executeCommand('kimi.pollService');
+        await waitUntil('failed: unit not known', () => (api.statusText().includes('Kimi: failed') ? true : undefined), 30_000);
+        const log = await host.execLog();
+        assert.ok(log.some((l) => l.includes('kimi-not-installed')), 'systemctl was asked about the new unit');
+      } finally {
+        await config.update('servers', servers, vscode.ConfigurationTarget.Global);
+        await vscode.commands.executeCommand('kimi.stopPolling');
+      }
+    }),
+  );
 }

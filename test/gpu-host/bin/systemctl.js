@@ -263,6 +263,12 @@ async function enqueueJob(type, unit) {
       }
       if (jobLive(j)) {
         if (j.type === type || (type === 'try-restart' && j.type === 'restart')) return j.id;
+        // a stop replaces a start or restart whose start has not happened yet (its client reads
+        // "Job for UNIT canceled."); otherwise the new job waits for the running one
+        if (type === 'stop' && j.type !== 'stop' && !j.canceled) {
+          const cur = c.readJson(file, null);
+          if (cur && cur.id === j.id) c.writeJsonAtomic(file, { ...cur, canceled: true });
+        }
         await c.sleep(25);
         continue;
       }
@@ -291,6 +297,10 @@ async function waitJob(id, unit) {
     const r = c.readJson(resultFile(id), null);
     if (r) { if (r.stderr) process.stderr.write(r.stderr); return r.rc; }
     const j = c.readJson(jobFile(unit), null);
+    if (j && j.id === id && j.canceled) { // replaced by a stop job: its client learns it at once
+      process.stderr.write(`Job for ${unit} canceled.\n`);
+      return 1;
+    }
     if (!j || j.id !== id || !jobLive(j)) {
       const r2 = c.readJson(resultFile(id), null); // written before the job file goes
       if (r2) { if (r2.stderr) process.stderr.write(r2.stderr); return r2.rc; }
@@ -322,15 +332,20 @@ async function runJob(id, type, unit) {
   let err = '';
   errOut = (s) => { err += s; };
   const dispatched = () => update({ phase: 'running' });
+  const canceled = () => { const j = c.readJson(file, null); return !!(j && j.id === id && j.canceled); };
+  const start = async () => {
+    if (canceled()) { errOut(`Job for ${unit} canceled.\n`); return 1; }
+    return startUnit(unit);
+  };
   let rc = 0;
   try {
     if (type === 'stop') rc = await stopUnit(unit, dispatched);
-    else if (type === 'start') { dispatched(); rc = await startUnit(unit); }
+    else if (type === 'start') { dispatched(); rc = await start(); }
     else if (type === 'try-restart' && !supervisorAlive(c.readRuntime(unit))) { dispatched(); rc = 0; }
     else {
       // restart: stop (waits for the old main process, TimeoutStopSec then SIGKILL), then start
       await stopUnit(unit, dispatched);
-      rc = await startUnit(unit);
+      rc = await start();
     }
   } catch (e) {
     err += `${e && e.stack || e}\n`;

@@ -96,11 +96,15 @@ function fmtTimestamp(ms) { // 'Mon 2026-11-30 05:40:12 UTC'
     `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} ${tzAbbrev()}`;
 }
 function monotonicUsec() { return Number(process.hrtime.bigint() / 1000n); }
+let lastUsec = 0;
 function nowUsec() {
-  // realtime in microseconds; Date.now() has ms resolution, add sub-ms from hrtime for ordering
-  const ms = Date.now();
-  const sub = Number((process.hrtime.bigint() / 1000n) % 1000n);
-  return ms * 1000 + sub;
+  // realtime in microseconds (performance.timeOrigin + now(): sub-ms, steady within the process),
+  // strictly increasing within a process, so one writer's entries keep their order in journalctl
+  const { performance } = require('perf_hooks');
+  let us = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  if (us <= lastUsec) us = lastUsec + 1;
+  lastUsec = us;
+  return us;
 }
 
 // ---- signals / exit status ---------------------------------------------------------

@@ -168,7 +168,10 @@ export class LoadWatcher {
         else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error, ...(s.errorKind ? { errorKind: s.errorKind } : {}) });
       }),
     );
-    if (this.deps.prior) this.apply({ kind: 'prior', at: this.now(), prior: this.deps.prior });
+    // The prior is folded in silently: a first state shown before the host said anything would
+    // read `loading` while nothing is known yet.
+    if (this.deps.prior) this.current = reduce(this.current, { kind: 'prior', at: this.now(), prior: this.deps.prior });
+    if (mode === 'restart') this.apply({ kind: 'restartRequested', at: this.now() });
     try {
       await this.deps.transport.connect();
       if (mode === 'restart') await this.restart();
@@ -198,7 +201,6 @@ export class LoadWatcher {
   private async restart(): Promise<void> {
     const { unit, sudo } = this.deps.profile;
     const before = await this.showUnit();
-    this.apply({ kind: 'restartRequested', at: this.now() });
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.

@@ -751,8 +751,11 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
     });
 
     it('two servers watched at once both reach ready, each on its own evidence', async () => {
-      await loopHost.configureSimulator({ ...FAST_SIM, fault: {}, readMBps: 4, warmReadMBps: 4 });
-      await host.configureSimulator({ ...FAST_SIM, fault: {}, readMBps: 10, warmReadMBps: 10 });
+      // Loads long enough (a: 24 MB in ~6 s, b: 16 MB in ~10 s) for each journal follow to be
+      // up and deliver shard lines before HTTP says ready even on a busy machine (ready does not
+      // wait for the journal), and for b to be clearly the slower one.
+      await loopHost.configureSimulator({ ...FAST_SIM, fault: {}, readMBps: 1.6, warmReadMBps: 1.6 });
+      await host.configureSimulator({ ...FAST_SIM, fault: {}, readMBps: 4, warmReadMBps: 4 });
       baseline = resourceCounts();
       fx = await fixture(host, { name: 'a' });
       fx2 = await fixture(loopHost, { name: 'b' });

@@ -129,7 +129,7 @@ function caseSpec(name: CaseName, totalBytes: number): CaseSpec {
       };
     case 'stall':
       return {
-        title: `stall: as mixed, and the load hangs ${STALL_SECONDS} s after half of the shards`,
+        title: `stall: as mixed, and the load hangs ${STALL_SECONDS} s after half of the shards (its errors are no target: a hang cannot be foreseen)`,
         sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS, coldRateChange: null, fault: { hangAt: 'weights', afterShards: SHARDS / 2, resumeAfterSeconds: STALL_SECONDS } },
         prepare: (files) => {
           simState.evict(files.slice(0, SHARDS / 2));

@@ -395,6 +395,15 @@ async function extensionSession(ctx: CaseContext, viaProxy: boolean): Promise<{ 
   const port = viaProxy ? ctx.proxy.port : ctx.host.sshPort;
   const test = await sessionForHost(ctx.host, { server: { port }, knownHosts: `[127.0.0.1]:${port} ${ctx.host.hostPublicKey}\n` });
   const s = test.settings;
+  if (process.env.BENCH_STEADY_DEBUG) {
+    const transport = test.session.transport as { exec: (c: string, o?: object) => Promise<{ code: number | null }> };
+    const exec = transport.exec.bind(transport);
+    transport.exec = async (c, o) => {
+      const r = await exec(c, o);
+      if (r.code !== 0) log(`  ${ctx.name}: exec ${JSON.stringify(c.slice(0, 50))} -> ${JSON.stringify(r)}`);
+      return r;
+    };
+  }
   // The controller's options (src/controller.ts watch()): the settings' defaults, kimi.watchAfterReady on.
   const options: WatchOptions = {
     pollIntervalMs: s.pollIntervalMs,

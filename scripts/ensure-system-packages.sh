@@ -2,10 +2,11 @@
 # Installs the Debian packages the tests, the e2e suite and the demo need; only the missing ones,
 # with one apt-get update. openssh-server: the simulated GPU host's real sshd. chromium: the e2e
 # browser. Build tools and libraries: code-server's native modules. ripgrep: code-server's search.
+# sudo: the simulated host's real sudo (the least-privilege suite runs as an unprivileged user).
 # Already installed: one dpkg-query, a few tens of milliseconds.
 set -euo pipefail
 packages=(openssh-server openssh-client util-linux curl build-essential pkg-config python3 libkrb5-dev
-  libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium)
+  libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium sudo)
 # Installed means "ii" (a package removed but not purged is "rc", and `dpkg -s` succeeds on it).
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()

@@ -1,12 +1,12 @@
-import * as os from 'node:os';
 import type { ServerProfile, Settings } from './config';
 import { ServerSession } from './monitor/session';
 import type { LogLevel } from './monitor/watcher';
 import { TunnelAgent } from './remote/httpAgent';
 import { LocalTransport } from './remote/localTransport';
-import { expandTilde, loadSshTarget } from './remote/sshConfig';
+import { loadSshTarget } from './remote/sshConfig';
+import { expandUserPath, systemPathContext } from './remote/sshPaths';
 import { SshTransport, type UnknownHostKeyInfo } from './remote/sshTransport';
-import type { Transport } from './remote/transport';
+import { TransportError, type Transport } from './remote/transport';
 import { curlFetchVia } from './server/curlFetch';
 import { SglangClient, type SglangClientOptions } from './server/sglangHttp';
 
@@ -20,9 +20,19 @@ export interface SessionUi {
 
 type Log = (level: LogLevel, message: string) => void;
 
-/** The transport for a server: SSH (host keys checked per kimi.hostKeyPolicy) or local processes. */
+/**
+ * The transport for a server: SSH (host keys checked per kimi.hostKeyPolicy) or local processes.
+ * Known hosts: a host whose ~/.ssh/config entry sets UserKnownHostsFile uses that file (the
+ * transport reads it from the resolved target); every other host uses kimi.knownHostsFile.
+ */
 export async function createTransport(server: ServerProfile, settings: Settings, ui: SessionUi, log: Log): Promise<Transport> {
   if (server.host === undefined) return new LocalTransport();
+  let knownHostsFile: string;
+  try {
+    knownHostsFile = expandUserPath(settings.knownHostsFile, systemPathContext());
+  } catch (err) {
+    throw new TransportError('config', `kimi.knownHostsFile: ${(err as Error).message}`);
+  }
   const target = await loadSshTarget({
     host: server.host,
     port: server.port,
@@ -31,7 +41,7 @@ export async function createTransport(server: ServerProfile, settings: Settings,
   });
   return new SshTransport({
     target,
-    knownHostsFile: expandTilde(settings.knownHostsFile, os.homedir()),
+    knownHostsFile,
     decideUnknownHostKey: async (key) => {
       switch (settings.hostKeyPolicy) {
         case 'strict':

@@ -11,15 +11,16 @@
  * shows wins as evidence grows:
  * - the residency is checked against the bytes read: more cold bytes than it allows (files
  *   evicted after it was measured) or more warm bytes (files read in since) disproves it, and
- *   the bytes left are then split as the bytes read so far were;
- * - each live rate is measured over the longest recent window that agrees with the last ~10 s,
- *   so a rate that changes mid-way is followed within seconds;
+ *   it stops driving the split: the bytes left then go at the rate the load shows now;
+ * - each live rate is measured over the last 10 s, and over up to 30 s as long as the older
+ *   samples agree with that, so a rate that changes mid-way is followed within ~10 s;
  * - a prior rate counts as PRIOR_WEIGHT_MS of measurement against all the measurement of this
  *   load, and not at all once the live rate has disproved it;
- * - no estimate is returned that elapsed time has disproved: bytes that stopped growing (a
- *   stall) for DISPROVED_GRACE_MS, history's after-weights time overrun, no shard for longer
- *   than a shard takes plus DISPROVED_GRACE_MS. `visibleEta` hides a stored ETA whose time is
- *   DISPROVED_GRACE_MS past (for a display that outlives the signals).
+ * - no estimate is returned that elapsed time has disproved: its ready time passed; bytes that
+ *   stopped growing (a stall: gone DISPROVED_GRACE_MS, less one sample interval, after the first
+ *   sample that saw no growth); history's after-weights time overrun; no progress for longer
+ *   than a shard takes plus DISPROVED_GRACE_MS. `visibleEta` hides a stored ETA once its time
+ *   is DISPROVED_GRACE_MS past (for a display that outlives the signals).
  * Nothing is shown before there is enough signal (>= 5 % of the bytes and >= 10 s of samples).
  */
 import type { LoadPhase } from '../server/events';
@@ -62,9 +63,9 @@ export const DEFAULT_AFTER_WEIGHTS_MIN_MS = 5_000;
 /** How far back the live rate looks. */
 export const RATE_WINDOW_MS = 30_000;
 /**
- * Windows the live rate is measured over, shortest first. The longest one whose rate agrees
- * (within RATE_AGREEMENT) with the shortest wins: a steady rate is averaged over 30 s, a rate
- * that changed is measured only since the change.
+ * Windows the live rate is measured over, shortest first: the shortest, then each longer one
+ * while the older samples it adds agree (within RATE_AGREEMENT) with the shortest. A steady
+ * rate is averaged over 30 s, a rate that changed is measured only since the change.
  */
 export const RATE_WINDOWS_MS: readonly number[] = [10_000, 15_000, 20_000, RATE_WINDOW_MS];
 const RATE_AGREEMENT = 0.15;
@@ -304,8 +305,8 @@ export interface Eta {
   /** Bytes/s used for the estimate (whole remaining weights / weightsMs). */
   readonly rateBps: number | undefined;
   /**
-   * How it was made: 'bytes+cache' (cold/warm split by the measured residency), 'bytes'
-   * (measured bytes; split cold/warm as observed when the residency was disproved), 'shards',
+   * How it was made: 'bytes+cache' (cold/warm split by the measured residency), 'bytes' (the
+   * bytes left at the rate the load shows: no residency, or a disproved one), 'shards',
    * 'history'.
    */
   readonly basis: 'bytes+cache' | 'bytes' | 'shards' | 'history';

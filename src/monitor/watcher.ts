@@ -1,7 +1,7 @@
 import type { ServerProfile } from '../config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
-import { quote, withSudo } from '../remote/shell';
+import { privilegedCommand } from '../remote/shell';
 import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, parseJournalJsonLine } from '../server/journal';
 import { execStartCommand, execStartOf, parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
@@ -10,7 +10,8 @@ import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../server/events';
 import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
-import { splitWitnessOutput, wantsWitnesses, witnessProbeCommand, witnessSignals, type WitnessOutput } from './witnessProbe';
+import { wantsWitnesses } from './witnessProbe';
+import { samplerCommand, SamplerReader } from './sampler';
 import { apiKeyFromArgv, modelPathOf } from '../server/execStart';
 import { compareServerUrl } from '../server/sglangUrl';
 import { modelSizeCommand, parseModelSize } from '../server/procIo';
@@ -58,14 +59,14 @@ export interface WatchAlert {
 }
 
 const COMMAND_TIMEOUT_MS = 20_000;
-/** Unit-state poll while the journal streams (a backstop: the journal reports exits at once). */
-const UNIT_BACKSTOP_MS = 15_000;
-/** The same once the server is ready and the journal streams: exits still come by the journal. */
+/**
+ * `systemctl show` while the journal or the sampler is live: only a backstop, since the journal
+ * reports systemd's exit lines and the sampler a main process gone, at once.
+ */
+const UNIT_BACKSTOP_MS = 5 * 60_000;
 const STEADY_UNIT_BACKSTOP_MS = 10 * 60_000;
 const JOURNAL_RETRY_FIRST_MS = 1_000;
 const JOURNAL_RETRY_MAX_MS = 60_000;
-/** Witness reads (bytes read, GPU memory) every this many polls while the weights load. */
-const WITNESS_ROUNDS = 2;
 const COMPLETION_PROMPT = 'hi';
 const COMPLETION_ALERT_MS = 30_000;
 
@@ -84,6 +85,8 @@ export class LoadWatcher {
   private readonly alertListeners = new Set<(alert: WatchAlert) => void>();
   private mode: 'load' | 'steady' = 'load';
   private journal: RemoteProcess | undefined;
+  /** The sampler (main process alive, bytes read, GPU memory) and what it was started for. */
+  private sampler: { process: RemoteProcess | undefined; pid: number; intervalMs: number } | undefined;
   private journalStarting = false;
   private journalRetryMs = JOURNAL_RETRY_FIRST_MS;
   private journalSince: number | undefined;
@@ -204,7 +207,7 @@ export class LoadWatcher {
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
-    const result = await this.exec(withSudo(`systemctl restart --no-block -- ${quote(unit)}`, sudo));
+    const result = await this.exec(privilegedCommand(['systemctl', 'restart', '--no-block', '--', unit], sudo));
     if (result.code !== 0) {
       this.awaitingRunAfter = undefined;
       const message = restartErrorMessage(result.stderr, this.deps.profile);
@@ -266,14 +269,10 @@ export class LoadWatcher {
     }
   }
 
-  private async showUnit(onWitnesses?: (out: WitnessOutput) => void): Promise<UnitStatus> {
-    const witnesses = onWitnesses ? wantsWitnesses(this.current) : undefined;
-    const show = showCommand(this.deps.profile.unit);
-    const result = await this.exec(witnesses ? witnessProbeCommand(show, witnesses.mainPid, witnesses.controlGroup) : show);
+  private async showUnit(): Promise<UnitStatus> {
+    const result = await this.exec(showCommand(this.deps.profile.unit));
     if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    const out = splitWitnessOutput(result.stdout);
-    if (witnesses && onWitnesses) onWitnesses(out);
-    return toUnitStatus(parseShow(out.show));
+    return toUnitStatus(parseShow(result.stdout));
   }
 
   /** The model path from ExecStart and the size of its *.safetensors: the bytes witness's 100 %. */
@@ -417,6 +416,10 @@ export class LoadWatcher {
 
   private onReconnected(): void {
     this.apply({ kind: 'connection', at: this.now(), up: true });
+    // The sampler's channel died with the connection: start it again.
+    const sampler = this.sampler;
+    this.sampler = undefined;
+    sampler?.process?.kill();
     // The journal is read again from the process start; the reducer ignores what it already knows.
     this.restartJournal();
     this.startJournal();
@@ -464,6 +467,7 @@ export class LoadWatcher {
       this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
       this.checkEnd();
       this.checkAlerts();
+      this.syncSampler();
     } catch (error) {
       this.onCommandError(error, false);
     } finally {
@@ -475,22 +479,18 @@ export class LoadWatcher {
   }
 
   private unitProbeIsDue(): boolean {
-    const at = this.now();
-    if (this.unitProbeDue || this.journal === undefined) return true;
-    if (this.mode === 'steady') return at - this.lastUnitProbeAt >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
-    // While the weights load, the same one command also reads the witnesses (bytes read, GPU
-    // memory): they drive the read rate, the ETA, progress without shard lines and stall
-    // detection, so it runs more often then (still one remote command per round).
-    const poll = this.deps.options.pollIntervalMs;
-    const interval = wantsWitnesses(this.current) !== undefined ? WITNESS_ROUNDS * poll : Math.max(UNIT_BACKSTOP_MS, poll);
-    return at - this.lastUnitProbeAt >= interval;
+    if (this.unitProbeDue) return true;
+    // Neither the journal nor the sampler would tell an exit: ask systemd every round.
+    if (this.journal === undefined && this.sampler?.process === undefined) return true;
+    const elapsed = this.now() - this.lastUnitProbeAt;
+    if (this.mode === 'steady') return elapsed >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
+    return elapsed >= UNIT_BACKSTOP_MS;
   }
 
   private async probeUnit(): Promise<void> {
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();
-    let witnesses: WitnessOutput | undefined;
-    const unit = await this.showUnit((out) => (witnesses = out));
+    const unit = await this.showUnit();
     const at = this.now();
     if (this.mode === 'steady') {
       if (unit.activeState === 'deactivating') this.stopSeen = true;
@@ -501,7 +501,64 @@ export class LoadWatcher {
       }
     }
     this.apply({ kind: 'unit', at, unit });
-    if (witnesses) for (const signal of witnessSignals(witnesses, at, this.modelBytes)) this.apply(signal);
+  }
+
+  // ------------------------------------------------------------ sampler
+
+  /** The sampler the state wants now: for the followed process, fast while it loads, slow once settled. */
+  private wantedSampler(): { pid: number; intervalMs: number } | undefined {
+    const state = this.current;
+    if (!this.running || !this.attached || this.awaitingRunAfter !== undefined || !state.connected) return undefined;
+    if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
+    const loading = this.mode === 'load' || wantsWitnesses(state) !== undefined;
+    const intervalMs = loading ? this.deps.options.pollIntervalMs : (this.deps.options.steadyIntervalMs ?? this.deps.options.pollIntervalMs);
+    return { pid: state.mainPid, intervalMs };
+  }
+
+  /** Starts, restarts (new process, new pace) or stops the sampler to match the state. */
+  private syncSampler(): void {
+    const wanted = this.wantedSampler();
+    const current = this.sampler;
+    if (current && wanted && current.pid === wanted.pid && current.intervalMs === wanted.intervalMs) return;
+    if (current) {
+      this.sampler = undefined;
+      current.process?.kill();
+    }
+    if (!wanted) return;
+    const entry: { process: RemoteProcess | undefined; pid: number; intervalMs: number } = { process: undefined, ...wanted };
+    this.sampler = entry;
+    const reader = new SamplerReader(() => this.modelBytes);
+    let exitSeen = false;
+    const command = samplerCommand(wanted.pid, wanted.intervalMs, this.current.unit?.controlGroup);
+    this.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
+    this.deps.transport
+      .stream(command, (line) => {
+        if (this.sampler !== entry) return;
+        const round = reader.read(line, this.now());
+        for (const signal of round.signals) this.apply(signal);
+        // The main process is gone: systemd says how it ended (once).
+        if (round.alive === false && !exitSeen) {
+          exitSeen = true;
+          this.unitProbeDue = true;
+          this.probeSoon();
+        }
+      })
+      .then((process) => {
+        if (this.sampler !== entry) {
+          process.kill();
+          return;
+        }
+        entry.process = process;
+        void process.exited.then((code) => {
+          if (this.sampler !== entry) return;
+          // Ended on its own (not killed by us): the unit probe takes over; not restarted in a loop.
+          entry.process = undefined;
+          if (code !== null) this.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
+        });
+      })
+      .catch((error) => {
+        if (this.sampler === entry) this.deps.log('warn', `Could not start the sampler: ${errorText(error)}`);
+      });
   }
 
   private async probeHttp(): Promise<void> {
@@ -645,6 +702,7 @@ export class LoadWatcher {
     this.journalRetry = undefined;
     this.journal?.kill();
     this.journal = undefined;
+    this.syncSampler();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.emitEnd(outcome);
   }

@@ -43,8 +43,20 @@ export function hostLookupName(host: string, port: number): string {
   return port === 22 ? h : `[${h}]:${port}`;
 }
 
-export function formatKnownHostsLine(host: string, port: number, keyType: string, keyBlob: Buffer): string {
-  return `${hostLookupName(host, port)} ${keyType} ${keyBlob.toString('base64')}`;
+/**
+ * A known_hosts line for host:port. `hash: true` (HashKnownHosts yes) writes the host field as
+ * `|1|salt|hash` of the lookup name, as ssh does; `salt` only for tests.
+ */
+export function formatKnownHostsLine(
+  host: string,
+  port: number,
+  keyType: string,
+  keyBlob: Buffer,
+  options: { readonly hash?: boolean; readonly salt?: Buffer } = {},
+): string {
+  const name = hostLookupName(host, port);
+  const field = options.hash ? hashHostName(name, options.salt) : name;
+  return `${field} ${keyType} ${keyBlob.toString('base64')}`;
 }
 
 /** A hashed host field as `ssh-keygen -H` writes it: `|1|base64(salt)|base64(HMAC-SHA1(salt, name))`. */
@@ -138,6 +150,56 @@ export function checkHostKey(text: string, host: string, port: number, keyType: 
     };
   }
   return { status: 'unknown', otherKeyTypes: [...new Set(plain.map((e) => e.keyType))] };
+}
+
+/**
+ * Lines of `@cert-authority` entries whose host patterns match host:port. ssh2 cannot check host
+ * certificates (it negotiates no `*-cert-v01@openssh.com` host key algorithm and its host key
+ * callback gets the plain key only), so such a line cannot vouch for a key: the caller says so.
+ */
+export function certAuthorityLines(text: string, host: string, port: number): number[] {
+  const name = hostLookupName(host, port);
+  return parseKnownHosts(text)
+    .filter((e) => e.marker === 'cert-authority' && hostFieldMatches(e.hosts, name))
+    .map((e) => e.line);
+}
+
+/** One known-hosts file's name and text. */
+export interface KnownHostsText {
+  readonly file: string;
+  readonly text: string;
+}
+
+export type HostKeyFilesCheck =
+  | { readonly status: 'known'; readonly file: string; readonly line: number }
+  | {
+      readonly status: 'unknown';
+      readonly otherKeyTypes: readonly string[];
+      /** `@cert-authority` lines that match the host (which ssh2 cannot use). */
+      readonly certAuthorities: readonly { readonly file: string; readonly line: number }[];
+    }
+  | { readonly status: 'changed'; readonly file: string; readonly knownFingerprints: readonly string[]; readonly lines: readonly number[] }
+  | { readonly status: 'revoked'; readonly file: string; readonly line: number };
+
+/**
+ * `checkHostKey` over several files (UserKnownHostsFile may list more than one), as OpenSSH
+ * does: a revocation in any file wins, then a match in any file, then a different key of the
+ * same type (changed); else unknown.
+ */
+export function checkHostKeyInFiles(files: readonly KnownHostsText[], host: string, port: number, keyType: string, keyBlob: Buffer): HostKeyFilesCheck {
+  const results = files.map((f) => ({ file: f.file, text: f.text, r: checkHostKey(f.text, host, port, keyType, keyBlob) }));
+  for (const { file, r } of results) if (r.status === 'revoked') return { status: 'revoked', file, line: r.line };
+  for (const { file, r } of results) if (r.status === 'known') return { status: 'known', file, line: r.line };
+  for (const { file, r } of results) {
+    if (r.status === 'changed') return { status: 'changed', file, knownFingerprints: r.knownFingerprints, lines: r.lines };
+  }
+  const otherKeyTypes = new Set<string>();
+  const certAuthorities: { file: string; line: number }[] = [];
+  for (const { file, text, r } of results) {
+    if (r.status === 'unknown') r.otherKeyTypes.forEach((t) => otherKeyTypes.add(t));
+    for (const line of certAuthorityLines(text, host, port)) certAuthorities.push({ file, line });
+  }
+  return { status: 'unknown', otherKeyTypes: [...otherKeyTypes], certAuthorities };
 }
 
 /** Key types already known for host:port, for ordering the host key algorithms we offer. */

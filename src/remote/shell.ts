@@ -48,17 +48,29 @@ export function assertAbsolutePath(p: string, what = 'path'): string {
 }
 
 /**
- * Runs an already quoted command with sudo when asked. `-n` never prompts: a sudo that wants a
- * password fails at once (see `isSudoPasswordError`). Only privileged commands should be wrapped.
+ * A privileged command as sudo sees it: `argv` quoted word by word, prefixed with `sudo -n` when
+ * asked. No `sh -c`: sudo sees the program and its arguments themselves, so a narrow sudoers rule
+ * (`/usr/bin/systemctl restart --no-block -- UNIT`, see server/sudoers.ts) can allow exactly this.
+ * `-n` never prompts: a sudo that wants a password fails at once (see `isSudoRefusal`).
+ * Without sudo the same command runs as is. Shell redirections may follow (the caller's shell
+ * applies them, not sudo).
  */
-export function withSudo(cmd: string, sudo: boolean): string {
-  if (!sudo) return cmd;
-  return `sudo -n sh -c ${quote(cmd)}`;
+export function privilegedCommand(argv: readonly string[], sudo: boolean): string {
+  const line = commandLine(argv);
+  return sudo ? `sudo -n ${line}` : line;
 }
 
 /** True when stderr says `sudo -n` refused because it needs a password. */
 export function isSudoPasswordError(stderr: string): boolean {
   return /sudo: (a password is required|a terminal is required|no tty present)/i.test(stderr);
+}
+
+/**
+ * True when sudo itself refused to run the command: it wants a password (`-n`), or the sudoers
+ * rules do not allow it (`Sorry, user kimi is not allowed to execute '...' as root on host.`).
+ */
+export function isSudoRefusal(stderr: string): boolean {
+  return isSudoPasswordError(stderr) || /^Sorry, user \S+ is not allowed to execute /im.test(stderr) || /^\S+ is not in the sudoers file/im.test(stderr);
 }
 
 /**

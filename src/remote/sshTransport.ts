@@ -1,6 +1,8 @@
 /**
- * One verified ssh2 connection to the GPU host (through ProxyJump hops when configured),
- * reused for every command and tunnel, reconnected with backoff after a drop.
+ * One verified ssh2 connection to the GPU host (through ProxyJump hops or a ProxyCommand when
+ * configured), reused for every command and tunnel, reconnected with backoff after a drop.
+ * Authentication follows OpenSSH: the agent first (sshAgent.ts), then the identity files, whose
+ * passphrases are asked only for keys the agent could not sign with.
  */
 import * as fs from 'node:fs';
 import type { Duplex } from 'node:stream';
@@ -14,17 +16,21 @@ import {
   type ConnectConfig,
   type ParsedKey,
 } from 'ssh2';
+import { readIdentityPublicKey } from './identityFiles';
 import {
   appendKnownHostsLine,
-  checkHostKey,
+  checkHostKeyInFiles,
   fingerprintSha256,
   formatKnownHostsLine,
   hostLookupName,
   keyTypeOfBlob,
   knownKeyTypes,
   readKnownHostsFile,
+  type KnownHostsText,
 } from './knownHosts';
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from './lines';
+import { proxyExitError, spawnProxyCommand, type ProxyProcess } from './proxyCommand';
+import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent';
 import { announcePid, killGroupCommand } from './shell';
 import { backoffDelay, channelOpenError, classifySshError, isFatal } from './sshErrors';
 import type { SshEndpoint, SshTarget } from './sshConfig';
@@ -49,6 +55,7 @@ export interface UnknownHostKeyInfo {
   readonly fingerprint: string;
   /** Keys of these other types are already known for the host (worth a warning). */
   readonly otherKeyTypes: readonly string[];
+  /** The file a trusted key is written to (UserKnownHostsFile of ~/.ssh/config, else kimi.knownHostsFile). */
   readonly knownHostsFile: string;
 }
 
@@ -64,14 +71,23 @@ const realTimers: Timers = {
 
 export interface SshTransportOptions {
   readonly target: SshTarget;
-  /** Absolute path (already ~-expanded). */
+  /**
+   * Absolute path (already ~-expanded): the known-hosts file of every host whose ~/.ssh/config
+   * entry sets no UserKnownHostsFile.
+   */
   readonly knownHostsFile: string;
   /** The host-key policy: `ask` shows a modal, `strict` rejects, `accept-new` trusts. */
   decideUnknownHostKey(info: UnknownHostKeyInfo): Promise<'trust' | 'reject'>;
   /** Asked for an encrypted key; undefined = the user cancelled (the key is skipped). */
   requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
-  /** ssh-agent socket; defaults to $SSH_AUTH_SOCK. Empty string = no agent. */
+  /**
+   * ssh-agent socket or pipe for every hop, instead of OpenSSH's choice (IdentityAgent, then
+   * $SSH_AUTH_SOCK, on Windows then the OpenSSH pipe and Pageant). Empty string = no agent.
+   */
   readonly agentSocket?: string;
+  /** For the agent choice: defaults to this process's platform and environment. */
+  readonly platform?: NodeJS.Platform;
+  readonly env?: Readonly<Record<string, string | undefined>>;
   readonly readyTimeoutMs?: number;
   readonly keepaliveIntervalMs?: number;
   readonly keepaliveCountMax?: number;
@@ -137,7 +153,7 @@ class HandshakeDeadline {
 
 function noop(): void {}
 
-type AuthStep = { readonly kind: 'key'; readonly path: string; readonly configured: boolean } | { readonly kind: 'agent'; readonly socket: string };
+type AuthStep = { readonly kind: 'key'; readonly path: string; readonly configured: boolean } | { readonly kind: 'agent' };
 
 export class SshTransport implements Transport {
   readonly description: string;
@@ -161,10 +177,15 @@ export class SshTransport implements Transport {
   private _handshakes = 0;
   /** Passphrases by key path, for this transport's life only. */
   private readonly passphrases = new Map<string, string>();
+  /** ProxyCommand processes alive (killed with their connection, or on dispose). */
+  private readonly proxies = new Set<ProxyProcess>();
 
   constructor(private readonly options: SshTransportOptions) {
     const t = options.target;
-    const via = t.jumps.length > 0 ? ` via ${t.jumps.map((j) => j.hostName).join(',')}` : '';
+    const first = t.jumps[0] ?? t;
+    const via =
+      (t.jumps.length > 0 ? ` via ${t.jumps.map((j) => j.hostName).join(',')}` : '') +
+      (first.proxyCommand !== undefined ? ' (ProxyCommand)' : '');
     this.description = `${t.username}@${t.hostName}${t.port === 22 ? '' : `:${t.port}`}${via}`;
     this.timers = options.timers ?? realTimers;
     this.log = options.log ?? noop;
@@ -300,7 +321,12 @@ export class SshTransport implements Transport {
     const clients = [...this.chain, ...this.dialing].reverse();
     this.chain = [];
     this.dialing.clear();
-    const endAll = () => clients.forEach(endClient);
+    const proxies = [...this.proxies];
+    this.proxies.clear();
+    const endAll = () => {
+      clients.forEach(endClient);
+      proxies.forEach((p) => p.kill());
+    };
     if (stops.length > 0) {
       // Closing a channel does not stop a command that never writes (sshd has no pty to hang
       // up), so end the process groups we started before hanging up; at most a second.
@@ -355,6 +381,7 @@ export class SshTransport implements Transport {
   private startAttempt(): Promise<void> {
     const n = ++this.attempts;
     this.setState({ kind: 'connecting', attempt: n });
+    if (n === 1) this.logConfig();
     this.log(`Connecting to ${this.description} (attempt ${n})`);
     const p = this.dial().then(
       (chain) => {
@@ -385,6 +412,20 @@ export class SshTransport implements Transport {
     });
     const tracked = this.attempt;
     return tracked;
+  }
+
+  /** What ~/.ssh/config decided for each hop, and what it asked that is not applied: said once. */
+  private logConfig(): void {
+    const t = this.options.target;
+    for (const ep of [...t.jumps, t]) {
+      const name = ep.alias === ep.hostName ? ep.alias : `${ep.alias} (${ep.hostName})`;
+      if (ep.proxyCommand !== undefined) this.log(`${name}: ProxyCommand ${ep.proxyCommand}`);
+      if (ep.knownHostsFiles) this.log(`${name}: known hosts from UserKnownHostsFile ${ep.knownHostsFiles.join(' ')}`);
+      if (ep.identitiesOnly) this.log(`${name}: IdentitiesOnly yes (only ${ep.identityFiles.join(', ')})`);
+      if (ep.configNotes && ep.configNotes.length > 0) {
+        this.log(`${name}: ~/.ssh/config directives not applied: ${ep.configNotes.join('; ')}`);
+      }
+    }
   }
 
   private scheduleRetry(reason: string, errorKind?: TransportErrorKind): void {
@@ -420,21 +461,48 @@ export class SshTransport implements Transport {
     const { target } = this.options;
     const hops: SshEndpoint[] = [...target.jumps, target];
     const clients: Client[] = [];
+    let proxy: ProxyProcess | undefined;
     try {
       let sock: Duplex | undefined;
       for (let i = 0; i < hops.length; i++) {
-        const via = i > 0 ? `via ${hops[i - 1].hostName}` : undefined;
-        const client = await this.handshake(hops[i], sock, via);
+        let via = i > 0 ? `via ${hops[i - 1].hostName}` : undefined;
+        if (i === 0 && hops[0].proxyCommand !== undefined) {
+          proxy = this.startProxy(hops[0], hops[0].proxyCommand);
+          sock = proxy.sock;
+          via = 'via ProxyCommand';
+        }
+        const client = await this.handshake(hops[i], sock, via, i === 0 ? proxy : undefined);
         clients.push(client);
+        if (i === 0 && proxy) {
+          const p = proxy;
+          client.once('close', () => {
+            p.kill();
+            this.proxies.delete(p);
+          });
+        }
         if (i + 1 < hops.length) sock = await this.forwardToHop(client, hops[i], hops[i + 1]);
       }
       return clients;
     } catch (err) {
       clients.reverse().forEach(endClient);
+      if (proxy) {
+        proxy.kill();
+        this.proxies.delete(proxy);
+      }
       throw err;
     } finally {
       for (const c of clients) this.dialing.delete(c);
     }
+  }
+
+  private startProxy(ep: SshEndpoint, command: string): ProxyProcess {
+    const proxy = spawnProxyCommand(command, {
+      ...(this.options.platform ? { platform: this.options.platform } : {}),
+      log: (line) => this.log(`ProxyCommand (${ep.alias}): ${line}`),
+    });
+    this.proxies.add(proxy);
+    void proxy.exited.then(() => this.proxies.delete(proxy));
+    return proxy;
   }
 
   private forwardToHop(client: Client, from: SshEndpoint, to: SshEndpoint): Promise<Duplex> {
@@ -448,7 +516,16 @@ export class SshTransport implements Transport {
     });
   }
 
-  private handshake(ep: SshEndpoint, sock: Duplex | undefined, via: string | undefined): Promise<Client> {
+  /** The known-hosts files of a hop: its UserKnownHostsFile, else kimi.knownHostsFile. The first is written. */
+  private knownHostsFiles(ep: SshEndpoint): readonly string[] {
+    return ep.knownHostsFiles && ep.knownHostsFiles.length > 0 ? ep.knownHostsFiles : [this.options.knownHostsFile];
+  }
+
+  private readKnownHosts(ep: SshEndpoint): Promise<KnownHostsText[]> {
+    return Promise.all(this.knownHostsFiles(ep).map(async (file) => ({ file, text: await readKnownHostsFile(file) })));
+  }
+
+  private handshake(ep: SshEndpoint, sock: Duplex | undefined, via: string | undefined, proxy?: ProxyProcess): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
       const client = new Client();
       this.dialing.add(client);
@@ -457,32 +534,88 @@ export class SshTransport implements Transport {
       const authTried: string[] = [];
       let hostKeyError: TransportError | undefined;
       let settled = false;
-      const fail = (err: unknown) => {
+      const failNow = (err: unknown) => {
         if (settled) return;
         settled = true;
         deadline.clear();
         endClient(client);
+        auth.finish();
+        const message = (err as { message?: unknown } | undefined)?.message;
+        if (!hostKeyError && typeof message === 'string' && /too many authentication failures/i.test(message)) {
+          // sshd's MaxAuthTries: usually an agent offering many keys before the right one.
+          return reject(
+            new TransportError(
+              'auth',
+              `Authentication failed for ${ep.username}@${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}: the server closed the ` +
+                `connection after too many keys (Too many authentication failures); tried: ${authTried.join(', ')}. ` +
+                'With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',
+            ),
+          );
+        }
         reject(
           hostKeyError ??
             classifySshError(err, { host: ep.hostName, port: ep.port, username: ep.username, authTried, via }),
         );
       };
+      let waitedForProxy = false;
+      const fail = (err: unknown) => {
+        if (settled) return;
+        // A connection that broke because the ProxyCommand died: say why it died (its exit
+        // may be reported a moment after the broken pipe).
+        const level = (err as { level?: unknown } | undefined)?.level;
+        if (proxy && !hostKeyError && level !== 'client-authentication' && !(err instanceof TransportError && err.kind !== 'closed')) {
+          if (!proxy.exit && !waitedForProxy) {
+            waitedForProxy = true;
+            const t = setTimeout(() => fail(err), 1000);
+            t.unref();
+            void proxy.exited.then(() => {
+              clearTimeout(t);
+              fail(err);
+            });
+            return;
+          }
+          if (proxy.exit) {
+            const e = proxyExitError(ep.proxyCommand ?? '', proxy.exit);
+            return failNow(new TransportError(e.kind, e.message));
+          }
+        }
+        failNow(err);
+      };
+      const timeoutMs = ep.connectTimeoutMs ?? this.options.readyTimeoutMs ?? 15_000;
       const deadline = new HandshakeDeadline(
-        this.options.readyTimeoutMs ?? 15_000,
-        () => fail(new TransportError('timeout', `Timed out after ${Math.round((this.options.readyTimeoutMs ?? 15_000) / 1000)} s connecting to ${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}`)),
+        timeoutMs,
+        () =>
+          failNow(
+            new TransportError(
+              'timeout',
+              `Timed out after ${Math.round(timeoutMs / 1000)} s connecting to ${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}` +
+                (ep.connectTimeoutMs !== undefined ? ' (ConnectTimeout in ~/.ssh/config)' : ''),
+            ),
+          ),
         this.timers,
       );
+      const auth = this.authHandler(ep, deadline, authTried);
+      // The agent's own failures (not running, refused to sign) are not the connection's: the
+      // next key is tried, and the error is listed with what was tried.
+      const onError = (err: Error & { level?: string }) => {
+        if (err.level === 'agent') {
+          authTried.push(`ssh-agent: ${err.message}`);
+          return;
+        }
+        fail(err);
+      };
       client.on('ready', () => {
         if (settled) return;
         settled = true;
         deadline.clear();
-        client.removeListener('error', fail);
+        client.removeListener('error', onError);
         client.removeListener('close', onCloseEarly);
         resolve(client);
       });
-      client.on('error', fail);
+      client.on('error', onError);
       const onCloseEarly = () => fail(new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`));
       client.on('close', onCloseEarly);
+      if (proxy) void proxy.exited.then(() => fail(new TransportError('closed', 'ProxyCommand exited')));
 
       const verifyHostKey = (key: Buffer, verify: (ok: boolean) => void): void => {
         this.checkHostKey(ep, key, deadline).then(
@@ -500,14 +633,15 @@ export class SshTransport implements Transport {
         username: ep.username,
         sock,
         readyTimeout: 0, // HandshakeDeadline replaces it: it pauses while the user decides
-        keepaliveInterval: this.options.keepaliveIntervalMs ?? 5000,
-        keepaliveCountMax: this.options.keepaliveCountMax ?? 3,
+        keepaliveInterval: ep.serverAliveIntervalMs ?? this.options.keepaliveIntervalMs ?? 5000,
+        keepaliveCountMax: ep.serverAliveCountMax ?? this.options.keepaliveCountMax ?? 3,
         hostVerifier: verifyHostKey,
-        authHandler: this.authHandler(ep, deadline, authTried),
+        authHandler: auth.handler,
       };
-      readKnownHostsFile(this.options.knownHostsFile)
-        .then((text) => {
+      this.readKnownHosts(ep)
+        .then((files) => {
           if (settled) return;
+          const text = files.map((f) => f.text).join('\n');
           config.algorithms = { serverHostKey: orderHostKeyAlgorithms(knownKeyTypes(text, ep.hostName, ep.port)) as never };
           client.connect(config);
         })
@@ -517,30 +651,44 @@ export class SshTransport implements Transport {
 
   /** Checks the key against known_hosts and the policy; throws a TransportError to refuse. */
   private async checkHostKey(ep: SshEndpoint, key: Buffer, deadline: HandshakeDeadline): Promise<void> {
-    const file = this.options.knownHostsFile;
+    const files = await this.readKnownHosts(ep);
+    const file = files[0].file; // where a trusted key is written
     const name = hostLookupName(ep.hostName, ep.port);
     const keyType = keyTypeOfBlob(key);
     if (!keyType) throw new TransportError('host-key-rejected', `The host key offered by ${name} could not be parsed`);
     const fingerprint = fingerprintSha256(key);
-    const result = checkHostKey(await readKnownHostsFile(file), ep.hostName, ep.port, keyType, key);
+    const result = checkHostKeyInFiles(files, ep.hostName, ep.port, keyType, key);
     switch (result.status) {
       case 'known':
         return;
       case 'revoked':
         throw new TransportError(
           'host-key-rejected',
-          `The host key of ${name} (${keyType} ${fingerprint}) is marked @revoked in ${file} line ${result.line}; refusing to connect.`,
+          `The host key of ${name} (${keyType} ${fingerprint}) is marked @revoked in ${result.file} line ${result.line}; refusing to connect.`,
         );
       case 'changed':
         throw new TransportError(
           'host-key-changed',
-          `HOST KEY CHANGED for ${name}: the server offered ${keyType} ${fingerprint}, but ${file} ` +
+          `HOST KEY CHANGED for ${name}: the server offered ${keyType} ${fingerprint}, but ${result.file} ` +
             `line ${result.lines.join(', ')} records ${result.knownFingerprints.join(', ')}. ` +
             'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
-            `remove the old entry (ssh-keygen -R '${name}' -f '${file}') and connect again.`,
-          { host: name, offered: fingerprint, known: result.knownFingerprints, file, lines: result.lines },
+            `remove the old entry (ssh-keygen -R '${name}' -f '${result.file}') and connect again.`,
+          { host: name, offered: fingerprint, known: result.knownFingerprints, file: result.file, lines: result.lines },
         );
       case 'unknown': {
+        if (result.certAuthorities.length > 0) {
+          // ssh2 negotiates no certificate host key algorithm and hands us the plain key only:
+          // the CA cannot vouch for it here, and trusting it on first use would silently
+          // replace the CA check the config asks for. Refuse, and say how to proceed.
+          const where = result.certAuthorities.map((c) => `${c.file} line ${c.line}`).join(', ');
+          throw new TransportError(
+            'host-key-rejected',
+            `${where} trusts a certificate authority (@cert-authority) for ${name}, but host certificates cannot be ` +
+              `checked here (ssh2 only receives the plain host key), and the key the server offered (${keyType} ${fingerprint}) ` +
+              `is not in the known-hosts file as a plain key; refusing to connect. If that fingerprint is right (on the host: ` +
+              `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), add the host's plain public key to ${file} as "${name} <key type> <base64>".`,
+          );
+        }
         deadline.pause();
         let decision: 'trust' | 'reject';
         try {
@@ -563,41 +711,70 @@ export class SshTransport implements Transport {
             `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimi.hostKeyPolicy).`,
           );
         }
-        await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key));
-        this.log(`Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}`);
+        const hash = ep.hashKnownHosts === true;
+        await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key, { hash }));
+        this.log(`Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}${hash ? ' (hashed: HashKnownHosts yes)' : ''}`);
         return;
       }
     }
   }
 
-  /** Identity files in order, then the agent; asks for passphrases of encrypted keys. */
-  private authHandler(ep: SshEndpoint, deadline: HandshakeDeadline, tried: string[]): AuthHandlerMiddleware {
-    const steps: AuthStep[] = ep.identityFiles.map((p) => ({ kind: 'key' as const, path: p, configured: ep.identityFilesConfigured }));
-    const agent = this.options.agentSocket ?? process.env.SSH_AUTH_SOCK ?? '';
-    if (agent) steps.push({ kind: 'agent', socket: agent });
-    let lastOffered: number | undefined;
+  /** The agents to ask for this hop, in order. */
+  private agentsFor(ep: SshEndpoint): AgentCandidate[] {
+    const forced = this.options.agentSocket;
+    if (forced !== undefined) return forced ? [{ kind: 'socket', path: forced, source: 'agentSocket option' }] : [];
+    return agentCandidates({
+      platform: this.options.platform ?? process.platform,
+      env: this.options.env ?? process.env,
+      identityAgent: ep.identityAgent,
+    });
+  }
+
+  /**
+   * OpenSSH's order: the agent's keys first (under IdentitiesOnly only those of the identity
+   * files), then the identity files the agent did not already offer; a passphrase is asked only
+   * when a file's key must be unlocked because the agent could not sign with it.
+   */
+  private authHandler(ep: SshEndpoint, deadline: HandshakeDeadline, tried: string[]): { handler: AuthHandlerMiddleware; finish(): void } {
+    const agents = this.agentsFor(ep);
+    const steps: AuthStep[] = [
+      ...(agents.length > 0 ? [{ kind: 'agent' as const }] : []),
+      ...ep.identityFiles.map((p) => ({ kind: 'key' as const, path: p, configured: ep.identityFilesConfigured })),
+    ];
+    let agent: SelectedAgent | undefined;
+    let lastOffered: { index: number; agent?: SelectedAgent } | undefined;
+    /** The last method offered got no answer but a failure (or, at the end, none at all). */
+    const settleLast = (rejected: boolean) => {
+      if (lastOffered === undefined) return;
+      const a = lastOffered.agent;
+      const mark = rejected ? ' (rejected)' : '';
+      tried[lastOffered.index] = a ? `${a.summary}${a.offered > 0 ? mark : ''}` : `${tried[lastOffered.index]}${mark}`;
+      lastOffered = undefined;
+    };
 
     // ssh2 passes null methods on the first call; `false` ends authentication (not in the typings).
-    return (methodsLeft: AuthenticationType[] | null, _partial: boolean | null, next: (m: AnyAuthMethod) => void): void => {
-      if (lastOffered !== undefined) {
-        tried[lastOffered] += ' (rejected)';
-        lastOffered = undefined;
-      }
+    const handler = (methodsLeft: AuthenticationType[] | null, _partial: boolean | null, next: (m: AnyAuthMethod) => void): void => {
+      settleLast(true);
       const allows = (m: AuthenticationType) => methodsLeft === null || methodsLeft.includes(m);
       const advance = async (): Promise<AnyAuthMethod | false> => {
         while (steps.length > 0) {
           const step = steps.shift()!;
-          if (step.kind === 'agent') {
-            if (!allows('publickey')) continue;
-            tried.push('ssh-agent');
-            lastOffered = tried.length - 1;
-            return { type: 'agent', username: ep.username, agent: step.socket };
-          }
           if (!allows('publickey')) continue;
+          if (step.kind === 'agent') {
+            const allowed = ep.identitiesOnly ? await configuredPublicKeys(ep.identityFiles) : undefined;
+            agent = new SelectedAgent(agents, allowed ? { allowed } : {});
+            tried.push(agent.summary);
+            lastOffered = { index: tried.length - 1, agent };
+            return { type: 'agent', username: ep.username, agent };
+          }
+          if (agent) {
+            const pub = await readIdentityPublicKey(step.path);
+            if (pub && agent.offeredKey(pub)) continue; // the agent offered this very key already
+          }
           const key = await this.loadKey(step, deadline, tried);
           if (key === undefined) continue;
           tried.push(step.path);
-          lastOffered = tried.length - 1;
+          lastOffered = { index: tried.length - 1 };
           return { type: 'publickey', username: ep.username, key };
         }
         if (methodsLeft && !methodsLeft.includes('publickey')) tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
@@ -606,9 +783,10 @@ export class SshTransport implements Transport {
       const end = () => next(false as unknown as AnyAuthMethod);
       advance().then((m) => (m === false ? end() : next(m)), end);
     };
+    return { handler, finish: () => settleLast(false) };
   }
 
-  /** The parsed private key, or undefined to skip it (missing, cancelled, unreadable). */
+  /** The parsed private key, or undefined to skip it (missing, cancelled, unreadable, public only). */
   private async loadKey(step: { path: string; configured: boolean }, deadline: HandshakeDeadline, tried: string[]): Promise<ParsedKey | undefined> {
     let data: Buffer;
     try {
@@ -618,7 +796,7 @@ export class SshTransport implements Transport {
       return undefined;
     }
     let parsed = ssh2Utils.parseKey(data, this.passphrases.get(step.path));
-    if (!(parsed instanceof Error)) return parsed;
+    if (!(parsed instanceof Error)) return privateOnly(parsed, step.path, tried);
     if (!/passphrase|encrypted/i.test(parsed.message)) {
       tried.push(`${step.path} (cannot parse: ${parsed.message})`);
       return undefined;
@@ -638,7 +816,7 @@ export class SshTransport implements Transport {
       parsed = ssh2Utils.parseKey(data, passphrase);
       if (!(parsed instanceof Error)) {
         this.passphrases.set(step.path, passphrase);
-        return parsed;
+        return privateOnly(parsed, step.path, tried);
       }
     }
     this.passphrases.delete(step.path);
@@ -755,6 +933,18 @@ interface RemoteRun {
   onStdout(fn: (d: Buffer) => void): void;
   /** Ends the command (process group kill, then channel close); resolves once that is done. */
   stop(signal: 'TERM' | 'KILL'): Promise<void>;
+}
+
+/** A public key file (IdentityFile ~/.ssh/key.pub, as agent users write) selects agent keys but cannot sign. */
+function privateOnly(key: ParsedKey, file: string, tried: string[]): ParsedKey | undefined {
+  if (key.isPrivateKey()) return key;
+  tried.push(`${file} (a public key: it only selects agent keys)`);
+  return undefined;
+}
+
+async function configuredPublicKeys(files: readonly string[]): Promise<Buffer[]> {
+  const keys = await Promise.all(files.map((f) => readIdentityPublicKey(f)));
+  return keys.filter((k): k is Buffer => k !== undefined);
 }
 
 function endClient(client: Client): void {

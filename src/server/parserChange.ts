@@ -3,7 +3,7 @@
  * daemon-reload. The caller restarts and watches; on a failed start it calls `rollback`.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
-import { normalizeUnit, quote, withSudo, isSudoPasswordError } from '../remote/shell';
+import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../remote/shell';
 import {
   findServerInUnit,
   parseSystemctlCat,
@@ -13,20 +13,33 @@ import {
   type ParsedUnit,
 } from './execStart';
 import { validateParserName } from './parserNames';
+import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow } from './systemd';
 
+export { DROP_IN_NAME } from './sudoers';
+
 export interface ParserChangeDeps {
-  exec(command: string): Promise<{ stdout: string; stderr: string; code: number | null }>;
+  /**
+   * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
+   * standard input (which is then closed); see `execFeedsStdin`.
+   */
+  exec(command: string, options?: { readonly stdin?: string }): Promise<{ stdout: string; stderr: string; code: number | null }>;
+  /**
+   * True when `exec` feeds `options.stdin` to the command (Transport.exec does): file contents
+   * then never appear on a command line. Otherwise they reach `tee` through `printf` in the
+   * remote shell (sudo's command line is the same either way).
+   */
+  readonly execFeedsStdin?: boolean;
+  /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */
   readonly sudo: boolean;
+  /** The host, for messages (undefined: this machine). */
+  readonly host?: string;
   log(line: string): void;
   /** Shows the diff; resolves true to go on. */
   confirmDiff(diff: string): Promise<boolean>;
   /** Defaults to /etc/systemd/system (tests point it elsewhere). */
   readonly unitDir?: string;
-  readonly now?: () => Date;
 }
-
-export const DROP_IN_NAME = '50-kimi-parsers.conf';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -52,7 +65,11 @@ export type EnableResult =
     };
 
 export class ParserChangeError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** sudo itself refused (a password, or no rule): nothing was run. */
+    readonly sudoRefused = false,
+  ) {
     super(message);
     this.name = 'ParserChangeError';
   }
@@ -60,21 +77,30 @@ export class ParserChangeError extends Error {
 
 async function run(deps: ParserChangeDeps, what: string, command: string): Promise<string> {
   const r = await deps.exec(command);
-  if (r.code !== 0) {
-    const hint = isSudoPasswordError(r.stderr) ? ' (sudo asks for a password: allow passwordless sudo for this user, or connect as root)' : '';
-    throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'})${hint}: ${r.stderr.trim().slice(0, 500)}`);
-  }
+  if (r.code !== 0) throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
   return r.stdout;
 }
 
-/** A POSIX script run by `sh -c`, with sudo when configured. */
-function script(lines: readonly string[], sudo: boolean): string {
-  return withSudo(`sh -c ${quote(lines.join('\n'))}`, sudo);
-}
-
-function timestamp(d: Date): string {
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
+/**
+ * One privileged step, as the exact command a sudoers rule allows (see sudoers.ts), with
+ * `input` on its stdin. A refusal by sudo names the command and the way to allow it.
+ */
+async function runPrivileged(deps: ParserChangeDeps, unit: string, what: string, argv: readonly string[], input?: string): Promise<void> {
+  const line = privilegedCommand(argv, deps.sudo);
+  let r;
+  if (input === undefined) r = await deps.exec(line);
+  else if (deps.execFeedsStdin) r = await deps.exec(`${line} >/dev/null`, { stdin: input });
+  else r = await deps.exec(`printf '%s' ${quote(input)} | ${line} >/dev/null`);
+  if (r.code === 0) return;
+  if (deps.sudo && isSudoRefusal(r.stderr)) {
+    const message = sudoRefusalMessage({ host: deps.host, unit, action: commandLine(argv), command: line, stderr: r.stderr });
+    throw new ParserChangeError(`${what} failed: ${message}`, true);
+  }
+  const text = r.stderr.trim().slice(0, 500);
+  const hint = !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
+    ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
+    : '';
+  throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${line}: ${text}${hint}`);
 }
 
 async function readUnit(deps: ParserChangeDeps, unit: string): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
@@ -101,9 +127,8 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
     const error = validateParserName(kind, name);
     if (error) throw new ParserChangeError(error);
   }
-  const unitDir = deps.unitDir ?? '/etc/systemd/system';
-  const dir = `${unitDir}/${unit}.d`;
-  const dropInPath = `${dir}/${DROP_IN_NAME}`;
+  const where = dropInLocation(unit, deps.unitDir);
+  const dropInPath = where.file;
 
   const { parsed, show } = await readUnit(deps, unit);
   for (const w of parsed.warnings) deps.log(`unit: ${w}`);
@@ -128,40 +153,40 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
     prefix: command.prefix,
     keepReferences: command.references,
   });
-  const stamp = timestamp((deps.now ?? (() => new Date()))());
-  const backupPath = `${dropInPath}.bak-${stamp}`;
-  const tmp = `${dropInPath}.tmp-${stamp}`;
-  // One script: report what exists, keep a backup, write atomically (tmp + mv).
+  // What is there now, read without sudo (unit files and drop-ins are world-readable).
   const out = await run(
     deps,
-    'writing the drop-in',
-    script(
-      [
-        'set -e',
-        `d=${quote(dir)}; f=${quote(dropInPath)}`,
-        'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
-        'if [ -e "$f" ]; then echo file=yes; cat -- "$f"; else echo file=no; fi',
-        'mkdir -p -- "$d"',
-        `if [ -e "$f" ]; then cp -p -- "$f" ${quote(backupPath)}; fi`,
-        `printf '%s' ${quote(text)} > ${quote(tmp)}`,
-        `chmod 0644 ${quote(tmp)}`,
-        `mv -f -- ${quote(tmp)} "$f"`,
-      ],
-      deps.sudo,
-    ),
+    'reading the current drop-in',
+    `sh -c ${quote([
+      `d=${quote(where.dir)}; f=${quote(dropInPath)}`,
+      'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
+      'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+    ].join('\n'))}`,
   );
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
-  if (!m) throw new ParserChangeError(`unexpected output while writing the drop-in: ${out.slice(0, 200)}`);
+  if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
   const rollbackPlan: RollbackPlan = {
     unit,
     dropInPath,
     previousContent,
-    ...(previousContent !== null ? { backupPath } : {}),
+    ...(previousContent !== null ? { backupPath: where.backup } : {}),
     createdDir: m[1] === 'no',
   };
-  deps.log(`wrote ${dropInPath}${previousContent !== null ? ` (previous kept as ${backupPath})` : ''}`);
-  await run(deps, 'systemctl daemon-reload', withSudo('systemctl daemon-reload', deps.sudo));
+  // Each write is one exact command at a fixed path (sudoers.ts allows exactly these).
+  if (rollbackPlan.createdDir) await runPrivileged(deps, unit, 'creating the drop-in folder', privilegedArgv.mkdir(where.dir));
+  if (previousContent !== null) await runPrivileged(deps, unit, 'keeping a backup of the drop-in', privilegedArgv.tee(where.backup), previousContent);
+  try {
+    await runPrivileged(deps, unit, 'writing the drop-in', privilegedArgv.tee(dropInPath), text);
+  } catch (e) {
+    // tee may have truncated the file before it failed: put the previous one back (sudo allowed tee a moment ago).
+    if (!(e instanceof ParserChangeError && e.sudoRefused)) {
+      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) => deps.log(`could not restore ${dropInPath}: ${e2.message}`));
+    }
+    throw e;
+  }
+  deps.log(`wrote ${dropInPath}${previousContent !== null ? ` (previous kept as ${where.backup})` : ''}`);
+  await runPrivileged(deps, unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
   deps.log('systemctl daemon-reload done');
 
   try {
@@ -188,20 +213,24 @@ async function confirmEffective(deps: ParserChangeDeps, unit: string, newArgv: r
   }
 }
 
-/** Restores the drop-in as it was (content or absence) and daemon-reloads. The caller restarts. */
-export async function rollback(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
-  const d = plan.dropInPath.slice(0, plan.dropInPath.lastIndexOf('/'));
-  const lines = ['set -e', `f=${quote(plan.dropInPath)}`];
+/** The drop-in as it was: its previous content written back, or no drop-in. */
+async function restoreDropIn(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
   if (plan.previousContent === null) {
-    lines.push('rm -f -- "$f"');
-    if (plan.createdDir) lines.push(`rmdir -- ${quote(d)} 2>/dev/null || true`);
+    await runPrivileged(deps, plan.unit, 'removing the drop-in', privilegedArgv.rm(plan.dropInPath));
   } else {
-    const tmp = `${plan.dropInPath}.tmp-rollback`;
-    lines.push(`printf '%s' ${quote(plan.previousContent)} > ${quote(tmp)}`, `chmod 0644 ${quote(tmp)}`, `mv -f -- ${quote(tmp)} "$f"`);
+    await runPrivileged(deps, plan.unit, 'restoring the drop-in', privilegedArgv.tee(plan.dropInPath), plan.previousContent);
   }
-  await run(deps, 'restoring the drop-in', script(lines, deps.sudo));
+}
+
+/**
+ * Restores the drop-in as it was (content or absence) and daemon-reloads. The caller restarts.
+ * A `.d` folder created by the change stays (empty): systemd ignores it, and removing it would
+ * take one more sudo rule.
+ */
+export async function rollback(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
+  await restoreDropIn(deps, plan);
   deps.log(plan.previousContent === null ? `removed ${plan.dropInPath}` : `restored the previous ${plan.dropInPath}`);
-  await run(deps, 'systemctl daemon-reload', withSudo('systemctl daemon-reload', deps.sudo));
+  await runPrivileged(deps, plan.unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
   deps.log('systemctl daemon-reload done (rollback)');
 }
 

@@ -390,6 +390,20 @@ describe('SshTransport against a real sshd', function () {
     assert.equal(second.asked.length, 1);
   });
 
+  it('an agent that is not running is skipped: the key files are tried next, and the error lists it', async () => {
+    trustHost();
+    const dead = path.join(tmp, `no-agent-${Date.now()}.sock`);
+    const { t } = transport({ agentSocket: dead });
+    assert.equal((await t.exec('echo after-dead-agent')).stdout, 'after-dead-agent\n');
+
+    const stranger = path.join(tmp, `stranger2_${Date.now()}`);
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
+    const second = transport({ agentSocket: dead, target: target({ identityFiles: [stranger] }) });
+    const err = await rejection(second.t.connect());
+    assert.equal(err.kind, 'auth');
+    assert.ok(err.message.includes(`ssh-agent ${dead} (agentSocket option): Failed to connect to agent, ${stranger} (rejected)`), err.message);
+  });
+
   it('dispose leaves no open handles', async () => {
     trustHost();
     // Compare handle objects, not counts: earlier tests' sockets may still be closing.

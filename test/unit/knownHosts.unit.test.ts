@@ -6,7 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   appendKnownHostsLine,
+  certAuthorityLines,
   checkHostKey,
+  checkHostKeyInFiles,
   fingerprintSha256,
   formatKnownHostsLine,
   hashHostName,
@@ -160,6 +162,42 @@ describe('known_hosts', () => {
   it('formats lines to append', () => {
     assert.equal(formatKnownHostsLine('GPU7', 22, a.type, a.blob), `gpu7 ${a.type} ${a.b64}`);
     assert.equal(formatKnownHostsLine('127.0.0.1', 2222, a.type, a.blob), `[127.0.0.1]:2222 ${a.type} ${a.b64}`);
+  });
+
+  it('HashKnownHosts: writes |1|salt|hash lines that we and the real ssh-keygen -F find', () => {
+    const salt = Buffer.alloc(20, 7);
+    const line = formatKnownHostsLine('127.0.0.1', 2222, a.type, a.blob, { hash: true, salt });
+    assert.equal(line, `${hashHostName('[127.0.0.1]:2222', salt)} ${a.type} ${a.b64}`);
+    assert.doesNotMatch(line, /127\.0\.0\.1/);
+    const random = formatKnownHostsLine('GPU7', 22, b.type, b.blob, { hash: true });
+    assert.notEqual(random.split(' ')[0], formatKnownHostsLine('GPU7', 22, b.type, b.blob, { hash: true }).split(' ')[0], 'a new salt each time');
+    const text = `${line}\n${random}\n`;
+    assert.equal(checkHostKey(text, '127.0.0.1', 2222, a.type, a.blob).status, 'known');
+    assert.equal(checkHostKey(text, 'gpu7', 22, b.type, b.blob).status, 'known');
+    const file = path.join(tmp, 'hashed-by-us');
+    fs.writeFileSync(file, text);
+    // ssh-keygen -F finds hashed entries by name and prints the matching line
+    assert.match(execFileSync('ssh-keygen', ['-F', '[127.0.0.1]:2222', '-f', file]).toString(), new RegExp(`${a.type} ${a.b64.replace(/[+/]/g, '\\$&')}`));
+    assert.match(execFileSync('ssh-keygen', ['-F', 'gpu7', '-f', file]).toString(), /ecdsa-sha2-nistp256/);
+  });
+
+  it('several files (UserKnownHostsFile a b): revoked anywhere > known anywhere > changed > unknown', () => {
+    const f1 = { file: '/kh1', text: `gpu7 ${c.type} ${c.b64}\n` };
+    const f2 = { file: '/kh2', text: `# two\ngpu7 ${a.type} ${a.b64}\n` };
+    const f3 = { file: '/kh3', text: `@revoked gpu7 ${a.type} ${a.b64}\n` };
+    assert.deepEqual(checkHostKeyInFiles([f1, f2], 'gpu7', 22, a.type, a.blob), { status: 'known', file: '/kh2', line: 2 });
+    assert.deepEqual(checkHostKeyInFiles([f2, f3], 'gpu7', 22, a.type, a.blob), { status: 'revoked', file: '/kh3', line: 1 });
+    const changed = checkHostKeyInFiles([{ file: '/kh0', text: '' }, f1], 'gpu7', 22, a.type, a.blob);
+    assert.equal(changed.status, 'changed');
+    assert.equal(changed.status === 'changed' && changed.file, '/kh1');
+    assert.deepEqual(checkHostKeyInFiles([{ file: '/e', text: '' }], 'gpu7', 22, a.type, a.blob), { status: 'unknown', otherKeyTypes: [], certAuthorities: [] });
+  });
+
+  it('@cert-authority lines that cover a host are reported (ssh2 cannot check host certificates)', () => {
+    assert.deepEqual(certAuthorityLines(fixture, 'foo.example', 22), [11]);
+    assert.deepEqual(certAuthorityLines(fixture, 'foo.other', 22), []);
+    const res = checkHostKeyInFiles([{ file: '/kh', text: fixture }], 'foo.example', 22, a.type, a.blob);
+    assert.deepEqual(res, { status: 'unknown', otherKeyTypes: [], certAuthorities: [{ file: '/kh', line: 11 }] });
   });
 
   it('fs wrapper: missing = empty; append creates 0700 dir / 0600 file and adds a missing newline', async () => {

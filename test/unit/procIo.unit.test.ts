@@ -3,41 +3,36 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { modelSizeCommand, parseModelSize, parseProcIo, procIoCommand } from '../../src/server/procIo';
+import { modelSizeCommand, parseModelSize } from '../../src/server/procIo';
+import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
 import { waitFor } from '../util/waitFor';
 
 function sh(cmd: string): string {
   return execFileSync('/bin/sh', ['-c', cmd], { encoding: 'utf8' });
 }
 
+/** The sampler's first record (it loops forever: `head -n 1` ends it). No nvidia-smi here: paced by sleep. */
+function firstRound(command: string): string {
+  return execFileSync('/bin/sh', ['-c', `( ${command} ) | head -n 1`], { encoding: 'utf8', timeout: 15_000 }).trim();
+}
+
 describe('procIo: parsing', () => {
-  it('parses the printed figures', () => {
-    assert.deepEqual(parseProcIo('processes 9\nunreadable 1\nread_bytes 1048576\nrchar 2097152\ncgroup_rbytes 4194304\n'), {
-      processes: 9,
-      unreadable: 1,
-      readBytes: 1048576,
-      rchar: 2097152,
-      cgroupReadBytes: 4194304,
-    });
-    assert.deepEqual(parseProcIo('processes 0\nunreadable 0\nread_bytes 0\nrchar 0\n'), { processes: 0, unreadable: 0, readBytes: 0, rchar: 0 });
-    assert.equal(parseProcIo('sh: 1: syntax error'), undefined);
-  });
   it('model size', () => {
     assert.deepEqual(parseModelSize('8589934592\n8589934592\n123\nfind: x: No such file\n'), { bytes: 17179869307, files: 3 });
     assert.deepEqual(parseModelSize(''), { bytes: 0, files: 0 });
   });
   it('rejects unsafe inputs, quotes paths', () => {
-    assert.throws(() => procIoCommand(-1));
-    assert.throws(() => procIoCommand(1.5));
-    assert.throws(() => procIoCommand(1, 'relative/cg'));
+    assert.throws(() => samplerCommand(-1, 1000));
+    assert.throws(() => samplerCommand(1.5, 1000));
+    assert.throws(() => samplerCommand(1, 1000, 'relative/cg'));
     assert.throws(() => modelSizeCommand('models/x'));
     assert.throws(() => modelSizeCommand('/a\nb'));
     assert.match(modelSizeCommand("/root/models/K'2; touch /tmp/x"), /find -L '\/root\/models\/K'\\''2; touch \/tmp\/x' -maxdepth 1/);
-    assert.match(procIoCommand(1, '/system.slice/a b.service'), /cg='\/system\.slice\/a b\.service'/);
+    assert.match(samplerCommand(1, 1000, '/system.slice/a b.service'), /cg='\/system\.slice\/a b\.service'/);
   });
 });
 
-describe('procIo: the commands on this machine (/bin/sh)', function () {
+describe('sampler and model size: the commands on this machine (/bin/sh)', function () {
   this.timeout(20000);
   let tree: ChildProcess | undefined;
   let dir: string | undefined;
@@ -88,17 +83,17 @@ describe('procIo: the commands on this machine (/bin/sh)', function () {
       { timeoutMs: 15_000, message: `the PID files of ${names.join(', ')} (the reader's once it has read the file)` },
     );
     assert.equal(pids[0], tree.pid);
-    const out = sh(procIoCommand(tree.pid ?? 0, '/no/such/cgroup'));
-    const io = parseProcIo(out);
-    assert.ok(io, out);
-    assert.equal(io.processes, 4, out); // outer sh, middle sh, reader (now sleep), sleeper (now sleep)
-    assert.equal(io.unreadable, 0, out);
-    assert.ok(io.rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
-    assert.equal(io.cgroupReadBytes, undefined);
+    const out = firstRound(samplerCommand(tree.pid ?? 0, 200, '/no/such/cgroup'));
+    assert.match(out, /^S 1 4 0 \d+ \d+ -$/, out); // alive; outer sh, middle sh, reader (now sleep), sleeper (now sleep)
+    const rchar = Number(out.split(' ')[5]);
+    assert.ok(rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
+    const round = new SamplerReader(() => 4 * 1024 * 1024).read(out, 5);
+    assert.equal(round.alive, true);
+    assert.equal(round.signals[0]?.kind, 'io');
   });
 
-  it('prints zeros for a PID that does not exist', () => {
-    assert.deepEqual(parseProcIo(sh(procIoCommand(0))), { processes: 0, unreadable: 0, readBytes: 0, rchar: 0 });
+  it('a PID that does not exist is not alive, and no process is read', () => {
+    assert.equal(firstRound(samplerCommand(2 ** 22 + 7, 200)), 'S 0 0 1 0 0 -');
   });
 
   it('model size over *.safetensors only, following symlinks', () => {

@@ -4,11 +4,12 @@ import {
   assertAbsolutePath,
   commandLine,
   isSudoPasswordError,
+  isSudoRefusal,
   isValidAbsolutePath,
   isValidUnitName,
   normalizeUnit,
+  privilegedCommand,
   quote,
-  withSudo,
 } from '../../src/remote/shell';
 
 /** What /bin/sh makes of a command line: its argv, one per NUL. */
@@ -89,17 +90,30 @@ describe('paths and sudo', () => {
     assert.throws(() => assertAbsolutePath('x', 'model path'), /Invalid model path/);
   });
 
-  it('withSudo wraps only when asked, as one quoted sh -c argument', () => {
-    const cmd = commandLine(['systemctl', 'restart', "we'ird.service"]);
-    assert.equal(withSudo(cmd, false), cmd);
-    const wrapped = withSudo(cmd, true);
-    assert.match(wrapped, /^sudo -n sh -c '/);
-    // The inner command survives the extra quoting layer intact.
-    assert.deepEqual(shArgs(wrapped.replace(/^sudo -n /, '')), ['sh', '-c', cmd]);
+  it('privilegedCommand: the exact argv, with `sudo -n` in front only when asked, never sh -c', () => {
+    const argv = ['systemctl', 'restart', '--no-block', '--', "we'ird.service"];
+    assert.equal(privilegedCommand(argv, false), commandLine(argv));
+    const line = privilegedCommand(argv, true);
+    assert.equal(line, `sudo -n systemctl restart --no-block -- 'we'\\''ird.service'`);
+    // What the remote shell hands to sudo: exactly these words (a sudoers rule can match them).
+    assert.deepEqual(shArgs(line), ['sudo', '-n', ...argv]);
+    assert.ok(!/\bsh -c\b/.test(line));
+    assert.deepEqual(shArgs(privilegedCommand(['tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf'], true)), [
+      'sudo', '-n', 'tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf',
+    ]);
+    assert.throws(() => privilegedCommand([], true), /Empty command line/);
   });
 
   it('recognises sudo asking for a password', () => {
     assert.ok(isSudoPasswordError('sudo: a password is required\n'));
     assert.ok(!isSudoPasswordError('Failed to restart x.service: Unit not found.'));
+  });
+
+  it('recognises every way sudo refuses, and nothing else', () => {
+    assert.ok(isSudoRefusal('sudo: a password is required\n'));
+    assert.ok(isSudoRefusal("Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- a.service' as root on gpu7.\n"));
+    assert.ok(isSudoRefusal('kimi is not in the sudoers file.  This incident will be reported.\n'));
+    assert.ok(!isSudoRefusal('Failed to restart a.service: Access denied\n'));
+    assert.ok(!isSudoRefusal('tee: /etc/x: No space left on device\n'));
   });
 });

@@ -39,9 +39,14 @@ const FIELDS = {
 };
 
 const args = process.argv.slice(2);
-let query = null; let format = null; let ids = null;
+let query = null; let format = null; let ids = null; let loopMs = 0;
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
+  // -lms N / -l S (and --loop-ms= / --loop=): print the query again every interval until killed, like the real one.
+  if (a === '-lms' || a === '--loop-ms') { loopMs = Number(args[++i]); continue; }
+  if (a.startsWith('--loop-ms=')) { loopMs = Number(a.slice(10)); continue; }
+  if (a === '-l' || a === '--loop') { loopMs = Number(args[++i]) * 1000; continue; }
+  if (a.startsWith('--loop=')) { loopMs = Number(a.slice(7)) * 1000; continue; }
   if (a.startsWith('--query-gpu=')) query = a.slice(12);
   else if (a === '--query-gpu') query = args[++i];
   else if (a.startsWith('--format=')) format = a.slice(9);
@@ -68,12 +73,24 @@ if (query) {
   for (const f of fields) {
     if (!FIELDS[f]) { process.stdout.write(`Field "${f}" is not a valid field to query.\n\n`); process.exit(2); }
   }
-  let out = '';
-  if (!noheader) out += fields.map((f) => (nounits ? FIELDS[f].h.replace(/ \[.*\]$/, '') : FIELDS[f].h)).join(', ') + '\n';
-  for (const g of list) out += fields.map((f) => FIELDS[f].v(g, nounits, list)).join(', ') + '\n';
-  process.stdout.write(out);
-  process.exit(0);
+  const render = () => {
+    const now = ids ? gpus().filter((g) => ids.includes(String(g.index))) : gpus();
+    let out = '';
+    if (!noheader) out += fields.map((f) => (nounits ? FIELDS[f].h.replace(/ \[.*\]$/, '') : FIELDS[f].h)).join(', ') + '\n';
+    for (const g of now) out += fields.map((f) => FIELDS[f].v(g, nounits, now)).join(', ') + '\n';
+    return out;
+  };
+  if (loopMs > 0) {
+    process.stdout.on('error', () => process.exit(0)); // the reader went away (EPIPE)
+    const tick = () => process.stdout.write(render());
+    tick();
+    setInterval(tick, Math.max(10, loopMs));
+  } else {
+    process.stdout.write(render());
+    process.exit(0);
+  }
 }
+if (query) return;
 
 // plain nvidia-smi: a short table
 const d = new Date();

@@ -1,0 +1,56 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
+
+describe('sampler: reading its lines', () => {
+  it('an io signal and the liveness at each round; a GPU reading once its lines are complete', () => {
+    const reader = new SamplerReader(() => 1e9);
+    const first = reader.read('S 1 9 0 1000 4000 -', 1);
+    assert.equal(first.alive, true);
+    assert.deepEqual(first.signals, [{ kind: 'io', at: 1, readBytes: 4000, coldBytes: 1000, totalBytes: 1e9 }]);
+    assert.deepEqual(reader.read('G 0, 100, 81920', 1).signals, []);
+    assert.deepEqual(reader.read('G 1, 200, 81920', 1).signals, []);
+    reader.read('S 1 9 0 2000 8000 3000', 2);
+    const gpu = reader.read('G 0, 110, 81920', 2).signals;
+    assert.equal(gpu.length, 1);
+    assert.equal(gpu[0]!.kind === 'gpu' && gpu[0]!.usedMiB, 300, 'the previous round: GPUs 0 and 1');
+    assert.equal(reader.read('S 0 0 1 0 0 -', 3).alive, false);
+    assert.deepEqual(reader.read('garbage', 3), { signals: [] });
+  });
+
+  it('uses the cgroup figure when it is larger (cold reads of a tree it cannot see)', () => {
+    const round = new SamplerReader(() => undefined).read('S 1 2 0 10 20 5000', 1);
+    assert.deepEqual(round.signals, [{ kind: 'io', at: 1, readBytes: 5000, coldBytes: 5000 }]);
+  });
+});
+
+describe('sampler: paced by nvidia-smi -lms on a host that has it', function () {
+  this.timeout(20_000);
+  it('one round per GPU group, every GPU line passed on, no process started per round', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sampler-'));
+    try {
+      // A fake nvidia-smi that records each start and prints two GPUs every -lms milliseconds.
+      const fake = path.join(dir, 'nvidia-smi');
+      fs.writeFileSync(
+        fake,
+        `#!/bin/sh\necho started >> '${dir}/starts'\nwhile :; do printf '0, 100, 81920\\n1, 200, 81920\\n'; sleep 0.05; done\n`,
+      );
+      fs.chmodSync(fake, 0o755);
+      const command = samplerCommand(process.pid, 50);
+      const out = execFileSync('/bin/sh', ['-c', `( ${command} ) | head -n 9`], {
+        encoding: 'utf8',
+        timeout: 15_000,
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      });
+      const lines = out.trim().split('\n');
+      assert.deepEqual(lines.map((l) => l.slice(0, 2)), ['S ', 'G ', 'G ', 'S ', 'G ', 'G ', 'S ', 'G ', 'G '], out);
+      assert.match(lines[0]!, /^S 1 \d+ \d+ \d+ \d+ -$/);
+      assert.equal(fs.readFileSync(path.join(dir, 'starts'), 'utf8'), 'started\n', 'nvidia-smi started once, not once per round');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -80,8 +80,13 @@ export class Controller implements vscode.Disposable {
       const choice = await confirmRestart(server, forecast);
       if (choice === 'cancel') return;
       if (choice === 'warm' && forecast?.modelPath) {
+        // The steady watch gives its channels to the warm-up (the restart's watch replaces it anyway).
+        const wasWatching = session.stop('warming the page cache before a restart');
         const warmed = await warmThenReport(session, forecast.modelPath, this.log);
-        if (!warmed) return;
+        if (!warmed) {
+          if (wasWatching) void this.watch(server, 'attach', true);
+          return;
+        }
       }
     }
     await this.watch(server, 'restart');

@@ -3,7 +3,7 @@ import { errorText } from './util/errors';
 import { maskSecrets } from './util/secrets';
 import type { Controller } from './controller';
 import type { ServerSession } from './monitor/session';
-import { enableParsers, rollback, type ParserChangeDeps } from './server/parserChange';
+import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from './server/parserChange';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from './server/parserNames';
 
 const ROLL_BACK = 'Roll back';
@@ -22,10 +22,14 @@ function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): Parse
   const name = session.profile.name;
   return {
     sudo: session.profile.sudo,
+    host: session.profile.host,
     log: (line) => log.info(`[${name}] ${line}`),
-    exec: async (command) => {
-      log.info(`[${name}] $ ${command.length > 400 ? `${command.slice(0, 400)}…` : command}`);
-      return session.transport.exec(command, { timeoutMs: 60_000 });
+    // File contents go on the command's stdin (never on a command line, never in this log).
+    execFeedsStdin: true,
+    exec: async (command, options) => {
+      const shown = maskSecrets(command.length > 400 ? `${command.slice(0, 400)}…` : command);
+      log.info(`[${name}] $ ${shown}${options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : ''}`);
+      return session.transport.exec(command, { timeoutMs: 60_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) });
     },
     confirmDiff: async (diff) => {
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
@@ -37,6 +41,20 @@ function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): Parse
       return choice === APPLY;
     },
   };
+}
+
+const COPY_RULE = 'Copy sudoers rule';
+
+/** A refusal by sudo offers the rules that allow the command; anything else, the log. */
+function notifyFailure(controller: Controller, error: unknown, message: string): void {
+  if (!(error instanceof ParserChangeError && error.sudoRefused)) {
+    void controller.notify('error', message);
+    return;
+  }
+  void vscode.window.showErrorMessage(maskSecrets(message), COPY_RULE, 'Show log').then((choice) => {
+    if (choice === COPY_RULE) void vscode.commands.executeCommand('kimi.copySudoersRule');
+    else if (choice === 'Show log') controller.showLog();
+  });
 }
 
 /**
@@ -60,7 +78,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Enabling parsers failed: ${message}`);
-    void controller.notify('error', `Kimi on ${server.name}: could not enable the parsers: ${message}`);
+    notifyFailure(controller, error, `Kimi on ${server.name}: could not enable the parsers: ${message}`);
     return;
   }
   if (result.kind === 'cancelled') return;
@@ -84,7 +102,8 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
     log.info(`[${server.name}] Rolled back ${result.rollback.dropInPath}.`);
   } catch (error) {
     const message = errorText(error);
-    void controller.notify('error', `Kimi on ${server.name}: roll back failed: ${message}`);
+    log.error(`[${server.name}] Roll back failed: ${message}`);
+    notifyFailure(controller, error, `Kimi on ${server.name}: roll back failed: ${message}`);
     return;
   }
   await controller.watch(server, 'restart');

@@ -8,6 +8,7 @@ import { expandUserPath, systemPathContext } from './remote/sshPaths';
 import { SshTransport, type UnknownHostKeyInfo } from './remote/sshTransport';
 import { TransportError, type Transport } from './remote/transport';
 import { curlFetchVia } from './server/curlFetch';
+import { ChannelLimitedTransport } from './remote/channelLimit';
 import { SglangClient, type SglangClientOptions } from './server/sglangHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
@@ -66,7 +67,7 @@ export async function createSession(
   log: Log,
   httpOptions?: SglangClientOptions,
 ): Promise<ServerSession> {
-  const transport = await createTransport(server, settings, ui, log);
+  const transport = new ChannelLimitedTransport(await createTransport(server, settings, ui, log));
   const agent = new TunnelAgent(transport.openStream);
   // When the host forbids TCP forwarding, HTTP goes through curl on the host instead.
   const http = new SglangClient(server.url, agent, undefined, {

@@ -64,15 +64,26 @@ export async function warmCache(transport: Transport, modelPath: string, options
     finished();
   };
   options.signal?.addEventListener('abort', onAbort);
-  const poll = setInterval(() => {
-    void measureResidency(transport, modelPath)
-      .then((m) => options.onProgress?.(m.residency))
-      .catch(() => undefined);
-  }, options.pollMs ?? 2000);
+  // One residency check at a time: the next starts `pollMs` after the last one ended, so slow
+  // storage never stacks checks up (each is an SSH channel; OpenSSH allows 10 per connection).
+  let done = false;
+  let timer: NodeJS.Timeout | undefined;
+  const measureLater = (): void => {
+    timer = setTimeout(() => {
+      void measureResidency(transport, modelPath)
+        .then((m) => options.onProgress?.(m.residency))
+        .catch(() => undefined)
+        .finally(() => {
+          if (!done) measureLater();
+        });
+    }, options.pollMs ?? 2000);
+  };
+  measureLater();
   try {
     if (!cancelled) await ended;
   } finally {
-    clearInterval(poll);
+    done = true;
+    clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
   }
   if (cancelled && outcome === undefined) {

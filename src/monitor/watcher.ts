@@ -1,7 +1,8 @@
 import type { ServerProfile } from '../config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
-import { privilegedCommand } from '../remote/shell';
+import { isSudoRefusal, privilegedCommand } from '../remote/shell';
+import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from '../server/sudoers';
 import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, parseJournalJsonLine } from '../server/journal';
 import { execStartCommand, execStartOf, parseShow, showCommand, toUnitStatus } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
@@ -207,7 +208,7 @@ export class LoadWatcher {
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
-    const result = await this.exec(privilegedCommand(['systemctl', 'restart', '--no-block', '--', unit], sudo));
+    const result = await this.exec(privilegedCommand(privilegedArgv.restart(unit), sudo));
     if (result.code !== 0) {
       this.awaitingRunAfter = undefined;
       const message = restartErrorMessage(result.stderr, this.deps.profile);
@@ -710,11 +711,13 @@ export class LoadWatcher {
 
 function restartErrorMessage(stderr: string, profile: ServerProfile): string {
   const text = stderr.trim();
-  if (/a password is required|a terminal is required/i.test(text)) {
-    return `sudo asks for a password on ${profile.host ?? 'this machine'}: allow "systemctl restart ${profile.unit}" without a password (sudoers NOPASSWD) or connect as a user who may restart it.`;
+  const command = privilegedCommand(privilegedArgv.restart(profile.unit), profile.sudo);
+  if (isSudoRefusal(text)) {
+    // Names the refused command and the rules that allow exactly it (Kimi: Copy sudoers rule).
+    return sudoRefusalMessage({ host: profile.host, unit: profile.unit, action: `systemctl restart ${profile.unit}`, command, stderr: text });
   }
   if (/access denied|interactive authentication required|permission denied/i.test(text)) {
-    return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]}. Set "sudo": true for this server or connect as a user who may restart it.`;
+    return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`;
   }
   return `systemctl restart ${profile.unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`;
 }

@@ -44,7 +44,7 @@ export class LocalTransport implements Transport {
 
   exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
-    const child = this.spawnShell(command);
+    const child = this.spawnShell(command, options.stdin !== undefined);
     const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const stdout = new CappedBuffer(maxBytes);
     const stderr = new CappedBuffer(maxBytes);
@@ -66,6 +66,11 @@ export class LocalTransport implements Transport {
       }
       child.stdout!.on('data', (d: Buffer) => stdout.push(d));
       child.stderr!.on('data', (d: Buffer) => stderr.push(d));
+      if (options.stdin !== undefined) {
+        // EPIPE when the command exits without reading it all: its exit status says what happened.
+        child.stdin!.on('error', () => undefined);
+        child.stdin!.end(options.stdin);
+      }
       child.on('error', (err) => stop(new TransportError('other', `Cannot run /bin/sh: ${err.message}`)));
       child.on('close', (code, signal) => {
         if (timer) clearTimeout(timer);
@@ -121,9 +126,9 @@ export class LocalTransport implements Transport {
     if (this._state.kind === 'closed') throw new TransportError('closed', 'The local transport was disposed');
   }
 
-  private spawnShell(command: string): ChildProcess {
+  private spawnShell(command: string, withStdin = false): ChildProcess {
     // detached: its own process group, so a kill reaches the command's children too.
-    const child = spawn('/bin/sh', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('/bin/sh', ['-c', command], { stdio: [withStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
     this.children.add(child);
     child.once('exit', () => this.children.delete(child));
     child.once('error', () => this.children.delete(child));

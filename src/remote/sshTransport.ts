@@ -249,6 +249,9 @@ export class SshTransport implements Transport {
       run.channel.on('exit', (code: number | null, signal?: string) => {
         exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
       });
+      // The text, then EOF on the command's stdin; without the option the channel's stdin stays
+      // open as before (a command that reads it waits, as under `ssh host cmd`).
+      if (options.stdin !== undefined && !settled) run.channel.end(options.stdin);
       run.channel.on('close', () => {
         if (settled) return;
         settled = true;
@@ -608,6 +611,7 @@ export class SshTransport implements Transport {
         if (settled) return;
         settled = true;
         deadline.clear();
+        auth.finish();
         client.removeListener('error', onError);
         client.removeListener('close', onCloseEarly);
         resolve(client);
@@ -749,6 +753,7 @@ export class SshTransport implements Transport {
       const a = lastOffered.agent;
       const mark = rejected ? ' (rejected)' : '';
       tried[lastOffered.index] = a ? `${a.summary}${a.offered > 0 ? mark : ''}` : `${tried[lastOffered.index]}${mark}`;
+      if (a) this.log(`${ep.alias}: agent: ${tried[lastOffered.index]}`);
       lastOffered = undefined;
     };
 

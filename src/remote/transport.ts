@@ -14,6 +14,12 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
   /** Cap on captured stdout bytes; the rest is dropped (and `truncated` noted in stderr). */
   readonly maxOutputBytes?: number;
+  /**
+   * Written to the command's standard input, which is then closed (end of file). Without it the
+   * command's stdin stays as it always was (an SSH channel's stays open, a local one reads nothing).
+   * Use it for file contents, so they never appear on a command line (`sudo -n tee -- FILE`).
+   */
+  readonly stdin?: string;
 }
 
 /** A long-running remote command (journalctl -f). Lines arrive without their trailing "\n". */

@@ -306,9 +306,10 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     writeConfig(hostBlock('gpu', target, `IdentityFile ~/.ssh/id_encrypted`, `IdentityAgent ${agent.socket}`));
     writeKnownHosts(path.join(dotSsh, 'known_hosts'), target.knownHostsLine);
     const from = target.lines.length;
-    const { t, passphraseAsks } = await connectTo('gpu');
+    const { t, passphraseAsks, log } = await connectTo('gpu');
     assert.equal((await t.exec('echo through-agent')).stdout, 'through-agent\n');
     assert.deepEqual(passphraseAsks, [], 'the agent signed: no passphrase asked');
+    assert.ok(log.includes(`gpu: agent: ssh-agent ${agent.socket} (IdentityAgent) ${keys.enc.fingerprint}`), log.join('\n'));
     await target.caughtUp(from, 'accepted');
     assert.deepEqual(target.accepted(from), [keys.enc.fingerprint]);
   });

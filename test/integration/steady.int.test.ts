@@ -53,7 +53,7 @@ describe('steady state: the status is true after ready too', function () {
     test?.dispose();
     test = undefined;
     await host.setJournalAccess('allowed');
-    await host.configureSimulator({ fault: {}, stopDelayMs: 0 });
+    await host.configureSimulator({ fault: {}, stopDelayMs: 0, readMBps: 40, warmReadMBps: 40, coldFiles: undefined });
   });
   after(async () => {
     await host?.stop();
@@ -109,6 +109,24 @@ describe('steady state: the status is true after ready too', function () {
     assert.ok(!seen.verdicts.includes('unreachable') && !seen.verdicts.includes('failed'), `verdicts: ${seen.verdicts}`);
     const restarts = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length - restartsBefore;
     assert.equal(restarts, 1, 'one restart command');
+  });
+
+  it('a long load costs a handful of remote commands, not one per round: one sampler, nvidia-smi started once', async () => {
+    // ~12 s of weights at 500 ms rounds: the per-round exec design ran ~24 systemctl/nvidia-smi here.
+    await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all' });
+    test = await sessionForHost(host);
+    const before = (await host.execLog()).length;
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    const loadMs = outcome.state.readyAt! - outcome.state.restartRequestedAt!;
+    const commands = (await host.execLog()).slice(before).map((l) => l.split(' ').slice(2).join(' '));
+    const count = (re: RegExp) => commands.filter((c) => re.test(c)).length;
+    assert.ok(loadMs > 8000, `the load took ${loadMs} ms: long enough to tell per-round commands apart`);
+    assert.equal(count(/^nvidia-smi .*-lms/), 1, `one nvidia-smi -lms for the whole load: ${commands.join(' | ')}`);
+    assert.equal(count(/^nvidia-smi /), 1, 'no per-round nvidia-smi');
+    assert.ok(count(/^systemctl show/) <= 6, `systemctl show ran ${count(/^systemctl show/)} times in ${loadMs} ms: ${commands.join(' | ')}`);
+    assert.ok(outcome.state.io !== undefined && outcome.state.io.readBytes > 0, 'bytes read came from the sampler');
+    assert.ok(outcome.state.gpu !== undefined, 'GPU memory came from the sampler');
   });
 
   for (const mode of ['denied-hint', 'denied-no-files'] as const) {

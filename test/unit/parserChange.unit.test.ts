@@ -42,6 +42,8 @@ ExecStart=/usr/bin/python3 -m sglang.launch_server \\
 
 interface Host {
   root: string;
+  /** Every command, with the stdin it was given (if any). */
+  stdins: Array<string | undefined>;
   deps: ParserChangeDeps;
   commands: string[];
   diffs: string[];
@@ -54,7 +56,7 @@ after(() => {
   for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
 });
 
-function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
+function makeHost(options: { sudo?: boolean; confirm?: boolean; feedsStdin?: boolean } = {}): Host {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-unit-'));
   roots.push(root);
   const bin = path.join(root, 'bin');
@@ -63,23 +65,28 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
   fs.writeFileSync(path.join(bin, 'sudo'), FAKE_SUDO, { mode: 0o755 });
   fs.writeFileSync(path.join(root, UNIT), VENDOR);
   const commands: string[] = [];
+  const stdins: Array<string | undefined> = [];
   const diffs: string[] = [];
   const deps: ParserChangeDeps = {
     sudo: options.sudo ?? false,
+    execFeedsStdin: options.feedsStdin ?? true,
     unitDir: root,
-    now: () => new Date(Date.UTC(2025, 0, 2, 3, 4, 5)),
     log: () => undefined,
     confirmDiff: async (diff) => {
       diffs.push(diff);
       return options.confirm ?? true;
     },
-    exec: (command) => {
+    exec: (command, execOptions) => {
       commands.push(command);
+      stdins.push(execOptions?.stdin);
       return new Promise((resolve) => {
-        execFile('/bin/sh', ['-c', command], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KIMI_TEST_ROOT: root } }, (error, stdout, stderr) => {
+        const child = execFile('/bin/sh', ['-c', command], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KIMI_TEST_ROOT: root } }, (error, stdout, stderr) => {
           const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
           resolve({ stdout, stderr, code });
         });
+        // Like Transport.exec: the stdin text, then end of file; without it, nothing is written.
+        if (execOptions?.stdin !== undefined) child.stdin!.end(execOptions.stdin);
+        else child.stdin!.end();
       });
     },
   };
@@ -87,7 +94,7 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
     const p = path.join(root, rel);
     return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : null;
   };
-  return { root, deps, commands, diffs, reloads: () => (read('reloads') ?? '').split('\n').filter(Boolean).length, read };
+  return { root, stdins, deps, commands, diffs, reloads: () => (read('reloads') ?? '').split('\n').filter(Boolean).length, read };
 }
 
 const DROP_IN = `${UNIT}.d/50-kimi-parsers.conf`;
@@ -111,9 +118,17 @@ describe('parserChange: enableParsers / rollback', () => {
     assert.deepEqual(r.rollback, { unit: UNIT, dropInPath: path.join(h.root, DROP_IN), previousContent: null, createdDir: true });
     assert.equal(h.reloads(), 1);
 
+    // The content went on tee's stdin, not on a command line.
+    const write = h.commands.findIndex((c) => c.startsWith('tee -- '));
+    assert.equal(h.commands[write], `tee -- ${path.join(h.root, DROP_IN)} >/dev/null`);
+    assert.equal(h.stdins[write], written);
+    assert.ok(!h.commands.some((c) => c.includes('--tool-call-parser')), 'the drop-in text is on no command line');
+
     await rollback(h.deps, r.rollback);
     assert.equal(h.read(DROP_IN), null);
-    assert.equal(fs.existsSync(path.join(h.root, `${UNIT}.d`)), false);
+    assert.ok(h.commands.includes(`rm -f -- ${path.join(h.root, DROP_IN)}`));
+    // The folder it created stays, empty (removing it would need one more sudo rule; systemd ignores it).
+    assert.deepEqual(fs.readdirSync(path.join(h.root, `${UNIT}.d`)), []);
     assert.equal(h.reloads(), 2);
   });
 
@@ -138,14 +153,63 @@ describe('parserChange: enableParsers / rollback', () => {
     if (r.kind !== 'changed') return;
     assert.match(r.diff, /^- --reasoning-parser kimi$/m);
     assert.equal(r.rollback.previousContent, old);
-    assert.equal(r.rollback.backupPath, path.join(h.root, `${DROP_IN}.bak-20250102-030405`));
-    assert.equal(h.read(`${DROP_IN}.bak-20250102-030405`), old);
-    assert.ok(h.commands.filter((c) => /daemon-reload|writing|printf/.test(c)).every((c) => c.startsWith('sudo -n ')));
-    assert.ok((h.read('sudos') ?? '').length > 0);
+    assert.equal(r.rollback.backupPath, path.join(h.root, `${DROP_IN}.bak`));
+    assert.equal(h.read(`${DROP_IN}.bak`), old);
+    // Every write is one exact command under sudo: no sh -c, nothing but the fixed path as argument.
+    const dropIn = path.join(h.root, DROP_IN);
+    const privileged = h.commands.filter((c) => c.startsWith('sudo '));
+    assert.deepEqual(privileged, [
+      `sudo -n tee -- ${dropIn}.bak >/dev/null`,
+      `sudo -n tee -- ${dropIn} >/dev/null`,
+      'sudo -n systemctl daemon-reload',
+    ]);
+    assert.ok(!h.commands.some((c) => /sudo -n sh\b/.test(c)));
+    assert.equal((h.read('sudos') ?? '').split('\n').filter(Boolean).length, 3);
 
     await rollback(h.deps, r.rollback);
     assert.equal(h.read(DROP_IN), old);
     assert.ok(fs.existsSync(path.join(h.root, `${UNIT}.d`)));
+    assert.deepEqual(h.commands.filter((c) => c.startsWith('sudo ')).slice(3), [`sudo -n tee -- ${dropIn} >/dev/null`, 'sudo -n systemctl daemon-reload']);
+  });
+
+  it('an exec that cannot feed stdin: the text reaches tee through printf, sudo still sees only tee and the path', async () => {
+    const h = makeHost({ sudo: true, feedsStdin: false });
+    const r = await enableParsers(h.deps, UNIT, choice);
+    assert.equal(r.kind, 'changed');
+    const written = h.read(DROP_IN);
+    assert.match(written ?? '', /--reasoning-parser kimi_k2/);
+    assert.ok(h.stdins.every((x) => x === undefined));
+    const write = h.commands.find((c) => c.includes(`sudo -n tee -- ${path.join(h.root, DROP_IN)} >/dev/null`));
+    assert.match(write ?? '', /^printf '%s' '.*' \| sudo -n tee -- /s);
+  });
+
+  it('sudo refuses: the message names the refused command and the sudoers rule command; nothing written', async () => {
+    const h = makeHost({ sudo: true });
+    fs.writeFileSync(path.join(h.root, 'bin', 'sudo'), '#!/bin/sh\necho "sudo: a password is required" >&2\nexit 1\n', { mode: 0o755 });
+    await assert.rejects(enableParsers(h.deps, UNIT, choice), (e: Error) => {
+      assert.match(e.message, /^creating the drop-in folder failed: sudo asks for a password on this machine: allow "mkdir -p -- \S+" without a password\. Refused: sudo -n mkdir -p -- /);
+      assert.match(e.message, /"Kimi: Copy sudoers rule"/);
+      assert.match(e.message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
+      return true;
+    });
+    assert.equal(h.read(DROP_IN), null);
+    assert.equal(h.reloads(), 0);
+  });
+
+  it('a failing write (not a refusal) puts the previous drop-in back', async () => {
+    const h = makeHost({ sudo: true });
+    const old = '[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m\n';
+    fs.mkdirSync(path.join(h.root, `${UNIT}.d`));
+    fs.writeFileSync(path.join(h.root, DROP_IN), old);
+    // tee that truncates its file, then fails, on the first write of the drop-in only
+    fs.writeFileSync(path.join(h.root, 'bin', 'tee'), `#!/bin/sh
+f=$2
+if [ "\${f%.bak}" = "$f" ] && [ ! -e "$KIMI_TEST_ROOT/tee-failed" ]; then : > "$f"; touch "$KIMI_TEST_ROOT/tee-failed"; echo "tee: $f: No space left on device" >&2; exit 1; fi
+exec /usr/bin/tee "$@"
+`, { mode: 0o755 });
+    await assert.rejects(enableParsers(h.deps, UNIT, choice), /writing the drop-in failed \(exit 1\): sudo -n tee -- .*No space left on device/);
+    assert.equal(h.read(DROP_IN), old);
+    assert.equal(h.reloads(), 0);
   });
 
   it('declined diff: nothing written', async () => {

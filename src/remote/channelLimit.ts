@@ -1,0 +1,109 @@
+/**
+ * At most N channels open at once on one connection (exec sessions, long-lived streams and
+ * forwarded HTTP connections alike): a request beyond that waits for a channel to close. A
+ * watch holds two (journal, sampler) and leaves one for probes, so it never comes near
+ * OpenSSH's MaxSessions (10) and never makes the user's own restart fail for want of a session.
+ */
+import type { Duplex } from 'node:stream';
+import type { ExecOptions, ExecResult, RemoteProcess, Transport } from './transport';
+
+export const MAX_CHANNELS = 3;
+
+/** A counting semaphore, first come first served. */
+export class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.used >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.used++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.used--;
+    };
+  }
+}
+
+/** The same transport, with at most `max` channels open at once. */
+export class ChannelLimitedTransport implements Transport {
+  private readonly slots: Slots;
+
+  constructor(
+    private readonly inner: Transport,
+    max = MAX_CHANNELS,
+  ) {
+    this.slots = new Slots(max);
+  }
+
+  get description(): string {
+    return this.inner.description;
+  }
+
+  get state() {
+    return this.inner.state;
+  }
+
+  get handshakes(): number {
+    return this.inner.handshakes;
+  }
+
+  /** Channels open now (for tests and benchmarks). */
+  get channelsInUse(): number {
+    return this.slots.inUse;
+  }
+
+  onStateChange(listener: Parameters<Transport['onStateChange']>[0]): { dispose(): void } {
+    return this.inner.onStateChange(listener);
+  }
+
+  connect(): Promise<void> {
+    return this.inner.connect();
+  }
+
+  async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
+    const release = await this.slots.acquire();
+    try {
+      return await this.inner.exec(command, options);
+    } finally {
+      release();
+    }
+  }
+
+  async stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
+    const release = await this.slots.acquire();
+    try {
+      const process = await this.inner.stream(command, onLine, onStderr);
+      void process.exited.finally(release);
+      return process;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  openStream = async (host: string, port: number): Promise<NodeJS.ReadWriteStream & Duplex> => {
+    const release = await this.slots.acquire();
+    try {
+      const stream = (await this.inner.openStream(host, port)) as NodeJS.ReadWriteStream & Duplex;
+      stream.once('close', release);
+      return stream;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
+
+  dispose(): void {
+    this.inner.dispose();
+  }
+}

@@ -234,3 +234,17 @@ export function parseSettings(raw: RawSettings): SettingsResult {
 export function activeProfile(settings: Settings): ServerProfile | undefined {
   return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0];
 }
+
+/**
+ * `host: "local"` runs systemctl on the machine the extension runs on. Installed on the UI side
+ * of a remote window (Remote-SSH...), that is the user's laptop, not the GPU host: refuse, and
+ * say what to do. `uiSideOfRemote` is the remote's name when the extension runs on the UI side.
+ */
+export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string | undefined): string | undefined {
+  if (server.host !== undefined || uiSideOfRemote === undefined) return undefined;
+  return (
+    `kimi.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
+    `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}"), ` +
+    'or give the GPU host\'s SSH name as "host".'
+  );
+}

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { errorText } from './util/errors';
-import { activeProfile, parseSettings, type ServerProfile, type Settings } from './config';
+import { activeProfile, localHostRefusal, parseSettings, type ServerProfile, type Settings } from './config';
 import type { LoadState } from './monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from './monitor/session';
 import type { WatchAlert, WatchOptions, WatchOutcome } from './monitor/watcher';
@@ -56,6 +56,8 @@ export class Controller implements vscode.Disposable {
     /** Per window: which watches were under way when it closed. */
     private readonly windowState: vscode.Memento,
     private readonly apiKeys?: ApiKeys,
+    /** The remote's name when this extension runs on the UI side of a remote window. */
+    private readonly uiSideOfRemote?: string,
   ) {
     this.insights = new LoadInsights(state);
     // Settings are validated (and a watch cut short by a window reload is offered back) right
@@ -272,6 +274,12 @@ export class Controller implements vscode.Disposable {
 
   /** The session of a server, or undefined after telling the user why there is none. */
   async openSession(server: ServerProfile): Promise<ServerSession | undefined> {
+    const refusal = localHostRefusal(server, this.uiSideOfRemote);
+    if (refusal) {
+      this.log.error(`[${server.name}] ${refusal}`);
+      void this.notify('error', `Kimi: ${refusal}`);
+      return undefined;
+    }
     try {
       return await this.sessionFor(server);
     } catch (error) {
@@ -302,6 +310,11 @@ export class Controller implements vscode.Disposable {
       this.verification.set(server.name, `not verified (${message})`);
       this.render();
     }
+  }
+
+  /** The active server (invalid settings or none configured are reported, and give undefined). */
+  activeServerProfile(): ServerProfile | undefined {
+    return this.requireServer();
   }
 
   /** The active server when it is configured and not being watched. */

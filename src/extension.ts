@@ -18,7 +18,8 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const apiKeys = new ApiKeys(context.secrets);
   const log = maskedLog(channel, apiKeys.known);
   const statusBar = new StatusBar();
-  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState, apiKeys);
+  const uiSideOfRemote = vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI ? vscode.env.remoteName : undefined;
+  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState, apiKeys, uiSideOfRemote);
   context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   return { statusText: () => statusBar.text };

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings, activeProfile } from '../../src/config';
+import { parseSettings, activeProfile, localHostRefusal, type ServerProfile } from '../../src/config';
 
 const good = { name: 'ct200', host: 'ct200', unit: 'sglang-k26-ddtree' };
 
@@ -50,5 +50,14 @@ describe('settings validation', () => {
   it('keeps a non-ASCII server name', () => {
     const result = parseSettings({ servers: [{ ...good, name: 'GPU-東京' }] });
     assert.ok(result.ok);
+  });
+});
+
+describe('host "local" on the UI side of a remote window', () => {
+  const profile = (host: string | undefined) => ({ name: 'gpu', host, port: 22, unit: 'sglang', url: 'http://127.0.0.1:30001', sudo: false }) as unknown as ServerProfile;
+  it('is refused with what to do, only there', () => {
+    assert.match(localHostRefusal(profile(undefined), 'ssh-remote')!, /runs on your own machine.*Install Kimi Service in the remote/);
+    assert.equal(localHostRefusal(profile(undefined), undefined), undefined, 'no remote window: local is this machine');
+    assert.equal(localHostRefusal(profile('gpu1'), 'ssh-remote'), undefined, 'an SSH host is fine from anywhere');
   });
 });

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Controller } from './controller';
 import { enableParsersCommand } from './parserActions';
+import { copySudoersRuleCommand } from './ui/sudoersCommand';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(controller: Controller, log: vscode.LogOutputChannel): vscode.Disposable[] {
@@ -13,6 +14,7 @@ export function registerCommands(controller: Controller, log: vscode.LogOutputCh
     'kimi.enableParsers': () => enableParsersCommand(controller, log),
     'kimi.verifyParsers': () => controller.verifyParsersCommand(),
     'kimi.setApiKey': () => controller.setApiKey(),
+    'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

@@ -4,7 +4,7 @@ import { TransportError, type RemoteProcess, type Transport } from '../remote/tr
 import { isSudoRefusal, privilegedCommand } from '../remote/shell';
 import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from '../server/sudoers';
 import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, parseJournalJsonLine } from '../server/journal';
-import { execStartCommand, execStartOf, parseShow, showCommand, toUnitStatus } from '../server/systemd';
+import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
@@ -111,6 +111,8 @@ export class LoadWatcher {
   /** The model's *.safetensors total, read at attach from ExecStart's --model-path. */
   private modelBytes: number | undefined;
   private modelPath: string | undefined;
+  /** ExecStart of the last `systemctl show`. */
+  private execStartArgv: string[] = [];
   private completionFailingSince: number | undefined;
   private readonly alerted = new Set<WatchAlert['kind']>();
   private settle: ((outcome: WatchOutcome) => void) | undefined;
@@ -270,16 +272,19 @@ export class LoadWatcher {
     }
   }
 
+  /** The unit's state, and its command line (read in the same call: one remote command fewer per load). */
   private async showUnit(): Promise<UnitStatus> {
-    const result = await this.exec(showCommand(this.deps.profile.unit));
+    const result = await this.exec(showCommand(this.deps.profile.unit, [...UNIT_PROPERTIES, 'ExecStart']));
     if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    return toUnitStatus(parseShow(result.stdout));
+    const properties = parseShow(result.stdout);
+    this.execStartArgv = parseExecStartProperty(properties['ExecStart'] ?? '');
+    return toUnitStatus(properties);
   }
 
   /** The model path from ExecStart and the size of its *.safetensors: the bytes witness's 100 %. */
   private async readModel(): Promise<void> {
     try {
-      const argv = execStartOf((await this.exec(execStartCommand(this.deps.profile.unit))).stdout);
+      const argv = this.execStartArgv;
       const warning = dropCacheWarning(argv);
       if (warning) this.deps.log('warn', warning);
       // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.

@@ -49,6 +49,8 @@ function arg(name: string, def: string): string {
 const RESTARTS = Number(arg('restarts', '5'));
 const CRASHES = Number(arg('crashes', '2'));
 const OUT = path.resolve(REPO, arg('out', 'BENCHMARKS.md'));
+/** --load-seconds S: loads of about S seconds (±30 %) instead of 21-39 s (a real Kimi load is ~600 s). */
+const LOAD_SECONDS = Number(arg('load-seconds', '0'));
 // ~28 s simulated loads: 16 shards x 8 MiB at 5 MB/s, plus init, KV, graphs, warm-up.
 const SHARDS = 16;
 const SHARD_BYTES = 8 * 1024 * 1024;
@@ -350,7 +352,8 @@ async function main(): Promise<void> {
     const watched = async (kind: 'ready' | 'crash', i: number): Promise<void> => {
       // Loads of 20-40 s that do not line up with the loop's 30 s period (a real load's length is
       // unrelated to it): the read rate is set so restart i takes about LOAD_TARGETS[i] seconds.
-      const target = LOAD_TARGETS[(i - 1) % LOAD_TARGETS.length];
+      const base = LOAD_TARGETS[(i - 1) % LOAD_TARGETS.length]!;
+      const target = LOAD_SECONDS > 0 ? LOAD_SECONDS * (base / 30) : base;
       const readMBps = (SHARDS * SHARD_BYTES) / 1e6 / (target - FIXED_SECONDS);
       await host.configureSimulator({ ...SIM, readMBps, warmReadMBps: readMBps, fault: kind === 'crash' ? { crashAt: 'weights', kind: 'oom', afterShards: SHARDS / 2 } : {} });
       const { session, settings } = await extensionSession(host, extProxy.port, tmp);
@@ -360,7 +363,8 @@ async function main(): Promise<void> {
       let failedAt: number | undefined;
       const t0 = Date.now();
       // Both start together: the extension restarts the unit; the seed loop starts polling, as after a manual restart.
-      const loopRun = startSeedLoop(loop(kind === 'crash' ? CRASH_LOOP_ITERATIONS : 10));
+      const loopIterations = Math.ceil(target / 30) + 4;
+      const loopRun = startSeedLoop(loop(kind === 'crash' ? CRASH_LOOP_ITERATIONS : loopIterations));
       const outcome: WatchOutcome = await session.watch('restart', watchOptions(settings), {
         onState: (s) => {
           if (s.verdict === 'failed' && failedAt === undefined) failedAt = Date.now();
@@ -368,7 +372,7 @@ async function main(): Promise<void> {
       });
       const extEnd = Date.now();
       session.dispose();
-      await Promise.race([loopRun.done, sleep(kind === 'ready' ? 330_000 : CRASH_LOOP_ITERATIONS * 30_000 + 30_000)]);
+      await Promise.race([loopRun.done, sleep(kind === 'ready' ? loopIterations * 30_000 + 30_000 : CRASH_LOOP_ITERATIONS * 30_000 + 30_000)]);
       loopRun.kill();
       const seedEnd = loopRun.readyAt ?? Date.now();
       await sleep(300);

@@ -1,14 +1,15 @@
 import * as vscode from 'vscode';
 import { errorText } from './util/errors';
 import { activeProfile, localHostRefusal, parseSettings, type ServerProfile, type Settings } from './config';
+import { Fleet, type FleetEvent } from './fleet/fleet';
 import type { LoadState } from './monitor/loadState';
-import { AlreadyWatchingError, ServerSession } from './monitor/session';
-import type { WatchAlert, WatchOptions, WatchOutcome } from './monitor/watcher';
+import type { ServerSession } from './monitor/session';
+import type { WatchOutcome } from './monitor/watcher';
 import { TransportError } from './remote/transport';
-import { refusalMessage, type Refusal } from './ui/refusals';
+import { refusalMessage } from './ui/refusals';
 import type { SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
-import { LoadInsights, type LoadForecast } from './monitor/loadInsights';
+import type { LoadForecast } from './monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
 import { confirmRestart, warmThenReport } from './ui/restartDialog';
 import { StatusBar } from './ui/statusBar';
@@ -21,37 +22,36 @@ const RESUME = 'Resume watching';
 const WATCHES_KEY = 'kimi.watchesUnderWay';
 /** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
 const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
+const SETTING_KEYS = [
+  'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
+  'loadTimeoutMinutes', 'stallSeconds', 'unreachableTimeoutMinutes', 'notifyWhenReady', 'verifyParsersWhenReady',
+  'watchAfterReady', 'healthIntervalSeconds',
+];
 
 /**
- * The commands' behaviour: settings, one session per server, and what the user sees.
- * Sessions (and their SSH connections) are rebuilt when the settings change.
+ * The VS Code shell over the fleet: settings from the configuration, the commands' dialogs, and
+ * what the user sees (status bar, log channel, notifications, dashboard). What the servers do
+ * lives in the fleet (src/fleet), which the other fronts share.
  */
 export class Controller implements vscode.Disposable {
+  readonly fleet: Fleet;
   private loadedSettings: Settings | undefined;
   private settingsLoaded = false;
   private settingsErrors: readonly string[] = [];
-  private readonly sessions = new Map<string, ServerSession>();
   private disposed = false;
-  private readonly pendingSessions = new Map<string, Promise<ServerSession>>();
   private readonly endNotes = new Map<string, string>();
-  /** Why the last connection to a server was refused (host key, auth, DNS...), until one succeeds. */
-  private readonly refusals = new Map<string, Refusal>();
   private readonly lastFailureNotice = new Map<string, { text: string; at: number }>();
   private readonly journalWarned = new Set<string>();
-  /** Sessions whose settings changed during a load: replaced once that load ends. */
-  private readonly staleSessions = new Set<ServerSession>();
-  private readonly verification = new Map<string, string>();
   private readonly series = new Map<string, LoadSeries>();
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires when anything the dashboard shows may have changed. */
   readonly onDidChange = this.changed.event;
-  private readonly insights: LoadInsights;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
-    private readonly ui: SessionUi,
+    ui: SessionUi,
     state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
     private readonly windowState: vscode.Memento,
@@ -59,7 +59,13 @@ export class Controller implements vscode.Disposable {
     /** The remote's name when this extension runs on the UI side of a remote window. */
     private readonly uiSideOfRemote?: string,
   ) {
-    this.insights = new LoadInsights(state);
+    this.fleet = new Fleet({
+      ui,
+      log: (level, message) => this.log[level](message),
+      history: state,
+      ...(apiKeys ? { apiKey: (name: string) => apiKeys.get(name) } : {}),
+    });
+    this.disposables.push(this.fleet.onEvent((event) => this.onFleetEvent(event)));
     // Settings are validated (and a watch cut short by a window reload is offered back) right
     // after activation rather than during it; a command that comes first validates on demand.
     const timer = setTimeout(() => void this.offerToResume(), 0);
@@ -75,15 +81,15 @@ export class Controller implements vscode.Disposable {
     const server = this.idleServer();
     if (!server) return;
     if (this.settings?.confirmRestart) {
-      const session = await this.openSession(server);
       // A refused connection (host key, auth, DNS...) is said first: no confirmation to answer for nothing.
-      if (!session || !(await this.connect(server, session))) return;
-      const forecast = await this.forecast(server, session);
+      const session = await this.openSession(server);
+      if (!session || !(await this.connect(server))) return;
+      const forecast = await this.forecast(server);
       const choice = await confirmRestart(server, forecast);
       if (choice === 'cancel') return;
       if (choice === 'warm' && forecast?.modelPath) {
         // The steady watch gives its channels to the warm-up (the restart's watch replaces it anyway).
-        const wasWatching = session.stop('warming the page cache before a restart');
+        const wasWatching = this.fleet.stop(server, 'warming the page cache before a restart');
         const warmed = await warmThenReport(session, forecast.modelPath, this.log);
         if (!warmed) {
           if (wasWatching) void this.watch(server, 'attach', true);
@@ -94,25 +100,28 @@ export class Controller implements vscode.Disposable {
     await this.watch(server, 'restart');
   }
 
-  /** Connects; a refusal is told loudly (notification, status bar) and false returned. */
-  async connect(server: ServerProfile, session: ServerSession): Promise<boolean> {
+  /** Connects; a refusal is told loudly (the fleet's `refused` event) and false returned. */
+  async connect(server: ServerProfile): Promise<boolean> {
     try {
-      await session.transport.connect();
-      this.clearRefusal(server);
+      await this.fleet.connect(server);
       return true;
     } catch (error) {
-      if (error instanceof TransportError) this.onRefused(server, error);
-      else void this.notify('error', `Kimi on ${server.name}: cannot connect: ${errorText(error)}`);
+      if (!(error instanceof TransportError)) void this.notify('error', `Kimi on ${server.name}: cannot connect: ${errorText(error)}`);
       return false;
     }
   }
 
   /** The load forecast for the confirmation. */
-  private async forecast(server: ServerProfile, session: ServerSession): Promise<LoadForecast | undefined> {
-    const forecast = await this.insights.forecast(session.transport, server.name, server.unit);
-    if (forecast.text) this.log.info(`[${server.name}] Forecast: ${forecast.text}`);
-    if (forecast.warning) this.log.warn(`[${server.name}] ${forecast.warning}`);
-    return forecast;
+  private async forecast(server: ServerProfile): Promise<LoadForecast | undefined> {
+    try {
+      const forecast = await this.fleet.forecast(server);
+      if (forecast.text) this.log.info(`[${server.name}] Forecast: ${forecast.text}`);
+      if (forecast.warning) this.log.warn(`[${server.name}] ${forecast.warning}`);
+      return forecast;
+    } catch (error) {
+      this.log.warn(`[${server.name}] No load forecast: ${errorText(error)}`);
+      return undefined;
+    }
   }
 
   async poll(): Promise<void> {
@@ -123,13 +132,13 @@ export class Controller implements vscode.Disposable {
   async verifyParsersCommand(): Promise<void> {
     const server = this.requireServer();
     const session = server && (await this.openSession(server));
-    if (server && session) await this.verifyParsers(server, session);
+    if (server && session) await this.verifyParsers(server);
   }
 
   stopPolling(): void {
-    const stopped = [...this.sessions.values()].filter((s) => s.stop('stopped by the user'));
+    const stopped = this.fleet.stopAll();
     if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
-    else this.log.info(`Stopped watching ${stopped.map((s) => s.profile.name).join(', ')}.`);
+    else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
   }
 
   showLog(): void {
@@ -141,11 +150,11 @@ export class Controller implements vscode.Disposable {
     if (this.settings.servers.length === 0) return this.reportNoServers();
     const active = activeProfile(this.settings);
     const picked = await vscode.window.showQuickPick(
-      this.settings.servers.map((s) => ({
-        label: s.name,
-        description: `${s.host ?? 'local'} · ${s.unit}`,
-        detail: this.sessions.get(s.name)?.state ? describe(this.sessions.get(s.name)!.state!) : undefined,
-        picked: s.name === active?.name,
+      this.fleet.snapshots().map(({ server, state }) => ({
+        label: server.name,
+        description: `${server.host ?? 'local'} · ${server.unit}`,
+        detail: state ? describe(state) : undefined,
+        picked: server.name === active?.name,
       })),
       { title: 'Kimi: select the server to act on' },
     );
@@ -153,97 +162,24 @@ export class Controller implements vscode.Disposable {
     await vscode.workspace.getConfiguration('kimi').update('activeServer', picked.label, vscode.ConfigurationTarget.Global);
   }
 
-  /** The session of a server, created on first use. */
-  async sessionFor(server: ServerProfile): Promise<ServerSession> {
-    const existing = this.sessions.get(server.name);
-    if (existing) return existing;
-    let pending = this.pendingSessions.get(server.name);
-    if (!pending) {
-      // ssh2 and node-fetch load with the first session, not with the extension.
-      pending = import('./sessionFactory').then(({ createSession }) =>
-        createSession(server, this.settings!, this.ui, (level, message) => this.log[level](message)),
-      );
-      this.pendingSessions.set(server.name, pending);
-    }
-    try {
-      const session = await pending;
-      const apiKey = await this.apiKeys?.get(server.name);
-      if (apiKey) session.client.setApiKey(apiKey);
-      this.sessions.set(server.name, session);
-      return session;
-    } finally {
-      this.pendingSessions.delete(server.name);
-    }
-  }
-
   /**
    * Restarts or attaches and watches in the background; resolves with how the load ended. With
    * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
    */
   async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
-    const session = await this.openSession(server);
-    if (!session) return undefined;
-    const settings = this.settings!;
-    const options: WatchOptions = {
-      pollIntervalMs: settings.pollIntervalMs,
-      stallMs: settings.stallMs,
-      loadTimeoutMs: settings.loadTimeoutMs,
-      unreachableTimeoutMs: settings.unreachableTimeoutMs,
-      ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
-    };
+    if (!(await this.openSession(server))) return undefined;
+    const snapshot = this.fleet.snapshot(server);
+    if (snapshot.loading) {
+      this.refuseBusy(server, snapshot.state);
+      return undefined;
+    }
     this.endNotes.delete(server.name);
-    if (!quiet) this.verification.delete(server.name);
     await this.rememberWatch(server.name, Date.now());
-    this.log.info(`[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
-    let first = true;
     try {
-      return await session.watch(
-        mode,
-        options,
-        {
-          onState: (state, previous) => this.onState(server, state, previous),
-          onAlert: (alert) => this.onAlert(server, alert),
-          onEnd: (outcome) => {
-            const quietEnd = quiet && first && outcome.end === 'ready';
-            // Only a load under way is offered back after a window reload, not a steady watch.
-            if (first) void this.rememberWatch(server.name, undefined);
-            first = false;
-            void this.onEnd(server, session, outcome, quietEnd);
-          },
-          onClosed: () => void this.onClosed(server, session),
-        },
-        this.insights.prior(server.name, server.unit),
-      );
-    } catch (error) {
-      if (error instanceof AlreadyWatchingError) {
-        this.refuseBusy(server, error.state);
-        return undefined;
-      }
-      throw error;
+      return await this.fleet.watch(server, mode, quiet);
     } finally {
       this.render();
     }
-  }
-
-  /** The load that kept an outdated session ended: go on watching on a session with the new settings. */
-  private replaceStaleSession(server: ServerProfile, session: ServerSession, outcome: WatchOutcome): void {
-    if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
-    session.stop('settings changed');
-    const profile = this.settings?.servers.find((s) => s.name === server.name);
-    if (!profile || !this.settings?.watchAfterReady || outcome.end === 'cancelled') return;
-    const timer = setTimeout(() => void this.watch(profile, 'attach', true), 0);
-    this.disposables.push({ dispose: () => clearTimeout(timer) });
-  }
-
-  /** The watch of a server is over for good. */
-  private async onClosed(server: ServerProfile, session: ServerSession): Promise<void> {
-    await this.rememberWatch(server.name, undefined);
-    if (this.staleSessions.delete(session)) {
-      // Its settings changed during the load: the next watch uses the new ones.
-      session.dispose();
-      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
-    }
-    this.render();
   }
 
   /**
@@ -281,7 +217,7 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     try {
-      return await this.sessionFor(server);
+      return await this.fleet.sessionFor(server);
     } catch (error) {
       const message = errorText(error);
       this.log.error(`[${server.name}] Cannot set up the connection: ${message}`);
@@ -291,24 +227,15 @@ export class Controller implements vscode.Disposable {
   }
 
   /** Checks that reasoning and tool calling really work on the server, and reports it. */
-  async verifyParsers(server: ServerProfile, session: ServerSession): Promise<void> {
+  async verifyParsers(server: ServerProfile): Promise<void> {
     const log = (line: string) => this.log.info(`[${server.name}] ${line}`);
     try {
-      const { verifyServer } = await import('./verify/serverVerification');
-      const { formatTable, summarize } = await import('./verify/verifier');
-      const result = await verifyServer(session.transport, session.client, server.unit, log);
-      for (const line of formatTable(result).split('\n')) log(line);
-      const summary = summarize(result);
-      this.verification.set(server.name, summary);
-      this.render();
-      this.changed.fire();
-      if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`);
-      else void this.notify('warn', `Kimi on ${server.name}: ${summary}`);
+      const result = await this.fleet.verifyParsers(server, log);
+      for (const line of result.table.split('\n')) log(line);
+      if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${result.summary}`);
+      else void this.notify('warn', `Kimi on ${server.name}: ${result.summary}`);
     } catch (error) {
-      const message = errorText(error);
-      this.log.warn(`[${server.name}] Parser verification could not run: ${message}`);
-      this.verification.set(server.name, `not verified (${message})`);
-      this.render();
+      this.log.warn(`[${server.name}] Parser verification could not run: ${errorText(error)}`);
     }
   }
 
@@ -317,30 +244,59 @@ export class Controller implements vscode.Disposable {
     return this.requireServer();
   }
 
-  /** The active server when it is configured and not being watched. */
+  /** The active server when it is configured and not loading. */
   idleServer(): ServerProfile | undefined {
     const server = this.requireServer();
     if (!server) return undefined;
-    const busy = this.sessions.get(server.name);
-    if (busy?.busy) {
-      this.refuseBusy(server, busy.state);
+    const snapshot = this.fleet.snapshot(server);
+    if (snapshot.loading) {
+      this.refuseBusy(server, snapshot.state);
       return undefined;
     }
     return server;
   }
 
+  private onFleetEvent(event: FleetEvent): void {
+    const server = event.server;
+    switch (event.type) {
+      case 'state':
+        this.onState(server, event.state, event.previous);
+        break;
+      case 'end':
+        // Only a load under way is offered back after a window reload, not a steady watch.
+        void this.rememberWatch(server.name, undefined);
+        void this.onEnd(server, event.outcome, event.quiet);
+        break;
+      case 'alert':
+        this.render();
+        this.onAlert(server, event.alert.kind, event.alert.level, event.alert.message);
+        break;
+      case 'refused':
+        this.render();
+        this.onRefused(server, event);
+        break;
+      case 'verified':
+        this.render();
+        this.changed.fire();
+        break;
+      case 'watching':
+        if (!event.watching) void this.rememberWatch(server.name, undefined);
+        this.render();
+        break;
+      case 'connected':
+        this.render();
+        break;
+    }
+  }
+
   private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
     this.seriesFor(server.name).observe(state, Date.now());
-    if (state.connected && !previous.connected) this.clearRefusal(server);
-    else if (!state.connected && state.connectionErrorKind !== previous.connectionErrorKind && state.connectionErrorKind) {
-      this.onRefused(server, new TransportError(state.connectionErrorKind as TransportError['kind'], state.connectionError ?? 'connection lost'));
-    }
     this.changed.fire();
     if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
       const line = `[${server.name}] ${describe(state)}${why}`;
       if (state.verdict === 'failed' || state.verdict === 'unreachable') this.log.error(line);
-      else if (state.verdict === 'stalled') this.log.warn(line);
+      else if (state.verdict === 'stalled' || state.verdict === 'unhealthy') this.log.warn(line);
       else this.log.info(line);
     } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
       this.log.debug(`[${server.name}] ${state.lastSignal.text}`);
@@ -348,14 +304,7 @@ export class Controller implements vscode.Disposable {
     if (server.name === this.activeServer()?.name) this.render();
   }
 
-  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
-    await this.reportEnd(server, session, outcome, quiet);
-    if (this.staleSessions.has(session) && session.watching) this.replaceStaleSession(server, session, outcome);
-  }
-
-  private async reportEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
-    if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
-    this.log.info(`[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+  private async onEnd(server: ServerProfile, outcome: WatchOutcome, quiet: boolean): Promise<void> {
     const note = endMessage(server, outcome);
     if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
     this.render();
@@ -363,7 +312,7 @@ export class Controller implements vscode.Disposable {
       case 'ready':
         if (quiet) break;
         if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
-        if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server, session);
+        if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server);
         break;
       case 'failed':
         this.notifyFailure(server, failureMessage(server, outcome));
@@ -372,7 +321,7 @@ export class Controller implements vscode.Disposable {
         break;
       case 'unreachable':
         // A refusal (host key, auth...) has been said already, with its own buttons.
-        if (!this.refusals.has(server.name) && note) void this.notify('warn', note);
+        if (!this.fleet.snapshot(server).refusal && note) void this.notify('warn', note);
         break;
       default:
         if (note) void this.notify(outcome.end === 'stopped' ? 'info' : 'warn', note);
@@ -388,29 +337,22 @@ export class Controller implements vscode.Disposable {
     void this.notify('error', message);
   }
 
-  private onAlert(server: ServerProfile, alert: WatchAlert): void {
-    this.render();
+  private onAlert(server: ServerProfile, kind: string, level: 'info' | 'warn' | 'error', message: string): void {
     // An unreadable journal is said once per window, not at every restart.
-    if (alert.kind === 'journal') {
+    if (kind === 'journal') {
       if (this.journalWarned.has(server.name)) return;
       this.journalWarned.add(server.name);
     }
-    if (alert.kind === 'recovered') {
-      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${alert.message}`);
+    if (kind === 'recovered') {
+      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${message}`);
       return;
     }
-    void this.notify(alert.level === 'info' ? 'info' : alert.level, `Kimi on ${server.name}: ${alert.message}`);
+    void this.notify(level, `Kimi on ${server.name}: ${message}`);
   }
 
-  /** A refused connection: a notification with what to do, and the status bar says it. */
-  private onRefused(server: ServerProfile, error: TransportError): void {
-    const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
-    const previous = this.refusals.get(server.name);
-    this.refusals.set(server.name, refusal);
-    this.log.error(`[${server.name}] ${error.message}`);
-    this.render();
-    if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
-    const { text, openKnownHosts } = refusalMessage(server.name, refusal);
+  /** A refused connection: a notification with what to do (the status bar says it too). */
+  private onRefused(server: ServerProfile, event: Extract<FleetEvent, { type: 'refused' }>): void {
+    const { text, openKnownHosts } = refusalMessage(server.name, event.refusal);
     const buttons = openKnownHosts ? [SHOW_LOG, OPEN_KNOWN_HOSTS] : [SHOW_LOG];
     void vscode.window.showErrorMessage(text, ...buttons).then(async (choice) => {
       if (choice === SHOW_LOG) this.showLog();
@@ -422,17 +364,14 @@ export class Controller implements vscode.Disposable {
     });
   }
 
-  private clearRefusal(server: ServerProfile): void {
-    if (this.refusals.delete(server.name)) this.render();
-  }
-
   /** "Kimi: Set server API key": stored in SecretStorage, used at once by the live session. */
   async setApiKey(): Promise<void> {
     const server = this.requireServer();
     if (!server || !this.apiKeys) return;
     const answer = await this.apiKeys.ask(server.name);
     if (!answer) return;
-    this.sessions.get(server.name)?.client.setApiKey(answer.key);
+    const session = await this.openSession(server);
+    session?.client.setApiKey(answer.key);
     this.log.info(`[${server.name}] API key ${answer.key ? 'set' : 'removed'} (kept in VS Code's secret storage).`);
   }
 
@@ -476,11 +415,12 @@ export class Controller implements vscode.Disposable {
   /** What the load dashboard shows: the active server's load. */
   dashboard(): DashboardModel {
     const server = this.activeServer();
+    const snapshot = server ? this.fleet.snapshot(server) : undefined;
     return dashboardModel({
       server: server?.name,
-      state: server ? this.sessions.get(server.name)?.state : undefined,
+      state: snapshot?.state,
       series: server ? this.seriesFor(server.name).points() : [],
-      verification: server ? this.verification.get(server.name) : undefined,
+      verification: snapshot?.verification,
       now: Date.now(),
     });
   }
@@ -506,19 +446,14 @@ export class Controller implements vscode.Disposable {
   private loadSettings(): void {
     this.settingsLoaded = true;
     const config = vscode.workspace.getConfiguration('kimi');
-    const keys = [
-      'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
-      'loadTimeoutMinutes', 'stallSeconds', 'unreachableTimeoutMinutes', 'notifyWhenReady', 'verifyParsersWhenReady',
-      'watchAfterReady', 'healthIntervalSeconds',
-    ];
     const raw: Record<string, unknown> = {};
-    for (const key of keys) {
+    for (const key of SETTING_KEYS) {
       const value = config.get(key);
       if (value !== undefined) raw[key] = value;
     }
     const result = parseSettings(raw);
     if (result.ok) {
-      this.closeSessionsChangedBy(result.settings);
+      this.fleet.configure(result.settings);
       this.loadedSettings = result.settings;
       this.settingsErrors = [];
     } else {
@@ -529,57 +464,23 @@ export class Controller implements vscode.Disposable {
     this.render();
   }
 
-  /**
-   * A session whose profile or connection settings changed is replaced: at once when it is idle
-   * or under steady watch (the watch goes on, on a new session), after its load when it loads
-   * (the running watch finishes on the old settings; the next command uses the new ones).
-   */
-  private closeSessionsChangedBy(next: Settings): void {
-    const previous = this.loadedSettings;
-    if (!previous) return;
-    const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
-    for (const [name, session] of this.sessions) {
-      const profile = next.servers.find((s) => s.name === name);
-      const same =
-        profile !== undefined &&
-        JSON.stringify(profile) === JSON.stringify(session.profile) &&
-        previous.knownHostsFile === next.knownHostsFile &&
-        previous.hostKeyPolicy === next.hostKeyPolicy &&
-        (!session.watching || watchSettings(previous) === watchSettings(next));
-      if (same) continue;
-      if (session.busy) {
-        this.staleSessions.add(session);
-        continue;
-      }
-      this.sessions.delete(name);
-      const wasWatching = session.watching;
-      session.dispose();
-      if (wasWatching && profile && next.watchAfterReady) {
-        const timer = setTimeout(() => void this.watch(profile, 'attach', true), 0);
-        this.disposables.push({ dispose: () => clearTimeout(timer) });
-      }
-    }
-  }
-
   private render(): void {
     const server = this.activeServer();
-    const session = server ? this.sessions.get(server.name) : undefined;
+    const snapshot = server ? this.fleet.snapshot(server) : undefined;
     this.statusBar.update({
       server,
-      state: session?.state,
-      watching: session?.watching ?? false,
-      refusal: server ? this.refusals.get(server.name) : undefined,
+      state: snapshot?.state,
+      watching: snapshot?.watching ?? false,
+      refusal: snapshot?.refusal,
       endNote: server ? this.endNotes.get(server.name) : undefined,
-      verification: server ? this.verification.get(server.name) : undefined,
+      verification: snapshot?.verification,
       configError: this.settings ? undefined : this.settingsErrors[0],
     });
   }
 
   dispose(): void {
     this.disposed = true;
-    for (const session of [...this.sessions.values(), ...this.staleSessions]) session.dispose();
-    this.sessions.clear();
-    this.staleSessions.clear();
+    this.fleet.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();
   }

@@ -28,6 +28,8 @@ export class AlreadyWatchingError extends Error {
  */
 export class ServerSession {
   private watcher: LoadWatcher | undefined;
+  /** How the load under way ends (the first end of the current watch). */
+  private loadEnd: Promise<WatchOutcome> | undefined;
   private last: LoadState | undefined;
   private lastOutcome: WatchOutcome | undefined;
   private readonly loggedCommands = new Set<string>();
@@ -93,7 +95,14 @@ export class ServerSession {
         if (!watcher.active) listener.onClosed?.();
       }),
     ];
-    return watcher.run(mode);
+    const end = watcher.run(mode);
+    this.loadEnd = end;
+    return end;
+  }
+
+  /** How the load under way ends; undefined when none is followed. */
+  whenLoadEnds(): Promise<WatchOutcome | undefined> {
+    return this.busy && this.loadEnd ? this.loadEnd : Promise.resolve(undefined);
   }
 
   stop(reason?: string): boolean {

@@ -14,6 +14,13 @@
  *    └─ nsenter -t <init> -m -p /usr/sbin/sshd -D -e -f FIX/ssh/sshd_config   (stderr captured)
  *         └─ sshd (inside the namespaces) ─ per-connection sshd ─ commands of the SSH sessions
  *
+ * Logins: root, and the unprivileged users of `GpuHostOptions.users` (e.g. `kimi`: an account of
+ * this machine, created if missing, whose keys are authorized in the fixture). Inside the
+ * namespace (ns-init.sh) /usr/bin/systemctl and /usr/bin/journalctl are the stand-ins, so the
+ * real `sudo` (Debian's package) runs them; /etc/sudoers.d is the fixture's (installSudoers) and
+ * /etc/group the fixture's copy (addToGroup). For root, `sudo` on PATH stays the stand-in
+ * (FIX/state/sudo.json can make it want a password); for anyone else it is the real sudo.
+ *
  * sshd is started/stopped by the harness *inside* the namespace with nsenter, so stopSshd()
  * (a network drop) kills every sshd process but leaves the unit and its supervisor alive.
  * Killing `unshare` kills init (--kill-child); init's death makes the kernel SIGKILL every
@@ -31,7 +38,8 @@ import * as path from 'path';
 /**
  * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
  * the groups 'adm'/'systemd-journal' (systemd src/shared/journal-util.c):
- *  - 'allowed' (default): everything;
+ *  - 'allowed' (default): everything to root and to members of 'adm' or 'systemd-journal' (the
+ *    namespace's /etc/group, see addToGroup); any other user gets 'denied-hint';
  *  - 'denied-hint': the hint "Hint: You are currently not seeing messages from other users and the
  *    system. ..." on stderr (not with -q), none of the unit's lines ("-- No entries --" on stdout
  *    without -f), exit 0; with -f it keeps following and prints nothing;
@@ -39,6 +47,7 @@ import * as path from 'path';
  *    permissions." on stderr, exit 1 at once, with or without -f.
  * `systemctl status` then shows no journal lines but "Warning: some journal files were not opened
  * due to insufficient permissions.". Decided when each journalctl starts (a running -f keeps its access).
+ * The two 'denied-*' modes override the groups: they apply to every user, root included.
  */
 export type JournalAccess = 'allowed' | 'denied-hint' | 'denied-no-files';
 
@@ -56,7 +65,15 @@ export interface GpuHostOptions {
   timeoutStopSec?: number;
   /** false: sshd runs with `AllowTcpForwarding no` (direct-tcpip channels are "administratively prohibited"). Default true. */
   allowTcpForwarding?: boolean;
+  /**
+   * Unprivileged login users next to root, e.g. ['kimi']: accounts of this machine (created with
+   * `useradd -m -s /bin/sh` when missing, kept afterwards), logging in with the client keys.
+   */
+  users?: readonly string[];
 }
+
+/** Who a session logs in as, and with which key. */
+export interface Login { username: string; identityFile: string }
 
 export interface ExecResult { stdout: string; stderr: string; code: number }
 
@@ -99,7 +116,20 @@ export interface GpuHost {
   setTcpForwarding(allowed: boolean): Promise<void>;
   writeUnit(text: string, opts?: { reload?: boolean }): Promise<void>;
   readDropIns(): Promise<Record<string, string>>;
-  ssh(command: string): Promise<ExecResult>;
+  /** Runs `command` over a real OpenSSH client session, as root or as one of `users`. */
+  ssh(command: string, opts?: { user?: string }): Promise<ExecResult>;
+  /** The user name and key of a login: root (default) or one of `GpuHostOptions.users`. */
+  login(user?: string): Login;
+  /**
+   * Installs `text` as /etc/sudoers.d/NAME inside the simulated host (0440, root; checked with
+   * `visudo -c` first: a broken file would make sudo refuse everything). Real sudo reads it at once.
+   */
+  installSudoers(text: string, name?: string): Promise<void>;
+  /** Removes every file of the host's /etc/sudoers.d. */
+  removeSudoers(): Promise<void>;
+  /** Group membership in the host's /etc/group (created there when the machine lacks it); applies to new logins. */
+  addToGroup(user: string, group: string): Promise<void>;
+  removeFromGroup(user: string, group: string): Promise<void>;
   /** Run a shell command inside the simulated host's namespaces without SSH (no handshake). */
   nsExec(command: string): Promise<ExecResult>;
   killServer(signal?: string): Promise<void>;
@@ -132,6 +162,57 @@ const NS_INIT = path.join(HERE, 'ns-init.sh');
 const SSHD = '/usr/sbin/sshd';
 const READY_LINE = 'The server is fired up and ready to roll!';
 const STAND_INS = ['systemctl', 'journalctl', 'nvidia-smi', 'sudo'];
+const REAL_SUDO = '/usr/bin/sudo';
+const LOGIN_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+
+/**
+ * An unprivileged account of this machine for the simulated host's logins: created when missing
+ * (`useradd -m -s /bin/sh`, password field `*`: no password, yet not locked, which sshd without
+ * PAM would refuse), left in place afterwards (idempotent).
+ */
+function ensureLoginUser(name: string): { uid: number; gid: number } {
+  if (!LOGIN_USER.test(name) || name === 'root') throw new Error(`not a login user for the simulated host: ${JSON.stringify(name)}`);
+  const entry = () => spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
+  let r = entry();
+  if (r.status !== 0) {
+    const add = spawnSync('useradd', ['-m', '-s', '/bin/sh', '-p', '*', name], { encoding: 'utf8' });
+    // 9: created meanwhile by another harness
+    if (add.status !== 0 && add.status !== 9) throw new Error(`useradd ${name} failed (${add.status}): ${add.stderr}`);
+    r = entry();
+    if (r.status !== 0) throw new Error(`no user ${name} after useradd`);
+  }
+  const shadow = spawnSync('getent', ['shadow', name], { encoding: 'utf8' }).stdout.split(':')[1] ?? '';
+  if (shadow === '!' || shadow === '!*') {
+    const mod = spawnSync('usermod', ['-p', '*', name], { encoding: 'utf8' });
+    if (mod.status !== 0) throw new Error(`usermod -p '*' ${name} failed: ${mod.stderr}`);
+  } else if (shadow.startsWith('!')) {
+    throw new Error(`the account ${name} is locked (its password is); sshd would refuse it`);
+  }
+  const f = r.stdout.trim().split(':');
+  return { uid: Number(f[2]), gid: Number(f[3]) };
+}
+
+/** /etc/group text with `user` added to or removed from `group` (the group is created when missing). */
+export function editGroupText(text: string, user: string, group: string, add: boolean): string {
+  const lines = text.split('\n');
+  let found = false;
+  const out = lines.map((l) => {
+    const f = l.split(':');
+    if (f.length < 4 || f[0] !== group) return l;
+    found = true;
+    const members = f[3].split(',').filter((m) => m && m !== user);
+    if (add) members.push(user);
+    f[3] = members.join(',');
+    return f.join(':');
+  });
+  if (found) return out.join('\n');
+  if (!add) return text;
+  const gids = lines.map((l) => Number(l.split(':')[2])).filter((n) => Number.isInteger(n));
+  let gid = 900;
+  while (gids.includes(gid)) gid++;
+  const body = out.join('\n').replace(/\n*$/, '\n');
+  return `${body}${group}:x:${gid}:${user}\n`;
+}
 
 const live = new Set<{ kill(): void; fixture?: string }>();
 let exitHookInstalled = false;
@@ -336,8 +417,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     // --- stand-in wrappers and the simulator's python ----------------------------------
     for (const name of STAND_INS) {
       const js = path.join(HERE, 'bin', `${name}.js`);
+      // sudo: the stand-in serves root (its sudo.json can make it want a password); any other user gets the real sudo.
+      const realSudo = name === 'sudo' ? `if [ "$(id -u)" != 0 ]; then exec ${REAL_SUDO} "$@"; fi\n` : '';
       await fsp.writeFile(path.join(binDir, name),
-        `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`, { mode: 0o755 });
+        `#!/bin/sh\n${realSudo}KIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`, { mode: 0o755 });
     }
     await fsp.writeFile(pythonPath,
       `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
@@ -373,6 +456,23 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await fsp.writeFile(unitFilePath, defaultUnitText);
     await fsp.writeFile(path.join(stateDir, 'sim.json'), JSON.stringify(opts.sim ?? {}, null, 2));
     await fsp.writeFile(path.join(stateDir, 'exec.log'), '');
+    // --- login users, sudoers.d and /etc/group of the namespace --------------------------
+    const users = [...new Set(opts.users ?? [])];
+    const userIds = new Map(users.map((u) => [u, ensureLoginUser(u)] as const));
+    const sudoersDir = path.join(fix, 'ns', 'sudoers.d');
+    await fsp.mkdir(sudoersDir, { recursive: true });
+    await fsp.chmod(sudoersDir, 0o755);
+    const groupFile = path.join(fix, 'ns', 'group');
+    await fsp.copyFile('/etc/group', groupFile);
+    await fsp.chmod(groupFile, 0o644);
+    if (users.length) {
+      // What the users read without sudo (systemctl show, journalctl, the stand-ins): readable by
+      // all, written only by root (that is, through sudo). exec.log is the harness's record of
+      // every stand-in call, the users' own included: anyone may append to it.
+      await fsp.chmod(fix, 0o711);
+      for (const d of [stateDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), binDir]) await fsp.chmod(d, 0o755);
+      await fsp.chmod(path.join(stateDir, 'exec.log'), 0o666);
+    }
     const journalAccessFile = path.join(stateDir, 'journal-access.json');
     const writeJournalAccess = async (mode: JournalAccess): Promise<void> => {
       if (!['allowed', 'denied-hint', 'denied-no-files'].includes(mode)) throw new Error(`unknown journal access ${JSON.stringify(mode)}`);
@@ -414,6 +514,18 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     };
     const harnessKnownHosts = path.join(sshDir, 'known_hosts_harness');
     await fsp.writeFile(harnessKnownHosts, `${knownHostsLine()}\n`);
+    // Each user's authorized_keys in the fixture, owned by the user (sshd reads it as the user).
+    const userKeysFile = (u: string) => path.join(sshDir, 'users', u, 'authorized_keys');
+    for (const [u, id] of userIds) {
+      const file = userKeysFile(u);
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.chmod(sshDir, 0o711);
+      await fsp.chmod(path.join(sshDir, 'users'), 0o711);
+      await fsp.writeFile(file, [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'), { mode: 0o600 });
+      await fsp.chown(path.dirname(file), id.uid, id.gid);
+      await fsp.chmod(path.dirname(file), 0o700);
+      await fsp.chown(file, id.uid, id.gid);
+    }
 
     const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
     const sshdConfig = path.join(sshDir, 'sshd_config');
@@ -436,6 +548,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       'PrintMotd no',
       'PrintLastLog no',
       'Subsystem sftp /usr/lib/openssh/sftp-server',
+      ...users.flatMap((u) => [`Match User ${u}`, `  AuthorizedKeysFile ${userKeysFile(u)}`]),
       '',
     ].join('\n'));
     await writeSshdConfig();
@@ -525,12 +638,24 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     cleanupOnError.unshift(stopSshd);
     await startSshd();
 
-    const ssh = (command: string): Promise<ExecResult> => run('ssh', [
+    const loginOf = (user = 'root'): Login => {
+      if (user !== 'root' && !userIds.has(user)) throw new Error(`${user} is not a login of this simulated host (GpuHostOptions.users: ${JSON.stringify(users)})`);
+      return { username: user, identityFile: clientKeyPath };
+    };
+    const ssh = (command: string, o?: { user?: string }): Promise<ExecResult> => run('ssh', [
       '-F', '/dev/null', '-i', harnessKey, '-p', String(sshPort),
       '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${harnessKnownHosts}`,
       '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
-      'root@127.0.0.1', command,
+      `${loginOf(o?.user).username}@127.0.0.1`, command,
     ], { timeoutMs: 120000 });
+
+    const visudo = ['/usr/sbin/visudo', '/sbin/visudo'].find((p) => fs.existsSync(p));
+    const editGroup = async (user: string, group: string, add: boolean): Promise<void> => {
+      if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(group)) throw new Error(`not a group name: ${JSON.stringify(group)}`);
+      const text = await fsp.readFile(groupFile, 'utf8');
+      // written in place: the bind mount over /etc/group holds this inode
+      await fsp.writeFile(groupFile, editGroupText(text, user, group, add));
+    };
 
     const readJournal = async (): Promise<JournalEntry[]> => {
       let text = '';
@@ -606,6 +731,26 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         return out;
       },
       ssh,
+      login: loginOf,
+      async installSudoers(text, name = 'kimi') {
+        if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`sudo would skip the sudoers.d file name ${JSON.stringify(name)}`);
+        if (!visudo) throw new Error('visudo is missing: install the sudo package (scripts/ensure-system-packages.sh)');
+        // A name with a dot: sudo's @includedir skips it until it is complete and checked.
+        const tmp = path.join(sudoersDir, `.${name}.tmp`);
+        await fsp.writeFile(tmp, text, { mode: 0o440 });
+        await fsp.chmod(tmp, 0o440);
+        const check = await run(visudo, ['-c', '-q', '-f', tmp]);
+        if (check.code !== 0) {
+          await fsp.rm(tmp, { force: true });
+          throw new Error(`visudo refuses the sudoers text: ${check.stdout}${check.stderr}`);
+        }
+        await fsp.rename(tmp, path.join(sudoersDir, name));
+      },
+      async removeSudoers() {
+        for (const n of await fsp.readdir(sudoersDir)) await fsp.rm(path.join(sudoersDir, n), { force: true });
+      },
+      addToGroup: (user, group) => editGroup(user, group, true),
+      removeFromGroup: (user, group) => editGroup(user, group, false),
       nsExec,
       mainPid,
       async killServer(signal = 'SIGKILL') {

@@ -53,6 +53,15 @@ export function serverEntry(host: GpuHost, name = 'sim'): Record<string, unknown
   };
 }
 
+/**
+ * `server` overrides of `sessionForHost` that log in as `user` (root, or one of the host's
+ * `users`) with privileged commands under `sudo -n` or not.
+ */
+export function loginAs(host: GpuHost, user: string, sudo: boolean): Record<string, unknown> {
+  const login = host.login(user);
+  return { username: login.username, identityFile: login.identityFile, sudo };
+}
+
 export const FAST_WATCH: WatchOptions = {
   pollIntervalMs: 500,
   stallMs: 60_000,

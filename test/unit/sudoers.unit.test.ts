@@ -74,20 +74,21 @@ describe('sudoers rules generated from the unit name', () => {
   });
 
   it('visudo accepts them', function () {
-    const visudo = ['/usr/sbin/visudo', '/sbin/visudo'].find((p) => fs.existsSync(p));
-    if (!visudo) this.skip();
+    const found = ['/usr/sbin/visudo', '/sbin/visudo'].find((p) => fs.existsSync(p));
+    if (!found) this.skip();
+    const visudo: string = found!;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-sudoers-'));
     try {
       for (const [user, unit] of [['kimi', 'sglang-k26-ddtree'], ['alice.b', 'sglang@gpu0.service'], ['svc_kimi', 'Kimi_K2.6']]) {
         const file = path.join(dir, 'rules');
         fs.writeFileSync(file, sudoersRules(user, unit), { mode: 0o440 });
-        const r = spawnSync(visudo!, ['-c', '-q', '-f', file], { encoding: 'utf8' });
+        const r = spawnSync(visudo, ['-c', '-q', '-f', file], { encoding: 'utf8' });
         assert.equal(r.status, 0, `${user} ${unit}: ${r.stdout}${r.stderr}`);
       }
       // and all at once, as several units in one sudoers.d: the alias names do not collide
       const all = path.join(dir, 'all');
       fs.writeFileSync(all, ['a-b', 'a_b', 'a.b', 'A-B', 'sglang-k26-ddtree'].map((u) => sudoersRules('kimi', u)).join('\n'), { mode: 0o440 });
-      execFileSync(visudo!, ['-c', '-q', '-f', all]);
+      execFileSync(visudo, ['-c', '-q', '-f', all]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -463,9 +463,22 @@ function cmdCat(o) {
   return rc;
 }
 
+// What systemd lets only root do (without polkit, as on a server): anyone else gets the bus's
+// "Access denied" (systemctl's exit status 4 for a unit job, 1 for daemon-reload).
+const ROOT_ONLY = new Set(['start', 'stop', 'restart', 'reload-or-restart', 'try-restart', 'kill', 'daemon-reload', 'reset-failed', 'enable', 'disable', 'mask', 'unmask']);
+function refusedToNonRoot(o, units) {
+  if (!ROOT_ONLY.has(o.verb) || typeof process.geteuid !== 'function' || process.geteuid() === 0) return undefined;
+  if (o.verb === 'daemon-reload') { process.stderr.write('Failed to reload daemon: Access denied\n'); return 1; }
+  const verb = o.verb === 'reload-or-restart' ? 'reload or restart' : o.verb;
+  process.stderr.write(`Failed to ${verb} ${units[0] || 'unit'}: Access denied\n`);
+  return 4;
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const units = o.units.map(c.normUnit);
+  const refused = refusedToNonRoot(o, units);
+  if (refused !== undefined) return refused;
   switch (o.verb) {
     case 'show': return cmdShow(o);
     case 'is-active': {

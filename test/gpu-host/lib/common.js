@@ -438,9 +438,30 @@ const JOURNAL_HINT = 'Hint: You are currently not seeing messages from other use
   "      Users in groups 'adm', 'systemd-journal' can see all messages.\n" +
   '      Pass -q to turn off this notice.\n';
 const JOURNAL_NO_FILES = 'No journal files were opened due to insufficient permissions.\n';
+// The groups whose members read the whole journal (Debian's ACLs on /var/log/journal).
+const JOURNAL_GROUPS = ['systemd-journal', 'adm'];
+/** Root, or a member of 'systemd-journal'/'adm' by the groups of this process (as set at login from /etc/group). */
+function mayReadSystemJournal() {
+  if (typeof process.geteuid !== 'function' || process.geteuid() === 0) return true;
+  const mine = new Set([process.getegid(), ...process.getgroups()]);
+  let text = '';
+  try { text = fs.readFileSync('/etc/group', 'utf8'); } catch { return false; }
+  for (const line of text.split('\n')) {
+    const [name, , gid] = line.split(':');
+    if (JOURNAL_GROUPS.includes(name) && mine.has(Number(gid))) return true;
+  }
+  return false;
+}
+/**
+ * The journal as the calling user sees it: FIX/state/journal-access.json's 'denied-*' modes apply
+ * to everyone (the harness's override); 'allowed' (the default) means by group, like a real host:
+ * root and members of 'systemd-journal'/'adm' see everything, anyone else gets 'denied-hint'.
+ */
 function journalAccess() {
   const j = readJson(path.join(STATE, 'journal-access.json'), null);
-  return j && JOURNAL_ACCESS_MODES.includes(j.mode) ? j.mode : 'allowed';
+  const mode = j && JOURNAL_ACCESS_MODES.includes(j.mode) ? j.mode : 'allowed';
+  if (mode !== 'allowed') return mode;
+  return mayReadSystemJournal() ? 'allowed' : 'denied-hint';
 }
 
 module.exports = {
@@ -449,5 +470,5 @@ module.exports = {
   sigNum, sigName, exitStatusString, splitWords, parseUnitText, parseSeconds, loadUnitFromDisk,
   parseExecStart, readEnvFiles, loadedUnit, daemonReload, filesHash, unitFiles, toDisplay, listDropIns,
   defaultRuntime, readRuntime, writeRuntime, pidAlive, journalAppend, systemdLog, sleep,
-  DEFAULT_TIMEOUT_STOP_SEC, fmtTimespan, JOURNAL_ACCESS_MODES, JOURNAL_HINT, JOURNAL_NO_FILES, journalAccess,
+  DEFAULT_TIMEOUT_STOP_SEC, fmtTimespan, JOURNAL_ACCESS_MODES, JOURNAL_HINT, JOURNAL_NO_FILES, journalAccess, mayReadSystemJournal,
 };

@@ -1,0 +1,399 @@
+/**
+ * The fleet: every configured server, one session each (rebuilt when its settings change),
+ * the watch of each (load, then steady state), and the verbs every front uses: restart,
+ * attach, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
+ * model tools, the MCP server and the CLI all drive it and listen to its events.
+ */
+import type { ServerProfile, Settings } from '../config';
+import type { MementoLike } from '../monitor/history';
+import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
+import { isAlive, type LoadState } from '../monitor/loadState';
+import { AlreadyWatchingError, ServerSession } from '../monitor/session';
+import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
+import { TransportError } from '../remote/transport';
+import { showCommand, parseShow, toUnitStatus } from '../server/systemd';
+import type { SessionUi } from '../sessionFactory';
+import type { Refusal } from '../ui/refusals';
+import { Emitter } from '../util/emitter';
+import { errorText } from '../util/errors';
+
+export type FleetEvent =
+  | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
+  /** A load ended (`quiet`: a watch resumed on its own found what was known already). */
+  | { readonly type: 'end'; readonly server: ServerProfile; readonly outcome: WatchOutcome; readonly quiet: boolean }
+  | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
+  | { readonly type: 'refused'; readonly server: ServerProfile; readonly refusal: Refusal; readonly error: TransportError }
+  | { readonly type: 'connected'; readonly server: ServerProfile }
+  | { readonly type: 'verified'; readonly server: ServerProfile; readonly summary: string; readonly allPassed: boolean | undefined }
+  /** A watch began, or ended for good. */
+  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean };
+
+/** One server as every front shows it. */
+export interface ServerSnapshot {
+  readonly server: ServerProfile;
+  readonly state: LoadState | undefined;
+  /** Something watches it now (a load, or the steady state). */
+  readonly watching: boolean;
+  /** A load is followed: a second restart would wait. */
+  readonly loading: boolean;
+  readonly refusal: Refusal | undefined;
+  /** The last parser verification, in one line. */
+  readonly verification: string | undefined;
+}
+
+export interface FleetDeps {
+  readonly ui: SessionUi;
+  readonly log: (level: LogLevel, message: string) => void;
+  /** Where the load history lives (VS Code's globalState, a file for the CLI). */
+  readonly history: MementoLike;
+  /** The API key of a server, if one is stored for it. */
+  readonly apiKey?: (serverName: string) => Promise<string | undefined>;
+  /** Builds a session (default: SSH or local, see sessionFactory). */
+  readonly createSession?: (server: ServerProfile, settings: Settings) => Promise<ServerSession>;
+}
+
+/** How a restart request was met. */
+export type RestartResult =
+  | { readonly kind: 'restarted'; readonly outcome: Promise<WatchOutcome | undefined> }
+  /** A load was already under way (here, or started by someone else): followed, not restarted. */
+  | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
+
+export type WaitResult =
+  | { readonly kind: 'ready' | 'failed' | 'stopped'; readonly snapshot: ServerSnapshot }
+  | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };
+
+export class Fleet {
+  private settings: Settings | undefined;
+  private readonly sessions = new Map<string, ServerSession>();
+  private readonly pending = new Map<string, Promise<ServerSession>>();
+  /** Sessions whose settings changed during a load: replaced once that load ends. */
+  private readonly stale = new Set<ServerSession>();
+  private readonly refusals = new Map<string, Refusal>();
+  private readonly verification = new Map<string, string>();
+  private readonly events = new Emitter<FleetEvent>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  readonly insights: LoadInsights;
+  private disposed = false;
+
+  constructor(private readonly deps: FleetDeps) {
+    this.insights = new LoadInsights(deps.history);
+  }
+
+  onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
+    return this.events.on(listener);
+  }
+
+  get servers(): readonly ServerProfile[] {
+    return this.settings?.servers ?? [];
+  }
+
+  server(name: string): ServerProfile | undefined {
+    return this.servers.find((s) => s.name === name);
+  }
+
+  /**
+   * New settings: a session whose server or connection settings changed is replaced, at once
+   * when idle or under steady watch (the watch goes on, on a new session), after its load when
+   * it loads (the running watch finishes on the old settings; the next command uses the new).
+   */
+  configure(next: Settings): void {
+    const previous = this.settings;
+    this.settings = next;
+    if (!previous) return;
+    const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
+    for (const [name, session] of this.sessions) {
+      const profile = next.servers.find((s) => s.name === name);
+      const same =
+        profile !== undefined &&
+        JSON.stringify(profile) === JSON.stringify(session.profile) &&
+        previous.knownHostsFile === next.knownHostsFile &&
+        previous.hostKeyPolicy === next.hostKeyPolicy &&
+        (!session.watching || watchSettings(previous) === watchSettings(next));
+      if (same) continue;
+      if (session.busy) {
+        this.stale.add(session);
+        continue;
+      }
+      this.sessions.delete(name);
+      const wasWatching = session.watching;
+      session.dispose();
+      if (wasWatching && profile && next.watchAfterReady) this.later(() => void this.watch(profile, 'attach', true));
+    }
+  }
+
+  snapshot(server: ServerProfile): ServerSnapshot {
+    const session = this.sessions.get(server.name);
+    return {
+      server,
+      state: session?.state,
+      watching: session?.watching ?? false,
+      loading: session?.busy ?? false,
+      refusal: this.refusals.get(server.name),
+      verification: this.verification.get(server.name),
+    };
+  }
+
+  snapshots(): ServerSnapshot[] {
+    return this.servers.map((s) => this.snapshot(s));
+  }
+
+  /** The session of a server, created on first use (ssh2 and node-fetch load with the first one). */
+  async sessionFor(server: ServerProfile): Promise<ServerSession> {
+    const existing = this.sessions.get(server.name);
+    if (existing) return existing;
+    let pending = this.pending.get(server.name);
+    if (!pending) {
+      pending = this.createSession(server);
+      this.pending.set(server.name, pending);
+    }
+    try {
+      const session = await pending;
+      if (this.disposed) {
+        session.dispose();
+        throw new Error('the fleet was closed');
+      }
+      this.sessions.set(server.name, session);
+      return session;
+    } finally {
+      this.pending.delete(server.name);
+    }
+  }
+
+  private async createSession(server: ServerProfile): Promise<ServerSession> {
+    const settings = this.requireSettings();
+    const session = this.deps.createSession
+      ? await this.deps.createSession(server, settings)
+      : await import('../sessionFactory').then(({ createSession }) => createSession(server, settings, this.deps.ui, this.deps.log));
+    const apiKey = await this.deps.apiKey?.(server.name);
+    if (apiKey) session.client.setApiKey(apiKey);
+    return session;
+  }
+
+  /** Connects; a refusal (host key, login, DNS...) becomes a `refused` event and is thrown. */
+  async connect(server: ServerProfile): Promise<ServerSession> {
+    const session = await this.sessionFor(server);
+    try {
+      await session.transport.connect();
+      this.clearRefusal(server);
+      return session;
+    } catch (error) {
+      if (error instanceof TransportError) this.refused(server, error);
+      throw error;
+    }
+  }
+
+  /** What history and the page cache predict for the next load of a server. */
+  async forecast(server: ServerProfile): Promise<LoadForecast> {
+    const session = await this.connect(server);
+    return this.insights.forecast(session.transport, server.name, server.unit);
+  }
+
+  /**
+   * Restarts a server, unless a load is already under way: one this fleet follows, or one
+   * someone else started (the unit is activating since less than the load timeout), which is
+   * then followed instead (`force` restarts anyway). So two clients asking at once restart once.
+   */
+  async restart(server: ServerProfile, options: { force?: boolean } = {}): Promise<RestartResult> {
+    const session = await this.connect(server);
+    if (session.busy && !options.force) {
+      return { kind: 'attached', reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)', outcome: session.whenLoadEnds() };
+    }
+    if (!options.force) {
+      const underWay = await this.loadUnderWay(session);
+      if (underWay) return { kind: 'attached', reason: underWay, outcome: this.watch(server, 'attach') };
+    }
+    if (session.busy) session.stop('restarted again (force)');
+    return { kind: 'restarted', outcome: this.watch(server, 'restart') };
+  }
+
+  /** Why the unit is loading already (someone else restarted it), or undefined. */
+  private async loadUnderWay(session: ServerSession): Promise<string | undefined> {
+    const settings = this.requireSettings();
+    const result = await session.transport.exec(showCommand(session.profile.unit), { timeoutMs: 20_000 });
+    if (result.code !== 0) return undefined;
+    const unit = toUnitStatus(parseShow(result.stdout));
+    const startedAt = unit.execMainStartedAt;
+    if (unit.activeState === 'deactivating') return `${unit.id ?? session.profile.unit} is being stopped or restarted right now`;
+    if (unit.activeState !== 'activating' || !isAlive(unit) || startedAt === undefined) return undefined;
+    const age = Date.now() - startedAt;
+    if (age > settings.loadTimeoutMs) return undefined;
+    return `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
+  }
+
+  /**
+   * Restarts or attaches and watches in the background; resolves with how the load ended. With
+   * watchAfterReady the watch goes on after that, and its events keep coming.
+   */
+  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
+    const settings = this.requireSettings();
+    const session = await this.sessionFor(server);
+    const options: WatchOptions = {
+      pollIntervalMs: settings.pollIntervalMs,
+      stallMs: settings.stallMs,
+      loadTimeoutMs: settings.loadTimeoutMs,
+      unreachableTimeoutMs: settings.unreachableTimeoutMs,
+      ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
+    };
+    if (!quiet) this.verification.delete(server.name);
+    this.deps.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
+    let first = true;
+    const watching = session.watch(
+      mode,
+      options,
+      {
+        onState: (state, previous) => {
+          if (state.connected && !previous.connected) this.clearRefusal(server);
+          else if (!state.connected && state.connectionErrorKind && state.connectionErrorKind !== previous.connectionErrorKind) {
+            this.refused(server, new TransportError(state.connectionErrorKind as TransportError['kind'], state.connectionError ?? 'connection lost'));
+          }
+          this.events.fire({ type: 'state', server, state, previous });
+        },
+        onAlert: (alert) => this.events.fire({ type: 'alert', server, alert }),
+        onEnd: (outcome) => {
+          const quietEnd = quiet && first && outcome.end === 'ready';
+          first = false;
+          void this.onEnd(server, session, outcome, quietEnd);
+        },
+        onClosed: () => this.onClosed(server, session),
+      },
+      this.insights.prior(server.name, server.unit),
+    );
+    this.events.fire({ type: 'watching', server, watching: true });
+    return watching;
+  }
+
+  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
+    if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
+    this.deps.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+    this.events.fire({ type: 'end', server, outcome, quiet });
+    if (this.stale.has(session) && session.watching) {
+      // Its settings changed during the load: go on watching on a session with the new ones.
+      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
+      session.stop('settings changed');
+      const profile = this.server(server.name);
+      if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled') this.later(() => void this.watch(profile, 'attach', true));
+    }
+  }
+
+  private onClosed(server: ServerProfile, session: ServerSession): void {
+    if (this.stale.delete(session)) {
+      session.dispose();
+      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
+    }
+    this.events.fire({ type: 'watching', server, watching: false });
+  }
+
+  /** Ends the watch of a server (nothing on the host is touched); false when none ran. */
+  stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
+    return this.sessions.get(server.name)?.stop(reason) ?? false;
+  }
+
+  /** Stops every watch; the names of the servers that were watched. */
+  stopAll(reason = 'stopped by the user'): string[] {
+    return [...this.sessions.values()].filter((s) => s.stop(reason)).map((s) => s.profile.name);
+  }
+
+  /**
+   * Waits until the server is ready, failed or stopped, at most `timeoutMs`: what agents and
+   * scripts call instead of a polling loop. Attaches first when nothing watches it.
+   */
+  async waitFor(
+    server: ServerProfile,
+    options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
+  ): Promise<WaitResult> {
+    const settled = (s: LoadState | undefined): 'ready' | 'failed' | 'stopped' | undefined =>
+      s === undefined ? undefined : s.verdict === 'ready' ? 'ready' : s.verdict === 'failed' ? 'failed' : s.verdict === 'stopped' ? 'stopped' : undefined;
+    const session = await this.sessionFor(server);
+    if (!session.watching) void this.watch(server, 'attach').catch((error) => this.deps.log('warn', `[${server.name}] ${errorText(error)}`));
+    return new Promise<WaitResult>((resolve) => {
+      const finish = (kind: WaitResult['kind']) => {
+        clearTimeout(timer);
+        subscription.dispose();
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve({ kind, snapshot: this.snapshot(server) } as WaitResult);
+      };
+      const check = () => {
+        const snapshot = this.snapshot(server);
+        const state = snapshot.state;
+        // Only a state of the load under way counts: a steady watch's ready, or a load's end.
+        const verdict = snapshot.loading ? undefined : settled(state);
+        if (verdict) finish(verdict);
+        else if (snapshot.refusal && !snapshot.watching) finish('not watched');
+      };
+      const onAbort = () => finish('cancelled');
+      const timer = setTimeout(() => finish('timeout'), Math.max(0, options.timeoutMs));
+      const subscription = this.onEvent((event) => {
+        if (event.server.name !== server.name) return;
+        if (event.type === 'state') options.onChange?.(this.snapshot(server));
+        if (event.type === 'watching' && !event.watching) {
+          const verdict = settled(this.snapshot(server).state);
+          finish(verdict ?? 'not watched');
+          return;
+        }
+        check();
+      });
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      // A session under steady watch that is loading again must not count as ready: check() waits for the load.
+      setImmediate(check);
+    });
+  }
+
+  /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
+  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<{ summary: string; allPassed: boolean | undefined; table: string }> {
+    const session = await this.connect(server);
+    try {
+      const { verifyServer } = await import('../verify/serverVerification');
+      const { formatTable, summarize } = await import('../verify/verifier');
+      const result = await verifyServer(session.transport, session.client, server.unit, log);
+      const summary = summarize(result);
+      this.verification.set(server.name, summary);
+      this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
+      return { summary, allPassed: result.allPassed, table: formatTable(result) };
+    } catch (error) {
+      const summary = `not verified (${errorText(error)})`;
+      this.verification.set(server.name, summary);
+      this.events.fire({ type: 'verified', server, summary, allPassed: undefined });
+      throw error;
+    }
+  }
+
+  private refused(server: ServerProfile, error: TransportError): void {
+    const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
+    const previous = this.refusals.get(server.name);
+    this.refusals.set(server.name, refusal);
+    if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
+    this.deps.log('error', `[${server.name}] ${error.message}`);
+    this.events.fire({ type: 'refused', server, refusal, error });
+  }
+
+  private clearRefusal(server: ServerProfile): void {
+    if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
+  }
+
+  private requireSettings(): Settings {
+    if (!this.settings) throw new Error('the Kimi settings are not valid');
+    return this.settings;
+  }
+
+  private later(run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.disposed) run();
+    }, 0);
+    this.timers.add(timer);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    // Watches cancelled by the disposal are nobody's news.
+    this.events.dispose();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const session of [...this.sessions.values(), ...this.stale]) session.dispose();
+    this.sessions.clear();
+    this.stale.clear();
+  }
+}
+
+export { AlreadyWatchingError };

@@ -1,0 +1,123 @@
+/**
+ * One wording of a server's state for every front that is not the status bar: the language
+ * model tools, the MCP server and the CLI say the same words, in text a model or a person
+ * reads and in JSON a script parses. Pure.
+ */
+import { formatEta, visibleEta } from '../monitor/eta';
+import { formatDuration, type LoadState } from '../monitor/loadState';
+import { describe, loadStartedAt } from '../ui/messages';
+import { refusalWord } from '../ui/refusals';
+import type { ServerSnapshot, WaitResult } from './fleet';
+
+/** What every front reports about one server. */
+export interface ServerReport {
+  readonly server: string;
+  readonly host: string;
+  readonly unit: string;
+  /** The state word: ready, loading, failed, ..., "not watched", or the refusal ("host key changed"). */
+  readonly state: string;
+  readonly watching: boolean;
+  readonly phase: string | null;
+  /** 0..100 while loading. */
+  readonly progressPercent: number | null;
+  /** Seconds left, when the ETA is known and not disproved by the clock. */
+  readonly etaSeconds: number | null;
+  /** ISO time the current state (or the load) began. */
+  readonly since: string | null;
+  /** ISO time the host last confirmed the state. */
+  readonly confirmedAt: string | null;
+  readonly lastError: string | null;
+  /** The last parser verification, e.g. "Parsers verified: 6/6 checks passed"; null when never run. */
+  readonly parsers: string | null;
+  /** One line a model or a person reads. */
+  readonly summary: string;
+}
+
+function stateWord(snapshot: ServerSnapshot): string {
+  if (snapshot.refusal) return refusalWord(snapshot.refusal);
+  if (!snapshot.state || !snapshot.watching) return 'not watched';
+  return snapshot.state.verdict;
+}
+
+function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): string | null {
+  if (snapshot.refusal) return snapshot.refusal.message;
+  if (!state) return null;
+  if (state.failure) {
+    const lines = state.failure.lines.slice(-2).map((l) => l.trim()).filter(Boolean);
+    return `${state.failure.summary}${lines.length ? ` (last errors: ${lines.join(' | ')})` : ''}`;
+  }
+  if (!state.connected && state.connectionError) return state.connectionError;
+  if (state.completion && !state.completion.ok && state.readyAt === undefined) return `completion probe: ${state.completion.detail}`;
+  return null;
+}
+
+export function serverReport(snapshot: ServerSnapshot, now: number = Date.now()): ServerReport {
+  const { server, state } = snapshot;
+  const word = stateWord(snapshot);
+  const watched = snapshot.watching && state !== undefined && !snapshot.refusal;
+  const loading = watched && (state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled');
+  const progress = loading && state.progress !== undefined ? Math.floor(state.progress * 100) : null;
+  const etaMs = loading ? visibleEta(state.eta, now) : undefined;
+  const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
+  const error = lastError(snapshot, state);
+  const parts = [`${server.name}: ${watched ? describe(state) : word}`];
+  if (etaMs !== undefined) parts.push(`about ${formatEta(etaMs)}`);
+  if (watched && state.readyAt !== undefined && state.verdict === 'ready') parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
+  else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
+  if (!watched && state) parts.push(`last seen ${describe(state)}`);
+  if (error) parts.push(error);
+  if (snapshot.verification) parts.push(snapshot.verification);
+  return {
+    server: server.name,
+    host: server.host ?? 'local',
+    unit: server.unit,
+    state: word,
+    watching: snapshot.watching,
+    phase: state?.phase ?? null,
+    progressPercent: progress,
+    etaSeconds: etaMs !== undefined ? Math.round(etaMs / 1000) : null,
+    since: since !== undefined ? new Date(since).toISOString() : null,
+    confirmedAt: state?.confirmedAt !== undefined ? new Date(state.confirmedAt).toISOString() : null,
+    lastError: error,
+    parsers: snapshot.verification ?? null,
+    summary: parts.join(' · '),
+  };
+}
+
+/** What a bounded wait returns, with what to do next when the load has not finished. */
+export interface WaitReport {
+  readonly result: WaitResult['kind'];
+  readonly report: ServerReport;
+  /** One sentence for a model or a person: what happened, and what to do next. */
+  readonly next: string;
+}
+
+export function waitReport(result: WaitResult, waitedMs: number, toolName = 'kimi_wait', now: number = Date.now()): WaitReport {
+  const report = serverReport(result.snapshot, now);
+  const waited = formatDuration(waitedMs);
+  let next: string;
+  switch (result.kind) {
+    case 'ready':
+      next = `${report.server} is ready: it answered a real completion${report.parsers ? `; ${report.parsers}` : ''}.`;
+      break;
+    case 'failed':
+      next = `${report.server} failed: ${report.lastError ?? 'see the logs'}. Do not wait again; read the logs, fix the cause, then restart.`;
+      break;
+    case 'stopped':
+      next = `${report.server} is stopped (the unit is not running). Restart it to serve again.`;
+      break;
+    case 'timeout': {
+      const progress = report.progressPercent !== null ? ` ${report.progressPercent} %` : '';
+      const eta = report.etaSeconds !== null ? `, about ${formatEta(report.etaSeconds * 1000)}` : '';
+      next = `Still ${report.state}${progress}${eta} after waiting ${waited}: call ${toolName} again (the load goes on; do not restart).`;
+      break;
+    }
+    case 'cancelled':
+      next = `The wait was cancelled after ${waited}; the load goes on (${report.state}).`;
+      break;
+    case 'not watched':
+      next = `${report.server} cannot be watched: ${report.lastError ?? report.state}.`;
+      break;
+  }
+  return { result: result.kind, report, next };
+}

@@ -15,6 +15,11 @@ import { showCommand, parseShow, toUnitStatus } from '../server/systemd';
 import type { SessionUi } from '../sessionFactory';
 import type { Refusal } from '../ui/refusals';
 import { Emitter } from '../util/emitter';
+import { RingBuffer } from '../monitor/ringBuffer';
+import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
+import { maskSecrets } from '../util/secrets';
+
+const RECENT_LOG_LINES = 500;
 import { errorText } from '../util/errors';
 
 export type FleetEvent =
@@ -72,11 +77,23 @@ export class Fleet {
   private readonly verification = new Map<string, string>();
   private readonly events = new Emitter<FleetEvent>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
+  private readonly recentLog = new Map<string, RingBuffer<string>>();
+  private readonly log: (level: LogLevel, message: string) => void;
   readonly insights: LoadInsights;
   private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
     this.insights = new LoadInsights(deps.history);
+    this.log = (level, message) => {
+      const name = /^\[([^\]]+)\]/.exec(message)?.[1];
+      if (name !== undefined) {
+        let buffer = this.recentLog.get(name);
+        if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
+        buffer.push(`${new Date().toISOString()} ${level} ${message}`);
+      }
+      deps.log(level, message);
+    };
   }
 
   onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
@@ -163,7 +180,7 @@ export class Fleet {
     const settings = this.requireSettings();
     const session = this.deps.createSession
       ? await this.deps.createSession(server, settings)
-      : await import('../sessionFactory').then(({ createSession }) => createSession(server, settings, this.deps.ui, this.deps.log));
+      : await import('../sessionFactory').then(({ createSession }) => createSession(server, settings, this.deps.ui, this.log));
     const apiKey = await this.deps.apiKey?.(server.name);
     if (apiKey) session.client.setApiKey(apiKey);
     return session;
@@ -235,7 +252,7 @@ export class Fleet {
       ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
     if (!quiet) this.verification.delete(server.name);
-    this.deps.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
+    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
     let first = true;
     const watching = session.watch(
       mode,
@@ -264,7 +281,7 @@ export class Fleet {
 
   private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
-    this.deps.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+    this.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     this.events.fire({ type: 'end', server, outcome, quiet });
     if (this.stale.has(session) && session.watching) {
       // Its settings changed during the load: go on watching on a session with the new ones.
@@ -304,7 +321,7 @@ export class Fleet {
     const settled = (s: LoadState | undefined): 'ready' | 'failed' | 'stopped' | undefined =>
       s === undefined ? undefined : s.verdict === 'ready' ? 'ready' : s.verdict === 'failed' ? 'failed' : s.verdict === 'stopped' ? 'stopped' : undefined;
     const session = await this.sessionFor(server);
-    if (!session.watching) void this.watch(server, 'attach').catch((error) => this.deps.log('warn', `[${server.name}] ${errorText(error)}`));
+    if (!session.watching) void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
     return new Promise<WaitResult>((resolve) => {
       const finish = (kind: WaitResult['kind']) => {
         clearTimeout(timer);
@@ -358,12 +375,34 @@ export class Fleet {
     }
   }
 
+  /**
+   * The last `lines` lines of the unit's journal (read on the host) and of this fleet's own log
+   * about the server, secrets masked. The journal part says why when it cannot be read.
+   */
+  async logs(server: ServerProfile, lines: number): Promise<{ journal: string[]; journalError?: string; log: string[] }> {
+    const n = Math.max(1, Math.min(1000, Math.floor(lines)));
+    const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
+    try {
+      const session = await this.connect(server);
+      const result = await session.transport.exec(journalTailCommand(server.unit, n), { timeoutMs: 20_000 });
+      const journal = result.stdout
+        .split('\n')
+        .map((line) => parseJournalJsonLine(line))
+        .filter((e): e is NonNullable<typeof e> => e !== undefined)
+        .map((e) => maskSecrets(`${new Date(e.at).toISOString()} ${e.message.replace(/\r/g, ' ').trimEnd()}`));
+      const problem = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+      return { journal, log, ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}) };
+    } catch (error) {
+      return { journal: [], journalError: errorText(error), log };
+    }
+  }
+
   private refused(server: ServerProfile, error: TransportError): void {
     const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
     const previous = this.refusals.get(server.name);
     this.refusals.set(server.name, refusal);
     if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
-    this.deps.log('error', `[${server.name}] ${error.message}`);
+    this.log('error', `[${server.name}] ${error.message}`);
     this.events.fire({ type: 'refused', server, refusal, error });
   }
 

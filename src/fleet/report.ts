@@ -107,7 +107,7 @@ export function waitReport(result: WaitResult, waitedMs: number, toolName = 'kim
       next = `${report.server} is stopped (the unit is not running). Restart it to serve again.`;
       break;
     case 'timeout': {
-      const progress = report.progressPercent !== null ? ` ${report.progressPercent} %` : '';
+      const progress = report.progressPercent !== null ? ` ${report.progressPercent}%` : '';
       const eta = report.etaSeconds !== null ? `, about ${formatEta(report.etaSeconds * 1000)}` : '';
       next = `Still ${report.state}${progress}${eta} after waiting ${waited}: call ${toolName} again (the load goes on; do not restart).`;
       break;

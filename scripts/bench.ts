@@ -233,7 +233,8 @@ const config = { get: (_k, d) => d, has: () => false, inspect: () => undefined, 
 // Own enumerable keys: esbuild's CommonJS interop copies the module's own properties.
 const stub = { workspace: new Proxy({ getConfiguration: () => config }, { get: (t, p) => (p in t ? t[p] : universal) }) };
 for (const name of ['window', 'commands', 'env', 'extensions', 'languages', 'l10n', 'Uri', 'EventEmitter', 'Disposable', 'ThemeColor', 'ThemeIcon',
-  'StatusBarAlignment', 'ViewColumn', 'ProgressLocation', 'ConfigurationTarget', 'LogLevel', 'MarkdownString', 'CancellationTokenSource']) stub[name] = universal;
+  'StatusBarAlignment', 'ViewColumn', 'ProgressLocation', 'ConfigurationTarget', 'LogLevel', 'MarkdownString', 'CancellationTokenSource',
+  'ExtensionKind', 'lm', 'LanguageModelToolResult', 'LanguageModelTextPart', 'Range']) stub[name] = universal;
 const origLoad = Module._load;
 Module._load = function (request, ...rest) { return request === 'vscode' ? stub : origLoad.call(this, request, ...rest); };
 const memento = new Map();
@@ -241,6 +242,8 @@ const context = () => ({
   subscriptions: [],
   globalState: { get: (k, d) => (memento.has(k) ? memento.get(k) : d), update: async (k, v) => void memento.set(k, v), keys: () => [...memento.keys()], setKeysForSync: () => undefined },
   workspaceState: { get: (_k, d) => d, update: async () => undefined, keys: () => [] },
+  secrets: { get: async () => undefined, store: async () => undefined, delete: async () => undefined, onDidChange: universal },
+  extension: { id: 'kimi-tools.kimi-service', extensionPath: repo, extensionKind: 1 },
   extensionUri: universal, extensionPath: repo, asAbsolutePath: (p) => path.join(repo, p),
   storageUri: undefined, globalStorageUri: universal, logUri: universal, extensionMode: 1,
 });

@@ -13,12 +13,14 @@ import type { Signal } from './loadState';
 import { witnessSignals } from './witnessProbe';
 
 /**
- * One round, in sh: `S alive processes unreadable read_bytes rchar cgroup_rbytes|-`.
+ * One round, in sh: `S alive processes unreadable read_bytes rchar cgroup_rbytes|-` and the
+ * argument (the previous round's GPU lines) appended.
  * The tree is MainPID and every descendant (ppid from /proc/PID/stat, read after the last ")"
  * since comm may hold spaces), grown to a fixed point; /proc/PID/io is read with `read`.
  */
 const TICK = [
   'tick() {',
+  '  extra=$1',
   '  alive=0; [ -d /proc/$root ] && alive=1',
   '  pairs=',
   '  for f in /proc/[0-9]*/stat; do',
@@ -45,7 +47,7 @@ const TICK = [
   '    cgb=0',
   '    while read -r dev rest; do for kv in $rest; do case $kv in rbytes=*) cgb=$((cgb + ${kv#rbytes=}));; esac; done; done < "/sys/fs/cgroup$cg/io.stat"',
   '  fi',
-  "  printf 'S %s %s %s %s %s %s\\n' $alive $n $u $rb $rc $cgb",
+  "  printf 'S %s %s %s %s %s %s%s\\n' $alive $n $u $rb $rc $cgb \"$extra\"",
   '}',
 ].join('\n');
 
@@ -59,14 +61,16 @@ export function samplerCommand(mainPid: number, intervalMs: number, controlGroup
     `root=${mainPid}; cg=${quote(controlGroup ?? '')}`,
     TICK,
     // Paced by nvidia-smi's own loop: a round at each first GPU's line, every line passed on.
+    // One line per round (one SSH packet): the round's record, then the previous round's GPU lines.
     'if command -v nvidia-smi >/dev/null 2>&1; then',
+    '  gpus=',
     `  ${GPU_QUERY_COMMAND} -lms ${ms} 2>&1 | while IFS= read -r g; do`,
-    '    case $g in 0,*) tick;; esac',
-    "    printf 'G %s\\n' \"$g\"",
+    '    case $g in 0,*) if [ -n "$gpus" ]; then tick " G$gpus"; gpus=; fi;; esac',
+    '    gpus="$gpus;$g"',
     '  done',
     'fi',
     // No GPU tool (or it ended): paced by sleep, one process per round.
-    `while :; do tick; sleep ${seconds}; done`,
+    `while :; do tick ''; sleep ${seconds}; done`,
   ].join('\n');
   // A shell command like any other: the transport runs it with sh.
   return script;
@@ -74,25 +78,19 @@ export function samplerCommand(mainPid: number, intervalMs: number, controlGroup
 
 export interface SamplerRound {
   readonly signals: readonly Signal[];
-  /** Whether MainPID still lived at this round (undefined for a GPU-only line). */
+  /** Whether MainPID still lived at this round. */
   readonly alive?: boolean;
 }
 
-/** Turns the sampler's lines into load signals: `io` at each round, `gpu` once a round's GPU lines are complete. */
+/**
+ * Turns the sampler's lines into load signals: `io` at each round, and `gpu` from the GPU lines
+ * the round carries (`S alive n u read_bytes rchar cgroup|- G;idx, used, total;...`).
+ */
 export class SamplerReader {
-  private gpuLines: string[] = [];
-
   constructor(private readonly totalBytes: () => number | undefined) {}
 
   read(line: string, at: number): SamplerRound {
-    if (line.startsWith('G ')) {
-      const text = line.slice(2);
-      // A new round starts at GPU 0: the lines gathered so far are the previous round's.
-      const signals = /^0,/.test(text.trim()) && this.gpuLines.length > 0 ? this.flushGpu(at) : [];
-      this.gpuLines.push(text);
-      return { signals };
-    }
-    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)\s*$/.exec(line);
+    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: G;(.*))?\s*$/.exec(line);
     if (!m) return { signals: [] };
     const io: ProcIo = {
       processes: Number(m[2]),
@@ -101,13 +99,8 @@ export class SamplerReader {
       rchar: Number(m[5]),
       ...(m[6] !== '-' ? { cgroupReadBytes: Number(m[6]) } : {}),
     };
-    const signals = witnessSignals({ io }, at, this.totalBytes());
+    const gpu = m[7] !== undefined ? parseNvidiaSmiCsv(m[7].split(';').join('\n')) : undefined;
+    const signals = witnessSignals({ io, gpu }, at, this.totalBytes());
     return { signals, alive: m[1] === '1' };
-  }
-
-  private flushGpu(at: number): Signal[] {
-    const gpu = parseNvidiaSmiCsv(this.gpuLines.join('\n'));
-    this.gpuLines = [];
-    return witnessSignals({ gpu }, at, undefined);
   }
 }

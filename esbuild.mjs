@@ -1,10 +1,12 @@
 // Bundles the extension into dist/extension.js (one CommonJS file; `vscode` is provided by
 // the host). ssh2 loads its optional native modules inside try/catch and falls back to pure JS.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync } from 'node:fs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
+// `node esbuild.mjs --only=cli` builds dist/cli.js alone (the CLI's integration tests).
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 
 const options = {
   entryPoints: ['src/extension.ts'],
@@ -20,19 +22,60 @@ const options = {
   metafile: true,
 };
 
+// The command line (package.json "bin": kimi-service): the same core without `vscode`.
+const cliOptions = {
+  ...options,
+  entryPoints: ['src/cli/main.ts'],
+  outfile: 'dist/cli.js',
+  external: options.external.filter((e) => e !== 'vscode'),
+  banner: { js: '#!/usr/bin/env node' },
+  // jsonc-parser's `main` is a UMD build whose lazy requires esbuild cannot follow: take its ES module.
+  mainFields: ['module', 'main'],
+};
+
+async function buildCli() {
+  const result = await esbuild.build(cliOptions);
+  chmodSync('dist/cli.js', 0o755);
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+  console.log(`dist/cli.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
+}
+
+// The MCP server (`node dist/mcp.js`, stdio): the same core without `vscode`.
+const mcpOptions = {
+  ...options,
+  entryPoints: ['src/mcp/main.ts'],
+  outfile: 'dist/mcp.js',
+  external: options.external.filter((e) => e !== 'vscode'),
+  mainFields: ['module', 'main'],
+};
+
+async function buildMcp() {
+  const result = await esbuild.build(mcpOptions);
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+  console.log(`dist/mcp.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
+}
+
 function copyWebviewAssets() {
   mkdirSync('dist/media', { recursive: true });
   cpSync('node_modules/uplot/dist/uPlot.iife.min.js', 'dist/media/uPlot.iife.min.js');
   cpSync('node_modules/uplot/dist/uPlot.min.css', 'dist/media/uPlot.min.css');
 }
 
-if (watch) {
+if (only === 'cli') {
+  await buildCli();
+} else if (only === 'mcp') {
+  await buildMcp();
+} else if (watch) {
   const ctx = await esbuild.context(options);
   copyWebviewAssets();
   await ctx.watch();
+  await (await esbuild.context(cliOptions)).watch();
+  await (await esbuild.context(mcpOptions)).watch();
 } else {
   const result = await esbuild.build(options);
   copyWebviewAssets();
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
   console.log(`dist/extension.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
+  await buildCli();
+  await buildMcp();
 }

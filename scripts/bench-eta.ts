@@ -1,4 +1,5 @@
-// ETA benchmark: `npx tsx scripts/bench-eta.ts [--loads N] [--cold-mbps X] [--warm-mbps Y] [--cases mixed,evicted,halves,stall]`
+// ETA benchmark: `npx tsx scripts/bench-eta.ts [--loads N] [--cold-mbps X] [--warm-mbps Y] [--cases mixed,evicted,halves,stall] [--dry]`
+// (--dry: print only, leave BENCHMARKS.md as it is)
 //
 // Starts the simulated GPU host (real sshd, systemd stand-ins, SGLang simulator doing real
 // block-I/O cold reads and page-cache warm reads), and runs N restarts per case with the real
@@ -79,6 +80,7 @@ interface Point {
   readonly progress: number | undefined;
 }
 
+const mbps = (bps: number | undefined) => (bps === undefined ? '-' : `${(bps / 1e6).toFixed(bps < 1e5 ? 3 : 1)} MB/s`);
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 const median = (v: number[]) => {
   const s = [...v].sort((a, b) => a - b);
@@ -277,7 +279,7 @@ async function main(): Promise<void> {
         const rec = store.list(profile.name, profile.unit)[0]!;
         say(
           `  load ${load}: ${(total / 1000).toFixed(1)} s (weights ${((rec.phaseMs['loading weights'] ?? 0) / 1000).toFixed(1)} s, after weights ${((rec.afterWeightsMs ?? 0) / 1000).toFixed(1)} s; ` +
-            `cold ${((rec.coldBps ?? 0) / 1e6).toFixed(1)} MB/s, warm ${((rec.warmBps ?? 0) / 1e6).toFixed(1)} MB/s; forecast ${(((residency.residentBytes ?? 0) / totalBytes) * 100).toFixed(0)}% cached; prior from ${prior.loads ?? 0} loads) | ETA error ${parts.join(', ')}` +
+            `cold ${((rec.coldBps ?? 0) / 1e6).toFixed(1)} MB/s, warm ${((rec.warmBps ?? 0) / 1e6).toFixed(1)} MB/s; prior cold ${mbps(prior.coldBps)}, warm ${mbps(prior.warmBps)}; forecast ${(((residency.residentBytes ?? 0) / totalBytes) * 100).toFixed(0)}% cached; prior from ${prior.loads ?? 0} loads) | ETA error ${parts.join(', ')}` +
             ` | longest overdue ETA on screen ${(overdue / 1000).toFixed(1)} s${stallNote}`,
         );
       }
@@ -300,7 +302,7 @@ async function main(): Promise<void> {
     const section =
       `${ETA_HEADING}\n\nError of the ETA = (predicted - actual ready time) / time actually left, at 25/50/75 % of the load; target: at most 15 % at 50 %, ` +
       `and no ETA on screen more than ${DISPROVED_GRACE_MS / 1000} s after elapsed time has disproved it (\`npm run bench:eta\`, ${new Date().toISOString().slice(0, 10)}):\n\n\`\`\`\n${report.join('\n')}\n\`\`\`\n`;
-    fs.writeFileSync(out, replaceSection(doc, ETA_HEADING, section));
+    if (!process.argv.includes('--dry')) fs.writeFileSync(out, replaceSection(doc, ETA_HEADING, section));
     if (!allMet) process.exitCode = 1;
   } finally {
     session.dispose();

@@ -15,6 +15,7 @@
 //   --cases LIST  any of steady,denied,seed (default all three)
 //   --out FILE    the markdown file whose "## Steady state (idle ready server)" section is rewritten
 //                 (default BENCHMARKS.md; only that section is touched, through benchDoc.replaceSection)
+// BENCH_STEADY_DEBUG=1 also lists every counted process (pid, name, parent) and the session's failed commands.
 // With the defaults it takes about 12 minutes: the three cases run side by side, each on its own
 // simulated host (own namespace, sshd, unit, SGLang simulator and counting proxy), so they do not
 // see each other's traffic or processes; each run is a restart to ready, the settle, then W minutes.
@@ -500,7 +501,7 @@ function median(xs: readonly number[]): number {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
-const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const fmt = (x: number) => (x === 0 ? '0' : x >= 10 ? x.toFixed(0) : x.toFixed(1));
 const kib = (b: number) => b / 1024;
 const breakdown = (m: Map<string, number>) =>
   [...m.entries()]
@@ -590,26 +591,34 @@ async function main(): Promise<void> {
   const what = summaries
     .map((s) => `${s.name}: ${breakdown(new Map([...s.byComm].map(([k, v]) => [k, Math.round(v)])))}`)
     .join('; ');
-  const steadyRow = summaries.find((x) => x.name === 'steady');
-  const backstop =
-    steadyRow && SETTLE_MS + WINDOW_MS < 10 * 60_000
-      ? ` Not in the windows, so not in the first row: the \`systemctl show\` backstop the steady watch runs every 10 minutes while the journal streams (6 more exec channels and 12 processes, sh + systemctl, per hour).`
-      : '';
+  // How far apart the runs of a case were (the table has the medians).
+  const spread = (xs: number[]) => (Math.max(...xs) - Math.min(...xs)) / Math.max(1e-9, median(xs));
+  const counts = summaries.flatMap((x) => x.runs.map((r) => r.window)).length;
+  const countSpread = Math.max(...summaries.map((x) => spread(x.runs.map((r) => perHour(r.window.processes.total + r.window.exec + r.window.forwardOut, r.window.ms)))));
+  const bytesSpread = Math.max(...summaries.map((x) => spread(x.runs.map((r) => perHour(r.window.bytes, r.window.ms)))));
+  const agreement =
+    RUNS < 2
+      ? ''
+      : ` The runs of each case ${countSpread < 0.005 ? 'counted the same processes and channels' : `differed by up to ${(countSpread * 100).toFixed(0)} % in processes + channels`}, and by up to ${(bytesSpread * 100).toFixed(1)} % in bytes.`;
+  const backstop = summaries.some((x) => x.name === 'steady') && SETTLE_MS + WINDOW_MS < 10 * 60_000
+    ? '\nNot in the windows, so not in the first row: the `systemctl show` backstop that the steady watch runs every 10 minutes\nwhile the journal streams (about 6 more exec channels and 12 processes, sh + systemctl, per hour).'
+    : '';
   const section = `${HEADING}
 
-\`npm run bench:steady\` (scripts/bench-steady.ts), ${new Date().toISOString().slice(0, 10)}: the cost of watching an idle ready server, per hour,
-extrapolated from ${MINUTES}-minute windows (x 60 / ${MINUTES}; median of ${RUNS} run${RUNS > 1 ? 's' : ''} per case).
+\`npm run bench:steady\` (scripts/bench-steady.ts; ${elapsedMin.toFixed(0)} min here), ${new Date().toISOString().slice(0, 10)}: the cost of watching an idle ready
+server, per hour, extrapolated from ${MINUTES}-minute windows (counts x 60 / ${MINUTES}; median of ${RUNS} run${RUNS > 1 ? 's' : ''} per case, ${counts} windows in all).
 
 | case | remote processes/hour | SSH channels/hour (exec + forwardOut) | KiB/hour (both directions) |
 |---|---|---|---|
 ${rows.join('\n')}
 
-Measured on the simulated GPU host (real OpenSSH sshd, loopback only), ${SETTLE_MS / 1000} s after a restart to ready with the real
-ServerSession/LoadWatcher and the defaults (steadyIntervalMs 30 000): processes are every process created under the
-host's sshd in the window (BSD process accounting inside the host's pid namespace), channels the ssh2 client's exec +
-forwardOut opens (for the seed loop, sshd's sessions), bytes both directions through a TCP proxy in front of sshd;
-the three cases ran side by side, each on its own simulated host, on this ${os.cpus().length}-core machine (${os.cpus()[0]?.model ?? '?'}), which
-shifts timings but not these timer-driven counts.${backstop} Processes per hour by command: ${what}.
+Measured on the simulated GPU host (real OpenSSH sshd, loopback only), from ${SETTLE_MS / 1000} s after a restart to ready with the
+real ServerSession/LoadWatcher and the settings' defaults (steadyIntervalMs 30 000): processes are every process created
+under the host's sshd in the window (BSD process accounting inside the host's pid namespace), channels the ssh2
+client's exec + forwardOut opens (for the seed loop, sshd's sessions), bytes both directions through a TCP proxy in
+front of sshd; the three cases ran side by side, each on its own simulated host, on this ${os.cpus().length}-core machine
+(${os.cpus()[0]?.model ?? '?'}), which shifts timings but not these timer-driven counts.${agreement}${backstop}
+Processes per hour by command: ${what}.
 `;
   // Other benchmarks own other sections of the same file: re-read it right before writing, and
   // write only this section.

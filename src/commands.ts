@@ -2,9 +2,10 @@ import * as vscode from 'vscode';
 import type { Controller } from './controller';
 import { enableParsersCommand } from './parserActions';
 import { copySudoersRuleCommand } from './ui/sudoersCommand';
+import { copyMcpConfigCommand } from './ui/mcpConfig';
 
 /** The command table: contributed command id -> what it does. */
-export function registerCommands(controller: Controller, log: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerCommands(controller: Controller, log: vscode.LogOutputChannel, context: vscode.ExtensionContext): vscode.Disposable[] {
   const table: Record<string, () => unknown> = {
     'kimi.restartService': () => controller.restart(),
     'kimi.pollService': () => controller.poll(),
@@ -15,6 +16,7 @@ export function registerCommands(controller: Controller, log: vscode.LogOutputCh
     'kimi.verifyParsers': () => controller.verifyParsersCommand(),
     'kimi.setApiKey': () => controller.setApiKey(),
     'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
+    'kimi.copyMcpConfig': () => copyMcpConfigCommand(context, log),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

@@ -173,8 +173,6 @@ export class Controller implements vscode.Disposable {
       this.refuseBusy(server, snapshot.state);
       return undefined;
     }
-    this.endNotes.delete(server.name);
-    await this.rememberWatch(server.name, Date.now());
     try {
       return await this.fleet.watch(server, mode, quiet);
     } finally {
@@ -260,7 +258,7 @@ export class Controller implements vscode.Disposable {
     const server = event.server;
     switch (event.type) {
       case 'state':
-        this.onState(server, event.state, event.previous);
+        this.onState(server, event.state);
         break;
       case 'end':
         // Only a load under way is offered back after a window reload, not a steady watch.
@@ -280,7 +278,9 @@ export class Controller implements vscode.Disposable {
         this.changed.fire();
         break;
       case 'watching':
-        if (!event.watching) void this.rememberWatch(server.name, undefined);
+        // Whoever started the watch (a command, a language-model tool...), a window reload offers it back.
+        if (event.watching) this.endNotes.delete(server.name);
+        void this.rememberWatch(server.name, event.watching ? Date.now() : undefined);
         this.render();
         break;
       case 'connected':
@@ -289,18 +289,9 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  private onState(server: ServerProfile, state: LoadState, previous: LoadState): void {
+  private onState(server: ServerProfile, state: LoadState): void {
     this.seriesFor(server.name).observe(state, Date.now());
     this.changed.fire();
-    if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
-      const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
-      const line = `[${server.name}] ${describe(state)}${why}`;
-      if (state.verdict === 'failed' || state.verdict === 'unreachable') this.log.error(line);
-      else if (state.verdict === 'stalled' || state.verdict === 'unhealthy') this.log.warn(line);
-      else this.log.info(line);
-    } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
-      this.log.debug(`[${server.name}] ${state.lastSignal.text}`);
-    }
     if (server.name === this.activeServer()?.name) this.render();
   }
 

@@ -6,6 +6,7 @@ import { registerDashboard } from './ui/dashboard';
 import { vscodeSessionUi } from './ui/prompts';
 import { maskedLog } from './ui/maskedLog';
 import { ApiKeys } from './ui/apiKeys';
+import { registerLanguageModelTools } from './lm/tools';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -20,8 +21,9 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const statusBar = new StatusBar();
   const uiSideOfRemote = vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI ? vscode.env.remoteName : undefined;
   const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState, apiKeys, uiSideOfRemote);
-  context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log));
+  context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
+  context.subscriptions.push(...registerLanguageModelTools(controller));
   return { statusText: () => statusBar.text };
 }
 

@@ -21,6 +21,7 @@ import { maskSecrets } from '../util/secrets';
 
 const RECENT_LOG_LINES = 500;
 import { errorText } from '../util/errors';
+import { describe } from '../ui/messages';
 
 export type FleetEvent =
   | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
@@ -87,7 +88,7 @@ export class Fleet {
     this.insights = new LoadInsights(deps.history);
     this.log = (level, message) => {
       const name = /^\[([^\]]+)\]/.exec(message)?.[1];
-      if (name !== undefined) {
+      if (name !== undefined && level !== 'trace') {
         let buffer = this.recentLog.get(name);
         if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
         buffer.push(`${new Date().toISOString()} ${level} ${message}`);
@@ -263,6 +264,7 @@ export class Fleet {
           else if (!state.connected && state.connectionErrorKind && state.connectionErrorKind !== previous.connectionErrorKind) {
             this.refused(server, new TransportError(state.connectionErrorKind as TransportError['kind'], state.connectionError ?? 'connection lost'));
           }
+          this.logStateChange(server, state, previous);
           this.events.fire({ type: 'state', server, state, previous });
         },
         onAlert: (alert) => this.events.fire({ type: 'alert', server, alert }),
@@ -277,6 +279,17 @@ export class Fleet {
     );
     this.events.fire({ type: 'watching', server, watching: true });
     return watching;
+  }
+
+  /** Each change of state word or phase is a log line (every front's log, and `logs`). */
+  private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
+    if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
+      const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
+      const level: LogLevel = state.verdict === 'failed' || state.verdict === 'unreachable' ? 'error' : state.verdict === 'stalled' || state.verdict === 'unhealthy' ? 'warn' : 'info';
+      this.log(level, `[${server.name}] ${describe(state)}${why}`);
+    } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
+      this.log('trace', `[${server.name}] ${state.lastSignal.text}`);
+    }
   }
 
   private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {

@@ -372,8 +372,11 @@ export function estimateEta(input: EtaInput): Eta | undefined {
       // library read from disk) are noise, not a kind of weight reading.
       const coldLive = liveRate(samples, (s) => s.coldBytes, true, noise);
       const warmLive = liveRate(samples, (s) => (s.coldBytes === undefined ? undefined : s.bytes - s.coldBytes), true, noise);
+      // A page-cache rate from history below the trickle is not a reading rate (e.g. a cold
+      // load whose only "warm" bytes were sockets and imports after the weights): no prior.
+      const priorWarm = prior?.warmBps !== undefined && prior.warmBps > (noise / RATE_WINDOW_MS) * 1000 ? prior.warmBps : undefined;
       const coldBps = learnedRate(coldLive, prior?.coldBps, DEFAULT_COLD_BPS);
-      const warmBps = learnedRate(warmLive, prior?.warmBps, DEFAULT_WARM_BPS);
+      const warmBps = learnedRate(warmLive, priorWarm, DEFAULT_WARM_BPS);
       weightsMs = (coldLeft / coldBps + warmLeft / warmBps) * 1000;
       basis = 'bytes+cache';
     } else {

@@ -23,7 +23,7 @@ export interface ParserChangeDeps {
    * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
    * standard input (which is then closed); see `execFeedsStdin`.
    */
-  exec(command: string, options?: { readonly stdin?: string }): Promise<{ stdout: string; stderr: string; code: number | null }>;
+  exec(command: string, options?: { readonly stdin?: string }): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
   /**
    * True when `exec` feeds `options.stdin` to the command (Transport.exec does): file contents
    * then never appear on a command line. Otherwise they reach `tee` through `printf` in the
@@ -100,7 +100,7 @@ async function runPrivileged(deps: ParserChangeDeps, unit: string, what: string,
   const hint = !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
     ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
     : '';
-  throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${line}: ${text}${hint}`);
+  throw new ParserChangeError(`${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`);
 }
 
 async function readUnit(deps: ParserChangeDeps, unit: string): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {

@@ -618,9 +618,9 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
           expect: /marked @revoked .* line \d+; refusing to connect/,
         },
         {
-          what: '@cert-authority for the host is no plain host key (strict: unknown, refused)',
+          what: '@cert-authority for the host is no plain host key (refused with the reason: ssh2 cannot check host certificates)',
           lines: [...noise, `@cert-authority ${name} ${realKey}`],
-          expect: /is not in .* and was not trusted/,
+          expect: /trusts a certificate authority \(@cert-authority\) for .* is not in the known-hosts file as a plain key; refusing to connect/,
         },
         {
           what: 'a negated pattern vetoes the line',

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import Mocha from 'mocha';
 import { registerExtensionTests } from './extension.desktop.test';
+import { registerLmToolTests } from './lmTools.desktop.test';
 
 /**
  * Entry point VS Code's test runner calls inside the extension host (desktop, or code-server
@@ -10,6 +11,7 @@ import { registerExtensionTests } from './extension.desktop.test';
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 120_000, color: false });
   registerExtensionTests(mocha.suite);
+  registerLmToolTests(mocha.suite);
   const reportFile = process.env.KIMI_TEST_REPORT;
   const lines: string[] = [];
   return new Promise((resolve, reject) => {

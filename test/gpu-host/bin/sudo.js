@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 'use strict';
-// Stand-in for sudo: `sudo [-n] [-E] [-H] [-u root] [--] cmd args...` runs cmd as is (we are root).
-// With FIX/state/sudo.json {"requirePassword":true} it fails like real sudo without a tty/askpass.
+// Stand-in for sudo, for root's sessions only: `sudo [-n] [-E] [-H] [-u root] [--] cmd args...` runs
+// cmd as is (we are root). With FIX/state/sudo.json {"requirePassword":true} it fails like real sudo
+// without a tty/askpass. Any other user (GpuHostOptions.users) gets Debian's real sudo instead: the
+// wrapper FIX/bin/sudo execs /usr/bin/sudo before this file is ever run (see harness.ts).
 const path = require('path');
 const { spawn } = require('child_process');
 const c = require('../lib/common');

@@ -1,0 +1,210 @@
+/**
+ * The command line of `kimi-service`, parsed by node's own util.parseArgs. Pure: argv in, a
+ * command (or a usage error, or help) out. Nothing here reads a file or the environment.
+ */
+import { parseArgs } from 'node:util';
+
+export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** `wait --timeout`: default and largest value, in seconds. */
+export const DEFAULT_WAIT_SECONDS = 90;
+export const MAX_WAIT_SECONDS = 3600;
+export const DEFAULT_LOG_LINES = 50;
+export const MAX_LOG_LINES = 1000;
+
+/** One server given on the command line instead of a settings file. */
+export interface ServerFlags {
+  readonly host?: string;
+  readonly unit?: string;
+  readonly url?: string;
+  readonly port?: number;
+  readonly username?: string;
+  readonly identityFile?: string;
+  readonly sudo?: boolean;
+}
+
+export interface CliCommand {
+  readonly command: CommandName;
+  readonly server: string | undefined;
+  readonly json: boolean;
+  readonly verbose: boolean;
+  readonly configFile: string | undefined;
+  readonly settingsFile: string | undefined;
+  readonly flags: ServerFlags;
+  /** restart: restart even when a load is already under way. */
+  readonly force: boolean;
+  /** restart: no question on a terminal. */
+  readonly yes: boolean;
+  /** restart: then wait, as `wait` does (its exit codes). */
+  readonly wait: boolean;
+  /** wait (and restart --wait): seconds. */
+  readonly timeoutSeconds: number;
+  /** logs: lines. */
+  readonly lines: number;
+}
+
+export type ParsedArgs =
+  | { readonly kind: 'command'; readonly command: CliCommand }
+  | { readonly kind: 'help'; readonly text: string }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Options every subcommand takes. */
+const COMMON = ['server', 'json', 'verbose', 'config', 'settings', 'host', 'unit', 'url', 'port', 'user', 'identity-file', 'sudo', 'help'] as const;
+
+/** The options a subcommand takes besides the common ones. */
+const OWN: Record<CommandName, readonly string[]> = {
+  status: [],
+  restart: ['force', 'yes', 'wait', 'timeout'],
+  wait: ['timeout'],
+  logs: ['lines'],
+  verify: [],
+};
+
+const OPTIONS = {
+  server: { type: 'string' },
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
+  config: { type: 'string' },
+  settings: { type: 'string' },
+  host: { type: 'string' },
+  unit: { type: 'string' },
+  url: { type: 'string' },
+  port: { type: 'string' },
+  user: { type: 'string' },
+  'identity-file': { type: 'string' },
+  sudo: { type: 'boolean' },
+  force: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+  wait: { type: 'boolean' },
+  timeout: { type: 'string' },
+  lines: { type: 'string', short: 'n' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+export const USAGE = `Usage: kimi-service <command> [options]
+
+Restart and watch an SGLang model server (a systemd unit on a GPU host) over one verified
+SSH connection: the same core as the Kimi Service VS Code extension.
+
+Commands:
+  status                 the server's state now (one line), exit 0
+  restart                systemctl restart the unit, or attach to a load already under way
+                         (says which), exit 0 once issued; does not wait unless --wait
+  wait [--timeout S]     wait until ready / failed / S seconds (default ${DEFAULT_WAIT_SECONDS}, max ${MAX_WAIT_SECONDS}):
+                         one line per state change, a progress line at most every 10 s,
+                         then a summary line; exit 0 ready, 1 failed, 2 timed out
+  logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
+  verify                 check that reasoning and tool-call parsing really work; exit 0 all passed, 1 not
+
+Options:
+  --server NAME          which server (default: kimi.activeServer, else the first)
+  --json                 JSON lines on stdout (one object per line)
+  --config FILE          servers file (the kimi.servers schema: an array of servers, or {"servers": [...], ...})
+  --settings FILE        a VS Code settings.json (its kimi.* settings)
+  --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
+                         one server from flags (when no settings file is found)
+  --force                restart: restart even when a load is already under way
+  --yes, -y              restart: do not ask on a terminal (a script is never asked)
+  --wait                 restart: then wait as \`wait\` does (its --timeout, its exit codes)
+  --verbose, -v          the core's log lines on stderr
+  --help, -h             this text
+
+Servers come from --config FILE, else $XDG_CONFIG_HOME/kimi-service/servers.json, else --host/--unit
+flags, else --settings FILE or the user's VS Code settings.json.
+
+Exit codes: 0 done (wait: ready), 1 failed, 2 wait timed out, 3 host unreachable,
+4 host key refused, 5 bad configuration or usage (nothing was run), 130/143 interrupted.
+`;
+
+function seconds(text: string): number | string {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) return `--timeout "${text}" is not a number of seconds`;
+  if (value < 0) return '--timeout must not be negative';
+  if (value > MAX_WAIT_SECONDS) return `--timeout is at most ${MAX_WAIT_SECONDS} seconds (call wait again for longer)`;
+  return value;
+}
+
+function integer(name: string, text: string, min: number, max: number): number | string {
+  if (!/^\d+$/.test(text.trim())) return `${name} "${text}" is not a whole number`;
+  const value = Number(text);
+  if (value < min || value > max) return `${name} must be between ${min} and ${max}`;
+  return value;
+}
+
+export function parseCliArgs(argv: readonly string[]): ParsedArgs {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    return { kind: 'error', message: (error as Error).message };
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return { kind: 'version' };
+  if (positionals.length === 0) return values.help ? { kind: 'help', text: USAGE } : { kind: 'error', message: `no command given (one of ${COMMANDS.join(', ')})` };
+  const name = positionals[0]!;
+  if (!(COMMANDS as readonly string[]).includes(name)) return { kind: 'error', message: `unknown command "${name}" (one of ${COMMANDS.join(', ')})` };
+  const command = name as CommandName;
+  if (values.help) return { kind: 'help', text: USAGE };
+  if (positionals.length > 1) return { kind: 'error', message: `unexpected argument "${positionals[1]}"` };
+
+  const allowed = new Set<string>([...COMMON, ...OWN[command]]);
+  for (const key of Object.keys(values)) {
+    if (!allowed.has(key)) return { kind: 'error', message: `--${key} is not an option of ${command}` };
+  }
+  if (values.timeout !== undefined && command === 'restart' && !values.wait) return { kind: 'error', message: '--timeout goes with restart --wait' };
+  if ((values.host !== undefined || values.unit !== undefined) && (values.config !== undefined || values.settings !== undefined)) {
+    return { kind: 'error', message: 'give either a settings file (--config, --settings) or a server with --host and --unit, not both' };
+  }
+
+  let timeoutSeconds = DEFAULT_WAIT_SECONDS;
+  if (values.timeout !== undefined) {
+    const t = seconds(values.timeout);
+    if (typeof t === 'string') return { kind: 'error', message: t };
+    timeoutSeconds = t;
+  }
+  let lines = DEFAULT_LOG_LINES;
+  if (values.lines !== undefined) {
+    const n = integer('-n', values.lines, 1, MAX_LOG_LINES);
+    if (typeof n === 'string') return { kind: 'error', message: n };
+    lines = n;
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    const p = integer('--port', values.port, 1, 65535);
+    if (typeof p === 'string') return { kind: 'error', message: p };
+    port = p;
+  }
+  const hasServerFlag = values.url !== undefined || port !== undefined || values.user !== undefined || values['identity-file'] !== undefined || values.sudo !== undefined;
+  if (hasServerFlag && values.host === undefined && values.unit === undefined) {
+    return { kind: 'error', message: '--url, --port, --user, --identity-file and --sudo describe a server given with --host and --unit' };
+  }
+  const flags: ServerFlags = {
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(values.unit !== undefined ? { unit: values.unit } : {}),
+    ...(values.url !== undefined ? { url: values.url } : {}),
+    ...(port !== undefined ? { port } : {}),
+    ...(values.user !== undefined ? { username: values.user } : {}),
+    ...(values['identity-file'] !== undefined ? { identityFile: values['identity-file'] } : {}),
+    ...(values.sudo !== undefined ? { sudo: values.sudo } : {}),
+  };
+  return {
+    kind: 'command',
+    command: {
+      command,
+      server: values.server,
+      json: values.json ?? false,
+      verbose: values.verbose ?? false,
+      configFile: values.config,
+      settingsFile: values.settings,
+      flags,
+      force: values.force ?? false,
+      yes: values.yes ?? false,
+      wait: values.wait ?? false,
+      timeoutSeconds,
+      lines,
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The command line of `node dist/mcp.js`: where the servers come from, as for the CLI. Pure.
+ */
+
+export interface McpArgs {
+  /** --config FILE: the kimi.servers schema (an array of servers, or an object of kimi settings). */
+  readonly configFile?: string;
+  /** --settings FILE: a VS Code settings.json (its `kimi.*` keys). */
+  readonly settingsFile?: string;
+  readonly help?: boolean;
+  readonly version?: boolean;
+}
+
+export const MCP_USAGE = `Usage: node dist/mcp.js [--config FILE] [--settings FILE]
+
+The Kimi Service MCP server (stdio): tools kimi_status, kimi_restart, kimi_wait,
+kimi_verify_parsers and kimi_logs over one verified SSH connection per server.
+
+Servers come from, in order: --config FILE (the kimi.servers schema: an array of servers, or an
+object of kimi settings), $XDG_CONFIG_HOME/kimi-service/servers.json, --settings FILE (a VS Code
+settings.json) or the user's VS Code settings.json. Unknown host keys are refused (hostKeyPolicy
+"ask" acts as "strict": nobody can be asked); add the key to the known-hosts file first.
+
+Add it to Claude Code:  claude mcp add kimi -- node /path/to/dist/mcp.js
+`;
+
+/** Parses argv (without node and the script); an error names the offending argument. */
+export function parseMcpArgs(argv: readonly string[]): { ok: true; args: McpArgs } | { ok: false; error: string } {
+  const args: { configFile?: string; settingsFile?: string; help?: boolean; version?: boolean } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const [flag, inline] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    switch (flag) {
+      case '--config':
+      case '--settings': {
+        const value = inline ?? argv[++i];
+        if (value === undefined || value === '' || (inline === undefined && value.startsWith('--'))) return { ok: false, error: `${flag} needs a file name` };
+        if (flag === '--config') args.configFile = value;
+        else args.settingsFile = value;
+        break;
+      }
+      case '-h':
+      case '--help':
+        args.help = true;
+        break;
+      case '--version':
+        args.version = true;
+        break;
+      default:
+        return { ok: false, error: `unknown argument ${JSON.stringify(arg)} (known: --config FILE, --settings FILE, --help, --version)` };
+    }
+  }
+  return { ok: true, args };
+}

@@ -1,0 +1,359 @@
+/**
+ * The command line, as agents and scripts run it: the built `node dist/cli.js` against a real
+ * sshd and the simulated GPU host. Exit codes (ready 0, crash 1, wait timeout 2, unreachable 3,
+ * changed host key 4, bad configuration 5 with nothing run), JSON lines, bounded `wait` output,
+ * signals, a prompt exit, and two clients asking for a restart at once: one restart.
+ */
+import { strict as assert } from 'node:assert';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseSettings } from '../../src/config';
+import { Fleet } from '../../src/fleet/fleet';
+import { NO_QUESTIONS_UI, whenRestartIssued } from '../../src/fleet/standalone';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { waitFor } from '../util/waitFor';
+import { MemoryMemento, serverEntry } from './simHost';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const CLI = path.join(REPO, 'dist', 'cli.js');
+const OTHER_KEY = 'AAAAC3NzaC1lZDI1NTE5AAAAIHNnJvBm2dFvpQ0rEYnTVo8bNmmG3JQ+xsZmrFRvn7Xx';
+
+interface Run {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string[];
+  readonly stderr: string;
+  /** ms between the last line on stdout and the process's exit. */
+  readonly exitLagMs: number;
+  readonly startedAt: number;
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  readonly done: Promise<Run>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
+  this.timeout(120_000);
+  let host: GpuHost;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let knownHosts: string;
+  /** A servers file for the simulated host (strict host keys, fast polls). */
+  let config: string;
+
+  function writeConfig(name: string, servers: Record<string, unknown>[], extra: Record<string, unknown> = {}): string {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, JSON.stringify({ servers, knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5, ...extra }, null, 2));
+    return file;
+  }
+
+  function start(args: readonly string[]): Running {
+    const startedAt = Date.now();
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    let stderr = '';
+    let pending = '';
+    let lastLineAt = startedAt;
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      const parts = pending.split('\n');
+      pending = parts.pop()!;
+      if (parts.length) lastLineAt = Date.now();
+      lines.push(...parts);
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const done = new Promise<Run>((resolve) => {
+      child.on('exit', (code, signal) => {
+        const exitedAt = Date.now();
+        child.stdout!.once('end', () => {
+          if (pending) lines.push(pending);
+          resolve({ code, signal, stdout: lines, stderr, exitLagMs: exitedAt - lastLineAt, startedAt });
+        });
+      });
+    });
+    return { child, lines, done };
+  }
+
+  const cli = (...args: string[]): Promise<Run> => start(args).done;
+  const show = (run: Run) => `exit ${run.code}\nstdout:\n${run.stdout.join('\n')}\nstderr:\n${run.stderr}`;
+  const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
+  const json = (run: Run) => run.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  before(async () => {
+    const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
+    assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
+    host = await startGpuHost({ shards: 8, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 16, warmReadMBps: 16, coldFiles: 'all' } });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-cli-'));
+    knownHosts = path.join(dir, 'known_hosts');
+    fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+    // A home of its own: no servers.json, VS Code settings or history of the machine's user.
+    env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_STATE_HOME: path.join(dir, 'state'),
+      LANG: 'C.UTF-8',
+    };
+    config = writeConfig('servers.json', [serverEntry(host)]);
+  });
+  after(async () => {
+    await host?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('restart (exit 0, issued) then wait: state lines, a summary line, exit 0 ready; status says ready', async () => {
+    await host.configureSimulator({ fault: {}, warmupSeconds: 0.5 });
+    const before = await restarts();
+    const restart = await cli('restart', '--config', config);
+    assert.equal(restart.code, 0, show(restart));
+    assert.match(restart.stdout[0]!, /^sim: restart issued \(systemctl restart sglang-k26-ddtree\.service on 127\.0\.0\.1\)/, show(restart));
+    assert.match(restart.stdout.at(-1)!, /kimi-service wait --server sim/);
+    assert.equal((await restarts()) - before, 1, 'restart ran systemctl restart once, before exiting');
+    assert.ok(restart.exitLagMs < 1500, `exited ${restart.exitLagMs} ms after its last line`);
+
+    const wait = await cli('wait', '--config', config, '--timeout', '60');
+    assert.equal(wait.code, 0, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^sim is ready: it answered a real completion/, show(wait));
+    assert.ok(wait.stdout.slice(0, -1).every((l) => /^\[\+\d/.test(l)), show(wait));
+    assert.ok(wait.stdout.some((l) => /sim: ready/.test(l)), show(wait));
+    assert.ok(wait.exitLagMs < 1500, `exited ${wait.exitLagMs} ms after its last line`);
+
+    const status = await cli('status', '--config', config, '--json');
+    assert.equal(status.code, 0, show(status));
+    const [report] = json(status);
+    assert.equal(report!.state, 'ready', show(status));
+    assert.equal(report!.server, 'sim');
+    assert.equal(report!.unit, 'sglang-k26-ddtree.service');
+    assert.ok(status.exitLagMs < 1500, `exited ${status.exitLagMs} ms after its last line`);
+    assert.equal((await restarts()) - before, 1, 'wait and status restart nothing');
+  });
+
+  it('--json lines: each parses and carries state; the last is the wait report', async () => {
+    await host.configureSimulator({ fault: {}, warmupSeconds: 0.5 });
+    const run = await cli('restart', '--wait', '--json', '--config', config, '--timeout', '60');
+    assert.equal(run.code, 0, show(run));
+    const objects = json(run);
+    assert.ok(objects.length >= 3, show(run));
+    for (const o of objects) assert.equal(typeof o.state, 'string', JSON.stringify(o));
+    assert.equal(objects[0]!.event, 'restart');
+    assert.equal(objects[0]!.action, 'restarted');
+    const last = objects.at(-1)!;
+    assert.equal(last.event, 'result');
+    assert.equal(last.result, 'ready');
+    assert.equal(last.state, 'ready');
+    assert.equal((last.report as { state: string }).state, 'ready');
+    assert.match(String(last.next), /is ready/);
+    const logs = await cli('logs', '-n', '5', '--json', '--config', config);
+    assert.equal(logs.code, 0, show(logs));
+    const [entry] = json(logs);
+    assert.equal(entry!.event, 'logs');
+    assert.ok(Array.isArray(entry!.journal) && (entry!.journal as string[]).length === 5, show(logs));
+    const text = await cli('logs', '-n', '3', '--config', config);
+    assert.equal(text.code, 0, show(text));
+    assert.equal(text.stdout.length, 3, show(text));
+  });
+
+  it('a crash during the load: wait exits 1 with the cause', async () => {
+    await host.configureSimulator({ fault: { crashAt: 'weights', afterShards: 2, kind: 'oom' } });
+    const restart = await cli('restart', '--config', config);
+    assert.equal(restart.code, 0, show(restart));
+    const wait = await cli('wait', '--config', config, '--timeout', '60');
+    assert.equal(wait.code, 1, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^sim failed: .*Do not wait again/, show(wait));
+    assert.match(wait.stdout.join('\n'), /OutOfMemoryError|CUDA out of memory/, show(wait));
+    const status = await cli('status', '--config', config);
+    assert.equal(status.code, 0, show(status));
+    assert.match(status.stdout[0]!, /^sim: failed/, show(status));
+  });
+
+  it('a wait shorter than the load exits 2 and says to call wait again', async () => {
+    await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2 } });
+    const restart = await cli('restart', '--config', config);
+    assert.equal(restart.code, 0, show(restart));
+    const started = Date.now();
+    const wait = await cli('wait', '--config', config, '--timeout', '4');
+    assert.equal(wait.code, 2, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^Still loading.* call kimi-service wait again \(the load goes on; do not restart\)/, show(wait));
+    assert.ok(Date.now() - started < 12_000, `a 4 s wait took ${Date.now() - started} ms`);
+  });
+
+  it('SIGTERM / SIGINT during wait end it at once (143 / 130), touching nothing on the host', async () => {
+    await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2 } });
+    assert.equal((await cli('restart', '--config', config)).code, 0);
+    for (const [signal, expected] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+      const before = await host.execLog();
+      const running = start(['wait', '--config', config, '--timeout', '60']);
+      await waitFor(() => running.lines.length > 0, { timeoutMs: 30_000, message: 'the first line of wait' });
+      const sentAt = Date.now();
+      running.child.kill(signal);
+      const run = await running.done;
+      assert.equal(run.code, expected, show(run));
+      assert.ok(Date.now() - sentAt < 3000, `exited ${Date.now() - sentAt} ms after ${signal}`);
+      assert.match(run.stdout.at(-1)!, /The wait was cancelled after .*; the load goes on/, show(run));
+      const added = (await host.execLog()).slice(before.length);
+      assert.ok(!added.some((l) => /systemctl.* (restart|stop|start|kill) /.test(l)), added.join('\n'));
+    }
+  });
+
+  it('wait output stays bounded over a long load: a line per state change, progress at most every 10 s', async function () {
+    this.timeout(180_000);
+    // 16 MB at 0.5 MB/s: about 30 s of loading, with progress signals every poll.
+    await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all', warmupSeconds: 0.5 });
+    try {
+      const run = await cli('restart', '--wait', '--json', '--config', config, '--timeout', '150');
+      assert.equal(run.code, 0, show(run));
+      const objects = json(run);
+      const elapsed = Number(objects.at(-2)!.elapsedSeconds);
+      assert.ok(elapsed >= 20, `the load took ${elapsed} s: too short to show the bound\n${show(run)}`);
+      const progress = objects.filter((o) => o.event === 'progress');
+      const states = objects.filter((o) => o.event === 'state');
+      assert.ok(progress.length >= 1, show(run));
+      assert.ok(progress.length <= Math.floor(elapsed / 10) + 1, `${progress.length} progress lines in ${elapsed} s\n${show(run)}`);
+      for (let i = 1; i < progress.length; i++) {
+        assert.ok(Number(progress[i]!.elapsedSeconds) - Number(progress[i - 1]!.elapsedSeconds) >= 9, show(run));
+      }
+      assert.ok(states.length <= 10, `${states.length} state lines\n${show(run)}`);
+      assert.ok(objects.length <= 20, `${objects.length} lines over a ${elapsed} s load\n${show(run)}`);
+    } finally {
+      await host.configureSimulator({ readMBps: 16, warmReadMBps: 16 });
+    }
+  });
+
+  it('unreachable host (a closed port): exit 3 for every subcommand', async () => {
+    const closed = writeConfig('closed.json', [{ ...serverEntry(host), port: await freePort() }]);
+    for (const args of [['status'], ['restart'], ['wait', '--timeout', '30'], ['logs'], ['verify']]) {
+      const run = await cli(...args, '--config', closed);
+      assert.equal(run.code, 3, `${args.join(' ')}: ${show(run)}`);
+      assert.match(run.stdout[0]!, /^sim: unreachable/, show(run));
+    }
+    const run = await cli('status', '--json', '--config', closed);
+    assert.equal(json(run)[0]!.state, 'unreachable');
+  });
+
+  it('a changed host key: exit 4, both fingerprints, nothing run on the host', async () => {
+    const changedKnownHosts = path.join(dir, 'known_hosts_changed');
+    fs.writeFileSync(changedKnownHosts, `[127.0.0.1]:${host.sshPort} ssh-ed25519 ${OTHER_KEY}\n`);
+    const changed = writeConfig('changed.json', [serverEntry(host)], { knownHostsFile: changedKnownHosts, hostKeyPolicy: 'accept-new' });
+    const before = (await host.execLog()).length;
+    for (const args of [['restart'], ['wait'], ['status', '--json']]) {
+      const run = await cli(...args, '--config', changed);
+      assert.equal(run.code, 4, `${args.join(' ')}: ${show(run)}`);
+      if (args.includes('--json')) {
+        const [report] = json(run);
+        assert.equal(report!.state, 'host key changed');
+        assert.ok(String(report!.lastError).includes(host.hostKeyFingerprint), show(run));
+      } else {
+        assert.match(run.stdout[0]!, /^sim: host key changed/, show(run));
+        assert.match(run.stderr, /has CHANGED/, show(run));
+      }
+    }
+    // An unknown key under "ask" without a terminal is refused, not asked (ask becomes strict).
+    const unknown = path.join(dir, 'known_hosts_empty');
+    fs.writeFileSync(unknown, '');
+    const ask = writeConfig('ask.json', [serverEntry(host)], { knownHostsFile: unknown, hostKeyPolicy: 'ask' });
+    const run = await cli('restart', '--config', ask);
+    assert.equal(run.code, 4, show(run));
+    assert.match(run.stdout[0]!, /^sim: host key refused/, show(run));
+    assert.equal(fs.readFileSync(unknown, 'utf8'), '', 'nothing was trusted');
+    assert.equal((await host.execLog()).length, before, 'nothing ran on the host');
+  });
+
+  it('bad configuration or usage: exit 5 and nothing runs on the host', async () => {
+    const before = (await host.execLog()).length;
+    const handshakes = host.handshakes();
+    const bad = writeConfig('bad.json', [{ ...serverEntry(host), unit: 'x; rm -rf /' }]);
+    const cases: string[][] = [
+      ['restart', '--config', bad],
+      ['restart', '--config', path.join(dir, 'missing.json')],
+      ['restart', '--config', config, '--server', 'nope'],
+      ['restart'], // no servers anywhere
+      ['restart', '--config', config, '--bogus'],
+      ['wait', '--config', config, '--timeout', '4000'],
+      ['frobnicate'],
+      ['restart', '--host', '127.0.0.1', '--unit', 'u', '--config', config],
+    ];
+    for (const args of cases) {
+      const run = await cli(...args);
+      assert.equal(run.code, 5, `${args.join(' ')}: ${show(run)}`);
+      assert.match(run.stderr, /^kimi-service: /, show(run));
+    }
+    const run = await cli('restart', '--json', '--config', bad);
+    assert.equal(run.code, 5);
+    const [error] = json(run);
+    assert.equal(error!.state, 'settings');
+    assert.match(String(error!.error), /kimi\.servers\[0\]\.unit/);
+    assert.equal((await host.execLog()).length, before, 'nothing ran on the host');
+    assert.equal(host.handshakes(), handshakes, 'no SSH connection was made');
+  });
+
+  describe('two clients, one restart', () => {
+    before(async () => {
+      // A load long enough that the second client arrives during it.
+      await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 0.5 });
+      const ready = await cli('restart', '--wait', '--config', config, '--timeout', '90');
+      assert.equal(ready.code, 0, show(ready));
+    });
+    after(async () => {
+      await host.configureSimulator({ readMBps: 16, warmReadMBps: 16 });
+    });
+
+    it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI attaches", async () => {
+      const settings = parseSettings({ servers: [serverEntry(host)], knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5 });
+      assert.ok(settings.ok);
+      const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log: () => undefined, history: new MemoryMemento() });
+      fleet.configure(settings.settings);
+      try {
+        const server = settings.settings.servers[0]!;
+        const before = await restarts();
+        const since = Date.now();
+        const first = await fleet.restart(server);
+        assert.equal(first.kind, 'restarted');
+        assert.ok((await whenRestartIssued(fleet, server, { timeoutMs: 30_000, since })).issued);
+        const second = start(['restart', '--config', config]);
+        const run = await second.done;
+        assert.ok(run.startedAt - since < 1000, `the CLI asked ${run.startedAt - since} ms after the core`);
+        assert.equal(run.code, 0, show(run));
+        assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+      } finally {
+        fleet.dispose();
+      }
+    });
+
+    it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart', async () => {
+      const before = await restarts();
+      const first = await cli('restart', '--config', config);
+      assert.equal(first.code, 0, show(first));
+      const second = await cli('restart', '--json', '--config', config);
+      assert.equal(second.code, 0, show(second));
+      const [line] = json(second);
+      assert.equal(line!.event, 'restart');
+      assert.equal(line!.action, 'attached', show(second));
+      assert.equal(typeof line!.reason, 'string');
+      assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      // --force restarts anyway.
+      const forced = await cli('restart', '--force', '--config', config);
+      assert.equal(forced.code, 0, show(forced));
+      assert.match(forced.stdout[0]!, /restart issued/, show(forced));
+      assert.equal((await restarts()) - before, 2);
+      assert.equal((await cli('wait', '--config', config, '--timeout', '90')).code, 0);
+    });
+  });
+});

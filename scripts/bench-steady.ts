@@ -239,7 +239,14 @@ async function standInPids(host: GpuHost): Promise<Map<number, string>> {
  * (acct records the parent at exit). What the harness starts from outside (nsExec: these markers)
  * has no parent in the namespace; the simulator's own processes descend from its supervisor.
  */
-function sshProcesses(records: Proc[], live: Proc[], lo: number, hi: number, standIns: Map<number, string>): Processes {
+function sshProcesses(
+  records: Proc[],
+  live: Proc[],
+  lo: number,
+  hi: number,
+  standIns: Map<number, string>,
+  only?: { readonly pids: Set<number>; readonly orphans: boolean },
+): Processes {
   const known = new Map<number, Proc>();
   for (const p of [...live, ...records]) known.set(p.pid, p);
   const isInit = (p: Proc) => p.pid === 1 || p.comm.startsWith('kimi-gpu-host');
@@ -256,14 +263,14 @@ function sshProcesses(records: Proc[], live: Proc[], lo: number, hi: number, sta
   let total = 0;
   let orphans = 0;
   for (const p of [...known.values()].sort((a, b) => a.pid - b.pid)) {
-    if (p.pid <= lo || p.pid >= hi) continue;
+    if (p.pid <= lo || p.pid >= hi || (only && !only.pids.has(p.pid))) continue;
     const from = origin(p);
-    if (!from) continue;
+    if (!from || (from === 'orphan' && only && !only.orphans)) continue;
     total++;
     if (from === 'orphan') orphans++;
     const name = standIns.get(p.pid) ?? p.comm;
     byName.set(name, (byName.get(name) ?? 0) + 1);
-    if (process.env.BENCH_STEADY_DEBUG) log(`  process ${p.pid} ${name} <- ${p.ppid} ${known.get(p.ppid)?.comm ?? '?'}${from === 'orphan' ? ' (orphan)' : ''}`);
+    if (process.env.BENCH_STEADY_DEBUG && !only) log(`  process ${p.pid} ${name} <- ${p.ppid} ${known.get(p.ppid)?.comm ?? '?'}${from === 'orphan' ? ' (orphan)' : ''}`);
   }
   return { total, byName, orphans };
 }
@@ -293,6 +300,8 @@ interface Counters {
 interface Measured {
   readonly ms: number;
   readonly processes: Processes;
+  /** Started before the window by the SSH sessions and still running at its end (the connection's sshd, journalctl -f, the sampler...). */
+  readonly standing: Processes;
   readonly standIns: Map<string, number>;
   readonly exec: number;
   readonly forwardOut: number;
@@ -354,9 +363,12 @@ class Window {
 
   private async measure(lo: number, hi: number, from: number, to: number, a: Counters, b: Counters, live: Proc[]): Promise<Measured> {
     const standIns = await standInPids(this.host);
+    const records = readAcct(this.acctFile);
+    const all = [...this.liveAtStart, ...live];
     return {
       ms: to - from,
-      processes: sshProcesses(readAcct(this.acctFile), [...this.liveAtStart, ...live], lo, hi, standIns),
+      processes: sshProcesses(records, all, lo, hi, standIns),
+      standing: sshProcesses(records, all, 0, lo, standIns, { pids: new Set(live.map((p) => p.pid)), orphans: false }),
       standIns: inRange(standIns, lo, hi),
       exec: b.exec - a.exec,
       forwardOut: b.forwardOut - a.forwardOut,
@@ -511,7 +523,8 @@ const breakdown = (m: Map<string, number>) =>
 function describe(m: Measured): string {
   return (
     `${(m.ms / 1000).toFixed(1)} s: ${m.processes.total} processes (${breakdown(m.processes.byName)}${m.processes.orphans ? `; ${m.processes.orphans} of them orphans` : ''}; exec.log: ${breakdown(m.standIns)}), ` +
-    `channels exec ${m.exec} + forwardOut ${m.forwardOut} (sshd sessions ${m.sshdSessions}), ${kib(m.bytes).toFixed(1)} KiB`
+    `channels exec ${m.exec} + forwardOut ${m.forwardOut} (sshd sessions ${m.sshdSessions}), ${kib(m.bytes).toFixed(1)} KiB; ` +
+    `running all along: ${m.standing.total ? breakdown(m.standing.byName) : 'none'}`
   );
 }
 
@@ -530,6 +543,8 @@ interface CaseSummary {
   readonly kib: number;
   /** Per hour, by command name (medians). */
   readonly byComm: Map<string, number>;
+  /** Running all along (the last run's window), by name. */
+  readonly standing: Processes;
 }
 
 function summarize(name: CaseName, runs: RunResult[]): CaseSummary {
@@ -544,6 +559,7 @@ function summarize(name: CaseName, runs: RunResult[]): CaseSummary {
     forwardOut: median(w.map((m) => perHour(m.forwardOut, m.ms))),
     kib: median(w.map((m) => perHour(kib(m.bytes), m.ms))),
     byComm,
+    standing: w[w.length - 1]!.standing,
   };
 }
 
@@ -591,6 +607,7 @@ async function main(): Promise<void> {
   const what = summaries
     .map((s) => `${s.name}: ${breakdown(new Map([...s.byComm].map(([k, v]) => [k, Math.round(v)])))}`)
     .join('; ');
+  const standing = summaries.map((x) => `${x.name}: ${x.standing.total ? breakdown(x.standing.byName) : 'none'}`).join('; ');
   // How far apart the runs of a case were (the table has the medians).
   const spread = (xs: number[]) => (Math.max(...xs) - Math.min(...xs)) / Math.max(1e-9, median(xs));
   const counts = summaries.flatMap((x) => x.runs.map((r) => r.window)).length;
@@ -618,7 +635,8 @@ under the host's sshd in the window (BSD process accounting inside the host's pi
 client's exec + forwardOut opens (for the seed loop, sshd's sessions), bytes both directions through a TCP proxy in
 front of sshd; the three cases ran side by side, each on its own simulated host, on this ${os.cpus().length}-core machine
 (${os.cpus()[0]?.model ?? '?'}), which shifts timings but not these timer-driven counts.${agreement}${backstop}
-Processes per hour by command: ${what}.
+Processes per hour by command: ${what}. Running all along, not counted above (alive under sshd from before the
+window to its end): ${standing}.
 `;
   // Other benchmarks own other sections of the same file: re-read it right before writing, and
   // write only this section.

@@ -25,7 +25,6 @@ function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): Parse
     host: session.profile.host,
     log: (line) => log.info(`[${name}] ${line}`),
     // File contents go on the command's stdin (never on a command line, never in this log).
-    execFeedsStdin: true,
     exec: async (command, options) => {
       const shown = maskSecrets(command.length > 400 ? `${command.slice(0, 400)}…` : command);
       log.info(`[${name}] $ ${shown}${options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : ''}`);

@@ -21,15 +21,10 @@ export { DROP_IN_NAME } from './sudoers';
 export interface ParserChangeDeps {
   /**
    * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
-   * standard input (which is then closed); see `execFeedsStdin`.
+   * standard input (which is then closed), as Transport.exec does: file contents never appear
+   * on a command line.
    */
   exec(command: string, options?: { readonly stdin?: string }): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
-  /**
-   * True when `exec` feeds `options.stdin` to the command (Transport.exec does): file contents
-   * then never appear on a command line. Otherwise they reach `tee` through `printf` in the
-   * remote shell (sudo's command line is the same either way).
-   */
-  readonly execFeedsStdin?: boolean;
   /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */
   readonly sudo: boolean;
   /** The host, for messages (undefined: this machine). */
@@ -89,8 +84,7 @@ async function runPrivileged(deps: ParserChangeDeps, unit: string, what: string,
   const line = privilegedCommand(argv, deps.sudo);
   let r;
   if (input === undefined) r = await deps.exec(line);
-  else if (deps.execFeedsStdin) r = await deps.exec(`${line} >/dev/null`, { stdin: input });
-  else r = await deps.exec(`printf '%s' ${quote(input)} | ${line} >/dev/null`);
+  else r = await deps.exec(`${line} >/dev/null`, { stdin: input });
   if (r.code === 0) return;
   if (deps.sudo && isSudoRefusal(r.stderr)) {
     const message = sudoRefusalMessage({ host: deps.host, unit, action: commandLine(argv), command: line, stderr: r.stderr });

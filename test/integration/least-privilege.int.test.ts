@@ -28,7 +28,6 @@ describe('least privilege: kimi through the generated sudoers rules and the real
   const deps = (t: TestSession): ParserChangeDeps => ({
     sudo: t.session.profile.sudo,
     host: t.session.profile.host,
-    execFeedsStdin: true,
     exec: (command, options) => t.session.transport.exec(command, { timeoutMs: 30_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) }),
     log: (line) => lines.push(line),
     confirmDiff: async () => true,

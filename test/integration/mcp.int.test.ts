@@ -201,7 +201,8 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.match(text(result), /Do not wait again; read the logs, fix the cause, then restart\./);
   });
 
-  it('kimi_logs returns the journal and the server log, masked', async () => {
+  it('kimi_logs returns the journal and the server log, secrets masked', async () => {
+    await host.appendJournal('launching with HF_TOKEN=hf_mcpSecret123 --api-key sk-mcpSecret456', { ident: 'python' });
     const logs = await call('kimi_logs', { lines: 20 });
     assert.ok(!logs.isError, text(logs));
     const value = json(logs);
@@ -210,6 +211,8 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.ok(value.log.length > 0 && value.log.every((l: string) => l.includes('[sim]')), value.log.join('\n'));
     assert.match(text(logs), /^Journal of sglang-k26-ddtree\.service on sim \(last \d+ lines\):/);
     assert.match(text(logs), /Log of the Kimi MCP server about sim/);
+    assert.ok(value.journal.some((l: string) => /HF_TOKEN=\*\*\* --api-key \*\*\*/.test(l)), value.journal.slice(-3).join('\n'));
+    assert.doesNotMatch(text(logs), /mcpSecret/);
   });
 
   it('a cancelled kimi_wait returns at once and the server stays usable', async () => {

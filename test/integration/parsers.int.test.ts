@@ -14,7 +14,7 @@ function deps(test: TestSession, lines: string[]): ParserChangeDeps {
   return {
     sudo: test.session.profile.sudo,
     log: (line) => lines.push(line),
-    exec: (command) => test.session.transport.exec(command, { timeoutMs: 30_000 }),
+    exec: (command, options) => test.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
     confirmDiff: async (diff) => {
       lines.push(`DIFF\n${diff}`);
       return true;

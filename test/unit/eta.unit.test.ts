@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/server/events';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
-import { blendRate, estimateEta, formatEta, formatRate, learnedRate, liveRate, pushSample, residencyHolds, visibleEta, windowRate, windowSpanMs, type IoSample } from '../../src/monitor/eta';
+import { DEFAULT_WARM_BPS, blendRate, estimateEta, formatEta, formatRate, learnedRate, liveRate, pushSample, residencyHolds, visibleEta, windowRate, windowSpanMs, type IoSample } from '../../src/monitor/eta';
 
 const MB = 1e6;
 
@@ -226,6 +226,18 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
       assert.equal(eta?.basis, 'bytes+cache');
       assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.05, `at ${now}: ${eta?.remainingMs}`);
     }
+  });
+
+  it("a history warm rate below the trickle (a cold load's sockets and imports) is not taken as the page-cache rate", () => {
+    // cold half read; history's "warm rate" is 2 kB/s: the cached half would take 29 days
+    const cold = (t: number) => {
+      const b = Math.min(2500 * MB, 100 * MB * (t / 1000));
+      return { bytes: b, coldBytes: b };
+    };
+    const prior = { residentBytes: 2500 * MB, coldBps: 100 * MB, warmBps: 2000, afterWeightsMs };
+    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(cold, 20_000), prior })!;
+    // 500 MB cold at 100 MB/s + 2500 MB at the default page-cache rate + 5 s
+    assert.ok(Math.abs(eta.remainingMs - (5000 + (2500 * MB / DEFAULT_WARM_BPS) * 1000 + afterWeightsMs)) < 300, `${eta.remainingMs}`);
   });
 
   it('prior rates weigh less as the live window grows, and not at all once the live rate disproves them', () => {

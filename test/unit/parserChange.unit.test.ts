@@ -56,7 +56,7 @@ after(() => {
   for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
 });
 
-function makeHost(options: { sudo?: boolean; confirm?: boolean; feedsStdin?: boolean } = {}): Host {
+function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-unit-'));
   roots.push(root);
   const bin = path.join(root, 'bin');
@@ -69,7 +69,6 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean; feedsStdin?: boo
   const diffs: string[] = [];
   const deps: ParserChangeDeps = {
     sudo: options.sudo ?? false,
-    execFeedsStdin: options.feedsStdin ?? true,
     unitDir: root,
     log: () => undefined,
     confirmDiff: async (diff) => {
@@ -170,17 +169,6 @@ describe('parserChange: enableParsers / rollback', () => {
     assert.equal(h.read(DROP_IN), old);
     assert.ok(fs.existsSync(path.join(h.root, `${UNIT}.d`)));
     assert.deepEqual(h.commands.filter((c) => c.startsWith('sudo ')).slice(3), [`sudo -n tee -- ${dropIn} >/dev/null`, 'sudo -n systemctl daemon-reload']);
-  });
-
-  it('an exec that cannot feed stdin: the text reaches tee through printf, sudo still sees only tee and the path', async () => {
-    const h = makeHost({ sudo: true, feedsStdin: false });
-    const r = await enableParsers(h.deps, UNIT, choice);
-    assert.equal(r.kind, 'changed');
-    const written = h.read(DROP_IN);
-    assert.match(written ?? '', /--reasoning-parser kimi_k2/);
-    assert.ok(h.stdins.every((x) => x === undefined));
-    const write = h.commands.find((c) => c.includes(`sudo -n tee -- ${path.join(h.root, DROP_IN)} >/dev/null`));
-    assert.match(write ?? '', /^printf '%s' '.*' \| sudo -n tee -- /s);
   });
 
   it('sudo refuses: the message names the refused command and the sudoers rule command; nothing written', async () => {

@@ -238,7 +238,9 @@ async function restart(ctx: Context): Promise<number> {
     }
     io.stdout(restartLine('restarted', undefined, serverReport(snapshot), cmd.json));
   } else {
-    io.stdout(restartLine('attached', result.reason, serverReport(fleet.snapshot(server)), cmd.json));
+    // What the load someone else started looks like, as the host says it (not the watch's blank first state).
+    const snapshot = await ctx.interruptible(observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }));
+    io.stdout(restartLine('attached', result.reason, serverReport(snapshot), cmd.json));
   }
   if (cmd.wait) return wait(ctx, started);
   if (!cmd.json) io.stdout(restartNext(server.name, COMMAND));

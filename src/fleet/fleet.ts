@@ -7,7 +7,7 @@
 import type { ServerProfile, Settings } from '../config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import { isAlive, type LoadState } from '../monitor/loadState';
+import { isAlive, isAttached, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../remote/transport';
@@ -20,6 +20,8 @@ import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJso
 import { maskSecrets } from '../util/secrets';
 
 const RECENT_LOG_LINES = 500;
+/** How long a restart waits for a watch that is still attaching to say what it follows. */
+const ATTACH_WAIT_MS = 10_000;
 import { errorText } from '../util/errors';
 import { describe } from '../ui/messages';
 
@@ -213,6 +215,8 @@ export class Fleet {
    */
   async restart(server: ServerProfile, options: { force?: boolean } = {}): Promise<RestartResult> {
     const session = await this.connect(server);
+    // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
+    if (session.busy) await this.untilAttached(server, ATTACH_WAIT_MS);
     if (session.busy && !options.force) {
       return { kind: 'attached', reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)', outcome: session.whenLoadEnds() };
     }
@@ -222,6 +226,26 @@ export class Fleet {
     }
     if (session.busy) session.stop('restarted again (force)');
     return { kind: 'restarted', outcome: this.watch(server, 'restart') };
+  }
+
+  /** Resolves once the server's watch knows which process it follows (or is no longer loading), or after `ms`. */
+  private untilAttached(server: ServerProfile, ms: number): Promise<void> {
+    const known = () => {
+      const snapshot = this.snapshot(server);
+      return !snapshot.loading || (snapshot.state !== undefined && (isAttached(snapshot.state) || snapshot.state.restartRequestedAt !== undefined));
+    };
+    if (known()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const subscription = this.onEvent((event) => {
+        if (event.server.name === server.name && known()) done();
+      });
+    });
   }
 
   /** Why the unit is loading already (someone else restarted it), or undefined. */

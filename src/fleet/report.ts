@@ -39,12 +39,22 @@ function stateWord(snapshot: ServerSnapshot): string {
   return snapshot.state.verdict;
 }
 
+/** Lines that only say a process ended, not why (SGLang's launcher, systemd). */
+const ECHO_OF_AN_END = /Received sigquit|Main process exited|Failed with result|Scheduled restart job|Traceback \(most recent call last\)/;
+
+/** The line of a failure that says why: the last exception line (an OOM, a CUDA error), else the last line. */
+export function causeLine(lines: readonly string[]): string | undefined {
+  const meaningful = lines.map((l) => l.trim()).filter((l) => l && !ECHO_OF_AN_END.test(l));
+  const exception = [...meaningful].reverse().find((l) => /\b\w*(Error|Exception)\b|error:/i.test(l));
+  return (exception ?? meaningful[meaningful.length - 1])?.slice(0, 400);
+}
+
 function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): string | null {
   if (snapshot.refusal) return snapshot.refusal.message;
   if (!state) return null;
   if (state.failure) {
-    const lines = state.failure.lines.slice(-2).map((l) => l.trim()).filter(Boolean);
-    return `${state.failure.summary}${lines.length ? ` (last errors: ${lines.join(' | ')})` : ''}`;
+    const cause = causeLine(state.failure.lines);
+    return `${state.failure.summary}${cause ? ` (${cause})` : ''}`;
   }
   if (!state.connected && state.connectionError) return state.connectionError;
   if (state.completion && !state.completion.ok && state.readyAt === undefined) return `completion probe: ${state.completion.detail}`;

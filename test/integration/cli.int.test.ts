@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { parseSettings } from '../../src/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { NO_QUESTIONS_UI, whenRestartIssued } from '../../src/fleet/standalone';
+import { createSession } from '../../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
 import { MemoryMemento, serverEntry } from './simHost';
@@ -79,12 +80,12 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const done = new Promise<Run>((resolve) => {
-      child.on('exit', (code, signal) => {
-        const exitedAt = Date.now();
-        child.stdout!.once('end', () => {
-          if (pending) lines.push(pending);
-          resolve({ code, signal, stdout: lines, stderr, exitLagMs: exitedAt - lastLineAt, startedAt });
-        });
+      let exitedAt = 0;
+      child.on('exit', () => (exitedAt = Date.now()));
+      // 'close': exited and its stdout/stderr drained.
+      child.on('close', (code, signal) => {
+        if (pending) lines.push(pending);
+        resolve({ code, signal, stdout: lines, stderr, exitLagMs: (exitedAt || Date.now()) - lastLineAt, startedAt });
       });
     });
     return { child, lines, done };
@@ -175,11 +176,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(restart.code, 0, show(restart));
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 1, show(wait));
-    assert.match(wait.stdout.at(-1)!, /^sim failed: .*Do not wait again/, show(wait));
-    assert.match(wait.stdout.join('\n'), /OutOfMemoryError|CUDA out of memory/, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^sim failed: the service exited with status 1.*Do not wait again; read the logs/, show(wait));
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, show(status));
     assert.match(status.stdout[0]!, /^sim: failed/, show(status));
+    // The logs it points to have the cause.
+    const logs = await cli('logs', '-n', '100', '--config', config);
+    assert.equal(logs.code, 0, show(logs));
+    assert.match(logs.stdout.join('\n'), /OutOfMemoryError|CUDA out of memory/, show(logs));
   });
 
   it('a wait shorter than the load exits 2 and says to call wait again', async () => {
@@ -304,40 +308,45 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
 
   describe('two clients, one restart', () => {
     before(async () => {
-      // A load long enough that the second client arrives during it.
       await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 0.5 });
       const ready = await cli('restart', '--wait', '--config', config, '--timeout', '90');
       assert.equal(ready.code, 0, show(ready));
+      // The old process takes 4 s to stop, as an 8-GPU server's NCCL teardown does (longer in life):
+      // a second client arriving within a second finds the unit being restarted.
+      await host.setStopDelay(4000);
     });
     after(async () => {
+      await host.setStopDelay(0);
       await host.configureSimulator({ readMBps: 16, warmReadMBps: 16 });
     });
 
     it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI attaches", async () => {
       const settings = parseSettings({ servers: [serverEntry(host)], knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5 });
       assert.ok(settings.ok);
-      const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log: () => undefined, history: new MemoryMemento() });
+      const log = () => undefined;
+      const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
       fleet.configure(settings.settings);
       try {
         const server = settings.settings.servers[0]!;
+        await fleet.connect(server);
         const before = await restarts();
         const since = Date.now();
         const first = await fleet.restart(server);
         assert.equal(first.kind, 'restarted');
         assert.ok((await whenRestartIssued(fleet, server, { timeoutMs: 30_000, since })).issued);
-        const second = start(['restart', '--config', config]);
-        const run = await second.done;
+        const run = await cli('restart', '--config', config);
         assert.ok(run.startedAt - since < 1000, `the CLI asked ${run.startedAt - since} ms after the core`);
         assert.equal(run.code, 0, show(run));
         assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
         assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+        assert.equal((await restarts()) - before, 1);
       } finally {
         fleet.dispose();
       }
     });
 
-    it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart', async () => {
+    it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart; --force restarts', async () => {
       const before = await restarts();
       const first = await cli('restart', '--config', config);
       assert.equal(first.code, 0, show(first));
@@ -348,12 +357,45 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       assert.equal(line!.action, 'attached', show(second));
       assert.equal(typeof line!.reason, 'string');
       assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
-      // --force restarts anyway.
       const forced = await cli('restart', '--force', '--config', config);
       assert.equal(forced.code, 0, show(forced));
       assert.match(forced.stdout[0]!, /restart issued/, show(forced));
       assert.equal((await restarts()) - before, 2);
-      assert.equal((await cli('wait', '--config', config, '--timeout', '90')).code, 0);
+      // (A `wait` now would attach while the old process is still stopping: see the pending test below.)
+      await waitFor(async () => json(await cli('status', '--json', '--config', config))[0]?.state === 'ready', {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        message: 'the server ready again',
+      });
+    });
+
+    // Pending on the fleet: a watch that attaches while the unit is `deactivating` (the old
+    // process of a restart still stopping, up to TimeoutStopSec) reads `stopped` and ends at
+    // once, so `kimi-service restart && kimi-service wait` exits 1 during a slow stop. It should
+    // read `stopping`, then follow the new run. See the CLI's report.
+    it.skip('wait right after a restart whose old process is still stopping follows the restart to ready', async () => {
+      assert.equal((await cli('restart', '--config', config)).code, 0);
+      const wait = await cli('wait', '--config', config, '--timeout', '90');
+      assert.equal(wait.code, 0, show(wait));
+      assert.ok(wait.stdout.some((l) => /sim: stopping/.test(l)), show(wait));
+    });
+
+    // Pending on the fleet: fleet.loadUnderWay attaches only to an `activating` or `deactivating`
+    // unit, but a Type=simple unit (SGLang's, the simulator's) is `active` for its whole load, so a
+    // second client that arrives once the old process is gone restarts again. See the CLI's report.
+    it.skip('a second client during the load itself (unit active, port still closed) attaches', async () => {
+      await host.setStopDelay(0);
+      const before = await restarts();
+      assert.equal((await cli('restart', '--config', config)).code, 0);
+      await waitFor(async () => {
+        const status = await cli('status', '--json', '--config', config);
+        const [report] = json(status);
+        return report?.state === 'loading' && report.phase === 'loading weights';
+      }, { timeoutMs: 30_000, message: 'the new process loading its weights' });
+      const second = await cli('restart', '--config', config);
+      assert.equal(second.code, 0, show(second));
+      assert.match(second.stdout[0]!, /attached/, show(second));
+      assert.equal((await restarts()) - before, 1);
     });
   });
 });

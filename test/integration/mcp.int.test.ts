@@ -185,6 +185,18 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     console.log(`      ${progress.length} progress notifications in ${((ended - started) / 1000).toFixed(1)} s, ${order.length} states (${order.join(' → ')}), ${percents.length} loading percentages, ${hang.length} during the 14 s hang, longest gap ${(Math.max(...gaps) / 1000).toFixed(1)} s`);
   });
 
+  it('kimi_verify_parsers on the ready server: the summary and the table of checks', async () => {
+    const verify = await call('kimi_verify_parsers');
+    assert.ok(!verify.isError, text(verify));
+    const value = json(verify);
+    assert.equal(value.server, 'sim');
+    assert.match(value.summary, /Parser/, value.summary); // the default unit has no parser flags: a finding, not a tool error
+    assert.ok(value.table.split('\n').length >= 3, value.table);
+    assert.ok(text(verify).startsWith(`sim: ${value.summary}`));
+    const status = await call('kimi_status');
+    assert.equal(json(status).servers[0].parsers, value.summary, 'the status carries the last verification');
+  });
+
   it('a crash during the load: kimi_wait returns failed with the exit status and the error lines', async () => {
     await host.configureSimulator({ fault: { crashAt: 'weights', afterShards: 2, kind: 'oom' } });
     const restart = await call('kimi_restart');
@@ -203,10 +215,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
 
   it('kimi_logs returns the journal and the server log, secrets masked', async () => {
     await host.appendJournal('launching with HF_TOKEN=hf_mcpSecret123 --api-key sk-mcpSecret456', { ident: 'python' });
-    const logs = await call('kimi_logs', { lines: 20 });
+    const logs = await call('kimi_logs', { lines: 40 });
     assert.ok(!logs.isError, text(logs));
     const value = json(logs);
-    assert.ok(value.journal.length > 0 && value.journal.length <= 20, `journal lines: ${value.journal.length}`);
+    assert.ok(value.journal.length > 0 && value.journal.length <= 40, `journal lines: ${value.journal.length}`);
     assert.ok(value.journal.some((l: string) => /OutOfMemoryError|CUDA out of memory/.test(l)), value.journal.join('\n'));
     assert.ok(value.log.length > 0 && value.log.every((l: string) => l.includes('[sim]')), value.log.join('\n'));
     assert.match(text(logs), /^Journal of sglang-k26-ddtree\.service on sim \(last \d+ lines\):/);
@@ -226,15 +238,21 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     const cancelledAt = Date.now();
     abort.abort('the user changed their mind');
     await assert.rejects(waiting, /abort|cancel|changed their mind/i);
-    assert.ok(Date.now() - cancelledAt < 1000, `the call returned ${Date.now() - cancelledAt} ms after the abort`);
+    const rejectedIn = Date.now() - cancelledAt;
+    assert.ok(rejectedIn < 1000, `the call returned ${rejectedIn} ms after the abort`);
     // The server ended its wait (not just the client): it says so on stderr.
-    const line = await waitFor(() => mcp.stderr.find((l) => /kimi_wait: cancelled after/.test(l)), { timeoutMs: 3000, message: 'the server logging the cancelled wait' });
+    const line = await waitFor(() => mcp.stderr.find((l) => /kimi_wait: cancelled after/.test(l)), { timeoutMs: 10_000, message: 'the server logging the cancelled wait' });
     assert.match(line, /\[sim\] kimi_wait: cancelled/);
+    const serverEnded = Date.parse(line.split(' ')[0]!) - cancelledAt;
     const t0 = Date.now();
     const status = await call('kimi_status', { server: 'sim' });
     assert.ok(!status.isError, text(status));
-    assert.ok(Date.now() - t0 < 5000, `kimi_status took ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 10_000, `kimi_status took ${Date.now() - t0} ms`);
+    console.log(`      the call rejected ${rejectedIn} ms after the abort; the server ended its wait ${serverEnded} ms after it; kimi_status then answered in ${Date.now() - t0} ms`);
     assert.match(json(status).servers[0].state, /loading|stalled/, text(status));
+    const verify = await call('kimi_verify_parsers');
+    assert.equal(verify.isError, true);
+    assert.match(text(verify), /only on a ready server: call kimi_wait until it is ready/);
     await host.configureSimulator({ fault: {} });
   });
 
@@ -260,11 +278,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
   it('ends when the client closes stdin, and on SIGTERM', async () => {
     const pid = mcp.transport.pid!;
     assert.ok(pidAlive(pid));
-    const closedAt = Date.now();
+    // The SDK's close() ends stdin, then sends SIGTERM after 2 s: the log says which one ended the server.
     await mcp.client.close();
     await waitFor(() => !pidAlive(pid), { timeoutMs: 5000, message: 'the MCP server process to exit' });
     assert.ok(mcp.stderr.some((l) => /Shutting down \(stdin closed\)/.test(l)), mcp.stderr.slice(-5).join('\n'));
-    assert.ok(Date.now() - closedAt < 2000, 'it exited on the stdin close, before the SDK would send SIGTERM');
 
     const second = await startMcp(configFile, dir);
     const status = await second.client.callTool({ name: 'kimi_status', arguments: {} });

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { serverReport, waitReport } from '../../src/fleet/report';
+import { causeLine, serverReport, waitReport } from '../../src/fleet/report';
 import { defaultConfigFile, defaultVscodeSettingsFile, loadStandaloneSettings, nonInteractivePolicy } from '../../src/fleet/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
 import type { UnitStatus } from '../../src/server/events';
@@ -97,5 +97,21 @@ describe('standalone settings sources', () => {
     assert.equal(nonInteractivePolicy('ask', false), 'strict');
     assert.equal(nonInteractivePolicy('ask', true), 'ask');
     assert.equal(nonInteractivePolicy('accept-new', false), 'accept-new');
+  });
+});
+
+describe('fleet report: the cause of a failure', () => {
+  it('is the exception line, not the echoes of the end', () => {
+    assert.equal(
+      causeLine([
+        'Traceback (most recent call last):',
+        'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.',
+        'Received sigquit from a child process. It usually means the child failed.',
+        'sglang-k26-ddtree.service: Main process exited, code=exited, status=1/FAILURE',
+      ]),
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.',
+    );
+    assert.equal(causeLine(['something odd happened']), 'something odd happened');
+    assert.equal(causeLine([]), undefined);
   });
 });

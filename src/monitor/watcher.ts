@@ -206,7 +206,17 @@ export class LoadWatcher {
   /** `systemctl restart --no-block`, then follow the unit until its next run starts. */
   private async restart(): Promise<void> {
     const { unit, sudo } = this.deps.profile;
-    const before = await this.showUnit();
+    let before: UnitStatus;
+    try {
+      before = await this.showUnit();
+    } catch (error) {
+      if (error instanceof TransportError && error.kind !== 'command-timeout') throw error;
+      // Without the run in place now, the new run could not be told from it: restart nothing.
+      const message = `could not read ${unit} before restarting it (${errorText(error)}); nothing was restarted`;
+      this.apply({ kind: 'restartFailed', at: this.now(), message });
+      this.checkEnd();
+      return;
+    }
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
@@ -383,9 +393,11 @@ export class LoadWatcher {
       this.journalRetry = undefined;
       this.startJournal();
     }, delay);
-    // Without the journal, exits come only from the unit probe: look at once.
-    this.unitProbeDue = true;
-    this.probeSoon();
+    // Without the journal (and without the sampler), exits come only from the unit probe: look at once.
+    if (this.sampler?.process === undefined) {
+      this.unitProbeDue = true;
+      this.probeSoon();
+    }
   }
 
   private restartJournal(): void {

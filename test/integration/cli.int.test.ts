@@ -82,7 +82,8 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const done = new Promise<Run>((resolve) => {
       let exitedAt = 0;
       child.on('exit', () => (exitedAt = Date.now()));
-      // 'close': exited and its stdout/stderr drained.
+      // 'close': exited and its stdout/stderr drained. A handle left open would show as a lag of
+      // about 2 s (main.ts then exits anyway): the tests want well under that.
       child.on('close', (code, signal) => {
         if (pending) lines.push(pending);
         resolve({ code, signal, stdout: lines, stderr, exitLagMs: (exitedAt || Date.now()) - lastLineAt, startedAt });
@@ -126,14 +127,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.match(restart.stdout[0]!, /^sim: restart issued \(systemctl restart sglang-k26-ddtree\.service on 127\.0\.0\.1\)/, show(restart));
     assert.match(restart.stdout.at(-1)!, /kimi-service wait --server sim/);
     assert.equal((await restarts()) - before, 1, 'restart ran systemctl restart once, before exiting');
-    assert.ok(restart.exitLagMs < 1500, `exited ${restart.exitLagMs} ms after its last line`);
+    assert.ok(restart.exitLagMs < 1000, `exited ${restart.exitLagMs} ms after its last line`);
 
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 0, show(wait));
     assert.match(wait.stdout.at(-1)!, /^sim is ready: it answered a real completion/, show(wait));
     assert.ok(wait.stdout.slice(0, -1).every((l) => /^\[\+\d/.test(l)), show(wait));
     assert.ok(wait.stdout.some((l) => /sim: ready/.test(l)), show(wait));
-    assert.ok(wait.exitLagMs < 1500, `exited ${wait.exitLagMs} ms after its last line`);
+    assert.ok(wait.exitLagMs < 1000, `exited ${wait.exitLagMs} ms after its last line`);
 
     const status = await cli('status', '--config', config, '--json');
     assert.equal(status.code, 0, show(status));
@@ -141,7 +142,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(report!.state, 'ready', show(status));
     assert.equal(report!.server, 'sim');
     assert.equal(report!.unit, 'sglang-k26-ddtree.service');
-    assert.ok(status.exitLagMs < 1500, `exited ${status.exitLagMs} ms after its last line`);
+    assert.ok(status.exitLagMs < 1000, `exited ${status.exitLagMs} ms after its last line`);
     assert.equal((await restarts()) - before, 1, 'wait and status restart nothing');
   });
 

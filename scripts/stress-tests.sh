@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the unit and integration suites N times while every core is kept busy by other processes,
-# to catch tests that only pass on an idle machine (issue 9: a fixed sleep that is long enough
-# when idle is not when busy).
+# Builds once, then runs the unit and integration suites N times while every core is kept busy
+# by other processes, to catch tests that only pass on an idle machine (issue 9: a fixed sleep
+# that is long enough when idle is not when busy).
 #
 #   bash scripts/stress-tests.sh [N] [unit|integration|both]      (default: 3 both)
 #
@@ -30,6 +30,13 @@ bash scripts/ensure-setup.sh
 
 out="test-results/stress/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
+
+# Some integration tests run the bundles (dist/cli.js ...): build them first, as npm test does.
+if ! npm run --silent build >"$out/build.log" 2>&1; then
+  tail -20 "$out/build.log" >&2
+  echo "== build failed (see $out/build.log)" >&2
+  exit 1
+fi
 
 burners=()
 stop_load() {

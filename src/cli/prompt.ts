@@ -9,6 +9,8 @@ import type { SessionUi, UnknownHostKey } from '../sessionFactory';
 export interface Terminal {
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
   readonly output: NodeJS.WritableStream;
+  /** Ctrl-C at a question (the terminal is raw then, so no SIGINT comes by itself). */
+  readonly interrupt?: () => void;
 }
 
 /** True for "y" / "yes" (any case); anything else, or no answer, is no. */
@@ -21,13 +23,21 @@ export function askLine(term: Terminal, question: string): Promise<string | unde
   return new Promise((resolve) => {
     const rl = readline.createInterface({ input: term.input, output: term.output, terminal: true });
     let answered = false;
+    let interrupted = false;
     rl.question(question, (answer) => {
       answered = true;
       rl.close();
       resolve(answer);
     });
+    rl.on('SIGINT', () => {
+      // No answer at all: the interruption ends the command (exit 130), not a "no".
+      interrupted = true;
+      rl.close();
+      term.output.write('\n');
+      term.interrupt?.();
+    });
     rl.on('close', () => {
-      if (!answered) {
+      if (!answered && !interrupted) {
         term.output.write('\n');
         resolve(undefined);
       }
@@ -70,7 +80,14 @@ export function askSecret(term: Terminal, question: string): Promise<string | un
     const onData = (chunk: Buffer | string) => {
       for (const ch of chunk.toString('utf8')) {
         if (ch === '\r' || ch === '\n') return done(value);
-        if (ch === '\u0003' || ch === '\u0004') return done(undefined); // Ctrl-C, Ctrl-D
+        if (ch === '\u0003') {
+          input.removeListener('data', onData);
+          input.setRawMode!(false);
+          input.pause();
+          term.output.write('\n');
+          return term.interrupt?.();
+        }
+        if (ch === '\u0004') return done(undefined); // Ctrl-D
         if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
         else value += ch;
       }

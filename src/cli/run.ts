@@ -5,7 +5,7 @@
  */
 import { activeProfile, printable, type ServerProfile, type Settings } from '../config';
 import { Fleet, type ServerSnapshot } from '../fleet/fleet';
-import { serverReport, waitReport } from '../fleet/report';
+import { serverReport, waitReport, type ServerReport } from '../fleet/report';
 import {
   defaultHistoryFile,
   FileMemento,
@@ -20,7 +20,7 @@ import { TransportError } from '../remote/transport';
 import { refusalMessage } from '../ui/refusals';
 import { errorText } from '../util/errors';
 import { maskSecrets } from '../util/secrets';
-import { parseCliArgs, USAGE, type CliCommand } from './args';
+import { parseCliArgs, type CliCommand } from './args';
 import { EXIT, exitForRefusal, exitForSignal, exitForWait } from './exitCodes';
 import {
   alertLine,
@@ -226,6 +226,7 @@ async function restart(ctx: Context): Promise<number> {
     }
   }
   const since = Date.now();
+  let shown: ServerReport;
   const result = await ctx.interruptible(fleet.restart(server, { force: cmd.force }));
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
@@ -236,24 +237,29 @@ async function restart(ctx: Context): Promise<number> {
       if (!cmd.json) io.stderr(`kimi-service: the restart of ${server.unit} was not confirmed by the host${report.lastError ? `: ${report.lastError}` : ''}.`);
       return exitForSnapshot(snapshot, EXIT.failed);
     }
-    io.stdout(restartLine('restarted', undefined, serverReport(snapshot), cmd.json));
+    shown = serverReport(snapshot);
+    io.stdout(restartLine('restarted', undefined, shown, cmd.json));
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
     const snapshot = await ctx.interruptible(observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }));
-    io.stdout(restartLine('attached', result.reason, serverReport(snapshot), cmd.json));
+    shown = serverReport(snapshot);
+    io.stdout(restartLine('attached', result.reason, shown, cmd.json));
   }
-  if (cmd.wait) return wait(ctx, started);
+  if (cmd.wait) return wait(ctx, started, shown);
   if (!cmd.json) io.stdout(restartNext(server.name, COMMAND));
   return EXIT.ok;
 }
 
-/** Waits until ready / failed / the deadline (counted from `started`): bounded output, a last summary line. */
-async function wait(ctx: Context, started: number): Promise<number> {
+/**
+ * Waits until ready / failed / the deadline (counted from `started`): bounded output, a last
+ * summary line. `shown`: the state restart --wait has printed already (not repeated).
+ */
+async function wait(ctx: Context, started: number, shown?: ServerReport): Promise<number> {
   const { cmd, io, fleet, server } = ctx;
   const deadline = started + cmd.timeoutSeconds * 1000;
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
-  let printer = INITIAL_PRINTER;
+  let printer = shown ? nextWaitLine(INITIAL_PRINTER, shown, Date.now()).printer : INITIAL_PRINTER;
   const print = (snapshot: ServerSnapshot) => {
     const now = Date.now();
     const report = serverReport(snapshot, now);
@@ -294,4 +300,3 @@ async function verify(ctx: Context): Promise<number> {
   return result.allPassed ? EXIT.ok : EXIT.failed;
 }
 
-export { USAGE };

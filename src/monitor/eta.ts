@@ -74,7 +74,7 @@ const PRIOR_WEIGHT_MS = 10_000;
 /** A prior rate further than this share from the live one (after MIN_SAMPLE_SPAN_MS of it) is disproved. */
 const PRIOR_DISPROVED = 0.3;
 /** A witness growing by less than this share of the model per RATE_WINDOW_MS is a trickle (sockets, imports), not weights. */
-const NOISE_SHARE = 0.005;
+export const NOISE_SHARE = 0.005;
 /** The residency is disproved when the bytes read contradict it by more than this share of the model. */
 const RESIDENCY_SLACK = 0.01;
 export const MIN_BYTES_FRACTION = 0.05;

@@ -1,5 +1,5 @@
 import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
-import { estimateEta, pushSample, windowRate, type IoSample, type LoadPrior } from './eta';
+import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
 export type Verdict =
@@ -441,9 +441,12 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         const dt = signal.at - prev.at;
         const dCold = prev.coldBytes !== undefined && sample.coldBytes !== undefined ? Math.max(0, sample.coldBytes - prev.coldBytes) : 0;
         const dWarm = Math.max(0, sample.bytes - prev.bytes - dCold);
-        // An interval counts for the kind that did most of its reading.
-        if (dCold > 0 && dCold >= dWarm) ioTotals = { ...ioTotals, coldBytes: ioTotals.coldBytes + dCold, coldMs: ioTotals.coldMs + dt };
-        else if (dWarm > 0) ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
+        // An interval counts for the kind that did most of its reading, and only when that is more
+        // than a trickle (sockets, imports after the weights would make a warm rate of ~0 MB/s).
+        const model = signal.totalBytes ?? state.io?.totalBytes ?? state.prior?.totalBytes;
+        const trickle = model !== undefined ? (model * NOISE_SHARE * dt) / RATE_WINDOW_MS : 0;
+        if (dCold > trickle && dCold >= dWarm) ioTotals = { ...ioTotals, coldBytes: ioTotals.coldBytes + dCold, coldMs: ioTotals.coldMs + dt };
+        else if (dWarm > trickle && dWarm > dCold) ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
       }
       const totalBytes = signal.totalBytes ?? state.io?.totalBytes;
       const next: LoadState = {

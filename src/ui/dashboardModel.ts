@@ -2,6 +2,7 @@
  * What the load dashboard shows, built from LoadState: the time series (kept in a ring buffer)
  * and one serialisable model posted to the webview. Pure, no VS Code.
  */
+import { visibleEta } from '../monitor/eta';
 import { LOAD_PHASES } from '../server/events';
 import { bytesFraction, type LoadState } from '../monitor/loadState';
 import { RingBuffer } from '../monitor/ringBuffer';
@@ -32,12 +33,13 @@ export class LoadSeries {
       this.buffer.clear();
       this.loadKey = key;
     }
+    const remaining = visibleEta(state.eta, now);
     const point: SeriesPoint = {
       t: now,
       rateMBps: state.readRate !== undefined && state.phase !== undefined && state.phase !== 'ready' ? state.readRate / 1e6 : null,
       gpuUsedGiB: state.gpu ? state.gpu.usedMiB / 1024 : null,
       progress: state.progress ?? null,
-      etaS: state.eta ? Math.max(0, (state.eta.readyAt - now) / 1000) : null,
+      etaS: remaining === undefined ? null : remaining / 1000,
     };
     const last = this.buffer.last();
     if (last && last.rateMBps === point.rateMBps && last.gpuUsedGiB === point.gpuUsedGiB && last.progress === point.progress && now - last.t < 5000) return;

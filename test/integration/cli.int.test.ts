@@ -177,7 +177,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(restart.code, 0, show(restart));
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 1, show(wait));
-    assert.match(wait.stdout.at(-1)!, /^sim failed: the service exited with status 1.*Do not wait again; read the logs/, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^sim failed: the service exited with status 1 \(.*(OutOfMemoryError|CUDA out of memory).*\)\. Do not wait again; read the logs/, show(wait));
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, show(status));
     assert.match(status.stdout[0]!, /^sim: failed/, show(status));

@@ -1,0 +1,94 @@
+import { strict as assert } from 'node:assert';
+import { DEFAULT_LOG_LINES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, parseCliArgs, type CliCommand } from '../../src/cli/args';
+
+function command(argv: string[]): CliCommand {
+  const parsed = parseCliArgs(argv);
+  assert.equal(parsed.kind, 'command', JSON.stringify(parsed));
+  return (parsed as { command: CliCommand }).command;
+}
+
+function error(argv: string[]): string {
+  const parsed = parseCliArgs(argv);
+  assert.equal(parsed.kind, 'error', JSON.stringify(parsed));
+  return (parsed as { message: string }).message;
+}
+
+describe('cli: argument parsing', () => {
+  it('each subcommand with its defaults', () => {
+    for (const name of ['status', 'restart', 'wait', 'logs', 'verify'] as const) {
+      const c = command([name]);
+      assert.equal(c.command, name);
+      assert.equal(c.server, undefined);
+      assert.equal(c.json, false);
+      assert.equal(c.timeoutSeconds, DEFAULT_WAIT_SECONDS);
+      assert.equal(c.lines, DEFAULT_LOG_LINES);
+      assert.deepEqual(c.flags, {});
+      assert.equal(c.force || c.yes || c.wait, false);
+    }
+  });
+
+  it('common options: --server, --json, --config, --settings, --verbose, in any order', () => {
+    const c = command(['--json', 'status', '--server', 'gpu2', '--config', 'servers.json', '-v']);
+    assert.equal(c.server, 'gpu2');
+    assert.equal(c.json, true);
+    assert.equal(c.verbose, true);
+    assert.equal(c.configFile, 'servers.json');
+    assert.equal(command(['logs', '--settings', '/home/a/.config/Code/User/settings.json']).settingsFile, '/home/a/.config/Code/User/settings.json');
+    assert.equal(command(['status', '--server=gpu3']).server, 'gpu3');
+  });
+
+  it('wait --timeout: seconds, 0 to 3600', () => {
+    assert.equal(command(['wait', '--timeout', '100']).timeoutSeconds, 100);
+    assert.equal(command(['wait', '--timeout=2.5']).timeoutSeconds, 2.5);
+    assert.equal(command(['wait', '--timeout', '0']).timeoutSeconds, 0);
+    assert.equal(command(['wait', '--timeout', String(MAX_WAIT_SECONDS)]).timeoutSeconds, MAX_WAIT_SECONDS);
+    assert.match(error(['wait', '--timeout', '3601']), /at most 3600/);
+    assert.match(error(['wait', '--timeout=-1']), /negative/);
+    assert.match(error(['wait', '--timeout', 'soon']), /not a number/);
+    assert.match(error(['wait', '--timeout', '']), /not a number/);
+  });
+
+  it('restart: --force, --yes/-y, --wait with its --timeout', () => {
+    const c = command(['restart', '--force', '-y', '--wait', '--timeout', '100']);
+    assert.deepEqual([c.force, c.yes, c.wait, c.timeoutSeconds], [true, true, true, 100]);
+    assert.match(error(['restart', '--timeout', '100']), /--timeout goes with restart --wait/);
+  });
+
+  it('logs -n N / --lines N: 1 to 1000', () => {
+    assert.equal(command(['logs', '-n', '20']).lines, 20);
+    assert.equal(command(['logs', '--lines', '1000']).lines, 1000);
+    assert.match(error(['logs', '-n', '0']), /between 1 and 1000/);
+    assert.match(error(['logs', '-n', '2.5']), /whole number/);
+  });
+
+  it('a subcommand refuses the options of another', () => {
+    assert.match(error(['status', '--force']), /--force is not an option of status/);
+    assert.match(error(['wait', '--yes']), /--yes is not an option of wait/);
+    assert.match(error(['logs', '--timeout', '5']), /--timeout is not an option of logs/);
+    assert.match(error(['verify', '-n', '5']), /--lines is not an option of verify/);
+  });
+
+  it('one server from flags: --host --unit --url --port --user --identity-file --sudo', () => {
+    const c = command(['wait', '--host', 'gpu1', '--unit', 'sglang', '--url', 'http://127.0.0.1:30000', '--port', '2222', '--user', 'kimi', '--identity-file', '~/.ssh/id_ed25519', '--sudo']);
+    assert.deepEqual(c.flags, { host: 'gpu1', unit: 'sglang', url: 'http://127.0.0.1:30000', port: 2222, username: 'kimi', identityFile: '~/.ssh/id_ed25519', sudo: true });
+    assert.match(error(['status', '--host', 'gpu1', '--port', '70000']), /--port must be between 1 and 65535/);
+    assert.match(error(['status', '--url', 'http://x']), /--host and --unit/);
+    assert.match(error(['status', '--host', 'gpu1', '--unit', 'u', '--config', 'servers.json']), /not both/);
+  });
+
+  it('usage errors: no command, an unknown command or option, a stray argument', () => {
+    assert.match(error([]), /no command given/);
+    assert.match(error(['reboot']), /unknown command "reboot"/);
+    assert.match(error(['status', '--frobnicate']), /frobnicate/);
+    assert.match(error(['status', 'now']), /unexpected argument "now"/);
+    assert.match(error(['status', '--server']), /server/);
+  });
+
+  it('--help (alone or with a command) and --version', () => {
+    const help = parseCliArgs(['--help']);
+    assert.equal(help.kind, 'help');
+    assert.match((help as { text: string }).text, /Exit codes: 0 done.*1 failed, 2 wait timed out, 3 host unreachable,\s+4 host key refused, 5 bad configuration/s);
+    assert.equal(parseCliArgs(['wait', '-h']).kind, 'help');
+    assert.equal(parseCliArgs(['--version']).kind, 'version');
+  });
+});

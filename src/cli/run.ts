@@ -212,7 +212,8 @@ async function status(ctx: Context): Promise<number> {
 }
 
 async function restart(ctx: Context): Promise<number> {
-  const started = Date.now();
+  // restart --wait --timeout S: S counts from here (from the answer, when a person was asked).
+  let started = Date.now();
   const { cmd, io, fleet, server } = ctx;
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
@@ -224,6 +225,7 @@ async function restart(ctx: Context): Promise<number> {
       io.stderr('Not restarted.');
       return EXIT.failed;
     }
+    started = Date.now();
   }
   const since = Date.now();
   let shown: ServerReport;

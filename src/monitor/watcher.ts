@@ -61,8 +61,8 @@ export interface WatchAlert {
 
 const COMMAND_TIMEOUT_MS = 20_000;
 /**
- * `systemctl show` while the journal or the sampler is live: only a backstop, since the journal
- * reports systemd's exit lines and the sampler a main process gone, at once.
+ * `systemctl show` while only one of the journal and the sampler is live: a backstop (the journal
+ * reports systemd's exit lines, the sampler a main process gone, at once).
  */
 const UNIT_BACKSTOP_MS = 5 * 60_000;
 const STEADY_UNIT_BACKSTOP_MS = 10 * 60_000;
@@ -187,7 +187,7 @@ export class LoadWatcher {
     }
     if (this.running) {
       this.startJournal();
-      this.schedule(0);
+      this.schedule(this.awaitingRunAfter !== undefined ? this.deps.options.pollIntervalMs : 0);
     }
     return first;
   }
@@ -228,7 +228,7 @@ export class LoadWatcher {
       this.checkEnd();
       return;
     }
-    await this.followRestart();
+    // The job was only queued: the first look comes with the first probe round, a poll interval on.
   }
 
   /** One look at the unit while a restart is under way: still the old run, or the new one. */
@@ -502,6 +502,8 @@ export class LoadWatcher {
     if (this.journal === undefined && this.sampler?.process === undefined) return true;
     const elapsed = this.now() - this.lastUnitProbeAt;
     if (this.mode === 'steady') return elapsed >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
+    // Both live: the journal tells systemd's lines and the sampler a process gone; no backstop.
+    if (this.journal !== undefined && this.sampler?.process !== undefined) return false;
     return elapsed >= UNIT_BACKSTOP_MS;
   }
 

@@ -201,7 +201,8 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     const unauthorized = await host.ssh(`curl -s -o /dev/null -w '%{http_code}' ${host.serverUrl}/v1/models`);
     assert.equal(unauthorized.stdout, '401', 'the simulated server does demand the key');
-    assert.ok(test.logLines.length > 10 && test.logLines.every((l) => !l.includes(API_KEY)), 'no log line holds the key');
+    assert.ok(test.logLines.length > 0, 'the session logged');
+    assert.deepEqual(test.logLines.filter((l) => l.includes(API_KEY)), [], 'no log line holds the key');
     const unitText = (await host.ssh(`systemctl cat ${host.unit}`)).stdout;
     assert.ok(unitText.includes(API_KEY) && !maskSecrets(unitText).includes(API_KEY), 'the unit text (shown in the parser flow) is masked');
   });

@@ -256,10 +256,15 @@ export class Fleet {
     const unit = toUnitStatus(parseShow(result.stdout));
     const startedAt = unit.execMainStartedAt;
     if (unit.activeState === 'deactivating') return `${unit.id ?? session.profile.unit} is being stopped or restarted right now`;
-    if (unit.activeState !== 'activating' || !isAlive(unit) || startedAt === undefined) return undefined;
+    if (!isAlive(unit) || startedAt === undefined) return undefined;
     const age = Date.now() - startedAt;
     if (age > settings.loadTimeoutMs) return undefined;
-    return `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
+    const loading = `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
+    if (unit.activeState === 'activating') return loading;
+    // A Type=simple unit is `active` for its whole load: the server itself says whether it serves.
+    const health = await session.client.health();
+    const serving = health.kind === 'http' && health.status === 200;
+    return serving ? undefined : loading;
   }
 
   /**

@@ -3,7 +3,7 @@ import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { isSudoRefusal, privilegedCommand } from '../remote/shell';
 import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from '../server/sudoers';
-import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, parseJournalJsonLine } from '../server/journal';
+import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
 import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from '../server/systemd';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
@@ -70,6 +70,8 @@ const JOURNAL_RETRY_FIRST_MS = 1_000;
 const JOURNAL_RETRY_MAX_MS = 60_000;
 const COMPLETION_PROMPT = 'hi';
 const COMPLETION_ALERT_MS = 30_000;
+/** Journal lines read for the cause of a run found already failed. */
+const FAILURE_TAIL_LINES = 200;
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -114,6 +116,8 @@ export class LoadWatcher {
   /** ExecStart of the last `systemctl show`. */
   private execStartArgv: string[] = [];
   private completionFailingSince: number | undefined;
+  /** The journal tail of a failed run: read once per run, and the end waits while it is read. */
+  private failureCause: 'unread' | 'reading' | 'read' = 'unread';
   private readonly alerted = new Set<WatchAlert['kind']>();
   private settle: ((outcome: WatchOutcome) => void) | undefined;
   private running = false;
@@ -246,7 +250,16 @@ export class LoadWatcher {
   }
 
   private async attachToCurrentRun(): Promise<void> {
-    await this.attach(await this.showUnit());
+    const unit = await this.showUnit();
+    if (unit.activeState === 'deactivating') {
+      // Someone is stopping (or restarting) it right now: follow that, as after our own restart.
+      this.apply({ kind: 'restartRequested', at: this.now(), external: true });
+      this.awaitingRunAfter = processKey(unit);
+      this.stopSeen = true;
+      this.apply({ kind: 'unit', at: this.now(), unit });
+      return;
+    }
+    await this.attach(unit);
   }
 
   private async attach(unit: UnitStatus): Promise<void> {
@@ -255,9 +268,34 @@ export class LoadWatcher {
     this.attached = true;
     this.stopSeen = false;
     this.apply({ kind: 'attached', at: this.now(), unit });
-    this.startJournal();
-    if (!this.current.failure) await this.readModel();
+    if (this.current.failure) await this.readFailureCause();
+    else {
+      this.startJournal();
+      await this.readModel();
+    }
     this.checkEnd();
+  }
+
+  /** A failed run's last journal lines: why it failed (the follow may not have told it yet). */
+  private async readFailureCause(): Promise<void> {
+    this.failureCause = 'reading';
+    try {
+      const result = await this.exec(journalTailCommand(this.deps.profile.unit, FAILURE_TAIL_LINES));
+      const reader = new JournalReader();
+      for (const line of result.stdout.split('\n')) {
+        const entry = parseJournalJsonLine(line);
+        if (!entry) continue;
+        const start = this.processStartMonotonicUs;
+        if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
+        for (const event of reader.read(entry.message, entry.at)) {
+          if (event.type === 'error') this.apply({ kind: 'journal', at: this.now(), event, text: entry.message.trim().slice(0, 300) });
+        }
+      }
+    } catch (error) {
+      this.deps.log('warn', `Could not read why ${this.deps.profile.unit} failed: ${errorText(error)}`);
+    } finally {
+      this.failureCause = 'read';
+    }
   }
 
   /**
@@ -271,6 +309,7 @@ export class LoadWatcher {
     this.attached = false;
     this.modelName = undefined;
     this.completionFailingSince = undefined;
+    this.failureCause = 'unread';
     this.alerted.clear();
     this.restartJournal();
     this.deps.log('info', change === 'new run' ? 'The unit was restarted (not by this watch): following the new load.' : `The unit is ${change} (not by this watch).`);
@@ -638,7 +677,11 @@ export class LoadWatcher {
       return;
     }
     if (state.readyAt !== undefined) this.finish({ end: 'ready', state });
-    else if (state.failure) this.finish({ end: 'failed', state, message: state.failure.summary });
+    else if (state.failure && this.failureCause === 'reading') return;
+    else if (state.failure && state.failure.lines.length === 0 && this.attached && this.failureCause === 'unread') {
+      // systemd (or the sampler) told the end before the journal told why: read why first.
+      void this.readFailureCause().finally(() => this.checkEnd());
+    } else if (state.failure) this.finish({ end: 'failed', state, message: state.failure.summary });
     else if (state.verdict === 'stopped') this.finish({ end: 'stopped', state });
     else if (state.downSince !== undefined && at - state.downSince >= this.deps.options.unreachableTimeoutMs) {
       this.finish({ end: 'unreachable', state, message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s` });

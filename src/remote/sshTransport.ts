@@ -252,7 +252,10 @@ export class SshTransport implements Transport {
       // The text, then EOF on the command's stdin; without the option the channel's stdin stays
       // open as before (a command that reads it waits, as under `ssh host cmd`).
       if (options.stdin !== undefined && !settled) run.channel.end(options.stdin);
-      run.channel.on('close', () => {
+      // ssh2 also hands the exit status to 'close': a status read with the channel's opening
+      // (before the 'exit' listener above existed) is not lost.
+      run.channel.on('close', (code?: number | null, signal?: string) => {
+        if (!exit && code !== undefined) exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
         if (settled) return;
         settled = true;
         cleanup();
@@ -277,7 +280,8 @@ export class SshTransport implements Transport {
       code = typeof c === 'number' && !killed ? c : null;
     });
     const exited = new Promise<number | null>((resolve) => {
-      run.channel.on('close', () => {
+      run.channel.on('close', (c?: number | null) => {
+        if (code === null && typeof c === 'number' && !killed) code = c;
         out.end();
         err.end();
         resolve(killed ? null : code);

@@ -50,7 +50,6 @@
 //     on the SSH connection: handshakes, keepalives, channel traffic). All traffic is on loopback.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'ssh2';
@@ -58,6 +57,7 @@ import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sessionForHost, type TestSession } from '../test/integration/simHost';
 import { replaceSection } from './benchDoc';
+import { CountingProxy } from './countingProxy';
 
 const HEADING = '## Steady state (idle ready server)';
 const REPO = path.resolve(__dirname, '..');
@@ -90,56 +90,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const t0 = Date.now();
 const log = (s: string) => process.stderr.write(`[bench-steady ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
 
-// ---------------------------------------------------------------- counting TCP proxy
-// The same proxy as scripts/bench.ts's CountingProxy (that file runs its benchmark when imported).
-
-class CountingProxy {
-  bytes = 0;
-  readonly upstreamPorts = new Set<number>();
-  private readonly server: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly targetPort: number) {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect({ host: '127.0.0.1', port: this.targetPort }, () => {
-        if (upstream.localPort) this.upstreamPorts.add(upstream.localPort);
-      });
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.on('data', (d: Buffer) => {
-        this.bytes += d.length;
-        upstream.write(d);
-      });
-      upstream.on('data', (d: Buffer) => {
-        this.bytes += d.length;
-        client.write(d);
-      });
-      client.on('end', () => upstream.end());
-      upstream.on('end', () => client.end());
-    });
-  }
-
-  listen(): Promise<void> {
-    return new Promise((resolve) =>
-      this.server.listen(0, '127.0.0.1', () => {
-        this.port = (this.server.address() as net.AddressInfo).port;
-        resolve();
-      }),
-    );
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 // ---------------------------------------------------------------- SSH channels opened by ssh2 clients
 

@@ -26,7 +26,6 @@
 //  - bundle size (node esbuild.mjs --production) and VSIX size (npm run package).
 import { execFileSync, execSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings, type Settings } from '../src/config';
@@ -37,6 +36,7 @@ import { SglangClient } from '../src/server/sglangHttp';
 import { createTransport } from '../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
+import { CountingProxy } from './countingProxy';
 
 const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy'];
 
@@ -65,57 +65,6 @@ const CRASH_LOOP_ITERATIONS = 2;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 
-// ---------------------------------------------------------------- counting TCP proxy
-
-class CountingProxy {
-  bytes = 0;
-  connections = 0;
-  readonly upstreamPorts = new Set<number>();
-  private readonly server: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly targetPort: number) {
-    this.server = net.createServer((client) => {
-      this.connections++;
-      const upstream = net.connect({ host: '127.0.0.1', port: this.targetPort }, () => {
-        if (upstream.localPort) this.upstreamPorts.add(upstream.localPort);
-      });
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.on('data', (d: Buffer) => {
-        this.bytes += d.length;
-        upstream.write(d);
-      });
-      upstream.on('data', (d: Buffer) => {
-        this.bytes += d.length;
-        client.write(d);
-      });
-      client.on('end', () => upstream.end());
-      upstream.on('end', () => client.end());
-    });
-  }
-
-  listen(): Promise<void> {
-    return new Promise((resolve) =>
-      this.server.listen(0, '127.0.0.1', () => {
-        this.port = (this.server.address() as net.AddressInfo).port;
-        resolve();
-      }),
-    );
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 // ---------------------------------------------------------------- the seed loop
 

@@ -38,7 +38,7 @@ import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
 import { CountingProxy } from './countingProxy';
 
-const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy'];
+const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy', '## Steady state (idle ready server)', '## Loads as long as real ones'];
 
 const REPO = path.resolve(__dirname, '..');
 

@@ -444,13 +444,15 @@ ${targetLines}
 
 ## Reading the table
 The extension trades a little traffic and a few processes for knowing: it follows the unit's
-journal (\`journalctl -f -o json\`, one long-lived command) and probes every pollIntervalSeconds (2 s
-by default) with one \`systemctl show\` session (which also reads /proc I/O and GPU memory for
-the progress witnesses) and a \`/health\` request through the tunnel. The loop sends one small
-request every 30 s and knows nothing until then. Readiness and crashes are both detected from
-the journal stream (the ready line and systemd's exit line trigger an immediate probe), so the
-latencies above do not depend on the poll interval: a longer interval while the journal stream
-is up would cut the extension's processes and bytes per minute roughly in proportion.
+journal (\`journalctl -f -o json\`) and runs one sampler (a POSIX sh loop paced by \`nvidia-smi -lms\`
+that prints the main process's liveness, the bytes its tree has read and GPU memory, one line per
+round, starting no process per round), both long-lived, and asks \`/health\` through the tunnel
+every pollIntervalSeconds (2 s by default); \`systemctl show\` runs only around the restart and
+when the journal or the sampler says something ended. The loop sends one small request every 30 s
+and knows nothing until then. Readiness and crashes are detected from the journal stream and the
+sampler, so the latencies above do not depend on the poll interval. The per-load commands (about
+15 remote processes whatever the load's length) weigh heavily on these 20-40 s simulated loads:
+see "Loads as long as real ones" for 8-12 min loads.
 
 ## Machine
 ${machine}

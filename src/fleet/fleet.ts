@@ -7,7 +7,7 @@
 import type { ServerProfile, Settings } from '../config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import { isAlive, isAttached, type LoadState } from '../monitor/loadState';
+import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../remote/transport';
@@ -228,11 +228,14 @@ export class Fleet {
     return { kind: 'restarted', outcome: this.watch(server, 'restart') };
   }
 
-  /** Resolves once the server's watch knows which process it follows (or is no longer loading), or after `ms`. */
+  /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
   private untilAttached(server: ServerProfile, ms: number): Promise<void> {
+    // Known: not loading, or loading a process it follows. A watch whose state is already final
+    // (stopped, failed) but whose round has not ended is not a load under way either: wait for it.
     const known = () => {
-      const snapshot = this.snapshot(server);
-      return !snapshot.loading || (snapshot.state !== undefined && (isAttached(snapshot.state) || snapshot.state.restartRequestedAt !== undefined));
+      const { loading, state } = this.snapshot(server);
+      if (!loading) return true;
+      return state !== undefined && !isFinished(state) && (isAttached(state) || state.restartRequestedAt !== undefined);
     };
     if (known()) return Promise.resolve();
     return new Promise((resolve) => {

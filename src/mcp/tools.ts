@@ -11,7 +11,6 @@ import type { Fleet, RestartResult, ServerSnapshot } from '../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../fleet/report';
 import { observe, whenRestartIssued } from '../fleet/standalone';
 import type { LogLevel } from '../monitor/watcher';
-import { isFinished } from '../monitor/loadState';
 import { TransportError } from '../remote/transport';
 import { errorText } from '../util/errors';
 import { maskSecrets } from '../util/secrets';
@@ -69,35 +68,8 @@ export function resolveServer(settings: Settings, name: string | undefined): Ser
 }
 
 /**
- * Resolves once the server is not in the instant where its load watch already has a finished
- * state (stopped, failed, ready) but has not ended yet (that happens at the end of the watch's
- * probe round): a restart asked in that instant would be taken for a second restart during a
- * load and attached to a load that is over. Bounded by `timeoutMs`.
- * TODO(fleet): `Fleet.restart` could tell a finished load from one under way by itself.
- */
-function loadSettled(fleet: FleetVerbs, server: ServerProfile, timeoutMs: number): Promise<void> {
-  const ending = () => {
-    const snapshot = fleet.snapshot(server);
-    return snapshot.loading && snapshot.state !== undefined && isFinished(snapshot.state);
-  };
-  if (!ending()) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const finish = () => {
-      clearTimeout(timer);
-      subscription.dispose();
-      resolve();
-    };
-    const timer = setTimeout(finish, timeoutMs);
-    const subscription = fleet.onEvent((event) => {
-      if (event.server.name === server.name && !ending()) finish();
-    });
-  });
-}
-
-/**
- * The journal's error lines of a failed load (the traceback's end: the exception that says why),
- * masked. The report's lastError keeps only the last two, often "Received sigquit..." and
- * systemd's exit line; a model needs the cause.
+ * The journal's error lines of a failed load (the traceback's end), masked: the report's
+ * lastError names the cause in one line; a model may want the lines around it.
  */
 export function errorLines(snapshot: ServerSnapshot, max = 12): string[] {
   return (snapshot.state?.failure?.lines ?? []).slice(-max).map((line) => maskSecrets(line.trimEnd()));
@@ -176,7 +148,6 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
         if (error instanceof TransportError) return refusedResult(fleet, server, error, 'Nothing was restarted');
         deps.log('warn', `[${server.name}] No load forecast: ${errorText(error)}`);
       }
-      if (!force) await loadSettled(fleet, server, 5000);
       let result: RestartResult;
       const asked = Date.now();
       try {

@@ -384,6 +384,9 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       };
       if (unit.loadState === 'not-found') {
         next = fail(next, unitFailure(next, unit) ?? 'the unit is not known to systemd');
+      } else if (!alive && state.restartRequestedAt !== undefined && unit.subState === 'auto-restart') {
+        // The new run already crashed before the first look, and systemd restarts it again.
+        next = fail(next, `the service crashed and systemd is restarting it (${exitDescription(unit)}; the unit restarts on failure: crash loop)`);
       } else if (!alive && state.restartRequestedAt !== undefined) {
         next = fail(next, `the service did not start: it ${exitDescription(unit)}`);
       } else if (!alive && unit.activeState === 'failed') {

@@ -340,7 +340,8 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         assert.equal(first.kind, 'restarted');
         assert.ok((await whenRestartIssued(fleet, server, { timeoutMs: 30_000, since })).issued);
         const run = await cli('restart', '--config', config);
-        assert.ok(run.startedAt - since < 1000, `the CLI asked ${run.startedAt - since} ms after the core`);
+        // No time bound here (it would flake on a busy machine): the old process takes 4 s to stop,
+        // so the CLI arrives during the core's restart, which the attach below shows.
         assert.equal(run.code, 0, show(run));
         assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));

@@ -57,11 +57,6 @@ export class ChannelLimitedTransport implements Transport {
     return this.inner.handshakes;
   }
 
-  /** Channels open now (for tests and benchmarks). */
-  get channelsInUse(): number {
-    return this.slots.inUse;
-  }
-
   onStateChange(listener: Parameters<Transport['onStateChange']>[0]): { dispose(): void } {
     return this.inner.onStateChange(listener);
   }

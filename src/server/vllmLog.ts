@@ -89,6 +89,7 @@ const FATAL: readonly RegExp[] = [
   /KV cache is needed, which is larger than the available KV cache memory/,
   /is less than desired GPU memory utilization/,
   /--enable-auto-tool-choice requires --tool-call-parser/,
+  /invalid (?:tool call|reasoning) parser: /,
   /^vllm(?: serve)?: error: /,
   /^api_server\.py: error: /,
 ];

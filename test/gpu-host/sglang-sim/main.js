@@ -556,6 +556,8 @@ class Sim {
 }
 
 function main() {
+  // `python -m vllm.entrypoints.openai.api_server ...`: the vLLM mode (vllm.js)
+  if (process.argv[2] === '-m' && /^vllm(\.|$)/.test(process.argv[3] || '')) return require('./vllm').main();
   const parsed = parseArgs(process.argv.slice(2));
   if (!parsed.ok) {
     writeAll(parsed.exitCode === 0 ? 1 : 2, parsed.error + '\n');

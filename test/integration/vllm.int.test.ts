@@ -12,7 +12,9 @@ import { causeLine } from '../../src/fleet/report';
 import { enableParsers, DROP_IN_NAME } from '../../src/server/parserChange';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';
+import type { WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
 
 const SHARDS = 6;
 // ~2.4 s of cold weights: several shard lines arrive while the watch is looking
@@ -113,5 +115,19 @@ describe('a vLLM server on the simulated GPU host', function () {
     assert.ok(lines.some((l) => /EngineCore failed to start/.test(l)), JSON.stringify(lines, null, 1));
     assert.match(causeLine(lines) ?? '', /ValueError: No available memory for the cache blocks/);
     assert.ok(lines.some((l) => /Available KV cache memory: -[\d.]+ GiB/.test(l)), 'the failure came at the KV cache');
+  });
+
+  it('the engine dies after ready: /health 503 makes it unhealthy, then the exit is a failure with the engine\'s cause', async () => {
+    await host.configureSimulator({ ...SIM, coldFiles: 'none', fault: { engineDiesAfterSeconds: 0.5, deadLingerSeconds: 10 } });
+    test = await sessionForHost(host);
+    const ends: WatchOutcome[] = [];
+    const outcome = await test.session.watch('restart', { ...FAST_WATCH, steadyIntervalMs: 500 }, { onEnd: (o) => void ends.push(o) });
+    assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
+    const session = test.session;
+    await waitFor(() => session.state?.verdict === 'unhealthy', { timeoutMs: 30_000, message: 'unhealthy after /health 503' });
+    assert.ok((await host.mainPid()) > 0, 'the process still runs while /health says 503');
+    const failed = await waitFor(() => ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'failed once the server exits' });
+    assert.match(failed.state.failure!.summary, /exited with status 1 after it was ready/);
+    assert.match(causeLine(failed.state.failure!.lines) ?? '', /CUDA error: an illegal memory access/);
   });
 });

@@ -91,8 +91,8 @@ function firstChoice(resp: unknown): { finishReason: string | null; message: Cha
 }
 
 /**
- * The reasoning text: SGLang and vLLM before 0.11.1 send `reasoning_content`; vLLM 0.11.1 to
- * 0.15 send both; vLLM since PR #33402 (Jan 2026) sends only `reasoning`.
+ * The reasoning text: SGLang and older vLLM send `reasoning_content`; vLLM after PR #27752
+ * (Nov 2025) sends both; vLLM after PR #33402 (Jan 2026) only `reasoning`.
  */
 function reasoningOf(m: Record<string, unknown>): string | null {
   if (typeof m.reasoning_content === 'string') return m.reasoning_content;

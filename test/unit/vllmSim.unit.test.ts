@@ -1,6 +1,12 @@
 // The simulator's vLLM mode, its pure parts: vLLM's command-line checks and its kimi_k2 post-processing
 // (vllm/reasoning/kimi_k2_reasoning_parser.py, vllm/tool_parsers/kimi_k2_tool_parser.py).
 import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { waitFor } from '../util/waitFor';
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const SIM = '../gpu-host/sglang-sim/';
@@ -61,5 +67,64 @@ describe('simulator, vLLM mode: kimi_k2 parsers as vLLM applies them', () => {
     assert.equal(msg('reasoning_content').reasoning, undefined);
     const plain = vo.postProcess('hello', { reasoningParser: null, toolCallParser: null, autoTools: false, thinking: true, finishReason: 'stop' });
     assert.deepEqual(vo.chatCompletion(plain, { ...meta, reasoningField: 'reasoning' }).choices[0].message.tool_calls, []);
+  });
+});
+
+function get(port: number, p: string, headers: Record<string, string> = {}): Promise<{ status?: number; body?: string; error?: string }> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path: p, agent: false, headers }, (res) => {
+      let b = '';
+      res.on('data', (c) => (b += c));
+      res.on('end', () => resolve({ status: res.statusCode, body: b }));
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
+    req.setTimeout(5000, () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address() as { port: number };
+      s.close(() => resolve(a.port));
+    });
+  });
+}
+
+describe('simulator, vLLM mode: one real run as `python -m vllm.entrypoints.openai.api_server`', function () {
+  this.timeout(30_000);
+  let proc: ChildProcess | undefined;
+  let dir = '';
+  after(() => {
+    proc?.kill('SIGKILL');
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('port closed while loading, then /health 200, vLLM\'s model list, no /server_info, --api-key on /v1 only; SIGTERM ends it', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-vllm-sim-'));
+    fs.mkdirSync(path.join(dir, 'model'));
+    fs.mkdirSync(path.join(dir, 'root'));
+    for (let i = 1; i <= 2; i++) fs.writeFileSync(path.join(dir, 'model', `model-0000${i}-of-00002.safetensors`), Buffer.alloc(512 * 1024, i));
+    fs.writeFileSync(path.join(dir, 'root', 'sim.json'), JSON.stringify({ readMBps: 0.5, coldFiles: 'all', tokenDelayMs: 0, fault: { hangAt: 'weights', afterShards: 1, resumeAfterSeconds: 3 } }));
+    const port = await freePort();
+    let stderr = '';
+    proc = spawn(process.execPath, [path.join(__dirname, '..', 'gpu-host', 'sglang-sim', 'main.js'), '-m', 'vllm.entrypoints.openai.api_server',
+      '--model', path.join(dir, 'model'), '--host', '127.0.0.1', '--port', String(port), '--api-key', 'k'], { env: { ...process.env, KIMI_SIM_ROOT: path.join(dir, 'root') } });
+    proc.stderr!.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
+    await waitFor(() => /Starting to load model/.test(stderr), { timeoutMs: 10_000, message: 'the load started' });
+    assert.equal((await get(port, '/health')).error, 'ECONNREFUSED', 'the port is closed while the engine loads');
+    await waitFor(async () => (await get(port, '/health')).status === 200, { timeoutMs: 20_000, message: '/health 200' });
+    assert.match(stderr, /Loading safetensors checkpoint shards: 100% Completed \| 2\/2/);
+    assert.match(stderr, /\(APIServer pid=\d+\) INFO:     Application startup complete\./);
+    assert.equal((await get(port, '/v1/models')).status, 401);
+    const models = await get(port, '/v1/models', { authorization: 'Bearer k' });
+    assert.equal(JSON.parse(models.body ?? '{}').data[0].owned_by, 'vllm');
+    assert.equal((await get(port, '/server_info')).status, 404);
+    proc.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    proc = undefined;
   });
 });

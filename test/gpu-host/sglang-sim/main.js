@@ -582,6 +582,7 @@ function main() {
   });
 }
 
-if (require.main === module) main();
-
+// exported before main() runs: the vLLM mode (vllm.js, loaded by main) extends Sim
 module.exports = { Sim, pyRepr };
+
+if (require.main === module) main();

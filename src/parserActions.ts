@@ -5,6 +5,7 @@ import type { Controller } from './controller';
 import type { ServerSession } from './monitor/session';
 import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from './server/parserChange';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from './server/parserNames';
+import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './server/vllmParsers';
 
 const ROLL_BACK = 'Roll back';
 const APPLY = 'Apply and restart';
@@ -13,7 +14,7 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
   const ordered = [DEFAULT_PARSER, ...names.filter((n) => n !== DEFAULT_PARSER)];
   const picked = await vscode.window.showQuickPick(
     ordered.map((name) => ({ label: name, description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined })),
-    { title: `Kimi: ${kind} parser`, placeHolder: `SGLang --${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6)` },
+    { title: `Kimi: ${kind} parser`, placeHolder: `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)` },
   );
   return picked?.label;
 }
@@ -63,9 +64,10 @@ function notifyFailure(controller: Controller, error: unknown, message: string):
 export async function enableParsersCommand(controller: Controller, log: vscode.LogOutputChannel): Promise<void> {
   const server = controller.idleServer();
   if (!server) return;
-  const reasoningParser = await pickParser('reasoning', REASONING_PARSERS);
+  // The unit (SGLang or vLLM) is read after the pick; enableParsers checks the name against its list.
+  const reasoningParser = await pickParser('reasoning', [...new Set([...REASONING_PARSERS, ...VLLM_REASONING_PARSERS])]);
   if (!reasoningParser) return;
-  const toolCallParser = await pickParser('tool call', TOOL_CALL_PARSERS);
+  const toolCallParser = await pickParser('tool call', [...new Set([...TOOL_CALL_PARSERS, ...VLLM_TOOL_CALL_PARSERS])]);
   if (!toolCallParser) return;
   const session = await controller.openSession(server);
   if (!session) return;

@@ -39,8 +39,9 @@ function stateWord(snapshot: ServerSnapshot): string {
   return snapshot.state.verdict;
 }
 
-/** Lines that only say a process ended, not why (SGLang's launcher, systemd). */
-const ECHO_OF_AN_END = /Received sigquit|Main process exited|Failed with result|Scheduled restart job|Traceback \(most recent call last\)/;
+/** Lines that only say a process ended, not why (SGLang's launcher, vLLM's API server and engine core, systemd). */
+const ECHO_OF_AN_END =
+  /Received sigquit|Main process exited|Failed with result|Scheduled restart job|Traceback \(most recent call last\)|Engine core initialization failed\. See root cause|EngineCore failed to start\.|EngineDeadError/;
 
 /** The line of a failure that says why: the last exception line (an OOM, a CUDA error), else the last line. */
 export function causeLine(lines: readonly string[]): string | undefined {

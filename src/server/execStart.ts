@@ -242,37 +242,56 @@ function unescapeSpecifiers(w: string): { literal: string; references: string[] 
   return { literal, references };
 }
 
+export type ServerForm = 'launch_server' | 'sglang serve' | 'vllm serve' | 'vllm api_server';
+export type Engine = 'sglang' | 'vllm';
+
 export interface ServerCommandLocation {
-  /** Index of the interpreter or `sglang` executable. */
+  /** Index of the interpreter or the `sglang` / `vllm` executable. */
   readonly start: number;
-  /** Index of the first server argument (after `-m sglang.launch_server` or `sglang serve`). */
+  /** Index of the first server argument (after `-m sglang.launch_server`, `sglang serve`, `vllm serve`, ...). */
   readonly argsStart: number;
-  readonly form: 'launch_server' | 'sglang serve';
+  readonly form: ServerForm;
+  readonly engine: Engine;
 }
 
 function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
 }
 
-/** Finds `python[3] [opts] -m sglang.launch_server` or `sglang serve`, also behind wrappers (env, numactl). */
+function at(start: number, argsStart: number, form: ServerForm): ServerCommandLocation {
+  return { start, argsStart, form, engine: form.startsWith('vllm') ? 'vllm' : 'sglang' };
+}
+
+/**
+ * Finds `python[3] [opts] -m sglang.launch_server`, `sglang serve`, `vllm serve` or
+ * `python -m vllm.entrypoints.openai.api_server`, also behind wrappers (env, numactl) and with
+ * the console script run by its interpreter (`python3 /usr/bin/vllm serve`).
+ */
 export function findServerCommand(argv: readonly string[]): ServerCommandLocation | null {
   for (let i = 0; i < argv.length; i++) {
     const b = basename(argv[i]);
     if (/^python[0-9.]*$/.test(b)) {
       for (let j = i + 1; j < argv.length - 1; j++) {
         if (argv[j] === '-m') {
-          if (argv[j + 1] === 'sglang.launch_server') return { start: i, argsStart: j + 2, form: 'launch_server' };
-          if (argv[j + 1] === 'sglang.cli' || argv[j + 1] === 'sglang') {
-            if (argv[j + 2] === 'serve') return { start: i, argsStart: j + 3, form: 'sglang serve' };
-          }
+          const mod = argv[j + 1];
+          if (mod === 'sglang.launch_server') return at(i, j + 2, 'launch_server');
+          if ((mod === 'sglang.cli' || mod === 'sglang') && argv[j + 2] === 'serve') return at(i, j + 3, 'sglang serve');
+          if (mod === 'vllm.entrypoints.openai.api_server') return at(i, j + 2, 'vllm api_server');
+          if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve') return at(i, j + 3, 'vllm serve');
           break;
         }
         if (!argv[j].startsWith('-')) break;
       }
     }
-    if (b === 'sglang' && argv[i + 1] === 'serve') return { start: i, argsStart: i + 2, form: 'sglang serve' };
+    if (b === 'sglang' && argv[i + 1] === 'serve') return at(i, i + 2, 'sglang serve');
+    if (b === 'vllm' && argv[i + 1] === 'serve') return at(i, i + 2, 'vllm serve');
   }
   return null;
+}
+
+/** Which server the command line runs; undefined when it is neither SGLang nor vLLM. */
+export function engineOf(argv: readonly string[]): Engine | undefined {
+  return findServerCommand(argv)?.engine;
 }
 
 /** The server command among the effective ExecStart commands. */
@@ -342,10 +361,24 @@ export function setFlag(argv: readonly string[], flag: string, value: string): s
   return out;
 }
 
-/** Value of --model-path (or its alias --model). */
+/** Value of --model-path (or its alias --model); for `vllm serve`, its positional model (`vllm serve MODEL`). */
 export function modelPathOf(argv: readonly string[]): string | undefined {
-  return getFlag(argv, '--model-path') ?? getFlag(argv, '--model');
+  const flag = getFlag(argv, '--model-path') ?? getFlag(argv, '--model');
+  if (flag !== undefined) return flag;
+  const loc = findServerCommand(argv);
+  const first = loc?.form === 'vllm serve' ? argv[loc.argsStart] : undefined;
+  return first !== undefined && !first.startsWith('-') ? first : undefined;
 }
+
+/** Adds a flag without a value (`--enable-auto-tool-choice`) unless it is there already. */
+export function ensureSwitch(argv: readonly string[], flag: string): string[] {
+  const from = searchStart(argv);
+  const present = argv.some((a, i) => i >= from && (a === flag || a.startsWith(flag + '=')));
+  return present ? [...argv] : [...argv, flag];
+}
+
+/** vLLM answers tool requests with `"auto" tool choice requires --enable-auto-tool-choice` without it. */
+export const VLLM_AUTO_TOOL_CHOICE = '--enable-auto-tool-choice';
 
 export interface ParserChoice {
   readonly toolCallParser: string;
@@ -358,13 +391,15 @@ export type ParserPlan =
   | { readonly kind: 'unsupported'; readonly reason: string };
 
 export function planParserChange(argv: readonly string[], choice: ParserChoice): ParserPlan {
-  if (!findServerCommand(argv)) {
+  const loc = findServerCommand(argv);
+  if (!loc) {
     return {
       kind: 'unsupported',
-      reason: `no "python -m sglang.launch_server" or "sglang serve" in ExecStart: ${argv.join(' ').slice(0, 200)}`,
+      reason: `no "python -m sglang.launch_server", "sglang serve" or "vllm serve" in ExecStart: ${argv.join(' ').slice(0, 200)}`,
     };
   }
-  const newArgv = setFlag(setFlag(argv, '--tool-call-parser', choice.toolCallParser), '--reasoning-parser', choice.reasoningParser);
+  const withParsers = setFlag(setFlag(argv, '--tool-call-parser', choice.toolCallParser), '--reasoning-parser', choice.reasoningParser);
+  const newArgv = loc.engine === 'vllm' ? ensureSwitch(withParsers, VLLM_AUTO_TOOL_CHOICE) : withParsers;
   if (sameArgv(argv, newArgv)) return { kind: 'already-set' };
   return { kind: 'change', newArgv, diff: diffArgv(argv, newArgv) };
 }

@@ -1,10 +1,12 @@
 /**
- * SGLang's journal, line by line, into typed events (../shared/reference/sglang-server.md §3).
+ * SGLang's and vLLM's journal, line by line, into typed events (../shared/reference/sglang-server.md §3,
+ * docs/vllm-server.md; vLLM's own lines are read by ./vllmLog).
  * Pure: no I/O. `JournalReader` adds the little state a stream needs (rank de-duplication,
  * "are we inside a traceback").
  */
 import { quote } from '../remote/shell';
 import type { JournalEvent } from './events';
+import { newVllmContext, parseVllmText, stripVllmPrefix, type VllmContext } from './vllmLog';
 
 // ---------------------------------------------------------------- commands
 
@@ -116,7 +118,10 @@ const PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?:\s+[A-Z
 
 export function stripPrefix(line: string): StrippedLine {
   const m = PREFIX.exec(line);
-  if (!m) return { text: line, prefixed: false };
+  if (!m) {
+    const v = stripVllmPrefix(line);
+    return v ? { text: v.text, prefixed: true, ...(v.ranks ? { ranks: v.ranks } : {}) } : { text: line, prefixed: false };
+  }
   const ranks = (m[1] ?? '').trim();
   return { text: line.slice(m[0].length), prefixed: true, ...(ranks ? { ranks } : {}) };
 }
@@ -169,6 +174,8 @@ const SYSTEMD_RULES: ReadonlyArray<[RegExp, 'started' | 'stopping' | 'stopped' |
 /** Reading a stream needs to know whether the previous lines opened a traceback. */
 export interface JournalContext {
   inTraceback: boolean;
+  /** vLLM's CUDA-graph bars seen so far (created on first use). */
+  vllm?: VllmContext;
 }
 
 function num(s: string | undefined): number | undefined {
@@ -207,6 +214,12 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   if (TRACEBACK.test(text)) {
     ctx.inTraceback = true;
     return [{ type: 'error', text, fatal: FATAL_PHRASES.some((re) => re.test(text)) }];
+  }
+
+  const vllm = parseVllmText(text, (ctx.vllm ??= newVllmContext()));
+  if (vllm) {
+    if (vllm.some((e) => e.type === 'error') && !/^\s/.test(t0) && EXCEPTION_LINE.test(text)) ctx.inTraceback = false;
+    return vllm;
   }
 
   if (text.startsWith('Init torch distributed begin')) return [{ type: 'phase', phase: 'starting' }];

@@ -9,6 +9,7 @@ import {
   parseSystemctlCat,
   planParserChange,
   renderDropIn,
+  VLLM_AUTO_TOOL_CHOICE,
   type ParserChoice,
   type ParsedUnit,
 } from './execStart';
@@ -107,7 +108,7 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
   const found = findServerInUnit(parsed);
   if (!found) {
     const first = parsed.commands[0]?.argv.join(' ') ?? '(none)';
-    throw new ParserChangeError(`${unit}: no SGLang server command in ExecStart (${first.slice(0, 200)})`);
+    throw new ParserChangeError(`${unit}: no SGLang or vLLM server command in ExecStart (${first.slice(0, 200)})`);
   }
   if (parsed.commands.length > 1) {
     throw new ParserChangeError(`${unit}: ExecStart has ${parsed.commands.length} commands; only a single command line can be rewritten`);
@@ -117,9 +118,11 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
 
 export async function enableParsers(deps: ParserChangeDeps, unitName: string, choice: ParserChoice): Promise<EnableResult> {
   const unit = normalizeUnit(unitName);
-  for (const [kind, name] of [['tool-call', choice.toolCallParser], ['reasoning', choice.reasoningParser]] as const) {
+  const names = [['tool-call', choice.toolCallParser], ['reasoning', choice.reasoningParser]] as const;
+  // Before anything is read: a name neither server knows (the unit tells which one it is, below).
+  for (const [kind, name] of names) {
     const error = validateParserName(kind, name);
-    if (error) throw new ParserChangeError(error);
+    if (error && validateParserName(kind, name, 'vllm')) throw new ParserChangeError(error);
   }
   const where = dropInLocation(unit, deps.unitDir);
   const dropInPath = where.file;
@@ -127,13 +130,18 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
   const { parsed, show } = await readUnit(deps, unit);
   for (const w of parsed.warnings) deps.log(`unit: ${w}`);
   if (!show.FragmentPath) throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
-  const { command } = serverCommandOf(parsed, unit);
+  const { command, location } = serverCommandOf(parsed, unit);
   deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
+  for (const [kind, name] of names) {
+    const error = validateParserName(kind, name, location.engine);
+    if (error) throw new ParserChangeError(error);
+  }
+  const flags = `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}${location.engine === 'vllm' ? ` ${VLLM_AUTO_TOOL_CHOICE}` : ''}`;
 
   const plan = planParserChange(command.argv, choice);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
-    deps.log(`--tool-call-parser ${choice.toolCallParser} and --reasoning-parser ${choice.reasoningParser} are already set; nothing to change`);
+    deps.log(`${flags}: already set; nothing to change`);
     return { kind: 'already-set', argv: command.argv };
   }
   // Drop-ins are read in file-name order: one sorting after ours would still win.
@@ -143,7 +151,7 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
-  const text = renderDropIn(plan.newArgv, `Written by Kimi Service: --tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`, {
+  const text = renderDropIn(plan.newArgv, `Written by Kimi Service: ${flags}`, {
     prefix: command.prefix,
     keepReferences: command.references,
   });

@@ -3,6 +3,7 @@
  * Each returns pass/fail/skipped with the relevant part of the response as evidence.
  */
 import Ajv from 'ajv';
+import { getFlag } from '../server/execStart';
 
 export type CheckStatus = 'pass' | 'fail' | 'skipped';
 
@@ -14,6 +15,8 @@ export interface Judgement {
 export interface ExpectedParsers {
   readonly reasoningParser: string;
   readonly toolCallParser: string;
+  /** The server the unit runs (from its ExecStart); SGLang when unknown. */
+  readonly engine?: 'sglang' | 'vllm';
 }
 
 /** An OpenAI tool as sent in the request. */
@@ -81,10 +84,19 @@ function firstChoice(resp: unknown): { finishReason: string | null; message: Cha
     message: {
       role: typeof m.role === 'string' ? m.role : undefined,
       content: typeof m.content === 'string' ? m.content : null,
-      reasoning_content: typeof m.reasoning_content === 'string' ? m.reasoning_content : null,
+      reasoning_content: reasoningOf(m),
       tool_calls: Array.isArray(m.tool_calls) ? (m.tool_calls as ToolCall[]) : null,
     },
   };
+}
+
+/**
+ * The reasoning text: SGLang and older vLLM send `reasoning_content`; vLLM after PR #27752
+ * (Nov 2025) sends both; vLLM after PR #33402 (Jan 2026) only `reasoning`.
+ */
+function reasoningOf(m: Record<string, unknown>): string | null {
+  if (typeof m.reasoning_content === 'string') return m.reasoning_content;
+  return typeof m.reasoning === 'string' ? m.reasoning : null;
 }
 
 function str(v: unknown): string {
@@ -102,6 +114,26 @@ export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judge
   const wrong: string[] = [];
   if (reasoning !== expected.reasoningParser) wrong.push(`reasoning_parser should be "${expected.reasoningParser}"`);
   if (tool !== expected.toolCallParser) wrong.push(`tool_call_parser should be "${expected.toolCallParser}"`);
+  return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
+}
+
+/**
+ * vLLM has no /server_info (only with VLLM_SERVER_DEV_MODE=1, and then as text): the flags of the
+ * running process are read from its command line (/proc/MAINPID/cmdline), which the unit file may
+ * no longer match. vLLM also needs --enable-auto-tool-choice for tool calls with tool_choice "auto".
+ */
+export function judgeRunningFlags(argv: readonly string[] | undefined, expected: ExpectedParsers): Judgement {
+  if (!argv || argv.length === 0) return result('skipped', 'no running server process to read the flags of');
+  if (!argv.some((a) => a.startsWith('--'))) return result('skipped', `the process renamed its command line: ${JSON.stringify(argv.join(' '))}`);
+  const reasoning = getFlag(argv, '--reasoning-parser');
+  const tool = getFlag(argv, '--tool-call-parser');
+  const autoTool = argv.some((a) => a === '--enable-auto-tool-choice' || a.startsWith('--enable-auto-tool-choice='));
+  const needsAuto = expected.engine === 'vllm';
+  const seen = `running process: --reasoning-parser ${reasoning ?? '(none)'} --tool-call-parser ${tool ?? '(none)'}${needsAuto ? ` --enable-auto-tool-choice ${autoTool ? 'set' : 'missing'}` : ''}`;
+  const wrong: string[] = [];
+  if (reasoning !== expected.reasoningParser) wrong.push(`--reasoning-parser should be "${expected.reasoningParser}"`);
+  if (tool !== expected.toolCallParser) wrong.push(`--tool-call-parser should be "${expected.toolCallParser}"`);
+  if (needsAuto && !autoTool) wrong.push('--enable-auto-tool-choice is needed for tool calls');
   return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
 }
 
@@ -277,7 +309,8 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
       content += delta.content;
       sawContent = true;
     }
-    if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content;
+    const reasoningPiece = reasoningOf(delta);
+    if (reasoningPiece !== null) reasoning += reasoningPiece;
     if (Array.isArray(delta.tool_calls)) {
       for (const raw of delta.tool_calls as StreamToolDelta[]) {
         const index = typeof raw.index === 'number' ? raw.index : 0;

@@ -1,8 +1,8 @@
 import type { Transport } from '../remote/transport';
 import { DEFAULT_PARSER } from '../server/parserNames';
-import { getFlag } from '../server/execStart';
+import { engineOf, getFlag } from '../server/execStart';
 import type { SglangClient } from '../server/sglangHttp';
-import { execStartCommand, execStartOf } from '../server/systemd';
+import { execStartCommand, execStartOf, parseShow, showCommand } from '../server/systemd';
 import type { ExpectedParsers } from './judges';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
@@ -17,11 +17,26 @@ export async function expectedParsers(transport: Transport, unit: string, log: (
   return {
     reasoningParser: getFlag(argv, '--reasoning-parser') ?? DEFAULT_PARSER,
     toolCallParser: getFlag(argv, '--tool-call-parser') ?? DEFAULT_PARSER,
+    engine: engineOf(argv) ?? 'sglang',
   };
 }
 
+/** The unit's running main process's argv (NUL-separated /proc/PID/cmdline); undefined when none runs. */
+export async function runningArgv(transport: Transport, unit: string): Promise<readonly string[] | undefined> {
+  const show = await transport.exec(showCommand(unit, ['MainPID']), { timeoutMs: 20_000 });
+  const pid = Number(parseShow(show.stdout)['MainPID']);
+  if (show.code !== 0 || !Number.isInteger(pid) || pid <= 0) return undefined;
+  const cmdline = await transport.exec(`tr '\\0' '\\n' < /proc/${pid}/cmdline`, { timeoutMs: 20_000 });
+  if (cmdline.code !== 0) return undefined;
+  return cmdline.stdout.split('\n').filter((a, i, all) => a !== '' || i < all.length - 1);
+}
+
 /** The verifier's HTTP needs, served by the SGLang client through the SSH tunnel. */
-export function verifierDeps(client: SglangClient, timeoutMs = REQUEST_TIMEOUT_MS): VerifierDeps {
+export function verifierDeps(
+  client: SglangClient,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+  readRunningArgv?: () => Promise<readonly string[] | undefined>,
+): VerifierDeps {
   const unwrap = async (pending: ReturnType<SglangClient['request']>) => {
     const result = await pending;
     if (result.kind === 'http') return result;
@@ -31,6 +46,7 @@ export function verifierDeps(client: SglangClient, timeoutMs = REQUEST_TIMEOUT_M
   };
   return {
     timeoutMs,
+    ...(readRunningArgv ? { runningArgv: readRunningArgv } : {}),
     async getJson(path) {
       const result = await unwrap(client.request('GET', path, undefined, timeoutMs));
       let body: unknown = result.body;
@@ -56,6 +72,6 @@ export async function verifyServer(
   log: (line: string) => void,
 ): Promise<VerifyResult> {
   const expected = await expectedParsers(transport, unit, log);
-  log(`Verifying parsers (expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`);
-  return verifyParsers(verifierDeps(client), expected);
+  log(`Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`);
+  return verifyParsers(verifierDeps(client, REQUEST_TIMEOUT_MS, () => runningArgv(transport, unit)), expected);
 }

@@ -5,6 +5,7 @@
  */
 import {
   judgeReasoning,
+  judgeRunningFlags,
   judgeServerInfo,
   judgeStream,
   judgeThinkingOff,
@@ -21,6 +22,8 @@ export interface VerifierDeps {
   postJson(path: string, body: unknown, options?: { stream?: boolean; signal?: AbortSignal }): Promise<{ status: number; body: string }>;
   /** Per request. */
   readonly timeoutMs: number;
+  /** The running server's command line (vLLM, which has no /server_info); undefined when there is none. */
+  runningArgv?(): Promise<readonly string[] | undefined>;
 }
 
 export type CheckName = 'server flags' | 'reasoning' | 'thinking off' | 'tool calling' | 'reasoning (stream)' | 'tool calling (stream)';
@@ -126,6 +129,12 @@ async function modelName(deps: VerifierDeps): Promise<{ model: string } | { reas
 }
 
 async function serverInfoCheck(deps: VerifierDeps, expected: ExpectedParsers): Promise<Judgement> {
+  if (expected.engine === 'vllm') {
+    const runningArgv = deps.runningArgv;
+    if (!runningArgv) return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
+    const r = await attempt(deps, 'reading the running command line', () => runningArgv());
+    return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
+  }
   let r = await attempt(deps, 'GET /server_info', (signal) => deps.getJson('/server_info', { signal }));
   if (r.ok && r.value.status === 404) r = await attempt(deps, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
   if (!r.ok) return r.skipped;

@@ -34,6 +34,7 @@ import * as fsp from 'fs/promises';
 import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
+import { vllmExecStartLines, vllmStandIn } from './vllmUnit';
 
 /**
  * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
@@ -70,6 +71,8 @@ export interface GpuHostOptions {
    * `useradd -m -s /bin/sh` when missing, kept afterwards), logging in with the client keys.
    */
   users?: readonly string[];
+  /** The server the unit runs: SGLang (default) or vLLM (`vllm serve MODEL ...`, see vllmUnit.ts). */
+  engine?: 'sglang' | 'vllm';
 }
 
 /** Who a session logs in as, and with which key. */
@@ -424,6 +427,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
     await fsp.writeFile(pythonPath,
       `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
+    const vllmPath = path.join(fix, 'opt', 'vllm', 'bin', 'vllm');
+    if (opts.engine === 'vllm') {
+      await fsp.mkdir(path.dirname(vllmPath), { recursive: true });
+      await fsp.writeFile(vllmPath, vllmStandIn(node, stateDir, shq), { mode: 0o755 });
+    }
 
     // --- model, ports, unit, simulator config ------------------------------------------
     const modelP = writeModel(modelPath, shards, shardBytes);
@@ -440,9 +448,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       'User=root',
       'Environment=PYTHONUNBUFFERED=1',
       'Environment="CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" SGLANG_ENABLE_JIT_DEEPGEMM=0',
-      `ExecStart=${pythonPath} -m sglang.launch_server \\`,
-      `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
-      `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
+      ...(opts.engine === 'vllm' ? vllmExecStartLines(vllmPath, modelPath, httpPort) : [
+        `ExecStart=${pythonPath} -m sglang.launch_server \\`,
+        `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
+        `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
+      ]),
       opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
       ...(opts.restartOnFailure ? ['RestartSec=1'] : []),
       `TimeoutStopSec=${opts.timeoutStopSec ?? 5}`,

@@ -113,9 +113,9 @@ describe('execStart: finding the server command', () => {
     assert.equal(findServerCommand(['python', '-m', 'sglang.launch_server', '--x'])?.argsStart, 3);
     assert.equal(findServerCommand(['/usr/bin/python3.11', '-u', '-m', 'sglang.launch_server'])?.argsStart, 4);
     assert.equal(findServerCommand(['/usr/bin/env', 'python', '-m', 'sglang.launch_server', '--tp', '8'])?.start, 1);
-    assert.deepEqual(findServerCommand(['/opt/bin/sglang', 'serve', '--model-path', '/m']), { start: 0, argsStart: 2, form: 'sglang serve' });
+    assert.deepEqual(findServerCommand(['/opt/bin/sglang', 'serve', '--model-path', '/m']), { start: 0, argsStart: 2, form: 'sglang serve', engine: 'sglang' });
     assert.equal(findServerCommand(['/bin/bash', '-c', 'python -m sglang.launch_server']), null);
-    assert.equal(findServerCommand(['python', '-m', 'vllm.entrypoints.openai.api_server']), null);
+    assert.equal(findServerCommand(['python', '-m', 'vllm.entrypoints.openai.api_server'])?.engine, 'vllm');
   });
 
   it('modelPathOf reads --model-path, --model and the = form', () => {

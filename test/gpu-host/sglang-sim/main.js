@@ -556,6 +556,8 @@ class Sim {
 }
 
 function main() {
+  // `python -m vllm.entrypoints.openai.api_server ...`: the vLLM mode (vllm.js)
+  if (process.argv[2] === '-m' && /^vllm(\.|$)/.test(process.argv[3] || '')) return require('./vllm').main();
   const parsed = parseArgs(process.argv.slice(2));
   if (!parsed.ok) {
     writeAll(parsed.exitCode === 0 ? 1 : 2, parsed.error + '\n');
@@ -580,6 +582,7 @@ function main() {
   });
 }
 
-if (require.main === module) main();
-
+// exported before main() runs: the vLLM mode (vllm.js, loaded by main) extends Sim
 module.exports = { Sim, pyRepr };
+
+if (require.main === module) main();

@@ -1,0 +1,21 @@
+/**
+ * The vLLM variant of the simulated host's unit (GpuHostOptions.engine 'vllm'): a `vllm` stand-in
+ * that runs the simulator in vLLM mode (sglang-sim/vllm.js), and the ExecStart that serves the model with it.
+ */
+import * as path from 'node:path';
+
+export const VLLM_SIM_MAIN = path.resolve(__dirname, 'sglang-sim', 'vllm.js');
+
+/** The stand-in `vllm` console script (a shell script, like SGLang's `python`). */
+export function vllmStandIn(node: string, stateDir: string, quote: (s: string) => string): string {
+  return `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${quote(node)} ${quote(VLLM_SIM_MAIN)} "$@"\n`;
+}
+
+/** `vllm serve MODEL ...` as the seed's vLLM unit would have it (no parser flags: Enable parsers adds them). */
+export function vllmExecStartLines(vllmPath: string, modelPath: string, port: number): string[] {
+  const model = /\s/.test(modelPath) ? `"${modelPath}"` : modelPath;
+  return [
+    `ExecStart=${vllmPath} serve ${model} --served-model-name /root/models/Kimi-K2.6 \\`,
+    `    --tensor-parallel-size 8 --trust-remote-code --host 127.0.0.1 --port ${port}`,
+  ];
+}

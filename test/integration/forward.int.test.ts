@@ -5,6 +5,7 @@
  * a port given back on close, and a clear refusal where sshd forbids forwarding.
  */
 import { strict as assert } from 'node:assert';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -18,6 +19,8 @@ import { createSession } from '../../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
 import { MemoryMemento, serverEntry } from './simHost';
+
+const REPO = path.resolve(__dirname, '..', '..');
 
 interface Answer {
   readonly status: number;
@@ -195,6 +198,37 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     await new Promise<void>((resolve) => again.close(() => resolve()));
     assert.equal(fleet.snapshot(server).forwardedPort, undefined);
     assert.ok(events.some((e) => e.type === 'forward' && e.forward === undefined), 'a closed-forward event');
+  });
+
+  it('the CLI: `kimi-service forward NAME --json` prints the base URL, serves until Ctrl-C, then exits 0 and frees the port', async () => {
+    const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
+    assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
+    const config = path.join(dir, 'servers.json');
+    fs.writeFileSync(config, JSON.stringify({ servers: [serverEntry(host, 'sim')], knownHostsFile, hostKeyPolicy: 'strict' }));
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'forward', 'sim', '--json', '--config', config], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      const opened = await waitFor(() => stdout.split('\n').find((l) => l.includes('"event":"forward"')), { timeoutMs: 30_000, message: `the forward line (stderr: ${stderr})` });
+      const info = JSON.parse(opened) as { localPort: number; baseUrl: string; server: string };
+      assert.equal(info.server, 'sim');
+      assert.equal(info.baseUrl, `http://127.0.0.1:${info.localPort}/v1`);
+      const answer = await chat(info.localPort);
+      assert.equal(answer.status, 200, answer.body);
+      child.kill('SIGINT');
+      assert.equal(await exited, 0, `stdout:\n${stdout}\nstderr:\n${stderr}`);
+      assert.match(stdout, /"event":"closed"/);
+      assert.equal(await tryConnect(info.localPort), 'ECONNREFUSED');
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('AllowTcpForwarding no: a clear refusal that says why, and no port opened', async () => {

@@ -105,7 +105,8 @@ export class Fleet {
       deps.log(level, message);
     };
     this.forwards = new PortForwards({
-      connect: (server) => this.connect(server),
+      // The server as configured now: a changed login or key gets the new session.
+      connect: (server) => this.connect(this.server(server.name) ?? server),
       log: this.log,
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
@@ -131,6 +132,7 @@ export class Fleet {
   configure(next: Settings): void {
     const previous = this.settings;
     this.settings = next;
+    this.forwards.reconfigure(next.servers);
     if (!previous) return;
     const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
     for (const [name, session] of this.sessions) {

@@ -95,6 +95,10 @@ export class PortForward {
     return forward;
   }
 
+  get server(): ServerProfile {
+    return this.options.server;
+  }
+
   /** Local connections being carried now. */
   get connections(): number {
     return this.sockets.size;
@@ -241,6 +245,20 @@ export class PortForwards {
     });
     this.deps.onChange(server, forward.info);
     return { info: forward.info, already: false };
+  }
+
+  /**
+   * New settings: a forward whose server is gone, or now names another host or url, is closed
+   * (it would lead somewhere the user no longer configured); the others go on, and their next
+   * connections use the new session.
+   */
+  reconfigure(servers: readonly ServerProfile[]): void {
+    for (const [name, forward] of this.forwards) {
+      const now = servers.find((s) => s.name === name);
+      const was = forward.server;
+      if (now && now.host === was.host && now.url === was.url) continue;
+      void forward.close(now ? 'its host or url changed in the settings' : 'the server was removed from the settings');
+    }
   }
 
   /** Closes the server's forward; false when there was none. */

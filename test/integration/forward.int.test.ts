@@ -200,6 +200,22 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     assert.ok(events.some((e) => e.type === 'forward' && e.forward === undefined), 'a closed-forward event');
   });
 
+  it('new settings: other watch settings keep the forward; a server pointed at another url loses it (port freed)', async () => {
+    const { fleet, server } = newFleet();
+    const { info } = await fleet.forward(server);
+    const settings = (extra: Record<string, unknown>, entry: Record<string, unknown> = {}) => {
+      const parsed = parseSettings({ servers: [{ ...serverEntry(host), ...entry }], knownHostsFile, hostKeyPolicy: 'strict', ...extra });
+      assert.ok(parsed.ok);
+      return parsed.settings;
+    };
+    fleet.configure(settings({ pollIntervalSeconds: 3 }));
+    assert.equal(fleet.snapshot(server).forwardedPort, info.localPort);
+    assert.equal((await request(info.localPort, 'GET', '/health')).status, 200);
+    fleet.configure(settings({}, { url: `http://127.0.0.1:${host.httpPort + 1}` }));
+    await waitFor(async () => (await tryConnect(info.localPort)) === 'ECONNREFUSED', { message: 'the forward closed' });
+    assert.equal(fleet.snapshot(server).forwardedPort, undefined);
+  });
+
   it('the CLI: `kimi-service forward NAME --json` prints the base URL, serves until Ctrl-C, then exits 0 and frees the port', async () => {
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);

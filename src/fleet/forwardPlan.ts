@@ -68,14 +68,36 @@ export function parseLocalPort(value: unknown): number | ForwardError {
   return n;
 }
 
+/** A loopback address or name: this machine. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::1' || /^::ffff:127\./.test(h);
+}
+
 /**
  * The local ports to try, in order. A port asked for is that port or nothing (a script that
  * names one relies on it). Otherwise the server's own port, so the forwarded URL reads like the
- * server's, then any free port the system picks (0).
+ * server's, then any free port the system picks (0). Not the server's port when the SSH host is
+ * this very machine: that port is the server's own, and a forward holding it while the server
+ * is down would keep it from starting (and forward to itself).
  */
-export function localPortCandidates(remotePort: number, requested: number | undefined): number[] {
+export function localPortCandidates(remotePort: number, requested: number | undefined, sshHostIsThisMachine = false): number[] {
   if (requested !== undefined) return [requested];
-  return remotePort >= 1 && remotePort <= 65535 ? [remotePort, 0] : [0];
+  return remotePort >= 1 && remotePort <= 65535 && !sshHostIsThisMachine ? [remotePort, 0] : [0];
+}
+
+/** Why the forward's port is not the server's, when the port was not asked for. */
+export function portNote(target: ForwardTarget, localPort: number, sshHostIsThisMachine: boolean): string | undefined {
+  if (localPort === target.port) return undefined;
+  return sshHostIsThisMachine
+    ? `the SSH host is this machine, where port ${target.port} is the server's own, so ${localPort} was chosen`
+    : `port ${target.port} is taken on this machine, so ${localPort} was chosen`;
+}
+
+/** A port asked for that would forward the server's own port on this machine to itself. */
+export function selfForwardError(target: ForwardTarget, requested: number | undefined, sshHostIsThisMachine: boolean): ForwardError | undefined {
+  if (requested === undefined || !sshHostIsThisMachine || requested !== target.port || !isLoopback(target.host)) return undefined;
+  return new ForwardError('bad-port', `the SSH host is this machine and ${target.port} is the server's own port here: pick another local port`);
 }
 
 /** Why a port could not be bound, in words. */
@@ -89,14 +111,13 @@ export function baseUrl(localPort: number, path: string): string {
   return `http://127.0.0.1:${localPort}${path}/v1`;
 }
 
-export function forwardInfo(serverName: string, target: ForwardTarget, localPort: number): ForwardInfo {
-  const taken = localPort !== target.port;
+export function forwardInfo(serverName: string, target: ForwardTarget, localPort: number, note?: string): ForwardInfo {
   return {
     server: serverName,
     localPort,
     remote: hostPort(target.host, target.port),
     baseUrl: baseUrl(localPort, target.path),
-    ...(taken ? { portNote: `port ${target.port} is taken on this machine, so ${localPort} was chosen` } : {}),
+    ...(note !== undefined ? { portNote: note } : {}),
   };
 }
 

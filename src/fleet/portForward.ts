@@ -8,6 +8,7 @@
  * through the reconnected SSH connection (or through the new session when the settings
  * changed). Connections in flight when SSH drops lose their channel and are closed.
  */
+import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerProfile } from '../config';
@@ -23,7 +24,10 @@ import {
   forwardInfo,
   forwardTarget,
   gatewayErrorResponse,
+  isLoopback,
   localPortCandidates,
+  portNote,
+  selfForwardError,
   localServerError,
   openedLine,
   prohibitedError,
@@ -88,9 +92,13 @@ export class PortForward {
       // Forwarding works; the server is just not listening (restarting, stopped): open anyway.
       log('warn', `[${server.name}] The server does not answer on ${target.host}:${target.port} yet (${errorText(error)}); the forward opens anyway and reaches it once it listens.`);
     }
-    const listener = await listen(localPortCandidates(target.port, options.localPort));
+    const thisMachine = await isThisMachine(server.host);
+    const selfForward = selfForwardError(target, options.localPort, thisMachine);
+    if (selfForward) throw selfForward;
+    const listener = await listen(localPortCandidates(target.port, options.localPort, thisMachine));
     const port = (listener.address() as net.AddressInfo).port;
-    const forward = new PortForward(listener, target, forwardInfo(server.name, target, port), options);
+    const note = options.localPort === undefined ? portNote(target, port, thisMachine) : undefined;
+    const forward = new PortForward(listener, target, forwardInfo(server.name, target, port, note), options);
     log('info', `[${server.name}] ${openedLine(forward.info)}`);
     return forward;
   }
@@ -170,6 +178,17 @@ export class PortForward {
     const message = `could not reach ${this.info.remote} on ${server.name}'s host: ${errorText(error)}`;
     log('warn', `[${server.name}] A forwarded connection ${message}`);
     return message;
+  }
+}
+
+/** The SSH host is this machine (a loopback name or address, or a name that resolves to one). */
+async function isThisMachine(host: string): Promise<boolean> {
+  if (isLoopback(host)) return true;
+  try {
+    const addresses = await dns.lookup(host, { all: true });
+    return addresses.length > 0 && addresses.every((a) => isLoopback(a.address));
+  } catch {
+    return false; // a ~/.ssh/config alias, or no DNS: not known to be this machine
   }
 }
 

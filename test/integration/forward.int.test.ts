@@ -113,9 +113,9 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     const { fleet, server, events, log } = newFleet();
     const { info, already } = await fleet.forward(server);
     assert.equal(already, false);
-    // The simulated server listens on this machine's loopback too, so its own port is taken here.
+    // The simulated host is reached at 127.0.0.1: its server's port is never taken by the forward.
     assert.notEqual(info.localPort, host.httpPort);
-    assert.match(info.portNote ?? '', new RegExp(`port ${host.httpPort} is taken on this machine, so ${info.localPort} was chosen`));
+    assert.equal(info.portNote, `the SSH host is this machine, where port ${host.httpPort} is the server's own, so ${info.localPort} was chosen`);
     assert.equal(info.baseUrl, `http://127.0.0.1:${info.localPort}/v1`);
     assert.equal(info.remote, `127.0.0.1:${host.httpPort}`);
     assert.equal(fleet.snapshot(server).forwardedPort, info.localPort);
@@ -147,8 +147,31 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     // The port just freed is free: asked for, it is the one used.
     const { info } = await fleet.forward(server, { localPort: busyPort });
     assert.equal(info.localPort, busyPort);
-    assert.equal(info.portNote, `port ${host.httpPort} is taken on this machine, so ${busyPort} was chosen`);
+    assert.equal(info.portNote, undefined, 'a port asked for needs no explanation');
     assert.equal((await request(busyPort, 'GET', '/health')).status, 200);
+  });
+
+  it('the server stopped when the forward opens: the forward opens on another port than the server\'s own, says 502 while it is down, answers once it is back', async () => {
+    const { fleet, server, log } = newFleet();
+    await host.ssh(`systemctl stop ${host.unitName}`);
+    let restarted = false;
+    try {
+      const { info } = await fleet.forward(server);
+      assert.notEqual(info.localPort, host.httpPort, 'the server port stays free for the server');
+      assert.ok(log.some((l) => /does not answer on 127\.0\.0\.1:\d+ yet/.test(l)), log.join('\n'));
+      const down = await request(info.localPort, 'GET', '/health');
+      assert.equal(down.status, 502);
+      assert.match(down.body, /Connection refused/);
+      const since = Date.now();
+      await host.ssh(`systemctl start ${host.unitName}`);
+      await waitFor(async () => ((await host.firedUpAt()) ?? 0) >= since - 1000, { timeoutMs: 90_000, message: 'the simulated server is ready again' });
+      restarted = true;
+      assert.equal((await chat(info.localPort)).status, 200);
+      await fleet.closeForward(server);
+      await assert.rejects(fleet.forward(server, { localPort: host.httpPort }), /the SSH host is this machine and \d+ is the server's own port here/);
+    } finally {
+      if (!restarted) await host.ssh(`systemctl start ${host.unitName}`);
+    }
   });
 
   it('survives a network drop: in-flight connections close, new ones fail with a clear 502 while down and succeed after the reconnect', async () => {

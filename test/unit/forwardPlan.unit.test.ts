@@ -8,9 +8,12 @@ import {
   forwardInfo,
   forwardTarget,
   gatewayErrorResponse,
+  isLoopback,
   localPortCandidates,
   openedLine,
   parseLocalPort,
+  portNote,
+  selfForwardError,
 } from '../../src/fleet/forwardPlan';
 import { PortForward } from '../../src/fleet/portForward';
 import { serverNameArgument } from '../../src/ui/serverArgument';
@@ -30,9 +33,22 @@ describe('port forward plan (pure)', () => {
     assert.deepEqual(forwardTarget(profile({ url: 'http://gpu-box' })), { host: 'gpu-box', port: 80, path: '' });
   });
 
-  it('tries the server port first, then any free one; a port asked for is that port only', () => {
+  it('tries the server port first, then any free one; a port asked for is that port only; never the server port when SSH goes to this machine', () => {
     assert.deepEqual(localPortCandidates(30000, undefined), [30000, 0]);
     assert.deepEqual(localPortCandidates(30000, 8080), [8080]);
+    assert.deepEqual(localPortCandidates(30000, undefined, true), [0]);
+    const target = { host: '127.0.0.1', port: 30000, path: '' };
+    assert.equal(selfForwardError(target, 30000, false), undefined);
+    assert.equal(selfForwardError(target, 30001, true), undefined);
+    assert.match(selfForwardError(target, 30000, true)!.message, /the SSH host is this machine and 30000 is the server's own port here/);
+    assert.equal(portNote(target, 30000, false), undefined);
+    assert.equal(portNote(target, 41000, false), 'port 30000 is taken on this machine, so 41000 was chosen');
+    assert.equal(portNote(target, 41000, true), "the SSH host is this machine, where port 30000 is the server's own, so 41000 was chosen");
+  });
+
+  it('knows loopback names and addresses', () => {
+    for (const h of ['localhost', 'LOCALHOST', 'a.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]', '::ffff:127.0.0.1']) assert.ok(isLoopback(h), h);
+    for (const h of ['gpu-box', '10.0.0.1', '128.0.0.1', '::2', 'localhost.example.com', '1127.0.0.1']) assert.ok(!isLoopback(h), h);
   });
 
   it('checks a local port given by the user', () => {
@@ -50,7 +66,7 @@ describe('port forward plan (pure)', () => {
     assert.equal(baseUrl(4000, '/sglang'), 'http://127.0.0.1:4000/sglang/v1');
     const same = forwardInfo('gpu', { host: '127.0.0.1', port: 30000, path: '' }, 30000);
     assert.deepEqual(same, { server: 'gpu', localPort: 30000, remote: '127.0.0.1:30000', baseUrl: 'http://127.0.0.1:30000/v1' });
-    const other = forwardInfo('gpu', { host: '::1', port: 30000, path: '' }, 41234);
+    const other = forwardInfo('gpu', { host: '::1', port: 30000, path: '' }, 41234, 'port 30000 is taken on this machine, so 41234 was chosen');
     assert.equal(other.remote, '[::1]:30000');
     assert.equal(other.portNote, 'port 30000 is taken on this machine, so 41234 was chosen');
     assert.equal(

@@ -18,7 +18,9 @@ const CLOSE = 'Close forward';
 /** The server a command acts on: the one named by its argument, else the active one. */
 function commandServer(controller: Controller, arg: unknown): ServerProfile | undefined {
   const name = serverNameArgument(arg);
-  if (name === undefined) return controller.activeServerProfile();
+  // The active server also loads the settings when no command has yet (invalid ones are said).
+  const active = controller.activeServerProfile();
+  if (name === undefined || !active) return active;
   const server = controller.fleet.server(name);
   if (!server) void vscode.window.showErrorMessage(`Kimi: no server named "${name}" in kimi.servers.`);
   return server;
@@ -36,7 +38,7 @@ export async function forwardPortCommand(controller: Controller, log: vscode.Log
   } catch (error) {
     if (error instanceof ForwardError && error.kind === 'local') return void vscode.window.showInformationMessage(`Kimi: ${error.message}`);
     // A refused connection has been told already (the fleet's refusal, with its buttons).
-    if (error instanceof TransportError) return;
+    if (error instanceof TransportError && controller.fleet.snapshot(server).refusal) return;
     log.error(`[${server.name}] Port forward: ${errorText(error)}`);
     return void vscode.window.showErrorMessage(`Kimi on ${server.name}: ${errorText(error)}`);
   }
@@ -56,9 +58,8 @@ export async function forwardPortCommand(controller: Controller, log: vscode.Log
 
 export async function closeForwardCommand(controller: Controller, arg?: unknown): Promise<void> {
   const name = serverNameArgument(arg);
-  const servers = name !== undefined ? [controller.fleet.server(name)] : [controller.activeServerProfile()];
   // Without an argument, the active server's forward; if it has none, the only one open.
-  let server = servers[0];
+  let server = name !== undefined ? controller.fleet.server(name) : controller.activeServerProfile();
   if (name === undefined && server && !controller.fleet.forwardOf(server)) {
     const open = controller.fleet.servers.filter((s) => controller.fleet.forwardOf(s));
     if (open.length === 1) server = open[0];

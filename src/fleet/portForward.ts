@@ -38,6 +38,9 @@ import {
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;
 
+/** How long a client that got the 502 answer may keep its side open. */
+const GATEWAY_ERROR_LINGER_MS = 10_000;
+
 type Log = (level: LogLevel, message: string) => void;
 
 /**
@@ -157,6 +160,8 @@ export class PortForward {
       (error: unknown) => {
         if (socket.destroyed) return;
         socket.on('data', () => undefined);
+        // Half-open sockets wait for the client's end: one that never sends it is let go.
+        socket.setTimeout(GATEWAY_ERROR_LINGER_MS, () => socket.destroy());
         socket.end(gatewayErrorResponse(this.describeFailure(error)));
       },
     );
@@ -196,7 +201,8 @@ async function isThisMachine(host: string): Promise<boolean> {
 async function listen(candidates: readonly number[]): Promise<net.Server> {
   let failure: ForwardError | undefined;
   for (const port of candidates) {
-    const server = net.createServer({ pauseOnConnect: false });
+    // Half-open: a client that ends its side after the request must still receive the answer.
+    const server = net.createServer({ allowHalfOpen: true });
     server.maxConnections = MAX_FORWARDED_CONNECTIONS;
     try {
       await new Promise<void>((resolve, reject) => {

@@ -151,6 +151,15 @@ describe('port forward (local sockets, a fake opener)', () => {
       });
       assert.equal(echoed, 'ping');
       assert.equal(forward.connections, 1);
+      // A client that half-closes after its request (nc -N, some HTTP/1.0 clients) still gets the answer.
+      const halfClosing = net.connect({ host: '127.0.0.1', port });
+      const answer = await new Promise<string>((resolve) => {
+        let got = '';
+        halfClosing.on('data', (d: Buffer) => (got += d.toString()));
+        halfClosing.on('end', () => resolve(got));
+        halfClosing.end('half');
+      });
+      assert.equal(answer, 'half');
       const closed = new Promise<void>((r) => client.once('close', () => r()));
       await forward.close();
       await closed; // in-flight connections end with the forward

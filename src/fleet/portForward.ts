@@ -151,7 +151,11 @@ export class PortForward {
       (opened) => {
         if (socket.destroyed || this.closing) return void opened.destroy();
         channel = opened;
-        opened.once('close', end);
+        // Closed after its end (the server finished): pipe() has ended the socket, which closes
+        // once its last bytes are written. Closed without an end (SSH dropped): cut it now.
+        opened.once('close', () => {
+          if (!opened.readableEnded) end();
+        });
         opened.on('error', () => end());
         // pipe() ends the other side on end (a half-close each way) and keeps the flow bounded.
         socket.pipe(opened);

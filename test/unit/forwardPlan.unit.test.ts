@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
+import { Duplex, type Readable } from 'node:stream';
 import { parseSettings, type ServerProfile } from '../../src/config';
 import {
   baseUrl,
@@ -167,6 +168,48 @@ describe('port forward (local sockets, a fake opener)', () => {
     } finally {
       await forward.close();
       await new Promise<void>((r) => echo.close(() => r()));
+    }
+  });
+
+  it('a large answer followed at once by the end of the channel reaches a slow reader whole', async () => {
+    // Like an ssh2 channel: the data, the end, then 'close' as soon as the end is read.
+    const size = 64 * 1024 * 1024;
+    let closed!: () => void;
+    const channelClosed = new Promise<void>((r) => (closed = r));
+    const channel = () => {
+      const stream = new Duplex({
+        read() {
+          this.push(Buffer.alloc(size, 7));
+          this.push(null);
+        },
+        write(_chunk, _encoding, callback) {
+          callback();
+        },
+      });
+      stream.once('end', () =>
+        setImmediate(() => {
+          stream.emit('close');
+          closed();
+        }),
+      );
+      return stream as unknown as NodeJS.ReadWriteStream & Readable;
+    };
+    const forward = await PortForward.open({ server: profile({ url: 'http://127.0.0.1:30000' }), connect: async () => async () => channel(), log });
+    try {
+      const client = net.connect({ host: '127.0.0.1', port: forward.info.localPort });
+      client.pause();
+      // The channel ends and closes while the reader has not read a byte.
+      await channelClosed;
+      let received = 0;
+      await new Promise<void>((resolve) => {
+        client.on('data', (d: Buffer) => (received += d.length));
+        client.on('end', () => resolve());
+        client.on('error', () => resolve());
+        client.resume();
+      });
+      assert.equal(received, size);
+    } finally {
+      await forward.close();
     }
   });
 });

@@ -3,10 +3,11 @@ import type { Controller } from './controller';
 import { enableParsersCommand } from './parserActions';
 import { copySudoersRuleCommand } from './ui/sudoersCommand';
 import { copyMcpConfigCommand } from './ui/mcpConfig';
+import { closeForwardCommand, forwardPortCommand } from './ui/forwardCommand';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(controller: Controller, log: vscode.LogOutputChannel, context: vscode.ExtensionContext): vscode.Disposable[] {
-  const table: Record<string, () => unknown> = {
+  const table: Record<string, (arg?: unknown) => unknown> = {
     'kimi.restartService': () => controller.restart(),
     'kimi.pollService': () => controller.poll(),
     'kimi.stopPolling': () => controller.stopPolling(),
@@ -17,6 +18,8 @@ export function registerCommands(controller: Controller, log: vscode.LogOutputCh
     'kimi.setApiKey': () => controller.setApiKey(),
     'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimi.copyMcpConfig': () => copyMcpConfigCommand(context, log),
+    'kimi.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
+    'kimi.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

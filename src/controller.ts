@@ -19,6 +19,7 @@ import { maskSecrets } from './util/secrets';
 const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
 const RESUME = 'Resume watching';
+const FORWARD_PORT = 'Forward port';
 const WATCHES_KEY = 'kimi.watchesUnderWay';
 /** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
 const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
@@ -284,6 +285,7 @@ export class Controller implements vscode.Disposable {
         this.render();
         break;
       case 'connected':
+      case 'forward':
         this.render();
         break;
     }
@@ -302,7 +304,7 @@ export class Controller implements vscode.Disposable {
     switch (outcome.end) {
       case 'ready':
         if (quiet) break;
-        if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
+        if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
         if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server);
         break;
       case 'failed':
@@ -317,6 +319,15 @@ export class Controller implements vscode.Disposable {
       default:
         if (note) void this.notify(outcome.end === 'stopped' ? 'info' : 'warn', note);
     }
+  }
+
+  /** "Ready", with the offer to use the server from this machine (an SSH server not forwarded yet). */
+  private async notifyReady(server: ServerProfile, state: LoadState): Promise<void> {
+    const offerForward = server.host !== undefined && !this.fleet.forwardOf(server);
+    const message = maskSecrets(readyMessage(server, state), [...(this.apiKeys?.known ?? [])]);
+    const choice = await vscode.window.showInformationMessage(message, ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]));
+    if (choice === SHOW_LOG) this.showLog();
+    if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimi.forwardPort', server.name);
   }
 
   /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */
@@ -465,6 +476,7 @@ export class Controller implements vscode.Disposable {
       refusal: snapshot?.refusal,
       endNote: server ? this.endNotes.get(server.name) : undefined,
       verification: snapshot?.verification,
+      forwardUrl: server ? this.fleet.forwardOf(server)?.baseUrl : undefined,
       configError: this.settings ? undefined : this.settingsErrors[0],
     });
   }

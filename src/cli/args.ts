@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify'] as const;
+export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** `wait --timeout`: default and largest value, in seconds. */
@@ -42,6 +42,8 @@ export interface CliCommand {
   readonly timeoutSeconds: number;
   /** logs: lines. */
   readonly lines: number;
+  /** forward: the local port asked for (else the server's port when free, else any free one). */
+  readonly localPort?: number;
 }
 
 export type ParsedArgs =
@@ -60,6 +62,7 @@ const OWN: Record<CommandName, readonly string[]> = {
   wait: ['timeout'],
   logs: ['lines'],
   verify: [],
+  forward: ['local-port'],
 };
 
 const OPTIONS = {
@@ -80,6 +83,7 @@ const OPTIONS = {
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
   lines: { type: 'string', short: 'n' },
+  'local-port': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -98,6 +102,11 @@ Commands:
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
   logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
   verify                 check that reasoning and tool-call parsing really work; exit 0 all passed, 1 not
+  forward [NAME] [--local-port N]
+                         the server on this machine: 127.0.0.1:N (default: the server's port when free,
+                         else any free one) tunnelled through the SSH connection; prints the base URL
+                         (http://127.0.0.1:N/v1) and runs until Ctrl-C (then exit 0); exit 1 when the
+                         host forbids TCP forwarding, 5 when the port is taken or the server is local
 
 Options:
   --server NAME          which server (default: kimi.activeServer, else the first)
@@ -148,7 +157,12 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   if (!(COMMANDS as readonly string[]).includes(name)) return { kind: 'error', message: `unknown command "${name}" (one of ${COMMANDS.join(', ')})` };
   const command = name as CommandName;
   if (values.help) return { kind: 'help', text: USAGE };
-  if (positionals.length > 1) return { kind: 'error', message: `unexpected argument "${positionals[1]}"` };
+  // forward NAME: the server may be named without --server.
+  const named = command === 'forward' && positionals.length >= 2 ? positionals[1] : undefined;
+  if (positionals.length > (named !== undefined ? 2 : 1)) return { kind: 'error', message: `unexpected argument "${positionals[named !== undefined ? 2 : 1]}"` };
+  if (named !== undefined && values.server !== undefined && values.server !== named) {
+    return { kind: 'error', message: `two servers named: "${named}" and --server "${values.server}"` };
+  }
 
   const allowed = new Set<string>([...COMMON, ...OWN[command]]);
   for (const key of Object.keys(values)) {
@@ -170,6 +184,12 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     const n = integer('-n', values.lines, 1, MAX_LOG_LINES);
     if (typeof n === 'string') return { kind: 'error', message: n };
     lines = n;
+  }
+  let localPort: number | undefined;
+  if (values['local-port'] !== undefined) {
+    const p = integer('--local-port', values['local-port'], 1, 65535);
+    if (typeof p === 'string') return { kind: 'error', message: p };
+    localPort = p;
   }
   let port: number | undefined;
   if (values.port !== undefined) {
@@ -194,7 +214,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     kind: 'command',
     command: {
       command,
-      server: values.server,
+      server: named ?? values.server,
       json: values.json ?? false,
       verbose: values.verbose ?? false,
       configFile: values.config,
@@ -205,6 +225,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       wait: values.wait ?? false,
       timeoutSeconds,
       lines,
+      ...(localPort !== undefined ? { localPort } : {}),
     },
   };
 }

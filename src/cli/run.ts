@@ -36,6 +36,7 @@ import {
   waitSummaryLine,
 } from './format';
 import { confirm, terminalUi, type Terminal } from './prompt';
+import { ForwardError, openedLine } from '../fleet/forwardPlan';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -126,6 +127,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await logs(ctx);
       case 'verify':
         return await verify(ctx);
+      case 'forward':
+        return await forward(ctx);
     }
   } catch (error) {
     if (error instanceof Interrupted) {
@@ -302,3 +305,33 @@ async function verify(ctx: Context): Promise<number> {
   return result.allPassed ? EXIT.ok : EXIT.failed;
 }
 
+
+/** Opens the forward and keeps it until SIGINT/SIGTERM: the normal end of this command (exit 0). */
+async function forward(ctx: Context): Promise<number> {
+  const { cmd, io, fleet, server } = ctx;
+  if (server.host !== undefined) {
+    const refusedCode = await connect(ctx);
+    if (refusedCode !== undefined) return refusedCode;
+  }
+  let info;
+  try {
+    ({ info } = await ctx.interruptible(fleet.forward(server, cmd.localPort !== undefined ? { localPort: cmd.localPort } : {})));
+  } catch (error) {
+    if (!(error instanceof ForwardError)) throw error;
+    const code = error.kind === 'prohibited' ? EXIT.failed : EXIT.config;
+    if (cmd.json) io.stdout(errorLine(error.message, code, true, 'forward'));
+    io.stderr(`kimi-service: ${error.message}`);
+    return code;
+  }
+  io.stdout(cmd.json ? JSON.stringify({ event: 'forward', ...info }) : openedLine(info));
+  if (!cmd.json) io.stderr('Press Ctrl-C to close the forward.');
+  try {
+    await ctx.interruptible(new Promise<never>(() => undefined));
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+  }
+  await fleet.closeForward(server);
+  if (cmd.json) io.stdout(JSON.stringify({ event: 'closed', server: server.name, localPort: info.localPort }));
+  else io.stderr(`Closed 127.0.0.1:${info.localPort}.`);
+  return EXIT.ok;
+}

@@ -25,6 +25,8 @@ const RECENT_LOG_LINES = 500;
 const ATTACH_WAIT_MS = 10_000;
 import { errorText } from '../util/errors';
 import { describe } from '../ui/messages';
+import { PortForwards } from './portForward';
+import type { ForwardInfo } from './forwardPlan';
 
 export type FleetEvent =
   | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
@@ -35,7 +37,9 @@ export type FleetEvent =
   | { readonly type: 'connected'; readonly server: ServerProfile }
   | { readonly type: 'verified'; readonly server: ServerProfile; readonly summary: string; readonly allPassed: boolean | undefined }
   /** A watch began, or ended for good. */
-  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean };
+  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
+  /** A port forward opened (`forward`) or closed (undefined). */
+  | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
 /** One server as every front shows it. */
 export interface ServerSnapshot {
@@ -48,6 +52,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** The local port forwarded to the server's url, if any. */
+  readonly forwardedPort?: number;
 }
 
 export interface FleetDeps {
@@ -85,6 +91,7 @@ export class Fleet {
   private readonly recentLog = new Map<string, RingBuffer<string>>();
   private readonly log: (level: LogLevel, message: string) => void;
   readonly insights: LoadInsights;
+  private readonly forwards: PortForwards;
   private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
@@ -98,6 +105,12 @@ export class Fleet {
       }
       deps.log(level, message);
     };
+    this.forwards = new PortForwards({
+      // The server as configured now: a changed login or key gets the new session.
+      connect: (server) => this.connect(this.server(server.name) ?? server),
+      log: this.log,
+      onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
+    });
   }
 
   onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
@@ -120,6 +133,7 @@ export class Fleet {
   configure(next: Settings): void {
     const previous = this.settings;
     this.settings = next;
+    this.forwards.reconfigure(next.servers);
     if (!previous) return;
     const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
     for (const [name, session] of this.sessions) {
@@ -144,6 +158,7 @@ export class Fleet {
 
   snapshot(server: ServerProfile): ServerSnapshot {
     const session = this.sessions.get(server.name);
+    const forwardedPort = this.forwards.info(server.name)?.localPort;
     return {
       server,
       state: session?.state,
@@ -151,6 +166,7 @@ export class Fleet {
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
+      ...(forwardedPort !== undefined ? { forwardedPort } : {}),
     };
   }
 
@@ -447,6 +463,25 @@ export class Fleet {
     }
   }
 
+  /**
+   * Opens 127.0.0.1:PORT on this machine, tunnelled to the server's url through its SSH
+   * connection (see portForward.ts); the open forward when there is one (`already`). Throws a
+   * ForwardError (host "local", forwarding forbidden by sshd, port taken) or a TransportError.
+   */
+  forward(server: ServerProfile, options: { localPort?: number } = {}): Promise<{ info: ForwardInfo; already: boolean }> {
+    return this.forwards.open(server, options.localPort);
+  }
+
+  /** Closes the server's forward; false when none was open. */
+  closeForward(server: ServerProfile): Promise<boolean> {
+    return this.forwards.close(server.name);
+  }
+
+  /** The server's open forward, if any. */
+  forwardOf(server: ServerProfile): ForwardInfo | undefined {
+    return this.forwards.info(server.name);
+  }
+
   private refused(server: ServerProfile, error: TransportError): void {
     const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
     const previous = this.refusals.get(server.name);
@@ -477,6 +512,7 @@ export class Fleet {
     this.disposed = true;
     // Watches cancelled by the disposal are nobody's news.
     this.events.dispose();
+    void this.forwards.dispose();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const session of [...this.sessions.values(), ...this.stale]) session.dispose();

@@ -98,6 +98,13 @@ export class ChannelLimitedTransport implements Transport {
     }
   };
 
+  /**
+   * A forwarded TCP stream outside the cap (port forwarding): sshd's MaxSessions counts sessions,
+   * not direct-tcpip channels, and a local client's long request must not starve the watch.
+   */
+  openUncappedStream = (host: string, port: number): Promise<NodeJS.ReadWriteStream & Duplex> =>
+    this.inner.openStream(host, port) as Promise<NodeJS.ReadWriteStream & Duplex>;
+
   dispose(): void {
     this.inner.dispose();
   }

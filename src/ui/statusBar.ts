@@ -31,6 +31,8 @@ export interface StatusView {
   readonly configError?: string;
   /** The last connection to the server was refused (host key, login...): said before any state. */
   readonly refusal?: Refusal;
+  /** The base URL of the server's port forwarded to this machine, if any. */
+  readonly forwardUrl?: string | undefined;
 }
 
 /** " · 3m left" while loading, once the ETA is known and not yet disproved by the clock. */
@@ -60,6 +62,7 @@ export function statusTooltip(view: StatusView, now: number): string {
   const lines: string[] = [];
   const server = view.server;
   if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
+  if (view.forwardUrl) lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi: Close forwarded port" to close)`);
   if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);
   const state = view.state;
   if (!state || !view.watching) {

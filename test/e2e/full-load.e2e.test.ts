@@ -2,6 +2,8 @@
 // status bar "Kimi: loading NN%" rising -> "Kimi: ready"; the ready notification; Show log ->
 // the Output panel's "Kimi Service" channel; then the parser verification notification.
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as net from 'node:net';
 import { isRestartConfirm, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
 import {
   clickDialogButton,
@@ -78,6 +80,7 @@ describe('e2e: full load', function () {
     assert.match(note.text, /sim/, 'names the server');
     assert.match(note.text, /\d+\s*(m|s)\b|\d+m \d+s/, 'says how long the load took');
     assert.ok(note.buttons.includes('Show log'), `buttons: ${note.buttons}`);
+    assert.ok(note.buttons.includes('Forward port'), `the ready notification offers the forward: ${note.buttons}`);
     assert.equal(await statusText(page), 'Kimi: ready');
   });
 
@@ -105,5 +108,44 @@ describe('e2e: full load', function () {
     assert.equal(await statusText(page), 'Kimi: ready');
     const failed = (await statusHistory(page)).filter((h) => /failed/.test(h.text));
     assert.deepEqual(failed, []);
+  });
+
+  it('Forward server port: the base URL shown, a request from this machine through it, in the tooltip; Close forward frees it', async () => {
+    const page = scenario().page;
+    await runCommand(page, 'Forward server port');
+    const note = await waitForNotification(page, /forwarded to this machine/, { timeoutMs: 30_000, severity: 'info' });
+    console.log(`    forward notification: ${JSON.stringify(note)}`);
+    await screenshot(page, 'full-forwarded');
+    const port = Number(/http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(note.text)?.[1]);
+    assert.ok(port > 0, `a base URL in: ${note.text}`);
+    assert.ok(note.buttons.includes('Copy base URL') && note.buttons.includes('Close forward'), `buttons: ${note.buttons}`);
+    // The extension host runs on this machine: its 127.0.0.1 is ours.
+    const models = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/v1/models', agent: false }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        })
+        .on('error', reject);
+    });
+    assert.equal(models.status, 200, models.body);
+    assert.match(models.body, /"object":\s*"list"/);
+    const tooltip = await statusTooltip(page);
+    assert.match(tooltip, new RegExp(`Forwarded to this machine: http://127\\.0\\.0\\.1:${port}/v1`), tooltip);
+
+    await clickNotificationButton(page, /forwarded to this machine/, 'Close forward');
+    const refused = async () =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        socket.once('connect', () => (socket.destroy(), resolve(false)));
+        socket.once('error', () => resolve(true));
+      });
+    const deadline = Date.now() + 10_000;
+    while (!(await refused())) {
+      assert.ok(Date.now() < deadline, `127.0.0.1:${port} still open after Close forward`);
+      await page.waitForTimeout(100);
+    }
+    assert.doesNotMatch(await statusTooltip(page), /Forwarded to this machine/);
   });
 });

@@ -92,3 +92,24 @@ describe('cli: argument parsing', () => {
     assert.equal(parseCliArgs(['--version']).kind, 'version');
   });
 });
+
+describe('cli: forward', () => {
+  it('names its server as an argument or with --server, takes --local-port', () => {
+    const c = command(['forward', 'gpu2', '--local-port', '8080']);
+    assert.equal(c.command, 'forward');
+    assert.equal(c.server, 'gpu2');
+    assert.equal(c.localPort, 8080);
+    assert.equal(command(['forward', '--server', 'gpu2']).server, 'gpu2');
+    assert.equal(command(['forward', 'gpu2', '--server', 'gpu2']).server, 'gpu2');
+    assert.equal(command(['forward']).localPort, undefined);
+  });
+
+  it('refuses two different servers, extra arguments, a bad port, --local-port on other commands, a name on other commands', () => {
+    assert.match(error(['forward', 'a', '--server', 'b']), /two servers named: "a" and --server "b"/);
+    assert.match(error(['forward', 'a', 'b']), /unexpected argument "b"/);
+    assert.match(error(['forward', '--local-port', '0']), /--local-port must be between 1 and 65535/);
+    assert.match(error(['forward', '--local-port', 'http']), /--local-port "http" is not a whole number/);
+    assert.match(error(['status', '--local-port', '8080']), /--local-port is not an option of status/);
+    assert.match(error(['status', 'gpu2']), /unexpected argument "gpu2"/);
+  });
+});

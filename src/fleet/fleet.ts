@@ -36,6 +36,8 @@ export type FleetEvent =
   /** A watch began, or ended for good. */
   | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean };
 
+export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
+
 /** One server as every front shows it. */
 export interface ServerSnapshot {
   readonly server: ServerProfile;
@@ -47,6 +49,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** Per node, rank 0 first, for a multi-node server. */
+  readonly nodes?: readonly NodeSnapshot[];
 }
 
 export interface FleetDeps {
@@ -78,6 +82,8 @@ export class Fleet {
   private readonly stale = new Set<ServerSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
+  /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
+  private readonly firstLook = new Set<string>();
   private readonly events = new Emitter<FleetEvent>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
@@ -301,7 +307,8 @@ export class Fleet {
         },
         onAlert: (alert) => this.events.fire({ type: 'alert', server, alert }),
         onEnd: (outcome) => {
-          const quietEnd = quiet && first && outcome.end === 'ready';
+          const firstLook = first && this.firstLook.delete(server.name);
+          const quietEnd = (quiet && first && outcome.end === 'ready') || firstLook;
           first = false;
           void this.onEnd(server, session, outcome, quietEnd);
         },
@@ -311,6 +318,29 @@ export class Fleet {
     );
     this.events.fire({ type: 'watching', server, watching: true });
     return watching;
+  }
+
+  /**
+   * Watches every configured server that nothing watches yet (attach, never restart): the
+   * steady state of each, one connection and one watch per server. The first end of each such
+   * watch (the state found at the first look) is quiet. `skip` leaves out servers a front
+   * cannot reach (e.g. `local` on the UI side of a remote window). The names now watched.
+   */
+  watchAll(skip: (server: ServerProfile) => boolean = () => false): string[] {
+    const started: string[] = [];
+    for (const server of this.servers) {
+      const session = this.sessions.get(server.name);
+      if (session?.watching || this.pending.has(server.name) || skip(server)) continue;
+      // A host key the user refused (or that changed) is not asked about again behind their back.
+      if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
+      this.firstLook.add(server.name);
+      started.push(server.name);
+      void this.watch(server, 'attach', true).catch((error) => {
+        this.firstLook.delete(server.name);
+        this.log('warn', `[${server.name}] Cannot watch: ${errorText(error)}`);
+      });
+    }
+    return started;
   }
 
   /** Each change of state word or phase is a log line (every front's log, and `logs`). */

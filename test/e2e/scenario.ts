@@ -47,7 +47,8 @@ export interface ScenarioOptions {
   hostKeyPolicy?: 'ask' | 'strict' | 'accept-new';
   /** Put the host's key in the known-hosts file (default true). */
   knownHost?: boolean;
-  settings?: Record<string, unknown>;
+  /** Extra user settings, or a function of the started host that returns them. */
+  settings?: Record<string, unknown> | ((host: GpuHost) => Record<string, unknown>);
 }
 
 export interface Scenario {
@@ -105,7 +106,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
     cs = await startCodeServer({
       vsix: [vsix],
-      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', opts.settings),
+      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', typeof opts.settings === 'function' ? opts.settings(host) : opts.settings),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
       env: { SSH_AUTH_SOCK: undefined },

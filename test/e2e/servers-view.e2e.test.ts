@@ -1,0 +1,76 @@
+// The servers view (issue 12) in code-server: two configured servers in different states, the
+// active one restarted to ready (parsers verified) and another whose unit does not exist on the
+// host (failed, watched in the background without being asked), each a row with its state
+// word; the status bar counts the other server that is not ready.
+import assert from 'node:assert/strict';
+import { printResultsDir, unitWithParsers, useScenario } from './scenario';
+import { runCommand, screenshot, statusTooltip, waitForNotification, waitForStatus } from './workbench';
+import { serverEntry } from '../integration/simHost';
+import type { Page } from 'playwright-core';
+
+after(printResultsDir);
+
+/** The rows of the Kimi Servers tree as the user reads them (label and description). */
+async function serverRows(page: Page): Promise<string[]> {
+  return page
+    .locator('.part.sidebar .monaco-list-row')
+    .evaluateAll((els) =>
+      els
+        .map((el) =>
+          ['.label-name', '.label-description']
+            .map((selector) => (el.querySelector<HTMLElement>(selector)?.innerText ?? '').replace(/\s+/g, ' ').trim())
+            .filter(Boolean)
+            .join(' '),
+        )
+        .filter(Boolean),
+    );
+}
+
+async function waitForRows(page: Page, wanted: (rows: string[]) => boolean, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let rows: string[] = [];
+  while (Date.now() < deadline) {
+    rows = await serverRows(page);
+    if (wanted(rows)) return rows;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`servers view rows never matched; last: ${JSON.stringify(rows)}`);
+}
+
+describe('e2e: the servers view', function () {
+  const scenario = useScenario({
+    name: 'servers-view',
+    gpuHost: { shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 20, warmReadMBps: 20, warmupSeconds: 0.3 } },
+    unitText: unitWithParsers,
+    hostKeyPolicy: 'strict',
+    knownHost: true,
+    settings: (host) => ({
+      // The second server is the same host with a unit it does not have: failed, "not known to systemd".
+      'kimi.servers': [serverEntry(host, 'sim'), { ...serverEntry(host, 'other'), unit: 'sglang-missing' }],
+      'kimi.confirmRestart': false,
+      'kimi.healthIntervalSeconds': 5,
+    }),
+  });
+
+  it('two servers, two states: a row each with the state word, and "· 1 failed" in the status bar', async () => {
+    const s = scenario();
+    const page = s.page;
+    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
+    await runCommand(page, 'Kimi: Focus on Kimi Servers View');
+    const before = await waitForRows(page, (rows) => rows.some((r) => /^other\b.*failed/.test(r)), 60_000);
+    console.log(`    rows before the restart: ${JSON.stringify(before)}`);
+    assert.ok(before.some((r) => /^sim \(active\) not watched/.test(r)), `the active server is not watched yet: ${JSON.stringify(before)}`);
+
+    await runCommand(page, 'Restart Kimi service');
+    await waitForStatus(page, /Kimi: ready · 1 failed/, { timeoutMs: 90_000, failOn: /Kimi: (failed|unreachable)/ });
+    await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000, severity: 'info' });
+    const rows = await waitForRows(page, (r) => r.some((x) => /^sim \(active\) ready · up .* · Parsers verified/.test(x)), 30_000);
+    await screenshot(page, 'servers-view-two-states');
+    console.log(`    rows: ${JSON.stringify(rows)}`);
+    const other = rows.find((r) => r.startsWith('other '));
+    assert.match(other ?? '', /^other failed · the unit is not known to systemd/);
+    assert.equal(rows.filter((r) => /^(sim|other)\b/.test(r)).length, 2, 'one row per server');
+    const tooltip = await statusTooltip(page);
+    assert.match(tooltip, /Other servers not ready:\s*other: failed/);
+  });
+});

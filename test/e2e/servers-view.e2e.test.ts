@@ -73,4 +73,16 @@ describe('e2e: the servers view', function () {
     const tooltip = await statusTooltip(page);
     assert.match(tooltip, /Other servers not ready:\s*other: failed/);
   });
+
+  it('"Make active" from a row\'s context menu acts on that row\'s server', async () => {
+    const page = scenario().page;
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: 'other' }).click({ button: 'right' });
+    const item = page.locator('.context-view .action-item', { hasText: 'Make active' });
+    await item.waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot(page, 'servers-view-context-menu');
+    await item.click();
+    await waitForStatus(page, /^Kimi: failed$/, { timeoutMs: 30_000 });
+    const rows = await waitForRows(page, (r) => r.some((x) => x.startsWith('other (active) failed')) && r.some((x) => /^sim ready/.test(x)), 15_000);
+    console.log(`    rows after "Make active": ${JSON.stringify(rows)}`);
+  });
 });

@@ -54,6 +54,8 @@ export class Controller implements vscode.Disposable {
   private readonly backgroundOnly = new Set<string>();
   /** Background watches start once the resume offer knows which servers it offers back. */
   private backgroundWatchesAllowed = false;
+  /** Servers whose watch the user stopped: not watched again in the background until a command watches them. */
+  private readonly stoppedByUser = new Set<string>();
   /** Servers in a rolling restart: the roll checks their parsers itself. */
   private readonly rolling = new Set<string>();
 
@@ -149,11 +151,13 @@ export class Controller implements vscode.Disposable {
     if (target !== undefined) {
       const server = this.requireServer(target);
       if (!server) return;
+      this.stoppedByUser.add(server.name);
       if (this.fleet.stop(server)) this.log.info(`Stopped watching ${server.name}.`);
       else void vscode.window.showInformationMessage(`Kimi: ${server.name} is not being watched.`);
       return;
     }
     const stopped = this.fleet.stopAll();
+    for (const name of stopped) this.stoppedByUser.add(name);
     if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
     else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
   }
@@ -213,7 +217,9 @@ export class Controller implements vscode.Disposable {
     const settings = this.loadedSettings;
     if (!settings?.watchAfterReady || !this.backgroundWatchesAllowed || this.disposed) return;
     const active = activeProfile(settings)?.name;
-    const started = this.fleet.watchAll((s) => s.name === active || offeredBack.has(s.name) || localHostRefusal(s, this.uiSideOfRemote) !== undefined);
+    const started = this.fleet.watchAll(
+      (s) => s.name === active || offeredBack.has(s.name) || this.stoppedByUser.has(s.name) || localHostRefusal(s, this.uiSideOfRemote) !== undefined,
+    );
     for (const name of started) this.backgroundOnly.add(name);
     if (started.length > 0) this.log.info(`Watching in the background: ${started.join(', ')}.`);
   }
@@ -240,6 +246,7 @@ export class Controller implements vscode.Disposable {
    * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
    */
   async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
+    this.stoppedByUser.delete(server.name);
     if (!(await this.openSession(server))) return undefined;
     const snapshot = this.fleet.snapshot(server);
     if (snapshot.loading) {

@@ -386,7 +386,6 @@ export class Controller implements vscode.Disposable {
     if (quiet) return;
     switch (outcome.end) {
       case 'ready':
-        if (quiet) break;
         if (this.settings?.notifyWhenReady) void this.notify('info', readyMessage(server, outcome.state));
         if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name)) await this.verifyParsers(server);
         break;

@@ -67,7 +67,8 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   const parts: string[] = [report.state];
   if (report.progressPercent !== null) parts[0] = `${report.state} ${report.progressPercent}%`;
   if (report.etaSeconds !== null) parts.push(`about ${formatEta(report.etaSeconds * 1000)}`);
-  if (watched && state.verdict === 'ready' && state.readyAt !== undefined) parts.push(`up ${formatDuration(now - state.readyAt)}`);
+  // Uptime as systemd counts it, from the process start: a server found ready by a first look was up long before.
+  if (watched && state.verdict === 'ready' && state.readyAt !== undefined) parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);
   if (snapshot.verification) parts.push(snapshot.verification);
   if (report.lastError) parts.push(shorten(report.lastError, ERROR_ON_ROW));
   const active = snapshot.server.name === activeName;

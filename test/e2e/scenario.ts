@@ -49,6 +49,8 @@ export interface ScenarioOptions {
   knownHost?: boolean;
   /** Extra user settings, or a function of the started host that returns them. */
   settings?: Record<string, unknown> | ((host: GpuHost) => Record<string, unknown>);
+  /** Extra environment of the extension host (e.g. a HOME of the scenario's own, in `tmp`). */
+  env?: (host: GpuHost, tmp: string) => Record<string, string | undefined>;
 }
 
 export interface Scenario {
@@ -109,7 +111,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
       settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', typeof opts.settings === 'function' ? opts.settings(host) : opts.settings),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
-      env: { SSH_AUTH_SOCK: undefined },
+      env: { SSH_AUTH_SOCK: undefined, ...opts.env?.(host, tmp) },
     });
     wb = await openWorkbench(cs.url);
     return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };

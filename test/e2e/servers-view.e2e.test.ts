@@ -7,8 +7,20 @@ import { printResultsDir, unitWithParsers, useScenario } from './scenario';
 import { runCommand, screenshot, statusTooltip, waitForNotification, waitForStatus } from './workbench';
 import { serverEntry } from '../integration/simHost';
 import type { Page } from 'playwright-core';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 after(printResultsDir);
+
+/** Waits for the quick input titled `title`, types `text` and presses Enter. */
+async function answerQuickInput(page: Page, title: RegExp, text: string): Promise<void> {
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 30_000 });
+  const input = widget.locator('.quick-input-box input');
+  await input.fill(text);
+  await page.waitForTimeout(300);
+  await input.press('Enter');
+}
 
 /** The rows of the Kimi Servers tree as the user reads them (label and description). */
 async function serverRows(page: Page): Promise<string[]> {
@@ -44,6 +56,17 @@ describe('e2e: the servers view', function () {
     unitText: unitWithParsers,
     hostKeyPolicy: 'strict',
     knownHost: true,
+    // A HOME of its own whose ~/.ssh/config names the host: "Add server" offers that alias.
+    env: (host, tmp) => {
+      const home = join(tmp, 'home');
+      mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
+      writeFileSync(
+        join(home, '.ssh', 'config'),
+        `Host gpu-sim\n  HostName ${host.sshHost}\n  Port ${host.sshPort}\n  User ${host.username}\n  IdentityFile ${host.clientKeyPath}\n  IdentitiesOnly yes\n`,
+        { mode: 0o600 },
+      );
+      return { HOME: home };
+    },
     settings: (host) => ({
       // The second server is the same host with a unit it does not have: failed, "not known to systemd".
       'kimi.servers': [serverEntry(host, 'sim'), { ...serverEntry(host, 'other'), unit: 'sglang-missing' }],
@@ -84,5 +107,26 @@ describe('e2e: the servers view', function () {
     await waitForStatus(page, /^Kimi: failed$/, { timeoutMs: 30_000 });
     const rows = await waitForRows(page, (r) => r.some((x) => x.startsWith('other (active) failed')) && r.some((x) => /^sim ready/.test(x)), 15_000);
     console.log(`    rows after "Make active": ${JSON.stringify(rows)}`);
+  });
+
+  it('Add server: a ~/.ssh/config host, its SGLang unit, a name; the new row is watched at once', async () => {
+    const s = scenario();
+    const page = s.page;
+    await runCommand(page, 'Kimi: Add server');
+    await answerQuickInput(page, /add server \(1\/3\)/, 'gpu-sim');
+    await answerQuickInput(page, /add server \(2\/3\)/, s.host.unit);
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: /add server \(3\/3\)/ }).waitFor({ state: 'visible', timeout: 30_000 });
+    const proposed = await widget.locator('.quick-input-box input').inputValue();
+    assert.equal(proposed, `gpu-sim-${s.host.unitName}`);
+    await screenshot(page, 'servers-view-add-server-name');
+    await widget.locator('.quick-input-box input').press('Enter');
+    const added = await waitForNotification(page, /Kimi: added gpu-sim-/, { timeoutMs: 30_000, severity: 'info' });
+    assert.match(added.text, new RegExp(`${s.host.unit} on gpu-sim, ${s.host.serverUrl.replace(/[.]/g, '[.]')}`));
+    // Same unit as "sim", which is ready: the new server's background watch says so.
+    const rows = await waitForRows(page, (r) => r.some((x) => /^gpu-sim-\S+ ready/.test(x)), 60_000);
+    await screenshot(page, 'servers-view-added');
+    console.log(`    rows after Add server: ${JSON.stringify(rows)}`);
+    assert.equal(rows.filter((r) => /^(sim|other|gpu-sim-)/.test(r)).length, 3);
   });
 });

@@ -25,14 +25,14 @@ const snap = (name: string, state: LoadState | undefined, extra: Partial<ServerS
 describe('servers view rows', () => {
   const now = 3_600_000 + 125_000;
 
-  it('one row per server: the report\'s state word, uptime when ready, the parser check, the active one marked', () => {
+  it('one row per server: the report\'s state word, uptime (from the process start) when ready, the parser check, the active one marked', () => {
     const [a, b, c] = serverRows([
       snap('a', ready(125_000), { verification: 'Parsers verified' }),
       snap('b', failed()),
       snap('c', loading(), { loading: true }),
     ], 'a', now);
     assert.equal(a!.label, 'a (active)');
-    assert.equal(a!.description, 'ready · up 1h 0m · Parsers verified');
+    assert.equal(a!.description, 'ready · up 1h 2m · Parsers verified', 'up since the process started (1 s), not since ready');
     assert.equal(a!.icon, 'check');
     assert.equal(a!.contextValue, 'kimiServer.active.watching');
     assert.equal(a!.serverName, 'a');

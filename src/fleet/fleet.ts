@@ -84,6 +84,8 @@ export class Fleet {
   private readonly verification = new Map<string, string>();
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
   private readonly firstLook = new Set<string>();
+  /** Servers whose watch moves to a new session on the next tick (configure). */
+  private readonly rewatching = new Set<string>();
   private readonly events = new Emitter<FleetEvent>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
@@ -143,7 +145,14 @@ export class Fleet {
       this.sessions.delete(name);
       const wasWatching = session.watching;
       session.dispose();
-      if (wasWatching && profile && next.watchAfterReady) this.later(() => void this.watch(profile, 'attach', true));
+      if (wasWatching && profile && next.watchAfterReady) {
+        // watchAll, called right after with the same settings, leaves this one to the timer.
+        this.rewatching.add(name);
+        this.later(() => {
+          this.rewatching.delete(name);
+          void this.watch(profile, 'attach', true);
+        });
+      }
     }
   }
 
@@ -330,7 +339,7 @@ export class Fleet {
     const started: string[] = [];
     for (const server of this.servers) {
       const session = this.sessions.get(server.name);
-      if (session?.watching || this.pending.has(server.name) || skip(server)) continue;
+      if (session?.watching || this.pending.has(server.name) || this.rewatching.has(server.name) || skip(server)) continue;
       // A host key the user refused (or that changed) is not asked about again behind their back.
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);

@@ -119,9 +119,9 @@ export async function rollingRestart(fleet: RollingFleet, servers: readonly Serv
   return { kind: 'done', restarted };
 }
 
-/** The servers a roll proposes: those whose model path is the active server's (just the active one when unknown). */
-export function sameModelDefaults(names: readonly string[], modelPaths: ReadonlyMap<string, string | undefined>, active: string | undefined): string[] {
-  const activePath = active ? modelPaths.get(active) : undefined;
-  if (activePath === undefined) return active && names.includes(active) ? [active] : [];
-  return names.filter((name) => modelPaths.get(name) === activePath);
+/** The servers a roll proposes: those whose model path is `reference`'s (the active server's; just it when unknown). */
+export function sameModelDefaults(names: readonly string[], modelPaths: ReadonlyMap<string, string | undefined>, reference: string | undefined): string[] {
+  const path = reference ? modelPaths.get(reference) : undefined;
+  if (path === undefined) return reference && names.includes(reference) ? [reference] : [];
+  return names.filter((name) => modelPaths.get(name) === path);
 }

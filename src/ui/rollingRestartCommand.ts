@@ -50,7 +50,8 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
     { location: vscode.ProgressLocation.Window, title: 'Kimi: reading the model of each server' },
     () => modelPaths(fleet, servers),
   );
-  const defaults = new Set(preselected ? [preselected] : sameModelDefaults(servers.map((s) => s.name), paths, deps.activeName));
+  // From a row: that server and those serving the same model; else the active server's.
+  const defaults = new Set(sameModelDefaults(servers.map((s) => s.name), paths, preselected ?? deps.activeName));
   const picked = await vscode.window.showQuickPick(
     servers.map((server) => ({
       label: server.name,

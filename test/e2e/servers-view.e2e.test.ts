@@ -129,4 +129,36 @@ describe('e2e: the servers view', function () {
     console.log(`    rows after Add server: ${JSON.stringify(rows)}`);
     assert.equal(rows.filter((r) => /^(sim|other|gpu-sim-)/.test(r)).length, 3);
   });
+
+  it('rolling restart from the view\'s title: the servers of the active server\'s model preselected, one after the other, done', async () => {
+    const s = scenario();
+    const page = s.page;
+    await page.locator('.part.sidebar .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^sim$/ }) }).click({ button: 'right' });
+    await page.locator('.context-view .action-item', { hasText: 'Make active' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await screenshot(page, 'servers-view-make-sim-active');
+    await page.locator('.context-view .action-item', { hasText: 'Make active' }).click();
+    await waitForStatus(page, /^Kimi: ready · 1 failed$/, { timeoutMs: 30_000 });
+    const restartsBefore = (await s.host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
+    await page.locator('.part.sidebar .title-actions .action-label[aria-label="Restart servers one by one"], .part.sidebar .pane-header .action-label[aria-label="Restart servers one by one"]').first().click();
+    const widget = page.locator('.quick-input-widget');
+    await widget.locator('.quick-input-title', { hasText: /restart servers one by one/i }).waitFor({ state: 'visible', timeout: 30_000 });
+    await page.waitForTimeout(500);
+    const checked = await widget.locator('.quick-input-list .monaco-list-row').evaluateAll((els) =>
+      els
+        .map((el) => ({
+          name: el.querySelector<HTMLElement>('.label-name')?.innerText.trim() ?? '',
+          checked: el.getAttribute('aria-checked') === 'true' || (el.querySelector('input[type=checkbox]') as HTMLInputElement | null)?.checked === true,
+        }))
+        .filter((row) => row.checked)
+        .map((row) => row.name),
+    );
+    await screenshot(page, 'servers-view-rolling-pick');
+    assert.deepEqual(checked.sort(), [`gpu-sim-${s.host.unitName}`, 'sim'], 'the servers of the same model are preselected, not "other"');
+    await widget.locator('.quick-input-box input').press('Enter');
+    const done = await waitForNotification(page, /Rolling restart (done|stopped|cancelled)/, { timeoutMs: 120_000 });
+    await screenshot(page, 'servers-view-rolling-done');
+    assert.match(done.text, new RegExp(`Rolling restart done: sim, gpu-sim-${s.host.unitName} restarted, ready and verified`));
+    const restarts = (await s.host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length - restartsBefore;
+    assert.equal(restarts, 2, 'one restart per server of the roll');
+  });
 });

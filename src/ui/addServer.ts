@@ -59,7 +59,7 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   const config = vscode.workspace.getConfiguration('kimi');
   const rawServers = config.inspect<unknown[]>('servers')?.globalValue;
   const existing = (Array.isArray(rawServers) ? rawServers : []) as Record<string, unknown>[];
-  const taken = (config.get<Record<string, unknown>[]>('servers') ?? []).map((s) => String(s?.name));
+  const taken = [...(config.get<Record<string, unknown>[]>('servers') ?? []), ...existing].map((s) => String(s?.name));
   const target = await pickHost();
   if (!target) return;
 
@@ -131,6 +131,11 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   });
   if (name === undefined || serverNameProblem(name, taken)) return;
   const entry = serverEntry(name, target, unitPick.unit, loginUid(found.stdout));
+  const valid = parseSettings({ servers: [entry] });
+  if (!valid.ok) {
+    void vscode.window.showErrorMessage(`Kimi: the entry for ${printable(name)} would not be valid: ${valid.errors[0]} Nothing was added.`);
+    return;
+  }
   await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);
   log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimi.servers).`);
   const shadowed = vscode.workspace.getConfiguration('kimi').inspect('servers')?.workspaceValue !== undefined;

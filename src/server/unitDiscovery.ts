@@ -57,7 +57,9 @@ export function serverUrlOf(argv: readonly string[]): string {
   const host = getFlag(argv, '--host');
   const portText = getFlag(argv, '--port');
   const port = portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535 ? Number(portText) : SGLANG_DEFAULT_PORT;
-  let address = host === undefined || host === '' || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
+  // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
+  const unknown = host === undefined || host === '' || host.includes('$');
+  let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
   if (address.includes(':') && !address.startsWith('[')) address = `[${address}]`;
   return `http://${address}:${port}`;
 }

@@ -52,6 +52,7 @@ describe('unit discovery: the SGLang servers of a host', () => {
     assert.equal(serverUrlOf(argv(['--host', '::', '--port=31000'])), 'http://127.0.0.1:31000');
     assert.equal(serverUrlOf(argv(['--host', '10.0.0.5', '--port', '99999'])), 'http://10.0.0.5:30000');
     assert.equal(serverUrlOf(argv(['--port', '$PORT'])), 'http://127.0.0.1:30000');
+    assert.equal(serverUrlOf(argv(['--host', '${HOST}', '--port', '8000'])), 'http://127.0.0.1:8000');
   });
 
   it('one command: list units and unit files, then one systemctl show; unit names filtered first', () => {

@@ -51,6 +51,8 @@ export interface ServerSnapshot {
   readonly verification: string | undefined;
   /** Per node, rank 0 first, for a multi-node server. */
   readonly nodes?: readonly NodeSnapshot[];
+  /** The local port forwarded to the server's url, if any. */
+  readonly forwardedPort?: number;
 }
 
 export interface FleetDeps {

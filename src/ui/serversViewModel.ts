@@ -70,6 +70,7 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   // Uptime as systemd counts it, from the process start: a server found ready by a first look was up long before.
   if (watched && state.verdict === 'ready' && state.readyAt !== undefined) parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);
   if (snapshot.verification) parts.push(snapshot.verification);
+  if (snapshot.forwardedPort !== undefined) parts.push(`forwarded to localhost:${snapshot.forwardedPort}`);
   if (report.lastError) parts.push(shorten(report.lastError, ERROR_ON_ROW));
   const active = snapshot.server.name === activeName;
   const where = `${snapshot.server.host ?? 'this machine'}, unit ${snapshot.server.unit}`;
@@ -78,6 +79,7 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
     report.summary,
     ...(report.lastError ? [`Last error: ${report.lastError}`] : []),
     `Parsers: ${snapshot.verification ?? 'not verified yet'}`,
+    ...(snapshot.forwardedPort !== undefined ? [`${snapshot.server.url} is forwarded to http://localhost:${snapshot.forwardedPort}`] : []),
   ].join('\n');
   return {
     kind: 'server',

@@ -42,6 +42,9 @@ describe('servers view rows', () => {
     assert.equal(b!.contextValue, 'kimiServer.watching');
     assert.match(c!.description, /^loading 45%/);
     assert.match(c!.tooltip, /Parsers: not verified yet/);
+    const [forwarded] = serverRows([snap('f', ready(125_000), { forwardedPort: 41234 })], undefined, now);
+    assert.equal(forwarded!.description, 'ready · up 1h 2m · forwarded to localhost:41234');
+    assert.match(forwarded!.tooltip, /http:\/\/127\.0\.0\.1:30001 is forwarded to http:\/\/localhost:41234/);
   });
 
   it('nothing watched, or a refusal: the same words as the status bar', () => {

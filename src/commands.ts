@@ -4,17 +4,22 @@ import { enableParsersCommand } from './parserActions';
 import { copySudoersRuleCommand } from './ui/sudoersCommand';
 import { copyMcpConfigCommand } from './ui/mcpConfig';
 import { closeForwardCommand, forwardPortCommand } from './ui/forwardCommand';
+import { serverNameOf } from './ui/serverArgument';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(controller: Controller, log: vscode.LogOutputChannel, context: vscode.ExtensionContext): vscode.Disposable[] {
-  const table: Record<string, (arg?: unknown) => unknown> = {
-    'kimi.restartService': () => controller.restart(),
-    'kimi.pollService': () => controller.poll(),
-    'kimi.stopPolling': () => controller.stopPolling(),
+  // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
+  const table: Record<string, (argument?: unknown) => unknown> = {
+    'kimi.restartService': (argument) => controller.restart(serverNameOf(argument)),
+    'kimi.pollService': (argument) => controller.poll(serverNameOf(argument)),
+    'kimi.stopPolling': (argument) => controller.stopPolling(serverNameOf(argument)),
     'kimi.showLog': () => controller.showLog(),
+    'kimi.makeActive': (argument) => controller.makeActive(serverNameOf(argument)),
     'kimi.selectServer': () => controller.selectServer(),
+    'kimi.addServer': () => controller.addServer(),
+    'kimi.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
     'kimi.enableParsers': () => enableParsersCommand(controller, log),
-    'kimi.verifyParsers': () => controller.verifyParsersCommand(),
+    'kimi.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
     'kimi.setApiKey': () => controller.setApiKey(),
     'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimi.copyMcpConfig': () => copyMcpConfigCommand(context, log),

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { errorText } from './util/errors';
-import { activeProfile, localHostRefusal, parseSettings, type ServerProfile, type Settings } from './config';
+import { activeProfile, localHostRefusal, parseSettings, printable, type ServerProfile, type Settings } from './config';
 import { Fleet, type FleetEvent } from './fleet/fleet';
 import type { LoadState } from './monitor/loadState';
 import type { ServerSession } from './monitor/session';
@@ -13,6 +13,9 @@ import type { LoadForecast } from './monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
 import { confirmRestart, warmThenReport } from './ui/restartDialog';
 import { StatusBar } from './ui/statusBar';
+import { otherServers } from './ui/statusOthers';
+import { rollingRestartCommand } from './ui/rollingRestartCommand';
+import { addServerCommand } from './ui/addServer';
 import type { ApiKeys } from './ui/apiKeys';
 import { maskSecrets } from './util/secrets';
 
@@ -48,11 +51,19 @@ export class Controller implements vscode.Disposable {
   /** Fires when anything the dashboard shows may have changed. */
   readonly onDidChange = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Servers watched in the background (watchAll) that no command has touched: their refusals go to the log. */
+  private readonly backgroundOnly = new Set<string>();
+  /** Background watches start once the resume offer knows which servers it offers back. */
+  private backgroundWatchesAllowed = false;
+  /** Servers whose watch the user stopped: not watched again in the background until a command watches them. */
+  private readonly stoppedByUser = new Set<string>();
+  /** Servers in a rolling restart: the roll checks their parsers itself. */
+  private readonly rolling = new Set<string>();
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
-    ui: SessionUi,
+    private readonly ui: SessionUi,
     state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
     private readonly windowState: vscode.Memento,
@@ -78,8 +89,8 @@ export class Controller implements vscode.Disposable {
     );
   }
 
-  async restart(): Promise<void> {
-    const server = this.idleServer();
+  async restart(target?: string): Promise<void> {
+    const server = this.idleServer(target);
     if (!server) return;
     if (this.settings?.confirmRestart) {
       // A refused connection (host key, auth, DNS...) is said first: no confirmation to answer for nothing.
@@ -125,25 +136,93 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  async poll(): Promise<void> {
-    const server = this.idleServer();
+  async poll(target?: string): Promise<void> {
+    const server = this.idleServer(target);
     if (server) await this.watch(server, 'attach');
   }
 
-  async verifyParsersCommand(): Promise<void> {
-    const server = this.requireServer();
+  async verifyParsersCommand(target?: string): Promise<void> {
+    const server = this.requireServer(target);
     const session = server && (await this.openSession(server));
     if (server && session) await this.verifyParsers(server);
   }
 
-  stopPolling(): void {
+  /** Stops the watch of one server, or of every server without a target. */
+  stopPolling(target?: string): void {
+    if (target !== undefined) {
+      const server = this.requireServer(target);
+      if (!server) return;
+      this.stoppedByUser.add(server.name);
+      if (this.fleet.stop(server)) this.log.info(`Stopped watching ${server.name}.`);
+      else void vscode.window.showInformationMessage(`Kimi: ${server.name} is not being watched.`);
+      return;
+    }
     const stopped = this.fleet.stopAll();
+    for (const name of stopped) this.stoppedByUser.add(name);
     if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
     else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
   }
 
   showLog(): void {
     this.log.show(true);
+  }
+
+  /** "Kimi: Restart servers one by one" (a row's server preselected when run from the view). */
+  async rollingRestart(target?: string): Promise<void> {
+    const settings = this.settings;
+    if (!settings) return this.reportSettingsErrors();
+    if (target !== undefined && !this.requireServer(target)) return;
+    await rollingRestartCommand(
+      {
+        fleet: this.fleet,
+        settings,
+        activeName: activeProfile(settings)?.name,
+        log: this.log,
+        during: async (names, run) => {
+          for (const name of names) this.rolling.add(name);
+          try {
+            return await run();
+          } finally {
+            for (const name of names) this.rolling.delete(name);
+          }
+        },
+      },
+      target,
+    );
+  }
+
+  /** "Kimi: Add server": a host, one of its SGLang units, a name; written to the user's kimi.servers. */
+  addServer(): Promise<void> {
+    return addServerCommand(this.ui, this.log);
+  }
+
+  /** The name of the active server, if the settings are valid and name one. */
+  activeServerName(): string | undefined {
+    return this.activeServer()?.name;
+  }
+
+  /** "Make active": the server the status bar, the dashboard and the commands without a target use. */
+  async makeActive(target?: string): Promise<void> {
+    if (target === undefined) return this.selectServer();
+    const server = this.requireServer(target);
+    if (!server) return;
+    await vscode.workspace.getConfiguration('kimi').update('activeServer', server.name, vscode.ConfigurationTarget.Global);
+  }
+
+  /**
+   * Every configured server under steady watch (kimi.watchAfterReady), attached quietly: the
+   * active server (its own commands and the resume offer start its watch) and servers a watch
+   * cut short by a window reload (offered back instead) are left out.
+   */
+  private watchInBackground(offeredBack: ReadonlySet<string> = new Set()): void {
+    const settings = this.loadedSettings;
+    if (!settings?.watchAfterReady || !this.backgroundWatchesAllowed || this.disposed) return;
+    const active = activeProfile(settings)?.name;
+    const started = this.fleet.watchAll(
+      (s) => s.name === active || offeredBack.has(s.name) || this.stoppedByUser.has(s.name) || localHostRefusal(s, this.uiSideOfRemote) !== undefined,
+    );
+    for (const name of started) this.backgroundOnly.add(name);
+    if (started.length > 0) this.log.info(`Watching in the background: ${started.join(', ')}.`);
   }
 
   async selectServer(): Promise<void> {
@@ -168,6 +247,7 @@ export class Controller implements vscode.Disposable {
    * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
    */
   async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
+    this.stoppedByUser.delete(server.name);
     if (!(await this.openSession(server))) return undefined;
     const snapshot = this.fleet.snapshot(server);
     if (snapshot.loading) {
@@ -188,6 +268,8 @@ export class Controller implements vscode.Disposable {
   private async offerToResume(): Promise<void> {
     const marks = this.windowState.get<Record<string, number>>(WATCHES_KEY, {});
     const servers = this.settings?.servers.filter((s) => marks[s.name] !== undefined) ?? [];
+    this.backgroundWatchesAllowed = true;
+    this.watchInBackground(new Set(servers.map((s) => s.name)));
     await this.windowState.update(WATCHES_KEY, undefined);
     for (const server of servers) {
       const choice = await vscode.window.showInformationMessage(
@@ -244,8 +326,8 @@ export class Controller implements vscode.Disposable {
   }
 
   /** The active server when it is configured and not loading. */
-  idleServer(): ServerProfile | undefined {
-    const server = this.requireServer();
+  idleServer(target?: string): ServerProfile | undefined {
+    const server = this.requireServer(target);
     if (!server) return undefined;
     const snapshot = this.fleet.snapshot(server);
     if (snapshot.loading) {
@@ -294,18 +376,20 @@ export class Controller implements vscode.Disposable {
   private onState(server: ServerProfile, state: LoadState): void {
     this.seriesFor(server.name).observe(state, Date.now());
     this.changed.fire();
-    if (server.name === this.activeServer()?.name) this.render();
+    // The other servers' states count too (the status bar's "· 1 failed").
+    this.render();
   }
 
   private async onEnd(server: ServerProfile, outcome: WatchOutcome, quiet: boolean): Promise<void> {
     const note = endMessage(server, outcome);
     if (note && outcome.end !== 'stopped') this.endNotes.set(server.name, note);
     this.render();
+    // What a quiet watch found at its first look (a background watch, a watch moved to new settings) is nobody's news.
+    if (quiet) return;
     switch (outcome.end) {
       case 'ready':
-        if (quiet) break;
         if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
-        if (this.settings?.verifyParsersWhenReady) await this.verifyParsers(server);
+        if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name)) await this.verifyParsers(server);
         break;
       case 'failed':
         this.notifyFailure(server, failureMessage(server, outcome));
@@ -355,6 +439,8 @@ export class Controller implements vscode.Disposable {
   /** A refused connection: a notification with what to do (the status bar says it too). */
   private onRefused(server: ServerProfile, event: Extract<FleetEvent, { type: 'refused' }>): void {
     const { text, openKnownHosts } = refusalMessage(server.name, event.refusal);
+    // A server only watched in the background shows its refusal in the servers view, not in a notification.
+    if (this.backgroundOnly.has(server.name) && server.name !== this.activeServer()?.name) return;
     const buttons = openKnownHosts ? [SHOW_LOG, OPEN_KNOWN_HOSTS] : [SHOW_LOG];
     void vscode.window.showErrorMessage(text, ...buttons).then(async (choice) => {
       if (choice === SHOW_LOG) this.showLog();
@@ -390,10 +476,17 @@ export class Controller implements vscode.Disposable {
     );
   }
 
-  private requireServer(): ServerProfile | undefined {
+  /** The named server (a command's target) or the active one; unknown names and bad settings are reported. */
+  private requireServer(target?: string): ServerProfile | undefined {
     if (!this.settings) {
       this.reportSettingsErrors();
       return undefined;
+    }
+    if (target !== undefined) {
+      const named = this.settings.servers.find((s) => s.name === target);
+      if (!named) void vscode.window.showErrorMessage(`Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`);
+      else this.backgroundOnly.delete(named.name);
+      return named;
     }
     const server = activeProfile(this.settings);
     if (!server) this.reportNoServers();
@@ -458,6 +551,7 @@ export class Controller implements vscode.Disposable {
       this.fleet.configure(result.settings);
       this.loadedSettings = result.settings;
       this.settingsErrors = [];
+      this.watchInBackground();
     } else {
       this.loadedSettings = undefined;
       this.settingsErrors = result.errors;
@@ -478,6 +572,7 @@ export class Controller implements vscode.Disposable {
       verification: snapshot?.verification,
       forwardUrl: server ? this.fleet.forwardOf(server)?.baseUrl : undefined,
       configError: this.settings ? undefined : this.settingsErrors[0],
+      others: otherServers(this.fleet.snapshots(), server?.name),
     });
   }
 

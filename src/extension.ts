@@ -7,6 +7,7 @@ import { vscodeSessionUi } from './ui/prompts';
 import { maskedLog } from './ui/maskedLog';
 import { ApiKeys } from './ui/apiKeys';
 import { registerLanguageModelTools } from './lm/tools';
+import { ServersView } from './ui/serversView';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -24,6 +25,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   context.subscriptions.push(...registerLanguageModelTools(controller));
+  context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
   return { statusText: () => statusBar.text };
 }
 

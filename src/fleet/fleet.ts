@@ -41,6 +41,8 @@ export type FleetEvent =
   /** A port forward opened (`forward`) or closed (undefined). */
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
+export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
+
 /** One server as every front shows it. */
 export interface ServerSnapshot {
   readonly server: ServerProfile;
@@ -52,6 +54,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** Per node, rank 0 first, for a multi-node server. */
+  readonly nodes?: readonly NodeSnapshot[];
   /** The local port forwarded to the server's url, if any. */
   readonly forwardedPort?: number;
 }
@@ -85,6 +89,10 @@ export class Fleet {
   private readonly stale = new Set<ServerSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
+  /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
+  private readonly firstLook = new Set<string>();
+  /** Servers whose watch moves to a new session on the next tick (configure). */
+  private readonly rewatching = new Set<string>();
   private readonly events = new Emitter<FleetEvent>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
@@ -152,7 +160,14 @@ export class Fleet {
       this.sessions.delete(name);
       const wasWatching = session.watching;
       session.dispose();
-      if (wasWatching && profile && next.watchAfterReady) this.later(() => void this.watch(profile, 'attach', true));
+      if (wasWatching && profile && next.watchAfterReady) {
+        // watchAll, called right after with the same settings, leaves this one to the timer.
+        this.rewatching.add(name);
+        this.later(() => {
+          this.rewatching.delete(name);
+          void this.watch(profile, 'attach', true);
+        });
+      }
     }
   }
 
@@ -321,7 +336,8 @@ export class Fleet {
         },
         onAlert: (alert) => this.events.fire({ type: 'alert', server, alert }),
         onEnd: (outcome) => {
-          const quietEnd = quiet && first && outcome.end === 'ready';
+          const firstLook = first && this.firstLook.delete(server.name);
+          const quietEnd = (quiet && first && outcome.end === 'ready') || firstLook;
           first = false;
           void this.onEnd(server, session, outcome, quietEnd);
         },
@@ -332,6 +348,29 @@ export class Fleet {
     );
     this.events.fire({ type: 'watching', server, watching: true });
     return watching;
+  }
+
+  /**
+   * Watches every configured server that nothing watches yet (attach, never restart): the
+   * steady state of each, one connection and one watch per server. The first end of each such
+   * watch (the state found at the first look) is quiet. `skip` leaves out servers a front
+   * cannot reach (e.g. `local` on the UI side of a remote window). The names now watched.
+   */
+  watchAll(skip: (server: ServerProfile) => boolean = () => false): string[] {
+    const started: string[] = [];
+    for (const server of this.servers) {
+      const session = this.sessions.get(server.name);
+      if (session?.watching || this.pending.has(server.name) || this.rewatching.has(server.name) || skip(server)) continue;
+      // A host key the user refused (or that changed) is not asked about again behind their back.
+      if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
+      this.firstLook.add(server.name);
+      started.push(server.name);
+      void this.watch(server, 'attach', true).catch((error) => {
+        this.firstLook.delete(server.name);
+        this.log('warn', `[${server.name}] Cannot watch: ${errorText(error)}`);
+      });
+    }
+    return started;
   }
 
   /** Each change of state word or phase is a log line (every front's log, and `logs`). */

@@ -10,14 +10,14 @@ import type { Controller } from '../controller';
 import { ForwardError } from '../fleet/forwardPlan';
 import { TransportError } from '../remote/transport';
 import { errorText } from '../util/errors';
-import { serverNameArgument } from './serverArgument';
+import { serverNameOf } from './serverArgument';
 
 const COPY = 'Copy base URL';
 const CLOSE = 'Close forward';
 
 /** The server a command acts on: the one named by its argument, else the active one. */
 function commandServer(controller: Controller, arg: unknown): ServerProfile | undefined {
-  const name = serverNameArgument(arg);
+  const name = serverNameOf(arg);
   // The active server also loads the settings when no command has yet (invalid ones are said).
   const active = controller.activeServerProfile();
   if (name === undefined || !active) return active;
@@ -57,7 +57,7 @@ export async function forwardPortCommand(controller: Controller, log: vscode.Log
 }
 
 export async function closeForwardCommand(controller: Controller, arg?: unknown): Promise<void> {
-  const name = serverNameArgument(arg);
+  const name = serverNameOf(arg);
   // Without an argument, the active server's forward; if it has none, the only one open.
   let server = name !== undefined ? controller.fleet.server(name) : controller.activeServerProfile();
   if (name === undefined && server && !controller.fleet.forwardOf(server)) {

@@ -3,21 +3,10 @@ import { describe, loadingPercent } from './messages';
 import type { ServerProfile } from '../config';
 import { refusalWord, type Refusal } from './refusals';
 import { maskSecrets } from '../util/secrets';
-import { bytesFraction, formatDuration, type LoadState, type Verdict } from '../monitor/loadState';
+import { bytesFraction, formatDuration, type LoadState } from '../monitor/loadState';
 import { formatBytes, formatEta, formatRate, visibleEta } from '../monitor/eta';
-
-const ICONS: Record<Verdict, string> = {
-  stopped: '$(circle-slash)',
-  stopping: '$(sync~spin)',
-  restarting: '$(sync~spin)',
-  loading: '$(loading~spin)',
-  'warming up': '$(flame)',
-  ready: '$(check)',
-  unhealthy: '$(warning)',
-  failed: '$(error)',
-  unreachable: '$(debug-disconnect)',
-  stalled: '$(warning)',
-};
+import { VERDICT_ICONS } from './verdictIcons';
+import type { OtherServers } from './statusOthers';
 
 /** What the status bar shows: the active server's last known load state. */
 export interface StatusView {
@@ -33,6 +22,8 @@ export interface StatusView {
   readonly refusal?: Refusal;
   /** The base URL of the server's port forwarded to this machine, if any. */
   readonly forwardUrl?: string | undefined;
+  /** The other configured servers that are not ready. */
+  readonly others?: OtherServers;
 }
 
 /** " · 3m left" while loading, once the ETA is known and not yet disproved by the clock. */
@@ -49,15 +40,26 @@ function clockTime(at: number): string {
 }
 
 export function statusText(view: StatusView, now: number = Date.now()): string {
+  const text = activeServerText(view, now);
+  return view.configError ? text : `${text}${view.others?.text ?? ''}`;
+}
+
+function activeServerText(view: StatusView, now: number): string {
   if (view.configError) return '$(warning) Kimi: settings';
   if (view.refusal) return `$(error) Kimi: ${refusalWord(view.refusal)}`;
   const state = view.state;
   // Nothing checks the server any more: no state word that would look current.
   if (!state || !view.watching) return '$(server-process) Kimi: not watched';
-  return `${ICONS[state.verdict]} Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
+  return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
 }
 
 export function statusTooltip(view: StatusView, now: number): string {
+  const tooltip = activeServerTooltip(view, now);
+  const others = view.configError ? [] : (view.others?.lines ?? []);
+  return others.length > 0 ? `${tooltip}\n\nOther servers not ready:\n${others.join('\n')}` : tooltip;
+}
+
+function activeServerTooltip(view: StatusView, now: number): string {
   if (view.configError) return `Kimi settings are invalid: ${view.configError}`;
   const lines: string[] = [];
   const server = view.server;

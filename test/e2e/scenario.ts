@@ -47,7 +47,10 @@ export interface ScenarioOptions {
   hostKeyPolicy?: 'ask' | 'strict' | 'accept-new';
   /** Put the host's key in the known-hosts file (default true). */
   knownHost?: boolean;
-  settings?: Record<string, unknown>;
+  /** Extra user settings, or a function of the started host that returns them. */
+  settings?: Record<string, unknown> | ((host: GpuHost) => Record<string, unknown>);
+  /** Extra environment of the extension host (e.g. a HOME of the scenario's own, in `tmp`). */
+  env?: (host: GpuHost, tmp: string) => Record<string, string | undefined>;
 }
 
 export interface Scenario {
@@ -105,10 +108,10 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
     cs = await startCodeServer({
       vsix: [vsix],
-      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', opts.settings),
+      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', typeof opts.settings === 'function' ? opts.settings(host) : opts.settings),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
-      env: { SSH_AUTH_SOCK: undefined },
+      env: { SSH_AUTH_SOCK: undefined, ...opts.env?.(host, tmp) },
     });
     wb = await openWorkbench(cs.url);
     return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };

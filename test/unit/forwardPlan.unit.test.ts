@@ -17,7 +17,7 @@ import {
   selfForwardError,
 } from '../../src/fleet/forwardPlan';
 import { PortForward } from '../../src/fleet/portForward';
-import { serverNameArgument } from '../../src/ui/serverArgument';
+import { serverNameOf } from '../../src/ui/serverArgument';
 
 function profile(raw: Record<string, unknown>): ServerProfile {
   const result = parseSettings({ servers: [{ name: 'gpu', host: 'gpu-box', unit: 'sglang', ...raw }] });
@@ -92,11 +92,11 @@ describe('port forward plan (pure)', () => {
   });
 
   it('reads the server argument of the command (a name, a tree item, nothing)', () => {
-    assert.equal(serverNameArgument('gpu'), 'gpu');
-    assert.equal(serverNameArgument({ serverName: 'gpu' }), 'gpu');
-    assert.equal(serverNameArgument(undefined), undefined);
-    assert.equal(serverNameArgument({ other: 1 }), undefined);
-    assert.equal(serverNameArgument(42), undefined);
+    assert.equal(serverNameOf('gpu'), 'gpu');
+    assert.equal(serverNameOf({ serverName: 'gpu' }), 'gpu');
+    assert.equal(serverNameOf(undefined), undefined);
+    assert.equal(serverNameOf({ other: 1 }), undefined);
+    assert.equal(serverNameOf(42), undefined);
   });
 });
 

@@ -30,7 +30,8 @@ function parseArgs(argv) {
     else if (a.startsWith('--lines=')) o.lines = parseInt(a.slice(8), 10);
     else if (a === '-f' || a === '--force') o.force = true;
     else if (a === '--no-block') o.noBlock = true;
-    else if (a === '--no-pager' || a === '--no-legend' || a === '--no-ask-password' || a === '--system' || a === '-l' || a === '--full' || a === '--plain') { /* accepted */ }
+    else if (a === '--no-legend') o.noLegend = true;
+    else if (a === '--no-pager' || a === '--no-ask-password' || a === '--system' || a === '-l' || a === '--full' || a === '--plain') { /* accepted */ }
     else if (a.startsWith('--')) { /* unknown long options ignored */ }
     else if (!o.verb) o.verb = a;
     else o.units.push(a);
@@ -463,6 +464,34 @@ function cmdCat(o) {
   return rc;
 }
 
+/** The fixture's service units (files of /etc/systemd/system, no templates). */
+function serviceUnits() {
+  let names = [];
+  try { names = fs.readdirSync(c.UNIT_DIR).filter((n) => /^[^@]+\.service$/.test(n)).sort(); } catch { /* none */ }
+  return names;
+}
+
+// `list-units --all` (loaded units: here every unit file) as `--plain --no-legend` prints it.
+function cmdListUnits(o) {
+  const rows = serviceUnits().map((u) => {
+    const cfg = c.loadedUnit(u);
+    const rt = c.readRuntime(u);
+    return { u, load: cfg.loadState, active: stateOf(u), sub: rt.SubState || 'dead', desc: cfg.description || u };
+  }).filter((r) => o.all || r.active !== 'inactive');
+  if (!o.noLegend) process.stdout.write('  UNIT LOAD ACTIVE SUB DESCRIPTION\n');
+  for (const r of rows) process.stdout.write(`${r.u} ${r.load} ${r.active} ${r.sub} ${r.desc}\n`);
+  return 0;
+}
+
+function cmdListUnitFiles(o) {
+  if (!o.noLegend) process.stdout.write('UNIT FILE STATE PRESET\n');
+  for (const u of serviceUnits()) {
+    const cfg = c.loadedUnit(u);
+    process.stdout.write(`${u} ${cfg.wantedBy && cfg.wantedBy.length ? 'enabled' : 'disabled'} enabled\n`);
+  }
+  return 0;
+}
+
 // What systemd lets only root do (without polkit, as on a server): anyone else gets the bus's
 // "Access denied" (systemctl's exit status 4 for a unit job, 1 for daemon-reload).
 const ROOT_ONLY = new Set(['start', 'stop', 'restart', 'reload-or-restart', 'try-restart', 'kill', 'daemon-reload', 'reset-failed', 'enable', 'disable', 'mask', 'unmask']);
@@ -526,10 +555,8 @@ async function main() {
     case 'status': return cmdStatus(o);
     case 'cat': return cmdCat(o);
     case 'enable': case 'disable': case 'mask': case 'unmask': return 0;
-    case undefined: case 'list-units': {
-      process.stdout.write('  UNIT LOAD ACTIVE SUB DESCRIPTION\n');
-      return 0;
-    }
+    case undefined: case 'list-units': return cmdListUnits(o);
+    case 'list-unit-files': return cmdListUnitFiles(o);
     default:
       process.stderr.write(`Unknown command verb '${o.verb}'.\n`);
       return 1;

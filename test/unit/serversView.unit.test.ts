@@ -1,0 +1,96 @@
+import { strict as assert } from 'node:assert';
+import type { ServerProfile } from '../../src/config';
+import type { ServerSnapshot } from '../../src/fleet/fleet';
+import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
+import type { UnitStatus } from '../../src/server/events';
+import { serverRows } from '../../src/ui/serversViewModel';
+import { otherServers } from '../../src/ui/statusOthers';
+import { serverNameOf } from '../../src/ui/serverArgument';
+
+const profile = (name: string) => ({ name, host: `${name}.lan`, port: 22, unit: 'sglang-k26.service', url: 'http://127.0.0.1:30001', sudo: false }) as unknown as ServerProfile;
+const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+
+function loading(): LoadState {
+  let s = reduce(initialState(0), { kind: 'restartRequested', at: 1000 });
+  s = reduce(s, { kind: 'attached', at: 2000, unit });
+  return reduce(s, { kind: 'journal', at: 3000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'shards 32/64' });
+}
+const failed = (): LoadState => reduce(loading(), { kind: 'unit', at: 4000, unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 } });
+const ready = (readyAt: number): LoadState => ({ ...loading(), verdict: 'ready', phase: 'ready', readyAt, progress: 1 });
+
+const snap = (name: string, state: LoadState | undefined, extra: Partial<ServerSnapshot> = {}): ServerSnapshot => ({
+  server: profile(name), state, watching: true, loading: false, refusal: undefined, verification: undefined, ...extra,
+});
+
+describe('servers view rows', () => {
+  const now = 3_600_000 + 125_000;
+
+  it('one row per server: the report\'s state word, uptime (from the process start) when ready, the parser check, the active one marked', () => {
+    const [a, b, c] = serverRows([
+      snap('a', ready(125_000), { verification: 'Parsers verified' }),
+      snap('b', failed()),
+      snap('c', loading(), { loading: true }),
+    ], 'a', now);
+    assert.equal(a!.label, 'a (active)');
+    assert.equal(a!.description, 'ready · up 1h 2m · Parsers verified', 'up since the process started (1 s), not since ready');
+    assert.equal(a!.icon, 'check');
+    assert.equal(a!.contextValue, 'kimiServer.active.watching');
+    assert.equal(a!.serverName, 'a');
+    assert.match(b!.description, /^failed · the service exited with status 1/);
+    assert.match(b!.tooltip, /Last error: the service exited with status 1/);
+    assert.equal(b!.icon, 'error');
+    assert.equal(b!.contextValue, 'kimiServer.watching');
+    assert.match(c!.description, /^loading 45%/);
+    assert.match(c!.tooltip, /Parsers: not verified yet/);
+    const [forwarded] = serverRows([snap('f', ready(125_000), { forwardedPort: 41234 })], undefined, now);
+    assert.equal(forwarded!.description, 'ready · up 1h 2m · forwarded to localhost:41234');
+    assert.match(forwarded!.tooltip, /http:\/\/127\.0\.0\.1:30001 is forwarded to http:\/\/localhost:41234/);
+  });
+
+  it('nothing watched, or a refusal: the same words as the status bar', () => {
+    const [idle, refused] = serverRows([
+      snap('idle', undefined, { watching: false }),
+      snap('refused', undefined, { watching: false, refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED' } }),
+    ], undefined, now);
+    assert.equal(idle!.description, 'not watched');
+    assert.equal(idle!.icon, 'server-process');
+    assert.equal(idle!.contextValue, 'kimiServer');
+    assert.equal(refused!.description, 'host key changed · HOST KEY CHANGED');
+    assert.equal(refused!.icon, 'error');
+  });
+
+  it('a multi-node server has a child row per node (rank 0 first), acting on its server', () => {
+    const [row] = serverRows([snap('mn', loading(), { nodes: [
+      { label: 'rank 0', host: 'gpu1', state: loading() },
+      { label: 'rank 1', host: 'gpu2', state: undefined },
+    ] })], 'mn', now);
+    assert.deepEqual(row!.nodes.map((n) => [n.label, n.description, n.serverName]), [
+      ['rank 0', 'gpu1 · loading 45% (loading weights, 32/64 shards)', 'mn'],
+      ['rank 1', 'gpu2 · not watched', 'mn'],
+    ]);
+  });
+});
+
+describe('status bar: the count of the other servers not ready', () => {
+  it('none, one failed, several in different states', () => {
+    assert.equal(otherServers([snap('a', ready(0)), snap('b', ready(0))], 'a').text, '');
+    const one = otherServers([snap('a', ready(0)), snap('b', failed())], 'a');
+    assert.equal(one.text, ' · 1 failed');
+    assert.match(one.lines[0]!, /^b: failed \(the service exited with status 1/);
+    const two = otherServers([snap('a', ready(0)), snap('b', failed()), snap('c', undefined, { watching: false })], 'a');
+    assert.equal(two.text, ' · 2 not ready');
+    assert.deepEqual(two.lines.map((l) => l.split(':')[0]), ['b', 'c']);
+  });
+
+});
+
+describe('command arguments: a name, a row, or nothing', () => {
+  it('reads a server name from a string or a { serverName } row', () => {
+    assert.equal(serverNameOf('gpu1'), 'gpu1');
+    assert.equal(serverNameOf({ serverName: 'gpu2', kind: 'server' }), 'gpu2');
+    assert.equal(serverNameOf(undefined), undefined);
+    assert.equal(serverNameOf(''), undefined);
+    assert.equal(serverNameOf({ path: '/x' }), undefined);
+    assert.equal(serverNameOf({ serverName: 3 }), undefined);
+  });
+});

@@ -24,6 +24,10 @@ const RECENT_LOG_LINES = 500;
 const ATTACH_WAIT_MS = 10_000;
 import { errorText } from '../util/errors';
 import { describe } from '../ui/messages';
+import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
+
+/** One server's session: one connection, or one per node of a multi-node server. */
+export type FleetSession = ServerSession | MultiNodeSession;
 
 export type FleetEvent =
   | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
@@ -37,6 +41,8 @@ export type FleetEvent =
   | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean };
 
 /** One server as every front shows it. */
+export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
+
 export interface ServerSnapshot {
   readonly server: ServerProfile;
   readonly state: LoadState | undefined;
@@ -47,6 +53,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** Per node, rank 0 first, for a multi-node server. */
+  readonly nodes?: readonly NodeSnapshot[];
 }
 
 export interface FleetDeps {
@@ -72,10 +80,10 @@ export type WaitResult =
 
 export class Fleet {
   private settings: Settings | undefined;
-  private readonly sessions = new Map<string, ServerSession>();
-  private readonly pending = new Map<string, Promise<ServerSession>>();
+  private readonly sessions = new Map<string, FleetSession>();
+  private readonly pending = new Map<string, Promise<FleetSession>>();
   /** Sessions whose settings changed during a load: replaced once that load ends. */
-  private readonly stale = new Set<ServerSession>();
+  private readonly stale = new Set<FleetSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
   private readonly events = new Emitter<FleetEvent>();
@@ -150,6 +158,7 @@ export class Fleet {
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
+      ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
   }
 
@@ -158,7 +167,7 @@ export class Fleet {
   }
 
   /** The session of a server, created on first use (ssh2 and node-fetch load with the first one). */
-  async sessionFor(server: ServerProfile): Promise<ServerSession> {
+  async sessionFor(server: ServerProfile): Promise<FleetSession> {
     const existing = this.sessions.get(server.name);
     if (existing) return existing;
     let pending = this.pending.get(server.name);
@@ -179,21 +188,40 @@ export class Fleet {
     }
   }
 
-  private async createSession(server: ServerProfile): Promise<ServerSession> {
+  private async createSession(server: ServerProfile): Promise<FleetSession> {
+    if (server.nodes) {
+      const nodes = server.nodes;
+      const sessions: ServerSession[] = [];
+      try {
+        for (const node of nodes) sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
+      } catch (error) {
+        for (const session of sessions) session.dispose();
+        throw error;
+      }
+      return new MultiNodeSession(server, nodes.map((node, i) => ({ node, session: sessions[i]! })));
+    }
+    return this.createNodeSession(server, server);
+  }
+
+  /** One connection's session; a node's log lines go to its server's log, naming the node. */
+  private async createNodeSession(server: ServerProfile, profile: ServerProfile, nodeLabel?: string): Promise<ServerSession> {
     const settings = this.requireSettings();
+    const log: (level: LogLevel, message: string) => void =
+      nodeLabel === undefined ? this.log : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
-      ? await this.deps.createSession(server, settings)
-      : await import('../sessionFactory').then(({ createSession }) => createSession(server, settings, this.deps.ui, this.log));
+      ? await this.deps.createSession(profile, settings)
+      : await import('../sessionFactory').then(({ createSession }) => createSession(profile, settings, this.deps.ui, log));
     const apiKey = await this.deps.apiKey?.(server.name);
     if (apiKey) session.client.setApiKey(apiKey);
     return session;
   }
 
   /** Connects; a refusal (host key, login, DNS...) becomes a `refused` event and is thrown. */
-  async connect(server: ServerProfile): Promise<ServerSession> {
+  async connect(server: ServerProfile): Promise<FleetSession> {
     const session = await this.sessionFor(server);
     try {
-      await session.transport.connect();
+      if (session instanceof MultiNodeSession) await session.connectAll();
+      else await session.transport.connect();
       this.clearRefusal(server);
       return session;
     } catch (error) {
@@ -252,7 +280,7 @@ export class Fleet {
   }
 
   /** Why the unit is loading already (someone else restarted it), or undefined. */
-  private async loadUnderWay(session: ServerSession): Promise<string | undefined> {
+  private async loadUnderWay(session: FleetSession): Promise<string | undefined> {
     const settings = this.requireSettings();
     const result = await session.transport.exec(showCommand(session.profile.unit), { timeoutMs: 20_000 });
     if (result.code !== 0) return undefined;
@@ -324,7 +352,7 @@ export class Fleet {
     }
   }
 
-  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
+  private async onEnd(server: ServerProfile, session: FleetSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
     this.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     this.events.fire({ type: 'end', server, outcome, quiet });
@@ -337,7 +365,7 @@ export class Fleet {
     }
   }
 
-  private onClosed(server: ServerProfile, session: ServerSession): void {
+  private onClosed(server: ServerProfile, session: FleetSession): void {
     if (this.stale.delete(session)) {
       session.dispose();
       if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);

@@ -4,6 +4,7 @@
  * "are we inside a traceback").
  */
 import { quote } from '../remote/shell';
+import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
 
 // ---------------------------------------------------------------- commands
@@ -231,6 +232,7 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   }
 
   if (text.startsWith('Capture cuda graph begin')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }];
+  if (text.startsWith('Capture cuda graph end')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }];
   const bs = CUDA_GRAPH_BS.exec(text);
   if (bs) {
     const total = (bs[1] ?? '').split(',').filter((s) => s.trim() !== '').length;
@@ -245,6 +247,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
 
   if (text.includes('The server is fired up and ready to roll!')) return [{ type: 'ready' }];
 
+  // Multi-node: a rendezvous or NCCL timeout, a rank that did not finish loading (server/distributed.ts).
+  if (distributedProblem(text)) return [{ type: 'error', text, fatal: true }];
   if (/Health check failed/.test(text)) return [{ type: 'error', text, fatal: false }];
   if (FATAL_PHRASES.some((re) => re.test(text))) return [{ type: 'error', text, fatal: true }];
 

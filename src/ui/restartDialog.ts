@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../config';
 import type { LoadForecast } from '../monitor/loadInsights';
-import type { ServerSession } from '../monitor/session';
+import type { FleetSession } from '../fleet/fleet';
 import { warmCache } from '../monitor/warmCache';
 
 const RESTART = 'Restart';
@@ -27,7 +27,7 @@ export async function confirmRestart(server: ServerProfile, forecast: LoadForeca
 }
 
 /** Warms the page cache with progress and cancel; true when the restart should go on. */
-export async function warmThenReport(session: ServerSession, modelPath: string, log: vscode.LogOutputChannel): Promise<boolean> {
+export async function warmThenReport(session: FleetSession, modelPath: string, log: vscode.LogOutputChannel): Promise<boolean> {
   const name = session.profile.name;
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Kimi on ${name}: warming the page cache`, cancellable: true },

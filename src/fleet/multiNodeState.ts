@@ -25,17 +25,34 @@ export interface NodeIssue {
   readonly text: string;
 }
 
-function failureText(state: LoadState): string {
+const WAITED_FOR_OTHERS = new Set(['rendezvous-timeout', 'ranks-did-not-finish-loading', 'nccl-timeout']);
+
+function causeOf(state: LoadState) {
+  return distributedCause(state.failure?.lines ?? state.recentErrors);
+}
+
+function failureText(state: LoadState, others: readonly NodeState[]): string {
   const summary = state.failure?.summary ?? 'failed';
-  const cause = distributedCause(state.failure?.lines ?? state.recentErrors);
-  return cause ? `${summary} — ${cause.meaning}` : summary;
+  const cause = causeOf(state);
+  if (!cause) return summary;
+  // It gave up waiting for the others: say which ones were behind.
+  const behind = WAITED_FOR_OTHERS.has(cause.kind)
+    ? others.filter((n) => n.state === undefined || (n.state.failure === undefined && n.state.readyAt === undefined)).map((n) => `${n.label} (${n.state ? describeBrief(n.state) : 'not watched'})`)
+    : [];
+  return `${summary} — ${cause.meaning}${behind.length ? `; behind: ${behind.join(', ')}` : ''}`;
+}
+
+function describeBrief(state: LoadState): string {
+  return state.phase && state.phase !== state.verdict ? `${state.verdict}, ${state.phase}` : state.verdict;
 }
 
 /** The first node that breaks the group, most serious first: failed, unreachable, stopped while others run, stalled (the least advanced). */
 export function nodeIssue(nodes: readonly NodeState[]): NodeIssue | undefined {
   const known = nodes.filter((n): n is NodeState & { state: LoadState } => n.state !== undefined);
-  const failed = known.find((n) => n.state.failure !== undefined);
-  if (failed) return { label: failed.label, verdict: 'failed', text: `${failed.label}: ${failureText(failed.state)}` };
+  // A node that failed on its own comes before one that only gave up waiting for it.
+  const failures = known.filter((n) => n.state.failure !== undefined);
+  const failed = failures.find((n) => !WAITED_FOR_OTHERS.has(causeOf(n.state)?.kind ?? '')) ?? failures[0];
+  if (failed) return { label: failed.label, verdict: 'failed', text: `${failed.label}: ${failureText(failed.state, nodes.filter((n) => n !== failed))}` };
   const down = known.find((n) => !n.state.connected);
   if (down) return { label: down.label, verdict: 'unreachable', text: `${down.label} is unreachable: ${down.state.connectionError ?? 'connection lost'}` };
   const stopped = known.filter((n) => n.state.verdict === 'stopped');
@@ -89,7 +106,7 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
   else if (states.some((s) => s.verdict === 'restarting')) verdict = 'restarting';
   else verdict = least.verdict === 'ready' ? 'warming up' : least.verdict;
 
-  const failedNode = nodes.find((n) => n.state?.failure !== undefined);
+  const failedNode = nodes.find((n) => n.label === issue?.label && n.state?.failure !== undefined);
   const failure =
     failedNode?.state?.failure !== undefined
       ? { summary: issue?.text ?? failedNode.label, lines: failedNode.state.failure.lines }

@@ -9,10 +9,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings, type ServerProfile, type Settings } from '../../src/config';
-import { Fleet, type ServerSnapshot } from '../../src/fleet/fleet';
+import { Fleet } from '../../src/fleet/fleet';
 import { serverReport } from '../../src/fleet/report';
 import { NO_QUESTIONS_UI } from '../../src/fleet/standalone';
 import type { Verdict } from '../../src/monitor/loadState';
+import { createSession } from '../../src/sessionFactory';
+import { verifyServer } from '../../src/verify/serverVerification';
+import { formatTable } from '../../src/verify/verifier';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { createPrivateNetwork, type NetnsHost, type PrivateNetwork } from '../gpu-host/netns';
 import { waitFor } from '../util/waitFor';
@@ -66,7 +69,8 @@ describe('multi-node servers and several hosts (private network)', function () {
     fs.writeFileSync(knownHostsFile, hosts.map((h) => h.knownHostsLine()).join('\n') + '\n');
     const result = parseSettings({ servers, knownHostsFile, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5, stallSeconds: 30, unreachableTimeoutMinutes: 5, ...extra });
     if (!result.ok) throw new Error(result.errors.join('\n'));
-    const created = new Fleet({ ui: NO_QUESTIONS_UI, log: (level, message) => logLines.push(`${new Date().toISOString()} ${level} ${message}`), history: new MemoryMemento() });
+    const log = (level: string, message: string) => logLines.push(`${new Date().toISOString()} ${level} ${message}`);
+    const created = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
     created.configure(result.settings);
     fleet = created;
     return { fleet: created, settings: result.settings };
@@ -156,8 +160,10 @@ describe('multi-node servers and several hosts (private network)', function () {
       const lastNodeReadyAt = Math.max((await nodes[0]!.firedUpAt()) ?? 0, await lastLineAt(nodes[1]!, 'Capture cuda graph end.'));
       console.log(`      [measure] last node ready -> server ready: ${readyEventAt! - lastNodeReadyAt} ms (verdicts: ${verdicts.join(' -> ')})`);
 
-      const verify = await f.verifyParsers(server, () => undefined);
-      assert.equal(verify.allPassed, true, verify.table);
+      // What Fleet.verifyParsers runs, on the session it gives (node rank 0's connection and tunnel).
+      const session = await f.connect(server);
+      const verify = await verifyServer(session.transport, session.client, server.unit, () => undefined);
+      assert.equal(verify.allPassed, true, formatTable(verify));
       const requests = async (host: GpuHost) => (await host.journal()).filter((l) => /"POST \/v1\/chat\/completions/.test(l)).length;
       assert.ok((await requests(nodes[0]!)) > 0, 'the checks reached node rank 0');
       assert.equal(await requests(nodes[1]!), 0, 'node rank 1 serves no HTTP');

@@ -457,13 +457,26 @@ export class Fleet {
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
       const session = await this.connect(server);
-      const result = await session.transport.exec(journalTailCommand(server.unit, n), { timeoutMs: 20_000 });
-      const journal = result.stdout
-        .split('\n')
-        .map((line) => parseJournalJsonLine(line))
-        .filter((e): e is NonNullable<typeof e> => e !== undefined)
-        .map((e) => maskSecrets(`${new Date(e.at).toISOString()} ${e.message.replace(/\r/g, ' ').trimEnd()}`));
-      const problem = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+      // A multi-node server: every node's journal, merged by time, each line naming its node.
+      const sources =
+        session instanceof MultiNodeSession
+          ? session.nodes.map(({ node, session: s }) => ({ transport: s.transport, unit: node.unit, prefix: `${node.label}: ` }))
+          : [{ transport: session.transport, unit: server.unit, prefix: '' }];
+      const results = await Promise.all(sources.map((source) => source.transport.exec(journalTailCommand(source.unit, n), { timeoutMs: 20_000 })));
+      const entries = results.flatMap((result, i) =>
+        result.stdout
+          .split('\n')
+          .map((line) => parseJournalJsonLine(line))
+          .filter((e): e is NonNullable<typeof e> => e !== undefined)
+          .map((e) => ({ at: e.at, text: maskSecrets(`${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`) })),
+      );
+      const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
+      const problem = results
+        .map((result, i) => {
+          const why = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+          return why && `${sources[i]!.prefix}${why}`;
+        })
+        .find(Boolean);
       return { journal, log, ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}) };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };

@@ -1,5 +1,6 @@
 /**
- * The simulated GPU host: a real OpenSSH sshd on 127.0.0.1 plus stand-ins for systemctl,
+ * The simulated GPU host: a real OpenSSH sshd on 127.0.0.1 (or, with `network`, on the host's own
+ * address in its own network namespace: netns.ts) plus stand-ins for systemctl,
  * journalctl, nvidia-smi and sudo, and the SGLang simulator started from the unit's ExecStart.
  *
  * Process layout (all torn down by stop(), and by the kernel if this process dies):

@@ -190,6 +190,10 @@ describe('multi-node servers and several hosts (private network)', function () {
         const report = serverReport(done.snapshot);
         assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service exited with status 1`), report.summary);
         assert.match(report.lastError ?? '', /SafetensorError/, report.summary);
+        // The logs: both nodes' journals, merged, each line naming its node.
+        const logs = await f.logs(server, 400);
+        assert.ok(logs.journal.some((l) => l.includes(`node 1 (${nodes[1]!.sshHost}): `) && l.includes('SafetensorError')), logs.journal.slice(-20).join('\n'));
+        assert.ok(logs.journal.some((l) => l.includes(`node 0 (${nodes[0]!.sshHost}): `)));
       } finally {
         await nodes[1]!.configureSimulator({ fault: {} });
       }

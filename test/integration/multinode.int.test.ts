@@ -140,6 +140,14 @@ describe('multi-node servers and several hosts (private network)', function () {
       const { fleet: f, settings } = startFleet([entry()]);
       server = settings.servers[0]!;
       const verdicts = recordVerdicts(f, server);
+      // Overall progress is never ahead of the least advanced node.
+      const aheadOfANode: string[] = [];
+      f.onEvent((e) => {
+        if (e.type !== 'state' || e.server.name !== server.name) return;
+        const snap = f.snapshot(server);
+        const least = Math.min(...(snap.nodes ?? []).map((n) => n.state?.progress ?? 0));
+        if (e.state.readyAt === undefined && (e.state.progress ?? 0) > least) aheadOfANode.push(`${e.state.progress} > ${least}`);
+      });
       let readyEventAt: number | undefined;
       f.onEvent((e) => {
         if (e.type === 'state' && e.state.verdict === 'ready' && readyEventAt === undefined) readyEventAt = Date.now();
@@ -155,6 +163,7 @@ describe('multi-node servers and several hosts (private network)', function () {
       assert.equal(done.kind, 'ready', serverReport(done.snapshot).summary);
       assert.ok(done.snapshot.nodes?.every((n) => n.state?.verdict === 'ready'), JSON.stringify(done.snapshot.nodes?.map((n) => n.state?.verdict)));
       assert.ok(!verdicts.slice(0, -1).includes('ready'), `ready before the end: ${verdicts.join(' -> ')}`);
+      assert.deepEqual(aheadOfANode, []);
 
       // The time from the last node's ready (its journal line) to the server's ready.
       const lastNodeReadyAt = Math.max((await nodes[0]!.firedUpAt()) ?? 0, await lastLineAt(nodes[1]!, 'Capture cuda graph end.'));
@@ -170,13 +179,43 @@ describe('multi-node servers and several hosts (private network)', function () {
 
       // Steady state: what runs on each host for the watch, and the commands it starts per minute.
       const before = await Promise.all(nodes.map((h) => h.execLog().then((l) => l.length)));
-      const windowMs = 20_000;
+      const windowMs = 10_000;
       const started = Date.now();
       await waitFor(() => Date.now() - started >= windowMs, { timeoutMs: windowMs + 5_000, intervalMs: 500 });
       const after = await Promise.all(nodes.map((h) => h.execLog().then((l) => l.length)));
       const live = await Promise.all(nodes.map((h) => watchProcesses(h)));
       console.log(`      [measure] steady state, per node: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}; stand-in commands in ${windowMs / 1000} s: ${after.map((a, i) => a - before[i]!).join(' | ')}`);
       assert.equal(f.snapshot(server).state?.verdict, 'ready');
+    });
+
+    it('node 1 dying after ready fails the server, naming it, though node rank 0 still answers HTTP', async () => {
+      const { fleet: f, settings } = startFleet([entry()]);
+      server = settings.servers[0]!;
+      assert.equal((await f.waitFor(server, { timeoutMs: 60_000 })).kind, 'ready');
+      await nodes[1]!.killServer('SIGKILL');
+      await waitFor(() => f.snapshot(server).state?.verdict === 'failed', { timeoutMs: 60_000, message: 'failed after node 1 died' });
+      const report = serverReport(f.snapshot(server));
+      assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service killed by signal 9 after it was ready`), report.summary);
+      const health = await nodes[0]!.ssh(`curl -s -o /dev/null -w '%{http_code}' ${nodes[0]!.serverUrl}/health`);
+      assert.equal(health.stdout, '200', 'node rank 0 still answers: only the other node\'s unit tells the group is broken');
+    });
+
+    it('a node hanging mid-load makes the server stalled, naming that node (not the one waiting for it)', async () => {
+      await nodes[1]!.configureSimulator({ fault: { hangAt: 'weights', afterShards: 1 } });
+      // Node rank 0 waits for it longer than the stall time (else it fails first, on SGLang's barrier timeout).
+      await nodes[0]!.configureSimulator({ unbalancedLoadingTimeoutSeconds: 300 });
+      try {
+        const { fleet: f, settings } = startFleet([entry()], { stallSeconds: 10 });
+        server = settings.servers[0]!;
+        await f.restart(server, { force: true });
+        await waitFor(() => f.snapshot(server).state?.verdict === 'stalled', { timeoutMs: 60_000, message: 'stalled' });
+        const report = serverReport(f.snapshot(server));
+        assert.match(report.summary, new RegExp(`node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\) makes no progress`), report.summary);
+        assert.ok(!/node 0 .* makes no progress/.test(report.summary), report.summary);
+      } finally {
+        await nodes[1]!.configureSimulator({ fault: {} });
+        await nodes[0]!.configureSimulator({ unbalancedLoadingTimeoutSeconds: 6 });
+      }
     });
 
     it('one node crashing mid-load fails the server, naming that node and its error', async () => {

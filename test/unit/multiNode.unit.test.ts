@@ -120,6 +120,20 @@ describe('multi-node state fold', () => {
     assert.equal(foldNodeStates([node('node 0 (a)', b), node('node 1 (b)', b)])!.verdict, 'stopped');
   });
 
+  it('a node that gave up waiting (rendezvous timeout) is named after one that failed on its own, and lists who was behind', () => {
+    const timeout = 'torch.distributed.DistStoreError: Timed out after 9 seconds waiting for clients. 4/8 clients joined.';
+    const exited = unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 });
+    const gaveUp = run([...attached, { kind: 'journal', at: 4, event: { type: 'error', text: timeout, fatal: true }, text: timeout }, { kind: 'unit', at: 5, unit: exited }]);
+    const starting = run(attached);
+    let folded = foldNodeStates([node('node 0 (a)', gaveUp), node('node 1 (b)', starting)])!;
+    assert.match(folded.failure!.summary, /^node 0 \(a\): .* only 4 of 8 ranks reached the rendezvous .*; behind: node 1 \(b\) \(loading, starting\)$/);
+    const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.';
+    const crashed = run([...attached, { kind: 'journal', at: 4, event: { type: 'error', text: oom, fatal: true }, text: oom }, { kind: 'unit', at: 6, unit: exited }]);
+    folded = foldNodeStates([node('node 0 (a)', gaveUp), node('node 1 (b)', crashed)])!;
+    assert.match(folded.failure!.summary, /^node 1 \(b\): the service exited with status 1$/);
+    assert.deepEqual(folded.failure!.lines, [oom]);
+  });
+
   it('has no state before rank 0 has one', () => {
     assert.equal(foldNodeStates([node('node 0', undefined), node('node 1', run(attached))]), undefined);
   });

@@ -40,9 +40,9 @@ export type FleetEvent =
   /** A watch began, or ended for good. */
   | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean };
 
-/** One server as every front shows it. */
 export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
 
+/** One server as every front shows it. */
 export interface ServerSnapshot {
   readonly server: ServerProfile;
   readonly state: LoadState | undefined;

@@ -99,6 +99,9 @@ describe('multi-node servers and several hosts (private network)', function () {
       assert.equal(w1.kind, 'ready', serverReport(w1.snapshot).summary);
       assert.equal(w2.kind, 'ready', serverReport(w2.snapshot).summary);
       assert.equal(w1.snapshot.nodes, undefined, 'a single-node server has no node list');
+      await waitFor(() => f.snapshot(r1).watching && f.snapshot(r2).watching && !f.snapshot(r1).loading, { message: 'steady watch' });
+      const live = await Promise.all(replicas.map((h) => watchProcesses(h)));
+      console.log(`      [measure] steady state, single-node server: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}`);
     });
 
     it('one host drops off the network: it reads unreachable, never ready; the other goes on loading to ready', async () => {
@@ -266,8 +269,13 @@ async function lastLineAt(host: GpuHost, text: string): Promise<number> {
 
 /** The host's processes that serve the watch (everything under a per-connection sshd), by name. */
 async function watchProcesses(host: GpuHost): Promise<string[]> {
-  const r = await host.nsExec("ps -eo pid=,ppid=,comm= 2>/dev/null");
-  const rows = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/)).map(([pid, ppid, comm]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm ?? '' }));
+  const r = await host.nsExec('ps -eo pid=,ppid=,comm=,args= 2>/dev/null');
+  const rows = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    // A stand-in (node .../journalctl.js) by its script's name.
+    .map(([pid, ppid, comm, ...args]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm === 'node' ? path.basename(args[1] ?? 'node') : (comm ?? '') }));
   const byPid = new Map(rows.map((p) => [p.pid, p]));
   const underSession = (p: { ppid: number }): boolean => {
     let parent = byPid.get(p.ppid);

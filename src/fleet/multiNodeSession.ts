@@ -137,9 +137,9 @@ export class MultiNodeSession {
     const checkEnd = () => {
       const state = this.state;
       if (!state) return;
-      const final = isFinished(state) && !(state.verdict === 'stopped' && this.nodes.some((n) => n.session.state?.verdict !== 'stopped'));
+      // Stopped counts only when every node is (one stopped while others run is a transient or a broken group).
+      const final = isFinished(state) && (state.verdict !== 'stopped' || this.nodes.every((n) => n.session.state?.verdict === 'stopped'));
       if (!final) {
-        if (!this.nodes.some((n) => n.session.busy)) return;
         lastEndVerdict = undefined;
         return;
       }

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/fleet/multiNodeState';
 import { serverReport } from '../../src/fleet/report';
+import { restartLine } from '../../src/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { distributedCause, distributedProblem } from '../../src/server/distributed';
@@ -150,6 +151,7 @@ describe('multi-node state fold', () => {
     assert.equal(report.state, 'stalled');
     assert.match(report.summary, /node 1 \(b\) makes no progress/);
     assert.deepEqual(report.nodes?.map((n) => n.node), ['node 0 (a)', 'node 1 (b)']);
+    assert.match(restartLine('restarted', undefined, report, false), /^k2: restart issued on every node \(node 0 \(a\), node 1 \(b\)\)\. Now: /);
   });
 });
 

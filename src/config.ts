@@ -332,6 +332,12 @@ export function parseSettings(raw: RawSettings): SettingsResult {
   };
 }
 
+/** Where a server runs, for messages: "gpu1", "this machine", or "every node (gpu-a, gpu-b)". */
+export function serverHosts(server: ServerProfile): string {
+  if (server.nodes) return `every node (${server.nodes.map((n) => n.host ?? 'this machine').join(', ')})`;
+  return server.host ?? 'this machine';
+}
+
 /** The server the commands act on: `kimi.activeServer`, else the first. */
 export function activeProfile(settings: Settings): ServerProfile | undefined {
   return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0];

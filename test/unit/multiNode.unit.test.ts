@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings } from '../../src/config';
+import { parseSettings, serverHosts } from '../../src/config';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/fleet/multiNodeState';
 import { serverReport } from '../../src/fleet/report';
 import { restartLine } from '../../src/cli/format';
@@ -32,6 +32,7 @@ describe('multi-node settings', () => {
     const server = result.settings.servers[0]!;
     assert.equal(server.host, 'gpu-a');
     assert.equal(server.unit, 'sglang-k2.service');
+    assert.equal(serverHosts(server), 'every node (gpu-a, gpu-b)');
     assert.deepEqual(server.nodes?.map((n) => [n.label, n.rank, n.host, n.port, n.username, n.unit]), [
       ['node 0 (gpu-a)', 0, 'gpu-a', undefined, undefined, 'sglang-k2.service'],
       ['node 1 (gpu-b)', 1, 'gpu-b', 2222, 'kimi', 'sglang-k2.service'],

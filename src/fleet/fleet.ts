@@ -4,7 +4,7 @@
  * attach, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
-import type { ServerProfile, Settings } from '../config';
+import { serverHosts, type ServerProfile, type Settings } from '../config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
@@ -313,7 +313,7 @@ export class Fleet {
       ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
     if (!quiet) this.verification.delete(server.name);
-    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
+    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`);
     let first = true;
     const watching = session.watch(
       mode,

@@ -232,6 +232,10 @@ describe('multi-node servers and several hosts (private network)', function () {
         const report = serverReport(done.snapshot);
         assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service exited with status 1`), report.summary);
         assert.match(report.lastError ?? '', /SafetensorError/, report.summary);
+        // Node rank 0 then gives up at SGLang's barrier after the weights: recognised, and node 1 stays the one named.
+        const rank0 = await waitFor(() => f.snapshot(server).nodes?.[0]?.state?.failure, { timeoutMs: 40_000, message: 'node rank 0 failed too' });
+        assert.ok(rank0.lines.some((l) => /ValueError: TP rank 0 could finish the model loading, but there are other ranks that didn't finish loading/.test(l)), rank0.lines.join('\n'));
+        assert.match(serverReport(f.snapshot(server)).lastError ?? '', /^node 1 /);
         // The logs: both nodes' journals, merged, each line naming its node.
         const logs = await f.logs(server, 400);
         assert.ok(logs.journal.some((l) => l.includes(`node 1 (${nodes[1]!.sshHost}): `) && l.includes('SafetensorError')), logs.journal.slice(-20).join('\n'));

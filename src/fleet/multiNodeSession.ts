@@ -7,7 +7,7 @@
  */
 import type { NodeProfile, ServerProfile } from '../config';
 import type { LoadPrior } from '../monitor/eta';
-import { isFinished, type LoadState } from '../monitor/loadState';
+import { initialState, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../monitor/session';
 import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError, type Transport } from '../remote/transport';
@@ -73,6 +73,11 @@ export class MultiNodeSession {
     return foldNodeStates(this.nodeStates()) ?? this.last;
   }
 
+  /** The server's state now, for an outcome: a fresh one when no node has said anything yet. */
+  private stateNow(): LoadState {
+    return this.state ?? this.rank0.state ?? initialState(Date.now());
+  }
+
   nodeStates(): { label: string; host: string; state: LoadState | undefined }[] {
     return this.nodes.map(({ node, session }) => ({ label: node.label, host: node.host ?? 'local', state: session.state }));
   }
@@ -101,7 +106,7 @@ export class MultiNodeSession {
    * failed as soon as one node fails (naming it).
    */
   async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
-    if (this.busy) throw new AlreadyWatchingError(this.profile.name, this.state ?? this.rank0.state!);
+    if (this.busy) throw new AlreadyWatchingError(this.profile.name, this.stateNow());
     const generation = ++this.generation;
     this.loading = true;
     let previous = this.state;
@@ -155,8 +160,7 @@ export class MultiNodeSession {
         // The other nodes' watches, stopped because of this end (or by the user), say nothing new.
         if (settled && outcome.end === 'cancelled') return;
         const issue = nodeIssue(this.nodeStates());
-        const state = this.state ?? outcome.state;
-        endWith({ ...outcome, state, ...(outcome.message || issue ? { message: [issue?.text, outcome.message].filter(Boolean).join(': ') } : {}) });
+        endWith({ ...outcome, state: this.state ?? outcome.state, ...(outcome.message || issue ? { message: [issue?.text, outcome.message].filter(Boolean).join(': ') } : {}) });
         this.stopNodes(outcome.message ?? outcome.end);
         return;
       }
@@ -168,9 +172,8 @@ export class MultiNodeSession {
       closed = true;
       this.loading = false;
       if (!settled) {
-        const state = this.state;
         settled = true;
-        resolveEnd({ end: 'cancelled', state: state ?? this.rank0.state!, message: 'the nodes\' watches ended' });
+        resolveEnd({ end: 'cancelled', state: this.stateNow(), message: 'the nodes\' watches ended' });
       }
       listener.onClosed?.();
     };
@@ -191,7 +194,7 @@ export class MultiNodeSession {
       if (!settled) {
         settled = true;
         this.loading = false;
-        resolveEnd({ end: 'unreachable', state: this.state ?? this.rank0.state!, message: error instanceof Error ? error.message : String(error) });
+        resolveEnd({ end: 'unreachable', state: this.stateNow(), message: error instanceof Error ? error.message : String(error) });
       }
     });
     return end;

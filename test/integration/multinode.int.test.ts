@@ -91,6 +91,15 @@ describe('multi-node servers and several hosts (private network)', function () {
       replicas = await startHosts(2);
     });
 
+    it('live on the private network only: their own address, no route out', async () => {
+      for (const host of replicas) {
+        const routes = await host.nsExec('ip -4 route show');
+        assert.deepEqual(routes.stdout.trim().split('\n').map((l) => l.split(' ')[0]), [network.subnet], routes.stdout);
+        assert.notEqual((await host.nsExec('ip -4 route get 192.0.2.1')).code, 0, 'nothing is routed outside the bridge');
+        assert.match((await host.nsExec('ip -4 -o addr show')).stdout, new RegExp(`inet ${host.sshHost.replace(/\./g, '\\.')}/24`));
+      }
+    });
+
     it('are restarted and watched at once, both ready', async () => {
       const { fleet: f, settings } = startFleet([replicaEntry('r1', replicas[0]!), replicaEntry('r2', replicas[1]!)]);
       const [r1, r2] = settings.servers as [ServerProfile, ServerProfile];

@@ -349,7 +349,8 @@ export function activeProfile(settings: Settings): ServerProfile | undefined {
  * say what to do. `uiSideOfRemote` is the remote's name when the extension runs on the UI side.
  */
 export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string | undefined): string | undefined {
-  if (server.host !== undefined || uiSideOfRemote === undefined) return undefined;
+  const local = server.nodes ? server.nodes.some((n) => n.host === undefined) : server.host === undefined;
+  if (!local || uiSideOfRemote === undefined) return undefined;
   return (
     `kimi.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
     `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}"), ` +

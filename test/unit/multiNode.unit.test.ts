@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings, serverHosts } from '../../src/config';
+import { localHostRefusal, parseSettings, serverHosts } from '../../src/config';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/fleet/multiNodeState';
 import { serverReport } from '../../src/fleet/report';
 import { restartLine } from '../../src/cli/format';
@@ -38,6 +38,15 @@ describe('multi-node settings', () => {
       ['node 1 (gpu-b)', 1, 'gpu-b', 2222, 'kimi', 'sglang-k2.service'],
     ]);
   });
+  it('a node on "local" is refused on the UI side of a remote window, as a local single-node server is', () => {
+    const result = parseSettings({ servers: [{ name: 'k2', nodes: [nodes[0], { host: 'local', unit: 'sglang-k2' }] }] });
+    assert.ok(result.ok);
+    assert.match(localHostRefusal(result.settings.servers[0]!, 'ssh-remote') ?? '', /has host "local"/);
+    const remote = parseSettings({ servers: [{ name: 'k2', nodes }] });
+    assert.ok(remote.ok);
+    assert.equal(localHostRefusal(remote.settings.servers[0]!, 'ssh-remote'), undefined);
+  });
+
   for (const [what, raw, message] of [
     ['a top-level host with nodes', { name: 'k2', host: 'gpu-a', nodes }, /kimi\.servers\[0\]\.host must not be set when "nodes" is/],
     ['a top-level unit with nodes', { name: 'k2', unit: 'x', nodes }, /kimi\.servers\[0\]\.unit must not be set/],

@@ -630,7 +630,7 @@ export class LoadWatcher {
     if (state.failure) return;
     if (this.deps.options.servesHttp === false) {
       const graphs = state.cudaGraphBatches;
-      if (state.readyAt === undefined && state.mainPid !== undefined && state.connected && graphs && graphs.done >= graphs.total && state.phaseTimes['capturing CUDA graphs'] !== undefined) {
+      if (state.readyAt === undefined && state.mainPid !== undefined && state.connected && graphs && graphs.done >= graphs.total) {
         this.apply({ kind: 'completion', at: this.now(), ok: true, detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)' });
       }
       return;

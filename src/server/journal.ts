@@ -115,6 +115,7 @@ export function splitMessage(message: string): string[] {
 export const SHARD_PROGRESS =
   /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
 const CUDA_GRAPH_BATCHES = /Capturing batches\b[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)/;
+const CUDA_GRAPH_END = /^Capture (?:target decode )?cuda graph end\b/i;
 const CUDA_GRAPH_BS = /^Capture cuda graph bs \[([\d,\s]*)\]/;
 const LOAD_WEIGHT_END = /^Load weight end\.(.*)$/;
 const KV_ALLOCATED = /^KV Cache is allocated\.(.*)$/;
@@ -232,7 +233,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   }
 
   if (text.startsWith('Capture cuda graph begin')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }];
-  if (text.startsWith('Capture cuda graph end')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }];
+  // Newer SGLang says "Capture target decode CUDA graph end. elapsed=...".
+  if (CUDA_GRAPH_END.test(text)) return [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }];
   const bs = CUDA_GRAPH_BS.exec(text);
   if (bs) {
     const total = (bs[1] ?? '').split(',').filter((s) => s.trim() !== '').length;

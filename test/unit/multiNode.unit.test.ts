@@ -187,5 +187,9 @@ describe('multi-node journal lines (torch distributed, SGLang)', () => {
       { type: 'phase', phase: 'capturing CUDA graphs' },
       { type: 'graphsCaptured' },
     ]);
+    assert.deepEqual(parseJournalLine('[2026-11-30 10:00:00 TP8] Capture target decode CUDA graph end. elapsed=16.40 s'), [
+      { type: 'phase', phase: 'capturing CUDA graphs' },
+      { type: 'graphsCaptured' },
+    ]);
   });
 });

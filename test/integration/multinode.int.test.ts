@@ -203,6 +203,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('node 1 dying after ready fails the server, naming it, though node rank 0 still answers HTTP', async () => {
       const { fleet: f, settings } = startFleet([entry()]);
       server = settings.servers[0]!;
+      if ((await f.waitFor(server, { timeoutMs: 60_000 })).kind !== 'ready') await f.restart(server);
       assert.equal((await f.waitFor(server, { timeoutMs: 60_000 })).kind, 'ready');
       await nodes[1]!.killServer('SIGKILL');
       await waitFor(() => f.snapshot(server).state?.verdict === 'failed', { timeoutMs: 60_000, message: 'failed after node 1 died' });
@@ -210,6 +211,26 @@ describe('multi-node servers and several hosts (private network)', function () {
       assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service killed by signal 9 after it was ready`), report.summary);
       const health = await nodes[0]!.ssh(`curl -s -o /dev/null -w '%{http_code}' ${nodes[0]!.serverUrl}/health`);
       assert.equal(health.stdout, '200', 'node rank 0 still answers: only the other node\'s unit tells the group is broken');
+    });
+
+    it('node 1 dropping off the network makes the ready server unreachable, naming it; back on the network, ready again', async () => {
+      const { fleet: f, settings } = startFleet([entry()]);
+      server = settings.servers[0]!;
+      // Ready already when the tests run in order; restarted when this one runs alone.
+      if ((await f.waitFor(server, { timeoutMs: 60_000 })).kind !== 'ready') await f.restart(server);
+      assert.equal((await f.waitFor(server, { timeoutMs: 60_000 })).kind, 'ready');
+      const verdicts = recordVerdicts(f, server);
+      await nodes[1]!.setNetworkLink(false);
+      try {
+        await waitFor(() => f.snapshot(server).state?.verdict === 'unreachable', { timeoutMs: 60_000, message: 'unreachable' });
+        const report = serverReport(f.snapshot(server));
+        assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): `), report.summary);
+        assert.equal(f.snapshot(server).nodes?.[0]?.state?.verdict, 'ready', 'node rank 0 is still seen serving');
+      } finally {
+        await nodes[1]!.setNetworkLink(true);
+      }
+      await waitFor(() => f.snapshot(server).state?.verdict === 'ready', { timeoutMs: 90_000, message: 'ready again after the link came back' });
+      assert.deepEqual(verdicts, ['unreachable', 'ready']);
     });
 
     it('a node hanging mid-load makes the server stalled, naming that node (not the one waiting for it)', async () => {

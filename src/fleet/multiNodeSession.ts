@@ -108,6 +108,9 @@ export class MultiNodeSession {
   async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
     if (this.busy) throw new AlreadyWatchingError(this.profile.name, this.stateNow());
     const generation = ++this.generation;
+    // The server's last load has ended (a node failed, say) while another node's watch still follows
+    // its own load: the new watch replaces them all.
+    for (const { session } of this.nodes) if (session.busy) session.stop('the server is watched anew');
     this.loading = true;
     let previous = this.state;
     let settled = false;

@@ -203,8 +203,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('node 1 dying after ready fails the server, naming it, though node rank 0 still answers HTTP', async () => {
       const { fleet: f, settings } = startFleet([entry()]);
       server = settings.servers[0]!;
-      if ((await f.waitFor(server, { timeoutMs: 60_000 })).kind !== 'ready') await f.restart(server);
-      assert.equal((await f.waitFor(server, { timeoutMs: 60_000 })).kind, 'ready');
+      await readyServer(f, server);
       await nodes[1]!.killServer('SIGKILL');
       await waitFor(() => f.snapshot(server).state?.verdict === 'failed', { timeoutMs: 60_000, message: 'failed after node 1 died' });
       const report = serverReport(f.snapshot(server));
@@ -216,9 +215,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('node 1 dropping off the network makes the ready server unreachable, naming it; back on the network, ready again', async () => {
       const { fleet: f, settings } = startFleet([entry()]);
       server = settings.servers[0]!;
-      // Ready already when the tests run in order; restarted when this one runs alone.
-      if ((await f.waitFor(server, { timeoutMs: 60_000 })).kind !== 'ready') await f.restart(server);
-      assert.equal((await f.waitFor(server, { timeoutMs: 60_000 })).kind, 'ready');
+      await readyServer(f, server);
       const verdicts = recordVerdicts(f, server);
       await nodes[1]!.setNetworkLink(false);
       try {
@@ -293,6 +290,14 @@ describe('multi-node servers and several hosts (private network)', function () {
     });
   });
 });
+
+/** The server ready: as it is (the tests in order leave it ready), else restarted to ready. */
+async function readyServer(f: Fleet, server: ServerProfile): Promise<void> {
+  if ((await f.waitFor(server, { timeoutMs: 60_000 })).kind === 'ready') return;
+  const restart = await f.restart(server, { force: true });
+  const end = await restart.outcome;
+  assert.equal(end?.end, 'ready', end?.message);
+}
 
 /** Epoch ms of the last journal line of the host's unit containing `text` (0 when none). */
 async function lastLineAt(host: GpuHost, text: string): Promise<number> {

@@ -98,6 +98,18 @@ describe('multi-node session (composite of node sessions)', () => {
     assert.equal(ends.length, 1, 'still failed: not a new end');
   });
 
+  it('a new watch after a failed load replaces a node\'s watch that still follows its own load', async () => {
+    const { session, fakes, outcome } = setup();
+    fakes[0]!.signal(...start);
+    fakes[1]!.signal(...start, { kind: 'unit', at: 4, unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 } });
+    assert.equal((await outcome).end, 'failed');
+    assert.equal(session.busy, false, 'the server\'s load has ended: a restart may come');
+    assert.equal(fakes[0]!.busy, true, 'node 0 still follows its load');
+    void session.watch('restart', OPTIONS, {});
+    assert.deepEqual(fakes[0]!.stops, ['the server is watched anew']);
+    assert.deepEqual(fakes.map((f) => f.mode), ['restart', 'restart']);
+  });
+
   it('a node dying after ready is a new end of the steady watch: failed, named', () => {
     const { fakes, ends } = setup();
     for (const f of fakes) f.signal(...start, ready);

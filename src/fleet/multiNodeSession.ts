@@ -120,8 +120,10 @@ export class MultiNodeSession {
     this.loadEnd = end;
     const current = () => generation === this.generation;
 
+    // While the nodes' watches start, a node not yet started still shows its last watch's state.
+    let starting = true;
     const onNodeChange = () => {
-      if (!current()) return;
+      if (!current() || starting) return;
       const state = this.state;
       if (!state || state === previous) return;
       const before = previous ?? state;
@@ -190,6 +192,8 @@ export class MultiNodeSession {
         node.rank === 0 ? prior : undefined,
       ),
     );
+    starting = false;
+    onNodeChange();
     // A node whose watch could not start (a refusal): stop the others, the server's watch ends with its error.
     Promise.all(watches).catch((error: unknown) => {
       if (!current()) return;

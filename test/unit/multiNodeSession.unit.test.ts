@@ -22,10 +22,13 @@ class FakeNodeSession {
   readonly client = {} as ServerSession['client'];
   watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener): Promise<WatchOutcome> {
     this.mode = mode;
+    // As a LoadWatcher does: its first state (restart requested) comes before watch() returns.
+    this.state = undefined;
     this.options = options;
     this.listener = listener;
     this.watching = true;
     this.busy = true;
+    if (mode === 'restart') this.signal({ kind: 'restartRequested', at: 1 });
     return new Promise(() => undefined);
   }
   signal(...signals: Signal[]): void {
@@ -105,9 +108,12 @@ describe('multi-node session (composite of node sessions)', () => {
     assert.equal((await outcome).end, 'failed');
     assert.equal(session.busy, false, 'the server\'s load has ended: a restart may come');
     assert.equal(fakes[0]!.busy, true, 'node 0 still follows its load');
-    void session.watch('restart', OPTIONS, {});
+    const ends: WatchOutcome[] = [];
+    void session.watch('restart', OPTIONS, { onEnd: (o) => ends.push(o) });
     assert.deepEqual(fakes[0]!.stops, ['the server is watched anew']);
     assert.deepEqual(fakes.map((f) => f.mode), ['restart', 'restart']);
+    assert.deepEqual(ends, [], 'node 1\'s failure of the last watch is not this watch\'s end');
+    assert.equal(session.state?.verdict, 'restarting');
   });
 
   it('a node dying after ready is a new end of the steady watch: failed, named', () => {

@@ -17,6 +17,23 @@ export interface ServerProfile {
   readonly urlHost: string;
   readonly urlPort: number;
   readonly sudo: boolean;
+  /**
+   * A multi-node server: every node, node rank 0 first (it serves `url`). `host`, `port`,
+   * `username`, `identityFile` and `unit` above are then rank 0's.
+   */
+  readonly nodes?: readonly NodeProfile[];
+}
+
+/** One node of a multi-node server (its own SSH connection, its own unit). */
+export interface NodeProfile {
+  /** "node 0 (gpu-a)": how messages name it. */
+  readonly label: string;
+  readonly rank: number;
+  readonly host: string | undefined;
+  readonly port: number | undefined;
+  readonly username: string | undefined;
+  readonly identityFile: string | undefined;
+  readonly unit: string;
 }
 
 export interface Settings {
@@ -45,9 +62,23 @@ export type SettingsResult =
 
 const DEFAULT_URL = 'http://127.0.0.1:30001';
 
+const nodeSchema = {
+  type: 'object',
+  required: ['host', 'unit'],
+  additionalProperties: false,
+  properties: {
+    host: { type: 'string', minLength: 1, maxLength: 253 },
+    port: { type: 'integer', minimum: 1, maximum: 65535 },
+    username: { type: 'string', minLength: 1, maxLength: 64 },
+    identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
+    unit: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;
+
+/** host and unit are required unless `nodes` is given (checked in validateServer). */
 const serverSchema = {
   type: 'object',
-  required: ['name', 'host', 'unit'],
+  required: ['name'],
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 64 },
@@ -58,6 +89,7 @@ const serverSchema = {
     unit: { type: 'string', minLength: 1, maxLength: 256 },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
+    nodes: { type: 'array', items: nodeSchema, minItems: 2, maxItems: 64 },
   },
 } as const;
 
@@ -125,8 +157,15 @@ function seconds(raw: unknown, fallback: number): number {
   return typeof raw === 'number' ? raw : fallback;
 }
 
+/** Where a multi-node entry's connection fields live: in `nodes`, never at the top level. */
+const NODE_FIELDS = ['host', 'port', 'username', 'identityFile', 'unit'] as const;
+
 function validateServer(raw: Record<string, unknown>, index: number, errors: string[]): ServerProfile | undefined {
   const at = `kimi.servers[${index}]`;
+  if (Array.isArray(raw.nodes)) return validateMultiNodeServer(raw, raw.nodes as Record<string, unknown>[], at, errors);
+  const before0 = errors.length;
+  for (const field of ['host', 'unit']) if (raw[field] === undefined) errors.push(`${at}.${field} is missing (or give "nodes" for a multi-node server).`);
+  if (errors.length > before0) return undefined;
   const name = String(raw.name);
   const hostText = String(raw.host);
   const unitText = String(raw.unit);
@@ -134,18 +173,7 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
   const before = errors.length;
 
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
-  if (!isLocal && !HOST_PATTERN.test(hostText)) {
-    errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
-  }
-  if (!isValidUnitName(unitText)) {
-    errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
-  }
-  if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
-    errors.push(`${at}.username "${printable(raw.username)}" is not a valid user name.`);
-  }
-  if (typeof raw.identityFile === 'string' && CONTROL.test(raw.identityFile)) {
-    errors.push(`${at}.identityFile must not contain control characters.`);
-  }
+  errors.push(...connectionErrors(raw, at));
   const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL);
   if (typeof url === 'string') errors.push(`${at}.url ${url}`);
   if (errors.length > before || typeof url === 'string') return undefined;
@@ -161,6 +189,80 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
     urlHost: url.host,
     urlPort: url.port,
     sudo: raw.sudo === true,
+  };
+}
+
+/** Checks one connection (host, user, key, unit) of an entry or of a node; pushes errors. */
+function connectionErrors(raw: Record<string, unknown>, at: string): string[] {
+  const errors: string[] = [];
+  const hostText = String(raw.host);
+  const unitText = String(raw.unit);
+  if (hostText !== 'local' && !HOST_PATTERN.test(hostText)) {
+    errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
+  }
+  if (!isValidUnitName(unitText)) {
+    errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
+  }
+  if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
+    errors.push(`${at}.username "${printable(raw.username)}" is not a valid user name.`);
+  }
+  if (typeof raw.identityFile === 'string' && CONTROL.test(raw.identityFile)) {
+    errors.push(`${at}.identityFile must not contain control characters.`);
+  }
+  return errors;
+}
+
+/**
+ * A multi-node entry: `nodes` (rank 0 first) replaces the top-level host, port, username,
+ * identityFile and unit, which must be absent (one place for each fact); the profile's own
+ * connection fields are rank 0's, so everything that talks to "the server" talks to rank 0.
+ */
+function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<string, unknown>[], at: string, errors: string[]): ServerProfile | undefined {
+  const before = errors.length;
+  const name = String(raw.name);
+  if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
+  for (const field of NODE_FIELDS) {
+    if (raw[field] !== undefined) errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
+  }
+  const nodes: NodeProfile[] = [];
+  const seen = new Map<string, number>();
+  rawNodes.forEach((node, rank) => {
+    const nodeAt = `${at}.nodes[${rank}]`;
+    const problems = connectionErrors(node, nodeAt);
+    errors.push(...problems);
+    if (problems.length > 0) return;
+    const host = node.host === 'local' ? undefined : String(node.host);
+    const unit = normalizeUnit(String(node.unit));
+    const key = `${host ?? 'local'}:${typeof node.port === 'number' ? node.port : ''}:${unit}`;
+    const twin = seen.get(key);
+    if (twin !== undefined) errors.push(`${nodeAt} is the same host and unit as nodes[${twin}]: each node rank runs its own unit.`);
+    seen.set(key, rank);
+    nodes.push({
+      label: `node ${rank} (${host ?? 'local'})`,
+      rank,
+      host,
+      port: typeof node.port === 'number' ? node.port : undefined,
+      username: typeof node.username === 'string' ? node.username : undefined,
+      identityFile: typeof node.identityFile === 'string' ? node.identityFile : undefined,
+      unit,
+    });
+  });
+  const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL);
+  if (typeof url === 'string') errors.push(`${at}.url ${url}`);
+  const rank0 = nodes[0];
+  if (errors.length > before || typeof url === 'string' || rank0 === undefined) return undefined;
+  return {
+    name,
+    host: rank0.host,
+    port: rank0.port,
+    username: rank0.username,
+    identityFile: rank0.identityFile,
+    unit: rank0.unit,
+    url: url.href,
+    urlHost: url.host,
+    urlPort: url.port,
+    sudo: raw.sudo === true,
+    nodes,
   };
 }
 
@@ -230,6 +332,12 @@ export function parseSettings(raw: RawSettings): SettingsResult {
   };
 }
 
+/** Where a server runs, for messages: "gpu1", "this machine", or "every node (gpu-a, gpu-b)". */
+export function serverHosts(server: ServerProfile): string {
+  if (server.nodes) return `every node (${server.nodes.map((n) => n.host ?? 'this machine').join(', ')})`;
+  return server.host ?? 'this machine';
+}
+
 /** The server the commands act on: `kimi.activeServer`, else the first. */
 export function activeProfile(settings: Settings): ServerProfile | undefined {
   return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0];
@@ -241,7 +349,8 @@ export function activeProfile(settings: Settings): ServerProfile | undefined {
  * say what to do. `uiSideOfRemote` is the remote's name when the extension runs on the UI side.
  */
 export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string | undefined): string | undefined {
-  if (server.host !== undefined || uiSideOfRemote === undefined) return undefined;
+  const local = server.nodes ? server.nodes.some((n) => n.host === undefined) : server.host === undefined;
+  if (!local || uiSideOfRemote === undefined) return undefined;
   return (
     `kimi.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
     `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}"), ` +

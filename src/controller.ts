@@ -3,7 +3,7 @@ import { errorText } from './util/errors';
 import { activeProfile, localHostRefusal, parseSettings, printable, type ServerProfile, type Settings } from './config';
 import { Fleet, type FleetEvent } from './fleet/fleet';
 import type { LoadState } from './monitor/loadState';
-import type { ServerSession } from './monitor/session';
+import type { FleetSession } from './fleet/fleet';
 import type { WatchOutcome } from './monitor/watcher';
 import { TransportError } from './remote/transport';
 import { refusalMessage } from './ui/refusals';
@@ -290,7 +290,7 @@ export class Controller implements vscode.Disposable {
   }
 
   /** The session of a server, or undefined after telling the user why there is none. */
-  async openSession(server: ServerProfile): Promise<ServerSession | undefined> {
+  async openSession(server: ServerProfile): Promise<FleetSession | undefined> {
     const refusal = localHostRefusal(server, this.uiSideOfRemote);
     if (refusal) {
       this.log.error(`[${server.name}] ${refusal}`);

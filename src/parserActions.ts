@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { errorText } from './util/errors';
 import { maskSecrets } from './util/secrets';
 import type { Controller } from './controller';
-import type { ServerSession } from './monitor/session';
+import type { FleetSession } from './fleet/fleet';
 import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from './server/parserChange';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from './server/parserNames';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './server/vllmParsers';
@@ -19,7 +19,7 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
   return picked?.label;
 }
 
-function changeDeps(session: ServerSession, log: vscode.LogOutputChannel): ParserChangeDeps {
+function changeDeps(session: FleetSession, log: vscode.LogOutputChannel): ParserChangeDeps {
   const name = session.profile.name;
   return {
     sudo: session.profile.sudo,

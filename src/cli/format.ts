@@ -21,6 +21,7 @@ export function statusLine(report: ServerReport, json: boolean): string {
 export function restartLine(action: 'restarted' | 'attached', reason: string | undefined, report: ServerReport, json: boolean): string {
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
   if (action === 'attached') return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
+  if (report.nodes) return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
   return `${report.server}: restart issued (systemctl restart ${report.unit} on ${report.host}). Now: ${report.summary}`;
 }
 

@@ -4,7 +4,7 @@
  * attach, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
-import type { ServerProfile, Settings } from '../config';
+import { serverHosts, type ServerProfile, type Settings } from '../config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
@@ -27,6 +27,10 @@ import { errorText } from '../util/errors';
 import { describe } from '../ui/messages';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
+import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
+
+/** One server's session: one connection, or one per node of a multi-node server. */
+export type FleetSession = ServerSession | MultiNodeSession;
 
 export type FleetEvent =
   | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
@@ -42,6 +46,7 @@ export type FleetEvent =
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
 export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
+
 
 /** One server as every front shows it. */
 export interface ServerSnapshot {
@@ -83,10 +88,10 @@ export type WaitResult =
 
 export class Fleet {
   private settings: Settings | undefined;
-  private readonly sessions = new Map<string, ServerSession>();
-  private readonly pending = new Map<string, Promise<ServerSession>>();
+  private readonly sessions = new Map<string, FleetSession>();
+  private readonly pending = new Map<string, Promise<FleetSession>>();
   /** Sessions whose settings changed during a load: replaced once that load ends. */
-  private readonly stale = new Set<ServerSession>();
+  private readonly stale = new Set<FleetSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
@@ -182,6 +187,7 @@ export class Fleet {
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
+      ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
   }
 
@@ -190,7 +196,7 @@ export class Fleet {
   }
 
   /** The session of a server, created on first use (ssh2 and node-fetch load with the first one). */
-  async sessionFor(server: ServerProfile): Promise<ServerSession> {
+  async sessionFor(server: ServerProfile): Promise<FleetSession> {
     const existing = this.sessions.get(server.name);
     if (existing) return existing;
     let pending = this.pending.get(server.name);
@@ -211,21 +217,40 @@ export class Fleet {
     }
   }
 
-  private async createSession(server: ServerProfile): Promise<ServerSession> {
+  private async createSession(server: ServerProfile): Promise<FleetSession> {
+    if (server.nodes) {
+      const nodes = server.nodes;
+      const sessions: ServerSession[] = [];
+      try {
+        for (const node of nodes) sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
+      } catch (error) {
+        for (const session of sessions) session.dispose();
+        throw error;
+      }
+      return new MultiNodeSession(server, nodes.map((node, i) => ({ node, session: sessions[i]! })));
+    }
+    return this.createNodeSession(server, server);
+  }
+
+  /** One connection's session; a node's log lines go to its server's log, naming the node. */
+  private async createNodeSession(server: ServerProfile, profile: ServerProfile, nodeLabel?: string): Promise<ServerSession> {
     const settings = this.requireSettings();
+    const log: (level: LogLevel, message: string) => void =
+      nodeLabel === undefined ? this.log : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
-      ? await this.deps.createSession(server, settings)
-      : await import('../sessionFactory').then(({ createSession }) => createSession(server, settings, this.deps.ui, this.log));
+      ? await this.deps.createSession(profile, settings)
+      : await import('../sessionFactory').then(({ createSession }) => createSession(profile, settings, this.deps.ui, log));
     const apiKey = await this.deps.apiKey?.(server.name);
     if (apiKey) session.client.setApiKey(apiKey);
     return session;
   }
 
   /** Connects; a refusal (host key, login, DNS...) becomes a `refused` event and is thrown. */
-  async connect(server: ServerProfile): Promise<ServerSession> {
+  async connect(server: ServerProfile): Promise<FleetSession> {
     const session = await this.sessionFor(server);
     try {
-      await session.transport.connect();
+      if (session instanceof MultiNodeSession) await session.connectAll();
+      else await session.transport.connect();
       this.clearRefusal(server);
       return session;
     } catch (error) {
@@ -256,7 +281,8 @@ export class Fleet {
     if (!options.force) {
       const look = await this.loadUnderWay(session);
       if (look.underWay) return { kind: 'attached', reason: look.underWay, outcome: this.watch(server, 'attach') };
-      unitBefore = look.unit;
+      // One connection's look: only a single-node restart can skip its own.
+      if (session instanceof ServerSession) unitBefore = look.unit;
     }
     if (session.busy) session.stop('restarted again (force)');
     return { kind: 'restarted', outcome: this.watch(server, 'restart', false, unitBefore) };
@@ -287,7 +313,7 @@ export class Fleet {
 
   /** Why the unit is loading already (someone else restarted it), or undefined. */
   /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
-  private async loadUnderWay(session: ServerSession): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
+  private async loadUnderWay(session: FleetSession): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
     const settings = this.requireSettings();
     const result = await session.transport.exec(showCommand(session.profile.unit), { timeoutMs: 20_000 });
     if (result.code !== 0) return {};
@@ -320,7 +346,7 @@ export class Fleet {
       ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
     if (!quiet) this.verification.delete(server.name);
-    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${server.host ?? 'this machine'}`);
+    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`);
     let first = true;
     const watching = session.watch(
       mode,
@@ -384,7 +410,7 @@ export class Fleet {
     }
   }
 
-  private async onEnd(server: ServerProfile, session: ServerSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
+  private async onEnd(server: ServerProfile, session: FleetSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
     this.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
     this.events.fire({ type: 'end', server, outcome, quiet });
@@ -397,7 +423,7 @@ export class Fleet {
     }
   }
 
-  private onClosed(server: ServerProfile, session: ServerSession): void {
+  private onClosed(server: ServerProfile, session: FleetSession): void {
     if (this.stale.delete(session)) {
       session.dispose();
       if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
@@ -489,13 +515,26 @@ export class Fleet {
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
       const session = await this.connect(server);
-      const result = await session.transport.exec(journalTailCommand(server.unit, n), { timeoutMs: 20_000 });
-      const journal = result.stdout
-        .split('\n')
-        .map((line) => parseJournalJsonLine(line))
-        .filter((e): e is NonNullable<typeof e> => e !== undefined)
-        .map((e) => maskSecrets(`${new Date(e.at).toISOString()} ${e.message.replace(/\r/g, ' ').trimEnd()}`));
-      const problem = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+      // A multi-node server: every node's journal, merged by time, each line naming its node.
+      const sources =
+        session instanceof MultiNodeSession
+          ? session.nodes.map(({ node, session: s }) => ({ transport: s.transport, unit: node.unit, prefix: `${node.label}: ` }))
+          : [{ transport: session.transport, unit: server.unit, prefix: '' }];
+      const results = await Promise.all(sources.map((source) => source.transport.exec(journalTailCommand(source.unit, n), { timeoutMs: 20_000 })));
+      const entries = results.flatMap((result, i) =>
+        result.stdout
+          .split('\n')
+          .map((line) => parseJournalJsonLine(line))
+          .filter((e): e is NonNullable<typeof e> => e !== undefined)
+          .map((e) => ({ at: e.at, text: maskSecrets(`${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`) })),
+      );
+      const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
+      const problem = results
+        .map((result, i) => {
+          const why = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+          return why && `${sources[i]!.prefix}${why}`;
+        })
+        .find(Boolean);
       return { journal, log, ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}) };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };

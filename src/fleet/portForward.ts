@@ -12,10 +12,9 @@ import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerProfile } from '../config';
-import type { ServerSession } from '../monitor/session';
 import type { LogLevel } from '../monitor/watcher';
 import { ChannelLimitedTransport } from '../remote/channelLimit';
-import type { StreamOpener } from '../remote/transport';
+import type { StreamOpener, Transport } from '../remote/transport';
 import { isForwardingProhibited } from '../server/curlFetch';
 import { errorText } from '../util/errors';
 import {
@@ -48,7 +47,7 @@ type Log = (level: LogLevel, message: string) => void;
  * MaxSessions counts sessions (exec), not direct-tcpip channels, and a client's long streamed
  * completion must not starve the watch's own probes.
  */
-export function forwardOpener(session: ServerSession): StreamOpener {
+export function forwardOpener(session: { readonly transport: Transport }): StreamOpener {
   const transport = session.transport;
   return transport instanceof ChannelLimitedTransport ? transport.openUncappedStream : transport.openStream;
 }
@@ -233,7 +232,8 @@ export class PortForwards {
 
   constructor(
     private readonly deps: {
-      readonly connect: (server: ServerProfile) => Promise<ServerSession>;
+      /** The server's session (a multi-node server's is rank 0's connection, which serves its url). */
+      readonly connect: (server: ServerProfile) => Promise<{ readonly transport: Transport }>;
       readonly log: Log;
       /** The forward of a server opened (info) or closed (undefined). */
       readonly onChange: (server: ServerProfile, info: ForwardInfo | undefined) => void;

@@ -8,6 +8,7 @@ import { formatDuration, type LoadState } from '../monitor/loadState';
 import { describe, loadStartedAt } from '../ui/messages';
 import { refusalWord } from '../ui/refusals';
 import type { ServerSnapshot, WaitResult } from './fleet';
+import { nodeIssue } from './multiNodeState';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -31,6 +32,8 @@ export interface ServerReport {
   readonly parsers: string | null;
   /** One line a model or a person reads. */
   readonly summary: string;
+  /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
+  readonly nodes?: readonly { readonly node: string; readonly state: string; readonly progressPercent: number | null }[];
 }
 
 function stateWord(snapshot: ServerSnapshot): string {
@@ -77,6 +80,9 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
   if (!watched && state) parts.push(`last seen ${describe(state)}`);
   if (error) parts.push(error);
+  // A multi-node server: the node that holds the group back, named (a failure already names it).
+  const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
+  if (issue && issue.text !== error) parts.push(issue.text);
   if (snapshot.verification) parts.push(snapshot.verification);
   return {
     server: server.name,
@@ -92,6 +98,15 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     lastError: error,
     parsers: snapshot.verification ?? null,
     summary: parts.join(' · '),
+    ...(snapshot.nodes
+      ? {
+          nodes: snapshot.nodes.map((n) => ({
+            node: n.label,
+            state: n.state ? n.state.verdict : 'not watched',
+            progressPercent: n.state?.progress !== undefined && n.state.readyAt === undefined ? Math.floor(n.state.progress * 100) : null,
+          })),
+        }
+      : {}),
   };
 }
 

@@ -5,7 +5,7 @@
  * is fleet/report's, shared with the MCP server and the CLI.
  */
 import * as vscode from 'vscode';
-import type { ServerProfile } from '../config';
+import { serverHosts, type ServerProfile } from '../config';
 import type { Fleet, RestartResult } from '../fleet/fleet';
 import { serverReport, waitReport } from '../fleet/report';
 import { errorText } from '../util/errors';
@@ -67,7 +67,7 @@ export class StatusTool implements vscode.LanguageModelTool<ServerInput> {
 /** The confirmation of kimi_restart, as the command's modal says it. Pure. */
 export function restartConfirmation(server: ServerProfile, expectedLoadTime: string, force: boolean): vscode.LanguageModelToolConfirmationMessages {
   const lines = [
-    `The model server ${server.unit} on ${server.name} (${server.host ?? 'this machine'}) stops now and is unavailable until it has loaded again.`,
+    `The model server ${server.unit} on ${server.name} (${serverHosts(server)}) stops now and is unavailable until it has loaded again.`,
     `Expected load time: ${expectedLoadTime}.`,
     force
       ? 'force: a load already under way is cut short and started again.'

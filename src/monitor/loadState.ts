@@ -280,6 +280,11 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
       const done = Math.max(event.done, next.cudaGraphBatches?.done ?? 0);
       return { ...next, cudaGraphBatches: { done, total: event.total } };
     }
+    case 'graphsCaptured': {
+      const next = advancePhase(state, 'capturing CUDA graphs');
+      const total = next.cudaGraphBatches?.total ?? 1;
+      return next.phase === 'capturing CUDA graphs' ? { ...next, cudaGraphBatches: { done: total, total } } : next;
+    }
     case 'httpUp':
       return advancePhase(state, 'warming up');
     case 'ready':

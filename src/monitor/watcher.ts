@@ -30,6 +30,11 @@ export interface WatchOptions {
   readonly steadyIntervalMs?: number;
   /** /health says up but the completion keeps failing this long: alert (default 30 s). */
   readonly completionAlertMs?: number;
+  /**
+   * false: a node rank >= 1 of a multi-node server, which serves no HTTP: no /health or
+   * completion; it is ready once its journal says its load is done (CUDA graphs captured).
+   */
+  readonly servesHttp?: boolean;
 }
 
 export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
@@ -503,7 +508,7 @@ export class LoadWatcher {
         this.unitProbeDue = true;
         if (event.what === 'stopping') this.stopSeen = true;
       }
-      if (event.type === 'ready' || event.type === 'httpUp' || (event.type === 'systemd' && !known)) this.probeSoon();
+      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'graphsCaptured' || (event.type === 'systemd' && !known)) this.probeSoon();
       if (event.type === 'httpUp' && event.url) this.checkAnnouncedUrl(event.url);
       // A restart under way: the new run's lines are read again once it is attached.
       if (this.awaitingRunAfter !== undefined || !this.attached) continue;
@@ -679,6 +684,13 @@ export class LoadWatcher {
   private async probeHttp(): Promise<void> {
     const state = this.current;
     if (state.failure) return;
+    if (this.deps.options.servesHttp === false) {
+      const graphs = state.cudaGraphBatches;
+      if (state.readyAt === undefined && state.mainPid !== undefined && state.connected && graphs && graphs.done >= graphs.total) {
+        this.apply({ kind: 'completion', at: this.now(), ok: true, detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)' });
+      }
+      return;
+    }
     if (this.mode === 'steady') {
       const steady = this.deps.options.steadyIntervalMs ?? 0;
       if (this.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;

@@ -14,6 +14,8 @@ export type JournalEvent =
       readonly dtype?: string;
     }
   | { readonly type: 'kvCache'; readonly tokens?: number; readonly sizeGB?: number }
+  /** `Capture cuda graph end.`: every rank logs it; the last load line of a rank that serves no HTTP (node rank >= 1). */
+  | { readonly type: 'graphsCaptured' }
   | { readonly type: 'httpUp'; readonly url?: string }
   | { readonly type: 'ready' }
   /** An error worth showing: traceback header/footer, OOM, CUDA error, warm-up failure. */

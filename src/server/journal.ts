@@ -5,6 +5,7 @@
  * "are we inside a traceback").
  */
 import { quote } from '../remote/shell';
+import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
 import { newVllmContext, parseVllmText, stripVllmPrefix, type VllmContext } from './vllmLog';
 
@@ -140,6 +141,7 @@ export function splitMessage(message: string): string[] {
 export const SHARD_PROGRESS =
   /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
 const CUDA_GRAPH_BATCHES = /Capturing batches\b[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)/;
+const CUDA_GRAPH_END = /^Capture (?:target decode )?cuda graph end\b/i;
 const CUDA_GRAPH_BS = /^Capture cuda graph bs \[([\d,\s]*)\]/;
 const LOAD_WEIGHT_END = /^Load weight end\.(.*)$/;
 const KV_ALLOCATED = /^KV Cache is allocated\.(.*)$/;
@@ -265,6 +267,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   }
 
   if (text.startsWith('Capture cuda graph begin')) return [{ type: 'phase', phase: 'capturing CUDA graphs' }];
+  // Newer SGLang says "Capture target decode CUDA graph end. elapsed=...".
+  if (CUDA_GRAPH_END.test(text)) return [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }];
   const bs = CUDA_GRAPH_BS.exec(text);
   if (bs) {
     const total = (bs[1] ?? '').split(',').filter((s) => s.trim() !== '').length;
@@ -279,6 +283,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
 
   if (text.includes('The server is fired up and ready to roll!')) return [{ type: 'ready' }];
 
+  // Multi-node: a rendezvous or NCCL timeout, a rank that did not finish loading (server/distributed.ts).
+  if (distributedProblem(text)) return [{ type: 'error', text, fatal: true }];
   if (/Health check failed/.test(text)) return [{ type: 'error', text, fatal: false }];
   if (FATAL_PHRASES.some((re) => re.test(text))) return [{ type: 'error', text, fatal: true }];
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import type { ServerProfile } from '../config';
+import { serverHosts, type ServerProfile } from '../config';
 import type { LoadForecast } from '../monitor/loadInsights';
-import type { ServerSession } from '../monitor/session';
+import type { FleetSession } from '../fleet/fleet';
 import { warmCache } from '../monitor/warmCache';
 
 const RESTART = 'Restart';
@@ -9,10 +9,12 @@ const WARM_THEN_RESTART = 'Warm cache, then restart';
 
 /** The modal confirmation, with the forecast when there is one. */
 export async function confirmRestart(server: ServerProfile, forecast: LoadForecast | undefined): Promise<'restart' | 'warm' | 'cancel'> {
-  const lines = [`The model server on ${server.host ?? 'this machine'} stops now and is unavailable until it has loaded again.`];
+  const lines = [`The model server on ${serverHosts(server)} stops now and is unavailable until it has loaded again.`];
   if (forecast?.text) lines.push(`Expected load time: ${forecast.text}.`);
   if (forecast?.warning) lines.push(forecast.warning);
+  // The forecast reads node rank 0's page cache only: no warming of one node of several.
   const canWarm =
+    server.nodes === undefined &&
     forecast?.modelPath !== undefined &&
     forecast.totalBytes !== undefined &&
     forecast.residentBytes !== undefined &&
@@ -27,7 +29,7 @@ export async function confirmRestart(server: ServerProfile, forecast: LoadForeca
 }
 
 /** Warms the page cache with progress and cancel; true when the restart should go on. */
-export async function warmThenReport(session: ServerSession, modelPath: string, log: vscode.LogOutputChannel): Promise<boolean> {
+export async function warmThenReport(session: FleetSession, modelPath: string, log: vscode.LogOutputChannel): Promise<boolean> {
   const name = session.profile.name;
   return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Kimi on ${name}: warming the page cache`, cancellable: true },

@@ -1,5 +1,6 @@
 /**
- * The simulated GPU host: a real OpenSSH sshd on 127.0.0.1 plus stand-ins for systemctl,
+ * The simulated GPU host: a real OpenSSH sshd on 127.0.0.1 (or, with `network`, on the host's own
+ * address in its own network namespace: netns.ts) plus stand-ins for systemctl,
  * journalctl, nvidia-smi and sudo, and the SGLang simulator started from the unit's ExecStart.
  *
  * Process layout (all torn down by stop(), and by the kernel if this process dies):
@@ -35,6 +36,7 @@ import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { vllmExecStartLines, vllmStandIn } from './vllmUnit';
+import type { NetnsHost } from './netns';
 
 /**
  * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
@@ -73,6 +75,14 @@ export interface GpuHostOptions {
   users?: readonly string[];
   /** The server the unit runs: SGLang (default) or vLLM (`vllm serve MODEL ...`, see vllmUnit.ts). */
   engine?: 'sglang' | 'vllm';
+  /**
+   * Runs the host in this network namespace (netns.ts createPrivateNetwork().addHost()): sshd
+   * listens on its address there, and the server sees only the private network; without it the
+   * host shares this machine's network and sshd listens on 127.0.0.1.
+   */
+  network?: NetnsHost;
+  /** Appended to the default unit's server command line, e.g. `--nnodes 2 --node-rank 1 --dist-init-addr A:P`. */
+  extraServerArgs?: string;
 }
 
 /** Who a session logs in as, and with which key. */
@@ -85,7 +95,8 @@ export interface JournalEntry { t: number /* usec */; pid: number; ident: string
 export interface GpuHost {
   fixtureDir: string;
   stateDir: string;
-  sshHost: '127.0.0.1';
+  /** 127.0.0.1, or the host's address on its private network (GpuHostOptions.network). */
+  sshHost: string;
   sshPort: number;
   username: 'root';
   httpPort: number;
@@ -154,6 +165,8 @@ export interface GpuHost {
   firedUpAt(): Promise<number | undefined>;
   /** Host pids of every process currently in the simulated host's pid namespace. */
   nsPids(): number[];
+  /** With GpuHostOptions.network: the host drops off (false) or rejoins (true) the network; its processes go on. */
+  setNetworkLink(up: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -270,14 +283,14 @@ function freePort(exclude: number[] = []): Promise<number> {
   });
 }
 
-/** Resolves once something on 127.0.0.1:port sends an SSH banner. */
-async function waitForSshBanner(port: number, timeoutMs: number, alive: () => boolean): Promise<void> {
+/** Resolves once something on host:port (default 127.0.0.1) sends an SSH banner. */
+async function waitForSshBanner(port: number, timeoutMs: number, alive: () => boolean, host = '127.0.0.1'): Promise<void> {
   const end = Date.now() + timeoutMs;
   let lastErr = '';
   while (Date.now() < end) {
     if (!alive()) throw new Error('sshd exited during start-up');
     const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect({ host: '127.0.0.1', port });
+      const s = net.connect({ host, port });
       let buf = '';
       const t = setTimeout(() => { s.destroy(); resolve(false); }, 1000);
       s.on('data', (d) => { buf += d.toString('latin1'); if (buf.startsWith('SSH-')) { clearTimeout(t); s.destroy(); resolve(true); } });
@@ -287,7 +300,7 @@ async function waitForSshBanner(port: number, timeoutMs: number, alive: () => bo
     if (ok) return;
     await sleep(50);
   }
-  throw new Error(`sshd did not answer on 127.0.0.1:${port}: ${lastErr}`);
+  throw new Error(`sshd did not answer on ${host}:${port}: ${lastErr}`);
 }
 
 function shq(s: string): string { return `'${s.replace(/'/g, `'\\''`)}'`; }
@@ -451,7 +464,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       ...(opts.engine === 'vllm' ? vllmExecStartLines(vllmPath, modelPath, httpPort) : [
         `ExecStart=${pythonPath} -m sglang.launch_server \\`,
         `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
-        `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}`,
+        `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}${opts.extraServerArgs ? ` ${opts.extraServerArgs}` : ''}`,
       ]),
       opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
       ...(opts.restartOnFailure ? ['RestartSec=1'] : []),
@@ -515,7 +528,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const harnessFingerprint = keyFingerprint(await pub(harnessKey));
     await fsp.writeFile(path.join(sshDir, 'authorized_keys'),
       [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'), { mode: 0o600 });
-    const hostPattern = `[127.0.0.1]:${sshPort}`;
+    const hostPattern = `[${opts.network?.address ?? '127.0.0.1'}]:${sshPort}`;
     const knownHostsLine = (o?: { hashed?: boolean }): string => {
       if (!o?.hashed) return `${hostPattern} ${hostPublicKey}`;
       const salt = crypto.randomBytes(20);
@@ -538,11 +551,12 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
 
     const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
+    const sshAddress = opts.network?.address ?? '127.0.0.1';
     const sshdConfig = path.join(sshDir, 'sshd_config');
     let tcpForwarding = opts.allowTcpForwarding !== false;
     const writeSshdConfig = () => fsp.writeFile(sshdConfig, [
       `Port ${sshPort}`,
-      'ListenAddress 127.0.0.1',
+      `ListenAddress ${sshAddress}`,
       `HostKey ${hostKey}`,
       `AuthorizedKeysFile ${path.join(sshDir, 'authorized_keys')}`,
       'PubkeyAuthentication yes',
@@ -576,8 +590,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await modelP;
 
     // --- the namespaces ------------------------------------------------------------------
-    const ns = spawn('unshare', ['--mount', '--pid', '--fork', '--mount-proc', '--kill-child', 'sh', NS_INIT, fix],
-      { stdio: ['pipe', 'pipe', 'pipe'] });
+    const unshare = ['unshare', '--mount', '--pid', '--fork', '--mount-proc', '--kill-child', 'sh', NS_INIT, fix];
+    // In its own network namespace: nsenter execs unshare there (same pid, so the tree below stays as drawn).
+    const nsCommand = opts.network ? ['nsenter', `--net=/run/netns/${opts.network.netns}`, ...unshare] : unshare;
+    const ns = spawn(nsCommand[0]!, nsCommand.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
     const nsHandle = { kill: () => { try { ns.kill('SIGKILL'); } catch { /* */ } }, fixture: fix };
     live.add(nsHandle);
     let nsExited = false;
@@ -604,8 +620,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const pidNs = pidNsOf(initPid)!;
     const nsEnv = { PATH: `${binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, KIMI_SIM_ROOT: stateDir, HOME: '/root', LANG: 'C.UTF-8' };
 
+    // -n: init's network namespace (this machine's, or the host's own with GpuHostOptions.network)
+    const nsEnter = ['-t', String(initPid), '-m', '-p', ...(opts.network ? ['-n'] : [])];
     const nsExec = (command: string): Promise<ExecResult> =>
-      run('nsenter', ['-t', String(initPid), '-m', '-p', '--', '/bin/sh', '-c', command], { env: nsEnv, timeoutMs: 60000 });
+      run('nsenter', [...nsEnter, '--', '/bin/sh', '-c', command], { env: nsEnv, timeoutMs: 60000 });
 
     // --- sshd ----------------------------------------------------------------------------
     const sshdLines: string[] = [];
@@ -615,7 +633,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sshdProcs = () => hostPidsInNs(pidNs).filter((p) => commOf(p) === 'sshd');
     const startSshd = async (): Promise<void> => {
       if (sshd && sshd.exitCode === null && sshd.signalCode === null) return;
-      const child = spawn('nsenter', ['-t', String(initPid), '-m', '-p', '--', SSHD, '-D', '-e', '-f', sshdConfig],
+      const child = spawn('nsenter', [...nsEnter, '--', SSHD, '-D', '-e', '-f', sshdConfig],
         { stdio: ['ignore', 'ignore', 'pipe'], env: nsEnv });
       sshd = child;
       live.add(sshdHandle);
@@ -629,7 +647,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       let exited = false;
       sshdExit = new Promise<void>((resolve) => child.on('exit', () => { exited = true; resolve(); }));
       try {
-        await waitForSshBanner(sshPort, 10000, () => !exited);
+        await waitForSshBanner(sshPort, 10000, () => !exited, sshAddress);
       } catch (e) {
         throw new Error(`${(e as Error).message}\n${sshdLines.join('\n')}`);
       }
@@ -656,7 +674,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       '-F', '/dev/null', '-i', harnessKey, '-p', String(sshPort),
       '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${harnessKnownHosts}`,
       '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
-      `${loginOf(o?.user).username}@127.0.0.1`, command,
+      `${loginOf(o?.user).username}@${sshAddress}`, command,
     ], { timeoutMs: 120000 });
 
     const visudo = ['/usr/sbin/visudo', '/sbin/visudo'].find((p) => fs.existsSync(p));
@@ -682,7 +700,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const host: GpuHost = {
       fixtureDir: fix,
       stateDir,
-      sshHost: '127.0.0.1',
+      sshHost: sshAddress,
       sshPort,
       username: 'root',
       httpPort,
@@ -726,7 +744,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
           if (Date.now() > end) throw new Error(`sshd did not reload its configuration\n${sshdLines.slice(-5).join('\n')}`);
           await sleep(20);
         }
-        await waitForSshBanner(sshPort, 10000, () => !!sshd && sshd.exitCode === null);
+        await waitForSshBanner(sshPort, 10000, () => !!sshd && sshd.exitCode === null, sshAddress);
       },
       async writeUnit(text, o) {
         await fsp.writeFile(unitFilePath, text);
@@ -798,6 +816,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         return undefined;
       },
       nsPids: () => (nsExited ? [] : hostPidsInNs(pidNs)),
+      async setNetworkLink(up) {
+        if (!opts.network) throw new Error('this simulated host shares the machine\'s network (start it with GpuHostOptions.network)');
+        await opts.network.setLink(up);
+      },
       async stop() {
         if (stopped) return;
         stopped = true;

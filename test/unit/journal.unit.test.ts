@@ -49,7 +49,7 @@ describe('journal: SGLang load lines (reference section 3)', () => {
       'Capturing batches (bs=24 avail_mem=4.00 GB):  43%|████▎     | 3/7 [00:01<00:01,  2.9it/s]',
       [{ type: 'cudaGraphBatches', done: 3, total: 7 }],
     ],
-    [`${P}Capture cuda graph end. Time elapsed: 41.24 s. mem usage=3.09 GB. avail mem=4.89 GB.`, []],
+    [`${P}Capture cuda graph end. Time elapsed: 41.24 s. mem usage=3.09 GB. avail mem=4.89 GB.`, [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }]],
     [
       `[2026-11-30 05:44:01] max_total_num_tokens=524288, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=128, context_len=262144, available_gpu_mem=4.89 GB`,
       [],

@@ -14,7 +14,7 @@ const BOOLEAN_FLAGS = new Set(['trust-remote-code', 'weight-loader-drop-cache-af
   'disable-custom-all-reduce', 'enable-mixed-chunk', 'show-time-cost', 'enable-p2p-check', 'help']);
 
 const INT_FLAGS = new Set(['tp', 'tp-size', 'dp', 'dp-size', 'port', 'context-length', 'max-running-requests',
-  'chunked-prefill-size', 'max-prefill-tokens', 'random-seed', 'cuda-graph-max-bs', 'ep-size']);
+  'chunked-prefill-size', 'max-prefill-tokens', 'random-seed', 'cuda-graph-max-bs', 'ep-size', 'nnodes', 'node-rank', 'dist-timeout']);
 
 function usage() {
   return 'usage: launch_server.py [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH] [--host HOST] [--port PORT] ...';
@@ -38,6 +38,7 @@ function parseArgs(argv) {
     weight_loader_drop_cache_after_load: false, weight_loader_disable_mmap: false, load_format: 'auto',
     context_length: null, mem_fraction_static: null, skip_server_warmup: false, chat_template: null,
     chunked_prefill_size: 8192, max_prefill_tokens: 16384, max_running_requests: null, random_seed: null,
+    nnodes: 1, node_rank: 0, dist_init_addr: null, dist_timeout: null, // multi-node (dist.js)
     api_key: null, // --api-key KEY / --api-key=KEY: every path but /health* and /metrics* needs `Authorization: Bearer KEY`
   };
   const unknown = [];
@@ -94,6 +95,10 @@ function parseArgs(argv) {
   if (!args.model_path) return argError('the following arguments are required: --model-path');
   if (!(args.tp_size >= 1)) return argError('argument --tp-size: must be >= 1');
   if (!(args.port > 0 && args.port < 65536)) return argError(`argument --port: invalid port ${args.port}`);
+  if (!(args.nnodes >= 1)) return argError('argument --nnodes: must be >= 1');
+  if (!(args.node_rank >= 0 && args.node_rank < args.nnodes)) return argError(`argument --node-rank: must be in [0, ${args.nnodes})`);
+  if (args.tp_size % args.nnodes !== 0) return argError(`argument --tp-size: ${args.tp_size} is not divisible by --nnodes ${args.nnodes}`);
+  if (args.nnodes > 1 && !args.dist_init_addr) return argError('argument --dist-init-addr: required when --nnodes > 1 (HOST:PORT of node rank 0)');
   if (!args.served_model_name) args.served_model_name = args.model_path;
   if (!args.tokenizer_path) args.tokenizer_path = args.model_path;
   return { ok: true, args, extra, unknown };

@@ -39,6 +39,7 @@ const DEFAULTS = Object.freeze({
   architecture: null, // default from config.json in the model dir, else DeepseekV3ForCausalLM
   version: '0.5.4',
   crashExit: null, // "code" (exit fault.exitCode||1) | "sigkill" (kill -9 itself, as SGLang's kill_process_tree does); null: code for crashes, sigkill for warm-up failures
+  unbalancedLoadingTimeoutSeconds: 300, // multi-node: how long a node that loaded waits for the others (SGLang's UNBALANCED_MODEL_LOADING_TIMEOUT_S)
   stopDelayMs: 0, // SIGTERM: shut down (port closed), then stay alive this long before exiting (NCCL teardown); read again at SIGTERM
   fault: {},
 });

@@ -14,15 +14,16 @@ function prefix(rank, d) {
 }
 
 class Logger {
-  /** @param {{tp:number, out?:(s:string)=>void, err?:(s:string)=>void}} o */
+  /** @param {{tp:number, base?:number, out?:(s:string)=>void, err?:(s:string)=>void}} o  tp ranks of this node, from TP`base` */
   constructor(o) {
     this.tp = o.tp;
+    this.base = o.base || 0;
     this.out = o.out || ((s) => writeAll(1, s));
     this.err = o.err || ((s) => writeAll(2, s));
   }
   main(msg) { this.err(prefix(null) + msg + '\n'); }
   rank(r, msg) { this.err(prefix(r) + msg + '\n'); }
-  allRanks(msg) { for (let r = 0; r < this.tp; r++) this.rank(r, typeof msg === 'function' ? msg(r) : msg); }
+  allRanks(msg) { for (let r = this.base; r < this.base + this.tp; r++) this.rank(r, typeof msg === 'function' ? msg(r) : msg); }
   uvicorn(msg) { this.err(`INFO:     ${msg}\n`); }
   uvicornError(msg) { this.err(`ERROR:    ${msg}\n`); }
   access(client, method, url, status) { this.out(`INFO:     ${client} - "${method} ${url} HTTP/1.1" ${status} ${STATUS_TEXT[status] || ''}\n`); }

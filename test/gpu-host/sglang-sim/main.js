@@ -71,6 +71,11 @@
  * --api-key KEY (or --api-key=KEY): every path but /health* and /metrics* needs `Authorization: Bearer KEY`, else
  *   401 {"error":"Unauthorized"} (SGLang's add_api_key_middleware); the warm-up requests send the key.
  *
+ * Multi-node (dist.js): --nnodes N --node-rank R --dist-init-addr HOST:PORT [--dist-timeout S] (default 1800): the ranks meet over
+ *   TCP at node rank 0's address (it listens on PORT, the others connect and wait), each node runs tp/N ranks (TP labels from R*tp/N),
+ *   waits for the others after its weights (sim.json unbalancedLoadingTimeoutSeconds, default 300, then SGLang's ValueError);
+ *   only node rank 0 prints tqdm bars and serves HTTP; the others end their load with "Capture cuda graph end." and wait.
+ *   Timeouts print torch's DistStoreError / DistNetworkError texts. Faults (sim.json per host) apply to that node.
  * Signals: SIGTERM/SIGINT -> log, close the port, reap the reader children, exit 0 (well under 1 s; see stopDelayMs).
  * A dead reader child -> "Received sigquit from a child process..." and exit 1, like a dead scheduler.
  */
@@ -85,6 +90,7 @@ const { listShards, Loader } = require('./loader');
 const tqdm = require('./tqdm');
 const faults = require('./faults');
 const { HttpApi } = require('./http');
+const { Rendezvous, parseAddr } = require('./dist');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const f2 = (x) => x.toFixed(2);
@@ -107,8 +113,14 @@ class Sim {
     this.extra = extra || {};
     this.cfg = cfg;
     this.root = root;
-    this.tp = args.tp_size;
-    this.log = new Logger({ tp: this.tp });
+    // multi-node: this node runs tp/nnodes of the ranks (TP labels from node_rank * that); only node rank 0
+    // (TP0) serves HTTP and shows the tqdm bars
+    this.nnodes = args.nnodes || 1;
+    this.nodeRank = args.node_rank || 0;
+    this.tp = args.tp_size / this.nnodes;
+    this.firstRank = this.nodeRank * this.tp;
+    this.log = new Logger({ tp: this.tp, base: this.firstRank });
+    this.dist = null;
     this.phase = 'init';
     this.httpUp = false;
     this.ready = false;
@@ -167,6 +179,7 @@ class Sim {
     this.cleaned = true;
     if (this.loader) this.loader.stop();
     if (this.api) this.api.close();
+    if (this.dist) this.dist.close();
     this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
     this.writeGpu(true, true);
   }
@@ -227,8 +240,8 @@ class Sim {
   /** a scheduler (rank) hit an exception: its traceback, the launcher's SIGQUIT message, death */
   crash(phase, kind) {
     if (this.exiting) return;
-    const rank = this.fault.rank || 0;
-    this.log.rank(rank, faults.schedulerTraceback(phase, kind || this.fault.kind || 'traceback', { rank }));
+    const rank = this.firstRank + (this.fault.rank || 0);
+    this.log.rank(rank, faults.schedulerTraceback(phase, kind || this.fault.kind || 'traceback', { rank: this.fault.rank || 0 }));
     if (phase === 'warmup') {
       this.log.main(faults.warmupTraceback('<Response [500]>'));
       return this.crashExit(true);
@@ -283,6 +296,16 @@ class Sim {
     this.loader.spawn();
     log.allRanks('Init torch distributed begin.');
     await this.faultPoint('init');
+    if (this.nnodes > 1) {
+      this.dist = new Rendezvous({ nnodes: this.nnodes, nodeRank: this.nodeRank, addr: parseAddr(this.args.dist_init_addr),
+        timeoutS: Number(this.args.dist_timeout) > 0 ? Number(this.args.dist_timeout) : 1800, tpPerNode: this.tp, log, firstRank: this.firstRank });
+      try {
+        await this.dist.join();
+      } catch {
+        log.main('Received sigquit from a child process. It usually means the child failed.');
+        return this.exit(1);
+      }
+    }
     await Promise.all([sleep(cfg.initSeconds * 1000), this.loader.ready]);
     this.mem.init = cfg.initGB;
     this.writeGpu(true);
@@ -295,12 +318,12 @@ class Sim {
       if (!fs.statSync(this.args.model_path).isDirectory()) throw new Error('not a dir');
       shards = listShards(this.args.model_path);
     } catch {
-      log.rank(0, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process\n    scheduler = Scheduler(\nOSError: ${this.args.model_path} is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'`);
+      log.rank(this.firstRank, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process\n    scheduler = Scheduler(\nOSError: ${this.args.model_path} is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'`);
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
     if (!shards.length) {
-      log.rank(0, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/model_loader/loader.py", line 380, in _prepare_weights\n    raise RuntimeError(\nRuntimeError: Cannot find any model weights with \`${this.args.model_path}\``);
+      log.rank(this.firstRank, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/model_loader/loader.py", line 380, in _prepare_weights\n    raise RuntimeError(\nRuntimeError: Cannot find any model weights with \`${this.args.model_path}\``);
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
@@ -318,6 +341,14 @@ class Sim {
     const tw = (Date.now() - this.weightsStart) / 1000;
     const dtype = cfg.loadWeightEndFormat === 'legacy' ? ', dtype=torch.bfloat16' : '';
     log.allRanks(`Load weight end. elapsed=${f2(tw)} s, type=${this.arch}${dtype}, avail mem=${f2(this.availGB())} GB, mem usage=${f2(cfg.weightsGB)} GB.`);
+    if (this.dist) {
+      try {
+        await this.dist.loadedBarrier(cfg.unbalancedLoadingTimeoutSeconds);
+      } catch {
+        log.main('Received sigquit from a child process. It usually means the child failed.');
+        return this.exit(1);
+      }
+    }
 
     // KV cache
     this.phase = 'kv';
@@ -332,6 +363,12 @@ class Sim {
     // CUDA graphs
     this.phase = 'cudaGraph';
     await this.captureCudaGraphs();
+    if (this.nodeRank > 0) {
+      // a node rank >= 1 runs its schedulers and serves no HTTP: it waits, idle, as SGLang's launcher does
+      this.phase = 'ready';
+      setInterval(() => {}, 1 << 30);
+      return;
+    }
     log.rank(0, `max_total_num_tokens=${cfg.maxTotalNumTokens}, chunked_prefill_size=${this.args.chunked_prefill_size}, max_prefill_tokens=${this.args.max_prefill_tokens}, max_running_requests=${this.args.max_running_requests || 128}, context_len=${cfg.contextLength}, available_gpu_mem=${f2(this.availGB())} GB`);
 
     // uvicorn
@@ -380,7 +417,7 @@ class Sim {
     const lines = cfg.tqdmMode !== 'carriage';
     const meter = new tqdm.RateMeter(Date.now());
     this.weightsStart = Date.now();
-    const show = (text) => log.raw(`\r${text}${lines ? '\n' : ''}`);
+    const show = (text) => { if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`); };
     show(tqdm.shardLine(desc, 0, total, 0, null));
     const f = this.fault;
     const stopAt = (f.crashAt === 'weights' || f.hangAt === 'weights')
@@ -397,7 +434,7 @@ class Sim {
       const finish = () => {
         const now = Date.now();
         show(tqdm.shardLine(desc, total, total, meter.elapsed(now), meter.overall(total, now)));
-        log.raw('\n');
+        if (this.nodeRank === 0) log.raw('\n');
         resolve();
       };
       loader.on('shard', (n, shard) => {
@@ -424,7 +461,7 @@ class Sim {
     log.allRanks(`Capture cuda graph begin. This can take up to several minutes. avail mem=${f2(this.availGB())} GB`);
     log.allRanks(`Capture cuda graph bs [${bs.join(', ')}]`);
     const lines = cfg.captureTqdmMode === 'lines';
-    const show = (text) => log.raw(`\r${text}${lines ? '\n' : ''}`);
+    const show = (text) => { if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`); };
     const meter = new tqdm.RateMeter(Date.now());
     const f = this.fault;
     const stopAt = (f.crashAt === 'cudaGraph' || f.hangAt === 'cudaGraph')
@@ -435,7 +472,7 @@ class Sim {
     for (let i = 0; i < nb; i++) {
       if (i === stopAt) {
         if (f.crashAt === 'cudaGraph') {
-          if (!lines) log.raw('\n');
+          if (!lines && this.nodeRank === 0) log.raw('\n');
           this.crash('cudaGraph');
           await new Promise(() => {});
         }
@@ -453,7 +490,7 @@ class Sim {
     const finalDesc = `Capturing batches (bs=${order[nb - 1]} avail_mem=${f2(this.availGB())} GB)`;
     show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), rate));
     show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), meter.overall(nb, now)));
-    log.raw('\n');
+    if (this.nodeRank === 0) log.raw('\n');
     log.allRanks(`Capture cuda graph end. Time elapsed: ${f2((Date.now() - start) / 1000)} s. mem usage=${f2(cfg.cudaGraphGB)} GB. avail mem=${f2(this.availGB())} GB.`);
   }
 

@@ -1,0 +1,54 @@
+/**
+ * What torch distributed and SGLang print when the ranks of a multi-node server do not meet
+ * or do not keep up (../shared/reference/multi-node-sglang.md), with what it means. Pure.
+ * The texts are torch's (c10d TCPStore.cpp, socket.cpp, ProcessGroupNCCL.cpp) and SGLang's
+ * (model_runner.py, the barrier after the load).
+ */
+export type DistributedProblemKind = 'rendezvous-timeout' | 'rendezvous-unreachable' | 'ranks-did-not-finish-loading' | 'nccl-timeout';
+
+export interface DistributedProblem {
+  readonly kind: DistributedProblemKind;
+  /** What the line means for the operator, in one sentence. */
+  readonly meaning: string;
+}
+
+const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray) => string]> = [
+  [
+    /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
+    'rendezvous-timeout',
+    (m) => `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
+  ],
+  [
+    /The client socket has timed out after (\S+) while trying to connect to \(([^,]+), (\d+)\)/,
+    'rendezvous-unreachable',
+    (m) => `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
+  ],
+  [
+    /could finish the model loading, but there are other ranks that didn't finish loading/,
+    'ranks-did-not-finish-loading',
+    () => 'another node did not finish loading its weights in time (out of memory, a crash, or a slow node)',
+  ],
+  [
+    /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
+    'nccl-timeout',
+    () => 'an NCCL collective timed out: another rank died or hangs (raise --dist-timeout only if the nodes are merely slow)',
+  ],
+];
+
+export function distributedProblem(line: string): DistributedProblem | undefined {
+  for (const [pattern, kind, meaning] of RULES) {
+    const m = pattern.exec(line);
+    if (m) return { kind, meaning: meaning(m) };
+  }
+  return undefined;
+}
+
+/** The most telling distributed problem among a failure's lines (the last one), if any. */
+export function distributedCause(lines: readonly string[]): (DistributedProblem & { readonly line: string }) | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] ?? '';
+    const problem = distributedProblem(line);
+    if (problem) return { ...problem, line: line.trim().slice(0, 300) };
+  }
+  return undefined;
+}

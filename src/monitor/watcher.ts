@@ -615,7 +615,7 @@ export class LoadWatcher {
     if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
     const loading = this.mode === 'load' || wantsWitnesses(state) !== undefined;
     const intervalMs = loading ? this.deps.options.pollIntervalMs : (this.deps.options.steadyIntervalMs ?? this.deps.options.pollIntervalMs);
-    const listenPort = this.mode === 'load' && this.portWitnessTrusted ? urlPort(this.deps.http.baseUrl) : undefined;
+    const listenPort = this.mode === 'load' && this.portWitnessTrusted && this.deps.options.servesHttp !== false ? urlPort(this.deps.http.baseUrl) : undefined;
     return { pid: state.mainPid, intervalMs, listenPort };
   }
 

@@ -118,7 +118,7 @@ describe('a vLLM server on the simulated GPU host', function () {
   });
 
   it('the engine dies after ready: /health 503 makes it unhealthy, then the exit is a failure with the engine\'s cause', async () => {
-    await host.configureSimulator({ ...SIM, coldFiles: 'none', fault: { engineDiesAfterSeconds: 0.5, deadLingerSeconds: 10 } });
+    await host.configureSimulator({ ...SIM, coldFiles: 'none', fault: { engineDiesAfterSeconds: 3, deadLingerSeconds: 10 } });
     test = await sessionForHost(host);
     const ends: WatchOutcome[] = [];
     const outcome = await test.session.watch('restart', { ...FAST_WATCH, steadyIntervalMs: 500 }, { onEnd: (o) => void ends.push(o) });

@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { isValidUnitName, normalizeUnit } from './remote/shell';
+import { isValidAbsolutePath, isValidUnitName, normalizeUnit } from './remote/shell';
+import { DOCKER_NAME, COMPOSE_SERVICE_NAME, type DockerTargetConfig } from './server/dockerTarget';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -11,7 +12,10 @@ export interface ServerProfile {
   readonly port: number | undefined;
   readonly username: string | undefined;
   readonly identityFile: string | undefined;
+  /** The systemd unit; for a Docker target, a label naming the container or compose service. */
   readonly unit: string;
+  /** Set when the server is a Docker container or compose service rather than a unit. */
+  readonly docker?: DockerTargetConfig;
   /** The server's address as seen from the GPU host. */
   readonly url: string;
   readonly urlHost: string;
@@ -47,7 +51,7 @@ const DEFAULT_URL = 'http://127.0.0.1:30001';
 
 const serverSchema = {
   type: 'object',
-  required: ['name', 'host', 'unit'],
+  required: ['name', 'host'],
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 64 },
@@ -56,6 +60,13 @@ const serverSchema = {
     username: { type: 'string', minLength: 1, maxLength: 64 },
     identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
     unit: { type: 'string', minLength: 1, maxLength: 256 },
+    container: { type: 'string', minLength: 1, maxLength: 128 },
+    compose: {
+      type: 'object',
+      required: ['file', 'service'],
+      additionalProperties: false,
+      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, service: { type: 'string', minLength: 1, maxLength: 128 } },
+    },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
   },
@@ -132,12 +143,15 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
   const unitText = String(raw.unit);
   const isLocal = hostText === 'local';
   const before = errors.length;
+  const docker = validateDockerTarget(raw, at, errors);
 
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   if (!isLocal && !HOST_PATTERN.test(hostText)) {
     errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
   }
-  if (!isValidUnitName(unitText)) {
+  if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined) {
+    errors.push(`${at}.unit is missing: give "unit" (systemd), "container" (Docker) or "compose" ({ "file", "service" }).`);
+  } else if (docker === undefined && raw.unit !== undefined && !isValidUnitName(unitText)) {
     errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
   }
   if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
@@ -156,12 +170,38 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
     port: typeof raw.port === 'number' ? raw.port : undefined,
     username: typeof raw.username === 'string' ? raw.username : undefined,
     identityFile: typeof raw.identityFile === 'string' ? raw.identityFile : undefined,
-    unit: normalizeUnit(unitText),
+    unit: docker ? docker.label : normalizeUnit(unitText),
+    ...(docker ? { docker } : {}),
     url: url.href,
     urlHost: url.host,
     urlPort: url.port,
     sudo: raw.sudo === true,
   };
+}
+
+/** `container` or `compose` of one entry, checked; undefined (and no error) when neither is given. */
+function validateDockerTarget(raw: Record<string, unknown>, at: string, errors: string[]): DockerTargetConfig | undefined {
+  const given = ['unit', 'container', 'compose'].filter((k) => raw[k] !== undefined);
+  if (given.length > 1) {
+    errors.push(`${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container" and "compose".`);
+    return undefined;
+  }
+  if (typeof raw.container === 'string') {
+    if (!DOCKER_NAME.test(raw.container)) {
+      errors.push(`${at}.container "${printable(raw.container)}" is not a Docker container name (letters, digits and _ . - only, not starting with . _ or -).`);
+      return undefined;
+    }
+    return { kind: 'container', name: raw.container, label: `container ${raw.container}` };
+  }
+  const compose = raw.compose as { file?: unknown; service?: unknown } | undefined;
+  if (compose === undefined) return undefined;
+  const file = String(compose.file);
+  const service = String(compose.service);
+  const before = errors.length;
+  if (!isValidAbsolutePath(file)) errors.push(`${at}.compose.file "${printable(file)}" must be an absolute path on the GPU host (the compose file).`);
+  if (!COMPOSE_SERVICE_NAME.test(service)) errors.push(`${at}.compose.service "${printable(service)}" is not a compose service name (letters, digits and _ . - only).`);
+  if (errors.length > before) return undefined;
+  return { kind: 'compose', file, service, label: `compose service ${service}` };
 }
 
 function parseServerUrl(text: string): { href: string; host: string; port: number } | string {

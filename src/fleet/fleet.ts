@@ -11,12 +11,12 @@ import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/load
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../remote/transport';
-import { showCommand, parseShow, toUnitStatus } from '../server/systemd';
+import { targetFor } from '../server/target';
 import type { SessionUi } from '../sessionFactory';
 import type { Refusal } from '../ui/refusals';
 import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
-import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
+import { JOURNAL_ACCESS_FIX, journalProblem } from '../server/journal';
 import { maskSecrets } from '../util/secrets';
 
 const RECENT_LOG_LINES = 500;
@@ -254,9 +254,12 @@ export class Fleet {
   /** Why the unit is loading already (someone else restarted it), or undefined. */
   private async loadUnderWay(session: ServerSession): Promise<string | undefined> {
     const settings = this.requireSettings();
-    const result = await session.transport.exec(showCommand(session.profile.unit), { timeoutMs: 20_000 });
-    if (result.code !== 0) return undefined;
-    const unit = toUnitStatus(parseShow(result.stdout));
+    let unit;
+    try {
+      unit = (await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))).unit;
+    } catch {
+      return undefined;
+    }
     const startedAt = unit.execMainStartedAt;
     if (unit.activeState === 'deactivating') return `${unit.id ?? session.profile.unit} is being stopped or restarted right now`;
     if (!isAlive(unit) || startedAt === undefined) return undefined;
@@ -429,10 +432,11 @@ export class Fleet {
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
       const session = await this.connect(server);
-      const result = await session.transport.exec(journalTailCommand(server.unit, n), { timeoutMs: 20_000 });
+      const target = targetFor(server);
+      const result = await session.transport.exec(target.logTailCommand(n), { timeoutMs: 20_000 });
       const journal = result.stdout
         .split('\n')
-        .map((line) => parseJournalJsonLine(line))
+        .map((line) => target.parseLogLine(line))
         .filter((e): e is NonNullable<typeof e> => e !== undefined)
         .map((e) => maskSecrets(`${new Date(e.at).toISOString()} ${e.message.replace(/\r/g, ' ').trimEnd()}`));
       const problem = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);

@@ -1,0 +1,75 @@
+/**
+ * A server run by Docker rather than by a systemd unit: a container (`docker run --name`) or a
+ * compose service. The commands that act on it on the GPU host; pure (no I/O).
+ */
+import { commandLine, quote } from '../remote/shell';
+
+/** Docker's own rule for container names (daemon/names.go: validContainerNamePattern). */
+export const DOCKER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
+/** Compose service names as the compose spec accepts them (keys of `services:`), shell-safe. */
+export const COMPOSE_SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
+
+export type DockerTargetConfig =
+  | { readonly kind: 'container'; readonly name: string; readonly label: string }
+  | { readonly kind: 'compose'; readonly file: string; readonly service: string; readonly label: string };
+
+/**
+ * `docker compose` (v2 plugin) where it exists, else `docker-compose` (v1, what Debian 12
+ * packages): a shell function the compose commands below call as `dc`.
+ */
+function composeFunction(sudo: boolean): string {
+  const s = sudo ? 'sudo -n ' : '';
+  return `dc() { if ${s}docker compose version >/dev/null 2>&1; then ${s}docker compose "$@"; else ${s}docker-compose "$@"; fi; }`;
+}
+
+function docker(sudo: boolean, argv: readonly string[]): string {
+  return `${sudo ? 'sudo -n ' : ''}${commandLine(['docker', ...argv])}`;
+}
+
+function compose(target: Extract<DockerTargetConfig, { kind: 'compose' }>, sudo: boolean, argv: readonly string[]): string {
+  return `${composeFunction(sudo)}; dc ${commandLine(['-f', target.file, ...argv])}`;
+}
+
+/** The fields of `docker inspect` the watcher reads (not Config.Env: it may hold secrets). */
+export const INSPECT_FORMAT =
+  '{"Id":{{json .Id}},"Name":{{json .Name}},"State":{{json .State}},"RestartCount":{{json .RestartCount}},' +
+  '"Path":{{json .Path}},"Args":{{json .Args}},"Mounts":{{json .Mounts}},"RestartPolicy":{{json .HostConfig.RestartPolicy}}}';
+
+/** Prints the container id of a compose service (stopped ones too), or nothing. */
+function composeContainerId(target: Extract<DockerTargetConfig, { kind: 'compose' }>, sudo: boolean): string {
+  return `$(${compose(target, sudo, ['ps', '-a', '-q', target.service])} 2>/dev/null | head -n 1)`;
+}
+
+/**
+ * One line of JSON (INSPECT_FORMAT) for the container, or `docker inspect`'s error on stdout
+ * (`Error: No such object: NAME`), which `parseInspect` reads as "no such container".
+ */
+export function inspectCommand(target: DockerTargetConfig, sudo: boolean): string {
+  const fmt = quote(INSPECT_FORMAT);
+  if (target.kind === 'container') return `${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} ${commandLine(['--', target.name])} 2>&1`;
+  return `id=${composeContainerId(target, sudo)}; if [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
+}
+
+/** `docker restart` / `docker compose restart`; `recreate` (flags changed in the compose file): `up -d --force-recreate`. */
+export function restartCommand(target: DockerTargetConfig, sudo: boolean, recreate = false): string {
+  if (target.kind === 'container') return docker(sudo, ['restart', '--', target.name]);
+  return recreate ? compose(target, sudo, ['up', '-d', '--force-recreate', target.service]) : compose(target, sudo, ['restart', target.service]);
+}
+
+/**
+ * Follows the container's output (stdout and stderr, where SGLang logs) from `sinceEpochMs`,
+ * each line prefixed with its RFC 3339 time. Ends when the container stops.
+ */
+export function logsFollowCommand(target: DockerTargetConfig, sudo: boolean, sinceEpochMs: number): string {
+  const since = (Math.max(0, Math.floor(sinceEpochMs)) / 1000).toFixed(3);
+  const argv = ['logs', '--follow', '--timestamps', '--since', since];
+  if (target.kind === 'container') return `${docker(sudo, [...argv, '--', target.name])} 2>&1`;
+  return `id=${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, argv)} "$id" 2>&1`;
+}
+
+/** The container's last `lines` lines (the cause of a failure). */
+export function logsTailCommand(target: DockerTargetConfig, sudo: boolean, lines: number): string {
+  const n = String(Math.max(1, Math.min(100000, Math.floor(lines))));
+  if (target.kind === 'container') return `${docker(sudo, ['logs', '--timestamps', '--tail', n, '--', target.name])} 2>&1`;
+  return `id=${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, ['logs', '--timestamps', '--tail', n])} "$id" 2>&1`;
+}

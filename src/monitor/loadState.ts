@@ -165,6 +165,8 @@ export function isAlive(unit: UnitStatus): boolean {
 }
 
 function exitDescription(unit: UnitStatus): string {
+  // systemd's and Docker's (OOMKilled) word for the kernel's OOM killer.
+  if (unit.result === 'oom-kill') return `killed by signal ${unit.execMainStatus ?? 9} (out of memory: the OOM killer)`;
   if (unit.execMainCode === 'killed' || unit.execMainCode === 'dumped') {
     return `killed by signal ${unit.execMainStatus ?? '?'}${unit.execMainCode === 'dumped' ? ' (core dumped)' : ''}`;
   }

@@ -442,7 +442,8 @@ export class LoadWatcher {
       this.startJournal();
     }, delay);
     // Without the journal (and without the sampler), exits come only from the unit probe: look at once.
-    if (this.sampler?.process === undefined) {
+    // A container's log follow ends when the container stops: look at once too.
+    if (this.sampler?.process === undefined || this.target.logFollowEndsWithService) {
       this.unitProbeDue = true;
       this.probeSoon();
     }

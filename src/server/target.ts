@@ -37,6 +37,8 @@ export interface ServiceTarget {
   restartError(stderr: string): string;
   readState(exec: Exec): Promise<TargetState>;
   logFollowCommand(sinceEpochMs: number): string;
+  /** The log follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
+  readonly logFollowEndsWithService: boolean;
   logTailCommand(lines: number): string;
   parseLogLine(line: string): JournalEntry | undefined;
 }
@@ -54,6 +56,7 @@ function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefine
 
 export class DockerTarget implements ServiceTarget {
   readonly kind = 'docker';
+  readonly logFollowEndsWithService = true;
   readonly label: string;
 
   constructor(
@@ -175,6 +178,10 @@ export class SystemdTarget implements ServiceTarget {
 
   private get containerLogs(): DockerTargetConfig | undefined {
     return this.wrapped?.detached ? { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` } : undefined;
+  }
+
+  get logFollowEndsWithService(): boolean {
+    return this.containerLogs !== undefined;
   }
 
   logFollowCommand(sinceEpochMs: number): string {

@@ -1,0 +1,153 @@
+/**
+ * SGLang in Docker (issue 13), against a real sshd, a real dockerd inside the simulated GPU
+ * host and the simulator in real containers: a container named in the settings, a compose
+ * service, and a unit whose ExecStart runs `docker run`.
+ */
+import { strict as assert } from 'node:assert';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
+import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
+
+const STEADY: WatchOptions = { ...FAST_WATCH, steadyIntervalMs: 60_000 };
+
+describe('docker: containers, compose services and units that run docker', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let engine: DockerEngine;
+  let test: TestSession | undefined;
+
+  before(async function () {
+    const missing = dockerMissing();
+    if (missing) throw new Error(`Docker is needed for these tests: ${missing}`);
+    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 } });
+    engine = await startDockerEngine(host);
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    await engine.docker('rm -f $(docker ps -aq) >/dev/null 2>&1; true');
+    await host.configureSimulator({ fault: {}, crashExit: null, readMBps: 40, warmReadMBps: 40 });
+  });
+  after(async () => {
+    await engine?.stop();
+    await host?.stop();
+  });
+
+  const runContainer = async (name: string, extra: readonly string[] = []): Promise<void> => {
+    const r = await engine.docker(`run -d ${[...engine.simRunArgs(name, extra), ...engine.simCommand()].join(' ')}`);
+    assert.equal(r.code, 0, r.stderr);
+  };
+  const ends = (): { list: WatchOutcome[]; listener: { onEnd: (o: WatchOutcome) => void } } => {
+    const list: WatchOutcome[] = [];
+    return { list, listener: { onEnd: (o) => void list.push(o) } };
+  };
+
+  it('a container: restarted with docker restart, ready, progress from its process tree and its volume; killed after ready is failed', async () => {
+    await host.configureSimulator({ readMBps: 4, warmReadMBps: 4 });
+    await runContainer('sg-plain');
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-plain' } });
+    const seen = ends();
+    const first = await test.session.watch('restart', STEADY, seen.listener);
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    const pid = await engine.containerPid('sg-plain');
+    assert.ok(pid > 0);
+    assert.equal(first.state.mainPid, pid, 'the container PID is the one followed');
+    assert.equal(first.state.restartedBy, 'us');
+    const log = test.logLines.join('\n');
+    assert.match(log, /\$ docker restart -- sg-plain/);
+    assert.match(log, new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`), 'the model size is read from the host side of the volume');
+    assert.match(log, /docker logs --follow --timestamps/);
+    assert.equal(first.state.phase, 'ready');
+    assert.deepEqual(first.state.shards, { done: 4, total: 4 }, 'shard progress from docker logs');
+    assert.ok((first.state.io?.readBytes ?? 0) > 0, `bytes read by the container's process tree: ${JSON.stringify(first.state.io)}`);
+    assert.ok((first.state.gpu?.usedMiB ?? 0) > 0, 'GPU memory as for a unit');
+
+    await engine.docker('kill --signal KILL sg-plain');
+    const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+    assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
+  });
+
+  it('a container over its memory limit: OOMKilled, said in words', async () => {
+    await host.configureSimulator({ fault: { crashAt: 'weights', afterShards: 1 }, crashExit: 'memory' });
+    await runContainer('sg-oom', ['--memory', '96m', '--memory-swap', '96m']);
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-oom' } });
+    const outcome = await test.session.watch('attach', FAST_WATCH);
+    assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);
+    assert.match(outcome.message ?? '', /killed by signal 9 \(out of memory: the OOM killer\)/);
+    const oom = await engine.docker("inspect --format '{{.State.OOMKilled}}' sg-oom");
+    assert.equal(oom.stdout.trim(), 'true');
+  });
+
+  it('a container its restart policy brings back after each crash: a crash loop, not a load', async () => {
+    await host.configureSimulator({ fault: { crashAt: 'init', exitCode: 3 } });
+    await runContainer('sg-loop', ['--restart', 'on-failure:50']);
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-loop' } });
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);
+    assert.match(outcome.message ?? '', /crash loop/);
+    assert.match(outcome.message ?? '', /exited with status 3/);
+    assert.ok(outcome.state.failure!.lines.some((l) => /NCCL error/.test(l)), `the cause from docker logs: ${outcome.state.failure!.lines.join(' | ')}`);
+  });
+
+  it('a compose service: restarted with compose, ready; a crash is failed with the cause from its logs', async () => {
+    const file = path.join(host.fixtureDir, 'compose', 'docker-compose.yml');
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    const [, ...command] = engine.simCommand();
+    await fsp.writeFile(file, [
+      '# the SGLang server',
+      'services:',
+      '  sglang:',
+      `    image: ${engine.image}`,
+      '    network_mode: host',
+      '    volumes:',
+      `      - ${host.modelPath}:${CONTAINER_MODEL_DIR}:ro`,
+      `      - ${host.stateDir}:${host.stateDir}`,
+      '    environment:',
+      `      KIMI_SIM_ROOT: ${host.stateDir}`,
+      '    entrypoint: ["/usr/bin/node"]',
+      `    command: ${JSON.stringify(command)}`,
+      '',
+    ].join('\n'));
+    const up = await host.ssh(`docker-compose -f ${file} up -d 2>&1`);
+    assert.equal(up.code, 0, up.stdout);
+    test = await sessionForHost(host, { server: { unit: undefined, compose: { file, service: 'sglang' } } });
+    const seen = ends();
+    const first = await test.session.watch('restart', STEADY, seen.listener);
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    assert.match(test.logLines.join('\n'), /dc -f \S+ restart sglang/);
+    assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
+
+    await host.configureSimulator({ fault: { crashAt: 'init', exitCode: 4 } });
+    const again = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(again.end, 'failed', `${again.end}: ${again.message}`);
+    assert.match(again.message ?? '', /exited with status 4/);
+    const down = await host.ssh(`docker-compose -f ${file} down 2>&1`);
+    assert.equal(down.code, 0, down.stdout);
+  });
+
+  it('a unit whose ExecStart runs docker run: watched through its container, not as the docker client', async () => {
+    const runArgs = [...engine.simRunArgs('sg-unit', ['--rm']), ...engine.simCommand()];
+    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    try {
+      test = await sessionForHost(host);
+      const seen = ends();
+      const first = await test.session.watch('restart', STEADY, seen.listener);
+      assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+      const pid = await engine.containerPid('sg-unit');
+      assert.equal(first.state.mainPid, pid, 'the container PID, not the docker client');
+      assert.notEqual(await host.mainPid(), pid);
+      assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
+      assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
+
+      await engine.docker('kill --signal KILL sg-unit');
+      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+      assert.match(failed.state.failure!.summary, /after it was ready/);
+    } finally {
+      await host.writeUnit(host.defaultUnitText);
+    }
+  });
+});

@@ -26,8 +26,11 @@ function docker(sudo: boolean, argv: readonly string[]): string {
   return `${sudo ? 'sudo -n ' : ''}${commandLine(['docker', ...argv])}`;
 }
 
-function compose(target: Extract<DockerTargetConfig, { kind: 'compose' }>, sudo: boolean, argv: readonly string[]): string {
-  return `${composeFunction(sudo)}; dc ${commandLine(['-f', target.file, ...argv])}`;
+type ComposeTarget = Extract<DockerTargetConfig, { kind: 'compose' }>;
+
+/** `dc -f FILE ARGV...`; the command line must start with composeFunction. */
+function dc(target: ComposeTarget, argv: readonly string[]): string {
+  return `dc ${commandLine(['-f', target.file, ...argv])}`;
 }
 
 /** The fields of `docker inspect` the watcher reads (not Config.Env: it may hold secrets). */
@@ -35,9 +38,9 @@ export const INSPECT_FORMAT =
   '{"Id":{{json .Id}},"Name":{{json .Name}},"State":{{json .State}},"RestartCount":{{json .RestartCount}},' +
   '"Path":{{json .Path}},"Args":{{json .Args}},"Mounts":{{json .Mounts}},"RestartPolicy":{{json .HostConfig.RestartPolicy}}}';
 
-/** Prints the container id of a compose service (stopped ones too), or nothing. */
-function composeContainerId(target: Extract<DockerTargetConfig, { kind: 'compose' }>, sudo: boolean): string {
-  return `$(${compose(target, sudo, ['ps', '-a', '-q', target.service])} 2>/dev/null | head -n 1)`;
+/** Sets `id` to the container id of a compose service (stopped ones too), or to nothing. */
+function composeContainerId(target: ComposeTarget, sudo: boolean): string {
+  return `${composeFunction(sudo)}; id=$(${dc(target, ['ps', '-a', '-q', target.service])} 2>/dev/null | head -n 1)`;
 }
 
 /**
@@ -47,13 +50,22 @@ function composeContainerId(target: Extract<DockerTargetConfig, { kind: 'compose
 export function inspectCommand(target: DockerTargetConfig, sudo: boolean): string {
   const fmt = quote(INSPECT_FORMAT);
   if (target.kind === 'container') return `${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} ${commandLine(['--', target.name])} 2>&1`;
-  return `id=${composeContainerId(target, sudo)}; if [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
+  return `${composeContainerId(target, sudo)}; if [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
 }
 
-/** `docker restart` / `docker compose restart`; `recreate` (flags changed in the compose file): `up -d --force-recreate`. */
-export function restartCommand(target: DockerTargetConfig, sudo: boolean, recreate = false): string {
+/**
+ * `docker restart NAME`. A compose service: `compose restart SERVICE`, or, when the compose
+ * file changed after the container was created (parser flags added...) or there is no
+ * container, `compose up -d --force-recreate --no-deps SERVICE`, so the file's command applies.
+ */
+export function restartCommand(target: DockerTargetConfig, sudo: boolean): string {
   if (target.kind === 'container') return docker(sudo, ['restart', '--', target.name]);
-  return recreate ? compose(target, sudo, ['up', '-d', '--force-recreate', target.service]) : compose(target, sudo, ['restart', target.service]);
+  const created = `$(${docker(sudo, ['inspect', '--format', '{{.Created}}'])} "$id")`;
+  return [
+    composeContainerId(target, sudo),
+    `if [ -n "$id" ] && [ -z "$(find ${quote(target.file)} -newermt "${created}" 2>/dev/null)" ]; then ${dc(target, ['restart', target.service])}`,
+    `else ${dc(target, ['up', '-d', '--force-recreate', '--no-deps', target.service])}; fi`,
+  ].join('; ');
 }
 
 /**
@@ -64,12 +76,12 @@ export function logsFollowCommand(target: DockerTargetConfig, sudo: boolean, sin
   const since = (Math.max(0, Math.floor(sinceEpochMs)) / 1000).toFixed(3);
   const argv = ['logs', '--follow', '--timestamps', '--since', since];
   if (target.kind === 'container') return `${docker(sudo, [...argv, '--', target.name])} 2>&1`;
-  return `id=${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, argv)} "$id" 2>&1`;
+  return `${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, argv)} "$id" 2>&1`;
 }
 
 /** The container's last `lines` lines (the cause of a failure). */
 export function logsTailCommand(target: DockerTargetConfig, sudo: boolean, lines: number): string {
   const n = String(Math.max(1, Math.min(100000, Math.floor(lines))));
   if (target.kind === 'container') return `${docker(sudo, ['logs', '--timestamps', '--tail', n, '--', target.name])} 2>&1`;
-  return `id=${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, ['logs', '--timestamps', '--tail', n])} "$id" 2>&1`;
+  return `${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, ['logs', '--timestamps', '--tail', n])} "$id" 2>&1`;
 }

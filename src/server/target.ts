@@ -67,8 +67,8 @@ export class DockerTarget implements ServiceTarget {
     this.label = config.label;
   }
 
-  restartCommand(recreate = false): string {
-    return restartCommand(this.config, this.sudo, recreate);
+  restartCommand(): string {
+    return restartCommand(this.config, this.sudo);
   }
 
   restartError(stderr: string): string {

@@ -54,7 +54,7 @@ export function dockerMissing(): string | undefined {
   return undefined;
 }
 
-/** node and the shared libraries it loads, copied into `root` at the same paths. */
+/** node and the shared libraries it loads (at the same paths), sh, the simulator and a python3 that runs it. */
 async function writeRootFs(root: string): Promise<void> {
   const node = await fsp.realpath(process.execPath);
   const ldd = spawnSync('ldd', [node], { encoding: 'utf8' });
@@ -67,6 +67,11 @@ async function writeRootFs(root: string): Promise<void> {
     await fsp.chmod(target, 0o755);
   }
   await fsp.cp(SIM_DIR, path.join(root, 'sim'), { recursive: true });
+  // `python3 -m sglang.launch_server ...` as in SGLang's images: a sh wrapper, as the host's python stand-in.
+  await fsp.mkdir(path.join(root, 'bin'), { recursive: true });
+  await fsp.copyFile(await fsp.realpath('/bin/sh'), path.join(root, 'bin', 'sh'));
+  await fsp.chmod(path.join(root, 'bin', 'sh'), 0o755);
+  await fsp.writeFile(path.join(root, 'usr', 'bin', 'python3'), '#!/bin/sh\nexec /usr/bin/node /sim/main.js "$@"\n', { mode: 0o755 });
   for (const d of ['tmp', 'etc', 'proc', 'sys', 'dev']) await fsp.mkdir(path.join(root, d), { recursive: true, mode: d === 'tmp' ? 0o1777 : 0o755 });
   await fsp.chmod(path.join(root, 'tmp'), 0o1777);
   await fsp.writeFile(path.join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
@@ -119,7 +124,7 @@ export async function startDockerEngine(host: GpuHost): Promise<DockerEngine> {
       ...extra,
       SIM_IMAGE,
     ],
-    simCommand: () => ['/usr/bin/node', '/sim/main.js', '-m', 'sglang.launch_server', '--model-path', CONTAINER_MODEL_DIR,
+    simCommand: () => ['python3', '-m', 'sglang.launch_server', '--model-path', CONTAINER_MODEL_DIR,
       '--served-model-name', '/root/models/Kimi-K2.6', '--tp', '8', '--trust-remote-code', '--host', '127.0.0.1', '--port', String(host.httpPort)],
     async containerPid(name) {
       const r = await docker(`inspect --format '{{.State.Pid}}' ${shq(name)}`);

@@ -96,7 +96,7 @@ describe('docker: containers, compose services and units that run docker', funct
   it('a compose service: restarted with compose, ready; a crash is failed with the cause from its logs', async () => {
     const file = path.join(host.fixtureDir, 'compose', 'docker-compose.yml');
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    const [, ...command] = engine.simCommand();
+    const command = engine.simCommand();
     await fsp.writeFile(file, [
       '# the SGLang server',
       'services:',
@@ -108,7 +108,6 @@ describe('docker: containers, compose services and units that run docker', funct
       `      - ${host.stateDir}:${host.stateDir}`,
       '    environment:',
       `      KIMI_SIM_ROOT: ${host.stateDir}`,
-      '    entrypoint: ["/usr/bin/node"]',
       `    command: ${JSON.stringify(command)}`,
       '',
     ].join('\n'));

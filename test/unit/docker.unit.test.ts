@@ -53,8 +53,9 @@ describe('docker commands', () => {
     assert.match(cmd, /^docker inspect --type container --format '\{"Id":/);
     assert.doesNotMatch(cmd, /Env/);
     assert.equal(restartCommand({ kind: 'container', name: 'sglang', label: '' }, true), 'sudo -n docker restart -- sglang');
-    const compose = restartCommand({ kind: 'compose', file: "/srv/it's/compose.yaml", service: 'sglang', label: '' }, false, true);
-    assert.match(compose, /dc -f '\/srv\/it'\\''s\/compose\.yaml' up -d --force-recreate sglang$/);
+    const compose = restartCommand({ kind: "compose", file: "/srv/it's/compose.yaml", service: "sglang", label: "" }, false);
+    assert.match(compose, /then dc -f '\/srv\/it'\\''s\/compose\.yaml' restart sglang; else dc -f '\/srv\/it'\\''s\/compose\.yaml' up -d --force-recreate --no-deps sglang; fi$/);
+    assert.match(compose, /find '\/srv\/it'\\''s\/compose\.yaml' -newermt/, 'recreated when the file is newer than the container');
     assert.match(compose, /docker compose version .*docker-compose "\$@"/);
   });
   it('follows the logs with timestamps from the start, stderr included', () => {

@@ -40,11 +40,16 @@ function spliceCommand(text: string, node: unknown, oldWords: readonly string[],
       if (!range) return undefined;
       if (oldWords[i] !== newWords[i]) edits.push({ at: range[0], end: range[1], insert: yamlWord(newWords[i] ?? '') });
     }
-    const added = newWords.slice(oldWords.length).map(yamlWord);
-    const last = items[items.length - 1]?.range;
+    // New words quoted when every word of the list is, after the last one, with the list's own separator.
+    const lastItem = items[items.length - 1];
+    const quoted = items.every((i) => i.type === 'QUOTE_DOUBLE');
+    const added = newWords.slice(oldWords.length).map((w) => (quoted ? JSON.stringify(w) : yamlWord(w)));
+    const last = lastItem?.range;
     if (added.length > 0) {
       if (!last) return undefined;
-      if (node.flow) edits.push({ at: last[1], end: last[1], insert: added.map((w) => `, ${w}`).join('') });
+      const previous = items[items.length - 2]?.range;
+      const separator = previous ? text.slice(previous[1], last[0]) : ', ';
+      if (node.flow) edits.push({ at: last[1], end: last[1], insert: added.map((w) => `${/^\s*,\s*$/.test(separator) ? separator : ', '}${w}`).join('') });
       else {
         const lineStart = text.lastIndexOf('\n', last[0] - 1) + 1;
         const dash = /^(\s*-\s+)/.exec(text.slice(lineStart, last[0]));

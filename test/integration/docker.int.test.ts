@@ -11,6 +11,8 @@ import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngin
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import type { ParserChangeDeps } from '../../src/server/parserChange';
+import { enableComposeParsers, rollbackCompose } from '../../src/server/composeParsers';
 
 const STEADY: WatchOptions = { ...FAST_WATCH, steadyIntervalMs: 60_000 };
 
@@ -93,7 +95,7 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.ok(outcome.state.failure!.lines.some((l) => /NCCL error/.test(l)), `the cause from docker logs: ${outcome.state.failure!.lines.join(' | ')}`);
   });
 
-  it('a compose service: restarted with compose, ready; a crash is failed with the cause from its logs', async () => {
+  it('a compose service: restarted, ready; parsers enabled in its file and recreated with them, rolled back; a crash is failed', async () => {
     const file = path.join(host.fixtureDir, 'compose', 'docker-compose.yml');
     await fsp.mkdir(path.dirname(file), { recursive: true });
     const command = engine.simCommand();
@@ -120,10 +122,35 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.match(test.logLines.join('\n'), /dc -f \S+ restart sglang/);
     assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
 
+    // Enable parsers: the compose file gets the flags, the restart recreates the service with them.
+    const before = await fsp.readFile(file, 'utf8');
+    const session = test.session;
+    const deps: ParserChangeDeps = {
+      sudo: false,
+      log: () => undefined,
+      exec: (command, options) => session.transport.exec(command, { timeoutMs: 30_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) }),
+      confirmDiff: async (diff) => {
+        assert.match(diff, /^\+ +command: \[.*"--port","\d+","--tool-call-parser","kimi_k2","--reasoning-parser","kimi_k2"\]$/m);
+        return true;
+      },
+    };
+    const changed = await enableComposeParsers(deps, file, 'sglang', { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' });
+    assert.equal(changed.kind, 'changed');
+    assert.match(await fsp.readFile(file, 'utf8'), /^# the SGLang server\n/, 'the comment is kept');
+    assert.equal(await fsp.readFile(`${file}.kimi-backup`, 'utf8'), before);
+    const recreated = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(recreated.end, 'ready', `${recreated.end}: ${recreated.message}`);
+    const args = await host.ssh(`docker inspect --format '{{json .Args}}' $(docker-compose -f ${file} ps -q sglang)`);
+    assert.match(args.stdout, /"--tool-call-parser","kimi_k2","--reasoning-parser","kimi_k2"/);
+    if (changed.kind === 'changed') await rollbackCompose(deps, changed.rollback);
+    assert.equal(await fsp.readFile(file, 'utf8'), before);
+
     await host.configureSimulator({ fault: { crashAt: 'init', exitCode: 4 } });
     const again = await test.session.watch('restart', FAST_WATCH);
     assert.equal(again.end, 'failed', `${again.end}: ${again.message}`);
     assert.match(again.message ?? '', /exited with status 4/);
+    const rolledBack = await host.ssh(`docker inspect --format '{{json .Args}}' $(docker-compose -f ${file} ps -q sglang)`);
+    assert.doesNotMatch(rolledBack.stdout, /--tool-call-parser/, 'the rolled-back file is recreated too');
     const down = await host.ssh(`docker-compose -f ${file} down 2>&1`);
     assert.equal(down.code, 0, down.stdout);
   });

@@ -410,7 +410,7 @@ export class Fleet {
     try {
       const { verifyServer } = await import('../verify/serverVerification');
       const { formatTable, summarize } = await import('../verify/verifier');
-      const result = await verifyServer(session.transport, session.client, server.unit, log);
+      const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
       const summary = summarize(result);
       this.verification.set(server.name, summary);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });

@@ -120,7 +120,7 @@ function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainSt
  */
 export function containerUnitStatus(result: InspectResult, label: string): UnitStatus {
   if (result.kind !== 'found') {
-    return { loadState: 'not-found', activeState: 'inactive', subState: 'dead', mainPid: 0, nRestarts: 0, result: '', dropInPaths: [], needDaemonReload: false, id: label };
+    return { loadState: 'not-found', activeState: 'inactive', subState: 'dead', mainPid: 0, nRestarts: 0, result: '', dropInPaths: [], needDaemonReload: false, id: label, manager: 'docker' };
   }
   const c = result.container;
   const ended = !c.running && !c.restarting && c.finishedAt !== undefined;
@@ -150,6 +150,7 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     needDaemonReload: false,
     id: label,
     invocationId: `${c.id.slice(0, 12)}@${c.startedAtUs ?? 0}`,
+    manager: 'docker',
     ...(running ? { execMainPid: c.pid } : {}),
   };
 }

@@ -62,6 +62,8 @@ export interface UnitStatus {
   readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
   readonly activeEnteredAt?: number;
   readonly execMainPid?: number;
+  /** 'docker': the state of a container (server/dockerInspect), not of a systemd unit. */
+  readonly manager?: 'docker';
 }
 
 /** One reading of nvidia-smi. */

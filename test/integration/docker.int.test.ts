@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { ParserChangeDeps } from '../../src/server/parserChange';
 import { enableComposeParsers, rollbackCompose } from '../../src/server/composeParsers';
@@ -25,7 +25,7 @@ describe('docker: containers, compose services and units that run docker', funct
   before(async function () {
     const missing = dockerMissing();
     if (missing) throw new Error(`Docker is needed for these tests: ${missing}`);
-    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 } });
+    host = await startGpuHost({ users: ['kimi'], shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 } });
     engine = await startDockerEngine(host);
   });
   afterEach(async () => {
@@ -90,8 +90,7 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-loop' } });
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);
-    assert.match(outcome.message ?? '', /crash loop/);
-    assert.match(outcome.message ?? '', /exited with status 3/);
+    assert.match(outcome.message ?? '', /the service crashed and Docker (is restarting|restarted) it \(exited with status 3; .*crash loop\)/);
     assert.ok(outcome.state.failure!.lines.some((l) => /NCCL error/.test(l)), `the cause from docker logs: ${outcome.state.failure!.lines.join(' | ')}`);
   });
 
@@ -153,6 +152,35 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.doesNotMatch(rolledBack.stdout, /--tool-call-parser/, 'the rolled-back file is recreated too');
     const down = await host.ssh(`docker-compose -f ${file} down 2>&1`);
     assert.equal(down.code, 0, down.stdout);
+  });
+
+  it('a container that does not exist: restart refused with Docker\'s words, attach says it does not exist', async () => {
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-none' } });
+    const restart = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(restart.end, 'failed');
+    assert.match(restart.message ?? '', /docker restart sg-none failed: .*No such container: sg-none/);
+    const attach = await test.session.watch('attach', FAST_WATCH);
+    assert.equal(attach.end, 'failed');
+    assert.match(attach.message ?? '', /container sg-none does not exist \(docker inspect: no such container\)/);
+  });
+
+  it('an unprivileged login: outside the docker group told how to get in; in it, restarted to ready', async () => {
+    await runContainer('sg-user');
+    const server = { unit: undefined, container: 'sg-user', ...loginAs(host, 'kimi', false) };
+    test = await sessionForHost(host, { server });
+    const refused = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(refused.end, 'failed');
+    assert.match(refused.message ?? '', /may not use Docker .*add it to the docker group \(sudo usermod -aG docker USER/);
+    test.dispose();
+    await host.addToGroup('kimi', 'docker');
+    try {
+      test = await sessionForHost(host, { server });
+      const ready = await test.session.watch('restart', FAST_WATCH);
+      assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
+      assert.equal(ready.state.mainPid, await engine.containerPid('sg-user'));
+    } finally {
+      await host.removeFromGroup('kimi', 'docker');
+    }
   });
 
   it('a unit whose ExecStart runs docker run: watched through its container, not as the docker client', async () => {

@@ -104,6 +104,7 @@ export function parseInspect(stdout: string): InspectResult {
 
 /** 128 + N is how Docker reports a process killed by signal N (SIGTERM from `docker stop` is a clean stop). */
 function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainStatus' | 'result'> & { clean: boolean } {
+  if (c.exitCode < 0) return { result: 'container removed, exit status unknown', clean: false };
   if (c.oomKilled) return { execMainCode: 'killed', execMainStatus: 9, result: 'oom-kill', clean: false };
   if (c.exitCode > 128 && c.exitCode < 160) {
     const signal = c.exitCode - 128;
@@ -132,7 +133,7 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     activeState = 'activating';
     subState = 'auto-restart';
   } else if (c.status === 'removing') activeState = 'deactivating';
-  else if (c.status === 'dead' || (ended && !exit.clean)) activeState = 'failed';
+  else if (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean)) activeState = 'failed';
   const running = activeState === 'active' && c.pid > 0;
   return {
     loadState: 'loaded',
@@ -141,7 +142,7 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     mainPid: running ? c.pid : 0,
     nRestarts: c.restartCount,
     result: running ? 'success' : exit.result ?? '',
-    ...(!running && (ended || c.restarting) ? { execMainCode: exit.execMainCode, execMainStatus: exit.execMainStatus } : {}),
+    ...(!running && (ended || c.restarting) && exit.execMainCode !== undefined ? { execMainCode: exit.execMainCode, execMainStatus: exit.execMainStatus } : {}),
     ...(c.startedAt !== undefined ? { execMainStartedAt: c.startedAt } : {}),
     // Wall-clock microseconds, as the log lines' `monotonicUs` (logLineEntry): compared with each other only.
     ...(c.startedAtUs !== undefined ? { execMainStartedMonotonicUs: c.startedAtUs } : {}),
@@ -176,4 +177,40 @@ export function hostPathOf(containerPath: string, mounts: readonly ContainerMoun
   const dest = best.destination.replace(/\/+$/, '');
   const rest = containerPath.slice(dest.length).replace(/^\/+/, '');
   return rest === '' ? best.source : `${best.source.replace(/\/+$/, '')}/${rest}`;
+}
+
+/**
+ * A container seen running, then gone (removed on exit): ended as its last `die` event says
+ * (exitCode, and an `oom` event before it), or with an unknown status when no event is left.
+ */
+export function endedFromEvents(last: ContainerInfo, eventsOutput: string): ContainerInfo {
+  let exitCode: number | undefined;
+  let oom = false;
+  let at: number | undefined;
+  for (const line of eventsOutput.split('\n')) {
+    if (!line.trim().startsWith('{')) continue;
+    let event: { Action?: unknown; status?: unknown; time?: unknown; Actor?: { Attributes?: Record<string, unknown> } };
+    try {
+      event = JSON.parse(line) as typeof event;
+    } catch {
+      continue;
+    }
+    const action = String(event.Action ?? event.status ?? '');
+    if (action === 'oom') oom = true;
+    if (action === 'die') {
+      const code = Number(event.Actor?.Attributes?.['exitCode']);
+      if (Number.isInteger(code)) exitCode = code;
+      if (typeof event.time === 'number') at = event.time * 1000;
+    }
+  }
+  return {
+    ...last,
+    status: exitCode === undefined ? 'removed' : 'exited',
+    running: false,
+    restarting: false,
+    pid: 0,
+    oomKilled: oom,
+    exitCode: exitCode ?? -1,
+    finishedAt: at ?? last.finishedAt ?? last.startedAt,
+  };
 }

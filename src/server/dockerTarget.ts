@@ -85,3 +85,13 @@ export function logsTailCommand(target: DockerTargetConfig, sudo: boolean, lines
   if (target.kind === 'container') return `${docker(sudo, ['logs', '--timestamps', '--tail', n, '--', target.name])} 2>&1`;
   return `${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, ['logs', '--timestamps', '--tail', n])} "$id" 2>&1`;
 }
+
+/**
+ * The `die` and `oom` events of one container since its start, up to now, as JSON lines: how a
+ * container removed on exit (`--rm`) ended, when `docker inspect` can no longer say.
+ */
+export function endEventsCommand(containerId: string, sinceEpochMs: number, sudo: boolean): string {
+  if (!/^[0-9a-f]{12,64}$/.test(containerId)) throw new Error(`Invalid container id: ${JSON.stringify(containerId)}`);
+  const since = String(Math.max(0, Math.floor(sinceEpochMs / 1000) - 1));
+  return `${docker(sudo, ['events', '--since', since, '--filter', `container=${containerId}`, '--filter', 'event=die', '--filter', 'event=oom', '--format', '{{json .}}'])} --until "$(date +%s.%N)" 2>&1`;
+}

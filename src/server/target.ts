@@ -11,8 +11,8 @@ import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './sudoers
 import { journalFollowCommand, journalTailCommand, parseJournalJsonLine, type JournalEntry } from './journal';
 import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd';
 import type { UnitStatus } from './events';
-import { inspectCommand, logsFollowCommand, logsTailCommand, restartCommand, type DockerTargetConfig } from './dockerTarget';
-import { containerUnitStatus, hostPathOf, logLineEntry, parseInspect, type InspectResult } from './dockerInspect';
+import { endEventsCommand, inspectCommand, logsFollowCommand, logsTailCommand, restartCommand, type DockerTargetConfig } from './dockerTarget';
+import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseInspect, type ContainerInfo, type InspectResult } from './dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './dockerRun';
 
 export interface TargetState {
@@ -54,10 +54,37 @@ function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefine
     : `the login user may not use Docker on ${host ?? 'this machine'}: add it to the docker group (sudo usermod -aG docker USER, then log in again) or set "sudo": true`;
 }
 
+/**
+ * Reads one container, keeping the last run seen: a container removed on exit (`--rm`) still
+ * tells how it ended (its `die` event), and keeps its run's identity, so its end is not taken
+ * for a new run.
+ */
+export class ContainerReader {
+  private last: ContainerInfo | undefined;
+
+  constructor(private readonly sudo: boolean) {}
+
+  async read(exec: Exec, config: DockerTargetConfig): Promise<InspectResult> {
+    const inspect = parseInspect((await exec(inspectCommand(config, this.sudo))).stdout);
+    if (inspect.kind === 'found') {
+      this.last = inspect.container;
+      return inspect;
+    }
+    const last = this.last;
+    if (inspect.kind === 'error' || last === undefined) return inspect;
+    if (last.running) {
+      const events = await exec(endEventsCommand(last.id, last.startedAt ?? 0, this.sudo));
+      this.last = endedFromEvents(last, events.stdout);
+    }
+    return { kind: 'found', container: this.last ?? last };
+  }
+}
+
 export class DockerTarget implements ServiceTarget {
   readonly kind = 'docker';
   readonly logFollowEndsWithService = true;
   readonly label: string;
+  private readonly reader: ContainerReader;
 
   constructor(
     private readonly config: DockerTargetConfig,
@@ -65,6 +92,7 @@ export class DockerTarget implements ServiceTarget {
     private readonly host: string | undefined,
   ) {
     this.label = config.label;
+    this.reader = new ContainerReader(sudo);
   }
 
   restartCommand(): string {
@@ -80,8 +108,7 @@ export class DockerTarget implements ServiceTarget {
   }
 
   async readState(exec: Exec): Promise<TargetState> {
-    const result = await exec(inspectCommand(this.config, this.sudo));
-    const inspect = parseInspect(result.stdout);
+    const inspect = await this.reader.read(exec, this.config);
     if (inspect.kind === 'error') {
       throw new Error(`docker inspect failed: ${dockerAccessHint(inspect.message, this.sudo, this.host) ?? inspect.message}`);
     }
@@ -119,9 +146,11 @@ function containerState(inspect: InspectResult, label: string): TargetState {
 export function wrappedUnitStatus(unit: UnitStatus, inspect: InspectResult, wrapped: WrappedContainer): UnitStatus {
   const c = inspect.kind === 'found' ? inspect.container : undefined;
   if (wrapped.detached) {
-    const unitDown = unit.activeState === 'failed' || unit.activeState === 'inactive' || unit.activeState === 'deactivating';
-    if (unitDown && !c?.running) return unit;
-    if (!c) return unit.activeState === 'activating' ? unit : { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' };
+    if (!c) return unit.activeState === 'active' ? { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' } : unit;
+    // `docker run -d` under way, or failed itself (after the container seen last had ended): the unit says.
+    if (!c.running && unit.activeState === 'activating') return unit;
+    const startedAfter = unit.execMainStartedAt !== undefined && c.finishedAt !== undefined && unit.execMainStartedAt > c.finishedAt;
+    if (!c.running && (unit.activeState === 'failed' || unit.activeState === 'deactivating') && startedAfter) return unit;
     const fromContainer = containerUnitStatus(inspect, unit.id ?? wrapped.name);
     return { ...fromContainer, ...(unit.fragmentPath ? { fragmentPath: unit.fragmentPath } : {}), dropInPaths: unit.dropInPaths, needDaemonReload: unit.needDaemonReload };
   }
@@ -137,9 +166,11 @@ export class SystemdTarget implements ServiceTarget {
   readonly label: string;
   /** The container ExecStart runs, once seen. */
   private wrapped: WrappedContainer | undefined;
+  private reader: ContainerReader;
 
   constructor(private readonly profile: ServerProfile) {
     this.label = profile.unit;
+    this.reader = new ContainerReader(profile.sudo);
   }
 
   /** The container the unit runs, if its ExecStart is `docker run --name ...`. */
@@ -163,10 +194,11 @@ export class SystemdTarget implements ServiceTarget {
     const unit = toUnitStatus(properties);
     const wrapped = wrappedContainer(argv);
     if (wrapped?.kind === 'unnamed') return { unit, argv, hostPath: (p) => p, note: wrapped.message };
+    if (wrapped?.container.name !== this.wrapped?.name) this.reader = new ContainerReader(this.profile.sudo);
     this.wrapped = wrapped?.container;
     if (!this.wrapped) return { unit, argv, hostPath: (p) => p };
     const config: DockerTargetConfig = { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` };
-    const inspect = parseInspect((await exec(inspectCommand(config, this.profile.sudo))).stdout);
+    const inspect = await this.reader.read(exec, config);
     const state = containerState(inspect.kind === 'error' ? { kind: 'missing' } : inspect, this.label);
     return {
       unit: wrappedUnitStatus(unit, inspect, this.wrapped),

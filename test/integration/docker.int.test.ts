@@ -204,4 +204,24 @@ describe('docker: containers, compose services and units that run docker', funct
       await host.writeUnit(host.defaultUnitText);
     }
   });
+
+  it('a unit whose ExecStart runs docker run -d: the container is the service, not "exited with status 0"', async () => {
+    const runArgs = [...engine.simRunArgs('sg-unit-d', ['-d', '--rm']), ...engine.simCommand()];
+    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    try {
+      test = await sessionForHost(host);
+      const seen = ends();
+      const first = await test.session.watch('restart', STEADY, seen.listener);
+      assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+      assert.equal(first.state.mainPid, await engine.containerPid('sg-unit-d'));
+      assert.match(test.logLines.join('\n'), /docker logs --follow --timestamps --since \S+ -- sg-unit-d/, 'the output is in docker logs, not the journal');
+      assert.deepEqual(first.state.shards, { done: 4, total: 4 });
+
+      await engine.docker('kill --signal KILL sg-unit-d');
+      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+      assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
+    } finally {
+      await host.writeUnit(host.defaultUnitText);
+    }
+  });
 });

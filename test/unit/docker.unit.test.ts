@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config';
-import { containerUnitStatus, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/server/dockerInspect';
-import { inspectCommand, logsFollowCommand, restartCommand } from '../../src/server/dockerTarget';
+import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/server/dockerInspect';
+import { endEventsCommand, inspectCommand, logsFollowCommand, restartCommand } from '../../src/server/dockerTarget';
 import { wrappedContainer } from '../../src/server/dockerRun';
 import { wrappedUnitStatus } from '../../src/server/target';
 import { describeExit, isAlive, isFailed } from '../../src/server/systemd';
@@ -141,5 +141,34 @@ describe('a unit that runs docker run', () => {
     const crashed = wrappedUnitStatus(remain, parseInspect(inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: 1, FinishedAt: '2026-11-30T14:30:00Z' })), { name: 'sglang', detached: true });
     assert.equal(crashed.activeState, 'failed');
     assert.equal(describeExit(crashed), 'exited with status 1');
+  });
+});
+
+describe('a container removed on exit (--rm)', () => {
+  const running = parseInspect(inspectLine({}));
+  const last = running.kind === 'found' ? running.container : undefined;
+  it('ended as its die event says, the same run (not a new one)', () => {
+    assert.ok(last);
+    const events = [
+      JSON.stringify({ status: 'oom', id: 'a1b2', Type: 'container', Action: 'oom', Actor: { ID: 'a1b2', Attributes: { name: 'sglang' } }, time: 1764513000 }),
+      JSON.stringify({ status: 'die', id: 'a1b2', Type: 'container', Action: 'die', Actor: { ID: 'a1b2', Attributes: { exitCode: '137', name: 'sglang' } }, time: 1764513000 }),
+    ].join('\n');
+    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'container sglang');
+    assert.equal(ended.activeState, 'failed');
+    assert.equal(describeExit(ended), 'killed by signal 9 (KILL)');
+    assert.equal(ended.result, 'oom-kill');
+    assert.equal(ended.invocationId, containerUnitStatus(running, 'container sglang').invocationId);
+    const clean = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events.split('\n')[1]!.replace('"137"', '"0"')) }, 'c');
+    assert.equal(clean.activeState, 'inactive');
+  });
+  it('no event left: failed, the status unknown', () => {
+    assert.ok(last);
+    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, '') }, 'c');
+    assert.equal(ended.activeState, 'failed');
+    assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
+  });
+  it('asks only for that container, up to now', () => {
+    assert.match(endEventsCommand('a1b2c3d4e5f6', 1764512942324, false), /^docker events --since 1764512941 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/);
+    assert.throws(() => endEventsCommand('x; rm -rf /', 0, false));
   });
 });

@@ -5,14 +5,21 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseSettings } from '../../src/config';
+import { Fleet } from '../../src/fleet/fleet';
+import { NO_QUESTIONS_UI } from '../../src/fleet/standalone';
+import { createSession } from '../../src/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
-import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { ParserChangeDeps } from '../../src/server/parserChange';
 import { enableComposeParsers, rollbackCompose } from '../../src/server/composeParsers';
+import { expectedParsers } from '../../src/verify/serverVerification';
+import { targetFor } from '../../src/server/target';
 
 const STEADY: WatchOptions = { ...FAST_WATCH, steadyIntervalMs: 60_000 };
 
@@ -71,6 +78,48 @@ describe('docker: containers, compose services and units that run docker', funct
     await engine.docker('kill --signal KILL sg-plain');
     const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
     assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
+  });
+
+  it('the fleet (every front) on a container: ready, and its log read from docker logs', async () => {
+    const created = await engine.docker(`run -d ${[...engine.simRunArgs('sg-fleet'), ...engine.simCommand()].join(' ')}`);
+    assert.equal(created.code, 0, created.stderr);
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'kimi-docker-fleet-'));
+    const knownHostsFile = path.join(dir, 'known_hosts');
+    await fsp.writeFile(knownHostsFile, `${host.knownHostsLine()}\n`);
+    const parsed = parseSettings({
+      servers: [{ ...serverEntry(host), unit: undefined, container: 'sg-fleet' }],
+      knownHostsFile,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+      watchAfterReady: false,
+      verifyParsersWhenReady: false,
+    });
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.errors.join('\n'));
+    const log = (): void => undefined;
+    const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
+    fleet.configure(parsed.settings);
+    try {
+      const server = parsed.settings.servers[0]!;
+      const outcome = await fleet.watch(server, 'restart');
+      assert.equal(outcome?.end, 'ready', `${outcome?.end}: ${outcome?.message}`);
+      assert.equal(fleet.snapshot(server).state?.verdict, 'ready');
+      const logs = await fleet.logs(server, 50);
+      assert.equal(logs.journalError, undefined);
+      assert.ok(logs.journal.some((l) => /The server is fired up and ready to roll!/.test(l)), `docker logs: ${logs.journal.slice(-5).join(' | ')}`);
+    } finally {
+      fleet.dispose();
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the parser check reads the container\'s own flags (docker inspect), not a unit\'s ExecStart', async () => {
+    const run = await engine.docker(`run -d ${[...engine.simRunArgs('sg-verify'), ...engine.simCommand(), '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'deepseek-r1'].join(' ')}`);
+    assert.equal(run.code, 0, run.stderr);
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-verify' } });
+    const ready = await test.session.watch('attach', FAST_WATCH);
+    assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
+    const expected = await expectedParsers(test.session.transport, test.session.profile.unit, () => undefined, targetFor(test.session.profile));
+    assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2' });
   });
 
   it('a container over its memory limit: OOMKilled, said in words', async () => {

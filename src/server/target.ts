@@ -48,6 +48,9 @@ export function targetFor(profile: ServerProfile): ServiceTarget {
 }
 
 function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {
+  if (sudo && isSudoRefusal(stderr)) {
+    return `sudo refused docker on ${host ?? 'this machine'} (${stderr.trim().split('\n')[0]}): allow the docker program that sudo finds (sudo -n sh -c 'command -v docker') for this user in sudoers, or add the user to the docker group and set "sudo": false (either gives root on that host)`;
+  }
   if (!/permission denied.*docker\.sock|docker daemon socket/i.test(stderr)) return undefined;
   return sudo
     ? `the Docker socket refused the command even with sudo on ${host ?? 'this machine'}`
@@ -103,7 +106,6 @@ export class DockerTarget implements ServiceTarget {
     const text = stderr.trim();
     const hint = dockerAccessHint(text, this.sudo, this.host);
     const what = this.config.kind === 'container' ? `docker restart ${this.config.name}` : `docker compose restart ${this.config.service}`;
-    if (isSudoRefusal(text)) return `Not allowed to run ${what} with sudo: ${text.split('\n')[0]}. Allow the docker command in sudoers, or add the user to the docker group.`;
     return `${what} failed: ${hint ?? (text.split('\n').slice(-3).join(' ') || 'no message')}`;
   }
 

@@ -232,6 +232,25 @@ describe('docker: containers, compose services and units that run docker', funct
     }
   });
 
+  it('an unprivileged login with "sudo": true: sudo -n docker, refused without a rule (said so), ready with one', async () => {
+    await runContainer('sg-sudo');
+    const server = { unit: undefined, container: 'sg-sudo', ...loginAs(host, 'kimi', true) };
+    test = await sessionForHost(host, { server });
+    const refused = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(refused.end, 'failed');
+    assert.match(refused.message ?? '', /could not read container sg-sudo before restarting it \(docker inspect failed: sudo refused docker on .*a password is required.*allow the docker program that sudo finds/);
+    test.dispose();
+    await host.installSudoers('kimi ALL=(root) NOPASSWD: /usr/bin/docker, /usr/local/bin/docker\n', 'kimi-docker');
+    try {
+      test = await sessionForHost(host, { server });
+      const ready = await test.session.watch('restart', FAST_WATCH);
+      assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
+      assert.match(test.logLines.join('\n'), /\$ sudo -n docker restart -- sg-sudo/);
+    } finally {
+      await host.removeSudoers();
+    }
+  });
+
   it('a unit whose ExecStart runs docker run: watched through its container, not as the docker client', async () => {
     const runArgs = [...engine.simRunArgs('sg-unit', ['--rm']), ...engine.simCommand()];
     await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));

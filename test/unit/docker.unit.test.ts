@@ -3,7 +3,7 @@ import { parseSettings } from '../../src/config';
 import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/server/dockerInspect';
 import { endEventsCommand, inspectCommand, logsFollowCommand, restartCommand } from '../../src/server/dockerTarget';
 import { wrappedContainer } from '../../src/server/dockerRun';
-import { wrappedUnitStatus } from '../../src/server/target';
+import { ContainerReader, wrappedUnitStatus } from '../../src/server/target';
 import { describeExit, isAlive, isFailed } from '../../src/server/systemd';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
@@ -170,5 +170,30 @@ describe('a container removed on exit (--rm)', () => {
   it('asks only for that container, up to now', () => {
     assert.match(endEventsCommand('a1b2c3d4e5f6', 1764512942324, false), /^docker events --since 1764512941 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/);
     assert.throws(() => endEventsCommand('x; rm -rf /', 0, false));
+  });
+});
+
+describe('ContainerReader', () => {
+  const config = { kind: 'container', name: 'sglang', label: 'container sglang' } as const;
+  it('a container seen running, then gone: its die event, once; a container never seen: missing', async () => {
+    const commands: string[] = [];
+    const answers = [
+      inspectLine({}),
+      'Error: No such object: sglang',
+      JSON.stringify({ Action: 'die', Actor: { Attributes: { exitCode: '3' } }, time: 1764513000 }),
+      'Error: No such object: sglang',
+    ];
+    const exec = async (command: string) => {
+      commands.push(command);
+      return { stdout: answers.shift() ?? '', stderr: '', code: 0 };
+    };
+    const reader = new ContainerReader(false);
+    assert.equal((await reader.read(exec, config)).kind, 'found');
+    const gone = await reader.read(exec, config);
+    assert.ok(gone.kind === 'found' && gone.container.exitCode === 3 && !gone.container.running);
+    const again = await reader.read(exec, config);
+    assert.ok(again.kind === 'found' && again.container.exitCode === 3);
+    assert.equal(commands.filter((c) => c.startsWith('docker events')).length, 1, 'the events are read once');
+    assert.equal((await new ContainerReader(false).read(async () => ({ stdout: 'Error: No such object: sglang', stderr: '', code: 1 }), config)).kind, 'missing');
   });
 });

@@ -196,7 +196,7 @@ function unitFailure(state: LoadState, unit: UnitStatus): string | undefined {
     return `the service process was replaced (PID ${state.mainPid} -> ${unit.mainPid}) before it became ready`;
   }
   if (state.mainPid !== undefined && !isAlive(unit) && unit.activeState !== 'deactivating') {
-    return unit.result === 'success' && unit.execMainStatus === 0 ? undefined : `the service ${exitDescription(unit)}`;
+    return (unit.result === 'success' && unit.execMainStatus === 0) || unit.stopRequested ? undefined : `the service ${exitDescription(unit)}`;
   }
   return undefined;
 }

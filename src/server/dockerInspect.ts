@@ -31,6 +31,8 @@ export interface ContainerInfo {
   /** The command the container runs: Path then Args. */
   readonly argv: readonly string[];
   readonly mounts: readonly ContainerMount[];
+  /** Ended by `docker stop` / `docker kill` (or restart): a `kill` or `stop` event since its start. */
+  readonly stopRequested?: boolean;
 }
 
 export type InspectResult = { readonly kind: 'found'; readonly container: ContainerInfo } | { readonly kind: 'missing' } | { readonly kind: 'error'; readonly message: string };
@@ -133,7 +135,8 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     activeState = 'activating';
     subState = 'auto-restart';
   } else if (c.status === 'removing') activeState = 'deactivating';
-  else if (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean)) activeState = 'failed';
+  // Stopped by someone (docker stop), even when it took SIGKILL after the stop timeout: not a failure.
+  else if (!c.stopRequested && (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean))) activeState = 'failed';
   const running = activeState === 'active' && c.pid > 0;
   return {
     loadState: 'loaded',
@@ -153,6 +156,7 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     invocationId: `${c.id.slice(0, 12)}@${c.startedAtUs ?? 0}`,
     manager: 'docker',
     ...(running ? { execMainPid: c.pid } : {}),
+    ...(!running && c.stopRequested ? { stopRequested: true } : {}),
   };
 }
 
@@ -184,25 +188,7 @@ export function hostPathOf(containerPath: string, mounts: readonly ContainerMoun
  * (exitCode, and an `oom` event before it), or with an unknown status when no event is left.
  */
 export function endedFromEvents(last: ContainerInfo, eventsOutput: string): ContainerInfo {
-  let exitCode: number | undefined;
-  let oom = false;
-  let at: number | undefined;
-  for (const line of eventsOutput.split('\n')) {
-    if (!line.trim().startsWith('{')) continue;
-    let event: { Action?: unknown; status?: unknown; time?: unknown; Actor?: { Attributes?: Record<string, unknown> } };
-    try {
-      event = JSON.parse(line) as typeof event;
-    } catch {
-      continue;
-    }
-    const action = String(event.Action ?? event.status ?? '');
-    if (action === 'oom') oom = true;
-    if (action === 'die') {
-      const code = Number(event.Actor?.Attributes?.['exitCode']);
-      if (Number.isInteger(code)) exitCode = code;
-      if (typeof event.time === 'number') at = event.time * 1000;
-    }
-  }
+  const { exitCode, oom, at, stop } = readEndEvents(eventsOutput, last.startedAtUs);
   return {
     ...last,
     status: exitCode === undefined ? 'removed' : 'exited',
@@ -212,5 +198,39 @@ export function endedFromEvents(last: ContainerInfo, eventsOutput: string): Cont
     oomKilled: oom,
     exitCode: exitCode ?? -1,
     finishedAt: at ?? last.finishedAt ?? last.startedAt,
+    ...(stop ? { stopRequested: true } : {}),
   };
+}
+
+/** An ended container still there, with what its events add: stopped on purpose, OOM. */
+export function withEndEvents(ended: ContainerInfo, eventsOutput: string): ContainerInfo {
+  const { oom, stop } = readEndEvents(eventsOutput, ended.startedAtUs);
+  return { ...ended, oomKilled: ended.oomKilled || oom, ...(stop ? { stopRequested: true } : {}) };
+}
+
+/** The events of the run that started at `startedAtUs` (not those of the run before it). */
+function readEndEvents(eventsOutput: string, startedAtUs: number | undefined): { exitCode: number | undefined; oom: boolean; at: number | undefined; stop: boolean } {
+  let exitCode: number | undefined;
+  let oom = false;
+  let at: number | undefined;
+  let stop = false;
+  for (const line of eventsOutput.split('\n')) {
+    if (!line.trim().startsWith('{')) continue;
+    let event: { Action?: unknown; status?: unknown; time?: unknown; timeNano?: unknown; Actor?: { Attributes?: Record<string, unknown> } };
+    try {
+      event = JSON.parse(line) as typeof event;
+    } catch {
+      continue;
+    }
+    if (startedAtUs !== undefined && typeof event.timeNano === 'number' && event.timeNano / 1000 < startedAtUs) continue;
+    const action = String(event.Action ?? event.status ?? '');
+    if (action === 'oom') oom = true;
+    if (action === 'kill' || action === 'stop') stop = true;
+    if (action === 'die') {
+      const code = Number(event.Actor?.Attributes?.['exitCode']);
+      if (Number.isInteger(code)) exitCode = code;
+      if (typeof event.time === 'number') at = event.time * 1000;
+    }
+  }
+  return { exitCode, oom, at, stop };
 }

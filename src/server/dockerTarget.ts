@@ -87,11 +87,14 @@ export function logsTailCommand(target: DockerTargetConfig, sudo: boolean, lines
 }
 
 /**
- * The `die` and `oom` events of one container since its start, up to now, as JSON lines: how a
- * container removed on exit (`--rm`) ended, when `docker inspect` can no longer say.
+ * The `die`, `oom`, `kill` and `stop` events of one container since its start, up to now, as
+ * JSON lines: how a container removed on exit (`--rm`) ended, when `docker inspect` can no
+ * longer say, and whether someone stopped it through Docker (`docker stop`, `docker kill`:
+ * a `kill` event comes before the `die`) rather than it ending on its own.
  */
 export function endEventsCommand(containerId: string, sinceEpochMs: number, sudo: boolean): string {
   if (!/^[0-9a-f]{12,64}$/.test(containerId)) throw new Error(`Invalid container id: ${JSON.stringify(containerId)}`);
-  const since = String(Math.max(0, Math.floor(sinceEpochMs / 1000) - 1));
-  return `${docker(sudo, ['events', '--since', since, '--filter', `container=${containerId}`, '--filter', 'event=die', '--filter', 'event=oom', '--format', '{{json .}}'])} --until "$(date +%s.%N)" 2>&1`;
+  // From the run's start exactly: a restart's own stop and die events come just before it.
+  const since = (Math.max(0, Math.floor(sinceEpochMs)) / 1000).toFixed(3);
+  return `${docker(sudo, ['events', '--since', since, '--filter', `container=${containerId}`, '--filter', 'event=die', '--filter', 'event=oom', '--filter', 'event=kill', '--filter', 'event=stop', '--format', '{{json .}}'])} --until "$(date +%s.%N)" 2>&1`;
 }

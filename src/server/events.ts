@@ -64,6 +64,8 @@ export interface UnitStatus {
   readonly execMainPid?: number;
   /** 'docker': the state of a container (server/dockerInspect), not of a systemd unit. */
   readonly manager?: 'docker';
+  /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
+  readonly stopRequested?: boolean;
 }
 
 /** One reading of nvidia-smi. */

@@ -12,7 +12,7 @@ import { journalFollowCommand, journalTailCommand, parseJournalJsonLine, type Jo
 import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd';
 import type { UnitStatus } from './events';
 import { endEventsCommand, inspectCommand, logsFollowCommand, logsTailCommand, restartCommand, type DockerTargetConfig } from './dockerTarget';
-import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseInspect, type ContainerInfo, type InspectResult } from './dockerInspect';
+import { containerUnitStatus, endedFromEvents, withEndEvents, hostPathOf, logLineEntry, parseInspect, type ContainerInfo, type InspectResult } from './dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './dockerRun';
 
 export interface TargetState {
@@ -70,8 +70,12 @@ export class ContainerReader {
   async read(exec: Exec, config: DockerTargetConfig): Promise<InspectResult> {
     const inspect = parseInspect((await exec(inspectCommand(config, this.sudo))).stdout);
     if (inspect.kind === 'found') {
-      this.last = inspect.container;
-      return inspect;
+      const now = inspect.container;
+      const previous = this.last;
+      const justEnded = !now.running && !now.restarting && previous?.id === now.id && previous.startedAt === now.startedAt && previous.running;
+      this.last = justEnded ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout) : now;
+      if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested) this.last = { ...now, stopRequested: true };
+      return { kind: 'found', container: this.last };
     }
     const last = this.last;
     if (inspect.kind === 'error' || last === undefined) return inspect;

@@ -75,9 +75,33 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.ok((first.state.io?.readBytes ?? 0) > 0, `bytes read by the container's process tree: ${JSON.stringify(first.state.io)}`);
     assert.ok((first.state.gpu?.usedMiB ?? 0) > 0, 'GPU memory as for a unit');
 
-    await engine.docker('kill --signal KILL sg-plain');
+    // The process dies (as a crash would); `docker kill` would be a stop on purpose.
+    await host.nsExec(`kill -s KILL ${pid}`);
     const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
     assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
+  });
+
+  it('after ready, docker restart by someone else is followed as a new load; docker stop is stopped, not failed', async () => {
+    await runContainer('sg-other');
+    test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-other' } });
+    const seen = ends();
+    const verdicts: string[] = [];
+    const first = await test.session.watch('restart', STEADY, { ...seen.listener, onState: (st) => void (verdicts[verdicts.length - 1] !== st.verdict && verdicts.push(st.verdict)) });
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    const oldPid = first.state.mainPid;
+    verdicts.length = 0;
+    const restarted = await engine.docker('restart sg-other');
+    assert.equal(restarted.code, 0, restarted.stderr);
+    const second = await waitFor(() => seen.list[1], { timeoutMs: 30_000, message: 'the new load ends' });
+    assert.equal(second.end, 'ready', `${second.end}: ${second.message}; verdicts ${verdicts.join(' ')}`);
+    assert.equal(second.state.restartedBy, 'someone else');
+    assert.notEqual(second.state.mainPid, oldPid);
+    assert.ok(!verdicts.includes('failed'), `verdicts: ${verdicts.join(' ')}`);
+
+    const stopped = await engine.docker('stop sg-other');
+    assert.equal(stopped.code, 0, stopped.stderr);
+    const third = await waitFor(() => seen.list[2], { timeoutMs: 30_000, message: 'the stop is seen' });
+    assert.equal(third.end, 'stopped', `${third.end}: ${third.message}; verdicts ${verdicts.join(' ')}`);
   });
 
   it('the fleet (every front) on a container: ready, and its log read from docker logs', async () => {
@@ -265,7 +289,7 @@ describe('docker: containers, compose services and units that run docker', funct
       assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
       assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
 
-      await engine.docker('kill --signal KILL sg-unit');
+      await host.nsExec(`kill -s KILL ${pid}`);
       const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
       assert.match(failed.state.failure!.summary, /after it was ready/);
     } finally {
@@ -285,7 +309,7 @@ describe('docker: containers, compose services and units that run docker', funct
       assert.match(test.logLines.join('\n'), /docker logs --follow --timestamps --since \S+ -- sg-unit-d/, 'the output is in docker logs, not the journal');
       assert.deepEqual(first.state.shards, { done: 4, total: 4 });
 
-      await engine.docker('kill --signal KILL sg-unit-d');
+      await host.nsExec(`kill -s KILL ${await engine.containerPid('sg-unit-d')}`);
       const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
       assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
     } finally {

@@ -161,6 +161,21 @@ describe('a container removed on exit (--rm)', () => {
     const clean = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events.split('\n')[1]!.replace('"137"', '"0"')) }, 'c');
     assert.equal(clean.activeState, 'inactive');
   });
+  it('a stop event: stopped on purpose, not failed, even killed after the stop timeout', () => {
+    assert.ok(last);
+    const events = ['stop', 'die'].map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '137' } }, time: 1764513000 })).join('\n');
+    const stopped = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
+    assert.equal(stopped.activeState, 'inactive');
+    assert.equal(stopped.stopRequested, true);
+  });
+  it('the stop and die of the run before (a restart) do not count', () => {
+    assert.ok(last);
+    const before = (last.startedAtUs! - 5000) * 1000;
+    const events = ['stop', 'die'].map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '143' } }, time: Math.floor(before / 1e9), timeNano: before })).join('\n');
+    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
+    assert.equal(ended.stopRequested, undefined);
+    assert.equal(ended.activeState, 'failed');
+  });
   it('no event left: failed, the status unknown', () => {
     assert.ok(last);
     const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, '') }, 'c');
@@ -168,7 +183,7 @@ describe('a container removed on exit (--rm)', () => {
     assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
   });
   it('asks only for that container, up to now', () => {
-    assert.match(endEventsCommand('a1b2c3d4e5f6', 1764512942324, false), /^docker events --since 1764512941 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/);
+    assert.match(endEventsCommand('a1b2c3d4e5f6', 1764512942324, false), /^docker events --since 1764512942.324 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --filter event=kill --filter event=stop --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/);
     assert.throws(() => endEventsCommand('x; rm -rf /', 0, false));
   });
 });

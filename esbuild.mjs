@@ -59,6 +59,9 @@ function copyWebviewAssets() {
   mkdirSync('dist/media', { recursive: true });
   cpSync('node_modules/uplot/dist/uPlot.iife.min.js', 'dist/media/uPlot.iife.min.js');
   cpSync('node_modules/uplot/dist/uPlot.min.css', 'dist/media/uPlot.min.css');
+  // ssh2 talks to Pageant on Windows through its pagent.exe, found at <bundle dir>/../util/.
+  mkdirSync('util', { recursive: true });
+  cpSync('node_modules/ssh2/util/pagent.exe', 'util/pagent.exe');
 }
 
 if (only === 'cli') {

@@ -12,6 +12,7 @@ import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../remote/transport';
 import { targetFor } from '../server/target';
+import type { UnitStatus } from '../server/events';
 import type { SessionUi } from '../sessionFactory';
 import type { Refusal } from '../ui/refusals';
 import { Emitter } from '../util/emitter';
@@ -220,12 +221,14 @@ export class Fleet {
     if (session.busy && !options.force) {
       return { kind: 'attached', reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)', outcome: session.whenLoadEnds() };
     }
+    let unitBefore: UnitStatus | undefined;
     if (!options.force) {
-      const underWay = await this.loadUnderWay(session);
-      if (underWay) return { kind: 'attached', reason: underWay, outcome: this.watch(server, 'attach') };
+      const look = await this.loadUnderWay(session);
+      if (look.underWay) return { kind: 'attached', reason: look.underWay, outcome: this.watch(server, 'attach') };
+      unitBefore = look.unit;
     }
     if (session.busy) session.stop('restarted again (force)');
-    return { kind: 'restarted', outcome: this.watch(server, 'restart') };
+    return { kind: 'restarted', outcome: this.watch(server, 'restart', false, unitBefore) };
   }
 
   /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
@@ -252,32 +255,33 @@ export class Fleet {
   }
 
   /** Why the unit is loading already (someone else restarted it), or undefined. */
-  private async loadUnderWay(session: ServerSession): Promise<string | undefined> {
+  /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
+  private async loadUnderWay(session: ServerSession): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
     const settings = this.requireSettings();
-    let unit;
+    let unit: UnitStatus;
     try {
       unit = (await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))).unit;
     } catch {
-      return undefined;
+      return {};
     }
     const startedAt = unit.execMainStartedAt;
-    if (unit.activeState === 'deactivating') return `${unit.id ?? session.profile.unit} is being stopped or restarted right now`;
-    if (!isAlive(unit) || startedAt === undefined) return undefined;
+    if (unit.activeState === 'deactivating') return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
+    if (!isAlive(unit) || startedAt === undefined) return { unit };
     const age = Date.now() - startedAt;
-    if (age > settings.loadTimeoutMs) return undefined;
+    if (age > settings.loadTimeoutMs) return { unit };
     const loading = `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
-    if (unit.activeState === 'activating') return loading;
+    if (unit.activeState === 'activating') return { underWay: loading };
     // A Type=simple unit is `active` for its whole load: the server itself says whether it serves.
     const health = await session.client.health();
     const serving = health.kind === 'http' && health.status === 200;
-    return serving ? undefined : loading;
+    return serving ? { unit } : { underWay: loading };
   }
 
   /**
    * Restarts or attaches and watches in the background; resolves with how the load ended. With
    * watchAfterReady the watch goes on after that, and its events keep coming.
    */
-  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
+  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false, unitBefore?: UnitStatus): Promise<WatchOutcome | undefined> {
     const settings = this.requireSettings();
     const session = await this.sessionFor(server);
     const options: WatchOptions = {
@@ -311,6 +315,7 @@ export class Fleet {
         onClosed: () => this.onClosed(server, session),
       },
       this.insights.prior(server.name, server.unit),
+      unitBefore,
     );
     this.events.fire({ type: 'watching', server, watching: true });
     return watching;

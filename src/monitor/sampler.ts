@@ -7,8 +7,9 @@
  * command and the reader of its lines; the watcher runs it.
  */
 import { assertAbsolutePath, quote } from '../remote/shell';
-import { GPU_QUERY_COMMAND, parseNvidiaSmiCsv } from '../server/gpu';
-import type { ProcIo } from '../server/procIo';
+import type { GpuMemory } from '../server/events';
+import { GPU_QUERY_COMMAND, type GpuReading } from '../server/gpu';
+import { modelSizeCommand, type ModelSize, type ProcIo } from '../server/procIo';
 import type { Signal } from './loadState';
 import { witnessSignals } from './witnessProbe';
 
@@ -47,26 +48,66 @@ const TICK = [
   '    cgb=0',
   '    while read -r dev rest; do for kv in $rest; do case $kv in rbytes=*) cgb=$((cgb + ${kv#rbytes=}));; esac; done; done < "/sys/fs/cgroup$cg/io.stat"',
   '  fi',
-  "  printf 'S %s %s %s %s %s %s%s\\n' $alive $n $u $rb $rc $cgb \"$extra\"",
+  '  lst=',
+  '  if [ -n "$lp" ]; then',
+  '    l=0',
+  '    for f in /proc/net/tcp /proc/net/tcp6; do',
+  '      [ -r "$f" ] || continue',
+  '      while read -r sl a b st rest; do',
+  '        [ "$st" = 0A ] || continue',
+  '        case $a in *:$lp) l=1; break 2;; esac',
+  '      done < "$f"',
+  '    done',
+  '    lst=" L$l"',
+  '  fi',
+  "  printf 'S %s %s %s %s %s %s%s%s\\n' $alive $n $u $rb $rc $cgb \"$lst\" \"$extra\"",
   '}',
 ].join('\n');
 
-/** The remote command (sh): the sampler for `mainPid`, one record every `intervalMs`. */
-export function samplerCommand(mainPid: number, intervalMs: number, controlGroup?: string): string {
+export interface SamplerOptions {
+  readonly mainPid: number;
+  readonly intervalMs: number;
+  /** The unit's control group (cgroup v2 io.stat): reads its tree's /proc cannot show. */
+  readonly controlGroup?: string | undefined;
+  /** First line `M files bytes`: the *.safetensors there (the 100 % of the bytes witness). */
+  readonly modelPath?: string | undefined;
+  /** Each record says whether a socket listens on this TCP port (` L1`/` L0`, from /proc/net/tcp*). */
+  readonly listenPort?: number | undefined;
+}
+
+/**
+ * The remote command (sh): the sampler for `mainPid`, one record every `intervalMs`:
+ * `S alive processes unreadable read_bytes rchar cgroup_rbytes|- [L0|L1] [Uused,...] [Ttotal,...]`,
+ * GPU memory as used MiB per GPU, the totals only when they change (the first record). Asked for
+ * the model size, its first line is that, read by the same session instead of a command of its own.
+ */
+export function samplerCommand(options: SamplerOptions): string {
+  const { mainPid, controlGroup, modelPath, listenPort } = options;
   if (!Number.isInteger(mainPid) || mainPid <= 0) throw new Error(`Invalid PID: ${mainPid}`);
-  const ms = Math.max(100, Math.round(intervalMs));
+  if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort > 0 && listenPort < 65536)) throw new Error(`Invalid port: ${listenPort}`);
+  const ms = Math.max(100, Math.round(options.intervalMs));
   if (controlGroup) assertAbsolutePath(controlGroup, 'control group');
   const seconds = (ms / 1000).toFixed(3).replace(/\.?0+$/, '');
+  const modelSize =
+    modelPath === undefined
+      ? []
+      : [`${modelSizeCommand(modelPath)} 2>/dev/null | { files=0; bytes=0; while read -r size; do files=$((files + 1)); bytes=$((bytes + size)); done; echo "M $files $bytes"; }`];
+  // /proc/net/tcp writes the local port as 4 upper-case hex digits.
+  const portHex = listenPort === undefined ? '' : listenPort.toString(16).toUpperCase().padStart(4, '0');
   const script = [
-    `root=${mainPid}; cg=${quote(controlGroup ?? '')}`,
+    `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}`,
+    ...modelSize,
     TICK,
-    // Paced by nvidia-smi's own loop: a round at each first GPU's line, every line passed on.
-    // One line per round (one SSH packet): the round's record, then the previous round's GPU lines.
+    // Paced by nvidia-smi's own loop: a round at each first GPU's line. One line per round (one
+    // SSH packet): the round's record, then the previous round's GPU memory.
     'if command -v nvidia-smi >/dev/null 2>&1; then',
-    '  gpus=',
-    `  ${GPU_QUERY_COMMAND} -lms ${ms} 2>&1 | while IFS= read -r g; do`,
-    '    case $g in 0,*) if [ -n "$gpus" ]; then tick " G$gpus"; gpus=; fi;; esac',
-    '    gpus="$gpus;$g"',
+    '  used=; totals=; sent=',
+    `  ${GPU_QUERY_COMMAND} -lms ${ms} 2>/dev/null | while IFS= read -r g; do`,
+    '    case $g in 0,*) if [ -n "$used" ]; then',
+    '      if [ "$totals" = "$sent" ]; then tick " U${used#,}"; else tick " U${used#,} T${totals#,}"; sent=$totals; fi',
+    '      used=; totals=',
+    '    fi;; esac',
+    '    case $g in [0-9]*,*,*) r=${g#*,}; u=${r%%,*}; t=${r#*,}; used="$used,${u# }"; totals="$totals,${t# }";; esac',
     '  done',
     'fi',
     // No GPU tool (or it ended): paced by sleep, one process per round.
@@ -80,17 +121,25 @@ export interface SamplerRound {
   readonly signals: readonly Signal[];
   /** Whether MainPID still lived at this round. */
   readonly alive?: boolean;
+  /** The model's size, from the sampler's first line when it was asked for. */
+  readonly modelSize?: ModelSize;
+  /** Whether a socket listened on the asked port at this round. */
+  readonly listening?: boolean;
 }
 
 /**
- * Turns the sampler's lines into load signals: `io` at each round, and `gpu` from the GPU lines
- * the round carries (`S alive n u read_bytes rchar cgroup|- G;idx, used, total;...`).
+ * Turns the sampler's lines into load signals: `io` at each round, and `gpu` from the used
+ * memory the round carries, with the totals its first GPU record gave.
  */
 export class SamplerReader {
+  private totalsMiB: readonly (number | undefined)[] = [];
+
   constructor(private readonly totalBytes: () => number | undefined) {}
 
   read(line: string, at: number): SamplerRound {
-    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: G;(.*))?\s*$/.exec(line);
+    const size = /^M (\d+) (\d+)\s*$/.exec(line);
+    if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
+    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?\s*$/.exec(line);
     if (!m) return { signals: [] };
     const io: ProcIo = {
       processes: Number(m[2]),
@@ -99,8 +148,24 @@ export class SamplerReader {
       rchar: Number(m[5]),
       ...(m[6] !== '-' ? { cgroupReadBytes: Number(m[6]) } : {}),
     };
-    const gpu = m[7] !== undefined ? parseNvidiaSmiCsv(m[7].split(';').join('\n')) : undefined;
+    if (m[9] !== undefined) this.totalsMiB = m[9].split(',').map(mib);
+    const gpu = m[8] !== undefined ? this.gpuReading(m[8]) : undefined;
     const signals = witnessSignals({ io, gpu }, at, this.totalBytes());
-    return { signals, alive: m[1] === '1' };
+    return { signals, alive: m[1] === '1', ...(m[7] !== undefined ? { listening: m[7] === '1' } : {}) };
   }
+
+  private gpuReading(usedList: string): GpuReading {
+    const gpus: GpuMemory[] = [];
+    usedList.split(',').forEach((text, index) => {
+      const usedMiB = mib(text);
+      const totalMiB = this.totalsMiB[index];
+      if (usedMiB !== undefined && totalMiB !== undefined) gpus.push({ index, usedMiB, totalMiB });
+    });
+    return gpus.length > 0 ? { gpus } : { gpus, reason: 'nvidia-smi gave no memory readings' };
+  }
+}
+
+/** A MiB figure as nvidia-smi prints it with nounits; `[N/A]` and the like are no reading. */
+function mib(text: string): number | undefined {
+  return /^\d+$/.test(text) ? Number(text) : undefined;
 }

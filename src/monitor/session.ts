@@ -4,6 +4,7 @@ import type { SglangClient } from '../server/sglangHttp';
 import { LoadWatcher, type LogLevel, type WatchAlert, type WatchOptions, type WatchOutcome } from './watcher';
 import type { LoadState } from './loadState';
 import type { LoadPrior } from './eta';
+import type { UnitStatus } from '../server/events';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
@@ -67,7 +68,7 @@ export class ServerSession {
    * Restarts the unit or attaches to it, and watches; resolves with how the load ended (a
    * steady watch goes on after that, reported through `listener`). Refuses during a load.
    */
-  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
+  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior, unitBefore?: UnitStatus): Promise<WatchOutcome> {
     const current = this.watcher;
     if (current?.loading) throw new AlreadyWatchingError(this.profile.name, current.state);
     current?.dispose();
@@ -78,6 +79,7 @@ export class ServerSession {
       options,
       log: (level, message) => this.logOnce(level, message),
       ...(prior ? { prior } : {}),
+      ...(unitBefore ? { unitBefore } : {}),
     });
     this.watcher = watcher;
     this.lastOutcome = undefined;

@@ -7,13 +7,13 @@ import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../server/events';
-import { initialState, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
+import { initialState, isAlive, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
 import { wantsWitnesses } from './witnessProbe';
 import { samplerCommand, SamplerReader } from './sampler';
 import { apiKeyFromArgv, modelPathOf } from '../server/execStart';
 import { compareServerUrl } from '../server/sglangUrl';
-import { modelSizeCommand, parseModelSize } from '../server/procIo';
+import type { ModelSize } from '../server/procIo';
 import { dropCacheWarning } from '../server/pageCache';
 
 export interface WatchOptions {
@@ -43,6 +43,8 @@ export interface WatcherDeps {
   readonly prior?: LoadPrior;
   /** What is restarted and watched; default: the profile's unit or container (targetFor). */
   readonly target?: ServiceTarget;
+  /** A look at the unit taken moments before a restart (by whoever decided to restart): not asked again. */
+  readonly unitBefore?: UnitStatus;
 }
 
 /** How a watch ended. `state` is the last load state. */
@@ -60,6 +62,23 @@ export interface WatchAlert {
 }
 
 const COMMAND_TIMEOUT_MS = 20_000;
+/** While the port is seen closed, one /health every this many rounds (a backstop for the port witness). */
+const HEALTH_BACKSTOP_ROUNDS = 5;
+
+interface WantedSampler {
+  readonly pid: number;
+  readonly intervalMs: number;
+  readonly listenPort: number | undefined;
+}
+
+function urlPort(url: string): number | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.port ? Number(parsed.port) : 80;
+  } catch {
+    return undefined;
+  }
+}
 /**
  * `systemctl show` while only one of the journal and the sampler is live: a backstop (the journal
  * reports systemd's exit lines, the sampler a main process gone, at once).
@@ -89,7 +108,16 @@ export class LoadWatcher {
   private mode: 'load' | 'steady' = 'load';
   private journal: RemoteProcess | undefined;
   /** The sampler (main process alive, bytes read, GPU memory) and what it was started for. */
-  private sampler: { process: RemoteProcess | undefined; pid: number; intervalMs: number } | undefined;
+  private sampler: ({ process: RemoteProcess | undefined } & WantedSampler) | undefined;
+  /**
+   * The sampler's look at the server's port while it loads. While no socket listens there, a
+   * /health through the tunnel could only be refused: it is asked every HEALTH_BACKSTOP_ROUNDS
+   * rounds instead of each, and at once when the port opens. Not trusted any more once /health
+   * answered while the port looked closed (a server in another network namespace).
+   */
+  private port: { listening: boolean; at: number } | undefined;
+  private portWitnessTrusted = true;
+  private healthSkipped = 0;
   private journalStarting = false;
   private journalRetryMs = JOURNAL_RETRY_FIRST_MS;
   private journalSince: number | undefined;
@@ -216,7 +244,7 @@ export class LoadWatcher {
     const unit = this.target.label;
     let before: UnitStatus;
     try {
-      before = await this.showUnit();
+      before = this.deps.unitBefore ?? (await this.showUnit());
     } catch (error) {
       if (error instanceof TransportError && error.kind !== 'command-timeout') throw error;
       // Without the run in place now, the new run could not be told from it: restart nothing.
@@ -275,7 +303,7 @@ export class LoadWatcher {
     if (this.current.failure) await this.readFailureCause();
     else {
       this.startJournal();
-      await this.readModel();
+      this.readExecStart();
     }
     this.checkEnd();
   }
@@ -327,6 +355,9 @@ export class LoadWatcher {
 
   /** The unit's state, and its command line (read in the same call: one remote command fewer per load). */
   private async showUnit(): Promise<UnitStatus> {
+    // Any look at the unit is the probe of this round (a line read meanwhile asks for another).
+    this.unitProbeDue = false;
+    this.lastUnitProbeAt = this.now();
     const state = await this.target.readState((command) => this.exec(command));
     this.execStartArgv = [...state.argv];
     this.hostPath = state.hostPath;
@@ -334,36 +365,38 @@ export class LoadWatcher {
     return state.unit;
   }
 
-  /** The model path from ExecStart and the size of its *.safetensors: the bytes witness's 100 %. */
-  private async readModel(): Promise<void> {
-    try {
-      const argv = this.execStartArgv;
-      const warning = dropCacheWarning(argv);
-      if (warning) this.deps.log('warn', warning);
-      // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.
-      const apiKey = apiKeyFromArgv(argv);
-      if (apiKey !== undefined) this.deps.http.setApiKey(apiKey);
-      const modelPath = modelPathOf(argv);
-      if (!modelPath || !modelPath.startsWith('/')) {
-        this.deps.log('info', `No local --model-path in ExecStart${modelPath ? ` (${modelPath})` : ''}: progress comes from the journal only.`);
-        return;
-      }
-      this.modelPath = modelPath;
-      const onHost = this.hostPath(modelPath);
-      if (onHost === undefined) {
-        this.deps.log('info', `${modelPath} is in no volume of ${this.target.label}: progress comes from the log only.`);
-        return;
-      }
-      const size = parseModelSize((await this.exec(modelSizeCommand(onHost))).stdout);
-      if (size.files === 0) {
-        this.deps.log('info', `No *.safetensors in ${modelPath}: progress comes from the journal only.`);
-        return;
-      }
-      this.modelBytes = size.bytes;
-      this.deps.log('info', `Model ${modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`);
-    } catch (error) {
-      this.deps.log('warn', `Could not read the model size: ${errorText(error)}`);
+  /**
+   * What ExecStart says: the API key, and the model path whose *.safetensors size (the bytes
+   * witness's 100 %) the sampler reads in its first line (a container's: on the host, through
+   * the volume that holds it).
+   */
+  private readExecStart(): void {
+    const argv = this.execStartArgv;
+    const warning = dropCacheWarning(argv);
+    if (warning) this.deps.log('warn', warning);
+    // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.
+    const apiKey = apiKeyFromArgv(argv);
+    if (apiKey !== undefined) this.deps.http.setApiKey(apiKey);
+    const given = modelPathOf(argv);
+    const modelPath = given && given.startsWith('/') ? this.hostPath(given) : undefined;
+    if (!given || !given.startsWith('/') || modelPath === undefined) {
+      this.modelPath = undefined;
+      this.modelBytes = undefined;
+      const why = given && given.startsWith('/') ? `${given} is in no volume of ${this.target.label}` : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
+      this.deps.log('info', `${why}: progress comes from the journal only.`);
+      return;
     }
+    if (modelPath !== this.modelPath) this.modelBytes = undefined;
+    this.modelPath = modelPath;
+  }
+
+  private onModelSize(size: ModelSize): void {
+    if (size.files === 0) {
+      this.deps.log('info', `No *.safetensors in ${this.modelPath}: progress comes from the journal only.`);
+      return;
+    }
+    this.modelBytes = size.bytes;
+    this.deps.log('info', `Model ${this.modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`);
   }
 
   private async exec(command: string) {
@@ -468,11 +501,16 @@ export class LoadWatcher {
     const start = this.processStartMonotonicUs;
     if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) return;
     for (const event of this.journalReader.read(entry.message, entry.at)) {
-      if (event.type === 'systemd') {
+      // "Started" of the run this watch follows, still alive, tells nothing new: no look at the unit
+      // for it. (A new run after a stop or a failure is news: look.)
+      const known =
+        event.type === 'systemd' && event.what === 'started' && this.attached && this.awaitingRunAfter === undefined &&
+        this.current.unit !== undefined && isAlive(this.current.unit) && this.current.failure === undefined;
+      if (event.type === 'systemd' && !known) {
         this.unitProbeDue = true;
         if (event.what === 'stopping') this.stopSeen = true;
       }
-      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'systemd') this.probeSoon();
+      if (event.type === 'ready' || event.type === 'httpUp' || (event.type === 'systemd' && !known)) this.probeSoon();
       if (event.type === 'httpUp' && event.url) this.checkAnnouncedUrl(event.url);
       // A restart under way: the new run's lines are read again once it is attached.
       if (this.awaitingRunAfter !== undefined || !this.attached) continue;
@@ -557,8 +595,6 @@ export class LoadWatcher {
   }
 
   private async probeUnit(): Promise<void> {
-    this.unitProbeDue = false;
-    this.lastUnitProbeAt = this.now();
     const unit = await this.showUnit();
     const at = this.now();
     if (this.mode === 'steady') {
@@ -575,35 +611,40 @@ export class LoadWatcher {
   // ------------------------------------------------------------ sampler
 
   /** The sampler the state wants now: for the followed process, fast while it loads, slow once settled. */
-  private wantedSampler(): { pid: number; intervalMs: number } | undefined {
+  private wantedSampler(): WantedSampler | undefined {
     const state = this.current;
     if (!this.running || !this.attached || this.awaitingRunAfter !== undefined || !state.connected) return undefined;
     if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
     const loading = this.mode === 'load' || wantsWitnesses(state) !== undefined;
     const intervalMs = loading ? this.deps.options.pollIntervalMs : (this.deps.options.steadyIntervalMs ?? this.deps.options.pollIntervalMs);
-    return { pid: state.mainPid, intervalMs };
+    const listenPort = this.mode === 'load' && this.portWitnessTrusted ? urlPort(this.deps.http.baseUrl) : undefined;
+    return { pid: state.mainPid, intervalMs, listenPort };
   }
 
   /** Starts, restarts (new process, new pace) or stops the sampler to match the state. */
   private syncSampler(): void {
     const wanted = this.wantedSampler();
     const current = this.sampler;
-    if (current && wanted && current.pid === wanted.pid && current.intervalMs === wanted.intervalMs) return;
+    if (current && wanted && current.pid === wanted.pid && current.intervalMs === wanted.intervalMs && current.listenPort === wanted.listenPort) return;
     if (current) {
       this.sampler = undefined;
       current.process?.kill();
     }
+    this.port = undefined;
     if (!wanted) return;
-    const entry: { process: RemoteProcess | undefined; pid: number; intervalMs: number } = { process: undefined, ...wanted };
+    const entry: { process: RemoteProcess | undefined } & WantedSampler = { process: undefined, ...wanted };
     this.sampler = entry;
     const reader = new SamplerReader(() => this.modelBytes);
     let exitSeen = false;
-    const command = samplerCommand(wanted.pid, wanted.intervalMs, this.current.unit?.controlGroup);
+    const sizeFrom = this.modelBytes === undefined ? this.modelPath : undefined;
+    const command = samplerCommand({ mainPid: wanted.pid, intervalMs: wanted.intervalMs, controlGroup: this.current.unit?.controlGroup, modelPath: sizeFrom, listenPort: wanted.listenPort });
     this.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
     this.deps.transport
       .stream(command, (line) => {
         if (this.sampler !== entry) return;
         const round = reader.read(line, this.now());
+        if (round.modelSize) this.onModelSize(round.modelSize);
+        if (round.listening !== undefined) this.onPortSeen(round.listening);
         for (const signal of round.signals) this.apply(signal);
         // The main process is gone: systemd says how it ended (once).
         if (round.alive === false && !exitSeen) {
@@ -630,16 +671,37 @@ export class LoadWatcher {
       });
   }
 
+  private onPortSeen(listening: boolean): void {
+    const opened = listening && this.port?.listening !== true;
+    this.port = { listening, at: this.now() };
+    if (opened) this.probeSoon();
+  }
+
+  /** The sampler saw, this round or the last, that nothing listens on the port: /health would be refused. */
+  private portSeenClosed(): boolean {
+    const port = this.port;
+    return this.portWitnessTrusted && port !== undefined && !port.listening && this.now() - port.at <= 2 * this.roundMs;
+  }
+
   private async probeHttp(): Promise<void> {
     const state = this.current;
     if (state.failure) return;
     if (this.mode === 'steady') {
       const steady = this.deps.options.steadyIntervalMs ?? 0;
       if (this.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
+    } else if (this.portSeenClosed() && this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1) {
+      this.healthSkipped++;
+      return;
     }
+    this.healthSkipped = 0;
+    const closedBefore = this.portSeenClosed();
     this.lastHealthAt = this.now();
     const health = await this.deps.http.health();
     const at = this.now();
+    if (closedBefore && health.kind === 'http') {
+      this.portWitnessTrusted = false;
+      this.deps.log('info', `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`);
+    }
     if (health.kind === 'refused') this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
     else if (health.kind === 'http') {
       const judged = judgeHealth(health.status);

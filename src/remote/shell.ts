@@ -82,8 +82,21 @@ export function announcePid(cmd: string): string {
   return `echo "$$"; exec sh -c ${quote(cmd)}`;
 }
 
-/** `kill -SIG -- -PGID`: the whole process group started by `announcePid`. */
+/**
+ * Like `announcePid`, for a command that runs until stopped (a follow, the sampler): it also ends
+ * itself, its whole process group, when its stdin reaches EOF. Ending the channel (or losing the
+ * connection: sshd closes the channel) then stops it without a second command, and nothing is
+ * left running on the host after a network drop. A watchdog subshell holds the channel's stdin;
+ * the command itself reads /dev/null. Its exit status is the command's.
+ */
+export function announcePidEndingWithStdin(cmd: string): string {
+  const script =
+    'exec 3<&0 </dev/null; (while read -r line <&3; do :; done; kill -s TERM 0) >/dev/null 2>&1 & exec 3<&-; eval "$1"';
+  return `echo "$$"; exec sh -c ${quote(script)} sh ${quote(cmd)}`;
+}
+
+/** `kill -s SIG -- -PGID`: the whole process group started by `announcePid` (dash and bash both take this form). */
 export function killGroupCommand(pgid: number, signal: 'TERM' | 'KILL'): string {
   if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Invalid process group: ${pgid}`);
-  return `kill -${signal} -- -${pgid} 2>/dev/null; true`;
+  return `kill -s ${signal} -- -${pgid} 2>/dev/null; true`;
 }

@@ -31,7 +31,7 @@ import {
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from './lines';
 import { proxyExitError, spawnProxyCommand, type ProxyProcess } from './proxyCommand';
 import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent';
-import { announcePid, killGroupCommand } from './shell';
+import { announcePid, announcePidEndingWithStdin, killGroupCommand } from './shell';
 import { backoffDelay, channelOpenError, classifySshError, isFatal } from './sshErrors';
 import type { SshEndpoint, SshTarget } from './sshConfig';
 import {
@@ -97,6 +97,9 @@ export interface SshTransportOptions {
   /** Log sink: connection events and commands. Never passed a secret. */
   readonly log?: (message: string) => void;
 }
+
+/** How long a stream stopped by EOF may take to end before its process group is killed. */
+const STDIN_STOP_GRACE_MS = 3000;
 
 /** Host key algorithms ssh2 supports, in its default preference. */
 const HOST_KEY_ALGORITHMS = [
@@ -216,7 +219,7 @@ export class SshTransport implements Transport {
     const client = await this.readyClient();
     const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const killable = options.timeoutMs !== undefined || options.signal !== undefined;
-    const run = await this.startRemote(client, command, killable);
+    const run = await this.startRemote(client, command, killable ? 'killable' : 'plain');
     return new Promise<ExecResult>((resolve, reject) => {
       const stdout = new CappedBuffer(maxBytes);
       const stderr = new CappedBuffer(maxBytes);
@@ -269,7 +272,7 @@ export class SshTransport implements Transport {
 
   async stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
     const client = await this.readyClient();
-    const run = await this.startRemote(client, command, true);
+    const run = await this.startRemote(client, command, 'ends with stdin');
     const out = new LineSplitter(onLine);
     const err = new LineSplitter(onStderr ?? noop);
     let code: number | null = null;
@@ -835,10 +838,14 @@ export class SshTransport implements Transport {
 
   /**
    * Starts a command. When `killable`, it announces its process group first (see announcePid)
-   * so `stop` can end it even where sshd ignores signal requests (root sessions).
+   * so `stop` can end it even where sshd ignores signal requests (root sessions). A command that
+   * `ends with stdin` is stopped by EOF on its stdin, with no second command; the group kill is
+   * only the fallback when it has not ended after STDIN_STOP_GRACE_MS.
    */
-  private async startRemote(client: Client, command: string, killable: boolean): Promise<RemoteRun> {
-    const channel = await this.openExec(client, killable ? announcePid(command) : command);
+  private async startRemote(client: Client, command: string, kind: 'plain' | 'killable' | 'ends with stdin'): Promise<RemoteRun> {
+    const killable = kind !== 'plain';
+    const wrapped = kind === 'plain' ? command : kind === 'killable' ? announcePid(command) : announcePidEndingWithStdin(command);
+    const channel = await this.openExec(client, wrapped);
     let pgid: number | undefined;
     let onPgid: ((pgid: number) => void) | undefined;
     let closed = false;
@@ -872,6 +879,25 @@ export class SshTransport implements Transport {
         if (!killable || this.chain[this.chain.length - 1] !== client) {
           channel.close();
           return Promise.resolve();
+        }
+        if (kind === 'ends with stdin') {
+          stopping ??= new Promise<void>((resolve) => {
+            let fallback: unknown;
+            channel.once('close', () => {
+              if (fallback !== undefined) this.timers.clearTimeout(fallback);
+              resolve();
+            });
+            try {
+              channel.end();
+            } catch {
+              // not open any more
+            }
+            fallback = this.timers.setTimeout(() => {
+              if (pgid === undefined) channel.close();
+              else void this.execQuietly(client, killGroupCommand(pgid, signal)).then(() => channel.close());
+            }, STDIN_STOP_GRACE_MS);
+          });
+          return stopping;
         }
         stopping ??= new Promise<void>((resolve) => {
           const killAndClose = (group: number) => {

@@ -14,9 +14,30 @@ import type { JournalEvent } from './events';
  */
 export function journalFollowCommand(unit: string, sinceEpochMs: number): string {
   const since = Math.max(0, Math.floor(sinceEpochMs / 1000));
-  // Only the fields the monitor reads (the address fields, timestamps included, always come).
-  return `journalctl -u ${quote(unit)} -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since ${quote('@' + since)}`;
+  // Only the fields the monitor reads; the address fields always come, and are cut by ADDRESS_FIELD_CUT.
+  const follow = `journalctl -u ${quote(unit)} -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since ${quote('@' + since)}`;
+  return `{ ${follow}; echo "@exit $?"; } | ${ADDRESS_FIELD_CUT}`;
 }
+
+/**
+ * journalctl prints __CURSOR, _BOOT_ID (and, since systemd 254, __SEQNUM, __SEQNUM_ID) with every
+ * entry whatever --output-fields says: about 200 of a line's ~300 bytes, none of it read here.
+ * A loop of shell builtins (no process per line) drops them before the line crosses the network;
+ * journalctl's exit status stays the command's (the `@exit` line).
+ */
+const ADDRESS_FIELD_CUT = [
+  'while IFS= read -r l; do',
+  '  case $l in "@exit "*) exit "${l#@exit }";; esac',
+  '  for k in __CURSOR _BOOT_ID __SEQNUM_ID __SEQNUM; do',
+  '    case $l in *"\\"$k\\":\\""*)',
+  '      pre=${l%%"\\"$k\\":\\""*}; post=${l#*"\\"$k\\":\\""}; post=${post#*\\"}',
+  '      case $post in ,*) post=${post#,};; *) pre=${pre%,};; esac',
+  '      l=$pre$post;;',
+  '    esac',
+  '  done',
+  "  printf '%s\\n' \"$l\"",
+  'done',
+].join('\n');
 
 /** The last `lines` entries of the unit's journal, as JSON (for the cause of a failure). */
 export function journalTailCommand(unit: string, lines: number): string {

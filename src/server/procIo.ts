@@ -32,14 +32,3 @@ export interface ModelSize {
   readonly files: number;
 }
 
-export function parseModelSize(text: string): ModelSize {
-  let bytes = 0;
-  let files = 0;
-  for (const line of text.split(/\r?\n/)) {
-    const t = line.trim();
-    if (!/^\d+$/.test(t)) continue;
-    bytes += Number(t);
-    files++;
-  }
-  return { bytes, files };
-}

@@ -68,7 +68,7 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.equal(first.state.restartedBy, 'us');
     const log = test.logLines.join('\n');
     assert.match(log, /\$ docker restart -- sg-plain/);
-    assert.match(log, new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`), 'the model size is read from the host side of the volume');
+    assert.match(log, new RegExp(`Model ${host.modelPath}: 4 safetensors files`), 'the model size is read from the host side of the volume');
     assert.match(log, /docker logs --follow --timestamps/);
     assert.equal(first.state.phase, 'ready');
     assert.deepEqual(first.state.shards, { done: 4, total: 4 }, 'shard progress from docker logs');
@@ -192,7 +192,7 @@ describe('docker: containers, compose services and units that run docker', funct
     const first = await test.session.watch('restart', STEADY, seen.listener);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     assert.match(test.logLines.join('\n'), /dc -f \S+ restart sglang/);
-    assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
+    assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
 
     // Enable parsers: the compose file gets the flags, the restart recreates the service with them.
     const before = await fsp.readFile(file, 'utf8');
@@ -287,7 +287,7 @@ describe('docker: containers, compose services and units that run docker', funct
       assert.equal(first.state.mainPid, pid, 'the container PID, not the docker client');
       assert.notEqual(await host.mainPid(), pid);
       assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
-      assert.match(test.logLines.join('\n'), new RegExp(`Model ${CONTAINER_MODEL_DIR}: 4 safetensors files`));
+      assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
 
       await host.nsExec(`kill -s KILL ${pid}`);
       const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });

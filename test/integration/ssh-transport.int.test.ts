@@ -302,8 +302,11 @@ describe('SshTransport against a real sshd', function () {
     const ticks: string[] = [];
     const long = await t.stream(`exec sh -c ${quote(`while true; do echo ${marker}; sleep 0.1; done`)}`, (l) => ticks.push(l));
     await waitFor(() => ticks.length >= 2, { timeoutMs: 10_000, message: 'two ticks of the remote loop' });
+    const sessionsBefore = host.sshdLog().filter((l) => /Starting session: /.test(l)).length;
     long.kill();
     assert.equal(await long.exited, null);
+    // Ended by EOF on its stdin: no second remote command (a `kill`) was needed.
+    assert.equal(host.sshdLog().filter((l) => /Starting session: /.test(l)).length, sessionsBefore, 'no session started to stop the stream');
     let alive = '';
     await waitFor(
       async () => {
@@ -346,7 +349,9 @@ describe('SshTransport against a real sshd', function () {
     trustHost();
     const { t } = transport({ backoffInitialMs: 200, backoffMaxMs: 1000, keepaliveIntervalMs: 1000 });
     await t.connect();
-    const stream = await t.stream('while true; do echo tick; sleep 0.2; done', () => undefined);
+    const marker = `kimi-drop-${Date.now()}`;
+    // Silent, like journalctl -f with nothing to say: no write, so no SIGPIPE would end it.
+    const stream = await t.stream(`while true; do sleep 0.2; done; echo ${marker}`, () => undefined);
     const retryDelays: number[] = [];
     t.onStateChange((s) => {
       if (s.kind === 'down' && s.retryInMs !== undefined) retryDelays.push(s.retryInMs);
@@ -356,6 +361,8 @@ describe('SshTransport against a real sshd', function () {
       const down = await waitForState(t, (s) => s.kind === 'down');
       assert.equal(down.kind === 'down' && typeof down.retryInMs, 'number');
       assert.equal(await stream.exited, null);
+      // The connection is gone: the followed command ended on the host too, nothing left running.
+      assert.ok(await gone(`[${marker[0]}]${marker.slice(1)}`), 'the stream ended on the host after the drop');
       const started = Date.now();
       const err = await rejection(t.exec('true'));
       assert.equal(err.kind, 'closed');

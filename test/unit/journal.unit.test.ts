@@ -1,4 +1,9 @@
 import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { quote } from '../../src/remote/shell';
 import {
   DedupeByRank,
   JournalReader,
@@ -221,12 +226,53 @@ describe('journal: JSON entries', () => {
 
 describe('journal: commands', () => {
   it('follow and tail are quoted', () => {
-    assert.equal(
-      journalFollowCommand('sglang-k26-ddtree.service', 1795930812999),
-      'journalctl -u sglang-k26-ddtree.service -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since @1795930812',
+    assert.ok(
+      journalFollowCommand('sglang-k26-ddtree.service', 1795930812999).startsWith(
+        '{ journalctl -u sglang-k26-ddtree.service -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since @1795930812; echo "@exit $?"; } | ',
+      ),
     );
+    assert.match(journalFollowCommand("x'; touch /tmp/canary; '", 0), /^\{ journalctl -u 'x'\\''; touch \/tmp\/canary; '\\''' -f /);
     assert.equal(journalTailCommand("x'; touch /tmp/canary; '", 50), `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`);
   });
+});
+
+describe('journal: the follow as /bin/sh runs it', () => {
+  const run = (shell: string, lines: readonly string[], exit: number) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-journalctl-'));
+    try {
+      // A journalctl on PATH that prints what the real one prints with -o json, then exits.
+      const body = lines.map((l) => `printf '%s\\n' ${quote(l)}`).join('\n');
+      fs.writeFileSync(path.join(dir, 'journalctl'), `#!/bin/sh\n${body}\necho 'No journal files were opened' >&2\nexit ${exit}\n`, { mode: 0o755 });
+      return spawnSync(shell, ['-c', journalFollowCommand('a.service', 0)], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const entry = {
+    __CURSOR: 's=6c1a7b2e4f5d4c3b9a8e7f6d5c4b3a21;i=1f3a;b=3b1f0c7e9a2d4c5b8e6f1a2b3c4d5e6f;m=2a1b3c;t=5f2e1d0c9b8a7;x=9e8d7c6b5a493827',
+    __REALTIME_TIMESTAMP: '1796048943123456',
+    __MONOTONIC_TIMESTAMP: '2777002',
+    __SEQNUM: '8003',
+    __SEQNUM_ID: '6c1a7b2e4f5d4c3b9a8e7f6d5c4b3a21',
+    _BOOT_ID: '3b1f0c7e9a2d4c5b8e6f1a2b3c4d5e6f',
+    MESSAGE: 'a "__CURSOR":"quoted" text \\ with a backslash',
+    _PID: '52',
+    SYSLOG_IDENTIFIER: 'python3',
+  };
+  for (const shell of ['/bin/sh', 'bash']) {
+    it(`${shell}: the address fields are cut, the entry read as before, journalctl's exit status kept`, () => {
+      const last = { MESSAGE: [27, 91, 65], _PID: '1', _BOOT_ID: 'b' };
+      const result = run(shell, [JSON.stringify(entry), JSON.stringify(last)], 1);
+      assert.equal(result.status, 1);
+      assert.equal(result.stderr.trim(), 'No journal files were opened');
+      const out = result.stdout.trim().split('\n');
+      assert.deepEqual(JSON.parse(out[0]!), { __REALTIME_TIMESTAMP: '1796048943123456', __MONOTONIC_TIMESTAMP: '2777002', MESSAGE: entry.MESSAGE, _PID: '52', SYSLOG_IDENTIFIER: 'python3' });
+      assert.deepEqual(parseJournalJsonLine(out[0]!), parseJournalJsonLine(JSON.stringify(entry)));
+      assert.deepEqual(JSON.parse(out[1]!), { MESSAGE: [27, 91, 65], _PID: '1' });
+      assert.ok(out[0]!.length < JSON.stringify(entry).length / 2 + 60, `${out[0]!.length} of ${JSON.stringify(entry).length} bytes`);
+      assert.equal(run(shell, [], 0).status, 0);
+    });
+  }
 });
 
 describe('journal: DedupeByRank', () => {

@@ -1,15 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { modelSizeCommand, parseModelSize } from '../../src/server/procIo';
+import { modelSizeCommand } from '../../src/server/procIo';
 import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
 import { waitFor } from '../util/waitFor';
-
-function sh(cmd: string): string {
-  return execFileSync('/bin/sh', ['-c', cmd], { encoding: 'utf8' });
-}
 
 /** The sampler's first record (it loops forever: `head -n 1` ends it). No nvidia-smi here: paced by sleep. */
 function firstRound(command: string): string {
@@ -17,18 +14,16 @@ function firstRound(command: string): string {
 }
 
 describe('procIo: parsing', () => {
-  it('model size', () => {
-    assert.deepEqual(parseModelSize('8589934592\n8589934592\n123\nfind: x: No such file\n'), { bytes: 17179869307, files: 3 });
-    assert.deepEqual(parseModelSize(''), { bytes: 0, files: 0 });
-  });
   it('rejects unsafe inputs, quotes paths', () => {
-    assert.throws(() => samplerCommand(-1, 1000));
-    assert.throws(() => samplerCommand(1.5, 1000));
-    assert.throws(() => samplerCommand(1, 1000, 'relative/cg'));
+    assert.throws(() => samplerCommand({ mainPid: -1, intervalMs: 1000 }));
+    assert.throws(() => samplerCommand({ mainPid: 1.5, intervalMs: 1000 }));
+    assert.throws(() => samplerCommand({ mainPid: 1, intervalMs: 1000, controlGroup: 'relative/cg' }));
+    assert.throws(() => samplerCommand({ mainPid: 1, intervalMs: 1000, listenPort: 0 }));
+    assert.throws(() => samplerCommand({ mainPid: 1, intervalMs: 1000, listenPort: 70000 }));
     assert.throws(() => modelSizeCommand('models/x'));
     assert.throws(() => modelSizeCommand('/a\nb'));
     assert.match(modelSizeCommand("/root/models/K'2; touch /tmp/x"), /find -L '\/root\/models\/K'\\''2; touch \/tmp\/x' -maxdepth 1/);
-    assert.match(samplerCommand(1, 1000, '/system.slice/a b.service'), /cg='\/system\.slice\/a b\.service'/);
+    assert.match(samplerCommand({ mainPid: 1, intervalMs: 1000, controlGroup: '/system.slice/a b.service' }), /cg='\/system\.slice\/a b\.service'/);
   });
 });
 
@@ -83,7 +78,7 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
       { timeoutMs: 15_000, message: `the PID files of ${names.join(', ')} (the reader's once it has read the file)` },
     );
     assert.equal(pids[0], tree.pid);
-    const out = firstRound(samplerCommand(tree.pid ?? 0, 200, '/no/such/cgroup'));
+    const out = firstRound(samplerCommand({ mainPid: tree.pid ?? 0, intervalMs: 200, controlGroup: '/no/such/cgroup' }));
     assert.match(out, /^S 1 4 0 \d+ \d+ -$/, out); // alive; outer sh, middle sh, reader (now sleep), sleeper (now sleep)
     const rchar = Number(out.split(' ')[5]);
     assert.ok(rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
@@ -93,7 +88,21 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
   });
 
   it('a PID that does not exist is not alive, and no process is read', () => {
-    assert.equal(firstRound(samplerCommand(2 ** 22 + 7, 200)), 'S 0 0 1 0 0 -');
+    assert.equal(firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200 })), 'S 0 0 1 0 0 -');
+  });
+
+  it('says whether a socket listens on the asked port, from /proc/net/tcp', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const open = firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port }));
+      assert.equal(open, 'S 0 0 1 0 0 - L1');
+      assert.equal(new SamplerReader(() => undefined).read(open, 1).listening, true);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    assert.equal(firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port })), 'S 0 0 1 0 0 - L0');
   });
 
   it('model size over *.safetensors only, following symlinks', () => {
@@ -105,7 +114,11 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
       fs.writeFileSync(path.join(d, 'config.json'), '{}');
       fs.mkdirSync(path.join(d, 'sub'));
       fs.writeFileSync(path.join(d, 'sub', 'x.safetensors'), Buffer.alloc(7));
-      assert.deepEqual(parseModelSize(sh(modelSizeCommand(d))), { bytes: 3500, files: 2 });
+      // The sampler's first line, before its first round; read as the watcher reads it.
+      const first = firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, modelPath: d }));
+      assert.equal(first, 'M 2 3500');
+      assert.deepEqual(new SamplerReader(() => undefined).read(first, 0), { signals: [], modelSize: { files: 2, bytes: 3500 } });
+      assert.equal(firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, modelPath: path.join(d, 'missing') })), 'M 0 0');
     } finally {
       fs.rmSync(d, { recursive: true, force: true });
     }

@@ -11,13 +11,18 @@ describe('sampler: reading its lines', () => {
     const first = reader.read('S 1 9 0 1000 4000 -', 1);
     assert.equal(first.alive, true);
     assert.deepEqual(first.signals, [{ kind: 'io', at: 1, readBytes: 4000, coldBytes: 1000, totalBytes: 1e9 }]);
-    const second = reader.read('S 1 9 0 2000 8000 - G;0, 100, 81920;1, 200, 81920', 2);
+    const second = reader.read('S 1 9 0 2000 8000 - U100,200 T81920,81920', 2);
     assert.equal(second.signals.length, 2);
     const gpu = second.signals[1]!;
-    assert.equal(gpu.kind === 'gpu' && gpu.usedMiB, 300);
-    assert.equal(reader.read('S 0 0 1 0 0 -', 3).alive, false);
-    assert.deepEqual(reader.read('garbage', 3), { signals: [] });
-    assert.equal(reader.read("S 1 9 0 1 1 - G;NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", 4).signals.length, 1, 'a failing nvidia-smi gives no GPU signal');
+    assert.deepEqual(gpu.kind === 'gpu' && [gpu.usedMiB, gpu.totalMiB], [300, 163840]);
+    // Later rounds carry the used memory only: the totals are those of the first.
+    const third = reader.read('S 1 9 0 3000 9000 - L0 U150,250', 3);
+    assert.equal(third.listening, false);
+    const gpu3 = third.signals[1]!;
+    assert.deepEqual(gpu3.kind === 'gpu' && gpu3.perGpu, [{ index: 0, usedMiB: 150, totalMiB: 81920 }, { index: 1, usedMiB: 250, totalMiB: 81920 }]);
+    assert.equal(reader.read('S 0 0 1 0 0 -', 4).alive, false);
+    assert.deepEqual(reader.read('garbage', 4), { signals: [] });
+    assert.equal(reader.read('S 1 9 0 1 1 - U[N/A],[N/A]', 5).signals.length, 1, 'no reading, no GPU signal');
   });
 
   it('uses the cgroup figure when it is larger (cold reads of a tree it cannot see)', () => {
@@ -38,7 +43,7 @@ describe('sampler: paced by nvidia-smi -lms on a host that has it', function () 
         `#!/bin/sh\necho started >> '${dir}/starts'\nwhile :; do printf '0, 100, 81920\\n1, 200, 81920\\n'; sleep 0.05; done\n`,
       );
       fs.chmodSync(fake, 0o755);
-      const command = samplerCommand(process.pid, 50);
+      const command = samplerCommand({ mainPid: process.pid, intervalMs: 50 });
       const out = execFileSync('/bin/sh', ['-c', `( ${command} ) | head -n 3`], {
         encoding: 'utf8',
         timeout: 15_000,
@@ -46,7 +51,9 @@ describe('sampler: paced by nvidia-smi -lms on a host that has it', function () 
       });
       const lines = out.trim().split('\n');
       assert.equal(lines.length, 3, out);
-      for (const line of lines) assert.match(line, /^S 1 \d+ \d+ \d+ \d+ - G;0, 100, 81920;1, 200, 81920$/);
+      // The totals once, in the first record; then the used memory only.
+      assert.match(lines[0]!, /^S 1 \d+ \d+ \d+ \d+ - U100,200 T81920,81920$/);
+      for (const line of lines.slice(1)) assert.match(line, /^S 1 \d+ \d+ \d+ \d+ - U100,200$/);
       assert.equal(fs.readFileSync(path.join(dir, 'starts'), 'utf8'), 'started\n', 'nvidia-smi started once, not once per round');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

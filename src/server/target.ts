@@ -179,11 +179,6 @@ export class SystemdTarget implements ServiceTarget {
     this.reader = new ContainerReader(profile.sudo);
   }
 
-  /** The container the unit runs, if its ExecStart is `docker run --name ...`. */
-  get container(): WrappedContainer | undefined {
-    return this.wrapped;
-  }
-
   restartCommand(): string {
     return privilegedCommand(privilegedArgv.restart(this.profile.unit), this.profile.sudo);
   }
@@ -207,6 +202,9 @@ export class SystemdTarget implements ServiceTarget {
     const inspect = await this.reader.read(exec, config);
     const state = containerState(inspect.kind === 'error' ? { kind: 'missing' } : inspect, this.label);
     return {
+      ...(inspect.kind === 'error'
+        ? { note: `${this.label} runs container ${this.wrapped.name}, which cannot be inspected (${dockerAccessHint(inspect.message, this.profile.sudo, this.profile.host) ?? inspect.message}): watching the unit alone, without the container's progress` }
+        : {}),
       unit: wrappedUnitStatus(unit, inspect, this.wrapped),
       // The container's own command line (image entrypoint included) when it exists: --model-path is a path inside it.
       argv: inspect.kind === 'found' ? state.argv : argv,

@@ -297,6 +297,21 @@ describe('docker: containers, compose services and units that run docker', funct
     }
   });
 
+  it('a unit whose docker run has no --name: watched as a unit, and told what to add', async () => {
+    const runArgs = [...engine.simRunArgs('unused', ['--rm']).filter((a, i, all) => a !== '--name' && all[i - 1] !== '--name'), ...engine.simCommand()];
+    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    try {
+      test = await sessionForHost(host);
+      const alerts: string[] = [];
+      const outcome = await test.session.watch('restart', FAST_WATCH, { onAlert: (a) => void alerts.push(a.message) });
+      assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+      assert.ok(alerts.some((m) => /without `--name`: Kimi cannot tell which container to watch\. Add `--name NAME`/.test(m)), alerts.join(' | '));
+    } finally {
+      await host.writeUnit(host.defaultUnitText);
+      await engine.docker('rm -f $(docker ps -aq) >/dev/null 2>&1; true');
+    }
+  });
+
   it('a unit whose ExecStart runs docker run -d: the container is the service, not "exited with status 0"', async () => {
     const runArgs = [...engine.simRunArgs('sg-unit-d', ['-d', '--rm']), ...engine.simCommand()];
     await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));

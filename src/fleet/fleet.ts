@@ -206,7 +206,7 @@ export class Fleet {
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
     const session = await this.connect(server);
-    return this.insights.forecast(session.transport, server.name, server.unit);
+    return this.insights.forecast(session.transport, server.name, server.unit, targetFor(server));
   }
 
   /**

@@ -79,6 +79,7 @@ function urlPort(url: string): number | undefined {
     return undefined;
   }
 }
+
 /**
  * `systemctl show` while only one of the journal and the sampler is live: a backstop (the journal
  * reports systemd's exit lines, the sampler a main process gone, at once).

@@ -87,11 +87,13 @@ export function announcePid(cmd: string): string {
  * itself, its whole process group, when its stdin reaches EOF. Ending the channel (or losing the
  * connection: sshd closes the channel) then stops it without a second command, and nothing is
  * left running on the host after a network drop. A watchdog subshell holds the channel's stdin;
- * the command itself reads /dev/null. Its exit status is the command's.
+ * the command itself reads /dev/null. The command is exec'ed, not run as a child: the same
+ * process (and group), and the watchdog is no job of its shell (a `wait` in it does not wait for
+ * the watchdog). Its exit status is the command's.
  */
 export function announcePidEndingWithStdin(cmd: string): string {
   const script =
-    'exec 3<&0 </dev/null; (while read -r line <&3; do :; done; kill -s TERM 0) >/dev/null 2>&1 & exec 3<&-; eval "$1"';
+    'exec 3<&0 </dev/null; (while read -r line <&3; do :; done; kill -s TERM 0) >/dev/null 2>&1 & exec 3<&-; exec sh -c "$1"';
   return `echo "$$"; exec sh -c ${quote(script)} sh ${quote(cmd)}`;
 }
 

@@ -115,9 +115,12 @@ describe('steady state: the status is true after ready too', function () {
     // ~12 s of weights at 500 ms rounds: the per-round exec design ran ~24 systemctl/nvidia-smi here.
     await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all' });
     test = await sessionForHost(host);
+    await test.session.transport.connect();
     const before = (await host.execLog()).length;
+    const sessionsBefore = host.sshdLog().filter((l) => /Starting session: /.test(l)).length;
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    const sessions = host.sshdLog().filter((l) => /Starting session: /.test(l)).length - sessionsBefore;
     const loadMs = outcome.state.readyAt! - outcome.state.restartRequestedAt!;
     const commands = (await host.execLog()).slice(before).map((l) => l.split(' ').slice(2).join(' '));
     const count = (re: RegExp) => commands.filter((c) => re.test(c)).length;
@@ -125,7 +128,10 @@ describe('steady state: the status is true after ready too', function () {
     // (a previous test's steady sampler, -lms 60000, may still be winding down: count this load's pace)
     assert.equal(count(/^nvidia-smi .*-lms 500\b/), 1, `one nvidia-smi -lms for the whole load: ${commands.join(' | ')}`);
     assert.equal(count(/^nvidia-smi (?!.*-lms)/), 0, 'no per-round nvidia-smi');
-    assert.ok(count(/^systemctl show/) <= 6, `systemctl show ran ${count(/^systemctl show/)} times in ${loadMs} ms: ${commands.join(' | ')}`);
+    // A look before the restart, the restart, a look per round until the new run (one or two).
+    assert.ok(count(/^systemctl show/) <= 3, `systemctl show ran ${count(/^systemctl show/)} times in ${loadMs} ms: ${commands.join(' | ')}`);
+    // ...and the journal follow and the sampler (the model size in its first line): no other session.
+    assert.ok(sessions <= 6, `${sessions} SSH sessions for the load: ${commands.join(' | ')}`);
     assert.ok(outcome.state.io !== undefined && outcome.state.io.readBytes > 0, 'bytes read came from the sampler');
     assert.ok(outcome.state.gpu !== undefined, 'GPU memory came from the sampler');
   });

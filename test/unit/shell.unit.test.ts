@@ -1,12 +1,15 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from '../util/waitFor';
 import {
+  announcePidEndingWithStdin,
   assertAbsolutePath,
   commandLine,
   isSudoPasswordError,
   isSudoRefusal,
   isValidAbsolutePath,
   isValidUnitName,
+  killGroupCommand,
   normalizeUnit,
   privilegedCommand,
   quote,
@@ -115,5 +118,45 @@ describe('paths and sudo', () => {
     assert.ok(isSudoRefusal('kimi is not in the sudoers file.  This incident will be reported.\n'));
     assert.ok(!isSudoRefusal('Failed to restart a.service: Access denied\n'));
     assert.ok(!isSudoRefusal('tee: /etc/x: No space left on device\n'));
+  });
+});
+
+describe('a followed command that ends with its stdin (/bin/sh and bash, as sshd starts them: setsid)', () => {
+  const start = (shell: string, command: string) =>
+    spawn(shell, ['-c', announcePidEndingWithStdin(command)], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const groupAlive = (pgid: number) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  for (const shell of ['/bin/sh', 'bash']) {
+    it(`${shell}: the command's own exit status, and a \`wait\` in it does not wait for the watchdog`, async () => {
+      const child = start(shell, 'sleep 0.2 & wait; exit 3');
+      assert.equal(await exited(child), 3, 'stdin still open: the command ended by itself');
+      child.stdin!.end();
+    });
+
+    it(`${shell}: EOF on stdin ends the whole process group, a silent command included`, async () => {
+      const child = start(shell, 'sleep 100 & sleep 101');
+      const firstLine = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
+      const pgid = Number(firstLine.trim().split('\n')[0]);
+      assert.equal(pgid, child.pid, 'the announced pid is the group');
+      assert.ok(groupAlive(pgid));
+      child.stdin!.end();
+      await exited(child);
+      await waitFor(() => !groupAlive(pgid), { timeoutMs: 5000, message: 'the group ended' });
+    });
+  }
+
+  it('killGroupCommand is understood by dash too (kill -s SIG -- -PGID)', async () => {
+    const child = spawn('sleep', ['100'], { detached: true, stdio: 'ignore' });
+    execFileSync('/bin/sh', ['-c', killGroupCommand(child.pid!, 'TERM')]);
+    await exited(child);
+    assert.equal(groupAlive(child.pid!), false);
   });
 });

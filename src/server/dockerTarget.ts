@@ -38,9 +38,12 @@ export const INSPECT_FORMAT =
   '{"Id":{{json .Id}},"Name":{{json .Name}},"State":{{json .State}},"RestartCount":{{json .RestartCount}},' +
   '"Path":{{json .Path}},"Args":{{json .Args}},"Mounts":{{json .Mounts}},"RestartPolicy":{{json .HostConfig.RestartPolicy}}}';
 
-/** Sets `id` to the container id of a compose service (stopped ones too), or to nothing. */
+/**
+ * Sets `id` to the container id of a compose service (stopped ones too), or to nothing; `out`
+ * keeps what compose said (its error, when it could not answer).
+ */
 function composeContainerId(target: ComposeTarget, sudo: boolean): string {
-  return `${composeFunction(sudo)}; id=$(${dc(target, ['ps', '-a', '-q', target.service])} 2>/dev/null | head -n 1)`;
+  return `${composeFunction(sudo)}; out=$(${dc(target, ['ps', '-a', '-q', target.service])} 2>&1); id=$(printf '%s\\n' "$out" | grep -E '^[0-9a-f]{12,64}$' | head -n 1)`;
 }
 
 /**
@@ -50,7 +53,7 @@ function composeContainerId(target: ComposeTarget, sudo: boolean): string {
 export function inspectCommand(target: DockerTargetConfig, sudo: boolean): string {
   const fmt = quote(INSPECT_FORMAT);
   if (target.kind === 'container') return `${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} ${commandLine(['--', target.name])} 2>&1`;
-  return `${composeContainerId(target, sudo)}; if [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
+  return `${composeContainerId(target, sudo)}; if [ -z "$id" ] && [ -n "$out" ]; then printf '%s\\n' "$out"; elif [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
 }
 
 /**

@@ -237,6 +237,14 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.match(attach.message ?? '', /container sg-none does not exist \(docker inspect: no such container\)/);
   });
 
+  it('a compose file that is not there: nothing restarted, compose\'s own words', async () => {
+    const file = path.join(host.fixtureDir, 'compose', 'missing.yml');
+    test = await sessionForHost(host, { server: { unit: undefined, compose: { file, service: 'sglang' } } });
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'failed');
+    assert.match(outcome.message ?? '', new RegExp(`could not read compose service sglang before restarting it \\(docker inspect failed: .*${file.replace(/[.]/g, '\\.')}.*\\); nothing was restarted`));
+  });
+
   it('an unprivileged login: outside the docker group told how to get in; in it, restarted to ready', async () => {
     await runContainer('sg-user');
     const server = { unit: undefined, container: 'sg-user', ...loginAs(host, 'kimi', false) };

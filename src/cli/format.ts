@@ -21,7 +21,9 @@ export function statusLine(report: ServerReport, json: boolean): string {
 export function restartLine(action: 'restarted' | 'attached', reason: string | undefined, report: ServerReport, json: boolean): string {
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
   if (action === 'attached') return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
-  return `${report.server}: restart issued (systemctl restart ${report.unit} on ${report.host}). Now: ${report.summary}`;
+  // A unit's name ends in .service; a Docker server's is a label ("container sglang").
+  const how = report.unit.endsWith('.service') ? `systemctl restart ${report.unit}` : `docker restart of the ${report.unit}`;
+  return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
 }
 
 /** The hint after a restart that does not wait. */

@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { isValidUnitName, normalizeUnit } from './remote/shell';
+import { isValidAbsolutePath, isValidUnitName, normalizeUnit } from './remote/shell';
+import { DOCKER_NAME, COMPOSE_SERVICE_NAME, type DockerTargetConfig } from './server/dockerTarget';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -11,7 +12,10 @@ export interface ServerProfile {
   readonly port: number | undefined;
   readonly username: string | undefined;
   readonly identityFile: string | undefined;
+  /** The systemd unit; for a Docker target, a label naming the container or compose service. */
   readonly unit: string;
+  /** Set when the server is a Docker container or compose service rather than a unit. */
+  readonly docker?: DockerTargetConfig;
   /** The server's address as seen from the GPU host. */
   readonly url: string;
   readonly urlHost: string;
@@ -87,6 +91,13 @@ const serverSchema = {
     username: { type: 'string', minLength: 1, maxLength: 64 },
     identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
     unit: { type: 'string', minLength: 1, maxLength: 256 },
+    container: { type: 'string', minLength: 1, maxLength: 128 },
+    compose: {
+      type: 'object',
+      required: ['file', 'service'],
+      additionalProperties: false,
+      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, service: { type: 'string', minLength: 1, maxLength: 128 } },
+    },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
     nodes: { type: 'array', items: nodeSchema, minItems: 2, maxItems: 64 },
@@ -164,13 +175,17 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
   const at = `kimi.servers[${index}]`;
   if (Array.isArray(raw.nodes)) return validateMultiNodeServer(raw, raw.nodes as Record<string, unknown>[], at, errors);
   const before0 = errors.length;
-  for (const field of ['host', 'unit']) if (raw[field] === undefined) errors.push(`${at}.${field} is missing (or give "nodes" for a multi-node server).`);
+  if (raw.host === undefined) errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);
+  if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined) {
+    errors.push(`${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }) or "nodes" (multi-node).`);
+  }
   if (errors.length > before0) return undefined;
   const name = String(raw.name);
   const hostText = String(raw.host);
   const unitText = String(raw.unit);
   const isLocal = hostText === 'local';
   const before = errors.length;
+  const docker = validateDockerTarget(raw, at, errors);
 
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   errors.push(...connectionErrors(raw, at));
@@ -184,7 +199,8 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
     port: typeof raw.port === 'number' ? raw.port : undefined,
     username: typeof raw.username === 'string' ? raw.username : undefined,
     identityFile: typeof raw.identityFile === 'string' ? raw.identityFile : undefined,
-    unit: normalizeUnit(unitText),
+    unit: docker ? docker.label : normalizeUnit(unitText),
+    ...(docker ? { docker } : {}),
     url: url.href,
     urlHost: url.host,
     urlPort: url.port,
@@ -200,7 +216,7 @@ function connectionErrors(raw: Record<string, unknown>, at: string): string[] {
   if (hostText !== 'local' && !HOST_PATTERN.test(hostText)) {
     errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
   }
-  if (!isValidUnitName(unitText)) {
+  if (raw.unit !== undefined && !isValidUnitName(unitText)) {
     errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
   }
   if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
@@ -223,6 +239,9 @@ function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   for (const field of NODE_FIELDS) {
     if (raw[field] !== undefined) errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
+  }
+  for (const field of ['container', 'compose']) {
+    if (raw[field] !== undefined) errors.push(`${at}.${field}: the nodes of a multi-node server run systemd units ("nodes[].unit"); Docker is for single-host servers.`);
   }
   const nodes: NodeProfile[] = [];
   const seen = new Map<string, number>();
@@ -264,6 +283,31 @@ function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<
     sudo: raw.sudo === true,
     nodes,
   };
+}
+
+/** `container` or `compose` of one entry, checked; undefined (and no error) when neither is given. */
+function validateDockerTarget(raw: Record<string, unknown>, at: string, errors: string[]): DockerTargetConfig | undefined {
+  const given = ['unit', 'container', 'compose'].filter((k) => raw[k] !== undefined);
+  if (given.length > 1) {
+    errors.push(`${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container" and "compose".`);
+    return undefined;
+  }
+  if (typeof raw.container === 'string') {
+    if (!DOCKER_NAME.test(raw.container)) {
+      errors.push(`${at}.container "${printable(raw.container)}" is not a Docker container name (letters, digits and _ . - only, not starting with . _ or -).`);
+      return undefined;
+    }
+    return { kind: 'container', name: raw.container, label: `container ${raw.container}` };
+  }
+  const compose = raw.compose as { file?: unknown; service?: unknown } | undefined;
+  if (compose === undefined) return undefined;
+  const file = String(compose.file);
+  const service = String(compose.service);
+  const before = errors.length;
+  if (!isValidAbsolutePath(file)) errors.push(`${at}.compose.file "${printable(file)}" must be an absolute path on the GPU host (the compose file).`);
+  if (!COMPOSE_SERVICE_NAME.test(service)) errors.push(`${at}.compose.service "${printable(service)}" is not a compose service name (letters, digits and _ . - only).`);
+  if (errors.length > before) return undefined;
+  return { kind: 'compose', file, service, label: `compose service ${service}` };
 }
 
 function parseServerUrl(text: string): { href: string; host: string; port: number } | string {

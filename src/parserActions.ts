@@ -4,6 +4,7 @@ import { maskSecrets } from './util/secrets';
 import type { Controller } from './controller';
 import type { FleetSession } from './fleet/fleet';
 import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from './server/parserChange';
+import { enableParsersInDocker } from './dockerParserActions';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from './server/parserNames';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './server/vllmParsers';
 
@@ -72,6 +73,16 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   const session = await controller.openSession(server);
   if (!session) return;
   const deps = changeDeps(session, log);
+  if (server.docker) {
+    try {
+      await session.transport.connect();
+      await enableParsersInDocker(controller, server, deps, { reasoningParser, toolCallParser }, log);
+    } catch (error) {
+      log.error(`[${server.name}] Enabling parsers failed: ${errorText(error)}`);
+      notifyFailure(controller, error, `Kimi on ${server.name}: could not enable the parsers: ${errorText(error)}`);
+    }
+    return;
+  }
   let result;
   try {
     await session.transport.connect();

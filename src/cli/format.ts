@@ -22,7 +22,9 @@ export function restartLine(action: 'restarted' | 'attached', reason: string | u
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
   if (action === 'attached') return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
   if (report.nodes) return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
-  return `${report.server}: restart issued (systemctl restart ${report.unit} on ${report.host}). Now: ${report.summary}`;
+  // A unit's name ends in .service; a Docker server's is a label ("container sglang").
+  const how = report.unit.endsWith('.service') ? `systemctl restart ${report.unit}` : `docker restart of the ${report.unit}`;
+  return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
 }
 
 /** The hint after a restart that does not wait. */

@@ -11,7 +11,7 @@ import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/load
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../remote/transport';
-import { showCommand, parseShow, toUnitStatus } from '../server/systemd';
+import { targetFor } from '../server/target';
 import type { UnitStatus } from '../server/events';
 import type { SessionUi } from '../sessionFactory';
 import type { Refusal } from '../ui/refusals';
@@ -262,7 +262,7 @@ export class Fleet {
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
     const session = await this.connect(server);
-    return this.insights.forecast(session.transport, server.name, server.unit);
+    return this.insights.forecast(session.transport, server.name, server.unit, targetFor(server));
   }
 
   /**
@@ -315,9 +315,12 @@ export class Fleet {
   /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
   private async loadUnderWay(session: FleetSession): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
     const settings = this.requireSettings();
-    const result = await session.transport.exec(showCommand(session.profile.unit), { timeoutMs: 20_000 });
-    if (result.code !== 0) return {};
-    const unit = toUnitStatus(parseShow(result.stdout));
+    let unit: UnitStatus;
+    try {
+      unit = (await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))).unit;
+    } catch {
+      return {};
+    }
     const startedAt = unit.execMainStartedAt;
     if (unit.activeState === 'deactivating') return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
     if (!isAlive(unit) || startedAt === undefined) return { unit };
@@ -493,7 +496,7 @@ export class Fleet {
     try {
       const { verifyServer } = await import('../verify/serverVerification');
       const { formatTable, summarize } = await import('../verify/verifier');
-      const result = await verifyServer(session.transport, session.client, server.unit, log);
+      const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
       const summary = summarize(result);
       this.verification.set(server.name, summary);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
@@ -516,15 +519,17 @@ export class Fleet {
     try {
       const session = await this.connect(server);
       // A multi-node server: every node's journal, merged by time, each line naming its node.
+      // A single server: its target's log (the unit's journal, or the container's `docker logs`).
+      const target = targetFor(server);
       const sources =
         session instanceof MultiNodeSession
-          ? session.nodes.map(({ node, session: s }) => ({ transport: s.transport, unit: node.unit, prefix: `${node.label}: ` }))
-          : [{ transport: session.transport, unit: server.unit, prefix: '' }];
-      const results = await Promise.all(sources.map((source) => source.transport.exec(journalTailCommand(source.unit, n), { timeoutMs: 20_000 })));
+          ? session.nodes.map(({ node, session: s }) => ({ transport: s.transport, tail: journalTailCommand(node.unit, n), parse: parseJournalJsonLine, prefix: `${node.label}: ` }))
+          : [{ transport: session.transport, tail: target.logTailCommand(n), parse: (line: string) => target.parseLogLine(line), prefix: '' }];
+      const results = await Promise.all(sources.map((source) => source.transport.exec(source.tail, { timeoutMs: 20_000 })));
       const entries = results.flatMap((result, i) =>
         result.stdout
           .split('\n')
-          .map((line) => parseJournalJsonLine(line))
+          .map((line) => sources[i]!.parse(line))
           .filter((e): e is NonNullable<typeof e> => e !== undefined)
           .map((e) => ({ at: e.at, text: maskSecrets(`${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`) })),
       );

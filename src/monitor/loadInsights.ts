@@ -1,3 +1,4 @@
+import type { ServiceTarget } from '../server/target';
 import type { Transport } from '../remote/transport';
 import { modelPathOf } from '../server/execStart';
 import { dropCacheWarning, predictLoad, predictionText } from '../server/pageCache';
@@ -32,14 +33,22 @@ export class LoadInsights {
   }
 
   /** Reads the unit's model path and the page-cache residency of its weights. Never throws. */
-  async forecast(transport: Transport, server: string, unit: string): Promise<LoadForecast> {
+  async forecast(transport: Transport, server: string, unit: string, target?: ServiceTarget): Promise<LoadForecast> {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
     try {
-      const argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
-      modelPath = modelPathOf(argv);
-      warning = dropCacheWarning(argv);
+      if (target) {
+        // The target's command line (a container's, with its path on the host through its volume).
+        const state = await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }));
+        const given = modelPathOf(state.argv);
+        modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
+        warning = dropCacheWarning(state.argv);
+      } else {
+        const argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
+        modelPath = modelPathOf(argv);
+        warning = dropCacheWarning(argv);
+      }
     } catch {
       // No forecast is better than a guess.
     }

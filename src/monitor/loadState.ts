@@ -165,6 +165,8 @@ export function isAlive(unit: UnitStatus): boolean {
 }
 
 function exitDescription(unit: UnitStatus): string {
+  // systemd's and Docker's (OOMKilled) word for the kernel's OOM killer.
+  if (unit.result === 'oom-kill') return `killed by signal ${unit.execMainStatus ?? 9} (out of memory: the OOM killer)`;
   if (unit.execMainCode === 'killed' || unit.execMainCode === 'dumped') {
     return `killed by signal ${unit.execMainStatus ?? '?'}${unit.execMainCode === 'dumped' ? ' (core dumped)' : ''}`;
   }
@@ -172,19 +174,29 @@ function exitDescription(unit: UnitStatus): string {
   return `ended (${unit.result || unit.activeState})`;
 }
 
+/** Who restarts the service: systemd, or Docker (its restart policy) for a container. */
+function managerOf(unit: UnitStatus): string {
+  return unit.manager === 'docker' ? 'Docker' : 'systemd';
+}
+
+function notFound(unit: UnitStatus, after: boolean): string {
+  if (unit.manager === 'docker') return `${unit.id ?? 'the container'} does not exist${after ? ' any more' : ''} (docker inspect: no such container)`;
+  return after ? 'the unit is no longer known to systemd (LoadState=not-found)' : 'the unit is not known to systemd (LoadState=not-found)';
+}
+
 /** Why the unit, as seen now, means the load has failed; undefined when it has not. */
 function unitFailure(state: LoadState, unit: UnitStatus): string | undefined {
-  if (unit.loadState === 'not-found') return 'the unit is not known to systemd (LoadState=not-found)';
+  if (unit.loadState === 'not-found') return notFound(unit, false);
   if (state.baselineRestarts !== undefined && unit.nRestarts > state.baselineRestarts) {
-    return `the service crashed and systemd restarted it (${exitDescription(unit)}; NRestarts=${unit.nRestarts}: crash loop)`;
+    return `the service crashed and ${managerOf(unit)} restarted it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'RestartCount' : 'NRestarts'}=${unit.nRestarts}: crash loop)`;
   }
-  if (unit.subState === 'auto-restart') return `the service crashed and systemd is restarting it (${exitDescription(unit)}; the unit restarts on failure: crash loop)`;
+  if (unit.subState === 'auto-restart') return `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`;
   if (unit.activeState === 'failed') return `the service ${exitDescription(unit)}`;
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid) {
     return `the service process was replaced (PID ${state.mainPid} -> ${unit.mainPid}) before it became ready`;
   }
   if (state.mainPid !== undefined && !isAlive(unit) && unit.activeState !== 'deactivating') {
-    return unit.result === 'success' && unit.execMainStatus === 0 ? undefined : `the service ${exitDescription(unit)}`;
+    return (unit.result === 'success' && unit.execMainStatus === 0) || unit.stopRequested ? undefined : `the service ${exitDescription(unit)}`;
   }
   return undefined;
 }
@@ -388,10 +400,10 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         phase: alive && state.restartRequestedAt !== undefined ? (state.phase ?? 'starting') : state.phase,
       };
       if (unit.loadState === 'not-found') {
-        next = fail(next, unitFailure(next, unit) ?? 'the unit is not known to systemd');
+        next = fail(next, unitFailure(next, unit) ?? notFound(unit, false));
       } else if (!alive && state.restartRequestedAt !== undefined && unit.subState === 'auto-restart') {
         // The new run already crashed before the first look, and systemd restarts it again.
-        next = fail(next, `the service crashed and systemd is restarting it (${exitDescription(unit)}; the unit restarts on failure: crash loop)`);
+        next = fail(next, `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`);
       } else if (!alive && state.restartRequestedAt !== undefined) {
         next = fail(next, `the service did not start: it ${exitDescription(unit)}`);
       } else if (!alive && unit.activeState === 'failed') {
@@ -498,8 +510,8 @@ function reduceJournalStatus(state: LoadState, signal: Extract<Signal, { kind: '
 
 /** Why a unit seen after ready means the server is gone; undefined while it still serves. */
 function lostAfterReady(unit: UnitStatus): string | undefined {
-  if (unit.loadState === 'not-found') return 'the unit is no longer known to systemd (LoadState=not-found)';
-  if (unit.subState === 'auto-restart') return `the service ${exitDescription(unit)} after it was ready, and systemd is restarting it`;
+  if (unit.loadState === 'not-found') return notFound(unit, true);
+  if (unit.subState === 'auto-restart') return `the service ${exitDescription(unit)} after it was ready, and ${managerOf(unit)} is restarting it`;
   if (unit.activeState === 'failed' || !isAlive(unit)) return `the service ${exitDescription(unit)} after it was ready`;
   return undefined;
 }

@@ -39,6 +39,6 @@ export function unitChangeAfterSettled(state: LoadState, unit: UnitStatus, stopS
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && isAlive(unit)) return 'new run';
   if (state.readyAt === undefined || state.failure !== undefined) return 'same';
   if (unit.activeState === 'deactivating') return 'stopping';
-  if (stopSeen && !isAlive(unit) && unit.activeState !== 'failed') return 'stopped';
+  if ((stopSeen || unit.stopRequested === true) && !isAlive(unit) && unit.activeState !== 'failed') return 'stopped';
   return 'same';
 }

@@ -1,10 +1,8 @@
 import type { ServerProfile } from '../config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
-import { isSudoRefusal, privilegedCommand } from '../remote/shell';
-import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from '../server/sudoers';
-import { JOURNAL_ACCESS_FIX, JournalReader, journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
-import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from '../server/systemd';
+import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../server/journal';
+import { targetFor, type ServiceTarget } from '../server/target';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
@@ -48,6 +46,8 @@ export interface WatcherDeps {
   readonly now?: () => number;
   /** What history and the page cache say about this load (ETA prior), if known. */
   readonly prior?: LoadPrior;
+  /** What is restarted and watched; default: the profile's unit or container (targetFor). */
+  readonly target?: ServiceTarget;
   /** A look at the unit taken moments before a restart (by whoever decided to restart): not asked again. */
   readonly unitBefore?: UnitStatus;
 }
@@ -157,9 +157,13 @@ export class LoadWatcher {
   private running = false;
   private readonly disposables: { dispose(): void }[] = [];
   private readonly now: () => number;
+  private readonly target: ServiceTarget;
+  /** Where a path of the server's command line is on the host (a container's mounts). */
+  private hostPath: (path: string) => string | undefined = (path) => path;
 
   constructor(private readonly deps: WatcherDeps) {
     this.now = deps.now ?? Date.now;
+    this.target = deps.target ?? targetFor(deps.profile);
     this.current = initialState(this.now());
   }
 
@@ -243,7 +247,7 @@ export class LoadWatcher {
 
   /** `systemctl restart --no-block`, then follow the unit until its next run starts. */
   private async restart(): Promise<void> {
-    const { unit, sudo } = this.deps.profile;
+    const unit = this.target.label;
     let before: UnitStatus;
     try {
       before = this.deps.unitBefore ?? (await this.showUnit());
@@ -258,10 +262,10 @@ export class LoadWatcher {
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
-    const result = await this.exec(privilegedCommand(privilegedArgv.restart(unit), sudo));
+    const result = await this.exec(this.target.restartCommand());
     if (result.code !== 0) {
       this.awaitingRunAfter = undefined;
-      const message = restartErrorMessage(result.stderr, this.deps.profile);
+      const message = this.target.restartError(result.stderr);
       this.apply({ kind: 'restartFailed', at: this.now(), message });
       this.checkEnd();
       return;
@@ -314,10 +318,10 @@ export class LoadWatcher {
   private async readFailureCause(): Promise<void> {
     this.failureCause = 'reading';
     try {
-      const result = await this.exec(journalTailCommand(this.deps.profile.unit, FAILURE_TAIL_LINES));
+      const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
       const reader = new JournalReader();
       for (const line of result.stdout.split('\n')) {
-        const entry = parseJournalJsonLine(line);
+        const entry = this.target.parseLogLine(line);
         if (!entry) continue;
         const start = this.processStartMonotonicUs;
         if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
@@ -360,16 +364,17 @@ export class LoadWatcher {
     // Any look at the unit is the probe of this round (a line read meanwhile asks for another).
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();
-    const result = await this.exec(showCommand(this.deps.profile.unit, [...UNIT_PROPERTIES, 'ExecStart']));
-    if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    const properties = parseShow(result.stdout);
-    this.execStartArgv = parseExecStartProperty(properties['ExecStart'] ?? '');
-    return toUnitStatus(properties);
+    const state = await this.target.readState((command) => this.exec(command));
+    this.execStartArgv = [...state.argv];
+    this.hostPath = state.hostPath;
+    if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
+    return state.unit;
   }
 
   /**
    * What ExecStart says: the API key, and the model path whose *.safetensors size (the bytes
-   * witness's 100 %) the sampler reads in its first line.
+   * witness's 100 %) the sampler reads in its first line (a container's: on the host, through
+   * the volume that holds it).
    */
   private readExecStart(): void {
     const argv = this.execStartArgv;
@@ -378,11 +383,13 @@ export class LoadWatcher {
     // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.
     const apiKey = apiKeyFromArgv(argv);
     if (apiKey !== undefined) this.deps.http.setApiKey(apiKey);
-    const modelPath = modelPathOf(argv);
-    if (!modelPath || !modelPath.startsWith('/')) {
+    const given = modelPathOf(argv);
+    const modelPath = given && given.startsWith('/') ? this.hostPath(given) : undefined;
+    if (!given || !given.startsWith('/') || modelPath === undefined) {
       this.modelPath = undefined;
       this.modelBytes = undefined;
-      this.deps.log('info', `No local --model-path in ExecStart${modelPath ? ` (${modelPath})` : ''}: progress comes from the journal only.`);
+      const why = given && given.startsWith('/') ? `${given} is in no volume of ${this.target.label}` : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
+      this.deps.log('info', `${why}: progress comes from the journal only.`);
       return;
     }
     if (modelPath !== this.modelPath) this.modelBytes = undefined;
@@ -422,7 +429,7 @@ export class LoadWatcher {
   private startJournal(): void {
     if (!this.running || this.journal || this.journalStarting || !this.attached || this.journalRetry) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
-    const command = journalFollowCommand(this.deps.profile.unit, since);
+    const command = this.target.logFollowCommand(since);
     const stderr: string[] = [];
     this.journalStarting = true;
     this.deps.log('trace', `$ ${command}`);
@@ -474,7 +481,8 @@ export class LoadWatcher {
       this.startJournal();
     }, delay);
     // Without the journal (and without the sampler), exits come only from the unit probe: look at once.
-    if (this.sampler?.process === undefined) {
+    // A container's log follow ends when the container stops: look at once too.
+    if (this.sampler?.process === undefined || this.target.logFollowEndsWithService) {
       this.unitProbeDue = true;
       this.probeSoon();
     }
@@ -491,7 +499,7 @@ export class LoadWatcher {
   }
 
   private onJournalLine(line: string): void {
-    const entry = parseJournalJsonLine(line);
+    const entry = this.target.parseLogLine(line);
     if (!entry) return;
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
     if (this.current.journal?.readable !== true) this.apply({ kind: 'journalStatus', at: this.now(), readable: true });
@@ -846,17 +854,4 @@ export class LoadWatcher {
     for (const d of this.disposables.splice(0)) d.dispose();
     this.emitEnd(outcome);
   }
-}
-
-function restartErrorMessage(stderr: string, profile: ServerProfile): string {
-  const text = stderr.trim();
-  const command = privilegedCommand(privilegedArgv.restart(profile.unit), profile.sudo);
-  if (isSudoRefusal(text)) {
-    // Names the refused command and the rules that allow exactly it (Kimi: Copy sudoers rule).
-    return sudoRefusalMessage({ host: profile.host, unit: profile.unit, action: `systemctl restart ${profile.unit}`, command, stderr: text });
-  }
-  if (/access denied|interactive authentication required|permission denied/i.test(text)) {
-    return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`;
-  }
-  return `systemctl restart ${profile.unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`;
 }

@@ -64,6 +64,10 @@ export interface UnitStatus {
   readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
   readonly activeEnteredAt?: number;
   readonly execMainPid?: number;
+  /** 'docker': the state of a container (server/dockerInspect), not of a systemd unit. */
+  readonly manager?: 'docker';
+  /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
+  readonly stopRequested?: boolean;
 }
 
 /** One reading of nvidia-smi. */

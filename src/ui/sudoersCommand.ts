@@ -21,6 +21,13 @@ async function loginUser(server: ServerProfile): Promise<string> {
 
 export async function copySudoersRuleCommand(server: ServerProfile | undefined, log: vscode.LogOutputChannel): Promise<void> {
   if (!server) return;
+  if (server.docker) {
+    // Docker has no right narrower than "use the daemon", which is root on that host.
+    void vscode.window.showInformationMessage(
+      `Kimi on ${server.name}: ${server.docker.label} needs no Kimi sudoers rule. The login user needs Docker: the docker group, or "sudo": true with a sudoers rule for the docker program (either is root on that host).`,
+    );
+    return;
+  }
   let user: string;
   let rules: string;
   try {

@@ -4,16 +4,23 @@ import { engineOf, getFlag } from '../server/execStart';
 import type { SglangClient } from '../server/sglangHttp';
 import { execStartCommand, execStartOf, parseShow, showCommand } from '../server/systemd';
 import type { ExpectedParsers } from './judges';
+import type { ServiceTarget } from '../server/target';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
 /** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
-export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void): Promise<ExpectedParsers> {
-  const command = execStartCommand(unit);
-  log(`$ ${command}`);
-  const result = await transport.exec(command, { timeoutMs: 20_000 });
-  const argv = result.code === 0 ? execStartOf(result.stdout) : [];
+export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void, target?: ServiceTarget): Promise<ExpectedParsers> {
+  let argv: readonly string[];
+  if (target) {
+    // A container: its own command line (docker inspect).
+    argv = (await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }))).argv;
+  } else {
+    const command = execStartCommand(unit);
+    log(`$ ${command}`);
+    const result = await transport.exec(command, { timeoutMs: 20_000 });
+    argv = result.code === 0 ? execStartOf(result.stdout) : [];
+  }
   return {
     reasoningParser: getFlag(argv, '--reasoning-parser') ?? DEFAULT_PARSER,
     toolCallParser: getFlag(argv, '--tool-call-parser') ?? DEFAULT_PARSER,
@@ -70,8 +77,13 @@ export async function verifyServer(
   client: SglangClient,
   unit: string,
   log: (line: string) => void,
+  target?: ServiceTarget,
 ): Promise<VerifyResult> {
-  const expected = await expectedParsers(transport, unit, log);
+  const expected = await expectedParsers(transport, unit, log, target);
   log(`Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`);
-  return verifyParsers(verifierDeps(client, REQUEST_TIMEOUT_MS, () => runningArgv(transport, unit)), expected);
+  // The flags the server really runs with: a container's own command line, else the unit's main process's.
+  const readArgv = target
+    ? async () => (await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }))).argv
+    : () => runningArgv(transport, unit);
+  return verifyParsers(verifierDeps(client, REQUEST_TIMEOUT_MS, readArgv), expected);
 }

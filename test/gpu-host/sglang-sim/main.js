@@ -44,7 +44,8 @@
  *   maxTotalNumTokens 524288, contextLength 262144, architecture null (config.json's, else DeepseekV3ForCausalLM),
  *   version "0.5.4"
  *   crashExit null       how crashes end: "code" (exit fault.exitCode||1) | "sigkill" (kill -9 self, like SGLang's
- *                        kill_process_tree). Default: "code" for crashes, "sigkill" for warm-up failures.
+ *                        kill_process_tree) | "memory" (allocates until the OOM killer ends it: only under a memory
+ *                        cgroup limit below 1 GiB, e.g. `docker run --memory 96m`; else exit as "code"). Default: "code" for crashes, "sigkill" for warm-up failures.
  *   fault {}:
  *     crashAt "init"|"weights"|"kv"|"cudaGraph"|"warmup", kind "traceback"|"oom"|"cuda", afterShards N (weights,
  *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
@@ -253,6 +254,23 @@ class Sim {
   crashExit(warmup) {
     const how = this.cfg.crashExit || (warmup ? 'sigkill' : 'code');
     if (how === 'sigkill') return this.killSelf();
+    if (how === 'memory') return this.exhaustMemory();
+    return this.exit(this.fault.exitCode || 1);
+  }
+
+  /**
+   * Host memory until the kernel's OOM killer ends the process, as a container over its
+   * `--memory` limit is. Only under a cgroup limit below 1 GiB (never eats the machine); past
+   * twice the limit, or without one, exit 1.
+   */
+  exhaustMemory() {
+    let limit = Infinity;
+    for (const f of ['/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/fs/cgroup/memory.max']) {
+      try { const v = Number(fs.readFileSync(f, 'utf8').trim()); if (Number.isFinite(v)) limit = Math.min(limit, v); } catch { /* none */ }
+    }
+    if (!(limit < 1 << 30)) return this.exit(this.fault.exitCode || 1);
+    const hold = [];
+    for (let total = 0; total < 2 * limit; total += 8 << 20) hold.push(Buffer.alloc(8 << 20, 1));
     return this.exit(this.fault.exitCode || 1);
   }
 

@@ -143,7 +143,7 @@ describe('docker: containers, compose services and units that run docker', funct
     const ready = await test.session.watch('attach', FAST_WATCH);
     assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
     const expected = await expectedParsers(test.session.transport, test.session.profile.unit, () => undefined, targetFor(test.session.profile));
-    assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2' });
+    assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2', engine: 'sglang' });
   });
 
   it('a container over its memory limit: OOMKilled, said in words', async () => {

@@ -66,31 +66,30 @@ export type SettingsResult =
 
 const DEFAULT_URL = 'http://127.0.0.1:30001';
 
+/** Where one server (or one node of a multi-node server) runs, and how it is reached. */
+const connectionProperties = {
+  host: { type: 'string', minLength: 1, maxLength: 253 },
+  port: { type: 'integer', minimum: 1, maximum: 65535 },
+  username: { type: 'string', minLength: 1, maxLength: 64 },
+  identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
+  unit: { type: 'string', minLength: 1, maxLength: 256 },
+} as const;
+
 const nodeSchema = {
   type: 'object',
   required: ['host', 'unit'],
   additionalProperties: false,
-  properties: {
-    host: { type: 'string', minLength: 1, maxLength: 253 },
-    port: { type: 'integer', minimum: 1, maximum: 65535 },
-    username: { type: 'string', minLength: 1, maxLength: 64 },
-    identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
-    unit: { type: 'string', minLength: 1, maxLength: 256 },
-  },
+  properties: connectionProperties,
 } as const;
 
-/** host and unit are required unless `nodes` is given (checked in validateServer). */
+/** host and unit (or container, compose) are required unless `nodes` is given (checked in validateServer). */
 const serverSchema = {
   type: 'object',
   required: ['name'],
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 64 },
-    host: { type: 'string', minLength: 1, maxLength: 253 },
-    port: { type: 'integer', minimum: 1, maximum: 65535 },
-    username: { type: 'string', minLength: 1, maxLength: 64 },
-    identityFile: { type: 'string', minLength: 1, maxLength: 4096 },
-    unit: { type: 'string', minLength: 1, maxLength: 256 },
+    ...connectionProperties,
     container: { type: 'string', minLength: 1, maxLength: 128 },
     compose: {
       type: 'object',

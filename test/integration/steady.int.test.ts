@@ -11,6 +11,7 @@ import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/w
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import { maskSecrets } from '../../src/util/secrets';
+import { CountingProxy } from '../../scripts/countingProxy';
 
 /** Everything a steady watch tells its listener. */
 class Witness {
@@ -134,6 +135,50 @@ describe('steady state: the status is true after ready too', function () {
     assert.ok(sessions <= 6, `${sessions} SSH sessions for the load: ${commands.join(' | ')}`);
     assert.ok(outcome.state.io !== undefined && outcome.state.io.readBytes > 0, 'bytes read came from the sampler');
     assert.ok(outcome.state.gpu !== undefined, 'GPU memory came from the sampler');
+  });
+
+  it('while the weights load, a round costs a few hundred bytes over SSH: journal lines without their address fields, /health paced by the port', async () => {
+    // The same ~12 s load as above, through a byte-counting proxy in front of sshd.
+    await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all' });
+    const proxy = new CountingProxy(host.sshPort);
+    await proxy.listen();
+    try {
+      test = await sessionForHost(host, { server: { port: proxy.port }, knownHosts: `[127.0.0.1]:${proxy.port} ${host.hostPublicKey}\n` });
+      const journalLines: string[] = [];
+      const transport = test.session.transport;
+      const stream = transport.stream.bind(transport);
+      transport.stream = (command, onLine, onStderr) =>
+        stream(command, (line) => {
+          if (command.includes('journalctl')) journalLines.push(line);
+          onLine(line);
+        }, onStderr);
+      // The window: from 2 s into the weights (the follow and the sampler started) to their end.
+      let window: { from?: { at: number; bytes: number }; to?: { at: number; bytes: number } } = {};
+      const outcome = await test.session.watch('restart', FAST_WATCH, {
+        onState: (state) => {
+          const now = { at: Date.now(), bytes: proxy.bytes };
+          const since = state.phaseTimes['loading weights'];
+          if (state.phase === 'loading weights' && since !== undefined && window.from === undefined && now.at - since >= 2000) window = { from: now };
+          if (state.phase !== 'loading weights' && window.from !== undefined && window.to === undefined) window = { ...window, to: now };
+        },
+      });
+      assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+      const { from, to } = window;
+      assert.ok(from && to && to.at - from.at >= 3000, `a window of the weights phase: ${JSON.stringify(window)}`);
+      const rounds = (to.at - from.at) / FAST_WATCH.pollIntervalMs;
+      const perRound = (to.bytes - from.bytes) / rounds;
+      console.log(`      weights phase: ${to.bytes - from.bytes} bytes in ${((to.at - from.at) / 1000).toFixed(1)} s, ${Math.round(perRound)} per ${FAST_WATCH.pollIntervalMs} ms round`);
+      assert.ok(journalLines.length > 10, `${journalLines.length} journal lines`);
+      assert.deepEqual(journalLines.filter((l) => /"(__CURSOR|_BOOT_ID|__SEQNUM)"/.test(l)), [], 'address fields cut on the host');
+      // Measured on this load: ~460 bytes a round; 819 before the cuts of issue 10 (journal lines
+      // with their address fields, a /health channel every round while the port is closed, the
+      // GPU totals in every sampler line).
+      assert.ok(perRound < 600, `${Math.round(perRound)} bytes per round`);
+    } finally {
+      test?.dispose();
+      test = undefined;
+      await proxy.close();
+    }
   });
 
   for (const mode of ['denied-hint', 'denied-no-files'] as const) {

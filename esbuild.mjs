@@ -8,8 +8,19 @@ const watch = process.argv.includes('--watch');
 // `node esbuild.mjs --only=cli` builds dist/cli.js alone (the CLI's integration tests).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 
+// node-fetch 2 takes `Url.URL || whatwgUrl.URL`: Node always has the first, so whatwg-url (and
+// its Unicode tables, tr46: ~280 KiB of the bundle) is never used. An empty module stands in.
+const noWhatwgUrl = {
+  name: 'no-whatwg-url',
+  setup(build) {
+    build.onResolve({ filter: /^whatwg-url$/ }, () => ({ path: 'whatwg-url', namespace: 'stub' }));
+    build.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+  },
+};
+
 const options = {
   entryPoints: ['src/extension.ts'],
+  plugins: [noWhatwgUrl],
   bundle: true,
   outfile: 'dist/extension.js',
   platform: 'node',

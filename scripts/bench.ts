@@ -38,7 +38,7 @@ import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
 import { CountingProxy } from './countingProxy';
 
-const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy', '## Steady state (idle ready server)', '## Loads as long as real ones'];
+const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy', '## Steady state (idle ready server)', '## Loads as long as real ones', '## Docker container vs unit'];
 
 const REPO = path.resolve(__dirname, '..');
 
@@ -443,16 +443,18 @@ Targets (issue 6):
 ${targetLines}
 
 ## Reading the table
-The extension trades a little traffic and a few processes for knowing: it follows the unit's
-journal (\`journalctl -f -o json\`) and runs one sampler (a POSIX sh loop paced by \`nvidia-smi -lms\`
-that prints the main process's liveness, the bytes its tree has read and GPU memory, one line per
-round, starting no process per round), both long-lived, and asks \`/health\` through the tunnel
-every pollIntervalSeconds (2 s by default); \`systemctl show\` runs only around the restart and
-when the journal or the sampler says something ended. The loop sends one small request every 30 s
-and knows nothing until then. Readiness and crashes are detected from the journal stream and the
-sampler, so the latencies above do not depend on the poll interval. The per-load commands (about
-15 remote processes whatever the load's length) weigh heavily on these 20-40 s simulated loads:
-see "Loads as long as real ones" for 8-12 min loads.
+The extension trades a few processes per load for knowing: it follows the unit's journal
+(\`journalctl -f -o json\`, its address fields cut on the host) and runs one sampler (a POSIX sh
+loop paced by \`nvidia-smi -lms\` that prints the main process's liveness, the bytes its tree has
+read, whether the server's port listens and GPU memory, one line per round, starting no process
+per round), both long-lived and ending themselves when their channel closes; it asks \`/health\`
+through the tunnel every round once the port listens (every 5th round before);
+\`systemctl show\` runs only around the restart and when the journal or the sampler says
+something ended. The loop sends one small request every 30 s and knows nothing until then.
+Readiness and crashes are detected from the journal stream and the sampler, so the latencies
+above do not depend on the poll interval. The per-load commands (about 10 remote processes
+whatever the load's length) and the journal's lines (a fixed number per load) weigh heavily on
+these 20-40 s simulated loads: see "Loads as long as real ones" for 8-12 min loads.
 
 ## Machine
 ${machine}

@@ -14,9 +14,9 @@ import { stateIcon } from './verdictIcons';
 /** The longest last error shown on the row itself (the tooltip has all of it). */
 const ERROR_ON_ROW = 80;
 
-export interface NodeRow {
-  readonly kind: 'node';
-  /** The server the node belongs to: commands run on a node act on its server. */
+/** What every row has. Commands run from a row receive it: the contract's `{ serverName }`. */
+interface Row {
+  /** The server of the row (a node's: commands run on a node act on its server). */
   readonly serverName: string;
   readonly id: string;
   readonly label: string;
@@ -26,15 +26,12 @@ export interface NodeRow {
   readonly icon: string;
 }
 
-export interface ServerRow {
+export interface NodeRow extends Row {
+  readonly kind: 'node';
+}
+
+export interface ServerRow extends Row {
   readonly kind: 'server';
-  /** What commands run from the row receive (the contract: an object with `serverName`). */
-  readonly serverName: string;
-  readonly id: string;
-  readonly label: string;
-  readonly description: string;
-  readonly tooltip: string;
-  readonly icon: string;
   /** For the menus' `when`: kimiServer, plus .active and .watching when they hold. */
   readonly contextValue: string;
   readonly nodes: readonly NodeRow[];

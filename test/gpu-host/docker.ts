@@ -17,6 +17,7 @@ import { spawnSync } from 'child_process';
 import * as fsp from 'fs/promises';
 import * as path from 'path';
 import type { ExecResult, GpuHost } from './harness';
+import { waitFor } from '../util/waitFor';
 
 const SIM_DIR = path.resolve(__dirname, 'sglang-sim');
 export const SIM_IMAGE = 'kimi-sglang-sim:test';
@@ -78,15 +79,6 @@ async function writeRootFs(root: string): Promise<void> {
   await fsp.writeFile(path.join(root, 'etc', 'group'), 'root:x:0:\n');
 }
 
-async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>, detail: () => Promise<string>): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) throw new Error(`${what} within ${timeoutMs / 1000} s: ${await detail()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Starts dockerd inside `host`'s namespaces and builds the simulator image. */
 export async function startDockerEngine(host: GpuHost): Promise<DockerEngine> {
   const missing = dockerMissing();
@@ -136,8 +128,12 @@ export async function startDockerEngine(host: GpuHost): Promise<DockerEngine> {
     },
   };
   try {
-    await waitUntil('dockerd did not answer', 30_000, async () => (await docker('version --format "{{.Server.Version}}"')).code === 0,
-      async () => (await fsp.readFile(log, 'utf8').catch(() => '')).split('\n').slice(-5).join('\n'));
+    await waitFor(async () => (await docker('version --format "{{.Server.Version}}"')).code === 0, { timeoutMs: 30_000, intervalMs: 100, message: 'dockerd to answer' }).catch(
+      async (error: Error) => {
+        const tail = (await fsp.readFile(log, 'utf8').catch(() => '')).split('\n').slice(-5).join('\n');
+        throw new Error(`${error.message}; dockerd's log ends: ${tail}`);
+      },
+    );
     const root = path.join(dir, 'rootfs');
     await writeRootFs(root);
     await must(`tar -C ${shq(root)} -c . | docker import --change 'ENV PATH=/usr/bin:/bin' - ${SIM_IMAGE} >/dev/null`);

@@ -12,6 +12,7 @@
  * client -> "loaded R\n"; rank 0 -> "all-loaded\n" once every node (itself included) has loaded.
  */
 const net = require('net');
+const readline = require('readline');
 
 const SITE = '/opt/sglang/lib/python3.12/site-packages';
 
@@ -75,27 +76,19 @@ class Rendezvous {
     return new Promise((resolve, reject) => {
       const started = Date.now();
       const server = net.createServer((sock) => {
-        let buf = '';
-        sock.setEncoding('utf8');
         sock.on('error', () => {});
-        sock.on('data', (d) => {
-          buf += d;
-          let i;
-          while ((i = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, i);
-            buf = buf.slice(i + 1);
-            const m = /^(hello|loaded) (\d+)$/.exec(line);
-            if (!m) continue;
-            const rank = Number(m[2]);
-            if (m[1] === 'hello') {
-              this.peers.set(rank, sock);
-              if (this.peers.size === nnodes - 1) {
-                clearTimeout(timer);
-                for (const s of this.peers.values()) s.write('go\n');
-                resolve();
-              }
-            } else this.markLoaded(rank);
-          }
+        onLines(sock, (line) => {
+          const m = /^(hello|loaded) (\d+)$/.exec(line);
+          if (!m) return;
+          const rank = Number(m[2]);
+          if (m[1] === 'hello') {
+            this.peers.set(rank, sock);
+            if (this.peers.size === nnodes - 1) {
+              clearTimeout(timer);
+              for (const s of this.peers.values()) s.write('go\n');
+              resolve();
+            }
+          } else this.markLoaded(rank);
         });
       });
       this.server = server;
@@ -103,10 +96,7 @@ class Rendezvous {
         const joined = (this.peers.size + 1) * tpPerNode;
         const elapsed = Math.floor((Date.now() - started) / 1000);
         const text = `Timed out after ${elapsed} seconds waiting for clients. ${joined}/${nnodes * tpPerNode} clients joined.`;
-        this.o.log.rank(this.o.firstRank, traceback([...initFrames(),
-          `  File "${SITE}/torch/distributed/rendezvous.py", line 189, in _create_c10d_store`,
-          '    return TCPStore(',
-        ], `torch.distributed.DistStoreError: ${text}`));
+        this.rendezvousFailed('DistStoreError', text);
         reject(new Error(text));
       }, timeoutS * 1000 + 1000);
       server.on('error', (e) => { clearTimeout(timer); reject(e); });
@@ -123,35 +113,32 @@ class Rendezvous {
         if (Date.now() >= deadline) {
           const text = `The client socket has timed out after ${timeoutS * 1000}ms while trying to connect to (${addr.host}, ${addr.port}).`;
           this.o.log.raw(`${c10dPrefix('E', 'socket.cpp:1028')} [c10d] ${text}\n`);
-          this.o.log.rank(this.o.firstRank, traceback([...initFrames(),
-            `  File "${SITE}/torch/distributed/rendezvous.py", line 189, in _create_c10d_store`,
-            '    return TCPStore(',
-          ], `torch.distributed.DistNetworkError: ${text}`));
+          this.rendezvousFailed('DistNetworkError', text);
           reject(new Error(text));
           return;
         }
         const sock = net.connect({ host: addr.host, port: addr.port });
-        let buf = '';
         let up = false;
         const retry = () => { if (!up) setTimeout(attempt, 250); };
         sock.setTimeout(1000, () => { if (!up) sock.destroy(); });
-        sock.setEncoding('utf8');
         sock.on('connect', () => { up = true; sock.setTimeout(0); this.socket = sock; sock.write(`hello ${nodeRank}\n`); });
         sock.on('error', () => {});
         sock.on('close', () => { if (!up) retry(); else if (this.socket === sock) this.socket = null; });
-        sock.on('data', (d) => {
-          buf += d;
-          let i;
-          while ((i = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, i);
-            buf = buf.slice(i + 1);
-            if (line === 'go') resolve();
-            if (line === 'all-loaded') this.markAllLoaded();
-          }
+        onLines(sock, (line) => {
+          if (line === 'go') resolve();
+          if (line === 'all-loaded') this.markAllLoaded();
         });
       };
       attempt();
     });
+  }
+
+  /** torch's traceback when the c10d store cannot be made (rank 0 waiting, or a node connecting). */
+  rendezvousFailed(errorClass, text) {
+    this.o.log.rank(this.o.firstRank, traceback([...initFrames(),
+      `  File "${SITE}/torch/distributed/rendezvous.py", line 189, in _create_c10d_store`,
+      '    return TCPStore(',
+    ], `torch.distributed.${errorClass}: ${text}`));
   }
 
   markLoaded(rank) {
@@ -193,6 +180,14 @@ class Rendezvous {
     for (const s of this.peers.values()) s.destroy();
     if (this.socket) this.socket.destroy();
   }
+}
+
+/**
+ * Each line a peer sends (the rendezvous protocol is one word or two per line). A socket's error
+ * (refused, reset) is handled where the socket is made; readline passes it on too: ignored here.
+ */
+function onLines(sock, handle) {
+  readline.createInterface({ input: sock, crlfDelay: Infinity }).on('line', handle).on('error', () => {});
 }
 
 module.exports = { Rendezvous, parseAddr };

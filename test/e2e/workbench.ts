@@ -244,16 +244,13 @@ export function loadingPercentages(hist: StatusSample[]): number[] {
 export async function openPalette(page: Page, text = ''): Promise<Locator> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => undefined);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    await page.keyboard.press('Control+Shift+P');
-    try {
-      await input.waitFor({ state: 'visible', timeout: 5000 });
-      break;
-    } catch {
-      await page.keyboard.press('F1');
-      if (await input.isVisible()) break;
-    }
+  // A palette that opens late must not be toggled shut by the next key press: press only while
+  // it is not visible, then wait for it once more before typing.
+  for (let attempt = 0; attempt < 3 && !(await input.isVisible()); attempt++) {
+    await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
+    await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
   }
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
   await input.fill(`>${text}`);
   return input;
 }

@@ -19,7 +19,13 @@ export type JournalEvent =
   | { readonly type: 'httpUp'; readonly url?: string }
   | { readonly type: 'ready' }
   /** An error worth showing: traceback header/footer, OOM, CUDA error, warm-up failure. */
-  | { readonly type: 'error'; readonly text: string; readonly fatal: boolean }
+  | {
+      readonly type: 'error';
+      readonly text: string;
+      readonly fatal: boolean;
+      /** Not a line of its own: what explains the exception before it (the line that raised it, "Possible solutions"). */
+      readonly detail?: boolean;
+    }
   /** systemd's own words about the unit: started, stopping, main process exited, failed. */
   | { readonly type: 'systemd'; readonly what: 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart'; readonly text: string };
 

@@ -7,7 +7,11 @@
 import { quote } from '../remote/shell';
 import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
-import { newVllmContext, parseVllmText, stripVllmPrefix, type VllmContext } from './vllmLog';
+import { splitLines, stripAnsi, stripPrefix, type StrippedLine } from './logGrammar';
+import { causeKind } from './rootCause';
+import { newVllmContext, parseVllmText, type VllmContext } from './vllmLog';
+
+export { stripPrefix, type StrippedLine };
 
 // ---------------------------------------------------------------- commands
 
@@ -107,32 +111,12 @@ function decodeField(v: unknown): string | undefined {
 
 // ---------------------------------------------------------------- prefixes
 
-export interface StrippedLine {
-  readonly text: string;
-  /** Rank tags such as "TP0", "DP1 TP3 EP3"; absent for the main process. */
-  readonly ranks?: string;
-  /** True when the line carried SGLang's `[date time ...]` prefix. */
-  readonly prefixed: boolean;
-}
-
-const PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?:\s+[A-Z]{1,4}\d+)*)\]\s?/;
-
-export function stripPrefix(line: string): StrippedLine {
-  const m = PREFIX.exec(line);
-  if (!m) {
-    const v = stripVllmPrefix(line);
-    return v ? { text: v.text, prefixed: true, ...(v.ranks ? { ranks: v.ranks } : {}) } : { text: line, prefixed: false };
-  }
-  const ranks = (m[1] ?? '').trim();
-  return { text: line.slice(m[0].length), prefixed: true, ...(ranks ? { ranks } : {}) };
-}
-
-/** One journal MESSAGE -> its lines: tqdm joins updates with `\r`; tracebacks may span `\n`. */
+/**
+ * One journal MESSAGE -> its lines: tqdm joins updates with `\r`, tracebacks may span `\n`, a
+ * log line may be glued to a bar's end; ANSI colour codes are dropped (./logGrammar).
+ */
 export function splitMessage(message: string): string[] {
-  return message
-    .split(/[\r\n]+/)
-    .map((s) => s.replace(/\s+$/, ''))
-    .filter((s) => s.trim().length > 0);
+  return splitLines(message);
 }
 
 // ---------------------------------------------------------------- line recognisers
@@ -146,12 +130,16 @@ const CUDA_GRAPH_BS = /^Capture cuda graph bs \[([\d,\s]*)\]/;
 const LOAD_WEIGHT_END = /^Load weight end\.(.*)$/;
 const KV_ALLOCATED = /^KV Cache is allocated\.(.*)$/;
 const UVICORN_RUNNING = /Uvicorn running on (\S+)/;
-const ACCESS_LOG = /^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ \S+ HTTP\/[\d.]+" \d{3}/;
+const ACCESS_LOG = /^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ [^"]* HTTP\/[\d.]+" \d{3}/;
 const TRACEBACK = /Traceback \(most recent call last\):/;
 /** `torch.OutOfMemoryError: CUDA out of memory...` at line start, after a traceback. */
 const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?$/;
 const OOM = /CUDA out of memory|OutOfMemoryError|out of memory/i;
-const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert/;
+const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert|HIP error:|hipError/;
+/** Python chains two exceptions with one of these lines between their tracebacks. */
+const CHAINED = /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):$/;
+/** Lines of explanation read after an exception whose message is empty (`Exception: Capture cuda graph failed: `). */
+const EXPLANATION_LINES = 6;
 const FATAL_PHRASES: readonly RegExp[] = [
   /^Initialization failed\. warmup error:/,
   /Received sigquit/i,
@@ -176,6 +164,10 @@ const SYSTEMD_RULES: ReadonlyArray<[RegExp, 'started' | 'stopping' | 'stopped' |
 /** Reading a stream needs to know whether the previous lines opened a traceback. */
 export interface JournalContext {
   inTraceback: boolean;
+  /** The last source line of the traceback being read (`assert self.store_dtype == torch.uint8`). */
+  lastCode?: string;
+  /** Lines still taken as the explanation of an exception with an empty message. */
+  explain?: number;
   /** vLLM's CUDA-graph bars seen so far (created on first use). */
   vllm?: VllmContext;
 }
@@ -197,10 +189,23 @@ function gb(s: string | undefined): number | undefined {
 
 /** One clean line (prefix not yet stripped) -> events. */
 export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTraceback: false }): JournalEvent[] {
-  const { text: t0, prefixed } = stripPrefix(rawLine.replace(/\r/g, ''));
+  const { text: t0, prefixed, record } = stripPrefix(stripAnsi(rawLine.replace(/\r/g, '')));
   const text = t0.trim();
   if (!text) return [];
   if (ACCESS_LOG.test(text)) return [];
+
+  // "Possible solutions: ..." after `Exception: Capture cuda graph failed: `: the explanation, until the next log record.
+  if (ctx.explain) {
+    if (record || TRACEBACK.test(text) || CHAINED.test(text)) ctx.explain = 0;
+    else {
+      ctx.explain--;
+      return [{ type: 'error', text, fatal: false, detail: true }];
+    }
+  }
+  if (CHAINED.test(text)) {
+    ctx.inTraceback = true;
+    return [{ type: 'error', text, fatal: false }];
+  }
 
   // systemd's messages never carry SGLang's prefix.
   if (!prefixed) {
@@ -215,6 +220,7 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
 
   if (TRACEBACK.test(text)) {
     ctx.inTraceback = true;
+    ctx.lastCode = undefined;
     return [{ type: 'error', text, fatal: FATAL_PHRASES.some((re) => re.test(text)) }];
   }
 
@@ -296,11 +302,20 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
     if (ex && (ctx.inTraceback || known)) {
       ctx.inTraceback = false;
       // A request's exception does not end a server; OOM and CUDA errors do.
-      return [{ type: 'error', text, fatal: known }];
+      const events: JournalEvent[] = [{ type: 'error', text, fatal: known }];
+      // A bare `AssertionError` is explained by the line that raised it; an empty message by what follows.
+      if (!text.includes(':') && ctx.lastCode) events.push({ type: 'error', text: ctx.lastCode, fatal: false, detail: true });
+      else if (text.endsWith(':')) ctx.explain = EXPLANATION_LINES;
+      ctx.lastCode = undefined;
+      return events;
     }
+  } else if (ctx.inTraceback && !/^File "/.test(text)) {
+    ctx.lastCode = text;
   }
-  if (OOM.test(text) && /CUDA|GPU|torch/i.test(text)) return [{ type: 'error', text, fatal: true }];
+  if (OOM.test(text) && /CUDA|GPU|HIP|torch/i.test(text)) return [{ type: 'error', text, fatal: true }];
   if (CUDA_ERROR.test(text) && !isIndented) return [{ type: 'error', text, fatal: true }];
+  // What says why by itself in any engine's words (an argparse error, a port in use, a signal): ./rootCause.
+  if (!isIndented && causeKind(text)) return [{ type: 'error', text, fatal: true }];
   return [];
 }
 
@@ -349,6 +364,14 @@ export class DedupeByRank {
   }
 }
 
+/** One event and the line it came from (the text a signal carries: prefix kept, at most 300 characters). */
+export interface ReadLine {
+  readonly event: JournalEvent;
+  readonly text: string;
+}
+
+const LINE_TEXT_CHARS = 300;
+
 /** The stateful reader a journal follower uses: de-duplicates ranks, tracks tracebacks. */
 export class JournalReader {
   private readonly ctx: JournalContext = { inTraceback: false };
@@ -360,8 +383,25 @@ export class JournalReader {
 
   /** One journal entry's MESSAGE -> events (empty for a duplicate from another rank). */
   read(message: string, at: number): JournalEvent[] {
+    return this.readLines(message, at).map((l) => l.event);
+  }
+
+  /** One journal entry's MESSAGE -> events, each with its own line (a message may hold several). */
+  readLines(message: string, at: number): ReadLine[] {
+    // An empty line ends a traceback's explanation block.
+    if (message.trim() === '') {
+      this.ctx.explain = 0;
+      return [];
+    }
     if (!this.dedupe.accept(message, at)) return [];
-    return parseJournalMessage(message, this.ctx);
+    const out: ReadLine[] = [];
+    for (const line of splitMessage(message)) {
+      for (const event of parseJournalLine(line, this.ctx)) {
+        const text = event.type === 'error' && event.detail ? event.text : line.trim();
+        out.push({ event, text: text.slice(0, LINE_TEXT_CHARS) });
+      }
+    }
+    return out;
   }
 }
 

@@ -14,8 +14,8 @@ export interface VllmPrefix {
   readonly level?: string;
 }
 
-/** `(EngineCore_DP0 pid=164) ` / `(VllmWorker rank=0 pid=12) ` / `(Worker_TP0 pid=98743) `. */
-const PROCESS_TAG = /^\(([A-Za-z][\w-]*(?: [\w=-]+)*?) pid=\d+\)(?: |$)/;
+/** `(EngineCore_DP0 pid=164) ` / `(VllmWorker rank=0 pid=12) ` / `(Worker_TP0 pid=98743) ` / Ray's `(RayWorkerWrapper pid=7, ip=10.0.0.2) `. */
+const PROCESS_TAG = /^\(([A-Za-z][\w-]*(?: [\w=-]+)*?) pid=\d+(?:, ip=[\w.:-]+)?\)(?: |$)/;
 /** vLLM's logger: `INFO 01-23 15:49:07 [default_loader.py:267] ` (older: no `[`, `file.py:948] `). */
 const LOGGER = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)? \[?[\w./<>-]+:\d+\] ?/;
 

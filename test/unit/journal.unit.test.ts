@@ -102,11 +102,13 @@ describe('journal: SGLang load lines (reference section 3)', () => {
     assert.deepEqual(stripPrefix('[2026-11-30 05:40:12 DP1 TP3 EP3] Load weight begin. avail mem=50.69 GB'), {
       text: 'Load weight begin. avail mem=50.69 GB',
       prefixed: true,
+      record: true,
       ranks: 'DP1 TP3 EP3',
     });
     assert.deepEqual(stripPrefix('[2026-11-30 05:40:12] The server is fired up and ready to roll!'), {
       text: 'The server is fired up and ready to roll!',
       prefixed: true,
+      record: true,
     });
     assert.deepEqual(parseJournalMessage('[2026-11-30 05:40:12 DP0 TP7 EP7] Load weight begin. avail mem=50.69 GB'), [
       { type: 'phase', phase: 'loading weights' },

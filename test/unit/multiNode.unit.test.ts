@@ -7,7 +7,7 @@ import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { distributedCause, distributedProblem } from '../../src/server/distributed';
 import type { UnitStatus } from '../../src/server/events';
-import { parseJournalLine } from '../../src/server/journal';
+import { parseJournalLine, stripPrefix } from '../../src/server/journal';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false, ...overrides };
@@ -175,7 +175,8 @@ describe('multi-node journal lines (torch distributed, SGLang)', () => {
   for (const [line, kind] of cases) {
     it(`${kind}: recognised, and a fatal error line`, () => {
       assert.equal(distributedProblem(line)?.kind, kind);
-      assert.deepEqual(parseJournalLine(line), [{ type: 'error', text: line.trim(), fatal: true }]);
+      // torch's `[rank3]:` and glog stamp are prefixes: the event's text is what follows them.
+      assert.deepEqual(parseJournalLine(line), [{ type: 'error', text: stripPrefix(line).text.trim(), fatal: true }]);
     });
   }
   it('the unreachable rendezvous names the address', () => {

@@ -5,6 +5,7 @@
  */
 import { formatEta, visibleEta } from '../monitor/eta';
 import { formatDuration, type LoadState } from '../monitor/loadState';
+import { causeText } from '../server/rootCause';
 import { describe, loadStartedAt } from '../ui/messages';
 import { refusalWord } from '../ui/refusals';
 import type { ServerSnapshot, WaitResult } from './fleet';
@@ -42,15 +43,12 @@ function stateWord(snapshot: ServerSnapshot): string {
   return snapshot.state.verdict;
 }
 
-/** Lines that only say a process ended, not why (SGLang's launcher, vLLM's API server and engine core, systemd). */
-const ECHO_OF_AN_END =
-  /Received sigquit|Main process exited|Failed with result|Scheduled restart job|Traceback \(most recent call last\)|Engine core initialization failed\. See root cause|EngineCore failed to start\.|EngineDeadError/;
-
-/** The line of a failure that says why: the last exception line (an OOM, a CUDA error), else the last line. */
+/**
+ * The line of a failure that says why: its root cause (server/rootCause: the first exception of
+ * the first failing rank, an argparse error, an NCCL timeout...), never an echo of the end.
+ */
 export function causeLine(lines: readonly string[]): string | undefined {
-  const meaningful = lines.map((l) => l.trim()).filter((l) => l && !ECHO_OF_AN_END.test(l));
-  const exception = [...meaningful].reverse().find((l) => /\b\w*(Error|Exception)\b|error:/i.test(l));
-  return (exception ?? meaningful[meaningful.length - 1])?.slice(0, 400);
+  return causeText(lines);
 }
 
 function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): string | null {

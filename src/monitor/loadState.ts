@@ -110,6 +110,18 @@ export type Signal =
   | { readonly kind: 'prior'; readonly at: number; readonly prior: LoadPrior };
 
 const MAX_ERROR_LINES = 12;
+/**
+ * While a load runs, its first error lines are kept as well as its last: the first exception
+ * of the first rank that failed says why (server/rootCause), the last ones how it ended.
+ */
+const FIRST_ERROR_LINES = 12;
+
+function withErrorLine(lines: readonly string[], text: string, keepFirst: boolean): readonly string[] {
+  const next = [...lines, text];
+  const limit = keepFirst ? FIRST_ERROR_LINES + MAX_ERROR_LINES : MAX_ERROR_LINES;
+  if (next.length <= limit) return next;
+  return keepFirst ? [...next.slice(0, FIRST_ERROR_LINES), ...next.slice(-MAX_ERROR_LINES)] : next.slice(-MAX_ERROR_LINES);
+}
 
 // Share of the whole load each phase stands for, so one percentage covers all of it.
 // Weights dominate a cold start (minutes); KV allocation and graph capture take seconds to a minute.
@@ -302,7 +314,7 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
     case 'ready':
       return { ...advancePhase(state, 'warming up'), readyLogSeen: true };
     case 'error': {
-      const recentErrors = [...state.recentErrors, text].slice(-MAX_ERROR_LINES);
+      const recentErrors = withErrorLine(state.recentErrors, text, true);
       return { ...state, recentErrors };
     }
     case 'systemd':
@@ -531,7 +543,8 @@ function reduceSettled(state: LoadState, signal: Signal): LoadState {
   switch (signal.kind) {
     case 'journal': {
       if (signal.event.type !== 'error') return state;
-      const recentErrors = [...state.recentErrors, signal.text].slice(-MAX_ERROR_LINES);
+      // Serving: only the last lines (a crash after days of request errors is told by its own).
+      const recentErrors = withErrorLine(state.recentErrors, signal.text, !serving);
       const failure = state.failure ? { ...state.failure, lines: recentErrors } : undefined;
       return settle({ ...state, recentErrors, failure }, serving ? signal.text : undefined);
     }

@@ -2,6 +2,7 @@ import type { ServerProfile } from '../config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
 import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../server/journal';
+import { rootCause } from '../server/rootCause';
 import { targetFor, type ServiceTarget } from '../server/target';
 import type { SglangClient } from '../server/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
@@ -320,13 +321,19 @@ export class LoadWatcher {
     try {
       const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
       const reader = new JournalReader();
+      // Lines the follow already told are not told twice.
+      const known = new Map<string, number>();
+      for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
       for (const line of result.stdout.split('\n')) {
         const entry = this.target.parseLogLine(line);
         if (!entry) continue;
         const start = this.processStartMonotonicUs;
         if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
-        for (const event of reader.read(entry.message, entry.at)) {
-          if (event.type === 'error') this.apply({ kind: 'journal', at: this.now(), event, text: entry.message.trim().slice(0, 300) });
+        for (const { event, text } of reader.readLines(entry.message, entry.at)) {
+          if (event.type !== 'error') continue;
+          const seen = known.get(text) ?? 0;
+          if (seen > 0) known.set(text, seen - 1);
+          else this.apply({ kind: 'journal', at: this.now(), event, text });
         }
       }
     } catch (error) {
@@ -506,7 +513,7 @@ export class LoadWatcher {
     // --since has one-second precision: drop what an earlier process of the unit logged.
     const start = this.processStartMonotonicUs;
     if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) return;
-    for (const event of this.journalReader.read(entry.message, entry.at)) {
+    for (const { event, text } of this.journalReader.readLines(entry.message, entry.at)) {
       // "Started" of the run this watch follows, still alive, tells nothing new: no look at the unit
       // for it. (A new run after a stop or a failure is news: look.)
       const known =
@@ -520,7 +527,6 @@ export class LoadWatcher {
       if (event.type === 'httpUp' && event.url) this.checkAnnouncedUrl(event.url);
       // A restart under way: the new run's lines are read again once it is attached.
       if (this.awaitingRunAfter !== undefined || !this.attached) continue;
-      const text = entry.message.replace(/\r/g, ' ').trim().slice(0, 300);
       this.apply({ kind: 'journal', at: this.now(), event, text });
     }
   }
@@ -763,8 +769,9 @@ export class LoadWatcher {
     }
     if (state.readyAt !== undefined) this.finish({ end: 'ready', state });
     else if (state.failure && this.failureCause === 'reading') return;
-    else if (state.failure && state.failure.lines.length === 0 && this.attached && this.failureCause === 'unread') {
-      // systemd (or the sampler) told the end before the journal told why: read why first.
+    else if (state.failure && rootCause(state.failure.lines) === undefined && this.attached && this.failureCause === 'unread') {
+      // systemd (or the sampler) told the end before the journal told why (a process that dies in
+      // its first second: its lines may reach the journal after systemd's): read why first.
       void this.readFailureCause().finally(() => this.checkEnd());
     } else if (state.failure) this.finish({ end: 'failed', state, message: state.failure.summary });
     else if (state.verdict === 'stopped') this.finish({ end: 'stopped', state });

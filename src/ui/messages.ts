@@ -1,6 +1,7 @@
 import type { ServerProfile } from '../config';
 import { formatDuration, type LoadState } from '../monitor/loadState';
 import type { WatchOutcome } from '../monitor/watcher';
+import { causeText, formatCause, rootCause } from '../server/rootCause';
 
 /** The moment a load's clock starts: the restart we asked for, else the process start. */
 export function loadStartedAt(state: LoadState): number {
@@ -12,11 +13,26 @@ export function readyMessage(server: ServerProfile, state: LoadState): string {
   return `Kimi on ${server.name} is ready${duration ? ` (loaded in ${duration})` : ''}`;
 }
 
+/**
+ * "Kimi on gpu1 failed: the service exited with status 1. Cause: TypeError: ... Then: Received sigquit ...":
+ * how it ended, the root cause (server/rootCause), then the lines that only echo the end.
+ */
 export function failureMessage(server: ServerProfile, outcome: WatchOutcome): string {
   const state = outcome.state;
-  const cause = state.failure?.summary ?? outcome.message ?? 'unknown cause';
-  const lines = (state.failure?.lines ?? state.recentErrors).slice(-3).map((l) => l.trim()).filter(Boolean);
-  return `Kimi on ${server.name} failed: ${cause}${lines.length ? `. Last errors: ${lines.join(' | ')}` : ''}`;
+  const summary = state.failure?.summary ?? outcome.message ?? 'unknown cause';
+  const lines = state.failure?.lines ?? state.recentErrors;
+  const cause = rootCause(lines);
+  if (cause) {
+    const then = cause.after.slice(0, 2);
+    return `Kimi on ${server.name} failed: ${summary}. Cause: ${formatCause(cause)}${then.length ? `. Then: ${then.join(' | ')}` : ''}`;
+  }
+  const last = lines.slice(-3).map((l) => l.trim()).filter(Boolean);
+  return `Kimi on ${server.name} failed: ${summary}${last.length ? `. Last errors: ${last.join(' | ')}` : ''}`;
+}
+
+/** The failure's root cause in one line, for the tooltip and the reports; undefined when no line tells it. */
+export function failureCause(state: LoadState): string | undefined {
+  return state.failure ? causeText(state.failure.lines) : undefined;
 }
 
 export function endMessage(server: ServerProfile, outcome: WatchOutcome): string | undefined {

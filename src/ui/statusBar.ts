@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { describe, loadingPercent } from './messages';
+import { describe, failureCause, loadingPercent } from './messages';
 import type { ServerProfile } from '../config';
 import { refusalWord, type Refusal } from './refusals';
 import { maskSecrets } from '../util/secrets';
@@ -70,7 +70,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (!state || !view.watching) {
     lines.push('Not watching. Run "Kimi: Poll Kimi service until ready" or "Kimi: Restart Kimi service".');
     if (state) lines.push(`Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`);
-    if (state?.failure) lines.push(`Failure: ${state.failure.summary}`);
+    if (state?.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
     if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
     return lines.join('\n');
   }
@@ -96,11 +96,16 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const until = state.readyAt ?? now;
   lines.push(`${state.readyAt ? 'Loaded in' : 'Elapsed'}: ${formatDuration(until - since)}`);
   if (state.lastSignal) lines.push(`Last signal (${formatDuration(now - state.lastSignal.at)} ago): ${state.lastSignal.text}`);
-  if (state.failure) lines.push(`Failure: ${state.failure.summary}`);
+  if (state.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
   if (!state.connected && state.connectionError) lines.push(`Connection: ${state.connectionError}`);
   if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
   if (view.verification) lines.push(`Parsers: ${view.verification}`);
   return lines.join('\n');
+}
+
+function causeLines(state: LoadState): string[] {
+  const cause = failureCause(state);
+  return cause ? [`Cause: ${cause}`] : [];
 }
 
 function background(view: StatusView): vscode.ThemeColor | undefined {

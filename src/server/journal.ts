@@ -133,7 +133,7 @@ const UVICORN_RUNNING = /Uvicorn running on (\S+)/;
 const ACCESS_LOG = /^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ [^"]* HTTP\/[\d.]+" \d{3}/;
 const TRACEBACK = /Traceback \(most recent call last\):/;
 /** `torch.OutOfMemoryError: CUDA out of memory...` at line start, after a traceback. */
-const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?$/;
+const EXCEPTION_LINE = /^(?=[A-Za-z_])[\w.]*(?:Error|Exception|Interrupt|Exit)(?::(?:\s.*)?)?$/;
 const OOM = /CUDA out of memory|OutOfMemoryError|out of memory/i;
 const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert|HIP error:|hipError/;
 /** Python chains two exceptions with one of these lines between their tracebacks. */

@@ -72,7 +72,7 @@ const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
 ];
 
 /** `torch.OutOfMemoryError: ...`, `Exception: Capture cuda graph failed: `, a bare `AssertionError`. */
-const EXCEPTION = /^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)(?::.*)?$/;
+const EXCEPTION = /^(?=[A-Za-z_])[\w.]*(?:Error|Exception|Interrupt|Exit|Failure)(?::.*)?$/;
 
 /** The text of a line without its prefixes (SGLang's, vLLM's, torch's) and colours. */
 export function lineText(line: string): string {

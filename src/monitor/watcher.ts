@@ -98,6 +98,11 @@ const COMPLETION_PROMPT = 'hi';
 const COMPLETION_ALERT_MS = 30_000;
 /** Journal lines read for the cause of a run found already failed. */
 const FAILURE_TAIL_LINES = 200;
+/** Reads of that tail while none of its lines tells the cause, this far apart. */
+const FAILURE_TAIL_READS = 3;
+const FAILURE_TAIL_RETRY_MS = 1_000;
+/** A process that ends this soon after its start may have its last lines in the journal after systemd's. */
+const EARLY_EXIT_MS = 5_000;
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -315,31 +320,50 @@ export class LoadWatcher {
     this.checkEnd();
   }
 
-  /** A failed run's last journal lines: why it failed (the follow may not have told it yet). */
+  /**
+   * A failed run's last journal lines: why it failed (the follow may not have told it yet). A
+   * process that dies in its first second may have its lines reach the journal after systemd's
+   * exit line: while no line tells the cause of such a young death, the tail is read again.
+   */
   private async readFailureCause(): Promise<void> {
     this.failureCause = 'reading';
     try {
-      const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
-      const reader = new JournalReader();
-      // Lines the follow already told are not told twice.
-      const known = new Map<string, number>();
-      for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
-      for (const line of result.stdout.split('\n')) {
-        const entry = this.target.parseLogLine(line);
-        if (!entry) continue;
-        const start = this.processStartMonotonicUs;
-        if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
-        for (const { event, text } of reader.readLines(entry.message, entry.at)) {
-          if (event.type !== 'error') continue;
-          const seen = known.get(text) ?? 0;
-          if (seen > 0) known.set(text, seen - 1);
-          else this.apply({ kind: 'journal', at: this.now(), event, text });
-        }
+      for (let read = 1; ; read++) {
+        await this.applyFailureTail();
+        if (read >= FAILURE_TAIL_READS || !this.running || !this.diedYoung() || rootCause(this.current.failure?.lines ?? []) !== undefined) break;
+        await new Promise((resolve) => setTimeout(resolve, FAILURE_TAIL_RETRY_MS));
       }
     } catch (error) {
       this.deps.log('warn', `Could not read why ${this.deps.profile.unit} failed: ${errorText(error)}`);
     } finally {
       this.failureCause = 'read';
+    }
+  }
+
+  /** The process ended within EARLY_EXIT_MS of its start (systemd's timestamps). */
+  private diedYoung(): boolean {
+    const unit = this.current.unit;
+    if (unit?.execMainStartedAt === undefined || unit.execMainExitedAt === undefined) return false;
+    return unit.execMainExitedAt - unit.execMainStartedAt <= EARLY_EXIT_MS;
+  }
+
+  private async applyFailureTail(): Promise<void> {
+    const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
+    const reader = new JournalReader();
+    // Lines the follow (or a previous read) already told are not told twice.
+    const known = new Map<string, number>();
+    for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
+    for (const line of result.stdout.split('\n')) {
+      const entry = this.target.parseLogLine(line);
+      if (!entry) continue;
+      const start = this.processStartMonotonicUs;
+      if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
+      for (const { event, text } of reader.readLines(entry.message, entry.at)) {
+        if (event.type !== 'error') continue;
+        const seen = known.get(text) ?? 0;
+        if (seen > 0) known.set(text, seen - 1);
+        else this.apply({ kind: 'journal', at: this.now(), event, text });
+      }
     }
   }
 

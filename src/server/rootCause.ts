@@ -62,7 +62,8 @@ const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
   [/killed by the OOM killer|Out of memory: Killed process|oom-kill/i, 'oom-killer'],
   [/out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory/i, 'out-of-memory'],
   [/No available memory for the cache blocks|larger than the available KV cache memory|is less than desired GPU memory utilization/, 'kv-cache'],
-  [/address already in use|error while attempting to bind on address/i, 'address-in-use'],
+  // uvicorn / Python (`[Errno 98] Address already in use`), SGLang (`port at 30000 is not available in 30 seconds ... used by a process already`).
+  [/address already in use|error while attempting to bind on address|port \d+ is (?:already )?in use|port at \d+ is not available|is used by a process already/i, 'address-in-use'],
   [
     /Watchdog caught collective operation timeout|watchdog got stuck|Process group watchdog thread terminated|Some NCCL operations have failed or timed out|NCCL error|nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage)Error|DistBackendError|DistStoreError/,
     'distributed',

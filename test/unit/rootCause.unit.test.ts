@@ -196,6 +196,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   it('a port in use, uvicorn or Python wording', () => {
     assert.equal(rootCause(errorLines(["ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use", ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
     assert.equal(rootCause(errorLines(['Traceback (most recent call last):', 'OSError: [Errno 98] Address already in use', ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
+    assert.equal(rootCause(errorLines(['Traceback (most recent call last):', "ValueError: metrics_port at 40290 is not available in 30 seconds. metrics_port is used by a process already. process.name()='sglang'", ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
   });
 
   it('a warm-up failure after HTTP was up: the header, then its exception', () => {

@@ -309,7 +309,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
       ctx.lastCode = undefined;
       return events;
     }
-  } else if (ctx.inTraceback && !/^File "/.test(text)) {
+  } else if (ctx.inTraceback && !/^File "/.test(text) && !/^[\^~\s]+$/.test(text)) {
+    // Python 3.11's `^^^^` markers under the code line are not code.
     ctx.lastCode = text;
   }
   if (OOM.test(text) && /CUDA|GPU|HIP|torch/i.test(text)) return [{ type: 'error', text, fatal: true }];

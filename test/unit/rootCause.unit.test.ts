@@ -138,6 +138,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       '[2026-05-13 02:15:18 DP3 TP3] Scheduler hit an exception: Traceback (most recent call last):',
       '  File "/sgl-workspace/sglang/python/sglang/srt/mem_cache/deepseekv4_memory_pool.py", line 144, in create_buffer',
       '    assert self.store_dtype == torch.uint8',
+      '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
       'AssertionError',
       '',
       'Traceback (most recent call last):',

@@ -138,6 +138,9 @@ const OOM = /CUDA out of memory|OutOfMemoryError|out of memory/i;
 const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert|HIP error:|hipError/;
 /** Python chains two exceptions with one of these lines between their tracebacks. */
 const CHAINED = /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):$/;
+const TERMINATE = /^terminate called after throwing/;
+const GLOG_ERROR = /^(?:\([^)]*pid=\d+[^)]*\) )?(?:\[rank\d+\]:)?\[?E\d{3,4} \d{2}:\d{2}:\d{2}/;
+const NCCL_WARN_FAILED = /NCCL WARN .*(?:fail|error|timed? ?out|abort)/i;
 /** Lines of explanation read after an exception whose message is empty (`Exception: Capture cuda graph failed: `). */
 const EXPLANATION_LINES = 6;
 const FATAL_PHRASES: readonly RegExp[] = [
@@ -168,6 +171,8 @@ export interface JournalContext {
   lastCode?: string;
   /** Lines still taken as the explanation of an exception with an empty message. */
   explain?: number;
+  /** A traceback's exception line was just read (no log record since): another one is not taken outside a traceback. */
+  afterException?: boolean;
   /** vLLM's CUDA-graph bars seen so far (created on first use). */
   vllm?: VllmContext;
 }
@@ -218,8 +223,10 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
     }
   }
 
+  if (record) ctx.afterException = false;
   if (TRACEBACK.test(text)) {
     ctx.inTraceback = true;
+    ctx.afterException = false;
     ctx.lastCode = undefined;
     return [{ type: 'error', text, fatal: FATAL_PHRASES.some((re) => re.test(text)) }];
   }
@@ -299,8 +306,11 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   if (!isIndented) {
     const ex = EXCEPTION_LINE.exec(text);
     const known = OOM.test(text) || CUDA_ERROR.test(text);
-    if (ex && (ctx.inTraceback || known)) {
+    // Outside a traceback too when it is not a log record and no traceback just ended: the head of the
+    // traceback is cut off (a journal tail of N lines, a rank's header deduplicated away, a pasted excerpt).
+    if (ex && (ctx.inTraceback || known || (!record && !ctx.afterException))) {
       ctx.inTraceback = false;
+      ctx.afterException = true;
       // A request's exception does not end a server; OOM and CUDA errors do.
       const events: JournalEvent[] = [{ type: 'error', text, fatal: known }];
       // A bare `AssertionError` is explained by the line that raised it; an empty message by what follows.
@@ -316,7 +326,13 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   if (OOM.test(text) && /CUDA|GPU|HIP|torch/i.test(text)) return [{ type: 'error', text, fatal: true }];
   if (CUDA_ERROR.test(text) && !isIndented) return [{ type: 'error', text, fatal: true }];
   // What says why by itself in any engine's words (an argparse error, a port in use, a signal): ./rootCause.
-  if (!isIndented && causeKind(text)) return [{ type: 'error', text, fatal: true }];
+  if (!isIndented && causeKind(text)) {
+    // C++'s uncaught exception: its `what():` line (and where it was raised) follow.
+    if (TERMINATE.test(text)) ctx.explain = 2;
+    return [{ type: 'error', text, fatal: true }];
+  }
+  // torch's C++ errors (glog `E` stamps) and NCCL's warnings of a failure: worth showing, not a cause by themselves.
+  if (GLOG_ERROR.test(rawLine) || NCCL_WARN_FAILED.test(text)) return [{ type: 'error', text, fatal: false }];
   return [];
 }
 
@@ -392,6 +408,7 @@ export class JournalReader {
     // An empty line ends a traceback's explanation block.
     if (message.trim() === '') {
       this.ctx.explain = 0;
+      this.ctx.afterException = false;
       return [];
     }
     if (!this.dedupe.accept(message, at)) return [];

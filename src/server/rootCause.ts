@@ -53,8 +53,12 @@ const ECHO: readonly RegExp[] = [
   /^Traceback \(most recent call last\):?$/,
 ];
 
-/** argparse: one line, `prog: error: ...` (exit status 2); the `usage:` block before it is often missing. */
-const ARGPARSE = /^(?:[\w.-]+\.py|vllm(?: serve)?|sglang(?: serve)?|python3? -m [\w.]+): error: /;
+/**
+ * argparse: one line, `prog: error: ...` (exit status 2); the `usage:` block before it is often
+ * missing. Without the program's name when a server raises SystemExit('error: ...') itself (exit 1).
+ */
+const ARGPARSE =
+  /^(?:(?:[\w.-]+\.py|vllm(?: serve)?|sglang(?: serve)?|python3? -m [\w.]+): error: |error: (?:unrecognized arguments|argument -|the following arguments are required|ambiguous option|one of the arguments))/;
 
 const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
   [ARGPARSE, 'argparse'],
@@ -66,6 +70,11 @@ const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
   [/address already in use|error while attempting to bind on address|port \d+ is (?:already )?in use|port at \d+ is not available|is used by a process already/i, 'address-in-use'],
   [
     /Watchdog caught collective operation timeout|watchdog got stuck|Process group watchdog thread terminated|Some NCCL operations have failed or timed out|NCCL error|nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage)Error|DistBackendError|DistStoreError/,
+    'distributed',
+  ],
+  // torch's c10d store and gloo (a rank that never answers), DeepEP's NVSHMEM bootstrap.
+  [
+    /\[c10d\].* timed out after \d+ms|wait timeout after \d+ms|Timed out waiting \d+ms for (?:send|recv) operation|received errors while waiting for send\/recv from rank|nvshmem setup connections failed|NVSHMEM ERROR/,
     'distributed',
   ],
   [/CUDA error|CUDA driver error|cudaError\w+|CUBLAS_STATUS_\w+|device-side assert|illegal memory access|HIP error|hipError\w+/, 'device-error'],
@@ -117,6 +126,7 @@ interface Item {
 const MAX_DETAIL = 4;
 const MAX_AFTER = 3;
 const HEADER_TRACEBACK = /:\s*Traceback \(most recent call last\):?$/;
+const CONTINUES = /[,:;(]$/;
 
 function strength(item: Item): number {
   return item.cls === 'cause' ? 2 : item.cls === 'exception' ? 1 : 0;
@@ -159,7 +169,10 @@ export function rootCause(lines: readonly string[]): RootCause | undefined {
 
   const detail: string[] = [];
   let next = at + 1;
-  for (; next < items.length && items[next]!.cls === undefined && detail.length < MAX_DETAIL; next++) detail.push(items[next]!.text);
+  // A message that goes on (`..., `, `...failed: `) continues on the next lines, whatever they match.
+  const continues = CONTINUES.test(chosen.text);
+  const isDetail = (item: Item): boolean => item.cls === undefined || (continues && item.cls === 'cause');
+  for (; next < items.length && isDetail(items[next]!) && detail.length < MAX_DETAIL; next++) detail.push(items[next]!.text);
   // A header that is the cause ("Initialization failed. warmup error: Traceback ..."): its exception explains it.
   if (HEADER_TRACEBACK.test(chosen.text) && detail.length === 0) {
     const raised = nextTelling(items, at + 1, true);
@@ -186,7 +199,7 @@ const MAX_CAUSE_CHARS = 400;
 export function formatCause(cause: RootCause): string {
   const head = cause.cause.replace(HEADER_TRACEBACK, '').trim();
   let text = head;
-  if (cause.detail.length > 0) text = /:$/.test(head) ? `${head} ${cause.detail.join(' ')}` : `${head} (${cause.detail.join('; ')})`;
+  if (cause.detail.length > 0) text = CONTINUES.test(head) ? `${head} ${cause.detail.join(' ')}` : `${head} (${cause.detail.join('; ')})`;
   return text.length > MAX_CAUSE_CHARS ? `${text.slice(0, MAX_CAUSE_CHARS - 1)}…` : text;
 }
 

@@ -138,8 +138,10 @@ describe('journal: errors', () => {
     ]);
   });
 
-  it('a generic exception line counts only after a traceback', () => {
-    assert.deepEqual(parseJournalMessage('ValueError: invalid literal'), []);
+  it('a generic exception line counts after a traceback, or alone on stderr (its traceback cut off), not right after another', () => {
+    // A journal tail, a rank's header dropped as a duplicate, an excerpt: the traceback's head may be missing.
+    assert.deepEqual(parseJournalMessage('ValueError: invalid literal'), [{ type: 'error', text: 'ValueError: invalid literal', fatal: false }]);
+    assert.deepEqual(parseJournalMessage('[2026-01-01 00:00:00 TP0] ValueError: invalid literal'), []);
     const reader = new JournalReader();
     assert.deepEqual(reader.read('Traceback (most recent call last):', 1), [
       { type: 'error', text: 'Traceback (most recent call last):', fatal: false },

@@ -50,14 +50,21 @@ describe('real logs: every published log, through the reader and the reducer', (
       const hasShards = lines.some((l) => SHARD_PROGRESS.test(l));
 
       if (header.outcome === 'ready') {
+        // An excerpt of a start that was ready, cut before its verdict line (the header's notes say so): loading, never failed.
+        const excerpt = /excerpt/i.test(header.notes ?? '');
         it('is ready once the completion passes, through loading weights when the log has shard lines', () => {
           const replay = replayLog(lines, { probeReady: true, stallMs: STALL_MS });
           assert.ok(!replay.verdicts.includes('failed'), `verdicts ${replay.verdicts.join(' -> ')}`);
-          assert.ok(replay.afterLog.readyLogSeen || replay.afterLog.phase === 'warming up', `the log reaches the ready line or HTTP: phase ${replay.afterLog.phase}`);
-          assert.equal(replay.final.verdict, 'ready', `verdicts ${replay.verdicts.join(' -> ')}`);
           const ranks = replay.phases.map(phaseRank);
           assert.deepEqual(ranks, [...ranks].sort((a, b) => a - b), `phases in order: ${replay.phases.join(' -> ')}`);
           if (hasShards) assert.ok(replay.phases.includes('loading weights'), `phases ${replay.phases.join(' -> ')}`);
+          const reached = replay.afterLog.readyLogSeen || replay.afterLog.phase === 'warming up';
+          if (!reached && excerpt) {
+            assert.ok(['loading', 'warming up'].includes(replay.afterLog.verdict), `an excerpt without its verdict line is still loading: ${replay.afterLog.verdict}`);
+            return;
+          }
+          assert.ok(reached, `the log reaches the ready line or HTTP: phase ${replay.afterLog.phase}`);
+          assert.equal(replay.final.verdict, 'ready', `verdicts ${replay.verdicts.join(' -> ')}`);
           assert.equal(replay.phases[replay.phases.length - 1], 'ready');
         });
       }
@@ -87,7 +94,7 @@ describe('real logs: every published log, through the reader and the reducer', (
       }
 
       if (header.outcome === 'hang') {
-        it('is never ready nor failed, and stalled once nothing moved for kimi.stallSeconds', () => {
+        it('is never ready nor failed, and stalled once nothing moved for kimi.stallSeconds (from its last progress)', () => {
           const before = replayLog(lines, { stallTickMs: STALL_MS - 5_000, stallMs: STALL_MS });
           assert.notEqual(before.final.verdict, 'stalled', 'not stalled before kimi.stallSeconds');
           const replay = replayLog(lines, { stallTickMs: STALL_MS + 1_000, stallMs: STALL_MS });

@@ -13,6 +13,7 @@ import { JournalReader } from '../../src/server/journal';
 
 export interface FixtureHeader {
   readonly id: string;
+  readonly notes?: string;
   readonly engine: 'sglang' | 'vllm';
   readonly outcome: 'ready' | 'failed' | 'hang';
   readonly class: string;
@@ -104,7 +105,7 @@ export interface ReplayOptions {
   readonly end?: ProcessEnd;
   /** After the log: /health 200 then a 1-token completion that passes, as the watcher probes. */
   readonly probeReady?: boolean;
-  /** After the log: a tick this long after the last line, with no progress since. */
+  /** After the log: a tick this long after the last progress the log made (lines that are not progress may follow it). */
   readonly stallTickMs?: number;
   readonly stallMs?: number;
 }
@@ -147,6 +148,6 @@ export function replayLog(lines: readonly string[], options: ReplayOptions = {})
     apply({ kind: 'http', at: (at += 1_000), result: 'healthy', detail: '/health 200' });
     apply({ kind: 'completion', at: (at += 100), ok: true, detail: '1-token completion answered ("Hi")' });
   }
-  if (options.stallTickMs !== undefined) apply({ kind: 'tick', at: lastLineAt + options.stallTickMs, stallMs });
+  if (options.stallTickMs !== undefined) apply({ kind: 'tick', at: Math.max(lastLineAt, afterLog.lastProgressAt + options.stallTickMs), stallMs });
   return { afterLog, final: state, phases, verdicts, lastLineAt };
 }

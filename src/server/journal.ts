@@ -232,7 +232,10 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   }
 
   const vllm = parseVllmText(text, (ctx.vllm ??= newVllmContext()));
-  if (vllm) {
+  // A traceback's code line (`    raise ValueError("No available memory for the cache blocks. "`) is not the error it raises.
+  if (vllm && /^\s/.test(t0) && vllm.every((e) => e.type === 'error')) {
+    // fall through to the traceback rules below
+  } else if (vllm) {
     if (vllm.some((e) => e.type === 'error') && !/^\s/.test(t0) && EXCEPTION_LINE.test(text)) ctx.inTraceback = false;
     return vllm;
   }

@@ -22,10 +22,13 @@ export type LineClass =
   /** An echo of the end: a child's death seen by its parent, systemd's lines, a traceback's header. */
   | 'echo'
   /** Python's chaining of two exceptions. */
-  | 'chain';
+  | 'chain'
+  /** A traceback's source line (`raise ValueError(...`, `assert x == y`): it explains an exception, it is not one. */
+  | 'code';
 
 export type CauseKind = 'argparse' | 'out-of-memory' | 'oom-killer' | 'distributed' | 'address-in-use' | 'device-error' | 'warmup' | 'signal' | 'kv-cache';
 
+const CODE = /^(?:raise |File "|assert |return |self\.)/;
 const CHAIN = /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):?$/;
 
 const ENGINE_END: readonly RegExp[] = [
@@ -92,6 +95,7 @@ export function lineText(line: string): string {
 /** What one line (prefix stripped) says about a failure; undefined for anything else. */
 export function classifyText(text: string): LineClass | undefined {
   if (CHAIN.test(text)) return 'chain';
+  if (CODE.test(text)) return 'code';
   if (ENGINE_END.some((re) => re.test(text))) return 'engine-end';
   if (ECHO.some((re) => re.test(text))) return 'echo';
   if (causeKind(text)) return 'cause';
@@ -135,7 +139,7 @@ function strength(item: Item): number {
 /** Skips lines of no class (detail, noise) and traceback headers from `from` on; the index of the next telling line. */
 function nextTelling(items: readonly Item[], from: number, skipEcho: boolean): number {
   let i = from;
-  while (i < items.length && (items[i]!.cls === undefined || (skipEcho && items[i]!.cls === 'echo'))) i++;
+  while (i < items.length && (items[i]!.cls === undefined || items[i]!.cls === 'code' || (skipEcho && items[i]!.cls === 'echo'))) i++;
   return i;
 }
 
@@ -162,6 +166,7 @@ export function rootCause(lines: readonly string[]): RootCause | undefined {
   }
   let at = items.findIndex((i) => strength(i) > 0);
   if (at >= 0) at = endOfChain(items, at);
+  // A source line alone is never the cause: the engine's own words that it ended say more.
   else at = items.findIndex((i) => i.cls === undefined);
   if (at < 0) at = items.findIndex((i) => i.cls === 'engine-end');
   if (at < 0) return undefined;
@@ -171,7 +176,7 @@ export function rootCause(lines: readonly string[]): RootCause | undefined {
   let next = at + 1;
   // A message that goes on (`..., `, `...failed: `) continues on the next lines, whatever they match.
   const continues = CONTINUES.test(chosen.text);
-  const isDetail = (item: Item): boolean => item.cls === undefined || (continues && item.cls === 'cause');
+  const isDetail = (item: Item): boolean => item.cls === undefined || item.cls === 'code' || (continues && item.cls === 'cause');
   for (; next < items.length && isDetail(items[next]!) && detail.length < MAX_DETAIL; next++) detail.push(items[next]!.text);
   // A header that is the cause ("Initialization failed. warmup error: Traceback ..."): its exception explains it.
   if (HEADER_TRACEBACK.test(chosen.text) && detail.length === 0) {

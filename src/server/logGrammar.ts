@@ -41,7 +41,7 @@ export function splitLines(message: string): string[] {
   const out: string[] = [];
   for (const piece of stripAnsi(message).split(/[\r\n]+/)) {
     for (const line of splitGlued(piece)) {
-      const trimmed = line.replace(/\s+$/, '');
+      const trimmed = line.trimEnd();
       if (trimmed.trim().length > 0) out.push(trimmed);
     }
   }

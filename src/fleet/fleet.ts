@@ -409,6 +409,9 @@ export class Fleet {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
       const level: LogLevel = state.verdict === 'failed' || state.verdict === 'unreachable' ? 'error' : state.verdict === 'stalled' || state.verdict === 'unhealthy' ? 'warn' : 'info';
       this.log(level, `[${server.name}] ${describe(state)}${why}`);
+    } else if (state.activity && state.activity.kind !== previous.activity?.kind) {
+      // A named quiet step begins: said in the log, in the extension's words.
+      this.log('info', `[${server.name}] ${describe(state)}`);
     } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
       this.log('trace', `[${server.name}] ${state.lastSignal.text}`);
     }

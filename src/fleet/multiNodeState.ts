@@ -122,6 +122,7 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
     phase: allReady ? rank0.phase : least.phase,
     shards: least.shards,
     cudaGraphBatches: least.cudaGraphBatches,
+    activity: allReady ? undefined : least.activity,
     progress: allReady ? 1 : progress,
     lastProgressAt: Math.min(...states.map((s) => s.lastProgressAt)),
     lastSignal,

@@ -50,7 +50,7 @@ export function activityLabel(activity: Activity): string {
 const BAR = String.raw`:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)`;
 
 const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; readonly edge: 'start' | 'progress' | 'end' }> = [
-  { re: /Entering DeepGEMM JIT Pre-Compl(?:ie|ile) session/i, kind: 'deepgemm', edge: 'start' },
+  { re: /Entering DeepGEMM JIT Pre-Comp(?:ile|lie) session/i, kind: 'deepgemm', edge: 'start' },
   { re: /Try DeepGEMM JIT Compiling for\b/i, kind: 'deepgemm', edge: 'start' },
   { re: new RegExp(String.raw`DeepGEMM warmup${BAR}`), kind: 'deepgemm', edge: 'progress' },
   { re: new RegExp(String.raw`DeepGemm\([^)]*\) warmup(?: \((?:[^()]|\([^()]*\))*\))?${BAR}`), kind: 'deepgemm', edge: 'progress' },

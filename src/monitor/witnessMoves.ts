@@ -3,8 +3,8 @@
  *
  * A witness moves when the engine prints a line that says something new (a phase, a count, a
  * step it announces), when HTTP opens, or when the host shows work: bytes read or GPU memory
- * moved by more than noise since the last move, the process tree's CPU time growing at half a
- * core or more, a GPU busy. A /health that is refused (or fails) and a reading equal to the last
+ * moved by more than noise since the last move, the process tree's CPU time growing at a
+ * quarter of a core or more, a GPU busy. A /health that is refused (or fails) and a reading equal to the last
  * one are not moves: a load that is `stalled` stays so until a witness really moves.
  */
 import { ACTIVITY_LABELS, activityLabel, type Activity } from '../server/activity';
@@ -15,8 +15,8 @@ import type { LoadState } from './loadState';
 export const IO_MOVE_BYTES = 8 * 1024 * 1024;
 /** GPU memory (summed over GPUs) moved since the last move, up or down, that counts as a move. */
 export const GPU_MOVE_MIB = 64;
-/** CPU time of the tree growing at this many cores or more is work (an idle Python tree uses a few %). */
-export const CPU_BUSY_CORES = 0.5;
+/** CPU time of the tree growing at this many cores or more is work: an idle (hung) Python tree uses a few % of one; a compiler, a weight post-processing or torch.compile keep one or more busy. */
+export const CPU_BUSY_CORES = 0.25;
 /** The busiest GPU at this utilisation or more is work. */
 export const GPU_BUSY_PERCENT = 10;
 /** The CPU rate is measured over this much of the latest samples. */

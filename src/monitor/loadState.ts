@@ -88,8 +88,10 @@ export interface LoadState {
   readonly activity: Activity | undefined;
   /** The step the engine's own lines announced (activity is this, else one the state implies). */
   readonly lineActivity: Activity | undefined;
-  /** `Load weight end` lines seen (one per rank). */
+  /** SGLang's `Load weight end` lines seen (one per rank: the others may still be processing theirs). */
   readonly weightsEnded: number;
+  /** vLLM said its weights are loaded (`Loading weights took`: one line for every worker). */
+  readonly weightsDone: boolean;
   /** CPU time of the service's process tree: the latest reading, and the cores it kept busy lately. */
   readonly cpu: { readonly at: number; readonly seconds: number; readonly cores: number | undefined } | undefined;
   readonly cpuSamples: readonly CpuSample[];
@@ -178,6 +180,7 @@ export function initialState(at: number): LoadState {
     activity: undefined,
     lineActivity: undefined,
     weightsEnded: 0,
+    weightsDone: false,
     cpu: undefined,
     cpuSamples: [],
     progressMark: { readBytes: 0, gpuUsedMiB: undefined },
@@ -309,7 +312,8 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string, at: nu
       return { ...next, shards: { done, total: event.total } };
     }
     case 'weightsLoaded': {
-      const next = { ...advancePhase(state, 'loading weights'), weightsEnded: state.weightsEnded + 1 };
+      // SGLang's line names the model class (`type=`), once per rank; vLLM's lines do not, and say it for all workers.
+      const next = event.modelType !== undefined ? { ...advancePhase(state, 'loading weights'), weightsEnded: state.weightsEnded + 1 } : { ...advancePhase(state, 'loading weights'), weightsDone: true };
       return next.shards ? { ...next, shards: { done: next.shards.total, total: next.shards.total } } : next;
     }
     case 'kvCache':

@@ -59,7 +59,7 @@ export function progressWitness(before: LoadState, after: LoadState): string | u
     return `CUDA graphs ${after.cudaGraphBatches.done}/${after.cudaGraphBatches.total}`;
   }
   if (after.readyLogSeen && !before.readyLogSeen) return 'the ready line';
-  if (after.weightsEnded > before.weightsEnded) return 'Load weight end';
+  if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone)) return 'Load weight end';
   if (answering(after.http) && !answering(before.http)) return 'HTTP answered';
   const line = after.lineActivity;
   if (line && line !== before.lineActivity) return `journal: ${activityLabel(line)}`;
@@ -96,7 +96,7 @@ export function applyActivityEvent(state: LoadState, event: Extract<JournalEvent
 
 /** The step the state itself implies: the shard bar at 100 % while the phase is still the weights. */
 function impliedActivity(state: LoadState, at: number, previous: Activity | undefined): Activity | undefined {
-  if (state.phase !== 'loading weights' || !state.shards || state.shards.done < state.shards.total) return undefined;
+  if (state.phase !== 'loading weights' || state.weightsDone || !state.shards || state.shards.done < state.shards.total) return undefined;
   const since = previous?.kind === 'post-shards' ? previous.since : at;
   const n = state.weightsEnded;
   return { kind: 'post-shards', since, ...(n > 0 ? { note: `Load weight end from ${n} rank${n === 1 ? '' : 's'}` } : {}) };

@@ -109,7 +109,15 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
 
   it('vllm-dgxspark-nemotron4b-ready: 92 s of torch.compile with one warning line', () => {
     let state = feed(started(), [
+      [17, 'Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:08<00:08,  8.96s/it]'],
+      [41, 'Loading safetensors checkpoint shards: 100% Completed | 2/2 [00:32<00:00, 17.38s/it]'],
+    ]);
+    assert.equal(state.activity?.kind, 'post-shards');
+    state = feed(state, [
       [49, '(EngineCore_DP0 pid=165) INFO 03-18 06:55:49 [default_loader.py:308] Loading weights took 32.77 seconds'],
+    ]);
+    assert.equal(state.activity, undefined, "vLLM's one line says every worker is done");
+    state = feed(state, [
       [51, "(EngineCore_DP0 pid=165) INFO 03-18 06:55:51 [backends.py:643] Using cache directory: /root/.cache/vllm/torch_compile_cache/564663590f/rank_0_0/backbone for vLLM's torch.compile"],
       [51, '(EngineCore_DP0 pid=165) INFO 03-18 06:55:51 [backends.py:703] Dynamo bytecode transform time: 1.81 s'],
       [53, '(EngineCore_DP0 pid=165) INFO 03-18 06:55:53 [backends.py:261] Cache the graph of compile range (1, 2048) for later use'],

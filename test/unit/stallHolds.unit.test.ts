@@ -110,6 +110,26 @@ describe('stalled holds until a witness moves (issue 17)', () => {
   });
 });
 
+describe('what is not a move', () => {
+  it('an idle tree (a fifth of a core), a new log line that says nothing of the load, a changed last signal', () => {
+    let state = reduce(hungAtInit(), tick(20_000));
+    assert.equal(state.verdict, 'stalled');
+    const quiet: Signal[] = [
+      { kind: 'cpu', at: 21_000, cpuSeconds: 50 },
+      { kind: 'cpu', at: 31_000, cpuSeconds: 52 }, // 0.2 cores
+      { kind: 'journal', at: 32_000, event: { type: 'error', text: 'Health check failed', fatal: false }, text: 'Health check failed' },
+      { kind: 'journal', at: 33_000, event: { type: 'systemd', what: 'started', text: 'Started x' }, text: 'Started x' },
+      { kind: 'connection', at: 34_000, up: true },
+      tick(35_000),
+    ];
+    for (const s of quiet) {
+      state = reduce(state, s);
+      assert.equal(state.verdict, 'stalled', `after ${s.kind}`);
+    }
+    assert.equal(state.lastProgressAt, 1500, 'the last move is still the first look at the witnesses');
+  });
+});
+
 describe('a busy silence is not stalled', () => {
   it('CPU time growing at a core or more keeps a silent load loading for minutes; when it stops, stalled', () => {
     let state = hungAtInit();

@@ -73,7 +73,7 @@ export interface LoadState {
   readonly ioTotals: { readonly coldBytes: number; readonly coldMs: number; readonly warmBytes: number; readonly warmMs: number };
   /** Latest GPU memory reading (total over GPUs and per GPU). */
   readonly gpu: { readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[]; readonly utilPercent?: number } | undefined;
-  /** Highest total GPU memory seen in this load: growing past it counts as progress. */
+  /** Highest total GPU memory seen in this load (moves are measured from progressMark, see witnessMoves.ts). */
   readonly gpuPeakMiB: number;
   /** When each phase was first seen. */
   readonly phaseTimes: Readonly<Partial<Record<LoadPhase, number>>>;

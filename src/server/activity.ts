@@ -47,15 +47,16 @@ export function activityLabel(activity: Activity): string {
   return `${ACTIVITY_LABELS[activity.kind]}${count}${activity.note ? ` (${activity.note})` : ''}`;
 }
 
-const BAR = String.raw`:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)`;
+// Bounded repeats: a line of many half-matches must not cost a pass per position.
+const BAR = String.raw`:\s{0,8}(\d+)%\|[^|]{0,200}\|\s{0,8}(\d+)\/(\d+)`;
 
 const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; readonly edge: 'start' | 'progress' | 'end' }> = [
   { re: /Entering DeepGEMM JIT Pre-Comp(?:ile|lie) session/i, kind: 'deepgemm', edge: 'start' },
   { re: /Try DeepGEMM JIT Compiling for\b/i, kind: 'deepgemm', edge: 'start' },
   { re: new RegExp(String.raw`DeepGEMM warmup${BAR}`), kind: 'deepgemm', edge: 'progress' },
-  { re: new RegExp(String.raw`DeepGemm\([^)]*\) warmup(?: \((?:[^()]|\([^()]*\))*\))?${BAR}`), kind: 'deepgemm', edge: 'progress' },
+  { re: new RegExp(String.raw`DeepGemm\(\w{1,60}\) warmup[^:|]{0,200}${BAR}`), kind: 'deepgemm', edge: 'progress' },
   { re: /torch\.compile takes [\d.]+ s in total/, kind: 'torch-compile', edge: 'end' },
-  { re: /Using cache directory: .* for vLLM's torch\.compile/, kind: 'torch-compile', edge: 'start' },
+  { re: /for vLLM's torch\.compile\b/, kind: 'torch-compile', edge: 'start' },
   { re: /Dynamo bytecode transform time: [\d.]+ s/, kind: 'torch-compile', edge: 'start' },
   { re: /Compiling a graph for (?:dynamic shape|compile range)/, kind: 'torch-compile', edge: 'start' },
   { re: /flashinfer\.jit: Finished loading JIT ops\b/, kind: 'flashinfer-jit', edge: 'end' },
@@ -64,8 +65,12 @@ const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; r
   { re: /\[Autotuner\]: Autotuning process starts\b/, kind: 'autotune', edge: 'start' },
 ];
 
+const MAX_LINE = 16 * 1024;
+
 /** One line (its SGLang/vLLM prefix already stripped) -> the activity it announces, if any. */
 export function activityEvents(text: string): JournalEvent[] {
+  // These lines are short; a huge line (a dump, hostile input) is not searched twelve times.
+  if (text.length > MAX_LINE) return [];
   for (const rule of RULES) {
     const m = rule.re.exec(text);
     if (!m) continue;

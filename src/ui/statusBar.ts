@@ -81,10 +81,9 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.verdict === 'unhealthy') lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
   if (state.completion && !state.completion.ok && state.readyAt === undefined) lines.push(`Completion probe: ${state.completion.detail}`);
   if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
-  if (state.phase) lines.push(`Phase: ${state.phase}`);
-  if (state.activity && state.readyAt === undefined && !state.failure) {
-    lines.push(`Now: ${activityLabel(state.activity)}, for ${formatDuration(now - state.activity.since)} (quiet by nature: no ETA for it)`);
-  }
+  // A quiet step is named on the phase's line: a DeepGEMM compile inside graph capture is not "capturing CUDA graphs".
+  const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
+  if (state.phase) lines.push(`Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`);
   if (state.verdict === 'stalled') {
     lines.push(`Stalled: no witness has moved for ${formatDuration(now - state.lastProgressAt)}; last seen: ${lastSeen(state)} at ${clockTime(state.lastProgressAt)}`);
   }

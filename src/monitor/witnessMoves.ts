@@ -98,8 +98,8 @@ export function applyActivityEvent(state: LoadState, event: Extract<JournalEvent
 function impliedActivity(state: LoadState, at: number, previous: Activity | undefined): Activity | undefined {
   if (state.phase !== 'loading weights' || state.weightsDone || !state.shards || state.shards.done < state.shards.total) return undefined;
   const since = previous?.kind === 'post-shards' ? previous.since : at;
-  const n = state.weightsEnded;
-  return { kind: 'post-shards', since, ...(n > 0 ? { note: `Load weight end from ${n} rank${n === 1 ? '' : 's'}` } : {}) };
+  // Not a count: ranks whose `Load weight end` lines are identical are read once (rank de-duplication).
+  return { kind: 'post-shards', since, ...(state.weightsEnded > 0 ? { note: 'some ranks are done' } : {}) };
 }
 
 /**

@@ -53,20 +53,20 @@ const answering = (http: LoadState['http']): boolean => http === 'warming' || ht
 
 /** The witness that moved between two states, in words; undefined when none did. */
 export function progressWitness(before: LoadState, after: LoadState): string | undefined {
-  if (after.phase !== undefined && before.phase !== after.phase) return `phase: ${after.phase}`;
-  if (after.shards && before.shards?.done !== after.shards.done) return `shards ${after.shards.done}/${after.shards.total}`;
+  if (after.phase !== undefined && before.phase !== after.phase) return `"${after.phase}" began`;
+  if (after.shards && before.shards?.done !== after.shards.done) return `shard ${after.shards.done}/${after.shards.total}`;
   if (after.cudaGraphBatches && before.cudaGraphBatches?.done !== after.cudaGraphBatches.done) {
-    return `CUDA graphs ${after.cudaGraphBatches.done}/${after.cudaGraphBatches.total}`;
+    return `CUDA graph batch ${after.cudaGraphBatches.done}/${after.cudaGraphBatches.total}`;
   }
   if (after.readyLogSeen && !before.readyLogSeen) return 'the ready line';
-  if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone)) return 'Load weight end';
-  if (answering(after.http) && !answering(before.http)) return 'HTTP answered';
+  if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone)) return '"Load weight end"';
+  if (answering(after.http) && !answering(before.http)) return 'HTTP opened';
   const line = after.lineActivity;
-  if (line && line !== before.lineActivity) return `journal: ${activityLabel(line)}`;
-  if (!line && before.lineActivity) return `journal: ${ACTIVITY_LABELS[before.lineActivity.kind]} done`;
+  if (line && line !== before.lineActivity) return `the journal: ${activityLabel(line)}`;
+  if (!line && before.lineActivity) return `the journal: ${ACTIVITY_LABELS[before.lineActivity.kind]}, done`;
   const mark = after.progressMark;
   if (after.io && after.io.readBytes - mark.readBytes >= IO_MOVE_BYTES) return 'bytes read';
-  if (after.gpu && mark.gpuUsedMiB !== undefined && Math.abs(after.gpu.usedMiB - mark.gpuUsedMiB) >= GPU_MOVE_MIB) return 'GPU memory';
+  if (after.gpu && mark.gpuUsedMiB !== undefined && Math.abs(after.gpu.usedMiB - mark.gpuUsedMiB) >= GPU_MOVE_MIB) return 'GPU memory moved';
   // Busy readings count only on the signal that carries them, not again at every later signal.
   if (after.cpu && after.cpu !== before.cpu && after.cpu.cores !== undefined && after.cpu.cores >= CPU_BUSY_CORES) {
     return `CPU busy (${after.cpu.cores.toFixed(1)} cores)`;

@@ -77,7 +77,7 @@ describe('stalled holds until a witness moves (issue 17)', () => {
     assert.equal(state.verdict, 'stalled');
     state = reduce(state, gpu(26_000, 4000 + 2048)); // 2 GiB allocated: the CUDA context, weights
     assert.equal(state.verdict, 'loading');
-    assert.equal(state.lastProgressWitness, 'GPU memory');
+    assert.equal(state.lastProgressWitness, 'GPU memory moved');
     for (const s of [gpu(27_000, 6048), tick(26_000 + STALL_MS + 1000)]) state = reduce(state, s);
     assert.equal(state.verdict, 'stalled', 'the same reading again does not keep it loading');
   });

@@ -37,10 +37,10 @@ describe('the stall notice', () => {
     const text = stallNotice('gpu1', before, stalled, now);
     assert.equal(
       text,
-      `Kimi on gpu1 is stalled: no witness has moved for 2m 10s; last seen: loading weights 39% (shard 27/61; last move: shards 27/61) at ${clockTime(T0 + 62_000)}`,
+      `Kimi on gpu1 is stalled: no witness has moved for 2m 10s; last seen: loading weights 39% (shard 27/61; last move: shard 27/61) at ${clockTime(T0 + 62_000)}`,
     );
     assert.equal(stallNotice('gpu1', stalled, reduce(stalled, { kind: 'tick', at: now + 5000, stallMs: STALL_MS }), now + 5000), undefined, 'not again while it stays stalled');
-    assert.match(stalled.lastSignal?.text ?? '', /^no witness has moved for 130 s \(last: shards 27\/61 at \d\d:\d\d:\d\d\)$/);
+    assert.match(stalled.lastSignal?.text ?? '', /^no witness has moved for 130 s \(last: shard 27\/61 at \d\d:\d\d:\d\d\)$/);
   });
 
   it('multi-node: names the node that holds the group back, with its own last move', () => {

@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { UnitStatus } from '../../src/server/events';
 import { JournalReader } from '../../src/server/journal';
 import { activityEvents, activityLabel } from '../../src/server/activity';
@@ -156,5 +158,42 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
     assert.equal(state.verdict, 'warming up');
     assert.equal(state.activity?.kind, 'flashinfer-jit');
     assert.match(describeState(state), /^warming up \(compiling flashinfer kernels/);
+  });
+});
+
+describe('named quiet steps in whole published logs (test/fixtures/real-logs)', () => {
+  const fixture = (id: string): string => fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'real-logs', `${id}.log`), 'utf8');
+
+  /** Every line at its own time (SGLang's prefix), else 10 ms after the last; the states after each line. */
+  function replay(id: string): LoadState[] {
+    let state = started();
+    const reader = new JournalReader();
+    const states: LoadState[] = [];
+    let at = 1000;
+    for (const line of fixture(id).split('\n')) {
+      const stamp = /^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)/.exec(line)?.[1];
+      at = stamp ? Math.max(at, Date.parse(`${stamp.replace(' ', 'T')}Z`)) : at + 10;
+      for (const event of reader.read(line, at)) state = reduce(state, { kind: 'journal', at, event, text: line });
+      states.push(state);
+    }
+    return states;
+  }
+
+  it('slurmv4-dsr1-2node-decode-deepgemm-ready: the DeepGEMM compile inside graph capture is named, counted, with no ETA; nothing named once it serves', () => {
+    const states = replay('slurmv4-dsr1-2node-decode-deepgemm-ready');
+    const compiling = states.filter((s) => s.activity?.kind === 'deepgemm');
+    assert.ok(compiling.length > 0);
+    assert.ok(compiling.every((s) => s.phase === 'capturing CUDA graphs'), [...new Set(compiling.map((s) => s.phase))].join());
+    assert.ok(compiling.some((s) => s.activity?.done === 16384 && s.activity.total === 16384), 'its own bar is read');
+    assert.ok(compiling.every((s) => s.eta === undefined));
+    assert.ok(states.some((s) => s.activity?.kind === 'post-shards'), 'the weights after the last shard too');
+    assert.equal(states[states.length - 1]!.activity, undefined, 'nothing named once it serves');
+  });
+
+  it('sg-15891-deepgemm-warmup-bars: the warmup bars are the compile, not a phase of their own', () => {
+    const states = replay('sg-15891-deepgemm-warmup-bars');
+    const counts = states.filter((s) => s.activity?.kind === 'deepgemm' && s.activity.done !== undefined).map((s) => s.activity!.done!);
+    assert.ok(counts.length >= 2, `${counts}`);
+    assert.deepEqual([...counts].sort((a, b) => a - b), counts, 'the count only grows within a kernel');
   });
 });

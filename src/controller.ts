@@ -384,6 +384,7 @@ export class Controller implements vscode.Disposable {
 
   /** A load that became stalled is said once, as a warning: what was last seen and since when (single- and multi-node). */
   private onStall(server: ServerProfile, previous: LoadState, state: LoadState): void {
+    if (state.verdict !== 'stalled' || previous.verdict === 'stalled') return;
     const notice = stallNotice(server.name, previous, state, Date.now(), this.fleet.snapshot(server).nodes);
     if (notice) void this.notify('warn', notice);
   }

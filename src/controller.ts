@@ -9,6 +9,7 @@ import { TransportError } from './remote/transport';
 import { refusalMessage } from './ui/refusals';
 import type { SessionUi } from './sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from './ui/messages';
+import { stallNotice } from './ui/stallNotice';
 import type { LoadForecast } from './monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './ui/dashboardModel';
 import { confirmRestart, warmThenReport } from './ui/restartDialog';
@@ -342,6 +343,7 @@ export class Controller implements vscode.Disposable {
     switch (event.type) {
       case 'state':
         this.onState(server, event.state);
+        this.onStall(server, event.previous, event.state);
         break;
       case 'end':
         // Only a load under way is offered back after a window reload, not a steady watch.
@@ -378,6 +380,13 @@ export class Controller implements vscode.Disposable {
     this.changed.fire();
     // The other servers' states count too (the status bar's "· 1 failed").
     this.render();
+  }
+
+  /** A load that became stalled is said once, as a warning: what was last seen and since when (single- and multi-node). */
+  private onStall(server: ServerProfile, previous: LoadState, state: LoadState): void {
+    if (state.verdict !== 'stalled' || previous.verdict === 'stalled') return;
+    const notice = stallNotice(server.name, previous, state, Date.now(), this.fleet.snapshot(server).nodes);
+    if (notice) void this.notify('warn', notice);
   }
 
   private async onEnd(server: ServerProfile, outcome: WatchOutcome, quiet: boolean): Promise<void> {

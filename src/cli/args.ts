@@ -125,7 +125,8 @@ Servers come from --config FILE, else $XDG_CONFIG_HOME/kimi-service/servers.json
 flags, else --settings FILE or the user's VS Code settings.json.
 
 Exit codes: 0 done (wait: ready), 1 failed, 2 wait timed out, 3 host unreachable,
-4 host key refused, 5 bad configuration or usage (nothing was run), 130/143 interrupted.
+4 host key refused, 5 bad configuration or usage (nothing was run), 6 wait saw the load
+become stalled (no witness moved for kimi.stallSeconds; the load goes on), 130/143 interrupted.
 `;
 
 function seconds(text: string): number | string {

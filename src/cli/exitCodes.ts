@@ -7,6 +7,8 @@
  *   3  host unreachable (DNS, refused, no answer, connection lost)
  *   4  host key refused (changed, unknown under a strict policy, revoked)
  *   5  bad configuration or usage: invalid settings, unknown server, login refused (nothing was run)
+ *   6  wait saw the load become stalled: the process lives but no witness moved for kimi.stallSeconds
+ *      (the load goes on; read `logs`, then wait again or restart)
  *   130 / 143  interrupted by SIGINT / SIGTERM (nothing on the host is touched)
  */
 import type { TransportErrorKind } from '../remote/transport';
@@ -20,6 +22,7 @@ export const EXIT = {
   unreachable: 3,
   hostKey: 4,
   config: 5,
+  stalled: 6,
   sigint: 130,
   sigterm: 143,
 } as const;
@@ -55,6 +58,8 @@ export function exitForWait(
       return EXIT.failed;
     case 'timeout':
       return EXIT.timeout;
+    case 'stalled':
+      return EXIT.stalled;
     case 'cancelled':
       return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
     case 'not watched':

@@ -83,7 +83,8 @@ export type RestartResult =
   | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
 
 export type WaitResult =
-  | { readonly kind: 'ready' | 'failed' | 'stopped'; readonly snapshot: ServerSnapshot }
+  /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */
+  | { readonly kind: 'ready' | 'failed' | 'stopped' | 'stalled'; readonly snapshot: ServerSnapshot }
   | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };
 
 export class Fleet {
@@ -408,6 +409,9 @@ export class Fleet {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
       const level: LogLevel = state.verdict === 'failed' || state.verdict === 'unreachable' ? 'error' : state.verdict === 'stalled' || state.verdict === 'unhealthy' ? 'warn' : 'info';
       this.log(level, `[${server.name}] ${describe(state)}${why}`);
+    } else if (state.activity && state.activity.kind !== previous.activity?.kind) {
+      // A named quiet step begins: said in the log, in the extension's words.
+      this.log('info', `[${server.name}] ${describe(state)}`);
     } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
       this.log('trace', `[${server.name}] ${state.lastSignal.text}`);
     }
@@ -446,7 +450,9 @@ export class Fleet {
 
   /**
    * Waits until the server is ready, failed or stopped, at most `timeoutMs`: what agents and
-   * scripts call instead of a polling loop. Attaches first when nothing watches it.
+   * scripts call instead of a polling loop. Attaches first when nothing watches it. A load that
+   * becomes stalled during the wait ends it as `stalled` (the agent reads the logs); a load
+   * already stalled when the wait begins is waited on (that wait is the agent's choice to go on).
    */
   async waitFor(
     server: ServerProfile,
@@ -457,6 +463,8 @@ export class Fleet {
     const session = await this.sessionFor(server);
     if (!session.watching) void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
     return new Promise<WaitResult>((resolve) => {
+      // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
+      let movedSinceStart: boolean | undefined;
       const finish = (kind: WaitResult['kind']) => {
         clearTimeout(timer);
         subscription.dispose();
@@ -468,8 +476,12 @@ export class Fleet {
         const state = snapshot.state;
         // Only a state of the load under way counts: a steady watch's ready, or a load's end.
         const verdict = snapshot.loading ? undefined : settled(state);
+        const stalled = state?.verdict === 'stalled';
         if (verdict) finish(verdict);
+        else if (stalled && movedSinceStart === true) finish('stalled');
         else if (snapshot.refusal && !snapshot.watching) finish('not watched');
+        if (!stalled) movedSinceStart = true;
+        else movedSinceStart ??= false;
       };
       const onAbort = () => finish('cancelled');
       const timer = setTimeout(() => finish('timeout'), Math.max(0, options.timeoutMs));

@@ -122,8 +122,11 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
     phase: allReady ? rank0.phase : least.phase,
     shards: least.shards,
     cudaGraphBatches: least.cudaGraphBatches,
+    activity: allReady ? undefined : least.activity,
     progress: allReady ? 1 : progress,
     lastProgressAt: Math.min(...states.map((s) => s.lastProgressAt)),
+    // The witness of the node that moved longest ago: the pair "last seen ... at" stays one node's.
+    lastProgressWitness: states.reduce((a, b) => (b.lastProgressAt < a.lastProgressAt ? b : a)).lastProgressWitness,
     lastSignal,
     readyAt,
     failure,

@@ -10,6 +10,8 @@ import { describe, loadStartedAt } from '../ui/messages';
 import { refusalWord } from '../ui/refusals';
 import type { ServerSnapshot, WaitResult } from './fleet';
 import { nodeIssue } from './multiNodeState';
+import { activityLabel } from '../server/activity';
+import { stallText } from '../ui/stallNotice';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -20,6 +22,10 @@ export interface ServerReport {
   readonly state: string;
   readonly watching: boolean;
   readonly phase: string | null;
+  /** The long quiet step under way inside the phase, in the extension's words (e.g. "compiling DeepGEMM kernels ..."). */
+  readonly activity: string | null;
+  /** While stalled: what was last seen and since when. */
+  readonly stall: string | null;
   /** 0..100 while loading. */
   readonly progressPercent: number | null;
   /** Seconds left, when the ETA is known and not disproved by the clock. */
@@ -89,6 +95,8 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     state: word,
     watching: snapshot.watching,
     phase: state?.phase ?? null,
+    activity: loading && state.activity ? activityLabel(state.activity) : null,
+    stall: watched && state.verdict === 'stalled' ? stallText(server.name, state, now, snapshot.nodes) : null,
     progressPercent: progress,
     etaSeconds: etaMs !== undefined ? Math.round(etaMs / 1000) : null,
     since: since !== undefined ? new Date(since).toISOString() : null,
@@ -130,7 +138,16 @@ export function waitReport(result: WaitResult, waitedMs: number, toolName = 'kim
     case 'stopped':
       next = `${report.server} is stopped (the unit is not running). Restart it to serve again.`;
       break;
+    case 'stalled':
+      next =
+        `${report.stall ?? `${report.server} is stalled`}. The process lives but nothing moves: read the logs for what it waits on ` +
+        `(another rank or node, NCCL, a download, a lock); call ${toolName} again only to keep waiting (a stall already under way does not end the next wait), or restart once the logs show a hang.`;
+      break;
     case 'timeout': {
+      if (report.stall) {
+        next = `Still stalled after waiting ${waited}: ${report.stall}. Read the logs; restart if they show a hang.`;
+        break;
+      }
       const progress = report.progressPercent !== null ? ` ${report.progressPercent}%` : '';
       const eta = report.etaSeconds !== null ? `, about ${formatEta(report.etaSeconds * 1000)}` : '';
       next = `Still ${report.state}${progress}${eta} after waiting ${waited}: call ${toolName} again (the load goes on; do not restart).`;

@@ -83,6 +83,7 @@ export const DESCRIPTIONS = {
     'It follows the load under way (or attaches to the server; it never restarts) and sends progress notifications (percent, summary line) at every state change and at least every 10 s. ' +
     'result "ready": usable now. "failed": the load died; the result has the exit status and the last error lines: do not wait again, read kimi_logs, fix the cause, then restart. ' +
     '"stopped": the unit is not running: restart it if the user wants it serving. ' +
+    '"stalled": the load became stalled during the wait (the process lives, no witness moved for kimi.stallSeconds); the result says what was last seen and since when: read kimi_logs, then restart if they show a hang, or call kimi_wait again to keep waiting. ' +
     '"timeout": still loading or warming up: call kimi_wait AGAIN, do NOT restart (a restart starts the whole load over). ' +
     '"cancelled": the wait was cancelled, the load goes on. "not watched": the host cannot be reached or refused the connection (the message says why). ' +
     STATES_EXPLAINED,

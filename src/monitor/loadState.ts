@@ -1,4 +1,6 @@
 import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
+import type { Activity } from '../server/activity';
+import { applyActivityEvent, cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText, type CpuSample, type ProgressMark } from './witnessMoves';
 import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
@@ -70,8 +72,8 @@ export interface LoadState {
    */
   readonly ioTotals: { readonly coldBytes: number; readonly coldMs: number; readonly warmBytes: number; readonly warmMs: number };
   /** Latest GPU memory reading (total over GPUs and per GPU). */
-  readonly gpu: { readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[] } | undefined;
-  /** Highest total GPU memory seen in this load: growing past it counts as progress. */
+  readonly gpu: { readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[]; readonly utilPercent?: number } | undefined;
+  /** Highest total GPU memory seen in this load (moves are measured from progressMark, see witnessMoves.ts). */
   readonly gpuPeakMiB: number;
   /** When each phase was first seen. */
   readonly phaseTimes: Readonly<Partial<Record<LoadPhase, number>>>;
@@ -81,6 +83,22 @@ export interface LoadState {
   readonly eta: { readonly at: number; readonly readyAt: number; readonly basis: string } | undefined;
   /** Set once when the shard count and the bytes read disagree badly; the watcher logs it. */
   readonly witnessWarning: string | undefined;
+  // --- named quiet phases and stalls (issue 17, docs/phases-and-stalls.md) ---
+  /** The long quiet step under way inside the phase (a JIT compile, weights after the last shard), if known. */
+  readonly activity: Activity | undefined;
+  /** The step the engine's own lines announced (activity is this, else one the state implies). */
+  readonly lineActivity: Activity | undefined;
+  /** SGLang's `Load weight end` lines seen (one per rank: the others may still be processing theirs). */
+  readonly weightsEnded: number;
+  /** vLLM said its weights are loaded (`Loading weights took`: one line for every worker). */
+  readonly weightsDone: boolean;
+  /** CPU time of the service's process tree: the latest reading, and the cores it kept busy lately. */
+  readonly cpu: { readonly at: number; readonly seconds: number; readonly cores: number | undefined } | undefined;
+  readonly cpuSamples: readonly CpuSample[];
+  /** The witnesses' readings at the last progress: a move is measured from there, not from the last reading. */
+  readonly progressMark: ProgressMark;
+  /** Which witness moved last (at lastProgressAt), for "last seen". */
+  readonly lastProgressWitness: string | undefined;
 }
 
 export type Signal =
@@ -105,7 +123,9 @@ export type Signal =
    * a byte twice and never stays at 0 while either grows. `coldBytes` is read_bytes alone.
    */
   | { readonly kind: 'io'; readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number }
-  | { readonly kind: 'gpu'; readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[] }
+  | { readonly kind: 'gpu'; readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[]; readonly utilPercent?: number }
+  /** CPU seconds (user + system) of MainPID and its descendants, or of the unit's cgroup. */
+  | { readonly kind: 'cpu'; readonly at: number; readonly cpuSeconds: number }
   /** History / page-cache knowledge for this load (ETA prior); sent at the start of a watch. */
   | { readonly kind: 'prior'; readonly at: number; readonly prior: LoadPrior };
 
@@ -169,6 +189,14 @@ export function initialState(at: number): LoadState {
     prior: undefined,
     eta: undefined,
     witnessWarning: undefined,
+    activity: undefined,
+    lineActivity: undefined,
+    weightsEnded: 0,
+    weightsDone: false,
+    cpu: undefined,
+    cpuSamples: [],
+    progressMark: { readBytes: 0, gpuUsedMiB: undefined },
+    lastProgressWitness: undefined,
   };
 }
 
@@ -263,6 +291,8 @@ export function witnessDisagreement(state: LoadState): string | undefined {
 }
 
 function withEta(state: LoadState, at: number): LoadState {
+  // A named quiet step (a JIT compile, weights after the last shard) has no forecast: no ETA rather than "30s left" for minutes.
+  if (state.activity !== undefined) return state.eta === undefined ? state : { ...state, eta: undefined };
   const weightsEndedAt = state.phaseTimes['allocating KV cache'] ?? state.phaseTimes['capturing CUDA graphs'] ?? state.phaseTimes['warming up'];
   const totalBytes = totalBytesOf(state);
   const eta = estimateEta({
@@ -284,7 +314,7 @@ function advancePhase(state: LoadState, phase: LoadPhase): LoadState {
   return { ...state, phase };
 }
 
-function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadState {
+function foldJournal(state: LoadState, event: JournalEvent, text: string, at: number): LoadState {
   switch (event.type) {
     case 'phase':
       return advancePhase(state, event.phase);
@@ -294,7 +324,8 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
       return { ...next, shards: { done, total: event.total } };
     }
     case 'weightsLoaded': {
-      const next = advancePhase(state, 'loading weights');
+      // SGLang's line names the model class (`type=`), once per rank; vLLM's lines do not, and say it for all workers.
+      const next = event.modelType !== undefined ? { ...advancePhase(state, 'loading weights'), weightsEnded: state.weightsEnded + 1 } : { ...advancePhase(state, 'loading weights'), weightsDone: true };
       return next.shards ? { ...next, shards: { done: next.shards.total, total: next.shards.total } } : next;
     }
     case 'kvCache':
@@ -317,21 +348,11 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
       const recentErrors = withErrorLine(state.recentErrors, text, true);
       return { ...state, recentErrors };
     }
+    case 'activity':
+      return applyActivityEvent(state, event, at);
     case 'systemd':
       return state;
   }
-}
-
-function madeProgress(before: LoadState, after: LoadState): boolean {
-  return (
-    before.phase !== after.phase ||
-    before.shards?.done !== after.shards?.done ||
-    before.cudaGraphBatches?.done !== after.cudaGraphBatches?.done ||
-    before.readyLogSeen !== after.readyLogSeen ||
-    (before.http !== after.http && after.http !== 'error') ||
-    (after.io?.readBytes ?? 0) > (before.io?.readBytes ?? 0) ||
-    after.gpuPeakMiB > before.gpuPeakMiB
-  );
 }
 
 function verdictOf(state: LoadState): Verdict {
@@ -362,7 +383,14 @@ function finish(before: LoadState, after: LoadState, at: number, text: string | 
   if (after.phase !== undefined && after.phaseTimes[after.phase] === undefined) {
     after = { ...after, phaseTimes: { ...after.phaseTimes, [after.phase]: at } };
   }
-  if (madeProgress(before, after)) after = { ...after, lastProgressAt: at, stalled: false };
+  after = foldActivity(before, after, at);
+  const moved = progressWitness(before, after);
+  if (moved !== undefined) {
+    after = { ...after, lastProgressAt: at, lastProgressWitness: moved, stalled: false, progressMark: { readBytes: after.io?.readBytes ?? 0, gpuUsedMiB: after.gpu?.usedMiB } };
+  } else if (after.gpu !== undefined && after.progressMark.gpuUsedMiB === undefined) {
+    // The first GPU reading is where moves are measured from, not a move.
+    after = { ...after, progressMark: { ...after.progressMark, gpuUsedMiB: after.gpu.usedMiB } };
+  }
   if (after.failure === undefined && after.readyAt === undefined) {
     after = withEta(after, at);
     if (after.witnessWarning === undefined) {
@@ -437,7 +465,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
     }
     case 'journal': {
-      const next = foldJournal(state, signal.event, signal.text);
+      const next = foldJournal(state, signal.event, signal.text, signal.at);
       const relevant = signal.event.type !== 'systemd' || signal.event.what !== 'started';
       return finish(state, next, signal.at, relevant ? signal.text : undefined);
     }
@@ -493,9 +521,14 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'gpu': {
       const next: LoadState = {
         ...state,
-        gpu: { at: signal.at, usedMiB: signal.usedMiB, totalMiB: signal.totalMiB, perGpu: signal.perGpu },
+        gpu: { at: signal.at, usedMiB: signal.usedMiB, totalMiB: signal.totalMiB, perGpu: signal.perGpu, ...(signal.utilPercent !== undefined ? { utilPercent: signal.utilPercent } : {}) },
         gpuPeakMiB: Math.max(state.gpuPeakMiB, signal.usedMiB),
       };
+      return finish(state, next, signal.at, undefined);
+    }
+    case 'cpu': {
+      const cpuSamples = pushCpuSample(state.cpuSamples, { at: signal.at, seconds: signal.cpuSeconds });
+      const next: LoadState = { ...state, cpuSamples, cpu: { at: signal.at, seconds: signal.cpuSeconds, cores: cpuCores(cpuSamples) } };
       return finish(state, next, signal.at, undefined);
     }
     case 'prior':
@@ -504,7 +537,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       const alive = state.unit !== undefined && isAlive(state.unit);
       const stalled = alive && state.connected && signal.at - state.lastProgressAt >= signal.stallMs;
       if (stalled === state.stalled) return state;
-      return finish(state, { ...state, stalled }, signal.at, stalled ? `no progress for ${Math.round((signal.at - state.lastProgressAt) / 1000)} s` : undefined);
+      return finish(state, { ...state, stalled }, signal.at, stalled ? stallSignalText(state, signal.at) : undefined);
     }
   }
 }

@@ -13,9 +13,14 @@ import { modelSizeCommand, type ModelSize, type ProcIo } from '../server/procIo'
 import type { Signal } from './loadState';
 import { witnessSignals } from './witnessProbe';
 
+/** The sampler's GPU query: memory, and the utilisation a busy silence shows (a JIT compile's kernels, a spinning collective). */
+const SAMPLER_GPU_QUERY = GPU_QUERY_COMMAND.replace('memory.total', 'memory.total,utilization.gpu');
+
 /**
  * One round, in sh: `S alive processes unreadable read_bytes rchar cgroup_rbytes|-` and the
- * argument (the previous round's GPU lines) appended.
+ * argument (the previous round's GPU lines) appended, then ` Cticks:hz:cgroup_usage_usec|-`: the
+ * CPU time of the tree (utime+stime+cutime+cstime of each process: a reaped child's time moves
+ * into its parent's, so the sum does not drop when a compiler process ends) and of the cgroup.
  * The tree is MainPID and every descendant (ppid from /proc/PID/stat, read after the last ")"
  * since comm may hold spaces), grown to a fixed point; /proc/PID/io is read with `read`.
  */
@@ -37,8 +42,9 @@ const TICK = [
   '      case "$tree" in *" ${pp#*:} "*) tree="$tree${pp%%:*} "; more=1;; esac',
   '    done',
   '  done',
-  '  n=0; u=0; rb=0; rc=0',
+  '  n=0; u=0; rb=0; rc=0; ct=0',
   '  for p in $tree; do',
+  '    { read -r l < /proc/$p/stat; } 2>/dev/null && { r=${l##*) }; set -- $r; ct=$((ct + ${12} + ${13} + ${14} + ${15})); }',
   '    ok=0',
   '    { while read -r k v; do case $k in read_bytes:) rb=$((rb + v)); ok=1;; rchar:) rc=$((rc + v));; esac; done < /proc/$p/io; } 2>/dev/null',
   '    if [ $ok = 1 ]; then n=$((n + 1)); else u=$((u + 1)); fi',
@@ -48,6 +54,12 @@ const TICK = [
   '    cgb=0',
   '    while read -r dev rest; do for kv in $rest; do case $kv in rbytes=*) cgb=$((cgb + ${kv#rbytes=}));; esac; done; done < "/sys/fs/cgroup$cg/io.stat"',
   '  fi',
+  '  cgc=-',
+  '  if [ -n "$cg" ] && [ -r "/sys/fs/cgroup$cg/cpu.stat" ]; then',
+  '    while read -r k v; do case $k in usage_usec) cgc=$v;; esac; done < "/sys/fs/cgroup$cg/cpu.stat"',
+  '  fi',
+  '  cpu=',
+  '  [ $alive = 1 ] && cpu=" C$ct:$hz:$cgc"',
   '  lst=',
   '  if [ -n "$lp" ]; then',
   '    l=0',
@@ -60,7 +72,7 @@ const TICK = [
   '    done',
   '    lst=" L$l"',
   '  fi',
-  "  printf 'S %s %s %s %s %s %s%s%s\\n' $alive $n $u $rb $rc $cgb \"$lst\" \"$extra\"",
+  "  printf 'S %s %s %s %s %s %s%s%s%s\\n' $alive $n $u $rb $rc $cgb \"$lst\" \"$extra\" \"$cpu\"",
   '}',
 ].join('\n');
 
@@ -96,18 +108,21 @@ export function samplerCommand(options: SamplerOptions): string {
   const portHex = listenPort === undefined ? '' : listenPort.toString(16).toUpperCase().padStart(4, '0');
   const script = [
     `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}`,
+    // Clock ticks per second of /proc/PID/stat's times (one getconf, at the start).
+    "hz=$(getconf CLK_TCK 2>/dev/null); case $hz in ''|*[!0-9]*) hz=100;; esac",
     ...modelSize,
     TICK,
     // Paced by nvidia-smi's own loop: a round at each first GPU's line. One line per round (one
     // SSH packet): the round's record, then the previous round's GPU memory.
     'if command -v nvidia-smi >/dev/null 2>&1; then',
-    '  used=; totals=; sent=',
-    `  ${GPU_QUERY_COMMAND} -lms ${ms} 2>/dev/null | while IFS= read -r g; do`,
+    '  used=; totals=; utils=; sent=',
+    `  ${SAMPLER_GPU_QUERY} -lms ${ms} 2>/dev/null | while IFS= read -r g; do`,
     '    case $g in 0,*) if [ -n "$used" ]; then',
-    '      if [ "$totals" = "$sent" ]; then tick " U${used#,}"; else tick " U${used#,} T${totals#,}"; sent=$totals; fi',
-    '      used=; totals=',
+    '      if [ "$totals" = "$sent" ]; then tick " U${used#,} P${utils#,}"; else tick " U${used#,} T${totals#,} P${utils#,}"; sent=$totals; fi',
+    '      used=; totals=; utils=',
     '    fi;; esac',
-    '    case $g in [0-9]*,*,*) r=${g#*,}; u=${r%%,*}; t=${r#*,}; used="$used,${u# }"; totals="$totals,${t# }";; esac',
+    // index, used, total, utilization: `[N/A]`, `[Not Supported]` become `-` (no space may enter the record).
+    "    case $g in [0-9]*,*,*) r=${g#*,}; u=${r%%,*}; r=${r#*,}; t=${r%%,*}; p=${r#*,}; [ \"$p\" = \"$r\" ] && p=; p=${p# }; case $p in ''|*[!0-9]*) p=-;; esac; used=\"$used,${u# }\"; totals=\"$totals,${t# }\"; utils=\"$utils,$p\";; esac",
     '  done',
     'fi',
     // No GPU tool (or it ended): paced by sleep, one process per round.
@@ -139,7 +154,7 @@ export class SamplerReader {
   read(line: string, at: number): SamplerRound {
     const size = /^M (\d+) (\d+)\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
-    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?\s*$/.exec(line);
+    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d+):(\d+):(\d+|-))?\s*$/.exec(line);
     if (!m) return { signals: [] };
     const io: ProcIo = {
       processes: Number(m[2]),
@@ -149,20 +164,29 @@ export class SamplerReader {
       ...(m[6] !== '-' ? { cgroupReadBytes: Number(m[6]) } : {}),
     };
     if (m[9] !== undefined) this.totalsMiB = m[9].split(',').map(mib);
-    const gpu = m[8] !== undefined ? this.gpuReading(m[8]) : undefined;
-    const signals = witnessSignals({ io, gpu }, at, this.totalBytes());
+    const gpu = m[8] !== undefined ? this.gpuReading(m[8], m[10]) : undefined;
+    const cpuSeconds = m[11] !== undefined ? cpuSecondsOf(Number(m[11]), Number(m[12]), m[13] === '-' ? undefined : Number(m[13])) : undefined;
+    const signals = witnessSignals({ io, gpu, ...(cpuSeconds !== undefined ? { cpuSeconds } : {}) }, at, this.totalBytes());
     return { signals, alive: m[1] === '1', ...(m[7] !== undefined ? { listening: m[7] === '1' } : {}) };
   }
 
-  private gpuReading(usedList: string): GpuReading {
+  private gpuReading(usedList: string, utilList: string | undefined): GpuReading {
     const gpus: GpuMemory[] = [];
     usedList.split(',').forEach((text, index) => {
       const usedMiB = mib(text);
       const totalMiB = this.totalsMiB[index];
       if (usedMiB !== undefined && totalMiB !== undefined) gpus.push({ index, usedMiB, totalMiB });
     });
-    return gpus.length > 0 ? { gpus } : { gpus, reason: 'nvidia-smi gave no memory readings' };
+    const utils = (utilList ?? '').split(',').map(mib).filter((u): u is number => u !== undefined && u <= 100);
+    if (gpus.length === 0) return { gpus, reason: 'nvidia-smi gave no memory readings' };
+    return utils.length > 0 ? { gpus, utilPercent: Math.max(...utils) } : { gpus };
   }
+}
+
+/** The cgroup's figure when it has one (it counts every process of the unit), else the tree's ticks. */
+function cpuSecondsOf(ticks: number, hz: number, cgroupUsec: number | undefined): number | undefined {
+  if (cgroupUsec !== undefined) return cgroupUsec / 1e6;
+  return hz > 0 ? ticks / hz : undefined;
 }
 
 /** A MiB figure as nvidia-smi prints it with nounits; `[N/A]` and the like are no reading. */

@@ -20,7 +20,11 @@ export function wantsWitnesses(state: LoadState): { mainPid: number; controlGrou
  * Bytes read by the tree: the largest of read_bytes, rchar and the cgroup's rbytes (see the
  * 'io' Signal in loadState.ts for why). Undefined when no process of the tree was readable.
  */
-export function witnessSignals(out: { readonly io?: ProcIo | undefined; readonly gpu?: GpuReading | undefined }, at: number, totalBytes: number | undefined): Signal[] {
+export function witnessSignals(
+  out: { readonly io?: ProcIo | undefined; readonly gpu?: GpuReading | undefined; readonly cpuSeconds?: number },
+  at: number,
+  totalBytes: number | undefined,
+): Signal[] {
   const signals: Signal[] = [];
   if (out.io && out.io.processes > 0) {
     const readBytes = Math.max(out.io.readBytes, out.io.rchar, out.io.cgroupReadBytes ?? 0);
@@ -30,7 +34,8 @@ export function witnessSignals(out: { readonly io?: ProcIo | undefined; readonly
   if (out.gpu && out.gpu.gpus.length > 0) {
     const t = totalGpuMemory(out.gpu.gpus);
     const perGpu: GpuMemory[] = out.gpu.gpus;
-    signals.push({ kind: 'gpu', at, usedMiB: t.usedMiB, totalMiB: t.totalMiB, perGpu });
+    signals.push({ kind: 'gpu', at, usedMiB: t.usedMiB, totalMiB: t.totalMiB, perGpu, ...(out.gpu.utilPercent !== undefined ? { utilPercent: out.gpu.utilPercent } : {}) });
   }
+  if (out.cpuSeconds !== undefined && Number.isFinite(out.cpuSeconds)) signals.push({ kind: 'cpu', at, cpuSeconds: out.cpuSeconds });
   return signals;
 }

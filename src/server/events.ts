@@ -26,8 +26,16 @@ export type JournalEvent =
       /** Not a line of its own: what explains the exception before it (the line that raised it, "Possible solutions"). */
       readonly detail?: boolean;
     }
+  /**
+   * A long, quiet step the engine announced (a JIT compile, torch.compile, autotuning): `start`
+   * names it, `progress` counts it (its own tqdm bar), `end` says it finished (server/activity.ts).
+   */
+  | { readonly type: 'activity'; readonly activity: ActivityKind; readonly edge: 'start' | 'progress' | 'end'; readonly done?: number; readonly total?: number }
   /** systemd's own words about the unit: started, stopping, main process exited, failed. */
   | { readonly type: 'systemd'; readonly what: 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart'; readonly text: string };
+
+/** The long quiet steps the monitor names (their words: server/activity.ts ACTIVITY_LABELS). */
+export type ActivityKind = 'deepgemm' | 'torch-compile' | 'flashinfer-jit' | 'autotune' | 'post-shards';
 
 /**
  * Load phases in the order a real SGLang start goes through them

@@ -5,6 +5,8 @@ export const GPU_QUERY_COMMAND = 'nvidia-smi --query-gpu=index,memory.used,memor
 
 export interface GpuReading {
   readonly gpus: GpuMemory[];
+  /** The busiest GPU's utilization.gpu, when it was asked and known. */
+  readonly utilPercent?: number;
   /** Why there are no readings (nvidia-smi failed, not installed, ...); absent when all is well. */
   readonly reason?: string;
 }

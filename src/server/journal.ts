@@ -5,6 +5,7 @@
  * "are we inside a traceback").
  */
 import { quote } from '../remote/shell';
+import { activityEvents } from './activity';
 import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
 import { splitLines, stripAnsi, stripPrefix, type StrippedLine } from './logGrammar';
@@ -345,7 +346,7 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
  */
 export function parseJournalMessage(message: string, ctx: JournalContext = { inTraceback: false }): JournalEvent[] {
   const out: JournalEvent[] = [];
-  for (const line of splitMessage(message)) out.push(...parseJournalLine(line, ctx));
+  for (const line of splitMessage(message)) out.push(...parseJournalLine(line, ctx), ...activityEvents(stripPrefix(line).text));
   return out;
 }
 

@@ -2,6 +2,7 @@ import type { ServerProfile } from '../config';
 import { formatDuration, type LoadState } from '../monitor/loadState';
 import type { WatchOutcome } from '../monitor/watcher';
 import { causeText, formatCause, rootCause } from '../server/rootCause';
+import { activityLabel } from '../server/activity';
 
 /** The moment a load's clock starts: the restart we asked for, else the process start. */
 export function loadStartedAt(state: LoadState): number {
@@ -62,5 +63,7 @@ export function describe(state: LoadState): string {
   if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches) {
     details.push(`${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
   }
+  // The step under way inside the phase, in the extension's words (a JIT compile is not "capturing CUDA graphs").
+  if (state.activity && state.readyAt === undefined && state.failure === undefined) details.push(activityLabel(state.activity));
   return `${state.verdict}${percent}${details.length ? ` (${details.join(', ')})` : ''}`;
 }

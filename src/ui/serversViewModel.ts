@@ -63,6 +63,8 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   const watched = snapshot.watching && state !== undefined && !snapshot.refusal;
   const parts: string[] = [report.state];
   if (report.progressPercent !== null) parts[0] = `${report.state} ${report.progressPercent}%`;
+  // The quiet step under way (a JIT compile...), in place of an ETA nothing can give for it.
+  if (report.activity) parts.push(report.activity);
   if (report.etaSeconds !== null) parts.push(`about ${formatEta(report.etaSeconds * 1000)}`);
   // Uptime as systemd counts it, from the process start: a server found ready by a first look was up long before.
   if (watched && state.verdict === 'ready' && state.readyAt !== undefined) parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);

@@ -7,6 +7,8 @@ import { bytesFraction, formatDuration, type LoadState } from '../monitor/loadSt
 import { formatBytes, formatEta, formatRate, visibleEta } from '../monitor/eta';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';
+import { activityLabel } from '../server/activity';
+import { lastSeen } from './stallNotice';
 
 /** What the status bar shows: the active server's last known load state. */
 export interface StatusView {
@@ -79,7 +81,12 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.verdict === 'unhealthy') lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
   if (state.completion && !state.completion.ok && state.readyAt === undefined) lines.push(`Completion probe: ${state.completion.detail}`);
   if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
-  if (state.phase) lines.push(`Phase: ${state.phase}`);
+  // A quiet step is named on the phase's line: a DeepGEMM compile inside graph capture is not "capturing CUDA graphs".
+  const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
+  if (state.phase) lines.push(`Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`);
+  if (state.verdict === 'stalled') {
+    lines.push(`Stalled: no witness has moved for ${formatDuration(now - state.lastProgressAt)}; last seen: ${lastSeen(state)} at ${clockTime(state.lastProgressAt)}`);
+  }
   if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
   if (state.cudaGraphBatches) lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
   if (state.progress !== undefined) lines.push(`Progress: ${Math.floor(state.progress * 100)}%`);
@@ -88,7 +95,11 @@ function activeServerTooltip(view: StatusView, now: number): string {
     const frac = bytesFraction(state);
     lines.push(`Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`);
   }
-  if (state.gpu) lines.push(`GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}`);
+  if (state.gpu) {
+    const util = state.gpu.utilPercent !== undefined ? ` · busiest GPU ${state.gpu.utilPercent}%` : '';
+    lines.push(`GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}${util}`);
+  }
+  if (state.cpu?.cores !== undefined && state.readyAt === undefined) lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
   if (remaining !== undefined && state.eta) lines.push(`ETA: ${formatEta(remaining)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`);
   if (state.witnessWarning) lines.push(state.witnessWarning);

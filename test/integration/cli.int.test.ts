@@ -201,6 +201,15 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.ok(Date.now() - started < 12_000, `a 4 s wait took ${Date.now() - started} ms`);
   });
 
+  it('a load that stalls during wait ends it with exit 6 and what was last seen, since when', async () => {
+    await host.configureSimulator({ fault: { hangAt: 'init' } });
+    const stalling = writeConfig('stall.json', [serverEntry(host)], { stallSeconds: 10 });
+    const wait = await cli('restart', '--wait', '--timeout', '90', '--yes', '--config', stalling);
+    assert.equal(wait.code, 6, show(wait));
+    assert.match(wait.stdout.at(-1)!, /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% .* at \d\d:\d\d:\d\d\. The process lives but nothing moves: read the logs/, show(wait));
+    await host.configureSimulator({ fault: {} });
+  });
+
   it('SIGTERM / SIGINT during wait end it at once (143 / 130), touching nothing on the host', async () => {
     await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2 } });
     assert.equal((await cli('restart', '--config', config)).code, 0);

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings, type ServerProfile, type Settings } from '../../src/config';
 import { Fleet } from '../../src/fleet/fleet';
-import { serverReport } from '../../src/fleet/report';
+import { serverReport, waitReport } from '../../src/fleet/report';
 import { NO_QUESTIONS_UI } from '../../src/fleet/standalone';
 import type { Verdict } from '../../src/monitor/loadState';
 import { createSession } from '../../src/sessionFactory';
@@ -238,10 +238,31 @@ describe('multi-node servers and several hosts (private network)', function () {
         const { fleet: f, settings } = startFleet([entry()], { stallSeconds: 10 });
         server = settings.servers[0]!;
         await f.restart(server, { force: true });
-        await waitFor(() => f.snapshot(server).state?.verdict === 'stalled', { timeoutMs: 60_000, message: 'stalled' });
+        // The agents' wait ends as stalled, with what was last seen on that node and since when.
+        const waited = await f.waitFor(server, { timeoutMs: 60_000 });
+        assert.equal(waited.kind, 'stalled', serverReport(waited.snapshot).summary);
+        const node1 = `node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\)`;
+        assert.match(waitReport(waited, 0).next, new RegExp(`^Kimi on ${server.name} is stalled \\(${node1}\\): no witness has moved for 1\\ds; last seen: loading weights`));
         const report = serverReport(f.snapshot(server));
-        assert.match(report.summary, new RegExp(`node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\) makes no progress`), report.summary);
+        assert.match(report.summary, new RegExp(`${node1} makes no progress`), report.summary);
         assert.ok(!/node 0 .* makes no progress/.test(report.summary), report.summary);
+        // It holds (per node, and for the server) while both hosts keep answering: watched past twice the 3-5 s after which it used to flip.
+        const verdicts: string[] = [];
+        let lastStateAt = 0;
+        const stalledAt = Date.now();
+        const subscription = f.onEvent((event) => {
+          if (event.type !== 'state' || event.server.name !== server.name) return;
+          verdicts.push(event.state.verdict);
+          lastStateAt = Date.now();
+        });
+        try {
+          await waitFor(() => lastStateAt >= stalledAt + 12_000, { timeoutMs: 60_000, message: 'the nodes still reporting 12 s after the stall' });
+        } finally {
+          subscription.dispose();
+        }
+        assert.ok(verdicts.length >= 3, `states after the stall: ${verdicts.length}`);
+        assert.deepEqual([...new Set(verdicts)], ['stalled'], `verdicts after the stall: ${verdicts}`);
+        assert.equal(f.snapshot(server).nodes?.[1]?.state?.verdict, 'stalled');
       } finally {
         await nodes[1]!.configureSimulator({ fault: {} });
         await nodes[0]!.configureSimulator({ unbalancedLoadingTimeoutSeconds: 6 });

@@ -16,6 +16,8 @@ function report(patch: Partial<ServerReport> = {}): ServerReport {
     state: 'loading',
     watching: true,
     phase: 'loading weights',
+    activity: null,
+    stall: null,
     progressPercent: 45,
     etaSeconds: 240,
     since: '2026-11-30T10:00:00.000Z',

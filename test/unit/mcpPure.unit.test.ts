@@ -21,6 +21,8 @@ function report(over: Partial<ServerReport> = {}): ServerReport {
     state: 'loading',
     watching: true,
     phase: 'loading weights',
+    activity: null,
+    stall: null,
     progressPercent: 10,
     etaSeconds: 300,
     since: null,

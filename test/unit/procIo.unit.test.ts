@@ -79,7 +79,7 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
     );
     assert.equal(pids[0], tree.pid);
     const out = firstRound(samplerCommand({ mainPid: tree.pid ?? 0, intervalMs: 200, controlGroup: '/no/such/cgroup' }));
-    assert.match(out, /^S 1 4 0 \d+ \d+ -$/, out); // alive; outer sh, middle sh, reader (now sleep), sleeper (now sleep)
+    assert.match(out, /^S 1 4 0 \d+ \d+ - C\d+:\d+:-$/, out); // alive; outer sh, middle sh, reader (now sleep), sleeper (now sleep); their CPU ticks
     const rchar = Number(out.split(' ')[5]);
     assert.ok(rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
     const round = new SamplerReader(() => 4 * 1024 * 1024).read(out, 5);

@@ -40,7 +40,7 @@ describe('sampler: paced by nvidia-smi -lms on a host that has it', function () 
       const fake = path.join(dir, 'nvidia-smi');
       fs.writeFileSync(
         fake,
-        `#!/bin/sh\necho started >> '${dir}/starts'\nwhile :; do printf '0, 100, 81920\\n1, 200, 81920\\n'; sleep 0.05; done\n`,
+        `#!/bin/sh\necho started >> '${dir}/starts'\nwhile :; do printf '0, 100, 81920, 37\\n1, 200, 81920, [Not Supported]\\n'; sleep 0.05; done\n`,
       );
       fs.chmodSync(fake, 0o755);
       const command = samplerCommand({ mainPid: process.pid, intervalMs: 50 });
@@ -52,8 +52,13 @@ describe('sampler: paced by nvidia-smi -lms on a host that has it', function () 
       const lines = out.trim().split('\n');
       assert.equal(lines.length, 3, out);
       // The totals once, in the first record; then the used memory only.
-      assert.match(lines[0]!, /^S 1 \d+ \d+ \d+ \d+ - U100,200 T81920,81920$/);
-      for (const line of lines.slice(1)) assert.match(line, /^S 1 \d+ \d+ \d+ \d+ - U100,200$/);
+      // GPU utilisation per GPU (`-` where nvidia-smi has none), then the tree's CPU ticks.
+      assert.match(lines[0]!, /^S 1 \d+ \d+ \d+ \d+ - U100,200 T81920,81920 P37,- C\d+:\d+:-$/);
+      for (const line of lines.slice(1)) assert.match(line, /^S 1 \d+ \d+ \d+ \d+ - U100,200 P37,- C\d+:\d+:-$/);
+      const round = new SamplerReader(() => undefined).read(lines[0]!, 5);
+      const gpu = round.signals.find((s) => s.kind === 'gpu');
+      assert.equal(gpu?.kind === 'gpu' ? gpu.utilPercent : undefined, 37, 'the busiest GPU');
+      assert.ok(round.signals.some((s) => s.kind === 'cpu' && s.cpuSeconds > 0), 'the CPU time of this test process');
       assert.equal(fs.readFileSync(path.join(dir, 'starts'), 'utf8'), 'started\n', 'nvidia-smi started once, not once per round');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

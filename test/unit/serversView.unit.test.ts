@@ -47,6 +47,18 @@ describe('servers view rows', () => {
     assert.match(forwarded!.tooltip, /http:\/\/127\.0\.0\.1:30001 is forwarded to http:\/\/localhost:41234/);
   });
 
+  it('a quiet step is named on the row (no ETA for it); a stalled row says since when and what was last seen', () => {
+    let quiet = reduce(loading(), { kind: 'journal', at: 5000, event: { type: 'shards', done: 64, total: 64, percent: 100 }, text: 'shards 64/64' });
+    quiet = reduce(quiet, { kind: 'prior', at: 5100, prior: { afterWeightsMs: 20_000, loads: 2 } });
+    const [row] = serverRows([snap('q', quiet, { loading: true })], undefined, 65_000);
+    assert.equal(row!.description, 'loading 90% · processing weights after the last shard');
+    assert.match(row!.tooltip, /q: loading 90% \(loading weights, 64\/64 shards, processing weights after the last shard\)/);
+    const stalled = reduce(loading(), { kind: 'tick', at: 3000 + 130_000, stallMs: 120_000 });
+    const [s2] = serverRows([snap('s', stalled, { loading: true })], undefined, 3000 + 130_000);
+    assert.match(s2!.description, /^stalled 45%/);
+    assert.equal(s2!.icon, 'warning');
+  });
+
   it('nothing watched, or a refusal: the same words as the status bar', () => {
     const [idle, refused] = serverRows([
       snap('idle', undefined, { watching: false }),

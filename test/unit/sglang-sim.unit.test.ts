@@ -296,11 +296,13 @@ describe('sglang-sim: state files', () => {
     assert.equal(state.applyColdFiles(model, null).size, 0);
   });
 
-  it('gpu.json has the pid and one entry per GPU', () => {
+  it('gpu.json has the pid and one entry per GPU, with its utilisation (what nvidia-smi utilization.gpu reads)', () => {
     state.writeGpu(dir, 1234, [100.4, 200.6], 81920);
     const j = JSON.parse(fs.readFileSync(path.join(dir, 'gpu.json'), 'utf8'));
     assert.equal(j.pid, 1234);
-    assert.deepEqual(j.gpus, [{ index: 0, memoryUsedMiB: 100, memoryTotalMiB: 81920 }, { index: 1, memoryUsedMiB: 201, memoryTotalMiB: 81920 }]);
+    assert.deepEqual(j.gpus, [{ index: 0, memoryUsedMiB: 100, memoryTotalMiB: 81920, utilizationGpu: 0 }, { index: 1, memoryUsedMiB: 201, memoryTotalMiB: 81920, utilizationGpu: 0 }]);
+    state.writeGpu(dir, 1234, [100], 81920, 85);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'gpu.json'), 'utf8')).gpus[0].utilizationGpu, 85);
   });
 });
 

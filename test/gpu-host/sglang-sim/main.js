@@ -50,6 +50,10 @@
  *     crashAt "init"|"weights"|"kv"|"cudaGraph"|"warmup", kind "traceback"|"oom"|"cuda", afterShards N (weights,
  *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
  *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue
+ *     busySilence {at: "afterShards"|"cudaGraph", seconds N, gpuUtil P (default 0), deepGemm true}: N s with no
+ *       line, a child process burning a CPU core and the GPUs at P % utilisation, as a real post-shard weight
+ *       processing (afterShards: the bar at 100 %, "Load weight end" only after) or a DeepGEMM JIT compile
+ *       (cudaGraph, after the first batch; deepGemm: SGLang's "Entering DeepGEMM JIT Pre-Compile session" lines first)
  *     slowWarmupSeconds N   warm-up generation takes N s
  *     warmupFails true      warm-up request fails: "Initialization failed. warmup error: ..." then kill -9 self
  *     http "hang"|"html500"|"truncatedJson"|"hugeBody"|"wrongContentType"|"errorWithChoices"|"emptyChoices"|"healthFlapping"
@@ -154,7 +158,7 @@ class Sim {
     this.lastGpuWrite = now;
     const used = this.usedGB();
     const arr = Array.from({ length: this.tp }, (_, i) => (zero || used === 0 ? 0 : used * 1024 + i * 2));
-    try { state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB); } catch { /* state dir gone */ }
+    try { state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB, zero ? 0 : this.gpuUtil || 0); } catch { /* state dir gone */ }
   }
 
   /**
@@ -181,6 +185,7 @@ class Sim {
     if (this.loader) this.loader.stop();
     if (this.api) this.api.close();
     if (this.dist) this.dist.close();
+    if (this.busyChild) this.busyChild.kill('SIGKILL');
     this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
     this.writeGpu(true, true);
   }
@@ -282,6 +287,25 @@ class Sim {
     await new Promise(() => {});
   }
 
+  /** sim.json fault.busySilence at this point: no line for N s while a child burns a core and the GPUs are busy. */
+  async busySilence(at) {
+    const b = this.fault.busySilence;
+    if (!b || b.at !== at || !(b.seconds > 0)) return;
+    if (b.deepGemm) {
+      this.log.rank(this.firstRank, 'Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. It is recommended to run `sglang.compile_deep_gemm` with same args as `sglang.launch_server` for pre-compilation to reduce the overhead if you have not run it before. For example: `python3 -m sglang.compile_deep_gemm --model deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code`');
+      this.log.rank(this.firstRank, 'Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ');
+    }
+    const ms = b.seconds * 1000;
+    // a compiler (nvcc) or the weight post-processing: CPU time in the server's process tree, nothing printed
+    this.busyChild = require('child_process').spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], { stdio: 'ignore' });
+    this.gpuUtil = Number(b.gpuUtil) || 0;
+    this.writeGpu(true);
+    await new Promise((resolve) => this.busyChild.on('exit', resolve));
+    this.busyChild = null;
+    this.gpuUtil = 0;
+    this.writeGpu(true);
+  }
+
   async faultPoint(phase) {
     if (this.fault.crashAt === phase) { this.crash(phase); await new Promise(() => {}); }
     if (this.fault.hangAt === phase) await this.hang();
@@ -348,6 +372,7 @@ class Sim {
     this.measurePageCache(shards);
     log.allRanks(`Load weight begin. avail mem=${f2(this.availGB())} GB`);
     await this.loadWeights(shards);
+    await this.busySilence('afterShards');
     // all weights on the GPUs (the last progress write may have been throttled away)
     this.mem.weights = cfg.weightsGB;
     this.writeGpu(true);
@@ -498,6 +523,10 @@ class Sim {
       }
       const desc = `Capturing batches (bs=${order[i]} avail_mem=${f2(this.availGB())} GB)`;
       show(tqdm.defaultLine(desc, i, nb, meter.elapsed(Date.now()), rate));
+      if (i === 1) {
+        if (!lines && this.nodeRank === 0) log.raw('\n');
+        await this.busySilence('cudaGraph');
+      }
       await sleep((cfg.cudaGraphSeconds * 1000) / nb);
       this.mem.graph = cfg.cudaGraphGB * ((i + 1) / nb);
       this.writeGpu(true);

@@ -99,11 +99,11 @@ function applyColdFiles(modelFiles, coldFiles) {
   return new Set(cold);
 }
 
-function writeGpu(root, pid, usedMiB, totalMiB) {
+function writeGpu(root, pid, usedMiB, totalMiB, utilizationGpu = 0) {
   writeJsonAtomic(path.join(root, 'gpu.json'), {
     pid,
     updatedAt: new Date().toISOString(),
-    gpus: usedMiB.map((m, i) => ({ index: i, memoryUsedMiB: Math.round(m), memoryTotalMiB: totalMiB })),
+    gpus: usedMiB.map((m, i) => ({ index: i, memoryUsedMiB: Math.round(m), memoryTotalMiB: totalMiB, utilizationGpu })),
   });
 }
 

@@ -1,0 +1,83 @@
+/**
+ * The long, quiet steps of a load, named from the engine's own lines (docs/phases-and-stalls.md).
+ * Pure. journal.ts asks `activityEvents` for every line, after its own rules; the reducer
+ * (monitor/loadState.ts) keeps the step under way and names it in the extension's words.
+ *
+ * Wordings, from the engines' source:
+ * - SGLang deep_gemm_wrapper/compile_utils.py: `Entering DeepGEMM JIT Pre-Compile session. It may
+ *   take a long time (typically 10-20 mins) ...` (older: `Pre-Complie`), `Try DeepGEMM JIT
+ *   Compiling for <GEMM_NT_F8F8BF16> N=..., K=..., num_groups=... with all Ms.`, then a tqdm bar
+ *   `DeepGEMM warmup:  45%|...| 7373/16384 [...]`; vLLM's deep_gemm_warmup.py: a bar
+ *   `DeepGemm(fp8_gemm_nt) warmup (W=torch.Size([...])): ...`.
+ * - vLLM's torch.compile (compilation/backends.py, monitor.py): `Using cache directory: ... for
+ *   vLLM's torch.compile`, `Dynamo bytecode transform time: 1.81 s`, `Compiling a graph for
+ *   dynamic shape takes 10.2 s` / `... for compile range (1, 2048) takes 90.39 s`, and the end
+ *   `torch.compile takes 92.20 s in total`.
+ * - flashinfer's JIT (inside CUDA-graph capture and warm-up): `flashinfer.jit: Loading JIT ops:
+ *   NAME` ... `flashinfer.jit: Finished loading JIT ops: NAME`; its autotuner: `[Autotuner]:
+ *   Autotuning process starts ...` / `... ends`.
+ * The regexes are not anchored: these lines come with their own timestamps and logger prefixes,
+ * and may be glued to the end of a tqdm bar.
+ */
+import type { ActivityKind, JournalEvent } from './events';
+
+/** What the monitor says while a step is under way: the extension's words, not the engine's. */
+export const ACTIVITY_LABELS: Readonly<Record<ActivityKind, string>> = {
+  deepgemm: 'compiling DeepGEMM kernels (first start; 10-20 min without a persistent cache)',
+  'torch-compile': "torch.compile (compiling the model's graphs: minutes on a first start, cached after)",
+  'flashinfer-jit': 'compiling flashinfer kernels (JIT: a first start only)',
+  autotune: 'autotuning kernels (flashinfer)',
+  'post-shards': 'processing weights after the last shard',
+};
+
+/** The step under way, as LoadState keeps it. */
+export interface Activity {
+  readonly kind: ActivityKind;
+  /** When it began (epoch ms). */
+  readonly since: number;
+  /** Its own bar, when it prints one (DeepGEMM warmup). */
+  readonly done?: number;
+  readonly total?: number;
+  readonly note?: string;
+}
+
+/** "compiling DeepGEMM kernels (...) 7373/16384", "processing weights after the last shard (2 ranks done)". */
+export function activityLabel(activity: Activity): string {
+  const count = activity.done !== undefined && activity.total !== undefined ? ` ${activity.done}/${activity.total}` : '';
+  return `${ACTIVITY_LABELS[activity.kind]}${count}${activity.note ? ` (${activity.note})` : ''}`;
+}
+
+// Bounded repeats: a line of many half-matches must not cost a pass per position.
+const BAR = String.raw`:\s{0,8}(\d+)%\|[^|]{0,200}\|\s{0,8}(\d+)\/(\d+)`;
+
+const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; readonly edge: 'start' | 'progress' | 'end' }> = [
+  { re: /Entering DeepGEMM JIT Pre-Comp(?:ile|lie) session/i, kind: 'deepgemm', edge: 'start' },
+  { re: /Try DeepGEMM JIT Compiling for\b/i, kind: 'deepgemm', edge: 'start' },
+  { re: new RegExp(String.raw`DeepGEMM warmup${BAR}`), kind: 'deepgemm', edge: 'progress' },
+  { re: new RegExp(String.raw`DeepGemm\(\w{1,60}\) warmup[^:|]{0,200}${BAR}`), kind: 'deepgemm', edge: 'progress' },
+  { re: /torch\.compile takes [\d.]+ s in total/, kind: 'torch-compile', edge: 'end' },
+  { re: /for vLLM's torch\.compile\b/, kind: 'torch-compile', edge: 'start' },
+  { re: /Dynamo bytecode transform time: [\d.]+ s/, kind: 'torch-compile', edge: 'start' },
+  { re: /Compiling a graph for (?:dynamic shape|compile range)/, kind: 'torch-compile', edge: 'start' },
+  { re: /flashinfer\.jit: Finished loading JIT ops\b/, kind: 'flashinfer-jit', edge: 'end' },
+  { re: /flashinfer\.jit: Loading JIT ops\b/, kind: 'flashinfer-jit', edge: 'start' },
+  { re: /\[Autotuner\]: Autotuning process ends\b/, kind: 'autotune', edge: 'end' },
+  { re: /\[Autotuner\]: Autotuning process starts\b/, kind: 'autotune', edge: 'start' },
+];
+
+const MAX_LINE = 16 * 1024;
+
+/** One line (its SGLang/vLLM prefix already stripped) -> the activity it announces, if any. */
+export function activityEvents(text: string): JournalEvent[] {
+  // These lines are short; a huge line (a dump, hostile input) is not searched twelve times.
+  if (text.length > MAX_LINE) return [];
+  for (const rule of RULES) {
+    const m = rule.re.exec(text);
+    if (!m) continue;
+    if (rule.edge === 'progress') {
+      return [{ type: 'activity', activity: rule.kind, edge: 'progress', done: Number(m[2]), total: Number(m[3]) }];
+    }
+    return [{ type: 'activity', activity: rule.kind, edge: rule.edge }];
+  }
+  return [];
+}

@@ -67,7 +67,7 @@ const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; r
 
 const MAX_LINE = 16 * 1024;
 
-/** One line (its SGLang/vLLM prefix already stripped) -> the activity it announces, if any. */
+/** One log line -> the quiet step it announces, if any (the rules are not anchored: any prefix may stand before). */
 export function activityEvents(text: string): JournalEvent[] {
   // These lines are short; a huge line (a dump, hostile input) is not searched twelve times.
   if (text.length > MAX_LINE) return [];

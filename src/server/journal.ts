@@ -346,8 +346,14 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
  */
 export function parseJournalMessage(message: string, ctx: JournalContext = { inTraceback: false }): JournalEvent[] {
   const out: JournalEvent[] = [];
-  for (const line of splitMessage(message)) out.push(...parseJournalLine(line, ctx), ...activityEvents(stripPrefix(line).text));
+  for (const line of splitMessage(message)) out.push(...lineEvents(line, ctx));
   return out;
+}
+
+/** One line's events: what it says of the load, then the quiet step it names (server/activity.ts). */
+function lineEvents(line: string, ctx: JournalContext): JournalEvent[] {
+  // The whole line: a logger prefix (`... - INFO - flashinfer.jit: `) can be part of the wording.
+  return [...parseJournalLine(line, ctx), ...activityEvents(line)];
 }
 
 // ---------------------------------------------------------------- rank de-duplication
@@ -418,7 +424,7 @@ export class JournalReader {
     if (!this.dedupe.accept(message, at)) return [];
     const out: ReadLine[] = [];
     for (const line of splitMessage(message)) {
-      for (const event of parseJournalLine(line, this.ctx)) {
+      for (const event of lineEvents(line, this.ctx)) {
         const text = event.type === 'error' && event.detail ? event.text : line.trim();
         out.push({ event, text: text.slice(0, LINE_TEXT_CHARS) });
       }

@@ -95,6 +95,16 @@ function classify(line, engine) {
   return out;
 }
 
+/**
+ * An HTTP line with the address the replay really listens on: the extension follows the address a
+ * server announces ("Uvicorn running on http://0.0.0.0:30000"), and the replayed server is not on
+ * the log's port. Other lines are returned as they are.
+ */
+function withAddress(line, host, port) {
+  if (!HTTP_LINE.test(line)) return line;
+  return line.replace(/http:\/\/(?:\[[0-9a-fA-F:.]+\]|[^\s/:]+):\d+/, `http://${host}:${port}`);
+}
+
 // ---- the end --------------------------------------------------------------------------------
 /** How the process ends once the last line is out: exit N, a signal, hang (alive, silent) or serve. */
 function endOf(header) {
@@ -220,4 +230,4 @@ function witnessesAfter(steps) {
   return out;
 }
 
-module.exports = { DEFAULT_OPTIONS, parseTimestamp, logYear, classify, endOf, checkHeader, options, planReplay, splitLines, witnessesAfter };
+module.exports = { DEFAULT_OPTIONS, parseTimestamp, logYear, classify, withAddress, endOf, checkHeader, options, planReplay, splitLines, witnessesAfter };

@@ -10,7 +10,8 @@
 // replay keys: log (fixture id under test/fixtures/real-logs, or a path to a .log; its header is
 //   the .json next to it), dir (another fixtures folder), speed, maxGapMs, defaultGapMs, leadMs
 //   (replay-plan.js DEFAULT_OPTIONS), accessLog (false: uvicorn's access lines are not printed, so
-//   the journal holds the log's lines only), outcome / exitCode / exitSignal (override the header).
+//   the journal holds the log's lines only), rewriteAddress (true: the HTTP lines announce the address
+//   this process listens on, not the log's), outcome / exitCode / exitSignal (override the header).
 const fs = require('fs');
 const path = require('path');
 const { writeAll } = require('./log');
@@ -68,6 +69,13 @@ class Replay {
     this.stopped = false;
     this.shards = [];
     this.shardsWanted = 0;
+    this.rewriteAddress = cfg.replay.rewriteAddress !== false;
+  }
+
+  /** The log's HTTP line announcing where this process listens (replay-plan.js withAddress). */
+  addressed(line) {
+    const { host, port } = this.sim.args;
+    return plan.withAddress(line, host === '0.0.0.0' || !host ? '0.0.0.0' : host, port);
   }
 
   start() {
@@ -95,7 +103,8 @@ class Replay {
     const parts = [];
     const due = [];
     while (this.next < steps.length && steps[this.next].atMs <= elapsed) {
-      parts.push(this.fixture.rawLines[this.next], Buffer.from('\n'));
+      const i = this.next;
+      parts.push(steps[i].http && this.rewriteAddress ? Buffer.from(this.addressed(steps[i].line)) : this.fixture.rawLines[i], Buffer.from('\n'));
       due.push(this.next++);
     }
     if (parts.length) writeAll(2, Buffer.concat(parts));
@@ -179,6 +188,11 @@ class Replay {
 
 /** Entry from main.js / vllm.js when sim.json has `replay`: args are the unit's parsed flags. */
 function main(unitArgs, cfg, root) {
+  // on the next turn: vllm.js, the main module of a vLLM unit, sets its exports after main() returns
+  setImmediate(() => run(unitArgs, cfg, root));
+}
+
+function run(unitArgs, cfg, root) {
   let replay;
   try {
     replay = new Replay(loadFixture(cfg.replay), unitArgs, cfg, root);

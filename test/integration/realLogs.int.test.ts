@@ -95,7 +95,7 @@ describe('published SGLang and vLLM logs replayed through the real sshd, one per
   this.timeout(90_000);
   const hosts = new Map<Header['engine'], GpuHost>();
   let test: TestSession | undefined;
-  const failures = new Map<string, WatchOutcome>();
+  const failures = new Map<string, { outcome: WatchOutcome; journal: string[] }>();
 
   before(async function () {
     this.timeout(120_000);
@@ -170,19 +170,21 @@ describe('published SGLang and vLLM logs replayed through the real sshd, one per
       });
     } else if (h.outcome === 'failed') {
       it(`${title} ends failed, with how the process ended`, async () => {
-        const { end, verdicts } = await replay(h, FAST_WATCH);
+        const { host, end, verdicts } = await replay(h, FAST_WATCH);
         const outcome = await settled(h, end);
         assert.equal(outcome.end, 'failed', `ended ${outcome.end}: ${outcome.message}\nverdicts ${verdicts}`);
         assert.ok(!verdicts.includes('ready'), `verdicts: ${verdicts}`);
-        failures.set(h.id, outcome);
+        failures.set(h.id, { outcome, journal: await host.journal() });
         assert.match(outcome.state.failure!.summary, exitWords(h));
       });
       it(`${title} shows the cause: ${JSON.stringify(h.cause)}`, () => {
-        const outcome = failures.get(h.id);
-        assert.ok(outcome, 'the replay ended failed (previous case)');
-        const { summary, lines } = outcome.state.failure!;
+        const failed = failures.get(h.id);
+        assert.ok(failed, 'the replay ended failed (previous case)');
+        const { summary, lines } = failed.outcome.state.failure!;
         const shown = [summary, ...lines].join('\n');
-        assert.ok(shown.includes(h.cause), `the cause ${JSON.stringify(h.cause)} is not in what the user is shown:\n${summary}\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+        const inJournal = failed.journal.some((l) => l.includes(h.cause));
+        assert.ok(shown.includes(h.cause), `the cause ${JSON.stringify(h.cause)} is not in what the user is shown` +
+          ` (the journal has it: ${inJournal}):\n${summary}\n${lines.map((l) => `  | ${l}`).join('\n')}`);
       });
     } else {
       it(`${title} is stalled within stallSeconds and stays stalled while the process hangs`, async () => {

@@ -171,10 +171,22 @@ class Replay {
     this.stopped = true;
     const { sim } = this;
     if (e.kind === 'signal') {
-      await sim.killSelfWith(e.signal);
+      await this.killSelf(e.signal);
       return;
     }
     await sim.exit(e.code);
+  }
+
+  /** Killed by `signal` (SGLang's kill_process_tree: SIGKILL), after the port and the readers. */
+  async killSelf(signal) {
+    const { sim } = this;
+    sim.exiting = true;
+    if (sim.api) sim.api.close();
+    if (sim.loader) await sim.loader.stopAndWait(500);
+    sim.cleanup();
+    process.removeAllListeners(signal); // our own stop handlers must not catch it
+    process.kill(process.pid, signal);
+    setTimeout(() => process.exit(1), 1000); // a signal whose default is not to end the process
   }
 
   /** SIGTERM/SIGINT/SIGHUP (a stop or a restart): the port closes, the readers go, exit 0. */
@@ -201,15 +213,6 @@ function run(unitArgs, cfg, root) {
     process.exit(1);
   }
   const sim = replay.sim;
-  sim.killSelfWith = async (signal) => {
-    sim.exiting = true;
-    if (sim.api) sim.api.close();
-    if (sim.loader) await sim.loader.stopAndWait(500);
-    sim.cleanup();
-    process.removeAllListeners(signal); // our own stop handlers must not catch it
-    process.kill(process.pid, signal);
-    setTimeout(() => process.exit(1), 1000); // a signal this process ignores
-  };
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => replay.stop());
   process.on('exit', () => sim.cleanup());
   process.on('uncaughtException', (e) => {

@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { waitFor } from '../util/waitFor';
 
 interface Step { atMs: number; realMs?: number; line: string; shards?: { done: number; total: number }; markers: string[]; http: boolean; ready: boolean }
 interface Plan { engine: string; end: { kind: string; code?: number; signal?: string }; steps: Step[]; httpAt: number; readyAt: number; durationMs: number; realSpanMs: number }
@@ -237,16 +238,47 @@ describe('replay of published logs: the player (replay.js) as a process', functi
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  function run(id: string, port: number, onStderr?: (all: Buffer) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: Buffer }> {
+  function run(id: string, port: number, onStderr?: (all: Buffer) => void, o: { model?: string; started?: (pid: number) => void } = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: Buffer }> {
     fs.writeFileSync(path.join(root, 'sim.json'), JSON.stringify({ replay: { log: id, speed: 100, maxGapMs: 300 } }));
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '-m', 'sglang.launch_server', '--model-path', path.join(root, 'none'), '--port', String(port)],
-        { env: { ...process.env, KIMI_SIM_ROOT: root }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '-m', 'sglang.launch_server', '--model-path', o.model ?? path.join(root, 'none'),
+        '--tp', '2', '--port', String(port)], { env: { ...process.env, KIMI_SIM_ROOT: root }, stdio: ['ignore', 'ignore', 'pipe'] });
+      o.started?.(child.pid!);
       const parts: Buffer[] = [];
       child.stderr.on('data', (d: Buffer) => { parts.push(d); onStderr?.(Buffer.concat(parts)); });
       child.on('close', (code, signal) => resolve({ code, signal, stderr: Buffer.concat(parts) }));
     });
   }
+
+  /** Bytes read (rchar) by the children of pid: the reader processes. */
+  function childrenRead(pid: number): number {
+    let kids: string[] = [];
+    try { kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean); } catch { return 0; }
+    let n = 0;
+    for (const k of kids) {
+      try { n += Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${k}/io`, 'utf8'))?.[1] ?? 0); } catch { /* gone */ }
+    }
+    return n;
+  }
+
+  it('a ready log: the shards are read and GPU memory shown as its lines go, /health 200 after "fired up", SIGTERM ends it', async () => {
+    const model = path.join(root, 'model');
+    fs.mkdirSync(model);
+    for (let i = 1; i <= 4; i++) fs.writeFileSync(path.join(model, `model-0000${i}-of-00004.safetensors`), Buffer.alloc(2 << 20, i));
+    const port = await freePort();
+    let pid = 0;
+    const done = run('sg-zhdoc-qwen3-06b-ready', port, undefined, { model, started: (p) => { pid = p; } });
+    await waitFor(async () => (await healthStatus(port)) === 200, { timeoutMs: 10_000, message: '/health 200' });
+    assert.ok(childrenRead(pid) >= 4 * (2 << 20), `the readers read ${childrenRead(pid)} bytes of 8 MiB`);
+    const gpu = JSON.parse(fs.readFileSync(path.join(root, 'gpu.json'), 'utf8')) as { pid: number; gpus: { memoryUsedMiB: number }[] };
+    assert.equal(gpu.pid, pid);
+    assert.equal(gpu.gpus.length, 2);
+    assert.ok(gpu.gpus.every((g) => g.memoryUsedMiB > 60 * 1024), JSON.stringify(gpu.gpus));
+    process.kill(pid, 'SIGTERM');
+    const r = await done;
+    assert.equal(r.code, 0);
+    assert.equal(r.stderr.toString('utf8').split('\n').length - 1, 30, 'every line of the log, nothing else');
+  });
 
   it('an argparse error: the log\'s bytes on stderr, exit 2', async () => {
     const r = await run('sg-12818-kimi-argparse', await freePort());

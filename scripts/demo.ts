@@ -11,9 +11,12 @@
 // Options (or environment): --port N (KIMI_DEMO_PORT, default 8080 or a free port)
 //                           --seconds N (KIMI_DEMO_SECONDS, load length, default 75)
 //                           --no-build (use the existing dist/kimi-service.vsix)
+//                           --replay ID (a published log of test/fixtures/real-logs played as the server
+//                             instead of the simulated load, docs/replay.md; --speed N (default 30) and
+//                             --max-gap S (longest silence, default 10 s) compress its timing)
 //                           KIMI_DEMO_VSIX=path (install that VSIX instead of building)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +38,16 @@ function portFree(port: number): Promise<boolean> {
 }
 
 const say = (s: string) => console.log(`[demo] ${s}`);
+
+/** `--replay ID`: the fixture's header (engine, outcome) and the sim.json that plays it. */
+function replayOf(id: string): { engine: 'sglang' | 'vllm'; outcome: string; sim: Record<string, unknown> } {
+  const file = join(REPO_ROOT, 'test', 'fixtures', 'real-logs', `${id}.json`);
+  if (!/^[\w.-]+$/.test(id) || !existsSync(file)) throw new Error(`no published log ${id} (test/fixtures/real-logs/${id}.json)`);
+  const header = JSON.parse(readFileSync(file, 'utf8')) as { engine: 'sglang' | 'vllm'; outcome: string };
+  const speed = Number(arg('speed') ?? 30);
+  const maxGapMs = Number(arg('max-gap') ?? 10) * 1000;
+  return { engine: header.engine, outcome: header.outcome, sim: { replay: { log: id, speed, maxGapMs } } };
+}
 
 async function main(): Promise<void> {
   const seconds = Number(arg('seconds') ?? process.env.KIMI_DEMO_SECONDS ?? 75);
@@ -78,9 +91,16 @@ async function main(): Promise<void> {
     if (stopping) return;
 
     // 2. The simulated GPU host.
-    say(`starting the simulated GPU host (sshd on 127.0.0.1, SGLang simulator, ${SHARDS} x ${SHARD_BYTES / 1048576} MiB model, ~${seconds} s load) ...`);
-    host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: simForLoad(seconds, SHARDS, SHARD_BYTES) });
-    await host.writeUnit(unitWithParsers(host), { reload: true });
+    const replayId = arg('replay');
+    const replay = replayId ? replayOf(replayId) : undefined;
+    if (replay) {
+      say(`starting the simulated GPU host (sshd on 127.0.0.1, ${replay.engine} replaying ${replayId}: ${replay.outcome}) ...`);
+      host = await startGpuHost({ shards: 8, shardBytes: SHARD_BYTES, engine: replay.engine, ...(replay.engine === 'vllm' ? { unitName: 'vllm-k26' } : {}), sim: replay.sim });
+    } else {
+      say(`starting the simulated GPU host (sshd on 127.0.0.1, SGLang simulator, ${SHARDS} x ${SHARD_BYTES / 1048576} MiB model, ~${seconds} s load) ...`);
+      host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: simForLoad(seconds, SHARDS, SHARD_BYTES) });
+    }
+    if (replay?.engine !== 'vllm') await host.writeUnit(unitWithParsers(host), { reload: true });
     if (stopping) return;
 
     // 3. code-server with the extension, configured for that host.
@@ -98,7 +118,9 @@ async function main(): Promise<void> {
         `\`${host.unitName}\` on a simulated GPU host reached over SSH (127.0.0.1:${host.sshPort}).`,
         '',
         '1. Press Ctrl+Shift+P (or F1), run **Kimi: Restart Kimi service**, confirm **Restart**.',
-        '2. Watch the status bar: restarting -> loading NN% -> warming up -> ready.',
+        replay
+          ? `2. Watch the status bar: the server replays the published log ${replayId} (it ends ${replay.outcome}).`
+          : '2. Watch the status bar: restarting -> loading NN% -> warming up -> ready.',
         '3. The notification says how long the load took; **Show log** opens the log channel.',
         '4. After ready, the parsers are verified ("Parsers verified").',
         '',
@@ -124,8 +146,9 @@ async function main(): Promise<void> {
           (on another machine: ssh -L ${port}:127.0.0.1:${port} THIS_HOST, then open the same URL)
 
   Then:   Ctrl+Shift+P (or F1) -> "Kimi: Restart Kimi service" -> Restart.
-          Watch the status bar, bottom left: Kimi: restarting -> loading NN% -> warming up -> ready
-          (~${Math.round(seconds)} s), the "is ready" notification (Show log opens the log), then "Parsers verified".
+          ${replay ? `Watch the status bar, bottom left: the unit replays the published log ${replayId}
+          (it ends ${replay.outcome}); Show log opens the extension's log.` : `Watch the status bar, bottom left: Kimi: restarting -> loading NN% -> warming up -> ready
+          (~${Math.round(seconds)} s), the "is ready" notification (Show log opens the log), then "Parsers verified".`}
 
   GPU host: ssh -p ${host.sshPort} -i ${host.clientKeyPath} root@127.0.0.1   unit ${host.unit}
   code-server log: ${cs.logFile}

@@ -35,7 +35,7 @@ import * as fsp from 'fs/promises';
 import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
-import { vllmExecStartLines, vllmStandIn } from './vllmUnit';
+import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
 import type { NetnsHost } from './netns';
 
 /**
@@ -438,8 +438,9 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       await fsp.writeFile(path.join(binDir, name),
         `#!/bin/sh\n${realSudo}KIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`, { mode: 0o755 });
     }
+    // --no-memory-reducer (SIM_NODE_FLAGS): an idle simulator moves no witness (see vllmUnit.ts)
     await fsp.writeFile(pythonPath,
-      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
+      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${SIM_NODE_FLAGS} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
     const vllmPath = path.join(fix, 'opt', 'vllm', 'bin', 'vllm');
     if (opts.engine === 'vllm') {
       await fsp.mkdir(path.dirname(vllmPath), { recursive: true });

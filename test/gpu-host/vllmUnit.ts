@@ -6,9 +6,17 @@ import * as path from 'node:path';
 
 export const VLLM_SIM_MAIN = path.resolve(__dirname, 'sglang-sim', 'vllm.js');
 
+/**
+ * Node flags of every simulator process. V8's memory reducer runs a GC ~8 s after start-up in an
+ * idle process, and its worker threads wake the event loop through an eventfd: a few hundred
+ * bytes of rchar in /proc/PID/io, which the extension reads as bytes read. A hung server (a
+ * replayed hang, a hangAt fault) must move no witness at all.
+ */
+export const SIM_NODE_FLAGS = '--no-memory-reducer';
+
 /** The stand-in `vllm` console script (a shell script, like SGLang's `python`). */
 export function vllmStandIn(node: string, stateDir: string, quote: (s: string) => string): string {
-  return `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${quote(node)} ${quote(VLLM_SIM_MAIN)} "$@"\n`;
+  return `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${quote(node)} ${SIM_NODE_FLAGS} ${quote(VLLM_SIM_MAIN)} "$@"\n`;
 }
 
 /** `vllm serve MODEL ...` as the seed's vLLM unit would have it (no parser flags: Enable parsers adds them). */

@@ -42,6 +42,7 @@ const DEFAULTS = Object.freeze({
   unbalancedLoadingTimeoutSeconds: 300, // multi-node: how long a node that loaded waits for the others (SGLang's UNBALANCED_MODEL_LOADING_TIMEOUT_S)
   stopDelayMs: 0, // SIGTERM: shut down (port closed), then stay alive this long before exiting (NCCL teardown); read again at SIGTERM
   fault: {},
+  replay: null, // {log, speed, maxGapMs, ...}: play a published log instead of simulating a load (replay.js)
 });
 
 function loadConfig(root) {

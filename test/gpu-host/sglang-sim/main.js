@@ -71,6 +71,7 @@
  * /generate /v1/completions /v1/chat/completions (stream or not). Generation requests during warm-up wait for it.
  * The served name is checked (404 "The model `x` does not exist."); a missing "model" is accepted.
  *
+ *   replay null          {log, speed, maxGapMs, ...}: play a published log as a live server instead (replay.js, docs/replay.md)
  *   stopDelayMs 0        > 0: on SIGTERM/SIGINT shut down (log, port closed, load stopped) but exit only after this many
  *                        ms (a slow NCCL teardown); read again from sim.json at the signal, so it can be set while running
  * --api-key KEY (or --api-key=KEY): every path but /health* and /metrics* needs `Authorization: Bearer KEY`, else
@@ -650,6 +651,7 @@ function main() {
   const root = process.env.KIMI_SIM_ROOT || null;
   if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
   const cfg = loadConfig(root);
+  if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
   const sim = new Sim(parsed.args, parsed.extra, cfg, root);
   process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
   process.on('SIGINT', () => sim.onSignal('SIGINT'));

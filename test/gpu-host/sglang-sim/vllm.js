@@ -269,7 +269,9 @@ function main() {
   }
   const root = process.env.KIMI_SIM_ROOT || null;
   if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
-  const sim = new VllmSim(parsed.args, parsed.extra, loadConfig(root), root);
+  const cfg = loadConfig(root);
+  if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
+  const sim = new VllmSim(parsed.args, parsed.extra, cfg, root);
   process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
   process.on('SIGINT', () => sim.onSignal('SIGINT'));
   process.on('SIGHUP', () => sim.onSignal('SIGTERM'));

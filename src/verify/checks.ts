@@ -119,7 +119,7 @@ export type CheckRun =
   | {
       readonly kind: 'chat';
       readonly stream: boolean;
-      readonly body: (model: string, maxTokens: number) => Body;
+      readonly body: (model: string, maxTokens: number, stream: boolean) => Body;
       readonly judge: (resp: unknown) => Judgement;
       /** thinking off: a cut answer with reasoning in it still shows the fault. */
       readonly budget: 'answer' | 'thinkingOff';
@@ -128,7 +128,7 @@ export type CheckRun =
       readonly kind: 'followUp';
       readonly stream: boolean;
       readonly after: CheckName;
-      readonly body: (model: string, first: unknown, maxTokens: number) => Body | string;
+      readonly body: (model: string, first: unknown, maxTokens: number, stream: boolean) => Body | string;
       readonly judge: (resp: unknown) => Judgement;
     }
   | { readonly kind: 'ids'; readonly from: readonly CheckName[] };
@@ -162,7 +162,7 @@ const reasoning: CheckSpec = {
   request: `"${REASONING_PROMPT}"`,
   passes: 'reasoning_content (or reasoning) non-empty, no <think>/</think> in content',
   consequence: "the model's thinking is shown as its answer, </think> and all: agents treat the reasoning as the reply",
-  run: { kind: 'chat', stream: false, body: (m, n) => reasoningRequest(m, false, n), judge: judgeReasoning, budget: 'answer' },
+  run: { kind: 'chat', stream: false, body: (m, n, st) => reasoningRequest(m, st, n), judge: judgeReasoning, budget: 'answer' },
 };
 
 const toolCalling: CheckSpec = {
@@ -170,7 +170,7 @@ const toolCalling: CheckSpec = {
   request: `"${TOOL_PROMPT}" with the get_weather tool`,
   passes: 'a structured get_weather call with schema-valid arguments, finish_reason "tool_calls"',
   consequence: 'agents get no tool call: the call arrives as text and the agent answers without its tools',
-  run: { kind: 'chat', stream: false, body: (m, n) => toolRequest(m, false, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL), budget: 'answer' },
+  run: { kind: 'chat', stream: false, body: (m, n, st) => toolRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL), budget: 'answer' },
 };
 
 const roundTrip: CheckSpec = {
@@ -178,7 +178,7 @@ const roundTrip: CheckSpec = {
   request: "the tool calling answer sent back, then the tool's result as a role \"tool\" message with its tool_call_id",
   passes: "an answer that uses the result (18 °C, light rain), reasoning separated on this turn too, no new call",
   consequence: 'a second turn fails after a tool result (empty, or with the thinking in the reply): agents stall after the first tool call',
-  run: { kind: 'followUp', stream: false, after: 'tool calling', body: (m, first, n) => roundTripRequest(m, first, false, n), judge: (r) => judgeRoundTrip(r, TOOL_RESULT_WORDS) },
+  run: { kind: 'followUp', stream: false, after: 'tool calling', body: (m, first, n, st) => roundTripRequest(m, first, st, n), judge: (r) => judgeRoundTrip(r, TOOL_RESULT_WORDS) },
 };
 
 const parallel: CheckSpec = {
@@ -186,7 +186,7 @@ const parallel: CheckSpec = {
   request: `"${PARALLEL_PROMPT}"`,
   passes: 'two get_weather calls, Paris and Tokyo, each with its own id',
   consequence: 'agents asking for several tools at once run only one (or a garbled one): the other results never come',
-  run: { kind: 'chat', stream: false, body: (m, n) => parallelRequest(m, false, n), judge: (r) => judgeParallelCalls(r, WEATHER_TOOL, PARALLEL_CITIES), budget: 'answer' },
+  run: { kind: 'chat', stream: false, body: (m, n, st) => parallelRequest(m, st, n), judge: (r) => judgeParallelCalls(r, WEATHER_TOOL, PARALLEL_CITIES), budget: 'answer' },
 };
 
 const required: CheckSpec = {
@@ -194,7 +194,7 @@ const required: CheckSpec = {
   request: 'tool_choice "required" with the get_weather tool',
   passes: 'a structured get_weather call (finish_reason "tool_calls" or "stop")',
   consequence: 'agents that force a tool call (tool_choice "required") get none',
-  run: { kind: 'chat', stream: false, body: (m, n) => requiredRequest(m, false, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
+  run: { kind: 'chat', stream: false, body: (m, n, st) => requiredRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
 };
 
 const named: CheckSpec = {
@@ -202,7 +202,7 @@ const named: CheckSpec = {
   request: 'tool_choice {"type":"function","function":{"name":"get_weather"}} with get_time listed first',
   passes: 'a structured call to get_weather, not get_time',
   consequence: 'agents that force a particular tool get no call, or a call to another tool',
-  run: { kind: 'chat', stream: false, body: (m, n) => namedRequest(m, false, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
+  run: { kind: 'chat', stream: false, body: (m, n, st) => namedRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
 };
 
 export const CHECKS: readonly CheckSpec[] = [

@@ -241,17 +241,17 @@ export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParser
     if (model === undefined) return { judgement: result('skipped', `no model name: ${found.reason ?? 'GET /v1/models gave none'}`) };
     const run: Run = { deps, limiter, model, budgets };
     if (r.kind === 'chat') {
-      if (r.budget === 'thinkingOff') return ask(run, r.body(model, budgets.thinkingOff), r.judge, deps.timeoutMs);
-      return askWithinBudget(run, (n) => r.body(model, n), r.judge);
+      if (r.budget === 'thinkingOff') return ask(run, r.body(model, budgets.thinkingOff, r.stream), r.judge, deps.timeoutMs);
+      return askWithinBudget(run, (n) => r.body(model, n, r.stream), r.judge);
     }
     if (r.kind === 'followUp') {
       const before = await answers.get(r.after);
-      const probe = before?.answer === undefined ? 'no answer' : r.body(model, before.answer, budgets.first);
+      const probe = before?.answer === undefined ? 'no answer' : r.body(model, before.answer, budgets.first, r.stream);
       if (typeof probe === 'string' || before?.answer === undefined) {
         const status = before?.judgement.status === 'inconclusive' ? 'inconclusive' : 'skipped';
         return { judgement: result(status, `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${typeof probe === 'string' ? probe : 'no answer'}`) };
       }
-      return askWithinBudget(run, (n) => r.body(model, before.answer, n) as Record<string, unknown>, r.judge);
+      return askWithinBudget(run, (n) => r.body(model, before.answer, n, r.stream) as Record<string, unknown>, r.judge);
     }
     const samples: IdSample[] = [];
     for (const from of r.from) {

@@ -16,7 +16,11 @@ export { WEATHER_TOOL, reasoningRequest, thinkingOffRequest, toolRequest, type C
 
 export interface VerifierDeps {
   getJson(path: string, options?: { signal?: AbortSignal }): Promise<{ status: number; body: unknown }>;
-  postJson(path: string, body: unknown, options?: { stream?: boolean; signal?: AbortSignal }): Promise<{ status: number; body: string }>;
+  postJson(
+    path: string,
+    body: unknown,
+    options?: { stream?: boolean; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<{ status: number; body: string; truncated?: boolean }>;
   /** Per request (a retry at a bigger budget gets more, see retryTimeoutMs). */
   readonly timeoutMs: number;
   /** The running server's command line (vLLM, which has no /server_info); undefined when there is none. */
@@ -174,8 +178,9 @@ async function ask(run: Run, body: Record<string, unknown>, judge: (resp: unknow
   const stream = body.stream === true;
   const what = `POST /v1/chat/completions${stream ? ' (stream)' : ''}`;
   const request = describeRequest(body);
-  const r = await run.limiter.run(() => attempt(timeoutMs, what, (signal) => run.deps.postJson('/v1/chat/completions', body, { stream, signal })));
+  const r = await run.limiter.run(() => attempt(timeoutMs, what, (signal) => run.deps.postJson('/v1/chat/completions', body, { stream, signal, timeoutMs })));
   if (!r.ok) return { judgement: r.skipped, request };
+  if (r.value.truncated === true) return { judgement: result('inconclusive', `inconclusive: the answer is longer than the client reads (${r.value.body.length} bytes read)`), request };
   const http = httpJudgement(r.value.status, parseMaybeJson(r.value.body));
   if (http) return { judgement: http, request };
   if (!stream) {
@@ -209,7 +214,7 @@ async function askWithinBudget(run: Run, body: (maxTokens: number) => Record<str
     return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(b.answer, retry)} (finish_reason "length", first ${first}, then ${retry}) | ${b.judgement.evidence}`) };
   }
   if (b.judgement.status === 'skipped') return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(a.answer, first)}; the retry at ${retry} got no answer: ${b.judgement.evidence}`) };
-  return { ...b, judgement: result(b.judgement.status, `${b.judgement.evidence} (at ${retry} tokens: ${first} cut the answer)`) };
+  return { ...b, judgement: result(b.judgement.status, `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`) };
 }
 
 function checkResult(spec: CheckSpec, a: Answer): CheckResult {

@@ -141,8 +141,9 @@ function suite(engine: 'sglang' | 'vllm'): void {
     it('reasoning that uses the whole budget (gonka#1202), then fits a bigger one: retried, every check passes', async () => {
       const result = await verify({ longReasoningTokens: 3000 });
       assert.equal(result.allPassed, true, formatTable(result));
-      assert.match(check(result, 'reasoning').evidence, /\(at 8192 tokens: 2048 cut the answer\)$/);
-      assert.match(check(result, 'tool calling').evidence, /^get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0 \(at 8192 tokens/);
+      assert.match(check(result, 'reasoning').evidence, /^at 8192 tokens \(2048 cut the answer\): reasoning_content \(\d+ chars\)/);
+      assert.match(check(result, 'tool calling (stream)').evidence, /^at 8192 tokens \(2048 cut the answer\): get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0/);
+      assert.match(formatTable(result), /^tool round trip  +pass +at 8192 tokens/m);
     });
 
     it('reasoning longer than any budget: inconclusive with the budget named, never a parser failure', async () => {

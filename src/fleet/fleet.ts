@@ -45,6 +45,15 @@ export type FleetEvent =
   /** A port forward opened (`forward`) or closed (undefined). */
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
+/** What a parser verification found, as every front shows it (src/verify/report.ts). */
+export interface ParserVerification {
+  readonly summary: string;
+  readonly allPassed: boolean | undefined;
+  readonly table: string;
+  /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
+  readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
+}
+
 export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
 
 
@@ -491,16 +500,16 @@ export class Fleet {
   }
 
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
-  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<{ summary: string; allPassed: boolean | undefined; table: string }> {
+  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     const session = await this.connect(server);
     try {
       const { verifyServer } = await import('../verify/serverVerification');
-      const { formatTable, summarize } = await import('../verify/verifier');
+      const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
       const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
       const summary = summarize(result);
       this.verification.set(server.name, summary);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
-      return { summary, allPassed: result.allPassed, table: formatTable(result) };
+      return { summary, allPassed: result.allPassed, table: formatTable(result), verdict: verdictOf(result) };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);

@@ -25,7 +25,7 @@ export interface Budgets {
 }
 
 export function chooseBudgets(contextLength: number | undefined, source: string): Budgets {
-  const usable = contextLength !== undefined && contextLength > PROMPT_ROOM ? contextLength - PROMPT_ROOM : undefined;
+  const usable = contextLength === undefined ? undefined : contextLength > PROMPT_ROOM ? contextLength - PROMPT_ROOM : Math.floor(contextLength / 2);
   const first = usable === undefined ? FIRST_BUDGET : Math.max(1, Math.min(FIRST_BUDGET, Math.floor(usable / 2)));
   const retryMax = usable === undefined ? RETRY_BUDGET : Math.min(RETRY_BUDGET, usable);
   return {

@@ -158,6 +158,21 @@ function suite(engine: 'sglang' | 'vllm'): void {
       assert.equal(check(result, 'thinking off').status, 'pass');
       assert.match(summarize(result), /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling/);
     });
+
+    if (engine === 'vllm') {
+      for (const field of ['both', 'reasoning_content'] as const) {
+        it(`vLLM answering with ${field === 'both' ? 'both `reasoning` and `reasoning_content`' : 'only `reasoning_content` (up to 0.11.0)'}: a correct server passes, a leak after the tool result fails`, async () => {
+          await host.configureSimulator({ vllmReasoningField: field, chatFaults: {} });
+          const outcome = await test.session.watch('restart', FAST_WATCH);
+          assert.equal(outcome.end, 'ready', outcome.message);
+          const ok = await verify({});
+          assert.equal(ok.allPassed, true, formatTable(ok));
+          assert.match(check(ok, 'reasoning (stream)').evidence, /^reasoning_content \(\d+ chars\)/);
+          const leak = await verify({ reasoningLeakAfterTool: true });
+          assert.deepEqual(notPassed(leak), { fail: ['tool round trip', 'tool round trip (stream)'] });
+        });
+      }
+    }
   });
 }
 

@@ -160,7 +160,7 @@ function streamed(spec: CheckSpec): CheckSpec {
 const reasoning: CheckSpec = {
   name: 'reasoning',
   request: `"${REASONING_PROMPT}"`,
-  passes: 'reasoning_content (or reasoning) non-empty, no <think>/</think> in content',
+  passes: 'reasoning_content (or reasoning) non-empty, an answer in content, no <think>/</think> in it',
   consequence: "the model's thinking is shown as its answer, </think> and all: agents treat the reasoning as the reply",
   run: { kind: 'chat', stream: false, body: (m, n, st) => reasoningRequest(m, st, n), judge: judgeReasoning, budget: 'answer' },
 };

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { finishReasonOf, idFormatOf, judgeParallelCalls, judgeRoundTrip, judgeToolIds, toolCallsOf } from '../../src/verify/agentJudges';
 import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
 import { CHECKS, roundTripRequest, TOOL_RESULT_WORDS, WEATHER_TOOL } from '../../src/verify/checks';
@@ -131,6 +133,14 @@ describe('checks: the table and the round-trip request', () => {
       if (c.name.endsWith('(stream)')) assert.match(c.consequence, /agents stream/);
     }
     assert.match(CHECKS.find((c) => c.name === 'tool-call ids')!.consequence, /^the follow-up turn may come back empty: agents stall after the first tool call/);
+  });
+
+  it('docs/verification.md lists every check with what an agent suffers, word for word', () => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'verification.md'), 'utf8');
+    for (const c of CHECKS.filter((x) => !x.name.endsWith('(stream)'))) {
+      assert.ok(doc.includes(`| \`${c.name}\` |`), `no row for ${c.name}`);
+      assert.ok(doc.includes(c.consequence), `the consequence of ${c.name} differs`);
+    }
   });
 
   it('sends back the call with its id and reasoning, then the result under that id; no call: says why', () => {

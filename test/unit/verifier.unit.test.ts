@@ -320,6 +320,19 @@ describe('verifier: verifyParsers', () => {
   });
 });
 
+describe('verifier: how long it takes', () => {
+  it('every answer as long as its whole budget: the 13 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
+    // 300 ms stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
+    const round = 300;
+    const { deps } = fakeServer('on', {}, { delayMs: round });
+    const started = Date.now();
+    const result = await verifyParsers(deps, expected);
+    const rounds = (Date.now() - started) / round;
+    assert.equal(result.allPassed, true);
+    assert.ok(rounds >= 2 && rounds < 2.9, `${rounds.toFixed(2)} rounds`);
+  });
+});
+
 describe('verifier: formatTable', () => {
   it('prints a fixed-width table; under a check that did not pass, what agents suffer and the request', () => {
     const table = formatTable({

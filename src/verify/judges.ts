@@ -169,6 +169,7 @@ export function judgeThinkingOff(resp: unknown): Judgement {
   if (reasoning && reasoning.trim() !== '') return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
   const marker = THINK_MARKERS.find((m) => content.includes(m));
   if (marker) return result('fail', `thinking still on: content has ${marker}: ${around(content, marker)}`);
+  if (content.trim() === '') return result('fail', `no answer: content empty, reasoning_content ${str(reasoning)}, finish_reason ${str(c.finishReason)}`);
   return result('pass', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
 }
 

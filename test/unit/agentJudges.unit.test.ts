@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { finishReasonOf, idFormatOf, judgeParallelCalls, judgeRoundTrip, judgeToolIds, toolCallsOf } from '../../src/verify/agentJudges';
 import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
 import { CHECKS, roundTripRequest, TOOL_RESULT_WORDS, WEATHER_TOOL } from '../../src/verify/checks';
-import { judgeReasoning, judgeToolCall } from '../../src/verify/judges';
+import { judgeReasoning, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
 import { Limiter } from '../../src/verify/limiter';
 import { readySummary, summarize, verdictOf } from '../../src/verify/report';
 import type { CheckResult } from '../../src/verify/verifier';
@@ -115,6 +115,16 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
     const resp = completion({ content: '', tool_calls: [call('Paris', 0)] }, 'stop');
     assert.equal(judgeToolCall(resp, WEATHER_TOOL, { forced: true }).status, 'pass');
     assert.match(judgeToolCall(resp, WEATHER_TOOL).evidence, /finish_reason "stop", expected "tool_calls"/);
+  });
+
+  it('a call with the reasoning left in content is still a call: the "reasoning" check is the one that fails', () => {
+    const j = judgeToolCall(completion({ content: 'I should call it.</think>', reasoning_content: null, tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL);
+    assert.equal(j.status, 'pass', j.evidence);
+    assert.match(judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null })).evidence, /content has <\/think>/);
+  });
+
+  it('thinking off with nothing in content: fail', () => {
+    assert.match(judgeThinkingOff(completion({ content: '', reasoning_content: null })).evidence, /^no answer: content empty, reasoning_content null, finish_reason "stop"/);
   });
 
   it('reasoning with an empty content is no proof the parser found its end: fail', () => {

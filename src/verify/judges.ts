@@ -155,6 +155,8 @@ export function judgeReasoning(resp: unknown): Judgement {
   if (!reasoning || reasoning.trim() === '') {
     return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
   }
+  const inner = ['</think>', '◁/think▷'].find((m) => reasoning.includes(m));
+  if (inner) return result('fail', `reasoning_content has ${inner}: the parser did not stop at the end of the reasoning, the answer stayed in it: reasoning_content ${around(reasoning, inner)}`);
   // Reasoning alone does not show the parser found where it ends.
   if (content.trim() === '') return result('fail', `no answer after the reasoning: content empty, finish_reason ${str(c.finishReason)}; reasoning_content (${reasoning.length} chars): ${around(reasoning, undefined, 60)}`);
   return result('pass', `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`);

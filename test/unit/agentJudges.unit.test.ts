@@ -123,6 +123,12 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
     assert.match(judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null })).evidence, /content has <\/think>/);
   });
 
+  it('the end marker inside reasoning_content (the parser did not stop there): fail', () => {
+    const j = judgeReasoning(completion({ content: '', reasoning_content: '17*23=391</think>391' }));
+    assert.equal(j.status, 'fail');
+    assert.match(j.evidence, /^reasoning_content has <\/think>: the parser did not stop at the end of the reasoning/);
+  });
+
   it('thinking off with nothing in content: fail', () => {
     assert.match(judgeThinkingOff(completion({ content: '', reasoning_content: null })).evidence, /^no answer: content empty, reasoning_content null, finish_reason "stop"/);
   });

@@ -518,7 +518,8 @@ export class Controller implements vscode.Disposable {
       server: server?.name,
       state: snapshot?.state,
       series: server ? this.seriesFor(server.name).points() : [],
-      verification: snapshot?.verification,
+      // The summary, then the same table the log shows.
+      verification: snapshot?.verificationTable !== undefined ? `${snapshot.verification ?? ''}\n\n${snapshot.verificationTable}` : snapshot?.verification,
       now: Date.now(),
     });
   }

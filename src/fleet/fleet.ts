@@ -68,6 +68,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
+  readonly verificationTable?: string;
   /** Per node, rank 0 first, for a multi-node server. */
   readonly nodes?: readonly NodeSnapshot[];
   /** The local port forwarded to the server's url, if any. */
@@ -103,6 +105,7 @@ export class Fleet {
   private readonly stale = new Set<FleetSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
+  private readonly verificationTables = new Map<string, string>();
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
   private readonly firstLook = new Set<string>();
   /** Servers whose watch moves to a new session on the next tick (configure). */
@@ -195,6 +198,7 @@ export class Fleet {
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
+      ...(this.verificationTables.has(server.name) ? { verificationTable: this.verificationTables.get(server.name) } : {}),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
@@ -357,7 +361,10 @@ export class Fleet {
       unreachableTimeoutMs: settings.unreachableTimeoutMs,
       ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
-    if (!quiet) this.verification.delete(server.name);
+    if (!quiet) {
+      this.verification.delete(server.name);
+      this.verificationTables.delete(server.name);
+    }
     this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`);
     let first = true;
     const watching = session.watch(
@@ -507,12 +514,15 @@ export class Fleet {
       const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
       const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
       const summary = summarize(result);
+      const table = formatTable(result);
       this.verification.set(server.name, summary);
+      this.verificationTables.set(server.name, table);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
-      return { summary, allPassed: result.allPassed, table: formatTable(result), verdict: verdictOf(result) };
+      return { summary, allPassed: result.allPassed, table, verdict: verdictOf(result) };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);
+      this.verificationTables.delete(server.name);
       this.events.fire({ type: 'verified', server, summary, allPassed: undefined });
       throw error;
     }

@@ -158,7 +158,7 @@ function faultyCalls(f, calls, engine) {
 /** A streamed answer whose calls the server left as text: the markup in content, finish_reason "stop". */
 function streamedResult(f, r) {
   if (!f.streamToolCallsAsContent || !r.toolCalls || !r.toolCalls.length) return r;
-  return { ...r, content: `${r.content || ''}${callsMarkup(r.toolCalls)}`, toolCalls: Array.isArray(r.toolCalls) ? [] : null, finishReason: 'stop' };
+  return { ...r, content: `${r.content || ''}${callsMarkup(r.toolCalls)}`, toolCalls: [], finishReason: 'stop' };
 }
 
 module.exports = { schedulerTraceback, warmupTraceback, exceptionLines, chatFaults, parserThinking, separatesReasoning, faultyCalls, streamedResult, callsMarkup };

@@ -159,6 +159,20 @@ function suite(engine: 'sglang' | 'vllm'): void {
       assert.match(summarize(result), /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling/);
     });
 
+    it('at 200 token/s (5 ms a token) with reasoning of 1000 tokens: every check passes in well under 30 s', async () => {
+      await host.configureSimulator({ tokenDelayMs: 5, chatFaults: { longReasoningTokens: 1000 } });
+      const outcome = await test.session.watch('restart', FAST_WATCH);
+      assert.equal(outcome.end, 'ready', outcome.message);
+      const started = Date.now();
+      const result = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
+      const seconds = (Date.now() - started) / 1000;
+      console.log(`      [measure] ${engine}: ${result.checks.length} checks, 13 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`);
+      assert.equal(result.allPassed, true, formatTable(result));
+      assert.ok(seconds < 30, `${seconds} s`);
+      await host.configureSimulator({ tokenDelayMs: 0, chatFaults: {} });
+      assert.equal((await test.session.watch('restart', FAST_WATCH)).end, 'ready');
+    });
+
     if (engine === 'vllm') {
       for (const field of ['both', 'reasoning_content'] as const) {
         it(`vLLM answering with ${field === 'both' ? 'both `reasoning` and `reasoning_content`' : 'only `reasoning_content` (up to 0.11.0)'}: a correct server passes, a leak after the tool result fails`, async () => {

@@ -306,6 +306,22 @@ describe('verifier: verifyParsers', () => {
     assert.match(r3.checks[1].evidence, /^inconclusive: the reasoning used the whole budget of 1 tokens \(finish_reason "length"; the context leaves no room for more\)/);
   });
 
+  it('an answer longer than the client reads is inconclusive, not a parser failure', async () => {
+    const base = fakeServer('on');
+    const deps: VerifierDeps = {
+      ...base.deps,
+      postJson: async (path, body, o) => {
+        const r = await base.deps.postJson(path, body, o);
+        return (body as { stream?: boolean }).stream ? { ...r, body: r.body.slice(0, 40), truncated: true } : r;
+      },
+    };
+    const result = await verifyParsers(deps, expected);
+    const c = result.checks.find((x) => x.name === 'reasoning (stream)')!;
+    assert.equal(c.status, 'inconclusive');
+    assert.equal(c.evidence, 'inconclusive: the answer is longer than the client reads (40 bytes read)');
+    assert.equal(result.checks.find((x) => x.name === 'reasoning')!.status, 'pass');
+  });
+
   it('requests run concurrently, at most 8 at once, fewer when the server allows fewer', async () => {
     const a = fakeServer('on', {}, { delayMs: 20 });
     await verifyParsers(a.deps, expected);

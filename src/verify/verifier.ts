@@ -251,12 +251,14 @@ export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParser
     }
     if (r.kind === 'followUp') {
       const before = await answers.get(r.after);
-      const probe = before?.answer === undefined ? 'no answer' : r.body(model, before.answer, budgets.first, r.stream);
-      if (typeof probe === 'string' || before?.answer === undefined) {
+      const first = before?.answer;
+      const probe = first === undefined ? 'no answer' : r.body(model, first, budgets.first, r.stream);
+      if (typeof probe === 'string') {
+        // A first turn cut by the budget leaves the round trip undecided too.
         const status = before?.judgement.status === 'inconclusive' ? 'inconclusive' : 'skipped';
-        return { judgement: result(status, `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${typeof probe === 'string' ? probe : 'no answer'}`) };
+        return { judgement: result(status, `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${probe}`) };
       }
-      return askWithinBudget(run, (n) => r.body(model, before.answer, n, r.stream) as Record<string, unknown>, r.judge);
+      return askWithinBudget(run, (n) => r.body(model, first, n, r.stream) as Record<string, unknown>, r.judge);
     }
     const samples: IdSample[] = [];
     for (const from of r.from) {

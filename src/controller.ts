@@ -309,13 +309,16 @@ export class Controller implements vscode.Disposable {
   }
 
   /** Checks that reasoning and tool calling really work on the server, and reports it. */
-  async verifyParsers(server: ServerProfile): Promise<void> {
+  async verifyParsers(server: ServerProfile, afterReady = false): Promise<void> {
     const log = (line: string) => this.log.info(`[${server.name}] ${line}`);
     try {
       const result = await this.fleet.verifyParsers(server, log);
       for (const line of result.table.split('\n')) log(line);
-      if (result.allPassed) void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${result.summary}`);
-      else void this.notify('warn', `Kimi on ${server.name}: ${result.summary}`);
+      const { readySummary } = await import('./verify/report');
+      // "ready, parsers verified for agents (N checks)" only when every check passed.
+      const message = `Kimi on ${server.name}: ${afterReady ? readySummary(result.summary) : result.summary}`;
+      if (result.allPassed) void vscode.window.showInformationMessage(message);
+      else void this.notify('warn', message);
     } catch (error) {
       this.log.warn(`[${server.name}] Parser verification could not run: ${errorText(error)}`);
     }
@@ -398,7 +401,7 @@ export class Controller implements vscode.Disposable {
     switch (outcome.end) {
       case 'ready':
         if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
-        if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name)) await this.verifyParsers(server);
+        if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name)) await this.verifyParsers(server, true);
         break;
       case 'failed':
         this.notifyFailure(server, failureMessage(server, outcome));
@@ -524,7 +527,8 @@ export class Controller implements vscode.Disposable {
       server: server?.name,
       state: snapshot?.state,
       series: server ? this.seriesFor(server.name).points() : [],
-      verification: snapshot?.verification,
+      // The summary, then the same table the log shows.
+      verification: snapshot?.verificationTable !== undefined ? `${snapshot.verification ?? ''}\n\n${snapshot.verificationTable}` : snapshot?.verification,
       now: Date.now(),
     });
   }

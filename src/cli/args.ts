@@ -101,7 +101,7 @@ Commands:
                          one line per state change, a progress line at most every 10 s,
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
   logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
-  verify                 check that reasoning and tool-call parsing really work; exit 0 all passed, 1 not
+  verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
   forward [NAME] [--local-port N]
                          the server on this machine: 127.0.0.1:N (default: the server's port when free,
                          else any free one) tunnelled through the SSH connection; prints the base URL

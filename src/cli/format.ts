@@ -65,8 +65,12 @@ export function logsLines(server: string, unit: string, logs: LogsResult, json: 
   return [...logs.journal];
 }
 
-export function verifyLines(server: string, result: { readonly summary: string; readonly allPassed: boolean | undefined; readonly table: string }, json: boolean): string[] {
-  if (json) return [jsonLine({ event: 'verify', server, summary: result.summary, allPassed: result.allPassed ?? null, table: result.table })];
+export function verifyLines(
+  server: string,
+  result: { readonly summary: string; readonly allPassed: boolean | undefined; readonly table: string; readonly verdict?: string },
+  json: boolean,
+): string[] {
+  if (json) return [jsonLine({ event: 'verify', server, summary: result.summary, ...(result.verdict !== undefined ? { verdict: result.verdict } : {}), allPassed: result.allPassed ?? null, table: result.table })];
   return [...result.table.split('\n').filter((l) => l.length > 0), `${server}: ${result.summary}`];
 }
 

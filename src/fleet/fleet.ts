@@ -45,6 +45,15 @@ export type FleetEvent =
   /** A port forward opened (`forward`) or closed (undefined). */
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
+/** What a parser verification found, as every front shows it (src/verify/report.ts). */
+export interface ParserVerification {
+  readonly summary: string;
+  readonly allPassed: boolean | undefined;
+  readonly table: string;
+  /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
+  readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
+}
+
 export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
 
 
@@ -59,6 +68,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
+  readonly verificationTable?: string;
   /** Per node, rank 0 first, for a multi-node server. */
   readonly nodes?: readonly NodeSnapshot[];
   /** The local port forwarded to the server's url, if any. */
@@ -95,6 +106,7 @@ export class Fleet {
   private readonly stale = new Set<FleetSession>();
   private readonly refusals = new Map<string, Refusal>();
   private readonly verification = new Map<string, string>();
+  private readonly verificationTables = new Map<string, string>();
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
   private readonly firstLook = new Set<string>();
   /** Servers whose watch moves to a new session on the next tick (configure). */
@@ -187,6 +199,7 @@ export class Fleet {
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
+      ...(this.verificationTables.has(server.name) ? { verificationTable: this.verificationTables.get(server.name) } : {}),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
@@ -349,7 +362,10 @@ export class Fleet {
       unreachableTimeoutMs: settings.unreachableTimeoutMs,
       ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
     };
-    if (!quiet) this.verification.delete(server.name);
+    if (!quiet) {
+      this.verification.delete(server.name);
+      this.verificationTables.delete(server.name);
+    }
     this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`);
     let first = true;
     const watching = session.watch(
@@ -503,19 +519,22 @@ export class Fleet {
   }
 
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
-  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<{ summary: string; allPassed: boolean | undefined; table: string }> {
+  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     const session = await this.connect(server);
     try {
       const { verifyServer } = await import('../verify/serverVerification');
-      const { formatTable, summarize } = await import('../verify/verifier');
+      const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
       const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
       const summary = summarize(result);
+      const table = formatTable(result);
       this.verification.set(server.name, summary);
+      this.verificationTables.set(server.name, table);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
-      return { summary, allPassed: result.allPassed, table: formatTable(result) };
+      return { summary, allPassed: result.allPassed, table, verdict: verdictOf(result) };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);
+      this.verificationTables.delete(server.name);
       this.events.fire({ type: 'verified', server, summary, allPassed: undefined });
       throw error;
     }

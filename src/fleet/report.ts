@@ -35,7 +35,7 @@ export interface ServerReport {
   /** ISO time the host last confirmed the state. */
   readonly confirmedAt: string | null;
   readonly lastError: string | null;
-  /** The last parser verification, e.g. "Parsers verified: 6/6 checks passed"; null when never run. */
+  /** The last parser verification, e.g. "Parsers verified for agents (15 checks)"; null when never run. */
   readonly parsers: string | null;
   /** One line a model or a person reads. */
   readonly summary: string;

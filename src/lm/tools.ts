@@ -10,6 +10,14 @@ import type { Fleet, RestartResult } from '../fleet/fleet';
 import { serverReport, waitReport } from '../fleet/report';
 import { errorText } from '../util/errors';
 import { optional, requireSession, resolveServer, vscodeToolSettings, type ToolHost, type ToolSettings } from './toolHost';
+import type { ParserVerification } from '../fleet/fleet';
+
+const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {
+  verified: 'all checks passed',
+  failed: 'NOT all checks passed',
+  inconclusive: 'NOT all checks passed: inconclusive, the answers were cut by max_tokens',
+  incomplete: 'NOT all checks passed: some requests got no answer',
+};
 
 export const TOOL_NAMES = ['kimi_status', 'kimi_restart', 'kimi_wait', 'kimi_verify_parsers', 'kimi_logs'] as const;
 
@@ -200,13 +208,17 @@ export class VerifyParsersTool implements vscode.LanguageModelTool<ServerInput> 
     } catch (error) {
       throw new Error(`The parser checks could not run on ${server.name}: ${errorText(error)}. Is it ready? (kimi_status says.)`);
     }
-    const verdict = result.allPassed ? 'all checks passed' : 'NOT all checks passed';
-    const hint = result.allPassed
-      ? ''
-      : '\nWhen the server flags lack the kimi_k2 parsers, the user can add them with the command "Kimi: Enable tool calling and thinking parsers" (a systemd drop-in, then a restart).';
+    const verdict = VERDICT_WORDS[result.verdict];
+    const hint =
+      result.verdict === 'failed'
+        ? '\nEach check that failed says what an agent would suffer ("for agents:"). When the server flags lack the kimi_k2 parsers, the user can add them with the command "Kimi: Enable tool calling and thinking parsers" (a systemd drop-in, then a restart).'
+        : result.verdict === 'inconclusive'
+          ? '\nInconclusive is not a parser failure: the answers were cut by max_tokens (the budgets are in the table).'
+          : '';
     return toolResult(`${server.name}: ${result.summary} (${verdict}).${hint}\n${result.table}`, {
       server: server.name,
       summary: result.summary,
+      verdict: result.verdict,
       allPassed: result.allPassed ?? null,
       table: result.table,
       log,

@@ -88,10 +88,12 @@ export const DESCRIPTIONS = {
     '"cancelled": the wait was cancelled, the load goes on. "not watched": the host cannot be reached or refused the connection (the message says why). ' +
     STATES_EXPLAINED,
   kimi_verify_parsers:
-    'Check through the SSH tunnel that the ready server really separates reasoning (thinking) from the answer and returns tool calls (plain and streamed): ' +
-    'the server\'s --tool-call-parser / --reasoning-parser flags, reasoning separated, thinking off, tool calls. ' +
-    'Call it after kimi_wait returned ready when the user relies on tool calling or thinking, or when answers look wrong (reasoning inside the content, tool calls as plain text). ' +
-    'Needs a ready server; takes a few seconds. Returns a one-line summary ("Parsers verified: 6/6 checks passed") and the table of checks.',
+    'Check through the SSH tunnel that an agent\'s turn works on the ready server (each plain and streamed): ' +
+    'the server\'s --tool-call-parser / --reasoning-parser flags, reasoning separated, thinking off, a tool call, the turn after the tool\'s result (role "tool"), ' +
+    'two calls in one answer, tool_choice "required" and a named tool, and the call ids (functions.NAME:IDX for kimi_k2). ' +
+    'Call it after kimi_wait returned ready when the user relies on tool calling or thinking, or when answers look wrong (reasoning inside the content, tool calls as plain text, an agent stalling after a tool call). ' +
+    'Needs a ready server; takes a few seconds. Returns a one-line summary ("Parsers verified for agents (15 checks)"; "inconclusive" means answers were cut by max_tokens, not a parser failure) ' +
+    'and the table of checks; under each failed one, what an agent suffers ("for agents:") and the request sent.',
   kimi_logs:
     `The last lines (default ${LOGS_DEFAULT_LINES}, max ${LOGS_MAX_LINES}) of the server's systemd journal (read on the GPU host) and of this MCP server's own log about it, secrets masked. ` +
     'Call it when a server is failed, stalled, unhealthy or stays warming up, to see the cause (traceback, CUDA out of memory, a bad flag, an unreachable host) before deciding what to do.',

@@ -223,7 +223,7 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
       }
       try {
         const result = await fleet.verifyParsers(server, (line) => deps.log('info', `[${server.name}] ${line}`));
-        return toolResult(`${server.name}: ${result.summary}\n${result.table}`, { server: server.name, summary: result.summary, allPassed: result.allPassed ?? null, table: result.table });
+        return toolResult(`${server.name}: ${result.summary}\n${result.table}`, { server: server.name, summary: result.summary, verdict: result.verdict, allPassed: result.allPassed ?? null, table: result.table });
       } catch (error) {
         if (error instanceof TransportError) return refusedResult(fleet, server, error, 'Nothing was checked');
         throw new Error(`${server.name}: not verified (${errorText(error)})`);

@@ -192,19 +192,20 @@ export class SglangClient {
   }
 
   /** One request; never throws. */
-  async request(method: string, path: string, body?: string, timeoutMs = this.timeoutMs): Promise<HttpResult> {
-    const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs);
+  /** `maxBodyBytes`: more than the client's cap, for a body known to be long (a streamed answer). */
+  async request(method: string, path: string, body?: string, timeoutMs = this.timeoutMs, maxBodyBytes = this.maxBodyBytes): Promise<HttpResult> {
+    const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
     if (first !== PROHIBITED) return first;
     if (!this.fallbackFetch) return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
     if (!this.usingFallback) {
       this.usingFallback = true;
       this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
     }
-    const second = await this.attempt(true, method, path, body, timeoutMs);
+    const second = await this.attempt(true, method, path, body, timeoutMs, maxBodyBytes);
     return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
   }
 
-  private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number): Promise<HttpResult | typeof PROHIBITED> {
+  private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number, maxBodyBytes: number): Promise<HttpResult | typeof PROHIBITED> {
     const fetchImpl = viaFallback && this.fallbackFetch ? this.fallbackFetch : this.fetchImpl;
     const headers = requestHeaders(path, body !== undefined, this.apiKey);
     const apiKeySent = headers['Authorization'] !== undefined;
@@ -222,9 +223,9 @@ export class SglangClient {
         ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
         signal: controller.signal,
         timeoutMs,
-        maxBodyBytes: this.maxBodyBytes,
+        maxBodyBytes,
       });
-      const { text, truncated } = await readCapped(res.body, this.maxBodyBytes);
+      const { text, truncated } = await readCapped(res.body, maxBodyBytes);
       if (truncated) controller.abort(); // drop the connection rather than drain the rest
       return {
         kind: 'http',

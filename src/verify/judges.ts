@@ -5,7 +5,11 @@
 import Ajv from 'ajv';
 import { getFlag } from '../server/execStart';
 
-export type CheckStatus = 'pass' | 'fail' | 'skipped';
+/**
+ * 'inconclusive': the answer was cut by max_tokens before it could show whether the parser works
+ * (a budget problem, not a parser one); 'skipped': the request got no answer (timeout, 503).
+ */
+export type CheckStatus = 'pass' | 'fail' | 'inconclusive' | 'skipped';
 
 export interface Judgement {
   readonly status: CheckStatus;
@@ -46,7 +50,7 @@ export interface ChatCompletion {
 }
 
 export const EVIDENCE_MAX = 200;
-const THINK_MARKERS = ['<think>', '</think>', '◁think▷', '◁/think▷'];
+export const THINK_MARKERS = ['<think>', '</think>', '◁think▷', '◁/think▷'];
 const TOOL_TOKEN = '<|tool_call';
 const SECTION_END = '<|tool_calls_section_end|>';
 
@@ -56,7 +60,7 @@ export function truncate(s: string, max = EVIDENCE_MAX): string {
 }
 
 /** Quoted excerpt centred on `needle` (or the start), for evidence. */
-function around(text: string, needle?: string, width = 90): string {
+export function around(text: string, needle?: string, width = 90): string {
   const at = needle === undefined ? -1 : text.indexOf(needle);
   if (at < 0) return JSON.stringify(text.length > width ? `${text.slice(0, width)}…` : text);
   const start = Math.max(0, at - Math.floor(width / 2));
@@ -68,12 +72,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function result(status: CheckStatus, evidence: string): Judgement {
+export function result(status: CheckStatus, evidence: string): Judgement {
   return { status, evidence: truncate(evidence) };
 }
 
 /** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
-function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | string {
+export function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | string {
   if (isRecord(resp) && resp.object === 'error') return `error ${String(resp.code ?? '')}: ${String(resp.message ?? '')}`;
   if (isRecord(resp) && isRecord(resp.error)) return `error: ${String(resp.error.message ?? JSON.stringify(resp.error))}`;
   const choice = isRecord(resp) && Array.isArray(resp.choices) ? resp.choices[0] : undefined;
@@ -99,7 +103,7 @@ function reasoningOf(m: Record<string, unknown>): string | null {
   return typeof m.reasoning === 'string' ? m.reasoning : null;
 }
 
-function str(v: unknown): string {
+export function str(v: unknown): string {
   return v === undefined ? 'absent' : JSON.stringify(v);
 }
 
@@ -151,6 +155,10 @@ export function judgeReasoning(resp: unknown): Judgement {
   if (!reasoning || reasoning.trim() === '') {
     return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
   }
+  const inner = ['</think>', '◁/think▷'].find((m) => reasoning.includes(m));
+  if (inner) return result('fail', `reasoning_content has ${inner}: the parser did not stop at the end of the reasoning, the answer stayed in it: reasoning_content ${around(reasoning, inner)}`);
+  // Reasoning alone does not show the parser found where it ends.
+  if (content.trim() === '') return result('fail', `no answer after the reasoning: content empty, finish_reason ${str(c.finishReason)}; reasoning_content (${reasoning.length} chars): ${around(reasoning, undefined, 60)}`);
   return result('pass', `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`);
 }
 
@@ -163,6 +171,7 @@ export function judgeThinkingOff(resp: unknown): Judgement {
   if (reasoning && reasoning.trim() !== '') return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
   const marker = THINK_MARKERS.find((m) => content.includes(m));
   if (marker) return result('fail', `thinking still on: content has ${marker}: ${around(content, marker)}`);
+  if (content.trim() === '') return result('fail', `no answer: content empty, reasoning_content ${str(reasoning)}, finish_reason ${str(c.finishReason)}`);
   return result('pass', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
 }
 
@@ -178,14 +187,14 @@ function validatorFor(schema: object): ReturnType<typeof ajv.compile> {
   return v;
 }
 
-interface Problem {
+export interface Problem {
   readonly label: string;
   /** Quoted part of the response that shows it. */
   readonly excerpt?: string;
 }
 
 /** Names the known ways raw tool-call tokens end up in the text instead of in tool_calls. */
-function rawToolTokenProblems(m: ChatMessage): Problem[] {
+export function rawToolTokenProblems(m: ChatMessage): Problem[] {
   const problems: Problem[] = [];
   const reasoning = m.reasoning_content ?? '';
   const content = m.content ?? '';
@@ -213,7 +222,7 @@ function rawToolTokenProblems(m: ChatMessage): Problem[] {
 }
 
 /** A request with one tool must come back as a structured call to it with schema-valid arguments. */
-export function judgeToolCall(resp: unknown, tool: ToolDefinition): Judgement {
+export function judgeToolCall(resp: unknown, tool: ToolDefinition, options: { readonly forced?: boolean } = {}): Judgement {
   const c = firstChoice(resp);
   if (typeof c === 'string') return result('fail', c);
   const m = c.message;
@@ -228,7 +237,9 @@ export function judgeToolCall(resp: unknown, tool: ToolDefinition): Judgement {
     const name = call.function?.name;
     const args = call.function?.arguments;
     callText = `${name ?? '?'}(${args ?? ''})${call.id ? ` id=${call.id}` : ''}`;
-    if (c.finishReason !== 'tool_calls') problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
+    // A forced tool choice may end with "stop", as OpenAI's API does.
+    const finishOk = c.finishReason === 'tool_calls' || (options.forced === true && c.finishReason === 'stop');
+    if (!finishOk) problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
     if (call.type !== 'function') problems.push({ label: `tool_calls[0].type ${str(call.type)}, expected "function"` });
     if (name !== tool.function.name) problems.push({ label: `tool_calls[0] calls ${str(name)}, expected "${tool.function.name}"` });
     problems.push(...argumentProblems(args, tool).map((label) => ({ label })));
@@ -239,7 +250,7 @@ export function judgeToolCall(resp: unknown, tool: ToolDefinition): Judgement {
   return result('fail', [labels, ...(callText ? [`call: ${callText}`] : []), ...excerpts].join(' | '));
 }
 
-function argumentProblems(args: unknown, tool: ToolDefinition): string[] {
+export function argumentProblems(args: unknown, tool: ToolDefinition): string[] {
   if (typeof args !== 'string') return [`arguments is ${str(args)}, expected a JSON string`];
   let parsed: unknown;
   try {

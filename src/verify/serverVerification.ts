@@ -8,6 +8,8 @@ import type { ServiceTarget } from '../server/target';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
 const REQUEST_TIMEOUT_MS = 60_000;
+/** A streamed answer of the retry budget (8192 tokens, ~250 bytes of SSE each) fits. */
+const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
 export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void, target?: ServiceTarget): Promise<ExpectedParsers> {
@@ -64,9 +66,9 @@ export function verifierDeps(
       }
       return { status: result.status, body };
     },
-    async postJson(path, body) {
-      const result = await unwrap(client.request('POST', path, JSON.stringify(body), timeoutMs));
-      return { status: result.status, body: result.body };
+    async postJson(path, body, options) {
+      const result = await unwrap(client.request('POST', path, JSON.stringify(body), options?.timeoutMs ?? timeoutMs, ANSWER_MAX_BYTES));
+      return { status: result.status, body: result.body, ...(result.truncated ? { truncated: true } : {}) };
     },
   };
 }

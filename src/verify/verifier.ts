@@ -1,37 +1,47 @@
 /**
- * Parser verification against a ready server: the requests of issue 3 item 2, in sequence,
- * judged by ./judges. Each request has a timeout; a timeout or network error makes that check
- * 'skipped' (a slow model is not a parser failure). Never changes server state.
+ * Parser verification against a ready server: the checks of ./checks, their independent requests
+ * run concurrently (at most CONCURRENCY at once), judged by ./judges and ./agentJudges. A timeout
+ * or a network error makes a check 'skipped' (a slow model is not a parser failure); an answer cut
+ * by max_tokens is retried at a bigger budget and stays 'inconclusive' when cut again. Never
+ * changes server state.
  */
-import {
-  judgeReasoning,
-  judgeRunningFlags,
-  judgeServerInfo,
-  judgeStream,
-  judgeThinkingOff,
-  judgeToolCall,
-  truncate,
-  type CheckStatus,
-  type ExpectedParsers,
-  type Judgement,
-  type ToolDefinition,
-} from './judges';
+import { judgeToolIds, finishReasonOf, toolCallsOf, type IdSample } from './agentJudges';
+import { chooseBudgets, contextLengthOf, type Budgets } from './budget';
+import { CHECKS, type CheckName, type CheckSpec } from './checks';
+import { judgeRunningFlags, judgeServerInfo, judgeStream, assembleStream, truncate, result, type ExpectedParsers, type Judgement } from './judges';
+import { Limiter } from './limiter';
+
+export { formatTable, summarize, verdictOf, type Verdict } from './report';
+export { WEATHER_TOOL, reasoningRequest, thinkingOffRequest, toolRequest, type CheckName } from './checks';
 
 export interface VerifierDeps {
   getJson(path: string, options?: { signal?: AbortSignal }): Promise<{ status: number; body: unknown }>;
-  postJson(path: string, body: unknown, options?: { stream?: boolean; signal?: AbortSignal }): Promise<{ status: number; body: string }>;
-  /** Per request. */
+  postJson(
+    path: string,
+    body: unknown,
+    options?: { stream?: boolean; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<{ status: number; body: string; truncated?: boolean }>;
+  /** Per request (a retry at a bigger budget gets more, see retryTimeoutMs). */
   readonly timeoutMs: number;
   /** The running server's command line (vLLM, which has no /server_info); undefined when there is none. */
   runningArgv?(): Promise<readonly string[] | undefined>;
+  /** At most this many requests at once; CONCURRENCY when unset. */
+  readonly concurrency?: number;
 }
 
-export type CheckName = 'server flags' | 'reasoning' | 'thinking off' | 'tool calling' | 'reasoning (stream)' | 'tool calling (stream)';
+/** 8 at once: 13 chat requests end in two rounds (docs/verification.md). */
+export const CONCURRENCY = 8;
+/** A retry may take as long as the slowest server we support (100 token/s) needs for its budget. */
+const RETRY_TOKENS_PER_SECOND = 100;
 
 export interface CheckResult {
   readonly name: CheckName;
-  readonly status: CheckStatus;
+  readonly status: Judgement['status'];
   readonly evidence: string;
+  /** The request, in short, when it did not pass. */
+  readonly request?: string;
+  /** What an agent suffers, when it did not pass. */
+  readonly consequence?: string;
 }
 
 export interface VerifyResult {
@@ -39,35 +49,8 @@ export interface VerifyResult {
   readonly allPassed: boolean;
   /** From GET /v1/models, when it answered. */
   readonly model?: string;
-}
-
-export const WEATHER_TOOL: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Get the current weather in a city.',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string', description: 'City name, e.g. Paris' } },
-      required: ['city'],
-    },
-  },
-};
-
-const REASONING_PROMPT = 'What is 17 * 23? Think it through, then answer with the number only.';
-const TOOL_PROMPT = 'What is the weather in Paris right now? Use the get_weather tool.';
-
-/** Request bodies, exported so the simulator and integration tests can match on them. */
-export function reasoningRequest(model: string, stream = false): Record<string, unknown> {
-  return { model, messages: [{ role: 'user', content: REASONING_PROMPT }], max_tokens: 1024, temperature: 0, stream };
-}
-
-export function thinkingOffRequest(model: string): Record<string, unknown> {
-  return { ...reasoningRequest(model), max_tokens: 64, chat_template_kwargs: { thinking: false } };
-}
-
-export function toolRequest(model: string, stream = false): Record<string, unknown> {
-  return { model, messages: [{ role: 'user', content: TOOL_PROMPT }], tools: [WEATHER_TOOL], max_tokens: 1024, temperature: 0, stream };
+  /** The max_tokens budgets used; undefined when no chat request could be made. */
+  readonly budgets?: Budgets;
 }
 
 class TimeoutError extends Error {}
@@ -91,9 +74,9 @@ async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; skipped: Judgement };
 
-async function attempt<T>(deps: VerifierDeps, what: string, f: (signal: AbortSignal) => Promise<T>): Promise<Outcome<T>> {
+async function attempt<T>(ms: number, what: string, f: (signal: AbortSignal) => Promise<T>): Promise<Outcome<T>> {
   try {
-    return { ok: true, value: await withTimeout(deps.timeoutMs, f) };
+    return { ok: true, value: await withTimeout(ms, f) };
   } catch (e) {
     const reason = e instanceof TimeoutError ? e.message : `request failed: ${(e as Error)?.message ?? String(e)}`;
     return { ok: false, skipped: { status: 'skipped', evidence: truncate(`${what}: ${reason}`) } };
@@ -117,84 +100,179 @@ function httpJudgement(status: number, body: unknown): Judgement | null {
   return { status: status === 502 || status === 503 || status === 504 ? 'skipped' : 'fail', evidence };
 }
 
-async function modelName(deps: VerifierDeps): Promise<{ model: string } | { reason: string }> {
-  const r = await attempt(deps, 'GET /v1/models', (signal) => deps.getJson('/v1/models', { signal }));
+interface Models {
+  readonly model?: string;
+  readonly reason?: string;
+  readonly maxModelLen?: number;
+}
+
+async function models(deps: VerifierDeps): Promise<Models> {
+  const r = await attempt(deps.timeoutMs, 'GET /v1/models', (signal) => deps.getJson('/v1/models', { signal }));
   if (!r.ok) return { reason: r.skipped.evidence };
   const body = parseMaybeJson(r.value.body) as { data?: { id?: unknown }[] } | undefined;
   const id = body?.data?.[0]?.id;
   if (r.value.status !== 200 || typeof id !== 'string' || id === '') {
     return { reason: truncate(`GET /v1/models: HTTP ${r.value.status} without a model id: ${JSON.stringify(r.value.body)}`) };
   }
-  return { model: id };
+  return { model: id, maxModelLen: contextLengthOf(body, 'max_model_len') };
 }
 
-async function serverInfoCheck(deps: VerifierDeps, expected: ExpectedParsers): Promise<Judgement> {
+/** SGLang's /server_info (or /get_server_info): the flags, the context length, the running-request limit. */
+async function serverInfo(deps: VerifierDeps): Promise<Outcome<{ status: number; body: unknown }>> {
+  let r = await attempt(deps.timeoutMs, 'GET /server_info', (signal) => deps.getJson('/server_info', { signal }));
+  if (r.ok && r.value.status === 404) r = await attempt(deps.timeoutMs, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
+  return r.ok ? { ok: true, value: { status: r.value.status, body: parseMaybeJson(r.value.body) } } : r;
+}
+
+async function flagsJudgement(deps: VerifierDeps, expected: ExpectedParsers, info: Outcome<{ status: number; body: unknown }> | undefined): Promise<Judgement> {
   if (expected.engine === 'vllm') {
     const runningArgv = deps.runningArgv;
     if (!runningArgv) return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
-    const r = await attempt(deps, 'reading the running command line', () => runningArgv());
+    const r = await attempt(deps.timeoutMs, 'reading the running command line', () => runningArgv());
     return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
   }
-  let r = await attempt(deps, 'GET /server_info', (signal) => deps.getJson('/server_info', { signal }));
-  if (r.ok && r.value.status === 404) r = await attempt(deps, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
-  if (!r.ok) return r.skipped;
-  return httpJudgement(r.value.status, r.value.body) ?? judgeServerInfo(parseMaybeJson(r.value.body), expected);
+  if (!info) return { status: 'skipped', evidence: 'GET /server_info was not asked' };
+  if (!info.ok) return info.skipped;
+  return httpJudgement(info.value.status, info.value.body) ?? judgeServerInfo(info.value.body, expected);
 }
 
-async function chatCheck(
-  deps: VerifierDeps,
-  body: Record<string, unknown>,
-  judge: (resp: unknown) => Judgement,
-): Promise<Judgement> {
+function maxRunningRequests(info: Outcome<{ status: number; body: unknown }> | undefined): number | undefined {
+  if (!info?.ok || typeof info.value.body !== 'object' || info.value.body === null) return undefined;
+  const v = (info.value.body as Record<string, unknown>).max_running_requests;
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+/** The request in short, for the evidence of a check that did not pass. */
+export function describeRequest(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown; content?: unknown; tool_call_id?: unknown; tool_calls?: unknown }[]) : [];
+  const turns = messages.map((m) => {
+    if (m.role === 'tool') return `tool(${String(m.tool_call_id)})`;
+    if (Array.isArray(m.tool_calls)) return `assistant(${(m.tool_calls as { id?: unknown }[]).map((t) => String(t.id)).join(',')})`;
+    return `${String(m.role)} ${JSON.stringify(typeof m.content === 'string' ? truncate(m.content, 40) : m.content)}`;
+  });
+  const extras = [
+    Array.isArray(body.tools) ? `tools [${(body.tools as { function?: { name?: string } }[]).map((t) => t.function?.name).join(',')}]` : undefined,
+    body.tool_choice !== undefined ? `tool_choice ${JSON.stringify(body.tool_choice)}` : undefined,
+    body.chat_template_kwargs !== undefined ? `chat_template_kwargs ${JSON.stringify(body.chat_template_kwargs)}` : undefined,
+    `max_tokens ${String(body.max_tokens)}`,
+    body.stream === true ? 'stream' : undefined,
+  ].filter((x): x is string => x !== undefined);
+  return `POST /v1/chat/completions: ${turns.join(' → ')}; ${extras.join(', ')}`;
+}
+
+interface Answer {
+  readonly judgement: Judgement;
+  /** The answer as a chat completion (a stream assembled), when there was one to judge. */
+  readonly answer?: unknown;
+  readonly request?: string;
+}
+
+interface Run {
+  readonly deps: VerifierDeps;
+  readonly limiter: Limiter;
+  readonly model: string;
+  readonly budgets: Budgets;
+}
+
+async function ask(run: Run, body: Record<string, unknown>, judge: (resp: unknown) => Judgement, timeoutMs: number): Promise<Answer> {
   const stream = body.stream === true;
   const what = `POST /v1/chat/completions${stream ? ' (stream)' : ''}`;
-  const r = await attempt(deps, what, (signal) => deps.postJson('/v1/chat/completions', body, { stream, signal }));
-  if (!r.ok) return r.skipped;
+  const request = describeRequest(body);
+  const r = await run.limiter.run(() => attempt(timeoutMs, what, (signal) => run.deps.postJson('/v1/chat/completions', body, { stream, signal, timeoutMs })));
+  if (!r.ok) return { judgement: r.skipped, request };
+  if (r.value.truncated === true) return { judgement: result('inconclusive', `inconclusive: the answer is longer than the client reads (${r.value.body.length} bytes read)`), request };
   const http = httpJudgement(r.value.status, parseMaybeJson(r.value.body));
-  if (http) return http;
-  return stream ? judgeStream(r.value.body, judge) : judge(parseMaybeJson(r.value.body));
+  if (http) return { judgement: http, request };
+  if (!stream) {
+    const answer = parseMaybeJson(r.value.body);
+    return { judgement: judge(answer), answer, request };
+  }
+  return { judgement: judgeStream(r.value.body, judge), answer: assembleStream(r.value.body), request };
+}
+
+function cutEvidence(answer: unknown, budget: number): string {
+  const content = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
+  const empty = typeof content !== 'string' || content.trim() === '';
+  return empty ? `the reasoning used the whole budget of ${budget} tokens` : `the answer was cut at the budget of ${budget} tokens`;
+}
+
+/**
+ * Asks with the first budget; an answer cut by it (finish_reason "length") that does not pass is
+ * asked again with the retry budget, and is inconclusive when that is cut too.
+ */
+async function askWithinBudget(run: Run, body: (maxTokens: number) => Record<string, unknown>, judge: (resp: unknown) => Judgement): Promise<Answer> {
+  const first = run.budgets.first;
+  const a = await ask(run, body(first), judge, run.deps.timeoutMs);
+  if (a.judgement.status === 'pass' || a.answer === undefined || finishReasonOf(a.answer) !== 'length') return a;
+  const retry = run.budgets.retry;
+  if (retry === undefined) {
+    return { ...a, judgement: result('inconclusive', `inconclusive: ${cutEvidence(a.answer, first)} (finish_reason "length"; the context leaves no room for more) | ${a.judgement.evidence}`) };
+  }
+  const timeoutMs = Math.max(run.deps.timeoutMs, Math.ceil((retry / RETRY_TOKENS_PER_SECOND) * 1000));
+  const b = await ask(run, body(retry), judge, timeoutMs);
+  if (b.answer !== undefined && finishReasonOf(b.answer) === 'length' && b.judgement.status !== 'pass') {
+    return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(b.answer, retry)} (finish_reason "length", first ${first}, then ${retry}) | ${b.judgement.evidence}`) };
+  }
+  if (b.judgement.status === 'skipped') return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(a.answer, first)}; the retry at ${retry} got no answer: ${b.judgement.evidence}`) };
+  return { ...b, judgement: result(b.judgement.status, `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`) };
+}
+
+function checkResult(spec: CheckSpec, a: Answer): CheckResult {
+  const failing = a.judgement.status !== 'pass';
+  return {
+    name: spec.name,
+    status: a.judgement.status,
+    evidence: a.judgement.evidence,
+    ...(failing && a.request !== undefined ? { request: a.request } : {}),
+    ...(failing && a.judgement.status !== 'skipped' ? { consequence: spec.consequence } : {}),
+  };
 }
 
 export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParsers): Promise<VerifyResult> {
-  const checks: CheckResult[] = [];
-  const add = (name: CheckName, j: Judgement): void => {
-    checks.push({ name, status: j.status, evidence: j.evidence });
+  const [found, info] = await Promise.all([models(deps), expected.engine === 'vllm' ? Promise.resolve(undefined) : serverInfo(deps)]);
+  const contextFromInfo = info?.ok ? contextLengthOf(info.value.body, 'context_length') : undefined;
+  const budgets =
+    contextFromInfo !== undefined
+      ? chooseBudgets(contextFromInfo, '/server_info context_length')
+      : chooseBudgets(found.maxModelLen, found.maxModelLen !== undefined ? '/v1/models max_model_len' : 'neither /server_info nor /v1/models gave one');
+  const limit = Math.max(1, Math.min(deps.concurrency ?? CONCURRENCY, maxRunningRequests(info) ?? Number.MAX_SAFE_INTEGER));
+  const limiter = new Limiter(limit);
+  const answers = new Map<CheckName, Promise<Answer>>();
+  const model = found.model;
+
+  const runCheck = async (spec: CheckSpec): Promise<Answer> => {
+    const r = spec.run;
+    if (r.kind === 'flags') return { judgement: await flagsJudgement(deps, expected, info) };
+    if (model === undefined) return { judgement: result('skipped', `no model name: ${found.reason ?? 'GET /v1/models gave none'}`) };
+    const run: Run = { deps, limiter, model, budgets };
+    if (r.kind === 'chat') {
+      if (r.budget === 'thinkingOff') return ask(run, r.body(model, budgets.thinkingOff, r.stream), r.judge, deps.timeoutMs);
+      return askWithinBudget(run, (n) => r.body(model, n, r.stream), r.judge);
+    }
+    if (r.kind === 'followUp') {
+      const before = await answers.get(r.after);
+      const first = before?.answer;
+      const probe = first === undefined ? 'no answer' : r.body(model, first, budgets.first, r.stream);
+      if (typeof probe === 'string') {
+        // A first turn cut by the budget leaves the round trip undecided too.
+        const status = before?.judgement.status === 'inconclusive' ? 'inconclusive' : 'skipped';
+        return { judgement: result(status, `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${probe}`) };
+      }
+      return askWithinBudget(run, (n) => r.body(model, first, n, r.stream) as Record<string, unknown>, r.judge);
+    }
+    const samples: IdSample[] = [];
+    for (const from of r.from) {
+      const a = await answers.get(from);
+      if (a?.answer !== undefined) samples.push({ from, calls: toolCallsOf(a.answer) });
+    }
+    return { judgement: judgeToolIds(samples, expected.toolCallParser) };
   };
-  const found = await modelName(deps);
-  add('server flags', await serverInfoCheck(deps, expected));
-  const chats: [CheckName, (model: string) => Record<string, unknown>, (resp: unknown) => Judgement][] = [
-    ['reasoning', (m) => reasoningRequest(m), judgeReasoning],
-    ['thinking off', (m) => thinkingOffRequest(m), judgeThinkingOff],
-    ['tool calling', (m) => toolRequest(m), (resp) => judgeToolCall(resp, WEATHER_TOOL)],
-    ['reasoning (stream)', (m) => reasoningRequest(m, true), judgeReasoning],
-    ['tool calling (stream)', (m) => toolRequest(m, true), (resp) => judgeToolCall(resp, WEATHER_TOOL)],
-  ];
-  for (const [name, request, judge] of chats) {
-    if ('reason' in found) add(name, { status: 'skipped', evidence: truncate(`no model name: ${found.reason}`) });
-    else add(name, await chatCheck(deps, request(found.model), judge));
-  }
+
+  for (const spec of CHECKS) answers.set(spec.name, runCheck(spec));
+  const checks = await Promise.all(CHECKS.map(async (spec) => checkResult(spec, await answers.get(spec.name)!)));
   return {
     checks,
     allPassed: checks.every((c) => c.status === 'pass'),
-    ...('model' in found ? { model: found.model } : {}),
+    ...(model !== undefined ? { model, budgets } : {}),
   };
-}
-
-/** Fixed-width table for the log. */
-export function formatTable(result: VerifyResult, evidenceWidth = 120): string {
-  const nameWidth = Math.max(5, ...result.checks.map((c) => c.name.length));
-  const row = (a: string, b: string, c: string): string => `${a.padEnd(nameWidth)}  ${b.padEnd(7)}  ${c}`.trimEnd();
-  const lines = [row('check', 'result', 'evidence'), row('-'.repeat(nameWidth), '-'.repeat(7), '-'.repeat(8))];
-  for (const c of result.checks) lines.push(row(c.name, c.status, truncate(c.evidence, evidenceWidth)));
-  if (result.model !== undefined) lines.push(`model: ${result.model}`);
-  return lines.join('\n');
-}
-
-/** One line for a notification or the status bar tooltip. */
-export function summarize(result: VerifyResult): string {
-  if (result.allPassed) return 'Parsers verified';
-  const failed = result.checks.filter((c) => c.status === 'fail').map((c) => c.name);
-  const skipped = result.checks.filter((c) => c.status === 'skipped').map((c) => c.name);
-  if (failed.length > 0) return `Parser check failed: ${failed.join(', ')}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
-  return `Parser check incomplete, skipped: ${skipped.join(', ')}`;
 }

@@ -101,7 +101,7 @@ describe('e2e: full load', function () {
 
   it('parser verification is visible after ready', async () => {
     const page = scenario().page;
-    const note = await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000 });
+    const note = await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000 });
     console.log(`    parser notification: ${JSON.stringify(note)}`);
     await screenshot(page, 'full-parsers-verified');
     // Verification never changes the server state.

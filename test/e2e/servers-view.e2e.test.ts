@@ -86,7 +86,7 @@ describe('e2e: the servers view', function () {
 
     await runCommand(page, 'Restart Kimi service');
     await waitForStatus(page, /Kimi: ready · 1 failed/, { timeoutMs: 90_000, failOn: /Kimi: (failed|unreachable)/ });
-    await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000, severity: 'info' });
+    await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000, severity: 'info' });
     const rows = await waitForRows(page, (r) => r.some((x) => /^sim \(active\) ready · up .* · Parsers verified/.test(x)), 30_000);
     await screenshot(page, 'servers-view-two-states');
     console.log(`    rows: ${JSON.stringify(rows)}`);

@@ -368,6 +368,53 @@ function request(port: number, p: string, o: { method?: string; headers?: Record
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+describe('sglang-sim: chat faults (issue 18)', () => {
+  const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+  const calls = [
+    { id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    { id: 'functions.get_weather:1', index: 1, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Tokyo"}' } },
+  ];
+
+  it('off by default: the switches read as none, calls and streams unchanged', () => {
+    assert.deepEqual(faults.chatFaults({ cfg: mergeConfig({}) }), {});
+    assert.equal(faults.faultyCalls({}, calls, 'sglang'), calls);
+    const r = { content: '', toolCalls: calls, finishReason: 'tool_calls' };
+    assert.equal(faults.streamedResult({}, r), r);
+    assert.equal(faults.separatesReasoning({}, { messages: [{ role: 'tool', content: 'x' }] }), true);
+    assert.equal(faults.parserThinking({}, false), false);
+  });
+
+  it('each switch: merged calls, foreign ids, calls left as text when streamed, reasoning kept in content, thinking forced', () => {
+    const merged = faults.faultyCalls({ mergeParallelCalls: true }, calls, 'vllm');
+    assert.equal(merged.length, 1);
+    assert.equal(merged[0].id, 'functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_weather:1');
+    assert.match(faults.faultyCalls({ callIds: true }, calls, 'sglang')[0].id, /^call_[0-9a-f]{24}$/);
+    assert.match(faults.faultyCalls({ callIds: true }, calls, 'vllm')[1].id, /^chatcmpl-tool-[0-9a-f]{32}$/);
+    const text = faults.streamedResult({ streamToolCallsAsContent: true }, { content: '', toolCalls: calls, finishReason: 'tool_calls' });
+    assert.equal(text.finishReason, 'stop');
+    assert.deepEqual(text.toolCalls, []);
+    assert.match(text.content, /^<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}/);
+    assert.equal(faults.separatesReasoning({ thinkPrefilled: true }, { messages: [{ role: 'user', content: 'x' }] }), false);
+    assert.equal(faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'user', content: 'x' }] }), true);
+    assert.equal(faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'tool', content: 'x' }] }), false);
+    assert.equal(faults.parserThinking({ thinkingIgnored: true }, false), true);
+  });
+
+  it('the model: a call per city named, nothing after foreign ids in its history, reasoning as long as asked', () => {
+    const two = model.chatRawOutput({ messages: [{ role: 'user', content: 'Weather in Paris and in Tokyo?' }], tools: [weather] });
+    assert.match(two, /functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}<\|tool_call_end\|><\|tool_call_begin\|>functions\.get_weather:1<\|tool_call_argument_begin\|>\{"city":"Tokyo"\}/);
+    const history = (id: string) => [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: id, content: '{"temperature_c":18}' },
+    ];
+    assert.match(model.chatRawOutput({ messages: history('functions.get_weather:0'), tools: [weather] }), /<\/think>According to the tool: \{"temperature_c":18\}$/);
+    assert.match(model.chatRawOutput({ messages: history('call_0a1b2c'), tools: [weather] }), /<\/think>$/);
+    const long = model.chatRawOutput({ messages: [{ role: 'user', content: 'hi' }] }, { longReasoningTokens: 500 });
+    assert.ok(model.tokenize(long.slice(0, long.indexOf('</think>'))).length >= 500);
+  });
+});
+
 describe('sglang-sim: the process', function () {
   this.timeout(30000);
   let dir = '';

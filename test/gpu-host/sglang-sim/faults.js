@@ -1,5 +1,10 @@
 'use strict';
-// Fault texts: realistic Python tracebacks as SGLang's scheduler / launcher would print them.
+// Fault texts: realistic Python tracebacks as SGLang's scheduler / launcher would print them;
+// and the chat faults of issue 18 (chatFaults below): what servers and gateways got wrong in
+// Kimi K2.x answers, each a switch of sim.json's "chatFaults", off by default.
+const crypto = require('crypto');
+const { K2 } = require('./parsers');
+const { loadConfig } = require('./config');
 
 const SITE = '/opt/sglang/lib/python3.12/site-packages';
 
@@ -90,4 +95,70 @@ function warmupTraceback(detail) {
     `AssertionError: ${detail}`, ''].join('\n');
 }
 
-module.exports = { schedulerTraceback, warmupTraceback, exceptionLines };
+/**
+ * sim.json "chatFaults", read again at each chat request (so a test can switch them on a running
+ * server); each switch is off unless set:
+ *   thinkingIgnored          chat_template_kwargs {thinking:false} ignored: the answer lands in reasoning_content, content empty (ik_llama.cpp#1685)
+ *   thinkPrefilled           the template prefills <think>: the parser never sees it, reasoning and </think> stay in content (smg#1873)
+ *   streamToolCallsAsContent streamed tool calls arrive as content deltas with finish_reason "stop" (sglang#23363)
+ *   reasoningLeakAfterTool   on the turn after a role "tool" message, reasoning and </think> stay in content (dynamo#11653)
+ *   callIds                  ids call_<hex> (vLLM: chatcmpl-tool-<hex>) instead of functions.NAME:IDX (sglang#25358); the
+ *                            model (model.js) then answers the next turn with nothing, as Kimi K2.6 does (Kimi-K2#128)
+ *   mergeParallelCalls       two calls come back as one, the first swallowed into its id (vllm#24478)
+ *   longReasoningTokens      N: the model reasons N tokens before answering, so a smaller max_tokens ends with
+ *                            finish_reason "length" and nothing in content (gonka#1202); a budget above N fits
+ */
+function chatFaults(sim) {
+  let source = sim.cfg;
+  if (sim.root) {
+    const now = loadConfig(sim.root);
+    if (!now.configError) source = now;
+  }
+  const f = source.chatFaults;
+  return f && typeof f === 'object' && !Array.isArray(f) ? f : {};
+}
+
+/** The thinking switch the reasoning parser acts on. */
+function parserThinking(f, thinking) {
+  return f.thinkingIgnored ? true : thinking;
+}
+
+/** false when a fault keeps reasoning in content for this request. */
+function separatesReasoning(f, body) {
+  if (f.thinkPrefilled) return false;
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last = messages[messages.length - 1];
+  return !(f.reasoningLeakAfterTool && last && last.role === 'tool');
+}
+
+function hex(n) { return crypto.randomBytes(n).toString('hex'); }
+
+/** Markup of calls as the model writes it. */
+function callsMarkup(calls) {
+  const one = (c) => `${K2.callBegin}${c.id}${K2.argBegin}${c.function.arguments}${K2.callEnd}`;
+  return `${K2.sectionBegin}${calls.map(one).join('')}${K2.sectionEnd}`;
+}
+
+/**
+ * The parsed tool calls as a faulty server returns them. `engine` "vllm" names ids its way.
+ * @param {object[]} calls [{id, index?, type, function:{name, arguments}}]
+ */
+function faultyCalls(f, calls, engine) {
+  let out = calls;
+  if (f.mergeParallelCalls && out.length >= 2) {
+    // The id pattern ran past the first call's end: its name, arguments and the next call's id became one id.
+    const [a, b, ...rest] = out;
+    const merged = { ...b, index: 0, id: `${a.id}${K2.argBegin}${a.function.arguments}${K2.callEnd}${K2.callBegin}${b.id}` };
+    out = [merged, ...rest.map((c, i) => ({ ...c, index: i + 1 }))];
+  }
+  if (f.callIds) out = out.map((c) => ({ ...c, id: engine === 'vllm' ? `chatcmpl-tool-${hex(16)}` : `call_${hex(12)}` }));
+  return out;
+}
+
+/** A streamed answer whose calls the server left as text: the markup in content, finish_reason "stop". */
+function streamedResult(f, r) {
+  if (!f.streamToolCallsAsContent || !r.toolCalls || !r.toolCalls.length) return r;
+  return { ...r, content: `${r.content || ''}${callsMarkup(r.toolCalls)}`, toolCalls: [], finishReason: 'stop' };
+}
+
+module.exports = { schedulerTraceback, warmupTraceback, exceptionLines, chatFaults, parserThinking, separatesReasoning, faultyCalls, streamedResult, callsMarkup };

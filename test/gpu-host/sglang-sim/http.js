@@ -4,6 +4,7 @@ const http = require('http');
 const oa = require('./openai');
 const model = require('./model');
 const { postProcessChat } = require('./parsers');
+const faults = require('./faults');
 
 const GEN_ROUTES = new Set(['/generate', '/v1/completions', '/v1/chat/completions']);
 const JSON_HDR = { 'content-type': 'application/json' };
@@ -290,20 +291,22 @@ class HttpApi {
     const args = this.sim.args;
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
     if (max != null && (!Number.isInteger(max) || max < 0)) return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
-    const raw = model.chatRawOutput(body, this.sim.cfg.fault || {});
+    const cf = faults.chatFaults(this.sim);
+    const raw = model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
     const out = model.truncateTokens(raw, max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
-    const r = postProcessChat(out.text, {
-      reasoningParser: args.reasoning_parser, toolCallParser: args.tool_call_parser, hasTools, thinking,
-      separateReasoning: body.separate_reasoning, historyToolCalls: model.historyToolCalls(body.messages),
+    const parsed = postProcessChat(out.text, {
+      reasoningParser: args.reasoning_parser, toolCallParser: args.tool_call_parser, hasTools, thinking: faults.parserThinking(cf, thinking),
+      separateReasoning: faults.separatesReasoning(cf, body) ? body.separate_reasoning : false, historyToolCalls: model.historyToolCalls(body.messages),
       finishReason: out.truncated ? 'length' : 'stop',
     });
+    const r = parsed.toolCalls ? { ...parsed, toolCalls: faults.faultyCalls(cf, parsed.toolCalls, 'sglang') } : parsed;
     const meta = { model: args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens,
       reasoningTokens: r.reasoning ? model.tokenize(r.reasoning).length : 0,
       includeUsage: !!(body.stream_options && body.stream_options.include_usage) };
     await this._generateDelay(body.stream ? 0 : out.tokens);
-    if (body.stream) return this._sse(req, res, oa.chatStreamChunks(r, meta, { nullKeys: !!this.sim.cfg.streamNullKeys }));
+    if (body.stream) return this._sse(req, res, oa.chatStreamChunks(faults.streamedResult(cf, r), meta, { nullKeys: !!this.sim.cfg.streamNullKeys }));
     this._json(req, res, 200, oa.chatCompletion(r, meta));
   }
 }

@@ -87,9 +87,14 @@ function chatRawOutput(req, fault = {}) {
   let answer;
   if (tool) {
     reasoning = `The user asks: "${question}". I should call the ${tool.function.name} tool to answer this.`;
-    const args = sampleForSchema(tool.function.parameters || { type: 'object' });
     const idx = historyToolCalls(messages);
-    answer = `${K2.sectionBegin}${K2.callBegin}functions.${tool.function.name}:${idx}${K2.argBegin}${JSON.stringify(args)}${K2.callEnd}${K2.sectionEnd}`;
+    const calls = toolArguments(tool, question).map((args, i) =>
+      `${K2.callBegin}functions.${tool.function.name}:${idx + i}${K2.argBegin}${JSON.stringify(args)}${K2.callEnd}`);
+    answer = `${K2.sectionBegin}${calls.join('')}${K2.sectionEnd}`;
+  } else if (last.role === 'tool' && !k2IdsInHistory(messages)) {
+    // Kimi K2.6 was trained on functions.NAME:IDX ids in its history: with others it ends the turn at once (Kimi-K2#128).
+    reasoning = 'The tool returned a result.';
+    answer = '';
   } else if (last.role === 'tool') {
     const result = contentText(last.content).replace(/\s+/g, ' ').slice(0, 120);
     reasoning = 'The tool returned a result. I will summarise it for the user.';
@@ -100,9 +105,36 @@ function chatRawOutput(req, fault = {}) {
       : 'Hello! I am Kimi, a simulated assistant. How can I help you today?';
   }
   if (!thinking) return answer;
+  if (fault.longReasoningTokens > 0) reasoning = padReasoning(reasoning, fault.longReasoningTokens);
   if (tool && fault.toolCallInReasoning) return `${reasoning}${answer}</think>`;
   if (tool && fault.missingThinkEnd) return `${reasoning}${answer}`;
   return `${reasoning}</think>${answer}`;
+}
+
+const CITIES = ['Paris', 'Tokyo', 'London', 'Berlin', 'New York', 'Madrid', 'Rome'];
+
+/** One argument object per call: a call per city named in the question when the tool takes a city. */
+function toolArguments(tool, question) {
+  const schema = tool.function.parameters || { type: 'object' };
+  const base = sampleForSchema(schema);
+  const cityKey = Object.keys((schema && schema.properties) || {}).find((k) => /city|location/i.test(k));
+  const named = CITIES.filter((c) => new RegExp(`\\b${c}\\b`, 'i').test(question));
+  if (!cityKey || named.length < 2) return [base];
+  return named.map((c) => ({ ...base, [cityKey]: c }));
+}
+
+function k2IdsInHistory(messages) {
+  const ids = [];
+  for (const m of messages) if (m && m.role === 'assistant' && Array.isArray(m.tool_calls)) for (const t of m.tool_calls) ids.push(t && t.id);
+  return ids.every((id) => typeof id === 'string' && /^functions\.[\w.-]+:\d+$/.test(id));
+}
+
+/** reasoning grown to at least `tokens` tokens (the model that thinks at length) */
+function padReasoning(reasoning, tokens) {
+  const more = ' Let me double-check that.';
+  const have = tokenize(reasoning).length;
+  const per = tokenize(more).length;
+  return reasoning + more.repeat(Math.max(0, Math.ceil((tokens - have) / per)));
 }
 
 /** raw continuation for a plain-text prompt (/generate, /v1/completions) */

@@ -5,6 +5,7 @@
 const { HttpApi } = require('./http');
 const model = require('./model');
 const vo = require('./vllm-openai');
+const faults = require('./faults');
 
 class VllmHttpApi extends HttpApi {
   _authorized(req, path) {
@@ -80,14 +81,18 @@ class VllmHttpApi extends HttpApi {
       return this._json(req, res, 400, vo.errorBody('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'));
     }
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
-    const out = model.truncateTokens(model.chatRawOutput(body, this.sim.cfg.fault || {}), max);
+    const cf = faults.chatFaults(this.sim);
+    const out = model.truncateTokens(model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf }), max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
-    const r = vo.postProcess(out.text, { reasoningParser: args.reasoning_parser, toolCallParser: args.tool_call_parser,
-      autoTools: hasTools && toolChoice === 'auto', thinking, finishReason: out.truncated ? 'length' : 'stop' });
+    const forced = hasTools && (toolChoice === 'required' || (toolChoice && typeof toolChoice === 'object'));
+    const parsed = vo.postProcess(out.text, { reasoningParser: faults.separatesReasoning(cf, body) ? args.reasoning_parser : null,
+      toolCallParser: args.tool_call_parser, autoTools: hasTools && toolChoice === 'auto', forcedTools: forced ? toolChoice : null,
+      thinking: faults.parserThinking(cf, thinking), finishReason: out.truncated ? 'length' : 'stop' });
+    const r = { ...parsed, toolCalls: faults.faultyCalls(cf, parsed.toolCalls, 'vllm') };
     const meta = { model: args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens,
       reasoningField: this.sim.cfg.vllmReasoningField, includeUsage: !!(body.stream_options && body.stream_options.include_usage) };
     await this._generateDelay(body.stream ? 0 : out.tokens);
-    if (body.stream) return this._sse(req, res, vo.chatStreamChunks(r, meta));
+    if (body.stream) return this._sse(req, res, vo.chatStreamChunks(faults.streamedResult(cf, r), meta));
     this._json(req, res, 200, vo.chatCompletion(r, meta));
   }
 }

@@ -51,6 +51,15 @@ function postProcess(raw, o) {
       content = t.content;
       if (finishReason === 'stop' && toolCalls.length) finishReason = 'tool_calls';
     }
+  } else if (o.forcedTools) {
+    // tool_choice "required" or named: structured output, the calls built by the server (ids
+    // functions.NAME:IDX for Kimi since PR #46344); a named choice ends with "stop", as OpenAI's does.
+    const t = kimiK2ToolCalls(content);
+    if (t.called && t.calls.length) {
+      toolCalls = t.calls.map((c, i) => ({ ...c, id: `functions.${c.function.name}:${i}` }));
+      content = null;
+      if (finishReason === 'stop' && o.forcedTools === 'required') finishReason = 'tool_calls';
+    }
   }
   return { reasoning, content, toolCalls, finishReason };
 }

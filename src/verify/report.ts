@@ -1,0 +1,69 @@
+/**
+ * How a verification reads: one summary line (notification, status bar, servers view, dashboard,
+ * CLI, agents' tools) and one table with the evidence, the request and what an agent suffers
+ * (the log, the dashboard, the CLI, the agents' tools). Pure.
+ */
+import { describeBudgets } from './budget';
+import { truncate } from './judges';
+import type { CheckResult, VerifyResult } from './verifier';
+
+export type Verdict = 'verified' | 'failed' | 'inconclusive' | 'incomplete';
+
+export function verdictOf(result: Pick<VerifyResult, 'checks'>): Verdict {
+  const statuses = result.checks.map((c) => c.status);
+  if (statuses.length > 0 && statuses.every((s) => s === 'pass')) return 'verified';
+  if (statuses.includes('fail')) return 'failed';
+  if (statuses.includes('inconclusive')) return 'inconclusive';
+  return 'incomplete';
+}
+
+function names(checks: readonly CheckResult[], status: CheckResult['status']): string[] {
+  return checks.filter((c) => c.status === status).map((c) => c.name);
+}
+
+/** One line for a notification, the status bar tooltip, the servers view and the agents. */
+export function summarize(result: VerifyResult): string {
+  const failed = names(result.checks, 'fail');
+  const inconclusive = names(result.checks, 'inconclusive');
+  const skipped = names(result.checks, 'skipped');
+  const also = [
+    ...(inconclusive.length > 0 ? [`inconclusive: ${inconclusive.join(', ')}`] : []),
+    ...(skipped.length > 0 ? [`skipped: ${skipped.join(', ')}`] : []),
+  ];
+  const tail = also.length > 0 ? ` (${also.join('; ')})` : '';
+  switch (verdictOf(result)) {
+    case 'verified':
+      return `Parsers verified for agents (${result.checks.length} checks)`;
+    case 'failed':
+      return `Parser check failed: ${failed.join(', ')}${tail}`;
+    case 'inconclusive': {
+      const budget = result.budgets?.retry ?? result.budgets?.first;
+      const why = budget !== undefined ? `answers cut at ${budget} tokens, a budget problem, not the parsers` : 'answers cut by max_tokens';
+      return `Parser check inconclusive (${why}): ${inconclusive.join(', ')}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
+    }
+    case 'incomplete':
+      return `Parser check incomplete, skipped: ${skipped.join(', ')}`;
+  }
+}
+
+/** The message after a watch reached ready and the checks ran. */
+export function readySummary(summary: string): string {
+  return `ready, ${summary.charAt(0).toLowerCase()}${summary.slice(1)}`;
+}
+
+/** Fixed-width table for the log; under each check that did not pass, its request and what agents suffer. */
+export function formatTable(result: VerifyResult, evidenceWidth = 120): string {
+  const nameWidth = Math.max(5, ...result.checks.map((c) => c.name.length));
+  const statusWidth = 12;
+  const row = (a: string, b: string, c: string): string => `${a.padEnd(nameWidth)}  ${b.padEnd(statusWidth)}  ${c}`.trimEnd();
+  const indent = ' '.repeat(nameWidth + statusWidth + 4);
+  const lines = [row('check', 'result', 'evidence'), row('-'.repeat(nameWidth), '-'.repeat(statusWidth), '-'.repeat(8))];
+  for (const c of result.checks) {
+    lines.push(row(c.name, c.status, truncate(c.evidence, evidenceWidth)));
+    if (c.consequence !== undefined) lines.push(`${indent}for agents: ${c.consequence}`);
+    if (c.request !== undefined) lines.push(`${indent}request: ${truncate(c.request, evidenceWidth)}`);
+  }
+  if (result.budgets !== undefined) lines.push(describeBudgets(result.budgets));
+  if (result.model !== undefined) lines.push(`model: ${result.model}`);
+  return lines.join('\n');
+}

@@ -204,7 +204,8 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   it('a load that stalls during wait ends it with exit 6 and what was last seen, since when', async () => {
     await host.configureSimulator({ fault: { hangAt: 'init' } });
     const stalling = writeConfig('stall.json', [serverEntry(host)], { stallSeconds: 10 });
-    const wait = await cli('restart', '--wait', '--timeout', '90', '--yes', '--config', stalling);
+    // --force: the test before leaves a load hanging in its weights, which a plain restart would follow.
+    const wait = await cli('restart', '--force', '--wait', '--timeout', '90', '--yes', '--config', stalling);
     assert.equal(wait.code, 6, show(wait));
     assert.match(wait.stdout.at(-1)!, /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% .* at \d\d:\d\d:\d\d\. The process lives but nothing moves: read the logs/, show(wait));
     await host.configureSimulator({ fault: {} });

@@ -131,7 +131,7 @@ export function stripPrefix(line: string): StrippedLine {
 export function splitMessage(message: string): string[] {
   return message
     .split(/[\r\n]+/)
-    .map((s) => s.replace(/\s+$/, ''))
+    .map((s) => s.trimEnd())
     .filter((s) => s.trim().length > 0);
 }
 

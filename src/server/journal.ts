@@ -187,7 +187,8 @@ function num(s: string | undefined): number | undefined {
 }
 
 function field(rest: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|[\\s,])${name}=([^,]*?)(?:,|\\s*$)`).exec(rest);
+  // `[^,]*` then trim: a lazy `[^,]*?` before `\s*$` backtracks quadratically on a run of spaces.
+  const m = new RegExp(`(?:^|[\\s,])${name}=([^,]*)`).exec(rest);
   return m?.[1]?.trim();
 }
 

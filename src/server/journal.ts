@@ -5,6 +5,7 @@
  * "are we inside a traceback").
  */
 import { quote } from '../remote/shell';
+import { detach } from '../util/detach';
 import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
 import { newVllmContext, parseVllmText, stripVllmPrefix, type VllmContext } from './vllmLog';
@@ -324,6 +325,9 @@ export function parseJournalMessage(message: string, ctx: JournalContext = { inT
  */
 export class DedupeByRank {
   private readonly seen = new Map<string, { at: number; ranks: Set<string> }>();
+  /** Lines remembered at most (the oldest go first), and the characters of a line a key keeps. */
+  static readonly MAX_LINES = 4096;
+  static readonly KEY_CHARS = 512;
 
   constructor(private readonly windowMs = 10_000) {}
 
@@ -332,7 +336,7 @@ export class DedupeByRank {
     const first = message.replace(/^\r+/, '');
     const { text, ranks } = stripPrefix(first);
     if (!ranks) return true;
-    const key = text.trim();
+    const key = keyOf(text.trim());
     const rank = ranks;
     this.prune(at);
     const entry = this.seen.get(key);
@@ -345,9 +349,21 @@ export class DedupeByRank {
   }
 
   private prune(now: number): void {
-    if (this.seen.size < 256) return;
+    if (this.seen.size < DedupeByRank.MAX_LINES) return;
     for (const [k, v] of this.seen) if (now - v.at > this.windowMs) this.seen.delete(k);
+    // Still full (a flood within one window): forget the oldest half, so a prune is rare.
+    let excess = this.seen.size - DedupeByRank.MAX_LINES / 2;
+    for (const k of this.seen.keys()) {
+      if (excess-- <= 0) break;
+      this.seen.delete(k);
+    }
   }
+}
+
+/** A long line is remembered by its length, head and tail, not whole. */
+function keyOf(text: string): string {
+  const n = DedupeByRank.KEY_CHARS;
+  return detach(text.length <= 2 * n ? text : `${text.length}:${text.slice(0, n)}…${text.slice(-n)}`);
 }
 
 /** The stateful reader a journal follower uses: de-duplicates ranks, tracks tracebacks. */

@@ -116,10 +116,14 @@ export interface StrippedLine {
   readonly prefixed: boolean;
 }
 
-const PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?:\s+[A-Z]{1,4}\d+)*)\]\s?/;
+// The rank tags are read within 256 characters, then checked: a repeated group over a 10 MB
+// line (`[date TP1 TP1 ...` that never closes) overflows the regex engine's backtracking stack.
+const PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?([^\]]{0,256})\]\s?/;
+const RANK_TAGS = /^(?:\s+[A-Z]{1,4}\d+)*$/;
 
 export function stripPrefix(line: string): StrippedLine {
-  const m = PREFIX.exec(line);
+  const found = PREFIX.exec(line);
+  const m = found && RANK_TAGS.test(found[1] ?? '') ? found : null;
   if (!m) {
     const v = stripVllmPrefix(line);
     return v ? { text: v.text, prefixed: true, ...(v.ranks ? { ranks: v.ranks } : {}) } : { text: line, prefixed: false };

@@ -84,7 +84,7 @@ export function parseJournalJsonLine(line: string): JournalEntry | undefined {
   return {
     message,
     at,
-    ...(Number.isInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
+    ...(Number.isSafeInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
     ...(Number.isFinite(monotonicUs) && monotonicUs > 0 ? { monotonicUs } : {}),
     ...(identifier !== undefined ? { identifier } : {}),
   };

@@ -197,8 +197,10 @@ function cUnescape(s: string, i: number): { text: string; length: number } {
   if (c in SIMPLE_ESCAPES) return { text: SIMPLE_ESCAPES[c], length: 1 };
   const hex = (n: number): { text: string; length: number } | null => {
     const digits = s.slice(i + 1, i + 1 + n);
-    return digits.length === n && /^[0-9a-fA-F]+$/.test(digits)
-      ? { text: String.fromCodePoint(parseInt(digits, 16)), length: 1 + n }
+    const code = parseInt(digits, 16);
+    // Past U+10FFFF is no character (String.fromCodePoint would throw): kept as written, like an unknown escape.
+    return digits.length === n && /^[0-9a-fA-F]+$/.test(digits) && code <= 0x10ffff
+      ? { text: String.fromCodePoint(code), length: 1 + n }
       : null;
   };
   if (c === 'x') return hex(2) ?? { text: c, length: 1 };

@@ -414,6 +414,7 @@ function sameArgv(a: readonly string[], b: readonly string[]): boolean {
 export function diffArgv(before: readonly string[], after: readonly string[]): string {
   const a = argvLines(before);
   const b = argvLines(after);
+  if (a.length * b.length > MAX_DIFF_CELLS) return largeDiff(a, b);
   // LCS over lines: argv lists are short (tens of lines)
   const dp: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
@@ -434,6 +435,23 @@ export function diffArgv(before: readonly string[], after: readonly string[]): s
       out.push(`- ${a[i++]}`);
     }
   }
+  return out.join('\n') + '\n';
+}
+
+/** Past this many LCS cells (1000 x 1000 lines) the table would take gigabytes for 100k-word command lines. */
+const MAX_DIFF_CELLS = 1_000_000;
+
+/** The common head and tail kept, the middle shown as removed then added: linear in the lines. */
+function largeDiff(a: readonly string[], b: readonly string[]): string {
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const out = ['--- ExecStart (current)', '+++ ExecStart (new)'];
+  for (let i = 0; i < head; i++) out.push(`  ${a[i]}`);
+  for (let i = head; i < a.length - tail; i++) out.push(`- ${a[i]}`);
+  for (let j = head; j < b.length - tail; j++) out.push(`+ ${b[j]}`);
+  for (let i = a.length - tail; i < a.length; i++) out.push(`  ${a[i]}`);
   return out.join('\n') + '\n';
 }
 

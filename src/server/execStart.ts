@@ -40,7 +40,8 @@ function logicalLines(text: string): { lines: LogicalLine[]; files: string[] } {
   const lines: LogicalLine[] = [];
   const files: string[] = [];
   let file: string | undefined;
-  let continuation: string | null = null;
+  // The pieces of a continued line, joined once at its end (re-joining at each piece is quadratic).
+  let continuation: string[] | null = null;
   let previousBlank = true;
   for (const line of raw) {
     const trimmed = line.trim();
@@ -58,15 +59,17 @@ function logicalLines(text: string): { lines: LogicalLine[]; files: string[] } {
       // systemd ignores comment lines inside a continued line
       continue;
     }
-    const joined: string = continuation === null ? line.replace(/^\s+/, '') : continuation + line;
-    if (endsWithOddBackslashes(joined)) {
-      continuation = joined.slice(0, -1) + ' ';
+    // A continued line's pieces end in ' ', so its trailing backslashes are all this line's.
+    const piece = continuation === null ? line.replace(/^\s+/, '') : line;
+    if (endsWithOddBackslashes(piece)) {
+      (continuation ??= []).push(piece.slice(0, -1) + ' ');
       continue;
     }
+    const joined = continuation === null ? piece : continuation.join('') + piece;
     continuation = null;
     lines.push({ text: joined.trim(), file });
   }
-  if (continuation !== null) lines.push({ text: continuation.trim(), file });
+  if (continuation !== null) lines.push({ text: continuation.join('').trim(), file });
   return { lines, files };
 }
 

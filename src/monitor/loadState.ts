@@ -1,4 +1,5 @@
 import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
+import { detach } from '../util/detach';
 import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
@@ -110,6 +111,16 @@ export type Signal =
   | { readonly kind: 'prior'; readonly at: number; readonly prior: LoadPrior };
 
 const MAX_ERROR_LINES = 12;
+/** Characters of a journal line the state keeps (the watcher passes 300). */
+const MAX_LINE_CHARS = 1_000;
+
+/**
+ * A journal line as the state keeps it: cut, and copied off the line it was cut from (a V8
+ * slice of a 10 MB line keeps the 10 MB alive as long as the state keeps the slice).
+ */
+function kept(text: string): string {
+  return detach(text.slice(0, MAX_LINE_CHARS));
+}
 
 // Share of the whole load each phase stands for, so one percentage covers all of it.
 // Weights dominate a cold start (minutes); KV allocation and graph capture take seconds to a minute.
@@ -425,9 +436,10 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
     }
     case 'journal': {
-      const next = foldJournal(state, signal.event, signal.text);
+      const text = kept(signal.text);
+      const next = foldJournal(state, signal.event, text);
       const relevant = signal.event.type !== 'systemd' || signal.event.what !== 'started';
-      return finish(state, next, signal.at, relevant ? signal.text : undefined);
+      return finish(state, next, signal.at, relevant ? text : undefined);
     }
     case 'http': {
       let next: LoadState = { ...state, http: signal.result, confirmedAt: signal.at };
@@ -531,9 +543,10 @@ function reduceSettled(state: LoadState, signal: Signal): LoadState {
   switch (signal.kind) {
     case 'journal': {
       if (signal.event.type !== 'error') return state;
-      const recentErrors = [...state.recentErrors, signal.text].slice(-MAX_ERROR_LINES);
+      const text = kept(signal.text);
+      const recentErrors = [...state.recentErrors, text].slice(-MAX_ERROR_LINES);
       const failure = state.failure ? { ...state.failure, lines: recentErrors } : undefined;
-      return settle({ ...state, recentErrors, failure }, serving ? signal.text : undefined);
+      return settle({ ...state, recentErrors, failure }, serving ? text : undefined);
     }
     case 'http': {
       if (!serving) return state;

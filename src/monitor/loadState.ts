@@ -288,6 +288,8 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
     case 'phase':
       return advancePhase(state, event.phase);
     case 'shards': {
+      // 400 digits read as Infinity: Infinity/Infinity would make the progress NaN.
+      if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'loading weights');
       const done = Math.max(event.done, next.shards?.done ?? 0);
       return { ...next, shards: { done, total: event.total } };
@@ -299,6 +301,7 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string): LoadS
     case 'kvCache':
       return advancePhase(state, 'allocating KV cache');
     case 'cudaGraphBatches': {
+      if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'capturing CUDA graphs');
       const done = Math.max(event.done, next.cudaGraphBatches?.done ?? 0);
       return { ...next, cudaGraphBatches: { done, total: event.total } };

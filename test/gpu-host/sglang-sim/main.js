@@ -621,6 +621,7 @@ function main() {
   const root = process.env.KIMI_SIM_ROOT || null;
   if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
   const cfg = loadConfig(root);
+  if (cfg.hostile) return void require('./hostile').main(parsed.args, cfg);
   const sim = new Sim(parsed.args, parsed.extra, cfg, root);
   process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
   process.on('SIGINT', () => sim.onSignal('SIGINT'));

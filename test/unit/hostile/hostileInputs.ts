@@ -5,8 +5,7 @@
  * Not a test file: the *.unit.test.ts files next to it use it.
  */
 import * as fc from 'fast-check';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+export { retainedHeap } from '../../util/heap';
 
 /** One fixed seed per property (with fast-check's default number of runs). */
 export function check<T>(seed: number, property: fc.IProperty<T>): void {
@@ -62,19 +61,6 @@ if (process.env['KIMI_HOSTILE_TIMES']) {
   process.on('exit', () => {
     for (const t of times) process.stdout.write(`${t.ms.toFixed(1).padStart(9)} ms  ${t.label}\n`);
   });
-}
-
-let gcFn: (() => void) | undefined;
-
-/** Heap bytes in use after a full collection (for "retained memory stays bounded"). */
-export function retainedHeap(): number {
-  if (!gcFn) {
-    setFlagsFromString('--expose-gc');
-    gcFn = runInNewContext('gc') as () => void;
-  }
-  gcFn();
-  gcFn();
-  return process.memoryUsage().heapUsed;
 }
 
 export const MiB = 1024 * 1024;

@@ -285,7 +285,8 @@ export function findServerCommand(argv: readonly string[]): ServerCommandLocatio
           if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve') return at(i, j + 3, 'vllm serve');
           break;
         }
-        if (!argv[j].startsWith('-')) break;
+        // Another interpreter word is the outer loop's: scanning on from each one would be quadratic.
+        if (!argv[j].startsWith('-') || /^python[0-9.]*$/.test(basename(argv[j]))) break;
       }
     }
     if (b === 'sglang' && argv[i + 1] === 'serve') return at(i, i + 2, 'sglang serve');

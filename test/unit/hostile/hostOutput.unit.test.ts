@@ -72,6 +72,7 @@ describe('hostile input: what the host\'s commands print', () => {
     const cat = '[Service]\nExecStart=/usr/bin/python3 \\\n' + '  -m \\\n'.repeat(50_000) + '  sglang.launch_server\n';
     assert.equal(timed('parseSystemctlCat of 50k continuation lines', () => parseSystemctlCat(cat)).commands[0]?.argv.length, 50_002);
     assert.deepEqual(parseExecValue('/bin/x \\UFFFFFFFF')[0]?.argv, ['/bin/x', 'UFFFFFFFF']);
+    assert.equal(timed('planParserChange on 100k words "-/python"', () => planParserChange(Array(100_000).fill('-/python'), CHOICE)).kind, 'unsupported');
     const show = timed('parseExecStartProperty of a 10 MB argv[]', () => parseExecStartProperty(`{ path=/x ; argv[]=/x ${repeatTo('a "b ', TEN_MB)} ; ignore_errors=no }`));
     assert.ok(show.length > 0);
   });

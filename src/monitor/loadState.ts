@@ -1,6 +1,7 @@
 import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
 import type { Activity } from '../server/activity';
 import { applyActivityEvent, cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText, type CpuSample, type ProgressMark } from './witnessMoves';
+import { detach } from '../util/detach';
 import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';
 
 /** The word the status bar shows. */
@@ -141,6 +142,17 @@ function withErrorLine(lines: readonly string[], text: string, keepFirst: boolea
   const limit = keepFirst ? FIRST_ERROR_LINES + MAX_ERROR_LINES : MAX_ERROR_LINES;
   if (next.length <= limit) return next;
   return keepFirst ? [...next.slice(0, FIRST_ERROR_LINES), ...next.slice(-MAX_ERROR_LINES)] : next.slice(-MAX_ERROR_LINES);
+}
+
+/** Characters of a journal line the state keeps (the watcher passes 300). */
+const MAX_LINE_CHARS = 1_000;
+
+/**
+ * A journal line as the state keeps it: cut, and copied off the line it was cut from (a V8
+ * slice of a 10 MB line keeps the 10 MB alive as long as the state keeps the slice).
+ */
+function kept(text: string): string {
+  return detach(text.slice(0, MAX_LINE_CHARS));
 }
 
 // Share of the whole load each phase stands for, so one percentage covers all of it.
@@ -319,6 +331,8 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string, at: nu
     case 'phase':
       return advancePhase(state, event.phase);
     case 'shards': {
+      // 400 digits read as Infinity: Infinity/Infinity would make the progress NaN.
+      if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'loading weights');
       const done = Math.max(event.done, next.shards?.done ?? 0);
       return { ...next, shards: { done, total: event.total } };
@@ -331,6 +345,7 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string, at: nu
     case 'kvCache':
       return advancePhase(state, 'allocating KV cache');
     case 'cudaGraphBatches': {
+      if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'capturing CUDA graphs');
       const done = Math.max(event.done, next.cudaGraphBatches?.done ?? 0);
       return { ...next, cudaGraphBatches: { done, total: event.total } };
@@ -465,9 +480,10 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
     }
     case 'journal': {
-      const next = foldJournal(state, signal.event, signal.text, signal.at);
+      const text = kept(signal.text);
+      const next = foldJournal(state, signal.event, text, signal.at);
       const relevant = signal.event.type !== 'systemd' || signal.event.what !== 'started';
-      return finish(state, next, signal.at, relevant ? signal.text : undefined);
+      return finish(state, next, signal.at, relevant ? text : undefined);
     }
     case 'http': {
       let next: LoadState = { ...state, http: signal.result, confirmedAt: signal.at };
@@ -576,10 +592,11 @@ function reduceSettled(state: LoadState, signal: Signal): LoadState {
   switch (signal.kind) {
     case 'journal': {
       if (signal.event.type !== 'error') return state;
+      const text = kept(signal.text);
       // Serving: only the last lines (a crash after days of request errors is told by its own).
-      const recentErrors = withErrorLine(state.recentErrors, signal.text, !serving);
+      const recentErrors = withErrorLine(state.recentErrors, text, !serving);
       const failure = state.failure ? { ...state.failure, lines: recentErrors } : undefined;
-      return settle({ ...state, recentErrors, failure }, serving ? signal.text : undefined);
+      return settle({ ...state, recentErrors, failure }, serving ? text : undefined);
     }
     case 'http': {
       if (!serving) return state;

@@ -152,9 +152,10 @@ export class SamplerReader {
   constructor(private readonly totalBytes: () => number | undefined) {}
 
   read(line: string, at: number): SamplerRound {
-    const size = /^M (\d+) (\d+)\s*$/.exec(line);
+    // At most 20 digits (sh's 64-bit arithmetic): 400 digits would read as Infinity bytes.
+    const size = /^M (\d{1,20}) (\d{1,20})\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
-    const m = /^S ([01]) (\d+) (\d+) (\d+) (\d+) (\d+|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d+):(\d+):(\d+|-))?\s*$/.exec(line);
+    const m = /^S ([01]) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d{1,20}):(\d{1,20}):(\d{1,20}|-))?\s*$/.exec(line);
     if (!m) return { signals: [] };
     const io: ProcIo = {
       processes: Number(m[2]),
@@ -191,5 +192,5 @@ function cpuSecondsOf(ticks: number, hz: number, cgroupUsec: number | undefined)
 
 /** A MiB figure as nvidia-smi prints it with nounits; `[N/A]` and the like are no reading. */
 function mib(text: string): number | undefined {
-  return /^\d+$/.test(text) ? Number(text) : undefined;
+  return /^\d{1,15}$/.test(text) ? Number(text) : undefined;
 }

@@ -1,31 +1,53 @@
 import { StringDecoder } from 'node:string_decoder';
 
+/** A line longer than this is cut there (the rest up to its newline is dropped): memory stays bounded. */
+export const MAX_LINE_CHARS = 32 * 1024 * 1024;
+
 /**
  * Splits a byte stream into lines on "\n" only ("\r" stays inside the line: progress bars
- * use it). UTF-8 sequences cut across chunks are decoded whole.
+ * use it). UTF-8 sequences cut across chunks are decoded whole. Each chunk is scanned once (a
+ * long line arriving in many chunks costs linear time), and a line is cut at MAX_LINE_CHARS.
  */
 export class LineSplitter {
   private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
+  private parts: string[] = [];
+  private pendingChars = 0;
 
-  constructor(private readonly onLine: (line: string) => void) {}
+  constructor(
+    private readonly onLine: (line: string) => void,
+    private readonly maxLineChars = MAX_LINE_CHARS,
+  ) {}
 
   push(chunk: Buffer | string): void {
-    this.pending += typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    let start = 0;
     let nl: number;
-    while ((nl = this.pending.indexOf('\n')) >= 0) {
-      const line = this.pending.slice(0, nl);
-      this.pending = this.pending.slice(nl + 1);
+    while ((nl = text.indexOf('\n', start)) >= 0) {
+      this.keep(text.slice(start, nl));
+      const line = this.parts.join('');
+      this.parts = [];
+      this.pendingChars = 0;
+      start = nl + 1;
       this.onLine(line);
     }
+    if (start < text.length) this.keep(text.slice(start));
+  }
+
+  private keep(piece: string): void {
+    const room = this.maxLineChars - this.pendingChars;
+    if (room <= 0 || piece === '') return;
+    const kept = piece.length > room ? piece.slice(0, room) : piece;
+    this.parts.push(kept);
+    this.pendingChars += kept.length;
   }
 
   /** Flushes a last line that had no trailing newline. */
   end(): void {
-    this.pending += this.decoder.end();
-    if (this.pending !== '') {
-      const line = this.pending;
-      this.pending = '';
+    this.keep(this.decoder.end());
+    if (this.pendingChars > 0) {
+      const line = this.parts.join('');
+      this.parts = [];
+      this.pendingChars = 0;
       this.onLine(line);
     }
   }

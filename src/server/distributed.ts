@@ -19,7 +19,8 @@ const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray)
     (m) => `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
   ],
   [
-    /The client socket has timed out after (\S+) while trying to connect to \(([^,]+), (\d+)\)/,
+    // Bounded: an unbounded `[^,]+` scans to the line's end at each repetition of the phrase.
+    /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
     'rendezvous-unreachable',
     (m) => `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
   ],

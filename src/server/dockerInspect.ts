@@ -75,9 +75,13 @@ export function parseInspect(stdout: string): InspectResult {
   const state = (raw['State'] ?? {}) as Record<string, unknown>;
   const health = (state['Health'] ?? undefined) as Record<string, unknown> | undefined;
   const policy = (raw['RestartPolicy'] ?? undefined) as Record<string, unknown> | undefined;
-  const args = Array.isArray(raw['Args']) ? (raw['Args'] as unknown[]).map(String) : [];
+  // Docker writes strings and objects here; anything else (null, a nested array) is no argument or mount.
+  const args = Array.isArray(raw['Args']) ? (raw['Args'] as unknown[]).map((a) => (typeof a === 'number' ? String(a) : str(a))) : [];
   const mounts = Array.isArray(raw['Mounts'])
-    ? (raw['Mounts'] as Record<string, unknown>[]).map((m) => ({ source: str(m['Source']), destination: str(m['Destination']) })).filter((m) => m.source !== '' && m.destination !== '')
+    ? (raw['Mounts'] as unknown[])
+        .map((m) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>) : {}))
+        .map((m) => ({ source: str(m['Source']), destination: str(m['Destination']) }))
+        .filter((m) => m.source !== '' && m.destination !== '')
     : [];
   const startedAtUs = parseDockerTimeUs(state['StartedAt']);
   const finishedAtUs = parseDockerTimeUs(state['FinishedAt']);
@@ -223,7 +227,7 @@ function readEndEvents(eventsOutput: string, startedAtUs: number | undefined): {
       continue;
     }
     if (startedAtUs !== undefined && typeof event.timeNano === 'number' && event.timeNano / 1000 < startedAtUs) continue;
-    const action = String(event.Action ?? event.status ?? '');
+    const action = str(event.Action ?? event.status);
     if (action === 'oom') oom = true;
     if (action === 'kill' || action === 'stop') stop = true;
     if (action === 'die') {

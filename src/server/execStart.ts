@@ -40,7 +40,8 @@ function logicalLines(text: string): { lines: LogicalLine[]; files: string[] } {
   const lines: LogicalLine[] = [];
   const files: string[] = [];
   let file: string | undefined;
-  let continuation: string | null = null;
+  // The pieces of a continued line, joined once at its end (re-joining at each piece is quadratic).
+  let continuation: string[] | null = null;
   let previousBlank = true;
   for (const line of raw) {
     const trimmed = line.trim();
@@ -58,15 +59,17 @@ function logicalLines(text: string): { lines: LogicalLine[]; files: string[] } {
       // systemd ignores comment lines inside a continued line
       continue;
     }
-    const joined: string = continuation === null ? line.replace(/^\s+/, '') : continuation + line;
-    if (endsWithOddBackslashes(joined)) {
-      continuation = joined.slice(0, -1) + ' ';
+    // A continued line's pieces end in ' ', so its trailing backslashes are all this line's.
+    const piece = continuation === null ? line.replace(/^\s+/, '') : line;
+    if (endsWithOddBackslashes(piece)) {
+      (continuation ??= []).push(piece.slice(0, -1) + ' ');
       continue;
     }
+    const joined = continuation === null ? piece : continuation.join('') + piece;
     continuation = null;
     lines.push({ text: joined.trim(), file });
   }
-  if (continuation !== null) lines.push({ text: continuation.trim(), file });
+  if (continuation !== null) lines.push({ text: continuation.join('').trim(), file });
   return { lines, files };
 }
 
@@ -197,8 +200,10 @@ function cUnescape(s: string, i: number): { text: string; length: number } {
   if (c in SIMPLE_ESCAPES) return { text: SIMPLE_ESCAPES[c], length: 1 };
   const hex = (n: number): { text: string; length: number } | null => {
     const digits = s.slice(i + 1, i + 1 + n);
-    return digits.length === n && /^[0-9a-fA-F]+$/.test(digits)
-      ? { text: String.fromCodePoint(parseInt(digits, 16)), length: 1 + n }
+    const code = parseInt(digits, 16);
+    // Past U+10FFFF is no character (String.fromCodePoint would throw): kept as written, like an unknown escape.
+    return digits.length === n && /^[0-9a-fA-F]+$/.test(digits) && code <= 0x10ffff
+      ? { text: String.fromCodePoint(code), length: 1 + n }
       : null;
   };
   if (c === 'x') return hex(2) ?? { text: c, length: 1 };
@@ -280,7 +285,8 @@ export function findServerCommand(argv: readonly string[]): ServerCommandLocatio
           if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve') return at(i, j + 3, 'vllm serve');
           break;
         }
-        if (!argv[j].startsWith('-')) break;
+        // Another interpreter word is the outer loop's: scanning on from each one would be quadratic.
+        if (!argv[j].startsWith('-') || /^python[0-9.]*$/.test(basename(argv[j]))) break;
       }
     }
     if (b === 'sglang' && argv[i + 1] === 'serve') return at(i, i + 2, 'sglang serve');
@@ -412,6 +418,7 @@ function sameArgv(a: readonly string[], b: readonly string[]): boolean {
 export function diffArgv(before: readonly string[], after: readonly string[]): string {
   const a = argvLines(before);
   const b = argvLines(after);
+  if (a.length * b.length > MAX_DIFF_CELLS) return largeDiff(a, b);
   // LCS over lines: argv lists are short (tens of lines)
   const dp: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
@@ -432,6 +439,23 @@ export function diffArgv(before: readonly string[], after: readonly string[]): s
       out.push(`- ${a[i++]}`);
     }
   }
+  return out.join('\n') + '\n';
+}
+
+/** Past this many LCS cells (1000 x 1000 lines) the table would take gigabytes for 100k-word command lines. */
+const MAX_DIFF_CELLS = 1_000_000;
+
+/** The common head and tail kept, the middle shown as removed then added: linear in the lines. */
+function largeDiff(a: readonly string[], b: readonly string[]): string {
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const out = ['--- ExecStart (current)', '+++ ExecStart (new)'];
+  for (let i = 0; i < head; i++) out.push(`  ${a[i]}`);
+  for (let i = head; i < a.length - tail; i++) out.push(`- ${a[i]}`);
+  for (let j = head; j < b.length - tail; j++) out.push(`+ ${b[j]}`);
+  for (let i = a.length - tail; i < a.length; i++) out.push(`  ${a[i]}`);
   return out.join('\n') + '\n';
 }
 

@@ -14,8 +14,10 @@ export interface GpuReading {
 const FAILURE = /NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found|command not found|not found|Unable to determine|Failed to initialize NVML/i;
 
 function mib(field: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(MiB|MB)?\s*$/i.exec(field);
-  return m ? Number(m[1]) : undefined;
+  // One optional unit between the spaces: `\s*(MiB)?\s*$` backtracks quadratically on a run of spaces.
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:(?:MiB|MB)\s*)?$/i.exec(field);
+  const n = m ? Number(m[1]) : undefined;
+  return n !== undefined && Number.isFinite(n) ? n : undefined;
 }
 
 /**
@@ -35,7 +37,7 @@ export function parseNvidiaSmiCsv(text: string): GpuReading {
     }
     const cols = line.split(',').map((c) => c.trim());
     if (cols.length < 3) continue;
-    const index = /^\d+$/.test(cols[0] ?? '') ? Number(cols[0]) : undefined;
+    const index = /^\d{1,6}$/.test(cols[0] ?? '') ? Number(cols[0]) : undefined;
     const used = mib(cols[1] ?? '');
     const total = mib(cols[2] ?? '');
     if (index === undefined || used === undefined || total === undefined) continue;

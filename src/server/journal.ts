@@ -6,6 +6,7 @@
  */
 import { quote } from '../remote/shell';
 import { activityEvents } from './activity';
+import { detach } from '../util/detach';
 import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
 import { splitLines, stripAnsi, stripPrefix, type StrippedLine } from './logGrammar';
@@ -88,7 +89,7 @@ export function parseJournalJsonLine(line: string): JournalEntry | undefined {
   return {
     message,
     at,
-    ...(Number.isInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
+    ...(Number.isSafeInteger(pidNum) && pidNum > 0 ? { pid: pidNum } : {}),
     ...(Number.isFinite(monotonicUs) && monotonicUs > 0 ? { monotonicUs } : {}),
     ...(identifier !== undefined ? { identifier } : {}),
   };
@@ -185,7 +186,8 @@ function num(s: string | undefined): number | undefined {
 }
 
 function field(rest: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|[\\s,])${name}=([^,]*?)(?:,|\\s*$)`).exec(rest);
+  // `[^,]*` then trim: a lazy `[^,]*?` before `\s*$` backtracks quadratically on a run of spaces.
+  const m = new RegExp(`(?:^|[\\s,])${name}=([^,]*)`).exec(rest);
   return m?.[1]?.trim();
 }
 
@@ -365,6 +367,9 @@ function lineEvents(line: string, ctx: JournalContext): JournalEvent[] {
  */
 export class DedupeByRank {
   private readonly seen = new Map<string, { at: number; ranks: Set<string> }>();
+  /** Lines remembered at most (the oldest go first), and the characters of a line a key keeps. */
+  static readonly MAX_LINES = 4096;
+  static readonly KEY_CHARS = 512;
 
   constructor(private readonly windowMs = 10_000) {}
 
@@ -373,7 +378,7 @@ export class DedupeByRank {
     const first = message.replace(/^\r+/, '');
     const { text, ranks } = stripPrefix(first);
     if (!ranks) return true;
-    const key = text.trim();
+    const key = keyOf(text.trim());
     const rank = ranks;
     this.prune(at);
     const entry = this.seen.get(key);
@@ -386,8 +391,14 @@ export class DedupeByRank {
   }
 
   private prune(now: number): void {
-    if (this.seen.size < 256) return;
+    if (this.seen.size < DedupeByRank.MAX_LINES) return;
     for (const [k, v] of this.seen) if (now - v.at > this.windowMs) this.seen.delete(k);
+    // Still full (a flood within one window): forget the oldest half, so a prune is rare.
+    let excess = this.seen.size - DedupeByRank.MAX_LINES / 2;
+    for (const k of this.seen.keys()) {
+      if (excess-- <= 0) break;
+      this.seen.delete(k);
+    }
   }
 }
 
@@ -398,6 +409,13 @@ export interface ReadLine {
 }
 
 const LINE_TEXT_CHARS = 300;
+
+
+/** A long line is remembered by its length, head and tail, not whole. */
+function keyOf(text: string): string {
+  const n = DedupeByRank.KEY_CHARS;
+  return detach(text.length <= 2 * n ? text : `${text.length}:${text.slice(0, n)}…${text.slice(-n)}`);
+}
 
 /** The stateful reader a journal follower uses: de-duplicates ranks, tracks tracebacks. */
 export class JournalReader {

@@ -59,7 +59,10 @@ export interface StrippedLine {
 }
 
 /** SGLang: `[2025-03-08 12:29:21 TP1] `, `[2026-05-13 02:15:17 DP3 TP3] `, `[2025-02-07 01:19:40 TP16] `, `[2024-12-13 01:44:59] `. */
-const SGLANG_PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?:\s+[A-Z]{1,4}\d+)*)\]\s?/;
+// The rank tags are read within 256 characters, then checked: a repeated group over a 10 MB
+// line (`[date TP1 TP1 ...` that never closes) overflows the regex engine's backtracking stack.
+const SGLANG_PREFIX = /^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?([^\]]{0,256})\]\s?/;
+const RANK_TAGS = /^(?:\s+[A-Z]{1,4}\d+)*$/;
 /** torch: `[rank6]:` before its own stamp. */
 const TORCH_RANK = /^\[rank(\d+)\]:/;
 /** glog (c10, NCCL watchdog): `[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] `, `W0318 06:57:26.001000 165 torch/...py:123] `. */
@@ -71,7 +74,8 @@ const AITER = /^\[aiter\] /;
 
 /** A line's prefixes off, and what they said (rank tags). */
 export function stripPrefix(line: string): StrippedLine {
-  const m = SGLANG_PREFIX.exec(line);
+  const found = SGLANG_PREFIX.exec(line);
+  const m = found && RANK_TAGS.test(found[1] ?? '') ? found : null;
   if (m) {
     const ranks = (m[1] ?? '').trim();
     return { text: line.slice(m[0].length), prefixed: true, record: true, ...(ranks ? { ranks } : {}) };

@@ -66,7 +66,10 @@ export function parseSystemdTimestamp(value: string | undefined): number | undef
   const v = (value ?? '').trim();
   if (v === '' || v === 'n/a' || v === '0') return undefined;
   const unix = /^@(\d+(?:\.\d+)?)$/.exec(v);
-  if (unix) return Math.round(Number(unix[1]) * 1000);
+  if (unix) {
+    const ms = Math.round(Number(unix[1]) * 1000);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
   const m = /^(?:[A-Za-z]{2,3}\s+)?(\d{4})-(\d{2})-(\d{2})\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:\s+(\S+))?$/.exec(v);
   if (!m) return undefined;
   const zone = m[8] ?? 'UTC';
@@ -88,9 +91,11 @@ function exitCode(v: string | undefined): string | undefined {
   return EXIT_CODES[s] ?? s;
 }
 
+/** systemd prints decimal integers; `1e308`, `0x10` or 400 digits are no PID or count. */
 function int(v: string | undefined, dflt: number): number {
-  const n = Number((v ?? '').trim());
-  return (v ?? '').trim() !== '' && Number.isInteger(n) ? n : dflt;
+  const s = (v ?? '').trim();
+  const n = Number(s);
+  return /^-?\d+$/.test(s) && Number.isSafeInteger(n) ? n : dflt;
 }
 
 function optional(v: string | undefined): string | undefined {
@@ -117,7 +122,7 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
     mainPid: int(props['MainPID'], 0),
     nRestarts: int(props['NRestarts'], 0),
     result: (props['Result'] ?? '').trim(),
-    ...(execMainStatus !== undefined && Number.isInteger(Number(execMainStatus)) ? { execMainStatus: Number(execMainStatus) } : {}),
+    ...(execMainStatus !== undefined && Number.isSafeInteger(Number(execMainStatus)) ? { execMainStatus: Number(execMainStatus) } : {}),
     ...(execMainCode !== undefined ? { execMainCode } : {}),
     ...(started !== undefined ? { execMainStartedAt: started } : {}),
     ...(exited !== undefined ? { execMainExitedAt: exited } : {}),

@@ -47,7 +47,9 @@ function showBlocks(text: string): Map<string, string[]>[] {
     if (eq <= 0) continue;
     if (!current) blocks.push((current = new Map()));
     const key = line.slice(0, eq);
-    current.set(key, [...(current.get(key) ?? []), line.slice(eq + 1)]);
+    const values = current.get(key);
+    if (values) values.push(line.slice(eq + 1));
+    else current.set(key, [line.slice(eq + 1)]);
   }
   return blocks;
 }

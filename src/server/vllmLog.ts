@@ -3,6 +3,7 @@
  * journal.ts strips vLLM's prefixes (stripVllmPrefix) and asks parseVllmText before its own rules.
  */
 import type { JournalEvent } from './events';
+import { detach } from '../util/detach';
 
 export interface VllmPrefix {
   /** The text after the process tag and the logger's `LEVEL MM-DD HH:MM:SS [file.py:N]`. */
@@ -100,8 +101,12 @@ function num(s: string | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+/** vLLM draws two bars (piecewise, full); a line with a new description each time must not grow the map. */
+const MAX_GRAPH_BARS = 8;
+
 function graphProgress(ctx: VllmContext, bar: string, done: number, total: number): JournalEvent {
-  ctx.graphBars.set(bar, { done, total });
+  if (!ctx.graphBars.has(bar) && ctx.graphBars.size >= MAX_GRAPH_BARS) return { type: 'cudaGraphBatches', done, total };
+  ctx.graphBars.set(detach(bar), { done, total });
   let d = 0;
   let t = 0;
   for (const b of ctx.graphBars.values()) {

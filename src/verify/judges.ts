@@ -68,6 +68,23 @@ export function around(text: string, needle?: string, width = 90): string {
   return JSON.stringify(`${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}`);
 }
 
+/**
+ * JSON.stringify for evidence, that never throws: a body nested 100k levels deep overflows the
+ * stack of JSON.stringify and of String() on arrays.
+ */
+export function showJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return '(nested too deeply to show)';
+  }
+}
+
+/** A value of a parsed body as text: strings as they are, anything else as JSON. */
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : showJson(v);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -78,10 +95,10 @@ export function result(status: CheckStatus, evidence: string): Judgement {
 
 /** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
 export function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | string {
-  if (isRecord(resp) && resp.object === 'error') return `error ${String(resp.code ?? '')}: ${String(resp.message ?? '')}`;
-  if (isRecord(resp) && isRecord(resp.error)) return `error: ${String(resp.error.message ?? JSON.stringify(resp.error))}`;
+  if (isRecord(resp) && resp.object === 'error') return `error ${text(resp.code ?? '')}: ${text(resp.message ?? '')}`;
+  if (isRecord(resp) && isRecord(resp.error)) return `error: ${text(resp.error.message ?? resp.error)}`;
   const choice = isRecord(resp) && Array.isArray(resp.choices) ? resp.choices[0] : undefined;
-  if (!isRecord(choice) || !isRecord(choice.message)) return `no choices[0].message in ${JSON.stringify(resp) ?? String(resp)}`;
+  if (!isRecord(choice) || !isRecord(choice.message)) return `no choices[0].message in ${showJson(resp)}`;
   const m = choice.message;
   return {
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
@@ -89,7 +106,7 @@ export function firstChoice(resp: unknown): { finishReason: string | null; messa
       role: typeof m.role === 'string' ? m.role : undefined,
       content: typeof m.content === 'string' ? m.content : null,
       reasoning_content: reasoningOf(m),
-      tool_calls: Array.isArray(m.tool_calls) ? (m.tool_calls as ToolCall[]) : null,
+      tool_calls: Array.isArray(m.tool_calls) ? (m.tool_calls.filter(isRecord) as unknown as ToolCall[]) : null,
     },
   };
 }
@@ -104,12 +121,12 @@ function reasoningOf(m: Record<string, unknown>): string | null {
 }
 
 export function str(v: unknown): string {
-  return v === undefined ? 'absent' : JSON.stringify(v);
+  return v === undefined ? 'absent' : showJson(v);
 }
 
 /** /server_info (or /get_server_info) carries the parser flags of the running process. */
 export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judgement {
-  if (!isRecord(info)) return result('fail', `not a JSON object: ${JSON.stringify(info) ?? String(info)}`);
+  if (!isRecord(info)) return result('fail', `not a JSON object: ${showJson(info)}`);
   // Some versions nest the args; flat is the documented shape.
   const args = isRecord(info.server_args) ? info.server_args : info;
   const reasoning = args.reasoning_parser;
@@ -236,7 +253,7 @@ export function judgeToolCall(resp: unknown, tool: ToolDefinition, options: { re
     const call = calls[0];
     const name = call.function?.name;
     const args = call.function?.arguments;
-    callText = `${name ?? '?'}(${args ?? ''})${call.id ? ` id=${call.id}` : ''}`;
+    callText = `${name === undefined ? '?' : text(name)}(${args === undefined ? '' : text(args)})${call.id ? ` id=${text(call.id)}` : ''}`;
     // A forced tool choice may end with "stop", as OpenAI's API does.
     const finishOk = c.finishReason === 'tool_calls' || (options.forced === true && c.finishReason === 'stop');
     if (!finishOk) problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
@@ -256,7 +273,7 @@ export function argumentProblems(args: unknown, tool: ToolDefinition): string[] 
   try {
     parsed = JSON.parse(args);
   } catch {
-    return [`arguments are not JSON: ${JSON.stringify(args)}`];
+    return [`arguments are not JSON: ${showJson(args)}`];
   }
   const validate = validatorFor(tool.function.parameters);
   if (!validate(parsed)) return [`arguments do not match the schema: ${ajv.errorsText(validate.errors)}`];
@@ -306,7 +323,7 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
     if (!isRecord(chunk)) continue;
     if (chunk.object === 'error' || isRecord(chunk.error)) {
       const e = isRecord(chunk.error) ? chunk.error : chunk;
-      error ??= `error ${String(e.code ?? '')}: ${String(e.message ?? '')}`;
+      error ??= `error ${text(e.code ?? '')}: ${text(e.message ?? '')}`;
       continue;
     }
     chunks++;
@@ -323,12 +340,12 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
     const reasoningPiece = reasoningOf(delta);
     if (reasoningPiece !== null) reasoning += reasoningPiece;
     if (Array.isArray(delta.tool_calls)) {
-      for (const raw of delta.tool_calls as StreamToolDelta[]) {
+      for (const raw of (delta.tool_calls as unknown[]).filter(isRecord) as StreamToolDelta[]) {
         const index = typeof raw.index === 'number' ? raw.index : 0;
         const t = tools.get(index) ?? { index, function: {} };
-        if (raw.id) t.id = raw.id;
-        if (raw.type) t.type = raw.type;
-        if (raw.function?.name && !t.function.name) t.function.name = raw.function.name;
+        if (typeof raw.id === 'string' && raw.id) t.id = raw.id;
+        if (typeof raw.type === 'string' && raw.type) t.type = raw.type;
+        if (typeof raw.function?.name === 'string' && raw.function.name && !t.function.name) t.function.name = raw.function.name;
         if (typeof raw.function?.arguments === 'string') t.function.arguments = (t.function.arguments ?? '') + raw.function.arguments;
         tools.set(index, t);
       }

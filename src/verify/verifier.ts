@@ -8,7 +8,7 @@
 import { judgeToolIds, finishReasonOf, toolCallsOf, type IdSample } from './agentJudges';
 import { chooseBudgets, contextLengthOf, type Budgets } from './budget';
 import { CHECKS, type CheckName, type CheckSpec } from './checks';
-import { judgeRunningFlags, judgeServerInfo, judgeStream, assembleStream, truncate, result, type ExpectedParsers, type Judgement } from './judges';
+import { judgeRunningFlags, judgeServerInfo, judgeStream, assembleStream, showJson, truncate, result, type ExpectedParsers, type Judgement } from './judges';
 import { Limiter } from './limiter';
 
 export { formatTable, summarize, verdictOf, type Verdict } from './report';
@@ -95,7 +95,7 @@ function parseMaybeJson(body: unknown): unknown {
 /** 502/503/504 mean the server is not answering right now, not that a parser is wrong. */
 function httpJudgement(status: number, body: unknown): Judgement | null {
   if (status >= 200 && status < 300) return null;
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' ? body : showJson(body);
   const evidence = truncate(`HTTP ${status}: ${text}`);
   return { status: status === 502 || status === 503 || status === 504 ? 'skipped' : 'fail', evidence };
 }
@@ -112,7 +112,7 @@ async function models(deps: VerifierDeps): Promise<Models> {
   const body = parseMaybeJson(r.value.body) as { data?: { id?: unknown }[] } | undefined;
   const id = body?.data?.[0]?.id;
   if (r.value.status !== 200 || typeof id !== 'string' || id === '') {
-    return { reason: truncate(`GET /v1/models: HTTP ${r.value.status} without a model id: ${JSON.stringify(r.value.body)}`) };
+    return { reason: truncate(`GET /v1/models: HTTP ${r.value.status} without a model id: ${showJson(r.value.body)}`) };
   }
   return { model: id, maxModelLen: contextLengthOf(body, 'max_model_len') };
 }

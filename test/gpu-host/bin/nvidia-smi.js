@@ -78,6 +78,7 @@ if (query) {
     let out = '';
     if (!noheader) out += fields.map((f) => (nounits ? FIELDS[f].h.replace(/ \[.*\]$/, '') : FIELDS[f].h)).join(', ') + '\n';
     for (const g of now) out += fields.map((f) => FIELDS[f].v(g, nounits, now)).join(', ') + '\n';
+    if (require('../sglang-sim/hostile').isHostile(c.STATE)) out += require('../sglang-sim/hostile').garbageGpuText();
     return out;
   };
   if (loopMs > 0) {

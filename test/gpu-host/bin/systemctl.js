@@ -150,6 +150,7 @@ function cmdShow(o) {
     return props.map(([k, v]) => (o.value ? `${v}\n` : `${k}=${v}\n`)).join('');
   });
   process.stdout.write(blocks.join('\n'));
+  if (!o.value && require('../sglang-sim/hostile').isHostile(c.STATE)) process.stdout.write(require('../sglang-sim/hostile').garbageShowText());
   return 0;
 }
 const KNOWN_EMPTY = new Set(['StatusText', 'StatusErrno', 'ExecStartPre', 'ExecStop', 'ExecReload', 'ExecStartPost', 'ExecStopPost']);

@@ -652,6 +652,7 @@ function main() {
   if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
   const cfg = loadConfig(root);
   if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
+  if (cfg.hostile) return void require('./hostile').main(parsed.args, cfg);
   const sim = new Sim(parsed.args, parsed.extra, cfg, root);
   process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
   process.on('SIGINT', () => sim.onSignal('SIGINT'));

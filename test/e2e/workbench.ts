@@ -1,6 +1,7 @@
 // The VS Code workbench in Debian's Chromium, driven as a person would: the command palette,
 // the status bar, notification toasts and their buttons, modal dialogs, the Output panel.
-// Selectors are those of VS Code 1.100 (code-server 4.100.3); see README/e2e notes.
+// Selectors are those of VS Code 1.139 (code-server 4.139.1); they held from 1.100 on, except that
+// a closing quick input is `inert` while it fades out (openPalette waits for it to go).
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,7 +247,10 @@ export async function openPalette(page: Page, text = ''): Promise<Locator> {
   await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => undefined);
   // A palette that opens late must not be toggled shut by the next key press: press only while
   // it is not visible, then wait for it once more before typing.
-  for (let attempt = 0; attempt < 3 && !(await input.isVisible()); attempt++) {
+  // A palette that is closing (VS Code 1.139 marks it inert while it fades out) is not open.
+  const usable = async () => (await input.isVisible()) && !(await input.evaluate((e) => e.closest('[inert]') !== null).catch(() => true));
+  for (let attempt = 0; attempt < 3 && !(await usable()); attempt++) {
+    await input.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
     await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
     await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
   }
@@ -274,6 +278,7 @@ export async function paletteRows(page: Page, text: string, opts: { until?: (row
     await input.fill(`>${text}`);
   }
   await page.keyboard.press('Escape');
+  await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
   return labels;
 }
 

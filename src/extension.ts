@@ -10,6 +10,7 @@ import { registerLanguageModelTools } from './lm/tools';
 import { ServersView } from './ui/serversView';
 import { CHAT_VENDOR, KimiChatProvider } from './chat/provider';
 import { registerMcpServerProvider } from './ui/mcpProvider';
+import { openWalkthroughOnFirstRun, walkthroughContext } from './ui/walkthrough';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -33,6 +34,8 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
   context.subscriptions.push(registerMcpServerProvider(context));
+  context.subscriptions.push(walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation));
+  void openWalkthroughOnFirstRun(context).catch((error) => channel.warn(`Could not open the walkthrough: ${String(error)}`));
   return { statusText: () => statusBar.text, chatModels: () => chat.models().map((m) => ({ id: m.id, name: m.name, toolCalling: m.capabilities.toolCalling === true })) };
 }
 

@@ -9,7 +9,8 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../config';
 import type { Fleet, FleetEvent } from '../fleet/fleet';
-import { describe as describeState } from '../ui/messages';
+import { loadingPercent } from '../ui/messages';
+import type { LoadState } from '../monitor/loadState';
 import { errorText } from '../util/errors';
 import { buildChatRequest, ChatStreamAccumulator, ChatStreamError, httpErrorText, SseDecoder, type NeutralMessage, type NeutralPart, type StreamEvent } from './openaiChat';
 import { contextLength, describeChatModel, estimateTokens, offerFor, parseModels, parseTokenCount, type CheckOutcome } from './modelInfo';
@@ -18,6 +19,8 @@ import { contextLength, describeChatModel, estimateTokens, offerFor, parseModels
 export const CHAT_VENDOR = 'kimi-service';
 /** A stream that sends nothing for this long is given up (the server's state is checked meanwhile). */
 const IDLE_TIMEOUT_MS = 300_000;
+/** After a dropped connection: how long to wait for the watch to see the server go down. */
+const STATE_AFTER_ERROR_MS = 5_000;
 
 /** Since VS Code 1.120 a third-party model is in the picker only with isUserSelectable (older versions ignore it). */
 export type KimiChatInformation = vscode.LanguageModelChatInformation & { readonly isUserSelectable?: boolean };
@@ -161,9 +164,14 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
           `${texts} characters of text${calls.length ? `, tool calls ${calls.join(', ')}` : ''}${usage}; reasoning ${reasoningChars} characters, not shown (log level Trace shows it)`,
       );
     } catch (error) {
-      const reason: unknown = abort.signal.aborted ? abort.signal.reason : undefined;
+      let reason: unknown = abort.signal.aborted ? abort.signal.reason : undefined;
       if (reason instanceof vscode.CancellationError) throw reason;
-      const message = reason instanceof Error ? reason.message : error instanceof ChatStreamError ? `${model.name}: ${error.message}` : errorText(error);
+      // A connection that dropped because the server went down: say what the server is now.
+      if (reason === undefined && !(error instanceof ChatStreamError)) {
+        const left = await this.stateSoon(server, STATE_AFTER_ERROR_MS);
+        if (left) reason = new Withdrawn(`${model.name} stopped answering: ${left} (${errorText(error)})`);
+      }
+      const message = reason instanceof Error ? reason.message : error instanceof ChatStreamError ? `${model.name}: ${error.message}` : `${model.name}: ${errorText(error)}`;
       this.log.warn(`[${server.name}] chat request failed: ${message}`);
       throw new Error(message);
     } finally {
@@ -200,6 +208,30 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     for (const d of this.disposables) d.dispose();
   }
 
+  /** The server's state when it is not `ready`, waiting at most `ms` for the watch to notice. */
+  private stateSoon(server: ServerProfile, ms: number): Promise<string | undefined> {
+    const now = () => {
+      const state = this.fleet.snapshot(server).state;
+      return state && state.verdict !== 'ready' ? serverIs(state) : undefined;
+    };
+    const first = now();
+    if (first) return Promise.resolve(first);
+    return new Promise((resolve) => {
+      const done = (value: string | undefined) => {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve(value);
+      };
+      const timer = setTimeout(() => done(undefined), ms);
+      const subscription = this.fleet.onEvent((event) => {
+        if (event.server.name === server.name && event.type === 'state') {
+          const value = now();
+          if (value) done(value);
+        }
+      });
+    });
+  }
+
   private offerOf(model: KimiChatInformation): Offered {
     const name = serverNameOf(model.id);
     if (!this.settings.enabled()) throw new Error(`${model.name} is turned off (setting kimi.chatModel.enabled).`);
@@ -219,7 +251,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         if (event.state.verdict !== 'ready') {
           // A new load (or a fault) needs a new verification before the model is offered again.
           this.checks.delete(name);
-          this.withdraw(event.server, `the server is ${describeState(event.state)}`);
+          this.withdraw(event.server, serverIs(event.state));
         }
         break;
       case 'end':
@@ -305,6 +337,11 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       abort.abort(new Withdrawn(`${offer?.info.name ?? `Kimi on ${server.name}`} stopped answering: ${why}.`));
     }
   }
+}
+
+/** "the server is stopping", "the server failed", "the server is loading 12%". */
+function serverIs(state: LoadState): string {
+  return state.verdict === 'failed' ? 'the server failed' : `the server is ${state.verdict}${loadingPercent(state)}`;
 }
 
 function serverNameOf(modelId: string): string {

@@ -109,7 +109,7 @@ describe('chat model: the streamed answer', () => {
 
   it('an answer that opens with a think tag anyway (no reasoning parser) is held back as reasoning up to the closing tag', () => {
     const pieces = ['<th', 'ink>Let me ', 'think.</thi', 'nk>\n\nThe ', 'answer.'];
-    const chunks = pieces.map((p) => ({ choices: [{ index: 0, delta: { content: p }, finish_reason: null }] }));
+    const chunks: unknown[] = pieces.map((p) => ({ choices: [{ index: 0, delta: { content: p }, finish_reason: null }] }));
     chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     const events = run(sse(chunks));
     assert.equal(answerText(events), 'The answer.');

@@ -35,7 +35,10 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
   context.subscriptions.push(registerMcpServerProvider(context));
   context.subscriptions.push(walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation));
-  void openWalkthroughOnFirstRun(context).catch((error) => channel.warn(`Could not open the walkthrough: ${String(error)}`));
+  void openWalkthroughOnFirstRun(context).then(
+    (why) => (why === 'opened' ? channel.info('First-run walkthrough opened.') : channel.debug(`First-run walkthrough not opened: ${why}.`)),
+    (error) => channel.warn(`Could not open the walkthrough: ${String(error)}`),
+  );
   return { statusText: () => statusBar.text, chatModels: () => chat.models().map((m) => ({ id: m.id, name: m.name, toolCalling: m.capabilities.toolCalling === true })) };
 }
 

@@ -300,9 +300,19 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
     const labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
     const i = labels.findIndex(wanted);
     if (i >= 0) {
-      await rows.nth(i).click();
-      await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
-      return;
+      // The list may be redrawn (or the palette closed by a late toast taking focus) between
+      // reading it and clicking: then open it again and look once more.
+      const clicked = await rows
+        .nth(i)
+        .click({ timeout: 5000 })
+        .then(() => true, () => false);
+      if (clicked) {
+        await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
+        return;
+      }
+      await openPalette(page, title);
+      lastType = Date.now();
+      continue;
     }
     if (Date.now() > deadline) {
       await page.keyboard.press('Escape');

@@ -110,6 +110,16 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     await screenshot(page, 'chat-tool-call');
   });
 
+  it('the editor lists it among its language models (Chat: Manage Language Models)', async () => {
+    const page = scenario().page;
+    await runCommand(page, 'Chat: Manage Language Models');
+    const row = page.getByText('Kimi K2.6 on sim').first();
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    await screenshot(page, 'chat-manage-models');
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'View: Close Editor').catch(() => undefined);
+  });
+
   it('a plain question streams text, and the reasoning is not in it', async () => {
     const { report } = await runFixture(scenario().page, 'Ask a question', 'question');
     console.log(`    report: ${JSON.stringify(report)}`);

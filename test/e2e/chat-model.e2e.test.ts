@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { REPO_ROOT } from './codeServer';
 import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
-import { clickDialogButton, runCommand, screenshot, waitForDialog, waitForNotification, waitForStatus } from './workbench';
+import { clickDialogButton, paletteRows, runCommand, screenshot, waitForDialog, waitForNotification, waitForStatus } from './workbench';
 
 after(printResultsDir);
 
@@ -110,8 +110,11 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     await screenshot(page, 'chat-tool-call');
   });
 
-  it('the editor lists it among its language models (Chat: Manage Language Models)', async () => {
+  it('the editor lists it among its language models (Chat: Manage Language Models)', async function () {
     const page = scenario().page;
+    // VS Code 1.104 has no such view without a chat extension signed in (it came with the models editor).
+    const rows = await paletteRows(page, 'Chat: Manage Language Models', { until: (r) => r.startsWith('Chat: Manage Language Models'), timeoutMs: 10_000 });
+    if (!rows.some((r) => r.startsWith('Chat: Manage Language Models'))) this.skip();
     await runCommand(page, 'Chat: Manage Language Models');
     const row = page.getByText('Kimi K2.6 on sim').first();
     await row.waitFor({ state: 'visible', timeout: 30_000 });

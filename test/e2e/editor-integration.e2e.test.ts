@@ -16,13 +16,22 @@ async function quickRows(page: Page): Promise<string[]> {
   return page.locator(QUICK_ROWS).evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
 }
 
-/** Waits for a quick-pick row containing `text` (at most `timeoutMs`) and picks it. */
+/**
+ * Picks the quick-pick row containing `text` as a person with a keyboard does: types it into the
+ * filter and presses Enter once the first row is that one (a hover over a row can take the mouse's
+ * clicks, as in VS Code 1.104).
+ */
 async function pickRow(page: Page, text: string, timeoutMs = 20_000): Promise<string> {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(text);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await quickRows(page);
-    const label = rows.find((r) => r.includes(text));
-    if (label && (await page.locator(QUICK_ROWS).filter({ hasText: text }).first().click({ timeout: 5000 }).then(() => true, () => false))) return label;
+    if (rows[0]?.includes(text)) {
+      await page.keyboard.press('Enter');
+      return rows[0];
+    }
     if (Date.now() > deadline) throw new Error(`no row "${text}" in the quick pick: ${JSON.stringify(rows)}`);
     await page.waitForTimeout(250);
   }

@@ -244,19 +244,24 @@ export function loadingPercentages(hist: StatusSample[]): number[] {
 
 export async function openPalette(page: Page, text = ''): Promise<Locator> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+  // Focus the window through its title bar: a click in the editor area could press something
+  // there (a walkthrough's step, a button).
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 12 } }).catch(() => undefined);
   // A palette that opens late must not be toggled shut by the next key press: press only while
   // it is not visible, then wait for it once more before typing.
   // A palette that is closing (VS Code 1.139 marks it inert while it fades out) is not open.
   const usable = async () => (await input.isVisible()) && !(await input.evaluate((e) => e.closest('[inert]') !== null).catch(() => true));
-  for (let attempt = 0; attempt < 3 && !(await usable()); attempt++) {
-    await input.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
-    await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
-    await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+  for (let round = 0; ; round++) {
+    for (let attempt = 0; attempt < 3 && !(await usable()); attempt++) {
+      await input.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
+      await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
+      await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+    }
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    // Something that takes the focus as the palette opens (an editor being restored) closes it again.
+    const filled = await input.fill(`>${text}`, { timeout: round < 2 ? 5000 : 30_000 }).then(() => true, (e: unknown) => (round < 2 ? false : Promise.reject(e)));
+    if (filled) return input;
   }
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${text}`);
-  return input;
 }
 
 /**

@@ -28,6 +28,8 @@ export function offerFor(verdict: string | undefined, checks: readonly CheckOutc
 export interface ServedModel {
   readonly id: string;
   readonly maxModelLen?: number;
+  /** `owned_by`: "sglang", "vllm". */
+  readonly ownedBy?: string;
 }
 
 /** GET /v1/models: each model's id and, where the server says it (SGLang, vLLM), max_model_len. */
@@ -37,8 +39,9 @@ export function parseModels(body: unknown): ServedModel[] {
   return data.flatMap((m) => {
     const id = (m as { id?: unknown }).id;
     const len = (m as { max_model_len?: unknown }).max_model_len;
+    const owner = (m as { owned_by?: unknown }).owned_by;
     if (typeof id !== 'string' || id === '') return [];
-    return [{ id, ...(typeof len === 'number' && len > 0 ? { maxModelLen: len } : {}) }];
+    return [{ id, ...(typeof len === 'number' && len > 0 ? { maxModelLen: len } : {}), ...(typeof owner === 'string' && owner ? { ownedBy: owner } : {}) }];
   });
 }
 

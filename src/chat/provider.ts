@@ -248,6 +248,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         void this.refresh(event.server);
         break;
       case 'state':
+        // Back from unhealthy (no load, so no end of a load to verify after): verify again here.
+        if (event.state.verdict === 'ready' && event.previous.verdict === 'unhealthy') this.verifyInBackground(event.server);
         if (event.state.verdict !== 'ready') {
           // A new load (or a fault) needs a new verification before the model is offered again.
           this.checks.delete(name);
@@ -256,15 +258,20 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         break;
       case 'end':
         // A server found ready at a quiet first look (the window opened on it) was never verified here.
-        if (event.quiet && event.outcome.end === 'ready' && !this.checks.has(name) && this.settings.enabled() && this.settings.verifyWhenReady()) {
-          void this.fleet
-            .verifyParsers(event.server, (line) => this.log.info(`[${name}] ${line}`))
-            .catch((error) => this.log.warn(`[${name}] Parser check for the chat model failed: ${errorText(error)}`));
-        }
+        if (event.quiet && event.outcome.end === 'ready') this.verifyInBackground(event.server);
         break;
       default:
         break;
     }
+  }
+
+  /** The parser check the chat model needs, when nobody else runs it (the controller does after a load). */
+  private verifyInBackground(server: ServerProfile): void {
+    const name = server.name;
+    if (this.checks.has(name) || !this.settings.enabled() || !this.settings.verifyWhenReady()) return;
+    void this.fleet
+      .verifyParsers(server, (line) => this.log.info(`[${name}] ${line}`))
+      .catch((error) => this.log.warn(`[${name}] Parser check for the chat model failed: ${errorText(error)}`));
   }
 
   /** Offers or withdraws a server after a verification (one look at its models and limits). */
@@ -294,7 +301,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         context,
         maxOutput: this.settings.maxOutputTokens(),
         toolCalling: offer.toolCalling,
-        engine: server.docker ? 'a container' : info.ok ? 'SGLang' : 'the server',
+        engine: model.ownedBy === 'vllm' ? 'vLLM' : model.ownedBy === 'sglang' || info.ok ? 'SGLang' : 'an OpenAI-compatible server',
       });
       // The state may have moved on while we asked.
       if (this.fleet.snapshot(server).state?.verdict !== 'ready') return this.withdraw(server, `the server is ${this.fleet.snapshot(server).state?.verdict ?? 'not watched'}`);

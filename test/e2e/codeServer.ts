@@ -156,6 +156,12 @@ export interface CodeServerOptions {
   env?: Record<string, string | undefined>;
   /** Echo code-server's output to this process's stderr. */
   echo?: boolean;
+  /**
+   * Run VS Code's own server (lib/vscode/out/server-main.js) with --enable-smoke-test-driver
+   * instead of code-server's wrapper: the only way a current workbench runs an extension-host
+   * test suite given in its `payload` query.
+   */
+  smokeTestDriver?: boolean;
 }
 
 export interface CodeServer {
@@ -234,7 +240,22 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   const port = opts.port ?? (await freePort());
   const logFile = opts.logFile ?? join(root, 'code-server.log');
   const log = createWriteStream(logFile);
-  const args = [
+  // VS Code's own server under code-server (same workbench, same extension host), started with
+  // --enable-smoke-test-driver: since about 1.10x the workbench honours a `payload`'s
+  // extensionDevelopmentPath/extensionTestsPath only then, and code-server has no such flag.
+  const direct = [
+    join(dir, 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js'),
+    '--host', '127.0.0.1',
+    '--port', String(port),
+    '--without-connection-token',
+    '--accept-server-license-terms',
+    '--enable-smoke-test-driver',
+    '--disable-telemetry',
+    '--user-data-dir', userDataDir,
+    '--server-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+  ];
+  const args = opts.smokeTestDriver ? direct : [
     entryPath(dir),
     '--config', configFile,
     '--auth', 'none',
@@ -287,7 +308,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     await new Promise<void>((res, rej) => {
       const timer = setTimeout(() => rej(new Error(`code-server did not start within 60 s:\n${output}`)), 60_000);
       const check = () => {
-        if (/HTTP server listening on/.test(output)) {
+        if (/HTTP server listening on|Web UI available at/.test(output)) {
           clearTimeout(timer);
           res();
         }

@@ -171,8 +171,8 @@ describe('chat model: what is offered, with which limits', () => {
   });
 
   it("limits come from the server: max_model_len, else /server_info's context_length; the answer gets at most a quarter", () => {
-    const models = parseModels({ object: 'list', data: [{ id: 'moonshotai/Kimi-K2.6', max_model_len: 262144 }, { bogus: 1 }] });
-    assert.deepEqual(models, [{ id: 'moonshotai/Kimi-K2.6', maxModelLen: 262144 }]);
+    const models = parseModels({ object: 'list', data: [{ id: 'moonshotai/Kimi-K2.6', max_model_len: 262144, owned_by: 'vllm' }, { bogus: 1 }] });
+    assert.deepEqual(models, [{ id: 'moonshotai/Kimi-K2.6', maxModelLen: 262144, ownedBy: 'vllm' }]);
     assert.equal(contextLength(models[0], { context_length: 1000 }), 262144);
     assert.equal(contextLength({ id: 'x' }, { context_length: 131072 }), 131072);
     assert.equal(contextLength({ id: 'x' }, {}), undefined);

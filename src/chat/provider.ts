@@ -73,6 +73,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('kimi.chatModel')) {
+          this.log.info(`Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimi.chatModel.enabled)'}.`);
           for (const offer of this.offers.values()) void this.refresh(offer.server);
           this.changed.fire();
         }

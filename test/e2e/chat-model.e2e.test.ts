@@ -136,6 +136,14 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     assert.doesNotMatch(text, /The user says|think/i);
   });
 
+  it('the setting kimi.chatModel.enabled withdraws the model, and brings it back', async () => {
+    const page = scenario().page;
+    const off = await runFixture(page, 'Turn the Kimi chat model off', 'disable');
+    assert.deepEqual(off.report.models, [], JSON.stringify(off.report));
+    const on = await runFixture(page, 'Turn the Kimi chat model on', 'enable');
+    assert.deepEqual(on.report.models?.map((m) => m.name), ['Kimi K2.6 on sim'], JSON.stringify(on.report));
+  });
+
   it('a request in flight when the server is stopped ends with an error naming the state, not a hang', async () => {
     const { page, host } = scenario();
     // The server hangs (SIGSTOP), so the request is sent and gets no answer; then the unit is

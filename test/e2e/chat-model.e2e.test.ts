@@ -16,11 +16,18 @@ import { clickDialogButton, paletteRows, runCommand, screenshot, waitForDialog, 
 
 after(printResultsDir);
 
-const fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-chat-fixture-'));
-const reportDir = join(fixtureDir, 'reports');
-mkdirSync(reportDir, { recursive: true });
+let fixtureDir = '';
+let reportDir = '';
+/** This file's temp folder (the fixture's VSIX, its reports), made when the scenario starts. */
+function makeDirs(): void {
+  if (fixtureDir) return;
+  fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-chat-fixture-'));
+  reportDir = join(fixtureDir, 'reports');
+  mkdirSync(reportDir, { recursive: true });
+}
 
 function packageFixture(): string {
+  makeDirs();
   const vsix = join(fixtureDir, 'chat-client.vsix');
   const r = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix], {
     cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'chat-client'),
@@ -70,10 +77,12 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     // The editor's own chat (and the model picker) must not be switched off for this one.
     settings: { 'chat.disableAIFeatures': false },
     extraVsix: () => [packageFixture()],
-    env: () => ({ KIMI_CHAT_REPORT_DIR: reportDir }),
+    env: () => (makeDirs(), { KIMI_CHAT_REPORT_DIR: reportDir }),
   });
 
-  after(() => rmSync(fixtureDir, { recursive: true, force: true }));
+  after(() => {
+    if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
+  });
 
   it('after a load and the parser check, another extension gets "Kimi K2.6 on sim" and a tool call with the arguments the server produced', async () => {
     const { page, host } = scenario();

@@ -6,8 +6,8 @@
 #   2. npm ci, when node_modules is missing or older than package-lock.json (npm's own record of
 #      the install, node_modules/.package-lock.json, is the date; a package-lock.json that is
 #      only newer because git rewrote it with the same content is recognised by its checksum).
-#   3. The code-server cache for the e2e suite and the demo (scripts/setup-code-server.sh; a
-#      finished install is kept).
+#   3. The code-server cache for the e2e suite and the demo, with the Node it asks for from the npm
+#      registry (scripts/setup-code-server.sh; a finished install is kept).
 #
 #   KIMI_FORCE_NPM_CI=1   run npm ci even when node_modules is up to date (npm run setup)
 #   KIMI_SKIP_CODE_SERVER=1   leave the code-server cache alone (it is only needed by e2e/demo)
@@ -58,11 +58,11 @@ fi
 # 3. code-server for the e2e suite and the demo (packages were checked above).
 # Its finished-install check, repeated here only to keep the usual run quiet.
 if [[ "${KIMI_SKIP_CODE_SERVER:-}" != 1 ]]; then
-  cs_version=$(sed -n 's/^VERSION=//p' scripts/setup-code-server.sh)
+  cs_version="${KIMI_CODE_SERVER_VERSION:-$(sed -n 's/^DEFAULT_VERSION=//p' scripts/setup-code-server.sh)}"
   cs_dir="${KIMI_CODE_SERVER_DIR:-$HOME/.cache/kimi-service/code-server-$cs_version}"
-  if [[ ! -f "$cs_dir/.kimi-install-complete" || ! -f "$cs_dir/node_modules/code-server/out/node/entry.js" ]]; then
-    log "code-server $cs_version into $cs_dir (a few minutes, once)"
-    KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null
+  if [[ ! -f "$cs_dir/.kimi-install-complete" || ! -f "$cs_dir/node_modules/code-server/out/node/entry.js" || ! -x "$(cat "$cs_dir/node-path" 2>/dev/null)" ]]; then
+    log "code-server $cs_version and the Node it asks for into $cs_dir (a few minutes, once)"
+    KIMI_CODE_SERVER_VERSION="$cs_version" KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null
     did+=("code-server")
   fi
 fi

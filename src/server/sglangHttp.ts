@@ -25,6 +25,12 @@ export type HttpResult =
     }
   | { readonly kind: 'error'; readonly message: string };
 
+/** A streamed answer (postStream): the body is read by the caller. */
+export type StreamResult =
+  | { readonly kind: 'http'; readonly status: number; readonly contentType: string; readonly body: NodeJS.ReadableStream }
+  | { readonly kind: 'refused' }
+  | { readonly kind: 'error'; readonly message: string };
+
 export type ModelsResult = { readonly ok: true; readonly ids: string[] } | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
 export type ServerInfoResult =
   | { readonly ok: true; readonly info: Record<string, unknown>; readonly path: string }
@@ -203,6 +209,40 @@ export class SglangClient {
     }
     const second = await this.attempt(true, method, path, body, timeoutMs, maxBodyBytes);
     return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
+  }
+
+  /**
+   * A POST whose answer is read as it arrives (server-sent events): the response body stream,
+   * uncapped, for the caller to read and to end with `signal`. Same tunnel, key and fallback as
+   * request(); through the fallback (curl on the host) the body arrives when curl ends.
+   */
+  async postStream(path: string, body: string, signal: AbortSignal): Promise<StreamResult> {
+    for (let round = 0; round < 2; round++) {
+      const viaFallback = this.usingFallback && this.fallbackFetch !== undefined;
+      const fetchImpl = viaFallback ? this.fallbackFetch! : this.fetchImpl;
+      const headers = { ...requestHeaders(path, true, this.apiKey), Accept: 'text/event-stream' };
+      try {
+        const res = await fetchImpl(this.base + path, {
+          method: 'POST',
+          headers,
+          body,
+          ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
+          signal,
+        });
+        if (!res.body) return { kind: 'error', message: 'the server sent no body' };
+        return { kind: 'http', status: res.status, contentType: res.headers.get('content-type') ?? '', body: res.body };
+      } catch (error) {
+        if (!viaFallback && isForwardingProhibited(error) && this.fallbackFetch) {
+          this.usingFallback = true;
+          this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+          continue;
+        }
+        if (isRefusal(error)) return { kind: 'refused' };
+        const e = error as { message?: unknown };
+        return { kind: 'error', message: typeof e?.message === 'string' ? e.message : String(error) };
+      }
+    }
+    return { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE };
   }
 
   private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number, maxBodyBytes: number): Promise<HttpResult | typeof PROHIBITED> {

@@ -7,8 +7,10 @@ import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export const CODE_SERVER_VERSION = '4.100.3';
 export const REPO_ROOT = resolve(__dirname, '..', '..');
+/** The version scripts/setup-code-server.sh installs (its DEFAULT_VERSION), or KIMI_CODE_SERVER_VERSION. */
+export const CODE_SERVER_VERSION =
+  process.env.KIMI_CODE_SERVER_VERSION ?? /^DEFAULT_VERSION=(\S+)$/m.exec(readFileSync(join(REPO_ROOT, 'scripts', 'setup-code-server.sh'), 'utf8'))![1]!;
 
 /** The cache folder the setup script installs into (same default as the script). */
 export function codeServerDir(): string {
@@ -19,14 +21,23 @@ function entryPath(dir = codeServerDir()): string {
   return join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 }
 
+/** The Node that code-server asks for (engines.node), installed next to it from the npm registry. */
+export function codeServerNode(dir = codeServerDir()): string {
+  return readFileSync(join(dir, 'node-path'), 'utf8').trim();
+}
+
+function installed(dir: string): boolean {
+  return existsSync(join(dir, '.kimi-install-complete')) && existsSync(entryPath(dir)) && existsSync(join(dir, 'node-path')) && existsSync(codeServerNode(dir));
+}
+
 /** Runs scripts/setup-code-server.sh unless its stamp says the install is complete. */
 export function ensureCodeServer(): string {
   const dir = codeServerDir();
-  if (existsSync(join(dir, '.kimi-install-complete')) && existsSync(entryPath(dir))) return dir;
+  if (installed(dir)) return dir;
   console.log(`[e2e] installing code-server ${CODE_SERVER_VERSION} into ${dir} (~4 min, once)`);
   const r = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'setup-code-server.sh')], {
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, KIMI_CODE_SERVER_DIR: dir },
+    env: { ...process.env, KIMI_CODE_SERVER_DIR: dir, KIMI_CODE_SERVER_VERSION: CODE_SERVER_VERSION },
   });
   if (r.status !== 0) throw new Error(`scripts/setup-code-server.sh failed (status ${r.status})`);
   return dir;
@@ -126,6 +137,8 @@ export const QUIET_SETTINGS: Record<string, unknown> = {
   'git.enabled': false,
   'window.commandCenter': false,
   'remote.autoForwardPorts': false,
+  // VS Code 1.1xx opens the chat view in the secondary side bar by default.
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
 
 export interface CodeServerOptions {
@@ -143,6 +156,12 @@ export interface CodeServerOptions {
   env?: Record<string, string | undefined>;
   /** Echo code-server's output to this process's stderr. */
   echo?: boolean;
+  /**
+   * Run VS Code's own server (lib/vscode/out/server-main.js) with --enable-smoke-test-driver
+   * instead of code-server's wrapper: the only way a current workbench runs an extension-host
+   * test suite given in its `payload` query.
+   */
+  smokeTestDriver?: boolean;
 }
 
 export interface CodeServer {
@@ -163,7 +182,7 @@ export interface CodeServer {
 }
 
 function runCli(dir: string, args: string[], env: NodeJS.ProcessEnv): string {
-  const r = spawnSync(process.execPath, [entryPath(dir), ...args], { env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(codeServerNode(dir), [entryPath(dir), ...args], { env, encoding: 'utf8', timeout: 120_000 });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.status !== 0) throw new Error(`code-server ${args.join(' ')} failed (status ${r.status}):\n${out}`);
   return out;
@@ -221,7 +240,22 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   const port = opts.port ?? (await freePort());
   const logFile = opts.logFile ?? join(root, 'code-server.log');
   const log = createWriteStream(logFile);
-  const args = [
+  // VS Code's own server under code-server (same workbench, same extension host), started with
+  // --enable-smoke-test-driver: since about 1.10x the workbench honours a `payload`'s
+  // extensionDevelopmentPath/extensionTestsPath only then, and code-server has no such flag.
+  const direct = [
+    join(dir, 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js'),
+    '--host', '127.0.0.1',
+    '--port', String(port),
+    '--without-connection-token',
+    '--accept-server-license-terms',
+    '--enable-smoke-test-driver',
+    '--disable-telemetry',
+    '--user-data-dir', userDataDir,
+    '--server-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+  ];
+  const args = opts.smokeTestDriver ? direct : [
     entryPath(dir),
     '--config', configFile,
     '--auth', 'none',
@@ -234,7 +268,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     '--extensions-dir', extensionsDir,
     folder,
   ];
-  const child: ChildProcess = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(codeServerNode(dir), args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid!;
   let output = '';
   const onData = (b: Buffer) => {
@@ -274,7 +308,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
     await new Promise<void>((res, rej) => {
       const timer = setTimeout(() => rej(new Error(`code-server did not start within 60 s:\n${output}`)), 60_000);
       const check = () => {
-        if (/HTTP server listening on/.test(output)) {
+        if (/HTTP server listening on|Web UI available at/.test(output)) {
           clearTimeout(timer);
           res();
         }

@@ -29,7 +29,7 @@ describe('e2e: the extension-host suite inside code-server', function () {
       const built = spawnSync(process.execPath, script, { cwd: REPO_ROOT, stdio: 'inherit' });
       assert.equal(built.status, 0, `node ${script.join(' ')} failed`);
     }
-    server = await startCodeServer({ env: { KIMI_TEST_REPORT: report } });
+    server = await startCodeServer({ env: { KIMI_TEST_REPORT: report }, smokeTestDriver: true });
     const authority = new URL(server.url).host;
     const payload = JSON.stringify([
       ['extensionDevelopmentPath', `vscode-remote://${authority}${REPO_ROOT}`],

@@ -26,4 +26,17 @@ describe('e2e: the packaged VSIX', function () {
     }
     assert.deepEqual(entries.filter((e) => /^extension\/(src|test|node_modules)\//.test(e)), []);
   });
+
+  it('is ready to publish: icon, licence and changelog in the manifest, the walkthrough pages, no placeholder URL', () => {
+    const vsix = packageExtension();
+    const entries = vsixEntries(vsix);
+    for (const f of ['extension/media/icon.png', 'extension/LICENSE.txt', 'extension/changelog.md', 'extension/readme.md']) assert.ok(entries.includes(f), `${f} in ${entries.join(', ')}`);
+    const walkthrough = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).contributes.walkthroughs[0].steps.map((s: { media: { markdown: string } }) => `extension/${s.media.markdown}`);
+    for (const page of walkthrough) assert.ok(entries.includes(page), page);
+    const manifest = spawnSync('python3', ['-c', 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("extension.vsixmanifest").decode())', vsix], { encoding: 'utf8' }).stdout;
+    assert.match(manifest, /<Icon>extension\/media\/icon\.png<\/Icon>/);
+    assert.match(manifest, /<License>extension\/LICENSE\.txt<\/License>/);
+    assert.match(manifest, /Microsoft\.VisualStudio\.Services\.Content\.Changelog/);
+    assert.doesNotMatch(manifest, /example\.invalid/);
+  });
 });

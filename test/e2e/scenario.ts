@@ -49,6 +49,8 @@ export interface ScenarioOptions {
   knownHost?: boolean;
   /** Extra user settings, or a function of the started host that returns them. */
   settings?: Record<string, unknown> | ((host: GpuHost) => Record<string, unknown>);
+  /** More VSIX files installed next to the extension (e.g. a fixture that uses it). */
+  extraVsix?: () => string[];
   /** Extra environment of the extension host (e.g. a HOME of the scenario's own, in `tmp`). */
   env?: (host: GpuHost, tmp: string) => Record<string, string | undefined>;
 }
@@ -107,7 +109,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     if (opts.unitText) await host.writeUnit(opts.unitText(host), { reload: true });
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
     cs = await startCodeServer({
-      vsix: [vsix],
+      vsix: [vsix, ...(opts.extraVsix?.() ?? [])],
       settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', typeof opts.settings === 'function' ? opts.settings(host) : opts.settings),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.

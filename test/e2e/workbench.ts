@@ -1,6 +1,7 @@
 // The VS Code workbench in Debian's Chromium, driven as a person would: the command palette,
 // the status bar, notification toasts and their buttons, modal dialogs, the Output panel.
-// Selectors are those of VS Code 1.100 (code-server 4.100.3); see README/e2e notes.
+// Selectors are those of VS Code 1.139 (code-server 4.139.1); they held from 1.100 on, except that
+// a closing quick input is `inert` while it fades out (openPalette waits for it to go).
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -243,16 +244,24 @@ export function loadingPercentages(hist: StatusSample[]): number[] {
 
 export async function openPalette(page: Page, text = ''): Promise<Locator> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+  // Focus the window through its title bar: a click in the editor area could press something
+  // there (a walkthrough's step, a button).
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 12 } }).catch(() => undefined);
   // A palette that opens late must not be toggled shut by the next key press: press only while
   // it is not visible, then wait for it once more before typing.
-  for (let attempt = 0; attempt < 3 && !(await input.isVisible()); attempt++) {
-    await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
-    await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+  // A palette that is closing (VS Code 1.139 marks it inert while it fades out) is not open.
+  const usable = async () => (await input.isVisible()) && !(await input.evaluate((e) => e.closest('[inert]') !== null).catch(() => true));
+  for (let round = 0; ; round++) {
+    for (let attempt = 0; attempt < 3 && !(await usable()); attempt++) {
+      await input.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
+      await page.keyboard.press(attempt === 1 ? 'F1' : 'Control+Shift+P');
+      await input.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+    }
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    // Something that takes the focus as the palette opens (an editor being restored) closes it again.
+    const filled = await input.fill(`>${text}`, { timeout: round < 2 ? 5000 : 30_000 }).then(() => true, (e: unknown) => (round < 2 ? false : Promise.reject(e)));
+    if (filled) return input;
   }
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${text}`);
-  return input;
 }
 
 /**
@@ -274,6 +283,7 @@ export async function paletteRows(page: Page, text: string, opts: { until?: (row
     await input.fill(`>${text}`);
   }
   await page.keyboard.press('Escape');
+  await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
   return labels;
 }
 
@@ -295,9 +305,19 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
     const labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
     const i = labels.findIndex(wanted);
     if (i >= 0) {
-      await rows.nth(i).click();
-      await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
-      return;
+      // The list may be redrawn (or the palette closed by a late toast taking focus) between
+      // reading it and clicking: then open it again and look once more.
+      const clicked = await rows
+        .nth(i)
+        .click({ timeout: 5000 })
+        .then(() => true, () => false);
+      if (clicked) {
+        await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
+        return;
+      }
+      await openPalette(page, title);
+      lastType = Date.now();
+      continue;
     }
     if (Date.now() > deadline) {
       await page.keyboard.press('Escape');

@@ -1,0 +1,205 @@
+// The verified server as a chat model, used by another extension through the public vscode.lm
+// API (test/e2e/fixture/chat-client): after a load and the parser check, selectChatModels({
+// vendor }) returns "Kimi K2.6 on sim"; a request with a tool gets a LanguageModelToolCallPart
+// with the arguments the server produced; a plain question streams text without its reasoning;
+// a request in flight when the server is stopped ends naming the state; after that the model is
+// gone.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { REPO_ROOT } from './codeServer';
+import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
+import { clickDialogButton, paletteRows, runCommand, screenshot, waitForDialog, waitForNotification, waitForStatus } from './workbench';
+
+after(printResultsDir);
+
+let fixtureDir = '';
+let reportDir = '';
+/** This file's temp folder (the fixture's VSIX, its reports), made when the scenario starts. */
+function makeDirs(): void {
+  if (fixtureDir) return;
+  fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-chat-fixture-'));
+  reportDir = join(fixtureDir, 'reports');
+  mkdirSync(reportDir, { recursive: true });
+}
+
+function packageFixture(): string {
+  makeDirs();
+  const vsix = join(fixtureDir, 'chat-client.vsix');
+  const r = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix], {
+    cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'chat-client'),
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`vsce package of the chat client fixture failed:\n${r.stdout}\n${r.stderr}`);
+  return vsix;
+}
+
+interface Report {
+  models?: { id: string; name: string; vendor: string; maxInputTokens: number }[];
+  parts?: { type: string; value?: string; callId?: string; name?: string; input?: unknown }[];
+  tokens?: number;
+  error?: string;
+  unexpectedAnswer?: boolean;
+}
+
+/**
+ * Runs a fixture command from the palette and waits for its report; a consent dialog (an
+ * extension using another extension's model) is answered with Allow and returned.
+ */
+async function runFixture(page: Page, title: string, name: string, timeoutMs = 120_000): Promise<{ report: Report; dialogs: string[] }> {
+  const file = join(reportDir, `${name}.json`);
+  rmSync(file, { force: true });
+  await runCommand(page, `Kimi Chat Client: ${title}`);
+  const dialogs: string[] = [];
+  const box = page.locator('.monaco-dialog-box');
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`no report from "${title}" within ${timeoutMs / 1000} s; dialogs: ${JSON.stringify(dialogs)}`);
+    if (await box.isVisible()) {
+      const text = (await box.innerText()).trim();
+      dialogs.push(text);
+      await screenshot(page, `chat-consent-${name}`);
+      await clickDialogButton(page, 'Allow');
+    }
+    await page.waitForTimeout(200);
+  }
+  return { report: JSON.parse(readFileSync(file, 'utf8')) as Report, dialogs };
+}
+
+describe('e2e: the verified server as a chat model (vscode.lm)', function () {
+  const scenario = useScenario({
+    name: 'chat-model',
+    gpuHost: { sim: simForLoad(8) },
+    unitText: (h) => unitWithParsers(h),
+    // The editor's own chat (and the model picker) must not be switched off for this one.
+    settings: { 'chat.disableAIFeatures': false },
+    extraVsix: () => [packageFixture()],
+    env: () => (makeDirs(), { KIMI_CHAT_REPORT_DIR: reportDir }),
+  });
+
+  after(() => {
+    if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
+  });
+
+  it('after a load and the parser check, another extension gets "Kimi K2.6 on sim" and a tool call with the arguments the server produced', async () => {
+    const { page, host } = scenario();
+    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
+    await runCommand(page, 'Restart Kimi service');
+    const dlg = await waitForDialog(page);
+    assert.ok(isRestartConfirm(dlg), JSON.stringify(dlg));
+    await clickDialogButton(page, 'Restart');
+    await waitForStatus(page, /Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
+    await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000 });
+
+    const { report, dialogs } = await runFixture(page, 'Ask with a tool', 'tool');
+    console.log(`    consent dialogs: ${JSON.stringify(dialogs)}`);
+    console.log(`    report: ${JSON.stringify(report)}`);
+    assert.equal(report.error, undefined, report.error);
+    assert.deepEqual(report.models?.map((m) => [m.vendor, m.name]), [['kimi-service', 'Kimi K2.6 on sim']]);
+    assert.ok((report.models?.[0]?.maxInputTokens ?? 0) > 100_000, 'the context length comes from the server (262144 in the simulator)');
+    const calls = (report.parts ?? []).filter((p) => p.type === 'toolCall');
+    assert.equal(calls.length, 1, JSON.stringify(report.parts));
+
+    // What the server itself answers to the same question (its tool-call parser at work), asked on the host.
+    const body = JSON.stringify({
+      model: '/root/models/Kimi-K2.6',
+      messages: [{ role: 'user', content: 'What is the weather in Paris right now? Use the get_weather tool.' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a city.', parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] } } }],
+    });
+    const direct = await host.ssh(`curl -s -H 'Content-Type: application/json' -d '${body.replace(/'/g, `'\\''`)}' ${host.serverUrl}/v1/chat/completions`);
+    const serverCall = (JSON.parse(direct.stdout) as { choices: { message: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[] }).choices[0]!.message.tool_calls[0]!;
+    assert.equal(calls[0]!.name, serverCall.function.name);
+    assert.deepEqual(calls[0]!.input, JSON.parse(serverCall.function.arguments));
+    assert.equal(calls[0]!.callId, serverCall.id, "the call id is the server's (kimi_k2: functions.NAME:N)");
+    assert.equal((report.parts ?? []).filter((p) => p.type === 'text').map((p) => p.value).join('').trim(), '', 'no text besides the tool call');
+    assert.ok((report.tokens ?? 0) > 0, 'countTokens answers');
+    await screenshot(page, 'chat-tool-call');
+  });
+
+  it('the editor lists it among its language models (Chat: Manage Language Models)', async function () {
+    const page = scenario().page;
+    // VS Code 1.104 has no such view without a chat extension signed in (it came with the models editor).
+    const rows = await paletteRows(page, 'Chat: Manage Language Models', { until: (r) => r.startsWith('Chat: Manage Language Models'), timeoutMs: 10_000 });
+    if (!rows.some((r) => r.startsWith('Chat: Manage Language Models'))) this.skip();
+    await runCommand(page, 'Chat: Manage Language Models');
+    const row = page.getByText('Kimi K2.6 on sim').first();
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    await screenshot(page, 'chat-manage-models');
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'View: Close Editor').catch(() => undefined);
+  });
+
+  it('a plain question streams text, and the reasoning is not in it', async () => {
+    const { report } = await runFixture(scenario().page, 'Ask a question', 'question');
+    console.log(`    report: ${JSON.stringify(report)}`);
+    assert.equal(report.error, undefined, report.error);
+    const parts = report.parts ?? [];
+    assert.ok(parts.length >= 2, `streamed in several parts: ${JSON.stringify(parts)}`);
+    assert.ok(parts.every((p) => p.type === 'text'), JSON.stringify(parts));
+    const text = parts.map((p) => p.value).join('');
+    assert.equal(text, 'The capital of France is Paris.');
+    // The simulator's reasoning for this question begins "The user says".
+    assert.doesNotMatch(text, /The user says|think/i);
+  });
+
+  it('the setting kimi.chatModel.enabled withdraws the model, and brings it back', async () => {
+    const page = scenario().page;
+    const off = await runFixture(page, 'Turn the Kimi chat model off', 'disable');
+    assert.deepEqual(off.report.models, [], JSON.stringify(off.report));
+    const on = await runFixture(page, 'Turn the Kimi chat model on', 'enable');
+    assert.deepEqual(on.report.models?.map((m) => m.name), ['Kimi K2.6 on sim'], JSON.stringify(on.report));
+  });
+
+  it('a request in flight when the server is stopped ends with an error naming the state, not a hang', async () => {
+    const { page, host } = scenario();
+    // The server hangs (SIGSTOP), so the request is sent and gets no answer; then the unit is
+    // stopped (its SIGTERM waits for SIGCONT): the unit is deactivating, the model is withdrawn.
+    await host.killServer('SIGSTOP');
+    try {
+      const started = Date.now();
+      const file = join(reportDir, 'inflight.json');
+      rmSync(join(reportDir, 'inflight-sent.json'), { force: true });
+      rmSync(file, { force: true });
+      await runCommand(page, 'Kimi Chat Client: Ask while the server hangs');
+      const sent = join(reportDir, 'inflight-sent.json');
+      while (!existsSync(sent)) {
+        assert.ok(Date.now() - started < 60_000, 'the request was not sent within 60 s');
+        await page.waitForTimeout(100);
+      }
+      await page.waitForTimeout(1000); // the request is on its way to the hung server
+      assert.equal(existsSync(file), false, 'no answer from a hung server');
+      const stop = await host.ssh(`systemctl stop --no-block ${host.unitName}`);
+      assert.equal(stop.code, 0, stop.stderr);
+      while (!existsSync(file)) {
+        assert.ok(Date.now() - started < 90_000, 'the request in flight did not end within 90 s');
+        await page.waitForTimeout(100);
+      }
+      const report = JSON.parse(readFileSync(file, 'utf8')) as Report;
+      console.log(`    report after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(report)}`);
+      assert.equal(report.parts, undefined, 'no answer');
+      // The state word depends on how the hung process ends (systemd's SIGTERM, then SIGCONT).
+      assert.match(report.error ?? '', /^Kimi K2\.6 on sim stopped answering: the server (is (stopping|stopped|restarting|unhealthy)|failed)\b/);
+      await screenshot(page, 'chat-inflight-stopped');
+    } finally {
+      await host.killServer('SIGCONT').catch(() => undefined);
+    }
+  });
+
+  it('after the server is stopped the model is gone, and a request to it fails', async () => {
+    const { page, host } = scenario();
+    // Stopped by the previous test already; stopping again changes nothing.
+    const r = await host.ssh(`systemctl stop ${host.unitName}`);
+    assert.equal(r.code, 0, r.stderr);
+    await waitForStatus(page, /Kimi: (stopped|failed)/, { timeoutMs: 120_000 });
+    const { report } = await runFixture(page, 'Ask again', 'again');
+    console.log(`    report: ${JSON.stringify(report)}`);
+    assert.deepEqual(report.models, [], 'no Kimi model is offered any more');
+    assert.equal(report.unexpectedAnswer, false, report.error);
+    // VS Code itself refuses a request to a model no provider offers (before the provider sees it).
+    assert.match(report.error ?? '', /kimi-service\/sim/);
+    await screenshot(page, 'chat-after-stop');
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * The chat model's transport against the real sshd + simulated host: a streamed
+ * /v1/chat/completions through the session's SSH tunnel (SglangClient.postStream), translated by
+ * src/chat/openaiChat, and the same through curl on the host when sshd forbids TCP forwarding.
+ */
+import { strict as assert } from 'node:assert';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { buildChatRequest, ChatStreamAccumulator, SseDecoder, type StreamEvent } from '../../src/chat/openaiChat';
+import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+
+const WEATHER = {
+  name: 'get_weather',
+  description: 'Get the current weather in a city.',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+async function ask(test: TestSession, model: string, withTool: boolean): Promise<{ events: StreamEvent[]; chunks: number }> {
+  const body = buildChatRequest({
+    model,
+    messages: [{ role: 'user', parts: [{ kind: 'text', text: withTool ? 'What is the weather in Paris? Use the tool.' : 'What is the capital of France?' }] }],
+    ...(withTool ? { tools: [WEATHER] } : {}),
+    maxTokens: 256,
+  });
+  const result = await test.session.client.postStream('/v1/chat/completions', JSON.stringify(body), new AbortController().signal);
+  assert.equal(result.kind, 'http', JSON.stringify(result));
+  if (result.kind !== 'http') throw new Error('unreachable');
+  assert.equal(result.status, 200);
+  assert.match(result.contentType, /text\/event-stream/);
+  const decoder = new SseDecoder();
+  const acc = new ChatStreamAccumulator();
+  const events: StreamEvent[] = [];
+  let chunks = 0;
+  for await (const chunk of result.body as AsyncIterable<Buffer>) {
+    chunks++;
+    for (const data of decoder.push(chunk.toString('utf8'))) events.push(...acc.push(data));
+  }
+  for (const data of decoder.end()) events.push(...acc.push(data));
+  events.push(...acc.end());
+  return { events, chunks };
+}
+
+const text = (events: StreamEvent[]) => events.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text).join('');
+
+describe('the chat model over real SSH: streamed chat completions through the tunnel', function () {
+  this.timeout(120_000);
+  let host: GpuHost;
+  let test: TestSession;
+
+  before(async () => {
+    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024 });
+    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2'), { reload: true });
+    test = await sessionForHost(host);
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'ready');
+  });
+  after(async () => {
+    test?.dispose();
+    await host?.stop();
+  });
+
+  it("a tool call parsed by the server's kimi_k2 parser comes back whole; a plain answer as text without its reasoning", async () => {
+    const tool = await ask(test, '/root/models/Kimi-K2.6', true);
+    assert.deepEqual(
+      tool.events.filter((e) => e.kind === 'toolCall'),
+      [{ kind: 'toolCall', callId: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } }],
+    );
+    const plain = await ask(test, '/root/models/Kimi-K2.6', false);
+    assert.equal(text(plain.events), 'The capital of France is Paris.');
+    assert.ok(plain.events.some((e) => e.kind === 'reasoning'), 'the reasoning was there, apart from the text');
+  });
+
+  it('with TCP forwarding forbidden by sshd, the same answer comes through curl on the host', async () => {
+    await host.setTcpForwarding(false);
+    const other = await sessionForHost(host);
+    try {
+      const tool = await ask(other, '/root/models/Kimi-K2.6', true);
+      assert.equal(other.session.client.viaFallback, true, 'the request went through curl on the host');
+      assert.deepEqual(tool.events.filter((e) => e.kind === 'toolCall').map((e) => (e as { input: unknown }).input), [{ city: 'Paris' }]);
+    } finally {
+      other.dispose();
+      await host.setTcpForwarding(true);
+    }
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * The files the simulated GPU host runs (the stand-ins of bin/, their lib/, the simulator and the
- * published logs it replays), copied at each harness start into the fixture, where the host's
+ * published logs it replays), placed at each harness start in the fixture, where the host's
  * unprivileged login users can read them. The checkout itself may sit where only its owner can
  * (a clone under a 0700 folder: `mktemp -d`, /root): the stand-ins run as `kimi` would then fail
  * with "Cannot find module". See docs/development.md.
@@ -8,7 +8,8 @@
  * Layout under `dir` (the same relative paths as in the repository, so the simulator's own
  * `__dirname`-relative paths, e.g. replay.js's ../../fixtures/real-logs, hold unchanged):
  *   dir/gpu-host/bin/*.js  dir/gpu-host/lib/*.js  dir/gpu-host/sglang-sim/*.js  dir/fixtures/real-logs/*
- * Folders 0755, files 0644 whatever the clone's umask made them. Nothing here needs node_modules.
+ * Folders 0755; files readable by all (placeReadable) whatever the clone's umask made them.
+ * Nothing here needs node_modules.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -42,26 +43,36 @@ export function hostFilesAt(dir: string): HostFiles {
   };
 }
 
+/**
+ * A hard link where the file is readable by all already (its folders are what the link gets
+ * around; instant, and the replay logs are 2 MB), else (another filesystem, a 0600 file from a
+ * umask 077 clone) a copy made 0644.
+ */
+async function placeReadable(src: string, dst: string): Promise<void> {
+  if (((await fsp.stat(src)).mode & 0o004) !== 0) {
+    try { await fsp.link(src, dst); return; } catch { /* EXDEV, EPERM (fs.protected_hardlinks): copy */ }
+  }
+  await fsp.copyFile(src, dst);
+  await fsp.chmod(dst, 0o644);
+}
+
 async function copyReadable(from: string, to: string): Promise<void> {
-  await fsp.mkdir(to, { recursive: true, mode: 0o755 });
+  await fsp.mkdir(to, { recursive: true });
   await fsp.chmod(to, 0o755);
-  for (const e of await fsp.readdir(from, { withFileTypes: true })) {
+  await Promise.all((await fsp.readdir(from, { withFileTypes: true })).map(async (e) => {
     const src = path.join(from, e.name);
     const dst = path.join(to, e.name);
     if (e.isDirectory()) await copyReadable(src, dst);
-    else if (e.isFile()) {
-      await fsp.copyFile(src, dst);
-      await fsp.chmod(dst, 0o644);
-    }
-  }
+    else if (e.isFile()) await placeReadable(src, dst);
+  }));
 }
 
-/** Copies the host's files into `dir` (created 0755; its parents are the caller's to open). */
+/** Places the host's files in `dir` (created 0755; its parents are the caller's to open). */
 export async function installHostFiles(dir: string): Promise<HostFiles> {
-  await fsp.mkdir(dir, { recursive: true });
-  await fsp.chmod(dir, 0o755);
-  await fsp.mkdir(path.join(dir, 'gpu-host'), { mode: 0o755 });
-  await fsp.mkdir(path.join(dir, 'fixtures'), { mode: 0o755 });
+  for (const d of [dir, path.join(dir, 'gpu-host'), path.join(dir, 'fixtures')]) {
+    await fsp.mkdir(d, { recursive: true });
+    await fsp.chmod(d, 0o755); // whatever the umask
+  }
   await Promise.all(SOURCES.map(([from, to]) => copyReadable(path.join(REPO, from), path.join(dir, to))));
   return hostFilesAt(dir);
 }
@@ -124,8 +135,9 @@ function accountOf(name: string, uid: number): Account {
  */
 export function assertUserCanRun(user: string, id: { uid: number; gid: number }, node: string, files: HostFiles, names: readonly string[]): void {
   const scripts = names.map((n) => files.standIn(n));
-  // setpriv (util-linux): the user's uid, gid and groups, as sshd's login gives them
-  const r = spawnSync('setpriv', [`--reuid=${id.uid}`, `--regid=${id.gid}`, '--init-groups', '--', node, '-e',
+  // setpriv (util-linux): the user's uid, gid and groups, as sshd's login gives them. A shell
+  // execs node, as the stand-in wrappers do: setpriv's own exec of it passes where the user's would not.
+  const r = spawnSync('setpriv', [`--reuid=${id.uid}`, `--regid=${id.gid}`, '--init-groups', '--', '/bin/sh', '-c', 'exec "$0" "$@"', node, '-e',
     'for (const f of process.argv.slice(1)) require("fs").accessSync(f, require("fs").constants.R_OK)', ...scripts],
   { cwd: '/', encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 30_000 });
   if (r.status === 0) return;

@@ -409,6 +409,10 @@ function sweepStaleFixtures(): void {
 
 export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> {
   installExitHook();
+  // Login users read what root's processes write (unit state, journal, the wrappers): the host
+  // gets a GPU host's usual umask 022 (this process's, inherited by the namespace and sshd),
+  // not a stricter one of whoever runs the tests (077 would make every such file 0600).
+  if (opts.users?.length) process.umask(process.umask(0o022) & 0o022);
   sweepStaleFixtures();
   const unitName = (opts.unitName ?? 'sglang-k26-ddtree').replace(/\.service$/, '');
   const unit = `${unitName}.service`;

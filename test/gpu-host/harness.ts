@@ -36,6 +36,7 @@ import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
+import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
 
 /**
@@ -171,10 +172,8 @@ export interface GpuHost {
 }
 
 // Both test/gpu-host/ and a bundle of it under out/desktop/ sit two levels below the repository.
-const REPO = path.resolve(__dirname, '..', '..');
-const HERE = path.join(REPO, 'test', 'gpu-host');
-const SIM_MAIN = path.join(REPO, 'test', 'gpu-host', 'sglang-sim', 'main.js');
-const NS_INIT = path.join(HERE, 'ns-init.sh');
+// Only root runs ns-init.sh from the checkout; what the host runs comes from its copy (hostFiles.ts).
+const NS_INIT = path.join(path.resolve(__dirname, '..', '..'), 'test', 'gpu-host', 'ns-init.sh');
 const SSHD = '/usr/sbin/sshd';
 const READY_LINE = 'The server is fired up and ready to roll!';
 const STAND_INS = ['systemctl', 'journalctl', 'nvidia-smi', 'sudo'];
@@ -410,6 +409,10 @@ function sweepStaleFixtures(): void {
 
 export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> {
   installExitHook();
+  // Login users read what root's processes write (unit state, journal, the wrappers): the host
+  // gets a GPU host's usual umask 022 (this process's, inherited by the namespace and sshd),
+  // not a stricter one of whoever runs the tests (077 would make every such file 0600).
+  if (opts.users?.length) process.umask(process.umask(0o022) & 0o022);
   sweepStaleFixtures();
   const unitName = (opts.unitName ?? 'sglang-k26-ddtree').replace(/\.service$/, '');
   const unit = `${unitName}.service`;
@@ -430,9 +433,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     for (const d of [binDir, unitDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), sshDir,
       path.dirname(pythonPath), path.join(fix, 'ns')]) await fsp.mkdir(d, { recursive: true });
 
-    // --- stand-in wrappers and the simulator's python ----------------------------------
+    // --- the host's files, stand-in wrappers and the simulator's python ------------------
+    const files = await installHostFiles(path.join(fix, 'host'));
     for (const name of STAND_INS) {
-      const js = path.join(HERE, 'bin', `${name}.js`);
+      const js = files.standIn(name);
       // sudo: the stand-in serves root (its sudo.json can make it want a password); any other user gets the real sudo.
       const realSudo = name === 'sudo' ? `if [ "$(id -u)" != 0 ]; then exec ${REAL_SUDO} "$@"; fi\n` : '';
       await fsp.writeFile(path.join(binDir, name),
@@ -440,11 +444,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
     // --no-memory-reducer (SIM_NODE_FLAGS): an idle simulator moves no witness (see vllmUnit.ts)
     await fsp.writeFile(pythonPath,
-      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${SIM_NODE_FLAGS} ${shq(SIM_MAIN)} "$@"\n`, { mode: 0o755 });
+      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${SIM_NODE_FLAGS} ${shq(files.simMain)} "$@"\n`, { mode: 0o755 });
     const vllmPath = path.join(fix, 'opt', 'vllm', 'bin', 'vllm');
     if (opts.engine === 'vllm') {
       await fsp.mkdir(path.dirname(vllmPath), { recursive: true });
-      await fsp.writeFile(vllmPath, vllmStandIn(node, stateDir, shq), { mode: 0o755 });
+      await fsp.writeFile(vllmPath, vllmStandIn(node, stateDir, files.vllmSimMain, shq), { mode: 0o755 });
     }
 
     // --- model, ports, unit, simulator config ------------------------------------------
@@ -496,6 +500,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       await fsp.chmod(fix, 0o711);
       for (const d of [stateDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), binDir]) await fsp.chmod(d, 0o755);
       await fsp.chmod(path.join(stateDir, 'exec.log'), 0o666);
+      for (const [u, id] of userIds) assertUserCanRun(u, id, node, files, STAND_INS.filter((n) => n !== 'sudo'));
     }
     const journalAccessFile = path.join(stateDir, 'journal-access.json');
     const writeJournalAccess = async (mode: JournalAccess): Promise<void> => {
@@ -507,7 +512,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await writeJournalAccess(opts.journalAccess ?? 'allowed');
 
     const standInEnv = { ...process.env, KIMI_SIM_ROOT: stateDir, KIMI_SIM_NO_EXECLOG: '1' };
-    const daemonReload = () => mustRun(node, [path.join(HERE, 'bin', 'systemctl.js'), 'daemon-reload'], { env: standInEnv });
+    const daemonReload = () => mustRun(node, [files.standIn('systemctl'), 'daemon-reload'], { env: standInEnv });
     await daemonReload();
 
     // --- keys ----------------------------------------------------------------------------

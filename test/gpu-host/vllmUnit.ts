@@ -2,10 +2,6 @@
  * The vLLM variant of the simulated host's unit (GpuHostOptions.engine 'vllm'): a `vllm` stand-in
  * that runs the simulator in vLLM mode (sglang-sim/vllm.js), and the ExecStart that serves the model with it.
  */
-import * as path from 'node:path';
-
-export const VLLM_SIM_MAIN = path.resolve(__dirname, 'sglang-sim', 'vllm.js');
-
 /**
  * Node flags of every simulator process. V8's memory reducer runs a GC ~8 s after start-up in an
  * idle process, and its worker threads wake the event loop through an eventfd: a few hundred
@@ -14,9 +10,9 @@ export const VLLM_SIM_MAIN = path.resolve(__dirname, 'sglang-sim', 'vllm.js');
  */
 export const SIM_NODE_FLAGS = '--no-memory-reducer';
 
-/** The stand-in `vllm` console script (a shell script, like SGLang's `python`). */
-export function vllmStandIn(node: string, stateDir: string, quote: (s: string) => string): string {
-  return `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${quote(node)} ${SIM_NODE_FLAGS} ${quote(VLLM_SIM_MAIN)} "$@"\n`;
+/** The stand-in `vllm` console script (a shell script, like SGLang's `python`) running `simMain` (the host's copy of sglang-sim/vllm.js). */
+export function vllmStandIn(node: string, stateDir: string, simMain: string, quote: (s: string) => string): string {
+  return `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${quote(node)} ${SIM_NODE_FLAGS} ${quote(simMain)} "$@"\n`;
 }
 
 /** `vllm serve MODEL ...` as the seed's vLLM unit would have it (no parser flags: Enable parsers adds them). */

@@ -59,14 +59,26 @@ function problems(results: readonly ReplayJudgement[]): string[] {
   return out;
 }
 
+/** Words into lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
 function section(results: readonly ReplayJudgement[], seconds: number, date: string): string {
   const wrong = problems(results);
-  return [
-    HEADING,
-    '',
-    `Every fixture replayed as a live server (docs/replay.md) on the simulated GPU host, through the real sshd, and watched by`,
-    `the extension's own session (\`npx tsx scripts/realLogsSurvey.ts\`, ${date}, ${results.length} logs in ${Math.round(seconds)} s, one after`,
-    `the other; judged by \`test/integration/realLogReplay.ts\`, as \`test/integration/realLogs.int.test.ts\` does for one log per class).`,
+  const prose = [
+    'Every fixture replayed as a live server (docs/replay.md) on the simulated GPU host, through the real sshd, and watched by',
+    `the extension's own session (\`npx tsx scripts/realLogsSurvey.ts\`, ${date}: ${results.length} logs in ${Math.round(seconds)} s, one after the other),`,
+    'judged by `test/integration/realLogReplay.ts` as `test/integration/realLogs.int.test.ts` judges one log per class.',
     `Replayed at ${TIMING.speed}x with no silence longer than ${TIMING.maxGapMs / 1000} s, and \`stalled\` after ${STALL_MS / 1000} s without a move`,
     `(${(STALL_MS / 1000) * TIMING.speed} s of the log's own clock). A single long silence of a log is ${TIMING.maxGapMs / 1000} s here and can never be a stall`,
     'on its own, so **false stalls** counts the ready and failed logs during which `stalled` was shown at all: a move of',
@@ -74,6 +86,11 @@ function section(results: readonly ReplayJudgement[], seconds: number, date: str
     `it becomes \`stalled\` and stays so (${STALL_HOLD_MS / 1000} s watched, the process alive); a failure's cause is right when the`,
     "header's `cause` is in the summary or the lines the user is shown; a ready log is right when it is ready not before",
     'its ready line and stays up.',
+  ].join(' ');
+  return [
+    HEADING,
+    '',
+    ...wrap(prose, 100),
     '',
     ...classTable(results),
     '',

@@ -14,6 +14,9 @@
  * this speed. So `stalled` during a ready or failed log (a FALSE STALL: the log goes on to be
  * ready or to fail) means a move of the log (a phase or progress line, a count, HTTP opening,
  * bytes read, GPU memory) was not counted as one on the way through SSH, journal and witnesses.
+ * The measure is live: with `stalled` after 1.5 s instead, the three logs with the longest such
+ * stretches (imrocm-glm51-tp2-mi355x-sglang-ready, imrocm-qwen35-tp4-mi355x-sglang-ready,
+ * imrocm-kimik25-tp8-b200-vllm-graph-abort) are each shown `stalled` on the way.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -92,7 +92,7 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     assert.ok(isRestartConfirm(dlg), JSON.stringify(dlg));
     await clickDialogButton(page, 'Restart');
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
-    await waitForNotification(page, /Parsers verified/, { timeoutMs: 60_000 });
+    await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000 });
 
     const { report, dialogs } = await runFixture(page, 'Ask with a tool', 'tool');
     console.log(`    consent dialogs: ${JSON.stringify(dialogs)}`);

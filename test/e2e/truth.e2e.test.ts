@@ -80,7 +80,7 @@ describe('e2e: issue 9 — after ready, a dead server shows failed', function ()
     await clickDialogButton(page, 'Restart');
     await waitForStatus(page, /^Kimi: ready$/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
     // The parser check runs right after ready; let it finish so the kill is the only news.
-    await waitForNotification(page, /Parsers/, { timeoutMs: 60_000 });
+    await waitForNotification(page, /parsers verified for agents|parser check/i, { timeoutMs: 60_000 });
     assert.equal(await statusText(page), 'Kimi: ready');
     await screenshot(page, 'truth-ready-before-kill');
 

@@ -60,7 +60,11 @@ function properties(unit) {
   const found = cfg.loadState === 'loaded';
   const needReload = found ? (c.filesHash(unit) !== cfg.hash) : fs.existsSync(c.unitFile(unit));
   const alive = c.pidAlive(rt.supervisorPid, 'supervisor.js');
-  if (!alive && ['active', 'activating', 'deactivating'].includes(rt.ActiveState)) {
+  const job = c.readJson(jobFile(unit), null);
+  if (!alive && job && jobLive(job) && job.phase === 'starting') {
+    // a restart job between its stop and its new main process (systemd: activating (start))
+    rt.ActiveState = 'activating'; rt.SubState = 'start'; rt.MainPID = 0;
+  } else if (!alive && ['active', 'activating', 'deactivating'].includes(rt.ActiveState)) {
     // supervisor vanished (killed): the unit is dead
     rt.ActiveState = 'failed'; rt.SubState = 'failed'; rt.MainPID = 0;
   }
@@ -347,6 +351,8 @@ async function runJob(id, type, unit) {
     else {
       // restart: stop (waits for the old main process, TimeoutStopSec then SIGKILL), then start
       await stopUnit(unit, dispatched);
+      // PID 1 starts the unit in the same step as the stop ends: never `inactive` in between.
+      update({ phase: 'starting' });
       rc = await start();
     }
   } catch (e) {

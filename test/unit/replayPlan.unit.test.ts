@@ -295,8 +295,11 @@ describe('replay of published logs: the player (replay.js) as a process', functi
       const text = all.toString('utf8');
       if (!httpLineSeen && /Application startup complete/.test(text)) {
         httpLineSeen = true;
-        // the port opens at that line: a probe right after it must find it listening
-        probing = new Promise((r) => setTimeout(r, 100)).then(() => healthStatus(port)).then((s) => void seen.push(s));
+        // the port opens at that line (listen() completes just after it is written): the first answer is 503
+        probing = waitFor(async () => {
+          const status = await healthStatus(port);
+          return status === 'ECONNREFUSED' ? undefined : status;
+        }, { timeoutMs: 10_000, intervalMs: 20, message: 'the port open after the HTTP line' }).then((s) => void seen.push(s));
       }
     });
     seen.push(await healthStatus(port)); // before any line: closed

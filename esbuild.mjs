@@ -36,7 +36,7 @@ const options = {
 // The command line (package.json "bin": kimi-service): the same core without `vscode`.
 const cliOptions = {
   ...options,
-  entryPoints: ['src/cli/main.ts'],
+  entryPoints: ['src/fronts/cli/main.ts'],
   outfile: 'dist/cli.js',
   external: options.external.filter((e) => e !== 'vscode'),
   banner: { js: '#!/usr/bin/env node' },
@@ -54,7 +54,7 @@ async function buildCli() {
 // The MCP server (`node dist/mcp.js`, stdio): the same core without `vscode`.
 const mcpOptions = {
   ...options,
-  entryPoints: ['src/mcp/main.ts'],
+  entryPoints: ['src/fronts/mcp/main.ts'],
   outfile: 'dist/mcp.js',
   external: options.external.filter((e) => e !== 'vscode'),
   mainFields: ['module', 'main'],

@@ -367,7 +367,7 @@ async function extensionSession(ctx: CaseContext, viaProxy: boolean): Promise<{ 
       return r;
     };
   }
-  // The controller's options (src/controller.ts watch()): the settings' defaults, kimi.watchAfterReady on.
+  // The controller's options (src/fronts/vscode/controller.ts watch()): the settings' defaults, kimi.watchAfterReady on.
   const options: WatchOptions = {
     pollIntervalMs: s.pollIntervalMs,
     stallMs: s.stallMs,

@@ -1,16 +1,16 @@
 import * as vscode from 'vscode';
-import { registerCommands } from './commands';
-import { Controller } from './controller';
-import { StatusBar } from './ui/statusBar';
-import { registerDashboard } from './ui/dashboard';
-import { vscodeSessionUi } from './ui/prompts';
-import { maskedLog } from './ui/maskedLog';
-import { ApiKeys } from './ui/apiKeys';
-import { registerLanguageModelTools } from './lm/tools';
-import { ServersView } from './ui/serversView';
-import { CHAT_VENDOR, KimiChatProvider } from './chat/provider';
-import { registerMcpServerProvider } from './ui/mcpProvider';
-import { openWalkthroughOnFirstRun, walkthroughContext } from './ui/walkthrough';
+import { registerCommands } from './fronts/vscode/commands';
+import { Controller } from './fronts/vscode/controller';
+import { StatusBar } from './fronts/vscode/statusBar';
+import { registerDashboard } from './fronts/vscode/dashboard';
+import { vscodeSessionUi } from './fronts/vscode/prompts';
+import { maskedLog } from './fronts/vscode/maskedLog';
+import { ApiKeys } from './fronts/vscode/apiKeys';
+import { registerLanguageModelTools } from './fronts/lm/tools';
+import { ServersView } from './fronts/vscode/serversView';
+import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
+import { registerMcpServerProvider } from './fronts/vscode/mcpProvider';
+import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {

@@ -4,20 +4,20 @@
  * attach, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
-import { serverHosts, type ServerProfile, type Settings } from '../config';
+import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
-import { TransportError } from '../remote/transport';
-import { targetFor } from '../server/target';
-import type { UnitStatus } from '../server/events';
-import type { SessionUi } from '../sessionFactory';
-import type { Refusal } from '../ui/refusals';
+import { TransportError } from '../transport/transport';
+import { targetFor } from '../target/target';
+import type { UnitStatus } from '../engine/events';
+import type { SessionUi } from './sessionFactory';
+import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
-import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../server/journal';
+import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../engine/sglang/journal';
 import { maskSecrets } from '../util/secrets';
 import type { CheckResult } from '../verify/verifier';
 
@@ -25,7 +25,7 @@ const RECENT_LOG_LINES = 500;
 /** How long a restart waits for a watch that is still attaching to say what it follows. */
 const ATTACH_WAIT_MS = 10_000;
 import { errorText } from '../util/errors';
-import { describe } from '../ui/messages';
+import { describe } from '../present/messages';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
@@ -261,7 +261,7 @@ export class Fleet {
       nodeLabel === undefined ? this.log : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
       ? await this.deps.createSession(profile, settings)
-      : await import('../sessionFactory').then(({ createSession }) => createSession(profile, settings, this.deps.ui, log));
+      : await import('./sessionFactory').then(({ createSession }) => createSession(profile, settings, this.deps.ui, log));
     const apiKey = await this.deps.apiKey?.(server.name);
     if (apiKey) session.client.setApiKey(apiKey);
     return session;

@@ -5,13 +5,13 @@
  * parser checks, completions) goes to node rank 0 only; the other ranks' watches follow their
  * unit and journal and count as ready once their load is done.
  */
-import type { NodeProfile, ServerProfile } from '../config';
+import type { NodeProfile, ServerProfile } from '../config/config';
 import type { LoadPrior } from '../monitor/eta';
 import { initialState, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../monitor/session';
 import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
-import { TransportError, type Transport } from '../remote/transport';
-import type { SglangClient } from '../server/sglangHttp';
+import { TransportError, type Transport } from '../transport/transport';
+import type { SglangClient } from '../engine/sglang/sglangHttp';
 import { foldNodeStates, nodeIssue } from './multiNodeState';
 
 export interface NodeSession {

@@ -8,8 +8,8 @@
  *   loading and their units run): one node still loading keeps the server loading.
  * Everything else (HTTP, completion, the process followed) is rank 0's: it is the server.
  */
-import { phaseRank } from '../server/events';
-import { distributedCause } from '../server/distributed';
+import { phaseRank } from '../engine/events';
+import { distributedCause } from '../engine/distributed';
 import type { LoadState, Verdict } from '../monitor/loadState';
 
 export interface NodeState {

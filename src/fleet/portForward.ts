@@ -11,11 +11,11 @@
 import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ServerProfile } from '../config';
+import type { ServerProfile } from '../config/config';
 import type { LogLevel } from '../monitor/watcher';
-import { ChannelLimitedTransport } from '../remote/channelLimit';
-import type { StreamOpener, Transport } from '../remote/transport';
-import { isForwardingProhibited } from '../server/curlFetch';
+import { ChannelLimitedTransport } from '../transport/channelLimit';
+import type { StreamOpener, Transport } from '../transport/transport';
+import { isForwardingProhibited } from '../transport/curlFetch';
 import { errorText } from '../util/errors';
 import {
   bindFailure,

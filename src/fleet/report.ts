@@ -5,13 +5,13 @@
  */
 import { formatEta, visibleEta } from '../monitor/eta';
 import { formatDuration, type LoadState } from '../monitor/loadState';
-import { causeText } from '../server/rootCause';
-import { describe, loadStartedAt } from '../ui/messages';
-import { refusalWord } from '../ui/refusals';
+import { causeText } from '../engine/rootCause';
+import { describe, loadStartedAt } from '../present/messages';
+import { refusalWord } from '../present/refusals';
 import type { ServerSnapshot, WaitResult } from './fleet';
 import { nodeIssue } from './multiNodeState';
-import { activityLabel } from '../server/activity';
-import { stallText } from '../ui/stallNotice';
+import { activityLabel } from '../engine/activity';
+import { stallText } from '../present/stallNotice';
 
 /** What every front reports about one server. */
 export interface ServerReport {

@@ -6,12 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../config';
+import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
 import { isFinished, type LoadState } from '../monitor/loadState';
-import type { SessionUi } from '../sessionFactory';
+import type { SessionUi } from './sessionFactory';
 import type { Fleet, ServerSnapshot } from './fleet';
-import type { ServerProfile } from '../config';
+import type { ServerProfile } from '../config/config';
 
 export interface SettingsSources {
   /** --config FILE: the kimi.servers schema (an array of servers, or an object of kimi settings). */

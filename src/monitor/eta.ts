@@ -23,7 +23,7 @@
  *   is DISPROVED_GRACE_MS past (for a display that outlives the signals).
  * Nothing is shown before there is enough signal (>= 5 % of the bytes and >= 10 s of samples).
  */
-import type { LoadPhase } from '../server/events';
+import type { LoadPhase } from '../engine/events';
 
 /** One reading of the bytes witness. */
 export interface IoSample {

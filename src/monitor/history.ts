@@ -3,7 +3,7 @@
  * page-cache residency at restart, outcome). Stored through a Memento-like interface (the
  * controller passes `context.globalState`); everything else here is pure.
  */
-import { LOAD_PHASES, type LoadPhase } from '../server/events';
+import { LOAD_PHASES, type LoadPhase } from '../engine/events';
 import type { LoadPrior } from './eta';
 import type { LoadState } from './loadState';
 

@@ -1,8 +1,8 @@
-import type { ServiceTarget } from '../server/target';
-import type { Transport } from '../remote/transport';
-import { modelPathOf } from '../server/execStart';
-import { dropCacheWarning, predictLoad, predictionText } from '../server/pageCache';
-import { execStartCommand, execStartOf } from '../server/systemd';
+import type { ServiceTarget } from '../target/target';
+import type { Transport } from '../transport/transport';
+import { modelPathOf } from '../engine/execStart';
+import { dropCacheWarning, predictLoad, predictionText } from '../host/pageCache';
+import { execStartCommand, execStartOf } from '../target/systemd/systemd';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
 import type { LoadState } from './loadState';

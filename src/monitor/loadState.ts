@@ -1,5 +1,5 @@
-import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../server/events';
-import type { Activity } from '../server/activity';
+import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../engine/events';
+import type { Activity } from '../engine/activity';
 import { applyActivityEvent, cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText, type CpuSample, type ProgressMark } from './witnessMoves';
 import { detach } from '../util/detach';
 import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';

@@ -6,10 +6,10 @@
  * Everything in the loop is a shell builtin: no process is started per round. Pure: the
  * command and the reader of its lines; the watcher runs it.
  */
-import { assertAbsolutePath, quote } from '../remote/shell';
-import type { GpuMemory } from '../server/events';
-import { GPU_QUERY_COMMAND, type GpuReading } from '../server/gpu';
-import { modelSizeCommand, type ModelSize, type ProcIo } from '../server/procIo';
+import { assertAbsolutePath, quote } from '../transport/shell';
+import type { GpuMemory } from '../engine/events';
+import { GPU_QUERY_COMMAND, type GpuReading } from '../host/gpu';
+import { modelSizeCommand, type ModelSize, type ProcIo } from '../host/procIo';
 import type { Signal } from './loadState';
 import { witnessSignals } from './witnessProbe';
 

@@ -1,10 +1,10 @@
-import type { ServerProfile } from '../config';
-import type { Transport } from '../remote/transport';
-import type { SglangClient } from '../server/sglangHttp';
+import type { ServerProfile } from '../config/config';
+import type { Transport } from '../transport/transport';
+import type { SglangClient } from '../engine/sglang/sglangHttp';
 import { LoadWatcher, type LogLevel, type WatchAlert, type WatchOptions, type WatchOutcome } from './watcher';
 import type { LoadState } from './loadState';
 import type { LoadPrior } from './eta';
-import type { UnitStatus } from '../server/events';
+import type { UnitStatus } from '../engine/events';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;

@@ -3,7 +3,7 @@
  * a new one (someone restarted the unit, or systemd did), the old one stopping, or stopped.
  * Pure: the watcher acts on the answer.
  */
-import type { UnitStatus } from '../server/events';
+import type { UnitStatus } from '../engine/events';
 import { isAlive, type LoadState } from './loadState';
 
 /** Tells one run of the unit from the next: systemd's InvocationID, else start time and PID. */

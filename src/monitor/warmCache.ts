@@ -3,7 +3,7 @@
  * the old server keeps serving, with progress (residency re-measured) and cancel. The decisions
  * are pageCache.ts's pure functions; this is the thin I/O shell around them.
  */
-import type { RemoteProcess, Transport } from '../remote/transport';
+import type { RemoteProcess, Transport } from '../transport/transport';
 import {
   MEMINFO_COMMAND,
   parseMemAvailable,
@@ -14,7 +14,7 @@ import {
   warmCacheCommand,
   warmCancelCommand,
   type Residency,
-} from '../server/pageCache';
+} from '../host/pageCache';
 
 const SPLIT = '@@kimi-meminfo@@';
 

@@ -1,21 +1,21 @@
-import type { ServerProfile } from '../config';
+import type { ServerProfile } from '../config/config';
 import { errorText } from '../util/errors';
-import { TransportError, type RemoteProcess, type Transport } from '../remote/transport';
-import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../server/journal';
-import { rootCause } from '../server/rootCause';
-import { targetFor, type ServiceTarget } from '../server/target';
-import type { SglangClient } from '../server/sglangHttp';
-import { judgeCompletion, judgeHealth } from '../server/sglangResponses';
+import { TransportError, type RemoteProcess, type Transport } from '../transport/transport';
+import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../engine/sglang/journal';
+import { rootCause } from '../engine/rootCause';
+import { targetFor, type ServiceTarget } from '../target/target';
+import type { SglangClient } from '../engine/sglang/sglangHttp';
+import { judgeCompletion, judgeHealth } from '../engine/sglang/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
-import type { UnitStatus } from '../server/events';
+import type { UnitStatus } from '../engine/events';
 import { initialState, isAlive, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
 import type { LoadPrior } from './eta';
 import { wantsWitnesses } from './witnessProbe';
 import { samplerCommand, SamplerReader } from './sampler';
-import { apiKeyFromArgv, modelPathOf } from '../server/execStart';
-import { compareServerUrl } from '../server/sglangUrl';
-import type { ModelSize } from '../server/procIo';
-import { dropCacheWarning } from '../server/pageCache';
+import { apiKeyFromArgv, modelPathOf } from '../engine/execStart';
+import { compareServerUrl } from '../engine/sglang/sglangUrl';
+import type { ModelSize } from '../host/procIo';
+import { dropCacheWarning } from '../host/pageCache';
 
 export interface WatchOptions {
   readonly pollIntervalMs: number;

@@ -7,8 +7,8 @@
  * quarter of a core or more, a GPU busy. A /health that is refused (or fails) and a reading equal to the last
  * one are not moves: a load that is `stalled` stays so until a witness really moves.
  */
-import { ACTIVITY_LABELS, activityLabel, type Activity } from '../server/activity';
-import type { JournalEvent } from '../server/events';
+import { ACTIVITY_LABELS, activityLabel, type Activity } from '../engine/activity';
+import type { JournalEvent } from '../engine/events';
 import type { LoadState } from './loadState';
 
 /** Bytes read since the last move that count as a move (sockets, /proc reads and imports stay under it). */

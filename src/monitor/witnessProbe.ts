@@ -2,10 +2,10 @@
  * The witnesses of a load besides the journal: bytes read by the service's process tree and GPU
  * memory (read by the sampler, see sampler.ts), turned into load signals. Pure.
  */
-import type { GpuReading } from '../server/gpu';
-import { totalGpuMemory } from '../server/gpu';
-import type { ProcIo } from '../server/procIo';
-import { phaseRank, type GpuMemory } from '../server/events';
+import type { GpuReading } from '../host/gpu';
+import { totalGpuMemory } from '../host/gpu';
+import type { ProcIo } from '../host/procIo';
+import { phaseRank, type GpuMemory } from '../engine/events';
 import type { LoadState, Signal } from './loadState';
 
 /** The witnesses are read while a process is loading and the server is not yet warming up. */

@@ -3,7 +3,7 @@
  * Each returns pass/fail/skipped with the relevant part of the response as evidence.
  */
 import Ajv from 'ajv';
-import { getFlag } from '../server/execStart';
+import { getFlag } from '../engine/execStart';
 
 /**
  * 'inconclusive': the answer was cut by max_tokens before it could show whether the parser works

@@ -1,10 +1,10 @@
-import type { Transport } from '../remote/transport';
-import { DEFAULT_PARSER } from '../server/parserNames';
-import { engineOf, getFlag } from '../server/execStart';
-import type { SglangClient } from '../server/sglangHttp';
-import { execStartCommand, execStartOf, parseShow, showCommand } from '../server/systemd';
+import type { Transport } from '../transport/transport';
+import { DEFAULT_PARSER } from '../engine/parserNames';
+import { engineOf, getFlag } from '../engine/execStart';
+import type { SglangClient } from '../engine/sglang/sglangHttp';
+import { execStartCommand, execStartOf, parseShow, showCommand } from '../target/systemd/systemd';
 import type { ExpectedParsers } from './judges';
-import type { ServiceTarget } from '../server/target';
+import type { ServiceTarget } from '../target/target';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
 const REQUEST_TIMEOUT_MS = 60_000;

@@ -1,11 +1,11 @@
 /**
  * The chat model's transport against the real sshd + simulated host: a streamed
  * /v1/chat/completions through the session's SSH tunnel (SglangClient.postStream), translated by
- * src/chat/openaiChat, and the same through curl on the host when sshd forbids TCP forwarding.
+ * src/fronts/vscode/chat/openaiChat, and the same through curl on the host when sshd forbids TCP forwarding.
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { buildChatRequest, ChatStreamAccumulator, SseDecoder, type StreamEvent } from '../../src/chat/openaiChat';
+import { buildChatRequest, ChatStreamAccumulator, SseDecoder, type StreamEvent } from '../../src/fronts/vscode/chat/openaiChat';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const WEATHER = {

@@ -7,19 +7,19 @@ import { strict as assert } from 'node:assert';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings } from '../../src/config';
+import { parseSettings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { NO_QUESTIONS_UI } from '../../src/fleet/standalone';
-import { createSession } from '../../src/sessionFactory';
+import { createSession } from '../../src/fleet/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
-import type { ParserChangeDeps } from '../../src/server/parserChange';
-import { enableComposeParsers, rollbackCompose } from '../../src/server/composeParsers';
+import type { ParserChangeDeps } from '../../src/engine/parserChange';
+import { enableComposeParsers, rollbackCompose } from '../../src/target/docker/composeParsers';
 import { expectedParsers } from '../../src/verify/serverVerification';
-import { targetFor } from '../../src/server/target';
+import { targetFor } from '../../src/target/target';
 
 const STEADY: WatchOptions = { ...FAST_WATCH, steadyIntervalMs: 60_000 };
 

@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { failureMessage } from '../../src/ui/messages';
+import { failureMessage } from '../../src/present/messages';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 interface Case {

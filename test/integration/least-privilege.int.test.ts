@@ -10,10 +10,10 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { LocalTransport } from '../../src/remote/localTransport';
-import { enableParsers, rollback, DROP_IN_NAME, ParserChangeError, type ParserChangeDeps } from '../../src/server/parserChange';
-import { dropInLocation, sudoersRules } from '../../src/server/sudoers';
-import { parseShow } from '../../src/server/systemd';
+import { LocalTransport } from '../../src/transport/local/localTransport';
+import { enableParsers, rollback, DROP_IN_NAME, ParserChangeError, type ParserChangeDeps } from '../../src/engine/parserChange';
+import { dropInLocation, sudoersRules } from '../../src/target/systemd/sudoers';
+import { parseShow } from '../../src/target/systemd/systemd';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 
 const USER = 'kimi';

@@ -2,10 +2,10 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import fetch from 'node-fetch';
-import { TunnelAgent } from '../../src/remote/httpAgent';
-import { LocalTransport } from '../../src/remote/localTransport';
-import { commandLine } from '../../src/remote/shell';
-import type { TransportError } from '../../src/remote/transport';
+import { TunnelAgent } from '../../src/transport/httpAgent';
+import { LocalTransport } from '../../src/transport/local/localTransport';
+import { commandLine } from '../../src/transport/shell';
+import type { TransportError } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 
 function alive(pattern: string): boolean {

@@ -9,8 +9,8 @@ import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
 import type { WatchOptions } from '../../src/monitor/watcher';
-import { describe as describeState } from '../../src/ui/messages';
-import { stallNotice } from '../../src/ui/stallNotice';
+import { describe as describeState } from '../../src/present/messages';
+import { stallNotice } from '../../src/present/stallNotice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 

@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { LOAD_PHASES, type LoadPhase } from '../../src/server/events';
+import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
 import { recordOf } from '../../src/monitor/history';
 import { LoadInsights } from '../../src/monitor/loadInsights';

@@ -5,12 +5,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings, type HostKeyPolicy, type Settings } from '../../src/config';
+import { parseSettings, type HostKeyPolicy, type Settings } from '../../src/config/config';
 import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
-import type { SglangClientOptions } from '../../src/server/sglangHttp';
+import type { SglangClientOptions } from '../../src/engine/sglang/sglangHttp';
 import type { WatchOptions } from '../../src/monitor/watcher';
-import { createSession, type SessionUi, type UnknownHostKey } from '../../src/sessionFactory';
+import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
 
 export interface TestSession {

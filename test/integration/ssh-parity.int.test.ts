@@ -12,10 +12,10 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fingerprintSha256 } from '../../src/remote/knownHosts';
-import { loadSshTarget } from '../../src/remote/sshConfig';
-import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/remote/sshTransport';
-import type { TransportError } from '../../src/remote/transport';
+import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
+import { loadSshTarget } from '../../src/transport/ssh/sshConfig';
+import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh/sshTransport';
+import type { TransportError } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 
 const SSHD = '/usr/sbin/sshd';

@@ -10,12 +10,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fetch from 'node-fetch';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { TunnelAgent } from '../../src/remote/httpAgent';
-import { fingerprintSha256 } from '../../src/remote/knownHosts';
-import { commandLine, quote } from '../../src/remote/shell';
-import type { SshTarget } from '../../src/remote/sshConfig';
-import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/remote/sshTransport';
-import { TransportError, type ConnectionState } from '../../src/remote/transport';
+import { TunnelAgent } from '../../src/transport/httpAgent';
+import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
+import { commandLine, quote } from '../../src/transport/shell';
+import type { SshTarget } from '../../src/transport/ssh/sshConfig';
+import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh/sshTransport';
+import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { sleep, waitFor } from '../util/waitFor';
 
 function freePort(): Promise<number> {

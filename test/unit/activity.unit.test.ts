@@ -1,15 +1,15 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { UnitStatus } from '../../src/server/events';
-import { JournalReader } from '../../src/server/journal';
-import { activityEvents, activityLabel } from '../../src/server/activity';
+import type { UnitStatus } from '../../src/engine/events';
+import { JournalReader } from '../../src/engine/sglang/journal';
+import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { describe as describeState } from '../../src/ui/messages';
+import { describe as describeState } from '../../src/present/messages';
 import { visibleEta } from '../../src/monitor/eta';
 import { serverReport } from '../../src/fleet/report';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 
 // Lines are verbatim from the published logs of ../shared/real-logs (ids in each test's name).
 

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Slots } from '../../src/remote/channelLimit';
+import { Slots } from '../../src/transport/channelLimit';
 
 describe('channel limit', () => {
   it('lets N holders in, queues the next ones first come first served, and a release lets exactly one in', async () => {

@@ -8,8 +8,8 @@ import {
   SseDecoder,
   toOpenAiMessages,
   type StreamEvent,
-} from '../../src/chat/openaiChat';
-import { contextLength, describeChatModel, displayModelName, estimateTokens, limits, offerFor, parseModels, parseTokenCount } from '../../src/chat/modelInfo';
+} from '../../src/fronts/vscode/chat/openaiChat';
+import { contextLength, describeChatModel, displayModelName, estimateTokens, limits, offerFor, parseModels, parseTokenCount } from '../../src/fronts/vscode/chat/modelInfo';
 // The simulator's SGLang-shaped stream chunks and its post-processing (kimi_k2 parsers).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const oa = require('../gpu-host/sglang-sim/openai.js') as { chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[] };

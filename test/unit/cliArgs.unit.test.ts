@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { DEFAULT_LOG_LINES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, parseCliArgs, type CliCommand } from '../../src/cli/args';
+import { DEFAULT_LOG_LINES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, parseCliArgs, type CliCommand } from '../../src/fronts/cli/args';
 
 function command(argv: string[]): CliCommand {
   const parsed = parseCliArgs(argv);

@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { PassThrough } from 'node:stream';
-import { EXIT, exitForRefusal, exitForSignal, exitForWait } from '../../src/cli/exitCodes';
-import { INITIAL_PRINTER, nextWaitLine, PROGRESS_LINE_MS, restartLine, statusLine, waitLine, waitSummaryLine, type WaitPrinterState } from '../../src/cli/format';
-import { askLine, hostKeyQuestion, isYes } from '../../src/cli/prompt';
+import { EXIT, exitForRefusal, exitForSignal, exitForWait } from '../../src/fronts/cli/exitCodes';
+import { INITIAL_PRINTER, nextWaitLine, PROGRESS_LINE_MS, restartLine, statusLine, waitLine, waitSummaryLine, type WaitPrinterState } from '../../src/fronts/cli/format';
+import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
 import type { ServerReport, WaitReport } from '../../src/fleet/report';
 import { firstRoundDone } from '../../src/fleet/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 
 function report(patch: Partial<ServerReport> = {}): ServerReport {
   return {

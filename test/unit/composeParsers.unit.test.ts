@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { containerParserAdvice, planComposeParserChange } from '../../src/server/composeParsers';
+import { containerParserAdvice, planComposeParserChange } from '../../src/target/docker/composeParsers';
 
 const choice = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 const FILE = '/srv/kimi/compose.yaml';

@@ -13,10 +13,10 @@ import {
   parseCurlOutput,
   toFetchResponse,
   type CurlExec,
-} from '../../src/server/curlFetch';
-import { readCapped, SglangClient, type FetchLike, type FetchResponse } from '../../src/server/sglangHttp';
-import { channelOpenError } from '../../src/remote/sshErrors';
-import type { ExecResult } from '../../src/remote/transport';
+} from '../../src/transport/curlFetch';
+import { readCapped, SglangClient, type FetchLike, type FetchResponse } from '../../src/engine/sglang/sglangHttp';
+import { channelOpenError } from '../../src/transport/ssh/sshErrors';
+import type { ExecResult } from '../../src/transport/transport';
 
 const KEY = 'sk-secret-123';
 

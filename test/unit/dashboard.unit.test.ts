@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { RingBuffer } from '../../src/monitor/ringBuffer';
-import { dashboardModel, LoadSeries } from '../../src/ui/dashboardModel';
-import { dashboardHtml, nonce } from '../../src/ui/dashboardHtml';
+import { dashboardModel, LoadSeries } from '../../src/fronts/vscode/dashboardModel';
+import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 
 const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false };
 

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings } from '../../src/config';
-import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/server/dockerInspect';
-import { endEventsCommand, inspectCommand, logsFollowCommand, restartCommand } from '../../src/server/dockerTarget';
-import { wrappedContainer } from '../../src/server/dockerRun';
-import { ContainerReader, wrappedUnitStatus } from '../../src/server/target';
-import { describeExit, isAlive, isFailed } from '../../src/server/systemd';
+import { parseSettings } from '../../src/config/config';
+import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/target/docker/dockerInspect';
+import { endEventsCommand, inspectCommand, logsFollowCommand, restartCommand } from '../../src/target/docker/dockerTarget';
+import { wrappedContainer } from '../../src/target/docker/dockerRun';
+import { ContainerReader, wrappedUnitStatus } from '../../src/target/target';
+import { describeExit, isAlive, isFailed } from '../../src/target/systemd/systemd';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

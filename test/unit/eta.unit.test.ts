@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
 import { DEFAULT_WARM_BPS, blendRate, estimateEta, formatEta, formatRate, learnedRate, liveRate, pushSample, residencyHolds, visibleEta, windowRate, windowSpanMs, type IoSample } from '../../src/monitor/eta';
 

@@ -11,7 +11,7 @@ import {
   renderDropIn,
   setFlag,
   validateParserName,
-} from '../../src/server/execStart';
+} from '../../src/engine/execStart';
 
 const VENDOR = `# /etc/systemd/system/sglang-k26-ddtree.service
 [Unit]

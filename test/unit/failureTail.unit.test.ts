@@ -5,11 +5,11 @@
  * `systemctl show` and `journalctl -n`; nothing else is asked of it.
  */
 import { strict as assert } from 'node:assert';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 import { LoadWatcher } from '../../src/monitor/watcher';
-import type { ExecResult, RemoteProcess, Transport } from '../../src/remote/transport';
-import type { SglangClient } from '../../src/server/sglangHttp';
-import { failureMessage } from '../../src/ui/messages';
+import type { ExecResult, RemoteProcess, Transport } from '../../src/transport/transport';
+import type { SglangClient } from '../../src/engine/sglang/sglangHttp';
+import { failureMessage } from '../../src/present/messages';
 
 const UNIT = 'sglang-early.service';
 const profile = { name: 'gpu1', host: 'gpu1', port: 22, unit: UNIT, url: 'http://127.0.0.1:30000', urlHost: '127.0.0.1', urlPort: 30000, sudo: false } as unknown as ServerProfile;

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { causeLine, serverReport, waitReport } from '../../src/fleet/report';
 import { defaultConfigFile, defaultVscodeSettingsFile, loadStandaloneSettings, nonInteractivePolicy } from '../../src/fleet/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 
 const server = { name: 'gpu1', host: 'gpu1.lan', port: 22, unit: 'sglang-k26', url: 'http://127.0.0.1:30001', sudo: false } as unknown as ServerProfile;
 const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };

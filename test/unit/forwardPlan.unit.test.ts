@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import { Duplex, type Readable } from 'node:stream';
-import { parseSettings, type ServerProfile } from '../../src/config';
+import { parseSettings, type ServerProfile } from '../../src/config/config';
 import {
   baseUrl,
   bindFailure,
@@ -17,7 +17,7 @@ import {
   selfForwardError,
 } from '../../src/fleet/forwardPlan';
 import { PortForward } from '../../src/fleet/portForward';
-import { serverNameOf } from '../../src/ui/serverArgument';
+import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
 
 function profile(raw: Record<string, unknown>): ServerProfile {
   const result = parseSettings({ servers: [{ name: 'gpu', host: 'gpu-box', unit: 'sglang', ...raw }] });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { GPU_QUERY_COMMAND, parseNvidiaSmiCsv, totalGpuMemory } from '../../src/server/gpu';
+import { GPU_QUERY_COMMAND, parseNvidiaSmiCsv, totalGpuMemory } from '../../src/host/gpu';
 
 describe('gpu: nvidia-smi CSV', () => {
   it('the command is the CSV query form', () => {

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { appendRecord, LoadHistoryStore, median, priorFrom, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history';
 

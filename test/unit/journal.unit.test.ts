@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { quote } from '../../src/remote/shell';
+import { quote } from '../../src/transport/shell';
 import {
   DedupeByRank,
   JournalReader,
@@ -12,8 +12,8 @@ import {
   parseJournalJsonLine,
   parseJournalMessage,
   stripPrefix,
-} from '../../src/server/journal';
-import type { JournalEvent } from '../../src/server/events';
+} from '../../src/engine/sglang/journal';
+import type { JournalEvent } from '../../src/engine/events';
 
 const P = '[2026-11-30 05:40:12 TP0] ';
 

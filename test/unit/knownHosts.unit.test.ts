@@ -17,7 +17,7 @@ import {
   knownKeyTypes,
   parseKnownHosts,
   readKnownHostsFile,
-} from '../../src/remote/knownHosts';
+} from '../../src/transport/ssh/knownHosts';
 
 interface Key {
   type: string;

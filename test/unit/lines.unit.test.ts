@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { CappedBuffer, finishOutput, LineSplitter } from '../../src/remote/lines';
+import { CappedBuffer, finishOutput, LineSplitter } from '../../src/transport/lines';
 
 describe('LineSplitter', () => {
   it('splits on \\n only, keeps \\r, flushes the last partial line', () => {

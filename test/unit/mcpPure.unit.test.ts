@@ -5,13 +5,13 @@
  */
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { parseMcpArgs } from '../../src/mcp/args';
-import { claudeMcpAddCommand, mcpConfigText, mcpServerEntry, mergeMcpConfig, userSettingsArgs } from '../../src/mcp/clientConfig';
-import { ProgressPacer, progressKey } from '../../src/mcp/progress';
-import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/mcp/toolSpecs';
+import { parseMcpArgs } from '../../src/fronts/mcp/args';
+import { claudeMcpAddCommand, mcpConfigText, mcpServerEntry, mergeMcpConfig, userSettingsArgs } from '../../src/fronts/mcp/clientConfig';
+import { ProgressPacer, progressKey } from '../../src/fronts/mcp/progress';
+import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/toolSpecs';
 import type { ServerReport } from '../../src/fleet/report';
-import { parseSettings } from '../../src/config';
-import { resolveServer, toolResult } from '../../src/mcp/tools';
+import { parseSettings } from '../../src/config/config';
+import { resolveServer, toolResult } from '../../src/fronts/mcp/tools';
 
 function report(over: Partial<ServerReport> = {}): ServerReport {
   return {

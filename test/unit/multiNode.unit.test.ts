@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { localHostRefusal, parseSettings, serverHosts } from '../../src/config';
+import { localHostRefusal, parseSettings, serverHosts } from '../../src/config/config';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/fleet/multiNodeState';
 import { serverReport } from '../../src/fleet/report';
-import { restartLine } from '../../src/cli/format';
+import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { distributedCause, distributedProblem } from '../../src/server/distributed';
-import type { UnitStatus } from '../../src/server/events';
-import { parseJournalLine, stripPrefix } from '../../src/server/journal';
+import { distributedCause, distributedProblem } from '../../src/engine/distributed';
+import type { UnitStatus } from '../../src/engine/events';
+import { parseJournalLine, stripPrefix } from '../../src/engine/sglang/journal';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false, ...overrides };

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import type { NodeProfile, ServerProfile } from '../../src/config';
+import type { NodeProfile, ServerProfile } from '../../src/config/config';
 import { MultiNodeSession } from '../../src/fleet/multiNodeSession';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 
 const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1, dropInPaths: [], needDaemonReload: false };
 const OPTIONS: WatchOptions = { pollIntervalMs: 500, stallMs: 60_000, loadTimeoutMs: 60_000, unreachableTimeoutMs: 60_000, steadyIntervalMs: 30_000 };

@@ -10,7 +10,7 @@ import {
   residencyCommand,
   warmCacheCommand,
   warmCancelCommand,
-} from '../../src/server/pageCache';
+} from '../../src/host/pageCache';
 import type { LoadRecord } from '../../src/monitor/history';
 
 describe('page cache', () => {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { modelSizeCommand } from '../../src/server/procIo';
+import { modelSizeCommand } from '../../src/host/procIo';
 import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
 import { waitFor } from '../util/waitFor';
 

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot, WaitResult } from '../../src/fleet/fleet';
 import { rollingRestart, rollSummary, sameModelDefaults, type RollingFleet } from '../../src/fleet/rolling';
 

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { JournalReader, parseJournalMessage } from '../../src/server/journal';
-import { splitGlued, splitLines, stripAnsi, stripPrefix } from '../../src/server/logGrammar';
-import { causeText, classifyText, formatCause, rootCause } from '../../src/server/rootCause';
+import { JournalReader, parseJournalMessage } from '../../src/engine/sglang/journal';
+import { splitGlued, splitLines, stripAnsi, stripPrefix } from '../../src/engine/logGrammar';
+import { causeText, classifyText, formatCause, rootCause } from '../../src/engine/rootCause';
 
 /** The error lines a failure keeps, as the watcher records them: each journal entry through one reader. */
 function errorLines(log: readonly string[]): string[] {

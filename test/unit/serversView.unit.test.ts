@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/server/events';
-import { serverRows } from '../../src/ui/serversViewModel';
-import { otherServers } from '../../src/ui/statusOthers';
-import { serverNameOf } from '../../src/ui/serverArgument';
+import type { UnitStatus } from '../../src/engine/events';
+import { serverRows } from '../../src/fronts/vscode/serversViewModel';
+import { otherServers } from '../../src/fronts/vscode/statusOthers';
+import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
 
 const profile = (name: string) => ({ name, host: `${name}.lan`, port: 22, unit: 'sglang-k26.service', url: 'http://127.0.0.1:30001', sudo: false }) as unknown as ServerProfile;
 const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };

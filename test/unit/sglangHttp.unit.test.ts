@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { describeResult, requestHeaders, SglangClient, type FetchLike, type HttpResult } from '../../src/server/sglangHttp';
-import { judgeCompletion, judgeHealth, parseModels, statusReason, unauthorizedReason } from '../../src/server/sglangResponses';
+import { describeResult, requestHeaders, SglangClient, type FetchLike, type HttpResult } from '../../src/engine/sglang/sglangHttp';
+import { judgeCompletion, judgeHealth, parseModels, statusReason, unauthorizedReason } from '../../src/engine/sglang/sglangResponses';
 import { waitFor } from '../util/waitFor';
 
 const JSON_CT = 'application/json';
@@ -89,7 +89,7 @@ describe('sglangHttp: judges', () => {
 
 // ---------------------------------------------------------------- client against a local server
 
-/** Like src/remote/httpAgent.ts: the connection is opened asynchronously and may fail. */
+/** Like src/transport/httpAgent.ts: the connection is opened asynchronously and may fail. */
 class FailingAgent extends http.Agent {
   constructor(private readonly error: Error) {
     super({ keepAlive: false });

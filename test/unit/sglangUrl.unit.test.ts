@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { compareServerUrl, parseEndpoint } from '../../src/server/sglangUrl';
+import { compareServerUrl, parseEndpoint } from '../../src/engine/sglang/sglangUrl';
 
 describe('sglangUrl: compareServerUrl', () => {
   const fine: Array<[string, string]> = [

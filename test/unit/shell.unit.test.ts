@@ -13,7 +13,7 @@ import {
   normalizeUnit,
   privilegedCommand,
   quote,
-} from '../../src/remote/shell';
+} from '../../src/transport/shell';
 
 /** What /bin/sh makes of a command line: its argv, one per NUL. */
 function shArgs(line: string): string[] {

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { TransportError } from '../../src/remote/transport';
-import { expandTokens, loadSshTarget, parseJumpHop, resolveSshTarget } from '../../src/remote/sshConfig';
+import type { TransportError } from '../../src/transport/transport';
+import { expandTokens, loadSshTarget, parseJumpHop, resolveSshTarget } from '../../src/transport/ssh/sshConfig';
 
 const env = { homeDir: '/home/ann', localUser: 'ann' };
 

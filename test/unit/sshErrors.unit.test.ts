@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { backoffDelay, channelOpenError, classifySshError, isFatal } from '../../src/remote/sshErrors';
+import { backoffDelay, channelOpenError, classifySshError, isFatal } from '../../src/transport/ssh/sshErrors';
 
 const ctx = { host: 'gpu7.example', port: 22, username: 'root', authTried: ['/k/id (rejected)', 'ssh-agent (rejected)'] };
 const err = (message: string, extra: Record<string, unknown>) => Object.assign(new Error(message), extra);

@@ -9,11 +9,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BaseAgent, utils as ssh2Utils, type IdentityCallback, type ParsedKey, type SignCallback, type SigningRequestOptions } from 'ssh2';
-import { publicKeyFromLine, publicKeyFromOpenSshPrivate, publicKeyOf, readIdentityPublicKey } from '../../src/remote/identityFiles';
-import { proxyCommandSpawn, proxyExitError } from '../../src/remote/proxyCommand';
-import { agentCandidates, SelectedAgent, selectIdentities, WINDOWS_AGENT_PIPE, type AgentCandidate } from '../../src/remote/sshAgent';
-import { loadSshTarget, resolveSshTarget, unevaluatedMatchCriteria, unsupportedDirectives } from '../../src/remote/sshConfig';
-import { collectConfigFiles, expandIncludes, globSegmentMatches, hostLineMatches, MAX_INCLUDE_DEPTH, type ConfigFiles } from '../../src/remote/sshInclude';
+import { publicKeyFromLine, publicKeyFromOpenSshPrivate, publicKeyOf, readIdentityPublicKey } from '../../src/transport/ssh/identityFiles';
+import { proxyCommandSpawn, proxyExitError } from '../../src/transport/ssh/proxyCommand';
+import { agentCandidates, SelectedAgent, selectIdentities, WINDOWS_AGENT_PIPE, type AgentCandidate } from '../../src/transport/ssh/sshAgent';
+import { loadSshTarget, resolveSshTarget, unevaluatedMatchCriteria, unsupportedDirectives } from '../../src/transport/ssh/sshConfig';
+import { collectConfigFiles, expandIncludes, globSegmentMatches, hostLineMatches, MAX_INCLUDE_DEPTH, type ConfigFiles } from '../../src/transport/ssh/sshInclude';
 import {
   expandConfigPath,
   expandTilde,
@@ -24,7 +24,7 @@ import {
   TOKENS,
   type PathContext,
   type TokenValues,
-} from '../../src/remote/sshPaths';
+} from '../../src/transport/ssh/sshPaths';
 
 const linux: PathContext = {
   platform: 'linux',

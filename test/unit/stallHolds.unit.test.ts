@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 
 // Issue 17: in replays of real hangs before the weights, `stalled` turned back into `loading 0%`

@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { clockTime } from '../../src/monitor/witnessMoves';
-import { lastSeen, stallNotice } from '../../src/ui/stallNotice';
+import { lastSeen, stallNotice } from '../../src/present/stallNotice';
 import { foldNodeStates } from '../../src/fleet/multiNodeState';
 import { waitReport } from '../../src/fleet/report';
-import { EXIT, exitForWait } from '../../src/cli/exitCodes';
+import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 
 function unit(): UnitStatus {
   return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };

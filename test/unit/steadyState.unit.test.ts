@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
-import { journalProblem } from '../../src/server/journal';
+import { journalProblem } from '../../src/engine/sglang/journal';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return {

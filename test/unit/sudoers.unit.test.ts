@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { privilegedCommand } from '../../src/remote/shell';
+import { privilegedCommand } from '../../src/transport/shell';
 import {
   dropInLocation,
   privilegedArgv,
@@ -11,7 +11,7 @@ import {
   sudoersInstallCommand,
   sudoersRules,
   sudoRefusalMessage,
-} from '../../src/server/sudoers';
+} from '../../src/target/systemd/sudoers';
 
 const DEFAULT_RULES = `# Kimi Service (VS Code): what kimi may run as root for sglang-k26-ddtree.service, and nothing else.
 # Install: sudo visudo -f /etc/sudoers.d/kimi-sglang-k26-ddtree

@@ -9,7 +9,7 @@ import {
   parseSystemdTimestamp,
   showCommand,
   toUnitStatus,
-} from '../../src/server/systemd';
+} from '../../src/target/systemd/systemd';
 
 const RUNNING = `Id=sglang-k26-ddtree.service
 LoadState=loaded

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { DISCOVERY_COMMAND, parseDiscovery, proposeServerName, serverNameProblem, serverUrlOf } from '../../src/server/unitDiscovery';
+import { DISCOVERY_COMMAND, parseDiscovery, proposeServerName, serverNameProblem, serverUrlOf } from '../../src/target/systemd/unitDiscovery';
 
 const show = [
   'Id=sglang-k26.service',
@@ -72,8 +72,8 @@ describe('unit discovery: the SGLang servers of a host', () => {
   });
 });
 
-import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/ui/addServerModel';
-import { parseSettings } from '../../src/config';
+import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fronts/vscode/addServerModel';
+import { parseSettings } from '../../src/config/config';
 
 describe('add server: hosts, the typed host, the entry written', () => {
   it('lists the concrete Host names of ~/.ssh/config and its Includes, once each, no patterns', () => {

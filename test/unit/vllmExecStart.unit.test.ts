@@ -8,7 +8,7 @@ import {
   planParserChange,
   renderDropIn,
   validateParserName,
-} from '../../src/server/execStart';
+} from '../../src/engine/execStart';
 
 const KIMI = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 

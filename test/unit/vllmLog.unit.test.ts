@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import type { JournalEvent } from '../../src/server/events';
-import { JournalReader, parseJournalLine, parseJournalMessage, stripPrefix, type JournalContext } from '../../src/server/journal';
-import { stripVllmPrefix } from '../../src/server/vllmLog';
+import type { JournalEvent } from '../../src/engine/events';
+import { JournalReader, parseJournalLine, parseJournalMessage, stripPrefix, type JournalContext } from '../../src/engine/sglang/journal';
+import { stripVllmPrefix } from '../../src/engine/vllm/vllmLog';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import { causeLine } from '../../src/fleet/report';
 

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { wantsWitnesses, witnessSignals } from '../../src/monitor/witnessProbe';
-import { parseNvidiaSmiCsv } from '../../src/server/gpu';
+import { parseNvidiaSmiCsv } from '../../src/host/gpu';
 import { initialState, reduce } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/server/events';
+import type { UnitStatus } from '../../src/engine/events';
 
 const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 77, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false, controlGroup: '/system.slice/sglang.service' };
 

@@ -3,12 +3,12 @@
  * expects, phases in order, and for a failure the cause shown first on every front. Used by
  * test/unit/realLogs.unit.test.ts and scripts/realLogsTable.ts (the table of the corpus). Pure.
  */
-import type { ServerProfile } from '../../src/config';
+import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { serverReport } from '../../src/fleet/report';
-import { phaseRank } from '../../src/server/events';
-import { SHARD_PROGRESS } from '../../src/server/journal';
-import { failureCause, failureMessage } from '../../src/ui/messages';
+import { phaseRank } from '../../src/engine/events';
+import { SHARD_PROGRESS } from '../../src/engine/sglang/journal';
+import { failureCause, failureMessage } from '../../src/present/messages';
 import { replayLog, type Fixture, type Replay } from './replayLog';
 
 const server = { name: 'gpu1', host: 'gpu1.lan', port: 22, unit: 'sglang-replay.service', url: 'http://127.0.0.1:30000', sudo: false } as unknown as ServerProfile;

@@ -8,8 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import type { LoadPhase, UnitStatus } from '../../src/server/events';
-import { JournalReader } from '../../src/server/journal';
+import type { LoadPhase, UnitStatus } from '../../src/engine/events';
+import { JournalReader } from '../../src/engine/sglang/journal';
 
 export interface FixtureHeader {
   readonly id: string;

@@ -6,10 +6,10 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
 import type { KimiApi } from '../../../src/extension';
-import type { ServerProfile } from '../../../src/config';
+import type { ServerProfile } from '../../../src/config/config';
 import type { Fleet, ServerSnapshot, WaitResult } from '../../../src/fleet/fleet';
-import { RestartTool, WaitTool, TOOL_NAMES } from '../../../src/lm/tools';
-import type { ToolHost, ToolSettings } from '../../../src/lm/toolHost';
+import { RestartTool, WaitTool, TOOL_NAMES } from '../../../src/fronts/lm/tools';
+import type { ToolHost, ToolSettings } from '../../../src/fronts/lm/toolHost';
 import { waitFor } from '../../util/waitFor';
 
 const EXTENSION_ID = 'kimi-tools.kimi-service';

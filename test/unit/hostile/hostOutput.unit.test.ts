@@ -1,14 +1,14 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { SamplerReader } from '../../../src/monitor/sampler';
-import { planComposeParserChange } from '../../../src/server/composeParsers';
-import { containerUnitStatus, endedFromEvents, logLineEntry, parseInspect } from '../../../src/server/dockerInspect';
-import type { UnitStatus } from '../../../src/server/events';
-import { diffArgv, parseExecValue, parseSystemctlCat, planParserChange, renderDropIn } from '../../../src/server/execStart';
-import { parseNvidiaSmiCsv } from '../../../src/server/gpu';
-import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/server/pageCache';
-import { execStartOf, parseExecStartProperty, parseShow, parseSystemdTimestamp, toUnitStatus } from '../../../src/server/systemd';
-import { parseDiscovery } from '../../../src/server/unitDiscovery';
+import { planComposeParserChange } from '../../../src/target/docker/composeParsers';
+import { containerUnitStatus, endedFromEvents, logLineEntry, parseInspect } from '../../../src/target/docker/dockerInspect';
+import type { UnitStatus } from '../../../src/engine/events';
+import { diffArgv, parseExecValue, parseSystemctlCat, planParserChange, renderDropIn } from '../../../src/engine/execStart';
+import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
+import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
+import { execStartOf, parseExecStartProperty, parseShow, parseSystemdTimestamp, toUnitStatus } from '../../../src/target/systemd/systemd';
+import { parseDiscovery } from '../../../src/target/systemd/unitDiscovery';
 import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup } from './hostileInputs';
 
 const CHOICE = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };

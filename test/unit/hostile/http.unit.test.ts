@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
-import { parseCurlOutput } from '../../../src/server/curlFetch';
-import { judgeCompletion, parseModels, parseObject } from '../../../src/server/sglangResponses';
-import { readCapped } from '../../../src/server/sglangHttp';
+import { parseCurlOutput } from '../../../src/transport/curlFetch';
+import { judgeCompletion, parseModels, parseObject } from '../../../src/engine/sglang/sglangResponses';
+import { readCapped } from '../../../src/engine/sglang/sglangHttp';
 import { Readable } from 'node:stream';
 import { assembleStream, judgeReasoning, judgeServerInfo, judgeStream, judgeThinkingOff, judgeToolCall, type Judgement, type ToolDefinition } from '../../../src/verify/judges';
 import { check, deepArray, junk, timed, wordSoup } from './hostileInputs';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
-import type { JournalEvent } from '../../../src/server/events';
-import { DedupeByRank, JournalReader, parseJournalJsonLine, parseJournalMessage } from '../../../src/server/journal';
+import type { JournalEvent } from '../../../src/engine/events';
+import { DedupeByRank, JournalReader, parseJournalJsonLine, parseJournalMessage } from '../../../src/engine/sglang/journal';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, timed, wordSoup } from './hostileInputs';
 
 /** The words the journal and vLLM recognisers look for (prefixes, phases, errors, systemd). */

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
-import { LineSplitter } from '../../../src/remote/lines';
+import { LineSplitter } from '../../../src/transport/lines';
 import { check, TEN_MB, timed } from './hostileInputs';
 
 describe('hostile input: LineSplitter (every stream from the host)', () => {

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { initialState, reduce, type LoadState, type Signal } from '../../../src/monitor/loadState';
-import type { UnitStatus } from '../../../src/server/events';
-import { JournalReader } from '../../../src/server/journal';
-import { parseShow, toUnitStatus } from '../../../src/server/systemd';
+import type { UnitStatus } from '../../../src/engine/events';
+import { JournalReader } from '../../../src/engine/sglang/journal';
+import { parseShow, toUnitStatus } from '../../../src/target/systemd/systemd';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, wordSoup } from './hostileInputs';
 
 const ALIVE: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false, execMainStartedAt: 1 };

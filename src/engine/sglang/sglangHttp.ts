@@ -1,0 +1,310 @@
+/**
+ * The SGLang HTTP API as the extension sees it: pure judges of what came back, then a thin
+ * client (node-fetch through an agent that tunnels over SSH) with a timeout and a body cap.
+ * It sends the server's API key as a Bearer token (not to /health), and, when the SSH server
+ * forbids forwarding, switches for good to a fallback fetch (curl on the host, curlFetch.ts).
+ */
+import type * as http from 'node:http';
+import nodeFetch from 'node-fetch';
+import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../../transport/curlFetch';
+import { parseModels, parseObject, statusReason } from './sglangResponses';
+
+// ---------------------------------------------------------------- pure judges
+
+export type HttpResult =
+  | { readonly kind: 'refused' }
+  | { readonly kind: 'timeout' }
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly contentType: string;
+      readonly body: string;
+      readonly truncated: boolean;
+      /** Present (true) when the request carried `Authorization: Bearer KEY`: a 401 then means a wrong key. */
+      readonly apiKeySent?: true;
+    }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** A streamed answer (postStream): the body is read by the caller. */
+export type StreamResult =
+  | { readonly kind: 'http'; readonly status: number; readonly contentType: string; readonly body: NodeJS.ReadableStream }
+  | { readonly kind: 'refused' }
+  | { readonly kind: 'error'; readonly message: string };
+
+export type ModelsResult = { readonly ok: true; readonly ids: string[] } | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
+export type ServerInfoResult =
+  | { readonly ok: true; readonly info: Record<string, unknown>; readonly path: string }
+  | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
+
+/** The slice of node-fetch's Response the client uses. */
+export interface FetchResponse {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  readonly body: NodeJS.ReadableStream | null;
+}
+export type FetchLike = (
+  url: string,
+  init: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: string;
+    agent?: http.Agent;
+    signal: AbortSignal;
+    /** Hints for fetches that run elsewhere (curl on the host); node-fetch ignores them. */
+    timeoutMs?: number;
+    maxBodyBytes?: number;
+  },
+) => Promise<FetchResponse>;
+
+export interface SglangClientOptions {
+  /** Per request, headers and body included. */
+  readonly timeoutMs?: number;
+  /** A completion may wait for the scheduler; SGLang's own health check allows 20 s. */
+  readonly completionTimeoutMs?: number;
+  readonly maxBodyBytes?: number;
+  /** SGLang's `--api-key`: sent as `Authorization: Bearer KEY` on every request but /health. */
+  readonly apiKey?: string;
+  /**
+   * Used for good from the first request the SSH server refuses to forward ("administratively
+   * prohibited"): e.g. `curlFetch(...)`. Without it such requests fail with a plain message.
+   */
+  readonly fallbackFetch?: FetchLike;
+  /** Told once, when the client switches to `fallbackFetch`. */
+  readonly onFallback?: (message: string) => void;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** A description of a non-HTTP or non-2xx result, for the log and messages. */
+export function describeResult(r: HttpResult): string {
+  switch (r.kind) {
+    case 'refused':
+      return 'connection refused (port closed)';
+    case 'timeout':
+      return 'no answer in time';
+    case 'error':
+      return r.message;
+    case 'http':
+      return `${statusReason(r.status, r.apiKeySent === true)}${r.truncated ? ' (body cut off)' : ''}`;
+  }
+}
+
+/**
+ * The server's port is closed: ECONNREFUSED from the socket or from the tunnel's channel open.
+ * Not a refused SSH connection (a TransportError, which node-fetch wraps without a code):
+ * that is an unreachable host, which must never read as "still loading".
+ */
+function isRefusal(error: unknown): boolean {
+  const e = error as { code?: unknown; errno?: unknown; message?: unknown } | undefined;
+  if (e?.code === 'ECONNREFUSED' || e?.errno === 'ECONNREFUSED') return true;
+  return typeof e?.message === 'string' && /Channel open failure: Connection refused/i.test(e.message);
+}
+
+/** `/health` (and `/health?x`) is the one request sent without the API key. */
+function needsApiKey(path: string): boolean {
+  return path.split('?')[0] !== '/health';
+}
+
+/** The request headers: JSON in and out, and the Bearer token when there is a key and the path needs it. */
+export function requestHeaders(path: string, hasBody: boolean, apiKey: string | undefined): Record<string, string> {
+  return {
+    ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+    Accept: 'application/json',
+    ...(apiKey && needsApiKey(path) ? { Authorization: `Bearer ${apiKey}` } : {}),
+  };
+}
+
+const PROHIBITED = Symbol('forwarding prohibited');
+
+export class SglangClient {
+  private base: string;
+  private readonly timeoutMs: number;
+  private readonly completionTimeoutMs: number;
+  private readonly maxBodyBytes: number;
+  private apiKey: string | undefined;
+  private readonly fallbackFetch: FetchLike | undefined;
+  private readonly onFallback: ((message: string) => void) | undefined;
+  private usingFallback = false;
+
+  constructor(
+    baseUrl: string,
+    private readonly agent: http.Agent | undefined,
+    private readonly fetchImpl: FetchLike = nodeFetch as unknown as FetchLike,
+    options: SglangClientOptions = {},
+  ) {
+    this.base = baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.completionTimeoutMs = options.completionTimeoutMs ?? 30_000;
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.apiKey = options.apiKey || undefined;
+    this.fallbackFetch = options.fallbackFetch;
+    this.onFallback = options.onFallback;
+  }
+
+  get baseUrl(): string {
+    return this.base;
+  }
+
+  /** Where the server really listens, once it said so (see sglangUrl.compareServerUrl). */
+  setBaseUrl(url: string): void {
+    this.base = url.replace(/\/+$/, '');
+  }
+
+  /** The key may be learnt after construction (the unit's ExecStart, or "Kimi: Set server API key"). */
+  setApiKey(key: string | undefined): void {
+    this.apiKey = key || undefined;
+  }
+
+  get hasApiKey(): boolean {
+    return this.apiKey !== undefined;
+  }
+
+  /** True once requests go through `fallbackFetch` (the SSH server forbids forwarding). */
+  get viaFallback(): boolean {
+    return this.usingFallback;
+  }
+
+  health(): Promise<HttpResult> {
+    return this.request('GET', '/health');
+  }
+
+  async models(): Promise<ModelsResult> {
+    const result = await this.request('GET', '/v1/models');
+    if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
+    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
+    const ids = parseModels(result.body);
+    if (ids.length === 0) return { ok: false, reason: 'no model listed', result };
+    return { ok: true, ids };
+  }
+
+  /** `/server_info`, else its older name `/get_server_info`. Answers before warm-up ends: not readiness. */
+  async serverInfo(): Promise<ServerInfoResult> {
+    let path = '/server_info';
+    let result = await this.request('GET', path);
+    if (result.kind === 'http' && result.status === 404) {
+      path = '/get_server_info';
+      result = await this.request('GET', path);
+    }
+    if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
+    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
+    const info = result.truncated ? undefined : parseObject(result.body);
+    if (!info) return { ok: false, reason: 'not a JSON object', result };
+    return { ok: true, info, path };
+  }
+
+  completion(model: string, prompt = 'hi', maxTokens = 1): Promise<HttpResult> {
+    const body = JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0 });
+    return this.request('POST', '/v1/completions', body, this.completionTimeoutMs);
+  }
+
+  /** One request; never throws. */
+  /** `maxBodyBytes`: more than the client's cap, for a body known to be long (a streamed answer). */
+  async request(method: string, path: string, body?: string, timeoutMs = this.timeoutMs, maxBodyBytes = this.maxBodyBytes): Promise<HttpResult> {
+    const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
+    if (first !== PROHIBITED) return first;
+    if (!this.fallbackFetch) return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
+    if (!this.usingFallback) {
+      this.usingFallback = true;
+      this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+    }
+    const second = await this.attempt(true, method, path, body, timeoutMs, maxBodyBytes);
+    return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
+  }
+
+  /**
+   * A POST whose answer is read as it arrives (server-sent events): the response body stream,
+   * uncapped, for the caller to read and to end with `signal`. Same tunnel, key and fallback as
+   * request(); through the fallback (curl on the host) the body arrives when curl ends.
+   */
+  async postStream(path: string, body: string, signal: AbortSignal): Promise<StreamResult> {
+    for (let round = 0; round < 2; round++) {
+      const viaFallback = this.usingFallback && this.fallbackFetch !== undefined;
+      const fetchImpl = viaFallback ? this.fallbackFetch! : this.fetchImpl;
+      const headers = { ...requestHeaders(path, true, this.apiKey), Accept: 'text/event-stream' };
+      try {
+        const res = await fetchImpl(this.base + path, {
+          method: 'POST',
+          headers,
+          body,
+          ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
+          signal,
+        });
+        if (!res.body) return { kind: 'error', message: 'the server sent no body' };
+        return { kind: 'http', status: res.status, contentType: res.headers.get('content-type') ?? '', body: res.body };
+      } catch (error) {
+        if (!viaFallback && isForwardingProhibited(error) && this.fallbackFetch) {
+          this.usingFallback = true;
+          this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+          continue;
+        }
+        if (isRefusal(error)) return { kind: 'refused' };
+        const e = error as { message?: unknown };
+        return { kind: 'error', message: typeof e?.message === 'string' ? e.message : String(error) };
+      }
+    }
+    return { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE };
+  }
+
+  private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number, maxBodyBytes: number): Promise<HttpResult | typeof PROHIBITED> {
+    const fetchImpl = viaFallback && this.fallbackFetch ? this.fallbackFetch : this.fetchImpl;
+    const headers = requestHeaders(path, body !== undefined, this.apiKey);
+    const apiKeySent = headers['Authorization'] !== undefined;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      const res = await fetchImpl(this.base + path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
+        signal: controller.signal,
+        timeoutMs,
+        maxBodyBytes,
+      });
+      const { text, truncated } = await readCapped(res.body, maxBodyBytes);
+      if (truncated) controller.abort(); // drop the connection rather than drain the rest
+      return {
+        kind: 'http',
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? '',
+        body: text,
+        truncated,
+        ...(apiKeySent ? { apiKeySent: true as const } : {}),
+      };
+    } catch (error) {
+      if (timedOut) return { kind: 'timeout' };
+      if (!viaFallback && isForwardingProhibited(error)) return PROHIBITED;
+      if (isRefusal(error)) return { kind: 'refused' };
+      const e = error as { code?: unknown; message?: unknown };
+      if (e?.code === 'ETIMEDOUT') return { kind: 'timeout' };
+      return { kind: 'error', message: typeof e?.message === 'string' ? e.message : String(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Reads at most `cap` bytes; past that the stream is destroyed and `truncated` is true. */
+export async function readCapped(stream: NodeJS.ReadableStream | null, cap: number): Promise<{ text: string; truncated: boolean }> {
+  if (!stream) return { text: '', truncated: false };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (size + buf.length > cap) {
+      chunks.push(buf.subarray(0, cap - size));
+      size = cap;
+      truncated = true;
+      break; // leaving for-await destroys the stream
+    }
+    chunks.push(buf);
+    size += buf.length;
+  }
+  if (truncated) (stream as { destroy?: () => void }).destroy?.();
+  return { text: Buffer.concat(chunks, size).toString('utf8'), truncated };
+}

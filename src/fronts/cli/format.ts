@@ -1,0 +1,102 @@
+/**
+ * What `kimi-service` prints: text lines for a person or an agent, or JSON lines (one object per
+ * line) for a script. The words come from fleet/report (serverReport, waitReport): this module
+ * only lays them out. Pure.
+ */
+import type { ServerReport, WaitReport } from '../../fleet/report';
+import { formatDuration } from '../../monitor/loadState';
+
+/** At most one progress line this often during `wait` (state changes are always printed). */
+export const PROGRESS_LINE_MS = 10_000;
+
+/** One JSON line. */
+export function jsonLine(value: Record<string, unknown>): string {
+  return JSON.stringify(value);
+}
+
+export function statusLine(report: ServerReport, json: boolean): string {
+  return json ? jsonLine({ event: 'status', ...report }) : report.summary;
+}
+
+export function restartLine(action: 'restarted' | 'attached', reason: string | undefined, report: ServerReport, json: boolean): string {
+  if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
+  if (action === 'attached') return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
+  if (report.nodes) return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
+  // A unit's name ends in .service; a Docker server's is a label ("container sglang").
+  const how = report.unit.endsWith('.service') ? `systemctl restart ${report.unit}` : `docker restart of the ${report.unit}`;
+  return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
+}
+
+/** The hint after a restart that does not wait. */
+export function restartNext(server: string, command = 'kimi-service'): string {
+  return `Next: ${command} wait --server ${server} (repeat while it exits 2).`;
+}
+
+/** A line during `wait`: a state change or a progress line, prefixed with the time waited. */
+export function waitLine(kind: 'state' | 'progress', report: ServerReport, elapsedMs: number, json: boolean): string {
+  if (json) return jsonLine({ event: kind, elapsedSeconds: Math.round(elapsedMs / 1000), ...report });
+  return `[+${formatDuration(elapsedMs)}] ${report.summary}`;
+}
+
+/** The last line of `wait`: what happened and what to do next. */
+export function waitSummaryLine(report: WaitReport, json: boolean): string {
+  if (json) return jsonLine({ event: 'result', state: report.report.state, ...report });
+  return report.next;
+}
+
+export function alertLine(alert: { readonly kind: string; readonly level: string; readonly message: string }, report: ServerReport, json: boolean): string {
+  if (json) return jsonLine({ event: 'alert', server: report.server, state: report.state, kind: alert.kind, level: alert.level, message: alert.message });
+  return `${alert.level === 'info' ? 'note' : alert.level === 'error' ? 'error' : 'warning'}: ${alert.message}`;
+}
+
+export function errorLine(message: string, exitCode: number, json: boolean, state = 'settings'): string {
+  if (json) return jsonLine({ event: 'error', state, exitCode, error: message });
+  return `kimi-service: ${message}`;
+}
+
+export interface LogsResult {
+  readonly journal: readonly string[];
+  readonly journalError?: string;
+  readonly log: readonly string[];
+}
+
+export function logsLines(server: string, unit: string, logs: LogsResult, json: boolean): string[] {
+  if (json) return [jsonLine({ event: 'logs', server, unit, journal: logs.journal, ...(logs.journalError ? { journalError: logs.journalError } : {}), log: logs.log })];
+  return [...logs.journal];
+}
+
+export function verifyLines(
+  server: string,
+  result: { readonly summary: string; readonly allPassed: boolean | undefined; readonly table: string; readonly verdict?: string },
+  json: boolean,
+): string[] {
+  if (json) return [jsonLine({ event: 'verify', server, summary: result.summary, ...(result.verdict !== undefined ? { verdict: result.verdict } : {}), allPassed: result.allPassed ?? null, table: result.table })];
+  return [...result.table.split('\n').filter((l) => l.length > 0), `${server}: ${result.summary}`];
+}
+
+/**
+ * Which lines `wait` prints: every change of the state word or phase, and at most one progress
+ * line per PROGRESS_LINE_MS while something changes. Bounded: a wait of T seconds prints at
+ * most T/10 progress lines plus one line per state change.
+ */
+export interface WaitPrinterState {
+  readonly key: string | undefined;
+  readonly summary: string | undefined;
+  readonly lastLineAt: number;
+}
+
+export const INITIAL_PRINTER: WaitPrinterState = { key: undefined, summary: undefined, lastLineAt: Number.NEGATIVE_INFINITY };
+
+export function nextWaitLine(printer: WaitPrinterState, report: ServerReport, now: number): { readonly line: 'state' | 'progress' | undefined; readonly printer: WaitPrinterState } {
+  const key = `${report.state}|${report.phase ?? ''}`;
+  if (key !== printer.key) return { line: 'state', printer: { key, summary: report.summary, lastLineAt: now } };
+  if (now - printer.lastLineAt >= PROGRESS_LINE_MS && progressText(report) !== progressText({ summary: printer.summary })) {
+    return { line: 'progress', printer: { key, summary: report.summary, lastLineAt: now } };
+  }
+  return { line: undefined, printer };
+}
+
+/** The summary without its clock ("for 1m 2s"), so a line is not repeated only because time passed. */
+function progressText(report: { readonly summary: string | undefined }): string {
+  return (report.summary ?? '').replace(/ · (?:for|ready for) [^·]+/g, '');
+}

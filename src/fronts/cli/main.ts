@@ -1,0 +1,52 @@
+/**
+ * Entry of `kimi-service` (dist/cli.js, package.json "bin"). The only file that touches
+ * `process`: it hands argv, the environment, stdout/stderr, the terminal and the signals to
+ * runCli, then exits with its code once the fleet is disposed.
+ */
+import * as os from 'node:os';
+import { version } from '../../../package.json';
+import { runCli, type StopSignal } from './run';
+
+/** A handle left open by mistake must not keep an agent's shell call waiting: exit anyway after this. */
+const EXIT_GRACE_MS = 2_000;
+
+function write(stream: NodeJS.WriteStream, line: string): void {
+  try {
+    stream.write(`${line}\n`);
+  } catch {
+    // The reader went away (EPIPE): nothing left to tell it.
+  }
+}
+
+async function main(): Promise<void> {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const stdin = process.stdin;
+  const code = await runCli(process.argv.slice(2), {
+    env: process.env,
+    home: os.homedir(),
+    platform: process.platform,
+    version,
+    stdout: (line) => write(process.stdout, line),
+    stderr: (line) => write(process.stderr, line),
+    terminal: stdin.isTTY ? { input: stdin, output: process.stderr, interrupt: () => process.kill(process.pid, 'SIGINT') } : undefined,
+    onSignal: (handler) => {
+      const on = (signal: StopSignal) => () => handler(signal);
+      const onInt = on('SIGINT');
+      const onTerm = on('SIGTERM');
+      process.on('SIGINT', onInt);
+      process.on('SIGTERM', onTerm);
+      return () => {
+        process.off('SIGINT', onInt);
+        process.off('SIGTERM', onTerm);
+      };
+    },
+  });
+  process.exitCode = code;
+  if (stdin.isTTY) stdin.pause();
+  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+}
+
+main().catch((error: unknown) => {
+  write(process.stderr, `kimi-service: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+/**
+ * Questions on a terminal (stdin a TTY, questions and echo on stderr so stdout stays the
+ * answer): y/N confirmations, an unknown host key, a key's passphrase. Without a terminal the
+ * CLI never asks (NO_QUESTIONS_UI and nonInteractivePolicy in fleet/standalone).
+ */
+import * as readline from 'node:readline';
+import type { SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+
+export interface Terminal {
+  readonly input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+  readonly output: NodeJS.WritableStream;
+  /** Ctrl-C at a question (the terminal is raw then, so no SIGINT comes by itself). */
+  readonly interrupt?: () => void;
+}
+
+/** True for "y" / "yes" (any case); anything else, or no answer, is no. */
+export function isYes(answer: string | undefined): boolean {
+  return answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
+}
+
+/** One line from the terminal; undefined on end of input. */
+export function askLine(term: Terminal, question: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const rl = readline.createInterface({ input: term.input, output: term.output, terminal: true });
+    let answered = false;
+    let interrupted = false;
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(answer);
+    });
+    rl.on('SIGINT', () => {
+      // No answer at all: the interruption ends the command (exit 130), not a "no".
+      interrupted = true;
+      rl.close();
+      term.output.write('\n');
+      term.interrupt?.();
+    });
+    rl.on('close', () => {
+      if (!answered && !interrupted) {
+        term.output.write('\n');
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+export async function confirm(term: Terminal, question: string): Promise<boolean> {
+  return isYes(await askLine(term, `${question} [y/N] `));
+}
+
+/** The question asked for a host key that is not in the known-hosts file (policy `ask`). */
+export function hostKeyQuestion(key: UnknownHostKey): string {
+  const name = key.alias && key.alias !== key.host ? `${key.alias} (${key.host})` : key.host;
+  const lines = [
+    `The host key of ${name}${key.port !== 22 ? ` port ${key.port}` : ''} is not known.`,
+    `  ${key.keyType} ${key.fingerprint}`,
+  ];
+  if (key.otherKeyTypes.length > 0) lines.push(`  Other key types are known for this host (${key.otherKeyTypes.join(', ')}): check it was not replaced.`);
+  lines.push(`Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust it and add it to ${key.knownHostsFile}?`);
+  return lines.join('\n');
+}
+
+/** A passphrase read without echo. */
+export function askSecret(term: Terminal, question: string): Promise<string | undefined> {
+  const input = term.input;
+  if (!input.isTTY || !input.setRawMode) return askLine(term, question);
+  return new Promise((resolve) => {
+    term.output.write(question);
+    let value = '';
+    input.setRawMode!(true);
+    input.resume();
+    const done = (result: string | undefined) => {
+      input.removeListener('data', onData);
+      input.setRawMode!(false);
+      input.pause();
+      term.output.write('\n');
+      resolve(result);
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done(value);
+        if (ch === '\u0003') {
+          input.removeListener('data', onData);
+          input.setRawMode!(false);
+          input.pause();
+          term.output.write('\n');
+          return term.interrupt?.();
+        }
+        if (ch === '\u0004') return done(undefined); // Ctrl-D
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    input.on('data', onData);
+  });
+}
+
+/** The SessionUi of a CLI on a terminal: asks on stderr, one question at a time. */
+export function terminalUi(term: Terminal): SessionUi {
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(ask: () => Promise<T>): Promise<T> => {
+    const next = queue.then(ask, ask);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  return {
+    trustUnknownHostKey: (key) => serial(() => confirm(term, hostKeyQuestion(key))),
+    requestPassphrase: (keyPath, retry) => serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
+  };
+}

@@ -1,0 +1,407 @@
+/**
+ * The verified server as a chat model in the editor (Language Model Chat Provider, VS Code
+ * 1.104+): each server that is `ready` with its parsers verified is offered ("Kimi K2.6 on
+ * gpu1"). Requests go to the server's /v1/chat/completions through the fleet's session (the one
+ * verified SSH connection: no port opened), streamed; the translation lives in ./openaiChat.
+ * When the server leaves `ready` the model is withdrawn and a request in flight ends with an
+ * error naming the state.
+ */
+import * as vscode from 'vscode';
+import type { ServerProfile } from '../../../config/config';
+import type { Fleet, FleetEvent } from '../../../fleet/fleet';
+import { loadingPercent } from '../../../present/messages';
+import type { LoadState } from '../../../monitor/loadState';
+import { errorText } from '../../../util/errors';
+import { buildChatRequest, ChatStreamAccumulator, ChatStreamError, httpErrorText, SseDecoder, type NeutralMessage, type NeutralPart, type StreamEvent } from './openaiChat';
+import { contextLength, describeChatModel, estimateTokens, offerFor, parseModels, parseTokenCount, type CheckOutcome } from './modelInfo';
+
+/** contributes.languageModelChatProviders[].vendor */
+export const CHAT_VENDOR = 'kimi-service';
+/** A stream that sends nothing for this long is given up (the server's state is checked meanwhile). */
+const IDLE_TIMEOUT_MS = 300_000;
+/** After a dropped connection: how long to wait for the watch to see the server go down. */
+const STATE_AFTER_ERROR_MS = 5_000;
+
+/** Since VS Code 1.120 a third-party model is in the picker only with isUserSelectable (older versions ignore it). */
+export type KimiChatInformation = vscode.LanguageModelChatInformation & { readonly isUserSelectable?: boolean };
+
+export interface ChatModelSettings {
+  /** kimi.chatModel.enabled */
+  enabled(): boolean;
+  /** kimi.chatModel.maxOutputTokens */
+  maxOutputTokens(): number;
+  /** kimi.verifyParsersWhenReady: a server found ready at the first look is verified for the chat model. */
+  verifyWhenReady(): boolean;
+}
+
+export const vscodeChatModelSettings: ChatModelSettings = {
+  enabled: () => vscode.workspace.getConfiguration('kimi').get<boolean>('chatModel.enabled', true) !== false,
+  maxOutputTokens: () => vscode.workspace.getConfiguration('kimi').get<number>('chatModel.maxOutputTokens', 16_384),
+  verifyWhenReady: () => vscode.workspace.getConfiguration('kimi').get<boolean>('verifyParsersWhenReady', true) !== false,
+};
+
+type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug' | 'trace'>;
+
+interface Offered {
+  readonly server: ServerProfile;
+  readonly modelId: string;
+  readonly info: KimiChatInformation;
+}
+
+/** Why a request in flight was cut off by the extension. */
+class Withdrawn extends Error {}
+
+export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiChatInformation>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+  private readonly checks = new Map<string, readonly CheckOutcome[]>();
+  private readonly offers = new Map<string, Offered>();
+  /** Why each server is not offered (for the error of a request to a withdrawn model). */
+  private readonly notOffered = new Map<string, string>();
+  private readonly inFlight = new Map<string, Set<AbortController>>();
+  /** Per server: true once /tokenize answered, false once it did not (then the estimate). */
+  private readonly tokenizer = new Map<string, boolean>();
+  private readonly refreshing = new Map<string, Promise<void>>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly log: Log,
+    private readonly settings: ChatModelSettings = vscodeChatModelSettings,
+  ) {
+    this.disposables.push(this.changed, this.fleet.onEvent((event) => this.onFleetEvent(event)));
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('kimi.chatModel')) {
+          this.log.info(`Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimi.chatModel.enabled)'}.`);
+          for (const offer of this.offers.values()) void this.refresh(offer.server);
+          this.changed.fire();
+        }
+      }),
+    );
+  }
+
+  /** The models offered now (what provideLanguageModelChatInformation answers). */
+  models(): KimiChatInformation[] {
+    return this.settings.enabled() ? [...this.offers.values()].map((o) => o.info) : [];
+  }
+
+  provideLanguageModelChatInformation(): KimiChatInformation[] {
+    return this.models();
+  }
+
+  async provideLanguageModelChatResponse(
+    model: KimiChatInformation,
+    messages: readonly vscode.LanguageModelChatRequestMessage[],
+    options: vscode.ProvideLanguageModelChatResponseOptions,
+    progress: vscode.Progress<vscode.LanguageModelResponsePart>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const offer = this.offerOf(model);
+    const { server } = offer;
+    const session = await this.fleet.sessionFor(server);
+    const body = buildChatRequest({
+      model: offer.modelId,
+      messages: messages.map(toNeutralMessage),
+      tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
+      maxTokens: offer.info.maxOutputTokens,
+      ...(options.modelOptions ? { modelOptions: options.modelOptions } : {}),
+    });
+    const abort = new AbortController();
+    const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
+    this.inFlight.set(server.name, running);
+    running.add(abort);
+    const cancel = token.onCancellationRequested(() => abort.abort(new vscode.CancellationError()));
+    let idle: NodeJS.Timeout | undefined;
+    const touch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => abort.abort(new Withdrawn(`${model.name}: no answer from the server for ${IDLE_TIMEOUT_MS / 1000} s; the request was given up.`)), IDLE_TIMEOUT_MS);
+    };
+    const started = Date.now();
+    let reasoningChars = 0;
+    let texts = 0;
+    const calls: string[] = [];
+    let usage = '';
+    const report = (event: StreamEvent) => {
+      switch (event.kind) {
+        case 'text':
+          texts += event.text.length;
+          progress.report(new vscode.LanguageModelTextPart(event.text));
+          break;
+        case 'toolCall':
+          calls.push(event.name);
+          progress.report(new vscode.LanguageModelToolCallPart(event.callId, event.name, event.input));
+          break;
+        case 'reasoning':
+          // Reasoning is never part of the answer (thinking parts are proposed API): the log only.
+          reasoningChars += event.text.length;
+          this.log.trace(`[${server.name}] chat reasoning: ${event.text}`);
+          break;
+        case 'usage':
+          usage = `, ${event.promptTokens} prompt + ${event.completionTokens} completion tokens`;
+          break;
+      }
+    };
+    try {
+      touch();
+      const result = await session.client.postStream('/v1/chat/completions', JSON.stringify(body), abort.signal);
+      if (result.kind === 'refused') throw new Error(`${model.name}: the server's port is closed (connection refused).`);
+      if (result.kind === 'error') throw new Error(`${model.name}: ${result.message}`);
+      if (result.status !== 200) {
+        const text = await readText(result.body, 64 * 1024);
+        throw new Error(`${model.name} refused the request: ${httpErrorText(result.status, text)}`);
+      }
+      const decoder = new SseDecoder();
+      const accumulator = new ChatStreamAccumulator();
+      for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
+        touch();
+        for (const data of decoder.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))) for (const e of accumulator.push(data)) report(e);
+      }
+      for (const data of decoder.end()) for (const e of accumulator.push(data)) report(e);
+      for (const e of accumulator.end()) report(e);
+      this.log.info(
+        `[${server.name}] chat: ${messages.length} message(s), ${options.tools?.length ?? 0} tool(s) -> ${accumulator.finishReason ?? 'end of stream'} in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+          `${texts} characters of text${calls.length ? `, tool calls ${calls.join(', ')}` : ''}${usage}; reasoning ${reasoningChars} characters, not shown (log level Trace shows it)`,
+      );
+    } catch (error) {
+      let reason: unknown = abort.signal.aborted ? abort.signal.reason : undefined;
+      if (reason instanceof vscode.CancellationError) throw reason;
+      // A connection that dropped because the server went down: say what the server is now.
+      if (reason === undefined && !(error instanceof ChatStreamError)) {
+        const left = await this.stateSoon(server, STATE_AFTER_ERROR_MS);
+        if (left) reason = new Withdrawn(`${model.name} stopped answering: ${left} (${errorText(error)})`);
+      }
+      const message = reason instanceof Error ? reason.message : error instanceof ChatStreamError ? `${model.name}: ${error.message}` : `${model.name}: ${errorText(error)}`;
+      this.log.warn(`[${server.name}] chat request failed: ${message}`);
+      throw new Error(message);
+    } finally {
+      clearTimeout(idle);
+      cancel.dispose();
+      running.delete(abort);
+    }
+  }
+
+  async provideTokenCount(model: KimiChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    const plain = typeof text === 'string' ? text : messageText(text);
+    const offer = this.offers.get(serverNameOf(model.id));
+    if (!offer || this.tokenizer.get(offer.server.name) === false) return estimateTokens(plain);
+    try {
+      const session = await this.fleet.sessionFor(offer.server);
+      const result = await session.client.request('POST', '/tokenize', JSON.stringify({ model: offer.modelId, prompt: plain, add_special_tokens: false }));
+      const count = result.kind === 'http' && result.status === 200 ? parseTokenCount(safeJson(result.body)) : undefined;
+      if (count !== undefined) {
+        this.tokenizer.set(offer.server.name, true);
+        return count;
+      }
+      if (result.kind === 'http') {
+        this.tokenizer.set(offer.server.name, false);
+        this.log.info(`[${offer.server.name}] The server has no usable /tokenize (HTTP ${result.status}): chat token counts are estimated as characters / 4.`);
+      }
+    } catch (error) {
+      this.log.debug(`[${offer.server.name}] /tokenize: ${errorText(error)}`);
+    }
+    return estimateTokens(plain);
+  }
+
+  dispose(): void {
+    for (const set of this.inFlight.values()) for (const abort of set) abort.abort(new Withdrawn('The Kimi extension was shut down.'));
+    for (const d of this.disposables) d.dispose();
+  }
+
+  /** The server's state when it is not `ready`, waiting at most `ms` for the watch to notice. */
+  private stateSoon(server: ServerProfile, ms: number): Promise<string | undefined> {
+    const now = () => {
+      const state = this.fleet.snapshot(server).state;
+      return state && state.verdict !== 'ready' ? serverIs(state) : undefined;
+    };
+    const first = now();
+    if (first) return Promise.resolve(first);
+    return new Promise((resolve) => {
+      const done = (value: string | undefined) => {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve(value);
+      };
+      const timer = setTimeout(() => done(undefined), ms);
+      const subscription = this.fleet.onEvent((event) => {
+        if (event.server.name === server.name && event.type === 'state') {
+          const value = now();
+          if (value) done(value);
+        }
+      });
+    });
+  }
+
+  private offerOf(model: KimiChatInformation): Offered {
+    const name = serverNameOf(model.id);
+    if (!this.settings.enabled()) throw new Error(`${model.name} is turned off (setting kimi.chatModel.enabled).`);
+    const offer = this.offers.get(name);
+    if (!offer) throw new Error(`${model.name} is not available: ${this.notOffered.get(name) ?? `no server named ${name} is ready`}.`);
+    return offer;
+  }
+
+  private onFleetEvent(event: FleetEvent): void {
+    const name = event.server.name;
+    switch (event.type) {
+      case 'verified':
+        this.checks.set(name, event.checks);
+        void this.refresh(event.server);
+        break;
+      case 'state':
+        // Back from unhealthy (no load, so no end of a load to verify after): verify again here.
+        if (event.state.verdict === 'ready' && event.previous.verdict === 'unhealthy') this.verifyInBackground(event.server);
+        if (event.state.verdict !== 'ready') {
+          // A new load (or a fault) needs a new verification before the model is offered again.
+          this.checks.delete(name);
+          this.withdraw(event.server, serverIs(event.state));
+        }
+        break;
+      case 'end':
+        // A server found ready at a quiet first look (the window opened on it) was never verified here.
+        if (event.quiet && event.outcome.end === 'ready') this.verifyInBackground(event.server);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The parser check the chat model needs, when nobody else runs it (the controller does after a load). */
+  private verifyInBackground(server: ServerProfile): void {
+    const name = server.name;
+    if (this.checks.has(name) || !this.settings.enabled() || !this.settings.verifyWhenReady()) return;
+    void this.fleet
+      .verifyParsers(server, (line) => this.log.info(`[${name}] ${line}`))
+      .catch((error) => this.log.warn(`[${name}] Parser check for the chat model failed: ${errorText(error)}`));
+  }
+
+  /** Offers or withdraws a server after a verification (one look at its models and limits). */
+  private refresh(server: ServerProfile): Promise<void> {
+    const pending = this.refreshing.get(server.name);
+    if (pending) return pending.then(() => this.refresh(server));
+    const run = this.doRefresh(server).finally(() => this.refreshing.delete(server.name));
+    this.refreshing.set(server.name, run);
+    return run;
+  }
+
+  private async doRefresh(server: ServerProfile): Promise<void> {
+    const snapshot = this.fleet.snapshot(server);
+    const offer = offerFor(snapshot.state?.verdict, this.checks.get(server.name));
+    if (!offer.offered) return this.withdraw(server, offer.why);
+    try {
+      const session = await this.fleet.sessionFor(server);
+      const models = await session.client.request('GET', '/v1/models');
+      const served = models.kind === 'http' && models.status === 200 ? parseModels(safeJson(models.body)) : [];
+      const model = served[0];
+      if (!model) return this.withdraw(server, 'GET /v1/models named no model');
+      const info = await session.client.serverInfo();
+      const context = contextLength(model, info.ok ? info.info : undefined);
+      const d = describeChatModel({
+        serverName: server.name,
+        modelId: model.id,
+        context,
+        maxOutput: this.settings.maxOutputTokens(),
+        toolCalling: offer.toolCalling,
+        engine: model.ownedBy === 'vllm' ? 'vLLM' : model.ownedBy === 'sglang' || info.ok ? 'SGLang' : 'an OpenAI-compatible server',
+      });
+      // The state may have moved on while we asked.
+      if (this.fleet.snapshot(server).state?.verdict !== 'ready') return this.withdraw(server, `the server is ${this.fleet.snapshot(server).state?.verdict ?? 'not watched'}`);
+      const before = this.offers.get(server.name);
+      this.offers.set(server.name, {
+        server,
+        modelId: model.id,
+        info: {
+          id: d.id,
+          name: d.name,
+          family: d.family,
+          version: d.version,
+          detail: d.detail,
+          tooltip: d.tooltip,
+          maxInputTokens: d.maxInputTokens,
+          maxOutputTokens: d.maxOutputTokens,
+          capabilities: { toolCalling: d.toolCalling, imageInput: false },
+          isUserSelectable: true,
+        },
+      });
+      this.notOffered.delete(server.name);
+      if (JSON.stringify(before?.info) !== JSON.stringify(this.offers.get(server.name)?.info)) {
+        this.log.info(`[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off: the streamed tool-call check did not pass'}).`);
+        this.changed.fire();
+      }
+    } catch (error) {
+      this.withdraw(server, `its models could not be read: ${errorText(error)}`);
+    }
+  }
+
+  private withdraw(server: ServerProfile, why: string): void {
+    this.notOffered.set(server.name, why);
+    const offer = this.offers.get(server.name);
+    if (offer) {
+      this.offers.delete(server.name);
+      this.log.info(`[${server.name}] Chat model withdrawn: ${why}.`);
+      this.changed.fire();
+    }
+    for (const abort of this.inFlight.get(server.name) ?? []) {
+      abort.abort(new Withdrawn(`${offer?.info.name ?? `Kimi on ${server.name}`} stopped answering: ${why}.`));
+    }
+  }
+}
+
+/** "the server is stopping", "the server failed", "the server is loading 12%". */
+function serverIs(state: LoadState): string {
+  return state.verdict === 'failed' ? 'the server failed' : `the server is ${state.verdict}${loadingPercent(state)}`;
+}
+
+function serverNameOf(modelId: string): string {
+  return modelId.replace(/^kimi-service\//, '');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readText(stream: NodeJS.ReadableStream, cap: number): Promise<string> {
+  let text = '';
+  for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    if (text.length >= cap) break;
+  }
+  return text.slice(0, cap);
+}
+
+/** A part by its shape (parts may come from another extension's copy of the API classes). */
+function toNeutralPart(part: unknown): NeutralPart | undefined {
+  const p = part as { value?: unknown; callId?: unknown; name?: unknown; input?: unknown; content?: unknown; mimeType?: unknown; data?: unknown };
+  if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p) return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
+  if (typeof p?.callId === 'string' && Array.isArray(p.content)) {
+    return { kind: 'toolResult', callId: p.callId, text: p.content.map((c) => partText(c)).join('') };
+  }
+  const text = partText(part);
+  return text === '' ? undefined : { kind: 'text', text };
+}
+
+/** The text of a text part, of a data part with a text or JSON mime type, else of a value as JSON. */
+function partText(part: unknown): string {
+  const p = part as { value?: unknown; mimeType?: unknown; data?: unknown };
+  if (typeof p?.value === 'string') return p.value;
+  if (typeof p?.mimeType === 'string' && p.data instanceof Uint8Array) {
+    return /^text\/|json/.test(p.mimeType) ? Buffer.from(p.data).toString('utf8') : '';
+  }
+  if (typeof part === 'string') return part;
+  return part === undefined || part === null ? '' : JSON.stringify(part);
+}
+
+export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage): NeutralMessage {
+  const role = message.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : message.role === vscode.LanguageModelChatMessageRole.User ? 'user' : 'system';
+  return { role, parts: message.content.map(toNeutralPart).filter((p): p is NeutralPart => p !== undefined) };
+}
+
+function messageText(message: vscode.LanguageModelChatRequestMessage): string {
+  return toNeutralMessage(message)
+    .parts.map((p) => (p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`))
+    .join('\n');
+}

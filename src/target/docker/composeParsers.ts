@@ -1,0 +1,198 @@
+/**
+ * "Enable parsers" for Docker: the compose file's `command:` of the service gets the flags
+ * (comments and layout kept, a diff shown, a backup kept, rolled back on request); a plain
+ * container cannot be changed in place, so the user is told exactly what its `docker run`
+ * needs. The plans are pure; `enableComposeParsers` / `rollbackCompose` do the I/O.
+ */
+import type { Document, Scalar, YAMLSeq } from 'yaml';
+import { privilegedCommand, quote } from '../../transport/shell';
+import { findServerCommand, setFlag, type ParserChoice } from '../../engine/execStart';
+import { ParserChangeError, type ParserChangeDeps } from '../../engine/parserChange';
+import { validateParserName } from '../../engine/parserNames';
+
+export type ComposePlan =
+  | { readonly kind: 'already-set'; readonly argv: readonly string[] }
+  | { readonly kind: 'change'; readonly newText: string; readonly diff: string; readonly newArgv: readonly string[] }
+  | { readonly kind: 'unsupported'; readonly reason: string };
+
+function flagsText(choice: ParserChoice): string {
+  return `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`;
+}
+
+/** A word as a YAML scalar: plain when YAML would read it back as the same string, else double-quoted. */
+function yamlWord(word: string): string {
+  const plain = /^[A-Za-z0-9_./=@+-][A-Za-z0-9_./:=@+-]*$/.test(word) && !/^[-+]?[0-9.]+$/.test(word) && !/^(true|false|null|yes|no|on|off|~)$/i.test(word) && !/^-$/.test(word);
+  return plain ? word : JSON.stringify(word);
+}
+
+/**
+ * The file with the command's words changed in place and new words added after the last one,
+ * in the list's own layout: every other byte of the file (comments, spacing) stays as it was.
+ * Undefined when the words cannot be matched that way (a duplicate flag dropped...).
+ */
+function spliceCommand(text: string, node: unknown, oldWords: readonly string[], newWords: readonly string[], yaml: typeof import('yaml')): string | undefined {
+  if (newWords.length < oldWords.length) return undefined;
+  const edits: { at: number; end: number; insert: string }[] = [];
+  if (yaml.isSeq(node)) {
+    const items = node.items as Scalar[];
+    for (let i = 0; i < oldWords.length; i++) {
+      const range = items[i]?.range;
+      if (!range) return undefined;
+      if (oldWords[i] !== newWords[i]) edits.push({ at: range[0], end: range[1], insert: yamlWord(newWords[i] ?? '') });
+    }
+    // New words quoted when every word of the list is, after the last one, with the list's own separator.
+    const lastItem = items[items.length - 1];
+    const quoted = items.every((i) => i.type === 'QUOTE_DOUBLE');
+    const added = newWords.slice(oldWords.length).map((w) => (quoted ? JSON.stringify(w) : yamlWord(w)));
+    const last = lastItem?.range;
+    if (added.length > 0) {
+      if (!last) return undefined;
+      const previous = items[items.length - 2]?.range;
+      const separator = previous ? text.slice(previous[1], last[0]) : ', ';
+      if (node.flow) edits.push({ at: last[1], end: last[1], insert: added.map((w) => `${/^\s*,\s*$/.test(separator) ? separator : ', '}${w}`).join('') });
+      else {
+        const lineStart = text.lastIndexOf('\n', last[0] - 1) + 1;
+        const dash = /^(\s*-\s+)/.exec(text.slice(lineStart, last[0]));
+        if (!dash) return undefined;
+        const lineEnd = text.indexOf('\n', last[0]);
+        const at = lineEnd < 0 ? text.length : lineEnd;
+        edits.push({ at, end: at, insert: added.map((w) => `\n${dash[1]}${w}`).join('') });
+      }
+    }
+  } else if (yaml.isScalar(node) && node.range && (node.type === 'PLAIN' || node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE')) {
+    const line = newWords.join(' ');
+    edits.push({ at: node.range[0], end: node.range[1], insert: node.type === 'PLAIN' && !/: | #/.test(line) ? line : JSON.stringify(line) });
+  } else return undefined;
+  let out = text;
+  for (const e of edits.sort((x, y) => y.at - x.at)) out = out.slice(0, e.at) + e.insert + out.slice(e.end);
+  return out;
+}
+
+function withParsers(argv: readonly string[], choice: ParserChoice): string[] {
+  return setFlag(setFlag(argv, '--tool-call-parser', choice.toolCallParser), '--reasoning-parser', choice.reasoningParser);
+}
+
+function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | string | undefined {
+  if (node === undefined || node === null) return undefined;
+  if (yaml.isSeq(node)) {
+    const items = (node as YAMLSeq).items;
+    if (!items.every((i) => yaml.isScalar(i) && (typeof i.value === 'string' || typeof i.value === 'number'))) return 'a list with something else than plain words';
+    return items.map((i) => String((i as Scalar).value));
+  }
+  if (yaml.isScalar(node) && typeof node.value === 'string') {
+    // Compose splits a string command like a shell; only plain words are rewritten safely.
+    if (/["'\\$`]/.test(node.value)) return 'a string with quotes or variables (use the list form, or add the flags by hand)';
+    return node.value.trim().split(/\s+/).filter((w) => w !== '');
+  }
+  return 'neither a list nor a string';
+}
+
+/** The compose file `text` with the parser flags on the service's command; pure. */
+export function planComposeParserChange(text: string, file: string, service: string, choice: ParserChoice): ComposePlan {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const yaml = require('yaml') as typeof import('yaml');
+  const doc: Document = yaml.parseDocument(text);
+  if (doc.errors.length > 0) return { kind: 'unsupported', reason: `${file} is not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}` };
+  const svc = doc.getIn(['services', service], true);
+  if (!yaml.isMap(svc)) return { kind: 'unsupported', reason: `${file} has no service "${service}" under services:` };
+  const commandNode = svc.get('command', true);
+  const command = scalarWords(commandNode, yaml);
+  if (command === undefined) {
+    return { kind: 'unsupported', reason: `services.${service} in ${file} has no command: (the image's default runs): add the SGLang command line as its command, then enable the parsers` };
+  }
+  if (typeof command === 'string') return { kind: 'unsupported', reason: `services.${service}.command in ${file} is ${command}` };
+  const entry = scalarWords(svc.get('entrypoint', true), yaml);
+  const entryArgv = Array.isArray(entry) ? entry : [];
+  const full = [...entryArgv, ...command];
+  if (!findServerCommand(full)) {
+    return { kind: 'unsupported', reason: `no "python -m sglang.launch_server" or "sglang serve" in services.${service} of ${file}: ${full.join(' ').slice(0, 200)}` };
+  }
+  const newFull = withParsers(full, choice);
+  if (newFull.join('\0') === full.join('\0')) return { kind: 'already-set', argv: full };
+  if (newFull.slice(0, entryArgv.length).join('\0') !== entryArgv.join('\0')) {
+    return { kind: 'unsupported', reason: `the parser flags are in services.${service}.entrypoint of ${file}: change them there by hand` };
+  }
+  const newCommand = newFull.slice(entryArgv.length);
+  const newText = spliceCommand(text, commandNode, command, newCommand, yaml);
+  // Read back: the new file must say exactly the new command, and nothing else may have moved.
+  const check = newText === undefined ? undefined : yaml.parseDocument(newText);
+  const readBack = check && check.errors.length === 0 ? scalarWords(check.getIn(['services', service, 'command'], true), yaml) : undefined;
+  if (newText === undefined || !Array.isArray(readBack) || readBack.join('\0') !== newCommand.join('\0')) {
+    return { kind: 'unsupported', reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${flagsText(choice)} by hand` };
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createTwoFilesPatch } = require('diff') as typeof import('diff');
+  const diff = createTwoFilesPatch(file, file, text, newText, 'current', 'with the parser flags');
+  return { kind: 'change', newText, diff, newArgv: newFull };
+}
+
+/** What a plain container needs: its command with the flags, to be run again by hand. */
+export function containerParserAdvice(container: string, argv: readonly string[], choice: ParserChoice): string {
+  const flags = `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`;
+  if (argv.length === 0 || !findServerCommand(argv)) {
+    return `A container's command cannot be changed in place. Add ${flags} to the SGLang command at the end of the \`docker run\` that creates ${container} (after the image name), then recreate it: docker rm -f ${container}, and that docker run again.`;
+  }
+  const wanted = withParsers(argv, choice);
+  if (wanted.join('\0') === argv.join('\0')) return `${container} already runs with ${flags}.`;
+  return (
+    `A container's command cannot be changed in place. Recreate ${container} (docker rm -f ${container}, then its docker run) with this command after the image name:\n` +
+    `${wanted.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimi.servers): Kimi then edits the file and recreates the service.`
+  );
+}
+
+export interface ComposeRollback {
+  readonly file: string;
+  readonly backup: string;
+}
+
+export type ComposeEnableResult =
+  | { readonly kind: 'already-set' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'changed'; readonly rollback: ComposeRollback; readonly diff: string };
+
+export const COMPOSE_BACKUP_SUFFIX = '.kimi-backup';
+
+async function must(deps: ParserChangeDeps, what: string, command: string, stdin?: string): Promise<string> {
+  const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
+  if (r.code !== 0) throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
+  return r.stdout;
+}
+
+/**
+ * Reads the compose file, shows the diff, keeps FILE.kimi-backup, writes the new file (its
+ * content on stdin) and reads it back. The caller restarts: the file is then newer than the
+ * container, so the restart recreates the service (dockerTarget.restartCommand).
+ */
+export async function enableComposeParsers(deps: ParserChangeDeps, file: string, service: string, choice: ParserChoice): Promise<ComposeEnableResult> {
+  for (const [kind, name] of [['tool-call', choice.toolCallParser], ['reasoning', choice.reasoningParser]] as const) {
+    const error = validateParserName(kind, name);
+    if (error) throw new ParserChangeError(error);
+  }
+  const text = await must(deps, `reading ${file}`, privilegedCommand(['cat', '--', file], deps.sudo));
+  const plan = planComposeParserChange(text, file, service, choice);
+  if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
+  if (plan.kind === 'already-set') {
+    deps.log(`--tool-call-parser ${choice.toolCallParser} and --reasoning-parser ${choice.reasoningParser} are already set in ${file}; nothing to change`);
+    return { kind: 'already-set' };
+  }
+  if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
+  const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
+  await must(deps, 'keeping a backup of the compose file', privilegedCommand(['cp', '-p', '--', file, backup], deps.sudo));
+  const rollback = { file, backup };
+  await must(deps, `writing ${file}`, `${privilegedCommand(['tee', '--', file], deps.sudo)} >/dev/null`, plan.newText);
+  const written = await must(deps, `reading ${file} back`, privilegedCommand(['cat', '--', file], deps.sudo));
+  if (written !== plan.newText) {
+    await rollbackCompose(deps, rollback);
+    throw new ParserChangeError(`${file} does not hold what was written (changed meanwhile?); the previous file was put back`);
+  }
+  deps.log(`wrote ${file} (previous kept as ${backup})`);
+  return { kind: 'changed', rollback, diff: plan.diff };
+}
+
+/** The compose file as it was before the change (from its backup). The caller restarts. */
+export async function rollbackCompose(deps: ParserChangeDeps, plan: ComposeRollback): Promise<void> {
+  await must(deps, `restoring ${plan.file}`, privilegedCommand(['cp', '--', plan.backup, plan.file], deps.sudo));
+  // The restored file must count as newer than the container made from the changed one.
+  await must(deps, `touching ${plan.file}`, privilegedCommand(['touch', '--', plan.file], deps.sudo));
+  deps.log(`restored ${plan.file} from ${plan.backup}`);
+}

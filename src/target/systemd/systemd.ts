@@ -1,0 +1,265 @@
+/** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
+import { quote } from '../../transport/shell';
+import type { UnitStatus } from '../../engine/events';
+
+export const UNIT_PROPERTIES = [
+  'Id',
+  'LoadState',
+  'ActiveState',
+  'SubState',
+  'MainPID',
+  'ExecMainPID',
+  'ExecMainStatus',
+  'ExecMainCode',
+  'ExecMainStartTimestampMonotonic',
+  'ExecMainStartTimestamp',
+  'ExecMainExitTimestamp',
+  'NRestarts',
+  'Result',
+  'FragmentPath',
+  'DropInPaths',
+  'NeedDaemonReload',
+  'ActiveEnterTimestamp',
+  'InvocationID',
+  'ControlGroup',
+] as const;
+
+/**
+ * `TZ=UTC` makes systemctl print its timestamps in UTC: a zone abbreviation such as "CET"
+ * cannot be turned back into an offset reliably.
+ */
+/** `systemctl show -p ExecStart UNIT`, whose output `execStartOf` reads. */
+export function execStartCommand(unit: string): string {
+  return showCommand(unit, ['ExecStart']);
+}
+
+/** The command line (argv) in the output of `execStartCommand`; [] when there is none. */
+export function execStartOf(showOutput: string): string[] {
+  return parseExecStartProperty(parseShow(showOutput)['ExecStart'] ?? '');
+}
+
+export function showCommand(unit: string, properties: readonly string[] = UNIT_PROPERTIES): string {
+  for (const p of properties) if (!/^[A-Za-z]+$/.test(p)) throw new Error(`Invalid systemd property name: ${JSON.stringify(p)}`);
+  return `TZ=UTC systemctl show --no-pager -p ${quote(properties.join(','))} ${quote(unit)}`;
+}
+
+/** `Key=Value` lines; a value may contain `=`. A repeated key (several Exec lines) keeps its first value. */
+export function parseShow(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    const m = /^([A-Za-z][A-Za-z0-9]*)=(.*)$/.exec(line);
+    if (!m || m[1] === undefined) continue;
+    if (!(m[1] in out)) out[m[1]] = m[2] ?? '';
+  }
+  return out;
+}
+
+const ZONE_OFFSETS_MIN: Readonly<Record<string, number>> = { UTC: 0, GMT: 0, Z: 0, UCT: 0 };
+
+/**
+ * systemd timestamps: `Mon 2026-11-30 05:40:12 UTC`, with `.123456` under --timestamp=us,
+ * `@1764481212` under --timestamp=unix, an offset (`+0100`) under some locales; `n/a` or empty
+ * when unset. An unknown zone abbreviation gives undefined rather than a wrong time.
+ */
+export function parseSystemdTimestamp(value: string | undefined): number | undefined {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'n/a' || v === '0') return undefined;
+  const unix = /^@(\d+(?:\.\d+)?)$/.exec(v);
+  if (unix) {
+    const ms = Math.round(Number(unix[1]) * 1000);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+  const m = /^(?:[A-Za-z]{2,3}\s+)?(\d{4})-(\d{2})-(\d{2})\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:\s+(\S+))?$/.exec(v);
+  if (!m) return undefined;
+  const zone = m[8] ?? 'UTC';
+  let offsetMin: number | undefined = ZONE_OFFSETS_MIN[zone.toUpperCase()];
+  const off = /^([+-])(\d{2}):?(\d{2})$/.exec(zone);
+  if (off) offsetMin = (off[1] === '-' ? -1 : 1) * (Number(off[2]) * 60 + Number(off[3]));
+  if (offsetMin === undefined) return undefined;
+  const frac = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;
+  const utc = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+  return Math.floor(utc + frac) - offsetMin * 60_000;
+}
+
+/** si_code values of waitid(): CLD_EXITED=1, CLD_KILLED=2, CLD_DUMPED=3. */
+const EXIT_CODES: Readonly<Record<string, string>> = { '1': 'exited', '2': 'killed', '3': 'dumped' };
+
+function exitCode(v: string | undefined): string | undefined {
+  const s = (v ?? '').trim();
+  if (s === '' || s === '0') return undefined;
+  return EXIT_CODES[s] ?? s;
+}
+
+/** systemd prints decimal integers; `1e308`, `0x10` or 400 digits are no PID or count. */
+function int(v: string | undefined, dflt: number): number {
+  const s = (v ?? '').trim();
+  const n = Number(s);
+  return /^-?\d+$/.test(s) && Number.isSafeInteger(n) ? n : dflt;
+}
+
+function optional(v: string | undefined): string | undefined {
+  const s = (v ?? '').trim();
+  return s === '' ? undefined : s;
+}
+
+export function toUnitStatus(props: Record<string, string>): UnitStatus {
+  const execMainStatus = optional(props['ExecMainStatus']);
+  const execMainCode = exitCode(props['ExecMainCode']);
+  const started = parseSystemdTimestamp(props['ExecMainStartTimestamp']);
+  const exited = parseSystemdTimestamp(props['ExecMainExitTimestamp']);
+  const activeEntered = parseSystemdTimestamp(props['ActiveEnterTimestamp']);
+  const fragmentPath = optional(props['FragmentPath']);
+  const id = optional(props['Id']);
+  const invocationId = optional(props['InvocationID']);
+  const controlGroup = optional(props['ControlGroup']);
+  const execMainPid = int(props['ExecMainPID'], 0);
+  const startedMonotonicUs = int(props['ExecMainStartTimestampMonotonic'], 0);
+  return {
+    loadState: (props['LoadState'] ?? '').trim(),
+    activeState: (props['ActiveState'] ?? '').trim(),
+    subState: (props['SubState'] ?? '').trim(),
+    mainPid: int(props['MainPID'], 0),
+    nRestarts: int(props['NRestarts'], 0),
+    result: (props['Result'] ?? '').trim(),
+    ...(execMainStatus !== undefined && Number.isSafeInteger(Number(execMainStatus)) ? { execMainStatus: Number(execMainStatus) } : {}),
+    ...(execMainCode !== undefined ? { execMainCode } : {}),
+    ...(started !== undefined ? { execMainStartedAt: started } : {}),
+    ...(exited !== undefined ? { execMainExitedAt: exited } : {}),
+    ...(fragmentPath !== undefined ? { fragmentPath } : {}),
+    dropInPaths: (props['DropInPaths'] ?? '').split(/\s+/).filter((s) => s !== ''),
+    needDaemonReload: (props['NeedDaemonReload'] ?? '').trim() === 'yes',
+    ...(id !== undefined ? { id } : {}),
+    ...(invocationId !== undefined ? { invocationId } : {}),
+    ...(controlGroup !== undefined ? { controlGroup } : {}),
+    ...(activeEntered !== undefined ? { activeEnteredAt: activeEntered } : {}),
+    ...(execMainPid > 0 ? { execMainPid } : {}),
+    ...(startedMonotonicUs > 0 ? { execMainStartedMonotonicUs: startedMonotonicUs } : {}),
+  };
+}
+
+const SIGNALS: readonly string[] = [
+  '', 'HUP', 'INT', 'QUIT', 'ILL', 'TRAP', 'ABRT', 'BUS', 'FPE', 'KILL', 'USR1', 'SEGV', 'USR2', 'PIPE',
+  'ALRM', 'TERM', 'STKFLT', 'CHLD', 'CONT', 'STOP', 'TSTP', 'TTIN', 'TTOU', 'URG', 'XCPU', 'XFSZ',
+  'VTALRM', 'PROF', 'WINCH', 'IO', 'PWR', 'SYS',
+];
+
+export function signalName(n: number): string | undefined {
+  return Number.isInteger(n) && n > 0 && n < SIGNALS.length ? SIGNALS[n] : undefined;
+}
+
+/** "exited with status 1", "killed by signal 9 (KILL)", "dumped core on signal 11 (SEGV)". */
+export function describeExit(status: UnitStatus): string {
+  const code = status.execMainCode;
+  const n = status.execMainStatus;
+  const sig = (k: number | undefined): string => {
+    const name = k === undefined ? undefined : signalName(k);
+    return `signal ${k ?? '?'}${name ? ` (${name})` : ''}`;
+  };
+  switch (code) {
+    case 'exited':
+      return `exited with status ${n ?? '?'}`;
+    case 'killed':
+      return `killed by ${sig(n)}`;
+    case 'dumped':
+      return `dumped core on ${sig(n)}`;
+    case undefined:
+      return status.result && status.result !== 'success' ? `failed (result: ${status.result})` : 'has not exited';
+    default:
+      return `ended (${code}, status ${n ?? '?'})`;
+  }
+}
+
+/** The unit's main process is running and the unit is not on its way down. */
+export function isAlive(status: UnitStatus): boolean {
+  if (status.mainPid <= 0) return false;
+  if (status.subState.startsWith('auto-restart')) return false;
+  return status.activeState === 'active' || status.activeState === 'activating' || status.activeState === 'reloading';
+}
+
+/**
+ * Failed, or waiting to be restarted by systemd after a crash (`auto-restart`, and
+ * `auto-restart-queued` in newer systemd), or activating again with a non-success Result.
+ */
+export function isFailed(status: UnitStatus): boolean {
+  if (status.activeState === 'failed') return true;
+  if (status.subState.startsWith('auto-restart')) return true;
+  return status.activeState === 'activating' && status.result !== '' && status.result !== 'success';
+}
+
+// ---------------------------------------------------------------- ExecStart
+
+/**
+ * `systemctl show -p ExecStart` prints `{ path=/x ; argv[]=/x --a b ; ignore_errors=no ; ... }`
+ * (or `; flags=... ;` for ExecStartEx). systemd joins argv with plain spaces, no quoting
+ * (systemctl-show.c: `strv_join(info.argv, " ")`), so an argument with a space cannot be told
+ * apart from two. A word that starts with a quote and whose closing quote ends a word is read
+ * as one quoted argument (as newer tools and our simulator may print it); quotes inside a word
+ * (`{"a":1}`) stay literal.
+ */
+export function parseExecStartProperty(value: string): string[] {
+  let v = value.trim();
+  if (v.startsWith('{')) v = v.slice(1);
+  if (v.endsWith('}')) v = v.slice(0, -1);
+  const start = v.indexOf('argv[]=');
+  if (start < 0) {
+    // Not the struct form: a bare command line.
+    return splitCommandLine(v.trim());
+  }
+  const body = v.slice(start + 'argv[]='.length);
+  const endMarkers = [' ; ignore_errors=', ' ; flags=', ' ; start_time='];
+  let end = -1;
+  for (const mark of endMarkers) {
+    const i = body.lastIndexOf(mark);
+    if (i >= 0 && (end < 0 || i < end)) end = i;
+  }
+  return splitCommandLine((end >= 0 ? body.slice(0, end) : body).trim());
+}
+
+
+function splitCommandLine(s: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < s.length) {
+    while (i < s.length && /\s/.test(s[i] ?? '')) i++;
+    if (i >= s.length) break;
+    const c = s[i];
+    if (c === '"' || c === "'") {
+      const quoted = readQuoted(s, i, c);
+      if (quoted) {
+        out.push(quoted.word);
+        i = quoted.next;
+        continue;
+      }
+    }
+    let j = i;
+    while (j < s.length && !/\s/.test(s[j] ?? '')) j++;
+    out.push(s.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+
+/** A quoted word that ends at whitespace or end of text; undefined if the quote does not close there. */
+function readQuoted(s: string, i: number, q: string): { word: string; next: number } | undefined {
+  let word = '';
+  let j = i + 1;
+  while (j < s.length) {
+    const c = s[j];
+    if (c === '\\' && q === '"' && j + 1 < s.length) {
+      const n = s[j + 1] ?? '';
+      word += n === 'n' ? '\n' : n === 't' ? '\t' : n;
+      j += 2;
+      continue;
+    }
+    if (c === q) {
+      const after = s[j + 1];
+      if (after === undefined || /\s/.test(after)) return { word, next: j + 1 };
+      return undefined;
+    }
+    word += c;
+    j++;
+  }
+  return undefined;
+}
+

@@ -1,0 +1,105 @@
+/**
+ * Finding the SGLang servers of a host ("Kimi: Add server"): one remote command lists the
+ * service units and shows the ExecStart of each; the pure functions here pick the ones that
+ * launch SGLang and derive a `kimi.servers` entry (url from --host/--port, a unique name).
+ */
+import { findServerCommand, getFlag, modelPathOf } from '../../engine/execStart';
+import { parseExecStartProperty } from './systemd';
+
+/** SGLang's own default port (`--port`). */
+export const SGLANG_DEFAULT_PORT = 30000;
+
+const PROPERTIES = 'Id,Description,ActiveState,FragmentPath,ExecStart';
+
+/**
+ * One exec: the login's uid (restarts need sudo when it is not root), the service units (loaded ones and unit files, templates left out), then one
+ * `systemctl show` of them all. Unit names are filtered to systemd's alphabet before they reach
+ * xargs, so nothing else is passed to systemctl.
+ */
+export const DISCOVERY_COMMAND =
+  'id -u; { systemctl list-units --type=service --all --no-legend --plain --no-pager; systemctl list-unit-files --type=service --no-legend --no-pager; } 2>/dev/null' +
+  " | awk '{print $1}' | grep -E '^[A-Za-z0-9_][A-Za-z0-9:_.@-]*[.]service$' | grep -v '@[.]service$' | sort -u" +
+  ` | xargs -r env TZ=UTC systemctl show --no-pager -p ${PROPERTIES}`;
+
+export interface DiscoveredUnit {
+  /** e.g. "sglang-k26.service". */
+  readonly unit: string;
+  readonly description: string;
+  readonly activeState: string;
+  readonly fragmentPath: string;
+  /** The ExecStart command that launches SGLang. */
+  readonly argv: readonly string[];
+  readonly modelPath: string | undefined;
+  /** The server's address as seen from the host, from --host/--port. */
+  readonly url: string;
+}
+
+/** `systemctl show` of several units: blocks of KEY=VALUE separated by blank lines; a key may repeat (ExecStart). */
+function showBlocks(text: string): Map<string, string[]>[] {
+  const blocks: Map<string, string[]>[] = [];
+  let current: Map<string, string[]> | undefined;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') {
+      current = undefined;
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (eq <= 0) continue;
+    if (!current) blocks.push((current = new Map()));
+    const key = line.slice(0, eq);
+    const values = current.get(key);
+    if (values) values.push(line.slice(eq + 1));
+    else current.set(key, [line.slice(eq + 1)]);
+  }
+  return blocks;
+}
+
+/** The address SGLang listens on, as reached from the host itself: 0.0.0.0 and :: become 127.0.0.1. */
+export function serverUrlOf(argv: readonly string[]): string {
+  const host = getFlag(argv, '--host');
+  const portText = getFlag(argv, '--port');
+  const port = portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535 ? Number(portText) : SGLANG_DEFAULT_PORT;
+  // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
+  const unknown = host === undefined || host === '' || host.includes('$');
+  let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
+  if (address.includes(':') && !address.startsWith('[')) address = `[${address}]`;
+  return `http://${address}:${port}`;
+}
+
+/** The units of `systemctl show` output whose ExecStart launches SGLang, by unit name. */
+export function parseDiscovery(stdout: string): DiscoveredUnit[] {
+  const found: DiscoveredUnit[] = [];
+  for (const block of showBlocks(stdout)) {
+    const unit = block.get('Id')?.[0];
+    if (!unit) continue;
+    const argv = (block.get('ExecStart') ?? []).map(parseExecStartProperty).find((a) => findServerCommand(a) !== null);
+    if (!argv) continue;
+    found.push({
+      unit,
+      description: block.get('Description')?.[0] ?? '',
+      activeState: block.get('ActiveState')?.[0] ?? '',
+      fragmentPath: block.get('FragmentPath')?.[0] ?? '',
+      argv,
+      modelPath: modelPathOf(argv),
+      url: serverUrlOf(argv),
+    });
+  }
+  return found.sort((a, b) => a.unit.localeCompare(b.unit));
+}
+
+/** "gpu1-sglang-k26" (host, then the unit without .service), made unique among `taken`. */
+export function proposeServerName(host: string, unit: string, taken: readonly string[]): string {
+  const base = `${host}-${unit.replace(/\.service$/, '')}`.slice(0, 60);
+  const used = new Set(taken);
+  if (!used.has(base)) return base;
+  for (let n = 2; ; n++) if (!used.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/** Why a name typed by the user cannot be used, or undefined when it can. */
+export function serverNameProblem(name: string, taken: readonly string[]): string | undefined {
+  if (name.trim() === '') return 'A name is needed.';
+  if (name.length > 64) return 'At most 64 characters.';
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'No control characters.';
+  if (taken.includes(name)) return `"${name}" is already the name of a server in kimi.servers.`;
+  return undefined;
+}

@@ -26,7 +26,13 @@ import { replaceSection } from './benchDoc';
 
 const HEADING = '## Docker container vs unit';
 const READY_LINE = 'The server is fired up and ready to roll!';
-const OPTIONS: WatchOptions = { pollIntervalMs: 2000, stallMs: 120_000, loadTimeoutMs: 300_000, unreachableTimeoutMs: 60_000, steadyIntervalMs: 30_000 };
+const OPTIONS: WatchOptions = {
+  pollIntervalMs: 2000,
+  stallMs: 120_000,
+  loadTimeoutMs: 300_000,
+  unreachableTimeoutMs: 60_000,
+  steadyIntervalMs: 30_000,
+};
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -52,7 +58,11 @@ async function until<T>(what: string, timeoutMs: number, check: () => T | undefi
 async function main(): Promise<void> {
   const runs = Number(arg('runs', '3'));
   const out = arg('out', '');
-  const host = await startGpuHost({ shards: 6, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 50, warmReadMBps: 50, warmupSeconds: 0.5 } });
+  const host = await startGpuHost({
+    shards: 6,
+    shardBytes: 2 * 1024 * 1024,
+    sim: { readMBps: 50, warmReadMBps: 50, warmupSeconds: 0.5 },
+  });
   const engine = await startDockerEngine(host).catch(async (e: unknown) => {
     await host.stop();
     throw e;
@@ -62,21 +72,32 @@ async function main(): Promise<void> {
     container: { ready: [], failed: [], restart: [] },
   };
   try {
-    const created = await engine.docker(`create ${[...engine.simRunArgs('sg-bench'), ...engine.simCommand()].join(' ')}`);
+    const created = await engine.docker(
+      `create ${[...engine.simRunArgs('sg-bench'), ...engine.simCommand()].join(' ')}`,
+    );
     if (created.code !== 0) throw new Error(`docker create: ${created.stderr}`);
     for (let run = 1; run <= runs; run++) {
       for (const kind of ['unit', 'container'] as const) {
-        const test = await sessionForHost(host, kind === 'container' ? { server: { unit: undefined, container: 'sg-bench' } } : {});
+        const test = await sessionForHost(
+          host,
+          kind === 'container' ? { server: { unit: undefined, container: 'sg-bench' } } : {},
+        );
         try {
           const ends: { at: number; outcome: WatchOutcome }[] = [];
           const restartAt = Date.now();
-          const first = await test.session.watch('restart', OPTIONS, { onEnd: (outcome) => void ends.push({ at: Date.now(), outcome }) });
-          if (first.end !== 'ready' || first.state.readyAt === undefined) throw new Error(`${kind}: ${first.end} ${first.message ?? ''}`);
+          const first = await test.session.watch('restart', OPTIONS, {
+            onEnd: (outcome) => void ends.push({ at: Date.now(), outcome }),
+          });
+          if (first.end !== 'ready' || first.state.readyAt === undefined)
+            throw new Error(`${kind}: ${first.end} ${first.message ?? ''}`);
           let readyLineAt: number | undefined;
           if (kind === 'unit') readyLineAt = await host.firedUpAt();
           else {
             const logs = await engine.docker('logs --timestamps sg-bench 2>&1');
-            const line = logs.stdout.split('\n').filter((l) => l.includes(READY_LINE)).pop();
+            const line = logs.stdout
+              .split('\n')
+              .filter((l) => l.includes(READY_LINE))
+              .pop();
             readyLineAt = line ? Date.parse(line.slice(0, line.indexOf(' '))) : undefined;
           }
           if (readyLineAt === undefined) throw new Error(`${kind}: no ready line`);
@@ -84,11 +105,17 @@ async function main(): Promise<void> {
           const killAt = Date.now();
           const killed = await host.nsExec(`kill -s KILL ${pid}`);
           if (killed.code !== 0) throw new Error(`kill ${pid}: ${killed.stderr}`);
-          const failedAt = await until(`${kind} failed`, 120_000, () => ends.find((e) => e.outcome.end === 'failed')?.at);
+          const failedAt = await until(
+            `${kind} failed`,
+            120_000,
+            () => ends.find((e) => e.outcome.end === 'failed')?.at,
+          );
           figures[kind].ready.push(first.state.readyAt - readyLineAt);
           figures[kind].failed.push(failedAt - killAt);
           figures[kind].restart.push(first.state.readyAt - restartAt);
-          process.stderr.write(`run ${run} ${kind}: ready +${first.state.readyAt - readyLineAt} ms, failed +${failedAt - killAt} ms, restart->ready ${first.state.readyAt - restartAt} ms\n`);
+          process.stderr.write(
+            `run ${run} ${kind}: ready +${first.state.readyAt - readyLineAt} ms, failed +${failedAt - killAt} ms, restart->ready ${first.state.readyAt - restartAt} ms\n`,
+          );
         } finally {
           test.dispose();
         }
@@ -104,8 +131,8 @@ async function main(): Promise<void> {
     HEADING,
     '',
     `Medians of ${runs} runs (\`npm run bench:docker -- --runs ${runs}\`, ${new Date().toISOString().slice(0, 10)}), settings' defaults`,
-    '(poll 2 s, health 30 s). ready: ms from the server\'s ready line to the watch\'s ready; failed: ms from',
-    'SIGKILL of the main process to the watch\'s failed end (steady watch); restart: s from the restart to ready.',
+    "(poll 2 s, health 30 s). ready: ms from the server's ready line to the watch's ready; failed: ms from",
+    "SIGKILL of the main process to the watch's failed end (steady watch); restart: s from the restart to ready.",
     '',
     '| target | ready (ms) | failed (ms) | restart -> ready (s) |',
     '| --- | ---: | ---: | ---: |',
@@ -114,10 +141,11 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   process.stdout.write(`${section}\n`);
-  if (out) fs.writeFileSync(out, replaceSection(fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '', HEADING, section));
+  if (out)
+    fs.writeFileSync(out, replaceSection(fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '', HEADING, section));
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

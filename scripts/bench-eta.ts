@@ -53,8 +53,11 @@ type CaseName = (typeof CASE_NAMES)[number];
 const CASES: CaseName[] = (() => {
   const i = process.argv.indexOf('--cases');
   if (i < 0) return [...CASE_NAMES];
-  const names = String(process.argv[i + 1] ?? '').split(',').filter(Boolean);
-  for (const n of names) if (!(CASE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown case ${n} (${CASE_NAMES.join(', ')})`);
+  const names = String(process.argv[i + 1] ?? '')
+    .split(',')
+    .filter(Boolean);
+  for (const n of names)
+    if (!(CASE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown case ${n} (${CASE_NAMES.join(', ')})`);
   return names as CaseName[];
 })();
 const STALL_SECONDS = 40;
@@ -63,11 +66,12 @@ const SHARD_BYTES = 32 * 1024 * 1024;
 const COLD_MBPS = arg('cold-mbps', 6);
 const WARM_MBPS = arg('warm-mbps', 60);
 // the simulator's page-cache helpers (GNU dd eviction, plain reads by a process outside the service)
-const simState = createRequire(__filename)(path.resolve(__dirname, '..', 'test', 'gpu-host', 'sglang-sim', 'state.js')) as {
+const simState = createRequire(__filename)(
+  path.resolve(__dirname, '..', 'test', 'gpu-host', 'sglang-sim', 'state.js'),
+) as {
   evict(files: string[]): void;
   preRead(files: string[]): void;
 };
-
 
 function fincore(files: string[]): string {
   return `method fincore\n${execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '--output', 'RES,SIZE,FILE', '--', ...files]).toString()}`;
@@ -124,7 +128,12 @@ function caseSpec(name: CaseName, totalBytes: number): CaseSpec {
     case 'halves':
       return {
         title: `read rate halves midway: all cold, ${COLD_MBPS} MB/s for the first half of the bytes, ${COLD_MBPS / 2} MB/s after`,
-        sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS, coldRateChange: { afterMB: totalBytes / 2 / 1e6, factor: 0.5 }, fault: {} },
+        sim: {
+          readMBps: COLD_MBPS,
+          warmReadMBps: WARM_MBPS,
+          coldRateChange: { afterMB: totalBytes / 2 / 1e6, factor: 0.5 },
+          fault: {},
+        },
         prepare: (files) => simState.evict(files),
         afterForecast: none,
         target: true,
@@ -132,7 +141,12 @@ function caseSpec(name: CaseName, totalBytes: number): CaseSpec {
     case 'stall':
       return {
         title: `stall: as mixed, and the load hangs ${STALL_SECONDS} s after half of the shards (its errors are no target: a hang cannot be foreseen)`,
-        sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS, coldRateChange: null, fault: { hangAt: 'weights', afterShards: SHARDS / 2, resumeAfterSeconds: STALL_SECONDS } },
+        sim: {
+          readMBps: COLD_MBPS,
+          warmReadMBps: WARM_MBPS,
+          coldRateChange: null,
+          fault: { hangAt: 'weights', afterShards: SHARDS / 2, resumeAfterSeconds: STALL_SECONDS },
+        },
         prepare: (files) => {
           simState.evict(files.slice(0, SHARDS / 2));
           simState.preRead(files.slice(SHARDS / 2));
@@ -144,7 +158,9 @@ function caseSpec(name: CaseName, totalBytes: number): CaseSpec {
 }
 
 /** A hang in the recorded bytes: the longest run of io samples without growth before the weights ended. */
-function findHang(io: { at: number; bytes: number }[]): { lastGrowthAt: number; firstFlatAt: number; resumedAt: number } | undefined {
+function findHang(
+  io: { at: number; bytes: number }[],
+): { lastGrowthAt: number; firstFlatAt: number; resumedAt: number } | undefined {
   let best: { lastGrowthAt: number; firstFlatAt: number; resumedAt: number } | undefined;
   for (let i = 1; i < io.length; i++) {
     if (io[i]!.bytes > io[i - 1]!.bytes) continue;
@@ -165,12 +181,26 @@ async function main(): Promise<void> {
     console.log(line);
     report.push(line);
   };
-  say(`ETA benchmark: ${LOADS} loads per case, ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB; cases ${CASES.join(', ')}`);
-  const host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS } });
+  say(
+    `ETA benchmark: ${LOADS} loads per case, ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB; cases ${CASES.join(', ')}`,
+  );
+  const host = await startGpuHost({
+    shards: SHARDS,
+    shardBytes: SHARD_BYTES,
+    sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS },
+  });
   const knownHosts = path.join(host.fixtureDir, 'bench_known_hosts');
   fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
   const transport = new SshTransport({
-    target: { alias: 'gpu', hostName: host.sshHost, port: host.sshPort, username: host.username, identityFiles: [host.clientKeyPath], identityFilesConfigured: true, jumps: [] },
+    target: {
+      alias: 'gpu',
+      hostName: host.sshHost,
+      port: host.sshPort,
+      username: host.username,
+      identityFiles: [host.clientKeyPath],
+      identityFilesConfigured: true,
+      jumps: [],
+    },
     knownHostsFile: knownHosts,
     agentSocket: '',
     decideUnknownHostKey: async () => 'reject',
@@ -193,7 +223,11 @@ async function main(): Promise<void> {
     if (level === 'warn' || level === 'error') console.log(`  [${level}] ${message}`);
   });
   const store = new LoadHistoryStore(new MemoryMemento());
-  const files = fs.readdirSync(host.modelPath).filter((f) => f.endsWith('.safetensors')).sort().map((f) => path.join(host.modelPath, f));
+  const files = fs
+    .readdirSync(host.modelPath)
+    .filter((f) => f.endsWith('.safetensors'))
+    .sort()
+    .map((f) => path.join(host.modelPath, f));
   const totalBytes = files.reduce((n, f) => n + fs.statSync(f).size, 0);
   const summary: string[] = [];
   let allMet = true;
@@ -211,16 +245,29 @@ async function main(): Promise<void> {
         const residency = parseResidency(fincore(files));
         spec.afterForecast(files);
         const history = store.list(profile.name, profile.unit);
-        const prior = priorFrom(history, { ...(residency.residentBytes !== undefined ? { residentBytes: residency.residentBytes } : {}) });
+        const prior = priorFrom(history, {
+          ...(residency.residentBytes !== undefined ? { residentBytes: residency.residentBytes } : {}),
+        });
         const points: Point[] = [];
         const io: { at: number; bytes: number }[] = [];
         const display: { at: number; left: number | undefined; readyAt: number | undefined }[] = [];
         let latest: LoadState | undefined;
         const record = (s: LoadState) => {
           latest = s;
-          if (process.env.BENCH_DEBUG) console.log(JSON.stringify({ t: Date.now(), phase: s.phase, io: s.io, eta: s.eta && { left: s.eta.readyAt - Date.now(), basis: s.eta.basis }, rate: s.readRate, gpu: s.gpu?.usedMiB }));
+          if (process.env.BENCH_DEBUG)
+            console.log(
+              JSON.stringify({
+                t: Date.now(),
+                phase: s.phase,
+                io: s.io,
+                eta: s.eta && { left: s.eta.readyAt - Date.now(), basis: s.eta.basis },
+                rate: s.readRate,
+                gpu: s.gpu?.usedMiB,
+              }),
+            );
           points.push({ at: Date.now(), readyEstimate: s.eta?.readyAt, bytes: bytesFraction(s), progress: s.progress });
-          if (s.io && (io.length === 0 || io[io.length - 1]!.at !== s.io.at)) io.push({ at: s.io.at, bytes: s.io.readBytes });
+          if (s.io && (io.length === 0 || io[io.length - 1]!.at !== s.io.at))
+            io.push({ at: s.io.at, bytes: s.io.readBytes });
         };
         // what a status bar re-rendered every 250 ms would show
         const screen = setInterval(() => {
@@ -239,7 +286,8 @@ async function main(): Promise<void> {
           clearInterval(screen);
         }
         const s = outcome.state;
-        if (outcome.end !== 'ready' || s.readyAt === undefined) throw new Error(`${name} load ${load} ended ${outcome.end}: ${outcome.message ?? ''}`);
+        if (outcome.end !== 'ready' || s.readyAt === undefined)
+          throw new Error(`${name} load ${load} ended ${outcome.end}: ${outcome.message ?? ''}`);
         const start = s.restartRequestedAt ?? s.watchStartedAt;
         const total = s.readyAt - start;
         const parts: string[] = [];
@@ -257,10 +305,12 @@ async function main(): Promise<void> {
           parts.push(`${f}%: ${pct(errRemaining)} (${pct(diff / total)} of total)`);
         }
         const b50 = points.find((x) => x.bytes !== undefined && x.bytes >= 0.5 && x.readyEstimate !== undefined);
-        if (b50 && b50.readyEstimate !== undefined) errorsBytes50.push((b50.readyEstimate - s.readyAt) / (s.readyAt - b50.at));
+        if (b50 && b50.readyEstimate !== undefined)
+          errorsBytes50.push((b50.readyEstimate - s.readyAt) / (s.readyAt - b50.at));
         // Longest an ETA stayed on screen with its time more than the grace past (must be none).
         let overdue = 0;
-        for (const d of display) if (d.left !== undefined && d.readyAt !== undefined && d.at - d.readyAt > overdue) overdue = d.at - d.readyAt;
+        for (const d of display)
+          if (d.left !== undefined && d.readyAt !== undefined && d.at - d.readyAt > overdue) overdue = d.at - d.readyAt;
         let stallNote = '';
         if (name === 'stall') {
           const hang = findHang(io);
@@ -285,13 +335,20 @@ async function main(): Promise<void> {
       }
       const e50 = errors['50']!;
       const worst50 = e50.length ? e50.reduce((a, b) => (Math.abs(b) > Math.abs(a) ? b : a)) : undefined;
-      say(`  median ETA error (of the remaining time): 25%: ${errors['25']!.length ? pct(median(errors['25']!)) : 'n/a'}, 50%: ${e50.length ? pct(median(e50)) : 'n/a'}, 75%: ${errors['75']!.length ? pct(median(errors['75']!)) : 'n/a'}`);
-      if (errorsBytes50.length) say(`  at 50% of the bytes read: median ${pct(median(errorsBytes50))} of the remaining time`);
+      say(
+        `  median ETA error (of the remaining time): 25%: ${errors['25']!.length ? pct(median(errors['25']!)) : 'n/a'}, 50%: ${e50.length ? pct(median(e50)) : 'n/a'}, 75%: ${errors['75']!.length ? pct(median(errors['75']!)) : 'n/a'}`,
+      );
+      if (errorsBytes50.length)
+        say(`  at 50% of the bytes read: median ${pct(median(errorsBytes50))} of the remaining time`);
       if (spec.target) {
         const met = worst50 !== undefined && Math.abs(worst50) <= 0.15 && e50.length === LOADS;
         if (!met) allMet = false;
-        say(`  target |error| at 50% <= 15%: ${met ? 'met' : 'NOT met'} (median ${e50.length ? pct(median(e50)) : 'n/a'}, worst ${worst50 !== undefined ? pct(worst50) : 'n/a'}, ${e50.length}/${LOADS} loads with an ETA)`);
-        summary.push(`${name}: 50% median ${e50.length ? pct(median(e50)) : 'n/a'}, worst ${worst50 !== undefined ? pct(worst50) : 'n/a'}`);
+        say(
+          `  target |error| at 50% <= 15%: ${met ? 'met' : 'NOT met'} (median ${e50.length ? pct(median(e50)) : 'n/a'}, worst ${worst50 !== undefined ? pct(worst50) : 'n/a'}, ${e50.length}/${LOADS} loads with an ETA)`,
+        );
+        summary.push(
+          `${name}: 50% median ${e50.length ? pct(median(e50)) : 'n/a'}, worst ${worst50 !== undefined ? pct(worst50) : 'n/a'}`,
+        );
       }
     }
     say('');

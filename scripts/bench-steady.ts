@@ -84,12 +84,20 @@ const WINDOW_MS = MINUTES * 60_000;
 /** The seed loop has no transient: its window opens mid-period (15 s after it starts), away from its 30 s ticks. */
 const SEED_LEAD_MS = 15_000;
 /** A quick simulated load (a few seconds): only the idle server after it is measured. */
-const SIM = { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5, kvSeconds: 0.2, cudaGraphSeconds: 0.4, initSeconds: 0.2, fault: {} };
+const SIM = {
+  readMBps: 40,
+  warmReadMBps: 40,
+  warmupSeconds: 0.5,
+  kvSeconds: 0.2,
+  cudaGraphSeconds: 0.4,
+  initSeconds: 0.2,
+  fault: {},
+};
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const t0 = Date.now();
-const log = (s: string) => process.stderr.write(`[bench-steady ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
-
+const log = (s: string) =>
+  process.stderr.write(`[bench-steady ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
 
 // ---------------------------------------------------------------- SSH channels opened by ssh2 clients
 
@@ -127,11 +135,14 @@ async function nsPid(host: GpuHost, perl: string, ...args: string[]): Promise<nu
   const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const r = await host.nsExec(`exec perl -e '${perl}' ${quoted}`);
   const pid = Number(r.stdout.trim());
-  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1) throw new Error(`in the host's namespace: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1)
+    throw new Error(`in the host's namespace: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
   return pid;
 }
-const acctOn = (host: GpuHost, file: string) => nsPid(host, `my $f = shift; syscall(${SYS_ACCT}, $f) == 0 or die "acct: $!\\n"; print "$$\\n"`, file);
-const acctOff = (host: GpuHost) => nsPid(host, `my $z = 0; syscall(${SYS_ACCT}, $z) == 0 or die "acct off: $!\\n"; print "$$\\n"`);
+const acctOn = (host: GpuHost, file: string) =>
+  nsPid(host, `my $f = shift; syscall(${SYS_ACCT}, $f) == 0 or die "acct: $!\\n"; print "$$\\n"`, file);
+const acctOff = (host: GpuHost) =>
+  nsPid(host, `my $z = 0; syscall(${SYS_ACCT}, $z) == 0 or die "acct off: $!\\n"; print "$$\\n"`);
 const marker = (host: GpuHost) => nsPid(host, 'print "$$\\n"');
 
 /** struct acct_v3 (64 bytes): pid at 16, ppid at 20, comm at 48..63. */
@@ -142,7 +153,11 @@ function readAcct(file: string): Proc[] {
     if (buf[o + 1] !== 3) throw new Error(`${file}: not acct v3 records (version ${buf[o + 1]})`);
     const comm = buf.subarray(o + 48, o + 64);
     const end = comm.indexOf(0);
-    out.push({ pid: buf.readUInt32LE(o + 16), ppid: buf.readUInt32LE(o + 20), comm: comm.subarray(0, end < 0 ? 16 : end).toString('latin1') });
+    out.push({
+      pid: buf.readUInt32LE(o + 16),
+      ppid: buf.readUInt32LE(o + 20),
+      comm: comm.subarray(0, end < 0 ? 16 : end).toString('latin1'),
+    });
   }
   return out;
 }
@@ -156,7 +171,12 @@ function liveProcs(host: GpuHost): Proc[] {
       const nspid = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
       const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
       if (!nspid) continue;
-      rows.push({ host: hp, ns: Number(nspid[nspid.length - 1]), hostPpid: ppid, comm: fs.readFileSync(`/proc/${hp}/comm`, 'utf8').trim() });
+      rows.push({
+        host: hp,
+        ns: Number(nspid[nspid.length - 1]),
+        hostPpid: ppid,
+        comm: fs.readFileSync(`/proc/${hp}/comm`, 'utf8').trim(),
+      });
     } catch {
       // gone meanwhile
     }
@@ -220,7 +240,10 @@ function sshProcesses(
     if (from === 'orphan') orphans++;
     const name = standIns.get(p.pid) ?? p.comm;
     byName.set(name, (byName.get(name) ?? 0) + 1);
-    if (process.env.BENCH_STEADY_DEBUG && !only) log(`  process ${p.pid} ${name} <- ${p.ppid} ${known.get(p.ppid)?.comm ?? '?'}${from === 'orphan' ? ' (orphan)' : ''}`);
+    if (process.env.BENCH_STEADY_DEBUG && !only)
+      log(
+        `  process ${p.pid} ${name} <- ${p.ppid} ${known.get(p.ppid)?.comm ?? '?'}${from === 'orphan' ? ' (orphan)' : ''}`,
+      );
   }
   return { total, byName, orphans };
 }
@@ -274,7 +297,12 @@ class Window {
   ) {}
 
   private counters(): Counters {
-    return { bytes: this.proxy.bytes, exec: this.channels.exec, forwardOut: this.channels.forwardOut, sshdLog: this.host.sshdLog().length };
+    return {
+      bytes: this.proxy.bytes,
+      exec: this.channels.exec,
+      forwardOut: this.channels.forwardOut,
+      sshdLog: this.host.sshdLog().length,
+    };
   }
 
   /** Accounting on (at ready); the settle period runs from here to open(). */
@@ -307,11 +335,20 @@ class Window {
     const now = this.counters();
     const live = liveProcs(this.host);
     const pid = await acctOff(this.host);
-    if (process.env.BENCH_STEADY_DEBUG) for (const p of live) log(`  alive at the end: ${p.pid} ${p.comm} <- ${p.ppid}`);
+    if (process.env.BENCH_STEADY_DEBUG)
+      for (const p of live) log(`  alive at the end: ${p.pid} ${p.comm} <- ${p.ppid}`);
     return this.measure(this.startPid, pid, this.startAt, at, this.start!, now, live);
   }
 
-  private async measure(lo: number, hi: number, from: number, to: number, a: Counters, b: Counters, live: Proc[]): Promise<Measured> {
+  private async measure(
+    lo: number,
+    hi: number,
+    from: number,
+    to: number,
+    a: Counters,
+    b: Counters,
+    live: Proc[],
+  ): Promise<Measured> {
     const standIns = await standInPids(this.host);
     const records = readAcct(this.acctFile);
     const all = [...this.liveAtStart, ...live];
@@ -354,9 +391,15 @@ async function startCase(name: CaseName): Promise<CaseContext> {
 }
 
 /** The extension's session (sessionFactory.createSession, as the extension builds it) through the case's proxy. */
-async function extensionSession(ctx: CaseContext, viaProxy: boolean): Promise<{ test: TestSession; options: WatchOptions }> {
+async function extensionSession(
+  ctx: CaseContext,
+  viaProxy: boolean,
+): Promise<{ test: TestSession; options: WatchOptions }> {
   const port = viaProxy ? ctx.proxy.port : ctx.host.sshPort;
-  const test = await sessionForHost(ctx.host, { server: { port }, knownHosts: `[127.0.0.1]:${port} ${ctx.host.hostPublicKey}\n` });
+  const test = await sessionForHost(ctx.host, {
+    server: { port },
+    knownHosts: `[127.0.0.1]:${port} ${ctx.host.hostPublicKey}\n`,
+  });
   const s = test.settings;
   if (process.env.BENCH_STEADY_DEBUG) {
     const transport = test.session.transport as { exec: (c: string, o?: object) => Promise<{ code: number | null }> };
@@ -375,7 +418,8 @@ async function extensionSession(ctx: CaseContext, viaProxy: boolean): Promise<{ 
     unreachableTimeoutMs: s.unreachableTimeoutMs,
     ...(s.watchAfterReady ? { steadyIntervalMs: s.healthIntervalMs } : {}),
   };
-  if (options.steadyIntervalMs !== 30_000) throw new Error(`expected the default steadyIntervalMs 30000, got ${options.steadyIntervalMs}`);
+  if (options.steadyIntervalMs !== 30_000)
+    throw new Error(`expected the default steadyIntervalMs 30000, got ${options.steadyIntervalMs}`);
   return { test, options };
 }
 
@@ -386,7 +430,10 @@ async function extensionRun(ctx: CaseContext, run: number): Promise<RunResult> {
   const ends: WatchOutcome[] = [];
   try {
     const outcome = await test.session.watch('restart', options, { onEnd: (o) => ends.push(o) });
-    if (outcome.end !== 'ready') throw new Error(`${ctx.name} run ${run}: the load ended ${outcome.end} (${outcome.message ?? ''})\n${test.logLines.join('\n')}`);
+    if (outcome.end !== 'ready')
+      throw new Error(
+        `${ctx.name} run ${run}: the load ended ${outcome.end} (${outcome.message ?? ''})\n${test.logLines.join('\n')}`,
+      );
     await window.arm();
     await sleep(SETTLE_MS);
     const settle = await window.cut();
@@ -394,7 +441,9 @@ async function extensionRun(ctx: CaseContext, run: number): Promise<RunResult> {
     const measured = await window.close();
     const state = test.session.state;
     const ok = test.session.watching && state?.verdict === 'ready' && ends.length === 1;
-    const journal = state?.journal ? `journal ${state.journal.readable ? 'readable' : 'not readable'}` : 'journal status unknown';
+    const journal = state?.journal
+      ? `journal ${state.journal.readable ? 'readable' : 'not readable'}`
+      : 'journal status unknown';
     const note = `${ok ? 'still watched, ready' : `NOT steady: watching ${test.session.watching}, verdict ${state?.verdict}, ${ends.length} ends`}; ${journal}`;
     return { settle, window: measured, note };
   } finally {
@@ -421,7 +470,8 @@ async function seedRun(ctx: CaseContext, run: number): Promise<RunResult> {
   try {
     const { steadyIntervalMs: _steady, ...loadOnly } = options;
     const outcome = await test.session.watch('restart', loadOnly);
-    if (outcome.end !== 'ready') throw new Error(`seed run ${run}: the load ended ${outcome.end} (${outcome.message ?? ''})`);
+    if (outcome.end !== 'ready')
+      throw new Error(`seed run ${run}: the load ended ${outcome.end} (${outcome.message ?? ''})`);
   } finally {
     test.dispose();
   }
@@ -444,7 +494,11 @@ async function seedRun(ctx: CaseContext, run: number): Promise<RunResult> {
     const measured = await window.close();
     // sshd's sessions are the OpenSSH client's channels (one session channel per connection).
     const withChannels = { ...measured, exec: measured.sshdSessions };
-    return { settle: { ...settle, exec: settle.sshdSessions }, window: withChannels, note: `loop printed READY ${ready - r0}x, " loading..." ${loading - l0}x in the window` };
+    return {
+      settle: { ...settle, exec: settle.sshdSessions },
+      window: withChannels,
+      note: `loop printed READY ${ready - r0}x, " loading..." ${loading - l0}x in the window`,
+    };
   } finally {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -500,7 +554,9 @@ interface CaseSummary {
 function summarize(name: CaseName, runs: RunResult[]): CaseSummary {
   const w = runs.map((r) => r.window);
   const comms = new Set(w.flatMap((m) => [...m.processes.byName.keys()]));
-  const byComm = new Map([...comms].map((c) => [c, median(w.map((m) => perHour(m.processes.byName.get(c) ?? 0, m.ms)))]));
+  const byComm = new Map(
+    [...comms].map((c) => [c, median(w.map((m) => perHour(m.processes.byName.get(c) ?? 0, m.ms)))]),
+  );
   return {
     name,
     runs,
@@ -518,7 +574,9 @@ async function runCase(name: CaseName): Promise<CaseSummary> {
   try {
     const runs: RunResult[] = [];
     for (let run = 1; run <= RUNS; run++) {
-      log(`${name}: run ${run}/${RUNS}: restart to ready, ${name === 'seed' ? `${SEED_LEAD_MS / 1000} s lead` : `${SETTLE_MS / 1000} s settle`}, ${MINUTES} min window`);
+      log(
+        `${name}: run ${run}/${RUNS}: restart to ready, ${name === 'seed' ? `${SEED_LEAD_MS / 1000} s lead` : `${SETTLE_MS / 1000} s settle`}, ${MINUTES} min window`,
+      );
       const r = name === 'seed' ? await seedRun(ctx, run) : await extensionRun(ctx, run);
       runs.push(r);
       log(`${name}: run ${run}: window ${describe(r.window)}; ${r.note}`);
@@ -534,21 +592,27 @@ async function runCase(name: CaseName): Promise<CaseSummary> {
 async function main(): Promise<void> {
   if (SYS_ACCT === undefined) throw new Error(`process accounting: no acct syscall number for ${process.arch}`);
   countChannels();
-  log(`cases ${CASES.join(', ')}; ${RUNS} run(s) each; window ${MINUTES} min after ${SETTLE_MS / 1000} s of settle; the cases run side by side on their own simulated hosts`);
+  log(
+    `cases ${CASES.join(', ')}; ${RUNS} run(s) each; window ${MINUTES} min after ${SETTLE_MS / 1000} s of settle; the cases run side by side on their own simulated hosts`,
+  );
   const started = Date.now();
   // Staggered a little, so that the three loads do not compete for the 2 CPUs at the same moment.
   const summaries = await Promise.all(CASES.map(async (name, i) => (await sleep(i * 4000), runCase(name))));
   const elapsedMin = (Date.now() - started) / 60_000;
 
   const lines: string[] = [];
-  lines.push(`\nSteady state, ${RUNS} run(s) per case, each a ${MINUTES} min window (figures per hour = window x 60 / its minutes; medians):`);
+  lines.push(
+    `\nSteady state, ${RUNS} run(s) per case, each a ${MINUTES} min window (figures per hour = window x 60 / its minutes; medians):`,
+  );
   for (const s of summaries) {
     lines.push(`\n${TITLES[s.name]}`);
     s.runs.forEach((r, i) => {
       lines.push(`  run ${i + 1}: settle ${describe(r.settle)}`);
       lines.push(`         window ${describe(r.window)}; ${r.note}`);
     });
-    lines.push(`  per hour (median): ${fmt(s.processes)} processes (${breakdown(new Map([...s.byComm].map(([k, v]) => [k, Math.round(v)])))}), ${fmt(s.channels)} channels (${fmt(s.forwardOut)} forwardOut), ${fmt(s.kib)} KiB`);
+    lines.push(
+      `  per hour (median): ${fmt(s.processes)} processes (${breakdown(new Map([...s.byComm].map(([k, v]) => [k, Math.round(v)])))}), ${fmt(s.channels)} channels (${fmt(s.forwardOut)} forwardOut), ${fmt(s.kib)} KiB`,
+    );
   }
   lines.push(`\nwhole script: ${elapsedMin.toFixed(1)} min`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -557,19 +621,28 @@ async function main(): Promise<void> {
   const what = summaries
     .map((s) => `${s.name}: ${breakdown(new Map([...s.byComm].map(([k, v]) => [k, Math.round(v)])))}`)
     .join('; ');
-  const standing = summaries.map((x) => `${x.name}: ${x.standing.total ? breakdown(x.standing.byName) : 'none'}`).join('; ');
+  const standing = summaries
+    .map((x) => `${x.name}: ${x.standing.total ? breakdown(x.standing.byName) : 'none'}`)
+    .join('; ');
   // How far apart the runs of a case were (the table has the medians).
   const spread = (xs: number[]) => (Math.max(...xs) - Math.min(...xs)) / Math.max(1e-9, median(xs));
   const counts = summaries.flatMap((x) => x.runs.map((r) => r.window)).length;
-  const countSpread = Math.max(...summaries.map((x) => spread(x.runs.map((r) => perHour(r.window.processes.total + r.window.exec + r.window.forwardOut, r.window.ms)))));
-  const bytesSpread = Math.max(...summaries.map((x) => spread(x.runs.map((r) => perHour(r.window.bytes, r.window.ms)))));
+  const countSpread = Math.max(
+    ...summaries.map((x) =>
+      spread(x.runs.map((r) => perHour(r.window.processes.total + r.window.exec + r.window.forwardOut, r.window.ms))),
+    ),
+  );
+  const bytesSpread = Math.max(
+    ...summaries.map((x) => spread(x.runs.map((r) => perHour(r.window.bytes, r.window.ms)))),
+  );
   const agreement =
     RUNS < 2
       ? ''
       : ` The runs of each case ${countSpread < 0.005 ? 'counted the same processes and channels' : `differed by up to ${(countSpread * 100).toFixed(0)} % in processes + channels`}, and by up to ${(bytesSpread * 100).toFixed(1)} % in bytes.`;
-  const backstop = summaries.some((x) => x.name === 'steady') && SETTLE_MS + WINDOW_MS < 10 * 60_000
-    ? '\nNot in the windows, so not in the first row: the `systemctl show` backstop that the steady watch runs every 10 minutes\nwhile the journal streams (about 6 more exec channels and 12 processes, sh + systemctl, per hour).'
-    : '';
+  const backstop =
+    summaries.some((x) => x.name === 'steady') && SETTLE_MS + WINDOW_MS < 10 * 60_000
+      ? '\nNot in the windows, so not in the first row: the `systemctl show` backstop that the steady watch runs every 10 minutes\nwhile the journal streams (about 6 more exec channels and 12 processes, sh + systemctl, per hour).'
+      : '';
   const section = `${HEADING}
 
 \`npm run bench:steady\` (scripts/bench-steady.ts; ${elapsedMin.toFixed(0)} min here), ${new Date().toISOString().slice(0, 10)}: the cost of watching an idle ready

@@ -37,7 +37,6 @@ const SHARDS = 16;
 const SHARD_BYTES = 8 * 1024 * 1024;
 const HEADING = '## Warm cache, then restart';
 
-
 interface Run {
   kind: 'cold' | 'warmed';
   cachedPercent: number | undefined;
@@ -61,9 +60,18 @@ function loadMs(s: LoadState): number {
 
 async function main(): Promise<void> {
   const totalMB = (SHARDS * SHARD_BYTES) / 1e6;
-  console.log(`Warm-cache benchmark: ${RUNS} cold + ${RUNS} warmed restarts; ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB (${totalMB.toFixed(0)} MB); cold ${COLD_MBPS} MB/s, cached ${WARM_MBPS} MB/s`);
-  const host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS, coldFiles: 'all' } });
-  const files = fs.readdirSync(host.modelPath).filter((n) => n.endsWith('.safetensors')).map((n) => path.join(host.modelPath, n));
+  console.log(
+    `Warm-cache benchmark: ${RUNS} cold + ${RUNS} warmed restarts; ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB (${totalMB.toFixed(0)} MB); cold ${COLD_MBPS} MB/s, cached ${WARM_MBPS} MB/s`,
+  );
+  const host = await startGpuHost({
+    shards: SHARDS,
+    shardBytes: SHARD_BYTES,
+    sim: { readMBps: COLD_MBPS, warmReadMBps: WARM_MBPS, coldFiles: 'all' },
+  });
+  const files = fs
+    .readdirSync(host.modelPath)
+    .filter((n) => n.endsWith('.safetensors'))
+    .map((n) => path.join(host.modelPath, n));
   const test = await sessionForHost(host);
   const insights = new LoadInsights(new MemoryMemento());
   const { name, unit } = test.session.profile;
@@ -88,7 +96,9 @@ async function main(): Promise<void> {
         const outcome = await test.session.watch('restart', FAST_WATCH, {}, forecast.prior);
         if (outcome.end !== 'ready') throw new Error(`${kind} restart ended ${outcome.end}: ${outcome.message ?? ''}`);
         await insights.record(name, unit, outcome);
-        const cachedPercent = forecast.totalBytes ? (100 * (forecast.residentBytes ?? 0)) / forecast.totalBytes : undefined;
+        const cachedPercent = forecast.totalBytes
+          ? (100 * (forecast.residentBytes ?? 0)) / forecast.totalBytes
+          : undefined;
         const run: Run = {
           kind,
           cachedPercent,
@@ -97,7 +107,9 @@ async function main(): Promise<void> {
           loadMs: loadMs(outcome.state),
         };
         runs.push(run);
-        console.log(`  ${kind.padEnd(6)} cached ${run.cachedPercent?.toFixed(0) ?? '?'}%  warming ${sec(warmingMs)} s  weights ${sec(run.weightsMs)} s  load ${sec(run.loadMs)} s`);
+        console.log(
+          `  ${kind.padEnd(6)} cached ${run.cachedPercent?.toFixed(0) ?? '?'}%  warming ${sec(warmingMs)} s  weights ${sec(run.weightsMs)} s  load ${sec(run.loadMs)} s`,
+        );
       }
     }
   } finally {
@@ -112,7 +124,10 @@ async function main(): Promise<void> {
   const mColdW = median(cold.map((r) => r.weightsMs));
   const mWarmW = median(warm.map((r) => r.weightsMs));
   const mWarming = median(warm.map((r) => r.warmingMs!));
-  const rows = runs.map((r, i) => `| ${i + 1} | ${r.kind} | ${r.cachedPercent === undefined ? '?' : `${r.cachedPercent.toFixed(0)} %`} | ${sec(r.warmingMs)} | ${sec(r.weightsMs)} | ${sec(r.loadMs)} |`);
+  const rows = runs.map(
+    (r, i) =>
+      `| ${i + 1} | ${r.kind} | ${r.cachedPercent === undefined ? '?' : `${r.cachedPercent.toFixed(0)} %`} | ${sec(r.warmingMs)} | ${sec(r.weightsMs)} | ${sec(r.loadMs)} |`,
+  );
   const table = [
     '| # | restart | weights cached at restart | warming the cache (s, server still serving) | weights phase (s) | restart -> ready (s) |',
     '|---|---|---|---|---|---|',

@@ -38,7 +38,13 @@ import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
 import { CountingProxy } from './countingProxy';
 
-const OTHER_SECTIONS = ['## Warm cache, then restart', '## ETA accuracy', '## Steady state (idle ready server)', '## Loads as long as real ones', '## Docker container vs unit'];
+const OTHER_SECTIONS = [
+  '## Warm cache, then restart',
+  '## ETA accuracy',
+  '## Steady state (idle ready server)',
+  '## Loads as long as real ones',
+  '## Docker container vs unit',
+];
 
 const REPO = path.resolve(__dirname, '..');
 
@@ -64,7 +70,6 @@ const CRASH_LOOP_ITERATIONS = 2;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
-
 
 // ---------------------------------------------------------------- the seed loop
 
@@ -117,24 +122,48 @@ function startSeedLoop(script: string): LoopRun {
 
 // ---------------------------------------------------------------- the extension, headless
 
-async function extensionSession(host: GpuHost, proxyPort: number, dir: string): Promise<{ session: ServerSession; settings: Settings }> {
+async function extensionSession(
+  host: GpuHost,
+  proxyPort: number,
+  dir: string,
+): Promise<{ session: ServerSession; settings: Settings }> {
   const knownHostsFile = path.join(dir, `known_hosts-${proxyPort}`);
   fs.writeFileSync(knownHostsFile, `[127.0.0.1]:${proxyPort} ${host.hostPublicKey}\n`);
   const parsed = parseSettings({
-    servers: [{ name: 'sim', host: '127.0.0.1', port: proxyPort, username: 'root', identityFile: host.clientKeyPath, unit: host.unitName, url: host.serverUrl }],
+    servers: [
+      {
+        name: 'sim',
+        host: '127.0.0.1',
+        port: proxyPort,
+        username: 'root',
+        identityFile: host.clientKeyPath,
+        unit: host.unitName,
+        url: host.serverUrl,
+      },
+    ],
     knownHostsFile,
     hostKeyPolicy: 'strict',
   });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   const server = parsed.settings.servers[0];
   const noLog = () => undefined;
-  const transport = await createTransport(server, parsed.settings, { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined }, noLog);
+  const transport = await createTransport(
+    server,
+    parsed.settings,
+    { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined },
+    noLog,
+  );
   const http = new SglangClient(server.url, new TunnelAgent(transport.openStream));
   return { session: new ServerSession(server, transport, http, noLog), settings: parsed.settings };
 }
 
 function watchOptions(settings: Settings): WatchOptions {
-  return { pollIntervalMs: settings.pollIntervalMs, stallMs: settings.stallMs, loadTimeoutMs: settings.loadTimeoutMs, unreachableTimeoutMs: settings.unreachableTimeoutMs };
+  return {
+    pollIntervalMs: settings.pollIntervalMs,
+    stallMs: settings.stallMs,
+    loadTimeoutMs: settings.loadTimeoutMs,
+    unreachableTimeoutMs: settings.unreachableTimeoutMs,
+  };
 }
 
 // ---------------------------------------------------------------- sshd log attribution
@@ -157,7 +186,8 @@ async function execLogSince(host: GpuHost, fromMs: number, toMs: number): Promis
 
 async function exitLineAt(host: GpuHost): Promise<number | undefined> {
   const entries = await host.journalEntries();
-  for (let i = entries.length - 1; i >= 0; i--) if (entries[i].pid === 1 && /Main process exited/.test(entries[i].msg)) return Math.floor(entries[i].t / 1000);
+  for (let i = entries.length - 1; i >= 0; i--)
+    if (entries[i].pid === 1 && /Main process exited/.test(entries[i].msg)) return Math.floor(entries[i].t / 1000);
   return undefined;
 }
 
@@ -218,7 +248,10 @@ function activationTimes(runs: number): { coldLoadMs: number; activateMedianMs: 
   const script = path.join(os.tmpdir(), `kimi-bench-activation-${process.pid}.js`);
   fs.writeFileSync(script, ACTIVATION_SCRIPT);
   try {
-    const out = execFileSync(process.execPath, [script, path.join(REPO, 'dist', 'extension.js'), REPO, String(runs)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    const out = execFileSync(process.execPath, [script, path.join(REPO, 'dist', 'extension.js'), REPO, String(runs)], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).toString();
     const { coldLoadMs, times } = JSON.parse(out) as { coldLoadMs: number; times: number[] };
     return { coldLoadMs, activateMedianMs: quantile(times, 0.5), activateP90Ms: quantile(times, 0.9) };
   } finally {
@@ -235,7 +268,10 @@ function buildSizes(): { bundleBytes: number; vsixBytes: number | undefined; vsi
     execSync('npm run --silent package', { cwd: REPO, stdio: 'pipe' });
     vsixBytes = fs.statSync(path.join(REPO, 'dist', 'kimi-service.vsix')).size;
   } catch (e) {
-    vsixNote = `npm run package failed: ${String((e as { stderr?: Buffer }).stderr ?? e).split('\n').slice(-3).join(' ')}`;
+    vsixNote = `npm run package failed: ${String((e as { stderr?: Buffer }).stderr ?? e)
+      .split('\n')
+      .slice(-3)
+      .join(' ')}`;
   }
   return { bundleBytes, vsixBytes, vsixNote };
 }
@@ -276,7 +312,9 @@ async function ensureCurl(): Promise<void> {
   } catch {
     log('curl is missing: installing it with apt-get (the seed loop runs curl on the GPU host)');
     const sudo = process.getuid?.() === 0 ? '' : 'sudo ';
-    execSync(`${sudo}apt-get update -qq && ${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl`, { stdio: 'inherit' });
+    execSync(`${sudo}apt-get update -qq && ${sudo}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl`, {
+      stdio: 'inherit',
+    });
   }
 }
 
@@ -307,7 +345,12 @@ async function main(): Promise<void> {
       const base = LOAD_TARGETS[(i - 1) % LOAD_TARGETS.length]!;
       const target = LOAD_SECONDS > 0 ? LOAD_SECONDS * (base / 30) : base;
       const readMBps = (SHARDS * SHARD_BYTES) / 1e6 / (target - FIXED_SECONDS);
-      await host.configureSimulator({ ...SIM, readMBps, warmReadMBps: readMBps, fault: kind === 'crash' ? { crashAt: 'weights', kind: 'oom', afterShards: SHARDS / 2 } : {} });
+      await host.configureSimulator({
+        ...SIM,
+        readMBps,
+        warmReadMBps: readMBps,
+        fault: kind === 'crash' ? { crashAt: 'weights', kind: 'oom', afterShards: SHARDS / 2 } : {},
+      });
       const { session, settings } = await extensionSession(host, extProxy.port, tmp);
       const sshdFrom = host.sshdLog().length;
       const seedBytes0 = seedProxy.bytes;
@@ -324,7 +367,10 @@ async function main(): Promise<void> {
       });
       const extEnd = Date.now();
       session.dispose();
-      await Promise.race([loopRun.done, sleep(kind === 'ready' ? loopIterations * 30_000 + 30_000 : CRASH_LOOP_ITERATIONS * 30_000 + 30_000)]);
+      await Promise.race([
+        loopRun.done,
+        sleep(kind === 'ready' ? loopIterations * 30_000 + 30_000 : CRASH_LOOP_ITERATIONS * 30_000 + 30_000),
+      ]);
       loopRun.kill();
       const seedEnd = loopRun.readyAt ?? Date.now();
       await sleep(300);
@@ -341,7 +387,8 @@ async function main(): Promise<void> {
       ext.watchMs += extEnd - t0;
       if (kind === 'ready') {
         const fired = await host.firedUpAt();
-        if (outcome.end !== 'ready' || fired === undefined) throw new Error(`restart ${i}: the extension ended ${outcome.end} (${outcome.message})`);
+        if (outcome.end !== 'ready' || fired === undefined)
+          throw new Error(`restart ${i}: the extension ended ${outcome.end} (${outcome.message})`);
         readyExt.push(outcome.state.readyAt! - fired);
         loadSeconds.push((fired - t0) / 1000);
         if (loopRun.readyAt !== undefined) readySeed.push(loopRun.readyAt - fired);
@@ -352,7 +399,8 @@ async function main(): Promise<void> {
         );
       } else {
         const exit = await exitLineAt(host);
-        if (outcome.end !== 'failed' || exit === undefined || failedAt === undefined) throw new Error(`crash ${i}: the extension ended ${outcome.end}`);
+        if (outcome.end !== 'failed' || exit === undefined || failedAt === undefined)
+          throw new Error(`crash ${i}: the extension ended ${outcome.end}`);
         crashExt.push(failedAt - exit);
         seedCrashLoadingLines += loopRun.loadingLines.filter((l) => l.at > exit).length;
         if (loopRun.readyAt !== undefined) seedCrashReady++;
@@ -378,7 +426,7 @@ async function main(): Promise<void> {
   const act = activationTimes(20);
 
   const watched = RESTARTS + CRASHES;
-  const perMin = (n: number, ms: number) => (n / (ms / 60_000));
+  const perMin = (n: number, ms: number) => n / (ms / 60_000);
   const rows: [string, string, string, string][] = [];
   const seedReadyMed = readySeed.length ? quantile(readySeed, 0.5) : NaN;
   const extReadyMed = quantile(readyExt, 0.5);
@@ -396,24 +444,50 @@ async function main(): Promise<void> {
   ]);
   rows.push([
     `crash detection latency after the exit line, median (${CRASHES} crashes at weights)`,
-    seedCrashReady > 0 ? `never (said READY ${seedCrashReady}x?)` : `never (${seedCrashLoadingLines} x " loading..." after the crashes)`,
+    seedCrashReady > 0
+      ? `never (said READY ${seedCrashReady}x?)`
+      : `never (${seedCrashLoadingLines} x " loading..." after the crashes)`,
     `${sec(quantile(crashExt, 0.5))} (max ${sec(Math.max(...crashExt))})`,
     '∞',
   ]);
-  rows.push(['SSH handshakes per watched restart', (seed.handshakes / watched).toFixed(1), (ext.handshakes / watched).toFixed(1), ratio(seed.handshakes, ext.handshakes)]);
+  rows.push([
+    'SSH handshakes per watched restart',
+    (seed.handshakes / watched).toFixed(1),
+    (ext.handshakes / watched).toFixed(1),
+    ratio(seed.handshakes, ext.handshakes),
+  ]);
   rows.push([
     'remote processes started per minute of watching (sshd sessions + stand-in commands)',
     perMin(seed.sessions + seed.standIns, seed.watchMs).toFixed(1),
     perMin(ext.sessions + ext.standIns, ext.watchMs).toFixed(1),
     ratio(perMin(seed.sessions + seed.standIns, seed.watchMs), perMin(ext.sessions + ext.standIns, ext.watchMs)),
   ]);
-  rows.push(['bytes over the network per minute of watching (both directions)', kb(perMin(seed.bytes, seed.watchMs)), kb(perMin(ext.bytes, ext.watchMs)), ratio(perMin(seed.bytes, seed.watchMs), perMin(ext.bytes, ext.watchMs))]);
-  rows.push(['bytes over the network per watched restart', kb(seed.bytes / watched), kb(ext.bytes / watched), ratio(seed.bytes, ext.bytes)]);
-  rows.push(['extension activation, median of 20 (stub vscode host)', '—', `${act.activateMedianMs.toFixed(2)} ms (p90 ${act.activateP90Ms.toFixed(2)} ms; first require ${act.coldLoadMs.toFixed(1)} ms)`, '—']);
+  rows.push([
+    'bytes over the network per minute of watching (both directions)',
+    kb(perMin(seed.bytes, seed.watchMs)),
+    kb(perMin(ext.bytes, ext.watchMs)),
+    ratio(perMin(seed.bytes, seed.watchMs), perMin(ext.bytes, ext.watchMs)),
+  ]);
+  rows.push([
+    'bytes over the network per watched restart',
+    kb(seed.bytes / watched),
+    kb(ext.bytes / watched),
+    ratio(seed.bytes, ext.bytes),
+  ]);
+  rows.push([
+    'extension activation, median of 20 (stub vscode host)',
+    '—',
+    `${act.activateMedianMs.toFixed(2)} ms (p90 ${act.activateP90Ms.toFixed(2)} ms; first require ${act.coldLoadMs.toFixed(1)} ms)`,
+    '—',
+  ]);
   rows.push(['bundle dist/extension.js (production)', '—', kb(sizes.bundleBytes), '—']);
   rows.push(['VSIX', '—', sizes.vsixBytes !== undefined ? kb(sizes.vsixBytes) : sizes.vsixNote, '—']);
 
-  const table = ['| metric | seed loop | extension | ratio (seed / extension) |', '|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const table = [
+    '| metric | seed loop | extension | ratio (seed / extension) |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 
   const targets = [
     ['ready median < 1 s', extReadyMed < 1000],
@@ -493,14 +567,22 @@ npm run bench        # options: -- --restarts 5 --crashes 2 --out BENCHMARKS.md
 `;
   // Sections other benchmarks own (bench-warm.ts) are kept as they are.
   const previous = fs.existsSync(OUT) ? fs.readFileSync(OUT, 'utf8') : '';
-  const kept = OTHER_SECTIONS.map((heading) => sectionOf(previous, heading)).filter((s): s is string => s !== undefined);
+  const kept = OTHER_SECTIONS.map((heading) => sectionOf(previous, heading)).filter(
+    (s): s is string => s !== undefined,
+  );
   fs.writeFileSync(OUT, [md.trimEnd(), ...kept].join('\n\n') + '\n');
-  process.stdout.write(`\n${table}\n\nTargets:\n${targetLines}\n\n${machine}\n\nWritten to ${path.relative(process.cwd(), OUT)}\n`);
+  process.stdout.write(
+    `\n${table}\n\nTargets:\n${targetLines}\n\n${machine}\n\nWritten to ${path.relative(process.cwd(), OUT)}\n`,
+  );
 }
 
 function sshVersion(): string {
   try {
-    return execFileSync('ssh', ['-V'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim() || execFileSync('sh', ['-c', 'ssh -V 2>&1']).toString().trim();
+    return (
+      execFileSync('ssh', ['-V'], { stdio: ['ignore', 'pipe', 'pipe'] })
+        .toString()
+        .trim() || execFileSync('sh', ['-c', 'ssh -V 2>&1']).toString().trim()
+    );
   } catch {
     return '?';
   }

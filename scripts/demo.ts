@@ -42,7 +42,8 @@ const say = (s: string) => console.log(`[demo] ${s}`);
 /** `--replay ID`: the fixture's header (engine, outcome) and the sim.json that plays it. */
 function replayOf(id: string): { engine: 'sglang' | 'vllm'; outcome: string; sim: Record<string, unknown> } {
   const file = join(REPO_ROOT, 'test', 'fixtures', 'real-logs', `${id}.json`);
-  if (!/^[\w.-]+$/.test(id) || !existsSync(file)) throw new Error(`no published log ${id} (test/fixtures/real-logs/${id}.json)`);
+  if (!/^[\w.-]+$/.test(id) || !existsSync(file))
+    throw new Error(`no published log ${id} (test/fixtures/real-logs/${id}.json)`);
   const header = JSON.parse(readFileSync(file, 'utf8')) as { engine: 'sglang' | 'vllm'; outcome: string };
   const speed = Number(arg('speed') ?? 30);
   const maxGapMs = Number(arg('max-gap') ?? 10) * 1000;
@@ -94,11 +95,25 @@ async function main(): Promise<void> {
     const replayId = arg('replay');
     const replay = replayId ? replayOf(replayId) : undefined;
     if (replay) {
-      say(`starting the simulated GPU host (sshd on 127.0.0.1, ${replay.engine} replaying ${replayId}: ${replay.outcome}) ...`);
-      host = await startGpuHost({ shards: 8, shardBytes: SHARD_BYTES, engine: replay.engine, ...(replay.engine === 'vllm' ? { unitName: 'vllm-k26' } : {}), sim: replay.sim });
+      say(
+        `starting the simulated GPU host (sshd on 127.0.0.1, ${replay.engine} replaying ${replayId}: ${replay.outcome}) ...`,
+      );
+      host = await startGpuHost({
+        shards: 8,
+        shardBytes: SHARD_BYTES,
+        engine: replay.engine,
+        ...(replay.engine === 'vllm' ? { unitName: 'vllm-k26' } : {}),
+        sim: replay.sim,
+      });
     } else {
-      say(`starting the simulated GPU host (sshd on 127.0.0.1, SGLang simulator, ${SHARDS} x ${SHARD_BYTES / 1048576} MiB model, ~${seconds} s load) ...`);
-      host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: simForLoad(seconds, SHARDS, SHARD_BYTES) });
+      say(
+        `starting the simulated GPU host (sshd on 127.0.0.1, SGLang simulator, ${SHARDS} x ${SHARD_BYTES / 1048576} MiB model, ~${seconds} s load) ...`,
+      );
+      host = await startGpuHost({
+        shards: SHARDS,
+        shardBytes: SHARD_BYTES,
+        sim: simForLoad(seconds, SHARDS, SHARD_BYTES),
+      });
     }
     if (replay?.engine !== 'vllm') await host.writeUnit(unitWithParsers(host), { reload: true });
     if (stopping) return;
@@ -146,9 +161,13 @@ async function main(): Promise<void> {
           (on another machine: ssh -L ${port}:127.0.0.1:${port} THIS_HOST, then open the same URL)
 
   Then:   Ctrl+Shift+P (or F1) -> "Kimi: Restart Kimi service" -> Restart.
-          ${replay ? `Watch the status bar, bottom left: the unit replays the published log ${replayId}
-          (it ends ${replay.outcome}); Show log opens the extension's log.` : `Watch the status bar, bottom left: Kimi: restarting -> loading NN% -> warming up -> ready
-          (~${Math.round(seconds)} s), the "is ready" notification (Show log opens the log), then "Parsers verified".`}
+          ${
+            replay
+              ? `Watch the status bar, bottom left: the unit replays the published log ${replayId}
+          (it ends ${replay.outcome}); Show log opens the extension's log.`
+              : `Watch the status bar, bottom left: Kimi: restarting -> loading NN% -> warming up -> ready
+          (~${Math.round(seconds)} s), the "is ready" notification (Show log opens the log), then "Parsers verified".`
+          }
 
   GPU host: ssh -p ${host.sshPort} -i ${host.clientKeyPath} root@127.0.0.1   unit ${host.unit}
   code-server log: ${cs.logFile}

@@ -6,7 +6,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 const isRelative = (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');
 const text = readFileSync('README.md', 'utf8')
   // A picture on its own line: dropped (its alt text says what the repository's README shows).
-  .replace(/^!\[([^\]]*)\]\(([^)]+)\)\s*$/gm, (whole, alt, target) => (isRelative(target) ? `*Picture in the repository's README: ${alt}.*` : whole))
-  .replace(/\[([^\]]+)\]\(([^)]+)\)/g, (whole, label, target) => (isRelative(target) ? (label === target || label.endsWith('.md') ? `\`${target}\`` : `${label} (\`${target}\`)`) : whole));
+  .replace(/^!\[([^\]]*)\]\(([^)]+)\)\s*$/gm, (whole, alt, target) =>
+    isRelative(target) ? `*Picture in the repository's README: ${alt}.*` : whole,
+  )
+  .replace(/\[([^\]]+)\]\(([^)]+)\)/g, (whole, label, target) =>
+    isRelative(target)
+      ? label === target || label.endsWith('.md')
+        ? `\`${target}\``
+        : `${label} (\`${target}\`)`
+      : whole,
+  );
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/README.md', text);

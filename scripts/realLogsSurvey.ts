@@ -10,7 +10,15 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { byClass, headers, ReplayHosts, STALL_HOLD_MS, STALL_MS, TIMING, type ReplayJudgement } from '../test/integration/realLogReplay';
+import {
+  byClass,
+  headers,
+  ReplayHosts,
+  STALL_HOLD_MS,
+  STALL_MS,
+  TIMING,
+  type ReplayJudgement,
+} from '../test/integration/realLogReplay';
 import { unitTable } from './realLogsTable';
 
 const DOC = path.join(__dirname, '..', 'docs', 'real-logs.md');
@@ -26,7 +34,12 @@ function arg(name: string): string | undefined {
 async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: over ${ms / 1000} s`)), ms); })]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: over ${ms / 1000} s`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -52,7 +65,11 @@ function classTable(results: readonly ReplayJudgement[]): string[] {
 function problems(results: readonly ReplayJudgement[]): string[] {
   const out: string[] = [];
   for (const r of results) {
-    for (const [what, list] of [['verdict', r.verdict], ['cause', r.cause], ['false stall', r.falseStalls]] as const) {
+    for (const [what, list] of [
+      ['verdict', r.verdict],
+      ['cause', r.cause],
+      ['false stall', r.falseStalls],
+    ] as const) {
       for (const p of list) out.push(`- ${r.header.id} (${r.header.class}), ${what}: ${p.split('\n')[0]}`);
     }
   }
@@ -97,7 +114,7 @@ function section(results: readonly ReplayJudgement[], seconds: number, date: str
     wrong.length ? 'Wrong:' : 'Nothing was wrong.',
     ...(wrong.length ? ['', ...wrong] : []),
     '',
-    'The unit suite (`npx tsx scripts/realLogsTable.ts`: every log\'s lines through the real reader and reducer, no host), for comparison:',
+    "The unit suite (`npx tsx scripts/realLogsTable.ts`: every log's lines through the real reader and reducer, no host), for comparison:",
     '',
     ...unitTable(),
     '',
@@ -119,7 +136,9 @@ function writeSection(text: string): void {
 
 async function main(): Promise<void> {
   const only = arg('--only')?.split(',');
-  const picked = headers().filter((h) => !only || only.includes(h.id)).sort(byClass);
+  const picked = headers()
+    .filter((h) => !only || only.includes(h.id))
+    .sort(byClass);
   const hosts = new ReplayHosts();
   const stop = () => void hosts.stop().finally(() => process.exit(130));
   process.on('SIGINT', stop);
@@ -134,11 +153,20 @@ async function main(): Promise<void> {
         r = await within(FIXTURE_BUDGET_MS, h.id, hosts.judge(h));
       } catch (e) {
         const message = (e as Error).message;
-        r = { header: h, verdict: [message], cause: h.outcome === 'failed' ? [message] : [], falseStalls: [], shown: '', ms: FIXTURE_BUDGET_MS };
+        r = {
+          header: h,
+          verdict: [message],
+          cause: h.outcome === 'failed' ? [message] : [],
+          falseStalls: [],
+          shown: '',
+          ms: FIXTURE_BUDGET_MS,
+        };
       }
       results.push(r);
       const bad = [...r.verdict, ...r.cause, ...r.falseStalls];
-      console.error(`${String(i + 1).padStart(2)}/${picked.length} ${h.id} (${h.outcome}) ${(r.ms / 1000).toFixed(1)} s ${bad.length ? `WRONG: ${bad.map((b) => b.split('\n')[0]).join(' | ')}` : 'right'}`);
+      console.error(
+        `${String(i + 1).padStart(2)}/${picked.length} ${h.id} (${h.outcome}) ${(r.ms / 1000).toFixed(1)} s ${bad.length ? `WRONG: ${bad.map((b) => b.split('\n')[0]).join(' | ')}` : 'right'}`,
+      );
     }
   } finally {
     await hosts.stop();
@@ -149,7 +177,10 @@ async function main(): Promise<void> {
   if (!process.argv.includes('--no-write') && !only) writeSection(text);
 }
 
-main().then(() => process.exit(0), (e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -15,11 +15,16 @@ export function unitTable(fixtures = false): string[] {
   const rows = loadFixtures().map((f) => ({ f, j: judgeFixture(f) }));
   const out: string[] = [];
   if (fixtures) {
-    out.push('| id | class | outcome | verdict right | cause shown | what the user sees |', '|---|---|---|---|---|---|');
+    out.push(
+      '| id | class | outcome | verdict right | cause shown | what the user sees |',
+      '|---|---|---|---|---|---|',
+    );
     for (const { f, j } of rows) {
       const failed = f.header.outcome === 'failed';
       const shown = failed ? j.shown.replace(/^Kimi on gpu1 failed: /, '') : j.shown;
-      out.push(`| ${f.header.id} | ${f.header.class} | ${f.header.outcome} | ${yes(j.verdict.length === 0)} | ${failed ? yes(j.cause.length === 0) : '-'} | ${cut(shown, 160)} |`);
+      out.push(
+        `| ${f.header.id} | ${f.header.class} | ${f.header.outcome} | ${yes(j.verdict.length === 0)} | ${failed ? yes(j.cause.length === 0) : '-'} | ${cut(shown, 160)} |`,
+      );
     }
     out.push('');
   }
@@ -28,11 +33,17 @@ export function unitTable(fixtures = false): string[] {
   out.push('| class | logs | verdict right | cause shown |', '|---|---|---|---|');
   for (const [name, list] of [...classes].sort(([a], [b]) => a.localeCompare(b))) {
     const failures = list.filter((r) => r.f.header.outcome === 'failed');
-    const causes = failures.length ? `${failures.filter((r) => r.j.cause.length === 0).length}/${failures.length}` : '-';
-    out.push(`| ${name} | ${list.length} | ${list.filter((r) => r.j.verdict.length === 0).length}/${list.length} | ${causes} |`);
+    const causes = failures.length
+      ? `${failures.filter((r) => r.j.cause.length === 0).length}/${failures.length}`
+      : '-';
+    out.push(
+      `| ${name} | ${list.length} | ${list.filter((r) => r.j.verdict.length === 0).length}/${list.length} | ${causes} |`,
+    );
   }
   const failures = rows.filter((r) => r.f.header.outcome === 'failed');
-  out.push(`| **all** | ${rows.length} | ${rows.filter((r) => r.j.verdict.length === 0).length}/${rows.length} | ${failures.filter((r) => r.j.cause.length === 0).length}/${failures.length} |`);
+  out.push(
+    `| **all** | ${rows.length} | ${rows.filter((r) => r.j.verdict.length === 0).length}/${rows.length} | ${failures.filter((r) => r.j.cause.length === 0).length}/${failures.length} |`,
+  );
   return out;
 }
 

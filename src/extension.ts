@@ -25,8 +25,19 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const apiKeys = new ApiKeys(context.secrets);
   const log = maskedLog(channel, apiKeys.known);
   const statusBar = new StatusBar();
-  const uiSideOfRemote = vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI ? vscode.env.remoteName : undefined;
-  const controller = new Controller(log, statusBar, vscodeSessionUi(log), context.globalState, context.workspaceState, apiKeys, uiSideOfRemote);
+  const uiSideOfRemote =
+    vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI
+      ? vscode.env.remoteName
+      : undefined;
+  const controller = new Controller(
+    log,
+    statusBar,
+    vscodeSessionUi(log),
+    context.globalState,
+    context.workspaceState,
+    apiKeys,
+    uiSideOfRemote,
+  );
   context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
   context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
   context.subscriptions.push(...registerLanguageModelTools(controller));
@@ -34,12 +45,21 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
   context.subscriptions.push(registerMcpServerProvider(context));
-  context.subscriptions.push(walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation));
+  context.subscriptions.push(
+    walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation),
+  );
   void openWalkthroughOnFirstRun(context).then(
-    (why) => (why === 'opened' ? channel.info('First-run walkthrough opened.') : channel.debug(`First-run walkthrough not opened: ${why}.`)),
+    (why) =>
+      why === 'opened'
+        ? channel.info('First-run walkthrough opened.')
+        : channel.debug(`First-run walkthrough not opened: ${why}.`),
     (error) => channel.warn(`Could not open the walkthrough: ${String(error)}`),
   );
-  return { statusText: () => statusBar.text, chatModels: () => chat.models().map((m) => ({ id: m.id, name: m.name, toolCalling: m.capabilities.toolCalling === true })) };
+  return {
+    statusText: () => statusBar.text,
+    chatModels: () =>
+      chat.models().map((m) => ({ id: m.id, name: m.name, toolCalling: m.capabilities.toolCalling === true })),
+  };
 }
 
 export function deactivate(): void {

@@ -28,10 +28,17 @@ const serverField = z
   .min(1, 'server must be a server name (omit it for the default server)')
   .max(200, 'server is too long for a server name')
   .optional()
-  .describe('Name of the server (an entry of the kimi servers configuration). Omit it for the default (active) server.');
+  .describe(
+    'Name of the server (an entry of the kimi servers configuration). Omit it for the default (active) server.',
+  );
 
 export const statusInput = z.strictObject({
-  server: z.string().min(1, 'server must be a server name (omit it for every server)').max(200, 'server is too long for a server name').optional().describe('Name of one server. Omit it to report every configured server.'),
+  server: z
+    .string()
+    .min(1, 'server must be a server name (omit it for every server)')
+    .max(200, 'server is too long for a server name')
+    .optional()
+    .describe('Name of one server. Omit it to report every configured server.'),
 });
 
 export const restartInput = z.strictObject({
@@ -39,7 +46,9 @@ export const restartInput = z.strictObject({
   force: z
     .boolean({ error: 'force must be true or false' })
     .optional()
-    .describe('true: restart even when a load is already under way (that load is thrown away). Only when the user explicitly asks for it.'),
+    .describe(
+      'true: restart even when a load is already under way (that load is thrown away). Only when the user explicitly asks for it.',
+    ),
 });
 
 export const waitInput = z.strictObject({
@@ -49,7 +58,9 @@ export const waitInput = z.strictObject({
     .min(1, 'timeoutSeconds must be at least 1')
     .max(WAIT_MAX_SECONDS, `timeoutSeconds must be at most ${WAIT_MAX_SECONDS}: call kimi_wait again to wait longer`)
     .default(WAIT_DEFAULT_SECONDS)
-    .describe(`How long to wait at most, in seconds (default ${WAIT_DEFAULT_SECONDS}, max ${WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`),
+    .describe(
+      `How long to wait at most, in seconds (default ${WAIT_DEFAULT_SECONDS}, max ${WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`,
+    ),
 });
 
 export const verifyInput = z.strictObject({ server: serverField });
@@ -88,7 +99,7 @@ export const DESCRIPTIONS = {
     '"cancelled": the wait was cancelled, the load goes on. "not watched": the host cannot be reached or refused the connection (the message says why). ' +
     STATES_EXPLAINED,
   kimi_verify_parsers:
-    'Check through the SSH tunnel that an agent\'s turn works on the ready server (each plain and streamed): ' +
+    "Check through the SSH tunnel that an agent's turn works on the ready server (each plain and streamed): " +
     'the server\'s --tool-call-parser / --reasoning-parser flags, reasoning separated, thinking off, a tool call, the turn after the tool\'s result (role "tool"), ' +
     'two calls in one answer, tool_choice "required" and a named tool, and the call ids (functions.NAME:IDX for kimi_k2). ' +
     'Call it after kimi_wait returned ready when the user relies on tool calling or thinking, or when answers look wrong (reasoning inside the content, tool calls as plain text, an agent stalling after a tool call). ' +

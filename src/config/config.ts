@@ -95,7 +95,10 @@ const serverSchema = {
       type: 'object',
       required: ['file', 'service'],
       additionalProperties: false,
-      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, service: { type: 'string', minLength: 1, maxLength: 128 } },
+      properties: {
+        file: { type: 'string', minLength: 1, maxLength: 4096 },
+        service: { type: 'string', minLength: 1, maxLength: 128 },
+      },
     },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
@@ -129,7 +132,9 @@ function shapeValidator(): ValidateFunction {
   if (!validateShape) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { default: Ajv } = require('ajv') as typeof import('ajv');
-    validateShape = new Ajv({ allErrors: true, validateSchema: false, meta: false, code: { optimize: false } }).compile(settingsSchema);
+    validateShape = new Ajv({ allErrors: true, validateSchema: false, meta: false, code: { optimize: false } }).compile(
+      settingsSchema,
+    );
   }
   return validateShape;
 }
@@ -176,7 +181,9 @@ function validateServer(raw: Record<string, unknown>, index: number, errors: str
   const before0 = errors.length;
   if (raw.host === undefined) errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);
   if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined) {
-    errors.push(`${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }) or "nodes" (multi-node).`);
+    errors.push(
+      `${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }) or "nodes" (multi-node).`,
+    );
   }
   if (errors.length > before0) return undefined;
   const name = String(raw.name);
@@ -213,10 +220,14 @@ function connectionErrors(raw: Record<string, unknown>, at: string): string[] {
   const hostText = String(raw.host);
   const unitText = String(raw.unit);
   if (hostText !== 'local' && !HOST_PATTERN.test(hostText)) {
-    errors.push(`${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`);
+    errors.push(
+      `${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`,
+    );
   }
   if (raw.unit !== undefined && !isValidUnitName(unitText)) {
-    errors.push(`${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`);
+    errors.push(
+      `${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`,
+    );
   }
   if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
     errors.push(`${at}.username "${printable(raw.username)}" is not a valid user name.`);
@@ -232,15 +243,24 @@ function connectionErrors(raw: Record<string, unknown>, at: string): string[] {
  * identityFile and unit, which must be absent (one place for each fact); the profile's own
  * connection fields are rank 0's, so everything that talks to "the server" talks to rank 0.
  */
-function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<string, unknown>[], at: string, errors: string[]): ServerProfile | undefined {
+function validateMultiNodeServer(
+  raw: Record<string, unknown>,
+  rawNodes: Record<string, unknown>[],
+  at: string,
+  errors: string[],
+): ServerProfile | undefined {
   const before = errors.length;
   const name = String(raw.name);
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   for (const field of NODE_FIELDS) {
-    if (raw[field] !== undefined) errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
+    if (raw[field] !== undefined)
+      errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
   }
   for (const field of ['container', 'compose']) {
-    if (raw[field] !== undefined) errors.push(`${at}.${field}: the nodes of a multi-node server run systemd units ("nodes[].unit"); Docker is for single-host servers.`);
+    if (raw[field] !== undefined)
+      errors.push(
+        `${at}.${field}: the nodes of a multi-node server run systemd units ("nodes[].unit"); Docker is for single-host servers.`,
+      );
   }
   const nodes: NodeProfile[] = [];
   const seen = new Map<string, number>();
@@ -253,7 +273,8 @@ function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<
     const unit = normalizeUnit(String(node.unit));
     const key = `${host ?? 'local'}:${typeof node.port === 'number' ? node.port : ''}:${unit}`;
     const twin = seen.get(key);
-    if (twin !== undefined) errors.push(`${nodeAt} is the same host and unit as nodes[${twin}]: each node rank runs its own unit.`);
+    if (twin !== undefined)
+      errors.push(`${nodeAt} is the same host and unit as nodes[${twin}]: each node rank runs its own unit.`);
     seen.set(key, rank);
     nodes.push({
       label: `node ${rank} (${host ?? 'local'})`,
@@ -285,15 +306,23 @@ function validateMultiNodeServer(raw: Record<string, unknown>, rawNodes: Record<
 }
 
 /** `container` or `compose` of one entry, checked; undefined (and no error) when neither is given. */
-function validateDockerTarget(raw: Record<string, unknown>, at: string, errors: string[]): DockerTargetConfig | undefined {
+function validateDockerTarget(
+  raw: Record<string, unknown>,
+  at: string,
+  errors: string[],
+): DockerTargetConfig | undefined {
   const given = ['unit', 'container', 'compose'].filter((k) => raw[k] !== undefined);
   if (given.length > 1) {
-    errors.push(`${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container" and "compose".`);
+    errors.push(
+      `${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container" and "compose".`,
+    );
     return undefined;
   }
   if (typeof raw.container === 'string') {
     if (!DOCKER_NAME.test(raw.container)) {
-      errors.push(`${at}.container "${printable(raw.container)}" is not a Docker container name (letters, digits and _ . - only, not starting with . _ or -).`);
+      errors.push(
+        `${at}.container "${printable(raw.container)}" is not a Docker container name (letters, digits and _ . - only, not starting with . _ or -).`,
+      );
       return undefined;
     }
     return { kind: 'container', name: raw.container, label: `container ${raw.container}` };
@@ -303,8 +332,12 @@ function validateDockerTarget(raw: Record<string, unknown>, at: string, errors: 
   const file = String(compose.file);
   const service = String(compose.service);
   const before = errors.length;
-  if (!isValidAbsolutePath(file)) errors.push(`${at}.compose.file "${printable(file)}" must be an absolute path on the GPU host (the compose file).`);
-  if (!COMPOSE_SERVICE_NAME.test(service)) errors.push(`${at}.compose.service "${printable(service)}" is not a compose service name (letters, digits and _ . - only).`);
+  if (!isValidAbsolutePath(file))
+    errors.push(`${at}.compose.file "${printable(file)}" must be an absolute path on the GPU host (the compose file).`);
+  if (!COMPOSE_SERVICE_NAME.test(service))
+    errors.push(
+      `${at}.compose.service "${printable(service)}" is not a compose service name (letters, digits and _ . - only).`,
+    );
   if (errors.length > before) return undefined;
   return { kind: 'compose', file, service, label: `compose service ${service}` };
 }

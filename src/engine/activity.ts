@@ -43,14 +43,19 @@ export interface Activity {
 
 /** "compiling DeepGEMM kernels (...) 7373/16384", "processing weights after the last shard (2 ranks done)". */
 export function activityLabel(activity: Activity): string {
-  const count = activity.done !== undefined && activity.total !== undefined ? ` ${activity.done}/${activity.total}` : '';
+  const count =
+    activity.done !== undefined && activity.total !== undefined ? ` ${activity.done}/${activity.total}` : '';
   return `${ACTIVITY_LABELS[activity.kind]}${count}${activity.note ? ` (${activity.note})` : ''}`;
 }
 
 // Bounded repeats: a line of many half-matches must not cost a pass per position.
 const BAR = String.raw`:\s{0,8}(\d+)%\|[^|]{0,200}\|\s{0,8}(\d+)\/(\d+)`;
 
-const RULES: ReadonlyArray<{ readonly re: RegExp; readonly kind: ActivityKind; readonly edge: 'start' | 'progress' | 'end' }> = [
+const RULES: ReadonlyArray<{
+  readonly re: RegExp;
+  readonly kind: ActivityKind;
+  readonly edge: 'start' | 'progress' | 'end';
+}> = [
   { re: /Entering DeepGEMM JIT Pre-Comp(?:ile|lie) session/i, kind: 'deepgemm', edge: 'start' },
   { re: /Try DeepGEMM JIT Compiling for\b/i, kind: 'deepgemm', edge: 'start' },
   { re: new RegExp(String.raw`DeepGEMM warmup${BAR}`), kind: 'deepgemm', edge: 'progress' },

@@ -4,7 +4,11 @@
  * The texts are torch's (c10d TCPStore.cpp, socket.cpp, ProcessGroupNCCL.cpp) and SGLang's
  * (model_runner.py, the barrier after the load).
  */
-export type DistributedProblemKind = 'rendezvous-timeout' | 'rendezvous-unreachable' | 'ranks-did-not-finish-loading' | 'nccl-timeout';
+export type DistributedProblemKind =
+  | 'rendezvous-timeout'
+  | 'rendezvous-unreachable'
+  | 'ranks-did-not-finish-loading'
+  | 'nccl-timeout';
 
 export interface DistributedProblem {
   readonly kind: DistributedProblemKind;
@@ -16,13 +20,15 @@ const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray)
   [
     /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
     'rendezvous-timeout',
-    (m) => `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
+    (m) =>
+      `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
   ],
   [
     // Bounded: an unbounded `[^,]+` scans to the line's end at each repetition of the phrase.
     /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
     'rendezvous-unreachable',
-    (m) => `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
+    (m) =>
+      `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
   ],
   [
     /could finish the model loading, but there are other ranks that didn't finish loading/,
@@ -32,7 +38,8 @@ const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray)
   [
     /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
     'nccl-timeout',
-    () => 'an NCCL collective timed out: another rank died or hangs (raise --dist-timeout only if the nodes are merely slow)',
+    () =>
+      'an NCCL collective timed out: another rank died or hangs (raise --dist-timeout only if the nodes are merely slow)',
   ],
 ];
 
@@ -45,7 +52,9 @@ export function distributedProblem(line: string): DistributedProblem | undefined
 }
 
 /** The most telling distributed problem among a failure's lines (the last one), if any. */
-export function distributedCause(lines: readonly string[]): (DistributedProblem & { readonly line: string }) | undefined {
+export function distributedCause(
+  lines: readonly string[],
+): (DistributedProblem & { readonly line: string }) | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i] ?? '';
     const problem = distributedProblem(line);

@@ -30,9 +30,19 @@ export type JournalEvent =
    * A long, quiet step the engine announced (a JIT compile, torch.compile, autotuning): `start`
    * names it, `progress` counts it (its own tqdm bar), `end` says it finished (server/activity.ts).
    */
-  | { readonly type: 'activity'; readonly activity: ActivityKind; readonly edge: 'start' | 'progress' | 'end'; readonly done?: number; readonly total?: number }
+  | {
+      readonly type: 'activity';
+      readonly activity: ActivityKind;
+      readonly edge: 'start' | 'progress' | 'end';
+      readonly done?: number;
+      readonly total?: number;
+    }
   /** systemd's own words about the unit: started, stopping, main process exited, failed. */
-  | { readonly type: 'systemd'; readonly what: 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart'; readonly text: string };
+  | {
+      readonly type: 'systemd';
+      readonly what: 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart';
+      readonly text: string;
+    };
 
 /** The long quiet steps the monitor names (their words: server/activity.ts ACTIVITY_LABELS). */
 export type ActivityKind = 'deepgemm' | 'torch-compile' | 'flashinfer-jit' | 'autotune' | 'post-shards';

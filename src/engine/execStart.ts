@@ -190,8 +190,17 @@ function extractWord(s: string, start: number): { word: string; next: number } {
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {
-  a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', s: ' ',
-  '\\': '\\', '"': '"', "'": "'",
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  s: ' ',
+  '\\': '\\',
+  '"': '"',
+  "'": "'",
 };
 
 function cUnescape(s: string, i: number): { text: string; length: number } {
@@ -280,9 +289,11 @@ export function findServerCommand(argv: readonly string[]): ServerCommandLocatio
         if (argv[j] === '-m') {
           const mod = argv[j + 1];
           if (mod === 'sglang.launch_server') return at(i, j + 2, 'launch_server');
-          if ((mod === 'sglang.cli' || mod === 'sglang') && argv[j + 2] === 'serve') return at(i, j + 3, 'sglang serve');
+          if ((mod === 'sglang.cli' || mod === 'sglang') && argv[j + 2] === 'serve')
+            return at(i, j + 3, 'sglang serve');
           if (mod === 'vllm.entrypoints.openai.api_server') return at(i, j + 2, 'vllm api_server');
-          if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve') return at(i, j + 3, 'vllm serve');
+          if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve')
+            return at(i, j + 3, 'vllm serve');
           break;
         }
         // Another interpreter word is the outer loop's: scanning on from each one would be quadratic.
@@ -301,7 +312,9 @@ export function engineOf(argv: readonly string[]): Engine | undefined {
 }
 
 /** The server command among the effective ExecStart commands. */
-export function findServerInUnit(unit: ParsedUnit): { command: ExecCommand; index: number; location: ServerCommandLocation } | null {
+export function findServerInUnit(
+  unit: ParsedUnit,
+): { command: ExecCommand; index: number; location: ServerCommandLocation } | null {
   for (let index = 0; index < unit.commands.length; index++) {
     const command = unit.commands[index];
     const location = findServerCommand(command.argv);
@@ -404,7 +417,11 @@ export function planParserChange(argv: readonly string[], choice: ParserChoice):
       reason: `no "python -m sglang.launch_server", "sglang serve" or "vllm serve" in ExecStart: ${argv.join(' ').slice(0, 200)}`,
     };
   }
-  const withParsers = setFlag(setFlag(argv, '--tool-call-parser', choice.toolCallParser), '--reasoning-parser', choice.reasoningParser);
+  const withParsers = setFlag(
+    setFlag(argv, '--tool-call-parser', choice.toolCallParser),
+    '--reasoning-parser',
+    choice.reasoningParser,
+  );
   const newArgv = loc.engine === 'vllm' ? ensureSwitch(withParsers, VLLM_AUTO_TOOL_CHOICE) : withParsers;
   if (sameArgv(argv, newArgv)) return { kind: 'already-set' };
   return { kind: 'change', newArgv, diff: diffArgv(argv, newArgv) };
@@ -476,7 +493,8 @@ function groupArgs(argv: readonly string[]): string[][] {
   for (let i = head; i < argv.length; i++) {
     const a = argv[i];
     if (a.startsWith('-') && !/^-\d/.test(a)) groups.push([a]);
-    else if (groups.length > 0 && groups[groups.length - 1][0].startsWith('-') && head <= i) groups[groups.length - 1].push(a);
+    else if (groups.length > 0 && groups[groups.length - 1][0].startsWith('-') && head <= i)
+      groups[groups.length - 1].push(a);
     else groups.push([a]);
   }
   return groups;
@@ -527,7 +545,13 @@ export function renderDropIn(newArgv: readonly string[], comment: string, option
   const keep = options.keepReferences ?? [];
   const groups = groupArgs(newArgv);
   const lines = groups.map((g, n) =>
-    g.map((a, k) => (n === 0 && k === 0 ? (options.prefix ?? '') + quoteFirst(a, keep, options.prefix ?? '') : quoteSystemdArg(a, keep))).join(' '),
+    g
+      .map((a, k) =>
+        n === 0 && k === 0
+          ? (options.prefix ?? '') + quoteFirst(a, keep, options.prefix ?? '')
+          : quoteSystemdArg(a, keep),
+      )
+      .join(' '),
   );
   const commentLines = comment
     .split('\n')

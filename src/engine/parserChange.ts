@@ -14,7 +14,13 @@ import {
   type ParsedUnit,
 } from './execStart';
 import { validateParserName } from './parserNames';
-import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from '../target/systemd/sudoers';
+import {
+  COPY_SUDOERS_RULE,
+  DROP_IN_NAME,
+  dropInLocation,
+  privilegedArgv,
+  sudoRefusalMessage,
+} from '../target/systemd/sudoers';
 import { parseExecStartProperty, parseShow } from '../target/systemd/systemd';
 
 export { DROP_IN_NAME } from '../target/systemd/sudoers';
@@ -25,7 +31,10 @@ export interface ParserChangeDeps {
    * standard input (which is then closed), as Transport.exec does: file contents never appear
    * on a command line.
    */
-  exec(command: string, options?: { readonly stdin?: string }): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
+  exec(
+    command: string,
+    options?: { readonly stdin?: string },
+  ): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
   /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */
   readonly sudo: boolean;
   /** The host, for messages (undefined: this machine). */
@@ -73,7 +82,8 @@ export class ParserChangeError extends Error {
 
 async function run(deps: ParserChangeDeps, what: string, command: string): Promise<string> {
   const r = await deps.exec(command);
-  if (r.code !== 0) throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
+  if (r.code !== 0)
+    throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
   return r.stdout;
 }
 
@@ -81,26 +91,50 @@ async function run(deps: ParserChangeDeps, what: string, command: string): Promi
  * One privileged step, as the exact command a sudoers rule allows (see sudoers.ts), with
  * `input` on its stdin. A refusal by sudo names the command and the way to allow it.
  */
-async function runPrivileged(deps: ParserChangeDeps, unit: string, what: string, argv: readonly string[], input?: string): Promise<void> {
+async function runPrivileged(
+  deps: ParserChangeDeps,
+  unit: string,
+  what: string,
+  argv: readonly string[],
+  input?: string,
+): Promise<void> {
   const line = privilegedCommand(argv, deps.sudo);
   let r;
   if (input === undefined) r = await deps.exec(line);
   else r = await deps.exec(`${line} >/dev/null`, { stdin: input });
   if (r.code === 0) return;
   if (deps.sudo && isSudoRefusal(r.stderr)) {
-    const message = sudoRefusalMessage({ host: deps.host, unit, action: commandLine(argv), command: line, stderr: r.stderr });
+    const message = sudoRefusalMessage({
+      host: deps.host,
+      unit,
+      action: commandLine(argv),
+      command: line,
+      stderr: r.stderr,
+    });
     throw new ParserChangeError(`${what} failed: ${message}`, true);
   }
   const text = r.stderr.trim().slice(0, 500);
-  const hint = !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
-    ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
-    : '';
-  throw new ParserChangeError(`${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`);
+  const hint =
+    !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
+      ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
+      : '';
+  throw new ParserChangeError(
+    `${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`,
+  );
 }
 
-async function readUnit(deps: ParserChangeDeps, unit: string): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
+async function readUnit(
+  deps: ParserChangeDeps,
+  unit: string,
+): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
   const cat = await run(deps, 'systemctl cat', `systemctl cat --no-pager -- ${quote(unit)}`);
-  const show = parseShow(await run(deps, 'systemctl show', `systemctl show --no-pager -p FragmentPath,DropInPaths,ExecStart -- ${quote(unit)}`));
+  const show = parseShow(
+    await run(
+      deps,
+      'systemctl show',
+      `systemctl show --no-pager -p FragmentPath,DropInPaths,ExecStart -- ${quote(unit)}`,
+    ),
+  );
   return { parsed: parseSystemctlCat(cat), show };
 }
 
@@ -111,14 +145,23 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
     throw new ParserChangeError(`${unit}: no SGLang or vLLM server command in ExecStart (${first.slice(0, 200)})`);
   }
   if (parsed.commands.length > 1) {
-    throw new ParserChangeError(`${unit}: ExecStart has ${parsed.commands.length} commands; only a single command line can be rewritten`);
+    throw new ParserChangeError(
+      `${unit}: ExecStart has ${parsed.commands.length} commands; only a single command line can be rewritten`,
+    );
   }
   return found;
 }
 
-export async function enableParsers(deps: ParserChangeDeps, unitName: string, choice: ParserChoice): Promise<EnableResult> {
+export async function enableParsers(
+  deps: ParserChangeDeps,
+  unitName: string,
+  choice: ParserChoice,
+): Promise<EnableResult> {
   const unit = normalizeUnit(unitName);
-  const names = [['tool-call', choice.toolCallParser], ['reasoning', choice.reasoningParser]] as const;
+  const names = [
+    ['tool-call', choice.toolCallParser],
+    ['reasoning', choice.reasoningParser],
+  ] as const;
   // Before anything is read: a name neither server knows (the unit tells which one it is, below).
   for (const [kind, name] of names) {
     const error = validateParserName(kind, name);
@@ -129,7 +172,8 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
 
   const { parsed, show } = await readUnit(deps, unit);
   for (const w of parsed.warnings) deps.log(`unit: ${w}`);
-  if (!show.FragmentPath) throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
+  if (!show.FragmentPath)
+    throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
   const { command, location } = serverCommandOf(parsed, unit);
   deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
   for (const [kind, name] of names) {
@@ -147,7 +191,9 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
   // Drop-ins are read in file-name order: one sorting after ours would still win.
   const source = command.file;
   if (source && source.includes('.d/') && source !== dropInPath && basename(source) > DROP_IN_NAME) {
-    throw new ParserChangeError(`ExecStart is set in ${source}, which systemd reads after ${DROP_IN_NAME}; change that file instead`);
+    throw new ParserChangeError(
+      `ExecStart is set in ${source}, which systemd reads after ${DROP_IN_NAME}; change that file instead`,
+    );
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
@@ -159,11 +205,13 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
   const out = await run(
     deps,
     'reading the current drop-in',
-    `sh -c ${quote([
-      `d=${quote(where.dir)}; f=${quote(dropInPath)}`,
-      'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
-      'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
-    ].join('\n'))}`,
+    `sh -c ${quote(
+      [
+        `d=${quote(where.dir)}; f=${quote(dropInPath)}`,
+        'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+    )}`,
   );
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
   if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
@@ -176,14 +224,24 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
     createdDir: m[1] === 'no',
   };
   // Each write is one exact command at a fixed path (sudoers.ts allows exactly these).
-  if (rollbackPlan.createdDir) await runPrivileged(deps, unit, 'creating the drop-in folder', privilegedArgv.mkdir(where.dir));
-  if (previousContent !== null) await runPrivileged(deps, unit, 'keeping a backup of the drop-in', privilegedArgv.tee(where.backup), previousContent);
+  if (rollbackPlan.createdDir)
+    await runPrivileged(deps, unit, 'creating the drop-in folder', privilegedArgv.mkdir(where.dir));
+  if (previousContent !== null)
+    await runPrivileged(
+      deps,
+      unit,
+      'keeping a backup of the drop-in',
+      privilegedArgv.tee(where.backup),
+      previousContent,
+    );
   try {
     await runPrivileged(deps, unit, 'writing the drop-in', privilegedArgv.tee(dropInPath), text);
   } catch (e) {
     // tee may have truncated the file before it failed: put the previous one back (sudo allowed tee a moment ago).
     if (!(e instanceof ParserChangeError && e.sudoRefused)) {
-      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) => deps.log(`could not restore ${dropInPath}: ${e2.message}`));
+      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) =>
+        deps.log(`could not restore ${dropInPath}: ${e2.message}`),
+      );
     }
     throw e;
   }
@@ -202,7 +260,12 @@ export async function enableParsers(deps: ParserChangeDeps, unitName: string, ch
 }
 
 /** After daemon-reload: the unit as systemd now reads it runs `newArgv`. */
-async function confirmEffective(deps: ParserChangeDeps, unit: string, newArgv: readonly string[], compareShow: boolean): Promise<void> {
+async function confirmEffective(
+  deps: ParserChangeDeps,
+  unit: string,
+  newArgv: readonly string[],
+  compareShow: boolean,
+): Promise<void> {
   const { parsed, show } = await readUnit(deps, unit);
   const now = findServerInUnit(parsed)?.command.argv ?? [];
   if (now.join('\0') !== newArgv.join('\0')) {
@@ -220,7 +283,13 @@ async function restoreDropIn(deps: ParserChangeDeps, plan: RollbackPlan): Promis
   if (plan.previousContent === null) {
     await runPrivileged(deps, plan.unit, 'removing the drop-in', privilegedArgv.rm(plan.dropInPath));
   } else {
-    await runPrivileged(deps, plan.unit, 'restoring the drop-in', privilegedArgv.tee(plan.dropInPath), plan.previousContent);
+    await runPrivileged(
+      deps,
+      plan.unit,
+      'restoring the drop-in',
+      privilegedArgv.tee(plan.dropInPath),
+      plan.previousContent,
+    );
   }
 }
 

@@ -85,12 +85,21 @@ export type ParserKind = 'reasoning' | 'tool-call';
 const NAME_SHAPE = /^[a-z0-9_\-.]+$/;
 
 /** Returns null when `name` is a valid parser of that kind for that server, else the reason it is not. */
-export function validateParserName(kind: ParserKind, name: string, engine: 'sglang' | 'vllm' = 'sglang'): string | null {
+export function validateParserName(
+  kind: ParserKind,
+  name: string,
+  engine: 'sglang' | 'vllm' = 'sglang',
+): string | null {
   if (!NAME_SHAPE.test(name)) return `"${name}" is not a parser name (allowed: a-z 0-9 _ - .)`;
   const list =
     engine === 'vllm'
-      ? kind === 'reasoning' ? VLLM_REASONING_PARSERS : VLLM_TOOL_CALL_PARSERS
-      : kind === 'reasoning' ? REASONING_PARSERS : TOOL_CALL_PARSERS;
-  if (!list.includes(name)) return `"${name}" is not a known ${kind} parser of ${engine === 'vllm' ? 'vLLM' : 'SGLang'}`;
+      ? kind === 'reasoning'
+        ? VLLM_REASONING_PARSERS
+        : VLLM_TOOL_CALL_PARSERS
+      : kind === 'reasoning'
+        ? REASONING_PARSERS
+        : TOOL_CALL_PARSERS;
+  if (!list.includes(name))
+    return `"${name}" is not a known ${kind} parser of ${engine === 'vllm' ? 'vLLM' : 'SGLang'}`;
   return null;
 }

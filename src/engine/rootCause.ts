@@ -26,10 +26,20 @@ export type LineClass =
   /** A traceback's source line (`raise ValueError(...`, `assert x == y`): it explains an exception, it is not one. */
   | 'code';
 
-export type CauseKind = 'argparse' | 'out-of-memory' | 'oom-killer' | 'distributed' | 'address-in-use' | 'device-error' | 'warmup' | 'signal' | 'kv-cache';
+export type CauseKind =
+  | 'argparse'
+  | 'out-of-memory'
+  | 'oom-killer'
+  | 'distributed'
+  | 'address-in-use'
+  | 'device-error'
+  | 'warmup'
+  | 'signal'
+  | 'kv-cache';
 
 const CODE = /^(?:raise |File "|assert |return |self\.)/;
-const CHAIN = /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):?$/;
+const CHAIN =
+  /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):?$/;
 
 const ENGINE_END: readonly RegExp[] = [
   /hit an exception/,
@@ -68,9 +78,15 @@ const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
   [/^Initialization failed\. warmup error/, 'warmup'],
   [/killed by the OOM killer|Out of memory: Killed process|oom-kill/i, 'oom-killer'],
   [/out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|hipErrorOutOfMemory/i, 'out-of-memory'],
-  [/No available memory for the cache blocks|larger than the available KV cache memory|is less than desired GPU memory utilization/, 'kv-cache'],
+  [
+    /No available memory for the cache blocks|larger than the available KV cache memory|is less than desired GPU memory utilization/,
+    'kv-cache',
+  ],
   // uvicorn / Python (`[Errno 98] Address already in use`), SGLang (`port at 30000 is not available in 30 seconds ... used by a process already`).
-  [/address already in use|error while attempting to bind on address|port \d+ is (?:already )?in use|port at \d+ is not available|is used by a process already/i, 'address-in-use'],
+  [
+    /address already in use|error while attempting to bind on address|port \d+ is (?:already )?in use|port at \d+ is not available|is used by a process already/i,
+    'address-in-use',
+  ],
   [
     /Watchdog caught collective operation timeout|watchdog got stuck|Process group watchdog thread terminated|Some NCCL operations have failed or timed out|NCCL error|nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage)Error|DistBackendError|DistStoreError/,
     'distributed',
@@ -80,7 +96,10 @@ const CAUSES: ReadonlyArray<[RegExp, CauseKind]> = [
     /\[c10d\].* timed out after \d+ms|wait timeout after \d+ms|Timed out waiting \d+ms for (?:send|recv) operation|received errors while waiting for send\/recv from rank|nvshmem setup connections failed|NVSHMEM ERROR/,
     'distributed',
   ],
-  [/CUDA error|CUDA driver error|cudaError\w+|CUBLAS_STATUS_\w+|device-side assert|illegal memory access|HIP error|hipError\w+/, 'device-error'],
+  [
+    /CUDA error|CUDA driver error|cudaError\w+|CUBLAS_STATUS_\w+|device-side assert|illegal memory access|HIP error|hipError\w+/,
+    'device-error',
+  ],
   [/Segmentation fault|Fatal Python error|Bus error|core dumped|terminate called after throwing/, 'signal'],
 ];
 
@@ -139,7 +158,11 @@ function strength(item: Item): number {
 /** Skips lines of no class (detail, noise) and traceback headers from `from` on; the index of the next telling line. */
 function nextTelling(items: readonly Item[], from: number, skipEcho: boolean): number {
   let i = from;
-  while (i < items.length && (items[i]!.cls === undefined || items[i]!.cls === 'code' || (skipEcho && items[i]!.cls === 'echo'))) i++;
+  while (
+    i < items.length &&
+    (items[i]!.cls === undefined || items[i]!.cls === 'code' || (skipEcho && items[i]!.cls === 'echo'))
+  )
+    i++;
   return i;
 }
 
@@ -176,8 +199,10 @@ export function rootCause(lines: readonly string[]): RootCause | undefined {
   let next = at + 1;
   // A message that goes on (`..., `, `...failed: `) continues on the next lines, whatever they match.
   const continues = CONTINUES.test(chosen.text);
-  const isDetail = (item: Item): boolean => item.cls === undefined || item.cls === 'code' || (continues && item.cls === 'cause');
-  for (; next < items.length && isDetail(items[next]!) && detail.length < MAX_DETAIL; next++) detail.push(items[next]!.text);
+  const isDetail = (item: Item): boolean =>
+    item.cls === undefined || item.cls === 'code' || (continues && item.cls === 'cause');
+  for (; next < items.length && isDetail(items[next]!) && detail.length < MAX_DETAIL; next++)
+    detail.push(items[next]!.text);
   // A header that is the cause ("Initialization failed. warmup error: Traceback ..."): its exception explains it.
   if (HEADER_TRACEBACK.test(chosen.text) && detail.length === 0) {
     const raised = nextTelling(items, at + 1, true);
@@ -191,10 +216,20 @@ export function rootCause(lines: readonly string[]): RootCause | undefined {
   for (const item of items.slice(next)) {
     if (after.length >= MAX_AFTER) break;
     if (item.cls !== 'engine-end' && item.cls !== 'echo') continue;
-    if (/^\S+\.service: |^Traceback \(most recent call last\)/.test(item.text) || after.includes(item.text) || item.text === chosen.text) continue;
+    if (
+      /^\S+\.service: |^Traceback \(most recent call last\)/.test(item.text) ||
+      after.includes(item.text) ||
+      item.text === chosen.text
+    )
+      continue;
     after.push(item.text);
   }
-  const kind = chosen.cls === 'cause' ? (causeKind(chosen.text) ?? 'other') : chosen.cls === 'exception' || chosen.cls === 'engine-end' ? chosen.cls : 'other';
+  const kind =
+    chosen.cls === 'cause'
+      ? (causeKind(chosen.text) ?? 'other')
+      : chosen.cls === 'exception' || chosen.cls === 'engine-end'
+        ? chosen.cls
+        : 'other';
   return { cause: chosen.text, kind, detail, after };
 }
 
@@ -204,7 +239,8 @@ const MAX_CAUSE_CHARS = 400;
 export function formatCause(cause: RootCause): string {
   const head = cause.cause.replace(HEADER_TRACEBACK, '').trim();
   let text = head;
-  if (cause.detail.length > 0) text = CONTINUES.test(head) ? `${head} ${cause.detail.join(' ')}` : `${head} (${cause.detail.join('; ')})`;
+  if (cause.detail.length > 0)
+    text = CONTINUES.test(head) ? `${head} ${cause.detail.join(' ')}` : `${head} (${cause.detail.join('; ')})`;
   return text.length > MAX_CAUSE_CHARS ? `${text.slice(0, MAX_CAUSE_CHARS - 1)}…` : text;
 }
 

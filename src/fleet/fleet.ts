@@ -38,7 +38,12 @@ export type FleetEvent =
   /** A load ended (`quiet`: a watch resumed on its own found what was known already). */
   | { readonly type: 'end'; readonly server: ServerProfile; readonly outcome: WatchOutcome; readonly quiet: boolean }
   | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
-  | { readonly type: 'refused'; readonly server: ServerProfile; readonly refusal: Refusal; readonly error: TransportError }
+  | {
+      readonly type: 'refused';
+      readonly server: ServerProfile;
+      readonly refusal: Refusal;
+      readonly error: TransportError;
+    }
   | { readonly type: 'connected'; readonly server: ServerProfile }
   | {
       readonly type: 'verified';
@@ -62,8 +67,11 @@ export interface ParserVerification {
   readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
 }
 
-export interface NodeSnapshot { readonly label: string; readonly host: string; readonly state: LoadState | undefined; }
-
+export interface NodeSnapshot {
+  readonly label: string;
+  readonly host: string;
+  readonly state: LoadState | undefined;
+}
 
 /** One server as every front shows it. */
 export interface ServerSnapshot {
@@ -169,7 +177,15 @@ export class Fleet {
     this.settings = next;
     this.forwards.reconfigure(next.servers);
     if (!previous) return;
-    const watchSettings = (s: Settings) => [s.pollIntervalMs, s.stallMs, s.loadTimeoutMs, s.unreachableTimeoutMs, s.watchAfterReady, s.healthIntervalMs].join();
+    const watchSettings = (s: Settings) =>
+      [
+        s.pollIntervalMs,
+        s.stallMs,
+        s.loadTimeoutMs,
+        s.unreachableTimeoutMs,
+        s.watchAfterReady,
+        s.healthIntervalMs,
+      ].join();
     for (const [name, session] of this.sessions) {
       const profile = next.servers.find((s) => s.name === name);
       const same =
@@ -207,7 +223,9 @@ export class Fleet {
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
       verification: this.verification.get(server.name),
-      ...(this.verificationTables.has(server.name) ? { verificationTable: this.verificationTables.get(server.name) } : {}),
+      ...(this.verificationTables.has(server.name)
+        ? { verificationTable: this.verificationTables.get(server.name) }
+        : {}),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
@@ -244,24 +262,36 @@ export class Fleet {
       const nodes = server.nodes;
       const sessions: ServerSession[] = [];
       try {
-        for (const node of nodes) sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
+        for (const node of nodes)
+          sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
       } catch (error) {
         for (const session of sessions) session.dispose();
         throw error;
       }
-      return new MultiNodeSession(server, nodes.map((node, i) => ({ node, session: sessions[i]! })));
+      return new MultiNodeSession(
+        server,
+        nodes.map((node, i) => ({ node, session: sessions[i]! })),
+      );
     }
     return this.createNodeSession(server, server);
   }
 
   /** One connection's session; a node's log lines go to its server's log, naming the node. */
-  private async createNodeSession(server: ServerProfile, profile: ServerProfile, nodeLabel?: string): Promise<ServerSession> {
+  private async createNodeSession(
+    server: ServerProfile,
+    profile: ServerProfile,
+    nodeLabel?: string,
+  ): Promise<ServerSession> {
     const settings = this.requireSettings();
     const log: (level: LogLevel, message: string) => void =
-      nodeLabel === undefined ? this.log : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
+      nodeLabel === undefined
+        ? this.log
+        : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
       ? await this.deps.createSession(profile, settings)
-      : await import('./sessionFactory').then(({ createSession }) => createSession(profile, settings, this.deps.ui, log));
+      : await import('./sessionFactory').then(({ createSession }) =>
+          createSession(profile, settings, this.deps.ui, log),
+        );
     const apiKey = await this.deps.apiKey?.(server.name);
     if (apiKey) session.client.setApiKey(apiKey);
     return session;
@@ -297,7 +327,11 @@ export class Fleet {
     // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
     if (session.busy) await this.untilAttached(server, ATTACH_WAIT_MS);
     if (session.busy && !options.force) {
-      return { kind: 'attached', reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)', outcome: session.whenLoadEnds() };
+      return {
+        kind: 'attached',
+        reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)',
+        outcome: session.whenLoadEnds(),
+      };
     }
     let unitBefore: UnitStatus | undefined;
     if (!options.force) {
@@ -335,16 +369,21 @@ export class Fleet {
 
   /** Why the unit is loading already (someone else restarted it), or undefined. */
   /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
-  private async loadUnderWay(session: FleetSession): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
+  private async loadUnderWay(
+    session: FleetSession,
+  ): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
     const settings = this.requireSettings();
     let unit: UnitStatus;
     try {
-      unit = (await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))).unit;
+      unit = (
+        await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))
+      ).unit;
     } catch {
       return {};
     }
     const startedAt = unit.execMainStartedAt;
-    if (unit.activeState === 'deactivating') return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
+    if (unit.activeState === 'deactivating')
+      return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
     if (!isAlive(unit) || startedAt === undefined) return { unit };
     const age = Date.now() - startedAt;
     if (age > settings.loadTimeoutMs) return { unit };
@@ -360,7 +399,12 @@ export class Fleet {
    * Restarts or attaches and watches in the background; resolves with how the load ended. With
    * watchAfterReady the watch goes on after that, and its events keep coming.
    */
-  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false, unitBefore?: UnitStatus): Promise<WatchOutcome | undefined> {
+  async watch(
+    server: ServerProfile,
+    mode: 'restart' | 'attach',
+    quiet = false,
+    unitBefore?: UnitStatus,
+  ): Promise<WatchOutcome | undefined> {
     const settings = this.requireSettings();
     const session = await this.sessionFor(server);
     const options: WatchOptions = {
@@ -374,7 +418,10 @@ export class Fleet {
       this.verification.delete(server.name);
       this.verificationTables.delete(server.name);
     }
-    this.log('info', `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`);
+    this.log(
+      'info',
+      `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`,
+    );
     let first = true;
     const watching = session.watch(
       mode,
@@ -382,8 +429,18 @@ export class Fleet {
       {
         onState: (state, previous) => {
           if (state.connected && !previous.connected) this.clearRefusal(server);
-          else if (!state.connected && state.connectionErrorKind && state.connectionErrorKind !== previous.connectionErrorKind) {
-            this.refused(server, new TransportError(state.connectionErrorKind as TransportError['kind'], state.connectionError ?? 'connection lost'));
+          else if (
+            !state.connected &&
+            state.connectionErrorKind &&
+            state.connectionErrorKind !== previous.connectionErrorKind
+          ) {
+            this.refused(
+              server,
+              new TransportError(
+                state.connectionErrorKind as TransportError['kind'],
+                state.connectionError ?? 'connection lost',
+              ),
+            );
           }
           this.logStateChange(server, state, previous);
           this.events.fire({ type: 'state', server, state, previous });
@@ -414,7 +471,8 @@ export class Fleet {
     const started: string[] = [];
     for (const server of this.servers) {
       const session = this.sessions.get(server.name);
-      if (session?.watching || this.pending.has(server.name) || this.rewatching.has(server.name) || skip(server)) continue;
+      if (session?.watching || this.pending.has(server.name) || this.rewatching.has(server.name) || skip(server))
+        continue;
       // A host key the user refused (or that changed) is not asked about again behind their back.
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);
@@ -431,7 +489,12 @@ export class Fleet {
   private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
     if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
       const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
-      const level: LogLevel = state.verdict === 'failed' || state.verdict === 'unreachable' ? 'error' : state.verdict === 'stalled' || state.verdict === 'unhealthy' ? 'warn' : 'info';
+      const level: LogLevel =
+        state.verdict === 'failed' || state.verdict === 'unreachable'
+          ? 'error'
+          : state.verdict === 'stalled' || state.verdict === 'unhealthy'
+            ? 'warn'
+            : 'info';
       this.log(level, `[${server.name}] ${describe(state)}${why}`);
     } else if (state.activity && state.activity.kind !== previous.activity?.kind) {
       // A named quiet step begins: said in the log, in the extension's words.
@@ -441,16 +504,26 @@ export class Fleet {
     }
   }
 
-  private async onEnd(server: ServerProfile, session: FleetSession, outcome: WatchOutcome, quiet: boolean): Promise<void> {
-    if (outcome.end === 'ready' || outcome.end === 'failed') await this.insights.record(server.name, server.unit, outcome);
-    this.log('info', `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`);
+  private async onEnd(
+    server: ServerProfile,
+    session: FleetSession,
+    outcome: WatchOutcome,
+    quiet: boolean,
+  ): Promise<void> {
+    if (outcome.end === 'ready' || outcome.end === 'failed')
+      await this.insights.record(server.name, server.unit, outcome);
+    this.log(
+      'info',
+      `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
+    );
     this.events.fire({ type: 'end', server, outcome, quiet });
     if (this.stale.has(session) && session.watching) {
       // Its settings changed during the load: go on watching on a session with the new ones.
       if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
       session.stop('settings changed');
       const profile = this.server(server.name);
-      if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled') this.later(() => void this.watch(profile, 'attach', true));
+      if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
+        this.later(() => void this.watch(profile, 'attach', true));
     }
   }
 
@@ -483,9 +556,18 @@ export class Fleet {
     options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
   ): Promise<WaitResult> {
     const settled = (s: LoadState | undefined): 'ready' | 'failed' | 'stopped' | undefined =>
-      s === undefined ? undefined : s.verdict === 'ready' ? 'ready' : s.verdict === 'failed' ? 'failed' : s.verdict === 'stopped' ? 'stopped' : undefined;
+      s === undefined
+        ? undefined
+        : s.verdict === 'ready'
+          ? 'ready'
+          : s.verdict === 'failed'
+            ? 'failed'
+            : s.verdict === 'stopped'
+              ? 'stopped'
+              : undefined;
     const session = await this.sessionFor(server);
-    if (!session.watching) void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
+    if (!session.watching)
+      void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
     return new Promise<WaitResult>((resolve) => {
       // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
       let movedSinceStart: boolean | undefined;
@@ -532,7 +614,13 @@ export class Fleet {
     try {
       const { verifyServer } = await import('../verify/serverVerification');
       const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
-      const result = await verifyServer(session.transport, session.client, server.unit, log, server.docker ? targetFor(server) : undefined);
+      const result = await verifyServer(
+        session.transport,
+        session.client,
+        server.unit,
+        log,
+        server.docker ? targetFor(server) : undefined,
+      );
       const summary = summarize(result);
       const table = formatTable(result);
       this.verification.set(server.name, summary);
@@ -552,7 +640,10 @@ export class Fleet {
    * The last `lines` lines of the unit's journal (read on the host) and of this fleet's own log
    * about the server, secrets masked. The journal part says why when it cannot be read.
    */
-  async logs(server: ServerProfile, lines: number): Promise<{ journal: string[]; journalError?: string; log: string[] }> {
+  async logs(
+    server: ServerProfile,
+    lines: number,
+  ): Promise<{ journal: string[]; journalError?: string; log: string[] }> {
     const n = Math.max(1, Math.min(1000, Math.floor(lines)));
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
@@ -562,15 +653,34 @@ export class Fleet {
       const target = targetFor(server);
       const sources =
         session instanceof MultiNodeSession
-          ? session.nodes.map(({ node, session: s }) => ({ transport: s.transport, tail: journalTailCommand(node.unit, n), parse: parseJournalJsonLine, prefix: `${node.label}: ` }))
-          : [{ transport: session.transport, tail: target.logTailCommand(n), parse: (line: string) => target.parseLogLine(line), prefix: '' }];
-      const results = await Promise.all(sources.map((source) => source.transport.exec(source.tail, { timeoutMs: 20_000 })));
+          ? session.nodes.map(({ node, session: s }) => ({
+              transport: s.transport,
+              tail: journalTailCommand(node.unit, n),
+              parse: parseJournalJsonLine,
+              prefix: `${node.label}: `,
+            }))
+          : [
+              {
+                transport: session.transport,
+                tail: target.logTailCommand(n),
+                parse: (line: string) => target.parseLogLine(line),
+                prefix: '',
+              },
+            ];
+      const results = await Promise.all(
+        sources.map((source) => source.transport.exec(source.tail, { timeoutMs: 20_000 })),
+      );
       const entries = results.flatMap((result, i) =>
         result.stdout
           .split('\n')
           .map((line) => sources[i]!.parse(line))
           .filter((e): e is NonNullable<typeof e> => e !== undefined)
-          .map((e) => ({ at: e.at, text: maskSecrets(`${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`) })),
+          .map((e) => ({
+            at: e.at,
+            text: maskSecrets(
+              `${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`,
+            ),
+          })),
       );
       const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
       const problem = results
@@ -579,7 +689,11 @@ export class Fleet {
           return why && `${sources[i]!.prefix}${why}`;
         })
         .find(Boolean);
-      return { journal, log, ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}) };
+      return {
+        journal,
+        log,
+        ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}),
+      };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };
     }
@@ -590,7 +704,10 @@ export class Fleet {
    * connection (see portForward.ts); the open forward when there is one (`already`). Throws a
    * ForwardError (host "local", forwarding forbidden by sshd, port taken) or a TransportError.
    */
-  forward(server: ServerProfile, options: { localPort?: number } = {}): Promise<{ info: ForwardInfo; already: boolean }> {
+  forward(
+    server: ServerProfile,
+    options: { localPort?: number } = {},
+  ): Promise<{ info: ForwardInfo; already: boolean }> {
     return this.forwards.open(server, options.localPort);
   }
 
@@ -605,7 +722,11 @@ export class Fleet {
   }
 
   private refused(server: ServerProfile, error: TransportError): void {
-    const refusal: Refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
+    const refusal: Refusal = {
+      kind: error.kind,
+      message: error.message,
+      ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}),
+    };
     const previous = this.refusals.get(server.name);
     this.refusals.set(server.name, refusal);
     if (previous?.kind === refusal.kind && previous.message === refusal.message) return;

@@ -63,7 +63,10 @@ export function hostPort(host: string, port: number): string {
 export function parseLocalPort(value: unknown): number | ForwardError {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) {
-    return new ForwardError('bad-port', `the local port must be a whole number between 1 and 65535 (got ${JSON.stringify(value)})`);
+    return new ForwardError(
+      'bad-port',
+      `the local port must be a whole number between 1 and 65535 (got ${JSON.stringify(value)})`,
+    );
   }
   return n;
 }
@@ -71,7 +74,13 @@ export function parseLocalPort(value: unknown): number | ForwardError {
 /** A loopback address or name: this machine. */
 export function isLoopback(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::1' || /^::ffff:127\./.test(h);
+  return (
+    h === 'localhost' ||
+    h.endsWith('.localhost') ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) ||
+    h === '::1' ||
+    /^::ffff:127\./.test(h)
+  );
 }
 
 /**
@@ -81,7 +90,11 @@ export function isLoopback(host: string): boolean {
  * this very machine: that port is the server's own, and a forward holding it while the server
  * is down would keep it from starting (and forward to itself).
  */
-export function localPortCandidates(remotePort: number, requested: number | undefined, sshHostIsThisMachine = false): number[] {
+export function localPortCandidates(
+  remotePort: number,
+  requested: number | undefined,
+  sshHostIsThisMachine = false,
+): number[] {
   if (requested !== undefined) return [requested];
   return remotePort >= 1 && remotePort <= 65535 && !sshHostIsThisMachine ? [remotePort, 0] : [0];
 }
@@ -95,15 +108,28 @@ export function portNote(target: ForwardTarget, localPort: number, sshHostIsThis
 }
 
 /** A port asked for that would forward the server's own port on this machine to itself. */
-export function selfForwardError(target: ForwardTarget, requested: number | undefined, sshHostIsThisMachine: boolean): ForwardError | undefined {
-  if (requested === undefined || !sshHostIsThisMachine || requested !== target.port || !isLoopback(target.host)) return undefined;
-  return new ForwardError('bad-port', `the SSH host is this machine and ${target.port} is the server's own port here: pick another local port`);
+export function selfForwardError(
+  target: ForwardTarget,
+  requested: number | undefined,
+  sshHostIsThisMachine: boolean,
+): ForwardError | undefined {
+  if (requested === undefined || !sshHostIsThisMachine || requested !== target.port || !isLoopback(target.host))
+    return undefined;
+  return new ForwardError(
+    'bad-port',
+    `the SSH host is this machine and ${target.port} is the server's own port here: pick another local port`,
+  );
 }
 
 /** Why a port could not be bound, in words. */
 export function bindFailure(port: number, code: string | undefined, detail: string): ForwardError {
-  if (code === 'EADDRINUSE') return new ForwardError('port-in-use', `127.0.0.1:${port} is already in use on this machine (pick another local port)`);
-  if (code === 'EACCES') return new ForwardError('bind', `127.0.0.1:${port} needs privileges on this machine (pick a port above 1023)`);
+  if (code === 'EADDRINUSE')
+    return new ForwardError(
+      'port-in-use',
+      `127.0.0.1:${port} is already in use on this machine (pick another local port)`,
+    );
+  if (code === 'EACCES')
+    return new ForwardError('bind', `127.0.0.1:${port} needs privileges on this machine (pick a port above 1023)`);
   return new ForwardError('bind', `cannot listen on 127.0.0.1:${port}: ${detail}`);
 }
 
@@ -123,7 +149,10 @@ export function forwardInfo(serverName: string, target: ForwardTarget, localPort
 
 /** For `host: "local"`: the server is on this machine already. */
 export function localServerError(server: Pick<ServerProfile, 'name' | 'url'>): ForwardError {
-  return new ForwardError('local', `${server.name} runs on this machine (host "local"): there is nothing to forward; use ${server.url}/v1 directly.`);
+  return new ForwardError(
+    'local',
+    `${server.name} runs on this machine (host "local"): there is nothing to forward; use ${server.url}/v1 directly.`,
+  );
 }
 
 /** When sshd refuses direct-tcpip channels. */
@@ -148,7 +177,9 @@ export function openedLine(info: ForwardInfo): string {
  * connection. The server speaks plain HTTP (config.ts allows only http://), so the client does too.
  */
 export function gatewayErrorResponse(message: string): string {
-  const body = JSON.stringify({ error: { message: `kimi-service port forward: ${message}`, type: 'forward_error', code: 502 } });
+  const body = JSON.stringify({
+    error: { message: `kimi-service port forward: ${message}`, type: 'forward_error', code: 502 },
+  });
   return (
     'HTTP/1.1 502 Bad Gateway\r\n' +
     'Content-Type: application/json\r\n' +

@@ -79,7 +79,11 @@ export class MultiNodeSession {
   }
 
   nodeStates(): { label: string; host: string; state: LoadState | undefined }[] {
-    return this.nodes.map(({ node, session }) => ({ label: node.label, host: node.host ?? 'local', state: session.state }));
+    return this.nodes.map(({ node, session }) => ({
+      label: node.label,
+      host: node.host ?? 'local',
+      state: session.state,
+    }));
   }
 
   /** Connects every node at once; a refusal names the node. */
@@ -105,7 +109,12 @@ export class MultiNodeSession {
    * watches them all; resolves with how the server's load ended: ready when every node is,
    * failed as soon as one node fails (naming it).
    */
-  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior): Promise<WatchOutcome> {
+  async watch(
+    mode: 'restart' | 'attach',
+    options: WatchOptions,
+    listener: SessionListener = {},
+    prior?: LoadPrior,
+  ): Promise<WatchOutcome> {
     if (this.busy) throw new AlreadyWatchingError(this.profile.name, this.stateNow());
     const generation = ++this.generation;
     // The server's last load has ended (a node failed, say) while another node's watch still follows
@@ -140,7 +149,7 @@ export class MultiNodeSession {
         resolveEnd(outcome);
       }
       listener.onEnd?.(outcome);
-      if (!options.steadyIntervalMs) this.stopNodes('the server\'s load ended');
+      if (!options.steadyIntervalMs) this.stopNodes("the server's load ended");
     };
     // The server's load ends when the folded state is final; each later change of that (a crash after ready) is an end too.
     let lastEndVerdict: string | undefined;
@@ -148,7 +157,9 @@ export class MultiNodeSession {
       const state = this.state;
       if (!state) return;
       // Stopped counts only when every node is (one stopped while others run is a transient or a broken group).
-      const final = isFinished(state) && (state.verdict !== 'stopped' || this.nodes.every((n) => n.session.state?.verdict === 'stopped'));
+      const final =
+        isFinished(state) &&
+        (state.verdict !== 'stopped' || this.nodes.every((n) => n.session.state?.verdict === 'stopped'));
       if (!final) {
         lastEndVerdict = undefined;
         return;
@@ -165,7 +176,11 @@ export class MultiNodeSession {
         // The other nodes' watches, stopped because of this end (or by the user), say nothing new.
         if (settled && outcome.end === 'cancelled') return;
         const issue = nodeIssue(this.nodeStates());
-        endWith({ ...outcome, state: this.state ?? outcome.state, ...(outcome.message || issue ? { message: [issue?.text, outcome.message].filter(Boolean).join(': ') } : {}) });
+        endWith({
+          ...outcome,
+          state: this.state ?? outcome.state,
+          ...(outcome.message || issue ? { message: [issue?.text, outcome.message].filter(Boolean).join(': ') } : {}),
+        });
         this.stopNodes(outcome.message ?? outcome.end);
         return;
       }
@@ -178,7 +193,7 @@ export class MultiNodeSession {
       this.loading = false;
       if (!settled) {
         settled = true;
-        resolveEnd({ end: 'cancelled', state: this.stateNow(), message: 'the nodes\' watches ended' });
+        resolveEnd({ end: 'cancelled', state: this.stateNow(), message: "the nodes' watches ended" });
       }
       listener.onClosed?.();
     };
@@ -188,7 +203,12 @@ export class MultiNodeSession {
         mode,
         // Only node rank 0 serves HTTP; the others are ready once their load is done.
         node.rank === 0 ? options : { ...options, servesHttp: false },
-        { onState: onNodeChange, onEnd: nodeEnded, onAlert: (alert) => listener.onAlert?.({ ...alert, message: `${node.label}: ${alert.message}` }), onClosed: nodeClosed },
+        {
+          onState: onNodeChange,
+          onEnd: nodeEnded,
+          onAlert: (alert) => listener.onAlert?.({ ...alert, message: `${node.label}: ${alert.message}` }),
+          onClosed: nodeClosed,
+        },
         node.rank === 0 ? prior : undefined,
       ),
     );
@@ -201,7 +221,11 @@ export class MultiNodeSession {
       if (!settled) {
         settled = true;
         this.loading = false;
-        resolveEnd({ end: 'unreachable', state: this.stateNow(), message: error instanceof Error ? error.message : String(error) });
+        resolveEnd({
+          end: 'unreachable',
+          state: this.stateNow(),
+          message: error instanceof Error ? error.message : String(error),
+        });
       }
     });
     return end;

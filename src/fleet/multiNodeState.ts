@@ -37,7 +37,9 @@ function failureText(state: LoadState, others: readonly NodeState[]): string {
   if (!cause) return summary;
   // It gave up waiting for the others: say which ones were behind.
   const behind = WAITED_FOR_OTHERS.has(cause.kind)
-    ? others.filter((n) => n.state === undefined || (n.state.failure === undefined && n.state.readyAt === undefined)).map((n) => `${n.label} (${n.state ? describeBrief(n.state) : 'not watched'})`)
+    ? others
+        .filter((n) => n.state === undefined || (n.state.failure === undefined && n.state.readyAt === undefined))
+        .map((n) => `${n.label} (${n.state ? describeBrief(n.state) : 'not watched'})`)
     : [];
   return `${summary} — ${cause.meaning}${behind.length ? `; behind: ${behind.join(', ')}` : ''}`;
 }
@@ -52,17 +54,40 @@ export function nodeIssue(nodes: readonly NodeState[]): NodeIssue | undefined {
   // A node that failed on its own comes before one that only gave up waiting for it.
   const failures = known.filter((n) => n.state.failure !== undefined);
   const failed = failures.find((n) => !WAITED_FOR_OTHERS.has(causeOf(n.state)?.kind ?? '')) ?? failures[0];
-  if (failed) return { label: failed.label, verdict: 'failed', text: `${failed.label}: ${failureText(failed.state, nodes.filter((n) => n !== failed))}` };
+  if (failed)
+    return {
+      label: failed.label,
+      verdict: 'failed',
+      text: `${failed.label}: ${failureText(
+        failed.state,
+        nodes.filter((n) => n !== failed),
+      )}`,
+    };
   const down = known.find((n) => !n.state.connected);
-  if (down) return { label: down.label, verdict: 'unreachable', text: `${down.label} is unreachable: ${down.state.connectionError ?? 'connection lost'}` };
+  if (down)
+    return {
+      label: down.label,
+      verdict: 'unreachable',
+      text: `${down.label} is unreachable: ${down.state.connectionError ?? 'connection lost'}`,
+    };
   const stopped = known.filter((n) => n.state.verdict === 'stopped');
   if (stopped.length > 0 && stopped.length < nodes.length) {
     const first = stopped[0]!;
-    return { label: first.label, verdict: 'stopped', text: `${first.label} is stopped (its unit does not run) while the other nodes run: the group cannot serve` };
+    return {
+      label: first.label,
+      verdict: 'stopped',
+      text: `${first.label} is stopped (its unit does not run) while the other nodes run: the group cannot serve`,
+    };
   }
   // A node that waits for the others (at a barrier) stalls too: only the least advanced one is the cause.
-  const stalled = known.length > 0 ? known[known.map((n) => n.state).indexOf(leastAdvanced(known.map((n) => n.state)))] : undefined;
-  if (stalled && stalled.state.verdict === 'stalled') return { label: stalled.label, verdict: 'stalled', text: `${stalled.label} makes no progress (${stalled.state.lastSignal?.text ?? 'stalled'})` };
+  const stalled =
+    known.length > 0 ? known[known.map((n) => n.state).indexOf(leastAdvanced(known.map((n) => n.state)))] : undefined;
+  if (stalled && stalled.state.verdict === 'stalled')
+    return {
+      label: stalled.label,
+      verdict: 'stalled',
+      text: `${stalled.label} makes no progress (${stalled.state.lastSignal?.text ?? 'stalled'})`,
+    };
   return undefined;
 }
 
@@ -70,7 +95,8 @@ function leastAdvanced(states: readonly LoadState[]): LoadState {
   let least = states[0]!;
   for (const s of states.slice(1)) {
     const rank = (x: LoadState) => (x.phase === undefined ? -1 : phaseRank(x.phase));
-    if ((s.progress ?? -1) < (least.progress ?? -1) || (s.progress === least.progress && rank(s) < rank(least))) least = s;
+    if ((s.progress ?? -1) < (least.progress ?? -1) || (s.progress === least.progress && rank(s) < rank(least)))
+      least = s;
   }
   return least;
 }
@@ -88,9 +114,17 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
   const allReady = allKnown && states.every((s) => s.readyAt !== undefined && s.failure === undefined);
   const least = leastAdvanced(states);
   const progresses = states.map((s) => s.progress);
-  const progress = progresses.some((p) => p === undefined) || !allKnown ? (progresses.some((p) => p !== undefined) ? 0 : undefined) : Math.min(...(progresses as number[]));
+  const progress =
+    progresses.some((p) => p === undefined) || !allKnown
+      ? progresses.some((p) => p !== undefined)
+        ? 0
+        : undefined
+      : Math.min(...(progresses as number[]));
   const etas = states.map((s) => s.eta);
-  const eta = etas.every((e) => e !== undefined) && allKnown ? etas.reduce((a, b) => (b!.readyAt > a!.readyAt ? b : a)) : undefined;
+  const eta =
+    etas.every((e) => e !== undefined) && allKnown
+      ? etas.reduce((a, b) => (b!.readyAt > a!.readyAt ? b : a))
+      : undefined;
   const confirmed = states.map((s) => s.confirmedAt);
   const confirmedAt = confirmed.every((c) => c !== undefined) ? Math.min(...(confirmed as number[])) : undefined;
 
@@ -101,7 +135,8 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
   else if (issue?.verdict === 'stopped') verdict = rank0.readyAt !== undefined ? 'failed' : 'stopped';
   else if (states.length === nodes.length && states.every((s) => s.verdict === 'stopped')) verdict = 'stopped';
   else if (issue?.verdict === 'stalled') verdict = 'stalled';
-  else if (rank0.readyAt !== undefined || states.every((s) => s.readyAt !== undefined || s.phase === 'warming up')) verdict = 'warming up';
+  else if (rank0.readyAt !== undefined || states.every((s) => s.readyAt !== undefined || s.phase === 'warming up'))
+    verdict = 'warming up';
   else if (states.some((s) => s.verdict === 'stopping')) verdict = 'stopping';
   else if (states.some((s) => s.verdict === 'restarting')) verdict = 'restarting';
   else verdict = least.verdict === 'ready' ? 'warming up' : least.verdict;
@@ -115,7 +150,9 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
         : undefined;
   const readyAt = allReady ? Math.max(...states.map((s) => s.readyAt ?? 0)) : undefined;
   const down = nodes.find((n) => n.state !== undefined && !n.state.connected);
-  const lastSignal = issue ? { at: Math.max(...states.map((s) => s.lastSignal?.at ?? 0)), text: issue.text } : least.lastSignal;
+  const lastSignal = issue
+    ? { at: Math.max(...states.map((s) => s.lastSignal?.at ?? 0)), text: issue.text }
+    : least.lastSignal;
   return {
     ...rank0,
     verdict,

@@ -92,7 +92,10 @@ export class PortForward {
       if (isForwardingProhibited(error)) throw prohibitedError(server);
       if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw error;
       // Forwarding works; the server is just not listening (restarting, stopped): open anyway.
-      log('warn', `[${server.name}] The server does not answer on ${target.host}:${target.port} yet (${errorText(error)}); the forward opens anyway and reaches it once it listens.`);
+      log(
+        'warn',
+        `[${server.name}] The server does not answer on ${target.host}:${target.port} yet (${errorText(error)}); the forward opens anyway and reaches it once it listens.`,
+      );
     }
     const thisMachine = await isThisMachine(server.host);
     const selfForward = selfForwardError(target, options.localPort, thisMachine);
@@ -128,7 +131,10 @@ export class PortForward {
     this.closing ??= new Promise<void>((resolve) => {
       this.listener.close(() => resolve());
       for (const socket of this.sockets) socket.destroy();
-      this.options.log('info', `[${this.options.server.name}] Closed the forward of 127.0.0.1:${this.info.localPort} (${reason}).`);
+      this.options.log(
+        'info',
+        `[${this.options.server.name}] Closed the forward of 127.0.0.1:${this.info.localPort} (${reason}).`,
+      );
       for (const l of [...this.closeListeners]) l();
       this.closeListeners.clear();
     });
@@ -245,7 +251,10 @@ export class PortForwards {
     const existing = this.forwards.get(server.name) ?? (await this.opening.get(server.name)?.catch(() => undefined));
     if (existing && !existing.closed) {
       if (localPort !== undefined && localPort !== existing.info.localPort) {
-        throw new ForwardError('port-in-use', `${server.name} is already forwarded on 127.0.0.1:${existing.info.localPort}; close that forward first`);
+        throw new ForwardError(
+          'port-in-use',
+          `${server.name} is already forwarded on 127.0.0.1:${existing.info.localPort}; close that forward first`,
+        );
       }
       return { info: existing.info, already: true };
     }

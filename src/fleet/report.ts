@@ -40,7 +40,11 @@ export interface ServerReport {
   /** One line a model or a person reads. */
   readonly summary: string;
   /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
-  readonly nodes?: readonly { readonly node: string; readonly state: string; readonly progressPercent: number | null }[];
+  readonly nodes?: readonly {
+    readonly node: string;
+    readonly state: string;
+    readonly progressPercent: number | null;
+  }[];
 }
 
 function stateWord(snapshot: ServerSnapshot): string {
@@ -65,7 +69,8 @@ function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): stri
     return `${state.failure.summary}${cause ? ` (${cause})` : ''}`;
   }
   if (!state.connected && state.connectionError) return state.connectionError;
-  if (state.completion && !state.completion.ok && state.readyAt === undefined) return `completion probe: ${state.completion.detail}`;
+  if (state.completion && !state.completion.ok && state.readyAt === undefined)
+    return `completion probe: ${state.completion.detail}`;
   return null;
 }
 
@@ -73,14 +78,16 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   const { server, state } = snapshot;
   const word = stateWord(snapshot);
   const watched = snapshot.watching && state !== undefined && !snapshot.refusal;
-  const loading = watched && (state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled');
+  const loading =
+    watched && (state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled');
   const progress = loading && state.progress !== undefined ? Math.floor(state.progress * 100) : null;
   const etaMs = loading ? visibleEta(state.eta, now) : undefined;
   const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
   const error = lastError(snapshot, state);
   const parts = [`${server.name}: ${watched ? describe(state) : word}`];
   if (etaMs !== undefined) parts.push(`about ${formatEta(etaMs)}`);
-  if (watched && state.readyAt !== undefined && state.verdict === 'ready') parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
+  if (watched && state.readyAt !== undefined && state.verdict === 'ready')
+    parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
   else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
   if (!watched && state) parts.push(`last seen ${describe(state)}`);
   if (error) parts.push(error);
@@ -109,7 +116,10 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
           nodes: snapshot.nodes.map((n) => ({
             node: n.label,
             state: n.state ? n.state.verdict : 'not watched',
-            progressPercent: n.state?.progress !== undefined && n.state.readyAt === undefined ? Math.floor(n.state.progress * 100) : null,
+            progressPercent:
+              n.state?.progress !== undefined && n.state.readyAt === undefined
+                ? Math.floor(n.state.progress * 100)
+                : null,
           })),
         }
       : {}),
@@ -124,7 +134,12 @@ export interface WaitReport {
   readonly next: string;
 }
 
-export function waitReport(result: WaitResult, waitedMs: number, toolName = 'kimi_wait', now: number = Date.now()): WaitReport {
+export function waitReport(
+  result: WaitResult,
+  waitedMs: number,
+  toolName = 'kimi_wait',
+  now: number = Date.now(),
+): WaitReport {
   const report = serverReport(result.snapshot, now);
   const waited = formatDuration(waitedMs);
   let next: string;

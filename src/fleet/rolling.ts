@@ -11,7 +11,10 @@ import { serverReport } from './report';
 export interface RollingFleet {
   restart(server: ServerProfile): Promise<Pick<RestartResult, 'kind'>>;
   waitFor(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult>;
-  verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<{ summary: string; allPassed: boolean | undefined }>;
+  verifyParsers(
+    server: ServerProfile,
+    log: (line: string) => void,
+  ): Promise<{ summary: string; allPassed: boolean | undefined }>;
 }
 
 export type RollStep = 'restarting' | 'loading' | 'verifying' | 'done';
@@ -75,7 +78,8 @@ function waitFailure(result: WaitResult): string {
 
 /** One line that says how a roll ended (the notification's text). */
 export function rollSummary(result: RollResult): string {
-  const done = result.restarted.length > 0 ? `${result.restarted.join(', ')} restarted, ready and verified` : 'nothing restarted';
+  const done =
+    result.restarted.length > 0 ? `${result.restarted.join(', ')} restarted, ready and verified` : 'nothing restarted';
   if (result.kind === 'done') return `Rolling restart done: ${done}.`;
   const skipped = result.skipped.length > 0 ? ` Not restarted: ${result.skipped.join(', ')}.` : '';
   const what = result.kind === 'cancelled' ? 'cancelled' : 'stopped';
@@ -87,11 +91,16 @@ export function rollSummary(result: RollResult): string {
  * restarted again), wait for ready, verify the parsers (all checks must pass). A cancellation
  * stops before the next step; the load under way goes on.
  */
-export async function rollingRestart(fleet: RollingFleet, servers: readonly ServerProfile[], options: RollOptions): Promise<RollResult> {
+export async function rollingRestart(
+  fleet: RollingFleet,
+  servers: readonly ServerProfile[],
+  options: RollOptions,
+): Promise<RollResult> {
   const restarted: string[] = [];
   const total = servers.length;
   for (const [index, server] of servers.entries()) {
-    const progress = (step: RollStep, text: string) => options.onProgress?.({ server, index, total, step, text: `${text} (${index + 1}/${total})` });
+    const progress = (step: RollStep, text: string) =>
+      options.onProgress?.({ server, index, total, step, text: `${text} (${index + 1}/${total})` });
     const cancelled = () => {
       if (options.signal?.aborted) throw new RollStop('cancelled', 'cancelled by the user');
     };
@@ -99,28 +108,46 @@ export async function rollingRestart(fleet: RollingFleet, servers: readonly Serv
       cancelled();
       progress('restarting', `restarting ${server.name}`);
       const restart = await fleet.restart(server);
-      if (restart.kind === 'attached') options.log?.(`[${server.name}] A load was already under way: followed, not restarted again.`);
+      if (restart.kind === 'attached')
+        options.log?.(`[${server.name}] A load was already under way: followed, not restarted again.`);
       cancelled();
       progress('loading', `waiting for ${server.name} to be ready`);
-      const wait = await fleet.waitFor(server, { timeoutMs: options.loadTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+      const wait = await fleet.waitFor(server, {
+        timeoutMs: options.loadTimeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       if (wait.kind === 'cancelled') throw new RollStop('cancelled', 'cancelled by the user (its load goes on)');
       if (wait.kind !== 'ready') throw new RollStop('failed', waitFailure(wait));
       cancelled();
       progress('verifying', `verifying the parsers of ${server.name}`);
       const verification = await fleet.verifyParsers(server, (line) => options.log?.(`[${server.name}] ${line}`));
-      if (verification.allPassed !== true) throw new RollStop('failed', `its parsers were not verified: ${verification.summary}`);
+      if (verification.allPassed !== true)
+        throw new RollStop('failed', `its parsers were not verified: ${verification.summary}`);
       restarted.push(server.name);
       progress('done', `${server.name} ready, ${verification.summary}`);
     } catch (error) {
-      const stop = error instanceof RollStop ? error : new RollStop('failed', error instanceof Error ? error.message : String(error));
-      return { kind: stop.kind, server: server.name, reason: stop.message, restarted, skipped: servers.slice(index + 1).map((s) => s.name) };
+      const stop =
+        error instanceof RollStop
+          ? error
+          : new RollStop('failed', error instanceof Error ? error.message : String(error));
+      return {
+        kind: stop.kind,
+        server: server.name,
+        reason: stop.message,
+        restarted,
+        skipped: servers.slice(index + 1).map((s) => s.name),
+      };
     }
   }
   return { kind: 'done', restarted };
 }
 
 /** The servers a roll proposes: those whose model path is `reference`'s (the active server's; just it when unknown). */
-export function sameModelDefaults(names: readonly string[], modelPaths: ReadonlyMap<string, string | undefined>, reference: string | undefined): string[] {
+export function sameModelDefaults(
+  names: readonly string[],
+  modelPaths: ReadonlyMap<string, string | undefined>,
+  reference: string | undefined,
+): string[] {
   const path = reference ? modelPaths.get(reference) : undefined;
   if (path === undefined) return reference && names.includes(reference) ? [reference] : [];
   return names.filter((name) => modelPaths.get(name) === path);

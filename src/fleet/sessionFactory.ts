@@ -26,7 +26,12 @@ type Log = (level: LogLevel, message: string) => void;
  * Known hosts: a host whose ~/.ssh/config entry sets UserKnownHostsFile uses that file (the
  * transport reads it from the resolved target); every other host uses kimi.knownHostsFile.
  */
-export async function createTransport(server: ServerProfile, settings: Settings, ui: SessionUi, log: Log): Promise<Transport> {
+export async function createTransport(
+  server: ServerProfile,
+  settings: Settings,
+  ui: SessionUi,
+  log: Log,
+): Promise<Transport> {
   if (server.host === undefined) return new LocalTransport();
   let knownHostsFile: string;
   try {
@@ -46,10 +51,16 @@ export async function createTransport(server: ServerProfile, settings: Settings,
     decideUnknownHostKey: async (key) => {
       switch (settings.hostKeyPolicy) {
         case 'strict':
-          log('error', `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "strict").`);
+          log(
+            'error',
+            `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "strict").`,
+          );
           return 'reject';
         case 'accept-new':
-          log('warn', `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "accept-new").`);
+          log(
+            'warn',
+            `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "accept-new").`,
+          );
           return 'trust';
         case 'ask':
           return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';

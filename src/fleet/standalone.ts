@@ -19,7 +19,16 @@ export interface SettingsSources {
   /** --settings FILE: a VS Code settings.json (its `kimi.*` keys). */
   readonly settingsFile?: string;
   /** --host/--unit/--url...: one server from flags. */
-  readonly flags?: { readonly host?: string; readonly unit?: string; readonly url?: string; readonly port?: number; readonly username?: string; readonly identityFile?: string; readonly sudo?: boolean; readonly name?: string };
+  readonly flags?: {
+    readonly host?: string;
+    readonly unit?: string;
+    readonly url?: string;
+    readonly port?: number;
+    readonly username?: string;
+    readonly identityFile?: string;
+    readonly sudo?: boolean;
+    readonly name?: string;
+  };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly platform: NodeJS.Platform;
   readonly home: string;
@@ -31,14 +40,25 @@ export type LoadedSettings =
 
 /** `$XDG_CONFIG_HOME/kimi-service/servers.json` (default ~/.config). */
 export function defaultConfigFile(sources: Pick<SettingsSources, 'env' | 'home' | 'platform'>): string {
-  const base = sources.env.XDG_CONFIG_HOME || (sources.platform === 'win32' ? sources.env.APPDATA || path.join(sources.home, 'AppData', 'Roaming') : path.join(sources.home, '.config'));
+  const base =
+    sources.env.XDG_CONFIG_HOME ||
+    (sources.platform === 'win32'
+      ? sources.env.APPDATA || path.join(sources.home, 'AppData', 'Roaming')
+      : path.join(sources.home, '.config'));
   return path.join(base, 'kimi-service', 'servers.json');
 }
 
 /** The user's VS Code settings.json on this platform. */
 export function defaultVscodeSettingsFile(sources: Pick<SettingsSources, 'env' | 'home' | 'platform'>): string {
-  if (sources.platform === 'darwin') return path.join(sources.home, 'Library', 'Application Support', 'Code', 'User', 'settings.json');
-  if (sources.platform === 'win32') return path.join(sources.env.APPDATA || path.join(sources.home, 'AppData', 'Roaming'), 'Code', 'User', 'settings.json');
+  if (sources.platform === 'darwin')
+    return path.join(sources.home, 'Library', 'Application Support', 'Code', 'User', 'settings.json');
+  if (sources.platform === 'win32')
+    return path.join(
+      sources.env.APPDATA || path.join(sources.home, 'AppData', 'Roaming'),
+      'Code',
+      'User',
+      'settings.json',
+    );
   return path.join(sources.env.XDG_CONFIG_HOME || path.join(sources.home, '.config'), 'Code', 'User', 'settings.json');
 }
 
@@ -54,11 +74,16 @@ function readJsonc(file: string, read: (file: string) => string): { value?: unkn
   try {
     text = read(file);
   } catch (error) {
-    return { error: `${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}` };
+    return {
+      error: `${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+    };
   }
   const errors: ParseError[] = [];
   const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
-  if (errors.length > 0) return { error: `${file}: not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset})` };
+  if (errors.length > 0)
+    return {
+      error: `${file}: not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset})`,
+    };
   return { value };
 }
 
@@ -67,11 +92,19 @@ function readJsonc(file: string, read: (file: string) => string): { value?: unkn
  * VS Code settings.json, --host/--unit/--url flags. The first source that exists wins; a
  * source that exists but is invalid is an error (nothing is run).
  */
-export function loadStandaloneSettings(sources: SettingsSources, read: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'), exists: (file: string) => boolean = fs.existsSync): LoadedSettings {
+export function loadStandaloneSettings(
+  sources: SettingsSources,
+  read: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
+  exists: (file: string) => boolean = fs.existsSync,
+): LoadedSettings {
   const fromConfig = (file: string): LoadedSettings => {
     const { value, error } = readJsonc(file, read);
     if (error) return { ok: false, errors: [error], source: file };
-    const raw: RawSettings = Array.isArray(value) ? { servers: value } : value && typeof value === 'object' ? kimiOrPlain(value as Record<string, unknown>) : {};
+    const raw: RawSettings = Array.isArray(value)
+      ? { servers: value }
+      : value && typeof value === 'object'
+        ? kimiOrPlain(value as Record<string, unknown>)
+        : {};
     return withSource(parseSettings(raw), file);
   };
   if (sources.configFile) return fromConfig(sources.configFile);
@@ -79,8 +112,13 @@ export function loadStandaloneSettings(sources: SettingsSources, read: (file: st
   if (exists(xdg)) return fromConfig(xdg);
   const flags = sources.flags;
   if (flags?.host || flags?.unit) {
-    const server: Record<string, unknown> = { name: flags.name ?? flags.host ?? 'server', host: flags.host ?? 'local', unit: flags.unit };
-    for (const key of ['url', 'port', 'username', 'identityFile', 'sudo'] as const) if (flags[key] !== undefined) server[key] = flags[key];
+    const server: Record<string, unknown> = {
+      name: flags.name ?? flags.host ?? 'server',
+      host: flags.host ?? 'local',
+      unit: flags.unit,
+    };
+    for (const key of ['url', 'port', 'username', 'identityFile', 'sudo'] as const)
+      if (flags[key] !== undefined) server[key] = flags[key];
     return withSource(parseSettings({ servers: [server] }), 'command-line flags');
   }
   const vscodeFile = sources.settingsFile ?? defaultVscodeSettingsFile(sources);
@@ -91,7 +129,9 @@ export function loadStandaloneSettings(sources: SettingsSources, read: (file: st
   }
   return {
     ok: false,
-    errors: [`no servers configured: pass --config FILE, write ${xdg}, pass --settings FILE (a VS Code settings.json with kimi.servers), or --host and --unit`],
+    errors: [
+      `no servers configured: pass --config FILE, write ${xdg}, pass --settings FILE (a VS Code settings.json with kimi.servers), or --host and --unit`,
+    ],
     source: 'none',
   };
 }
@@ -135,7 +175,8 @@ export class FileMemento implements MementoLike {
     if (this.cache) return this.cache;
     try {
       const value: unknown = JSON.parse(fs.readFileSync(this.file, 'utf8'));
-      this.cache = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+      this.cache =
+        value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
     } catch {
       this.cache = {};
     }
@@ -144,7 +185,10 @@ export class FileMemento implements MementoLike {
 }
 
 /** `$XDG_STATE_HOME/kimi-service/history.json` (default ~/.local/state). */
-export function defaultHistoryFile(env: Readonly<Record<string, string | undefined>>, home: string = os.homedir()): string {
+export function defaultHistoryFile(
+  env: Readonly<Record<string, string | undefined>>,
+  home: string = os.homedir(),
+): string {
   return path.join(env.XDG_STATE_HOME || path.join(home, '.local', 'state'), 'kimi-service', 'history.json');
 }
 
@@ -175,7 +219,11 @@ export function firstRoundDone(state: LoadState): boolean {
  * what is known by then. The caller connects first (a refusal is its own answer).
  * TODO(fleet): a `Fleet.status(server, { timeoutMs })` verb would keep this below the fronts.
  */
-export function observe(fleet: Fleet, server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
+export function observe(
+  fleet: Fleet,
+  server: ServerProfile,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<ServerSnapshot> {
   const now = fleet.snapshot(server);
   if (now.watching && now.state && firstRoundDone(now.state)) return Promise.resolve(now);
   return new Promise<ServerSnapshot>((resolve) => {
@@ -210,7 +258,11 @@ export function observe(fleet: Fleet, server: ServerProfile, options: { timeoutM
 export function whenRestartIssued(
   fleet: Fleet,
   server: ServerProfile,
-  options: { timeoutMs: number; signal?: AbortSignal; /** When the restart was asked: older states are another watch's. */ since: number },
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    /** When the restart was asked: older states are another watch's. */ since: number;
+  },
 ): Promise<{ readonly issued: boolean; readonly snapshot: ServerSnapshot }> {
   const issued = (state: LoadState | undefined): boolean | undefined => {
     if (!state || state.restartRequestedAt === undefined || state.restartRequestedAt < options.since) return undefined;

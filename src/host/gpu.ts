@@ -11,7 +11,8 @@ export interface GpuReading {
   readonly reason?: string;
 }
 
-const FAILURE = /NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found|command not found|not found|Unable to determine|Failed to initialize NVML/i;
+const FAILURE =
+  /NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|No devices were found|command not found|not found|Unable to determine|Failed to initialize NVML/i;
 
 function mib(field: string): number | undefined {
   // One optional unit between the spaces: `\s*(MiB)?\s*$` backtracks quadratically on a run of spaces.
@@ -44,10 +45,16 @@ export function parseNvidiaSmiCsv(text: string): GpuReading {
     gpus.push({ index, usedMiB: used, totalMiB: total });
   }
   if (gpus.length > 0) return { gpus };
-  return { gpus, reason: failure ?? (text.trim() ? 'nvidia-smi printed no GPU readings' : 'nvidia-smi printed nothing') };
+  return {
+    gpus,
+    reason: failure ?? (text.trim() ? 'nvidia-smi printed no GPU readings' : 'nvidia-smi printed nothing'),
+  };
 }
 
 /** Total used / total memory over all GPUs, in MiB. */
 export function totalGpuMemory(gpus: readonly GpuMemory[]): { usedMiB: number; totalMiB: number } {
-  return gpus.reduce((a, g) => ({ usedMiB: a.usedMiB + g.usedMiB, totalMiB: a.totalMiB + g.totalMiB }), { usedMiB: 0, totalMiB: 0 });
+  return gpus.reduce((a, g) => ({ usedMiB: a.usedMiB + g.usedMiB, totalMiB: a.totalMiB + g.totalMiB }), {
+    usedMiB: 0,
+    totalMiB: 0,
+  });
 }

@@ -4,7 +4,12 @@
  * Debian host; parsers and predictions are pure.
  */
 import { assertAbsolutePath, quote } from '../transport/shell';
-import { DEFAULT_AFTER_WEIGHTS_MIN_MS, DEFAULT_AFTER_WEIGHTS_SHARE, DEFAULT_COLD_BPS, DEFAULT_WARM_BPS } from '../monitor/eta';
+import {
+  DEFAULT_AFTER_WEIGHTS_MIN_MS,
+  DEFAULT_AFTER_WEIGHTS_SHARE,
+  DEFAULT_COLD_BPS,
+  DEFAULT_WARM_BPS,
+} from '../monitor/eta';
 import { priorFrom, type LoadRecord } from '../monitor/history';
 
 /** Default time from process start to the first weight read when there is no history. */
@@ -90,7 +95,8 @@ export function parseResidency(text: string): Residency {
       files.push({ file: unescapeRaw(r[3]!), residentBytes: Math.min(res, size), sizeBytes: size });
     } else if (/^error\s/.test(line) || /^fincore:/.test(line)) errors++;
   }
-  if (method === 'none' || files.length === 0) return { method, files, residentBytes: undefined, totalBytes: undefined, errors };
+  if (method === 'none' || files.length === 0)
+    return { method, files, residentBytes: undefined, totalBytes: undefined, errors };
   const residentBytes = files.reduce((a, f) => a + f.residentBytes, 0);
   const totalBytes = files.reduce((a, f) => a + f.sizeBytes, 0);
   return { method, files, residentBytes, totalBytes, errors };
@@ -108,13 +114,19 @@ function unescapeRaw(s: string): string {
 export function predictLoad(history: readonly LoadRecord[], residentBytes: number, totalBytes: number): number {
   const prior = priorFrom(history);
   const resident = Math.max(0, Math.min(totalBytes, residentBytes));
-  const weightsMs = ((totalBytes - resident) / (prior.coldBps ?? DEFAULT_COLD_BPS) + resident / (prior.warmBps ?? DEFAULT_WARM_BPS)) * 1000;
+  const weightsMs =
+    ((totalBytes - resident) / (prior.coldBps ?? DEFAULT_COLD_BPS) + resident / (prior.warmBps ?? DEFAULT_WARM_BPS)) *
+    1000;
   const after = prior.afterWeightsMs ?? Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsMs * DEFAULT_AFTER_WEIGHTS_SHARE);
   return (prior.startingMs ?? DEFAULT_STARTING_MS) + weightsMs + after;
 }
 
 /** "~9 min: 41% of the weights are cached" (for the restart confirmation). */
-export function predictionText(predictedMs: number, residentBytes: number | undefined, totalBytes: number | undefined): string {
+export function predictionText(
+  predictedMs: number,
+  residentBytes: number | undefined,
+  totalBytes: number | undefined,
+): string {
   const min = predictedMs / 60_000;
   const time = min >= 1.5 ? `~${Math.round(min)} min` : `~${Math.max(1, Math.round(predictedMs / 1000))} s`;
   if (residentBytes === undefined || !totalBytes) return `${time} (page cache unknown)`;
@@ -150,11 +162,16 @@ export type WarmPlan =
  */
 export function planWarm(residency: Residency, memAvailable: number | undefined, margin = 0.1): WarmPlan {
   if (residency.residentBytes === undefined || residency.totalBytes === undefined) {
-    return { ok: false, reason: 'the page-cache residency of the model could not be measured (no fincore, no python3)', needBytes: 0 };
+    return {
+      ok: false,
+      reason: 'the page-cache residency of the model could not be measured (no fincore, no python3)',
+      needBytes: 0,
+    };
   }
   const needBytes = residency.totalBytes - residency.residentBytes;
   if (needBytes <= 0) return { ok: false, reason: 'the weights are already in the page cache', needBytes: 0 };
-  if (memAvailable === undefined) return { ok: false, reason: 'MemAvailable could not be read from /proc/meminfo', needBytes };
+  if (memAvailable === undefined)
+    return { ok: false, reason: 'MemAvailable could not be read from /proc/meminfo', needBytes };
   const want = needBytes * (1 + margin);
   if (memAvailable < want) {
     return {

@@ -31,4 +31,3 @@ export interface ModelSize {
   readonly bytes: number;
   readonly files: number;
 }
-

@@ -83,7 +83,12 @@ export const MIN_SAMPLE_SPAN_MS = 10_000;
 export const DISPROVED_GRACE_MS = 10_000;
 
 /** Keeps the samples of the last `keepMs` (and at most `max`), appending `sample`. */
-export function pushSample(samples: readonly IoSample[], sample: IoSample, keepMs = 2 * RATE_WINDOW_MS, max = 240): IoSample[] {
+export function pushSample(
+  samples: readonly IoSample[],
+  sample: IoSample,
+  keepMs = 2 * RATE_WINDOW_MS,
+  max = 240,
+): IoSample[] {
   const out = samples.filter((s) => s.at >= sample.at - keepMs && s.at < sample.at);
   out.push(sample);
   return out.length > max ? out.slice(out.length - max) : out;
@@ -93,7 +98,11 @@ export function pushSample(samples: readonly IoSample[], sample: IoSample, keepM
  * Bytes/s of `pick(sample)` over the window ending at the last sample: a least-squares slope,
  * so one late or early sample does not swing it. Undefined with < 2 samples or no time span.
  */
-export function windowRate(samples: readonly IoSample[], pick: (s: IoSample) => number | undefined = (s) => s.bytes, windowMs = RATE_WINDOW_MS): number | undefined {
+export function windowRate(
+  samples: readonly IoSample[],
+  pick: (s: IoSample) => number | undefined = (s) => s.bytes,
+  windowMs = RATE_WINDOW_MS,
+): number | undefined {
   const last = samples[samples.length - 1];
   if (!last) return undefined;
   const pts: [number, number][] = [];
@@ -138,7 +147,12 @@ export function blendRate(live: number | undefined, liveSpanMs: number, prior: n
  * Bytes/s of `pick(sample)` counted only over the intervals (within the window) in which it
  * grew, with how long those intervals last. Undefined when it did not grow.
  */
-export function activeRate(samples: readonly IoSample[], pick: (s: IoSample) => number | undefined, windowMs = RATE_WINDOW_MS, minBytes = 0): { bps: number; spanMs: number } | undefined {
+export function activeRate(
+  samples: readonly IoSample[],
+  pick: (s: IoSample) => number | undefined,
+  windowMs = RATE_WINDOW_MS,
+  minBytes = 0,
+): { bps: number; spanMs: number } | undefined {
   const last = samples[samples.length - 1];
   if (!last) return undefined;
   let bytes = 0;
@@ -175,7 +189,12 @@ export interface LiveRate {
  * starts), else every interval. `noisePerWindow`: growth below this per RATE_WINDOW_MS is a
  * trickle, not a rate.
  */
-export function liveRate(samples: readonly IoSample[], pick: (s: IoSample) => number | undefined, active: boolean, noisePerWindow = 0): LiveRate | undefined {
+export function liveRate(
+  samples: readonly IoSample[],
+  pick: (s: IoSample) => number | undefined,
+  active: boolean,
+  noisePerWindow = 0,
+): LiveRate | undefined {
   const last = samples[samples.length - 1];
   if (!last) return undefined;
   // Intervals by how long ago they ended. With `active`, the first interval of a run of reading
@@ -193,7 +212,13 @@ export function liveRate(samples: readonly IoSample[], pick: (s: IoSample) => nu
     }
     // (with `active`, growth below the trickle does not count as reading)
     const grew = active ? vb - va > (noisePerWindow / RATE_WINDOW_MS) * (b.at - a.at) : vb > va;
-    if (!active || grew) intervals.push({ ago: last.at - b.at, bytes: Math.max(0, vb - va), ms: b.at - a.at, partial: active && before === false });
+    if (!active || grew)
+      intervals.push({
+        ago: last.at - b.at,
+        bytes: Math.max(0, vb - va),
+        ms: b.at - a.at,
+        partial: active && before === false,
+      });
     before = grew;
   }
   if (intervals.some((x) => !x.partial)) {
@@ -210,7 +235,8 @@ export function liveRate(samples: readonly IoSample[], pick: (s: IoSample) => nu
     }
     return { bytes, ms };
   };
-  const usable = (x: { bytes: number; ms: number }, windowMs: number): boolean => x.ms > 0 && x.bytes > 0 && x.bytes >= (noisePerWindow * windowMs) / RATE_WINDOW_MS;
+  const usable = (x: { bytes: number; ms: number }, windowMs: number): boolean =>
+    x.ms > 0 && x.bytes > 0 && x.bytes >= (noisePerWindow * windowMs) / RATE_WINDOW_MS;
   const all = sum(0, Number.POSITIVE_INFINITY);
   if (!usable(all, 2 * RATE_WINDOW_MS)) return undefined;
   let chosen: { bytes: number; ms: number } | undefined;
@@ -262,11 +288,15 @@ export function residencyHolds(totalBytes: number, residentBytes: number, coldRe
  * sample after that (the one that showed they stopped), if any. With no growth in the samples
  * kept, `grewAt` is undefined and `flatSince` the second sample's time.
  */
-export function lastGrowth(samples: readonly IoSample[], noisePerMs: number): { grewAt: number | undefined; flatSince: number | undefined } {
+export function lastGrowth(
+  samples: readonly IoSample[],
+  noisePerMs: number,
+): { grewAt: number | undefined; flatSince: number | undefined } {
   for (let i = samples.length - 1; i >= 1; i--) {
     const a = samples[i - 1]!;
     const b = samples[i]!;
-    if (b.bytes - a.bytes > noisePerMs * Math.max(0, b.at - a.at)) return { grewAt: b.at, flatSince: samples[i + 1]?.at };
+    if (b.bytes - a.bytes > noisePerMs * Math.max(0, b.at - a.at))
+      return { grewAt: b.at, flatSince: samples[i + 1]?.at };
   }
   return { grewAt: undefined, flatSince: samples[1]?.at };
 }
@@ -339,7 +369,13 @@ export function estimateEta(input: EtaInput): Eta | undefined {
   const span = windowSpanMs(samples);
   const weightsStartedAt = input.weightsStartedAt;
 
-  if (total !== undefined && total > 0 && last && last.bytes / total >= MIN_BYTES_FRACTION && span >= MIN_SAMPLE_SPAN_MS) {
+  if (
+    total !== undefined &&
+    total > 0 &&
+    last &&
+    last.bytes / total >= MIN_BYTES_FRACTION &&
+    span >= MIN_SAMPLE_SPAN_MS
+  ) {
     const noise = total * NOISE_SHARE;
     const read = Math.min(total, last.bytes);
     if (last.bytes >= total) {
@@ -355,13 +391,15 @@ export function estimateEta(input: EtaInput): Eta | undefined {
     // grace ends: no ETA is left on screen more than DISPROVED_GRACE_MS after the first sample
     // that showed no progress.
     const growth = lastGrowth(samples, noise / RATE_WINDOW_MS);
-    if (growth.flatSince !== undefined && now - growth.flatSince > DISPROVED_GRACE_MS - sampleIntervalMs(samples)) return undefined;
+    if (growth.flatSince !== undefined && now - growth.flatSince > DISPROVED_GRACE_MS - sampleIntervalMs(samples))
+      return undefined;
 
     let weightsMs: number;
     let basis: Eta['basis'];
     const coldRead = last.coldBytes === undefined ? undefined : Math.max(0, Math.min(read, last.coldBytes));
     const residency = prior?.residentBytes;
-    const residencyDisproved = residency !== undefined && coldRead !== undefined && !residencyHolds(total, residency, coldRead, read - coldRead);
+    const residencyDisproved =
+      residency !== undefined && coldRead !== undefined && !residencyHolds(total, residency, coldRead, read - coldRead);
     if (residency !== undefined && coldRead !== undefined && !residencyDisproved) {
       const resident = Math.min(total, residency);
       const coldLeft = Math.max(0, total - resident - coldRead);
@@ -371,10 +409,16 @@ export function estimateEta(input: EtaInput): Eta | undefined {
       // Trickles below 0.5 % of the model in the window (rchar of sockets and imports, a
       // library read from disk) are noise, not a kind of weight reading.
       const coldLive = liveRate(samples, (s) => s.coldBytes, true, noise);
-      const warmLive = liveRate(samples, (s) => (s.coldBytes === undefined ? undefined : s.bytes - s.coldBytes), true, noise);
+      const warmLive = liveRate(
+        samples,
+        (s) => (s.coldBytes === undefined ? undefined : s.bytes - s.coldBytes),
+        true,
+        noise,
+      );
       // A page-cache rate from history below the trickle is not a reading rate (e.g. a cold
       // load whose only "warm" bytes were sockets and imports after the weights): no prior.
-      const priorWarm = prior?.warmBps !== undefined && prior.warmBps > (noise / RATE_WINDOW_MS) * 1000 ? prior.warmBps : undefined;
+      const priorWarm =
+        prior?.warmBps !== undefined && prior.warmBps > (noise / RATE_WINDOW_MS) * 1000 ? prior.warmBps : undefined;
       const coldBps = learnedRate(coldLive, prior?.coldBps, DEFAULT_COLD_BPS);
       const warmBps = learnedRate(warmLive, priorWarm, DEFAULT_WARM_BPS);
       weightsMs = (coldLeft / coldBps + warmLeft / warmBps) * 1000;
@@ -392,21 +436,39 @@ export function estimateEta(input: EtaInput): Eta | undefined {
     // sample that saw nothing move does not push the ready time back).
     const asOf = growth.grewAt ?? last.at;
     const weightsLeft = asOf + weightsMs - now;
-    const afterWeightsMs = afterWeightsFor(prior, (weightsStartedAt !== undefined ? asOf - weightsStartedAt : 0) + weightsMs);
+    const afterWeightsMs = afterWeightsFor(
+      prior,
+      (weightsStartedAt !== undefined ? asOf - weightsStartedAt : 0) + weightsMs,
+    );
     const remainingMs = weightsLeft + afterWeightsMs;
     if (remainingMs < 0) return undefined;
     const rateBps = weightsMs > 0 ? ((total - read) / weightsMs) * 1000 : undefined;
     const weightsPart = Math.max(0, weightsLeft);
-    return { remainingMs, weightsMs: weightsPart, afterWeightsMs: remainingMs - weightsPart, rateBps, basis, ...(residencyDisproved ? { residencyDisproved } : {}) };
+    return {
+      remainingMs,
+      weightsMs: weightsPart,
+      afterWeightsMs: remainingMs - weightsPart,
+      rateBps,
+      basis,
+      ...(residencyDisproved ? { residencyDisproved } : {}),
+    };
   }
 
   // No usable bytes witness (e.g. a page-cached mmap load reads nothing from storage): shards.
   const weightsElapsed = weightsStartedAt !== undefined ? now - weightsStartedAt : 0;
   const shards = input.shards;
-  if (shards && shards.total > 0 && shards.done >= 1 && shards.done / shards.total >= MIN_BYTES_FRACTION && weightsElapsed >= MIN_SAMPLE_SPAN_MS && (total === undefined || !last || last.bytes / total < MIN_BYTES_FRACTION)) {
+  if (
+    shards &&
+    shards.total > 0 &&
+    shards.done >= 1 &&
+    shards.done / shards.total >= MIN_BYTES_FRACTION &&
+    weightsElapsed >= MIN_SAMPLE_SPAN_MS &&
+    (total === undefined || !last || last.bytes / total < MIN_BYTES_FRACTION)
+  ) {
     const perShard = weightsElapsed / shards.done;
     // No progress for longer than a shard takes, plus the grace: the shard rate is disproved.
-    if (input.lastProgressAt !== undefined && now - input.lastProgressAt > perShard + DISPROVED_GRACE_MS) return undefined;
+    if (input.lastProgressAt !== undefined && now - input.lastProgressAt > perShard + DISPROVED_GRACE_MS)
+      return undefined;
     const weightsMs = perShard * (shards.total - shards.done);
     const afterWeightsMs = afterWeightsFor(prior, weightsElapsed + weightsMs);
     return { remainingMs: weightsMs + afterWeightsMs, weightsMs, afterWeightsMs, rateBps: undefined, basis: 'shards' };
@@ -419,7 +481,11 @@ export function estimateEta(input: EtaInput): Eta | undefined {
  * undefined when there is none or its time is more than `graceMs` (10 s) past, i.e. elapsed
  * time has disproved it and no signal has replaced it since.
  */
-export function visibleEta(eta: { readonly readyAt: number } | undefined, now: number, graceMs = DISPROVED_GRACE_MS): number | undefined {
+export function visibleEta(
+  eta: { readonly readyAt: number } | undefined,
+  now: number,
+  graceMs = DISPROVED_GRACE_MS,
+): number | undefined {
   if (!eta) return undefined;
   const left = eta.readyAt - now;
   if (left < -graceMs) return undefined;

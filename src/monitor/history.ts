@@ -49,10 +49,17 @@ function loadStart(state: LoadState): number {
 }
 
 /** The record of one finished (or abandoned) load. Pure. */
-export function recordOf(state: LoadState, outcome: LoadOutcome, now: number, residentBytesAtStart?: number): LoadRecord {
+export function recordOf(
+  state: LoadState,
+  outcome: LoadOutcome,
+  now: number,
+  residentBytesAtStart?: number,
+): LoadRecord {
   const startedAt = loadStart(state);
   const end = state.readyAt ?? now;
-  const seen = LOAD_PHASES.filter((p) => state.phaseTimes[p] !== undefined).map((p) => [p, state.phaseTimes[p]!] as const);
+  const seen = LOAD_PHASES.filter((p) => state.phaseTimes[p] !== undefined).map(
+    (p) => [p, state.phaseTimes[p]!] as const,
+  );
   const phaseMs: Partial<Record<LoadPhase, number>> = {};
   for (let i = 0; i < seen.length; i++) {
     const [phase, at] = seen[i]!;
@@ -68,13 +75,17 @@ export function recordOf(state: LoadState, outcome: LoadOutcome, now: number, re
     outcome,
     phaseMs,
     ...(outcome === 'ready' && state.readyAt !== undefined ? { totalMs: state.readyAt - startedAt } : {}),
-    ...(outcome === 'ready' && weightsEnd !== undefined && state.readyAt !== undefined ? { afterWeightsMs: state.readyAt - weightsEnd } : {}),
+    ...(outcome === 'ready' && weightsEnd !== undefined && state.readyAt !== undefined
+      ? { afterWeightsMs: state.readyAt - weightsEnd }
+      : {}),
     ...(weightsAt !== undefined ? { startingMs: Math.max(0, weightsAt - startedAt) } : {}),
     ...(state.io ? { bytesRead: state.io.readBytes } : {}),
     ...(state.io?.totalBytes !== undefined ? { totalBytes: state.io.totalBytes } : {}),
     ...(t.coldMs >= 1000 ? { coldBps: (t.coldBytes / t.coldMs) * 1000 } : {}),
     ...(t.warmMs >= 1000 ? { warmBps: (t.warmBytes / t.warmMs) * 1000 } : {}),
-    ...(state.io && phaseMs['loading weights'] ? { meanBps: (state.io.readBytes / phaseMs['loading weights']) * 1000 } : {}),
+    ...(state.io && phaseMs['loading weights']
+      ? { meanBps: (state.io.readBytes / phaseMs['loading weights']) * 1000 }
+      : {}),
     ...(residentBytesAtStart !== undefined ? { residentBytesAtStart } : {}),
   };
   return record;
@@ -101,7 +112,10 @@ function pick(records: readonly LoadRecord[], f: (r: LoadRecord) => number | und
  * that reached ready, and the spread of their totals. `extra` adds what is known now
  * (residency measured before the restart, model size).
  */
-export function priorFrom(records: readonly LoadRecord[], extra: { residentBytes?: number; totalBytes?: number } = {}): LoadPrior {
+export function priorFrom(
+  records: readonly LoadRecord[],
+  extra: { residentBytes?: number; totalBytes?: number } = {},
+): LoadPrior {
   const ready = records.filter((r) => r.outcome === 'ready');
   const coldBps = median(pick(records, (r) => r.coldBps));
   const warmBps = median(pick(records, (r) => r.warmBps));
@@ -121,7 +135,12 @@ export function priorFrom(records: readonly LoadRecord[], extra: { residentBytes
 }
 
 function isRecord(x: unknown): x is LoadRecord {
-  return typeof x === 'object' && x !== null && typeof (x as LoadRecord).startedAt === 'number' && typeof (x as LoadRecord).outcome === 'string';
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as LoadRecord).startedAt === 'number' &&
+    typeof (x as LoadRecord).outcome === 'string'
+  );
 }
 
 /** History of one server+unit in a Memento. */

@@ -64,8 +64,17 @@ export class LoadInsights {
       }
     }
     if (residentBytes !== undefined) this.residentAtRestart.set(server, residentBytes);
-    const text = totalBytes ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes) : undefined;
-    return { modelPath, residentBytes, totalBytes, text, warning, prior: priorFrom(records, { residentBytes, totalBytes }) };
+    const text = totalBytes
+      ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes)
+      : undefined;
+    return {
+      modelPath,
+      residentBytes,
+      totalBytes,
+      text,
+      warning,
+      prior: priorFrom(records, { residentBytes, totalBytes }),
+    };
   }
 
   prior(server: string, unit: string): LoadPrior {

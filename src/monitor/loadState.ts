@@ -1,6 +1,15 @@
 import { phaseRank, type GpuMemory, type JournalEvent, type LoadPhase, type UnitStatus } from '../engine/events';
 import type { Activity } from '../engine/activity';
-import { applyActivityEvent, cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText, type CpuSample, type ProgressMark } from './witnessMoves';
+import {
+  applyActivityEvent,
+  cpuCores,
+  foldActivity,
+  progressWitness,
+  pushCpuSample,
+  stallSignalText,
+  type CpuSample,
+  type ProgressMark,
+} from './witnessMoves';
 import { detach } from '../util/detach';
 import { estimateEta, NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample, type LoadPrior } from './eta';
 
@@ -62,7 +71,9 @@ export interface LoadState {
   readonly restartedBy: 'us' | 'someone else' | undefined;
   // --- witnesses (issue 4) ---
   /** Latest bytes witness: bytes read by MainPID and its descendants, and the model's size. */
-  readonly io: { readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number } | undefined;
+  readonly io:
+    | { readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number }
+    | undefined;
   /** Recent bytes samples (last ~60 s), for the read rate and the ETA. */
   readonly ioSamples: readonly IoSample[];
   /** Bytes/s over the last ~30 s of samples. */
@@ -71,9 +82,22 @@ export interface LoadState {
    * Bytes and time spent reading, split into cold (read_bytes grew) and warm (only the rest
    * grew), summed over the whole load: the mean rates the history keeps.
    */
-  readonly ioTotals: { readonly coldBytes: number; readonly coldMs: number; readonly warmBytes: number; readonly warmMs: number };
+  readonly ioTotals: {
+    readonly coldBytes: number;
+    readonly coldMs: number;
+    readonly warmBytes: number;
+    readonly warmMs: number;
+  };
   /** Latest GPU memory reading (total over GPUs and per GPU). */
-  readonly gpu: { readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[]; readonly utilPercent?: number } | undefined;
+  readonly gpu:
+    | {
+        readonly at: number;
+        readonly usedMiB: number;
+        readonly totalMiB: number;
+        readonly perGpu: readonly GpuMemory[];
+        readonly utilPercent?: number;
+      }
+    | undefined;
   /** Highest total GPU memory seen in this load (moves are measured from progressMark, see witnessMoves.ts). */
   readonly gpuPeakMiB: number;
   /** When each phase was first seen. */
@@ -113,7 +137,13 @@ export type Signal =
   | { readonly kind: 'journal'; readonly at: number; readonly event: JournalEvent; readonly text: string }
   | { readonly kind: 'http'; readonly at: number; readonly result: HttpVerdict; readonly detail: string }
   | { readonly kind: 'completion'; readonly at: number; readonly ok: boolean; readonly detail: string }
-  | { readonly kind: 'connection'; readonly at: number; readonly up: boolean; readonly error?: string; readonly errorKind?: string }
+  | {
+      readonly kind: 'connection';
+      readonly at: number;
+      readonly up: boolean;
+      readonly error?: string;
+      readonly errorKind?: string;
+    }
   | { readonly kind: 'tick'; readonly at: number; readonly stallMs: number }
   /**
    * Bytes read by MainPID + descendants. `readBytes` is the larger of read_bytes (storage reads,
@@ -123,8 +153,21 @@ export type Signal =
    * (tmpfs, some overlay/container setups) keeps read_bytes at 0; taking the larger never counts
    * a byte twice and never stays at 0 while either grows. `coldBytes` is read_bytes alone.
    */
-  | { readonly kind: 'io'; readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number }
-  | { readonly kind: 'gpu'; readonly at: number; readonly usedMiB: number; readonly totalMiB: number; readonly perGpu: readonly GpuMemory[]; readonly utilPercent?: number }
+  | {
+      readonly kind: 'io';
+      readonly at: number;
+      readonly readBytes: number;
+      readonly coldBytes?: number;
+      readonly totalBytes?: number;
+    }
+  | {
+      readonly kind: 'gpu';
+      readonly at: number;
+      readonly usedMiB: number;
+      readonly totalMiB: number;
+      readonly perGpu: readonly GpuMemory[];
+      readonly utilPercent?: number;
+    }
   /** CPU seconds (user + system) of MainPID and its descendants, or of the unit's cgroup. */
   | { readonly kind: 'cpu'; readonly at: number; readonly cpuSeconds: number }
   /** History / page-cache knowledge for this load (ETA prior); sent at the start of a watch. */
@@ -141,7 +184,9 @@ function withErrorLine(lines: readonly string[], text: string, keepFirst: boolea
   const next = [...lines, text];
   const limit = keepFirst ? FIRST_ERROR_LINES + MAX_ERROR_LINES : MAX_ERROR_LINES;
   if (next.length <= limit) return next;
-  return keepFirst ? [...next.slice(0, FIRST_ERROR_LINES), ...next.slice(-MAX_ERROR_LINES)] : next.slice(-MAX_ERROR_LINES);
+  return keepFirst
+    ? [...next.slice(0, FIRST_ERROR_LINES), ...next.slice(-MAX_ERROR_LINES)]
+    : next.slice(-MAX_ERROR_LINES);
 }
 
 /** Characters of a journal line the state keeps (the watcher passes 300). */
@@ -213,7 +258,10 @@ export function initialState(at: number): LoadState {
 }
 
 export function isAlive(unit: UnitStatus): boolean {
-  return unit.mainPid > 0 && (unit.activeState === 'active' || unit.activeState === 'activating' || unit.activeState === 'reloading');
+  return (
+    unit.mainPid > 0 &&
+    (unit.activeState === 'active' || unit.activeState === 'activating' || unit.activeState === 'reloading')
+  );
 }
 
 function exitDescription(unit: UnitStatus): string {
@@ -232,8 +280,11 @@ function managerOf(unit: UnitStatus): string {
 }
 
 function notFound(unit: UnitStatus, after: boolean): string {
-  if (unit.manager === 'docker') return `${unit.id ?? 'the container'} does not exist${after ? ' any more' : ''} (docker inspect: no such container)`;
-  return after ? 'the unit is no longer known to systemd (LoadState=not-found)' : 'the unit is not known to systemd (LoadState=not-found)';
+  if (unit.manager === 'docker')
+    return `${unit.id ?? 'the container'} does not exist${after ? ' any more' : ''} (docker inspect: no such container)`;
+  return after
+    ? 'the unit is no longer known to systemd (LoadState=not-found)'
+    : 'the unit is not known to systemd (LoadState=not-found)';
 }
 
 /** Why the unit, as seen now, means the load has failed; undefined when it has not. */
@@ -242,13 +293,16 @@ function unitFailure(state: LoadState, unit: UnitStatus): string | undefined {
   if (state.baselineRestarts !== undefined && unit.nRestarts > state.baselineRestarts) {
     return `the service crashed and ${managerOf(unit)} restarted it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'RestartCount' : 'NRestarts'}=${unit.nRestarts}: crash loop)`;
   }
-  if (unit.subState === 'auto-restart') return `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`;
+  if (unit.subState === 'auto-restart')
+    return `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`;
   if (unit.activeState === 'failed') return `the service ${exitDescription(unit)}`;
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid) {
     return `the service process was replaced (PID ${state.mainPid} -> ${unit.mainPid}) before it became ready`;
   }
   if (state.mainPid !== undefined && !isAlive(unit) && unit.activeState !== 'deactivating') {
-    return (unit.result === 'success' && unit.execMainStatus === 0) || unit.stopRequested ? undefined : `the service ${exitDescription(unit)}`;
+    return (unit.result === 'success' && unit.execMainStatus === 0) || unit.stopRequested
+      ? undefined
+      : `the service ${exitDescription(unit)}`;
   }
   return undefined;
 }
@@ -305,12 +359,17 @@ export function witnessDisagreement(state: LoadState): string | undefined {
 function withEta(state: LoadState, at: number): LoadState {
   // A named quiet step (a JIT compile, weights after the last shard) has no forecast: no ETA rather than "30s left" for minutes.
   if (state.activity !== undefined) return state.eta === undefined ? state : { ...state, eta: undefined };
-  const weightsEndedAt = state.phaseTimes['allocating KV cache'] ?? state.phaseTimes['capturing CUDA graphs'] ?? state.phaseTimes['warming up'];
+  const weightsEndedAt =
+    state.phaseTimes['allocating KV cache'] ??
+    state.phaseTimes['capturing CUDA graphs'] ??
+    state.phaseTimes['warming up'];
   const totalBytes = totalBytesOf(state);
   const eta = estimateEta({
     now: at,
     phase: state.phase,
-    ...(state.phaseTimes['loading weights'] !== undefined ? { weightsStartedAt: state.phaseTimes['loading weights'] } : {}),
+    ...(state.phaseTimes['loading weights'] !== undefined
+      ? { weightsStartedAt: state.phaseTimes['loading weights'] }
+      : {}),
     ...(weightsEndedAt !== undefined ? { weightsEndedAt } : {}),
     ...(totalBytes !== undefined ? { totalBytes } : {}),
     samples: state.ioSamples,
@@ -339,7 +398,10 @@ function foldJournal(state: LoadState, event: JournalEvent, text: string, at: nu
     }
     case 'weightsLoaded': {
       // SGLang's line names the model class (`type=`), once per rank; vLLM's lines do not, and say it for all workers.
-      const next = event.modelType !== undefined ? { ...advancePhase(state, 'loading weights'), weightsEnded: state.weightsEnded + 1 } : { ...advancePhase(state, 'loading weights'), weightsDone: true };
+      const next =
+        event.modelType !== undefined
+          ? { ...advancePhase(state, 'loading weights'), weightsEnded: state.weightsEnded + 1 }
+          : { ...advancePhase(state, 'loading weights'), weightsDone: true };
       return next.shards ? { ...next, shards: { done: next.shards.total, total: next.shards.total } } : next;
     }
     case 'kvCache':
@@ -380,7 +442,13 @@ function verdictOf(state: LoadState): Verdict {
   if (state.restartRequestedAt !== undefined && state.mainPid === undefined) {
     if (state.unit?.activeState === 'deactivating') return 'stopping';
     // Our restart always starts a new process; a stop by someone else may not.
-    if (state.restartedBy === 'someone else' && state.unit && !isAlive(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
+    if (
+      state.restartedBy === 'someone else' &&
+      state.unit &&
+      !isAlive(state.unit) &&
+      state.unit.activeState !== 'activating'
+    )
+      return 'stopped';
     return 'restarting';
   }
   if (state.unit && !isAlive(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
@@ -401,7 +469,13 @@ function finish(before: LoadState, after: LoadState, at: number, text: string | 
   after = foldActivity(before, after, at);
   const moved = progressWitness(before, after);
   if (moved !== undefined) {
-    after = { ...after, lastProgressAt: at, lastProgressWitness: moved, stalled: false, progressMark: { readBytes: after.io?.readBytes ?? 0, gpuUsedMiB: after.gpu?.usedMiB } };
+    after = {
+      ...after,
+      lastProgressAt: at,
+      lastProgressWitness: moved,
+      stalled: false,
+      progressMark: { readBytes: after.io?.readBytes ?? 0, gpuUsedMiB: after.gpu?.usedMiB },
+    };
   } else if (after.gpu !== undefined && after.progressMark.gpuUsedMiB === undefined) {
     // The first GPU reading is where moves are measured from, not a move.
     after = { ...after, progressMark: { ...after.progressMark, gpuUsedMiB: after.gpu.usedMiB } };
@@ -436,7 +510,12 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'restartRequested': {
       const restartedBy = signal.external ? 'someone else' : 'us';
       const next: LoadState = { ...state, restartRequestedAt: signal.at, mainPid: undefined, restartedBy };
-      return finish(state, next, signal.at, signal.external ? 'the unit was stopped or restarted by someone else' : 'restart requested');
+      return finish(
+        state,
+        next,
+        signal.at,
+        signal.external ? 'the unit was stopped or restarted by someone else' : 'restart requested',
+      );
     }
     case 'restartFailed':
       return finish(state, fail(state, signal.message), signal.at, signal.message);
@@ -458,7 +537,10 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         next = fail(next, unitFailure(next, unit) ?? notFound(unit, false));
       } else if (!alive && state.restartRequestedAt !== undefined && unit.subState === 'auto-restart') {
         // The new run already crashed before the first look, and systemd restarts it again.
-        next = fail(next, `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`);
+        next = fail(
+          next,
+          `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`,
+        );
       } else if (!alive && state.restartRequestedAt !== undefined) {
         next = fail(next, `the service did not start: it ${exitDescription(unit)}`);
       } else if (!alive && unit.activeState === 'failed') {
@@ -469,15 +551,27 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'unit': {
       // Before the new process is attached, the unit still shows the old one (stopping) or none.
       if (!isAttached(state)) {
-        const changed = state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
+        const changed =
+          state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
         const next: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };
-        return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
+        return finish(
+          state,
+          next,
+          signal.at,
+          changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined,
+        );
       }
       const why = unitFailure(state, signal.unit);
       const observed: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };
       const next = why ? fail(observed, why) : observed;
-      const changed = state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
-      return finish(state, next, signal.at, changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined);
+      const changed =
+        state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
+      return finish(
+        state,
+        next,
+        signal.at,
+        changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined,
+      );
     }
     case 'journal': {
       const text = kept(signal.text);
@@ -499,35 +593,73 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         readyAt: signal.ok && state.mainPid !== undefined && state.connected ? signal.at : undefined,
         phase: signal.ok && state.mainPid !== undefined ? 'ready' : state.phase,
       };
-      return finish(state, next.readyAt !== undefined ? { ...next, progress: 1 } : next, signal.at, `completion: ${signal.detail}`);
+      return finish(
+        state,
+        next.readyAt !== undefined ? { ...next, progress: 1 } : next,
+        signal.at,
+        `completion: ${signal.detail}`,
+      );
     }
     case 'connection': {
       if (signal.up === state.connected) return state;
       const next: LoadState = signal.up
-        ? { ...state, connected: true, downSince: undefined, connectionError: undefined, connectionErrorKind: undefined, http: undefined }
-        : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, connectionErrorKind: signal.errorKind, http: undefined };
-      return finish(state, next, signal.at, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
+        ? {
+            ...state,
+            connected: true,
+            downSince: undefined,
+            connectionError: undefined,
+            connectionErrorKind: undefined,
+            http: undefined,
+          }
+        : {
+            ...state,
+            connected: false,
+            downSince: signal.at,
+            connectionError: signal.error,
+            connectionErrorKind: signal.errorKind,
+            http: undefined,
+          };
+      return finish(
+        state,
+        next,
+        signal.at,
+        signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`,
+      );
     }
     case 'io': {
-      const sample: IoSample = { at: signal.at, bytes: signal.readBytes, ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}) };
+      const sample: IoSample = {
+        at: signal.at,
+        bytes: signal.readBytes,
+        ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}),
+      };
       const ioSamples = pushSample(state.ioSamples, sample);
       const prev = state.ioSamples[state.ioSamples.length - 1];
       let ioTotals = state.ioTotals;
       if (prev && signal.at > prev.at) {
         const dt = signal.at - prev.at;
-        const dCold = prev.coldBytes !== undefined && sample.coldBytes !== undefined ? Math.max(0, sample.coldBytes - prev.coldBytes) : 0;
+        const dCold =
+          prev.coldBytes !== undefined && sample.coldBytes !== undefined
+            ? Math.max(0, sample.coldBytes - prev.coldBytes)
+            : 0;
         const dWarm = Math.max(0, sample.bytes - prev.bytes - dCold);
         // An interval counts for the kind that did most of its reading, and only when that is more
         // than a trickle (sockets, imports after the weights would make a warm rate of ~0 MB/s).
         const model = signal.totalBytes ?? state.io?.totalBytes ?? state.prior?.totalBytes;
         const trickle = model !== undefined ? (model * NOISE_SHARE * dt) / RATE_WINDOW_MS : 0;
-        if (dCold > trickle && dCold >= dWarm) ioTotals = { ...ioTotals, coldBytes: ioTotals.coldBytes + dCold, coldMs: ioTotals.coldMs + dt };
-        else if (dWarm > trickle && dWarm > dCold) ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
+        if (dCold > trickle && dCold >= dWarm)
+          ioTotals = { ...ioTotals, coldBytes: ioTotals.coldBytes + dCold, coldMs: ioTotals.coldMs + dt };
+        else if (dWarm > trickle && dWarm > dCold)
+          ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
       }
       const totalBytes = signal.totalBytes ?? state.io?.totalBytes;
       const next: LoadState = {
         ...state,
-        io: { at: signal.at, readBytes: Math.max(signal.readBytes, state.io?.readBytes ?? 0), ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}), ...(totalBytes !== undefined ? { totalBytes } : {}) },
+        io: {
+          at: signal.at,
+          readBytes: Math.max(signal.readBytes, state.io?.readBytes ?? 0),
+          ...(signal.coldBytes !== undefined ? { coldBytes: signal.coldBytes } : {}),
+          ...(totalBytes !== undefined ? { totalBytes } : {}),
+        },
         ioSamples,
         ioTotals,
         readRate: windowRate(ioSamples),
@@ -537,14 +669,24 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'gpu': {
       const next: LoadState = {
         ...state,
-        gpu: { at: signal.at, usedMiB: signal.usedMiB, totalMiB: signal.totalMiB, perGpu: signal.perGpu, ...(signal.utilPercent !== undefined ? { utilPercent: signal.utilPercent } : {}) },
+        gpu: {
+          at: signal.at,
+          usedMiB: signal.usedMiB,
+          totalMiB: signal.totalMiB,
+          perGpu: signal.perGpu,
+          ...(signal.utilPercent !== undefined ? { utilPercent: signal.utilPercent } : {}),
+        },
         gpuPeakMiB: Math.max(state.gpuPeakMiB, signal.usedMiB),
       };
       return finish(state, next, signal.at, undefined);
     }
     case 'cpu': {
       const cpuSamples = pushCpuSample(state.cpuSamples, { at: signal.at, seconds: signal.cpuSeconds });
-      const next: LoadState = { ...state, cpuSamples, cpu: { at: signal.at, seconds: signal.cpuSeconds, cores: cpuCores(cpuSamples) } };
+      const next: LoadState = {
+        ...state,
+        cpuSamples,
+        cpu: { at: signal.at, seconds: signal.cpuSeconds, cores: cpuCores(cpuSamples) },
+      };
       return finish(state, next, signal.at, undefined);
     }
     case 'prior':
@@ -572,7 +714,8 @@ function reduceJournalStatus(state: LoadState, signal: Extract<Signal, { kind: '
 /** Why a unit seen after ready means the server is gone; undefined while it still serves. */
 function lostAfterReady(unit: UnitStatus): string | undefined {
   if (unit.loadState === 'not-found') return notFound(unit, true);
-  if (unit.subState === 'auto-restart') return `the service ${exitDescription(unit)} after it was ready, and ${managerOf(unit)} is restarting it`;
+  if (unit.subState === 'auto-restart')
+    return `the service ${exitDescription(unit)} after it was ready, and ${managerOf(unit)} is restarting it`;
   if (unit.activeState === 'failed' || !isAlive(unit)) return `the service ${exitDescription(unit)} after it was ready`;
   return undefined;
 }
@@ -614,8 +757,20 @@ function reduceSettled(state: LoadState, signal: Signal): LoadState {
     case 'connection': {
       if (signal.up === state.connected) return state;
       const next: LoadState = signal.up
-        ? { ...state, connected: true, downSince: undefined, connectionError: undefined, connectionErrorKind: undefined }
-        : { ...state, connected: false, downSince: signal.at, connectionError: signal.error, connectionErrorKind: signal.errorKind };
+        ? {
+            ...state,
+            connected: true,
+            downSince: undefined,
+            connectionError: undefined,
+            connectionErrorKind: undefined,
+          }
+        : {
+            ...state,
+            connected: false,
+            downSince: signal.at,
+            connectionError: signal.error,
+            connectionErrorKind: signal.errorKind,
+          };
       return settle(next, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
     }
     default:

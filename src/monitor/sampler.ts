@@ -72,7 +72,7 @@ const TICK = [
   '    done',
   '    lst=" L$l"',
   '  fi',
-  "  printf 'S %s %s %s %s %s %s%s%s%s\\n' $alive $n $u $rb $rc $cgb \"$lst\" \"$extra\" \"$cpu\"",
+  '  printf \'S %s %s %s %s %s %s%s%s%s\\n\' $alive $n $u $rb $rc $cgb "$lst" "$extra" "$cpu"',
   '}',
 ].join('\n');
 
@@ -96,14 +96,17 @@ export interface SamplerOptions {
 export function samplerCommand(options: SamplerOptions): string {
   const { mainPid, controlGroup, modelPath, listenPort } = options;
   if (!Number.isInteger(mainPid) || mainPid <= 0) throw new Error(`Invalid PID: ${mainPid}`);
-  if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort > 0 && listenPort < 65536)) throw new Error(`Invalid port: ${listenPort}`);
+  if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort > 0 && listenPort < 65536))
+    throw new Error(`Invalid port: ${listenPort}`);
   const ms = Math.max(100, Math.round(options.intervalMs));
   if (controlGroup) assertAbsolutePath(controlGroup, 'control group');
   const seconds = (ms / 1000).toFixed(3).replace(/\.?0+$/, '');
   const modelSize =
     modelPath === undefined
       ? []
-      : [`${modelSizeCommand(modelPath)} 2>/dev/null | { files=0; bytes=0; while read -r size; do files=$((files + 1)); bytes=$((bytes + size)); done; echo "M $files $bytes"; }`];
+      : [
+          `${modelSizeCommand(modelPath)} 2>/dev/null | { files=0; bytes=0; while read -r size; do files=$((files + 1)); bytes=$((bytes + size)); done; echo "M $files $bytes"; }`,
+        ];
   // /proc/net/tcp writes the local port as 4 upper-case hex digits.
   const portHex = listenPort === undefined ? '' : listenPort.toString(16).toUpperCase().padStart(4, '0');
   const script = [
@@ -122,7 +125,7 @@ export function samplerCommand(options: SamplerOptions): string {
     '      used=; totals=; utils=',
     '    fi;; esac',
     // index, used, total, utilization: `[N/A]`, `[Not Supported]` become `-` (no space may enter the record).
-    "    case $g in [0-9]*,*,*) r=${g#*,}; u=${r%%,*}; r=${r#*,}; t=${r%%,*}; p=${r#*,}; [ \"$p\" = \"$r\" ] && p=; p=${p# }; case $p in ''|*[!0-9]*) p=-;; esac; used=\"$used,${u# }\"; totals=\"$totals,${t# }\"; utils=\"$utils,$p\";; esac",
+    '    case $g in [0-9]*,*,*) r=${g#*,}; u=${r%%,*}; r=${r#*,}; t=${r%%,*}; p=${r#*,}; [ "$p" = "$r" ] && p=; p=${p# }; case $p in \'\'|*[!0-9]*) p=-;; esac; used="$used,${u# }"; totals="$totals,${t# }"; utils="$utils,$p";; esac',
     '  done',
     'fi',
     // No GPU tool (or it ended): paced by sleep, one process per round.
@@ -155,7 +158,10 @@ export class SamplerReader {
     // At most 20 digits (sh's 64-bit arithmetic): 400 digits would read as Infinity bytes.
     const size = /^M (\d{1,20}) (\d{1,20})\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
-    const m = /^S ([01]) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d{1,20}):(\d{1,20}):(\d{1,20}|-))?\s*$/.exec(line);
+    const m =
+      /^S ([01]) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d{1,20}):(\d{1,20}):(\d{1,20}|-))?\s*$/.exec(
+        line,
+      );
     if (!m) return { signals: [] };
     const io: ProcIo = {
       processes: Number(m[2]),
@@ -166,8 +172,15 @@ export class SamplerReader {
     };
     if (m[9] !== undefined) this.totalsMiB = m[9].split(',').map(mib);
     const gpu = m[8] !== undefined ? this.gpuReading(m[8], m[10]) : undefined;
-    const cpuSeconds = m[11] !== undefined ? cpuSecondsOf(Number(m[11]), Number(m[12]), m[13] === '-' ? undefined : Number(m[13])) : undefined;
-    const signals = witnessSignals({ io, gpu, ...(cpuSeconds !== undefined ? { cpuSeconds } : {}) }, at, this.totalBytes());
+    const cpuSeconds =
+      m[11] !== undefined
+        ? cpuSecondsOf(Number(m[11]), Number(m[12]), m[13] === '-' ? undefined : Number(m[13]))
+        : undefined;
+    const signals = witnessSignals(
+      { io, gpu, ...(cpuSeconds !== undefined ? { cpuSeconds } : {}) },
+      at,
+      this.totalBytes(),
+    );
     return { signals, alive: m[1] === '1', ...(m[7] !== undefined ? { listening: m[7] === '1' } : {}) };
   }
 
@@ -178,7 +191,10 @@ export class SamplerReader {
       const totalMiB = this.totalsMiB[index];
       if (usedMiB !== undefined && totalMiB !== undefined) gpus.push({ index, usedMiB, totalMiB });
     });
-    const utils = (utilList ?? '').split(',').map(mib).filter((u): u is number => u !== undefined && u <= 100);
+    const utils = (utilList ?? '')
+      .split(',')
+      .map(mib)
+      .filter((u): u is number => u !== undefined && u <= 100);
     if (gpus.length === 0) return { gpus, reason: 'nvidia-smi gave no memory readings' };
     return utils.length > 0 ? { gpus, utilPercent: Math.max(...utils) } : { gpus };
   }

@@ -16,7 +16,10 @@ export interface SessionListener {
 }
 
 export class AlreadyWatchingError extends Error {
-  constructor(readonly serverName: string, readonly state: LoadState) {
+  constructor(
+    readonly serverName: string,
+    readonly state: LoadState,
+  ) {
     super(`Kimi on ${serverName} is already being watched (${state.verdict}). Run "Kimi: Stop polling" first.`);
   }
 }
@@ -68,7 +71,13 @@ export class ServerSession {
    * Restarts the unit or attaches to it, and watches; resolves with how the load ended (a
    * steady watch goes on after that, reported through `listener`). Refuses during a load.
    */
-  async watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener = {}, prior?: LoadPrior, unitBefore?: UnitStatus): Promise<WatchOutcome> {
+  async watch(
+    mode: 'restart' | 'attach',
+    options: WatchOptions,
+    listener: SessionListener = {},
+    prior?: LoadPrior,
+    unitBefore?: UnitStatus,
+  ): Promise<WatchOutcome> {
     const current = this.watcher;
     if (current?.loading) throw new AlreadyWatchingError(this.profile.name, current.state);
     current?.dispose();

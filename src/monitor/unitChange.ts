@@ -16,7 +16,10 @@ export function processKey(unit: UnitStatus): string {
 export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
   if (processKey(unit) === previousKey) return false;
   // A new run is alive or has already ended; `deactivating` is the old one on its way out.
-  return unit.activeState !== 'deactivating' && (isAlive(unit) || unit.activeState === 'failed' || unit.execMainStartedAt !== undefined);
+  return (
+    unit.activeState !== 'deactivating' &&
+    (isAlive(unit) || unit.activeState === 'failed' || unit.execMainStartedAt !== undefined)
+  );
 }
 
 export type UnitChange =
@@ -36,7 +39,8 @@ export type UnitChange =
 export function unitChangeAfterSettled(state: LoadState, unit: UnitStatus, stopSeen: boolean): UnitChange {
   const known = state.unit;
   if (known && processKey(known) !== processKey(unit) && isNewRun(processKey(known), unit)) return 'new run';
-  if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && isAlive(unit)) return 'new run';
+  if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && isAlive(unit))
+    return 'new run';
   if (state.readyAt === undefined || state.failure !== undefined) return 'same';
   if (unit.activeState === 'deactivating') return 'stopping';
   if ((stopSeen || unit.stopRequested === true) && !isAlive(unit) && unit.activeState !== 'failed') return 'stopped';

@@ -19,8 +19,13 @@ import {
 const SPLIT = '@@kimi-meminfo@@';
 
 /** Residency and MemAvailable in one remote command. */
-export async function measureResidency(transport: Transport, modelPath: string): Promise<{ residency: Residency; memAvailable: number | undefined }> {
-  const result = await transport.exec(`${residencyCommand(modelPath)}; echo ${SPLIT}; ${MEMINFO_COMMAND}`, { timeoutMs: 60_000 });
+export async function measureResidency(
+  transport: Transport,
+  modelPath: string,
+): Promise<{ residency: Residency; memAvailable: number | undefined }> {
+  const result = await transport.exec(`${residencyCommand(modelPath)}; echo ${SPLIT}; ${MEMINFO_COMMAND}`, {
+    timeoutMs: 60_000,
+  });
   const [res = '', mem = ''] = result.stdout.split(SPLIT);
   return { residency: parseResidency(res), memAvailable: parseMemAvailable(mem) };
 }
@@ -37,7 +42,11 @@ export type WarmResult =
   | { readonly ok: true; readonly residency: Residency }
   | { readonly ok: false; readonly reason: string; readonly cancelled: boolean; readonly residency?: Residency };
 
-export async function warmCache(transport: Transport, modelPath: string, options: WarmOptions = {}): Promise<WarmResult> {
+export async function warmCache(
+  transport: Transport,
+  modelPath: string,
+  options: WarmOptions = {},
+): Promise<WarmResult> {
   const before = await measureResidency(transport, modelPath);
   const plan = planWarm(before.residency, before.memAvailable);
   if (!plan.ok) return { ok: false, reason: plan.reason, cancelled: false, residency: before.residency };
@@ -94,6 +103,12 @@ export async function warmCache(transport: Transport, modelPath: string, options
   }
   const after = await measureResidency(transport, modelPath);
   options.onProgress?.(after.residency);
-  if (outcome && 'failed' in outcome) return { ok: false, reason: `reading the weights failed (exit ${outcome.failed})`, cancelled: false, residency: after.residency };
+  if (outcome && 'failed' in outcome)
+    return {
+      ok: false,
+      reason: `reading the weights failed (exit ${outcome.failed})`,
+      cancelled: false,
+      residency: after.residency,
+    };
   return { ok: true, residency: after.residency };
 }

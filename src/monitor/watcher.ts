@@ -8,7 +8,15 @@ import type { SglangClient } from '../engine/sglang/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../engine/sglang/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../engine/events';
-import { initialState, isAlive, isFinished, reduce, wantsCompletionProbe, type LoadState, type Signal } from './loadState';
+import {
+  initialState,
+  isAlive,
+  isFinished,
+  reduce,
+  wantsCompletionProbe,
+  type LoadState,
+  type Signal,
+} from './loadState';
 import type { LoadPrior } from './eta';
 import { wantsWitnesses } from './witnessProbe';
 import { samplerCommand, SamplerReader } from './sampler';
@@ -219,7 +227,14 @@ export class LoadWatcher {
     this.disposables.push(
       this.deps.transport.onStateChange((s) => {
         if (s.kind === 'connected' && !this.current.connected) this.onReconnected();
-        else if (s.kind === 'down') this.apply({ kind: 'connection', at: this.now(), up: false, error: s.error, ...(s.errorKind ? { errorKind: s.errorKind } : {}) });
+        else if (s.kind === 'down')
+          this.apply({
+            kind: 'connection',
+            at: this.now(),
+            up: false,
+            error: s.error,
+            ...(s.errorKind ? { errorKind: s.errorKind } : {}),
+          });
       }),
     );
     // The prior is folded in silently: a first state shown before the host said anything would
@@ -330,7 +345,13 @@ export class LoadWatcher {
     try {
       for (let read = 1; ; read++) {
         await this.applyFailureTail();
-        if (read >= FAILURE_TAIL_READS || !this.running || !this.diedYoung() || rootCause(this.current.failure?.lines ?? []) !== undefined) break;
+        if (
+          read >= FAILURE_TAIL_READS ||
+          !this.running ||
+          !this.diedYoung() ||
+          rootCause(this.current.failure?.lines ?? []) !== undefined
+        )
+          break;
         await new Promise((resolve) => setTimeout(resolve, FAILURE_TAIL_RETRY_MS));
       }
     } catch (error) {
@@ -381,7 +402,12 @@ export class LoadWatcher {
     this.failureCause = 'unread';
     this.alerted.clear();
     this.restartJournal();
-    this.deps.log('info', change === 'new run' ? 'The unit was restarted (not by this watch): following the new load.' : `The unit is ${change} (not by this watch).`);
+    this.deps.log(
+      'info',
+      change === 'new run'
+        ? 'The unit was restarted (not by this watch): following the new load.'
+        : `The unit is ${change} (not by this watch).`,
+    );
     this.apply({ kind: 'restartRequested', at: this.now(), external: true });
     if (change === 'new run') await this.attach(unit);
     else {
@@ -419,7 +445,10 @@ export class LoadWatcher {
     if (!given || !given.startsWith('/') || modelPath === undefined) {
       this.modelPath = undefined;
       this.modelBytes = undefined;
-      const why = given && given.startsWith('/') ? `${given} is in no volume of ${this.target.label}` : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
+      const why =
+        given && given.startsWith('/')
+          ? `${given} is in no volume of ${this.target.label}`
+          : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
       this.deps.log('info', `${why}: progress comes from the journal only.`);
       return;
     }
@@ -433,7 +462,10 @@ export class LoadWatcher {
       return;
     }
     this.modelBytes = size.bytes;
-    this.deps.log('info', `Model ${this.modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`);
+    this.deps.log(
+      'info',
+      `Model ${this.modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`,
+    );
   }
 
   private async exec(command: string) {
@@ -452,7 +484,10 @@ export class LoadWatcher {
       if (starting) this.finish({ end: 'unreachable', state: this.current, message: error.message });
       return;
     }
-    this.deps.log('warn', `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${errorText(error)}; trying again.`);
+    this.deps.log(
+      'warn',
+      `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${errorText(error)}; trying again.`,
+    );
   }
 
   // ------------------------------------------------------------ journal
@@ -502,9 +537,16 @@ export class LoadWatcher {
       const unreadable = code === undefined || /not readable/.test(problem);
       const detail = unreadable ? `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` : problem;
       this.apply({ kind: 'journalStatus', at: this.now(), readable: false, detail });
-      this.alertOnce({ kind: 'journal', level: 'warn', message: `The journal of ${this.deps.profile.unit} cannot be followed: ${detail}. Watching from systemd and HTTP alone.` });
+      this.alertOnce({
+        kind: 'journal',
+        level: 'warn',
+        message: `The journal of ${this.deps.profile.unit} cannot be followed: ${detail}. Watching from systemd and HTTP alone.`,
+      });
     }
-    this.deps.log(problem ? 'warn' : 'info', `journalctl ended (exit ${code ?? 'none'})${stderr.length ? `: ${stderr.join(' ').slice(0, 300)}` : ''}; following again in ${Math.round(this.journalRetryMs / 1000)} s.`);
+    this.deps.log(
+      problem ? 'warn' : 'info',
+      `journalctl ended (exit ${code ?? 'none'})${stderr.length ? `: ${stderr.join(' ').slice(0, 300)}` : ''}; following again in ${Math.round(this.journalRetryMs / 1000)} s.`,
+    );
     const delay = this.journalRetryMs;
     this.journalRetryMs = Math.min(JOURNAL_RETRY_MAX_MS, this.journalRetryMs * 2);
     this.journalRetry = setTimeout(() => {
@@ -541,13 +583,24 @@ export class LoadWatcher {
       // "Started" of the run this watch follows, still alive, tells nothing new: no look at the unit
       // for it. (A new run after a stop or a failure is news: look.)
       const known =
-        event.type === 'systemd' && event.what === 'started' && this.attached && this.awaitingRunAfter === undefined &&
-        this.current.unit !== undefined && isAlive(this.current.unit) && this.current.failure === undefined;
+        event.type === 'systemd' &&
+        event.what === 'started' &&
+        this.attached &&
+        this.awaitingRunAfter === undefined &&
+        this.current.unit !== undefined &&
+        isAlive(this.current.unit) &&
+        this.current.failure === undefined;
       if (event.type === 'systemd' && !known) {
         this.unitProbeDue = true;
         if (event.what === 'stopping') this.stopSeen = true;
       }
-      if (event.type === 'ready' || event.type === 'httpUp' || event.type === 'graphsCaptured' || (event.type === 'systemd' && !known)) this.probeSoon();
+      if (
+        event.type === 'ready' ||
+        event.type === 'httpUp' ||
+        event.type === 'graphsCaptured' ||
+        (event.type === 'systemd' && !known)
+      )
+        this.probeSoon();
       if (event.type === 'httpUp' && event.url) this.checkAnnouncedUrl(event.url);
       // A restart under way: the new run's lines are read again once it is attached.
       if (this.awaitingRunAfter !== undefined || !this.attached) continue;
@@ -591,7 +644,9 @@ export class LoadWatcher {
 
   private get roundMs(): number {
     const steady = this.deps.options.steadyIntervalMs;
-    return this.mode === 'steady' && steady !== undefined && this.awaitingRunAfter === undefined ? steady : this.deps.options.pollIntervalMs;
+    return this.mode === 'steady' && steady !== undefined && this.awaitingRunAfter === undefined
+      ? steady
+      : this.deps.options.pollIntervalMs;
   }
 
   /** One round: the unit when due, HTTP health (whatever the journal says), the completion that proves readiness. */
@@ -652,8 +707,13 @@ export class LoadWatcher {
     if (!this.running || !this.attached || this.awaitingRunAfter !== undefined || !state.connected) return undefined;
     if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
     const loading = this.mode === 'load' || wantsWitnesses(state) !== undefined;
-    const intervalMs = loading ? this.deps.options.pollIntervalMs : (this.deps.options.steadyIntervalMs ?? this.deps.options.pollIntervalMs);
-    const listenPort = this.mode === 'load' && this.portWitnessTrusted && this.deps.options.servesHttp !== false ? urlPort(this.deps.http.baseUrl) : undefined;
+    const intervalMs = loading
+      ? this.deps.options.pollIntervalMs
+      : (this.deps.options.steadyIntervalMs ?? this.deps.options.pollIntervalMs);
+    const listenPort =
+      this.mode === 'load' && this.portWitnessTrusted && this.deps.options.servesHttp !== false
+        ? urlPort(this.deps.http.baseUrl)
+        : undefined;
     return { pid: state.mainPid, intervalMs, listenPort };
   }
 
@@ -661,7 +721,14 @@ export class LoadWatcher {
   private syncSampler(): void {
     const wanted = this.wantedSampler();
     const current = this.sampler;
-    if (current && wanted && current.pid === wanted.pid && current.intervalMs === wanted.intervalMs && current.listenPort === wanted.listenPort) return;
+    if (
+      current &&
+      wanted &&
+      current.pid === wanted.pid &&
+      current.intervalMs === wanted.intervalMs &&
+      current.listenPort === wanted.listenPort
+    )
+      return;
     if (current) {
       this.sampler = undefined;
       current.process?.kill();
@@ -673,7 +740,13 @@ export class LoadWatcher {
     const reader = new SamplerReader(() => this.modelBytes);
     let exitSeen = false;
     const sizeFrom = this.modelBytes === undefined ? this.modelPath : undefined;
-    const command = samplerCommand({ mainPid: wanted.pid, intervalMs: wanted.intervalMs, controlGroup: this.current.unit?.controlGroup, modelPath: sizeFrom, listenPort: wanted.listenPort });
+    const command = samplerCommand({
+      mainPid: wanted.pid,
+      intervalMs: wanted.intervalMs,
+      controlGroup: this.current.unit?.controlGroup,
+      modelPath: sizeFrom,
+      listenPort: wanted.listenPort,
+    });
     this.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
     this.deps.transport
       .stream(command, (line) => {
@@ -699,7 +772,8 @@ export class LoadWatcher {
           if (this.sampler !== entry) return;
           // Ended on its own (not killed by us): the unit probe takes over; not restarted in a loop.
           entry.process = undefined;
-          if (code !== null) this.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
+          if (code !== null)
+            this.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
         });
       })
       .catch((error) => {
@@ -724,8 +798,19 @@ export class LoadWatcher {
     if (state.failure) return;
     if (this.deps.options.servesHttp === false) {
       const graphs = state.cudaGraphBatches;
-      if (state.readyAt === undefined && state.mainPid !== undefined && state.connected && graphs && graphs.done >= graphs.total) {
-        this.apply({ kind: 'completion', at: this.now(), ok: true, detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)' });
+      if (
+        state.readyAt === undefined &&
+        state.mainPid !== undefined &&
+        state.connected &&
+        graphs &&
+        graphs.done >= graphs.total
+      ) {
+        this.apply({
+          kind: 'completion',
+          at: this.now(),
+          ok: true,
+          detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)',
+        });
       }
       return;
     }
@@ -743,14 +828,24 @@ export class LoadWatcher {
     const at = this.now();
     if (closedBefore && health.kind === 'http') {
       this.portWitnessTrusted = false;
-      this.deps.log('info', `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`);
+      this.deps.log(
+        'info',
+        `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`,
+      );
     }
-    if (health.kind === 'refused') this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
+    if (health.kind === 'refused')
+      this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
     else if (health.kind === 'http') {
       const judged = judgeHealth(health.status);
       const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
       this.apply({ kind: 'http', at, result, detail: `/health ${health.status}` });
-    } else this.apply({ kind: 'http', at, result: 'error', detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim() });
+    } else
+      this.apply({
+        kind: 'http',
+        at,
+        result: 'error',
+        detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim(),
+      });
     // A failing /health after ready: look at the process too (dead, or alive but unhealthy).
     if (this.mode === 'steady' && this.current.healthFailures > 0) this.unitProbeDue = true;
 
@@ -769,10 +864,21 @@ export class LoadWatcher {
     const response = await this.deps.http.completion(this.modelName ?? 'default', COMPLETION_PROMPT, 1);
     const at = this.now();
     if (response.kind !== 'http') {
-      this.apply({ kind: 'completion', at, ok: false, detail: response.kind === 'refused' ? 'connection refused' : response.kind });
+      this.apply({
+        kind: 'completion',
+        at,
+        ok: false,
+        detail: response.kind === 'refused' ? 'connection refused' : response.kind,
+      });
       return;
     }
-    const judged = judgeCompletion(response.status, response.contentType, response.body, response.truncated, response.apiKeySent === true);
+    const judged = judgeCompletion(
+      response.status,
+      response.contentType,
+      response.body,
+      response.truncated,
+      response.apiKeySent === true,
+    );
     this.apply({
       kind: 'completion',
       at,
@@ -793,16 +899,29 @@ export class LoadWatcher {
     }
     if (state.readyAt !== undefined) this.finish({ end: 'ready', state });
     else if (state.failure && this.failureCause === 'reading') return;
-    else if (state.failure && rootCause(state.failure.lines) === undefined && this.attached && this.failureCause === 'unread') {
+    else if (
+      state.failure &&
+      rootCause(state.failure.lines) === undefined &&
+      this.attached &&
+      this.failureCause === 'unread'
+    ) {
       // systemd (or the sampler) told the end before the journal told why (a process that dies in
       // its first second: its lines may reach the journal after systemd's): read why first.
       void this.readFailureCause().finally(() => this.checkEnd());
     } else if (state.failure) this.finish({ end: 'failed', state, message: state.failure.summary });
     else if (state.verdict === 'stopped') this.finish({ end: 'stopped', state });
     else if (state.downSince !== undefined && at - state.downSince >= this.deps.options.unreachableTimeoutMs) {
-      this.finish({ end: 'unreachable', state, message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s` });
+      this.finish({
+        end: 'unreachable',
+        state,
+        message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s`,
+      });
     } else if (at - state.watchStartedAt >= this.deps.options.loadTimeoutMs) {
-      this.finish({ end: 'timeout', state, message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min` });
+      this.finish({
+        end: 'timeout',
+        state,
+        message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min`,
+      });
     }
   }
 
@@ -837,7 +956,8 @@ export class LoadWatcher {
     const next = reduce(previous, signal);
     if (next === previous) return;
     this.current = next;
-    if (next.witnessWarning !== undefined && previous.witnessWarning === undefined) this.deps.log('warn', next.witnessWarning);
+    if (next.witnessWarning !== undefined && previous.witnessWarning === undefined)
+      this.deps.log('warn', next.witnessWarning);
     for (const listener of [...this.listeners]) listener(next, previous);
     if (this.mode === 'steady') this.onSteadyChange(next, previous);
     if (isFinished(next) && !isFinished(previous)) this.schedule(0);
@@ -847,7 +967,11 @@ export class LoadWatcher {
   private onSteadyChange(next: LoadState, previous: LoadState): void {
     if (next.failure && !previous.failure) this.emitEnd({ end: 'failed', state: next, message: next.failure.summary });
     if (next.verdict === 'unhealthy' && previous.verdict !== 'unhealthy') {
-      this.emitAlert({ kind: 'unhealthy', level: 'warn', message: `${this.deps.profile.unit} is unhealthy: /health failed ${next.healthFailures} times in a row while the process runs (${next.lastSignal?.text ?? ''}).` });
+      this.emitAlert({
+        kind: 'unhealthy',
+        level: 'warn',
+        message: `${this.deps.profile.unit} is unhealthy: /health failed ${next.healthFailures} times in a row while the process runs (${next.lastSignal?.text ?? ''}).`,
+      });
     } else if (previous.verdict === 'unhealthy' && next.verdict === 'ready') {
       this.emitAlert({ kind: 'recovered', level: 'info', message: `${this.deps.profile.unit} is healthy again.` });
     }
@@ -866,7 +990,9 @@ export class LoadWatcher {
    */
   private finish(outcome: WatchOutcome): void {
     if (!this.running) return;
-    const goesOn = this.deps.options.steadyIntervalMs !== undefined && (outcome.end === 'ready' || outcome.end === 'failed' || outcome.end === 'stopped');
+    const goesOn =
+      this.deps.options.steadyIntervalMs !== undefined &&
+      (outcome.end === 'ready' || outcome.end === 'failed' || outcome.end === 'stopped');
     if (goesOn && this.mode === 'load') {
       this.mode = 'steady';
       this.lastHealthAt = this.now();

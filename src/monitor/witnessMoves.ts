@@ -54,29 +54,37 @@ const answering = (http: LoadState['http']): boolean => http === 'warming' || ht
 /** The witness that moved between two states, in words; undefined when none did. */
 export function progressWitness(before: LoadState, after: LoadState): string | undefined {
   if (after.phase !== undefined && before.phase !== after.phase) return `"${after.phase}" began`;
-  if (after.shards && before.shards?.done !== after.shards.done) return `shard ${after.shards.done}/${after.shards.total}`;
+  if (after.shards && before.shards?.done !== after.shards.done)
+    return `shard ${after.shards.done}/${after.shards.total}`;
   if (after.cudaGraphBatches && before.cudaGraphBatches?.done !== after.cudaGraphBatches.done) {
     return `CUDA graph batch ${after.cudaGraphBatches.done}/${after.cudaGraphBatches.total}`;
   }
   if (after.readyLogSeen && !before.readyLogSeen) return 'the ready line';
-  if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone)) return '"Load weight end"';
+  if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone))
+    return '"Load weight end"';
   if (answering(after.http) && !answering(before.http)) return 'HTTP opened';
   const line = after.lineActivity;
   if (line && line !== before.lineActivity) return `the journal: ${activityLabel(line)}`;
   if (!line && before.lineActivity) return `the journal: ${ACTIVITY_LABELS[before.lineActivity.kind]}, done`;
   const mark = after.progressMark;
   if (after.io && after.io.readBytes - mark.readBytes >= IO_MOVE_BYTES) return 'bytes read';
-  if (after.gpu && mark.gpuUsedMiB !== undefined && Math.abs(after.gpu.usedMiB - mark.gpuUsedMiB) >= GPU_MOVE_MIB) return 'GPU memory moved';
+  if (after.gpu && mark.gpuUsedMiB !== undefined && Math.abs(after.gpu.usedMiB - mark.gpuUsedMiB) >= GPU_MOVE_MIB)
+    return 'GPU memory moved';
   // Busy readings count only on the signal that carries them, not again at every later signal.
   if (after.cpu && after.cpu !== before.cpu && after.cpu.cores !== undefined && after.cpu.cores >= CPU_BUSY_CORES) {
     return `CPU busy (${after.cpu.cores.toFixed(1)} cores)`;
   }
-  if (after.gpu && after.gpu !== before.gpu && (after.gpu.utilPercent ?? 0) >= GPU_BUSY_PERCENT) return `GPU busy (${after.gpu.utilPercent}%)`;
+  if (after.gpu && after.gpu !== before.gpu && (after.gpu.utilPercent ?? 0) >= GPU_BUSY_PERCENT)
+    return `GPU busy (${after.gpu.utilPercent}%)`;
   return undefined;
 }
 
 /** An `activity` line folded into the step the engine announced. */
-export function applyActivityEvent(state: LoadState, event: Extract<JournalEvent, { type: 'activity' }>, at: number): LoadState {
+export function applyActivityEvent(
+  state: LoadState,
+  event: Extract<JournalEvent, { type: 'activity' }>,
+  at: number,
+): LoadState {
   const current = state.lineActivity;
   const same = current?.kind === event.activity;
   switch (event.edge) {
@@ -89,14 +97,19 @@ export function applyActivityEvent(state: LoadState, event: Extract<JournalEvent
       if (same && current.done === event.done && current.total === event.total) return state;
       return {
         ...state,
-        lineActivity: { kind: event.activity, since: same ? current.since : at, ...(event.done !== undefined && event.total !== undefined ? { done: event.done, total: event.total } : {}) },
+        lineActivity: {
+          kind: event.activity,
+          since: same ? current.since : at,
+          ...(event.done !== undefined && event.total !== undefined ? { done: event.done, total: event.total } : {}),
+        },
       };
   }
 }
 
 /** The step the state itself implies: the shard bar at 100 % while the phase is still the weights. */
 function impliedActivity(state: LoadState, at: number, previous: Activity | undefined): Activity | undefined {
-  if (state.phase !== 'loading weights' || state.weightsDone || !state.shards || state.shards.done < state.shards.total) return undefined;
+  if (state.phase !== 'loading weights' || state.weightsDone || !state.shards || state.shards.done < state.shards.total)
+    return undefined;
   const since = previous?.kind === 'post-shards' ? previous.since : at;
   // Not a count: ranks whose `Load weight end` lines are identical are read once (rank de-duplication).
   return { kind: 'post-shards', since, ...(state.weightsEnded > 0 ? { note: 'some ranks are done' } : {}) };
@@ -110,12 +123,16 @@ export function foldActivity(before: LoadState, after: LoadState, at: number): L
   let line = after.lineActivity;
   if (line && line === before.lineActivity) {
     const phaseMoved = before.phase !== after.phase;
-    const countersMoved = (after.shards?.done ?? 0) > (before.shards?.done ?? 0) || (after.cudaGraphBatches?.done ?? 0) > (before.cudaGraphBatches?.done ?? 0);
+    const countersMoved =
+      (after.shards?.done ?? 0) > (before.shards?.done ?? 0) ||
+      (after.cudaGraphBatches?.done ?? 0) > (before.cudaGraphBatches?.done ?? 0);
     if (phaseMoved || countersMoved) line = undefined;
   }
   if (after.failure !== undefined || after.readyAt !== undefined) line = undefined;
   const activity = line ?? impliedActivity({ ...after, lineActivity: line }, at, before.activity);
-  const unchanged = activity === before.activity || (activity !== undefined && before.activity !== undefined && sameActivity(activity, before.activity));
+  const unchanged =
+    activity === before.activity ||
+    (activity !== undefined && before.activity !== undefined && sameActivity(activity, before.activity));
   return { ...after, lineActivity: line, activity: unchanged ? before.activity : activity };
 }
 

@@ -34,8 +34,16 @@ export function witnessSignals(
   if (out.gpu && out.gpu.gpus.length > 0) {
     const t = totalGpuMemory(out.gpu.gpus);
     const perGpu: GpuMemory[] = out.gpu.gpus;
-    signals.push({ kind: 'gpu', at, usedMiB: t.usedMiB, totalMiB: t.totalMiB, perGpu, ...(out.gpu.utilPercent !== undefined ? { utilPercent: out.gpu.utilPercent } : {}) });
+    signals.push({
+      kind: 'gpu',
+      at,
+      usedMiB: t.usedMiB,
+      totalMiB: t.totalMiB,
+      perGpu,
+      ...(out.gpu.utilPercent !== undefined ? { utilPercent: out.gpu.utilPercent } : {}),
+    });
   }
-  if (out.cpuSeconds !== undefined && Number.isFinite(out.cpuSeconds)) signals.push({ kind: 'cpu', at, cpuSeconds: out.cpuSeconds });
+  if (out.cpuSeconds !== undefined && Number.isFinite(out.cpuSeconds))
+    signals.push({ kind: 'cpu', at, cpuSeconds: out.cpuSeconds });
   return signals;
 }

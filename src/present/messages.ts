@@ -27,7 +27,10 @@ export function failureMessage(server: ServerProfile, outcome: WatchOutcome): st
     const then = cause.after.slice(0, 2);
     return `Kimi on ${server.name} failed: ${summary}. Cause: ${formatCause(cause)}${then.length ? `. Then: ${then.join(' | ')}` : ''}`;
   }
-  const last = lines.slice(-3).map((l) => l.trim()).filter(Boolean);
+  const last = lines
+    .slice(-3)
+    .map((l) => l.trim())
+    .filter(Boolean);
   return `Kimi on ${server.name} failed: ${summary}${last.length ? `. Last errors: ${last.join(' | ')}` : ''}`;
 }
 
@@ -59,11 +62,13 @@ export function describe(state: LoadState): string {
   const percent = loadingPercent(state);
   const details: string[] = [];
   if (state.phase && state.phase !== state.verdict) details.push(state.phase);
-  if (state.phase === 'loading weights' && state.shards) details.push(`${state.shards.done}/${state.shards.total} shards`);
+  if (state.phase === 'loading weights' && state.shards)
+    details.push(`${state.shards.done}/${state.shards.total} shards`);
   if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches) {
     details.push(`${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
   }
   // The step under way inside the phase, in the extension's words (a JIT compile is not "capturing CUDA graphs").
-  if (state.activity && state.readyAt === undefined && state.failure === undefined) details.push(activityLabel(state.activity));
+  if (state.activity && state.readyAt === undefined && state.failure === undefined)
+    details.push(activityLabel(state.activity));
   return `${state.verdict}${percent}${details.length ? ` (${details.join(', ')})` : ''}`;
 }

@@ -30,7 +30,10 @@ export function refusalWord(refusal: Refusal): string {
 }
 
 /** The notification's text, and the known-hosts line to open when that helps. */
-export function refusalMessage(serverName: string, refusal: Refusal): { text: string; openKnownHosts?: { file: string; line?: number } } {
+export function refusalMessage(
+  serverName: string,
+  refusal: Refusal,
+): { text: string; openKnownHosts?: { file: string; line?: number } } {
   const change = refusal.hostKeyChange;
   if (refusal.kind === 'host-key-changed' && change) {
     const known = change.known.join(', ');

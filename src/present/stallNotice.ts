@@ -14,8 +14,10 @@ export function lastSeen(state: LoadState): string {
   const phase = state.phase ?? 'starting';
   const percent = state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
   const details: string[] = [];
-  if (state.phase === 'loading weights' && state.shards) details.push(`shard ${state.shards.done}/${state.shards.total}`);
-  if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches) details.push(`batch ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total}`);
+  if (state.phase === 'loading weights' && state.shards)
+    details.push(`shard ${state.shards.done}/${state.shards.total}`);
+  if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches)
+    details.push(`batch ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total}`);
   if (state.activity) details.push(activityLabel(state.activity));
   if (state.lastProgressWitness) details.push(`last move: ${state.lastProgressWitness}`);
   return `${phase}${percent}${details.length ? ` (${details.join('; ')})` : ''}`;
@@ -35,7 +37,13 @@ export function stallText(serverName: string, state: LoadState, now: number, nod
 }
 
 /** The notice to show when this state change made the load stalled; undefined otherwise (said once per stall). */
-export function stallNotice(serverName: string, previous: LoadState | undefined, state: LoadState, now: number, nodes?: readonly NodeState[]): string | undefined {
+export function stallNotice(
+  serverName: string,
+  previous: LoadState | undefined,
+  state: LoadState,
+  now: number,
+  nodes?: readonly NodeState[],
+): string | undefined {
   if (state.verdict !== 'stalled' || previous?.verdict === 'stalled') return undefined;
   return stallText(serverName, state, now, nodes);
 }

@@ -8,11 +8,32 @@ import type { ServerProfile } from '../config/config';
 import type { ExecResult } from '../transport/transport';
 import { isSudoRefusal, privilegedCommand } from '../transport/shell';
 import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './systemd/sudoers';
-import { journalFollowCommand, journalTailCommand, parseJournalJsonLine, type JournalEntry } from '../engine/sglang/journal';
+import {
+  journalFollowCommand,
+  journalTailCommand,
+  parseJournalJsonLine,
+  type JournalEntry,
+} from '../engine/sglang/journal';
 import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd/systemd';
 import type { UnitStatus } from '../engine/events';
-import { endEventsCommand, inspectCommand, logsFollowCommand, logsTailCommand, restartCommand, type DockerTargetConfig } from './docker/dockerTarget';
-import { containerUnitStatus, endedFromEvents, withEndEvents, hostPathOf, logLineEntry, parseInspect, type ContainerInfo, type InspectResult } from './docker/dockerInspect';
+import {
+  endEventsCommand,
+  inspectCommand,
+  logsFollowCommand,
+  logsTailCommand,
+  restartCommand,
+  type DockerTargetConfig,
+} from './docker/dockerTarget';
+import {
+  containerUnitStatus,
+  endedFromEvents,
+  withEndEvents,
+  hostPathOf,
+  logLineEntry,
+  parseInspect,
+  type ContainerInfo,
+  type InspectResult,
+} from './docker/dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './docker/dockerRun';
 
 export interface TargetState {
@@ -72,9 +93,17 @@ export class ContainerReader {
     if (inspect.kind === 'found') {
       const now = inspect.container;
       const previous = this.last;
-      const justEnded = !now.running && !now.restarting && previous?.id === now.id && previous.startedAt === now.startedAt && previous.running;
-      this.last = justEnded ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout) : now;
-      if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested) this.last = { ...now, stopRequested: true };
+      const justEnded =
+        !now.running &&
+        !now.restarting &&
+        previous?.id === now.id &&
+        previous.startedAt === now.startedAt &&
+        previous.running;
+      this.last = justEnded
+        ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout)
+        : now;
+      if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested)
+        this.last = { ...now, stopRequested: true };
       return { kind: 'found', container: this.last };
     }
     const last = this.last;
@@ -109,14 +138,19 @@ export class DockerTarget implements ServiceTarget {
   restartError(stderr: string): string {
     const text = stderr.trim();
     const hint = dockerAccessHint(text, this.sudo, this.host);
-    const what = this.config.kind === 'container' ? `docker restart ${this.config.name}` : `docker compose restart ${this.config.service}`;
+    const what =
+      this.config.kind === 'container'
+        ? `docker restart ${this.config.name}`
+        : `docker compose restart ${this.config.service}`;
     return `${what} failed: ${hint ?? (text.split('\n').slice(-3).join(' ') || 'no message')}`;
   }
 
   async readState(exec: Exec): Promise<TargetState> {
     const inspect = await this.reader.read(exec, this.config);
     if (inspect.kind === 'error') {
-      throw new Error(`docker inspect failed: ${dockerAccessHint(inspect.message, this.sudo, this.host) ?? inspect.message}`);
+      throw new Error(
+        `docker inspect failed: ${dockerAccessHint(inspect.message, this.sudo, this.host) ?? inspect.message}`,
+      );
     }
     return containerState(inspect, this.label);
   }
@@ -152,13 +186,23 @@ function containerState(inspect: InspectResult, label: string): TargetState {
 export function wrappedUnitStatus(unit: UnitStatus, inspect: InspectResult, wrapped: WrappedContainer): UnitStatus {
   const c = inspect.kind === 'found' ? inspect.container : undefined;
   if (wrapped.detached) {
-    if (!c) return unit.activeState === 'active' ? { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' } : unit;
+    if (!c)
+      return unit.activeState === 'active'
+        ? { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' }
+        : unit;
     // `docker run -d` under way, or failed itself (after the container seen last had ended): the unit says.
     if (!c.running && unit.activeState === 'activating') return unit;
-    const startedAfter = unit.execMainStartedAt !== undefined && c.finishedAt !== undefined && unit.execMainStartedAt > c.finishedAt;
-    if (!c.running && (unit.activeState === 'failed' || unit.activeState === 'deactivating') && startedAfter) return unit;
+    const startedAfter =
+      unit.execMainStartedAt !== undefined && c.finishedAt !== undefined && unit.execMainStartedAt > c.finishedAt;
+    if (!c.running && (unit.activeState === 'failed' || unit.activeState === 'deactivating') && startedAfter)
+      return unit;
     const fromContainer = containerUnitStatus(inspect, unit.id ?? wrapped.name);
-    return { ...fromContainer, ...(unit.fragmentPath ? { fragmentPath: unit.fragmentPath } : {}), dropInPaths: unit.dropInPaths, needDaemonReload: unit.needDaemonReload };
+    return {
+      ...fromContainer,
+      ...(unit.fragmentPath ? { fragmentPath: unit.fragmentPath } : {}),
+      dropInPaths: unit.dropInPaths,
+      needDaemonReload: unit.needDaemonReload,
+    };
   }
   if (c?.running && c.pid > 0 && unit.mainPid > 0) return { ...unit, mainPid: c.pid, execMainPid: c.pid };
   if (c?.oomKilled && !c.running && unit.mainPid === 0 && unit.activeState !== 'active') {
@@ -198,12 +242,18 @@ export class SystemdTarget implements ServiceTarget {
     if (wrapped?.container.name !== this.wrapped?.name) this.reader = new ContainerReader(this.profile.sudo);
     this.wrapped = wrapped?.container;
     if (!this.wrapped) return { unit, argv, hostPath: (p) => p };
-    const config: DockerTargetConfig = { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` };
+    const config: DockerTargetConfig = {
+      kind: 'container',
+      name: this.wrapped.name,
+      label: `container ${this.wrapped.name}`,
+    };
     const inspect = await this.reader.read(exec, config);
     const state = containerState(inspect.kind === 'error' ? { kind: 'missing' } : inspect, this.label);
     return {
       ...(inspect.kind === 'error'
-        ? { note: `${this.label} runs container ${this.wrapped.name}, which cannot be inspected (${dockerAccessHint(inspect.message, this.profile.sudo, this.profile.host) ?? inspect.message}): watching the unit alone, without the container's progress` }
+        ? {
+            note: `${this.label} runs container ${this.wrapped.name}, which cannot be inspected (${dockerAccessHint(inspect.message, this.profile.sudo, this.profile.host) ?? inspect.message}): watching the unit alone, without the container's progress`,
+          }
         : {}),
       unit: wrappedUnitStatus(unit, inspect, this.wrapped),
       // The container's own command line (image entrypoint included) when it exists: --model-path is a path inside it.
@@ -213,7 +263,9 @@ export class SystemdTarget implements ServiceTarget {
   }
 
   private get containerLogs(): DockerTargetConfig | undefined {
-    return this.wrapped?.detached ? { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` } : undefined;
+    return this.wrapped?.detached
+      ? { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` }
+      : undefined;
   }
 
   get logFollowEndsWithService(): boolean {
@@ -222,7 +274,9 @@ export class SystemdTarget implements ServiceTarget {
 
   logFollowCommand(sinceEpochMs: number): string {
     const logs = this.containerLogs;
-    return logs ? logsFollowCommand(logs, this.profile.sudo, sinceEpochMs) : journalFollowCommand(this.profile.unit, sinceEpochMs);
+    return logs
+      ? logsFollowCommand(logs, this.profile.sudo, sinceEpochMs)
+      : journalFollowCommand(this.profile.unit, sinceEpochMs);
   }
 
   logTailCommand(lines: number): string {
@@ -240,7 +294,13 @@ export function restartErrorMessage(stderr: string, profile: ServerProfile): str
   const command = privilegedCommand(privilegedArgv.restart(profile.unit), profile.sudo);
   if (isSudoRefusal(text)) {
     // Names the refused command and the rules that allow exactly it (Kimi: Copy sudoers rule).
-    return sudoRefusalMessage({ host: profile.host, unit: profile.unit, action: `systemctl restart ${profile.unit}`, command, stderr: text });
+    return sudoRefusalMessage({
+      host: profile.host,
+      unit: profile.unit,
+      action: `systemctl restart ${profile.unit}`,
+      command,
+      stderr: text,
+    });
   }
   if (/access denied|interactive authentication required|permission denied/i.test(text)) {
     return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`;

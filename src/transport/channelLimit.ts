@@ -74,7 +74,11 @@ export class ChannelLimitedTransport implements Transport {
     }
   }
 
-  async stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
+  async stream(
+    command: string,
+    onLine: (line: string) => void,
+    onStderr?: (line: string) => void,
+  ): Promise<RemoteProcess> {
     const release = await this.slots.acquire();
     try {
       const process = await this.inner.stream(command, onLine, onStderr);

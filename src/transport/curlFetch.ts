@@ -16,7 +16,8 @@ import type { FetchLike, FetchResponse } from '../engine/sglang/sglangHttp';
 
 /** What the user reads when neither forwarding nor curl can reach the server. */
 export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';
-export const FORWARDING_PROHIBITED_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")';
+export const FORWARDING_PROHIBITED_MESSAGE =
+  'the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")';
 
 const MARK_MISSING = 'KIMI_CURL_MISSING';
 const MARK_STATUS = 'KIMI_CURL_STATUS';
@@ -45,7 +46,10 @@ export function isForwardingProhibited(error: unknown): boolean {
 /** A string in curl's config syntax: double quotes, with `\\`, `\"`, `\t`, `\n`, `\r`, `\v` escaped. */
 export function curlConfigString(s: string): string {
   if (s.includes('\0')) throw new Error('Cannot pass a NUL byte to curl');
-  const escaped = s.replace(/[\\"\t\n\r\v]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\v': '\\v' })[c] ?? c);
+  const escaped = s.replace(
+    /[\\"\t\n\r\v]/g,
+    (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\v': '\\v' })[c] ?? c,
+  );
   return `"${escaped}"`;
 }
 
@@ -93,20 +97,28 @@ export function curlCommand(r: CurlRequest): string {
     r.url,
   ];
   const curl = argv.map(quote).join(' ');
-  const feed = r.inlineConfig === undefined ? '' : ` <<'${HEREDOC_END}'\n${r.inlineConfig}${r.inlineConfig.endsWith('\n') || r.inlineConfig === '' ? '' : '\n'}${HEREDOC_END}`;
+  const feed =
+    r.inlineConfig === undefined
+      ? ''
+      : ` <<'${HEREDOC_END}'\n${r.inlineConfig}${r.inlineConfig.endsWith('\n') || r.inlineConfig === '' ? '' : '\n'}${HEREDOC_END}`;
   const command = [
     `command -v curl >/dev/null 2>&1 || { echo ${MARK_MISSING} >&2; exit 127; }`,
     `{ ${curl}${feed}`,
     `echo "${MARK_EXIT} $?" >&2; } | head -c ${Math.floor(r.maxBodyBytes) + 1}`,
   ].join('\n');
-  if (command.length > MAX_COMMAND_CHARS) throw new Error(`request too large for curl on the host (${command.length} characters)`);
+  if (command.length > MAX_COMMAND_CHARS)
+    throw new Error(`request too large for curl on the host (${command.length} characters)`);
   return command;
 }
 
 export type CurlOutcome =
   | { readonly kind: 'response'; readonly status: number; readonly contentType: string; readonly body: string }
   | { readonly kind: 'no-curl' }
-  | { readonly kind: 'failed'; readonly message: string; readonly code?: 'ECONNREFUSED' | 'ETIMEDOUT' | 'EHOSTUNREACH' };
+  | {
+      readonly kind: 'failed';
+      readonly message: string;
+      readonly code?: 'ECONNREFUSED' | 'ETIMEDOUT' | 'EHOSTUNREACH';
+    };
 
 /** What the remote command's output means. */
 export function parseCurlOutput(result: ExecResult): CurlOutcome {
@@ -116,29 +128,39 @@ export function parseCurlOutput(result: ExecResult): CurlOutcome {
   const exit = exitLine !== undefined ? Number(exitLine.slice(MARK_EXIT.length + 1)) : result.code;
   const statusLine = /^KIMI_CURL_STATUS (\d{3}) ?(.*)$/.exec(lines.find((l) => l.startsWith(`${MARK_STATUS} `)) ?? '');
   const status = statusLine ? Number(statusLine[1]) : 0;
-  const said = lines.filter((l) => l !== '' && !l.startsWith('KIMI_CURL_') && l !== '[kimi: stdout truncated]').join(' ');
+  const said = lines
+    .filter((l) => l !== '' && !l.startsWith('KIMI_CURL_') && l !== '[kimi: stdout truncated]')
+    .join(' ');
   // 23 (write error) / 141 (SIGPIPE): `head -c` stopped reading a body longer than the cap.
   if (status > 0 && (exit === 0 || exit === 23 || exit === 141)) {
     return { kind: 'response', status, contentType: statusLine?.[2] ?? '', body: result.stdout };
   }
   const detail = said || `exit status ${exit ?? 'unknown'}`;
   if (exit === 7) {
-    if (/no route|unreachable/i.test(said)) return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'EHOSTUNREACH' };
+    if (/no route|unreachable/i.test(said))
+      return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'EHOSTUNREACH' };
     return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'ECONNREFUSED' };
   }
   if (exit === 28) return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'ETIMEDOUT' };
-  if (exitLine === undefined) return { kind: 'failed', message: `the curl command on the host failed (exit status ${result.code ?? result.signal ?? 'unknown'}): ${said || 'no output'}` };
+  if (exitLine === undefined)
+    return {
+      kind: 'failed',
+      message: `the curl command on the host failed (exit status ${result.code ?? result.signal ?? 'unknown'}): ${said || 'no output'}`,
+    };
   return { kind: 'failed', message: `curl on the host failed (exit status ${exit}): ${detail}` };
 }
 
 /** A response in node-fetch's shape, or the error node-fetch would have thrown. */
 export function toFetchResponse(outcome: CurlOutcome): FetchResponse {
   if (outcome.kind === 'no-curl') throw new Error(NO_CURL_MESSAGE);
-  if (outcome.kind === 'failed') throw Object.assign(new Error(outcome.message), outcome.code ? { code: outcome.code } : {});
+  if (outcome.kind === 'failed')
+    throw Object.assign(new Error(outcome.message), outcome.code ? { code: outcome.code } : {});
   const { status, contentType, body } = outcome;
   return {
     status,
-    headers: { get: (name: string) => (name.toLowerCase() === 'content-type' && contentType !== '' ? contentType : null) },
+    headers: {
+      get: (name: string) => (name.toLowerCase() === 'content-type' && contentType !== '' ? contentType : null),
+    },
     body: Readable.from([Buffer.from(body, 'utf8')]),
   };
 }

@@ -25,7 +25,10 @@ export class TunnelAgent extends http.Agent {
   }
 
   // Node's Agent accepts an async createConnection: return nothing and call back later.
-  override createConnection(options: http.ClientRequestArgs, callback: (err: Error | null, socket?: Duplex) => void): undefined {
+  override createConnection(
+    options: http.ClientRequestArgs,
+    callback: (err: Error | null, socket?: Duplex) => void,
+  ): undefined {
     const host = options.hostname ?? options.host ?? '127.0.0.1';
     const port = Number(options.port ?? 80);
     this.openStream(host.replace(/^\[(.*)\]$/, '$1'), port).then(

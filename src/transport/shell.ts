@@ -43,7 +43,8 @@ export function isValidAbsolutePath(p: string): boolean {
 }
 
 export function assertAbsolutePath(p: string, what = 'path'): string {
-  if (!isValidAbsolutePath(p)) throw new Error(`Invalid ${what}: ${JSON.stringify(p)} (must be absolute, without NUL or newline)`);
+  if (!isValidAbsolutePath(p))
+    throw new Error(`Invalid ${what}: ${JSON.stringify(p)} (must be absolute, without NUL or newline)`);
   return p;
 }
 
@@ -70,7 +71,11 @@ export function isSudoPasswordError(stderr: string): boolean {
  * rules do not allow it (`Sorry, user kimi is not allowed to execute '...' as root on host.`).
  */
 export function isSudoRefusal(stderr: string): boolean {
-  return isSudoPasswordError(stderr) || /^Sorry, user \S+ is not allowed to execute /im.test(stderr) || /^\S+ is not in the sudoers file/im.test(stderr);
+  return (
+    isSudoPasswordError(stderr) ||
+    /^Sorry, user \S+ is not allowed to execute /im.test(stderr) ||
+    /^\S+ is not in the sudoers file/im.test(stderr)
+  );
 }
 
 /**

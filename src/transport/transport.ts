@@ -33,7 +33,12 @@ export type ConnectionState =
   | { readonly kind: 'idle' }
   | { readonly kind: 'connecting'; readonly attempt: number }
   | { readonly kind: 'connected' }
-  | { readonly kind: 'down'; readonly error: string; readonly errorKind?: TransportErrorKind; readonly retryInMs?: number }
+  | {
+      readonly kind: 'down';
+      readonly error: string;
+      readonly errorKind?: TransportErrorKind;
+      readonly retryInMs?: number;
+    }
   | { readonly kind: 'closed' };
 
 /** One kind of fault a user must be told apart from the others. */

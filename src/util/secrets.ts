@@ -62,7 +62,10 @@ function maskAfter(text: string, head: RegExp, isSecret: (m: RegExpExecArray) =>
 const QUOTED_ASSIGNMENT = /(["'])(--?)?([A-Za-z_][\w-]*)=((?:(?!\1)[^\n])*)\1/g;
 
 /** `--api-key K`, `--api-key=K`, also across a `\`-continued line of a unit file. */
-const FLAG = new RegExp(String.raw`(?<![\w-])--?(?<name>[A-Za-z0-9][\w-]*)(?:=|[ \t]+(?:\\\r?\n[ \t]*)?)(?!--)(?=(?<value>${VALUE}))`, 'gm');
+const FLAG = new RegExp(
+  String.raw`(?<![\w-])--?(?<name>[A-Za-z0-9][\w-]*)(?:=|[ \t]+(?:\\\r?\n[ \t]*)?)(?!--)(?=(?<value>${VALUE}))`,
+  'gm',
+);
 
 /** `["--api-key", "K"]` (an argv written as JSON or a Python list). */
 const FLAG_IN_LIST = /(["'])(--?)([A-Za-z0-9][\w-]*)\1(\s*,\s*)(["'])(?!--)((?:(?!\5)[^\\\n]|\\.)*)\5/g;
@@ -74,7 +77,8 @@ const ASSIGNMENT = new RegExp(String.raw`(?<![\w.$-])(?<name>[A-Za-z_][A-Za-z0-9
 const KEYED = /(["'])([A-Za-z_][\w-]*)\1(\s*:\s*)(["'])((?:(?!\4)[^\\\n]|\\.)*)\4/g;
 
 /** `Authorization: Bearer K`, `"authorization": "Basic K"`, `header = "Authorization: Bearer K"`. */
-const AUTHORIZATION = /((?:proxy-)?authorization["']?\s*[:=]\s*["']?\s*)((?:bearer|basic|token|digest)\s+)?([^\s"'\\,;]+)/gi;
+const AUTHORIZATION =
+  /((?:proxy-)?authorization["']?\s*[:=]\s*["']?\s*)((?:bearer|basic|token|digest)\s+)?([^\s"'\\,;]+)/gi;
 
 /** `X-Api-Key: K` header lines. */
 const API_KEY_HEADER = /(?<![\w-])((?:[\w-]+-)?api[-_]?key\s*:\s*)([^\s"'\\,;]+)/gim;
@@ -87,8 +91,10 @@ function maskQuotedAssignments(text: string): string {
 
 function maskFlags(text: string): string {
   const named = (m: RegExpExecArray): boolean => isSecretName(m.groups?.['name'] ?? '');
-  return maskAfter(text, FLAG, named).replace(FLAG_IN_LIST, (all, q: string, dashes: string, name: string, comma: string, vq: string) =>
-    isSecretName(name) ? `${q}${dashes}${name}${q}${comma}${vq}${MASK}${vq}` : all,
+  return maskAfter(text, FLAG, named).replace(
+    FLAG_IN_LIST,
+    (all, q: string, dashes: string, name: string, comma: string, vq: string) =>
+      isSecretName(name) ? `${q}${dashes}${name}${q}${comma}${vq}${MASK}${vq}` : all,
   );
 }
 

@@ -43,20 +43,37 @@ export function judgeRoundTrip(resp: unknown, mustMention: readonly string[]): J
   const reasoning = m.reasoning_content;
   const marker = THINK_MARKERS.find((k) => content.includes(k));
   if (marker) {
-    return result('fail', `reasoning leaked into content after the tool result (${marker} in content); reasoning_content ${reasoning ? `${reasoning.length} chars` : str(reasoning)} | content ${around(content, marker, 70)}`);
+    return result(
+      'fail',
+      `reasoning leaked into content after the tool result (${marker} in content); reasoning_content ${reasoning ? `${reasoning.length} chars` : str(reasoning)} | content ${around(content, marker, 70)}`,
+    );
   }
   const raw = rawToolTokenProblems(m);
-  if (raw.length > 0) return result('fail', `${raw.map((p) => p.label).join('; ')} | ${raw.map((p) => p.excerpt ?? '').join(' ')}`);
+  if (raw.length > 0)
+    return result('fail', `${raw.map((p) => p.label).join('; ')} | ${raw.map((p) => p.excerpt ?? '').join(' ')}`);
   const calls = m.tool_calls ?? [];
-  if (calls.length > 0) return result('fail', `called a tool again instead of answering: ${calls.map(callText).join(', ')}, finish_reason ${str(c.finishReason)}`);
+  if (calls.length > 0)
+    return result(
+      'fail',
+      `called a tool again instead of answering: ${calls.map(callText).join(', ')}, finish_reason ${str(c.finishReason)}`,
+    );
   if (content.trim() === '') {
-    return result('fail', `the follow-up turn came back empty: finish_reason ${str(c.finishReason)}, no content, no tool calls; reasoning_content ${reasoning ? around(reasoning, undefined, 60) : str(reasoning)}`);
+    return result(
+      'fail',
+      `the follow-up turn came back empty: finish_reason ${str(c.finishReason)}, no content, no tool calls; reasoning_content ${reasoning ? around(reasoning, undefined, 60) : str(reasoning)}`,
+    );
   }
   const lower = content.toLowerCase();
   if (!mustMention.some((w) => lower.includes(w.toLowerCase()))) {
-    return result('fail', `the answer does not use the tool's result (none of ${mustMention.map((w) => JSON.stringify(w)).join(', ')}): content ${around(content)}`);
+    return result(
+      'fail',
+      `the answer does not use the tool's result (none of ${mustMention.map((w) => JSON.stringify(w)).join(', ')}): content ${around(content)}`,
+    );
   }
-  const thinking = reasoning && reasoning.trim() !== '' ? `reasoning_content (${reasoning.length} chars) separated` : 'no reasoning on this turn';
+  const thinking =
+    reasoning && reasoning.trim() !== ''
+      ? `reasoning_content (${reasoning.length} chars) separated`
+      : 'no reasoning on this turn';
   return result('pass', `${thinking}; content: ${around(content, undefined, 80)}`);
 }
 
@@ -69,7 +86,9 @@ export function judgeParallelCalls(resp: unknown, tool: ToolDefinition, cities: 
   const shown = calls.map(callText).join(', ');
   const problems: string[] = raw.map((p) => `${p.label} ${p.excerpt ?? ''}`.trim());
   if (calls.length < cities.length) {
-    problems.unshift(`${calls.length} tool call${calls.length === 1 ? '' : 's'} for ${cities.length} cities (${cities.join(', ')}), finish_reason ${str(c.finishReason)}`);
+    problems.unshift(
+      `${calls.length} tool call${calls.length === 1 ? '' : 's'} for ${cities.length} cities (${cities.join(', ')}), finish_reason ${str(c.finishReason)}`,
+    );
   }
   const markupInId = calls.find((t) => (t.id ?? '').includes('<|'));
   if (markupInId) problems.push(`a call swallowed into the id of another: id ${JSON.stringify(markupInId.id)}`);
@@ -77,13 +96,15 @@ export function judgeParallelCalls(resp: unknown, tool: ToolDefinition, cities: 
   if (ids.some((id) => id === '')) problems.push('a call without an id');
   else if (new Set(ids).size !== ids.length) problems.push(`two calls share an id: ${JSON.stringify(ids)}`);
   for (const [i, call] of calls.entries()) {
-    if (call.function?.name !== tool.function.name) problems.push(`tool_calls[${i}] calls ${str(call.function?.name)}, expected "${tool.function.name}"`);
+    if (call.function?.name !== tool.function.name)
+      problems.push(`tool_calls[${i}] calls ${str(call.function?.name)}, expected "${tool.function.name}"`);
     for (const p of argumentProblems(call.function?.arguments, tool)) problems.push(`tool_calls[${i}]: ${p}`);
   }
   const argsText = calls.map((t) => (t.function?.arguments ?? '').toLowerCase()).join(' ');
   const missing = cities.filter((city) => !argsText.includes(city.toLowerCase()));
   if (calls.length > 0 && missing.length > 0) problems.push(`no call for ${missing.join(', ')}`);
-  if (calls.length >= cities.length && c.finishReason !== 'tool_calls') problems.push(`finish_reason ${str(c.finishReason)}, expected "tool_calls"`);
+  if (calls.length >= cities.length && c.finishReason !== 'tool_calls')
+    problems.push(`finish_reason ${str(c.finishReason)}, expected "tool_calls"`);
   if (problems.length === 0) return result('pass', shown);
   return result('fail', `${problems.join('; ')}${shown ? ` | calls: ${shown}` : ''}`);
 }
@@ -115,8 +136,10 @@ export function judgeToolIds(samples: readonly IdSample[], toolCallParser: strin
     for (const [i, call] of s.calls.entries()) {
       const id = call.id ?? '';
       if (id === '') problems.push(`${s.from}: tool_calls[${i}] has no id`);
-      else if (format && !format.pattern.test(id)) problems.push(`${s.from}: id ${JSON.stringify(id)} is not ${format.text}`);
-      else if (format && call.function?.name && !id.startsWith(`functions.${call.function.name}:`)) problems.push(`${s.from}: id ${JSON.stringify(id)} names another function than ${call.function.name}`);
+      else if (format && !format.pattern.test(id))
+        problems.push(`${s.from}: id ${JSON.stringify(id)} is not ${format.text}`);
+      else if (format && call.function?.name && !id.startsWith(`functions.${call.function.name}:`))
+        problems.push(`${s.from}: id ${JSON.stringify(id)} names another function than ${call.function.name}`);
     }
   }
   if (problems.length === 0) return result('pass', `${format ? `${format.text}: ` : ''}${seen.join('; ')}`);

@@ -25,7 +25,12 @@ export interface Budgets {
 }
 
 export function chooseBudgets(contextLength: number | undefined, source: string): Budgets {
-  const usable = contextLength === undefined ? undefined : contextLength > PROMPT_ROOM ? contextLength - PROMPT_ROOM : Math.floor(contextLength / 2);
+  const usable =
+    contextLength === undefined
+      ? undefined
+      : contextLength > PROMPT_ROOM
+        ? contextLength - PROMPT_ROOM
+        : Math.floor(contextLength / 2);
   const first = usable === undefined ? FIRST_BUDGET : Math.max(1, Math.min(FIRST_BUDGET, Math.floor(usable / 2)));
   const retryMax = usable === undefined ? RETRY_BUDGET : Math.min(RETRY_BUDGET, usable);
   return {
@@ -48,6 +53,9 @@ export function contextLengthOf(body: unknown, key: 'context_length' | 'max_mode
 }
 
 export function describeBudgets(b: Budgets): string {
-  const context = b.contextLength !== undefined ? `context length ${b.contextLength} from ${b.source}` : `no context length (${b.source})`;
+  const context =
+    b.contextLength !== undefined
+      ? `context length ${b.contextLength} from ${b.source}`
+      : `no context length (${b.source})`;
   return `budgets: ${b.first} tokens per answer, ${b.retry !== undefined ? `${b.retry} on retry of a cut answer` : 'no retry (no room)'}, ${b.thinkingOff} with thinking off; ${context}`;
 }

@@ -53,7 +53,8 @@ export const TIME_TOOL: ToolDefinition = {
 export const REASONING_PROMPT = 'What is 17 * 23? Think it through, then answer with the number only.';
 export const TOOL_PROMPT = 'What is the weather in Paris right now? Use the get_weather tool.';
 export const PARALLEL_CITIES = ['Paris', 'Tokyo'] as const;
-export const PARALLEL_PROMPT = 'What is the weather in Paris and in Tokyo right now? Call get_weather for both cities at once, one call per city.';
+export const PARALLEL_PROMPT =
+  'What is the weather in Paris and in Tokyo right now? Call get_weather for both cities at once, one call per city.';
 /** What the tool answers in the round trip; the model's answer must use it. */
 export const TOOL_RESULT = { city: 'Paris', temperature_c: 18, conditions: 'light rain' };
 export const TOOL_RESULT_WORDS = ['18', 'rain'];
@@ -78,11 +79,17 @@ export function toolRequest(model: string, stream = false, maxTokens = 2048): Bo
 }
 
 export function parallelRequest(model: string, stream = false, maxTokens = 2048): Body {
-  return chat(model, [{ role: 'user', content: PARALLEL_PROMPT }], maxTokens, stream, { tools: [WEATHER_TOOL], parallel_tool_calls: true });
+  return chat(model, [{ role: 'user', content: PARALLEL_PROMPT }], maxTokens, stream, {
+    tools: [WEATHER_TOOL],
+    parallel_tool_calls: true,
+  });
 }
 
 export function requiredRequest(model: string, stream = false, maxTokens = 2048): Body {
-  return chat(model, [{ role: 'user', content: 'Paris: is it raining?' }], maxTokens, stream, { tools: [WEATHER_TOOL], tool_choice: 'required' });
+  return chat(model, [{ role: 'user', content: 'Paris: is it raining?' }], maxTokens, stream, {
+    tools: [WEATHER_TOOL],
+    tool_choice: 'required',
+  });
 }
 
 export function namedRequest(model: string, stream = false, maxTokens = 2048): Body {
@@ -101,16 +108,34 @@ export function roundTripRequest(model: string, first: unknown, stream = false, 
   const calls = toolCallsOf(first);
   if (calls.length === 0) return 'the first turn has no tool call to answer';
   const call = calls[0];
-  const choice = (first as { choices: { message: { content?: unknown; reasoning_content?: unknown } }[] }).choices[0].message;
+  const choice = (first as { choices: { message: { content?: unknown; reasoning_content?: unknown } }[] }).choices[0]
+    .message;
   const assistant: Body = {
     role: 'assistant',
     content: typeof choice.content === 'string' ? choice.content : '',
-    tool_calls: [{ id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' } }],
+    tool_calls: [
+      {
+        id: call.id ?? '',
+        type: 'function',
+        function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+      },
+    ],
   };
-  if (typeof choice.reasoning_content === 'string' && choice.reasoning_content !== '') assistant.reasoning_content = choice.reasoning_content;
-  return chat(model, [{ role: 'user', content: TOOL_PROMPT }, assistant, { role: 'tool', tool_call_id: call.id ?? '', content: JSON.stringify(TOOL_RESULT) }], maxTokens, stream, {
-    tools: [WEATHER_TOOL],
-  });
+  if (typeof choice.reasoning_content === 'string' && choice.reasoning_content !== '')
+    assistant.reasoning_content = choice.reasoning_content;
+  return chat(
+    model,
+    [
+      { role: 'user', content: TOOL_PROMPT },
+      assistant,
+      { role: 'tool', tool_call_id: call.id ?? '', content: JSON.stringify(TOOL_RESULT) },
+    ],
+    maxTokens,
+    stream,
+    {
+      tools: [WEATHER_TOOL],
+    },
+  );
 }
 
 /** How a check gets its answer. */
@@ -153,7 +178,11 @@ function streamed(spec: CheckSpec): CheckSpec {
     name: `${spec.name} (stream)` as CheckName,
     request: `${spec.request}, streamed (SSE)`,
     consequence: `${spec.consequence}${STREAMING}`,
-    run: { ...spec.run, stream: true, ...(spec.run.kind === 'followUp' ? { after: `${spec.run.after} (stream)` as CheckName } : {}) },
+    run: {
+      ...spec.run,
+      stream: true,
+      ...(spec.run.kind === 'followUp' ? { after: `${spec.run.after} (stream)` as CheckName } : {}),
+    },
   };
 }
 
@@ -162,7 +191,13 @@ const reasoning: CheckSpec = {
   request: `"${REASONING_PROMPT}"`,
   passes: 'reasoning_content (or reasoning) non-empty, an answer in content, no <think>/</think> in it',
   consequence: "the model's thinking is shown as its answer, </think> and all: agents treat the reasoning as the reply",
-  run: { kind: 'chat', stream: false, body: (m, n, st) => reasoningRequest(m, st, n), judge: judgeReasoning, budget: 'answer' },
+  run: {
+    kind: 'chat',
+    stream: false,
+    body: (m, n, st) => reasoningRequest(m, st, n),
+    judge: judgeReasoning,
+    budget: 'answer',
+  },
 };
 
 const toolCalling: CheckSpec = {
@@ -170,15 +205,28 @@ const toolCalling: CheckSpec = {
   request: `"${TOOL_PROMPT}" with the get_weather tool`,
   passes: 'a structured get_weather call with schema-valid arguments, finish_reason "tool_calls"',
   consequence: 'agents get no tool call: the call arrives as text and the agent answers without its tools',
-  run: { kind: 'chat', stream: false, body: (m, n, st) => toolRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL), budget: 'answer' },
+  run: {
+    kind: 'chat',
+    stream: false,
+    body: (m, n, st) => toolRequest(m, st, n),
+    judge: (r) => judgeToolCall(r, WEATHER_TOOL),
+    budget: 'answer',
+  },
 };
 
 const roundTrip: CheckSpec = {
   name: 'tool round trip',
-  request: "the tool calling answer sent back, then the tool's result as a role \"tool\" message with its tool_call_id",
-  passes: "an answer that uses the result (18 °C, light rain), reasoning separated on this turn too, no new call",
-  consequence: 'a second turn fails after a tool result (empty, or with the thinking in the reply): agents stall after the first tool call',
-  run: { kind: 'followUp', stream: false, after: 'tool calling', body: (m, first, n, st) => roundTripRequest(m, first, st, n), judge: (r) => judgeRoundTrip(r, TOOL_RESULT_WORDS) },
+  request: 'the tool calling answer sent back, then the tool\'s result as a role "tool" message with its tool_call_id',
+  passes: 'an answer that uses the result (18 °C, light rain), reasoning separated on this turn too, no new call',
+  consequence:
+    'a second turn fails after a tool result (empty, or with the thinking in the reply): agents stall after the first tool call',
+  run: {
+    kind: 'followUp',
+    stream: false,
+    after: 'tool calling',
+    body: (m, first, n, st) => roundTripRequest(m, first, st, n),
+    judge: (r) => judgeRoundTrip(r, TOOL_RESULT_WORDS),
+  },
 };
 
 const parallel: CheckSpec = {
@@ -186,7 +234,13 @@ const parallel: CheckSpec = {
   request: `"${PARALLEL_PROMPT}"`,
   passes: 'two get_weather calls, Paris and Tokyo, each with its own id',
   consequence: 'agents asking for several tools at once run only one (or a garbled one): the other results never come',
-  run: { kind: 'chat', stream: false, body: (m, n, st) => parallelRequest(m, st, n), judge: (r) => judgeParallelCalls(r, WEATHER_TOOL, PARALLEL_CITIES), budget: 'answer' },
+  run: {
+    kind: 'chat',
+    stream: false,
+    body: (m, n, st) => parallelRequest(m, st, n),
+    judge: (r) => judgeParallelCalls(r, WEATHER_TOOL, PARALLEL_CITIES),
+    budget: 'answer',
+  },
 };
 
 const required: CheckSpec = {
@@ -194,7 +248,13 @@ const required: CheckSpec = {
   request: 'tool_choice "required" with the get_weather tool',
   passes: 'a structured get_weather call (finish_reason "tool_calls" or "stop")',
   consequence: 'agents that force a tool call (tool_choice "required") get none',
-  run: { kind: 'chat', stream: false, body: (m, n, st) => requiredRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
+  run: {
+    kind: 'chat',
+    stream: false,
+    body: (m, n, st) => requiredRequest(m, st, n),
+    judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }),
+    budget: 'answer',
+  },
 };
 
 const named: CheckSpec = {
@@ -202,7 +262,13 @@ const named: CheckSpec = {
   request: 'tool_choice {"type":"function","function":{"name":"get_weather"}} with get_time listed first',
   passes: 'a structured call to get_weather, not get_time',
   consequence: 'agents that force a particular tool get no call, or a call to another tool',
-  run: { kind: 'chat', stream: false, body: (m, n, st) => namedRequest(m, st, n), judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }), budget: 'answer' },
+  run: {
+    kind: 'chat',
+    stream: false,
+    body: (m, n, st) => namedRequest(m, st, n),
+    judge: (r) => judgeToolCall(r, WEATHER_TOOL, { forced: true }),
+    budget: 'answer',
+  },
 };
 
 export const CHECKS: readonly CheckSpec[] = [
@@ -220,7 +286,13 @@ export const CHECKS: readonly CheckSpec[] = [
     request: `"${REASONING_PROMPT}" with chat_template_kwargs {"thinking": false}`,
     passes: 'no reasoning_content, no <think> in content',
     consequence: 'agents that turn thinking off get an empty reply: the answer lands in reasoning_content',
-    run: { kind: 'chat', stream: false, body: (m, n) => thinkingOffRequest(m, n), judge: judgeThinkingOff, budget: 'thinkingOff' },
+    run: {
+      kind: 'chat',
+      stream: false,
+      body: (m, n) => thinkingOffRequest(m, n),
+      judge: judgeThinkingOff,
+      budget: 'thinkingOff',
+    },
   },
   toolCalling,
   streamed(toolCalling),
@@ -236,10 +308,20 @@ export const CHECKS: readonly CheckSpec[] = [
     name: 'tool-call ids',
     request: 'the ids of every call above',
     passes: 'the format the parser is meant to produce (functions.NAME:IDX for kimi_k2), unique in each answer',
-    consequence: "the follow-up turn may come back empty: agents stall after the first tool call (Kimi's template renders the id into the next prompt)",
+    consequence:
+      "the follow-up turn may come back empty: agents stall after the first tool call (Kimi's template renders the id into the next prompt)",
     run: {
       kind: 'ids',
-      from: ['tool calling', 'tool calling (stream)', 'parallel tool calls', 'parallel tool calls (stream)', 'tool_choice required', 'tool_choice required (stream)', 'named tool choice', 'named tool choice (stream)'],
+      from: [
+        'tool calling',
+        'tool calling (stream)',
+        'parallel tool calls',
+        'parallel tool calls (stream)',
+        'tool_choice required',
+        'tool_choice required (stream)',
+        'named tool choice',
+        'named tool choice (stream)',
+      ],
     },
   },
 ];

@@ -145,7 +145,8 @@ export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judge
  */
 export function judgeRunningFlags(argv: readonly string[] | undefined, expected: ExpectedParsers): Judgement {
   if (!argv || argv.length === 0) return result('skipped', 'no running server process to read the flags of');
-  if (!argv.some((a) => a.startsWith('--'))) return result('skipped', `the process renamed its command line: ${JSON.stringify(argv.join(' '))}`);
+  if (!argv.some((a) => a.startsWith('--')))
+    return result('skipped', `the process renamed its command line: ${JSON.stringify(argv.join(' '))}`);
   const reasoning = getFlag(argv, '--reasoning-parser');
   const tool = getFlag(argv, '--tool-call-parser');
   const autoTool = argv.some((a) => a === '--enable-auto-tool-choice' || a.startsWith('--enable-auto-tool-choice='));
@@ -166,17 +167,30 @@ export function judgeReasoning(resp: unknown): Judgement {
   const reasoning = c.message.reasoning_content;
   const marker = THINK_MARKERS.find((m) => content.includes(m));
   if (marker) {
-    const why = reasoning ? 'markers left in content' : 'reasoning_content null: reasoning parser off or its markers differ';
+    const why = reasoning
+      ? 'markers left in content'
+      : 'reasoning_content null: reasoning parser off or its markers differ';
     return result('fail', `${why}; content has ${marker}: ${around(content, marker)}`);
   }
   if (!reasoning || reasoning.trim() === '') {
     return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
   }
   const inner = ['</think>', '◁/think▷'].find((m) => reasoning.includes(m));
-  if (inner) return result('fail', `reasoning_content has ${inner}: the parser did not stop at the end of the reasoning, the answer stayed in it: reasoning_content ${around(reasoning, inner)}`);
+  if (inner)
+    return result(
+      'fail',
+      `reasoning_content has ${inner}: the parser did not stop at the end of the reasoning, the answer stayed in it: reasoning_content ${around(reasoning, inner)}`,
+    );
   // Reasoning alone does not show the parser found where it ends.
-  if (content.trim() === '') return result('fail', `no answer after the reasoning: content empty, finish_reason ${str(c.finishReason)}; reasoning_content (${reasoning.length} chars): ${around(reasoning, undefined, 60)}`);
-  return result('pass', `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`);
+  if (content.trim() === '')
+    return result(
+      'fail',
+      `no answer after the reasoning: content empty, finish_reason ${str(c.finishReason)}; reasoning_content (${reasoning.length} chars): ${around(reasoning, undefined, 60)}`,
+    );
+  return result(
+    'pass',
+    `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`,
+  );
 }
 
 /** With chat_template_kwargs {"thinking": false}: no reasoning at all. */
@@ -185,10 +199,15 @@ export function judgeThinkingOff(resp: unknown): Judgement {
   if (typeof c === 'string') return result('fail', c);
   const content = c.message.content ?? '';
   const reasoning = c.message.reasoning_content;
-  if (reasoning && reasoning.trim() !== '') return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
+  if (reasoning && reasoning.trim() !== '')
+    return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
   const marker = THINK_MARKERS.find((m) => content.includes(m));
   if (marker) return result('fail', `thinking still on: content has ${marker}: ${around(content, marker)}`);
-  if (content.trim() === '') return result('fail', `no answer: content empty, reasoning_content ${str(reasoning)}, finish_reason ${str(c.finishReason)}`);
+  if (content.trim() === '')
+    return result(
+      'fail',
+      `no answer: content empty, reasoning_content ${str(reasoning)}, finish_reason ${str(c.finishReason)}`,
+    );
   return result('pass', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
 }
 
@@ -220,7 +239,10 @@ export function rawToolTokenProblems(m: ChatMessage): Problem[] {
     const afterSection = end >= 0 ? reasoning.slice(end + SECTION_END.length) : '';
     const excerpt = `reasoning_content ${around(reasoning, TOOL_TOKEN, 60)}`;
     if (content.trim() === '' && afterSection.trim() === '') {
-      problems.push({ label: '</think> missing before the tool-call section (the call stayed in reasoning_content)', excerpt });
+      problems.push({
+        label: '</think> missing before the tool-call section (the call stayed in reasoning_content)',
+        excerpt,
+      });
     } else {
       problems.push({ label: 'tool call inside the reasoning (emitted before </think>) and lost', excerpt });
     }
@@ -233,13 +255,20 @@ export function rawToolTokenProblems(m: ChatMessage): Problem[] {
         : thinkEnd > content.indexOf(TOOL_TOKEN)
           ? ', the tool section comes before </think>'
           : '';
-    problems.push({ label: `raw tool-call tokens in content (tool-call parser off or wrong${detail})`, excerpt: `content ${around(content, TOOL_TOKEN, 60)}` });
+    problems.push({
+      label: `raw tool-call tokens in content (tool-call parser off or wrong${detail})`,
+      excerpt: `content ${around(content, TOOL_TOKEN, 60)}`,
+    });
   }
   return problems;
 }
 
 /** A request with one tool must come back as a structured call to it with schema-valid arguments. */
-export function judgeToolCall(resp: unknown, tool: ToolDefinition, options: { readonly forced?: boolean } = {}): Judgement {
+export function judgeToolCall(
+  resp: unknown,
+  tool: ToolDefinition,
+  options: { readonly forced?: boolean } = {},
+): Judgement {
   const c = firstChoice(resp);
   if (typeof c === 'string') return result('fail', c);
   const m = c.message;
@@ -248,7 +277,10 @@ export function judgeToolCall(resp: unknown, tool: ToolDefinition, options: { re
   const calls = m.tool_calls ?? [];
   let callText = '';
   if (calls.length === 0) {
-    problems.push({ label: `no tool_calls, finish_reason ${str(c.finishReason)}`, excerpt: problems.length === 0 ? `content ${around(m.content ?? '', undefined, 60)}` : undefined });
+    problems.push({
+      label: `no tool_calls, finish_reason ${str(c.finishReason)}`,
+      excerpt: problems.length === 0 ? `content ${around(m.content ?? '', undefined, 60)}` : undefined,
+    });
   } else {
     const call = calls[0];
     const name = call.function?.name;
@@ -258,7 +290,8 @@ export function judgeToolCall(resp: unknown, tool: ToolDefinition, options: { re
     const finishOk = c.finishReason === 'tool_calls' || (options.forced === true && c.finishReason === 'stop');
     if (!finishOk) problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
     if (call.type !== 'function') problems.push({ label: `tool_calls[0].type ${str(call.type)}, expected "function"` });
-    if (name !== tool.function.name) problems.push({ label: `tool_calls[0] calls ${str(name)}, expected "${tool.function.name}"` });
+    if (name !== tool.function.name)
+      problems.push({ label: `tool_calls[0] calls ${str(name)}, expected "${tool.function.name}"` });
     problems.push(...argumentProblems(args, tool).map((label) => ({ label })));
   }
   if (problems.length === 0) return result('pass', callText);
@@ -345,8 +378,10 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
         const t = tools.get(index) ?? { index, function: {} };
         if (typeof raw.id === 'string' && raw.id) t.id = raw.id;
         if (typeof raw.type === 'string' && raw.type) t.type = raw.type;
-        if (typeof raw.function?.name === 'string' && raw.function.name && !t.function.name) t.function.name = raw.function.name;
-        if (typeof raw.function?.arguments === 'string') t.function.arguments = (t.function.arguments ?? '') + raw.function.arguments;
+        if (typeof raw.function?.name === 'string' && raw.function.name && !t.function.name)
+          t.function.name = raw.function.name;
+        if (typeof raw.function?.arguments === 'string')
+          t.function.arguments = (t.function.arguments ?? '') + raw.function.arguments;
         tools.set(index, t);
       }
     }
@@ -367,8 +402,11 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
 export function judgeStream(sseText: string, judge: (resp: unknown) => Judgement): Judgement {
   const assembled = assembleStream(sseText);
   if (assembled.error !== undefined && assembled.choices.length === 0) return result('fail', assembled.error);
-  if (assembled.chunks === 0) return result('fail', assembled.error ?? `no SSE chunks: ${JSON.stringify(sseText.slice(0, 150))}`);
+  if (assembled.chunks === 0)
+    return result('fail', assembled.error ?? `no SSE chunks: ${JSON.stringify(sseText.slice(0, 150))}`);
   const j = judge(assembled);
-  const notes = [assembled.error, assembled.done ? undefined : 'no data: [DONE]'].filter((x): x is string => x !== undefined);
+  const notes = [assembled.error, assembled.done ? undefined : 'no data: [DONE]'].filter(
+    (x): x is string => x !== undefined,
+  );
   return notes.length > 0 ? result(j.status, `${j.evidence} (${notes.join('; ')})`) : j;
 }

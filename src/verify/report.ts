@@ -38,7 +38,10 @@ export function summarize(result: VerifyResult): string {
       return `Parser check failed: ${failed.join(', ')}${tail}`;
     case 'inconclusive': {
       const budget = result.budgets?.retry ?? result.budgets?.first;
-      const why = budget !== undefined ? `answers cut at ${budget} tokens, a budget problem, not the parsers` : 'answers cut by max_tokens';
+      const why =
+        budget !== undefined
+          ? `answers cut at ${budget} tokens, a budget problem, not the parsers`
+          : 'answers cut by max_tokens';
       return `Parser check inconclusive (${why}): ${inconclusive.join(', ')}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
     }
     case 'incomplete':
@@ -55,9 +58,13 @@ export function readySummary(summary: string): string {
 export function formatTable(result: VerifyResult, evidenceWidth = 120): string {
   const nameWidth = Math.max(5, ...result.checks.map((c) => c.name.length));
   const statusWidth = 12;
-  const row = (a: string, b: string, c: string): string => `${a.padEnd(nameWidth)}  ${b.padEnd(statusWidth)}  ${c}`.trimEnd();
+  const row = (a: string, b: string, c: string): string =>
+    `${a.padEnd(nameWidth)}  ${b.padEnd(statusWidth)}  ${c}`.trimEnd();
   const indent = ' '.repeat(nameWidth + statusWidth + 4);
-  const lines = [row('check', 'result', 'evidence'), row('-'.repeat(nameWidth), '-'.repeat(statusWidth), '-'.repeat(8))];
+  const lines = [
+    row('check', 'result', 'evidence'),
+    row('-'.repeat(nameWidth), '-'.repeat(statusWidth), '-'.repeat(8)),
+  ];
   for (const c of result.checks) {
     lines.push(row(c.name, c.status, truncate(c.evidence, evidenceWidth)));
     if (c.consequence !== undefined) lines.push(`${indent}for agents: ${c.consequence}`);

@@ -12,7 +12,12 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
-export async function expectedParsers(transport: Transport, unit: string, log: (line: string) => void, target?: ServiceTarget): Promise<ExpectedParsers> {
+export async function expectedParsers(
+  transport: Transport,
+  unit: string,
+  log: (line: string) => void,
+  target?: ServiceTarget,
+): Promise<ExpectedParsers> {
   let argv: readonly string[];
   if (target) {
     // A container: its own command line (docker inspect).
@@ -67,7 +72,9 @@ export function verifierDeps(
       return { status: result.status, body };
     },
     async postJson(path, body, options) {
-      const result = await unwrap(client.request('POST', path, JSON.stringify(body), options?.timeoutMs ?? timeoutMs, ANSWER_MAX_BYTES));
+      const result = await unwrap(
+        client.request('POST', path, JSON.stringify(body), options?.timeoutMs ?? timeoutMs, ANSWER_MAX_BYTES),
+      );
       return { status: result.status, body: result.body, ...(result.truncated ? { truncated: true } : {}) };
     },
   };
@@ -82,7 +89,9 @@ export async function verifyServer(
   target?: ServiceTarget,
 ): Promise<VerifyResult> {
   const expected = await expectedParsers(transport, unit, log, target);
-  log(`Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`);
+  log(
+    `Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`,
+  );
   // The flags the server really runs with: a container's own command line, else the unit's main process's.
   const readArgv = target
     ? async () => (await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }))).argv

@@ -8,7 +8,17 @@
 import { judgeToolIds, finishReasonOf, toolCallsOf, type IdSample } from './agentJudges';
 import { chooseBudgets, contextLengthOf, type Budgets } from './budget';
 import { CHECKS, type CheckName, type CheckSpec } from './checks';
-import { judgeRunningFlags, judgeServerInfo, judgeStream, assembleStream, showJson, truncate, result, type ExpectedParsers, type Judgement } from './judges';
+import {
+  judgeRunningFlags,
+  judgeServerInfo,
+  judgeStream,
+  assembleStream,
+  showJson,
+  truncate,
+  result,
+  type ExpectedParsers,
+  type Judgement,
+} from './judges';
 import { Limiter } from './limiter';
 
 export { formatTable, summarize, verdictOf, type Verdict } from './report';
@@ -120,14 +130,20 @@ async function models(deps: VerifierDeps): Promise<Models> {
 /** SGLang's /server_info (or /get_server_info): the flags, the context length, the running-request limit. */
 async function serverInfo(deps: VerifierDeps): Promise<Outcome<{ status: number; body: unknown }>> {
   let r = await attempt(deps.timeoutMs, 'GET /server_info', (signal) => deps.getJson('/server_info', { signal }));
-  if (r.ok && r.value.status === 404) r = await attempt(deps.timeoutMs, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
+  if (r.ok && r.value.status === 404)
+    r = await attempt(deps.timeoutMs, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
   return r.ok ? { ok: true, value: { status: r.value.status, body: parseMaybeJson(r.value.body) } } : r;
 }
 
-async function flagsJudgement(deps: VerifierDeps, expected: ExpectedParsers, info: Outcome<{ status: number; body: unknown }> | undefined): Promise<Judgement> {
+async function flagsJudgement(
+  deps: VerifierDeps,
+  expected: ExpectedParsers,
+  info: Outcome<{ status: number; body: unknown }> | undefined,
+): Promise<Judgement> {
   if (expected.engine === 'vllm') {
     const runningArgv = deps.runningArgv;
-    if (!runningArgv) return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
+    if (!runningArgv)
+      return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
     const r = await attempt(deps.timeoutMs, 'reading the running command line', () => runningArgv());
     return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
   }
@@ -144,16 +160,23 @@ function maxRunningRequests(info: Outcome<{ status: number; body: unknown }> | u
 
 /** The request in short, for the evidence of a check that did not pass. */
 export function describeRequest(body: Record<string, unknown>): string {
-  const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown; content?: unknown; tool_call_id?: unknown; tool_calls?: unknown }[]) : [];
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as { role?: unknown; content?: unknown; tool_call_id?: unknown; tool_calls?: unknown }[])
+    : [];
   const turns = messages.map((m) => {
     if (m.role === 'tool') return `tool(${String(m.tool_call_id)})`;
-    if (Array.isArray(m.tool_calls)) return `assistant(${(m.tool_calls as { id?: unknown }[]).map((t) => String(t.id)).join(',')})`;
+    if (Array.isArray(m.tool_calls))
+      return `assistant(${(m.tool_calls as { id?: unknown }[]).map((t) => String(t.id)).join(',')})`;
     return `${String(m.role)} ${JSON.stringify(typeof m.content === 'string' ? truncate(m.content, 40) : m.content)}`;
   });
   const extras = [
-    Array.isArray(body.tools) ? `tools [${(body.tools as { function?: { name?: string } }[]).map((t) => t.function?.name).join(',')}]` : undefined,
+    Array.isArray(body.tools)
+      ? `tools [${(body.tools as { function?: { name?: string } }[]).map((t) => t.function?.name).join(',')}]`
+      : undefined,
     body.tool_choice !== undefined ? `tool_choice ${JSON.stringify(body.tool_choice)}` : undefined,
-    body.chat_template_kwargs !== undefined ? `chat_template_kwargs ${JSON.stringify(body.chat_template_kwargs)}` : undefined,
+    body.chat_template_kwargs !== undefined
+      ? `chat_template_kwargs ${JSON.stringify(body.chat_template_kwargs)}`
+      : undefined,
     `max_tokens ${String(body.max_tokens)}`,
     body.stream === true ? 'stream' : undefined,
   ].filter((x): x is string => x !== undefined);
@@ -174,13 +197,29 @@ interface Run {
   readonly budgets: Budgets;
 }
 
-async function ask(run: Run, body: Record<string, unknown>, judge: (resp: unknown) => Judgement, timeoutMs: number): Promise<Answer> {
+async function ask(
+  run: Run,
+  body: Record<string, unknown>,
+  judge: (resp: unknown) => Judgement,
+  timeoutMs: number,
+): Promise<Answer> {
   const stream = body.stream === true;
   const what = `POST /v1/chat/completions${stream ? ' (stream)' : ''}`;
   const request = describeRequest(body);
-  const r = await run.limiter.run(() => attempt(timeoutMs, what, (signal) => run.deps.postJson('/v1/chat/completions', body, { stream, signal, timeoutMs })));
+  const r = await run.limiter.run(() =>
+    attempt(timeoutMs, what, (signal) =>
+      run.deps.postJson('/v1/chat/completions', body, { stream, signal, timeoutMs }),
+    ),
+  );
   if (!r.ok) return { judgement: r.skipped, request };
-  if (r.value.truncated === true) return { judgement: result('inconclusive', `inconclusive: the answer is longer than the client reads (${r.value.body.length} bytes read)`), request };
+  if (r.value.truncated === true)
+    return {
+      judgement: result(
+        'inconclusive',
+        `inconclusive: the answer is longer than the client reads (${r.value.body.length} bytes read)`,
+      ),
+      request,
+    };
   const http = httpJudgement(r.value.status, parseMaybeJson(r.value.body));
   if (http) return { judgement: http, request };
   if (!stream) {
@@ -193,28 +232,56 @@ async function ask(run: Run, body: Record<string, unknown>, judge: (resp: unknow
 function cutEvidence(answer: unknown, budget: number): string {
   const content = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
   const empty = typeof content !== 'string' || content.trim() === '';
-  return empty ? `the reasoning used the whole budget of ${budget} tokens` : `the answer was cut at the budget of ${budget} tokens`;
+  return empty
+    ? `the reasoning used the whole budget of ${budget} tokens`
+    : `the answer was cut at the budget of ${budget} tokens`;
 }
 
 /**
  * Asks with the first budget; an answer cut by it (finish_reason "length") that does not pass is
  * asked again with the retry budget, and is inconclusive when that is cut too.
  */
-async function askWithinBudget(run: Run, body: (maxTokens: number) => Record<string, unknown>, judge: (resp: unknown) => Judgement): Promise<Answer> {
+async function askWithinBudget(
+  run: Run,
+  body: (maxTokens: number) => Record<string, unknown>,
+  judge: (resp: unknown) => Judgement,
+): Promise<Answer> {
   const first = run.budgets.first;
   const a = await ask(run, body(first), judge, run.deps.timeoutMs);
   if (a.judgement.status === 'pass' || a.answer === undefined || finishReasonOf(a.answer) !== 'length') return a;
   const retry = run.budgets.retry;
   if (retry === undefined) {
-    return { ...a, judgement: result('inconclusive', `inconclusive: ${cutEvidence(a.answer, first)} (finish_reason "length"; the context leaves no room for more) | ${a.judgement.evidence}`) };
+    return {
+      ...a,
+      judgement: result(
+        'inconclusive',
+        `inconclusive: ${cutEvidence(a.answer, first)} (finish_reason "length"; the context leaves no room for more) | ${a.judgement.evidence}`,
+      ),
+    };
   }
   const timeoutMs = Math.max(run.deps.timeoutMs, Math.ceil((retry / RETRY_TOKENS_PER_SECOND) * 1000));
   const b = await ask(run, body(retry), judge, timeoutMs);
   if (b.answer !== undefined && finishReasonOf(b.answer) === 'length' && b.judgement.status !== 'pass') {
-    return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(b.answer, retry)} (finish_reason "length", first ${first}, then ${retry}) | ${b.judgement.evidence}`) };
+    return {
+      ...b,
+      judgement: result(
+        'inconclusive',
+        `inconclusive: ${cutEvidence(b.answer, retry)} (finish_reason "length", first ${first}, then ${retry}) | ${b.judgement.evidence}`,
+      ),
+    };
   }
-  if (b.judgement.status === 'skipped') return { ...b, judgement: result('inconclusive', `inconclusive: ${cutEvidence(a.answer, first)}; the retry at ${retry} got no answer: ${b.judgement.evidence}`) };
-  return { ...b, judgement: result(b.judgement.status, `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`) };
+  if (b.judgement.status === 'skipped')
+    return {
+      ...b,
+      judgement: result(
+        'inconclusive',
+        `inconclusive: ${cutEvidence(a.answer, first)}; the retry at ${retry} got no answer: ${b.judgement.evidence}`,
+      ),
+    };
+  return {
+    ...b,
+    judgement: result(b.judgement.status, `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`),
+  };
 }
 
 function checkResult(spec: CheckSpec, a: Answer): CheckResult {
@@ -229,13 +296,22 @@ function checkResult(spec: CheckSpec, a: Answer): CheckResult {
 }
 
 export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParsers): Promise<VerifyResult> {
-  const [found, info] = await Promise.all([models(deps), expected.engine === 'vllm' ? Promise.resolve(undefined) : serverInfo(deps)]);
+  const [found, info] = await Promise.all([
+    models(deps),
+    expected.engine === 'vllm' ? Promise.resolve(undefined) : serverInfo(deps),
+  ]);
   const contextFromInfo = info?.ok ? contextLengthOf(info.value.body, 'context_length') : undefined;
   const budgets =
     contextFromInfo !== undefined
       ? chooseBudgets(contextFromInfo, '/server_info context_length')
-      : chooseBudgets(found.maxModelLen, found.maxModelLen !== undefined ? '/v1/models max_model_len' : 'neither /server_info nor /v1/models gave one');
-  const limit = Math.max(1, Math.min(deps.concurrency ?? CONCURRENCY, maxRunningRequests(info) ?? Number.MAX_SAFE_INTEGER));
+      : chooseBudgets(
+          found.maxModelLen,
+          found.maxModelLen !== undefined ? '/v1/models max_model_len' : 'neither /server_info nor /v1/models gave one',
+        );
+  const limit = Math.max(
+    1,
+    Math.min(deps.concurrency ?? CONCURRENCY, maxRunningRequests(info) ?? Number.MAX_SAFE_INTEGER),
+  );
   const limiter = new Limiter(limit);
   const answers = new Map<CheckName, Promise<Answer>>();
   const model = found.model;
@@ -243,10 +319,12 @@ export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParser
   const runCheck = async (spec: CheckSpec): Promise<Answer> => {
     const r = spec.run;
     if (r.kind === 'flags') return { judgement: await flagsJudgement(deps, expected, info) };
-    if (model === undefined) return { judgement: result('skipped', `no model name: ${found.reason ?? 'GET /v1/models gave none'}`) };
+    if (model === undefined)
+      return { judgement: result('skipped', `no model name: ${found.reason ?? 'GET /v1/models gave none'}`) };
     const run: Run = { deps, limiter, model, budgets };
     if (r.kind === 'chat') {
-      if (r.budget === 'thinkingOff') return ask(run, r.body(model, budgets.thinkingOff, r.stream), r.judge, deps.timeoutMs);
+      if (r.budget === 'thinkingOff')
+        return ask(run, r.body(model, budgets.thinkingOff, r.stream), r.judge, deps.timeoutMs);
       return askWithinBudget(run, (n) => r.body(model, n, r.stream), r.judge);
     }
     if (r.kind === 'followUp') {
@@ -256,7 +334,12 @@ export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParser
       if (typeof probe === 'string') {
         // A first turn cut by the budget leaves the round trip undecided too.
         const status = before?.judgement.status === 'inconclusive' ? 'inconclusive' : 'skipped';
-        return { judgement: result(status, `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${probe}`) };
+        return {
+          judgement: result(
+            status,
+            `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${probe}`,
+          ),
+        };
       }
       return askWithinBudget(run, (n) => r.body(model, first, n, r.stream) as Record<string, unknown>, r.judge);
     }

@@ -12,7 +12,10 @@ import { runTests } from '@vscode/test-electron';
 
 async function main(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');
-  const build = spawnSync(process.execPath, [path.join(root, 'test', 'desktop', 'build.mjs')], { stdio: 'inherit', cwd: root });
+  const build = spawnSync(process.execPath, [path.join(root, 'test', 'desktop', 'build.mjs')], {
+    stdio: 'inherit',
+    cwd: root,
+  });
   if (build.status !== 0) process.exit(build.status ?? 1);
   const userData = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-desktop-'));
   try {
@@ -20,11 +23,17 @@ async function main(): Promise<void> {
       ...(process.env.VSCODE_EXECUTABLE ? { vscodeExecutablePath: process.env.VSCODE_EXECUTABLE } : {}),
       extensionDevelopmentPath: root,
       extensionTestsPath: path.join(root, 'out', 'desktop', 'index.js'),
-      launchArgs: ['--disable-extensions', '--disable-workspace-trust', `--user-data-dir=${userData}`, fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-ws-'))],
+      launchArgs: [
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        `--user-data-dir=${userData}`,
+        fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-ws-')),
+      ],
     });
   } catch (error) {
     console.error(`Desktop tests failed: ${error instanceof Error ? error.message : String(error)}`);
-    if (!process.env.VSCODE_EXECUTABLE) console.error('No VSCODE_EXECUTABLE was given and VS Code could not be downloaded or run here.');
+    if (!process.env.VSCODE_EXECUTABLE)
+      console.error('No VSCODE_EXECUTABLE was given and VS Code could not be downloaded or run here.');
     process.exitCode = 1;
   } finally {
     fs.rmSync(userData, { recursive: true, force: true });

@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { REPO_ROOT } from './codeServer';
 import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
-import { clickDialogButton, paletteRows, runCommand, screenshot, waitForDialog, waitForNotification, waitForStatus } from './workbench';
+import {
+  clickDialogButton,
+  paletteRows,
+  runCommand,
+  screenshot,
+  waitForDialog,
+  waitForNotification,
+  waitForStatus,
+} from './workbench';
 
 after(printResultsDir);
 
@@ -29,10 +37,14 @@ function makeDirs(): void {
 function packageFixture(): string {
   makeDirs();
   const vsix = join(fixtureDir, 'chat-client.vsix');
-  const r = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix], {
-    cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'chat-client'),
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
+    ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix],
+    {
+      cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'chat-client'),
+      encoding: 'utf8',
+    },
+  );
   if (r.status !== 0) throw new Error(`vsce package of the chat client fixture failed:\n${r.stdout}\n${r.stderr}`);
   return vsix;
 }
@@ -49,7 +61,12 @@ interface Report {
  * Runs a fixture command from the palette and waits for its report; a consent dialog (an
  * extension using another extension's model) is answered with Allow and returned.
  */
-async function runFixture(page: Page, title: string, name: string, timeoutMs = 120_000): Promise<{ report: Report; dialogs: string[] }> {
+async function runFixture(
+  page: Page,
+  title: string,
+  name: string,
+  timeoutMs = 120_000,
+): Promise<{ report: Report; dialogs: string[] }> {
   const file = join(reportDir, `${name}.json`);
   rmSync(file, { force: true });
   await runCommand(page, `Kimi Chat Client: ${title}`);
@@ -57,7 +74,8 @@ async function runFixture(page: Page, title: string, name: string, timeoutMs = 1
   const box = page.locator('.monaco-dialog-box');
   const deadline = Date.now() + timeoutMs;
   while (!existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`no report from "${title}" within ${timeoutMs / 1000} s; dialogs: ${JSON.stringify(dialogs)}`);
+    if (Date.now() > deadline)
+      throw new Error(`no report from "${title}" within ${timeoutMs / 1000} s; dialogs: ${JSON.stringify(dialogs)}`);
     if (await box.isVisible()) {
       const text = (await box.innerText()).trim();
       dialogs.push(text);
@@ -98,8 +116,14 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     console.log(`    consent dialogs: ${JSON.stringify(dialogs)}`);
     console.log(`    report: ${JSON.stringify(report)}`);
     assert.equal(report.error, undefined, report.error);
-    assert.deepEqual(report.models?.map((m) => [m.vendor, m.name]), [['kimi-service', 'Kimi K2.6 on sim']]);
-    assert.ok((report.models?.[0]?.maxInputTokens ?? 0) > 100_000, 'the context length comes from the server (262144 in the simulator)');
+    assert.deepEqual(
+      report.models?.map((m) => [m.vendor, m.name]),
+      [['kimi-service', 'Kimi K2.6 on sim']],
+    );
+    assert.ok(
+      (report.models?.[0]?.maxInputTokens ?? 0) > 100_000,
+      'the context length comes from the server (262144 in the simulator)',
+    );
     const calls = (report.parts ?? []).filter((p) => p.type === 'toolCall');
     assert.equal(calls.length, 1, JSON.stringify(report.parts));
 
@@ -107,14 +131,41 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     const body = JSON.stringify({
       model: '/root/models/Kimi-K2.6',
       messages: [{ role: 'user', content: 'What is the weather in Paris right now? Use the get_weather tool.' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a city.', parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] } } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Get the current weather in a city.',
+            parameters: {
+              type: 'object',
+              properties: { city: { type: 'string', description: 'City name' } },
+              required: ['city'],
+            },
+          },
+        },
+      ],
     });
-    const direct = await host.ssh(`curl -s -H 'Content-Type: application/json' -d '${body.replace(/'/g, `'\\''`)}' ${host.serverUrl}/v1/chat/completions`);
-    const serverCall = (JSON.parse(direct.stdout) as { choices: { message: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[] }).choices[0]!.message.tool_calls[0]!;
+    const direct = await host.ssh(
+      `curl -s -H 'Content-Type: application/json' -d '${body.replace(/'/g, `'\\''`)}' ${host.serverUrl}/v1/chat/completions`,
+    );
+    const serverCall = (
+      JSON.parse(direct.stdout) as {
+        choices: { message: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[];
+      }
+    ).choices[0]!.message.tool_calls[0]!;
     assert.equal(calls[0]!.name, serverCall.function.name);
     assert.deepEqual(calls[0]!.input, JSON.parse(serverCall.function.arguments));
     assert.equal(calls[0]!.callId, serverCall.id, "the call id is the server's (kimi_k2: functions.NAME:N)");
-    assert.equal((report.parts ?? []).filter((p) => p.type === 'text').map((p) => p.value).join('').trim(), '', 'no text besides the tool call');
+    assert.equal(
+      (report.parts ?? [])
+        .filter((p) => p.type === 'text')
+        .map((p) => p.value)
+        .join('')
+        .trim(),
+      '',
+      'no text besides the tool call',
+    );
     assert.ok((report.tokens ?? 0) > 0, 'countTokens answers');
     await screenshot(page, 'chat-tool-call');
   });
@@ -122,7 +173,10 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
   it('the editor lists it among its language models (Chat: Manage Language Models)', async function () {
     const page = scenario().page;
     // VS Code 1.104 has no such view without a chat extension signed in (it came with the models editor).
-    const rows = await paletteRows(page, 'Chat: Manage Language Models', { until: (r) => r.startsWith('Chat: Manage Language Models'), timeoutMs: 10_000 });
+    const rows = await paletteRows(page, 'Chat: Manage Language Models', {
+      until: (r) => r.startsWith('Chat: Manage Language Models'),
+      timeoutMs: 10_000,
+    });
     if (!rows.some((r) => r.startsWith('Chat: Manage Language Models'))) this.skip();
     await runCommand(page, 'Chat: Manage Language Models');
     const row = page.getByText('Kimi K2.6 on sim').first();
@@ -138,7 +192,10 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     assert.equal(report.error, undefined, report.error);
     const parts = report.parts ?? [];
     assert.ok(parts.length >= 2, `streamed in several parts: ${JSON.stringify(parts)}`);
-    assert.ok(parts.every((p) => p.type === 'text'), JSON.stringify(parts));
+    assert.ok(
+      parts.every((p) => p.type === 'text'),
+      JSON.stringify(parts),
+    );
     const text = parts.map((p) => p.value).join('');
     assert.equal(text, 'The capital of France is Paris.');
     // The simulator's reasoning for this question begins "The user says".
@@ -150,7 +207,11 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     const off = await runFixture(page, 'Turn the Kimi chat model off', 'disable');
     assert.deepEqual(off.report.models, [], JSON.stringify(off.report));
     const on = await runFixture(page, 'Turn the Kimi chat model on', 'enable');
-    assert.deepEqual(on.report.models?.map((m) => m.name), ['Kimi K2.6 on sim'], JSON.stringify(on.report));
+    assert.deepEqual(
+      on.report.models?.map((m) => m.name),
+      ['Kimi K2.6 on sim'],
+      JSON.stringify(on.report),
+    );
   });
 
   it('a request in flight when the server is stopped ends with an error naming the state, not a hang', async () => {
@@ -181,7 +242,10 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
       console.log(`    report after ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(report)}`);
       assert.equal(report.parts, undefined, 'no answer');
       // The state word depends on how the hung process ends (systemd's SIGTERM, then SIGCONT).
-      assert.match(report.error ?? '', /^Kimi K2\.6 on sim stopped answering: the server (is (stopping|stopped|restarting|unhealthy)|failed)\b/);
+      assert.match(
+        report.error ?? '',
+        /^Kimi K2\.6 on sim stopped answering: the server (is (stopping|stopped|restarting|unhealthy)|failed)\b/,
+      );
       await screenshot(page, 'chat-inflight-stopped');
     } finally {
       await host.killServer('SIGCONT').catch(() => undefined);

@@ -2,7 +2,16 @@
 // suite and `npm run demo`. Installed once into a cache outside the repo by
 // scripts/setup-code-server.sh; each run gets fresh user-data and extensions folders.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  createWriteStream,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,11 +19,14 @@ import { join, resolve } from 'node:path';
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 /** The version scripts/setup-code-server.sh installs (its DEFAULT_VERSION), or KIMI_CODE_SERVER_VERSION. */
 export const CODE_SERVER_VERSION =
-  process.env.KIMI_CODE_SERVER_VERSION ?? /^DEFAULT_VERSION=(\S+)$/m.exec(readFileSync(join(REPO_ROOT, 'scripts', 'setup-code-server.sh'), 'utf8'))![1]!;
+  process.env.KIMI_CODE_SERVER_VERSION ??
+  /^DEFAULT_VERSION=(\S+)$/m.exec(readFileSync(join(REPO_ROOT, 'scripts', 'setup-code-server.sh'), 'utf8'))![1]!;
 
 /** The cache folder the setup script installs into (same default as the script). */
 export function codeServerDir(): string {
-  return process.env.KIMI_CODE_SERVER_DIR ?? join(homedir(), '.cache', 'kimi-service', `code-server-${CODE_SERVER_VERSION}`);
+  return (
+    process.env.KIMI_CODE_SERVER_DIR ?? join(homedir(), '.cache', 'kimi-service', `code-server-${CODE_SERVER_VERSION}`)
+  );
 }
 
 function entryPath(dir = codeServerDir()): string {
@@ -27,7 +39,12 @@ export function codeServerNode(dir = codeServerDir()): string {
 }
 
 function installed(dir: string): boolean {
-  return existsSync(join(dir, '.kimi-install-complete')) && existsSync(entryPath(dir)) && existsSync(join(dir, 'node-path')) && existsSync(codeServerNode(dir));
+  return (
+    existsSync(join(dir, '.kimi-install-complete')) &&
+    existsSync(entryPath(dir)) &&
+    existsSync(join(dir, 'node-path')) &&
+    existsSync(codeServerNode(dir))
+  );
 }
 
 /** Runs scripts/setup-code-server.sh unless its stamp says the install is complete. */
@@ -230,11 +247,27 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v === undefined) delete env[k];
 
   const writeSettings = (settings: Record<string, unknown>) =>
-    writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2));
+    writeFileSync(
+      join(userDataDir, 'User', 'settings.json'),
+      JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2),
+    );
   writeSettings(opts.settings ?? {});
 
   for (const vsix of opts.vsix ?? []) {
-    runCli(dir, ['--config', configFile, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], env);
+    runCli(
+      dir,
+      [
+        '--config',
+        configFile,
+        '--user-data-dir',
+        userDataDir,
+        '--extensions-dir',
+        extensionsDir,
+        '--install-extension',
+        vsix,
+      ],
+      env,
+    );
   }
 
   const port = opts.port ?? (await freePort());
@@ -245,30 +278,46 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   // extensionDevelopmentPath/extensionTestsPath only then, and code-server has no such flag.
   const direct = [
     join(dir, 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js'),
-    '--host', '127.0.0.1',
-    '--port', String(port),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
     '--without-connection-token',
     '--accept-server-license-terms',
     '--enable-smoke-test-driver',
     '--disable-telemetry',
-    '--user-data-dir', userDataDir,
-    '--server-data-dir', userDataDir,
-    '--extensions-dir', extensionsDir,
+    '--user-data-dir',
+    userDataDir,
+    '--server-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
   ];
-  const args = opts.smokeTestDriver ? direct : [
-    entryPath(dir),
-    '--config', configFile,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--disable-telemetry',
-    '--disable-update-check',
-    '--disable-workspace-trust',
-    '--disable-getting-started-override',
-    '--user-data-dir', userDataDir,
-    '--extensions-dir', extensionsDir,
-    folder,
-  ];
-  const child: ChildProcess = spawn(codeServerNode(dir), args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = opts.smokeTestDriver
+    ? direct
+    : [
+        entryPath(dir),
+        '--config',
+        configFile,
+        '--auth',
+        'none',
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        '--user-data-dir',
+        userDataDir,
+        '--extensions-dir',
+        extensionsDir,
+        folder,
+      ];
+  const child: ChildProcess = spawn(codeServerNode(dir), args, {
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const pid = child.pid!;
   let output = '';
   const onData = (b: Buffer) => {

@@ -29,10 +29,18 @@ async function dashboardFrame(page: Page, timeoutMs = 30_000): Promise<Frame> {
   for (;;) {
     for (const f of page.frames()) {
       if (f === page.mainFrame()) continue;
-      const ok = await f.evaluate(() => !!document.getElementById('timeline') && !!document.getElementById('figures')).catch(() => false);
+      const ok = await f
+        .evaluate(() => !!document.getElementById('timeline') && !!document.getElementById('figures'))
+        .catch(() => false);
       if (ok) return f;
     }
-    if (Date.now() > deadline) throw new Error(`no dashboard webview among ${page.frames().length} frames: ${page.frames().map((f) => f.url()).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `no dashboard webview among ${page.frames().length} frames: ${page
+          .frames()
+          .map((f) => f.url())
+          .join(', ')}`,
+      );
     await page.waitForTimeout(200);
   }
 }
@@ -65,7 +73,12 @@ async function readView(page: Page): Promise<DashboardView> {
   return (await f.evaluate(READ_VIEW)) as DashboardView;
 }
 
-async function waitForView(page: Page, what: string, ok: (v: DashboardView) => boolean, timeoutMs = 60_000): Promise<DashboardView> {
+async function waitForView(
+  page: Page,
+  what: string,
+  ok: (v: DashboardView) => boolean,
+  timeoutMs = 60_000,
+): Promise<DashboardView> {
   const deadline = Date.now() + timeoutMs;
   let last: DashboardView | undefined;
   for (;;) {
@@ -99,7 +112,15 @@ describe('e2e: load dashboard', function () {
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable/ });
 
     await runCommand(page, 'Show load dashboard');
-    const first = await waitForView(page, 'the weights loading with a rate', (v) => /Phase: loading weights/.test(v.figures) && Number.isFinite(percentOf(v)) && /MB\/s/.test(v.figures) && !/Shards 0\//.test(v.figures));
+    const first = await waitForView(
+      page,
+      'the weights loading with a rate',
+      (v) =>
+        /Phase: loading weights/.test(v.figures) &&
+        Number.isFinite(percentOf(v)) &&
+        /MB\/s/.test(v.figures) &&
+        !/Shards 0\//.test(v.figures),
+    );
     console.log(`    dashboard: ${JSON.stringify(first)}`);
     assert.match(first.title, /Kimi load · sim/);
     assert.equal(first.verdict, 'loading');
@@ -112,7 +133,14 @@ describe('e2e: load dashboard', function () {
     const later = await waitForView(page, 'a higher percentage', (v) => percentOf(v) >= percentOf(first) + 5, 30_000);
     assert.ok(percentOf(later) > percentOf(first));
     // the charts: uPlot canvases with something drawn on them (axes, grid, the series)
-    const charts = (await waitForView(page, 'both charts drawn', (v) => v.charts.every((c) => c.width > 100 && c.height > 50 && c.drawn > 500), 20_000)).charts;
+    const charts = (
+      await waitForView(
+        page,
+        'both charts drawn',
+        (v) => v.charts.every((c) => c.width > 100 && c.height > 50 && c.drawn > 500),
+        20_000,
+      )
+    ).charts;
     console.log(`    charts: ${JSON.stringify(charts)}`);
     await screenshot(page, 'dashboard-loading', { settleMs: 600 });
 
@@ -121,25 +149,48 @@ describe('e2e: load dashboard', function () {
     const tab = page.locator('.tabs-container .tab', { hasText: 'Kimi load' });
     await tab.click();
     await runCommand(page, 'New Untitled Text File');
-    await page.waitForFunction(() => !!document.querySelector('.tabs-container .tab.active') && !/Kimi load/.test(document.querySelector('.tabs-container .tab.active')!.textContent ?? ''), undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () =>
+        !!document.querySelector('.tabs-container .tab.active') &&
+        !/Kimi load/.test(document.querySelector('.tabs-container .tab.active')!.textContent ?? ''),
+      undefined,
+      { timeout: 10_000 },
+    );
     // hidden for real: the panel does not keep its context, so its page is gone
     for (let i = 0; i < 50 && !before.isDetached(); i++) await page.waitForTimeout(100);
     assert.ok(before.isDetached(), 'the hidden dashboard page was dropped (retainContextWhenHidden false)');
     await tab.click();
-    const restored = await waitForView(page, 'its content after being shown again', (v) =>
-      v.title === first.title && /Phase: /.test(v.figures) && v.timeline.length > 0 && v.charts.every((c) => c.drawn > 500), 20_000);
+    const restored = await waitForView(
+      page,
+      'its content after being shown again',
+      (v) =>
+        v.title === first.title &&
+        /Phase: /.test(v.figures) &&
+        v.timeline.length > 0 &&
+        v.charts.every((c) => c.drawn > 500),
+      20_000,
+    );
     console.log(`    restored: ${JSON.stringify(restored)}`);
-    assert.ok(percentOf(restored) >= percentOf(later) || /Phase: (allocating|capturing|warming|ready)/.test(restored.figures), 'no step back after being shown again');
+    assert.ok(
+      percentOf(restored) >= percentOf(later) || /Phase: (allocating|capturing|warming|ready)/.test(restored.figures),
+      'no step back after being shown again',
+    );
   });
 
   it('after ready: loaded-in time, the whole timeline, and the parser verification result', async () => {
     const page = scenario().page;
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
-    const v = await waitForView(page, 'the parser verification result', (x) => x.verdict === 'ready' && !!x.verification, 90_000);
+    const v = await waitForView(
+      page,
+      'the parser verification result',
+      (x) => x.verdict === 'ready' && !!x.verification,
+      90_000,
+    );
     console.log(`    after ready: ${JSON.stringify(v)}`);
     assert.match(v.figures, /Loaded in \d+/);
     assert.match(v.figures, /100%/);
-    for (const p of ['loading weights', 'allocating KV cache', 'warming up']) assert.ok(v.timeline.includes(p), `timeline has ${p}: ${v.timeline}`);
+    for (const p of ['loading weights', 'allocating KV cache', 'warming up'])
+      assert.ok(v.timeline.includes(p), `timeline has ${p}: ${v.timeline}`);
     assert.match(v.verification!, /verified|pass|ok/i);
     await screenshot(page, 'dashboard-ready', { settleMs: 600 });
   });

@@ -13,7 +13,9 @@ after(printResultsDir);
 const QUICK_ROWS = '.quick-input-widget .quick-input-list .monaco-list-row:visible';
 
 async function quickRows(page: Page): Promise<string[]> {
-  return page.locator(QUICK_ROWS).evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
+  return page
+    .locator(QUICK_ROWS)
+    .evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
 }
 
 /**
@@ -75,8 +77,14 @@ describe('e2e: first run, the walkthrough and the registered MCP server', functi
     const welcome = page.locator('.welcome-view-content').filter({ hasText: 'No Kimi server is configured' }).first();
     await welcome.waitFor({ state: 'visible', timeout: 30_000 });
     const links = await welcome.locator('a, .monaco-button').allInnerTexts();
-    assert.ok(links.some((l) => /Get started/.test(l)), `a "Get started" link: ${JSON.stringify(links)}`);
-    assert.ok(links.some((l) => /Add server/.test(l)), `an "Add server" button: ${JSON.stringify(links)}`);
+    assert.ok(
+      links.some((l) => /Get started/.test(l)),
+      `a "Get started" link: ${JSON.stringify(links)}`,
+    );
+    assert.ok(
+      links.some((l) => /Add server/.test(l)),
+      `an "Add server" button: ${JSON.stringify(links)}`,
+    );
     await screenshot(page, 'first-run-servers-view');
   });
 
@@ -98,7 +106,10 @@ describe('e2e: first run, the walkthrough and the registered MCP server', functi
       await page.keyboard.press('Escape');
       await page.waitForTimeout(1000);
     }
-    assert.ok(rows.some((r) => /Kimi Service.*Running/.test(r)), JSON.stringify(rows));
+    assert.ok(
+      rows.some((r) => /Kimi Service.*Running/.test(r)),
+      JSON.stringify(rows),
+    );
     await screenshot(page, 'mcp-list-servers');
     await pickRow(page, 'Kimi Service');
     await pickRow(page, 'Show Output');

@@ -53,7 +53,10 @@ describe('e2e: full load', function () {
     await clickDialogButton(page, 'Restart');
 
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable/ });
-    await waitForStatus(page, /Kimi: loading ([3-9]\d)%/, { timeoutMs: 60_000, failOn: /failed|unreachable|ready/ }).catch(() => undefined);
+    await waitForStatus(page, /Kimi: loading ([3-9]\d)%/, {
+      timeoutMs: 60_000,
+      failOn: /failed|unreachable|ready/,
+    }).catch(() => undefined);
     await screenshot(page, 'full-loading');
     const tooltip = await statusTooltip(page);
     console.log(`    tooltip while loading:\n${tooltip.replace(/^/gm, '      ')}`);
@@ -68,11 +71,17 @@ describe('e2e: full load', function () {
     assert.ok(firstLoading >= 0 && firstLoading < lastReady, `loading before ready: ${JSON.stringify(words)}`);
     const between = words.slice(firstLoading, lastReady);
     // "loading 42%", optionally followed by an ETA ("loading 61% · 9s left").
-    assert.ok(between.every((w) => /^(loading( \d+%)?( · .+)?|warming up|restarting)$/.test(w)), `only load states between loading and ready: ${JSON.stringify(between)}`);
+    assert.ok(
+      between.every((w) => /^(loading( \d+%)?( · .+)?|warming up|restarting)$/.test(w)),
+      `only load states between loading and ready: ${JSON.stringify(between)}`,
+    );
     const pcts = loadingPercentages(hist);
     assert.ok(new Set(pcts).size >= 3, `at least three distinct percentages: ${pcts}`);
     for (let i = 1; i < pcts.length; i++) assert.ok(pcts[i] >= pcts[i - 1], `percentages never go down: ${pcts}`);
-    assert.ok(pcts.every((p) => p >= 0 && p <= 100), `percentages in 0..100: ${pcts}`);
+    assert.ok(
+      pcts.every((p) => p >= 0 && p <= 100),
+      `percentages in 0..100: ${pcts}`,
+    );
     if (!words.includes('warming up')) console.log('    note: "warming up" was not seen between loading and ready');
 
     const note = await waitForNotification(page, /ready/, { timeoutMs: 30_000, severity: 'info' });
@@ -89,7 +98,9 @@ describe('e2e: full load', function () {
     await clickNotificationButton(page, /ready/, 'Show log');
     const text = await readOutputPanel(page, { channel: 'Kimi Service' });
     await screenshot(page, 'full-log');
-    console.log(`    Output "Kimi Service" (${text.split('\n').length} lines), tail:\n${text.split('\n').slice(-15).join('\n').replace(/^/gm, '      ')}`);
+    console.log(
+      `    Output "Kimi Service" (${text.split('\n').length} lines), tail:\n${text.split('\n').slice(-15).join('\n').replace(/^/gm, '      ')}`,
+    );
     assert.match(text, /\d{2}:\d{2}:\d{2}/, 'timestamps');
     assert.match(text, /systemctl\b[^\n]*\brestart\b/, 'the restart command is logged');
     assert.match(text, /loading/, 'the loading state');
@@ -101,7 +112,9 @@ describe('e2e: full load', function () {
 
   it('parser verification is visible after ready', async () => {
     const page = scenario().page;
-    const note = await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000 });
+    const note = await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, {
+      timeoutMs: 60_000,
+    });
     console.log(`    parser notification: ${JSON.stringify(note)}`);
     await screenshot(page, 'full-parsers-verified');
     // Verification never changes the server state.
@@ -118,7 +131,10 @@ describe('e2e: full load', function () {
     await screenshot(page, 'full-forwarded');
     const port = Number(/http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(note.text)?.[1]);
     assert.ok(port > 0, `a base URL in: ${note.text}`);
-    assert.ok(note.buttons.includes('Copy base URL') && note.buttons.includes('Close forward'), `buttons: ${note.buttons}`);
+    assert.ok(
+      note.buttons.includes('Copy base URL') && note.buttons.includes('Close forward'),
+      `buttons: ${note.buttons}`,
+    );
     // The extension host runs on this machine: its 127.0.0.1 is ours.
     const models = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       http

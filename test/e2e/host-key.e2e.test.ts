@@ -36,7 +36,11 @@ describe('e2e: unknown host key under "ask"', function () {
           await runCommand(page, 'Restart Kimi service');
         }
         const hist = await statusHistory(page);
-        return hist.some((h) => /Kimi: (loading|warming up|ready)/.test(h.text)) && hist.length > 0 && /Kimi: ready/.test(hist[hist.length - 1].text);
+        return (
+          hist.some((h) => /Kimi: (loading|warming up|ready)/.test(h.text)) &&
+          hist.length > 0 &&
+          /Kimi: ready/.test(hist[hist.length - 1].text)
+        );
       },
       { timeoutMs: 180_000, shotPrefix: 'hostkey' },
     );

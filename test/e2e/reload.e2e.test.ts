@@ -47,7 +47,10 @@ describe('e2e: window reloaded mid-load', function () {
     await clickDialogButton(page, 'Restart');
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable|ready/ });
     // Well into the weights, so that the new activation finds a load visibly under way.
-    const before = await waitForStatus(page, /Kimi: loading ([1-5]\d)%/, { timeoutMs: 60_000, failOn: /failed|unreachable|ready/ });
+    const before = await waitForStatus(page, /Kimi: loading ([1-5]\d)%/, {
+      timeoutMs: 60_000,
+      failOn: /failed|unreachable|ready/,
+    });
     const pctBefore = Math.max(...loadingPercentages(before));
     await screenshot(page, 'reload-loading-before');
     assert.equal((await restarts()).length, 1, 'one restart so far');
@@ -65,7 +68,10 @@ describe('e2e: window reloaded mid-load', function () {
     assert.equal((await restarts()).length, 1, 'the new activation restarted nothing by itself');
 
     await clickNotificationButton(page, OFFER, 'Resume watching');
-    const resumed = await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable|ready/ });
+    const resumed = await waitForStatus(page, /Kimi: loading \d+%/, {
+      timeoutMs: 60_000,
+      failOn: /failed|unreachable|ready/,
+    });
     await screenshot(page, 'reload-resumed-loading');
     const pctAfter = loadingPercentages(resumed);
     // Attaching replays the journal since the unit started: the first text after resuming can
@@ -79,7 +85,10 @@ describe('e2e: window reloaded mid-load', function () {
     console.log(`    status bar texts since the reload:\n${formatStatusHistory(hist)}`);
     const words = hist.map((h) => h.text.replace(/^Kimi: /, ''));
     const firstLoading = words.findIndex((w) => /^loading/.test(w));
-    assert.ok(firstLoading >= 0 && firstLoading < words.lastIndexOf('ready'), `loading before ready: ${JSON.stringify(words)}`);
+    assert.ok(
+      firstLoading >= 0 && firstLoading < words.lastIndexOf('ready'),
+      `loading before ready: ${JSON.stringify(words)}`,
+    );
 
     const ready = await waitForNotification(page, /ready/, { timeoutMs: 30_000, severity: 'info' });
     console.log(`    ready notification: ${JSON.stringify(ready)}`);
@@ -101,7 +110,11 @@ describe('e2e: window reloaded mid-load', function () {
     await screenshot(page, 'reload-no-offer');
     const notes = await notificationHistory(page);
     console.log(`    notifications after the second reload: ${JSON.stringify(notes)}`);
-    assert.deepEqual(notes.filter((n) => OFFER.test(n.text)), [], 'no resume offer');
+    assert.deepEqual(
+      notes.filter((n) => OFFER.test(n.text)),
+      [],
+      'no resume offer',
+    );
     assert.equal((await restarts()).length, 1, 'still one restart');
   });
 });

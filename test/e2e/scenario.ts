@@ -6,7 +6,17 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
-import { clickDialogButton, openWorkbench, resultsDir, screenshot, statusHistory, formatStatusHistory, notificationHistory, type DialogInfo, type Workbench } from './workbench';
+import {
+  clickDialogButton,
+  openWorkbench,
+  resultsDir,
+  screenshot,
+  statusHistory,
+  formatStatusHistory,
+  notificationHistory,
+  type DialogInfo,
+  type Workbench,
+} from './workbench';
 import type { Page } from 'playwright-core';
 import { serverEntry } from '../integration/simHost';
 
@@ -35,7 +45,10 @@ export function simForLoad(seconds: number, shards = 16, shardBytes = 4 * 1024 *
 
 /** The unit's ExecStart with `--tool-call-parser kimi_k2 --reasoning-parser kimi_k2`. */
 export function unitWithParsers(host: GpuHost, parser = 'kimi_k2'): string {
-  return host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --tool-call-parser ${parser} --reasoning-parser ${parser}`);
+  return host.defaultUnitText.replace(
+    '--trust-remote-code',
+    `--trust-remote-code --tool-call-parser ${parser} --reasoning-parser ${parser}`,
+  );
 }
 
 export interface ScenarioOptions {
@@ -65,7 +78,12 @@ export interface Scenario {
   stop(): Promise<void>;
 }
 
-export function kimiSettings(host: GpuHost, knownHostsFile: string, policy: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function kimiSettings(
+  host: GpuHost,
+  knownHostsFile: string,
+  policy: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     'kimi.servers': [serverEntry(host)],
     'kimi.activeServer': 'sim',
@@ -83,7 +101,8 @@ export function saveLogs(cs: CodeServer, name: string): void {
   try {
     const dir = join(resultsDir(), `logs-${name}`);
     mkdirSync(dir, { recursive: true });
-    for (const f of cs.findLogFiles(/Kimi Service\.log$|exthost\.log$|remoteagent\.log$/)) copyFileSync(f, join(dir, basename(f)));
+    for (const f of cs.findLogFiles(/Kimi Service\.log$|exthost\.log$|remoteagent\.log$/))
+      copyFileSync(f, join(dir, basename(f)));
     copyFileSync(cs.logFile, join(dir, 'code-server.log'));
   } catch (e) {
     console.log(`    (could not save logs: ${e})`);
@@ -110,7 +129,12 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
     cs = await startCodeServer({
       vsix: [vsix, ...(opts.extraVsix?.() ?? [])],
-      settings: kimiSettings(host, knownHostsFile, opts.hostKeyPolicy ?? 'strict', typeof opts.settings === 'function' ? opts.settings(host) : opts.settings),
+      settings: kimiSettings(
+        host,
+        knownHostsFile,
+        opts.hostKeyPolicy ?? 'strict',
+        typeof opts.settings === 'function' ? opts.settings(host) : opts.settings,
+      ),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
       env: { SSH_AUTH_SOCK: undefined, ...opts.env?.(host, tmp) },
@@ -142,7 +166,9 @@ export async function answerDialogs(
       const info = await box.evaluate((el) => ({
         message: (el.querySelector<HTMLElement>('.dialog-message-text')?.innerText ?? '').trim(),
         detail: (el.querySelector<HTMLElement>('.dialog-message-detail')?.innerText ?? '').trim(),
-        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) => b.innerText.trim()),
+        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) =>
+          b.innerText.trim(),
+        ),
       }));
       const a = answers.find((x) => x.when(info));
       if (!a) throw new Error(`unexpected dialog: ${JSON.stringify(info)}`);
@@ -156,7 +182,8 @@ export async function answerDialogs(
 }
 
 export const isRestartConfirm = (d: DialogInfo) => d.buttons.includes('Restart');
-export const isHostKeyDialog = (d: DialogInfo) => /SHA256:/.test(`${d.message}\n${d.detail}`) && d.buttons.includes('Trust');
+export const isHostKeyDialog = (d: DialogInfo) =>
+  /SHA256:/.test(`${d.message}\n${d.detail}`) && d.buttons.includes('Trust');
 
 /** On failure: a screenshot and what the page recorded, to make the report self-explaining. */
 export async function dumpOnFailure(s: Scenario | undefined, title: string): Promise<void> {
@@ -194,7 +221,8 @@ export function useScenario(opts: ScenarioOptions): () => Scenario {
     s = await startScenario(opts);
   });
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
+    if (this.currentTest?.state === 'failed')
+      await dumpOnFailure(s, this.currentTest.title.replace(/\W+/g, '-').slice(0, 40));
   });
   after(async () => {
     await s?.stop();

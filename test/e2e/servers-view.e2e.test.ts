@@ -24,18 +24,16 @@ async function answerQuickInput(page: Page, title: RegExp, text: string): Promis
 
 /** The rows of the Kimi Servers tree as the user reads them (label and description). */
 async function serverRows(page: Page): Promise<string[]> {
-  return page
-    .locator('.part.sidebar .monaco-list-row')
-    .evaluateAll((els) =>
-      els
-        .map((el) =>
-          ['.label-name', '.label-description']
-            .map((selector) => (el.querySelector<HTMLElement>(selector)?.innerText ?? '').replace(/\s+/g, ' ').trim())
-            .filter(Boolean)
-            .join(' '),
-        )
-        .filter(Boolean),
-    );
+  return page.locator('.part.sidebar .monaco-list-row').evaluateAll((els) =>
+    els
+      .map((el) =>
+        ['.label-name', '.label-description']
+          .map((selector) => (el.querySelector<HTMLElement>(selector)?.innerText ?? '').replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+          .join(' '),
+      )
+      .filter(Boolean),
+  );
 }
 
 async function waitForRows(page: Page, wanted: (rows: string[]) => boolean, timeoutMs: number): Promise<string[]> {
@@ -82,12 +80,22 @@ describe('e2e: the servers view', function () {
     await runCommand(page, 'Kimi: Focus on Kimi Servers View');
     const before = await waitForRows(page, (rows) => rows.some((r) => /^other\b.*failed/.test(r)), 60_000);
     console.log(`    rows before the restart: ${JSON.stringify(before)}`);
-    assert.ok(before.some((r) => /^sim \(active\) not watched/.test(r)), `the active server is not watched yet: ${JSON.stringify(before)}`);
+    assert.ok(
+      before.some((r) => /^sim \(active\) not watched/.test(r)),
+      `the active server is not watched yet: ${JSON.stringify(before)}`,
+    );
 
     await runCommand(page, 'Restart Kimi service');
     await waitForStatus(page, /Kimi: ready · 1 failed/, { timeoutMs: 90_000, failOn: /Kimi: (failed|unreachable)/ });
-    await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000, severity: 'info' });
-    const rows = await waitForRows(page, (r) => r.some((x) => /^sim \(active\) ready · up .* · Parsers verified/.test(x)), 30_000);
+    await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, {
+      timeoutMs: 60_000,
+      severity: 'info',
+    });
+    const rows = await waitForRows(
+      page,
+      (r) => r.some((x) => /^sim \(active\) ready · up .* · Parsers verified/.test(x)),
+      30_000,
+    );
     await screenshot(page, 'servers-view-two-states');
     console.log(`    rows: ${JSON.stringify(rows)}`);
     const other = rows.find((r) => r.startsWith('other '));
@@ -105,7 +113,11 @@ describe('e2e: the servers view', function () {
     await screenshot(page, 'servers-view-context-menu');
     await item.click();
     await waitForStatus(page, /^Kimi: failed$/, { timeoutMs: 30_000 });
-    const rows = await waitForRows(page, (r) => r.some((x) => x.startsWith('other (active) failed')) && r.some((x) => /^sim ready/.test(x)), 15_000);
+    const rows = await waitForRows(
+      page,
+      (r) => r.some((x) => x.startsWith('other (active) failed')) && r.some((x) => /^sim ready/.test(x)),
+      15_000,
+    );
     console.log(`    rows after "Make active": ${JSON.stringify(rows)}`);
   });
 
@@ -116,7 +128,9 @@ describe('e2e: the servers view', function () {
     await answerQuickInput(page, /add server \(1\/3\)/, 'gpu-sim');
     await answerQuickInput(page, /add server \(2\/3\)/, s.host.unit);
     const widget = page.locator('.quick-input-widget');
-    await widget.locator('.quick-input-title', { hasText: /add server \(3\/3\)/ }).waitFor({ state: 'visible', timeout: 30_000 });
+    await widget
+      .locator('.quick-input-title', { hasText: /add server \(3\/3\)/ })
+      .waitFor({ state: 'visible', timeout: 30_000 });
     const proposed = await widget.locator('.quick-input-box input').inputValue();
     assert.equal(proposed, `gpu-sim-${s.host.unitName}`);
     await screenshot(page, 'servers-view-add-server-name');
@@ -130,34 +144,55 @@ describe('e2e: the servers view', function () {
     assert.equal(rows.filter((r) => /^(sim|other|gpu-sim-)/.test(r)).length, 3);
   });
 
-  it('rolling restart from the view\'s title: the servers of the active server\'s model preselected, one after the other, done', async () => {
+  it("rolling restart from the view's title: the servers of the active server's model preselected, one after the other, done", async () => {
     const s = scenario();
     const page = s.page;
-    await page.locator('.part.sidebar .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^sim$/ }) }).click({ button: 'right' });
-    await page.locator('.context-view .action-item', { hasText: 'Make active' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await page
+      .locator('.part.sidebar .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: /^sim$/ }) })
+      .click({ button: 'right' });
+    await page
+      .locator('.context-view .action-item', { hasText: 'Make active' })
+      .waitFor({ state: 'visible', timeout: 10_000 });
     await screenshot(page, 'servers-view-make-sim-active');
     await page.locator('.context-view .action-item', { hasText: 'Make active' }).click();
     await waitForStatus(page, /^Kimi: ready · 1 failed$/, { timeoutMs: 30_000 });
     const restartsBefore = (await s.host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
-    await page.locator('.part.sidebar .title-actions .action-label[aria-label="Restart servers one by one"], .part.sidebar .pane-header .action-label[aria-label="Restart servers one by one"]').first().click();
+    await page
+      .locator(
+        '.part.sidebar .title-actions .action-label[aria-label="Restart servers one by one"], .part.sidebar .pane-header .action-label[aria-label="Restart servers one by one"]',
+      )
+      .first()
+      .click();
     const widget = page.locator('.quick-input-widget');
-    await widget.locator('.quick-input-title', { hasText: /restart servers one by one/i }).waitFor({ state: 'visible', timeout: 30_000 });
+    await widget
+      .locator('.quick-input-title', { hasText: /restart servers one by one/i })
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await page.waitForTimeout(500);
     const checked = await widget.locator('.quick-input-list .monaco-list-row').evaluateAll((els) =>
       els
         .map((el) => ({
           name: el.querySelector<HTMLElement>('.label-name')?.innerText.trim() ?? '',
-          checked: el.getAttribute('aria-checked') === 'true' || (el.querySelector('input[type=checkbox]') as HTMLInputElement | null)?.checked === true,
+          checked:
+            el.getAttribute('aria-checked') === 'true' ||
+            (el.querySelector('input[type=checkbox]') as HTMLInputElement | null)?.checked === true,
         }))
         .filter((row) => row.checked)
         .map((row) => row.name),
     );
     await screenshot(page, 'servers-view-rolling-pick');
-    assert.deepEqual(checked.sort(), [`gpu-sim-${s.host.unitName}`, 'sim'], 'the servers of the same model are preselected, not "other"');
+    assert.deepEqual(
+      checked.sort(),
+      [`gpu-sim-${s.host.unitName}`, 'sim'],
+      'the servers of the same model are preselected, not "other"',
+    );
     await widget.locator('.quick-input-box input').press('Enter');
     const done = await waitForNotification(page, /Rolling restart (done|stopped|cancelled)/, { timeoutMs: 120_000 });
     await screenshot(page, 'servers-view-rolling-done');
-    assert.match(done.text, new RegExp(`Rolling restart done: sim, gpu-sim-${s.host.unitName} restarted, ready and verified`));
+    assert.match(
+      done.text,
+      new RegExp(`Rolling restart done: sim, gpu-sim-${s.host.unitName} restarted, ready and verified`),
+    );
     const restarts = (await s.host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length - restartsBefore;
     assert.equal(restarts, 2, 'one restart per server of the roll');
   });

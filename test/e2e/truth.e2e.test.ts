@@ -47,7 +47,9 @@ function otherHostKey(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kimi-e2e-otherkey-'));
   try {
     const key = join(dir, 'other_host_ed25519');
-    const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'reinstalled-host', '-f', key], { encoding: 'utf8' });
+    const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'reinstalled-host', '-f', key], {
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`ssh-keygen failed: ${r.stderr}`);
     return readFileSync(`${key}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
   } finally {
@@ -100,15 +102,26 @@ describe('e2e: issue 9 — after ready, a dead server shows failed', function ()
     // Within ~2 s of systemd's exit line (the journal's time and the page's are this machine's clock).
     const entries = await host.journalEntries();
     const exitLine = [...entries].reverse().find((e) => e.pid === 1 && /Main process exited/.test(e.msg));
-    assert.ok(exitLine, `systemd logged the exit: ${entries.slice(-5).map((e) => e.msg).join(' | ')}`);
+    assert.ok(
+      exitLine,
+      `systemd logged the exit: ${entries
+        .slice(-5)
+        .map((e) => e.msg)
+        .join(' | ')}`,
+    );
     const exitAt = new Date(exitLine.t / 1000).toISOString();
     const latency = msBetween(exitAt, failedAt);
-    console.log(`    killed ${killedAt}, systemd's exit line ${exitAt} ("${exitLine.msg}"), "Kimi: failed" ${failedAt}: ${latency} ms after the exit line`);
+    console.log(
+      `    killed ${killedAt}, systemd's exit line ${exitAt} ("${exitLine.msg}"), "Kimi: failed" ${failedAt}: ${latency} ms after the exit line`,
+    );
     assert.ok(latency <= 2500, `"Kimi: failed" within ~2 s of the exit line, not ${latency} ms`);
 
     // Straight from ready to failed: nothing in between claims the server is still serving.
     const words = hist.map((h) => h.text).filter(Boolean);
-    assert.ok(words.slice(0, -1).every((w) => w === 'Kimi: ready'), `ready -> failed: ${JSON.stringify(words)}`);
+    assert.ok(
+      words.slice(0, -1).every((w) => w === 'Kimi: ready'),
+      `ready -> failed: ${JSON.stringify(words)}`,
+    );
 
     // The cause: the exit (signal 9 / KILL) from systemd's line.
     assert.match(note.text, /Kimi on sim failed/);
@@ -152,7 +165,10 @@ describe('e2e: issue 9 — a changed host key is loud', function () {
 
     assert.match(note.text, /CHANGED|changed/);
     assert.ok(note.text.includes('127.0.0.1'), `names the host: ${note.text}`);
-    assert.ok(note.text.includes(host.hostKeyFingerprint), `the offered fingerprint ${host.hostKeyFingerprint}: ${note.text}`);
+    assert.ok(
+      note.text.includes(host.hostKeyFingerprint),
+      `the offered fingerprint ${host.hostKeyFingerprint}: ${note.text}`,
+    );
     assert.ok(note.text.includes(recordedFp), `the recorded fingerprint ${recordedFp}: ${note.text}`);
     assert.ok(note.text.includes(knownHostsFile), `the known-hosts file ${knownHostsFile}: ${note.text}`);
     assert.match(note.text, /line 2\b/, 'and its line');
@@ -174,7 +190,11 @@ describe('e2e: issue 9 — a changed host key is loud', function () {
     assert.equal(host.handshakes(), 0, 'no SSH login was accepted');
     const execAfter = await host.execLog();
     const newExecs = execAfter.slice(execBefore.length);
-    assert.deepEqual(newExecs.filter((l) => /systemctl\b.*\brestart\b/.test(l)), [], `exec log: ${newExecs.join('\n')}`);
+    assert.deepEqual(
+      newExecs.filter((l) => /systemctl\b.*\brestart\b/.test(l)),
+      [],
+      `exec log: ${newExecs.join('\n')}`,
+    );
     assert.deepEqual(newExecs, [], `nothing ran on the host: ${newExecs.join('\n')}`);
 
     // Open known_hosts: the file opens in an editor.
@@ -183,7 +203,10 @@ describe('e2e: issue 9 — a changed host key is loud', function () {
     await tab.first().waitFor({ state: 'visible', timeout: 15_000 });
     await screenshot(page, 'truth-host-key-known-hosts-opened');
     const editorText = await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText();
-    assert.ok(editorText.replace(/\u00a0/g, ' ').includes(recorded.split(' ')[1].slice(0, 30)), `the editor shows the recorded key: ${editorText}`);
+    assert.ok(
+      editorText.replace(/\u00a0/g, ' ').includes(recorded.split(' ')[1].slice(0, 30)),
+      `the editor shows the recorded key: ${editorText}`,
+    );
     // Still refused, still said.
     assert.equal(await statusText(page), 'Kimi: host key changed');
   });
@@ -213,7 +236,10 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
     await screenshot(page, 'truth-ended-watch-loading');
     console.log(`    while loading: "${await statusText(page)}", icons ${JSON.stringify(loadingIcons)}`);
     // The check below means something: the spinner is there while it loads.
-    assert.ok(loadingIcons.some((c) => SPINNER.test(c)), `a spinner while loading: ${JSON.stringify(loadingIcons)}`);
+    assert.ok(
+      loadingIcons.some((c) => SPINNER.test(c)),
+      `a spinner while loading: ${JSON.stringify(loadingIcons)}`,
+    );
 
     await runCommand(page, 'Stop polling');
     const hist = await waitForStatus(page, /^Kimi: not watched$/, { timeoutMs: 15_000 });
@@ -228,7 +254,10 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
     console.log(`    after Stop polling: "${text}", icons ${JSON.stringify(icons)}`);
     assert.equal(text, 'Kimi: not watched');
     assert.ok(!icons.some((c) => SPINNER.test(c)), `no spinner: ${JSON.stringify(icons)}`);
-    assert.ok(icons.some((c) => /codicon-server-process/.test(c)), `the server-process icon: ${JSON.stringify(icons)}`);
+    assert.ok(
+      icons.some((c) => /codicon-server-process/.test(c)),
+      `the server-process icon: ${JSON.stringify(icons)}`,
+    );
     assert.doesNotMatch(text, /%|left|loading/);
 
     const tooltip = await hoverStatusTooltip(page, /Last seen/);
@@ -241,7 +270,10 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
     assert.doesNotMatch(tooltip, /ETA|left\b/, 'no ETA in the tooltip');
 
     // The host goes on loading (Stop polling touches nothing there); the item stays ended.
-    const shardsLogged = async () => (await host.journal()).filter((l) => /(Multi-thread loading shards|Loading safetensors checkpoint shards):/.test(l)).length;
+    const shardsLogged = async () =>
+      (await host.journal()).filter((l) =>
+        /(Multi-thread loading shards|Loading safetensors checkpoint shards):/.test(l),
+      ).length;
     const shardsAtStop = await shardsLogged();
     const deadline = Date.now() + 60_000;
     while ((await shardsLogged()) < shardsAtStop + 2) {
@@ -249,7 +281,11 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
       await page.waitForTimeout(200);
     }
     const after = (await statusHistory(page)).filter((h) => h.t >= stoppedAt);
-    assert.deepEqual(after.map((h) => h.text), ['Kimi: not watched'], `nothing changed after Stop polling: ${formatStatusHistory(after)}`);
+    assert.deepEqual(
+      after.map((h) => h.text),
+      ['Kimi: not watched'],
+      `nothing changed after Stop polling: ${formatStatusHistory(after)}`,
+    );
     const execs = await host.execLog();
     assert.equal(execs.filter((l) => /systemctl\b.*\b(stop|kill)\b/.test(l)).length, 0, 'nothing stopped on the host');
     const notes = await notificationHistory(page);

@@ -58,7 +58,10 @@ export interface Workbench {
   close(): Promise<void>;
 }
 
-export async function openWorkbench(url: string, opts: { headless?: boolean; timeoutMs?: number } = {}): Promise<Workbench> {
+export async function openWorkbench(
+  url: string,
+  opts: { headless?: boolean; timeoutMs?: number } = {},
+): Promise<Workbench> {
   const profile = mkdtempSync(join(tmpdir(), 'kimi-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -67,7 +70,11 @@ export async function openWorkbench(url: string, opts: { headless?: boolean; tim
     viewport: { width: 1440, height: 900 },
     // Chromium writes "Crash Reports" under $XDG_CONFIG_HOME/chromium even with a
     // user-data-dir: keep that inside the throwaway profile too.
-    env: { ...process.env, XDG_CONFIG_HOME: join(profile, 'xdg-config'), XDG_CACHE_HOME: join(profile, 'xdg-cache') } as Record<string, string>,
+    env: {
+      ...process.env,
+      XDG_CONFIG_HOME: join(profile, 'xdg-config'),
+      XDG_CACHE_HOME: join(profile, 'xdg-cache'),
+    } as Record<string, string>,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const timeout = opts.timeoutMs ?? 90_000;
@@ -106,7 +113,12 @@ export async function reloadWorkbench(page: Page, opts: { timeoutMs?: number } =
 async function installRecorders(page: Page): Promise<void> {
   // A string, not a function: tsx/esbuild would wrap named inner functions in a `__name`
   // helper that does not exist in the page.
-  await page.evaluate(RECORDER_SOURCE.replace('ITEM_SELECTOR', JSON.stringify(STATUS_ITEM_SELECTOR)).replace('STATUS_NAME', JSON.stringify(STATUS_NAME)));
+  await page.evaluate(
+    RECORDER_SOURCE.replace('ITEM_SELECTOR', JSON.stringify(STATUS_ITEM_SELECTOR)).replace(
+      'STATUS_NAME',
+      JSON.stringify(STATUS_NAME),
+    ),
+  );
 }
 
 const RECORDER_SOURCE = `(() => {
@@ -166,7 +178,9 @@ export async function statusHistory(page: Page): Promise<StatusSample[]> {
 }
 
 export async function notificationHistory(page: Page): Promise<NotificationSample[]> {
-  return page.evaluate(() => (window as unknown as { __kimiRec: { notes: NotificationSample[] } }).__kimiRec.notes.slice());
+  return page.evaluate(() =>
+    (window as unknown as { __kimiRec: { notes: NotificationSample[] } }).__kimiRec.notes.slice(),
+  );
 }
 
 /** The Kimi status bar item (by its id, else by aria-label / text). */
@@ -236,7 +250,10 @@ export function formatStatusHistory(hist: StatusSample[]): string {
 
 /** Percentages of every `loading NN%` text, in the order seen. */
 export function loadingPercentages(hist: StatusSample[]): number[] {
-  return hist.map((s) => /loading\s+(\d+)%/.exec(s.text)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1]));
+  return hist
+    .map((s) => /loading\s+(\d+)%/.exec(s.text))
+    .filter((m): m is RegExpExecArray => !!m)
+    .map((m) => Number(m[1]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -246,11 +263,15 @@ export async function openPalette(page: Page, text = ''): Promise<Locator> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   // Focus the window through its title bar: a click in the editor area could press something
   // there (a walkthrough's step, a button).
-  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 12 } }).catch(() => undefined);
+  await page
+    .locator('.monaco-workbench')
+    .click({ position: { x: 700, y: 12 } })
+    .catch(() => undefined);
   // A palette that opens late must not be toggled shut by the next key press: press only while
   // it is not visible, then wait for it once more before typing.
   // A palette that is closing (VS Code 1.139 marks it inert while it fades out) is not open.
-  const usable = async () => (await input.isVisible()) && !(await input.evaluate((e) => e.closest('[inert]') !== null).catch(() => true));
+  const usable = async () =>
+    (await input.isVisible()) && !(await input.evaluate((e) => e.closest('[inert]') !== null).catch(() => true));
   for (let round = 0; ; round++) {
     for (let attempt = 0; attempt < 3 && !(await usable()); attempt++) {
       await input.waitFor({ state: 'hidden', timeout: 2000 }).catch(() => undefined);
@@ -259,7 +280,10 @@ export async function openPalette(page: Page, text = ''): Promise<Locator> {
     }
     await input.waitFor({ state: 'visible', timeout: 10_000 });
     // Something that takes the focus as the palette opens (an editor being restored) closes it again.
-    const filled = await input.fill(`>${text}`, { timeout: round < 2 ? 5000 : 30_000 }).then(() => true, (e: unknown) => (round < 2 ? false : Promise.reject(e)));
+    const filled = await input.fill(`>${text}`, { timeout: round < 2 ? 5000 : 30_000 }).then(
+      () => true,
+      (e: unknown) => (round < 2 ? false : Promise.reject(e)),
+    );
     if (filled) return input;
   }
 }
@@ -268,15 +292,24 @@ export async function openPalette(page: Page, text = ''): Promise<Locator> {
  * The palette's rows for `text`. With `until`, retypes until a row satisfies it (extensions
  * register their contributions a few seconds after the workbench appears) or the timeout.
  */
-export async function paletteRows(page: Page, text: string, opts: { until?: (row: string) => boolean; timeoutMs?: number } = {}): Promise<string[]> {
+export async function paletteRows(
+  page: Page,
+  text: string,
+  opts: { until?: (row: string) => boolean; timeoutMs?: number } = {},
+): Promise<string[]> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
   let labels: string[] = [];
   const input = await openPalette(page, text);
   for (;;) {
-    await rows.first().waitFor({ state: 'visible', timeout: 5_000 }).catch(() => undefined);
+    await rows
+      .first()
+      .waitFor({ state: 'visible', timeout: 5_000 })
+      .catch(() => undefined);
     await page.waitForTimeout(300);
-    labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
+    labels = await rows.evaluateAll((els) =>
+      els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()),
+    );
     if (!opts.until || labels.some(opts.until) || Date.now() > deadline) break;
     await page.waitForTimeout(1000);
     await input.fill('>');
@@ -297,12 +330,22 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
   const wanted = (label: string) => {
     const l = label.replace(/\s+/g, ' ').trim().toLowerCase();
     const t = title.toLowerCase();
-    return l === t || l.startsWith(`${t},`) || l.startsWith(`${t} `) || l.endsWith(`: ${t}`) || l.includes(`: ${t},`) || l.includes(`: ${t} `) || l.startsWith(`kimi: ${t}`);
+    return (
+      l === t ||
+      l.startsWith(`${t},`) ||
+      l.startsWith(`${t} `) ||
+      l.endsWith(`: ${t}`) ||
+      l.includes(`: ${t},`) ||
+      l.includes(`: ${t} `) ||
+      l.startsWith(`kimi: ${t}`)
+    );
   };
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let lastType = Date.now();
   for (;;) {
-    const labels = await rows.evaluateAll((els) => els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()));
+    const labels = await rows.evaluateAll((els) =>
+      els.map((e) => (e.getAttribute('aria-label') ?? (e as HTMLElement).innerText).trim()),
+    );
     const i = labels.findIndex(wanted);
     if (i >= 0) {
       // The list may be redrawn (or the palette closed by a late toast taking focus) between
@@ -310,7 +353,10 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
       const clicked = await rows
         .nth(i)
         .click({ timeout: 5000 })
-        .then(() => true, () => false);
+        .then(
+          () => true,
+          () => false,
+        );
       if (clicked) {
         await input.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
         return;
@@ -337,14 +383,18 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
 // Notifications and dialogs
 
 /** The notification toasts currently shown. */
-export async function visibleNotifications(page: Page): Promise<{ severity: string; text: string; buttons: string[] }[]> {
+export async function visibleNotifications(
+  page: Page,
+): Promise<{ severity: string; text: string; buttons: string[] }[]> {
   return page.locator('.notifications-toasts .notification-list-item').evaluateAll((els) =>
     els.map((el) => {
       const icon = el.querySelector('.notification-list-item-icon')?.className ?? '';
       return {
         severity: /error/.test(icon) ? 'error' : /warning/.test(icon) ? 'warning' : 'info',
         text: (el.querySelector<HTMLElement>('.notification-list-item-message')?.innerText ?? '').trim(),
-        buttons: Array.from(el.querySelectorAll<HTMLElement>('.notification-list-item-buttons-container .monaco-button')).map((b) => b.innerText.trim()),
+        buttons: Array.from(
+          el.querySelectorAll<HTMLElement>('.notification-list-item-buttons-container .monaco-button'),
+        ).map((b) => b.innerText.trim()),
       };
     }),
   );
@@ -354,13 +404,21 @@ export async function visibleNotifications(page: Page): Promise<{ severity: stri
  * Waits for a notification (toast, or one recorded earlier) whose text matches `re`.
  * Returns it as recorded.
  */
-export async function waitForNotification(page: Page, re: RegExp, opts: { timeoutMs?: number; severity?: string } = {}): Promise<NotificationSample> {
+export async function waitForNotification(
+  page: Page,
+  re: RegExp,
+  opts: { timeoutMs?: number; severity?: string } = {},
+): Promise<NotificationSample> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
-    const hit = (await notificationHistory(page)).find((n) => re.test(n.text) && (!opts.severity || n.severity === opts.severity));
+    const hit = (await notificationHistory(page)).find(
+      (n) => re.test(n.text) && (!opts.severity || n.severity === opts.severity),
+    );
     if (hit) return hit;
     if (Date.now() > deadline) {
-      throw new Error(`no notification matched ${re}; seen: ${JSON.stringify(await notificationHistory(page), null, 1)}`);
+      throw new Error(
+        `no notification matched ${re}; seen: ${JSON.stringify(await notificationHistory(page), null, 1)}`,
+      );
     }
     await page.waitForTimeout(100);
   }
@@ -368,11 +426,15 @@ export async function waitForNotification(page: Page, re: RegExp, opts: { timeou
 
 /** A toast whose message matches `re` (opening the notification center if it was hidden). */
 async function notificationItem(page: Page, re: RegExp): Promise<Locator> {
-  const toast = page.locator('.notifications-toasts .notification-list-item').filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
+  const toast = page
+    .locator('.notifications-toasts .notification-list-item')
+    .filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
   if (await toast.count()) return toast.first();
   // Toasts hide after a while; the notification center keeps them.
   await runCommand(page, 'Notifications: Show Notifications');
-  const inCenter = page.locator('.notifications-center .notification-list-item').filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
+  const inCenter = page
+    .locator('.notifications-center .notification-list-item')
+    .filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
   await inCenter.first().waitFor({ state: 'visible', timeout: 5000 });
   return inCenter.first();
 }
@@ -399,11 +461,14 @@ export async function waitForDialog(page: Page, opts: { timeoutMs?: number; text
       const info = await box.evaluate((el) => ({
         message: (el.querySelector<HTMLElement>('.dialog-message-text')?.innerText ?? '').trim(),
         detail: (el.querySelector<HTMLElement>('.dialog-message-detail')?.innerText ?? '').trim(),
-        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) => b.innerText.trim()),
+        buttons: Array.from(el.querySelectorAll<HTMLElement>('.dialog-buttons .monaco-button')).map((b) =>
+          b.innerText.trim(),
+        ),
       }));
       if (!opts.text || opts.text.test(`${info.message}\n${info.detail}`)) return info;
     }
-    if (Date.now() > deadline) throw new Error(`no modal dialog${opts.text ? ` matching ${opts.text}` : ''} within the timeout`);
+    if (Date.now() > deadline)
+      throw new Error(`no modal dialog${opts.text ? ` matching ${opts.text}` : ''} within the timeout`);
     await page.waitForTimeout(100);
   }
 }
@@ -411,7 +476,11 @@ export async function waitForDialog(page: Page, opts: { timeoutMs?: number; text
 /** Clicks a button of the modal dialog by its exact title ("Restart", "Trust"). */
 export async function clickDialogButton(page: Page, title: string): Promise<void> {
   const box = page.locator('.monaco-dialog-box');
-  await box.locator('.dialog-buttons .monaco-button').filter({ hasText: new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) }).first().click();
+  await box
+    .locator('.dialog-buttons .monaco-button')
+    .filter({ hasText: new RegExp(`^\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) })
+    .first()
+    .click();
   await box.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
@@ -420,7 +489,9 @@ export async function clickDialogButton(page: Page, title: string): Promise<void
 
 /** The channel selected in the Output view (its dropdown in the panel's title bar). */
 export async function outputChannelShown(page: Page): Promise<string> {
-  const select = page.locator('.part.panel .title-actions select.monaco-select-box, .part.panel select.monaco-select-box').first();
+  const select = page
+    .locator('.part.panel .title-actions select.monaco-select-box, .part.panel select.monaco-select-box')
+    .first();
   if (!(await select.count())) return '';
   return select.evaluate((s) => {
     const sel = s as HTMLSelectElement;
@@ -432,13 +503,17 @@ export async function outputChannelShown(page: Page): Promise<string> {
  * Reads the Output panel's editor as a person scrolling through it would: every rendered
  * line, from the top to the bottom (Monaco renders only the visible lines).
  */
-export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; channel?: string } = {}): Promise<string> {
+export async function readOutputPanel(
+  page: Page,
+  opts: { timeoutMs?: number; channel?: string } = {},
+): Promise<string> {
   const editor = page.locator('.part.panel .output-view .monaco-editor, .part.panel .monaco-editor').first();
   await editor.waitFor({ state: 'visible', timeout: opts.timeoutMs ?? 15_000 });
   if (opts.channel) {
     const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
     while (!(await outputChannelShown(page)).includes(opts.channel)) {
-      if (Date.now() > deadline) throw new Error(`Output view shows "${await outputChannelShown(page)}", not "${opts.channel}"`);
+      if (Date.now() > deadline)
+        throw new Error(`Output view shows "${await outputChannelShown(page)}", not "${opts.channel}"`);
       await page.waitForTimeout(200);
     }
   }
@@ -446,7 +521,10 @@ export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; ch
   const lines = new Map<number, string>();
   const collect = async () => {
     const rows = await editor.locator('.view-lines .view-line').evaluateAll((els) =>
-      els.map((e) => ({ top: parseFloat((e as HTMLElement).style.top || '0'), text: (e as HTMLElement).innerText.replace(/\u00a0/g, ' ') })),
+      els.map((e) => ({
+        top: parseFloat((e as HTMLElement).style.top || '0'),
+        text: (e as HTMLElement).innerText.replace(/\u00a0/g, ' '),
+      })),
     );
     // A line's `top` is its position in the whole document (the container scrolls).
     let added = 0;
@@ -472,7 +550,10 @@ export async function readOutputPanel(page: Page, opts: { timeoutMs?: number; ch
       if ((await collect()) === 0) break;
     }
   }
-  return [...lines.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t).join('\n');
+  return [...lines.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([, t]) => t)
+    .join('\n');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -566,5 +647,7 @@ export async function recordDialogs(page: Page): Promise<void> {
 
 /** The dialogs recorded since recordDialogs(). */
 export async function dialogHistory(page: Page): Promise<(DialogInfo & { at: string })[]> {
-  return page.evaluate(() => ((window as unknown as { __kimiDialogs?: (DialogInfo & { at: string })[] }).__kimiDialogs ?? []).slice());
+  return page.evaluate(() =>
+    ((window as unknown as { __kimiDialogs?: (DialogInfo & { at: string })[] }).__kimiDialogs ?? []).slice(),
+  );
 }

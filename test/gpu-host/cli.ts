@@ -21,7 +21,10 @@ function parse(argv: string[]): GpuHostOptions {
     else if (a === '--sim') o.sim = JSON.parse(val());
     else if (a === '--unit') o.unitName = val();
     else if (a === '--nodes') nodeCount = Number(val());
-    else { process.stderr.write(`unknown option ${a}\n`); process.exit(2); }
+    else {
+      process.stderr.write(`unknown option ${a}\n`);
+      process.exit(2);
+    }
   }
   return o;
 }
@@ -42,19 +45,35 @@ async function multiNode(options: GpuHostOptions, count: number): Promise<void> 
   const places: NetnsHost[] = [];
   for (let i = 0; i < count; i++) places.push(await network.addHost());
   const distPort = 29500;
-  hosts.push(...(await Promise.all(places.map((place, rank) => startGpuHost({
-    ...options,
-    network: place,
-    extraServerArgs: `--nnodes ${count} --node-rank ${rank} --dist-init-addr ${places[0]!.address}:${distPort} --dist-timeout 120`,
-  })))));
+  hosts.push(
+    ...(await Promise.all(
+      places.map((place, rank) =>
+        startGpuHost({
+          ...options,
+          network: place,
+          extraServerArgs: `--nnodes ${count} --node-rank ${rank} --dist-init-addr ${places[0]!.address}:${distPort} --dist-timeout 120`,
+        }),
+      ),
+    )),
+  );
   const entry = {
     name: 'multi-node-sim',
     url: hosts[0]!.serverUrl,
-    nodes: hosts.map((h) => ({ host: h.sshHost, port: h.sshPort, username: h.username, identityFile: h.clientKeyPath, unit: h.unitName })),
+    nodes: hosts.map((h) => ({
+      host: h.sshHost,
+      port: h.sshPort,
+      username: h.username,
+      identityFile: h.clientKeyPath,
+      unit: h.unitName,
+    })),
   };
-  process.stdout.write(`${JSON.stringify({ server: entry, knownHostsLines: hosts.map((h) => h.knownHostsLine()) }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ server: entry, knownHostsLines: hosts.map((h) => h.knownHostsLine()) }, null, 2)}\n`,
+  );
   process.stderr.write('READY (Ctrl-C to stop)\n');
-  setInterval(() => { /* stay up */ }, 1 << 30);
+  setInterval(() => {
+    /* stay up */
+  }, 1 << 30);
 }
 
 async function main(): Promise<void> {
@@ -72,17 +91,33 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   process.on('SIGHUP', stop);
   const info = {
-    fixtureDir: host.fixtureDir, stateDir: host.stateDir, sshHost: host.sshHost, sshPort: host.sshPort,
-    username: host.username, httpPort: host.httpPort, serverUrl: host.serverUrl, unit: host.unit,
-    unitName: host.unitName, modelPath: host.modelPath, unitFilePath: host.unitFilePath,
-    clientKeyPath: host.clientKeyPath, encryptedClientKeyPath: host.encryptedClientKeyPath,
-    encryptedKeyPassphrase: host.encryptedKeyPassphrase, hostPublicKey: host.hostPublicKey,
-    hostKeyFingerprint: host.hostKeyFingerprint, knownHostsLine: host.knownHostsLine(),
+    fixtureDir: host.fixtureDir,
+    stateDir: host.stateDir,
+    sshHost: host.sshHost,
+    sshPort: host.sshPort,
+    username: host.username,
+    httpPort: host.httpPort,
+    serverUrl: host.serverUrl,
+    unit: host.unit,
+    unitName: host.unitName,
+    modelPath: host.modelPath,
+    unitFilePath: host.unitFilePath,
+    clientKeyPath: host.clientKeyPath,
+    encryptedClientKeyPath: host.encryptedClientKeyPath,
+    encryptedKeyPassphrase: host.encryptedKeyPassphrase,
+    hostPublicKey: host.hostPublicKey,
+    hostKeyFingerprint: host.hostKeyFingerprint,
+    knownHostsLine: host.knownHostsLine(),
     sshCommand: `ssh -i ${host.clientKeyPath} -p ${host.sshPort} -o UserKnownHostsFile=<file with knownHostsLine> root@127.0.0.1`,
   };
   process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
   process.stderr.write('READY (Ctrl-C to stop)\n');
-  setInterval(() => { /* stay up */ }, 1 << 30);
+  setInterval(() => {
+    /* stay up */
+  }, 1 << 30);
 }
 
-main().catch((e) => { process.stderr.write(`${(e as Error).stack ?? e}\n`); process.exit(1); });
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

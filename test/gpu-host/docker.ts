@@ -72,8 +72,11 @@ async function writeRootFs(root: string): Promise<void> {
   await fsp.mkdir(path.join(root, 'bin'), { recursive: true });
   await fsp.copyFile(await fsp.realpath('/bin/sh'), path.join(root, 'bin', 'sh'));
   await fsp.chmod(path.join(root, 'bin', 'sh'), 0o755);
-  await fsp.writeFile(path.join(root, 'usr', 'bin', 'python3'), '#!/bin/sh\nexec /usr/bin/node /sim/main.js "$@"\n', { mode: 0o755 });
-  for (const d of ['tmp', 'etc', 'proc', 'sys', 'dev']) await fsp.mkdir(path.join(root, d), { recursive: true, mode: d === 'tmp' ? 0o1777 : 0o755 });
+  await fsp.writeFile(path.join(root, 'usr', 'bin', 'python3'), '#!/bin/sh\nexec /usr/bin/node /sim/main.js "$@"\n', {
+    mode: 0o755,
+  });
+  for (const d of ['tmp', 'etc', 'proc', 'sys', 'dev'])
+    await fsp.mkdir(path.join(root, d), { recursive: true, mode: d === 'tmp' ? 0o1777 : 0o755 });
   await fsp.chmod(path.join(root, 'tmp'), 0o1777);
   await fsp.writeFile(path.join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
   await fsp.writeFile(path.join(root, 'etc', 'group'), 'root:x:0:\n');
@@ -109,31 +112,55 @@ export async function startDockerEngine(host: GpuHost): Promise<DockerEngine> {
     dataRoot,
     docker,
     simRunArgs: (name, extra = []) => [
-      '--name', name, '--network', 'host',
-      '-v', `${host.modelPath}:${CONTAINER_MODEL_DIR}:ro`,
-      '-v', `${host.stateDir}:${host.stateDir}`,
-      '-e', `KIMI_SIM_ROOT=${host.stateDir}`,
+      '--name',
+      name,
+      '--network',
+      'host',
+      '-v',
+      `${host.modelPath}:${CONTAINER_MODEL_DIR}:ro`,
+      '-v',
+      `${host.stateDir}:${host.stateDir}`,
+      '-e',
+      `KIMI_SIM_ROOT=${host.stateDir}`,
       ...extra,
       SIM_IMAGE,
     ],
-    simCommand: () => ['python3', '-m', 'sglang.launch_server', '--model-path', CONTAINER_MODEL_DIR,
-      '--served-model-name', '/root/models/Kimi-K2.6', '--tp', '8', '--trust-remote-code', '--host', '127.0.0.1', '--port', String(host.httpPort)],
+    simCommand: () => [
+      'python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      CONTAINER_MODEL_DIR,
+      '--served-model-name',
+      '/root/models/Kimi-K2.6',
+      '--tp',
+      '8',
+      '--trust-remote-code',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(host.httpPort),
+    ],
     async containerPid(name) {
       const r = await docker(`inspect --format '{{.State.Pid}}' ${shq(name)}`);
       return r.code === 0 ? Number(r.stdout.trim()) || 0 : 0;
     },
     async stop() {
-      await host.nsExec('ids=$(docker ps -aq 2>/dev/null); [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1; ' +
-        'p=$(cat /run/docker.pid 2>/dev/null) && kill "$p" 2>/dev/null; for i in $(seq 1 100); do [ -e /run/docker.pid ] || break; sleep 0.1; done');
+      await host.nsExec(
+        'ids=$(docker ps -aq 2>/dev/null); [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1; ' +
+          'p=$(cat /run/docker.pid 2>/dev/null) && kill "$p" 2>/dev/null; for i in $(seq 1 100); do [ -e /run/docker.pid ] || break; sleep 0.1; done',
+      );
     },
   };
   try {
-    await waitFor(async () => (await docker('version --format "{{.Server.Version}}"')).code === 0, { timeoutMs: 30_000, intervalMs: 100, message: 'dockerd to answer' }).catch(
-      async (error: Error) => {
-        const tail = (await fsp.readFile(log, 'utf8').catch(() => '')).split('\n').slice(-5).join('\n');
-        throw new Error(`${error.message}; dockerd's log ends: ${tail}`);
-      },
-    );
+    await waitFor(async () => (await docker('version --format "{{.Server.Version}}"')).code === 0, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      message: 'dockerd to answer',
+    }).catch(async (error: Error) => {
+      const tail = (await fsp.readFile(log, 'utf8').catch(() => '')).split('\n').slice(-5).join('\n');
+      throw new Error(`${error.message}; dockerd's log ends: ${tail}`);
+    });
     const root = path.join(dir, 'rootfs');
     await writeRootFs(root);
     await must(`tar -C ${shq(root)} -c . | docker import --change 'ENV PATH=/usr/bin:/bin' - ${SIM_IMAGE} >/dev/null`);

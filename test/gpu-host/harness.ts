@@ -87,11 +87,24 @@ export interface GpuHostOptions {
 }
 
 /** Who a session logs in as, and with which key. */
-export interface Login { username: string; identityFile: string }
+export interface Login {
+  username: string;
+  identityFile: string;
+}
 
-export interface ExecResult { stdout: string; stderr: string; code: number }
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
 
-export interface JournalEntry { t: number /* usec */; pid: number; ident: string; unit: string; msg: string }
+export interface JournalEntry {
+  t: number /* usec */;
+  pid: number;
+  ident: string;
+  unit: string;
+  msg: string;
+}
 
 export interface GpuHost {
   fixtureDir: string;
@@ -186,7 +199,8 @@ const LOGIN_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
  * PAM would refuse), left in place afterwards (idempotent).
  */
 function ensureLoginUser(name: string): { uid: number; gid: number } {
-  if (!LOGIN_USER.test(name) || name === 'root') throw new Error(`not a login user for the simulated host: ${JSON.stringify(name)}`);
+  if (!LOGIN_USER.test(name) || name === 'root')
+    throw new Error(`not a login user for the simulated host: ${JSON.stringify(name)}`);
   const entry = () => spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
   let r = entry();
   if (r.status !== 0) {
@@ -236,28 +250,67 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // last resort if a test forgets stop(): kill the namespace (and with it every process in it)
   process.on('exit', () => {
-    for (const h of live) { try { h.kill(); } catch { /* */ } }
-    for (const h of live) { if (h.fixture) { try { fs.rmSync(h.fixture, { recursive: true, force: true }); } catch { /* */ } } }
+    for (const h of live) {
+      try {
+        h.kill();
+      } catch {
+        /* */
+      }
+    }
+    for (const h of live) {
+      if (h.fixture) {
+        try {
+          fs.rmSync(h.fixture, { recursive: true, force: true });
+        } catch {
+          /* */
+        }
+      }
+    }
   });
 }
 
-function sleep(ms: number): Promise<void> { return new Promise((r) => setTimeout(r, ms)); }
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
 
-function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<ExecResult> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      env: opts.env ?? process.env,
+      stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     let timer: NodeJS.Timeout | undefined;
     if (opts.timeoutMs) timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
-    child.on('error', (e) => { if (timer) clearTimeout(timer); reject(e); });
+    child.on('error', (e) => {
+      if (timer) clearTimeout(timer);
+      reject(e);
+    });
     child.on('close', (code, sig) => {
       if (timer) clearTimeout(timer);
-      resolve({ stdout, stderr, code: code ?? (sig ? 128 + (os.constants.signals[sig as keyof typeof os.constants.signals] ?? 0) : 1) });
+      resolve({
+        stdout,
+        stderr,
+        code: code ?? (sig ? 128 + (os.constants.signals[sig as keyof typeof os.constants.signals] ?? 0) : 1),
+      });
     });
-    if (child.stdin) { child.stdin.on('error', () => { /* reader gone */ }); child.stdin.end(opts.input); }
+    if (child.stdin) {
+      child.stdin.on('error', () => {
+        /* reader gone */
+      });
+      child.stdin.end(opts.input);
+    }
   });
 }
 
@@ -283,7 +336,12 @@ function freePort(exclude: number[] = []): Promise<number> {
 }
 
 /** Resolves once something on host:port (default 127.0.0.1) sends an SSH banner. */
-async function waitForSshBanner(port: number, timeoutMs: number, alive: () => boolean, host = '127.0.0.1'): Promise<void> {
+async function waitForSshBanner(
+  port: number,
+  timeoutMs: number,
+  alive: () => boolean,
+  host = '127.0.0.1',
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   let lastErr = '';
   while (Date.now() < end) {
@@ -291,10 +349,27 @@ async function waitForSshBanner(port: number, timeoutMs: number, alive: () => bo
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect({ host, port });
       let buf = '';
-      const t = setTimeout(() => { s.destroy(); resolve(false); }, 1000);
-      s.on('data', (d) => { buf += d.toString('latin1'); if (buf.startsWith('SSH-')) { clearTimeout(t); s.destroy(); resolve(true); } });
-      s.on('error', (e) => { lastErr = e.message; clearTimeout(t); resolve(false); });
-      s.on('close', () => { clearTimeout(t); resolve(buf.startsWith('SSH-')); });
+      const t = setTimeout(() => {
+        s.destroy();
+        resolve(false);
+      }, 1000);
+      s.on('data', (d) => {
+        buf += d.toString('latin1');
+        if (buf.startsWith('SSH-')) {
+          clearTimeout(t);
+          s.destroy();
+          resolve(true);
+        }
+      });
+      s.on('error', (e) => {
+        lastErr = e.message;
+        clearTimeout(t);
+        resolve(false);
+      });
+      s.on('close', () => {
+        clearTimeout(t);
+        resolve(buf.startsWith('SSH-'));
+      });
     });
     if (ok) return;
     await sleep(50);
@@ -302,7 +377,9 @@ async function waitForSshBanner(port: number, timeoutMs: number, alive: () => bo
   throw new Error(`sshd did not answer on ${host}:${port}: ${lastErr}`);
 }
 
-function shq(s: string): string { return `'${s.replace(/'/g, `'\\''`)}'`; }
+function shq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
 
 function keyFingerprint(pubLine: string): string {
   const blob = Buffer.from(pubLine.trim().split(/\s+/)[1], 'base64');
@@ -324,7 +401,10 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
     const name = `model-${pad(i)}-of-${pad(shards)}.safetensors`;
     const tensor = `model.layers.${i - 1}.mlp.experts.weight`;
     const mk = (dataLen: number) => {
-      let h = JSON.stringify({ __metadata__: { format: 'pt' }, [tensor]: { dtype: 'BF16', shape: [dataLen / 2], data_offsets: [0, dataLen] } });
+      let h = JSON.stringify({
+        __metadata__: { format: 'pt' },
+        [tensor]: { dtype: 'BF16', shape: [dataLen / 2], data_offsets: [0, dataLen] },
+      });
       while ((8 + Buffer.byteLength(h)) % 8 !== 0) h += ' ';
       return h;
     };
@@ -347,36 +427,67 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
       }
       // written back, so the page cache can drop it: the simulator's page cache is the real one
       await fh.sync();
-    } finally { await fh.close(); }
+    } finally {
+      await fh.close();
+    }
     weightMap[tensor] = name;
     totalSize += dataLen;
   }
   // a fresh host starts cold, as a freshly booted one does
-  evictFromPageCache(fs.readdirSync(dir).filter((n) => n.endsWith('.safetensors')).map((n) => path.join(dir, n)));
-  await fsp.writeFile(path.join(dir, 'model.safetensors.index.json'),
-    JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2));
-  await fsp.writeFile(path.join(dir, 'config.json'), JSON.stringify({
-    architectures: ['DeepseekV3ForCausalLM'], model_type: 'kimi_k2', torch_dtype: 'bfloat16',
-    hidden_size: 7168, num_hidden_layers: 61, num_attention_heads: 64, n_routed_experts: 384,
-    num_experts_per_tok: 8, vocab_size: 163840, max_position_embeddings: 262144,
-  }, null, 2));
+  evictFromPageCache(
+    fs
+      .readdirSync(dir)
+      .filter((n) => n.endsWith('.safetensors'))
+      .map((n) => path.join(dir, n)),
+  );
+  await fsp.writeFile(
+    path.join(dir, 'model.safetensors.index.json'),
+    JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2),
+  );
+  await fsp.writeFile(
+    path.join(dir, 'config.json'),
+    JSON.stringify(
+      {
+        architectures: ['DeepseekV3ForCausalLM'],
+        model_type: 'kimi_k2',
+        torch_dtype: 'bfloat16',
+        hidden_size: 7168,
+        num_hidden_layers: 61,
+        num_attention_heads: 64,
+        n_routed_experts: 384,
+        num_experts_per_tok: 8,
+        vocab_size: 163840,
+        max_position_embeddings: 262144,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 function readChildren(pid: number): number[] {
   try {
     return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch { return []; }
+  } catch {
+    return [];
+  }
 }
 
 function pidNsOf(pid: number): string | undefined {
-  try { return fs.readlinkSync(`/proc/${pid}/ns/pid`); } catch { return undefined; }
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
 }
 
 function isZombie(pid: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch { return true; }
+  } catch {
+    return true;
+  }
 }
 
 /** Host pids of the live (non-zombie) processes in the pid namespace ns. */
@@ -390,20 +501,41 @@ function hostPidsInNs(ns: string): number[] {
 }
 
 function commOf(pid: number): string {
-  try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return ''; }
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Remove fixtures left by harness processes that died without stop() (e.g. kill -9). */
 function sweepStaleFixtures(): void {
   let names: string[] = [];
-  try { names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('kimi-gpu-host-')); } catch { return; }
+  try {
+    names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('kimi-gpu-host-'));
+  } catch {
+    return;
+  }
   for (const n of names) {
     const dir = path.join(os.tmpdir(), n);
     let owner = 0;
-    try { owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8')); } catch { continue; }
+    try {
+      owner = Number(fs.readFileSync(path.join(dir, 'harness.pid'), 'utf8'));
+    } catch {
+      continue;
+    }
     if (!owner) continue;
-    try { process.kill(owner, 0); continue; } catch { /* owner is gone */ }
-    try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* */ }
+    try {
+      process.kill(owner, 0);
+      continue;
+    } catch {
+      /* owner is gone */
+    }
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* */
+    }
   }
 }
 
@@ -426,12 +558,24 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
   const modelPath = path.join(fix, 'models', opts.modelDirName ?? 'Kimi-K2.6');
   const pythonPath = path.join(fix, 'opt', 'sglang', 'bin', 'python');
   const node = path.resolve(process.execPath);
-  const cleanupOnError: Array<() => Promise<void> | void> = [async () => { await fsp.rm(fix, { recursive: true, force: true }); }];
+  const cleanupOnError: Array<() => Promise<void> | void> = [
+    async () => {
+      await fsp.rm(fix, { recursive: true, force: true });
+    },
+  ];
 
   try {
     await fsp.writeFile(path.join(fix, 'harness.pid'), String(process.pid));
-    for (const d of [binDir, unitDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), sshDir,
-      path.dirname(pythonPath), path.join(fix, 'ns')]) await fsp.mkdir(d, { recursive: true });
+    for (const d of [
+      binDir,
+      unitDir,
+      path.join(stateDir, 'units'),
+      path.join(stateDir, 'journal'),
+      sshDir,
+      path.dirname(pythonPath),
+      path.join(fix, 'ns'),
+    ])
+      await fsp.mkdir(d, { recursive: true });
 
     // --- the host's files, stand-in wrappers and the simulator's python ------------------
     const files = await installHostFiles(path.join(fix, 'host'));
@@ -439,12 +583,18 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       const js = files.standIn(name);
       // sudo: the stand-in serves root (its sudo.json can make it want a password); any other user gets the real sudo.
       const realSudo = name === 'sudo' ? `if [ "$(id -u)" != 0 ]; then exec ${REAL_SUDO} "$@"; fi\n` : '';
-      await fsp.writeFile(path.join(binDir, name),
-        `#!/bin/sh\n${realSudo}KIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`, { mode: 0o755 });
+      await fsp.writeFile(
+        path.join(binDir, name),
+        `#!/bin/sh\n${realSudo}KIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${shq(js)} "$@"\n`,
+        { mode: 0o755 },
+      );
     }
     // --no-memory-reducer (SIM_NODE_FLAGS): an idle simulator moves no witness (see vllmUnit.ts)
-    await fsp.writeFile(pythonPath,
-      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${SIM_NODE_FLAGS} ${shq(files.simMain)} "$@"\n`, { mode: 0o755 });
+    await fsp.writeFile(
+      pythonPath,
+      `#!/bin/sh\nKIMI_SIM_ROOT="\${KIMI_SIM_ROOT:-${stateDir}}"\nexport KIMI_SIM_ROOT\nexec ${shq(node)} ${SIM_NODE_FLAGS} ${shq(files.simMain)} "$@"\n`,
+      { mode: 0o755 },
+    );
     const vllmPath = path.join(fix, 'opt', 'vllm', 'bin', 'vllm');
     if (opts.engine === 'vllm') {
       await fsp.mkdir(path.dirname(vllmPath), { recursive: true });
@@ -466,11 +616,13 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       'User=root',
       'Environment=PYTHONUNBUFFERED=1',
       'Environment="CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" SGLANG_ENABLE_JIT_DEEPGEMM=0',
-      ...(opts.engine === 'vllm' ? vllmExecStartLines(vllmPath, modelPath, httpPort) : [
-        `ExecStart=${pythonPath} -m sglang.launch_server \\`,
-        `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
-        `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}${opts.extraServerArgs ? ` ${opts.extraServerArgs}` : ''}`,
-      ]),
+      ...(opts.engine === 'vllm'
+        ? vllmExecStartLines(vllmPath, modelPath, httpPort)
+        : [
+            `ExecStart=${pythonPath} -m sglang.launch_server \\`,
+            `    --model-path ${/\s/.test(modelPath) ? `"${modelPath}"` : modelPath} --served-model-name /root/models/Kimi-K2.6 \\`,
+            `    --tp 8 --trust-remote-code --host 127.0.0.1 --port ${httpPort}${opts.extraServerArgs ? ` ${opts.extraServerArgs}` : ''}`,
+          ]),
       opts.restartOnFailure ? 'Restart=on-failure' : 'Restart=no',
       ...(opts.restartOnFailure ? ['RestartSec=1'] : []),
       `TimeoutStopSec=${opts.timeoutStopSec ?? 5}`,
@@ -498,13 +650,22 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       // all, written only by root (that is, through sudo). exec.log is the harness's record of
       // every stand-in call, the users' own included: anyone may append to it.
       await fsp.chmod(fix, 0o711);
-      for (const d of [stateDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), binDir]) await fsp.chmod(d, 0o755);
+      for (const d of [stateDir, path.join(stateDir, 'units'), path.join(stateDir, 'journal'), binDir])
+        await fsp.chmod(d, 0o755);
       await fsp.chmod(path.join(stateDir, 'exec.log'), 0o666);
-      for (const [u, id] of userIds) assertUserCanRun(u, id, node, files, STAND_INS.filter((n) => n !== 'sudo'));
+      for (const [u, id] of userIds)
+        assertUserCanRun(
+          u,
+          id,
+          node,
+          files,
+          STAND_INS.filter((n) => n !== 'sudo'),
+        );
     }
     const journalAccessFile = path.join(stateDir, 'journal-access.json');
     const writeJournalAccess = async (mode: JournalAccess): Promise<void> => {
-      if (!['allowed', 'denied-hint', 'denied-no-files'].includes(mode)) throw new Error(`unknown journal access ${JSON.stringify(mode)}`);
+      if (!['allowed', 'denied-hint', 'denied-no-files'].includes(mode))
+        throw new Error(`unknown journal access ${JSON.stringify(mode)}`);
       const tmp = `${journalAccessFile}.${process.pid}.tmp`;
       await fsp.writeFile(tmp, JSON.stringify({ mode }));
       await fsp.rename(tmp, journalAccessFile);
@@ -524,7 +685,17 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await Promise.all([
       mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-host', '-f', hostKey]),
       mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-client', '-f', clientKeyPath]),
-      mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', passphrase, '-C', 'kimi-sim-client-enc', '-f', encryptedClientKeyPath]),
+      mustRun('ssh-keygen', [
+        '-q',
+        '-t',
+        'ed25519',
+        '-N',
+        passphrase,
+        '-C',
+        'kimi-sim-client-enc',
+        '-f',
+        encryptedClientKeyPath,
+      ]),
       mustRun('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kimi-sim-harness', '-f', harnessKey]),
     ]);
     const pub = async (f: string) => (await fsp.readFile(`${f}.pub`, 'utf8')).trim();
@@ -532,8 +703,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const hostPublicKey = hostPubFull.split(/\s+/).slice(0, 2).join(' ');
     const hostKeyFingerprint = keyFingerprint(hostPublicKey);
     const harnessFingerprint = keyFingerprint(await pub(harnessKey));
-    await fsp.writeFile(path.join(sshDir, 'authorized_keys'),
-      [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'), { mode: 0o600 });
+    await fsp.writeFile(
+      path.join(sshDir, 'authorized_keys'),
+      [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'),
+      { mode: 0o600 },
+    );
     const hostPattern = `[${opts.network?.address ?? '127.0.0.1'}]:${sshPort}`;
     const knownHostsLine = (o?: { hashed?: boolean }): string => {
       if (!o?.hashed) return `${hostPattern} ${hostPublicKey}`;
@@ -550,7 +724,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       await fsp.mkdir(path.dirname(file), { recursive: true });
       await fsp.chmod(sshDir, 0o711);
       await fsp.chmod(path.join(sshDir, 'users'), 0o711);
-      await fsp.writeFile(file, [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'), { mode: 0o600 });
+      await fsp.writeFile(
+        file,
+        [await pub(clientKeyPath), await pub(encryptedClientKeyPath), await pub(harnessKey), ''].join('\n'),
+        { mode: 0o600 },
+      );
       await fsp.chown(path.dirname(file), id.uid, id.gid);
       await fsp.chmod(path.dirname(file), 0o700);
       await fsp.chown(file, id.uid, id.gid);
@@ -560,27 +738,31 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sshAddress = opts.network?.address ?? '127.0.0.1';
     const sshdConfig = path.join(sshDir, 'sshd_config');
     let tcpForwarding = opts.allowTcpForwarding !== false;
-    const writeSshdConfig = () => fsp.writeFile(sshdConfig, [
-      `Port ${sshPort}`,
-      `ListenAddress ${sshAddress}`,
-      `HostKey ${hostKey}`,
-      `AuthorizedKeysFile ${path.join(sshDir, 'authorized_keys')}`,
-      'PubkeyAuthentication yes',
-      'PermitRootLogin prohibit-password',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'StrictModes no',
-      'UsePAM no',
-      `PidFile ${path.join(sshDir, 'sshd.pid')}`,
-      `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
-      `AllowTcpForwarding ${tcpForwarding ? 'yes' : 'no'}`,
-      'LogLevel VERBOSE',
-      'PrintMotd no',
-      'PrintLastLog no',
-      'Subsystem sftp /usr/lib/openssh/sftp-server',
-      ...users.flatMap((u) => [`Match User ${u}`, `  AuthorizedKeysFile ${userKeysFile(u)}`]),
-      '',
-    ].join('\n'));
+    const writeSshdConfig = () =>
+      fsp.writeFile(
+        sshdConfig,
+        [
+          `Port ${sshPort}`,
+          `ListenAddress ${sshAddress}`,
+          `HostKey ${hostKey}`,
+          `AuthorizedKeysFile ${path.join(sshDir, 'authorized_keys')}`,
+          'PubkeyAuthentication yes',
+          'PermitRootLogin prohibit-password',
+          'PasswordAuthentication no',
+          'KbdInteractiveAuthentication no',
+          'StrictModes no',
+          'UsePAM no',
+          `PidFile ${path.join(sshDir, 'sshd.pid')}`,
+          `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
+          `AllowTcpForwarding ${tcpForwarding ? 'yes' : 'no'}`,
+          'LogLevel VERBOSE',
+          'PrintMotd no',
+          'PrintLastLog no',
+          'Subsystem sftp /usr/lib/openssh/sftp-server',
+          ...users.flatMap((u) => [`Match User ${u}`, `  AuthorizedKeysFile ${userKeysFile(u)}`]),
+          '',
+        ].join('\n'),
+      );
     await writeSshdConfig();
 
     // Login shells (/etc/profile) and root's ~/.bashrc may reset or prepend PATH; inside the
@@ -591,8 +773,13 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     // costs ~0.4 s here) neither slow down nor alter every remote command.
     try {
       await fsp.writeFile(path.join(fix, 'ns', 'profile'), (await fsp.readFile('/etc/profile', 'utf8')) + restorePath);
-    } catch { /* no /etc/profile */ }
-    await fsp.writeFile(path.join(fix, 'ns', 'bashrc'), `# ~/.bashrc of the simulated GPU host (bind-mounted in its namespace)${restorePath}`);
+    } catch {
+      /* no /etc/profile */
+    }
+    await fsp.writeFile(
+      path.join(fix, 'ns', 'bashrc'),
+      `# ~/.bashrc of the simulated GPU host (bind-mounted in its namespace)${restorePath}`,
+    );
     await modelP;
 
     // --- the namespaces ------------------------------------------------------------------
@@ -600,21 +787,47 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     // In its own network namespace: nsenter execs unshare there (same pid, so the tree below stays as drawn).
     const nsCommand = opts.network ? ['nsenter', `--net=/run/netns/${opts.network.netns}`, ...unshare] : unshare;
     const ns = spawn(nsCommand[0]!, nsCommand.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
-    const nsHandle = { kill: () => { try { ns.kill('SIGKILL'); } catch { /* */ } }, fixture: fix };
+    const nsHandle = {
+      kill: () => {
+        try {
+          ns.kill('SIGKILL');
+        } catch {
+          /* */
+        }
+      },
+      fixture: fix,
+    };
     live.add(nsHandle);
     let nsExited = false;
-    const nsExit = new Promise<void>((resolve) => ns.on('exit', () => { nsExited = true; resolve(); }));
-    cleanupOnError.unshift(async () => { nsHandle.kill(); await nsExit; live.delete(nsHandle); });
+    const nsExit = new Promise<void>((resolve) =>
+      ns.on('exit', () => {
+        nsExited = true;
+        resolve();
+      }),
+    );
+    cleanupOnError.unshift(async () => {
+      nsHandle.kill();
+      await nsExit;
+      live.delete(nsHandle);
+    });
     let nsErr = '';
-    ns.stderr.setEncoding('utf8').on('data', (d: string) => { nsErr += d; });
+    ns.stderr.setEncoding('utf8').on('data', (d: string) => {
+      nsErr += d;
+    });
     await new Promise<void>((resolve, reject) => {
       let out = '';
       const t = setTimeout(() => reject(new Error(`ns-init did not become ready: ${nsErr}`)), 10000);
       ns.stdout.setEncoding('utf8').on('data', (d: string) => {
         out += d;
-        if (out.includes('READY')) { clearTimeout(t); resolve(); }
+        if (out.includes('READY')) {
+          clearTimeout(t);
+          resolve();
+        }
       });
-      ns.on('exit', (code) => { clearTimeout(t); reject(new Error(`unshare exited (${code}): ${nsErr}`)); });
+      ns.on('exit', (code) => {
+        clearTimeout(t);
+        reject(new Error(`unshare exited (${code}): ${nsErr}`));
+      });
     });
     let initPid = 0;
     for (let i = 0; i < 100 && !initPid; i++) {
@@ -624,7 +837,12 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
     if (!initPid) throw new Error('could not find the namespace init process');
     const pidNs = pidNsOf(initPid)!;
-    const nsEnv = { PATH: `${binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`, KIMI_SIM_ROOT: stateDir, HOME: '/root', LANG: 'C.UTF-8' };
+    const nsEnv = {
+      PATH: `${binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      KIMI_SIM_ROOT: stateDir,
+      HOME: '/root',
+      LANG: 'C.UTF-8',
+    };
 
     // -n: init's network namespace (this machine's, or the host's own with GpuHostOptions.network)
     const nsEnter = ['-t', String(initPid), '-m', '-p', ...(opts.network ? ['-n'] : [])];
@@ -635,12 +853,22 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sshdLines: string[] = [];
     let sshd: ChildProcess | undefined;
     let sshdExit: Promise<void> = Promise.resolve();
-    const sshdHandle = { kill: () => { try { sshd?.kill('SIGKILL'); } catch { /* */ } } };
+    const sshdHandle = {
+      kill: () => {
+        try {
+          sshd?.kill('SIGKILL');
+        } catch {
+          /* */
+        }
+      },
+    };
     const sshdProcs = () => hostPidsInNs(pidNs).filter((p) => commOf(p) === 'sshd');
     const startSshd = async (): Promise<void> => {
       if (sshd && sshd.exitCode === null && sshd.signalCode === null) return;
-      const child = spawn('nsenter', [...nsEnter, '--', SSHD, '-D', '-e', '-f', sshdConfig],
-        { stdio: ['ignore', 'ignore', 'pipe'], env: nsEnv });
+      const child = spawn('nsenter', [...nsEnter, '--', SSHD, '-D', '-e', '-f', sshdConfig], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: nsEnv,
+      });
       sshd = child;
       live.add(sshdHandle);
       let partial = '';
@@ -651,7 +879,12 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         sshdLines.push(...lines);
       });
       let exited = false;
-      sshdExit = new Promise<void>((resolve) => child.on('exit', () => { exited = true; resolve(); }));
+      sshdExit = new Promise<void>((resolve) =>
+        child.on('exit', () => {
+          exited = true;
+          resolve();
+        }),
+      );
       try {
         await waitForSshBanner(sshPort, 10000, () => !exited, sshAddress);
       } catch (e) {
@@ -663,7 +896,13 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       for (let i = 0; i < 50; i++) {
         const procs = sshdProcs();
         if (!procs.length) break;
-        for (const p of procs) { try { process.kill(p, 'SIGKILL'); } catch { /* */ } }
+        for (const p of procs) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            /* */
+          }
+        }
         await sleep(20);
       }
       await sshdExit;
@@ -673,15 +912,41 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     await startSshd();
 
     const loginOf = (user = 'root'): Login => {
-      if (user !== 'root' && !userIds.has(user)) throw new Error(`${user} is not a login of this simulated host (GpuHostOptions.users: ${JSON.stringify(users)})`);
+      if (user !== 'root' && !userIds.has(user))
+        throw new Error(
+          `${user} is not a login of this simulated host (GpuHostOptions.users: ${JSON.stringify(users)})`,
+        );
       return { username: user, identityFile: clientKeyPath };
     };
-    const ssh = (command: string, o?: { user?: string }): Promise<ExecResult> => run('ssh', [
-      '-F', '/dev/null', '-i', harnessKey, '-p', String(sshPort),
-      '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${harnessKnownHosts}`,
-      '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
-      `${loginOf(o?.user).username}@${sshAddress}`, command,
-    ], { timeoutMs: 120000 });
+    const ssh = (command: string, o?: { user?: string }): Promise<ExecResult> =>
+      run(
+        'ssh',
+        [
+          '-F',
+          '/dev/null',
+          '-i',
+          harnessKey,
+          '-p',
+          String(sshPort),
+          '-o',
+          'IdentitiesOnly=yes',
+          '-o',
+          'StrictHostKeyChecking=yes',
+          '-o',
+          `UserKnownHostsFile=${harnessKnownHosts}`,
+          '-o',
+          'GlobalKnownHostsFile=/dev/null',
+          '-o',
+          'BatchMode=yes',
+          '-o',
+          'ConnectTimeout=10',
+          '-o',
+          'LogLevel=ERROR',
+          `${loginOf(o?.user).username}@${sshAddress}`,
+          command,
+        ],
+        { timeoutMs: 120000 },
+      );
 
     const visudo = ['/usr/sbin/visudo', '/sbin/visudo'].find((p) => fs.existsSync(p));
     const editGroup = async (user: string, group: string, add: boolean): Promise<void> => {
@@ -693,13 +958,31 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
 
     const readJournal = async (): Promise<JournalEntry[]> => {
       let text = '';
-      try { text = await fsp.readFile(path.join(stateDir, 'journal', `${unit}.jsonl`), 'utf8'); } catch { return []; }
+      try {
+        text = await fsp.readFile(path.join(stateDir, 'journal', `${unit}.jsonl`), 'utf8');
+      } catch {
+        return [];
+      }
       const out: JournalEntry[] = [];
-      for (const l of text.split('\n')) { if (l) { try { out.push(JSON.parse(l)); } catch { /* torn */ } } }
+      for (const l of text.split('\n')) {
+        if (l) {
+          try {
+            out.push(JSON.parse(l));
+          } catch {
+            /* torn */
+          }
+        }
+      }
       return out;
     };
     const mainPid = async (): Promise<number> => {
-      try { return Number(JSON.parse(await fsp.readFile(path.join(stateDir, 'units', `${unit}.json`), 'utf8')).MainPID) || 0; } catch { return 0; }
+      try {
+        return (
+          Number(JSON.parse(await fsp.readFile(path.join(stateDir, 'units', `${unit}.json`), 'utf8')).MainPID) || 0
+        );
+      } catch {
+        return 0;
+      }
     };
 
     let stopped = false;
@@ -725,7 +1008,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       async configureSimulator(patch) {
         const file = path.join(stateDir, 'sim.json');
         let cur: Record<string, unknown> = {};
-        try { cur = JSON.parse(await fsp.readFile(file, 'utf8')); } catch { /* fresh */ }
+        try {
+          cur = JSON.parse(await fsp.readFile(file, 'utf8'));
+        } catch {
+          /* fresh */
+        }
         const tmp = `${file}.${process.pid}.tmp`;
         // Each top-level key of the patch replaces the old value, so `{fault: {}}` clears every fault.
         await fsp.writeFile(tmp, JSON.stringify({ ...cur, ...patch }, null, 2));
@@ -747,7 +1034,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         process.kill(listener, 'SIGHUP');
         const end = Date.now() + 10000;
         while (listening() === before) {
-          if (Date.now() > end) throw new Error(`sshd did not reload its configuration\n${sshdLines.slice(-5).join('\n')}`);
+          if (Date.now() > end)
+            throw new Error(`sshd did not reload its configuration\n${sshdLines.slice(-5).join('\n')}`);
           await sleep(20);
         }
         await waitForSshBanner(sshPort, 10000, () => !!sshd && sshd.exitCode === null, sshAddress);
@@ -760,14 +1048,19 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         const dir = path.join(unitDir, `${unit}.d`);
         const out: Record<string, string> = {};
         let names: string[] = [];
-        try { names = (await fsp.readdir(dir)).filter((n) => n.endsWith('.conf')).sort(); } catch { return out; }
+        try {
+          names = (await fsp.readdir(dir)).filter((n) => n.endsWith('.conf')).sort();
+        } catch {
+          return out;
+        }
         for (const n of names) out[n] = await fsp.readFile(path.join(dir, n), 'utf8');
         return out;
       },
       ssh,
       login: loginOf,
       async installSudoers(text, name = 'kimi') {
-        if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`sudo would skip the sudoers.d file name ${JSON.stringify(name)}`);
+        if (!/^[A-Za-z0-9_-]+$/.test(name))
+          throw new Error(`sudo would skip the sudoers.d file name ${JSON.stringify(name)}`);
         if (!visudo) throw new Error('visudo is missing: install the sudo package (scripts/ensure-system-packages.sh)');
         // A name with a dot: sudo's @includedir skips it until it is complete and checked.
         const tmp = path.join(sudoersDir, `.${name}.tmp`);
@@ -798,13 +1091,21 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       startSshd,
       sshdRunning: () => !!sshd && sshd.exitCode === null && sshd.signalCode === null,
       handshakes(o) {
-        return sshdLines.filter((l) => l.includes('Accepted publickey') && (o?.includeHarness || !l.includes(harnessFingerprint))).length;
+        return sshdLines.filter(
+          (l) => l.includes('Accepted publickey') && (o?.includeHarness || !l.includes(harnessFingerprint)),
+        ).length;
       },
       sshdLog: () => sshdLines.slice(),
       async execLog() {
-        try { return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean); } catch { return []; }
+        try {
+          return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean);
+        } catch {
+          return [];
+        }
       },
-      async journal() { return (await readJournal()).map((e) => e.msg); },
+      async journal() {
+        return (await readJournal()).map((e) => e.msg);
+      },
       async appendJournal(msg, o) {
         const e = { t: Date.now() * 1000, pid: o?.pid ?? 1, ident: o?.ident ?? 'systemd', unit, msg };
         await fsp.appendFile(path.join(stateDir, 'journal', `${unit}.jsonl`), `${JSON.stringify(e)}\n`);
@@ -814,7 +1115,10 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         const j = await readJournal();
         let start = -1;
         for (let i = j.length - 1; i >= 0; i--) {
-          if (j[i].pid === 1 && j[i].msg.startsWith(`Started ${unit}`)) { start = i; break; }
+          if (j[i].pid === 1 && j[i].msg.startsWith(`Started ${unit}`)) {
+            start = i;
+            break;
+          }
         }
         for (let i = start + 1; i < j.length; i++) {
           if (j[i].pid !== 1 && j[i].msg.includes(READY_LINE)) return Math.floor(j[i].t / 1000);
@@ -823,16 +1127,25 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       },
       nsPids: () => (nsExited ? [] : hostPidsInNs(pidNs)),
       async setNetworkLink(up) {
-        if (!opts.network) throw new Error('this simulated host shares the machine\'s network (start it with GpuHostOptions.network)');
+        if (!opts.network)
+          throw new Error("this simulated host shares the machine's network (start it with GpuHostOptions.network)");
         await opts.network.setLink(up);
       },
       async stop() {
         if (stopped) return;
         stopped = true;
-        try { await stopSshd(); } catch { /* */ }
+        try {
+          await stopSshd();
+        } catch {
+          /* */
+        }
         // closing init's stdin makes it exit (its parent unshare reaps it, then exits);
         // SIGKILL to unshare (--kill-child) is the fallback
-        try { ns.stdin!.end(); } catch { /* */ }
+        try {
+          ns.stdin!.end();
+        } catch {
+          /* */
+        }
         const t = setTimeout(() => nsHandle.kill(), 2000);
         await nsExit;
         clearTimeout(t);
@@ -850,7 +1163,13 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
     return host;
   } catch (e) {
-    for (const f of cleanupOnError) { try { await f(); } catch { /* */ } }
+    for (const f of cleanupOnError) {
+      try {
+        await f();
+      } catch {
+        /* */
+      }
+    }
     throw e;
   }
 }

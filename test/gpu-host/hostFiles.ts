@@ -50,7 +50,12 @@ export function hostFilesAt(dir: string): HostFiles {
  */
 async function placeReadable(src: string, dst: string): Promise<void> {
   if (((await fsp.stat(src)).mode & 0o004) !== 0) {
-    try { await fsp.link(src, dst); return; } catch { /* EXDEV, EPERM (fs.protected_hardlinks): copy */ }
+    try {
+      await fsp.link(src, dst);
+      return;
+    } catch {
+      /* EXDEV, EPERM (fs.protected_hardlinks): copy */
+    }
   }
   await fsp.copyFile(src, dst);
   await fsp.chmod(dst, 0o644);
@@ -59,12 +64,14 @@ async function placeReadable(src: string, dst: string): Promise<void> {
 async function copyReadable(from: string, to: string): Promise<void> {
   await fsp.mkdir(to, { recursive: true });
   await fsp.chmod(to, 0o755);
-  await Promise.all((await fsp.readdir(from, { withFileTypes: true })).map(async (e) => {
-    const src = path.join(from, e.name);
-    const dst = path.join(to, e.name);
-    if (e.isDirectory()) await copyReadable(src, dst);
-    else if (e.isFile()) await placeReadable(src, dst);
-  }));
+  await Promise.all(
+    (await fsp.readdir(from, { withFileTypes: true })).map(async (e) => {
+      const src = path.join(from, e.name);
+      const dst = path.join(to, e.name);
+      if (e.isDirectory()) await copyReadable(src, dst);
+      else if (e.isFile()) await placeReadable(src, dst);
+    }),
+  );
 }
 
 /** Places the host's files in `dir` (created 0755; its parents are the caller's to open). */
@@ -77,8 +84,17 @@ export async function installHostFiles(dir: string): Promise<HostFiles> {
   return hostFilesAt(dir);
 }
 
-export interface PathNode { mode: number; uid: number; gid: number; isDirectory: boolean }
-export interface Account { name: string; uid: number; gids: readonly number[] }
+export interface PathNode {
+  mode: number;
+  uid: number;
+  gid: number;
+  isDirectory: boolean;
+}
+export interface Account {
+  name: string;
+  uid: number;
+  gids: readonly number[];
+}
 
 /** Whether `who` holds permission bit `bit` (4 read, 1 search/execute) on `node`, as the kernel decides (uid, then group, then other). */
 function allows(node: PathNode, who: Account, bit: number): boolean {
@@ -98,7 +114,12 @@ function modeString(n: PathNode): string {
  * it may not search, or the target itself it may not read (and, with `execute`, run). undefined
  * when nothing in the modes stands in the way. `stat` returns undefined for a missing path.
  */
-export function accessBlocker(target: string, who: Account, stat: (p: string) => PathNode | undefined, o: { execute?: boolean } = {}): string | undefined {
+export function accessBlocker(
+  target: string,
+  who: Account,
+  stat: (p: string) => PathNode | undefined,
+  o: { execute?: boolean } = {},
+): string | undefined {
   const parts = target.split('/').filter(Boolean);
   for (let i = 0; i <= parts.length; i++) {
     const p = `/${parts.slice(0, i).join('/')}`;
@@ -110,7 +131,8 @@ export function accessBlocker(target: string, who: Account, stat: (p: string) =>
       continue;
     }
     const need = o.execute ? 5 : 4;
-    if (!allows(node, who, need)) return `${who.name} may not ${o.execute ? 'run' : 'read'} ${p} (${modeString(node)}, owner uid ${node.uid})`;
+    if (!allows(node, who, need))
+      return `${who.name} may not ${o.execute ? 'run' : 'read'} ${p} (${modeString(node)}, owner uid ${node.uid})`;
   }
   return undefined;
 }
@@ -119,7 +141,9 @@ function statNode(p: string): PathNode | undefined {
   try {
     const s = fs.statSync(p);
     return { mode: s.mode & 0o7777, uid: s.uid, gid: s.gid, isDirectory: s.isDirectory() };
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 function accountOf(name: string, uid: number): Account {
@@ -133,23 +157,47 @@ function accountOf(name: string, uid: number): Account {
  * (its shared libraries, its install prefix): when it lives under a folder the user may not
  * enter (e.g. nvm under /root), the suite cannot run and says so.
  */
-export function assertUserCanRun(user: string, id: { uid: number; gid: number }, node: string, files: HostFiles, names: readonly string[]): void {
+export function assertUserCanRun(
+  user: string,
+  id: { uid: number; gid: number },
+  node: string,
+  files: HostFiles,
+  names: readonly string[],
+): void {
   const scripts = names.map((n) => files.standIn(n));
   // setpriv (util-linux): the user's uid, gid and groups, as sshd's login gives them. A shell
   // execs node, as the stand-in wrappers do: setpriv's own exec of it passes where the user's would not.
-  const r = spawnSync('setpriv', [`--reuid=${id.uid}`, `--regid=${id.gid}`, '--init-groups', '--', '/bin/sh', '-c', 'exec "$0" "$@"', node, '-e',
-    'for (const f of process.argv.slice(1)) require("fs").accessSync(f, require("fs").constants.R_OK)', ...scripts],
-  { cwd: '/', encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 30_000 });
+  const r = spawnSync(
+    'setpriv',
+    [
+      `--reuid=${id.uid}`,
+      `--regid=${id.gid}`,
+      '--init-groups',
+      '--',
+      '/bin/sh',
+      '-c',
+      'exec "$0" "$@"',
+      node,
+      '-e',
+      'for (const f of process.argv.slice(1)) require("fs").accessSync(f, require("fs").constants.R_OK)',
+      ...scripts,
+    ],
+    { cwd: '/', encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 30_000 },
+  );
   if (r.status === 0) return;
   if (r.error) throw new Error(`setpriv (util-linux) could not start node as ${user}: ${r.error.message}`);
   const who = accountOf(user, id.uid);
   const nodeReal = fs.realpathSync(node);
   const nodeWhy = accessBlocker(nodeReal, who, statNode, { execute: true });
   if (nodeWhy || r.status === 127 || r.status === 126) {
-    throw new Error(`The simulated GPU host cannot run: its login user ${user} cannot run node (${nodeReal}): ${nodeWhy ?? r.stderr.trim()}. ` +
-      'The stand-ins the user runs are node scripts, and node cannot be copied out of its install; run the tests with a node every user can run (e.g. /usr/bin/node, or an nvm install outside /root).');
+    throw new Error(
+      `The simulated GPU host cannot run: its login user ${user} cannot run node (${nodeReal}): ${nodeWhy ?? r.stderr.trim()}. ` +
+        'The stand-ins the user runs are node scripts, and node cannot be copied out of its install; run the tests with a node every user can run (e.g. /usr/bin/node, or an nvm install outside /root).',
+    );
   }
   const why = scripts.map((s) => accessBlocker(s, who, statNode)).find(Boolean);
-  throw new Error(`The simulated GPU host cannot run: its login user ${user} cannot read the stand-ins copied to ${files.dir}: ` +
-    `${why ?? (r.stderr || `exit ${r.status}`).trim()}. The fixture lives under the temporary folder (TMPDIR, now ${path.dirname(path.dirname(files.dir))}); point TMPDIR at a folder every user may enter.`);
+  throw new Error(
+    `The simulated GPU host cannot run: its login user ${user} cannot read the stand-ins copied to ${files.dir}: ` +
+      `${why ?? (r.stderr || `exit ${r.status}`).trim()}. The fixture lives under the temporary folder (TMPDIR, now ${path.dirname(path.dirname(files.dir))}); point TMPDIR at a folder every user may enter.`,
+  );
 }

@@ -37,13 +37,19 @@ export interface PrivateNetwork {
   dispose(): Promise<void>;
 }
 
-interface NetState { pid: number; bridge: string; netns: string[] }
+interface NetState {
+  pid: number;
+  bridge: string;
+  netns: string[];
+}
 
 function ip(args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? 1, stderr }));
   });
@@ -66,12 +72,25 @@ function removeSync(state: NetState): void {
 /** Removes what test runs that died without dispose() left behind. */
 function sweepStale(): void {
   let names: string[] = [];
-  try { names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(STATE_PREFIX)); } catch { return; }
+  try {
+    names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(STATE_PREFIX));
+  } catch {
+    return;
+  }
   for (const name of names) {
     const file = path.join(os.tmpdir(), name);
     let state: NetState;
-    try { state = JSON.parse(fs.readFileSync(file, 'utf8')) as NetState; } catch { continue; }
-    try { process.kill(state.pid, 0); continue; } catch { /* its owner is gone */ }
+    try {
+      state = JSON.parse(fs.readFileSync(file, 'utf8')) as NetState;
+    } catch {
+      continue;
+    }
+    try {
+      process.kill(state.pid, 0);
+      continue;
+    } catch {
+      /* its owner is gone */
+    }
     removeSync(state);
     fs.rmSync(file, { force: true });
   }
@@ -79,7 +98,9 @@ function sweepStale(): void {
 
 /** The third octets already used by this machine's addresses and routes under 10.213. */
 function usedOctets(): Set<number> {
-  const text = ['addr', 'route'].map((what) => spawnSync('ip', ['-4', '-o', what], { encoding: 'utf8' }).stdout ?? '').join('\n');
+  const text = ['addr', 'route']
+    .map((what) => spawnSync('ip', ['-4', '-o', what], { encoding: 'utf8' }).stdout ?? '')
+    .join('\n');
   const used = new Set<number>();
   for (const m of text.matchAll(/\b10\.213\.(\d{1,3})\./g)) used.add(Number(m[1]));
   return used;
@@ -91,16 +112,23 @@ let exitHook = false;
 export async function createPrivateNetwork(): Promise<PrivateNetwork> {
   if (!exitHook) {
     exitHook = true;
-    process.on('exit', () => { for (const s of live) removeSync(s); });
+    process.on('exit', () => {
+      for (const s of live) removeSync(s);
+    });
   }
   sweepStale();
   const used = usedOctets();
-  const candidates = Array.from({ length: 250 }, (_, i) => i + 2).filter((x) => !used.has(x)).sort(() => Math.random() - 0.5);
+  const candidates = Array.from({ length: 250 }, (_, i) => i + 2)
+    .filter((x) => !used.has(x))
+    .sort(() => Math.random() - 0.5);
   let x: number | undefined;
   for (const candidate of candidates.slice(0, 20)) {
     // Creating the bridge is the claim: a second run trying the same X fails here and tries another.
     const r = await ip(['link', 'add', 'name', `kimibr${candidate}`, 'type', 'bridge']);
-    if (r.code === 0) { x = candidate; break; }
+    if (r.code === 0) {
+      x = candidate;
+      break;
+    }
     if (!/exists/i.test(r.stderr)) throw new Error(`ip link add (bridge) failed: ${r.stderr.trim()}`);
   }
   if (x === undefined) throw new Error(`no free ${PREFIX}.X.0/24 for a private test network`);

@@ -71,12 +71,26 @@ function suite(engine: 'sglang' | 'vllm'): void {
       assert.equal(result.allPassed, true, formatTable(result));
       assert.equal(summarize(result), `Parsers verified for agents (${result.checks.length} checks)`);
       assert.equal(result.checks.length, 15);
-      assert.match(check(result, 'tool round trip').evidence, /reasoning_content \(\d+ chars\) separated; content: "According to the tool: .*18/);
-      assert.match(check(result, 'parallel tool calls (stream)').evidence, /get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0, get_weather\(\{"city":"Tokyo"\}\) id=functions\.get_weather:1/);
+      assert.match(
+        check(result, 'tool round trip').evidence,
+        /reasoning_content \(\d+ chars\) separated; content: "According to the tool: .*18/,
+      );
+      assert.match(
+        check(result, 'parallel tool calls (stream)').evidence,
+        /get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0, get_weather\(\{"city":"Tokyo"\}\) id=functions\.get_weather:1/,
+      );
       assert.match(check(result, 'named tool choice').evidence, /^get_weather\(/);
-      assert.match(check(result, 'tool-call ids').evidence, /^functions\.NAME:IDX: tool calling: functions\.get_weather:0/);
+      assert.match(
+        check(result, 'tool-call ids').evidence,
+        /^functions\.NAME:IDX: tool calling: functions\.get_weather:0/,
+      );
       const source = engine === 'vllm' ? '/v1/models max_model_len' : '/server_info context_length';
-      assert.match(formatTable(result), new RegExp(`budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length \\d+ from ${source.replace(/\//g, '\\/')}`));
+      assert.match(
+        formatTable(result),
+        new RegExp(
+          `budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length \\d+ from ${source.replace(/\//g, '\\/')}`,
+        ),
+      );
     });
 
     it('thinking:false ignored (ik_llama.cpp#1685): "thinking off" fails, the answer shown in reasoning_content', async () => {
@@ -94,28 +108,48 @@ function suite(engine: 'sglang' | 'vllm'): void {
       for (const name of ['reasoning', 'reasoning (stream)', 'tool round trip', 'tool round trip (stream)']) {
         assert.equal(check(result, name).status, 'fail', name);
       }
-      assert.match(check(result, 'reasoning').evidence, /reasoning_content null: reasoning parser off or its markers differ; content has <\/think>: ".*<\/think>Hello/);
+      assert.match(
+        check(result, 'reasoning').evidence,
+        /reasoning_content null: reasoning parser off or its markers differ; content has <\/think>: ".*<\/think>Hello/,
+      );
     });
 
     it('streamed tool calls as content deltas (sglang#23363): every streamed tool check fails, the plain ones pass', async () => {
       const result = await verify({ streamToolCallsAsContent: true });
       assert.deepEqual(notPassed(result), {
-        fail: ['tool calling (stream)', 'parallel tool calls (stream)', 'tool_choice required (stream)', 'named tool choice (stream)'],
+        fail: [
+          'tool calling (stream)',
+          'parallel tool calls (stream)',
+          'tool_choice required (stream)',
+          'named tool choice (stream)',
+        ],
         skipped: ['tool round trip (stream)'],
       });
       const c = check(result, 'tool calling (stream)');
-      assert.match(c.evidence, /^raw tool-call tokens in content \(tool-call parser off or wrong\); no tool_calls, finish_reason "stop" \| content ".*<\|tool_calls_section_begin\|>/);
+      assert.match(
+        c.evidence,
+        /^raw tool-call tokens in content \(tool-call parser off or wrong\); no tool_calls, finish_reason "stop" \| content ".*<\|tool_calls_section_begin\|>/,
+      );
       assert.match(c.request ?? '', /tools \[get_weather\], max_tokens 2048, stream$/);
       assert.match(c.consequence ?? '', /agents stream/);
-      assert.match(check(result, 'tool round trip (stream)').evidence, /needs the call of "tool calling \(stream\)" \(fail\): the first turn has no tool call to answer/);
+      assert.match(
+        check(result, 'tool round trip (stream)').evidence,
+        /needs the call of "tool calling \(stream\)" \(fail\): the first turn has no tool call to answer/,
+      );
     });
 
     it('reasoning leaking into content after a role "tool" message (dynamo#11653): the round trip fails, single turns pass', async () => {
       const result = await verify({ reasoningLeakAfterTool: true });
       assert.deepEqual(notPassed(result), { fail: ['tool round trip', 'tool round trip (stream)'] });
       const c = check(result, 'tool round trip');
-      assert.match(c.evidence, /^reasoning leaked into content after the tool result \(<\/think> in content\); reasoning_content null \| content ".*summarise it for the user\.<\/think>According to the tool/);
-      assert.match(c.request ?? '', /user "What is the weather in Paris.*" → assistant\(functions\.get_weather:0\) → tool\(functions\.get_weather:0\)/);
+      assert.match(
+        c.evidence,
+        /^reasoning leaked into content after the tool result \(<\/think> in content\); reasoning_content null \| content ".*summarise it for the user\.<\/think>According to the tool/,
+      );
+      assert.match(
+        c.request ?? '',
+        /user "What is the weather in Paris.*" → assistant\(functions\.get_weather:0\) → tool\(functions\.get_weather:0\)/,
+      );
       assert.match(c.consequence ?? '', /agents stall after the first tool call/);
     });
 
@@ -125,24 +159,41 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const ids = check(result, 'tool-call ids');
       const foreign = engine === 'vllm' ? 'chatcmpl-tool-[0-9a-f]+' : 'call_[0-9a-f]+';
       assert.match(ids.evidence, new RegExp(`^tool calling: id "${foreign}" is not functions\\.NAME:IDX`));
-      assert.match(ids.consequence ?? '', /the follow-up turn may come back empty: agents stall after the first tool call/);
-      assert.match(check(result, 'tool round trip').evidence, /^the follow-up turn came back empty: finish_reason "stop", no content, no tool calls/);
+      assert.match(
+        ids.consequence ?? '',
+        /the follow-up turn may come back empty: agents stall after the first tool call/,
+      );
+      assert.match(
+        check(result, 'tool round trip').evidence,
+        /^the follow-up turn came back empty: finish_reason "stop", no content, no tool calls/,
+      );
       assert.match(check(result, 'tool round trip').request ?? '', new RegExp(`tool\\(${foreign}\\)`));
     });
 
     it('two calls merged into one (vllm#24478): "parallel tool calls" fails, the first call swallowed into the id', async () => {
       const result = await verify({ mergeParallelCalls: true });
-      assert.deepEqual(notPassed(result), { fail: ['parallel tool calls', 'parallel tool calls (stream)', 'tool-call ids'] });
+      assert.deepEqual(notPassed(result), {
+        fail: ['parallel tool calls', 'parallel tool calls (stream)', 'tool-call ids'],
+      });
       const c = check(result, 'parallel tool calls');
-      assert.match(c.evidence, /^1 tool call for 2 cities \(Paris, Tokyo\), finish_reason "tool_calls"; a call swallowed into the id of another: id "functions\.get_weather:0<\|tool_call_argument_begin\|>\{\\"city\\":\\"Paris\\"\}/);
+      assert.match(
+        c.evidence,
+        /^1 tool call for 2 cities \(Paris, Tokyo\), finish_reason "tool_calls"; a call swallowed into the id of another: id "functions\.get_weather:0<\|tool_call_argument_begin\|>\{\\"city\\":\\"Paris\\"\}/,
+      );
       assert.match(c.consequence ?? '', /run only one/);
     });
 
     it('reasoning that uses the whole budget (gonka#1202), then fits a bigger one: retried, every check passes', async () => {
       const result = await verify({ longReasoningTokens: 3000 });
       assert.equal(result.allPassed, true, formatTable(result));
-      assert.match(check(result, 'reasoning').evidence, /^at 8192 tokens \(2048 cut the answer\): reasoning_content \(\d+ chars\)/);
-      assert.match(check(result, 'tool calling (stream)').evidence, /^at 8192 tokens \(2048 cut the answer\): get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0/);
+      assert.match(
+        check(result, 'reasoning').evidence,
+        /^at 8192 tokens \(2048 cut the answer\): reasoning_content \(\d+ chars\)/,
+      );
+      assert.match(
+        check(result, 'tool calling (stream)').evidence,
+        /^at 8192 tokens \(2048 cut the answer\): get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0/,
+      );
       assert.match(formatTable(result), /^tool round trip  +pass +at 8192 tokens/m);
     });
 
@@ -152,11 +203,17 @@ function suite(engine: 'sglang' | 'vllm'): void {
       assert.equal(notPassed(result).fail, undefined);
       const c = check(result, 'tool calling');
       assert.equal(c.status, 'inconclusive');
-      assert.match(c.evidence, /^inconclusive: the reasoning used the whole budget of 8192 tokens \(finish_reason "length", first 2048, then 8192\)/);
+      assert.match(
+        c.evidence,
+        /^inconclusive: the reasoning used the whole budget of 8192 tokens \(finish_reason "length", first 2048, then 8192\)/,
+      );
       assert.match(c.request ?? '', /max_tokens 8192/);
       assert.equal(check(result, 'tool round trip').status, 'inconclusive');
       assert.equal(check(result, 'thinking off').status, 'pass');
-      assert.match(summarize(result), /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling/);
+      assert.match(
+        summarize(result),
+        /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling/,
+      );
     });
 
     it('at 200 token/s (5 ms a token) with reasoning of 1000 tokens: every check passes in well under 30 s', async () => {
@@ -166,7 +223,9 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const started = Date.now();
       const result = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
       const seconds = (Date.now() - started) / 1000;
-      console.log(`      [measure] ${engine}: ${result.checks.length} checks, 13 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`);
+      console.log(
+        `      [measure] ${engine}: ${result.checks.length} checks, 13 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,
+      );
       assert.equal(result.allPassed, true, formatTable(result));
       assert.ok(seconds < 30, `${seconds} s`);
       await host.configureSimulator({ tokenDelayMs: 0, chatFaults: {} });

@@ -5,7 +5,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { buildChatRequest, ChatStreamAccumulator, SseDecoder, type StreamEvent } from '../../src/fronts/vscode/chat/openaiChat';
+import {
+  buildChatRequest,
+  ChatStreamAccumulator,
+  SseDecoder,
+  type StreamEvent,
+} from '../../src/fronts/vscode/chat/openaiChat';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const WEATHER = {
@@ -14,14 +19,32 @@ const WEATHER = {
   inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-async function ask(test: TestSession, model: string, withTool: boolean): Promise<{ events: StreamEvent[]; chunks: number }> {
+async function ask(
+  test: TestSession,
+  model: string,
+  withTool: boolean,
+): Promise<{ events: StreamEvent[]; chunks: number }> {
   const body = buildChatRequest({
     model,
-    messages: [{ role: 'user', parts: [{ kind: 'text', text: withTool ? 'What is the weather in Paris? Use the tool.' : 'What is the capital of France?' }] }],
+    messages: [
+      {
+        role: 'user',
+        parts: [
+          {
+            kind: 'text',
+            text: withTool ? 'What is the weather in Paris? Use the tool.' : 'What is the capital of France?',
+          },
+        ],
+      },
+    ],
     ...(withTool ? { tools: [WEATHER] } : {}),
     maxTokens: 256,
   });
-  const result = await test.session.client.postStream('/v1/chat/completions', JSON.stringify(body), new AbortController().signal);
+  const result = await test.session.client.postStream(
+    '/v1/chat/completions',
+    JSON.stringify(body),
+    new AbortController().signal,
+  );
   assert.equal(result.kind, 'http', JSON.stringify(result));
   if (result.kind !== 'http') throw new Error('unreachable');
   assert.equal(result.status, 200);
@@ -39,7 +62,11 @@ async function ask(test: TestSession, model: string, withTool: boolean): Promise
   return { events, chunks };
 }
 
-const text = (events: StreamEvent[]) => events.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text).join('');
+const text = (events: StreamEvent[]) =>
+  events
+    .filter((e) => e.kind === 'text')
+    .map((e) => (e as { text: string }).text)
+    .join('');
 
 describe('the chat model over real SSH: streamed chat completions through the tunnel', function () {
   this.timeout(120_000);
@@ -48,7 +75,13 @@ describe('the chat model over real SSH: streamed chat completions through the tu
 
   before(async () => {
     host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024 });
-    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2'), { reload: true });
+    await host.writeUnit(
+      host.defaultUnitText.replace(
+        '--trust-remote-code',
+        '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2',
+      ),
+      { reload: true },
+    );
     test = await sessionForHost(host);
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready');
@@ -66,7 +99,10 @@ describe('the chat model over real SSH: streamed chat completions through the tu
     );
     const plain = await ask(test, '/root/models/Kimi-K2.6', false);
     assert.equal(text(plain.events), 'The capital of France is Paris.');
-    assert.ok(plain.events.some((e) => e.kind === 'reasoning'), 'the reasoning was there, apart from the text');
+    assert.ok(
+      plain.events.some((e) => e.kind === 'reasoning'),
+      'the reasoning was there, apart from the text',
+    );
   });
 
   it('with TCP forwarding forbidden by sshd, the same answer comes through curl on the host', async () => {
@@ -75,7 +111,10 @@ describe('the chat model over real SSH: streamed chat completions through the tu
     try {
       const tool = await ask(other, '/root/models/Kimi-K2.6', true);
       assert.equal(other.session.client.viaFallback, true, 'the request went through curl on the host');
-      assert.deepEqual(tool.events.filter((e) => e.kind === 'toolCall').map((e) => (e as { input: unknown }).input), [{ city: 'Paris' }]);
+      assert.deepEqual(
+        tool.events.filter((e) => e.kind === 'toolCall').map((e) => (e as { input: unknown }).input),
+        [{ city: 'Paris' }],
+      );
     } finally {
       other.dispose();
       await host.setTcpForwarding(true);

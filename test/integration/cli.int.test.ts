@@ -60,7 +60,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
 
   function writeConfig(name: string, servers: Record<string, unknown>[], extra: Record<string, unknown> = {}): string {
     const file = path.join(dir, name);
-    fs.writeFileSync(file, JSON.stringify({ servers, knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5, ...extra }, null, 2));
+    fs.writeFileSync(
+      file,
+      JSON.stringify(
+        { servers, knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5, ...extra },
+        null,
+        2,
+      ),
+    );
     return file;
   }
 
@@ -100,7 +107,11 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   before(async () => {
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
-    host = await startGpuHost({ shards: 8, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 16, warmReadMBps: 16, coldFiles: 'all' } });
+    host = await startGpuHost({
+      shards: 8,
+      shardBytes: 2 * 1024 * 1024,
+      sim: { readMBps: 16, warmReadMBps: 16, coldFiles: 'all' },
+    });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-cli-'));
     knownHosts = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
@@ -124,7 +135,11 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const before = await restarts();
     const restart = await cli('restart', '--config', config);
     assert.equal(restart.code, 0, show(restart));
-    assert.match(restart.stdout[0]!, /^sim: restart issued \(systemctl restart sglang-k26-ddtree\.service on 127\.0\.0\.1\)/, show(restart));
+    assert.match(
+      restart.stdout[0]!,
+      /^sim: restart issued \(systemctl restart sglang-k26-ddtree\.service on 127\.0\.0\.1\)/,
+      show(restart),
+    );
     assert.match(restart.stdout.at(-1)!, /kimi-service wait --server sim/);
     assert.equal((await restarts()) - before, 1, 'restart ran systemctl restart once, before exiting');
     assert.ok(restart.exitLagMs < 1000, `exited ${restart.exitLagMs} ms after its last line`);
@@ -132,8 +147,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 0, show(wait));
     assert.match(wait.stdout.at(-1)!, /^sim is ready: it answered a real completion/, show(wait));
-    assert.ok(wait.stdout.slice(0, -1).every((l) => /^\[\+\d/.test(l)), show(wait));
-    assert.ok(wait.stdout.some((l) => /sim: ready/.test(l)), show(wait));
+    assert.ok(
+      wait.stdout.slice(0, -1).every((l) => /^\[\+\d/.test(l)),
+      show(wait),
+    );
+    assert.ok(
+      wait.stdout.some((l) => /sim: ready/.test(l)),
+      show(wait),
+    );
     assert.ok(wait.exitLagMs < 1000, `exited ${wait.exitLagMs} ms after its last line`);
 
     const status = await cli('status', '--config', config, '--json');
@@ -176,11 +197,19 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     // Followed from the restart on: the crash and its cause as they happen.
     const run = await cli('restart', '--wait', '--config', config, '--timeout', '60');
     assert.equal(run.code, 1, show(run));
-    assert.match(run.stdout.at(-1)!, /^sim failed: the service exited with status 1 \(.*(OutOfMemoryError|CUDA out of memory).*\)\. Do not wait again; read the logs/, show(run));
+    assert.match(
+      run.stdout.at(-1)!,
+      /^sim failed: the service exited with status 1 \(.*(OutOfMemoryError|CUDA out of memory).*\)\. Do not wait again; read the logs/,
+      show(run),
+    );
     // A wait that starts after the crash attaches to the failed unit: failed at once.
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 1, show(wait));
-    assert.match(wait.stdout.at(-1)!, /^sim failed: the service exited with status 1.*Do not wait again; read the logs/, show(wait));
+    assert.match(
+      wait.stdout.at(-1)!,
+      /^sim failed: the service exited with status 1.*Do not wait again; read the logs/,
+      show(wait),
+    );
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, show(status));
     assert.match(status.stdout[0]!, /^sim: failed/, show(status));
@@ -197,7 +226,11 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const started = Date.now();
     const wait = await cli('wait', '--config', config, '--timeout', '4');
     assert.equal(wait.code, 2, show(wait));
-    assert.match(wait.stdout.at(-1)!, /^Still loading.* call kimi-service wait again \(the load goes on; do not restart\)/, show(wait));
+    assert.match(
+      wait.stdout.at(-1)!,
+      /^Still loading.* call kimi-service wait again \(the load goes on; do not restart\)/,
+      show(wait),
+    );
     assert.ok(Date.now() - started < 12_000, `a 4 s wait took ${Date.now() - started} ms`);
   });
 
@@ -207,14 +240,21 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     // --force: the test before leaves a load hanging in its weights, which a plain restart would follow.
     const wait = await cli('restart', '--force', '--wait', '--timeout', '90', '--yes', '--config', stalling);
     assert.equal(wait.code, 6, show(wait));
-    assert.match(wait.stdout.at(-1)!, /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% .* at \d\d:\d\d:\d\d\. The process lives but nothing moves: read the logs/, show(wait));
+    assert.match(
+      wait.stdout.at(-1)!,
+      /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% .* at \d\d:\d\d:\d\d\. The process lives but nothing moves: read the logs/,
+      show(wait),
+    );
     await host.configureSimulator({ fault: {} });
   });
 
   it('SIGTERM / SIGINT during wait end it at once (143 / 130), touching nothing on the host', async () => {
     await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2 } });
     assert.equal((await cli('restart', '--config', config)).code, 0);
-    for (const [signal, expected] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    for (const [signal, expected] of [
+      ['SIGTERM', 143],
+      ['SIGINT', 130],
+    ] as const) {
       const before = await host.execLog();
       const running = start(['wait', '--config', config, '--timeout', '60']);
       await waitFor(() => running.lines.length > 0, { timeoutMs: 30_000, message: 'the first line of wait' });
@@ -232,7 +272,13 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   it('wait output stays bounded over a long load: a line per state change, progress at most every 10 s', async function () {
     this.timeout(180_000);
     // 16 MB at 0.5 MB/s: about 30 s of loading, with progress signals every poll.
-    await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all', warmupSeconds: 0.5 });
+    await host.configureSimulator({
+      fault: {},
+      readMBps: 0.5,
+      warmReadMBps: 0.5,
+      coldFiles: 'all',
+      warmupSeconds: 0.5,
+    });
     try {
       // --force: an earlier test left a hung load, which a plain restart would rightly attach to.
       const run = await cli('restart', '--force', '--wait', '--json', '--config', config, '--timeout', '150');
@@ -243,7 +289,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       const progress = objects.filter((o) => o.event === 'progress');
       const states = objects.filter((o) => o.event === 'state');
       assert.ok(progress.length >= 1, show(run));
-      assert.ok(progress.length <= Math.floor(elapsed / 10) + 1, `${progress.length} progress lines in ${elapsed} s\n${show(run)}`);
+      assert.ok(
+        progress.length <= Math.floor(elapsed / 10) + 1,
+        `${progress.length} progress lines in ${elapsed} s\n${show(run)}`,
+      );
       for (let i = 1; i < progress.length; i++) {
         assert.ok(Number(progress[i]!.elapsedSeconds) - Number(progress[i - 1]!.elapsedSeconds) >= 9, show(run));
       }
@@ -268,7 +317,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   it('a changed host key: exit 4, both fingerprints, nothing run on the host', async () => {
     const changedKnownHosts = path.join(dir, 'known_hosts_changed');
     fs.writeFileSync(changedKnownHosts, `[127.0.0.1]:${host.sshPort} ssh-ed25519 ${OTHER_KEY}\n`);
-    const changed = writeConfig('changed.json', [serverEntry(host)], { knownHostsFile: changedKnownHosts, hostKeyPolicy: 'accept-new' });
+    const changed = writeConfig('changed.json', [serverEntry(host)], {
+      knownHostsFile: changedKnownHosts,
+      hostKeyPolicy: 'accept-new',
+    });
     const before = (await host.execLog()).length;
     for (const args of [['restart'], ['wait'], ['status', '--json']]) {
       const run = await cli(...args, '--config', changed);
@@ -336,10 +388,20 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
 
     it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI attaches", async () => {
-      const settings = parseSettings({ servers: [serverEntry(host)], knownHostsFile: knownHosts, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5 });
+      const settings = parseSettings({
+        servers: [serverEntry(host)],
+        knownHostsFile: knownHosts,
+        hostKeyPolicy: 'strict',
+        pollIntervalSeconds: 0.5,
+      });
       assert.ok(settings.ok);
       const log = () => undefined;
-      const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
+      const fleet = new Fleet({
+        ui: NO_QUESTIONS_UI,
+        log,
+        history: new MemoryMemento(),
+        createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
+      });
       fleet.configure(settings.settings);
       try {
         const server = settings.settings.servers[0]!;
@@ -391,7 +453,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       assert.equal((await cli('restart', '--config', config)).code, 0);
       const wait = await cli('wait', '--config', config, '--timeout', '90');
       assert.equal(wait.code, 0, show(wait));
-      assert.ok(wait.stdout.some((l) => /sim: stopping/.test(l)), show(wait));
+      assert.ok(
+        wait.stdout.some((l) => /sim: stopping/.test(l)),
+        show(wait),
+      );
     });
 
     // A Type=simple unit (SGLang's, the simulator's) is `active` for its whole load: a second
@@ -400,11 +465,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       await host.setStopDelay(0);
       const before = await restarts();
       assert.equal((await cli('restart', '--config', config)).code, 0);
-      await waitFor(async () => {
-        const status = await cli('status', '--json', '--config', config);
-        const [report] = json(status);
-        return report?.state === 'loading' && report.phase === 'loading weights';
-      }, { timeoutMs: 30_000, message: 'the new process loading its weights' });
+      await waitFor(
+        async () => {
+          const status = await cli('status', '--json', '--config', config);
+          const [report] = json(status);
+          return report?.state === 'loading' && report.phase === 'loading weights';
+        },
+        { timeoutMs: 30_000, message: 'the new process loading its weights' },
+      );
       const second = await cli('restart', '--config', config);
       assert.equal(second.code, 0, show(second));
       assert.match(second.stdout[0]!, /attached/, show(second));

@@ -32,7 +32,12 @@ describe('docker: containers, compose services and units that run docker', funct
   before(async function () {
     const missing = dockerMissing();
     if (missing) throw new Error(`Docker is needed for these tests: ${missing}`);
-    host = await startGpuHost({ users: ['kimi'], shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 } });
+    host = await startGpuHost({
+      users: ['kimi'],
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
+    });
     engine = await startDockerEngine(host);
   });
   afterEach(async () => {
@@ -68,16 +73,26 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.equal(first.state.restartedBy, 'us');
     const log = test.logLines.join('\n');
     assert.match(log, /\$ docker restart -- sg-plain/);
-    assert.match(log, new RegExp(`Model ${host.modelPath}: 4 safetensors files`), 'the model size is read from the host side of the volume');
+    assert.match(
+      log,
+      new RegExp(`Model ${host.modelPath}: 4 safetensors files`),
+      'the model size is read from the host side of the volume',
+    );
     assert.match(log, /docker logs --follow --timestamps/);
     assert.equal(first.state.phase, 'ready');
     assert.deepEqual(first.state.shards, { done: 4, total: 4 }, 'shard progress from docker logs');
-    assert.ok((first.state.io?.readBytes ?? 0) > 0, `bytes read by the container's process tree: ${JSON.stringify(first.state.io)}`);
+    assert.ok(
+      (first.state.io?.readBytes ?? 0) > 0,
+      `bytes read by the container's process tree: ${JSON.stringify(first.state.io)}`,
+    );
     assert.ok((first.state.gpu?.usedMiB ?? 0) > 0, 'GPU memory as for a unit');
 
     // The process dies (as a crash would); `docker kill` would be a stop on purpose.
     await host.nsExec(`kill -s KILL ${pid}`);
-    const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+    const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), {
+      timeoutMs: 30_000,
+      message: 'a failed end after ready',
+    });
     assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
   });
 
@@ -86,7 +101,10 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-other' } });
     const seen = ends();
     const verdicts: string[] = [];
-    const first = await test.session.watch('restart', STEADY, { ...seen.listener, onState: (st) => void (verdicts[verdicts.length - 1] !== st.verdict && verdicts.push(st.verdict)) });
+    const first = await test.session.watch('restart', STEADY, {
+      ...seen.listener,
+      onState: (st) => void (verdicts[verdicts.length - 1] !== st.verdict && verdicts.push(st.verdict)),
+    });
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     const oldPid = first.state.mainPid;
     verdicts.length = 0;
@@ -105,7 +123,9 @@ describe('docker: containers, compose services and units that run docker', funct
   });
 
   it('the fleet (every front) on a container: ready, and its log read from docker logs', async () => {
-    const created = await engine.docker(`run -d ${[...engine.simRunArgs('sg-fleet'), ...engine.simCommand()].join(' ')}`);
+    const created = await engine.docker(
+      `run -d ${[...engine.simRunArgs('sg-fleet'), ...engine.simCommand()].join(' ')}`,
+    );
     assert.equal(created.code, 0, created.stderr);
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'kimi-docker-fleet-'));
     const knownHostsFile = path.join(dir, 'known_hosts');
@@ -120,7 +140,12 @@ describe('docker: containers, compose services and units that run docker', funct
     });
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.errors.join('\n'));
     const log = (): void => undefined;
-    const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
+    const fleet = new Fleet({
+      ui: NO_QUESTIONS_UI,
+      log,
+      history: new MemoryMemento(),
+      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
+    });
     fleet.configure(parsed.settings);
     try {
       const server = parsed.settings.servers[0]!;
@@ -129,20 +154,30 @@ describe('docker: containers, compose services and units that run docker', funct
       assert.equal(fleet.snapshot(server).state?.verdict, 'ready');
       const logs = await fleet.logs(server, 50);
       assert.equal(logs.journalError, undefined);
-      assert.ok(logs.journal.some((l) => /The server is fired up and ready to roll!/.test(l)), `docker logs: ${logs.journal.slice(-5).join(' | ')}`);
+      assert.ok(
+        logs.journal.some((l) => /The server is fired up and ready to roll!/.test(l)),
+        `docker logs: ${logs.journal.slice(-5).join(' | ')}`,
+      );
     } finally {
       fleet.dispose();
       await fsp.rm(dir, { recursive: true, force: true });
     }
   });
 
-  it('the parser check reads the container\'s own flags (docker inspect), not a unit\'s ExecStart', async () => {
-    const run = await engine.docker(`run -d ${[...engine.simRunArgs('sg-verify'), ...engine.simCommand(), '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'deepseek-r1'].join(' ')}`);
+  it("the parser check reads the container's own flags (docker inspect), not a unit's ExecStart", async () => {
+    const run = await engine.docker(
+      `run -d ${[...engine.simRunArgs('sg-verify'), ...engine.simCommand(), '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'deepseek-r1'].join(' ')}`,
+    );
     assert.equal(run.code, 0, run.stderr);
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-verify' } });
     const ready = await test.session.watch('attach', FAST_WATCH);
     assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
-    const expected = await expectedParsers(test.session.transport, test.session.profile.unit, () => undefined, targetFor(test.session.profile));
+    const expected = await expectedParsers(
+      test.session.transport,
+      test.session.profile.unit,
+      () => undefined,
+      targetFor(test.session.profile),
+    );
     assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2', engine: 'sglang' });
   });
 
@@ -163,28 +198,37 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-loop' } });
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);
-    assert.match(outcome.message ?? '', /the service crashed and Docker (is restarting|restarted) it \(exited with status 3; .*crash loop\)/);
-    assert.ok(outcome.state.failure!.lines.some((l) => /NCCL error/.test(l)), `the cause from docker logs: ${outcome.state.failure!.lines.join(' | ')}`);
+    assert.match(
+      outcome.message ?? '',
+      /the service crashed and Docker (is restarting|restarted) it \(exited with status 3; .*crash loop\)/,
+    );
+    assert.ok(
+      outcome.state.failure!.lines.some((l) => /NCCL error/.test(l)),
+      `the cause from docker logs: ${outcome.state.failure!.lines.join(' | ')}`,
+    );
   });
 
   it('a compose service: restarted, ready; parsers enabled in its file and recreated with them, rolled back; a crash is failed', async () => {
     const file = path.join(host.fixtureDir, 'compose', 'docker-compose.yml');
     await fsp.mkdir(path.dirname(file), { recursive: true });
     const command = engine.simCommand();
-    await fsp.writeFile(file, [
-      '# the SGLang server',
-      'services:',
-      '  sglang:',
-      `    image: ${engine.image}`,
-      '    network_mode: host',
-      '    volumes:',
-      `      - ${host.modelPath}:${CONTAINER_MODEL_DIR}:ro`,
-      `      - ${host.stateDir}:${host.stateDir}`,
-      '    environment:',
-      `      KIMI_SIM_ROOT: ${host.stateDir}`,
-      `    command: ${JSON.stringify(command)}`,
-      '',
-    ].join('\n'));
+    await fsp.writeFile(
+      file,
+      [
+        '# the SGLang server',
+        'services:',
+        '  sglang:',
+        `    image: ${engine.image}`,
+        '    network_mode: host',
+        '    volumes:',
+        `      - ${host.modelPath}:${CONTAINER_MODEL_DIR}:ro`,
+        `      - ${host.stateDir}:${host.stateDir}`,
+        '    environment:',
+        `      KIMI_SIM_ROOT: ${host.stateDir}`,
+        `    command: ${JSON.stringify(command)}`,
+        '',
+      ].join('\n'),
+    );
     const up = await host.ssh(`docker-compose -f ${file} up -d 2>&1`);
     assert.equal(up.code, 0, up.stdout);
     test = await sessionForHost(host, { server: { unit: undefined, compose: { file, service: 'sglang' } } });
@@ -200,13 +244,23 @@ describe('docker: containers, compose services and units that run docker', funct
     const deps: ParserChangeDeps = {
       sudo: false,
       log: () => undefined,
-      exec: (command, options) => session.transport.exec(command, { timeoutMs: 30_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) }),
+      exec: (command, options) =>
+        session.transport.exec(command, {
+          timeoutMs: 30_000,
+          ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
+        }),
       confirmDiff: async (diff) => {
-        assert.match(diff, /^\+ +command: \[.*"--port","\d+","--tool-call-parser","kimi_k2","--reasoning-parser","kimi_k2"\]$/m);
+        assert.match(
+          diff,
+          /^\+ +command: \[.*"--port","\d+","--tool-call-parser","kimi_k2","--reasoning-parser","kimi_k2"\]$/m,
+        );
         return true;
       },
     };
-    const changed = await enableComposeParsers(deps, file, 'sglang', { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' });
+    const changed = await enableComposeParsers(deps, file, 'sglang', {
+      toolCallParser: 'kimi_k2',
+      reasoningParser: 'kimi_k2',
+    });
     assert.equal(changed.kind, 'changed');
     assert.match(await fsp.readFile(file, 'utf8'), /^# the SGLang server\n/, 'the comment is kept');
     assert.equal(await fsp.readFile(`${file}.kimi-backup`, 'utf8'), before);
@@ -221,13 +275,15 @@ describe('docker: containers, compose services and units that run docker', funct
     const again = await test.session.watch('restart', FAST_WATCH);
     assert.equal(again.end, 'failed', `${again.end}: ${again.message}`);
     assert.match(again.message ?? '', /exited with status 4/);
-    const rolledBack = await host.ssh(`docker inspect --format '{{json .Args}}' $(docker-compose -f ${file} ps -q sglang)`);
+    const rolledBack = await host.ssh(
+      `docker inspect --format '{{json .Args}}' $(docker-compose -f ${file} ps -q sglang)`,
+    );
     assert.doesNotMatch(rolledBack.stdout, /--tool-call-parser/, 'the rolled-back file is recreated too');
     const down = await host.ssh(`docker-compose -f ${file} down 2>&1`);
     assert.equal(down.code, 0, down.stdout);
   });
 
-  it('a container that does not exist: restart refused with Docker\'s words, attach says it does not exist', async () => {
+  it("a container that does not exist: restart refused with Docker's words, attach says it does not exist", async () => {
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-none' } });
     const restart = await test.session.watch('restart', FAST_WATCH);
     assert.equal(restart.end, 'failed');
@@ -237,12 +293,17 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.match(attach.message ?? '', /container sg-none does not exist \(docker inspect: no such container\)/);
   });
 
-  it('a compose file that is not there: nothing restarted, compose\'s own words', async () => {
+  it("a compose file that is not there: nothing restarted, compose's own words", async () => {
     const file = path.join(host.fixtureDir, 'compose', 'missing.yml');
     test = await sessionForHost(host, { server: { unit: undefined, compose: { file, service: 'sglang' } } });
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed');
-    assert.match(outcome.message ?? '', new RegExp(`could not read compose service sglang before restarting it \\(docker inspect failed: .*${file.replace(/[.]/g, '\\.')}.*\\); nothing was restarted`));
+    assert.match(
+      outcome.message ?? '',
+      new RegExp(
+        `could not read compose service sglang before restarting it \\(docker inspect failed: .*${file.replace(/[.]/g, '\\.')}.*\\); nothing was restarted`,
+      ),
+    );
   });
 
   it('an unprivileged login: outside the docker group told how to get in; in it, restarted to ready', async () => {
@@ -251,7 +312,10 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server });
     const refused = await test.session.watch('restart', FAST_WATCH);
     assert.equal(refused.end, 'failed');
-    assert.match(refused.message ?? '', /may not use Docker .*add it to the docker group \(sudo usermod -aG docker USER/);
+    assert.match(
+      refused.message ?? '',
+      /may not use Docker .*add it to the docker group \(sudo usermod -aG docker USER/,
+    );
     test.dispose();
     await host.addToGroup('kimi', 'docker');
     try {
@@ -270,7 +334,10 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server });
     const refused = await test.session.watch('restart', FAST_WATCH);
     assert.equal(refused.end, 'failed');
-    assert.match(refused.message ?? '', /could not read container sg-sudo before restarting it \(docker inspect failed: sudo refused docker on .*a password is required.*allow the docker program that sudo finds/);
+    assert.match(
+      refused.message ?? '',
+      /could not read container sg-sudo before restarting it \(docker inspect failed: sudo refused docker on .*a password is required.*allow the docker program that sudo finds/,
+    );
     test.dispose();
     await host.installSudoers('kimi ALL=(root) NOPASSWD: /usr/bin/docker, /usr/local/bin/docker\n', 'kimi-docker');
     try {
@@ -285,7 +352,9 @@ describe('docker: containers, compose services and units that run docker', funct
 
   it('a unit whose ExecStart runs docker run: watched through its container, not as the docker client', async () => {
     const runArgs = [...engine.simRunArgs('sg-unit', ['--rm']), ...engine.simCommand()];
-    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    await host.writeUnit(
+      host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`),
+    );
     try {
       test = await sessionForHost(host);
       const seen = ends();
@@ -298,7 +367,10 @@ describe('docker: containers, compose services and units that run docker', funct
       assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
 
       await host.nsExec(`kill -s KILL ${pid}`);
-      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), {
+        timeoutMs: 30_000,
+        message: 'a failed end after ready',
+      });
       assert.match(failed.state.failure!.summary, /after it was ready/);
     } finally {
       await host.writeUnit(host.defaultUnitText);
@@ -306,14 +378,22 @@ describe('docker: containers, compose services and units that run docker', funct
   });
 
   it('a unit whose docker run has no --name: watched as a unit, and told what to add', async () => {
-    const runArgs = [...engine.simRunArgs('unused', ['--rm']).filter((a, i, all) => a !== '--name' && all[i - 1] !== '--name'), ...engine.simCommand()];
-    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    const runArgs = [
+      ...engine.simRunArgs('unused', ['--rm']).filter((a, i, all) => a !== '--name' && all[i - 1] !== '--name'),
+      ...engine.simCommand(),
+    ];
+    await host.writeUnit(
+      host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`),
+    );
     try {
       test = await sessionForHost(host);
       const alerts: string[] = [];
       const outcome = await test.session.watch('restart', FAST_WATCH, { onAlert: (a) => void alerts.push(a.message) });
       assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
-      assert.ok(alerts.some((m) => /without `--name`: Kimi cannot tell which container to watch\. Add `--name NAME`/.test(m)), alerts.join(' | '));
+      assert.ok(
+        alerts.some((m) => /without `--name`: Kimi cannot tell which container to watch\. Add `--name NAME`/.test(m)),
+        alerts.join(' | '),
+      );
     } finally {
       await host.writeUnit(host.defaultUnitText);
       await engine.docker('rm -f $(docker ps -aq) >/dev/null 2>&1; true');
@@ -322,18 +402,27 @@ describe('docker: containers, compose services and units that run docker', funct
 
   it('a unit whose ExecStart runs docker run -d: the container is the service, not "exited with status 0"', async () => {
     const runArgs = [...engine.simRunArgs('sg-unit-d', ['-d', '--rm']), ...engine.simCommand()];
-    await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`));
+    await host.writeUnit(
+      host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, `ExecStart=/usr/bin/docker run ${runArgs.join(' ')}`),
+    );
     try {
       test = await sessionForHost(host);
       const seen = ends();
       const first = await test.session.watch('restart', STEADY, seen.listener);
       assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
       assert.equal(first.state.mainPid, await engine.containerPid('sg-unit-d'));
-      assert.match(test.logLines.join('\n'), /docker logs --follow --timestamps --since \S+ -- sg-unit-d/, 'the output is in docker logs, not the journal');
+      assert.match(
+        test.logLines.join('\n'),
+        /docker logs --follow --timestamps --since \S+ -- sg-unit-d/,
+        'the output is in docker logs, not the journal',
+      );
       assert.deepEqual(first.state.shards, { done: 4, total: 4 });
 
       await host.nsExec(`kill -s KILL ${await engine.containerPid('sg-unit-d')}`);
-      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+      const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), {
+        timeoutMs: 30_000,
+        message: 'a failed end after ready',
+      });
       assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
     } finally {
       await host.writeUnit(host.defaultUnitText);

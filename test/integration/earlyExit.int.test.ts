@@ -28,13 +28,19 @@ const CASES: readonly Case[] = [
   },
   {
     name: 'an NCCL watchdog timeout alone, without the [E...] prefix',
-    lines: ['[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.'],
+    lines: [
+      '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.',
+    ],
     status: 1,
     cause: /Cause: \[Rank 3\] Watchdog caught collective operation timeout/,
   },
   {
     name: 'an import-time traceback, no SGLang line at all',
-    lines: ['Traceback (most recent call last):', '  File "/sgl-workspace/sglang/python/sglang/srt/configs/utils.py", line 18, in register_image_processor', "TypeError: AutoImageProcessor.register() got multiple values for argument 'exist_ok'"],
+    lines: [
+      'Traceback (most recent call last):',
+      '  File "/sgl-workspace/sglang/python/sglang/srt/configs/utils.py", line 18, in register_image_processor',
+      "TypeError: AutoImageProcessor.register() got multiple values for argument 'exist_ok'",
+    ],
     status: 1,
     cause: /Cause: TypeError: AutoImageProcessor\.register\(\) got multiple values for argument 'exist_ok'/,
   },
@@ -66,7 +72,12 @@ describe('a server that dies in its first second shows its own line as the cause
 
   CASES.forEach((c, i) => {
     it(c.name, async () => {
-      await host.writeUnit(host.defaultUnitText.replace(/^ExecStart=.*(?:\\\n.*)*$/m, dyingExecStart(host.fixtureDir, `dying-${i}`, c.lines, c.status)));
+      await host.writeUnit(
+        host.defaultUnitText.replace(
+          /^ExecStart=.*(?:\\\n.*)*$/m,
+          dyingExecStart(host.fixtureDir, `dying-${i}`, c.lines, c.status),
+        ),
+      );
       test = await sessionForHost(host);
       const outcome = await test.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);

@@ -28,7 +28,6 @@ import { waitFor } from '../util/waitFor';
 
 // ---------------------------------------------------------------- helpers
 
-
 type Fixture = TestSession;
 
 /** The extension's own session for a simulated host (see simHost.ts). */
@@ -108,7 +107,12 @@ async function resourceGrowth(before: Map<string, number>, opts: { sshdRestarted
 }
 
 /** Disposes the fixture, then checks both leak conditions. */
-async function disposeAndCheck(fx: Fixture | undefined, host: GpuHost, before: Map<string, number>, opts: { sshdRestarted?: boolean; hosts?: GpuHost[] } = {}) {
+async function disposeAndCheck(
+  fx: Fixture | undefined,
+  host: GpuHost,
+  before: Map<string, number>,
+  opts: { sshdRestarted?: boolean; hosts?: GpuHost[] } = {},
+) {
   fx?.dispose();
   for (const h of opts.hosts ?? [host]) await waitNoRemoteJournal(h);
   const grown = await resourceGrowth(before, opts);
@@ -119,7 +123,8 @@ async function disposeAndCheck(fx: Fixture | undefined, host: GpuHost, before: M
 async function exitLineAt(host: GpuHost): Promise<{ at: number; msg: string } | undefined> {
   const entries = await host.journalEntries();
   for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].pid === 1 && /Main process exited/.test(entries[i].msg)) return { at: Math.floor(entries[i].t / 1000), msg: entries[i].msg };
+    if (entries[i].pid === 1 && /Main process exited/.test(entries[i].msg))
+      return { at: Math.floor(entries[i].t / 1000), msg: entries[i].msg };
   }
   return undefined;
 }
@@ -135,7 +140,14 @@ function freeClosedPort(): Promise<number> {
   });
 }
 
-const FAST_SIM = { readMBps: 60, warmReadMBps: 60, warmupSeconds: 0.5, kvSeconds: 0.2, cudaGraphSeconds: 0.4, initSeconds: 0.2 };
+const FAST_SIM = {
+  readMBps: 60,
+  warmReadMBps: 60,
+  warmupSeconds: 0.5,
+  kvSeconds: 0.2,
+  cudaGraphSeconds: 0.4,
+  initSeconds: 0.2,
+};
 
 // ---------------------------------------------------------------- the suite
 
@@ -180,7 +192,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         onState: (s) => {
           rec.onState(s);
           if (dropped && restoredAt === 0) whileDown.push(s.verdict);
-          if (restoredAt > 0 && s.connected && afterReconnect === undefined && s.verdict !== 'unreachable') afterReconnect = s;
+          if (restoredAt > 0 && s.connected && afterReconnect === undefined && s.verdict !== 'unreachable')
+            afterReconnect = s;
           if (!dropped && s.shards && s.shards.done >= 3) {
             dropped = true;
             progressAtDrop = s.progress ?? 0;
@@ -188,7 +201,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
             void (async () => {
               await host.stopSshd();
               // The link stays down until the watch has said so, then comes back (mid-load).
-              await waitFor(() => whileDown.includes('unreachable'), { timeoutMs: 30_000, message: 'unreachable while sshd is down' }).catch(() => undefined);
+              await waitFor(() => whileDown.includes('unreachable'), {
+                timeoutMs: 30_000,
+                message: 'unreachable while sshd is down',
+              }).catch(() => undefined);
               await host.startSshd();
               restoredAt = Date.now();
             })();
@@ -201,9 +217,15 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.ok(!rec.verdicts.includes('failed'), `verdicts: ${rec.verdicts}`);
       // Back to the load, not to the start: the same phase and at least the same percentage.
       assert.ok(afterReconnect, 'a state after the reconnect');
-      assert.ok(['loading', 'warming up', 'ready'].includes(afterReconnect!.verdict), `after reconnect: ${afterReconnect!.verdict}`);
+      assert.ok(
+        ['loading', 'warming up', 'ready'].includes(afterReconnect!.verdict),
+        `after reconnect: ${afterReconnect!.verdict}`,
+      );
       assert.equal(phaseAtDrop, 'loading weights');
-      assert.ok((afterReconnect!.progress ?? 0) >= progressAtDrop, `progress ${afterReconnect!.progress} < ${progressAtDrop} at the drop`);
+      assert.ok(
+        (afterReconnect!.progress ?? 0) >= progressAtDrop,
+        `progress ${afterReconnect!.progress} < ${progressAtDrop} at the drop`,
+      );
       const firedUp = await host.firedUpAt();
       assert.ok(outcome.state.readyAt! >= firedUp! - 50, 'not ready before SGLang said so');
       // One handshake, plus one for the reconnect: the connection is reused, not re-dialled per probe.
@@ -231,7 +253,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.equal(outcome.end, 'unreachable', `ended ${outcome.end}: ${outcome.message}`);
       assert.equal(outcome.state.verdict, 'unreachable');
       assert.match(outcome.message!, /could not be reached for \d+ s/);
-      assert.ok(endedAfter >= 3000 && endedAfter < 3000 + 2500, `ended ${endedAfter} ms after the drop (timeout 3000 ms)`);
+      assert.ok(
+        endedAfter >= 3000 && endedAfter < 3000 + 2500,
+        `ended ${endedAfter} ms after the drop (timeout 3000 ms)`,
+      );
       assert.ok(!rec.verdicts.includes('ready') && !rec.verdicts.includes('failed'), `verdicts: ${rec.verdicts}`);
       await host.startSshd();
       await disposeAndCheck(fx, host, baseline, { sshdRestarted: true });
@@ -266,7 +291,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       fx = await fixture(host, { server: { identityFile: stranger } });
       outcome = await fx.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'unreachable');
-      assert.match(outcome.message!, /^Authentication failed for root@127\.0\.0\.1:\d+; tried: .*stranger_ed25519 \(rejected\)/);
+      assert.match(
+        outcome.message!,
+        /^Authentication failed for root@127\.0\.0\.1:\d+; tried: .*stranger_ed25519 \(rejected\)/,
+      );
       assert.equal((await host.execLog()).length, beforeExec, 'nothing ran on the host');
       messages.auth = outcome.message!;
       fx.dispose();
@@ -281,9 +309,15 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         outcome = await fx.session.watch('restart', FAST_WATCH);
         assert.equal(outcome.end, 'failed');
         assert.equal(outcome.state.verdict, 'failed');
-        assert.match(outcome.message!, /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password/);
+        assert.match(
+          outcome.message!,
+          /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password/,
+        );
         assert.equal(await host.mainPid(), pidBefore, 'the unit was not restarted');
-        assert.ok((await host.execLog()).some((l) => /sudo '?-n'?/.test(l)), 'sudo was run non-interactively (-n)');
+        assert.ok(
+          (await host.execLog()).some((l) => /sudo '?-n'?/.test(l)),
+          'sudo was run non-interactively (-n)',
+        );
         messages.sudo = outcome.message!;
       } finally {
         fs.rmSync(sudoJson, { force: true });
@@ -302,7 +336,12 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       { at: 'weights', kind: 'oom', line: /torch\.OutOfMemoryError: CUDA out of memory/, extra: { afterShards: 4 } },
       { at: 'kv', kind: 'oom', line: /torch\.OutOfMemoryError: CUDA out of memory/, extra: {} },
       { at: 'cudaGraph', kind: 'cuda', line: /CUDA error: an illegal memory access/, extra: {} },
-      { at: 'warmup', kind: 'traceback', line: /Initialization failed\. warmup error|Triton Error \[CUDA\]/, extra: {} },
+      {
+        at: 'warmup',
+        kind: 'traceback',
+        line: /Initialization failed\. warmup error|Triton Error \[CUDA\]/,
+        extra: {},
+      },
     ] as const;
     for (const c of crashes) {
       it(`a crash during ${c.at} (${c.kind}) is failed within 2 s of the exit line, with the exit status and the error lines`, async () => {
@@ -320,8 +359,14 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         // Scheduler crashes exit 1; a failed warm-up kills its own process tree (SIGKILL), as SGLang does.
         assert.match(summary, c.at === 'warmup' ? /killed by signal (9|KILL)/ : /exited with status 1/);
         const lines = outcome.state.failure!.lines;
-        assert.ok(lines.some((l) => c.line.test(l)), `error lines: ${JSON.stringify(lines, null, 1)}`);
-        assert.ok(lines.some((l) => /Main process exited/.test(l)), `the exit line is among the error lines: ${JSON.stringify(lines)}`);
+        assert.ok(
+          lines.some((l) => c.line.test(l)),
+          `error lines: ${JSON.stringify(lines, null, 1)}`,
+        );
+        assert.ok(
+          lines.some((l) => /Main process exited/.test(l)),
+          `the exit line is among the error lines: ${JSON.stringify(lines)}`,
+        );
         await disposeAndCheck(fx, host, baseline);
         fx = undefined;
       });
@@ -399,7 +444,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
       assert.equal(r.kind, 'http');
       assert.ok(r.kind === 'http' && r.truncated, 'truncated');
-      assert.ok(r.kind === 'http' && Buffer.byteLength(r.body) === 1024 * 1024, `body ${r.kind === 'http' ? Buffer.byteLength(r.body) : 0} bytes`);
+      assert.ok(
+        r.kind === 'http' && Buffer.byteLength(r.body) === 1024 * 1024,
+        `body ${r.kind === 'http' ? Buffer.byteLength(r.body) : 0} bytes`,
+      );
       assert.ok(took < 3000, `reading the capped body took ${took} ms`);
       assert.ok(heapGrowth < 16 * 1024 * 1024, `heap grew ${(heapGrowth / 1e6).toFixed(1)} MB for a 20 MB body`);
       await disposeAndCheck(fx, host, baseline);
@@ -446,7 +494,14 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
     /** Each string setting with each nasty value: rejected naming the setting, or accepted. */
     function fuzz(): { setting: string; value: string; raw: RawSettings }[] {
       const accepted: { setting: string; value: string; raw: RawSettings }[] = [];
-      const base = { name: 'sim', host: '127.0.0.1', port: 22, username: 'root', unit: 'sglang-k26-ddtree', url: 'http://127.0.0.1:30001' };
+      const base = {
+        name: 'sim',
+        host: '127.0.0.1',
+        port: 22,
+        username: 'root',
+        unit: 'sglang-k26-ddtree',
+        url: 'http://127.0.0.1:30001',
+      };
       const serverFields = ['name', 'host', 'username', 'identityFile', 'unit', 'url'];
       const topFields = ['activeServer', 'knownHostsFile', 'hostKeyPolicy'];
       for (const value of nasty) {
@@ -478,8 +533,14 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       // What may be accepted: the display name, local file paths (read by Node, never a shell),
       // and a URL whose path carries the text (percent-encoded, sent as an HTTP path). Never the
       // host, the user, the unit or the policy.
-      const allowed = new Set(['kimi.servers[0].name', 'kimi.servers[0].identityFile', 'kimi.knownHostsFile', 'kimi.servers[0].url']);
-      for (const a of accepted) assert.ok(allowed.has(a.setting), `${a.setting} accepted ${JSON.stringify(a.value.slice(0, 60))}`);
+      const allowed = new Set([
+        'kimi.servers[0].name',
+        'kimi.servers[0].identityFile',
+        'kimi.knownHostsFile',
+        'kimi.servers[0].url',
+      ]);
+      for (const a of accepted)
+        assert.ok(allowed.has(a.setting), `${a.setting} accepted ${JSON.stringify(a.value.slice(0, 60))}`);
       // URLs are normalised: no raw space, quote, newline or backtick survives into the profile.
       for (const a of accepted.filter((x) => x.setting.endsWith('.url'))) {
         const r = parseSettings(a.raw);
@@ -489,11 +550,32 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
     });
 
     it('accepted odd values, used for real against the host, execute nothing (canary file never appears)', async () => {
-      const oddValues: { what: string; server?: Record<string, unknown>; settings?: Record<string, unknown>; mode: 'attach' | 'restart' }[] = [
-        { what: 'a name with metacharacters', server: { name: `sim$(touch ${canary});\`touch ${canary}\`` }, mode: 'attach' },
-        { what: 'a URL whose path carries a command', server: { url: `${host.serverUrl}/v1;$(touch ${canary})\`touch ${canary}\`` }, mode: 'attach' },
-        { what: 'an identityFile path with metacharacters', server: { identityFile: `/tmp/no-key-$(touch ${canary})-\`touch ${canary}\`` }, mode: 'attach' },
-        { what: 'a valid but odd unit name (escapes, @ and :)', server: { unit: 'sglang\\x3btouch@x:y.service' }, mode: 'restart' },
+      const oddValues: {
+        what: string;
+        server?: Record<string, unknown>;
+        settings?: Record<string, unknown>;
+        mode: 'attach' | 'restart';
+      }[] = [
+        {
+          what: 'a name with metacharacters',
+          server: { name: `sim$(touch ${canary});\`touch ${canary}\`` },
+          mode: 'attach',
+        },
+        {
+          what: 'a URL whose path carries a command',
+          server: { url: `${host.serverUrl}/v1;$(touch ${canary})\`touch ${canary}\`` },
+          mode: 'attach',
+        },
+        {
+          what: 'an identityFile path with metacharacters',
+          server: { identityFile: `/tmp/no-key-$(touch ${canary})-\`touch ${canary}\`` },
+          mode: 'attach',
+        },
+        {
+          what: 'a valid but odd unit name (escapes, @ and :)',
+          server: { unit: 'sglang\\x3btouch@x:y.service' },
+          mode: 'restart',
+        },
       ];
       await freshReady();
       for (const odd of oddValues) {
@@ -512,13 +594,17 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
             timeoutMs: 30_000,
             message: 'the HTTP probe to be judged',
           });
-          await waitFor(async () => ended || (await host.execLog()).length > at.commands, { timeoutMs: 30_000, message: 'the next probe round' });
+          await waitFor(async () => ended || (await host.execLog()).length > at.commands, {
+            timeoutMs: 30_000,
+            message: 'the next probe round',
+          });
           session.stop('seen enough');
         })().catch(() => session.stop('safety'));
         const safety = setTimeout(() => session.stop('safety'), 60_000);
         const outcome: WatchOutcome = await session.watch(odd.mode, FAST_WATCH, {
           onState: (s) => {
-            if (!judged && (s.http !== undefined || s.completion !== undefined)) judged = host.execLog().then((l) => l.length);
+            if (!judged && (s.http !== undefined || s.completion !== undefined))
+              judged = host.execLog().then((l) => l.length);
           },
         });
         ended = true;
@@ -526,7 +612,11 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         clearTimeout(safety);
         f.dispose();
         fx = undefined;
-        assert.equal(await canaryExists(), false, `${odd.what}: the canary appeared (${outcome.end}: ${outcome.message})`);
+        assert.equal(
+          await canaryExists(),
+          false,
+          `${odd.what}: the canary appeared (${outcome.end}: ${outcome.message})`,
+        );
         if (odd.what.startsWith('a name')) assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
         if (odd.what.startsWith('a URL')) {
           assert.notEqual(outcome.state.verdict, 'ready', 'the odd path is a 404, never ready');
@@ -541,7 +631,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
           assert.match(outcome.message!, /not known to systemd|restart .* failed/);
           // The unit reached systemctl as one argument, exactly as written.
           const restarts = (await host.execLog()).filter((l) => / systemctl .*restart/.test(l));
-          assert.ok(restarts.some((l) => l.includes('sglang\\x3btouch@x:y.service')), restarts.slice(-3).join('\n'));
+          assert.ok(
+            restarts.some((l) => l.includes('sglang\\x3btouch@x:y.service')),
+            restarts.slice(-3).join('\n'),
+          );
         }
       }
       // A knownHostsFile path with metacharacters (accept-new writes it: Node fs, no shell).
@@ -610,8 +703,16 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         '\t',
       ];
       const cases: { what: string; lines: string[]; expect: 'known' | RegExp }[] = [
-        { what: 'hashed entry among noise', lines: [...noise, `${host.knownHostsLine({ hashed: true })}`], expect: 'known' },
-        { what: 'plain entry in a pattern list, CRLF endings', lines: [...noise, `foo.example,${name},bar ${realKey} comment here`], expect: 'known' },
+        {
+          what: 'hashed entry among noise',
+          lines: [...noise, `${host.knownHostsLine({ hashed: true })}`],
+          expect: 'known',
+        },
+        {
+          what: 'plain entry in a pattern list, CRLF endings',
+          lines: [...noise, `foo.example,${name},bar ${realKey} comment here`],
+          expect: 'known',
+        },
         {
           what: '@revoked wins over a plain entry of the same key',
           lines: [...noise, `${name} ${realKey}`, `@revoked * ${realKey}`],
@@ -620,7 +721,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         {
           what: '@cert-authority for the host is no plain host key (refused with the reason: ssh2 cannot check host certificates)',
           lines: [...noise, `@cert-authority ${name} ${realKey}`],
-          expect: /trusts a certificate authority \(@cert-authority\) for .* is not in the known-hosts file as a plain key; refusing to connect/,
+          expect:
+            /trusts a certificate authority \(@cert-authority\) for .* is not in the known-hosts file as a plain key; refusing to connect/,
         },
         {
           what: 'a negated pattern vetoes the line',
@@ -642,7 +744,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
           } else {
             assert.equal(outcome.end, 'unreachable', `${c.what}: ${outcome.end}`);
             assert.match(outcome.message!, c.expect, c.what);
-            assert.ok(outcome.message!.includes(host.hostKeyFingerprint), `${c.what}: the fingerprint is shown: ${outcome.message}`);
+            assert.ok(
+              outcome.message!.includes(host.hostKeyFingerprint),
+              `${c.what}: the fingerprint is shown: ${outcome.message}`,
+            );
             assert.equal((await host.execLog()).length, execBefore, `${c.what}: nothing ran`);
           }
           assert.equal(fs.readFileSync(f.knownHostsFile, 'utf8'), text, `${c.what}: strict never writes the file`);
@@ -682,7 +787,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
           (e: unknown) => e,
         );
         assert.ok(err instanceof AlreadyWatchingError, `second ${mode}: ${String(err)}`);
-        assert.match(err.message, /already being watched \((restarting|loading|warming up)\)\. Run "Kimi: Stop polling" first\./);
+        assert.match(
+          err.message,
+          /already being watched \((restarting|loading|warming up)\)\. Run "Kimi: Stop polling" first\./,
+        );
       }
       assert.equal(session.transport.handshakes, handshakes);
       assert.equal(host.handshakes(), sshdBefore, 'no new SSH login');
@@ -697,7 +805,12 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
 
   describe('secrets', () => {
     it('with an encrypted key and its passphrase: the passphrase never appears in the log, exec.log, the journal, sshd log or known_hosts', async () => {
-      fx = await fixture(host, { server: { identityFile: host.encryptedClientKeyPath }, passphrase: host.encryptedKeyPassphrase, policy: 'accept-new', knownHosts: '' });
+      fx = await fixture(host, {
+        server: { identityFile: host.encryptedClientKeyPath },
+        passphrase: host.encryptedKeyPassphrase,
+        policy: 'accept-new',
+        knownHosts: '',
+      });
       const outcome = await fx.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
       const secret = host.encryptedKeyPassphrase;
@@ -721,7 +834,13 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
     let loopHost: GpuHost;
     let fx2: Fixture | undefined;
     before(async () => {
-      loopHost = await startGpuHost({ shards: 8, shardBytes: 2 * 1024 * 1024, restartOnFailure: true, unitName: 'sglang-k26-b', sim: { ...FAST_SIM } });
+      loopHost = await startGpuHost({
+        shards: 8,
+        shardBytes: 2 * 1024 * 1024,
+        restartOnFailure: true,
+        unitName: 'sglang-k26-b',
+        sim: { ...FAST_SIM },
+      });
     });
     afterEach(() => {
       fx2?.dispose();
@@ -742,7 +861,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.match(outcome.message!, /crash loop/);
       assert.match(outcome.message!, /systemd (is restarting|restarted) it/);
       assert.match(outcome.message!, /exited with status 1/);
-      assert.ok(outcome.state.failure!.lines.some((l) => /OutOfMemoryError/.test(l)), JSON.stringify(outcome.state.failure!.lines));
+      assert.ok(
+        outcome.state.failure!.lines.some((l) => /OutOfMemoryError/.test(l)),
+        JSON.stringify(outcome.state.failure!.lines),
+      );
       const exit = await exitLineAt(loopHost);
       assert.ok(rec.firstAt('failed')! - exit!.at < 2000, 'within 2 s of the exit line');
       await loopHost.ssh(`systemctl stop ${loopHost.unit}`); // end the loop
@@ -768,14 +890,20 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.equal(a.end, 'ready', `a: ${a.end} ${a.message}`);
       assert.equal(b.end, 'ready', `b: ${b.end} ${b.message}`);
       const [firedA, firedB] = [await host.firedUpAt(), await loopHost.firedUpAt()];
-      assert.ok(a.state.readyAt! >= firedA! - 50 && b.state.readyAt! >= firedB! - 50, 'each ready after its own server');
+      assert.ok(
+        a.state.readyAt! >= firedA! - 50 && b.state.readyAt! >= firedB! - 50,
+        'each ready after its own server',
+      );
       // Different speeds: the slower host's ready comes later, and each watch saw its own shards.
       assert.ok(b.state.readyAt! > a.state.readyAt!, 'b (slower) ready after a');
       assert.equal(a.state.shards?.total, 12);
       assert.equal(b.state.shards?.total, 8);
       assert.equal(fx.session.transport.handshakes, 1);
       assert.equal(fx2.session.transport.handshakes, 1);
-      assert.ok(fx.logLines.every((l) => !l.includes('[b]')) && fx2.logLines.every((l) => !l.includes('[a]')), 'logs kept apart');
+      assert.ok(
+        fx.logLines.every((l) => !l.includes('[b]')) && fx2.logLines.every((l) => !l.includes('[a]')),
+        'logs kept apart',
+      );
       fx2.dispose();
       fx2 = undefined;
       await disposeAndCheck(fx, host, baseline, { hosts: [host, loopHost] });

@@ -32,7 +32,14 @@ function request(port: number, method: string, urlPath: string, body?: unknown, 
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
-      { host, port, method, path: urlPath, agent: false, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      {
+        host,
+        port,
+        method,
+        path: urlPath,
+        agent: false,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -50,8 +57,13 @@ async function chat(port: number): Promise<{ status: number; content: string | u
   const models = await request(port, 'GET', '/v1/models');
   assert.equal(models.status, 200, models.body);
   const model = (JSON.parse(models.body) as { data: { id: string }[] }).data[0]!.id;
-  const answer = await request(port, 'POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'What is the capital of France?' }], max_tokens: 32 });
-  const parsed = answer.status === 200 ? (JSON.parse(answer.body) as { choices: { message: { content?: string } }[] }) : undefined;
+  const answer = await request(port, 'POST', '/v1/chat/completions', {
+    model,
+    messages: [{ role: 'user', content: 'What is the capital of France?' }],
+    max_tokens: 32,
+  });
+  const parsed =
+    answer.status === 200 ? (JSON.parse(answer.body) as { choices: { message: { content?: string } }[] }) : undefined;
   return { status: answer.status, content: parsed?.choices[0]?.message.content ?? undefined, body: answer.body };
 }
 
@@ -79,7 +91,12 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     assert.ok(settings.ok);
     const log: string[] = [];
     const logTo = (level: string, message: string) => void log.push(`${level}: ${message}`);
-    const fleet = new Fleet({ ui: NO_QUESTIONS_UI, log: logTo, history: new MemoryMemento(), createSession: (s, all) => createSession(s, all, NO_QUESTIONS_UI, logTo) });
+    const fleet = new Fleet({
+      ui: NO_QUESTIONS_UI,
+      log: logTo,
+      history: new MemoryMemento(),
+      createSession: (s, all) => createSession(s, all, NO_QUESTIONS_UI, logTo),
+    });
     fleet.configure(settings.settings);
     fleets.push(fleet);
     const events: FleetEvent[] = [];
@@ -95,7 +112,10 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     const since = Date.now();
     const restarted = await host.ssh(`systemctl restart ${host.unitName}`);
     assert.equal(restarted.code, 0, restarted.stderr);
-    await waitFor(async () => ((await host.firedUpAt()) ?? 0) >= since - 1000, { timeoutMs: 90_000, message: 'the simulated server is ready' });
+    await waitFor(async () => ((await host.firedUpAt()) ?? 0) >= since - 1000, {
+      timeoutMs: 90_000,
+      message: 'the simulated server is ready',
+    });
   });
   afterEach(async () => {
     for (const fleet of fleets.splice(0)) {
@@ -115,12 +135,21 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     assert.equal(already, false);
     // The simulated host is reached at 127.0.0.1: its server's port is never taken by the forward.
     assert.notEqual(info.localPort, host.httpPort);
-    assert.equal(info.portNote, `the SSH host is this machine, where port ${host.httpPort} is the server's own, so ${info.localPort} was chosen`);
+    assert.equal(
+      info.portNote,
+      `the SSH host is this machine, where port ${host.httpPort} is the server's own, so ${info.localPort} was chosen`,
+    );
     assert.equal(info.baseUrl, `http://127.0.0.1:${info.localPort}/v1`);
     assert.equal(info.remote, `127.0.0.1:${host.httpPort}`);
     assert.equal(fleet.snapshot(server).forwardedPort, info.localPort);
-    assert.ok(events.some((e) => e.type === 'forward' && e.forward?.localPort === info.localPort), 'a forward event');
-    assert.ok(log.some((l) => l.includes(`Base URL: ${info.baseUrl}`)), log.join('\n'));
+    assert.ok(
+      events.some((e) => e.type === 'forward' && e.forward?.localPort === info.localPort),
+      'a forward event',
+    );
+    assert.ok(
+      log.some((l) => l.includes(`Base URL: ${info.baseUrl}`)),
+      log.join('\n'),
+    );
 
     const answer = await chat(info.localPort);
     assert.equal(answer.status, 200, answer.body);
@@ -139,7 +168,13 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const busyPort = (busy.address() as net.AddressInfo).port;
     try {
-      await assert.rejects(fleet.forward(server, { localPort: busyPort }), (e: unknown) => e instanceof ForwardError && e.kind === 'port-in-use' && e.message.includes(`127.0.0.1:${busyPort} is already in use`));
+      await assert.rejects(
+        fleet.forward(server, { localPort: busyPort }),
+        (e: unknown) =>
+          e instanceof ForwardError &&
+          e.kind === 'port-in-use' &&
+          e.message.includes(`127.0.0.1:${busyPort} is already in use`),
+      );
       assert.equal(fleet.snapshot(server).forwardedPort, undefined);
     } finally {
       await new Promise<void>((resolve) => busy.close(() => resolve()));
@@ -151,24 +186,33 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     assert.equal((await request(busyPort, 'GET', '/health')).status, 200);
   });
 
-  it('the server stopped when the forward opens: the forward opens on another port than the server\'s own, says 502 while it is down, answers once it is back', async () => {
+  it("the server stopped when the forward opens: the forward opens on another port than the server's own, says 502 while it is down, answers once it is back", async () => {
     const { fleet, server, log } = newFleet();
     await host.ssh(`systemctl stop ${host.unitName}`);
     let restarted = false;
     try {
       const { info } = await fleet.forward(server);
       assert.notEqual(info.localPort, host.httpPort, 'the server port stays free for the server');
-      assert.ok(log.some((l) => /does not answer on 127\.0\.0\.1:\d+ yet/.test(l)), log.join('\n'));
+      assert.ok(
+        log.some((l) => /does not answer on 127\.0\.0\.1:\d+ yet/.test(l)),
+        log.join('\n'),
+      );
       const down = await request(info.localPort, 'GET', '/health');
       assert.equal(down.status, 502);
       assert.match(down.body, /Connection refused/);
       const since = Date.now();
       await host.ssh(`systemctl start ${host.unitName}`);
-      await waitFor(async () => ((await host.firedUpAt()) ?? 0) >= since - 1000, { timeoutMs: 90_000, message: 'the simulated server is ready again' });
+      await waitFor(async () => ((await host.firedUpAt()) ?? 0) >= since - 1000, {
+        timeoutMs: 90_000,
+        message: 'the simulated server is ready again',
+      });
       restarted = true;
       assert.equal((await chat(info.localPort)).status, 200);
       await fleet.closeForward(server);
-      await assert.rejects(fleet.forward(server, { localPort: host.httpPort }), /the SSH host is this machine and \d+ is the server's own port here/);
+      await assert.rejects(
+        fleet.forward(server, { localPort: host.httpPort }),
+        /the SSH host is this machine and \d+ is the server's own port here/,
+      );
     } finally {
       if (!restarted) await host.ssh(`systemctl start ${host.unitName}`);
     }
@@ -194,14 +238,20 @@ describe('port forwarding: the server on localhost through the SSH connection', 
 
     const down = await request(info.localPort, 'GET', '/health');
     assert.equal(down.status, 502, down.body);
-    assert.match((JSON.parse(down.body) as { error: { message: string } }).error.message, /kimi-service port forward: .*(SSH connection|connect|ECONNREFUSED)/i);
+    assert.match(
+      (JSON.parse(down.body) as { error: { message: string } }).error.message,
+      /kimi-service port forward: .*(SSH connection|connect|ECONNREFUSED)/i,
+    );
     assert.equal(fleet.snapshot(server).forwardedPort, info.localPort, 'the forward stays open while SSH is down');
 
     await host.startSshd();
-    const after = await waitFor(async () => {
-      const answer = await chat(info.localPort);
-      return answer.status === 200 ? answer : undefined;
-    }, { timeoutMs: 60_000, message: 'a chat completion through the forward after sshd is back' });
+    const after = await waitFor(
+      async () => {
+        const answer = await chat(info.localPort);
+        return answer.status === 200 ? answer : undefined;
+      },
+      { timeoutMs: 60_000, message: 'a chat completion through the forward after sshd is back' },
+    );
     assert.match(after.content ?? '', /Paris/);
     assert.ok(host.handshakes() > handshakesBefore, 'it went through a new SSH connection');
   });
@@ -220,14 +270,22 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     });
     await new Promise<void>((resolve) => again.close(() => resolve()));
     assert.equal(fleet.snapshot(server).forwardedPort, undefined);
-    assert.ok(events.some((e) => e.type === 'forward' && e.forward === undefined), 'a closed-forward event');
+    assert.ok(
+      events.some((e) => e.type === 'forward' && e.forward === undefined),
+      'a closed-forward event',
+    );
   });
 
   it('new settings: other watch settings keep the forward; a server pointed at another url loses it (port freed)', async () => {
     const { fleet, server } = newFleet();
     const { info } = await fleet.forward(server);
     const settings = (extra: Record<string, unknown>, entry: Record<string, unknown> = {}) => {
-      const parsed = parseSettings({ servers: [{ ...serverEntry(host), ...entry }], knownHostsFile, hostKeyPolicy: 'strict', ...extra });
+      const parsed = parseSettings({
+        servers: [{ ...serverEntry(host), ...entry }],
+        knownHostsFile,
+        hostKeyPolicy: 'strict',
+        ...extra,
+      });
       assert.ok(parsed.ok);
       return parsed.settings;
     };
@@ -243,19 +301,29 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
     const config = path.join(dir, 'servers.json');
-    fs.writeFileSync(config, JSON.stringify({ servers: [serverEntry(host, 'sim')], knownHostsFile, hostKeyPolicy: 'strict' }));
-    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'forward', 'sim', '--json', '--config', config], {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ servers: [serverEntry(host, 'sim')], knownHostsFile, hostKeyPolicy: 'strict' }),
+    );
+    const child = spawn(
+      process.execPath,
+      [path.join(REPO, 'dist', 'cli.js'), 'forward', 'sim', '--json', '--config', config],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
-      const opened = await waitFor(() => stdout.split('\n').find((l) => l.includes('"event":"forward"')), { timeoutMs: 30_000, message: `the forward line (stderr: ${stderr})` });
+      const opened = await waitFor(() => stdout.split('\n').find((l) => l.includes('"event":"forward"')), {
+        timeoutMs: 30_000,
+        message: `the forward line (stderr: ${stderr})`,
+      });
       const info = JSON.parse(opened) as { localPort: number; baseUrl: string; server: string };
       assert.equal(info.server, 'sim');
       assert.equal(info.baseUrl, `http://127.0.0.1:${info.localPort}/v1`);

@@ -21,11 +21,15 @@ const MARKER = '-- kimi test: is journalctl -f following? ';
  */
 async function untilFollowing(host: GpuHost, out: () => string, timeoutMs = 10000): Promise<void> {
   let n = 0;
-  await waitFor('journalctl -f to follow', async () => {
-    if (out().includes(MARKER)) return true;
-    await host.appendJournal(`${MARKER}${n++}`);
-    return false;
-  }, timeoutMs);
+  await waitFor(
+    'journalctl -f to follow',
+    async () => {
+      if (out().includes(MARKER)) return true;
+      await host.appendJournal(`${MARKER}${n++}`);
+      return false;
+    },
+    timeoutMs,
+  );
 }
 /** What a follower printed after the last marker line. */
 function afterMarkers(text: string): string {
@@ -61,9 +65,15 @@ function processesReferencing(dir: string): string[] {
     try {
       const cmd = fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').replace(/\0/g, ' ');
       let cwd = '';
-      try { cwd = fs.readlinkSync(`/proc/${n}/cwd`); } catch { /* */ }
+      try {
+        cwd = fs.readlinkSync(`/proc/${n}/cwd`);
+      } catch {
+        /* */
+      }
       if (cmd.includes(dir) || cwd.startsWith(dir)) hits.push(`${n}: ${cmd}`);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return hits;
 }
@@ -101,8 +111,14 @@ describe('simulated GPU host (harness)', function () {
     for (const n of ['systemctl', 'journalctl', 'nvidia-smi', 'sudo']) {
       assert.ok(fs.statSync(path.join(fixture, 'bin', n)).mode & 0o111, `${n} executable`);
     }
-    const shards = fs.readdirSync(host.modelPath).filter((n) => n.endsWith('.safetensors')).sort();
-    assert.deepStrictEqual(shards, [1, 2, 3, 4].map((i) => `model-0000${i}-of-00004.safetensors`));
+    const shards = fs
+      .readdirSync(host.modelPath)
+      .filter((n) => n.endsWith('.safetensors'))
+      .sort();
+    assert.deepStrictEqual(
+      shards,
+      [1, 2, 3, 4].map((i) => `model-0000${i}-of-00004.safetensors`),
+    );
     const buf = fs.readFileSync(path.join(host.modelPath, shards[0]));
     const hlen = Number(buf.readBigUInt64LE(0));
     const header = JSON.parse(buf.subarray(8, 8 + hlen).toString('utf8'));
@@ -116,10 +132,15 @@ describe('simulated GPU host (harness)', function () {
   });
 
   it('puts the stand-ins first on the SSH session PATH and mounts the unit folder', async () => {
-    const r = await host.ssh('command -v systemctl journalctl nvidia-smi sudo; echo "$KIMI_SIM_ROOT"; ls /etc/systemd/system');
+    const r = await host.ssh(
+      'command -v systemctl journalctl nvidia-smi sudo; echo "$KIMI_SIM_ROOT"; ls /etc/systemd/system',
+    );
     assert.strictEqual(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
-    assert.deepStrictEqual(lines.slice(0, 4), ['systemctl', 'journalctl', 'nvidia-smi', 'sudo'].map((n) => path.join(fixture, 'bin', n)));
+    assert.deepStrictEqual(
+      lines.slice(0, 4),
+      ['systemctl', 'journalctl', 'nvidia-smi', 'sudo'].map((n) => path.join(fixture, 'bin', n)),
+    );
     assert.strictEqual(lines[4], host.stateDir);
     assert.ok(lines.includes(host.unit));
     // login shells too (Debian's /etc/profile resets PATH)
@@ -139,7 +160,10 @@ describe('simulated GPU host (harness)', function () {
     assert.strictEqual(p.MainPID, '0');
     assert.strictEqual(p.FragmentPath, `/etc/systemd/system/${host.unit}`);
     assert.strictEqual(p.NeedDaemonReload, 'no');
-    assert.match(p.ExecStart, /^\{ path=\S+\/opt\/sglang\/bin\/python ; argv\[\]=\S+python -m sglang\.launch_server --model-path \S+ --served-model-name \/root\/models\/Kimi-K2\.6 --tp 8 --trust-remote-code --host 127\.0\.0\.1 --port \d+ ; ignore_errors=no ; start_time=\[n\/a\] ; stop_time=\[n\/a\] ; pid=0 ; code=\(null\) ; status=0\/0 \}$/);
+    assert.match(
+      p.ExecStart,
+      /^\{ path=\S+\/opt\/sglang\/bin\/python ; argv\[\]=\S+python -m sglang\.launch_server --model-path \S+ --served-model-name \/root\/models\/Kimi-K2\.6 --tp 8 --trust-remote-code --host 127\.0\.0\.1 --port \d+ ; ignore_errors=no ; start_time=\[n\/a\] ; stop_time=\[n\/a\] ; pid=0 ; code=\(null\) ; status=0\/0 \}$/,
+    );
     const v = await host.ssh(`systemctl show -p ActiveState,SubState --value ${host.unit}`);
     assert.deepStrictEqual(v.stdout.trim().split('\n').sort(), ['dead', 'inactive']);
     const nf = parseShow((await host.ssh('systemctl show nosuch -p LoadState,ActiveState')).stdout);
@@ -151,7 +175,9 @@ describe('simulated GPU host (harness)', function () {
   it('drop-ins need daemon-reload; restart starts the unit; journal lines stream with -f -a', async () => {
     await host.writeUnit(TICKER_UNIT('Restart=no'));
     // an edit through the real path inside the namespace, as the extension does it
-    const edit = await host.ssh(`mkdir -p /etc/systemd/system/${host.unit}.d && printf '[Service]\\nEnvironment=EXTRA=1\\n' > /etc/systemd/system/${host.unit}.d/50-kimi.conf`);
+    const edit = await host.ssh(
+      `mkdir -p /etc/systemd/system/${host.unit}.d && printf '[Service]\\nEnvironment=EXTRA=1\\n' > /etc/systemd/system/${host.unit}.d/50-kimi.conf`,
+    );
     assert.strictEqual(edit.code, 0, edit.stderr);
     assert.deepStrictEqual(await host.readDropIns(), { '50-kimi.conf': '[Service]\nEnvironment=EXTRA=1\n' });
     let p = parseShow((await host.ssh(`systemctl show ${host.unit} -p NeedDaemonReload,DropInPaths`)).stdout);
@@ -165,11 +191,28 @@ describe('simulated GPU host (harness)', function () {
     assert.match(p.Environment, /EXTRA=1/);
 
     // follow the journal from before the restart, like the extension
-    const follower = spawn('ssh', ['-F', '/dev/null', '-i', host.clientKeyPath, '-p', String(host.sshPort),
-      '-o', 'IdentitiesOnly=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${await knownHostsFile(host, true)}`,
-      '-o', 'BatchMode=yes', 'root@127.0.0.1', `journalctl -u ${host.unitName} -f -a -n 0 -o cat`]);
+    const follower = spawn('ssh', [
+      '-F',
+      '/dev/null',
+      '-i',
+      host.clientKeyPath,
+      '-p',
+      String(host.sshPort),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${await knownHostsFile(host, true)}`,
+      '-o',
+      'BatchMode=yes',
+      'root@127.0.0.1',
+      `journalctl -u ${host.unitName} -f -a -n 0 -o cat`,
+    ]);
     let followed = '';
-    follower.stdout.setEncoding('utf8').on('data', (d: string) => { followed += d; });
+    follower.stdout.setEncoding('utf8').on('data', (d: string) => {
+      followed += d;
+    });
     await untilFollowing(host, () => followed);
 
     const t0 = Date.now();
@@ -196,12 +239,17 @@ describe('simulated GPU host (harness)', function () {
     const plain = await host.ssh(`journalctl -u ${host.unitName} --no-pager -n 4`);
     assert.match(plain.stdout, /gpu-host sh\[\d+\]: \[\d+B blob data\]/);
     const json = await host.ssh(`journalctl -u ${host.unitName} -o json -n 30`);
-    const entries = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const entries = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const bin = entries.find((e) => Array.isArray(e.MESSAGE));
     assert.ok(bin, 'a byte-array MESSAGE');
     assert.match(Buffer.from(bin.MESSAGE).toString(), /Completed \| \d+\/64\r$/);
     assert.ok(entries.every((e) => /^\d{16}$/.test(e.__REALTIME_TIMESTAMP)));
-    const since = await host.ssh(`journalctl -u ${host.unitName} --since "@${Math.floor(Date.now() / 1000) + 3600}" -q -o cat`);
+    const since = await host.ssh(
+      `journalctl -u ${host.unitName} --since "@${Math.floor(Date.now() / 1000) + 3600}" -q -o cat`,
+    );
     assert.strictEqual(since.stdout, '');
   });
 
@@ -228,9 +276,24 @@ describe('simulated GPU host (harness)', function () {
     assert.ok(j.includes('Stopping sglang-k26-ddtree.service - Ticker test unit...'));
     assert.ok(j.includes('Stopped sglang-k26-ddtree.service - Ticker test unit.'));
     const kh = await knownHostsFile(host, false);
-    const f = spawn('ssh', ['-F', '/dev/null', '-i', host.clientKeyPath, '-p', String(host.sshPort), '-o', 'IdentitiesOnly=yes',
-      '-o', `UserKnownHostsFile=${kh}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'root@127.0.0.1',
-      `journalctl -u ${host.unit} -f -n 1`]);
+    const f = spawn('ssh', [
+      '-F',
+      '/dev/null',
+      '-i',
+      host.clientKeyPath,
+      '-p',
+      String(host.sshPort),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      `UserKnownHostsFile=${kh}`,
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      'BatchMode=yes',
+      'root@127.0.0.1',
+      `journalctl -u ${host.unit} -f -n 1`,
+    ]);
     f.stdout.resume();
     const countFollowers = async () => (await host.nsExec('ps -eo args | grep -c "[j]ournalctl.js -u"')).stdout.trim();
     await waitFor('journalctl -f running', async () => (await countFollowers()) === '1');
@@ -243,11 +306,28 @@ describe('simulated GPU host (harness)', function () {
     await host.ssh(`systemctl start ${host.unit}`);
     const pid1 = await waitFor('MainPID', async () => (await host.mainPid()) || undefined);
     await host.killServer();
-    const failed = await waitFor('failed', async () => {
-      const p = parseShow((await host.ssh(`systemctl show ${host.unit} -p ActiveState,SubState,Result,ExecMainCode,ExecMainStatus,MainPID`)).stdout);
-      return p.ActiveState === 'failed' ? p : undefined;
-    }, 3000);
-    assert.deepStrictEqual(failed, { ActiveState: 'failed', SubState: 'failed', Result: 'signal', ExecMainCode: '2', ExecMainStatus: '9', MainPID: '0' });
+    const failed = await waitFor(
+      'failed',
+      async () => {
+        const p = parseShow(
+          (
+            await host.ssh(
+              `systemctl show ${host.unit} -p ActiveState,SubState,Result,ExecMainCode,ExecMainStatus,MainPID`,
+            )
+          ).stdout,
+        );
+        return p.ActiveState === 'failed' ? p : undefined;
+      },
+      3000,
+    );
+    assert.deepStrictEqual(failed, {
+      ActiveState: 'failed',
+      SubState: 'failed',
+      Result: 'signal',
+      ExecMainCode: '2',
+      ExecMainStatus: '9',
+      MainPID: '0',
+    });
     const j = await host.journal();
     assert.ok(j.includes(`${host.unit}: Main process exited, code=killed, status=9/KILL`));
     assert.ok(j.includes(`${host.unit}: Failed with result 'signal'.`));
@@ -255,21 +335,36 @@ describe('simulated GPU host (harness)', function () {
     assert.strictEqual(isFailed.code, 0);
     assert.strictEqual(isFailed.stdout.trim(), 'failed');
 
-    const rr = await host.ssh(`mkdir -p /etc/systemd/system/${host.unit}.d && printf '[Service]\\nRestart=on-failure\\nRestartSec=1\\n' > /etc/systemd/system/${host.unit}.d/60-restart.conf && systemctl daemon-reload && systemctl restart ${host.unit}`);
+    const rr = await host.ssh(
+      `mkdir -p /etc/systemd/system/${host.unit}.d && printf '[Service]\\nRestart=on-failure\\nRestartSec=1\\n' > /etc/systemd/system/${host.unit}.d/60-restart.conf && systemctl daemon-reload && systemctl restart ${host.unit}`,
+    );
     assert.strictEqual(rr.code, 0, rr.stderr);
-    assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p Restart`)).stdout).Restart, 'on-failure');
+    assert.strictEqual(
+      parseShow((await host.ssh(`systemctl show ${host.unit} -p Restart`)).stdout).Restart,
+      'on-failure',
+    );
     const pid2 = await waitFor('MainPID', async () => (await host.mainPid()) || undefined);
     assert.notStrictEqual(pid2, pid1);
     await host.killServer('SIGSEGV');
-    const auto = await waitFor('auto-restart', async () => {
-      const p = parseShow((await host.ssh(`systemctl show ${host.unit} -p ActiveState,SubState`)).stdout);
-      return p.SubState === 'auto-restart' ? p : undefined;
-    }, 3000).catch(async (e) => { throw new Error(`${e.message}\n${(await host.journal()).slice(-8).join('\n')}`); });
+    const auto = await waitFor(
+      'auto-restart',
+      async () => {
+        const p = parseShow((await host.ssh(`systemctl show ${host.unit} -p ActiveState,SubState`)).stdout);
+        return p.SubState === 'auto-restart' ? p : undefined;
+      },
+      3000,
+    ).catch(async (e) => {
+      throw new Error(`${e.message}\n${(await host.journal()).slice(-8).join('\n')}`);
+    });
     assert.strictEqual(auto.ActiveState, 'activating');
-    const back = await waitFor('restarted', async () => {
-      const p = parseShow((await host.ssh(`systemctl show ${host.unit} -p ActiveState,MainPID,NRestarts`)).stdout);
-      return p.ActiveState === 'active' && p.NRestarts === '1' ? p : undefined;
-    }, 5000);
+    const back = await waitFor(
+      'restarted',
+      async () => {
+        const p = parseShow((await host.ssh(`systemctl show ${host.unit} -p ActiveState,MainPID,NRestarts`)).stdout);
+        return p.ActiveState === 'active' && p.NRestarts === '1' ? p : undefined;
+      },
+      5000,
+    );
     assert.notStrictEqual(back.MainPID, String(pid2));
     assert.ok((await host.journal()).includes(`${host.unit}: Scheduled restart job, restart counter is at 1.`));
   });
@@ -277,7 +372,12 @@ describe('simulated GPU host (harness)', function () {
   it('nvidia-smi reads gpu.json; sudo -n runs commands or fails like real sudo', async () => {
     let r = await host.ssh('nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits');
     assert.strictEqual(r.stdout.split('\n')[0], '0, 0, 81920');
-    fs.writeFileSync(path.join(host.stateDir, 'gpu.json'), JSON.stringify({ gpus: Array.from({ length: 8 }, (_, i) => ({ index: i, memoryUsedMiB: 1000 * i, memoryTotalMiB: 81920 })) }));
+    fs.writeFileSync(
+      path.join(host.stateDir, 'gpu.json'),
+      JSON.stringify({
+        gpus: Array.from({ length: 8 }, (_, i) => ({ index: i, memoryUsedMiB: 1000 * i, memoryTotalMiB: 81920 })),
+      }),
+    );
     r = await host.ssh('nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv');
     const lines = r.stdout.trim().split('\n');
     assert.strictEqual(lines[0], 'index, memory.used [MiB], memory.total [MiB]');
@@ -290,7 +390,10 @@ describe('simulated GPU host (harness)', function () {
     assert.strictEqual(r.stderr, 'sudo: a password is required\n');
     fs.unlinkSync(path.join(host.stateDir, 'sudo.json'));
     const log = await host.execLog();
-    assert.ok(log.some((l) => / sudo -n systemctl restart sglang-k26-ddtree\.service$/.test(l)), log.slice(-3).join('\n'));
+    assert.ok(
+      log.some((l) => / sudo -n systemctl restart sglang-k26-ddtree\.service$/.test(l)),
+      log.slice(-3).join('\n'),
+    );
     assert.ok(log.some((l) => / nvidia-smi --query-gpu=/.test(l)));
   });
 
@@ -300,7 +403,13 @@ describe('simulated GPU host (harness)', function () {
     assert.match(host.hostPublicKey, /^ssh-ed25519 AAAA\S+$/);
     assert.match(host.knownHostsLine({ hashed: true }), /^\|1\|[A-Za-z0-9+/=]{28}\|[A-Za-z0-9+/=]{28} ssh-ed25519 /);
     assert.strictEqual(host.knownHostsLine(), `[127.0.0.1]:${host.sshPort} ${host.hostPublicKey}`);
-    const pubFromEnc = await run('ssh-keygen', ['-y', '-P', host.encryptedKeyPassphrase, '-f', host.encryptedClientKeyPath]);
+    const pubFromEnc = await run('ssh-keygen', [
+      '-y',
+      '-P',
+      host.encryptedKeyPassphrase,
+      '-f',
+      host.encryptedClientKeyPath,
+    ]);
     assert.match(pubFromEnc, /^ssh-ed25519 /);
     const wrong = await runCode('ssh-keygen', ['-y', '-P', 'wrong', '-f', host.encryptedClientKeyPath]);
     assert.notStrictEqual(wrong, 0, 'the encrypted key really is encrypted');
@@ -308,8 +417,24 @@ describe('simulated GPU host (harness)', function () {
     // the harness's own ssh() logins are not counted
     const before = host.handshakes();
     const kh = await knownHostsFile(host, true);
-    const out = await run('ssh', ['-F', '/dev/null', '-i', host.clientKeyPath, '-p', String(host.sshPort), '-o', 'IdentitiesOnly=yes',
-      '-o', `UserKnownHostsFile=${kh}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'root@127.0.0.1', 'echo ok']);
+    const out = await run('ssh', [
+      '-F',
+      '/dev/null',
+      '-i',
+      host.clientKeyPath,
+      '-p',
+      String(host.sshPort),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      `UserKnownHostsFile=${kh}`,
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      'BatchMode=yes',
+      'root@127.0.0.1',
+      'echo ok',
+    ]);
     assert.strictEqual(out.trim(), 'ok');
     await host.ssh('true');
     await waitFor('handshake logged', async () => host.handshakes() === before + 1);
@@ -345,9 +470,15 @@ function run(cmd: string, args: string[]): Promise<string> {
     const c = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    c.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    c.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
-    c.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')}: ${code} ${err}`))));
+    c.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    c.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    c.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')}: ${code} ${err}`)),
+    );
   });
 }
 
@@ -356,8 +487,12 @@ const SIM_MAIN = path.resolve(__dirname, '..', 'gpu-host', 'sglang-sim', 'main.j
 describe('simulated GPU host with the SGLang simulator (default unit)', function () {
   this.timeout(180000);
   let host: GpuHost | undefined;
-  before(function () { if (!fs.existsSync(SIM_MAIN)) this.skip(); });
-  after(async () => { if (host) await host.stop(); });
+  before(function () {
+    if (!fs.existsSync(SIM_MAIN)) this.skip();
+  });
+  after(async () => {
+    if (host) await host.stop();
+  });
 
   it('restart over SSH runs the simulator from ExecStart and the journal says when it is ready', async () => {
     host = await startGpuHost({ shards: 4, shardBytes: 1 << 20 });
@@ -374,34 +509,78 @@ describe('simulated GPU host with the SGLang simulator (default unit)', function
 });
 
 // What journalctl prints to a user outside 'adm'/'systemd-journal' (systemd src/shared/journal-util.c).
-const HINT = 'Hint: You are currently not seeing messages from other users and the system.\n' +
+const HINT =
+  'Hint: You are currently not seeing messages from other users and the system.\n' +
   "      Users in groups 'adm', 'systemd-journal' can see all messages.\n" +
   '      Pass -q to turn off this notice.\n';
 const NO_FILES = 'No journal files were opened due to insufficient permissions.\n';
 
-interface Remote { proc: ChildProcess; out: string; err: string; exited: Promise<number | null> }
+interface Remote {
+  proc: ChildProcess;
+  out: string;
+  err: string;
+  exited: Promise<number | null>;
+}
 
 /** A command over the system ssh client with the test client key (not the harness's own ssh()). */
 async function sshSpawn(host: GpuHost, command: string): Promise<Remote> {
   const kh = await knownHostsFile(host, false);
-  const proc = spawn('ssh', ['-F', '/dev/null', '-i', host.clientKeyPath, '-p', String(host.sshPort), '-o', 'IdentitiesOnly=yes',
-    '-o', `UserKnownHostsFile=${kh}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', 'root@127.0.0.1', command]);
-  const r: Remote = { proc, out: '', err: '', exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => { r.out += d; });
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { r.err += d; });
+  const proc = spawn('ssh', [
+    '-F',
+    '/dev/null',
+    '-i',
+    host.clientKeyPath,
+    '-p',
+    String(host.sshPort),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    `UserKnownHostsFile=${kh}`,
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    'BatchMode=yes',
+    'root@127.0.0.1',
+    command,
+  ]);
+  const r: Remote = {
+    proc,
+    out: '',
+    err: '',
+    exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))),
+  };
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    r.out += d;
+  });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    r.err += d;
+  });
   return r;
 }
 
-function httpRequest(url: string, o: { headers?: Record<string, string>; body?: unknown } = {}):
-  Promise<{ status: number; body: string; contentType?: string }> {
+function httpRequest(
+  url: string,
+  o: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<{ status: number; body: string; contentType?: string }> {
   return new Promise((resolve, reject) => {
     const data = o.body !== undefined ? JSON.stringify(o.body) : undefined;
-    const req = http.request(url, { method: data ? 'POST' : 'GET', agent: false,
-      headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers } }, (res) => {
-      let b = '';
-      res.setEncoding('utf8').on('data', (c: string) => { b += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b, contentType: res.headers['content-type'] }));
-    });
+    const req = http.request(
+      url,
+      {
+        method: data ? 'POST' : 'GET',
+        agent: false,
+        headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers },
+      },
+      (res) => {
+        let b = '';
+        res.setEncoding('utf8').on('data', (c: string) => {
+          b += c;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: b, contentType: res.headers['content-type'] }),
+        );
+      },
+    );
     req.on('error', reject);
     req.setTimeout(10000, () => req.destroy(new Error('timeout')));
     req.end(data);
@@ -412,8 +591,14 @@ function ssh2Connect(host: GpuHost): Promise<Client> {
   return new Promise((resolve, reject) => {
     const c = new Client();
     c.on('ready', () => resolve(c)).on('error', reject);
-    c.connect({ host: host.sshHost, port: host.sshPort, username: host.username, privateKey: fs.readFileSync(host.clientKeyPath),
-      hostVerifier: (key: Buffer) => key.equals(Buffer.from(host.hostPublicKey.split(' ')[1], 'base64')), readyTimeout: 20000 });
+    c.connect({
+      host: host.sshHost,
+      port: host.sshPort,
+      username: host.username,
+      privateKey: fs.readFileSync(host.clientKeyPath),
+      hostVerifier: (key: Buffer) => key.equals(Buffer.from(host.hostPublicKey.split(' ')[1], 'base64')),
+      readyTimeout: 20000,
+    });
   });
 }
 
@@ -421,8 +606,13 @@ function ssh2Connect(host: GpuHost): Promise<Client> {
 function tryForward(c: Client, port: number): Promise<(Error & { reason?: unknown }) | undefined> {
   return new Promise((resolve) => {
     c.forwardOut('127.0.0.1', 0, '127.0.0.1', port, (err, ch) => {
-      if (err) { resolve(err); return; }
-      ch.on('error', () => { /* closed under it */ });
+      if (err) {
+        resolve(err);
+        return;
+      }
+      ch.on('error', () => {
+        /* closed under it */
+      });
       ch.close();
       resolve(undefined);
     });
@@ -432,12 +622,21 @@ function tryForward(c: Client, port: number): Promise<(Error & { reason?: unknow
 function ssh2Exec(c: Client, command: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
     c.exec(command, (err, ch) => {
-      if (err) { reject(err); return; }
+      if (err) {
+        reject(err);
+        return;
+      }
       let out = '';
       let code = -1;
-      ch.on('data', (d: Buffer) => { out += d.toString(); });
-      ch.stderr.on('data', () => { /* */ });
-      ch.on('exit', (n: number) => { code = n; });
+      ch.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      ch.stderr.on('data', () => {
+        /* */
+      });
+      ch.on('exit', (n: number) => {
+        code = n;
+      });
       ch.on('close', () => resolve({ code, out }));
     });
   });
@@ -452,22 +651,32 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     host = await startGpuHost({ shards: 4, shardBytes: 1 << 20 });
   });
   afterEach(async () => {
-    for (const r of remotes.splice(0)) if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    for (const r of remotes.splice(0))
+      if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
     if (host) await host.setJournalAccess('allowed');
   });
-  after(async () => { if (host) await host.stop(); });
+  after(async () => {
+    if (host) await host.stop();
+  });
 
   const h = (): GpuHost => host!;
-  const PROPS = 'ActiveState,SubState,MainPID,InvocationID,ExecMainStartTimestamp,ExecMainStartTimestampMonotonic,Result,Job';
-  const show = async (): Promise<Record<string, string>> => parseShow((await h().ssh(`systemctl show ${h().unit} -p ${PROPS}`)).stdout);
-  const follow = async (command: string): Promise<Remote> => { const r = await sshSpawn(h(), command); remotes.push(r); return r; };
+  const PROPS =
+    'ActiveState,SubState,MainPID,InvocationID,ExecMainStartTimestamp,ExecMainStartTimestampMonotonic,Result,Job';
+  const show = async (): Promise<Record<string, string>> =>
+    parseShow((await h().ssh(`systemctl show ${h().unit} -p ${PROPS}`)).stdout);
+  const follow = async (command: string): Promise<Remote> => {
+    const r = await sshSpawn(h(), command);
+    remotes.push(r);
+    return r;
+  };
   /** ns pid of the last `systemctl restart UNIT` (exec.log has every stand-in's pid). */
   const lastRestartPid = async (): Promise<number> => {
     const line = (await h().execLog()).reverse().find((l) => l.endsWith(` systemctl restart ${h().unit}`));
     assert.ok(line, 'systemctl restart in exec.log');
     return Number(line.split(' ')[1]);
   };
-  const gone = async (nsPid: number): Promise<boolean> => /^\s*(Z.*)?$/.test((await h().nsExec(`ps -o stat= -p ${nsPid}`)).stdout);
+  const gone = async (nsPid: number): Promise<boolean> =>
+    /^\s*(Z.*)?$/.test((await h().nsExec(`ps -o stat= -p ${nsPid}`)).stdout);
 
   it('journal access "denied-hint": journalctl prints the hint and none of the unit\'s lines; -f keeps following, silent', async () => {
     const host = h();
@@ -486,7 +695,11 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     await untilFollowing(host, () => allowed.out);
     assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
     // both poll the same files as often: once the allowed one has the load's lines, the denied one had its chances
-    await waitFor('the allowed follower to see the load', async () => /^Started sglang-k26-ddtree[\s\S]*Load weight begin/m.test(allowed.out), 30000);
+    await waitFor(
+      'the allowed follower to see the load',
+      async () => /^Started sglang-k26-ddtree[\s\S]*Load weight begin/m.test(allowed.out),
+      30000,
+    );
     assert.strictEqual(denied.out, '');
     assert.strictEqual(denied.err, HINT);
     assert.strictEqual(denied.proc.exitCode, null, 'the denied journalctl -f keeps running');
@@ -532,14 +745,26 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     assert.deepStrictEqual([nb.code, nb.stdout, nb.stderr], [0, '', '']);
     assert.ok(noBlockMs < DELAY / 2, `--no-block took ${noBlockMs} ms`);
     const stopping = await show();
-    assert.deepStrictEqual([stopping.ActiveState, stopping.SubState, stopping.MainPID, stopping.InvocationID, stopping.ExecMainStartTimestamp],
-      ['deactivating', 'stop-sigterm', first.MainPID, first.InvocationID, first.ExecMainStartTimestamp]);
+    assert.deepStrictEqual(
+      [
+        stopping.ActiveState,
+        stopping.SubState,
+        stopping.MainPID,
+        stopping.InvocationID,
+        stopping.ExecMainStartTimestamp,
+      ],
+      ['deactivating', 'stop-sigterm', first.MainPID, first.InvocationID, first.ExecMainStartTimestamp],
+    );
     assert.match(stopping.Job, /^\d+$/, 'a job is running');
     assert.strictEqual((await host.nsExec(`kill -0 ${first.MainPID} && echo alive`)).stdout.trim(), 'alive');
-    const second = await waitFor('the new main process', async () => {
-      const p = await show();
-      return p.ActiveState === 'active' && p.MainPID !== first.MainPID ? p : undefined;
-    }, 60000);
+    const second = await waitFor(
+      'the new main process',
+      async () => {
+        const p = await show();
+        return p.ActiveState === 'active' && p.MainPID !== first.MainPID ? p : undefined;
+      },
+      60000,
+    );
     assert.notStrictEqual(second.InvocationID, first.InvocationID);
     assert.match(second.InvocationID, /^[0-9a-f]{32}$/);
     assert.ok(Number(second.ExecMainStartTimestampMonotonic) > Number(first.ExecMainStartTimestampMonotonic));
@@ -552,7 +777,10 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     const deact = at(`${host.unit}: Deactivated successfully.`, stopIdx);
     const stopped = at(`Stopped ${host.unit}`, stopIdx);
     const started = at(`Started ${host.unit}`, stopIdx);
-    assert.ok(stopIdx >= 0 && stopIdx < deact && deact < stopped && stopped < started, `${stopIdx} ${deact} ${stopped} ${started}`);
+    assert.ok(
+      stopIdx >= 0 && stopIdx < deact && deact < stopped && stopped < started,
+      `${stopIdx} ${deact} ${stopped} ${started}`,
+    );
     assert.ok((j[started].t - j[stopIdx].t) / 1000 >= DELAY - 200, 'the start waited for the stop');
 
     // a blocking restart whose client is killed mid-stop: the job goes on, like systemd's
@@ -566,12 +794,18 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     const killedAt = Date.now();
     await waitFor('the systemctl client gone', async () => gone(pid));
     assert.strictEqual((await show()).ActiveState, 'deactivating', 'the stop goes on');
-    const third = await waitFor('the restart to finish anyway', async () => {
-      const p = await show();
-      return p.ActiveState === 'active' && p.MainPID !== second.MainPID ? p : undefined;
-    }, 60000);
+    const third = await waitFor(
+      'the restart to finish anyway',
+      async () => {
+        const p = await show();
+        return p.ActiveState === 'active' && p.MainPID !== second.MainPID ? p : undefined;
+      },
+      60000,
+    );
     assert.notStrictEqual(third.InvocationID, second.InvocationID);
-    const lastStart = (await host.journalEntries()).filter((e) => e.pid === 1 && e.msg.startsWith(`Started ${host.unit}`)).pop()!;
+    const lastStart = (await host.journalEntries())
+      .filter((e) => e.pid === 1 && e.msg.startsWith(`Started ${host.unit}`))
+      .pop()!;
     assert.ok(lastStart.t / 1000 > killedAt, 'started after its client was gone');
 
     // a blocking restart returns once the old process has exited and the new one is forked
@@ -588,7 +822,10 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
 
     // TimeoutStopSec=, then SIGKILL (Result=timeout), and the restart still starts the unit
     await host.writeUnit(host.defaultUnitText.replace(/^TimeoutStopSec=.*$/m, 'TimeoutStopSec=1'));
-    assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec, '1s');
+    assert.strictEqual(
+      parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec,
+      '1s',
+    );
     await host.setStopDelay(120000);
     const t2 = Date.now();
     const rk = await host.ssh(`systemctl restart ${host.unit}`);
@@ -603,7 +840,10 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     assert.strictEqual(fifth.ActiveState, 'active');
     assert.notStrictEqual(fifth.MainPID, fourth.MainPID);
     await host.writeUnit(host.defaultUnitText);
-    assert.strictEqual(parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec, '5s');
+    assert.strictEqual(
+      parseShow((await host.ssh(`systemctl show ${host.unit} -p TimeoutStopUSec`)).stdout).TimeoutStopUSec,
+      '5s',
+    );
 
     // a stop during a restart's stop replaces the restart job: its client reads "canceled", the unit stays down
     await host.setStopDelay(1500);
@@ -621,19 +861,37 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
   it('--api-key in ExecStart: 401 {"error":"Unauthorized"} without the Bearer key, 200 with it, /health open', async () => {
     const host = h();
     const KEY = 'sk-kimi-sim-5f0c7a3e';
-    await host.writeUnit(host.defaultUnitText.replace(`--port ${host.httpPort}`, `--port ${host.httpPort} --api-key ${KEY}`));
+    await host.writeUnit(
+      host.defaultUnitText.replace(`--port ${host.httpPort}`, `--port ${host.httpPort} --api-key ${KEY}`),
+    );
     const t0 = Date.now();
     assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
     // the warm-up requests of the server itself carry the key: it gets ready
-    await waitFor('fired up', async () => { const t = await host.firedUpAt(); return t !== undefined && t >= t0 - 1000; }, 120000);
+    await waitFor(
+      'fired up',
+      async () => {
+        const t = await host.firedUpAt();
+        return t !== undefined && t >= t0 - 1000;
+      },
+      120000,
+    );
     const url = host.serverUrl;
     const no = await httpRequest(`${url}/v1/models`);
     assert.deepStrictEqual([no.status, no.body, no.contentType], [401, '{"error":"Unauthorized"}', 'application/json']);
-    assert.strictEqual((await httpRequest(`${url}/v1/models`, { headers: { authorization: 'Bearer nope' } })).status, 401);
-    assert.strictEqual((await httpRequest(`${url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status, 200);
+    assert.strictEqual(
+      (await httpRequest(`${url}/v1/models`, { headers: { authorization: 'Bearer nope' } })).status,
+      401,
+    );
+    assert.strictEqual(
+      (await httpRequest(`${url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status,
+      200,
+    );
     const chat = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 };
     assert.strictEqual((await httpRequest(`${url}/v1/chat/completions`, { body: chat })).status, 401);
-    const ok = await httpRequest(`${url}/v1/chat/completions`, { body: chat, headers: { authorization: `Bearer ${KEY}` } });
+    const ok = await httpRequest(`${url}/v1/chat/completions`, {
+      body: chat,
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     assert.strictEqual(ok.status, 200, ok.body);
     assert.ok(JSON.parse(ok.body).choices.length === 1);
     for (const open of ['/health', '/health_generate']) {
@@ -663,12 +921,16 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
         const cr = await ssh2Exec(c, `curl -s -o /dev/null -w '%{http_code}' ${host.serverUrl}/health`);
         assert.match(cr.out, /^(200|503)$/);
       }
-    } finally { c.end(); }
+    } finally {
+      c.end();
+    }
     await host.setTcpForwarding(true);
     const c2 = await ssh2Connect(host);
     try {
       assert.strictEqual(await tryForward(c2, host.sshPort), undefined, 'allowed again for new connections');
-    } finally { c2.end(); }
+    } finally {
+      c2.end();
+    }
     assert.ok(host.sshdRunning());
   });
 });

@@ -55,24 +55,37 @@ describe('a hostile host through the real sshd and the real watcher', function (
     const seen = (): string =>
       `rounds ${roundsDone}, completions ${[...completions].join(' | ')}; verdicts ${verdicts.join(' -> ')}; last: ${last?.lastSignal?.text.slice(0, 200)}; log: ${test?.logLines.slice(-6).join('\n').slice(0, 2000)}`;
     // Two rounds of journal garbage (the 10 MB lines among them) read, and completions judged.
-    await waitFor(() => roundsDone >= 2 && completions.size >= 5, { timeoutMs: 180_000, intervalMs: 200 }).catch((e: Error) => {
-      throw new Error(`${e.message}: ${seen()}`);
-    });
+    await waitFor(() => roundsDone >= 2 && completions.size >= 5, { timeoutMs: 180_000, intervalMs: 200 }).catch(
+      (e: Error) => {
+        throw new Error(`${e.message}: ${seen()}`);
+      },
+    );
     // Still reporting after that: a third round is read.
-    await waitFor(() => roundsDone >= 3, { timeoutMs: 60_000, intervalMs: 200, message: 'the watch keeps reading the journal' }).catch((e: Error) => {
+    await waitFor(() => roundsDone >= 3, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      message: 'the watch keeps reading the journal',
+    }).catch((e: Error) => {
       throw new Error(`${e.message}: ${seen()}`);
     });
     session.stop('test over');
     const outcome = await watching;
     assert.equal(outcome.end, 'cancelled', `ended ${outcome.end}: ${outcome.message}`);
     assert.ok(!verdicts.includes('ready'), `verdicts: ${verdicts.join(' -> ')}`);
-    assert.ok(!verdicts.includes('failed'), `a process alive and garbage is not failed: ${verdicts.join(' -> ')} (${last?.failure?.summary})`);
+    assert.ok(
+      !verdicts.includes('failed'),
+      `a process alive and garbage is not failed: ${verdicts.join(' -> ')} (${last?.failure?.summary})`,
+    );
     assert.equal(outcome.state.readyAt, undefined);
-    assert.ok(outcome.state.readyLogSeen, 'SGLang\'s ready line was read (the completion alone kept it from ready)');
+    assert.ok(outcome.state.readyLogSeen, "SGLang's ready line was read (the completion alone kept it from ready)");
     assert.ok(states > 10);
-    for (const e of outcome.state.recentErrors) assert.ok(e.length <= 1000, `an error text of ${e.length} characters kept`);
+    for (const e of outcome.state.recentErrors)
+      assert.ok(e.length <= 1000, `an error text of ${e.length} characters kept`);
     const grown = retainedHeap() - heapBefore;
-    if (process.env['KIMI_HOSTILE_TIMES']) process.stdout.write(`hostile host: ${states} states, ${roundsDone} rounds, ${completions.size} kinds of bad completion, heap ${Math.round(heapBefore / MiB)} -> ${Math.round((heapBefore + grown) / MiB)} MiB\n`);
+    if (process.env['KIMI_HOSTILE_TIMES'])
+      process.stdout.write(
+        `hostile host: ${states} states, ${roundsDone} rounds, ${completions.size} kinds of bad completion, heap ${Math.round(heapBefore / MiB)} -> ${Math.round((heapBefore + grown) / MiB)} MiB\n`,
+      );
     assert.ok(grown < 128 * MiB, `the heap grew by ${Math.round(grown / MiB)} MiB`);
 
     test.dispose();

@@ -11,7 +11,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LocalTransport } from '../../src/transport/local/localTransport';
-import { enableParsers, rollback, DROP_IN_NAME, ParserChangeError, type ParserChangeDeps } from '../../src/engine/parserChange';
+import {
+  enableParsers,
+  rollback,
+  DROP_IN_NAME,
+  ParserChangeError,
+  type ParserChangeDeps,
+} from '../../src/engine/parserChange';
 import { dropInLocation, sudoersRules } from '../../src/target/systemd/sudoers';
 import { parseShow } from '../../src/target/systemd/systemd';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
@@ -28,14 +34,19 @@ describe('least privilege: kimi through the generated sudoers rules and the real
   const deps = (t: TestSession): ParserChangeDeps => ({
     sudo: t.session.profile.sudo,
     host: t.session.profile.host,
-    exec: (command, options) => t.session.transport.exec(command, { timeoutMs: 30_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) }),
+    exec: (command, options) =>
+      t.session.transport.exec(command, {
+        timeoutMs: 30_000,
+        ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
+      }),
     log: (line) => lines.push(line),
     confirmDiff: async () => true,
   });
   /** The unit as root sees it (no sudo involved). */
   const unitNow = async (): Promise<Record<string, string>> =>
     parseShow((await host.nsExec(`systemctl show -p MainPID,InvocationID,ActiveState ${host.unit}`)).stdout);
-  const restartLines = async (): Promise<number> => (await host.execLog()).filter((l) => / systemctl restart /.test(l)).length;
+  const restartLines = async (): Promise<number> =>
+    (await host.execLog()).filter((l) => / systemctl restart /.test(l)).length;
   const parsersOfServer = async (t: TestSession): Promise<{ reasoning: unknown; toolCall: unknown }> => {
     const info = await t.session.client.serverInfo();
     assert.ok(info.ok, JSON.stringify(info));
@@ -81,7 +92,10 @@ describe('least privilege: kimi through the generated sudoers rules and the real
       assert.equal(r.code, 1, `${command}: ${r.stdout}${r.stderr}`);
       assert.match(r.stderr, /sudo: a password is required/, command);
     }
-    const plain = await host.ssh(`systemctl restart ${host.unit}; echo "rc=$?"; systemctl daemon-reload; echo "rc=$?"; echo x > ${where.file}`, { user: USER });
+    const plain = await host.ssh(
+      `systemctl restart ${host.unit}; echo "rc=$?"; systemctl daemon-reload; echo "rc=$?"; echo x > ${where.file}`,
+      { user: USER },
+    );
     assert.match(plain.stderr, new RegExp(`Failed to restart ${host.unit.replace(/\./g, '\\.')}: Access denied`));
     assert.match(plain.stdout, /rc=4\nrc=1/);
     assert.match(plain.stderr, /Failed to reload daemon: Access denied/);
@@ -95,7 +109,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
 
   it('Transport.exec feeds stdin, then end of file (SSH as kimi, and the local transport)', async () => {
     test = await asKimi();
-    const text = "line 1\nit's \"quoted\" $HOME `x`\n\u00e9\u4e2d\n";
+    const text = 'line 1\nit\'s "quoted" $HOME `x`\n\u00e9\u4e2d\n';
     const r = await test.session.transport.exec('cat; echo "[rc=$?]"', { stdin: text, timeoutMs: 10_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `${text}[rc=0]\n`);
@@ -120,14 +134,20 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     assert.notEqual(after.MainPID, '0');
     const log = (await host.execLog()).filter((l) => / systemctl restart /.test(l));
     assert.equal(log.length, restarts + 1, 'one restart');
-    assert.match(log[log.length - 1], new RegExp(` systemctl restart --no-block -- ${host.unit.replace(/\./g, '\\.')}$`));
+    assert.match(
+      log[log.length - 1],
+      new RegExp(` systemctl restart --no-block -- ${host.unit.replace(/\./g, '\\.')}$`),
+    );
   });
 
   it('enable parsers as kimi: drop-in written as root through sudo tee, reload, restart, ready with the parsers; roll back restores', async () => {
     test = await asKimi();
     const where = dropInLocation(host.unit);
     const onDisk = (p: string) => path.join(host.fixtureDir, p); // /etc/systemd/system is the fixture's, bind-mounted
-    const first = await enableParsers(deps(test), host.unitName, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    const first = await enableParsers(deps(test), host.unitName, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(first.kind, 'changed');
     if (first.kind !== 'changed') return;
     const firstText = (await host.readDropIns())[DROP_IN_NAME];
@@ -141,7 +161,10 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     assert.deepEqual(await parsersOfServer(test), { reasoning: 'kimi_k2', toolCall: 'kimi_k2' });
 
     // A second change keeps the first drop-in as the backup, and its roll-back writes it back.
-    const second = await enableParsers(deps(test), host.unitName, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2' });
+    const second = await enableParsers(deps(test), host.unitName, {
+      reasoningParser: 'deepseek-r1',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(second.kind, 'changed');
     if (second.kind !== 'changed') return;
     assert.equal(second.rollback.backupPath, where.backup);
@@ -169,7 +192,10 @@ describe('least privilege: kimi through the generated sudoers rules and the real
       const outcome = await test.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'failed');
       const message = outcome.message ?? '';
-      assert.match(message, /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password\./);
+      assert.match(
+        message,
+        /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password\./,
+      );
       assert.match(message, /Refused: sudo -n systemctl restart --no-block -- sglang-k26-ddtree\.service\./);
       assert.match(message, /"Kimi: Copy sudoers rule"/);
       assert.match(message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
@@ -177,12 +203,18 @@ describe('least privilege: kimi through the generated sudoers rules and the real
       assert.equal(await restartLines(), restarts, 'systemctl restart never ran');
 
       // The parser flow: refused at its first privileged step, which it names; nothing written.
-      await assert.rejects(enableParsers(deps(test), host.unitName, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' }), (e: Error) => {
-        assert.ok(e instanceof ParserChangeError && e.sudoRefused, e.message);
-        assert.match(e.message, /Refused: sudo -n (mkdir -p|tee) -- \/etc\/systemd\/system\/sglang-k26-ddtree\.service\.d/);
-        assert.match(e.message, /"Kimi: Copy sudoers rule"/);
-        return true;
-      });
+      await assert.rejects(
+        enableParsers(deps(test), host.unitName, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' }),
+        (e: Error) => {
+          assert.ok(e instanceof ParserChangeError && e.sudoRefused, e.message);
+          assert.match(
+            e.message,
+            /Refused: sudo -n (mkdir -p|tee) -- \/etc\/systemd\/system\/sglang-k26-ddtree\.service\.d/,
+          );
+          assert.match(e.message, /"Kimi: Copy sudoers rule"/);
+          return true;
+        },
+      );
       assert.deepEqual(await host.readDropIns(), dropIns);
       assert.deepEqual(await unitNow(), before);
     } finally {
@@ -195,7 +227,10 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     const before = await unitNow();
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed');
-    assert.match(outcome.message ?? '', /^Not allowed to restart sglang-k26-ddtree\.service: Failed to restart sglang-k26-ddtree\.service: Access denied \(systemctl restart --no-block -- sglang-k26-ddtree\.service\)\. Set "sudo": true .*"Kimi: Copy sudoers rule"/);
+    assert.match(
+      outcome.message ?? '',
+      /^Not allowed to restart sglang-k26-ddtree\.service: Failed to restart sglang-k26-ddtree\.service: Access denied \(systemctl restart --no-block -- sglang-k26-ddtree\.service\)\. Set "sudo": true .*"Kimi: Copy sudoers rule"/,
+    );
     assert.deepEqual(await unitNow(), before);
   });
 

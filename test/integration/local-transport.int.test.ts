@@ -29,7 +29,10 @@ describe('LocalTransport', () => {
 
   it('exec timeout kills the whole process group', async () => {
     const started = Date.now();
-    await assert.rejects(t.exec('sleep 3081 & sleep 3082; wait', { timeoutMs: 200 }), (e: TransportError) => e.kind === 'command-timeout');
+    await assert.rejects(
+      t.exec('sleep 3081 & sleep 3082; wait', { timeoutMs: 200 }),
+      (e: TransportError) => e.kind === 'command-timeout',
+    );
     assert.ok(Date.now() - started < 2000);
     // SIGKILL to the group is sent at the timeout; the processes are gone once the kernel has reaped them.
     await waitFor(() => !alive('[s]leep 308[12]'), { timeoutMs: 5000, message: 'no sleep left behind' });

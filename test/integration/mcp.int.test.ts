@@ -80,14 +80,28 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
   before(async () => {
     // The bundle under test is the current source (a separate run of this file needs no `npm run build`).
     execFileSync(process.execPath, ['esbuild.mjs', '--only=mcp'], { cwd: REPO, stdio: 'pipe' });
-    host = await startGpuHost({ shards: 12, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' } });
+    host = await startGpuHost({
+      shards: 12,
+      shardBytes: 2 * 1024 * 1024,
+      sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' },
+    });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-mcp-'));
     const knownHostsFile = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHostsFile, `${host.knownHostsLine()}\n`);
     configFile = path.join(dir, 'servers.json');
     fs.writeFileSync(
       configFile,
-      JSON.stringify({ servers: [serverEntry(host, 'sim')], knownHostsFile, hostKeyPolicy: 'ask', pollIntervalSeconds: 0.5, loadTimeoutMinutes: 2 }, null, 2),
+      JSON.stringify(
+        {
+          servers: [serverEntry(host, 'sim')],
+          knownHostsFile,
+          hostKeyPolicy: 'ask',
+          pollIntervalSeconds: 0.5,
+          loadTimeoutMinutes: 2,
+        },
+        null,
+        2,
+      ),
     );
     mcp = await startMcp(configFile, dir);
   });
@@ -137,7 +151,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
 
   it('kimi_restart, then kimi_wait with a progressToken: a notification at every state change and at least every 10 s, then ready', async () => {
     // The weights stop for 14 s after 3 of 12 shards: a stretch with no change, where only heartbeats come.
-    await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 3, resumeAfterSeconds: 14 }, warmupSeconds: 1.5 });
+    await host.configureSimulator({
+      fault: { hangAt: 'weights', afterShards: 3, resumeAfterSeconds: 14 },
+      warmupSeconds: 1.5,
+    });
     const before = await restarts();
     const restart = await call('kimi_restart');
     assert.ok(!restart.isError, text(restart));
@@ -151,10 +168,14 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
 
     const progress: Progress[] = [];
     const started = Date.now();
-    const result = await call('kimi_wait', { timeoutSeconds: 120 }, {
-      onprogress: (p) => progress.push({ at: Date.now(), progress: p.progress, total: p.total, message: p.message }),
-      resetTimeoutOnProgress: true,
-    });
+    const result = await call(
+      'kimi_wait',
+      { timeoutSeconds: 120 },
+      {
+        onprogress: (p) => progress.push({ at: Date.now(), progress: p.progress, total: p.total, message: p.message }),
+        resetTimeoutOnProgress: true,
+      },
+    );
     const ended = Date.now();
     assert.ok(!result.isError, text(result));
     assert.equal(json(result).result, 'ready', text(result));
@@ -165,15 +186,23 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     // every state on the way, in order
     const words = messages.map((m) => /^sim: (\w+(?: up)?)/.exec(m)?.[1]).filter((w): w is string => !!w);
     const order = words.filter((w, i) => words[i - 1] !== w);
-    for (const w of ['loading', 'warming up', 'ready']) assert.ok(order.includes(w), `no "${w}" notification: ${order}`);
-    assert.ok(order.indexOf('loading') < order.indexOf('warming up') && order.indexOf('warming up') < order.indexOf('ready'), `out of order: ${order}`);
+    for (const w of ['loading', 'warming up', 'ready'])
+      assert.ok(order.includes(w), `no "${w}" notification: ${order}`);
+    assert.ok(
+      order.indexOf('loading') < order.indexOf('warming up') && order.indexOf('warming up') < order.indexOf('ready'),
+      `out of order: ${order}`,
+    );
     assert.equal(order[order.length - 1], 'ready');
     // each loading percentage that changed was told (the weights move 8 % a shard here)
     const percents = [...new Set(messages.map((m) => /loading (\d+)%/.exec(m)?.[1]).filter(Boolean))];
     assert.ok(percents.length >= 4, `few percentages told: ${percents}`);
     // progress: percent of 100, strictly increasing, 100 at ready
     assert.ok(progress.every((p) => p.total === 100));
-    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress not increasing at ${i}: ${progress.map((p) => p.progress)}`);
+    for (let i = 1; i < progress.length; i++)
+      assert.ok(
+        progress[i]!.progress > progress[i - 1]!.progress,
+        `progress not increasing at ${i}: ${progress.map((p) => p.progress)}`,
+      );
     assert.equal(progress[progress.length - 1]!.progress, 100);
     // never 10 s without a notification, the 14 s hang included
     const times = [started, ...progress.map((p) => p.at), ended];
@@ -182,7 +211,9 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     // the hang: stuck at 3/12 shards for 14 s, told again and again without any change
     const hang = progress.filter((p) => /3\/12 shards/.test(p.message ?? ''));
     assert.ok(hang.length >= 2, `notifications during the hang: ${hang.length} (${messages.join(' | ')})`);
-    console.log(`      ${progress.length} progress notifications in ${((ended - started) / 1000).toFixed(1)} s, ${order.length} states (${order.join(' → ')}), ${percents.length} loading percentages, ${hang.length} during the 14 s hang, longest gap ${(Math.max(...gaps) / 1000).toFixed(1)} s`);
+    console.log(
+      `      ${progress.length} progress notifications in ${((ended - started) / 1000).toFixed(1)} s, ${order.length} states (${order.join(' → ')}), ${percents.length} loading percentages, ${hang.length} during the 14 s hang, longest gap ${(Math.max(...gaps) / 1000).toFixed(1)} s`,
+    );
   });
 
   it('kimi_verify_parsers on the ready server: the summary and the table of checks', async () => {
@@ -201,14 +232,21 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     await host.configureSimulator({ fault: { crashAt: 'weights', afterShards: 2, kind: 'oom' } });
     const restart = await call('kimi_restart');
     assert.equal(json(restart).action, 'restarted', text(restart));
-    const result = await call('kimi_wait', { timeoutSeconds: 90 }, { onprogress: () => undefined, resetTimeoutOnProgress: true });
+    const result = await call(
+      'kimi_wait',
+      { timeoutSeconds: 90 },
+      { onprogress: () => undefined, resetTimeoutOnProgress: true },
+    );
     assert.ok(!result.isError, text(result));
     const wait = json(result);
     assert.equal(wait.result, 'failed', text(result));
     assert.equal(wait.report.state, 'failed');
     assert.match(wait.report.lastError, /status 1|status=1/);
     // the cause: the exception of the traceback, in the text a model reads and in the JSON
-    assert.ok((wait.errorLines as string[]).some((l) => /OutOfMemoryError: CUDA out of memory/.test(l)), JSON.stringify(wait.errorLines));
+    assert.ok(
+      (wait.errorLines as string[]).some((l) => /OutOfMemoryError: CUDA out of memory/.test(l)),
+      JSON.stringify(wait.errorLines),
+    );
     assert.match(text(result), /Error lines of the server:[\s\S]*OutOfMemoryError: CUDA out of memory/);
     assert.match(text(result), /Do not wait again; read the logs, fix the cause, then restart\./);
   });
@@ -219,11 +257,17 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.ok(!logs.isError, text(logs));
     const value = json(logs);
     assert.ok(value.journal.length > 0 && value.journal.length <= 40, `journal lines: ${value.journal.length}`);
-    assert.ok(value.journal.some((l: string) => /OutOfMemoryError|CUDA out of memory/.test(l)), value.journal.join('\n'));
+    assert.ok(
+      value.journal.some((l: string) => /OutOfMemoryError|CUDA out of memory/.test(l)),
+      value.journal.join('\n'),
+    );
     assert.ok(value.log.length > 0 && value.log.every((l: string) => l.includes('[sim]')), value.log.join('\n'));
     assert.match(text(logs), /^Journal of sglang-k26-ddtree\.service on sim \(last \d+ lines\):/);
     assert.match(text(logs), /Log of the Kimi MCP server about sim/);
-    assert.ok(value.journal.some((l: string) => /HF_TOKEN=\*\*\* --api-key \*\*\*/.test(l)), value.journal.slice(-3).join('\n'));
+    assert.ok(
+      value.journal.some((l: string) => /HF_TOKEN=\*\*\* --api-key \*\*\*/.test(l)),
+      value.journal.slice(-3).join('\n'),
+    );
     assert.doesNotMatch(text(logs), /mcpSecret/);
   });
 
@@ -233,7 +277,11 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.equal(json(restart).action, 'restarted', text(restart));
     const abort = new AbortController();
     let notified = 0;
-    const waiting = call('kimi_wait', { timeoutSeconds: 120 }, { signal: abort.signal, onprogress: () => notified++, resetTimeoutOnProgress: true });
+    const waiting = call(
+      'kimi_wait',
+      { timeoutSeconds: 120 },
+      { signal: abort.signal, onprogress: () => notified++, resetTimeoutOnProgress: true },
+    );
     await waitFor(() => notified >= 1, { timeoutMs: 15_000, message: 'a first progress notification' });
     const cancelledAt = Date.now();
     abort.abort('the user changed their mind');
@@ -241,14 +289,19 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     const rejectedIn = Date.now() - cancelledAt;
     assert.ok(rejectedIn < 1000, `the call returned ${rejectedIn} ms after the abort`);
     // The server ended its wait (not just the client): it says so on stderr.
-    const line = await waitFor(() => mcp.stderr.find((l) => /kimi_wait: cancelled after/.test(l)), { timeoutMs: 10_000, message: 'the server logging the cancelled wait' });
+    const line = await waitFor(() => mcp.stderr.find((l) => /kimi_wait: cancelled after/.test(l)), {
+      timeoutMs: 10_000,
+      message: 'the server logging the cancelled wait',
+    });
     assert.match(line, /\[sim\] kimi_wait: cancelled/);
     const serverEnded = Date.parse(line.split(' ')[0]!) - cancelledAt;
     const t0 = Date.now();
     const status = await call('kimi_status', { server: 'sim' });
     assert.ok(!status.isError, text(status));
     assert.ok(Date.now() - t0 < 10_000, `kimi_status took ${Date.now() - t0} ms`);
-    console.log(`      the call rejected ${rejectedIn} ms after the abort; the server ended its wait ${serverEnded} ms after it; kimi_status then answered in ${Date.now() - t0} ms`);
+    console.log(
+      `      the call rejected ${rejectedIn} ms after the abort; the server ended its wait ${serverEnded} ms after it; kimi_status then answered in ${Date.now() - t0} ms`,
+    );
     assert.match(json(status).servers[0].state, /loading|stalled/, text(status));
     const verify = await call('kimi_verify_parsers');
     assert.equal(verify.isError, true);
@@ -272,7 +325,14 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
   });
 
   it('one SSH connection served every call', () => {
-    assert.equal(host.handshakes(), 1, host.sshdLog().filter((l) => l.includes('Accepted')).join('\n'));
+    assert.equal(
+      host.handshakes(),
+      1,
+      host
+        .sshdLog()
+        .filter((l) => l.includes('Accepted'))
+        .join('\n'),
+    );
   });
 
   it('ends when the client closes stdin, and on SIGTERM', async () => {
@@ -281,7 +341,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     // The SDK's close() ends stdin, then sends SIGTERM after 2 s: the log says which one ended the server.
     await mcp.client.close();
     await waitFor(() => !pidAlive(pid), { timeoutMs: 5000, message: 'the MCP server process to exit' });
-    assert.ok(mcp.stderr.some((l) => /Shutting down \(stdin closed\)/.test(l)), mcp.stderr.slice(-5).join('\n'));
+    assert.ok(
+      mcp.stderr.some((l) => /Shutting down \(stdin closed\)/.test(l)),
+      mcp.stderr.slice(-5).join('\n'),
+    );
 
     const second = await startMcp(configFile, dir);
     const status = await second.client.callTool({ name: 'kimi_status', arguments: {} });
@@ -289,7 +352,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     const pid2 = second.transport.pid!;
     process.kill(pid2, 'SIGTERM');
     await waitFor(() => !pidAlive(pid2), { timeoutMs: 5000, message: 'the MCP server to exit on SIGTERM' });
-    assert.ok(second.stderr.some((l) => /Shutting down \(SIGTERM\)/.test(l)), second.stderr.slice(-5).join('\n'));
+    assert.ok(
+      second.stderr.some((l) => /Shutting down \(SIGTERM\)/.test(l)),
+      second.stderr.slice(-5).join('\n'),
+    );
     await second.client.close().catch(() => undefined);
   });
 });

@@ -37,7 +37,11 @@ describe('monitor against the simulated GPU host over real SSH', function () {
   let test: TestSession | undefined;
 
   before(async () => {
-    host = await startGpuHost({ shards: 12, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' } });
+    host = await startGpuHost({
+      shards: 12,
+      shardBytes: 2 * 1024 * 1024,
+      sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' },
+    });
   });
   afterEach(() => {
     test?.dispose();
@@ -59,7 +63,11 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.equal(rec.verdicts[rec.verdicts.length - 1], 'ready');
     assert.ok(!rec.verdicts.includes('failed') && !rec.verdicts.includes('unreachable'), `verdicts: ${rec.verdicts}`);
     assert.ok(rec.percents.length >= 4, `few percentages seen: ${rec.percents}`);
-    assert.deepEqual([...rec.percents].sort((a, b) => a - b), rec.percents, `percent went down: ${rec.percents}`);
+    assert.deepEqual(
+      [...rec.percents].sort((a, b) => a - b),
+      rec.percents,
+      `percent went down: ${rec.percents}`,
+    );
     const firedUp = await host.firedUpAt();
     assert.ok(firedUp !== undefined, 'the simulator logged its ready line');
     assert.ok(outcome.state.readyAt! >= firedUp! - 50, 'ready is not declared before SGLang itself is ready');
@@ -88,14 +96,18 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     test = await sessionForHost(host);
     let diedAt = 0;
     const session = test.session;
-    const watching = session.watch('restart', { ...FAST_WATCH, pollIntervalMs: 5000 }, {
-      onState: (s) => {
-        if (s.shards && s.shards.done >= 3 && diedAt === 0) {
-          diedAt = Date.now();
-          void host.killServer('SIGKILL');
-        }
+    const watching = session.watch(
+      'restart',
+      { ...FAST_WATCH, pollIntervalMs: 5000 },
+      {
+        onState: (s) => {
+          if (s.shards && s.shards.done >= 3 && diedAt === 0) {
+            diedAt = Date.now();
+            void host.killServer('SIGKILL');
+          }
+        },
       },
-    });
+    );
     const outcome = await watching;
     assert.equal(outcome.end, 'failed');
     const latency = outcome.state.lastSignal!.at - diedAt;
@@ -209,12 +221,18 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.equal(test.asked[0].fingerprint, host.hostKeyFingerprint);
     assert.equal(outcome.end, 'ready');
     const fs = await import('node:fs');
-    assert.match(fs.readFileSync(test.knownHostsFile, 'utf8'), new RegExp(host.hostPublicKey.split(' ')[1].replace(/[+/]/g, '\\$&')));
+    assert.match(
+      fs.readFileSync(test.knownHostsFile, 'utf8'),
+      new RegExp(host.hostPublicKey.split(' ')[1].replace(/[+/]/g, '\\$&')),
+    );
   });
 
   it('a changed host key is always refused, with both fingerprints', async () => {
     const otherKey = 'AAAAC3NzaC1lZDI1NTE5AAAAIHNnJvBm2dFvpQ0rEYnTVo8bNmmG3JQ+xsZmrFRvn7Xx';
-    test = await sessionForHost(host, { knownHosts: `[127.0.0.1]:${host.sshPort} ssh-ed25519 ${otherKey}\n`, policy: 'accept-new' });
+    test = await sessionForHost(host, {
+      knownHosts: `[127.0.0.1]:${host.sshPort} ssh-ed25519 ${otherKey}\n`,
+      policy: 'accept-new',
+    });
     const outcome = await test.session.watch('attach', FAST_WATCH);
     assert.equal(outcome.end, 'unreachable');
     assert.match(outcome.message!, /SHA256:/);

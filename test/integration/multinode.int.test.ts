@@ -23,10 +23,20 @@ import { MemoryMemento } from './simHost';
 
 const PARSERS = '--tool-call-parser kimi_k2 --reasoning-parser kimi_k2';
 // Short loads: 4 shards of 2 MB at 2 MB/s, about 4 s of weights per node.
-const HOST: GpuHostOptions = { shards: 4, shardBytes: 2 * 1024 * 1024, sim: { readMBps: 2, warmReadMBps: 2, unbalancedLoadingTimeoutSeconds: 6 } };
+const HOST: GpuHostOptions = {
+  shards: 4,
+  shardBytes: 2 * 1024 * 1024,
+  sim: { readMBps: 2, warmReadMBps: 2, unbalancedLoadingTimeoutSeconds: 6 },
+};
 
 function nodeEntry(host: GpuHost): Record<string, unknown> {
-  return { host: host.sshHost, port: host.sshPort, username: host.username, identityFile: host.clientKeyPath, unit: host.unitName };
+  return {
+    host: host.sshHost,
+    port: host.sshPort,
+    username: host.username,
+    identityFile: host.clientKeyPath,
+    unit: host.unitName,
+  };
 }
 
 function replicaEntry(name: string, host: GpuHost): Record<string, unknown> {
@@ -54,23 +64,44 @@ describe('multi-node servers and several hosts (private network)', function () {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  async function startHosts(count: number, options: (rank: number, rank0: NetnsHost) => GpuHostOptions = () => HOST): Promise<GpuHost[]> {
+  async function startHosts(
+    count: number,
+    options: (rank: number, rank0: NetnsHost) => GpuHostOptions = () => HOST,
+  ): Promise<GpuHost[]> {
     const places: NetnsHost[] = [];
     for (let i = 0; i < count; i++) places.push(await network.addHost());
-    const started = await Promise.all(places.map((place, rank) => startGpuHost({ ...options(rank, places[0]!), network: place })));
+    const started = await Promise.all(
+      places.map((place, rank) => startGpuHost({ ...options(rank, places[0]!), network: place })),
+    );
     hosts.push(...started);
     return started;
   }
 
-  function startFleet(servers: Record<string, unknown>[], extra: Record<string, unknown> = {}): { fleet: Fleet; settings: Settings } {
+  function startFleet(
+    servers: Record<string, unknown>[],
+    extra: Record<string, unknown> = {},
+  ): { fleet: Fleet; settings: Settings } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-multinode-'));
     dirs.push(dir);
     const knownHostsFile = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHostsFile, hosts.map((h) => h.knownHostsLine()).join('\n') + '\n');
-    const result = parseSettings({ servers, knownHostsFile, hostKeyPolicy: 'strict', pollIntervalSeconds: 0.5, stallSeconds: 30, unreachableTimeoutMinutes: 5, ...extra });
+    const result = parseSettings({
+      servers,
+      knownHostsFile,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+      stallSeconds: 30,
+      unreachableTimeoutMinutes: 5,
+      ...extra,
+    });
     if (!result.ok) throw new Error(result.errors.join('\n'));
     const log = (level: string, message: string) => logLines.push(`${new Date().toISOString()} ${level} ${message}`);
-    const created = new Fleet({ ui: NO_QUESTIONS_UI, log, history: new MemoryMemento(), createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log) });
+    const created = new Fleet({
+      ui: NO_QUESTIONS_UI,
+      log,
+      history: new MemoryMemento(),
+      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
+    });
     created.configure(result.settings);
     fleet = created;
     return { fleet: created, settings: result.settings };
@@ -80,7 +111,8 @@ describe('multi-node servers and several hosts (private network)', function () {
   function recordVerdicts(f: Fleet, server: ServerProfile): Verdict[] {
     const seen: Verdict[] = [];
     f.onEvent((event) => {
-      if (event.type === 'state' && event.server.name === server.name && seen[seen.length - 1] !== event.state.verdict) seen.push(event.state.verdict);
+      if (event.type === 'state' && event.server.name === server.name && seen[seen.length - 1] !== event.state.verdict)
+        seen.push(event.state.verdict);
     });
     return seen;
   }
@@ -94,9 +126,23 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('live on the private network only: their own address, no route out', async () => {
       for (const host of replicas) {
         const routes = await host.nsExec('ip -4 route show');
-        assert.deepEqual(routes.stdout.trim().split('\n').map((l) => l.split(' ')[0]), [network.subnet], routes.stdout);
-        assert.notEqual((await host.nsExec('ip -4 route get 192.0.2.1')).code, 0, 'nothing is routed outside the bridge');
-        assert.match((await host.nsExec('ip -4 -o addr show')).stdout, new RegExp(`inet ${host.sshHost.replace(/\./g, '\\.')}/24`));
+        assert.deepEqual(
+          routes.stdout
+            .trim()
+            .split('\n')
+            .map((l) => l.split(' ')[0]),
+          [network.subnet],
+          routes.stdout,
+        );
+        assert.notEqual(
+          (await host.nsExec('ip -4 route get 192.0.2.1')).code,
+          0,
+          'nothing is routed outside the bridge',
+        );
+        assert.match(
+          (await host.nsExec('ip -4 -o addr show')).stdout,
+          new RegExp(`inet ${host.sshHost.replace(/\./g, '\\.')}/24`),
+        );
       }
     });
 
@@ -108,9 +154,13 @@ describe('multi-node servers and several hosts (private network)', function () {
       assert.equal(w1.kind, 'ready', serverReport(w1.snapshot).summary);
       assert.equal(w2.kind, 'ready', serverReport(w2.snapshot).summary);
       assert.equal(w1.snapshot.nodes, undefined, 'a single-node server has no node list');
-      await waitFor(() => f.snapshot(r1).watching && f.snapshot(r2).watching && !f.snapshot(r1).loading, { message: 'steady watch' });
+      await waitFor(() => f.snapshot(r1).watching && f.snapshot(r2).watching && !f.snapshot(r1).loading, {
+        message: 'steady watch',
+      });
       const live = await Promise.all(replicas.map((h) => watchProcesses(h)));
-      console.log(`      [measure] steady state, single-node server: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}`);
+      console.log(
+        `      [measure] steady state, single-node server: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}`,
+      );
     });
 
     it('one host drops off the network: it reads unreachable, never ready; the other goes on loading to ready', async () => {
@@ -124,7 +174,10 @@ describe('multi-node servers and several hosts (private network)', function () {
       await waitFor(() => f.snapshot(r2).loading, { timeoutMs: 20_000, message: 'r2 loading' });
       await replicas[0]!.setNetworkLink(false);
       try {
-        await waitFor(() => f.snapshot(r1).state?.verdict === 'unreachable', { timeoutMs: 60_000, message: 'r1 unreachable' });
+        await waitFor(() => f.snapshot(r1).state?.verdict === 'unreachable', {
+          timeoutMs: 60_000,
+          message: 'r1 unreachable',
+        });
         const w2 = await f.waitFor(r2, { timeoutMs: 90_000 });
         assert.equal(w2.kind, 'ready', serverReport(w2.snapshot).summary);
         assert.equal(f.snapshot(r1).state?.verdict, 'unreachable', 'the dropped host stays unreachable');
@@ -158,7 +211,8 @@ describe('multi-node servers and several hosts (private network)', function () {
         if (e.type !== 'state' || e.server.name !== server.name) return;
         const snap = f.snapshot(server);
         const least = Math.min(...(snap.nodes ?? []).map((n) => n.state?.progress ?? 0));
-        if (e.state.readyAt === undefined && (e.state.progress ?? 0) > least) aheadOfANode.push(`${e.state.progress} > ${least}`);
+        if (e.state.readyAt === undefined && (e.state.progress ?? 0) > least)
+          aheadOfANode.push(`${e.state.progress} > ${least}`);
       });
       let readyEventAt: number | undefined;
       f.onEvent((e) => {
@@ -166,26 +220,41 @@ describe('multi-node servers and several hosts (private network)', function () {
       });
       const restart = await f.restart(server);
       assert.equal(restart.kind, 'restarted');
-      const loading = await waitFor(() => {
-        const nodesNow = f.snapshot(server).nodes;
-        return nodesNow?.every((n) => n.state?.verdict === 'loading') ? nodesNow : undefined;
-      }, { timeoutMs: 30_000, message: 'both nodes loading' });
-      assert.deepEqual(loading.map((n) => n.label), [`node 0 (${nodes[0]!.sshHost})`, `node 1 (${nodes[1]!.sshHost})`]);
+      const loading = await waitFor(
+        () => {
+          const nodesNow = f.snapshot(server).nodes;
+          return nodesNow?.every((n) => n.state?.verdict === 'loading') ? nodesNow : undefined;
+        },
+        { timeoutMs: 30_000, message: 'both nodes loading' },
+      );
+      assert.deepEqual(
+        loading.map((n) => n.label),
+        [`node 0 (${nodes[0]!.sshHost})`, `node 1 (${nodes[1]!.sshHost})`],
+      );
       const done = await f.waitFor(server, { timeoutMs: 120_000 });
       assert.equal(done.kind, 'ready', serverReport(done.snapshot).summary);
-      assert.ok(done.snapshot.nodes?.every((n) => n.state?.verdict === 'ready'), JSON.stringify(done.snapshot.nodes?.map((n) => n.state?.verdict)));
+      assert.ok(
+        done.snapshot.nodes?.every((n) => n.state?.verdict === 'ready'),
+        JSON.stringify(done.snapshot.nodes?.map((n) => n.state?.verdict)),
+      );
       assert.ok(!verdicts.slice(0, -1).includes('ready'), `ready before the end: ${verdicts.join(' -> ')}`);
       assert.deepEqual(aheadOfANode, []);
 
       // The time from the last node's ready (its journal line) to the server's ready.
-      const lastNodeReadyAt = Math.max((await nodes[0]!.firedUpAt()) ?? 0, await lastLineAt(nodes[1]!, 'Capture cuda graph end.'));
-      console.log(`      [measure] last node ready -> server ready: ${readyEventAt! - lastNodeReadyAt} ms (verdicts: ${verdicts.join(' -> ')})`);
+      const lastNodeReadyAt = Math.max(
+        (await nodes[0]!.firedUpAt()) ?? 0,
+        await lastLineAt(nodes[1]!, 'Capture cuda graph end.'),
+      );
+      console.log(
+        `      [measure] last node ready -> server ready: ${readyEventAt! - lastNodeReadyAt} ms (verdicts: ${verdicts.join(' -> ')})`,
+      );
 
       // What Fleet.verifyParsers runs, on the session it gives (node rank 0's connection and tunnel).
       const session = await f.connect(server);
       const verify = await verifyServer(session.transport, session.client, server.unit, () => undefined);
       assert.equal(verify.allPassed, true, formatTable(verify));
-      const requests = async (host: GpuHost) => (await host.journal()).filter((l) => /"POST \/v1\/chat\/completions/.test(l)).length;
+      const requests = async (host: GpuHost) =>
+        (await host.journal()).filter((l) => /"POST \/v1\/chat\/completions/.test(l)).length;
       assert.ok((await requests(nodes[0]!)) > 0, 'the checks reached node rank 0');
       assert.equal(await requests(nodes[1]!), 0, 'node rank 1 serves no HTTP');
 
@@ -196,7 +265,9 @@ describe('multi-node servers and several hosts (private network)', function () {
       await waitFor(() => Date.now() - started >= windowMs, { timeoutMs: windowMs + 5_000, intervalMs: 500 });
       const after = await Promise.all(nodes.map((h) => h.execLog().then((l) => l.length)));
       const live = await Promise.all(nodes.map((h) => watchProcesses(h)));
-      console.log(`      [measure] steady state, per node: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}; stand-in commands in ${windowMs / 1000} s: ${after.map((a, i) => a - before[i]!).join(' | ')}`);
+      console.log(
+        `      [measure] steady state, per node: live remote processes of the watch ${live.map((p) => `${p.length} (${p.join(', ')})`).join(' | ')}; stand-in commands in ${windowMs / 1000} s: ${after.map((a, i) => a - before[i]!).join(' | ')}`,
+      );
       assert.equal(f.snapshot(server).state?.verdict, 'ready');
     });
 
@@ -205,11 +276,24 @@ describe('multi-node servers and several hosts (private network)', function () {
       server = settings.servers[0]!;
       await readyServer(f, server);
       await nodes[1]!.killServer('SIGKILL');
-      await waitFor(() => f.snapshot(server).state?.verdict === 'failed', { timeoutMs: 60_000, message: 'failed after node 1 died' });
+      await waitFor(() => f.snapshot(server).state?.verdict === 'failed', {
+        timeoutMs: 60_000,
+        message: 'failed after node 1 died',
+      });
       const report = serverReport(f.snapshot(server));
-      assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service killed by signal 9 after it was ready`), report.summary);
+      assert.match(
+        report.lastError ?? '',
+        new RegExp(
+          `^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service killed by signal 9 after it was ready`,
+        ),
+        report.summary,
+      );
       const health = await nodes[0]!.ssh(`curl -s -o /dev/null -w '%{http_code}' ${nodes[0]!.serverUrl}/health`);
-      assert.equal(health.stdout, '200', 'node rank 0 still answers: only the other node\'s unit tells the group is broken');
+      assert.equal(
+        health.stdout,
+        '200',
+        "node rank 0 still answers: only the other node's unit tells the group is broken",
+      );
     });
 
     it('node 1 dropping off the network makes the ready server unreachable, naming it; back on the network, ready again', async () => {
@@ -219,14 +303,24 @@ describe('multi-node servers and several hosts (private network)', function () {
       const verdicts = recordVerdicts(f, server);
       await nodes[1]!.setNetworkLink(false);
       try {
-        await waitFor(() => f.snapshot(server).state?.verdict === 'unreachable', { timeoutMs: 60_000, message: 'unreachable' });
+        await waitFor(() => f.snapshot(server).state?.verdict === 'unreachable', {
+          timeoutMs: 60_000,
+          message: 'unreachable',
+        });
         const report = serverReport(f.snapshot(server));
-        assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): `), report.summary);
+        assert.match(
+          report.lastError ?? '',
+          new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): `),
+          report.summary,
+        );
         assert.equal(f.snapshot(server).nodes?.[0]?.state?.verdict, 'ready', 'node rank 0 is still seen serving');
       } finally {
         await nodes[1]!.setNetworkLink(true);
       }
-      await waitFor(() => f.snapshot(server).state?.verdict === 'ready', { timeoutMs: 90_000, message: 'ready again after the link came back' });
+      await waitFor(() => f.snapshot(server).state?.verdict === 'ready', {
+        timeoutMs: 90_000,
+        message: 'ready again after the link came back',
+      });
       assert.deepEqual(verdicts, ['unreachable', 'ready']);
     });
 
@@ -242,7 +336,12 @@ describe('multi-node servers and several hosts (private network)', function () {
         const waited = await f.waitFor(server, { timeoutMs: 60_000 });
         assert.equal(waited.kind, 'stalled', serverReport(waited.snapshot).summary);
         const node1 = `node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\)`;
-        assert.match(waitReport(waited, 0).next, new RegExp(`^Kimi on ${server.name} is stalled \\(${node1}\\): no witness has moved for 1\\ds; last seen: loading weights`));
+        assert.match(
+          waitReport(waited, 0).next,
+          new RegExp(
+            `^Kimi on ${server.name} is stalled \\(${node1}\\): no witness has moved for 1\\ds; last seen: loading weights`,
+          ),
+        );
         const report = serverReport(f.snapshot(server));
         assert.match(report.summary, new RegExp(`${node1} makes no progress`), report.summary);
         assert.ok(!/node 0 .* makes no progress/.test(report.summary), report.summary);
@@ -256,7 +355,10 @@ describe('multi-node servers and several hosts (private network)', function () {
           lastStateAt = Date.now();
         });
         try {
-          await waitFor(() => lastStateAt >= stalledAt + 12_000, { timeoutMs: 60_000, message: 'the nodes still reporting 12 s after the stall' });
+          await waitFor(() => lastStateAt >= stalledAt + 12_000, {
+            timeoutMs: 60_000,
+            message: 'the nodes still reporting 12 s after the stall',
+          });
         } finally {
           subscription.dispose();
         }
@@ -278,15 +380,32 @@ describe('multi-node servers and several hosts (private network)', function () {
         const done = await f.waitFor(server, { timeoutMs: 120_000 });
         assert.equal(done.kind, 'failed', serverReport(done.snapshot).summary);
         const report = serverReport(done.snapshot);
-        assert.match(report.lastError ?? '', new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service exited with status 1`), report.summary);
+        assert.match(
+          report.lastError ?? '',
+          new RegExp(`^node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\): the service exited with status 1`),
+          report.summary,
+        );
         assert.match(report.lastError ?? '', /SafetensorError/, report.summary);
         // Node rank 0 then gives up at SGLang's barrier after the weights: recognised, and node 1 stays the one named.
-        const rank0 = await waitFor(() => f.snapshot(server).nodes?.[0]?.state?.failure, { timeoutMs: 40_000, message: 'node rank 0 failed too' });
-        assert.ok(rank0.lines.some((l) => /ValueError: TP rank 0 could finish the model loading, but there are other ranks that didn't finish loading/.test(l)), rank0.lines.join('\n'));
+        const rank0 = await waitFor(() => f.snapshot(server).nodes?.[0]?.state?.failure, {
+          timeoutMs: 40_000,
+          message: 'node rank 0 failed too',
+        });
+        assert.ok(
+          rank0.lines.some((l) =>
+            /ValueError: TP rank 0 could finish the model loading, but there are other ranks that didn't finish loading/.test(
+              l,
+            ),
+          ),
+          rank0.lines.join('\n'),
+        );
         assert.match(serverReport(f.snapshot(server)).lastError ?? '', /^node 1 /);
         // The logs: both nodes' journals, merged, each line naming its node.
         const logs = await f.logs(server, 400);
-        assert.ok(logs.journal.some((l) => l.includes(`node 1 (${nodes[1]!.sshHost}): `) && l.includes('SafetensorError')), logs.journal.slice(-20).join('\n'));
+        assert.ok(
+          logs.journal.some((l) => l.includes(`node 1 (${nodes[1]!.sshHost}): `) && l.includes('SafetensorError')),
+          logs.journal.slice(-20).join('\n'),
+        );
         assert.ok(logs.journal.some((l) => l.includes(`node 0 (${nodes[0]!.sshHost}): `)));
       } finally {
         await nodes[1]!.configureSimulator({ fault: {} });
@@ -302,9 +421,21 @@ describe('multi-node servers and several hosts (private network)', function () {
         const done = await f.waitFor(server, { timeoutMs: 120_000 });
         assert.equal(done.kind, 'failed', serverReport(done.snapshot).summary);
         const report = serverReport(done.snapshot);
-        assert.match(report.lastError ?? '', /^node 0 \(.*\): the service exited with status 1 — only 4 of 8 ranks reached the rendezvous/, report.summary);
-        assert.match(report.lastError ?? '', new RegExp(`behind: node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\)`), report.summary);
-        assert.match(report.lastError ?? '', /DistStoreError: Timed out after \d+ seconds waiting for clients\. 4\/8 clients joined/, report.summary);
+        assert.match(
+          report.lastError ?? '',
+          /^node 0 \(.*\): the service exited with status 1 — only 4 of 8 ranks reached the rendezvous/,
+          report.summary,
+        );
+        assert.match(
+          report.lastError ?? '',
+          new RegExp(`behind: node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\)`),
+          report.summary,
+        );
+        assert.match(
+          report.lastError ?? '',
+          /DistStoreError: Timed out after \d+ seconds waiting for clients\. 4\/8 clients joined/,
+          report.summary,
+        );
       } finally {
         await nodes[1]!.configureSimulator({ fault: {} });
       }
@@ -335,7 +466,11 @@ async function watchProcesses(host: GpuHost): Promise<string[]> {
     .split('\n')
     .map((l) => l.trim().split(/\s+/))
     // A stand-in (node .../journalctl.js) by its script's name.
-    .map(([pid, ppid, comm, ...args]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm === 'node' ? path.basename(args[1] ?? 'node') : (comm ?? '') }));
+    .map(([pid, ppid, comm, ...args]) => ({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      comm: comm === 'node' ? path.basename(args[1] ?? 'node') : (comm ?? ''),
+    }));
   const byPid = new Map(rows.map((p) => [p.pid, p]));
   const underSession = (p: { ppid: number }): boolean => {
     let parent = byPid.get(p.ppid);
@@ -345,5 +480,8 @@ async function watchProcesses(host: GpuHost): Promise<string[]> {
     }
     return false;
   };
-  return rows.filter((p) => p.comm !== 'sshd' && underSession(p)).map((p) => p.comm).sort();
+  return rows
+    .filter((p) => p.comm !== 'sshd' && underSession(p))
+    .map((p) => p.comm)
+    .sort();
 }

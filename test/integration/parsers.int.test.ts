@@ -61,7 +61,10 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
 
   it('enable on a unit without the flags: drop-in written, restart, ready, all checks pass; a model path with spaces survives', async () => {
     const before = await restartsIn(host);
-    const result = await enableParsers(deps(test, lines), host.unitName, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    const result = await enableParsers(deps(test, lines), host.unitName, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(result.kind, 'changed');
     const dropIns = await host.readDropIns();
     assert.match(dropIns[DROP_IN_NAME], /^ExecStart=$/m, 'ExecStart is reset first');
@@ -76,20 +79,30 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
     assert.equal(verify.model, '/root/models/Kimi-K2.6');
     const info = await test.session.client.serverInfo();
     assert.ok(info.ok);
-    assert.equal((info.info as Record<string, unknown>).model_path, host.modelPath, 'the model path with spaces reached the process intact');
+    assert.equal(
+      (info.info as Record<string, unknown>).model_path,
+      host.modelPath,
+      'the model path with spaces reached the process intact',
+    );
   });
 
   it('enable when already set: says so, writes and restarts nothing', async () => {
     const before = await restartsIn(host);
     const dropInsBefore = await host.readDropIns();
-    const result = await enableParsers(deps(test, lines), host.unitName, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    const result = await enableParsers(deps(test, lines), host.unitName, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(result.kind, 'already-set');
     assert.deepEqual(await host.readDropIns(), dropInsBefore);
     assert.equal(await restartsIn(host), before);
   });
 
   it('wrong reasoning parser (kimi): the reasoning check fails with evidence, tool calls still pass', async () => {
-    const result = await enableParsers(deps(test, lines), host.unitName, { reasoningParser: 'kimi', toolCallParser: 'kimi_k2' });
+    const result = await enableParsers(deps(test, lines), host.unitName, {
+      reasoningParser: 'kimi',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(result.kind, 'changed');
     if (result.kind !== 'changed') return;
     assert.ok(result.rollback.backupPath, 'the previous drop-in is kept as a backup');
@@ -107,7 +120,10 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
 
   it('a failing start: roll back restores the old command line, and it starts again', async () => {
     const before = (await host.readDropIns())[DROP_IN_NAME];
-    const result = await enableParsers(deps(test, lines), host.unitName, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2' });
+    const result = await enableParsers(deps(test, lines), host.unitName, {
+      reasoningParser: 'deepseek-r1',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(result.kind, 'changed');
     if (result.kind !== 'changed') return;
     // The new command line makes the server die while it starts.

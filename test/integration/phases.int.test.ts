@@ -30,7 +30,11 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
   let test: TestSession | undefined;
 
   before(async () => {
-    host = await startGpuHost({ shards: 6, shardBytes: 1024 * 1024, sim: { readMBps: 20, kvSeconds: 0.3, cudaGraphSeconds: 0.6, warmupSeconds: 0.5 } });
+    host = await startGpuHost({
+      shards: 6,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 20, kvSeconds: 0.3, cudaGraphSeconds: 0.6, warmupSeconds: 0.5 },
+    });
   });
   afterEach(() => {
     test?.dispose();
@@ -45,22 +49,37 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
     test = await sessionForHost(host);
     const states: LoadState[] = [];
     const watching = test.session.watch('restart', WATCH, { onState: (s) => states.push(s) });
-    const stalled = await waitFor(() => states.find((s) => s.verdict === 'stalled'), { timeoutMs: 60_000, message: 'stalled' });
+    const stalled = await waitFor(() => states.find((s) => s.verdict === 'stalled'), {
+      timeoutMs: 60_000,
+      message: 'stalled',
+    });
     const stalledAt = stalled.lastSignal!.at;
     // Watched for more than twice the 3-5 s after which it used to flip, while the host answers
     // (the unit, /health refused, the sampler's readings): each answer is a new state.
     const watchedFor = 12_000;
-    await waitFor(() => states.some((s) => (s.confirmedAt ?? 0) >= stalledAt + watchedFor), { timeoutMs: 60_000, message: `the host answering ${watchedFor / 1000} s after the stall` });
+    await waitFor(() => states.some((s) => (s.confirmedAt ?? 0) >= stalledAt + watchedFor), {
+      timeoutMs: 60_000,
+      message: `the host answering ${watchedFor / 1000} s after the stall`,
+    });
     test.session.stop('test done');
     await watching;
 
-    const after = states.filter((s) => s.lastSignal && s.lastSignal.at >= stalledAt && (s.confirmedAt ?? 0) <= stalledAt + watchedFor);
+    const after = states.filter(
+      (s) => s.lastSignal && s.lastSignal.at >= stalledAt && (s.confirmedAt ?? 0) <= stalledAt + watchedFor,
+    );
     assert.ok(after.length >= 3, `states after the stall: ${after.length}`);
-    assert.deepEqual([...new Set(after.map((s) => s.verdict))], ['stalled'], `verdicts: ${verdictsOf(states)}; last signals: ${after.map((s) => s.lastSignal?.text).join(' | ')}`);
+    assert.deepEqual(
+      [...new Set(after.map((s) => s.verdict))],
+      ['stalled'],
+      `verdicts: ${verdictsOf(states)}; last signals: ${after.map((s) => s.lastSignal?.text).join(' | ')}`,
+    );
     assert.equal(stalled.phase, 'starting');
     assert.match(stalled.lastSignal!.text, /^no witness has moved for 1\d s \(last: /);
     const notice = stallNotice('sim', states[states.indexOf(stalled) - 1], stalled, stalledAt);
-    assert.match(notice ?? '', /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% \(.*\) at \d\d:\d\d:\d\d$/);
+    assert.match(
+      notice ?? '',
+      /^Kimi on sim is stalled: no witness has moved for 1\ds; last seen: starting 0% \(.*\) at \d\d:\d\d:\d\d$/,
+    );
   });
 
   it('25 s without a line after the last shard, the process tree burning CPU, is loading ("processing weights after the last shard"), then ready', async () => {
@@ -70,19 +89,40 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
     const outcome = await test.session.watch('restart', WATCH, { onState: (s) => states.push(s) });
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const verdicts = verdictsOf(states);
-    if (process.env.DEBUG_PHASES) for (const s of states) console.log(s.verdict, s.activity?.kind, s.cpu?.at, s.cpu?.seconds, s.cpu?.cores, s.lastProgressWitness, s.lastSignal?.text.slice(0, 60));
+    if (process.env.DEBUG_PHASES)
+      for (const s of states)
+        console.log(
+          s.verdict,
+          s.activity?.kind,
+          s.cpu?.at,
+          s.cpu?.seconds,
+          s.cpu?.cores,
+          s.lastProgressWitness,
+          s.lastSignal?.text.slice(0, 60),
+        );
     assert.ok(!verdicts.includes('stalled'), `a busy silence was called stalled: ${verdicts}`);
     const quiet = states.filter((s) => s.activity?.kind === 'post-shards');
     assert.ok(quiet.length > 0, 'the step was named');
     const span = quiet[quiet.length - 1]!.lastSignal!.at - quiet[0]!.activity!.since;
     assert.ok(span >= 2 * STALL_MS, `named for ${span} ms only`);
-    assert.match(describeState(quiet.find((s) => s.weightsEnded === 0)!), /^loading 90% \(loading weights, 6\/6 shards, processing weights after the last shard\)$/);
-    assert.ok(quiet.some((s) => /^CPU busy/.test(s.lastProgressWitness ?? '')), `the CPU witness kept it loading: ${[...new Set(quiet.map((s) => s.lastProgressWitness))]}`);
-    assert.ok(quiet.every((s) => s.eta === undefined), 'no ETA during the step');
+    assert.match(
+      describeState(quiet.find((s) => s.weightsEnded === 0)!),
+      /^loading 90% \(loading weights, 6\/6 shards, processing weights after the last shard\)$/,
+    );
+    assert.ok(
+      quiet.some((s) => /^CPU busy/.test(s.lastProgressWitness ?? '')),
+      `the CPU witness kept it loading: ${[...new Set(quiet.map((s) => s.lastProgressWitness))]}`,
+    );
+    assert.ok(
+      quiet.every((s) => s.eta === undefined),
+      'no ETA during the step',
+    );
   });
 
   it('a DeepGEMM JIT compile inside graph capture is named so, not "capturing CUDA graphs" alone, and not stalled', async () => {
-    await host.configureSimulator({ fault: { busySilence: { at: 'cudaGraph', seconds: 22, gpuUtil: 85, deepGemm: true } } });
+    await host.configureSimulator({
+      fault: { busySilence: { at: 'cudaGraph', seconds: 22, gpuUtil: 85, deepGemm: true } },
+    });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
     const outcome = await test.session.watch('restart', WATCH, { onState: (s) => states.push(s) });
@@ -91,8 +131,17 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
     const compiling = states.filter((s) => s.activity?.kind === 'deepgemm');
     assert.ok(compiling.length > 0, 'the compile was named');
     assert.equal(compiling[0]!.phase, 'capturing CUDA graphs');
-    assert.match(describeState(compiling[compiling.length - 1]!), /capturing CUDA graphs, 1\/7 batches, compiling DeepGEMM kernels \(first start; 10-20 min without a persistent cache\)\)$/);
-    assert.ok(compiling.some((s) => (s.gpu?.utilPercent ?? 0) >= 85), 'GPU utilisation read through the sampler');
-    assert.ok(compiling.every((s) => s.eta === undefined), 'no ETA during the compile');
+    assert.match(
+      describeState(compiling[compiling.length - 1]!),
+      /capturing CUDA graphs, 1\/7 batches, compiling DeepGEMM kernels \(first start; 10-20 min without a persistent cache\)\)$/,
+    );
+    assert.ok(
+      compiling.some((s) => (s.gpu?.utilPercent ?? 0) >= 85),
+      'GPU utilisation read through the sampler',
+    );
+    assert.ok(
+      compiling.every((s) => s.eta === undefined),
+      'no ETA during the compile',
+    );
   });
 });

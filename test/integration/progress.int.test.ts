@@ -19,8 +19,15 @@ import { MemoryMemento } from './simHost';
 const SHARDS = 12;
 const SHARD_BYTES = 2 * 1024 * 1024;
 // cold ~6 s of weights, warm ~0.5 s
-const SIM = { readMBps: 4, warmReadMBps: 50, kvSeconds: 3.0, warmupSeconds: 0.8, initGB: 0.55, weightsGB: 68.76, kvCacheGB: 4.2 };
-
+const SIM = {
+  readMBps: 4,
+  warmReadMBps: 50,
+  kvSeconds: 3.0,
+  warmupSeconds: 0.8,
+  initGB: 0.55,
+  weightsGB: 68.76,
+  kvCacheGB: 4.2,
+};
 
 function verdictsOf(states: readonly LoadState[]): Verdict[] {
   const out: Verdict[] = [];
@@ -38,7 +45,10 @@ describe('load progress on the simulated GPU host (real page cache)', function (
 
   before(async () => {
     host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim: { ...SIM, coldFiles: 'all' } });
-    modelFiles = fs.readdirSync(host.modelPath).filter((n) => n.endsWith('.safetensors')).map((n) => path.join(host.modelPath, n));
+    modelFiles = fs
+      .readdirSync(host.modelPath)
+      .filter((n) => n.endsWith('.safetensors'))
+      .map((n) => path.join(host.modelPath, n));
   });
   afterEach(() => {
     test?.dispose();
@@ -58,21 +68,36 @@ describe('load progress on the simulated GPU host (real page cache)', function (
     // phases: never backwards, and the main ones were seen
     const phases: LoadPhase[] = [];
     for (const s of states) if (s.phase && phases[phases.length - 1] !== s.phase) phases.push(s.phase);
-    for (let i = 1; i < phases.length; i++) assert.ok(rank(phases[i]!) > rank(phases[i - 1]!), `phases went back: ${phases}`);
-    for (const p of ['loading weights', 'allocating KV cache', 'warming up', 'ready'] as const) assert.ok(phases.includes(p), `no ${p}: ${phases}`);
+    for (let i = 1; i < phases.length; i++)
+      assert.ok(rank(phases[i]!) > rank(phases[i - 1]!), `phases went back: ${phases}`);
+    for (const p of ['loading weights', 'allocating KV cache', 'warming up', 'ready'] as const)
+      assert.ok(phases.includes(p), `no ${p}: ${phases}`);
 
     // the percentage only grows, through the phases
     const percents = states.filter((s) => s.progress !== undefined).map((s) => s.progress!);
-    for (let i = 1; i < percents.length; i++) assert.ok(percents[i]! >= percents[i - 1]!, `progress went down at ${i}: ${percents}`);
+    for (let i = 1; i < percents.length; i++)
+      assert.ok(percents[i]! >= percents[i - 1]!, `progress went down at ${i}: ${percents}`);
     const distinct = new Set(percents.map((p) => Math.floor(p * 100)));
     assert.ok(distinct.size >= 5, `few percentages: ${[...distinct]}`);
 
     // tooltip-facing witnesses during the weights
     const loading = states.filter((s) => s.phase === 'loading weights');
-    assert.ok(loading.some((s) => s.io !== undefined && s.io.readBytes > 0), 'bytes read seen while loading');
-    assert.ok(loading.some((s) => s.io?.totalBytes !== undefined && s.io.totalBytes >= SHARDS * SHARD_BYTES * 0.9), 'model size known');
-    assert.ok(loading.some((s) => (s.io?.coldBytes ?? 0) > 0), 'cold (block I/O) bytes seen: the files really were evicted');
-    assert.ok(loading.some((s) => s.readRate !== undefined && s.readRate > 0), 'a read rate while loading');
+    assert.ok(
+      loading.some((s) => s.io !== undefined && s.io.readBytes > 0),
+      'bytes read seen while loading',
+    );
+    assert.ok(
+      loading.some((s) => s.io?.totalBytes !== undefined && s.io.totalBytes >= SHARDS * SHARD_BYTES * 0.9),
+      'model size known',
+    );
+    assert.ok(
+      loading.some((s) => (s.io?.coldBytes ?? 0) > 0),
+      'cold (block I/O) bytes seen: the files really were evicted',
+    );
+    assert.ok(
+      loading.some((s) => s.readRate !== undefined && s.readRate > 0),
+      'a read rate while loading',
+    );
     const rates = loading.filter((s) => s.readRate !== undefined).map((s) => s.readRate! / 1e6);
     const midRate = rates[Math.floor(rates.length / 2)]!;
     assert.ok(midRate > 1 && midRate < 12, `read rate ${midRate.toFixed(1)} MB/s, sim reads cold at 4 MB/s`);
@@ -80,7 +105,8 @@ describe('load progress on the simulated GPU host (real page cache)', function (
     // GPU memory grows during the weights, then jumps at the KV cache
     const gpuDuringWeights = loading.filter((s) => s.gpu).map((s) => s.gpu!.usedMiB);
     assert.ok(new Set(gpuDuringWeights).size >= 3, `GPU memory did not grow during the weights: ${gpuDuringWeights}`);
-    for (let i = 1; i < gpuDuringWeights.length; i++) assert.ok(gpuDuringWeights[i]! >= gpuDuringWeights[i - 1]!, `GPU memory went down: ${gpuDuringWeights}`);
+    for (let i = 1; i < gpuDuringWeights.length; i++)
+      assert.ok(gpuDuringWeights[i]! >= gpuDuringWeights[i - 1]!, `GPU memory went down: ${gpuDuringWeights}`);
     // all weights in (init + weights per GPU): seen as a plateau while the KV cache is allocated (kvSeconds 3: several witness rounds even on a busy machine),
     // then at least the KV cache more
     const gpus = states.find((s) => s.gpu)!.gpu!.perGpu.length;
@@ -94,10 +120,18 @@ describe('load progress on the simulated GPU host (real page cache)', function (
   });
 
   it('a stall is detected while the load hangs, and it is loading again when it resumes, then ready', async () => {
-    await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 3, resumeAfterSeconds: 6 }, coldFiles: 'all', readMBps: 8 });
+    await host.configureSimulator({
+      fault: { hangAt: 'weights', afterShards: 3, resumeAfterSeconds: 6 },
+      coldFiles: 'all',
+      readMBps: 8,
+    });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
-    const outcome = await test.session.watch('restart', { ...FAST_WATCH, stallMs: 2000 }, { onState: (s) => states.push(s) });
+    const outcome = await test.session.watch(
+      'restart',
+      { ...FAST_WATCH, stallMs: 2000 },
+      { onState: (s) => states.push(s) },
+    );
     await host.configureSimulator({ fault: {}, readMBps: SIM.readMBps });
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const verdicts = verdictsOf(states);
@@ -124,21 +158,43 @@ describe('load progress on the simulated GPU host (real page cache)', function (
     // the load left the shards in the page cache; drop them, and let the simulator take the cache as it is
     await host.configureSimulator({ coldFiles: null });
     evictFromPageCache(modelFiles);
-    const before = await insights.forecast(test.session.transport, test.session.profile.name, test.session.profile.unit);
-    assert.ok(before.totalBytes !== undefined && before.totalBytes >= SHARDS * SHARD_BYTES * 0.9, `model size ${before.totalBytes}`);
-    assert.ok(before.residentBytes !== undefined && before.residentBytes / before.totalBytes! < 0.05, `cached before warming: ${before.residentBytes}/${before.totalBytes}`);
+    const before = await insights.forecast(
+      test.session.transport,
+      test.session.profile.name,
+      test.session.profile.unit,
+    );
+    assert.ok(
+      before.totalBytes !== undefined && before.totalBytes >= SHARDS * SHARD_BYTES * 0.9,
+      `model size ${before.totalBytes}`,
+    );
+    assert.ok(
+      before.residentBytes !== undefined && before.residentBytes / before.totalBytes! < 0.05,
+      `cached before warming: ${before.residentBytes}/${before.totalBytes}`,
+    );
     assert.ok(before.text, 'a load-time forecast');
 
     const progress: number[] = [];
-    const warmed = await warmCache(test.session.transport, host.modelPath, { pollMs: 500, onProgress: (r) => progress.push(r.residentBytes ?? 0) });
+    const warmed = await warmCache(test.session.transport, host.modelPath, {
+      pollMs: 500,
+      onProgress: (r) => progress.push(r.residentBytes ?? 0),
+    });
     assert.ok(warmed.ok, `warm cache failed: ${JSON.stringify(warmed)}`);
-    const afterWarm = await insights.forecast(test.session.transport, test.session.profile.name, test.session.profile.unit);
-    assert.ok(afterWarm.residentBytes! / afterWarm.totalBytes! > 0.95, `cached after warming: ${afterWarm.residentBytes}/${afterWarm.totalBytes}`);
+    const afterWarm = await insights.forecast(
+      test.session.transport,
+      test.session.profile.name,
+      test.session.profile.unit,
+    );
+    assert.ok(
+      afterWarm.residentBytes! / afterWarm.totalBytes! > 0.95,
+      `cached after warming: ${afterWarm.residentBytes}/${afterWarm.totalBytes}`,
+    );
 
     const warm = await test.session.watch('restart', FAST_WATCH, {}, afterWarm.prior);
     assert.equal(warm.end, 'ready', `warm ended ${warm.end}: ${warm.message}`);
     const warmMs = weightsMs(warm.state);
-    console.log(`      weights phase: cold ${(coldMs / 1000).toFixed(2)} s, after warming ${(warmMs / 1000).toFixed(2)} s (ratio ${(warmMs / coldMs).toFixed(2)})`);
+    console.log(
+      `      weights phase: cold ${(coldMs / 1000).toFixed(2)} s, after warming ${(warmMs / 1000).toFixed(2)} s (ratio ${(warmMs / coldMs).toFixed(2)})`,
+    );
     assert.ok(warmMs < 0.6 * coldMs, `warm weights ${warmMs} ms vs cold ${coldMs} ms`);
     await host.configureSimulator({ coldFiles: 'all' });
   });

@@ -52,13 +52,15 @@ export const STALL_HOLD_MS = 8000;
 const SETTLE_MS = 60_000;
 
 export function headers(): Header[] {
-  return fs.readdirSync(FIXTURES)
+  return fs
+    .readdirSync(FIXTURES)
     .filter((n) => n.endsWith('.json'))
     .map((n) => JSON.parse(fs.readFileSync(path.join(FIXTURES, n), 'utf8')) as Header)
     .filter((h) => fs.existsSync(path.join(FIXTURES, `${h.id}.log`)));
 }
 
-export const byClass = (a: Header, b: Header): number => a.engine.localeCompare(b.engine) || a.class.localeCompare(b.class) || a.id.localeCompare(b.id);
+export const byClass = (a: Header, b: Header): number =>
+  a.engine.localeCompare(b.engine) || a.class.localeCompare(b.class) || a.id.localeCompare(b.id);
 
 /** The smallest log of each class (then by id): every class, quickly. */
 export function onePerClass(all: readonly Header[]): Header[] {
@@ -95,7 +97,10 @@ async function journaledAt(host: GpuHost, line: string): Promise<number | undefi
   const entries = await host.journalEntries();
   let start = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i]!.pid === 1 && entries[i]!.msg.startsWith(`Started ${host.unit}`)) { start = i; break; }
+    if (entries[i]!.pid === 1 && entries[i]!.msg.startsWith(`Started ${host.unit}`)) {
+      start = i;
+      break;
+    }
   }
   const hit = entries.slice(start).find((e) => e.pid !== 1 && e.msg === line);
   return hit && Math.floor(hit.t / 1000);
@@ -127,13 +132,17 @@ export class ReplayHosts {
 
   async start(engines: readonly Header['engine'][]): Promise<void> {
     const wanted = [...new Set(engines)].filter((e) => !this.hosts.has(e));
-    const started = await Promise.all(wanted.map((engine) => startGpuHost({
-      engine,
-      ...(engine === 'vllm' ? { unitName: 'vllm-k26' } : {}),
-      shards: 4,
-      shardBytes: 1024 * 1024,
-      sim: { readMBps: 50, warmReadMBps: 50 },
-    })));
+    const started = await Promise.all(
+      wanted.map((engine) =>
+        startGpuHost({
+          engine,
+          ...(engine === 'vllm' ? { unitName: 'vllm-k26' } : {}),
+          shards: 4,
+          shardBytes: 1024 * 1024,
+          sim: { readMBps: 50, warmReadMBps: 50 },
+        }),
+      ),
+    );
     wanted.forEach((e, i) => this.hosts.set(e, started[i]!));
   }
 
@@ -174,16 +183,29 @@ export class ReplayHosts {
     const falseStalls = () => (h.outcome === 'hang' ? [] : stallsIn(states));
     if (h.outcome === 'hang') {
       let ended: WatchOutcome | undefined;
-      void end.then((o) => { ended = o; });
-      const stalled = await waitFor(() => test.session.state?.verdict === 'stalled' || ended, { timeoutMs: 30_000 }).then(() => true, () => false);
-      if (!stalled) verdict.push(`not stalled within 30 s: ${test.session.state?.verdict} (${test.session.state?.lastSignal?.text})`);
+      void end.then((o) => {
+        ended = o;
+      });
+      const stalled = await waitFor(() => test.session.state?.verdict === 'stalled' || ended, {
+        timeoutMs: 30_000,
+      }).then(
+        () => true,
+        () => false,
+      );
+      if (!stalled)
+        verdict.push(
+          `not stalled within 30 s: ${test.session.state?.verdict} (${test.session.state?.lastSignal?.text})`,
+        );
       else if (ended) verdict.push(`the watch ended (${ended.end}: ${ended.message}) on a hang`);
       else {
         const stalledAt = Date.now();
         // A window in which nothing may change: the hang prints nothing that moves and moves no witness.
         await sleep(STALL_HOLD_MS);
         const left = states.filter((s) => s.at >= stalledAt && s.verdict !== 'stalled');
-        if (left.length) verdict.push(`stalled did not hold for ${STALL_HOLD_MS / 1000} s: ${left.map((s) => `${s.verdict} (${s.signal})`).join(', ')}`);
+        if (left.length)
+          verdict.push(
+            `stalled did not hold for ${STALL_HOLD_MS / 1000} s: ${left.map((s) => `${s.verdict} (${s.signal})`).join(', ')}`,
+          );
         if ((await host.mainPid()) <= 0) verdict.push('the process is gone (a hang)');
       }
       if (verdicts.includes('failed') || verdicts.includes('ready')) verdict.push('ready or failed on a hang');
@@ -199,16 +221,25 @@ export class ReplayHosts {
       verdict.push((e as Error).message);
       test.session.stop('replay judged');
       if (h.outcome === 'failed') cause.push('the replay did not end failed');
-      return { header: h, verdict, cause, falseStalls: falseStalls(), shown: verdicts.join(' -> '), ms: Date.now() - started };
+      return {
+        header: h,
+        verdict,
+        cause,
+        falseStalls: falseStalls(),
+        shown: verdicts.join(' -> '),
+        ms: Date.now() - started,
+      };
     }
-    if (outcome.end !== h.outcome) verdict.push(`ended ${outcome.end}: ${outcome.message} (verdicts ${verdicts.join(' -> ')})`);
+    if (outcome.end !== h.outcome)
+      verdict.push(`ended ${outcome.end}: ${outcome.message} (verdicts ${verdicts.join(' -> ')})`);
     if (h.outcome === 'ready') {
       if (verdicts.includes('failed')) verdict.push(`failed on the way: ${verdicts.join(' -> ')}`);
       if (outcome.end === 'ready') {
         const line = readyLine(h, host);
         const said = await journaledAt(host, line);
         if (said === undefined) verdict.push(`the log's ready line is not in the journal: ${line}`);
-        else if (outcome.state.readyAt! < said - 50) verdict.push(`ready ${said - outcome.state.readyAt!} ms before the log's ready line`);
+        else if (outcome.state.readyAt! < said - 50)
+          verdict.push(`ready ${said - outcome.state.readyAt!} ms before the log's ready line`);
         if ((await host.mainPid()) <= 0) verdict.push('the server did not stay up');
       }
       shown = verdicts.join(' -> ');
@@ -217,11 +248,14 @@ export class ReplayHosts {
       const failure = outcome.state.failure;
       if (!failure) cause.push('no failure shown');
       else {
-        if (!exitWords(h).test(failure.summary)) verdict.push(`the summary does not say how the process ended (${exitWords(h)}): ${failure.summary}`);
+        if (!exitWords(h).test(failure.summary))
+          verdict.push(`the summary does not say how the process ended (${exitWords(h)}): ${failure.summary}`);
         shown = [failure.summary, ...failure.lines].join('\n');
         if (!shown.includes(h.cause)) {
           const inJournal = (await host.journal()).some((l) => l.includes(h.cause));
-          cause.push(`the cause ${JSON.stringify(h.cause)} is not in what the user is shown (the journal has it: ${inJournal}):\n${failure.summary}\n${failure.lines.map((l) => `  | ${l}`).join('\n')}`);
+          cause.push(
+            `the cause ${JSON.stringify(h.cause)} is not in what the user is shown (the journal has it: ${inJournal}):\n${failure.summary}\n${failure.lines.map((l) => `  | ${l}`).join('\n')}`,
+          );
         }
       }
     }
@@ -232,7 +266,8 @@ export class ReplayHosts {
 /** Each entry into `stalled`, with what the state said last. */
 function stallsIn(states: readonly StateSeen[]): string[] {
   const t0 = states[0]?.at ?? 0;
-  return states.filter((s, i) => s.verdict === 'stalled' && states[i - 1]?.verdict !== 'stalled')
+  return states
+    .filter((s, i) => s.verdict === 'stalled' && states[i - 1]?.verdict !== 'stalled')
     .map((s) => `stalled ${((s.at - t0) / 1000).toFixed(1)} s into the watch: ${s.signal ?? ''}`);
 }
 
@@ -241,8 +276,16 @@ async function settled(h: Header, host: GpuHost, test: TestSession, end: Promise
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      void host.journal().then((j) => reject(new Error(`the watch of ${h.id} did not end in ${SETTLE_MS / 1000} s; state ${test.session.state?.verdict} (${test.session.state?.lastSignal?.text})\n` +
-        `session log:\n${test.logLines.slice(-25).join('\n')}\njournal:\n${j.slice(-15).join('\n')}`)));
+      void host
+        .journal()
+        .then((j) =>
+          reject(
+            new Error(
+              `the watch of ${h.id} did not end in ${SETTLE_MS / 1000} s; state ${test.session.state?.verdict} (${test.session.state?.lastSignal?.text})\n` +
+                `session log:\n${test.logLines.slice(-25).join('\n')}\njournal:\n${j.slice(-15).join('\n')}`,
+            ),
+          ),
+        );
     }, SETTLE_MS);
   });
   try {

@@ -29,7 +29,9 @@ describe('published SGLang and vLLM logs replayed through the real sshd, one per
     if (process.env.KIMI_REPLAY_ALL) {
       const moving = [...judged.values()].filter((j) => j.header.outcome !== 'hang');
       const stalls = moving.filter((j) => j.falseStalls.length);
-      console.log(`false stalls: ${stalls.length} of ${moving.length} ready or failed logs${stalls.map((j) => `\n  ${j.header.id}: ${j.falseStalls.join('; ')}`).join('')}`);
+      console.log(
+        `false stalls: ${stalls.length} of ${moving.length} ready or failed logs${stalls.map((j) => `\n  ${j.header.id}: ${j.falseStalls.join('; ')}`).join('')}`,
+      );
     }
     await hosts.stop();
   });

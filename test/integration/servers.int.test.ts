@@ -24,7 +24,10 @@ const FAST_SIM = { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 };
 
 /** The default unit with the Kimi parsers, so that a parser verification passes. */
 function withParsers(host: GpuHost): string {
-  return host.defaultUnitText.replace('--trust-remote-code', '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2');
+  return host.defaultUnitText.replace(
+    '--trust-remote-code',
+    '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2',
+  );
 }
 
 /** When the host ran `systemctl restart` (its exec log), after `since`. */
@@ -65,7 +68,12 @@ describe('servers: two hosts, one fleet', function () {
     assert.ok(parsed.ok, JSON.stringify(parsed));
     settings = parsed.settings;
     const log = () => undefined;
-    fleet = new Fleet({ ui: NO_QUESTIONS, log, history: new MemoryMemento(), createSession: (s, st) => createSession(s, st, NO_QUESTIONS, log) });
+    fleet = new Fleet({
+      ui: NO_QUESTIONS,
+      log,
+      history: new MemoryMemento(),
+      createSession: (s, st) => createSession(s, st, NO_QUESTIONS, log),
+    });
     fleet.configure(settings);
     fleet.onEvent((event) => events.push({ at: Date.now(), event }));
   });
@@ -79,15 +87,31 @@ describe('servers: two hosts, one fleet', function () {
   it('watchAll: every server watched (first look quiet), one SSH connection per host', async () => {
     const before = [a.handshakes(), b.handshakes()];
     assert.deepEqual(fleet.watchAll(), ['a', 'b']);
-    const describeEnd = (e: { event: FleetEvent }) => (e.event.type === 'end' ? `${e.event.server.name} ${e.event.outcome.end} quiet=${e.event.quiet}` : '');
-    const firstEnds = await waitFor(() => {
-      const ends = events.filter((e) => e.event.type === 'end');
-      return ends.length >= 2 ? ends : undefined;
-    }, { timeoutMs: 30_000, message: 'the first look of both servers' });
-    assert.ok(firstEnds.every((e) => e.event.type === 'end' && e.event.quiet), `the first look is quiet: ${firstEnds.map(describeEnd).join(', ')}`);
+    const describeEnd = (e: { event: FleetEvent }) =>
+      e.event.type === 'end' ? `${e.event.server.name} ${e.event.outcome.end} quiet=${e.event.quiet}` : '';
+    const firstEnds = await waitFor(
+      () => {
+        const ends = events.filter((e) => e.event.type === 'end');
+        return ends.length >= 2 ? ends : undefined;
+      },
+      { timeoutMs: 30_000, message: 'the first look of both servers' },
+    );
+    assert.ok(
+      firstEnds.every((e) => e.event.type === 'end' && e.event.quiet),
+      `the first look is quiet: ${firstEnds.map(describeEnd).join(', ')}`,
+    );
     const reports = fleet.snapshots().map((s) => serverReport(s));
-    assert.deepEqual(reports.map((r) => r.state), ['stopped', 'stopped']);
-    assert.deepEqual(reports.map((r) => [r.server, r.watching]), [['a', true], ['b', true]]);
+    assert.deepEqual(
+      reports.map((r) => r.state),
+      ['stopped', 'stopped'],
+    );
+    assert.deepEqual(
+      reports.map((r) => [r.server, r.watching]),
+      [
+        ['a', true],
+        ['b', true],
+      ],
+    );
     assert.deepEqual(fleet.watchAll(), [], 'a second call starts nothing');
     assert.deepEqual([a.handshakes() - before[0]!, b.handshakes() - before[1]!], [1, 1], 'one connection per host');
   });
@@ -95,20 +119,35 @@ describe('servers: two hosts, one fleet', function () {
   it('rolling restart: b restarts only after a is ready with verified parsers; both end ready', async () => {
     const since = Date.now();
     const steps: string[] = [];
-    const result = await rollingRestart(fleet, [server('a'), server('b')], { loadTimeoutMs: 120_000, onProgress: (p) => steps.push(p.text) });
+    const result = await rollingRestart(fleet, [server('a'), server('b')], {
+      loadTimeoutMs: 120_000,
+      onProgress: (p) => steps.push(p.text),
+    });
     assert.equal(result.kind, 'done', rollSummary(result));
     const [aRestart] = await restartTimes(a, since);
     const [bRestart] = await restartTimes(b, since);
     assert.ok(aRestart && bRestart, 'each host restarted once');
-    const aReady = events.find((e) => e.at >= since && e.event.type === 'end' && e.event.server.name === 'a' && e.event.outcome.end === 'ready')?.at;
-    const aVerified = events.find((e) => e.at >= since && e.event.type === 'verified' && e.event.server.name === 'a' && e.event.allPassed)?.at;
+    const aReady = events.find(
+      (e) => e.at >= since && e.event.type === 'end' && e.event.server.name === 'a' && e.event.outcome.end === 'ready',
+    )?.at;
+    const aVerified = events.find(
+      (e) => e.at >= since && e.event.type === 'verified' && e.event.server.name === 'a' && e.event.allPassed,
+    )?.at;
     const aFiredUp = await a.firedUpAt();
     assert.ok(aReady && aVerified && aFiredUp, `a ready (${aReady}), verified (${aVerified}), fired up (${aFiredUp})`);
     assert.ok(aRestart < aFiredUp! && aFiredUp! <= bRestart, 'a served before b was restarted (host clocks)');
     assert.ok(aReady <= aVerified && aVerified <= bRestart, 'b restarted after a was ready and verified');
-    assert.deepEqual(fleet.snapshots().map((s) => serverReport(s).state), ['ready', 'ready']);
-    assert.deepEqual(steps.filter((s) => /^restarting/.test(s)), ['restarting a (1/2)', 'restarting b (2/2)']);
-    console.log(`    a restarted ${aRestart - since} ms in, ready +${aReady - aRestart} ms, verified +${aVerified - aReady} ms; b restarted +${bRestart - aVerified} ms after`);
+    assert.deepEqual(
+      fleet.snapshots().map((s) => serverReport(s).state),
+      ['ready', 'ready'],
+    );
+    assert.deepEqual(
+      steps.filter((s) => /^restarting/.test(s)),
+      ['restarting a (1/2)', 'restarting b (2/2)'],
+    );
+    console.log(
+      `    a restarted ${aRestart - since} ms in, ready +${aReady - aRestart} ms, verified +${aVerified - aReady} ms; b restarted +${bRestart - aVerified} ms after`,
+    );
   });
 
   it('a failure of the first server stops the roll: the second is not restarted, the reason is said', async () => {
@@ -130,9 +169,25 @@ describe('servers: two hosts, one fleet', function () {
   });
 
   it('Add server: one exec lists the SGLang units of a host with their url, other units left out', async () => {
-    fs.writeFileSync(path.join(path.dirname(a.unitFilePath), 'cron-like.service'), '[Service]\nExecStart=/bin/sleep 1000\n');
+    fs.writeFileSync(
+      path.join(path.dirname(a.unitFilePath), 'cron-like.service'),
+      '[Service]\nExecStart=/bin/sleep 1000\n',
+    );
     const execsBefore = (await a.execLog()).length;
-    const probe = parseSettings({ servers: [{ name: 'probe', host: a.sshHost, port: a.sshPort, username: a.username, identityFile: a.clientKeyPath, unit: 'x.service' }], knownHostsFile: settings.knownHostsFile, hostKeyPolicy: 'strict' });
+    const probe = parseSettings({
+      servers: [
+        {
+          name: 'probe',
+          host: a.sshHost,
+          port: a.sshPort,
+          username: a.username,
+          identityFile: a.clientKeyPath,
+          unit: 'x.service',
+        },
+      ],
+      knownHostsFile: settings.knownHostsFile,
+      hostKeyPolicy: 'strict',
+    });
     assert.ok(probe.ok);
     const session = await createSession(probe.settings.servers[0]!, probe.settings, NO_QUESTIONS, () => undefined);
     try {
@@ -140,10 +195,16 @@ describe('servers: two hosts, one fleet', function () {
       const result = await session.transport.exec(DISCOVERY_COMMAND, { timeoutMs: 30_000 });
       assert.equal(result.code, 0, result.stderr);
       const units = parseDiscovery(result.stdout);
-      assert.deepEqual(units.map((u) => [u.unit, u.url, u.modelPath]), [[a.unit, a.serverUrl, a.modelPath]]);
+      assert.deepEqual(
+        units.map((u) => [u.unit, u.url, u.modelPath]),
+        [[a.unit, a.serverUrl, a.modelPath]],
+      );
       assert.equal(loginUid(result.stdout), 0, 'root logs in: no sudo needed');
       const systemctls = (await a.execLog()).slice(execsBefore).filter((l) => / systemctl /.test(l));
-      assert.ok(systemctls.filter((l) => / show /.test(l)).length === 1, `one systemctl show:\n${systemctls.join('\n')}`);
+      assert.ok(
+        systemctls.filter((l) => / show /.test(l)).length === 1,
+        `one systemctl show:\n${systemctls.join('\n')}`,
+      );
     } finally {
       session.dispose();
     }

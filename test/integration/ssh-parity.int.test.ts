@@ -31,10 +31,18 @@ function freePort(): Promise<number> {
   });
 }
 
-function run(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { env, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -89,7 +97,13 @@ class Sshd {
     this.hostKey = keygen(path.join(this.dir, 'host_ed25519'));
     this.port = await freePort();
     const authorizedKeys = path.join(this.dir, 'authorized_keys');
-    fs.writeFileSync(authorizedKeys, this.authorized().map((k) => k.pub).join('\n') + '\n', { mode: 0o600 });
+    fs.writeFileSync(
+      authorizedKeys,
+      this.authorized()
+        .map((k) => k.pub)
+        .join('\n') + '\n',
+      { mode: 0o600 },
+    );
     fs.writeFileSync(
       this.configFile,
       [
@@ -125,11 +139,14 @@ class Sshd {
       partial = parts.pop() ?? '';
       this.lines.push(...parts);
     });
-    await waitFor(() => this.lines.slice(from).some((l) => l.includes('Server listening on')) || child.exitCode !== null, {
-      timeoutMs: 10_000,
-      intervalMs: 20,
-      message: `${this.name} sshd listening`,
-    });
+    await waitFor(
+      () => this.lines.slice(from).some((l) => l.includes('Server listening on')) || child.exitCode !== null,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: `${this.name} sshd listening`,
+      },
+    );
     if (child.exitCode !== null) throw new Error(`${this.name} sshd exited: ${this.lines.join('\n')}`);
   }
 
@@ -139,7 +156,9 @@ class Sshd {
   }
 
   accepted(from = 0): string[] {
-    return this.lines.slice(from).flatMap((l) => /Accepted publickey for \S+ from .* ssh2: \S+ (SHA256:\S+)/.exec(l)?.[1] ?? []);
+    return this.lines
+      .slice(from)
+      .flatMap((l) => /Accepted publickey for \S+ from .* ssh2: \S+ (SHA256:\S+)/.exec(l)?.[1] ?? []);
   }
 
   /**
@@ -150,7 +169,13 @@ class Sshd {
     const done = () =>
       what === 'accepted'
         ? this.accepted(from).length >= n
-        : this.lines.slice(from).some((l) => /Disconnecting|Connection closed|Disconnected from|Received disconnect|maximum authentication attempts/.test(l));
+        : this.lines
+            .slice(from)
+            .some((l) =>
+              /Disconnecting|Connection closed|Disconnected from|Received disconnect|maximum authentication attempts/.test(
+                l,
+              ),
+            );
     await waitFor(done, { timeoutMs: 5000, intervalMs: 10, message: `${this.name} sshd log: ${what}` });
   }
 
@@ -181,8 +206,16 @@ class Agent {
   /** ssh-add, answering an encrypted key's passphrase through SSH_ASKPASS (no terminal). */
   async add(key: Key, passphrase?: string): Promise<void> {
     const askpass = path.join(this.dir, `askpass-${path.basename(key.path)}`);
-    fs.writeFileSync(askpass, `#!/bin/sh\nprintf '%s\\n' '${(passphrase ?? '').replace(/'/g, `'\\''`)}'\n`, { mode: 0o700 });
-    const env = { ...process.env, SSH_AUTH_SOCK: this.socket, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: 'none' };
+    fs.writeFileSync(askpass, `#!/bin/sh\nprintf '%s\\n' '${(passphrase ?? '').replace(/'/g, `'\\''`)}'\n`, {
+      mode: 0o700,
+    });
+    const env = {
+      ...process.env,
+      SSH_AUTH_SOCK: this.socket,
+      SSH_ASKPASS: askpass,
+      SSH_ASKPASS_REQUIRE: 'force',
+      DISPLAY: 'none',
+    };
     const r = await run('ssh-add', [key.path], env);
     assert.equal(r.code, 0, `ssh-add ${key.path}: ${r.stderr}`);
   }
@@ -239,7 +272,17 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     // The certificate host: start once to make its host key, sign it, restart with HostCertificate.
     await certHost.start();
     await certHost.stop();
-    execFileSync('ssh-keygen', ['-q', '-s', keys.ca.path, '-h', '-I', 'cert-host', '-n', '127.0.0.1', `${certHost.hostKey.path}.pub`]);
+    execFileSync('ssh-keygen', [
+      '-q',
+      '-s',
+      keys.ca.path,
+      '-h',
+      '-I',
+      'cert-host',
+      '-n',
+      '127.0.0.1',
+      `${certHost.hostKey.path}.pub`,
+    ]);
     await certHost.launch(`HostCertificate ${certHost.hostKey.path}-cert.pub`);
   });
 
@@ -253,7 +296,9 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
   afterEach(async () => {
     while (open.length) open.pop()!.dispose();
     while (agents.length) await agents.pop()!.stop();
-    for (const f of fs.readdirSync(dotSsh)) if (/^(config|known_hosts)/.test(f) || f === 'conf.d' || f === 'kh.d') fs.rmSync(path.join(dotSsh, f), { recursive: true, force: true });
+    for (const f of fs.readdirSync(dotSsh))
+      if (/^(config|known_hosts)/.test(f) || f === 'conf.d' || f === 'kh.d')
+        fs.rmSync(path.join(dotSsh, f), { recursive: true, force: true });
   });
 
   async function startAgent(): Promise<Agent> {
@@ -297,7 +342,14 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
   }
 
   const hostBlock = (alias: string, s: Sshd, ...lines: string[]) =>
-    [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${s.port}`, '  User root', ...lines.map((l) => `  ${l}`), ''].join('\n');
+    [
+      `Host ${alias}`,
+      '  HostName 127.0.0.1',
+      `  Port ${s.port}`,
+      '  User root',
+      ...lines.map((l) => `  ${l}`),
+      '',
+    ].join('\n');
 
   it('agent first: an encrypted key held by ssh-agent (IdentityAgent) logs in, no passphrase asked', async () => {
     const agent = await startAgent();
@@ -309,7 +361,10 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     const { t, passphraseAsks, log } = await connectTo('gpu');
     assert.equal((await t.exec('echo through-agent')).stdout, 'through-agent\n');
     assert.deepEqual(passphraseAsks, [], 'the agent signed: no passphrase asked');
-    assert.ok(log.includes(`gpu: agent: ssh-agent ${agent.socket} (IdentityAgent) ${keys.enc.fingerprint}`), log.join('\n'));
+    assert.ok(
+      log.includes(`gpu: agent: ssh-agent ${agent.socket} (IdentityAgent) ${keys.enc.fingerprint}`),
+      log.join('\n'),
+    );
     await target.caughtUp(from, 'accepted');
     assert.deepEqual(target.accepted(from), [keys.enc.fingerprint]);
   });
@@ -342,10 +397,17 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
       await second.t.connect();
       await target.caughtUp(from, 'accepted');
       assert.deepEqual(asks, [keys.enc.path]);
-      assert.deepEqual(target.offered(from), [keys.agentOnly.fingerprint, keys.enc.fingerprint], 'agent key first, then the file');
+      assert.deepEqual(
+        target.offered(from),
+        [keys.agentOnly.fingerprint, keys.enc.fingerprint],
+        'agent key first, then the file',
+      );
       assert.deepEqual(target.accepted(from), [keys.enc.fingerprint]);
     } finally {
-      fs.writeFileSync(path.join(tmp, 'sshd-target', 'authorized_keys'), [keys.id, keys.enc, keys.file, keys.agentOnly, keys.wanted].map((k) => k.pub).join('\n') + '\n');
+      fs.writeFileSync(
+        path.join(tmp, 'sshd-target', 'authorized_keys'),
+        [keys.id, keys.enc, keys.file, keys.agentOnly, keys.wanted].map((k) => k.pub).join('\n') + '\n',
+      );
     }
   });
 
@@ -362,19 +424,27 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     const err = await rejection(loose.t.connect());
     await target.caughtUp(from, 'closed');
     assert.equal(err.kind, 'auth', err.message);
-    assert.match(err.message, /Too many authentication failures\); tried: ssh-agent .* \(IdentityAgent\) SHA256:.*IdentitiesOnly yes/);
+    assert.match(
+      err.message,
+      /Too many authentication failures\); tried: ssh-agent .* \(IdentityAgent\) SHA256:.*IdentitiesOnly yes/,
+    );
     assert.ok(target.offered(from).length >= 3, `offered: ${target.offered(from).join(', ')}`);
     assert.ok(!target.offered(from).includes(keys.wanted.fingerprint));
 
     // With it (and only id_wanted.pub on disk, as with 1Password or Secretive): just that key.
-    writeConfig(hostBlock('gpu', target, 'IdentityFile ~/.ssh/id_wanted', 'IdentitiesOnly yes', `IdentityAgent ${agent.socket}`));
+    writeConfig(
+      hostBlock('gpu', target, 'IdentityFile ~/.ssh/id_wanted', 'IdentitiesOnly yes', `IdentityAgent ${agent.socket}`),
+    );
     from = target.lines.length;
     const strict = await connectTo('gpu');
     assert.equal((await strict.t.exec('echo only')).stdout, 'only\n');
     await target.caughtUp(from, 'accepted');
     assert.deepEqual(target.offered(from), [keys.wanted.fingerprint]);
     assert.deepEqual(target.accepted(from), [keys.wanted.fingerprint]);
-    assert.ok(strict.log.some((l) => l.includes('IdentitiesOnly yes')), strict.log.join('\n'));
+    assert.ok(
+      strict.log.some((l) => l.includes('IdentitiesOnly yes')),
+      strict.log.join('\n'),
+    );
   });
 
   it('$SSH_AUTH_SOCK is the agent when the config names none; IdentityAgent none turns it off', async () => {
@@ -392,7 +462,16 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
 
   it('Include with a glob (relative to ~/.ssh); unsupported directives named in the log', async () => {
     fs.mkdirSync(path.join(dotSsh, 'conf.d'));
-    fs.writeFileSync(path.join(dotSsh, 'conf.d', '10-gpu.conf'), hostBlock('included-gpu', target, 'IdentityFile ~/.ssh/id_test', 'LocalForward 18080 127.0.0.1:80', 'ControlMaster auto'));
+    fs.writeFileSync(
+      path.join(dotSsh, 'conf.d', '10-gpu.conf'),
+      hostBlock(
+        'included-gpu',
+        target,
+        'IdentityFile ~/.ssh/id_test',
+        'LocalForward 18080 127.0.0.1:80',
+        'ControlMaster auto',
+      ),
+    );
     fs.writeFileSync(path.join(dotSsh, 'conf.d', '20-late.conf'), 'Host included-gpu\n  Port 1\n  User nobody\n');
     fs.writeFileSync(path.join(dotSsh, 'conf.d', 'notes.txt'), 'Host included-gpu\n  Port 2\n');
     writeConfig('Include conf.d/*.conf\n\nHost *\n  ServerAliveInterval 9\n');
@@ -431,7 +510,14 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
         '',
       ].join('\n'),
     );
-    writeConfig(hostBlock('proxied', target, 'IdentityFile ~/.ssh/id_test', `ProxyCommand ssh -F ${proxyConfig} -W %h:%p jumphost`));
+    writeConfig(
+      hostBlock(
+        'proxied',
+        target,
+        'IdentityFile ~/.ssh/id_test',
+        `ProxyCommand ssh -F ${proxyConfig} -W %h:%p jumphost`,
+      ),
+    );
     writeKnownHosts(path.join(dotSsh, 'known_hosts'), target.knownHostsLine);
     const fromJump = jump.lines.length;
     const fromTarget = target.lines.length;
@@ -440,25 +526,48 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     assert.equal((await t.exec('echo proxied')).stdout, 'proxied\n');
     await Promise.all([jump.caughtUp(fromJump, 'accepted'), target.caughtUp(fromTarget, 'accepted')]);
     assert.deepEqual(jump.accepted(fromJump), [keys.id.fingerprint], 'the proxy logged in to the jump host');
-    assert.ok(jump.lines.slice(fromJump).some((l) => l.includes(`target 127.0.0.1 port ${target.port}`)), 'the jump host forwarded to the target');
+    assert.ok(
+      jump.lines.slice(fromJump).some((l) => l.includes(`target 127.0.0.1 port ${target.port}`)),
+      'the jump host forwarded to the target',
+    );
     assert.deepEqual(target.accepted(fromTarget), [keys.id.fingerprint]);
-    assert.ok(log.some((l) => l.includes(`ProxyCommand ssh -F ${proxyConfig} -W 127.0.0.1:${target.port} jumphost`)), log.join('\n'));
+    assert.ok(
+      log.some((l) => l.includes(`ProxyCommand ssh -F ${proxyConfig} -W 127.0.0.1:${target.port} jumphost`)),
+      log.join('\n'),
+    );
     const alive = async () => (await run('pgrep', ['-f', `ssh -F ${proxyConfig}`])).code === 0;
     assert.ok(await alive(), 'the proxy runs while connected');
     t.dispose();
-    await waitFor(async () => !(await alive()), { timeoutMs: 10_000, intervalMs: 50, message: 'the ProxyCommand ends with the connection' });
+    await waitFor(async () => !(await alive()), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      message: 'the ProxyCommand ends with the connection',
+    });
 
     // A proxy that cannot reach the target: its own words are the error.
     const closed = await freePort();
-    writeConfig(hostBlock('proxied-closed', target, 'IdentityFile ~/.ssh/id_test', `ProxyCommand ssh -F ${proxyConfig} -W %h:${closed} jumphost`));
+    writeConfig(
+      hostBlock(
+        'proxied-closed',
+        target,
+        'IdentityFile ~/.ssh/id_test',
+        `ProxyCommand ssh -F ${proxyConfig} -W %h:${closed} jumphost`,
+      ),
+    );
     const failed = await connectTo('proxied-closed');
     const err = await rejection(failed.t.connect());
     assert.equal(err.kind, 'refused', err.message);
-    assert.match(err.message, /^ProxyCommand "ssh -F .* -W 127\.0\.0\.1:\d+ jumphost" exited with code 255 before the SSH connection was made: .*Connection refused/s);
+    assert.match(
+      err.message,
+      /^ProxyCommand "ssh -F .* -W 127\.0\.0\.1:\d+ jumphost" exited with code 255 before the SSH connection was made: .*Connection refused/s,
+    );
   });
 
   it('ProxyJump: a second sshd as the jump host, both host keys verified', async () => {
-    writeConfig(hostBlock('jumped', target, 'IdentityFile ~/.ssh/id_test', 'ProxyJump bastion') + hostBlock('bastion', jump, 'IdentityFile ~/.ssh/id_test'));
+    writeConfig(
+      hostBlock('jumped', target, 'IdentityFile ~/.ssh/id_test', 'ProxyJump bastion') +
+        hostBlock('bastion', jump, 'IdentityFile ~/.ssh/id_test'),
+    );
     writeKnownHosts(path.join(dotSsh, 'known_hosts'), target.knownHostsLine, jump.knownHostsLine);
     const fromJump = jump.lines.length;
     const fromTarget = target.lines.length;
@@ -486,7 +595,10 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     const { t, asked, log } = await connectTo('kh');
     assert.equal((await t.exec('echo kh')).stdout, 'kh\n');
     assert.deepEqual(asked, [], 'known from the UserKnownHostsFile');
-    assert.ok(log.some((l) => l.includes(`known hosts from UserKnownHostsFile ${perHost}`)), log.join('\n'));
+    assert.ok(
+      log.some((l) => l.includes(`known hosts from UserKnownHostsFile ${perHost}`)),
+      log.join('\n'),
+    );
 
     // and a changed key is reported against that file
     writeKnownHosts(perHost, `[127.0.0.1]:${target.port} ${jump.hostKey.pub}`);
@@ -497,7 +609,15 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
   });
 
   it('HashKnownHosts yes under accept-new: a hashed line that OpenSSH itself accepts', async () => {
-    writeConfig(hostBlock('hashed', target, 'IdentityFile ~/.ssh/id_test', 'HashKnownHosts yes', 'UserKnownHostsFile ~/.ssh/known_hosts_hashed'));
+    writeConfig(
+      hostBlock(
+        'hashed',
+        target,
+        'IdentityFile ~/.ssh/id_test',
+        'HashKnownHosts yes',
+        'UserKnownHostsFile ~/.ssh/known_hosts_hashed',
+      ),
+    );
     const file = path.join(dotSsh, 'known_hosts_hashed');
     const { t, asked, log } = await connectTo('hashed', { decideUnknownHostKey: async () => 'trust' });
     await t.connect();
@@ -505,14 +625,34 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     const text = fs.readFileSync(file, 'utf8');
     assert.match(text, /^\|1\|[A-Za-z0-9+/=]+\|[A-Za-z0-9+/=]+ ssh-ed25519 \S+\n$/);
     assert.doesNotMatch(text, /127\.0\.0\.1/);
-    assert.ok(log.some((l) => l.includes('(hashed: HashKnownHosts yes)')), log.join('\n'));
+    assert.ok(
+      log.some((l) => l.includes('(hashed: HashKnownHosts yes)')),
+      log.join('\n'),
+    );
     // ssh-keygen finds it by name, and the OpenSSH client trusts it under StrictHostKeyChecking yes
     const found = await run('ssh-keygen', ['-F', `[127.0.0.1]:${target.port}`, '-f', file]);
     assert.equal(found.code, 0, found.stderr);
     const ssh = await run('ssh', [
-      '-F', '/dev/null', '-i', keys.id.path, '-p', String(target.port), '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none',
-      '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${file}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes',
-      'root@127.0.0.1', 'echo openssh-trusts-it',
+      '-F',
+      '/dev/null',
+      '-i',
+      keys.id.path,
+      '-p',
+      String(target.port),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'IdentityAgent=none',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${file}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      'root@127.0.0.1',
+      'echo openssh-trusts-it',
     ]);
     assert.equal(ssh.stdout, 'openssh-trusts-it\n', ssh.stderr);
     // and the next connection of ours asks nothing
@@ -525,9 +665,26 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     const file = path.join(dotSsh, 'known_hosts');
     writeKnownHosts(file, `@cert-authority [127.0.0.1]:* ${keys.ca.pub}`);
     const ssh = await run('ssh', [
-      '-F', '/dev/null', '-i', keys.id.path, '-p', String(certHost.port), '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none',
-      '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${file}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'BatchMode=yes',
-      'root@127.0.0.1', 'echo certificate-ok',
+      '-F',
+      '/dev/null',
+      '-i',
+      keys.id.path,
+      '-p',
+      String(certHost.port),
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'IdentityAgent=none',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${file}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      'root@127.0.0.1',
+      'echo certificate-ok',
     ]);
     assert.equal(ssh.stdout, 'certificate-ok\n', `the OpenSSH client checks the certificate: ${ssh.stderr}`);
     writeConfig(hostBlock('certified', certHost, 'IdentityFile ~/.ssh/id_test'));

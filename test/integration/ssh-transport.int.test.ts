@@ -38,7 +38,11 @@ async function rejection(p: Promise<unknown>): Promise<TransportError> {
   assert.fail('expected a rejection');
 }
 
-function waitForState(t: SshTransport, pred: (s: ConnectionState) => boolean, timeoutMs = 20000): Promise<ConnectionState> {
+function waitForState(
+  t: SshTransport,
+  pred: (s: ConnectionState) => boolean,
+  timeoutMs = 20000,
+): Promise<ConnectionState> {
   if (pred(t.state)) return Promise.resolve(t.state);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -117,7 +121,10 @@ describe('SshTransport against a real sshd', function () {
 
   /** True once no process of the simulated host matches the pgrep -f pattern (false after 10 s). */
   async function gone(pattern: string): Promise<boolean> {
-    return waitFor(async () => (await host.nsExec(`pgrep -f ${quote(pattern)}`)).code === 1, { timeoutMs: 10_000, intervalMs: 100 }).then(
+    return waitFor(async () => (await host.nsExec(`pgrep -f ${quote(pattern)}`)).code === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    }).then(
       () => true,
       () => false,
     );
@@ -193,7 +200,10 @@ describe('SshTransport against a real sshd', function () {
   });
 
   it('a @revoked host key is refused', async () => {
-    fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n@revoked * ${host.hostPublicKey.trim().split(/\s+/).slice(0, 2).join(' ')}\n`);
+    fs.writeFileSync(
+      knownHosts,
+      `${host.knownHostsLine()}\n@revoked * ${host.hostPublicKey.trim().split(/\s+/).slice(0, 2).join(' ')}\n`,
+    );
     const { t } = transport();
     const err = await rejection(t.connect());
     assert.equal(err.kind, 'host-key-rejected');
@@ -279,7 +289,10 @@ describe('SshTransport against a real sshd', function () {
       assert.equal(t.handshakes, 1);
 
       const closed = await freePort();
-      const err = (await rejection(fetch(`http://127.0.0.1:${closed}/health`, { agent }))) as unknown as { code?: string; message: string };
+      const err = (await rejection(fetch(`http://127.0.0.1:${closed}/health`, { agent }))) as unknown as {
+        code?: string;
+        message: string;
+      };
       assert.equal(err.code, 'ECONNREFUSED', err.message);
       await assert.rejects(t.openStream('127.0.0.1', closed), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
       assert.equal(t.state.kind, 'connected', 'a refused tunnel does not hurt the connection');
@@ -293,20 +306,30 @@ describe('SshTransport against a real sshd', function () {
     const { t } = transport();
     const lines: string[] = [];
     const errLines: string[] = [];
-    const p = await t.stream("printf 'one\\ntw'; sleep 0.2; printf 'o\\r50%%\\nü'; printf 'err\\n' >&2; printf '\\n'", (l) => lines.push(l), (l) => errLines.push(l));
+    const p = await t.stream(
+      "printf 'one\\ntw'; sleep 0.2; printf 'o\\r50%%\\nü'; printf 'err\\n' >&2; printf '\\n'",
+      (l) => lines.push(l),
+      (l) => errLines.push(l),
+    );
     assert.equal(await p.exited, 0);
     assert.deepEqual(lines, ['one', 'two\r50%', 'ü']);
     assert.deepEqual(errLines, ['err']);
 
     const marker = `kimi-marker-${Date.now()}`;
     const ticks: string[] = [];
-    const long = await t.stream(`exec sh -c ${quote(`while true; do echo ${marker}; sleep 0.1; done`)}`, (l) => ticks.push(l));
+    const long = await t.stream(`exec sh -c ${quote(`while true; do echo ${marker}; sleep 0.1; done`)}`, (l) =>
+      ticks.push(l),
+    );
     await waitFor(() => ticks.length >= 2, { timeoutMs: 10_000, message: 'two ticks of the remote loop' });
     const sessionsBefore = host.sshdLog().filter((l) => /Starting session: /.test(l)).length;
     long.kill();
     assert.equal(await long.exited, null);
     // Ended by EOF on its stdin: no second remote command (a `kill`) was needed.
-    assert.equal(host.sshdLog().filter((l) => /Starting session: /.test(l)).length, sessionsBefore, 'no session started to stop the stream');
+    assert.equal(
+      host.sshdLog().filter((l) => /Starting session: /.test(l)).length,
+      sessionsBefore,
+      'no session started to stop the stream',
+    );
     let alive = '';
     await waitFor(
       async () => {
@@ -336,7 +359,14 @@ describe('SshTransport against a real sshd', function () {
     trustHost();
     const { t } = transport();
     const canary = path.join(host.fixtureDir, `canary-${Date.now()}`);
-    const evil = [`$(touch ${canary})`, `\`touch ${canary}\``, `; touch ${canary}`, `' ; touch ${canary}; '`, `| touch ${canary}`, `&& touch ${canary}`];
+    const evil = [
+      `$(touch ${canary})`,
+      `\`touch ${canary}\``,
+      `; touch ${canary}`,
+      `' ; touch ${canary}; '`,
+      `| touch ${canary}`,
+      `&& touch ${canary}`,
+    ];
     const r = await t.exec(commandLine(['printf', '%s\\n', ...evil]));
     assert.equal(r.code, 0);
     assert.deepEqual(r.stdout.split('\n').slice(0, -1), evil);
@@ -408,7 +438,12 @@ describe('SshTransport against a real sshd', function () {
     const second = transport({ agentSocket: dead, target: target({ identityFiles: [stranger] }) });
     const err = await rejection(second.t.connect());
     assert.equal(err.kind, 'auth');
-    assert.ok(err.message.includes(`ssh-agent ${dead} (agentSocket option): Failed to connect to agent, ${stranger} (rejected)`), err.message);
+    assert.ok(
+      err.message.includes(
+        `ssh-agent ${dead} (agentSocket option): Failed to connect to agent, ${stranger} (rejected)`,
+      ),
+      err.message,
+    );
   });
 
   it('dispose leaves no open handles', async () => {
@@ -431,7 +466,10 @@ describe('SshTransport against a real sshd', function () {
     assert.equal(t.state.kind, 'closed');
     assert.equal(await s.exited, null);
     await waitFor(() => added().length === 0, { timeoutMs: 5000, intervalMs: 20 }).catch(() => undefined);
-    assert.deepEqual(added().map((h) => h.constructor.name), []);
+    assert.deepEqual(
+      added().map((h) => h.constructor.name),
+      [],
+    );
     await assert.rejects(t.exec('true'), (e: TransportError) => e.kind === 'closed');
     assert.ok(await gone('[s]leep 3072'), 'dispose ended the remote stream command');
   });

@@ -45,10 +45,18 @@ describe('steady state: the status is true after ready too', function () {
   this.timeout(180_000);
   let host: GpuHost;
   let test: TestSession | undefined;
-  const steady = (intervalMs: number, extra: Partial<WatchOptions> = {}): WatchOptions => ({ ...FAST_WATCH, steadyIntervalMs: intervalMs, ...extra });
+  const steady = (intervalMs: number, extra: Partial<WatchOptions> = {}): WatchOptions => ({
+    ...FAST_WATCH,
+    steadyIntervalMs: intervalMs,
+    ...extra,
+  });
 
   before(async () => {
-    host = await startGpuHost({ shards: 6, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 } });
+    host = await startGpuHost({
+      shards: 6,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 },
+    });
   });
   afterEach(async () => {
     test?.dispose();
@@ -71,7 +79,10 @@ describe('steady state: the status is true after ready too', function () {
     assert.equal(test.session.busy, false, 'a ready server can be restarted again');
     const killedAt = Date.now();
     await host.killServer('SIGKILL');
-    const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'a failed end after ready' });
+    const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), {
+      timeoutMs: 30_000,
+      message: 'a failed end after ready',
+    });
     assert.match(failed.state.failure!.summary, /killed by signal 9 after it was ready/);
     const exitLine = (await journalTime(host, /Main process exited/)) ?? killedAt;
     const latency = seen.firstAt('failed', killedAt)! - exitLine;
@@ -92,11 +103,17 @@ describe('steady state: the status is true after ready too', function () {
     const before = seen.ends.length;
     const r = await host.ssh(`systemctl restart ${host.unit}`);
     assert.equal(r.code, 0, r.stderr);
-    const again = await waitFor(() => seen.ends.slice(before).find((e) => e.end === 'ready'), { timeoutMs: 60_000, message: 'the new load to end ready' });
+    const again = await waitFor(() => seen.ends.slice(before).find((e) => e.end === 'ready'), {
+      timeoutMs: 60_000,
+      message: 'the new load to end ready',
+    });
     assert.equal(again.state.restartedBy, 'someone else');
     assert.ok(again.state.mainPid === (await host.mainPid()), 'follows the new process');
     const after = seen.verdicts.slice(seen.verdicts.lastIndexOf('ready', seen.verdicts.length - 2) + 1);
-    assert.ok(after.includes('loading') || after.includes('restarting') || after.includes('warming up'), `verdicts after the outside restart: ${seen.verdicts}`);
+    assert.ok(
+      after.includes('loading') || after.includes('restarting') || after.includes('warming up'),
+      `verdicts after the outside restart: ${seen.verdicts}`,
+    );
   });
 
   it('a slow stop shows as stopping, never unreachable, and the restart happens once', async () => {
@@ -107,7 +124,10 @@ describe('steady state: the status is true after ready too', function () {
     const outcome = await test.session.watch('restart', steady(60_000), seen.listener);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     assert.ok(seen.verdicts.includes('stopping'), `verdicts: ${seen.verdicts}`);
-    assert.ok(!seen.verdicts.includes('unreachable') && !seen.verdicts.includes('failed'), `verdicts: ${seen.verdicts}`);
+    assert.ok(
+      !seen.verdicts.includes('unreachable') && !seen.verdicts.includes('failed'),
+      `verdicts: ${seen.verdicts}`,
+    );
     const restarts = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length - restartsBefore;
     assert.equal(restarts, 1, 'one restart command');
   });
@@ -127,10 +147,17 @@ describe('steady state: the status is true after ready too', function () {
     const count = (re: RegExp) => commands.filter((c) => re.test(c)).length;
     assert.ok(loadMs > 8000, `the load took ${loadMs} ms: long enough to tell per-round commands apart`);
     // (a previous test's steady sampler, -lms 60000, may still be winding down: count this load's pace)
-    assert.equal(count(/^nvidia-smi .*-lms 500\b/), 1, `one nvidia-smi -lms for the whole load: ${commands.join(' | ')}`);
+    assert.equal(
+      count(/^nvidia-smi .*-lms 500\b/),
+      1,
+      `one nvidia-smi -lms for the whole load: ${commands.join(' | ')}`,
+    );
     assert.equal(count(/^nvidia-smi (?!.*-lms)/), 0, 'no per-round nvidia-smi');
     // A look before the restart, the restart, a look per round until the new run (one or two).
-    assert.ok(count(/^systemctl show/) <= 3, `systemctl show ran ${count(/^systemctl show/)} times in ${loadMs} ms: ${commands.join(' | ')}`);
+    assert.ok(
+      count(/^systemctl show/) <= 3,
+      `systemctl show ran ${count(/^systemctl show/)} times in ${loadMs} ms: ${commands.join(' | ')}`,
+    );
     // ...and the journal follow and the sampler (the model size in its first line): no other session.
     assert.ok(sessions <= 6, `${sessions} SSH sessions for the load: ${commands.join(' | ')}`);
     assert.ok(outcome.state.io !== undefined && outcome.state.io.readBytes > 0, 'bytes read came from the sampler');
@@ -143,23 +170,37 @@ describe('steady state: the status is true after ready too', function () {
     const proxy = new CountingProxy(host.sshPort);
     await proxy.listen();
     try {
-      test = await sessionForHost(host, { server: { port: proxy.port }, knownHosts: `[127.0.0.1]:${proxy.port} ${host.hostPublicKey}\n` });
+      test = await sessionForHost(host, {
+        server: { port: proxy.port },
+        knownHosts: `[127.0.0.1]:${proxy.port} ${host.hostPublicKey}\n`,
+      });
       const journalLines: string[] = [];
       const transport = test.session.transport;
       const stream = transport.stream.bind(transport);
       transport.stream = (command, onLine, onStderr) =>
-        stream(command, (line) => {
-          if (command.includes('journalctl')) journalLines.push(line);
-          onLine(line);
-        }, onStderr);
+        stream(
+          command,
+          (line) => {
+            if (command.includes('journalctl')) journalLines.push(line);
+            onLine(line);
+          },
+          onStderr,
+        );
       // The window: from 2 s into the weights (the follow and the sampler started) to their end.
       let window: { from?: { at: number; bytes: number }; to?: { at: number; bytes: number } } = {};
       const outcome = await test.session.watch('restart', FAST_WATCH, {
         onState: (state) => {
           const now = { at: Date.now(), bytes: proxy.bytes };
           const since = state.phaseTimes['loading weights'];
-          if (state.phase === 'loading weights' && since !== undefined && window.from === undefined && now.at - since >= 2000) window = { from: now };
-          if (state.phase !== 'loading weights' && window.from !== undefined && window.to === undefined) window = { ...window, to: now };
+          if (
+            state.phase === 'loading weights' &&
+            since !== undefined &&
+            window.from === undefined &&
+            now.at - since >= 2000
+          )
+            window = { from: now };
+          if (state.phase !== 'loading weights' && window.from !== undefined && window.to === undefined)
+            window = { ...window, to: now };
         },
       });
       assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
@@ -167,9 +208,15 @@ describe('steady state: the status is true after ready too', function () {
       assert.ok(from && to && to.at - from.at >= 3000, `a window of the weights phase: ${JSON.stringify(window)}`);
       const rounds = (to.at - from.at) / FAST_WATCH.pollIntervalMs;
       const perRound = (to.bytes - from.bytes) / rounds;
-      console.log(`      weights phase: ${to.bytes - from.bytes} bytes in ${((to.at - from.at) / 1000).toFixed(1)} s, ${Math.round(perRound)} per ${FAST_WATCH.pollIntervalMs} ms round`);
+      console.log(
+        `      weights phase: ${to.bytes - from.bytes} bytes in ${((to.at - from.at) / 1000).toFixed(1)} s, ${Math.round(perRound)} per ${FAST_WATCH.pollIntervalMs} ms round`,
+      );
       assert.ok(journalLines.length > 10, `${journalLines.length} journal lines`);
-      assert.deepEqual(journalLines.filter((l) => /"(__CURSOR|_BOOT_ID|__SEQNUM)"/.test(l)), [], 'address fields cut on the host');
+      assert.deepEqual(
+        journalLines.filter((l) => /"(__CURSOR|_BOOT_ID|__SEQNUM)"/.test(l)),
+        [],
+        'address fields cut on the host',
+      );
       // Measured on this load: ~460 bytes a round; 819 before the cuts of issue 10 (journal lines
       // with their address fields, a /health channel every round while the port is closed, the
       // GPU totals in every sampler line).
@@ -193,9 +240,15 @@ describe('steady state: the status is true after ready too', function () {
       assert.match(outcome.state.journal!.detail!, /systemd-journal/);
       const journalAlerts = seen.alerts.filter((a) => a.kind === 'journal');
       assert.equal(journalAlerts.length, 1, 'said once');
-      assert.ok(test.logLines.some((l) => /journalctl ended/.test(l)), 'journalctl exit and stderr logged');
+      assert.ok(
+        test.logLines.some((l) => /journalctl ended/.test(l)),
+        'journalctl exit and stderr logged',
+      );
       await host.killServer('SIGKILL');
-      const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'failed after ready without the journal' });
+      const failed = await waitFor(() => seen.ends.find((e) => e.end === 'failed'), {
+        timeoutMs: 30_000,
+        message: 'failed after ready without the journal',
+      });
       assert.match(failed.state.failure!.summary, /after it was ready/);
     });
   }
@@ -207,7 +260,10 @@ describe('steady state: the status is true after ready too', function () {
     const outcome = await test.session.watch('restart', steady(500), seen.listener);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     await waitFor(() => test!.session.state?.verdict === 'unhealthy', { timeoutMs: 30_000, message: 'unhealthy' });
-    assert.ok(seen.alerts.some((a) => a.kind === 'unhealthy'), 'an alert says so');
+    assert.ok(
+      seen.alerts.some((a) => a.kind === 'unhealthy'),
+      'an alert says so',
+    );
     assert.ok(test.session.state!.healthFailures >= 3);
     assert.ok((await host.mainPid()) > 0, 'the process still runs');
   });
@@ -216,8 +272,15 @@ describe('steady state: the status is true after ready too', function () {
     await host.configureSimulator({ fault: { http: 'errorWithChoices' } });
     test = await sessionForHost(host);
     const seen = new Witness();
-    const watch = test.session.watch('restart', steady(500, { completionAlertMs: 3000, loadTimeoutMs: 60_000 }), seen.listener);
-    const alert = await waitFor(() => seen.alerts.find((a) => a.kind === 'completion'), { timeoutMs: 60_000, message: 'the completion alert' });
+    const watch = test.session.watch(
+      'restart',
+      steady(500, { completionAlertMs: 3000, loadTimeoutMs: 60_000 }),
+      seen.listener,
+    );
+    const alert = await waitFor(() => seen.alerts.find((a) => a.kind === 'completion'), {
+      timeoutMs: 60_000,
+      message: 'the completion alert',
+    });
     assert.match(alert.message, /completion fails: .*400/);
     assert.notEqual(test.session.state?.verdict, 'ready');
     test.session.stop('test over');
@@ -234,7 +297,11 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
   const API_KEY = 'sk-kimi-test-4f1c9e';
 
   before(async () => {
-    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 } });
+    host = await startGpuHost({
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.5 },
+    });
   });
   afterEach(async () => {
     test?.dispose();
@@ -247,26 +314,42 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
   });
 
   it('--api-key in ExecStart: ready (the key is sent as a Bearer token), and the key is in no log line', async () => {
-    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`), { reload: true });
+    await host.writeUnit(
+      host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`),
+      { reload: true },
+    );
     test = await sessionForHost(host);
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     const unauthorized = await host.ssh(`curl -s -o /dev/null -w '%{http_code}' ${host.serverUrl}/v1/models`);
     assert.equal(unauthorized.stdout, '401', 'the simulated server does demand the key');
     assert.ok(test.logLines.length > 0, 'the session logged');
-    assert.deepEqual(test.logLines.filter((l) => l.includes(API_KEY)), [], 'no log line holds the key');
+    assert.deepEqual(
+      test.logLines.filter((l) => l.includes(API_KEY)),
+      [],
+      'no log line holds the key',
+    );
     const unitText = (await host.ssh(`systemctl cat ${host.unit}`)).stdout;
-    assert.ok(unitText.includes(API_KEY) && !maskSecrets(unitText).includes(API_KEY), 'the unit text (shown in the parser flow) is masked');
+    assert.ok(
+      unitText.includes(API_KEY) && !maskSecrets(unitText).includes(API_KEY),
+      'the unit text (shown in the parser flow) is masked',
+    );
   });
 
   it('a wrong API key: not ready, and the completion probe says the key was refused', async () => {
-    await host.writeUnit(host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`), { reload: true });
+    await host.writeUnit(
+      host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code --api-key ${API_KEY}`),
+      { reload: true },
+    );
     test = await sessionForHost(host);
     const watch = test.session.watch('attach', { ...FAST_WATCH, completionAlertMs: 1000 }, {});
     // attach reads the key from ExecStart: replace it to see what a wrong key looks like.
     await waitFor(() => test!.session.client.hasApiKey, { message: 'the key read from ExecStart' });
     test.session.client.setApiKey('wrong-key');
-    await waitFor(() => /401/.test(test!.session.state?.completion?.detail ?? ''), { timeoutMs: 60_000, message: 'a 401 completion' });
+    await waitFor(() => /401/.test(test!.session.state?.completion?.detail ?? ''), {
+      timeoutMs: 60_000,
+      message: 'a 401 completion',
+    });
     assert.match(test.session.state!.completion!.detail, /refused the API key/);
     assert.notEqual(test.session.state?.verdict, 'ready');
     test.session.stop('test over');
@@ -290,6 +373,9 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     assert.equal(test.session.client.viaFallback, true);
-    assert.ok(test.logLines.some((l) => /forward/i.test(l) && /curl/i.test(l)), 'the fallback is logged');
+    assert.ok(
+      test.logLines.some((l) => /forward/i.test(l) && /curl/i.test(l)),
+      'the fallback is logged',
+    );
   });
 });

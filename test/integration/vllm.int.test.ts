@@ -33,7 +33,13 @@ describe('a vLLM server on the simulated GPU host', function () {
   const log: string[] = [];
 
   before(async () => {
-    host = await startGpuHost({ engine: 'vllm', unitName: 'vllm-k26', shards: SHARDS, shardBytes: 1024 * 1024, sim: SIM });
+    host = await startGpuHost({
+      engine: 'vllm',
+      unitName: 'vllm-k26',
+      shards: SHARDS,
+      shardBytes: 1024 * 1024,
+      sim: SIM,
+    });
   });
   afterEach(() => {
     test?.dispose();
@@ -43,7 +49,7 @@ describe('a vLLM server on the simulated GPU host', function () {
     await host?.stop();
   });
 
-  it('a load to ready: phases in order from vLLM\'s lines, progress from the shard lines; without parsers the checks fail on vLLM\'s answers', async () => {
+  it("a load to ready: phases in order from vLLM's lines, progress from the shard lines; without parsers the checks fail on vLLM's answers", async () => {
     test = await sessionForHost(host);
     const states: LoadState[] = [];
     const outcome = await test.session.watch('restart', FAST_WATCH, { onState: (s) => states.push(s) });
@@ -52,14 +58,33 @@ describe('a vLLM server on the simulated GPU host', function () {
     const phases: LoadPhase[] = [];
     for (const s of states) if (s.phase && phases[phases.length - 1] !== s.phase) phases.push(s.phase);
     const rank = (p: LoadPhase) => LOAD_PHASES.indexOf(p);
-    assert.deepEqual([...phases].sort((a, b) => rank(a) - rank(b)), phases, `phases went backwards: ${phases}`);
-    for (const p of ['loading weights', 'allocating KV cache', 'capturing CUDA graphs', 'ready'] as const) assert.ok(phases.includes(p), `phases: ${phases}`);
-    const shardCounts = [...new Set(states.filter((s) => s.phase === 'loading weights' && s.shards).map((s) => s.shards!.done))];
-    assert.ok(shardCounts.some((n) => n > 0 && n < SHARDS), `shard progress seen mid-load: ${shardCounts}`);
-    assert.ok(states.every((s) => !s.shards || s.shards.total === SHARDS), 'shard total from "Loading safetensors checkpoint shards: NN% Completed | n/N"');
-    assert.ok(states.some((s) => s.cudaGraphBatches && s.cudaGraphBatches.total > 7), 'both CUDA-graph bars counted');
+    assert.deepEqual(
+      [...phases].sort((a, b) => rank(a) - rank(b)),
+      phases,
+      `phases went backwards: ${phases}`,
+    );
+    for (const p of ['loading weights', 'allocating KV cache', 'capturing CUDA graphs', 'ready'] as const)
+      assert.ok(phases.includes(p), `phases: ${phases}`);
+    const shardCounts = [
+      ...new Set(states.filter((s) => s.phase === 'loading weights' && s.shards).map((s) => s.shards!.done)),
+    ];
+    assert.ok(
+      shardCounts.some((n) => n > 0 && n < SHARDS),
+      `shard progress seen mid-load: ${shardCounts}`,
+    );
+    assert.ok(
+      states.every((s) => !s.shards || s.shards.total === SHARDS),
+      'shard total from "Loading safetensors checkpoint shards: NN% Completed | n/N"',
+    );
+    assert.ok(
+      states.some((s) => s.cudaGraphBatches && s.cudaGraphBatches.total > 7),
+      'both CUDA-graph bars counted',
+    );
     const progress = states.map((s) => s.progress ?? 0);
-    assert.ok(progress.every((p, i) => i === 0 || p >= progress[i - 1]!), 'the percentage only grows');
+    assert.ok(
+      progress.every((p, i) => i === 0 || p >= progress[i - 1]!),
+      'the percentage only grows',
+    );
 
     const result = await verifyServer(test.session.transport, test.session.client, host.unit, (l) => log.push(l));
     assert.equal(result.model, '/root/models/Kimi-K2.6');
@@ -69,7 +94,10 @@ describe('a vLLM server on the simulated GPU host', function () {
     assert.match(check(result, 'reasoning').evidence, /<\/think>/);
     // vLLM refuses tools without --enable-auto-tool-choice: HTTP 400 with its message
     assert.equal(check(result, 'tool calling').status, 'fail');
-    assert.match(check(result, 'tool calling').evidence, /HTTP 400: .*auto\W* tool choice requires --enable-auto-tool-choice/);
+    assert.match(
+      check(result, 'tool calling').evidence,
+      /HTTP 400: .*auto\W* tool choice requires --enable-auto-tool-choice/,
+    );
   });
 
   it('Enable parsers on the vLLM unit adds --tool-call-parser, --reasoning-parser and --enable-auto-tool-choice; after the restart every check passes', async () => {
@@ -93,17 +121,21 @@ describe('a vLLM server on the simulated GPU host', function () {
     assert.match(result.diff, /^\+ --enable-auto-tool-choice$/m);
     const dropIn = (await host.readDropIns())[DROP_IN_NAME] ?? '';
     assert.match(dropIn, /^ExecStart=\S+\/vllm serve \\\n\s+\S+\/Kimi-K2\.6 \\$/m);
-    for (const flag of [/--tool-call-parser kimi_k2/, /--reasoning-parser kimi_k2/, /--enable-auto-tool-choice/]) assert.match(dropIn, flag);
+    for (const flag of [/--tool-call-parser kimi_k2/, /--reasoning-parser kimi_k2/, /--enable-auto-tool-choice/])
+      assert.match(dropIn, flag);
 
     const outcome = await t.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const verify = await verifyServer(t.session.transport, t.session.client, host.unit, (l) => log.push(l));
     assert.ok(verify.allPassed, JSON.stringify(verify.checks, null, 1));
     assert.match(check(verify, 'server flags').evidence, /--enable-auto-tool-choice set/);
-    assert.match(check(verify, 'tool calling').evidence, /get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0/);
+    assert.match(
+      check(verify, 'tool calling').evidence,
+      /get_weather\(\{"city":"Paris"\}\) id=functions\.get_weather:0/,
+    );
   });
 
-  it('no memory left for the KV cache: failed, with vLLM\'s cause rather than its wrapper', async () => {
+  it("no memory left for the KV cache: failed, with vLLM's cause rather than its wrapper", async () => {
     await host.configureSimulator({ ...SIM, coldFiles: 'none', fault: { crashAt: 'kv', kind: 'kv' } });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
@@ -112,21 +144,41 @@ describe('a vLLM server on the simulated GPU host', function () {
     assert.ok(!states.some((s) => s.verdict === 'ready'));
     assert.match(outcome.state.failure!.summary, /exited with status 1/);
     const lines = outcome.state.failure!.lines;
-    assert.ok(lines.some((l) => /EngineCore failed to start/.test(l)), JSON.stringify(lines, null, 1));
+    assert.ok(
+      lines.some((l) => /EngineCore failed to start/.test(l)),
+      JSON.stringify(lines, null, 1),
+    );
     assert.match(causeLine(lines) ?? '', /ValueError: No available memory for the cache blocks/);
-    assert.ok(lines.some((l) => /Available KV cache memory: -[\d.]+ GiB/.test(l)), 'the failure came at the KV cache');
+    assert.ok(
+      lines.some((l) => /Available KV cache memory: -[\d.]+ GiB/.test(l)),
+      'the failure came at the KV cache',
+    );
   });
 
-  it('the engine dies after ready: /health 503 makes it unhealthy, then the exit is a failure with the engine\'s cause', async () => {
-    await host.configureSimulator({ ...SIM, coldFiles: 'none', fault: { engineDiesAfterSeconds: 3, deadLingerSeconds: 10 } });
+  it("the engine dies after ready: /health 503 makes it unhealthy, then the exit is a failure with the engine's cause", async () => {
+    await host.configureSimulator({
+      ...SIM,
+      coldFiles: 'none',
+      fault: { engineDiesAfterSeconds: 3, deadLingerSeconds: 10 },
+    });
     test = await sessionForHost(host);
     const ends: WatchOutcome[] = [];
-    const outcome = await test.session.watch('restart', { ...FAST_WATCH, steadyIntervalMs: 500 }, { onEnd: (o) => void ends.push(o) });
+    const outcome = await test.session.watch(
+      'restart',
+      { ...FAST_WATCH, steadyIntervalMs: 500 },
+      { onEnd: (o) => void ends.push(o) },
+    );
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const session = test.session;
-    await waitFor(() => session.state?.verdict === 'unhealthy', { timeoutMs: 30_000, message: 'unhealthy after /health 503' });
+    await waitFor(() => session.state?.verdict === 'unhealthy', {
+      timeoutMs: 30_000,
+      message: 'unhealthy after /health 503',
+    });
     assert.ok((await host.mainPid()) > 0, 'the process still runs while /health says 503');
-    const failed = await waitFor(() => ends.find((e) => e.end === 'failed'), { timeoutMs: 30_000, message: 'failed once the server exits' });
+    const failed = await waitFor(() => ends.find((e) => e.end === 'failed'), {
+      timeoutMs: 30_000,
+      message: 'failed once the server exits',
+    });
     assert.match(failed.state.failure!.summary, /exited with status 1 after it was ready/);
     assert.match(causeLine(failed.state.failure!.lines) ?? '', /CUDA error: an illegal memory access/);
   });

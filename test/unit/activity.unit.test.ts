@@ -14,15 +14,32 @@ import type { ServerProfile } from '../../src/config/config';
 // Lines are verbatim from the published logs of ../shared/real-logs (ids in each test's name).
 
 function unit(): UnitStatus {
-  return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+  return {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 4242,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+  };
 }
 
 function started(): LoadState {
-  return [{ kind: 'restartRequested', at: 0 } as Signal, { kind: 'attached', at: 500, unit: unit() } as Signal].reduce(reduce, initialState(0));
+  return [{ kind: 'restartRequested', at: 0 } as Signal, { kind: 'attached', at: 500, unit: unit() } as Signal].reduce(
+    reduce,
+    initialState(0),
+  );
 }
 
 /** Lines at the given seconds through the journal reader, each event a signal, as the watcher does. */
-function feed(state: LoadState, lines: ReadonlyArray<readonly [number, string]>, reader = new JournalReader()): LoadState {
+function feed(
+  state: LoadState,
+  lines: ReadonlyArray<readonly [number, string]>,
+  reader = new JournalReader(),
+): LoadState {
   for (const [seconds, line] of lines) {
     const at = seconds * 1000;
     for (const event of reader.read(line, at)) state = reduce(state, { kind: 'journal', at, event, text: line });
@@ -35,26 +52,63 @@ const DEEPGEMM_LABEL = 'compiling DeepGEMM kernels (first start; 10-20 min witho
 describe('named quiet steps: the engines\u2019 own lines', () => {
   it('recognises DeepGEMM, torch.compile, flashinfer JIT and autotuning wordings (old and new), and nothing else', () => {
     const cases: Array<[string, string | undefined]> = [
-      ['Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.', 'deepgemm start'],
-      ['Entering DeepGEMM JIT Pre-Complie session. And it may takes a long time(Typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. ', 'deepgemm start'],
-      ['Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ', 'deepgemm start'],
+      [
+        'Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.',
+        'deepgemm start',
+      ],
+      [
+        'Entering DeepGEMM JIT Pre-Complie session. And it may takes a long time(Typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. ',
+        'deepgemm start',
+      ],
+      [
+        'Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ',
+        'deepgemm start',
+      ],
       ['DeepGEMM warmup:  45%|████▌     | 7373/16384 [00:10<00:12, 700.00it/s]', 'deepgemm progress 7373/16384'],
-      ['DeepGemm(fp8_gemm_nt) warmup (W=torch.Size([7168, 2048])):  10%|█         | 1638/16384 [00:02<00:20, 730.12it/s]', 'deepgemm progress 1638/16384'],
-      ["Using cache directory: /root/.cache/vllm/torch_compile_cache/564663590f/rank_0_0/backbone for vLLM's torch.compile", 'torch-compile start'],
+      [
+        'DeepGemm(fp8_gemm_nt) warmup (W=torch.Size([7168, 2048])):  10%|█         | 1638/16384 [00:02<00:20, 730.12it/s]',
+        'deepgemm progress 1638/16384',
+      ],
+      [
+        "Using cache directory: /root/.cache/vllm/torch_compile_cache/564663590f/rank_0_0/backbone for vLLM's torch.compile",
+        'torch-compile start',
+      ],
       ['Dynamo bytecode transform time: 1.81 s', 'torch-compile start'],
       ['Compiling a graph for compile range (1, 2048) takes 90.39 s', 'torch-compile start'],
       ['torch.compile takes 92.20 s in total', 'torch-compile end'],
-      ['2025-05-02 16:14:57,224 - INFO - flashinfer.jit: Finished loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16', 'flashinfer-jit end'],
-      ['Capturing batches (avail_mem=0.00 GB):   0%|          | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: batch_decode_with_kv', 'flashinfer-jit start'],
-      ['2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...', 'autotune start'],
-      ['2026-03-18 06:57:33,420 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends', 'autotune end'],
+      [
+        '2025-05-02 16:14:57,224 - INFO - flashinfer.jit: Finished loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16',
+        'flashinfer-jit end',
+      ],
+      [
+        'Capturing batches (avail_mem=0.00 GB):   0%|          | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: batch_decode_with_kv',
+        'flashinfer-jit start',
+      ],
+      [
+        '2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...',
+        'autotune start',
+      ],
+      [
+        '2026-03-18 06:57:33,420 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends',
+        'autotune end',
+      ],
       ['2025-02-21 21:52:50,289 - INFO - flashinfer.jit: Prebuilt kernels not found, using JIT backend', undefined],
       ['Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB', undefined],
-      ['Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM, dtype=torch.bfloat16, avail mem=194.04 GB, mem usage=89.58 GB.', undefined],
+      [
+        'Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM, dtype=torch.bfloat16, avail mem=194.04 GB, mem usage=89.58 GB.',
+        undefined,
+      ],
     ];
     for (const [line, expected] of cases) {
       const events = activityEvents(line);
-      const got = events.map((e) => (e.type === 'activity' ? `${e.activity} ${e.edge}${e.done !== undefined ? ` ${e.done}/${e.total}` : ''}` : e.type)).join(',') || undefined;
+      const got =
+        events
+          .map((e) =>
+            e.type === 'activity'
+              ? `${e.activity} ${e.edge}${e.done !== undefined ? ` ${e.done}/${e.total}` : ''}`
+              : e.type,
+          )
+          .join(',') || undefined;
       assert.equal(got, expected, line);
     }
   });
@@ -69,9 +123,17 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
     assert.equal(state.phase, 'loading weights');
     assert.equal(state.activity?.kind, 'post-shards');
     assert.equal(state.activity?.since, 9000);
-    assert.match(describeState(state), /^loading 90% \(loading weights, 142\/142 shards, processing weights after the last shard\)$/);
+    assert.match(
+      describeState(state),
+      /^loading 90% \(loading weights, 142\/142 shards, processing weights after the last shard\)$/,
+    );
     assert.equal(state.eta, undefined, 'no forecast for this step: no "30s left"');
-    state = feed(state, [[237, '[2026-02-26 05:24:09 TP4] Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM, dtype=torch.bfloat16, avail mem=194.04 GB, mem usage=89.58 GB.']]);
+    state = feed(state, [
+      [
+        237,
+        '[2026-02-26 05:24:09 TP4] Load weight end. elapsed=228.09 s, type=GlmMoeDsaForCausalLM, dtype=torch.bfloat16, avail mem=194.04 GB, mem usage=89.58 GB.',
+      ],
+    ]);
     assert.equal(activityLabel(state.activity!), 'processing weights after the last shard (some ranks are done)');
     assert.equal(state.activity?.since, 9000, 'the same step, since the bar reached 100 %');
     assert.equal(state.lastProgressAt, 237_000, 'a rank ending its weights is progress');
@@ -86,26 +148,45 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
     ]);
     state = reduce(state, { kind: 'prior', at: 11_500, prior: { afterWeightsMs: 60_000, loads: 4 } });
     state = feed(state, [
-      [12, '[2026-03-01 10:00:12 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB'],
+      [
+        12,
+        '[2026-03-01 10:00:12 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB',
+      ],
       [12, '[2026-03-01 10:00:12 TP0] Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24]'],
     ]);
     assert.ok(state.eta !== undefined, 'before the compile: the history ETA');
     state = feed(state, [
-      [13, '[2026-03-01 10:00:13 TP0] Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. It is recommended to run `sglang.compile_deep_gemm` with same args as `sglang.launch_server` for pre-compilation to reduce the overhead if you have not run it before. For example: `python3 -m sglang.compile_deep_gemm --model deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code`'],
-      [13, '[2026-03-01 10:00:13 TP0] Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. '],
+      [
+        13,
+        '[2026-03-01 10:00:13 TP0] Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. It is recommended to run `sglang.compile_deep_gemm` with same args as `sglang.launch_server` for pre-compilation to reduce the overhead if you have not run it before. For example: `python3 -m sglang.compile_deep_gemm --model deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code`',
+      ],
+      [
+        13,
+        '[2026-03-01 10:00:13 TP0] Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ',
+      ],
       [40, 'DeepGEMM warmup:  45%|████▌     | 7373/16384 [00:27<00:33, 270.00it/s]'],
     ]);
     assert.equal(state.phase, 'capturing CUDA graphs');
     assert.equal(state.activity?.kind, 'deepgemm');
     assert.equal(state.activity?.since, 13_000);
-    assert.equal(describeState(state), `loading 92% (capturing CUDA graphs, 0/7 batches, ${DEEPGEMM_LABEL} 7373/16384)`);
+    assert.equal(
+      describeState(state),
+      `loading 92% (capturing CUDA graphs, 0/7 batches, ${DEEPGEMM_LABEL} 7373/16384)`,
+    );
     assert.equal(state.eta, undefined);
     assert.equal(visibleEta(state.eta, 200_000), undefined, 'no "30s left" on the status bar (it shows visibleEta)');
-    const snapshot = { server: { name: 'gpu1', unit: 'sglang.service', host: 'gpu1' } as ServerProfile, state, watching: true, loading: true } as unknown as ServerSnapshot;
+    const snapshot = {
+      server: { name: 'gpu1', unit: 'sglang.service', host: 'gpu1' } as ServerProfile,
+      state,
+      watching: true,
+      loading: true,
+    } as unknown as ServerSnapshot;
     const report = serverReport(snapshot, 200_000);
     assert.equal(report.activity, `${DEEPGEMM_LABEL} 7373/16384`);
     assert.equal(report.etaSeconds, null);
-    state = feed(state, [[200, 'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:01<00:06,  1.00it/s]']]);
+    state = feed(state, [
+      [200, 'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:01<00:06,  1.00it/s]'],
+    ]);
     assert.equal(state.activity, undefined, 'the capture moves on: the compile is over');
   });
 
@@ -120,22 +201,44 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
     ]);
     assert.equal(state.activity, undefined, "vLLM's one line says every worker is done");
     state = feed(state, [
-      [51, "(EngineCore_DP0 pid=165) INFO 03-18 06:55:51 [backends.py:643] Using cache directory: /root/.cache/vllm/torch_compile_cache/564663590f/rank_0_0/backbone for vLLM's torch.compile"],
+      [
+        51,
+        "(EngineCore_DP0 pid=165) INFO 03-18 06:55:51 [backends.py:643] Using cache directory: /root/.cache/vllm/torch_compile_cache/564663590f/rank_0_0/backbone for vLLM's torch.compile",
+      ],
       [51, '(EngineCore_DP0 pid=165) INFO 03-18 06:55:51 [backends.py:703] Dynamo bytecode transform time: 1.81 s'],
-      [53, '(EngineCore_DP0 pid=165) INFO 03-18 06:55:53 [backends.py:261] Cache the graph of compile range (1, 2048) for later use'],
-      [133, '(EngineCore_DP0 pid=165) [rank0]:W0318 06:57:13.573000 165 torch/_inductor/utils.py:1703] Not enough SMs to use max_autotune_gemm mode'],
+      [
+        53,
+        '(EngineCore_DP0 pid=165) INFO 03-18 06:55:53 [backends.py:261] Cache the graph of compile range (1, 2048) for later use',
+      ],
+      [
+        133,
+        '(EngineCore_DP0 pid=165) [rank0]:W0318 06:57:13.573000 165 torch/_inductor/utils.py:1703] Not enough SMs to use max_autotune_gemm mode',
+      ],
     ]);
     assert.equal(state.activity?.kind, 'torch-compile');
     assert.equal(state.activity?.since, 51_000);
     assert.match(describeState(state), /torch\.compile/);
     state = feed(state, [
-      [143, '(EngineCore_DP0 pid=165) INFO 03-18 06:57:23 [backends.py:278] Compiling a graph for compile range (1, 2048) takes 90.39 s'],
+      [
+        143,
+        '(EngineCore_DP0 pid=165) INFO 03-18 06:57:23 [backends.py:278] Compiling a graph for compile range (1, 2048) takes 90.39 s',
+      ],
       [143, '(EngineCore_DP0 pid=165) INFO 03-18 06:57:23 [monitor.py:34] torch.compile takes 92.20 s in total'],
     ]);
     assert.equal(state.activity, undefined);
-    state = feed(state, [[146, '(EngineCore_DP0 pid=165) 2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...']]);
+    state = feed(state, [
+      [
+        146,
+        '(EngineCore_DP0 pid=165) 2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...',
+      ],
+    ]);
     assert.equal(state.activity?.kind, 'autotune');
-    state = feed(state, [[153, '(EngineCore_DP0 pid=165) 2026-03-18 06:57:33,420 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends']]);
+    state = feed(state, [
+      [
+        153,
+        '(EngineCore_DP0 pid=165) 2026-03-18 06:57:33,420 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends',
+      ],
+    ]);
     assert.equal(state.activity, undefined);
   });
 
@@ -143,17 +246,29 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
     let state = feed(started(), [
       [33, '[2025-05-02 16:14:33] Capture cuda graph begin. This can take up to several minutes. avail mem=0.00 GB'],
       [33, '[2025-05-02 16:14:33] Capture cuda graph bs [1, 2, 4, 8]'],
-      [34, 'Capturing batches (avail_mem=0.00 GB):   0%|                                                      | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf'],
+      [
+        34,
+        'Capturing batches (avail_mem=0.00 GB):   0%|                                                      | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf',
+      ],
     ]);
     assert.equal(state.activity?.kind, 'flashinfer-jit');
-    assert.match(describeState(state), /^loading 92% \(capturing CUDA graphs, 0\/4 batches, compiling flashinfer kernels \(JIT: a first start only\)\)$/);
+    assert.match(
+      describeState(state),
+      /^loading 92% \(capturing CUDA graphs, 0\/4 batches, compiling flashinfer kernels \(JIT: a first start only\)\)$/,
+    );
     state = feed(state, [
-      [57, '2025-05-02 16:14:57,224 - INFO - flashinfer.jit: Finished loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False'],
+      [
+        57,
+        '2025-05-02 16:14:57,224 - INFO - flashinfer.jit: Finished loading JIT ops: batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False',
+      ],
     ]);
     assert.equal(state.activity, undefined);
     state = feed(state, [
       [59, '[2025-05-02 16:14:59] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)'],
-      [63, '2025-05-02 16:15:03,610 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False_f16qk_False'],
+      [
+        63,
+        '2025-05-02 16:15:03,610 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False_f16qk_False',
+      ],
     ]);
     assert.equal(state.verdict, 'warming up');
     assert.equal(state.activity?.kind, 'flashinfer-jit');
@@ -162,7 +277,8 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
 });
 
 describe('named quiet steps in whole published logs (test/fixtures/real-logs)', () => {
-  const fixture = (id: string): string => fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'real-logs', `${id}.log`), 'utf8');
+  const fixture = (id: string): string =>
+    fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'real-logs', `${id}.log`), 'utf8');
 
   /** Every line at its own time (SGLang's prefix), else 10 ms after the last; the states after each line. */
   function replay(id: string): LoadState[] {
@@ -183,17 +299,32 @@ describe('named quiet steps in whole published logs (test/fixtures/real-logs)', 
     const states = replay('slurmv4-dsr1-2node-decode-deepgemm-ready');
     const compiling = states.filter((s) => s.activity?.kind === 'deepgemm');
     assert.ok(compiling.length > 0);
-    assert.ok(compiling.every((s) => s.phase === 'capturing CUDA graphs'), [...new Set(compiling.map((s) => s.phase))].join());
-    assert.ok(compiling.some((s) => s.activity?.done === 16384 && s.activity.total === 16384), 'its own bar is read');
+    assert.ok(
+      compiling.every((s) => s.phase === 'capturing CUDA graphs'),
+      [...new Set(compiling.map((s) => s.phase))].join(),
+    );
+    assert.ok(
+      compiling.some((s) => s.activity?.done === 16384 && s.activity.total === 16384),
+      'its own bar is read',
+    );
     assert.ok(compiling.every((s) => s.eta === undefined));
-    assert.ok(states.some((s) => s.activity?.kind === 'post-shards'), 'the weights after the last shard too');
+    assert.ok(
+      states.some((s) => s.activity?.kind === 'post-shards'),
+      'the weights after the last shard too',
+    );
     assert.equal(states[states.length - 1]!.activity, undefined, 'nothing named once it serves');
   });
 
   it('sg-15891-deepgemm-warmup-bars: the warmup bars are the compile, not a phase of their own', () => {
     const states = replay('sg-15891-deepgemm-warmup-bars');
-    const counts = states.filter((s) => s.activity?.kind === 'deepgemm' && s.activity.done !== undefined).map((s) => s.activity!.done!);
+    const counts = states
+      .filter((s) => s.activity?.kind === 'deepgemm' && s.activity.done !== undefined)
+      .map((s) => s.activity!.done!);
     assert.ok(counts.length >= 2, `${counts}`);
-    assert.deepEqual([...counts].sort((a, b) => a - b), counts, 'the count only grows within a kernel');
+    assert.deepEqual(
+      [...counts].sort((a, b) => a - b),
+      counts,
+      'the count only grows within a kernel',
+    );
   });
 });

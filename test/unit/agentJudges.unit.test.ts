@@ -1,7 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { finishReasonOf, idFormatOf, judgeParallelCalls, judgeRoundTrip, judgeToolIds, toolCallsOf } from '../../src/verify/agentJudges';
+import {
+  finishReasonOf,
+  idFormatOf,
+  judgeParallelCalls,
+  judgeRoundTrip,
+  judgeToolIds,
+  toolCallsOf,
+} from '../../src/verify/agentJudges';
 import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
 import { CHECKS, roundTripRequest, TOOL_RESULT_WORDS, WEATHER_TOOL } from '../../src/verify/checks';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
@@ -19,36 +26,81 @@ const K2 = {
 };
 
 function completion(message: Record<string, unknown>, finish_reason: string | null = 'stop'): unknown {
-  return { id: 'x', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', tool_calls: null, ...message }, finish_reason }] };
+  return {
+    id: 'x',
+    object: 'chat.completion',
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', tool_calls: null, ...message }, finish_reason }],
+  };
 }
 
-const call = (city: string, i: number, id = `functions.get_weather:${i}`) => ({ id, index: i, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city }) } });
+const call = (city: string, i: number, id = `functions.get_weather:${i}`) => ({
+  id,
+  index: i,
+  type: 'function',
+  function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
+});
 
 describe('agent judges: the turn after a tool result', () => {
   it('an answer that uses the result, reasoning separated: pass', () => {
-    const j = judgeRoundTrip(completion({ content: 'It is 18 °C with light rain in Paris.', reasoning_content: 'The tool says 18 and rain.' }), TOOL_RESULT_WORDS);
+    const j = judgeRoundTrip(
+      completion({ content: 'It is 18 °C with light rain in Paris.', reasoning_content: 'The tool says 18 and rain.' }),
+      TOOL_RESULT_WORDS,
+    );
     assert.equal(j.status, 'pass', j.evidence);
     assert.match(j.evidence, /^reasoning_content \(26 chars\) separated; content: "It is 18/);
-    assert.match(judgeRoundTrip(completion({ content: 'Light rain, 18 °C.', reasoning_content: null }), TOOL_RESULT_WORDS).evidence, /^no reasoning on this turn/);
+    assert.match(
+      judgeRoundTrip(completion({ content: 'Light rain, 18 °C.', reasoning_content: null }), TOOL_RESULT_WORDS)
+        .evidence,
+      /^no reasoning on this turn/,
+    );
   });
 
   it('reasoning and </think> in content after the tool message (dynamo#11653): fail, the leak quoted', () => {
-    const j = judgeRoundTrip(completion({ content: 'The tool returned 18.</think>It is 18 °C in Paris.', reasoning_content: null }), TOOL_RESULT_WORDS);
+    const j = judgeRoundTrip(
+      completion({ content: 'The tool returned 18.</think>It is 18 °C in Paris.', reasoning_content: null }),
+      TOOL_RESULT_WORDS,
+    );
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^reasoning leaked into content after the tool result \(<\/think> in content\); reasoning_content null \| content ".*18\.<\/think>It is/);
+    assert.match(
+      j.evidence,
+      /^reasoning leaked into content after the tool result \(<\/think> in content\); reasoning_content null \| content ".*18\.<\/think>It is/,
+    );
   });
 
   it('an empty follow-up (sglang#25358, Kimi-K2#128): fail, naming finish_reason', () => {
-    const j = judgeRoundTrip(completion({ content: '', reasoning_content: 'The tool returned a result.' }), TOOL_RESULT_WORDS);
+    const j = judgeRoundTrip(
+      completion({ content: '', reasoning_content: 'The tool returned a result.' }),
+      TOOL_RESULT_WORDS,
+    );
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^the follow-up turn came back empty: finish_reason "stop", no content, no tool calls; reasoning_content "The tool/);
+    assert.match(
+      j.evidence,
+      /^the follow-up turn came back empty: finish_reason "stop", no content, no tool calls; reasoning_content "The tool/,
+    );
   });
 
   it('a new call instead of an answer, raw markup, an answer that ignores the result, an error body: fail', () => {
-    assert.match(judgeRoundTrip(completion({ content: '', tool_calls: [call('Paris', 1)] }, 'tool_calls'), TOOL_RESULT_WORDS).evidence, /^called a tool again instead of answering: get_weather/);
-    assert.match(judgeRoundTrip(completion({ content: `${K2.begin}${K2.call}functions.get_weather:1${K2.arg}{}${K2.end}${K2.sectionEnd}` }), TOOL_RESULT_WORDS).evidence, /^raw tool-call tokens in content/);
-    assert.match(judgeRoundTrip(completion({ content: 'I cannot tell.' }), TOOL_RESULT_WORDS).evidence, /^the answer does not use the tool's result \(none of "18", "rain"\)/);
-    assert.match(judgeRoundTrip({ object: 'error', message: 'bad', code: 400 }, TOOL_RESULT_WORDS).evidence, /^error 400: bad/);
+    assert.match(
+      judgeRoundTrip(completion({ content: '', tool_calls: [call('Paris', 1)] }, 'tool_calls'), TOOL_RESULT_WORDS)
+        .evidence,
+      /^called a tool again instead of answering: get_weather/,
+    );
+    assert.match(
+      judgeRoundTrip(
+        completion({ content: `${K2.begin}${K2.call}functions.get_weather:1${K2.arg}{}${K2.end}${K2.sectionEnd}` }),
+        TOOL_RESULT_WORDS,
+      ).evidence,
+      /^raw tool-call tokens in content/,
+    );
+    assert.match(
+      judgeRoundTrip(completion({ content: 'I cannot tell.' }), TOOL_RESULT_WORDS).evidence,
+      /^the answer does not use the tool's result \(none of "18", "rain"\)/,
+    );
+    assert.match(
+      judgeRoundTrip({ object: 'error', message: 'bad', code: 400 }, TOOL_RESULT_WORDS).evidence,
+      /^error 400: bad/,
+    );
   });
 });
 
@@ -56,48 +108,108 @@ describe('agent judges: two calls in one answer', () => {
   const cities = ['Paris', 'Tokyo'];
 
   it('a call per city, own ids: pass', () => {
-    const j = judgeParallelCalls(completion({ content: '', tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'tool_calls'), WEATHER_TOOL, cities);
+    const j = judgeParallelCalls(
+      completion({ content: '', tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'tool_calls'),
+      WEATHER_TOOL,
+      cities,
+    );
     assert.equal(j.status, 'pass', j.evidence);
-    assert.equal(j.evidence, 'get_weather({"city":"Paris"}) id=functions.get_weather:0, get_weather({"city":"Tokyo"}) id=functions.get_weather:1');
+    assert.equal(
+      j.evidence,
+      'get_weather({"city":"Paris"}) id=functions.get_weather:0, get_weather({"city":"Tokyo"}) id=functions.get_weather:1',
+    );
   });
 
   it('merged into one, the first swallowed into the id (vllm#24478): fail, both named', () => {
-    const merged = { ...call('Tokyo', 0), id: `functions.get_weather:0${K2.arg}{"city":"Paris"}${K2.end}${K2.call}functions.get_weather:1` };
+    const merged = {
+      ...call('Tokyo', 0),
+      id: `functions.get_weather:0${K2.arg}{"city":"Paris"}${K2.end}${K2.call}functions.get_weather:1`,
+    };
     const j = judgeParallelCalls(completion({ content: '', tool_calls: [merged] }, 'tool_calls'), WEATHER_TOOL, cities);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^1 tool call for 2 cities \(Paris, Tokyo\), finish_reason "tool_calls"; a call swallowed into the id of another: id "functions\.get_weather:0<\|tool_call_argument_begin\|>/);
+    assert.match(
+      j.evidence,
+      /^1 tool call for 2 cities \(Paris, Tokyo\), finish_reason "tool_calls"; a call swallowed into the id of another: id "functions\.get_weather:0<\|tool_call_argument_begin\|>/,
+    );
   });
 
   it('one call only, a shared id, a missing city, bad arguments, raw markup: fail', () => {
-    assert.match(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL, cities).evidence, /^1 tool call for 2 cities.*no call for Tokyo/);
     assert.match(
-      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0, 'a'), call('Tokyo', 1, 'a')] }, 'tool_calls'), WEATHER_TOOL, cities).evidence,
+      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL, cities).evidence,
+      /^1 tool call for 2 cities.*no call for Tokyo/,
+    );
+    assert.match(
+      judgeParallelCalls(
+        completion({ tool_calls: [call('Paris', 0, 'a'), call('Tokyo', 1, 'a')] }, 'tool_calls'),
+        WEATHER_TOOL,
+        cities,
+      ).evidence,
       /^two calls share an id: \["a","a"\]/,
     );
-    assert.match(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), call('Paris', 1)] }, 'tool_calls'), WEATHER_TOOL, cities).evidence, /^no call for Tokyo/);
+    assert.match(
+      judgeParallelCalls(
+        completion({ tool_calls: [call('Paris', 0), call('Paris', 1)] }, 'tool_calls'),
+        WEATHER_TOOL,
+        cities,
+      ).evidence,
+      /^no call for Tokyo/,
+    );
     const bad = { ...call('Tokyo', 1), function: { name: 'get_weather', arguments: '{"town":"Tokyo"}' } };
-    assert.match(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), bad] }, 'tool_calls'), WEATHER_TOOL, cities).evidence, /tool_calls\[1\]: arguments do not match the schema/);
-    assert.match(judgeParallelCalls(completion({ content: `${K2.begin}x` }), WEATHER_TOOL, cities).evidence, /^0 tool calls for 2 cities.*raw tool-call tokens in content/);
-    assert.match(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'stop'), WEATHER_TOOL, cities).evidence, /finish_reason "stop", expected "tool_calls"/);
+    assert.match(
+      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), bad] }, 'tool_calls'), WEATHER_TOOL, cities)
+        .evidence,
+      /tool_calls\[1\]: arguments do not match the schema/,
+    );
+    assert.match(
+      judgeParallelCalls(completion({ content: `${K2.begin}x` }), WEATHER_TOOL, cities).evidence,
+      /^0 tool calls for 2 cities.*raw tool-call tokens in content/,
+    );
+    assert.match(
+      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'stop'), WEATHER_TOOL, cities)
+        .evidence,
+      /finish_reason "stop", expected "tool_calls"/,
+    );
   });
 });
 
 describe('agent judges: tool-call ids', () => {
   it('functions.NAME:IDX for kimi_k2: pass; call_<hex> or another name: fail with the id', () => {
-    const ok = judgeToolIds([{ from: 'tool calling', calls: [call('Paris', 0)] }, { from: 'parallel tool calls', calls: [call('Paris', 0), call('Tokyo', 1)] }], 'kimi_k2');
+    const ok = judgeToolIds(
+      [
+        { from: 'tool calling', calls: [call('Paris', 0)] },
+        { from: 'parallel tool calls', calls: [call('Paris', 0), call('Tokyo', 1)] },
+      ],
+      'kimi_k2',
+    );
     assert.equal(ok.status, 'pass', ok.evidence);
-    assert.equal(ok.evidence, 'functions.NAME:IDX: tool calling: functions.get_weather:0; parallel tool calls: functions.get_weather:0, functions.get_weather:1');
+    assert.equal(
+      ok.evidence,
+      'functions.NAME:IDX: tool calling: functions.get_weather:0; parallel tool calls: functions.get_weather:0, functions.get_weather:1',
+    );
     const foreign = judgeToolIds([{ from: 'tool calling', calls: [call('Paris', 0, 'call_0a1b2c3d4e5f')] }], 'kimi_k2');
     assert.equal(foreign.status, 'fail');
     assert.equal(foreign.evidence, 'tool calling: id "call_0a1b2c3d4e5f" is not functions.NAME:IDX');
-    assert.match(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'functions.get_time:0')] }], 'kimi_k2').evidence, /names another function than get_weather/);
-    assert.match(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, '')] }], 'kimi_k2').evidence, /tool_calls\[0\] has no id/);
+    assert.match(
+      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'functions.get_time:0')] }], 'kimi_k2').evidence,
+      /names another function than get_weather/,
+    );
+    assert.match(
+      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, '')] }], 'kimi_k2').evidence,
+      /tool_calls\[0\] has no id/,
+    );
   });
 
   it('another parser: any unique ids pass, repeated ones fail; no calls at all: skipped', () => {
     assert.equal(idFormatOf('qwen3_coder'), undefined);
-    assert.equal(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'call_1'), call('Tokyo', 1, 'call_2')] }], 'qwen3_coder').status, 'pass');
-    assert.match(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'c'), call('Tokyo', 1, 'c')] }], 'qwen3_coder').evidence, /^x: ids repeat/);
+    assert.equal(
+      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'call_1'), call('Tokyo', 1, 'call_2')] }], 'qwen3_coder')
+        .status,
+      'pass',
+    );
+    assert.match(
+      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'c'), call('Tokyo', 1, 'c')] }], 'qwen3_coder').evidence,
+      /^x: ids repeat/,
+    );
     assert.equal(judgeToolIds([{ from: 'x', calls: [] }], 'kimi_k2').status, 'skipped');
   });
 
@@ -118,9 +230,18 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
   });
 
   it('a call with the reasoning left in content is still a call: the "reasoning" check is the one that fails', () => {
-    const j = judgeToolCall(completion({ content: 'I should call it.</think>', reasoning_content: null, tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL);
+    const j = judgeToolCall(
+      completion(
+        { content: 'I should call it.</think>', reasoning_content: null, tool_calls: [call('Paris', 0)] },
+        'tool_calls',
+      ),
+      WEATHER_TOOL,
+    );
     assert.equal(j.status, 'pass', j.evidence);
-    assert.match(judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null })).evidence, /content has <\/think>/);
+    assert.match(
+      judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null })).evidence,
+      /content has <\/think>/,
+    );
   });
 
   it('the end marker inside reasoning_content (the parser did not stop there): fail', () => {
@@ -130,7 +251,10 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
   });
 
   it('thinking off with nothing in content: fail', () => {
-    assert.match(judgeThinkingOff(completion({ content: '', reasoning_content: null })).evidence, /^no answer: content empty, reasoning_content null, finish_reason "stop"/);
+    assert.match(
+      judgeThinkingOff(completion({ content: '', reasoning_content: null })).evidence,
+      /^no answer: content empty, reasoning_content null, finish_reason "stop"/,
+    );
   });
 
   it('reasoning with an empty content is no proof the parser found its end: fail', () => {
@@ -148,7 +272,10 @@ describe('checks: the table and the round-trip request', () => {
       assert.ok(c.request && c.passes && c.consequence, c.name);
       if (c.name.endsWith('(stream)')) assert.match(c.consequence, /agents stream/);
     }
-    assert.match(CHECKS.find((c) => c.name === 'tool-call ids')!.consequence, /^the follow-up turn may come back empty: agents stall after the first tool call/);
+    assert.match(
+      CHECKS.find((c) => c.name === 'tool-call ids')!.consequence,
+      /^the follow-up turn may come back empty: agents stall after the first tool call/,
+    );
   });
 
   it('docs/verification.md lists every check with what an agent suffers, word for word', () => {
@@ -166,20 +293,59 @@ describe('checks: the table and the round-trip request', () => {
     assert.equal(body.max_tokens, 100);
     assert.deepEqual(body.messages, [
       { role: 'user', content: 'What is the weather in Paris right now? Use the get_weather tool.' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }], reasoning_content: 'r' },
-      { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '{"city":"Paris","temperature_c":18,"conditions":"light rain"}' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'functions.get_weather:0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+        reasoning_content: 'r',
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'functions.get_weather:0',
+        content: '{"city":"Paris","temperature_c":18,"conditions":"light rain"}',
+      },
     ]);
-    assert.equal(roundTripRequest('m', completion({ content: 'no call' }), false), 'the first turn has no tool call to answer');
+    assert.equal(
+      roundTripRequest('m', completion({ content: 'no call' }), false),
+      'the first turn has no tool call to answer',
+    );
   });
 });
 
 describe('budgets', () => {
   it('from the context length: 2048 then 8192, smaller on a small context; defaults without one', () => {
-    assert.deepEqual(chooseBudgets(262144, 's'), { first: 2048, retry: 8192, thinkingOff: 256, contextLength: 262144, source: 's' });
-    assert.deepEqual(chooseBudgets(4096, 's'), { first: 1536, retry: 3072, thinkingOff: 256, contextLength: 4096, source: 's' });
-    assert.deepEqual(chooseBudgets(undefined, 'none'), { first: 2048, retry: 8192, thinkingOff: 256, contextLength: undefined, source: 'none' });
+    assert.deepEqual(chooseBudgets(262144, 's'), {
+      first: 2048,
+      retry: 8192,
+      thinkingOff: 256,
+      contextLength: 262144,
+      source: 's',
+    });
+    assert.deepEqual(chooseBudgets(4096, 's'), {
+      first: 1536,
+      retry: 3072,
+      thinkingOff: 256,
+      contextLength: 4096,
+      source: 's',
+    });
+    assert.deepEqual(chooseBudgets(undefined, 'none'), {
+      first: 2048,
+      retry: 8192,
+      thinkingOff: 256,
+      contextLength: undefined,
+      source: 'none',
+    });
     assert.equal(chooseBudgets(2, 's').retry, undefined);
-    assert.equal(describeBudgets(chooseBudgets(262144, '/v1/models max_model_len')), 'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /v1/models max_model_len');
+    assert.equal(
+      describeBudgets(chooseBudgets(262144, '/v1/models max_model_len')),
+      'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /v1/models max_model_len',
+    );
   });
 
   it('reads context_length and max_model_len; nothing from junk', () => {
@@ -208,7 +374,10 @@ describe('limiter', () => {
     assert.deepEqual(results, [1, 2, 3, 4, 5]);
     assert.deepEqual(order, [1, 2, 3, 4, 5]);
     assert.equal(max, 2);
-    await assert.rejects(limiter.run(async () => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      limiter.run(async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
     assert.equal(await limiter.run(async () => 'after'), 'after', 'a failed task gives its slot back');
   });
 });
@@ -217,22 +386,35 @@ describe('report: the verdict in one line', () => {
   const r = (...statuses: CheckResult['status'][]) => ({
     allPassed: statuses.every((s) => s === 'pass'),
     budgets: chooseBudgets(262144, 's'),
-    checks: statuses.map((status, i) => ({ name: (['reasoning', 'tool calling', 'tool round trip'] as const)[i], status, evidence: '' })),
+    checks: statuses.map((status, i) => ({
+      name: (['reasoning', 'tool calling', 'tool round trip'] as const)[i],
+      status,
+      evidence: '',
+    })),
   });
 
   it('verified, failed, inconclusive, incomplete', () => {
     assert.equal(summarize(r('pass', 'pass', 'pass')), 'Parsers verified for agents (3 checks)');
     assert.equal(verdictOf(r('pass', 'pass', 'pass')), 'verified');
-    assert.equal(summarize(r('fail', 'inconclusive', 'skipped')), 'Parser check failed: reasoning (inconclusive: tool calling; skipped: tool round trip)');
+    assert.equal(
+      summarize(r('fail', 'inconclusive', 'skipped')),
+      'Parser check failed: reasoning (inconclusive: tool calling; skipped: tool round trip)',
+    );
     assert.equal(verdictOf(r('fail', 'inconclusive', 'skipped')), 'failed');
-    assert.equal(summarize(r('pass', 'inconclusive', 'skipped')), 'Parser check inconclusive (answers cut at 8192 tokens, a budget problem, not the parsers): tool calling (skipped: tool round trip)');
+    assert.equal(
+      summarize(r('pass', 'inconclusive', 'skipped')),
+      'Parser check inconclusive (answers cut at 8192 tokens, a budget problem, not the parsers): tool calling (skipped: tool round trip)',
+    );
     assert.equal(verdictOf(r('pass', 'inconclusive', 'pass')), 'inconclusive');
     assert.equal(summarize(r('pass', 'skipped', 'pass')), 'Parser check incomplete, skipped: tool calling');
     assert.equal(verdictOf(r('pass', 'skipped', 'pass')), 'incomplete');
   });
 
   it('after a load: "ready, parsers verified for agents (N checks)"', () => {
-    assert.equal(readySummary('Parsers verified for agents (15 checks)'), 'ready, parsers verified for agents (15 checks)');
+    assert.equal(
+      readySummary('Parsers verified for agents (15 checks)'),
+      'ready, parsers verified for agents (15 checks)',
+    );
     assert.equal(readySummary('Parser check failed: reasoning'), 'ready, parser check failed: reasoning');
   });
 });

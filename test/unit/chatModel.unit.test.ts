@@ -9,10 +9,21 @@ import {
   toOpenAiMessages,
   type StreamEvent,
 } from '../../src/fronts/vscode/chat/openaiChat';
-import { contextLength, describeChatModel, displayModelName, estimateTokens, limits, offerFor, parseModels, parseTokenCount } from '../../src/fronts/vscode/chat/modelInfo';
+import {
+  contextLength,
+  describeChatModel,
+  displayModelName,
+  estimateTokens,
+  limits,
+  offerFor,
+  parseModels,
+  parseTokenCount,
+} from '../../src/fronts/vscode/chat/modelInfo';
 // The simulator's SGLang-shaped stream chunks and its post-processing (kimi_k2 parsers).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const oa = require('../gpu-host/sglang-sim/openai.js') as { chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[] };
+const oa = require('../gpu-host/sglang-sim/openai.js') as {
+  chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[];
+};
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const parsers = require('../gpu-host/sglang-sim/parsers.js') as { postProcessChat(raw: string, o: unknown): unknown };
 
@@ -35,8 +46,16 @@ function run(text: string, cuts: number[] = []): StreamEvent[] {
   return out;
 }
 
-const answerText = (events: StreamEvent[]) => events.filter((e) => e.kind === 'text').map((e) => (e as { text: string }).text).join('');
-const reasoningText = (events: StreamEvent[]) => events.filter((e) => e.kind === 'reasoning').map((e) => (e as { text: string }).text).join('');
+const answerText = (events: StreamEvent[]) =>
+  events
+    .filter((e) => e.kind === 'text')
+    .map((e) => (e as { text: string }).text)
+    .join('');
+const reasoningText = (events: StreamEvent[]) =>
+  events
+    .filter((e) => e.kind === 'reasoning')
+    .map((e) => (e as { text: string }).text)
+    .join('');
 
 const K2_TOOL_RAW =
   'The user wants the weather. I should call the tool.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|><|tool_calls_section_end|>';
@@ -45,12 +64,31 @@ describe('chat model: messages to an OpenAI request', () => {
   it('a tool round trip: the assistant call carries tool_calls, the result is a tool message with its tool_call_id, before the user text', () => {
     const messages = toOpenAiMessages([
       { role: 'user', parts: [{ kind: 'text', text: 'Weather in Paris?' }] },
-      { role: 'assistant', parts: [{ kind: 'toolCall', callId: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } }] },
-      { role: 'user', parts: [{ kind: 'toolResult', callId: 'functions.get_weather:0', text: '18 °C, sunny' }, { kind: 'text', text: 'Thanks, and now?' }] },
+      {
+        role: 'assistant',
+        parts: [{ kind: 'toolCall', callId: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } }],
+      },
+      {
+        role: 'user',
+        parts: [
+          { kind: 'toolResult', callId: 'functions.get_weather:0', text: '18 °C, sunny' },
+          { kind: 'text', text: 'Thanks, and now?' },
+        ],
+      },
     ]);
     assert.deepEqual(messages, [
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'functions.get_weather:0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
       { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18 °C, sunny' },
       { role: 'user', content: 'Thanks, and now?' },
     ]);
@@ -60,7 +98,13 @@ describe('chat model: messages to an OpenAI request', () => {
     const body = buildChatRequest({
       model: 'kimi-k2.6',
       messages: [{ role: 'user', parts: [{ kind: 'text', text: 'hi' }] }],
-      tools: [{ name: 'get_weather', description: 'Weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
       toolMode: 'required',
       maxTokens: 4096,
       modelOptions: { max_tokens: 100_000, temperature: 0.2, unknown_option: 1 },
@@ -71,7 +115,16 @@ describe('chat model: messages to an OpenAI request', () => {
     assert.equal(body.temperature, 0.2);
     assert.equal('unknown_option' in body, false);
     assert.equal(body.tool_choice, 'required');
-    assert.deepEqual(body.tools, [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]);
+    assert.deepEqual(body.tools, [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      },
+    ]);
     const plain = buildChatRequest({ model: 'm', messages: [], maxTokens: 10, modelOptions: { max_tokens: 5 } });
     assert.equal(plain.max_tokens, 5);
     assert.equal('tools' in plain, false);
@@ -83,20 +136,37 @@ describe('chat model: the streamed answer', () => {
   const meta = { model: 'kimi-k2.6', promptTokens: 20, completionTokens: 30, includeUsage: true };
 
   it("a streamed kimi_k2 tool call (the simulator's SGLang chunks) becomes one whole tool call with the server's arguments; reasoning stays out of the text", () => {
-    const r = parsers.postProcessChat(K2_TOOL_RAW, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2', hasTools: true, thinking: true, finishReason: 'stop' });
+    const r = parsers.postProcessChat(K2_TOOL_RAW, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+      hasTools: true,
+      thinking: true,
+      finishReason: 'stop',
+    });
     for (const nullKeys of [false, true]) {
       const events = run(sse(oa.chatStreamChunks(r, meta, { nullKeys })));
       const calls = events.filter((e) => e.kind === 'toolCall');
-      assert.deepEqual(calls, [{ kind: 'toolCall', callId: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } }]);
+      assert.deepEqual(calls, [
+        { kind: 'toolCall', callId: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } },
+      ]);
       assert.equal(answerText(events), '');
       assert.match(reasoningText(events), /I should call the tool/);
-      assert.deepEqual(events.filter((e) => e.kind === 'usage'), [{ kind: 'usage', promptTokens: 20, completionTokens: 30 }]);
+      assert.deepEqual(
+        events.filter((e) => e.kind === 'usage'),
+        [{ kind: 'usage', promptTokens: 20, completionTokens: 30 }],
+      );
     }
   });
 
   it('a plain answer streams as text, however the bytes are cut, and its reasoning never appears in it', () => {
     const raw = 'The user greets me. Reply briefly.</think>Hello! I am Kimi.';
-    const r = parsers.postProcessChat(raw, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2', hasTools: false, thinking: true, finishReason: 'stop' });
+    const r = parsers.postProcessChat(raw, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+      hasTools: false,
+      thinking: true,
+      finishReason: 'stop',
+    });
     const text = sse(oa.chatStreamChunks(r, meta));
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: text.length - 1 }), { maxLength: 12 }), (cuts) => {
@@ -109,21 +179,30 @@ describe('chat model: the streamed answer', () => {
 
   it('an answer that opens with a think tag anyway (no reasoning parser) is held back as reasoning up to the closing tag', () => {
     const pieces = ['<th', 'ink>Let me ', 'think.</thi', 'nk>\n\nThe ', 'answer.'];
-    const chunks: unknown[] = pieces.map((p) => ({ choices: [{ index: 0, delta: { content: p }, finish_reason: null }] }));
+    const chunks: unknown[] = pieces.map((p) => ({
+      choices: [{ index: 0, delta: { content: p }, finish_reason: null }],
+    }));
     chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     const events = run(sse(chunks));
     assert.equal(answerText(events), 'The answer.');
     assert.equal(reasoningText(events), 'Let me think.');
     // Cut off inside the think block: all of it is reasoning, no text at all.
-    const cut = run(sse([{ choices: [{ index: 0, delta: { content: '<think>only reasoning' }, finish_reason: 'length' }] }]));
+    const cut = run(
+      sse([{ choices: [{ index: 0, delta: { content: '<think>only reasoning' }, finish_reason: 'length' }] }]),
+    );
     assert.equal(answerText(cut), '');
     assert.equal(reasoningText(cut), 'only reasoning');
     // Text that merely starts like a tag is text.
-    assert.equal(answerText(run(sse([{ choices: [{ index: 0, delta: { content: '<b>bold</b>' }, finish_reason: 'stop' }] }]))), '<b>bold</b>');
+    assert.equal(
+      answerText(run(sse([{ choices: [{ index: 0, delta: { content: '<b>bold</b>' }, finish_reason: 'stop' }] }]))),
+      '<b>bold</b>',
+    );
   });
 
   it('two tool calls in one answer come in index order; a call without an id gets one', () => {
-    const chunk = (tool_calls: unknown[], finish: string | null = null) => ({ choices: [{ index: 0, delta: { tool_calls }, finish_reason: finish }] });
+    const chunk = (tool_calls: unknown[], finish: string | null = null) => ({
+      choices: [{ index: 0, delta: { tool_calls }, finish_reason: finish }],
+    });
     const events = run(
       sse([
         chunk([{ index: 1, function: { name: 'b', arguments: '{"x":' } }]),
@@ -141,8 +220,24 @@ describe('chat model: the streamed answer', () => {
   });
 
   it("an error object in the stream and tool arguments that are not JSON end the answer with the server's words", () => {
-    assert.throws(() => run(`data: ${JSON.stringify({ object: 'error', message: 'The context is too long', type: 'BadRequestError', code: 400 })}\n\n`), (e: unknown) => e instanceof ChatStreamError && /context is too long/.test(e.message));
-    const bad = sse([{ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'x', function: { name: 'f', arguments: '{"a": ' } }] }, finish_reason: 'tool_calls' }] }]);
+    assert.throws(
+      () =>
+        run(
+          `data: ${JSON.stringify({ object: 'error', message: 'The context is too long', type: 'BadRequestError', code: 400 })}\n\n`,
+        ),
+      (e: unknown) => e instanceof ChatStreamError && /context is too long/.test(e.message),
+    );
+    const bad = sse([
+      {
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, id: 'x', function: { name: 'f', arguments: '{"a": ' } }] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
+    ]);
     assert.throws(() => run(bad), /tool call f has arguments that are not JSON/);
     assert.equal(httpErrorText(400, JSON.stringify({ object: 'error', message: 'bad model' })), 'HTTP 400: bad model');
     assert.equal(httpErrorText(404, JSON.stringify({ detail: 'Not Found' })), 'HTTP 404: Not Found');
@@ -158,12 +253,31 @@ describe('chat model: the streamed answer', () => {
 
 describe('chat model: what is offered, with which limits', () => {
   const pass = (name: string) => ({ name, status: 'pass' });
-  const allPass = ['server flags', 'reasoning', 'thinking off', 'tool calling', 'reasoning (stream)', 'tool calling (stream)'].map(pass);
+  const allPass = [
+    'server flags',
+    'reasoning',
+    'thinking off',
+    'tool calling',
+    'reasoning (stream)',
+    'tool calling (stream)',
+  ].map(pass);
 
   it('only a ready server whose streamed reasoning check passed; tool calling only when the streamed tool-call check passed', () => {
     assert.deepEqual(offerFor('ready', allPass), { offered: true, toolCalling: true });
-    assert.deepEqual(offerFor('ready', allPass.map((c) => (c.name === 'tool calling (stream)' ? { ...c, status: 'fail' } : c))), { offered: true, toolCalling: false });
-    assert.equal(offerFor('ready', allPass.map((c) => (c.name === 'reasoning (stream)' ? { ...c, status: 'skipped' } : c))).offered, false);
+    assert.deepEqual(
+      offerFor(
+        'ready',
+        allPass.map((c) => (c.name === 'tool calling (stream)' ? { ...c, status: 'fail' } : c)),
+      ),
+      { offered: true, toolCalling: false },
+    );
+    assert.equal(
+      offerFor(
+        'ready',
+        allPass.map((c) => (c.name === 'reasoning (stream)' ? { ...c, status: 'skipped' } : c)),
+      ).offered,
+      false,
+    );
     assert.equal(offerFor('ready', undefined).offered, false);
     const loading = offerFor('loading', allPass);
     assert.equal(loading.offered, false);
@@ -171,14 +285,24 @@ describe('chat model: what is offered, with which limits', () => {
   });
 
   it("limits come from the server: max_model_len, else /server_info's context_length; the answer gets at most a quarter", () => {
-    const models = parseModels({ object: 'list', data: [{ id: 'moonshotai/Kimi-K2.6', max_model_len: 262144, owned_by: 'vllm' }, { bogus: 1 }] });
+    const models = parseModels({
+      object: 'list',
+      data: [{ id: 'moonshotai/Kimi-K2.6', max_model_len: 262144, owned_by: 'vllm' }, { bogus: 1 }],
+    });
     assert.deepEqual(models, [{ id: 'moonshotai/Kimi-K2.6', maxModelLen: 262144, ownedBy: 'vllm' }]);
     assert.equal(contextLength(models[0], { context_length: 1000 }), 262144);
     assert.equal(contextLength({ id: 'x' }, { context_length: 131072 }), 131072);
     assert.equal(contextLength({ id: 'x' }, {}), undefined);
     assert.deepEqual(limits(262144, 16384), { maxInputTokens: 245760, maxOutputTokens: 16384 });
     assert.deepEqual(limits(8192, 16384), { maxInputTokens: 6144, maxOutputTokens: 2048 });
-    const d = describeChatModel({ serverName: 'gpu1', modelId: 'moonshotai/Kimi-K2.6', context: 262144, maxOutput: 16384, toolCalling: true, engine: 'SGLang' });
+    const d = describeChatModel({
+      serverName: 'gpu1',
+      modelId: 'moonshotai/Kimi-K2.6',
+      context: 262144,
+      maxOutput: 16384,
+      toolCalling: true,
+      engine: 'SGLang',
+    });
     assert.equal(d.name, 'Kimi K2.6 on gpu1');
     assert.equal(d.id, 'kimi-service/gpu1');
     assert.equal(d.maxInputTokens + d.maxOutputTokens, 262144);

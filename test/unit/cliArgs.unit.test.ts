@@ -1,5 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { DEFAULT_LOG_LINES, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, parseCliArgs, type CliCommand } from '../../src/fronts/cli/args';
+import {
+  DEFAULT_LOG_LINES,
+  DEFAULT_WAIT_SECONDS,
+  MAX_WAIT_SECONDS,
+  parseCliArgs,
+  type CliCommand,
+} from '../../src/fronts/cli/args';
 
 function command(argv: string[]): CliCommand {
   const parsed = parseCliArgs(argv);
@@ -33,7 +39,10 @@ describe('cli: argument parsing', () => {
     assert.equal(c.json, true);
     assert.equal(c.verbose, true);
     assert.equal(c.configFile, 'servers.json');
-    assert.equal(command(['logs', '--settings', '/home/a/.config/Code/User/settings.json']).settingsFile, '/home/a/.config/Code/User/settings.json');
+    assert.equal(
+      command(['logs', '--settings', '/home/a/.config/Code/User/settings.json']).settingsFile,
+      '/home/a/.config/Code/User/settings.json',
+    );
     assert.equal(command(['status', '--server=gpu3']).server, 'gpu3');
   });
 
@@ -69,8 +78,31 @@ describe('cli: argument parsing', () => {
   });
 
   it('one server from flags: --host --unit --url --port --user --identity-file --sudo', () => {
-    const c = command(['wait', '--host', 'gpu1', '--unit', 'sglang', '--url', 'http://127.0.0.1:30000', '--port', '2222', '--user', 'kimi', '--identity-file', '~/.ssh/id_ed25519', '--sudo']);
-    assert.deepEqual(c.flags, { host: 'gpu1', unit: 'sglang', url: 'http://127.0.0.1:30000', port: 2222, username: 'kimi', identityFile: '~/.ssh/id_ed25519', sudo: true });
+    const c = command([
+      'wait',
+      '--host',
+      'gpu1',
+      '--unit',
+      'sglang',
+      '--url',
+      'http://127.0.0.1:30000',
+      '--port',
+      '2222',
+      '--user',
+      'kimi',
+      '--identity-file',
+      '~/.ssh/id_ed25519',
+      '--sudo',
+    ]);
+    assert.deepEqual(c.flags, {
+      host: 'gpu1',
+      unit: 'sglang',
+      url: 'http://127.0.0.1:30000',
+      port: 2222,
+      username: 'kimi',
+      identityFile: '~/.ssh/id_ed25519',
+      sudo: true,
+    });
     assert.match(error(['status', '--host', 'gpu1', '--port', '70000']), /--port must be between 1 and 65535/);
     assert.match(error(['status', '--url', 'http://x']), /--host and --unit/);
     assert.match(error(['status', '--host', 'gpu1', '--unit', 'u', '--config', 'servers.json']), /not both/);
@@ -87,7 +119,10 @@ describe('cli: argument parsing', () => {
   it('--help (alone or with a command) and --version', () => {
     const help = parseCliArgs(['--help']);
     assert.equal(help.kind, 'help');
-    assert.match((help as { text: string }).text, /Exit codes: 0 done.*1 failed, 2 wait timed out, 3 host unreachable,\s+4 host key refused, 5 bad configuration/s);
+    assert.match(
+      (help as { text: string }).text,
+      /Exit codes: 0 done.*1 failed, 2 wait timed out, 3 host unreachable,\s+4 host key refused, 5 bad configuration/s,
+    );
     assert.equal(parseCliArgs(['wait', '-h']).kind, 'help');
     assert.equal(parseCliArgs(['--version']).kind, 'version');
   });

@@ -1,7 +1,16 @@
 import { strict as assert } from 'node:assert';
 import { PassThrough } from 'node:stream';
 import { EXIT, exitForRefusal, exitForSignal, exitForWait } from '../../src/fronts/cli/exitCodes';
-import { INITIAL_PRINTER, nextWaitLine, PROGRESS_LINE_MS, restartLine, statusLine, waitLine, waitSummaryLine, type WaitPrinterState } from '../../src/fronts/cli/format';
+import {
+  INITIAL_PRINTER,
+  nextWaitLine,
+  PROGRESS_LINE_MS,
+  restartLine,
+  statusLine,
+  waitLine,
+  waitSummaryLine,
+  type WaitPrinterState,
+} from '../../src/fronts/cli/format';
 import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
 import type { ServerReport, WaitReport } from '../../src/fleet/report';
 import { firstRoundDone } from '../../src/fleet/standalone';
@@ -30,7 +39,10 @@ function report(patch: Partial<ServerReport> = {}): ServerReport {
 }
 
 describe('cli: exit codes', () => {
-  const snap = (refusal?: { kind: string }, verdict?: string) => ({ refusal: refusal as never, state: verdict ? { verdict } : undefined });
+  const snap = (refusal?: { kind: string }, verdict?: string) => ({
+    refusal: refusal as never,
+    state: verdict ? { verdict } : undefined,
+  });
 
   it('wait: 0 ready, 1 failed or stopped, 2 timed out, 130/143 interrupted', () => {
     assert.equal(exitForWait({ kind: 'ready', snapshot: snap() }), 0);
@@ -49,8 +61,10 @@ describe('cli: exit codes', () => {
   });
 
   it('refusals: host keys 4, unreachable 3, settings and credentials 5', () => {
-    for (const kind of ['host-key-changed', 'host-key-rejected', 'host-key-unknown']) assert.equal(exitForRefusal(kind), EXIT.hostKey);
-    for (const kind of ['dns', 'refused', 'timeout', 'closed', 'other', 'command-timeout']) assert.equal(exitForRefusal(kind), EXIT.unreachable);
+    for (const kind of ['host-key-changed', 'host-key-rejected', 'host-key-unknown'])
+      assert.equal(exitForRefusal(kind), EXIT.hostKey);
+    for (const kind of ['dns', 'refused', 'timeout', 'closed', 'other', 'command-timeout'])
+      assert.equal(exitForRefusal(kind), EXIT.unreachable);
     for (const kind of ['config', 'auth', 'sudo-password']) assert.equal(exitForRefusal(kind), EXIT.config);
     assert.equal(exitForSignal('SIGINT'), 130);
     assert.equal(exitForSignal('SIGTERM'), 143);
@@ -66,8 +80,14 @@ describe('cli: output', () => {
   });
 
   it('restart says whether it restarted or attached', () => {
-    assert.match(restartLine('restarted', undefined, report(), false), /^gpu1: restart issued \(systemctl restart sglang\.service on gpu1\.lan\)\. Now: gpu1: loading 45%/);
-    assert.match(restartLine('attached', 'sglang.service was started 42 s ago and is still loading', report(), false), /^gpu1: attached, not restarted: sglang\.service was started 42 s ago/);
+    assert.match(
+      restartLine('restarted', undefined, report(), false),
+      /^gpu1: restart issued \(systemctl restart sglang\.service on gpu1\.lan\)\. Now: gpu1: loading 45%/,
+    );
+    assert.match(
+      restartLine('attached', 'sglang.service was started 42 s ago and is still loading', report(), false),
+      /^gpu1: attached, not restarted: sglang\.service was started 42 s ago/,
+    );
     const json = JSON.parse(restartLine('attached', 'why', report(), true));
     assert.equal(json.action, 'attached');
     assert.equal(json.reason, 'why');
@@ -80,7 +100,11 @@ describe('cli: output', () => {
     assert.equal(json.event, 'progress');
     assert.equal(json.elapsedSeconds, 61);
     assert.equal(json.state, 'loading');
-    const wr: WaitReport = { result: 'timeout', report: report(), next: 'Still loading 45 %: call kimi-service wait again.' };
+    const wr: WaitReport = {
+      result: 'timeout',
+      report: report(),
+      next: 'Still loading 45 %: call kimi-service wait again.',
+    };
     assert.equal(waitSummaryLine(wr, false), wr.next);
     const last = JSON.parse(waitSummaryLine(wr, true));
     assert.equal(last.event, 'result');
@@ -101,7 +125,13 @@ describe('cli: output', () => {
     // A progress signal every 500 ms for 60 s: the percentage climbs.
     for (let t = 500; t <= 60_000; t += 500) {
       const percent = Math.floor(t / 1000);
-      feed(t, report({ progressPercent: percent, summary: `gpu1: loading ${percent}% (loading weights) · for ${Math.floor(t / 1000)}s` }));
+      feed(
+        t,
+        report({
+          progressPercent: percent,
+          summary: `gpu1: loading ${percent}% (loading weights) · for ${Math.floor(t / 1000)}s`,
+        }),
+      );
     }
     feed(60_100, report({ state: 'warming up', phase: 'warming up', summary: 'gpu1: warming up · for 1m 0s' }));
     feed(60_200, report({ state: 'ready', phase: 'ready', summary: 'gpu1: ready · ready for 0s' }));
@@ -111,7 +141,8 @@ describe('cli: output', () => {
     assert.ok(progress.length <= 60_000 / PROGRESS_LINE_MS, JSON.stringify(lines));
     assert.ok(progress.length >= 5, JSON.stringify(lines));
     for (let i = 1; i < lines.length; i++) {
-      if (lines[i]![1] === 'progress') assert.ok(lines[i]![0] - lines[i - 1]![0] >= PROGRESS_LINE_MS, JSON.stringify(lines));
+      if (lines[i]![1] === 'progress')
+        assert.ok(lines[i]![0] - lines[i - 1]![0] >= PROGRESS_LINE_MS, JSON.stringify(lines));
     }
   });
 
@@ -131,7 +162,15 @@ describe('cli: terminal questions', () => {
   });
 
   it('the host-key question shows the SHA256 fingerprint and the file it would be added to', () => {
-    const text = hostKeyQuestion({ host: '10.0.0.5', port: 22, alias: 'gpu1', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc', otherKeyTypes: ['ssh-rsa'], knownHostsFile: '/home/a/.ssh/known_hosts' });
+    const text = hostKeyQuestion({
+      host: '10.0.0.5',
+      port: 22,
+      alias: 'gpu1',
+      keyType: 'ssh-ed25519',
+      fingerprint: 'SHA256:abc',
+      otherKeyTypes: ['ssh-rsa'],
+      knownHostsFile: '/home/a/.ssh/known_hosts',
+    });
     assert.match(text, /gpu1 \(10\.0\.0\.5\) is not known/);
     assert.match(text, /ssh-ed25519 SHA256:abc/);
     assert.match(text, /ssh-rsa/);
@@ -152,7 +191,17 @@ describe('cli: terminal questions', () => {
 });
 
 describe('cli: status after one probe round (fleet/standalone firstRoundDone)', () => {
-  const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+  const unit: UnitStatus = {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 7,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+  };
   const attached = (): LoadState => reduce(initialState(0), { kind: 'attached', at: 2000, unit });
 
   it('not before /health was asked, nor between a healthy /health and its completion', () => {
@@ -163,8 +212,15 @@ describe('cli: status after one probe round (fleet/standalone firstRoundDone)', 
   });
 
   it('a closed port (loading), a stopped unit or a lost connection is an answer', () => {
-    assert.equal(firstRoundDone(reduce(attached(), { kind: 'http', at: 2100, result: 'refused', detail: 'port closed' })), true);
-    const stopped = reduce(initialState(0), { kind: 'attached', at: 2000, unit: { ...unit, activeState: 'inactive', subState: 'dead', mainPid: 0 } });
+    assert.equal(
+      firstRoundDone(reduce(attached(), { kind: 'http', at: 2100, result: 'refused', detail: 'port closed' })),
+      true,
+    );
+    const stopped = reduce(initialState(0), {
+      kind: 'attached',
+      at: 2000,
+      unit: { ...unit, activeState: 'inactive', subState: 'dead', mainPid: 0 },
+    });
     assert.equal(firstRoundDone(stopped), true);
     assert.equal(firstRoundDone(reduce(attached(), { kind: 'connection', at: 2100, up: false, error: 'reset' })), true);
   });

@@ -28,7 +28,13 @@ describe('compose file: enable parsers', () => {
     const plan = planComposeParserChange(listForm, FILE, 'sglang', choice);
     assert.equal(plan.kind, 'change');
     if (plan.kind !== 'change') return;
-    assert.equal(plan.newText, listForm.replace('      - "8"\n', '      - "8"\n      - --tool-call-parser\n      - kimi_k2\n      - --reasoning-parser\n      - kimi_k2\n'));
+    assert.equal(
+      plan.newText,
+      listForm.replace(
+        '      - "8"\n',
+        '      - "8"\n      - --tool-call-parser\n      - kimi_k2\n      - --reasoning-parser\n      - kimi_k2\n',
+      ),
+    );
     assert.match(plan.diff, /^\+\s+- --tool-call-parser$/m);
     assert.doesNotMatch(plan.diff, /^-\s/m, 'nothing removed');
     assert.deepEqual(plan.newArgv.slice(-4), ['--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'kimi_k2']);
@@ -41,16 +47,30 @@ describe('compose file: enable parsers', () => {
     assert.equal(planComposeParserChange(plan.newText, FILE, 'sglang', choice).kind, 'already-set');
   });
   it('rewrites a plain string command', () => {
-    const text = 'services:\n  sglang:\n    image: x\n    command: python3 -m sglang.launch_server --model-path /m --tp 8\n';
+    const text =
+      'services:\n  sglang:\n    image: x\n    command: python3 -m sglang.launch_server --model-path /m --tp 8\n';
     const plan = planComposeParserChange(text, FILE, 'sglang', choice);
     assert.ok(plan.kind === 'change');
-    assert.equal(plan.newText, 'services:\n  sglang:\n    image: x\n    command: python3 -m sglang.launch_server --model-path /m --tp 8 --tool-call-parser kimi_k2 --reasoning-parser kimi_k2\n');
+    assert.equal(
+      plan.newText,
+      'services:\n  sglang:\n    image: x\n    command: python3 -m sglang.launch_server --model-path /m --tp 8 --tool-call-parser kimi_k2 --reasoning-parser kimi_k2\n',
+    );
   });
   const refusals: [string, string, string, RegExp][] = [
     ['no such service', listForm, 'nope', /has no service "nope"/],
     ['no command', 'services:\n  sglang:\n    image: x\n', 'sglang', /has no command: .*add the SGLang command line/],
-    ['a quoted string command', 'services:\n  sglang:\n    command: python3 -m sglang.launch_server --served-model-name "a b"\n', 'sglang', /quotes or variables/],
-    ['not SGLang', 'services:\n  sglang:\n    command: [nginx, -g, daemon off;]\n', 'sglang', /no "python -m sglang.launch_server"/],
+    [
+      'a quoted string command',
+      'services:\n  sglang:\n    command: python3 -m sglang.launch_server --served-model-name "a b"\n',
+      'sglang',
+      /quotes or variables/,
+    ],
+    [
+      'not SGLang',
+      'services:\n  sglang:\n    command: [nginx, -g, daemon off;]\n',
+      'sglang',
+      /no "python -m sglang.launch_server"/,
+    ],
     ['broken YAML', 'services:\n  sglang: [\n', 'sglang', /is not valid YAML/],
   ];
   for (const [what, text, service, reason] of refusals) {
@@ -64,10 +84,30 @@ describe('compose file: enable parsers', () => {
 
 describe('plain container: enable parsers', () => {
   it('says exactly what its docker run needs', () => {
-    const advice = containerParserAdvice('sglang', ['python3', '-m', 'sglang.launch_server', '--model-path', '/models/K'], choice);
+    const advice = containerParserAdvice(
+      'sglang',
+      ['python3', '-m', 'sglang.launch_server', '--model-path', '/models/K'],
+      choice,
+    );
     assert.match(advice, /cannot be changed in place/);
-    assert.match(advice, /python3 -m sglang\.launch_server --model-path \/models\/K --tool-call-parser kimi_k2 --reasoning-parser kimi_k2\n/);
+    assert.match(
+      advice,
+      /python3 -m sglang\.launch_server --model-path \/models\/K --tool-call-parser kimi_k2 --reasoning-parser kimi_k2\n/,
+    );
     assert.match(advice, /docker rm -f sglang/);
-    assert.match(containerParserAdvice('sglang', [...['python3', '-m', 'sglang.launch_server'], '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'kimi_k2'], choice), /already runs with/);
+    assert.match(
+      containerParserAdvice(
+        'sglang',
+        [
+          ...['python3', '-m', 'sglang.launch_server'],
+          '--tool-call-parser',
+          'kimi_k2',
+          '--reasoning-parser',
+          'kimi_k2',
+        ],
+        choice,
+      ),
+      /already runs with/,
+    );
   });
 });

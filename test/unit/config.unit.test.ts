@@ -23,7 +23,11 @@ describe('settings validation', () => {
   });
 
   const bad: [string, Record<string, unknown>, RegExp][] = [
-    ['unit with shell metacharacters', { servers: [{ ...good, unit: 'x; touch /tmp/canary' }] }, /kimi\.servers\[0\]\.unit/],
+    [
+      'unit with shell metacharacters',
+      { servers: [{ ...good, unit: 'x; touch /tmp/canary' }] },
+      /kimi\.servers\[0\]\.unit/,
+    ],
     ['unit with a newline', { servers: [{ ...good, unit: 'x\nrm -rf /' }] }, /kimi\.servers\[0\]\.unit/],
     ['host with $()', { servers: [{ ...good, host: '$(reboot)' }] }, /kimi\.servers\[0\]\.host/],
     ['host with a space', { servers: [{ ...good, host: 'a b' }] }, /kimi\.servers\[0\]\.host/],
@@ -32,7 +36,11 @@ describe('settings validation', () => {
     ['url garbage', { servers: [{ ...good, url: 'not a url' }] }, /kimi\.servers\[0\]\.url/],
     ['port out of range', { servers: [{ ...good, port: 70000 }] }, /kimi\.servers\[0\]\.port/],
     ['missing unit', { servers: [{ name: 'x', host: 'y' }] }, /kimi\.servers\[0\]\.unit is missing/],
-    ['unknown field', { servers: [{ ...good, password: 'hunter2' }] }, /kimi\.servers\[0\]\.password is not a known field/],
+    [
+      'unknown field',
+      { servers: [{ ...good, password: 'hunter2' }] },
+      /kimi\.servers\[0\]\.password is not a known field/,
+    ],
     ['bad policy', { servers: [good], hostKeyPolicy: 'no' }, /kimi\.hostKeyPolicy must be one of/],
     ['duplicate names', { servers: [good, good] }, /used twice/],
     ['unknown active server', { servers: [good], activeServer: 'nope' }, /kimi\.activeServer/],
@@ -54,9 +62,20 @@ describe('settings validation', () => {
 });
 
 describe('host "local" on the UI side of a remote window', () => {
-  const profile = (host: string | undefined) => ({ name: 'gpu', host, port: 22, unit: 'sglang', url: 'http://127.0.0.1:30001', sudo: false }) as unknown as ServerProfile;
+  const profile = (host: string | undefined) =>
+    ({
+      name: 'gpu',
+      host,
+      port: 22,
+      unit: 'sglang',
+      url: 'http://127.0.0.1:30001',
+      sudo: false,
+    }) as unknown as ServerProfile;
   it('is refused with what to do, only there', () => {
-    assert.match(localHostRefusal(profile(undefined), 'ssh-remote')!, /runs on your own machine.*Install Kimi Service in the remote/);
+    assert.match(
+      localHostRefusal(profile(undefined), 'ssh-remote')!,
+      /runs on your own machine.*Install Kimi Service in the remote/,
+    );
     assert.equal(localHostRefusal(profile(undefined), undefined), undefined, 'no remote window: local is this machine');
     assert.equal(localHostRefusal(profile('gpu1'), 'ssh-remote'), undefined, 'an SSH host is fine from anywhere');
   });

@@ -29,25 +29,42 @@ describe('curlFetch: isForwardingProhibited', () => {
   it('recognises the refusal in its forms', () => {
     assert.equal(isForwardingProhibited(ssh2Prohibited()), true);
     assert.equal(isForwardingProhibited(new Error('(SSH) Channel open failure: administratively prohibited')), true);
-    assert.equal(isForwardingProhibited(new Error('channel 3: open failed: administratively prohibited: open failed')), true);
+    assert.equal(
+      isForwardingProhibited(new Error('channel 3: open failed: administratively prohibited: open failed')),
+      true,
+    );
     // As sshTransport.openStream wraps it (sshErrors.channelOpenError), then node-fetch.
     const wrapped = channelOpenError(ssh2Prohibited(), '127.0.0.1', 30001);
     assert.equal(isForwardingProhibited(wrapped), true);
-    const fetchError = Object.assign(new Error(`request to http://127.0.0.1:30001/health failed, reason: ${wrapped.message}`), {
-      type: 'system',
-      code: wrapped.code,
-    });
+    const fetchError = Object.assign(
+      new Error(`request to http://127.0.0.1:30001/health failed, reason: ${wrapped.message}`),
+      {
+        type: 'system',
+        code: wrapped.code,
+      },
+    );
     assert.equal(isForwardingProhibited(fetchError), true);
-    assert.equal(isForwardingProhibited(Object.assign(new Error('(SSH) Channel open failure: denied'), { code: 'EACCES' })), true);
+    assert.equal(
+      isForwardingProhibited(Object.assign(new Error('(SSH) Channel open failure: denied'), { code: 'EACCES' })),
+      true,
+    );
   });
 
   it('and nothing else', () => {
     assert.equal(isForwardingProhibited(undefined), false);
     assert.equal(isForwardingProhibited(null), false);
     assert.equal(isForwardingProhibited('administratively prohibited'), false);
-    assert.equal(isForwardingProhibited(channelOpenError(new Error('(SSH) Channel open failure: Connection refused'), '127.0.0.1', 30001)), false);
+    assert.equal(
+      isForwardingProhibited(
+        channelOpenError(new Error('(SSH) Channel open failure: Connection refused'), '127.0.0.1', 30001),
+      ),
+      false,
+    );
     assert.equal(isForwardingProhibited(new Error('connect ECONNREFUSED 10.1.1.1:22')), false);
-    assert.equal(isForwardingProhibited(Object.assign(new Error('(SSH) Channel open failure: Connection refused'), { reason: 2 })), false);
+    assert.equal(
+      isForwardingProhibited(Object.assign(new Error('(SSH) Channel open failure: Connection refused'), { reason: 2 })),
+      false,
+    );
     assert.equal(isForwardingProhibited(Object.assign(new Error('permission denied'), { code: 'EACCES' })), false);
   });
 });
@@ -77,7 +94,12 @@ describe('curlFetch: config and command', () => {
   });
 
   it('the command line carries no header and no body (stdin)', () => {
-    const cmd = curlCommand({ url: 'http://127.0.0.1:30001/v1/completions', method: 'POST', maxTimeSeconds: 30, maxBodyBytes: 1024 });
+    const cmd = curlCommand({
+      url: 'http://127.0.0.1:30001/v1/completions',
+      method: 'POST',
+      maxTimeSeconds: 30,
+      maxBodyBytes: 1024,
+    });
     assert.equal(
       cmd,
       [
@@ -88,9 +110,15 @@ describe('curlFetch: config and command', () => {
     );
   });
 
-  it('without stdin the config goes in a here-document, after curl\'s arguments', () => {
+  it("without stdin the config goes in a here-document, after curl's arguments", () => {
     const config = curlConfig({ Authorization: `Bearer ${KEY}` }, '{"a":1}');
-    const cmd = curlCommand({ url: 'http://127.0.0.1:30001/v1/models', method: 'GET', maxTimeSeconds: 4.2, maxBodyBytes: 10, inlineConfig: config });
+    const cmd = curlCommand({
+      url: 'http://127.0.0.1:30001/v1/models',
+      method: 'GET',
+      maxTimeSeconds: 4.2,
+      maxBodyBytes: 10,
+      inlineConfig: config,
+    });
     const [firstLine, curlLine] = cmd.split('\n');
     assert.match(firstLine, /^command -v curl/);
     assert.match(curlLine, /--max-time 5 /);
@@ -100,12 +128,30 @@ describe('curlFetch: config and command', () => {
   });
 
   it('quotes the URL and refuses what is not a URL or a method', () => {
-    const cmd = curlCommand({ url: "http://127.0.0.1:30001/x?a=1&b='2'", method: 'GET', maxTimeSeconds: 1, maxBodyBytes: 1 });
+    const cmd = curlCommand({
+      url: "http://127.0.0.1:30001/x?a=1&b='2'",
+      method: 'GET',
+      maxTimeSeconds: 1,
+      maxBodyBytes: 1,
+    });
     assert.ok(cmd.includes(`'http://127.0.0.1:30001/x?a=1&b='\\''2'\\'''`), cmd);
-    assert.throws(() => curlCommand({ url: 'file:///etc/passwd', method: 'GET', maxTimeSeconds: 1, maxBodyBytes: 1 }), /Not an http/);
-    assert.throws(() => curlCommand({ url: 'http://x/', method: 'GET; rm', maxTimeSeconds: 1, maxBodyBytes: 1 }), /Invalid HTTP method/);
     assert.throws(
-      () => curlCommand({ url: 'http://x/', method: 'POST', maxTimeSeconds: 1, maxBodyBytes: 1, inlineConfig: curlConfig({}, 'x'.repeat(200_000)) }),
+      () => curlCommand({ url: 'file:///etc/passwd', method: 'GET', maxTimeSeconds: 1, maxBodyBytes: 1 }),
+      /Not an http/,
+    );
+    assert.throws(
+      () => curlCommand({ url: 'http://x/', method: 'GET; rm', maxTimeSeconds: 1, maxBodyBytes: 1 }),
+      /Invalid HTTP method/,
+    );
+    assert.throws(
+      () =>
+        curlCommand({
+          url: 'http://x/',
+          method: 'POST',
+          maxTimeSeconds: 1,
+          maxBodyBytes: 1,
+          inlineConfig: curlConfig({}, 'x'.repeat(200_000)),
+        }),
       /too large/,
     );
   });
@@ -117,58 +163,102 @@ function out(stdout: string, stderr: string, code: number | null = 0): ExecResul
 
 describe('curlFetch: parseCurlOutput', () => {
   it('a response', () => {
-    assert.deepEqual(parseCurlOutput(out('{"ok":1}', '\nKIMI_CURL_STATUS 200 application/json; charset=utf-8\nKIMI_CURL_EXIT 0\n')), {
-      kind: 'response',
-      status: 200,
-      contentType: 'application/json; charset=utf-8',
-      body: '{"ok":1}',
-    });
+    assert.deepEqual(
+      parseCurlOutput(out('{"ok":1}', '\nKIMI_CURL_STATUS 200 application/json; charset=utf-8\nKIMI_CURL_EXIT 0\n')),
+      {
+        kind: 'response',
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: '{"ok":1}',
+      },
+    );
   });
 
   it('an HTTP error status is still a response; no content type is empty', () => {
-    assert.deepEqual(parseCurlOutput(out('', '\nKIMI_CURL_STATUS 503 \nKIMI_CURL_EXIT 0\n')), { kind: 'response', status: 503, contentType: '', body: '' });
-    assert.deepEqual(parseCurlOutput(out('{"error":"Unauthorized"}', 'KIMI_CURL_STATUS 401 application/json\nKIMI_CURL_EXIT 0')), {
+    assert.deepEqual(parseCurlOutput(out('', '\nKIMI_CURL_STATUS 503 \nKIMI_CURL_EXIT 0\n')), {
       kind: 'response',
-      status: 401,
-      contentType: 'application/json',
-      body: '{"error":"Unauthorized"}',
+      status: 503,
+      contentType: '',
+      body: '',
     });
+    assert.deepEqual(
+      parseCurlOutput(out('{"error":"Unauthorized"}', 'KIMI_CURL_STATUS 401 application/json\nKIMI_CURL_EXIT 0')),
+      {
+        kind: 'response',
+        status: 401,
+        contentType: 'application/json',
+        body: '{"error":"Unauthorized"}',
+      },
+    );
   });
 
   it('a body cut by head -c is a response (curl: write error)', () => {
-    const r = parseCurlOutput(out('x'.repeat(11), 'curl: (23) Failure writing output to destination\n\nKIMI_CURL_STATUS 200 text/plain\nKIMI_CURL_EXIT 23\n', 0));
+    const r = parseCurlOutput(
+      out(
+        'x'.repeat(11),
+        'curl: (23) Failure writing output to destination\n\nKIMI_CURL_STATUS 200 text/plain\nKIMI_CURL_EXIT 23\n',
+        0,
+      ),
+    );
     assert.deepEqual(r, { kind: 'response', status: 200, contentType: 'text/plain', body: 'x'.repeat(11) });
   });
 
   it('no curl on the host', () => {
     assert.deepEqual(parseCurlOutput(out('', 'KIMI_CURL_MISSING\n', 127)), { kind: 'no-curl' });
-    assert.throws(() => toFetchResponse({ kind: 'no-curl' }), (e: Error) => e.message === NO_CURL_MESSAGE);
+    assert.throws(
+      () => toFetchResponse({ kind: 'no-curl' }),
+      (e: Error) => e.message === NO_CURL_MESSAGE,
+    );
     assert.match(NO_CURL_MESSAGE, /forbids TCP forwarding \(AllowTcpForwarding no\) and has no curl/);
   });
 
   it('port closed: ECONNREFUSED, as a tunnel would say', () => {
     const r = parseCurlOutput(
-      out('', "curl: (7) Failed to connect to 127.0.0.1 port 30001 after 0 ms: Couldn't connect to server\n\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n"),
+      out(
+        '',
+        "curl: (7) Failed to connect to 127.0.0.1 port 30001 after 0 ms: Couldn't connect to server\n\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n",
+      ),
     );
     assert.equal(r.kind, 'failed');
     assert.equal(r.kind === 'failed' && r.code, 'ECONNREFUSED');
     assert.match(r.kind === 'failed' ? r.message : '', /Failed to connect/);
-    const unreachable = parseCurlOutput(out('', 'curl: (7) Failed to connect to 10.9.9.9 port 1: No route to host\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n'));
+    const unreachable = parseCurlOutput(
+      out(
+        '',
+        'curl: (7) Failed to connect to 10.9.9.9 port 1: No route to host\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n',
+      ),
+    );
     assert.equal(unreachable.kind === 'failed' && unreachable.code, 'EHOSTUNREACH');
   });
 
   it('curl timed out: ETIMEDOUT', () => {
-    const r = parseCurlOutput(out('', 'curl: (28) Operation timed out after 5001 milliseconds with 0 bytes received\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 28\n'));
+    const r = parseCurlOutput(
+      out(
+        '',
+        'curl: (28) Operation timed out after 5001 milliseconds with 0 bytes received\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 28\n',
+      ),
+    );
     assert.equal(r.kind === 'failed' && r.code, 'ETIMEDOUT');
   });
 
   it('other curl failures and a broken command say what happened', () => {
-    const empty = parseCurlOutput(out('', 'curl: (52) Empty reply from server\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 52\n'));
-    assert.deepEqual(empty, { kind: 'failed', message: 'curl on the host failed (exit status 52): curl: (52) Empty reply from server' });
+    const empty = parseCurlOutput(
+      out('', 'curl: (52) Empty reply from server\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 52\n'),
+    );
+    assert.deepEqual(empty, {
+      kind: 'failed',
+      message: 'curl on the host failed (exit status 52): curl: (52) Empty reply from server',
+    });
     const shell = parseCurlOutput(out('', 'sh: 1: Syntax error: end of file unexpected\n', 2));
-    assert.deepEqual(shell, { kind: 'failed', message: 'the curl command on the host failed (exit status 2): sh: 1: Syntax error: end of file unexpected' });
+    assert.deepEqual(shell, {
+      kind: 'failed',
+      message: 'the curl command on the host failed (exit status 2): sh: 1: Syntax error: end of file unexpected',
+    });
     const killed = parseCurlOutput({ stdout: '', stderr: '', code: null, signal: 'KILL' });
-    assert.equal(killed.kind === 'failed' && killed.message, 'the curl command on the host failed (exit status KILL): no output');
+    assert.equal(
+      killed.kind === 'failed' && killed.message,
+      'the curl command on the host failed (exit status KILL): no output',
+    );
   });
 
   it('toFetchResponse: node-fetch shape', async () => {
@@ -179,7 +269,10 @@ describe('curlFetch: parseCurlOutput', () => {
     assert.deepEqual(await readCapped(res.body, 100), { text: '{"é":1}', truncated: false });
     const none = toFetchResponse({ kind: 'response', status: 503, contentType: '', body: '' });
     assert.equal(none.headers.get('content-type'), null);
-    assert.throws(() => toFetchResponse({ kind: 'failed', message: 'm', code: 'ECONNREFUSED' }), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
+    assert.throws(
+      () => toFetchResponse({ kind: 'failed', message: 'm', code: 'ECONNREFUSED' }),
+      (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED',
+    );
   });
 });
 
@@ -200,7 +293,10 @@ describe('curlFetch: curlFetch() with a recorded exec', () => {
 
   it('with stdin: the secret and the body only on stdin', async () => {
     const { exec, calls } = recorder(ok);
-    const res = await curlFetch(exec, { stdin: true })('http://127.0.0.1:30001/v1/completions', init({ timeoutMs: 20_000, maxBodyBytes: 100 }));
+    const res = await curlFetch(exec, { stdin: true })(
+      'http://127.0.0.1:30001/v1/completions',
+      init({ timeoutMs: 20_000, maxBodyBytes: 100 }),
+    );
     assert.equal(res.status, 200);
     assert.equal(calls.length, 1);
     const [{ command, options }] = calls;
@@ -225,7 +321,10 @@ describe('curlFetch: curlFetch() with a recorded exec', () => {
   it('curlFetchVia runs through Transport.exec, without stdin', async () => {
     const calls: Array<{ command: string; options: unknown }> = [];
     const transport = { exec: async (command: string, options?: object) => (calls.push({ command, options }), ok) };
-    const res = await curlFetchVia(transport)('http://127.0.0.1:30001/health', init({ method: 'GET', body: undefined }));
+    const res = await curlFetchVia(transport)(
+      'http://127.0.0.1:30001/health',
+      init({ method: 'GET', body: undefined }),
+    );
     assert.equal(res.status, 200);
     assert.equal(calls.length, 1);
     assert.equal((calls[0].options as { stdin?: string }).stdin, undefined);
@@ -233,9 +332,13 @@ describe('curlFetch: curlFetch() with a recorded exec', () => {
   });
 
   it('failures become the errors node-fetch would throw', async () => {
-    await assert.rejects(curlFetch(recorder(out('', 'KIMI_CURL_MISSING\n', 127)).exec)('http://127.0.0.1:1/', init()), { message: NO_CURL_MESSAGE });
+    await assert.rejects(curlFetch(recorder(out('', 'KIMI_CURL_MISSING\n', 127)).exec)('http://127.0.0.1:1/', init()), {
+      message: NO_CURL_MESSAGE,
+    });
     await assert.rejects(
-      curlFetch(recorder(out('', "curl: (7) Couldn't connect to server\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n")).exec)('http://127.0.0.1:1/', init()),
+      curlFetch(
+        recorder(out('', "curl: (7) Couldn't connect to server\nKIMI_CURL_STATUS 000 \nKIMI_CURL_EXIT 7\n")).exec,
+      )('http://127.0.0.1:1/', init()),
       { code: 'ECONNREFUSED' },
     );
   });
@@ -248,14 +351,23 @@ const haveCurl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }
 /** Like Transport.exec, plus stdin. */
 const localExec: CurlExec = (command, options) =>
   new Promise((resolve) => {
-    const child = execFile('/bin/sh', ['-c', command], { timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
-      resolve({ stdout, stderr, code });
-    });
+    const child = execFile(
+      '/bin/sh',
+      ['-c', command],
+      { timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : null
+          : 0;
+        resolve({ stdout, stderr, code });
+      },
+    );
     child.stdin?.end(options.stdin ?? '');
   });
 
-describe('curlFetch: against a local server with this machine\'s sh and curl', function () {
+describe("curlFetch: against a local server with this machine's sh and curl", function () {
   this.timeout(20000);
   let server: http.Server;
   let base: string;
@@ -289,7 +401,9 @@ describe('curlFetch: against a local server with this machine\'s sh and curl', f
 
   for (const stdin of [true, false]) {
     it(`headers and an awkward body arrive intact (${stdin ? 'stdin' : 'here-document'})`, async () => {
-      const body = JSON.stringify({ prompt: 'line1\nline2 "quoted" \\ back\tslash \'single\' $HOME `x` é ✓', n: 1 }) + '\n@not-a-file';
+      const body =
+        JSON.stringify({ prompt: 'line1\nline2 "quoted" \\ back\tslash \'single\' $HOME `x` é ✓', n: 1 }) +
+        '\n@not-a-file';
       const c = new SglangClient(base, undefined, curlFetch(localExec, { stdin }), { apiKey: KEY });
       const r = await c.request('POST', '/v1/completions', body);
       assert.equal(r.kind, 'http');
@@ -334,7 +448,8 @@ describe('curlFetch: against a local server with this machine\'s sh and curl', f
 // ---------------------------------------------------------------- the client's one-way switch
 
 describe('curlFetch: SglangClient falls back once', () => {
-  const fakeResponse = (status: number): FetchResponse => toFetchResponse({ kind: 'response', status, contentType: 'application/json', body: '{}' });
+  const fakeResponse = (status: number): FetchResponse =>
+    toFetchResponse({ kind: 'response', status, contentType: 'application/json', body: '{}' });
 
   it('the first "administratively prohibited" switches to the fallback for good, told once', async () => {
     let tunnelCalls = 0;
@@ -345,7 +460,10 @@ describe('curlFetch: SglangClient falls back once', () => {
     };
     const fallback: FetchLike = async () => (fallbackCalls++, fakeResponse(200));
     const told: string[] = [];
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, { fallbackFetch: fallback, onFallback: (m) => told.push(m) });
+    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, {
+      fallbackFetch: fallback,
+      onFallback: (m) => told.push(m),
+    });
     assert.equal(c.viaFallback, false);
     const results = await Promise.all([c.health(), c.health()]);
     for (const r of results) assert.equal(r.kind === 'http' && r.status, 200);
@@ -362,7 +480,9 @@ describe('curlFetch: SglangClient falls back once', () => {
     const tunnel: FetchLike = async () => {
       throw channelOpenError(new Error('(SSH) Channel open failure: Connection refused'), '127.0.0.1', 30001);
     };
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, { fallbackFetch: async () => (fallbackCalls++, fakeResponse(200)) });
+    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, {
+      fallbackFetch: async () => (fallbackCalls++, fakeResponse(200)),
+    });
     assert.deepEqual(await c.health(), { kind: 'refused' });
     assert.equal(fallbackCalls, 0);
     assert.equal(c.viaFallback, false);
@@ -379,18 +499,32 @@ describe('curlFetch: SglangClient falls back once', () => {
 
   it('no curl on the host: said plainly', async () => {
     const noCurl: CurlExec = async () => out('', 'KIMI_CURL_MISSING\n', 127);
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, async () => {
-      throw ssh2Prohibited();
-    }, { fallbackFetch: curlFetch(noCurl) });
+    const c = new SglangClient(
+      'http://127.0.0.1:30001',
+      undefined,
+      async () => {
+        throw ssh2Prohibited();
+      },
+      { fallbackFetch: curlFetch(noCurl) },
+    );
     assert.deepEqual(await c.health(), { kind: 'error', message: NO_CURL_MESSAGE });
   });
 
   it('a timeout through curl is a timeout (the exec is aborted)', async () => {
     const hang: CurlExec = (_c, options) =>
-      new Promise((_resolve, reject) => options.signal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, async () => {
-      throw ssh2Prohibited();
-    }, { fallbackFetch: curlFetch(hang), timeoutMs: 100 });
+      new Promise((_resolve, reject) =>
+        options.signal?.addEventListener('abort', () =>
+          reject(Object.assign(new Error('aborted'), { name: 'AbortError' })),
+        ),
+      );
+    const c = new SglangClient(
+      'http://127.0.0.1:30001',
+      undefined,
+      async () => {
+        throw ssh2Prohibited();
+      },
+      { fallbackFetch: curlFetch(hang), timeoutMs: 100 },
+    );
     assert.deepEqual(await c.health(), { kind: 'timeout' });
   });
 });

@@ -5,7 +5,16 @@ import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
 import type { UnitStatus } from '../../src/engine/events';
 
-const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false };
+const unit: UnitStatus = {
+  loadState: 'loaded',
+  activeState: 'active',
+  subState: 'running',
+  mainPid: 7,
+  nRestarts: 0,
+  result: 'success',
+  dropInPaths: [],
+  needDaemonReload: false,
+};
 
 describe('ring buffer', () => {
   it('keeps the newest `capacity` items, oldest first', () => {
@@ -47,7 +56,10 @@ describe('dashboard model', () => {
     assert.ok(Math.abs(pts[pts.length - 1]!.rateMBps! - 100) < 1e-6);
     const m = dashboardModel({ server: 'gpu1', state: s, series: pts, now: 5000, verification: 'all 4 checks passed' });
     assert.equal(m.title, 'Kimi load · gpu1');
-    assert.deepEqual(m.phases.map((p) => p.phase), ['starting', 'loading weights']);
+    assert.deepEqual(
+      m.phases.map((p) => p.phase),
+      ['starting', 'loading weights'],
+    );
     assert.deepEqual(m.historyBand, { minMs: 60_000, maxMs: 90_000, loads: 4 });
     assert.ok(m.facts.some((f) => /Read 0.20 GB of 1.00 GB/.test(f)));
     assert.equal(m.verification, 'all 4 checks passed');
@@ -59,8 +71,20 @@ describe('dashboard model', () => {
   it('page HTML: strict CSP with a nonce on every script and no inline code without it', () => {
     const n = nonce();
     assert.match(n, /^[A-Za-z0-9]{16,}$/);
-    const html = dashboardHtml({ cspSource: 'vscode-webview://x', nonce: n, uplotJs: 'u.js', uplotCss: 'u.css', script: 'd.js', style: 'd.css' });
-    assert.match(html, new RegExp(`default-src 'none'; img-src vscode-webview://x data:; script-src 'nonce-${n}'; style-src vscode-webview://x 'nonce-${n}'`));
+    const html = dashboardHtml({
+      cspSource: 'vscode-webview://x',
+      nonce: n,
+      uplotJs: 'u.js',
+      uplotCss: 'u.css',
+      script: 'd.js',
+      style: 'd.css',
+    });
+    assert.match(
+      html,
+      new RegExp(
+        `default-src 'none'; img-src vscode-webview://x data:; script-src 'nonce-${n}'; style-src vscode-webview://x 'nonce-${n}'`,
+      ),
+    );
     const scripts = html.match(/<script[^>]*>/g)!;
     assert.equal(scripts.length, 2);
     for (const tag of scripts) assert.match(tag, new RegExp(`nonce="${n}"`));

@@ -1,7 +1,19 @@
 import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config/config';
-import { containerUnitStatus, endedFromEvents, hostPathOf, logLineEntry, parseDockerTimeUs, parseInspect } from '../../src/target/docker/dockerInspect';
-import { endEventsCommand, inspectCommand, logsFollowCommand, restartCommand } from '../../src/target/docker/dockerTarget';
+import {
+  containerUnitStatus,
+  endedFromEvents,
+  hostPathOf,
+  logLineEntry,
+  parseDockerTimeUs,
+  parseInspect,
+} from '../../src/target/docker/dockerInspect';
+import {
+  endEventsCommand,
+  inspectCommand,
+  logsFollowCommand,
+  restartCommand,
+} from '../../src/target/docker/dockerTarget';
 import { wrappedContainer } from '../../src/target/docker/dockerRun';
 import { ContainerReader, wrappedUnitStatus } from '../../src/target/target';
 import { describeExit, isAlive, isFailed } from '../../src/target/systemd/systemd';
@@ -10,7 +22,19 @@ function inspectLine(state: Record<string, unknown>, extra: Record<string, unkno
   return JSON.stringify({
     Id: 'a1b2c3d4e5f6a7b8',
     Name: '/sglang',
-    State: { Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 4242, ExitCode: 0, StartedAt: '2026-11-30T14:29:02.324652777Z', FinishedAt: '0001-01-01T00:00:00Z', ...state },
+    State: {
+      Status: 'running',
+      Running: true,
+      Paused: false,
+      Restarting: false,
+      OOMKilled: false,
+      Dead: false,
+      Pid: 4242,
+      ExitCode: 0,
+      StartedAt: '2026-11-30T14:29:02.324652777Z',
+      FinishedAt: '0001-01-01T00:00:00Z',
+      ...state,
+    },
     RestartCount: 0,
     Path: 'python3',
     Args: ['-m', 'sglang.launch_server', '--model-path', '/models/Kimi'],
@@ -23,20 +47,50 @@ function inspectLine(state: Record<string, unknown>, extra: Record<string, unkno
 describe('docker targets in settings', () => {
   const base = { name: 'gpu', host: 'gpu1' };
   it('accepts a container and a compose service, labelled for messages', () => {
-    const result = parseSettings({ servers: [{ ...base, container: 'sglang' }, { ...base, name: 'b', compose: { file: '/srv/kimi/compose.yaml', service: 'sglang' } }] });
+    const result = parseSettings({
+      servers: [
+        { ...base, container: 'sglang' },
+        { ...base, name: 'b', compose: { file: '/srv/kimi/compose.yaml', service: 'sglang' } },
+      ],
+    });
     assert.ok(result.ok);
-    assert.deepEqual(result.settings.servers[0]?.docker, { kind: 'container', name: 'sglang', label: 'container sglang' });
+    assert.deepEqual(result.settings.servers[0]?.docker, {
+      kind: 'container',
+      name: 'sglang',
+      label: 'container sglang',
+    });
     assert.equal(result.settings.servers[0]?.unit, 'container sglang');
-    assert.deepEqual(result.settings.servers[1]?.docker, { kind: 'compose', file: '/srv/kimi/compose.yaml', service: 'sglang', label: 'compose service sglang' });
+    assert.deepEqual(result.settings.servers[1]?.docker, {
+      kind: 'compose',
+      file: '/srv/kimi/compose.yaml',
+      service: 'sglang',
+      label: 'compose service sglang',
+    });
   });
   const bad: [string, Record<string, unknown>, RegExp][] = [
     ['no unit, container or compose', base, /\.unit is missing: give "unit" \(systemd\), "container"/],
     ['unit and container', { ...base, unit: 'x', container: 'y' }, /give only one of/],
-    ['container with shell metacharacters', { ...base, container: 'x; rm -rf /' }, /\.container .*not a Docker container name/],
+    [
+      'container with shell metacharacters',
+      { ...base, container: 'x; rm -rf /' },
+      /\.container .*not a Docker container name/,
+    ],
     ['container starting with a dash', { ...base, container: '-x' }, /not a Docker container name/],
-    ['relative compose file', { ...base, compose: { file: 'compose.yaml', service: 's' } }, /compose\.file .*absolute path/],
-    ['compose service with a space', { ...base, compose: { file: '/a.yaml', service: 'a b' } }, /compose\.service .*not a compose service name/],
-    ['compose without service', { ...base, compose: { file: '/a.yaml' } }, /kimi\.servers\[0\]\.compose\.service is missing/],
+    [
+      'relative compose file',
+      { ...base, compose: { file: 'compose.yaml', service: 's' } },
+      /compose\.file .*absolute path/,
+    ],
+    [
+      'compose service with a space',
+      { ...base, compose: { file: '/a.yaml', service: 'a b' } },
+      /compose\.service .*not a compose service name/,
+    ],
+    [
+      'compose without service',
+      { ...base, compose: { file: '/a.yaml' } },
+      /kimi\.servers\[0\]\.compose\.service is missing/,
+    ],
   ];
   for (const [what, server, message] of bad) {
     it(`refuses ${what} with a clear message`, () => {
@@ -52,20 +106,39 @@ describe('docker commands', () => {
     const cmd = inspectCommand({ kind: 'container', name: 'sglang', label: '' }, false);
     assert.match(cmd, /^docker inspect --type container --format '\{"Id":/);
     assert.doesNotMatch(cmd, /Env/);
-    assert.equal(restartCommand({ kind: 'container', name: 'sglang', label: '' }, true), 'sudo -n docker restart -- sglang');
-    const compose = restartCommand({ kind: "compose", file: "/srv/it's/compose.yaml", service: "sglang", label: "" }, false);
-    assert.match(compose, /then dc -f '\/srv\/it'\\''s\/compose\.yaml' restart sglang; else dc -f '\/srv\/it'\\''s\/compose\.yaml' up -d --force-recreate --no-deps sglang; fi$/);
-    assert.match(compose, /find '\/srv\/it'\\''s\/compose\.yaml' -newermt/, 'recreated when the file is newer than the container');
+    assert.equal(
+      restartCommand({ kind: 'container', name: 'sglang', label: '' }, true),
+      'sudo -n docker restart -- sglang',
+    );
+    const compose = restartCommand(
+      { kind: 'compose', file: "/srv/it's/compose.yaml", service: 'sglang', label: '' },
+      false,
+    );
+    assert.match(
+      compose,
+      /then dc -f '\/srv\/it'\\''s\/compose\.yaml' restart sglang; else dc -f '\/srv\/it'\\''s\/compose\.yaml' up -d --force-recreate --no-deps sglang; fi$/,
+    );
+    assert.match(
+      compose,
+      /find '\/srv\/it'\\''s\/compose\.yaml' -newermt/,
+      'recreated when the file is newer than the container',
+    );
     assert.match(compose, /docker compose version .*docker-compose "\$@"/);
   });
   it('follows the logs with timestamps from the start, stderr included', () => {
-    assert.equal(logsFollowCommand({ kind: 'container', name: 'sglang', label: '' }, false, 1764512942324), 'docker logs --follow --timestamps --since 1764512942.324 -- sglang 2>&1');
+    assert.equal(
+      logsFollowCommand({ kind: 'container', name: 'sglang', label: '' }, false, 1764512942324),
+      'docker logs --follow --timestamps --since 1764512942.324 -- sglang 2>&1',
+    );
   });
 });
 
 describe('docker inspect -> unit status', () => {
   it('reads times with nanoseconds and treats the zero time as unset', () => {
-    assert.equal(parseDockerTimeUs('2026-11-30T14:29:02.324652777Z'), Date.UTC(2026, 10, 30, 14, 29, 2) * 1000 + 324652);
+    assert.equal(
+      parseDockerTimeUs('2026-11-30T14:29:02.324652777Z'),
+      Date.UTC(2026, 10, 30, 14, 29, 2) * 1000 + 324652,
+    );
     assert.equal(parseDockerTimeUs('0001-01-01T00:00:00Z'), undefined);
   });
   it('a running container is active with its PID and a run key that changes on each start', () => {
@@ -77,20 +150,53 @@ describe('docker inspect -> unit status', () => {
     assert.notEqual(a.invocationId, b.invocationId);
   });
   it('an OOM-killed container failed, killed by signal 9', () => {
-    const unit = containerUnitStatus(parseInspect(inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: 137, OOMKilled: true, FinishedAt: '2026-11-30T14:30:00Z' })), 'c');
+    const unit = containerUnitStatus(
+      parseInspect(
+        inspectLine({
+          Status: 'exited',
+          Running: false,
+          Pid: 0,
+          ExitCode: 137,
+          OOMKilled: true,
+          FinishedAt: '2026-11-30T14:30:00Z',
+        }),
+      ),
+      'c',
+    );
     assert.equal(unit.activeState, 'failed');
     assert.equal(unit.result, 'oom-kill');
     assert.equal(describeExit(unit), 'killed by signal 9 (KILL)');
   });
   it('exit 1 fails; exit 0 and docker stop (SIGTERM, 143) are clean stops', () => {
-    const exited = (code: number) => containerUnitStatus(parseInspect(inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: code, FinishedAt: '2026-11-30T14:30:00Z' })), 'c');
+    const exited = (code: number) =>
+      containerUnitStatus(
+        parseInspect(
+          inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: code, FinishedAt: '2026-11-30T14:30:00Z' }),
+        ),
+        'c',
+      );
     assert.ok(isFailed(exited(1)));
     assert.equal(describeExit(exited(1)), 'exited with status 1');
     assert.equal(exited(0).activeState, 'inactive');
     assert.equal(exited(143).activeState, 'inactive');
   });
   it('a container its restart policy brings back is a crash loop (auto-restart) with its count', () => {
-    const unit = containerUnitStatus(parseInspect(inspectLine({ Status: 'restarting', Running: true, Restarting: true, Pid: 0, ExitCode: 3, FinishedAt: '2026-11-30T14:30:00Z' }, { RestartCount: 4 })), 'c');
+    const unit = containerUnitStatus(
+      parseInspect(
+        inspectLine(
+          {
+            Status: 'restarting',
+            Running: true,
+            Restarting: true,
+            Pid: 0,
+            ExitCode: 3,
+            FinishedAt: '2026-11-30T14:30:00Z',
+          },
+          { RestartCount: 4 },
+        ),
+      ),
+      'c',
+    );
     assert.equal(unit.subState, 'auto-restart');
     assert.equal(unit.nRestarts, 4);
     assert.ok(isFailed(unit));
@@ -99,7 +205,9 @@ describe('docker inspect -> unit status', () => {
   it('no such container is not-found; another error is an error', () => {
     assert.deepEqual(parseInspect('Error: No such object: sglang\n'), { kind: 'missing' });
     assert.equal(containerUnitStatus(parseInspect('Error: No such object: sglang'), 'c').loadState, 'not-found');
-    const denied = parseInspect('permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock');
+    const denied = parseInspect(
+      'permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock',
+    );
     assert.equal(denied.kind, 'error');
   });
   it('maps the model path through the volume that holds it', () => {
@@ -109,7 +217,13 @@ describe('docker inspect -> unit status', () => {
     assert.equal(hostPathOf('/models/Kimi', found.container.mounts), '/srv/models/Kimi');
     assert.equal(hostPathOf('/models', found.container.mounts), '/srv/models');
     assert.equal(hostPathOf('/modelsX/a', found.container.mounts), undefined);
-    assert.equal(hostPathOf('/a/b', [{ source: '/x', destination: '/a' }, { source: '/y', destination: '/a/b' }]), '/y');
+    assert.equal(
+      hostPathOf('/a/b', [
+        { source: '/x', destination: '/a' },
+        { source: '/y', destination: '/a/b' },
+      ]),
+      '/y',
+    );
   });
   it('reads docker logs --timestamps lines, tqdm carriage returns kept', () => {
     const e = logLineEntry('2026-11-30T14:29:02.324652777Z Loading safetensors checkpoint shards:  50% 1/2\r');
@@ -121,13 +235,45 @@ describe('docker inspect -> unit status', () => {
 
 describe('a unit that runs docker run', () => {
   it('finds the container name, foreground or detached', () => {
-    assert.deepEqual(wrappedContainer(['/usr/bin/docker', 'run', '--rm', '--name', 'sglang', '-v', '/m:/m', 'img', 'python3', '--model-path', '/m']), { kind: 'container', container: { name: 'sglang', detached: false } });
-    assert.deepEqual(wrappedContainer(['docker', 'container', 'run', '-dit', '--name=sg', 'img']), { kind: 'container', container: { name: 'sg', detached: true } });
-    assert.deepEqual(wrappedContainer(['docker', 'start', '-a', 'sg']), { kind: 'container', container: { name: 'sg', detached: false } });
+    assert.deepEqual(
+      wrappedContainer([
+        '/usr/bin/docker',
+        'run',
+        '--rm',
+        '--name',
+        'sglang',
+        '-v',
+        '/m:/m',
+        'img',
+        'python3',
+        '--model-path',
+        '/m',
+      ]),
+      { kind: 'container', container: { name: 'sglang', detached: false } },
+    );
+    assert.deepEqual(wrappedContainer(['docker', 'container', 'run', '-dit', '--name=sg', 'img']), {
+      kind: 'container',
+      container: { name: 'sg', detached: true },
+    });
+    assert.deepEqual(wrappedContainer(['docker', 'start', '-a', 'sg']), {
+      kind: 'container',
+      container: { name: 'sg', detached: false },
+    });
     assert.equal(wrappedContainer(['python3', '-m', 'sglang.launch_server'])?.kind, undefined);
     assert.equal(wrappedContainer(['docker', 'run', 'img'])?.kind, 'unnamed');
   });
-  const unit = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 100, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false, id: 'sg.service', invocationId: 'inv1' };
+  const unit = {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 100,
+    nRestarts: 0,
+    result: 'success',
+    dropInPaths: [],
+    needDaemonReload: false,
+    id: 'sg.service',
+    invocationId: 'inv1',
+  };
   it('foreground: the unit state, with the container PID for the sampler', () => {
     const s = wrappedUnitStatus(unit, parseInspect(inspectLine({})), { name: 'sglang', detached: false });
     assert.equal(s.mainPid, 4242);
@@ -138,7 +284,13 @@ describe('a unit that runs docker run', () => {
     const running = wrappedUnitStatus(remain, parseInspect(inspectLine({})), { name: 'sglang', detached: true });
     assert.ok(isAlive(running));
     assert.equal(running.mainPid, 4242);
-    const crashed = wrappedUnitStatus(remain, parseInspect(inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: 1, FinishedAt: '2026-11-30T14:30:00Z' })), { name: 'sglang', detached: true });
+    const crashed = wrappedUnitStatus(
+      remain,
+      parseInspect(
+        inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: 1, FinishedAt: '2026-11-30T14:30:00Z' }),
+      ),
+      { name: 'sglang', detached: true },
+    );
     assert.equal(crashed.activeState, 'failed');
     assert.equal(describeExit(crashed), 'exited with status 1');
   });
@@ -150,20 +302,39 @@ describe('a container removed on exit (--rm)', () => {
   it('ended as its die event says, the same run (not a new one)', () => {
     assert.ok(last);
     const events = [
-      JSON.stringify({ status: 'oom', id: 'a1b2', Type: 'container', Action: 'oom', Actor: { ID: 'a1b2', Attributes: { name: 'sglang' } }, time: 1764513000 }),
-      JSON.stringify({ status: 'die', id: 'a1b2', Type: 'container', Action: 'die', Actor: { ID: 'a1b2', Attributes: { exitCode: '137', name: 'sglang' } }, time: 1764513000 }),
+      JSON.stringify({
+        status: 'oom',
+        id: 'a1b2',
+        Type: 'container',
+        Action: 'oom',
+        Actor: { ID: 'a1b2', Attributes: { name: 'sglang' } },
+        time: 1764513000,
+      }),
+      JSON.stringify({
+        status: 'die',
+        id: 'a1b2',
+        Type: 'container',
+        Action: 'die',
+        Actor: { ID: 'a1b2', Attributes: { exitCode: '137', name: 'sglang' } },
+        time: 1764513000,
+      }),
     ].join('\n');
     const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'container sglang');
     assert.equal(ended.activeState, 'failed');
     assert.equal(describeExit(ended), 'killed by signal 9 (KILL)');
     assert.equal(ended.result, 'oom-kill');
     assert.equal(ended.invocationId, containerUnitStatus(running, 'container sglang').invocationId);
-    const clean = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events.split('\n')[1]!.replace('"137"', '"0"')) }, 'c');
+    const clean = containerUnitStatus(
+      { kind: 'found', container: endedFromEvents(last, events.split('\n')[1]!.replace('"137"', '"0"')) },
+      'c',
+    );
     assert.equal(clean.activeState, 'inactive');
   });
   it('a stop event: stopped on purpose, not failed, even killed after the stop timeout', () => {
     assert.ok(last);
-    const events = ['stop', 'die'].map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '137' } }, time: 1764513000 })).join('\n');
+    const events = ['stop', 'die']
+      .map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '137' } }, time: 1764513000 }))
+      .join('\n');
     const stopped = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
     assert.equal(stopped.activeState, 'inactive');
     assert.equal(stopped.stopRequested, true);
@@ -171,7 +342,16 @@ describe('a container removed on exit (--rm)', () => {
   it('the stop and die of the run before (a restart) do not count', () => {
     assert.ok(last);
     const before = (last.startedAtUs! - 5000) * 1000;
-    const events = ['stop', 'die'].map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '143' } }, time: Math.floor(before / 1e9), timeNano: before })).join('\n');
+    const events = ['stop', 'die']
+      .map((Action) =>
+        JSON.stringify({
+          Action,
+          Actor: { Attributes: { exitCode: '143' } },
+          time: Math.floor(before / 1e9),
+          timeNano: before,
+        }),
+      )
+      .join('\n');
     const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
     assert.equal(ended.stopRequested, undefined);
     assert.equal(ended.activeState, 'failed');
@@ -183,7 +363,10 @@ describe('a container removed on exit (--rm)', () => {
     assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
   });
   it('asks only for that container, up to now', () => {
-    assert.match(endEventsCommand('a1b2c3d4e5f6', 1764512942324, false), /^docker events --since 1764512942.324 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --filter event=kill --filter event=stop --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/);
+    assert.match(
+      endEventsCommand('a1b2c3d4e5f6', 1764512942324, false),
+      /^docker events --since 1764512942.324 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --filter event=kill --filter event=stop --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/,
+    );
     assert.throws(() => endEventsCommand('x; rm -rf /', 0, false));
   });
 });
@@ -209,6 +392,14 @@ describe('ContainerReader', () => {
     const again = await reader.read(exec, config);
     assert.ok(again.kind === 'found' && again.container.exitCode === 3);
     assert.equal(commands.filter((c) => c.startsWith('docker events')).length, 1, 'the events are read once');
-    assert.equal((await new ContainerReader(false).read(async () => ({ stdout: 'Error: No such object: sglang', stderr: '', code: 1 }), config)).kind, 'missing');
+    assert.equal(
+      (
+        await new ContainerReader(false).read(
+          async () => ({ stdout: 'Error: No such object: sglang', stderr: '', code: 1 }),
+          config,
+        )
+      ).kind,
+      'missing',
+    );
   });
 });

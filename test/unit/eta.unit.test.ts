@@ -1,7 +1,21 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
-import { DEFAULT_WARM_BPS, blendRate, estimateEta, formatEta, formatRate, learnedRate, liveRate, pushSample, residencyHolds, visibleEta, windowRate, windowSpanMs, type IoSample } from '../../src/monitor/eta';
+import {
+  DEFAULT_WARM_BPS,
+  blendRate,
+  estimateEta,
+  formatEta,
+  formatRate,
+  learnedRate,
+  liveRate,
+  pushSample,
+  residencyHolds,
+  visibleEta,
+  windowRate,
+  windowSpanMs,
+  type IoSample,
+} from '../../src/monitor/eta';
 
 const MB = 1e6;
 
@@ -29,7 +43,13 @@ describe('eta: rates', () => {
   it('needs two samples and a time span', () => {
     assert.equal(windowRate([]), undefined);
     assert.equal(windowRate([{ at: 1, bytes: 5 }]), undefined);
-    assert.equal(windowRate([{ at: 1, bytes: 5 }, { at: 1, bytes: 6 }]), undefined);
+    assert.equal(
+      windowRate([
+        { at: 1, bytes: 5 },
+        { at: 1, bytes: 6 },
+      ]),
+      undefined,
+    );
   });
   it('pushSample keeps a bounded recent window', () => {
     let s: IoSample[] = [];
@@ -49,14 +69,27 @@ describe('eta: estimate', () => {
   const total = 10_000 * MB;
   it('says nothing before 5 % of the bytes or 10 s of samples', () => {
     const few = linear(0, 4000, 1000, 200 * MB); // 800 MB = 8 %, 4 s
-    assert.equal(estimateEta({ now: 4000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: few }), undefined);
+    assert.equal(
+      estimateEta({ now: 4000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: few }),
+      undefined,
+    );
     const slow = linear(0, 20_000, 1000, 10 * MB); // 200 MB = 2 %
-    assert.equal(estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: slow }), undefined);
+    assert.equal(
+      estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: slow }),
+      undefined,
+    );
     assert.equal(estimateEta({ now: 0, phase: 'starting', samples: [] }), undefined);
   });
   it('remaining bytes over the measured rate plus the phases after the weights', () => {
     const s = linear(0, 20_000, 1000, 200 * MB); // 4000 MB read, 6000 MB left at 200 MB/s = 30 s
-    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: s, prior: { coldBps: 200 * MB, afterWeightsMs: 5000 } })!;
+    const eta = estimateEta({
+      now: 20_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: s,
+      prior: { coldBps: 200 * MB, afterWeightsMs: 5000 },
+    })!;
     assert.equal(eta.basis, 'bytes');
     assert.ok(Math.abs(eta.weightsMs - 30_000) < 500, `${eta.weightsMs}`);
     assert.equal(eta.afterWeightsMs, 5000);
@@ -64,7 +97,13 @@ describe('eta: estimate', () => {
   });
   it('without history the phases after the weights are a share of the weights time', () => {
     const s = linear(0, 20_000, 1000, 200 * MB);
-    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: s })!;
+    const eta = estimateEta({
+      now: 20_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: s,
+    })!;
     assert.ok(eta.afterWeightsMs >= 5000);
     assert.ok(Math.abs(eta.afterWeightsMs - 0.2 * (20_000 + eta.weightsMs)) < 1);
   });
@@ -72,7 +111,14 @@ describe('eta: estimate', () => {
     // half the model cached; cold half read first at 100 MB/s; the warm half will go at 1000 MB/s
     const s = linear(0, 25_000, 1000, 100 * MB); // 2500 MB cold read
     const prior = { residentBytes: 5000 * MB, warmBps: 1000 * MB, afterWeightsMs: 2000 };
-    const eta = estimateEta({ now: 25_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: s, prior })!;
+    const eta = estimateEta({
+      now: 25_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: s,
+      prior,
+    })!;
     assert.equal(eta.basis, 'bytes+cache');
     // cold left 2500 MB at ~100 MB/s (blended with the default 240 MB/s prior) + warm 5000 MB at 1000 MB/s
     const truth = 25_000 + 5000 + 2000;
@@ -84,18 +130,39 @@ describe('eta: estimate', () => {
     const cold = linear(0, 20_000, 1000, 100 * MB); // 2000 MB cold
     const warm = linear(21_000, 23_000, 1000, 1000 * MB, 2000 * MB, false).map((x) => ({ ...x, coldBytes: 2000 * MB }));
     const prior = { residentBytes: 8000 * MB, warmBps: 1000 * MB, afterWeightsMs: 0 };
-    const eta = estimateEta({ now: 23_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: [...cold, ...warm], prior })!;
+    const eta = estimateEta({
+      now: 23_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: [...cold, ...warm],
+      prior,
+    })!;
     // cold done (2000 = total - resident); warm read 2000 of 8000 -> 6000 MB at ~1000 MB/s = 6 s
     assert.ok(Math.abs(eta.weightsMs - 6000) < 1200, `${eta.weightsMs}`);
   });
   it('falls back to shards when bytes show nothing (page-cached mmap load)', () => {
-    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: [{ at: 20_000, bytes: 0 }], shards: { done: 16, total: 64 }, prior: { afterWeightsMs: 1000 } })!;
+    const eta = estimateEta({
+      now: 20_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: [{ at: 20_000, bytes: 0 }],
+      shards: { done: 16, total: 64 },
+      prior: { afterWeightsMs: 1000 },
+    })!;
     assert.equal(eta.basis, 'shards');
     assert.equal(eta.weightsMs, 60_000);
   });
   it('after the weights only history can tell; without it, nothing', () => {
     assert.equal(estimateEta({ now: 10, phase: 'capturing CUDA graphs', weightsEndedAt: 0, samples: [] }), undefined);
-    const eta = estimateEta({ now: 10_000, phase: 'capturing CUDA graphs', weightsEndedAt: 0, samples: [], prior: { afterWeightsMs: 40_000 } })!;
+    const eta = estimateEta({
+      now: 10_000,
+      phase: 'capturing CUDA graphs',
+      weightsEndedAt: 0,
+      samples: [],
+      prior: { afterWeightsMs: 40_000 },
+    })!;
     assert.equal(eta.remainingMs, 30_000);
   });
   it('formats', () => {
@@ -110,7 +177,14 @@ describe('eta: estimate', () => {
 describe('eta: noise', () => {
   it('a trickle of warm bytes (sockets, imports) is not taken as the warm rate', () => {
     const s = linear(0, 20_000, 1000, 100 * 1e6).map((x) => ({ ...x, bytes: x.bytes + x.at * 2 }));
-    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: 10_000e6, samples: s, prior: { residentBytes: 5000e6, afterWeightsMs: 0 } })!;
+    const eta = estimateEta({
+      now: 20_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: 10_000e6,
+      samples: s,
+      prior: { residentBytes: 5000e6, afterWeightsMs: 0 },
+    })!;
     // cold 3000 MB left at 100 MB/s + 5000 MB warm at the default 3 GB/s
     assert.ok(Math.abs(eta.weightsMs - (30_000 + 5000 / 3)) < 1000, `${eta.weightsMs}`);
   });
@@ -152,7 +226,14 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     };
     const readyAt = 50_000 + afterWeightsMs;
     for (const now of [12_000, 20_000, 28_000, 40_000]) {
-      const eta = estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(cold, now), prior });
+      const eta = estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(cold, now),
+        prior,
+      });
       assert.equal(eta?.residencyDisproved, true);
       assert.equal(eta?.basis, 'bytes');
       const err = errorOfTimeLeft(eta, now, readyAt);
@@ -164,7 +245,14 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const prior = { residentBytes: 0, coldBps: 100 * MB, warmBps: 1000 * MB, afterWeightsMs };
     const warm = (t: number) => ({ bytes: Math.min(total, 400 * MB * (t / 1000)), coldBytes: 0 });
     const now = 6000 + 4000;
-    const eta = estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(warm, now), prior })!;
+    const eta = estimateEta({
+      now,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: loadSamples(warm, now),
+      prior,
+    })!;
     assert.equal(eta.residencyDisproved, true);
     const readyAt = 12_500 + afterWeightsMs;
     assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.15, `${eta.remainingMs}`);
@@ -181,14 +269,32 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     };
     const readyAt = 50_000 + 100_000 + afterWeightsMs;
     for (const now of [78_000 /* half */, 116_000 /* three quarters */]) {
-      const eta = estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: big, samples: loadSamples(halves, now), prior });
+      const eta = estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: big,
+        samples: loadSamples(halves, now),
+        prior,
+      });
       assert.equal(eta?.basis, 'bytes+cache');
       const err = errorOfTimeLeft(eta, now, readyAt);
       assert.ok(Math.abs(err) <= 0.15, `at ${now}: ${(err * 100).toFixed(1)} % of the time left`);
     }
     // 12 s after the change (two 4 s witness rounds would be 3 samples) it is already followed
     const soon = 62_000;
-    const err = errorOfTimeLeft(estimateEta({ now: soon, phase: 'loading weights', weightsStartedAt: 0, totalBytes: big, samples: loadSamples(halves, soon), prior }), soon, readyAt);
+    const err = errorOfTimeLeft(
+      estimateEta({
+        now: soon,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: big,
+        samples: loadSamples(halves, soon),
+        prior,
+      }),
+      soon,
+      readyAt,
+    );
     assert.ok(Math.abs(err) <= 0.15, `12 s after the change: ${(err * 100).toFixed(1)} %`);
   });
 
@@ -196,8 +302,18 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const big = 20_000 * MB;
     const halves = (t: number) => ({ bytes: piecewise(t, 200 * MB, big / 2, 100 * MB, big) });
     const readyAt = 50_000 + 100_000 + afterWeightsMs;
-    const samples = loadSamples((t) => ({ ...halves(t), coldBytes: 0 }), 78_000).map((s) => ({ at: s.at, bytes: s.bytes }));
-    const eta = estimateEta({ now: 78_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: big, samples, prior: { coldBps: 200 * MB, afterWeightsMs } });
+    const samples = loadSamples((t) => ({ ...halves(t), coldBytes: 0 }), 78_000).map((s) => ({
+      at: s.at,
+      bytes: s.bytes,
+    }));
+    const eta = estimateEta({
+      now: 78_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: big,
+      samples,
+      prior: { coldBps: 200 * MB, afterWeightsMs },
+    });
     assert.equal(eta?.basis, 'bytes');
     const err = errorOfTimeLeft(eta, 78_000, readyAt);
     assert.ok(Math.abs(err) <= 0.15, `${(err * 100).toFixed(1)} % of the time left`);
@@ -211,7 +327,14 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     };
     const readyAt = 50_000 + afterWeightsMs;
     for (const now of [14_000, 28_000, 42_000]) {
-      const eta = estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(cold, now), prior });
+      const eta = estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(cold, now),
+        prior,
+      });
       assert.equal(eta?.basis, 'bytes+cache');
       assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.05, `at ${now}: ${eta?.remainingMs}`);
     }
@@ -222,7 +345,14 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const warm = (t: number) => ({ bytes: Math.min(total, 250 * MB * (t / 1000)), coldBytes: 1 * MB });
     const readyAt = 20_000 + afterWeightsMs;
     for (const now of [10_000, 14_000]) {
-      const eta = estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(warm, now), prior });
+      const eta = estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(warm, now),
+        prior,
+      });
       assert.equal(eta?.basis, 'bytes+cache');
       assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.05, `at ${now}: ${eta?.remainingMs}`);
     }
@@ -235,16 +365,28 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 2500 * MB, coldBps: 100 * MB, warmBps: 2000, afterWeightsMs };
-    const eta = estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(cold, 20_000), prior })!;
+    const eta = estimateEta({
+      now: 20_000,
+      phase: 'loading weights',
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: loadSamples(cold, 20_000),
+      prior,
+    })!;
     // 500 MB cold at 100 MB/s + 2500 MB at the default page-cache rate + 5 s
-    assert.ok(Math.abs(eta.remainingMs - (5000 + (2500 * MB / DEFAULT_WARM_BPS) * 1000 + afterWeightsMs)) < 300, `${eta.remainingMs}`);
+    assert.ok(
+      Math.abs(eta.remainingMs - (5000 + ((2500 * MB) / DEFAULT_WARM_BPS) * 1000 + afterWeightsMs)) < 300,
+      `${eta.remainingMs}`,
+    );
   });
 
   it('prior rates weigh less as the live window grows, and not at all once the live rate disproves them', () => {
     assert.ok(blendRate(100, 60_000, 50) > blendRate(100, 30_000, 50));
     assert.ok(Math.abs(blendRate(100, 60_000, 50) - (100 * 6 + 50) / 7) < 1e-9);
     // 10 % off: blended; 50 % off after 10 s of measurement: the prior is disproved
-    assert.ok(Math.abs(learnedRate({ bps: 110, spanMs: 20_000, evidenceMs: 20_000 }, 100, 1) - (110 * 2 + 100) / 3) < 1e-9);
+    assert.ok(
+      Math.abs(learnedRate({ bps: 110, spanMs: 20_000, evidenceMs: 20_000 }, 100, 1) - (110 * 2 + 100) / 3) < 1e-9,
+    );
     assert.equal(learnedRate({ bps: 50, spanMs: 20_000, evidenceMs: 20_000 }, 100, 1), 50);
     // with too little measurement the prior still counts
     assert.ok(learnedRate({ bps: 50, spanMs: 4000, evidenceMs: 4000 }, 100, 1) > 50);
@@ -255,7 +397,10 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const r = liveRate(steady, (s) => s.bytes, false)!;
     assert.ok(Math.abs(r.bps - 100 * MB) < 1);
     assert.equal(r.spanMs, 30_000);
-    const changed = loadSamples((t) => ({ bytes: piecewise(t, 200 * MB, 8000 * MB, 100 * MB, 1e15), coldBytes: 0 }), 54_000);
+    const changed = loadSamples(
+      (t) => ({ bytes: piecewise(t, 200 * MB, 8000 * MB, 100 * MB, 1e15), coldBytes: 0 }),
+      54_000,
+    );
     // the change happened at 40 s: 14 s ago
     const c = liveRate(changed, (s) => s.bytes, true)!;
     assert.ok(Math.abs(c.bps - 100 * MB) / (100 * MB) < 0.1, `${c.bps / MB} MB/s`);
@@ -281,7 +426,15 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 0, coldBps: 100 * MB, afterWeightsMs: 2000 };
-    const at = (now: number) => estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(hung, now), prior });
+    const at = (now: number) =>
+      estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(hung, now),
+        prior,
+      });
     // 4750 MB reached at 47.5 s; the sample at 48 s is the last that saw growth: ready at 48 + 2.5 + 2 s
     const readyAt = (now: number) => now + at(now)!.remainingMs;
     assert.ok(Math.abs(readyAt(48_000) - 52_500) < 100, `${readyAt(48_000)}`);
@@ -298,7 +451,15 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 0, coldBps: 100 * MB, afterWeightsMs: 2000 };
-    const at = (now: number, step = 2000) => estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(hung, now, step), prior });
+    const at = (now: number, step = 2000) =>
+      estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(hung, now, step),
+        prior,
+      });
     // last growth seen at 20 s, first flat sample at 22 s; samples every 2 s: dropped after 8 s
     assert.ok(at(30_000));
     assert.equal(at(30_001), undefined);
@@ -314,7 +475,15 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 2500 * MB, coldBps: 100 * MB, warmBps: 200 * MB, afterWeightsMs: 2000 };
-    const at = (now: number) => estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(hung, now), prior });
+    const at = (now: number) =>
+      estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(hung, now),
+        prior,
+      });
     assert.equal(at(18_000)?.basis, 'bytes+cache');
     assert.ok(at(30_000));
     assert.equal(at(30_001), undefined);
@@ -326,20 +495,40 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 0, coldBps: 250 * MB, afterWeightsMs: 8000 };
-    const at = (now: number) => estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: loadSamples(done, now), prior });
+    const at = (now: number) =>
+      estimateEta({
+        now,
+        phase: 'loading weights',
+        weightsStartedAt: 0,
+        totalBytes: total,
+        samples: loadSamples(done, now),
+        prior,
+      });
     assert.ok(Math.abs(at(24_000)!.remainingMs - 4000) < 1, `${at(24_000)?.remainingMs}`); // all read at 20 s (sample), 8 s after
     assert.equal(at(28_001), undefined);
   });
 
   it("history's time for the phases after the weights, overrun: no ETA (not '1s left' forever)", () => {
-    const input = { phase: 'capturing CUDA graphs' as const, weightsEndedAt: 0, samples: [], prior: { afterWeightsMs: 40_000 } };
+    const input = {
+      phase: 'capturing CUDA graphs' as const,
+      weightsEndedAt: 0,
+      samples: [],
+      prior: { afterWeightsMs: 40_000 },
+    };
     assert.equal(estimateEta({ ...input, now: 40_000 })?.remainingMs, 0);
     assert.equal(estimateEta({ ...input, now: 40_001 }), undefined);
     assert.equal(estimateEta({ ...input, now: 600_000 }), undefined);
   });
 
   it('shards basis: no shard (no progress) for longer than a shard takes plus 10 s hides the ETA', () => {
-    const input = { phase: 'loading weights' as const, weightsStartedAt: 0, totalBytes: total, samples: [{ at: 20_000, bytes: 0 }], shards: { done: 16, total: 64 }, prior: { afterWeightsMs: 1000 } };
+    const input = {
+      phase: 'loading weights' as const,
+      weightsStartedAt: 0,
+      totalBytes: total,
+      samples: [{ at: 20_000, bytes: 0 }],
+      shards: { done: 16, total: 64 },
+      prior: { afterWeightsMs: 1000 },
+    };
     assert.equal(estimateEta({ ...input, now: 20_000, lastProgressAt: 20_000 })?.basis, 'shards');
     // a shard takes 1.25 s .. 2 s here
     assert.ok(estimateEta({ ...input, now: 30_000, lastProgressAt: 20_000 }));
@@ -359,10 +548,24 @@ describe('eta: elapsed time disproves an ETA', () => {
 
 describe('eta: through the load state (a hung load, as the watcher feeds it)', () => {
   it("a hang near the end: the state's ETA is gone 10 s after the first sample without progress, and comes back when bytes move", () => {
-    const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 0, dropInPaths: [], needDaemonReload: false };
+    const unit: UnitStatus = {
+      loadState: 'loaded',
+      activeState: 'active',
+      subState: 'running',
+      mainPid: 4242,
+      nRestarts: 0,
+      result: 'success',
+      execMainStartedAt: 0,
+      dropInPaths: [],
+      needDaemonReload: false,
+    };
     const total = 5000 * MB;
     let s = [
-      { kind: 'prior', at: 0, prior: { residentBytes: 0, coldBps: 100 * MB, warmBps: 1000 * MB, afterWeightsMs: 2000 } },
+      {
+        kind: 'prior',
+        at: 0,
+        prior: { residentBytes: 0, coldBps: 100 * MB, warmBps: 1000 * MB, afterWeightsMs: 2000 },
+      },
       { kind: 'restartRequested', at: 0 },
       { kind: 'attached', at: 0, unit },
       { kind: 'journal', at: 0, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
@@ -379,7 +582,14 @@ describe('eta: through the load state (a hung load, as the watcher feeds it)', (
     const late = shown.filter((x) => x.at > firstFlat + 10_000 && x.left !== undefined);
     assert.deepEqual(late, [], 'no ETA on screen 10 s after the stall showed');
     // the load goes on: an ETA again once the new rate is measured
-    for (let t = 122_000; t <= 140_000; t += 2000) s = reduce(s, { kind: 'io', at: t, readBytes: 4600 * MB + 20 * MB * ((t - 120_000) / 1000), coldBytes: 4600 * MB + 20 * MB * ((t - 120_000) / 1000), totalBytes: total });
+    for (let t = 122_000; t <= 140_000; t += 2000)
+      s = reduce(s, {
+        kind: 'io',
+        at: t,
+        readBytes: 4600 * MB + 20 * MB * ((t - 120_000) / 1000),
+        coldBytes: 4600 * MB + 20 * MB * ((t - 120_000) / 1000),
+        totalBytes: total,
+      });
     assert.ok(s.eta, 'an ETA again');
   });
 });

@@ -41,10 +41,18 @@ const argvOf = (text: string): readonly string[] => {
 describe('execStart: parsing systemctl cat', () => {
   it('joins continuation lines and skips comments inside them', () => {
     assert.deepEqual(argvOf(VENDOR), [
-      '/usr/bin/python3', '-m', 'sglang.launch_server',
-      '--model-path', '/root/models/Kimi-K2.6',
-      '--tp', '8', '--trust-remote-code',
-      '--host', '127.0.0.1', '--port', '30001',
+      '/usr/bin/python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/root/models/Kimi-K2.6',
+      '--tp',
+      '8',
+      '--trust-remote-code',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '30001',
     ]);
   });
 
@@ -62,7 +70,15 @@ ExecStart=/opt/venv/bin/python -m sglang.launch_server --model-path /m --tp 4
     const unit = parseSystemctlCat(text);
     assert.equal(unit.files.length, 3);
     assert.equal(unit.commands.length, 1);
-    assert.deepEqual(unit.commands[0].argv, ['/opt/venv/bin/python', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '4']);
+    assert.deepEqual(unit.commands[0].argv, [
+      '/opt/venv/bin/python',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/m',
+      '--tp',
+      '4',
+    ]);
     assert.equal(unit.commands[0].file, '/etc/systemd/system/sglang-k26-ddtree.service.d/20-cmd.conf');
   });
 
@@ -87,16 +103,31 @@ ExecStart = /usr/bin/sglang serve --model-path /m
   });
 
   it('handles double/single quotes, escapes, quotes inside a word, prefixes', () => {
-    const [c] = parseExecValue(`-/usr/bin/env "python3" -m sglang.launch_server --model-path "/data/My Models/Kimi K2" --served-model-name='kimi k2' --chat-template a\\x20b --x "say \\"hi\\"" --y 'it\\'s'`);
+    const [c] = parseExecValue(
+      `-/usr/bin/env "python3" -m sglang.launch_server --model-path "/data/My Models/Kimi K2" --served-model-name='kimi k2' --chat-template a\\x20b --x "say \\"hi\\"" --y 'it\\'s'`,
+    );
     assert.equal(c.prefix, '-');
     assert.deepEqual(c.argv, [
-      '/usr/bin/env', 'python3', '-m', 'sglang.launch_server', '--model-path', '/data/My Models/Kimi K2',
-      '--served-model-name=kimi k2', '--chat-template', 'a b', '--x', 'say "hi"', '--y', "it's",
+      '/usr/bin/env',
+      'python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/data/My Models/Kimi K2',
+      '--served-model-name=kimi k2',
+      '--chat-template',
+      'a b',
+      '--x',
+      'say "hi"',
+      '--y',
+      "it's",
     ]);
   });
 
   it('unescapes %% and $$ and reports specifiers and variables', () => {
-    const [c] = parseExecValue('/usr/bin/python -m sglang.launch_server --model-path /m/100%%/$$HOME --port ${PORT} --name %i');
+    const [c] = parseExecValue(
+      '/usr/bin/python -m sglang.launch_server --model-path /m/100%%/$$HOME --port ${PORT} --name %i',
+    );
     assert.deepEqual(c.argv.slice(4), ['/m/100%/$HOME', '--port', '${PORT}', '--name', '%i']);
     assert.deepEqual(c.references, ['${PORT}', '%i']);
   });
@@ -113,7 +144,12 @@ describe('execStart: finding the server command', () => {
     assert.equal(findServerCommand(['python', '-m', 'sglang.launch_server', '--x'])?.argsStart, 3);
     assert.equal(findServerCommand(['/usr/bin/python3.11', '-u', '-m', 'sglang.launch_server'])?.argsStart, 4);
     assert.equal(findServerCommand(['/usr/bin/env', 'python', '-m', 'sglang.launch_server', '--tp', '8'])?.start, 1);
-    assert.deepEqual(findServerCommand(['/opt/bin/sglang', 'serve', '--model-path', '/m']), { start: 0, argsStart: 2, form: 'sglang serve', engine: 'sglang' });
+    assert.deepEqual(findServerCommand(['/opt/bin/sglang', 'serve', '--model-path', '/m']), {
+      start: 0,
+      argsStart: 2,
+      form: 'sglang serve',
+      engine: 'sglang',
+    });
     assert.equal(findServerCommand(['/bin/bash', '-c', 'python -m sglang.launch_server']), null);
     assert.equal(findServerCommand(['python', '-m', 'vllm.entrypoints.openai.api_server'])?.engine, 'vllm');
   });
@@ -134,7 +170,13 @@ describe('execStart: setFlag', () => {
 
   it('replaces a different value in place, never duplicates', () => {
     const argv = [...base.slice(0, 5), '--reasoning-parser', 'kimi', '--tp', '8'];
-    assert.deepEqual(setFlag(argv, '--reasoning-parser', 'kimi_k2'), [...base.slice(0, 5), '--reasoning-parser', 'kimi_k2', '--tp', '8']);
+    assert.deepEqual(setFlag(argv, '--reasoning-parser', 'kimi_k2'), [
+      ...base.slice(0, 5),
+      '--reasoning-parser',
+      'kimi_k2',
+      '--tp',
+      '8',
+    ]);
   });
 
   it('keeps the --flag=value form and drops later duplicates', () => {
@@ -144,7 +186,13 @@ describe('execStart: setFlag', () => {
   });
 
   it('fills in a flag left without value', () => {
-    assert.deepEqual(setFlag([...base, '--tool-call-parser', '--tp', '8'], '--tool-call-parser', 'kimi_k2'), [...base, '--tool-call-parser', 'kimi_k2', '--tp', '8']);
+    assert.deepEqual(setFlag([...base, '--tool-call-parser', '--tp', '8'], '--tool-call-parser', 'kimi_k2'), [
+      ...base,
+      '--tool-call-parser',
+      'kimi_k2',
+      '--tp',
+      '8',
+    ]);
   });
 
   it('does not touch wrapper arguments before the server command', () => {
@@ -155,10 +203,21 @@ describe('execStart: setFlag', () => {
 
 describe('execStart: planParserChange', () => {
   const choice = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
-  const base = ['/usr/bin/python3', '-m', 'sglang.launch_server', '--model-path', '/root/models/Kimi-K2.6', '--tp', '8'];
+  const base = [
+    '/usr/bin/python3',
+    '-m',
+    'sglang.launch_server',
+    '--model-path',
+    '/root/models/Kimi-K2.6',
+    '--tp',
+    '8',
+  ];
 
   it('already set -> already-set, whatever the form and order', () => {
-    assert.deepEqual(planParserChange([...base, '--reasoning-parser=kimi_k2', '--tool-call-parser', 'kimi_k2'], choice), { kind: 'already-set' });
+    assert.deepEqual(
+      planParserChange([...base, '--reasoning-parser=kimi_k2', '--tool-call-parser', 'kimi_k2'], choice),
+      { kind: 'already-set' },
+    );
   });
 
   it('adds both flags with a readable diff', () => {
@@ -187,24 +246,40 @@ describe('execStart: planParserChange', () => {
 });
 
 describe('execStart: renderDropIn round trip', () => {
-  const roundTrip = (argv: string[], options = {}): readonly string[] => argvOf(`# /etc/systemd/system/u.service.d/50-kimi-parsers.conf\n${renderDropIn(argv, 'written by Kimi Service', options)}`);
+  const roundTrip = (argv: string[], options = {}): readonly string[] =>
+    argvOf(
+      `# /etc/systemd/system/u.service.d/50-kimi-parsers.conf\n${renderDropIn(argv, 'written by Kimi Service', options)}`,
+    );
 
   it('has the drop-in shape: comment, [Service], reset, command', () => {
     const text = renderDropIn(['/usr/bin/python3', '-m', 'sglang.launch_server', '--tp', '8'], 'Kimi Service: parsers');
-    assert.equal(text, '# Kimi Service: parsers\n[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server \\\n    --tp 8\n');
+    assert.equal(
+      text,
+      '# Kimi Service: parsers\n[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server \\\n    --tp 8\n',
+    );
   });
 
   it('a model path with spaces, quotes, backslashes, % and $ survives', () => {
     const argv = [
-      '/usr/bin/python3', '-m', 'sglang.launch_server',
-      '--model-path', '/data/My Models/Kimi K2.6',
-      '--served-model-name', 'kimi "k2" 100%',
-      '--chat-template', 'C:\\tmp\\x',
-      '--api-key', '$ecret$$%i%%',
-      '--empty', '',
-      '--semi', ';',
-      '--hash', '#not-a-comment',
-      '--tab', 'a\tb\nc',
+      '/usr/bin/python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/data/My Models/Kimi K2.6',
+      '--served-model-name',
+      'kimi "k2" 100%',
+      '--chat-template',
+      'C:\\tmp\\x',
+      '--api-key',
+      '$ecret$$%i%%',
+      '--empty',
+      '',
+      '--semi',
+      ';',
+      '--hash',
+      '#not-a-comment',
+      '--tab',
+      'a\tb\nc',
       '--reasoning-parser=kimi_k2',
     ];
     assert.deepEqual(roundTrip(argv), argv);

@@ -12,7 +12,16 @@ import type { SglangClient } from '../../src/engine/sglang/sglangHttp';
 import { failureMessage } from '../../src/present/messages';
 
 const UNIT = 'sglang-early.service';
-const profile = { name: 'gpu1', host: 'gpu1', port: 22, unit: UNIT, url: 'http://127.0.0.1:30000', urlHost: '127.0.0.1', urlPort: 30000, sudo: false } as unknown as ServerProfile;
+const profile = {
+  name: 'gpu1',
+  host: 'gpu1',
+  port: 22,
+  unit: UNIT,
+  url: 'http://127.0.0.1:30000',
+  urlHost: '127.0.0.1',
+  urlPort: 30000,
+  sudo: false,
+} as unknown as ServerProfile;
 const START_S = 1_780_000_000;
 const START_MONO_US = 5_000_000;
 
@@ -53,9 +62,21 @@ class FailedUnitHost implements Transport {
     if (/systemctl .*show/.test(command)) {
       const exited = START_S + this.livedMs / 1000;
       const show = [
-        `Id=${UNIT}`, 'LoadState=loaded', 'ActiveState=failed', 'SubState=failed', 'MainPID=0', 'ExecMainPID=4242',
-        'ExecMainStatus=1', 'ExecMainCode=1', `ExecMainStartTimestampMonotonic=${START_MONO_US}`, `ExecMainStartTimestamp=@${START_S}`,
-        `ExecMainExitTimestamp=@${exited}`, 'NRestarts=0', 'Result=exit-code', 'InvocationID=abc', 'ExecStart=',
+        `Id=${UNIT}`,
+        'LoadState=loaded',
+        'ActiveState=failed',
+        'SubState=failed',
+        'MainPID=0',
+        'ExecMainPID=4242',
+        'ExecMainStatus=1',
+        'ExecMainCode=1',
+        `ExecMainStartTimestampMonotonic=${START_MONO_US}`,
+        `ExecMainStartTimestamp=@${START_S}`,
+        `ExecMainExitTimestamp=@${exited}`,
+        'NRestarts=0',
+        'Result=exit-code',
+        'InvocationID=abc',
+        'ExecStart=',
       ];
       return { stdout: `${show.join('\n')}\n`, stderr: '', code: 0 };
     }
@@ -78,10 +99,15 @@ const EXIT_LINES: readonly Entry[] = [
   { message: `${UNIT}: Main process exited, code=exited, status=1/FAILURE`, afterUs: 300_000, systemd: true },
   { message: `${UNIT}: Failed with result 'exit-code'.`, afterUs: 300_100, systemd: true },
 ];
-const WATCHDOG = '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 milliseconds before timing out.';
+const WATCHDOG =
+  '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600050 milliseconds before timing out.';
 
 async function watch(host: FailedUnitHost) {
-  const http = { baseUrl: profile.url, setApiKey: () => undefined, setBaseUrl: () => undefined } as unknown as SglangClient;
+  const http = {
+    baseUrl: profile.url,
+    setApiKey: () => undefined,
+    setBaseUrl: () => undefined,
+  } as unknown as SglangClient;
   const watcher = new LoadWatcher({
     profile,
     transport: host,
@@ -97,13 +123,18 @@ async function watch(host: FailedUnitHost) {
 }
 
 describe('watcher: the journal tail of a failed run', () => {
-  it('a process dead within a second whose line reaches the journal after systemd\'s: read again, the line is the cause', async () => {
+  it("a process dead within a second whose line reaches the journal after systemd's: read again, the line is the cause", async () => {
     // The first look finds only systemd's lines; the process's own line is there at the second.
-    const host = new FailedUnitHost(300, (read) => (read === 1 ? EXIT_LINES : [...EXIT_LINES, { message: WATCHDOG, afterUs: 400_000 }]));
+    const host = new FailedUnitHost(300, (read) =>
+      read === 1 ? EXIT_LINES : [...EXIT_LINES, { message: WATCHDOG, afterUs: 400_000 }],
+    );
     const outcome = await watch(host);
     assert.equal(outcome.end, 'failed');
     assert.equal(host.tailReads, 2);
-    assert.match(failureMessage(profile, outcome), /failed: the service exited with status 1\. Cause: \[Rank 3\] Watchdog caught collective operation timeout/);
+    assert.match(
+      failureMessage(profile, outcome),
+      /failed: the service exited with status 1\. Cause: \[Rank 3\] Watchdog caught collective operation timeout/,
+    );
     // systemd's lines are not told twice.
     assert.equal(outcome.state.failure!.lines.filter((l) => /Main process exited/.test(l)).length, 1);
   });
@@ -113,7 +144,10 @@ describe('watcher: the journal tail of a failed run', () => {
     const outcome = await watch(host);
     assert.equal(outcome.end, 'failed');
     assert.equal(host.tailReads, 1);
-    assert.match(failureMessage(profile, outcome), /failed: the service exited with status 1\. Last errors: .*Main process exited/);
+    assert.match(
+      failureMessage(profile, outcome),
+      /failed: the service exited with status 1\. Last errors: .*Main process exited/,
+    );
   });
 
   it('a young death whose lines never tell why: three reads, then the failure as it is', async () => {

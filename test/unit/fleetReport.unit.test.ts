@@ -2,19 +2,54 @@ import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { causeLine, serverReport, waitReport } from '../../src/fleet/report';
-import { defaultConfigFile, defaultVscodeSettingsFile, loadStandaloneSettings, nonInteractivePolicy } from '../../src/fleet/standalone';
+import {
+  defaultConfigFile,
+  defaultVscodeSettingsFile,
+  loadStandaloneSettings,
+  nonInteractivePolicy,
+} from '../../src/fleet/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
 import type { UnitStatus } from '../../src/engine/events';
 
-const server = { name: 'gpu1', host: 'gpu1.lan', port: 22, unit: 'sglang-k26', url: 'http://127.0.0.1:30001', sudo: false } as unknown as ServerProfile;
-const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+const server = {
+  name: 'gpu1',
+  host: 'gpu1.lan',
+  port: 22,
+  unit: 'sglang-k26',
+  url: 'http://127.0.0.1:30001',
+  sudo: false,
+} as unknown as ServerProfile;
+const unit: UnitStatus = {
+  loadState: 'loaded',
+  activeState: 'active',
+  subState: 'running',
+  mainPid: 7,
+  nRestarts: 0,
+  result: 'success',
+  execMainStartedAt: 1000,
+  dropInPaths: [],
+  needDaemonReload: false,
+};
 
 function loading(): LoadState {
   let s = reduce(initialState(0), { kind: 'restartRequested', at: 1000 });
   s = reduce(s, { kind: 'attached', at: 2000, unit });
-  return reduce(s, { kind: 'journal', at: 3000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'shards 32/64' });
+  return reduce(s, {
+    kind: 'journal',
+    at: 3000,
+    event: { type: 'shards', done: 32, total: 64, percent: 50 },
+    text: 'shards 32/64',
+  });
 }
-const snap = (state: LoadState | undefined, extra: Partial<ServerSnapshot> = {}): ServerSnapshot => ({ server, state, watching: true, loading: true, refusal: undefined, verification: undefined, ...extra });
+const snap = (state: LoadState | undefined, extra: Partial<ServerSnapshot> = {}): ServerSnapshot => ({
+  server,
+  state,
+  watching: true,
+  loading: true,
+  refusal: undefined,
+  verification: undefined,
+  ...extra,
+});
 
 describe('fleet report: one wording for agents and scripts', () => {
   it('a load under way: state, percentage, phase, since; text and JSON agree', () => {
@@ -27,7 +62,13 @@ describe('fleet report: one wording for agents and scripts', () => {
   });
 
   it('a refusal is the state word, its message the last error', () => {
-    const r = serverReport(snap(undefined, { watching: false, loading: false, refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED for gpu1' } }));
+    const r = serverReport(
+      snap(undefined, {
+        watching: false,
+        loading: false,
+        refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED for gpu1' },
+      }),
+    );
     assert.equal(r.state, 'host key changed');
     assert.equal(r.lastError, 'HOST KEY CHANGED for gpu1');
   });
@@ -42,12 +83,19 @@ describe('fleet report: one wording for agents and scripts', () => {
   it('a wait that timed out says to call again, never to restart', () => {
     const w = waitReport({ kind: 'timeout', snapshot: snap(loading()) }, 90_000, 'kimi_wait', 63_000);
     assert.equal(w.result, 'timeout');
-    assert.match(w.next, /Still loading 45% after waiting 1m 30s: call kimi_wait again \(the load goes on; do not restart\)\./);
+    assert.match(
+      w.next,
+      /Still loading 45% after waiting 1m 30s: call kimi_wait again \(the load goes on; do not restart\)\./,
+    );
   });
 
   it('a failure says why and not to wait again', () => {
     let s = loading();
-    s = reduce(s, { kind: 'unit', at: 4000, unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 } });
+    s = reduce(s, {
+      kind: 'unit',
+      at: 4000,
+      unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
+    });
     const w = waitReport({ kind: 'failed', snapshot: snap(s, { loading: false }) }, 5000);
     assert.match(w.next, /gpu1 failed: the service exited with status 1.*Do not wait again/);
   });
@@ -65,7 +113,10 @@ describe('standalone settings sources', () => {
   it('default paths per platform', () => {
     assert.equal(defaultConfigFile(base), '/home/ada/.config/kimi-service/servers.json');
     assert.equal(defaultConfigFile({ ...base, env: { XDG_CONFIG_HOME: '/x' } }), '/x/kimi-service/servers.json');
-    assert.equal(defaultVscodeSettingsFile({ ...base, platform: 'darwin' }), '/home/ada/Library/Application Support/Code/User/settings.json');
+    assert.equal(
+      defaultVscodeSettingsFile({ ...base, platform: 'darwin' }),
+      '/home/ada/Library/Application Support/Code/User/settings.json',
+    );
   });
 
   it('--config: an array of servers, or kimi settings; comments allowed', () => {
@@ -73,13 +124,15 @@ describe('standalone settings sources', () => {
     const r = loadStandaloneSettings({ ...base, configFile: '/c.json' }, read, exists);
     assert.ok(r.ok);
     assert.equal(r.settings.servers[0]!.unit, 'sglang.service');
-    files['/d.json'] = '{ "kimi.servers": [{ "name": "b", "host": "gpu2", "unit": "u" }], "kimi.hostKeyPolicy": "strict", "editor.fontSize": 14 }';
+    files['/d.json'] =
+      '{ "kimi.servers": [{ "name": "b", "host": "gpu2", "unit": "u" }], "kimi.hostKeyPolicy": "strict", "editor.fontSize": 14 }';
     const d = loadStandaloneSettings({ ...base, configFile: '/d.json' }, read, exists);
     assert.ok(d.ok && d.settings.hostKeyPolicy === 'strict');
   });
 
   it('the XDG file comes before flags, flags before VS Code settings; a bad source is an error naming it', () => {
-    files['/home/ada/.config/Code/User/settings.json'] = '{ "kimi.servers": [{ "name": "vs", "host": "h", "unit": "u" }] }';
+    files['/home/ada/.config/Code/User/settings.json'] =
+      '{ "kimi.servers": [{ "name": "vs", "host": "h", "unit": "u" }] }';
     const vs = loadStandaloneSettings(base, read, exists);
     assert.ok(vs.ok && vs.settings.servers[0]!.name === 'vs');
     const flags = loadStandaloneSettings({ ...base, flags: { host: 'gpu9', unit: 'sglang' } }, read, exists);

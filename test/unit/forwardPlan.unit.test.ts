@@ -27,10 +27,22 @@ function profile(raw: Record<string, unknown>): ServerProfile {
 
 describe('port forward plan (pure)', () => {
   it('targets the url as the GPU host sees it; an any-address server is reached on its loopback; a path prefix is kept', () => {
-    assert.deepEqual(forwardTarget(profile({ url: 'http://127.0.0.1:30000' })), { host: '127.0.0.1', port: 30000, path: '' });
-    assert.deepEqual(forwardTarget(profile({ url: 'http://0.0.0.0:30001/' })), { host: '127.0.0.1', port: 30001, path: '' });
+    assert.deepEqual(forwardTarget(profile({ url: 'http://127.0.0.1:30000' })), {
+      host: '127.0.0.1',
+      port: 30000,
+      path: '',
+    });
+    assert.deepEqual(forwardTarget(profile({ url: 'http://0.0.0.0:30001/' })), {
+      host: '127.0.0.1',
+      port: 30001,
+      path: '',
+    });
     assert.deepEqual(forwardTarget(profile({ url: 'http://[::]:8000' })), { host: '::1', port: 8000, path: '' });
-    assert.deepEqual(forwardTarget(profile({ url: 'http://10.0.0.5:8000/sglang/' })), { host: '10.0.0.5', port: 8000, path: '/sglang' });
+    assert.deepEqual(forwardTarget(profile({ url: 'http://10.0.0.5:8000/sglang/' })), {
+      host: '10.0.0.5',
+      port: 8000,
+      path: '/sglang',
+    });
     assert.deepEqual(forwardTarget(profile({ url: 'http://gpu-box' })), { host: 'gpu-box', port: 80, path: '' });
   });
 
@@ -41,15 +53,32 @@ describe('port forward plan (pure)', () => {
     const target = { host: '127.0.0.1', port: 30000, path: '' };
     assert.equal(selfForwardError(target, 30000, false), undefined);
     assert.equal(selfForwardError(target, 30001, true), undefined);
-    assert.match(selfForwardError(target, 30000, true)!.message, /the SSH host is this machine and 30000 is the server's own port here/);
+    assert.match(
+      selfForwardError(target, 30000, true)!.message,
+      /the SSH host is this machine and 30000 is the server's own port here/,
+    );
     assert.equal(portNote(target, 30000, false), undefined);
     assert.equal(portNote(target, 41000, false), 'port 30000 is taken on this machine, so 41000 was chosen');
-    assert.equal(portNote(target, 41000, true), "the SSH host is this machine, where port 30000 is the server's own, so 41000 was chosen");
+    assert.equal(
+      portNote(target, 41000, true),
+      "the SSH host is this machine, where port 30000 is the server's own, so 41000 was chosen",
+    );
   });
 
   it('knows loopback names and addresses', () => {
-    for (const h of ['localhost', 'LOCALHOST', 'a.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]', '::ffff:127.0.0.1']) assert.ok(isLoopback(h), h);
-    for (const h of ['gpu-box', '10.0.0.1', '128.0.0.1', '::2', 'localhost.example.com', '1127.0.0.1']) assert.ok(!isLoopback(h), h);
+    for (const h of [
+      'localhost',
+      'LOCALHOST',
+      'a.localhost',
+      '127.0.0.1',
+      '127.1.2.3',
+      '::1',
+      '[::1]',
+      '::ffff:127.0.0.1',
+    ])
+      assert.ok(isLoopback(h), h);
+    for (const h of ['gpu-box', '10.0.0.1', '128.0.0.1', '::2', 'localhost.example.com', '1127.0.0.1'])
+      assert.ok(!isLoopback(h), h);
   });
 
   it('checks a local port given by the user', () => {
@@ -66,8 +95,18 @@ describe('port forward plan (pure)', () => {
     assert.equal(baseUrl(30000, ''), 'http://127.0.0.1:30000/v1');
     assert.equal(baseUrl(4000, '/sglang'), 'http://127.0.0.1:4000/sglang/v1');
     const same = forwardInfo('gpu', { host: '127.0.0.1', port: 30000, path: '' }, 30000);
-    assert.deepEqual(same, { server: 'gpu', localPort: 30000, remote: '127.0.0.1:30000', baseUrl: 'http://127.0.0.1:30000/v1' });
-    const other = forwardInfo('gpu', { host: '::1', port: 30000, path: '' }, 41234, 'port 30000 is taken on this machine, so 41234 was chosen');
+    assert.deepEqual(same, {
+      server: 'gpu',
+      localPort: 30000,
+      remote: '127.0.0.1:30000',
+      baseUrl: 'http://127.0.0.1:30000/v1',
+    });
+    const other = forwardInfo(
+      'gpu',
+      { host: '::1', port: 30000, path: '' },
+      41234,
+      'port 30000 is taken on this machine, so 41234 was chosen',
+    );
     assert.equal(other.remote, '[::1]:30000');
     assert.equal(other.portNote, 'port 30000 is taken on this machine, so 41234 was chosen');
     assert.equal(
@@ -88,7 +127,9 @@ describe('port forward plan (pure)', () => {
     assert.match(head!, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
     assert.match(head!, /\r\nConnection: close/);
     assert.match(head!, new RegExp(`Content-Length: ${Buffer.byteLength(body!)}`));
-    assert.deepEqual(JSON.parse(body!), { error: { message: 'kimi-service port forward: SSH connection to gpu is down', type: 'forward_error', code: 502 } });
+    assert.deepEqual(JSON.parse(body!), {
+      error: { message: 'kimi-service port forward: SSH connection to gpu is down', type: 'forward_error', code: 502 },
+    });
   });
 
   it('reads the server argument of the command (a name, a tree item, nothing)', () => {
@@ -107,17 +148,28 @@ describe('port forward (local sockets, a fake opener)', () => {
     const local = profile({ host: 'local', url: 'http://127.0.0.1:30000' });
     let asked = 0;
     await assert.rejects(
-      PortForward.open({ server: local, connect: async () => ((asked++, () => Promise.reject(new Error('no')))), log }),
-      (e: unknown) => e instanceof ForwardError && e.kind === 'local' && /runs on this machine .*nothing to forward; use http:\/\/127\.0\.0\.1:30000\/v1 directly/.test(e.message),
+      PortForward.open({ server: local, connect: async () => (asked++, () => Promise.reject(new Error('no'))), log }),
+      (e: unknown) =>
+        e instanceof ForwardError &&
+        e.kind === 'local' &&
+        /runs on this machine .*nothing to forward; use http:\/\/127\.0\.0\.1:30000\/v1 directly/.test(e.message),
     );
     assert.equal(asked, 0);
   });
 
   it('sshd refusing the channel at open time: the prohibited refusal, no port opened', async () => {
-    const refusal = Object.assign(new Error('connect to 127.0.0.1:30000 from the SSH host failed: (SSH) Channel open failure: open failed'), { code: 'ECONNRESET' });
+    const refusal = Object.assign(
+      new Error('connect to 127.0.0.1:30000 from the SSH host failed: (SSH) Channel open failure: open failed'),
+      { code: 'ECONNRESET' },
+    );
     await assert.rejects(
-      PortForward.open({ server: profile({ url: 'http://127.0.0.1:30000' }), connect: async () => () => Promise.reject(refusal), log }),
-      (e: unknown) => e instanceof ForwardError && e.kind === 'prohibited' && /gpu-box forbids TCP forwarding/.test(e.message),
+      PortForward.open({
+        server: profile({ url: 'http://127.0.0.1:30000' }),
+        connect: async () => () => Promise.reject(refusal),
+        log,
+      }),
+      (e: unknown) =>
+        e instanceof ForwardError && e.kind === 'prohibited' && /gpu-box forbids TCP forwarding/.test(e.message),
     );
   });
 
@@ -130,7 +182,10 @@ describe('port forward (local sockets, a fake opener)', () => {
     const echo = net.createServer((s) => s.pipe(s));
     let refuse = true;
     const opener = async (host: string, p: number) => {
-      if (refuse) throw Object.assign(new Error('connect to x from the SSH host failed: Connection refused'), { code: 'ECONNREFUSED' });
+      if (refuse)
+        throw Object.assign(new Error('connect to x from the SSH host failed: Connection refused'), {
+          code: 'ECONNREFUSED',
+        });
       return new Promise<NodeJS.ReadWriteStream & import('node:stream').Readable>((resolve, reject) => {
         const s = net.connect({ host, port: p === port ? echoPort : p }, () => resolve(s));
         s.once('error', reject);
@@ -139,11 +194,18 @@ describe('port forward (local sockets, a fake opener)', () => {
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
     const echoPort = (echo.address() as net.AddressInfo).port;
     const lines: string[] = [];
-    const forward = await PortForward.open({ server: profile({ url: `http://127.0.0.1:${port}` }), connect: async () => opener, log: (_l, m) => void lines.push(m) });
+    const forward = await PortForward.open({
+      server: profile({ url: `http://127.0.0.1:${port}` }),
+      connect: async () => opener,
+      log: (_l, m) => void lines.push(m),
+    });
     try {
       assert.equal(forward.info.localPort, port, 'the server port, free on this machine');
       assert.equal(forward.info.portNote, undefined);
-      assert.ok(lines.some((l) => /does not answer on 127\.0\.0\.1:\d+ yet/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => /does not answer on 127\.0\.0\.1:\d+ yet/.test(l)),
+        lines.join('\n'),
+      );
       refuse = false;
       const client = net.connect({ host: '127.0.0.1', port });
       const echoed = await new Promise<string>((resolve) => {
@@ -194,7 +256,11 @@ describe('port forward (local sockets, a fake opener)', () => {
       );
       return stream as unknown as NodeJS.ReadWriteStream & Readable;
     };
-    const forward = await PortForward.open({ server: profile({ url: 'http://127.0.0.1:30000' }), connect: async () => async () => channel(), log });
+    const forward = await PortForward.open({
+      server: profile({ url: 'http://127.0.0.1:30000' }),
+      connect: async () => async () => channel(),
+      log,
+    });
     try {
       const client = net.connect({ host: '127.0.0.1', port: forward.info.localPort });
       client.pause();

@@ -3,7 +3,10 @@ import { GPU_QUERY_COMMAND, parseNvidiaSmiCsv, totalGpuMemory } from '../../src/
 
 describe('gpu: nvidia-smi CSV', () => {
   it('the command is the CSV query form', () => {
-    assert.equal(GPU_QUERY_COMMAND, 'nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits');
+    assert.equal(
+      GPU_QUERY_COMMAND,
+      'nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits',
+    );
   });
 
   it('noheader,nounits (8 GPUs)', () => {

@@ -1,9 +1,26 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { appendRecord, LoadHistoryStore, median, priorFrom, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history';
+import {
+  appendRecord,
+  LoadHistoryStore,
+  median,
+  priorFrom,
+  recordOf,
+  type LoadRecord,
+  type MementoLike,
+} from '../../src/monitor/history';
 
-const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', dropInPaths: [], needDaemonReload: false };
+const unit: UnitStatus = {
+  loadState: 'loaded',
+  activeState: 'active',
+  subState: 'running',
+  mainPid: 7,
+  nRestarts: 0,
+  result: 'success',
+  dropInPaths: [],
+  needDaemonReload: false,
+};
 
 function load(): LoadState {
   const signals: Signal[] = [
@@ -12,8 +29,10 @@ function load(): LoadState {
     { kind: 'journal', at: 5000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
   ];
   // 10 s cold at 100 MB/s, then 2 s warm at 1 GB/s
-  for (let t = 6000; t <= 15_000; t += 1000) signals.push({ kind: 'io', at: t, readBytes: (t - 5000) * 1e5, coldBytes: (t - 5000) * 1e5, totalBytes: 3e9 });
-  for (let t = 16_000; t <= 17_000; t += 1000) signals.push({ kind: 'io', at: t, readBytes: 1e9 + (t - 15_000) * 1e6, coldBytes: 1e9, totalBytes: 3e9 });
+  for (let t = 6000; t <= 15_000; t += 1000)
+    signals.push({ kind: 'io', at: t, readBytes: (t - 5000) * 1e5, coldBytes: (t - 5000) * 1e5, totalBytes: 3e9 });
+  for (let t = 16_000; t <= 17_000; t += 1000)
+    signals.push({ kind: 'io', at: t, readBytes: 1e9 + (t - 15_000) * 1e6, coldBytes: 1e9, totalBytes: 3e9 });
   signals.push(
     { kind: 'journal', at: 18_000, event: { type: 'kvCache' }, text: 'KV' },
     { kind: 'journal', at: 30_000, event: { type: 'httpUp' }, text: 'up' },
@@ -46,7 +65,16 @@ describe('load history', () => {
   });
   it('gives a prior: medians of rates and fixed phases, spread of totals', () => {
     const recs: LoadRecord[] = [
-      { startedAt: 0, outcome: 'ready', totalMs: 100, phaseMs: {}, coldBps: 100, warmBps: 1000, afterWeightsMs: 10, startingMs: 5 },
+      {
+        startedAt: 0,
+        outcome: 'ready',
+        totalMs: 100,
+        phaseMs: {},
+        coldBps: 100,
+        warmBps: 1000,
+        afterWeightsMs: 10,
+        startingMs: 5,
+      },
       { startedAt: 1, outcome: 'ready', totalMs: 300, phaseMs: {}, coldBps: 300, afterWeightsMs: 30, startingMs: 7 },
       { startedAt: 2, outcome: 'failed', phaseMs: {}, coldBps: 200, afterWeightsMs: 999 },
     ];
@@ -62,7 +90,10 @@ describe('load history', () => {
   });
   it('stores per server+unit in a Memento and ignores garbage', async () => {
     const data = new Map<string, unknown>();
-    const memento: MementoLike = { get: <T>(k: string) => data.get(k) as T | undefined, update: async (k, v) => void data.set(k, v) };
+    const memento: MementoLike = {
+      get: <T>(k: string) => data.get(k) as T | undefined,
+      update: async (k, v) => void data.set(k, v),
+    };
     const store = new LoadHistoryStore(memento);
     await store.add('gpu1', 'sglang.service', { startedAt: 1, outcome: 'ready', phaseMs: {} });
     await store.add('gpu2', 'sglang.service', { startedAt: 2, outcome: 'failed', phaseMs: {} });

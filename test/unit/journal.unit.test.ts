@@ -28,28 +28,56 @@ describe('journal: SGLang load lines (reference section 3)', () => {
     ],
     [
       `${P}Load weight end. elapsed=213.48 s, type=DeepseekV3ForCausalLM, avail mem=14.93 GB, mem usage=68.76 GB.`,
-      [{ type: 'weightsLoaded', elapsedSeconds: 213.48, memUsageGB: 68.76, availMemGB: 14.93, modelType: 'DeepseekV3ForCausalLM' }],
+      [
+        {
+          type: 'weightsLoaded',
+          elapsedSeconds: 213.48,
+          memUsageGB: 68.76,
+          availMemGB: 14.93,
+          modelType: 'DeepseekV3ForCausalLM',
+        },
+      ],
     ],
     [
       `${P}Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=14.93 GB, mem usage=68.76 GB.`,
-      [{ type: 'weightsLoaded', memUsageGB: 68.76, availMemGB: 14.93, modelType: 'DeepseekV3ForCausalLM', dtype: 'torch.bfloat16' }],
+      [
+        {
+          type: 'weightsLoaded',
+          memUsageGB: 68.76,
+          availMemGB: 14.93,
+          modelType: 'DeepseekV3ForCausalLM',
+          dtype: 'torch.bfloat16',
+        },
+      ],
     ],
     [`${P}Using KV cache dtype: torch.bfloat16`, [{ type: 'phase', phase: 'allocating KV cache' }]],
     [
       `${P}KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`,
-      [{ type: 'phase', phase: 'allocating KV cache' }, { type: 'kvCache', tokens: 524288, sizeGB: 17.16 }],
+      [
+        { type: 'phase', phase: 'allocating KV cache' },
+        { type: 'kvCache', tokens: 524288, sizeGB: 17.16 },
+      ],
     ],
     [`${P}Memory pool end. avail mem=8.98 GB`, [{ type: 'phase', phase: 'allocating KV cache' }]],
-    [`${P}Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB`, [{ type: 'phase', phase: 'capturing CUDA graphs' }]],
+    [
+      `${P}Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB`,
+      [{ type: 'phase', phase: 'capturing CUDA graphs' }],
+    ],
     [
       `${P}Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24]`,
-      [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'cudaGraphBatches', done: 0, total: 7 }],
+      [
+        { type: 'phase', phase: 'capturing CUDA graphs' },
+        { type: 'cudaGraphBatches', done: 0, total: 7 },
+      ],
     ],
     [
       'Capturing batches (bs=24 avail_mem=4.00 GB):  43%|████▎     | 3/7 [00:01<00:01,  2.9it/s]',
       [{ type: 'cudaGraphBatches', done: 3, total: 7 }],
     ],
-    [`${P}Capture cuda graph end. Time elapsed: 41.24 s. mem usage=3.09 GB. avail mem=4.89 GB.`, [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }]],
+    [
+      `${P}Capture cuda graph end. Time elapsed: 41.24 s. mem usage=3.09 GB. avail mem=4.89 GB.`,
+      [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }],
+    ],
     [
       `[2026-11-30 05:44:01] max_total_num_tokens=524288, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=128, context_len=262144, available_gpu_mem=4.89 GB`,
       [],
@@ -59,7 +87,10 @@ describe('journal: SGLang load lines (reference section 3)', () => {
     ['INFO:     Application startup complete.', [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp' }]],
     [
       'INFO:     Uvicorn running on http://127.0.0.1:30001 (Press CTRL+C to quit)',
-      [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp', url: 'http://127.0.0.1:30001' }],
+      [
+        { type: 'phase', phase: 'warming up' },
+        { type: 'httpUp', url: 'http://127.0.0.1:30001' },
+      ],
     ],
     ['INFO:     127.0.0.1:33050 - "GET /model_info HTTP/1.1" 200 OK', []],
     ['INFO:     127.0.0.1:33064 - "POST /generate HTTP/1.1" 200 OK', []],
@@ -71,12 +102,14 @@ describe('journal: SGLang load lines (reference section 3)', () => {
   }
 
   it('older shard desc, with and without a rank prefix', () => {
-    assert.deepEqual(parseJournalMessage('Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'), [
-      { type: 'shards', percent: 100, done: 64, total: 64 },
-    ]);
-    assert.deepEqual(parseJournalMessage(`${P}Loading safetensors checkpoint shards:   0% Completed | 0/64 [00:00<?, ?it/s]`), [
-      { type: 'shards', percent: 0, done: 0, total: 64 },
-    ]);
+    assert.deepEqual(
+      parseJournalMessage('Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'),
+      [{ type: 'shards', percent: 100, done: 64, total: 64 }],
+    );
+    assert.deepEqual(
+      parseJournalMessage(`${P}Loading safetensors checkpoint shards:   0% Completed | 0/64 [00:00<?, ?it/s]`),
+      [{ type: 'shards', percent: 0, done: 0, total: 64 }],
+    );
   });
 
   it('takes every tqdm update of one message joined by \\r, and one that starts with \\r', () => {
@@ -88,10 +121,12 @@ describe('journal: SGLang load lines (reference section 3)', () => {
       parseJournalMessage(msg).map((e) => (e.type === 'shards' ? e.done : -1)),
       [1, 2, 3],
     );
-    assert.deepEqual(parseJournalMessage('\rMulti-thread loading shards:  25% Completed | 16/64 [01:02<03:06,  0.26it/s]'), [
-      { type: 'shards', percent: 25, done: 16, total: 64 },
-    ]);
-    const batches = 'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:00<00:03,  1.9it/s]\rCapturing batches (bs=16 avail_mem=3.90 GB):  29%|██▊       | 2/7 [00:01<00:02,  2.1it/s]\r';
+    assert.deepEqual(
+      parseJournalMessage('\rMulti-thread loading shards:  25% Completed | 16/64 [01:02<03:06,  0.26it/s]'),
+      [{ type: 'shards', percent: 25, done: 16, total: 64 }],
+    );
+    const batches =
+      'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:00<00:03,  1.9it/s]\rCapturing batches (bs=16 avail_mem=3.90 GB):  29%|██▊       | 2/7 [00:01<00:02,  2.1it/s]\r';
     assert.deepEqual(parseJournalMessage(batches), [
       { type: 'cudaGraphBatches', done: 1, total: 7 },
       { type: 'cudaGraphBatches', done: 2, total: 7 },
@@ -140,14 +175,18 @@ describe('journal: errors', () => {
 
   it('a generic exception line counts after a traceback, or alone on stderr (its traceback cut off), not right after another', () => {
     // A journal tail, a rank's header dropped as a duplicate, an excerpt: the traceback's head may be missing.
-    assert.deepEqual(parseJournalMessage('ValueError: invalid literal'), [{ type: 'error', text: 'ValueError: invalid literal', fatal: false }]);
+    assert.deepEqual(parseJournalMessage('ValueError: invalid literal'), [
+      { type: 'error', text: 'ValueError: invalid literal', fatal: false },
+    ]);
     assert.deepEqual(parseJournalMessage('[2026-01-01 00:00:00 TP0] ValueError: invalid literal'), []);
     const reader = new JournalReader();
     assert.deepEqual(reader.read('Traceback (most recent call last):', 1), [
       { type: 'error', text: 'Traceback (most recent call last):', fatal: false },
     ]);
     assert.deepEqual(reader.read('  File "x.py", line 1, in <module>', 2), []);
-    assert.deepEqual(reader.read('ValueError: invalid literal', 3), [{ type: 'error', text: 'ValueError: invalid literal', fatal: false }]);
+    assert.deepEqual(reader.read('ValueError: invalid literal', 3), [
+      { type: 'error', text: 'ValueError: invalid literal', fatal: false },
+    ]);
     // the traceback is over
     assert.deepEqual(reader.read('KeyError: x', 4), []);
   });
@@ -156,15 +195,27 @@ describe('journal: errors', () => {
     assert.deepEqual(parseJournalMessage('RuntimeError: CUDA error: an illegal memory access was encountered'), [
       { type: 'error', text: 'RuntimeError: CUDA error: an illegal memory access was encountered', fatal: true },
     ]);
-    assert.deepEqual(parseJournalMessage('[2026-11-30 05:46:00] Initialization failed. warmup error: Traceback (most recent call last):'), [
-      { type: 'error', text: 'Initialization failed. warmup error: Traceback (most recent call last):', fatal: true },
-    ]);
+    assert.deepEqual(
+      parseJournalMessage(
+        '[2026-11-30 05:46:00] Initialization failed. warmup error: Traceback (most recent call last):',
+      ),
+      [{ type: 'error', text: 'Initialization failed. warmup error: Traceback (most recent call last):', fatal: true }],
+    );
     assert.deepEqual(parseJournalMessage('[2026-11-30 05:46:00] Initialization failed. warmup error: timed out'), [
       { type: 'error', text: 'Initialization failed. warmup error: timed out', fatal: true },
     ]);
-    assert.deepEqual(parseJournalMessage('[2026-11-30 06:00:00] Health check failed. Server couldn\'t get a response from detokenizer for last 20 seconds.'), [
-      { type: 'error', text: "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.", fatal: false },
-    ]);
+    assert.deepEqual(
+      parseJournalMessage(
+        "[2026-11-30 06:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.",
+      ),
+      [
+        {
+          type: 'error',
+          text: "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.",
+          fatal: false,
+        },
+      ],
+    );
   });
 });
 
@@ -235,8 +286,14 @@ describe('journal: commands', () => {
         '{ journalctl -u sglang-k26-ddtree.service -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since @1795930812; echo "@exit $?"; } | ',
       ),
     );
-    assert.match(journalFollowCommand("x'; touch /tmp/canary; '", 0), /^\{ journalctl -u 'x'\\''; touch \/tmp\/canary; '\\''' -f /);
-    assert.equal(journalTailCommand("x'; touch /tmp/canary; '", 50), `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`);
+    assert.match(
+      journalFollowCommand("x'; touch /tmp/canary; '", 0),
+      /^\{ journalctl -u 'x'\\''; touch \/tmp\/canary; '\\''' -f /,
+    );
+    assert.equal(
+      journalTailCommand("x'; touch /tmp/canary; '", 50),
+      `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`,
+    );
   });
 });
 
@@ -246,14 +303,22 @@ describe('journal: the follow as /bin/sh runs it', () => {
     try {
       // A journalctl on PATH that prints what the real one prints with -o json, then exits.
       const body = lines.map((l) => `printf '%s\\n' ${quote(l)}`).join('\n');
-      fs.writeFileSync(path.join(dir, 'journalctl'), `#!/bin/sh\n${body}\necho 'No journal files were opened' >&2\nexit ${exit}\n`, { mode: 0o755 });
-      return spawnSync(shell, ['-c', journalFollowCommand('a.service', 0)], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+      fs.writeFileSync(
+        path.join(dir, 'journalctl'),
+        `#!/bin/sh\n${body}\necho 'No journal files were opened' >&2\nexit ${exit}\n`,
+        { mode: 0o755 },
+      );
+      return spawnSync(shell, ['-c', journalFollowCommand('a.service', 0)], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   };
   const entry = {
-    __CURSOR: 's=6c1a7b2e4f5d4c3b9a8e7f6d5c4b3a21;i=1f3a;b=3b1f0c7e9a2d4c5b8e6f1a2b3c4d5e6f;m=2a1b3c;t=5f2e1d0c9b8a7;x=9e8d7c6b5a493827',
+    __CURSOR:
+      's=6c1a7b2e4f5d4c3b9a8e7f6d5c4b3a21;i=1f3a;b=3b1f0c7e9a2d4c5b8e6f1a2b3c4d5e6f;m=2a1b3c;t=5f2e1d0c9b8a7;x=9e8d7c6b5a493827',
     __REALTIME_TIMESTAMP: '1796048943123456',
     __MONOTONIC_TIMESTAMP: '2777002',
     __SEQNUM: '8003',
@@ -270,10 +335,19 @@ describe('journal: the follow as /bin/sh runs it', () => {
       assert.equal(result.status, 1);
       assert.equal(result.stderr.trim(), 'No journal files were opened');
       const out = result.stdout.trim().split('\n');
-      assert.deepEqual(JSON.parse(out[0]!), { __REALTIME_TIMESTAMP: '1796048943123456', __MONOTONIC_TIMESTAMP: '2777002', MESSAGE: entry.MESSAGE, _PID: '52', SYSLOG_IDENTIFIER: 'python3' });
+      assert.deepEqual(JSON.parse(out[0]!), {
+        __REALTIME_TIMESTAMP: '1796048943123456',
+        __MONOTONIC_TIMESTAMP: '2777002',
+        MESSAGE: entry.MESSAGE,
+        _PID: '52',
+        SYSLOG_IDENTIFIER: 'python3',
+      });
       assert.deepEqual(parseJournalJsonLine(out[0]!), parseJournalJsonLine(JSON.stringify(entry)));
       assert.deepEqual(JSON.parse(out[1]!), { MESSAGE: [27, 91, 65], _PID: '1' });
-      assert.ok(out[0]!.length < JSON.stringify(entry).length / 2 + 60, `${out[0]!.length} of ${JSON.stringify(entry).length} bytes`);
+      assert.ok(
+        out[0]!.length < JSON.stringify(entry).length / 2 + 60,
+        `${out[0]!.length} of ${JSON.stringify(entry).length} bytes`,
+      );
       assert.equal(run(shell, [], 0).status, 0);
     });
   }
@@ -283,7 +357,10 @@ describe('journal: DedupeByRank', () => {
   it('a line repeated by every TP rank counts once', () => {
     const reader = new JournalReader(5000);
     const events = [0, 1, 2, 3, 4, 5, 6, 7].flatMap((r) =>
-      reader.read(`[2026-11-30 05:40:1${r % 3} TP${r}] KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`, 1000 + r),
+      reader.read(
+        `[2026-11-30 05:40:1${r % 3} TP${r}] KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`,
+        1000 + r,
+      ),
     );
     assert.equal(events.filter((e) => e.type === 'kvCache').length, 1);
   });

@@ -29,7 +29,15 @@ function completion(message: Record<string, unknown>, finish_reason: string | nu
     object: 'chat.completion',
     created: 1767225600,
     model: MODEL,
-    choices: [{ index: 0, message: { role: 'assistant', tool_calls: null, ...message }, logprobs: null, finish_reason, matched_stop: finish_reason === 'stop' ? 163586 : null }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', tool_calls: null, ...message },
+        logprobs: null,
+        finish_reason,
+        matched_stop: finish_reason === 'stop' ? 163586 : null,
+      },
+    ],
     usage: { prompt_tokens: 21, total_tokens: 90, completion_tokens: 69, prompt_tokens_details: null },
   };
 }
@@ -41,15 +49,28 @@ const parsersOn = {
     {
       content: '',
       reasoning_content: 'The user wants the weather in Paris; I should call get_weather.',
-      tool_calls: [{ id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      tool_calls: [
+        {
+          id: 'functions.get_weather:0',
+          index: 0,
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+        },
+      ],
     },
     'tool_calls',
   ),
 };
 
 const noParsers = {
-  reasoning: completion({ content: 'The user asks 17*23. 17*20=340, 17*3=51, total 391.</think>391', reasoning_content: null }),
-  tool: completion({ content: `The user wants the weather; call the tool.</think>${SECTION}`, reasoning_content: null }),
+  reasoning: completion({
+    content: 'The user asks 17*23. 17*20=340, 17*3=51, total 391.</think>391',
+    reasoning_content: null,
+  }),
+  tool: completion({
+    content: `The user wants the weather; call the tool.</think>${SECTION}`,
+    reasoning_content: null,
+  }),
 };
 
 // `--reasoning-parser kimi` waits for ◁/think▷ and never sees it: everything stays in content.
@@ -60,10 +81,22 @@ const toolInsideReasoning = completion({
   reasoning_content: `The user wants the weather. ${SECTION} Hmm, let me just answer.`,
 });
 
-const missingThinkEnd = completion({ content: '', reasoning_content: `The user wants the weather in Paris.${SECTION}` });
+const missingThinkEnd = completion({
+  content: '',
+  reasoning_content: `The user wants the weather in Paris.${SECTION}`,
+});
 
 describe('judges: server info', () => {
-  const info = { model_path: MODEL, served_model_name: MODEL, tp_size: 8, reasoning_parser: 'kimi_k2', tool_call_parser: 'kimi_k2', port: 30001, status: 'ready', version: '0.5.6' };
+  const info = {
+    model_path: MODEL,
+    served_model_name: MODEL,
+    tp_size: 8,
+    reasoning_parser: 'kimi_k2',
+    tool_call_parser: 'kimi_k2',
+    port: 30001,
+    status: 'ready',
+    version: '0.5.6',
+  };
   const expected = { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' };
 
   it('passes with both flags as configured', () => {
@@ -75,7 +108,10 @@ describe('judges: server info', () => {
   it('fails naming the missing or wrong flag', () => {
     const j = judgeServerInfo({ ...info, reasoning_parser: 'kimi', tool_call_parser: null }, expected);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /reasoning_parser="kimi" tool_call_parser=null; reasoning_parser should be "kimi_k2", tool_call_parser should be "kimi_k2"/);
+    assert.match(
+      j.evidence,
+      /reasoning_parser="kimi" tool_call_parser=null; reasoning_parser should be "kimi_k2", tool_call_parser should be "kimi_k2"/,
+    );
   });
 });
 
@@ -90,7 +126,10 @@ describe('judges: reasoning', () => {
     for (const resp of [noParsers.reasoning, wrongKimi]) {
       const j = judgeReasoning(resp);
       assert.equal(j.status, 'fail');
-      assert.match(j.evidence, /reasoning_content null: reasoning parser off or its markers differ; content has <\/think>: ".*391\.<\/think>391"/);
+      assert.match(
+        j.evidence,
+        /reasoning_content null: reasoning parser off or its markers differ; content has <\/think>: ".*391\.<\/think>391"/,
+      );
       assert.ok(j.evidence.length <= 200);
     }
   });
@@ -106,7 +145,13 @@ describe('judges: reasoning', () => {
   });
 
   it('an error body: fail with its message', () => {
-    const j = judgeReasoning({ object: 'error', message: 'The model `x` does not exist.', type: 'NotFoundError', param: null, code: 404 });
+    const j = judgeReasoning({
+      object: 'error',
+      message: 'The model `x` does not exist.',
+      type: 'NotFoundError',
+      param: null,
+      code: 404,
+    });
     assert.equal(j.status, 'fail');
     assert.match(j.evidence, /error 404: The model `x` does not exist\./);
   });
@@ -133,19 +178,28 @@ describe('judges: tool call', () => {
   it('no parsers: fail, raw section in content, no tool_calls, finish_reason stop', () => {
     const j = judgeToolCall(noParsers.tool, WEATHER);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^raw tool-call tokens in content \(tool-call parser off or wrong\); no tool_calls, finish_reason "stop" \| content ".*<\|tool_calls_section_begin\|>/);
+    assert.match(
+      j.evidence,
+      /^raw tool-call tokens in content \(tool-call parser off or wrong\); no tool_calls, finish_reason "stop" \| content ".*<\|tool_calls_section_begin\|>/,
+    );
   });
 
   it('tool call inside the reasoning: named', () => {
     const j = judgeToolCall(toolInsideReasoning, WEATHER);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^tool call inside the reasoning \(emitted before <\/think>\) and lost; no tool_calls, finish_reason "stop" \| reasoning_content ".*<\|tool_calls_section_begin/);
+    assert.match(
+      j.evidence,
+      /^tool call inside the reasoning \(emitted before <\/think>\) and lost; no tool_calls, finish_reason "stop" \| reasoning_content ".*<\|tool_calls_section_begin/,
+    );
   });
 
   it('</think> missing before the section: named', () => {
     const j = judgeToolCall(missingThinkEnd, WEATHER);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^<\/think> missing before the tool-call section \(the call stayed in reasoning_content\); no tool_calls/);
+    assert.match(
+      j.evidence,
+      /^<\/think> missing before the tool-call section \(the call stayed in reasoning_content\); no tool_calls/,
+    );
   });
 
   it('section before </think> in raw content: named', () => {
@@ -155,16 +209,42 @@ describe('judges: tool call', () => {
 
   it('arguments: not JSON, or against the schema: fail', () => {
     const withArgs = (args: string, name = 'get_weather'): unknown =>
-      completion({ content: '', reasoning_content: 'r', tool_calls: [{ id: 'functions.get_weather:0', index: 0, type: 'function', function: { name, arguments: args } }] }, 'tool_calls');
+      completion(
+        {
+          content: '',
+          reasoning_content: 'r',
+          tool_calls: [
+            { id: 'functions.get_weather:0', index: 0, type: 'function', function: { name, arguments: args } },
+          ],
+        },
+        'tool_calls',
+      );
     assert.match(judgeToolCall(withArgs('{"city":'), WEATHER).evidence, /arguments are not JSON/);
-    assert.match(judgeToolCall(withArgs('{"town":"Paris"}'), WEATHER).evidence, /do not match the schema: data must have required property 'city'/);
+    assert.match(
+      judgeToolCall(withArgs('{"town":"Paris"}'), WEATHER).evidence,
+      /do not match the schema: data must have required property 'city'/,
+    );
     assert.match(judgeToolCall(withArgs('{"city":3}'), WEATHER).evidence, /data\/city must be string/);
-    assert.match(judgeToolCall(withArgs('{"city":"Paris"}', 'get_time'), WEATHER).evidence, /calls "get_time", expected "get_weather"/);
+    assert.match(
+      judgeToolCall(withArgs('{"city":"Paris"}', 'get_time'), WEATHER).evidence,
+      /calls "get_time", expected "get_weather"/,
+    );
   });
 
   it('tool_calls present but finish_reason stop: fail', () => {
     const resp = completion(
-      { content: '', reasoning_content: 'r', tool_calls: [{ id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        content: '',
+        reasoning_content: 'r',
+        tool_calls: [
+          {
+            id: 'functions.get_weather:0',
+            index: 0,
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
       'stop',
     );
     assert.match(judgeToolCall(resp, WEATHER).evidence, /finish_reason "stop", expected "tool_calls"/);
@@ -174,13 +254,20 @@ describe('judges: tool call', () => {
 // Streaming: first chunk role + "", then reasoning deltas, content deltas, finish chunk, [DONE].
 function sse(chunks: Record<string, unknown>[], done = true): string {
   const lines = chunks.map(
-    (c) => `data: ${JSON.stringify({ id: 'abc', object: 'chat.completion.chunk', created: 1767225600, model: MODEL, choices: [{ index: 0, logprobs: null, matched_stop: null, ...c }] })}\n\n`,
+    (c) =>
+      `data: ${JSON.stringify({ id: 'abc', object: 'chat.completion.chunk', created: 1767225600, model: MODEL, choices: [{ index: 0, logprobs: null, matched_stop: null, ...c }] })}\n\n`,
   );
   return lines.join('') + (done ? 'data: [DONE]\n\n' : '');
 }
 
 /** Older variant: every null key present in every delta. */
-const withNulls = (delta: Record<string, unknown>): Record<string, unknown> => ({ role: null, content: null, reasoning_content: null, tool_calls: null, ...delta });
+const withNulls = (delta: Record<string, unknown>): Record<string, unknown> => ({
+  role: null,
+  content: null,
+  reasoning_content: null,
+  tool_calls: null,
+  ...delta,
+});
 
 describe('judges: streaming', () => {
   const reasoningDeltas = [
@@ -194,7 +281,19 @@ describe('judges: streaming', () => {
   const toolDeltas = [
     { delta: { role: 'assistant', content: '' }, finish_reason: null },
     { delta: { reasoning_content: 'Call get_weather.' }, finish_reason: null },
-    { delta: { tool_calls: [{ id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null },
+    {
+      delta: {
+        tool_calls: [
+          {
+            id: 'functions.get_weather:0',
+            index: 0,
+            type: 'function',
+            function: { name: 'get_weather', arguments: '' },
+          },
+        ],
+      },
+      finish_reason: null,
+    },
     { delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null },
     { delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null },
     { delta: {}, finish_reason: 'tool_calls' },
@@ -202,7 +301,10 @@ describe('judges: streaming', () => {
 
   for (const [variant, map] of [
     ['omitted null keys', (c: { delta: Record<string, unknown>; finish_reason: string | null }) => c],
-    ['reasoning_content: null in every chunk', (c: { delta: Record<string, unknown>; finish_reason: string | null }) => ({ ...c, delta: withNulls(c.delta) })],
+    [
+      'reasoning_content: null in every chunk',
+      (c: { delta: Record<string, unknown>; finish_reason: string | null }) => ({ ...c, delta: withNulls(c.delta) }),
+    ],
   ] as const) {
     it(`assembles reasoning (${variant})`, () => {
       const a = assembleStream(sse(reasoningDeltas.map(map)));
@@ -210,14 +312,26 @@ describe('judges: streaming', () => {
       assert.deepEqual(a.choices[0], {
         index: 0,
         finish_reason: 'stop',
-        message: { role: 'assistant', content: '391', reasoning_content: 'The user asks 17*23. 17*20=340, 17*3=51.', tool_calls: null },
+        message: {
+          role: 'assistant',
+          content: '391',
+          reasoning_content: 'The user asks 17*23. 17*20=340, 17*3=51.',
+          tool_calls: null,
+        },
       });
       assert.equal(judgeStream(sse(reasoningDeltas.map(map)), judgeReasoning).status, 'pass');
     });
 
     it(`assembles tool calls from fragments (${variant})`, () => {
       const a = assembleStream(sse(toolDeltas.map(map)));
-      assert.deepEqual(a.choices[0].message.tool_calls, [{ index: 0, id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+      assert.deepEqual(a.choices[0].message.tool_calls, [
+        {
+          index: 0,
+          id: 'functions.get_weather:0',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+        },
+      ]);
       assert.equal(a.choices[0].finish_reason, 'tool_calls');
       const j = judgeStream(sse(toolDeltas.map(map)), (r) => judgeToolCall(r, WEATHER));
       assert.equal(j.status, 'pass', j.evidence);
@@ -238,7 +352,8 @@ describe('judges: streaming', () => {
   it('CRLF, missing [DONE] and an error chunk are reported', () => {
     const raw = sse(reasoningDeltas, false).replace(/\n/g, '\r\n');
     assert.match(judgeStream(raw, judgeReasoning).evidence, /no data: \[DONE\]/);
-    const err = 'data: {"object":"error","message":"bad tools","type":"BadRequestError","param":null,"code":400}\n\ndata: [DONE]\n\n';
+    const err =
+      'data: {"object":"error","message":"bad tools","type":"BadRequestError","param":null,"code":400}\n\ndata: [DONE]\n\n';
     const j = judgeStream(err, judgeReasoning);
     assert.equal(j.status, 'fail');
     assert.equal(j.evidence, 'error 400: bad tools');

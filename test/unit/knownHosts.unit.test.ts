@@ -91,7 +91,10 @@ describe('known_hosts', () => {
   it('parses valid lines and skips comments, blanks, garbage and unknown markers', () => {
     const entries = parseKnownHosts(fixture);
     assert.equal(entries.length, 8);
-    assert.deepEqual(entries.map((e) => e.line), [4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(
+      entries.map((e) => e.line),
+      [4, 5, 6, 7, 8, 9, 10, 11],
+    );
   });
 
   it('knows a plain entry (comma list, several keys per host)', () => {
@@ -115,7 +118,10 @@ describe('known_hosts', () => {
 
   it('matches lines hashed by the real ssh-keygen -H', () => {
     const file = path.join(tmp, 'hashme');
-    fs.writeFileSync(file, `${formatKnownHostsLine('127.0.0.1', 2299, a.type, a.blob)}\n${formatKnownHostsLine('gpu9', 22, b.type, b.blob)}\n`);
+    fs.writeFileSync(
+      file,
+      `${formatKnownHostsLine('127.0.0.1', 2299, a.type, a.blob)}\n${formatKnownHostsLine('gpu9', 22, b.type, b.blob)}\n`,
+    );
     execFileSync('ssh-keygen', ['-q', '-H', '-f', file], { stdio: 'ignore' });
     const hashed = fs.readFileSync(file, 'utf8');
     assert.match(hashed, /^\|1\|/m);
@@ -170,14 +176,21 @@ describe('known_hosts', () => {
     assert.equal(line, `${hashHostName('[127.0.0.1]:2222', salt)} ${a.type} ${a.b64}`);
     assert.doesNotMatch(line, /127\.0\.0\.1/);
     const random = formatKnownHostsLine('GPU7', 22, b.type, b.blob, { hash: true });
-    assert.notEqual(random.split(' ')[0], formatKnownHostsLine('GPU7', 22, b.type, b.blob, { hash: true }).split(' ')[0], 'a new salt each time');
+    assert.notEqual(
+      random.split(' ')[0],
+      formatKnownHostsLine('GPU7', 22, b.type, b.blob, { hash: true }).split(' ')[0],
+      'a new salt each time',
+    );
     const text = `${line}\n${random}\n`;
     assert.equal(checkHostKey(text, '127.0.0.1', 2222, a.type, a.blob).status, 'known');
     assert.equal(checkHostKey(text, 'gpu7', 22, b.type, b.blob).status, 'known');
     const file = path.join(tmp, 'hashed-by-us');
     fs.writeFileSync(file, text);
     // ssh-keygen -F finds hashed entries by name and prints the matching line
-    assert.match(execFileSync('ssh-keygen', ['-F', '[127.0.0.1]:2222', '-f', file]).toString(), new RegExp(`${a.type} ${a.b64.replace(/[+/]/g, '\\$&')}`));
+    assert.match(
+      execFileSync('ssh-keygen', ['-F', '[127.0.0.1]:2222', '-f', file]).toString(),
+      new RegExp(`${a.type} ${a.b64.replace(/[+/]/g, '\\$&')}`),
+    );
     assert.match(execFileSync('ssh-keygen', ['-F', 'gpu7', '-f', file]).toString(), /ecdsa-sha2-nistp256/);
   });
 
@@ -185,12 +198,24 @@ describe('known_hosts', () => {
     const f1 = { file: '/kh1', text: `gpu7 ${c.type} ${c.b64}\n` };
     const f2 = { file: '/kh2', text: `# two\ngpu7 ${a.type} ${a.b64}\n` };
     const f3 = { file: '/kh3', text: `@revoked gpu7 ${a.type} ${a.b64}\n` };
-    assert.deepEqual(checkHostKeyInFiles([f1, f2], 'gpu7', 22, a.type, a.blob), { status: 'known', file: '/kh2', line: 2 });
-    assert.deepEqual(checkHostKeyInFiles([f2, f3], 'gpu7', 22, a.type, a.blob), { status: 'revoked', file: '/kh3', line: 1 });
+    assert.deepEqual(checkHostKeyInFiles([f1, f2], 'gpu7', 22, a.type, a.blob), {
+      status: 'known',
+      file: '/kh2',
+      line: 2,
+    });
+    assert.deepEqual(checkHostKeyInFiles([f2, f3], 'gpu7', 22, a.type, a.blob), {
+      status: 'revoked',
+      file: '/kh3',
+      line: 1,
+    });
     const changed = checkHostKeyInFiles([{ file: '/kh0', text: '' }, f1], 'gpu7', 22, a.type, a.blob);
     assert.equal(changed.status, 'changed');
     assert.equal(changed.status === 'changed' && changed.file, '/kh1');
-    assert.deepEqual(checkHostKeyInFiles([{ file: '/e', text: '' }], 'gpu7', 22, a.type, a.blob), { status: 'unknown', otherKeyTypes: [], certAuthorities: [] });
+    assert.deepEqual(checkHostKeyInFiles([{ file: '/e', text: '' }], 'gpu7', 22, a.type, a.blob), {
+      status: 'unknown',
+      otherKeyTypes: [],
+      certAuthorities: [],
+    });
   });
 
   it('@cert-authority lines that cover a host are reported (ssh2 cannot check host certificates)', () => {

@@ -1,6 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { initialState, reduce, wantsCompletionProbe, formatDuration, type LoadState, type Signal } from '../../src/monitor/loadState';
+import {
+  initialState,
+  reduce,
+  wantsCompletionProbe,
+  formatDuration,
+  type LoadState,
+  type Signal,
+} from '../../src/monitor/loadState';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return {
@@ -34,17 +41,31 @@ describe('load state reducer', () => {
     assert.equal(state.verdict, 'loading');
     const seen: number[] = [];
     for (const done of [1, 16, 32, 64]) {
-      state = reduce(state, { kind: 'journal', at: 10 + done, event: { type: 'shards', done, total: 64, percent: Math.floor((done / 64) * 100) }, text: 'shards' });
+      state = reduce(state, {
+        kind: 'journal',
+        at: 10 + done,
+        event: { type: 'shards', done, total: 64, percent: Math.floor((done / 64) * 100) },
+        text: 'shards',
+      });
       assert.equal(state.verdict, 'loading');
       seen.push(state.progress!);
     }
-    assert.deepEqual([...seen].sort((a, b) => a - b), seen, 'progress only grows');
+    assert.deepEqual(
+      [...seen].sort((a, b) => a - b),
+      seen,
+      'progress only grows',
+    );
     state = reduce(state, { kind: 'journal', at: 100, event: { type: 'httpUp' }, text: 'Uvicorn running' });
     assert.equal(state.verdict, 'warming up');
     state = reduce(state, { kind: 'http', at: 101, result: 'warming', detail: '/health 503' });
     assert.equal(state.verdict, 'warming up');
     assert.equal(wantsCompletionProbe(state), false);
-    state = reduce(state, { kind: 'journal', at: 102, event: { type: 'ready' }, text: 'The server is fired up and ready to roll!' });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 102,
+      event: { type: 'ready' },
+      text: 'The server is fired up and ready to roll!',
+    });
     assert.equal(state.verdict, 'warming up', 'the log line alone is not enough');
     assert.equal(wantsCompletionProbe(state), true);
     state = reduce(state, { kind: 'completion', at: 103, ok: true, detail: 'ok' });
@@ -62,8 +83,24 @@ describe('load state reducer', () => {
   it('a unit that fails is failed, with exit status and the error lines', () => {
     const state = run([
       ...restarted,
-      { kind: 'journal', at: 3, event: { type: 'error', text: 'torch.OutOfMemoryError: CUDA out of memory', fatal: true }, text: 'torch.OutOfMemoryError: CUDA out of memory' },
-      { kind: 'unit', at: 4, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1, execMainCode: 'exited' }) },
+      {
+        kind: 'journal',
+        at: 3,
+        event: { type: 'error', text: 'torch.OutOfMemoryError: CUDA out of memory', fatal: true },
+        text: 'torch.OutOfMemoryError: CUDA out of memory',
+      },
+      {
+        kind: 'unit',
+        at: 4,
+        unit: unit({
+          activeState: 'failed',
+          subState: 'failed',
+          mainPid: 0,
+          result: 'exit-code',
+          execMainStatus: 1,
+          execMainCode: 'exited',
+        }),
+      },
     ]);
     assert.equal(state.verdict, 'failed');
     assert.match(state.failure!.summary, /exited with status 1/);
@@ -79,7 +116,11 @@ describe('load state reducer', () => {
   it('a restart whose process is gone at once is failed', () => {
     const state = run([
       { kind: 'restartRequested', at: 1 },
-      { kind: 'attached', at: 2, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 2 }) },
+      {
+        kind: 'attached',
+        at: 2,
+        unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 2 }),
+      },
     ]);
     assert.equal(state.verdict, 'failed');
   });
@@ -88,17 +129,27 @@ describe('load state reducer', () => {
     let state = run([{ kind: 'attached', at: 2, unit: unit() }]);
     assert.equal(state.verdict, 'loading');
     assert.equal(state.progress, undefined);
-    state = reduce(state, { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 3,
+      event: { type: 'shards', done: 32, total: 64, percent: 50 },
+      text: 's',
+    });
     assert.equal(Math.round(state.progress! * 100), 45);
   });
 
   it('attaching to a stopped unit says stopped', () => {
-    const state = run([{ kind: 'attached', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) }]);
+    const state = run([
+      { kind: 'attached', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) },
+    ]);
     assert.equal(state.verdict, 'stopped');
   });
 
   it('a lost connection is unreachable, then back to the phase and percentage it had', () => {
-    let state = run([...restarted, { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' }]);
+    let state = run([
+      ...restarted,
+      { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' },
+    ]);
     const progress = state.progress;
     state = reduce(state, { kind: 'connection', at: 4, up: false, error: 'ECONNRESET' });
     assert.equal(state.verdict, 'unreachable');
@@ -121,15 +172,33 @@ describe('load state reducer', () => {
     assert.equal(state.verdict, 'loading');
     state = reduce(state, { kind: 'tick', at: 130_000, stallMs: 120_000 });
     assert.equal(state.verdict, 'stalled');
-    state = reduce(state, { kind: 'journal', at: 131_000, event: { type: 'shards', done: 3, total: 64, percent: 4 }, text: 's' });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 131_000,
+      event: { type: 'shards', done: 3, total: 64, percent: 4 },
+      text: 's',
+    });
     assert.equal(state.verdict, 'loading');
   });
 
   it('a replayed journal (after a reconnect) does not move progress backwards', () => {
-    let state = run([...restarted, { kind: 'journal', at: 3, event: { type: 'shards', done: 40, total: 64, percent: 62 }, text: 's' }]);
+    let state = run([
+      ...restarted,
+      { kind: 'journal', at: 3, event: { type: 'shards', done: 40, total: 64, percent: 62 }, text: 's' },
+    ]);
     const progress = state.progress;
-    state = reduce(state, { kind: 'journal', at: 4, event: { type: 'phase', phase: 'starting' }, text: 'Init torch distributed begin.' });
-    state = reduce(state, { kind: 'journal', at: 5, event: { type: 'shards', done: 10, total: 64, percent: 15 }, text: 's' });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 4,
+      event: { type: 'phase', phase: 'starting' },
+      text: 'Init torch distributed begin.',
+    });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 5,
+      event: { type: 'shards', done: 10, total: 64, percent: 15 },
+      text: 's',
+    });
     assert.equal(state.phase, 'loading weights');
     assert.equal(state.progress, progress);
   });

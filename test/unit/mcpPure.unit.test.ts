@@ -6,7 +6,13 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { parseMcpArgs } from '../../src/fronts/mcp/args';
-import { claudeMcpAddCommand, mcpConfigText, mcpServerEntry, mergeMcpConfig, userSettingsArgs } from '../../src/fronts/mcp/clientConfig';
+import {
+  claudeMcpAddCommand,
+  mcpConfigText,
+  mcpServerEntry,
+  mergeMcpConfig,
+  userSettingsArgs,
+} from '../../src/fronts/mcp/clientConfig';
 import { ProgressPacer, progressKey } from '../../src/fronts/mcp/progress';
 import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/toolSpecs';
 import type { ServerReport } from '../../src/fleet/report';
@@ -36,7 +42,10 @@ function report(over: Partial<ServerReport> = {}): ServerReport {
 
 describe('mcp: command line', () => {
   it('reads --config and --settings, with a space or =', () => {
-    assert.deepEqual(parseMcpArgs(['--config', 'a.json', '--settings=b.json']), { ok: true, args: { configFile: 'a.json', settingsFile: 'b.json' } });
+    assert.deepEqual(parseMcpArgs(['--config', 'a.json', '--settings=b.json']), {
+      ok: true,
+      args: { configFile: 'a.json', settingsFile: 'b.json' },
+    });
     assert.deepEqual(parseMcpArgs([]), { ok: true, args: {} });
     assert.deepEqual(parseMcpArgs(['--help']), { ok: true, args: { help: true } });
   });
@@ -56,13 +65,22 @@ describe('mcp: progress pacing of kimi_wait', () => {
     const a = pacer.onChange(report(), 0);
     assert.deepEqual(a, { progress: 10, total: 100, message: 'gpu7: loading 10% (loading weights) · about 5 min' });
     // the same state again (only the ETA text moved): not a change
-    assert.equal(pacer.onChange(report({ summary: 'gpu7: loading 10% (loading weights) · about 4 min' }), 100), undefined);
+    assert.equal(
+      pacer.onChange(report({ summary: 'gpu7: loading 10% (loading weights) · about 4 min' }), 100),
+      undefined,
+    );
     assert.equal(pacer.onTick(report(), 4999), undefined);
     const b = pacer.onChange(report({ progressPercent: 11, summary: 'gpu7: loading 11%' }), 5000);
     assert.equal(b?.progress, 11);
-    const c = pacer.onChange(report({ state: 'warming up', phase: 'warming up', progressPercent: 97, summary: 'gpu7: warming up 97%' }), 5001);
+    const c = pacer.onChange(
+      report({ state: 'warming up', phase: 'warming up', progressPercent: 97, summary: 'gpu7: warming up 97%' }),
+      5001,
+    );
     assert.equal(c?.progress, 97);
-    const d = pacer.onChange(report({ state: 'ready', phase: 'ready', progressPercent: null, summary: 'gpu7: ready' }), 5002);
+    const d = pacer.onChange(
+      report({ state: 'ready', phase: 'ready', progressPercent: null, summary: 'gpu7: ready' }),
+      5002,
+    );
     assert.deepEqual(d, { progress: 100, total: 100, message: 'gpu7: ready' });
   });
 
@@ -76,7 +94,10 @@ describe('mcp: progress pacing of kimi_wait', () => {
     assert.equal(sent.length, 7, 'at 0, 5, 10, ..., 30 s');
     const progress = sent.map((u) => u!.progress);
     for (let i = 1; i < progress.length; i++) assert.ok(progress[i]! > progress[i - 1]!, `not increasing: ${progress}`);
-    assert.ok(progress.every((p) => p >= 40 && p < 41), `progress stays at the percentage: ${progress}`);
+    assert.ok(
+      progress.every((p) => p >= 40 && p < 41),
+      `progress stays at the percentage: ${progress}`,
+    );
   });
 
   it('keeps increasing when the percentage is unknown or goes back (a new run after a crash)', () => {
@@ -99,7 +120,8 @@ describe('mcp: progress pacing of kimi_wait', () => {
 });
 
 describe('mcp: tool input schemas', () => {
-  const message = (r: { success: boolean; error?: { issues: { message: string; path: PropertyKey[] }[] } }) => r.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? '';
+  const message = (r: { success: boolean; error?: { issues: { message: string; path: PropertyKey[] }[] } }) =>
+    r.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? '';
 
   it('applies the defaults: timeoutSeconds 90, lines 50', () => {
     assert.deepEqual(waitInput.parse({}), { timeoutSeconds: 90 });
@@ -109,18 +131,35 @@ describe('mcp: tool input schemas', () => {
   });
 
   it('refuses bad inputs with a message that says what is wrong', () => {
-    assert.match(message(waitInput.safeParse({ timeoutSeconds: 600 })), /timeoutSeconds: timeoutSeconds must be at most 300: call kimi_wait again/);
+    assert.match(
+      message(waitInput.safeParse({ timeoutSeconds: 600 })),
+      /timeoutSeconds: timeoutSeconds must be at most 300: call kimi_wait again/,
+    );
     assert.match(message(waitInput.safeParse({ timeoutSeconds: 0 })), /at least 1/);
     assert.match(message(waitInput.safeParse({ timeoutSeconds: '90' })), /timeoutSeconds must be a number of seconds/);
     assert.match(message(restartInput.safeParse({ force: 'yes' })), /force must be true or false/);
     assert.match(message(logsInput.safeParse({ lines: 2.5 })), /lines must be a whole number/);
     assert.match(message(logsInput.safeParse({ lines: 5000 })), /at most 1000/);
     assert.match(message(statusInput.safeParse({ server: '' })), /server must be a server name/);
-    assert.match(message(waitInput.safeParse({ timeout: 60 })), /timeout/, 'an unknown key is named (not silently ignored)');
+    assert.match(
+      message(waitInput.safeParse({ timeout: 60 })),
+      /timeout/,
+      'an unknown key is named (not silently ignored)',
+    );
   });
 
   it('descriptions tell a model when to call which and what the states mean', () => {
-    for (const word of ['ready', 'loading NN%', 'warming up', 'failed', 'unreachable', 'unhealthy', 'stopping', 'restarting', 'not watched']) {
+    for (const word of [
+      'ready',
+      'loading NN%',
+      'warming up',
+      'failed',
+      'unreachable',
+      'unhealthy',
+      'stopping',
+      'restarting',
+      'not watched',
+    ]) {
       assert.ok(DESCRIPTIONS.kimi_status.includes(`"${word}"`), `kimi_status does not explain ${word}`);
       assert.ok(DESCRIPTIONS.kimi_wait.includes(`"${word}"`), `kimi_wait does not explain ${word}`);
     }
@@ -133,9 +172,19 @@ describe('mcp: client configuration (.mcp.json)', () => {
   const entry = mcpServerEntry('/home/me/.vscode/extensions/kimi-tools.kimi-service-0.1.0/dist/mcp.js');
 
   it('is the mcpServers entry Claude Code and Cursor read', () => {
-    assert.deepEqual(JSON.parse(mcpConfigText(entry)), { mcpServers: { kimi: { command: 'node', args: ['/home/me/.vscode/extensions/kimi-tools.kimi-service-0.1.0/dist/mcp.js'] } } });
-    assert.equal(claudeMcpAddCommand(entry), 'claude mcp add kimi -- node /home/me/.vscode/extensions/kimi-tools.kimi-service-0.1.0/dist/mcp.js');
-    assert.equal(claudeMcpAddCommand(mcpServerEntry("/Users/a b/it's/mcp.js")), `claude mcp add kimi -- node '/Users/a b/it'\\''s/mcp.js'`);
+    assert.deepEqual(JSON.parse(mcpConfigText(entry)), {
+      mcpServers: {
+        kimi: { command: 'node', args: ['/home/me/.vscode/extensions/kimi-tools.kimi-service-0.1.0/dist/mcp.js'] },
+      },
+    });
+    assert.equal(
+      claudeMcpAddCommand(entry),
+      'claude mcp add kimi -- node /home/me/.vscode/extensions/kimi-tools.kimi-service-0.1.0/dist/mcp.js',
+    );
+    assert.equal(
+      claudeMcpAddCommand(mcpServerEntry("/Users/a b/it's/mcp.js")),
+      `claude mcp add kimi -- node '/Users/a b/it'\\''s/mcp.js'`,
+    );
   });
 
   it('creates the file when there is none', () => {
@@ -146,7 +195,17 @@ describe('mcp: client configuration (.mcp.json)', () => {
   });
 
   it('keeps the other servers and keys, and replaces an older kimi entry', () => {
-    const existing = JSON.stringify({ mcpServers: { github: { command: 'npx', args: ['-y', 'gh-mcp'], env: { T: 'x' } }, kimi: { command: 'node', args: ['/old/dist/mcp.js'] } }, other: 1 }, null, 4);
+    const existing = JSON.stringify(
+      {
+        mcpServers: {
+          github: { command: 'npx', args: ['-y', 'gh-mcp'], env: { T: 'x' } },
+          kimi: { command: 'node', args: ['/old/dist/mcp.js'] },
+        },
+        other: 1,
+      },
+      null,
+      4,
+    );
     const merged = mergeMcpConfig(existing, entry);
     assert.ok(merged.ok);
     assert.equal(merged.replaced, true);
@@ -175,20 +234,40 @@ describe('mcp: client configuration (.mcp.json)', () => {
 
   it('adds --settings only for a VS Code whose user folder is not Code/User', () => {
     const exists = () => true;
-    assert.deepEqual(userSettingsArgs('/home/me/.config/Code/User/globalStorage/kimi-tools.kimi-service', exists, path.posix), []);
-    assert.deepEqual(userSettingsArgs('/home/me/.local/share/code-server/User/globalStorage/kimi-tools.kimi-service', exists, path.posix), [
-      '--settings',
-      '/home/me/.local/share/code-server/User/settings.json',
-    ]);
-    assert.deepEqual(userSettingsArgs('/home/me/.config/Code - Insiders/User/globalStorage/x', () => false, path.posix), [], 'no such settings.json');
-    assert.deepEqual(userSettingsArgs('C:\\Users\\me\\AppData\\Roaming\\Code\\User\\globalStorage\\x', exists, path.win32), []);
+    assert.deepEqual(
+      userSettingsArgs('/home/me/.config/Code/User/globalStorage/kimi-tools.kimi-service', exists, path.posix),
+      [],
+    );
+    assert.deepEqual(
+      userSettingsArgs(
+        '/home/me/.local/share/code-server/User/globalStorage/kimi-tools.kimi-service',
+        exists,
+        path.posix,
+      ),
+      ['--settings', '/home/me/.local/share/code-server/User/settings.json'],
+    );
+    assert.deepEqual(
+      userSettingsArgs('/home/me/.config/Code - Insiders/User/globalStorage/x', () => false, path.posix),
+      [],
+      'no such settings.json',
+    );
+    assert.deepEqual(
+      userSettingsArgs('C:\\Users\\me\\AppData\\Roaming\\Code\\User\\globalStorage\\x', exists, path.win32),
+      [],
+    );
     assert.deepEqual(userSettingsArgs(undefined, exists, path.posix), []);
   });
 });
 
 describe('mcp: servers and results', () => {
   const settings = (raw: Record<string, unknown>) => {
-    const r = parseSettings({ servers: [{ name: 'a', host: 'gpu1', unit: 'u1' }, { name: 'b', host: 'gpu2', unit: 'u2' }], ...raw });
+    const r = parseSettings({
+      servers: [
+        { name: 'a', host: 'gpu1', unit: 'u1' },
+        { name: 'b', host: 'gpu2', unit: 'u2' },
+      ],
+      ...raw,
+    });
     assert.ok(r.ok);
     return r.settings;
   };
@@ -197,7 +276,10 @@ describe('mcp: servers and results', () => {
     assert.equal(resolveServer(settings({}), undefined).name, 'a');
     assert.equal(resolveServer(settings({ activeServer: 'b' }), undefined).name, 'b');
     assert.equal(resolveServer(settings({}), 'b').name, 'b');
-    assert.throws(() => resolveServer(settings({}), 'c'), /No server named "c"; the configured servers are "a", "b"\. Nothing was run\./);
+    assert.throws(
+      () => resolveServer(settings({}), 'c'),
+      /No server named "c"; the configured servers are "a", "b"\. Nothing was run\./,
+    );
     const none = parseSettings({ servers: [] });
     assert.ok(none.ok);
     assert.throws(() => resolveServer(none.settings, undefined), /No server is configured/);

@@ -43,7 +43,16 @@ describe('page cache', () => {
     const warm = predictLoad([], total, total);
     assert.ok(warm < cold / 10);
     const history: LoadRecord[] = [
-      { startedAt: 0, outcome: 'ready', totalMs: 1, phaseMs: {}, coldBps: 100e6, warmBps: 1e9, afterWeightsMs: 30_000, startingMs: 5000 },
+      {
+        startedAt: 0,
+        outcome: 'ready',
+        totalMs: 1,
+        phaseMs: {},
+        coldBps: 100e6,
+        warmBps: 1e9,
+        afterWeightsMs: 30_000,
+        startingMs: 5000,
+      },
     ];
     const h = predictLoad(history, 120e9, total);
     assert.ok(Math.abs(h - (5000 + 1_200_000 + 120_000 + 30_000)) < 1);
@@ -51,7 +60,10 @@ describe('page cache', () => {
     assert.equal(predictionText(30_000, undefined, undefined), '~30 s (page cache unknown)');
   });
   it('warns about --weight-loader-drop-cache-after-load', () => {
-    assert.match(dropCacheWarning(['python', '-m', 'sglang.launch_server', '--weight-loader-drop-cache-after-load'])!, /every restart reads the weights cold/);
+    assert.match(
+      dropCacheWarning(['python', '-m', 'sglang.launch_server', '--weight-loader-drop-cache-after-load'])!,
+      /every restart reads the weights cold/,
+    );
     assert.equal(dropCacheWarning(['python', '--model-path', '/m']), undefined);
   });
   it('warms only when MemAvailable covers the uncached bytes + 10 %', () => {

@@ -79,10 +79,15 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
       commands.push(command);
       stdins.push(execOptions?.stdin);
       return new Promise((resolve) => {
-        const child = execFile('/bin/sh', ['-c', command], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KIMI_TEST_ROOT: root } }, (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-          resolve({ stdout, stderr, code });
-        });
+        const child = execFile(
+          '/bin/sh',
+          ['-c', command],
+          { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KIMI_TEST_ROOT: root } },
+          (error, stdout, stderr) => {
+            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+            resolve({ stdout, stderr, code });
+          },
+        );
         // Like Transport.exec: the stdin text, then end of file; without it, nothing is written.
         if (execOptions?.stdin !== undefined) child.stdin!.end(execOptions.stdin);
         else child.stdin!.end();
@@ -93,7 +98,15 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
     const p = path.join(root, rel);
     return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : null;
   };
-  return { root, stdins, deps, commands, diffs, reloads: () => (read('reloads') ?? '').split('\n').filter(Boolean).length, read };
+  return {
+    root,
+    stdins,
+    deps,
+    commands,
+    diffs,
+    reloads: () => (read('reloads') ?? '').split('\n').filter(Boolean).length,
+    read,
+  };
 }
 
 const DROP_IN = `${UNIT}.d/50-kimi-parsers.conf`;
@@ -111,10 +124,24 @@ describe('parserChange: enableParsers / rollback', () => {
     assert.ok(written);
     const argv = parseSystemctlCat(`${VENDOR}\n${written}`).commands[0].argv;
     assert.deepEqual(argv, [
-      '/usr/bin/python3', '-m', 'sglang.launch_server', '--model-path', "/root/models/Kimi K2.6 it's", '--tp', '8',
-      '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'kimi_k2',
+      '/usr/bin/python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      "/root/models/Kimi K2.6 it's",
+      '--tp',
+      '8',
+      '--tool-call-parser',
+      'kimi_k2',
+      '--reasoning-parser',
+      'kimi_k2',
     ]);
-    assert.deepEqual(r.rollback, { unit: UNIT, dropInPath: path.join(h.root, DROP_IN), previousContent: null, createdDir: true });
+    assert.deepEqual(r.rollback, {
+      unit: UNIT,
+      dropInPath: path.join(h.root, DROP_IN),
+      previousContent: null,
+      createdDir: true,
+    });
     assert.equal(h.reloads(), 1);
 
     // The content went on tee's stdin, not on a command line.
@@ -134,7 +161,10 @@ describe('parserChange: enableParsers / rollback', () => {
   it('already set: nothing written, nothing reloaded, no diff shown', async () => {
     const h = makeHost();
     fs.mkdirSync(path.join(h.root, `${UNIT}.d`));
-    fs.writeFileSync(path.join(h.root, `${UNIT}.d/10-flags.conf`), '[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --reasoning-parser=kimi_k2 --tool-call-parser kimi_k2\n');
+    fs.writeFileSync(
+      path.join(h.root, `${UNIT}.d/10-flags.conf`),
+      '[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --reasoning-parser=kimi_k2 --tool-call-parser kimi_k2\n',
+    );
     const r = await enableParsers(h.deps, UNIT, choice);
     assert.equal(r.kind, 'already-set');
     assert.equal(h.diffs.length, 0);
@@ -144,7 +174,8 @@ describe('parserChange: enableParsers / rollback', () => {
 
   it('replaces an earlier drop-in of ours, keeps a backup, rollback restores it exactly (sudo)', async () => {
     const h = makeHost({ sudo: true });
-    const old = '# mine\n[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m --reasoning-parser kimi\n';
+    const old =
+      '# mine\n[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m --reasoning-parser kimi\n';
     fs.mkdirSync(path.join(h.root, `${UNIT}.d`));
     fs.writeFileSync(path.join(h.root, DROP_IN), old);
     const r = await enableParsers(h.deps, UNIT, choice);
@@ -168,14 +199,22 @@ describe('parserChange: enableParsers / rollback', () => {
     await rollback(h.deps, r.rollback);
     assert.equal(h.read(DROP_IN), old);
     assert.ok(fs.existsSync(path.join(h.root, `${UNIT}.d`)));
-    assert.deepEqual(h.commands.filter((c) => c.startsWith('sudo ')).slice(3), [`sudo -n tee -- ${dropIn} >/dev/null`, 'sudo -n systemctl daemon-reload']);
+    assert.deepEqual(h.commands.filter((c) => c.startsWith('sudo ')).slice(3), [
+      `sudo -n tee -- ${dropIn} >/dev/null`,
+      'sudo -n systemctl daemon-reload',
+    ]);
   });
 
   it('sudo refuses: the message names the refused command and the sudoers rule command; nothing written', async () => {
     const h = makeHost({ sudo: true });
-    fs.writeFileSync(path.join(h.root, 'bin', 'sudo'), '#!/bin/sh\necho "sudo: a password is required" >&2\nexit 1\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(h.root, 'bin', 'sudo'), '#!/bin/sh\necho "sudo: a password is required" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
     await assert.rejects(enableParsers(h.deps, UNIT, choice), (e: Error) => {
-      assert.match(e.message, /^creating the drop-in folder failed: sudo asks for a password on this machine: allow "mkdir -p -- \S+" without a password\. Refused: sudo -n mkdir -p -- /);
+      assert.match(
+        e.message,
+        /^creating the drop-in folder failed: sudo asks for a password on this machine: allow "mkdir -p -- \S+" without a password\. Refused: sudo -n mkdir -p -- /,
+      );
       assert.match(e.message, /"Kimi: Copy sudoers rule"/);
       assert.match(e.message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
       return true;
@@ -190,12 +229,19 @@ describe('parserChange: enableParsers / rollback', () => {
     fs.mkdirSync(path.join(h.root, `${UNIT}.d`));
     fs.writeFileSync(path.join(h.root, DROP_IN), old);
     // tee that truncates its file, then fails, on the first write of the drop-in only
-    fs.writeFileSync(path.join(h.root, 'bin', 'tee'), `#!/bin/sh
+    fs.writeFileSync(
+      path.join(h.root, 'bin', 'tee'),
+      `#!/bin/sh
 f=$2
 if [ "\${f%.bak}" = "$f" ] && [ ! -e "$KIMI_TEST_ROOT/tee-failed" ]; then : > "$f"; touch "$KIMI_TEST_ROOT/tee-failed"; echo "tee: $f: No space left on device" >&2; exit 1; fi
 exec /usr/bin/tee "$@"
-`, { mode: 0o755 });
-    await assert.rejects(enableParsers(h.deps, UNIT, choice), /writing the drop-in failed \(exit 1\): sudo -n tee -- .*No space left on device/);
+`,
+      { mode: 0o755 },
+    );
+    await assert.rejects(
+      enableParsers(h.deps, UNIT, choice),
+      /writing the drop-in failed \(exit 1\): sudo -n tee -- .*No space left on device/,
+    );
     assert.equal(h.read(DROP_IN), old);
     assert.equal(h.reloads(), 0);
   });
@@ -210,14 +256,20 @@ exec /usr/bin/tee "$@"
   it('refuses when a later drop-in sets ExecStart (ours would not win)', async () => {
     const h = makeHost();
     fs.mkdirSync(path.join(h.root, `${UNIT}.d`));
-    fs.writeFileSync(path.join(h.root, `${UNIT}.d/override.conf`), '[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --tp 4\n');
+    fs.writeFileSync(
+      path.join(h.root, `${UNIT}.d/override.conf`),
+      '[Service]\nExecStart=\nExecStart=/usr/bin/python3 -m sglang.launch_server --tp 4\n',
+    );
     await assert.rejects(enableParsers(h.deps, UNIT, choice), /override\.conf.*after 50-kimi-parsers\.conf/);
     assert.equal(h.read(DROP_IN), null);
   });
 
   it('rejects invalid parser and unit names before touching the host', async () => {
     const h = makeHost();
-    await assert.rejects(enableParsers(h.deps, UNIT, { toolCallParser: "kimi_k2'; reboot", reasoningParser: 'kimi_k2' }), /not a parser name/);
+    await assert.rejects(
+      enableParsers(h.deps, UNIT, { toolCallParser: "kimi_k2'; reboot", reasoningParser: 'kimi_k2' }),
+      /not a parser name/,
+    );
     await assert.rejects(enableParsers(h.deps, '../x', choice), /Invalid systemd unit name/);
     assert.equal(h.commands.length, 0);
   });

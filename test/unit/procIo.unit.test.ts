@@ -22,8 +22,14 @@ describe('procIo: parsing', () => {
     assert.throws(() => samplerCommand({ mainPid: 1, intervalMs: 1000, listenPort: 70000 }));
     assert.throws(() => modelSizeCommand('models/x'));
     assert.throws(() => modelSizeCommand('/a\nb'));
-    assert.match(modelSizeCommand("/root/models/K'2; touch /tmp/x"), /find -L '\/root\/models\/K'\\''2; touch \/tmp\/x' -maxdepth 1/);
-    assert.match(samplerCommand({ mainPid: 1, intervalMs: 1000, controlGroup: '/system.slice/a b.service' }), /cg='\/system\.slice\/a b\.service'/);
+    assert.match(
+      modelSizeCommand("/root/models/K'2; touch /tmp/x"),
+      /find -L '\/root\/models\/K'\\''2; touch \/tmp\/x' -maxdepth 1/,
+    );
+    assert.match(
+      samplerCommand({ mainPid: 1, intervalMs: 1000, controlGroup: '/system.slice/a b.service' }),
+      /cg='\/system\.slice\/a b\.service'/,
+    );
   });
 });
 
@@ -57,7 +63,10 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
       return p;
     };
     const pidFile = (name: string): string => path.join(dir!, `${name}.pid`);
-    const reader = script('reader', `while read -r l; do :; done < '${file}'\necho $$ > '${pidFile('reader')}'\nexec sleep 30\n`);
+    const reader = script(
+      'reader',
+      `while read -r l; do :; done < '${file}'\necho $$ > '${pidFile('reader')}'\nexec sleep 30\n`,
+    );
     const middle = script('middle', `sh '${reader}' &\necho $$ > '${pidFile('middle')}'\nwait\n`);
     const sleeper = script('sleeper', `echo $$ > '${pidFile('sleeper')}'\nexec sleep 30\n`);
     const outer = script('outer', `sh '${middle}' &\nsh '${sleeper}' &\necho $$ > '${pidFile('outer')}'\nwait\n`);
@@ -78,7 +87,9 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
       { timeoutMs: 15_000, message: `the PID files of ${names.join(', ')} (the reader's once it has read the file)` },
     );
     assert.equal(pids[0], tree.pid);
-    const out = firstRound(samplerCommand({ mainPid: tree.pid ?? 0, intervalMs: 200, controlGroup: '/no/such/cgroup' }));
+    const out = firstRound(
+      samplerCommand({ mainPid: tree.pid ?? 0, intervalMs: 200, controlGroup: '/no/such/cgroup' }),
+    );
     assert.match(out, /^S 1 4 0 \d+ \d+ - C\d+:\d+:-$/, out); // alive; outer sh, middle sh, reader (now sleep), sleeper (now sleep); their CPU ticks
     const rchar = Number(out.split(' ')[5]);
     assert.ok(rchar >= 1024 * 1024, out); // the reader has read the whole 1 MiB
@@ -102,7 +113,10 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
-    assert.equal(firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port })), 'S 0 0 1 0 0 - L0');
+    assert.equal(
+      firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port })),
+      'S 0 0 1 0 0 - L0',
+    );
   });
 
   it('model size over *.safetensors only, following symlinks', () => {
@@ -117,8 +131,14 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
       // The sampler's first line, before its first round; read as the watcher reads it.
       const first = firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, modelPath: d }));
       assert.equal(first, 'M 2 3500');
-      assert.deepEqual(new SamplerReader(() => undefined).read(first, 0), { signals: [], modelSize: { files: 2, bytes: 3500 } });
-      assert.equal(firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, modelPath: path.join(d, 'missing') })), 'M 0 0');
+      assert.deepEqual(new SamplerReader(() => undefined).read(first, 0), {
+        signals: [],
+        modelSize: { files: 2, bytes: 3500 },
+      });
+      assert.equal(
+        firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, modelPath: path.join(d, 'missing') })),
+        'M 0 0',
+      );
     } finally {
       fs.rmSync(d, { recursive: true, force: true });
     }

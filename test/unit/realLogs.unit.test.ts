@@ -13,7 +13,8 @@ const fixtures = loadFixtures();
 describe('real logs: every published log, through the reader and the reducer', () => {
   it('the corpus is there (22 logs at least, each with its header)', () => {
     assert.ok(fixtures.length >= 22, `${fixtures.length} fixtures`);
-    for (const f of fixtures) assert.ok(['ready', 'failed', 'hang'].includes(f.header.outcome), `${f.header.id}: outcome ${f.header.outcome}`);
+    for (const f of fixtures)
+      assert.ok(['ready', 'failed', 'hang'].includes(f.header.outcome), `${f.header.id}: outcome ${f.header.outcome}`);
   });
 
   for (const fixture of fixtures) {
@@ -28,7 +29,8 @@ describe('real logs: every published log, through the reader and the reducer', (
             : 'is never ready nor failed, and stalled once nothing moved for kimi.stallSeconds (from its last progress)';
       it(what, () => assert.deepEqual(judgement.verdict, []));
       if (header.outcome === 'failed') {
-        it(`shows the cause "${header.cause}" first: notification, tooltip, report`, () => assert.deepEqual(judgement.cause, []));
+        it(`shows the cause "${header.cause}" first: notification, tooltip, report`, () =>
+          assert.deepEqual(judgement.cause, []));
       }
     });
   }

@@ -3,8 +3,16 @@ import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot, WaitResult } from '../../src/fleet/fleet';
 import { rollingRestart, rollSummary, sameModelDefaults, type RollingFleet } from '../../src/fleet/rolling';
 
-const profile = (name: string) => ({ name, host: `${name}.lan`, unit: 'sglang.service', url: 'http://127.0.0.1:30000' }) as unknown as ServerProfile;
-const snapshot = (server: ServerProfile): ServerSnapshot => ({ server, state: undefined, watching: true, loading: false, refusal: undefined, verification: undefined });
+const profile = (name: string) =>
+  ({ name, host: `${name}.lan`, unit: 'sglang.service', url: 'http://127.0.0.1:30000' }) as unknown as ServerProfile;
+const snapshot = (server: ServerProfile): ServerSnapshot => ({
+  server,
+  state: undefined,
+  watching: true,
+  loading: false,
+  refusal: undefined,
+  verification: undefined,
+});
 
 /** A fleet that records every verb in order; per server, how its wait and verification end. */
 class FakeFleet implements RollingFleet {
@@ -34,9 +42,22 @@ describe('rolling restart: one server at a time', () => {
   it('restarts each only after the previous one is ready and verified', async () => {
     const fleet = new FakeFleet();
     const steps: string[] = [];
-    const result = await rollingRestart(fleet, [a, b, c], { loadTimeoutMs: 1000, onProgress: (p) => steps.push(p.text) });
+    const result = await rollingRestart(fleet, [a, b, c], {
+      loadTimeoutMs: 1000,
+      onProgress: (p) => steps.push(p.text),
+    });
     assert.deepEqual(result, { kind: 'done', restarted: ['a', 'b', 'c'] });
-    assert.deepEqual(fleet.calls, ['restart a', 'wait a 1000', 'verify a', 'restart b', 'wait b 1000', 'verify b', 'restart c', 'wait c 1000', 'verify c']);
+    assert.deepEqual(fleet.calls, [
+      'restart a',
+      'wait a 1000',
+      'verify a',
+      'restart b',
+      'wait b 1000',
+      'verify b',
+      'restart c',
+      'wait c 1000',
+      'verify c',
+    ]);
     assert.equal(steps[0], 'restarting a (1/3)');
     assert.equal(steps[steps.length - 1], 'c ready, Parsers verified: 6/6 checks passed (3/3)');
     assert.equal(rollSummary(result), 'Rolling restart done: a, b, c restarted, ready and verified.');
@@ -50,7 +71,10 @@ describe('rolling restart: one server at a time', () => {
     assert.ok(result.kind === 'failed');
     assert.equal(result.server, 'b');
     assert.deepEqual(result.skipped, ['c']);
-    assert.equal(rollSummary(result), 'Rolling restart stopped at b: it failed. A restarted, ready and verified. Not restarted: c.');
+    assert.equal(
+      rollSummary(result),
+      'Rolling restart stopped at b: it failed. A restarted, ready and verified. Not restarted: c.',
+    );
   });
 
   it('parsers that do not all pass stop the roll as a failure', async () => {
@@ -110,7 +134,7 @@ describe('rolling restart: one server at a time', () => {
     assert.match(rollSummary(result), /^Rolling restart cancelled at b: cancelled by the user \(its load goes on\)\./);
   });
 
-  it('proposes the servers with the active server\'s model path, or just the active one when unknown', () => {
+  it("proposes the servers with the active server's model path, or just the active one when unknown", () => {
     const paths = new Map([
       ['a', '/models/K2'],
       ['b', '/models/K2'],

@@ -13,26 +13,52 @@ function errorLines(log: readonly string[]): string[] {
   return out;
 }
 
-const SYSTEMD_EXIT = ['sglang.service: Main process exited, code=exited, status=1/FAILURE', "sglang.service: Failed with result 'exit-code'."];
+const SYSTEMD_EXIT = [
+  'sglang.service: Main process exited, code=exited, status=1/FAILURE',
+  "sglang.service: Failed with result 'exit-code'.",
+];
 
 describe('line grammar: colours, glued lines, prefixes', () => {
   it('drops ANSI colour codes', () => {
-    assert.equal(stripAnsi('[aiter] \x1b[32mfinish build [module_aiter_enum], cost 7.2s \x1b[0m'), '[aiter] finish build [module_aiter_enum], cost 7.2s ');
-    assert.deepEqual(splitLines('\x1b[31mtorch.OutOfMemoryError: HIP out of memory.\x1b[0m'), ['torch.OutOfMemoryError: HIP out of memory.']);
+    assert.equal(
+      stripAnsi('[aiter] \x1b[32mfinish build [module_aiter_enum], cost 7.2s \x1b[0m'),
+      '[aiter] finish build [module_aiter_enum], cost 7.2s ',
+    );
+    assert.deepEqual(splitLines('\x1b[31mtorch.OutOfMemoryError: HIP out of memory.\x1b[0m'), [
+      'torch.OutOfMemoryError: HIP out of memory.',
+    ]);
   });
 
   it('splits a log line glued to the end of a tqdm bar', () => {
-    assert.deepEqual(splitGlued('  0%|          | 0/13 [00:00<?, ?it/s][2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.'), [
-      '  0%|          | 0/13 [00:00<?, ?it/s]',
-      '[2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.',
-    ]);
-    assert.deepEqual(splitGlued('Capturing batches (avail_mem=0.00 GB):   0%|    | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: x'), [
-      'Capturing batches (avail_mem=0.00 GB):   0%|    | 0/4 [00:00<?, ?it/s]',
-      '2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: x',
-    ]);
-    assert.deepEqual(splitGlued('Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'), ['Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]']);
+    assert.deepEqual(
+      splitGlued(
+        '  0%|          | 0/13 [00:00<?, ?it/s][2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.',
+      ),
+      [
+        '  0%|          | 0/13 [00:00<?, ?it/s]',
+        '[2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.',
+      ],
+    );
+    assert.deepEqual(
+      splitGlued(
+        'Capturing batches (avail_mem=0.00 GB):   0%|    | 0/4 [00:00<?, ?it/s]2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: x',
+      ),
+      [
+        'Capturing batches (avail_mem=0.00 GB):   0%|    | 0/4 [00:00<?, ?it/s]',
+        '2025-05-02 16:14:34,907 - INFO - flashinfer.jit: Loading JIT ops: x',
+      ],
+    );
+    assert.deepEqual(
+      splitGlued('Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'),
+      ['Loading safetensors checkpoint shards: 100% Completed | 64/64 [03:33<00:00,  3.33s/it]'],
+    );
     // The glued line is read: the graph capture begins.
-    assert.deepEqual(parseJournalMessage('  0%|    | 0/13 [00:00<?, ?it/s][2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.'), [{ type: 'phase', phase: 'capturing CUDA graphs' }]);
+    assert.deepEqual(
+      parseJournalMessage(
+        '  0%|    | 0/13 [00:00<?, ?it/s][2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes.',
+      ),
+      [{ type: 'phase', phase: 'capturing CUDA graphs' }],
+    );
   });
 
   it('any rank tag form, none at TP1', () => {
@@ -45,46 +71,124 @@ describe('line grammar: colours, glued lines, prefixes', () => {
     ] as const) {
       assert.deepEqual(stripPrefix(line), { text: 'Load weight end.', prefixed: true, record: true, ranks }, line);
     }
-    assert.deepEqual(stripPrefix('[2025-05-02 16:14:33] Load weight end.'), { text: 'Load weight end.', prefixed: true, record: true });
+    assert.deepEqual(stripPrefix('[2025-05-02 16:14:33] Load weight end.'), {
+      text: 'Load weight end.',
+      prefixed: true,
+      record: true,
+    });
   });
 
   it("vLLM's process tags (with and without a logger stamp), torch's rank and glog stamps, Python logging, [aiter]", () => {
-    assert.equal(stripPrefix('(APIServer pid=1) INFO 03-18 06:57:59 [api_server.py:1428] Starting vLLM API server 0 on http://0.0.0.0:8000').text, 'Starting vLLM API server 0 on http://0.0.0.0:8000');
-    assert.equal(stripPrefix('(EngineCore_DP0 pid=165) INFO 03-18 06:55:49 [default_loader.py:308] Loading weights took 32.77 seconds').text, 'Loading weights took 32.77 seconds');
-    assert.deepEqual(stripPrefix('(VllmWorker rank=5 pid=50999) ERROR 07-07 15:19:48 [multiproc_executor.py:492] torch.OutOfMemoryError: CUDA out of memory.'), {
-      text: 'torch.OutOfMemoryError: CUDA out of memory.',
+    assert.equal(
+      stripPrefix(
+        '(APIServer pid=1) INFO 03-18 06:57:59 [api_server.py:1428] Starting vLLM API server 0 on http://0.0.0.0:8000',
+      ).text,
+      'Starting vLLM API server 0 on http://0.0.0.0:8000',
+    );
+    assert.equal(
+      stripPrefix(
+        '(EngineCore_DP0 pid=165) INFO 03-18 06:55:49 [default_loader.py:308] Loading weights took 32.77 seconds',
+      ).text,
+      'Loading weights took 32.77 seconds',
+    );
+    assert.deepEqual(
+      stripPrefix(
+        '(VllmWorker rank=5 pid=50999) ERROR 07-07 15:19:48 [multiproc_executor.py:492] torch.OutOfMemoryError: CUDA out of memory.',
+      ),
+      {
+        text: 'torch.OutOfMemoryError: CUDA out of memory.',
+        prefixed: true,
+        record: true,
+        ranks: 'TP5',
+      },
+    );
+    assert.deepEqual(stripPrefix('(EngineCore pid=548) ValueError: No available memory for the cache blocks.'), {
+      text: 'ValueError: No available memory for the cache blocks.',
       prefixed: true,
-      record: true,
-      ranks: 'TP5',
+      record: false,
     });
-    assert.deepEqual(stripPrefix('(EngineCore pid=548) ValueError: No available memory for the cache blocks.'), { text: 'ValueError: No available memory for the cache blocks.', prefixed: true, record: false });
-    assert.equal(stripPrefix('(RayWorkerWrapper pid=7781, ip=10.0.0.2) INFO 05-01 10:00:00 [worker.py:1] hello').text, 'hello');
+    assert.equal(
+      stripPrefix('(RayWorkerWrapper pid=7781, ip=10.0.0.2) INFO 05-01 10:00:00 [worker.py:1] hello').text,
+      'hello',
+    );
     assert.equal(stripPrefix('(Worker pid=98743) INFO 05-01 10:00:00 [worker.py:1] hello').text, 'hello');
-    assert.equal(stripPrefix('INFO 03-07 12:29:02 __init__.py:190] Automatically detected platform cuda.').text, 'Automatically detected platform cuda.');
-    assert.deepEqual(stripPrefix('[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective operation timeout'), {
-      text: '[Rank 6] Watchdog caught collective operation timeout',
-      prefixed: true,
-      record: true,
-      ranks: 'rank6',
-    });
-    assert.equal(stripPrefix('(EngineCore_DP0 pid=165) [rank0]:W0318 06:57:13.573000 165 torch/_inductor/utils.py:1703] Not enough SMs').text, 'Not enough SMs');
-    assert.equal(stripPrefix('2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...').text, '[Autotuner]: Autotuning process starts ...');
-    assert.equal(stripPrefix('[aiter] import [module_quant] under /sgl-workspace/aiter/aiter/jit/module_quant.so').text, 'import [module_quant] under /sgl-workspace/aiter/aiter/jit/module_quant.so');
+    assert.equal(
+      stripPrefix('INFO 03-07 12:29:02 __init__.py:190] Automatically detected platform cuda.').text,
+      'Automatically detected platform cuda.',
+    );
+    assert.deepEqual(
+      stripPrefix(
+        '[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective operation timeout',
+      ),
+      {
+        text: '[Rank 6] Watchdog caught collective operation timeout',
+        prefixed: true,
+        record: true,
+        ranks: 'rank6',
+      },
+    );
+    assert.equal(
+      stripPrefix(
+        '(EngineCore_DP0 pid=165) [rank0]:W0318 06:57:13.573000 165 torch/_inductor/utils.py:1703] Not enough SMs',
+      ).text,
+      'Not enough SMs',
+    );
+    assert.equal(
+      stripPrefix(
+        '2026-03-18 06:57:26,008 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...',
+      ).text,
+      '[Autotuner]: Autotuning process starts ...',
+    );
+    assert.equal(
+      stripPrefix('[aiter] import [module_quant] under /sgl-workspace/aiter/aiter/jit/module_quant.so').text,
+      'import [module_quant] under /sgl-workspace/aiter/aiter/jit/module_quant.so',
+    );
   });
 
   it('newer SGLang wordings', () => {
-    assert.deepEqual(parseJournalMessage('[2026-02-26 16:41:05 TP0] Load weight end. elapsed=605.50 s, type=KimiK25ForConditionalGeneration, dtype=torch.bfloat16, avail mem=45.63 GB, mem usage=236.76 GB.'), [
-      { type: 'weightsLoaded', elapsedSeconds: 605.5, memUsageGB: 236.76, availMemGB: 45.63, modelType: 'KimiK25ForConditionalGeneration', dtype: 'torch.bfloat16' },
-    ]);
-    assert.deepEqual(parseJournalMessage('[2026-02-26 16:41:05 TP0] Capture target decode CUDA graph end. elapsed=12.20 s, mem usage=1.20 GB.'), [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }]);
-    assert.deepEqual(parseJournalMessage('[2026-02-26 16:30:43 TP0] Init torch distributed ends. elapsed=1.02 s, mem usage=0.74 GB'), []);
+    assert.deepEqual(
+      parseJournalMessage(
+        '[2026-02-26 16:41:05 TP0] Load weight end. elapsed=605.50 s, type=KimiK25ForConditionalGeneration, dtype=torch.bfloat16, avail mem=45.63 GB, mem usage=236.76 GB.',
+      ),
+      [
+        {
+          type: 'weightsLoaded',
+          elapsedSeconds: 605.5,
+          memUsageGB: 236.76,
+          availMemGB: 45.63,
+          modelType: 'KimiK25ForConditionalGeneration',
+          dtype: 'torch.bfloat16',
+        },
+      ],
+    );
+    assert.deepEqual(
+      parseJournalMessage(
+        '[2026-02-26 16:41:05 TP0] Capture target decode CUDA graph end. elapsed=12.20 s, mem usage=1.20 GB.',
+      ),
+      [{ type: 'phase', phase: 'capturing CUDA graphs' }, { type: 'graphsCaptured' }],
+    );
+    assert.deepEqual(
+      parseJournalMessage('[2026-02-26 16:30:43 TP0] Init torch distributed ends. elapsed=1.02 s, mem usage=0.74 GB'),
+      [],
+    );
   });
 
   it('ROCm: HIP out of memory and hipError are fatal errors', () => {
-    assert.deepEqual(parseJournalMessage('torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.00 GiB.'), [{ type: 'error', text: 'torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.00 GiB.', fatal: true }]);
-    assert.deepEqual(parseJournalMessage('RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!'), [
-      { type: 'error', text: 'RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!', fatal: true },
+    assert.deepEqual(parseJournalMessage('torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.00 GiB.'), [
+      { type: 'error', text: 'torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.00 GiB.', fatal: true },
     ]);
+    assert.deepEqual(
+      parseJournalMessage(
+        'RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!',
+      ),
+      [
+        {
+          type: 'error',
+          text: 'RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!',
+          fatal: true,
+        },
+      ],
+    );
   });
 });
 
@@ -94,7 +198,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       'launch_server.py: error: unrecognized arguments: --reasoning_parser kimi_k2',
       "vllm serve: error: argument --tool-call-parser: invalid choice: 'glm45' (choose from 'kimi_k2')",
       'vllm: error: unrecognized arguments: --foo',
-      'api_server.py: error: argument --port: invalid int value: \'x\'',
+      "api_server.py: error: argument --port: invalid int value: 'x'",
     ]) {
       const lines = errorLines([line, ...SYSTEMD_EXIT]);
       assert.equal(lines[0], line, 'the line is an error line');
@@ -105,11 +209,20 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   });
 
   it('an NCCL watchdog timeout alone, without the [E...] prefix and without the word Error', () => {
-    const line = '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.';
+    const line =
+      '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.';
     const cause = rootCause(errorLines([line, ...SYSTEMD_EXIT]));
     assert.equal(cause?.kind, 'distributed');
     assert.equal(cause?.cause, line);
-    assert.equal(rootCause(errorLines(["ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.", ...SYSTEMD_EXIT]))?.kind, 'distributed');
+    assert.equal(
+      rootCause(
+        errorLines([
+          "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+          ...SYSTEMD_EXIT,
+        ]),
+      )?.kind,
+      'distributed',
+    );
   });
 
   it('an exception whose message is empty: the "Possible solutions" block that follows', () => {
@@ -128,9 +241,15 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
     ]);
     const cause = rootCause(lines)!;
     assert.equal(cause.cause, 'Exception: Capture cuda graph failed:');
-    assert.deepEqual(cause.detail.slice(0, 2), ['Possible solutions:', '1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)']);
+    assert.deepEqual(cause.detail.slice(0, 2), [
+      'Possible solutions:',
+      '1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)',
+    ]);
     assert.deepEqual(cause.after, ['Received sigquit from a child process. It usually means the child failed.']);
-    assert.match(formatCause(cause), /^Exception: Capture cuda graph failed: Possible solutions: 1\. set --mem-fraction-static/);
+    assert.match(
+      formatCause(cause),
+      /^Exception: Capture cuda graph failed: Possible solutions: 1\. set --mem-fraction-static/,
+    );
   });
 
   it('a bare AssertionError: the line that raised it; the generic RuntimeError about the OOM killer comes after', () => {
@@ -195,20 +314,49 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   });
 
   it('a port in use, uvicorn or Python wording', () => {
-    assert.equal(rootCause(errorLines(["ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use", ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
-    assert.equal(rootCause(errorLines(['Traceback (most recent call last):', 'OSError: [Errno 98] Address already in use', ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
-    assert.equal(rootCause(errorLines(['Traceback (most recent call last):', "ValueError: metrics_port at 40290 is not available in 30 seconds. metrics_port is used by a process already. process.name()='sglang'", ...SYSTEMD_EXIT]))?.kind, 'address-in-use');
+    assert.equal(
+      rootCause(
+        errorLines([
+          "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
+          ...SYSTEMD_EXIT,
+        ]),
+      )?.kind,
+      'address-in-use',
+    );
+    assert.equal(
+      rootCause(
+        errorLines([
+          'Traceback (most recent call last):',
+          'OSError: [Errno 98] Address already in use',
+          ...SYSTEMD_EXIT,
+        ]),
+      )?.kind,
+      'address-in-use',
+    );
+    assert.equal(
+      rootCause(
+        errorLines([
+          'Traceback (most recent call last):',
+          "ValueError: metrics_port at 40290 is not available in 30 seconds. metrics_port is used by a process already. process.name()='sglang'",
+          ...SYSTEMD_EXIT,
+        ]),
+      )?.kind,
+      'address-in-use',
+    );
   });
 
   it('a warm-up failure after HTTP was up: the header, then its exception', () => {
     const lines = errorLines([
-      "[2024-12-13 01:47:34] Initialization failed. warmup error: Traceback (most recent call last):",
+      '[2024-12-13 01:47:34] Initialization failed. warmup error: Traceback (most recent call last):',
       '    assert res.status_code == 200, f"{res=}, {res.text=}"',
       "AssertionError: res=<Response [502]>, res.text=''",
       '',
       'Killed',
     ]);
-    assert.equal(causeText(lines), "Initialization failed. warmup error (AssertionError: res=<Response [502]>, res.text='')");
+    assert.equal(
+      causeText(lines),
+      "Initialization failed. warmup error (AssertionError: res=<Response [502]>, res.text='')",
+    );
   });
 
   it('only echoes of an end: no cause (the summary says how it ended)', () => {
@@ -216,16 +364,30 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
     assert.equal(rootCause(['Traceback (most recent call last):', ...SYSTEMD_EXIT]), undefined);
     assert.equal(rootCause([]), undefined);
     // The engine's own words that it ended are the best there is when nothing else is told.
-    assert.equal(rootCause(['ERROR 05-07 02:14:18 [core.py:396] EngineCore failed to start.', ...SYSTEMD_EXIT])?.cause, 'EngineCore failed to start.');
+    assert.equal(
+      rootCause(['ERROR 05-07 02:14:18 [core.py:396] EngineCore failed to start.', ...SYSTEMD_EXIT])?.cause,
+      'EngineCore failed to start.',
+    );
   });
 
   it('classifies the echoes and the causes', () => {
     assert.equal(classifyText('Received sigquit from a child process. It usually means the child failed.'), 'echo');
     assert.equal(classifyText('Scheduler hit an exception: Traceback (most recent call last):'), 'engine-end');
-    assert.equal(classifyText('RuntimeError: Rank 0 scheduler died during initialization (exit code: -3). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer.'), 'engine-end');
+    assert.equal(
+      classifyText(
+        'RuntimeError: Rank 0 scheduler died during initialization (exit code: -3). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer.',
+      ),
+      'engine-end',
+    );
     assert.equal(classifyText('sglang.service: Main process exited, code=exited, status=1/FAILURE'), 'echo');
     assert.equal(classifyText('Fatal Python error: Segmentation fault'), 'cause');
-    assert.equal(classifyText('SafetensorError: Error while deserializing header: MetadataIncompleteBuffer'), 'exception');
-    assert.equal(classifyText('Failed to import amdsmi with ModuleNotFoundError("No module named \'amdsmi\'")'), undefined);
+    assert.equal(
+      classifyText('SafetensorError: Error while deserializing header: MetadataIncompleteBuffer'),
+      'exception',
+    );
+    assert.equal(
+      classifyText('Failed to import amdsmi with ModuleNotFoundError("No module named \'amdsmi\'")'),
+      undefined,
+    );
   });
 });

@@ -19,7 +19,10 @@ describe('sampler: reading its lines', () => {
     const third = reader.read('S 1 9 0 3000 9000 - L0 U150,250', 3);
     assert.equal(third.listening, false);
     const gpu3 = third.signals[1]!;
-    assert.deepEqual(gpu3.kind === 'gpu' && gpu3.perGpu, [{ index: 0, usedMiB: 150, totalMiB: 81920 }, { index: 1, usedMiB: 250, totalMiB: 81920 }]);
+    assert.deepEqual(gpu3.kind === 'gpu' && gpu3.perGpu, [
+      { index: 0, usedMiB: 150, totalMiB: 81920 },
+      { index: 1, usedMiB: 250, totalMiB: 81920 },
+    ]);
     assert.equal(reader.read('S 0 0 1 0 0 -', 4).alive, false);
     assert.deepEqual(reader.read('garbage', 4), { signals: [] });
     assert.equal(reader.read('S 1 9 0 1 1 - U[N/A],[N/A]', 5).signals.length, 1, 'no reading, no GPU signal');
@@ -58,8 +61,15 @@ describe('sampler: paced by nvidia-smi -lms on a host that has it', function () 
       const round = new SamplerReader(() => undefined).read(lines[0]!, 5);
       const gpu = round.signals.find((s) => s.kind === 'gpu');
       assert.equal(gpu?.kind === 'gpu' ? gpu.utilPercent : undefined, 37, 'the busiest GPU');
-      assert.ok(round.signals.some((s) => s.kind === 'cpu' && s.cpuSeconds > 0), 'the CPU time of this test process');
-      assert.equal(fs.readFileSync(path.join(dir, 'starts'), 'utf8'), 'started\n', 'nvidia-smi started once, not once per round');
+      assert.ok(
+        round.signals.some((s) => s.kind === 'cpu' && s.cpuSeconds > 0),
+        'the CPU time of this test process',
+      );
+      assert.equal(
+        fs.readFileSync(path.join(dir, 'starts'), 'utf8'),
+        'started\n',
+        'nvidia-smi started once, not once per round',
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

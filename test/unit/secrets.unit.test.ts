@@ -11,30 +11,78 @@ function mask(text: string, known: readonly string[] = []): string {
 describe('secrets: maskSecrets', () => {
   const cases: Array<[string, string, string]> = [
     // --api-key
-    ['--api-key K', 'python -m sglang.launch_server --api-key sk-abc123 --port 30001', 'python -m sglang.launch_server --api-key *** --port 30001'],
-    ['--api-key=K', 'python -m sglang.launch_server --api-key=sk-abc123 --port 30001', 'python -m sglang.launch_server --api-key=*** --port 30001'],
-    ['--api-key \'K\'', "sglang serve --api-key 'sk abc' --tp 8", "sglang serve --api-key '***' --tp 8"],
+    [
+      '--api-key K',
+      'python -m sglang.launch_server --api-key sk-abc123 --port 30001',
+      'python -m sglang.launch_server --api-key *** --port 30001',
+    ],
+    [
+      '--api-key=K',
+      'python -m sglang.launch_server --api-key=sk-abc123 --port 30001',
+      'python -m sglang.launch_server --api-key=*** --port 30001',
+    ],
+    ["--api-key 'K'", "sglang serve --api-key 'sk abc' --tp 8", "sglang serve --api-key '***' --tp 8"],
     ['--api-key "K"', 'sglang serve --api-key "sk abc" --tp 8', 'sglang serve --api-key "***" --tp 8'],
-    ['--api-key=\'K\'', "--api-key='sk abc'", "--api-key='***'"],
+    ["--api-key='K'", "--api-key='sk abc'", "--api-key='***'"],
     ['--api-key="K" at the end', '--api-key="sk-1"', '--api-key="***"'],
-    ['a quoted whole word', 'ExecStart=/usr/bin/python3 "--api-key=sk 1" --tp 8', 'ExecStart=/usr/bin/python3 "--api-key=***" --tp 8'],
+    [
+      'a quoted whole word',
+      'ExecStart=/usr/bin/python3 "--api-key=sk 1" --tp 8',
+      'ExecStart=/usr/bin/python3 "--api-key=***" --tp 8',
+    ],
     ['--admin-api-key', '--admin-api-key adm-9 --api-key k-1', '--admin-api-key *** --api-key ***'],
     ['--hf-token', '--hf-token hf_xyz', '--hf-token ***'],
-    ['--ssl-keyfile-password', '--ssl-keyfile /k.pem --ssl-keyfile-password pw', '--ssl-keyfile /k.pem --ssl-keyfile-password ***'],
+    [
+      '--ssl-keyfile-password',
+      '--ssl-keyfile /k.pem --ssl-keyfile-password pw',
+      '--ssl-keyfile /k.pem --ssl-keyfile-password ***',
+    ],
     ['a tab before the value', '--api-key\tsk-1', '--api-key\t***'],
-    ['a continued unit-file line', 'ExecStart=/usr/bin/python3 -m sglang.launch_server --api-key \\\n    sk-abc \\\n    --tp 8', 'ExecStart=/usr/bin/python3 -m sglang.launch_server --api-key \\\n    *** \\\n    --tp 8'],
-    ['inside a JSON string (escaped quotes)', '{"cmd": "python --api-key \\"sk 1\\" --tp 8"}', '{"cmd": "python --api-key \\"***\\" --tp 8"}'],
-    ['an argv as JSON', '["python3","-m","sglang.launch_server","--api-key","sk-1","--tp","8"]', '["python3","-m","sglang.launch_server","--api-key","***","--tp","8"]'],
+    [
+      'a continued unit-file line',
+      'ExecStart=/usr/bin/python3 -m sglang.launch_server --api-key \\\n    sk-abc \\\n    --tp 8',
+      'ExecStart=/usr/bin/python3 -m sglang.launch_server --api-key \\\n    *** \\\n    --tp 8',
+    ],
+    [
+      'inside a JSON string (escaped quotes)',
+      '{"cmd": "python --api-key \\"sk 1\\" --tp 8"}',
+      '{"cmd": "python --api-key \\"***\\" --tp 8"}',
+    ],
+    [
+      'an argv as JSON',
+      '["python3","-m","sglang.launch_server","--api-key","sk-1","--tp","8"]',
+      '["python3","-m","sglang.launch_server","--api-key","***","--tp","8"]',
+    ],
     ['an argv as a Python list', "['--api-key', 'sk-1', '--tp', '8']", "['--api-key', '***', '--tp', '8']"],
-    ['a JSON list with a flag without value before', '["--enable-x", "--api-key", "sk-1"]', '["--enable-x", "--api-key", "***"]'],
-    ['systemctl show ExecStart', 'ExecStart={ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --api-key sk-1 --port 30001 ; ignore_errors=no }', 'ExecStart={ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --api-key *** --port 30001 ; ignore_errors=no }'],
+    [
+      'a JSON list with a flag without value before',
+      '["--enable-x", "--api-key", "sk-1"]',
+      '["--enable-x", "--api-key", "***"]',
+    ],
+    [
+      'systemctl show ExecStart',
+      'ExecStart={ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --api-key sk-1 --port 30001 ; ignore_errors=no }',
+      'ExecStart={ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --api-key *** --port 30001 ; ignore_errors=no }',
+    ],
     // Authorization
     ['Authorization header', 'Authorization: Bearer sk-abc', 'Authorization: Bearer ***'],
     ['any case', 'authorization: bearer sk-abc', 'authorization: bearer ***'],
     ['upper case', 'AUTHORIZATION:Bearer sk-abc', 'AUTHORIZATION:Bearer ***'],
-    ['curl -H', "curl -H 'Authorization: Bearer sk-abc' http://127.0.0.1:30001/v1/models", "curl -H 'Authorization: Bearer ***' http://127.0.0.1:30001/v1/models"],
-    ['JSON', '{"authorization": "Bearer sk-abc", "accept": "application/json"}', '{"authorization": "Bearer ***", "accept": "application/json"}'],
-    ['Node inspect', "{ Accept: 'application/json', Authorization: 'Bearer sk-abc' }", "{ Accept: 'application/json', Authorization: 'Bearer ***' }"],
+    [
+      'curl -H',
+      "curl -H 'Authorization: Bearer sk-abc' http://127.0.0.1:30001/v1/models",
+      "curl -H 'Authorization: Bearer ***' http://127.0.0.1:30001/v1/models",
+    ],
+    [
+      'JSON',
+      '{"authorization": "Bearer sk-abc", "accept": "application/json"}',
+      '{"authorization": "Bearer ***", "accept": "application/json"}',
+    ],
+    [
+      'Node inspect',
+      "{ Accept: 'application/json', Authorization: 'Bearer sk-abc' }",
+      "{ Accept: 'application/json', Authorization: 'Bearer ***' }",
+    ],
     ['curl config', 'header = "Authorization: Bearer sk-abc"', 'header = "Authorization: Bearer ***"'],
     ['Basic', 'Authorization: Basic dXNlcjpwYXNz', 'Authorization: Basic ***'],
     ['no scheme', 'Authorization: sk-abc', 'Authorization: ***'],
@@ -45,12 +93,32 @@ describe('secrets: maskSecrets', () => {
     ['*_SECRET and *_PASSWORD', 'AWS_SECRET=a DB_PASSWORD=b PGPASSWD=c', 'AWS_SECRET=*** DB_PASSWORD=*** PGPASSWD=c'],
     ['quoted values', `HF_TOKEN='hf abc' OPENAI_API_KEY="sk 1"`, `HF_TOKEN='***' OPENAI_API_KEY="***"`],
     ['systemd Environment=', 'Environment=HF_TOKEN=hf_abc', 'Environment=HF_TOKEN=***'],
-    ['systemd Environment="..."', 'Environment="HF_TOKEN=hf abc" "CUDA_VISIBLE_DEVICES=0,1"', 'Environment="HF_TOKEN=***" "CUDA_VISIBLE_DEVICES=0,1"'],
-    ['several on one line', 'Environment=CUDA_VISIBLE_DEVICES=0 HF_TOKEN=x SGLANG_API_KEY=y NCCL_DEBUG=INFO', 'Environment=CUDA_VISIBLE_DEVICES=0 HF_TOKEN=*** SGLANG_API_KEY=*** NCCL_DEBUG=INFO'],
+    [
+      'systemd Environment="..."',
+      'Environment="HF_TOKEN=hf abc" "CUDA_VISIBLE_DEVICES=0,1"',
+      'Environment="HF_TOKEN=***" "CUDA_VISIBLE_DEVICES=0,1"',
+    ],
+    [
+      'several on one line',
+      'Environment=CUDA_VISIBLE_DEVICES=0 HF_TOKEN=x SGLANG_API_KEY=y NCCL_DEBUG=INFO',
+      'Environment=CUDA_VISIBLE_DEVICES=0 HF_TOKEN=*** SGLANG_API_KEY=*** NCCL_DEBUG=INFO',
+    ],
     ['base64 padding stays inside the value', 'HF_TOKEN=aGVsbG8=', 'HF_TOKEN=***'],
-    ['SGLang ServerArgs repr', "server_args=ServerArgs(model_path='/root/models/Kimi-K2.6', api_key='sk-1', admin_api_key=None, port=30001)", "server_args=ServerArgs(model_path='/root/models/Kimi-K2.6', api_key='***', admin_api_key=None, port=30001)"],
-    ['JSON keys', '{"api_key": "sk-1", "HF_TOKEN": "hf_1", "tp_size": 8, "eos_token": "</s>"}', '{"api_key": "***", "HF_TOKEN": "***", "tp_size": 8, "eos_token": "</s>"}'],
-    ['prose punctuation stays', 'set HF_TOKEN=hf_1. Then OPENAI_API_KEY=sk-2, and go', 'set HF_TOKEN=***. Then OPENAI_API_KEY=***, and go'],
+    [
+      'SGLang ServerArgs repr',
+      "server_args=ServerArgs(model_path='/root/models/Kimi-K2.6', api_key='sk-1', admin_api_key=None, port=30001)",
+      "server_args=ServerArgs(model_path='/root/models/Kimi-K2.6', api_key='***', admin_api_key=None, port=30001)",
+    ],
+    [
+      'JSON keys',
+      '{"api_key": "sk-1", "HF_TOKEN": "hf_1", "tp_size": 8, "eos_token": "</s>"}',
+      '{"api_key": "***", "HF_TOKEN": "***", "tp_size": 8, "eos_token": "</s>"}',
+    ],
+    [
+      'prose punctuation stays',
+      'set HF_TOKEN=hf_1. Then OPENAI_API_KEY=sk-2, and go',
+      'set HF_TOKEN=***. Then OPENAI_API_KEY=***, and go',
+    ],
     ['CRLF lines', 'HF_TOKEN=a\r\n--api-key b\r\n', 'HF_TOKEN=***\r\n--api-key ***\r\n'],
     ['JSON key with an escaped quote', '{"api_key": "a\\"b"}', '{"api_key": "***"}'],
   ];
@@ -154,13 +222,14 @@ describe('secrets: maskSecrets', () => {
   });
 
   it('large text stays fast', () => {
-    const line = 'INFO 2026-01-01 [TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=12.34 GB "a": "b" --tp 8 HF_HOME=/x\n';
+    const line =
+      'INFO 2026-01-01 [TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=12.34 GB "a": "b" --tp 8 HF_HOME=/x\n';
     const text = line.repeat(10_000) + '--api-key sk-1\n';
     const t0 = Date.now();
     const masked = maskSecrets(text);
     assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
     assert.ok(masked.endsWith('--api-key ***\n'));
-    assert.equal(masked, text.replace("--api-key sk-1", "--api-key ***"));
+    assert.equal(masked, text.replace('--api-key sk-1', '--api-key ***'));
   });
 
   it('is idempotent on everything above', () => {
@@ -185,14 +254,10 @@ describe('secrets: maskArgv', () => {
   });
 
   it('masks inside elements', () => {
-    assert.deepEqual(maskArgv(['env', 'HF_TOKEN=hf_1', 'python3', '--api-key=sk-1', '-H', 'Authorization: Bearer sk-1']), [
-      'env',
-      'HF_TOKEN=***',
-      'python3',
-      '--api-key=***',
-      '-H',
-      'Authorization: Bearer ***',
-    ]);
+    assert.deepEqual(
+      maskArgv(['env', 'HF_TOKEN=hf_1', 'python3', '--api-key=sk-1', '-H', 'Authorization: Bearer sk-1']),
+      ['env', 'HF_TOKEN=***', 'python3', '--api-key=***', '-H', 'Authorization: Bearer ***'],
+    );
   });
 
   it('a flag without a value keeps the next flag', () => {
@@ -208,12 +273,38 @@ describe('secrets: maskArgv', () => {
 
 describe('secrets: isSecretName', () => {
   it('secret names', () => {
-    for (const n of ['HF_TOKEN', 'OPENAI_API_KEY', 'AWS_SECRET', 'DB_PASSWORD', 'TOKEN', 'api_key', 'api-key', 'admin-api-key', 'apikey', 'hf_token', 'hf-token', 'client_secret', 'ssl-keyfile-password', 'token']) {
+    for (const n of [
+      'HF_TOKEN',
+      'OPENAI_API_KEY',
+      'AWS_SECRET',
+      'DB_PASSWORD',
+      'TOKEN',
+      'api_key',
+      'api-key',
+      'admin-api-key',
+      'apikey',
+      'hf_token',
+      'hf-token',
+      'client_secret',
+      'ssl-keyfile-password',
+      'token',
+    ]) {
       assert.equal(isSecretName(n), true, n);
     }
   });
   it('other names', () => {
-    for (const n of ['TOKENIZERS_PARALLELISM', 'MAX_TOKENS', 'HF_TOKEN_PATH', 'eos_token', 'max_tokens', 'tokenizer-path', 'sort_key', 'ssl-keyfile', 'Environment', 'port']) {
+    for (const n of [
+      'TOKENIZERS_PARALLELISM',
+      'MAX_TOKENS',
+      'HF_TOKEN_PATH',
+      'eos_token',
+      'max_tokens',
+      'tokenizer-path',
+      'sort_key',
+      'ssl-keyfile',
+      'Environment',
+      'port',
+    ]) {
       assert.equal(isSecretName(n), false, n);
     }
   });

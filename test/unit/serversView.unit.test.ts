@@ -7,32 +7,80 @@ import { serverRows } from '../../src/fronts/vscode/serversViewModel';
 import { otherServers } from '../../src/fronts/vscode/statusOthers';
 import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
 
-const profile = (name: string) => ({ name, host: `${name}.lan`, port: 22, unit: 'sglang-k26.service', url: 'http://127.0.0.1:30001', sudo: false }) as unknown as ServerProfile;
-const unit: UnitStatus = { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 7, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+const profile = (name: string) =>
+  ({
+    name,
+    host: `${name}.lan`,
+    port: 22,
+    unit: 'sglang-k26.service',
+    url: 'http://127.0.0.1:30001',
+    sudo: false,
+  }) as unknown as ServerProfile;
+const unit: UnitStatus = {
+  loadState: 'loaded',
+  activeState: 'active',
+  subState: 'running',
+  mainPid: 7,
+  nRestarts: 0,
+  result: 'success',
+  execMainStartedAt: 1000,
+  dropInPaths: [],
+  needDaemonReload: false,
+};
 
 function loading(): LoadState {
   let s = reduce(initialState(0), { kind: 'restartRequested', at: 1000 });
   s = reduce(s, { kind: 'attached', at: 2000, unit });
-  return reduce(s, { kind: 'journal', at: 3000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'shards 32/64' });
+  return reduce(s, {
+    kind: 'journal',
+    at: 3000,
+    event: { type: 'shards', done: 32, total: 64, percent: 50 },
+    text: 'shards 32/64',
+  });
 }
-const failed = (): LoadState => reduce(loading(), { kind: 'unit', at: 4000, unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 } });
-const ready = (readyAt: number): LoadState => ({ ...loading(), verdict: 'ready', phase: 'ready', readyAt, progress: 1 });
+const failed = (): LoadState =>
+  reduce(loading(), {
+    kind: 'unit',
+    at: 4000,
+    unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
+  });
+const ready = (readyAt: number): LoadState => ({
+  ...loading(),
+  verdict: 'ready',
+  phase: 'ready',
+  readyAt,
+  progress: 1,
+});
 
 const snap = (name: string, state: LoadState | undefined, extra: Partial<ServerSnapshot> = {}): ServerSnapshot => ({
-  server: profile(name), state, watching: true, loading: false, refusal: undefined, verification: undefined, ...extra,
+  server: profile(name),
+  state,
+  watching: true,
+  loading: false,
+  refusal: undefined,
+  verification: undefined,
+  ...extra,
 });
 
 describe('servers view rows', () => {
   const now = 3_600_000 + 125_000;
 
-  it('one row per server: the report\'s state word, uptime (from the process start) when ready, the parser check, the active one marked', () => {
-    const [a, b, c] = serverRows([
-      snap('a', ready(125_000), { verification: 'Parsers verified' }),
-      snap('b', failed()),
-      snap('c', loading(), { loading: true }),
-    ], 'a', now);
+  it("one row per server: the report's state word, uptime (from the process start) when ready, the parser check, the active one marked", () => {
+    const [a, b, c] = serverRows(
+      [
+        snap('a', ready(125_000), { verification: 'Parsers verified' }),
+        snap('b', failed()),
+        snap('c', loading(), { loading: true }),
+      ],
+      'a',
+      now,
+    );
     assert.equal(a!.label, 'a (active)');
-    assert.equal(a!.description, 'ready · up 1h 2m · Parsers verified', 'up since the process started (1 s), not since ready');
+    assert.equal(
+      a!.description,
+      'ready · up 1h 2m · Parsers verified',
+      'up since the process started (1 s), not since ready',
+    );
     assert.equal(a!.icon, 'check');
     assert.equal(a!.contextValue, 'kimiServer.active.watching');
     assert.equal(a!.serverName, 'a');
@@ -48,11 +96,19 @@ describe('servers view rows', () => {
   });
 
   it('a quiet step is named on the row (no ETA for it); a stalled row says since when and what was last seen', () => {
-    let quiet = reduce(loading(), { kind: 'journal', at: 5000, event: { type: 'shards', done: 64, total: 64, percent: 100 }, text: 'shards 64/64' });
+    let quiet = reduce(loading(), {
+      kind: 'journal',
+      at: 5000,
+      event: { type: 'shards', done: 64, total: 64, percent: 100 },
+      text: 'shards 64/64',
+    });
     quiet = reduce(quiet, { kind: 'prior', at: 5100, prior: { afterWeightsMs: 20_000, loads: 2 } });
     const [row] = serverRows([snap('q', quiet, { loading: true })], undefined, 65_000);
     assert.equal(row!.description, 'loading 90% · processing weights after the last shard');
-    assert.match(row!.tooltip, /q: loading 90% \(loading weights, 64\/64 shards, processing weights after the last shard\)/);
+    assert.match(
+      row!.tooltip,
+      /q: loading 90% \(loading weights, 64\/64 shards, processing weights after the last shard\)/,
+    );
     const stalled = reduce(loading(), { kind: 'tick', at: 3000 + 130_000, stallMs: 120_000 });
     const [s2] = serverRows([snap('s', stalled, { loading: true })], undefined, 3000 + 130_000);
     assert.match(s2!.description, /^stalled 45%/);
@@ -60,10 +116,17 @@ describe('servers view rows', () => {
   });
 
   it('nothing watched, or a refusal: the same words as the status bar', () => {
-    const [idle, refused] = serverRows([
-      snap('idle', undefined, { watching: false }),
-      snap('refused', undefined, { watching: false, refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED' } }),
-    ], undefined, now);
+    const [idle, refused] = serverRows(
+      [
+        snap('idle', undefined, { watching: false }),
+        snap('refused', undefined, {
+          watching: false,
+          refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED' },
+        }),
+      ],
+      undefined,
+      now,
+    );
     assert.equal(idle!.description, 'not watched');
     assert.equal(idle!.icon, 'server-process');
     assert.equal(idle!.contextValue, 'kimiServer');
@@ -72,14 +135,25 @@ describe('servers view rows', () => {
   });
 
   it('a multi-node server has a child row per node (rank 0 first), acting on its server', () => {
-    const [row] = serverRows([snap('mn', loading(), { nodes: [
-      { label: 'rank 0', host: 'gpu1', state: loading() },
-      { label: 'rank 1', host: 'gpu2', state: undefined },
-    ] })], 'mn', now);
-    assert.deepEqual(row!.nodes.map((n) => [n.label, n.description, n.serverName]), [
-      ['rank 0', 'gpu1 · loading 45% (loading weights, 32/64 shards)', 'mn'],
-      ['rank 1', 'gpu2 · not watched', 'mn'],
-    ]);
+    const [row] = serverRows(
+      [
+        snap('mn', loading(), {
+          nodes: [
+            { label: 'rank 0', host: 'gpu1', state: loading() },
+            { label: 'rank 1', host: 'gpu2', state: undefined },
+          ],
+        }),
+      ],
+      'mn',
+      now,
+    );
+    assert.deepEqual(
+      row!.nodes.map((n) => [n.label, n.description, n.serverName]),
+      [
+        ['rank 0', 'gpu1 · loading 45% (loading weights, 32/64 shards)', 'mn'],
+        ['rank 1', 'gpu2 · not watched', 'mn'],
+      ],
+    );
   });
 });
 
@@ -89,11 +163,16 @@ describe('status bar: the count of the other servers not ready', () => {
     const one = otherServers([snap('a', ready(0)), snap('b', failed())], 'a');
     assert.equal(one.text, ' · 1 failed');
     assert.match(one.lines[0]!, /^b: failed \(the service exited with status 1/);
-    const two = otherServers([snap('a', ready(0)), snap('b', failed()), snap('c', undefined, { watching: false })], 'a');
+    const two = otherServers(
+      [snap('a', ready(0)), snap('b', failed()), snap('c', undefined, { watching: false })],
+      'a',
+    );
     assert.equal(two.text, ' · 2 not ready');
-    assert.deepEqual(two.lines.map((l) => l.split(':')[0]), ['b', 'c']);
+    assert.deepEqual(
+      two.lines.map((l) => l.split(':')[0]),
+      ['b', 'c'],
+    );
   });
-
 });
 
 describe('command arguments: a name, a row, or nothing', () => {

@@ -24,7 +24,9 @@ function freePort(): Promise<number> {
 /** Runs one simulated rank until it exits (or `untilLine` shows, then SIGTERM); its stderr. */
 function runRank(root: string, args: string[], untilLine?: RegExp): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '-m', 'sglang.launch_server', ...args], { env: { ...process.env, KIMI_SIM_ROOT: root } });
+    const child = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '-m', 'sglang.launch_server', ...args], {
+      env: { ...process.env, KIMI_SIM_ROOT: root },
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
@@ -47,7 +49,8 @@ describe('sglang-sim: multi-node', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-sim-dist-'));
     model = path.join(dir, 'model');
     fs.mkdirSync(model);
-    for (let i = 1; i <= 2; i++) fs.writeFileSync(path.join(model, `model-0000${i}-of-00002.safetensors`), Buffer.alloc(64 * 1024));
+    for (let i = 1; i <= 2; i++)
+      fs.writeFileSync(path.join(model, `model-0000${i}-of-00002.safetensors`), Buffer.alloc(64 * 1024));
     for (const r of ['r0', 'r1']) {
       fs.mkdirSync(path.join(dir, r));
       fs.writeFileSync(path.join(dir, r, 'sim.json'), JSON.stringify({ directIO: false, warmupSeconds: 0.1 }));
@@ -56,12 +59,38 @@ describe('sglang-sim: multi-node', function () {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('parses --nnodes/--node-rank/--dist-init-addr/--dist-timeout and refuses what SGLang would not start with', () => {
-    const ok = parseArgs(['--model-path', '/m', '--tp', '16', '--nnodes', '2', '--node-rank', '1', '--dist-init-addr', '10.0.0.1:5000', '--dist-timeout', '60']);
+    const ok = parseArgs([
+      '--model-path',
+      '/m',
+      '--tp',
+      '16',
+      '--nnodes',
+      '2',
+      '--node-rank',
+      '1',
+      '--dist-init-addr',
+      '10.0.0.1:5000',
+      '--dist-timeout',
+      '60',
+    ]);
     assert.equal(ok.ok, true);
-    assert.deepEqual([ok.args.nnodes, ok.args.node_rank, ok.args.dist_init_addr, ok.args.dist_timeout], [2, 1, '10.0.0.1:5000', 60]);
-    assert.match(parseArgs(['--model-path', '/m', '--tp', '16', '--nnodes', '2']).error, /--dist-init-addr: required when --nnodes > 1/);
-    assert.match(parseArgs(['--model-path', '/m', '--tp', '16', '--nnodes', '2', '--node-rank', '2', '--dist-init-addr', 'a:1']).error, /--node-rank: must be in \[0, 2\)/);
-    assert.match(parseArgs(['--model-path', '/m', '--tp', '3', '--nnodes', '2', '--dist-init-addr', 'a:1']).error, /not divisible/);
+    assert.deepEqual(
+      [ok.args.nnodes, ok.args.node_rank, ok.args.dist_init_addr, ok.args.dist_timeout],
+      [2, 1, '10.0.0.1:5000', 60],
+    );
+    assert.match(
+      parseArgs(['--model-path', '/m', '--tp', '16', '--nnodes', '2']).error,
+      /--dist-init-addr: required when --nnodes > 1/,
+    );
+    assert.match(
+      parseArgs(['--model-path', '/m', '--tp', '16', '--nnodes', '2', '--node-rank', '2', '--dist-init-addr', 'a:1'])
+        .error,
+      /--node-rank: must be in \[0, 2\)/,
+    );
+    assert.match(
+      parseArgs(['--model-path', '/m', '--tp', '3', '--nnodes', '2', '--dist-init-addr', 'a:1']).error,
+      /not divisible/,
+    );
     assert.deepEqual(parseAddr('[fe80::1]:29500'), { host: 'fe80::1', port: 29500 });
     assert.equal(parseAddr('host-without-port'), null);
   });
@@ -69,10 +98,27 @@ describe('sglang-sim: multi-node', function () {
   it('two ranks meet over TCP: node rank 1 loads its half of the ranks and ends with "Capture cuda graph end.", no bars, no HTTP', async () => {
     const dist = await freePort();
     const http = await freePort();
-    const common = ['--model-path', model, '--tp', '4', '--nnodes', '2', '--dist-init-addr', `127.0.0.1:${dist}`, '--dist-timeout', '10', '--port', String(http)];
+    const common = [
+      '--model-path',
+      model,
+      '--tp',
+      '4',
+      '--nnodes',
+      '2',
+      '--dist-init-addr',
+      `127.0.0.1:${dist}`,
+      '--dist-timeout',
+      '10',
+      '--port',
+      String(http),
+    ];
     const [rank0, rank1] = await Promise.all([
       runRank(path.join(dir, 'r0'), [...common, '--node-rank', '0'], /fired up and ready to roll/),
-      runRank(path.join(dir, 'r1'), [...common, '--node-rank', '1'], /Capture cuda graph end\..*\n.*Capture cuda graph end\./),
+      runRank(
+        path.join(dir, 'r1'),
+        [...common, '--node-rank', '1'],
+        /Capture cuda graph end\..*\n.*Capture cuda graph end\./,
+      ),
     ]);
     assert.match(rank0.stderr, /\[[\d :-]+ TP0\] Load weight begin/);
     assert.match(rank0.stderr, /Multi-thread loading shards/);
@@ -80,18 +126,38 @@ describe('sglang-sim: multi-node', function () {
     assert.doesNotMatch(rank1.stderr, /TP[01]\]|loading shards|Uvicorn|fired up/);
   });
 
-  it('node rank 0 alone times out with torch\'s DistStoreError; a node that cannot reach rank 0 with DistNetworkError', async () => {
-    const args = (rank: number, distPort: number, httpPort: number) =>
-      ['--model-path', model, '--tp', '4', '--nnodes', '2', '--node-rank', String(rank), '--dist-init-addr', `127.0.0.1:${distPort}`, '--dist-timeout', '1', '--port', String(httpPort)];
+  it("node rank 0 alone times out with torch's DistStoreError; a node that cannot reach rank 0 with DistNetworkError", async () => {
+    const args = (rank: number, distPort: number, httpPort: number) => [
+      '--model-path',
+      model,
+      '--tp',
+      '4',
+      '--nnodes',
+      '2',
+      '--node-rank',
+      String(rank),
+      '--dist-init-addr',
+      `127.0.0.1:${distPort}`,
+      '--dist-timeout',
+      '1',
+      '--port',
+      String(httpPort),
+    ];
     const [alone, lost] = await Promise.all([
       runRank(path.join(dir, 'r0'), args(0, await freePort(), await freePort())),
       // Nothing listens at its rank 0's address.
       runRank(path.join(dir, 'r1'), args(1, await freePort(), await freePort())),
     ]);
     assert.equal(alone.code, 1);
-    assert.match(alone.stderr, /torch\.distributed\.DistStoreError: Timed out after \d+ seconds waiting for clients\. 2\/4 clients joined\./);
+    assert.match(
+      alone.stderr,
+      /torch\.distributed\.DistStoreError: Timed out after \d+ seconds waiting for clients\. 2\/4 clients joined\./,
+    );
     assert.equal(lost.code, 1);
-    assert.match(lost.stderr, /socket\.cpp:1028\] \[c10d\] The client socket has timed out after 1000ms while trying to connect to \(127\.0\.0\.1, \d+\)\./);
+    assert.match(
+      lost.stderr,
+      /socket\.cpp:1028\] \[c10d\] The client socket has timed out after 1000ms while trying to connect to \(127\.0\.0\.1, \d+\)\./,
+    );
     assert.match(lost.stderr, /torch\.distributed\.DistNetworkError: The client socket has timed out after 1000ms/);
     assert.match(lost.stderr, /Received sigquit from a child process/);
   });

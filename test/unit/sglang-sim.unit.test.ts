@@ -19,20 +19,46 @@ const state = require(SIM + 'state.js');
 const log = require(SIM + 'log.js');
 const faults = require(SIM + 'faults.js');
 
-const SHARD_RE = /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
+const SHARD_RE =
+  /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
 const WEATHER_TOOL = {
   type: 'function',
   function: {
     name: 'get_weather',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'] },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['city'],
+    },
   },
 };
 
 describe('sglang-sim: args', () => {
   it('parses a launch_server command line', () => {
-    const r = parseArgs(['-m', 'sglang.launch_server', '--model-path', '/m/K2', '--served-model-name', 'kimi', '--tp', '8',
-      '--trust-remote-code', '--host', '127.0.0.1', '--port', '30001', '--tool-call-parser', 'kimi_k2', '--reasoning-parser=kimi_k2',
-      '--weight-loader-drop-cache-after-load', '--mem-fraction-static', '0.9', '--some-new-flag', 'x', '--enable-foo']);
+    const r = parseArgs([
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/m/K2',
+      '--served-model-name',
+      'kimi',
+      '--tp',
+      '8',
+      '--trust-remote-code',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '30001',
+      '--tool-call-parser',
+      'kimi_k2',
+      '--reasoning-parser=kimi_k2',
+      '--weight-loader-drop-cache-after-load',
+      '--mem-fraction-static',
+      '0.9',
+      '--some-new-flag',
+      'x',
+      '--enable-foo',
+    ]);
     assert.equal(r.ok, true);
     assert.equal(r.args.model_path, '/m/K2');
     assert.equal(r.args.served_model_name, 'kimi');
@@ -94,7 +120,9 @@ describe('sglang-sim: config', () => {
       const c = loadConfig(dir);
       assert.match(c.configError, /sim.json/);
       assert.equal(c.readMBps, DEFAULTS.readMBps);
-    } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -105,7 +133,10 @@ describe('sglang-sim: tqdm lines', () => {
     const m = SHARD_RE.exec(l);
     assert.ok(m);
     assert.deepEqual([m[1], m[2], m[3]], ['25', '16', '64']);
-    assert.match(tqdm.shardLine('Loading safetensors checkpoint shards', 0, 64, 0, null), /^Loading safetensors checkpoint shards:\s+0% Completed \| 0\/64 \[00:00<\?, \?it\/s\]$/);
+    assert.match(
+      tqdm.shardLine('Loading safetensors checkpoint shards', 0, 64, 0, null),
+      /^Loading safetensors checkpoint shards:\s+0% Completed \| 0\/64 \[00:00<\?, \?it\/s\]$/,
+    );
     assert.match(tqdm.shardLine('x', 64, 64, 3725, 2.5), /100% Completed \| 64\/64 \[1:02:05<00:00,  2.50it\/s\]/);
   });
 
@@ -126,11 +157,17 @@ describe('sglang-sim: tqdm lines', () => {
 describe('sglang-sim: reasoning parser', () => {
   const raw = 'I think hard.</think>The answer.';
   it('kimi_k2 splits at </think> (the template already opened <think>)', () => {
-    assert.deepEqual(parsers.parseReasoning(raw, 'kimi_k2', true), { reasoning: 'I think hard.', content: 'The answer.' });
+    assert.deepEqual(parsers.parseReasoning(raw, 'kimi_k2', true), {
+      reasoning: 'I think hard.',
+      content: 'The answer.',
+    });
     assert.deepEqual(parsers.parseReasoning('<think>x</think>y', 'kimi_k2', true), { reasoning: 'x', content: 'y' });
   });
   it('kimi_k2 with thinking off leaves plain text as content', () => {
-    assert.deepEqual(parsers.parseReasoning('The answer.', 'kimi_k2', false), { reasoning: null, content: 'The answer.' });
+    assert.deepEqual(parsers.parseReasoning('The answer.', 'kimi_k2', false), {
+      reasoning: null,
+      content: 'The answer.',
+    });
   });
   it('kimi_k2: output truncated before </think> is all reasoning', () => {
     assert.deepEqual(parsers.parseReasoning('I think', 'kimi_k2', true), { reasoning: 'I think', content: '' });
@@ -145,22 +182,39 @@ describe('sglang-sim: reasoning parser', () => {
 });
 
 describe('sglang-sim: kimi_k2 tool-call parser', () => {
-  const section = '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|>'
-    + '<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"tz":"UTC"}<|tool_call_end|><|tool_calls_section_end|>';
+  const section =
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|>' +
+    '<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"tz":"UTC"}<|tool_call_end|><|tool_calls_section_end|>';
   it('extracts every call and keeps the text before the section', () => {
     const r = parsers.parseKimiK2ToolCalls(`Let me check. ${section}`);
     assert.equal(r.content, 'Let me check.');
-    assert.deepEqual(r.calls.map((c: any) => [c.name, c.arguments, c.index]), [['get_weather', '{"city":"Paris"}', 0], ['get_time', '{"tz":"UTC"}', 1]]);
+    assert.deepEqual(
+      r.calls.map((c: any) => [c.name, c.arguments, c.index]),
+      [
+        ['get_weather', '{"city":"Paris"}', 0],
+        ['get_time', '{"tz":"UTC"}', 1],
+      ],
+    );
   });
 
   const base = { hasTools: true, thinking: true, finishReason: 'stop' };
   const rawOut = `Thinking.</think>${section}`;
   it('both parsers: reasoning separated, structured tool calls, finish_reason tool_calls', () => {
-    const r = parsers.postProcessChat(rawOut, { ...base, reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2', historyToolCalls: 2 });
+    const r = parsers.postProcessChat(rawOut, {
+      ...base,
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+      historyToolCalls: 2,
+    });
     assert.equal(r.reasoning, 'Thinking.');
     assert.equal(r.content, '');
     assert.equal(r.finishReason, 'tool_calls');
-    assert.deepEqual(r.toolCalls[0], { id: 'functions.get_weather:2', index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    assert.deepEqual(r.toolCalls[0], {
+      id: 'functions.get_weather:2',
+      index: 0,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
     assert.equal(r.toolCalls[1].id, 'functions.get_time:3');
   });
   it('no tool parser: raw tokens stay in content, finish_reason stop', () => {
@@ -170,11 +224,20 @@ describe('sglang-sim: kimi_k2 tool-call parser', () => {
     assert.ok(r.content.startsWith('<|tool_calls_section_begin|>'));
   });
   it('tool parser on but no tools in the request: not parsed', () => {
-    const r = parsers.postProcessChat(rawOut, { ...base, hasTools: false, reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    const r = parsers.postProcessChat(rawOut, {
+      ...base,
+      hasTools: false,
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(r.toolCalls, null);
   });
   it('a tool call inside the reasoning is lost to reasoning_content', () => {
-    const r = parsers.postProcessChat(`Thinking.${section}</think>`, { ...base, reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    const r = parsers.postProcessChat(`Thinking.${section}</think>`, {
+      ...base,
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+    });
     assert.equal(r.toolCalls, null);
     assert.equal(r.content, '');
     assert.ok(r.reasoning.includes('<|tool_call_begin|>'));
@@ -186,16 +249,29 @@ describe('sglang-sim: the model', () => {
   const req = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER_TOOL] };
   it('thinks by default and calls the tool with schema-valid arguments', () => {
     const raw = model.chatRawOutput(req);
-    const m = /^(.*)<\/think><\|tool_calls_section_begin\|><\|tool_call_begin\|>functions\.get_weather:0<\|tool_call_argument_begin\|>(\{.*\})<\|tool_call_end\|><\|tool_calls_section_end\|>$/s.exec(raw);
+    const m =
+      /^(.*)<\/think><\|tool_calls_section_begin\|><\|tool_call_begin\|>functions\.get_weather:0<\|tool_call_argument_begin\|>(\{.*\})<\|tool_call_end\|><\|tool_calls_section_end\|>$/s.exec(
+        raw,
+      );
     assert.ok(m, raw);
     assert.ok(m[1].length > 0);
     assert.deepEqual(JSON.parse(m[2]), { city: 'Paris' });
   });
   it('thinking: false -> no think markers at all', () => {
-    const raw = model.chatRawOutput({ messages: [{ role: 'user', content: 'hi' }], chat_template_kwargs: { thinking: false } });
+    const raw = model.chatRawOutput({
+      messages: [{ role: 'user', content: 'hi' }],
+      chat_template_kwargs: { thinking: false },
+    });
     assert.ok(!raw.includes('think'), raw);
     // enable_thinking is not Kimi K2.6's switch
-    assert.ok(model.chatRawOutput({ messages: [{ role: 'user', content: 'hi' }], chat_template_kwargs: { enable_thinking: false } }).includes('</think>'));
+    assert.ok(
+      model
+        .chatRawOutput({
+          messages: [{ role: 'user', content: 'hi' }],
+          chat_template_kwargs: { enable_thinking: false },
+        })
+        .includes('</think>'),
+    );
   });
   it('faults move the tool section before </think> or drop </think>', () => {
     const inR = model.chatRawOutput(req, { toolCallInReasoning: true });
@@ -203,17 +279,40 @@ describe('sglang-sim: the model', () => {
     assert.ok(!model.chatRawOutput(req, { missingThinkEnd: true }).includes('</think>'));
   });
   it('answers with text after a tool result, and respects tool_choice none', () => {
-    const after = model.chatRawOutput({ ...req, messages: [...req.messages,
-      { role: 'assistant', content: '', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
-      { role: 'tool', content: 'sunny, 22 C' }] });
+    const after = model.chatRawOutput({
+      ...req,
+      messages: [
+        ...req.messages,
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', content: 'sunny, 22 C' },
+      ],
+    });
     assert.ok(!after.includes('<|tool_calls_section_begin|>'));
     assert.ok(after.includes('sunny'));
     assert.ok(!model.chatRawOutput({ ...req, tool_choice: 'none' }).includes('<|tool_call'));
   });
   it('builds sample values from JSON schemas', () => {
-    assert.deepEqual(model.sampleForSchema({ type: 'object', properties: { n: { type: 'integer' }, x: { type: 'number' }, b: { type: 'boolean' },
-      u: { type: 'string', enum: ['c', 'f'] }, o: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] }, skip: { type: 'string' } },
-    required: ['n', 'x', 'b', 'u', 'o'] }), { n: 1, x: 1, b: true, u: 'c', o: { location: 'Paris, France' } });
+    assert.deepEqual(
+      model.sampleForSchema({
+        type: 'object',
+        properties: {
+          n: { type: 'integer' },
+          x: { type: 'number' },
+          b: { type: 'boolean' },
+          u: { type: 'string', enum: ['c', 'f'] },
+          o: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+          skip: { type: 'string' },
+        },
+        required: ['n', 'x', 'b', 'u', 'o'],
+      }),
+      { n: 1, x: 1, b: true, u: 'c', o: { location: 'Paris, France' } },
+    );
   });
   it('tokenizes special tokens whole and truncates at max tokens', () => {
     assert.deepEqual(model.tokenize('a b</think><|tool_call_end|>'), ['a', ' b', '</think>', '<|tool_call_end|>']);
@@ -228,30 +327,75 @@ describe('sglang-sim: OpenAI-shaped bodies', () => {
   it('chat completion: content never null, null reasoning/tool_calls when absent', () => {
     const b = oa.chatCompletion({ reasoning: null, content: '', toolCalls: null, finishReason: 'stop' }, meta);
     assert.equal(b.object, 'chat.completion');
-    assert.deepEqual(b.choices[0].message, { role: 'assistant', content: '', reasoning_content: null, tool_calls: null });
+    assert.deepEqual(b.choices[0].message, {
+      role: 'assistant',
+      content: '',
+      reasoning_content: null,
+      tool_calls: null,
+    });
     assert.equal(b.choices[0].matched_stop, oa.EOS_ID);
     assert.equal(b.usage.total_tokens, 12);
   });
   it('text completion with max_tokens reached: finish_reason length', () => {
     const b = oa.completion(' I am', 'length', meta);
     assert.equal(b.object, 'text_completion');
-    assert.deepEqual(b.choices[0], { index: 0, text: ' I am', logprobs: null, finish_reason: 'length', matched_stop: null });
+    assert.deepEqual(b.choices[0], {
+      index: 0,
+      text: ' I am',
+      logprobs: null,
+      finish_reason: 'length',
+      matched_stop: null,
+    });
   });
   it('error body: OpenAI route shape with the status as code', () => {
-    assert.deepEqual(oa.errorBody('bad'), { object: 'error', message: 'bad', type: 'BadRequestError', param: null, code: 400 });
+    assert.deepEqual(oa.errorBody('bad'), {
+      object: 'error',
+      message: 'bad',
+      type: 'BadRequestError',
+      param: null,
+      code: 400,
+    });
     assert.equal(oa.errorBody('The model `x` does not exist.', 404).code, 404);
   });
 
-  const r = { reasoning: 'Think.', content: 'Hi there', toolCalls: [{ id: 'functions.get_weather:0', index: 0, type: 'function',
-    function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }], finishReason: 'tool_calls' };
+  const r = {
+    reasoning: 'Think.',
+    content: 'Hi there',
+    toolCalls: [
+      {
+        id: 'functions.get_weather:0',
+        index: 0,
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      },
+    ],
+    finishReason: 'tool_calls',
+  };
   it('stream chunks: role, reasoning, content, tool call, finish; null keys omitted', () => {
     const ch = oa.chatStreamChunks(r, meta, {});
     const deltas = ch.map((c: any) => c.choices[0].delta);
     assert.deepEqual(deltas[0], { role: 'assistant', content: '' });
-    assert.equal(deltas.filter((d: any) => d.reasoning_content).map((d: any) => d.reasoning_content).join(''), 'Think.');
-    assert.equal(deltas.filter((d: any) => d.content).map((d: any) => d.content).join(''), 'Hi there');
+    assert.equal(
+      deltas
+        .filter((d: any) => d.reasoning_content)
+        .map((d: any) => d.reasoning_content)
+        .join(''),
+      'Think.',
+    );
+    assert.equal(
+      deltas
+        .filter((d: any) => d.content)
+        .map((d: any) => d.content)
+        .join(''),
+      'Hi there',
+    );
     const tc = deltas.filter((d: any) => d.tool_calls).map((d: any) => d.tool_calls[0]);
-    assert.deepEqual(tc[0], { id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
+    assert.deepEqual(tc[0], {
+      id: 'functions.get_weather:0',
+      index: 0,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    });
     assert.equal(tc.map((t: any) => t.function.arguments).join(''), '{"city":"Paris"}');
     assert.ok(tc.slice(1).every((t: any) => !('id' in t) && !('name' in t.function)));
     const last = ch[ch.length - 1].choices[0];
@@ -261,7 +405,8 @@ describe('sglang-sim: OpenAI-shaped bodies', () => {
   });
   it('stream chunks with streamNullKeys: every delta has all keys', () => {
     const ch = oa.chatStreamChunks(r, meta, { nullKeys: true });
-    for (const c of ch) assert.deepEqual(Object.keys(c.choices[0].delta).sort(), ['content', 'reasoning_content', 'role', 'tool_calls']);
+    for (const c of ch)
+      assert.deepEqual(Object.keys(c.choices[0].delta).sort(), ['content', 'reasoning_content', 'role', 'tool_calls']);
     assert.equal(ch[1].choices[0].delta.content, null);
   });
   it('include_usage adds a usage chunk with no choices', () => {
@@ -273,7 +418,9 @@ describe('sglang-sim: OpenAI-shaped bodies', () => {
 
 describe('sglang-sim: state files', () => {
   let dir = '';
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simstate-')); });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simstate-'));
+  });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('page cache: the real one, measured with fincore, evicted with dd, filled by coldFiles "none"', function () {
@@ -300,7 +447,10 @@ describe('sglang-sim: state files', () => {
     state.writeGpu(dir, 1234, [100.4, 200.6], 81920);
     const j = JSON.parse(fs.readFileSync(path.join(dir, 'gpu.json'), 'utf8'));
     assert.equal(j.pid, 1234);
-    assert.deepEqual(j.gpus, [{ index: 0, memoryUsedMiB: 100, memoryTotalMiB: 81920, utilizationGpu: 0 }, { index: 1, memoryUsedMiB: 201, memoryTotalMiB: 81920, utilizationGpu: 0 }]);
+    assert.deepEqual(j.gpus, [
+      { index: 0, memoryUsedMiB: 100, memoryTotalMiB: 81920, utilizationGpu: 0 },
+      { index: 1, memoryUsedMiB: 201, memoryTotalMiB: 81920, utilizationGpu: 0 },
+    ]);
     state.writeGpu(dir, 1234, [100], 81920, 85);
     assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'gpu.json'), 'utf8')).gpus[0].utilizationGpu, 85);
   });
@@ -320,8 +470,14 @@ describe('sglang-sim: log lines and tracebacks', () => {
     assert.equal(out[2], 'INFO:     127.0.0.1:33050 - "GET /model_info HTTP/1.1" 200 OK\n');
   });
   it('crash texts carry the error lines the extension must surface', () => {
-    assert.match(faults.schedulerTraceback('kv', 'oom'), /^Scheduler hit an exception: Traceback \(most recent call last\):\n[\s\S]*torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate/);
-    assert.match(faults.schedulerTraceback('weights', 'cuda'), /RuntimeError: CUDA error: an illegal memory access was encountered/);
+    assert.match(
+      faults.schedulerTraceback('kv', 'oom'),
+      /^Scheduler hit an exception: Traceback \(most recent call last\):\n[\s\S]*torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate/,
+    );
+    assert.match(
+      faults.schedulerTraceback('weights', 'cuda'),
+      /RuntimeError: CUDA error: an illegal memory access was encountered/,
+    );
     assert.match(faults.warmupTraceback('<Response [500]>'), /^Initialization failed\. warmup error: Traceback/);
   });
 });
@@ -329,12 +485,23 @@ describe('sglang-sim: log lines and tracebacks', () => {
 // --- one real run of the simulator process ----------------------------------------------------------------
 function get(port: number, p: string, body?: unknown): Promise<{ status?: number; body?: string; error?: string }> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, path: p, method: body ? 'POST' : 'GET', agent: false,
-      headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
-      let b = '';
-      res.on('data', (c) => { b += c; });
-      res.on('end', () => resolve({ status: res.statusCode, body: b }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: p,
+        method: body ? 'POST' : 'GET',
+        agent: false,
+        headers: body ? { 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        let b = '';
+        res.on('data', (c) => {
+          b += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode, body: b }));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
     req.setTimeout(5000, () => req.destroy(new Error('timeout')));
     if (body) req.write(JSON.stringify(body));
@@ -345,20 +512,37 @@ function get(port: number, p: string, body?: unknown): Promise<{ status?: number
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => { const a = s.address() as { port: number }; s.close(() => resolve(a.port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address() as { port: number };
+      s.close(() => resolve(a.port));
+    });
   });
 }
 
-function request(port: number, p: string, o: { method?: string; headers?: Record<string, string>; body?: unknown } = {}):
-  Promise<{ status?: number; body?: string; contentType?: string; error?: string }> {
+function request(
+  port: number,
+  p: string,
+  o: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<{ status?: number; body?: string; contentType?: string; error?: string }> {
   return new Promise((resolve) => {
     const data = o.body !== undefined ? JSON.stringify(o.body) : undefined;
-    const req = http.request({ host: '127.0.0.1', port, path: p, method: o.method ?? (data ? 'POST' : 'GET'), agent: false,
-      headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers } }, (res) => {
-      let b = '';
-      res.on('data', (c) => { b += c; });
-      res.on('end', () => resolve({ status: res.statusCode, body: b, contentType: res.headers['content-type'] }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: p,
+        method: o.method ?? (data ? 'POST' : 'GET'),
+        agent: false,
+        headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...o.headers },
+      },
+      (res) => {
+        let b = '';
+        res.on('data', (c) => {
+          b += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode, body: b, contentType: res.headers['content-type'] }));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
     req.setTimeout(5000, () => req.destroy(new Error('timeout')));
     if (data) req.write(data);
@@ -369,10 +553,26 @@ function request(port: number, p: string, o: { method?: string; headers?: Record
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('sglang-sim: chat faults (issue 18)', () => {
-  const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+  const weather = {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  };
   const calls = [
-    { id: 'functions.get_weather:0', index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-    { id: 'functions.get_weather:1', index: 1, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Tokyo"}' } },
+    {
+      id: 'functions.get_weather:0',
+      index: 0,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    },
+    {
+      id: 'functions.get_weather:1',
+      index: 1,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Tokyo"}' },
+    },
   ];
 
   it('off by default: the switches read as none, calls and streams unchanged', () => {
@@ -387,28 +587,59 @@ describe('sglang-sim: chat faults (issue 18)', () => {
   it('each switch: merged calls, foreign ids, calls left as text when streamed, reasoning kept in content, thinking forced', () => {
     const merged = faults.faultyCalls({ mergeParallelCalls: true }, calls, 'vllm');
     assert.equal(merged.length, 1);
-    assert.equal(merged[0].id, 'functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_weather:1');
+    assert.equal(
+      merged[0].id,
+      'functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_weather:1',
+    );
     assert.match(faults.faultyCalls({ callIds: true }, calls, 'sglang')[0].id, /^call_[0-9a-f]{24}$/);
     assert.match(faults.faultyCalls({ callIds: true }, calls, 'vllm')[1].id, /^chatcmpl-tool-[0-9a-f]{32}$/);
-    const text = faults.streamedResult({ streamToolCallsAsContent: true }, { content: '', toolCalls: calls, finishReason: 'tool_calls' });
+    const text = faults.streamedResult(
+      { streamToolCallsAsContent: true },
+      { content: '', toolCalls: calls, finishReason: 'tool_calls' },
+    );
     assert.equal(text.finishReason, 'stop');
     assert.deepEqual(text.toolCalls, []);
-    assert.match(text.content, /^<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}/);
-    assert.equal(faults.separatesReasoning({ thinkPrefilled: true }, { messages: [{ role: 'user', content: 'x' }] }), false);
-    assert.equal(faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'user', content: 'x' }] }), true);
-    assert.equal(faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'tool', content: 'x' }] }), false);
+    assert.match(
+      text.content,
+      /^<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}/,
+    );
+    assert.equal(
+      faults.separatesReasoning({ thinkPrefilled: true }, { messages: [{ role: 'user', content: 'x' }] }),
+      false,
+    );
+    assert.equal(
+      faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'user', content: 'x' }] }),
+      true,
+    );
+    assert.equal(
+      faults.separatesReasoning({ reasoningLeakAfterTool: true }, { messages: [{ role: 'tool', content: 'x' }] }),
+      false,
+    );
     assert.equal(faults.parserThinking({ thinkingIgnored: true }, false), true);
   });
 
   it('the model: a call per city named, nothing after foreign ids in its history, reasoning as long as asked', () => {
-    const two = model.chatRawOutput({ messages: [{ role: 'user', content: 'Weather in Paris and in Tokyo?' }], tools: [weather] });
-    assert.match(two, /functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}<\|tool_call_end\|><\|tool_call_begin\|>functions\.get_weather:1<\|tool_call_argument_begin\|>\{"city":"Tokyo"\}/);
+    const two = model.chatRawOutput({
+      messages: [{ role: 'user', content: 'Weather in Paris and in Tokyo?' }],
+      tools: [weather],
+    });
+    assert.match(
+      two,
+      /functions\.get_weather:0<\|tool_call_argument_begin\|>\{"city":"Paris"\}<\|tool_call_end\|><\|tool_call_begin\|>functions\.get_weather:1<\|tool_call_argument_begin\|>\{"city":"Tokyo"\}/,
+    );
     const history = (id: string) => [
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: id, content: '{"temperature_c":18}' },
     ];
-    assert.match(model.chatRawOutput({ messages: history('functions.get_weather:0'), tools: [weather] }), /<\/think>According to the tool: \{"temperature_c":18\}$/);
+    assert.match(
+      model.chatRawOutput({ messages: history('functions.get_weather:0'), tools: [weather] }),
+      /<\/think>According to the tool: \{"temperature_c":18\}$/,
+    );
     assert.match(model.chatRawOutput({ messages: history('call_0a1b2c'), tools: [weather] }), /<\/think>$/);
     const long = model.chatRawOutput({ messages: [{ role: 'user', content: 'hi' }] }, { longReasoningTokens: 500 });
     assert.ok(model.tokenize(long.slice(0, long.indexOf('</think>'))).length >= 500);
@@ -431,17 +662,52 @@ describe('sglang-sim: the process', function () {
     const root = path.join(dir, 'state');
     fs.mkdirSync(modelDir);
     fs.mkdirSync(root);
-    for (let i = 1; i <= 8; i++) fs.writeFileSync(path.join(modelDir, `model-0000${i}-of-00008.safetensors`), Buffer.alloc(256 * 1024, i));
-    fs.writeFileSync(path.join(root, 'sim.json'), JSON.stringify({ readMBps: 2, initSeconds: 0.1, kvSeconds: 0.05, cudaGraphSeconds: 0.1,
-      uvicornSeconds: 0.05, warmupSeconds: 1.5, warmupPollSeconds: 0.05, coldFiles: 'all' }));
+    for (let i = 1; i <= 8; i++)
+      fs.writeFileSync(path.join(modelDir, `model-0000${i}-of-00008.safetensors`), Buffer.alloc(256 * 1024, i));
+    fs.writeFileSync(
+      path.join(root, 'sim.json'),
+      JSON.stringify({
+        readMBps: 2,
+        initSeconds: 0.1,
+        kvSeconds: 0.05,
+        cudaGraphSeconds: 0.1,
+        uvicornSeconds: 0.05,
+        warmupSeconds: 1.5,
+        warmupPollSeconds: 0.05,
+        coldFiles: 'all',
+      }),
+    );
     const port = await freePort();
-    proc = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '-m', 'sglang.launch_server', '--model-path', modelDir, '--tp', '2',
-      '--port', String(port), '--reasoning-parser', 'kimi_k2', '--tool-call-parser', 'kimi_k2'], { env: { ...process.env, KIMI_SIM_ROOT: root } });
+    proc = spawn(
+      process.execPath,
+      [
+        path.join(SIM_DIR, 'main.js'),
+        '-m',
+        'sglang.launch_server',
+        '--model-path',
+        modelDir,
+        '--tp',
+        '2',
+        '--port',
+        String(port),
+        '--reasoning-parser',
+        'kimi_k2',
+        '--tool-call-parser',
+        'kimi_k2',
+      ],
+      { env: { ...process.env, KIMI_SIM_ROOT: root } },
+    );
     let err = '';
     let out = '';
-    proc.stderr!.on('data', (d) => { err += d; });
-    proc.stdout!.on('data', (d) => { out += d; });
-    const exited = new Promise<[number | null, string | null]>((resolve) => proc!.on('exit', (c, s) => resolve([c, s])));
+    proc.stderr!.on('data', (d) => {
+      err += d;
+    });
+    proc.stdout!.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      proc!.on('exit', (c, s) => resolve([c, s])),
+    );
 
     // loading: shard lines appear, the port refuses, GPU memory grows, a reader child does the reads
     while (!/loading shards:\s+\d+% Completed \| [1-9]\/8/.test(err)) await sleep(50);
@@ -462,22 +728,47 @@ describe('sglang-sim: the process', function () {
 
     while (!err.includes('The server is fired up and ready to roll!')) await sleep(20);
     assert.equal((await get(port, '/health')).status, 200);
-    const chat = JSON.parse((await get(port, '/v1/chat/completions', { model: modelDir, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER_TOOL] })).body!);
+    const chat = JSON.parse(
+      (
+        await get(port, '/v1/chat/completions', {
+          model: modelDir,
+          messages: [{ role: 'user', content: 'Weather in Paris?' }],
+          tools: [WEATHER_TOOL],
+        })
+      ).body!,
+    );
     assert.equal(chat.choices[0].finish_reason, 'tool_calls');
     assert.deepEqual(JSON.parse(chat.choices[0].message.tool_calls[0].function.arguments), { city: 'Paris' });
     assert.equal((await get(port, '/v1/completions', { model: 'nope', prompt: 'hi' })).status, 404);
 
     // the order of the log, each line once per rank where SGLang logs per rank
-    const order = ['Init torch distributed begin.', 'Load weight begin.', '100% Completed | 8/8', 'Load weight end.', 'KV Cache is allocated.',
-      'Capture cuda graph begin.', 'Capture cuda graph end.', 'max_total_num_tokens=', 'Uvicorn running on', 'The server is fired up'];
+    const order = [
+      'Init torch distributed begin.',
+      'Load weight begin.',
+      '100% Completed | 8/8',
+      'Load weight end.',
+      'KV Cache is allocated.',
+      'Capture cuda graph begin.',
+      'Capture cuda graph end.',
+      'max_total_num_tokens=',
+      'Uvicorn running on',
+      'The server is fired up',
+    ];
     let at = -1;
-    for (const s of order) { const i = err.indexOf(s); assert.ok(i > at, `${s} out of order`); at = i; }
+    for (const s of order) {
+      const i = err.indexOf(s);
+      assert.ok(i > at, `${s} out of order`);
+      at = i;
+    }
     assert.equal((err.match(/TP1\] Load weight end\./g) || []).length, 1);
     assert.match(out, /"GET \/model_info HTTP\/1\.1" 200 OK/);
     assert.match(out, /"POST \/generate HTTP\/1\.1" 200 OK/);
     // the cold load read the shards through the page cache: they are resident now
     const shardFiles = fs.readdirSync(modelDir).map((n) => path.join(modelDir, n));
-    assert.deepEqual([...state.measureResidency(shardFiles).values()], shardFiles.map(() => 256 * 1024));
+    assert.deepEqual(
+      [...state.measureResidency(shardFiles).values()],
+      shardFiles.map(() => 256 * 1024),
+    );
 
     const t0 = Date.now();
     proc.kill('SIGTERM');
@@ -496,15 +787,32 @@ describe('sglang-sim: the process', function () {
     const modelDir = path.join(dir, 'model');
     fs.mkdirSync(modelDir);
     fs.writeFileSync(path.join(modelDir, 'model-00001-of-00001.safetensors'), Buffer.alloc(64 * 1024));
-    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ initSeconds: 0.05, kvSeconds: 0.05, cudaGraphSeconds: 0.05,
-      uvicornSeconds: 0.05, warmupSeconds: 0.1, warmupPollSeconds: 0.05, ...sim }));
+    fs.writeFileSync(
+      path.join(dir, 'sim.json'),
+      JSON.stringify({
+        initSeconds: 0.05,
+        kvSeconds: 0.05,
+        cudaGraphSeconds: 0.05,
+        uvicornSeconds: 0.05,
+        warmupSeconds: 0.1,
+        warmupPollSeconds: 0.05,
+        ...sim,
+      }),
+    );
     const port = await freePort();
-    const p = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '--model-path', modelDir, '--tp', '1', '--port', String(port), ...extraArgs],
-      { env: { ...process.env, KIMI_SIM_ROOT: dir } });
+    const p = spawn(
+      process.execPath,
+      [path.join(SIM_DIR, 'main.js'), '--model-path', modelDir, '--tp', '1', '--port', String(port), ...extraArgs],
+      { env: { ...process.env, KIMI_SIM_ROOT: dir } },
+    );
     proc = p;
     const io = { err: '', out: '' };
-    p.stderr!.on('data', (d) => { io.err += d; });
-    p.stdout!.on('data', (d) => { io.out += d; });
+    p.stderr!.on('data', (d) => {
+      io.err += d;
+    });
+    p.stdout!.on('data', (d) => {
+      io.out += d;
+    });
     const exited = new Promise<[number | null, string | null]>((resolve) => p.on('exit', (c, s) => resolve([c, s])));
     const end = Date.now() + 20000;
     while (!io.err.includes(until)) {
@@ -527,12 +835,20 @@ describe('sglang-sim: the process', function () {
     assert.equal((await request(port, '/v1/models', { headers: { authorization: key } })).status, 401, 'no scheme');
     assert.equal((await request(port, '/v1/models', { headers: { authorization: `Basic ${key}` } })).status, 401);
     assert.equal((await request(port, '/v1/models', { headers: { authorization: `Bearer ${key}` } })).status, 200);
-    assert.equal((await request(port, '/v1/models', { headers: { authorization: `bearer ${key}` } })).status, 200, 'the scheme is case-insensitive');
+    assert.equal(
+      (await request(port, '/v1/models', { headers: { authorization: `bearer ${key}` } })).status,
+      200,
+      'the scheme is case-insensitive',
+    );
     assert.equal((await request(port, '/nope')).status, 401, 'the middleware runs before routing');
     assert.equal((await request(port, '/nope', { headers: { authorization: `Bearer ${key}` } })).status, 404);
     assert.equal((await request(port, '/v1/models', { method: 'OPTIONS' })).status !== 401, true, 'OPTIONS passes');
     for (const open of ['/health', '/health_generate']) assert.equal((await request(port, open)).status, 200, open);
-    assert.equal((await request(port, '/metrics')).status, 404, '/metrics passes the middleware (no metrics without --enable-metrics)');
+    assert.equal(
+      (await request(port, '/metrics')).status,
+      404,
+      '/metrics passes the middleware (no metrics without --enable-metrics)',
+    );
     const chat = { model: path.join(dir, 'model'), messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 };
     assert.equal((await request(port, '/v1/chat/completions', { body: chat })).status, 401);
     const ok = await request(port, '/v1/chat/completions', { body: chat, headers: { authorization: `Bearer ${key}` } });
@@ -563,12 +879,30 @@ describe('sglang-sim: the process', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simproc-'));
     fs.mkdirSync(path.join(dir, 'model'));
     fs.writeFileSync(path.join(dir, 'model', 'model-00001-of-00001.safetensors'), Buffer.alloc(64 * 1024));
-    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ initSeconds: 0.05, kvSeconds: 0.05, fault: { crashAt: 'kv', kind: 'oom' } }));
-    proc = spawn(process.execPath, [path.join(SIM_DIR, 'main.js'), '--model-path', path.join(dir, 'model'), '--tp', '8', '--port', String(await freePort())],
-      { env: { ...process.env, KIMI_SIM_ROOT: dir } });
+    fs.writeFileSync(
+      path.join(dir, 'sim.json'),
+      JSON.stringify({ initSeconds: 0.05, kvSeconds: 0.05, fault: { crashAt: 'kv', kind: 'oom' } }),
+    );
+    proc = spawn(
+      process.execPath,
+      [
+        path.join(SIM_DIR, 'main.js'),
+        '--model-path',
+        path.join(dir, 'model'),
+        '--tp',
+        '8',
+        '--port',
+        String(await freePort()),
+      ],
+      { env: { ...process.env, KIMI_SIM_ROOT: dir } },
+    );
     let err = '';
-    proc.stderr!.on('data', (d) => { err += d; });
-    const [code] = await new Promise<[number | null, string | null]>((resolve) => proc!.on('exit', (c, s) => resolve([c, s])));
+    proc.stderr!.on('data', (d) => {
+      err += d;
+    });
+    const [code] = await new Promise<[number | null, string | null]>((resolve) =>
+      proc!.on('exit', (c, s) => resolve([c, s])),
+    );
     assert.equal(code, 1);
     assert.match(err, /torch\.OutOfMemoryError: CUDA out of memory/);
     assert.match(err, /Received sigquit from a child process/);

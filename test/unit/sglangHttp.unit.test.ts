@@ -2,8 +2,20 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { describeResult, requestHeaders, SglangClient, type FetchLike, type HttpResult } from '../../src/engine/sglang/sglangHttp';
-import { judgeCompletion, judgeHealth, parseModels, statusReason, unauthorizedReason } from '../../src/engine/sglang/sglangResponses';
+import {
+  describeResult,
+  requestHeaders,
+  SglangClient,
+  type FetchLike,
+  type HttpResult,
+} from '../../src/engine/sglang/sglangHttp';
+import {
+  judgeCompletion,
+  judgeHealth,
+  parseModels,
+  statusReason,
+  unauthorizedReason,
+} from '../../src/engine/sglang/sglangResponses';
 import { waitFor } from '../util/waitFor';
 
 const JSON_CT = 'application/json';
@@ -26,7 +38,10 @@ describe('sglangHttp: judges', () => {
 
   it('a real completion is ready', () => {
     assert.deepEqual(judgeCompletion(200, 'application/json', COMPLETION, false), { ok: true, text: ' there' });
-    assert.deepEqual(judgeCompletion(200, 'application/json; charset=utf-8', COMPLETION, false), { ok: true, text: ' there' });
+    assert.deepEqual(judgeCompletion(200, 'application/json; charset=utf-8', COMPLETION, false), {
+      ok: true,
+      text: ' there',
+    });
     const emptyText = COMPLETION.replace('" there"', '""');
     assert.deepEqual(judgeCompletion(200, JSON_CT, emptyText, false), { ok: true, text: '' });
   });
@@ -36,7 +51,13 @@ describe('sglangHttp: judges', () => {
       'error JSON whose message contains "choices"',
       400,
       JSON_CT,
-      JSON.stringify({ object: 'error', message: "1 validation error: 'choices' is not allowed here", type: 'BadRequestError', param: null, code: 400 }),
+      JSON.stringify({
+        object: 'error',
+        message: "1 validation error: 'choices' is not allowed here",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      }),
       false,
       /HTTP 400: 1 validation error: 'choices'/,
     ],
@@ -44,13 +65,25 @@ describe('sglangHttp: judges', () => {
       'error JSON with HTTP 200',
       200,
       JSON_CT,
-      JSON.stringify({ object: 'error', message: 'The model `x` does not exist; choices unavailable', type: 'NotFoundError', code: 404 }),
+      JSON.stringify({
+        object: 'error',
+        message: 'The model `x` does not exist; choices unavailable',
+        type: 'NotFoundError',
+        code: 404,
+      }),
       false,
       /answered with an error: The model/,
     ],
     ['choices: []', 200, JSON_CT, JSON.stringify({ object: 'text_completion', choices: [] }), false, /empty "choices"/],
     ['choices missing', 200, JSON_CT, JSON.stringify({ object: 'text_completion' }), false, /no "choices"/],
-    ['choice without text', 200, JSON_CT, JSON.stringify({ choices: [{ index: 0, text: null }] }), false, /no generated text/],
+    [
+      'choice without text',
+      200,
+      JSON_CT,
+      JSON.stringify({ choices: [{ index: 0, text: null }] }),
+      false,
+      /no generated text/,
+    ],
     [
       'HTML 500',
       500,
@@ -66,7 +99,14 @@ describe('sglangHttp: judges', () => {
     ['503 empty body (warming up)', 503, '', '', false, /HTTP 503 with an empty body/],
     ['empty 200', 200, JSON_CT, '', false, /empty/],
     ['a JSON array', 200, JSON_CT, '[{"choices":[{"text":"x"}]}]', false, /not valid JSON|no "choices"/],
-    ['FastAPI detail 422', 422, JSON_CT, JSON.stringify({ detail: 'Unprocessable: choices' }), false, /HTTP 422: Unprocessable/],
+    [
+      'FastAPI detail 422',
+      422,
+      JSON_CT,
+      JSON.stringify({ detail: 'Unprocessable: choices' }),
+      false,
+      /HTTP 422: Unprocessable/,
+    ],
   ];
   for (const [name, status, ct, body, truncated, reason] of notReady) {
     it(`not ready: ${name}`, () => {
@@ -79,7 +119,16 @@ describe('sglangHttp: judges', () => {
   it('models', () => {
     const body = JSON.stringify({
       object: 'list',
-      data: [{ id: '/root/models/Kimi-K2.6', object: 'model', created: 1, owned_by: 'sglang', root: '/root/models/Kimi-K2.6', max_model_len: 262144 }],
+      data: [
+        {
+          id: '/root/models/Kimi-K2.6',
+          object: 'model',
+          created: 1,
+          owned_by: 'sglang',
+          root: '/root/models/Kimi-K2.6',
+          max_model_len: 262144,
+        },
+      ],
     });
     assert.deepEqual(parseModels(body), ['/root/models/Kimi-K2.6']);
     assert.deepEqual(parseModels('{"object":"list","data":[]}'), []);
@@ -94,7 +143,10 @@ class FailingAgent extends http.Agent {
   constructor(private readonly error: Error) {
     super({ keepAlive: false });
   }
-  override createConnection(_options: http.ClientRequestArgs, callback: (err: Error | null, socket?: Duplex) => void): undefined {
+  override createConnection(
+    _options: http.ClientRequestArgs,
+    callback: (err: Error | null, socket?: Duplex) => void,
+  ): undefined {
     setImmediate(() => callback(this.error));
     return undefined;
   }
@@ -161,7 +213,8 @@ describe('sglangHttp: client', function () {
     const r = await c.completion('/root/models/Kimi-K2.6');
     assert.deepEqual(seen, { model: '/root/models/Kimi-K2.6', prompt: 'hi', max_tokens: 1, temperature: 0 });
     assert.equal(r.kind, 'http');
-    if (r.kind === 'http') assert.deepEqual(judgeCompletion(r.status, r.contentType, r.body, r.truncated), { ok: true, text: ' there' });
+    if (r.kind === 'http')
+      assert.deepEqual(judgeCompletion(r.status, r.contentType, r.body, r.truncated), { ok: true, text: ' there' });
   });
 
   it('a server that accepts and never answers: timeout', async () => {
@@ -230,16 +283,22 @@ describe('sglangHttp: client', function () {
   });
 
   it('an agent whose connection fails with ECONNREFUSED (the SSH tunnel) is refused', async () => {
-    const err = Object.assign(new Error('connect to 127.0.0.1:30001 from the SSH host failed: (SSH) Channel open failure: Connection refused'), {
-      code: 'ECONNREFUSED',
-    });
+    const err = Object.assign(
+      new Error('connect to 127.0.0.1:30001 from the SSH host failed: (SSH) Channel open failure: Connection refused'),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
     const c = new SglangClient('http://127.0.0.1:30001', new FailingAgent(err));
     const r: HttpResult = await c.health();
     assert.deepEqual(r, { kind: 'refused' });
   });
 
   it('a refused SSH connection (transport down) is an error, not a closed port', async () => {
-    const err = Object.assign(new Error('connect ECONNREFUSED 10.1.1.1:22'), { name: 'TransportError', kind: 'refused' });
+    const err = Object.assign(new Error('connect ECONNREFUSED 10.1.1.1:22'), {
+      name: 'TransportError',
+      kind: 'refused',
+    });
     const r = await new SglangClient('http://127.0.0.1:30001', new FailingAgent(err)).health();
     assert.equal(r.kind, 'error');
     if (r.kind === 'error') assert.match(r.message, /ECONNREFUSED 10\.1\.1\.1:22/);
@@ -258,7 +317,14 @@ describe('sglangHttp: client', function () {
     });
     routes.set('GET /get_server_info', (_q, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ model_path: '/root/models/Kimi-K2.6', tp_size: 8, reasoning_parser: 'kimi_k2', status: 'ready' }));
+      res.end(
+        JSON.stringify({
+          model_path: '/root/models/Kimi-K2.6',
+          tp_size: 8,
+          reasoning_parser: 'kimi_k2',
+          status: 'ready',
+        }),
+      );
     });
     const c = new SglangClient(base, undefined);
     assert.deepEqual(await c.models(), { ok: true, ids: ['kimi'] });
@@ -297,23 +363,42 @@ describe('sglangHttp: API key', () => {
     assert.deepEqual(judgeCompletion(401, JSON_CT, body, false, true), { ok: false, reason: BAD_KEY });
     assert.deepEqual(judgeCompletion(401, '', '', false, false), { ok: false, reason: NO_KEY });
     // other statuses are unchanged by the flag
-    assert.match((judgeCompletion(500, JSON_CT, '{"message":"boom"}', false, true) as { reason: string }).reason, /^HTTP 500: boom/);
+    assert.match(
+      (judgeCompletion(500, JSON_CT, '{"message":"boom"}', false, true) as { reason: string }).reason,
+      /^HTTP 500: boom/,
+    );
     assert.deepEqual(judgeCompletion(200, JSON_CT, COMPLETION, false, true), { ok: true, text: ' there' });
   });
 
   it('describeResult of a 401', () => {
     assert.equal(describeResult({ kind: 'http', status: 401, contentType: '', body: '', truncated: false }), NO_KEY);
-    assert.equal(describeResult({ kind: 'http', status: 401, contentType: '', body: '', truncated: false, apiKeySent: true }), BAD_KEY);
-    assert.equal(describeResult({ kind: 'http', status: 500, contentType: '', body: '', truncated: true }), 'HTTP 500 (body cut off)');
+    assert.equal(
+      describeResult({ kind: 'http', status: 401, contentType: '', body: '', truncated: false, apiKeySent: true }),
+      BAD_KEY,
+    );
+    assert.equal(
+      describeResult({ kind: 'http', status: 500, contentType: '', body: '', truncated: true }),
+      'HTTP 500 (body cut off)',
+    );
   });
 
   it('requestHeaders: Bearer on everything but /health', () => {
     assert.deepEqual(requestHeaders('/health', false, 'k'), { Accept: 'application/json' });
     assert.deepEqual(requestHeaders('/health?x=1', false, 'k'), { Accept: 'application/json' });
-    assert.deepEqual(requestHeaders('/v1/models', false, 'k'), { Accept: 'application/json', Authorization: 'Bearer k' });
+    assert.deepEqual(requestHeaders('/v1/models', false, 'k'), {
+      Accept: 'application/json',
+      Authorization: 'Bearer k',
+    });
     assert.deepEqual(requestHeaders('/metrics', false, 'k'), { Accept: 'application/json', Authorization: 'Bearer k' });
-    assert.deepEqual(requestHeaders('/v1/completions', true, 'k'), { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: 'Bearer k' });
-    assert.deepEqual(requestHeaders('/v1/completions', true, undefined), { 'Content-Type': 'application/json', Accept: 'application/json' });
+    assert.deepEqual(requestHeaders('/v1/completions', true, 'k'), {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      Authorization: 'Bearer k',
+    });
+    assert.deepEqual(requestHeaders('/v1/completions', true, undefined), {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    });
     assert.deepEqual(requestHeaders('/v1/models', false, ''), { Accept: 'application/json' });
   });
 
@@ -325,9 +410,18 @@ describe('sglangHttp: API key', () => {
       seen.push({ url, auth });
       const open = url.endsWith('/health') || url.endsWith('/metrics');
       const status = open || auth === `Bearer ${key}` ? 200 : 401;
-      const body = status === 200 ? (url.endsWith('/v1/models') ? '{"object":"list","data":[{"id":"kimi"}]}' : COMPLETION) : '{"error":"Unauthorized"}';
+      const body =
+        status === 200
+          ? url.endsWith('/v1/models')
+            ? '{"object":"list","data":[{"id":"kimi"}]}'
+            : COMPLETION
+          : '{"error":"Unauthorized"}';
       const { Readable } = await import('node:stream');
-      return { status, headers: { get: (n: string) => (n.toLowerCase() === 'content-type' ? JSON_CT : null) }, body: Readable.from([Buffer.from(body)]) };
+      return {
+        status,
+        headers: { get: (n: string) => (n.toLowerCase() === 'content-type' ? JSON_CT : null) },
+        body: Readable.from([Buffer.from(body)]),
+      };
     };
     return { fetch, seen };
   }
@@ -343,19 +437,31 @@ describe('sglangHttp: API key', () => {
     assert.deepEqual(noKey.ok ? undefined : noKey.reason, NO_KEY);
     const r1 = await c.completion('kimi');
     assert.ok(r1.kind === 'http' && r1.status === 401 && r1.apiKeySent === undefined);
-    if (r1.kind === 'http') assert.deepEqual(judgeCompletion(r1.status, r1.contentType, r1.body, r1.truncated, r1.apiKeySent), { ok: false, reason: NO_KEY });
+    if (r1.kind === 'http')
+      assert.deepEqual(judgeCompletion(r1.status, r1.contentType, r1.body, r1.truncated, r1.apiKeySent), {
+        ok: false,
+        reason: NO_KEY,
+      });
 
     c.setApiKey('sk-wrong');
     const wrong = await c.models();
     assert.deepEqual(wrong.ok ? undefined : wrong.reason, BAD_KEY);
     const r2 = await c.completion('kimi');
     assert.ok(r2.kind === 'http' && r2.apiKeySent === true);
-    if (r2.kind === 'http') assert.deepEqual(judgeCompletion(r2.status, r2.contentType, r2.body, r2.truncated, r2.apiKeySent), { ok: false, reason: BAD_KEY });
+    if (r2.kind === 'http')
+      assert.deepEqual(judgeCompletion(r2.status, r2.contentType, r2.body, r2.truncated, r2.apiKeySent), {
+        ok: false,
+        reason: BAD_KEY,
+      });
 
     c.setApiKey('sk-good');
     assert.deepEqual(await c.models(), { ok: true, ids: ['kimi'] });
     const r3 = await c.completion('kimi');
-    if (r3.kind === 'http') assert.deepEqual(judgeCompletion(r3.status, r3.contentType, r3.body, r3.truncated, r3.apiKeySent), { ok: true, text: ' there' });
+    if (r3.kind === 'http')
+      assert.deepEqual(judgeCompletion(r3.status, r3.contentType, r3.body, r3.truncated, r3.apiKeySent), {
+        ok: true,
+        text: ' there',
+      });
     await c.health();
 
     c.setApiKey(undefined);
@@ -392,7 +498,9 @@ describe('sglangHttp: API key', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
-      const c = new SglangClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, undefined, undefined, { apiKey: 'sk-opt' });
+      const c = new SglangClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, undefined, undefined, {
+        apiKey: 'sk-opt',
+      });
       assert.equal(c.hasApiKey, true);
       const r = await c.request('GET', '/server_info');
       assert.equal(r.kind === 'http' && r.body, '{"auth":"Bearer sk-opt"}');

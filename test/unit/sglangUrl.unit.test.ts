@@ -21,7 +21,8 @@ describe('sglangUrl: compareServerUrl', () => {
     ['https://127.0.0.1:30001', 'https://0.0.0.0:30001'],
   ];
   for (const [configured, announced] of fine) {
-    it(`${configured} reaches ${announced}`, () => assert.deepEqual(compareServerUrl(configured, announced), { ok: true }));
+    it(`${configured} reaches ${announced}`, () =>
+      assert.deepEqual(compareServerUrl(configured, announced), { ok: true }));
   }
 
   const mismatches: Array<[string, string, string]> = [
@@ -76,7 +77,12 @@ describe('sglangUrl: compareServerUrl', () => {
   });
 
   it('parseEndpoint', () => {
-    assert.deepEqual(parseEndpoint('http://0.0.0.0:30000'), { protocol: 'http', host: '0.0.0.0', port: 30000, path: '' });
+    assert.deepEqual(parseEndpoint('http://0.0.0.0:30000'), {
+      protocol: 'http',
+      host: '0.0.0.0',
+      port: 30000,
+      path: '',
+    });
     assert.deepEqual(parseEndpoint('http://[::]:30000'), { protocol: 'http', host: '::', port: 30000, path: '' });
     assert.deepEqual(parseEndpoint('http://:::30000'), { protocol: 'http', host: '::', port: 30000, path: '' });
     assert.deepEqual(parseEndpoint('HTTPS://Gpu01'), { protocol: 'https', host: 'gpu01', port: 443, path: '' });

@@ -60,7 +60,10 @@ describe('shell quoting', () => {
   });
 
   it('commandLine quotes each argument', () => {
-    assert.equal(commandLine(['systemctl', 'show', '-p', 'ActiveState', 'x y.service']), "systemctl show -p ActiveState 'x y.service'");
+    assert.equal(
+      commandLine(['systemctl', 'show', '-p', 'ActiveState', 'x y.service']),
+      "systemctl show -p ActiveState 'x y.service'",
+    );
     assert.throws(() => commandLine([]));
   });
 });
@@ -101,9 +104,10 @@ describe('paths and sudo', () => {
     // What the remote shell hands to sudo: exactly these words (a sudoers rule can match them).
     assert.deepEqual(shArgs(line), ['sudo', '-n', ...argv]);
     assert.ok(!/\bsh -c\b/.test(line));
-    assert.deepEqual(shArgs(privilegedCommand(['tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf'], true)), [
-      'sudo', '-n', 'tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf',
-    ]);
+    assert.deepEqual(
+      shArgs(privilegedCommand(['tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf'], true)),
+      ['sudo', '-n', 'tee', '--', '/etc/systemd/system/a b.service.d/50-kimi-parsers.conf'],
+    );
     assert.throws(() => privilegedCommand([], true), /Empty command line/);
   });
 
@@ -114,7 +118,11 @@ describe('paths and sudo', () => {
 
   it('recognises every way sudo refuses, and nothing else', () => {
     assert.ok(isSudoRefusal('sudo: a password is required\n'));
-    assert.ok(isSudoRefusal("Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- a.service' as root on gpu7.\n"));
+    assert.ok(
+      isSudoRefusal(
+        "Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- a.service' as root on gpu7.\n",
+      ),
+    );
     assert.ok(isSudoRefusal('kimi is not in the sudoers file.  This incident will be reported.\n'));
     assert.ok(!isSudoRefusal('Failed to restart a.service: Access denied\n'));
     assert.ok(!isSudoRefusal('tee: /etc/x: No space left on device\n'));
@@ -124,7 +132,8 @@ describe('paths and sudo', () => {
 describe('a followed command that ends with its stdin (/bin/sh and bash, as sshd starts them: setsid)', () => {
   const start = (shell: string, command: string) =>
     spawn(shell, ['-c', announcePidEndingWithStdin(command)], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
-  const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const groupAlive = (pgid: number) => {
     try {
       process.kill(-pgid, 0);
@@ -143,7 +152,9 @@ describe('a followed command that ends with its stdin (/bin/sh and bash, as sshd
 
     it(`${shell}: EOF on stdin ends the whole process group, a silent command included`, async () => {
       const child = start(shell, 'sleep 100 & sleep 101');
-      const firstLine = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
+      const firstLine = await new Promise<string>((resolve) =>
+        child.stdout!.once('data', (d: Buffer) => resolve(d.toString())),
+      );
       const pgid = Number(firstLine.trim().split('\n')[0]);
       assert.equal(pgid, child.pid, 'the announced pid is the group');
       assert.ok(groupAlive(pgid));

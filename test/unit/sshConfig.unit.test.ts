@@ -92,7 +92,11 @@ describe('ssh config resolution', () => {
     assert.equal(t.username, 'fallback');
     assert.equal(t.port, 22);
     assert.equal(t.identityFilesConfigured, false);
-    assert.deepEqual(t.identityFiles, ['/home/ann/.ssh/id_ed25519', '/home/ann/.ssh/id_ecdsa', '/home/ann/.ssh/id_rsa']);
+    assert.deepEqual(t.identityFiles, [
+      '/home/ann/.ssh/id_ed25519',
+      '/home/ann/.ssh/id_ecdsa',
+      '/home/ann/.ssh/id_rsa',
+    ]);
     assert.deepEqual(t.jumps, []);
   });
 
@@ -121,7 +125,10 @@ describe('ssh config resolution', () => {
   });
 
   it('expands tokens', () => {
-    assert.equal(expandTokens('%u-%r@%h:%p %%', { host: 'h', port: 2, remoteUser: 'r', localUser: 'u', homeDir: '/d' }), 'u-r@h:2 %');
+    assert.equal(
+      expandTokens('%u-%r@%h:%p %%', { host: 'h', port: 2, remoteUser: 'r', localUser: 'u', homeDir: '/d' }),
+      'u-r@h:2 %',
+    );
   });
 
   it('loadSshTarget reads the file; a missing file is no config', async () => {
@@ -134,7 +141,10 @@ describe('ssh config resolution', () => {
       const t = await loadSshTarget({ host: 'gpu7' }, { homeDir: home, localUser: 'ann' });
       assert.equal(t.hostName, '10.0.0.7');
       assert.equal(t.identityFiles[0], path.join(home, '.ssh', 'gpu_ed25519'));
-      await assert.rejects(loadSshTarget({ host: 'loop1' }, { homeDir: home }), (e: TransportError) => e.kind === 'config' && /loop/.test(e.message));
+      await assert.rejects(
+        loadSshTarget({ host: 'loop1' }, { homeDir: home }),
+        (e: TransportError) => e.kind === 'config' && /loop/.test(e.message),
+      );
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }

@@ -8,12 +8,42 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BaseAgent, utils as ssh2Utils, type IdentityCallback, type ParsedKey, type SignCallback, type SigningRequestOptions } from 'ssh2';
-import { publicKeyFromLine, publicKeyFromOpenSshPrivate, publicKeyOf, readIdentityPublicKey } from '../../src/transport/ssh/identityFiles';
+import {
+  BaseAgent,
+  utils as ssh2Utils,
+  type IdentityCallback,
+  type ParsedKey,
+  type SignCallback,
+  type SigningRequestOptions,
+} from 'ssh2';
+import {
+  publicKeyFromLine,
+  publicKeyFromOpenSshPrivate,
+  publicKeyOf,
+  readIdentityPublicKey,
+} from '../../src/transport/ssh/identityFiles';
 import { proxyCommandSpawn, proxyExitError } from '../../src/transport/ssh/proxyCommand';
-import { agentCandidates, SelectedAgent, selectIdentities, WINDOWS_AGENT_PIPE, type AgentCandidate } from '../../src/transport/ssh/sshAgent';
-import { loadSshTarget, resolveSshTarget, unevaluatedMatchCriteria, unsupportedDirectives } from '../../src/transport/ssh/sshConfig';
-import { collectConfigFiles, expandIncludes, globSegmentMatches, hostLineMatches, MAX_INCLUDE_DEPTH, type ConfigFiles } from '../../src/transport/ssh/sshInclude';
+import {
+  agentCandidates,
+  SelectedAgent,
+  selectIdentities,
+  WINDOWS_AGENT_PIPE,
+  type AgentCandidate,
+} from '../../src/transport/ssh/sshAgent';
+import {
+  loadSshTarget,
+  resolveSshTarget,
+  unevaluatedMatchCriteria,
+  unsupportedDirectives,
+} from '../../src/transport/ssh/sshConfig';
+import {
+  collectConfigFiles,
+  expandIncludes,
+  globSegmentMatches,
+  hostLineMatches,
+  MAX_INCLUDE_DEPTH,
+  type ConfigFiles,
+} from '../../src/transport/ssh/sshInclude';
 import {
   expandConfigPath,
   expandTilde,
@@ -34,7 +64,12 @@ const linux: PathContext = {
   userHome: (n) => ({ bob: '/srv/home/bob', root: '/root' })[n],
   localHost: 'laptop.lan',
 };
-const mac: PathContext = { ...linux, platform: 'darwin', homeDir: '/Users/ann', userHome: (n) => (n === 'bob' ? '/Users/bob' : undefined) };
+const mac: PathContext = {
+  ...linux,
+  platform: 'darwin',
+  homeDir: '/Users/ann',
+  userHome: (n) => (n === 'bob' ? '/Users/bob' : undefined),
+};
 const win: PathContext = {
   platform: 'win32',
   homeDir: 'C:\\Users\\ann',
@@ -42,7 +77,15 @@ const win: PathContext = {
   env: { USERPROFILE: 'C:\\Users\\ann', ProgramData: 'C:\\ProgramData' },
   localHost: 'DESKTOP-1',
 };
-const tokens: TokenValues = { host: '10.0.0.7', port: 2222, remoteUser: 'root', localUser: 'ann', homeDir: '/home/ann', alias: 'gpu7', localHost: 'laptop.lan' };
+const tokens: TokenValues = {
+  host: '10.0.0.7',
+  port: 2222,
+  remoteUser: 'root',
+  localUser: 'ann',
+  homeDir: '/home/ann',
+  alias: 'gpu7',
+  localHost: 'laptop.lan',
+};
 
 describe('ssh paths (platform injected)', () => {
   it('~, ~/x, ~user/x on Linux and macOS; unknown users are an error', () => {
@@ -70,21 +113,50 @@ describe('ssh paths (platform injected)', () => {
     const t = { ...tokens, homeDir: win.homeDir };
     assert.equal(expandConfigPath('C:\\keys\\gpu', win, t, 'IdentityFile'), 'C:\\keys\\gpu');
     assert.equal(expandConfigPath('D:/keys/gpu', win, t, 'IdentityFile'), 'D:\\keys\\gpu');
-    assert.equal(expandConfigPath('id_gpu', win, t, 'IdentityFile'), 'C:\\Users\\ann\\.ssh\\id_gpu', 'relative: under %USERPROFILE%\\.ssh');
+    assert.equal(
+      expandConfigPath('id_gpu', win, t, 'IdentityFile'),
+      'C:\\Users\\ann\\.ssh\\id_gpu',
+      'relative: under %USERPROFILE%\\.ssh',
+    );
     assert.equal(expandConfigPath('%d\\.ssh\\%r@%h', win, t, 'IdentityFile'), 'C:\\Users\\ann\\.ssh\\root@10.0.0.7');
     assert.equal(expandConfigPath('"%USERPROFILE%\\my keys\\k"', win, t, 'IdentityFile'), 'C:\\Users\\ann\\my keys\\k');
-    assert.equal(expandConfigPath('\\\\.\\pipe\\openssh-ssh-agent', win, t, 'IdentityAgent'), '\\\\.\\pipe\\openssh-ssh-agent');
+    assert.equal(
+      expandConfigPath('\\\\.\\pipe\\openssh-ssh-agent', win, t, 'IdentityAgent'),
+      '\\\\.\\pipe\\openssh-ssh-agent',
+    );
   });
 
   it('tokens %d %u %h %r %p %n %l %L %% and ${VAR}; a token the directive does not take is an error', () => {
-    assert.equal(expandTokens('%d/%u/%r@%h:%p/%n/%l/%L/%%', tokens), '/home/ann/ann/root@10.0.0.7:2222/gpu7/laptop.lan/laptop/%');
-    assert.equal(expandTokens('${XDG_RUNTIME_DIR}/agent', tokens, TOKENS.path, 'IdentityAgent', linux.env), '/run/user/1000/agent');
-    assert.throws(() => expandTokens('${NOPE}/x', tokens, TOKENS.path, 'IdentityFile', linux.env), /IdentityFile: environment variable \$\{NOPE\} is not set/);
-    assert.throws(() => expandTokens('%d/%C', tokens, TOKENS.path, 'IdentityFile'), /IdentityFile: token %C is not supported/);
+    assert.equal(
+      expandTokens('%d/%u/%r@%h:%p/%n/%l/%L/%%', tokens),
+      '/home/ann/ann/root@10.0.0.7:2222/gpu7/laptop.lan/laptop/%',
+    );
+    assert.equal(
+      expandTokens('${XDG_RUNTIME_DIR}/agent', tokens, TOKENS.path, 'IdentityAgent', linux.env),
+      '/run/user/1000/agent',
+    );
+    assert.throws(
+      () => expandTokens('${NOPE}/x', tokens, TOKENS.path, 'IdentityFile', linux.env),
+      /IdentityFile: environment variable \$\{NOPE\} is not set/,
+    );
+    assert.throws(
+      () => expandTokens('%d/%C', tokens, TOKENS.path, 'IdentityFile'),
+      /IdentityFile: token %C is not supported/,
+    );
     assert.throws(() => expandTokens('nc %d %p', tokens, TOKENS.proxyCommand, 'ProxyCommand'), /token %d/);
-    assert.equal(expandTokens('nc %h %p # %r %n %%', tokens, TOKENS.proxyCommand, 'ProxyCommand'), 'nc 10.0.0.7 2222 # root gpu7 %');
-    assert.equal(expandTokens('${NOT_EXPANDED} %h', tokens, TOKENS.proxyCommand, 'ProxyCommand'), '${NOT_EXPANDED} 10.0.0.7', 'no env given: left to the shell');
-    assert.equal(expandConfigPath('~/.ssh/%r@%h-%p', linux, tokens, 'IdentityFile'), '/home/ann/.ssh/root@10.0.0.7-2222');
+    assert.equal(
+      expandTokens('nc %h %p # %r %n %%', tokens, TOKENS.proxyCommand, 'ProxyCommand'),
+      'nc 10.0.0.7 2222 # root gpu7 %',
+    );
+    assert.equal(
+      expandTokens('${NOT_EXPANDED} %h', tokens, TOKENS.proxyCommand, 'ProxyCommand'),
+      '${NOT_EXPANDED} 10.0.0.7',
+      'no env given: left to the shell',
+    );
+    assert.equal(
+      expandConfigPath('~/.ssh/%r@%h-%p', linux, tokens, 'IdentityFile'),
+      '/home/ann/.ssh/root@10.0.0.7-2222',
+    );
     assert.equal(expandConfigPath('keys/gpu', linux, tokens, 'IdentityFile'), '/home/ann/.ssh/keys/gpu');
   });
 
@@ -101,25 +173,44 @@ describe('ssh agent choice (platform injected)', () => {
 
   it('Linux and macOS: IdentityAgent, else $SSH_AUTH_SOCK, else none', () => {
     for (const platform of ['linux', 'darwin'] as const) {
-      assert.deepEqual(paths(agentCandidates({ platform, env: { SSH_AUTH_SOCK: '/tmp/a' } })), ['SSH_AUTH_SOCK:/tmp/a']);
-      assert.deepEqual(paths(agentCandidates({ platform, env: {} })), []);
-      assert.deepEqual(paths(agentCandidates({ platform, env: { SSH_AUTH_SOCK: '/tmp/a' }, identityAgent: '/Users/ann/.secretive/socket.ssh' })), [
-        'IdentityAgent:/Users/ann/.secretive/socket.ssh',
+      assert.deepEqual(paths(agentCandidates({ platform, env: { SSH_AUTH_SOCK: '/tmp/a' } })), [
+        'SSH_AUTH_SOCK:/tmp/a',
       ]);
-      assert.deepEqual(paths(agentCandidates({ platform, env: { SSH_AUTH_SOCK: '/tmp/a' }, identityAgent: 'none' })), []);
+      assert.deepEqual(paths(agentCandidates({ platform, env: {} })), []);
+      assert.deepEqual(
+        paths(
+          agentCandidates({
+            platform,
+            env: { SSH_AUTH_SOCK: '/tmp/a' },
+            identityAgent: '/Users/ann/.secretive/socket.ssh',
+          }),
+        ),
+        ['IdentityAgent:/Users/ann/.secretive/socket.ssh'],
+      );
+      assert.deepEqual(
+        paths(agentCandidates({ platform, env: { SSH_AUTH_SOCK: '/tmp/a' }, identityAgent: 'none' })),
+        [],
+      );
     }
   });
 
   it('Windows: $SSH_AUTH_SOCK if set, then the OpenSSH agent pipe, then Pageant; IdentityAgent alone when set', () => {
-    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: {} })), [`Windows OpenSSH agent:${WINDOWS_AGENT_PIPE}`, 'pageant']);
-    assert.equal(WINDOWS_AGENT_PIPE, String.raw`\\.\pipe\openssh-ssh-agent`);
-    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: { SSH_AUTH_SOCK: 'C:\\Users\\ann\\agent.sock' } })), [
-      'SSH_AUTH_SOCK:C:\\Users\\ann\\agent.sock',
+    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: {} })), [
       `Windows OpenSSH agent:${WINDOWS_AGENT_PIPE}`,
       'pageant',
     ]);
-    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: { SSH_AUTH_SOCK: WINDOWS_AGENT_PIPE } })), [`SSH_AUTH_SOCK:${WINDOWS_AGENT_PIPE}`, 'pageant']);
-    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: {}, identityAgent: '\\\\.\\pipe\\1password' })), ['IdentityAgent:\\\\.\\pipe\\1password']);
+    assert.equal(WINDOWS_AGENT_PIPE, String.raw`\\.\pipe\openssh-ssh-agent`);
+    assert.deepEqual(
+      paths(agentCandidates({ platform: 'win32', env: { SSH_AUTH_SOCK: 'C:\\Users\\ann\\agent.sock' } })),
+      ['SSH_AUTH_SOCK:C:\\Users\\ann\\agent.sock', `Windows OpenSSH agent:${WINDOWS_AGENT_PIPE}`, 'pageant'],
+    );
+    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: { SSH_AUTH_SOCK: WINDOWS_AGENT_PIPE } })), [
+      `SSH_AUTH_SOCK:${WINDOWS_AGENT_PIPE}`,
+      'pageant',
+    ]);
+    assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: {}, identityAgent: '\\\\.\\pipe\\1password' })), [
+      'IdentityAgent:\\\\.\\pipe\\1password',
+    ]);
     assert.deepEqual(paths(agentCandidates({ platform: 'win32', env: {}, identityAgent: 'none' })), []);
   });
 
@@ -134,7 +225,10 @@ describe('ssh agent choice (platform injected)', () => {
 
     class FakeAgent extends BaseAgent<ParsedKey> {
       signed: string[] = [];
-      constructor(private readonly ks: ParsedKey[] | Error, private readonly signError?: Error) {
+      constructor(
+        private readonly ks: ParsedKey[] | Error,
+        private readonly signError?: Error,
+      ) {
         super();
       }
       getIdentities(cb: IdentityCallback<ParsedKey>): void {
@@ -148,7 +242,9 @@ describe('ssh agent choice (platform injected)', () => {
     }
 
     const identities = (a: SelectedAgent) =>
-      new Promise<ParsedKey[]>((resolve, reject) => a.getIdentities((err, ks) => (err ? reject(err) : resolve((ks ?? []) as ParsedKey[]))));
+      new Promise<ParsedKey[]>((resolve, reject) =>
+        a.getIdentities((err, ks) => (err ? reject(err) : resolve((ks ?? []) as ParsedKey[]))),
+      );
 
     it('falls through agents that do not answer (pipe down → Pageant) and says which answered', async () => {
       const pageant = new FakeAgent(keys);
@@ -166,7 +262,9 @@ describe('ssh agent choice (platform injected)', () => {
     });
 
     it('no agent answers: no keys (not an error), and the reasons', async () => {
-      const a = new SelectedAgent([{ kind: 'socket', path: '/tmp/gone', source: 'SSH_AUTH_SOCK' }], { create: () => new FakeAgent(new Error('Failed to connect to agent')) });
+      const a = new SelectedAgent([{ kind: 'socket', path: '/tmp/gone', source: 'SSH_AUTH_SOCK' }], {
+        create: () => new FakeAgent(new Error('Failed to connect to agent')),
+      });
       assert.deepEqual(await identities(a), []);
       assert.equal(a.summary, 'ssh-agent /tmp/gone (SSH_AUTH_SOCK): Failed to connect to agent');
     });
@@ -174,7 +272,10 @@ describe('ssh agent choice (platform injected)', () => {
     it('IdentitiesOnly: only the agent keys whose public key is configured', async () => {
       assert.deepEqual(selectIdentities(keys, undefined), keys);
       assert.deepEqual(selectIdentities(keys, [keys[2].getPublicSSH()]), [keys[2]]);
-      const a = new SelectedAgent([{ kind: 'socket', path: '/s', source: 'IdentityAgent' }], { create: () => new FakeAgent(keys), allowed: [keys[1].getPublicSSH()] });
+      const a = new SelectedAgent([{ kind: 'socket', path: '/s', source: 'IdentityAgent' }], {
+        create: () => new FakeAgent(keys),
+        allowed: [keys[1].getPublicSSH()],
+      });
       const got = await identities(a);
       assert.deepEqual(got, [keys[1]]);
       assert.match(a.summary, /IdentitiesOnly: 1 of 3 keys/);
@@ -183,10 +284,14 @@ describe('ssh agent choice (platform injected)', () => {
     });
 
     it('a key the agent could not sign with is not "offered" any more (its file may be unlocked)', async () => {
-      const a = new SelectedAgent([{ kind: 'socket', path: '/s', source: 'IdentityAgent' }], { create: () => new FakeAgent(keys, new Error('agent refused operation')) });
+      const a = new SelectedAgent([{ kind: 'socket', path: '/s', source: 'IdentityAgent' }], {
+        create: () => new FakeAgent(keys, new Error('agent refused operation')),
+      });
       await identities(a);
       assert.ok(a.offeredKey(keys[0].getPublicSSH()));
-      const err = await new Promise<Error | null | undefined>((resolve) => a.sign(keys[0], Buffer.from('x'), {}, (e) => resolve(e)));
+      const err = await new Promise<Error | null | undefined>((resolve) =>
+        a.sign(keys[0], Buffer.from('x'), {}, (e) => resolve(e)),
+      );
       assert.match(String(err), /refused/);
       assert.ok(!a.offeredKey(keys[0].getPublicSSH()));
     });
@@ -239,9 +344,19 @@ describe('Include', () => {
   });
 
   it('absolute and ~ paths, missing files ignored, nesting, loops refused, Include in Match noted', () => {
-    const f = files({ '/etc/ssh/extra.conf': 'Include ~/.ssh/nested\n', '/home/ann/.ssh/nested': 'Host x\n  User nested\n', '/home/ann/.ssh/loop': 'Include loop\n' });
-    assert.equal(resolveSshTarget({ host: 'x' }, 'Include /etc/ssh/extra.conf /nope/missing\n', { ...linux, files: f }).username, 'nested');
-    assert.throws(() => expandIncludes('Include loop\n', f, 'x', linux), new RegExp(`more than ${MAX_INCLUDE_DEPTH} levels`));
+    const f = files({
+      '/etc/ssh/extra.conf': 'Include ~/.ssh/nested\n',
+      '/home/ann/.ssh/nested': 'Host x\n  User nested\n',
+      '/home/ann/.ssh/loop': 'Include loop\n',
+    });
+    assert.equal(
+      resolveSshTarget({ host: 'x' }, 'Include /etc/ssh/extra.conf /nope/missing\n', { ...linux, files: f }).username,
+      'nested',
+    );
+    assert.throws(
+      () => expandIncludes('Include loop\n', f, 'x', linux),
+      new RegExp(`more than ${MAX_INCLUDE_DEPTH} levels`),
+    );
     const r = expandIncludes('Match host x\n  Include nested\n', f, 'x', linux);
     assert.match(r.notes.join(), /Include inside a Match block is not supported/);
   });
@@ -264,7 +379,10 @@ describe('Include', () => {
       fs.writeFileSync(path.join(ssh, 'deeper'), 'Host gpu\n  HostName 10.9.9.9\n');
       const ctx = { ...linux, homeDir: home, env: {} };
       const collected = await collectConfigFiles(fs.readFileSync(path.join(ssh, 'config'), 'utf8'), ctx);
-      assert.deepEqual(collected.globs.get(path.join(ssh, 'conf.d', '*')), [path.join(ssh, 'conf.d', 'a.conf'), path.join(ssh, 'conf.d', 'b.conf')]);
+      assert.deepEqual(collected.globs.get(path.join(ssh, 'conf.d', '*')), [
+        path.join(ssh, 'conf.d', 'a.conf'),
+        path.join(ssh, 'conf.d', 'b.conf'),
+      ]);
       const t = await loadSshTarget({ host: 'gpu' }, { homeDir: home, localUser: 'ann', env: {} });
       assert.deepEqual([t.hostName, t.port, t.username], ['10.9.9.9', 2201, 'dflt']);
     } finally {
@@ -344,7 +462,15 @@ Host badtimeout
     assert.equal(t.serverAliveIntervalMs, 15000);
     assert.equal(t.serverAliveCountMax, 4);
     const notes = t.configNotes!.join('; ');
-    for (const name of ['LocalForward', 'ControlMaster', 'ControlPath', 'CertificateFile', 'PKCS11Provider', 'KexAlgorithms', 'StrictHostKeyChecking']) {
+    for (const name of [
+      'LocalForward',
+      'ControlMaster',
+      'ControlPath',
+      'CertificateFile',
+      'PKCS11Provider',
+      'KexAlgorithms',
+      'StrictHostKeyChecking',
+    ]) {
       assert.ok(notes.includes(name), `${name} named in: ${notes}`);
     }
     assert.match(notes, /StrictHostKeyChecking \(kimi\.hostKeyPolicy decides\)/);
@@ -369,8 +495,15 @@ Host badtimeout
     assert.deepEqual(t.jumps, []);
     const pj = resolveSshTarget({ host: 'pjfirst' }, CONFIG, linux);
     assert.equal(pj.proxyCommand, undefined);
-    assert.deepEqual(pj.jumps.map((j) => j.hostName), ['bastion.example']);
-    assert.equal(pj.jumps[0].proxyCommand, 'corkscrew proxy 8080 bastion.example 22', "the first hop's own ProxyCommand dials it");
+    assert.deepEqual(
+      pj.jumps.map((j) => j.hostName),
+      ['bastion.example'],
+    );
+    assert.equal(
+      pj.jumps[0].proxyCommand,
+      'corkscrew proxy 8080 bastion.example 22',
+      "the first hop's own ProxyCommand dials it",
+    );
     const pc = resolveSshTarget({ host: 'pcfirst' }, CONFIG, linux);
     assert.equal(pc.proxyCommand, 'nc pcfirst 22');
     assert.deepEqual(pc.jumps, []);
@@ -379,10 +512,13 @@ Host badtimeout
 
   it('ProxyJump chains: later hops are reached through the previous one (their ProxyCommand does not apply)', () => {
     const t = resolveSshTarget({ host: 'chain' }, CONFIG, linux);
-    assert.deepEqual(t.jumps.map((j) => [j.hostName, j.proxyCommand]), [
-      ['bastion.example', 'corkscrew proxy 8080 bastion.example 22'],
-      ['10.1.0.1', undefined],
-    ]);
+    assert.deepEqual(
+      t.jumps.map((j) => [j.hostName, j.proxyCommand]),
+      [
+        ['bastion.example', 'corkscrew proxy 8080 bastion.example 22'],
+        ['10.1.0.1', undefined],
+      ],
+    );
   });
 
   it('IdentityAgent: SSH_AUTH_SOCK, $VAR, none', () => {
@@ -394,7 +530,10 @@ Host badtimeout
 
   it('Match host is evaluated on the HostName', () => {
     assert.equal(resolveSshTarget({ host: '10.2.3.4' }, CONFIG, linux).username, 'matched');
-    assert.equal(resolveSshTarget({ host: 'x' }, 'Host x\n  HostName 10.2.0.1\nMatch host 10.2.*\n  User m\n', linux).username, 'm');
+    assert.equal(
+      resolveSshTarget({ host: 'x' }, 'Host x\n  HostName 10.2.0.1\nMatch host 10.2.*\n  User m\n', linux).username,
+      'm',
+    );
     assert.deepEqual(unevaluatedMatchCriteria(CONFIG), ['exec']);
   });
 
@@ -403,26 +542,39 @@ Host badtimeout
   });
 
   it('names directives with their OpenSSH spelling', () => {
-    assert.deepEqual(unsupportedDirectives({ hostname: 'x', localforward: ['1 a:1'], usekeychain: 'yes', somethingnew: 'x' }), [
-      'LocalForward (no forwards are opened)',
-      'UseKeychain',
-      'somethingnew',
-    ]);
+    assert.deepEqual(
+      unsupportedDirectives({ hostname: 'x', localforward: ['1 a:1'], usekeychain: 'yes', somethingnew: 'x' }),
+      ['LocalForward (no forwards are opened)', 'UseKeychain', 'somethingnew'],
+    );
   });
 
   it('Windows: identity files under %USERPROFILE%\\.ssh', () => {
-    const t = resolveSshTarget({ host: 'w' }, 'Host w\n  IdentityFile ~/.ssh/id_w\n  UserKnownHostsFile %d/.ssh/kh\n', win);
+    const t = resolveSshTarget(
+      { host: 'w' },
+      'Host w\n  IdentityFile ~/.ssh/id_w\n  UserKnownHostsFile %d/.ssh/kh\n',
+      win,
+    );
     assert.deepEqual(t.identityFiles, ['C:\\Users\\ann\\.ssh\\id_w']);
     assert.deepEqual(t.knownHostsFiles, ['C:\\Users\\ann\\.ssh\\kh']);
     const d = resolveSshTarget({ host: 'w2' }, '', win);
-    assert.deepEqual(d.identityFiles, ['C:\\Users\\ann\\.ssh\\id_ed25519', 'C:\\Users\\ann\\.ssh\\id_ecdsa', 'C:\\Users\\ann\\.ssh\\id_rsa']);
+    assert.deepEqual(d.identityFiles, [
+      'C:\\Users\\ann\\.ssh\\id_ed25519',
+      'C:\\Users\\ann\\.ssh\\id_ecdsa',
+      'C:\\Users\\ann\\.ssh\\id_rsa',
+    ]);
   });
 });
 
 describe('ProxyCommand (pure parts)', () => {
   it('runs through /bin/sh with exec on POSIX, cmd.exe on Windows', () => {
-    assert.deepEqual(proxyCommandSpawn('nc 10.0.0.7 22', 'linux'), { file: '/bin/sh', args: ['-c', 'exec nc 10.0.0.7 22'] });
-    assert.deepEqual(proxyCommandSpawn('nc 10.0.0.7 22', 'darwin'), { file: '/bin/sh', args: ['-c', 'exec nc 10.0.0.7 22'] });
+    assert.deepEqual(proxyCommandSpawn('nc 10.0.0.7 22', 'linux'), {
+      file: '/bin/sh',
+      args: ['-c', 'exec nc 10.0.0.7 22'],
+    });
+    assert.deepEqual(proxyCommandSpawn('nc 10.0.0.7 22', 'darwin'), {
+      file: '/bin/sh',
+      args: ['-c', 'exec nc 10.0.0.7 22'],
+    });
     assert.deepEqual(proxyCommandSpawn('ssh -W h:22 b', 'win32', { ComSpec: 'C:\\Windows\\system32\\cmd.exe' }), {
       file: 'C:\\Windows\\system32\\cmd.exe',
       args: ['/d', '/s', '/c', '"ssh -W h:22 b"'],
@@ -431,13 +583,36 @@ describe('ProxyCommand (pure parts)', () => {
   });
 
   it('says why the proxy ended, and what kind of failure that is', () => {
-    const e = proxyExitError('nc 10.0.0.7 22', { code: 1, signal: null, stderr: 'nc: connect to 10.0.0.7 port 22 (tcp) failed: Connection refused\n' });
+    const e = proxyExitError('nc 10.0.0.7 22', {
+      code: 1,
+      signal: null,
+      stderr: 'nc: connect to 10.0.0.7 port 22 (tcp) failed: Connection refused\n',
+    });
     assert.equal(e.kind, 'refused');
-    assert.equal(e.message, 'ProxyCommand "nc 10.0.0.7 22" exited with code 1 before the SSH connection was made: nc: connect to 10.0.0.7 port 22 (tcp) failed: Connection refused');
-    assert.equal(proxyExitError('x', { code: 255, signal: null, stderr: 'ssh: Could not resolve hostname b: Name or service not known' }).kind, 'dns');
-    assert.equal(proxyExitError('x', { code: 255, signal: null, stderr: 'Host key verification failed.' }).kind, 'host-key-rejected');
-    assert.equal(proxyExitError('x', { code: 255, signal: null, stderr: 'root@b: Permission denied (publickey).' }).kind, 'auth');
-    assert.equal(proxyExitError('x', { code: null, signal: 'SIGKILL', stderr: '' }).message, 'ProxyCommand "x" was killed by SIGKILL before the SSH connection was made');
+    assert.equal(
+      e.message,
+      'ProxyCommand "nc 10.0.0.7 22" exited with code 1 before the SSH connection was made: nc: connect to 10.0.0.7 port 22 (tcp) failed: Connection refused',
+    );
+    assert.equal(
+      proxyExitError('x', {
+        code: 255,
+        signal: null,
+        stderr: 'ssh: Could not resolve hostname b: Name or service not known',
+      }).kind,
+      'dns',
+    );
+    assert.equal(
+      proxyExitError('x', { code: 255, signal: null, stderr: 'Host key verification failed.' }).kind,
+      'host-key-rejected',
+    );
+    assert.equal(
+      proxyExitError('x', { code: 255, signal: null, stderr: 'root@b: Permission denied (publickey).' }).kind,
+      'auth',
+    );
+    assert.equal(
+      proxyExitError('x', { code: null, signal: 'SIGKILL', stderr: '' }).message,
+      'ProxyCommand "x" was killed by SIGKILL before the SSH connection was made',
+    );
   });
 });
 
@@ -454,7 +629,10 @@ describe('public halves of identity files', () => {
     const pubText = fs.readFileSync(`${enc}.pub`, 'utf8');
     const blob = Buffer.from(pubText.split(' ')[1], 'base64');
     assert.ok(publicKeyFromLine(pubText)!.equals(blob));
-    assert.ok(publicKeyFromOpenSshPrivate(fs.readFileSync(enc, 'utf8'))!.equals(blob), 'the clear header of an encrypted key');
+    assert.ok(
+      publicKeyFromOpenSshPrivate(fs.readFileSync(enc, 'utf8'))!.equals(blob),
+      'the clear header of an encrypted key',
+    );
     assert.ok(publicKeyOf(fs.readFileSync(enc), undefined)!.equals(blob));
     assert.ok((await readIdentityPublicKey(enc))!.equals(blob));
     fs.rmSync(`${enc}.pub`);

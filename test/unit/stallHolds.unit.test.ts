@@ -8,10 +8,26 @@ import { initialState, reduce, type LoadState, type Signal } from '../../src/mon
 const STALL_MS = 15_000;
 
 function unit(): UnitStatus {
-  return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+  return {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 4242,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+  };
 }
 
-const gpu = (at: number, usedMiB: number): Signal => ({ kind: 'gpu', at, usedMiB, totalMiB: 8 * 81920, perGpu: [{ index: 0, usedMiB, totalMiB: 81920 }] });
+const gpu = (at: number, usedMiB: number): Signal => ({
+  kind: 'gpu',
+  at,
+  usedMiB,
+  totalMiB: 8 * 81920,
+  perGpu: [{ index: 0, usedMiB, totalMiB: 81920 }],
+});
 const tick = (at: number): Signal => ({ kind: 'tick', at, stallMs: STALL_MS });
 
 /** A restart, the process up, "Init torch distributed begin", a first look at the witnesses: then the hang. */
@@ -33,7 +49,13 @@ function quietHost(from: number, to: number): Signal[] {
   for (let at = from; at <= to; at += 1000, n++) {
     out.push({ kind: 'io', at, readBytes: 40_000_000 + n * 2048 }); // a few KiB of socket and /proc reads
     out.push(gpu(at, 4000 + (n % 3))); // a MiB or two of jitter
-    if (n % 5 === 0) out.push({ kind: 'http', at, result: n % 10 === 0 ? 'error' : 'refused', detail: n % 10 === 0 ? 'timeout' : 'port closed (connection refused)' });
+    if (n % 5 === 0)
+      out.push({
+        kind: 'http',
+        at,
+        result: n % 10 === 0 ? 'error' : 'refused',
+        detail: n % 10 === 0 ? 'timeout' : 'port closed (connection refused)',
+      });
     out.push({ kind: 'unit', at, unit: unit() });
     out.push(tick(at));
   }
@@ -50,9 +72,17 @@ describe('stalled holds until a witness moves (issue 17)', () => {
     }
     const firstStalled = verdicts.findIndex((v) => v.endsWith(':stalled'));
     assert.ok(firstStalled >= 0, 'it becomes stalled');
-    assert.equal(verdicts[firstStalled]!.split(':')[0], String(1500 + STALL_MS + 500), 'at the first tick past kimi.stallSeconds');
+    assert.equal(
+      verdicts[firstStalled]!.split(':')[0],
+      String(1500 + STALL_MS + 500),
+      'at the first tick past kimi.stallSeconds',
+    );
     const after = verdicts.slice(firstStalled);
-    assert.deepEqual(after.filter((v) => !v.endsWith(':stalled')), [], 'no flip back to loading');
+    assert.deepEqual(
+      after.filter((v) => !v.endsWith(':stalled')),
+      [],
+      'no flip back to loading',
+    );
     assert.ok(after.length >= 60, `watched ${after.length} s after the stall`);
   });
 
@@ -73,7 +103,14 @@ describe('stalled holds until a witness moves (issue 17)', () => {
 
   it('a reading equal to the last, or GPU memory jitter, is not progress; a real move is, once', () => {
     let state = reduce(hungAtInit(), tick(20_000));
-    for (const s of [gpu(21_000, 4000), gpu(22_000, 4010), gpu(23_000, 3990), { kind: 'io', at: 24_000, readBytes: 40_100_000 } as Signal, tick(25_000)]) state = reduce(state, s);
+    for (const s of [
+      gpu(21_000, 4000),
+      gpu(22_000, 4010),
+      gpu(23_000, 3990),
+      { kind: 'io', at: 24_000, readBytes: 40_100_000 } as Signal,
+      tick(25_000),
+    ])
+      state = reduce(state, s);
     assert.equal(state.verdict, 'stalled');
     state = reduce(state, gpu(26_000, 4000 + 2048)); // 2 GiB allocated: the CUDA context, weights
     assert.equal(state.verdict, 'loading');
@@ -84,8 +121,23 @@ describe('stalled holds until a witness moves (issue 17)', () => {
 
   it('holds while loading weights, capturing CUDA graphs and warming up', () => {
     const phases: Array<{ name: string; signals: Signal[] }> = [
-      { name: 'loading weights', signals: [{ kind: 'journal', at: 2000, event: { type: 'shards', done: 27, total: 61, percent: 44 }, text: 'shards' }] },
-      { name: 'capturing CUDA graphs', signals: [{ kind: 'journal', at: 2000, event: { type: 'cudaGraphBatches', done: 3, total: 7 }, text: 'Capturing batches' }] },
+      {
+        name: 'loading weights',
+        signals: [
+          { kind: 'journal', at: 2000, event: { type: 'shards', done: 27, total: 61, percent: 44 }, text: 'shards' },
+        ],
+      },
+      {
+        name: 'capturing CUDA graphs',
+        signals: [
+          {
+            kind: 'journal',
+            at: 2000,
+            event: { type: 'cudaGraphBatches', done: 3, total: 7 },
+            text: 'Capturing batches',
+          },
+        ],
+      },
       {
         name: 'warming up',
         signals: [
@@ -101,7 +153,8 @@ describe('stalled holds until a witness moves (issue 17)', () => {
       for (let at = 3000; at <= 60_000; at += 1000) {
         state = reduce(state, gpu(at, 4000));
         state = reduce(state, { kind: 'cpu', at, cpuSeconds: 10 + at / 100_000 }); // 1 % of a core: idle Python
-        if (phase.name === 'warming up') state = reduce(state, { kind: 'http', at, result: 'warming', detail: '/health 503' });
+        if (phase.name === 'warming up')
+          state = reduce(state, { kind: 'http', at, result: 'warming', detail: '/health 503' });
         state = reduce(state, tick(at));
         if (at > 2100 + STALL_MS) verdicts.add(state.verdict);
       }
@@ -117,8 +170,18 @@ describe('what is not a move', () => {
     const quiet: Signal[] = [
       { kind: 'cpu', at: 21_000, cpuSeconds: 50 },
       { kind: 'cpu', at: 31_000, cpuSeconds: 52 }, // 0.2 cores
-      { kind: 'journal', at: 32_000, event: { type: 'error', text: 'Health check failed', fatal: false }, text: 'Health check failed' },
-      { kind: 'journal', at: 33_000, event: { type: 'systemd', what: 'started', text: 'Started x' }, text: 'Started x' },
+      {
+        kind: 'journal',
+        at: 32_000,
+        event: { type: 'error', text: 'Health check failed', fatal: false },
+        text: 'Health check failed',
+      },
+      {
+        kind: 'journal',
+        at: 33_000,
+        event: { type: 'systemd', what: 'started', text: 'Started x' },
+        text: 'Started x',
+      },
       { kind: 'connection', at: 34_000, up: true },
       tick(35_000),
     ];

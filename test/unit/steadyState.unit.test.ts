@@ -1,6 +1,12 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { initialState, reduce, UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadState';
+import {
+  initialState,
+  reduce,
+  UNHEALTHY_AFTER_FAILURES,
+  type LoadState,
+  type Signal,
+} from '../../src/monitor/loadState';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
 import { journalProblem } from '../../src/engine/sglang/journal';
 
@@ -31,14 +37,35 @@ function readyState(): LoadState {
   ]);
 }
 
-const health = (at: number, ok: boolean): Signal => ({ kind: 'http', at, result: ok ? 'healthy' : 'error', detail: ok ? '/health 200' : '/health 503' });
+const health = (at: number, ok: boolean): Signal => ({
+  kind: 'http',
+  at,
+  result: ok ? 'healthy' : 'error',
+  detail: ok ? '/health 200' : '/health 503',
+});
 
 describe('steady state after ready', () => {
   it('a process that exits after ready is failed, with the exit and the last error lines', () => {
     let state = readyState();
     assert.equal(state.verdict, 'ready');
-    state = reduce(state, { kind: 'journal', at: 10, event: { type: 'error', text: 'CUDA error', fatal: true }, text: 'RuntimeError: CUDA error: an illegal memory access' });
-    state = reduce(state, { kind: 'unit', at: 11, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'signal', execMainCode: 'killed', execMainStatus: 9 }) });
+    state = reduce(state, {
+      kind: 'journal',
+      at: 10,
+      event: { type: 'error', text: 'CUDA error', fatal: true },
+      text: 'RuntimeError: CUDA error: an illegal memory access',
+    });
+    state = reduce(state, {
+      kind: 'unit',
+      at: 11,
+      unit: unit({
+        activeState: 'failed',
+        subState: 'failed',
+        mainPid: 0,
+        result: 'signal',
+        execMainCode: 'killed',
+        execMainStatus: 9,
+      }),
+    });
     assert.equal(state.verdict, 'failed');
     assert.match(state.failure!.summary, /killed by signal 9 after it was ready/);
     assert.deepEqual(state.failure!.lines, ['RuntimeError: CUDA error: an illegal memory access']);
@@ -71,7 +98,13 @@ describe('steady state after ready', () => {
   it('journal readability is kept whatever the load state', () => {
     let state = reduce(initialState(0), { kind: 'journalStatus', at: 1, readable: false, detail: 'not readable' });
     assert.deepEqual(state.journal, { readable: false, detail: 'not readable' });
-    state = run([{ kind: 'restartRequested', at: 1 }, { kind: 'attached', at: 2, unit: unit() }], state);
+    state = run(
+      [
+        { kind: 'restartRequested', at: 1 },
+        { kind: 'attached', at: 2, unit: unit() },
+      ],
+      state,
+    );
     assert.equal(state.journal?.readable, false);
     state = reduce(readyState(), { kind: 'journalStatus', at: 5, readable: true });
     assert.equal(state.verdict, 'ready');
@@ -82,10 +115,18 @@ describe('steady state after ready', () => {
 describe('restart: stopping is a state', () => {
   it('the old process stopping shows as stopping, the gap as restarting; old unit states are not failures', () => {
     let state = reduce(initialState(0), { kind: 'restartRequested', at: 1 });
-    state = reduce(state, { kind: 'unit', at: 2, unit: unit({ activeState: 'deactivating', subState: 'stop-sigterm' }) });
+    state = reduce(state, {
+      kind: 'unit',
+      at: 2,
+      unit: unit({ activeState: 'deactivating', subState: 'stop-sigterm' }),
+    });
     assert.equal(state.verdict, 'stopping');
     assert.equal(state.failure, undefined);
-    state = reduce(state, { kind: 'unit', at: 3, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 }) });
+    state = reduce(state, {
+      kind: 'unit',
+      at: 3,
+      unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 }),
+    });
     assert.equal(state.verdict, 'restarting', 'the old run failing on its way out is not this load failing');
     assert.equal(state.failure, undefined);
     state = reduce(state, { kind: 'attached', at: 4, unit: unit({ mainPid: 5000, invocationId: 'run-2' }) });
@@ -94,9 +135,17 @@ describe('restart: stopping is a state', () => {
 
   it('a stop by someone else that starts nothing is stopped', () => {
     let state = reduce(initialState(0), { kind: 'restartRequested', at: 1, external: true });
-    state = reduce(state, { kind: 'unit', at: 2, unit: unit({ activeState: 'deactivating', subState: 'stop-sigterm' }) });
+    state = reduce(state, {
+      kind: 'unit',
+      at: 2,
+      unit: unit({ activeState: 'deactivating', subState: 'stop-sigterm' }),
+    });
     assert.equal(state.verdict, 'stopping');
-    state = reduce(state, { kind: 'unit', at: 3, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) });
+    state = reduce(state, {
+      kind: 'unit',
+      at: 3,
+      unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }),
+    });
     assert.equal(state.verdict, 'stopped');
     assert.equal(state.restartedBy, 'someone else');
   });
@@ -108,30 +157,54 @@ describe('unit changes after a settled load', () => {
     assert.equal(processKey(unit({ invocationId: undefined, execMainStartedMonotonicUs: 77, mainPid: 9 })), '77:9');
     assert.equal(isNewRun('run-1', unit()), false);
     assert.equal(isNewRun('run-1', unit({ invocationId: 'run-2', mainPid: 5000 })), true);
-    assert.equal(isNewRun('run-1', unit({ invocationId: 'run-2', activeState: 'deactivating' })), false, 'deactivating is the old run');
+    assert.equal(
+      isNewRun('run-1', unit({ invocationId: 'run-2', activeState: 'deactivating' })),
+      false,
+      'deactivating is the old run',
+    );
   });
 
   it('after ready: same run, a new run, stopping, stopped by someone, or a crash for the reducer', () => {
     const state = readyState();
     assert.equal(unitChangeAfterSettled(state, unit(), false), 'same');
     assert.equal(unitChangeAfterSettled(state, unit({ invocationId: 'run-2', mainPid: 5000 }), false), 'new run');
-    assert.equal(unitChangeAfterSettled(state, unit({ activeState: 'deactivating', subState: 'stop-sigterm' }), false), 'stopping');
+    assert.equal(
+      unitChangeAfterSettled(state, unit({ activeState: 'deactivating', subState: 'stop-sigterm' }), false),
+      'stopping',
+    );
     const dead = unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 });
     assert.equal(unitChangeAfterSettled(state, dead, true), 'stopped', 'a stop was seen: stopped on purpose');
     assert.equal(unitChangeAfterSettled(state, dead, false), 'same', 'no stop seen: the reducer calls it a failure');
   });
 
   it('after a failure only a new run matters', () => {
-    const failed = reduce(readyState(), { kind: 'unit', at: 11, unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 }) });
+    const failed = reduce(readyState(), {
+      kind: 'unit',
+      at: 11,
+      unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 }),
+    });
     assert.equal(failed.verdict, 'failed');
-    assert.equal(unitChangeAfterSettled(failed, unit({ activeState: 'failed', subState: 'failed', mainPid: 0 }), false), 'same');
-    assert.equal(unitChangeAfterSettled(failed, unit({ activeState: 'activating', subState: 'start', mainPid: 6000, invocationId: 'run-3' }), false), 'new run');
+    assert.equal(
+      unitChangeAfterSettled(failed, unit({ activeState: 'failed', subState: 'failed', mainPid: 0 }), false),
+      'same',
+    );
+    assert.equal(
+      unitChangeAfterSettled(
+        failed,
+        unit({ activeState: 'activating', subState: 'start', mainPid: 6000, invocationId: 'run-3' }),
+        false,
+      ),
+      'new run',
+    );
   });
 });
 
 describe('journalctl complaints', () => {
   it('recognises the hint, "no journal files", and a non-zero exit; says nothing when all is well', () => {
-    assert.match(journalProblem(['Hint: You are currently not seeing messages from other users and the system.'], undefined)!, /not readable/);
+    assert.match(
+      journalProblem(['Hint: You are currently not seeing messages from other users and the system.'], undefined)!,
+      /not readable/,
+    );
     assert.match(journalProblem(['No journal files were opened due to insufficient permissions.'], 1)!, /not readable/);
     assert.match(journalProblem(['Failed to add match'], 1)!, /exited with status 1: Failed to add match/);
     assert.equal(journalProblem([], 0), undefined);

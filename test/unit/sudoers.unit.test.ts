@@ -79,7 +79,11 @@ describe('sudoers rules generated from the unit name', () => {
     const visudo: string = found!;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-sudoers-'));
     try {
-      for (const [user, unit] of [['kimi', 'sglang-k26-ddtree'], ['alice.b', 'sglang@gpu0.service'], ['svc_kimi', 'Kimi_K2.6']]) {
+      for (const [user, unit] of [
+        ['kimi', 'sglang-k26-ddtree'],
+        ['alice.b', 'sglang@gpu0.service'],
+        ['svc_kimi', 'Kimi_K2.6'],
+      ]) {
         const file = path.join(dir, 'rules');
         fs.writeFileSync(file, sudoersRules(user, unit), { mode: 0o440 });
         const r = spawnSync(visudo, ['-c', '-q', '-f', file], { encoding: 'utf8' });
@@ -87,7 +91,11 @@ describe('sudoers rules generated from the unit name', () => {
       }
       // and all at once, as several units in one sudoers.d: the alias names do not collide
       const all = path.join(dir, 'all');
-      fs.writeFileSync(all, ['a-b', 'a_b', 'a.b', 'A-B', 'sglang-k26-ddtree'].map((u) => sudoersRules('kimi', u)).join('\n'), { mode: 0o440 });
+      fs.writeFileSync(
+        all,
+        ['a-b', 'a_b', 'a.b', 'A-B', 'sglang-k26-ddtree'].map((u) => sudoersRules('kimi', u)).join('\n'),
+        { mode: 0o440 },
+      );
       execFileSync(visudo, ['-c', '-q', '-f', all]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -116,7 +124,12 @@ describe('sudoers rules generated from the unit name', () => {
 });
 
 describe('sudo refusal messages', () => {
-  const base = { host: 'gpu7', unit: 'sglang-k26-ddtree.service', action: 'systemctl restart sglang-k26-ddtree.service', command: 'sudo -n systemctl restart --no-block -- sglang-k26-ddtree.service' };
+  const base = {
+    host: 'gpu7',
+    unit: 'sglang-k26-ddtree.service',
+    action: 'systemctl restart sglang-k26-ddtree.service',
+    command: 'sudo -n systemctl restart --no-block -- sglang-k26-ddtree.service',
+  };
 
   it('a password wanted: names the command, the rules command and where they go', () => {
     const m = sudoRefusalMessage({ ...base, stderr: 'sudo: a password is required\n' });
@@ -129,9 +142,17 @@ describe('sudo refusal messages', () => {
     );
   });
 
-  it('a rule that does not match: sudo\'s own line is kept', () => {
-    const m = sudoRefusalMessage({ ...base, host: undefined, stderr: "Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- sglang-k26-ddtree.service' as root on gpu7.\n" });
-    assert.match(m, /^sudo on this machine does not allow "systemctl restart sglang-k26-ddtree\.service" \(Sorry, user kimi is not allowed to execute '\/usr\/bin\/systemctl restart/);
+  it("a rule that does not match: sudo's own line is kept", () => {
+    const m = sudoRefusalMessage({
+      ...base,
+      host: undefined,
+      stderr:
+        "Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- sglang-k26-ddtree.service' as root on gpu7.\n",
+    });
+    assert.match(
+      m,
+      /^sudo on this machine does not allow "systemctl restart sglang-k26-ddtree\.service" \(Sorry, user kimi is not allowed to execute '\/usr\/bin\/systemctl restart/,
+    );
     assert.match(m, /Refused: sudo -n systemctl restart --no-block -- sglang-k26-ddtree\.service\./);
     assert.match(m, /"Kimi: Copy sudoers rule"/);
   });

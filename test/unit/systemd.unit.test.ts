@@ -79,7 +79,9 @@ describe('systemd: show', () => {
 
   it('a crashed unit (failed, exit status 1)', () => {
     const s = toUnitStatus(
-      parseShow('ActiveState=failed\nSubState=failed\nMainPID=0\nExecMainStatus=1\nExecMainCode=1\nResult=exit-code\nNRestarts=0\nExecMainExitTimestamp=Mon 2026-11-30 05:42:00 UTC\nNeedDaemonReload=yes\n'),
+      parseShow(
+        'ActiveState=failed\nSubState=failed\nMainPID=0\nExecMainStatus=1\nExecMainCode=1\nResult=exit-code\nNRestarts=0\nExecMainExitTimestamp=Mon 2026-11-30 05:42:00 UTC\nNeedDaemonReload=yes\n',
+      ),
     );
     assert.equal(s.execMainCode, 'exited');
     assert.equal(s.execMainExitedAt, Date.UTC(2026, 10, 30, 5, 42, 0));
@@ -90,16 +92,25 @@ describe('systemd: show', () => {
   });
 
   it('killed by a signal, auto-restart (crash loop)', () => {
-    const s = toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n'));
+    const s = toUnitStatus(
+      parseShow(
+        'ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n',
+      ),
+    );
     assert.equal(describeExit(s), 'killed by signal 9 (KILL)');
     assert.equal(s.nRestarts, 3);
     assert.equal(isFailed(s), true);
     assert.equal(isAlive(s), false);
-    const dumped = toUnitStatus(parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'));
+    const dumped = toUnitStatus(
+      parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'),
+    );
     assert.equal(describeExit(dumped), 'dumped core on signal 11 (SEGV)');
     const word = toUnitStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
     assert.equal(describeExit(word), 'killed by signal 15 (TERM)');
-    assert.equal(isFailed(toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))), true);
+    assert.equal(
+      isFailed(toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))),
+      true,
+    );
   });
 
   it('stopped and starting units', () => {
@@ -133,13 +144,21 @@ describe('systemd: ExecStart', () => {
   });
 
   it('ExecStartEx form (flags=) and an argv holding " ; "', () => {
-    const ex = '{ path=/bin/sh ; argv[]=/bin/sh -c a ; b ; flags= ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }';
+    const ex =
+      '{ path=/bin/sh ; argv[]=/bin/sh -c a ; b ; flags= ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }';
     assert.deepEqual(parseExecStartProperty(ex), ['/bin/sh', '-c', 'a', ';', 'b']);
   });
 
   it('a quoted word is one argument; quotes inside a word stay', () => {
     const q = `{ path=/x ; argv[]=/x --served-model-name "Kimi K2.6" --json-model-override-args {"a":1} 'b c' ; ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }`;
-    assert.deepEqual(parseExecStartProperty(q), ['/x', '--served-model-name', 'Kimi K2.6', '--json-model-override-args', '{"a":1}', 'b c']);
+    assert.deepEqual(parseExecStartProperty(q), [
+      '/x',
+      '--served-model-name',
+      'Kimi K2.6',
+      '--json-model-override-args',
+      '{"a":1}',
+      'b c',
+    ]);
   });
 
   it('a bare command line', () => {

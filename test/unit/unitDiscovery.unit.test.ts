@@ -1,5 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { DISCOVERY_COMMAND, parseDiscovery, proposeServerName, serverNameProblem, serverUrlOf } from '../../src/target/systemd/unitDiscovery';
+import {
+  DISCOVERY_COMMAND,
+  parseDiscovery,
+  proposeServerName,
+  serverNameProblem,
+  serverUrlOf,
+} from '../../src/target/systemd/unitDiscovery';
 
 const show = [
   'Id=sglang-k26.service',
@@ -42,11 +48,23 @@ describe('unit discovery: the SGLang servers of a host', () => {
 
   it('nothing to find is an empty list, not an error', () => {
     assert.deepEqual(parseDiscovery(''), []);
-    assert.deepEqual(parseDiscovery('Id=ssh.service\nExecStart={ path=/usr/sbin/sshd ; argv[]=/usr/sbin/sshd -D ; ignore_errors=no }\n'), []);
+    assert.deepEqual(
+      parseDiscovery(
+        'Id=ssh.service\nExecStart={ path=/usr/sbin/sshd ; argv[]=/usr/sbin/sshd -D ; ignore_errors=no }\n',
+      ),
+      [],
+    );
   });
 
-  it('the url: 0.0.0.0 and :: become 127.0.0.1, a missing or bad port is SGLang\'s default', () => {
-    const argv = (flags: string[]) => ['/usr/bin/python3', '-m', 'sglang.launch_server', '--model-path', '/m', ...flags];
+  it("the url: 0.0.0.0 and :: become 127.0.0.1, a missing or bad port is SGLang's default", () => {
+    const argv = (flags: string[]) => [
+      '/usr/bin/python3',
+      '-m',
+      'sglang.launch_server',
+      '--model-path',
+      '/m',
+      ...flags,
+    ];
     assert.equal(serverUrlOf(argv([])), 'http://127.0.0.1:30000');
     assert.equal(serverUrlOf(argv(['--host', '0.0.0.0', '--port', '8000'])), 'http://127.0.0.1:8000');
     assert.equal(serverUrlOf(argv(['--host', '::', '--port=31000'])), 'http://127.0.0.1:31000');
@@ -64,8 +82,14 @@ describe('unit discovery: the SGLang servers of a host', () => {
 
   it('proposes host-unit, unique among the names in use; a typed name must be new and printable', () => {
     assert.equal(proposeServerName('gpu1', 'sglang-k26.service', []), 'gpu1-sglang-k26');
-    assert.equal(proposeServerName('gpu1', 'sglang-k26.service', ['gpu1-sglang-k26', 'gpu1-sglang-k26-2']), 'gpu1-sglang-k26-3');
-    assert.equal(serverNameProblem('gpu1-sglang-k26', ['gpu1-sglang-k26']), '"gpu1-sglang-k26" is already the name of a server in kimi.servers.');
+    assert.equal(
+      proposeServerName('gpu1', 'sglang-k26.service', ['gpu1-sglang-k26', 'gpu1-sglang-k26-2']),
+      'gpu1-sglang-k26-3',
+    );
+    assert.equal(
+      serverNameProblem('gpu1-sglang-k26', ['gpu1-sglang-k26']),
+      '"gpu1-sglang-k26" is already the name of a server in kimi.servers.',
+    );
     assert.equal(serverNameProblem(' ', []), 'A name is needed.');
     assert.equal(serverNameProblem('a\nb', []), 'No control characters.');
     assert.equal(serverNameProblem('new', ['old']), undefined);
@@ -77,7 +101,8 @@ import { parseSettings } from '../../src/config/config';
 
 describe('add server: hosts, the typed host, the entry written', () => {
   it('lists the concrete Host names of ~/.ssh/config and its Includes, once each, no patterns', () => {
-    const main = 'Host gpu1 gpu2\n  User kimi\nHost *.lan !bad\n  Port 2222\nHost=gpu3\nMatch host x\nInclude conf.d/*\n# Host commented\n';
+    const main =
+      'Host gpu1 gpu2\n  User kimi\nHost *.lan !bad\n  Port 2222\nHost=gpu3\nMatch host x\nInclude conf.d/*\n# Host commented\n';
     const included = 'Host gpu2 "gpu 4" lab?\n';
     assert.deepEqual(sshHostAliases([main, included]), ['gpu1', 'gpu2', 'gpu3']);
   });
@@ -97,8 +122,21 @@ describe('add server: hosts, the typed host, the entry written', () => {
     assert.equal(loginUid('1000\nId=x\n'), 1000);
     assert.equal(loginUid('Id=x\n'), undefined);
     const entry = serverEntry('gpu1-sglang-k26', { host: 'gpu1', username: 'kimi', port: 2222 }, unit!, 1000);
-    assert.deepEqual(entry, { name: 'gpu1-sglang-k26', host: 'gpu1', port: 2222, username: 'kimi', unit: 'sglang-k26.service', url: 'http://127.0.0.1:30001', sudo: true });
-    assert.deepEqual(serverEntry('n', { host: 'gpu1' }, unit!, 0), { name: 'n', host: 'gpu1', unit: 'sglang-k26.service', url: 'http://127.0.0.1:30001' });
+    assert.deepEqual(entry, {
+      name: 'gpu1-sglang-k26',
+      host: 'gpu1',
+      port: 2222,
+      username: 'kimi',
+      unit: 'sglang-k26.service',
+      url: 'http://127.0.0.1:30001',
+      sudo: true,
+    });
+    assert.deepEqual(serverEntry('n', { host: 'gpu1' }, unit!, 0), {
+      name: 'n',
+      host: 'gpu1',
+      unit: 'sglang-k26.service',
+      url: 'http://127.0.0.1:30001',
+    });
     const settings = parseSettings({ servers: [entry] });
     assert.ok(settings.ok, JSON.stringify(settings));
   });

@@ -30,22 +30,41 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
     const thinkingOff = (body.chat_template_kwargs as { thinking?: boolean } | undefined)?.thinking === false;
     const messages = body.messages as { role: string; content?: string }[];
     const last = messages[messages.length - 1];
-    if (!thinkingOff && options.reasoningTokens !== undefined && (body.max_tokens as number) < options.reasoningTokens) {
-      return { reasoning: parsers === 'on' ? 'Let me think. '.repeat(50) : null, content: parsers === 'on' ? '' : 'Let me think. ', finish: 'length' };
+    if (
+      !thinkingOff &&
+      options.reasoningTokens !== undefined &&
+      (body.max_tokens as number) < options.reasoningTokens
+    ) {
+      return {
+        reasoning: parsers === 'on' ? 'Let me think. '.repeat(50) : null,
+        content: parsers === 'on' ? '' : 'Let me think. ',
+        finish: 'length',
+      };
     }
     if (body.tools && last.role === 'tool') {
       return parsers === 'on'
-        ? { reasoning: 'The tool says 18 and light rain.', content: 'It is 18 °C with light rain in Paris.', finish: 'stop' }
+        ? {
+            reasoning: 'The tool says 18 and light rain.',
+            content: 'It is 18 °C with light rain in Paris.',
+            finish: 'stop',
+          }
         : { reasoning: null, content: 'The tool says 18.</think>It is 18 °C in Paris.', finish: 'stop' };
     }
     if (body.tools) {
       const cities = /Tokyo/.test(last.content ?? '') ? ['Paris', 'Tokyo'] : ['Paris'];
       return parsers === 'on'
-        ? { reasoning: 'Need the weather.', content: '', toolCalls: cities.map((c) => ({ name: 'get_weather', arguments: JSON.stringify({ city: c }) })), finish: 'tool_calls' }
+        ? {
+            reasoning: 'Need the weather.',
+            content: '',
+            toolCalls: cities.map((c) => ({ name: 'get_weather', arguments: JSON.stringify({ city: c }) })),
+            finish: 'tool_calls',
+          }
         : { reasoning: null, content: `Need the weather.</think>${SECTION}`, finish: 'stop' };
     }
     if (thinkingOff) return { reasoning: null, content: '391', finish: 'stop' };
-    return parsers === 'on' ? { reasoning: '17*23=391', content: '391', finish: 'stop' } : { reasoning: null, content: '17*23=391</think>391', finish: 'stop' };
+    return parsers === 'on'
+      ? { reasoning: '17*23=391', content: '391', finish: 'stop' }
+      : { reasoning: null, content: '17*23=391</think>391', finish: 'stop' };
   };
   const nonStream = (r: Reply): string =>
     JSON.stringify({
@@ -61,7 +80,9 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
             role: 'assistant',
             content: r.content,
             reasoning_content: r.reasoning,
-            tool_calls: r.toolCalls ? r.toolCalls.map((t, i) => ({ id: `functions.${t.name}:${i}`, index: i, type: 'function', function: t })) : null,
+            tool_calls: r.toolCalls
+              ? r.toolCalls.map((t, i) => ({ id: `functions.${t.name}:${i}`, index: i, type: 'function', function: t }))
+              : null,
           },
         },
       ],
@@ -71,10 +92,16 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
     if (r.reasoning) deltas.push({ reasoning_content: r.reasoning });
     if (r.content) deltas.push({ content: r.content });
     for (const [i, t] of (r.toolCalls ?? []).entries()) {
-      deltas.push({ tool_calls: [{ index: i, id: `functions.${t.name}:${i}`, type: 'function', function: { name: t.name, arguments: '' } }] });
+      deltas.push({
+        tool_calls: [
+          { index: i, id: `functions.${t.name}:${i}`, type: 'function', function: { name: t.name, arguments: '' } },
+        ],
+      });
       deltas.push({ tool_calls: [{ index: i, function: { arguments: t.arguments } }] });
     }
-    const chunks: Record<string, unknown>[] = deltas.map((d) => ({ choices: [{ index: 0, delta: d, finish_reason: null }] }));
+    const chunks: Record<string, unknown>[] = deltas.map((d) => ({
+      choices: [{ index: 0, delta: d, finish_reason: null }],
+    }));
     chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: r.finish }] });
     return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
   };
@@ -82,10 +109,29 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
     timeoutMs: 1000,
     getJson: async (path) => {
       requests.push({ path });
-      if (path === '/v1/models') return { status: 200, body: { object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'sglang', root: MODEL, max_model_len: 262144 }] } };
+      if (path === '/v1/models')
+        return {
+          status: 200,
+          body: {
+            object: 'list',
+            data: [{ id: MODEL, object: 'model', owned_by: 'sglang', root: MODEL, max_model_len: 262144 }],
+          },
+        };
       if (path === '/server_info') {
         const p = parsers === 'on' ? 'kimi_k2' : null;
-        return { status: 200, body: { model_path: MODEL, served_model_name: MODEL, tp_size: 8, reasoning_parser: p, tool_call_parser: p, status: 'ready', version: '0.5.6', ...options.serverInfo } };
+        return {
+          status: 200,
+          body: {
+            model_path: MODEL,
+            served_model_name: MODEL,
+            tp_size: 8,
+            reasoning_parser: p,
+            tool_call_parser: p,
+            status: 'ready',
+            version: '0.5.6',
+            ...options.serverInfo,
+          },
+        };
       }
       return { status: 404, body: { detail: 'Not Found' } };
     },
@@ -149,12 +195,26 @@ describe('verifier: verifyParsers', () => {
     assert.equal(posts.length, 13, 'one request per chat check, no retries');
     assert.ok(posts.every((r) => r.body?.model === MODEL));
     assert.ok(posts.every((r) => r.body?.max_tokens === (r.body?.chat_template_kwargs ? 256 : 2048)));
-    assert.deepEqual(posts.filter((r) => r.body?.chat_template_kwargs).map((r) => r.body?.chat_template_kwargs), [{ thinking: false }]);
+    assert.deepEqual(
+      posts.filter((r) => r.body?.chat_template_kwargs).map((r) => r.body?.chat_template_kwargs),
+      [{ thinking: false }],
+    );
     // The round trip sends the call back with its id, then the tool's result under that id.
-    const second = posts.find((r) => (r.body?.messages as { role: string }[]).some((m) => m.role === 'tool') && r.body?.stream === false);
+    const second = posts.find(
+      (r) => (r.body?.messages as { role: string }[]).some((m) => m.role === 'tool') && r.body?.stream === false,
+    );
     const messages = second?.body?.messages as Record<string, unknown>[];
-    assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool']);
-    assert.deepEqual(messages[1].tool_calls, [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    assert.deepEqual(
+      messages.map((m) => m.role),
+      ['user', 'assistant', 'tool'],
+    );
+    assert.deepEqual(messages[1].tool_calls, [
+      {
+        id: 'functions.get_weather:0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      },
+    ]);
     assert.equal(messages[1].reasoning_content, 'Need the weather.');
     assert.equal(messages[2].tool_call_id, 'functions.get_weather:0');
     const named = posts.find((r) => typeof r.body?.tool_choice === 'object');
@@ -169,7 +229,10 @@ describe('verifier: verifyParsers', () => {
     assert.equal(byName['server flags'].status, 'fail');
     assert.match(byName['reasoning'].evidence, /content has <\/think>/);
     assert.match(byName['reasoning'].consequence ?? '', /agents treat the reasoning as the reply/);
-    assert.match(byName['reasoning'].request ?? '', /^POST \/v1\/chat\/completions: user "What is 17 \* 23\?.*"; max_tokens 2048$/);
+    assert.match(
+      byName['reasoning'].request ?? '',
+      /^POST \/v1\/chat\/completions: user "What is 17 \* 23\?.*"; max_tokens 2048$/,
+    );
     assert.match(byName['tool calling (stream)'].evidence, /raw tool-call tokens in content/);
     assert.match(byName['tool calling (stream)'].request ?? '', /, stream$/);
     assert.equal(byName['thinking off'].status, 'pass');
@@ -231,7 +294,10 @@ describe('verifier: verifyParsers', () => {
     assert.equal(byName['reasoning (stream)'].status, 'pass');
     assert.equal(byName['parallel tool calls'].status, 'pass');
     assert.equal(result.allPassed, false);
-    assert.equal(summarize(result), 'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream)');
+    assert.equal(
+      summarize(result),
+      'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream)',
+    );
     // The verifier gave up on the slow request without waiting for it: wait for its late end.
     await waitFor(() => slowEnded, { timeoutMs: 5000, message: 'the slow request to end' });
     assert.equal(signalAborted, true);
@@ -241,12 +307,19 @@ describe('verifier: verifyParsers', () => {
     const base = fakeServer('on');
     const noModels: VerifierDeps = {
       ...base.deps,
-      getJson: async (path, o) => (path === '/v1/models' ? Promise.reject(new Error('ECONNREFUSED')) : base.deps.getJson(path, o)),
+      getJson: async (path, o) =>
+        path === '/v1/models' ? Promise.reject(new Error('ECONNREFUSED')) : base.deps.getJson(path, o),
     };
     const r1 = await verifyParsers(noModels, expected);
     assert.equal(r1.checks[0].status, 'pass');
     const chats = r1.checks.slice(1, -1);
-    assert.ok(chats.every((c) => c.status === 'skipped' && /no model name: GET \/v1\/models: request failed: ECONNREFUSED/.test(c.evidence)), formatTable(r1));
+    assert.ok(
+      chats.every(
+        (c) =>
+          c.status === 'skipped' && /no model name: GET \/v1\/models: request failed: ECONNREFUSED/.test(c.evidence),
+      ),
+      formatTable(r1),
+    );
     assert.equal(r1.budgets, undefined);
 
     const statuses: VerifierDeps = {
@@ -254,7 +327,10 @@ describe('verifier: verifyParsers', () => {
       postJson: async (_p, body) =>
         (body as { stream?: boolean }).stream
           ? { status: 503, body: '' }
-          : { status: 400, body: '{"object":"error","message":"bad","type":"BadRequestError","param":null,"code":400}' },
+          : {
+              status: 400,
+              body: '{"object":"error","message":"bad","type":"BadRequestError","param":null,"code":400}',
+            },
     };
     const r2 = await verifyParsers(statuses, expected);
     const byName = Object.fromEntries(r2.checks.map((c) => [c.name, c]));
@@ -279,14 +355,20 @@ describe('verifier: verifyParsers', () => {
     const result = await verifyParsers(deps, expected);
     const byName = Object.fromEntries(result.checks.map((c) => [c.name, c]));
     assert.equal(byName['reasoning'].status, 'inconclusive');
-    assert.match(byName['reasoning'].evidence, /^inconclusive: the reasoning used the whole budget of 8192 tokens \(finish_reason "length", first 2048, then 8192\)/);
+    assert.match(
+      byName['reasoning'].evidence,
+      /^inconclusive: the reasoning used the whole budget of 8192 tokens \(finish_reason "length", first 2048, then 8192\)/,
+    );
     assert.match(byName['reasoning'].request ?? '', /max_tokens 8192$/);
     assert.equal(byName['tool round trip'].status, 'inconclusive');
     assert.equal(byName['thinking off'].status, 'pass');
     assert.equal(byName['tool-call ids'].status, 'skipped');
     assert.ok(!result.checks.some((c) => c.status === 'fail'));
     assert.equal(verdictOf(result), 'inconclusive');
-    assert.match(summarize(result), /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling, /);
+    assert.match(
+      summarize(result),
+      /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling, /,
+    );
   });
 
   it('a small context: smaller budgets, and no retry when there is no room', async () => {
@@ -299,11 +381,17 @@ describe('verifier: verifyParsers', () => {
     const tiny = fakeServer('on', {}, { serverInfo: { context_length: 1100 }, reasoningTokens: 900 });
     const r2 = await verifyParsers(tiny.deps, expected);
     assert.deepEqual({ first: r2.budgets?.first, retry: r2.budgets?.retry }, { first: 38, retry: 76 });
-    assert.match(r2.checks[1].evidence, /^inconclusive: the reasoning used the whole budget of 76 tokens \(finish_reason "length", first 38, then 76\)/);
+    assert.match(
+      r2.checks[1].evidence,
+      /^inconclusive: the reasoning used the whole budget of 76 tokens \(finish_reason "length", first 38, then 76\)/,
+    );
     const none = fakeServer('on', {}, { serverInfo: { context_length: 2 }, reasoningTokens: 900 });
     const r3 = await verifyParsers(none.deps, expected);
     assert.equal(r3.budgets?.retry, undefined);
-    assert.match(r3.checks[1].evidence, /^inconclusive: the reasoning used the whole budget of 1 tokens \(finish_reason "length"; the context leaves no room for more\)/);
+    assert.match(
+      r3.checks[1].evidence,
+      /^inconclusive: the reasoning used the whole budget of 1 tokens \(finish_reason "length"; the context leaves no room for more\)/,
+    );
   });
 
   it('an answer longer than the client reads is inconclusive, not a parser failure', async () => {
@@ -354,22 +442,48 @@ describe('verifier: formatTable', () => {
     const table = formatTable({
       allPassed: false,
       model: MODEL,
-      budgets: { first: 2048, retry: 8192, thinkingOff: 256, contextLength: 262144, source: '/server_info context_length' },
+      budgets: {
+        first: 2048,
+        retry: 8192,
+        thinkingOff: 256,
+        contextLength: 262144,
+        source: '/server_info context_length',
+      },
       checks: [
         { name: 'server flags', status: 'pass', evidence: 'reasoning_parser="kimi_k2" tool_call_parser="kimi_k2"' },
-        { name: 'tool calling (stream)', status: 'fail', evidence: 'x'.repeat(300), consequence: 'agents get no tool call', request: 'POST /v1/chat/completions: user "hi"; max_tokens 2048, stream' },
-        { name: 'reasoning', status: 'inconclusive', evidence: 'inconclusive: the reasoning used the whole budget of 8192 tokens', consequence: 'c' },
+        {
+          name: 'tool calling (stream)',
+          status: 'fail',
+          evidence: 'x'.repeat(300),
+          consequence: 'agents get no tool call',
+          request: 'POST /v1/chat/completions: user "hi"; max_tokens 2048, stream',
+        },
+        {
+          name: 'reasoning',
+          status: 'inconclusive',
+          evidence: 'inconclusive: the reasoning used the whole budget of 8192 tokens',
+          consequence: 'c',
+        },
       ],
     });
     const lines = table.split('\n');
     assert.equal(lines[0], 'check                  result        evidence');
-    assert.equal(lines[2], 'server flags           pass          reasoning_parser="kimi_k2" tool_call_parser="kimi_k2"');
+    assert.equal(
+      lines[2],
+      'server flags           pass          reasoning_parser="kimi_k2" tool_call_parser="kimi_k2"',
+    );
     assert.ok(lines[3].startsWith('tool calling (stream)  fail          xxx'));
     assert.ok(lines[3].length <= 23 + 14 + 120);
     assert.equal(lines[4], `${' '.repeat(37)}for agents: agents get no tool call`);
     assert.equal(lines[5], `${' '.repeat(37)}request: POST /v1/chat/completions: user "hi"; max_tokens 2048, stream`);
-    assert.equal(lines[6], 'reasoning              inconclusive  inconclusive: the reasoning used the whole budget of 8192 tokens');
-    assert.equal(lines[8], 'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /server_info context_length');
+    assert.equal(
+      lines[6],
+      'reasoning              inconclusive  inconclusive: the reasoning used the whole budget of 8192 tokens',
+    );
+    assert.equal(
+      lines[8],
+      'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /server_info context_length',
+    );
     assert.equal(lines[9], `model: ${MODEL}`);
   });
 });

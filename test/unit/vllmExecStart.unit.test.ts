@@ -20,31 +20,62 @@ describe('execStart: vLLM command lines', () => {
       form: 'vllm serve',
       engine: 'vllm',
     });
-    assert.deepEqual(findServerCommand(['/usr/bin/python3', '-m', 'vllm.entrypoints.openai.api_server', '--model', '/m']), {
-      start: 0,
-      argsStart: 3,
-      form: 'vllm api_server',
-      engine: 'vllm',
-    });
-    assert.equal(findServerCommand(['/usr/bin/env', 'CUDA_VISIBLE_DEVICES=0', '/usr/bin/python3', '/usr/local/bin/vllm', 'serve', '/m'])?.form, 'vllm serve');
+    assert.deepEqual(
+      findServerCommand(['/usr/bin/python3', '-m', 'vllm.entrypoints.openai.api_server', '--model', '/m']),
+      {
+        start: 0,
+        argsStart: 3,
+        form: 'vllm api_server',
+        engine: 'vllm',
+      },
+    );
+    assert.equal(
+      findServerCommand([
+        '/usr/bin/env',
+        'CUDA_VISIBLE_DEVICES=0',
+        '/usr/bin/python3',
+        '/usr/local/bin/vllm',
+        'serve',
+        '/m',
+      ])?.form,
+      'vllm serve',
+    );
     assert.equal(findServerCommand(['python3', '-m', 'vllm.entrypoints.cli.main', 'serve', '/m'])?.argsStart, 4);
     assert.equal(engineOf(['/opt/sglang/bin/python', '-m', 'sglang.launch_server', '--model-path', '/m']), 'sglang');
     assert.equal(engineOf(['/usr/bin/vllm', 'bench', 'serve']), undefined);
   });
 
-  it('the model: vllm serve\'s positional, or --model', () => {
-    assert.equal(modelPathOf(['vllm', 'serve', '/root/models/Kimi-K2.6', '--tensor-parallel-size', '8']), '/root/models/Kimi-K2.6');
+  it("the model: vllm serve's positional, or --model", () => {
+    assert.equal(
+      modelPathOf(['vllm', 'serve', '/root/models/Kimi-K2.6', '--tensor-parallel-size', '8']),
+      '/root/models/Kimi-K2.6',
+    );
     assert.equal(modelPathOf(['vllm', 'serve', '--model', '/m2', '--port', '1']), '/m2');
     assert.equal(modelPathOf(['python3', '-m', 'vllm.entrypoints.openai.api_server', '--model=/m3']), '/m3');
     assert.equal(modelPathOf(['vllm', 'serve', '--port', '1']), undefined);
   });
 
   it('enabling parsers on a vLLM unit adds both parsers and --enable-auto-tool-choice', () => {
-    const argv = ['/opt/vllm/bin/vllm', 'serve', '/root/models/Kimi-K2.6', '--tensor-parallel-size', '8', '--port', '8000'];
+    const argv = [
+      '/opt/vllm/bin/vllm',
+      'serve',
+      '/root/models/Kimi-K2.6',
+      '--tensor-parallel-size',
+      '8',
+      '--port',
+      '8000',
+    ];
     const plan = planParserChange(argv, KIMI);
     assert.equal(plan.kind, 'change');
     if (plan.kind !== 'change') return;
-    assert.deepEqual(plan.newArgv, [...argv, '--tool-call-parser', 'kimi_k2', '--reasoning-parser', 'kimi_k2', '--enable-auto-tool-choice']);
+    assert.deepEqual(plan.newArgv, [
+      ...argv,
+      '--tool-call-parser',
+      'kimi_k2',
+      '--reasoning-parser',
+      'kimi_k2',
+      '--enable-auto-tool-choice',
+    ]);
     assert.match(plan.diff, /^\+ --enable-auto-tool-choice$/m);
     assert.match(plan.diff, /^ {2}\/opt\/vllm\/bin\/vllm serve$/m);
     // the drop-in parses back to the same command

@@ -18,7 +18,17 @@ const SECTION =
 
 describe('simulator, vLLM mode: command line', () => {
   it('reads `serve MODEL` and the flags, served name defaulting to the model', () => {
-    const r = parseVllmArgs(['serve', '/m', '--port', '8001', '-tp', '8', '--tool-call-parser', 'kimi_k2', '--enable-auto-tool-choice']);
+    const r = parseVllmArgs([
+      'serve',
+      '/m',
+      '--port',
+      '8001',
+      '-tp',
+      '8',
+      '--tool-call-parser',
+      'kimi_k2',
+      '--enable-auto-tool-choice',
+    ]);
     assert.equal(r.ok, true);
     assert.equal(r.args.model, '/m');
     assert.equal(r.args.served_model_name, '/m');
@@ -32,8 +42,14 @@ describe('simulator, vLLM mode: command line', () => {
     const auto = parseVllmArgs(['serve', '/m', '--enable-auto-tool-choice']);
     assert.equal(auto.ok, false);
     assert.match(auto.error, /TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser$/);
-    assert.match(parseVllmArgs(['serve', '/m', '--tool-call-parser', 'kimi_k9']).error, /KeyError: 'invalid tool call parser: kimi_k9/);
-    assert.match(parseVllmArgs(['serve', '/m', '--reasoning-parser', 'deepseek-r1']).error, /invalid reasoning parser: deepseek-r1/);
+    assert.match(
+      parseVllmArgs(['serve', '/m', '--tool-call-parser', 'kimi_k9']).error,
+      /KeyError: 'invalid tool call parser: kimi_k9/,
+    );
+    assert.match(
+      parseVllmArgs(['serve', '/m', '--reasoning-parser', 'deepseek-r1']).error,
+      /invalid reasoning parser: deepseek-r1/,
+    );
     const bad = parseVllmArgs(['serve', '/m', '--port', 'x']);
     assert.equal(bad.exitCode, 2);
     assert.match(bad.error, /vllm serve: error: argument --port: invalid int value: 'x'/);
@@ -49,15 +65,27 @@ describe('simulator, vLLM mode: kimi_k2 parsers as vLLM applies them', () => {
     assert.deepEqual(vo.kimiK2Reasoning('answer', false), [null, 'answer']);
   });
 
-  it('tool calls: the model\'s id kept, content before the section or null', () => {
+  it("tool calls: the model's id kept, content before the section or null", () => {
     const t = vo.kimiK2ToolCalls(SECTION);
     assert.equal(t.called, true);
     assert.equal(t.content, null);
-    assert.deepEqual(t.calls, [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    assert.deepEqual(t.calls, [
+      {
+        id: 'functions.get_weather:0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      },
+    ]);
   });
 
   it('a chat answer: `reasoning`, both fields, or `reasoning_content` by version; tool_calls [] when none', () => {
-    const r = vo.postProcess(`think</think>${SECTION}`, { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2', autoTools: true, thinking: true, finishReason: 'stop' });
+    const r = vo.postProcess(`think</think>${SECTION}`, {
+      reasoningParser: 'kimi_k2',
+      toolCallParser: 'kimi_k2',
+      autoTools: true,
+      thinking: true,
+      finishReason: 'stop',
+    });
     assert.equal(r.finishReason, 'tool_calls');
     const meta = { model: 'm', promptTokens: 1, completionTokens: 2 };
     const msg = (field: string) => vo.chatCompletion(r, { ...meta, reasoningField: field }).choices[0].message;
@@ -65,12 +93,25 @@ describe('simulator, vLLM mode: kimi_k2 parsers as vLLM applies them', () => {
     assert.equal(msg('reasoning').reasoning_content, undefined);
     assert.equal(msg('both').reasoning_content, 'think');
     assert.equal(msg('reasoning_content').reasoning, undefined);
-    const plain = vo.postProcess('hello', { reasoningParser: null, toolCallParser: null, autoTools: false, thinking: true, finishReason: 'stop' });
-    assert.deepEqual(vo.chatCompletion(plain, { ...meta, reasoningField: 'reasoning' }).choices[0].message.tool_calls, []);
+    const plain = vo.postProcess('hello', {
+      reasoningParser: null,
+      toolCallParser: null,
+      autoTools: false,
+      thinking: true,
+      finishReason: 'stop',
+    });
+    assert.deepEqual(
+      vo.chatCompletion(plain, { ...meta, reasoningField: 'reasoning' }).choices[0].message.tool_calls,
+      [],
+    );
   });
 });
 
-function get(port: number, p: string, headers: Record<string, string> = {}): Promise<{ status?: number; body?: string; error?: string }> {
+function get(
+  port: number,
+  p: string,
+  headers: Record<string, string> = {},
+): Promise<{ status?: number; body?: string; error?: string }> {
   return new Promise((resolve) => {
     const req = http.request({ host: '127.0.0.1', port, path: p, agent: false, headers }, (res) => {
       let b = '';
@@ -102,21 +143,48 @@ describe('simulator, vLLM mode: one real run as `python -m vllm.entrypoints.open
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('port closed while loading, then /health 200, vLLM\'s model list, no /server_info, --api-key on /v1 only; SIGTERM ends it', async () => {
+  it("port closed while loading, then /health 200, vLLM's model list, no /server_info, --api-key on /v1 only; SIGTERM ends it", async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-vllm-sim-'));
     fs.mkdirSync(path.join(dir, 'model'));
     fs.mkdirSync(path.join(dir, 'root'));
-    for (let i = 1; i <= 2; i++) fs.writeFileSync(path.join(dir, 'model', `model-0000${i}-of-00002.safetensors`), Buffer.alloc(512 * 1024, i));
-    fs.writeFileSync(path.join(dir, 'root', 'sim.json'), JSON.stringify({ readMBps: 0.5, coldFiles: 'all', tokenDelayMs: 0, fault: { hangAt: 'weights', afterShards: 1, resumeAfterSeconds: 3 } }));
+    for (let i = 1; i <= 2; i++)
+      fs.writeFileSync(path.join(dir, 'model', `model-0000${i}-of-00002.safetensors`), Buffer.alloc(512 * 1024, i));
+    fs.writeFileSync(
+      path.join(dir, 'root', 'sim.json'),
+      JSON.stringify({
+        readMBps: 0.5,
+        coldFiles: 'all',
+        tokenDelayMs: 0,
+        fault: { hangAt: 'weights', afterShards: 1, resumeAfterSeconds: 3 },
+      }),
+    );
     const port = await freePort();
     let stderr = '';
-    proc = spawn(process.execPath, [path.join(__dirname, '..', 'gpu-host', 'sglang-sim', 'main.js'), '-m', 'vllm.entrypoints.openai.api_server',
-      '--model', path.join(dir, 'model'), '--host', '127.0.0.1', '--port', String(port), '--api-key', 'k'], { env: { ...process.env, KIMI_SIM_ROOT: path.join(dir, 'root') } });
+    proc = spawn(
+      process.execPath,
+      [
+        path.join(__dirname, '..', 'gpu-host', 'sglang-sim', 'main.js'),
+        '-m',
+        'vllm.entrypoints.openai.api_server',
+        '--model',
+        path.join(dir, 'model'),
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--api-key',
+        'k',
+      ],
+      { env: { ...process.env, KIMI_SIM_ROOT: path.join(dir, 'root') } },
+    );
     proc.stderr!.on('data', (c) => (stderr += c));
     const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
     await waitFor(() => /Starting to load model/.test(stderr), { timeoutMs: 10_000, message: 'the load started' });
     assert.equal((await get(port, '/health')).error, 'ECONNREFUSED', 'the port is closed while the engine loads');
-    await waitFor(async () => (await get(port, '/health')).status === 200, { timeoutMs: 20_000, message: '/health 200' });
+    await waitFor(async () => (await get(port, '/health')).status === 200, {
+      timeoutMs: 20_000,
+      message: '/health 200',
+    });
     assert.match(stderr, /Loading safetensors checkpoint shards: 100% Completed \| 2\/2/);
     assert.match(stderr, /\(APIServer pid=\d+\) INFO:     Application startup complete\./);
     assert.equal((await get(port, '/v1/models')).status, 401);

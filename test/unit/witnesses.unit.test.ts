@@ -4,7 +4,17 @@ import { initialState, reduce, bytesFraction, type LoadState, type Signal } from
 import { activeRate } from '../../src/monitor/eta';
 
 function unit(): UnitStatus {
-  return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: 4242, nRestarts: 0, result: 'success', execMainStartedAt: 1000, dropInPaths: [], needDaemonReload: false };
+  return {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 4242,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+  };
 }
 const run = (signals: Signal[], start: LoadState = initialState(0)) => signals.reduce(reduce, start);
 const GB = 1e9;
@@ -23,7 +33,10 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
       seen.push(s.progress!);
     }
     assert.ok(Math.abs(seen[4]! - 0.5 * 0.9) < 1e-9);
-    assert.deepEqual([...seen].sort((a, b) => a - b), seen);
+    assert.deepEqual(
+      [...seen].sort((a, b) => a - b),
+      seen,
+    );
     // a lower reading (a child exited) does not lower progress
     s = reduce(s, { kind: 'io', at: 30_000, readBytes: 50 * GB });
     assert.equal(s.progress, seen[seen.length - 1]);
@@ -31,7 +44,10 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
   });
 
   it('shards win over bytes when the journal gives them', () => {
-    let s = run([...weights, { kind: 'journal', at: 2000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'x' }]);
+    let s = run([
+      ...weights,
+      { kind: 'journal', at: 2000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'x' },
+    ]);
     s = reduce(s, { kind: 'io', at: 3000, readBytes: 40 * GB, totalBytes: 100 * GB });
     assert.ok(Math.abs(s.progress! - 0.45) < 1e-9);
     assert.equal(s.witnessWarning, undefined);
@@ -39,9 +55,25 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
 
   it('keeps the read rate and the latest GPU reading', () => {
     let s = run(weights);
-    for (let i = 0; i <= 10; i++) s = reduce(s, { kind: 'io', at: 1000 + i * 1000, readBytes: i * 200e6, coldBytes: i * 200e6, totalBytes: 100 * GB });
+    for (let i = 0; i <= 10; i++)
+      s = reduce(s, {
+        kind: 'io',
+        at: 1000 + i * 1000,
+        readBytes: i * 200e6,
+        coldBytes: i * 200e6,
+        totalBytes: 100 * GB,
+      });
     assert.ok(Math.abs(s.readRate! - 200e6) < 1);
-    s = reduce(s, { kind: 'gpu', at: 12_000, usedMiB: 1000, totalMiB: 8000, perGpu: [{ index: 0, usedMiB: 500, totalMiB: 4000 }, { index: 1, usedMiB: 500, totalMiB: 4000 }] });
+    s = reduce(s, {
+      kind: 'gpu',
+      at: 12_000,
+      usedMiB: 1000,
+      totalMiB: 8000,
+      perGpu: [
+        { index: 0, usedMiB: 500, totalMiB: 4000 },
+        { index: 1, usedMiB: 500, totalMiB: 4000 },
+      ],
+    });
     assert.equal(s.gpu?.usedMiB, 1000);
     assert.equal(s.gpu?.perGpu.length, 2);
     assert.equal(s.gpuPeakMiB, 1000);
@@ -78,12 +110,27 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
 
   it('flags shard % vs byte % more than 25 points apart after 20 % of the load, once', () => {
     let s = run([...weights, { kind: 'io', at: 1500, readBytes: 1 * GB, totalBytes: 100 * GB }]);
-    s = reduce(s, { kind: 'journal', at: 2000, event: { type: 'shards', done: 10, total: 64, percent: 15 }, text: 'x' });
+    s = reduce(s, {
+      kind: 'journal',
+      at: 2000,
+      event: { type: 'shards', done: 10, total: 64, percent: 15 },
+      text: 'x',
+    });
     assert.equal(s.witnessWarning, undefined, 'not before 20 %');
-    s = reduce(s, { kind: 'journal', at: 3000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'x' });
+    s = reduce(s, {
+      kind: 'journal',
+      at: 3000,
+      event: { type: 'shards', done: 32, total: 64, percent: 50 },
+      text: 'x',
+    });
     assert.match(s.witnessWarning ?? '', /shards 50% vs bytes read 1%.*page cache/);
     const first = s.witnessWarning;
-    s = reduce(s, { kind: 'journal', at: 4000, event: { type: 'shards', done: 40, total: 64, percent: 62 }, text: 'x' });
+    s = reduce(s, {
+      kind: 'journal',
+      at: 4000,
+      event: { type: 'shards', done: 40, total: 64, percent: 62 },
+      text: 'x',
+    });
     assert.equal(s.witnessWarning, first);
   });
 
@@ -93,7 +140,8 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
     assert.equal(s.phaseTimes['loading weights'], 1000);
     s = reduce(s, { kind: 'io', at: 2000, readBytes: 2 * GB, totalBytes: 100 * GB });
     assert.equal(s.eta, undefined);
-    for (let t = 3000; t <= 20_000; t += 1000) s = reduce(s, { kind: 'io', at: t, readBytes: (t / 1000) * GB, totalBytes: 100 * GB });
+    for (let t = 3000; t <= 20_000; t += 1000)
+      s = reduce(s, { kind: 'io', at: t, readBytes: (t / 1000) * GB, totalBytes: 100 * GB });
     assert.ok(s.eta);
     // 80 GB left at 1 GB/s + 5 s after the weights
     assert.ok(Math.abs(s.eta!.readyAt - (20_000 + 80_000 + 5000)) < 1000, `${s.eta!.readyAt}`);
@@ -103,7 +151,15 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
   });
 
   it('activeRate ignores the intervals in which a kind did not read', () => {
-    const r = activeRate([{ at: 0, bytes: 0 }, { at: 1000, bytes: 100 }, { at: 5000, bytes: 100 }, { at: 6000, bytes: 300 }], (x) => x.bytes)!;
+    const r = activeRate(
+      [
+        { at: 0, bytes: 0 },
+        { at: 1000, bytes: 100 },
+        { at: 5000, bytes: 100 },
+        { at: 6000, bytes: 300 },
+      ],
+      (x) => x.bytes,
+    )!;
     assert.equal(r.bps, 150);
     assert.equal(r.spanMs, 2000);
   });

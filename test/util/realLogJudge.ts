@@ -11,7 +11,14 @@ import { SHARD_PROGRESS } from '../../src/engine/sglang/journal';
 import { failureCause, failureMessage } from '../../src/present/messages';
 import { replayLog, type Fixture, type Replay } from './replayLog';
 
-const server = { name: 'gpu1', host: 'gpu1.lan', port: 22, unit: 'sglang-replay.service', url: 'http://127.0.0.1:30000', sudo: false } as unknown as ServerProfile;
+const server = {
+  name: 'gpu1',
+  host: 'gpu1.lan',
+  port: 22,
+  unit: 'sglang-replay.service',
+  url: 'http://127.0.0.1:30000',
+  sudo: false,
+} as unknown as ServerProfile;
 export const STALL_MS = 120_000;
 
 /** Lines that say that something ended, not why: never shown instead of the cause, nor before it. */
@@ -37,14 +44,18 @@ export interface Judgement {
 function causeFirst(text: string, cause: string, what: string): string[] {
   const at = text.indexOf(cause);
   if (at < 0) return [`${what} does not show "${cause}": ${text}`];
-  return GENERIC.filter((g) => !cause.includes(g) && text.includes(g) && text.indexOf(g) < at).map((g) => `${what} shows "${g}" before "${cause}": ${text}`);
+  return GENERIC.filter((g) => !cause.includes(g) && text.includes(g) && text.indexOf(g) < at).map(
+    (g) => `${what} shows "${g}" before "${cause}": ${text}`,
+  );
 }
 
 function phasesInOrder(replay: Replay, hasShards: boolean): string[] {
   const problems: string[] = [];
   const ranks = replay.phases.map(phaseRank);
-  if (ranks.some((r, i) => i > 0 && r < ranks[i - 1]!)) problems.push(`phases out of order: ${replay.phases.join(' -> ')}`);
-  if (hasShards && !replay.phases.includes('loading weights')) problems.push(`shard lines but no 'loading weights': ${replay.phases.join(' -> ')}`);
+  if (ranks.some((r, i) => i > 0 && r < ranks[i - 1]!))
+    problems.push(`phases out of order: ${replay.phases.join(' -> ')}`);
+  if (hasShards && !replay.phases.includes('loading weights'))
+    problems.push(`shard lines but no 'loading weights': ${replay.phases.join(' -> ')}`);
   return problems;
 }
 
@@ -59,21 +70,34 @@ export function judgeFixture({ header, lines }: Fixture): Judgement {
       const reached = replay.afterLog.readyLogSeen || replay.afterLog.phase === 'warming up';
       // An excerpt of a start that was ready, cut before its verdict line (the header's notes say so): loading, never failed.
       if (!reached && /excerpt/i.test(header.notes ?? '')) {
-        if (!['loading', 'warming up'].includes(replay.afterLog.verdict)) problems.push(`an excerpt without its verdict line is ${replay.afterLog.verdict}, not loading`);
+        if (!['loading', 'warming up'].includes(replay.afterLog.verdict))
+          problems.push(`an excerpt without its verdict line is ${replay.afterLog.verdict}, not loading`);
       } else {
         if (!reached) problems.push(`the log does not reach its ready line or HTTP: phase ${replay.afterLog.phase}`);
-        if (replay.final.verdict !== 'ready') problems.push(`not ready after a passing completion: ${verdicts(replay)}`);
+        if (replay.final.verdict !== 'ready')
+          problems.push(`not ready after a passing completion: ${verdicts(replay)}`);
       }
       return { verdict: problems, cause: [], shown: replay.phases.join(' > ') };
     }
     case 'failed': {
-      const replay = replayLog(lines, { end: { exitCode: header.exitCode ?? null, exitSignal: header.exitSignal ?? null }, stallMs: STALL_MS });
+      const replay = replayLog(lines, {
+        end: { exitCode: header.exitCode ?? null, exitSignal: header.exitSignal ?? null },
+        stallMs: STALL_MS,
+      });
       const problems = phasesInOrder(replay, hasShards);
-      if (replay.afterLog.verdict === 'failed' || replay.afterLog.verdict === 'ready') problems.push(`${replay.afterLog.verdict} before the process exited`);
+      if (replay.afterLog.verdict === 'failed' || replay.afterLog.verdict === 'ready')
+        problems.push(`${replay.afterLog.verdict} before the process exited`);
       if (replay.final.verdict !== 'failed') problems.push(`not failed once the process exited: ${verdicts(replay)}`);
       const state = replay.final;
       const message = failureMessage(server, { end: 'failed', state, message: state.failure?.summary ?? '' });
-      const snapshot: ServerSnapshot = { server, state, watching: true, loading: false, refusal: undefined, verification: undefined };
+      const snapshot: ServerSnapshot = {
+        server,
+        state,
+        watching: true,
+        loading: false,
+        refusal: undefined,
+        verification: undefined,
+      };
       const report = serverReport(snapshot, replay.lastLineAt + 60_000);
       const cause = [
         ...causeFirst(message, header.cause, 'the notification'),
@@ -88,8 +112,10 @@ export function judgeFixture({ header, lines }: Fixture): Judgement {
       const replay = replayLog(lines, { stallTickMs: STALL_MS + 1_000, stallMs: STALL_MS });
       const problems = phasesInOrder(replay, hasShards);
       if (before.final.verdict === 'stalled') problems.push('stalled before kimi.stallSeconds without progress');
-      if (replay.verdicts.includes('ready') || replay.verdicts.includes('failed')) problems.push(`ready or failed: ${verdicts(replay)}`);
-      if (replay.final.verdict !== 'stalled') problems.push(`not stalled after kimi.stallSeconds without progress: ${verdicts(replay)}`);
+      if (replay.verdicts.includes('ready') || replay.verdicts.includes('failed'))
+        problems.push(`ready or failed: ${verdicts(replay)}`);
+      if (replay.final.verdict !== 'stalled')
+        problems.push(`not stalled after kimi.stallSeconds without progress: ${verdicts(replay)}`);
       return { verdict: problems, cause: [], shown: replay.phases.join(' > ') };
     }
   }

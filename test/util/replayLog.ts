@@ -70,25 +70,67 @@ const LINE_GAP_MS = 20;
 const UNIT_EVERY = 200;
 
 function liveUnit(startedAt: number): UnitStatus {
-  return { loadState: 'loaded', activeState: 'active', subState: 'running', mainPid: PID, nRestarts: 0, result: 'success', execMainStartedAt: startedAt, dropInPaths: [], needDaemonReload: false, id: UNIT, invocationId: 'replay-1' };
+  return {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: PID,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: startedAt,
+    dropInPaths: [],
+    needDaemonReload: false,
+    id: UNIT,
+    invocationId: 'replay-1',
+  };
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGTERM: 15 };
-const STATUS_NAMES: Record<number, string> = { 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED', 7: 'NOTRUNNING' };
-const SIGNAL_NAMES: Record<number, string> = { 1: 'HUP', 2: 'INT', 3: 'QUIT', 6: 'ABRT', 9: 'KILL', 11: 'SEGV', 15: 'TERM' };
+const SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGTERM: 15,
+};
+const STATUS_NAMES: Record<number, string> = {
+  1: 'FAILURE',
+  2: 'INVALIDARGUMENT',
+  3: 'NOTIMPLEMENTED',
+  4: 'NOPERMISSION',
+  5: 'NOTINSTALLED',
+  6: 'NOTCONFIGURED',
+  7: 'NOTRUNNING',
+};
+const SIGNAL_NAMES: Record<number, string> = {
+  1: 'HUP',
+  2: 'INT',
+  3: 'QUIT',
+  6: 'ABRT',
+  9: 'KILL',
+  11: 'SEGV',
+  15: 'TERM',
+};
 
 /** systemd's own lines for a main process that ended, as journalctl shows them. */
 export function systemdExitLines(end: ProcessEnd, unit = UNIT): { lines: string[]; unit: Partial<UnitStatus> } {
   const signal = end.exitSignal ? SIGNALS[end.exitSignal] : undefined;
   if (signal !== undefined) {
     return {
-      lines: [`${unit}: Main process exited, code=killed, status=${signal}/${SIGNAL_NAMES[signal] ?? signal}`, `${unit}: Failed with result 'signal'.`],
+      lines: [
+        `${unit}: Main process exited, code=killed, status=${signal}/${SIGNAL_NAMES[signal] ?? signal}`,
+        `${unit}: Failed with result 'signal'.`,
+      ],
       unit: { result: 'signal', execMainCode: 'killed', execMainStatus: signal },
     };
   }
   const code = end.exitCode ?? 1;
   return {
-    lines: [`${unit}: Main process exited, code=exited, status=${code}/${STATUS_NAMES[code] ?? code}`, `${unit}: Failed with result 'exit-code'.`],
+    lines: [
+      `${unit}: Main process exited, code=exited, status=${code}/${STATUS_NAMES[code] ?? code}`,
+      `${unit}: Failed with result 'exit-code'.`,
+    ],
     unit: { result: 'exit-code', execMainCode: 'exited', execMainStatus: code },
   };
 }
@@ -142,12 +184,24 @@ export function replayLog(lines: readonly string[], options: ReplayOptions = {})
   if (options.end) {
     const exit = systemdExitLines(options.end);
     for (const line of exit.lines) feed(line, (at += LINE_GAP_MS));
-    apply({ kind: 'unit', at: (at += LINE_GAP_MS), unit: { ...liveUnit(startedAt), activeState: 'failed', subState: 'failed', mainPid: 0, execMainExitedAt: at, ...exit.unit } });
+    apply({
+      kind: 'unit',
+      at: (at += LINE_GAP_MS),
+      unit: {
+        ...liveUnit(startedAt),
+        activeState: 'failed',
+        subState: 'failed',
+        mainPid: 0,
+        execMainExitedAt: at,
+        ...exit.unit,
+      },
+    });
   }
   if (options.probeReady) {
     apply({ kind: 'http', at: (at += 1_000), result: 'healthy', detail: '/health 200' });
     apply({ kind: 'completion', at: (at += 100), ok: true, detail: '1-token completion answered ("Hi")' });
   }
-  if (options.stallTickMs !== undefined) apply({ kind: 'tick', at: Math.max(lastLineAt, afterLog.lastProgressAt + options.stallTickMs), stallMs });
+  if (options.stallTickMs !== undefined)
+    apply({ kind: 'tick', at: Math.max(lastLineAt, afterLog.lastProgressAt + options.stallTickMs), stallMs });
   return { afterLog, final: state, phases, verdicts, lastLineAt };
 }

@@ -20,7 +20,10 @@ export interface WaitForOptions {
  * "not yet", and its last error goes into the timeout message. The condition is evaluated one
  * last time at the deadline, so a slow evaluation never loses the last chance.
  */
-export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  options: WaitForOptions = {},
+): Promise<NonNullable<T>> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const intervalMs = options.intervalMs ?? 50;
   const started = Date.now();
@@ -39,7 +42,10 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     await sleep(Math.min(intervalMs, Math.max(0, timeoutMs - (Date.now() - started))));
   }
   const what = options.message ?? 'a condition';
-  const seen = lastError !== undefined ? `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}` : `last value: ${describe(last)}`;
+  const seen =
+    lastError !== undefined
+      ? `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`
+      : `last value: ${describe(last)}`;
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${seen})`);
 }
 

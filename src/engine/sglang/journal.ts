@@ -44,7 +44,7 @@ const ADDRESS_FIELD_CUT = [
   '      l=$pre$post;;',
   '    esac',
   '  done',
-  "  printf '%s\\n' \"$l\"",
+  '  printf \'%s\\n\' "$l"',
   'done',
 ].join('\n');
 
@@ -137,9 +137,11 @@ const TRACEBACK = /Traceback \(most recent call last\):/;
 /** `torch.OutOfMemoryError: CUDA out of memory...` at line start, after a traceback. */
 const EXCEPTION_LINE = /^(?=[A-Za-z_])[\w.]*(?:Error|Exception|Interrupt|Exit)(?::(?:\s.*)?)?$/;
 const OOM = /CUDA out of memory|OutOfMemoryError|out of memory/i;
-const CUDA_ERROR = /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert|HIP error:|hipError/;
+const CUDA_ERROR =
+  /CUDA error:|CUDA driver error|NCCL error|cudaError|CUBLAS_STATUS_|device-side assert|HIP error:|hipError/;
 /** Python chains two exceptions with one of these lines between their tracebacks. */
-const CHAINED = /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):$/;
+const CHAINED =
+  /^(?:During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):$/;
 const TERMINATE = /^terminate called after throwing/;
 const GLOG_ERROR = /^(?:\([^)]*pid=\d+[^)]*\) )?(?:\[rank\d+\]:)?\[?E\d{3,4} \d{2}:\d{2}:\d{2}/;
 const NCCL_WARN_FAILED = /NCCL WARN .*(?:fail|error|timed? ?out|abort)/i;
@@ -155,7 +157,9 @@ const FATAL_PHRASES: readonly RegExp[] = [
   /has been killed by the OOM killer/,
 ];
 
-const SYSTEMD_RULES: ReadonlyArray<[RegExp, 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart']> = [
+const SYSTEMD_RULES: ReadonlyArray<
+  [RegExp, 'started' | 'stopping' | 'stopped' | 'exited' | 'failed' | 'scheduled-restart']
+> = [
   [/^\S+: Main process exited, code=\w+, status=/, 'exited'],
   [/^\S+: Failed with result '[^']*'/, 'failed'],
   [/^Failed to start .+/, 'failed'],
@@ -291,13 +295,20 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
   const bs = CUDA_GRAPH_BS.exec(text);
   if (bs) {
     const total = (bs[1] ?? '').split(',').filter((s) => s.trim() !== '').length;
-    return [{ type: 'phase', phase: 'capturing CUDA graphs' }, ...(total > 0 ? [{ type: 'cudaGraphBatches' as const, done: 0, total }] : [])];
+    return [
+      { type: 'phase', phase: 'capturing CUDA graphs' },
+      ...(total > 0 ? [{ type: 'cudaGraphBatches' as const, done: 0, total }] : []),
+    ];
   }
   const cg = CUDA_GRAPH_BATCHES.exec(text);
   if (cg) return [{ type: 'cudaGraphBatches', done: Number(cg[2]), total: Number(cg[3]) }];
 
   const uv = UVICORN_RUNNING.exec(text);
-  if (uv) return [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp', url: uv[1] ?? '' }];
+  if (uv)
+    return [
+      { type: 'phase', phase: 'warming up' },
+      { type: 'httpUp', url: uv[1] ?? '' },
+    ];
   if (/Application startup complete\./.test(text)) return [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp' }];
 
   if (text.includes('The server is fired up and ready to roll!')) return [{ type: 'ready' }];
@@ -320,7 +331,8 @@ export function parseJournalLine(rawLine: string, ctx: JournalContext = { inTrac
       // A request's exception does not end a server; OOM and CUDA errors do.
       const events: JournalEvent[] = [{ type: 'error', text, fatal: known }];
       // A bare `AssertionError` is explained by the line that raised it; an empty message by what follows.
-      if (!text.includes(':') && ctx.lastCode) events.push({ type: 'error', text: ctx.lastCode, fatal: false, detail: true });
+      if (!text.includes(':') && ctx.lastCode)
+        events.push({ type: 'error', text: ctx.lastCode, fatal: false, detail: true });
       else if (text.endsWith(':')) ctx.explain = EXPLANATION_LINES;
       ctx.lastCode = undefined;
       return events;
@@ -410,7 +422,6 @@ export interface ReadLine {
 
 const LINE_TEXT_CHARS = 300;
 
-
 /** A long line is remembered by its length, head and tail, not whole. */
 function keyOf(text: string): string {
   const n = DedupeByRank.KEY_CHARS;
@@ -461,7 +472,10 @@ export const JOURNAL_ACCESS_FIX = 'sudo usermod -aG systemd-journal USER (then l
  * undefined when nothing is wrong. A user outside `adm`/`systemd-journal` gets only the hint
  * (and no lines of a system unit) or "No journal files were opened" (and exit 1).
  */
-export function journalProblem(stderrLines: readonly string[], exitCode: number | null | undefined): string | undefined {
+export function journalProblem(
+  stderrLines: readonly string[],
+  exitCode: number | null | undefined,
+): string | undefined {
   const text = stderrLines.join(' ').replace(/\s+/g, ' ').trim();
   if (/not seeing messages from other users and the system/i.test(text) || /insufficient permissions/i.test(text)) {
     return `the journal is not readable by this user (${text.slice(0, 200)})`;

@@ -27,11 +27,18 @@ export type HttpResult =
 
 /** A streamed answer (postStream): the body is read by the caller. */
 export type StreamResult =
-  | { readonly kind: 'http'; readonly status: number; readonly contentType: string; readonly body: NodeJS.ReadableStream }
+  | {
+      readonly kind: 'http';
+      readonly status: number;
+      readonly contentType: string;
+      readonly body: NodeJS.ReadableStream;
+    }
   | { readonly kind: 'refused' }
   | { readonly kind: 'error'; readonly message: string };
 
-export type ModelsResult = { readonly ok: true; readonly ids: string[] } | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
+export type ModelsResult =
+  | { readonly ok: true; readonly ids: string[] }
+  | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
 export type ServerInfoResult =
   | { readonly ok: true; readonly info: Record<string, unknown>; readonly path: string }
   | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
@@ -171,7 +178,8 @@ export class SglangClient {
   async models(): Promise<ModelsResult> {
     const result = await this.request('GET', '/v1/models');
     if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
-    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
+    if (result.status !== 200)
+      return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const ids = parseModels(result.body);
     if (ids.length === 0) return { ok: false, reason: 'no model listed', result };
     return { ok: true, ids };
@@ -186,7 +194,8 @@ export class SglangClient {
       result = await this.request('GET', path);
     }
     if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };
-    if (result.status !== 200) return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
+    if (result.status !== 200)
+      return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const info = result.truncated ? undefined : parseObject(result.body);
     if (!info) return { ok: false, reason: 'not a JSON object', result };
     return { ok: true, info, path };
@@ -199,10 +208,17 @@ export class SglangClient {
 
   /** One request; never throws. */
   /** `maxBodyBytes`: more than the client's cap, for a body known to be long (a streamed answer). */
-  async request(method: string, path: string, body?: string, timeoutMs = this.timeoutMs, maxBodyBytes = this.maxBodyBytes): Promise<HttpResult> {
+  async request(
+    method: string,
+    path: string,
+    body?: string,
+    timeoutMs = this.timeoutMs,
+    maxBodyBytes = this.maxBodyBytes,
+  ): Promise<HttpResult> {
     const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
     if (first !== PROHIBITED) return first;
-    if (!this.fallbackFetch) return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
+    if (!this.fallbackFetch)
+      return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
     if (!this.usingFallback) {
       this.usingFallback = true;
       this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
@@ -234,7 +250,9 @@ export class SglangClient {
       } catch (error) {
         if (!viaFallback && isForwardingProhibited(error) && this.fallbackFetch) {
           this.usingFallback = true;
-          this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+          this.onFallback?.(
+            `${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`,
+          );
           continue;
         }
         if (isRefusal(error)) return { kind: 'refused' };
@@ -245,7 +263,14 @@ export class SglangClient {
     return { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE };
   }
 
-  private async attempt(viaFallback: boolean, method: string, path: string, body: string | undefined, timeoutMs: number, maxBodyBytes: number): Promise<HttpResult | typeof PROHIBITED> {
+  private async attempt(
+    viaFallback: boolean,
+    method: string,
+    path: string,
+    body: string | undefined,
+    timeoutMs: number,
+    maxBodyBytes: number,
+  ): Promise<HttpResult | typeof PROHIBITED> {
     const fetchImpl = viaFallback && this.fallbackFetch ? this.fallbackFetch : this.fetchImpl;
     const headers = requestHeaders(path, body !== undefined, this.apiKey);
     const apiKeySent = headers['Authorization'] !== undefined;
@@ -289,7 +314,10 @@ export class SglangClient {
 }
 
 /** Reads at most `cap` bytes; past that the stream is destroyed and `truncated` is true. */
-export async function readCapped(stream: NodeJS.ReadableStream | null, cap: number): Promise<{ text: string; truncated: boolean }> {
+export async function readCapped(
+  stream: NodeJS.ReadableStream | null,
+  cap: number,
+): Promise<{ text: string; truncated: boolean }> {
   if (!stream) return { text: '', truncated: false };
   const chunks: Buffer[] = [];
   let size = 0;

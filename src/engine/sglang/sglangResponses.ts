@@ -28,7 +28,9 @@ export function statusReason(status: number, apiKeySent = false): string {
   return status === 401 ? unauthorizedReason(apiKeySent) : `HTTP ${status}`;
 }
 
-export type CompletionVerdict = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string };
+export type CompletionVerdict =
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly reason: string };
 
 export function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
@@ -69,7 +71,13 @@ export function parseObject(body: string): Record<string, unknown> | undefined {
  * "choices" is not enough: an error message can contain it (reference §6). A 401 says
  * plainly whether an API key is missing or was refused (`apiKeySent`: the request carried one).
  */
-export function judgeCompletion(status: number, contentType: string, bodyText: string, truncated: boolean, apiKeySent = false): CompletionVerdict {
+export function judgeCompletion(
+  status: number,
+  contentType: string,
+  bodyText: string,
+  truncated: boolean,
+  apiKeySent = false,
+): CompletionVerdict {
   if (status === 401) return { ok: false, reason: unauthorizedReason(apiKeySent) };
   if (truncated) return { ok: false, reason: 'the answer was too large and was cut off: not a normal completion' };
   const json = isJsonContentType(contentType);
@@ -77,14 +85,22 @@ export function judgeCompletion(status: number, contentType: string, bodyText: s
   if (status !== 200) {
     const msg = obj ? errorMessageOf(obj) : undefined;
     if (msg) return { ok: false, reason: `HTTP ${status}: ${clip(msg)}` };
-    if (/<html|<!doctype/i.test(bodyText)) return { ok: false, reason: `HTTP ${status} with an HTML page instead of JSON` };
-    return { ok: false, reason: `HTTP ${status}${bodyText.trim() ? `: ${clip(bodyText, 120)}` : ' with an empty body'}` };
+    if (/<html|<!doctype/i.test(bodyText))
+      return { ok: false, reason: `HTTP ${status} with an HTML page instead of JSON` };
+    return {
+      ok: false,
+      reason: `HTTP ${status}${bodyText.trim() ? `: ${clip(bodyText, 120)}` : ' with an empty body'}`,
+    };
   }
-  if (!json) return { ok: false, reason: `unexpected content type ${JSON.stringify(contentType || '(none)')} (expected JSON)` };
+  if (!json)
+    return { ok: false, reason: `unexpected content type ${JSON.stringify(contentType || '(none)')} (expected JSON)` };
   if (!obj) {
-    return { ok: false, reason: bodyText.trim() ? 'the body is not valid JSON (cut short or garbled)' : 'the body is empty' };
+    return {
+      ok: false,
+      reason: bodyText.trim() ? 'the body is not valid JSON (cut short or garbled)' : 'the body is empty',
+    };
   }
-  if (obj['object'] === 'error' || obj['error'] !== undefined && obj['error'] !== null) {
+  if (obj['object'] === 'error' || (obj['error'] !== undefined && obj['error'] !== null)) {
     return { ok: false, reason: `the server answered with an error: ${clip(errorMessageOf(obj) ?? 'no message')}` };
   }
   const choices = obj['choices'];
@@ -95,7 +111,11 @@ export function judgeCompletion(status: number, contentType: string, bodyText: s
     const f = first as Record<string, unknown>;
     if (typeof f['text'] === 'string') return { ok: true, text: f['text'] };
     const message = f['message'];
-    if (typeof message === 'object' && message !== null && typeof (message as Record<string, unknown>)['content'] === 'string') {
+    if (
+      typeof message === 'object' &&
+      message !== null &&
+      typeof (message as Record<string, unknown>)['content'] === 'string'
+    ) {
       return { ok: true, text: (message as Record<string, unknown>)['content'] as string };
     }
   }

@@ -3,7 +3,9 @@
  * SGLang announces (`Uvicorn running on http://H:P`, the journal's `httpUp` event). Pure.
  */
 
-export type UrlCheck = { readonly ok: true } | { readonly ok: false; readonly message: string; readonly useUrl: string };
+export type UrlCheck =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly message: string; readonly useUrl: string };
 
 interface Endpoint {
   readonly protocol: string; // 'http' | 'https'
@@ -22,10 +24,22 @@ export function parseEndpoint(url: string): Endpoint | undefined {
     const protocol = u.protocol.replace(/:$/, '').toLowerCase();
     if (protocol !== 'http' && protocol !== 'https') return undefined;
     const port = u.port !== '' ? Number(u.port) : protocol === 'https' ? 443 : 80;
-    return { protocol, host: u.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase(), port, path: u.pathname.replace(/\/+$/, '') };
+    return {
+      protocol,
+      host: u.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase(),
+      port,
+      path: u.pathname.replace(/\/+$/, ''),
+    };
   } catch {
     const m = /^(https?):\/\/(.*:.*):(\d{1,5})\/?$/i.exec(text);
-    return m ? { protocol: m[1].toLowerCase(), host: m[2].replace(/^\[(.*)\]$/, '$1').toLowerCase(), port: Number(m[3]), path: '' } : undefined;
+    return m
+      ? {
+          protocol: m[1].toLowerCase(),
+          host: m[2].replace(/^\[(.*)\]$/, '$1').toLowerCase(),
+          port: Number(m[3]),
+          path: '',
+        }
+      : undefined;
   }
 }
 
@@ -79,7 +93,12 @@ export function compareServerUrl(configured: string, announced: string): UrlChec
   if (!c || !a) return { ok: true };
   if (c.protocol === a.protocol && c.port === a.port && hostServes(a.host, c.host)) return { ok: true };
   const useUrl = format(replacement(c, a));
-  const why = c.port !== a.port ? 'another port' : c.protocol !== a.protocol ? `${a.protocol}, not ${c.protocol}` : 'another address';
+  const why =
+    c.port !== a.port
+      ? 'another port'
+      : c.protocol !== a.protocol
+        ? `${a.protocol}, not ${c.protocol}`
+        : 'another address';
   return {
     ok: false,
     message: `The server says it listens on ${announced.trim()} (${why}), but the configured url is ${configured.trim()}: using ${useUrl}.`,

@@ -40,7 +40,12 @@ export function stripVllmPrefix(line: string): VllmPrefix | undefined {
   if (logger) text = text.slice(logger[0].length);
   if (!tag && !logger) return undefined;
   const ranks = process ? ranksOf(process) : undefined;
-  return { text, ...(process ? { process } : {}), ...(ranks ? { ranks } : {}), ...(logger ? { level: logger[1] } : {}) };
+  return {
+    text,
+    ...(process ? { process } : {}),
+    ...(ranks ? { ranks } : {}),
+    ...(logger ? { level: logger[1] } : {}),
+  };
 }
 
 /** What reading a stream of vLLM lines must remember: the CUDA-graph bars seen so far. */
@@ -62,7 +67,8 @@ const ENGINE_START: readonly RegExp[] = [
 const LOAD_BEGIN = /^Starting to load model \S+/;
 const LOADING_WEIGHTS_TOOK = /^Loading weights took ([\d.]+) seconds/;
 /** `Model loading took 3.8844 GiB and 20.442057 seconds` (older: `... 3.88 GB and 20.4 seconds`, `Loading model weights took 14.99 GB`). */
-const MODEL_LOADING_TOOK = /^(?:Model loading took ([\d.]+) Gi?B(?: memory)?(?: and ([\d.]+) seconds?)?|Loading model weights took ([\d.]+) GB)/;
+const MODEL_LOADING_TOOK =
+  /^(?:Model loading took ([\d.]+) Gi?B(?: memory)?(?: and ([\d.]+) seconds?)?|Loading model weights took ([\d.]+) GB)/;
 /** torch.compile runs in the profile run that sizes the KV cache. */
 const PROFILING: readonly RegExp[] = [
   /^Using cache directory: .* for vLLM's torch\.compile/,
@@ -131,7 +137,13 @@ export function parseVllmText(text: string, ctx: VllmContext): JournalEvent[] | 
   if (model) {
     const mem = num(model[1] ?? model[3]);
     const seconds = num(model[2]);
-    return [{ type: 'weightsLoaded', ...(mem !== undefined ? { memUsageGB: mem } : {}), ...(seconds !== undefined ? { elapsedSeconds: seconds } : {}) }];
+    return [
+      {
+        type: 'weightsLoaded',
+        ...(mem !== undefined ? { memUsageGB: mem } : {}),
+        ...(seconds !== undefined ? { elapsedSeconds: seconds } : {}),
+      },
+    ];
   }
 
   if (PROFILING.some((re) => re.test(text))) return [{ type: 'phase', phase: 'allocating KV cache' }];
@@ -143,7 +155,11 @@ export function parseVllmText(text: string, ctx: VllmContext): JournalEvent[] | 
     return gib < 0 ? [phase, { type: 'error', text, fatal: false }] : [phase, { type: 'kvCache', sizeGB: gib }];
   }
   const kvSize = KV_SIZE.exec(text);
-  if (kvSize) return [{ type: 'phase', phase: 'allocating KV cache' }, { type: 'kvCache', tokens: num(kvSize[1]) ?? 0 }];
+  if (kvSize)
+    return [
+      { type: 'phase', phase: 'allocating KV cache' },
+      { type: 'kvCache', tokens: num(kvSize[1]) ?? 0 },
+    ];
   if (GPU_BLOCKS.test(text)) return [{ type: 'phase', phase: 'allocating KV cache' }];
 
   const bar = GRAPH_BAR.exec(text);
@@ -151,10 +167,17 @@ export function parseVllmText(text: string, ctx: VllmContext): JournalEvent[] | 
   if (GRAPH_BEGIN.test(text)) return [{ type: 'phase', phase: 'capturing CUDA graphs' }];
   if (GRAPH_DONE.test(text)) {
     const total = [...ctx.graphBars.values()].reduce((n, b) => n + b.total, 0);
-    return [{ type: 'phase', phase: 'capturing CUDA graphs' }, ...(total > 0 ? [{ type: 'cudaGraphBatches' as const, done: total, total }] : [])];
+    return [
+      { type: 'phase', phase: 'capturing CUDA graphs' },
+      ...(total > 0 ? [{ type: 'cudaGraphBatches' as const, done: total, total }] : []),
+    ];
   }
 
   const api = API_SERVER_STARTING.exec(text);
-  if (api) return [{ type: 'phase', phase: 'warming up' }, { type: 'httpUp', url: api[1] ?? '' }];
+  if (api)
+    return [
+      { type: 'phase', phase: 'warming up' },
+      { type: 'httpUp', url: api[1] ?? '' },
+    ];
   return undefined;
 }

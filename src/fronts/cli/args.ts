@@ -53,7 +53,21 @@ export type ParsedArgs =
   | { readonly kind: 'error'; readonly message: string };
 
 /** Options every subcommand takes. */
-const COMMON = ['server', 'json', 'verbose', 'config', 'settings', 'host', 'unit', 'url', 'port', 'user', 'identity-file', 'sudo', 'help'] as const;
+const COMMON = [
+  'server',
+  'json',
+  'verbose',
+  'config',
+  'settings',
+  'host',
+  'unit',
+  'url',
+  'port',
+  'user',
+  'identity-file',
+  'sudo',
+  'help',
+] as const;
 
 /** The options a subcommand takes besides the common ones. */
 const OWN: Record<CommandName, readonly string[]> = {
@@ -153,14 +167,19 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   }
   const { values, positionals } = parsed;
   if (values.version) return { kind: 'version' };
-  if (positionals.length === 0) return values.help ? { kind: 'help', text: USAGE } : { kind: 'error', message: `no command given (one of ${COMMANDS.join(', ')})` };
+  if (positionals.length === 0)
+    return values.help
+      ? { kind: 'help', text: USAGE }
+      : { kind: 'error', message: `no command given (one of ${COMMANDS.join(', ')})` };
   const name = positionals[0]!;
-  if (!(COMMANDS as readonly string[]).includes(name)) return { kind: 'error', message: `unknown command "${name}" (one of ${COMMANDS.join(', ')})` };
+  if (!(COMMANDS as readonly string[]).includes(name))
+    return { kind: 'error', message: `unknown command "${name}" (one of ${COMMANDS.join(', ')})` };
   const command = name as CommandName;
   if (values.help) return { kind: 'help', text: USAGE };
   // forward NAME: the server may be named without --server.
   const named = command === 'forward' && positionals.length >= 2 ? positionals[1] : undefined;
-  if (positionals.length > (named !== undefined ? 2 : 1)) return { kind: 'error', message: `unexpected argument "${positionals[named !== undefined ? 2 : 1]}"` };
+  if (positionals.length > (named !== undefined ? 2 : 1))
+    return { kind: 'error', message: `unexpected argument "${positionals[named !== undefined ? 2 : 1]}"` };
   if (named !== undefined && values.server !== undefined && values.server !== named) {
     return { kind: 'error', message: `two servers named: "${named}" and --server "${values.server}"` };
   }
@@ -169,9 +188,16 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   for (const key of Object.keys(values)) {
     if (!allowed.has(key)) return { kind: 'error', message: `--${key} is not an option of ${command}` };
   }
-  if (values.timeout !== undefined && command === 'restart' && !values.wait) return { kind: 'error', message: '--timeout goes with restart --wait' };
-  if ((values.host !== undefined || values.unit !== undefined) && (values.config !== undefined || values.settings !== undefined)) {
-    return { kind: 'error', message: 'give either a settings file (--config, --settings) or a server with --host and --unit, not both' };
+  if (values.timeout !== undefined && command === 'restart' && !values.wait)
+    return { kind: 'error', message: '--timeout goes with restart --wait' };
+  if (
+    (values.host !== undefined || values.unit !== undefined) &&
+    (values.config !== undefined || values.settings !== undefined)
+  ) {
+    return {
+      kind: 'error',
+      message: 'give either a settings file (--config, --settings) or a server with --host and --unit, not both',
+    };
   }
 
   let timeoutSeconds = DEFAULT_WAIT_SECONDS;
@@ -198,9 +224,17 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     if (typeof p === 'string') return { kind: 'error', message: p };
     port = p;
   }
-  const hasServerFlag = values.url !== undefined || port !== undefined || values.user !== undefined || values['identity-file'] !== undefined || values.sudo !== undefined;
+  const hasServerFlag =
+    values.url !== undefined ||
+    port !== undefined ||
+    values.user !== undefined ||
+    values['identity-file'] !== undefined ||
+    values.sudo !== undefined;
   if (hasServerFlag && values.host === undefined && values.unit === undefined) {
-    return { kind: 'error', message: '--url, --port, --user, --identity-file and --sudo describe a server given with --host and --unit' };
+    return {
+      kind: 'error',
+      message: '--url, --port, --user, --identity-file and --sudo describe a server given with --host and --unit',
+    };
   }
   const flags: ServerFlags = {
     ...(values.host !== undefined ? { host: values.host } : {}),

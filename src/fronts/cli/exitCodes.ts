@@ -47,7 +47,13 @@ export function exitForRefusal(kind: TransportErrorKind | string): ExitCode {
 
 /** The exit code of a bounded wait. */
 export function exitForWait(
-  result: { readonly kind: WaitResult['kind']; readonly snapshot: { readonly refusal: Pick<Refusal, 'kind'> | undefined; readonly state: { readonly verdict: string } | undefined } },
+  result: {
+    readonly kind: WaitResult['kind'];
+    readonly snapshot: {
+      readonly refusal: Pick<Refusal, 'kind'> | undefined;
+      readonly state: { readonly verdict: string } | undefined;
+    };
+  },
   signal?: 'SIGINT' | 'SIGTERM',
 ): ExitCode {
   switch (result.kind) {

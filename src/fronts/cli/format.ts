@@ -18,12 +18,21 @@ export function statusLine(report: ServerReport, json: boolean): string {
   return json ? jsonLine({ event: 'status', ...report }) : report.summary;
 }
 
-export function restartLine(action: 'restarted' | 'attached', reason: string | undefined, report: ServerReport, json: boolean): string {
+export function restartLine(
+  action: 'restarted' | 'attached',
+  reason: string | undefined,
+  report: ServerReport,
+  json: boolean,
+): string {
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
-  if (action === 'attached') return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
-  if (report.nodes) return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
+  if (action === 'attached')
+    return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
+  if (report.nodes)
+    return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
   // A unit's name ends in .service; a Docker server's is a label ("container sglang").
-  const how = report.unit.endsWith('.service') ? `systemctl restart ${report.unit}` : `docker restart of the ${report.unit}`;
+  const how = report.unit.endsWith('.service')
+    ? `systemctl restart ${report.unit}`
+    : `docker restart of the ${report.unit}`;
   return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
 }
 
@@ -44,8 +53,20 @@ export function waitSummaryLine(report: WaitReport, json: boolean): string {
   return report.next;
 }
 
-export function alertLine(alert: { readonly kind: string; readonly level: string; readonly message: string }, report: ServerReport, json: boolean): string {
-  if (json) return jsonLine({ event: 'alert', server: report.server, state: report.state, kind: alert.kind, level: alert.level, message: alert.message });
+export function alertLine(
+  alert: { readonly kind: string; readonly level: string; readonly message: string },
+  report: ServerReport,
+  json: boolean,
+): string {
+  if (json)
+    return jsonLine({
+      event: 'alert',
+      server: report.server,
+      state: report.state,
+      kind: alert.kind,
+      level: alert.level,
+      message: alert.message,
+    });
   return `${alert.level === 'info' ? 'note' : alert.level === 'error' ? 'error' : 'warning'}: ${alert.message}`;
 }
 
@@ -61,16 +82,41 @@ export interface LogsResult {
 }
 
 export function logsLines(server: string, unit: string, logs: LogsResult, json: boolean): string[] {
-  if (json) return [jsonLine({ event: 'logs', server, unit, journal: logs.journal, ...(logs.journalError ? { journalError: logs.journalError } : {}), log: logs.log })];
+  if (json)
+    return [
+      jsonLine({
+        event: 'logs',
+        server,
+        unit,
+        journal: logs.journal,
+        ...(logs.journalError ? { journalError: logs.journalError } : {}),
+        log: logs.log,
+      }),
+    ];
   return [...logs.journal];
 }
 
 export function verifyLines(
   server: string,
-  result: { readonly summary: string; readonly allPassed: boolean | undefined; readonly table: string; readonly verdict?: string },
+  result: {
+    readonly summary: string;
+    readonly allPassed: boolean | undefined;
+    readonly table: string;
+    readonly verdict?: string;
+  },
   json: boolean,
 ): string[] {
-  if (json) return [jsonLine({ event: 'verify', server, summary: result.summary, ...(result.verdict !== undefined ? { verdict: result.verdict } : {}), allPassed: result.allPassed ?? null, table: result.table })];
+  if (json)
+    return [
+      jsonLine({
+        event: 'verify',
+        server,
+        summary: result.summary,
+        ...(result.verdict !== undefined ? { verdict: result.verdict } : {}),
+        allPassed: result.allPassed ?? null,
+        table: result.table,
+      }),
+    ];
   return [...result.table.split('\n').filter((l) => l.length > 0), `${server}: ${result.summary}`];
 }
 
@@ -85,12 +131,23 @@ export interface WaitPrinterState {
   readonly lastLineAt: number;
 }
 
-export const INITIAL_PRINTER: WaitPrinterState = { key: undefined, summary: undefined, lastLineAt: Number.NEGATIVE_INFINITY };
+export const INITIAL_PRINTER: WaitPrinterState = {
+  key: undefined,
+  summary: undefined,
+  lastLineAt: Number.NEGATIVE_INFINITY,
+};
 
-export function nextWaitLine(printer: WaitPrinterState, report: ServerReport, now: number): { readonly line: 'state' | 'progress' | undefined; readonly printer: WaitPrinterState } {
+export function nextWaitLine(
+  printer: WaitPrinterState,
+  report: ServerReport,
+  now: number,
+): { readonly line: 'state' | 'progress' | undefined; readonly printer: WaitPrinterState } {
   const key = `${report.state}|${report.phase ?? ''}`;
   if (key !== printer.key) return { line: 'state', printer: { key, summary: report.summary, lastLineAt: now } };
-  if (now - printer.lastLineAt >= PROGRESS_LINE_MS && progressText(report) !== progressText({ summary: printer.summary })) {
+  if (
+    now - printer.lastLineAt >= PROGRESS_LINE_MS &&
+    progressText(report) !== progressText({ summary: printer.summary })
+  ) {
     return { line: 'progress', printer: { key, summary: report.summary, lastLineAt: now } };
   }
   return { line: undefined, printer };

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
     version,
     stdout: (line) => write(process.stdout, line),
     stderr: (line) => write(process.stderr, line),
-    terminal: stdin.isTTY ? { input: stdin, output: process.stderr, interrupt: () => process.kill(process.pid, 'SIGINT') } : undefined,
+    terminal: stdin.isTTY
+      ? { input: stdin, output: process.stderr, interrupt: () => process.kill(process.pid, 'SIGINT') }
+      : undefined,
     onSignal: (handler) => {
       const on = (signal: StopSignal) => () => handler(signal);
       const onInt = on('SIGINT');

@@ -56,8 +56,13 @@ export function hostKeyQuestion(key: UnknownHostKey): string {
     `The host key of ${name}${key.port !== 22 ? ` port ${key.port}` : ''} is not known.`,
     `  ${key.keyType} ${key.fingerprint}`,
   ];
-  if (key.otherKeyTypes.length > 0) lines.push(`  Other key types are known for this host (${key.otherKeyTypes.join(', ')}): check it was not replaced.`);
-  lines.push(`Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust it and add it to ${key.knownHostsFile}?`);
+  if (key.otherKeyTypes.length > 0)
+    lines.push(
+      `  Other key types are known for this host (${key.otherKeyTypes.join(', ')}): check it was not replaced.`,
+    );
+  lines.push(
+    `Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust it and add it to ${key.knownHostsFile}?`,
+  );
   return lines.join('\n');
 }
 
@@ -106,6 +111,7 @@ export function terminalUi(term: Terminal): SessionUi {
   };
   return {
     trustUnknownHostKey: (key) => serial(() => confirm(term, hostKeyQuestion(key))),
-    requestPassphrase: (keyPath, retry) => serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
+    requestPassphrase: (keyPath, retry) =>
+      serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
   };
 }

@@ -114,7 +114,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     stoppedBy = signal;
     abort.abort();
   });
-  const ctx: Context = { cmd, io, fleet, server, settings, signal: abort.signal, stoppedBy: () => stoppedBy, interruptible: (p) => Promise.race([p, interrupted]) };
+  const ctx: Context = {
+    cmd,
+    io,
+    fleet,
+    server,
+    settings,
+    signal: abort.signal,
+    stoppedBy: () => stoppedBy,
+    interruptible: (p) => Promise.race([p, interrupted]),
+  };
   try {
     switch (cmd.command) {
       case 'status':
@@ -168,16 +177,30 @@ function configure(cmd: CliCommand, io: CliIo): { settings: Settings; server: Se
     platform: io.platform,
     home: io.home,
   });
-  if (!loaded.ok) return { error: loaded.source === 'none' ? loaded.errors.join('\n') : `the settings from ${loaded.source} are not valid:\n${loaded.errors.join('\n')}` };
+  if (!loaded.ok)
+    return {
+      error:
+        loaded.source === 'none'
+          ? loaded.errors.join('\n')
+          : `the settings from ${loaded.source} are not valid:\n${loaded.errors.join('\n')}`,
+    };
   if (fromFlags && loaded.source !== 'command-line flags') {
     // The servers file won over the flags: acting on another server than the one named would be worse than stopping.
-    return { error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE` };
+    return {
+      error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE`,
+    };
   }
-  const settings: Settings = { ...loaded.settings, hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, io.terminal !== undefined) };
+  const settings: Settings = {
+    ...loaded.settings,
+    hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, io.terminal !== undefined),
+  };
   if (settings.servers.length === 0) return { error: `no servers in ${loaded.source} (kimi.servers is empty)` };
-  const server = cmd.server !== undefined ? settings.servers.find((s) => s.name === cmd.server) : activeProfile(settings);
+  const server =
+    cmd.server !== undefined ? settings.servers.find((s) => s.name === cmd.server) : activeProfile(settings);
   if (!server) {
-    return { error: `no server named "${printable(cmd.server ?? '')}" in ${loaded.source} (known: ${settings.servers.map((s) => s.name).join(', ')})` };
+    return {
+      error: `no server named "${printable(cmd.server ?? '')}" in ${loaded.source} (known: ${settings.servers.map((s) => s.name).join(', ')})`,
+    };
   }
   return { settings, server };
 }
@@ -195,7 +218,11 @@ async function connect(ctx: Context): Promise<number | undefined> {
 
 function refused(ctx: Context, error: TransportError): number {
   const snapshot = ctx.fleet.snapshot(ctx.server);
-  const refusal = snapshot.refusal ?? { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
+  const refusal = snapshot.refusal ?? {
+    kind: error.kind,
+    message: error.message,
+    ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}),
+  };
   ctx.io.stdout(statusLine(serverReport({ ...snapshot, refusal }), ctx.cmd.json));
   if (!ctx.cmd.json) ctx.io.stderr(refusalMessage(ctx.server.name, refusal).text);
   return exitForRefusal(refusal.kind);
@@ -209,7 +236,9 @@ function exitForSnapshot(snapshot: ServerSnapshot, otherwise: number): number {
 async function status(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
-  const snapshot = await ctx.interruptible(observe(ctx.fleet, ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }));
+  const snapshot = await ctx.interruptible(
+    observe(ctx.fleet, ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+  );
   ctx.io.stdout(statusLine(serverReport(snapshot), ctx.cmd.json));
   return exitForSnapshot(snapshot, EXIT.ok);
 }
@@ -223,7 +252,12 @@ async function restart(ctx: Context): Promise<number> {
   // In a script the command is the confirmation; on a terminal it asks (unless --yes or kimi.confirmRestart is off).
   if (io.terminal && !cmd.yes && ctx.settings.confirmRestart) {
     const where = `${server.unit} on ${server.host ?? 'this machine'} (server ${server.name})`;
-    const yes = await ctx.interruptible(confirm(io.terminal, `Restart ${where}? A load takes minutes.${cmd.force ? ' --force: even if a load is under way.' : ''}`));
+    const yes = await ctx.interruptible(
+      confirm(
+        io.terminal,
+        `Restart ${where}? A load takes minutes.${cmd.force ? ' --force: even if a load is under way.' : ''}`,
+      ),
+    );
     if (!yes) {
       io.stderr('Not restarted.');
       return EXIT.failed;
@@ -235,18 +269,25 @@ async function restart(ctx: Context): Promise<number> {
   const result = await ctx.interruptible(fleet.restart(server, { force: cmd.force }));
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
-    const { issued, snapshot } = await ctx.interruptible(whenRestartIssued(fleet, server, { timeoutMs: RESTART_ISSUE_MS, since, signal: ctx.signal }));
+    const { issued, snapshot } = await ctx.interruptible(
+      whenRestartIssued(fleet, server, { timeoutMs: RESTART_ISSUE_MS, since, signal: ctx.signal }),
+    );
     if (!issued) {
       const report = serverReport(snapshot);
       io.stdout(statusLine(report, cmd.json));
-      if (!cmd.json) io.stderr(`kimi-service: the restart of ${server.unit} was not confirmed by the host${report.lastError ? `: ${report.lastError}` : ''}.`);
+      if (!cmd.json)
+        io.stderr(
+          `kimi-service: the restart of ${server.unit} was not confirmed by the host${report.lastError ? `: ${report.lastError}` : ''}.`,
+        );
       return exitForSnapshot(snapshot, EXIT.failed);
     }
     shown = serverReport(snapshot);
     io.stdout(restartLine('restarted', undefined, shown, cmd.json));
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
-    const snapshot = await ctx.interruptible(observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }));
+    const snapshot = await ctx.interruptible(
+      observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+    );
     shown = serverReport(snapshot);
     io.stdout(restartLine('attached', result.reason, shown, cmd.json));
   }
@@ -273,11 +314,16 @@ async function wait(ctx: Context, started: number, shown?: ServerReport): Promis
     if (next.line) io.stdout(waitLine(next.line, report, now - started, cmd.json));
   };
   const alerts = fleet.onEvent((event) => {
-    if (event.server.name === server.name && event.type === 'alert') io.stdout(alertLine(event.alert, serverReport(fleet.snapshot(server)), cmd.json));
+    if (event.server.name === server.name && event.type === 'alert')
+      io.stdout(alertLine(event.alert, serverReport(fleet.snapshot(server)), cmd.json));
   });
   try {
     // A restart --wait has printed the state already; a plain wait starts with the state now.
-    const result = await fleet.waitFor(server, { timeoutMs: Math.max(0, deadline - Date.now()), signal: ctx.signal, onChange: print });
+    const result = await fleet.waitFor(server, {
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      signal: ctx.signal,
+      onChange: print,
+    });
     io.stdout(waitSummaryLine(waitReport(result, Date.now() - started, `${COMMAND} wait`), cmd.json));
     return exitForWait(result, ctx.stoppedBy());
   } finally {
@@ -291,7 +337,8 @@ async function logs(ctx: Context): Promise<number> {
   const result = await ctx.interruptible(ctx.fleet.logs(ctx.server, ctx.cmd.lines));
   for (const line of logsLines(ctx.server.name, ctx.server.unit, result, ctx.cmd.json)) ctx.io.stdout(line);
   if (result.journalError) {
-    if (!ctx.cmd.json) ctx.io.stderr(`kimi-service: the journal of ${ctx.server.unit} could not be read: ${result.journalError}`);
+    if (!ctx.cmd.json)
+      ctx.io.stderr(`kimi-service: the journal of ${ctx.server.unit} could not be read: ${result.journalError}`);
     return result.journal.length > 0 ? EXIT.ok : exitForSnapshot(ctx.fleet.snapshot(ctx.server), EXIT.failed);
   }
   return EXIT.ok;
@@ -300,11 +347,12 @@ async function logs(ctx: Context): Promise<number> {
 async function verify(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
-  const result = await ctx.interruptible(ctx.fleet.verifyParsers(ctx.server, (line) => ctx.cmd.verbose && ctx.io.stderr(maskSecrets(line))));
+  const result = await ctx.interruptible(
+    ctx.fleet.verifyParsers(ctx.server, (line) => ctx.cmd.verbose && ctx.io.stderr(maskSecrets(line))),
+  );
   for (const line of verifyLines(ctx.server.name, result, ctx.cmd.json)) ctx.io.stdout(line);
   return result.allPassed ? EXIT.ok : EXIT.failed;
 }
-
 
 /** Opens the forward and keeps it until SIGINT/SIGTERM: the normal end of this command (exit 0). */
 async function forward(ctx: Context): Promise<number> {
@@ -315,7 +363,9 @@ async function forward(ctx: Context): Promise<number> {
   }
   let info;
   try {
-    ({ info } = await ctx.interruptible(fleet.forward(server, cmd.localPort !== undefined ? { localPort: cmd.localPort } : {})));
+    ({ info } = await ctx.interruptible(
+      fleet.forward(server, cmd.localPort !== undefined ? { localPort: cmd.localPort } : {}),
+    ));
   } catch (error) {
     if (!(error instanceof ForwardError)) throw error;
     const code = error.kind === 'prohibited' ? EXIT.failed : EXIT.config;

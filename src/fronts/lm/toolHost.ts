@@ -30,8 +30,10 @@ export const vscodeToolSettings: ToolSettings = {
     const config = vscode.workspace.getConfiguration('kimi');
     const raw = Object.fromEntries(Object.entries(config).filter(([, value]) => typeof value !== 'function'));
     const parsed = parseSettings(raw);
-    if (!parsed.ok) return `The Kimi settings are invalid, so nothing was run: ${parsed.errors.join(' ')} The user must fix them (Settings, "kimi.").`;
-    if (parsed.settings.servers.length === 0) return 'No Kimi server is configured, so nothing was run: the user must add one to the setting kimi.servers.';
+    if (!parsed.ok)
+      return `The Kimi settings are invalid, so nothing was run: ${parsed.errors.join(' ')} The user must fix them (Settings, "kimi.").`;
+    if (parsed.settings.servers.length === 0)
+      return 'No Kimi server is configured, so nothing was run: the user must add one to the setting kimi.servers.';
     return 'The Kimi settings could not be used; the "Kimi Service" output channel says why. Nothing was run.';
   },
 };
@@ -44,13 +46,17 @@ export function resolveServer(host: ToolHost, settings: ToolSettings, name: stri
   const server = host.fleet.server(name.trim());
   if (server) return server;
   const names = host.fleet.servers.map((s) => `"${s.name}"`).join(', ');
-  throw new Error(`There is no Kimi server named "${name}". Configured servers: ${names}. Omit "server" to use the active one ("${active.name}").`);
+  throw new Error(
+    `There is no Kimi server named "${name}". Configured servers: ${names}. Omit "server" to use the active one ("${active.name}").`,
+  );
 }
 
 /** The session of a server, or an error saying why there is none. */
 export async function requireSession(host: ToolHost, server: ServerProfile): Promise<void> {
   if (!(await host.openSession(server))) {
-    throw new Error(`Cannot set up the connection to ${server.name}; the notification and the "Kimi Service" output channel say why. Nothing was run.`);
+    throw new Error(
+      `Cannot set up the connection to ${server.name}; the notification and the "Kimi Service" output channel say why. Nothing was run.`,
+    );
   }
 }
 

@@ -9,7 +9,14 @@ import { serverHosts, type ServerProfile } from '../../config/config';
 import type { Fleet, RestartResult } from '../../fleet/fleet';
 import { serverReport, waitReport } from '../../fleet/report';
 import { errorText } from '../../util/errors';
-import { optional, requireSession, resolveServer, vscodeToolSettings, type ToolHost, type ToolSettings } from './toolHost';
+import {
+  optional,
+  requireSession,
+  resolveServer,
+  vscodeToolSettings,
+  type ToolHost,
+  type ToolSettings,
+} from './toolHost';
 import type { ParserVerification } from '../../fleet/fleet';
 
 const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {
@@ -43,7 +50,10 @@ interface LogsInput extends ServerInput {
 
 /** The text the model reads, then the same as JSON. */
 function toolResult(text: string, json: unknown): vscode.LanguageModelToolResult {
-  return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text), new vscode.LanguageModelTextPart(JSON.stringify(json))]);
+  return new vscode.LanguageModelToolResult([
+    new vscode.LanguageModelTextPart(text),
+    new vscode.LanguageModelTextPart(JSON.stringify(json)),
+  ]);
 }
 
 function serverOf(host: ToolHost, settings: ToolSettings, input: unknown): ServerProfile {
@@ -65,7 +75,10 @@ export class StatusTool implements vscode.LanguageModelTool<ServerInput> {
     const reports = servers.map((server) => serverReport(this.host.fleet.snapshot(server)));
     const lines = reports.map((r) => r.summary);
     for (const r of reports) {
-      if (r.state === 'not watched') lines.push(`Nothing watches ${r.server} now: call kimi_wait to attach (it does not restart) and learn its current state.`);
+      if (r.state === 'not watched')
+        lines.push(
+          `Nothing watches ${r.server} now: call kimi_wait to attach (it does not restart) and learn its current state.`,
+        );
     }
     if (!named && reports.length > 1) lines.push(`Active server (used when "server" is omitted): ${active}.`);
     return toolResult(lines.join('\n'), { activeServer: active, servers: reports });
@@ -73,7 +86,11 @@ export class StatusTool implements vscode.LanguageModelTool<ServerInput> {
 }
 
 /** The confirmation of kimi_restart, as the command's modal says it. Pure. */
-export function restartConfirmation(server: ServerProfile, expectedLoadTime: string, force: boolean): vscode.LanguageModelToolConfirmationMessages {
+export function restartConfirmation(
+  server: ServerProfile,
+  expectedLoadTime: string,
+  force: boolean,
+): vscode.LanguageModelToolConfirmationMessages {
   const lines = [
     `The model server ${server.unit} on ${server.name} (${serverHosts(server)}) stops now and is unavailable until it has loaded again.`,
     `Expected load time: ${expectedLoadTime}.`,
@@ -85,7 +102,11 @@ export function restartConfirmation(server: ServerProfile, expectedLoadTime: str
 }
 
 /** The forecast's text ("~9 min: 41% of the weights are cached"), or why it is unknown; never slower than `waitMs`. */
-export async function expectedLoadTime(fleet: Pick<Fleet, 'forecast'>, server: ServerProfile, waitMs = FORECAST_WAIT_MS): Promise<string> {
+export async function expectedLoadTime(
+  fleet: Pick<Fleet, 'forecast'>,
+  server: ServerProfile,
+  waitMs = FORECAST_WAIT_MS,
+): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const forecast = await Promise.race([
@@ -111,7 +132,9 @@ export class RestartTool implements vscode.LanguageModelTool<RestartInput> {
     private readonly settings: ToolSettings = vscodeToolSettings,
   ) {}
 
-  async prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<RestartInput>): Promise<vscode.PreparedToolInvocation> {
+  async prepareInvocation(
+    options: vscode.LanguageModelToolInvocationPrepareOptions<RestartInput>,
+  ): Promise<vscode.PreparedToolInvocation> {
     const server = serverOf(this.host, this.settings, options.input);
     const force = optional(options.input, 'force', 'boolean') ?? false;
     const attaches = this.host.fleet.snapshot(server).loading && !force;
@@ -120,10 +143,15 @@ export class RestartTool implements vscode.LanguageModelTool<RestartInput> {
       : `Restarting ${server.unit} on ${server.name}`;
     // Following a load touches nothing on the host: no question to ask.
     if (attaches || !this.settings.confirmRestart()) return { invocationMessage };
-    return { invocationMessage, confirmationMessages: restartConfirmation(server, await expectedLoadTime(this.host.fleet, server), force) };
+    return {
+      invocationMessage,
+      confirmationMessages: restartConfirmation(server, await expectedLoadTime(this.host.fleet, server), force),
+    };
   }
 
-  async invoke(options: vscode.LanguageModelToolInvocationOptions<RestartInput>): Promise<vscode.LanguageModelToolResult> {
+  async invoke(
+    options: vscode.LanguageModelToolInvocationOptions<RestartInput>,
+  ): Promise<vscode.LanguageModelToolResult> {
     const server = serverOf(this.host, this.settings, options.input);
     const force = optional(options.input, 'force', 'boolean') ?? false;
     await requireSession(this.host, server);
@@ -158,12 +186,17 @@ export class WaitTool implements vscode.LanguageModelTool<WaitInput> {
     private readonly settings: ToolSettings = vscodeToolSettings,
   ) {}
 
-  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<WaitInput>): vscode.PreparedToolInvocation {
+  prepareInvocation(
+    options: vscode.LanguageModelToolInvocationPrepareOptions<WaitInput>,
+  ): vscode.PreparedToolInvocation {
     const server = serverOf(this.host, this.settings, options.input);
     return { invocationMessage: `Waiting up to ${waitSeconds(options.input)} s for ${server.name} to be ready` };
   }
 
-  async invoke(options: vscode.LanguageModelToolInvocationOptions<WaitInput>, token: vscode.CancellationToken): Promise<vscode.LanguageModelToolResult> {
+  async invoke(
+    options: vscode.LanguageModelToolInvocationOptions<WaitInput>,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.LanguageModelToolResult> {
     const server = serverOf(this.host, this.settings, options.input);
     const seconds = waitSeconds(options.input);
     await requireSession(this.host, server);
@@ -193,12 +226,16 @@ export class VerifyParsersTool implements vscode.LanguageModelTool<ServerInput> 
     private readonly settings: ToolSettings = vscodeToolSettings,
   ) {}
 
-  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<ServerInput>): vscode.PreparedToolInvocation {
+  prepareInvocation(
+    options: vscode.LanguageModelToolInvocationPrepareOptions<ServerInput>,
+  ): vscode.PreparedToolInvocation {
     const server = serverOf(this.host, this.settings, options.input);
     return { invocationMessage: `Checking reasoning and tool calling on ${server.name}` };
   }
 
-  async invoke(options: vscode.LanguageModelToolInvocationOptions<ServerInput>): Promise<vscode.LanguageModelToolResult> {
+  async invoke(
+    options: vscode.LanguageModelToolInvocationOptions<ServerInput>,
+  ): Promise<vscode.LanguageModelToolResult> {
     const server = serverOf(this.host, this.settings, options.input);
     await requireSession(this.host, server);
     const log: string[] = [];
@@ -206,7 +243,9 @@ export class VerifyParsersTool implements vscode.LanguageModelTool<ServerInput> 
     try {
       result = await this.host.fleet.verifyParsers(server, (line) => log.push(line));
     } catch (error) {
-      throw new Error(`The parser checks could not run on ${server.name}: ${errorText(error)}. Is it ready? (kimi_status says.)`);
+      throw new Error(
+        `The parser checks could not run on ${server.name}: ${errorText(error)}. Is it ready? (kimi_status says.)`,
+      );
     }
     const verdict = VERDICT_WORDS[result.verdict];
     const hint =
@@ -233,7 +272,9 @@ export class LogsTool implements vscode.LanguageModelTool<LogsInput> {
     private readonly settings: ToolSettings = vscodeToolSettings,
   ) {}
 
-  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<LogsInput>): vscode.PreparedToolInvocation {
+  prepareInvocation(
+    options: vscode.LanguageModelToolInvocationPrepareOptions<LogsInput>,
+  ): vscode.PreparedToolInvocation {
     const server = serverOf(this.host, this.settings, options.input);
     return { invocationMessage: `Reading the journal of ${server.unit} on ${server.name}` };
   }
@@ -246,17 +287,28 @@ export class LogsTool implements vscode.LanguageModelTool<LogsInput> {
     const logs = await this.host.fleet.logs(server, lines);
     const parts = [
       `Journal of ${server.unit} on ${server.name} (last ${logs.journal.length} of at most ${lines} lines):`,
-      ...(logs.journal.length ? logs.journal : [logs.journalError ? `(not readable: ${logs.journalError})` : '(no lines)']),
+      ...(logs.journal.length
+        ? logs.journal
+        : [logs.journalError ? `(not readable: ${logs.journalError})` : '(no lines)']),
       '',
       `Extension log about ${server.name} (last ${logs.log.length} lines):`,
       ...(logs.log.length ? logs.log : ['(no lines yet)']),
     ];
-    return toolResult(parts.join('\n'), { server: server.name, unit: server.unit, journal: logs.journal, journalError: logs.journalError ?? null, log: logs.log });
+    return toolResult(parts.join('\n'), {
+      server: server.name,
+      unit: server.unit,
+      journal: logs.journal,
+      journalError: logs.journalError ?? null,
+      log: logs.log,
+    });
   }
 }
 
 /** Registers the five tools; the Disposables go into the extension's subscriptions. */
-export function registerLanguageModelTools(host: ToolHost, settings: ToolSettings = vscodeToolSettings): vscode.Disposable[] {
+export function registerLanguageModelTools(
+  host: ToolHost,
+  settings: ToolSettings = vscodeToolSettings,
+): vscode.Disposable[] {
   // vscode.lm is missing in hosts older than 1.95 (engines says ^1.100; a fork may differ).
   if (typeof vscode.lm?.registerTool !== 'function') return [];
   return [

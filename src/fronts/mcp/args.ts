@@ -35,7 +35,8 @@ export function parseMcpArgs(argv: readonly string[]): { ok: true; args: McpArgs
       case '--config':
       case '--settings': {
         const value = inline ?? argv[++i];
-        if (value === undefined || value === '' || (inline === undefined && value.startsWith('--'))) return { ok: false, error: `${flag} needs a file name` };
+        if (value === undefined || value === '' || (inline === undefined && value.startsWith('--')))
+          return { ok: false, error: `${flag} needs a file name` };
         if (flag === '--config') args.configFile = value;
         else args.settingsFile = value;
         break;
@@ -48,7 +49,10 @@ export function parseMcpArgs(argv: readonly string[]): { ok: true; args: McpArgs
         args.version = true;
         break;
       default:
-        return { ok: false, error: `unknown argument ${JSON.stringify(arg)} (known: --config FILE, --settings FILE, --help, --version)` };
+        return {
+          ok: false,
+          error: `unknown argument ${JSON.stringify(arg)} (known: --config FILE, --settings FILE, --help, --version)`,
+        };
     }
   }
   return { ok: true, args };

@@ -36,8 +36,13 @@ export type MergeResult =
  * file that is not a JSON object, or whose `mcpServers` is not one, is an error and is not
  * overwritten. (No JSONC library here: this module is also bundled into the extension.)
  */
-export function mergeMcpConfig(existing: string | undefined, entry: McpServerEntry, name: string = MCP_SERVER_NAME): MergeResult {
-  if (existing === undefined || existing.trim() === '') return { ok: true, text: mcpConfigText(entry, name), replaced: false };
+export function mergeMcpConfig(
+  existing: string | undefined,
+  entry: McpServerEntry,
+  name: string = MCP_SERVER_NAME,
+): MergeResult {
+  if (existing === undefined || existing.trim() === '')
+    return { ok: true, text: mcpConfigText(entry, name), replaced: false };
   let value: unknown;
   try {
     value = JSON.parse(existing.replace(/^\uFEFF/, ''));
@@ -47,9 +52,13 @@ export function mergeMcpConfig(existing: string | undefined, entry: McpServerEnt
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'not a JSON object' };
   const config = value as Record<string, unknown>;
   const servers = config.mcpServers ?? {};
-  if (!servers || typeof servers !== 'object' || Array.isArray(servers)) return { ok: false, error: '"mcpServers" is not an object' };
+  if (!servers || typeof servers !== 'object' || Array.isArray(servers))
+    return { ok: false, error: '"mcpServers" is not an object' };
   const replaced = Object.prototype.hasOwnProperty.call(servers, name);
-  const merged = { ...config, mcpServers: { ...(servers as Record<string, unknown>), [name]: { command: entry.command, args: [...entry.args] } } };
+  const merged = {
+    ...config,
+    mcpServers: { ...(servers as Record<string, unknown>), [name]: { command: entry.command, args: [...entry.args] } },
+  };
   const eol = existing.includes('\r\n') ? '\r\n' : '\n';
   const indent = /^\{\r?\n(\t|[ ]+)"/.exec(existing)?.[1] ?? 2;
   return { ok: true, text: `${JSON.stringify(merged, null, indent).replace(/\n/g, eol)}${eol}`, replaced };

@@ -7,7 +7,14 @@
 import * as os from 'node:os';
 import type { Settings } from '../../config/config';
 import { Fleet } from '../../fleet/fleet';
-import { defaultHistoryFile, FileMemento, loadStandaloneSettings, nonInteractivePolicy, NO_QUESTIONS_UI, type SettingsSources } from '../../fleet/standalone';
+import {
+  defaultHistoryFile,
+  FileMemento,
+  loadStandaloneSettings,
+  nonInteractivePolicy,
+  NO_QUESTIONS_UI,
+  type SettingsSources,
+} from '../../fleet/standalone';
 import type { LogLevel } from '../../monitor/watcher';
 import type { McpArgs } from './args';
 import type { SettingsNow } from './tools';
@@ -54,10 +61,16 @@ export class McpFront {
       return { ok: false, message };
     }
     this.lastError = undefined;
-    const settings: Settings = { ...loaded.settings, hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, false) };
+    const settings: Settings = {
+      ...loaded.settings,
+      hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, false),
+    };
     const key = JSON.stringify(settings);
     if (key !== this.applied) {
-      this.options.log('info', `Servers from ${loaded.source}: ${settings.servers.map((s) => s.name).join(', ') || 'none'}`);
+      this.options.log(
+        'info',
+        `Servers from ${loaded.source}: ${settings.servers.map((s) => s.name).join(', ') || 'none'}`,
+      );
       this.fleet.configure(settings);
       this.applied = key;
     }

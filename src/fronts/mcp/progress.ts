@@ -16,7 +16,13 @@ export interface ProgressUpdate {
 
 /** What counts as a change worth telling at once (not the elapsed time or the ETA, which move every second). */
 export function progressKey(report: ServerReport): string {
-  return [report.state, report.phase ?? '', report.progressPercent ?? '', report.lastError ?? '', report.parsers ?? ''].join('|');
+  return [
+    report.state,
+    report.phase ?? '',
+    report.progressPercent ?? '',
+    report.lastError ?? '',
+    report.parsers ?? '',
+  ].join('|');
 }
 
 export class ProgressPacer {
@@ -42,7 +48,8 @@ export class ProgressPacer {
   private make(report: ServerReport, now: number): ProgressUpdate {
     if (report.state === 'ready') this.lastPercent = 100;
     else if (report.progressPercent !== null) this.lastPercent = report.progressPercent;
-    const progress = this.lastPercent > this.lastProgress ? this.lastPercent : Math.round((this.lastProgress + 0.01) * 100) / 100;
+    const progress =
+      this.lastPercent > this.lastProgress ? this.lastPercent : Math.round((this.lastProgress + 0.01) * 100) / 100;
     this.lastKey = progressKey(report);
     this.lastSentAt = now;
     this.lastProgress = progress;

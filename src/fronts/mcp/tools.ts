@@ -20,7 +20,9 @@ import { DESCRIPTIONS, logsInput, restartInput, statusInput, verifyInput, waitIn
 /** The verbs of the fleet the tools use. */
 export type FleetVerbs = Fleet;
 
-export type SettingsNow = { readonly ok: true; readonly settings: Settings } | { readonly ok: false; readonly message: string };
+export type SettingsNow =
+  | { readonly ok: true; readonly settings: Settings }
+  | { readonly ok: false; readonly message: string };
 
 export interface ToolDeps {
   readonly fleet: FleetVerbs;
@@ -60,10 +62,14 @@ function names(settings: Settings): string {
 
 /** The server a call is about: the named one, else the active one (kimi.activeServer), else the first. */
 export function resolveServer(settings: Settings, name: string | undefined): ServerProfile {
-  if (settings.servers.length === 0) throw new Error('No server is configured (kimi.servers is empty); nothing was run.');
+  if (settings.servers.length === 0)
+    throw new Error('No server is configured (kimi.servers is empty); nothing was run.');
   if (name === undefined) return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0]!;
   const server = settings.servers.find((s) => s.name === name);
-  if (!server) throw new Error(`No server named ${JSON.stringify(name)}; the configured servers are ${names(settings)}. Nothing was run.`);
+  if (!server)
+    throw new Error(
+      `No server named ${JSON.stringify(name)}; the configured servers are ${names(settings)}. Nothing was run.`,
+    );
   return server;
 }
 
@@ -99,10 +105,13 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
       pending = (async () => {
         const deadline = Date.now() + firstAnswerMs;
         let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), firstAnswerMs)));
+        const timeout = new Promise<'timeout'>(
+          (resolve) => (timer = setTimeout(() => resolve('timeout'), firstAnswerMs)),
+        );
         try {
           const connected = await Promise.race([fleet.connect(server).then(() => 'connected' as const), timeout]);
-          if (connected === 'timeout') return `still connecting to ${server.host ?? 'this machine'} after ${Math.round(firstAnswerMs / 1000)} s`;
+          if (connected === 'timeout')
+            return `still connecting to ${server.host ?? 'this machine'} after ${Math.round(firstAnswerMs / 1000)} s`;
         } catch (error) {
           return error instanceof TransportError ? undefined : errorText(error);
         } finally {
@@ -116,25 +125,48 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
     return pending;
   };
 
-  mcp.registerTool('kimi_status', { title: 'Kimi: status', description: DESCRIPTIONS.kimi_status, inputSchema: statusInput, annotations: { readOnlyHint: true, openWorldHint: true } }, async ({ server }) => {
-    const settings = settingsOrThrow(deps);
-    const servers = server === undefined ? settings.servers : [resolveServer(settings, server)];
-    if (servers.length === 0) throw new Error('No server is configured (kimi.servers is empty).');
-    const problems = await Promise.all(servers.map((s) => observed(s)));
-    const reports: (ServerReport & { connectError?: string; errorLines?: string[] })[] = servers.map((s, i) => {
-      const snapshot = fleet.snapshot(s);
-      const lines = snapshot.state?.verdict === 'failed' ? errorLines(snapshot, 6) : [];
-      return { ...serverReport(snapshot), ...(problems[i] ? { connectError: problems[i] } : {}), ...(lines.length ? { errorLines: lines } : {}) };
-    });
-    const text = reports
-      .map((r) => [r.connectError ? `${r.summary} (${r.connectError})` : r.summary, ...(r.errorLines ?? []).map((l) => `  ${l}`)].join('\n'))
-      .join('\n');
-    return toolResult(text, { servers: reports });
-  });
+  mcp.registerTool(
+    'kimi_status',
+    {
+      title: 'Kimi: status',
+      description: DESCRIPTIONS.kimi_status,
+      inputSchema: statusInput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ server }) => {
+      const settings = settingsOrThrow(deps);
+      const servers = server === undefined ? settings.servers : [resolveServer(settings, server)];
+      if (servers.length === 0) throw new Error('No server is configured (kimi.servers is empty).');
+      const problems = await Promise.all(servers.map((s) => observed(s)));
+      const reports: (ServerReport & { connectError?: string; errorLines?: string[] })[] = servers.map((s, i) => {
+        const snapshot = fleet.snapshot(s);
+        const lines = snapshot.state?.verdict === 'failed' ? errorLines(snapshot, 6) : [];
+        return {
+          ...serverReport(snapshot),
+          ...(problems[i] ? { connectError: problems[i] } : {}),
+          ...(lines.length ? { errorLines: lines } : {}),
+        };
+      });
+      const text = reports
+        .map((r) =>
+          [
+            r.connectError ? `${r.summary} (${r.connectError})` : r.summary,
+            ...(r.errorLines ?? []).map((l) => `  ${l}`),
+          ].join('\n'),
+        )
+        .join('\n');
+      return toolResult(text, { servers: reports });
+    },
+  );
 
   mcp.registerTool(
     'kimi_restart',
-    { title: 'Kimi: restart', description: DESCRIPTIONS.kimi_restart, inputSchema: restartInput, annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true } },
+    {
+      title: 'Kimi: restart',
+      description: DESCRIPTIONS.kimi_restart,
+      inputSchema: restartInput,
+      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
     async ({ server: name, force }) => {
       const server = resolveServer(settingsOrThrow(deps), name);
       let forecast: string | undefined;
@@ -157,7 +189,10 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
         throw error;
       }
       result.outcome.catch((error: unknown) => deps.log('warn', `[${server.name}] ${errorText(error)}`));
-      deps.log('info', `[${server.name}] kimi_restart: ${result.kind === 'restarted' ? `restarted${force ? ' (force)' : ''}` : `attached (${result.reason})`}`);
+      deps.log(
+        'info',
+        `[${server.name}] kimi_restart: ${result.kind === 'restarted' ? `restarted${force ? ' (force)' : ''}` : `attached (${result.reason})`}`,
+      );
       let next: string;
       let failed = false;
       if (result.kind === 'attached') {
@@ -165,7 +200,10 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
         next = `Not restarted: ${result.reason}. Call kimi_wait to follow that load (force: true would restart anyway).`;
       } else {
         const { issued, snapshot } = await whenRestartIssued(fleet, server, { timeoutMs: firstAnswerMs, since: asked });
-        const problem = snapshot.refusal?.message ?? snapshot.state?.failure?.summary ?? (snapshot.state && !snapshot.state.connected ? snapshot.state.connectionError : undefined);
+        const problem =
+          snapshot.refusal?.message ??
+          snapshot.state?.failure?.summary ??
+          (snapshot.state && !snapshot.state.connected ? snapshot.state.connectionError : undefined);
         if (!issued && problem) {
           failed = true;
           next = `The restart of ${server.unit} on ${server.name} failed: ${problem}. Read kimi_logs; do not call kimi_wait for this restart.`;
@@ -176,54 +214,100 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
         }
       }
       const report = serverReport(fleet.snapshot(server));
-      return toolResult(`${report.summary}\n${next}`, { action: result.kind, ...(result.kind === 'attached' ? { reason: result.reason } : {}), ...(forecast ? { forecast } : {}), next, report }, failed);
+      return toolResult(
+        `${report.summary}\n${next}`,
+        {
+          action: result.kind,
+          ...(result.kind === 'attached' ? { reason: result.reason } : {}),
+          ...(forecast ? { forecast } : {}),
+          next,
+          report,
+        },
+        failed,
+      );
     },
   );
 
-  mcp.registerTool('kimi_wait', { title: 'Kimi: wait until ready', description: DESCRIPTIONS.kimi_wait, inputSchema: waitInput, annotations: { readOnlyHint: true, openWorldHint: true } }, async ({ server: name, timeoutSeconds }, extra: Extra) => {
-    const server = resolveServer(settingsOrThrow(deps), name);
-    const token = extra._meta?.progressToken;
-    const pacer = new ProgressPacer(heartbeatMs);
-    const started = Date.now();
-    let sent = 0;
-    const send = (update: ProgressUpdate | undefined) => {
-      if (!update || token === undefined || extra.signal.aborted) return;
-      sent++;
-      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } }).catch((error: unknown) => deps.log('warn', `[${server.name}] progress notification not sent: ${errorText(error)}`));
-    };
-    const now = (snapshot: ServerSnapshot = fleet.snapshot(server)) => serverReport(snapshot);
-    if (fleet.snapshot(server).watching) send(pacer.onChange(now(), Date.now()));
-    const ticker = token === undefined ? undefined : setInterval(() => send(pacer.onTick(now(), Date.now())), Math.min(1000, heartbeatMs));
-    try {
-      const result = await fleet.waitFor(server, {
-        timeoutMs: timeoutSeconds * 1000,
-        signal: extra.signal,
-        onChange: (snapshot) => send(pacer.onChange(now(snapshot), Date.now())),
-      });
-      const waited = Date.now() - started;
-      const report = waitReport(result, waited, 'kimi_wait');
-      deps.log('info', `[${server.name}] kimi_wait: ${result.kind} after ${(waited / 1000).toFixed(1)} s (${sent} progress notifications)`);
-      const lines = result.kind === 'failed' ? errorLines(result.snapshot) : [];
-      const text = [report.report.summary, report.next, ...(lines.length ? ['Error lines of the server:', ...lines.map((l) => `  ${l}`)] : [])].join('\n');
-      return toolResult(text, { ...report, ...(lines.length ? { errorLines: lines } : {}) });
-    } finally {
-      if (ticker) clearInterval(ticker);
-    }
-  });
+  mcp.registerTool(
+    'kimi_wait',
+    {
+      title: 'Kimi: wait until ready',
+      description: DESCRIPTIONS.kimi_wait,
+      inputSchema: waitInput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ server: name, timeoutSeconds }, extra: Extra) => {
+      const server = resolveServer(settingsOrThrow(deps), name);
+      const token = extra._meta?.progressToken;
+      const pacer = new ProgressPacer(heartbeatMs);
+      const started = Date.now();
+      let sent = 0;
+      const send = (update: ProgressUpdate | undefined) => {
+        if (!update || token === undefined || extra.signal.aborted) return;
+        sent++;
+        extra
+          .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+          .catch((error: unknown) =>
+            deps.log('warn', `[${server.name}] progress notification not sent: ${errorText(error)}`),
+          );
+      };
+      const now = (snapshot: ServerSnapshot = fleet.snapshot(server)) => serverReport(snapshot);
+      if (fleet.snapshot(server).watching) send(pacer.onChange(now(), Date.now()));
+      const ticker =
+        token === undefined
+          ? undefined
+          : setInterval(() => send(pacer.onTick(now(), Date.now())), Math.min(1000, heartbeatMs));
+      try {
+        const result = await fleet.waitFor(server, {
+          timeoutMs: timeoutSeconds * 1000,
+          signal: extra.signal,
+          onChange: (snapshot) => send(pacer.onChange(now(snapshot), Date.now())),
+        });
+        const waited = Date.now() - started;
+        const report = waitReport(result, waited, 'kimi_wait');
+        deps.log(
+          'info',
+          `[${server.name}] kimi_wait: ${result.kind} after ${(waited / 1000).toFixed(1)} s (${sent} progress notifications)`,
+        );
+        const lines = result.kind === 'failed' ? errorLines(result.snapshot) : [];
+        const text = [
+          report.report.summary,
+          report.next,
+          ...(lines.length ? ['Error lines of the server:', ...lines.map((l) => `  ${l}`)] : []),
+        ].join('\n');
+        return toolResult(text, { ...report, ...(lines.length ? { errorLines: lines } : {}) });
+      } finally {
+        if (ticker) clearInterval(ticker);
+      }
+    },
+  );
 
   mcp.registerTool(
     'kimi_verify_parsers',
-    { title: 'Kimi: verify tool calling and thinking parsers', description: DESCRIPTIONS.kimi_verify_parsers, inputSchema: verifyInput, annotations: { readOnlyHint: true, openWorldHint: true } },
+    {
+      title: 'Kimi: verify tool calling and thinking parsers',
+      description: DESCRIPTIONS.kimi_verify_parsers,
+      inputSchema: verifyInput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
     async ({ server: name }) => {
       const server = resolveServer(settingsOrThrow(deps), name);
       const snapshot = fleet.snapshot(server);
       if (snapshot.watching && snapshot.state && snapshot.state.verdict !== 'ready') {
         const report = serverReport(snapshot);
-        throw new Error(`${report.summary}\nThe parsers can be checked only on a ready server: call kimi_wait until it is ready, then kimi_verify_parsers. Nothing was run.`);
+        throw new Error(
+          `${report.summary}\nThe parsers can be checked only on a ready server: call kimi_wait until it is ready, then kimi_verify_parsers. Nothing was run.`,
+        );
       }
       try {
         const result = await fleet.verifyParsers(server, (line) => deps.log('info', `[${server.name}] ${line}`));
-        return toolResult(`${server.name}: ${result.summary}\n${result.table}`, { server: server.name, summary: result.summary, verdict: result.verdict, allPassed: result.allPassed ?? null, table: result.table });
+        return toolResult(`${server.name}: ${result.summary}\n${result.table}`, {
+          server: server.name,
+          summary: result.summary,
+          verdict: result.verdict,
+          allPassed: result.allPassed ?? null,
+          table: result.table,
+        });
       } catch (error) {
         if (error instanceof TransportError) return refusedResult(fleet, server, error, 'Nothing was checked');
         throw new Error(`${server.name}: not verified (${errorText(error)})`);
@@ -231,12 +315,33 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): void {
     },
   );
 
-  mcp.registerTool('kimi_logs', { title: 'Kimi: logs', description: DESCRIPTIONS.kimi_logs, inputSchema: logsInput, annotations: { readOnlyHint: true, openWorldHint: true } }, async ({ server: name, lines }) => {
-    const server = resolveServer(settingsOrThrow(deps), name);
-    const logs = await fleet.logs(server, lines);
-    const parts = [`Journal of ${server.unit} on ${server.name} (last ${logs.journal.length} lines):`, ...(logs.journal.length ? logs.journal : ['(none)'])];
-    if (logs.journalError) parts.push(`The journal could not be read: ${logs.journalError}`);
-    parts.push(`Log of the Kimi MCP server about ${server.name} (last ${logs.log.length} lines):`, ...(logs.log.length ? logs.log : ['(none)']));
-    return toolResult(parts.join('\n'), { server: server.name, unit: server.unit, journal: logs.journal, ...(logs.journalError ? { journalError: logs.journalError } : {}), log: logs.log });
-  });
+  mcp.registerTool(
+    'kimi_logs',
+    {
+      title: 'Kimi: logs',
+      description: DESCRIPTIONS.kimi_logs,
+      inputSchema: logsInput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ server: name, lines }) => {
+      const server = resolveServer(settingsOrThrow(deps), name);
+      const logs = await fleet.logs(server, lines);
+      const parts = [
+        `Journal of ${server.unit} on ${server.name} (last ${logs.journal.length} lines):`,
+        ...(logs.journal.length ? logs.journal : ['(none)']),
+      ];
+      if (logs.journalError) parts.push(`The journal could not be read: ${logs.journalError}`);
+      parts.push(
+        `Log of the Kimi MCP server about ${server.name} (last ${logs.log.length} lines):`,
+        ...(logs.log.length ? logs.log : ['(none)']),
+      );
+      return toolResult(parts.join('\n'), {
+        server: server.name,
+        unit: server.unit,
+        journal: logs.journal,
+        ...(logs.journalError ? { journalError: logs.journalError } : {}),
+        log: logs.log,
+      });
+    },
+  );
 }

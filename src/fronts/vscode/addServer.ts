@@ -5,7 +5,12 @@ import { collectConfigFiles } from '../../transport/ssh/sshInclude';
 import { pathApi, sshDir, systemPathContext } from '../../transport/ssh/sshPaths';
 import { TransportError } from '../../transport/transport';
 import { createSession, type SessionUi } from '../../fleet/sessionFactory';
-import { DISCOVERY_COMMAND, parseDiscovery, proposeServerName, serverNameProblem } from '../../target/systemd/unitDiscovery';
+import {
+  DISCOVERY_COMMAND,
+  parseDiscovery,
+  proposeServerName,
+  serverNameProblem,
+} from '../../target/systemd/unitDiscovery';
 import { errorText } from '../../util/errors';
 import { loginUid, parseTypedHost, serverEntry, sshHostAliases, type TypedHost } from './addServerModel';
 import { refusalMessage } from '../../present/refusals';
@@ -30,10 +35,13 @@ async function configuredHosts(): Promise<string[]> {
 async function pickHost(): Promise<TypedHost | undefined> {
   const aliases = await configuredHosts();
   if (aliases.length > 0) {
-    const picked = await vscode.window.showQuickPick([...aliases.map((label) => ({ label, description: '~/.ssh/config' })), { label: OTHER_HOST, description: '' }], {
-      title: 'Kimi: add server (1/3): the GPU host',
-      placeHolder: 'A host of ~/.ssh/config, or another one',
-    });
+    const picked = await vscode.window.showQuickPick(
+      [...aliases.map((label) => ({ label, description: '~/.ssh/config' })), { label: OTHER_HOST, description: '' }],
+      {
+        title: 'Kimi: add server (1/3): the GPU host',
+        placeHolder: 'A host of ~/.ssh/config, or another one',
+      },
+    );
     if (!picked) return undefined;
     if (picked.label !== OTHER_HOST) return { host: picked.label };
   }
@@ -90,13 +98,19 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     );
   } catch (error) {
     if (error instanceof TransportError) {
-      const refusal = { kind: error.kind, message: error.message, ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}) };
+      const refusal = {
+        kind: error.kind,
+        message: error.message,
+        ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}),
+      };
       const text = refusalMessage(target.host, refusal).text;
       log.error(`[add server] ${text}`);
       void vscode.window.showErrorMessage(`${text} Nothing was added.`);
     } else {
       log.error(`[add server] ${target.host}: ${errorText(error)}`);
-      void vscode.window.showErrorMessage(`Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`);
+      void vscode.window.showErrorMessage(
+        `Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`,
+      );
     }
     return;
   }
@@ -104,7 +118,9 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   if (units.length === 0 && found.code !== 0) {
     const why = found.stderr.trim().split('\n').slice(-1)[0] ?? `exit status ${found.code}`;
     log.error(`[add server] ${target.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
-    void vscode.window.showErrorMessage(`Kimi: cannot list the units of ${target.host}: ${why || `exit status ${found.code}`}. Nothing was added.`);
+    void vscode.window.showErrorMessage(
+      `Kimi: cannot list the units of ${target.host}: ${why || `exit status ${found.code}`}. Nothing was added.`,
+    );
     return;
   }
   if (units.length === 0) {
@@ -117,7 +133,9 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     units.map((unit) => ({
       label: unit.unit,
       description: `${unit.activeState} · ${unit.url}`,
-      detail: [unit.modelPath, unit.description !== unit.unit ? unit.description : undefined].filter(Boolean).join(' · '),
+      detail: [unit.modelPath, unit.description !== unit.unit ? unit.description : undefined]
+        .filter(Boolean)
+        .join(' · '),
       unit,
     })),
     { title: `Kimi: add server (2/3): the SGLang unit on ${target.host}` },
@@ -133,13 +151,20 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   const entry = serverEntry(name, target, unitPick.unit, loginUid(found.stdout));
   const valid = parseSettings({ servers: [entry] });
   if (!valid.ok) {
-    void vscode.window.showErrorMessage(`Kimi: the entry for ${printable(name)} would not be valid: ${valid.errors[0]} Nothing was added.`);
+    void vscode.window.showErrorMessage(
+      `Kimi: the entry for ${printable(name)} would not be valid: ${valid.errors[0]} Nothing was added.`,
+    );
     return;
   }
   await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);
   log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimi.servers).`);
   const shadowed = vscode.workspace.getConfiguration('kimi').inspect('servers')?.workspaceValue !== undefined;
-  const note = shadowed ? ' The workspace settings also set kimi.servers and take precedence: add it there to use it in this workspace.' : '';
-  const choice = await vscode.window.showInformationMessage(`Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).${note}`, MAKE_ACTIVE);
+  const note = shadowed
+    ? ' The workspace settings also set kimi.servers and take precedence: add it there to use it in this workspace.'
+    : '';
+  const choice = await vscode.window.showInformationMessage(
+    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).${note}`,
+    MAKE_ACTIVE,
+  );
   if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimi.makeActive', name);
 }

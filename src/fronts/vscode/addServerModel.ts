@@ -50,7 +50,12 @@ export function loginUid(stdout: string): number | undefined {
  * The `kimi.servers` entry: the host as picked (an alias keeps its ~/.ssh/config settings),
  * the unit, the url from its flags; `sudo` when the login is not root (restarts need it).
  */
-export function serverEntry(name: string, target: TypedHost, unit: DiscoveredUnit, uid: number | undefined): Record<string, unknown> {
+export function serverEntry(
+  name: string,
+  target: TypedHost,
+  unit: DiscoveredUnit,
+  uid: number | undefined,
+): Record<string, unknown> {
   return {
     name,
     host: target.host,

@@ -19,7 +19,8 @@ export class ApiKeys {
   async ask(serverName: string): Promise<{ key: string | undefined } | undefined> {
     const key = await vscode.window.showInputBox({
       title: `Kimi: API key of ${serverName}`,
-      prompt: 'The --api-key the server was started with (sent as "Authorization: Bearer …"; kept in VS Code\'s secret storage). Leave empty to remove it.',
+      prompt:
+        'The --api-key the server was started with (sent as "Authorization: Bearer …"; kept in VS Code\'s secret storage). Leave empty to remove it.',
       password: true,
       ignoreFocusOut: true,
     });

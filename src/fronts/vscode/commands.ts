@@ -7,7 +7,11 @@ import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
 import { serverNameOf } from './serverArgument';
 
 /** The command table: contributed command id -> what it does. */
-export function registerCommands(controller: Controller, log: vscode.LogOutputChannel, context: vscode.ExtensionContext): vscode.Disposable[] {
+export function registerCommands(
+  controller: Controller,
+  log: vscode.LogOutputChannel,
+  context: vscode.ExtensionContext,
+): vscode.Disposable[] {
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
     'kimi.restartService': (argument) => controller.restart(serverNameOf(argument)),

@@ -1,6 +1,13 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
-import { activeProfile, localHostRefusal, parseSettings, printable, type ServerProfile, type Settings } from '../../config/config';
+import {
+  activeProfile,
+  localHostRefusal,
+  parseSettings,
+  printable,
+  type ServerProfile,
+  type Settings,
+} from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
 import type { LoadState } from '../../monitor/loadState';
 import type { FleetSession } from '../../fleet/fleet';
@@ -28,9 +35,19 @@ const WATCHES_KEY = 'kimi.watchesUnderWay';
 /** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
 const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
 const SETTING_KEYS = [
-  'servers', 'activeServer', 'knownHostsFile', 'hostKeyPolicy', 'confirmRestart', 'pollIntervalSeconds',
-  'loadTimeoutMinutes', 'stallSeconds', 'unreachableTimeoutMinutes', 'notifyWhenReady', 'verifyParsersWhenReady',
-  'watchAfterReady', 'healthIntervalSeconds',
+  'servers',
+  'activeServer',
+  'knownHostsFile',
+  'hostKeyPolicy',
+  'confirmRestart',
+  'pollIntervalSeconds',
+  'loadTimeoutMinutes',
+  'stallSeconds',
+  'unreachableTimeoutMinutes',
+  'notifyWhenReady',
+  'verifyParsersWhenReady',
+  'watchAfterReady',
+  'healthIntervalSeconds',
 ];
 
 /**
@@ -119,7 +136,8 @@ export class Controller implements vscode.Disposable {
       await this.fleet.connect(server);
       return true;
     } catch (error) {
-      if (!(error instanceof TransportError)) void this.notify('error', `Kimi on ${server.name}: cannot connect: ${errorText(error)}`);
+      if (!(error instanceof TransportError))
+        void this.notify('error', `Kimi on ${server.name}: cannot connect: ${errorText(error)}`);
       return false;
     }
   }
@@ -207,7 +225,9 @@ export class Controller implements vscode.Disposable {
     if (target === undefined) return this.selectServer();
     const server = this.requireServer(target);
     if (!server) return;
-    await vscode.workspace.getConfiguration('kimi').update('activeServer', server.name, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('kimi')
+      .update('activeServer', server.name, vscode.ConfigurationTarget.Global);
   }
 
   /**
@@ -220,7 +240,11 @@ export class Controller implements vscode.Disposable {
     if (!settings?.watchAfterReady || !this.backgroundWatchesAllowed || this.disposed) return;
     const active = activeProfile(settings)?.name;
     const started = this.fleet.watchAll(
-      (s) => s.name === active || offeredBack.has(s.name) || this.stoppedByUser.has(s.name) || localHostRefusal(s, this.uiSideOfRemote) !== undefined,
+      (s) =>
+        s.name === active ||
+        offeredBack.has(s.name) ||
+        this.stoppedByUser.has(s.name) ||
+        localHostRefusal(s, this.uiSideOfRemote) !== undefined,
     );
     for (const name of started) this.backgroundOnly.add(name);
     if (started.length > 0) this.log.info(`Watching in the background: ${started.join(', ')}.`);
@@ -240,7 +264,9 @@ export class Controller implements vscode.Disposable {
       { title: 'Kimi: select the server to act on' },
     );
     if (!picked) return;
-    await vscode.workspace.getConfiguration('kimi').update('activeServer', picked.label, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('kimi')
+      .update('activeServer', picked.label, vscode.ConfigurationTarget.Global);
   }
 
   /**
@@ -401,7 +427,8 @@ export class Controller implements vscode.Disposable {
     switch (outcome.end) {
       case 'ready':
         if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
-        if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name)) await this.verifyParsers(server, true);
+        if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name))
+          await this.verifyParsers(server, true);
         break;
       case 'failed':
         this.notifyFailure(server, failureMessage(server, outcome));
@@ -421,7 +448,10 @@ export class Controller implements vscode.Disposable {
   private async notifyReady(server: ServerProfile, state: LoadState): Promise<void> {
     const offerForward = server.host !== undefined && !this.fleet.forwardOf(server);
     const message = maskSecrets(readyMessage(server, state), [...(this.apiKeys?.known ?? [])]);
-    const choice = await vscode.window.showInformationMessage(message, ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]));
+    const choice = await vscode.window.showInformationMessage(
+      message,
+      ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]),
+    );
     if (choice === SHOW_LOG) this.showLog();
     if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimi.forwardPort', server.name);
   }
@@ -477,7 +507,11 @@ export class Controller implements vscode.Disposable {
 
   async notify(kind: 'info' | 'warn' | 'error', message: string): Promise<void> {
     const show =
-      kind === 'info' ? vscode.window.showInformationMessage : kind === 'warn' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+      kind === 'info'
+        ? vscode.window.showInformationMessage
+        : kind === 'warn'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showErrorMessage;
     const choice = await show(maskSecrets(message, [...(this.apiKeys?.known ?? [])]), SHOW_LOG);
     if (choice === SHOW_LOG) this.showLog();
   }
@@ -496,7 +530,10 @@ export class Controller implements vscode.Disposable {
     }
     if (target !== undefined) {
       const named = this.settings.servers.find((s) => s.name === target);
-      if (!named) void vscode.window.showErrorMessage(`Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`);
+      if (!named)
+        void vscode.window.showErrorMessage(
+          `Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`,
+        );
       else this.backgroundOnly.delete(named.name);
       return named;
     }
@@ -514,9 +551,11 @@ export class Controller implements vscode.Disposable {
   }
 
   private reportNoServers(): void {
-    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings').then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
-    });
+    void vscode.window
+      .showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings')
+      .then((choice) => {
+        if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
+      });
   }
 
   /** What the load dashboard shows: the active server's load. */
@@ -528,7 +567,10 @@ export class Controller implements vscode.Disposable {
       state: snapshot?.state,
       series: server ? this.seriesFor(server.name).points() : [],
       // The summary, then the same table the log shows.
-      verification: snapshot?.verificationTable !== undefined ? `${snapshot.verification ?? ''}\n\n${snapshot.verificationTable}` : snapshot?.verification,
+      verification:
+        snapshot?.verificationTable !== undefined
+          ? `${snapshot.verification ?? ''}\n\n${snapshot.verificationTable}`
+          : snapshot?.verification,
       now: Date.now(),
     });
   }

@@ -48,11 +48,16 @@ export function registerDashboard(
     }
     const media = vscode.Uri.joinPath(context.extensionUri, 'media');
     const dist = vscode.Uri.joinPath(context.extensionUri, 'dist', 'media');
-    panel = vscode.window.createWebviewPanel(VIEW_TYPE, 'Kimi load', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
-      enableScripts: true,
-      retainContextWhenHidden: false,
-      localResourceRoots: [dist, media],
-    });
+    panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      'Kimi load',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        enableScripts: true,
+        retainContextWhenHidden: false,
+        localResourceRoots: [dist, media],
+      },
+    );
     const webview = panel.webview;
     const uri = (base: vscode.Uri, file: string) => webview.asWebviewUri(vscode.Uri.joinPath(base, file)).toString();
     webview.html = dashboardHtml({

@@ -2,11 +2,21 @@
 import * as crypto from 'node:crypto';
 
 export function nonce(): string {
-  return crypto.randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  return crypto
+    .randomBytes(18)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
 }
 
 /** The page's HTML. Only our own scripts (by nonce) and styles (by origin or nonce) run. */
-export function dashboardHtml(opts: { cspSource: string; nonce: string; uplotJs: string; uplotCss: string; script: string; style: string }): string {
+export function dashboardHtml(opts: {
+  cspSource: string;
+  nonce: string;
+  uplotJs: string;
+  uplotCss: string;
+  script: string;
+  style: string;
+}): string {
   const { cspSource, nonce: n } = opts;
   const csp = `default-src 'none'; img-src ${cspSource} data:; script-src 'nonce-${n}'; style-src ${cspSource} 'nonce-${n}'; font-src ${cspSource};`;
   return `<!DOCTYPE html>
@@ -35,4 +45,3 @@ export function dashboardHtml(opts: { cspSource: string; nonce: string; uplotJs:
 </body>
 </html>`;
 }
-

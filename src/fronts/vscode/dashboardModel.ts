@@ -36,13 +36,23 @@ export class LoadSeries {
     const remaining = visibleEta(state.eta, now);
     const point: SeriesPoint = {
       t: now,
-      rateMBps: state.readRate !== undefined && state.phase !== undefined && state.phase !== 'ready' ? state.readRate / 1e6 : null,
+      rateMBps:
+        state.readRate !== undefined && state.phase !== undefined && state.phase !== 'ready'
+          ? state.readRate / 1e6
+          : null,
       gpuUsedGiB: state.gpu ? state.gpu.usedMiB / 1024 : null,
       progress: state.progress ?? null,
       etaS: remaining === undefined ? null : remaining / 1000,
     };
     const last = this.buffer.last();
-    if (last && last.rateMBps === point.rateMBps && last.gpuUsedGiB === point.gpuUsedGiB && last.progress === point.progress && now - last.t < 5000) return;
+    if (
+      last &&
+      last.rateMBps === point.rateMBps &&
+      last.gpuUsedGiB === point.gpuUsedGiB &&
+      last.progress === point.progress &&
+      now - last.t < 5000
+    )
+      return;
     this.buffer.push(point);
   }
 
@@ -84,24 +94,33 @@ export function dashboardModel(input: DashboardInput): DashboardModel {
   const s = input.state;
   const facts: string[] = [];
   if (s?.shards) facts.push(`Shards ${s.shards.done}/${s.shards.total}`);
-  if (s?.io) facts.push(`Read ${(s.io.readBytes / 1e9).toFixed(2)} GB${s.io.totalBytes ? ` of ${(s.io.totalBytes / 1e9).toFixed(2)} GB` : ''}`);
+  if (s?.io)
+    facts.push(
+      `Read ${(s.io.readBytes / 1e9).toFixed(2)} GB${s.io.totalBytes ? ` of ${(s.io.totalBytes / 1e9).toFixed(2)} GB` : ''}`,
+    );
   // the read rate is a loading figure: once ready it is only the last reading of the weights
-  if (s?.readRate !== undefined && s.verdict !== 'ready' && s.phase !== 'ready') facts.push(`${(s.readRate / 1e6).toFixed(1)} MB/s`);
-  if (s?.gpu) facts.push(`GPU ${(s.gpu.usedMiB / 1024).toFixed(1)} / ${(s.gpu.totalMiB / 1024).toFixed(0)} GiB (${s.gpu.perGpu.length} GPUs)`);
+  if (s?.readRate !== undefined && s.verdict !== 'ready' && s.phase !== 'ready')
+    facts.push(`${(s.readRate / 1e6).toFixed(1)} MB/s`);
+  if (s?.gpu)
+    facts.push(
+      `GPU ${(s.gpu.usedMiB / 1024).toFixed(1)} / ${(s.gpu.totalMiB / 1024).toFixed(0)} GiB (${s.gpu.perGpu.length} GPUs)`,
+    );
   if (s?.cudaGraphBatches) facts.push(`CUDA graphs ${s.cudaGraphBatches.done}/${s.cudaGraphBatches.total}`);
   const range = s?.prior?.totalMsRange;
   return {
     title: input.server ? `Kimi load · ${input.server}` : 'Kimi load',
     verdict: s?.verdict,
     phase: s?.phase,
-    startedAt: s ? s.restartRequestedAt ?? s.processStartedAt ?? s.watchStartedAt : undefined,
+    startedAt: s ? (s.restartRequestedAt ?? s.processStartedAt ?? s.watchStartedAt) : undefined,
     now: input.now,
     readyAt: s?.readyAt,
     progress: s?.progress,
     bytesFraction: s ? bytesFraction(s) : undefined,
     etaAt: s?.eta?.readyAt,
     etaBasis: s?.eta?.basis,
-    phases: s ? LOAD_PHASES.filter((p) => s.phaseTimes[p] !== undefined).map((p) => ({ phase: p, at: s.phaseTimes[p]! })) : [],
+    phases: s
+      ? LOAD_PHASES.filter((p) => s.phaseTimes[p] !== undefined).map((p) => ({ phase: p, at: s.phaseTimes[p]! }))
+      : [],
     series: input.series,
     historyBand: range ? { minMs: range[0], maxMs: range[1], loads: s?.prior?.loads ?? 0 } : undefined,
     facts,

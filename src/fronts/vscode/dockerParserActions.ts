@@ -16,14 +16,23 @@ import { targetFor } from '../../target/target';
 const APPLY = 'Apply and recreate';
 const ROLL_BACK = 'Roll back';
 
-export async function enableParsersInDocker(controller: Controller, server: ServerProfile, deps: ParserChangeDeps, choice: ParserChoice, log: vscode.LogOutputChannel): Promise<void> {
+export async function enableParsersInDocker(
+  controller: Controller,
+  server: ServerProfile,
+  deps: ParserChangeDeps,
+  choice: ParserChoice,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
   const docker = server.docker;
   if (!docker) return;
   if (docker.kind === 'container') {
     const state = await targetFor(server).readState((command) => deps.exec(command));
     const advice = containerParserAdvice(docker.name, state.argv, choice);
     log.info(`[${server.name}] ${advice}`);
-    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${docker.label}`, { modal: true, detail: maskSecrets(advice) });
+    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${docker.label}`, {
+      modal: true,
+      detail: maskSecrets(advice),
+    });
     return;
   }
   const confirmDeps: ParserChangeDeps = {
@@ -41,12 +50,17 @@ export async function enableParsersInDocker(controller: Controller, server: Serv
   const result = await enableComposeParsers(confirmDeps, docker.file, docker.service, choice);
   if (result.kind === 'cancelled') return;
   if (result.kind === 'already-set') {
-    void vscode.window.showInformationMessage(`Kimi on ${server.name}: the parsers are already set in ${docker.file}. Nothing was restarted.`);
+    void vscode.window.showInformationMessage(
+      `Kimi on ${server.name}: the parsers are already set in ${docker.file}. Nothing was restarted.`,
+    );
     return;
   }
   const outcome = await controller.watch(server, 'restart');
   if (outcome?.end !== 'failed') return;
-  const answer = await vscode.window.showErrorMessage(`Kimi on ${server.name} failed to start with the new parser flags. Put the previous ${docker.file} back and recreate the service?`, ROLL_BACK);
+  const answer = await vscode.window.showErrorMessage(
+    `Kimi on ${server.name} failed to start with the new parser flags. Put the previous ${docker.file} back and recreate the service?`,
+    ROLL_BACK,
+  );
   if (answer !== ROLL_BACK) return;
   try {
     await rollbackCompose(deps, result.rollback);

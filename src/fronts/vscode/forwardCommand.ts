@@ -26,7 +26,11 @@ function commandServer(controller: Controller, arg: unknown): ServerProfile | un
   return server;
 }
 
-export async function forwardPortCommand(controller: Controller, log: vscode.LogOutputChannel, arg?: unknown): Promise<void> {
+export async function forwardPortCommand(
+  controller: Controller,
+  log: vscode.LogOutputChannel,
+  arg?: unknown,
+): Promise<void> {
   const server = commandServer(controller, arg);
   if (!server) return;
   let result;
@@ -36,7 +40,8 @@ export async function forwardPortCommand(controller: Controller, log: vscode.Log
       () => controller.fleet.forward(server),
     );
   } catch (error) {
-    if (error instanceof ForwardError && error.kind === 'local') return void vscode.window.showInformationMessage(`Kimi: ${error.message}`);
+    if (error instanceof ForwardError && error.kind === 'local')
+      return void vscode.window.showInformationMessage(`Kimi: ${error.message}`);
     // A refused connection has been told already (the fleet's refusal, with its buttons).
     if (error instanceof TransportError && controller.fleet.snapshot(server).refusal) return;
     log.error(`[${server.name}] Port forward: ${errorText(error)}`);
@@ -66,6 +71,7 @@ export async function closeForwardCommand(controller: Controller, arg?: unknown)
   }
   if (!server) return;
   const port = controller.fleet.forwardOf(server)?.localPort;
-  if (await controller.fleet.closeForward(server)) void vscode.window.showInformationMessage(`Kimi: closed 127.0.0.1:${port} (the forward of ${server.name}).`);
+  if (await controller.fleet.closeForward(server))
+    void vscode.window.showInformationMessage(`Kimi: closed 127.0.0.1:${port} (the forward of ${server.name}).`);
   else void vscode.window.showInformationMessage(`Kimi: ${server.name} has no forwarded port.`);
 }

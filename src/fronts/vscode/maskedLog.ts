@@ -14,7 +14,11 @@ export function maskedLog(channel: vscode.LogOutputChannel, known: ReadonlySet<s
       if (typeof value !== 'function') return value;
       if (typeof property === 'string' && WRITERS.has(property)) {
         return (message: unknown, ...rest: unknown[]) =>
-          (value as (...args: unknown[]) => unknown).call(target, typeof message === 'string' ? maskSecrets(message, [...known]) : message, ...rest);
+          (value as (...args: unknown[]) => unknown).call(
+            target,
+            typeof message === 'string' ? maskSecrets(message, [...known]) : message,
+            ...rest,
+          );
       }
       return (value as (...args: unknown[]) => unknown).bind(target);
     },

@@ -6,7 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { claudeMcpAddCommand, mcpConfigText, mcpServerEntry, mergeMcpConfig, userSettingsArgs, type McpServerEntry } from '../mcp/clientConfig';
+import {
+  claudeMcpAddCommand,
+  mcpConfigText,
+  mcpServerEntry,
+  mergeMcpConfig,
+  userSettingsArgs,
+  type McpServerEntry,
+} from '../mcp/clientConfig';
 import { errorText } from '../../util/errors';
 
 type Action = 'copy' | 'write' | 'claude';
@@ -15,25 +22,50 @@ type Action = 'copy' | 'write' | 'claude';
 export function mcpEntryFor(context: vscode.ExtensionContext): McpServerEntry {
   const script = path.join(context.extensionPath, 'dist', 'mcp.js');
   const storage = context.globalStorageUri.scheme === 'file' ? context.globalStorageUri.fsPath : undefined;
-  return mcpServerEntry(script, userSettingsArgs(storage, (f) => fs.existsSync(f), path));
+  return mcpServerEntry(
+    script,
+    userSettingsArgs(storage, (f) => fs.existsSync(f), path),
+  );
 }
 
-export async function copyMcpConfigCommand(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<void> {
+export async function copyMcpConfigCommand(
+  context: vscode.ExtensionContext,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
   const entry = mcpEntryFor(context);
   const folders = vscode.workspace.workspaceFolders ?? [];
   const items: (vscode.QuickPickItem & { action: Action })[] = [
-    { label: '$(clippy) Copy to clipboard', description: 'the mcpServers entry for Claude Code (.mcp.json) and Cursor (.cursor/mcp.json)', action: 'copy' },
+    {
+      label: '$(clippy) Copy to clipboard',
+      description: 'the mcpServers entry for Claude Code (.mcp.json) and Cursor (.cursor/mcp.json)',
+      action: 'copy',
+    },
     ...(folders.length > 0
-      ? [{ label: '$(json) Write .mcp.json', description: `merge into ${folders.length === 1 ? folders[0]!.name : 'a workspace folder'}/.mcp.json (other servers are kept)`, action: 'write' as const }]
+      ? [
+          {
+            label: '$(json) Write .mcp.json',
+            description: `merge into ${folders.length === 1 ? folders[0]!.name : 'a workspace folder'}/.mcp.json (other servers are kept)`,
+            action: 'write' as const,
+          },
+        ]
       : []),
-    { label: '$(terminal) Copy "claude mcp add" command', description: 'adds it to Claude Code from a terminal', action: 'claude' },
+    {
+      label: '$(terminal) Copy "claude mcp add" command',
+      description: 'adds it to Claude Code from a terminal',
+      action: 'claude',
+    },
   ];
-  const picked = await vscode.window.showQuickPick(items, { title: 'Kimi: MCP server configuration', placeHolder: `node ${entry.args.join(' ')}` });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Kimi: MCP server configuration',
+    placeHolder: `node ${entry.args.join(' ')}`,
+  });
   if (!picked) return;
   if (picked.action === 'copy') {
     await vscode.env.clipboard.writeText(mcpConfigText(entry));
     log.info(`MCP configuration on the clipboard: ${JSON.stringify(entry)}`);
-    void vscode.window.showInformationMessage('Kimi: MCP configuration copied. Paste it into .mcp.json (Claude Code) or .cursor/mcp.json (Cursor).');
+    void vscode.window.showInformationMessage(
+      'Kimi: MCP configuration copied. Paste it into .mcp.json (Claude Code) or .cursor/mcp.json (Cursor).',
+    );
     return;
   }
   if (picked.action === 'claude') {
@@ -43,7 +75,10 @@ export async function copyMcpConfigCommand(context: vscode.ExtensionContext, log
     void vscode.window.showInformationMessage(`Kimi: copied "${command}".`);
     return;
   }
-  const folder = folders.length === 1 ? folders[0] : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Write .mcp.json in which folder?' });
+  const folder =
+    folders.length === 1
+      ? folders[0]
+      : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Write .mcp.json in which folder?' });
   if (!folder) return;
   await writeMcpJson(vscode.Uri.joinPath(folder.uri, '.mcp.json'), entry, log);
 }
@@ -60,7 +95,9 @@ async function writeMcpJson(uri: vscode.Uri, entry: McpServerEntry, log: vscode.
   }
   const merged = mergeMcpConfig(existing, entry);
   if (!merged.ok) {
-    void vscode.window.showErrorMessage(`Kimi: ${uri.fsPath} is ${merged.error}; it was not changed. Fix it, or use "Copy to clipboard".`);
+    void vscode.window.showErrorMessage(
+      `Kimi: ${uri.fsPath} is ${merged.error}; it was not changed. Fix it, or use "Copy to clipboard".`,
+    );
     return;
   }
   try {
@@ -70,6 +107,9 @@ async function writeMcpJson(uri: vscode.Uri, entry: McpServerEntry, log: vscode.
     return;
   }
   log.info(`${merged.replaced ? 'Updated' : 'Added'} the kimi MCP server in ${uri.fsPath}: ${JSON.stringify(entry)}`);
-  const open = await vscode.window.showInformationMessage(`Kimi: ${merged.replaced ? 'updated' : 'added'} the "kimi" MCP server in ${uri.fsPath}.`, 'Open');
+  const open = await vscode.window.showInformationMessage(
+    `Kimi: ${merged.replaced ? 'updated' : 'added'} the "kimi" MCP server in ${uri.fsPath}.`,
+    'Open',
+  );
   if (open === 'Open') await vscode.window.showTextDocument(uri);
 }

@@ -15,7 +15,13 @@ export const MCP_SERVER_LABEL = 'Kimi Service';
 export function mcpServerDefinition(context: vscode.ExtensionContext): vscode.McpStdioServerDefinition {
   const entry = mcpEntryFor(context);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0.0.0');
-  return new vscode.McpStdioServerDefinition(MCP_SERVER_LABEL, process.execPath, [...entry.args], { ELECTRON_RUN_AS_NODE: '1' }, version);
+  return new vscode.McpStdioServerDefinition(
+    MCP_SERVER_LABEL,
+    process.execPath,
+    [...entry.args],
+    { ELECTRON_RUN_AS_NODE: '1' },
+    version,
+  );
 }
 
 export function registerMcpServerProvider(context: vscode.ExtensionContext): vscode.Disposable {

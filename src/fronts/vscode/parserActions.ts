@@ -14,8 +14,14 @@ const APPLY = 'Apply and restart';
 async function pickParser(kind: string, names: readonly string[]): Promise<string | undefined> {
   const ordered = [DEFAULT_PARSER, ...names.filter((n) => n !== DEFAULT_PARSER)];
   const picked = await vscode.window.showQuickPick(
-    ordered.map((name) => ({ label: name, description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined })),
-    { title: `Kimi: ${kind} parser`, placeHolder: `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)` },
+    ordered.map((name) => ({
+      label: name,
+      description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined,
+    })),
+    {
+      title: `Kimi: ${kind} parser`,
+      placeHolder: `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)`,
+    },
   );
   return picked?.label;
 }
@@ -29,14 +35,22 @@ function changeDeps(session: FleetSession, log: vscode.LogOutputChannel): Parser
     // File contents go on the command's stdin (never on a command line, never in this log).
     exec: async (command, options) => {
       const shown = maskSecrets(command.length > 400 ? `${command.slice(0, 400)}…` : command);
-      log.info(`[${name}] $ ${shown}${options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : ''}`);
-      return session.transport.exec(command, { timeoutMs: 60_000, ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}) });
+      log.info(
+        `[${name}] $ ${shown}${options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : ''}`,
+      );
+      return session.transport.exec(command, {
+        timeoutMs: 60_000,
+        ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
+      });
     },
     confirmDiff: async (diff) => {
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
       const choice = await vscode.window.showWarningMessage(
         `Change the command line of ${session.profile.unit} on ${name} and restart it?`,
-        { modal: true, detail: `${maskSecrets(diff)}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.` },
+        {
+          modal: true,
+          detail: `${maskSecrets(diff)}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
+        },
         APPLY,
       );
       return choice === APPLY;
@@ -66,7 +80,9 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   const server = controller.idleServer();
   if (!server) return;
   // The unit (SGLang or vLLM) is read after the pick; enableParsers checks the name against its list.
-  const reasoningParser = await pickParser('reasoning', [...new Set([...REASONING_PARSERS, ...VLLM_REASONING_PARSERS])]);
+  const reasoningParser = await pickParser('reasoning', [
+    ...new Set([...REASONING_PARSERS, ...VLLM_REASONING_PARSERS]),
+  ]);
   if (!reasoningParser) return;
   const toolCallParser = await pickParser('tool call', [...new Set([...TOOL_CALL_PARSERS, ...VLLM_TOOL_CALL_PARSERS])]);
   if (!toolCallParser) return;
@@ -95,13 +111,17 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   }
   if (result.kind === 'cancelled') return;
   if (result.kind === 'already-set') {
-    log.info(`[${server.name}] --reasoning-parser ${reasoningParser} and --tool-call-parser ${toolCallParser} are already set; nothing restarted.`);
+    log.info(
+      `[${server.name}] --reasoning-parser ${reasoningParser} and --tool-call-parser ${toolCallParser} are already set; nothing restarted.`,
+    );
     void vscode.window.showInformationMessage(
       `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
     );
     return;
   }
-  log.info(`[${server.name}] Drop-in written: ${result.rollback.dropInPath}${result.rollback.backupPath ? ` (backup ${result.rollback.backupPath})` : ''}`);
+  log.info(
+    `[${server.name}] Drop-in written: ${result.rollback.dropInPath}${result.rollback.backupPath ? ` (backup ${result.rollback.backupPath})` : ''}`,
+  );
   const outcome = await controller.watch(server, 'restart');
   if (outcome?.end !== 'failed') return;
   const choice = await vscode.window.showErrorMessage(

@@ -8,7 +8,10 @@ const RESTART = 'Restart';
 const WARM_THEN_RESTART = 'Warm cache, then restart';
 
 /** The modal confirmation, with the forecast when there is one. */
-export async function confirmRestart(server: ServerProfile, forecast: LoadForecast | undefined): Promise<'restart' | 'warm' | 'cancel'> {
+export async function confirmRestart(
+  server: ServerProfile,
+  forecast: LoadForecast | undefined,
+): Promise<'restart' | 'warm' | 'cancel'> {
   const lines = [`The model server on ${serverHosts(server)} stops now and is unavailable until it has loaded again.`];
   if (forecast?.text) lines.push(`Expected load time: ${forecast.text}.`);
   if (forecast?.warning) lines.push(forecast.warning);
@@ -20,19 +23,34 @@ export async function confirmRestart(server: ServerProfile, forecast: LoadForeca
     forecast.residentBytes !== undefined &&
     forecast.residentBytes < forecast.totalBytes &&
     forecast.warning === undefined;
-  if (canWarm) lines.push(`${WARM_THEN_RESTART} reads the weights into the page cache while the old server keeps serving, so the downtime is the warm load time.`);
+  if (canWarm)
+    lines.push(
+      `${WARM_THEN_RESTART} reads the weights into the page cache while the old server keeps serving, so the downtime is the warm load time.`,
+    );
   const buttons = canWarm ? [RESTART, WARM_THEN_RESTART] : [RESTART];
-  const choice = await vscode.window.showWarningMessage(`Restart ${server.unit} on ${server.name}?`, { modal: true, detail: lines.join('\n\n') }, ...buttons);
+  const choice = await vscode.window.showWarningMessage(
+    `Restart ${server.unit} on ${server.name}?`,
+    { modal: true, detail: lines.join('\n\n') },
+    ...buttons,
+  );
   if (choice === RESTART) return 'restart';
   if (choice === WARM_THEN_RESTART) return 'warm';
   return 'cancel';
 }
 
 /** Warms the page cache with progress and cancel; true when the restart should go on. */
-export async function warmThenReport(session: FleetSession, modelPath: string, log: vscode.LogOutputChannel): Promise<boolean> {
+export async function warmThenReport(
+  session: FleetSession,
+  modelPath: string,
+  log: vscode.LogOutputChannel,
+): Promise<boolean> {
   const name = session.profile.name;
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Kimi on ${name}: warming the page cache`, cancellable: true },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Kimi on ${name}: warming the page cache`,
+      cancellable: true,
+    },
     async (progress, token) => {
       const abort = new AbortController();
       const subscription = token.onCancellationRequested(() => abort.abort());
@@ -43,7 +61,10 @@ export async function warmThenReport(session: FleetSession, modelPath: string, l
           onProgress: (residency) => {
             if (!residency.totalBytes || residency.residentBytes === undefined) return;
             const percent = Math.floor((residency.residentBytes / residency.totalBytes) * 100);
-            progress.report({ increment: Math.max(0, percent - reported), message: `${percent}% of the weights cached` });
+            progress.report({
+              increment: Math.max(0, percent - reported),
+              message: `${percent}% of the weights cached`,
+            });
             reported = Math.max(reported, percent);
           },
         });
@@ -51,8 +72,13 @@ export async function warmThenReport(session: FleetSession, modelPath: string, l
           log.info(`[${name}] Page cache warmed; restarting.`);
           return true;
         }
-        log.warn(`[${name}] Warming the cache ${result.cancelled ? 'cancelled' : `failed: ${result.reason}`}; nothing was restarted.`);
-        if (!result.cancelled) void vscode.window.showWarningMessage(`Kimi on ${name}: could not warm the cache: ${result.reason}. Nothing was restarted.`);
+        log.warn(
+          `[${name}] Warming the cache ${result.cancelled ? 'cancelled' : `failed: ${result.reason}`}; nothing was restarted.`,
+        );
+        if (!result.cancelled)
+          void vscode.window.showWarningMessage(
+            `Kimi on ${name}: could not warm the cache: ${result.reason}. Nothing was restarted.`,
+          );
         return false;
       } finally {
         subscription.dispose();

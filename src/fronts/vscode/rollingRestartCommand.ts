@@ -51,7 +51,13 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
     () => modelPaths(fleet, servers),
   );
   // From a row: that server and those serving the same model; else the active server's.
-  const defaults = new Set(sameModelDefaults(servers.map((s) => s.name), paths, preselected ?? deps.activeName));
+  const defaults = new Set(
+    sameModelDefaults(
+      servers.map((s) => s.name),
+      paths,
+      preselected ?? deps.activeName,
+    ),
+  );
   const picked = await vscode.window.showQuickPick(
     servers.map((server) => ({
       label: server.name,
@@ -60,7 +66,11 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       picked: defaults.has(server.name),
       server,
     })),
-    { title: 'Kimi: restart servers one by one', placeHolder: 'Each restarts only once the previous one is ready with verified parsers', canPickMany: true },
+    {
+      title: 'Kimi: restart servers one by one',
+      placeHolder: 'Each restarts only once the previous one is ready with verified parsers',
+      canPickMany: true,
+    },
   );
   if (!picked || picked.length === 0) return;
   const chosen = picked.map((p) => p.server);
@@ -68,36 +78,47 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
   if (settings.confirmRestart) {
     const ok = await vscode.window.showWarningMessage(
       `Restart ${names}?`,
-      { modal: true, detail: 'One at a time: the next server restarts only after the previous one is ready and its tool-calling and reasoning parsers pass. The first failure stops the roll.' },
+      {
+        modal: true,
+        detail:
+          'One at a time: the next server restarts only after the previous one is ready and its tool-calling and reasoning parsers pass. The first failure stops the roll.',
+      },
       'Restart',
     );
     if (ok !== 'Restart') return;
   }
   log.info(`Rolling restart of ${names}.`);
-  const result = await deps.during(
-    chosen.map((s) => s.name),
-    async () =>
-      await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Kimi: rolling restart', cancellable: true },
-        (progress, token) => {
-          const abort = new AbortController();
-          const subscription = token.onCancellationRequested(() => abort.abort());
-          return rollingRestart(fleet, chosen, {
-            loadTimeoutMs: settings.loadTimeoutMs,
-            signal: abort.signal,
-            onProgress: (p) => progress.report({ message: p.text }),
-            log: (line) => log.info(line),
-          }).finally(() => subscription.dispose());
-        },
-      ),
-  ).catch((error: unknown) => {
-    log.error(`Rolling restart: ${errorText(error)}`);
-    return undefined;
-  });
+  const result = await deps
+    .during(
+      chosen.map((s) => s.name),
+      async () =>
+        await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: 'Kimi: rolling restart', cancellable: true },
+          (progress, token) => {
+            const abort = new AbortController();
+            const subscription = token.onCancellationRequested(() => abort.abort());
+            return rollingRestart(fleet, chosen, {
+              loadTimeoutMs: settings.loadTimeoutMs,
+              signal: abort.signal,
+              onProgress: (p) => progress.report({ message: p.text }),
+              log: (line) => log.info(line),
+            }).finally(() => subscription.dispose());
+          },
+        ),
+    )
+    .catch((error: unknown) => {
+      log.error(`Rolling restart: ${errorText(error)}`);
+      return undefined;
+    });
   if (!result) return;
   const summary = rollSummary(result);
   log.info(summary);
-  const show = result.kind === 'done' ? vscode.window.showInformationMessage : result.kind === 'cancelled' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+  const show =
+    result.kind === 'done'
+      ? vscode.window.showInformationMessage
+      : result.kind === 'cancelled'
+        ? vscode.window.showWarningMessage
+        : vscode.window.showErrorMessage;
   const choice = await show(`Kimi: ${summary}`, SHOW_LOG);
   if (choice === SHOW_LOG) log.show(true);
 }

@@ -38,7 +38,10 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
   }
 
   getTreeItem(row: ServersViewRow): vscode.TreeItem {
-    const collapsible = row.kind === 'server' && row.nodes.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None;
+    const collapsible =
+      row.kind === 'server' && row.nodes.length > 0
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.None;
     const item = new vscode.TreeItem(row.label, collapsible);
     item.id = row.id;
     item.description = maskSecrets(row.description);

@@ -67,7 +67,8 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   if (report.activity) parts.push(report.activity);
   if (report.etaSeconds !== null) parts.push(`about ${formatEta(report.etaSeconds * 1000)}`);
   // Uptime as systemd counts it, from the process start: a server found ready by a first look was up long before.
-  if (watched && state.verdict === 'ready' && state.readyAt !== undefined) parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);
+  if (watched && state.verdict === 'ready' && state.readyAt !== undefined)
+    parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);
   if (snapshot.verification) parts.push(snapshot.verification);
   if (snapshot.forwardedPort !== undefined) parts.push(`forwarded to localhost:${snapshot.forwardedPort}`);
   if (report.lastError) parts.push(shorten(report.lastError, ERROR_ON_ROW));
@@ -78,7 +79,9 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
     report.summary,
     ...(report.lastError ? [`Last error: ${report.lastError}`] : []),
     `Parsers: ${snapshot.verification ?? 'not verified yet'}`,
-    ...(snapshot.forwardedPort !== undefined ? [`${snapshot.server.url} is forwarded to http://localhost:${snapshot.forwardedPort}`] : []),
+    ...(snapshot.forwardedPort !== undefined
+      ? [`${snapshot.server.url} is forwarded to http://localhost:${snapshot.forwardedPort}`]
+      : []),
   ].join('\n');
   return {
     kind: 'server',
@@ -94,6 +97,10 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
 }
 
 /** The rows of the tree, in the order of kimi.servers. */
-export function serverRows(snapshots: readonly ServerSnapshot[], activeName: string | undefined, now: number): ServerRow[] {
+export function serverRows(
+  snapshots: readonly ServerSnapshot[],
+  activeName: string | undefined,
+  now: number,
+): ServerRow[] {
   return snapshots.map((snapshot) => serverRow(snapshot, activeName, now));
 }

@@ -66,47 +66,71 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const lines: string[] = [];
   const server = view.server;
   if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
-  if (view.forwardUrl) lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi: Close forwarded port" to close)`);
+  if (view.forwardUrl)
+    lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi: Close forwarded port" to close)`);
   if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);
   const state = view.state;
   if (!state || !view.watching) {
     lines.push('Not watching. Run "Kimi: Poll Kimi service until ready" or "Kimi: Restart Kimi service".');
-    if (state) lines.push(`Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`);
+    if (state)
+      lines.push(
+        `Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`,
+      );
     if (state?.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
     if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
     return lines.join('\n');
   }
   lines.push(`State: ${state.verdict}`);
-  if (state.confirmedAt !== undefined) lines.push(`Last confirmed by the host: ${formatDuration(now - state.confirmedAt)} ago (${clockTime(state.confirmedAt)})`);
-  if (state.verdict === 'unhealthy') lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
-  if (state.completion && !state.completion.ok && state.readyAt === undefined) lines.push(`Completion probe: ${state.completion.detail}`);
+  if (state.confirmedAt !== undefined)
+    lines.push(
+      `Last confirmed by the host: ${formatDuration(now - state.confirmedAt)} ago (${clockTime(state.confirmedAt)})`,
+    );
+  if (state.verdict === 'unhealthy')
+    lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
+  if (state.completion && !state.completion.ok && state.readyAt === undefined)
+    lines.push(`Completion probe: ${state.completion.detail}`);
   if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
   // A quiet step is named on the phase's line: a DeepGEMM compile inside graph capture is not "capturing CUDA graphs".
   const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
-  if (state.phase) lines.push(`Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`);
+  if (state.phase)
+    lines.push(
+      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`,
+    );
   if (state.verdict === 'stalled') {
-    lines.push(`Stalled: no witness has moved for ${formatDuration(now - state.lastProgressAt)}; last seen: ${lastSeen(state)} at ${clockTime(state.lastProgressAt)}`);
+    lines.push(
+      `Stalled: no witness has moved for ${formatDuration(now - state.lastProgressAt)}; last seen: ${lastSeen(state)} at ${clockTime(state.lastProgressAt)}`,
+    );
   }
   if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
-  if (state.cudaGraphBatches) lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
+  if (state.cudaGraphBatches)
+    lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
   if (state.progress !== undefined) lines.push(`Progress: ${Math.floor(state.progress * 100)}%`);
   if (state.io) {
     const total = state.io.totalBytes ?? state.prior?.totalBytes;
     const frac = bytesFraction(state);
-    lines.push(`Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`);
+    lines.push(
+      `Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`,
+    );
   }
   if (state.gpu) {
     const util = state.gpu.utilPercent !== undefined ? ` · busiest GPU ${state.gpu.utilPercent}%` : '';
-    lines.push(`GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}${util}`);
+    lines.push(
+      `GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}${util}`,
+    );
   }
-  if (state.cpu?.cores !== undefined && state.readyAt === undefined) lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
+  if (state.cpu?.cores !== undefined && state.readyAt === undefined)
+    lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
-  if (remaining !== undefined && state.eta) lines.push(`ETA: ${formatEta(remaining)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`);
+  if (remaining !== undefined && state.eta)
+    lines.push(
+      `ETA: ${formatEta(remaining)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`,
+    );
   if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;
   lines.push(`${state.readyAt ? 'Loaded in' : 'Elapsed'}: ${formatDuration(until - since)}`);
-  if (state.lastSignal) lines.push(`Last signal (${formatDuration(now - state.lastSignal.at)} ago): ${state.lastSignal.text}`);
+  if (state.lastSignal)
+    lines.push(`Last signal (${formatDuration(now - state.lastSignal.at)} ago): ${state.lastSignal.text}`);
   if (state.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
   if (!state.connected && state.connectionError) lines.push(`Connection: ${state.connectionError}`);
   if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
@@ -124,7 +148,8 @@ function background(view: StatusView): vscode.ThemeColor | undefined {
   if (!view.watching) return undefined;
   const verdict = view.state?.verdict;
   if (verdict === 'failed' || verdict === 'unreachable') return new vscode.ThemeColor('statusBarItem.errorBackground');
-  if (verdict === 'stalled' || verdict === 'unhealthy' || view.endNote) return new vscode.ThemeColor('statusBarItem.warningBackground');
+  if (verdict === 'stalled' || verdict === 'unhealthy' || view.endNote)
+    return new vscode.ThemeColor('statusBarItem.warningBackground');
   return undefined;
 }
 

@@ -14,7 +14,11 @@ export interface OtherServers {
 
 export const NO_OTHERS: OtherServers = { text: '', lines: [] };
 
-export function otherServers(snapshots: readonly ServerSnapshot[], activeName: string | undefined, now: number = Date.now()): OtherServers {
+export function otherServers(
+  snapshots: readonly ServerSnapshot[],
+  activeName: string | undefined,
+  now: number = Date.now(),
+): OtherServers {
   const notReady = snapshots
     .filter((s) => s.server.name !== activeName)
     .map((s) => serverReport(s, now))
@@ -24,6 +28,9 @@ export function otherServers(snapshots: readonly ServerSnapshot[], activeName: s
   const word = words.size === 1 ? notReady[0]!.state : 'not ready';
   return {
     text: ` · ${notReady.length} ${word}`,
-    lines: notReady.map((r) => `${r.server}: ${r.state}${r.progressPercent !== null ? ` ${r.progressPercent}%` : ''}${r.lastError ? ` (${r.lastError.slice(0, 120)})` : ''}`),
+    lines: notReady.map(
+      (r) =>
+        `${r.server}: ${r.state}${r.progressPercent !== null ? ` ${r.progressPercent}%` : ''}${r.lastError ? ` (${r.lastError.slice(0, 120)})` : ''}`,
+    ),
   };
 }

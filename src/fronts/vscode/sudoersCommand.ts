@@ -15,11 +15,19 @@ const SHOW_RULES = 'Show rules';
 /** Who runs the commands: this process's user for `host: "local"`, else the SSH user (setting, ~/.ssh/config User, local user). */
 async function loginUser(server: ServerProfile): Promise<string> {
   if (server.host === undefined) return os.userInfo().username;
-  const target = await loadSshTarget({ host: server.host, port: server.port, username: server.username, identityFile: server.identityFile });
+  const target = await loadSshTarget({
+    host: server.host,
+    port: server.port,
+    username: server.username,
+    identityFile: server.identityFile,
+  });
   return target.username;
 }
 
-export async function copySudoersRuleCommand(server: ServerProfile | undefined, log: vscode.LogOutputChannel): Promise<void> {
+export async function copySudoersRuleCommand(
+  server: ServerProfile | undefined,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
   if (!server) return;
   if (server.docker) {
     // Docker has no right narrower than "use the daemon", which is root on that host.
@@ -40,7 +48,9 @@ export async function copySudoersRuleCommand(server: ServerProfile | undefined, 
   await vscode.env.clipboard.writeText(rules);
   const where = server.host ?? 'this machine';
   const install = sudoersInstallCommand(server.unit);
-  log.info(`[${server.name}] sudoers rules for ${user} on ${where} (on the clipboard; install with ${install}):\n${rules}`);
+  log.info(
+    `[${server.name}] sudoers rules for ${user} on ${where} (on the clipboard; install with ${install}):\n${rules}`,
+  );
   const notes = [
     user === 'root' ? `${user} needs no sudo: these rules are for a login that is not root.` : '',
     server.sudo ? '' : 'Then set "sudo": true for this server in kimi.servers.',

@@ -14,18 +14,24 @@ const SHOWN_KEY = 'kimi.walkthroughShown';
 export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext): Promise<string> {
   if (context.globalState.get<boolean>(SHOWN_KEY)) return 'shown before';
   await context.globalState.update(SHOWN_KEY, true);
-  if ((vscode.workspace.getConfiguration('kimi').get<unknown[]>('servers') ?? []).length > 0) return 'a server is configured already';
+  if ((vscode.workspace.getConfiguration('kimi').get<unknown[]>('servers') ?? []).length > 0)
+    return 'a server is configured already';
   const workbench = vscode.workspace.getConfiguration('workbench');
   // openOnInstall is an application setting, which a remote extension host (code-server, SSH
   // remotes) does not see; startupEditor "none" says the same (nothing at start-up) and is seen.
-  if (workbench.get<boolean>('welcomePage.walkthroughs.openOnInstall') === false) return 'workbench.welcomePage.walkthroughs.openOnInstall is off';
+  if (workbench.get<boolean>('welcomePage.walkthroughs.openOnInstall') === false)
+    return 'workbench.welcomePage.walkthroughs.openOnInstall is off';
   if (workbench.get<string>('startupEditor') === 'none') return 'workbench.startupEditor is "none"';
   await vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false);
   return 'opened';
 }
 
 /** `kimi.parsersVerified` (a verification passed) and `kimi.chatModelOffered`, for the steps' completion. */
-export function walkthroughContext(fleet: Fleet, chatModels: () => readonly unknown[], onChatChange: vscode.Event<void>): vscode.Disposable {
+export function walkthroughContext(
+  fleet: Fleet,
+  chatModels: () => readonly unknown[],
+  onChatChange: vscode.Event<void>,
+): vscode.Disposable {
   const set = (key: string, value: boolean) => void vscode.commands.executeCommand('setContext', key, value);
   return vscode.Disposable.from(
     fleet.onEvent((event) => {

@@ -21,7 +21,11 @@ function flagsText(choice: ParserChoice): string {
 
 /** A word as a YAML scalar: plain when YAML would read it back as the same string, else double-quoted. */
 function yamlWord(word: string): string {
-  const plain = /^[A-Za-z0-9_./=@+-][A-Za-z0-9_./:=@+-]*$/.test(word) && !/^[-+]?[0-9.]+$/.test(word) && !/^(true|false|null|yes|no|on|off|~)$/i.test(word) && !/^-$/.test(word);
+  const plain =
+    /^[A-Za-z0-9_./=@+-][A-Za-z0-9_./:=@+-]*$/.test(word) &&
+    !/^[-+]?[0-9.]+$/.test(word) &&
+    !/^(true|false|null|yes|no|on|off|~)$/i.test(word) &&
+    !/^-$/.test(word);
   return plain ? word : JSON.stringify(word);
 }
 
@@ -30,7 +34,13 @@ function yamlWord(word: string): string {
  * in the list's own layout: every other byte of the file (comments, spacing) stays as it was.
  * Undefined when the words cannot be matched that way (a duplicate flag dropped...).
  */
-function spliceCommand(text: string, node: unknown, oldWords: readonly string[], newWords: readonly string[], yaml: typeof import('yaml')): string | undefined {
+function spliceCommand(
+  text: string,
+  node: unknown,
+  oldWords: readonly string[],
+  newWords: readonly string[],
+  yaml: typeof import('yaml'),
+): string | undefined {
   if (newWords.length < oldWords.length) return undefined;
   const edits: { at: number; end: number; insert: string }[] = [];
   if (yaml.isSeq(node)) {
@@ -49,7 +59,12 @@ function spliceCommand(text: string, node: unknown, oldWords: readonly string[],
       if (!last) return undefined;
       const previous = items[items.length - 2]?.range;
       const separator = previous ? text.slice(previous[1], last[0]) : ', ';
-      if (node.flow) edits.push({ at: last[1], end: last[1], insert: added.map((w) => `${/^\s*,\s*$/.test(separator) ? separator : ', '}${w}`).join('') });
+      if (node.flow)
+        edits.push({
+          at: last[1],
+          end: last[1],
+          insert: added.map((w) => `${/^\s*,\s*$/.test(separator) ? separator : ', '}${w}`).join(''),
+        });
       else {
         const lineStart = text.lastIndexOf('\n', last[0] - 1) + 1;
         const dash = /^(\s*-\s+)/.exec(text.slice(lineStart, last[0]));
@@ -59,9 +74,17 @@ function spliceCommand(text: string, node: unknown, oldWords: readonly string[],
         edits.push({ at, end: at, insert: added.map((w) => `\n${dash[1]}${w}`).join('') });
       }
     }
-  } else if (yaml.isScalar(node) && node.range && (node.type === 'PLAIN' || node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE')) {
+  } else if (
+    yaml.isScalar(node) &&
+    node.range &&
+    (node.type === 'PLAIN' || node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE')
+  ) {
     const line = newWords.join(' ');
-    edits.push({ at: node.range[0], end: node.range[1], insert: node.type === 'PLAIN' && !/: | #/.test(line) ? line : JSON.stringify(line) });
+    edits.push({
+      at: node.range[0],
+      end: node.range[1],
+      insert: node.type === 'PLAIN' && !/: | #/.test(line) ? line : JSON.stringify(line),
+    });
   } else return undefined;
   let out = text;
   for (const e of edits.sort((x, y) => y.at - x.at)) out = out.slice(0, e.at) + e.insert + out.slice(e.end);
@@ -69,56 +92,87 @@ function spliceCommand(text: string, node: unknown, oldWords: readonly string[],
 }
 
 function withParsers(argv: readonly string[], choice: ParserChoice): string[] {
-  return setFlag(setFlag(argv, '--tool-call-parser', choice.toolCallParser), '--reasoning-parser', choice.reasoningParser);
+  return setFlag(
+    setFlag(argv, '--tool-call-parser', choice.toolCallParser),
+    '--reasoning-parser',
+    choice.reasoningParser,
+  );
 }
 
 function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | string | undefined {
   if (node === undefined || node === null) return undefined;
   if (yaml.isSeq(node)) {
     const items = (node as YAMLSeq).items;
-    if (!items.every((i) => yaml.isScalar(i) && (typeof i.value === 'string' || typeof i.value === 'number'))) return 'a list with something else than plain words';
+    if (!items.every((i) => yaml.isScalar(i) && (typeof i.value === 'string' || typeof i.value === 'number')))
+      return 'a list with something else than plain words';
     return items.map((i) => String((i as Scalar).value));
   }
   if (yaml.isScalar(node) && typeof node.value === 'string') {
     // Compose splits a string command like a shell; only plain words are rewritten safely.
-    if (/["'\\$`]/.test(node.value)) return 'a string with quotes or variables (use the list form, or add the flags by hand)';
-    return node.value.trim().split(/\s+/).filter((w) => w !== '');
+    if (/["'\\$`]/.test(node.value))
+      return 'a string with quotes or variables (use the list form, or add the flags by hand)';
+    return node.value
+      .trim()
+      .split(/\s+/)
+      .filter((w) => w !== '');
   }
   return 'neither a list nor a string';
 }
 
 /** The compose file `text` with the parser flags on the service's command; pure. */
-export function planComposeParserChange(text: string, file: string, service: string, choice: ParserChoice): ComposePlan {
+export function planComposeParserChange(
+  text: string,
+  file: string,
+  service: string,
+  choice: ParserChoice,
+): ComposePlan {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const yaml = require('yaml') as typeof import('yaml');
   const doc: Document = yaml.parseDocument(text);
-  if (doc.errors.length > 0) return { kind: 'unsupported', reason: `${file} is not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}` };
+  if (doc.errors.length > 0)
+    return { kind: 'unsupported', reason: `${file} is not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}` };
   const svc = doc.getIn(['services', service], true);
   if (!yaml.isMap(svc)) return { kind: 'unsupported', reason: `${file} has no service "${service}" under services:` };
   const commandNode = svc.get('command', true);
   const command = scalarWords(commandNode, yaml);
   if (command === undefined) {
-    return { kind: 'unsupported', reason: `services.${service} in ${file} has no command: (the image's default runs): add the SGLang command line as its command, then enable the parsers` };
+    return {
+      kind: 'unsupported',
+      reason: `services.${service} in ${file} has no command: (the image's default runs): add the SGLang command line as its command, then enable the parsers`,
+    };
   }
-  if (typeof command === 'string') return { kind: 'unsupported', reason: `services.${service}.command in ${file} is ${command}` };
+  if (typeof command === 'string')
+    return { kind: 'unsupported', reason: `services.${service}.command in ${file} is ${command}` };
   const entry = scalarWords(svc.get('entrypoint', true), yaml);
   const entryArgv = Array.isArray(entry) ? entry : [];
   const full = [...entryArgv, ...command];
   if (!findServerCommand(full)) {
-    return { kind: 'unsupported', reason: `no "python -m sglang.launch_server" or "sglang serve" in services.${service} of ${file}: ${full.join(' ').slice(0, 200)}` };
+    return {
+      kind: 'unsupported',
+      reason: `no "python -m sglang.launch_server" or "sglang serve" in services.${service} of ${file}: ${full.join(' ').slice(0, 200)}`,
+    };
   }
   const newFull = withParsers(full, choice);
   if (newFull.join('\0') === full.join('\0')) return { kind: 'already-set', argv: full };
   if (newFull.slice(0, entryArgv.length).join('\0') !== entryArgv.join('\0')) {
-    return { kind: 'unsupported', reason: `the parser flags are in services.${service}.entrypoint of ${file}: change them there by hand` };
+    return {
+      kind: 'unsupported',
+      reason: `the parser flags are in services.${service}.entrypoint of ${file}: change them there by hand`,
+    };
   }
   const newCommand = newFull.slice(entryArgv.length);
   const newText = spliceCommand(text, commandNode, command, newCommand, yaml);
   // Read back: the new file must say exactly the new command, and nothing else may have moved.
   const check = newText === undefined ? undefined : yaml.parseDocument(newText);
-  const readBack = check && check.errors.length === 0 ? scalarWords(check.getIn(['services', service, 'command'], true), yaml) : undefined;
+  const readBack =
+    check && check.errors.length === 0
+      ? scalarWords(check.getIn(['services', service, 'command'], true), yaml)
+      : undefined;
   if (newText === undefined || !Array.isArray(readBack) || readBack.join('\0') !== newCommand.join('\0')) {
-    return { kind: 'unsupported', reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${flagsText(choice)} by hand` };
+    return {
+      kind: 'unsupported',
+      reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${flagsText(choice)} by hand`,
+    };
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createTwoFilesPatch } = require('diff') as typeof import('diff');
@@ -154,7 +208,8 @@ export const COMPOSE_BACKUP_SUFFIX = '.kimi-backup';
 
 async function must(deps: ParserChangeDeps, what: string, command: string, stdin?: string): Promise<string> {
   const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
-  if (r.code !== 0) throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
+  if (r.code !== 0)
+    throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
   return r.stdout;
 }
 
@@ -163,8 +218,16 @@ async function must(deps: ParserChangeDeps, what: string, command: string, stdin
  * content on stdin) and reads it back. The caller restarts: the file is then newer than the
  * container, so the restart recreates the service (dockerTarget.restartCommand).
  */
-export async function enableComposeParsers(deps: ParserChangeDeps, file: string, service: string, choice: ParserChoice): Promise<ComposeEnableResult> {
-  for (const [kind, name] of [['tool-call', choice.toolCallParser], ['reasoning', choice.reasoningParser]] as const) {
+export async function enableComposeParsers(
+  deps: ParserChangeDeps,
+  file: string,
+  service: string,
+  choice: ParserChoice,
+): Promise<ComposeEnableResult> {
+  for (const [kind, name] of [
+    ['tool-call', choice.toolCallParser],
+    ['reasoning', choice.reasoningParser],
+  ] as const) {
     const error = validateParserName(kind, name);
     if (error) throw new ParserChangeError(error);
   }
@@ -172,18 +235,26 @@ export async function enableComposeParsers(deps: ParserChangeDeps, file: string,
   const plan = planComposeParserChange(text, file, service, choice);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
-    deps.log(`--tool-call-parser ${choice.toolCallParser} and --reasoning-parser ${choice.reasoningParser} are already set in ${file}; nothing to change`);
+    deps.log(
+      `--tool-call-parser ${choice.toolCallParser} and --reasoning-parser ${choice.reasoningParser} are already set in ${file}; nothing to change`,
+    );
     return { kind: 'already-set' };
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
   const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
-  await must(deps, 'keeping a backup of the compose file', privilegedCommand(['cp', '-p', '--', file, backup], deps.sudo));
+  await must(
+    deps,
+    'keeping a backup of the compose file',
+    privilegedCommand(['cp', '-p', '--', file, backup], deps.sudo),
+  );
   const rollback = { file, backup };
   await must(deps, `writing ${file}`, `${privilegedCommand(['tee', '--', file], deps.sudo)} >/dev/null`, plan.newText);
   const written = await must(deps, `reading ${file} back`, privilegedCommand(['cat', '--', file], deps.sudo));
   if (written !== plan.newText) {
     await rollbackCompose(deps, rollback);
-    throw new ParserChangeError(`${file} does not hold what was written (changed meanwhile?); the previous file was put back`);
+    throw new ParserChangeError(
+      `${file} does not hold what was written (changed meanwhile?); the previous file was put back`,
+    );
   }
   deps.log(`wrote ${file} (previous kept as ${backup})`);
   return { kind: 'changed', rollback, diff: plan.diff };

@@ -35,7 +35,10 @@ export interface ContainerInfo {
   readonly stopRequested?: boolean;
 }
 
-export type InspectResult = { readonly kind: 'found'; readonly container: ContainerInfo } | { readonly kind: 'missing' } | { readonly kind: 'error'; readonly message: string };
+export type InspectResult =
+  | { readonly kind: 'found'; readonly container: ContainerInfo }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'error'; readonly message: string };
 
 /** RFC 3339 with up to nanoseconds; Docker's zero time (0001-01-01...) is unset. -> epoch microseconds. */
 export function parseDockerTimeUs(text: unknown): number | undefined {
@@ -46,7 +49,8 @@ export function parseDockerTimeUs(text: unknown): number | undefined {
   const fracUs = m[7] ? Math.floor(Number(`0.${m[7]}`) * 1e6) : 0;
   let offsetMin = 0;
   const zone = m[8] ?? 'Z';
-  if (zone !== 'Z') offsetMin = (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  if (zone !== 'Z')
+    offsetMin = (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
   return (base - offsetMin * 60_000) * 1000 + fracUs;
 }
 
@@ -64,7 +68,10 @@ export function parseInspect(stdout: string): InspectResult {
   const line = text.split('\n').find((l) => l.trim().startsWith('{'));
   if (line === undefined) {
     if (/no such (object|container)/i.test(text)) return { kind: 'missing' };
-    return { kind: 'error', message: text.split('\n').slice(-2).join(' ').slice(0, 300) || 'docker inspect printed nothing' };
+    return {
+      kind: 'error',
+      message: text.split('\n').slice(-2).join(' ').slice(0, 300) || 'docker inspect printed nothing',
+    };
   }
   let raw: Record<string, unknown>;
   try {
@@ -76,7 +83,9 @@ export function parseInspect(stdout: string): InspectResult {
   const health = (state['Health'] ?? undefined) as Record<string, unknown> | undefined;
   const policy = (raw['RestartPolicy'] ?? undefined) as Record<string, unknown> | undefined;
   // Docker writes strings and objects here; anything else (null, a nested array) is no argument or mount.
-  const args = Array.isArray(raw['Args']) ? (raw['Args'] as unknown[]).map((a) => (typeof a === 'number' ? String(a) : str(a))) : [];
+  const args = Array.isArray(raw['Args'])
+    ? (raw['Args'] as unknown[]).map((a) => (typeof a === 'number' ? String(a) : str(a)))
+    : [];
   const mounts = Array.isArray(raw['Mounts'])
     ? (raw['Mounts'] as unknown[])
         .map((m) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>) : {}))
@@ -114,9 +123,19 @@ function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainSt
   if (c.oomKilled) return { execMainCode: 'killed', execMainStatus: 9, result: 'oom-kill', clean: false };
   if (c.exitCode > 128 && c.exitCode < 160) {
     const signal = c.exitCode - 128;
-    return { execMainCode: 'killed', execMainStatus: signal, result: signal === 15 ? 'success' : 'signal', clean: signal === 15 };
+    return {
+      execMainCode: 'killed',
+      execMainStatus: signal,
+      result: signal === 15 ? 'success' : 'signal',
+      clean: signal === 15,
+    };
   }
-  return { execMainCode: 'exited', execMainStatus: c.exitCode, result: c.exitCode === 0 ? 'success' : 'exit-code', clean: c.exitCode === 0 };
+  return {
+    execMainCode: 'exited',
+    execMainStatus: c.exitCode,
+    result: c.exitCode === 0 ? 'success' : 'exit-code',
+    clean: c.exitCode === 0,
+  };
 }
 
 /**
@@ -127,7 +146,18 @@ function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainSt
  */
 export function containerUnitStatus(result: InspectResult, label: string): UnitStatus {
   if (result.kind !== 'found') {
-    return { loadState: 'not-found', activeState: 'inactive', subState: 'dead', mainPid: 0, nRestarts: 0, result: '', dropInPaths: [], needDaemonReload: false, id: label, manager: 'docker' };
+    return {
+      loadState: 'not-found',
+      activeState: 'inactive',
+      subState: 'dead',
+      mainPid: 0,
+      nRestarts: 0,
+      result: '',
+      dropInPaths: [],
+      needDaemonReload: false,
+      id: label,
+      manager: 'docker',
+    };
   }
   const c = result.container;
   const ended = !c.running && !c.restarting && c.finishedAt !== undefined;
@@ -140,7 +170,8 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     subState = 'auto-restart';
   } else if (c.status === 'removing') activeState = 'deactivating';
   // Stopped by someone (docker stop), even when it took SIGKILL after the stop timeout: not a failure.
-  else if (!c.stopRequested && (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean))) activeState = 'failed';
+  else if (!c.stopRequested && (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean)))
+    activeState = 'failed';
   const running = activeState === 'active' && c.pid > 0;
   return {
     loadState: 'loaded',
@@ -148,8 +179,10 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     subState,
     mainPid: running ? c.pid : 0,
     nRestarts: c.restartCount,
-    result: running ? 'success' : exit.result ?? '',
-    ...(!running && (ended || c.restarting) && exit.execMainCode !== undefined ? { execMainCode: exit.execMainCode, execMainStatus: exit.execMainStatus } : {}),
+    result: running ? 'success' : (exit.result ?? ''),
+    ...(!running && (ended || c.restarting) && exit.execMainCode !== undefined
+      ? { execMainCode: exit.execMainCode, execMainStatus: exit.execMainStatus }
+      : {}),
     ...(c.startedAt !== undefined ? { execMainStartedAt: c.startedAt } : {}),
     // Wall-clock microseconds, as the log lines' `monotonicUs` (logLineEntry): compared with each other only.
     ...(c.startedAtUs !== undefined ? { execMainStartedMonotonicUs: c.startedAtUs } : {}),
@@ -166,7 +199,9 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
 
 /** One line of `docker logs --timestamps`: `2026-11-30T14:29:02.324652777Z message`. */
 export function logLineEntry(line: string): JournalEntry | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) ?(.*)$/s.exec(line.replace(/\n$/, ''));
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) ?(.*)$/s.exec(
+    line.replace(/\n$/, ''),
+  );
   if (!m) return undefined;
   const us = parseDockerTimeUs(m[1]);
   if (us === undefined) return undefined;
@@ -213,20 +248,30 @@ export function withEndEvents(ended: ContainerInfo, eventsOutput: string): Conta
 }
 
 /** The events of the run that started at `startedAtUs` (not those of the run before it). */
-function readEndEvents(eventsOutput: string, startedAtUs: number | undefined): { exitCode: number | undefined; oom: boolean; at: number | undefined; stop: boolean } {
+function readEndEvents(
+  eventsOutput: string,
+  startedAtUs: number | undefined,
+): { exitCode: number | undefined; oom: boolean; at: number | undefined; stop: boolean } {
   let exitCode: number | undefined;
   let oom = false;
   let at: number | undefined;
   let stop = false;
   for (const line of eventsOutput.split('\n')) {
     if (!line.trim().startsWith('{')) continue;
-    let event: { Action?: unknown; status?: unknown; time?: unknown; timeNano?: unknown; Actor?: { Attributes?: Record<string, unknown> } };
+    let event: {
+      Action?: unknown;
+      status?: unknown;
+      time?: unknown;
+      timeNano?: unknown;
+      Actor?: { Attributes?: Record<string, unknown> };
+    };
     try {
       event = JSON.parse(line) as typeof event;
     } catch {
       continue;
     }
-    if (startedAtUs !== undefined && typeof event.timeNano === 'number' && event.timeNano / 1000 < startedAtUs) continue;
+    if (startedAtUs !== undefined && typeof event.timeNano === 'number' && event.timeNano / 1000 < startedAtUs)
+      continue;
     const action = str(event.Action ?? event.status);
     if (action === 'oom') oom = true;
     if (action === 'kill' || action === 'stop') stop = true;

@@ -10,7 +10,10 @@ export interface WrappedContainer {
   readonly detached: boolean;
 }
 
-export type WrappedContainerResult = { readonly kind: 'container'; readonly container: WrappedContainer } | { readonly kind: 'unnamed'; readonly message: string } | undefined;
+export type WrappedContainerResult =
+  | { readonly kind: 'container'; readonly container: WrappedContainer }
+  | { readonly kind: 'unnamed'; readonly message: string }
+  | undefined;
 
 function isDocker(program: string | undefined): boolean {
   return program !== undefined && /(^|\/)(docker|podman)$/.test(program);
@@ -26,8 +29,15 @@ export function wrappedContainer(argv: readonly string[]): WrappedContainerResul
   const rest = argv.slice(i + 1);
   if (verb === 'start') {
     const name = [...rest].reverse().find((a) => !a.startsWith('-'));
-    if (name === undefined || !DOCKER_NAME.test(name)) return { kind: 'unnamed', message: 'ExecStart runs `docker start` without a container name Kimi can read' };
-    return { kind: 'container', container: { name, detached: !rest.some((a) => a === '-a' || a === '--attach' || /^-[ai]+$/.test(a) && a.includes('a')) } };
+    if (name === undefined || !DOCKER_NAME.test(name))
+      return { kind: 'unnamed', message: 'ExecStart runs `docker start` without a container name Kimi can read' };
+    return {
+      kind: 'container',
+      container: {
+        name,
+        detached: !rest.some((a) => a === '-a' || a === '--attach' || (/^-[ai]+$/.test(a) && a.includes('a'))),
+      },
+    };
   }
   let name: string | undefined;
   let detached = false;
@@ -40,7 +50,8 @@ export function wrappedContainer(argv: readonly string[]): WrappedContainerResul
   if (name === undefined || !DOCKER_NAME.test(name)) {
     return {
       kind: 'unnamed',
-      message: 'ExecStart runs `docker run` without `--name`: Kimi cannot tell which container to watch. Add `--name NAME` to the docker run line',
+      message:
+        'ExecStart runs `docker run` without `--name`: Kimi cannot tell which container to watch. Add `--name NAME` to the docker run line',
     };
   }
   return { kind: 'container', container: { name, detached } };

@@ -52,7 +52,8 @@ function composeContainerId(target: ComposeTarget, sudo: boolean): string {
  */
 export function inspectCommand(target: DockerTargetConfig, sudo: boolean): string {
   const fmt = quote(INSPECT_FORMAT);
-  if (target.kind === 'container') return `${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} ${commandLine(['--', target.name])} 2>&1`;
+  if (target.kind === 'container')
+    return `${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} ${commandLine(['--', target.name])} 2>&1`;
   return `${composeContainerId(target, sudo)}; if [ -z "$id" ] && [ -n "$out" ]; then printf '%s\\n' "$out"; elif [ -z "$id" ]; then echo 'Error: No such object: compose service ${target.service}'; else ${docker(sudo, ['inspect', '--type', 'container', '--format'])} ${fmt} "$id" 2>&1; fi`;
 }
 
@@ -85,7 +86,8 @@ export function logsFollowCommand(target: DockerTargetConfig, sudo: boolean, sin
 /** The container's last `lines` lines (the cause of a failure). */
 export function logsTailCommand(target: DockerTargetConfig, sudo: boolean, lines: number): string {
   const n = String(Math.max(1, Math.min(100000, Math.floor(lines))));
-  if (target.kind === 'container') return `${docker(sudo, ['logs', '--timestamps', '--tail', n, '--', target.name])} 2>&1`;
+  if (target.kind === 'container')
+    return `${docker(sudo, ['logs', '--timestamps', '--tail', n, '--', target.name])} 2>&1`;
   return `${composeContainerId(target, sudo)}; [ -n "$id" ] && ${docker(sudo, ['logs', '--timestamps', '--tail', n])} "$id" 2>&1`;
 }
 

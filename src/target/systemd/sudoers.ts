@@ -93,7 +93,9 @@ function aliasPrefix(stem: string): string {
 export function sudoersRules(user: string, unitName: string): string {
   const unit = normalizeUnit(unitName);
   if (!SUDOERS_SAFE_UNIT.test(unit)) {
-    throw new Error(`The unit name ${JSON.stringify(unit)} has characters that sudoers would read specially (\\ : , =); write the rules by hand`);
+    throw new Error(
+      `The unit name ${JSON.stringify(unit)} has characters that sudoers would read specially (\\ : , =); write the rules by hand`,
+    );
   }
   if (!SUDOERS_SAFE_USER.test(user)) {
     throw new Error(`The user name ${JSON.stringify(user)} would need quoting in sudoers; write the rules by hand`);
@@ -138,7 +140,12 @@ export interface SudoRefusal {
  */
 export function sudoRefusalMessage(r: SudoRefusal): string {
   const where = r.host ?? 'this machine';
-  const said = r.stderr.trim().split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  const said =
+    r.stderr
+      .trim()
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? '';
   const fix = `"${COPY_SUDOERS_RULE}" copies the sudoers rules that allow exactly the extension's commands (install them with ${sudoersInstallCommand(r.unit)}), or connect as a user who may run it.`;
   if (/a password is required|a terminal is required|no tty present/i.test(said)) {
     return `sudo asks for a password on ${where}: allow "${r.action}" without a password. Refused: ${r.command}. ${fix}`;

@@ -39,7 +39,8 @@ export function execStartOf(showOutput: string): string[] {
 }
 
 export function showCommand(unit: string, properties: readonly string[] = UNIT_PROPERTIES): string {
-  for (const p of properties) if (!/^[A-Za-z]+$/.test(p)) throw new Error(`Invalid systemd property name: ${JSON.stringify(p)}`);
+  for (const p of properties)
+    if (!/^[A-Za-z]+$/.test(p)) throw new Error(`Invalid systemd property name: ${JSON.stringify(p)}`);
   return `TZ=UTC systemctl show --no-pager -p ${quote(properties.join(','))} ${quote(unit)}`;
 }
 
@@ -70,7 +71,8 @@ export function parseSystemdTimestamp(value: string | undefined): number | undef
     const ms = Math.round(Number(unix[1]) * 1000);
     return Number.isFinite(ms) ? ms : undefined;
   }
-  const m = /^(?:[A-Za-z]{2,3}\s+)?(\d{4})-(\d{2})-(\d{2})\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:\s+(\S+))?$/.exec(v);
+  const m =
+    /^(?:[A-Za-z]{2,3}\s+)?(\d{4})-(\d{2})-(\d{2})\s+(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:\s+(\S+))?$/.exec(v);
   if (!m) return undefined;
   const zone = m[8] ?? 'UTC';
   let offsetMin: number | undefined = ZONE_OFFSETS_MIN[zone.toUpperCase()];
@@ -122,7 +124,9 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
     mainPid: int(props['MainPID'], 0),
     nRestarts: int(props['NRestarts'], 0),
     result: (props['Result'] ?? '').trim(),
-    ...(execMainStatus !== undefined && Number.isSafeInteger(Number(execMainStatus)) ? { execMainStatus: Number(execMainStatus) } : {}),
+    ...(execMainStatus !== undefined && Number.isSafeInteger(Number(execMainStatus))
+      ? { execMainStatus: Number(execMainStatus) }
+      : {}),
     ...(execMainCode !== undefined ? { execMainCode } : {}),
     ...(started !== undefined ? { execMainStartedAt: started } : {}),
     ...(exited !== undefined ? { execMainExitedAt: exited } : {}),
@@ -139,9 +143,38 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
 }
 
 const SIGNALS: readonly string[] = [
-  '', 'HUP', 'INT', 'QUIT', 'ILL', 'TRAP', 'ABRT', 'BUS', 'FPE', 'KILL', 'USR1', 'SEGV', 'USR2', 'PIPE',
-  'ALRM', 'TERM', 'STKFLT', 'CHLD', 'CONT', 'STOP', 'TSTP', 'TTIN', 'TTOU', 'URG', 'XCPU', 'XFSZ',
-  'VTALRM', 'PROF', 'WINCH', 'IO', 'PWR', 'SYS',
+  '',
+  'HUP',
+  'INT',
+  'QUIT',
+  'ILL',
+  'TRAP',
+  'ABRT',
+  'BUS',
+  'FPE',
+  'KILL',
+  'USR1',
+  'SEGV',
+  'USR2',
+  'PIPE',
+  'ALRM',
+  'TERM',
+  'STKFLT',
+  'CHLD',
+  'CONT',
+  'STOP',
+  'TSTP',
+  'TTIN',
+  'TTOU',
+  'URG',
+  'XCPU',
+  'XFSZ',
+  'VTALRM',
+  'PROF',
+  'WINCH',
+  'IO',
+  'PWR',
+  'SYS',
 ];
 
 export function signalName(n: number): string | undefined {
@@ -216,7 +249,6 @@ export function parseExecStartProperty(value: string): string[] {
   return splitCommandLine((end >= 0 ? body.slice(0, end) : body).trim());
 }
 
-
 function splitCommandLine(s: string): string[] {
   const out: string[] = [];
   let i = 0;
@@ -262,4 +294,3 @@ function readQuoted(s: string, i: number, q: string): { word: string; next: numb
   }
   return undefined;
 }
-

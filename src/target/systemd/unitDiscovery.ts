@@ -58,7 +58,10 @@ function showBlocks(text: string): Map<string, string[]>[] {
 export function serverUrlOf(argv: readonly string[]): string {
   const host = getFlag(argv, '--host');
   const portText = getFlag(argv, '--port');
-  const port = portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535 ? Number(portText) : SGLANG_DEFAULT_PORT;
+  const port =
+    portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535
+      ? Number(portText)
+      : SGLANG_DEFAULT_PORT;
   // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
   const unknown = host === undefined || host === '' || host.includes('$');
   let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;

@@ -6,7 +6,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, LineSplitter } from '../lines';
-import { TransportError, type ConnectionState, type ExecOptions, type ExecResult, type RemoteProcess, type Transport } from '../transport';
+import {
+  TransportError,
+  type ConnectionState,
+  type ExecOptions,
+  type ExecResult,
+  type RemoteProcess,
+  type Transport,
+} from '../transport';
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -58,7 +65,16 @@ export class LocalTransport implements Transport {
       };
       const onAbort = () => stop(Object.assign(new Error('Command aborted'), { name: 'AbortError' }));
       if (options.timeoutMs !== undefined) {
-        timer = setTimeout(() => stop(new TransportError('command-timeout', `Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`)), options.timeoutMs);
+        timer = setTimeout(
+          () =>
+            stop(
+              new TransportError(
+                'command-timeout',
+                `Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`,
+              ),
+            ),
+          options.timeoutMs,
+        );
       }
       if (options.signal) {
         if (options.signal.aborted) onAbort();
@@ -81,7 +97,11 @@ export class LocalTransport implements Transport {
     });
   }
 
-  async stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
+  async stream(
+    command: string,
+    onLine: (line: string) => void,
+    onStderr?: (line: string) => void,
+  ): Promise<RemoteProcess> {
     this.assertOpen();
     const child = this.spawnShell(command);
     const out = new LineSplitter(onLine);
@@ -128,7 +148,10 @@ export class LocalTransport implements Transport {
 
   private spawnShell(command: string, withStdin = false): ChildProcess {
     // detached: its own process group, so a kill reaches the command's children too.
-    const child = spawn('/bin/sh', ['-c', command], { stdio: [withStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('/bin/sh', ['-c', command], {
+      stdio: [withStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.children.add(child);
     child.once('exit', () => this.children.delete(child));
     child.once('error', () => this.children.delete(child));

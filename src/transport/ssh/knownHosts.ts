@@ -94,7 +94,12 @@ export function parseKnownHosts(text: string): KnownHostEntry[] {
 /** OpenSSH `match_pattern`: `*` any run, `?` one character; case-insensitive. */
 export function matchPattern(name: string, pattern: string): boolean {
   const re = new RegExp(
-    '^' + pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$',
+    '^' +
+      pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.') +
+      '$',
     'is',
   );
   return re.test(name);
@@ -178,7 +183,12 @@ export type HostKeyFilesCheck =
       /** `@cert-authority` lines that match the host (which ssh2 cannot use). */
       readonly certAuthorities: readonly { readonly file: string; readonly line: number }[];
     }
-  | { readonly status: 'changed'; readonly file: string; readonly knownFingerprints: readonly string[]; readonly lines: readonly number[] }
+  | {
+      readonly status: 'changed';
+      readonly file: string;
+      readonly knownFingerprints: readonly string[];
+      readonly lines: readonly number[];
+    }
   | { readonly status: 'revoked'; readonly file: string; readonly line: number };
 
 /**
@@ -186,12 +196,23 @@ export type HostKeyFilesCheck =
  * does: a revocation in any file wins, then a match in any file, then a different key of the
  * same type (changed); else unknown.
  */
-export function checkHostKeyInFiles(files: readonly KnownHostsText[], host: string, port: number, keyType: string, keyBlob: Buffer): HostKeyFilesCheck {
-  const results = files.map((f) => ({ file: f.file, text: f.text, r: checkHostKey(f.text, host, port, keyType, keyBlob) }));
+export function checkHostKeyInFiles(
+  files: readonly KnownHostsText[],
+  host: string,
+  port: number,
+  keyType: string,
+  keyBlob: Buffer,
+): HostKeyFilesCheck {
+  const results = files.map((f) => ({
+    file: f.file,
+    text: f.text,
+    r: checkHostKey(f.text, host, port, keyType, keyBlob),
+  }));
   for (const { file, r } of results) if (r.status === 'revoked') return { status: 'revoked', file, line: r.line };
   for (const { file, r } of results) if (r.status === 'known') return { status: 'known', file, line: r.line };
   for (const { file, r } of results) {
-    if (r.status === 'changed') return { status: 'changed', file, knownFingerprints: r.knownFingerprints, lines: r.lines };
+    if (r.status === 'changed')
+      return { status: 'changed', file, knownFingerprints: r.knownFingerprints, lines: r.lines };
   }
   const otherKeyTypes = new Set<string>();
   const certAuthorities: { file: string; line: number }[] = [];

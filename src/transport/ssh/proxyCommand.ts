@@ -15,9 +15,17 @@ export interface SpawnSpec {
 }
 
 /** How to start the (already token-expanded) command on this platform. */
-export function proxyCommandSpawn(command: string, platform: NodeJS.Platform, env: Readonly<Record<string, string | undefined>> = {}): SpawnSpec {
+export function proxyCommandSpawn(
+  command: string,
+  platform: NodeJS.Platform,
+  env: Readonly<Record<string, string | undefined>> = {},
+): SpawnSpec {
   if (platform === 'win32') {
-    return { file: env.ComSpec ?? env.COMSPEC ?? 'cmd.exe', args: ['/d', '/s', '/c', `"${command}"`], windowsVerbatimArguments: true };
+    return {
+      file: env.ComSpec ?? env.COMSPEC ?? 'cmd.exe',
+      args: ['/d', '/s', '/c', `"${command}"`],
+      windowsVerbatimArguments: true,
+    };
   }
   // `exec` so the command itself (not a shell around it) is the process we kill.
   return { file: '/bin/sh', args: ['-c', `exec ${command}`] };
@@ -45,7 +53,10 @@ export function proxyExitError(command: string, exit: ProxyExit): { kind: Transp
           : /permission denied/i.test(said)
             ? 'auth'
             : 'other';
-  return { kind, message: `ProxyCommand "${command}" ${how} before the SSH connection was made${said ? `: ${said}` : ''}` };
+  return {
+    kind,
+    message: `ProxyCommand "${command}" ${how} before the SSH connection was made${said ? `: ${said}` : ''}`,
+  };
 }
 
 export interface ProxyProcess {
@@ -95,7 +106,10 @@ class ChildSocket extends Duplex {
 const STDERR_KEEP = 2000;
 
 /** Starts the command; `log` receives each stderr line. */
-export function spawnProxyCommand(command: string, options: { platform?: NodeJS.Platform; log?: (line: string) => void } = {}): ProxyProcess {
+export function spawnProxyCommand(
+  command: string,
+  options: { platform?: NodeJS.Platform; log?: (line: string) => void } = {},
+): ProxyProcess {
   const spec = proxyCommandSpawn(command, options.platform ?? process.platform, process.env);
   const child = spawn(spec.file, [...spec.args], {
     stdio: ['pipe', 'pipe', 'pipe'],

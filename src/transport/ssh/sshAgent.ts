@@ -10,13 +10,24 @@
  * offered and which it could not sign with, so a key file the agent already offered is not
  * unlocked again (no passphrase is asked for it).
  */
-import { BaseAgent, createAgent, type IdentityCallback, type ParsedKey, type SignCallback, type SigningRequestOptions } from 'ssh2';
+import {
+  BaseAgent,
+  createAgent,
+  type IdentityCallback,
+  type ParsedKey,
+  type SignCallback,
+  type SigningRequestOptions,
+} from 'ssh2';
 import { fingerprintSha256 } from './knownHosts';
 
 export const WINDOWS_AGENT_PIPE = '\\\\.\\pipe\\openssh-ssh-agent';
 
 export type AgentCandidate =
-  | { readonly kind: 'socket'; readonly path: string; readonly source: 'IdentityAgent' | 'SSH_AUTH_SOCK' | 'Windows OpenSSH agent' | 'agentSocket option' }
+  | {
+      readonly kind: 'socket';
+      readonly path: string;
+      readonly source: 'IdentityAgent' | 'SSH_AUTH_SOCK' | 'Windows OpenSSH agent' | 'agentSocket option';
+    }
   | { readonly kind: 'pageant'; readonly source: 'Pageant' };
 
 export interface AgentEnv {
@@ -36,7 +47,8 @@ export function agentCandidates(e: AgentEnv): AgentCandidate[] {
   const sock = e.env.SSH_AUTH_SOCK;
   if (sock) out.push({ kind: 'socket', path: sock, source: 'SSH_AUTH_SOCK' });
   if (e.platform === 'win32') {
-    if (sock !== WINDOWS_AGENT_PIPE) out.push({ kind: 'socket', path: WINDOWS_AGENT_PIPE, source: 'Windows OpenSSH agent' });
+    if (sock !== WINDOWS_AGENT_PIPE)
+      out.push({ kind: 'socket', path: WINDOWS_AGENT_PIPE, source: 'Windows OpenSSH agent' });
     out.push({ kind: 'pageant', source: 'Pageant' });
   }
   return out;
@@ -47,7 +59,10 @@ export function describeAgent(c: AgentCandidate): string {
 }
 
 /** The agent's keys to offer: all of them, or under IdentitiesOnly those whose public key is configured. */
-export function selectIdentities<K extends { getPublicSSH(): Buffer }>(keys: readonly K[], allowed: readonly Buffer[] | undefined): K[] {
+export function selectIdentities<K extends { getPublicSSH(): Buffer }>(
+  keys: readonly K[],
+  allowed: readonly Buffer[] | undefined,
+): K[] {
   if (allowed === undefined) return [...keys];
   return keys.filter((k) => {
     const blob = k.getPublicSSH();
@@ -122,7 +137,8 @@ export class SelectedAgent extends BaseAgent<ParsedKey> {
         this.offeredKeys.push(...chosen);
         this.offered = chosen.length;
         const fps = chosen.map((k) => fingerprintSha256(k.getPublicSSH()));
-        const only = this.options.allowed !== undefined ? ` (IdentitiesOnly: ${chosen.length} of ${parsed.length} keys)` : '';
+        const only =
+          this.options.allowed !== undefined ? ` (IdentitiesOnly: ${chosen.length} of ${parsed.length} keys)` : '';
         this.summary = `${describeAgent(c)}${only}${fps.length > 0 ? ` ${fps.join(' ')}` : ': no keys'}`;
         cb(undefined, chosen);
       });
@@ -132,7 +148,12 @@ export class SelectedAgent extends BaseAgent<ParsedKey> {
 
   sign(pubKey: ParsedKey, data: Buffer, options: SigningRequestOptions, cb?: SignCallback): void;
   sign(pubKey: ParsedKey, data: Buffer, cb: SignCallback): void;
-  sign(pubKey: ParsedKey, data: Buffer, optionsOrCb: SigningRequestOptions | SignCallback, maybeCb?: SignCallback): void {
+  sign(
+    pubKey: ParsedKey,
+    data: Buffer,
+    optionsOrCb: SigningRequestOptions | SignCallback,
+    maybeCb?: SignCallback,
+  ): void {
     const cb = (typeof optionsOrCb === 'function' ? optionsOrCb : maybeCb) ?? (() => undefined);
     const options = typeof optionsOrCb === 'function' ? {} : optionsOrCb;
     const agent = this.active;

@@ -115,7 +115,8 @@ export function parseJumpHop(spec: string): { host: string; user?: string; port?
     }
   }
   if (!host || /\s/.test(host)) throw new Error(`Invalid ProxyJump hop: ${JSON.stringify(spec)}`);
-  if (port !== undefined && !(port >= 1 && port <= 65535)) throw new Error(`Invalid port in ProxyJump hop: ${JSON.stringify(spec)}`);
+  if (port !== undefined && !(port >= 1 && port <= 65535))
+    throw new Error(`Invalid port in ProxyJump hop: ${JSON.stringify(spec)}`);
   return { host, user, port };
 }
 
@@ -151,22 +152,93 @@ const APPLIED = new Set([
 
 /** ssh_config(5) keywords, for naming what is not applied the way the user spells it. */
 const KEYWORDS = [
-  'AddKeysToAgent', 'AddressFamily', 'BatchMode', 'BindAddress', 'BindInterface', 'CanonicalDomains',
-  'CanonicalizeFallbackLocal', 'CanonicalizeHostname', 'CanonicalizeMaxDots', 'CanonicalizePermittedCNAMEs',
-  'CASignatureAlgorithms', 'CertificateFile', 'ChannelTimeout', 'CheckHostIP', 'Ciphers', 'ClearAllForwardings',
-  'Compression', 'ConnectionAttempts', 'ControlMaster', 'ControlPath', 'ControlPersist', 'DynamicForward',
-  'EnableEscapeCommandline', 'EnableSSHKeysign', 'EscapeChar', 'ExitOnForwardFailure', 'FingerprintHash',
-  'ForkAfterAuthentication', 'ForwardAgent', 'ForwardX11', 'ForwardX11Timeout', 'ForwardX11Trusted', 'GatewayPorts',
-  'GlobalKnownHostsFile', 'GSSAPIAuthentication', 'GSSAPIDelegateCredentials', 'HostbasedAcceptedAlgorithms',
-  'HostbasedAuthentication', 'HostKeyAlgorithms', 'HostKeyAlias', 'IgnoreUnknown', 'IPQoS',
-  'KbdInteractiveAuthentication', 'KbdInteractiveDevices', 'KexAlgorithms', 'KnownHostsCommand', 'LocalCommand',
-  'LocalForward', 'LogLevel', 'LogVerbose', 'MACs', 'NoHostAuthenticationForLocalhost', 'NumberOfPasswordPrompts',
-  'ObscureKeystrokeTiming', 'PasswordAuthentication', 'PermitLocalCommand', 'PermitRemoteOpen', 'PKCS11Provider',
-  'PreferredAuthentications', 'ProxyUseFdpass', 'PubkeyAcceptedAlgorithms', 'PubkeyAcceptedKeyTypes',
-  'PubkeyAuthentication', 'RekeyLimit', 'RemoteCommand', 'RemoteForward', 'RequestTTY', 'RequiredRSASize',
-  'RevokedHostKeys', 'SecurityKeyProvider', 'SendEnv', 'SessionType', 'SetEnv', 'StdinNull', 'StreamLocalBindMask',
-  'StreamLocalBindUnlink', 'StrictHostKeyChecking', 'SyslogFacility', 'Tag', 'TCPKeepAlive', 'Tunnel', 'TunnelDevice',
-  'UpdateHostKeys', 'UseKeychain', 'VerifyHostKeyDNS', 'VisualHostKey', 'XAuthLocation',
+  'AddKeysToAgent',
+  'AddressFamily',
+  'BatchMode',
+  'BindAddress',
+  'BindInterface',
+  'CanonicalDomains',
+  'CanonicalizeFallbackLocal',
+  'CanonicalizeHostname',
+  'CanonicalizeMaxDots',
+  'CanonicalizePermittedCNAMEs',
+  'CASignatureAlgorithms',
+  'CertificateFile',
+  'ChannelTimeout',
+  'CheckHostIP',
+  'Ciphers',
+  'ClearAllForwardings',
+  'Compression',
+  'ConnectionAttempts',
+  'ControlMaster',
+  'ControlPath',
+  'ControlPersist',
+  'DynamicForward',
+  'EnableEscapeCommandline',
+  'EnableSSHKeysign',
+  'EscapeChar',
+  'ExitOnForwardFailure',
+  'FingerprintHash',
+  'ForkAfterAuthentication',
+  'ForwardAgent',
+  'ForwardX11',
+  'ForwardX11Timeout',
+  'ForwardX11Trusted',
+  'GatewayPorts',
+  'GlobalKnownHostsFile',
+  'GSSAPIAuthentication',
+  'GSSAPIDelegateCredentials',
+  'HostbasedAcceptedAlgorithms',
+  'HostbasedAuthentication',
+  'HostKeyAlgorithms',
+  'HostKeyAlias',
+  'IgnoreUnknown',
+  'IPQoS',
+  'KbdInteractiveAuthentication',
+  'KbdInteractiveDevices',
+  'KexAlgorithms',
+  'KnownHostsCommand',
+  'LocalCommand',
+  'LocalForward',
+  'LogLevel',
+  'LogVerbose',
+  'MACs',
+  'NoHostAuthenticationForLocalhost',
+  'NumberOfPasswordPrompts',
+  'ObscureKeystrokeTiming',
+  'PasswordAuthentication',
+  'PermitLocalCommand',
+  'PermitRemoteOpen',
+  'PKCS11Provider',
+  'PreferredAuthentications',
+  'ProxyUseFdpass',
+  'PubkeyAcceptedAlgorithms',
+  'PubkeyAcceptedKeyTypes',
+  'PubkeyAuthentication',
+  'RekeyLimit',
+  'RemoteCommand',
+  'RemoteForward',
+  'RequestTTY',
+  'RequiredRSASize',
+  'RevokedHostKeys',
+  'SecurityKeyProvider',
+  'SendEnv',
+  'SessionType',
+  'SetEnv',
+  'StdinNull',
+  'StreamLocalBindMask',
+  'StreamLocalBindUnlink',
+  'StrictHostKeyChecking',
+  'SyslogFacility',
+  'Tag',
+  'TCPKeepAlive',
+  'Tunnel',
+  'TunnelDevice',
+  'UpdateHostKeys',
+  'UseKeychain',
+  'VerifyHostKeyDNS',
+  'VisualHostKey',
+  'XAuthLocation',
 ];
 const KEYWORD_CASE = new Map(KEYWORDS.map((k) => [k.toLowerCase(), k]));
 
@@ -233,7 +305,8 @@ function yes(v: string | undefined): boolean {
 
 function seconds(name: string, v: string | undefined, alias: string, min: number): number | undefined {
   if (v === undefined || v.toLowerCase() === 'none') return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min) throw new Error(`Invalid ${name} ${JSON.stringify(v)} for ${alias} in ~/.ssh/config`);
+  if (!/^\d+$/.test(v) || Number(v) < min)
+    throw new Error(`Invalid ${name} ${JSON.stringify(v)} for ${alias} in ~/.ssh/config`);
   return Number(v);
 }
 
@@ -241,11 +314,17 @@ function resolveIdentityAgent(raw: string | undefined, ctx: PathContext, tokens:
   if (raw === undefined) return undefined;
   if (raw.toLowerCase() === 'none') return 'none';
   // ssh_config(5): "SSH_AUTH_SOCK" or "$VAR" names an environment variable holding the path.
-  if (raw === 'SSH_AUTH_SOCK' || /^\$[A-Za-z_][A-Za-z0-9_]*$/.test(raw)) return ctx.env[raw.replace(/^\$/, '')] || 'none';
+  if (raw === 'SSH_AUTH_SOCK' || /^\$[A-Za-z_][A-Za-z0-9_]*$/.test(raw))
+    return ctx.env[raw.replace(/^\$/, '')] || 'none';
   return expandConfigPath(raw, ctx, tokens, 'IdentityAgent');
 }
 
-function resolveEndpoint(computed: Computed, settings: SshSettings, env: ResolveEnv, notes: readonly string[]): SshEndpoint {
+function resolveEndpoint(
+  computed: Computed,
+  settings: SshSettings,
+  env: ResolveEnv,
+  notes: readonly string[],
+): SshEndpoint {
   const ctx = pathContext(env);
   const alias = settings.host;
   const cfgPortText = first(computed.port);
@@ -255,9 +334,18 @@ function resolveEndpoint(computed: Computed, settings: SshSettings, env: Resolve
   }
   const port = settings.port ?? cfgPort ?? 22;
   const username = settings.username ?? first(computed.user) ?? env.localUser;
-  const base = { port, remoteUser: username, localUser: env.localUser, homeDir: env.homeDir, alias, localHost: env.localHost };
+  const base = {
+    port,
+    remoteUser: username,
+    localUser: env.localUser,
+    homeDir: env.homeDir,
+    alias,
+    localHost: env.localHost,
+  };
   const rawHostName = first(computed.hostname);
-  const hostName = rawHostName ? expandTokens(rawHostName, { ...base, host: alias }, TOKENS.hostName, 'HostName') : alias;
+  const hostName = rawHostName
+    ? expandTokens(rawHostName, { ...base, host: alias }, TOKENS.hostName, 'HostName')
+    : alias;
   const tokens: TokenValues = { ...base, host: hostName };
 
   let files: string[];
@@ -276,7 +364,8 @@ function resolveEndpoint(computed: Computed, settings: SshSettings, env: Resolve
   let knownHostsFiles: string[] | undefined;
   const khRaw = list(computed.userknownhostsfile);
   if (khRaw.length > 0) {
-    if (khRaw.some((f) => f.toLowerCase() === 'none')) configNotes.push('UserKnownHostsFile none (kimi.knownHostsFile is used)');
+    if (khRaw.some((f) => f.toLowerCase() === 'none'))
+      configNotes.push('UserKnownHostsFile none (kimi.knownHostsFile is used)');
     else knownHostsFiles = khRaw.map((f) => expandConfigPath(f, ctx, tokens, 'UserKnownHostsFile'));
   }
 
@@ -284,9 +373,12 @@ function resolveEndpoint(computed: Computed, settings: SshSettings, env: Resolve
   const keys = Object.keys(computed);
   const pc = first(computed.proxycommand);
   const pj = first(computed.proxyjump);
-  const proxyCommandWins = pc !== undefined && (pj === undefined || keys.indexOf('proxycommand') < keys.indexOf('proxyjump'));
+  const proxyCommandWins =
+    pc !== undefined && (pj === undefined || keys.indexOf('proxycommand') < keys.indexOf('proxyjump'));
   const proxyCommand =
-    proxyCommandWins && pc.toLowerCase() !== 'none' ? expandTokens(pc, tokens, TOKENS.proxyCommand, 'ProxyCommand') : undefined;
+    proxyCommandWins && pc.toLowerCase() !== 'none'
+      ? expandTokens(pc, tokens, TOKENS.proxyCommand, 'ProxyCommand')
+      : undefined;
 
   const connectTimeout = seconds('ConnectTimeout', first(computed.connecttimeout), alias, 0);
   const aliveInterval = seconds('ServerAliveInterval', first(computed.serveraliveinterval), alias, 0);
@@ -326,12 +418,20 @@ export function resolveSshTarget(settings: SshSettings, configText: string, env:
   return resolveWithJumps(settings, configText, env, 0, new Set());
 }
 
-function resolveWithJumps(settings: SshSettings, configText: string, env: ResolveEnv, depth: number, seen: Set<string>): SshTarget {
+function resolveWithJumps(
+  settings: SshSettings,
+  configText: string,
+  env: ResolveEnv,
+  depth: number,
+  seen: Set<string>,
+): SshTarget {
   if (depth > MAX_JUMP_DEPTH) throw new Error(`ProxyJump chain too long (more than ${MAX_JUMP_DEPTH} hops)`);
   const key = settings.host.toLowerCase();
   if (seen.has(key)) throw new Error(`ProxyJump loop through ${settings.host}`);
   const expanded = expandIncludes(configText, env.files ?? NO_FILES, settings.host, pathContext(env));
-  const unevaluated = unevaluatedMatchCriteria(expanded.text).map((c) => `Match ${c} (not evaluated: such blocks never apply)`);
+  const unevaluated = unevaluatedMatchCriteria(expanded.text).map(
+    (c) => `Match ${c} (not evaluated: such blocks never apply)`,
+  );
   const computed = compute(expanded.text, settings.host, settings.username);
   const endpoint = resolveEndpoint(computed, settings, env, [...expanded.notes, ...unevaluated]);
   const proxyJump = endpoint.proxyCommand === undefined ? first(computed.proxyjump) : undefined;
@@ -340,7 +440,13 @@ function resolveWithJumps(settings: SshSettings, configText: string, env: Resolv
     const hops = proxyJump.split(',').map(parseJumpHop);
     const nextSeen = new Set(seen).add(key);
     hops.forEach((hop, i) => {
-      const resolved = resolveWithJumps({ host: hop.host, port: hop.port, username: hop.user }, configText, env, depth + 1, nextSeen);
+      const resolved = resolveWithJumps(
+        { host: hop.host, port: hop.port, username: hop.user },
+        configText,
+        env,
+        depth + 1,
+        nextSeen,
+      );
       if (i === 0) jumps.push(...resolved.jumps);
       const ep = stripJumps(resolved);
       // Hops after the first are reached through the one before (as `ssh -J a,b`): their own ProxyCommand does not apply.

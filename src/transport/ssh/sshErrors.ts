@@ -22,7 +22,10 @@ export function classifySshError(err: unknown, ctx: ErrorContext): TransportErro
   const where = `${ctx.host}:${ctx.port}${ctx.via ? ` (${ctx.via})` : ''}`;
 
   if ((code && DNS_CODES.has(code)) || level === 'client-dns') {
-    return new TransportError('dns', `Cannot resolve host name ${ctx.host}${code === 'EAI_AGAIN' ? ' (DNS temporarily unavailable)' : ''}`);
+    return new TransportError(
+      'dns',
+      `Cannot resolve host name ${ctx.host}${code === 'EAI_AGAIN' ? ' (DNS temporarily unavailable)' : ''}`,
+    );
   }
   if (code === 'ECONNREFUSED') {
     return new TransportError('refused', `Connection refused by ${where} — is sshd running?`);

@@ -116,7 +116,15 @@ export function expandIncludes(text: string, files: ConfigFiles, host: string, c
   return { text: out, notes: [...new Set(notes)] };
 }
 
-function expandText(text: string, files: ConfigFiles, host: string, ctx: PathContext, depth: number, notes: string[], from: string): string {
+function expandText(
+  text: string,
+  files: ConfigFiles,
+  host: string,
+  ctx: PathContext,
+  depth: number,
+  notes: string[],
+  from: string,
+): string {
   if (!/^\s*include\b/im.test(text)) return text;
   const out: string[] = [];
   /** The line that opened the current block (undefined: top level, before any Host/Match). */
@@ -201,7 +209,10 @@ export async function collectConfigFiles(text: string, ctx: PathContext): Promis
 async function globFiles(pattern: string, platform: NodeJS.Platform): Promise<string[]> {
   const api = pathApi(platform);
   const root = api.parse(pattern).root;
-  const segments = pattern.slice(root.length).split(platform === 'win32' ? /[\\/]+/ : /\/+/).filter(Boolean);
+  const segments = pattern
+    .slice(root.length)
+    .split(platform === 'win32' ? /[\\/]+/ : /\/+/)
+    .filter(Boolean);
   let current = [root];
   for (const [i, seg] of segments.entries()) {
     const last = i === segments.length - 1;

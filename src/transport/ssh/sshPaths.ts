@@ -70,7 +70,8 @@ export function expandTilde(p: string, ctx: PathContext): string {
   const rest = m ? p.slice(m.index + 1) : '';
   let home: string;
   if (head === '' || head === ctx.localUser) home = ctx.homeDir;
-  else if (ctx.platform === 'win32') throw new Error(`~${head} paths are not supported on Windows (only ~): ${JSON.stringify(p)}`);
+  else if (ctx.platform === 'win32')
+    throw new Error(`~${head} paths are not supported on Windows (only ~): ${JSON.stringify(p)}`);
   else {
     const found = ctx.userHome?.(head);
     if (found === undefined) throw new Error(`No such user "${head}" in ${JSON.stringify(p)}`);
@@ -101,26 +102,38 @@ export function expandTokens(
   directive = 'value',
   env?: Readonly<Record<string, string | undefined>>,
 ): string {
-  return s.replace(/%(.?)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, c: string | undefined, varName: string | undefined) => {
-    if (varName !== undefined) {
-      if (!env) return whole;
-      const v = env[varName];
-      if (v === undefined) throw new Error(`${directive}: environment variable \${${varName}} is not set`);
-      return v;
-    }
-    if (c === '%') return '%';
-    if (!c || !allowed.includes(c)) throw new Error(`${directive}: token %${c ?? ''} is not supported in ${JSON.stringify(s)}`);
-    switch (c) {
-      case 'h': return t.host;
-      case 'p': return String(t.port);
-      case 'r': return t.remoteUser;
-      case 'u': return t.localUser;
-      case 'd': return t.homeDir;
-      case 'n': return t.alias ?? t.host;
-      case 'l': return t.localHost ?? 'localhost';
-      default: return (t.localHost ?? 'localhost').split('.')[0]; // L
-    }
-  });
+  return s.replace(
+    /%(.?)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+    (whole, c: string | undefined, varName: string | undefined) => {
+      if (varName !== undefined) {
+        if (!env) return whole;
+        const v = env[varName];
+        if (v === undefined) throw new Error(`${directive}: environment variable \${${varName}} is not set`);
+        return v;
+      }
+      if (c === '%') return '%';
+      if (!c || !allowed.includes(c))
+        throw new Error(`${directive}: token %${c ?? ''} is not supported in ${JSON.stringify(s)}`);
+      switch (c) {
+        case 'h':
+          return t.host;
+        case 'p':
+          return String(t.port);
+        case 'r':
+          return t.remoteUser;
+        case 'u':
+          return t.localUser;
+        case 'd':
+          return t.homeDir;
+        case 'n':
+          return t.alias ?? t.host;
+        case 'l':
+          return t.localHost ?? 'localhost';
+        default:
+          return (t.localHost ?? 'localhost').split('.')[0]; // L
+      }
+    },
+  );
 }
 
 /**
@@ -130,7 +143,13 @@ export function expandTokens(
  */
 export function expandConfigPath(raw: string, ctx: PathContext, tokens: TokenValues, directive: string): string {
   const unquoted = raw.replace(/^"(.*)"$/, '$1');
-  const expanded = expandTokens(expandTilde(expandWindowsEnv(unquoted, ctx), ctx), tokens, TOKENS.path, directive, ctx.env);
+  const expanded = expandTokens(
+    expandTilde(expandWindowsEnv(unquoted, ctx), ctx),
+    tokens,
+    TOKENS.path,
+    directive,
+    ctx.env,
+  );
   const api = pathApi(ctx.platform);
   if (!api.isAbsolute(expanded)) return api.join(sshDir(ctx), expanded);
   // Windows: `%d/.ssh/x` gives mixed separators; one kind reads better in logs and messages.
@@ -175,7 +194,8 @@ function systemUserHome(name: string, platform: NodeJS.Platform): string | undef
     // no /etc/passwd: fall through
   }
   // macOS keeps most users in Directory Services, not /etc/passwd.
-  if (platform === 'darwin' && /^[A-Za-z0-9._-]+$/.test(name) && fs.existsSync(`/Users/${name}`)) return `/Users/${name}`;
+  if (platform === 'darwin' && /^[A-Za-z0-9._-]+$/.test(name) && fs.existsSync(`/Users/${name}`))
+    return `/Users/${name}`;
   return undefined;
 }
 

@@ -126,7 +126,11 @@ class HandshakeDeadline {
   private startedAt = 0;
   private done = false;
 
-  constructor(ms: number, private readonly onExpire: () => void, private readonly timers: Timers) {
+  constructor(
+    ms: number,
+    private readonly onExpire: () => void,
+    private readonly timers: Timers,
+  ) {
     this.remaining = ms;
     this.resume();
   }
@@ -141,10 +145,13 @@ class HandshakeDeadline {
   resume(): void {
     if (this.done || this.handle !== undefined) return;
     this.startedAt = Date.now();
-    this.handle = this.timers.setTimeout(() => {
-      this.done = true;
-      this.onExpire();
-    }, Math.max(0, this.remaining));
+    this.handle = this.timers.setTimeout(
+      () => {
+        this.done = true;
+        this.onExpire();
+      },
+      Math.max(0, this.remaining),
+    );
   }
 
   clear(): void {
@@ -156,7 +163,9 @@ class HandshakeDeadline {
 
 function noop(): void {}
 
-type AuthStep = { readonly kind: 'key'; readonly path: string; readonly configured: boolean } | { readonly kind: 'agent' };
+type AuthStep =
+  | { readonly kind: 'key'; readonly path: string; readonly configured: boolean }
+  | { readonly kind: 'agent' };
 
 export class SshTransport implements Transport {
   readonly description: string;
@@ -208,7 +217,8 @@ export class SshTransport implements Transport {
   }
 
   connect(): Promise<void> {
-    if (this.disposed) return Promise.reject(new TransportError('closed', `Connection to ${this.description} was disposed`));
+    if (this.disposed)
+      return Promise.reject(new TransportError('closed', `Connection to ${this.description} was disposed`));
     if (this.chain.length > 0) return Promise.resolve();
     if (this.attempt) return this.attempt;
     this.cancelRetry();
@@ -241,7 +251,13 @@ export class SshTransport implements Transport {
       const onAbort = () => stop(Object.assign(new Error('Remote command aborted'), { name: 'AbortError' }));
       if (options.timeoutMs !== undefined) {
         const ms = options.timeoutMs;
-        timer = this.timers.setTimeout(() => stop(new TransportError('command-timeout', `Remote command timed out after ${Math.round(ms / 100) / 10} s`)), ms);
+        timer = this.timers.setTimeout(
+          () =>
+            stop(
+              new TransportError('command-timeout', `Remote command timed out after ${Math.round(ms / 100) / 10} s`),
+            ),
+          ms,
+        );
       }
       if (options.signal) {
         if (options.signal.aborted) onAbort();
@@ -258,19 +274,28 @@ export class SshTransport implements Transport {
       // ssh2 also hands the exit status to 'close': a status read with the channel's opening
       // (before the 'exit' listener above existed) is not lost.
       run.channel.on('close', (code?: number | null, signal?: string) => {
-        if (!exit && code !== undefined) exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
+        if (!exit && code !== undefined)
+          exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
         if (settled) return;
         settled = true;
         cleanup();
         if (!exit && this.chain[this.chain.length - 1] !== client) {
           return reject(new TransportError('closed', `Connection to ${this.description} was lost while a command ran`));
         }
-        resolve({ ...finishOutput(stdout, stderr), code: exit?.code ?? null, ...(exit?.signal ? { signal: exit.signal } : {}) });
+        resolve({
+          ...finishOutput(stdout, stderr),
+          code: exit?.code ?? null,
+          ...(exit?.signal ? { signal: exit.signal } : {}),
+        });
       });
     });
   }
 
-  async stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
+  async stream(
+    command: string,
+    onLine: (line: string) => void,
+    onStderr?: (line: string) => void,
+  ): Promise<RemoteProcess> {
     const client = await this.readyClient();
     const run = await this.startRemote(client, command, 'ends with stdin');
     const out = new LineSplitter(onLine);
@@ -378,7 +403,10 @@ export class SshTransport implements Transport {
     if (this.chain.length === 0) {
       if (this.everConnected || this._state.kind === 'down') {
         const s = this._state;
-        const detail = s.kind === 'down' ? `: ${s.error}${s.retryInMs !== undefined ? ` (retrying in ${Math.ceil(s.retryInMs / 1000)} s)` : ''}` : ' (reconnecting)';
+        const detail =
+          s.kind === 'down'
+            ? `: ${s.error}${s.retryInMs !== undefined ? ` (retrying in ${Math.ceil(s.retryInMs / 1000)} s)` : ''}`
+            : ' (reconnecting)';
         throw new TransportError('closed', `SSH connection to ${this.description} is down${detail}`);
       }
       await this.connect();
@@ -439,7 +467,11 @@ export class SshTransport implements Transport {
   }
 
   private scheduleRetry(reason: string, errorKind?: TransportErrorKind): void {
-    const delay = backoffDelay(this.failuresSinceConnected++, this.options.backoffInitialMs ?? 1000, this.options.backoffMaxMs ?? 30_000);
+    const delay = backoffDelay(
+      this.failuresSinceConnected++,
+      this.options.backoffInitialMs ?? 1000,
+      this.options.backoffMaxMs ?? 30_000,
+    );
     this.setState({ kind: 'down', error: reason, retryInMs: delay, ...(errorKind ? { errorKind } : {}) });
     this.cancelRetry();
     this.retryHandle = this.timers.setTimeout(() => {
@@ -521,7 +553,12 @@ export class SshTransport implements Transport {
         if (!err) return resolve(channel);
         const e = channelOpenError(err, to.hostName, to.port);
         const kind = e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOTFOUND' ? 'dns' : 'other';
-        reject(new TransportError(kind, `Jump host ${from.hostName} could not reach ${to.hostName}:${to.port}: ${(err as Error).message}`));
+        reject(
+          new TransportError(
+            kind,
+            `Jump host ${from.hostName} could not reach ${to.hostName}:${to.port}: ${(err as Error).message}`,
+          ),
+        );
       });
     });
   }
@@ -535,7 +572,12 @@ export class SshTransport implements Transport {
     return Promise.all(this.knownHostsFiles(ep).map(async (file) => ({ file, text: await readKnownHostsFile(file) })));
   }
 
-  private handshake(ep: SshEndpoint, sock: Duplex | undefined, via: string | undefined, proxy?: ProxyProcess): Promise<Client> {
+  private handshake(
+    ep: SshEndpoint,
+    sock: Duplex | undefined,
+    via: string | undefined,
+    proxy?: ProxyProcess,
+  ): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
       const client = new Client();
       this.dialing.add(client);
@@ -573,7 +615,12 @@ export class SshTransport implements Transport {
         // A connection that broke because the ProxyCommand died: say why it died (its exit
         // may be reported a moment after the broken pipe).
         const level = (err as { level?: unknown } | undefined)?.level;
-        if (proxy && !hostKeyError && level !== 'client-authentication' && !(err instanceof TransportError && err.kind !== 'closed')) {
+        if (
+          proxy &&
+          !hostKeyError &&
+          level !== 'client-authentication' &&
+          !(err instanceof TransportError && err.kind !== 'closed')
+        ) {
           if (!proxy.exit && !waitedForProxy) {
             waitedForProxy = true;
             const t = setTimeout(() => fail(err), 1000);
@@ -624,7 +671,8 @@ export class SshTransport implements Transport {
         resolve(client);
       });
       client.on('error', onError);
-      const onCloseEarly = () => fail(new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`));
+      const onCloseEarly = () =>
+        fail(new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`));
       client.on('close', onCloseEarly);
       if (proxy) void proxy.exited.then(() => fail(new TransportError('closed', 'ProxyCommand exited')));
 
@@ -653,7 +701,9 @@ export class SshTransport implements Transport {
         .then((files) => {
           if (settled) return;
           const text = files.map((f) => f.text).join('\n');
-          config.algorithms = { serverHostKey: orderHostKeyAlgorithms(knownKeyTypes(text, ep.hostName, ep.port)) as never };
+          config.algorithms = {
+            serverHostKey: orderHostKeyAlgorithms(knownKeyTypes(text, ep.hostName, ep.port)) as never,
+          };
           client.connect(config);
         })
         .catch(fail);
@@ -724,7 +774,9 @@ export class SshTransport implements Transport {
         }
         const hash = ep.hashKnownHosts === true;
         await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key, { hash }));
-        this.log(`Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}${hash ? ' (hashed: HashKnownHosts yes)' : ''}`);
+        this.log(
+          `Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}${hash ? ' (hashed: HashKnownHosts yes)' : ''}`,
+        );
         return;
       }
     }
@@ -746,7 +798,11 @@ export class SshTransport implements Transport {
    * files), then the identity files the agent did not already offer; a passphrase is asked only
    * when a file's key must be unlocked because the agent could not sign with it.
    */
-  private authHandler(ep: SshEndpoint, deadline: HandshakeDeadline, tried: string[]): { handler: AuthHandlerMiddleware; finish(): void } {
+  private authHandler(
+    ep: SshEndpoint,
+    deadline: HandshakeDeadline,
+    tried: string[],
+  ): { handler: AuthHandlerMiddleware; finish(): void } {
     const agents = this.agentsFor(ep);
     const steps: AuthStep[] = [
       ...(agents.length > 0 ? [{ kind: 'agent' as const }] : []),
@@ -765,7 +821,11 @@ export class SshTransport implements Transport {
     };
 
     // ssh2 passes null methods on the first call; `false` ends authentication (not in the typings).
-    const handler = (methodsLeft: AuthenticationType[] | null, _partial: boolean | null, next: (m: AnyAuthMethod) => void): void => {
+    const handler = (
+      methodsLeft: AuthenticationType[] | null,
+      _partial: boolean | null,
+      next: (m: AnyAuthMethod) => void,
+    ): void => {
       settleLast(true);
       const allows = (m: AuthenticationType) => methodsLeft === null || methodsLeft.includes(m);
       const advance = async (): Promise<AnyAuthMethod | false> => {
@@ -789,7 +849,8 @@ export class SshTransport implements Transport {
           lastOffered = { index: tried.length - 1 };
           return { type: 'publickey', username: ep.username, key };
         }
-        if (methodsLeft && !methodsLeft.includes('publickey')) tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
+        if (methodsLeft && !methodsLeft.includes('publickey'))
+          tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
         return false;
       };
       const end = () => next(false as unknown as AnyAuthMethod);
@@ -799,12 +860,17 @@ export class SshTransport implements Transport {
   }
 
   /** The parsed private key, or undefined to skip it (missing, cancelled, unreadable, public only). */
-  private async loadKey(step: { path: string; configured: boolean }, deadline: HandshakeDeadline, tried: string[]): Promise<ParsedKey | undefined> {
+  private async loadKey(
+    step: { path: string; configured: boolean },
+    deadline: HandshakeDeadline,
+    tried: string[],
+  ): Promise<ParsedKey | undefined> {
     let data: Buffer;
     try {
       data = await fs.promises.readFile(step.path);
     } catch (err) {
-      if (step.configured) tried.push(`${step.path} (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'unreadable'})`);
+      if (step.configured)
+        tried.push(`${step.path} (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'unreadable'})`);
       return undefined;
     }
     let parsed = ssh2Utils.parseKey(data, this.passphrases.get(step.path));
@@ -842,9 +908,14 @@ export class SshTransport implements Transport {
    * `ends with stdin` is stopped by EOF on its stdin, with no second command; the group kill is
    * only the fallback when it has not ended after STDIN_STOP_GRACE_MS.
    */
-  private async startRemote(client: Client, command: string, kind: 'plain' | 'killable' | 'ends with stdin'): Promise<RemoteRun> {
+  private async startRemote(
+    client: Client,
+    command: string,
+    kind: 'plain' | 'killable' | 'ends with stdin',
+  ): Promise<RemoteRun> {
     const killable = kind !== 'plain';
-    const wrapped = kind === 'plain' ? command : kind === 'killable' ? announcePid(command) : announcePidEndingWithStdin(command);
+    const wrapped =
+      kind === 'plain' ? command : kind === 'killable' ? announcePid(command) : announcePidEndingWithStdin(command);
     const channel = await this.openExec(client, wrapped);
     let pgid: number | undefined;
     let onPgid: ((pgid: number) => void) | undefined;
@@ -950,13 +1021,16 @@ export class SshTransport implements Transport {
     return new Promise((resolve, reject) => {
       try {
         client.exec(command, (err, channel) => {
-          if (err) return reject(new TransportError('closed', `Cannot run a command on ${this.description}: ${err.message}`));
+          if (err)
+            return reject(new TransportError('closed', `Cannot run a command on ${this.description}: ${err.message}`));
           this.channels.add(channel);
           channel.once('close', () => this.channels.delete(channel));
           resolve(channel);
         });
       } catch (err) {
-        reject(new TransportError('closed', `SSH connection to ${this.description} is down: ${(err as Error).message}`));
+        reject(
+          new TransportError('closed', `SSH connection to ${this.description} is down: ${(err as Error).message}`),
+        );
       }
     });
   }

@@ -34,7 +34,17 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     await config.update('pollIntervalSeconds', 0.5, vscode.ConfigurationTarget.Global);
     await config.update(
       'servers',
-      [{ name: 'sim', host: host.sshHost, port: host.sshPort, username: host.username, identityFile: host.clientKeyPath, unit: host.unitName, url: host.serverUrl }],
+      [
+        {
+          name: 'sim',
+          host: host.sshHost,
+          port: host.sshPort,
+          username: host.username,
+          identityFile: host.clientKeyPath,
+          unit: host.unitName,
+          url: host.serverUrl,
+        },
+      ],
       vscode.ConfigurationTarget.Global,
     );
     const extension = vscode.extensions.getExtension<KimiApi>(EXTENSION_ID);
@@ -50,7 +60,16 @@ export function registerExtensionTests(root: Mocha.Suite): void {
   suite.addTest(
     new Mocha.Test('contributes every command of the contract', async () => {
       const commands = await vscode.commands.getCommands(true);
-      for (const id of ['kimi.restartService', 'kimi.pollService', 'kimi.stopPolling', 'kimi.showLog', 'kimi.selectServer', 'kimi.enableParsers', 'kimi.verifyParsers', 'kimi.showDashboard']) {
+      for (const id of [
+        'kimi.restartService',
+        'kimi.pollService',
+        'kimi.stopPolling',
+        'kimi.showLog',
+        'kimi.selectServer',
+        'kimi.enableParsers',
+        'kimi.verifyParsers',
+        'kimi.showDashboard',
+      ]) {
         assert.ok(commands.includes(id), `${id} is registered`);
       }
     }),
@@ -73,31 +92,48 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test('an invalid setting is reported by name and nothing is restarted', async () => {
       const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
       const before = await restarts();
-      await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
-      await waitUntil('settings error in the status bar', () => (api.statusText().includes('settings') ? true : undefined), 10_000);
+      await vscode.workspace
+        .getConfiguration('kimi')
+        .update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
+      await waitUntil(
+        'settings error in the status bar',
+        () => (api.statusText().includes('settings') ? true : undefined),
+        10_000,
+      );
       await vscode.commands.executeCommand('kimi.restartService');
       // Not synchronisation: the command has returned (after reporting the error); this is a
       // window in which no restart may reach the host.
       await sleep(1000);
       assert.equal(await restarts(), before);
-      await vscode.workspace.getConfiguration('kimi').update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
+      await vscode.workspace
+        .getConfiguration('kimi')
+        .update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     }),
   );
 
   suite.addTest(
-    new Mocha.Test('after ready the server stays watched; a changed setting moves the watch to a new session without a restart', async () => {
-      await vscode.commands.executeCommand('kimi.pollService');
-      await waitUntil('ready', () => (api.statusText().includes('Kimi: ready') ? true : undefined));
-      const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
-      const before = await restarts();
-      const shows = async () => (await host.execLog()).filter((l) => /systemctl\b.*\bshow\b/.test(l)).length;
-      const showsBefore = await shows();
-      await vscode.workspace.getConfiguration('kimi').update('healthIntervalSeconds', 5, vscode.ConfigurationTarget.Global);
-      // The new session attaches again (systemctl show runs), quietly, and finds the server ready.
-      await waitUntil('a new session looked at the unit', async () => ((await shows()) > showsBefore ? true : undefined), 30_000);
-      await waitUntil('ready again', () => (api.statusText().includes('Kimi: ready') ? true : undefined), 30_000);
-      assert.equal(await restarts(), before, 'nothing was restarted');
-    }),
+    new Mocha.Test(
+      'after ready the server stays watched; a changed setting moves the watch to a new session without a restart',
+      async () => {
+        await vscode.commands.executeCommand('kimi.pollService');
+        await waitUntil('ready', () => (api.statusText().includes('Kimi: ready') ? true : undefined));
+        const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
+        const before = await restarts();
+        const shows = async () => (await host.execLog()).filter((l) => /systemctl\b.*\bshow\b/.test(l)).length;
+        const showsBefore = await shows();
+        await vscode.workspace
+          .getConfiguration('kimi')
+          .update('healthIntervalSeconds', 5, vscode.ConfigurationTarget.Global);
+        // The new session attaches again (systemctl show runs), quietly, and finds the server ready.
+        await waitUntil(
+          'a new session looked at the unit',
+          async () => ((await shows()) > showsBefore ? true : undefined),
+          30_000,
+        );
+        await waitUntil('ready again', () => (api.statusText().includes('Kimi: ready') ? true : undefined), 30_000);
+        assert.equal(await restarts(), before, 'nothing was restarted');
+      },
+    ),
   );
 
   suite.addTest(
@@ -112,12 +148,23 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test('the next command uses the new settings: a changed unit name is the one asked about', async () => {
       const config = vscode.workspace.getConfiguration('kimi');
       const servers = config.get<Record<string, unknown>[]>('servers')!;
-      await config.update('servers', [{ ...servers[0], unit: 'kimi-not-installed' }], vscode.ConfigurationTarget.Global);
+      await config.update(
+        'servers',
+        [{ ...servers[0], unit: 'kimi-not-installed' }],
+        vscode.ConfigurationTarget.Global,
+      );
       try {
         await vscode.commands.executeCommand('kimi.pollService');
-        await waitUntil('failed: unit not known', () => (api.statusText().includes('Kimi: failed') ? true : undefined), 30_000);
+        await waitUntil(
+          'failed: unit not known',
+          () => (api.statusText().includes('Kimi: failed') ? true : undefined),
+          30_000,
+        );
         const log = await host.execLog();
-        assert.ok(log.some((l) => l.includes('kimi-not-installed')), 'systemctl was asked about the new unit');
+        assert.ok(
+          log.some((l) => l.includes('kimi-not-installed')),
+          'systemctl was asked about the new unit',
+        );
       } finally {
         await config.update('servers', servers, vscode.ConfigurationTarget.Global);
         await vscode.commands.executeCommand('kimi.stopPolling');

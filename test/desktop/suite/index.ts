@@ -22,6 +22,8 @@ export function run(): Promise<void> {
       else resolve();
     });
     runner.on('pass', (test) => lines.push(`  ✔ ${test.fullTitle()}`));
-    runner.on('fail', (test, error) => lines.push(`  ✘ ${test.fullTitle()}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`));
+    runner.on('fail', (test, error) =>
+      lines.push(`  ✘ ${test.fullTitle()}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    );
   });
 }

@@ -16,8 +16,22 @@ const EXTENSION_ID = 'kimi-tools.kimi-service';
 const SERVER = 'lm-sim';
 /** Every state word a front may report (fleet/report). */
 const STATE_WORDS = [
-  'stopped', 'stopping', 'restarting', 'loading', 'warming up', 'ready', 'unhealthy', 'failed', 'unreachable', 'stalled',
-  'not watched', 'host key changed', 'host key refused', 'login refused', 'sudo refused', 'settings',
+  'stopped',
+  'stopping',
+  'restarting',
+  'loading',
+  'warming up',
+  'ready',
+  'unhealthy',
+  'failed',
+  'unreachable',
+  'stalled',
+  'not watched',
+  'host key changed',
+  'host key refused',
+  'login refused',
+  'sudo refused',
+  'settings',
 ];
 
 interface ToolAnswer {
@@ -29,7 +43,9 @@ interface ToolAnswer {
 /** Calls a tool the way Copilot or another extension does, outside a chat session. */
 async function invoke(name: string, input: object, token?: vscode.CancellationToken): Promise<ToolAnswer> {
   const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token);
-  const texts = result.content.map((part) => (part as { value?: unknown }).value).filter((v): v is string => typeof v === 'string');
+  const texts = result.content
+    .map((part) => (part as { value?: unknown }).value)
+    .filter((v): v is string => typeof v === 'string');
   assert.equal(texts.length, 2, `${name}: a text part and a JSON part (${JSON.stringify(result.content)})`);
   return { text: texts[0]!, json: JSON.parse(texts[1]!) };
 }
@@ -41,7 +57,11 @@ function waitUntil<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 60_
 /** A fleet and controller stand-in for calling a tool class directly (what invokeTool cannot show). */
 function stubHost(fleet: Partial<Fleet>, profile: ServerProfile): ToolHost {
   return {
-    fleet: { servers: [profile], server: (name: string) => (name === profile.name ? profile : undefined), ...fleet } as unknown as Fleet,
+    fleet: {
+      servers: [profile],
+      server: (name: string) => (name === profile.name ? profile : undefined),
+      ...fleet,
+    } as unknown as Fleet,
     activeServerProfile: () => profile,
     openSession: async () => ({}),
   };
@@ -82,7 +102,17 @@ export function registerLmToolTests(root: Mocha.Suite): void {
     await config.update('activeServer', undefined, global);
     await config.update(
       'servers',
-      [{ name: SERVER, host: host.sshHost, port: host.sshPort, username: host.username, identityFile: host.clientKeyPath, unit: host.unitName, url: host.serverUrl }],
+      [
+        {
+          name: SERVER,
+          host: host.sshHost,
+          port: host.sshPort,
+          username: host.username,
+          identityFile: host.clientKeyPath,
+          unit: host.unitName,
+          url: host.serverUrl,
+        },
+      ],
       global,
     );
     const extension = vscode.extensions.getExtension<KimiApi>(EXTENSION_ID);
@@ -98,14 +128,22 @@ export function registerLmToolTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('vscode.lm.tools lists the five tools with their schemas', async () => {
-      const tools = await waitUntil('the five tools listed', () => {
-        const ours = vscode.lm.tools.filter((t) => t.name.startsWith('kimi_'));
-        return ours.length === TOOL_NAMES.length ? ours : undefined;
-      }, 10_000);
+      const tools = await waitUntil(
+        'the five tools listed',
+        () => {
+          const ours = vscode.lm.tools.filter((t) => t.name.startsWith('kimi_'));
+          return ours.length === TOOL_NAMES.length ? ours : undefined;
+        },
+        10_000,
+      );
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
       for (const tool of tools) {
         assert.ok(tool.description.length > 100, `${tool.name} has a model description`);
-        assert.equal((tool.inputSchema as { type?: string } | undefined)?.type, 'object', `${tool.name} has an input schema`);
+        assert.equal(
+          (tool.inputSchema as { type?: string } | undefined)?.type,
+          'object',
+          `${tool.name} has an input schema`,
+        );
       }
       const wait = tools.find((t) => t.name === 'kimi_wait')!;
       assert.match(wait.description, /call kimi_wait again/);
@@ -144,7 +182,11 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       const before = await restarts();
       await config.update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
       try {
-        await waitUntil('settings error in the status bar', () => (api.statusText().includes('settings') ? true : undefined), 10_000);
+        await waitUntil(
+          'settings error in the status bar',
+          () => (api.statusText().includes('settings') ? true : undefined),
+          10_000,
+        );
         await assert.rejects(invoke('kimi_restart', {}), /kimi\.hostKeyPolicy/);
         assert.equal(await restarts(), before);
       } finally {
@@ -155,36 +197,67 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   );
 
   suite.addTest(
-    new Mocha.Test('kimi_restart.prepareInvocation (called directly) asks with server, unit and expected load time when kimi.confirmRestart is on', async () => {
-      const profile = { name: 'gpu7', host: 'gpu7.example', unit: 'sglang-k26-ddtree.service' } as ServerProfile;
-      const forecast = async () => ({ text: '~9 min: 41% of the weights are cached' }) as Awaited<ReturnType<Fleet['forecast']>>;
-      const tool = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), asking);
-      const prepared = await tool.prepareInvocation({ input: {} });
-      assert.ok(prepared.confirmationMessages, 'a confirmation');
-      assert.equal(prepared.confirmationMessages.title, 'Restart sglang-k26-ddtree.service on gpu7?');
-      assert.match(String(prepared.confirmationMessages.message), /on gpu7 \(gpu7\.example\) stops now/);
-      assert.match(String(prepared.confirmationMessages.message), /Expected load time: ~9 min: 41% of the weights are cached\./);
-      assert.match(String(prepared.invocationMessage), /Restarting sglang-k26-ddtree\.service on gpu7/);
+    new Mocha.Test(
+      'kimi_restart.prepareInvocation (called directly) asks with server, unit and expected load time when kimi.confirmRestart is on',
+      async () => {
+        const profile = { name: 'gpu7', host: 'gpu7.example', unit: 'sglang-k26-ddtree.service' } as ServerProfile;
+        const forecast = async () =>
+          ({ text: '~9 min: 41% of the weights are cached' }) as Awaited<ReturnType<Fleet['forecast']>>;
+        const tool = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), asking);
+        const prepared = await tool.prepareInvocation({ input: {} });
+        assert.ok(prepared.confirmationMessages, 'a confirmation');
+        assert.equal(prepared.confirmationMessages.title, 'Restart sglang-k26-ddtree.service on gpu7?');
+        assert.match(String(prepared.confirmationMessages.message), /on gpu7 \(gpu7\.example\) stops now/);
+        assert.match(
+          String(prepared.confirmationMessages.message),
+          /Expected load time: ~9 min: 41% of the weights are cached\./,
+        );
+        assert.match(String(prepared.invocationMessage), /Restarting sglang-k26-ddtree\.service on gpu7/);
 
-      // A forecast that does not come in time: "unknown", and prepareInvocation still answers fast.
-      const slow = new RestartTool(stubHost({ forecast: () => new Promise(() => undefined), snapshot: () => snapshotOf(profile) }, profile), asking);
-      const started = Date.now();
-      const late = await slow.prepareInvocation({ input: {} });
-      assert.ok(Date.now() - started < 3000, 'under 3 s');
-      assert.match(String(late.confirmationMessages?.message), /Expected load time: unknown \(no forecast within 2 s\)/);
-      const failing = new RestartTool(stubHost({ forecast: async () => Promise.reject(new Error('connection refused')), snapshot: () => snapshotOf(profile) }, profile), asking);
-      assert.match(String((await failing.prepareInvocation({ input: {} })).confirmationMessages?.message), /Expected load time: unknown \(connection refused\)/);
+        // A forecast that does not come in time: "unknown", and prepareInvocation still answers fast.
+        const slow = new RestartTool(
+          stubHost({ forecast: () => new Promise(() => undefined), snapshot: () => snapshotOf(profile) }, profile),
+          asking,
+        );
+        const started = Date.now();
+        const late = await slow.prepareInvocation({ input: {} });
+        assert.ok(Date.now() - started < 3000, 'under 3 s');
+        assert.match(
+          String(late.confirmationMessages?.message),
+          /Expected load time: unknown \(no forecast within 2 s\)/,
+        );
+        const failing = new RestartTool(
+          stubHost(
+            {
+              forecast: async () => Promise.reject(new Error('connection refused')),
+              snapshot: () => snapshotOf(profile),
+            },
+            profile,
+          ),
+          asking,
+        );
+        assert.match(
+          String((await failing.prepareInvocation({ input: {} })).confirmationMessages?.message),
+          /Expected load time: unknown \(connection refused\)/,
+        );
 
-      // kimi.confirmRestart off: no question; a load under way is followed: nothing to confirm.
-      const quiet = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), { ...asking, confirmRestart: () => false });
-      assert.equal((await quiet.prepareInvocation({ input: {} })).confirmationMessages, undefined);
-      const loading = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile, true) }, profile), asking);
-      const attach = await loading.prepareInvocation({ input: {} });
-      assert.equal(attach.confirmationMessages, undefined);
-      assert.match(String(attach.invocationMessage), /Following the load/);
-      const forced = await loading.prepareInvocation({ input: { force: true } });
-      assert.match(String(forced.confirmationMessages?.message), /force: a load already under way is cut short/);
-    }),
+        // kimi.confirmRestart off: no question; a load under way is followed: nothing to confirm.
+        const quiet = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), {
+          ...asking,
+          confirmRestart: () => false,
+        });
+        assert.equal((await quiet.prepareInvocation({ input: {} })).confirmationMessages, undefined);
+        const loading = new RestartTool(
+          stubHost({ forecast, snapshot: () => snapshotOf(profile, true) }, profile),
+          asking,
+        );
+        const attach = await loading.prepareInvocation({ input: {} });
+        assert.equal(attach.confirmationMessages, undefined);
+        assert.match(String(attach.invocationMessage), /Following the load/);
+        const forced = await loading.prepareInvocation({ input: { force: true } });
+        assert.match(String(forced.confirmationMessages?.message), /force: a load already under way is cut short/);
+      },
+    ),
   );
 
   suite.addTest(
@@ -195,9 +268,16 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       const waitForStub = (_server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }) => {
         signal = options.signal;
         timeoutMs = options.timeoutMs;
-        return new Promise<WaitResult>((resolve) => options.signal?.addEventListener('abort', () => resolve({ kind: 'cancelled', snapshot: snapshotOf(profile) })));
+        return new Promise<WaitResult>((resolve) =>
+          options.signal?.addEventListener('abort', () =>
+            resolve({ kind: 'cancelled', snapshot: snapshotOf(profile) }),
+          ),
+        );
       };
-      const tool = new WaitTool(stubHost({ waitFor: waitForStub as Fleet['waitFor'], snapshot: () => snapshotOf(profile) }, profile), asking);
+      const tool = new WaitTool(
+        stubHost({ waitFor: waitForStub as Fleet['waitFor'], snapshot: () => snapshotOf(profile) }, profile),
+        asking,
+      );
       const source = new vscode.CancellationTokenSource();
       const pending = tool.invoke({ input: { timeoutSeconds: 1000 }, toolInvocationToken: undefined }, source.token);
       await waitUntil('the fleet wait started', () => signal, 5_000);
@@ -223,7 +303,11 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       const second = await invoke('kimi_restart', {});
       assert.equal(second.json.result, 'attached', second.text);
       assert.match(second.text, /^Not restarted: /);
-      await waitUntil('the restart reached the host', async () => ((await restarts()) > restartsBefore ? true : undefined), 20_000);
+      await waitUntil(
+        'the restart reached the host',
+        async () => ((await restarts()) > restartsBefore ? true : undefined),
+        20_000,
+      );
       assert.equal(await restarts(), restartsBefore + 1, 'exactly one restart');
     }),
   );
@@ -233,7 +317,10 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       const { text, json } = await invoke('kimi_wait', { timeoutSeconds: 1 });
       assert.equal(json.result, 'timeout', text);
       assert.match(text, /call kimi_wait again \(the load goes on; do not restart\)/);
-      assert.ok(['stopping', 'restarting', 'loading', 'warming up', 'stalled'].includes(json.report.state), json.report.state);
+      assert.ok(
+        ['stopping', 'restarting', 'loading', 'warming up', 'stalled'].includes(json.report.state),
+        json.report.state,
+      );
     }),
   );
 
@@ -251,7 +338,10 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       assert.ok(elapsed < 5000, `returned after ${elapsed} ms`);
       source.dispose();
       const { json } = await invoke('kimi_status', {});
-      assert.ok(['stopping', 'restarting', 'loading', 'warming up', 'stalled', 'ready'].includes(json.servers[0].state), json.servers[0].state);
+      assert.ok(
+        ['stopping', 'restarting', 'loading', 'warming up', 'stalled', 'ready'].includes(json.servers[0].state),
+        json.servers[0].state,
+      );
     }),
   );
 
@@ -265,7 +355,11 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       const status = await invoke('kimi_status', { server: SERVER });
       assert.equal(status.json.servers[0].state, 'ready');
       assert.match(status.text, new RegExp(`^${SERVER}: ready`));
-      await waitUntil('the status bar follows', () => (api.statusText().includes('Kimi: ready') ? true : undefined), 10_000);
+      await waitUntil(
+        'the status bar follows',
+        () => (api.statusText().includes('Kimi: ready') ? true : undefined),
+        10_000,
+      );
     }),
   );
 
@@ -279,8 +373,14 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       assert.match(text, new RegExp(`^Journal of ${host.unitName}\\.service on ${SERVER}`));
       assert.ok(text.includes(json.journal[json.journal.length - 1]), 'the text has the journal lines');
       const all = await invoke('kimi_logs', { lines: 1000 });
-      assert.ok(all.json.journal.some((l: string) => l.includes('fired up')), 'the ready line is in the journal');
-      assert.ok(all.json.log.some((l: string) => l.includes(`[${SERVER}] Restarting`)), 'the restart is in the extension log');
+      assert.ok(
+        all.json.journal.some((l: string) => l.includes('fired up')),
+        'the ready line is in the journal',
+      );
+      assert.ok(
+        all.json.log.some((l: string) => l.includes(`[${SERVER}] Restarting`)),
+        'the restart is in the extension log',
+      );
     }),
   );
 

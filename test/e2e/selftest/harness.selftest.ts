@@ -38,10 +38,14 @@ describe('e2e harness self-test (fixture extension)', () => {
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'kimi-fixture-'));
     const vsix = join(tmp, 'fixture.vsix');
-    const r = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--skip-license', '-o', vsix], {
-      cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture'),
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
+      ['package', '--no-dependencies', '--skip-license', '-o', vsix],
+      {
+        cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture'),
+        encoding: 'utf8',
+      },
+    );
     assert.equal(r.status, 0, r.stderr + r.stdout);
     cs = await startCodeServer({ vsix: [vsix] });
     wb = await openWorkbench(cs.url);
@@ -67,9 +71,14 @@ describe('e2e harness self-test (fixture extension)', () => {
     console.log(formatStatusHistory(hist));
     const pcts = loadingPercentages(hist);
     assert.ok(pcts.length >= 5, `percentages ${pcts}`);
-    assert.deepEqual(pcts, [...pcts].sort((a, b) => a - b));
+    assert.deepEqual(
+      pcts,
+      [...pcts].sort((a, b) => a - b),
+    );
     assert.equal(await statusText(page), 'Kimi: ready');
-    const dom = await page.locator(STATUS_ITEM_SELECTOR).evaluate((el) => ({ id: el.id, aria: el.getAttribute('aria-label'), html: el.outerHTML.slice(0, 400) }));
+    const dom = await page
+      .locator(STATUS_ITEM_SELECTOR)
+      .evaluate((el) => ({ id: el.id, aria: el.getAttribute('aria-label'), html: el.outerHTML.slice(0, 400) }));
     console.log(`    status item: ${JSON.stringify(dom)}`);
     assert.equal(dom.id, 'kimi-tools.kimi-service-fixture.kimi.status');
     const logs = cs.findLogFiles(/Kimi Service\.log$/);
@@ -77,7 +86,10 @@ describe('e2e harness self-test (fixture extension)', () => {
     assert.equal(logs.length, 1);
     const names = await statusBarEntryNames(page);
     console.log(`    status bar context menu: ${JSON.stringify(names)}`);
-    assert.ok(names.some((n) => /Kimi service/.test(n)), JSON.stringify(names));
+    assert.ok(
+      names.some((n) => /Kimi service/.test(n)),
+      JSON.stringify(names),
+    );
     assert.match(await statusTooltip(page), /ready/);
     const note = await waitForNotification(page, /ready/);
     assert.deepEqual(note.buttons, ['Show log']);

@@ -14,11 +14,29 @@ function gpus() {
   const out = [];
   for (let i = 0; i < 8; i++) {
     const g = (list && list.find((x) => x.index === i)) || (list && list[i]) || {};
-    out.push({ index: i, used: Math.round(g.memoryUsedMiB || 0), total: Math.round(g.memoryTotalMiB || TOTAL),
-      util: Math.round(g.utilizationGpu || g.utilization || 0), name: g.name || NAME,
-      uuid: `GPU-5a3f0c1e-7b2d-4e8f-9a1b-00000000000${i}`, temp: 34 + i, power: 70 + i });
+    out.push({
+      index: i,
+      used: Math.round(g.memoryUsedMiB || 0),
+      total: Math.round(g.memoryTotalMiB || TOTAL),
+      util: Math.round(g.utilizationGpu || g.utilization || 0),
+      name: g.name || NAME,
+      uuid: `GPU-5a3f0c1e-7b2d-4e8f-9a1b-00000000000${i}`,
+      temp: 34 + i,
+      power: 70 + i,
+    });
   }
-  if (list && list.length > 8) for (let i = 8; i < list.length; i++) out.push({ index: i, used: list[i].memoryUsedMiB || 0, total: list[i].memoryTotalMiB || TOTAL, util: 0, name: NAME, uuid: `GPU-x-${i}`, temp: 35, power: 70 });
+  if (list && list.length > 8)
+    for (let i = 8; i < list.length; i++)
+      out.push({
+        index: i,
+        used: list[i].memoryUsedMiB || 0,
+        total: list[i].memoryTotalMiB || TOTAL,
+        util: 0,
+        name: NAME,
+        uuid: `GPU-x-${i}`,
+        temp: 35,
+        power: 70,
+      });
   return out;
 }
 
@@ -39,14 +57,29 @@ const FIELDS = {
 };
 
 const args = process.argv.slice(2);
-let query = null; let format = null; let ids = null; let loopMs = 0;
+let query = null;
+let format = null;
+let ids = null;
+let loopMs = 0;
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   // -lms N / -l S (and --loop-ms= / --loop=): print the query again every interval until killed, like the real one.
-  if (a === '-lms' || a === '--loop-ms') { loopMs = Number(args[++i]); continue; }
-  if (a.startsWith('--loop-ms=')) { loopMs = Number(a.slice(10)); continue; }
-  if (a === '-l' || a === '--loop') { loopMs = Number(args[++i]) * 1000; continue; }
-  if (a.startsWith('--loop=')) { loopMs = Number(a.slice(7)) * 1000; continue; }
+  if (a === '-lms' || a === '--loop-ms') {
+    loopMs = Number(args[++i]);
+    continue;
+  }
+  if (a.startsWith('--loop-ms=')) {
+    loopMs = Number(a.slice(10));
+    continue;
+  }
+  if (a === '-l' || a === '--loop') {
+    loopMs = Number(args[++i]) * 1000;
+    continue;
+  }
+  if (a.startsWith('--loop=')) {
+    loopMs = Number(a.slice(7)) * 1000;
+    continue;
+  }
   if (a.startsWith('--query-gpu=')) query = a.slice(12);
   else if (a === '--query-gpu') query = args[++i];
   else if (a.startsWith('--format=')) format = a.slice(9);
@@ -68,15 +101,23 @@ if (query) {
     process.exit(2);
   }
   const opts = format.split(',');
-  const noheader = opts.includes('noheader'); const nounits = opts.includes('nounits');
-  const fields = query.split(',').map((f) => f.trim()).filter(Boolean);
+  const noheader = opts.includes('noheader');
+  const nounits = opts.includes('nounits');
+  const fields = query
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
   for (const f of fields) {
-    if (!FIELDS[f]) { process.stdout.write(`Field "${f}" is not a valid field to query.\n\n`); process.exit(2); }
+    if (!FIELDS[f]) {
+      process.stdout.write(`Field "${f}" is not a valid field to query.\n\n`);
+      process.exit(2);
+    }
   }
   const render = () => {
     const now = ids ? gpus().filter((g) => ids.includes(String(g.index))) : gpus();
     let out = '';
-    if (!noheader) out += fields.map((f) => (nounits ? FIELDS[f].h.replace(/ \[.*\]$/, '') : FIELDS[f].h)).join(', ') + '\n';
+    if (!noheader)
+      out += fields.map((f) => (nounits ? FIELDS[f].h.replace(/ \[.*\]$/, '') : FIELDS[f].h)).join(', ') + '\n';
     for (const g of now) out += fields.map((f) => FIELDS[f].v(g, nounits, now)).join(', ') + '\n';
     if (require('../sglang-sim/hostile').isHostile(c.STATE)) out += require('../sglang-sim/hostile').garbageGpuText();
     return out;

@@ -21,7 +21,9 @@ const UNIT_DIR = path.join(FIX, 'etc', 'systemd', 'system');
 const DISPLAY_UNIT_DIR = '/etc/systemd/system';
 const HOSTNAME = 'gpu-host';
 
-function ensureDir(d) { fs.mkdirSync(d, { recursive: true }); }
+function ensureDir(d) {
+  fs.mkdirSync(d, { recursive: true });
+}
 
 function shq(s) {
   s = String(s);
@@ -33,13 +35,21 @@ function logExec(name, argv) {
   if (process.env.KIMI_SIM_NO_EXECLOG) return;
   try {
     ensureDir(STATE);
-    fs.appendFileSync(path.join(STATE, 'exec.log'),
-      `${new Date().toISOString()} ${process.pid} ${name} ${argv.map(shq).join(' ')}\n`);
-  } catch { /* best effort */ }
+    fs.appendFileSync(
+      path.join(STATE, 'exec.log'),
+      `${new Date().toISOString()} ${process.pid} ${name} ${argv.map(shq).join(' ')}\n`,
+    );
+  } catch {
+    /* best effort */
+  }
 }
 
 function readJson(file, dflt) {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return dflt; }
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return dflt;
+  }
 }
 function writeJsonAtomic(file, obj) {
   ensureDir(path.dirname(file));
@@ -67,17 +77,31 @@ function fmtTimespan(sec) {
   if (sec === Infinity || sec === undefined || sec === null || Number.isNaN(sec)) return 'infinity';
   let t = Math.round(sec * 1e6);
   if (t <= 0) return '0';
-  const table = [['y', 31557600e6], ['month', 2629800e6], ['w', 604800e6], ['d', 86400e6], ['h', 3600e6],
-    ['min', 60e6], ['s', 1e6], ['ms', 1e3], ['us', 1]];
+  const table = [
+    ['y', 31557600e6],
+    ['month', 2629800e6],
+    ['w', 604800e6],
+    ['d', 86400e6],
+    ['h', 3600e6],
+    ['min', 60e6],
+    ['s', 1e6],
+    ['ms', 1e3],
+    ['us', 1],
+  ];
   const parts = [];
   for (const [suffix, unit] of table) {
     if (t <= 0) break;
     if (t < unit) continue;
     const a = Math.floor(t / unit);
     const b = t % unit;
-    if (t < 60e6 && b > 0) { // below a minute with a remainder: dot notation, all digits of the unit
+    if (t < 60e6 && b > 0) {
+      // below a minute with a remainder: dot notation, all digits of the unit
       const digits = String(unit).length - 1;
-      if (digits > 0) { parts.push(`${a}.${String(b).padStart(digits, '0')}${suffix}`); t = 0; break; }
+      if (digits > 0) {
+        parts.push(`${a}.${String(b).padStart(digits, '0')}${suffix}`);
+        t = 0;
+        break;
+      }
     }
     parts.push(`${a}${suffix}`);
     t = b;
@@ -87,15 +111,22 @@ function fmtTimespan(sec) {
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const p2 = (n) => String(n).padStart(2, '0');
-function tzAbbrev() { return 'UTC'; }
+function tzAbbrev() {
+  return 'UTC';
+}
 // All formatting in UTC (the simulated host runs in UTC, like most servers).
-function fmtTimestamp(ms) { // 'Mon 2026-11-30 05:40:12 UTC'
+function fmtTimestamp(ms) {
+  // 'Mon 2026-11-30 05:40:12 UTC'
   if (!ms) return '';
   const d = new Date(ms);
-  return `${DAYS[d.getUTCDay()]} ${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())} ` +
-    `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} ${tzAbbrev()}`;
+  return (
+    `${DAYS[d.getUTCDay()]} ${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())} ` +
+    `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} ${tzAbbrev()}`
+  );
 }
-function monotonicUsec() { return Number(process.hrtime.bigint() / 1000n); }
+function monotonicUsec() {
+  return Number(process.hrtime.bigint() / 1000n);
+}
 let lastUsec = 0;
 function nowUsec() {
   // realtime in microseconds (performance.timeOrigin + now(): sub-ms, steady within the process),
@@ -110,25 +141,56 @@ function nowUsec() {
 // ---- signals / exit status ---------------------------------------------------------
 const os = require('os');
 const SIGNUM = os.constants.signals;
-function sigNum(name) { return SIGNUM[name] || 0; }
+function sigNum(name) {
+  return SIGNUM[name] || 0;
+}
 function sigName(num) {
   for (const [k, v] of Object.entries(SIGNUM)) if (v === num) return k;
   return String(num);
 }
-const EXIT_NAMES = { 0: 'SUCCESS', 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED', 7: 'NOTRUNNING', 200: 'CHDIR', 203: 'EXEC', 209: 'STDOUT', 217: 'USER' };
-function exitStatusString(code, status) { // code: 'exited'|'killed'|'dumped'
+const EXIT_NAMES = {
+  0: 'SUCCESS',
+  1: 'FAILURE',
+  2: 'INVALIDARGUMENT',
+  3: 'NOTIMPLEMENTED',
+  4: 'NOPERMISSION',
+  5: 'NOTINSTALLED',
+  6: 'NOTCONFIGURED',
+  7: 'NOTRUNNING',
+  200: 'CHDIR',
+  203: 'EXEC',
+  209: 'STDOUT',
+  217: 'USER',
+};
+function exitStatusString(code, status) {
+  // code: 'exited'|'killed'|'dumped'
   if (code === 'exited') return EXIT_NAMES[status] ? `${status}/${EXIT_NAMES[status]}` : String(status);
   return `${status}/${sigName(status).replace(/^SIG/, '')}`;
 }
 
 // ---- systemd unit-file syntax --------------------------------------------------------
-function cunescapeChar(s, i) { // s[i] === '\\'; returns [string, nextIndex]
+function cunescapeChar(s, i) {
+  // s[i] === '\\'; returns [string, nextIndex]
   const c = s[i + 1];
-  const map = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'", s: ' ' };
+  const map = {
+    a: '\x07',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    '"': '"',
+    "'": "'",
+    s: ' ',
+  };
   if (c === undefined) return ['', i + 1];
   if (c in map) return [map[c], i + 2];
-  if (c === 'x' && /^[0-9a-fA-F]{2}$/.test(s.substr(i + 2, 2))) return [String.fromCharCode(parseInt(s.substr(i + 2, 2), 16)), i + 4];
-  if (/[0-7]/.test(c) && /^[0-7]{3}$/.test(s.substr(i + 1, 3))) return [String.fromCharCode(parseInt(s.substr(i + 1, 3), 8)), i + 4];
+  if (c === 'x' && /^[0-9a-fA-F]{2}$/.test(s.substr(i + 2, 2)))
+    return [String.fromCharCode(parseInt(s.substr(i + 2, 2), 16)), i + 4];
+  if (/[0-7]/.test(c) && /^[0-7]{3}$/.test(s.substr(i + 1, 3)))
+    return [String.fromCharCode(parseInt(s.substr(i + 1, 3), 8)), i + 4];
   return [c, i + 2]; // relaxed: unknown escape -> the char itself
 }
 // Split like systemd's extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE): quotes and escapes.
@@ -144,13 +206,29 @@ function splitWords(s) {
     for (; i < n; i++) {
       const c = s[i];
       if (q) {
-        if (c === q) { q = null; continue; }
-        if (c === '\\') { const [r, j] = cunescapeChar(s, i); w += r; i = j - 1; continue; }
+        if (c === q) {
+          q = null;
+          continue;
+        }
+        if (c === '\\') {
+          const [r, j] = cunescapeChar(s, i);
+          w += r;
+          i = j - 1;
+          continue;
+        }
         w += c;
       } else {
         if (/\s/.test(c)) break;
-        if (c === '"' || c === "'") { q = c; continue; }
-        if (c === '\\') { const [r, j] = cunescapeChar(s, i); w += r; i = j - 1; continue; }
+        if (c === '"' || c === "'") {
+          q = c;
+          continue;
+        }
+        if (c === '\\') {
+          const [r, j] = cunescapeChar(s, i);
+          w += r;
+          i = j - 1;
+          continue;
+        }
         w += c;
       }
     }
@@ -173,7 +251,10 @@ function parseUnitText(text) {
     if (cont === null) {
       const t = line.trim();
       if (t === '' || t.startsWith('#') || t.startsWith(';')) continue;
-      if (/^\[.*\]$/.test(t)) { section = t.slice(1, -1); continue; }
+      if (/^\[.*\]$/.test(t)) {
+        section = t.slice(1, -1);
+        continue;
+      }
       line = t;
     }
     if (/\\$/.test(line) && !/\\\\$/.test(line)) {
@@ -198,7 +279,8 @@ function parseSeconds(v, dflt) {
   if (v === 'infinity') return Infinity;
   let total = 0;
   const re = /(\d+(?:\.\d+)?)\s*(ms|msec|s|sec|seconds?|m|min|minutes?|h|hr|hours?|us|usec)?/g;
-  let m; let any = false;
+  let m;
+  let any = false;
   while ((m = re.exec(v))) {
     any = true;
     const x = parseFloat(m[1]);
@@ -216,11 +298,18 @@ function expandSpecifiers(s, unit) {
   const prefix = unit.replace(/\.[a-z]+$/, '');
   return s.replace(/%([%nNpiI])/g, (_, c) => {
     switch (c) {
-      case '%': return '%';
-      case 'n': return unit;
-      case 'N': case 'p': return prefix.split('@')[0];
-      case 'i': case 'I': return prefix.includes('@') ? prefix.split('@')[1] : '';
-      default: return '';
+      case '%':
+        return '%';
+      case 'n':
+        return unit;
+      case 'N':
+      case 'p':
+        return prefix.split('@')[0];
+      case 'i':
+      case 'I':
+        return prefix.includes('@') ? prefix.split('@')[1] : '';
+      default:
+        return '';
     }
   });
 }
@@ -228,7 +317,14 @@ function expandSpecifiers(s, unit) {
 function listDropIns(unit) {
   const dir = dropInDir(unit);
   let names = [];
-  try { names = fs.readdirSync(dir).filter((n) => n.endsWith('.conf')).sort(); } catch { /* none */ }
+  try {
+    names = fs
+      .readdirSync(dir)
+      .filter((n) => n.endsWith('.conf'))
+      .sort();
+  } catch {
+    /* none */
+  }
   return names.map((n) => path.join(dir, n));
 }
 
@@ -236,16 +332,27 @@ function unitFiles(unit) {
   const frag = unitFile(unit);
   const files = [];
   if (fs.existsSync(frag)) files.push(frag);
-  return { fragment: fs.existsSync(frag) ? frag : null, dropIns: listDropIns(unit), files: files.concat(listDropIns(unit)) };
+  return {
+    fragment: fs.existsSync(frag) ? frag : null,
+    dropIns: listDropIns(unit),
+    files: files.concat(listDropIns(unit)),
+  };
 }
 
 function filesHash(unit) {
   const { fragment, dropIns } = unitFiles(unit);
   const h = crypto.createHash('sha256');
   for (const f of [fragment, ...dropIns]) {
-    if (!f) { h.update('\0none\0'); continue; }
+    if (!f) {
+      h.update('\0none\0');
+      continue;
+    }
     h.update(f + '\0');
-    try { h.update(fs.readFileSync(f)); } catch { h.update('\0gone\0'); }
+    try {
+      h.update(fs.readFileSync(f));
+    } catch {
+      h.update('\0gone\0');
+    }
     h.update('\0');
   }
   return h.digest('hex');
@@ -259,19 +366,33 @@ function toDisplay(p) {
 function loadUnitFromDisk(unit) {
   const { fragment, dropIns } = unitFiles(unit);
   const cfg = {
-    id: unit, loadState: fragment ? 'loaded' : 'not-found',
+    id: unit,
+    loadState: fragment ? 'loaded' : 'not-found',
     fragmentPath: fragment ? toDisplay(fragment) : '',
     dropInPaths: dropIns.map(toDisplay),
-    description: unit, type: 'simple', restart: 'no', restartSec: 0.1,
-    timeoutStopSec: DEFAULT_TIMEOUT_STOP_SEC, execStart: [], environment: {}, environmentFiles: [],
-    workingDirectory: '/', startLimitBurst: 5, startLimitIntervalSec: 10,
-    wantedBy: [], hash: filesHash(unit),
+    description: unit,
+    type: 'simple',
+    restart: 'no',
+    restartSec: 0.1,
+    timeoutStopSec: DEFAULT_TIMEOUT_STOP_SEC,
+    execStart: [],
+    environment: {},
+    environmentFiles: [],
+    workingDirectory: '/',
+    startLimitBurst: 5,
+    startLimitIntervalSec: 10,
+    wantedBy: [],
+    hash: filesHash(unit),
   };
   if (!fragment) return cfg;
   const all = [];
   for (const f of [fragment, ...dropIns]) {
     let text = '';
-    try { text = fs.readFileSync(f, 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(f, 'utf8');
+    } catch {
+      continue;
+    }
     all.push(...parseUnitText(text));
   }
   for (const { section, key, value } of all) {
@@ -281,32 +402,43 @@ function loadUnitFromDisk(unit) {
       if (key === 'StartLimitIntervalSec') cfg.startLimitIntervalSec = parseSeconds(value, 10);
     } else if (section === 'Service') {
       switch (key) {
-        case 'Type': cfg.type = value || 'simple'; break;
-        case 'Restart': cfg.restart = value || 'no'; break;
-        case 'RestartSec': cfg.restartSec = parseSeconds(value, 0.1); break;
+        case 'Type':
+          cfg.type = value || 'simple';
+          break;
+        case 'Restart':
+          cfg.restart = value || 'no';
+          break;
+        case 'RestartSec':
+          cfg.restartSec = parseSeconds(value, 0.1);
+          break;
         // 0 and "infinity" disable the timeout (kept as null in the JSON snapshots: infinity)
-        case 'TimeoutStopSec': case 'TimeoutSec': {
+        case 'TimeoutStopSec':
+        case 'TimeoutSec': {
           const v = parseSeconds(value, DEFAULT_TIMEOUT_STOP_SEC);
           cfg.timeoutStopSec = v === 0 ? Infinity : v;
           break;
         }
-        case 'WorkingDirectory': cfg.workingDirectory = value.replace(/^-/, '') || '/'; break;
+        case 'WorkingDirectory':
+          cfg.workingDirectory = value.replace(/^-/, '') || '/';
+          break;
         case 'ExecStart':
           if (value === '') cfg.execStart = [];
           else cfg.execStart.push(value);
           break;
         case 'Environment':
           if (value === '') cfg.environment = {};
-          else for (const w of splitWords(expandSpecifiers(value, unit))) {
-            const i = w.indexOf('=');
-            if (i > 0) cfg.environment[w.slice(0, i)] = w.slice(i + 1);
-          }
+          else
+            for (const w of splitWords(expandSpecifiers(value, unit))) {
+              const i = w.indexOf('=');
+              if (i > 0) cfg.environment[w.slice(0, i)] = w.slice(i + 1);
+            }
           break;
         case 'EnvironmentFile':
           if (value === '') cfg.environmentFiles = [];
           else cfg.environmentFiles.push(value);
           break;
-        default: break;
+        default:
+          break;
       }
     } else if (section === 'Install') {
       if (key === 'WantedBy') cfg.wantedBy.push(...value.split(/\s+/).filter(Boolean));
@@ -321,13 +453,18 @@ function parseExecStart(value, env, unit) {
   let ignoreErrors = false;
   for (;;) {
     const c = v[0];
-    if (c === '-') { ignoreErrors = true; v = v.slice(1); } else if ('@+!:'.includes(c)) v = v.slice(1); else break;
+    if (c === '-') {
+      ignoreErrors = true;
+      v = v.slice(1);
+    } else if ('@+!:'.includes(c)) v = v.slice(1);
+    else break;
   }
   const words = splitWords(v);
   const argv = [];
   for (const w of words) {
     const whole = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(w);
-    if (whole && !w.startsWith('${')) { // $VAR alone: split into words
+    if (whole && !w.startsWith('${')) {
+      // $VAR alone: split into words
       const val = env[whole[1]];
       if (val !== undefined) argv.push(...val.split(/\s+/).filter(Boolean));
       continue;
@@ -343,7 +480,12 @@ function readEnvFiles(list) {
     const optional = f.startsWith('-');
     if (optional) f = f.slice(1);
     let text;
-    try { text = fs.readFileSync(f, 'utf8'); } catch { if (optional) continue; continue; }
+    try {
+      text = fs.readFileSync(f, 'utf8');
+    } catch {
+      if (optional) continue;
+      continue;
+    }
     for (const line of text.split(/\n/)) {
       const t = line.trim();
       if (!t || t.startsWith('#') || t.startsWith(';')) continue;
@@ -377,36 +519,69 @@ function daemonReload() {
       const m = /^(.*\.service)\.d$/.exec(n);
       if (m) names.add(m[1]);
     }
-  } catch { /* empty */ }
+  } catch {
+    /* empty */
+  }
   try {
     for (const n of fs.readdirSync(path.join(STATE, 'units'))) {
       const m = /^(.*)\.loaded\.json$/.exec(n);
       if (m) names.add(m[1]);
     }
-  } catch { /* empty */ }
+  } catch {
+    /* empty */
+  }
   for (const u of names) {
     const cfg = loadUnitFromDisk(u);
     if (cfg.loadState === 'loaded') writeJsonAtomic(loadedPath(u), cfg);
-    else { try { fs.unlinkSync(loadedPath(u)); } catch { /* */ } }
+    else {
+      try {
+        fs.unlinkSync(loadedPath(u));
+      } catch {
+        /* */
+      }
+    }
   }
 }
 
 // ---- runtime state ---------------------------------------------------------------------
 function defaultRuntime() {
   return {
-    ActiveState: 'inactive', SubState: 'dead', MainPID: 0, ExecMainPID: 0,
-    ExecMainStatus: 0, ExecMainCode: 0, Result: 'success', NRestarts: 0,
-    ExecMainStartTimestamp: 0, ExecMainStartTimestampMonotonic: 0, ExecMainExitTimestamp: 0,
-    ActiveEnterTimestamp: 0, ActiveExitTimestamp: 0, InactiveEnterTimestamp: 0, InactiveExitTimestamp: 0,
-    StateChangeTimestamp: 0, supervisorPid: 0, execCode: null, execStatus: 0, execStopTime: 0,
+    ActiveState: 'inactive',
+    SubState: 'dead',
+    MainPID: 0,
+    ExecMainPID: 0,
+    ExecMainStatus: 0,
+    ExecMainCode: 0,
+    Result: 'success',
+    NRestarts: 0,
+    ExecMainStartTimestamp: 0,
+    ExecMainStartTimestampMonotonic: 0,
+    ExecMainExitTimestamp: 0,
+    ActiveEnterTimestamp: 0,
+    ActiveExitTimestamp: 0,
+    InactiveEnterTimestamp: 0,
+    InactiveExitTimestamp: 0,
+    StateChangeTimestamp: 0,
+    supervisorPid: 0,
+    execCode: null,
+    execStatus: 0,
+    execStopTime: 0,
   };
 }
-function readRuntime(unit) { return Object.assign(defaultRuntime(), readJson(statePath(unit), {})); }
-function writeRuntime(unit, rt) { writeJsonAtomic(statePath(unit), rt); }
+function readRuntime(unit) {
+  return Object.assign(defaultRuntime(), readJson(statePath(unit), {}));
+}
+function writeRuntime(unit, rt) {
+  writeJsonAtomic(statePath(unit), rt);
+}
 
 function pidAlive(pid, cmdlineMustContain) {
   if (!pid) return false;
-  try { process.kill(pid, 0); } catch (e) { if (e.code !== 'EPERM') return false; }
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if (e.code !== 'EPERM') return false;
+  }
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const st = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
@@ -415,7 +590,9 @@ function pidAlive(pid, cmdlineMustContain) {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!cmd.includes(cmdlineMustContain)) return false;
     }
-  } catch { return false; }
+  } catch {
+    return false;
+  }
   return true;
 }
 
@@ -425,16 +602,21 @@ function journalAppend(unit, pid, ident, msg, tUsec) {
   const rec = JSON.stringify({ t: tUsec || nowUsec(), pid, ident, unit, msg }) + '\n';
   fs.appendFileSync(journalPath(unit), rec);
 }
-function systemdLog(unit, msg) { journalAppend(unit, 1, 'systemd', msg); }
+function systemdLog(unit, msg) {
+  journalAppend(unit, 1, 'systemd', msg);
+}
 
-function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
 
 // ---- journal access -------------------------------------------------------------------------
 // What journalctl prints to a user outside 'adm'/'systemd-journal' (systemd src/shared/journal-util.c,
 // access_check_var_log_journal() with Debian's ACLs on /var/log/journal, and
 // journal_access_check_and_warn()). Both are log_notice/log_error lines on stderr.
 const JOURNAL_ACCESS_MODES = ['allowed', 'denied-hint', 'denied-no-files'];
-const JOURNAL_HINT = 'Hint: You are currently not seeing messages from other users and the system.\n' +
+const JOURNAL_HINT =
+  'Hint: You are currently not seeing messages from other users and the system.\n' +
   "      Users in groups 'adm', 'systemd-journal' can see all messages.\n" +
   '      Pass -q to turn off this notice.\n';
 const JOURNAL_NO_FILES = 'No journal files were opened due to insufficient permissions.\n';
@@ -445,7 +627,11 @@ function mayReadSystemJournal() {
   if (typeof process.geteuid !== 'function' || process.geteuid() === 0) return true;
   const mine = new Set([process.getegid(), ...process.getgroups()]);
   let text = '';
-  try { text = fs.readFileSync('/etc/group', 'utf8'); } catch { return false; }
+  try {
+    text = fs.readFileSync('/etc/group', 'utf8');
+  } catch {
+    return false;
+  }
   for (const line of text.split('\n')) {
     const [name, , gid] = line.split(':');
     if (JOURNAL_GROUPS.includes(name) && mine.has(Number(gid))) return true;
@@ -465,10 +651,52 @@ function journalAccess() {
 }
 
 module.exports = {
-  STATE, FIX, UNIT_DIR, DISPLAY_UNIT_DIR, HOSTNAME, ensureDir, shq, logExec, readJson, writeJsonAtomic,
-  normUnit, unitFile, dropInDir, statePath, loadedPath, journalPath, fmtTimestamp, monotonicUsec, nowUsec,
-  sigNum, sigName, exitStatusString, splitWords, parseUnitText, parseSeconds, loadUnitFromDisk,
-  parseExecStart, readEnvFiles, loadedUnit, daemonReload, filesHash, unitFiles, toDisplay, listDropIns,
-  defaultRuntime, readRuntime, writeRuntime, pidAlive, journalAppend, systemdLog, sleep,
-  DEFAULT_TIMEOUT_STOP_SEC, fmtTimespan, JOURNAL_ACCESS_MODES, JOURNAL_HINT, JOURNAL_NO_FILES, journalAccess, mayReadSystemJournal,
+  STATE,
+  FIX,
+  UNIT_DIR,
+  DISPLAY_UNIT_DIR,
+  HOSTNAME,
+  ensureDir,
+  shq,
+  logExec,
+  readJson,
+  writeJsonAtomic,
+  normUnit,
+  unitFile,
+  dropInDir,
+  statePath,
+  loadedPath,
+  journalPath,
+  fmtTimestamp,
+  monotonicUsec,
+  nowUsec,
+  sigNum,
+  sigName,
+  exitStatusString,
+  splitWords,
+  parseUnitText,
+  parseSeconds,
+  loadUnitFromDisk,
+  parseExecStart,
+  readEnvFiles,
+  loadedUnit,
+  daemonReload,
+  filesHash,
+  unitFiles,
+  toDisplay,
+  listDropIns,
+  defaultRuntime,
+  readRuntime,
+  writeRuntime,
+  pidAlive,
+  journalAppend,
+  systemdLog,
+  sleep,
+  DEFAULT_TIMEOUT_STOP_SEC,
+  fmtTimespan,
+  JOURNAL_ACCESS_MODES,
+  JOURNAL_HINT,
+  JOURNAL_NO_FILES,
+  journalAccess,
+  mayReadSystemJournal,
 };

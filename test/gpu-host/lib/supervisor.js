@@ -28,12 +28,28 @@ let restartTimer = null;
 let restartWake = null;
 const startTimes = [];
 
-function save() { c.writeRuntime(unit, rt); }
-function set(patch) { Object.assign(rt, patch); rt.StateChangeTimestamp = Date.now(); save(); }
-function log(msg) { c.systemdLog(unit, msg); }
+function save() {
+  c.writeRuntime(unit, rt);
+}
+function set(patch) {
+  Object.assign(rt, patch);
+  rt.StateChangeTimestamp = Date.now();
+  save();
+}
+function log(msg) {
+  c.systemdLog(unit, msg);
+}
 
 function killGroup(pid, sig) {
-  try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } }
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 function buildEnv(invocationId) {
@@ -58,10 +74,19 @@ function lineSplitter(pid, ident) {
     data(chunk) {
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
       let i;
-      while ((i = buf.indexOf(0x0a)) >= 0) { emit(buf.subarray(0, i)); buf = buf.subarray(i + 1); }
-      while (buf.length >= MAX_LINE) { emit(buf.subarray(0, MAX_LINE)); buf = buf.subarray(MAX_LINE); }
+      while ((i = buf.indexOf(0x0a)) >= 0) {
+        emit(buf.subarray(0, i));
+        buf = buf.subarray(i + 1);
+      }
+      while (buf.length >= MAX_LINE) {
+        emit(buf.subarray(0, MAX_LINE));
+        buf = buf.subarray(MAX_LINE);
+      }
     },
-    flush() { if (buf.length) emit(buf); buf = Buffer.alloc(0); },
+    flush() {
+      if (buf.length) emit(buf);
+      buf = Buffer.alloc(0);
+    },
   };
 }
 
@@ -74,20 +99,32 @@ function shouldRestart(result, code, status) {
   if (stopping) return false;
   const clean = result === 'success' && isClean(code, status);
   switch (cfg.restart) {
-    case 'always': return true;
-    case 'on-success': return clean;
-    case 'on-failure': return !clean;
-    case 'on-abnormal': return result === 'signal' || result === 'core-dump' || result === 'timeout' || result === 'watchdog';
-    case 'on-abort': return result === 'signal' || result === 'core-dump';
-    default: return false;
+    case 'always':
+      return true;
+    case 'on-success':
+      return clean;
+    case 'on-failure':
+      return !clean;
+    case 'on-abnormal':
+      return result === 'signal' || result === 'core-dump' || result === 'timeout' || result === 'watchdog';
+    case 'on-abort':
+      return result === 'signal' || result === 'core-dump';
+    default:
+      return false;
   }
 }
 
 function finish(result) {
   const failed = result !== 'success';
   const now = Date.now();
-  set({ ActiveState: failed ? 'failed' : 'inactive', SubState: failed ? 'failed' : 'dead', MainPID: 0,
-    InactiveEnterTimestamp: now, ActiveExitTimestamp: rt.ActiveExitTimestamp || now, supervisorPid: 0 });
+  set({
+    ActiveState: failed ? 'failed' : 'inactive',
+    SubState: failed ? 'failed' : 'dead',
+    MainPID: 0,
+    InactiveEnterTimestamp: now,
+    ActiveExitTimestamp: rt.ActiveExitTimestamp || now,
+    supervisorPid: 0,
+  });
   process.exit(0);
 }
 
@@ -112,14 +149,26 @@ function runOnce() {
   const startMono = c.monotonicUsec(); // the same instant on CLOCK_MONOTONIC
   let spawnErr = null;
   try {
-    child = spawn(ex.path, ex.argv.slice(1), { argv0: ex.argv[0], cwd: cfg.workingDirectory || '/', env,
-      detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) { spawnErr = e; }
+    child = spawn(ex.path, ex.argv.slice(1), {
+      argv0: ex.argv[0],
+      cwd: cfg.workingDirectory || '/',
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (e) {
+    spawnErr = e;
+  }
   const pid = child && child.pid;
   if (!pid) {
     const err = spawnErr || new Error('spawn failed');
     child && child.on('error', () => {});
-    const msg = err.code === 'ENOENT' ? 'No such file or directory' : err.code === 'EACCES' ? 'Permission denied' : String(err.message);
+    const msg =
+      err.code === 'ENOENT'
+        ? 'No such file or directory'
+        : err.code === 'EACCES'
+          ? 'Permission denied'
+          : String(err.message);
     log(`${unit}: Failed to locate executable ${ex.path}: ${msg}`);
     log(`${unit}: Failed at step EXEC spawning ${ex.path}: ${msg}`);
     set({ InvocationID: invocationId });
@@ -127,12 +176,31 @@ function runOnce() {
     onExit({ code: 'exited', status: 203, startMs, pid: 0, ident, ignoreErrors: ex.ignoreErrors });
     return;
   }
-  set({ ActiveState: 'active', SubState: 'running', MainPID: pid, ExecMainPID: pid, ExecMainStatus: 0, ExecMainCode: 0,
-    ExecMainStartTimestamp: startMs, ExecMainStartTimestampMonotonic: startMono, ExecMainExitTimestamp: 0,
-    ActiveEnterTimestamp: startMs, InactiveExitTimestamp: startMs, Result: 'success', supervisorPid: process.pid,
+  set({
+    ActiveState: 'active',
+    SubState: 'running',
+    MainPID: pid,
+    ExecMainPID: pid,
+    ExecMainStatus: 0,
+    ExecMainCode: 0,
+    ExecMainStartTimestamp: startMs,
+    ExecMainStartTimestampMonotonic: startMono,
+    ExecMainExitTimestamp: 0,
+    ActiveEnterTimestamp: startMs,
+    InactiveExitTimestamp: startMs,
+    Result: 'success',
+    supervisorPid: process.pid,
     InvocationID: invocationId,
-    execPath: ex.path, execArgv: ex.argv, execIgnoreErrors: ex.ignoreErrors, execStartTime: startMs, execStopTime: 0,
-    execCode: null, execStatus: 0, execPid: pid, procName: ident });
+    execPath: ex.path,
+    execArgv: ex.argv,
+    execIgnoreErrors: ex.ignoreErrors,
+    execStartTime: startMs,
+    execStopTime: 0,
+    execCode: null,
+    execStatus: 0,
+    execPid: pid,
+    procName: ident,
+  });
   log(`Started ${desc}.`);
   const out = lineSplitter(pid, ident);
   const err = lineSplitter(pid, ident);
@@ -140,7 +208,8 @@ function runOnce() {
   child.stderr.on('data', (d) => err.data(d));
   let exited = false;
   child.on('exit', (codeNum, signal) => {
-    if (exited) return; exited = true;
+    if (exited) return;
+    exited = true;
     const code = signal ? 'killed' : 'exited';
     const status = signal ? c.sigNum(signal) : codeNum;
     // KillMode=control-group: whatever is left of the service's process group goes too.
@@ -148,8 +217,11 @@ function runOnce() {
     const t = setTimeout(() => killGroup(pid, 'SIGKILL'), 1500);
     let closed = false;
     const done = () => {
-      if (closed) return; closed = true; clearTimeout(t);
-      out.flush(); err.flush();
+      if (closed) return;
+      closed = true;
+      clearTimeout(t);
+      out.flush();
+      err.flush();
       onExit({ code, status, startMs, pid, ident, ignoreErrors: ex.ignoreErrors });
     };
     child.on('close', done);
@@ -160,18 +232,29 @@ function runOnce() {
 function onExit({ code, status, pid, ident, ignoreErrors }) {
   child = null;
   refreshCfg();
-  if (restartWake) { restartWake = null; }
+  if (restartWake) {
+    restartWake = null;
+  }
   const now = Date.now();
   let result;
   if (stopTimedOut) result = 'timeout';
   else if (isClean(code, status) || ignoreErrors) result = 'success';
   else result = code === 'exited' ? 'exit-code' : code === 'dumped' ? 'core-dump' : 'signal';
-  if (!isClean(code, status) && pid) log(`${unit}: Main process exited, code=${code}, status=${c.exitStatusString(code, status)}`);
+  if (!isClean(code, status) && pid)
+    log(`${unit}: Main process exited, code=${code}, status=${c.exitStatusString(code, status)}`);
   if (result === 'success') log(`${unit}: Deactivated successfully.`);
   else log(`${unit}: Failed with result '${result}'.`);
-  set({ MainPID: 0, ExecMainStatus: status, ExecMainCode: code === 'exited' ? 1 : code === 'killed' ? 2 : 3,
-    ExecMainExitTimestamp: now, ActiveExitTimestamp: now, Result: result, execCode: code, execStatus: status,
-    execStopTime: now });
+  set({
+    MainPID: 0,
+    ExecMainStatus: status,
+    ExecMainCode: code === 'exited' ? 1 : code === 'killed' ? 2 : 3,
+    ExecMainExitTimestamp: now,
+    ActiveExitTimestamp: now,
+    Result: result,
+    execCode: code,
+    execStatus: status,
+    execStopTime: now,
+  });
   if (stopping) {
     log(`Stopped ${desc}.`);
     finish(result);
@@ -186,7 +269,8 @@ function onExit({ code, status, pid, ident, ignoreErrors }) {
     set({ ActiveState: 'activating', SubState: 'auto-restart', InactiveEnterTimestamp: now });
     const delay = Math.max(100, (cfg.restartSec || 0.1) * 1000);
     const go = () => {
-      restartTimer = null; restartWake = null;
+      restartTimer = null;
+      restartWake = null;
       if (stopping) return;
       rt.NRestarts = (rt.NRestarts || 0) + 1;
       log(`${unit}: Scheduled restart job, restart counter is at ${rt.NRestarts}.`);
@@ -205,14 +289,21 @@ function onExit({ code, status, pid, ident, ignoreErrors }) {
       runOnce();
     };
     restartTimer = setTimeout(go, delay);
-    restartWake = () => { if (restartTimer) { clearTimeout(restartTimer); go(); } };
+    restartWake = () => {
+      if (restartTimer) {
+        clearTimeout(restartTimer);
+        go();
+      }
+    };
     void ident;
     return;
   }
   finish(result);
 }
 
-process.on('SIGUSR2', () => { if (restartWake) restartWake(); });
+process.on('SIGUSR2', () => {
+  if (restartWake) restartWake();
+});
 process.on('SIGTERM', () => {
   if (stopping) return;
   stopping = true;

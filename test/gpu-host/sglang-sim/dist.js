@@ -47,9 +47,13 @@ function initFrames() {
 }
 
 function traceback(frames, exceptionLine) {
-  return ['Scheduler hit an exception: Traceback (most recent call last):',
+  return [
+    'Scheduler hit an exception: Traceback (most recent call last):',
     `  File "${SITE}/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process`,
-    '    scheduler = Scheduler(', ...frames, exceptionLine].join('\n');
+    '    scheduler = Scheduler(',
+    ...frames,
+    exceptionLine,
+  ].join('\n');
 }
 
 class Rendezvous {
@@ -92,14 +96,20 @@ class Rendezvous {
         });
       });
       this.server = server;
-      const timer = setTimeout(() => {
-        const joined = (this.peers.size + 1) * tpPerNode;
-        const elapsed = Math.floor((Date.now() - started) / 1000);
-        const text = `Timed out after ${elapsed} seconds waiting for clients. ${joined}/${nnodes * tpPerNode} clients joined.`;
-        this.rendezvousFailed('DistStoreError', text);
-        reject(new Error(text));
-      }, timeoutS * 1000 + 1000);
-      server.on('error', (e) => { clearTimeout(timer); reject(e); });
+      const timer = setTimeout(
+        () => {
+          const joined = (this.peers.size + 1) * tpPerNode;
+          const elapsed = Math.floor((Date.now() - started) / 1000);
+          const text = `Timed out after ${elapsed} seconds waiting for clients. ${joined}/${nnodes * tpPerNode} clients joined.`;
+          this.rendezvousFailed('DistStoreError', text);
+          reject(new Error(text));
+        },
+        timeoutS * 1000 + 1000,
+      );
+      server.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
       server.listen(addr.port);
     });
   }
@@ -119,11 +129,23 @@ class Rendezvous {
         }
         const sock = net.connect({ host: addr.host, port: addr.port });
         let up = false;
-        const retry = () => { if (!up) setTimeout(attempt, 250); };
-        sock.setTimeout(1000, () => { if (!up) sock.destroy(); });
-        sock.on('connect', () => { up = true; sock.setTimeout(0); this.socket = sock; sock.write(`hello ${nodeRank}\n`); });
+        const retry = () => {
+          if (!up) setTimeout(attempt, 250);
+        };
+        sock.setTimeout(1000, () => {
+          if (!up) sock.destroy();
+        });
+        sock.on('connect', () => {
+          up = true;
+          sock.setTimeout(0);
+          this.socket = sock;
+          sock.write(`hello ${nodeRank}\n`);
+        });
         sock.on('error', () => {});
-        sock.on('close', () => { if (!up) retry(); else if (this.socket === sock) this.socket = null; });
+        sock.on('close', () => {
+          if (!up) retry();
+          else if (this.socket === sock) this.socket = null;
+        });
         onLines(sock, (line) => {
           if (line === 'go') resolve();
           if (line === 'all-loaded') this.markAllLoaded();
@@ -135,16 +157,29 @@ class Rendezvous {
 
   /** torch's traceback when the c10d store cannot be made (rank 0 waiting, or a node connecting). */
   rendezvousFailed(errorClass, text) {
-    this.o.log.rank(this.o.firstRank, traceback([...initFrames(),
-      `  File "${SITE}/torch/distributed/rendezvous.py", line 189, in _create_c10d_store`,
-      '    return TCPStore(',
-    ], `torch.distributed.${errorClass}: ${text}`));
+    this.o.log.rank(
+      this.o.firstRank,
+      traceback(
+        [
+          ...initFrames(),
+          `  File "${SITE}/torch/distributed/rendezvous.py", line 189, in _create_c10d_store`,
+          '    return TCPStore(',
+        ],
+        `torch.distributed.${errorClass}: ${text}`,
+      ),
+    );
   }
 
   markLoaded(rank) {
     this.loaded.add(rank);
     if (this.o.nodeRank === 0 && this.loaded.size === this.o.nnodes) {
-      for (const s of this.peers.values()) { try { s.write('all-loaded\n'); } catch { /* gone */ } }
+      for (const s of this.peers.values()) {
+        try {
+          s.write('all-loaded\n');
+        } catch {
+          /* gone */
+        }
+      }
       this.markAllLoaded();
     }
   }
@@ -163,20 +198,35 @@ class Rendezvous {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         for (let r = firstRank; r < firstRank + tpPerNode; r++) {
-          log.rank(r, traceback([
-            `  File "${SITE}/sglang/srt/model_executor/model_runner.py", line 760, in load_model`,
-            '    raise ValueError(',
-          ], `ValueError: TP rank ${r} could finish the model loading, but there are other ranks that didn't finish loading. It is likely due to unexpected failures (e.g., OOM) or a slow node.`));
+          log.rank(
+            r,
+            traceback(
+              [
+                `  File "${SITE}/sglang/srt/model_executor/model_runner.py", line 760, in load_model`,
+                '    raise ValueError(',
+              ],
+              `ValueError: TP rank ${r} could finish the model loading, but there are other ranks that didn't finish loading. It is likely due to unexpected failures (e.g., OOM) or a slow node.`,
+            ),
+          );
         }
         reject(new Error('unbalanced loading'));
       }, timeoutS * 1000);
-      this.waiters.push(() => { clearTimeout(timer); resolve(); });
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
   }
 
   close() {
     this.closed = true;
-    if (this.server) { try { this.server.close(); } catch { /* */ } }
+    if (this.server) {
+      try {
+        this.server.close();
+      } catch {
+        /* */
+      }
+    }
     for (const s of this.peers.values()) s.destroy();
     if (this.socket) this.socket.destroy();
   }
@@ -187,7 +237,10 @@ class Rendezvous {
  * (refused, reset) is handled where the socket is made; readline passes it on too: ignored here.
  */
 function onLines(sock, handle) {
-  readline.createInterface({ input: sock, crlfDelay: Infinity }).on('line', handle).on('error', () => {});
+  readline
+    .createInterface({ input: sock, crlfDelay: Infinity })
+    .on('line', handle)
+    .on('error', () => {});
 }
 
 module.exports = { Rendezvous, parseAddr };

@@ -59,7 +59,9 @@ function journalRound(rand, round) {
   const p = `[${ts()} TP0] `;
   const items = [
     randomBytes(rand, 300),
-    Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc, 0x00, 0x0d, 0x1b, 0x5b, 0x33, 0x31, 0x6d]),
+    Buffer.from([
+      0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc, 0x00, 0x0d, 0x1b, 0x5b, 0x33, 0x31, 0x6d,
+    ]),
     `${p}Multi-thread loading shards: 100% Completed | ${NINES}/${NINES} [00:01<00:00]`,
     `${p}Capturing batches (bs=1 avail_mem=1 GB): 100%|##| ${NINES}/${NINES} [00:01<00:00]`,
     `[${ts()}${repeatTo(' TP1', 40_000)}`,
@@ -77,7 +79,11 @@ function journalRound(rand, round) {
   if (round === 1) {
     items.push({ direct: `${p}Load weight end. elapsed=${repeatTo(' ', TEN_MB)}x` });
     items.push({ direct: repeatTo('The client socket has timed out after x while trying to connect to (a', TEN_MB) });
-    items.push({ direct: randomBytes(rand, 1024 * 1024).toString('latin1').replace(/\n/g, ' ') });
+    items.push({
+      direct: randomBytes(rand, 1024 * 1024)
+        .toString('latin1')
+        .replace(/\n/g, ' '),
+    });
   }
   items.push('Traceback (most recent call last):', `RuntimeError: hostile round ${round} done`);
   return items;
@@ -88,7 +94,10 @@ function appendDirect(msg) {
   const unit = process.env.KIMI_SIM_UNIT;
   if (!root || !unit) return;
   const usec = Date.now() * 1000;
-  fs.appendFileSync(path.join(root, 'journal', `${unit}.jsonl`), JSON.stringify({ t: usec, pid: process.pid, ident: 'python3', unit, msg }) + '\n');
+  fs.appendFileSync(
+    path.join(root, 'journal', `${unit}.jsonl`),
+    JSON.stringify({ t: usec, pid: process.pid, ident: 'python3', unit, msg }) + '\n',
+  );
 }
 
 const deep = (n) => '['.repeat(n) + ']'.repeat(n);
@@ -138,13 +147,23 @@ function serveHttp(port, host, rand) {
       const n = next(url);
       if (url === '/health' || url === '/health_generate') {
         const bodies = ['', deep(100_000), randomBytes(rand, 100), '{"status":"ok"'];
-        return answer(res, { status: n % 5 === 4 ? 503 : 200, type: 'application/json', body: bodies[n % bodies.length] });
+        return answer(res, {
+          status: n % 5 === 4 ? 503 : 200,
+          type: 'application/json',
+          body: bodies[n % bodies.length],
+        });
       }
       if (url === '/v1/models') {
-        const models = ['{"object":"list","data":[{"id":"hostile"}]}', deep(100_000), '{"data":[null,5,{"id":""}]}', randomBytes(rand, 64)];
+        const models = [
+          '{"object":"list","data":[{"id":"hostile"}]}',
+          deep(100_000),
+          '{"data":[null,5,{"id":""}]}',
+          randomBytes(rand, 64),
+        ];
         return answer(res, { status: 200, type: 'application/json', body: models[n % models.length] });
       }
-      if (url === '/v1/completions' || url === '/v1/chat/completions' || url === '/generate') return answer(res, completions[n % completions.length]);
+      if (url === '/v1/completions' || url === '/v1/chat/completions' || url === '/generate')
+        return answer(res, completions[n % completions.length]);
       return answer(res, { status: 404, type: 'application/octet-stream', body: randomBytes(rand, 200) });
     });
   });
@@ -196,7 +215,7 @@ function garbageGpuText() {
     `1, [N/A], [N/A]`,
     `0,1${repeatTo(' ', 20_000)}x,2`,
     randomBytes(rand, 100).toString('latin1').replace(/\n/g, ' '),
-    'NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver',
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
     '',
   ].join('\n');
 }

@@ -19,23 +19,35 @@ class HttpApi {
     this.sim = sim;
     this.sockets = new Set();
     this.healthCount = 0;
-    this.server = http.createServer((req, res) => this._handle(req, res).catch((e) => {
-      if (!res.headersSent) this._json(req, res, 500, oa.errorBody(`Internal server error: ${e.message}`, 500));
-      else res.destroy();
-    }));
+    this.server = http.createServer((req, res) =>
+      this._handle(req, res).catch((e) => {
+        if (!res.headersSent) this._json(req, res, 500, oa.errorBody(`Internal server error: ${e.message}`, 500));
+        else res.destroy();
+      }),
+    );
     this.server.keepAliveTimeout = 5000;
-    this.server.on('connection', (s) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); });
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
   }
 
   listen(host, port) {
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(port, host, () => { this.server.off('error', reject); resolve(); });
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
     });
   }
 
   close() {
-    try { this.server.close(); } catch { /* not listening */ }
+    try {
+      this.server.close();
+    } catch {
+      /* not listening */
+    }
     for (const s of this.sockets) s.destroy();
   }
 
@@ -60,7 +72,13 @@ class HttpApi {
     return new Promise((resolve, reject) => {
       const parts = [];
       let n = 0;
-      req.on('data', (c) => { n += c.length; if (n > MAX_REQ_BODY) { reject(Object.assign(new Error('request body too large'), { status: 413 })); req.destroy(); } else parts.push(c); });
+      req.on('data', (c) => {
+        n += c.length;
+        if (n > MAX_REQ_BODY) {
+          reject(Object.assign(new Error('request body too large'), { status: 413 }));
+          req.destroy();
+        } else parts.push(c);
+      });
       req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
       req.on('error', reject);
     });
@@ -73,7 +91,14 @@ class HttpApi {
       if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object');
       return v;
     } catch (e) {
-      this._json(req, res, 400, oa.errorBody(`[{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${e.message.replace(/'/g, '')}'}}]`));
+      this._json(
+        req,
+        res,
+        400,
+        oa.errorBody(
+          `[{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${e.message.replace(/'/g, '')}'}}]`,
+        ),
+      );
       return null;
     }
   }
@@ -83,7 +108,8 @@ class HttpApi {
     if (!f.http || this.sim.state() !== 'ready') return null;
     if (Array.isArray(f.httpPaths) && !f.httpPaths.includes(path)) return null;
     const h = f.http;
-    if (h === 'errorWithChoices' || h === 'emptyChoices') return GEN_ROUTES.has(path) && path !== '/generate' ? h : null;
+    if (h === 'errorWithChoices' || h === 'emptyChoices')
+      return GEN_ROUTES.has(path) && path !== '/generate' ? h : null;
     if (h === 'healthFlapping') return path === '/health' || path === '/health_generate' ? h : null;
     return h;
   }
@@ -91,35 +117,60 @@ class HttpApi {
   async _sendFault(req, res, fault, path) {
     const name = this.sim.args.served_model_name;
     switch (fault) {
-      case 'hang': return; // accept, read nothing more, never answer
+      case 'hang':
+        return; // accept, read nothing more, never answer
       case 'html500': {
-        const body = '<html>\r\n<head><title>500 Internal Server Error</title></head>\r\n<body>\r\n<center><h1>500 Internal Server Error</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+        const body =
+          '<html>\r\n<head><title>500 Internal Server Error</title></head>\r\n<body>\r\n<center><h1>500 Internal Server Error</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
         this._head(req, res, 500, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body) });
         return res.end(body);
       }
       case 'truncatedJson': {
-        const full = JSON.stringify(oa.completion(' Paris. It is', 'length', { model: name, promptTokens: 3, completionTokens: 3 }));
+        const full = JSON.stringify(
+          oa.completion(' Paris. It is', 'length', { model: name, promptTokens: 3, completionTokens: 3 }),
+        );
         const body = full.slice(0, Math.floor(full.length / 2));
         this._head(req, res, 200, { ...JSON_HDR, 'content-length': Buffer.byteLength(body) });
         return res.end(body);
       }
-      case 'hugeBody': return this._huge(req, res);
+      case 'hugeBody':
+        return this._huge(req, res);
       case 'wrongContentType': {
-        const body = JSON.stringify(oa.completion(' Paris. It is', 'length', { model: name, promptTokens: 3, completionTokens: 3 }));
-        this._head(req, res, 200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+        const body = JSON.stringify(
+          oa.completion(' Paris. It is', 'length', { model: name, promptTokens: 3, completionTokens: 3 }),
+        );
+        this._head(req, res, 200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-length': Buffer.byteLength(body),
+        });
         return res.end(body);
       }
       case 'errorWithChoices':
-        return this._json(req, res, 400, oa.errorBody('Invalid request: the number of choices n=1 is not supported while the server is draining; choices must be retried later.'));
+        return this._json(
+          req,
+          res,
+          400,
+          oa.errorBody(
+            'Invalid request: the number of choices n=1 is not supported while the server is draining; choices must be retried later.',
+          ),
+        );
       case 'emptyChoices': {
-        const obj = path === '/v1/chat/completions'
-          ? { ...oa.chatCompletion({ content: '', finishReason: 'stop' }, { model: name, promptTokens: 3, completionTokens: 0 }), choices: [] }
-          : { ...oa.completion('', 'stop', { model: name, promptTokens: 3, completionTokens: 0 }), choices: [] };
+        const obj =
+          path === '/v1/chat/completions'
+            ? {
+                ...oa.chatCompletion(
+                  { content: '', finishReason: 'stop' },
+                  { model: name, promptTokens: 3, completionTokens: 0 },
+                ),
+                choices: [],
+              }
+            : { ...oa.completion('', 'stop', { model: name, promptTokens: 3, completionTokens: 0 }), choices: [] };
         return this._json(req, res, 200, obj);
       }
       case 'healthFlapping':
         return this._empty(req, res, this.healthCount++ % 2 === 0 ? 200 : 503);
-      default: return null;
+      default:
+        return null;
     }
   }
 
@@ -136,11 +187,16 @@ class HttpApi {
       while (left > 0) {
         const n = Math.min(left, chunk.length);
         left -= n;
-        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) { res.once('drain', pump); return; }
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+          res.once('drain', pump);
+          return;
+        }
       }
       res.end(suffix);
     };
-    res.on('close', () => { left = 0; });
+    res.on('close', () => {
+      left = 0;
+    });
     pump();
   }
 
@@ -163,7 +219,9 @@ class HttpApi {
   async _sse(req, res, chunks) {
     this._head(req, res, 200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     let closed = false;
-    res.on('close', () => { closed = true; });
+    res.on('close', () => {
+      closed = true;
+    });
     for (const c of chunks) {
       if (closed) return;
       res.write(`data: ${JSON.stringify(c)}\n\n`);
@@ -199,7 +257,10 @@ class HttpApi {
     // the middleware's refusal: ORJSONResponse({"error": "Unauthorized"}, status_code=401)
     if (!this._authorized(req, path)) return this._json(req, res, 401, { error: 'Unauthorized' });
     const fault = this._fault(path);
-    if (fault) { await this._sendFault(req, res, fault, path); return; }
+    if (fault) {
+      await this._sendFault(req, res, fault, path);
+      return;
+    }
     const get = req.method === 'GET' || req.method === 'HEAD';
     const post = req.method === 'POST';
     const notAllowed = () => this._json(req, res, 405, { detail: 'Method Not Allowed' });
@@ -219,7 +280,12 @@ class HttpApi {
         return this._empty(req, res, 200);
       case '/v1/models':
         if (!get) return notAllowed();
-        return this._json(req, res, 200, oa.modelsList(sim.args.served_model_name, sim.startedAt, sim.cfg.contextLength));
+        return this._json(
+          req,
+          res,
+          200,
+          oa.modelsList(sim.args.served_model_name, sim.startedAt, sim.cfg.contextLength),
+        );
       case '/model_info':
       case '/get_model_info':
         if (!get) return notAllowed();
@@ -240,7 +306,8 @@ class HttpApi {
       default:
         if (path.startsWith('/v1/models/') && get) {
           const id = decodeURIComponent(path.slice('/v1/models/'.length));
-          if (id === sim.args.served_model_name) return this._json(req, res, 200, oa.modelsList(id, sim.startedAt, sim.cfg.contextLength).data[0]);
+          if (id === sim.args.served_model_name)
+            return this._json(req, res, 200, oa.modelsList(id, sim.startedAt, sim.cfg.contextLength).data[0]);
           return this._json(req, res, 404, oa.errorBody(`The model \`${id}\` does not exist.`, 404));
         }
         return this._json(req, res, 404, { detail: 'Not Found' });
@@ -260,7 +327,11 @@ class HttpApi {
     const t0 = Date.now();
     const out = model.truncateTokens(model.completionRawOutput(body.text), max);
     await this._generateDelay(out.tokens);
-    const meta = { promptTokens: model.promptTokens(body), completionTokens: out.tokens, latency: (Date.now() - t0) / 1000 };
+    const meta = {
+      promptTokens: model.promptTokens(body),
+      completionTokens: out.tokens,
+      latency: (Date.now() - t0) / 1000,
+    };
     this._json(req, res, 200, oa.generateResponse(out.text, out.truncated ? 'length' : 'stop', meta));
   }
 
@@ -268,14 +339,25 @@ class HttpApi {
     const body = await this._jsonBody(req, res);
     if (!body) return;
     if (!this._checkModel(req, res, body)) return;
-    if (body.prompt == null) return this._json(req, res, 400, oa.errorBody("[{'type': 'missing', 'loc': ('body', 'prompt'), 'msg': 'Field required'}]"));
+    if (body.prompt == null)
+      return this._json(
+        req,
+        res,
+        400,
+        oa.errorBody("[{'type': 'missing', 'loc': ('body', 'prompt'), 'msg': 'Field required'}]"),
+      );
     const max = body.max_tokens != null ? body.max_tokens : 16;
-    if (!Number.isInteger(max) || max < 0) return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
+    if (!Number.isInteger(max) || max < 0)
+      return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
     const prompt = Array.isArray(body.prompt) ? body.prompt.join(' ') : String(body.prompt);
     const out = model.truncateTokens(model.completionRawOutput(prompt), max);
     const finish = out.truncated ? 'length' : 'stop';
-    const meta = { model: this.sim.args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens,
-      includeUsage: !!(body.stream_options && body.stream_options.include_usage) };
+    const meta = {
+      model: this.sim.args.served_model_name,
+      promptTokens: model.promptTokens(body),
+      completionTokens: out.tokens,
+      includeUsage: !!(body.stream_options && body.stream_options.include_usage),
+    };
     await this._generateDelay(body.stream ? 0 : out.tokens);
     if (body.stream) return this._sse(req, res, oa.completionStreamChunks(out.text, finish, meta));
     this._json(req, res, 200, oa.completion(out.text, finish, meta));
@@ -286,27 +368,46 @@ class HttpApi {
     if (!body) return;
     if (!this._checkModel(req, res, body)) return;
     if (!Array.isArray(body.messages) || !body.messages.length) {
-      return this._json(req, res, 400, oa.errorBody("[{'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required'}]"));
+      return this._json(
+        req,
+        res,
+        400,
+        oa.errorBody("[{'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required'}]"),
+      );
     }
     const args = this.sim.args;
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
-    if (max != null && (!Number.isInteger(max) || max < 0)) return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
+    if (max != null && (!Number.isInteger(max) || max < 0))
+      return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
     const cf = faults.chatFaults(this.sim);
     const raw = model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
     const out = model.truncateTokens(raw, max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
     const parsed = postProcessChat(out.text, {
-      reasoningParser: args.reasoning_parser, toolCallParser: args.tool_call_parser, hasTools, thinking: faults.parserThinking(cf, thinking),
-      separateReasoning: faults.separatesReasoning(cf, body) ? body.separate_reasoning : false, historyToolCalls: model.historyToolCalls(body.messages),
+      reasoningParser: args.reasoning_parser,
+      toolCallParser: args.tool_call_parser,
+      hasTools,
+      thinking: faults.parserThinking(cf, thinking),
+      separateReasoning: faults.separatesReasoning(cf, body) ? body.separate_reasoning : false,
+      historyToolCalls: model.historyToolCalls(body.messages),
       finishReason: out.truncated ? 'length' : 'stop',
     });
     const r = parsed.toolCalls ? { ...parsed, toolCalls: faults.faultyCalls(cf, parsed.toolCalls, 'sglang') } : parsed;
-    const meta = { model: args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens,
+    const meta = {
+      model: args.served_model_name,
+      promptTokens: model.promptTokens(body),
+      completionTokens: out.tokens,
       reasoningTokens: r.reasoning ? model.tokenize(r.reasoning).length : 0,
-      includeUsage: !!(body.stream_options && body.stream_options.include_usage) };
+      includeUsage: !!(body.stream_options && body.stream_options.include_usage),
+    };
     await this._generateDelay(body.stream ? 0 : out.tokens);
-    if (body.stream) return this._sse(req, res, oa.chatStreamChunks(faults.streamedResult(cf, r), meta, { nullKeys: !!this.sim.cfg.streamNullKeys }));
+    if (body.stream)
+      return this._sse(
+        req,
+        res,
+        oa.chatStreamChunks(faults.streamedResult(cf, r), meta, { nullKeys: !!this.sim.cfg.streamNullKeys }),
+      );
     this._json(req, res, 200, oa.chatCompletion(r, meta));
   }
 }

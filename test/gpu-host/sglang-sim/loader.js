@@ -8,10 +8,14 @@ const { EventEmitter } = require('events');
 
 /** sorted list of {path,size} for *.safetensors in dir (not recursive, like SGLang's glob) */
 function listShards(dir) {
-  return fs.readdirSync(dir)
+  return fs
+    .readdirSync(dir)
     .filter((n) => n.endsWith('.safetensors'))
     .sort()
-    .map((n) => { const p = path.join(dir, n); return { path: p, size: fs.statSync(p).size }; });
+    .map((n) => {
+      const p = path.join(dir, n);
+      return { path: p, size: fs.statSync(p).size };
+    });
 }
 
 /** chunk size for a rate: ~50 ms of reading, 64 KiB..4 MiB, multiple of 4 KiB */
@@ -50,8 +54,12 @@ class Loader extends EventEmitter {
     if (this.children.length) return this.ready;
     const n = Math.max(1, this.o.readers || 1);
     let readyCount = 0;
-    this.ready = new Promise((resolve) => { this._readyResolve = resolve; });
-    this.on('childReady', () => { if (++readyCount === n) this._readyResolve(); });
+    this.ready = new Promise((resolve) => {
+      this._readyResolve = resolve;
+    });
+    this.on('childReady', () => {
+      if (++readyCount === n) this._readyResolve();
+    });
     for (let i = 0; i < n; i++) {
       const child = fork(path.join(__dirname, 'reader.js'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       child.busy = 0;
@@ -72,7 +80,10 @@ class Loader extends EventEmitter {
     this._dispatch();
   }
 
-  setLimit(n) { this.limit = n; this._dispatch(); }
+  setLimit(n) {
+    this.limit = n;
+    this._dispatch();
+  }
 
   _dispatch() {
     if (this.stopped) return;
@@ -86,8 +97,17 @@ class Loader extends EventEmitter {
         const perChild = this.children.length;
         const coldBps = this.o.coldBps / perChild;
         const warmBps = this.o.warmBps / perChild;
-        child.send({ type: 'read', id, path: s.path, size: s.size, warmBytes, coldBps, warmBps,
-          direct: this.o.direct, chunk: this.o.chunk || chunkFor(Math.min(coldBps, warmBps)) });
+        child.send({
+          type: 'read',
+          id,
+          path: s.path,
+          size: s.size,
+          warmBytes,
+          coldBps,
+          warmBps,
+          direct: this.o.direct,
+          chunk: this.o.chunk || chunkFor(Math.min(coldBps, warmBps)),
+        });
       }
     }
   }
@@ -96,7 +116,10 @@ class Loader extends EventEmitter {
     if (m.type === 'ready') this.emit('childReady', child.pid);
     else if (m.type === 'progress') {
       const f = this.inflight.get(m.id);
-      if (f) { f.bytes = m.bytes; this.bytesByFile.set(m.id, m.bytes); }
+      if (f) {
+        f.bytes = m.bytes;
+        this.bytesByFile.set(m.id, m.bytes);
+      }
       this.emit('progress', this.bytesRead);
     } else if (m.type === 'done') {
       this.inflight.delete(m.id);
@@ -114,8 +137,12 @@ class Loader extends EventEmitter {
     }
   }
 
-  pause() { for (const c of this.children) if (c.connected) c.send({ type: 'pause' }); }
-  resume() { for (const c of this.children) if (c.connected) c.send({ type: 'resume' }); }
+  pause() {
+    for (const c of this.children) if (c.connected) c.send({ type: 'pause' });
+  }
+  resume() {
+    for (const c of this.children) if (c.connected) c.send({ type: 'resume' });
+  }
 
   /** file path -> bytes read from its start */
   readMap() {
@@ -126,7 +153,13 @@ class Loader extends EventEmitter {
 
   stop() {
     this.stopped = true;
-    for (const c of this.children) { try { c.kill('SIGKILL'); } catch { /* gone */ } }
+    for (const c of this.children) {
+      try {
+        c.kill('SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
   }
 
   /** kill the children and wait (at most ms) until they are reaped, so none is left behind as a zombie */
@@ -137,7 +170,13 @@ class Loader extends EventEmitter {
     return new Promise((resolve) => {
       let left = alive.length;
       const t = setTimeout(resolve, ms);
-      for (const c of alive) c.once('exit', () => { if (--left === 0) { clearTimeout(t); resolve(); } });
+      for (const c of alive)
+        c.once('exit', () => {
+          if (--left === 0) {
+            clearTimeout(t);
+            resolve();
+          }
+        });
     });
   }
 }

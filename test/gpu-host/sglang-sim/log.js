@@ -21,13 +21,27 @@ class Logger {
     this.out = o.out || ((s) => writeAll(1, s));
     this.err = o.err || ((s) => writeAll(2, s));
   }
-  main(msg) { this.err(prefix(null) + msg + '\n'); }
-  rank(r, msg) { this.err(prefix(r) + msg + '\n'); }
-  allRanks(msg) { for (let r = this.base; r < this.base + this.tp; r++) this.rank(r, typeof msg === 'function' ? msg(r) : msg); }
-  uvicorn(msg) { this.err(`INFO:     ${msg}\n`); }
-  uvicornError(msg) { this.err(`ERROR:    ${msg}\n`); }
-  access(client, method, url, status) { this.out(`INFO:     ${client} - "${method} ${url} HTTP/1.1" ${status} ${STATUS_TEXT[status] || ''}\n`); }
-  raw(s) { this.err(s); }
+  main(msg) {
+    this.err(prefix(null) + msg + '\n');
+  }
+  rank(r, msg) {
+    this.err(prefix(r) + msg + '\n');
+  }
+  allRanks(msg) {
+    for (let r = this.base; r < this.base + this.tp; r++) this.rank(r, typeof msg === 'function' ? msg(r) : msg);
+  }
+  uvicorn(msg) {
+    this.err(`INFO:     ${msg}\n`);
+  }
+  uvicornError(msg) {
+    this.err(`ERROR:    ${msg}\n`);
+  }
+  access(client, method, url, status) {
+    this.out(`INFO:     ${client} - "${method} ${url} HTTP/1.1" ${status} ${STATUS_TEXT[status] || ''}\n`);
+  }
+  raw(s) {
+    this.err(s);
+  }
 }
 
 // synchronous writes keep order between our stdout/stderr and survive process.exit()
@@ -35,14 +49,25 @@ function writeAll(fd, s) {
   const b = Buffer.from(s, 'utf8');
   let off = 0;
   while (off < b.length) {
-    try { off += fs.writeSync(fd, b, off, b.length - off); } catch (e) {
+    try {
+      off += fs.writeSync(fd, b, off, b.length - off);
+    } catch (e) {
       if (e.code === 'EAGAIN') continue;
       return; // EPIPE etc.: nobody listens
     }
   }
 }
 
-const STATUS_TEXT = { 200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 422: 'Unprocessable Entity',
-  500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT = {
+  200: 'OK',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 
 module.exports = { ts, prefix, Logger, writeAll, STATUS_TEXT };

@@ -110,7 +110,11 @@ function pyRepr(v) {
 }
 
 function readModelConfig(dir) {
-  try { return JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')); } catch { return {}; }
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  } catch {
+    return {};
+  }
 }
 
 class Sim {
@@ -143,15 +147,23 @@ class Sim {
     this.modelType = mc.model_type || 'kimi_k2';
     this.fault = cfg.fault || {};
     let warmResolve;
-    this.engineWarm = new Promise((r) => { warmResolve = r; });
+    this.engineWarm = new Promise((r) => {
+      warmResolve = r;
+    });
     this.engineWarmResolve = warmResolve;
     this.hooks = {};
   }
 
   // --- GPU memory ------------------------------------------------------------
-  usedGB() { return this.mem.init + this.mem.weights + this.mem.kv + this.mem.graph; }
-  totalGB() { return this.cfg.memoryTotalMiB / 1024; }
-  availGB() { return Math.max(0, this.totalGB() - 0.75 - this.usedGB()); }
+  usedGB() {
+    return this.mem.init + this.mem.weights + this.mem.kv + this.mem.graph;
+  }
+  totalGB() {
+    return this.cfg.memoryTotalMiB / 1024;
+  }
+  availGB() {
+    return Math.max(0, this.totalGB() - 0.75 - this.usedGB());
+  }
   writeGpu(force = false, zero = false) {
     if (!this.root) return;
     const now = Date.now();
@@ -159,7 +171,11 @@ class Sim {
     this.lastGpuWrite = now;
     const used = this.usedGB();
     const arr = Array.from({ length: this.tp }, (_, i) => (zero || used === 0 ? 0 : used * 1024 + i * 2));
-    try { state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB, zero ? 0 : this.gpuUtil || 0); } catch { /* state dir gone */ }
+    try {
+      state.writeGpu(this.root, process.pid, arr, this.cfg.memoryTotalMiB, zero ? 0 : this.gpuUtil || 0);
+    } catch {
+      /* state dir gone */
+    }
   }
 
   /**
@@ -174,7 +190,7 @@ class Sim {
     const warmByConfig = cfg.coldFiles === 'none' || Array.isArray(cfg.coldFiles);
     this.resident.clear();
     for (const s of shards) {
-      const real = measured ? measured.get(s.path) || 0 : (warmByConfig && !forcedCold.has(s.path) ? s.size : 0);
+      const real = measured ? measured.get(s.path) || 0 : warmByConfig && !forcedCold.has(s.path) ? s.size : 0;
       this.resident.set(s.path, forcedCold.has(s.path) ? 0 : real);
     }
   }
@@ -248,7 +264,10 @@ class Sim {
   crash(phase, kind) {
     if (this.exiting) return;
     const rank = this.firstRank + (this.fault.rank || 0);
-    this.log.rank(rank, faults.schedulerTraceback(phase, kind || this.fault.kind || 'traceback', { rank: this.fault.rank || 0 }));
+    this.log.rank(
+      rank,
+      faults.schedulerTraceback(phase, kind || this.fault.kind || 'traceback', { rank: this.fault.rank || 0 }),
+    );
     if (phase === 'warmup') {
       this.log.main(faults.warmupTraceback('<Response [500]>'));
       return this.crashExit(true);
@@ -272,7 +291,12 @@ class Sim {
   exhaustMemory() {
     let limit = Infinity;
     for (const f of ['/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/fs/cgroup/memory.max']) {
-      try { const v = Number(fs.readFileSync(f, 'utf8').trim()); if (Number.isFinite(v)) limit = Math.min(limit, v); } catch { /* none */ }
+      try {
+        const v = Number(fs.readFileSync(f, 'utf8').trim());
+        if (Number.isFinite(v)) limit = Math.min(limit, v);
+      } catch {
+        /* none */
+      }
     }
     if (!(limit < 1 << 30)) return this.exit(this.fault.exitCode || 1);
     const hold = [];
@@ -283,7 +307,10 @@ class Sim {
   /** stall forever (the event loop stays alive), or resumeAfterSeconds */
   async hang() {
     const s = this.fault.resumeAfterSeconds;
-    if (s > 0) { await sleep(s * 1000); return; }
+    if (s > 0) {
+      await sleep(s * 1000);
+      return;
+    }
     setInterval(() => {}, 1 << 30);
     await new Promise(() => {});
   }
@@ -293,12 +320,22 @@ class Sim {
     const b = this.fault.busySilence;
     if (!b || b.at !== at || !(b.seconds > 0)) return;
     if (b.deepGemm) {
-      this.log.rank(this.firstRank, 'Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. It is recommended to run `sglang.compile_deep_gemm` with same args as `sglang.launch_server` for pre-compilation to reduce the overhead if you have not run it before. For example: `python3 -m sglang.compile_deep_gemm --model deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code`');
-      this.log.rank(this.firstRank, 'Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ');
+      this.log.rank(
+        this.firstRank,
+        'Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`. It is recommended to run `sglang.compile_deep_gemm` with same args as `sglang.launch_server` for pre-compilation to reduce the overhead if you have not run it before. For example: `python3 -m sglang.compile_deep_gemm --model deepseek-ai/DeepSeek-V3 --tp 8 --trust-remote-code`',
+      );
+      this.log.rank(
+        this.firstRank,
+        'Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16> N=7168, K=2048, num_groups=1 with all Ms. It only takes a little time (typically 1 sec) if you have run `python3 -m sglang.compile_deep_gemm`. ',
+      );
     }
     const ms = b.seconds * 1000;
     // a compiler (nvcc) or the weight post-processing: CPU time in the server's process tree, nothing printed
-    this.busyChild = require('child_process').spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], { stdio: 'ignore' });
+    this.busyChild = require('child_process').spawn(
+      process.execPath,
+      ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`],
+      { stdio: 'ignore' },
+    );
     this.gpuUtil = Number(b.gpuUtil) || 0;
     this.writeGpu(true);
     await new Promise((resolve) => this.busyChild.on('exit', resolve));
@@ -308,22 +345,40 @@ class Sim {
   }
 
   async faultPoint(phase) {
-    if (this.fault.crashAt === phase) { this.crash(phase); await new Promise(() => {}); }
+    if (this.fault.crashAt === phase) {
+      this.crash(phase);
+      await new Promise(() => {});
+    }
     if (this.fault.hangAt === phase) await this.hang();
   }
 
   // --- phases ------------------------------------------------------------------
   serverArgsLine() {
     const a = this.args;
-    const fields = { model_path: a.model_path, tokenizer_path: a.tokenizer_path, tokenizer_mode: 'auto', load_format: a.load_format,
-      trust_remote_code: a.trust_remote_code, context_length: a.context_length, served_model_name: a.served_model_name,
-      host: a.host, port: a.port, tp_size: a.tp_size, dp_size: a.dp_size, mem_fraction_static: a.mem_fraction_static || 0.85,
-      chunked_prefill_size: a.chunked_prefill_size, max_prefill_tokens: a.max_prefill_tokens,
-      reasoning_parser: a.reasoning_parser, tool_call_parser: a.tool_call_parser,
-      weight_loader_drop_cache_after_load: a.weight_loader_drop_cache_after_load };
+    const fields = {
+      model_path: a.model_path,
+      tokenizer_path: a.tokenizer_path,
+      tokenizer_mode: 'auto',
+      load_format: a.load_format,
+      trust_remote_code: a.trust_remote_code,
+      context_length: a.context_length,
+      served_model_name: a.served_model_name,
+      host: a.host,
+      port: a.port,
+      tp_size: a.tp_size,
+      dp_size: a.dp_size,
+      mem_fraction_static: a.mem_fraction_static || 0.85,
+      chunked_prefill_size: a.chunked_prefill_size,
+      max_prefill_tokens: a.max_prefill_tokens,
+      reasoning_parser: a.reasoning_parser,
+      tool_call_parser: a.tool_call_parser,
+      weight_loader_drop_cache_after_load: a.weight_loader_drop_cache_after_load,
+    };
     // SGLang logs the whole ServerArgs, api_key included, in clear (`logger.info(f"{server_args=}")`)
     if (a.api_key != null) fields.api_key = a.api_key;
-    return `server_args=ServerArgs(${Object.entries(fields).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ')})`;
+    return `server_args=ServerArgs(${Object.entries(fields)
+      .map(([k, v]) => `${k}=${pyRepr(v)}`)
+      .join(', ')})`;
   }
 
   async run() {
@@ -340,8 +395,15 @@ class Sim {
     log.allRanks('Init torch distributed begin.');
     await this.faultPoint('init');
     if (this.nnodes > 1) {
-      this.dist = new Rendezvous({ nnodes: this.nnodes, nodeRank: this.nodeRank, addr: parseAddr(this.args.dist_init_addr),
-        timeoutS: Number(this.args.dist_timeout) > 0 ? Number(this.args.dist_timeout) : 1800, tpPerNode: this.tp, log, firstRank: this.firstRank });
+      this.dist = new Rendezvous({
+        nnodes: this.nnodes,
+        nodeRank: this.nodeRank,
+        addr: parseAddr(this.args.dist_init_addr),
+        timeoutS: Number(this.args.dist_timeout) > 0 ? Number(this.args.dist_timeout) : 1800,
+        tpPerNode: this.tp,
+        log,
+        firstRank: this.firstRank,
+      });
       try {
         await this.dist.join();
       } catch {
@@ -352,7 +414,9 @@ class Sim {
     await Promise.all([sleep(cfg.initSeconds * 1000), this.loader.ready]);
     this.mem.init = cfg.initGB;
     this.writeGpu(true);
-    log.allRanks(`Init torch distributed ends. elapsed=${f2((Date.now() - t0) / 1000)} s, mem usage=${f2(cfg.initGB)} GB`);
+    log.allRanks(
+      `Init torch distributed ends. elapsed=${f2((Date.now() - t0) / 1000)} s, mem usage=${f2(cfg.initGB)} GB`,
+    );
 
     // weights
     this.phase = 'weights';
@@ -361,12 +425,18 @@ class Sim {
       if (!fs.statSync(this.args.model_path).isDirectory()) throw new Error('not a dir');
       shards = listShards(this.args.model_path);
     } catch {
-      log.rank(this.firstRank, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process\n    scheduler = Scheduler(\nOSError: ${this.args.model_path} is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'`);
+      log.rank(
+        this.firstRank,
+        `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2702, in run_scheduler_process\n    scheduler = Scheduler(\nOSError: ${this.args.model_path} is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'`,
+      );
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
     if (!shards.length) {
-      log.rank(this.firstRank, `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/model_loader/loader.py", line 380, in _prepare_weights\n    raise RuntimeError(\nRuntimeError: Cannot find any model weights with \`${this.args.model_path}\``);
+      log.rank(
+        this.firstRank,
+        `Scheduler hit an exception: Traceback (most recent call last):\n  File "/opt/sglang/lib/python3.12/site-packages/sglang/srt/model_loader/loader.py", line 380, in _prepare_weights\n    raise RuntimeError(\nRuntimeError: Cannot find any model weights with \`${this.args.model_path}\``,
+      );
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
@@ -384,7 +454,9 @@ class Sim {
     }
     const tw = (Date.now() - this.weightsStart) / 1000;
     const dtype = cfg.loadWeightEndFormat === 'legacy' ? ', dtype=torch.bfloat16' : '';
-    log.allRanks(`Load weight end. elapsed=${f2(tw)} s, type=${this.arch}${dtype}, avail mem=${f2(this.availGB())} GB, mem usage=${f2(cfg.weightsGB)} GB.`);
+    log.allRanks(
+      `Load weight end. elapsed=${f2(tw)} s, type=${this.arch}${dtype}, avail mem=${f2(this.availGB())} GB, mem usage=${f2(cfg.weightsGB)} GB.`,
+    );
     if (this.dist) {
       try {
         await this.dist.loadedBarrier(cfg.unbalancedLoadingTimeoutSeconds);
@@ -413,7 +485,10 @@ class Sim {
       setInterval(() => {}, 1 << 30);
       return;
     }
-    log.rank(0, `max_total_num_tokens=${cfg.maxTotalNumTokens}, chunked_prefill_size=${this.args.chunked_prefill_size}, max_prefill_tokens=${this.args.max_prefill_tokens}, max_running_requests=${this.args.max_running_requests || 128}, context_len=${cfg.contextLength}, available_gpu_mem=${f2(this.availGB())} GB`);
+    log.rank(
+      0,
+      `max_total_num_tokens=${cfg.maxTotalNumTokens}, chunked_prefill_size=${this.args.chunked_prefill_size}, max_prefill_tokens=${this.args.max_prefill_tokens}, max_running_requests=${this.args.max_running_requests || 128}, context_len=${cfg.contextLength}, available_gpu_mem=${f2(this.availGB())} GB`,
+    );
 
     // uvicorn
     this.phase = 'uvicorn';
@@ -426,7 +501,9 @@ class Sim {
     try {
       await this.api.listen(this.args.host, this.args.port);
     } catch (e) {
-      log.uvicornError(`[Errno 98] error while attempting to bind on address ('${this.args.host}', ${this.args.port}): ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`);
+      log.uvicornError(
+        `[Errno 98] error while attempting to bind on address ('${this.args.host}', ${this.args.port}): ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}`,
+      );
       log.uvicorn('Waiting for application shutdown.');
       log.uvicorn('Application shutdown complete.');
       return this.exit(1);
@@ -441,9 +518,15 @@ class Sim {
 
   makeLoader() {
     const { cfg, log } = this;
-    const loader = new Loader({ shards: null, readers: cfg.readers, coldBps: cfg.readMBps * 1e6, warmBps: cfg.warmReadMBps * 1e6,
-      direct: cfg.directIO !== false, chunk: cfg.readChunkBytes || 0,
-      residentOf: (p, size) => Math.min(size, this.resident.get(p) || 0) });
+    const loader = new Loader({
+      shards: null,
+      readers: cfg.readers,
+      coldBps: cfg.readMBps * 1e6,
+      warmBps: cfg.warmReadMBps * 1e6,
+      direct: cfg.directIO !== false,
+      chunk: cfg.readChunkBytes || 0,
+      residentOf: (p, size) => Math.min(size, this.resident.get(p) || 0),
+    });
     // a reader (scheduler) process that dies takes the server down, as in SGLang
     loader.on('error', (e) => {
       if (this.exiting) return;
@@ -461,14 +544,21 @@ class Sim {
     const lines = cfg.tqdmMode !== 'carriage';
     const meter = new tqdm.RateMeter(Date.now());
     this.weightsStart = Date.now();
-    const show = (text) => { if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`); };
+    const show = (text) => {
+      if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`);
+    };
     show(tqdm.shardLine(desc, 0, total, 0, null));
     const f = this.fault;
-    const stopAt = (f.crashAt === 'weights' || f.hangAt === 'weights')
-      ? Math.min(total, f.afterShards != null ? f.afterShards : Math.floor(total / 2)) : Infinity;
+    const stopAt =
+      f.crashAt === 'weights' || f.hangAt === 'weights'
+        ? Math.min(total, f.afterShards != null ? f.afterShards : Math.floor(total / 2))
+        : Infinity;
     return new Promise((resolve) => {
       const loader = this.loader;
-      loader.on('progress', (bytes) => { this.mem.weights = cfg.weightsGB * Math.min(1, bytes / totalBytes); this.writeGpu(); });
+      loader.on('progress', (bytes) => {
+        this.mem.weights = cfg.weightsGB * Math.min(1, bytes / totalBytes);
+        this.writeGpu();
+      });
       const atStop = async () => {
         if (f.crashAt === 'weights') return this.crash('weights');
         await this.hang();
@@ -485,9 +575,13 @@ class Sim {
         const now = Date.now();
         // O_DIRECT reads leave the page cache as it was; a real load (plain reads / mmap) leaves the shard
         // cached: read it in from a process outside the server's tree (its I/O is not the server's)
-        if (cfg.directIO !== false && (this.resident.get(shard.path) || 0) < shard.size) this.fills.push(state.preReadAsync([shard.path]));
+        if (cfg.directIO !== false && (this.resident.get(shard.path) || 0) < shard.size)
+          this.fills.push(state.preReadAsync([shard.path]));
         show(tqdm.shardLine(desc, n, total, meter.elapsed(now), meter.update(n, now)));
-        if (n === stopAt) { atStop(); return; }
+        if (n === stopAt) {
+          atStop();
+          return;
+        }
         if (n === total) finish();
       });
       loader.limit = stopAt;
@@ -505,11 +599,15 @@ class Sim {
     log.allRanks(`Capture cuda graph begin. This can take up to several minutes. avail mem=${f2(this.availGB())} GB`);
     log.allRanks(`Capture cuda graph bs [${bs.join(', ')}]`);
     const lines = cfg.captureTqdmMode === 'lines';
-    const show = (text) => { if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`); };
+    const show = (text) => {
+      if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`);
+    };
     const meter = new tqdm.RateMeter(Date.now());
     const f = this.fault;
-    const stopAt = (f.crashAt === 'cudaGraph' || f.hangAt === 'cudaGraph')
-      ? Math.min(nb - 1, f.afterBatches != null ? f.afterBatches : Math.floor(nb / 2)) : -1;
+    const stopAt =
+      f.crashAt === 'cudaGraph' || f.hangAt === 'cudaGraph'
+        ? Math.min(nb - 1, f.afterBatches != null ? f.afterBatches : Math.floor(nb / 2))
+        : -1;
     let rate = null;
     show(tqdm.defaultLine('', 0, nb, 0, null));
     const order = bs.slice().reverse();
@@ -539,7 +637,9 @@ class Sim {
     show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), rate));
     show(tqdm.defaultLine(finalDesc, nb, nb, meter.elapsed(now), meter.overall(nb, now)));
     if (this.nodeRank === 0) log.raw('\n');
-    log.allRanks(`Capture cuda graph end. Time elapsed: ${f2((Date.now() - start) / 1000)} s. mem usage=${f2(cfg.cudaGraphGB)} GB. avail mem=${f2(this.availGB())} GB.`);
+    log.allRanks(
+      `Capture cuda graph end. Time elapsed: ${f2((Date.now() - start) / 1000)} s. mem usage=${f2(cfg.cudaGraphGB)} GB. avail mem=${f2(this.availGB())} GB.`,
+    );
   }
 
   selfRequest(method, p, body) {
@@ -548,12 +648,14 @@ class Sim {
       // SGLang's _wait_and_warmup sends `Authorization: Bearer KEY` when the server has --api-key
       const headers = data ? { 'content-type': 'application/json', 'content-length': data.length } : {};
       if (this.args.api_key) headers.authorization = `Bearer ${this.args.api_key}`;
-      const req = http.request({ host: this.args.host, port: this.args.port, method, path: p, agent: false,
-        headers }, (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString() }));
-      });
+      const req = http.request(
+        { host: this.args.host, port: this.args.port, method, path: p, agent: false, headers },
+        (res) => {
+          const parts = [];
+          res.on('data', (c) => parts.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString() }));
+        },
+      );
       req.on('error', reject);
       req.setTimeout(600000, () => req.destroy(new Error('timeout')));
       if (data) req.write(data);
@@ -592,12 +694,18 @@ class Sim {
     let ok = false;
     for (let i = 0; i < 120 && !ok; i++) {
       await sleep(cfg.warmupPollSeconds * 1000);
-      try { ok = (await this.selfRequest('GET', '/model_info')).status === 200; } catch { /* retry */ }
+      try {
+        ok = (await this.selfRequest('GET', '/model_info')).status === 200;
+      } catch {
+        /* retry */
+      }
     }
     let res;
     try {
-      res = await this.selfRequest('POST', '/generate', { text: 'The capital city of France is',
-        sampling_params: { temperature: 0, max_new_tokens: 8 } });
+      res = await this.selfRequest('POST', '/generate', {
+        text: 'The capital city of France is',
+        sampling_params: { temperature: 0, max_new_tokens: 8 },
+      });
     } catch (e) {
       if (this.exiting) return;
       log.main(faults.warmupTraceback(`${e.message}`));
@@ -614,27 +722,49 @@ class Sim {
   }
 
   // --- HTTP views ---------------------------------------------------------------
-  state() { return this.ready ? 'ready' : 'warming'; }
+  state() {
+    return this.ready ? 'ready' : 'warming';
+  }
 
   modelInfo() {
-    return { model_path: this.args.model_path, tokenizer_path: this.args.tokenizer_path, is_generation: true,
-      preferred_sampling_params: null, weight_version: 'default', has_image_understanding: false,
-      has_audio_understanding: false, model_type: this.modelType, architectures: [this.arch] };
+    return {
+      model_path: this.args.model_path,
+      tokenizer_path: this.args.tokenizer_path,
+      is_generation: true,
+      preferred_sampling_params: null,
+      weight_version: 'default',
+      has_image_understanding: false,
+      has_audio_understanding: false,
+      model_type: this.modelType,
+      architectures: [this.arch],
+    };
   }
 
   serverInfo() {
     const a = this.args;
     return {
-      ...a, ...this.extra,
+      ...a,
+      ...this.extra,
       context_length: a.context_length || this.cfg.contextLength,
       mem_fraction_static: a.mem_fraction_static || 0.85,
       max_running_requests: a.max_running_requests || 128,
       status: 'ready',
       max_total_num_tokens: this.cfg.maxTotalNumTokens,
       max_req_input_len: this.cfg.contextLength - 5,
-      internal_states: [{ attention_backend: 'flashinfer', chunked_prefill_size: a.chunked_prefill_size,
-        cuda_graph_max_bs: 24, last_gen_throughput: 0.0, memory_usage: { weight: this.cfg.weightsGB, kvcache: this.cfg.kvCacheGB,
-          graph: this.cfg.cudaGraphGB, token_capacity: this.cfg.maxTotalNumTokens } }],
+      internal_states: [
+        {
+          attention_backend: 'flashinfer',
+          chunked_prefill_size: a.chunked_prefill_size,
+          cuda_graph_max_bs: 24,
+          last_gen_throughput: 0.0,
+          memory_usage: {
+            weight: this.cfg.weightsGB,
+            kvcache: this.cfg.kvCacheGB,
+            graph: this.cfg.cudaGraphGB,
+            token_capacity: this.cfg.maxTotalNumTokens,
+          },
+        },
+      ],
       version: this.cfg.version,
     };
   }
@@ -649,7 +779,13 @@ function main() {
     process.exit(parsed.exitCode);
   }
   const root = process.env.KIMI_SIM_ROOT || null;
-  if (root) { try { fs.mkdirSync(root, { recursive: true }); } catch { /* ignore */ } }
+  if (root) {
+    try {
+      fs.mkdirSync(root, { recursive: true });
+    } catch {
+      /* ignore */
+    }
+  }
   const cfg = loadConfig(root);
   if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
   if (cfg.hostile) return void require('./hostile').main(parsed.args, cfg);
@@ -657,14 +793,20 @@ function main() {
   process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
   process.on('SIGINT', () => sim.onSignal('SIGINT'));
   process.on('SIGHUP', () => sim.onSignal('SIGTERM'));
-  process.on('SIGQUIT', () => { sim.log.main('Received sigquit from a child process. It usually means the child failed.'); sim.exit(1); });
+  process.on('SIGQUIT', () => {
+    sim.log.main('Received sigquit from a child process. It usually means the child failed.');
+    sim.exit(1);
+  });
   process.on('exit', () => sim.cleanup());
   process.on('uncaughtException', (e) => {
-    writeAll(2, `Traceback (most recent call last):\n  File "sim", line 1, in <module>\nRuntimeError: simulator error: ${e && e.stack || e}\n`);
+    writeAll(
+      2,
+      `Traceback (most recent call last):\n  File "sim", line 1, in <module>\nRuntimeError: simulator error: ${(e && e.stack) || e}\n`,
+    );
     sim.exit(1);
   });
   sim.run().catch((e) => {
-    writeAll(2, `RuntimeError: simulator error: ${e && e.stack || e}\n`);
+    writeAll(2, `RuntimeError: simulator error: ${(e && e.stack) || e}\n`);
     sim.exit(1);
   });
 }

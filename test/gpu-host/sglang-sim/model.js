@@ -19,9 +19,23 @@ function contentText(c) {
   return '';
 }
 
-const SAMPLE_STRINGS = { city: 'Paris', location: 'Paris, France', country: 'France', query: 'weather in Paris',
-  q: 'weather in Paris', name: 'Alice', unit: 'celsius', units: 'metric', date: '2025-01-01', timezone: 'Europe/Paris',
-  language: 'en', url: 'https://example.com', path: '/tmp/example.txt', email: 'alice@example.com', text: 'hello' };
+const SAMPLE_STRINGS = {
+  city: 'Paris',
+  location: 'Paris, France',
+  country: 'France',
+  query: 'weather in Paris',
+  q: 'weather in Paris',
+  name: 'Alice',
+  unit: 'celsius',
+  units: 'metric',
+  date: '2025-01-01',
+  timezone: 'Europe/Paris',
+  language: 'en',
+  url: 'https://example.com',
+  path: '/tmp/example.txt',
+  email: 'alice@example.com',
+  text: 'hello',
+};
 
 /** a value satisfying a JSON schema, using required properties only */
 function sampleForSchema(schema, key) {
@@ -34,10 +48,14 @@ function sampleForSchema(schema, key) {
   if (!type && (schema.anyOf || schema.oneOf)) return sampleForSchema((schema.anyOf || schema.oneOf)[0], key);
   if (!type && schema.properties) type = 'object';
   switch (type) {
-    case 'integer': return schema.minimum != null ? Math.ceil(schema.minimum) : 1;
-    case 'number': return schema.minimum != null ? schema.minimum : 1;
-    case 'boolean': return true;
-    case 'null': return null;
+    case 'integer':
+      return schema.minimum != null ? Math.ceil(schema.minimum) : 1;
+    case 'number':
+      return schema.minimum != null ? schema.minimum : 1;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
     case 'array': {
       const n = schema.minItems || 0;
       return Array.from({ length: n }, () => sampleForSchema(schema.items, key));
@@ -59,7 +77,8 @@ function sampleForSchema(schema, key) {
 /** count tool calls already in the conversation (for kimi_k2 ids functions.NAME:N) */
 function historyToolCalls(messages) {
   let n = 0;
-  for (const m of messages || []) if (m && m.role === 'assistant' && Array.isArray(m.tool_calls)) n += m.tool_calls.length;
+  for (const m of messages || [])
+    if (m && m.role === 'assistant' && Array.isArray(m.tool_calls)) n += m.tool_calls.length;
   return n;
 }
 
@@ -73,14 +92,18 @@ function chatRawOutput(req, fault = {}) {
   const messages = Array.isArray(req.messages) ? req.messages : [];
   const last = messages[messages.length - 1] || {};
   const lastUser = [...messages].reverse().find((m) => m && m.role === 'user');
-  const question = contentText(lastUser && lastUser.content).trim().replace(/\s+/g, ' ').slice(0, 80);
+  const question = contentText(lastUser && lastUser.content)
+    .trim()
+    .replace(/\s+/g, ' ')
+    .slice(0, 80);
   const kwargs = req.chat_template_kwargs || {};
   const thinking = kwargs.thinking !== false;
   const tools = Array.isArray(req.tools) ? req.tools.filter((t) => t && t.function && t.function.name) : [];
   let choice = req.tool_choice == null ? 'auto' : req.tool_choice;
   let tool = null;
   if (tools.length && choice !== 'none' && last.role !== 'tool') {
-    if (choice && typeof choice === 'object' && choice.function) tool = tools.find((t) => t.function.name === choice.function.name) || null;
+    if (choice && typeof choice === 'object' && choice.function)
+      tool = tools.find((t) => t.function.name === choice.function.name) || null;
     else tool = tools[0];
   }
   let reasoning;
@@ -88,8 +111,10 @@ function chatRawOutput(req, fault = {}) {
   if (tool) {
     reasoning = `The user asks: "${question}". I should call the ${tool.function.name} tool to answer this.`;
     const idx = historyToolCalls(messages);
-    const calls = toolArguments(tool, question).map((args, i) =>
-      `${K2.callBegin}functions.${tool.function.name}:${idx + i}${K2.argBegin}${JSON.stringify(args)}${K2.callEnd}`);
+    const calls = toolArguments(tool, question).map(
+      (args, i) =>
+        `${K2.callBegin}functions.${tool.function.name}:${idx + i}${K2.argBegin}${JSON.stringify(args)}${K2.callEnd}`,
+    );
     answer = `${K2.sectionBegin}${calls.join('')}${K2.sectionEnd}`;
   } else if (last.role === 'tool' && !k2IdsInHistory(messages)) {
     // Kimi K2.6 was trained on functions.NAME:IDX ids in its history: with others it ends the turn at once (Kimi-K2#128).
@@ -101,7 +126,8 @@ function chatRawOutput(req, fault = {}) {
     answer = `According to the tool: ${result}`;
   } else {
     reasoning = `The user says: "${question}". Let me think about how to reply briefly and helpfully.`;
-    answer = /capital.*france|france.*capital/i.test(question) ? 'The capital of France is Paris.'
+    answer = /capital.*france|france.*capital/i.test(question)
+      ? 'The capital of France is Paris.'
       : 'Hello! I am Kimi, a simulated assistant. How can I help you today?';
   }
   if (!thinking) return answer;
@@ -125,7 +151,8 @@ function toolArguments(tool, question) {
 
 function k2IdsInHistory(messages) {
   const ids = [];
-  for (const m of messages) if (m && m.role === 'assistant' && Array.isArray(m.tool_calls)) for (const t of m.tool_calls) ids.push(t && t.id);
+  for (const m of messages)
+    if (m && m.role === 'assistant' && Array.isArray(m.tool_calls)) for (const t of m.tool_calls) ids.push(t && t.id);
   return ids.every((id) => typeof id === 'string' && /^functions\.[\w.-]+:\d+$/.test(id));
 }
 
@@ -147,9 +174,19 @@ function completionRawOutput(prompt) {
 }
 
 function promptTokens(req) {
-  if (Array.isArray(req.messages)) return 8 + req.messages.reduce((n, m) => n + tokenize(contentText(m && m.content)).length + 4, 0);
+  if (Array.isArray(req.messages))
+    return 8 + req.messages.reduce((n, m) => n + tokenize(contentText(m && m.content)).length + 4, 0);
   const p = req.prompt != null ? req.prompt : req.text;
   return Math.max(1, tokenize(Array.isArray(p) ? p.join(' ') : String(p || '')).length);
 }
 
-module.exports = { tokenize, truncateTokens, sampleForSchema, historyToolCalls, chatRawOutput, completionRawOutput, promptTokens, contentText };
+module.exports = {
+  tokenize,
+  truncateTokens,
+  sampleForSchema,
+  historyToolCalls,
+  chatRawOutput,
+  completionRawOutput,
+  promptTokens,
+  contentText,
+};

@@ -45,7 +45,8 @@ const K2 = {
   argBegin: '<|tool_call_argument_begin|>',
   callEnd: '<|tool_call_end|>',
 };
-const K2_CALL_RE = /<\|tool_call_begin\|>\s*([\w.\-]+:\d+)\s*<\|tool_call_argument_begin\|>\s*(\{.*?\})\s*<\|tool_call_end\|>/gs;
+const K2_CALL_RE =
+  /<\|tool_call_begin\|>\s*([\w.\-]+:\d+)\s*<\|tool_call_argument_begin\|>\s*(\{.*?\})\s*<\|tool_call_end\|>/gs;
 
 /**
  * KimiK2Detector.detect_and_parse.

@@ -9,13 +9,16 @@ const fs = require('fs');
 // sim.json coldRateChange {afterMB, factor}: once this reader has read afterMB MB, cold reads go factor times as fast
 const coldRateChange = require('./config').loadConfig(process.env.KIMI_SIM_ROOT || null).coldRateChange;
 let readSoFar = 0;
-const coldFactor = () => (coldRateChange && readSoFar >= coldRateChange.afterMB * 1e6 ? Number(coldRateChange.factor) || 1 : 1);
+const coldFactor = () =>
+  coldRateChange && readSoFar >= coldRateChange.afterMB * 1e6 ? Number(coldRateChange.factor) || 1 : 1;
 
 const ALIGN = 4096;
 const origPpid = process.ppid;
 const bye = () => process.exit(0);
 process.on('disconnect', bye);
-setInterval(() => { if (process.ppid !== origPpid) bye(); }, 500);
+setInterval(() => {
+  if (process.ppid !== origPpid) bye();
+}, 500);
 // a stop signal to the whole process group is the parent's to handle: it kills and reaps us
 process.on('SIGTERM', () => {});
 process.on('SIGINT', () => {});
@@ -29,7 +32,10 @@ let buf = null;
 let bufAligned = -1; // offset into buf that is ALIGN-aligned in memory (-1 unknown, -2 none)
 
 function getBuffer(chunk) {
-  if (!buf || buf.length < chunk + ALIGN) { buf = Buffer.allocUnsafeSlow(chunk + ALIGN); bufAligned = -1; }
+  if (!buf || buf.length < chunk + ALIGN) {
+    buf = Buffer.allocUnsafeSlow(chunk + ALIGN);
+    bufAligned = -1;
+  }
   return buf;
 }
 
@@ -37,7 +43,11 @@ function getBuffer(chunk) {
 function probeAlignment(fd) {
   if (bufAligned !== -1) return bufAligned;
   for (let off = 0; off < ALIGN; off += 16) {
-    try { fs.readSync(fd, buf, off, ALIGN, 0); bufAligned = off; return off; } catch (e) {
+    try {
+      fs.readSync(fd, buf, off, ALIGN, 0);
+      bufAligned = off;
+      return off;
+    } catch (e) {
       if (e.code !== 'EINVAL') break;
     }
   }
@@ -56,8 +66,13 @@ async function readFile(job) {
   if (job.direct && coldStart < size) {
     try {
       fdDirect = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_DIRECT);
-      if (probeAlignment(fdDirect) < 0) { fs.closeSync(fdDirect); fdDirect = -1; }
-    } catch { fdDirect = -1; }
+      if (probeAlignment(fdDirect) < 0) {
+        fs.closeSync(fdDirect);
+        fdDirect = -1;
+      }
+    } catch {
+      fdDirect = -1;
+    }
   }
   // one rate-limit timeline across back-to-back files (reset after idling)
   if (!clock || Date.now() - clock.lastEnd > 200) clock = { t0: Date.now(), budget: 0, pausedMs: 0, lastEnd: 0 };
@@ -65,7 +80,11 @@ async function readFile(job) {
   let lastReport = 0;
   try {
     while (pos < size) {
-      if (paused) { const p0 = Date.now(); await new Promise((r) => resumeWaiters.push(r)); clock.pausedMs += Date.now() - p0; }
+      if (paused) {
+        const p0 = Date.now();
+        await new Promise((r) => resumeWaiters.push(r));
+        clock.pausedMs += Date.now() - p0;
+      }
       const warm = pos < coldStart;
       let n;
       if (warm) {
@@ -87,7 +106,10 @@ async function readFile(job) {
       const ahead = clock.budget * 1000 - (Date.now() - clock.t0 - clock.pausedMs);
       if (ahead > 1) await sleep(ahead);
       const now = Date.now();
-      if (now - lastReport >= 50 && pos < size) { lastReport = now; process.send({ type: 'progress', id: job.id, bytes: pos }); }
+      if (now - lastReport >= 50 && pos < size) {
+        lastReport = now;
+        process.send({ type: 'progress', id: job.id, bytes: pos });
+      }
     }
   } finally {
     fs.closeSync(fdPlain);
@@ -104,14 +126,25 @@ async function pump() {
   busy = true;
   while (queue.length) {
     const job = queue.shift();
-    try { await readFile(job); } catch (e) { process.send({ type: 'error', id: job.id, message: e.message }); }
+    try {
+      await readFile(job);
+    } catch (e) {
+      process.send({ type: 'error', id: job.id, message: e.message });
+    }
   }
   busy = false;
 }
 
 process.on('message', (m) => {
-  if (m.type === 'read') { queue.push(m); pump(); }
-  else if (m.type === 'pause') paused = true;
-  else if (m.type === 'resume') { paused = false; const w = resumeWaiters; resumeWaiters = []; w.forEach((r) => r()); }
+  if (m.type === 'read') {
+    queue.push(m);
+    pump();
+  } else if (m.type === 'pause') paused = true;
+  else if (m.type === 'resume') {
+    paused = false;
+    const w = resumeWaiters;
+    resumeWaiters = [];
+    w.forEach((r) => r());
+  }
 });
 process.send({ type: 'ready', pid: process.pid });

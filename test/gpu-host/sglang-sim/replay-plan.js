@@ -22,11 +22,23 @@ const OUTCOMES = ['ready', 'failed', 'hang'];
 // to the end of a tqdm bar reaches the journal when that line's newline is written).
 const FORMATS = [
   // SGLang: [2025-03-08 12:29:21 TP1], [2025-02-21 21:52:50], [2026-02-26 06:25:15 DP7 TP7]
-  { family: 'sglang', re: /\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?(?: [^\]\n]{0,40})?\]/g, year: true },
+  {
+    family: 'sglang',
+    re: /\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?(?: [^\]\n]{0,40})?\]/g,
+    year: true,
+  },
   // Python logging: 2025-05-02 16:14:33,560 - INFO - ...
-  { family: 'pylog', re: /(?<![\d[])(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})[,.](\d{3,6})(?!\d)/g, year: true },
+  {
+    family: 'pylog',
+    re: /(?<![\d[])(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})[,.](\d{3,6})(?!\d)/g,
+    year: true,
+  },
   // vLLM: INFO 03-07 12:00:00 [file.py:N] (also inside SGLang logs), WARNING/ERROR/DEBUG
-  { family: 'vllm', re: /\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?!\d)/g, year: false },
+  {
+    family: 'vllm',
+    re: /\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) (\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?!\d)/g,
+    year: false,
+  },
   // glog / c10 (torch, NCCL watchdog): [rank6]:[E207 01:29:36.730311765 ...], [rank0]:W0318 06:57:13.573000
   { family: 'glog', re: /(?:^|[\s[\]:])[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3,9})(?!\d)/g, year: false },
 ];
@@ -47,11 +59,30 @@ function parseTimestamp(line, year = 2000) {
     let m;
     while ((m = f.re.exec(line))) {
       if (best && m.index < best.index) continue;
-      let y; let mo; let d; let h; let mi; let s; let frac;
+      let y;
+      let mo;
+      let d;
+      let h;
+      let mi;
+      let s;
+      let frac;
       if (f.year) [, y, mo, d, h, mi, s, frac] = m;
-      else { [, mo, d, h, mi, s, frac] = m; y = year; }
+      else {
+        [, mo, d, h, mi, s, frac] = m;
+        y = year;
+      }
       const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), fracMs(frac));
-      if (!Number.isFinite(ms) || Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) continue;
+      if (
+        !Number.isFinite(ms) ||
+        Number(mo) < 1 ||
+        Number(mo) > 12 ||
+        Number(d) < 1 ||
+        Number(d) > 31 ||
+        Number(h) > 23 ||
+        Number(mi) > 59 ||
+        Number(s) > 60
+      )
+        continue;
       best = { index: m.index, ms, family: f.family, year: f.year };
     }
   }
@@ -119,8 +150,10 @@ function endOf(header) {
 function checkHeader(header) {
   const errors = [];
   if (!header || typeof header !== 'object') return ['no header'];
-  if (!ENGINES.includes(header.engine)) errors.push(`engine must be one of ${ENGINES.join(', ')}: ${JSON.stringify(header.engine)}`);
-  if (!OUTCOMES.includes(header.outcome)) errors.push(`outcome must be one of ${OUTCOMES.join(', ')}: ${JSON.stringify(header.outcome)}`);
+  if (!ENGINES.includes(header.engine))
+    errors.push(`engine must be one of ${ENGINES.join(', ')}: ${JSON.stringify(header.engine)}`);
+  if (!OUTCOMES.includes(header.outcome))
+    errors.push(`outcome must be one of ${OUTCOMES.join(', ')}: ${JSON.stringify(header.outcome)}`);
   return errors;
 }
 
@@ -130,7 +163,10 @@ function options(o = {}) {
   for (const k of Object.keys(DEFAULT_OPTIONS)) {
     if (o[k] !== undefined && o[k] !== null) {
       const v = Number(o[k]);
-      if (!Number.isFinite(v) || v < 0 || (k === 'speed' && v === 0)) throw new Error(`replay.${k} must be a ${k === 'speed' ? 'positive' : 'non-negative'} number: ${JSON.stringify(o[k])}`);
+      if (!Number.isFinite(v) || v < 0 || (k === 'speed' && v === 0))
+        throw new Error(
+          `replay.${k} must be a ${k === 'speed' ? 'positive' : 'non-negative'} number: ${JSON.stringify(o[k])}`,
+        );
       out[k] = v;
     }
   }
@@ -223,11 +259,27 @@ function witnessesAfter(steps) {
       if (later[m]) weights = 1;
     }
     // the HTTP server starts after the weights, the KV cache and the graphs
-    if (s.http || s.ready) { weights = 1; phases.add('kv'); phases.add('graph'); }
+    if (s.http || s.ready) {
+      weights = 1;
+      phases.add('kv');
+      phases.add('graph');
+    }
     if (weights > 0 || phases.size) phases.add('init');
     out.push({ weights, init: phases.has('init'), kv: phases.has('kv'), graph: phases.has('graph') });
   }
   return out;
 }
 
-module.exports = { DEFAULT_OPTIONS, parseTimestamp, logYear, classify, withAddress, endOf, checkHeader, options, planReplay, splitLines, witnessesAfter };
+module.exports = {
+  DEFAULT_OPTIONS,
+  parseTimestamp,
+  logYear,
+  classify,
+  withAddress,
+  endOf,
+  checkHeader,
+  options,
+  planReplay,
+  splitLines,
+  witnessesAfter,
+};

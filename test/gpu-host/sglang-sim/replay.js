@@ -28,14 +28,20 @@ function loadFixture(replay) {
   const logPath = name.includes('/') || name.endsWith('.log') ? path.resolve(dir, name) : path.join(dir, `${name}.log`);
   const raw = fs.readFileSync(logPath);
   let header = {};
-  try { header = JSON.parse(fs.readFileSync(logPath.replace(/\.log$/, '') + '.json', 'utf8')); } catch (e) {
+  try {
+    header = JSON.parse(fs.readFileSync(logPath.replace(/\.log$/, '') + '.json', 'utf8'));
+  } catch (e) {
     if (e.code !== 'ENOENT') throw new Error(`replay header of ${logPath}: ${e.message}`);
   }
-  for (const k of ['engine', 'outcome', 'exitCode', 'exitSignal']) if (replay[k] !== undefined) header = { ...header, [k]: replay[k] };
+  for (const k of ['engine', 'outcome', 'exitCode', 'exitSignal'])
+    if (replay[k] !== undefined) header = { ...header, [k]: replay[k] };
   // the bytes of each line as published (split on \n only), for writing; their text for the plan
   const rawLines = [];
   let start = 0;
-  for (let i = raw.indexOf(0x0a); i >= 0; i = raw.indexOf(0x0a, start)) { rawLines.push(raw.subarray(start, i)); start = i + 1; }
+  for (let i = raw.indexOf(0x0a); i >= 0; i = raw.indexOf(0x0a, start)) {
+    rawLines.push(raw.subarray(start, i));
+    start = i + 1;
+  }
   if (start < raw.length) rawLines.push(raw.subarray(start));
   return { logPath, rawLines, lines: rawLines.map((b) => b.toString('utf8')), header };
 }
@@ -47,12 +53,41 @@ function engineSim(engine, unitArgs, cfg, root) {
   const tp = a.tp_size || a.tensor_parallel_size || 1;
   if (engine === 'vllm') {
     const { VllmSim } = require('./vllm');
-    return new VllmSim({ max_model_len: null, enforce_eager: false, ...a, model, served_model_name: a.served_model_name || model,
-      tensor_parallel_size: tp, host: a.host || '0.0.0.0', port: a.port || 8000 }, {}, cfg, root);
+    return new VllmSim(
+      {
+        max_model_len: null,
+        enforce_eager: false,
+        ...a,
+        model,
+        served_model_name: a.served_model_name || model,
+        tensor_parallel_size: tp,
+        host: a.host || '0.0.0.0',
+        port: a.port || 8000,
+      },
+      {},
+      cfg,
+      root,
+    );
   }
   const { Sim } = require('./main');
-  return new Sim({ chunked_prefill_size: 8192, max_prefill_tokens: 16384, ...a, model_path: model, tokenizer_path: a.tokenizer_path || model,
-    served_model_name: a.served_model_name || model, tp_size: tp, nnodes: 1, node_rank: 0, host: a.host || '127.0.0.1', port: a.port || 30000 }, {}, cfg, root);
+  return new Sim(
+    {
+      chunked_prefill_size: 8192,
+      max_prefill_tokens: 16384,
+      ...a,
+      model_path: model,
+      tokenizer_path: a.tokenizer_path || model,
+      served_model_name: a.served_model_name || model,
+      tp_size: tp,
+      nnodes: 1,
+      node_rank: 0,
+      host: a.host || '127.0.0.1',
+      port: a.port || 30000,
+    },
+    {},
+    cfg,
+    root,
+  );
 }
 
 class Replay {
@@ -83,7 +118,9 @@ class Replay {
     sim.writeGpu(true);
     try {
       if (fs.statSync(sim.args.model_path).isDirectory()) this.shards = listShards(sim.args.model_path);
-    } catch { /* no model folder: no reads */ }
+    } catch {
+      /* no model folder: no reads */
+    }
     if (this.shards.length) {
       sim.loader = sim.makeLoader();
       sim.measurePageCache(this.shards);
@@ -104,7 +141,10 @@ class Replay {
     const due = [];
     while (this.next < steps.length && steps[this.next].atMs <= elapsed) {
       const i = this.next;
-      parts.push(steps[i].http && this.rewriteAddress ? Buffer.from(this.addressed(steps[i].line)) : this.fixture.rawLines[i], Buffer.from('\n'));
+      parts.push(
+        steps[i].http && this.rewriteAddress ? Buffer.from(this.addressed(steps[i].line)) : this.fixture.rawLines[i],
+        Buffer.from('\n'),
+      );
       due.push(this.next++);
     }
     if (parts.length) writeAll(2, Buffer.concat(parts));
@@ -121,10 +161,21 @@ class Replay {
   apply(i) {
     const { sim } = this;
     const w = this.witness[i];
-    const mem = { init: w.init ? sim.cfg.initGB : 0, weights: sim.cfg.weightsGB * w.weights, kv: w.kv ? sim.cfg.kvCacheGB : 0, graph: w.graph ? sim.cfg.cudaGraphGB : 0 };
-    if (Object.keys(mem).some((k) => mem[k] !== sim.mem[k])) { sim.mem = mem; sim.writeGpu(true); }
+    const mem = {
+      init: w.init ? sim.cfg.initGB : 0,
+      weights: sim.cfg.weightsGB * w.weights,
+      kv: w.kv ? sim.cfg.kvCacheGB : 0,
+      graph: w.graph ? sim.cfg.cudaGraphGB : 0,
+    };
+    if (Object.keys(mem).some((k) => mem[k] !== sim.mem[k])) {
+      sim.mem = mem;
+      sim.writeGpu(true);
+    }
     const wanted = Math.round(w.weights * this.shards.length);
-    if (sim.loader && wanted > this.shardsWanted) { this.shardsWanted = wanted; sim.loader.setLimit(wanted); }
+    if (sim.loader && wanted > this.shardsWanted) {
+      this.shardsWanted = wanted;
+      sim.loader.setLimit(wanted);
+    }
     if (i === this.plan.httpAt) this.openHttp();
     if (i === this.plan.readyAt) this.becomeReady();
   }
@@ -136,11 +187,19 @@ class Replay {
     const { VllmHttpApi } = require('./vllm-http');
     sim.api = this.plan.engine === 'vllm' ? new VllmHttpApi(sim) : new HttpApi(sim);
     const host = sim.args.host === '0.0.0.0' ? '0.0.0.0' : sim.args.host;
-    sim.api.listen(host, sim.args.port).then(() => { sim.httpUp = true; }, (e) => {
-      // the port is taken: as uvicorn, which logs it and exits 1
-      writeAll(2, `ERROR:    [Errno 98] error while attempting to bind on address ('${host}', ${sim.args.port}): ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}\n`);
-      this.finish({ kind: 'exit', code: 1 });
-    });
+    sim.api.listen(host, sim.args.port).then(
+      () => {
+        sim.httpUp = true;
+      },
+      (e) => {
+        // the port is taken: as uvicorn, which logs it and exits 1
+        writeAll(
+          2,
+          `ERROR:    [Errno 98] error while attempting to bind on address ('${host}', ${sim.args.port}): ${e.code === 'EADDRINUSE' ? 'address already in use' : e.message}\n`,
+        );
+        this.finish({ kind: 'exit', code: 1 });
+      },
+    );
   }
 
   becomeReady() {
@@ -216,7 +275,7 @@ function run(unitArgs, cfg, root) {
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => replay.stop());
   process.on('exit', () => sim.cleanup());
   process.on('uncaughtException', (e) => {
-    writeAll(2, `RuntimeError: simulator replay error: ${e && e.stack || e}\n`);
+    writeAll(2, `RuntimeError: simulator replay error: ${(e && e.stack) || e}\n`);
     process.exit(1);
   });
   replay.start();

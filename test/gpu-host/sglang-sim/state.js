@@ -25,13 +25,26 @@ function measureResidency(files) {
   if (!files.length) return out;
   let text;
   try {
-    text = execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '--output', 'RES,SIZE,FILE', '--', ...files],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 16 << 20 });
+    text = execFileSync('fincore', ['--bytes', '--noheadings', '--raw', '--output', 'RES,SIZE,FILE', '--', ...files], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 16 << 20,
+    });
   } catch (e) {
     if (e && e.code === 'ENOENT') return null;
     text = (e && e.stdout) || ''; // some files failed: keep the others
   }
-  const sizes = new Map(files.map((f) => { let s = 0; try { s = fs.statSync(f).size; } catch { /* gone */ } return [f, s]; }));
+  const sizes = new Map(
+    files.map((f) => {
+      let s = 0;
+      try {
+        s = fs.statSync(f).size;
+      } catch {
+        /* gone */
+      }
+      return [f, s];
+    }),
+  );
   const lines = text.split('\n').filter(Boolean);
   // fincore prints the files in argument order; names may be escaped, so match by order, falling back to the name
   let i = 0;
@@ -63,14 +76,19 @@ function evict(files) {
 function preRead(files) {
   if (!files.length) return;
   // (the trailing echo keeps the subshell from exec'ing cat, which would close our pipe early)
-  spawnSync('sh', ['-c', '(cat -- "$@" >/dev/null 2>&1; echo done) &', 'sh', ...files], { stdio: ['ignore', 'pipe', 'ignore'], timeout: 600000 });
+  spawnSync('sh', ['-c', '(cat -- "$@" >/dev/null 2>&1; echo done) &', 'sh', ...files], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    timeout: 600000,
+  });
 }
 
 /** preRead without blocking: resolves when the orphaned reader is done. */
 function preReadAsync(files) {
   if (!files.length) return Promise.resolve();
   return new Promise((resolve) => {
-    const c = spawn('sh', ['-c', '(cat -- "$@" >/dev/null 2>&1; echo done) &', 'sh', ...files], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const c = spawn('sh', ['-c', '(cat -- "$@" >/dev/null 2>&1; echo done) &', 'sh', ...files], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     c.stdout.on('data', () => {});
     c.stdout.on('close', () => resolve());
     c.on('error', () => resolve());
@@ -114,9 +132,15 @@ if (require.main === module) {
   const files = rest.map((f) => path.resolve(f));
   if (cmd === 'residency') {
     const r = measureResidency(files);
-    if (!r) { process.stderr.write('fincore not found\n'); process.exit(1); }
+    if (!r) {
+      process.stderr.write('fincore not found\n');
+      process.exit(1);
+    }
     for (const [f, b] of r) process.stdout.write(`${b} ${fs.statSync(f).size} ${f}\n`);
   } else if (cmd === 'evict') evict(files);
   else if (cmd === 'warm') preRead(files);
-  else { process.stderr.write('usage: node state.js residency|evict|warm FILE...\n'); process.exit(2); }
+  else {
+    process.stderr.write('usage: node state.js residency|evict|warm FILE...\n');
+    process.exit(2);
+  }
 }

@@ -50,19 +50,30 @@ function defaultLine(desc, n, total, elapsed, rate) {
 
 /** tqdm-like rate tracker (exponential moving average, smoothing 0.3) */
 class RateMeter {
-  constructor(now) { this.start = now; this.last = now; this.lastN = 0; this.ema = null; }
+  constructor(now) {
+    this.start = now;
+    this.last = now;
+    this.lastN = 0;
+    this.ema = null;
+  }
   update(n, now) {
     const dt = (now - this.last) / 1000;
     const dn = n - this.lastN;
     if (dt > 0 && dn > 0) {
       const r = dn / dt;
       this.ema = this.ema == null ? r : 0.3 * r + 0.7 * this.ema;
-      this.last = now; this.lastN = n;
+      this.last = now;
+      this.lastN = n;
     }
     return this.ema;
   }
-  overall(n, now) { const dt = (now - this.start) / 1000; return dt > 0 && n > 0 ? n / dt : null; }
-  elapsed(now) { return (now - this.start) / 1000; }
+  overall(n, now) {
+    const dt = (now - this.start) / 1000;
+    return dt > 0 && n > 0 ? n / dt : null;
+  }
+  elapsed(now) {
+    return (now - this.start) / 1000;
+  }
 }
 
 module.exports = { fmtInterval, fmtRate, bar, pct, shardLine, defaultLine, RateMeter };

@@ -32,7 +32,12 @@ class VllmHttpApi extends HttpApi {
         return this._json(req, res, 200, { version: sim.cfg.vllmVersion });
       case '/v1/models':
         if (!get) return notAllowed();
-        return this._json(req, res, 200, vo.modelsList(sim.args.served_model_name, sim.args.model, sim.startedAt, sim.maxModelLen()));
+        return this._json(
+          req,
+          res,
+          200,
+          vo.modelsList(sim.args.served_model_name, sim.args.model, sim.startedAt, sim.maxModelLen()),
+        );
       case '/v1/completions':
         if (!post) return notAllowed();
         return this._vllmCompletions(req, res);
@@ -53,44 +58,74 @@ class VllmHttpApi extends HttpApi {
   /** A dead engine answers generation with 500 (EngineDeadError), as AsyncLLM does. */
   _deadEngine(req, res) {
     if (!this.sim.engineDead) return false;
-    this._json(req, res, 500, vo.errorBody('EngineCore encountered an issue. See stack trace (above) for the root cause.', 500));
+    this._json(
+      req,
+      res,
+      500,
+      vo.errorBody('EngineCore encountered an issue. See stack trace (above) for the root cause.', 500),
+    );
     return true;
   }
 
   async _vllmCompletions(req, res) {
     const body = await this._jsonBody(req, res);
     if (!body || !this._vllmModelOk(req, res, body) || this._deadEngine(req, res)) return;
-    if (body.prompt == null) return this._json(req, res, 400, vo.errorBody('Either prompt or prompt_embeds must be provided and non-empty.'));
+    if (body.prompt == null)
+      return this._json(req, res, 400, vo.errorBody('Either prompt or prompt_embeds must be provided and non-empty.'));
     const max = body.max_tokens != null ? body.max_tokens : 16;
     const prompt = Array.isArray(body.prompt) ? body.prompt.join(' ') : String(body.prompt);
     const out = model.truncateTokens(model.completionRawOutput(prompt), max);
     await this._generateDelay(out.tokens);
-    this._json(req, res, 200, vo.completion(out.text, out.truncated ? 'length' : 'stop',
-      { model: this.sim.args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens }));
+    this._json(
+      req,
+      res,
+      200,
+      vo.completion(out.text, out.truncated ? 'length' : 'stop', {
+        model: this.sim.args.served_model_name,
+        promptTokens: model.promptTokens(body),
+        completionTokens: out.tokens,
+      }),
+    );
   }
 
   async _vllmChat(req, res) {
     const body = await this._jsonBody(req, res);
     if (!body || !this._vllmModelOk(req, res, body) || this._deadEngine(req, res)) return;
-    if (!Array.isArray(body.messages) || !body.messages.length) return this._json(req, res, 400, vo.errorBody('messages: Field required'));
+    if (!Array.isArray(body.messages) || !body.messages.length)
+      return this._json(req, res, 400, vo.errorBody('messages: Field required'));
     const args = this.sim.args;
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
     // protocol.py: tool_choice defaults to "auto" when tools are given
     const toolChoice = body.tool_choice != null ? body.tool_choice : hasTools ? 'auto' : 'none';
     if (toolChoice === 'auto' && !(args.enable_auto_tool_choice && args.tool_call_parser)) {
-      return this._json(req, res, 400, vo.errorBody('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'));
+      return this._json(
+        req,
+        res,
+        400,
+        vo.errorBody('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'),
+      );
     }
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
     const cf = faults.chatFaults(this.sim);
     const out = model.truncateTokens(model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf }), max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const forced = hasTools && (toolChoice === 'required' || (toolChoice && typeof toolChoice === 'object'));
-    const parsed = vo.postProcess(out.text, { reasoningParser: faults.separatesReasoning(cf, body) ? args.reasoning_parser : null,
-      toolCallParser: args.tool_call_parser, autoTools: hasTools && toolChoice === 'auto', forcedTools: forced ? toolChoice : null,
-      thinking: faults.parserThinking(cf, thinking), finishReason: out.truncated ? 'length' : 'stop' });
+    const parsed = vo.postProcess(out.text, {
+      reasoningParser: faults.separatesReasoning(cf, body) ? args.reasoning_parser : null,
+      toolCallParser: args.tool_call_parser,
+      autoTools: hasTools && toolChoice === 'auto',
+      forcedTools: forced ? toolChoice : null,
+      thinking: faults.parserThinking(cf, thinking),
+      finishReason: out.truncated ? 'length' : 'stop',
+    });
     const r = { ...parsed, toolCalls: faults.faultyCalls(cf, parsed.toolCalls, 'vllm') };
-    const meta = { model: args.served_model_name, promptTokens: model.promptTokens(body), completionTokens: out.tokens,
-      reasoningField: this.sim.cfg.vllmReasoningField, includeUsage: !!(body.stream_options && body.stream_options.include_usage) };
+    const meta = {
+      model: args.served_model_name,
+      promptTokens: model.promptTokens(body),
+      completionTokens: out.tokens,
+      reasoningField: this.sim.cfg.vllmReasoningField,
+      includeUsage: !!(body.stream_options && body.stream_options.include_usage),
+    };
     await this._generateDelay(body.stream ? 0 : out.tokens);
     if (body.stream) return this._sse(req, res, vo.chatStreamChunks(faults.streamedResult(cf, r), meta));
     this._json(req, res, 200, vo.chatCompletion(r, meta));

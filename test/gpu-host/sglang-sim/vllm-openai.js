@@ -6,7 +6,8 @@ const crypto = require('crypto');
 const { tokenize } = require('./model');
 const { K2 } = require('./parsers');
 
-const CALL_RE = /<\|tool_call_begin\|>\s*([^<]+:\d+)\s*<\|tool_call_argument_begin\|>\s*((?:(?!<\|tool_call_begin\|>)[\s\S])*?)\s*<\|tool_call_end\|>/g;
+const CALL_RE =
+  /<\|tool_call_begin\|>\s*([^<]+:\d+)\s*<\|tool_call_argument_begin\|>\s*((?:(?!<\|tool_call_begin\|>)[\s\S])*?)\s*<\|tool_call_end\|>/g;
 
 /** KimiK2ReasoningParser.extract_reasoning: [reasoning, content]; identity when thinking is off. */
 function kimiK2Reasoning(text, thinking) {
@@ -75,20 +76,45 @@ const newId = () => crypto.randomBytes(16).toString('hex');
 const now = () => Math.floor(Date.now() / 1000);
 
 function usage(promptTokens, completionTokens) {
-  return { prompt_tokens: promptTokens, total_tokens: promptTokens + completionTokens, completion_tokens: completionTokens, prompt_tokens_details: null };
+  return {
+    prompt_tokens: promptTokens,
+    total_tokens: promptTokens + completionTokens,
+    completion_tokens: completionTokens,
+    prompt_tokens_details: null,
+  };
 }
 
 function chatCompletion(r, meta) {
   return {
-    id: `chatcmpl-${newId()}`, object: 'chat.completion', created: now(), model: meta.model,
-    choices: [{
-      index: 0,
-      message: { role: 'assistant', content: r.content, refusal: null, annotations: null, audio: null, function_call: null,
-        tool_calls: r.toolCalls, ...reasoningFields(r.reasoning, meta.reasoningField) },
-      logprobs: null, finish_reason: r.finishReason, stop_reason: null, token_ids: null,
-    }],
-    service_tier: null, system_fingerprint: null, usage: usage(meta.promptTokens, meta.completionTokens),
-    prompt_logprobs: null, prompt_token_ids: null, kv_transfer_params: null,
+    id: `chatcmpl-${newId()}`,
+    object: 'chat.completion',
+    created: now(),
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: r.content,
+          refusal: null,
+          annotations: null,
+          audio: null,
+          function_call: null,
+          tool_calls: r.toolCalls,
+          ...reasoningFields(r.reasoning, meta.reasoningField),
+        },
+        logprobs: null,
+        finish_reason: r.finishReason,
+        stop_reason: null,
+        token_ids: null,
+      },
+    ],
+    service_tier: null,
+    system_fingerprint: null,
+    usage: usage(meta.promptTokens, meta.completionTokens),
+    prompt_logprobs: null,
+    prompt_token_ids: null,
+    kv_transfer_params: null,
   };
 }
 
@@ -96,27 +122,61 @@ function chatCompletion(r, meta) {
 function chatStreamChunks(r, meta) {
   const id = `chatcmpl-${newId()}`;
   const created = now();
-  const chunk = (delta, finish = null) => ({ id, object: 'chat.completion.chunk', created, model: meta.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, ...(finish ? { stop_reason: null } : {}) }] });
+  const chunk = (delta, finish = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: meta.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish, ...(finish ? { stop_reason: null } : {}) }],
+  });
   const out = [chunk({ role: 'assistant', content: '' })];
   if (r.reasoning) for (const t of tokenize(r.reasoning)) out.push(chunk(reasoningFields(t, meta.reasoningField)));
   if (r.content) for (const t of tokenize(r.content)) out.push(chunk({ content: t }));
   r.toolCalls.forEach((tc, index) => {
-    out.push(chunk({ tool_calls: [{ id: tc.id, type: 'function', index, function: { name: tc.function.name, arguments: '' } }] }));
+    out.push(
+      chunk({
+        tool_calls: [{ id: tc.id, type: 'function', index, function: { name: tc.function.name, arguments: '' } }],
+      }),
+    );
     for (let i = 0; i < tc.function.arguments.length; i += 8) {
       out.push(chunk({ tool_calls: [{ index, function: { arguments: tc.function.arguments.slice(i, i + 8) } }] }));
     }
   });
   out.push(chunk({ content: '' }, r.finishReason));
-  if (meta.includeUsage) out.push({ id, object: 'chat.completion.chunk', created, model: meta.model, choices: [], usage: usage(meta.promptTokens, meta.completionTokens) });
+  if (meta.includeUsage)
+    out.push({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: meta.model,
+      choices: [],
+      usage: usage(meta.promptTokens, meta.completionTokens),
+    });
   return out;
 }
 
 function completion(text, finishReason, meta) {
   return {
-    id: `cmpl-${newId()}`, object: 'text_completion', created: now(), model: meta.model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason, stop_reason: null, token_ids: null, prompt_logprobs: null, prompt_token_ids: null }],
-    service_tier: null, system_fingerprint: null, usage: usage(meta.promptTokens, meta.completionTokens), kv_transfer_params: null,
+    id: `cmpl-${newId()}`,
+    object: 'text_completion',
+    created: now(),
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        text,
+        logprobs: null,
+        finish_reason: finishReason,
+        stop_reason: null,
+        token_ids: null,
+        prompt_logprobs: null,
+        prompt_token_ids: null,
+      },
+    ],
+    service_tier: null,
+    system_fingerprint: null,
+    usage: usage(meta.promptTokens, meta.completionTokens),
+    kv_transfer_params: null,
   };
 }
 
@@ -127,9 +187,45 @@ function errorBody(message, code = 400) {
 }
 
 function modelsList(name, root, created, maxLen) {
-  return { object: 'list', data: [{ id: name, object: 'model', created, owned_by: 'vllm', root, parent: null, max_model_len: maxLen,
-    permission: [{ id: `modelperm-${newId()}`, object: 'model_permission', created, allow_create_engine: false, allow_sampling: true,
-      allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false }] }] };
+  return {
+    object: 'list',
+    data: [
+      {
+        id: name,
+        object: 'model',
+        created,
+        owned_by: 'vllm',
+        root,
+        parent: null,
+        max_model_len: maxLen,
+        permission: [
+          {
+            id: `modelperm-${newId()}`,
+            object: 'model_permission',
+            created,
+            allow_create_engine: false,
+            allow_sampling: true,
+            allow_logprobs: true,
+            allow_search_indices: false,
+            allow_view: true,
+            allow_fine_tuning: false,
+            organization: '*',
+            group: null,
+            is_blocking: false,
+          },
+        ],
+      },
+    ],
+  };
 }
 
-module.exports = { kimiK2Reasoning, kimiK2ToolCalls, postProcess, chatCompletion, chatStreamChunks, completion, errorBody, modelsList };
+module.exports = {
+  kimiK2Reasoning,
+  kimiK2ToolCalls,
+  postProcess,
+  chatCompletion,
+  chatStreamChunks,
+  completion,
+  errorBody,
+  modelsList,
+};

@@ -2,12 +2,29 @@ import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { SamplerReader } from '../../../src/monitor/sampler';
 import { planComposeParserChange } from '../../../src/target/docker/composeParsers';
-import { containerUnitStatus, endedFromEvents, logLineEntry, parseInspect } from '../../../src/target/docker/dockerInspect';
+import {
+  containerUnitStatus,
+  endedFromEvents,
+  logLineEntry,
+  parseInspect,
+} from '../../../src/target/docker/dockerInspect';
 import type { UnitStatus } from '../../../src/engine/events';
-import { diffArgv, parseExecValue, parseSystemctlCat, planParserChange, renderDropIn } from '../../../src/engine/execStart';
+import {
+  diffArgv,
+  parseExecValue,
+  parseSystemctlCat,
+  planParserChange,
+  renderDropIn,
+} from '../../../src/engine/execStart';
 import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
 import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
-import { execStartOf, parseExecStartProperty, parseShow, parseSystemdTimestamp, toUnitStatus } from '../../../src/target/systemd/systemd';
+import {
+  execStartOf,
+  parseExecStartProperty,
+  parseShow,
+  parseSystemdTimestamp,
+  toUnitStatus,
+} from '../../../src/target/systemd/systemd';
 import { parseDiscovery } from '../../../src/target/systemd/unitDiscovery';
 import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup } from './hostileInputs';
 
@@ -16,140 +33,466 @@ const finiteOrAbsent = (n: number | undefined): boolean => n === undefined || Nu
 
 function wellFormedUnit(u: UnitStatus): void {
   assert.ok(Number.isSafeInteger(u.mainPid) && Number.isSafeInteger(u.nRestarts), JSON.stringify(u));
-  for (const t of [u.execMainStartedAt, u.execMainExitedAt, u.activeEnteredAt, u.execMainStartedMonotonicUs, u.execMainStatus]) assert.ok(finiteOrAbsent(t), JSON.stringify(u));
+  for (const t of [
+    u.execMainStartedAt,
+    u.execMainExitedAt,
+    u.activeEnteredAt,
+    u.execMainStartedMonotonicUs,
+    u.execMainStatus,
+  ])
+    assert.ok(finiteOrAbsent(t), JSON.stringify(u));
   if (u.execMainPid !== undefined) assert.ok(Number.isSafeInteger(u.execMainPid));
 }
 
-const SHOW_KEYS = ['Id', 'LoadState', 'ActiveState', 'SubState', 'MainPID', 'ExecMainPID', 'ExecMainStatus', 'ExecMainCode', 'ExecMainStartTimestampMonotonic', 'ExecMainStartTimestamp', 'ExecMainExitTimestamp', 'NRestarts', 'Result', 'ActiveEnterTimestamp', 'ExecStart', 'Description', 'FragmentPath', 'toString', 'constructor'];
-const showValue = fc.oneof(junk, numberWords, fc.constantFrom('active', 'failed', 'auto-restart', 'Mon 2026-11-30 05:40:12 UTC', 'Mon 9999-99-99 99:99:99 +9999', '@' + '9'.repeat(400), '@1e5', 'n/a', '{ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --model-path /m ; ignore_errors=no }'));
-const showText = fc.array(fc.oneof(fc.tuple(fc.constantFrom(...SHOW_KEYS), showValue).map(([k, v]) => `${k}=${v}`), junk, fc.constant('')), { maxLength: 30 }).map((l) => l.join('\n'));
+const SHOW_KEYS = [
+  'Id',
+  'LoadState',
+  'ActiveState',
+  'SubState',
+  'MainPID',
+  'ExecMainPID',
+  'ExecMainStatus',
+  'ExecMainCode',
+  'ExecMainStartTimestampMonotonic',
+  'ExecMainStartTimestamp',
+  'ExecMainExitTimestamp',
+  'NRestarts',
+  'Result',
+  'ActiveEnterTimestamp',
+  'ExecStart',
+  'Description',
+  'FragmentPath',
+  'toString',
+  'constructor',
+];
+const showValue = fc.oneof(
+  junk,
+  numberWords,
+  fc.constantFrom(
+    'active',
+    'failed',
+    'auto-restart',
+    'Mon 2026-11-30 05:40:12 UTC',
+    'Mon 9999-99-99 99:99:99 +9999',
+    '@' + '9'.repeat(400),
+    '@1e5',
+    'n/a',
+    '{ path=/usr/bin/python3 ; argv[]=/usr/bin/python3 -m sglang.launch_server --model-path /m ; ignore_errors=no }',
+  ),
+);
+const showText = fc
+  .array(
+    fc.oneof(
+      fc.tuple(fc.constantFrom(...SHOW_KEYS), showValue).map(([k, v]) => `${k}=${v}`),
+      junk,
+      fc.constant(''),
+    ),
+    { maxLength: 30 },
+  )
+  .map((l) => l.join('\n'));
 
-const EXEC_WORDS = ['/usr/bin/python3', 'python3', '-m', 'sglang.launch_server', 'vllm', 'serve', '--model-path', '/m', '--tool-call-parser', '--reasoning-parser=x', ' ', ' ; ', '\\', '\\\n', '"', "'", '%i', '$X', '${Y}', '$$', '%%', '\\x41', '\\UFFFFFFFF', '\\u00e9', '\\777', '-', '@', '+', '!!', '\t', '\n'];
+const EXEC_WORDS = [
+  '/usr/bin/python3',
+  'python3',
+  '-m',
+  'sglang.launch_server',
+  'vllm',
+  'serve',
+  '--model-path',
+  '/m',
+  '--tool-call-parser',
+  '--reasoning-parser=x',
+  ' ',
+  ' ; ',
+  '\\',
+  '\\\n',
+  '"',
+  "'",
+  '%i',
+  '$X',
+  '${Y}',
+  '$$',
+  '%%',
+  '\\x41',
+  '\\UFFFFFFFF',
+  '\\u00e9',
+  '\\777',
+  '-',
+  '@',
+  '+',
+  '!!',
+  '\t',
+  '\n',
+];
 const execValue = fc.oneof(wordSoup(EXEC_WORDS), junk);
-const unitText = fc.array(fc.oneof(fc.constantFrom('[Service]', '[Unit]', '# /etc/systemd/system/x.service', '', 'ExecStart=', '# comment', '; comment'), execValue.map((v) => `ExecStart=${v}`), junk), { maxLength: 12 }).map((l) => l.join('\n'));
+const unitText = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        '[Service]',
+        '[Unit]',
+        '# /etc/systemd/system/x.service',
+        '',
+        'ExecStart=',
+        '# comment',
+        '; comment',
+      ),
+      execValue.map((v) => `ExecStart=${v}`),
+      junk,
+    ),
+    { maxLength: 12 },
+  )
+  .map((l) => l.join('\n'));
 
-describe('hostile input: what the host\'s commands print', () => {
+describe("hostile input: what the host's commands print", () => {
   it('systemctl show: any output gives a well-formed unit status (finite times, safe-integer PIDs)', () => {
-    check(1731, fc.property(showText, (text) => {
-      wellFormedUnit(toUnitStatus(parseShow(text)));
-      execStartOf(text);
-    }));
+    check(
+      1731,
+      fc.property(showText, (text) => {
+        wellFormedUnit(toUnitStatus(parseShow(text)));
+        execStartOf(text);
+      }),
+    );
   });
 
   it('systemd timestamps: finite or undefined, whatever the text', () => {
-    check(1732, fc.property(fc.oneof(showValue, wordSoup(['@', '9', '.', '-', ':', ' ', 'UTC', '+01:00', 'Mon ', '2026-11-30 ', '05:40:12'])), (v) => {
-      assert.ok(finiteOrAbsent(parseSystemdTimestamp(v)), v);
-    }));
+    check(
+      1732,
+      fc.property(
+        fc.oneof(
+          showValue,
+          wordSoup(['@', '9', '.', '-', ':', ' ', 'UTC', '+01:00', 'Mon ', '2026-11-30 ', '05:40:12']),
+        ),
+        (v) => {
+          assert.ok(finiteOrAbsent(parseSystemdTimestamp(v)), v);
+        },
+      ),
+    );
   });
 
   it('ExecStart (systemctl show and systemctl cat): parsing never throws but for an unbalanced quote, and a planned drop-in reads back as the planned command', () => {
-    check(1733, fc.property(unitText, execValue, (text, value) => {
-      parseExecStartProperty(value);
-      try {
-        parseExecValue(value);
-      } catch (e) {
-        assert.match((e as Error).message, /^unbalanced/);
-      }
-      const unit = parseSystemctlCat(text);
-      for (const w of unit.warnings) assert.match(w, /unbalanced/);
-      for (const c of unit.commands) {
-        const plan = planParserChange(c.argv, CHOICE);
-        if (plan.kind !== 'change' || /^[-@:+!|]/.test(plan.newArgv[0] ?? '') || plan.newArgv[0] === '') continue;
-        const dropIn = renderDropIn(plan.newArgv, 'kimi', { keepReferences: c.references });
-        const back = parseSystemctlCat(dropIn).commands;
-        assert.deepEqual(back.map((b) => b.argv), [plan.newArgv], dropIn);
-      }
-    }));
+    check(
+      1733,
+      fc.property(unitText, execValue, (text, value) => {
+        parseExecStartProperty(value);
+        try {
+          parseExecValue(value);
+        } catch (e) {
+          assert.match((e as Error).message, /^unbalanced/);
+        }
+        const unit = parseSystemctlCat(text);
+        for (const w of unit.warnings) assert.match(w, /unbalanced/);
+        for (const c of unit.commands) {
+          const plan = planParserChange(c.argv, CHOICE);
+          if (plan.kind !== 'change' || /^[-@:+!|]/.test(plan.newArgv[0] ?? '') || plan.newArgv[0] === '') continue;
+          const dropIn = renderDropIn(plan.newArgv, 'kimi', { keepReferences: c.references });
+          const back = parseSystemctlCat(dropIn).commands;
+          assert.deepEqual(
+            back.map((b) => b.argv),
+            [plan.newArgv],
+            dropIn,
+          );
+        }
+      }),
+    );
   });
 
   it('ExecStart of 100k words, 50k continuation lines, \\U escapes past U+10FFFF: read and diffed in linear time', function () {
     this.timeout(120_000);
     const words = Array.from({ length: 100_000 }, (_, i) => `--w${i}`);
     const argv = ['/usr/bin/python3', '-m', 'sglang.launch_server', ...words];
-    const plan = timed('planParserChange on an ExecStart of 100k words (diff included)', () => planParserChange(argv, CHOICE));
+    const plan = timed('planParserChange on an ExecStart of 100k words (diff included)', () =>
+      planParserChange(argv, CHOICE),
+    );
     assert.equal(plan.kind, 'change');
-    assert.ok(timed('diffArgv of 100k lines against 100k + 2', () => diffArgv(argv, [...argv, '--x', 'y'])).endsWith('+ --x y\n'));
+    assert.ok(
+      timed('diffArgv of 100k lines against 100k + 2', () => diffArgv(argv, [...argv, '--x', 'y'])).endsWith(
+        '+ --x y\n',
+      ),
+    );
     const cat = '[Service]\nExecStart=/usr/bin/python3 \\\n' + '  -m \\\n'.repeat(50_000) + '  sglang.launch_server\n';
-    assert.equal(timed('parseSystemctlCat of 50k continuation lines', () => parseSystemctlCat(cat)).commands[0]?.argv.length, 50_002);
+    assert.equal(
+      timed('parseSystemctlCat of 50k continuation lines', () => parseSystemctlCat(cat)).commands[0]?.argv.length,
+      50_002,
+    );
     assert.deepEqual(parseExecValue('/bin/x \\UFFFFFFFF')[0]?.argv, ['/bin/x', 'UFFFFFFFF']);
-    assert.equal(timed('planParserChange on 100k words "-/python"', () => planParserChange(Array(100_000).fill('-/python'), CHOICE)).kind, 'unsupported');
-    const show = timed('parseExecStartProperty of a 10 MB argv[]', () => parseExecStartProperty(`{ path=/x ; argv[]=/x ${repeatTo('a "b ', TEN_MB)} ; ignore_errors=no }`));
+    assert.equal(
+      timed('planParserChange on 100k words "-/python"', () =>
+        planParserChange(Array(100_000).fill('-/python'), CHOICE),
+      ).kind,
+      'unsupported',
+    );
+    const show = timed('parseExecStartProperty of a 10 MB argv[]', () =>
+      parseExecStartProperty(`{ path=/x ; argv[]=/x ${repeatTo('a "b ', TEN_MB)} ; ignore_errors=no }`),
+    );
     assert.ok(show.length > 0);
   });
 
   it('unit discovery: any systemctl show output, and a key repeated 200k times in linear time', function () {
     this.timeout(60_000);
-    check(1734, fc.property(fc.array(fc.oneof(showText, unitText), { maxLength: 4 }).map((b) => b.join('\n\n')), (text) => {
-      for (const u of parseDiscovery(text)) assert.ok(u.url.startsWith('http://') && u.argv.length > 0);
-    }));
+    check(
+      1734,
+      fc.property(
+        fc.array(fc.oneof(showText, unitText), { maxLength: 4 }).map((b) => b.join('\n\n')),
+        (text) => {
+          for (const u of parseDiscovery(text)) assert.ok(u.url.startsWith('http://') && u.argv.length > 0);
+        },
+      ),
+    );
     const repeated = 'Id=a.service\n' + 'ExecStart={ path=/x ; argv[]=/x ; ignore_errors=no }\n'.repeat(200_000);
-    assert.deepEqual(timed('parseDiscovery: ExecStart repeated 200k times', () => parseDiscovery(repeated)), []);
+    assert.deepEqual(
+      timed('parseDiscovery: ExecStart repeated 200k times', () => parseDiscovery(repeated)),
+      [],
+    );
   });
 
   it('nvidia-smi CSV: finite readings only, and a line of 10 MB of spaces in linear time', function () {
     this.timeout(60_000);
-    const csv = fc.array(fc.oneof(wordSoup(['0', '1', ',', ', ', ' MiB', ' MB', '[N/A]', '81559', ' ', '.', '9'.repeat(400), 'NaN', 'index, memory.used [MiB], memory.total [MiB]', 'NVIDIA-SMI has failed']), junk), { maxLength: 10 }).map((l) => l.join('\n'));
-    check(1735, fc.property(csv, (text) => {
-      const r = parseNvidiaSmiCsv(text);
-      for (const g of r.gpus) assert.ok(Number.isSafeInteger(g.index) && Number.isFinite(g.usedMiB) && Number.isFinite(g.totalMiB), JSON.stringify(g));
-      assert.ok(r.gpus.length > 0 || typeof r.reason === 'string');
-    }));
-    assert.deepEqual(timed('parseNvidiaSmiCsv: "0,1" + 10 MB of spaces + "x,2"', () => parseNvidiaSmiCsv(`0,1${repeatTo(' ', TEN_MB)}x,2`)).gpus, []);
+    const csv = fc
+      .array(
+        fc.oneof(
+          wordSoup([
+            '0',
+            '1',
+            ',',
+            ', ',
+            ' MiB',
+            ' MB',
+            '[N/A]',
+            '81559',
+            ' ',
+            '.',
+            '9'.repeat(400),
+            'NaN',
+            'index, memory.used [MiB], memory.total [MiB]',
+            'NVIDIA-SMI has failed',
+          ]),
+          junk,
+        ),
+        { maxLength: 10 },
+      )
+      .map((l) => l.join('\n'));
+    check(
+      1735,
+      fc.property(csv, (text) => {
+        const r = parseNvidiaSmiCsv(text);
+        for (const g of r.gpus)
+          assert.ok(
+            Number.isSafeInteger(g.index) && Number.isFinite(g.usedMiB) && Number.isFinite(g.totalMiB),
+            JSON.stringify(g),
+          );
+        assert.ok(r.gpus.length > 0 || typeof r.reason === 'string');
+      }),
+    );
+    assert.deepEqual(
+      timed('parseNvidiaSmiCsv: "0,1" + 10 MB of spaces + "x,2"', () =>
+        parseNvidiaSmiCsv(`0,1${repeatTo(' ', TEN_MB)}x,2`),
+      ).gpus,
+      [],
+    );
   });
 
-  it('the sampler\'s lines: signals with finite figures only', () => {
+  it("the sampler's lines: signals with finite figures only", () => {
     const n = fc.oneof(fc.nat().map(String), fc.constantFrom('9'.repeat(400), '18446744073709551615', '0'));
     const list = fc.array(fc.oneof(n, fc.constantFrom('[N/A]', '')), { maxLength: 4 }).map((l) => l.join(','));
-    const record = fc.tuple(fc.constantFrom('0', '1'), n, n, n, n, fc.oneof(n, fc.constant('-')), fc.constantFrom('', ' L0', ' L1'), fc.option(list), fc.option(list)).map(([a, p, u, rb, rc, cg, l, used, totals]) => `S ${a} ${p} ${u} ${rb} ${rc} ${cg}${l}${used === null ? '' : ` U${used}`}${totals === null ? '' : ` T${totals}`}`);
-    const sampler = fc.oneof(record, fc.tuple(n, n).map(([f, b]) => `M ${f} ${b}`), wordSoup(['S ', '1 ', '0 ', '-', ' L1', ' U', ' T', '100,200', ',', 'M ', '9'.repeat(400), ' ']));
-    check(1736, fc.property(fc.array(fc.oneof(sampler, junk), { maxLength: 20 }), (lines) => {
-      const reader = new SamplerReader(() => 1e12);
-      for (const l of lines) {
-        const round = reader.read(l, 1);
-        if (round.modelSize) assert.ok(Number.isFinite(round.modelSize.bytes) && Number.isFinite(round.modelSize.files));
-        for (const s of round.signals) {
-          if (s.kind === 'io') assert.ok(Number.isFinite(s.readBytes) && finiteOrAbsent(s.coldBytes), l);
-          if (s.kind === 'gpu') assert.ok(Number.isFinite(s.usedMiB) && Number.isFinite(s.totalMiB), l);
+    const record = fc
+      .tuple(
+        fc.constantFrom('0', '1'),
+        n,
+        n,
+        n,
+        n,
+        fc.oneof(n, fc.constant('-')),
+        fc.constantFrom('', ' L0', ' L1'),
+        fc.option(list),
+        fc.option(list),
+      )
+      .map(
+        ([a, p, u, rb, rc, cg, l, used, totals]) =>
+          `S ${a} ${p} ${u} ${rb} ${rc} ${cg}${l}${used === null ? '' : ` U${used}`}${totals === null ? '' : ` T${totals}`}`,
+      );
+    const sampler = fc.oneof(
+      record,
+      fc.tuple(n, n).map(([f, b]) => `M ${f} ${b}`),
+      wordSoup(['S ', '1 ', '0 ', '-', ' L1', ' U', ' T', '100,200', ',', 'M ', '9'.repeat(400), ' ']),
+    );
+    check(
+      1736,
+      fc.property(fc.array(fc.oneof(sampler, junk), { maxLength: 20 }), (lines) => {
+        const reader = new SamplerReader(() => 1e12);
+        for (const l of lines) {
+          const round = reader.read(l, 1);
+          if (round.modelSize)
+            assert.ok(Number.isFinite(round.modelSize.bytes) && Number.isFinite(round.modelSize.files));
+          for (const s of round.signals) {
+            if (s.kind === 'io') assert.ok(Number.isFinite(s.readBytes) && finiteOrAbsent(s.coldBytes), l);
+            if (s.kind === 'gpu') assert.ok(Number.isFinite(s.usedMiB) && Number.isFinite(s.totalMiB), l);
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 
   it('page cache and process I/O output: finite, resident <= total, no exception', () => {
-    const residency = wordSoup(['method fincore', 'method mincore', 'method none', '\n', '-1 ', '100 ', '200 ', '/m/a.safetensors', 'error ', 'fincore: x', '\\x41', '\\x', '9'.repeat(400), ' ']);
-    check(1737, fc.property(fc.oneof(residency, junk), (text) => {
-      const r = parseResidency(text);
-      if (r.residentBytes !== undefined) assert.ok(Number.isFinite(r.residentBytes) && Number.isFinite(r.totalBytes ?? NaN) && r.residentBytes <= (r.totalBytes ?? 0), text);
-      assert.ok(finiteOrAbsent(parseMemAvailable(text)));
-      const w = parseWarmLine(text);
-      if (w && 'pid' in w) assert.ok(Number.isSafeInteger(w.pid));
-    }));
+    const residency = wordSoup([
+      'method fincore',
+      'method mincore',
+      'method none',
+      '\n',
+      '-1 ',
+      '100 ',
+      '200 ',
+      '/m/a.safetensors',
+      'error ',
+      'fincore: x',
+      '\\x41',
+      '\\x',
+      '9'.repeat(400),
+      ' ',
+    ]);
+    check(
+      1737,
+      fc.property(fc.oneof(residency, junk), (text) => {
+        const r = parseResidency(text);
+        if (r.residentBytes !== undefined)
+          assert.ok(
+            Number.isFinite(r.residentBytes) &&
+              Number.isFinite(r.totalBytes ?? NaN) &&
+              r.residentBytes <= (r.totalBytes ?? 0),
+            text,
+          );
+        assert.ok(finiteOrAbsent(parseMemAvailable(text)));
+        const w = parseWarmLine(text);
+        if (w && 'pid' in w) assert.ok(Number.isSafeInteger(w.pid));
+      }),
+    );
   });
 
   it('docker inspect, events and logs: any output gives a result and a well-formed unit status', () => {
-    const anyJson = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(null), fc.constant(JSON.parse(deepArray(3_000)) as unknown));
-    const inspect = fc.record({ Id: anyJson, Name: anyJson, Path: anyJson, Args: fc.oneof(anyJson, fc.array(anyJson, { maxLength: 3 })), Mounts: fc.oneof(anyJson, fc.array(fc.oneof(anyJson, fc.record({ Source: anyJson, Destination: anyJson })), { maxLength: 3 })), RestartCount: anyJson, RestartPolicy: anyJson, State: fc.oneof(anyJson, fc.record({ Status: fc.oneof(anyJson, fc.constantFrom('running', 'exited', 'restarting', 'dead')), Running: anyJson, Pid: fc.oneof(anyJson, fc.constantFrom(1e308, -1, 2 ** 53)), ExitCode: anyJson, StartedAt: fc.oneof(anyJson, fc.constantFrom('2026-11-30T14:29:02.324652777Z', '9999-99-99T99:99:99Z')), FinishedAt: anyJson, OOMKilled: anyJson, Health: anyJson }, { requiredKeys: [] })) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
-    const events = fc.array(fc.oneof(fc.record({ Action: anyJson, status: anyJson, time: anyJson, timeNano: anyJson, Actor: fc.oneof(anyJson, fc.record({ Attributes: fc.oneof(anyJson, fc.record({ exitCode: anyJson })) })) }, { requiredKeys: [] }).map((o) => JSON.stringify(o)), junk), { maxLength: 4 }).map((l) => l.join('\n'));
-    check(1738, fc.property(fc.oneof(inspect, junk, fc.constant('{' + deepArray(100_000))), events, junk, (text, ev, log) => {
-      const r = parseInspect(text);
-      const unit = containerUnitStatus(r, 'c');
-      assert.equal(unit.manager, 'docker');
-      if (r.kind === 'found') endedFromEvents(r.container, ev);
-      const entry = logLineEntry(log);
-      if (entry) assert.ok(Number.isFinite(entry.at));
-    }));
+    const anyJson = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constant(null),
+      fc.constant(JSON.parse(deepArray(3_000)) as unknown),
+    );
+    const inspect = fc
+      .record(
+        {
+          Id: anyJson,
+          Name: anyJson,
+          Path: anyJson,
+          Args: fc.oneof(anyJson, fc.array(anyJson, { maxLength: 3 })),
+          Mounts: fc.oneof(
+            anyJson,
+            fc.array(fc.oneof(anyJson, fc.record({ Source: anyJson, Destination: anyJson })), { maxLength: 3 }),
+          ),
+          RestartCount: anyJson,
+          RestartPolicy: anyJson,
+          State: fc.oneof(
+            anyJson,
+            fc.record(
+              {
+                Status: fc.oneof(anyJson, fc.constantFrom('running', 'exited', 'restarting', 'dead')),
+                Running: anyJson,
+                Pid: fc.oneof(anyJson, fc.constantFrom(1e308, -1, 2 ** 53)),
+                ExitCode: anyJson,
+                StartedAt: fc.oneof(anyJson, fc.constantFrom('2026-11-30T14:29:02.324652777Z', '9999-99-99T99:99:99Z')),
+                FinishedAt: anyJson,
+                OOMKilled: anyJson,
+                Health: anyJson,
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+        },
+        { requiredKeys: [] },
+      )
+      .map((o) => JSON.stringify(o));
+    const events = fc
+      .array(
+        fc.oneof(
+          fc
+            .record(
+              {
+                Action: anyJson,
+                status: anyJson,
+                time: anyJson,
+                timeNano: anyJson,
+                Actor: fc.oneof(
+                  anyJson,
+                  fc.record({ Attributes: fc.oneof(anyJson, fc.record({ exitCode: anyJson })) }),
+                ),
+              },
+              { requiredKeys: [] },
+            )
+            .map((o) => JSON.stringify(o)),
+          junk,
+        ),
+        { maxLength: 4 },
+      )
+      .map((l) => l.join('\n'));
+    check(
+      1738,
+      fc.property(fc.oneof(inspect, junk, fc.constant('{' + deepArray(100_000))), events, junk, (text, ev, log) => {
+        const r = parseInspect(text);
+        const unit = containerUnitStatus(r, 'c');
+        assert.equal(unit.manager, 'docker');
+        if (r.kind === 'found') endedFromEvents(r.container, ev);
+        const entry = logLineEntry(log);
+        if (entry) assert.ok(Number.isFinite(entry.at));
+      }),
+    );
   });
 
   it('compose files: random YAML, deep nesting and alias bombs give a plan or a reason, not an exception', function () {
     this.timeout(60_000);
-    const yamlish = wordSoup(['services:\n', '  s:\n', '    command: ', '[', ']', '"', "'", 'python -m sglang.launch_server --model-path /m', ', ', '\n      - ', '&a ', '*a', '<<: ', '{', '}', ': ', '# c', '\t', '---\n', '!!binary ', '|\n', '>-\n']);
-    check(1739, fc.property(fc.oneof(yamlish, junk), (text) => {
-      const plan = planComposeParserChange(text, 'compose.yaml', 's', CHOICE);
-      if (plan.kind === 'change') assert.ok(plan.newArgv.includes('--tool-call-parser'));
-    }));
-    const bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`).join('\n') + '\nservices:\n  s:\n    command: *j\n';
-    for (const [what, text] of [['nested 100k levels', `services:\n  s:\n    command: ${deepArray(100_000)}\n`], ['an alias bomb (9^10 nodes)', bomb]] as const) {
-      const plan = timed(`planComposeParserChange: ${what}`, () => planComposeParserChange(text, 'compose.yaml', 's', CHOICE));
+    const yamlish = wordSoup([
+      'services:\n',
+      '  s:\n',
+      '    command: ',
+      '[',
+      ']',
+      '"',
+      "'",
+      'python -m sglang.launch_server --model-path /m',
+      ', ',
+      '\n      - ',
+      '&a ',
+      '*a',
+      '<<: ',
+      '{',
+      '}',
+      ': ',
+      '# c',
+      '\t',
+      '---\n',
+      '!!binary ',
+      '|\n',
+      '>-\n',
+    ]);
+    check(
+      1739,
+      fc.property(fc.oneof(yamlish, junk), (text) => {
+        const plan = planComposeParserChange(text, 'compose.yaml', 's', CHOICE);
+        if (plan.kind === 'change') assert.ok(plan.newArgv.includes('--tool-call-parser'));
+      }),
+    );
+    const bomb =
+      'a: &a ["x","x","x","x","x","x","x","x","x"]\n' +
+      Array.from(
+        { length: 9 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(',')}]`,
+      ).join('\n') +
+      '\nservices:\n  s:\n    command: *j\n';
+    for (const [what, text] of [
+      ['nested 100k levels', `services:\n  s:\n    command: ${deepArray(100_000)}\n`],
+      ['an alias bomb (9^10 nodes)', bomb],
+    ] as const) {
+      const plan = timed(`planComposeParserChange: ${what}`, () =>
+        planComposeParserChange(text, 'compose.yaml', 's', CHOICE),
+      );
       assert.equal(plan.kind, 'unsupported');
     }
   });

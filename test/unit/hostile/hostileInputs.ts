@@ -16,7 +16,21 @@ export function check<T>(seed: number, property: fc.IProperty<T>): void {
 export const invalidUtf8 = fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b).toString('utf8'));
 
 export const numberWords = fc.constantFrom(
-  '9'.repeat(400), '1e308', '1e400', '-1', '-0', 'NaN', 'Infinity', '-Infinity', '0x1F', '00', '4294967296', '18446744073709551616', '1.5', '', ' ',
+  '9'.repeat(400),
+  '1e308',
+  '1e400',
+  '-1',
+  '-0',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '0x1F',
+  '00',
+  '4294967296',
+  '18446744073709551616',
+  '1.5',
+  '',
+  ' ',
 );
 
 /** Text that is random, binary, invalid UTF-8 or control characters. */
@@ -24,13 +38,20 @@ export const junk = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: 'binary', maxLength: 200 }),
   invalidUtf8,
-  fc.string({ unit: fc.constantFrom('\r', '\n', '\t', ' ', '\0', '\x1b[31m', '\u2028', '\ufeff', '\ud800'), maxLength: 60 }),
+  fc.string({
+    unit: fc.constantFrom('\r', '\n', '\t', ' ', '\0', '\x1b[31m', '\u2028', '\ufeff', '\ud800'),
+    maxLength: 60,
+  }),
   numberWords,
 );
 
 /** Pieces of what the parsers look for, glued in random order with junk: reaches their deeper branches. */
 export function wordSoup(words: readonly string[]): fc.Arbitrary<string> {
-  return fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...words) }, { weight: 1, arbitrary: junk }), { maxLength: 12 }).map((p) => p.join(''));
+  return fc
+    .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...words) }, { weight: 1, arbitrary: junk }), {
+      maxLength: 12,
+    })
+    .map((p) => p.join(''));
 }
 
 /** A string of `n` characters made of `unit` repeated (and cut). */

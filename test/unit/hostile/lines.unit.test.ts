@@ -5,20 +5,31 @@ import { check, TEN_MB, timed } from './hostileInputs';
 
 describe('hostile input: LineSplitter (every stream from the host)', () => {
   it('any bytes in any chunking: the lines are the text split on \\n, none longer than the cap', () => {
-    check(1701, fc.property(fc.uint8Array({ maxLength: 600 }), fc.array(fc.nat(40), { maxLength: 30 }), fc.integer({ min: 1, max: 64 }), (bytes, cuts, cap) => {
-      const lines: string[] = [];
-      const s = new LineSplitter((l) => lines.push(l), cap);
-      let at = 0;
-      for (const c of cuts) {
-        s.push(Buffer.from(bytes.subarray(at, at + c)));
-        at += c;
-      }
-      s.push(Buffer.from(bytes.subarray(at)));
-      s.end();
-      const whole = Buffer.from(bytes).toString('utf8').split('\n');
-      if (whole[whole.length - 1] === '') whole.pop();
-      assert.deepEqual(lines, whole.map((l) => l.slice(0, cap)));
-    }));
+    check(
+      1701,
+      fc.property(
+        fc.uint8Array({ maxLength: 600 }),
+        fc.array(fc.nat(40), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 64 }),
+        (bytes, cuts, cap) => {
+          const lines: string[] = [];
+          const s = new LineSplitter((l) => lines.push(l), cap);
+          let at = 0;
+          for (const c of cuts) {
+            s.push(Buffer.from(bytes.subarray(at, at + c)));
+            at += c;
+          }
+          s.push(Buffer.from(bytes.subarray(at)));
+          s.end();
+          const whole = Buffer.from(bytes).toString('utf8').split('\n');
+          if (whole[whole.length - 1] === '') whole.pop();
+          assert.deepEqual(
+            lines,
+            whole.map((l) => l.slice(0, cap)),
+          );
+        },
+      ),
+    );
   });
 
   it('a 10 MB line in 32 KiB chunks is one line, read in linear time (was a rescan per chunk)', function () {

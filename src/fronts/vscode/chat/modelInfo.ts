@@ -20,7 +20,10 @@ export function offerFor(verdict: string | undefined, checks: readonly CheckOutc
   if (!checks) return { offered: false, why: 'its parsers are not verified yet' };
   const passed = (name: string) => checks.some((c) => c.name === name && c.status === 'pass');
   if (!passed('reasoning (stream)')) {
-    return { offered: false, why: 'the parser check did not show reasoning separated from the answer (reasoning (stream))' };
+    return {
+      offered: false,
+      why: 'the parser check did not show reasoning separated from the answer (reasoning (stream))',
+    };
   }
   return { offered: true, toolCalling: passed('tool calling (stream)') };
 }
@@ -41,7 +44,13 @@ export function parseModels(body: unknown): ServedModel[] {
     const len = (m as { max_model_len?: unknown }).max_model_len;
     const owner = (m as { owned_by?: unknown }).owned_by;
     if (typeof id !== 'string' || id === '') return [];
-    return [{ id, ...(typeof len === 'number' && len > 0 ? { maxModelLen: len } : {}), ...(typeof owner === 'string' && owner ? { ownedBy: owner } : {}) }];
+    return [
+      {
+        id,
+        ...(typeof len === 'number' && len > 0 ? { maxModelLen: len } : {}),
+        ...(typeof owner === 'string' && owner ? { ownedBy: owner } : {}),
+      },
+    ];
   });
 }
 

@@ -46,9 +46,17 @@ export function toOpenAiMessages(messages: readonly NeutralMessage[]): OpenAiMes
     if (message.role === 'assistant') {
       const calls: OpenAiToolCall[] = message.parts
         .filter((p): p is Extract<NeutralPart, { kind: 'toolCall' }> => p.kind === 'toolCall')
-        .map((p) => ({ id: p.callId, type: 'function', function: { name: p.name, arguments: JSON.stringify(p.input ?? {}) } }));
+        .map((p) => ({
+          id: p.callId,
+          type: 'function',
+          function: { name: p.name, arguments: JSON.stringify(p.input ?? {}) },
+        }));
       if (text === '' && calls.length === 0) continue;
-      out.push(calls.length > 0 ? { role: 'assistant', content: text, tool_calls: calls } : { role: 'assistant', content: text });
+      out.push(
+        calls.length > 0
+          ? { role: 'assistant', content: text, tool_calls: calls }
+          : { role: 'assistant', content: text },
+      );
       continue;
     }
     for (const p of message.parts) {
@@ -82,7 +90,8 @@ export function buildChatRequest(input: ChatRequestInput): Record<string, unknow
     max_tokens: input.maxTokens,
   };
   const requested = input.modelOptions?.['max_tokens'];
-  if (typeof requested === 'number' && Number.isInteger(requested) && requested > 0) body.max_tokens = Math.min(requested, input.maxTokens);
+  if (typeof requested === 'number' && Number.isInteger(requested) && requested > 0)
+    body.max_tokens = Math.min(requested, input.maxTokens);
   for (const name of PASSED_OPTIONS) {
     const value = input.modelOptions?.[name];
     if (value !== undefined) body[name] = value;
@@ -91,7 +100,11 @@ export function buildChatRequest(input: ChatRequestInput): Record<string, unknow
   if (tools.length > 0) {
     body.tools = tools.map((t) => ({
       type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.inputSchema ?? { type: 'object', properties: {} } },
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: t.inputSchema ?? { type: 'object', properties: {} },
+      },
     }));
     body.tool_choice = input.toolMode === 'required' ? 'required' : 'auto';
   }
@@ -279,7 +292,10 @@ export class ChatStreamAccumulator {
     const answer = this.head.slice(at + this.closing.length).replace(/^\s+/, '');
     this.head = '';
     this.headState = 'answer';
-    return [...(reasoning ? [{ kind: 'reasoning' as const, text: reasoning }] : []), ...(answer ? [{ kind: 'text' as const, text: answer }] : [])];
+    return [
+      ...(reasoning ? [{ kind: 'reasoning' as const, text: reasoning }] : []),
+      ...(answer ? [{ kind: 'text' as const, text: answer }] : []),
+    ];
   }
 
   private releaseHead(): StreamEvent[] {
@@ -311,10 +327,14 @@ export class ChatStreamAccumulator {
         try {
           input = call.args.trim() === '' ? {} : JSON.parse(call.args);
         } catch {
-          throw new ChatStreamError(`the server's tool call ${call.name} has arguments that are not JSON: ${call.args.slice(0, 200)}`);
+          throw new ChatStreamError(
+            `the server's tool call ${call.name} has arguments that are not JSON: ${call.args.slice(0, 200)}`,
+          );
         }
         if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-          throw new ChatStreamError(`the server's tool call ${call.name} has arguments that are not a JSON object: ${call.args.slice(0, 200)}`);
+          throw new ChatStreamError(
+            `the server's tool call ${call.name} has arguments that are not a JSON object: ${call.args.slice(0, 200)}`,
+          );
         }
         return { kind: 'toolCall' as const, callId: call.id ?? `call_${index}`, name: call.name, input };
       });

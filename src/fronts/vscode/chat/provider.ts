@@ -12,8 +12,25 @@ import type { Fleet, FleetEvent } from '../../../fleet/fleet';
 import { loadingPercent } from '../../../present/messages';
 import type { LoadState } from '../../../monitor/loadState';
 import { errorText } from '../../../util/errors';
-import { buildChatRequest, ChatStreamAccumulator, ChatStreamError, httpErrorText, SseDecoder, type NeutralMessage, type NeutralPart, type StreamEvent } from './openaiChat';
-import { contextLength, describeChatModel, estimateTokens, offerFor, parseModels, parseTokenCount, type CheckOutcome } from './modelInfo';
+import {
+  buildChatRequest,
+  ChatStreamAccumulator,
+  ChatStreamError,
+  httpErrorText,
+  SseDecoder,
+  type NeutralMessage,
+  type NeutralPart,
+  type StreamEvent,
+} from './openaiChat';
+import {
+  contextLength,
+  describeChatModel,
+  estimateTokens,
+  offerFor,
+  parseModels,
+  parseTokenCount,
+  type CheckOutcome,
+} from './modelInfo';
 
 /** contributes.languageModelChatProviders[].vendor */
 export const CHAT_VENDOR = 'kimi-service';
@@ -37,7 +54,8 @@ export interface ChatModelSettings {
 export const vscodeChatModelSettings: ChatModelSettings = {
   enabled: () => vscode.workspace.getConfiguration('kimi').get<boolean>('chatModel.enabled', true) !== false,
   maxOutputTokens: () => vscode.workspace.getConfiguration('kimi').get<number>('chatModel.maxOutputTokens', 16_384),
-  verifyWhenReady: () => vscode.workspace.getConfiguration('kimi').get<boolean>('verifyParsersWhenReady', true) !== false,
+  verifyWhenReady: () =>
+    vscode.workspace.getConfiguration('kimi').get<boolean>('verifyParsersWhenReady', true) !== false,
 };
 
 type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug' | 'trace'>;
@@ -69,11 +87,16 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     private readonly log: Log,
     private readonly settings: ChatModelSettings = vscodeChatModelSettings,
   ) {
-    this.disposables.push(this.changed, this.fleet.onEvent((event) => this.onFleetEvent(event)));
+    this.disposables.push(
+      this.changed,
+      this.fleet.onEvent((event) => this.onFleetEvent(event)),
+    );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('kimi.chatModel')) {
-          this.log.info(`Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimi.chatModel.enabled)'}.`);
+          this.log.info(
+            `Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimi.chatModel.enabled)'}.`,
+          );
           for (const offer of this.offers.values()) void this.refresh(offer.server);
           this.changed.fire();
         }
@@ -103,7 +126,11 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     const body = buildChatRequest({
       model: offer.modelId,
       messages: messages.map(toNeutralMessage),
-      tools: (options.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools: (options.tools ?? []).map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema,
+      })),
       toolMode: options.toolMode === vscode.LanguageModelChatToolMode.Required ? 'required' : 'auto',
       maxTokens: offer.info.maxOutputTokens,
       ...(options.modelOptions ? { modelOptions: options.modelOptions } : {}),
@@ -116,7 +143,15 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     let idle: NodeJS.Timeout | undefined;
     const touch = () => {
       clearTimeout(idle);
-      idle = setTimeout(() => abort.abort(new Withdrawn(`${model.name}: no answer from the server for ${IDLE_TIMEOUT_MS / 1000} s; the request was given up.`)), IDLE_TIMEOUT_MS);
+      idle = setTimeout(
+        () =>
+          abort.abort(
+            new Withdrawn(
+              `${model.name}: no answer from the server for ${IDLE_TIMEOUT_MS / 1000} s; the request was given up.`,
+            ),
+          ),
+        IDLE_TIMEOUT_MS,
+      );
     };
     const started = Date.now();
     let reasoningChars = 0;
@@ -146,7 +181,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     try {
       touch();
       const result = await session.client.postStream('/v1/chat/completions', JSON.stringify(body), abort.signal);
-      if (result.kind === 'refused') throw new Error(`${model.name}: the server's port is closed (connection refused).`);
+      if (result.kind === 'refused')
+        throw new Error(`${model.name}: the server's port is closed (connection refused).`);
       if (result.kind === 'error') throw new Error(`${model.name}: ${result.message}`);
       if (result.status !== 200) {
         const text = await readText(result.body, 64 * 1024);
@@ -156,7 +192,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       const accumulator = new ChatStreamAccumulator();
       for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
         touch();
-        for (const data of decoder.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))) for (const e of accumulator.push(data)) report(e);
+        for (const data of decoder.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8')))
+          for (const e of accumulator.push(data)) report(e);
       }
       for (const data of decoder.end()) for (const e of accumulator.push(data)) report(e);
       for (const e of accumulator.end()) report(e);
@@ -172,7 +209,12 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         const left = await this.stateSoon(server, STATE_AFTER_ERROR_MS);
         if (left) reason = new Withdrawn(`${model.name} stopped answering: ${left} (${errorText(error)})`);
       }
-      const message = reason instanceof Error ? reason.message : error instanceof ChatStreamError ? `${model.name}: ${error.message}` : `${model.name}: ${errorText(error)}`;
+      const message =
+        reason instanceof Error
+          ? reason.message
+          : error instanceof ChatStreamError
+            ? `${model.name}: ${error.message}`
+            : `${model.name}: ${errorText(error)}`;
       this.log.warn(`[${server.name}] chat request failed: ${message}`);
       throw new Error(message);
     } finally {
@@ -182,21 +224,31 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     }
   }
 
-  async provideTokenCount(model: KimiChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+  async provideTokenCount(
+    model: KimiChatInformation,
+    text: string | vscode.LanguageModelChatRequestMessage,
+  ): Promise<number> {
     const plain = typeof text === 'string' ? text : messageText(text);
     const offer = this.offers.get(serverNameOf(model.id));
     if (!offer || this.tokenizer.get(offer.server.name) === false) return estimateTokens(plain);
     try {
       const session = await this.fleet.sessionFor(offer.server);
-      const result = await session.client.request('POST', '/tokenize', JSON.stringify({ model: offer.modelId, prompt: plain, add_special_tokens: false }));
-      const count = result.kind === 'http' && result.status === 200 ? parseTokenCount(safeJson(result.body)) : undefined;
+      const result = await session.client.request(
+        'POST',
+        '/tokenize',
+        JSON.stringify({ model: offer.modelId, prompt: plain, add_special_tokens: false }),
+      );
+      const count =
+        result.kind === 'http' && result.status === 200 ? parseTokenCount(safeJson(result.body)) : undefined;
       if (count !== undefined) {
         this.tokenizer.set(offer.server.name, true);
         return count;
       }
       if (result.kind === 'http') {
         this.tokenizer.set(offer.server.name, false);
-        this.log.info(`[${offer.server.name}] The server has no usable /tokenize (HTTP ${result.status}): chat token counts are estimated as characters / 4.`);
+        this.log.info(
+          `[${offer.server.name}] The server has no usable /tokenize (HTTP ${result.status}): chat token counts are estimated as characters / 4.`,
+        );
       }
     } catch (error) {
       this.log.debug(`[${offer.server.name}] /tokenize: ${errorText(error)}`);
@@ -205,7 +257,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   }
 
   dispose(): void {
-    for (const set of this.inFlight.values()) for (const abort of set) abort.abort(new Withdrawn('The Kimi extension was shut down.'));
+    for (const set of this.inFlight.values())
+      for (const abort of set) abort.abort(new Withdrawn('The Kimi extension was shut down.'));
     for (const d of this.disposables) d.dispose();
   }
 
@@ -237,7 +290,10 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     const name = serverNameOf(model.id);
     if (!this.settings.enabled()) throw new Error(`${model.name} is turned off (setting kimi.chatModel.enabled).`);
     const offer = this.offers.get(name);
-    if (!offer) throw new Error(`${model.name} is not available: ${this.notOffered.get(name) ?? `no server named ${name} is ready`}.`);
+    if (!offer)
+      throw new Error(
+        `${model.name} is not available: ${this.notOffered.get(name) ?? `no server named ${name} is ready`}.`,
+      );
     return offer;
   }
 
@@ -250,7 +306,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         break;
       case 'state':
         // Back from unhealthy (no load, so no end of a load to verify after): verify again here.
-        if (event.state.verdict === 'ready' && event.previous.verdict === 'unhealthy') this.verifyInBackground(event.server);
+        if (event.state.verdict === 'ready' && event.previous.verdict === 'unhealthy')
+          this.verifyInBackground(event.server);
         if (event.state.verdict !== 'ready') {
           // A new load (or a fault) needs a new verification before the model is offered again.
           this.checks.delete(name);
@@ -302,10 +359,16 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         context,
         maxOutput: this.settings.maxOutputTokens(),
         toolCalling: offer.toolCalling,
-        engine: model.ownedBy === 'vllm' ? 'vLLM' : model.ownedBy === 'sglang' || info.ok ? 'SGLang' : 'an OpenAI-compatible server',
+        engine:
+          model.ownedBy === 'vllm'
+            ? 'vLLM'
+            : model.ownedBy === 'sglang' || info.ok
+              ? 'SGLang'
+              : 'an OpenAI-compatible server',
       });
       // The state may have moved on while we asked.
-      if (this.fleet.snapshot(server).state?.verdict !== 'ready') return this.withdraw(server, `the server is ${this.fleet.snapshot(server).state?.verdict ?? 'not watched'}`);
+      if (this.fleet.snapshot(server).state?.verdict !== 'ready')
+        return this.withdraw(server, `the server is ${this.fleet.snapshot(server).state?.verdict ?? 'not watched'}`);
       const before = this.offers.get(server.name);
       this.offers.set(server.name, {
         server,
@@ -325,7 +388,9 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       });
       this.notOffered.delete(server.name);
       if (JSON.stringify(before?.info) !== JSON.stringify(this.offers.get(server.name)?.info)) {
-        this.log.info(`[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off: the streamed tool-call check did not pass'}).`);
+        this.log.info(
+          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off: the streamed tool-call check did not pass'}).`,
+        );
         this.changed.fire();
       }
     } catch (error) {
@@ -375,8 +440,17 @@ async function readText(stream: NodeJS.ReadableStream, cap: number): Promise<str
 
 /** A part by its shape (parts may come from another extension's copy of the API classes). */
 function toNeutralPart(part: unknown): NeutralPart | undefined {
-  const p = part as { value?: unknown; callId?: unknown; name?: unknown; input?: unknown; content?: unknown; mimeType?: unknown; data?: unknown };
-  if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p) return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
+  const p = part as {
+    value?: unknown;
+    callId?: unknown;
+    name?: unknown;
+    input?: unknown;
+    content?: unknown;
+    mimeType?: unknown;
+    data?: unknown;
+  };
+  if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p)
+    return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
   if (typeof p?.callId === 'string' && Array.isArray(p.content)) {
     return { kind: 'toolResult', callId: p.callId, text: p.content.map((c) => partText(c)).join('') };
   }
@@ -396,12 +470,19 @@ function partText(part: unknown): string {
 }
 
 export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage): NeutralMessage {
-  const role = message.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : message.role === vscode.LanguageModelChatMessageRole.User ? 'user' : 'system';
+  const role =
+    message.role === vscode.LanguageModelChatMessageRole.Assistant
+      ? 'assistant'
+      : message.role === vscode.LanguageModelChatMessageRole.User
+        ? 'user'
+        : 'system';
   return { role, parts: message.content.map(toNeutralPart).filter((p): p is NeutralPart => p !== undefined) };
 }
 
 function messageText(message: vscode.LanguageModelChatRequestMessage): string {
   return toNeutralMessage(message)
-    .parts.map((p) => (p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`))
+    .parts.map((p) =>
+      p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`,
+    )
     .join('\n');
 }

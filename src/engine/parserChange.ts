@@ -69,6 +69,19 @@ export type EnableResult =
       readonly diff: string;
     };
 
+/** The first comment of every drop-in this flow writes. */
+export const WRITTEN_BY = 'Written by Kimi Service';
+const NO_PREVIOUS = 'Before it: no drop-in (roll back removes this file).';
+const PREVIOUS_KEPT = 'Before it: the drop-in now kept in ';
+
+/**
+ * The drop-in says what was there before it, so a roll back asked later (another session, the
+ * CLI, another machine) restores exactly that, from the host alone.
+ */
+function previousMarker(previousContent: string | null, backupPath: string): string {
+  return previousContent === null ? NO_PREVIOUS : `${PREVIOUS_KEPT}${backupPath}`;
+}
+
 export class ParserChangeError extends Error {
   constructor(
     message: string,
@@ -197,10 +210,6 @@ export async function enableParsers(
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
-  const text = renderDropIn(plan.newArgv, `Written by Kimi Service: ${flags}`, {
-    prefix: command.prefix,
-    keepReferences: command.references,
-  });
   // What is there now, read without sudo (unit files and drop-ins are world-readable).
   const out = await run(
     deps,
@@ -216,6 +225,10 @@ export async function enableParsers(
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
   if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
+  const text = renderDropIn(plan.newArgv, `${WRITTEN_BY}: ${flags}\n${previousMarker(previousContent, where.backup)}`, {
+    prefix: command.prefix,
+    keepReferences: command.references,
+  });
   const rollbackPlan: RollbackPlan = {
     unit,
     dropInPath,
@@ -307,4 +320,57 @@ export async function rollback(deps: ParserChangeDeps, plan: RollbackPlan): Prom
 
 function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
+}
+
+/**
+ * The roll back of the drop-in on the host now, read from the host alone: undefined when there is
+ * nothing to roll back (no drop-in, or the drop-in is already what its backup holds). A drop-in
+ * this flow did not write is refused: it is somebody's own file.
+ */
+export async function findRollbackPlan(
+  deps: Pick<ParserChangeDeps, 'exec' | 'unitDir'>,
+  unitName: string,
+): Promise<RollbackPlan | undefined> {
+  const unit = normalizeUnit(unitName);
+  const where = dropInLocation(unit, deps.unitDir);
+  const out = await run(
+    deps as ParserChangeDeps,
+    'reading the drop-in',
+    `sh -c ${quote(
+      [
+        `f=${quote(where.file)}; b=${quote(where.backup)}`,
+        'if [ -e "$b" ]; then echo backup=$(wc -c < "$b"); cat -- "$b"; else echo backup=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+    )}`,
+  );
+  const head = /^backup=(no|\d+)\n/.exec(out);
+  if (!head) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  let rest = out.slice(head[0].length);
+  let backup: string | null = null;
+  if (head[1] !== 'no') {
+    const size = Number(head[1]);
+    backup = Buffer.from(rest, 'utf8').subarray(0, size).toString('utf8');
+    rest = rest.slice(backup.length);
+  }
+  const file = /^file=(yes|no)\n/.exec(rest);
+  if (!file) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  if (file[1] === 'no') return undefined;
+  const current = rest.slice(file[0].length);
+  if (!current.includes(WRITTEN_BY)) {
+    throw new ParserChangeError(
+      `${where.file} was not written by Kimi Service (no "${WRITTEN_BY}" line); it is left as it is`,
+    );
+  }
+  const saysNone = current.includes(NO_PREVIOUS);
+  // Written before the marker existed: the backup, when there is one, is what came before.
+  const previousContent = saysNone ? null : backup;
+  if (previousContent !== null && previousContent === current) return undefined;
+  return {
+    unit,
+    dropInPath: where.file,
+    previousContent,
+    ...(previousContent !== null ? { backupPath: where.backup } : {}),
+    createdDir: false,
+  };
 }

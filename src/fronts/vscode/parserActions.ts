@@ -1,15 +1,25 @@
+/**
+ * "Enable tool calling and thinking parsers" in VS Code: the parser pick, the diff to confirm and
+ * the roll back offer are dialogs; the change itself is the fleet verb (src/fleet/parsers.ts),
+ * the same the CLI runs.
+ */
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { Controller } from './controller';
-import type { FleetSession } from '../../fleet/fleet';
-import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from '../../engine/parserChange';
-import { enableParsersInDocker } from './dockerParserActions';
+import type { ServerProfile } from '../../config/config';
+import {
+  enableParsersOn,
+  isSudoRefusal,
+  rollbackParsersOn,
+  type ArgsChangeUi,
+  type ProposedArgsChange,
+} from '../../fleet/parsers';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from '../../engine/parserNames';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from '../../engine/vllm/vllmParsers';
 
 const ROLL_BACK = 'Roll back';
-const APPLY = 'Apply and restart';
+const COPY_RULE = 'Copy sudoers rule';
 
 async function pickParser(kind: string, names: readonly string[]): Promise<string | undefined> {
   const ordered = [DEFAULT_PARSER, ...names.filter((n) => n !== DEFAULT_PARSER)];
@@ -26,43 +36,38 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
   return picked?.label;
 }
 
-function changeDeps(session: FleetSession, log: vscode.LogOutputChannel): ParserChangeDeps {
-  const name = session.profile.name;
+/** The modal that shows the diff: the words of each kind of change as before. */
+async function confirmChange(server: ServerProfile, change: ProposedArgsChange): Promise<boolean> {
+  const apply = change.how === 'compose' ? 'Apply and recreate' : 'Apply and restart';
+  const question =
+    change.how === 'compose'
+      ? `Change ${change.file} on ${server.name} and recreate the service ${server.docker?.kind === 'compose' ? server.docker.service : ''}?`
+      : `Change the command line of ${server.unit} on ${server.name} and restart it?`;
+  const note =
+    change.how === 'compose'
+      ? 'The previous file is kept next to it (.kimi-backup).'
+      : 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.';
+  const choice = await vscode.window.showWarningMessage(
+    question,
+    { modal: true, detail: `${maskSecrets(change.diff)}\n\n${note}` },
+    apply,
+  );
+  return choice === apply;
+}
+
+function changeUi(server: ServerProfile, log: vscode.LogOutputChannel): ArgsChangeUi {
   return {
-    sudo: session.profile.sudo,
-    host: session.profile.host,
-    log: (line) => log.info(`[${name}] ${line}`),
-    // File contents go on the command's stdin (never on a command line, never in this log).
-    exec: async (command, options) => {
-      const shown = maskSecrets(command.length > 400 ? `${command.slice(0, 400)}…` : command);
-      log.info(
-        `[${name}] $ ${shown}${options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : ''}`,
-      );
-      return session.transport.exec(command, {
-        timeoutMs: 60_000,
-        ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
-      });
-    },
-    confirmDiff: async (diff) => {
-      log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
-      const choice = await vscode.window.showWarningMessage(
-        `Change the command line of ${session.profile.unit} on ${name} and restart it?`,
-        {
-          modal: true,
-          detail: `${maskSecrets(diff)}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
-        },
-        APPLY,
-      );
-      return choice === APPLY;
+    log: (line) => log.info(`[${server.name}] ${line}`),
+    confirm: (change) => {
+      log.info(`[${server.name}] Proposed change of ${change.file}:\n${change.diff}`);
+      return confirmChange(server, change);
     },
   };
 }
 
-const COPY_RULE = 'Copy sudoers rule';
-
 /** A refusal by sudo offers the rules that allow the command; anything else, the log. */
 function notifyFailure(controller: Controller, error: unknown, message: string): void {
-  if (!(error instanceof ParserChangeError && error.sudoRefused)) {
+  if (!isSudoRefusal(error)) {
     void controller.notify('error', message);
     return;
   }
@@ -73,13 +78,13 @@ function notifyFailure(controller: Controller, error: unknown, message: string):
 }
 
 /**
- * "Enable tool calling and thinking parsers": add the flags to the unit's command line as a
- * drop-in, reload, restart, watch; offer to roll back when the new command line fails.
+ * "Enable tool calling and thinking parsers": add the flags to the server's command line, restart,
+ * watch; offer to roll back when the new command line fails.
  */
 export async function enableParsersCommand(controller: Controller, log: vscode.LogOutputChannel): Promise<void> {
   const server = controller.idleServer();
   if (!server) return;
-  // The unit (SGLang or vLLM) is read after the pick; enableParsers checks the name against its list.
+  // The engine (SGLang or vLLM) is read after the pick; the verb checks the name against its list.
   const reasoningParser = await pickParser('reasoning', [
     ...new Set([...REASONING_PARSERS, ...VLLM_REASONING_PARSERS]),
   ]);
@@ -88,50 +93,54 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   if (!toolCallParser) return;
   const session = await controller.openSession(server);
   if (!session) return;
-  const deps = changeDeps(session, log);
-  if (server.docker) {
-    try {
-      await session.transport.connect();
-      await enableParsersInDocker(controller, server, deps, { reasoningParser, toolCallParser }, log);
-    } catch (error) {
-      log.error(`[${server.name}] Enabling parsers failed: ${errorText(error)}`);
-      notifyFailure(controller, error, `Kimi on ${server.name}: could not enable the parsers: ${errorText(error)}`);
-    }
-    return;
-  }
-  let result;
+  const ui = changeUi(server, log);
+  let outcome;
   try {
-    await session.transport.connect();
-    result = await enableParsers(deps, server.unit, { reasoningParser, toolCallParser });
+    outcome = await enableParsersOn(session, { reasoningParser, toolCallParser }, ui);
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Enabling parsers failed: ${message}`);
     notifyFailure(controller, error, `Kimi on ${server.name}: could not enable the parsers: ${message}`);
     return;
   }
-  if (result.kind === 'cancelled') return;
-  if (result.kind === 'already-set') {
-    log.info(
-      `[${server.name}] --reasoning-parser ${reasoningParser} and --tool-call-parser ${toolCallParser} are already set; nothing restarted.`,
-    );
-    void vscode.window.showInformationMessage(
-      `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
-    );
-    return;
+  switch (outcome.kind) {
+    case 'cancelled':
+      return;
+    case 'manual':
+      log.info(`[${server.name}] ${outcome.advice}`);
+      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${server.docker?.label ?? server.unit}`, {
+        modal: true,
+        detail: maskSecrets(outcome.advice),
+      });
+      return;
+    case 'already-set':
+      log.info(
+        `[${server.name}] --reasoning-parser ${reasoningParser} and --tool-call-parser ${toolCallParser} are already set in ${outcome.where}; nothing restarted.`,
+      );
+      void vscode.window.showInformationMessage(
+        server.docker
+          ? `Kimi on ${server.name}: the parsers are already set in ${outcome.where}. Nothing was restarted.`
+          : `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
+      );
+      return;
+    case 'changed':
+      break;
   }
-  log.info(
-    `[${server.name}] Drop-in written: ${result.rollback.dropInPath}${result.rollback.backupPath ? ` (backup ${result.rollback.backupPath})` : ''}`,
-  );
-  const outcome = await controller.watch(server, 'restart');
-  if (outcome?.end !== 'failed') return;
+  log.info(`[${server.name}] Written: ${outcome.file}`);
+  const watched = await controller.watch(server, 'restart');
+  if (watched?.end !== 'failed') return;
+  const question =
+    outcome.rollback.how === 'compose'
+      ? `Put the previous ${outcome.file} back and recreate the service?`
+      : 'Roll back to the previous command line and restart?';
   const choice = await vscode.window.showErrorMessage(
-    `Kimi on ${server.name} failed to start with the new parser flags. Roll back to the previous command line and restart?`,
+    `Kimi on ${server.name} failed to start with the new parser flags. ${question}`,
     ROLL_BACK,
   );
   if (choice !== ROLL_BACK) return;
   try {
-    await rollback(deps, result.rollback);
-    log.info(`[${server.name}] Rolled back ${result.rollback.dropInPath}.`);
+    const rolled = await rollbackParsersOn(session, ui, outcome.rollback);
+    log.info(`[${server.name}] Rolled back ${rolled.kind === 'rolled-back' ? rolled.file : outcome.file}.`);
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Roll back failed: ${message}`);

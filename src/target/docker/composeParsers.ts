@@ -267,3 +267,21 @@ export async function rollbackCompose(deps: ParserChangeDeps, plan: ComposeRollb
   await must(deps, `touching ${plan.file}`, privilegedCommand(['touch', '--', plan.file], deps.sudo));
   deps.log(`restored ${plan.file} from ${plan.backup}`);
 }
+
+/**
+ * The roll back of a compose file on the host now, from the host alone: its `.kimi-backup`
+ * when there is one and it differs from the file; undefined when there is nothing to put back.
+ */
+export async function findComposeRollback(
+  deps: Pick<ParserChangeDeps, 'exec' | 'sudo'>,
+  file: string,
+): Promise<ComposeRollback | undefined> {
+  const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
+  const r = await deps.exec(privilegedCommand(['cmp', '-s', '--', file, backup], deps.sudo));
+  // cmp: 0 the same, 1 different, 2 trouble (a file missing)
+  if (r.code === 1) return { file, backup };
+  if (r.code === 0) return undefined;
+  const exists = await deps.exec(privilegedCommand(['test', '-e', backup], deps.sudo));
+  if (exists.code !== 0) return undefined;
+  throw new ParserChangeError(`comparing ${file} with ${backup} failed: ${r.stderr.trim().slice(0, 300)}`);
+}

@@ -13,7 +13,7 @@ import { Fleet, type FleetEvent } from '../../src/fleet/fleet';
 import { rollingRestart, rollSummary } from '../../src/fleet/rolling';
 import { createSession, type SessionUi } from '../../src/fleet/sessionFactory';
 import { DISCOVERY_COMMAND, parseDiscovery } from '../../src/target/systemd/unitDiscovery';
-import { loginUid } from '../../src/fronts/vscode/addServerModel';
+import { loginUid } from '../../src/fleet/serverEntry';
 import { serverReport } from '../../src/fleet/report';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { MemoryMemento, serverEntry } from './simHost';

@@ -96,7 +96,7 @@ describe('unit discovery: the SGLang servers of a host', () => {
   });
 });
 
-import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fronts/vscode/addServerModel';
+import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fleet/serverEntry';
 import { parseSettings } from '../../src/config/config';
 
 describe('add server: hosts, the typed host, the entry written', () => {

@@ -12,7 +12,7 @@ import {
   serverNameProblem,
 } from '../../target/systemd/unitDiscovery';
 import { errorText } from '../../util/errors';
-import { loginUid, parseTypedHost, serverEntry, sshHostAliases, type TypedHost } from './addServerModel';
+import { loginUid, parseTypedHost, serverEntry, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
 import { refusalMessage } from '../../present/refusals';
 
 const OTHER_HOST = '$(edit) Another host…';

@@ -84,8 +84,7 @@ export function argsChangeDeps(
       const shown = maskSecrets(
         command.length > SHOWN_COMMAND_CHARS ? `${command.slice(0, SHOWN_COMMAND_CHARS)}…` : command,
       );
-      const stdinNote =
-        options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : '';
+      const stdinNote = options?.stdin !== undefined ? ` (${Buffer.byteLength(options.stdin)} bytes on stdin)` : '';
       ui.log(`$ ${shown}${stdinNote}`);
       return session.transport.exec(command, {
         timeoutMs: EXEC_TIMEOUT_MS,
@@ -116,13 +115,16 @@ export async function enableParsersOn(
     );
     const result = await enableComposeParsers(deps, docker.file, docker.service, choice);
     if (result.kind === 'changed')
-      return { kind: 'changed', file: docker.file, diff: result.diff, rollback: { how: 'compose', plan: result.rollback } };
+      return {
+        kind: 'changed',
+        file: docker.file,
+        diff: result.diff,
+        rollback: { how: 'compose', plan: result.rollback },
+      };
     return result.kind === 'already-set' ? { kind: 'already-set', where: docker.file } : result;
   }
   const file = dropInLocation(server.unit).file;
-  const deps = argsChangeDeps(session, ui, (diff) =>
-    ui.confirm({ diff, file, restarts: server.unit, how: 'drop-in' }),
-  );
+  const deps = argsChangeDeps(session, ui, (diff) => ui.confirm({ diff, file, restarts: server.unit, how: 'drop-in' }));
   const result = await enableParsers(deps, server.unit, choice);
   if (result.kind === 'changed')
     return { kind: 'changed', file, diff: result.diff, rollback: { how: 'drop-in', plan: result.rollback } };
@@ -157,7 +159,11 @@ export async function rollbackParsersOn(
   const plan = known?.how === 'drop-in' ? known.plan : await findRollbackPlan(deps, server.unit);
   if (!plan) return { kind: 'nothing', why: `${server.unit} has no parser drop-in to roll back` };
   await rollback(deps, plan);
-  return { kind: 'rolled-back', file: plan.dropInPath, restored: plan.previousContent === null ? 'removed' : 'previous' };
+  return {
+    kind: 'rolled-back',
+    file: plan.dropInPath,
+    restored: plan.previousContent === null ? 'removed' : 'previous',
+  };
 }
 
 /** sudo refused a step: nothing was run, and the sudoers rules would allow it. */

@@ -147,4 +147,31 @@ describe('cli: forward', () => {
     assert.match(error(['status', '--local-port', '8080']), /--local-port is not an option of status/);
     assert.match(error(['status', 'gpu2']), /unexpected argument "gpu2"/);
   });
+
+  it('parsers enable|rollback: the parser names default to kimi_k2; an action is required', () => {
+    const enable = command(['parsers', 'enable', '--yes', '--timeout', '600']);
+    assert.deepEqual(enable.parsers, { action: 'enable', reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' });
+    assert.equal(enable.yes, true);
+    assert.equal(enable.timeoutSeconds, 600);
+    const named = command(['parsers', 'enable', '--reasoning-parser', 'deepseek-r1', '--tool-call-parser', 'qwen25']);
+    assert.equal(named.parsers?.reasoningParser, 'deepseek-r1');
+    assert.equal(named.parsers?.toolCallParser, 'qwen25');
+    assert.equal(command(['parsers', 'rollback']).parsers?.action, 'rollback');
+    assert.match(error(['parsers']), /needs an action/);
+    assert.match(error(['parsers', 'undo']), /unknown parsers action "undo"/);
+    assert.match(error(['parsers', 'rollback', '--reasoning-parser', 'x']), /goes with parsers enable/);
+    assert.match(error(['parsers', 'enable', '--force']), /not an option of parsers/);
+  });
+
+  it('discover HOST [--add UNIT [--name NAME]]', () => {
+    assert.deepEqual(command(['discover', 'root@gpu1:2222']).discover, { host: 'root@gpu1:2222' });
+    assert.deepEqual(command(['discover', 'gpu1', '--add', 'sglang', '--name', 'k26']).discover, {
+      host: 'gpu1',
+      add: 'sglang',
+      name: 'k26',
+    });
+    assert.match(error(['discover']), /needs a host/);
+    assert.match(error(['discover', 'gpu1', '--name', 'k26']), /--name goes with discover --add/);
+    assert.match(error(['discover', 'gpu1', 'gpu2']), /unexpected argument "gpu2"/);
+  });
 });

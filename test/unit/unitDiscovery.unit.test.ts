@@ -71,6 +71,9 @@ describe('unit discovery: the SGLang servers of a host', () => {
     assert.equal(serverUrlOf(argv(['--host', '10.0.0.5', '--port', '99999'])), 'http://10.0.0.5:30000');
     assert.equal(serverUrlOf(argv(['--port', '$PORT'])), 'http://127.0.0.1:30000');
     assert.equal(serverUrlOf(argv(['--host', '${HOST}', '--port', '8000'])), 'http://127.0.0.1:8000');
+    // vLLM's own default port is 8000, not SGLang's 30000
+    assert.equal(serverUrlOf(['/opt/venv/bin/vllm', 'serve', '/m']), 'http://127.0.0.1:8000');
+    assert.equal(serverUrlOf(['/opt/venv/bin/vllm', 'serve', '/m', '--port', '8100']), 'http://127.0.0.1:8100');
   });
 
   it('one command: list units and unit files, then one systemctl show; unit names filtered first', () => {

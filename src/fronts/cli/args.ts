@@ -3,8 +3,12 @@
  * command (or a usage error, or help) out. Nothing here reads a file or the environment.
  */
 import { parseArgs } from 'node:util';
+import { DEFAULT_PARSER } from '../../engine/parserNames';
 
-export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward'] as const;
+export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward', 'parsers', 'discover'] as const;
+/** `parsers ACTION`. */
+export const PARSER_ACTIONS = ['enable', 'rollback'] as const;
+export type ParserAction = (typeof PARSER_ACTIONS)[number];
 export type CommandName = (typeof COMMANDS)[number];
 
 /** `wait --timeout`: default and largest value, in seconds. */
@@ -44,6 +48,14 @@ export interface CliCommand {
   readonly lines: number;
   /** forward: the local port asked for (else the server's port when free, else any free one). */
   readonly localPort?: number;
+  /** parsers: what to do, and the parser names for enable. */
+  readonly parsers?: {
+    readonly action: ParserAction;
+    readonly reasoningParser: string;
+    readonly toolCallParser: string;
+  };
+  /** discover: the host as typed (`[user@]host[:port]`), and the unit to add to the servers file. */
+  readonly discover?: { readonly host: string; readonly add?: string; readonly name?: string };
 }
 
 export type ParsedArgs =
@@ -77,6 +89,8 @@ const OWN: Record<CommandName, readonly string[]> = {
   logs: ['lines'],
   verify: [],
   forward: ['local-port'],
+  parsers: ['yes', 'timeout', 'reasoning-parser', 'tool-call-parser'],
+  discover: ['add', 'name'],
 };
 
 const OPTIONS = {
@@ -98,6 +112,10 @@ const OPTIONS = {
   timeout: { type: 'string' },
   lines: { type: 'string', short: 'n' },
   'local-port': { type: 'string' },
+  'reasoning-parser': { type: 'string' },
+  'tool-call-parser': { type: 'string' },
+  add: { type: 'string' },
+  name: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -121,6 +139,17 @@ Commands:
                          else any free one) tunnelled through the SSH connection; prints the base URL
                          (http://127.0.0.1:N/v1) and runs until Ctrl-C (then exit 0); exit 1 when the
                          host forbids TCP forwarding, 5 when the port is taken or the server is local
+  parsers enable [--reasoning-parser P] [--tool-call-parser P] [--yes] [--timeout S]
+                         add the parser flags (default kimi_k2 for both) to the server's command line:
+                         shows the diff, asks on a terminal (a script must pass --yes), writes a systemd
+                         drop-in (or the compose file), restarts and waits as restart --wait does
+  parsers rollback [--yes] [--timeout S]
+                         put back the command line from before the last parser change (the host says
+                         what it was), restart and wait; exit 0 also when there is nothing to roll back
+  discover [user@]HOST[:PORT] [--add UNIT [--name NAME]]
+                         list HOST's systemd units that launch SGLang or vLLM (one line each, or JSON
+                         entries with --json); --add writes UNIT's entry into the servers file
+                         (--config FILE, else $XDG_CONFIG_HOME/kimi-service/servers.json)
 
 Options:
   --server NAME          which server (default: kimi.activeServer, else the first)
@@ -130,7 +159,8 @@ Options:
   --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
                          one server from flags (when no settings file is found)
   --force                restart: restart even when a load is already under way
-  --yes, -y              restart: do not ask on a terminal (a script is never asked)
+  --yes, -y              restart, parsers: do not ask on a terminal (a script is never asked
+                         to restart; parsers needs --yes in a script, since it changes the unit)
   --wait                 restart: then wait as \`wait\` does (its --timeout, its exit codes)
   --verbose, -v          the core's log lines on stderr
   --help, -h             this text
@@ -176,10 +206,22 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     return { kind: 'error', message: `unknown command "${name}" (one of ${COMMANDS.join(', ')})` };
   const command = name as CommandName;
   if (values.help) return { kind: 'help', text: USAGE };
-  // forward NAME: the server may be named without --server.
+  // forward NAME: the server may be named without --server; parsers ACTION; discover HOST.
   const named = command === 'forward' && positionals.length >= 2 ? positionals[1] : undefined;
-  if (positionals.length > (named !== undefined ? 2 : 1))
-    return { kind: 'error', message: `unexpected argument "${positionals[named !== undefined ? 2 : 1]}"` };
+  const operand =
+    (command === 'parsers' || command === 'discover') && positionals.length >= 2 ? positionals[1] : undefined;
+  const extra = named !== undefined || operand !== undefined ? 2 : 1;
+  if (positionals.length > extra) return { kind: 'error', message: `unexpected argument "${positionals[extra]}"` };
+  if (command === 'parsers' && !(PARSER_ACTIONS as readonly string[]).includes(operand ?? ''))
+    return {
+      kind: 'error',
+      message:
+        operand === undefined
+          ? `parsers needs an action (${PARSER_ACTIONS.join(' or ')})`
+          : `unknown parsers action "${operand}" (${PARSER_ACTIONS.join(' or ')})`,
+    };
+  if (command === 'discover' && operand === undefined)
+    return { kind: 'error', message: 'discover needs a host ([user@]host[:port])' };
   if (named !== undefined && values.server !== undefined && values.server !== named) {
     return { kind: 'error', message: `two servers named: "${named}" and --server "${values.server}"` };
   }
@@ -188,6 +230,12 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   for (const key of Object.keys(values)) {
     if (!allowed.has(key)) return { kind: 'error', message: `--${key} is not an option of ${command}` };
   }
+  if (command === 'parsers' && operand === 'rollback') {
+    for (const key of ['reasoning-parser', 'tool-call-parser'] as const)
+      if (values[key] !== undefined) return { kind: 'error', message: `--${key} goes with parsers enable` };
+  }
+  if (values.name !== undefined && values.add === undefined)
+    return { kind: 'error', message: '--name goes with discover --add UNIT' };
   if (values.timeout !== undefined && command === 'restart' && !values.wait)
     return { kind: 'error', message: '--timeout goes with restart --wait' };
   if (
@@ -261,6 +309,24 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       timeoutSeconds,
       lines,
       ...(localPort !== undefined ? { localPort } : {}),
+      ...(command === 'parsers'
+        ? {
+            parsers: {
+              action: operand as ParserAction,
+              reasoningParser: values['reasoning-parser'] ?? DEFAULT_PARSER,
+              toolCallParser: values['tool-call-parser'] ?? DEFAULT_PARSER,
+            },
+          }
+        : {}),
+      ...(command === 'discover'
+        ? {
+            discover: {
+              host: operand!,
+              ...(values.add !== undefined ? { add: values.add } : {}),
+              ...(values.name !== undefined ? { name: values.name } : {}),
+            },
+          }
+        : {}),
     },
   };
 }

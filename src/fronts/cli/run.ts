@@ -7,6 +7,7 @@ import { activeProfile, printable, type ServerProfile, type Settings } from '../
 import { Fleet, type ServerSnapshot } from '../../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../../fleet/report';
 import {
+  defaultConfigFile,
   defaultHistoryFile,
   FileMemento,
   loadStandaloneSettings,
@@ -37,6 +38,8 @@ import {
 } from './format';
 import { confirm, terminalUi, type Terminal } from './prompt';
 import { ForwardError, openedLine } from '../../fleet/forwardPlan';
+import { parsersCommand } from './parsersCommand';
+import { discoverCommand } from './discoverCommand';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -84,6 +87,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.config;
   }
   const cmd = parsed.command;
+  if (cmd.command === 'discover') return discover(cmd, io);
   const configured = configure(cmd, io);
   if ('error' in configured) {
     if (cmd.json) io.stdout(errorLine(configured.error, EXIT.config, true));
@@ -138,6 +142,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await verify(ctx);
       case 'forward':
         return await forward(ctx);
+      case 'parsers':
+        return await parsers(ctx);
     }
   } catch (error) {
     if (error instanceof Interrupted) {
@@ -352,6 +358,64 @@ async function verify(ctx: Context): Promise<number> {
   );
   for (const line of verifyLines(ctx.server.name, result, ctx.cmd.json)) ctx.io.stdout(line);
   return result.allPassed ? EXIT.ok : EXIT.failed;
+}
+
+async function parsers(ctx: Context): Promise<number> {
+  const refusedCode = await connect(ctx);
+  if (refusedCode !== undefined) return refusedCode;
+  return parsersCommand({
+    cmd: ctx.cmd,
+    fleet: ctx.fleet,
+    server: ctx.server,
+    terminal: ctx.io.terminal,
+    stdout: (line) => ctx.io.stdout(line),
+    stderr: (line) => ctx.io.stderr(line),
+    interruptible: (work) => ctx.interruptible(work),
+    // The command line changed: a load under way runs the old one, so it is replaced, not followed.
+    restartAndWait: () => restart({ ...ctx, cmd: { ...ctx.cmd, force: true, yes: true, wait: true } }),
+  });
+}
+
+/** `discover HOST`: no server needs to be configured; the settings, when there are any, give the host-key policy. */
+async function discover(cmd: CliCommand, io: CliIo): Promise<number> {
+  const sources = { env: io.env, platform: io.platform, home: io.home };
+  const loaded = loadStandaloneSettings({
+    ...sources,
+    ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
+  });
+  const base = loaded.ok ? loaded.settings : undefined;
+  const abort = new AbortController();
+  const interrupted = new Promise<never>((_, reject) => {
+    abort.signal.addEventListener('abort', () => reject(new Interrupted('SIGINT')), { once: true });
+  });
+  interrupted.catch(() => undefined);
+  let stoppedBy: StopSignal = 'SIGINT';
+  const removeSignalHandler = io.onSignal((signal) => {
+    stoppedBy = signal;
+    abort.abort();
+  });
+  try {
+    return await discoverCommand({
+      cmd,
+      serversFile: cmd.configFile ?? defaultConfigFile(sources),
+      knownHostsFile: base?.knownHostsFile ?? '~/.ssh/known_hosts',
+      hostKeyPolicy: nonInteractivePolicy(base?.hostKeyPolicy ?? 'ask', io.terminal !== undefined),
+      ui: io.terminal ? terminalUi(io.terminal) : NO_QUESTIONS_UI,
+      stdout: (line) => io.stdout(line),
+      stderr: (line) => io.stderr(line),
+      interruptible: (work) => Promise.race([work, interrupted]),
+    });
+  } catch (error) {
+    if (error instanceof Interrupted) {
+      io.stderr(`kimi-service: interrupted by ${stoppedBy}; nothing was written.`);
+      return exitForSignal(stoppedBy);
+    }
+    if (cmd.json) io.stdout(errorLine(errorText(error), EXIT.failed, true, 'error'));
+    io.stderr(`kimi-service: ${errorText(error)}`);
+    return EXIT.failed;
+  } finally {
+    removeSignalHandler();
+  }
 }
 
 /** Opens the forward and keeps it until SIGINT/SIGTERM: the normal end of this command (exit 0). */

@@ -1,18 +1,14 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { parseSettings, printable, type HostKeyPolicy } from '../../config/config';
+import type { HostKeyPolicy } from '../../config/config';
 import { collectConfigFiles } from '../../transport/ssh/sshInclude';
 import { pathApi, sshDir, systemPathContext } from '../../transport/ssh/sshPaths';
 import { TransportError } from '../../transport/transport';
-import { createSession, type SessionUi } from '../../fleet/sessionFactory';
-import {
-  DISCOVERY_COMMAND,
-  parseDiscovery,
-  proposeServerName,
-  serverNameProblem,
-} from '../../target/systemd/unitDiscovery';
+import type { SessionUi } from '../../fleet/sessionFactory';
+import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage, type Discovery } from '../../fleet/discovery';
+import { proposeServerName, serverNameProblem } from '../../target/systemd/unitDiscovery';
 import { errorText } from '../../util/errors';
-import { loginUid, parseTypedHost, serverEntry, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
+import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
 import { refusalMessage } from '../../present/refusals';
 
 const OTHER_HOST = '$(edit) Another host…';
@@ -71,30 +67,22 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   const target = await pickHost();
   if (!target) return;
 
-  const probe = parseSettings({
-    servers: [{ name: target.host, ...target, unit: 'kimi-add-server-probe.service' }],
-    knownHostsFile: config.get<string>('knownHostsFile') ?? '~/.ssh/known_hosts',
-    hostKeyPolicy: config.get<HostKeyPolicy>('hostKeyPolicy') ?? 'ask',
-  });
-  if (!probe.ok) {
-    void vscode.window.showErrorMessage(`Kimi: cannot add ${printable(target.host)}: ${probe.errors[0]}`);
-    return;
-  }
-  const profile = probe.settings.servers[0]!;
-  const logLine = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error', message: string) => log[level](message);
-  let found: { stdout: string; stderr: string; code: number | null };
+  const logLine = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error', message: string) =>
+    log[level](`[add server] ${message}`);
+  let discovery: Discovery;
   try {
-    found = await vscode.window.withProgress(
+    discovery = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Kimi: looking for SGLang units on ${target.host}…` },
-      async () => {
-        const session = await createSession(profile, probe.settings, ui, logLine);
-        try {
-          await session.transport.connect();
-          return await session.transport.exec(DISCOVERY_COMMAND, { timeoutMs: 30_000 });
-        } finally {
-          session.dispose();
-        }
-      },
+      () =>
+        discoverUnits(
+          target,
+          {
+            knownHostsFile: config.get<string>('knownHostsFile') ?? '~/.ssh/known_hosts',
+            hostKeyPolicy: config.get<HostKeyPolicy>('hostKeyPolicy') ?? 'ask',
+          },
+          ui,
+          logLine,
+        ),
     );
   } catch (error) {
     if (error instanceof TransportError) {
@@ -109,24 +97,16 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     } else {
       log.error(`[add server] ${target.host}: ${errorText(error)}`);
       void vscode.window.showErrorMessage(
-        `Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`,
+        error instanceof DiscoveryError
+          ? `Kimi: ${error.message}. Nothing was added.`
+          : `Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`,
       );
     }
     return;
   }
-  const units = parseDiscovery(found.stdout);
-  if (units.length === 0 && found.code !== 0) {
-    const why = found.stderr.trim().split('\n').slice(-1)[0] ?? `exit status ${found.code}`;
-    log.error(`[add server] ${target.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
-    void vscode.window.showErrorMessage(
-      `Kimi: cannot list the units of ${target.host}: ${why || `exit status ${found.code}`}. Nothing was added.`,
-    );
-    return;
-  }
+  const units = discovery.units;
   if (units.length === 0) {
-    void vscode.window.showWarningMessage(
-      `Kimi: no systemd unit on ${target.host} launches SGLang (python -m sglang.launch_server or sglang serve in its ExecStart). Nothing was added.`,
-    );
+    void vscode.window.showWarningMessage(`Kimi: ${nothingFoundMessage(target.host)}. Nothing was added.`);
     return;
   }
   const unitPick = await vscode.window.showQuickPick(
@@ -148,12 +128,11 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     validateInput: (value) => serverNameProblem(value, taken),
   });
   if (name === undefined || serverNameProblem(name, taken)) return;
-  const entry = serverEntry(name, target, unitPick.unit, loginUid(found.stdout));
-  const valid = parseSettings({ servers: [entry] });
-  if (!valid.ok) {
-    void vscode.window.showErrorMessage(
-      `Kimi: the entry for ${printable(name)} would not be valid: ${valid.errors[0]} Nothing was added.`,
-    );
+  let entry: Record<string, unknown>;
+  try {
+    entry = entryFor(discovery, unitPick.unit, taken, name);
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Kimi: ${errorText(error)} Nothing was added.`);
     return;
   }
   await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);

@@ -8,6 +8,8 @@ import { parseExecStartProperty } from './systemd';
 
 /** SGLang's own default port (`--port`). */
 export const SGLANG_DEFAULT_PORT = 30000;
+/** vLLM's (`vllm serve --port`). */
+export const VLLM_DEFAULT_PORT = 8000;
 
 const PROPERTIES = 'Id,Description,ActiveState,FragmentPath,ExecStart';
 
@@ -61,7 +63,9 @@ export function serverUrlOf(argv: readonly string[]): string {
   const port =
     portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535
       ? Number(portText)
-      : SGLANG_DEFAULT_PORT;
+      : findServerCommand(argv)?.engine === 'vllm'
+        ? VLLM_DEFAULT_PORT
+        : SGLANG_DEFAULT_PORT;
   // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
   const unknown = host === undefined || host === '' || host.includes('$');
   let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
@@ -69,7 +73,7 @@ export function serverUrlOf(argv: readonly string[]): string {
   return `http://${address}:${port}`;
 }
 
-/** The units of `systemctl show` output whose ExecStart launches SGLang, by unit name. */
+/** The units of `systemctl show` output whose ExecStart launches SGLang or vLLM, by unit name. */
 export function parseDiscovery(stdout: string): DiscoveredUnit[] {
   const found: DiscoveredUnit[] = [];
   for (const block of showBlocks(stdout)) {

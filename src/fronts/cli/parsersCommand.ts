@@ -1,0 +1,120 @@
+/**
+ * `kimi-service parsers enable|rollback`: the fleet's parser verbs (src/fleet/parsers.ts) on the
+ * command line. The diff is printed, a person on a terminal is asked, a script must say --yes;
+ * then the server is restarted and waited for as `restart --wait` does (its exit codes).
+ */
+import type { ServerProfile } from '../../config/config';
+import type { Fleet } from '../../fleet/fleet';
+import { enableParsersOn, rollbackParsersOn, type ArgsChangeUi, type ProposedArgsChange } from '../../fleet/parsers';
+import { maskSecrets } from '../../util/secrets';
+import { errorText } from '../../util/errors';
+import type { CliCommand } from './args';
+import { EXIT } from './exitCodes';
+import { jsonLine } from './format';
+import { confirm, type Terminal } from './prompt';
+
+export interface ParsersContext {
+  readonly cmd: CliCommand;
+  readonly fleet: Fleet;
+  readonly server: ServerProfile;
+  readonly terminal: Terminal | undefined;
+  stdout(line: string): void;
+  stderr(line: string): void;
+  interruptible<T>(work: Promise<T>): Promise<T>;
+  /** Restarts the server (a load under way with the old command line is replaced) and waits. */
+  restartAndWait(): Promise<number>;
+}
+
+function changeUi(ctx: ParsersContext): ArgsChangeUi & { refusedForScript: boolean } {
+  const ui = {
+    refusedForScript: false,
+    log: (line: string) => {
+      if (ctx.cmd.verbose) ctx.stderr(`info: ${maskSecrets(line)}`);
+    },
+    confirm: async (change: ProposedArgsChange) => {
+      if (ctx.cmd.json) ctx.stdout(jsonLine({ event: 'diff', server: ctx.server.name, ...change }));
+      else {
+        ctx.stdout(`${ctx.server.name}: proposed change of ${change.file} (then ${change.restarts} restarts):`);
+        for (const line of maskSecrets(change.diff).trimEnd().split('\n')) ctx.stdout(line);
+      }
+      if (ctx.cmd.yes) return true;
+      if (!ctx.terminal) {
+        ui.refusedForScript = true;
+        return false;
+      }
+      return ctx.interruptible(confirm(ctx.terminal, `Write ${change.file} and restart ${change.restarts}?`));
+    },
+  };
+  return ui;
+}
+
+function failed(ctx: ParsersContext, what: string, error: unknown): number {
+  const message = `${what}: ${errorText(error)}`;
+  if (ctx.cmd.json) ctx.stdout(jsonLine({ event: 'error', state: 'parsers', exitCode: EXIT.failed, error: message }));
+  ctx.stderr(`kimi-service: ${maskSecrets(message)}`);
+  return EXIT.failed;
+}
+
+function said(ctx: ParsersContext, event: Record<string, unknown>, text: string): void {
+  ctx.stdout(ctx.cmd.json ? jsonLine({ event: 'parsers', server: ctx.server.name, ...event }) : text);
+}
+
+export async function parsersCommand(ctx: ParsersContext): Promise<number> {
+  const action = ctx.cmd.parsers!;
+  const session = await ctx.interruptible(ctx.fleet.sessionFor(ctx.server));
+  const ui = changeUi(ctx);
+  const name = ctx.server.name;
+  if (action.action === 'rollback') {
+    let outcome;
+    try {
+      outcome = await ctx.interruptible(rollbackParsersOn(session, ui));
+    } catch (error) {
+      return failed(ctx, 'the roll back failed', error);
+    }
+    if (outcome.kind === 'nothing') {
+      said(ctx, { action: 'nothing', reason: outcome.why }, `${name}: nothing to roll back: ${outcome.why}.`);
+      return EXIT.ok;
+    }
+    said(
+      ctx,
+      { action: 'rolled-back', file: outcome.file, restored: outcome.restored },
+      `${name}: ${outcome.restored === 'removed' ? 'removed' : 'restored the previous'} ${outcome.file}; restarting.`,
+    );
+    return ctx.restartAndWait();
+  }
+  const choice = { reasoningParser: action.reasoningParser, toolCallParser: action.toolCallParser };
+  let outcome;
+  try {
+    outcome = await ctx.interruptible(enableParsersOn(session, choice, ui));
+  } catch (error) {
+    return failed(ctx, 'could not enable the parsers', error);
+  }
+  switch (outcome.kind) {
+    case 'cancelled':
+      if (ui.refusedForScript) {
+        ctx.stderr(
+          "kimi-service: parsers enable changes the server's command line and restarts it: pass --yes to do so without a terminal. Nothing was changed.",
+        );
+        return EXIT.config;
+      }
+      ctx.stderr('Not changed.');
+      return EXIT.failed;
+    case 'already-set':
+      said(
+        ctx,
+        { action: 'already-set', where: outcome.where },
+        `${name}: --reasoning-parser ${choice.reasoningParser} and --tool-call-parser ${choice.toolCallParser} are already set in ${outcome.where}; nothing changed, nothing restarted.`,
+      );
+      return EXIT.ok;
+    case 'manual':
+      said(ctx, { action: 'manual', advice: outcome.advice }, `${name}: ${maskSecrets(outcome.advice)}`);
+      return EXIT.ok;
+    case 'changed':
+      said(
+        ctx,
+        { action: 'changed', file: outcome.file },
+        `${name}: wrote ${outcome.file}; restarting. If it fails to start: kimi-service parsers rollback --server ${name}`,
+      );
+      return ctx.restartAndWait();
+  }
+}

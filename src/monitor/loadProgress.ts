@@ -2,7 +2,8 @@
 import { phaseRank, type JournalEvent, type LoadPhase } from '../engine/events';
 import { applyActivityEvent } from './witnessMoves';
 import { detach } from '../util/detach';
-import { estimateEta } from './eta';
+import { estimateLoad } from './etaLoad';
+import { dampEta } from './etaDamp';
 import type { LoadState } from './loadStateTypes';
 
 const MAX_ERROR_LINES = 12;
@@ -87,28 +88,10 @@ export function witnessDisagreement(state: LoadState): string | undefined {
   return `Witnesses disagree: shards ${Math.round(shards * 100)}% vs bytes read ${Math.round(bytes * 100)}% (${why}).`;
 }
 
+/** The state with its ETA recomputed at `at` (etaLoad.ts), damped against the one it had (etaDamp.ts). */
 export function withEta(state: LoadState, at: number): LoadState {
-  // A named quiet step (a JIT compile, weights after the last shard) has no forecast: no ETA rather than "30s left" for minutes.
-  if (state.activity !== undefined) return state.eta === undefined ? state : { ...state, eta: undefined };
-  const weightsEndedAt =
-    state.phaseTimes['allocating KV cache'] ??
-    state.phaseTimes['capturing CUDA graphs'] ??
-    state.phaseTimes['warming up'];
-  const totalBytes = totalBytesOf(state);
-  const eta = estimateEta({
-    now: at,
-    phase: state.phase,
-    ...(state.phaseTimes['loading weights'] !== undefined
-      ? { weightsStartedAt: state.phaseTimes['loading weights'] }
-      : {}),
-    ...(weightsEndedAt !== undefined ? { weightsEndedAt } : {}),
-    ...(totalBytes !== undefined ? { totalBytes } : {}),
-    samples: state.ioSamples,
-    ...(state.shards ? { shards: state.shards } : {}),
-    lastProgressAt: state.lastProgressAt,
-    ...(state.prior ? { prior: state.prior } : {}),
-  });
-  return { ...state, eta: eta ? { at, readyAt: at + eta.remainingMs, basis: eta.basis } : undefined };
+  const raw = estimateLoad(state, at);
+  return { ...state, eta: raw ? dampEta(state.eta, raw, at) : undefined };
 }
 
 export function advancePhase(state: LoadState, phase: LoadPhase): LoadState {
@@ -141,7 +124,8 @@ export function foldJournal(state: LoadState, event: JournalEvent, text: string,
       if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'capturing CUDA graphs');
       const done = Math.max(event.done, next.cudaGraphBatches?.done ?? 0);
-      return { ...next, cudaGraphBatches: { done, total: event.total } };
+      const firstDoneAt = next.cudaGraphBatches?.firstDoneAt ?? (done > 0 ? { at, done } : undefined);
+      return { ...next, cudaGraphBatches: { done, total: event.total, ...(firstDoneAt ? { firstDoneAt } : {}) } };
     }
     case 'graphsCaptured': {
       const next = advancePhase(state, 'capturing CUDA graphs');

@@ -3,6 +3,7 @@ import type { GpuMemory, JournalEvent, LoadPhase, UnitStatus } from '../engine/e
 import type { Activity } from '../engine/activity';
 import type { CpuSample, ProgressMark } from './witnessMoves';
 import type { IoSample, LoadPrior } from './eta';
+import type { ShownEta } from './etaDamp';
 
 /** The word the status bar shows. */
 export type Verdict =
@@ -34,7 +35,14 @@ export interface LoadState {
   readonly baselineRestarts: number | undefined;
   readonly unit: UnitStatus | undefined;
   readonly shards: { readonly done: number; readonly total: number } | undefined;
-  readonly cudaGraphBatches: { readonly done: number; readonly total: number } | undefined;
+  readonly cudaGraphBatches:
+    | {
+        readonly done: number;
+        readonly total: number;
+        /** The first count above 0 seen, and when: the capture's rate is measured from there. */
+        readonly firstDoneAt?: { readonly at: number; readonly done: number };
+      }
+    | undefined;
   /** Overall progress of the load, 0..1, never decreasing within one process. */
   readonly progress: number | undefined;
   readonly lastProgressAt: number;
@@ -96,7 +104,7 @@ export interface LoadState {
   /** What history and the page cache said before the load (rates, fixed phases, residency). */
   readonly prior: LoadPrior | undefined;
   /** Estimated time of readiness, once there is enough signal; recomputed at each signal. */
-  readonly eta: { readonly at: number; readonly readyAt: number; readonly basis: string } | undefined;
+  readonly eta: ShownEta | undefined;
   /** Set once when the shard count and the bytes read disagree badly; the watcher logs it. */
   readonly witnessWarning: string | undefined;
   // --- named quiet phases and stalls (issue 17, docs/phases-and-stalls.md) ---

@@ -296,7 +296,8 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
   const key = phase;
   const afterStart = afterStartOf(state, now);
   if (afterStart !== undefined) return afterWeights(state, now, afterStart, key);
-  if (phase === 'starting') return forecast(state, now, key);
+  // A forecast (no live evidence yet) is its own key: the first evidence replaces it at once.
+  if (phase === 'starting') return forecast(state, now, `${key}/forecast`);
   // Loading weights.
   if (state.activity === undefined && weightsStalled(state, now)) return undefined;
   const t = state.phaseTimes;
@@ -318,5 +319,5 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
     if (at !== undefined && now - state.lastProgressAt > (now - at) / state.shards.done + DISPROVED_GRACE_MS)
       return undefined;
   }
-  return forecast(state, now, key);
+  return forecast(state, now, `${key}/forecast`);
 }

@@ -46,6 +46,8 @@ export interface LoadPrior {
   readonly totalBytes?: number;
   /** From process start to the first weights read (torch distributed init etc.), ms. */
   readonly startingMs?: number;
+  /** The weights phase in history (its processing after the last shard included), ms. */
+  readonly weightsPhaseMs?: number;
   /** From the end of the weights to ready (KV cache + CUDA graphs + warm-up), ms. */
   readonly afterWeightsMs?: number;
   /** Spread of the whole load in history (min..max ms), for the dashboard's band. */

@@ -53,7 +53,8 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     mid = raw.growing
       ? Math.max(mid, clampMove(previous.readyAt - now, mid, factor))
       : clampMove(previous.readyAt - now, mid, factor);
-    low = Math.min(mid, clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor));
+    const lowMoved = clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor);
+    low = Math.min(mid, raw.growing ? Math.max(low, lowMoved) : lowMoved);
     high = Math.max(mid, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));
   }
   return {

@@ -199,7 +199,11 @@ function barLeft(done: number | undefined, total: number | undefined, elapsedMs:
 function afterWeights(state: LoadState, now: number, afterStart: number, key: string): RawEta {
   const source = sourceOf(state);
   const weightsAt = state.phaseTimes['loading weights'];
-  const plan = afterPlanMs(state, weightsAt !== undefined ? Math.max(0, afterStart - weightsAt) : 0);
+  let plan = afterPlanMs(state, weightsAt !== undefined ? Math.max(0, afterStart - weightsAt) : 0);
+  // Still in the weights phase (processing after the last shard): what history's weights phase has left.
+  const historyWeights = source === 'history' ? state.prior?.weightsPhaseMs : undefined;
+  if (state.phase === 'loading weights' && historyWeights !== undefined && weightsAt !== undefined)
+    plan += Math.max(0, weightsAt + historyWeights - afterStart);
   const share = source === 'history' ? HISTORY_AFTER : DEFAULT_AFTER;
   const elapsed = Math.max(0, now - afterStart);
   const planLeft = plan - elapsed;
@@ -212,7 +216,7 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
 
   const bar = activity ? barLeft(activity.done, activity.total, stepElapsed) : undefined;
   if (bar !== undefined && activity) {
-    const mid = bar + Math.max(tail, Math.min(planLeft, plan * 0.5));
+    const mid = bar + tail;
     return {
       midMs: mid,
       lowMs: bar * 0.8 + tail * share[0],
@@ -293,7 +297,7 @@ function weightsStalled(state: LoadState, now: number): boolean {
 export function estimateLoad(state: LoadState, now: number): RawEta | undefined {
   const phase = state.phase;
   if (phase === undefined || phase === 'ready') return undefined;
-  const key = phase;
+  const key = `${phase}/${state.activity?.kind ?? ''}`;
   const afterStart = afterStartOf(state, now);
   if (afterStart !== undefined) return afterWeights(state, now, afterStart, key);
   // A forecast (no live evidence yet) is its own key: the first evidence replaces it at once.

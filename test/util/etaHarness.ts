@@ -13,6 +13,8 @@ import { etaText, type LoadPrior } from '../../src/monitor/eta';
 import type { JournalEvent, UnitStatus } from '../../src/engine/events';
 
 const MB = 1e6;
+/** Times left below this are not compared for jumps (2 s against 4 s is no jump a user sees). */
+export const JUMP_FLOOR_MS = 5_000;
 
 export interface LoadShape {
   readonly name: string;
@@ -218,8 +220,8 @@ export function runLoad(shape: LoadShape, prior: LoadPrior): HarnessResult {
     for (let b = a + 1; b < shown.length && shown[b]!.at - x.at <= 10_000; b++) {
       const y = shown[b]!;
       if (y.readyAt === undefined || y.phase !== x.phase) continue;
-      const countdown = Math.max(2000, x.readyAt - y.at);
-      const left = Math.max(2000, y.readyAt - y.at);
+      const countdown = Math.max(JUMP_FLOOR_MS, x.readyAt - y.at);
+      const left = Math.max(JUMP_FLOOR_MS, y.readyAt - y.at);
       const j = Math.max(left / countdown, countdown / left);
       if (j > maxJump) {
         maxJump = j;

@@ -29,9 +29,11 @@ import {
   NOISE_SHARE,
   RATE_WINDOW_MS,
   sampleIntervalMs,
+  etaText,
   type Eta,
 } from './eta';
 import type { LoadState } from './loadStateTypes';
+import type { ShownEta } from './etaDamp';
 
 /** Where the plan of the phases comes from: this server's previous loads, or the defaults. */
 export type EtaSource = 'history' | 'defaults';
@@ -324,4 +326,15 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
       return undefined;
   }
   return forecast(state, now, `${key}/forecast`);
+}
+
+/**
+ * The tooltip's ETA line: what is shown, where the plan comes from, and why it moved when
+ * something moved it ("ETA: 4-6m left, from defaults for a 41.2 GB model on 8 GPUs (no previous
+ * load); reads slowed: these files were not in the page cache ...").
+ */
+export function etaTooltip(state: LoadState, eta: ShownEta, now: number): string {
+  const text = etaText(eta, now) ?? '';
+  const source = sourceText(state, eta.source ?? sourceOf(state));
+  return `ETA: ${text}, ${source}${eta.reason ? `; ${eta.reason}` : ''}`;
 }

@@ -54,7 +54,7 @@ export interface RawEta {
 }
 
 /** Share of the after-weights time a range from history spans, below and above. */
-const HISTORY_AFTER = [0.8, 1.3] as const;
+const HISTORY_AFTER = [0.85, 1.2] as const;
 /** The same without history (defaults from the model size and GPU count). */
 const DEFAULT_AFTER = [0.6, 2.2] as const;
 /** Start of the process to the first weights read, without history (imports, torch distributed init). */
@@ -162,7 +162,9 @@ function weights(state: LoadState, eta: Eta, key: string): RawEta {
   const source = sourceOf(state);
   const total = state.io?.totalBytes ?? state.prior?.totalBytes;
   const read = total && state.io ? Math.min(1, state.io.readBytes / total) : 0;
-  const spread = 0.06 + 0.3 * (1 - read) + (eta.basis === 'shards' ? 0.1 : 0);
+  // Rates from history that the load bears out (else the live rate alone) narrow it.
+  const known = state.prior?.coldBps !== undefined && source === 'history';
+  const spread = (known ? 0.04 + 0.12 * (1 - read) : 0.06 + 0.3 * (1 - read)) + (eta.basis === 'shards' ? 0.1 : 0);
   const afterShare = source === 'history' ? HISTORY_AFTER : DEFAULT_AFTER;
   const resident = state.prior?.residentBytes;
   const reason = eta.residencyDisproved

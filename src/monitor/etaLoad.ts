@@ -158,7 +158,7 @@ function forecast(state: LoadState, now: number, key: string): RawEta | undefine
 }
 
 /** The weights with a live estimate: its own middle, a range that narrows as the bytes are read. */
-function weights(state: LoadState, eta: Eta, key: string): RawEta {
+function weights(state: LoadState, eta: Eta, now: number, key: string): RawEta {
   const source = sourceOf(state);
   const total = state.io?.totalBytes ?? state.prior?.totalBytes;
   const read = total && state.io ? Math.min(1, state.io.readBytes / total) : 0;
@@ -170,10 +170,16 @@ function weights(state: LoadState, eta: Eta, key: string): RawEta {
   const reason = eta.residencyDisproved
     ? `reads slowed: these files were not in the page cache (the forecast said ${total && resident !== undefined ? Math.round((Math.min(resident, total) / total) * 100) : '?'} % cached)`
     : undefined;
+  // The phases after the weights as the plan has them (the defaults count the GPUs, eta.ts does not).
+  const weightsAt = state.phaseTimes['loading weights'];
+  const after =
+    state.prior?.afterWeightsMs !== undefined || weightsAt === undefined
+      ? eta.afterWeightsMs
+      : afterPlanMs(state, Math.max(0, now - weightsAt) + eta.weightsMs);
   return {
-    midMs: eta.remainingMs,
-    lowMs: eta.weightsMs * (1 - spread) + eta.afterWeightsMs * afterShare[0],
-    highMs: eta.weightsMs * (1 + spread) + eta.afterWeightsMs * afterShare[1],
+    midMs: eta.weightsMs + after,
+    lowMs: eta.weightsMs * (1 - spread) + after * afterShare[0],
+    highMs: eta.weightsMs * (1 + spread) + after * afterShare[1],
     basis: eta.basis,
     source,
     ...(reason ? { reason } : {}),
@@ -320,7 +326,7 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
     lastProgressAt: state.lastProgressAt,
     ...(state.prior ? { prior: state.prior } : {}),
   });
-  if (live) return weights(state, live, key);
+  if (live) return weights(state, live, now, key);
   if (state.shards && state.shards.done > 0 && state.activity === undefined) {
     // The shard rate was disproved (no progress for longer than a shard takes): a stall.
     const at = t['loading weights'];

@@ -95,7 +95,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
   if (state.phase)
     lines.push(
-      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`,
+      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature)` : ''}`,
     );
   if (state.verdict === 'stalled') {
     lines.push(

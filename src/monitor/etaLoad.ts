@@ -61,6 +61,9 @@ const DEFAULT_AFTER = [0.6, 2.2] as const;
 const DEFAULT_STARTING_MS = 15_000;
 /** A quiet step past its plan: expected to last this share of its time so far again (low, middle, high). */
 const OVERRUN = [0.5, 1.5, 3] as const;
+/** Defaults for the phases after the weights: a base, and a term that grows with the square root of the model's size. */
+const AFTER_BASE_MS = 8_000;
+const AFTER_PER_SQRT_GB_MS = 2_000;
 /** Nothing less than this is left while a phase goes on (the ETA does not sit at 0). */
 const MIN_LEFT_MS = 3_000;
 
@@ -87,16 +90,19 @@ export function sourceText(state: LoadState, source: EtaSource): string {
   return `from defaults${what.length ? ` for ${what.join(' on ')}` : ''} (no previous load)`;
 }
 
-/** The after-weights time the plan gives (history's, else a share of the weights time). */
+/**
+ * The after-weights time the plan gives: history's, else from the model's size and the GPU
+ * count (KV cache, graph capture and warm-up grow with the model's layers and the group, not with
+ * how fast its files were read), else a share of the weights time.
+ */
 function afterPlanMs(state: LoadState, weightsTotalMs: number): number {
   const prior = state.prior;
   if (prior?.afterWeightsMs !== undefined) return prior.afterWeightsMs;
   const gpus = state.gpu?.perGpu.length ?? 1;
-  // Each GPU captures its own graphs and allocates its own KV cache, in parallel; NCCL set-up grows with the group.
-  return (
-    Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsTotalMs * DEFAULT_AFTER_WEIGHTS_SHARE) +
-    2_000 * Math.log2(Math.max(1, gpus))
-  );
+  const perGroup = 2_000 * Math.log2(Math.max(1, gpus));
+  const total = state.io?.totalBytes ?? prior?.totalBytes;
+  if (total !== undefined && total > 0) return AFTER_BASE_MS + AFTER_PER_SQRT_GB_MS * Math.sqrt(total / 1e9) + perGroup;
+  return Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsTotalMs * DEFAULT_AFTER_WEIGHTS_SHARE) + perGroup;
 }
 
 /** Weights time from the model's size at the prior's (or default) rates, split by the residency. */

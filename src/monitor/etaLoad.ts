@@ -24,6 +24,7 @@ import {
   DISPROVED_GRACE_MS,
   estimateEta,
   formatBytes,
+  formatRate,
   lastGrowth,
   MIN_BYTES_FRACTION,
   NOISE_SHARE,
@@ -173,9 +174,13 @@ function weights(state: LoadState, eta: Eta, now: number, key: string): RawEta {
   const spread = (known ? 0.04 + 0.12 * (1 - read) : 0.06 + 0.3 * (1 - read)) + (eta.basis === 'shards' ? 0.1 : 0);
   const afterShare = source === 'history' ? HISTORY_AFTER : DEFAULT_AFTER;
   const resident = state.prior?.residentBytes;
+  const past = state.prior?.coldBps;
+  const rate = eta.rateBps;
   const reason = eta.residencyDisproved
     ? `reads slowed: these files were not in the page cache (the forecast said ${total && resident !== undefined ? Math.round((Math.min(resident, total) / total) * 100) : '?'} % cached)`
-    : undefined;
+    : past !== undefined && rate !== undefined && (rate < past * 0.7 || rate > past * 1.4) && eta.basis === 'bytes'
+      ? `reads ${rate < past ? 'slowed' : 'sped up'}: ${formatRate(rate)} now, ${formatRate(past)} in previous loads`
+      : undefined;
   // The phases after the weights as the plan has them (the defaults count the GPUs, eta.ts does not).
   const weightsAt = state.phaseTimes['loading weights'];
   const after =

@@ -175,6 +175,16 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
       /reads slowed: these files were not in the page cache \(the forecast said 100 % cached\)/,
     );
   });
+  it('reads slower than in previous loads: the tooltip says so, with both rates', () => {
+    let s = started({ totalBytes: 20 * GB, afterWeightsMs: 20_000, coldBps: 400e6, loads: 2 });
+    s = reduce(s, { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'loading weights' }, text: 'x' });
+    for (let t = 2000; t <= 30_000; t += 1000)
+      s = reduce(s, { kind: 'io', at: t, readBytes: (t - 1000) * 100e3, totalBytes: 20 * GB });
+    assert.match(
+      etaTooltip(s, s.eta!, 30_000),
+      /from this server's 2 previous loads; reads slowed: 100 MB\/s now, 400 MB\/s in previous loads$/,
+    );
+  });
   it('a silent phase after the last shard or a JIT compile: the estimate grows with the step, never "0s left"', () => {
     for (const name of ['silent 150 s after the last shard', 'DeepGEMM JIT 150 s in graph capture (no bar)']) {
       const { first } = caseOf(name);

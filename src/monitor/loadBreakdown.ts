@@ -21,7 +21,7 @@ export const TIMED_PHASES: readonly TimedPhase[] = [
 /** A watch that began this long after the load did saw its early phases all at once: no breakdown. */
 export const LATE_WATCH_MS = 30_000;
 /** Two loads this close (ms, or share of the previous total, whichever is larger) took the same time. */
-export const SAME_MS = 5_000;
+export const SAME_MS = 2_000;
 export const SAME_SHARE = 0.05;
 /** Page-cache shares this far apart explain a weights phase that moved the same way. */
 export const CACHE_SHARE_GAP = 0.2;
@@ -135,6 +135,8 @@ function stepReason(
   lastPhaseStartMs: number | undefined,
   phaseDelta: number,
 ): Reason | undefined {
+  // A record from before steps were kept says nothing of its steps: no "none last time" from it.
+  if (current.phaseStartMs === undefined || last.phaseStartMs === undefined) return undefined;
   const lastWindow =
     lastPhaseStartMs !== undefined ? { startMs: lastPhaseStartMs, ms: phaseMsOf(last, phase.phase) ?? 0 } : undefined;
   let best: Reason | undefined;

@@ -246,9 +246,12 @@ export function breakdownOf(record: LoadRecord, earlier: readonly LoadRecord[]):
   };
 }
 
-/** The breakdown of the newest load in a history (newest first), if it can have one. */
+/**
+ * The breakdown of the newest load in a history (newest first) that can have one: a look at a
+ * server found ready (a window reloaded) records a load whose phases it did not see, and is skipped.
+ */
 export function latestBreakdown(records: readonly LoadRecord[]): LoadBreakdown | undefined {
-  const i = records.findIndex((r) => r.outcome === 'ready');
+  const i = records.findIndex(comparable);
   return i < 0 ? undefined : breakdownOf(records[i]!, records.slice(i + 1));
 }
 

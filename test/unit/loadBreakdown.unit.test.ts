@@ -203,8 +203,10 @@ describe('load breakdown', () => {
     const failed: LoadRecord = { ...load(0, { 'loading weights': M }), outcome: 'failed' };
     const b = breakdownOf(load(M, { 'loading weights': 2 * M }), [attached, failed, oldAttached])!;
     assert.equal(b.comparison, undefined, 'nothing to compare with');
-    const history = [load(2 * M, { 'loading weights': 2 * M }), failed, load(0, { 'loading weights': M })];
-    assert.equal(latestBreakdown(history)!.previous.length, 1);
+    const history = [attached, load(2 * M, { 'loading weights': 2 * M }), failed, load(0, { 'loading weights': M })];
+    const latest = latestBreakdown(history)!;
+    assert.equal(latest.startedAt, 2 * M, 'the newest load watched from its start');
+    assert.equal(latest.previous.length, 1);
   });
 
   it('records a load from its states: phase starts, steps, the cache share from its own reads; the store reads old and new records', async () => {

@@ -18,8 +18,12 @@ export const TIMED_PHASES: readonly TimedPhase[] = [
   'warming up',
 ];
 
-/** A watch that began this long after the load did saw its early phases all at once: no breakdown. */
-export const LATE_WATCH_MS = 30_000;
+/**
+ * A watch that began after the load did (a `wait` attached to a load under way, a window opened
+ * on a server already loading or serving) read the phases so far from the journal all at once:
+ * their durations are not known, so no breakdown. This much is clock noise, not lateness.
+ */
+export const LATE_WATCH_MS = 1_000;
 /** Two loads this close (ms, or share of the previous total, whichever is larger) took the same time. */
 export const SAME_MS = 2_000;
 export const SAME_SHARE = 0.05;

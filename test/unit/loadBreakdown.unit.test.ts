@@ -137,6 +137,25 @@ describe('load breakdown', () => {
     );
   });
 
+  it('faster: a compile last time and none this time (its cache kept) is said so', () => {
+    const last = load(
+      0,
+      { 'loading weights': 2 * M, 'capturing CUDA graphs': 3 * M },
+      { ...WARM, steps: [{ kind: 'torch-compile', startMs: 2 * S + 2 * M, ms: 125 * S }] },
+    );
+    const b = breakdownOf(load(M, { 'loading weights': 2 * M, 'capturing CUDA graphs': 50 * S }, WARM), [last])!;
+    assert.deepEqual(b.comparison!.reason, { kind: 'step', step: 'torch-compile', ms: 125_000, now: false });
+    assert.match(breakdownLine(b), /2m 10s faster than last time: no torch.compile this time \(2m 5s last time\)$/);
+    // A compile too short to account for the difference is not its cause.
+    const small = load(
+      0,
+      { 'loading weights': 2 * M, 'capturing CUDA graphs': 3 * M },
+      { ...WARM, steps: [{ kind: 'torch-compile', startMs: 2 * S + 2 * M, ms: 10 * S }] },
+    );
+    const c = breakdownOf(load(M, { 'loading weights': 2 * M, 'capturing CUDA graphs': 50 * S }, WARM), [small])!;
+    assert.equal(c.comparison!.reason!.kind, 'phase');
+  });
+
   it('no cause measured: only the phase that took the time, never a guess', () => {
     // Neither load measured its cache share nor its rates: the weights phase is named, nothing more.
     const last = load(0, { 'loading weights': 3 * M, 'warming up': 10 * S }, { totalBytes: undefined });
@@ -198,6 +217,9 @@ describe('load breakdown', () => {
       phaseMs: { 'loading weights': 10 },
     };
     assert.equal(comparable(attached), false);
+    // `kimi-service wait` attached 2 s after the process started: the phases so far came at once.
+    assert.equal(comparable(load(0, { 'loading weights': M }, { watchFromMs: 2 * S })), false);
+    assert.equal(comparable(load(0, { 'loading weights': M }, { watchFromMs: 0 })), true);
     assert.equal(comparable(oldAttached), false);
     assert.equal(breakdownOf(attached, []), undefined);
     const failed: LoadRecord = { ...load(0, { 'loading weights': M }), outcome: 'failed' };

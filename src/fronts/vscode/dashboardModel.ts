@@ -150,7 +150,11 @@ function dashboardBreakdown(b: LoadBreakdown, state: LoadState | undefined): Das
   const scaleMs = Math.max(1, ...rows.flatMap((r) => [r.ms, ...r.previousMs.map((ms) => ms ?? 0)]));
   const current = state?.readyAt !== undefined && b.startedAt + b.totalMs >= (state.processStartedAt ?? 0);
   return {
-    heading: current ? 'This load against the previous ones' : 'The last load that reached ready',
+    heading: !current
+      ? 'The last load that reached ready'
+      : b.previous.length
+        ? 'This load against the previous ones'
+        : 'This load',
     line: breakdownLine(b),
     rows,
     scaleMs,

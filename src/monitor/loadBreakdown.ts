@@ -8,9 +8,10 @@ import type { ActivityKind, LoadPhase } from '../engine/events';
 import type { LoadRecord, LoadStep, SeenStep } from './history';
 import type { LoadState } from './loadState';
 
-/** The phases that last (ready is a moment). */
-export type TimedPhase = Exclude<LoadPhase, 'ready'>;
+/** The parts of a load that last (ready is a moment); `restart`: from the restart to the new process's first phase. */
+export type TimedPhase = 'restart' | Exclude<LoadPhase, 'ready'>;
 export const TIMED_PHASES: readonly TimedPhase[] = [
+  'restart',
   'starting',
   'loading weights',
   'allocating KV cache',
@@ -96,8 +97,17 @@ export function comparable(r: LoadRecord): boolean {
 }
 
 function phaseMsOf(r: LoadRecord, phase: TimedPhase): number | undefined {
+  if (phase === 'restart') return restartMsOf(r);
   const ms = r.phaseMs?.[phase];
   return typeof ms === 'number' && Number.isFinite(ms) ? ms : undefined;
+}
+
+/** The restart to the first phase seen (an older record: to the weights, less the start phase). */
+function restartMsOf(r: LoadRecord): number | undefined {
+  const starts = Object.values(r.phaseStartMs ?? {}).filter((v): v is number => typeof v === 'number');
+  if (starts.length) return Math.max(0, Math.min(...starts));
+  if (r.startingMs === undefined) return undefined;
+  return Math.max(0, r.startingMs - (r.phaseMs?.starting ?? 0));
 }
 
 function stepsOf(r: LoadRecord): readonly LoadStep[] {
@@ -180,7 +190,7 @@ function reasonFor(
     ms: 0,
     previousMs: [],
   };
-  const lastStart = last.phaseStartMs?.[top.phase];
+  const lastStart = top.phase === 'restart' ? 0 : last.phaseStartMs?.[top.phase];
   const slower = top.delta > 0;
   if (top.phase === 'loading weights') {
     const then = weightsFacts(last);
@@ -222,8 +232,8 @@ export function breakdownOf(record: LoadRecord, earlier: readonly LoadRecord[]):
   const starts = record.phaseStartMs ?? {};
   const phases: PhaseBreakdown[] = TIMED_PHASES.flatMap((phase) => {
     const ms = phaseMsOf(record, phase);
-    const startMs = starts[phase];
-    if (ms === undefined || startMs === undefined) return [];
+    const startMs = phase === 'restart' ? 0 : starts[phase];
+    if (ms === undefined || startMs === undefined || (phase === 'restart' && ms === 0)) return [];
     return [{ phase, startMs, ms, previousMs: previous.map((r) => phaseMsOf(r, phase)) }];
   });
   const weights = weightsFacts(record);

@@ -8,6 +8,7 @@ import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor
 import { formatDuration } from '../monitor/loadState';
 
 export const PHASE_WORDS: Readonly<Record<TimedPhase, string>> = {
+  restart: 'restart',
   starting: 'start',
   'loading weights': 'weights',
   'allocating KV cache': 'KV cache',

@@ -203,7 +203,7 @@ describe('e2e: load dashboard', function () {
     assert.match(v.verification!, /verified|pass|ok/i);
     // the load explained: its line, and a bar per phase (a first load: nothing to compare with)
     assert.ok(v.breakdown, 'the breakdown section shows after ready');
-    assert.match(v.breakdown.line, /^loaded in \d+s: weights \d+s .*; the first load on record here$/);
+    assert.match(v.breakdown.line, /^loaded in \d+s: (restart \d+s, )?weights \d+s .*; the first load on record here$/);
     assert.ok(
       v.breakdown.rows.some((r) => /^weights\d+s/.test(r)),
       `rows: ${v.breakdown.rows}`,

@@ -92,7 +92,7 @@ describe('load breakdown: every load explained (simulated GPU host)', function (
     if (process.env.DEBUG_BREAKDOWN) console.log(JSON.stringify(b, null, 1));
     const phases = b.phases.map((p) => p.phase);
     assert.deepEqual(
-      phases.filter((p) => p !== 'starting'),
+      phases.filter((p) => p !== 'restart' && p !== 'starting'),
       ['loading weights', 'allocating KV cache', 'capturing CUDA graphs', 'warming up'],
       `phases: ${phases}`,
     );
@@ -112,7 +112,7 @@ describe('load breakdown: every load explained (simulated GPU host)', function (
     assert.equal(b.comparison, undefined);
     assert.match(
       message,
-      /^Kimi on sim is ready \(loaded in \d+s: weights \d+s cold at \d\.\d MB\/s.*; the first load on record here\)$/,
+      /^Kimi on sim is ready \(loaded in \d+s: (restart \d+s, )?weights \d+s cold at \d\.\d MB\/s.*; the first load on record here\)$/,
     );
     const report = serverReport(fleet.snapshot(server));
     assert.equal(report.lastLoad, breakdownLine(b));

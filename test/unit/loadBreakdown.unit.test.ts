@@ -58,6 +58,7 @@ describe('load breakdown', () => {
     assert.deepEqual(
       b.phases.map((p) => [p.phase, p.startMs, p.ms]),
       [
+        ['restart', 0, 2000],
         ['starting', 2000, 20_000],
         ['loading weights', 22_000, 362_000],
         ['capturing CUDA graphs', 384_000, 100_000],
@@ -188,11 +189,28 @@ describe('load breakdown', () => {
     assert.deepEqual(
       rows.map((r) => [r.label, r.previousMs]),
       [
+        ['restart', [2000]],
         ['weights', [120_000]],
         ['warm-up', [null]],
       ],
     );
-    assert.equal(rows[1]!.text, '5s; last time none');
+    assert.equal(rows[2]!.text, '5s; last time none');
+  });
+
+  it('the old process taking long to stop is the restart part, before the first phase', () => {
+    const last = load(0, { starting: 20 * S, 'loading weights': 2 * M }, WARM);
+    const slowStop = load(M, { starting: 20 * S, 'loading weights': 2 * M }, WARM);
+    const shifted = {
+      ...slowStop,
+      totalMs: slowStop.totalMs! + 38 * S,
+      phaseStartMs: { starting: 40 * S, 'loading weights': 60 * S },
+    };
+    const b = breakdownOf(shifted, [last])!;
+    assert.deepEqual(b.comparison!.reason, { kind: 'phase', phase: 'restart', ms: 40 * S, previousMs: 2 * S });
+    assert.match(
+      breakdownLine(b),
+      /^loaded in 3m 0s: restart 40s, start 20s, weights 2m 0s .*; 38s slower than last time: restart took 40s, 2s last time$/,
+    );
   });
 
   it('about as long as last time: no explanation is looked for', () => {
@@ -359,11 +377,12 @@ describe('load breakdown in the fronts', () => {
     assert.deepEqual(
       d.rows.map((r) => [r.label, r.ms, r.previousMs]),
       [
+        ['restart', 2 * S, [2 * S]],
         ['weights', 6 * M, [4 * M]],
         ['CUDA graphs', 100 * S, [100 * S]],
       ],
     );
-    assert.equal(d.rows[0]!.text, '6m 0s cold at 1.50 GB/s; last time 4m 0s');
+    assert.equal(d.rows[1]!.text, '6m 0s cold at 1.50 GB/s; last time 4m 0s');
     assert.match(d.line, /2m 0s slower than last time: the page cache held 4 % of the weights, 96 % last time$/);
     assert.equal(dashboardModel({ state: readyState(), series: [], now: 5 * M }).breakdown, undefined);
   });

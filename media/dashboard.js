@@ -123,9 +123,41 @@
     chart('rate', $('rate'), 'MB/s', '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs, x0, x1);
     chart('gpu', $('gpu'), 'GiB', '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs, x0, x1);
 
+    renderBreakdown(m.breakdown);
+
     const vs = $('verification-section');
     vs.hidden = !m.verification;
     $('verification').textContent = m.verification || '';
+  }
+
+  // per phase: this load's bar, then one thin bar per previous load (newest first), all on one scale
+  function renderBreakdown(b) {
+    const section = $('breakdown-section');
+    section.hidden = !b;
+    const box = $('breakdown');
+    box.replaceChildren();
+    if (!b) return;
+    $('breakdown-heading').textContent = b.heading;
+    $('breakdown-line').textContent = b.line;
+    for (const r of b.rows) {
+      const row = document.createElement('div');
+      row.className = 'phase-row';
+      const label = Object.assign(document.createElement('span'), { className: 'phase-label', textContent: r.label });
+      const bars = document.createElement('div');
+      bars.className = 'phase-bars';
+      const bar = (ms, cls, title) => {
+        const d = document.createElement('div');
+        d.className = cls;
+        d.style.width = `${Math.max(0.5, (ms / b.scaleMs) * 100)}%`;
+        d.title = title;
+        bars.appendChild(d);
+      };
+      bar(r.ms, 'now', `this load: ${fmtDur(r.ms)}`);
+      r.previousMs.forEach((ms, i) => bar(ms || 0, 'then', ms == null ? `${i + 1} load(s) before: none` : `${i + 1} load(s) before: ${fmtDur(ms)}`));
+      const text = Object.assign(document.createElement('span'), { className: 'phase-text', textContent: r.text });
+      row.append(label, bars, text);
+      box.appendChild(row);
+    }
   }
 
   window.addEventListener('message', (event) => {

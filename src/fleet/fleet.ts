@@ -7,6 +7,7 @@
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
+import type { LoadBreakdown } from '../monitor/loadBreakdown';
 import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
@@ -90,6 +91,8 @@ export interface ServerSnapshot {
   readonly nodes?: readonly NodeSnapshot[];
   /** The local port forwarded to the server's url, if any. */
   readonly forwardedPort?: number;
+  /** The last load that reached ready, explained (phases, rates, against the loads before it). */
+  readonly lastLoad?: LoadBreakdown;
 }
 
 export interface FleetDeps {
@@ -216,6 +219,7 @@ export class Fleet {
   snapshot(server: ServerProfile): ServerSnapshot {
     const session = this.sessions.get(server.name);
     const forwardedPort = this.forwards.info(server.name)?.localPort;
+    const lastLoad = this.insights.breakdown(server.name, server.unit);
     return {
       server,
       state: session?.state,
@@ -227,6 +231,7 @@ export class Fleet {
         ? { verificationTable: this.verificationTables.get(server.name) }
         : {}),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
+      ...(lastLoad ? { lastLoad } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
   }
@@ -442,6 +447,7 @@ export class Fleet {
               ),
             );
           }
+          this.insights.observe(server.name, state);
           this.logStateChange(server, state, previous);
           this.events.fire({ type: 'state', server, state, previous });
         },

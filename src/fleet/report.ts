@@ -12,6 +12,8 @@ import type { ServerSnapshot, WaitResult } from './fleet';
 import { nodeIssue } from './multiNodeState';
 import { activityLabel } from '../engine/activity';
 import { stallText } from '../present/stallNotice';
+import { breakdownLine } from '../present/loadSummary';
+import type { LoadBreakdown } from '../monitor/loadBreakdown';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -37,6 +39,8 @@ export interface ServerReport {
   readonly lastError: string | null;
   /** The last parser verification, e.g. "Parsers verified for agents (15 checks)"; null when never run. */
   readonly parsers: string | null;
+  /** Ready: how the load of the process serving now went (its phases, rates, against the load before). */
+  readonly lastLoad?: string;
   /** One line a model or a person reads. */
   readonly summary: string;
   /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
@@ -74,6 +78,12 @@ function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): stri
   return null;
 }
 
+/** The breakdown's line while the process whose load it explains serves (a load that ended before it started is another's). */
+function servingLoadLine(lastLoad: LoadBreakdown | undefined, state: LoadState): string | undefined {
+  if (!lastLoad || state.verdict !== 'ready') return undefined;
+  return lastLoad.startedAt + lastLoad.totalMs >= (state.processStartedAt ?? 0) ? breakdownLine(lastLoad) : undefined;
+}
+
 export function serverReport(snapshot: ServerSnapshot, now: number = Date.now()): ServerReport {
   const { server, state } = snapshot;
   const word = stateWord(snapshot);
@@ -91,6 +101,8 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
   else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
   if (!watched && state) parts.push(`last seen ${describe(state)}`);
+  const lastLoad = watched ? servingLoadLine(snapshot.lastLoad, state) : undefined;
+  if (lastLoad) parts.push(lastLoad);
   if (error) parts.push(error);
   // A multi-node server: the node that holds the group back, named (a failure already names it).
   const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
@@ -111,6 +123,7 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     confirmedAt: state?.confirmedAt !== undefined ? new Date(state.confirmedAt).toISOString() : null,
     lastError: error,
     parsers: snapshot.verification ?? null,
+    ...(lastLoad !== undefined ? { lastLoad } : {}),
     summary: parts.join(' · '),
     ...(snapshot.nodes
       ? {

@@ -3,7 +3,7 @@
  * page-cache residency at restart, outcome). Stored through a Memento-like interface (the
  * controller passes `context.globalState`); everything else here is pure.
  */
-import { LOAD_PHASES, type LoadPhase } from '../engine/events';
+import { LOAD_PHASES, type ActivityKind, type LoadPhase } from '../engine/events';
 import type { LoadPrior } from './eta';
 import type { LoadState } from './loadState';
 
@@ -32,6 +32,30 @@ export interface LoadRecord {
   readonly meanBps?: number;
   /** Model bytes resident in the page cache when the restart was asked for. */
   readonly residentBytesAtStart?: number;
+  // --- since the load breakdown (docs/load-breakdown.md); absent from older records ---
+  /** When each phase began, ms after startedAt. */
+  readonly phaseStartMs?: Readonly<Partial<Record<LoadPhase, number>>>;
+  /** The named quiet steps (JIT compiles, weights after the last shard), ms after startedAt. */
+  readonly steps?: readonly LoadStep[];
+  /** Share of the weights this load found in the page cache, from its own reads (0..1). */
+  readonly cachedShare?: number;
+  /** When the watch began, ms after startedAt (0 when it saw the restart): what began before it was seen late. */
+  readonly watchFromMs?: number;
+}
+
+/** A named quiet step of a load (monitor/loadBreakdown.ts tracks them from the states). */
+export interface LoadStep {
+  readonly kind: ActivityKind;
+  /** ms after the load's start. */
+  readonly startMs: number;
+  readonly ms: number;
+}
+
+/** A step as the watch sees it: epoch ms, `until` once it ended. */
+export interface SeenStep {
+  readonly kind: ActivityKind;
+  readonly since: number;
+  readonly until?: number;
 }
 
 /** What the extension's global state offers (vscode.Memento's shape). */
@@ -54,6 +78,7 @@ export function recordOf(
   outcome: LoadOutcome,
   now: number,
   residentBytesAtStart?: number,
+  seenSteps: readonly SeenStep[] = [],
 ): LoadRecord {
   const startedAt = loadStart(state);
   const end = state.readyAt ?? now;
@@ -67,6 +92,16 @@ export function recordOf(
     const next = seen[i + 1]?.[1] ?? end;
     phaseMs[phase] = Math.max(0, next - at);
   }
+  const phaseStartMs: Partial<Record<LoadPhase, number>> = {};
+  for (const [phase, at] of seen) phaseStartMs[phase] = Math.max(0, at - startedAt);
+  const steps = seenSteps
+    .filter((s) => s.since >= startedAt && s.since <= end)
+    .map((s) => ({
+      kind: s.kind,
+      startMs: s.since - startedAt,
+      ms: Math.max(0, Math.min(s.until ?? end, end) - s.since),
+    }));
+  const cachedShare = cachedShareOf(state);
   const weightsAt = state.phaseTimes['loading weights'];
   const weightsEnd = seen.find(([p]) => p !== 'starting' && p !== 'loading weights')?.[1];
   const t = state.ioTotals;
@@ -87,8 +122,25 @@ export function recordOf(
       ? { meanBps: (state.io.readBytes / phaseMs['loading weights']) * 1000 }
       : {}),
     ...(residentBytesAtStart !== undefined ? { residentBytesAtStart } : {}),
+    phaseStartMs,
+    ...(steps.length ? { steps } : {}),
+    ...(cachedShare !== undefined ? { cachedShare } : {}),
+    watchFromMs: Math.max(0, state.watchStartedAt - startedAt),
   };
   return record;
+}
+
+/**
+ * The share of the weights a load found in the page cache, from its own reads: what it did not
+ * read from storage (read_bytes). Unknown without the storage count or the model's size, and when
+ * neither count grew (an mmap load of cached files, or a filesystem that counts nothing, look alike).
+ */
+export function cachedShareOf(state: LoadState): number | undefined {
+  const io = state.io;
+  const total = io?.totalBytes ?? state.prior?.totalBytes;
+  if (!io || io.coldBytes === undefined || total === undefined || total <= 0) return undefined;
+  if (io.coldBytes <= 0 && io.readBytes < total / 2) return undefined;
+  return Math.max(0, Math.min(1, 1 - io.coldBytes / total));
 }
 
 /** The newest first, at most HISTORY_LIMIT. */

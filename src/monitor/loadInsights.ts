@@ -5,6 +5,7 @@ import { dropCacheWarning, predictLoad, predictionText } from '../host/pageCache
 import { execStartCommand, execStartOf } from '../target/systemd/systemd';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
+import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from './loadBreakdown';
 import type { LoadState } from './loadState';
 import { measureResidency } from './warmCache';
 import type { WatchOutcome } from './watcher';
@@ -27,6 +28,8 @@ export interface LoadForecast {
 export class LoadInsights {
   private readonly history: LoadHistoryStore;
   private readonly residentAtRestart = new Map<string, number>();
+  /** The named quiet steps of each server's load under way (the state keeps only the current one). */
+  private readonly steps = new Map<string, StepTrack>();
 
   constructor(memento: MementoLike) {
     this.history = new LoadHistoryStore(memento);
@@ -81,11 +84,26 @@ export class LoadInsights {
     return priorFrom(this.history.list(server, unit), { residentBytes: this.residentAtRestart.get(server) });
   }
 
+  /** Each state of a server's watch: the steps it names are kept for the load's record. */
+  observe(server: string, state: LoadState, at: number = Date.now()): void {
+    const before = this.steps.get(server);
+    const after = trackSteps(before, state, at);
+    if (after !== before) this.steps.set(server, after);
+  }
+
   /** Keeps a finished load (one that got anywhere) for the next predictions. */
   async record(server: string, unit: string, outcome: WatchOutcome): Promise<void> {
     if (outcome.end === 'cancelled' && outcome.state.phase === undefined) return;
     const state: LoadState = outcome.state;
-    await this.history.add(server, unit, recordOf(state, outcome.end, Date.now(), this.residentAtRestart.get(server)));
+    const now = Date.now();
+    const steps = trackSteps(this.steps.get(server), state, now).steps;
+    await this.history.add(server, unit, recordOf(state, outcome.end, now, this.residentAtRestart.get(server), steps));
     this.residentAtRestart.delete(server);
+    this.steps.delete(server);
+  }
+
+  /** The last load that reached ready, explained against the ones before it; undefined when it cannot be. */
+  breakdown(server: string, unit: string): LoadBreakdown | undefined {
+    return latestBreakdown(this.history.list(server, unit));
   }
 }

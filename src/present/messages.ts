@@ -3,13 +3,18 @@ import { formatDuration, type LoadState } from '../monitor/loadState';
 import type { WatchOutcome } from '../monitor/watcher';
 import { causeText, formatCause, rootCause } from '../engine/rootCause';
 import { activityLabel } from '../engine/activity';
+import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import { breakdownLine } from './loadSummary';
 
 /** The moment a load's clock starts: the restart we asked for, else the process start. */
 export function loadStartedAt(state: LoadState): number {
   return state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
 }
 
-export function readyMessage(server: ServerProfile, state: LoadState): string {
+/** "Kimi on gpu1 is ready (loaded in 9m 12s: weights ...; 2m 10s slower than last time: ...)" when `lastLoad` is this load. */
+export function readyMessage(server: ServerProfile, state: LoadState, lastLoad?: LoadBreakdown): string {
+  if (lastLoad && lastLoad.startedAt === loadStartedAt(state))
+    return `Kimi on ${server.name} is ready (${breakdownLine(lastLoad)})`;
   const duration = state.readyAt !== undefined ? formatDuration(state.readyAt - loadStartedAt(state)) : undefined;
   return `Kimi on ${server.name} is ready${duration ? ` (loaded in ${duration})` : ''}`;
 }

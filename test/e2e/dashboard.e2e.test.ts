@@ -19,6 +19,8 @@ interface DashboardView {
   timeline: string[];
   warning: string;
   verification: string | null;
+  /** The last load against the previous ones: its line and one text per phase row (null while hidden). */
+  breakdown: { line: string; rows: string[]; bars: number } | null;
   /** Per chart: canvas size and how many pixels are drawn (alpha > 0). */
   charts: { id: string; width: number; height: number; drawn: number }[];
 }
@@ -57,7 +59,14 @@ const READ_VIEW = `(() => {
     return { id, width: c.width, height: c.height, drawn };
   });
   const vs = document.getElementById('verification-section');
+  const bs = document.getElementById('breakdown-section');
+  const breakdown = bs && !bs.hidden ? {
+    line: t('breakdown-line'),
+    rows: Array.from(document.querySelectorAll('#breakdown .phase-row')).map((r) => r.textContent),
+    bars: document.querySelectorAll('#breakdown .phase-bars div.now').length,
+  } : null;
   return {
+    breakdown,
     title: t('title'),
     verdict: t('verdict'),
     figures: Array.from(document.querySelectorAll('#figures span')).map((s) => s.textContent).join(' | '),
@@ -192,6 +201,14 @@ describe('e2e: load dashboard', function () {
     for (const p of ['loading weights', 'allocating KV cache', 'warming up'])
       assert.ok(v.timeline.includes(p), `timeline has ${p}: ${v.timeline}`);
     assert.match(v.verification!, /verified|pass|ok/i);
+    // the load explained: its line, and a bar per phase (a first load: nothing to compare with)
+    assert.ok(v.breakdown, 'the breakdown section shows after ready');
+    assert.match(v.breakdown.line, /^loaded in \d+s: (restart \d+s, )?weights \d+s .*; the first load on record here$/);
+    assert.ok(
+      v.breakdown.rows.some((r) => /^weights\d+s/.test(r)),
+      `rows: ${v.breakdown.rows}`,
+    );
+    assert.equal(v.breakdown.bars, v.breakdown.rows.length);
     await screenshot(page, 'dashboard-ready', { settleMs: 600 });
   });
 });

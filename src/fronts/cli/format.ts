@@ -47,10 +47,11 @@ export function waitLine(kind: 'state' | 'progress', report: ServerReport, elaps
   return `[+${formatDuration(elapsedMs)}] ${report.summary}`;
 }
 
-/** The last line of `wait`: what happened and what to do next. */
+/** The last line of `wait`: what happened and what to do next; ready, how the load went just before it. */
 export function waitSummaryLine(report: WaitReport, json: boolean): string {
   if (json) return jsonLine({ event: 'result', state: report.report.state, ...report });
-  return report.next;
+  const lastLoad = report.result === 'ready' ? report.report.lastLoad : undefined;
+  return lastLoad ? `${report.report.server}: ${lastLoad}\n${report.next}` : report.next;
 }
 
 export function alertLine(

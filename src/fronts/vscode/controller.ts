@@ -447,7 +447,8 @@ export class Controller implements vscode.Disposable {
   /** "Ready", with the offer to use the server from this machine (an SSH server not forwarded yet). */
   private async notifyReady(server: ServerProfile, state: LoadState): Promise<void> {
     const offerForward = server.host !== undefined && !this.fleet.forwardOf(server);
-    const message = maskSecrets(readyMessage(server, state), [...(this.apiKeys?.known ?? [])]);
+    const lastLoad = this.fleet.snapshot(server).lastLoad;
+    const message = maskSecrets(readyMessage(server, state, lastLoad), [...(this.apiKeys?.known ?? [])]);
     const choice = await vscode.window.showInformationMessage(
       message,
       ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]),
@@ -565,6 +566,7 @@ export class Controller implements vscode.Disposable {
     return dashboardModel({
       server: server?.name,
       state: snapshot?.state,
+      ...(snapshot?.lastLoad ? { lastLoad: snapshot.lastLoad } : {}),
       series: server ? this.seriesFor(server.name).points() : [],
       // The summary, then the same table the log shows.
       verification:

@@ -37,6 +37,7 @@ export function dashboardHtml(opts: {
   <div id="warning" class="warning" hidden></div>
 </section>
 <section><h2>Phases</h2><div id="timeline" class="timeline"></div><div id="legend" class="legend"></div></section>
+<section id="breakdown-section" hidden><h2 id="breakdown-heading">This load against the previous ones</h2><div id="breakdown-line"></div><div id="breakdown" class="breakdown"></div></section>
 <section><h2>Read rate (MB/s)</h2><div id="rate" class="chart"></div></section>
 <section><h2>GPU memory (GiB, all GPUs)</h2><div id="gpu" class="chart"></div></section>
 <section id="verification-section" hidden><h2>Parser verification</h2><pre id="verification"></pre></section>

@@ -6,6 +6,8 @@ import { visibleEta } from '../../monitor/eta';
 import { LOAD_PHASES } from '../../engine/events';
 import { bytesFraction, type LoadState } from '../../monitor/loadState';
 import { RingBuffer } from '../../monitor/ringBuffer';
+import type { LoadBreakdown } from '../../monitor/loadBreakdown';
+import { breakdownLine, phaseRows, type PhaseRow } from '../../present/loadSummary';
 
 export interface SeriesPoint {
   /** Epoch ms. */
@@ -80,11 +82,24 @@ export interface DashboardModel {
   readonly facts: readonly string[];
   readonly warning: string | undefined;
   readonly verification: string | undefined;
+  /** The last load that reached ready, per phase against the loads before it (bars on one scale). */
+  readonly breakdown: DashboardBreakdown | undefined;
+}
+
+export interface DashboardBreakdown {
+  /** "Last load (10:31)" while another load runs, else "This load". */
+  readonly heading: string;
+  readonly line: string;
+  readonly rows: readonly PhaseRow[];
+  /** The longest bar (this load's or a previous one's), ms. */
+  readonly scaleMs: number;
+  readonly previousLoads: number;
 }
 
 export interface DashboardInput {
   readonly server?: string;
   readonly state: LoadState | undefined;
+  readonly lastLoad?: LoadBreakdown;
   readonly series: readonly SeriesPoint[];
   readonly verification?: string;
   readonly now: number;
@@ -126,5 +141,23 @@ export function dashboardModel(input: DashboardInput): DashboardModel {
     facts,
     warning: s?.witnessWarning ?? (s?.stalled ? 'stalled: no witness has moved' : undefined),
     verification: input.verification,
+    breakdown: input.lastLoad ? dashboardBreakdown(input.lastLoad, s) : undefined,
+  };
+}
+
+function dashboardBreakdown(b: LoadBreakdown, state: LoadState | undefined): DashboardBreakdown {
+  const rows = phaseRows(b);
+  const scaleMs = Math.max(1, ...rows.flatMap((r) => [r.ms, ...r.previousMs.map((ms) => ms ?? 0)]));
+  const current = state?.readyAt !== undefined && b.startedAt + b.totalMs >= (state.processStartedAt ?? 0);
+  return {
+    heading: !current
+      ? 'The last load that reached ready'
+      : b.previous.length
+        ? 'This load against the previous ones'
+        : 'This load',
+    line: breakdownLine(b),
+    rows,
+    scaleMs,
+    previousLoads: b.previous.length,
   };
 }

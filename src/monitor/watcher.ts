@@ -1,10 +1,18 @@
 import type { ServerProfile } from '../config/config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../transport/transport';
-import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../engine/sglang/journal';
+import { JournalReader } from '../engine/logReader';
 import { rootCause } from '../engine/rootCause';
-import { targetFor, type ServiceTarget } from '../target/target';
-import type { SglangClient } from '../engine/sglang/sglangHttp';
+import {
+  LOG_ACCESS_FIX,
+  logProblem,
+  targetFor,
+  targetIo,
+  type LogEntry,
+  type Target,
+  type TargetIo,
+} from '../target/target';
+import type { ServerHttpClient } from '../engine/serverHttp';
 import { judgeCompletion, judgeHealth } from '../engine/sglang/sglangResponses';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../engine/events';
@@ -49,14 +57,14 @@ export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
 export interface WatcherDeps {
   readonly profile: ServerProfile;
   readonly transport: Transport;
-  readonly http: SglangClient;
+  readonly http: ServerHttpClient;
   readonly options: WatchOptions;
   readonly log: (level: LogLevel, message: string) => void;
   readonly now?: () => number;
   /** What history and the page cache say about this load (ETA prior), if known. */
   readonly prior?: LoadPrior;
   /** What is restarted and watched; default: the profile's unit or container (targetFor). */
-  readonly target?: ServiceTarget;
+  readonly target?: Target;
   /** A look at the unit taken moments before a restart (by whoever decided to restart): not asked again. */
   readonly unitBefore?: UnitStatus;
 }
@@ -171,7 +179,7 @@ export class LoadWatcher {
   private running = false;
   private readonly disposables: { dispose(): void }[] = [];
   private readonly now: () => number;
-  private readonly target: ServiceTarget;
+  private readonly target: Target;
   /** Where a path of the server's command line is on the host (a container's mounts). */
   private hostPath: (path: string) => string | undefined = (path) => path;
 
@@ -283,10 +291,10 @@ export class LoadWatcher {
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
-    const result = await this.exec(this.target.restartCommand());
-    if (result.code !== 0) {
+    const result = await this.target.restart(this.io);
+    if (!result.ok) {
       this.awaitingRunAfter = undefined;
-      const message = this.target.restartError(result.stderr);
+      const message = result.error.message;
       this.apply({ kind: 'restartFailed', at: this.now(), message });
       this.checkEnd();
       return;
@@ -369,14 +377,12 @@ export class LoadWatcher {
   }
 
   private async applyFailureTail(): Promise<void> {
-    const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
+    const tail = await this.target.tailLog(this.io, FAILURE_TAIL_LINES);
     const reader = new JournalReader();
     // Lines the follow (or a previous read) already told are not told twice.
     const known = new Map<string, number>();
     for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
-    for (const line of result.stdout.split('\n')) {
-      const entry = this.target.parseLogLine(line);
-      if (!entry) continue;
+    for (const entry of tail.entries) {
       const start = this.processStartMonotonicUs;
       if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
       for (const { event, text } of reader.readLines(entry.message, entry.at)) {
@@ -421,7 +427,7 @@ export class LoadWatcher {
     // Any look at the unit is the probe of this round (a line read meanwhile asks for another).
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();
-    const state = await this.target.readState((command) => this.exec(command));
+    const state = await this.target.readState(this.io);
     this.execStartArgv = [...state.argv];
     this.hostPath = state.hostPath;
     if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
@@ -468,9 +474,9 @@ export class LoadWatcher {
     );
   }
 
-  private async exec(command: string) {
-    this.deps.log('trace', `$ ${command}`);
-    return this.deps.transport.exec(command, { timeoutMs: COMMAND_TIMEOUT_MS });
+  /** The transport as the target uses it: each command traced, with the watch's timeout. */
+  private get io(): TargetIo {
+    return targetIo(this.deps.transport, COMMAND_TIMEOUT_MS, (command) => this.deps.log('trace', `$ ${command}`));
   }
 
   /**
@@ -495,21 +501,18 @@ export class LoadWatcher {
   private startJournal(): void {
     if (!this.running || this.journal || this.journalStarting || !this.attached || this.journalRetry) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
-    const command = this.target.logFollowCommand(since);
     const stderr: string[] = [];
     this.journalStarting = true;
-    this.deps.log('trace', `$ ${command}`);
-    this.deps.transport
-      .stream(
-        command,
-        (line) => this.onJournalLine(line),
-        (line) => {
+    this.target
+      .followLog(this.io, since, {
+        onEntry: (entry) => this.onJournalEntry(entry),
+        onStderr: (line) => {
           if (stderr.length < 20) stderr.push(line);
-          const problem = journalProblem([line], undefined);
+          const problem = logProblem([line], undefined);
           // The hint comes while journalctl goes on following nothing: stop it, try again later.
           if (problem && this.journal) this.onJournalEnded(this.journal, stderr, undefined);
         },
-      )
+      })
       .then((process) => {
         this.journalStarting = false;
         if (!this.running) {
@@ -517,7 +520,7 @@ export class LoadWatcher {
           return;
         }
         this.journal = process;
-        if (journalProblem(stderr, undefined)) this.onJournalEnded(process, stderr, undefined);
+        if (logProblem(stderr, undefined)) this.onJournalEnded(process, stderr, undefined);
         void process.exited.then((code) => this.onJournalEnded(process, stderr, code));
       })
       .catch((error) => {
@@ -532,10 +535,10 @@ export class LoadWatcher {
     this.journal = undefined;
     process.kill();
     if (!this.running || !this.current.connected) return;
-    const problem = journalProblem(stderr, code);
+    const problem = logProblem(stderr, code);
     if (problem) {
       const unreadable = code === undefined || /not readable/.test(problem);
-      const detail = unreadable ? `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` : problem;
+      const detail = unreadable ? `${problem}. Fix: ${LOG_ACCESS_FIX}` : problem;
       this.apply({ kind: 'journalStatus', at: this.now(), readable: false, detail });
       this.alertOnce({
         kind: 'journal',
@@ -571,9 +574,7 @@ export class LoadWatcher {
     this.journalReader = new JournalReader();
   }
 
-  private onJournalLine(line: string): void {
-    const entry = this.target.parseLogLine(line);
-    if (!entry) return;
+  private onJournalEntry(entry: LogEntry): void {
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
     if (this.current.journal?.readable !== true) this.apply({ kind: 'journalStatus', at: this.now(), readable: true });
     // --since has one-second precision: drop what an earlier process of the unit logged.

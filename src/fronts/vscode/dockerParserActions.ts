@@ -8,8 +8,8 @@ import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { Controller } from './controller';
 import type { ServerProfile } from '../../config/config';
-import type { ParserChangeDeps } from '../../engine/parserChange';
-import type { ParserChoice } from '../../engine/execStart';
+import type { ParserChangeDeps } from '../../target/systemd/parserDropIn';
+import type { ParserChoice } from '../../engine/engine';
 import { containerParserAdvice, enableComposeParsers, rollbackCompose } from '../../target/docker/composeParsers';
 import { targetFor } from '../../target/target';
 
@@ -26,7 +26,7 @@ export async function enableParsersInDocker(
   const docker = server.docker;
   if (!docker) return;
   if (docker.kind === 'container') {
-    const state = await targetFor(server).readState((command) => deps.exec(command));
+    const state = await targetFor(server).readState({ exec: (command) => deps.exec(command) });
     const advice = containerParserAdvice(docker.name, state.argv, choice);
     log.info(`[${server.name}] ${advice}`);
     void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${docker.label}`, {

@@ -3,7 +3,7 @@ import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { Controller } from './controller';
 import type { FleetSession } from '../../fleet/fleet';
-import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from '../../engine/parserChange';
+import { enableParsers, ParserChangeError, rollback, type ParserChangeDeps } from '../../target/systemd/parserDropIn';
 import { enableParsersInDocker } from './dockerParserActions';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from '../../engine/parserNames';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from '../../engine/vllm/vllmParsers';

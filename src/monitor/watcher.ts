@@ -2,6 +2,7 @@ import type { ServerProfile } from '../config/config';
 import { errorText } from '../util/errors';
 import { TransportError, type RemoteProcess, type Transport } from '../transport/transport';
 import { JournalReader } from '../engine/logReader';
+import { engineFor, type LogGrammar } from '../engine/engine';
 import { rootCause } from '../engine/rootCause';
 import {
   LOG_ACCESS_FIX,
@@ -158,6 +159,8 @@ export class LoadWatcher {
   /** Journal entries older than this belong to an earlier process of the unit. */
   private processStartMonotonicUs: number | undefined;
   private journalReader = new JournalReader();
+  /** The engine's log grammar, once its command line is known (engineFor); until then every engine's. */
+  private grammar: LogGrammar | undefined;
   private timer: NodeJS.Timeout | undefined;
   private journalRetry: NodeJS.Timeout | undefined;
   private probing = false;
@@ -378,7 +381,7 @@ export class LoadWatcher {
 
   private async applyFailureTail(): Promise<void> {
     const tail = await this.target.tailLog(this.io, FAILURE_TAIL_LINES);
-    const reader = new JournalReader();
+    const reader = new JournalReader(this.grammar);
     // Lines the follow (or a previous read) already told are not told twice.
     const known = new Map<string, number>();
     for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
@@ -429,6 +432,9 @@ export class LoadWatcher {
     this.lastUnitProbeAt = this.now();
     const state = await this.target.readState(this.io);
     this.execStartArgv = [...state.argv];
+    const grammar = engineFor(state.argv)?.grammar;
+    if (grammar !== this.grammar && !this.journal) this.journalReader = new JournalReader(grammar);
+    this.grammar = grammar;
     this.hostPath = state.hostPath;
     if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
     return state.unit;
@@ -571,7 +577,7 @@ export class LoadWatcher {
     clearTimeout(this.journalRetry);
     this.journalRetry = undefined;
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
-    this.journalReader = new JournalReader();
+    this.journalReader = new JournalReader(this.grammar);
   }
 
   private onJournalEntry(entry: LogEntry): void {

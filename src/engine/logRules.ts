@@ -1,7 +1,7 @@
 /**
  * The rules every engine's log shares, around the engine's own words (engine.ts `LogGrammar`):
  * first systemd's messages and the start of a traceback, then the engine's words, then uvicorn
- * (both engines serve through it) and the errors any Python/CUDA/NCCL process prints. Pure.
+ * (both engines serve through it), the safetensors shard bar, and the errors any Python/CUDA/NCCL process prints. Pure.
  */
 import { distributedProblem } from './distributed';
 import type { JournalEvent } from './events';
@@ -51,6 +51,12 @@ export function eitherGrammar(...grammars: readonly LogGrammar[]): LogGrammar {
   };
 }
 
+/**
+ * The shard-progress regex of the reference: SGLang's own loader's bar, and the safetensors
+ * loader's that SGLang and vLLM both draw.
+ */
+export const SHARD_PROGRESS =
+  /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
 const UVICORN_RUNNING = /Uvicorn running on (\S+)/;
 const ACCESS_LOG = /^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ [^"]* HTTP\/[\d.]+" \d{3}/;
 const TRACEBACK = /Traceback \(most recent call last\):/;
@@ -133,6 +139,11 @@ export function parseLine(rawLine: string, ctx: LineContext, grammar: LogGrammar
   const isIndented = /^\s/.test(t0);
   const own = (ctx.words ??= grammar.words())(text, isIndented, ctx);
   if (own) return own;
+
+  const shard = SHARD_PROGRESS.exec(text);
+  if (shard) {
+    return [{ type: 'shards', percent: Number(shard[1]), done: Number(shard[2]), total: Number(shard[3]) }];
+  }
 
   const uv = UVICORN_RUNNING.exec(text);
   if (uv)

@@ -82,6 +82,8 @@ describe('each engine its own log grammar', () => {
       { type: 'ready' },
     ]);
     assert.deepEqual(read('sglang', VLLM), []);
+    const sglangOnly = SGLANG.filter((l) => !l.includes('shards'));
+    assert.deepEqual(read('vllm', sglangOnly), []);
   });
 
   it("vLLM's grammar reads vLLM's words and none of SGLang's", () => {
@@ -89,7 +91,8 @@ describe('each engine its own log grammar', () => {
       { type: 'phase', phase: 'loading weights' },
       { type: 'weightsLoaded', elapsedSeconds: 19.87 },
     ]);
-    assert.deepEqual(read('vllm', SGLANG), []);
+    // The safetensors loader's bar is drawn by both: it is a shared rule.
+    assert.deepEqual(read('vllm', SGLANG), [{ type: 'shards', percent: 50, done: 32, total: 64 }]);
   });
 
   it('without an engine (command line not known yet) both are read, vLLM first', () => {
@@ -98,6 +101,7 @@ describe('each engine its own log grammar', () => {
 
   it('the shared rules hold in both: uvicorn, a traceback and its exception, systemd', () => {
     const lines = [
+      '(EngineCore_DP0 pid=164) Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:01<00:03,  1.2s/it]',
       'INFO:     Application startup complete.',
       'Traceback (most recent call last):',
       '  File "/x.py", line 1, in <module>',
@@ -108,7 +112,7 @@ describe('each engine its own log grammar', () => {
       const events = read(engine, lines);
       assert.deepEqual(
         events.map((e) => e.type),
-        ['phase', 'httpUp', 'error', 'error', 'systemd', 'error'],
+        ['shards', 'phase', 'httpUp', 'error', 'error', 'systemd', 'error'],
         engine,
       );
       assert.ok(

@@ -1,14 +1,12 @@
 /**
  * SGLang's own words in its log (../shared/reference/sglang-server.md §3): the load's phases,
- * shard and CUDA-graph progress, the weights and KV cache it reports, and "fired up". Pure.
+ * CUDA-graph progress, the weights and KV cache it reports, and "fired up". Pure.
  * The lines around them (systemd, tracebacks, errors, uvicorn) are read by ../logRules.
  */
 import type { JournalEvent } from '../events';
 import type { EngineWords, LogGrammar } from '../logRules';
 
-/** The shard-progress regex of the reference (both tqdm descs). */
-export const SHARD_PROGRESS =
-  /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
+export { SHARD_PROGRESS } from '../logRules';
 const CUDA_GRAPH_BATCHES = /Capturing batches\b[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)/;
 const CUDA_GRAPH_END = /^Capture (?:target decode )?cuda graph end\b/i;
 const CUDA_GRAPH_BS = /^Capture cuda graph bs \[([\d,\s]*)\]/;
@@ -35,11 +33,6 @@ function gb(s: string | undefined): number | undefined {
 export function parseSglangText(text: string): JournalEvent[] | undefined {
   if (text.startsWith('Init torch distributed begin')) return [{ type: 'phase', phase: 'starting' }];
   if (text.startsWith('Load weight begin')) return [{ type: 'phase', phase: 'loading weights' }];
-
-  const shard = SHARD_PROGRESS.exec(text);
-  if (shard) {
-    return [{ type: 'shards', percent: Number(shard[1]), done: Number(shard[2]), total: Number(shard[3]) }];
-  }
 
   const lwe = LOAD_WEIGHT_END.exec(text);
   if (lwe) {

@@ -29,7 +29,7 @@ import * as path from 'node:path';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { SshTransport } from '../src/transport/ssh/sshTransport';
 import { TunnelAgent } from '../src/transport/httpAgent';
-import { SglangClient } from '../src/engine/sglang/sglangHttp';
+import { ServerHttpClient } from '../src/engine/serverHttp';
 import { ServerSession } from '../src/monitor/session';
 import { LoadHistoryStore, priorFrom, recordOf } from '../src/monitor/history';
 import { parseResidency } from '../src/host/pageCache';
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
     urlPort: host.httpPort,
     sudo: false,
   };
-  const http = new SglangClient(host.serverUrl, new TunnelAgent(transport.openStream));
+  const http = new ServerHttpClient(host.serverUrl, new TunnelAgent(transport.openStream));
   const session = new ServerSession(profile, transport, http, (level, message) => {
     if (level === 'warn' || level === 'error') console.log(`  [${level}] ${message}`);
   });

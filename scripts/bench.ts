@@ -32,7 +32,7 @@ import { parseSettings, type Settings } from '../src/config/config';
 import { ServerSession } from '../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
 import { TunnelAgent } from '../src/transport/httpAgent';
-import { SglangClient } from '../src/engine/sglang/sglangHttp';
+import { ServerHttpClient } from '../src/engine/serverHttp';
 import { createTransport } from '../src/fleet/sessionFactory';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sectionOf } from './benchDoc';
@@ -153,7 +153,7 @@ async function extensionSession(
     { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined },
     noLog,
   );
-  const http = new SglangClient(server.url, new TunnelAgent(transport.openStream));
+  const http = new ServerHttpClient(server.url, new TunnelAgent(transport.openStream));
   return { session: new ServerSession(server, transport, http, noLog), settings: parsed.settings };
 }
 

@@ -65,34 +65,11 @@ export function phaseRank(phase: LoadPhase): number {
   return LOAD_PHASES.indexOf(phase);
 }
 
-/** The unit as `systemctl show` describes it. Timestamps are epoch milliseconds. */
-export interface UnitStatus {
-  readonly loadState: string; // loaded | not-found | ...
-  readonly activeState: string; // active | activating | deactivating | inactive | failed
-  readonly subState: string; // running | dead | failed | auto-restart | ...
-  readonly mainPid: number; // 0 when no process
-  readonly nRestarts: number;
-  readonly result: string; // success | exit-code | signal | core-dump | ...
-  readonly execMainStatus?: number;
-  readonly execMainCode?: string; // exited | killed | dumped (from ExecMainCode: 1/2/3)
-  readonly execMainStartedAt?: number;
-  /** CLOCK_MONOTONIC microseconds of the process start: compares exactly with journal entries. */
-  readonly execMainStartedMonotonicUs?: number;
-  readonly execMainExitedAt?: number;
-  readonly fragmentPath?: string;
-  readonly dropInPaths: readonly string[];
-  readonly needDaemonReload: boolean;
-  readonly id?: string; // e.g. sglang-k26-ddtree.service
-  /** Changes on every start: tells a new run from the old one. */
-  readonly invocationId?: string;
-  readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
-  readonly activeEnteredAt?: number;
-  readonly execMainPid?: number;
-  /** 'docker': the state of a container (server/dockerInspect), not of a systemd unit. */
-  readonly manager?: 'docker';
-  /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
-  readonly stopRequested?: boolean;
-}
+/**
+ * The service's state as its Target reports it (target/target.ts `ServiceStatus`): the load
+ * state reads it under this name.
+ */
+export type { ServiceStatus as UnitStatus } from '../target/target';
 
 /** One reading of nvidia-smi. */
 export interface GpuMemory {

@@ -3,9 +3,9 @@
  * (docs/real-logs.md): ANSI colour codes, log lines glued to the end of a tqdm bar, and the
  * prefixes in front of the text (SGLang's `[date time TP0]`, vLLM's process tag and logger,
  * torch's `[rank0]:` and glog stamps, Python logging's `date - LEVEL - name:`, ROCm's `[aiter]`).
- * Pure. What the text then says is read by journal.ts (SGLang), vllmLog.ts (vLLM) and rootCause.ts.
+ * Pure. What the text then says is read by logRules.ts (every engine), each engine's words
+ * (sglang/sglangLog.ts, vllm/vllmLog.ts) and rootCause.ts.
  */
-import { stripVllmPrefix } from './vllm/vllmLog';
 
 // CSI sequences (colours, cursor moves) and the two-byte escapes; published logs keep them.
 // eslint-disable-next-line no-control-regex
@@ -109,4 +109,49 @@ function stripTorchPrefix(line: string): { text: string; ranks?: string } | unde
   if (glog) text = text.slice(glog[0].length);
   if (!rank && !glog) return undefined;
   return { text, ...(ranks ? { ranks } : {}) };
+}
+
+// ---------------------------------------------------------------- vLLM's prefixes
+
+export interface VllmPrefix {
+  /** The text after the process tag and the logger's `LEVEL MM-DD HH:MM:SS [file.py:N]`. */
+  readonly text: string;
+  /** `APIServer`, `EngineCore_DP0`, `Worker_TP3`, `VllmWorker rank=3`, ... */
+  readonly process?: string;
+  /** `TP3` / `DP0` for per-rank processes (for de-duplication), from the process tag. */
+  readonly ranks?: string;
+  readonly level?: string;
+}
+
+/** `(EngineCore_DP0 pid=164) ` / `(VllmWorker rank=0 pid=12) ` / `(Worker_TP0 pid=98743) ` / Ray's `(RayWorkerWrapper pid=7, ip=10.0.0.2) `. */
+const PROCESS_TAG = /^\(([A-Za-z][\w-]*(?: [\w=-]+)*?) pid=\d+(?:, ip=[\w.:-]+)?\)(?: |$)/;
+/** vLLM's logger: `INFO 01-23 15:49:07 [default_loader.py:267] ` (older: no `[`, `file.py:948] `). */
+const LOGGER = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)? \[?[\w./<>-]+:\d+\] ?/;
+
+function ranksOf(process: string): string | undefined {
+  const tp = /(?:^|[_ ])TP(\d+)\b/.exec(process) ?? /\brank=(\d+)/.exec(process);
+  if (tp) return `TP${tp[1]}`;
+  const dp = /(?:^|_)DP(\d+)\b/.exec(process);
+  return dp ? `DP${dp[1]}` : undefined;
+}
+
+/** undefined when the line carries neither of vLLM's prefixes. */
+export function stripVllmPrefix(line: string): VllmPrefix | undefined {
+  let text = line;
+  let process: string | undefined;
+  const tag = PROCESS_TAG.exec(text);
+  if (tag) {
+    process = tag[1];
+    text = text.slice(tag[0].length);
+  }
+  const logger = LOGGER.exec(text);
+  if (logger) text = text.slice(logger[0].length);
+  if (!tag && !logger) return undefined;
+  const ranks = process ? ranksOf(process) : undefined;
+  return {
+    text,
+    ...(process ? { process } : {}),
+    ...(ranks ? { ranks } : {}),
+    ...(logger ? { level: logger[1] } : {}),
+  };
 }

@@ -5,6 +5,7 @@
  * Older releases accept a subset; a name the running version lacks makes the server exit at start,
  * which the monitor reports and Roll back undoes.
  */
+import type { EngineId } from './engine';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './vllm/vllmParsers';
 
 export const REASONING_PARSERS: readonly string[] = [
@@ -85,11 +86,7 @@ export type ParserKind = 'reasoning' | 'tool-call';
 const NAME_SHAPE = /^[a-z0-9_\-.]+$/;
 
 /** Returns null when `name` is a valid parser of that kind for that server, else the reason it is not. */
-export function validateParserName(
-  kind: ParserKind,
-  name: string,
-  engine: 'sglang' | 'vllm' = 'sglang',
-): string | null {
+export function validateParserName(kind: ParserKind, name: string, engine: EngineId = 'sglang'): string | null {
   if (!NAME_SHAPE.test(name)) return `"${name}" is not a parser name (allowed: a-z 0-9 _ - .)`;
   const list =
     engine === 'vllm'

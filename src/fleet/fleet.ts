@@ -12,13 +12,12 @@ import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/load
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
-import { targetFor } from '../target/target';
+import { LOG_ACCESS_FIX, targetFor, targetIo } from '../target/target';
 import type { UnitStatus } from '../engine/events';
 import type { SessionUi } from './sessionFactory';
 import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
-import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../engine/sglang/journal';
 import { maskSecrets } from '../util/secrets';
 import type { CheckResult } from '../verify/verifier';
 
@@ -380,9 +379,7 @@ export class Fleet {
     const settings = this.requireSettings();
     let unit: UnitStatus;
     try {
-      unit = (
-        await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))
-      ).unit;
+      unit = (await targetFor(session.profile).readState(targetIo(session.transport))).unit;
     } catch {
       return {};
     }
@@ -656,49 +653,29 @@ export class Fleet {
       const session = await this.connect(server);
       // A multi-node server: every node's journal, merged by time, each line naming its node.
       // A single server: its target's log (the unit's journal, or the container's `docker logs`).
-      const target = targetFor(server);
       const sources =
         session instanceof MultiNodeSession
-          ? session.nodes.map(({ node, session: s }) => ({
-              transport: s.transport,
-              tail: journalTailCommand(node.unit, n),
-              parse: parseJournalJsonLine,
-              prefix: `${node.label}: `,
-            }))
-          : [
-              {
-                transport: session.transport,
-                tail: target.logTailCommand(n),
-                parse: (line: string) => target.parseLogLine(line),
-                prefix: '',
-              },
-            ];
+          ? session.nodes.map(({ node, session: s }) => ({ session: s, prefix: `${node.label}: ` }))
+          : [{ session, prefix: '' }];
       const results = await Promise.all(
-        sources.map((source) => source.transport.exec(source.tail, { timeoutMs: 20_000 })),
+        sources.map((source) => targetFor(source.session.profile).tailLog(targetIo(source.session.transport), n)),
       );
       const entries = results.flatMap((result, i) =>
-        result.stdout
-          .split('\n')
-          .map((line) => sources[i]!.parse(line))
-          .filter((e): e is NonNullable<typeof e> => e !== undefined)
-          .map((e) => ({
-            at: e.at,
-            text: maskSecrets(
-              `${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`,
-            ),
-          })),
+        result.entries.map((e) => ({
+          at: e.at,
+          text: maskSecrets(
+            `${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`,
+          ),
+        })),
       );
       const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
       const problem = results
-        .map((result, i) => {
-          const why = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
-          return why && `${sources[i]!.prefix}${why}`;
-        })
+        .map((result, i) => result.problem && `${sources[i]!.prefix}${result.problem}`)
         .find(Boolean);
       return {
         journal,
         log,
-        ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}),
+        ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${LOG_ACCESS_FIX}` } : {}),
       };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };

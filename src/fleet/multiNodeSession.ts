@@ -11,7 +11,7 @@ import { initialState, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../monitor/session';
 import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError, type Transport } from '../transport/transport';
-import type { SglangClient } from '../engine/sglang/sglangHttp';
+import type { ServerHttpClient } from '../engine/serverHttp';
 import { foldNodeStates, nodeIssue } from './multiNodeState';
 
 export interface NodeSession {
@@ -57,7 +57,7 @@ export class MultiNodeSession {
     return this.rank0.transport;
   }
 
-  get client(): SglangClient {
+  get client(): ServerHttpClient {
     return this.rank0.client;
   }
 

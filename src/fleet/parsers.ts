@@ -4,7 +4,7 @@
  * the diff) and roll that back, from the host alone. The caller restarts through Fleet.restart.
  */
 import type { ServerProfile } from '../config/config';
-import type { ParserChoice } from '../engine/execStart';
+import type { ParserChoice } from '../engine/engine';
 import {
   enableParsers,
   findRollbackPlan,
@@ -12,7 +12,7 @@ import {
   rollback,
   type ParserChangeDeps,
   type RollbackPlan,
-} from '../engine/parserChange';
+} from '../target/systemd/parserDropIn';
 import {
   containerParserAdvice,
   enableComposeParsers,
@@ -106,7 +106,7 @@ export async function enableParsersOn(
   const docker = server.docker;
   if (docker?.kind === 'container') {
     const deps = argsChangeDeps(session, ui);
-    const state = await targetFor(server).readState((command) => deps.exec(command));
+    const state = await targetFor(server).readState({ exec: (command) => deps.exec(command) });
     return { kind: 'manual', advice: containerParserAdvice(docker.name, state.argv, choice) };
   }
   if (docker) {

@@ -9,7 +9,7 @@ import { SshTransport, type UnknownHostKeyInfo } from '../transport/ssh/sshTrans
 import { TransportError, type Transport } from '../transport/transport';
 import { curlFetchVia } from '../transport/curlFetch';
 import { ChannelLimitedTransport } from '../transport/channelLimit';
-import { SglangClient, type SglangClientOptions } from '../engine/sglang/sglangHttp';
+import { ServerHttpClient, type ServerHttpOptions } from '../engine/serverHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
 
@@ -76,12 +76,12 @@ export async function createSession(
   settings: Settings,
   ui: SessionUi,
   log: Log,
-  httpOptions?: SglangClientOptions,
+  httpOptions?: ServerHttpOptions,
 ): Promise<ServerSession> {
   const transport = new ChannelLimitedTransport(await createTransport(server, settings, ui, log));
   const agent = new TunnelAgent(transport.openStream);
   // When the host forbids TCP forwarding, HTTP goes through curl on the host instead.
-  const http = new SglangClient(server.url, agent, undefined, {
+  const http = new ServerHttpClient(server.url, agent, undefined, {
     fallbackFetch: curlFetchVia(transport),
     onFallback: (message) => log('warn', `[${server.name}] ${message}`),
     ...httpOptions,

@@ -1,7 +1,8 @@
 /** The journal witness: follows the unit's journal (or a container's log), and reads a failed run's tail. */
 import { errorText } from '../util/errors';
 import type { RemoteProcess } from '../transport/transport';
-import { JOURNAL_ACCESS_FIX, JournalReader, journalProblem } from '../engine/sglang/journal';
+import { JournalReader } from '../engine/logReader';
+import { LOG_ACCESS_FIX, logProblem, type LogEntry } from '../target/target';
 import { rootCause } from '../engine/rootCause';
 import { isAlive } from './loadState';
 import { compareServerUrl } from '../engine/sglang/sglangUrl';
@@ -50,14 +51,12 @@ export abstract class JournalFollow extends WatchCore {
   }
 
   protected async applyFailureTail(): Promise<void> {
-    const result = await this.exec(this.target.logTailCommand(FAILURE_TAIL_LINES));
-    const reader = new JournalReader();
+    const tail = await this.target.tailLog(this.io, FAILURE_TAIL_LINES);
+    const reader = new JournalReader(this.grammar);
     // Lines the follow (or a previous read) already told are not told twice.
     const known = new Map<string, number>();
     for (const text of this.current.failure?.lines ?? []) known.set(text, (known.get(text) ?? 0) + 1);
-    for (const line of result.stdout.split('\n')) {
-      const entry = this.target.parseLogLine(line);
-      if (!entry) continue;
+    for (const entry of tail.entries) {
       const start = this.processStartMonotonicUs;
       if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) continue;
       for (const { event, text } of reader.readLines(entry.message, entry.at)) {
@@ -74,21 +73,18 @@ export abstract class JournalFollow extends WatchCore {
   protected startJournal(): void {
     if (!this.running || this.journal || this.journalStarting || !this.attached || this.journalRetry) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
-    const command = this.target.logFollowCommand(since);
     const stderr: string[] = [];
     this.journalStarting = true;
-    this.deps.log('trace', `$ ${command}`);
-    this.deps.transport
-      .stream(
-        command,
-        (line) => this.onJournalLine(line),
-        (line) => {
+    this.target
+      .followLog(this.io, since, {
+        onEntry: (entry) => this.onJournalEntry(entry),
+        onStderr: (line) => {
           if (stderr.length < 20) stderr.push(line);
-          const problem = journalProblem([line], undefined);
+          const problem = logProblem([line], undefined);
           // The hint comes while journalctl goes on following nothing: stop it, try again later.
           if (problem && this.journal) this.onJournalEnded(this.journal, stderr, undefined);
         },
-      )
+      })
       .then((process) => {
         this.journalStarting = false;
         if (!this.running) {
@@ -96,7 +92,7 @@ export abstract class JournalFollow extends WatchCore {
           return;
         }
         this.journal = process;
-        if (journalProblem(stderr, undefined)) this.onJournalEnded(process, stderr, undefined);
+        if (logProblem(stderr, undefined)) this.onJournalEnded(process, stderr, undefined);
         void process.exited.then((code) => this.onJournalEnded(process, stderr, code));
       })
       .catch((error) => {
@@ -111,10 +107,10 @@ export abstract class JournalFollow extends WatchCore {
     this.journal = undefined;
     process.kill();
     if (!this.running || !this.current.connected) return;
-    const problem = journalProblem(stderr, code);
+    const problem = logProblem(stderr, code);
     if (problem) {
       const unreadable = code === undefined || /not readable/.test(problem);
-      const detail = unreadable ? `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` : problem;
+      const detail = unreadable ? `${problem}. Fix: ${LOG_ACCESS_FIX}` : problem;
       this.apply({ kind: 'journalStatus', at: this.now(), readable: false, detail });
       this.alertOnce({
         kind: 'journal',
@@ -147,12 +143,10 @@ export abstract class JournalFollow extends WatchCore {
     clearTimeout(this.journalRetry);
     this.journalRetry = undefined;
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
-    this.journalReader = new JournalReader();
+    this.journalReader = new JournalReader(this.grammar);
   }
 
-  protected onJournalLine(line: string): void {
-    const entry = this.target.parseLogLine(line);
-    if (!entry) return;
+  protected onJournalEntry(entry: LogEntry): void {
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
     if (this.current.journal?.readable !== true) this.apply({ kind: 'journalStatus', at: this.now(), readable: true });
     // --since has one-second precision: drop what an earlier process of the unit logged.

@@ -1,4 +1,4 @@
-import type { ServiceTarget } from '../target/target';
+import { targetIo, type Target } from '../target/target';
 import type { Transport } from '../transport/transport';
 import { modelPathOf } from '../engine/execStart';
 import { dropCacheWarning, predictLoad, predictionText } from '../host/pageCache';
@@ -36,14 +36,14 @@ export class LoadInsights {
   }
 
   /** Reads the unit's model path and the page-cache residency of its weights. Never throws. */
-  async forecast(transport: Transport, server: string, unit: string, target?: ServiceTarget): Promise<LoadForecast> {
+  async forecast(transport: Transport, server: string, unit: string, target?: Target): Promise<LoadForecast> {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
     try {
       if (target) {
         // The target's command line (a container's, with its path on the host through its volume).
-        const state = await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }));
+        const state = await target.readState(targetIo(transport));
         const given = modelPathOf(state.argv);
         modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
         warning = dropCacheWarning(state.argv);

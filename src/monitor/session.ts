@@ -1,6 +1,6 @@
 import type { ServerProfile } from '../config/config';
 import type { Transport } from '../transport/transport';
-import type { SglangClient } from '../engine/sglang/sglangHttp';
+import type { ServerHttpClient } from '../engine/serverHttp';
 import { LoadWatcher, type LogLevel, type WatchAlert, type WatchOptions, type WatchOutcome } from './watcher';
 import type { LoadState } from './loadState';
 import type { LoadPrior } from './eta';
@@ -41,7 +41,7 @@ export class ServerSession {
   constructor(
     readonly profile: ServerProfile,
     readonly transport: Transport,
-    private readonly http: SglangClient,
+    private readonly http: ServerHttpClient,
     private readonly log: (level: LogLevel, message: string) => void,
   ) {}
 
@@ -63,7 +63,7 @@ export class ServerSession {
     return this.busy ? undefined : this.lastOutcome;
   }
 
-  get client(): SglangClient {
+  get client(): ServerHttpClient {
     return this.http;
   }
 

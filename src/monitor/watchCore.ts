@@ -1,7 +1,8 @@
 /** The watcher's state, listeners and signal folding; the witnesses (journal, sampler, HTTP) and the probe rounds extend it. */
 import type { RemoteProcess } from '../transport/transport';
-import { JournalReader } from '../engine/sglang/journal';
-import { targetFor, type ServiceTarget } from '../target/target';
+import { JournalReader } from '../engine/logReader';
+import type { LogGrammar } from '../engine/engine';
+import { targetFor, targetIo, type Target, type TargetIo } from '../target/target';
 import { initialState, isFinished, reduce, type LoadState, type Signal } from './loadState';
 import {
   type WatcherDeps,
@@ -43,6 +44,8 @@ export abstract class WatchCore {
   /** Journal entries older than this belong to an earlier process of the unit. */
   protected processStartMonotonicUs: number | undefined;
   protected journalReader = new JournalReader();
+  /** The engine's log grammar, once its command line is known (engineFor); until then every engine's. */
+  protected grammar: LogGrammar | undefined;
   protected timer: NodeJS.Timeout | undefined;
   protected journalRetry: NodeJS.Timeout | undefined;
   protected probing = false;
@@ -64,7 +67,7 @@ export abstract class WatchCore {
   protected running = false;
   protected readonly disposables: { dispose(): void }[] = [];
   protected readonly now: () => number;
-  protected readonly target: ServiceTarget;
+  protected readonly target: Target;
   /** Where a path of the server's command line is on the host (a container's mounts). */
   protected hostPath: (path: string) => string | undefined = (path) => path;
 
@@ -109,9 +112,9 @@ export abstract class WatchCore {
     return { dispose: () => this.alertListeners.delete(listener) };
   }
 
-  protected async exec(command: string) {
-    this.deps.log('trace', `$ ${command}`);
-    return this.deps.transport.exec(command, { timeoutMs: COMMAND_TIMEOUT_MS });
+  /** The transport as the target uses it: each command traced, with the watch's timeout. */
+  protected get io(): TargetIo {
+    return targetIo(this.deps.transport, COMMAND_TIMEOUT_MS, (command) => this.deps.log('trace', `$ ${command}`));
   }
 
   protected get roundMs(): number {

@@ -1,8 +1,8 @@
 /** The watcher's options, dependencies, outcomes and timings (watcher.ts and its witnesses). */
 import type { ServerProfile } from '../config/config';
 import type { Transport } from '../transport/transport';
-import type { ServiceTarget } from '../target/target';
-import type { SglangClient } from '../engine/sglang/sglangHttp';
+import type { Target } from '../target/target';
+import type { ServerHttpClient } from '../engine/serverHttp';
 import type { UnitStatus } from '../engine/events';
 import type { LoadState } from './loadState';
 import type { LoadPrior } from './eta';
@@ -31,14 +31,14 @@ export type LogLevel = 'trace' | 'info' | 'warn' | 'error';
 export interface WatcherDeps {
   readonly profile: ServerProfile;
   readonly transport: Transport;
-  readonly http: SglangClient;
+  readonly http: ServerHttpClient;
   readonly options: WatchOptions;
   readonly log: (level: LogLevel, message: string) => void;
   readonly now?: () => number;
   /** What history and the page cache say about this load (ETA prior), if known. */
   readonly prior?: LoadPrior;
   /** What is restarted and watched; default: the profile's unit or container (targetFor). */
-  readonly target?: ServiceTarget;
+  readonly target?: Target;
   /** A look at the unit taken moments before a restart (by whoever decided to restart): not asked again. */
   readonly unitBefore?: UnitStatus;
 }

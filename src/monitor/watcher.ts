@@ -1,6 +1,8 @@
 import { errorText } from '../util/errors';
 import { TransportError } from '../transport/transport';
 import { rootCause } from '../engine/rootCause';
+import { engineFor } from '../engine/engine';
+import { JournalReader } from '../engine/logReader';
 import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../engine/events';
 import { initialState, reduce } from './loadState';
@@ -85,10 +87,10 @@ export class LoadWatcher extends HttpProbe {
     this.awaitingRunAfter = processKey(before);
     // --no-block: systemctl returns once the job is queued; a slow stop (NCCL teardown, up to
     // TimeoutStopSec) is then followed as `stopping` instead of a command that hangs.
-    const result = await this.exec(this.target.restartCommand());
-    if (result.code !== 0) {
+    const result = await this.target.restart(this.io);
+    if (!result.ok) {
       this.awaitingRunAfter = undefined;
-      const message = this.target.restartError(result.stderr);
+      const message = result.error.message;
       this.apply({ kind: 'restartFailed', at: this.now(), message });
       this.checkEnd();
       return;
@@ -170,8 +172,11 @@ export class LoadWatcher extends HttpProbe {
     // Any look at the unit is the probe of this round (a line read meanwhile asks for another).
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();
-    const state = await this.target.readState((command) => this.exec(command));
+    const state = await this.target.readState(this.io);
     this.execStartArgv = [...state.argv];
+    const grammar = engineFor(state.argv)?.grammar;
+    if (grammar !== this.grammar && !this.journal) this.journalReader = new JournalReader(grammar);
+    this.grammar = grammar;
     this.hostPath = state.hostPath;
     if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
     return state.unit;

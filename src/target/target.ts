@@ -1,309 +1,158 @@
 /**
- * What the watcher acts on: a systemd unit (restart with systemctl, state from `systemctl
- * show`, the journal) or a Docker container / compose service (docker restart, `docker
- * inspect`, `docker logs`). A unit whose ExecStart runs `docker run --name X` is a unit
- * target that reads its state and PID through container X. The watcher sees one shape.
+ * What is restarted and watched, as operations: restart it, read its state, follow and tail
+ * its log, find its model files, edit its arguments. Each operation takes the transport (a
+ * `TargetIo`) and returns typed results; no caller builds a shell command. Kinds: a systemd
+ * unit (systemd/), a plain container or a compose service, and a unit whose ExecStart wraps
+ * `docker run` (docker/). A Kubernetes workload fits the same interface (docs/kubernetes.md).
+ * Only this file's types are for engine/ and the layers above; the kinds' modules are internal.
  */
 import type { ServerProfile } from '../config/config';
-import type { ExecResult } from '../transport/transport';
-import { isSudoRefusal, privilegedCommand } from '../transport/shell';
-import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './systemd/sudoers';
-import {
-  journalFollowCommand,
-  journalTailCommand,
-  parseJournalJsonLine,
-  type JournalEntry,
-} from '../engine/sglang/journal';
-import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd/systemd';
-import type { UnitStatus } from '../engine/events';
-import {
-  endEventsCommand,
-  inspectCommand,
-  logsFollowCommand,
-  logsTailCommand,
-  restartCommand,
-  type DockerTargetConfig,
-} from './docker/dockerTarget';
-import {
-  containerUnitStatus,
-  endedFromEvents,
-  withEndEvents,
-  hostPathOf,
-  logLineEntry,
-  parseInspect,
-  type ContainerInfo,
-  type InspectResult,
-} from './docker/dockerInspect';
-import { wrappedContainer, type WrappedContainer } from './docker/dockerRun';
+import type { ExecResult, RemoteProcess, Transport } from '../transport/transport';
+import { ContainerTarget } from './docker/containerTarget';
+import { SystemdTarget } from './systemd/systemdTarget';
+
+export { JOURNAL_ACCESS_FIX as LOG_ACCESS_FIX, journalProblem as logProblem } from './systemd/journalctl';
+
+export type ServiceManager = 'systemd' | 'docker';
+
+/**
+ * What the service manager says of the service, in systemd's words (the load state reads one
+ * shape): a systemd unit as `systemctl show` describes it, a container's `docker inspect` read
+ * into the same fields (`manager: 'docker'`), a Kubernetes pod's status likewise
+ * (docs/kubernetes.md). Timestamps are epoch milliseconds.
+ */
+export interface ServiceStatus {
+  readonly loadState: string; // loaded | not-found | ...
+  readonly activeState: string; // active | activating | deactivating | inactive | failed
+  readonly subState: string; // running | dead | failed | auto-restart | ...
+  readonly mainPid: number; // 0 when no process
+  readonly nRestarts: number;
+  readonly result: string; // success | exit-code | signal | core-dump | ...
+  readonly execMainStatus?: number;
+  readonly execMainCode?: string; // exited | killed | dumped (from ExecMainCode: 1/2/3)
+  readonly execMainStartedAt?: number;
+  /** CLOCK_MONOTONIC microseconds of the process start: compares exactly with journal entries. */
+  readonly execMainStartedMonotonicUs?: number;
+  readonly execMainExitedAt?: number;
+  readonly fragmentPath?: string;
+  readonly dropInPaths: readonly string[];
+  readonly needDaemonReload: boolean;
+  readonly id?: string; // e.g. sglang-k26-ddtree.service
+  /** Changes on every start: tells a new run from the old one. */
+  readonly invocationId?: string;
+  readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
+  readonly activeEnteredAt?: number;
+  readonly execMainPid?: number;
+  /** Who manages the service; absent: systemd. 'docker': a container's state (docker/dockerInspect). */
+  readonly manager?: ServiceManager;
+  /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
+  readonly stopRequested?: boolean;
+}
+
+/** One entry of the service's log: its text, and when (the engine's grammar reads the text). */
+export interface LogEntry {
+  readonly message: string;
+  /** Epoch milliseconds. */
+  readonly at: number;
+  readonly pid?: number;
+  /** Microseconds on the clock of `ServiceStatus.execMainStartedMonotonicUs`: tells an earlier process's lines. */
+  readonly monotonicUs?: number;
+  /** Who wrote it, when the log says (journal: SYSLOG_IDENTIFIER, "systemd" for the manager's own words). */
+  readonly identifier?: string;
+}
 
 export interface TargetState {
-  /** The service as a unit: what the load state reads. */
-  readonly unit: UnitStatus;
+  /** The service's state: what the load state reads. */
+  readonly unit: ServiceStatus;
   /** The server's command line (ExecStart, or the container's Path and Args). */
   readonly argv: readonly string[];
-  /** Where a path of that command line is on the host (a container's mounts); the path itself for a unit. */
+  /** Model files: where a path of that command line is on the host (a container's mounts); the path itself for a unit. */
   hostPath(path: string): string | undefined;
   /** Something the user should know about how the service is watched (once per watch). */
   readonly note?: string;
 }
 
-export type Exec = (command: string) => Promise<ExecResult>;
-
-export interface ServiceTarget {
-  /** "sglang-k26.service", "container sglang", "compose service sglang". */
-  readonly label: string;
-  readonly kind: 'systemd' | 'docker';
-  restartCommand(): string;
-  /** The user's words for a failed restart command. */
-  restartError(stderr: string): string;
-  readState(exec: Exec): Promise<TargetState>;
-  logFollowCommand(sinceEpochMs: number): string;
-  /** The log follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
-  readonly logFollowEndsWithService: boolean;
-  logTailCommand(lines: number): string;
-  parseLogLine(line: string): JournalEntry | undefined;
+/** How a target reaches the host: the transport's exec and stream, with the caller's timeout and trace. */
+export interface TargetIo {
+  exec(command: string): Promise<ExecResult>;
+  stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess>;
 }
 
-export function targetFor(profile: ServerProfile): ServiceTarget {
-  return profile.docker ? new DockerTarget(profile.docker, profile.sudo, profile.host) : new SystemdTarget(profile);
-}
+/** What the operations that only run commands need (restart, readState, tailLog). */
+export type TargetExec = Pick<TargetIo, 'exec'>;
 
-function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {
-  if (sudo && isSudoRefusal(stderr)) {
-    return `sudo refused docker on ${host ?? 'this machine'} (${stderr.trim().split('\n')[0]}): allow the docker program that sudo finds (sudo -n sh -c 'command -v docker') for this user in sudoers, or add the user to the docker group and set "sudo": false (either gives root on that host)`;
-  }
-  if (!/permission denied.*docker\.sock|docker daemon socket/i.test(stderr)) return undefined;
-  return sudo
-    ? `the Docker socket refused the command even with sudo on ${host ?? 'this machine'}`
-    : `the login user may not use Docker on ${host ?? 'this machine'}: add it to the docker group (sudo usermod -aG docker USER, then log in again) or set "sudo": true`;
-}
-
-/**
- * Reads one container, keeping the last run seen: a container removed on exit (`--rm`) still
- * tells how it ended (its `die` event), and keeps its run's identity, so its end is not taken
- * for a new run.
- */
-export class ContainerReader {
-  private last: ContainerInfo | undefined;
-
-  constructor(private readonly sudo: boolean) {}
-
-  async read(exec: Exec, config: DockerTargetConfig): Promise<InspectResult> {
-    const inspect = parseInspect((await exec(inspectCommand(config, this.sudo))).stdout);
-    if (inspect.kind === 'found') {
-      const now = inspect.container;
-      const previous = this.last;
-      const justEnded =
-        !now.running &&
-        !now.restarting &&
-        previous?.id === now.id &&
-        previous.startedAt === now.startedAt &&
-        previous.running;
-      this.last = justEnded
-        ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout)
-        : now;
-      if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested)
-        this.last = { ...now, stopRequested: true };
-      return { kind: 'found', container: this.last };
-    }
-    const last = this.last;
-    if (inspect.kind === 'error' || last === undefined) return inspect;
-    if (last.running) {
-      const events = await exec(endEventsCommand(last.id, last.startedAt ?? 0, this.sudo));
-      this.last = endedFromEvents(last, events.stdout);
-    }
-    return { kind: 'found', container: this.last ?? last };
-  }
-}
-
-export class DockerTarget implements ServiceTarget {
-  readonly kind = 'docker';
-  readonly logFollowEndsWithService = true;
-  readonly label: string;
-  private readonly reader: ContainerReader;
-
-  constructor(
-    private readonly config: DockerTargetConfig,
-    private readonly sudo: boolean,
-    private readonly host: string | undefined,
-  ) {
-    this.label = config.label;
-    this.reader = new ContainerReader(sudo);
-  }
-
-  restartCommand(): string {
-    return restartCommand(this.config, this.sudo);
-  }
-
-  restartError(stderr: string): string {
-    const text = stderr.trim();
-    const hint = dockerAccessHint(text, this.sudo, this.host);
-    const what =
-      this.config.kind === 'container'
-        ? `docker restart ${this.config.name}`
-        : `docker compose restart ${this.config.service}`;
-    return `${what} failed: ${hint ?? (text.split('\n').slice(-3).join(' ') || 'no message')}`;
-  }
-
-  async readState(exec: Exec): Promise<TargetState> {
-    const inspect = await this.reader.read(exec, this.config);
-    if (inspect.kind === 'error') {
-      throw new Error(
-        `docker inspect failed: ${dockerAccessHint(inspect.message, this.sudo, this.host) ?? inspect.message}`,
-      );
-    }
-    return containerState(inspect, this.label);
-  }
-
-  logFollowCommand(sinceEpochMs: number): string {
-    return logsFollowCommand(this.config, this.sudo, sinceEpochMs);
-  }
-
-  logTailCommand(lines: number): string {
-    return logsTailCommand(this.config, this.sudo, lines);
-  }
-
-  parseLogLine(line: string): JournalEntry | undefined {
-    return logLineEntry(line);
-  }
-}
-
-function containerState(inspect: InspectResult, label: string): TargetState {
-  const container = inspect.kind === 'found' ? inspect.container : undefined;
+/** A transport as a TargetIo: each command with `timeoutMs`, and shown to `trace` first. */
+export function targetIo(transport: Transport, timeoutMs = 20_000, trace?: (command: string) => void): TargetIo {
   return {
-    unit: containerUnitStatus(inspect, label),
-    argv: container?.argv ?? [],
-    hostPath: (path) => (container ? hostPathOf(path, container.mounts) : undefined),
+    exec: (command) => {
+      trace?.(command);
+      return transport.exec(command, { timeoutMs });
+    },
+    stream: (command, onLine, onStderr) => {
+      trace?.(command);
+      return transport.stream(command, onLine, onStderr);
+    },
   };
 }
 
-/**
- * A unit that runs `docker run` (or `docker start -a`): the unit's state with the container's
- * PID (the sampler reads the container's process tree, not the docker client's) and OOM kill.
- * Detached (`docker run -d`, RemainAfterExit=yes) the container is the service: its state is
- * the unit's, and its output is in `docker logs`, not the journal.
- */
-export function wrappedUnitStatus(unit: UnitStatus, inspect: InspectResult, wrapped: WrappedContainer): UnitStatus {
-  const c = inspect.kind === 'found' ? inspect.container : undefined;
-  if (wrapped.detached) {
-    if (!c)
-      return unit.activeState === 'active'
-        ? { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' }
-        : unit;
-    // `docker run -d` under way, or failed itself (after the container seen last had ended): the unit says.
-    if (!c.running && unit.activeState === 'activating') return unit;
-    const startedAfter =
-      unit.execMainStartedAt !== undefined && c.finishedAt !== undefined && unit.execMainStartedAt > c.finishedAt;
-    if (!c.running && (unit.activeState === 'failed' || unit.activeState === 'deactivating') && startedAfter)
-      return unit;
-    const fromContainer = containerUnitStatus(inspect, unit.id ?? wrapped.name);
-    return {
-      ...fromContainer,
-      ...(unit.fragmentPath ? { fragmentPath: unit.fragmentPath } : {}),
-      dropInPaths: unit.dropInPaths,
-      needDaemonReload: unit.needDaemonReload,
-    };
+/** What decides the user's words for a refusal; each front adds its own hint (present/hints.ts). */
+export type TargetErrorKind =
+  /** sudo refused the command (no rule for it): the sudoers rules would allow it. */
+  | 'sudo-refused'
+  /** The service manager refused the login user (polkit, the Docker socket). */
+  | 'access-denied'
+  | 'failed';
+
+export class TargetError extends Error {
+  constructor(
+    readonly kind: TargetErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TargetError';
   }
-  if (c?.running && c.pid > 0 && unit.mainPid > 0) return { ...unit, mainPid: c.pid, execMainPid: c.pid };
-  if (c?.oomKilled && !c.running && unit.mainPid === 0 && unit.activeState !== 'active') {
-    return { ...unit, result: 'oom-kill', execMainCode: 'killed', execMainStatus: 9 };
-  }
-  return unit;
 }
 
-export class SystemdTarget implements ServiceTarget {
-  readonly kind = 'systemd';
+export type RestartResult = { readonly ok: true } | { readonly ok: false; readonly error: TargetError };
+
+/** The last lines of the log, and why it could not be read (`problem`, journalctl's or Docker's words). */
+export interface LogTail {
+  readonly entries: readonly LogEntry[];
+  readonly problem?: string;
+}
+
+export interface LogFollowHandlers {
+  onEntry(entry: LogEntry): void;
+  /** Each line the follow writes on stderr (a hint that the log is not readable, an error). */
+  onStderr(line: string): void;
+}
+
+export type TargetKind = 'systemd' | 'container' | 'compose';
+
+export interface Target {
+  /** "sglang-k26.service", "container sglang", "compose service sglang". */
   readonly label: string;
-  /** The container ExecStart runs, once seen. */
-  private wrapped: WrappedContainer | undefined;
-  private reader: ContainerReader;
-
-  constructor(private readonly profile: ServerProfile) {
-    this.label = profile.unit;
-    this.reader = new ContainerReader(profile.sudo);
-  }
-
-  restartCommand(): string {
-    return privilegedCommand(privilegedArgv.restart(this.profile.unit), this.profile.sudo);
-  }
-
-  restartError(stderr: string): string {
-    return restartErrorMessage(stderr, this.profile);
-  }
-
-  async readState(exec: Exec): Promise<TargetState> {
-    const result = await exec(showCommand(this.profile.unit, [...UNIT_PROPERTIES, 'ExecStart']));
-    if (result.code !== 0) throw new Error(`systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
-    const properties = parseShow(result.stdout);
-    const argv = parseExecStartProperty(properties['ExecStart'] ?? '');
-    const unit = toUnitStatus(properties);
-    const wrapped = wrappedContainer(argv);
-    if (wrapped?.kind === 'unnamed') return { unit, argv, hostPath: (p) => p, note: wrapped.message };
-    if (wrapped?.container.name !== this.wrapped?.name) this.reader = new ContainerReader(this.profile.sudo);
-    this.wrapped = wrapped?.container;
-    if (!this.wrapped) return { unit, argv, hostPath: (p) => p };
-    const config: DockerTargetConfig = {
-      kind: 'container',
-      name: this.wrapped.name,
-      label: `container ${this.wrapped.name}`,
-    };
-    const inspect = await this.reader.read(exec, config);
-    const state = containerState(inspect.kind === 'error' ? { kind: 'missing' } : inspect, this.label);
-    return {
-      ...(inspect.kind === 'error'
-        ? {
-            note: `${this.label} runs container ${this.wrapped.name}, which cannot be inspected (${dockerAccessHint(inspect.message, this.profile.sudo, this.profile.host) ?? inspect.message}): watching the unit alone, without the container's progress`,
-          }
-        : {}),
-      unit: wrappedUnitStatus(unit, inspect, this.wrapped),
-      // The container's own command line (image entrypoint included) when it exists: --model-path is a path inside it.
-      argv: inspect.kind === 'found' ? state.argv : argv,
-      hostPath: inspect.kind === 'found' ? state.hostPath : () => undefined,
-    };
-  }
-
-  private get containerLogs(): DockerTargetConfig | undefined {
-    return this.wrapped?.detached
-      ? { kind: 'container', name: this.wrapped.name, label: `container ${this.wrapped.name}` }
-      : undefined;
-  }
-
-  get logFollowEndsWithService(): boolean {
-    return this.containerLogs !== undefined;
-  }
-
-  logFollowCommand(sinceEpochMs: number): string {
-    const logs = this.containerLogs;
-    return logs
-      ? logsFollowCommand(logs, this.profile.sudo, sinceEpochMs)
-      : journalFollowCommand(this.profile.unit, sinceEpochMs);
-  }
-
-  logTailCommand(lines: number): string {
-    const logs = this.containerLogs;
-    return logs ? logsTailCommand(logs, this.profile.sudo, lines) : journalTailCommand(this.profile.unit, lines);
-  }
-
-  parseLogLine(line: string): JournalEntry | undefined {
-    return this.containerLogs ? logLineEntry(line) : parseJournalJsonLine(line);
-  }
+  readonly kind: TargetKind;
+  /** Asks the manager to restart the service and returns once it took the job (not once the server is up). */
+  restart(io: TargetExec): Promise<RestartResult>;
+  readState(io: TargetExec): Promise<TargetState>;
+  /** Follows the log from `sinceEpochMs`; the process ends on `kill()`, or when the log does. */
+  followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess>;
+  /** The follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
+  readonly logFollowEndsWithService: boolean;
+  tailLog(io: TargetExec, lines: number): Promise<LogTail>;
+  /** How the server's arguments are edited (parser flags): a unit drop-in, a compose override, or by hand. */
+  readonly argsEdit: 'systemd-drop-in' | 'compose-file' | 'by-hand';
 }
 
-export function restartErrorMessage(stderr: string, profile: ServerProfile): string {
-  const text = stderr.trim();
-  const command = privilegedCommand(privilegedArgv.restart(profile.unit), profile.sudo);
-  if (isSudoRefusal(text)) {
-    // Names the refused command and the rules that allow exactly it (Kimi: Copy sudoers rule).
-    return sudoRefusalMessage({
-      host: profile.host,
-      unit: profile.unit,
-      action: `systemctl restart ${profile.unit}`,
-      command,
-      stderr: text,
-    });
-  }
-  if (/access denied|interactive authentication required|permission denied/i.test(text)) {
-    return `Not allowed to restart ${profile.unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`;
-  }
-  return `systemctl restart ${profile.unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`;
+/** The target a server profile names: its container or compose service, else its systemd unit. */
+export function targetFor(profile: ServerProfile): Target {
+  return profile.docker
+    ? new ContainerTarget(profile.docker, profile.sudo, profile.host)
+    : new SystemdTarget(profile.unit, profile.sudo, profile.host);
+}
+
+/** A systemd unit of a host (a node of a multi-node server). */
+export function unitTarget(unit: string, sudo: boolean, host: string | undefined): Target {
+  return new SystemdTarget(unit, sudo, host);
 }

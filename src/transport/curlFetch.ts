@@ -1,7 +1,7 @@
 /**
  * HTTP to the SGLang server by running `curl` on the GPU host, for hosts whose SSH server
  * forbids TCP forwarding (`AllowTcpForwarding no`: ssh2's forwardOut is "administratively
- * prohibited"). Same `FetchLike` shape as node-fetch, so SglangClient can switch to it.
+ * prohibited"). Same `FetchLike` shape as node-fetch, so ServerHttpClient can switch to it.
  *
  * Headers (the Authorization header among them) and the body never reach curl's command line:
  * they go in a curl config read with `--config -`, from the command's stdin when the exec
@@ -12,7 +12,7 @@
 import { Readable } from 'node:stream';
 import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
-import type { FetchLike, FetchResponse } from '../engine/sglang/sglangHttp';
+import type { FetchLike, FetchResponse } from '../engine/serverHttp';
 
 /** What the user reads when neither forwarding nor curl can reach the server. */
 export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';
@@ -209,7 +209,7 @@ export function curlFetch(exec: CurlExec, options: CurlFetchOptions = {}): Fetch
 }
 
 /**
- * The fallback for a session: `new SglangClient(url, agent, undefined, { fallbackFetch: curlFetchVia(transport), onFallback: log })`.
+ * The fallback for a session: `new ServerHttpClient(url, agent, undefined, { fallbackFetch: curlFetchVia(transport), onFallback: log })`.
  * Transport.exec has no stdin today, so the config goes in a here-document (`stdin: false`).
  */
 export function curlFetchVia(transport: Pick<Transport, 'exec'>, options: CurlFetchOptions = {}): FetchLike {

@@ -2,6 +2,7 @@
  * Pure judges of SGLang responses (../shared/reference/sglang-server.md sections 4–6).
  * Each returns pass/fail/skipped with the relevant part of the response as evidence.
  */
+import type { EngineId } from '../engine/engine';
 import Ajv from 'ajv';
 import { getFlag } from '../engine/execStart';
 
@@ -20,7 +21,7 @@ export interface ExpectedParsers {
   readonly reasoningParser: string;
   readonly toolCallParser: string;
   /** The server the unit runs (from its ExecStart); SGLang when unknown. */
-  readonly engine?: 'sglang' | 'vllm';
+  readonly engine?: EngineId;
 }
 
 /** An OpenAI tool as sent in the request. */

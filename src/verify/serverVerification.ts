@@ -1,10 +1,10 @@
 import type { Transport } from '../transport/transport';
 import { DEFAULT_PARSER } from '../engine/parserNames';
 import { engineOf, getFlag } from '../engine/execStart';
-import type { SglangClient } from '../engine/sglang/sglangHttp';
+import type { ServerHttpClient } from '../engine/serverHttp';
 import { execStartCommand, execStartOf, parseShow, showCommand } from '../target/systemd/systemd';
 import type { ExpectedParsers } from './judges';
-import type { ServiceTarget } from '../target/target';
+import { targetIo, type Target } from '../target/target';
 import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
 
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -16,12 +16,12 @@ export async function expectedParsers(
   transport: Transport,
   unit: string,
   log: (line: string) => void,
-  target?: ServiceTarget,
+  target?: Target,
 ): Promise<ExpectedParsers> {
   let argv: readonly string[];
   if (target) {
     // A container: its own command line (docker inspect).
-    argv = (await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }))).argv;
+    argv = (await target.readState(targetIo(transport))).argv;
   } else {
     const command = execStartCommand(unit);
     log(`$ ${command}`);
@@ -47,11 +47,11 @@ export async function runningArgv(transport: Transport, unit: string): Promise<r
 
 /** The verifier's HTTP needs, served by the SGLang client through the SSH tunnel. */
 export function verifierDeps(
-  client: SglangClient,
+  client: ServerHttpClient,
   timeoutMs = REQUEST_TIMEOUT_MS,
   readRunningArgv?: () => Promise<readonly string[] | undefined>,
 ): VerifierDeps {
-  const unwrap = async (pending: ReturnType<SglangClient['request']>) => {
+  const unwrap = async (pending: ReturnType<ServerHttpClient['request']>) => {
     const result = await pending;
     if (result.kind === 'http') return result;
     if (result.kind === 'timeout') throw new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`);
@@ -83,10 +83,10 @@ export function verifierDeps(
 /** Runs every parser check against the server the session reaches. */
 export async function verifyServer(
   transport: Transport,
-  client: SglangClient,
+  client: ServerHttpClient,
   unit: string,
   log: (line: string) => void,
-  target?: ServiceTarget,
+  target?: Target,
 ): Promise<VerifyResult> {
   const expected = await expectedParsers(transport, unit, log, target);
   log(
@@ -94,7 +94,7 @@ export async function verifyServer(
   );
   // The flags the server really runs with: a container's own command line, else the unit's main process's.
   const readArgv = target
-    ? async () => (await target.readState((command) => transport.exec(command, { timeoutMs: 20_000 }))).argv
+    ? async () => (await target.readState(targetIo(transport))).argv
     : () => runningArgv(transport, unit);
   return verifyParsers(verifierDeps(client, REQUEST_TIMEOUT_MS, readArgv), expected);
 }

@@ -20,6 +20,7 @@ import {
   type Judgement,
 } from './judges';
 import { Limiter } from './limiter';
+import { engineById } from '../engine/engine';
 
 export { formatTable, summarize, verdictOf, type Verdict } from './report';
 export { WEATHER_TOOL, reasoningRequest, thinkingOffRequest, toolRequest, type CheckName } from './checks';
@@ -127,11 +128,21 @@ async function models(deps: VerifierDeps): Promise<Models> {
   return { model: id, maxModelLen: contextLengthOf(body, 'max_model_len') };
 }
 
-/** SGLang's /server_info (or /get_server_info): the flags, the context length, the running-request limit. */
-async function serverInfo(deps: VerifierDeps): Promise<Outcome<{ status: number; body: unknown }>> {
-  let r = await attempt(deps.timeoutMs, 'GET /server_info', (signal) => deps.getJson('/server_info', { signal }));
-  if (r.ok && r.value.status === 404)
-    r = await attempt(deps.timeoutMs, 'GET /get_server_info', (signal) => deps.getJson('/get_server_info', { signal }));
+/**
+ * The engine's self-description (SGLang's /server_info, else /get_server_info: its HttpQuirks):
+ * the flags, the context length, the running-request limit.
+ */
+async function serverInfo(
+  deps: VerifierDeps,
+  paths: readonly string[],
+): Promise<Outcome<{ status: number; body: unknown }> | undefined> {
+  const [first, ...older] = paths;
+  if (first === undefined) return undefined;
+  let r = await attempt(deps.timeoutMs, `GET ${first}`, (signal) => deps.getJson(first, { signal }));
+  for (const path of older) {
+    if (!r.ok || r.value.status !== 404) break;
+    r = await attempt(deps.timeoutMs, `GET ${path}`, (signal) => deps.getJson(path, { signal }));
+  }
   return r.ok ? { ok: true, value: { status: r.value.status, body: parseMaybeJson(r.value.body) } } : r;
 }
 
@@ -298,7 +309,7 @@ function checkResult(spec: CheckSpec, a: Answer): CheckResult {
 export async function verifyParsers(deps: VerifierDeps, expected: ExpectedParsers): Promise<VerifyResult> {
   const [found, info] = await Promise.all([
     models(deps),
-    expected.engine === 'vllm' ? Promise.resolve(undefined) : serverInfo(deps),
+    serverInfo(deps, engineById(expected.engine ?? 'sglang').http.serverInfoPaths),
   ]);
   const contextFromInfo = info?.ok ? contextLengthOf(info.value.body, 'context_length') : undefined;
   const budgets =

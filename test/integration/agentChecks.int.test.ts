@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { enableParsers } from '../../src/engine/parserChange';
+import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { formatTable, summarize, verdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';

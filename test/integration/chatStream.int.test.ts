@@ -1,6 +1,6 @@
 /**
  * The chat model's transport against the real sshd + simulated host: a streamed
- * /v1/chat/completions through the session's SSH tunnel (SglangClient.postStream), translated by
+ * /v1/chat/completions through the session's SSH tunnel (ServerHttpClient.postStream), translated by
  * src/fronts/vscode/chat/openaiChat, and the same through curl on the host when sshd forbids TCP forwarding.
  */
 import { strict as assert } from 'node:assert';

@@ -7,7 +7,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DROP_IN_NAME } from '../../src/engine/parserChange';
+import { DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { serverEntry } from './simHost';
 

@@ -16,7 +16,7 @@ import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngin
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
-import type { ParserChangeDeps } from '../../src/engine/parserChange';
+import type { ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
 import { enableComposeParsers, rollbackCompose } from '../../src/target/docker/composeParsers';
 import { expectedParsers } from '../../src/verify/serverVerification';
 import { targetFor } from '../../src/target/target';

@@ -17,7 +17,7 @@ import {
   DROP_IN_NAME,
   ParserChangeError,
   type ParserChangeDeps,
-} from '../../src/engine/parserChange';
+} from '../../src/target/systemd/parserDropIn';
 import { dropInLocation, sudoersRules } from '../../src/target/systemd/sudoers';
 import { parseShow } from '../../src/target/systemd/systemd';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';

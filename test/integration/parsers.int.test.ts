@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { enableParsers, rollback, DROP_IN_NAME, type ParserChangeDeps } from '../../src/engine/parserChange';
+import { enableParsers, rollback, DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseSettings, type HostKeyPolicy, type Settings } from '../../src/config/config';
 import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
-import type { SglangClientOptions } from '../../src/engine/sglang/sglangHttp';
+import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watcher';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
@@ -36,7 +36,7 @@ export interface TestSessionOptions {
   settings?: Record<string, unknown>;
   /** The answer to the passphrase question. */
   passphrase?: string;
-  http?: SglangClientOptions;
+  http?: ServerHttpOptions;
   name?: string;
 }
 

@@ -9,7 +9,7 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
 import type { LoadState } from '../../src/monitor/loadState';
 import { causeLine } from '../../src/fleet/report';
-import { enableParsers, DROP_IN_NAME } from '../../src/engine/parserChange';
+import { enableParsers, DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';
 import type { WatchOutcome } from '../../src/monitor/watcher';

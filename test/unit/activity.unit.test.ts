@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { UnitStatus } from '../../src/engine/events';
-import { JournalReader } from '../../src/engine/sglang/journal';
+import { JournalReader } from '../../src/engine/logReader';
 import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { describe as describeState } from '../../src/present/messages';

@@ -14,7 +14,7 @@ import {
   toFetchResponse,
   type CurlExec,
 } from '../../src/transport/curlFetch';
-import { readCapped, SglangClient, type FetchLike, type FetchResponse } from '../../src/engine/sglang/sglangHttp';
+import { readCapped, ServerHttpClient, type FetchLike, type FetchResponse } from '../../src/engine/serverHttp';
 import { channelOpenError } from '../../src/transport/ssh/sshErrors';
 import type { ExecResult } from '../../src/transport/transport';
 
@@ -404,7 +404,7 @@ describe("curlFetch: against a local server with this machine's sh and curl", fu
       const body =
         JSON.stringify({ prompt: 'line1\nline2 "quoted" \\ back\tslash \'single\' $HOME `x` é ✓', n: 1 }) +
         '\n@not-a-file';
-      const c = new SglangClient(base, undefined, curlFetch(localExec, { stdin }), { apiKey: KEY });
+      const c = new ServerHttpClient(base, undefined, curlFetch(localExec, { stdin }), { apiKey: KEY });
       const r = await c.request('POST', '/v1/completions', body);
       assert.equal(r.kind, 'http');
       if (r.kind !== 'http') return;
@@ -419,7 +419,7 @@ describe("curlFetch: against a local server with this machine's sh and curl", fu
   }
 
   it('a 401, no key on /health', async () => {
-    const c = new SglangClient(base, undefined, curlFetch(localExec, { stdin: true }));
+    const c = new ServerHttpClient(base, undefined, curlFetch(localExec, { stdin: true }));
     const r = await c.models();
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.reason, /HTTP 401: the server wants an API key/);
@@ -429,7 +429,7 @@ describe("curlFetch: against a local server with this machine's sh and curl", fu
   });
 
   it('a 5 MB body is cut on the host', async () => {
-    const c = new SglangClient(base, undefined, curlFetch(localExec, { stdin: true }), { maxBodyBytes: 1000 });
+    const c = new ServerHttpClient(base, undefined, curlFetch(localExec, { stdin: true }), { maxBodyBytes: 1000 });
     const r = await c.request('GET', '/big');
     assert.equal(r.kind === 'http' && r.truncated, true);
     assert.equal(r.kind === 'http' && r.body.length, 1000);
@@ -440,14 +440,14 @@ describe("curlFetch: against a local server with this machine's sh and curl", fu
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
-    const c = new SglangClient(`http://127.0.0.1:${port}`, undefined, curlFetch(localExec, { stdin: false }));
+    const c = new ServerHttpClient(`http://127.0.0.1:${port}`, undefined, curlFetch(localExec, { stdin: false }));
     assert.deepEqual(await c.health(), { kind: 'refused' });
   });
 });
 
 // ---------------------------------------------------------------- the client's one-way switch
 
-describe('curlFetch: SglangClient falls back once', () => {
+describe('curlFetch: ServerHttpClient falls back once', () => {
   const fakeResponse = (status: number): FetchResponse =>
     toFetchResponse({ kind: 'response', status, contentType: 'application/json', body: '{}' });
 
@@ -460,7 +460,7 @@ describe('curlFetch: SglangClient falls back once', () => {
     };
     const fallback: FetchLike = async () => (fallbackCalls++, fakeResponse(200));
     const told: string[] = [];
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, {
+    const c = new ServerHttpClient('http://127.0.0.1:30001', undefined, tunnel, {
       fallbackFetch: fallback,
       onFallback: (m) => told.push(m),
     });
@@ -480,7 +480,7 @@ describe('curlFetch: SglangClient falls back once', () => {
     const tunnel: FetchLike = async () => {
       throw channelOpenError(new Error('(SSH) Channel open failure: Connection refused'), '127.0.0.1', 30001);
     };
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, tunnel, {
+    const c = new ServerHttpClient('http://127.0.0.1:30001', undefined, tunnel, {
       fallbackFetch: async () => (fallbackCalls++, fakeResponse(200)),
     });
     assert.deepEqual(await c.health(), { kind: 'refused' });
@@ -489,7 +489,7 @@ describe('curlFetch: SglangClient falls back once', () => {
   });
 
   it('without a fallback the result says forwarding is forbidden', async () => {
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, async () => {
+    const c = new ServerHttpClient('http://127.0.0.1:30001', undefined, async () => {
       throw ssh2Prohibited();
     });
     const r = await c.health();
@@ -499,7 +499,7 @@ describe('curlFetch: SglangClient falls back once', () => {
 
   it('no curl on the host: said plainly', async () => {
     const noCurl: CurlExec = async () => out('', 'KIMI_CURL_MISSING\n', 127);
-    const c = new SglangClient(
+    const c = new ServerHttpClient(
       'http://127.0.0.1:30001',
       undefined,
       async () => {
@@ -517,7 +517,7 @@ describe('curlFetch: SglangClient falls back once', () => {
           reject(Object.assign(new Error('aborted'), { name: 'AbortError' })),
         ),
       );
-    const c = new SglangClient(
+    const c = new ServerHttpClient(
       'http://127.0.0.1:30001',
       undefined,
       async () => {

@@ -15,7 +15,8 @@ import {
   restartCommand,
 } from '../../src/target/docker/dockerTarget';
 import { wrappedContainer } from '../../src/target/docker/dockerRun';
-import { ContainerReader, wrappedUnitStatus } from '../../src/target/target';
+import { ContainerReader } from '../../src/target/docker/containerReader';
+import { wrappedUnitStatus } from '../../src/target/docker/dockerRunUnit';
 import { describeExit, isAlive, isFailed } from '../../src/target/systemd/systemd';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {

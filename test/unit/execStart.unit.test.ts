@@ -4,14 +4,16 @@ import {
   findServerCommand,
   getFlag,
   modelPathOf,
-  parseExecValue,
-  parseSystemctlCat,
-  planParserChange,
-  quoteSystemdArg,
-  renderDropIn,
   setFlag,
   validateParserName,
 } from '../../src/engine/execStart';
+import {
+  parseExecValue,
+  parseSystemctlCat,
+  quoteSystemdArg,
+  renderDropIn,
+} from '../../src/target/systemd/execStartSyntax';
+import { planParserChange } from '../../src/engine/parserPlan';
 
 const VENDOR = `# /etc/systemd/system/sglang-k26-ddtree.service
 [Unit]

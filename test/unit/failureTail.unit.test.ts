@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import { LoadWatcher } from '../../src/monitor/watcher';
 import type { ExecResult, RemoteProcess, Transport } from '../../src/transport/transport';
-import type { SglangClient } from '../../src/engine/sglang/sglangHttp';
+import type { ServerHttpClient } from '../../src/engine/serverHttp';
 import { failureMessage } from '../../src/present/messages';
 
 const UNIT = 'sglang-early.service';
@@ -107,7 +107,7 @@ async function watch(host: FailedUnitHost) {
     baseUrl: profile.url,
     setApiKey: () => undefined,
     setBaseUrl: () => undefined,
-  } as unknown as SglangClient;
+  } as unknown as ServerHttpClient;
   const watcher = new LoadWatcher({
     profile,
     transport: host,

@@ -4,15 +4,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { quote } from '../../src/transport/shell';
-import {
-  DedupeByRank,
-  JournalReader,
-  journalFollowCommand,
-  journalTailCommand,
-  parseJournalJsonLine,
-  parseJournalMessage,
-  stripPrefix,
-} from '../../src/engine/sglang/journal';
+import { DedupeByRank, JournalReader, parseJournalMessage } from '../../src/engine/logReader';
+import { journalFollowCommand, journalTailCommand, parseJournalJsonLine } from '../../src/target/systemd/journalctl';
+import { stripPrefix } from '../../src/engine/logGrammar';
 import type { JournalEvent } from '../../src/engine/events';
 
 const P = '[2026-11-30 05:40:12 TP0] ';
@@ -355,7 +349,7 @@ describe('journal: the follow as /bin/sh runs it', () => {
 
 describe('journal: DedupeByRank', () => {
   it('a line repeated by every TP rank counts once', () => {
-    const reader = new JournalReader(5000);
+    const reader = new JournalReader(undefined, 5000);
     const events = [0, 1, 2, 3, 4, 5, 6, 7].flatMap((r) =>
       reader.read(
         `[2026-11-30 05:40:1${r % 3} TP${r}] KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB`,

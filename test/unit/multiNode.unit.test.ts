@@ -7,7 +7,8 @@ import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
 import type { UnitStatus } from '../../src/engine/events';
-import { parseJournalLine, stripPrefix } from '../../src/engine/sglang/journal';
+import { parseJournalLine } from '../../src/engine/logReader';
+import { stripPrefix } from '../../src/engine/logGrammar';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return {

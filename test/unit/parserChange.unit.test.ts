@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { enableParsers, rollback, type ParserChangeDeps } from '../../src/engine/parserChange';
-import { parseSystemctlCat } from '../../src/engine/execStart';
+import { enableParsers, rollback, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
+import { parseSystemctlCat } from '../../src/target/systemd/execStartSyntax';
 
 // A throwaway "host": real /bin/sh runs the generated commands; systemctl and sudo are small stand-ins
 // on PATH, and the unit directory is a temp dir. This checks the quoting end to end.

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { JournalReader, parseJournalMessage } from '../../src/engine/sglang/journal';
+import { JournalReader, parseJournalMessage } from '../../src/engine/logReader';
 import { splitGlued, splitLines, stripAnsi, stripPrefix } from '../../src/engine/logGrammar';
 import { causeText, classifyText, formatCause, rootCause } from '../../src/engine/rootCause';
 

@@ -5,10 +5,10 @@ import type { Duplex } from 'node:stream';
 import {
   describeResult,
   requestHeaders,
-  SglangClient,
+  ServerHttpClient,
   type FetchLike,
   type HttpResult,
-} from '../../src/engine/sglang/sglangHttp';
+} from '../../src/engine/serverHttp';
 import {
   judgeCompletion,
   judgeHealth,
@@ -190,7 +190,7 @@ describe('sglangHttp: client', function () {
       res.writeHead(warm ? 503 : 200);
       res.end();
     });
-    const c = new SglangClient(base + '/', undefined);
+    const c = new ServerHttpClient(base + '/', undefined);
     const r1 = await c.health();
     assert.deepEqual(r1, { kind: 'http', status: 503, contentType: '', body: '', truncated: false });
     warm = false;
@@ -209,7 +209,7 @@ describe('sglangHttp: client', function () {
         res.end(COMPLETION);
       });
     });
-    const c = new SglangClient(base, undefined);
+    const c = new ServerHttpClient(base, undefined);
     const r = await c.completion('/root/models/Kimi-K2.6');
     assert.deepEqual(seen, { model: '/root/models/Kimi-K2.6', prompt: 'hi', max_tokens: 1, temperature: 0 });
     assert.equal(r.kind, 'http');
@@ -221,7 +221,7 @@ describe('sglangHttp: client', function () {
     routes.set('GET /health', () => {
       /* hang */
     });
-    const c = new SglangClient(base, undefined, undefined, { timeoutMs: 300 });
+    const c = new ServerHttpClient(base, undefined, undefined, { timeoutMs: 300 });
     const t0 = Date.now();
     assert.deepEqual(await c.health(), { kind: 'timeout' });
     assert.ok(Date.now() - t0 < 2000);
@@ -232,7 +232,7 @@ describe('sglangHttp: client', function () {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"choices":[');
     });
-    const c = new SglangClient(base, undefined, undefined, { completionTimeoutMs: 300 });
+    const c = new ServerHttpClient(base, undefined, undefined, { completionTimeoutMs: 300 });
     assert.deepEqual(await c.completion('m'), { kind: 'timeout' });
   });
 
@@ -260,7 +260,7 @@ describe('sglangHttp: client', function () {
       });
       pump();
     });
-    const c = new SglangClient(base, undefined);
+    const c = new ServerHttpClient(base, undefined);
     const r = await c.completion('m');
     assert.equal(r.kind, 'http');
     if (r.kind === 'http') {
@@ -278,7 +278,7 @@ describe('sglangHttp: client', function () {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
-    const c = new SglangClient(`http://127.0.0.1:${port}`, undefined);
+    const c = new ServerHttpClient(`http://127.0.0.1:${port}`, undefined);
     assert.deepEqual(await c.health(), { kind: 'refused' });
   });
 
@@ -289,7 +289,7 @@ describe('sglangHttp: client', function () {
         code: 'ECONNREFUSED',
       },
     );
-    const c = new SglangClient('http://127.0.0.1:30001', new FailingAgent(err));
+    const c = new ServerHttpClient('http://127.0.0.1:30001', new FailingAgent(err));
     const r: HttpResult = await c.health();
     assert.deepEqual(r, { kind: 'refused' });
   });
@@ -299,13 +299,13 @@ describe('sglangHttp: client', function () {
       name: 'TransportError',
       kind: 'refused',
     });
-    const r = await new SglangClient('http://127.0.0.1:30001', new FailingAgent(err)).health();
+    const r = await new ServerHttpClient('http://127.0.0.1:30001', new FailingAgent(err)).health();
     assert.equal(r.kind, 'error');
     if (r.kind === 'error') assert.match(r.message, /ECONNREFUSED 10\.1\.1\.1:22/);
   });
 
   it('other failures are errors with a message', async () => {
-    const c = new SglangClient('http://no-such-host.invalid:1', undefined);
+    const c = new ServerHttpClient('http://no-such-host.invalid:1', undefined);
     const r = await c.health();
     assert.equal(r.kind, 'error');
   });
@@ -326,7 +326,7 @@ describe('sglangHttp: client', function () {
         }),
       );
     });
-    const c = new SglangClient(base, undefined);
+    const c = new ServerHttpClient(base, undefined);
     assert.deepEqual(await c.models(), { ok: true, ids: ['kimi'] });
     const info = await c.serverInfo();
     assert.equal(info.ok, true);
@@ -428,7 +428,7 @@ describe('sglangHttp: API key', () => {
 
   it('the client sends the key, except to /health; setApiKey changes it later', async () => {
     const { fetch, seen } = sglangWithKey('sk-good');
-    const c = new SglangClient('http://127.0.0.1:30001', undefined, fetch);
+    const c = new ServerHttpClient('http://127.0.0.1:30001', undefined, fetch);
     assert.equal(c.hasApiKey, false);
 
     const health = await c.health();
@@ -484,7 +484,7 @@ describe('sglangHttp: API key', () => {
 
   it('setBaseUrl: later requests go to the new address', async () => {
     const { fetch, seen } = sglangWithKey('k');
-    const c = new SglangClient('http://127.0.0.1:30001/', undefined, fetch);
+    const c = new ServerHttpClient('http://127.0.0.1:30001/', undefined, fetch);
     c.setBaseUrl('http://127.0.0.1:30000/');
     assert.equal(c.baseUrl, 'http://127.0.0.1:30000');
     await c.health();
@@ -498,9 +498,14 @@ describe('sglangHttp: API key', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
-      const c = new SglangClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, undefined, undefined, {
-        apiKey: 'sk-opt',
-      });
+      const c = new ServerHttpClient(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        undefined,
+        undefined,
+        {
+          apiKey: 'sk-opt',
+        },
+      );
       assert.equal(c.hasApiKey, true);
       const r = await c.request('GET', '/server_info');
       assert.equal(r.kind === 'http' && r.body, '{"auth":"Bearer sk-opt"}');

@@ -1,14 +1,7 @@
 import * as assert from 'node:assert/strict';
-import {
-  engineOf,
-  findServerCommand,
-  getFlag,
-  modelPathOf,
-  parseSystemctlCat,
-  planParserChange,
-  renderDropIn,
-  validateParserName,
-} from '../../src/engine/execStart';
+import { engineOf, findServerCommand, getFlag, modelPathOf, validateParserName } from '../../src/engine/execStart';
+import { parseSystemctlCat, renderDropIn } from '../../src/target/systemd/execStartSyntax';
+import { planParserChange } from '../../src/engine/parserPlan';
 
 const KIMI = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 

@@ -1,12 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { JournalEvent } from '../../src/engine/events';
-import {
-  JournalReader,
-  parseJournalLine,
-  parseJournalMessage,
-  stripPrefix,
-  type JournalContext,
-} from '../../src/engine/sglang/journal';
+import { JournalReader, parseJournalLine, parseJournalMessage } from '../../src/engine/logReader';
+import { stripPrefix } from '../../src/engine/logGrammar';
+import { type LineContext as JournalContext } from '../../src/engine/logRules';
 import { stripVllmPrefix } from '../../src/engine/vllm/vllmLog';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import { causeLine } from '../../src/fleet/report';

@@ -7,7 +7,8 @@ import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { serverReport } from '../../src/fleet/report';
 import { phaseRank } from '../../src/engine/events';
-import { SHARD_PROGRESS } from '../../src/engine/sglang/journal';
+import { engineById } from '../../src/engine/engine';
+import { SHARD_PROGRESS } from '../../src/engine/sglang/sglangLog';
 import { failureCause, failureMessage } from '../../src/present/messages';
 import { replayLog, type Fixture, type Replay } from './replayLog';
 
@@ -60,11 +61,17 @@ function phasesInOrder(replay: Replay, hasShards: boolean): string[] {
 }
 
 export function judgeFixture({ header, lines }: Fixture): Judgement {
+  // Each log through its own engine's grammar, as the watcher reads it once the command line is known.
+  const grammar = engineById(header.engine).grammar;
   const hasShards = lines.some((l) => SHARD_PROGRESS.test(l));
   const verdicts = (r: Replay) => r.verdicts.join(' -> ');
   switch (header.outcome) {
     case 'ready': {
-      const replay = replayLog(lines, { probeReady: true, stallMs: STALL_MS });
+      const replay = replayLog(lines, {
+        grammar,
+        probeReady: true,
+        stallMs: STALL_MS,
+      });
       const problems = phasesInOrder(replay, hasShards);
       if (replay.verdicts.includes('failed')) problems.push(`failed on the way: ${verdicts(replay)}`);
       const reached = replay.afterLog.readyLogSeen || replay.afterLog.phase === 'warming up';
@@ -81,6 +88,7 @@ export function judgeFixture({ header, lines }: Fixture): Judgement {
     }
     case 'failed': {
       const replay = replayLog(lines, {
+        grammar,
         end: { exitCode: header.exitCode ?? null, exitSignal: header.exitSignal ?? null },
         stallMs: STALL_MS,
       });
@@ -108,8 +116,16 @@ export function judgeFixture({ header, lines }: Fixture): Judgement {
       return { verdict: problems, cause, shown: message };
     }
     case 'hang': {
-      const before = replayLog(lines, { stallTickMs: STALL_MS - 5_000, stallMs: STALL_MS });
-      const replay = replayLog(lines, { stallTickMs: STALL_MS + 1_000, stallMs: STALL_MS });
+      const before = replayLog(lines, {
+        grammar,
+        stallTickMs: STALL_MS - 5_000,
+        stallMs: STALL_MS,
+      });
+      const replay = replayLog(lines, {
+        grammar,
+        stallTickMs: STALL_MS + 1_000,
+        stallMs: STALL_MS,
+      });
       const problems = phasesInOrder(replay, hasShards);
       if (before.final.verdict === 'stalled') problems.push('stalled before kimi.stallSeconds without progress');
       if (replay.verdicts.includes('ready') || replay.verdicts.includes('failed'))

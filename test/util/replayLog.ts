@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import type { LoadPhase, UnitStatus } from '../../src/engine/events';
-import { JournalReader } from '../../src/engine/sglang/journal';
+import { JournalReader } from '../../src/engine/logReader';
+import type { LogGrammar } from '../../src/engine/engine';
 
 export interface FixtureHeader {
   readonly id: string;
@@ -150,11 +151,13 @@ export interface ReplayOptions {
   /** After the log: a tick this long after the last progress the log made (lines that are not progress may follow it). */
   readonly stallTickMs?: number;
   readonly stallMs?: number;
+  /** The engine's log grammar (engineById(header.engine).grammar); by default every engine's words. */
+  readonly grammar?: LogGrammar;
 }
 
 export function replayLog(lines: readonly string[], options: ReplayOptions = {}): Replay {
   const stallMs = options.stallMs ?? 120_000;
-  const reader = new JournalReader();
+  const reader = new JournalReader(options.grammar);
   const phases: LoadPhase[] = [];
   const verdicts: string[] = [];
   let state = initialState(T0);

@@ -3,6 +3,9 @@
  * real answer with a non-empty `choices` array), and the model list.
  */
 
+/** SGLang's server-info paths, newest first (`/get_server_info` before v0.4.x). */
+export const SERVER_INFO_PATHS: readonly string[] = ['/server_info', '/get_server_info'];
+
 /**
  * `/health` (reference §2): 503 with an empty body while warm-up runs, 200 once a 1-token
  * generation answers; later 503s mean the scheduler did not answer in time.

@@ -1,52 +1,13 @@
 /**
  * vLLM's journal lines into the same events as SGLang's (docs/vllm-server.md §2–§4). Pure.
- * journal.ts strips vLLM's prefixes (stripVllmPrefix) and asks parseVllmText before its own rules.
+ * ../logGrammar strips vLLM's prefixes (stripVllmPrefix); `vllmGrammar` gives vLLM's words to
+ * the shared rules (../logRules).
  */
 import type { JournalEvent } from '../events';
+import { EXCEPTION_LINE, type LogGrammar } from '../logRules';
+
+export { stripVllmPrefix, type VllmPrefix } from '../logGrammar';
 import { detach } from '../../util/detach';
-
-export interface VllmPrefix {
-  /** The text after the process tag and the logger's `LEVEL MM-DD HH:MM:SS [file.py:N]`. */
-  readonly text: string;
-  /** `APIServer`, `EngineCore_DP0`, `Worker_TP3`, `VllmWorker rank=3`, ... */
-  readonly process?: string;
-  /** `TP3` / `DP0` for per-rank processes (for de-duplication), from the process tag. */
-  readonly ranks?: string;
-  readonly level?: string;
-}
-
-/** `(EngineCore_DP0 pid=164) ` / `(VllmWorker rank=0 pid=12) ` / `(Worker_TP0 pid=98743) ` / Ray's `(RayWorkerWrapper pid=7, ip=10.0.0.2) `. */
-const PROCESS_TAG = /^\(([A-Za-z][\w-]*(?: [\w=-]+)*?) pid=\d+(?:, ip=[\w.:-]+)?\)(?: |$)/;
-/** vLLM's logger: `INFO 01-23 15:49:07 [default_loader.py:267] ` (older: no `[`, `file.py:948] `). */
-const LOGGER = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)? \[?[\w./<>-]+:\d+\] ?/;
-
-function ranksOf(process: string): string | undefined {
-  const tp = /(?:^|[_ ])TP(\d+)\b/.exec(process) ?? /\brank=(\d+)/.exec(process);
-  if (tp) return `TP${tp[1]}`;
-  const dp = /(?:^|_)DP(\d+)\b/.exec(process);
-  return dp ? `DP${dp[1]}` : undefined;
-}
-
-/** undefined when the line carries neither of vLLM's prefixes. */
-export function stripVllmPrefix(line: string): VllmPrefix | undefined {
-  let text = line;
-  let process: string | undefined;
-  const tag = PROCESS_TAG.exec(text);
-  if (tag) {
-    process = tag[1];
-    text = text.slice(tag[0].length);
-  }
-  const logger = LOGGER.exec(text);
-  if (logger) text = text.slice(logger[0].length);
-  if (!tag && !logger) return undefined;
-  const ranks = process ? ranksOf(process) : undefined;
-  return {
-    text,
-    ...(process ? { process } : {}),
-    ...(ranks ? { ranks } : {}),
-    ...(logger ? { level: logger[1] } : {}),
-  };
-}
 
 /** What reading a stream of vLLM lines must remember: the CUDA-graph bars seen so far. */
 export interface VllmContext {
@@ -181,3 +142,17 @@ export function parseVllmText(text: string, ctx: VllmContext): JournalEvent[] | 
     ];
   return undefined;
 }
+
+/** vLLM's words for one stream: the CUDA-graph bars seen so far are remembered. */
+export const vllmGrammar: LogGrammar = {
+  words() {
+    const ctx = newVllmContext();
+    return (text, indented, line) => {
+      const events = parseVllmText(text, ctx);
+      // A traceback's code line (`    raise ValueError("No available memory for the cache blocks. "`) is not the error it raises.
+      if (!events || (indented && events.every((e) => e.type === 'error'))) return undefined;
+      if (events.some((e) => e.type === 'error') && !indented && EXCEPTION_LINE.test(text)) line.inTraceback = false;
+      return events;
+    };
+  },
+};

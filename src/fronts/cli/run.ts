@@ -3,6 +3,7 @@
  * state, word and decision comes from src/fleet (Fleet, report, standalone). The process
  * environment comes in through CliIo, so main.ts is the only file that touches `process`.
  */
+import { forFront } from '../../present/hints';
 import { activeProfile, printable, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type ServerSnapshot } from '../../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../../fleet/report';
@@ -70,7 +71,13 @@ class Interrupted extends Error {
   }
 }
 
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], terminalIo: CliIo): Promise<number> {
+  // The core's words name VS Code's palette commands: a shell user gets the CLI's (present/hints).
+  const io: CliIo = {
+    ...terminalIo,
+    stdout: (line) => terminalIo.stdout(forFront(line, 'cli')),
+    stderr: (line) => terminalIo.stderr(forFront(line, 'cli')),
+  };
   const parsed = parseCliArgs(argv);
   const jsonWanted = argv.includes('--json');
   switch (parsed.kind) {

@@ -3,6 +3,7 @@
  * result (the summary lines a model reads, and the same as JSON), in the one wording of
  * fleet/report. No monitoring of its own.
  */
+import { forFront, forFrontDeep } from '../../present/hints';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -38,10 +39,12 @@ export interface ToolDeps {
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** A result with the text a model reads first, then the same facts as JSON (text block and structuredContent). */
-export function toolResult(text: string, json: Record<string, unknown>, isError = false): CallToolResult {
+export function toolResult(text: string, facts: Record<string, unknown>, isError = false): CallToolResult {
+  // The core's words name VS Code's palette commands: an MCP client's user gets the CLI's (present/hints).
+  const json = forFrontDeep(facts, 'mcp');
   return {
     content: [
-      { type: 'text', text },
+      { type: 'text', text: forFront(text, 'mcp') },
       { type: 'text', text: JSON.stringify(json) },
     ],
     structuredContent: json,

@@ -6,9 +6,8 @@
  */
 import type { Document, Scalar, YAMLSeq } from 'yaml';
 import { privilegedCommand, quote } from '../../transport/shell';
-import { findServerCommand, setFlag, type ParserChoice } from '../../engine/execStart';
-import { ParserChangeError, type ParserChangeDeps } from '../../engine/parserChange';
-import { validateParserName } from '../../engine/parserNames';
+import { findServerCommand, setFlag, validateParserName, type ParserChoice } from '../../engine/engine';
+import { ParserChangeError, type ParserChangeDeps } from '../systemd/parserDropIn';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }

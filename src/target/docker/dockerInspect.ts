@@ -2,8 +2,7 @@
  * `docker inspect` (dockerTarget.INSPECT_FORMAT) -> the UnitStatus shape the load state reads,
  * and `docker logs --timestamps` lines -> journal entries. Pure.
  */
-import type { UnitStatus } from '../../engine/events';
-import type { JournalEntry } from '../../engine/sglang/journal';
+import type { LogEntry, ServiceStatus as UnitStatus } from '../target';
 
 export interface ContainerMount {
   readonly source: string;
@@ -198,7 +197,7 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
 }
 
 /** One line of `docker logs --timestamps`: `2026-11-30T14:29:02.324652777Z message`. */
-export function logLineEntry(line: string): JournalEntry | undefined {
+export function logLineEntry(line: string): LogEntry | undefined {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) ?(.*)$/s.exec(
     line.replace(/\n$/, ''),
   );

@@ -1,6 +1,6 @@
 /** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
 import { quote } from '../../transport/shell';
-import type { UnitStatus } from '../../engine/events';
+import type { ServiceStatus as UnitStatus } from '../target';
 
 export const UNIT_PROPERTIES = [
   'Id',

@@ -3,7 +3,7 @@
  * service units and shows the ExecStart of each; the pure functions here pick the ones that
  * launch SGLang and derive a `kimi.servers` entry (url from --host/--port, a unique name).
  */
-import { findServerCommand, getFlag, modelPathOf } from '../../engine/execStart';
+import { findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
 import { parseExecStartProperty } from './systemd';
 
 /** SGLang's own default port (`--port`). */

@@ -9,13 +9,9 @@ import {
   parseInspect,
 } from '../../../src/target/docker/dockerInspect';
 import type { UnitStatus } from '../../../src/engine/events';
-import {
-  diffArgv,
-  parseExecValue,
-  parseSystemctlCat,
-  planParserChange,
-  renderDropIn,
-} from '../../../src/engine/execStart';
+import { diffArgv } from '../../../src/engine/argvDiff';
+import { parseExecValue, parseSystemctlCat, renderDropIn } from '../../../src/target/systemd/execStartSyntax';
+import { planParserChange } from '../../../src/engine/parserPlan';
 import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
 import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
 import {

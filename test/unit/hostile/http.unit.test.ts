@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { parseCurlOutput } from '../../../src/transport/curlFetch';
 import { judgeCompletion, parseModels, parseObject } from '../../../src/engine/sglang/sglangResponses';
-import { readCapped } from '../../../src/engine/sglang/sglangHttp';
+import { readCapped } from '../../../src/engine/serverHttp';
 import { Readable } from 'node:stream';
 import {
   assembleStream,

@@ -1,12 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import type { JournalEvent } from '../../../src/engine/events';
-import {
-  DedupeByRank,
-  JournalReader,
-  parseJournalJsonLine,
-  parseJournalMessage,
-} from '../../../src/engine/sglang/journal';
+import { DedupeByRank, JournalReader, parseJournalMessage } from '../../../src/engine/logReader';
+import { parseJournalJsonLine } from '../../../src/target/systemd/journalctl';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, timed, wordSoup } from './hostileInputs';
 
 /** The words the journal and vLLM recognisers look for (prefixes, phases, errors, systemd). */

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { initialState, reduce, type LoadState, type Signal } from '../../../src/monitor/loadState';
 import type { UnitStatus } from '../../../src/engine/events';
-import { JournalReader } from '../../../src/engine/sglang/journal';
+import { JournalReader } from '../../../src/engine/logReader';
 import { parseShow, toUnitStatus } from '../../../src/target/systemd/systemd';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, wordSoup } from './hostileInputs';
 

@@ -1,13 +1,14 @@
 /**
- * The SGLang HTTP API as the extension sees it: pure judges of what came back, then a thin
+ * The model server's HTTP API as the extension sees it (OpenAI-compatible, as SGLang and vLLM
+ * both serve it; each engine's differences are its `HttpQuirks`, engine.ts): pure judges of what came back, then a thin
  * client (node-fetch through an agent that tunnels over SSH) with a timeout and a body cap.
  * It sends the server's API key as a Bearer token (not to /health), and, when the SSH server
  * forbids forwarding, switches for good to a fallback fetch (curl on the host, curlFetch.ts).
  */
 import type * as http from 'node:http';
 import nodeFetch from 'node-fetch';
-import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../../transport/curlFetch';
-import { parseModels, parseObject, statusReason } from './sglangResponses';
+import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transport/curlFetch';
+import { parseModels, parseObject, SERVER_INFO_PATHS, statusReason } from './sglang/sglangResponses';
 
 // ---------------------------------------------------------------- pure judges
 
@@ -63,7 +64,7 @@ export type FetchLike = (
   },
 ) => Promise<FetchResponse>;
 
-export interface SglangClientOptions {
+export interface ServerHttpOptions {
   /** Per request, headers and body included. */
   readonly timeoutMs?: number;
   /** A completion may wait for the scheduler; SGLang's own health check allows 20 s. */
@@ -123,7 +124,7 @@ export function requestHeaders(path: string, hasBody: boolean, apiKey: string | 
 
 const PROHIBITED = Symbol('forwarding prohibited');
 
-export class SglangClient {
+export class ServerHttpClient {
   private base: string;
   private readonly timeoutMs: number;
   private readonly completionTimeoutMs: number;
@@ -137,7 +138,7 @@ export class SglangClient {
     baseUrl: string,
     private readonly agent: http.Agent | undefined,
     private readonly fetchImpl: FetchLike = nodeFetch as unknown as FetchLike,
-    options: SglangClientOptions = {},
+    options: ServerHttpOptions = {},
   ) {
     this.base = baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 5_000;
@@ -185,12 +186,17 @@ export class SglangClient {
     return { ok: true, ids };
   }
 
-  /** `/server_info`, else its older name `/get_server_info`. Answers before warm-up ends: not readiness. */
-  async serverInfo(): Promise<ServerInfoResult> {
-    let path = '/server_info';
+  /**
+   * The server's own description, from the first of `paths` that is not 404 (SGLang's
+   * `/server_info`, else its older name `/get_server_info`: engine.ts `HttpQuirks`). Answers
+   * before warm-up ends: not readiness.
+   */
+  async serverInfo(paths: readonly string[] = SERVER_INFO_PATHS): Promise<ServerInfoResult> {
+    let path = paths[0] ?? '/server_info';
     let result = await this.request('GET', path);
-    if (result.kind === 'http' && result.status === 404) {
-      path = '/get_server_info';
+    for (const next of paths.slice(1)) {
+      if (result.kind !== 'http' || result.status !== 404) break;
+      path = next;
       result = await this.request('GET', path);
     }
     if (result.kind !== 'http') return { ok: false, reason: describeResult(result), result };

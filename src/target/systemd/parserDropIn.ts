@@ -3,27 +3,13 @@
  * daemon-reload. The caller restarts and watches; on a failed start it calls `rollback`.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
-import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../transport/shell';
-import {
-  findServerInUnit,
-  parseSystemctlCat,
-  planParserChange,
-  renderDropIn,
-  VLLM_AUTO_TOOL_CHOICE,
-  type ParserChoice,
-  type ParsedUnit,
-} from './execStart';
-import { validateParserName } from './parserNames';
-import {
-  COPY_SUDOERS_RULE,
-  DROP_IN_NAME,
-  dropInLocation,
-  privilegedArgv,
-  sudoRefusalMessage,
-} from '../target/systemd/sudoers';
-import { parseExecStartProperty, parseShow } from '../target/systemd/systemd';
+import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../../transport/shell';
+import { planParserChange, validateParserName, VLLM_AUTO_TOOL_CHOICE, type ParserChoice } from '../../engine/engine';
+import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
+import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
+import { parseExecStartProperty, parseShow } from './systemd';
 
-export { DROP_IN_NAME } from '../target/systemd/sudoers';
+export { DROP_IN_NAME } from './sudoers';
 
 export interface ParserChangeDeps {
   /**

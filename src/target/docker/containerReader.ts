@@ -1,0 +1,79 @@
+/**
+ * Reading one container on the host (`docker inspect`, and Docker's events once it ended), and
+ * the words for Docker refusing the login user. Shared by the container/compose target and by
+ * a unit that wraps `docker run`.
+ */
+import type { ExecResult } from '../../transport/transport';
+import { isSudoRefusal } from '../../transport/shell';
+import type { TargetState } from '../target';
+import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
+import {
+  containerUnitStatus,
+  endedFromEvents,
+  hostPathOf,
+  parseInspect,
+  withEndEvents,
+  type ContainerInfo,
+  type InspectResult,
+} from './dockerInspect';
+
+export type Exec = (command: string) => Promise<ExecResult>;
+
+/** Why Docker refused the command, in words that say what to change; undefined when it did not. */
+export function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {
+  if (sudo && isSudoRefusal(stderr)) {
+    return `sudo refused docker on ${host ?? 'this machine'} (${stderr.trim().split('\n')[0]}): allow the docker program that sudo finds (sudo -n sh -c 'command -v docker') for this user in sudoers, or add the user to the docker group and set "sudo": false (either gives root on that host)`;
+  }
+  if (!/permission denied.*docker\.sock|docker daemon socket/i.test(stderr)) return undefined;
+  return sudo
+    ? `the Docker socket refused the command even with sudo on ${host ?? 'this machine'}`
+    : `the login user may not use Docker on ${host ?? 'this machine'}: add it to the docker group (sudo usermod -aG docker USER, then log in again) or set "sudo": true`;
+}
+
+/**
+ * Reads one container, keeping the last run seen: a container removed on exit (`--rm`) still
+ * tells how it ended (its `die` event), and keeps its run's identity, so its end is not taken
+ * for a new run.
+ */
+export class ContainerReader {
+  private last: ContainerInfo | undefined;
+
+  constructor(private readonly sudo: boolean) {}
+
+  async read(exec: Exec, config: DockerTargetConfig): Promise<InspectResult> {
+    const inspect = parseInspect((await exec(inspectCommand(config, this.sudo))).stdout);
+    if (inspect.kind === 'found') {
+      const now = inspect.container;
+      const previous = this.last;
+      const justEnded =
+        !now.running &&
+        !now.restarting &&
+        previous?.id === now.id &&
+        previous.startedAt === now.startedAt &&
+        previous.running;
+      this.last = justEnded
+        ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout)
+        : now;
+      if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested)
+        this.last = { ...now, stopRequested: true };
+      return { kind: 'found', container: this.last };
+    }
+    const last = this.last;
+    if (inspect.kind === 'error' || last === undefined) return inspect;
+    if (last.running) {
+      const events = await exec(endEventsCommand(last.id, last.startedAt ?? 0, this.sudo));
+      this.last = endedFromEvents(last, events.stdout);
+    }
+    return { kind: 'found', container: this.last ?? last };
+  }
+}
+
+/** A container's inspect result as a target's state: its status, command line and mounts. */
+export function containerState(inspect: InspectResult, label: string): TargetState {
+  const container = inspect.kind === 'found' ? inspect.container : undefined;
+  return {
+    unit: containerUnitStatus(inspect, label),
+    argv: container?.argv ?? [],
+    hostPath: (path) => (container ? hostPathOf(path, container.mounts) : undefined),
+  };
+}

@@ -1,0 +1,70 @@
+/** A plain container (`docker restart NAME`) or a compose service (`docker compose restart SERVICE`) as a Target. */
+import type { RemoteProcess } from '../../transport/transport';
+import {
+  TargetError,
+  type LogFollowHandlers,
+  type LogTail,
+  type RestartResult,
+  type Target,
+  type TargetExec,
+  type TargetIo,
+  type TargetState,
+} from '../target';
+import { containerState, ContainerReader, dockerAccessHint } from './containerReader';
+import { followContainerLog, tailContainerLog } from './dockerLogs';
+import { restartCommand, type DockerTargetConfig } from './dockerTarget';
+
+export class ContainerTarget implements Target {
+  readonly kind: 'container' | 'compose';
+  readonly logFollowEndsWithService = true;
+  readonly label: string;
+  readonly argsEdit: 'compose-file' | 'by-hand';
+  private readonly reader: ContainerReader;
+
+  constructor(
+    private readonly config: DockerTargetConfig,
+    private readonly sudo: boolean,
+    private readonly host: string | undefined,
+  ) {
+    this.kind = config.kind;
+    this.label = config.label;
+    // A container's command line is fixed at `docker run`: only a compose file can be edited.
+    this.argsEdit = config.kind === 'compose' ? 'compose-file' : 'by-hand';
+    this.reader = new ContainerReader(sudo);
+  }
+
+  async restart(io: TargetExec): Promise<RestartResult> {
+    const result = await io.exec(restartCommand(this.config, this.sudo));
+    return result.code === 0 ? { ok: true } : { ok: false, error: this.restartError(result.stderr) };
+  }
+
+  private restartError(stderr: string): TargetError {
+    const text = stderr.trim();
+    const hint = dockerAccessHint(text, this.sudo, this.host);
+    const what =
+      this.config.kind === 'container'
+        ? `docker restart ${this.config.name}`
+        : `docker compose restart ${this.config.service}`;
+    return new TargetError(
+      hint ? 'access-denied' : 'failed',
+      `${what} failed: ${hint ?? (text.split('\n').slice(-3).join(' ') || 'no message')}`,
+    );
+  }
+
+  async readState(io: TargetExec): Promise<TargetState> {
+    const inspect = await this.reader.read((command) => io.exec(command), this.config);
+    if (inspect.kind === 'error') {
+      const hint = dockerAccessHint(inspect.message, this.sudo, this.host);
+      throw new TargetError(hint ? 'access-denied' : 'failed', `docker inspect failed: ${hint ?? inspect.message}`);
+    }
+    return containerState(inspect, this.label);
+  }
+
+  followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess> {
+    return followContainerLog(io, this.config, this.sudo, sinceEpochMs, handlers);
+  }
+
+  tailLog(io: TargetExec, lines: number): Promise<LogTail> {
+    return tailContainerLog(io, this.config, this.sudo, lines);
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A systemd unit as a Target: `systemctl restart --no-block`, `systemctl show`, the journal.
+ * A unit whose ExecStart runs `docker run --name X` reads its state and PID through container
+ * X (../docker/dockerRunUnit.ts), and a detached one's log is `docker logs X`.
+ */
+import type { RemoteProcess } from '../../transport/transport';
+import { isSudoRefusal, privilegedCommand } from '../../transport/shell';
+import { DockerRunUnit } from '../docker/dockerRunUnit';
+import { followContainerLog, tailContainerLog } from '../docker/dockerLogs';
+import {
+  TargetError,
+  type LogFollowHandlers,
+  type LogTail,
+  type RestartResult,
+  type Target,
+  type TargetExec,
+  type TargetIo,
+  type TargetState,
+} from '../target';
+import { journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from './journalctl';
+import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './sudoers';
+import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd';
+
+export class SystemdTarget implements Target {
+  readonly kind = 'systemd';
+  readonly argsEdit = 'systemd-drop-in';
+  private readonly dockerRun: DockerRunUnit;
+
+  constructor(
+    readonly label: string,
+    private readonly sudo: boolean,
+    private readonly host: string | undefined,
+  ) {
+    this.dockerRun = new DockerRunUnit(label, sudo, host);
+  }
+
+  async restart(io: TargetExec): Promise<RestartResult> {
+    const result = await io.exec(privilegedCommand(privilegedArgv.restart(this.label), this.sudo));
+    if (result.code === 0) return { ok: true };
+    return { ok: false, error: restartError(result.stderr, this.label, this.sudo, this.host) };
+  }
+
+  async readState(io: TargetExec): Promise<TargetState> {
+    const result = await io.exec(showCommand(this.label, [...UNIT_PROPERTIES, 'ExecStart']));
+    if (result.code !== 0)
+      throw new TargetError('failed', `systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
+    const properties = parseShow(result.stdout);
+    const argv = parseExecStartProperty(properties['ExecStart'] ?? '');
+    return this.dockerRun.readState((command) => io.exec(command), toUnitStatus(properties), argv);
+  }
+
+  get logFollowEndsWithService(): boolean {
+    return this.dockerRun.containerLogs !== undefined;
+  }
+
+  followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess> {
+    const logs = this.dockerRun.containerLogs;
+    if (logs) return followContainerLog(io, logs, this.sudo, sinceEpochMs, handlers);
+    return io.stream(
+      journalFollowCommand(this.label, sinceEpochMs),
+      (line) => {
+        const entry = parseJournalJsonLine(line);
+        if (entry) handlers.onEntry(entry);
+      },
+      handlers.onStderr,
+    );
+  }
+
+  async tailLog(io: TargetExec, lines: number): Promise<LogTail> {
+    const logs = this.dockerRun.containerLogs;
+    if (logs) return tailContainerLog(io, logs, this.sudo, lines);
+    const result = await io.exec(journalTailCommand(this.label, lines));
+    const entries = result.stdout
+      .split('\n')
+      .map(parseJournalJsonLine)
+      .filter((e) => e !== undefined);
+    const problem = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
+    return { entries, ...(problem ? { problem } : {}) };
+  }
+}
+
+/** The user's words for a failed `systemctl restart`: sudo's refusal, polkit's, or systemctl's own. */
+export function restartError(stderr: string, unit: string, sudo: boolean, host: string | undefined): TargetError {
+  const text = stderr.trim();
+  const command = privilegedCommand(privilegedArgv.restart(unit), sudo);
+  if (isSudoRefusal(text)) {
+    // Names the refused command and the rules that allow exactly it.
+    return new TargetError(
+      'sudo-refused',
+      sudoRefusalMessage({ host, unit, action: `systemctl restart ${unit}`, command, stderr: text }),
+    );
+  }
+  if (/access denied|interactive authentication required|permission denied/i.test(text)) {
+    return new TargetError(
+      'access-denied',
+      `Not allowed to restart ${unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`,
+    );
+  }
+  return new TargetError(
+    'failed',
+    `systemctl restart ${unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`,
+  );
+}

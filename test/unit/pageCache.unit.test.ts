@@ -38,8 +38,8 @@ describe('page cache', () => {
   it('predicts a load from cold/warm bytes, defaults without history', () => {
     const total = 240e9;
     const cold = predictLoad([], 0, total);
-    // 240 GB at 240 MB/s = 1000 s, + 10 s starting + 20 % after the weights
-    assert.ok(Math.abs(cold - (10_000 + 1_000_000 + 200_000)) < 1);
+    // 240 GB at 240 MB/s = 1000 s, + 10 s starting + 25 % after the weights
+    assert.ok(Math.abs(cold - (10_000 + 1_000_000 + 250_000)) < 1);
     const warm = predictLoad([], total, total);
     assert.ok(warm < cold / 10);
     const history: LoadRecord[] = [

@@ -481,7 +481,7 @@ function argvLines(argv: readonly string[]): string[] {
 }
 
 function displayArg(a: string): string {
-  return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(a) ? a : JSON.stringify(a);
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a);
 }
 
 /** Groups argv for display: the program part, then each `--option` with its values. */
@@ -514,7 +514,7 @@ export function quoteSystemdArg(arg: string, keepReferences: readonly string[] =
       escaped += arg[i];
     }
   }
-  if (escaped !== '' && /^[A-Za-z0-9_@%$+=:,.\/-]+$/.test(escaped)) return escaped;
+  if (escaped !== '' && /^[A-Za-z0-9_@%$+=:,./-]+$/.test(escaped)) return escaped;
   let quoted = '"';
   for (const ch of escaped) {
     const code = ch.codePointAt(0) ?? 0;

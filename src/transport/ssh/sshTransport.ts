@@ -6,6 +6,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
+import { Emitter } from '../../util/emitter';
 import { endClient } from './handshake';
 import { dial } from './hops';
 import type { ProxyProcess } from './proxyCommand';
@@ -28,7 +29,8 @@ export type { SshTransportOptions, Timers, UnknownHostKeyInfo } from './sshOptio
 export class SshTransport implements Transport {
   readonly description: string;
   private _state: ConnectionState = { kind: 'idle' };
-  private readonly listeners = new Set<(state: ConnectionState) => void>();
+  // A listener's bug must not break the transport.
+  private readonly stateChanged = new Emitter<ConnectionState>(noop);
   private readonly timers: Timers;
   private readonly log: (message: string) => void;
   /** The established chain: jump clients first, the GPU host last. Empty when not connected. */
@@ -89,8 +91,7 @@ export class SshTransport implements Transport {
   }
 
   onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.stateChanged.on(listener);
   }
 
   connect(): Promise<void> {
@@ -167,20 +168,14 @@ export class SshTransport implements Transport {
     }
     this.passphrases.clear();
     this.setState({ kind: 'closed' });
-    this.listeners.clear();
+    this.stateChanged.dispose();
   }
 
   // ---- connection life ----
 
   private setState(state: ConnectionState): void {
     this._state = state;
-    for (const l of [...this.listeners]) {
-      try {
-        l(state);
-      } catch {
-        // a listener's bug must not break the transport
-      }
-    }
+    this.stateChanged.fire(state);
   }
 
   private cancelRetry(): void {

@@ -333,7 +333,6 @@ async function main(): Promise<void> {
   const readyExt: number[] = [];
   const crashExt: number[] = [];
   const loadSeconds: number[] = [];
-  let seedMissed = 0;
   let seedCrashLoadingLines = 0;
   let seedCrashReady = 0;
   const loop = (iterations: number) => seedLoopScript(seedProxy.port, host.clientKeyPath, host.httpPort, iterations);
@@ -392,7 +391,6 @@ async function main(): Promise<void> {
         readyExt.push(outcome.state.readyAt! - fired);
         loadSeconds.push((fired - t0) / 1000);
         if (loopRun.readyAt !== undefined) readySeed.push(loopRun.readyAt - fired);
-        else seedMissed++;
         log(
           `restart ${i}: load ${((fired - t0) / 1000).toFixed(1)} s; ready after fired-up: extension ${sec(outcome.state.readyAt! - fired)}, ` +
             `seed loop ${loopRun.readyAt !== undefined ? sec(loopRun.readyAt - fired) : 'never'}; handshakes ext ${extSshd.handshakes} / seed ${seedSshd.handshakes}`,

@@ -16,6 +16,7 @@ suite() { # name, mocha config
 
 echo "== typecheck"; npx tsc -p . --noEmit
 echo "== format"; npm run --silent format:check
+echo "== lint"; npm run --silent lint
 echo "== build"; npm run --silent build
 suite "unit tests" .mocharc.unit.json
 suite "integration tests (real sshd + simulated GPU host)" .mocharc.integration.json

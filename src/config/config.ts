@@ -1,6 +1,12 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { isValidAbsolutePath, isValidUnitName, normalizeUnit } from '../transport/shell';
-import { DOCKER_NAME, COMPOSE_SERVICE_NAME, type DockerTargetConfig } from '../target/docker/dockerTarget';
+import {
+  COMPOSE_SERVICE_NAME,
+  DOCKER_NAME,
+  isValidAbsolutePath,
+  isValidUnitName,
+  normalizeUnit,
+  type DockerTargetConfig,
+} from './names';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 

@@ -8,7 +8,6 @@
  */
 
 // CSI sequences (colours, cursor moves) and the two-byte escapes; published logs keep them.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g;
 
 export function stripAnsi(text: string): string {

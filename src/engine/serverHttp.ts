@@ -8,6 +8,7 @@
 import type * as http from 'node:http';
 import nodeFetch from 'node-fetch';
 import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transport/curlFetch';
+import type { FetchLike } from '../transport/fetchLike';
 import { parseModels, parseObject, SERVER_INFO_PATHS, statusReason } from './sglang/sglangResponses';
 
 // ---------------------------------------------------------------- pure judges
@@ -44,25 +45,7 @@ export type ServerInfoResult =
   | { readonly ok: true; readonly info: Record<string, unknown>; readonly path: string }
   | { readonly ok: false; readonly reason: string; readonly result: HttpResult };
 
-/** The slice of node-fetch's Response the client uses. */
-export interface FetchResponse {
-  readonly status: number;
-  readonly headers: { get(name: string): string | null };
-  readonly body: NodeJS.ReadableStream | null;
-}
-export type FetchLike = (
-  url: string,
-  init: {
-    method: string;
-    headers?: Record<string, string>;
-    body?: string;
-    agent?: http.Agent;
-    signal: AbortSignal;
-    /** Hints for fetches that run elsewhere (curl on the host); node-fetch ignores them. */
-    timeoutMs?: number;
-    maxBodyBytes?: number;
-  },
-) => Promise<FetchResponse>;
+export type { FetchLike, FetchResponse } from '../transport/fetchLike';
 
 export interface ServerHttpOptions {
   /** Per request, headers and body included. */

@@ -1,7 +1,7 @@
 /**
  * A multi-node server: one ServerSession per node (its own connection, its own watch of its
  * unit and journal), seen by the fleet as one session. A restart restarts every node's unit at
- * once; the server's state is folded from the nodes' (multiNodeState.ts). HTTP (readiness,
+ * once; the server's state is folded from the nodes' (monitor/multiNodeState.ts). HTTP (readiness,
  * parser checks, completions) goes to node rank 0 only; the other ranks' watches follow their
  * unit and journal and count as ready once their load is done.
  */
@@ -12,7 +12,7 @@ import { AlreadyWatchingError, type ServerSession, type SessionListener } from '
 import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError, type Transport } from '../transport/transport';
 import type { ServerHttpClient } from '../engine/serverHttp';
-import { foldNodeStates, nodeIssue } from './multiNodeState';
+import { foldNodeStates, nodeIssue } from '../monitor/multiNodeState';
 
 export interface NodeSession {
   readonly node: NodeProfile;

@@ -16,6 +16,7 @@ import type { LogLevel } from '../monitor/watcher';
 import { ChannelLimitedTransport } from '../transport/channelLimit';
 import type { StreamOpener, Transport } from '../transport/transport';
 import { isForwardingProhibited } from '../transport/curlFetch';
+import { Emitter } from '../util/emitter';
 import { errorText } from '../util/errors';
 import {
   bindFailure,
@@ -63,7 +64,7 @@ export interface PortForwardOptions {
 
 export class PortForward {
   private readonly sockets = new Set<net.Socket>();
-  private readonly closeListeners = new Set<() => void>();
+  private readonly closedEvent = new Emitter<void>();
   private closing: Promise<void> | undefined;
   private prohibitedSaid = false;
 
@@ -122,8 +123,7 @@ export class PortForward {
   }
 
   onClosed(listener: () => void): { dispose(): void } {
-    this.closeListeners.add(listener);
-    return { dispose: () => this.closeListeners.delete(listener) };
+    return this.closedEvent.on(listener);
   }
 
   /** Stops listening and ends every carried connection; resolves once the port is free again. */
@@ -135,8 +135,8 @@ export class PortForward {
         'info',
         `[${this.options.server.name}] Closed the forward of 127.0.0.1:${this.info.localPort} (${reason}).`,
       );
-      for (const l of [...this.closeListeners]) l();
-      this.closeListeners.clear();
+      this.closedEvent.fire();
+      this.closedEvent.dispose();
     });
     return this.closing;
   }

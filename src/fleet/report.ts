@@ -9,7 +9,7 @@ import { causeText } from '../engine/rootCause';
 import { describe, loadStartedAt } from '../present/messages';
 import { refusalWord } from '../present/refusals';
 import type { ServerSnapshot, WaitResult } from './fleet';
-import { nodeIssue } from './multiNodeState';
+import { nodeIssue } from '../monitor/multiNodeState';
 import { activityLabel } from '../engine/activity';
 import { stallText } from '../present/stallNotice';
 import { breakdownLine } from '../present/loadSummary';

@@ -1,19 +1,9 @@
 /**
- * How much of the model sits in the GPU host's page cache, what that means for the next
- * load's duration, and the commands that warm the cache. Commands are POSIX sh for a minimal
- * Debian host; parsers and predictions are pure.
+ * How much of the model sits in the GPU host's page cache, how that is worded for the next
+ * load (the prediction itself: monitor/loadPrediction.ts), and the commands that warm the
+ * cache. Commands are POSIX sh for a minimal Debian host; parsers are pure.
  */
 import { assertAbsolutePath, quote } from '../transport/shell';
-import {
-  DEFAULT_AFTER_WEIGHTS_MIN_MS,
-  DEFAULT_AFTER_WEIGHTS_SHARE,
-  DEFAULT_COLD_BPS,
-  DEFAULT_WARM_BPS,
-} from '../monitor/eta';
-import { priorFrom, type LoadRecord } from '../monitor/history';
-
-/** Default time from process start to the first weight read when there is no history. */
-export const DEFAULT_STARTING_MS = 10_000;
 
 // mincore(2) through ctypes, for hosts without util-linux's fincore. A private (copy-on-write)
 // mapping is used only because ctypes needs a writable buffer to take its address; nothing is
@@ -105,20 +95,6 @@ export function parseResidency(text: string): Residency {
 /** util-linux --raw escapes unsafe characters as \xHH. */
 function unescapeRaw(s: string): string {
   return s.replace(/\\x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-}
-
-/**
- * Predicted load time in ms: cold bytes / cold rate + warm bytes / warm rate + the fixed
- * phases, from this host's history (defaults without it: cold 240 MB/s, warm 3 GB/s).
- */
-export function predictLoad(history: readonly LoadRecord[], residentBytes: number, totalBytes: number): number {
-  const prior = priorFrom(history);
-  const resident = Math.max(0, Math.min(totalBytes, residentBytes));
-  const weightsMs =
-    ((totalBytes - resident) / (prior.coldBps ?? DEFAULT_COLD_BPS) + resident / (prior.warmBps ?? DEFAULT_WARM_BPS)) *
-    1000;
-  const after = prior.afterWeightsMs ?? Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsMs * DEFAULT_AFTER_WEIGHTS_SHARE);
-  return (prior.startingMs ?? DEFAULT_STARTING_MS) + weightsMs + after;
 }
 
 /** "~9 min: 41% of the weights are cached" (for the restart confirmation). */

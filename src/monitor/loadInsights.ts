@@ -1,7 +1,8 @@
 import { targetIo, type Target } from '../target/target';
 import type { Transport } from '../transport/transport';
 import { modelPathOf } from '../engine/execStart';
-import { dropCacheWarning, predictLoad, predictionText } from '../host/pageCache';
+import { dropCacheWarning, predictionText } from '../host/pageCache';
+import { predictLoad } from './loadPrediction';
 import { execStartCommand, execStartOf } from '../target/systemd/systemd';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';

@@ -4,8 +4,8 @@
  * returns it.
  */
 import { activityLabel } from '../engine/activity';
-import type { NodeState } from '../fleet/multiNodeState';
-import { nodeIssue } from '../fleet/multiNodeState';
+import type { NodeState } from '../monitor/multiNodeState';
+import { nodeIssue } from '../monitor/multiNodeState';
 import { formatDuration, type LoadState } from '../monitor/loadState';
 import { clockTime } from '../monitor/witnessMoves';
 

@@ -12,7 +12,7 @@
 import { Readable } from 'node:stream';
 import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
-import type { FetchLike, FetchResponse } from '../engine/serverHttp';
+import type { FetchLike, FetchResponse } from './fetchLike';
 
 /** What the user reads when neither forwarding nor curl can reach the server. */
 export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';

@@ -2,6 +2,7 @@
  * Everything that turns names into text for a POSIX shell on the GPU host.
  * Every string that reaches a remote shell passes through `quote` or `commandLine`.
  */
+import { isValidAbsolutePath } from '../config/names';
 
 /** POSIX single-quote quoting: safe for any byte string except NUL. */
 export function quote(arg: string): string {
@@ -16,31 +17,8 @@ export function commandLine(argv: readonly string[]): string {
   return argv.map(quote).join(' ');
 }
 
-const UNIT_CHARS = /^[A-Za-z0-9:_.\\@-]+$/;
-
-/** A systemd unit name, with or without `.service` (other unit types are not ours). */
-export function isValidUnitName(s: string): boolean {
-  if (typeof s !== 'string' || s.length === 0 || s.length > 256) return false;
-  if (!UNIT_CHARS.test(s)) return false;
-  // systemd refuses names that start with a dash or are only a suffix; a leading "-" would also read as a flag.
-  if (s.startsWith('-') || s.startsWith('.')) return false;
-  const stem = s.endsWith('.service') ? s.slice(0, -'.service'.length) : s;
-  return stem.length > 0 && !stem.startsWith('.');
-}
-
-/** `sglang-k26` -> `sglang-k26.service`; throws on an invalid name. */
-export function normalizeUnit(s: string): string {
-  const trimmed = typeof s === 'string' ? s.trim() : s;
-  if (!isValidUnitName(trimmed)) throw new Error(`Invalid systemd unit name: ${JSON.stringify(s)}`);
-  const withSuffix = trimmed.endsWith('.service') ? trimmed : `${trimmed}.service`;
-  if (withSuffix.length > 256) throw new Error(`Invalid systemd unit name (too long): ${JSON.stringify(s)}`);
-  return withSuffix;
-}
-
-/** An absolute remote path without NUL or line breaks (which break journal/unit-file parsing). */
-export function isValidAbsolutePath(p: string): boolean {
-  return typeof p === 'string' && p.startsWith('/') && p.length <= 4096 && !/[\0\r\n]/.test(p);
-}
+// The name and path rules live with the settings they validate; the shell's callers use them here too.
+export { isValidAbsolutePath, isValidUnitName, normalizeUnit } from '../config/names';
 
 export function assertAbsolutePath(p: string, what = 'path'): string {
   if (!isValidAbsolutePath(p))

@@ -36,7 +36,6 @@ export interface Header {
   readonly exitSignal?: string;
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const PLAN = require(path.join(__dirname, '..', 'gpu-host', 'sglang-sim', 'replay-plan.js')) as {
   splitLines(text: string): string[];
   planReplay(lines: string[], header: Header, opts: object): { steps: { line: string }[]; readyAt: number };

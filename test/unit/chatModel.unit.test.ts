@@ -20,11 +20,9 @@ import {
   parseTokenCount,
 } from '../../src/fronts/vscode/chat/modelInfo';
 // The simulator's SGLang-shaped stream chunks and its post-processing (kimi_k2 parsers).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const oa = require('../gpu-host/sglang-sim/openai.js') as {
   chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[];
 };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const parsers = require('../gpu-host/sglang-sim/parsers.js') as { postProcessChat(raw: string, o: unknown): unknown };
 
 function sse(chunks: unknown[]): string {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { localHostRefusal, parseSettings, serverHosts } from '../../src/config/config';
-import { foldNodeStates, nodeIssue, type NodeState } from '../../src/fleet/multiNodeState';
+import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/multiNodeState';
 import { serverReport } from '../../src/fleet/report';
 import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';

@@ -5,12 +5,12 @@ import {
   parseResidency,
   parseWarmLine,
   planWarm,
-  predictLoad,
   predictionText,
   residencyCommand,
   warmCacheCommand,
   warmCancelCommand,
 } from '../../src/host/pageCache';
+import { predictLoad } from '../../src/monitor/loadPrediction';
 import type { LoadRecord } from '../../src/monitor/history';
 
 describe('page cache', () => {

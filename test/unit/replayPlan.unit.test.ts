@@ -44,7 +44,6 @@ interface Witness {
   graph: boolean;
 }
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const SIM_DIR = path.join(__dirname, '..', 'gpu-host', 'sglang-sim');
 const P = require(path.join(SIM_DIR, 'replay-plan.js')) as {
   DEFAULT_OPTIONS: Record<string, number>;

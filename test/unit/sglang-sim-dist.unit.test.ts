@@ -7,7 +7,6 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const SIM_DIR = path.join(__dirname, '..', 'gpu-host', 'sglang-sim');
 const { parseArgs } = require(path.join(SIM_DIR, 'args.js'));
 const { parseAddr } = require(path.join(SIM_DIR, 'dist.js'));

@@ -7,7 +7,6 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/* eslint-disable @typescript-eslint/no-var-requires, @typescript-eslint/no-explicit-any */
 const SIM = '../gpu-host/sglang-sim/';
 const { parseArgs } = require(SIM + 'args.js');
 const { mergeConfig, loadConfig, DEFAULTS, SIM_DIR } = require(SIM + 'config.js');

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { TransportError } from '../../src/transport/transport';
+import { TransportError } from '../../src/transport/transport';
 import { expandTokens, loadSshTarget, parseJumpHop, resolveSshTarget } from '../../src/transport/ssh/sshConfig';
 
 const env = { homeDir: '/home/ann', localUser: 'ann' };
@@ -144,6 +144,12 @@ describe('ssh config resolution', () => {
       await assert.rejects(
         loadSshTarget({ host: 'loop1' }, { homeDir: home }),
         (e: TransportError) => e.kind === 'config' && /loop/.test(e.message),
+      );
+      // An unreadable config (here a directory) is a config error the user reads with its path, not a raw EISDIR.
+      const dir = path.join(home, '.ssh');
+      await assert.rejects(
+        loadSshTarget({ host: 'gpu7' }, { homeDir: home, configPath: dir }),
+        (e: unknown) => e instanceof TransportError && e.kind === 'config' && e.message.startsWith(`${dir}: `),
       );
     } finally {
       fs.rmSync(home, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { clockTime } from '../../src/monitor/witnessMoves';
 import { lastSeen, stallNotice } from '../../src/present/stallNotice';
-import { foldNodeStates } from '../../src/fleet/multiNodeState';
+import { foldNodeStates } from '../../src/monitor/multiNodeState';
 import { waitReport } from '../../src/fleet/report';
 import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleet';

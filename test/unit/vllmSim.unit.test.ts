@@ -8,7 +8,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { waitFor } from '../util/waitFor';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const SIM = '../gpu-host/sglang-sim/';
 const { parseVllmArgs } = require(SIM + 'vllm-args.js');
 const vo = require(SIM + 'vllm-openai.js');

@@ -2,16 +2,10 @@
  * A server run by Docker rather than by a systemd unit: a container (`docker run --name`) or a
  * compose service. The commands that act on it on the GPU host; pure (no I/O).
  */
+import type { DockerTargetConfig } from '../../config/names';
 import { commandLine, quote } from '../../transport/shell';
 
-/** Docker's own rule for container names (daemon/names.go: validContainerNamePattern). */
-export const DOCKER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
-/** Compose service names as the compose spec accepts them (keys of `services:`), shell-safe. */
-export const COMPOSE_SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
-
-export type DockerTargetConfig =
-  | { readonly kind: 'container'; readonly name: string; readonly label: string }
-  | { readonly kind: 'compose'; readonly file: string; readonly service: string; readonly label: string };
+export { COMPOSE_SERVICE_NAME, DOCKER_NAME, type DockerTargetConfig } from '../../config/names';
 
 /**
  * `docker compose` (v2 plugin) where it exists, else `docker-compose` (v1, what Debian 12

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { Emitter } from '../../util/emitter';
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, LineSplitter } from '../lines';
 import {
   TransportError,
@@ -32,7 +33,7 @@ export class LocalTransport implements Transport {
   readonly description = 'local';
   readonly handshakes = 0;
   private _state: ConnectionState = { kind: 'connected' };
-  private readonly listeners = new Set<(state: ConnectionState) => void>();
+  private readonly stateChanged = new Emitter<ConnectionState>();
   private readonly children = new Set<ChildProcess>();
   private readonly sockets = new Set<net.Socket>();
 
@@ -41,8 +42,7 @@ export class LocalTransport implements Transport {
   }
 
   onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.stateChanged.on(listener);
   }
 
   async connect(): Promise<void> {
@@ -138,8 +138,8 @@ export class LocalTransport implements Transport {
     for (const child of this.children) killGroup(child, 'SIGKILL');
     for (const socket of this.sockets) socket.destroy();
     this._state = { kind: 'closed' };
-    for (const l of [...this.listeners]) l(this._state);
-    this.listeners.clear();
+    this.stateChanged.fire(this._state);
+    this.stateChanged.dispose();
   }
 
   private assertOpen(): void {

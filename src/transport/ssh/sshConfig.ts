@@ -487,7 +487,9 @@ export async function loadSshTarget(settings: SshSettings, options: LoadOptions 
   try {
     text = await fs.promises.readFile(configPath, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // Unreadable (EACCES, a directory, ...): the user's to fix, like a bad line in it.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new TransportError('config', `${configPath}: ${(err as Error).message}`);
   }
   try {
     const files = await collectConfigFiles(text, ctx);

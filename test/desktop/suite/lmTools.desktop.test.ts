@@ -36,7 +36,6 @@ const STATE_WORDS = [
 
 interface ToolAnswer {
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly json: any;
 }
 

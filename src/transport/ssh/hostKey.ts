@@ -1,0 +1,119 @@
+/** The host key: the algorithms asked for, and the check against known_hosts and kimi.hostKeyPolicy. */
+import type { HandshakeDeadline } from './handshake';
+import {
+  appendKnownHostsLine,
+  checkHostKeyInFiles,
+  fingerprintSha256,
+  formatKnownHostsLine,
+  hostLookupName,
+  keyTypeOfBlob,
+  readKnownHostsFile,
+  type KnownHostsText,
+} from './knownHosts';
+import type { SshEndpoint } from './sshConfig';
+import type { DialContext } from './sshOptions';
+import { TransportError } from '../transport';
+
+/** Host key algorithms ssh2 supports, in its default preference. */
+const HOST_KEY_ALGORITHMS = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+];
+
+/** Like OpenSSH, prefer the algorithms of keys we already know, so the server shows us one of those. */
+export function orderHostKeyAlgorithms(knownTypes: readonly string[]): string[] {
+  const preferred = knownTypes.flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]));
+  const first = HOST_KEY_ALGORITHMS.filter((a) => preferred.includes(a));
+  return [...first, ...HOST_KEY_ALGORITHMS.filter((a) => !first.includes(a))];
+}
+
+/** The known-hosts files of a hop: its UserKnownHostsFile, else kimi.knownHostsFile. The first is written. */
+function knownHostsFiles(ctx: DialContext, ep: SshEndpoint): readonly string[] {
+  return ep.knownHostsFiles && ep.knownHostsFiles.length > 0 ? ep.knownHostsFiles : [ctx.options.knownHostsFile];
+}
+
+export function readKnownHosts(ctx: DialContext, ep: SshEndpoint): Promise<KnownHostsText[]> {
+  return Promise.all(knownHostsFiles(ctx, ep).map(async (file) => ({ file, text: await readKnownHostsFile(file) })));
+}
+
+/** Checks the key against known_hosts and the policy; throws a TransportError to refuse. */
+export async function checkHostKey(
+  ctx: DialContext,
+  ep: SshEndpoint,
+  key: Buffer,
+  deadline: HandshakeDeadline,
+): Promise<void> {
+  const files = await readKnownHosts(ctx, ep);
+  const file = files[0].file; // where a trusted key is written
+  const name = hostLookupName(ep.hostName, ep.port);
+  const keyType = keyTypeOfBlob(key);
+  if (!keyType) throw new TransportError('host-key-rejected', `The host key offered by ${name} could not be parsed`);
+  const fingerprint = fingerprintSha256(key);
+  const result = checkHostKeyInFiles(files, ep.hostName, ep.port, keyType, key);
+  switch (result.status) {
+    case 'known':
+      return;
+    case 'revoked':
+      throw new TransportError(
+        'host-key-rejected',
+        `The host key of ${name} (${keyType} ${fingerprint}) is marked @revoked in ${result.file} line ${result.line}; refusing to connect.`,
+      );
+    case 'changed':
+      throw new TransportError(
+        'host-key-changed',
+        `HOST KEY CHANGED for ${name}: the server offered ${keyType} ${fingerprint}, but ${result.file} ` +
+          `line ${result.lines.join(', ')} records ${result.knownFingerprints.join(', ')}. ` +
+          'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
+          `remove the old entry (ssh-keygen -R '${name}' -f '${result.file}') and connect again.`,
+        { host: name, offered: fingerprint, known: result.knownFingerprints, file: result.file, lines: result.lines },
+      );
+    case 'unknown': {
+      if (result.certAuthorities.length > 0) {
+        // ssh2 negotiates no certificate host key algorithm and hands us the plain key only:
+        // the CA cannot vouch for it here, and trusting it on first use would silently
+        // replace the CA check the config asks for. Refuse, and say how to proceed.
+        const where = result.certAuthorities.map((c) => `${c.file} line ${c.line}`).join(', ');
+        throw new TransportError(
+          'host-key-rejected',
+          `${where} trusts a certificate authority (@cert-authority) for ${name}, but host certificates cannot be ` +
+            `checked here (ssh2 only receives the plain host key), and the key the server offered (${keyType} ${fingerprint}) ` +
+            `is not in the known-hosts file as a plain key; refusing to connect. If that fingerprint is right (on the host: ` +
+            `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), add the host's plain public key to ${file} as "${name} <key type> <base64>".`,
+        );
+      }
+      deadline.pause();
+      let decision: 'trust' | 'reject';
+      try {
+        decision = await ctx.options.decideUnknownHostKey({
+          host: ep.hostName,
+          port: ep.port,
+          alias: ep.alias,
+          keyType,
+          fingerprint,
+          otherKeyTypes: result.otherKeyTypes,
+          knownHostsFile: file,
+        });
+      } finally {
+        deadline.resume();
+      }
+      if (ctx.isDisposed()) throw new TransportError('closed', `Connection to ${name} was disposed`);
+      if (decision !== 'trust') {
+        throw new TransportError(
+          'host-key-unknown',
+          `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimi.hostKeyPolicy).`,
+        );
+      }
+      const hash = ep.hashKnownHosts === true;
+      await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key, { hash }));
+      ctx.log(
+        `Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}${hash ? ' (hashed: HashKnownHosts yes)' : ''}`,
+      );
+      return;
+    }
+  }
+}

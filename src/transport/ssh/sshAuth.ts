@@ -1,0 +1,155 @@
+/**
+ * Authentication as OpenSSH does it: the agent first (sshAgent.ts), then the identity files,
+ * whose passphrases are asked only for keys the agent could not sign with.
+ */
+import * as fs from 'node:fs';
+import {
+  utils as ssh2Utils,
+  type AnyAuthMethod,
+  type AuthHandlerMiddleware,
+  type AuthenticationType,
+  type ParsedKey,
+} from 'ssh2';
+import type { HandshakeDeadline } from './handshake';
+import { readIdentityPublicKey } from './identityFiles';
+import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent';
+import type { SshEndpoint } from './sshConfig';
+import type { DialContext } from './sshOptions';
+
+type AuthStep =
+  | { readonly kind: 'key'; readonly path: string; readonly configured: boolean }
+  | { readonly kind: 'agent' };
+
+/** The agents to ask for this hop, in order. */
+function agentsFor(ctx: DialContext, ep: SshEndpoint): AgentCandidate[] {
+  const forced = ctx.options.agentSocket;
+  if (forced !== undefined) return forced ? [{ kind: 'socket', path: forced, source: 'agentSocket option' }] : [];
+  return agentCandidates({
+    platform: ctx.options.platform ?? process.platform,
+    env: ctx.options.env ?? process.env,
+    identityAgent: ep.identityAgent,
+  });
+}
+
+/**
+ * OpenSSH's order: the agent's keys first (under IdentitiesOnly only those of the identity
+ * files), then the identity files the agent did not already offer; a passphrase is asked only
+ * when a file's key must be unlocked because the agent could not sign with it.
+ */
+export function authHandler(
+  ctx: DialContext,
+  ep: SshEndpoint,
+  deadline: HandshakeDeadline,
+  tried: string[],
+): { handler: AuthHandlerMiddleware; finish(): void } {
+  const agents = agentsFor(ctx, ep);
+  const steps: AuthStep[] = [
+    ...(agents.length > 0 ? [{ kind: 'agent' as const }] : []),
+    ...ep.identityFiles.map((p) => ({ kind: 'key' as const, path: p, configured: ep.identityFilesConfigured })),
+  ];
+  let agent: SelectedAgent | undefined;
+  let lastOffered: { index: number; agent?: SelectedAgent } | undefined;
+  /** The last method offered got no answer but a failure (or, at the end, none at all). */
+  const settleLast = (rejected: boolean) => {
+    if (lastOffered === undefined) return;
+    const a = lastOffered.agent;
+    const mark = rejected ? ' (rejected)' : '';
+    tried[lastOffered.index] = a ? `${a.summary}${a.offered > 0 ? mark : ''}` : `${tried[lastOffered.index]}${mark}`;
+    if (a) ctx.log(`${ep.alias}: agent: ${tried[lastOffered.index]}`);
+    lastOffered = undefined;
+  };
+
+  // ssh2 passes null methods on the first call; `false` ends authentication (not in the typings).
+  const handler = (
+    methodsLeft: AuthenticationType[] | null,
+    _partial: boolean | null,
+    next: (m: AnyAuthMethod) => void,
+  ): void => {
+    settleLast(true);
+    const allows = (m: AuthenticationType) => methodsLeft === null || methodsLeft.includes(m);
+    const advance = async (): Promise<AnyAuthMethod | false> => {
+      while (steps.length > 0) {
+        const step = steps.shift()!;
+        if (!allows('publickey')) continue;
+        if (step.kind === 'agent') {
+          const allowed = ep.identitiesOnly ? await configuredPublicKeys(ep.identityFiles) : undefined;
+          agent = new SelectedAgent(agents, allowed ? { allowed } : {});
+          tried.push(agent.summary);
+          lastOffered = { index: tried.length - 1, agent };
+          return { type: 'agent', username: ep.username, agent };
+        }
+        if (agent) {
+          const pub = await readIdentityPublicKey(step.path);
+          if (pub && agent.offeredKey(pub)) continue; // the agent offered this very key already
+        }
+        const key = await loadKey(ctx, step, deadline, tried);
+        if (key === undefined) continue;
+        tried.push(step.path);
+        lastOffered = { index: tried.length - 1 };
+        return { type: 'publickey', username: ep.username, key };
+      }
+      if (methodsLeft && !methodsLeft.includes('publickey'))
+        tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
+      return false;
+    };
+    const end = () => next(false as unknown as AnyAuthMethod);
+    advance().then((m) => (m === false ? end() : next(m)), end);
+  };
+  return { handler, finish: () => settleLast(false) };
+}
+
+/** The parsed private key, or undefined to skip it (missing, cancelled, unreadable, public only). */
+async function loadKey(
+  ctx: DialContext,
+  step: { path: string; configured: boolean },
+  deadline: HandshakeDeadline,
+  tried: string[],
+): Promise<ParsedKey | undefined> {
+  let data: Buffer;
+  try {
+    data = await fs.promises.readFile(step.path);
+  } catch (err) {
+    if (step.configured)
+      tried.push(`${step.path} (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'unreadable'})`);
+    return undefined;
+  }
+  let parsed = ssh2Utils.parseKey(data, ctx.passphrases.get(step.path));
+  if (!(parsed instanceof Error)) return privateOnly(parsed, step.path, tried);
+  if (!/passphrase|encrypted/i.test(parsed.message)) {
+    tried.push(`${step.path} (cannot parse: ${parsed.message})`);
+    return undefined;
+  }
+  for (let i = 0; i < 3; i++) {
+    deadline.pause();
+    let passphrase: string | undefined;
+    try {
+      passphrase = await ctx.options.requestPassphrase(step.path, i > 0 || ctx.passphrases.has(step.path));
+    } finally {
+      deadline.resume();
+    }
+    if (passphrase === undefined) {
+      tried.push(`${step.path} (no passphrase given)`);
+      return undefined;
+    }
+    parsed = ssh2Utils.parseKey(data, passphrase);
+    if (!(parsed instanceof Error)) {
+      ctx.passphrases.set(step.path, passphrase);
+      return privateOnly(parsed, step.path, tried);
+    }
+  }
+  ctx.passphrases.delete(step.path);
+  tried.push(`${step.path} (wrong passphrase)`);
+  return undefined;
+}
+
+/** A public key file (IdentityFile ~/.ssh/key.pub, as agent users write) selects agent keys but cannot sign. */
+function privateOnly(key: ParsedKey, file: string, tried: string[]): ParsedKey | undefined {
+  if (key.isPrivateKey()) return key;
+  tried.push(`${file} (a public key: it only selects agent keys)`);
+  return undefined;
+}
+
+async function configuredPublicKeys(files: readonly string[]): Promise<Buffer[]> {
+  const keys = await Promise.all(files.map((f) => readIdentityPublicKey(f)));
+  return keys.filter((k): k is Buffer => k !== undefined);
+}

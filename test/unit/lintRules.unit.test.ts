@@ -1,0 +1,57 @@
+// The layering rules of eslint.config.mjs fire where they should: probes linted as if they were files of src/.
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { ESLint } from 'eslint';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+async function ruleHits(file: string, code: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: ROOT });
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('lint layering rules', function () {
+  this.timeout(60_000);
+
+  it('a lower layer importing a higher one is refused, with the rule in words', async () => {
+    const hits = await ruleHits(
+      'src/monitor/probe.ts',
+      "import { Fleet } from '../fleet/fleet';\nexport const f = Fleet;\n",
+    );
+    assert.equal(hits.length, 1, hits.join('\n'));
+    assert.match(hits[0], /^import-x\/no-restricted-paths: .*Layering: monitor may import only the layers below it/);
+  });
+
+  it('a higher layer importing a lower one is fine', async () => {
+    assert.deepEqual(
+      await ruleHits(
+        'src/fleet/probe.ts',
+        "import { foldNodeStates } from '../monitor/multiNodeState';\nexport const f = foldNodeStates;\n",
+      ),
+      [],
+    );
+  });
+
+  it('vscode is imported by the VS Code fronts only', async () => {
+    const code = "import * as vscode from 'vscode';\nexport const v = vscode;\n";
+    assert.deepEqual(await ruleHits('src/fronts/vscode/probe.ts', code), []);
+    for (const file of ['src/fleet/probe.ts', 'src/fronts/cli/probe.ts', 'src/fronts/mcp/probe.ts']) {
+      const hits = await ruleHits(file, code);
+      assert.equal(hits.length, 1, `${file}: ${hits.join('\n')}`);
+      assert.match(hits[0], /^no-restricted-imports: .*Only src\/fronts/);
+    }
+  });
+
+  it("engine and target keep out of each other's internals, and systemd and docker out of each other", async () => {
+    const intoSystemd = "import { parseShow } from '../target/systemd/systemd';\nexport const p = parseShow;\n";
+    assert.match((await ruleHits('src/engine/probe.ts', intoSystemd))[0], /engine\/ never imports target\/systemd/);
+    const sideways = "import { parseShow } from '../systemd/systemd';\nexport const p = parseShow;\n";
+    assert.match(
+      (await ruleHits('src/target/docker/probe.ts', sideways))[0],
+      /target\/docker and target\/systemd never/,
+    );
+    const intoVllm = "import { stripVllmPrefix } from '../vllm/vllmLog';\nexport const s = stripVllmPrefix;\n";
+    assert.match((await ruleHits('src/engine/sglang/probe.ts', intoVllm))[0], /engine\/sglang and engine\/vllm never/);
+  });
+});

@@ -478,5 +478,64 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       assert.match(second.stdout[0]!, /attached/, show(second));
       assert.equal((await restarts()) - before, 1);
     });
+
+    describe('the old process gone, the new one not started yet (an ExecStartPre, a pull)', () => {
+      /** The unit's job is starting it: activating, no main process. */
+      const starting = async () => {
+        const shown = await host.ssh(`systemctl show ${host.unit} -p ActiveState -p MainPID`);
+        return /ActiveState=activating/.test(shown.stdout) && /MainPID=0\b/.test(shown.stdout);
+      };
+      const untilStarting = () =>
+        waitFor(starting, { timeoutMs: 30_000, intervalMs: 100, message: 'the unit activating with no main process' });
+      const untilReady = () =>
+        waitFor(async () => json(await cli('status', '--json', '--config', config))[0]?.state === 'ready', {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+          message: 'the server ready again',
+        });
+      before(async () => {
+        await untilReady();
+        await host.setStopDelay(0);
+        await host.configureSimulator({ startDelayMs: 5000 });
+      });
+      after(() => host.configureSimulator({ startDelayMs: 0 }));
+
+      it('a second client then follows the load under way: one systemctl restart', async () => {
+        const before = await restarts();
+        const first = await cli('restart', '--config', config);
+        assert.equal(first.code, 0, show(first));
+        await untilStarting();
+        const second = await cli('restart', '--json', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        assert.equal(json(second)[0]!.action, 'attached', show(second));
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        await untilReady();
+        assert.equal((await restarts()) - before, 1);
+      });
+
+      it('a wait that starts then follows the restart to ready (exit 0), not stopped', async () => {
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        await untilStarting();
+        const wait = await cli('wait', '--config', config, '--timeout', '90');
+        assert.equal(wait.code, 0, show(wait));
+        assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+      });
+
+      it('a wait that starts while the old process is still stopping follows the stop, the start and the load', async () => {
+        await host.setStopDelay(3000);
+        try {
+          assert.equal((await cli('restart', '--config', config)).code, 0);
+          const wait = await cli('wait', '--config', config, '--timeout', '90');
+          assert.equal(wait.code, 0, show(wait));
+          assert.ok(
+            wait.stdout.some((l) => /sim: stopping/.test(l)),
+            show(wait),
+          );
+          assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+        } finally {
+          await host.setStopDelay(0);
+        }
+      });
+    });
   });
 });

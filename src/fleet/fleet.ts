@@ -5,114 +5,37 @@
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
-import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
-import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
+import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
 import { targetFor } from '../target/target';
 import type { UnitStatus } from '../engine/events';
-import type { SessionUi } from './sessionFactory';
 import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
-import { JOURNAL_ACCESS_FIX, journalProblem, journalTailCommand, parseJournalJsonLine } from '../engine/sglang/journal';
 import { maskSecrets } from '../util/secrets';
-import type { CheckResult } from '../verify/verifier';
+import type {
+  FleetDeps,
+  FleetEvent,
+  FleetSession,
+  ParserVerification,
+  RestartResult,
+  ServerSnapshot,
+  WaitResult,
+} from './fleetTypes';
+import { waitForServer, type WaitHost } from './wait';
+import { stateChangeLine } from './stateLog';
+import { hostLogs } from './hostLogs';
 
 const RECENT_LOG_LINES = 500;
 /** How long a restart waits for a watch that is still attaching to say what it follows. */
 const ATTACH_WAIT_MS = 10_000;
 import { errorText } from '../util/errors';
-import { describe } from '../present/messages';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
-
-/** One server's session: one connection, or one per node of a multi-node server. */
-export type FleetSession = ServerSession | MultiNodeSession;
-
-export type FleetEvent =
-  | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
-  /** A load ended (`quiet`: a watch resumed on its own found what was known already). */
-  | { readonly type: 'end'; readonly server: ServerProfile; readonly outcome: WatchOutcome; readonly quiet: boolean }
-  | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
-  | {
-      readonly type: 'refused';
-      readonly server: ServerProfile;
-      readonly refusal: Refusal;
-      readonly error: TransportError;
-    }
-  | { readonly type: 'connected'; readonly server: ServerProfile }
-  | {
-      readonly type: 'verified';
-      readonly server: ServerProfile;
-      readonly summary: string;
-      readonly allPassed: boolean | undefined;
-      /** Each check's outcome (none when the verification could not run). */
-      readonly checks: readonly CheckResult[];
-    }
-  /** A watch began, or ended for good. */
-  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
-  /** A port forward opened (`forward`) or closed (undefined). */
-  | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
-
-/** What a parser verification found, as every front shows it (src/verify/report.ts). */
-export interface ParserVerification {
-  readonly summary: string;
-  readonly allPassed: boolean | undefined;
-  readonly table: string;
-  /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
-  readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
-}
-
-export interface NodeSnapshot {
-  readonly label: string;
-  readonly host: string;
-  readonly state: LoadState | undefined;
-}
-
-/** One server as every front shows it. */
-export interface ServerSnapshot {
-  readonly server: ServerProfile;
-  readonly state: LoadState | undefined;
-  /** Something watches it now (a load, or the steady state). */
-  readonly watching: boolean;
-  /** A load is followed: a second restart would wait. */
-  readonly loading: boolean;
-  readonly refusal: Refusal | undefined;
-  /** The last parser verification, in one line. */
-  readonly verification: string | undefined;
-  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
-  readonly verificationTable?: string;
-  /** Per node, rank 0 first, for a multi-node server. */
-  readonly nodes?: readonly NodeSnapshot[];
-  /** The local port forwarded to the server's url, if any. */
-  readonly forwardedPort?: number;
-}
-
-export interface FleetDeps {
-  readonly ui: SessionUi;
-  readonly log: (level: LogLevel, message: string) => void;
-  /** Where the load history lives (VS Code's globalState, a file for the CLI). */
-  readonly history: MementoLike;
-  /** The API key of a server, if one is stored for it. */
-  readonly apiKey?: (serverName: string) => Promise<string | undefined>;
-  /** Builds a session (default: SSH or local, see sessionFactory). */
-  readonly createSession?: (server: ServerProfile, settings: Settings) => Promise<ServerSession>;
-}
-
-/** How a restart request was met. */
-export type RestartResult =
-  | { readonly kind: 'restarted'; readonly outcome: Promise<WatchOutcome | undefined> }
-  /** A load was already under way (here, or started by someone else): followed, not restarted. */
-  | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
-
-export type WaitResult =
-  /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */
-  | { readonly kind: 'ready' | 'failed' | 'stopped' | 'stalled'; readonly snapshot: ServerSnapshot }
-  | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };
 
 export class Fleet {
   private settings: Settings | undefined;
@@ -487,21 +410,8 @@ export class Fleet {
 
   /** Each change of state word or phase is a log line (every front's log, and `logs`). */
   private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
-    if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
-      const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
-      const level: LogLevel =
-        state.verdict === 'failed' || state.verdict === 'unreachable'
-          ? 'error'
-          : state.verdict === 'stalled' || state.verdict === 'unhealthy'
-            ? 'warn'
-            : 'info';
-      this.log(level, `[${server.name}] ${describe(state)}${why}`);
-    } else if (state.activity && state.activity.kind !== previous.activity?.kind) {
-      // A named quiet step begins: said in the log, in the extension's words.
-      this.log('info', `[${server.name}] ${describe(state)}`);
-    } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
-      this.log('trace', `[${server.name}] ${state.lastSignal.text}`);
-    }
+    const line = stateChangeLine(state, previous);
+    if (line) this.log(line.level, `[${server.name}] ${line.text}`);
   }
 
   private async onEnd(
@@ -546,66 +456,22 @@ export class Fleet {
   }
 
   /**
-   * Waits until the server is ready, failed or stopped, at most `timeoutMs`: what agents and
-   * scripts call instead of a polling loop. Attaches first when nothing watches it. A load that
-   * becomes stalled during the wait ends it as `stalled` (the agent reads the logs); a load
-   * already stalled when the wait begins is waited on (that wait is the agent's choice to go on).
+   * Waits until the server is ready, failed or stopped, at most `timeoutMs` (see wait.ts).
    */
-  async waitFor(
+  waitFor(
     server: ServerProfile,
     options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
   ): Promise<WaitResult> {
-    const settled = (s: LoadState | undefined): 'ready' | 'failed' | 'stopped' | undefined =>
-      s === undefined
-        ? undefined
-        : s.verdict === 'ready'
-          ? 'ready'
-          : s.verdict === 'failed'
-            ? 'failed'
-            : s.verdict === 'stopped'
-              ? 'stopped'
-              : undefined;
-    const session = await this.sessionFor(server);
-    if (!session.watching)
-      void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
-    return new Promise<WaitResult>((resolve) => {
-      // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
-      let movedSinceStart: boolean | undefined;
-      const finish = (kind: WaitResult['kind']) => {
-        clearTimeout(timer);
-        subscription.dispose();
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve({ kind, snapshot: this.snapshot(server) } as WaitResult);
-      };
-      const check = () => {
-        const snapshot = this.snapshot(server);
-        const state = snapshot.state;
-        // Only a state of the load under way counts: a steady watch's ready, or a load's end.
-        const verdict = snapshot.loading ? undefined : settled(state);
-        const stalled = state?.verdict === 'stalled';
-        if (verdict) finish(verdict);
-        else if (stalled && movedSinceStart === true) finish('stalled');
-        else if (snapshot.refusal && !snapshot.watching) finish('not watched');
-        if (!stalled) movedSinceStart = true;
-        else movedSinceStart ??= false;
-      };
-      const onAbort = () => finish('cancelled');
-      const timer = setTimeout(() => finish('timeout'), Math.max(0, options.timeoutMs));
-      const subscription = this.onEvent((event) => {
-        if (event.server.name !== server.name) return;
-        if (event.type === 'state') options.onChange?.(this.snapshot(server));
-        if (event.type === 'watching' && !event.watching) {
-          const verdict = settled(this.snapshot(server).state);
-          finish(verdict ?? 'not watched');
-          return;
-        }
-        check();
-      });
-      if (options.signal?.aborted) return onAbort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      // A session under steady watch that is loading again must not count as ready: check() waits for the load.
-      setImmediate(check);
-    });
+    return waitForServer({ ...this.waitHost(), log: this.log }, server, options);
+  }
+
+  private waitHost(): Omit<WaitHost, 'log'> {
+    return {
+      snapshot: (s) => this.snapshot(s),
+      onEvent: (l) => this.onEvent(l),
+      sessionFor: (s) => this.sessionFor(s),
+      watch: (s, mode) => this.watch(s, mode),
+    };
   }
 
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
@@ -648,52 +514,7 @@ export class Fleet {
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
       const session = await this.connect(server);
-      // A multi-node server: every node's journal, merged by time, each line naming its node.
-      // A single server: its target's log (the unit's journal, or the container's `docker logs`).
-      const target = targetFor(server);
-      const sources =
-        session instanceof MultiNodeSession
-          ? session.nodes.map(({ node, session: s }) => ({
-              transport: s.transport,
-              tail: journalTailCommand(node.unit, n),
-              parse: parseJournalJsonLine,
-              prefix: `${node.label}: `,
-            }))
-          : [
-              {
-                transport: session.transport,
-                tail: target.logTailCommand(n),
-                parse: (line: string) => target.parseLogLine(line),
-                prefix: '',
-              },
-            ];
-      const results = await Promise.all(
-        sources.map((source) => source.transport.exec(source.tail, { timeoutMs: 20_000 })),
-      );
-      const entries = results.flatMap((result, i) =>
-        result.stdout
-          .split('\n')
-          .map((line) => sources[i]!.parse(line))
-          .filter((e): e is NonNullable<typeof e> => e !== undefined)
-          .map((e) => ({
-            at: e.at,
-            text: maskSecrets(
-              `${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`,
-            ),
-          })),
-      );
-      const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
-      const problem = results
-        .map((result, i) => {
-          const why = journalProblem(result.stderr.split('\n').filter(Boolean), result.code);
-          return why && `${sources[i]!.prefix}${why}`;
-        })
-        .find(Boolean);
-      return {
-        journal,
-        log,
-        ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${JOURNAL_ACCESS_FIX}` } : {}),
-      };
+      return { ...(await hostLogs(session, server, n)), log };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };
     }
@@ -765,3 +586,13 @@ export class Fleet {
 }
 
 export { AlreadyWatchingError };
+export type {
+  FleetDeps,
+  FleetEvent,
+  FleetSession,
+  NodeSnapshot,
+  ParserVerification,
+  RestartResult,
+  ServerSnapshot,
+  WaitResult,
+} from './fleetTypes';

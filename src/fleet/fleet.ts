@@ -6,7 +6,7 @@
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
+import { isAttached, isFinished, type LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
@@ -21,6 +21,7 @@ import type {
   FleetEvent,
   FleetSession,
   ParserVerification,
+  RestartOptions,
   RestartResult,
   ServerSnapshot,
   WaitResult,
@@ -28,10 +29,15 @@ import type {
 import { waitForServer, type WaitHost } from './wait';
 import { stateChangeLine } from './stateLog';
 import { hostLogs } from './hostLogs';
+import { decideRestart, type RestartDecision } from './restartRule';
+import { observe, whenRestartIssued } from './observe';
+import { FleetError } from './fleetError';
 
 const RECENT_LOG_LINES = 500;
 /** How long a restart waits for a watch that is still attaching to say what it follows. */
 const ATTACH_WAIT_MS = 10_000;
+/** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
+const ISSUE_WAIT_MS = 60_000;
 import { errorText } from '../util/errors';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
@@ -54,26 +60,16 @@ export class Fleet {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
   private readonly recentLog = new Map<string, RingBuffer<string>>();
-  private readonly log: (level: LogLevel, message: string) => void;
   readonly insights: LoadInsights;
   private readonly forwards: PortForwards;
   private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
     this.insights = new LoadInsights(deps.history);
-    this.log = (level, message) => {
-      const name = /^\[([^\]]+)\]/.exec(message)?.[1];
-      if (name !== undefined && level !== 'trace') {
-        let buffer = this.recentLog.get(name);
-        if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
-        buffer.push(`${new Date().toISOString()} ${level} ${message}`);
-      }
-      deps.log(level, message);
-    };
     this.forwards = new PortForwards({
       // The server as configured now: a changed login or key gets the new session.
       connect: (server) => this.connect(this.server(server.name) ?? server),
-      log: this.log,
+      log: (level, message, name) => this.record(name, level, message),
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
   }
@@ -171,7 +167,7 @@ export class Fleet {
       const session = await pending;
       if (this.disposed) {
         session.dispose();
-        throw new Error('the fleet was closed');
+        throw new FleetError('closed', 'the fleet was closed');
       }
       this.sessions.set(server.name, session);
       return session;
@@ -206,10 +202,12 @@ export class Fleet {
     nodeLabel?: string,
   ): Promise<ServerSession> {
     const settings = this.requireSettings();
+    // Every line of the session is its server's (the name is known here, not read back from the line).
     const log: (level: LogLevel, message: string) => void =
       nodeLabel === undefined
-        ? this.log
-        : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
+        ? (level, message) => this.record(server.name, level, message)
+        : (level, message) =>
+            this.record(server.name, level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
       ? await this.deps.createSession(profile, settings)
       : await import('./sessionFactory').then(({ createSession }) =>
@@ -234,6 +232,15 @@ export class Fleet {
     }
   }
 
+  /**
+   * The state of a server now, for a front that has just started: at once when it is watched
+   * already, else after the attach's first full look (nothing is restarted), at most `timeoutMs`.
+   * The caller connects first (a refusal is its own answer).
+   */
+  status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
+    return observe(this, server, options);
+  }
+
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
     const session = await this.connect(server);
@@ -241,30 +248,90 @@ export class Fleet {
   }
 
   /**
-   * Restarts a server, unless a load is already under way: one this fleet follows, or one
-   * someone else started (the unit is activating since less than the load timeout), which is
-   * then followed instead (`force` restarts anyway). So two clients asking at once restart once.
+   * The restart rule (restartRule.ts, docs/restart-rule.md), the one verb every front calls:
+   * restarts the server unless a load is under way (one this fleet follows, or one someone else
+   * started), which is then followed instead; `force` restarts anyway. So two clients asking at
+   * once restart once. A restart resolves once the host has it (`issued`), or after
+   * `issueTimeoutMs` (`issued` false: what the snapshot says is why). Refused connections throw
+   * the TransportError (a `refused` event too).
    */
-  async restart(server: ServerProfile, options: { force?: boolean } = {}): Promise<RestartResult> {
+  async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartResult> {
+    return (await this.restartAsking(server, options)) as RestartResult;
+  }
+
+  /**
+   * `restart` for a front that can ask its user: `choose` is asked when a load is under way
+   * (follow it, restart anyway, or cancel), `confirm` before a restart the rule allows (false:
+   * nothing is restarted). Undefined when the user cancelled.
+   */
+  async restartAsking(
+    server: ServerProfile,
+    options: RestartOptions & {
+      choose?: (reason: string) => Promise<'follow' | 'restart' | 'cancel'>;
+      confirm?: () => Promise<boolean>;
+    },
+  ): Promise<RestartResult | undefined> {
     const session = await this.connect(server);
+    let force = options.force === true;
+    let { decision, unitBefore } = await this.decide(session, force);
+    if (decision.action === 'follow' && options.choose) {
+      const choice = await options.choose(decision.reason);
+      if (choice === 'cancel') return undefined;
+      force = choice === 'restart';
+      // The user took their time: what is under way now is looked at again (and looked at by the restart).
+      unitBefore = undefined;
+      decision = force ? { action: 'restart' } : (await this.decide(session, false)).decision;
+      if (decision.action === 'restart') decision = { action: 'follow', reason: 'following the load as asked' };
+    } else if (decision.action === 'restart' && !force && options.confirm) {
+      if (!(await options.confirm())) return undefined;
+      ({ decision } = await this.decide(session, false));
+      unitBefore = undefined;
+    }
+    if (decision.action === 'follow') {
+      const outcome = session.busy ? session.whenLoadEnds() : this.watch(server, 'attach');
+      return { kind: 'attached', reason: decision.reason, outcome };
+    }
+    if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
+    if (session.busy) session.stop('restarted again (force)');
+    const since = Date.now();
+    const outcome = this.watch(server, 'restart', false, unitBefore);
+    const { issued, snapshot } = await whenRestartIssued(this, server, {
+      timeoutMs: options.issueTimeoutMs ?? ISSUE_WAIT_MS,
+      since,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return { kind: 'restarted', outcome, issued, snapshot };
+  }
+
+  /** The restart rule applied to what the fleet and the host say now. */
+  private async decide(
+    session: FleetSession,
+    force: boolean,
+  ): Promise<{ decision: RestartDecision; unitBefore?: UnitStatus }> {
+    const request = { force, now: Date.now(), loadTimeoutMs: this.requireSettings().loadTimeoutMs };
+    if (force) return { decision: decideRestart({ kind: 'followed' }, request) };
+    const server = session.profile;
     // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
     if (session.busy) await this.untilAttached(server, ATTACH_WAIT_MS);
-    if (session.busy && !options.force) {
-      return {
-        kind: 'attached',
-        reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)',
-        outcome: session.whenLoadEnds(),
-      };
+    if (session.busy) return { decision: decideRestart({ kind: 'followed' }, request) };
+    let unit: UnitStatus;
+    try {
+      unit = (await targetFor(server).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 })))
+        .unit;
+    } catch {
+      return { decision: decideRestart({ kind: 'unknown' }, request) };
     }
-    let unitBefore: UnitStatus | undefined;
-    if (!options.force) {
-      const look = await this.loadUnderWay(session);
-      if (look.underWay) return { kind: 'attached', reason: look.underWay, outcome: this.watch(server, 'attach') };
-      // One connection's look: only a single-node restart can skip its own.
-      if (session instanceof ServerSession) unitBefore = look.unit;
+    const named = { ...unit, id: unit.id ?? server.unit };
+    let decision = decideRestart({ kind: 'unit', unit: named }, request);
+    if (decision.action === 'ask health') {
+      const health = await session.client.health();
+      const serving = health.kind === 'http' && health.status === 200;
+      decision = decideRestart({ kind: 'unit', unit: named, serving }, request);
     }
-    if (session.busy) session.stop('restarted again (force)');
-    return { kind: 'restarted', outcome: this.watch(server, 'restart', false, unitBefore) };
+    // One connection's look: the restart of a single-node server uses it instead of its own.
+    return decision.action === 'restart' && session instanceof ServerSession
+      ? { decision, unitBefore: unit }
+      : { decision };
   }
 
   /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
@@ -290,34 +357,6 @@ export class Fleet {
     });
   }
 
-  /** Why the unit is loading already (someone else restarted it), or undefined. */
-  /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
-  private async loadUnderWay(
-    session: FleetSession,
-  ): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
-    const settings = this.requireSettings();
-    let unit: UnitStatus;
-    try {
-      unit = (
-        await targetFor(session.profile).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 }))
-      ).unit;
-    } catch {
-      return {};
-    }
-    const startedAt = unit.execMainStartedAt;
-    if (unit.activeState === 'deactivating')
-      return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
-    if (!isAlive(unit) || startedAt === undefined) return { unit };
-    const age = Date.now() - startedAt;
-    if (age > settings.loadTimeoutMs) return { unit };
-    const loading = `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
-    if (unit.activeState === 'activating') return { underWay: loading };
-    // A Type=simple unit is `active` for its whole load: the server itself says whether it serves.
-    const health = await session.client.health();
-    const serving = health.kind === 'http' && health.status === 200;
-    return serving ? { unit } : { underWay: loading };
-  }
-
   /**
    * Restarts or attaches and watches in the background; resolves with how the load ended. With
    * watchAfterReady the watch goes on after that, and its events keep coming.
@@ -341,9 +380,10 @@ export class Fleet {
       this.verification.delete(server.name);
       this.verificationTables.delete(server.name);
     }
-    this.log(
+    this.say(
+      server.name,
       'info',
-      `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`,
+      `${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`,
     );
     let first = true;
     const watching = session.watch(
@@ -402,7 +442,7 @@ export class Fleet {
       started.push(server.name);
       void this.watch(server, 'attach', true).catch((error) => {
         this.firstLook.delete(server.name);
-        this.log('warn', `[${server.name}] Cannot watch: ${errorText(error)}`);
+        this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
     }
     return started;
@@ -411,7 +451,7 @@ export class Fleet {
   /** Each change of state word or phase is a log line (every front's log, and `logs`). */
   private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
     const line = stateChangeLine(state, previous);
-    if (line) this.log(line.level, `[${server.name}] ${line.text}`);
+    if (line) this.say(server.name, line.level, line.text);
   }
 
   private async onEnd(
@@ -422,9 +462,10 @@ export class Fleet {
   ): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed')
       await this.insights.record(server.name, server.unit, outcome);
-    this.log(
+    this.say(
+      server.name,
       'info',
-      `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
+      `${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
     );
     this.events.fire({ type: 'end', server, outcome, quiet });
     if (this.stale.has(session) && session.watching) {
@@ -462,15 +503,16 @@ export class Fleet {
     server: ServerProfile,
     options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
   ): Promise<WaitResult> {
-    return waitForServer({ ...this.waitHost(), log: this.log }, server, options);
+    return waitForServer(this.waitHost(), server, options);
   }
 
-  private waitHost(): Omit<WaitHost, 'log'> {
+  private waitHost(): WaitHost {
     return {
       snapshot: (s) => this.snapshot(s),
       onEvent: (l) => this.onEvent(l),
       sessionFor: (s) => this.sessionFor(s),
       watch: (s, mode) => this.watch(s, mode),
+      say: (name, level, text) => this.say(name, level, text),
     };
   }
 
@@ -551,7 +593,7 @@ export class Fleet {
     const previous = this.refusals.get(server.name);
     this.refusals.set(server.name, refusal);
     if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
-    this.log('error', `[${server.name}] ${error.message}`);
+    this.say(server.name, 'error', `${error.message}`);
     this.events.fire({ type: 'refused', server, refusal, error });
   }
 
@@ -559,8 +601,22 @@ export class Fleet {
     if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
   }
 
+  /** A line about one server: every front's log, and the server's own recent lines (`logs`). */
+  private say(name: string, level: LogLevel, text: string): void {
+    this.record(name, level, `[${name}] ${text}`);
+  }
+
+  private record(name: string, level: LogLevel, line: string): void {
+    if (level !== 'trace') {
+      let buffer = this.recentLog.get(name);
+      if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
+      buffer.push(`${new Date().toISOString()} ${level} ${line}`);
+    }
+    this.deps.log(level, line);
+  }
+
   private requireSettings(): Settings {
-    if (!this.settings) throw new Error('the Kimi settings are not valid');
+    if (!this.settings) throw new FleetError('settings', 'the Kimi settings are not valid');
     return this.settings;
   }
 
@@ -592,6 +648,7 @@ export type {
   FleetSession,
   NodeSnapshot,
   ParserVerification,
+  RestartOptions,
   RestartResult,
   ServerSnapshot,
   WaitResult,

@@ -86,9 +86,24 @@ export interface FleetDeps {
 
 /** How a restart request was met. */
 export type RestartResult =
-  | { readonly kind: 'restarted'; readonly outcome: Promise<WatchOutcome | undefined> }
+  /** `issued`: the host has the restart (false after the issue timeout: `snapshot` says why). */
+  | {
+      readonly kind: 'restarted';
+      readonly outcome: Promise<WatchOutcome | undefined>;
+      readonly issued: boolean;
+      readonly snapshot: ServerSnapshot;
+    }
   /** A load was already under way (here, or started by someone else): followed, not restarted. */
   | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
+
+export interface RestartOptions {
+  /** Restart even if a load is under way. */
+  readonly force?: boolean;
+  /** How long the restart waits for the host to have it (default 60 s). */
+  readonly issueTimeoutMs?: number;
+  /** Stops waiting for the host (the restart itself is not taken back). */
+  readonly signal?: AbortSignal;
+}
 
 export type WaitResult =
   /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */

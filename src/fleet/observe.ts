@@ -22,7 +22,7 @@ export function firstRoundDone(state: LoadState): boolean {
  * server): a server already watched is reported at once; otherwise the fleet attaches (nothing
  * is restarted) and this resolves after the first full probe round, or after `timeoutMs` with
  * what is known by then. The caller connects first (a refusal is its own answer).
- * TODO(fleet): a `Fleet.status(server, { timeoutMs })` verb would keep this below the fronts.
+ * (`Fleet.status` is this verb.)
  */
 export function observe(
   fleet: Fleet,
@@ -54,11 +54,10 @@ export function observe(
 }
 
 /**
- * After `fleet.restart` returned `restarted`: resolves once the host has the restart (the unit
- * was seen again after `systemctl restart` returned), or it was refused (failure), or the
- * connection went away, or `timeoutMs` passed. A front that exits right after a restart waits
- * for this, else it could leave before the command reached the host.
- * TODO(fleet): `restart` could return this as `issued: Promise<...>`.
+ * Resolves once the host has a restart asked at `since` (the unit was seen again after
+ * `systemctl restart` returned), or it was refused (failure), or the connection went away, or
+ * `timeoutMs` passed. `Fleet.restart` waits for this before it answers (its `issued`), so that
+ * no front reports "restarting" (or exits) before the command reached the host.
  */
 export function whenRestartIssued(
   fleet: Fleet,

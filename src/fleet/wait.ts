@@ -11,7 +11,8 @@ export interface WaitHost {
   onEvent(listener: (event: FleetEvent) => void): { dispose(): void };
   sessionFor(server: ServerProfile): Promise<FleetSession>;
   watch(server: ServerProfile, mode: 'attach'): Promise<WatchOutcome | undefined>;
-  log(level: LogLevel, message: string): void;
+  /** A log line about a server. */
+  say(server: string, level: LogLevel, text: string): void;
 }
 
 /**
@@ -37,7 +38,7 @@ export async function waitForServer(
             : undefined;
   const session = await fleet.sessionFor(server);
   if (!session.watching)
-    void fleet.watch(server, 'attach').catch((error) => fleet.log('warn', `[${server.name}] ${errorText(error)}`));
+    void fleet.watch(server, 'attach').catch((error) => fleet.say(server.name, 'warn', errorText(error)));
   return new Promise<WaitResult>((resolve) => {
     // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
     let movedSinceStart: boolean | undefined;

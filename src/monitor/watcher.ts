@@ -6,7 +6,7 @@ import { rootCause } from '../engine/rootCause';
 import { targetFor, type ServiceTarget } from '../target/target';
 import type { SglangClient } from '../engine/sglang/sglangHttp';
 import { judgeCompletion, judgeHealth } from '../engine/sglang/sglangResponses';
-import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
+import { isNewRun, isStarting, NO_RUN_YET, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../engine/events';
 import {
   initialState,
@@ -310,10 +310,11 @@ export class LoadWatcher {
 
   private async attachToCurrentRun(): Promise<void> {
     const unit = await this.showUnit();
-    if (unit.activeState === 'deactivating') {
-      // Someone is stopping (or restarting) it right now: follow that, as after our own restart.
+    if (unit.activeState === 'deactivating' || isStarting(unit)) {
+      // Someone is stopping (or restarting) it right now, or its start has no process yet: follow
+      // that, as after our own restart (a start's InvocationID is already the new run's).
       this.apply({ kind: 'restartRequested', at: this.now(), external: true });
-      this.awaitingRunAfter = processKey(unit);
+      this.awaitingRunAfter = isStarting(unit) ? NO_RUN_YET : processKey(unit);
       this.stopSeen = true;
       this.apply({ kind: 'unit', at: this.now(), unit });
       return;

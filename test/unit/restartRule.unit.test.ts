@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
 import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restartRule';
+import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/unitChange';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const LOAD_TIMEOUT = 30 * 60_000;
@@ -85,5 +86,20 @@ describe('restart rule (state x request -> follow / restart / refuse)', () => {
     const refused: RestartSituation = { kind: 'refused', reason: 'host key changed' };
     assert.deepEqual(decide(refused), { action: 'refuse', reason: 'host key changed' });
     assert.deepEqual(decide(refused, true), { action: 'refuse', reason: 'host key changed' });
+  });
+});
+
+describe('a restart followed across its start (unitChange)', () => {
+  it('a start job with no main process yet is not the new run; the process it starts is', () => {
+    const old = unit({ invocationId: 'old' });
+    const starting = unit({ activeState: 'activating', subState: 'start', mainPid: 0, invocationId: 'new' });
+    const started = unit({ activeState: 'active', mainPid: 5151, invocationId: 'new', execMainStartedAt: NOW });
+    assert.equal(isNewRun(processKey(old), starting), false);
+    assert.equal(isNewRun(processKey(old), started), true);
+    // A watch that attaches during the start: its InvocationID is already the new run's.
+    assert.equal(isNewRun(NO_RUN_YET, starting), false);
+    assert.equal(isNewRun(NO_RUN_YET, started), true);
+    // ...not a leftover state of the old run, read as the new supervisor starts.
+    assert.equal(isNewRun(NO_RUN_YET, unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 })), false);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import { isAttached, isFinished, type LoadState } from '../monitor/loadState';
+import type { LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
 import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
@@ -29,13 +29,12 @@ import type {
 import { waitForServer, type WaitHost } from './wait';
 import { stateChangeLine } from './stateLog';
 import { hostLogs } from './hostLogs';
-import { decideRestart, type RestartDecision } from './restartRule';
+import { verifyParsersOn } from './verification';
+import { lookBeforeRestart, type LookHost } from './restartLook';
 import { observe, whenRestartIssued } from './observe';
 import { FleetError } from './fleetError';
 
 const RECENT_LOG_LINES = 500;
-/** How long a restart waits for a watch that is still attaching to say what it follows. */
-const ATTACH_WAIT_MS = 10_000;
 /** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
 const ISSUE_WAIT_MS = 60_000;
 import { errorText } from '../util/errors';
@@ -273,18 +272,22 @@ export class Fleet {
   ): Promise<RestartResult | undefined> {
     const session = await this.connect(server);
     let force = options.force === true;
-    let { decision, unitBefore } = await this.decide(session, force);
+    let { decision, unitBefore } = await lookBeforeRestart(this.lookHost(), session, force);
     if (decision.action === 'follow' && options.choose) {
       const choice = await options.choose(decision.reason);
       if (choice === 'cancel') return undefined;
       force = choice === 'restart';
       // The user took their time: what is under way now is looked at again (and looked at by the restart).
       unitBefore = undefined;
-      decision = force ? { action: 'restart' } : (await this.decide(session, false)).decision;
-      if (decision.action === 'restart') decision = { action: 'follow', reason: 'following the load as asked' };
+      if (force) decision = { action: 'restart' };
+      else {
+        // Follow, as asked, whatever is there now (the load may have ended meanwhile: then its state is watched).
+        const now = (await lookBeforeRestart(this.lookHost(), session, false)).decision;
+        decision = now.action === 'follow' ? now : { action: 'follow', reason: 'following the load as asked' };
+      }
     } else if (decision.action === 'restart' && !force && options.confirm) {
       if (!(await options.confirm())) return undefined;
-      ({ decision } = await this.decide(session, false));
+      ({ decision } = await lookBeforeRestart(this.lookHost(), session, false));
       unitBefore = undefined;
     }
     if (decision.action === 'follow') {
@@ -301,60 +304,6 @@ export class Fleet {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     return { kind: 'restarted', outcome, issued, snapshot };
-  }
-
-  /** The restart rule applied to what the fleet and the host say now. */
-  private async decide(
-    session: FleetSession,
-    force: boolean,
-  ): Promise<{ decision: RestartDecision; unitBefore?: UnitStatus }> {
-    const request = { force, now: Date.now(), loadTimeoutMs: this.requireSettings().loadTimeoutMs };
-    if (force) return { decision: decideRestart({ kind: 'followed' }, request) };
-    const server = session.profile;
-    // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
-    if (session.busy) await this.untilAttached(server, ATTACH_WAIT_MS);
-    if (session.busy) return { decision: decideRestart({ kind: 'followed' }, request) };
-    let unit: UnitStatus;
-    try {
-      unit = (await targetFor(server).readState((command) => session.transport.exec(command, { timeoutMs: 20_000 })))
-        .unit;
-    } catch {
-      return { decision: decideRestart({ kind: 'unknown' }, request) };
-    }
-    const named = { ...unit, id: unit.id ?? server.unit };
-    let decision = decideRestart({ kind: 'unit', unit: named }, request);
-    if (decision.action === 'ask health') {
-      const health = await session.client.health();
-      const serving = health.kind === 'http' && health.status === 200;
-      decision = decideRestart({ kind: 'unit', unit: named, serving }, request);
-    }
-    // One connection's look: the restart of a single-node server uses it instead of its own.
-    return decision.action === 'restart' && session instanceof ServerSession
-      ? { decision, unitBefore: unit }
-      : { decision };
-  }
-
-  /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
-  private untilAttached(server: ServerProfile, ms: number): Promise<void> {
-    // Known: not loading, or loading a process it follows. A watch whose state is already final
-    // (stopped, failed) but whose round has not ended is not a load under way either: wait for it.
-    const known = () => {
-      const { loading, state } = this.snapshot(server);
-      if (!loading) return true;
-      return state !== undefined && !isFinished(state) && (isAttached(state) || state.restartRequestedAt !== undefined);
-    };
-    if (known()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        subscription.dispose();
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const subscription = this.onEvent((event) => {
-        if (event.server.name === server.name && known()) done();
-      });
-    });
   }
 
   /**
@@ -520,21 +469,11 @@ export class Fleet {
   async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     const session = await this.connect(server);
     try {
-      const { verifyServer } = await import('../verify/serverVerification');
-      const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
-      const result = await verifyServer(
-        session.transport,
-        session.client,
-        server.unit,
-        log,
-        server.docker ? targetFor(server) : undefined,
-      );
-      const summary = summarize(result);
-      const table = formatTable(result);
+      const { result, summary, table, verdict } = await verifyParsersOn(session, server, log);
       this.verification.set(server.name, summary);
       this.verificationTables.set(server.name, table);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed, checks: result.checks });
-      return { summary, allPassed: result.allPassed, table, verdict: verdictOf(result) };
+      return { summary, allPassed: result.allPassed, table, verdict };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);
@@ -601,6 +540,14 @@ export class Fleet {
     if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
   }
 
+  private lookHost(): LookHost {
+    return {
+      snapshot: (s) => this.snapshot(s),
+      onEvent: (l) => this.onEvent(l),
+      loadTimeoutMs: this.requireSettings().loadTimeoutMs,
+    };
+  }
+
   /** A line about one server: every front's log, and the server's own recent lines (`logs`). */
   private say(name: string, level: LogLevel, text: string): void {
     this.record(name, level, `[${name}] ${text}`);
@@ -642,14 +589,5 @@ export class Fleet {
 }
 
 export { AlreadyWatchingError };
-export type {
-  FleetDeps,
-  FleetEvent,
-  FleetSession,
-  NodeSnapshot,
-  ParserVerification,
-  RestartOptions,
-  RestartResult,
-  ServerSnapshot,
-  WaitResult,
-} from './fleetTypes';
+// The shapes every front reads, where they were before fleetTypes.ts.
+export type * from './fleetTypes';

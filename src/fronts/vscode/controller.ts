@@ -1,13 +1,6 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
-import {
-  activeProfile,
-  localHostRefusal,
-  parseSettings,
-  printable,
-  type ServerProfile,
-  type Settings,
-} from '../../config/config';
+import { activeProfile, localHostRefusal, printable, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
 import type { LoadState } from '../../monitor/loadState';
 import type { FleetSession, RestartResult } from '../../fleet/fleet';
@@ -26,6 +19,7 @@ import { rollingRestartCommand } from './rollingRestartCommand';
 import { addServerCommand } from './addServer';
 import type { ApiKeys } from './apiKeys';
 import { maskSecrets } from '../../util/secrets';
+import { readKimiSettings, reportNoServers, reportSettingsErrors } from './settingsSource';
 import { NoticeGate } from '../../fleet/notices';
 import { BackgroundWatches } from '../../fleet/backgroundWatches';
 
@@ -33,21 +27,6 @@ const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
 const RESUME = 'Resume watching';
 const FORWARD_PORT = 'Forward port';
-const SETTING_KEYS = [
-  'servers',
-  'activeServer',
-  'knownHostsFile',
-  'hostKeyPolicy',
-  'confirmRestart',
-  'pollIntervalSeconds',
-  'loadTimeoutMinutes',
-  'stallSeconds',
-  'unreachableTimeoutMinutes',
-  'notifyWhenReady',
-  'verifyParsersWhenReady',
-  'watchAfterReady',
-  'healthIntervalSeconds',
-];
 
 /**
  * The VS Code shell over the fleet: settings from the configuration, the commands' dialogs, and
@@ -266,7 +245,7 @@ export class Controller implements vscode.Disposable {
 
   async selectServer(): Promise<void> {
     if (!this.settings) return this.reportSettingsErrors();
-    if (this.settings.servers.length === 0) return this.reportNoServers();
+    if (this.settings.servers.length === 0) return reportNoServers();
     const active = activeProfile(this.settings);
     const picked = await vscode.window.showQuickPick(
       this.fleet.snapshots().map(({ server, state }) => ({
@@ -533,24 +512,12 @@ export class Controller implements vscode.Disposable {
       return named;
     }
     const server = activeProfile(this.settings);
-    if (!server) this.reportNoServers();
+    if (!server) reportNoServers();
     return server;
   }
 
   private reportSettingsErrors(): void {
-    const first = this.settingsErrors[0] ?? 'unknown error';
-    const more = this.settingsErrors.length > 1 ? ` (and ${this.settingsErrors.length - 1} more: see the log)` : '';
-    void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.');
-    });
-  }
-
-  private reportNoServers(): void {
-    void vscode.window
-      .showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings')
-      .then((choice) => {
-        if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
-      });
+    reportSettingsErrors(this.settingsErrors);
   }
 
   /** What the load dashboard shows: the active server's load. */
@@ -590,13 +557,7 @@ export class Controller implements vscode.Disposable {
 
   private loadSettings(): void {
     this.settingsLoaded = true;
-    const config = vscode.workspace.getConfiguration('kimi');
-    const raw: Record<string, unknown> = {};
-    for (const key of SETTING_KEYS) {
-      const value = config.get(key);
-      if (value !== undefined) raw[key] = value;
-    }
-    const result = parseSettings(raw);
+    const result = readKimiSettings();
     if (result.ok) {
       this.fleet.configure(result.settings);
       this.loadedSettings = result.settings;

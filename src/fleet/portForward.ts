@@ -33,6 +33,7 @@ import {
   type ForwardInfo,
   type ForwardTarget,
 } from './forwardPlan';
+import { FleetError } from './fleetError';
 
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;
@@ -276,7 +277,7 @@ export class PortForwards {
     }
     if (this.disposed) {
       await forward.close('the fleet was closed');
-      throw new Error('the fleet was closed');
+      throw new FleetError('closed', 'the fleet was closed');
     }
     this.forwards.set(server.name, forward);
     forward.onClosed(() => {

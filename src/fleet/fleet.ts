@@ -5,116 +5,42 @@
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
-import type { MementoLike } from '../monitor/history';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import type { LoadBreakdown } from '../monitor/loadBreakdown';
-import { isAlive, isAttached, isFinished, type LoadState } from '../monitor/loadState';
+import type { LoadState } from '../monitor/loadState';
 import { AlreadyWatchingError, ServerSession } from '../monitor/session';
-import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from '../monitor/watcher';
+import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
-import { LOG_ACCESS_FIX, targetFor, targetIo } from '../target/target';
+import { targetFor } from '../target/target';
 import type { UnitStatus } from '../engine/events';
-import type { SessionUi } from './sessionFactory';
 import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
 import { RingBuffer } from '../monitor/ringBuffer';
 import { maskSecrets } from '../util/secrets';
-import type { CheckResult } from '../verify/verifier';
+import type {
+  FleetDeps,
+  FleetEvent,
+  FleetSession,
+  ParserVerification,
+  RestartOptions,
+  RestartResult,
+  ServerSnapshot,
+  WaitResult,
+} from './fleetTypes';
+import { waitForServer, type WaitHost } from './wait';
+import { stateChangeLine } from './stateLog';
+import { hostLogs } from './hostLogs';
+import { verifyParsersOn } from './verification';
+import { lookBeforeRestart, type LookHost } from './restartLook';
+import { observe, whenRestartIssued } from './observe';
+import { FleetError } from './fleetError';
 
 const RECENT_LOG_LINES = 500;
-/** How long a restart waits for a watch that is still attaching to say what it follows. */
-const ATTACH_WAIT_MS = 10_000;
+/** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
+const ISSUE_WAIT_MS = 60_000;
 import { errorText } from '../util/errors';
-import { describe } from '../present/messages';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
-
-/** One server's session: one connection, or one per node of a multi-node server. */
-export type FleetSession = ServerSession | MultiNodeSession;
-
-export type FleetEvent =
-  | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
-  /** A load ended (`quiet`: a watch resumed on its own found what was known already). */
-  | { readonly type: 'end'; readonly server: ServerProfile; readonly outcome: WatchOutcome; readonly quiet: boolean }
-  | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
-  | {
-      readonly type: 'refused';
-      readonly server: ServerProfile;
-      readonly refusal: Refusal;
-      readonly error: TransportError;
-    }
-  | { readonly type: 'connected'; readonly server: ServerProfile }
-  | {
-      readonly type: 'verified';
-      readonly server: ServerProfile;
-      readonly summary: string;
-      readonly allPassed: boolean | undefined;
-      /** Each check's outcome (none when the verification could not run). */
-      readonly checks: readonly CheckResult[];
-    }
-  /** A watch began, or ended for good. */
-  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
-  /** A port forward opened (`forward`) or closed (undefined). */
-  | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
-
-/** What a parser verification found, as every front shows it (src/verify/report.ts). */
-export interface ParserVerification {
-  readonly summary: string;
-  readonly allPassed: boolean | undefined;
-  readonly table: string;
-  /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
-  readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
-}
-
-export interface NodeSnapshot {
-  readonly label: string;
-  readonly host: string;
-  readonly state: LoadState | undefined;
-}
-
-/** One server as every front shows it. */
-export interface ServerSnapshot {
-  readonly server: ServerProfile;
-  readonly state: LoadState | undefined;
-  /** Something watches it now (a load, or the steady state). */
-  readonly watching: boolean;
-  /** A load is followed: a second restart would wait. */
-  readonly loading: boolean;
-  readonly refusal: Refusal | undefined;
-  /** The last parser verification, in one line. */
-  readonly verification: string | undefined;
-  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
-  readonly verificationTable?: string;
-  /** Per node, rank 0 first, for a multi-node server. */
-  readonly nodes?: readonly NodeSnapshot[];
-  /** The local port forwarded to the server's url, if any. */
-  readonly forwardedPort?: number;
-  /** The last load that reached ready, explained (phases, rates, against the loads before it). */
-  readonly lastLoad?: LoadBreakdown;
-}
-
-export interface FleetDeps {
-  readonly ui: SessionUi;
-  readonly log: (level: LogLevel, message: string) => void;
-  /** Where the load history lives (VS Code's globalState, a file for the CLI). */
-  readonly history: MementoLike;
-  /** The API key of a server, if one is stored for it. */
-  readonly apiKey?: (serverName: string) => Promise<string | undefined>;
-  /** Builds a session (default: SSH or local, see sessionFactory). */
-  readonly createSession?: (server: ServerProfile, settings: Settings) => Promise<ServerSession>;
-}
-
-/** How a restart request was met. */
-export type RestartResult =
-  | { readonly kind: 'restarted'; readonly outcome: Promise<WatchOutcome | undefined> }
-  /** A load was already under way (here, or started by someone else): followed, not restarted. */
-  | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
-
-export type WaitResult =
-  /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */
-  | { readonly kind: 'ready' | 'failed' | 'stopped' | 'stalled'; readonly snapshot: ServerSnapshot }
-  | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };
 
 export class Fleet {
   private settings: Settings | undefined;
@@ -133,26 +59,16 @@ export class Fleet {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
   private readonly recentLog = new Map<string, RingBuffer<string>>();
-  private readonly log: (level: LogLevel, message: string) => void;
   readonly insights: LoadInsights;
   private readonly forwards: PortForwards;
   private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
     this.insights = new LoadInsights(deps.history);
-    this.log = (level, message) => {
-      const name = /^\[([^\]]+)\]/.exec(message)?.[1];
-      if (name !== undefined && level !== 'trace') {
-        let buffer = this.recentLog.get(name);
-        if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
-        buffer.push(`${new Date().toISOString()} ${level} ${message}`);
-      }
-      deps.log(level, message);
-    };
     this.forwards = new PortForwards({
       // The server as configured now: a changed login or key gets the new session.
       connect: (server) => this.connect(this.server(server.name) ?? server),
-      log: this.log,
+      log: (level, message, name) => this.record(name, level, message),
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
   }
@@ -252,7 +168,7 @@ export class Fleet {
       const session = await pending;
       if (this.disposed) {
         session.dispose();
-        throw new Error('the fleet was closed');
+        throw new FleetError('closed', 'the fleet was closed');
       }
       this.sessions.set(server.name, session);
       return session;
@@ -287,10 +203,12 @@ export class Fleet {
     nodeLabel?: string,
   ): Promise<ServerSession> {
     const settings = this.requireSettings();
+    // Every line of the session is its server's (the name is known here, not read back from the line).
     const log: (level: LogLevel, message: string) => void =
       nodeLabel === undefined
-        ? this.log
-        : (level, message) => this.log(level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
+        ? (level, message) => this.record(server.name, level, message)
+        : (level, message) =>
+            this.record(server.name, level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
     const session = this.deps.createSession
       ? await this.deps.createSession(profile, settings)
       : await import('./sessionFactory').then(({ createSession }) =>
@@ -315,6 +233,15 @@ export class Fleet {
     }
   }
 
+  /**
+   * The state of a server now, for a front that has just started: at once when it is watched
+   * already, else after the attach's first full look (nothing is restarted), at most `timeoutMs`.
+   * The caller connects first (a refusal is its own answer).
+   */
+  status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
+    return observe(this, server, options);
+  }
+
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
     const session = await this.connect(server);
@@ -322,79 +249,63 @@ export class Fleet {
   }
 
   /**
-   * Restarts a server, unless a load is already under way: one this fleet follows, or one
-   * someone else started (the unit is activating since less than the load timeout), which is
-   * then followed instead (`force` restarts anyway). So two clients asking at once restart once.
+   * The restart rule (restartRule.ts, docs/restart-rule.md), the one verb every front calls:
+   * restarts the server unless a load is under way (one this fleet follows, or one someone else
+   * started), which is then followed instead; `force` restarts anyway. So two clients asking at
+   * once restart once. A restart resolves once the host has it (`issued`), or after
+   * `issueTimeoutMs` (`issued` false: what the snapshot says is why). Refused connections throw
+   * the TransportError (a `refused` event too).
    */
-  async restart(server: ServerProfile, options: { force?: boolean } = {}): Promise<RestartResult> {
+  async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartResult> {
+    return (await this.restartAsking(server, options)) as RestartResult;
+  }
+
+  /**
+   * `restart` for a front that can ask its user: `choose` is asked when a load is under way
+   * (follow it, restart anyway, or cancel), `confirm` before a restart the rule allows (false:
+   * nothing is restarted). Undefined when the user cancelled.
+   */
+  async restartAsking(
+    server: ServerProfile,
+    options: RestartOptions & {
+      choose?: (reason: string) => Promise<'follow' | 'restart' | 'cancel'>;
+      confirm?: () => Promise<boolean>;
+    },
+  ): Promise<RestartResult | undefined> {
     const session = await this.connect(server);
-    // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
-    if (session.busy) await this.untilAttached(server, ATTACH_WAIT_MS);
-    if (session.busy && !options.force) {
-      return {
-        kind: 'attached',
-        reason: 'this server is already loading (a restart asked moments ago is followed, not repeated)',
-        outcome: session.whenLoadEnds(),
-      };
+    let force = options.force === true;
+    let { decision, unitBefore } = await lookBeforeRestart(this.lookHost(), session, force);
+    if (decision.action === 'follow' && options.choose) {
+      const choice = await options.choose(decision.reason);
+      if (choice === 'cancel') return undefined;
+      force = choice === 'restart';
+      // The user took their time: what is under way now is looked at again (and looked at by the restart).
+      unitBefore = undefined;
+      if (force) decision = { action: 'restart' };
+      else {
+        // Follow, as asked, whatever is there now (the load may have ended meanwhile: then its state is watched).
+        const now = (await lookBeforeRestart(this.lookHost(), session, false)).decision;
+        decision = now.action === 'follow' ? now : { action: 'follow', reason: 'following the load as asked' };
+      }
+    } else if (decision.action === 'restart' && !force && options.confirm) {
+      if (!(await options.confirm())) return undefined;
+      ({ decision } = await lookBeforeRestart(this.lookHost(), session, false));
+      unitBefore = undefined;
     }
-    let unitBefore: UnitStatus | undefined;
-    if (!options.force) {
-      const look = await this.loadUnderWay(session);
-      if (look.underWay) return { kind: 'attached', reason: look.underWay, outcome: this.watch(server, 'attach') };
-      // One connection's look: only a single-node restart can skip its own.
-      if (session instanceof ServerSession) unitBefore = look.unit;
+    if (decision.action === 'follow') {
+      const outcome = session.busy ? session.whenLoadEnds() : this.watch(server, 'attach');
+      return { kind: 'attached', reason: decision.reason, outcome };
     }
+    if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
     if (session.busy) session.stop('restarted again (force)');
-    return { kind: 'restarted', outcome: this.watch(server, 'restart', false, unitBefore) };
-  }
-
-  /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
-  private untilAttached(server: ServerProfile, ms: number): Promise<void> {
-    // Known: not loading, or loading a process it follows. A watch whose state is already final
-    // (stopped, failed) but whose round has not ended is not a load under way either: wait for it.
-    const known = () => {
-      const { loading, state } = this.snapshot(server);
-      if (!loading) return true;
-      return state !== undefined && !isFinished(state) && (isAttached(state) || state.restartRequestedAt !== undefined);
-    };
-    if (known()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        subscription.dispose();
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const subscription = this.onEvent((event) => {
-        if (event.server.name === server.name && known()) done();
-      });
+    const since = Date.now();
+    const outcome = this.watch(server, 'restart', false, unitBefore);
+    const { issued, snapshot } = await whenRestartIssued(this, server, {
+      timeoutMs: options.issueTimeoutMs ?? ISSUE_WAIT_MS,
+      since,
+      ...(options.signal ? { signal: options.signal } : {}),
     });
-  }
-
-  /** Why the unit is loading already (someone else restarted it), or undefined. */
-  /** Whether a load is under way (why, if so), and the look at the unit it took: the restart uses it. */
-  private async loadUnderWay(
-    session: FleetSession,
-  ): Promise<{ readonly underWay?: string; readonly unit?: UnitStatus }> {
-    const settings = this.requireSettings();
-    let unit: UnitStatus;
-    try {
-      unit = (await targetFor(session.profile).readState(targetIo(session.transport))).unit;
-    } catch {
-      return {};
-    }
-    const startedAt = unit.execMainStartedAt;
-    if (unit.activeState === 'deactivating')
-      return { underWay: `${unit.id ?? session.profile.unit} is being stopped or restarted right now` };
-    if (!isAlive(unit) || startedAt === undefined) return { unit };
-    const age = Date.now() - startedAt;
-    if (age > settings.loadTimeoutMs) return { unit };
-    const loading = `${unit.id ?? session.profile.unit} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`;
-    if (unit.activeState === 'activating') return { underWay: loading };
-    // A Type=simple unit is `active` for its whole load: the server itself says whether it serves.
-    const health = await session.client.health();
-    const serving = health.kind === 'http' && health.status === 200;
-    return serving ? { unit } : { underWay: loading };
+    return { kind: 'restarted', outcome, issued, snapshot };
   }
 
   /**
@@ -420,9 +331,10 @@ export class Fleet {
       this.verification.delete(server.name);
       this.verificationTables.delete(server.name);
     }
-    this.log(
+    this.say(
+      server.name,
       'info',
-      `[${server.name}] ${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`,
+      `${mode === 'restart' ? 'Restarting' : 'Watching'} ${server.unit} on ${serverHosts(server)}`,
     );
     let first = true;
     const watching = session.watch(
@@ -482,7 +394,7 @@ export class Fleet {
       started.push(server.name);
       void this.watch(server, 'attach', true).catch((error) => {
         this.firstLook.delete(server.name);
-        this.log('warn', `[${server.name}] Cannot watch: ${errorText(error)}`);
+        this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
     }
     return started;
@@ -490,21 +402,8 @@ export class Fleet {
 
   /** Each change of state word or phase is a log line (every front's log, and `logs`). */
   private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
-    if (state.verdict !== previous.verdict || state.phase !== previous.phase) {
-      const why = state.lastSignal ? ` — ${state.lastSignal.text}` : '';
-      const level: LogLevel =
-        state.verdict === 'failed' || state.verdict === 'unreachable'
-          ? 'error'
-          : state.verdict === 'stalled' || state.verdict === 'unhealthy'
-            ? 'warn'
-            : 'info';
-      this.log(level, `[${server.name}] ${describe(state)}${why}`);
-    } else if (state.activity && state.activity.kind !== previous.activity?.kind) {
-      // A named quiet step begins: said in the log, in the extension's words.
-      this.log('info', `[${server.name}] ${describe(state)}`);
-    } else if (state.lastSignal !== previous.lastSignal && state.lastSignal) {
-      this.log('trace', `[${server.name}] ${state.lastSignal.text}`);
-    }
+    const line = stateChangeLine(state, previous);
+    if (line) this.say(server.name, line.level, line.text);
   }
 
   private async onEnd(
@@ -515,9 +414,10 @@ export class Fleet {
   ): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed')
       await this.insights.record(server.name, server.unit, outcome);
-    this.log(
+    this.say(
+      server.name,
       'info',
-      `[${server.name}] ${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
+      `${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
     );
     this.events.fire({ type: 'end', server, outcome, quiet });
     if (this.stale.has(session) && session.watching) {
@@ -549,87 +449,34 @@ export class Fleet {
   }
 
   /**
-   * Waits until the server is ready, failed or stopped, at most `timeoutMs`: what agents and
-   * scripts call instead of a polling loop. Attaches first when nothing watches it. A load that
-   * becomes stalled during the wait ends it as `stalled` (the agent reads the logs); a load
-   * already stalled when the wait begins is waited on (that wait is the agent's choice to go on).
+   * Waits until the server is ready, failed or stopped, at most `timeoutMs` (see wait.ts).
    */
-  async waitFor(
+  waitFor(
     server: ServerProfile,
     options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
   ): Promise<WaitResult> {
-    const settled = (s: LoadState | undefined): 'ready' | 'failed' | 'stopped' | undefined =>
-      s === undefined
-        ? undefined
-        : s.verdict === 'ready'
-          ? 'ready'
-          : s.verdict === 'failed'
-            ? 'failed'
-            : s.verdict === 'stopped'
-              ? 'stopped'
-              : undefined;
-    const session = await this.sessionFor(server);
-    if (!session.watching)
-      void this.watch(server, 'attach').catch((error) => this.log('warn', `[${server.name}] ${errorText(error)}`));
-    return new Promise<WaitResult>((resolve) => {
-      // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
-      let movedSinceStart: boolean | undefined;
-      const finish = (kind: WaitResult['kind']) => {
-        clearTimeout(timer);
-        subscription.dispose();
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve({ kind, snapshot: this.snapshot(server) } as WaitResult);
-      };
-      const check = () => {
-        const snapshot = this.snapshot(server);
-        const state = snapshot.state;
-        // Only a state of the load under way counts: a steady watch's ready, or a load's end.
-        const verdict = snapshot.loading ? undefined : settled(state);
-        const stalled = state?.verdict === 'stalled';
-        if (verdict) finish(verdict);
-        else if (stalled && movedSinceStart === true) finish('stalled');
-        else if (snapshot.refusal && !snapshot.watching) finish('not watched');
-        if (!stalled) movedSinceStart = true;
-        else movedSinceStart ??= false;
-      };
-      const onAbort = () => finish('cancelled');
-      const timer = setTimeout(() => finish('timeout'), Math.max(0, options.timeoutMs));
-      const subscription = this.onEvent((event) => {
-        if (event.server.name !== server.name) return;
-        if (event.type === 'state') options.onChange?.(this.snapshot(server));
-        if (event.type === 'watching' && !event.watching) {
-          const verdict = settled(this.snapshot(server).state);
-          finish(verdict ?? 'not watched');
-          return;
-        }
-        check();
-      });
-      if (options.signal?.aborted) return onAbort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      // A session under steady watch that is loading again must not count as ready: check() waits for the load.
-      setImmediate(check);
-    });
+    return waitForServer(this.waitHost(), server, options);
+  }
+
+  private waitHost(): WaitHost {
+    return {
+      snapshot: (s) => this.snapshot(s),
+      onEvent: (l) => this.onEvent(l),
+      sessionFor: (s) => this.sessionFor(s),
+      watch: (s, mode) => this.watch(s, mode),
+      say: (name, level, text) => this.say(name, level, text),
+    };
   }
 
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
   async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     const session = await this.connect(server);
     try {
-      const { verifyServer } = await import('../verify/serverVerification');
-      const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
-      const result = await verifyServer(
-        session.transport,
-        session.client,
-        server.unit,
-        log,
-        server.docker ? targetFor(server) : undefined,
-      );
-      const summary = summarize(result);
-      const table = formatTable(result);
+      const { result, summary, table, verdict } = await verifyParsersOn(session, server, log);
       this.verification.set(server.name, summary);
       this.verificationTables.set(server.name, table);
       this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed, checks: result.checks });
-      return { summary, allPassed: result.allPassed, table, verdict: verdictOf(result) };
+      return { summary, allPassed: result.allPassed, table, verdict };
     } catch (error) {
       const summary = `not verified (${errorText(error)})`;
       this.verification.set(server.name, summary);
@@ -651,32 +498,7 @@ export class Fleet {
     const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
     try {
       const session = await this.connect(server);
-      // A multi-node server: every node's journal, merged by time, each line naming its node.
-      // A single server: its target's log (the unit's journal, or the container's `docker logs`).
-      const sources =
-        session instanceof MultiNodeSession
-          ? session.nodes.map(({ node, session: s }) => ({ session: s, prefix: `${node.label}: ` }))
-          : [{ session, prefix: '' }];
-      const results = await Promise.all(
-        sources.map((source) => targetFor(source.session.profile).tailLog(targetIo(source.session.transport), n)),
-      );
-      const entries = results.flatMap((result, i) =>
-        result.entries.map((e) => ({
-          at: e.at,
-          text: maskSecrets(
-            `${new Date(e.at).toISOString()} ${sources[i]!.prefix}${e.message.replace(/\r/g, ' ').trimEnd()}`,
-          ),
-        })),
-      );
-      const journal = (sources.length > 1 ? entries.sort((a, b) => a.at - b.at).slice(-n) : entries).map((e) => e.text);
-      const problem = results
-        .map((result, i) => result.problem && `${sources[i]!.prefix}${result.problem}`)
-        .find(Boolean);
-      return {
-        journal,
-        log,
-        ...(problem && journal.length === 0 ? { journalError: `${problem}. Fix: ${LOG_ACCESS_FIX}` } : {}),
-      };
+      return { ...(await hostLogs(session, server, n)), log };
     } catch (error) {
       return { journal: [], journalError: errorText(error), log };
     }
@@ -713,7 +535,7 @@ export class Fleet {
     const previous = this.refusals.get(server.name);
     this.refusals.set(server.name, refusal);
     if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
-    this.log('error', `[${server.name}] ${error.message}`);
+    this.say(server.name, 'error', `${error.message}`);
     this.events.fire({ type: 'refused', server, refusal, error });
   }
 
@@ -721,8 +543,30 @@ export class Fleet {
     if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
   }
 
+  private lookHost(): LookHost {
+    return {
+      snapshot: (s) => this.snapshot(s),
+      onEvent: (l) => this.onEvent(l),
+      loadTimeoutMs: this.requireSettings().loadTimeoutMs,
+    };
+  }
+
+  /** A line about one server: every front's log, and the server's own recent lines (`logs`). */
+  private say(name: string, level: LogLevel, text: string): void {
+    this.record(name, level, `[${name}] ${text}`);
+  }
+
+  private record(name: string, level: LogLevel, line: string): void {
+    if (level !== 'trace') {
+      let buffer = this.recentLog.get(name);
+      if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
+      buffer.push(`${new Date().toISOString()} ${level} ${line}`);
+    }
+    this.deps.log(level, line);
+  }
+
   private requireSettings(): Settings {
-    if (!this.settings) throw new Error('the Kimi settings are not valid');
+    if (!this.settings) throw new FleetError('settings', 'the Kimi settings are not valid');
     return this.settings;
   }
 
@@ -748,3 +592,5 @@ export class Fleet {
 }
 
 export { AlreadyWatchingError };
+// The shapes every front reads, where they were before fleetTypes.ts.
+export type * from './fleetTypes';

@@ -13,6 +13,7 @@ import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError, type Transport } from '../transport/transport';
 import type { ServerHttpClient } from '../engine/serverHttp';
 import { foldNodeStates, nodeIssue } from '../monitor/multiNodeState';
+import { FleetError } from './fleetError';
 
 export interface NodeSession {
   readonly node: NodeProfile;
@@ -45,7 +46,7 @@ export class MultiNodeSession {
     readonly profile: ServerProfile,
     readonly nodes: readonly NodeSession[],
   ) {
-    if (nodes.length < 2) throw new Error('a multi-node server has at least two nodes');
+    if (nodes.length < 2) throw new FleetError('nodes', 'a multi-node server has at least two nodes');
   }
 
   private get rank0(): ServerSession {

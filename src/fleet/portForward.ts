@@ -34,6 +34,7 @@ import {
   type ForwardInfo,
   type ForwardTarget,
 } from './forwardPlan';
+import { FleetError } from './fleetError';
 
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;
@@ -41,7 +42,8 @@ export const MAX_FORWARDED_CONNECTIONS = 64;
 /** How long a client that got the 502 answer may keep its side open. */
 const GATEWAY_ERROR_LINGER_MS = 10_000;
 
-type Log = (level: LogLevel, message: string) => void;
+/** A log line about `server` (the name is a field, not read back from the line). */
+type Log = (level: LogLevel, message: string, server: string) => void;
 
 /**
  * The opener of forwarded streams of a session. Outside the channel cap of the watch: sshd's
@@ -96,6 +98,7 @@ export class PortForward {
       log(
         'warn',
         `[${server.name}] The server does not answer on ${target.host}:${target.port} yet (${errorText(error)}); the forward opens anyway and reaches it once it listens.`,
+        server.name,
       );
     }
     const thisMachine = await isThisMachine(server.host);
@@ -105,7 +108,7 @@ export class PortForward {
     const port = (listener.address() as net.AddressInfo).port;
     const note = options.localPort === undefined ? portNote(target, port, thisMachine) : undefined;
     const forward = new PortForward(listener, target, forwardInfo(server.name, target, port, note), options);
-    log('info', `[${server.name}] ${openedLine(forward.info)}`);
+    log('info', `[${server.name}] ${openedLine(forward.info)}`, server.name);
     return forward;
   }
 
@@ -134,6 +137,7 @@ export class PortForward {
       this.options.log(
         'info',
         `[${this.options.server.name}] Closed the forward of 127.0.0.1:${this.info.localPort} (${reason}).`,
+        this.options.server.name,
       );
       this.closedEvent.fire();
       this.closedEvent.dispose();
@@ -185,12 +189,12 @@ export class PortForward {
     const { server, log } = this.options;
     if (isForwardingProhibited(error)) {
       const message = prohibitedError(server).message;
-      if (!this.prohibitedSaid) log('error', `[${server.name}] ${message}`);
+      if (!this.prohibitedSaid) log('error', `[${server.name}] ${message}`, server.name);
       this.prohibitedSaid = true;
       return message;
     }
     const message = `could not reach ${this.info.remote} on ${server.name}'s host: ${errorText(error)}`;
-    log('warn', `[${server.name}] A forwarded connection ${message}`);
+    log('warn', `[${server.name}] A forwarded connection ${message}`, server.name);
     return message;
   }
 }
@@ -273,7 +277,7 @@ export class PortForwards {
     }
     if (this.disposed) {
       await forward.close('the fleet was closed');
-      throw new Error('the fleet was closed');
+      throw new FleetError('closed', 'the fleet was closed');
     }
     this.forwards.set(server.name, forward);
     forward.onClosed(() => {

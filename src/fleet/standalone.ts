@@ -8,10 +8,7 @@ import * as path from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
-import { isFinished, type LoadState } from '../monitor/loadState';
 import type { SessionUi } from './sessionFactory';
-import type { Fleet, ServerSnapshot } from './fleet';
-import type { ServerProfile } from '../config/config';
 
 export interface SettingsSources {
   /** --config FILE: the kimi.servers schema (an array of servers, or an object of kimi settings). */
@@ -201,102 +198,5 @@ export const NO_QUESTIONS_UI: SessionUi = {
   requestPassphrase: async () => undefined,
 };
 
-/**
- * True once a watch that attached has looked at everything one round looks at: the unit, then
- * /health, then (when SGLang says it is up) the completion that proves readiness. Before that
- * the state reads `loading` for a server that is in fact ready.
- */
-export function firstRoundDone(state: LoadState): boolean {
-  if (isFinished(state) || !state.connected) return true;
-  if (state.http === undefined) return false;
-  return state.http !== 'healthy' || state.completion !== undefined;
-}
-
-/**
- * The state of a server now, for a front that has just started (a CLI call, a fresh MCP
- * server): a server already watched is reported at once; otherwise the fleet attaches (nothing
- * is restarted) and this resolves after the first full probe round, or after `timeoutMs` with
- * what is known by then. The caller connects first (a refusal is its own answer).
- * TODO(fleet): a `Fleet.status(server, { timeoutMs })` verb would keep this below the fronts.
- */
-export function observe(
-  fleet: Fleet,
-  server: ServerProfile,
-  options: { timeoutMs: number; signal?: AbortSignal },
-): Promise<ServerSnapshot> {
-  const now = fleet.snapshot(server);
-  if (now.watching && now.state && firstRoundDone(now.state)) return Promise.resolve(now);
-  return new Promise<ServerSnapshot>((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      subscription.dispose();
-      options.signal?.removeEventListener('abort', finish);
-      resolve(fleet.snapshot(server));
-    };
-    const timer = setTimeout(finish, Math.max(0, options.timeoutMs));
-    const subscription = fleet.onEvent((event) => {
-      if (event.server.name !== server.name) return;
-      if (event.type === 'refused' || (event.type === 'watching' && !event.watching)) finish();
-      else if (event.type === 'state' && firstRoundDone(event.state)) finish();
-    });
-    if (options.signal?.aborted) return finish();
-    options.signal?.addEventListener('abort', finish, { once: true });
-    if (!now.watching) fleet.watch(server, 'attach').catch(() => finish());
-  });
-}
-
-/**
- * After `fleet.restart` returned `restarted`: resolves once the host has the restart (the unit
- * was seen again after `systemctl restart` returned), or it was refused (failure), or the
- * connection went away, or `timeoutMs` passed. A front that exits right after a restart waits
- * for this, else it could leave before the command reached the host.
- * TODO(fleet): `restart` could return this as `issued: Promise<...>`.
- */
-export function whenRestartIssued(
-  fleet: Fleet,
-  server: ServerProfile,
-  options: {
-    timeoutMs: number;
-    signal?: AbortSignal;
-    /** When the restart was asked: older states are another watch's. */ since: number;
-  },
-): Promise<{ readonly issued: boolean; readonly snapshot: ServerSnapshot }> {
-  const issued = (state: LoadState | undefined): boolean | undefined => {
-    if (!state || state.restartRequestedAt === undefined || state.restartRequestedAt < options.since) return undefined;
-    if (state.failure) return false;
-    if (!state.connected) return false;
-    if (state.confirmedAt !== undefined && state.confirmedAt >= state.restartRequestedAt) return true;
-    return undefined;
-  };
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (ok: boolean) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      subscription.dispose();
-      options.signal?.removeEventListener('abort', onAbort);
-      resolve({ issued: ok, snapshot: fleet.snapshot(server) });
-    };
-    const check = () => {
-      const verdict = issued(fleet.snapshot(server).state);
-      if (verdict !== undefined) finish(verdict);
-    };
-    const onAbort = () => finish(false);
-    const timer = setTimeout(() => finish(false), Math.max(0, options.timeoutMs));
-    const subscription = fleet.onEvent((event) => {
-      if (event.server.name !== server.name) return;
-      if (event.type === 'watching' && !event.watching) {
-        finish(issued(fleet.snapshot(server).state) ?? false);
-        return;
-      }
-      if (event.type === 'state') check();
-    });
-    if (options.signal?.aborted) return onAbort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    check();
-  });
-}
+// The status and issue waits moved to observe.ts (fronts import them from there or from here).
+export { firstRoundDone, observe, whenRestartIssued } from './observe';

@@ -12,9 +12,19 @@ export function processKey(unit: UnitStatus): string {
   return `${unit.execMainStartedMonotonicUs ?? unit.execMainStartedAt ?? 0}:${unit.execMainPid ?? unit.mainPid}`;
 }
 
+/** A start job with no main process yet (an ExecStartPre, PID 1 forking it): the next run is not there yet. */
+export function isStarting(unit: UnitStatus): boolean {
+  return unit.activeState === 'activating' && unit.mainPid === 0;
+}
+
+/** The key of "no run yet": any run that shows up is the new one. */
+export const NO_RUN_YET = 'no run yet';
+
 /** True when `unit` shows a run of the unit that started after the one `previousKey` names. */
 export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
-  if (processKey(unit) === previousKey) return false;
+  if (processKey(unit) === previousKey || isStarting(unit)) return false;
+  // Attached during a start: only a live process, or one that failed, is its run (not a leftover state).
+  if (previousKey === NO_RUN_YET) return isAlive(unit) || unit.activeState === 'failed';
   // A new run is alive or has already ended; `deactivating` is the old one on its way out.
   return (
     unit.activeState !== 'deactivating' &&

@@ -3,7 +3,7 @@ import { TransportError } from '../transport/transport';
 import { rootCause } from '../engine/rootCause';
 import { engineFor } from '../engine/engine';
 import { JournalReader } from '../engine/logReader';
-import { isNewRun, processKey, unitChangeAfterSettled } from './unitChange';
+import { isNewRun, isStarting, NO_RUN_YET, processKey, unitChangeAfterSettled } from './unitChange';
 import type { UnitStatus } from '../engine/events';
 import { initialState, reduce } from './loadState';
 import { type WatchOutcome, UNIT_BACKSTOP_MS, STEADY_UNIT_BACKSTOP_MS } from './watchTypes';
@@ -114,10 +114,11 @@ export class LoadWatcher extends HttpProbe {
 
   protected async attachToCurrentRun(): Promise<void> {
     const unit = await this.showUnit();
-    if (unit.activeState === 'deactivating') {
-      // Someone is stopping (or restarting) it right now: follow that, as after our own restart.
+    if (unit.activeState === 'deactivating' || isStarting(unit)) {
+      // Someone is stopping (or restarting) it right now, or its start has no process yet: follow
+      // that, as after our own restart (a start's InvocationID is already the new run's).
       this.apply({ kind: 'restartRequested', at: this.now(), external: true });
-      this.awaitingRunAfter = processKey(unit);
+      this.awaitingRunAfter = isStarting(unit) ? NO_RUN_YET : processKey(unit);
       this.stopSeen = true;
       this.apply({ kind: 'unit', at: this.now(), unit });
       return;

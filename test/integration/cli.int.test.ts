@@ -478,5 +478,108 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       assert.match(second.stdout[0]!, /attached/, show(second));
       assert.equal((await restarts()) - before, 1);
     });
+
+    // The VS Code command's path below VS Code: the same verb, with the dialog's choice as a callback.
+    it('the VS Code restart during a load started elsewhere asks, follows it (one systemctl restart), or restarts anyway', async () => {
+      await host.setStopDelay(0);
+      const settings = parseSettings({
+        servers: [serverEntry(host)],
+        knownHostsFile: knownHosts,
+        hostKeyPolicy: 'strict',
+        pollIntervalSeconds: 0.5,
+      });
+      assert.ok(settings.ok);
+      const log = () => undefined;
+      const fleet = new Fleet({
+        ui: NO_QUESTIONS_UI,
+        log,
+        history: new MemoryMemento(),
+        createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
+      });
+      fleet.configure(settings.settings);
+      try {
+        const server = settings.settings.servers[0]!;
+        const before = await restarts();
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        const asked: string[] = [];
+        const confirmations: string[] = [];
+        const followed = await fleet.restartAsking(server, {
+          choose: async (reason) => (asked.push(reason), 'follow'),
+          confirm: async () => (confirmations.push('asked'), true),
+        });
+        assert.equal(followed?.kind, 'attached');
+        assert.equal(asked.length, 1);
+        assert.match(asked[0]!, /being stopped|being started|still loading/);
+        assert.deepEqual(confirmations, [], 'no restart confirmation when a load is followed');
+        assert.equal((await followed.outcome)?.end, 'ready');
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        const anyway = await fleet.restartAsking(server, { choose: async () => 'restart' });
+        assert.equal(anyway?.kind, 'restarted');
+        assert.ok(anyway.kind === 'restarted' && anyway.issued, 'the host has the restart when the verb answers');
+        assert.equal((await restarts()) - before, 3);
+        assert.equal((await anyway.outcome)?.end, 'ready');
+      } finally {
+        fleet.dispose();
+      }
+    });
+
+    describe('the old process gone, the new one not started yet (an ExecStartPre, a pull)', () => {
+      /** The unit's job is starting it: activating, no main process. */
+      const starting = async () => {
+        const shown = await host.ssh(`systemctl show ${host.unit} -p ActiveState -p MainPID`);
+        return /ActiveState=activating/.test(shown.stdout) && /MainPID=0\b/.test(shown.stdout);
+      };
+      const untilStarting = () =>
+        waitFor(starting, { timeoutMs: 30_000, intervalMs: 100, message: 'the unit activating with no main process' });
+      const untilReady = () =>
+        waitFor(async () => json(await cli('status', '--json', '--config', config))[0]?.state === 'ready', {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+          message: 'the server ready again',
+        });
+      before(async () => {
+        await untilReady();
+        await host.setStopDelay(0);
+        await host.configureSimulator({ startDelayMs: 5000 });
+      });
+      after(() => host.configureSimulator({ startDelayMs: 0 }));
+
+      it('a second client then follows the load under way: one systemctl restart', async () => {
+        const before = await restarts();
+        const first = await cli('restart', '--config', config);
+        assert.equal(first.code, 0, show(first));
+        await untilStarting();
+        const second = await cli('restart', '--json', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        assert.equal(json(second)[0]!.action, 'attached', show(second));
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        await untilReady();
+        assert.equal((await restarts()) - before, 1);
+      });
+
+      it('a wait that starts then follows the restart to ready (exit 0), not stopped', async () => {
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        await untilStarting();
+        const wait = await cli('wait', '--config', config, '--timeout', '90');
+        assert.equal(wait.code, 0, show(wait));
+        assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+      });
+
+      it('a wait that starts while the restart is under way (the old process stopping, then the start) follows it to ready', async () => {
+        await host.setStopDelay(4000);
+        try {
+          assert.equal((await cli('restart', '--config', config)).code, 0);
+          const wait = await cli('wait', '--config', config, '--timeout', '90');
+          assert.equal(wait.code, 0, show(wait));
+          // It came in before the new process (the stop, or the start after it: 5 s more), and followed both.
+          assert.match(wait.stdout[0]!, /sim: (stopping|restarting)/, show(wait));
+          assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+        } finally {
+          await host.setStopDelay(0);
+        }
+      });
+    });
   });
 });

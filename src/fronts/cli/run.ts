@@ -14,8 +14,6 @@ import {
   loadStandaloneSettings,
   NO_QUESTIONS_UI,
   nonInteractivePolicy,
-  observe,
-  whenRestartIssued,
 } from '../../fleet/standalone';
 import type { LogLevel } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
@@ -250,7 +248,7 @@ async function status(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
   const snapshot = await ctx.interruptible(
-    observe(ctx.fleet, ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+    ctx.fleet.status(ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
   );
   ctx.io.stdout(statusLine(serverReport(snapshot), ctx.cmd.json));
   return exitForSnapshot(snapshot, EXIT.ok);
@@ -277,14 +275,14 @@ async function restart(ctx: Context): Promise<number> {
     }
     started = Date.now();
   }
-  const since = Date.now();
   let shown: ServerReport;
-  const result = await ctx.interruptible(fleet.restart(server, { force: cmd.force }));
+  // The verb waits until the host has the restart (or says why not).
+  const result = await ctx.interruptible(
+    fleet.restart(server, { force: cmd.force, issueTimeoutMs: RESTART_ISSUE_MS, signal: ctx.signal }),
+  );
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
-    const { issued, snapshot } = await ctx.interruptible(
-      whenRestartIssued(fleet, server, { timeoutMs: RESTART_ISSUE_MS, since, signal: ctx.signal }),
-    );
+    const { issued, snapshot } = result;
     if (!issued) {
       const report = serverReport(snapshot);
       io.stdout(statusLine(report, cmd.json));
@@ -299,7 +297,7 @@ async function restart(ctx: Context): Promise<number> {
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
     const snapshot = await ctx.interruptible(
-      observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+      fleet.status(server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
     );
     shown = serverReport(snapshot);
     io.stdout(restartLine('attached', result.reason, shown, cmd.json));

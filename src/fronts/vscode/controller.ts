@@ -1,16 +1,9 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
-import {
-  activeProfile,
-  localHostRefusal,
-  parseSettings,
-  printable,
-  type ServerProfile,
-  type Settings,
-} from '../../config/config';
+import { activeProfile, localHostRefusal, printable, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
 import type { LoadState } from '../../monitor/loadState';
-import type { FleetSession } from '../../fleet/fleet';
+import type { FleetSession, RestartResult } from '../../fleet/fleet';
 import type { WatchOutcome } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
 import { refusalMessage } from '../../present/refusals';
@@ -19,36 +12,21 @@ import { describe, endMessage, failureMessage, readyMessage } from '../../presen
 import { stallNotice } from '../../present/stallNotice';
 import type { LoadForecast } from '../../monitor/loadInsights';
 import { dashboardModel, LoadSeries, type DashboardModel } from './dashboardModel';
-import { confirmRestart, warmThenReport } from './restartDialog';
+import { confirmRestart, followOrRestart, warmThenReport } from './restartDialog';
 import { StatusBar } from './statusBar';
 import { otherServers } from './statusOthers';
 import { rollingRestartCommand } from './rollingRestartCommand';
 import { addServerCommand } from './addServer';
 import type { ApiKeys } from './apiKeys';
 import { maskSecrets } from '../../util/secrets';
+import { readKimiSettings, reportNoServers, reportSettingsErrors } from './settingsSource';
+import { NoticeGate } from '../../fleet/notices';
+import { BackgroundWatches } from '../../fleet/backgroundWatches';
 
 const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
 const RESUME = 'Resume watching';
 const FORWARD_PORT = 'Forward port';
-const WATCHES_KEY = 'kimi.watchesUnderWay';
-/** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
-const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
-const SETTING_KEYS = [
-  'servers',
-  'activeServer',
-  'knownHostsFile',
-  'hostKeyPolicy',
-  'confirmRestart',
-  'pollIntervalSeconds',
-  'loadTimeoutMinutes',
-  'stallSeconds',
-  'unreachableTimeoutMinutes',
-  'notifyWhenReady',
-  'verifyParsersWhenReady',
-  'watchAfterReady',
-  'healthIntervalSeconds',
-];
 
 /**
  * The VS Code shell over the fleet: settings from the configuration, the commands' dialogs, and
@@ -62,19 +40,13 @@ export class Controller implements vscode.Disposable {
   private settingsErrors: readonly string[] = [];
   private disposed = false;
   private readonly endNotes = new Map<string, string>();
-  private readonly lastFailureNotice = new Map<string, { text: string; at: number }>();
-  private readonly journalWarned = new Set<string>();
+  private readonly notices = new NoticeGate();
+  private readonly background: BackgroundWatches;
   private readonly series = new Map<string, LoadSeries>();
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires when anything the dashboard shows may have changed. */
   readonly onDidChange = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
-  /** Servers watched in the background (watchAll) that no command has touched: their refusals go to the log. */
-  private readonly backgroundOnly = new Set<string>();
-  /** Background watches start once the resume offer knows which servers it offers back. */
-  private backgroundWatchesAllowed = false;
-  /** Servers whose watch the user stopped: not watched again in the background until a command watches them. */
-  private readonly stoppedByUser = new Set<string>();
   /** Servers in a rolling restart: the roll checks their parsers itself. */
   private readonly rolling = new Set<string>();
 
@@ -84,7 +56,7 @@ export class Controller implements vscode.Disposable {
     private readonly ui: SessionUi,
     state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
-    private readonly windowState: vscode.Memento,
+    windowState: vscode.Memento,
     private readonly apiKeys?: ApiKeys,
     /** The remote's name when this extension runs on the UI side of a remote window. */
     private readonly uiSideOfRemote?: string,
@@ -95,6 +67,11 @@ export class Controller implements vscode.Disposable {
       history: state,
       ...(apiKeys ? { apiKey: (name: string) => apiKeys.get(name) } : {}),
     });
+    this.background = new BackgroundWatches(
+      this.fleet,
+      windowState,
+      (s) => localHostRefusal(s, this.uiSideOfRemote) !== undefined,
+    );
     this.disposables.push(this.fleet.onEvent((event) => this.onFleetEvent(event)));
     // Settings are validated (and a watch cut short by a window reload is offered back) right
     // after activation rather than during it; a command that comes first validates on demand.
@@ -107,27 +84,55 @@ export class Controller implements vscode.Disposable {
     );
   }
 
+  /**
+   * "Kimi: Restart": the fleet's restart verb, as every front. A load under way is followed, or
+   * restarted anyway, as the user chooses; otherwise the confirmation (kimi.confirmRestart).
+   */
   async restart(target?: string): Promise<void> {
-    const server = this.idleServer(target);
+    const server = this.requireServer(target);
     if (!server) return;
-    if (this.settings?.confirmRestart) {
-      // A refused connection (host key, auth, DNS...) is said first: no confirmation to answer for nothing.
-      const session = await this.openSession(server);
-      if (!session || !(await this.connect(server))) return;
-      const forecast = await this.forecast(server);
-      const choice = await confirmRestart(server, forecast);
-      if (choice === 'cancel') return;
-      if (choice === 'warm' && forecast?.modelPath) {
-        // The steady watch gives its channels to the warm-up (the restart's watch replaces it anyway).
-        const wasWatching = this.fleet.stop(server, 'warming the page cache before a restart');
-        const warmed = await warmThenReport(session, forecast.modelPath, this.log);
-        if (!warmed) {
-          if (wasWatching) void this.watch(server, 'attach', true);
-          return;
-        }
+    this.background.commanded(server.name);
+    // A refused connection (host key, auth, DNS...) is said first: no dialog to answer for nothing.
+    const session = await this.openSession(server);
+    if (!session || !(await this.connect(server))) return;
+    let result: RestartResult | undefined;
+    try {
+      result = await this.fleet.restartAsking(server, {
+        choose: (reason) => followOrRestart(server, reason),
+        ...(this.settings?.confirmRestart ? { confirm: () => this.confirmRestart(server, session) } : {}),
+      });
+    } catch (error) {
+      // A refused connection has been said already (the fleet's `refused` event).
+      if (!(error instanceof TransportError))
+        void this.notify('error', `Kimi on ${server.name}: cannot restart: ${errorText(error)}`);
+      return;
+    } finally {
+      this.render();
+    }
+    if (!result) return;
+    if (result.kind === 'attached') this.log.info(`[${server.name}] Not restarted: ${result.reason}.`);
+    try {
+      await result.outcome;
+    } finally {
+      this.render();
+    }
+  }
+
+  /** The confirmation with the forecast, and the page cache warmed first when asked; false: nothing is restarted. */
+  private async confirmRestart(server: ServerProfile, session: FleetSession): Promise<boolean> {
+    const forecast = await this.forecast(server);
+    const choice = await confirmRestart(server, forecast);
+    if (choice === 'cancel') return false;
+    if (choice === 'warm' && forecast?.modelPath) {
+      // The steady watch gives its channels to the warm-up (the restart's watch replaces it anyway).
+      const wasWatching = this.fleet.stop(server, 'warming the page cache before a restart');
+      const warmed = await warmThenReport(session, forecast.modelPath, this.log);
+      if (!warmed) {
+        if (wasWatching) void this.watch(server, 'attach', true);
+        return false;
       }
     }
-    await this.watch(server, 'restart');
+    return true;
   }
 
   /** Connects; a refusal is told loudly (the fleet's `refused` event) and false returned. */
@@ -171,13 +176,13 @@ export class Controller implements vscode.Disposable {
     if (target !== undefined) {
       const server = this.requireServer(target);
       if (!server) return;
-      this.stoppedByUser.add(server.name);
+      this.background.stoppedBy([server.name]);
       if (this.fleet.stop(server)) this.log.info(`Stopped watching ${server.name}.`);
       else void vscode.window.showInformationMessage(`Kimi: ${server.name} is not being watched.`);
       return;
     }
     const stopped = this.fleet.stopAll();
-    for (const name of stopped) this.stoppedByUser.add(name);
+    this.background.stoppedBy(stopped);
     if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
     else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
   }
@@ -230,29 +235,17 @@ export class Controller implements vscode.Disposable {
       .update('activeServer', server.name, vscode.ConfigurationTarget.Global);
   }
 
-  /**
-   * Every configured server under steady watch (kimi.watchAfterReady), attached quietly: the
-   * active server (its own commands and the resume offer start its watch) and servers a watch
-   * cut short by a window reload (offered back instead) are left out.
-   */
+  /** Every configured server under steady watch (kimi.watchAfterReady), as BackgroundWatches decides. */
   private watchInBackground(offeredBack: ReadonlySet<string> = new Set()): void {
-    const settings = this.loadedSettings;
-    if (!settings?.watchAfterReady || !this.backgroundWatchesAllowed || this.disposed) return;
-    const active = activeProfile(settings)?.name;
-    const started = this.fleet.watchAll(
-      (s) =>
-        s.name === active ||
-        offeredBack.has(s.name) ||
-        this.stoppedByUser.has(s.name) ||
-        localHostRefusal(s, this.uiSideOfRemote) !== undefined,
-    );
-    for (const name of started) this.backgroundOnly.add(name);
+    if (this.disposed) return;
+    const started = this.background.start(this.loadedSettings, offeredBack);
+    this.notices.watchedInBackground(started);
     if (started.length > 0) this.log.info(`Watching in the background: ${started.join(', ')}.`);
   }
 
   async selectServer(): Promise<void> {
     if (!this.settings) return this.reportSettingsErrors();
-    if (this.settings.servers.length === 0) return this.reportNoServers();
+    if (this.settings.servers.length === 0) return reportNoServers();
     const active = activeProfile(this.settings);
     const picked = await vscode.window.showQuickPick(
       this.fleet.snapshots().map(({ server, state }) => ({
@@ -274,7 +267,7 @@ export class Controller implements vscode.Disposable {
    * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
    */
   async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
-    this.stoppedByUser.delete(server.name);
+    this.background.commanded(server.name);
     if (!(await this.openSession(server))) return undefined;
     const snapshot = this.fleet.snapshot(server);
     if (snapshot.loading) {
@@ -293,11 +286,8 @@ export class Controller implements vscode.Disposable {
    * attach to the load that is still under way, without restarting anything.
    */
   private async offerToResume(): Promise<void> {
-    const marks = this.windowState.get<Record<string, number>>(WATCHES_KEY, {});
-    const servers = this.settings?.servers.filter((s) => marks[s.name] !== undefined) ?? [];
-    this.backgroundWatchesAllowed = true;
+    const servers = await this.background.takeOffers(this.settings);
     this.watchInBackground(new Set(servers.map((s) => s.name)));
-    await this.windowState.update(WATCHES_KEY, undefined);
     for (const server of servers) {
       const choice = await vscode.window.showInformationMessage(
         `Kimi on ${server.name} was being watched when the window closed. Resume watching (nothing is restarted)?`,
@@ -305,15 +295,6 @@ export class Controller implements vscode.Disposable {
       );
       if (choice === RESUME) void this.watch(server, 'attach');
     }
-  }
-
-  private async rememberWatch(name: string, startedAt: number | undefined): Promise<void> {
-    // A watch cancelled because the window closes is still under way on the host: keep its mark.
-    if (this.disposed) return;
-    const marks = { ...this.windowState.get<Record<string, number>>(WATCHES_KEY, {}) };
-    if (startedAt === undefined) delete marks[name];
-    else marks[name] = startedAt;
-    await this.windowState.update(WATCHES_KEY, Object.keys(marks).length > 0 ? marks : undefined);
   }
 
   /** The session of a server, or undefined after telling the user why there is none. */
@@ -376,7 +357,7 @@ export class Controller implements vscode.Disposable {
         break;
       case 'end':
         // Only a load under way is offered back after a window reload, not a steady watch.
-        void this.rememberWatch(server.name, undefined);
+        void this.background.remember(server.name, undefined);
         void this.onEnd(server, event.outcome, event.quiet);
         break;
       case 'alert':
@@ -394,7 +375,7 @@ export class Controller implements vscode.Disposable {
       case 'watching':
         // Whoever started the watch (a command, a language-model tool...), a window reload offers it back.
         if (event.watching) this.endNotes.delete(server.name);
-        void this.rememberWatch(server.name, event.watching ? Date.now() : undefined);
+        void this.background.remember(server.name, event.watching ? Date.now() : undefined);
         this.render();
         break;
       case 'connected':
@@ -459,19 +440,12 @@ export class Controller implements vscode.Disposable {
 
   /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */
   private notifyFailure(server: ServerProfile, message: string): void {
-    const last = this.lastFailureNotice.get(server.name);
-    const now = Date.now();
-    if (last && last.text === message && now - last.at < REPEAT_FAILURE_QUIET_MS) return;
-    this.lastFailureNotice.set(server.name, { text: message, at: now });
-    void this.notify('error', message);
+    if (this.notices.failure(server.name, message, Date.now())) void this.notify('error', message);
   }
 
   private onAlert(server: ServerProfile, kind: string, level: 'info' | 'warn' | 'error', message: string): void {
     // An unreadable journal is said once per window, not at every restart.
-    if (kind === 'journal') {
-      if (this.journalWarned.has(server.name)) return;
-      this.journalWarned.add(server.name);
-    }
+    if (!this.notices.alert(server.name, kind)) return;
     if (kind === 'recovered') {
       void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${message}`);
       return;
@@ -483,7 +457,7 @@ export class Controller implements vscode.Disposable {
   private onRefused(server: ServerProfile, event: Extract<FleetEvent, { type: 'refused' }>): void {
     const { text, openKnownHosts } = refusalMessage(server.name, event.refusal);
     // A server only watched in the background shows its refusal in the servers view, not in a notification.
-    if (this.backgroundOnly.has(server.name) && server.name !== this.activeServer()?.name) return;
+    if (!this.notices.refusal(server.name, this.activeServer()?.name)) return;
     const buttons = openKnownHosts ? [SHOW_LOG, OPEN_KNOWN_HOSTS] : [SHOW_LOG];
     void vscode.window.showErrorMessage(text, ...buttons).then(async (choice) => {
       if (choice === SHOW_LOG) this.showLog();
@@ -535,28 +509,16 @@ export class Controller implements vscode.Disposable {
         void vscode.window.showErrorMessage(
           `Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`,
         );
-      else this.backgroundOnly.delete(named.name);
+      else this.notices.touched(named.name);
       return named;
     }
     const server = activeProfile(this.settings);
-    if (!server) this.reportNoServers();
+    if (!server) reportNoServers();
     return server;
   }
 
   private reportSettingsErrors(): void {
-    const first = this.settingsErrors[0] ?? 'unknown error';
-    const more = this.settingsErrors.length > 1 ? ` (and ${this.settingsErrors.length - 1} more: see the log)` : '';
-    void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.');
-    });
-  }
-
-  private reportNoServers(): void {
-    void vscode.window
-      .showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings')
-      .then((choice) => {
-        if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
-      });
+    reportSettingsErrors(this.settingsErrors);
   }
 
   /** What the load dashboard shows: the active server's load. */
@@ -597,13 +559,7 @@ export class Controller implements vscode.Disposable {
 
   private loadSettings(): void {
     this.settingsLoaded = true;
-    const config = vscode.workspace.getConfiguration('kimi');
-    const raw: Record<string, unknown> = {};
-    for (const key of SETTING_KEYS) {
-      const value = config.get(key);
-      if (value !== undefined) raw[key] = value;
-    }
-    const result = parseSettings(raw);
+    const result = readKimiSettings();
     if (result.ok) {
       this.fleet.configure(result.settings);
       this.loadedSettings = result.settings;
@@ -635,6 +591,7 @@ export class Controller implements vscode.Disposable {
 
   dispose(): void {
     this.disposed = true;
+    this.background.dispose();
     this.fleet.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();

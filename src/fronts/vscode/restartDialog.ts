@@ -6,6 +6,30 @@ import { warmCache } from '../../monitor/warmCache';
 
 const RESTART = 'Restart';
 const WARM_THEN_RESTART = 'Warm cache, then restart';
+const FOLLOW = 'Follow this load';
+const RESTART_ANYWAY = 'Restart anyway';
+
+/**
+ * A restart asked while a load is under way (the restart rule, docs/restart-rule.md): follow
+ * that load (nothing is restarted), or restart anyway (the load starts over).
+ */
+export async function followOrRestart(server: ServerProfile, reason: string): Promise<'follow' | 'restart' | 'cancel'> {
+  const choice = await vscode.window.showWarningMessage(
+    `Kimi on ${server.name} is loading already`,
+    {
+      modal: true,
+      detail: [
+        `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`,
+        `${FOLLOW} watches it without restarting anything. ${RESTART_ANYWAY} stops ${server.unit} on ${serverHosts(server)} and starts it again: the load starts over.`,
+      ].join('\n\n'),
+    },
+    FOLLOW,
+    RESTART_ANYWAY,
+  );
+  if (choice === FOLLOW) return 'follow';
+  if (choice === RESTART_ANYWAY) return 'restart';
+  return 'cancel';
+}
 
 /** The modal confirmation, with the forecast when there is one. */
 export async function confirmRestart(

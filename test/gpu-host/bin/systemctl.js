@@ -531,6 +531,10 @@ async function runJob(id, type, unit) {
       await stopUnit(unit, dispatched);
       // PID 1 starts the unit in the same step as the stop ends: never `inactive` in between.
       update({ phase: 'starting' });
+      // sim.json startDelayMs: the start takes this long before its main process (an ExecStartPre,
+      // a pull): the unit is activating (start) with no MainPID meanwhile.
+      const startDelayMs = Number(c.readJson(path.join(c.STATE, 'sim.json'), {}).startDelayMs) || 0;
+      if (startDelayMs > 0) await new Promise((r) => setTimeout(r, startDelayMs));
       rc = await start();
     }
   } catch (e) {

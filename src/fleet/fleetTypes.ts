@@ -1,0 +1,114 @@
+/** The fleet's public shapes: its sessions, events, snapshots and the answers of its verbs. */
+import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import type { ServerProfile, Settings } from '../config/config';
+import type { MementoLike } from '../monitor/history';
+import type { LoadState } from '../monitor/loadState';
+import type { ServerSession } from '../monitor/session';
+import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watcher';
+import type { TransportError } from '../transport/transport';
+import type { SessionUi } from './sessionFactory';
+import type { Refusal } from '../present/refusals';
+import type { CheckResult } from '../verify/verifier';
+import type { ForwardInfo } from './forwardPlan';
+import type { MultiNodeSession } from './multiNodeSession';
+
+/** One server's session: one connection, or one per node of a multi-node server. */
+export type FleetSession = ServerSession | MultiNodeSession;
+
+export type FleetEvent =
+  | { readonly type: 'state'; readonly server: ServerProfile; readonly state: LoadState; readonly previous: LoadState }
+  /** A load ended (`quiet`: a watch resumed on its own found what was known already). */
+  | { readonly type: 'end'; readonly server: ServerProfile; readonly outcome: WatchOutcome; readonly quiet: boolean }
+  | { readonly type: 'alert'; readonly server: ServerProfile; readonly alert: WatchAlert }
+  | {
+      readonly type: 'refused';
+      readonly server: ServerProfile;
+      readonly refusal: Refusal;
+      readonly error: TransportError;
+    }
+  | { readonly type: 'connected'; readonly server: ServerProfile }
+  | {
+      readonly type: 'verified';
+      readonly server: ServerProfile;
+      readonly summary: string;
+      readonly allPassed: boolean | undefined;
+      /** Each check's outcome (none when the verification could not run). */
+      readonly checks: readonly CheckResult[];
+    }
+  /** A watch began, or ended for good. */
+  | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
+  /** A port forward opened (`forward`) or closed (undefined). */
+  | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
+
+/** What a parser verification found, as every front shows it (src/verify/report.ts). */
+export interface ParserVerification {
+  readonly summary: string;
+  readonly allPassed: boolean | undefined;
+  readonly table: string;
+  /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
+  readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
+}
+
+export interface NodeSnapshot {
+  readonly label: string;
+  readonly host: string;
+  readonly state: LoadState | undefined;
+}
+
+/** One server as every front shows it. */
+export interface ServerSnapshot {
+  readonly server: ServerProfile;
+  readonly state: LoadState | undefined;
+  /** Something watches it now (a load, or the steady state). */
+  readonly watching: boolean;
+  /** A load is followed: a second restart would wait. */
+  readonly loading: boolean;
+  readonly refusal: Refusal | undefined;
+  /** The last parser verification, in one line. */
+  readonly verification: string | undefined;
+  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
+  readonly verificationTable?: string;
+  /** Per node, rank 0 first, for a multi-node server. */
+  readonly nodes?: readonly NodeSnapshot[];
+  /** The local port forwarded to the server's url, if any. */
+  readonly forwardedPort?: number;
+  /** The last load that reached ready, explained (phases, rates, against the loads before it). */
+  readonly lastLoad?: LoadBreakdown;
+}
+
+export interface FleetDeps {
+  readonly ui: SessionUi;
+  readonly log: (level: LogLevel, message: string) => void;
+  /** Where the load history lives (VS Code's globalState, a file for the CLI). */
+  readonly history: MementoLike;
+  /** The API key of a server, if one is stored for it. */
+  readonly apiKey?: (serverName: string) => Promise<string | undefined>;
+  /** Builds a session (default: SSH or local, see sessionFactory). */
+  readonly createSession?: (server: ServerProfile, settings: Settings) => Promise<ServerSession>;
+}
+
+/** How a restart request was met. */
+export type RestartResult =
+  /** `issued`: the host has the restart (false after the issue timeout: `snapshot` says why). */
+  | {
+      readonly kind: 'restarted';
+      readonly outcome: Promise<WatchOutcome | undefined>;
+      readonly issued: boolean;
+      readonly snapshot: ServerSnapshot;
+    }
+  /** A load was already under way (here, or started by someone else): followed, not restarted. */
+  | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
+
+export interface RestartOptions {
+  /** Restart even if a load is under way. */
+  readonly force?: boolean;
+  /** How long the restart waits for the host to have it (default 60 s). */
+  readonly issueTimeoutMs?: number;
+  /** Stops waiting for the host (the restart itself is not taken back). */
+  readonly signal?: AbortSignal;
+}
+
+export type WaitResult =
+  /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */
+  | { readonly kind: 'ready' | 'failed' | 'stopped' | 'stalled'; readonly snapshot: ServerSnapshot }
+  | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };

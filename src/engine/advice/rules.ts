@@ -73,7 +73,7 @@ export interface AdviceResult {
 }
 
 /** A phase counts as "large" from this share of the load on, or when it is the largest. */
-const LARGE_SHARE = 0.25;
+const LARGE_SHARE = 0.2;
 /** Below this, no phase is worth advice. */
 const MIN_PHASE_MS = 20_000;
 
@@ -248,16 +248,23 @@ function deepGemmPrecompile({ engine, argv, log, host }: AdviceInput): Draft | u
 const GRAPH_BS_SUGGESTED = 128;
 
 function cudaGraphMaxBs({ engine, argv, log }: AdviceInput): Draft | undefined {
-  if (engine !== 'sglang' || !isLarge(log, 'capturing CUDA graphs')) return undefined;
+  if (engine !== 'sglang') return undefined;
   if (hasFlag(argv, '--disable-cuda-graph') || hasFlag(argv, '--cuda-graph-bs')) return undefined;
-  // A DeepGEMM compile inside the capture is the other rule's; what is left must still be large.
-  const captureMs = (log.phaseMs['capturing CUDA graphs'] ?? 0) - (log.activityMs.deepgemm ?? 0);
-  if (captureMs < MIN_PHASE_MS) return undefined;
+  // A DeepGEMM compile inside the capture is the other rule's: what is left must be large by itself.
+  const compileMs = log.activityMs.deepgemm ?? 0;
+  const captureMs = Math.max(0, (log.phaseMs['capturing CUDA graphs'] ?? 0) - compileMs);
+  const withoutCompile: LogFacts = {
+    ...log,
+    phaseMs: { ...log.phaseMs, 'capturing CUDA graphs': captureMs },
+    totalMs: log.totalMs - compileMs,
+  };
+  if (!isLarge(withoutCompile, 'capturing CUDA graphs')) return undefined;
   const set = getFlag(argv, '--cuda-graph-max-bs');
   const largestBs = log.graphBatchSizes?.length ? Math.max(...log.graphBatchSizes) : undefined;
   const current = set !== undefined ? Number(set) : largestBs;
   if (current !== undefined && current <= GRAPH_BS_SUGGESTED) return undefined;
-  const evidence = [phaseEvidence(log, 'capturing CUDA graphs', 'capturing CUDA graphs')];
+  const evidence = [phaseEvidence(withoutCompile, 'capturing CUDA graphs', 'capturing CUDA graphs')];
+  if (compileMs > 0) evidence.push(`(without the ${formatMs(compileMs)} of DeepGEMM compiling inside it)`);
   if (log.graphBatchSizes?.length)
     evidence.push(`${log.graphBatchSizes.length} batch sizes were captured, up to ${largestBs}`);
   evidence.push(set !== undefined ? `--cuda-graph-max-bs is ${set}` : '--cuda-graph-max-bs is not set');

@@ -43,6 +43,8 @@ export interface GatherOptions {
   /** This server's load history, newest first: the page-cache share when the last load began. */
   readonly records?: readonly LoadRecord[];
   readonly log?: (line: string) => void;
+  /** The shortest phase worth advice (engine/advice/rules MIN_PHASE_MS by default). */
+  readonly minPhaseMs?: number;
 }
 
 export async function gatherAdvice(session: AdviceSession, options: GatherOptions = {}): Promise<AdviceReport> {
@@ -75,7 +77,14 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
     version,
     log,
     host,
-    result: advise({ engine, argv: state.argv, log, host, version }),
+    result: advise({
+      engine,
+      argv: state.argv,
+      log,
+      host,
+      version,
+      ...(options.minPhaseMs !== undefined ? { minPhaseMs: options.minPhaseMs } : {}),
+    }),
   };
 }
 

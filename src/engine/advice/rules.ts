@@ -31,6 +31,8 @@ export interface AdviceInput {
   readonly host: HostFacts;
   /** The engine's version on the host; undefined when neither the log nor the host said it. */
   readonly version: EngineVersion | undefined;
+  /** Below this a phase is never worth advice (default 20 s; the simulated host's loads take seconds). */
+  readonly minPhaseMs?: number;
 }
 
 /** A change of the server's command line that applying the advice makes. */
@@ -75,7 +77,7 @@ export interface AdviceResult {
 /** A phase counts as "large" from this share of the load on, or when it is the largest. */
 const LARGE_SHARE = 0.2;
 /** Below this, no phase is worth advice. */
-const MIN_PHASE_MS = 20_000;
+export const MIN_PHASE_MS = 20_000;
 
 export function largestPhase(log: LogFacts): { phase: LoadPhase; ms: number } | undefined {
   let best: { phase: LoadPhase; ms: number } | undefined;
@@ -86,10 +88,14 @@ export function largestPhase(log: LogFacts): { phase: LoadPhase; ms: number } | 
   return best;
 }
 
-function isLarge(log: LogFacts, phase: LoadPhase): boolean {
+function isLarge(log: LogFacts, phase: LoadPhase, minMs: number): boolean {
   const ms = log.phaseMs[phase] ?? 0;
-  if (ms < MIN_PHASE_MS) return false;
+  if (ms < minMs) return false;
   return largestPhase(log)?.phase === phase || (log.totalMs > 0 && ms / log.totalMs >= LARGE_SHARE);
+}
+
+function minOf(input: AdviceInput): number {
+  return input.minPhaseMs ?? MIN_PHASE_MS;
 }
 
 export function formatMs(ms: number): string {
@@ -166,8 +172,9 @@ export function advise(input: AdviceInput): AdviceResult {
 const MULTITHREAD_CONFIG = '{"enable_multithread_load": true, "num_threads": 8}';
 const LOADER_FLAG = '--model-loader-extra-config';
 
-function multiThreadLoad({ engine, argv, log }: AdviceInput): Draft | undefined {
-  if (engine !== 'sglang' || !isLarge(log, 'loading weights')) return undefined;
+function multiThreadLoad(input: AdviceInput): Draft | undefined {
+  const { engine, argv, log } = input;
+  if (engine !== 'sglang' || !isLarge(log, 'loading weights', minOf(input))) return undefined;
   if (log.shardLoader === 'multi-thread') return undefined;
   if (hasFlag(argv, LOADER_FLAG)) return undefined;
   const format = getFlag(argv, '--load-format');
@@ -189,8 +196,9 @@ function multiThreadLoad({ engine, argv, log }: AdviceInput): Draft | undefined 
 
 const NETWORK_FS = /^(nfs4?|lustre)$/i;
 
-function vllmPrefetch({ engine, argv, log, host }: AdviceInput): Draft | undefined {
-  if (engine !== 'vllm' || !isLarge(log, 'loading weights')) return undefined;
+function vllmPrefetch(input: AdviceInput): Draft | undefined {
+  const { engine, argv, log, host } = input;
+  if (engine !== 'vllm' || !isLarge(log, 'loading weights', minOf(input))) return undefined;
   if (hasFlag(argv, '--safetensors-load-strategy')) return undefined;
   // vLLM refuses the two together (`enable_multithread_load does not support ... 'prefetch'`).
   if (/enable_multithread_load/.test(getFlag(argv, LOADER_FLAG) ?? '')) return undefined;
@@ -247,7 +255,8 @@ function deepGemmPrecompile({ engine, argv, log, host }: AdviceInput): Draft | u
 /** SGLang's default list went up to 160 before sgl-project/sglang#10372, wider after. */
 const GRAPH_BS_SUGGESTED = 128;
 
-function cudaGraphMaxBs({ engine, argv, log }: AdviceInput): Draft | undefined {
+function cudaGraphMaxBs(input: AdviceInput): Draft | undefined {
+  const { engine, argv, log } = input;
   if (engine !== 'sglang') return undefined;
   if (hasFlag(argv, '--disable-cuda-graph') || hasFlag(argv, '--cuda-graph-bs')) return undefined;
   // A DeepGEMM compile inside the capture is the other rule's: what is left must be large by itself.
@@ -258,7 +267,7 @@ function cudaGraphMaxBs({ engine, argv, log }: AdviceInput): Draft | undefined {
     phaseMs: { ...log.phaseMs, 'capturing CUDA graphs': captureMs },
     totalMs: log.totalMs - compileMs,
   };
-  if (!isLarge(withoutCompile, 'capturing CUDA graphs')) return undefined;
+  if (!isLarge(withoutCompile, 'capturing CUDA graphs', minOf(input))) return undefined;
   const set = getFlag(argv, '--cuda-graph-max-bs');
   const largestBs = log.graphBatchSizes?.length ? Math.max(...log.graphBatchSizes) : undefined;
   const current = set !== undefined ? Number(set) : largestBs;
@@ -278,8 +287,9 @@ function cudaGraphMaxBs({ engine, argv, log }: AdviceInput): Draft | undefined {
   };
 }
 
-function warmCache({ log, host }: AdviceInput): Draft | undefined {
-  if (!isLarge(log, 'loading weights')) return undefined;
+function warmCache(input: AdviceInput): Draft | undefined {
+  const { log, host } = input;
+  if (!isLarge(log, 'loading weights', minOf(input))) return undefined;
   if (host.residentShareAtStart === undefined || host.residentShareAtStart >= 0.5) return undefined;
   if (host.memAvailableBytes === undefined || host.modelBytes === undefined) return undefined;
   // The same margin as the pre-warm's own plan (host/pageCache.ts planWarm).

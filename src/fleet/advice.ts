@@ -18,12 +18,18 @@ import { quote } from '../transport/shell';
 import type { Transport } from '../transport/transport';
 import type { LoadRecord } from '../monitor/history';
 import { measureResidency } from '../monitor/warmCache';
+import { ServerSession } from '../monitor/session';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {
   readonly profile: ServerProfile;
   readonly transport: Transport;
   readonly client: SglangClient;
+}
+
+/** A single-host session (a multi-node server's ranks each have their own log: not advised yet). */
+export function adviceSessionOf(session: unknown): AdviceSession | undefined {
+  return session instanceof ServerSession ? session : undefined;
 }
 
 export interface AdviceReport {

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward'] as const;
+export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward', 'advice'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** `wait --timeout`: default and largest value, in seconds. */
@@ -44,6 +44,8 @@ export interface CliCommand {
   readonly lines: number;
   /** forward: the local port asked for (else the server's port when free, else any free one). */
   readonly localPort?: number;
+  /** advice --apply N: the suggestion to apply (1-based). */
+  readonly apply?: number;
 }
 
 export type ParsedArgs =
@@ -77,6 +79,7 @@ const OWN: Record<CommandName, readonly string[]> = {
   logs: ['lines'],
   verify: [],
   forward: ['local-port'],
+  advice: ['apply', 'yes', 'timeout'],
 };
 
 const OPTIONS = {
@@ -98,6 +101,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   lines: { type: 'string', short: 'n' },
   'local-port': { type: 'string' },
+  apply: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -116,6 +120,10 @@ Commands:
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
   logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
   verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
+  advice [--apply N]      what would make the next load faster, each with the evidence in the last
+                         load, the published figure and its source; --apply N: add suggestion N to
+                         the unit's command line (a drop-in, after the diff is confirmed, or --yes),
+                         restart, wait (--timeout S), and roll back if the server then fails
   forward [NAME] [--local-port N]
                          the server on this machine: 127.0.0.1:N (default: the server's port when free,
                          else any free one) tunnelled through the SSH connection; prints the base URL
@@ -130,7 +138,7 @@ Options:
   --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
                          one server from flags (when no settings file is found)
   --force                restart: restart even when a load is already under way
-  --yes, -y              restart: do not ask on a terminal (a script is never asked)
+  --yes, -y              restart, advice --apply: do not ask on a terminal (a script is never asked)
   --wait                 restart: then wait as \`wait\` does (its --timeout, its exit codes)
   --verbose, -v          the core's log lines on stderr
   --help, -h             this text
@@ -218,6 +226,12 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     if (typeof p === 'string') return { kind: 'error', message: p };
     localPort = p;
   }
+  let apply: number | undefined;
+  if (values.apply !== undefined) {
+    const n = integer('--apply', values.apply, 1, 99);
+    if (typeof n === 'string') return { kind: 'error', message: n };
+    apply = n;
+  }
   let port: number | undefined;
   if (values.port !== undefined) {
     const p = integer('--port', values.port, 1, 65535);
@@ -261,6 +275,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       timeoutSeconds,
       lines,
       ...(localPort !== undefined ? { localPort } : {}),
+      ...(apply !== undefined ? { apply } : {}),
     },
   };
 }

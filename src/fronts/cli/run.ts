@@ -37,6 +37,7 @@ import {
 } from './format';
 import { confirm, terminalUi, type Terminal } from './prompt';
 import { ForwardError, openedLine } from '../../fleet/forwardPlan';
+import { adviceCommand } from './advice';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -138,6 +139,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await verify(ctx);
       case 'forward':
         return await forward(ctx);
+      case 'advice':
+        return await adviceCommand(ctx);
     }
   } catch (error) {
     if (error instanceof Interrupted) {

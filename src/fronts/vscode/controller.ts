@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { offerAdviceAfterReady } from './adviceActions';
 import { errorText } from '../../util/errors';
 import {
   activeProfile,
@@ -82,7 +83,7 @@ export class Controller implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
     private readonly ui: SessionUi,
-    state: vscode.Memento,
+    private readonly state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
     private readonly windowState: vscode.Memento,
     private readonly apiKeys?: ApiKeys,
@@ -426,7 +427,10 @@ export class Controller implements vscode.Disposable {
     if (quiet) return;
     switch (outcome.end) {
       case 'ready':
-        if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
+        if (this.settings?.notifyWhenReady) {
+          void this.notifyReady(server, outcome.state);
+          this.offerAdvice(server, outcome.state);
+        }
         if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name))
           await this.verifyParsers(server, true);
         break;
@@ -454,6 +458,11 @@ export class Controller implements vscode.Disposable {
     );
     if (choice === SHOW_LOG) this.showLog();
     if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimi.forwardPort', server.name);
+  }
+
+  /** After the ready notification: "1 suggestion for a faster load: ..." when the load shows one (adviceActions). */
+  private offerAdvice(server: ServerProfile, state: LoadState): void {
+    void offerAdviceAfterReady(this, server, state, this.state, this.log);
   }
 
   /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */

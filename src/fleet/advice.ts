@@ -27,6 +27,12 @@ export interface AdviceSession {
   readonly client: SglangClient;
 }
 
+/** The unit's journal since the process started (the fields read here only; `-a` keeps tqdm's long lines). */
+function sinceCommand(unit: string, sinceMs: number): string {
+  const since = `@${Math.max(0, Math.floor(sinceMs / 1000) - 1)}`;
+  return `journalctl -u ${quote(unit)} -n ${LOG_LINES} -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since ${quote(since)}`;
+}
+
 /** A single-host session (a multi-node server's ranks each have their own log: not advised yet). */
 export function adviceSessionOf(session: unknown): AdviceSession | undefined {
   return session instanceof ServerSession ? session : undefined;
@@ -66,7 +72,11 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   }
   const engine = location.engine;
   const since = state.unit.execMainStartedAt;
-  const tail = await exec(target.logTailCommand(LOG_LINES));
+  const tail = await exec(
+    session.profile.docker || since === undefined
+      ? target.logTailCommand(LOG_LINES)
+      : sinceCommand(session.profile.unit, since),
+  );
   const entries: LogEntry[] = [];
   for (const line of tail.stdout.split('\n')) {
     const entry = target.parseLogLine(line);

@@ -55,6 +55,8 @@ export interface GatherOptions {
   /** This server's load history, newest first: the page-cache share when the last load began. */
   readonly records?: readonly LoadRecord[];
   readonly log?: (line: string) => void;
+  /** The page-cache share when this load began, when the caller knows it (the live watch's prior). */
+  readonly residentShareAtStart?: number;
   /** The shortest phase worth advice (engine/advice/rules MIN_PHASE_MS by default). */
   readonly minPhaseMs?: number;
 }
@@ -85,7 +87,8 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const log = logFacts(engine, entries);
   say(`advice: ${entries.length} log lines since the process started; phases ${JSON.stringify(log.phaseMs)}`);
 
-  const host = await hostFacts(session, state.argv, (p) => state.hostPath(p), options.records ?? [], say);
+  const share = options.residentShareAtStart ?? residentShareOf(options.records ?? [], since);
+  const host = await hostFacts(session, state.argv, (p) => state.hostPath(p), share, say);
   const version = await engineVersion(session, engine, log, state.argv, location.start, say);
   return {
     engine,
@@ -108,7 +111,7 @@ async function hostFacts(
   session: AdviceSession,
   argv: readonly string[],
   hostPath: (p: string) => string | undefined,
-  records: readonly LoadRecord[],
+  residentShareAtStart: number | undefined,
   say: (line: string) => void,
 ): Promise<HostFacts> {
   const given = modelPathOf(argv);
@@ -127,12 +130,6 @@ async function hostFacts(
     const fs = await session.transport.exec(`stat -f -c %T -- ${quote(modelPath)}`, { timeoutMs: TIMEOUT_MS });
     if (fs.code === 0 && /^[\w./-]{1,40}$/.test(fs.stdout.trim())) fsType = fs.stdout.trim();
   }
-  // The last load's share of the weights in the page cache when it began (the history's record).
-  const last = records[0];
-  const residentShareAtStart =
-    last?.residentBytesAtStart !== undefined && last.totalBytes
-      ? Math.min(1, last.residentBytesAtStart / last.totalBytes)
-      : undefined;
   let environment: Record<string, string> | undefined;
   if (!session.profile.docker) {
     const show = await session.transport.exec(
@@ -148,6 +145,20 @@ async function hostFacts(
     ...(fsType !== undefined ? { fsType } : {}),
     ...(environment ? { environment } : {}),
   };
+}
+
+/** A restart is asked for at most this long before the process it starts (the stop in between). */
+const STOP_WINDOW_MS = 120_000;
+
+/**
+ * The page-cache share when the load of the process started at `since` began: from its own
+ * history record (begun shortly before that process started), never from an earlier load's.
+ */
+export function residentShareOf(records: readonly LoadRecord[], since: number | undefined): number | undefined {
+  if (since === undefined) return undefined;
+  const record = records.find((r) => r.startedAt <= since + 5_000 && r.startedAt >= since - STOP_WINDOW_MS);
+  if (record?.residentBytesAtStart === undefined || !record.totalBytes) return undefined;
+  return Math.min(1, record.residentBytesAtStart / record.totalBytes);
 }
 
 /** `A=1 B="x y"` (systemctl show's Environment) -> { A: '1', B: 'x y' }. */

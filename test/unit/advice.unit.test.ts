@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { advise, type AdviceInput } from '../../src/engine/advice/rules';
 import { logFacts, type LogEntry, type LogFacts } from '../../src/engine/advice/logFacts';
 import { atLeast, versionFromInfo, versionFromLogLine, versionFromOutput } from '../../src/engine/advice/version';
-import { applyToArgv, parseEnvironment } from '../../src/fleet/advice';
+import { applyToArgv, parseEnvironment, residentShareOf } from '../../src/fleet/advice';
 
 const SGLANG = ['/opt/sglang/bin/python', '-m', 'sglang.launch_server', '--model-path', '/models/K2', '--tp', '8'];
 const VLLM = ['/opt/vllm/bin/vllm', 'serve', '/models/V3', '-tp', '8'];
@@ -186,6 +186,17 @@ describe('advice: CUDA graph batch sizes', () => {
       );
     }
   });
+  it('a DeepGEMM compile inside a long capture: the capture without it is the evidence', () => {
+    const log = graphs({
+      phaseMs: { 'loading weights': 30 * S, 'capturing CUDA graphs': 750 * S },
+      totalMs: 790 * S,
+      activityMs: { deepgemm: 600 * S },
+    });
+    const a = one(input({ log }), 'cuda-graph-max-bs');
+    assert.match(a.evidence.join('\n'), /capturing CUDA graphs took 2m 30s of 3m 10s \(the largest phase\)/);
+    assert.match(a.evidence.join('\n'), /without the 10m 00s of DeepGEMM compiling inside it/);
+    assert.ok(ids(input({ log })).includes('deepgemm-precompile'));
+  });
   it('a large max-bs set: advised; too old an SGLang: held back; unknown: not applicable', () => {
     assert.ok(
       ids(input({ log: graphs(), argv: [...SGLANG, '--cuda-graph-max-bs', '512'] })).includes('cuda-graph-max-bs'),
@@ -208,6 +219,23 @@ describe('advice: warm page cache', () => {
     assert.ok(!ids(input({ host: { ...host, residentShareAtStart: 0.9 } })).includes('warm-page-cache'));
     assert.ok(!ids(input({ host: { ...host, memAvailableBytes: 0.5e12 } })).includes('warm-page-cache'));
     assert.ok(!ids(input({ host: { memAvailableBytes: 1.5e12, modelBytes: 0.6e12 } })).includes('warm-page-cache'));
+  });
+});
+
+describe('advice: the page-cache share of this load, from the history', () => {
+  const since = Date.UTC(2026, 0, 1, 12);
+  const record = (startedAt: number, resident: number) => ({
+    startedAt,
+    outcome: 'ready' as const,
+    phaseMs: {},
+    residentBytesAtStart: resident,
+    totalBytes: 100,
+  });
+  it("this load's record (begun shortly before the process started), not an earlier load's", () => {
+    assert.equal(residentShareOf([record(since - 8 * S, 4), record(since - 3600 * S, 96)], since), 0.04);
+    assert.equal(residentShareOf([record(since - 3600 * S, 96)], since), undefined);
+    assert.equal(residentShareOf([], since), undefined);
+    assert.equal(residentShareOf([record(since - 8 * S, 4)], undefined), undefined);
   });
 });
 

@@ -26,6 +26,7 @@ async function gather(
   server: ServerProfile,
   history: MementoLike,
   log: vscode.LogOutputChannel,
+  state?: LoadState,
 ): Promise<{ session: AdviceSession; report: AdviceReport } | undefined> {
   const fleetSession = await controller.openSession(server);
   if (!fleetSession) return undefined;
@@ -38,7 +39,17 @@ async function gather(
   }
   await session.transport.connect();
   const records = new LoadHistoryStore(history).list(server.name, server.unit);
-  const report = await gatherAdvice(session, { records, log: (l) => log.info(`[${server.name}] ${l}`) });
+  // The live watch knows the page cache at the restart; the history has it for an earlier load.
+  const prior = state?.prior;
+  const share =
+    prior?.residentBytes !== undefined && prior.totalBytes
+      ? Math.min(1, prior.residentBytes / prior.totalBytes)
+      : undefined;
+  const report = await gatherAdvice(session, {
+    records,
+    log: (l) => log.info(`[${server.name}] ${l}`),
+    ...(share !== undefined ? { residentShareAtStart: share } : {}),
+  });
   log.info(`[${server.name}] ${adviceHeader(server.name, report.result, report.log.totalMs)}`);
   for (const h of report.result.heldBack) log.info(`[${server.name}] not advised: ${h.reason}`);
   log.info(`[${server.name}] ${versionLine(report.engine, report.version)}`);
@@ -183,7 +194,7 @@ export async function offerAdviceAfterReady(
   const start = state.restartRequestedAt ?? state.processStartedAt;
   if (start === undefined || state.readyAt === undefined || state.readyAt - start < MIN_PHASE_MS) return;
   try {
-    const gathered = await gather(controller, server, history, log);
+    const gathered = await gather(controller, server, history, log, state);
     const summary = gathered && adviceSummary(gathered.report.result);
     if (!summary) return;
     const choice = await vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`, SHOW);

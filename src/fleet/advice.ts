@@ -75,7 +75,8 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const engine = location.engine;
   const since = state.unit.execMainStartedAt;
   const tail = await exec(
-    session.profile.docker || since === undefined
+    // A container's own logs (Docker, or a unit that runs a detached container): its tail.
+    session.profile.docker || target.logFollowEndsWithService || since === undefined
       ? target.logTailCommand(LOG_LINES)
       : sinceCommand(session.profile.unit, since),
   );
@@ -90,20 +91,27 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const share = options.residentShareAtStart ?? residentShareOf(options.records ?? [], since);
   const host = await hostFacts(session, state.argv, (p) => state.hostPath(p), share, say);
   const version = await engineVersion(session, engine, log, state.argv, location.start, say);
-  return {
+  const result = advise({
     engine,
     argv: state.argv,
-    version,
     log,
     host,
-    result: advise({
-      engine,
-      argv: state.argv,
-      log,
-      host,
-      version,
-      ...(options.minPhaseMs !== undefined ? { minPhaseMs: options.minPhaseMs } : {}),
-    }),
+    version,
+    ...(options.minPhaseMs !== undefined ? { minPhaseMs: options.minPhaseMs } : {}),
+  });
+  return { engine, argv: state.argv, version, log, host, result: inDocker(session.profile, result) };
+}
+
+/** A container's command line is not a unit's drop-in: its advice says what to add, by hand. */
+function inDocker(profile: ServerProfile, result: AdviceResult): AdviceResult {
+  if (!profile.docker) return result;
+  return {
+    ...result,
+    advice: result.advice.map((a) =>
+      a.change && !a.notApplicable
+        ? { ...a, notApplicable: `${profile.unit} runs in Docker: ${a.action} in its command line by hand` }
+        : a,
+    ),
   };
 }
 

@@ -24,7 +24,7 @@ function deps(test: TestSession, lines: string[], answer: boolean): ParserChange
   };
 }
 
-describe('load advice over real SSH: evidence, apply as a drop-in, roll back', function () {
+describe('load advice over real SSH: evidence, apply as a drop-in, roll back, absent evidence', function () {
   this.timeout(120_000);
   let host: GpuHost;
   let test: TestSession;
@@ -95,10 +95,16 @@ describe('load advice over real SSH: evidence, apply as a drop-in, roll back', f
 
     await rollback(deps(test, lines, true), result.rollback);
     assert.equal((await host.readDropIns())[DROP_IN_NAME], undefined, 'the roll back removes the drop-in');
+    // The next load logs the multi-threaded loader's bar (as a newer SGLang does by default): no such advice.
+    await host.configureSimulator({ shardDesc: 'multi' });
     const back = await test.session.watch('restart', FAST_WATCH);
     assert.equal(back.end, 'ready', back.message);
     const infoBack = await test.session.client.serverInfo();
     assert.ok(infoBack.ok);
     assert.equal((infoBack.info as Record<string, unknown>)['model_loader_extra_config'], undefined);
+    const multi = await gatherAdvice(test.session, { minPhaseMs: 1000, log: (l) => lines.push(l) });
+    assert.equal(multi.log.shardLoader, 'multi-thread', JSON.stringify(multi.log) + lines.slice(-5).join('\n'));
+    assert.equal(multi.result.largest?.phase, 'loading weights');
+    assert.ok(!multi.result.advice.some((a) => a.id === 'sglang-multithread-load'), JSON.stringify(multi.result));
   });
 });

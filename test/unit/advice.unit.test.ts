@@ -283,6 +283,22 @@ describe('advice: the log read back', () => {
       ['sglang-multithread-load', 'deepgemm-precompile'],
     );
   });
+  it("an earlier run's lines before systemd's Started are not this load's", () => {
+    const log = logFacts('sglang', [
+      at(0, 'Multi-thread loading shards: 100% Completed | 4/4 [00:01<00:00]'),
+      at(1, '[2026-01-01 00:00:01] The server is fired up and ready to roll!'),
+      at(5, 'Stopping sglang.service - SGLang...'),
+      at(6, 'Started sglang.service - SGLang.'),
+      at(7, '[2026-01-01 00:00:07 TP0] Load weight begin. avail mem=75.00 GB'),
+      at(8, 'Loading safetensors checkpoint shards:   0% Completed | 0/64 [00:00<?, ?it/s]'),
+      at(60, '[2026-01-01 00:01:00 TP0] KV Cache is allocated. #tokens: 524288, KV size: 4.2 GB'),
+      at(62, '[2026-01-01 00:01:02] The server is fired up and ready to roll!'),
+    ]);
+    assert.equal(log.shardLoader, 'single-thread');
+    assert.equal(log.totalMs, 56 * S);
+    assert.equal(log.phaseMs['loading weights'], 53 * S);
+    assert.equal(log.ready, true);
+  });
   it("vLLM's version line and its auto-prefetch hint", () => {
     const log = logFacts('vllm', [
       at(0, '(APIServer pid=1) INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.19.1'),

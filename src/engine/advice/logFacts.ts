@@ -45,8 +45,19 @@ export function logFacts(engine: Engine, entries: readonly LogEntry[]): LogFacts
   let autoPrefetchDisabledOn: string | undefined;
   let version: string | undefined;
   let readyAt: number | undefined;
-  const first = entries[0]?.at ?? 0;
+  let first = entries[0]?.at ?? 0;
   let last = first;
+  // systemd's "Started ..." begins a new process: what came before it is an earlier run's.
+  const reset = (at: number): void => {
+    phaseAt.clear();
+    open.clear();
+    for (const k of Object.keys(activityMs) as ActivityKind[]) delete activityMs[k];
+    shardLoader = undefined;
+    graphBatchSizes = undefined;
+    autoPrefetchDisabledOn = undefined;
+    version = undefined;
+    first = at;
+  };
 
   const close = (kind: ActivityKind, at: number): void => {
     const since = open.get(kind);
@@ -56,7 +67,15 @@ export function logFacts(engine: Engine, entries: readonly LogEntry[]): LogFacts
   };
 
   for (const { message, at } of entries) {
-    if (readyAt !== undefined) break;
+    const events = reader.readLines(message, at).map((l) => l.event);
+    if (events.some((e) => e.type === 'systemd' && e.what === 'started')) {
+      reset(at);
+      readyAt = undefined;
+      last = at;
+      continue;
+    }
+    // After ready: only a later start matters (the steady server's lines are no part of the load).
+    if (readyAt !== undefined) continue;
     last = Math.max(last, at);
     for (const line of splitMessage(message)) {
       const text = stripPrefix(line).text;
@@ -73,7 +92,7 @@ export function logFacts(engine: Engine, entries: readonly LogEntry[]): LogFacts
       autoPrefetchDisabledOn ??= AUTO_PREFETCH_OFF.exec(text)?.[1];
       version ??= versionFromLogLine(engine, text);
     }
-    for (const { event } of reader.readLines(message, at)) {
+    for (const event of events) {
       if (event.type === 'phase' && !phaseAt.has(event.phase)) {
         phaseAt.set(event.phase, at);
         // A quiet step does not outlive its phase (SGLang's DeepGEMM compile ends with the capture).

@@ -175,3 +175,31 @@ describe('cli: forward', () => {
     assert.match(error(['discover', 'gpu1', 'gpu2']), /unexpected argument "gpu2"/);
   });
 });
+
+describe('kimi-service advice', () => {
+  it('advice, advice --apply 2 --yes --timeout 600', () => {
+    const plain = parseCliArgs(['advice']);
+    assert.equal(plain.kind, 'command');
+    if (plain.kind === 'command') {
+      assert.equal(plain.command.command, 'advice');
+      assert.equal(plain.command.apply, undefined);
+    }
+    const apply = parseCliArgs(['advice', '--apply', '2', '--yes', '--timeout', '600']);
+    assert.equal(apply.kind, 'command');
+    if (apply.kind === 'command') {
+      assert.equal(apply.command.apply, 2);
+      assert.equal(apply.command.yes, true);
+      assert.equal(apply.command.timeoutSeconds, 600);
+    }
+  });
+  it('--apply takes a suggestion number; other commands refuse it', () => {
+    assert.deepEqual(parseCliArgs(['advice', '--apply', 'x']), {
+      kind: 'error',
+      message: '--apply "x" is not a whole number',
+    });
+    assert.deepEqual(parseCliArgs(['status', '--apply', '1']), {
+      kind: 'error',
+      message: '--apply is not an option of status',
+    });
+  });
+});

@@ -5,7 +5,17 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_PARSER } from '../../engine/parserNames';
 
-export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward', 'parsers', 'discover'] as const;
+export const COMMANDS = [
+  'status',
+  'restart',
+  'wait',
+  'logs',
+  'verify',
+  'forward',
+  'parsers',
+  'discover',
+  'advice',
+] as const;
 /** `parsers ACTION`. */
 export const PARSER_ACTIONS = ['enable', 'rollback'] as const;
 export type ParserAction = (typeof PARSER_ACTIONS)[number];
@@ -56,6 +66,8 @@ export interface CliCommand {
   };
   /** discover: the host as typed (`[user@]host[:port]`), and the unit to add to the servers file. */
   readonly discover?: { readonly host: string; readonly add?: string; readonly name?: string };
+  /** advice --apply N: the suggestion to apply (1-based). */
+  readonly apply?: number;
 }
 
 export type ParsedArgs =
@@ -91,6 +103,7 @@ const OWN: Record<CommandName, readonly string[]> = {
   forward: ['local-port'],
   parsers: ['yes', 'timeout', 'reasoning-parser', 'tool-call-parser'],
   discover: ['add', 'name'],
+  advice: ['apply', 'yes', 'timeout'],
 };
 
 const OPTIONS = {
@@ -116,6 +129,7 @@ const OPTIONS = {
   'tool-call-parser': { type: 'string' },
   add: { type: 'string' },
   name: { type: 'string' },
+  apply: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -134,6 +148,10 @@ Commands:
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
   logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
   verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
+  advice [--apply N]      what would make the next load faster, each with the evidence in the last
+                         load, the published figure and its source; --apply N: add suggestion N to
+                         the unit's command line (a drop-in, after the diff is confirmed, or --yes),
+                         restart, wait (--timeout S), and roll back if the server then fails
   forward [NAME] [--local-port N]
                          the server on this machine: 127.0.0.1:N (default: the server's port when free,
                          else any free one) tunnelled through the SSH connection; prints the base URL
@@ -159,8 +177,9 @@ Options:
   --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
                          one server from flags (when no settings file is found)
   --force                restart: restart even when a load is already under way
-  --yes, -y              restart, parsers: do not ask on a terminal (a script is never asked
-                         to restart; parsers needs --yes in a script, since it changes the unit)
+  --yes, -y              restart, parsers, advice --apply: do not ask on a terminal (a script is never
+                         asked to restart; parsers and advice --apply need --yes in a script, since they
+                         change the unit)
   --wait                 restart: then wait as \`wait\` does (its --timeout, its exit codes)
   --verbose, -v          the core's log lines on stderr
   --help, -h             this text
@@ -266,6 +285,12 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     if (typeof p === 'string') return { kind: 'error', message: p };
     localPort = p;
   }
+  let apply: number | undefined;
+  if (values.apply !== undefined) {
+    const n = integer('--apply', values.apply, 1, 99);
+    if (typeof n === 'string') return { kind: 'error', message: n };
+    apply = n;
+  }
   let port: number | undefined;
   if (values.port !== undefined) {
     const p = integer('--port', values.port, 1, 65535);
@@ -327,6 +352,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
             },
           }
         : {}),
+      ...(apply !== undefined ? { apply } : {}),
     },
   };
 }

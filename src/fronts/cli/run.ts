@@ -39,6 +39,7 @@ import { confirm, terminalUi, type Terminal } from './prompt';
 import { ForwardError, openedLine } from '../../fleet/forwardPlan';
 import { parsersCommand } from './parsersCommand';
 import { discoverCommand } from './discoverCommand';
+import { adviceCommand } from './advice';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
 
@@ -149,6 +150,8 @@ export async function runCli(argv: readonly string[], terminalIo: CliIo): Promis
         return await forward(ctx);
       case 'parsers':
         return await parsers(ctx);
+      case 'advice':
+        return await adviceCommand(ctx);
     }
   } catch (error) {
     if (error instanceof Interrupted) {

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Controller } from './controller';
 import { enableParsersCommand } from './parserActions';
+import { suggestFasterLoadCommand } from './adviceActions';
 import { copySudoersRuleCommand } from './sudoersCommand';
 import { copyMcpConfigCommand } from './mcpConfig';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
@@ -23,6 +24,7 @@ export function registerCommands(
     'kimi.addServer': () => controller.addServer(),
     'kimi.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
     'kimi.enableParsers': () => enableParsersCommand(controller, log),
+    'kimi.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
     'kimi.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
     'kimi.setApiKey': () => controller.setApiKey(),
     'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { offerAdviceAfterReady } from './adviceActions';
 import { errorText } from '../../util/errors';
 import { activeProfile, localHostRefusal, printable, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
@@ -54,7 +55,7 @@ export class Controller implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly statusBar: StatusBar,
     private readonly ui: SessionUi,
-    state: vscode.Memento,
+    private readonly state: vscode.Memento,
     /** Per window: which watches were under way when it closed. */
     windowState: vscode.Memento,
     private readonly apiKeys?: ApiKeys,
@@ -407,7 +408,10 @@ export class Controller implements vscode.Disposable {
     if (quiet) return;
     switch (outcome.end) {
       case 'ready':
-        if (this.settings?.notifyWhenReady) void this.notifyReady(server, outcome.state);
+        if (this.settings?.notifyWhenReady) {
+          void this.notifyReady(server, outcome.state);
+          this.offerAdvice(server, outcome.state);
+        }
         if (this.settings?.verifyParsersWhenReady && !this.rolling.has(server.name))
           await this.verifyParsers(server, true);
         break;
@@ -436,6 +440,11 @@ export class Controller implements vscode.Disposable {
     );
     if (choice === SHOW_LOG) this.showLog();
     if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimi.forwardPort', server.name);
+  }
+
+  /** After the ready notification: "1 suggestion for a faster load: ..." when the load shows one (adviceActions). */
+  private offerAdvice(server: ServerProfile, state: LoadState): void {
+    void offerAdviceAfterReady(this, server, state, this.state, this.log);
   }
 
   /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */

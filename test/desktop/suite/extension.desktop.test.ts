@@ -68,6 +68,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         'kimi.selectServer',
         'kimi.enableParsers',
         'kimi.verifyParsers',
+        'kimi.suggestFasterLoad',
         'kimi.showDashboard',
       ]) {
         assert.ok(commands.includes(id), `${id} is registered`);

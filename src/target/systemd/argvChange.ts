@@ -1,0 +1,361 @@
+/**
+ * Changing the server's command line on the GPU host: read the unit, plan, confirm the diff,
+ * write a drop-in, daemon-reload, check that systemd now runs the new command line; and roll
+ * back to the drop-in as it was. The parsers (./parserDropIn.ts) and the load advice
+ * (src/fleet/advice.ts) both change the arguments through `changeServerArgv`.
+ * No VS Code here: everything reaches the world through `ParserChangeDeps`.
+ */
+import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../../transport/shell';
+import type { ParserPlan, ServerCommandLocation } from '../../engine/engine';
+import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
+import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
+import { parseExecStartProperty, parseShow } from './systemd';
+
+export interface ParserChangeDeps {
+  /**
+   * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
+   * standard input (which is then closed), as Transport.exec does: file contents never appear
+   * on a command line.
+   */
+  exec(
+    command: string,
+    options?: { readonly stdin?: string },
+  ): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
+  /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */
+  readonly sudo: boolean;
+  /** The host, for messages (undefined: this machine). */
+  readonly host?: string;
+  log(line: string): void;
+  /** Shows the diff; resolves true to go on. */
+  confirmDiff(diff: string): Promise<boolean>;
+  /** Defaults to /etc/systemd/system (tests point it elsewhere). */
+  readonly unitDir?: string;
+}
+
+/** What `rollback` needs to restore the state before the change exactly. */
+export interface RollbackPlan {
+  readonly unit: string;
+  readonly dropInPath: string;
+  /** Content of the drop-in before the change; null when there was none. */
+  readonly previousContent: string | null;
+  /** Copy of the previous drop-in kept next to it (set when previousContent is not null). */
+  readonly backupPath?: string;
+  /** The `.d` directory did not exist before. */
+  readonly createdDir: boolean;
+}
+
+export type EnableResult =
+  | { readonly kind: 'already-set'; readonly argv: readonly string[] }
+  | { readonly kind: 'cancelled' }
+  | {
+      readonly kind: 'changed';
+      readonly rollback: RollbackPlan;
+      readonly oldArgv: readonly string[];
+      readonly newArgv: readonly string[];
+      readonly diff: string;
+    };
+
+/** The first comment of every drop-in this flow writes. */
+export const WRITTEN_BY = 'Written by Kimi Service';
+const NO_PREVIOUS = 'Before it: no drop-in (roll back removes this file).';
+const PREVIOUS_KEPT = 'Before it: the drop-in now kept in ';
+
+/**
+ * The drop-in says what was there before it, so a roll back asked later (another session, the
+ * CLI, another machine) restores exactly that, from the host alone.
+ */
+function previousMarker(previousContent: string | null, backupPath: string): string {
+  return previousContent === null ? NO_PREVIOUS : `${PREVIOUS_KEPT}${backupPath}`;
+}
+
+export class ParserChangeError extends Error {
+  constructor(
+    message: string,
+    /** sudo itself refused (a password, or no rule): nothing was run. */
+    readonly sudoRefused = false,
+  ) {
+    super(message);
+    this.name = 'ParserChangeError';
+  }
+}
+
+async function run(deps: ParserChangeDeps, what: string, command: string): Promise<string> {
+  const r = await deps.exec(command);
+  if (r.code !== 0)
+    throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
+  return r.stdout;
+}
+
+/**
+ * One privileged step, as the exact command a sudoers rule allows (see sudoers.ts), with
+ * `input` on its stdin. A refusal by sudo names the command and the way to allow it.
+ */
+async function runPrivileged(
+  deps: ParserChangeDeps,
+  unit: string,
+  what: string,
+  argv: readonly string[],
+  input?: string,
+): Promise<void> {
+  const line = privilegedCommand(argv, deps.sudo);
+  let r;
+  if (input === undefined) r = await deps.exec(line);
+  else r = await deps.exec(`${line} >/dev/null`, { stdin: input });
+  if (r.code === 0) return;
+  if (deps.sudo && isSudoRefusal(r.stderr)) {
+    const message = sudoRefusalMessage({
+      host: deps.host,
+      unit,
+      action: commandLine(argv),
+      command: line,
+      stderr: r.stderr,
+    });
+    throw new ParserChangeError(`${what} failed: ${message}`, true);
+  }
+  const text = r.stderr.trim().slice(0, 500);
+  const hint =
+    !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
+      ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
+      : '';
+  throw new ParserChangeError(
+    `${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`,
+  );
+}
+
+export async function readUnit(
+  deps: ParserChangeDeps,
+  unit: string,
+): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
+  const cat = await run(deps, 'systemctl cat', `systemctl cat --no-pager -- ${quote(unit)}`);
+  const show = parseShow(
+    await run(
+      deps,
+      'systemctl show',
+      `systemctl show --no-pager -p FragmentPath,DropInPaths,ExecStart -- ${quote(unit)}`,
+    ),
+  );
+  return { parsed: parseSystemctlCat(cat), show };
+}
+
+function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnType<typeof findServerInUnit>> {
+  const found = findServerInUnit(parsed);
+  if (!found) {
+    const first = parsed.commands[0]?.argv.join(' ') ?? '(none)';
+    throw new ParserChangeError(`${unit}: no SGLang or vLLM server command in ExecStart (${first.slice(0, 200)})`);
+  }
+  if (parsed.commands.length > 1) {
+    throw new ParserChangeError(
+      `${unit}: ExecStart has ${parsed.commands.length} commands; only a single command line can be rewritten`,
+    );
+  }
+  return found;
+}
+
+/** What a change of the arguments is: the new command line, and how the drop-in names it. */
+export interface ArgvPlanner {
+  /** The change for this command line (may throw ParserChangeError: a name this engine refuses). */
+  plan(argv: readonly string[], location: ServerCommandLocation): ParserPlan;
+  /** The flags in words, for the log and the drop-in's comment: `--cuda-graph-max-bs 128`. */
+  label(location: ServerCommandLocation): string;
+}
+
+/**
+ * Reads the unit, plans the change, shows the diff (nothing is written without a yes), writes
+ * the drop-in, daemon-reloads, and checks that the new command line took effect (else rolls
+ * back). The caller restarts; on a failed start it calls `rollback`.
+ */
+export async function changeServerArgv(
+  deps: ParserChangeDeps,
+  unitName: string,
+  planner: ArgvPlanner,
+): Promise<EnableResult> {
+  const unit = normalizeUnit(unitName);
+  const where = dropInLocation(unit, deps.unitDir);
+  const dropInPath = where.file;
+
+  const { parsed, show } = await readUnit(deps, unit);
+  for (const w of parsed.warnings) deps.log(`unit: ${w}`);
+  if (!show.FragmentPath)
+    throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
+  const { command, location } = serverCommandOf(parsed, unit);
+  deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
+  const plan = planner.plan(command.argv, location);
+  const label = planner.label(location);
+  if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
+  if (plan.kind === 'already-set') {
+    deps.log(`${label}: already set; nothing to change`);
+    return { kind: 'already-set', argv: command.argv };
+  }
+  // Drop-ins are read in file-name order: one sorting after ours would still win.
+  const source = command.file;
+  if (source && source.includes('.d/') && source !== dropInPath && basename(source) > DROP_IN_NAME) {
+    throw new ParserChangeError(
+      `ExecStart is set in ${source}, which systemd reads after ${DROP_IN_NAME}; change that file instead`,
+    );
+  }
+  if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
+
+  // What is there now, read without sudo (unit files and drop-ins are world-readable).
+  const out = await run(
+    deps,
+    'reading the current drop-in',
+    `sh -c ${quote(
+      [
+        `d=${quote(where.dir)}; f=${quote(dropInPath)}`,
+        'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+    )}`,
+  );
+  const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
+  if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
+  const text = renderDropIn(plan.newArgv, `${WRITTEN_BY}: ${label}\n${previousMarker(previousContent, where.backup)}`, {
+    prefix: command.prefix,
+    keepReferences: command.references,
+  });
+  const rollbackPlan: RollbackPlan = {
+    unit,
+    dropInPath,
+    previousContent,
+    ...(previousContent !== null ? { backupPath: where.backup } : {}),
+    createdDir: m[1] === 'no',
+  };
+  // Each write is one exact command at a fixed path (sudoers.ts allows exactly these).
+  if (rollbackPlan.createdDir)
+    await runPrivileged(deps, unit, 'creating the drop-in folder', privilegedArgv.mkdir(where.dir));
+  if (previousContent !== null)
+    await runPrivileged(
+      deps,
+      unit,
+      'keeping a backup of the drop-in',
+      privilegedArgv.tee(where.backup),
+      previousContent,
+    );
+  try {
+    await runPrivileged(deps, unit, 'writing the drop-in', privilegedArgv.tee(dropInPath), text);
+  } catch (e) {
+    // tee may have truncated the file before it failed: put the previous one back (sudo allowed tee a moment ago).
+    if (!(e instanceof ParserChangeError && e.sudoRefused)) {
+      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) =>
+        deps.log(`could not restore ${dropInPath}: ${e2.message}`),
+      );
+    }
+    throw e;
+  }
+  deps.log(`wrote ${dropInPath}${previousContent !== null ? ` (previous kept as ${where.backup})` : ''}`);
+  await runPrivileged(deps, unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
+  deps.log('systemctl daemon-reload done');
+
+  try {
+    await confirmEffective(deps, unit, plan.newArgv, command.references.length === 0);
+  } catch (e) {
+    deps.log(`the new ExecStart did not take effect: ${(e as Error).message}; rolling back`);
+    await rollback(deps, rollbackPlan);
+    throw e;
+  }
+  return { kind: 'changed', rollback: rollbackPlan, oldArgv: command.argv, newArgv: plan.newArgv, diff: plan.diff };
+}
+
+/** After daemon-reload: the unit as systemd now reads it runs `newArgv`. */
+async function confirmEffective(
+  deps: ParserChangeDeps,
+  unit: string,
+  newArgv: readonly string[],
+  compareShow: boolean,
+): Promise<void> {
+  const { parsed, show } = await readUnit(deps, unit);
+  const now = findServerInUnit(parsed)?.command.argv ?? [];
+  if (now.join('\0') !== newArgv.join('\0')) {
+    throw new ParserChangeError(`systemctl cat shows ExecStart ${now.join(' ').slice(0, 300)}`);
+  }
+  // show joins argv with spaces (no quoting) and expands specifiers: compare joined, without references
+  const shown = show.ExecStart ? parseExecStartProperty(show.ExecStart).join(' ') : '';
+  if (compareShow && shown !== '' && shown !== newArgv.join(' ')) {
+    throw new ParserChangeError(`systemctl show reports ExecStart argv ${shown.slice(0, 300)}`);
+  }
+}
+
+/** The drop-in as it was: its previous content written back, or no drop-in. */
+async function restoreDropIn(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
+  if (plan.previousContent === null) {
+    await runPrivileged(deps, plan.unit, 'removing the drop-in', privilegedArgv.rm(plan.dropInPath));
+  } else {
+    await runPrivileged(
+      deps,
+      plan.unit,
+      'restoring the drop-in',
+      privilegedArgv.tee(plan.dropInPath),
+      plan.previousContent,
+    );
+  }
+}
+
+/**
+ * Restores the drop-in as it was (content or absence) and daemon-reloads. The caller restarts.
+ * A `.d` folder created by the change stays (empty): systemd ignores it, and removing it would
+ * take one more sudo rule.
+ */
+export async function rollback(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
+  await restoreDropIn(deps, plan);
+  deps.log(plan.previousContent === null ? `removed ${plan.dropInPath}` : `restored the previous ${plan.dropInPath}`);
+  await runPrivileged(deps, plan.unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
+  deps.log('systemctl daemon-reload done (rollback)');
+}
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+/**
+ * The roll back of the drop-in on the host now, read from the host alone: undefined when there is
+ * nothing to roll back (no drop-in, or the drop-in is already what its backup holds). A drop-in
+ * this flow did not write is refused: it is somebody's own file.
+ */
+export async function findRollbackPlan(
+  deps: Pick<ParserChangeDeps, 'exec' | 'unitDir'>,
+  unitName: string,
+): Promise<RollbackPlan | undefined> {
+  const unit = normalizeUnit(unitName);
+  const where = dropInLocation(unit, deps.unitDir);
+  const out = await run(
+    deps as ParserChangeDeps,
+    'reading the drop-in',
+    `sh -c ${quote(
+      [
+        `f=${quote(where.file)}; b=${quote(where.backup)}`,
+        'if [ -e "$b" ]; then echo backup=$(wc -c < "$b"); cat -- "$b"; else echo backup=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+    )}`,
+  );
+  const head = /^backup=(no|\d+)\n/.exec(out);
+  if (!head) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  let rest = out.slice(head[0].length);
+  let backup: string | null = null;
+  if (head[1] !== 'no') {
+    const size = Number(head[1]);
+    backup = Buffer.from(rest, 'utf8').subarray(0, size).toString('utf8');
+    rest = rest.slice(backup.length);
+  }
+  const file = /^file=(yes|no)\n/.exec(rest);
+  if (!file) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  if (file[1] === 'no') return undefined;
+  const current = rest.slice(file[0].length);
+  if (!current.includes(WRITTEN_BY)) {
+    throw new ParserChangeError(
+      `${where.file} was not written by Kimi Service (no "${WRITTEN_BY}" line); it is left as it is`,
+    );
+  }
+  const saysNone = current.includes(NO_PREVIOUS);
+  // Written before the marker existed: the backup, when there is one, is what came before.
+  const previousContent = saysNone ? null : backup;
+  if (previousContent !== null && previousContent === current) return undefined;
+  return {
+    unit,
+    dropInPath: where.file,
+    previousContent,
+    ...(previousContent !== null ? { backupPath: where.backup } : {}),
+    createdDir: false,
+  };
+}

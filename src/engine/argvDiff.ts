@@ -54,7 +54,7 @@ function argvLines(argv: readonly string[]): string[] {
 }
 
 function displayArg(a: string): string {
-  return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(a) ? a : JSON.stringify(a);
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a);
 }
 
 /** Groups argv for display: the program part, then each `--option` with its values. */

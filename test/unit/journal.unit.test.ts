@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { quote } from '../../src/transport/shell';
 import { DedupeByRank, JournalReader, parseJournalMessage } from '../../src/engine/logReader';
-import { journalFollowCommand, journalTailCommand, parseJournalJsonLine } from '../../src/target/systemd/journalctl';
+import { journalFollowCommand, journalTailCommand, parseJournalJsonLine } from '../../src/target/journalctl';
 import { stripPrefix } from '../../src/engine/logGrammar';
 import type { JournalEvent } from '../../src/engine/events';
 

@@ -8,7 +8,7 @@ import {
   type Signal,
 } from '../../src/monitor/loadState';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
-import { journalProblem } from '../../src/target/systemd/journalctl';
+import { journalProblem } from '../../src/target/journalctl';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return {

@@ -7,7 +7,7 @@
 import type { Document, Scalar, YAMLSeq } from 'yaml';
 import { privilegedCommand, quote } from '../../transport/shell';
 import { findServerCommand, setFlag, validateParserName, type ParserChoice } from '../../engine/engine';
-import { ParserChangeError, type ParserChangeDeps } from '../systemd/parserDropIn';
+import { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }

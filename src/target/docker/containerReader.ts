@@ -5,7 +5,7 @@
  */
 import type { ExecResult } from '../../transport/transport';
 import { isSudoRefusal } from '../../transport/shell';
-import type { TargetState } from '../target';
+import type { TargetState } from '../targetTypes';
 import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
 import {
   containerUnitStatus,

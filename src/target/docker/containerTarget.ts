@@ -9,7 +9,7 @@ import {
   type TargetExec,
   type TargetIo,
   type TargetState,
-} from '../target';
+} from '../targetTypes';
 import { containerState, ContainerReader, dockerAccessHint } from './containerReader';
 import { followContainerLog, tailContainerLog } from './dockerLogs';
 import { restartCommand, type DockerTargetConfig } from './dockerTarget';

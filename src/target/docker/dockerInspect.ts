@@ -2,7 +2,7 @@
  * `docker inspect` (dockerTarget.INSPECT_FORMAT) -> the UnitStatus shape the load state reads,
  * and `docker logs --timestamps` lines -> journal entries. Pure.
  */
-import type { LogEntry, ServiceStatus as UnitStatus } from '../target';
+import type { LogEntry, ServiceStatus as UnitStatus } from '../targetTypes';
 
 export interface ContainerMount {
   readonly source: string;

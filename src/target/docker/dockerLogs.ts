@@ -1,7 +1,7 @@
 /** A container's log as a target's: `docker logs --timestamps`, followed or tailed. */
 import type { RemoteProcess } from '../../transport/transport';
-import { journalProblem } from '../systemd/journalctl';
-import type { LogFollowHandlers, LogTail, TargetExec, TargetIo } from '../target';
+import { journalProblem } from '../journalctl';
+import type { LogFollowHandlers, LogTail, TargetExec, TargetIo } from '../targetTypes';
 import { logLineEntry } from './dockerInspect';
 import { logsFollowCommand, logsTailCommand, type DockerTargetConfig } from './dockerTarget';
 

@@ -5,7 +5,8 @@
  * the service: its state is the unit's, and its output is in `docker logs`, not the journal.
  * The systemd target (../systemd/systemdTarget.ts) hands such a unit to this part.
  */
-import type { ServiceStatus, TargetState } from '../target';
+import type { ServiceStatus, TargetState, WrappedService } from '../targetTypes';
+import { followContainerLog, tailContainerLog } from './dockerLogs';
 import { containerState, ContainerReader, dockerAccessHint, type Exec } from './containerReader';
 import { containerUnitStatus, type InspectResult } from './dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './dockerRun';
@@ -44,7 +45,7 @@ export function wrappedUnitStatus(
 }
 
 /** The container a unit runs, followed across reads of the unit. */
-export class DockerRunUnit {
+export class DockerRunUnit implements WrappedService {
   /** The container ExecStart runs, once seen. */
   private wrapped: WrappedContainer | undefined;
   private reader: ContainerReader;
@@ -80,8 +81,13 @@ export class DockerRunUnit {
   }
 
   /** Where the log is when it is not in the journal: a detached container's `docker logs`. */
-  get containerLogs(): DockerTargetConfig | undefined {
-    return this.wrapped?.detached ? containerConfig(this.wrapped.name) : undefined;
+  get ownLog(): WrappedService['ownLog'] {
+    if (!this.wrapped?.detached) return undefined;
+    const config = containerConfig(this.wrapped.name);
+    return {
+      follow: (io, sinceEpochMs, handlers) => followContainerLog(io, config, this.sudo, sinceEpochMs, handlers),
+      tail: (io, lines) => tailContainerLog(io, config, this.sudo, lines),
+    };
   }
 }
 

@@ -10,27 +10,9 @@ import type { ParserPlan, ServerCommandLocation } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
 import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow } from './systemd';
+import { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
 
-export interface ParserChangeDeps {
-  /**
-   * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
-   * standard input (which is then closed), as Transport.exec does: file contents never appear
-   * on a command line.
-   */
-  exec(
-    command: string,
-    options?: { readonly stdin?: string },
-  ): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
-  /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */
-  readonly sudo: boolean;
-  /** The host, for messages (undefined: this machine). */
-  readonly host?: string;
-  log(line: string): void;
-  /** Shows the diff; resolves true to go on. */
-  confirmDiff(diff: string): Promise<boolean>;
-  /** Defaults to /etc/systemd/system (tests point it elsewhere). */
-  readonly unitDir?: string;
-}
+export { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -66,17 +48,6 @@ const PREVIOUS_KEPT = 'Before it: the drop-in now kept in ';
  */
 function previousMarker(previousContent: string | null, backupPath: string): string {
   return previousContent === null ? NO_PREVIOUS : `${PREVIOUS_KEPT}${backupPath}`;
-}
-
-export class ParserChangeError extends Error {
-  constructor(
-    message: string,
-    /** sudo itself refused (a password, or no rule): nothing was run. */
-    readonly sudoRefused = false,
-  ) {
-    super(message);
-    this.name = 'ParserChangeError';
-  }
 }
 
 async function run(deps: ParserChangeDeps, what: string, command: string): Promise<string> {

@@ -282,7 +282,7 @@ export function quoteSystemdArg(arg: string, keepReferences: readonly string[] =
       escaped += arg[i];
     }
   }
-  if (escaped !== '' && /^[A-Za-z0-9_@%$+=:,.\/-]+$/.test(escaped)) return escaped;
+  if (escaped !== '' && /^[A-Za-z0-9_@%$+=:,./-]+$/.test(escaped)) return escaped;
   let quoted = '"';
   for (const ch of escaped) {
     const code = ch.codePointAt(0) ?? 0;

@@ -1,6 +1,6 @@
 /** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
 import { quote } from '../../transport/shell';
-import type { ServiceStatus as UnitStatus } from '../target';
+import type { ServiceStatus as UnitStatus } from '../targetTypes';
 
 export const UNIT_PROPERTIES = [
   'Id',

@@ -1,12 +1,10 @@
 /**
  * A systemd unit as a Target: `systemctl restart --no-block`, `systemctl show`, the journal.
- * A unit whose ExecStart runs `docker run --name X` reads its state and PID through container
- * X (../docker/dockerRunUnit.ts), and a detached one's log is `docker logs X`.
+ * What the unit wraps (`docker run --name X` in its ExecStart: target.ts gives a DockerRunUnit)
+ * gives its state and PID, and a detached container's log.
  */
 import type { RemoteProcess } from '../../transport/transport';
 import { isSudoRefusal, privilegedCommand } from '../../transport/shell';
-import { DockerRunUnit } from '../docker/dockerRunUnit';
-import { followContainerLog, tailContainerLog } from '../docker/dockerLogs';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -16,23 +14,21 @@ import {
   type TargetExec,
   type TargetIo,
   type TargetState,
-} from '../target';
-import { journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from './journalctl';
+  type WrappedService,
+} from '../targetTypes';
+import { journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from '../journalctl';
 import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd';
 
 export class SystemdTarget implements Target {
   readonly kind = 'systemd';
   readonly argsEdit = 'systemd-drop-in';
-  private readonly dockerRun: DockerRunUnit;
-
   constructor(
     readonly label: string,
     private readonly sudo: boolean,
     private readonly host: string | undefined,
-  ) {
-    this.dockerRun = new DockerRunUnit(label, sudo, host);
-  }
+    private readonly wrapped: WrappedService,
+  ) {}
 
   async restart(io: TargetExec): Promise<RestartResult> {
     const result = await io.exec(privilegedCommand(privilegedArgv.restart(this.label), this.sudo));
@@ -46,16 +42,16 @@ export class SystemdTarget implements Target {
       throw new TargetError('failed', `systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
     const properties = parseShow(result.stdout);
     const argv = parseExecStartProperty(properties['ExecStart'] ?? '');
-    return this.dockerRun.readState((command) => io.exec(command), toUnitStatus(properties), argv);
+    return this.wrapped.readState((command) => io.exec(command), toUnitStatus(properties), argv);
   }
 
   get logFollowEndsWithService(): boolean {
-    return this.dockerRun.containerLogs !== undefined;
+    return this.wrapped.ownLog !== undefined;
   }
 
   followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess> {
-    const logs = this.dockerRun.containerLogs;
-    if (logs) return followContainerLog(io, logs, this.sudo, sinceEpochMs, handlers);
+    const own = this.wrapped.ownLog;
+    if (own) return own.follow(io, sinceEpochMs, handlers);
     return io.stream(
       journalFollowCommand(this.label, sinceEpochMs),
       (line) => {
@@ -67,8 +63,8 @@ export class SystemdTarget implements Target {
   }
 
   async tailLog(io: TargetExec, lines: number): Promise<LogTail> {
-    const logs = this.dockerRun.containerLogs;
-    if (logs) return tailContainerLog(io, logs, this.sudo, lines);
+    const own = this.wrapped.ownLog;
+    if (own) return own.tail(io, lines);
     const result = await io.exec(journalTailCommand(this.label, lines));
     const entries = result.stdout
       .split('\n')

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import type { JournalEvent } from '../../../src/engine/events';
 import { DedupeByRank, JournalReader, parseJournalMessage } from '../../../src/engine/logReader';
-import { parseJournalJsonLine } from '../../../src/target/systemd/journalctl';
+import { parseJournalJsonLine } from '../../../src/target/journalctl';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, timed, wordSoup } from './hostileInputs';
 
 /** The words the journal and vLLM recognisers look for (prefixes, phases, errors, systemd). */

@@ -3,8 +3,8 @@
  * JSON entry -> a LogEntry, and what journalctl's complaints mean. The text of each entry is
  * then read by the engine's grammar (engine/). Pure: commands are built, not run.
  */
-import { quote } from '../../transport/shell';
-import type { LogEntry } from '../target';
+import { quote } from '../transport/shell';
+import type { LogEntry } from './targetTypes';
 
 /**
  * Follows the unit's journal from `sinceEpochMs` on, as JSON: timestamps come with each entry

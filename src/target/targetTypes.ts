@@ -1,0 +1,149 @@
+/**
+ * The Target's vocabulary: its operations, state, log entries and errors (target.ts builds the
+ * kinds; each kind's module implements these). No kind is imported here, so none imports a cycle.
+ */
+import type { ExecResult, RemoteProcess, Transport } from '../transport/transport';
+
+export type ServiceManager = 'systemd' | 'docker';
+
+/**
+ * What the service manager says of the service, in systemd's words (the load state reads one
+ * shape): a systemd unit as `systemctl show` describes it, a container's `docker inspect` read
+ * into the same fields (`manager: 'docker'`), a Kubernetes pod's status likewise
+ * (docs/kubernetes.md). Timestamps are epoch milliseconds.
+ */
+export interface ServiceStatus {
+  readonly loadState: string; // loaded | not-found | ...
+  readonly activeState: string; // active | activating | deactivating | inactive | failed
+  readonly subState: string; // running | dead | failed | auto-restart | ...
+  readonly mainPid: number; // 0 when no process
+  readonly nRestarts: number;
+  readonly result: string; // success | exit-code | signal | core-dump | ...
+  readonly execMainStatus?: number;
+  readonly execMainCode?: string; // exited | killed | dumped (from ExecMainCode: 1/2/3)
+  readonly execMainStartedAt?: number;
+  /** CLOCK_MONOTONIC microseconds of the process start: compares exactly with journal entries. */
+  readonly execMainStartedMonotonicUs?: number;
+  readonly execMainExitedAt?: number;
+  readonly fragmentPath?: string;
+  readonly dropInPaths: readonly string[];
+  readonly needDaemonReload: boolean;
+  readonly id?: string; // e.g. sglang-k26-ddtree.service
+  /** Changes on every start: tells a new run from the old one. */
+  readonly invocationId?: string;
+  readonly controlGroup?: string; // e.g. /system.slice/sglang-k26-ddtree.service
+  readonly activeEnteredAt?: number;
+  readonly execMainPid?: number;
+  /** Who manages the service; absent: systemd. 'docker': a container's state (docker/dockerInspect). */
+  readonly manager?: ServiceManager;
+  /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
+  readonly stopRequested?: boolean;
+}
+
+/** One entry of the service's log: its text, and when (the engine's grammar reads the text). */
+export interface LogEntry {
+  readonly message: string;
+  /** Epoch milliseconds. */
+  readonly at: number;
+  readonly pid?: number;
+  /** Microseconds on the clock of `ServiceStatus.execMainStartedMonotonicUs`: tells an earlier process's lines. */
+  readonly monotonicUs?: number;
+  /** Who wrote it, when the log says (journal: SYSLOG_IDENTIFIER, "systemd" for the manager's own words). */
+  readonly identifier?: string;
+}
+
+export interface TargetState {
+  /** The service's state: what the load state reads. */
+  readonly unit: ServiceStatus;
+  /** The server's command line (ExecStart, or the container's Path and Args). */
+  readonly argv: readonly string[];
+  /** Model files: where a path of that command line is on the host (a container's mounts); the path itself for a unit. */
+  hostPath(path: string): string | undefined;
+  /** Something the user should know about how the service is watched (once per watch). */
+  readonly note?: string;
+}
+
+/** How a target reaches the host: the transport's exec and stream, with the caller's timeout and trace. */
+export interface TargetIo {
+  exec(command: string): Promise<ExecResult>;
+  stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess>;
+}
+
+/** What the operations that only run commands need (restart, readState, tailLog). */
+export type TargetExec = Pick<TargetIo, 'exec'>;
+
+/** A transport as a TargetIo: each command with `timeoutMs`, and shown to `trace` first. */
+export function targetIo(transport: Transport, timeoutMs = 20_000, trace?: (command: string) => void): TargetIo {
+  return {
+    exec: (command) => {
+      trace?.(command);
+      return transport.exec(command, { timeoutMs });
+    },
+    stream: (command, onLine, onStderr) => {
+      trace?.(command);
+      return transport.stream(command, onLine, onStderr);
+    },
+  };
+}
+
+/** What decides the user's words for a refusal; each front adds its own hint (present/hints.ts). */
+export type TargetErrorKind =
+  /** sudo refused the command (no rule for it): the sudoers rules would allow it. */
+  | 'sudo-refused'
+  /** The service manager refused the login user (polkit, the Docker socket). */
+  | 'access-denied'
+  | 'failed';
+
+export class TargetError extends Error {
+  constructor(
+    readonly kind: TargetErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TargetError';
+  }
+}
+
+export type RestartResult = { readonly ok: true } | { readonly ok: false; readonly error: TargetError };
+
+/** The last lines of the log, and why it could not be read (`problem`, journalctl's or Docker's words). */
+export interface LogTail {
+  readonly entries: readonly LogEntry[];
+  readonly problem?: string;
+}
+
+export interface LogFollowHandlers {
+  onEntry(entry: LogEntry): void;
+  /** Each line the follow writes on stderr (a hint that the log is not readable, an error). */
+  onStderr(line: string): void;
+}
+
+export type TargetKind = 'systemd' | 'container' | 'compose';
+
+export interface Target {
+  /** "sglang-k26.service", "container sglang", "compose service sglang". */
+  readonly label: string;
+  readonly kind: TargetKind;
+  /** Asks the manager to restart the service and returns once it took the job (not once the server is up). */
+  restart(io: TargetExec): Promise<RestartResult>;
+  readState(io: TargetExec): Promise<TargetState>;
+  /** Follows the log from `sinceEpochMs`; the process ends on `kill()`, or when the log does. */
+  followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess>;
+  /** The follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
+  readonly logFollowEndsWithService: boolean;
+  tailLog(io: TargetExec, lines: number): Promise<LogTail>;
+  /** How the server's arguments are edited (parser flags): a unit drop-in, a compose override, or by hand. */
+  readonly argsEdit: 'systemd-drop-in' | 'compose-file' | 'by-hand';
+}
+
+/** What a unit wraps (a `docker run` in its ExecStart): its state, and its own log when it is detached. */
+export interface WrappedService {
+  readState(exec: TargetExec['exec'], unit: ServiceStatus, argv: readonly string[]): Promise<TargetState>;
+  /** The log when the unit's journal does not have it (a detached container's `docker logs`). */
+  readonly ownLog:
+    | {
+        follow(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess>;
+        tail(io: TargetExec, lines: number): Promise<LogTail>;
+      }
+    | undefined;
+}

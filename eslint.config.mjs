@@ -81,20 +81,6 @@ const internals = [
   ],
 ].map(([target, from, message]) => ({ target, from, message }));
 
-// TEMPORARY, until the engine branch lands (the Engine and Target interfaces): these four imports
-// into the other side's internals go away there (parserChange.ts moves to target/systemd/,
-// engine/sglang/journal.ts becomes sglangLog.ts without vLLM's rules, target/target.ts and
-// dockerInspect.ts read the log entry type from target/target.ts). Each exception names a file
-// that no longer exists after that merge, so it then allows nothing: delete this block.
-const PENDING_ENGINE_BRANCH = {
-  // importers: the zone each one breaks
-  'src/engine/parserChange.ts': './src/engine',
-  'src/engine/sglang/journal.ts': './src/engine/sglang',
-};
-for (const zone of internals) {
-  if (zone.target === './src/target' && zone.from.includes('./src/engine/sglang')) zone.except = ['./journal.ts'];
-}
-
 const NO_VSCODE =
   'Only src/fronts/** and src/extension.ts import vscode; the core below the fronts stays VS Code-free, and fronts/cli and fronts/mcp run as plain Node programs.';
 
@@ -167,13 +153,4 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
-  ...Object.entries(PENDING_ENGINE_BRANCH).map(([file, target]) => ({
-    files: [file],
-    rules: {
-      'import-x/no-restricted-paths': [
-        'error',
-        { zones: [...layerZones, ...internals.filter((zone) => zone.target !== target)] },
-      ],
-    },
-  })),
 );

@@ -1,13 +1,6 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
-import {
-  activeProfile,
-  localHostRefusal,
-  parseSettings,
-  printable,
-  type ServerProfile,
-  type Settings,
-} from '../../config/config';
+import { activeProfile, localHostRefusal, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
 import type { LoadState } from '../../monitor/loadState';
 import type { FleetSession } from '../../fleet/fleet';
@@ -26,6 +19,9 @@ import { rollingRestartCommand } from './rollingRestartCommand';
 import { addServerCommand } from './addServer';
 import type { ApiKeys } from './apiKeys';
 import { maskSecrets } from '../../util/secrets';
+import { resolveServer } from '../../fleet/resolveServer';
+import { serverChoiceText } from '../../present/serverChoice';
+import { vscodeSettingsSource } from './settingsSource';
 
 const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
@@ -34,21 +30,6 @@ const FORWARD_PORT = 'Forward port';
 const WATCHES_KEY = 'kimi.watchesUnderWay';
 /** The same failure is not notified again within this long (a crash loop followed by a steady watch). */
 const REPEAT_FAILURE_QUIET_MS = 10 * 60_000;
-const SETTING_KEYS = [
-  'servers',
-  'activeServer',
-  'knownHostsFile',
-  'hostKeyPolicy',
-  'confirmRestart',
-  'pollIntervalSeconds',
-  'loadTimeoutMinutes',
-  'stallSeconds',
-  'unreachableTimeoutMinutes',
-  'notifyWhenReady',
-  'verifyParsersWhenReady',
-  'watchAfterReady',
-  'healthIntervalSeconds',
-];
 
 /**
  * The VS Code shell over the fleet: settings from the configuration, the commands' dialogs, and
@@ -529,13 +510,12 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     if (target !== undefined) {
-      const named = this.settings.servers.find((s) => s.name === target);
-      if (!named)
-        void vscode.window.showErrorMessage(
-          `Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`,
-        );
-      else this.backgroundOnly.delete(named.name);
-      return named;
+      const choice = resolveServer(this.settings, target);
+      if (!choice.ok && choice.reason === 'unknown')
+        void vscode.window.showErrorMessage(`Kimi: ${serverChoiceText(choice, 'kimi.servers')}. Nothing was done.`);
+      if (!choice.ok) return undefined;
+      this.backgroundOnly.delete(choice.server.name);
+      return choice.server;
     }
     const server = activeProfile(this.settings);
     if (!server) this.reportNoServers();
@@ -595,13 +575,7 @@ export class Controller implements vscode.Disposable {
 
   private loadSettings(): void {
     this.settingsLoaded = true;
-    const config = vscode.workspace.getConfiguration('kimi');
-    const raw: Record<string, unknown> = {};
-    for (const key of SETTING_KEYS) {
-      const value = config.get(key);
-      if (value !== undefined) raw[key] = value;
-    }
-    const result = parseSettings(raw);
+    const result = vscodeSettingsSource.read();
     if (result.ok) {
       this.fleet.configure(result.settings);
       this.loadedSettings = result.settings;

@@ -3,15 +3,10 @@
  * command (or a usage error, or help) out. Nothing here reads a file or the environment.
  */
 import { parseArgs } from 'node:util';
+import { CLI_LOG_LINES_DEFAULT, CLI_LOG_LINES_MAX, CLI_WAIT_DEFAULT_SECONDS, CLI_WAIT_MAX_SECONDS } from './limits';
 
 export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward'] as const;
 export type CommandName = (typeof COMMANDS)[number];
-
-/** `wait --timeout`: default and largest value, in seconds. */
-export const DEFAULT_WAIT_SECONDS = 90;
-export const MAX_WAIT_SECONDS = 3600;
-export const DEFAULT_LOG_LINES = 50;
-export const MAX_LOG_LINES = 1000;
 
 /** One server given on the command line instead of a settings file. */
 export interface ServerFlags {
@@ -111,10 +106,10 @@ Commands:
   status                 the server's state now (one line), exit 0
   restart                systemctl restart the unit, or attach to a load already under way
                          (says which), exit 0 once issued; does not wait unless --wait
-  wait [--timeout S]     wait until ready / failed / S seconds (default ${DEFAULT_WAIT_SECONDS}, max ${MAX_WAIT_SECONDS}):
+  wait [--timeout S]     wait until ready / failed / S seconds (default ${CLI_WAIT_DEFAULT_SECONDS}, max ${CLI_WAIT_MAX_SECONDS}):
                          one line per state change, a progress line at most every 10 s,
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
-  logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
+  logs [-n N]            the last N lines (default ${CLI_LOG_LINES_DEFAULT}) of the unit's journal, secrets masked
   verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
   forward [NAME] [--local-port N]
                          the server on this machine: 127.0.0.1:N (default: the server's port when free,
@@ -147,7 +142,8 @@ function seconds(text: string): number | string {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value)) return `--timeout "${text}" is not a number of seconds`;
   if (value < 0) return '--timeout must not be negative';
-  if (value > MAX_WAIT_SECONDS) return `--timeout is at most ${MAX_WAIT_SECONDS} seconds (call wait again for longer)`;
+  if (value > CLI_WAIT_MAX_SECONDS)
+    return `--timeout is at most ${CLI_WAIT_MAX_SECONDS} seconds (call wait again for longer)`;
   return value;
 }
 
@@ -200,15 +196,15 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     };
   }
 
-  let timeoutSeconds = DEFAULT_WAIT_SECONDS;
+  let timeoutSeconds = CLI_WAIT_DEFAULT_SECONDS;
   if (values.timeout !== undefined) {
     const t = seconds(values.timeout);
     if (typeof t === 'string') return { kind: 'error', message: t };
     timeoutSeconds = t;
   }
-  let lines = DEFAULT_LOG_LINES;
+  let lines = CLI_LOG_LINES_DEFAULT;
   if (values.lines !== undefined) {
-    const n = integer('-n', values.lines, 1, MAX_LOG_LINES);
+    const n = integer('-n', values.lines, 1, CLI_LOG_LINES_MAX);
     if (typeof n === 'string') return { kind: 'error', message: n };
     lines = n;
   }

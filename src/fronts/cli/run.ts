@@ -3,24 +3,20 @@
  * state, word and decision comes from src/fleet (Fleet, report, standalone). The process
  * environment comes in through CliIo, so main.ts is the only file that touches `process`.
  */
-import { activeProfile, printable, type ServerProfile, type Settings } from '../../config/config';
+import type { ServerProfile, Settings } from '../../config/config';
 import { Fleet, type ServerSnapshot } from '../../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../../fleet/report';
-import {
-  defaultHistoryFile,
-  FileMemento,
-  loadStandaloneSettings,
-  NO_QUESTIONS_UI,
-  nonInteractivePolicy,
-  observe,
-  whenRestartIssued,
-} from '../../fleet/standalone';
+import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI, observe, whenRestartIssued } from '../../fleet/standalone';
+import { FileSettingsSource } from '../../fleet/fileSettingsSource';
+import { resolveServer } from '../../fleet/resolveServer';
+import { serverChoiceText } from '../../present/serverChoice';
 import type { LogLevel } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
 import { refusalMessage } from '../../present/refusals';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import { parseCliArgs, type CliCommand } from './args';
+import { CLI_RESTART_ISSUE_MS, CLI_STATUS_OBSERVE_MS } from './limits';
 import { EXIT, exitForRefusal, exitForSignal, exitForWait } from './exitCodes';
 import {
   alertLine,
@@ -55,10 +51,6 @@ export interface CliIo {
   onSignal(handler: (signal: StopSignal) => void): () => void;
 }
 
-/** How long `status` looks at a server that nothing watches before it reports what it has. */
-const STATUS_OBSERVE_MS = 20_000;
-/** How long `restart` waits for the host to have the restart before it says it could not tell. */
-const RESTART_ISSUE_MS = 60_000;
 const COMMAND = 'kimi-service';
 
 class Interrupted extends Error {
@@ -169,14 +161,17 @@ interface Context {
 /** The settings and the server to act on, or why there are none (exit 5, nothing run). */
 function configure(cmd: CliCommand, io: CliIo): { settings: Settings; server: ServerProfile } | { error: string } {
   const fromFlags = cmd.flags.host !== undefined || cmd.flags.unit !== undefined;
-  const loaded = loadStandaloneSettings({
-    ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
-    ...(cmd.settingsFile !== undefined ? { settingsFile: cmd.settingsFile } : {}),
-    ...(fromFlags ? { flags: { ...cmd.flags, ...(cmd.server !== undefined ? { name: cmd.server } : {}) } } : {}),
-    env: io.env,
-    platform: io.platform,
-    home: io.home,
-  });
+  const loaded = new FileSettingsSource(
+    {
+      ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
+      ...(cmd.settingsFile !== undefined ? { settingsFile: cmd.settingsFile } : {}),
+      ...(fromFlags ? { flags: { ...cmd.flags, ...(cmd.server !== undefined ? { name: cmd.server } : {}) } } : {}),
+      env: io.env,
+      platform: io.platform,
+      home: io.home,
+    },
+    io.terminal !== undefined,
+  ).read();
   if (!loaded.ok)
     return {
       error:
@@ -190,18 +185,10 @@ function configure(cmd: CliCommand, io: CliIo): { settings: Settings; server: Se
       error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE`,
     };
   }
-  const settings: Settings = {
-    ...loaded.settings,
-    hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, io.terminal !== undefined),
-  };
-  if (settings.servers.length === 0) return { error: `no servers in ${loaded.source} (kimi.servers is empty)` };
-  const server =
-    cmd.server !== undefined ? settings.servers.find((s) => s.name === cmd.server) : activeProfile(settings);
-  if (!server) {
-    return {
-      error: `no server named "${printable(cmd.server ?? '')}" in ${loaded.source} (known: ${settings.servers.map((s) => s.name).join(', ')})`,
-    };
-  }
+  const { settings } = loaded;
+  const choice = resolveServer(settings, cmd.server);
+  if (!choice.ok) return { error: serverChoiceText(choice, loaded.source) };
+  const server = choice.server;
   return { settings, server };
 }
 
@@ -237,7 +224,7 @@ async function status(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
   const snapshot = await ctx.interruptible(
-    observe(ctx.fleet, ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+    observe(ctx.fleet, ctx.server, { timeoutMs: CLI_STATUS_OBSERVE_MS, signal: ctx.signal }),
   );
   ctx.io.stdout(statusLine(serverReport(snapshot), ctx.cmd.json));
   return exitForSnapshot(snapshot, EXIT.ok);
@@ -270,7 +257,7 @@ async function restart(ctx: Context): Promise<number> {
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
     const { issued, snapshot } = await ctx.interruptible(
-      whenRestartIssued(fleet, server, { timeoutMs: RESTART_ISSUE_MS, since, signal: ctx.signal }),
+      whenRestartIssued(fleet, server, { timeoutMs: CLI_RESTART_ISSUE_MS, since, signal: ctx.signal }),
     );
     if (!issued) {
       const report = serverReport(snapshot);
@@ -286,7 +273,7 @@ async function restart(ctx: Context): Promise<number> {
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
     const snapshot = await ctx.interruptible(
-      observe(fleet, server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+      observe(fleet, server, { timeoutMs: CLI_STATUS_OBSERVE_MS, signal: ctx.signal }),
     );
     shown = serverReport(snapshot);
     io.stdout(restartLine('attached', result.reason, shown, cmd.json));

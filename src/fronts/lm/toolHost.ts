@@ -5,7 +5,8 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import { ToolRefusal } from '../../agent/run';
+import type { SettingsSource } from '../../config/settingsSource';
+import { AgentTools, ToolRefusal, type AgentHost } from '../../agent/run';
 
 export interface ToolHost {
   readonly fleet: Fleet;
@@ -20,4 +21,16 @@ export async function requireSession(host: ToolHost, server: ServerProfile): Pro
       `Cannot set up the connection to ${server.name}; the notification and the "Kimi Service" output channel say why. Nothing was run.`,
     );
   }
+}
+
+/** The agent as the language-model tools run it: the extension's session, VS Code's own watches. */
+export function lmAgent(host: ToolHost, settings: SettingsSource, log: AgentHost['log'] = () => undefined): AgentTools {
+  return new AgentTools({
+    fleet: host.fleet,
+    settings: () => settings.read(),
+    prepare: (server) => requireSession(host, server),
+    attachOnStatus: false,
+    logOwner: 'the Kimi Service extension',
+    log,
+  });
 }

@@ -13,9 +13,9 @@ import { expectedLoadTime } from '../../present/forecast';
 import { errorText } from '../../util/errors';
 import { parseToolInput, TOOL_NAMES, type ToolInput, type ToolName } from '../../agent/definition';
 import { TOOL_FORECAST_MS } from '../../agent/limits';
-import { AgentTools, ToolRefusal, type ToolOutcome } from '../../agent/run';
+import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
 import { vscodeSettingsSource } from '../vscode/settingsSource';
-import { requireSession, type ToolHost } from './toolHost';
+import { lmAgent, type ToolHost } from './toolHost';
 
 export { TOOL_NAMES };
 
@@ -128,16 +128,9 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
 export function languageModelTools(
   host: ToolHost,
   settings: SettingsSource = vscodeSettingsSource,
-  log: AgentLog = () => undefined,
+  log: AgentHost['log'] = () => undefined,
 ): { [N in ToolName]: KimiTool<N> } {
-  const agent = new AgentTools({
-    fleet: host.fleet,
-    settings: () => settings.read(),
-    prepare: (server) => requireSession(host, server),
-    attachOnStatus: false,
-    logOwner: 'the Kimi Service extension',
-    log,
-  });
+  const agent = lmAgent(host, settings, log);
   const tool = <N extends ToolName>(name: N) => new KimiTool(name, agent, host.fleet, settings);
   return {
     kimi_status: tool('kimi_status'),
@@ -147,8 +140,6 @@ export function languageModelTools(
     kimi_logs: tool('kimi_logs'),
   };
 }
-
-type AgentLog = ConstructorParameters<typeof AgentTools>[0]['log'];
 
 /** Registers the five tools; the Disposables go into the extension's subscriptions. */
 export function registerLanguageModelTools(

@@ -112,6 +112,21 @@ function lmTools(fleet: FakeFleet): AgentTools {
   return lmAgent({ fleet: fleet as unknown as Fleet, openSession: async () => ({}) }, source(fleet.settings));
 }
 
+/** An MCP client talking to the Kimi tools over the stand-in fleet, in memory. */
+async function withMcp(fleet: FakeFleet, use: (client: Client) => Promise<void>): Promise<void> {
+  const mcp = new McpServer({ name: 'kimi-service', version: '0' });
+  registerKimiTools(mcp, { fleet: fleet as unknown as Fleet, settings: source(fleet.settings), log: () => undefined });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '0' });
+  await Promise.all([mcp.connect(serverSide), client.connect(clientSide)]);
+  try {
+    await use(client);
+  } finally {
+    await client.close();
+    await mcp.close();
+  }
+}
+
 describe('agent tools: one definition', () => {
   it("package.json's contributes.languageModelTools is what src/agent defines (scripts/lm-tools.ts writes it)", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -149,16 +164,7 @@ describe('agent tools: one definition', () => {
 
   it("MCP's tools/list is the same definition: names, descriptions, input schemas, titles, annotations", async () => {
     const fleet = new FakeFleet(settingsOf());
-    const mcp = new McpServer({ name: 'kimi-service', version: '0' });
-    registerKimiTools(mcp, {
-      fleet: fleet as unknown as Fleet,
-      settings: source(fleet.settings),
-      log: () => undefined,
-    });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'test', version: '0' });
-    await Promise.all([mcp.connect(serverSide), client.connect(clientSide)]);
-    try {
+    await withMcp(fleet, async (client) => {
       const { tools } = await client.listTools();
       assert.deepEqual(
         tools.map((t) => t.name),
@@ -172,10 +178,7 @@ describe('agent tools: one definition', () => {
         const { $schema: _ignored, ...schema } = tool.inputSchema as Record<string, unknown>;
         assert.deepEqual(schema, inputJsonSchema(name), name);
       }
-    } finally {
-      await client.close();
-      await mcp.close();
-    }
+    });
   });
 
   it('an LM tool input is checked with the same schema as over MCP', () => {
@@ -270,24 +273,12 @@ describe('agent tools: the LM tools behave as the MCP server', () => {
       /\nThe parsers can be checked only on a ready server: call kimi_wait until it is ready, then kimi_verify_parsers\. Nothing was run\.$/,
     );
 
-    const mcp = new McpServer({ name: 'kimi-service', version: '0' });
-    registerKimiTools(mcp, {
-      fleet: fleet as unknown as Fleet,
-      settings: source(fleet.settings),
-      log: () => undefined,
-    });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: 'test', version: '0' });
-    await Promise.all([mcp.connect(serverSide), client.connect(clientSide)]);
-    try {
+    await withMcp(fleet, async (client) => {
       const result = await client.callTool({ name: 'kimi_verify_parsers', arguments: {} });
       assert.equal(result.isError, true);
       const text = (result.content as { text: string }[])[0]!.text;
       assert.ok(text.includes(lmWords), `MCP: ${text}\nLM: ${lmWords}`);
-    } finally {
-      await client.close();
-      await mcp.close();
-    }
+    });
     assert.equal(fleet.verifications, 0);
 
     // Ready: it runs.

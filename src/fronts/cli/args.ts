@@ -3,7 +3,7 @@
  * command (or a usage error, or help) out. Nothing here reads a file or the environment.
  */
 import { parseArgs } from 'node:util';
-import { CLI_LOG_LINES_DEFAULT, CLI_LOG_LINES_MAX, CLI_WAIT_DEFAULT_SECONDS, CLI_WAIT_MAX_SECONDS } from './limits';
+import { CLI_LIMITS } from './limits';
 
 export const COMMANDS = ['status', 'restart', 'wait', 'logs', 'verify', 'forward'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -106,10 +106,10 @@ Commands:
   status                 the server's state now (one line), exit 0
   restart                systemctl restart the unit, or attach to a load already under way
                          (says which), exit 0 once issued; does not wait unless --wait
-  wait [--timeout S]     wait until ready / failed / S seconds (default ${CLI_WAIT_DEFAULT_SECONDS}, max ${CLI_WAIT_MAX_SECONDS}):
+  wait [--timeout S]     wait until ready / failed / S seconds (default ${CLI_LIMITS.waitDefaultSeconds}, max ${CLI_LIMITS.waitMaxSeconds}):
                          one line per state change, a progress line at most every 10 s,
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
-  logs [-n N]            the last N lines (default ${CLI_LOG_LINES_DEFAULT}) of the unit's journal, secrets masked
+  logs [-n N]            the last N lines (default ${CLI_LIMITS.logLinesDefault}) of the unit's journal, secrets masked
   verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
   forward [NAME] [--local-port N]
                          the server on this machine: 127.0.0.1:N (default: the server's port when free,
@@ -142,8 +142,8 @@ function seconds(text: string): number | string {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value)) return `--timeout "${text}" is not a number of seconds`;
   if (value < 0) return '--timeout must not be negative';
-  if (value > CLI_WAIT_MAX_SECONDS)
-    return `--timeout is at most ${CLI_WAIT_MAX_SECONDS} seconds (call wait again for longer)`;
+  if (value > CLI_LIMITS.waitMaxSeconds)
+    return `--timeout is at most ${CLI_LIMITS.waitMaxSeconds} seconds (call wait again for longer)`;
   return value;
 }
 
@@ -196,15 +196,15 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     };
   }
 
-  let timeoutSeconds = CLI_WAIT_DEFAULT_SECONDS;
+  let timeoutSeconds: number = CLI_LIMITS.waitDefaultSeconds;
   if (values.timeout !== undefined) {
     const t = seconds(values.timeout);
     if (typeof t === 'string') return { kind: 'error', message: t };
     timeoutSeconds = t;
   }
-  let lines = CLI_LOG_LINES_DEFAULT;
+  let lines: number = CLI_LIMITS.logLinesDefault;
   if (values.lines !== undefined) {
-    const n = integer('-n', values.lines, 1, CLI_LOG_LINES_MAX);
+    const n = integer('-n', values.lines, 1, CLI_LIMITS.logLinesMax);
     if (typeof n === 'string') return { kind: 'error', message: n };
     lines = n;
   }

@@ -16,7 +16,7 @@ import { refusalMessage } from '../../present/refusals';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import { parseCliArgs, type CliCommand } from './args';
-import { CLI_RESTART_ISSUE_MS, CLI_STATUS_OBSERVE_MS } from './limits';
+import { CLI_LIMITS } from './limits';
 import { EXIT, exitForRefusal, exitForSignal, exitForWait } from './exitCodes';
 import {
   alertLine,
@@ -224,7 +224,7 @@ async function status(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
   const snapshot = await ctx.interruptible(
-    observe(ctx.fleet, ctx.server, { timeoutMs: CLI_STATUS_OBSERVE_MS, signal: ctx.signal }),
+    observe(ctx.fleet, ctx.server, { timeoutMs: CLI_LIMITS.statusObserveMs, signal: ctx.signal }),
   );
   ctx.io.stdout(statusLine(serverReport(snapshot), ctx.cmd.json));
   return exitForSnapshot(snapshot, EXIT.ok);
@@ -257,7 +257,7 @@ async function restart(ctx: Context): Promise<number> {
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
     const { issued, snapshot } = await ctx.interruptible(
-      whenRestartIssued(fleet, server, { timeoutMs: CLI_RESTART_ISSUE_MS, since, signal: ctx.signal }),
+      whenRestartIssued(fleet, server, { timeoutMs: CLI_LIMITS.restartIssueMs, since, signal: ctx.signal }),
     );
     if (!issued) {
       const report = serverReport(snapshot);
@@ -273,7 +273,7 @@ async function restart(ctx: Context): Promise<number> {
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
     const snapshot = await ctx.interruptible(
-      observe(fleet, server, { timeoutMs: CLI_STATUS_OBSERVE_MS, signal: ctx.signal }),
+      observe(fleet, server, { timeoutMs: CLI_LIMITS.statusObserveMs, signal: ctx.signal }),
     );
     shown = serverReport(snapshot);
     io.stdout(restartLine('attached', result.reason, shown, cmd.json));

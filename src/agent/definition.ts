@@ -4,7 +4,8 @@
  * descriptions written for a model, and what VS Code's tool list and MCP's tools/list show
  * besides. Correct for SGLang and vLLM, run as a systemd unit or a container. Pure.
  */
-import { z } from 'zod';
+// zod/mini: the same schemas as zod's classic API, a fraction of the bundle (the extension ships it).
+import * as z from 'zod/mini';
 import {
   TOOL_LOG_LINES_DEFAULT,
   TOOL_LOG_LINES_MAX,
@@ -31,62 +32,71 @@ export const STATES_EXPLAINED =
 
 const RESULT_SHAPE = 'The first part of the result is text, the second the same as JSON.';
 
-const serverField = z
-  .string()
-  .min(1, 'server must be a server name (omit it for the default server)')
-  .max(TOOL_SERVER_NAME_MAX, 'server is too long for a server name')
-  .optional()
-  .describe(
-    'Name of the server (an entry of the kimi servers configuration). Omit it for the default (active) server.',
-  );
+/** A field's description, in the JSON Schema the tools/list and package.json show. */
+function described<T extends z.ZodMiniType>(schema: T, description: string): T {
+  z.globalRegistry.add(schema, { description });
+  return schema;
+}
+
+const serverName = (empty: string) =>
+  z.string().check(z.minLength(1, empty), z.maxLength(TOOL_SERVER_NAME_MAX, 'server is too long for a server name'));
+
+const serverField = described(
+  z.optional(serverName('server must be a server name (omit it for the default server)')),
+  'Name of the server (an entry of the kimi servers configuration). Omit it for the default (active) server.',
+);
 
 export const statusInput = z.strictObject({
-  server: z
-    .string()
-    .min(1, 'server must be a server name (omit it for every server)')
-    .max(TOOL_SERVER_NAME_MAX, 'server is too long for a server name')
-    .optional()
-    .describe('Name of one server. Omit it to report every configured server.'),
+  server: described(
+    z.optional(serverName('server must be a server name (omit it for every server)')),
+    'Name of one server. Omit it to report every configured server.',
+  ),
 });
 
 export const restartInput = z.strictObject({
   server: serverField,
-  force: z
-    .boolean({ error: 'force must be true or false' })
-    .optional()
-    .describe(
-      'true: restart even when a load is already under way (that load is thrown away). Only when the user explicitly asks for it.',
-    ),
+  force: described(
+    z.optional(z.boolean({ error: 'force must be true or false' })),
+    'true: restart even when a load is already under way (that load is thrown away). Only when the user explicitly asks for it.',
+  ),
 });
 
 export const waitInput = z.strictObject({
   server: serverField,
-  timeoutSeconds: z
-    .number({ error: 'timeoutSeconds must be a number of seconds' })
-    .min(1, 'timeoutSeconds must be at least 1')
-    .max(
-      TOOL_WAIT_MAX_SECONDS,
-      `timeoutSeconds must be at most ${TOOL_WAIT_MAX_SECONDS}: call kimi_wait again to wait longer`,
-    )
-    .default(TOOL_WAIT_DEFAULT_SECONDS)
-    .describe(
-      `How long to wait at most, in seconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`,
+  timeoutSeconds: described(
+    z._default(
+      z
+        .number({ error: 'timeoutSeconds must be a number of seconds' })
+        .check(
+          z.minimum(1, 'timeoutSeconds must be at least 1'),
+          z.maximum(
+            TOOL_WAIT_MAX_SECONDS,
+            `timeoutSeconds must be at most ${TOOL_WAIT_MAX_SECONDS}: call kimi_wait again to wait longer`,
+          ),
+        ),
+      TOOL_WAIT_DEFAULT_SECONDS,
     ),
+    `How long to wait at most, in seconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`,
+  ),
 });
 
 export const verifyInput = z.strictObject({ server: serverField });
 
 export const logsInput = z.strictObject({
   server: serverField,
-  lines: z
-    .number({ error: 'lines must be a number' })
-    .int('lines must be a whole number')
-    .min(1, 'lines must be at least 1')
-    .max(TOOL_LOG_LINES_MAX, `lines must be at most ${TOOL_LOG_LINES_MAX}`)
-    .default(TOOL_LOG_LINES_DEFAULT)
-    .describe(
-      `How many lines of the server's log and of Kimi Service's own log (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}).`,
+  lines: described(
+    z._default(
+      z
+        .number({ error: 'lines must be a number' })
+        .check(
+          z.int({ error: 'lines must be a whole number' }),
+          z.minimum(1, 'lines must be at least 1'),
+          z.maximum(TOOL_LOG_LINES_MAX, `lines must be at most ${TOOL_LOG_LINES_MAX}`),
+        ),
+      TOOL_LOG_LINES_DEFAULT,
     ),
+    `How many lines of the server's log and of Kimi Service's own log (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}).`,
+  ),
 });
 
 export const INPUTS = {
@@ -95,7 +105,7 @@ export const INPUTS = {
   kimi_wait: waitInput,
   kimi_verify_parsers: verifyInput,
   kimi_logs: logsInput,
-} as const satisfies Record<ToolName, z.ZodObject>;
+} as const satisfies Record<ToolName, z.ZodMiniObject>;
 
 export type ToolInput<N extends ToolName> = z.output<(typeof INPUTS)[N]>;
 
@@ -216,7 +226,7 @@ export function parseToolInput<N extends ToolName>(
   name: N,
   input: unknown,
 ): { readonly ok: true; readonly input: ToolInput<N> } | { readonly ok: false; readonly error: string } {
-  const parsed = INPUTS[name].safeParse(input ?? {});
+  const parsed = z.safeParse(INPUTS[name], input ?? {});
   if (parsed.success) return { ok: true, input: parsed.data as ToolInput<N> };
   return { ok: false, error: `Invalid input for ${name}: ${parsed.error.issues.map((i) => i.message).join('; ')}.` };
 }

@@ -2,7 +2,7 @@
  * package.json's `contributes.languageModelTools`, generated from the tool definition
  * (scripts/lm-tools.ts writes it; a unit test checks that package.json holds exactly this). Pure.
  */
-import { z } from 'zod';
+import { toJSONSchema } from 'zod/v4/core';
 import { DESCRIPTIONS, INPUTS, LM_FACES, TOOL_NAMES, type ToolName } from './definition';
 
 export interface LmToolContribution {
@@ -18,7 +18,7 @@ export interface LmToolContribution {
 
 /** The JSON Schema of a tool's input, as a caller writes it (defaults optional); no `$schema` line. */
 export function inputJsonSchema(name: ToolName): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(INPUTS[name], { io: 'input' });
+  const { $schema: _ignored, ...schema } = toJSONSchema(INPUTS[name], { io: 'input' });
   return schema;
 }
 

@@ -61,22 +61,30 @@ export const restartInput = z.strictObject({
   ),
 });
 
+/** A number field with a default: `checks` say in words what is wrong with a value. */
+function numberField(
+  field: { readonly notNumber: string; readonly fallback: number; readonly description: string },
+  ...checks: z.core.$ZodCheck<number>[]
+) {
+  return described(
+    z._default(z.number({ error: field.notNumber }).check(...checks), field.fallback),
+    field.description,
+  );
+}
+
 export const waitInput = z.strictObject({
   server: serverField,
-  timeoutSeconds: described(
-    z._default(
-      z
-        .number({ error: 'timeoutSeconds must be a number of seconds' })
-        .check(
-          z.minimum(1, 'timeoutSeconds must be at least 1'),
-          z.maximum(
-            TOOL_WAIT_MAX_SECONDS,
-            `timeoutSeconds must be at most ${TOOL_WAIT_MAX_SECONDS}: call kimi_wait again to wait longer`,
-          ),
-        ),
-      TOOL_WAIT_DEFAULT_SECONDS,
+  timeoutSeconds: numberField(
+    {
+      notNumber: 'timeoutSeconds must be a number of seconds',
+      fallback: TOOL_WAIT_DEFAULT_SECONDS,
+      description: `How long to wait at most, in seconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`,
+    },
+    z.minimum(1, 'timeoutSeconds must be at least 1'),
+    z.maximum(
+      TOOL_WAIT_MAX_SECONDS,
+      `timeoutSeconds must be at most ${TOOL_WAIT_MAX_SECONDS}: call kimi_wait again to wait longer`,
     ),
-    `How long to wait at most, in seconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}). On timeout the load goes on: call kimi_wait again.`,
   ),
 });
 
@@ -84,18 +92,15 @@ export const verifyInput = z.strictObject({ server: serverField });
 
 export const logsInput = z.strictObject({
   server: serverField,
-  lines: described(
-    z._default(
-      z
-        .number({ error: 'lines must be a number' })
-        .check(
-          z.int({ error: 'lines must be a whole number' }),
-          z.minimum(1, 'lines must be at least 1'),
-          z.maximum(TOOL_LOG_LINES_MAX, `lines must be at most ${TOOL_LOG_LINES_MAX}`),
-        ),
-      TOOL_LOG_LINES_DEFAULT,
-    ),
-    `How many lines of the server's log and of Kimi Service's own log (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}).`,
+  lines: numberField(
+    {
+      notNumber: 'lines must be a number',
+      fallback: TOOL_LOG_LINES_DEFAULT,
+      description: `How many lines of the server's log and of Kimi Service's own log (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}).`,
+    },
+    z.int({ error: 'lines must be a whole number' }),
+    z.minimum(1, 'lines must be at least 1'),
+    z.maximum(TOOL_LOG_LINES_MAX, `lines must be at most ${TOOL_LOG_LINES_MAX}`),
   ),
 });
 

@@ -27,6 +27,8 @@ const options = {
   format: 'cjs',
   target: 'node20',
   external: ['vscode', 'cpu-features', '*.node'],
+  // jsonc-parser's `main` is a UMD build whose lazy requires esbuild cannot follow: take its ES module.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   minify: production,
   sourcemap: production ? false : 'linked',
   logLevel: 'warning',

@@ -9,6 +9,8 @@ await esbuild.build({
   format: 'cjs',
   target: 'node20',
   external: ['vscode', 'mocha', 'cpu-features', '*.node'],
+  // jsonc-parser's `main` is a UMD build whose lazy requires esbuild cannot follow (as in esbuild.mjs).
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   sourcemap: 'inline',
   logLevel: 'warning',
 });

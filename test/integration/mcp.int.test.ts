@@ -132,7 +132,7 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.match(text(tooLong), /timeoutSeconds must be at most 300/);
     const unknown = await call('kimi_restart', { server: 'gpu9' });
     assert.equal(unknown.isError, true);
-    assert.match(text(unknown), /No server named "gpu9"; the configured servers are "sim"\. Nothing was run\./);
+    assert.match(text(unknown), /No server named "gpu9" in \S+ \(configured: "sim"\)\. Nothing was run\./);
     assert.equal(await restarts(), before, 'no restart was run for a bad input');
   });
 

@@ -1,11 +1,6 @@
 import { strict as assert } from 'node:assert';
-import {
-  DEFAULT_LOG_LINES,
-  DEFAULT_WAIT_SECONDS,
-  MAX_WAIT_SECONDS,
-  parseCliArgs,
-  type CliCommand,
-} from '../../src/fronts/cli/args';
+import { parseCliArgs, type CliCommand } from '../../src/fronts/cli/args';
+import { CLI_LIMITS } from '../../src/fronts/cli/limits';
 
 function command(argv: string[]): CliCommand {
   const parsed = parseCliArgs(argv);
@@ -26,8 +21,8 @@ describe('cli: argument parsing', () => {
       assert.equal(c.command, name);
       assert.equal(c.server, undefined);
       assert.equal(c.json, false);
-      assert.equal(c.timeoutSeconds, DEFAULT_WAIT_SECONDS);
-      assert.equal(c.lines, DEFAULT_LOG_LINES);
+      assert.equal(c.timeoutSeconds, CLI_LIMITS.waitDefaultSeconds);
+      assert.equal(c.lines, CLI_LIMITS.logLinesDefault);
       assert.deepEqual(c.flags, {});
       assert.equal(c.force || c.yes || c.wait, false);
     }
@@ -50,7 +45,10 @@ describe('cli: argument parsing', () => {
     assert.equal(command(['wait', '--timeout', '100']).timeoutSeconds, 100);
     assert.equal(command(['wait', '--timeout=2.5']).timeoutSeconds, 2.5);
     assert.equal(command(['wait', '--timeout', '0']).timeoutSeconds, 0);
-    assert.equal(command(['wait', '--timeout', String(MAX_WAIT_SECONDS)]).timeoutSeconds, MAX_WAIT_SECONDS);
+    assert.equal(
+      command(['wait', '--timeout', String(CLI_LIMITS.waitMaxSeconds)]).timeoutSeconds,
+      CLI_LIMITS.waitMaxSeconds,
+    );
     assert.match(error(['wait', '--timeout', '3601']), /at most 3600/);
     assert.match(error(['wait', '--timeout=-1']), /negative/);
     assert.match(error(['wait', '--timeout', 'soon']), /not a number/);

@@ -14,10 +14,9 @@ import {
   userSettingsArgs,
 } from '../../src/fronts/mcp/clientConfig';
 import { ProgressPacer, progressKey } from '../../src/fronts/mcp/progress';
-import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/toolSpecs';
+import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/definition';
 import type { ServerReport } from '../../src/fleet/report';
-import { parseSettings } from '../../src/config/config';
-import { resolveServer, toolResult } from '../../src/fronts/mcp/tools';
+import { toolResult } from '../../src/fronts/mcp/tools';
 
 function report(over: Partial<ServerReport> = {}): ServerReport {
   return {
@@ -259,40 +258,15 @@ describe('mcp: client configuration (.mcp.json)', () => {
   });
 });
 
-describe('mcp: servers and results', () => {
-  const settings = (raw: Record<string, unknown>) => {
-    const r = parseSettings({
-      servers: [
-        { name: 'a', host: 'gpu1', unit: 'u1' },
-        { name: 'b', host: 'gpu2', unit: 'u2' },
-      ],
-      ...raw,
-    });
-    assert.ok(r.ok);
-    return r.settings;
-  };
-
-  it('a call without a server acts on the active one, else the first; an unknown name is refused with the known ones', () => {
-    assert.equal(resolveServer(settings({}), undefined).name, 'a');
-    assert.equal(resolveServer(settings({ activeServer: 'b' }), undefined).name, 'b');
-    assert.equal(resolveServer(settings({}), 'b').name, 'b');
-    assert.throws(
-      () => resolveServer(settings({}), 'c'),
-      /No server named "c"; the configured servers are "a", "b"\. Nothing was run\./,
-    );
-    const none = parseSettings({ servers: [] });
-    assert.ok(none.ok);
-    assert.throws(() => resolveServer(none.settings, undefined), /No server is configured/);
-  });
-
+describe('mcp: results', () => {
   it('a result is the text a model reads, then the same facts as JSON (text block and structuredContent)', () => {
-    const r = toolResult('gpu7: ready', { state: 'ready' });
+    const r = toolResult({ text: 'gpu7: ready', json: { state: 'ready' }, isError: false });
     assert.deepEqual(r.content, [
       { type: 'text', text: 'gpu7: ready' },
       { type: 'text', text: '{"state":"ready"}' },
     ]);
     assert.deepEqual(r.structuredContent, { state: 'ready' });
     assert.equal(r.isError, undefined);
-    assert.equal(toolResult('x', {}, true).isError, true);
+    assert.equal(toolResult({ text: 'x', json: {}, isError: true }).isError, true);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_PARSER } from '../../engine/parserNames';
+import { CLI_LIMITS } from './limits';
 
 export const COMMANDS = [
   'status',
@@ -20,12 +21,6 @@ export const COMMANDS = [
 export const PARSER_ACTIONS = ['enable', 'rollback'] as const;
 export type ParserAction = (typeof PARSER_ACTIONS)[number];
 export type CommandName = (typeof COMMANDS)[number];
-
-/** `wait --timeout`: default and largest value, in seconds. */
-export const DEFAULT_WAIT_SECONDS = 90;
-export const MAX_WAIT_SECONDS = 3600;
-export const DEFAULT_LOG_LINES = 50;
-export const MAX_LOG_LINES = 1000;
 
 /** One server given on the command line instead of a settings file. */
 export interface ServerFlags {
@@ -143,10 +138,10 @@ Commands:
   status                 the server's state now (one line), exit 0
   restart                systemctl restart the unit, or attach to a load already under way
                          (says which), exit 0 once issued; does not wait unless --wait
-  wait [--timeout S]     wait until ready / failed / S seconds (default ${DEFAULT_WAIT_SECONDS}, max ${MAX_WAIT_SECONDS}):
+  wait [--timeout S]     wait until ready / failed / S seconds (default ${CLI_LIMITS.waitDefaultSeconds}, max ${CLI_LIMITS.waitMaxSeconds}):
                          one line per state change, a progress line at most every 10 s,
                          then a summary line; exit 0 ready, 1 failed, 2 timed out
-  logs [-n N]            the last N lines (default ${DEFAULT_LOG_LINES}) of the unit's journal, secrets masked
+  logs [-n N]            the last N lines (default ${CLI_LIMITS.logLinesDefault}) of the unit's journal, secrets masked
   verify                 check that an agent's turn works (reasoning, tool calls, round trip, parallel calls); exit 0 all passed, 1 not
   advice [--apply N]      what would make the next load faster, each with the evidence in the last
                          load, the published figure and its source; --apply N: add suggestion N to
@@ -196,7 +191,8 @@ function seconds(text: string): number | string {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value)) return `--timeout "${text}" is not a number of seconds`;
   if (value < 0) return '--timeout must not be negative';
-  if (value > MAX_WAIT_SECONDS) return `--timeout is at most ${MAX_WAIT_SECONDS} seconds (call wait again for longer)`;
+  if (value > CLI_LIMITS.waitMaxSeconds)
+    return `--timeout is at most ${CLI_LIMITS.waitMaxSeconds} seconds (call wait again for longer)`;
   return value;
 }
 
@@ -267,15 +263,15 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     };
   }
 
-  let timeoutSeconds = DEFAULT_WAIT_SECONDS;
+  let timeoutSeconds: number = CLI_LIMITS.waitDefaultSeconds;
   if (values.timeout !== undefined) {
     const t = seconds(values.timeout);
     if (typeof t === 'string') return { kind: 'error', message: t };
     timeoutSeconds = t;
   }
-  let lines = DEFAULT_LOG_LINES;
+  let lines: number = CLI_LIMITS.logLinesDefault;
   if (values.lines !== undefined) {
-    const n = integer('-n', values.lines, 1, MAX_LOG_LINES);
+    const n = integer('-n', values.lines, 1, CLI_LIMITS.logLinesMax);
     if (typeof n === 'string') return { kind: 'error', message: n };
     lines = n;
   }

@@ -4,7 +4,7 @@
  * environment comes in through CliIo, so main.ts is the only file that touches `process`.
  */
 import { forFront } from '../../present/hints';
-import { activeProfile, printable, type ServerProfile, type Settings } from '../../config/config';
+import type { ServerProfile, Settings } from '../../config/config';
 import { Fleet, type ServerSnapshot } from '../../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../../fleet/report';
 import {
@@ -15,12 +15,16 @@ import {
   NO_QUESTIONS_UI,
   nonInteractivePolicy,
 } from '../../fleet/standalone';
+import { FileSettingsSource } from '../../fleet/fileSettingsSource';
+import { resolveServer } from '../../fleet/resolveServer';
+import { serverChoiceText } from '../../present/serverChoice';
 import type { LogLevel } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
 import { refusalMessage } from '../../present/refusals';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import { parseCliArgs, type CliCommand } from './args';
+import { CLI_LIMITS } from './limits';
 import { EXIT, exitForRefusal, exitForSignal, exitForWait } from './exitCodes';
 import {
   alertLine,
@@ -58,10 +62,6 @@ export interface CliIo {
   onSignal(handler: (signal: StopSignal) => void): () => void;
 }
 
-/** How long `status` looks at a server that nothing watches before it reports what it has. */
-const STATUS_OBSERVE_MS = 20_000;
-/** How long `restart` waits for the host to have the restart before it says it could not tell. */
-const RESTART_ISSUE_MS = 60_000;
 const COMMAND = 'kimi-service';
 
 class Interrupted extends Error {
@@ -183,14 +183,17 @@ interface Context {
 /** The settings and the server to act on, or why there are none (exit 5, nothing run). */
 function configure(cmd: CliCommand, io: CliIo): { settings: Settings; server: ServerProfile } | { error: string } {
   const fromFlags = cmd.flags.host !== undefined || cmd.flags.unit !== undefined;
-  const loaded = loadStandaloneSettings({
-    ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
-    ...(cmd.settingsFile !== undefined ? { settingsFile: cmd.settingsFile } : {}),
-    ...(fromFlags ? { flags: { ...cmd.flags, ...(cmd.server !== undefined ? { name: cmd.server } : {}) } } : {}),
-    env: io.env,
-    platform: io.platform,
-    home: io.home,
-  });
+  const loaded = new FileSettingsSource(
+    {
+      ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
+      ...(cmd.settingsFile !== undefined ? { settingsFile: cmd.settingsFile } : {}),
+      ...(fromFlags ? { flags: { ...cmd.flags, ...(cmd.server !== undefined ? { name: cmd.server } : {}) } } : {}),
+      env: io.env,
+      platform: io.platform,
+      home: io.home,
+    },
+    io.terminal !== undefined,
+  ).read();
   if (!loaded.ok)
     return {
       error:
@@ -204,18 +207,10 @@ function configure(cmd: CliCommand, io: CliIo): { settings: Settings; server: Se
       error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE`,
     };
   }
-  const settings: Settings = {
-    ...loaded.settings,
-    hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, io.terminal !== undefined),
-  };
-  if (settings.servers.length === 0) return { error: `no servers in ${loaded.source} (kimi.servers is empty)` };
-  const server =
-    cmd.server !== undefined ? settings.servers.find((s) => s.name === cmd.server) : activeProfile(settings);
-  if (!server) {
-    return {
-      error: `no server named "${printable(cmd.server ?? '')}" in ${loaded.source} (known: ${settings.servers.map((s) => s.name).join(', ')})`,
-    };
-  }
+  const { settings } = loaded;
+  const choice = resolveServer(settings, cmd.server);
+  if (!choice.ok) return { error: serverChoiceText(choice, loaded.source) };
+  const server = choice.server;
   return { settings, server };
 }
 
@@ -251,7 +246,7 @@ async function status(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
   const snapshot = await ctx.interruptible(
-    ctx.fleet.status(ctx.server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+    ctx.fleet.status(ctx.server, { timeoutMs: CLI_LIMITS.statusObserveMs, signal: ctx.signal }),
   );
   ctx.io.stdout(statusLine(serverReport(snapshot), ctx.cmd.json));
   return exitForSnapshot(snapshot, EXIT.ok);
@@ -281,7 +276,7 @@ async function restart(ctx: Context): Promise<number> {
   let shown: ServerReport;
   // The verb waits until the host has the restart (or says why not).
   const result = await ctx.interruptible(
-    fleet.restart(server, { force: cmd.force, issueTimeoutMs: RESTART_ISSUE_MS, signal: ctx.signal }),
+    fleet.restart(server, { force: cmd.force, issueTimeoutMs: CLI_LIMITS.restartIssueMs, signal: ctx.signal }),
   );
   result.outcome.catch(() => undefined);
   if (result.kind === 'restarted') {
@@ -300,7 +295,7 @@ async function restart(ctx: Context): Promise<number> {
   } else {
     // What the load someone else started looks like, as the host says it (not the watch's blank first state).
     const snapshot = await ctx.interruptible(
-      fleet.status(server, { timeoutMs: STATUS_OBSERVE_MS, signal: ctx.signal }),
+      fleet.status(server, { timeoutMs: CLI_LIMITS.statusObserveMs, signal: ctx.signal }),
     );
     shown = serverReport(snapshot);
     io.stdout(restartLine('attached', result.reason, shown, cmd.json));

@@ -5,19 +5,13 @@
  * nothing). Unknown host keys are refused: there is nobody to ask.
  */
 import * as os from 'node:os';
-import type { Settings } from '../../config/config';
+import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { Fleet } from '../../fleet/fleet';
-import {
-  defaultHistoryFile,
-  FileMemento,
-  loadStandaloneSettings,
-  nonInteractivePolicy,
-  NO_QUESTIONS_UI,
-  type SettingsSources,
-} from '../../fleet/standalone';
+import { FileSettingsSource } from '../../fleet/fileSettingsSource';
+import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI } from '../../fleet/standalone';
 import type { LogLevel } from '../../monitor/watcher';
+import { invalidSettingsText } from '../../present/serverChoice';
 import type { McpArgs } from './args';
-import type { SettingsNow } from './tools';
 
 export interface FrontOptions {
   readonly args: McpArgs;
@@ -27,54 +21,48 @@ export interface FrontOptions {
   readonly platform?: NodeJS.Platform;
 }
 
-export class McpFront {
+export class McpFront implements SettingsSource {
   readonly fleet: Fleet;
+  private readonly source: FileSettingsSource;
   private applied: string | undefined;
   private lastError: string | undefined;
 
   constructor(private readonly options: FrontOptions) {
+    const home = options.home ?? os.homedir();
     this.fleet = new Fleet({
       ui: NO_QUESTIONS_UI,
       log: options.log,
-      history: new FileMemento(defaultHistoryFile(options.env, this.home)),
+      history: new FileMemento(defaultHistoryFile(options.env, home)),
+    });
+    this.source = new FileSettingsSource({
+      ...(options.args.configFile ? { configFile: options.args.configFile } : {}),
+      ...(options.args.settingsFile ? { settingsFile: options.args.settingsFile } : {}),
+      env: options.env,
+      platform: options.platform ?? process.platform,
+      home,
     });
   }
 
-  private get home(): string {
-    return this.options.home ?? os.homedir();
-  }
-
   /** The settings now; the fleet is configured with them when they changed. */
-  settings(): SettingsNow {
-    const sources: SettingsSources = {
-      ...(this.options.args.configFile ? { configFile: this.options.args.configFile } : {}),
-      ...(this.options.args.settingsFile ? { settingsFile: this.options.args.settingsFile } : {}),
-      env: this.options.env,
-      platform: this.options.platform ?? process.platform,
-      home: this.home,
-    };
-    const loaded = loadStandaloneSettings(sources);
-    if (!loaded.ok) {
-      const message = `The Kimi configuration is not valid (${loaded.source}): ${loaded.errors.join('; ')}. Nothing was run; fix it and call again.`;
+  read(): SettingsRead {
+    const read = this.source.read();
+    if (!read.ok) {
+      const message = invalidSettingsText(read.source, read.errors);
       if (message !== this.lastError) this.options.log('error', message);
       this.lastError = message;
-      return { ok: false, message };
+      return read;
     }
     this.lastError = undefined;
-    const settings: Settings = {
-      ...loaded.settings,
-      hostKeyPolicy: nonInteractivePolicy(loaded.settings.hostKeyPolicy, false),
-    };
-    const key = JSON.stringify(settings);
+    const key = JSON.stringify(read.settings);
     if (key !== this.applied) {
       this.options.log(
         'info',
-        `Servers from ${loaded.source}: ${settings.servers.map((s) => s.name).join(', ') || 'none'}`,
+        `Servers from ${read.source}: ${read.settings.servers.map((s) => s.name).join(', ') || 'none'}`,
       );
-      this.fleet.configure(settings);
+      this.fleet.configure(read.settings);
       this.applied = key;
     }
-    return { ok: true, settings };
+    return read;
   }
 
   dispose(): void {

@@ -13,11 +13,7 @@ import { maskSecrets } from '../../util/secrets';
 import { MCP_USAGE, parseMcpArgs } from './args';
 import { McpFront } from './front';
 import { registerKimiTools } from './tools';
-
-const INSTRUCTIONS =
-  'Tools for the Kimi model server (SGLang as a systemd unit on a GPU host). kimi_status tells the state of each server. ' +
-  'To restart: kimi_restart once, then kimi_wait repeatedly (each call waits at most 300 s) until ready or failed. ' +
-  'Never restart because kimi_wait timed out: the load goes on, call kimi_wait again. On failed, read kimi_logs before anything else.';
+import { MCP_INSTRUCTIONS } from '../../agent/definition';
 
 /** Exit code for a bad command line, as the CLI's "bad configuration". */
 const EXIT_BAD_CONFIG = 5;
@@ -46,9 +42,12 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => log('error', `unhandled rejection: ${errorText(reason)}`));
 
   const front = new McpFront({ args, env: process.env, log });
-  front.settings(); // a bad configuration is logged now, and told by every tool call
-  const mcp = new McpServer({ name: 'kimi-service', title: 'Kimi Service', version }, { instructions: INSTRUCTIONS });
-  registerKimiTools(mcp, { fleet: front.fleet, settings: () => front.settings(), log });
+  front.read(); // a bad configuration is logged now, and told by every tool call
+  const mcp = new McpServer(
+    { name: 'kimi-service', title: 'Kimi Service', version },
+    { instructions: MCP_INSTRUCTIONS },
+  );
+  registerKimiTools(mcp, { fleet: front.fleet, settings: front, log });
 
   let closing = false;
   const shutdown = (why: string) => {

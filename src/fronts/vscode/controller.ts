@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { offerAdviceAfterReady } from './adviceActions';
 import { errorText } from '../../util/errors';
-import { activeProfile, localHostRefusal, printable, type ServerProfile, type Settings } from '../../config/config';
+import { activeProfile, localHostRefusal, type ServerProfile, type Settings } from '../../config/config';
 import { Fleet, type FleetEvent } from '../../fleet/fleet';
 import type { LoadState } from '../../monitor/loadState';
 import type { FleetSession, RestartResult } from '../../fleet/fleet';
@@ -23,6 +23,8 @@ import { maskSecrets } from '../../util/secrets';
 import { readKimiSettings, reportNoServers, reportSettingsErrors } from './settingsSource';
 import { NoticeGate } from '../../fleet/notices';
 import { BackgroundWatches } from '../../fleet/backgroundWatches';
+import { resolveServer } from '../../fleet/resolveServer';
+import { serverChoiceText } from '../../present/serverChoice';
 
 const SHOW_LOG = 'Show log';
 const OPEN_KNOWN_HOSTS = 'Open known_hosts';
@@ -513,13 +515,12 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     if (target !== undefined) {
-      const named = this.settings.servers.find((s) => s.name === target);
-      if (!named)
-        void vscode.window.showErrorMessage(
-          `Kimi: no server named "${printable(target)}" in kimi.servers. Nothing was done.`,
-        );
-      else this.notices.touched(named.name);
-      return named;
+      const choice = resolveServer(this.settings, target);
+      if (!choice.ok && choice.reason === 'unknown')
+        void vscode.window.showErrorMessage(`Kimi: ${serverChoiceText(choice, 'kimi.servers')}. Nothing was done.`);
+      if (!choice.ok) return undefined;
+      this.notices.touched(choice.server.name);
+      return choice.server;
     }
     const server = activeProfile(this.settings);
     if (!server) reportNoServers();

@@ -1,8 +1,10 @@
-/** The kimi.* settings as VS Code has them, and what the user reads when they are not usable. */
+/** The `kimi.*` settings from VS Code's configuration (user, workspace, folder), parsed. */
 import * as vscode from 'vscode';
 import { parseSettings } from '../../config/config';
+import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 
-const SETTING_KEYS = [
+/** The settings the extension reads (package.json's contributes.configuration). */
+export const SETTING_KEYS = [
   'servers',
   'activeServer',
   'knownHostsFile',
@@ -16,17 +18,28 @@ const SETTING_KEYS = [
   'verifyParsersWhenReady',
   'watchAfterReady',
   'healthIntervalSeconds',
-];
+] as const;
+
+export const VSCODE_SETTINGS_SOURCE_NAME = 'kimi.servers';
+
+export const vscodeSettingsSource: SettingsSource = {
+  read(): SettingsRead {
+    const config = vscode.workspace.getConfiguration('kimi');
+    const raw: Record<string, unknown> = {};
+    for (const key of SETTING_KEYS) {
+      const value = config.get(key);
+      if (value !== undefined) raw[key] = value;
+    }
+    const result = parseSettings(raw);
+    return result.ok
+      ? { ok: true, settings: result.settings, source: VSCODE_SETTINGS_SOURCE_NAME }
+      : { ok: false, errors: result.errors, source: 'VS Code settings' };
+  },
+};
 
 /** The settings of the `kimi` section, parsed. */
-export function readKimiSettings(): ReturnType<typeof parseSettings> {
-  const config = vscode.workspace.getConfiguration('kimi');
-  const raw: Record<string, unknown> = {};
-  for (const key of SETTING_KEYS) {
-    const value = config.get(key);
-    if (value !== undefined) raw[key] = value;
-  }
-  return parseSettings(raw);
+export function readKimiSettings(): SettingsRead {
+  return vscodeSettingsSource.read();
 }
 
 export function reportSettingsErrors(errors: readonly string[]): void {

@@ -6,10 +6,11 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
 import type { KimiApi } from '../../../src/extension';
-import type { ServerProfile } from '../../../src/config/config';
+import type { ServerProfile, Settings } from '../../../src/config/config';
 import type { Fleet, ServerSnapshot, WaitResult } from '../../../src/fleet/fleet';
-import { RestartTool, WaitTool, TOOL_NAMES } from '../../../src/fronts/lm/tools';
-import type { ToolHost, ToolSettings } from '../../../src/fronts/lm/toolHost';
+import { languageModelTools, TOOL_NAMES } from '../../../src/fronts/lm/tools';
+import type { ToolHost } from '../../../src/fronts/lm/toolHost';
+import type { SettingsSource } from '../../../src/config/settingsSource';
 import { waitFor } from '../../util/waitFor';
 
 const EXTENSION_ID = 'kimi-tools.kimi-service';
@@ -61,7 +62,6 @@ function stubHost(fleet: Partial<Fleet>, profile: ServerProfile): ToolHost {
       server: (name: string) => (name === profile.name ? profile : undefined),
       ...fleet,
     } as unknown as Fleet,
-    activeServerProfile: () => profile,
     openSession: async () => ({}),
   };
 }
@@ -70,7 +70,20 @@ function snapshotOf(profile: ServerProfile, loading = false): ServerSnapshot {
   return { server: profile, state: undefined, watching: loading, loading, refusal: undefined, verification: undefined };
 }
 
-const asking: ToolSettings = { confirmRestart: () => true, problem: () => 'no settings' };
+/** Settings with the one server and kimi.confirmRestart as given. */
+function settingsWith(profile: ServerProfile, confirmRestart = true): SettingsSource {
+  return {
+    read: () => ({
+      ok: true,
+      settings: { servers: [profile], activeServer: undefined, confirmRestart } as unknown as Settings,
+      source: 'kimi.servers',
+    }),
+  };
+}
+
+function restartTool(fleet: Partial<Fleet>, profile: ServerProfile, confirmRestart = true) {
+  return languageModelTools(stubHost(fleet, profile), settingsWith(profile, confirmRestart)).kimi_restart;
+}
 
 /**
  * The language-model tools (kimi_status, kimi_restart, kimi_wait, kimi_verify_parsers,
@@ -168,10 +181,13 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   suite.addTest(
     new Mocha.Test('an unknown server name is an error that names it and the configured ones', async () => {
       await assert.rejects(invoke('kimi_status', { server: 'nope' }), (error: Error) => {
-        assert.match(error.message, /no Kimi server named "nope".*"lm-sim"/);
+        assert.match(error.message, /No server named "nope" in kimi\.servers \(configured: "lm-sim"\)/);
         return true;
       });
-      await assert.rejects(invoke('kimi_wait', { timeoutSeconds: 'soon' }), /"timeoutSeconds" must be a number/);
+      await assert.rejects(
+        invoke('kimi_wait', { timeoutSeconds: 'soon' }),
+        /timeoutSeconds must be a number of seconds/,
+      );
     }),
   );
 
@@ -202,7 +218,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
         const profile = { name: 'gpu7', host: 'gpu7.example', unit: 'sglang-k26-ddtree.service' } as ServerProfile;
         const forecast = async () =>
           ({ text: '~9 min: 41% of the weights are cached' }) as Awaited<ReturnType<Fleet['forecast']>>;
-        const tool = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), asking);
+        const tool = restartTool({ forecast, snapshot: () => snapshotOf(profile) }, profile);
         const prepared = await tool.prepareInvocation({ input: {} });
         assert.ok(prepared.confirmationMessages, 'a confirmation');
         assert.equal(prepared.confirmationMessages.title, 'Restart sglang-k26-ddtree.service on gpu7?');
@@ -214,9 +230,9 @@ export function registerLmToolTests(root: Mocha.Suite): void {
         assert.match(String(prepared.invocationMessage), /Restarting sglang-k26-ddtree\.service on gpu7/);
 
         // A forecast that does not come in time: "unknown", and prepareInvocation still answers fast.
-        const slow = new RestartTool(
-          stubHost({ forecast: () => new Promise(() => undefined), snapshot: () => snapshotOf(profile) }, profile),
-          asking,
+        const slow = restartTool(
+          { forecast: () => new Promise(() => undefined), snapshot: () => snapshotOf(profile) },
+          profile,
         );
         const started = Date.now();
         const late = await slow.prepareInvocation({ input: {} });
@@ -225,15 +241,12 @@ export function registerLmToolTests(root: Mocha.Suite): void {
           String(late.confirmationMessages?.message),
           /Expected load time: unknown \(no forecast within 2 s\)/,
         );
-        const failing = new RestartTool(
-          stubHost(
-            {
-              forecast: async () => Promise.reject(new Error('connection refused')),
-              snapshot: () => snapshotOf(profile),
-            },
-            profile,
-          ),
-          asking,
+        const failing = restartTool(
+          {
+            forecast: async () => Promise.reject(new Error('connection refused')),
+            snapshot: () => snapshotOf(profile),
+          },
+          profile,
         );
         assert.match(
           String((await failing.prepareInvocation({ input: {} })).confirmationMessages?.message),
@@ -241,15 +254,9 @@ export function registerLmToolTests(root: Mocha.Suite): void {
         );
 
         // kimi.confirmRestart off: no question; a load under way is followed: nothing to confirm.
-        const quiet = new RestartTool(stubHost({ forecast, snapshot: () => snapshotOf(profile) }, profile), {
-          ...asking,
-          confirmRestart: () => false,
-        });
+        const quiet = restartTool({ forecast, snapshot: () => snapshotOf(profile) }, profile, false);
         assert.equal((await quiet.prepareInvocation({ input: {} })).confirmationMessages, undefined);
-        const loading = new RestartTool(
-          stubHost({ forecast, snapshot: () => snapshotOf(profile, true) }, profile),
-          asking,
-        );
+        const loading = restartTool({ forecast, snapshot: () => snapshotOf(profile, true) }, profile);
         const attach = await loading.prepareInvocation({ input: {} });
         assert.equal(attach.confirmationMessages, undefined);
         assert.match(String(attach.invocationMessage), /Following the load/);
@@ -273,19 +280,23 @@ export function registerLmToolTests(root: Mocha.Suite): void {
           ),
         );
       };
-      const tool = new WaitTool(
+      const tool = languageModelTools(
         stubHost({ waitFor: waitForStub as Fleet['waitFor'], snapshot: () => snapshotOf(profile) }, profile),
-        asking,
-      );
+        settingsWith(profile),
+      ).kimi_wait;
       const source = new vscode.CancellationTokenSource();
-      const pending = tool.invoke({ input: { timeoutSeconds: 1000 }, toolInvocationToken: undefined }, source.token);
+      await assert.rejects(
+        tool.invoke({ input: { timeoutSeconds: 1000 }, toolInvocationToken: undefined }, source.token),
+        /timeoutSeconds must be at most 300: call kimi_wait again/,
+      );
+      const pending = tool.invoke({ input: { timeoutSeconds: 300 }, toolInvocationToken: undefined }, source.token);
       await waitUntil('the fleet wait started', () => signal, 5_000);
-      assert.equal(timeoutMs, 300_000, 'timeoutSeconds is capped at 300');
+      assert.equal(timeoutMs, 300_000, 'timeoutSeconds up to 300');
       source.cancel();
       const result = await pending;
       assert.equal(signal!.aborted, true);
       const text = (result.content[0] as vscode.LanguageModelTextPart).value;
-      assert.match(text, /The wait was cancelled after .*; the load goes on/);
+      assert.match(text, /\nThe wait was cancelled after .*; the load goes on/);
       source.dispose();
     }),
   );
@@ -296,12 +307,14 @@ export function registerLmToolTests(root: Mocha.Suite): void {
       await host.configureSimulator({ coldFiles: 'all', readMBps: 1 });
       restartsBefore = await restarts();
       const first = await invoke('kimi_restart', {});
-      assert.equal(first.json.result, 'restarted', first.text);
+      // It returns once the host has the restart (as over MCP).
+      assert.equal(first.json.action, 'restarted', first.text);
       assert.equal(first.json.server, SERVER);
-      assert.match(first.text, /call kimi_wait/);
+      assert.match(first.text, /\nRestart of .* issued.*\. Call kimi_wait now/);
+      assert.ok((await restarts()) > restartsBefore, 'the host had the restart when the tool returned');
       const second = await invoke('kimi_restart', {});
-      assert.equal(second.json.result, 'attached', second.text);
-      assert.match(second.text, /^Not restarted: /);
+      assert.equal(second.json.action, 'attached', second.text);
+      assert.match(second.text, /\nNot restarted: /);
       await waitUntil(
         'the restart reached the host',
         async () => ((await restarts()) > restartsBefore ? true : undefined),
@@ -348,7 +361,8 @@ export function registerLmToolTests(root: Mocha.Suite): void {
     new Mocha.Test('kimi_wait returns ready; the host ran exactly one restart', async () => {
       const { text, json } = await invoke('kimi_wait', {});
       assert.equal(json.result, 'ready', text);
-      assert.match(text, new RegExp(`^${SERVER} is ready: it answered a real completion`));
+      assert.match(text, new RegExp(`^${SERVER}: ready`));
+      assert.match(text, new RegExp(`\\n${SERVER} is ready: it answered a real completion`));
       assert.equal(json.report.state, 'ready');
       assert.equal(await restarts(), restartsBefore + 1, 'exactly one restart');
       const status = await invoke('kimi_status', { server: SERVER });

@@ -1,0 +1,28 @@
+/**
+ * The words every front uses when a call names no usable server (fleet/resolveServer) or the
+ * settings cannot be used: a sentence without a front's prefix ("Kimi: ", "kimi-service: ")
+ * or its ending ("Nothing was run."). Pure.
+ */
+import { printable } from '../config/config';
+
+/** Why no server was chosen (fleet/resolveServer). */
+export type ServerRefusal =
+  | { readonly reason: 'none' }
+  | { readonly reason: 'unknown'; readonly name: string; readonly known: readonly string[] };
+
+/** `source`: where the servers come from ("kimi.servers", a file's path). */
+export function serverChoiceText(choice: ServerRefusal, source: string): string {
+  if (choice.reason === 'none') return `no server is configured in ${source} (kimi.servers is empty)`;
+  const known = choice.known.map((name) => `"${printable(name)}"`).join(', ');
+  return `no server named "${printable(choice.name)}" in ${source} (configured: ${known})`;
+}
+
+/** Settings that do not parse: each error names its setting. */
+export function invalidSettingsText(source: string, errors: readonly string[]): string {
+  return `the Kimi configuration is not valid (${source}): ${errors.join('; ')}`;
+}
+
+/** The sentence's first letter in capitals, for a front that starts a message with it. */
+export function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

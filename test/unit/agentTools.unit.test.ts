@@ -1,0 +1,290 @@
+/**
+ * The agent tools defined once (src/agent): package.json's languageModelTools and MCP's
+ * tools/list both come from that definition, and the language-model tools run the same verbs
+ * as the MCP server (the restart waits until the host has it; verify refuses a server that is
+ * not ready, in the same words). Against a stand-in fleet: what the tools do with its answers.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { DESCRIPTIONS, MCP_FACES, parseToolInput, TOOL_NAMES } from '../../src/agent/definition';
+import { TOOL_WAIT_MAX_SECONDS } from '../../src/agent/limits';
+import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribution';
+import { AgentTools, ToolRefusal } from '../../src/agent/run';
+import { parseSettings, type ServerProfile, type Settings } from '../../src/config/config';
+import type { SettingsSource } from '../../src/config/settingsSource';
+import type { Fleet, FleetEvent, ServerSnapshot } from '../../src/fleet/fleet';
+import { resolveServer } from '../../src/fleet/resolveServer';
+import { lmAgent } from '../../src/fronts/lm/toolHost';
+import { registerKimiTools } from '../../src/fronts/mcp/tools';
+import { initialState, type LoadState } from '../../src/monitor/loadState';
+import { serverChoiceText } from '../../src/present/serverChoice';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+function settingsOf(raw: Record<string, unknown> = {}): Settings {
+  const parsed = parseSettings({
+    servers: [
+      { name: 'a', host: 'gpu1', unit: 'u1' },
+      { name: 'b', host: 'gpu2', unit: 'u2' },
+    ],
+    ...raw,
+  });
+  assert.ok(parsed.ok, JSON.stringify(parsed));
+  return parsed.settings;
+}
+
+const source = (settings: Settings): SettingsSource => ({
+  read: () => ({ ok: true, settings, source: 'kimi.servers' }),
+});
+
+/** A fleet stand-in: snapshots it is told, a restart the host confirms when the test says so. */
+class FakeFleet {
+  private readonly listeners = new Set<(event: FleetEvent) => void>();
+  states = new Map<string, LoadState | undefined>();
+  watching = false;
+  restarts = 0;
+  verifications = 0;
+
+  constructor(readonly settings: Settings) {}
+
+  get servers(): readonly ServerProfile[] {
+    return this.settings.servers;
+  }
+  server(name: string) {
+    return this.servers.find((s) => s.name === name);
+  }
+  snapshot(server: ServerProfile): ServerSnapshot {
+    const state = this.states.get(server.name);
+    return {
+      server,
+      state,
+      watching: this.watching,
+      loading: false,
+      refusal: undefined,
+      verification: undefined,
+    } as ServerSnapshot;
+  }
+  onEvent(listener: (event: FleetEvent) => void) {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+  set(server: ServerProfile, state: LoadState): void {
+    const previous = this.states.get(server.name) ?? state;
+    this.states.set(server.name, state);
+    for (const l of [...this.listeners]) l({ type: 'state', server, state, previous });
+  }
+  async connect() {
+    return {};
+  }
+  async forecast() {
+    return { text: '~9 min', warning: undefined };
+  }
+  async restart(server: ServerProfile) {
+    this.restarts++;
+    this.watching = true;
+    this.set(server, { ...initialState(Date.now()), restartRequestedAt: Date.now() });
+    return { kind: 'restarted' as const, outcome: new Promise<undefined>(() => undefined) };
+  }
+  /** The host has the restart: the unit was seen again after `systemctl restart` returned. */
+  confirm(server: ServerProfile): void {
+    const state = this.states.get(server.name)!;
+    this.set(server, { ...state, confirmedAt: Date.now() });
+  }
+  async verifyParsers() {
+    this.verifications++;
+    return {
+      summary: 'Parsers verified for agents (15 checks)',
+      allPassed: true,
+      table: 'check result',
+      verdict: 'verified',
+    };
+  }
+  get listening(): number {
+    return this.listeners.size;
+  }
+}
+
+function lmTools(fleet: FakeFleet): AgentTools {
+  return lmAgent({ fleet: fleet as unknown as Fleet, openSession: async () => ({}) }, source(fleet.settings));
+}
+
+/** An MCP client talking to the Kimi tools over the stand-in fleet, in memory. */
+async function withMcp(fleet: FakeFleet, use: (client: Client) => Promise<void>): Promise<void> {
+  const mcp = new McpServer({ name: 'kimi-service', version: '0' });
+  registerKimiTools(mcp, { fleet: fleet as unknown as Fleet, settings: source(fleet.settings), log: () => undefined });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '0' });
+  await Promise.all([mcp.connect(serverSide), client.connect(clientSide)]);
+  try {
+    await use(client);
+  } finally {
+    await client.close();
+    await mcp.close();
+  }
+}
+
+describe('agent tools: one definition', () => {
+  it("package.json's contributes.languageModelTools is what src/agent defines (scripts/lm-tools.ts writes it)", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    assert.deepEqual(pkg.contributes.languageModelTools, languageModelTools());
+  });
+
+  it('each contributed tool has what VS Code requires (name, displayName, modelDescription; a reference name with canBeReferencedInPrompt)', () => {
+    const tools = languageModelTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      [...TOOL_NAMES],
+    );
+    for (const tool of tools) {
+      assert.match(tool.name, /^[A-Za-z0-9_-]+$/);
+      assert.doesNotMatch(tool.name, /^(copilot_|vscode_)/);
+      assert.ok(tool.displayName.length > 0 && tool.modelDescription.length > 100, tool.name);
+      assert.equal(tool.toolReferenceName, tool.name);
+      assert.equal(tool.inputSchema.type, 'object');
+      assert.equal(tool.inputSchema.additionalProperties, false);
+      assert.equal(tool.inputSchema.$schema, undefined);
+    }
+    const wait = tools.find((t) => t.name === 'kimi_wait')!;
+    const timeout = (wait.inputSchema.properties as Record<string, Record<string, unknown>>).timeoutSeconds!;
+    assert.equal(timeout.maximum, TOOL_WAIT_MAX_SECONDS);
+    assert.equal(timeout.default, 90);
+  });
+
+  it('the descriptions fit SGLang and vLLM, systemd and containers', () => {
+    const all = Object.values(DESCRIPTIONS).join(' ');
+    assert.doesNotMatch(all, /SGLang, run as a systemd unit/);
+    assert.match(DESCRIPTIONS.kimi_status, /SGLang or vLLM, run as a systemd unit or a container/);
+    assert.match(DESCRIPTIONS.kimi_restart, /systemctl restart` of its unit, or a restart of its container/);
+    assert.match(DESCRIPTIONS.kimi_logs, /the systemd journal of its unit, or the container's log/);
+  });
+
+  it("MCP's tools/list is the same definition: names, descriptions, input schemas, titles, annotations", async () => {
+    const fleet = new FakeFleet(settingsOf());
+    await withMcp(fleet, async (client) => {
+      const { tools } = await client.listTools();
+      assert.deepEqual(
+        tools.map((t) => t.name),
+        [...TOOL_NAMES],
+      );
+      for (const tool of tools) {
+        const name = tool.name as (typeof TOOL_NAMES)[number];
+        assert.equal(tool.description, DESCRIPTIONS[name]);
+        assert.equal(tool.title, MCP_FACES[name].title);
+        assert.deepEqual(tool.annotations, MCP_FACES[name].annotations);
+        const { $schema: _ignored, ...schema } = tool.inputSchema as Record<string, unknown>;
+        assert.deepEqual(schema, inputJsonSchema(name), name);
+      }
+    });
+  });
+
+  it('an LM tool input is checked with the same schema as over MCP', () => {
+    const tooLong = parseToolInput('kimi_wait', { timeoutSeconds: 1000 });
+    assert.ok(!tooLong.ok);
+    assert.match(tooLong.error, /timeoutSeconds must be at most 300: call kimi_wait again to wait longer/);
+    const soon = parseToolInput('kimi_wait', { timeoutSeconds: 'soon' });
+    assert.ok(!soon.ok);
+    assert.match(soon.error, /timeoutSeconds must be a number of seconds/);
+    const none = parseToolInput('kimi_logs', undefined);
+    assert.ok(none.ok);
+    assert.deepEqual(none.input, { lines: 50 });
+  });
+});
+
+describe('agent tools: which server', () => {
+  it('the named server, else the active one, else the first; a refusal names the known ones', () => {
+    const pick = (raw: Record<string, unknown>, name?: string) => {
+      const choice = resolveServer(settingsOf(raw), name);
+      return choice.ok ? choice.server.name : serverChoiceText(choice, 'kimi.servers');
+    };
+    assert.equal(pick({}), 'a');
+    assert.equal(pick({}, '  '), 'a');
+    assert.equal(pick({ activeServer: 'b' }), 'b');
+    assert.equal(pick({}, 'b'), 'b');
+    assert.equal(pick({}, 'c'), 'no server named "c" in kimi.servers (configured: "a", "b")');
+    const none = resolveServer({ servers: [], activeServer: undefined });
+    assert.ok(!none.ok);
+    assert.equal(
+      serverChoiceText(none, 'servers.json'),
+      'no server is configured in servers.json (kimi.servers is empty)',
+    );
+  });
+
+  it('a tool call naming an unknown server is refused, nothing run', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    await assert.rejects(
+      lmTools(fleet).run('kimi_restart', { server: 'c' }),
+      (error: Error) =>
+        error instanceof ToolRefusal &&
+        /^No server named "c" in kimi\.servers \(configured: "a", "b"\)\. Nothing was run\.$/.test(error.message),
+    );
+    assert.equal(fleet.restarts, 0);
+  });
+});
+
+describe('agent tools: the LM tools behave as the MCP server', () => {
+  it('kimi_restart (LM) returns only once the host has the restart', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    const server = fleet.servers[0]!;
+    let settled = false;
+    const pending = lmTools(fleet)
+      .run('kimi_restart', {})
+      .finally(() => (settled = true));
+    // The restart was asked; the tool waits for the host's confirmation.
+    while (fleet.listening === 0) await new Promise((r) => setImmediate(r));
+    assert.equal(fleet.restarts, 1);
+    assert.equal(settled, false, 'returned before the host had the restart');
+    fleet.confirm(server);
+    const result = await pending;
+    assert.equal(result.isError, false);
+    assert.equal(result.json.action, 'restarted');
+    assert.match(result.text, /Restart of u1\.service on a issued \(expected: ~9 min\)\. Call kimi_wait now/);
+  });
+
+  it('kimi_restart whose restart the host does not confirm in time says so (call kimi_wait, do not restart)', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    const agent = new AgentTools({
+      fleet: fleet as unknown as Fleet,
+      settings: () => source(fleet.settings).read(),
+      attachOnStatus: false,
+      logOwner: 'x',
+      log: () => undefined,
+      firstAnswerMs: 50,
+    });
+    const result = await agent.run('kimi_restart', {});
+    assert.match(result.text, /was asked but the host has not confirmed it within 0 s\. Call kimi_wait to follow it/);
+  });
+
+  it('kimi_verify_parsers (LM and MCP) refuses a server that is not ready, in the same words, and runs nothing', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    const server = fleet.servers[0]!;
+    fleet.watching = true;
+    fleet.states.set(server.name, { ...initialState(Date.now()), verdict: 'loading' });
+    let lmWords = '';
+    await assert.rejects(lmTools(fleet).run('kimi_verify_parsers', {}), (error: Error) => {
+      lmWords = error.message;
+      return error instanceof ToolRefusal;
+    });
+    assert.match(
+      lmWords,
+      /\nThe parsers can be checked only on a ready server: call kimi_wait until it is ready, then kimi_verify_parsers\. Nothing was run\.$/,
+    );
+
+    await withMcp(fleet, async (client) => {
+      const result = await client.callTool({ name: 'kimi_verify_parsers', arguments: {} });
+      assert.equal(result.isError, true);
+      const text = (result.content as { text: string }[])[0]!.text;
+      assert.ok(text.includes(lmWords), `MCP: ${text}\nLM: ${lmWords}`);
+    });
+    assert.equal(fleet.verifications, 0);
+
+    // Ready: it runs.
+    fleet.states.set(server.name, { ...initialState(Date.now()), verdict: 'ready' });
+    const ok = await lmTools(fleet).run('kimi_verify_parsers', {});
+    assert.match(ok.text, /^a: Parsers verified for agents \(15 checks\) \(all checks passed\)\./);
+    assert.equal(fleet.verifications, 1);
+  });
+});

@@ -83,11 +83,28 @@ class FakeFleet {
   async forecast() {
     return { text: '~9 min', warning: undefined };
   }
-  async restart(server: ServerProfile) {
+  /** As Fleet.restart: it answers once the host has the restart, or after `issueTimeoutMs` without it. */
+  async restart(server: ServerProfile, options: { issueTimeoutMs?: number } = {}) {
     this.restarts++;
     this.watching = true;
     this.set(server, { ...initialState(Date.now()), restartRequestedAt: Date.now() });
-    return { kind: 'restarted' as const, outcome: new Promise<undefined>(() => undefined) };
+    const issued = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), options.issueTimeoutMs ?? 60_000);
+      const subscription = this.onEvent((event) => {
+        if (event.type === 'state' && event.state.confirmedAt !== undefined) done(true);
+      });
+      function done(value: boolean): void {
+        clearTimeout(timer);
+        subscription.dispose();
+        resolve(value);
+      }
+    });
+    return {
+      kind: 'restarted' as const,
+      outcome: new Promise<undefined>(() => undefined),
+      issued,
+      snapshot: this.snapshot(server),
+    };
   }
   /** The host has the restart: the unit was seen again after `systemctl restart` returned. */
   confirm(server: ServerProfile): void {

@@ -71,6 +71,15 @@
  * /generate /v1/completions /v1/chat/completions (stream or not). Generation requests during warm-up wait for it.
  * The served name is checked (404 "The model `x` does not exist."); a missing "model" is accepted.
  *
+ *   loadShape null       a load shape of real logs (shapes.js, docs/load-shapes.md): "cold" | "partlyWarm" | "wrongForecast" |
+ *                        "postShardSilence" | "jit" | "graphCapture" | "readRateHalves", or {name, scale, ...}: preset keys
+ *                        under the ones sim.json sets (fault merged key by key)
+ *   coldFiles {coldShare: x}  the first x of the shards (name order) cold, the others read in
+ *   pageCacheAfterLoad null   coldFiles' values, applied once ready: the page cache the next restart's forecast measures
+ *   cudaGraphMaxBs null, cudaGraphSecondsPerBatch null  the batch sizes up to it (else --cuda-graph-max-bs, else
+ *                        cudaGraphBatches of them), each taking that long (else cudaGraphSeconds in all)
+ *   fault.busySilence also takes atBatch (cudaGraph: the capture step it comes at, default 1; 0 = glued to the bar's
+ *                        first update), deepGemmBar (SGLang's "DeepGEMM warmup" bar during it), cpuShare (share of a core)
  *   replay null          {log, speed, maxGapMs, ...}: play a published log as a live server instead (replay.js, docs/replay.md)
  *   stopDelayMs 0        > 0: on SIGTERM/SIGINT shut down (log, port closed, load stopped) but exit only after this many
  *                        ms (a slow NCCL teardown); read again from sim.json at the signal, so it can be set while running

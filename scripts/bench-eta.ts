@@ -1,5 +1,5 @@
 // ETA benchmark (issue 19): `npm run bench:eta -- [--first N] [--later N] [--hosts-per-case K] [--parallel P]
-//   [--cases cold,jit,...] [--label NAME] [--dry]`
+//   [--cases cold,jit,...] [--label NAME] [--dry] [--render out/bench-eta-NAME.json --minutes M]`
 //
 // Each case is one load shape of the simulated host (docs/load-shapes.md), time-compressed
 // (scripts/benchEta/cases.ts: the real logs' seconds x 0.08). For each case K simulated hosts
@@ -89,8 +89,12 @@ async function main(): Promise<void> {
   console.log(
     `ETA benchmark: ${SELECTED.length} cases x (${FIRST} first + ${LATER} later loads) on ${jobs.length} simulated hosts, ${PARALLEL} at a time`,
   );
-  const results = (await pool(jobs, PARALLEL)).flat();
-  const minutes = (Date.now() - t0) / 60_000;
+  const from = opt('render');
+  // --render FILE: the table of a run kept in out/ (its raw samples), without running it again
+  const results: LoadResult[] = from
+    ? (JSON.parse(fs.readFileSync(from, 'utf8')) as LoadResult[])
+    : (await pool(jobs, PARALLEL)).flat();
+  const minutes = from ? Number(opt('minutes') ?? 0) : (Date.now() - t0) / 60_000;
   const rows: Row[] = [];
   for (const spec of SELECTED)
     for (const kind of ['first', 'later'] as const) {
@@ -102,7 +106,7 @@ async function main(): Promise<void> {
   console.log(`\n${text}\n\n${checks.join('\n')}\n\n${minutes.toFixed(1)} min`);
 
   fs.mkdirSync(path.join(REPO_ROOT, 'out'), { recursive: true });
-  fs.writeFileSync(path.join(REPO_ROOT, 'out', `bench-eta-${LABEL}.json`), JSON.stringify(results));
+  if (!from) fs.writeFileSync(path.join(REPO_ROOT, 'out', `bench-eta-${LABEL}.json`), JSON.stringify(results));
   if (process.argv.includes('--dry')) return;
 
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');

@@ -24,21 +24,33 @@ export interface Truth {
   readonly ready: number;
 }
 
-/** "45s left" -> 45 000; "4-6m left" -> [240 000, 360 000]; "1h 5m left"; undefined without "left". */
+const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000 };
+
+/** "1h 5m" -> 3 900 000; a bare number takes `unit`; undefined when nothing reads. */
+function durationMs(text: string, unit?: string): number | undefined {
+  if (/^\d+(?:\.\d+)?$/.test(text.trim()) && unit) return Number(text) * UNIT_MS[unit]!;
+  let ms = 0;
+  let found = false;
+  for (const t of text.matchAll(/(\d+(?:\.\d+)?)\s*(h|m|s)\b/g)) {
+    ms += Number(t[1]) * UNIT_MS[t[2]!]!;
+    found = true;
+  }
+  return found ? ms : undefined;
+}
+
+/**
+ * "45s left" -> 45 000; ranges "4-6m left" -> [240 000, 360 000], "45s-2m left", "1h 5m-1h 20m
+ * left"; undefined without "left".
+ */
 export function parseLeft(text: string): { readonly lowMs: number; readonly highMs: number } | undefined {
   const m = /·\s*([^·]*?)\s*\bleft\b/.exec(text);
   if (!m) return undefined;
-  const unitMs: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000 };
-  let low = 0;
-  let high = 0;
-  let found = false;
-  for (const t of m[1]!.matchAll(/(\d+(?:\.\d+)?)(?:\s*[-–]\s*(\d+(?:\.\d+)?))?\s*(h|m|s)\b/g)) {
-    const u = unitMs[t[3]!]!;
-    low += Number(t[1]) * u;
-    high += Number(t[2] ?? t[1]) * u;
-    found = true;
-  }
-  return found ? { lowMs: low, highMs: high } : undefined;
+  const [lo, hi] = m[1]!.replace(/^[~≈]|about\s+/g, '').split(/\s*[-–]\s*/);
+  const high = durationMs(hi ?? lo!);
+  if (high === undefined) return undefined;
+  const lastUnit = /(h|m|s)\s*$/.exec(hi ?? lo!)?.[1];
+  const low = durationMs(lo!, lastUnit);
+  return low === undefined ? undefined : { lowMs: low, highMs: high };
 }
 
 /** The remaining time a text shows (a range's middle), ms. */

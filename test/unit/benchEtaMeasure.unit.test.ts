@@ -20,6 +20,8 @@ describe('bench:eta measure', () => {
     assert.deepEqual(parseLeft(bar('3m left')), { lowMs: 180_000, highMs: 180_000 });
     assert.deepEqual(parseLeft(bar('1h 5m left')), { lowMs: 3_900_000, highMs: 3_900_000 });
     assert.deepEqual(parseLeft(bar('4-6m left')), { lowMs: 240_000, highMs: 360_000 });
+    assert.deepEqual(parseLeft(bar('45s-2m left')), { lowMs: 45_000, highMs: 120_000 });
+    assert.deepEqual(parseLeft(bar('1h 5m-1h 20m left')), { lowMs: 3_900_000, highMs: 4_800_000 });
     assert.equal(parseLeft(bar()), undefined);
     assert.equal(parseLeft('$(server-process) Kimi: not watched'), undefined);
   });

@@ -2,7 +2,7 @@
 //   [--cases cold,jit,...] [--label NAME] [--dry] [--render out/bench-eta-NAME.json --minutes M]`
 //
 // Each case is one load shape of the simulated host (docs/load-shapes.md), time-compressed
-// (scripts/benchEta/cases.ts: the real logs' seconds x 0.08). For each case K simulated hosts
+// (scripts/benchEta/cases.ts: the real logs' seconds x 0.12). For each case K simulated hosts
 // (real sshd, systemd stand-ins, SGLang simulator) each run N/K first loads (no history: a new
 // LoadInsights each time) and then N/K later loads (this host's history), P hosts at a time.
 // Every load goes through the extension's own path: LoadInsights.forecast (ExecStart, fincore
@@ -32,7 +32,7 @@ const num = (name: string, def: number) => Number(opt(name) ?? def);
 const FIRST = num('first', 10);
 const LATER = num('later', 10);
 const PER_CASE = num('hosts-per-case', 2);
-const PARALLEL = num('parallel', 7);
+const PARALLEL = num('parallel', 14);
 const LABEL = opt('label') ?? 'current';
 const SELECTED: CaseSpec[] = (() => {
   const names = opt('cases')?.split(',').filter(Boolean);
@@ -147,7 +147,8 @@ function intro(): string {
     '',
     `Time-compressed: the real logs' seconds x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s), ` +
       `${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB read at ${COLD_MBPS} MB/s cold, ${WARM_MBPS} MB/s from the page cache (~${Math.round((SHARDS * SHARD_BYTES) / 1e6 / COLD_MBPS)} s of weights), ` +
-      'the watcher polling every second (the extension polls every 2 s by default); several hosts run in parallel (the command says how many), so the loads share the CPU.',
+      'the watcher polling every second (the extension polls every 2 s by default); several hosts run in parallel (the command says how many), so the loads share the CPU. ' +
+      "The estimator's own windows are not scaled (e.g. no ETA before 10 s of samples and 5 % of the bytes, rates over 10-30 s): at 25 % of a 25-s load that is a real limit of the bench, which a 10-minute load would not meet.",
     '',
     '- |err| = |shown - true left| / true left, at 25, 50 and 75 % of the load (restart to the ready line): median, and the worst (signed: + said too much time); "none" = loads with no ETA on screen then.',
     '- largest jump: the shown time against what the previous reading implied for then (its time less the seconds gone), floored at 1 s, within 10 s and one watcher phase.',

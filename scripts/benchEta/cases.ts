@@ -5,10 +5,10 @@
  */
 
 /** Real-log seconds -> bench seconds. */
-export const SCALE = 0.08;
+export const SCALE = 0.12;
 export const SHARDS = 12;
-export const SHARD_BYTES = 12 * 1024 * 1024;
-/** Storage and page-cache read rates, MB/s: 151 MB of weights in ~15 s cold. */
+export const SHARD_BYTES = 24 * 1024 * 1024;
+/** Storage and page-cache read rates, MB/s: 302 MB of weights in ~30 s cold. */
 export const COLD_MBPS = 10;
 export const WARM_MBPS = 100;
 

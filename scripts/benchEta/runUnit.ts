@@ -59,7 +59,7 @@ export async function runUnit(
   say: (line: string) => void,
 ): Promise<LoadResult[]> {
   const sim = { ...BASE_SIM, ...spec.sim };
-  const host = await startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim });
+  const host = await startOneAtATime(() => startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim }));
   const results: LoadResult[] = [];
   let session: ServerSession | undefined;
   try {
@@ -134,6 +134,27 @@ export async function runUnit(
     await host.stop();
   }
   return results;
+}
+
+let starting: Promise<unknown> = Promise.resolve();
+
+/**
+ * Hosts start one after the other, each tried up to 3 times: many sshd started at once on a
+ * busy machine miss the harness's wait for their port.
+ */
+function startOneAtATime(start: () => Promise<GpuHost>): Promise<GpuHost> {
+  const run = starting.then(async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        console.log(`  host start failed (${(error as Error).message.split('\n')[0]}), again`);
+      }
+    }
+  });
+  starting = run.catch(() => undefined);
+  return run;
 }
 
 function sessionFor(host: GpuHost): ServerSession {

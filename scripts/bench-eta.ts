@@ -84,8 +84,16 @@ async function main(): Promise<void> {
   const jobs: (() => Promise<LoadResult[]>)[] = [];
   const firsts = split(FIRST, PER_CASE);
   const laters = split(LATER, PER_CASE);
+  const failures: string[] = [];
   for (const spec of SELECTED)
-    for (let k = 0; k < PER_CASE; k++) jobs.push(() => runUnit(spec, firsts[k]!, laters[k]!, (l) => console.log(l)));
+    for (let k = 0; k < PER_CASE; k++) {
+      const failed: string[] = [];
+      jobs.push(async () => {
+        const r = await runUnit(spec, firsts[k]!, laters[k]!, (l) => console.log(l), failed);
+        failures.push(...failed.map((f) => `${spec.name} (host ${k + 1}): ${f}`));
+        return r;
+      });
+    }
   console.log(
     `ETA benchmark: ${SELECTED.length} cases x (${FIRST} first + ${LATER} later loads) on ${jobs.length} simulated hosts, ${PARALLEL} at a time`,
   );
@@ -103,6 +111,7 @@ async function main(): Promise<void> {
     }
   const text = table(rows);
   const checks = verdicts(rows);
+  if (failures.length) checks.push(`loads not measured (did not get to ready): ${failures.join('; ')}`);
   console.log(`\n${text}\n\n${checks.join('\n')}\n\n${minutes.toFixed(1)} min`);
 
   fs.mkdirSync(path.join(REPO_ROOT, 'out'), { recursive: true });

@@ -85,9 +85,10 @@ export interface Jump {
 /**
  * The largest move of the shown time within `windowMs` without a phase change: between two
  * samples, the later one against what the earlier one implied for then (its time less the
- * time gone), both floored at 1 s (the display's resolution), as a ratio >= 1.
+ * time gone), both floored at `floorMs` (5 s: a poll late and the display's rounding move a
+ * few seconds; "3s left" -> "1s left" is no jump a user reads), as a ratio >= 1.
  */
-export function largestJump(samples: readonly Sample[], windowMs = 10_000): Jump | undefined {
+export function largestJump(samples: readonly Sample[], windowMs = 10_000, floorMs = 5000): Jump | undefined {
   let best: Jump | undefined;
   for (let i = 0; i < samples.length; i++) {
     const a = samples[i]!;
@@ -98,8 +99,8 @@ export function largestJump(samples: readonly Sample[], windowMs = 10_000): Jump
       if (b.phase !== a.phase) break;
       const shownB = shownMs(b.text);
       if (shownB === undefined) continue;
-      const expected = Math.max(1000, shownA - (b.at - a.at));
-      const got = Math.max(1000, shownB);
+      const expected = Math.max(floorMs, shownA - (b.at - a.at));
+      const got = Math.max(floorMs, shownB);
       const ratio = Math.max(got / expected, expected / got);
       if (!best || ratio > best.ratio)
         best = { ratio, from: leftText(a.text), to: leftText(b.text), phase: a.phase, afterMs: b.at - a.at };

@@ -112,9 +112,9 @@ export function verdicts(rows: readonly Row[]): string[] {
     const e = r.err[50];
     const misses: string[] = [];
     if (r.kind === 'first') {
-      if (e.median === undefined || e.median > 0.15) misses.push(`median ${pct(e.median)} > 15 %`);
+      if (e.median === undefined || e.median > 0.15) misses.push(`median ${pct(e.median).replace('+', '')} > 15 %`);
       if (e.worst === undefined || Math.abs(e.worst) > 0.3) misses.push(`worst ${pct(e.worst)} beyond 30 %`);
-    } else if (e.median === undefined || e.median > 0.1) misses.push(`median ${pct(e.median)} > 10 %`);
+    } else if (e.median === undefined || e.median > 0.1) misses.push(`median ${pct(e.median).replace('+', '')} > 10 %`);
     if (e.missing) misses.push(`${e.missing} loads without an ETA at half`);
     if (r.jump && r.jump.ratio > 1.5) misses.push(`jump ${r.jump.ratio.toFixed(2)}x`);
     if (r.everyPhase < r.loads) misses.push(`ETA missing in a phase in ${r.loads - r.everyPhase} loads`);

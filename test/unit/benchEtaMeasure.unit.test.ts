@@ -36,9 +36,13 @@ describe('bench:eta measure', () => {
   });
 
   it('a jump is the shown time against what the earlier reading implied for then, within 10 s and one phase', () => {
-    // 5 s left, then 26 s left a second later (issue 19's wrong forecast): 26 / 4
+    // 5 s left, then 26 s left a second later (issue 19's wrong forecast): 26 / 5 (4 s implied, floored at 5)
     const j = largestJump([at(0, bar('5s left')), at(1, bar('26s left'))]);
-    assert.ok(j && Math.abs(j.ratio - 26 / 4) < 1e-9, JSON.stringify(j));
+    assert.ok(j && Math.abs(j.ratio - 26 / 5) < 1e-9, JSON.stringify(j));
+    const k = largestJump([at(0, bar('40s left')), at(2, bar('19s left'))]);
+    assert.ok(k && Math.abs(k.ratio - 38 / 19) < 1e-9, JSON.stringify(k));
+    // a few seconds at the end: under the floor
+    assert.equal(largestJump([at(0, bar('3s left')), at(1, bar('1s left'))])!.ratio, 1);
     // counting down as it should: no jump
     assert.equal(largestJump([at(0, bar('20s left')), at(5, bar('15s left')), at(10, bar('10s left'))])!.ratio, 1);
     // a phase change in between, or more than 10 s apart: not compared

@@ -3,7 +3,7 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
-import { formatEta, visibleEta } from '../monitor/eta';
+import { etaText, formatEta, visibleEta } from '../monitor/eta';
 import { formatDuration, type LoadState } from '../monitor/loadState';
 import { causeText } from '../engine/rootCause';
 import { describe, loadStartedAt } from '../present/messages';
@@ -85,7 +85,8 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
   const error = lastError(snapshot, state);
   const parts = [`${server.name}: ${watched ? describe(state) : word}`];
-  if (etaMs !== undefined) parts.push(`about ${formatEta(etaMs)}`);
+  const shownEta = loading ? etaText(state.eta, now) : undefined;
+  if (shownEta !== undefined) parts.push(`about ${shownEta}`);
   if (watched && state.readyAt !== undefined && state.verdict === 'ready')
     parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
   else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);

@@ -46,6 +46,8 @@ export interface LoadPrior {
   readonly totalBytes?: number;
   /** From process start to the first weights read (torch distributed init etc.), ms. */
   readonly startingMs?: number;
+  /** The weights phase in history (its processing after the last shard included), ms. */
+  readonly weightsPhaseMs?: number;
   /** From the end of the weights to ready (KV cache + CUDA graphs + warm-up), ms. */
   readonly afterWeightsMs?: number;
   /** Spread of the whole load in history (min..max ms), for the dashboard's band. */
@@ -57,8 +59,8 @@ export interface LoadPrior {
 export const DEFAULT_COLD_BPS = 240e6;
 export const DEFAULT_WARM_BPS = 3e9;
 /** Without history, the phases after the weights are taken as this share of the weights time. */
-export const DEFAULT_AFTER_WEIGHTS_SHARE = 0.2;
-export const DEFAULT_AFTER_WEIGHTS_MIN_MS = 5_000;
+export const DEFAULT_AFTER_WEIGHTS_SHARE = 0.25;
+export const DEFAULT_AFTER_WEIGHTS_MIN_MS = 8_000;
 
 /** How far back the live rate looks. */
 export const RATE_WINDOW_MS = 30_000;
@@ -492,13 +494,45 @@ export function visibleEta(
   return Math.max(0, left);
 }
 
-/** "3m left", "45s left", "1h 5m left"; short for the status bar. */
-export function formatEta(ms: number): string {
+function shortDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${Math.max(1, s)}s left`;
+  if (s < 60) return `${Math.max(1, s)}s`;
   const m = Math.round(s / 60);
-  if (m < 60) return `${m}m left`;
-  return `${Math.floor(m / 60)}h ${m % 60}m left`;
+  if (m < 60) return `${m}m`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+/**
+ * "3m left", "45s left", "1h 5m left"; with `highMs`, a range: "4-6m left", "40-55s left",
+ * "45s-2m left" (one number when both ends read the same). Short for the status bar.
+ */
+export function formatEta(ms: number, highMs?: number): string {
+  const low = shortDuration(ms);
+  if (highMs === undefined) return `${low} left`;
+  const high = shortDuration(Math.max(ms, highMs));
+  if (low === high) return `${low} left`;
+  const unit = (x: string): string => (x.includes('h') ? 'h' : x.slice(-1));
+  if (unit(low) === unit(high) && unit(low) !== 'h') return `${low.slice(0, -1)}-${high} left`;
+  return `${low}-${high} left`;
+}
+
+/** A range narrower than this (high / low) is shown as one number. */
+export const RANGE_MIN_RATIO = 1.3;
+
+/**
+ * What a display says of a stored ETA at `now`: "4-6m left" when it is unsure, "5m left" when
+ * sure, undefined when there is none (or it is disproved, see visibleEta). The one wording.
+ */
+export function etaText(
+  eta: { readonly readyAt: number; readonly lowAt?: number; readonly highAt?: number } | undefined,
+  now: number,
+): string | undefined {
+  const mid = visibleEta(eta, now);
+  if (mid === undefined || !eta) return undefined;
+  const low = eta.lowAt !== undefined ? Math.max(0, eta.lowAt - now) : mid;
+  const high = eta.highAt !== undefined ? Math.max(mid, eta.highAt - now) : mid;
+  if (high < 5_000 || high / Math.max(1_000, low) < RANGE_MIN_RATIO) return formatEta(mid);
+  return formatEta(Math.min(low, mid), high);
 }
 
 /** "240 MB/s" (decimal megabytes, as disks are sold and iostat prints). */

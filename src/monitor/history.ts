@@ -121,12 +121,14 @@ export function priorFrom(
   const warmBps = median(pick(records, (r) => r.warmBps));
   const afterWeightsMs = median(pick(ready, (r) => r.afterWeightsMs));
   const startingMs = median(pick(ready, (r) => r.startingMs));
+  const weightsPhaseMs = median(pick(ready, (r) => r.phaseMs['loading weights']));
   const totals = pick(ready, (r) => r.totalMs);
   return {
     ...(coldBps !== undefined ? { coldBps } : {}),
     ...(warmBps !== undefined ? { warmBps } : {}),
     ...(afterWeightsMs !== undefined ? { afterWeightsMs } : {}),
     ...(startingMs !== undefined ? { startingMs } : {}),
+    ...(weightsPhaseMs !== undefined ? { weightsPhaseMs } : {}),
     ...(totals.length ? { totalMsRange: [Math.min(...totals), Math.max(...totals)] as const } : {}),
     ...(extra.residentBytes !== undefined ? { residentBytes: extra.residentBytes } : {}),
     ...(extra.totalBytes !== undefined ? { totalBytes: extra.totalBytes } : {}),

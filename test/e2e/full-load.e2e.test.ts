@@ -70,9 +70,9 @@ describe('e2e: full load', function () {
     const lastReady = words.lastIndexOf('ready');
     assert.ok(firstLoading >= 0 && firstLoading < lastReady, `loading before ready: ${JSON.stringify(words)}`);
     const between = words.slice(firstLoading, lastReady);
-    // "loading 42%", optionally followed by an ETA ("loading 61% · 9s left").
+    // "loading 42%", optionally followed by an ETA ("loading 61% · 9s left", "loading 20% · 40-55s left"); warming up too.
     assert.ok(
-      between.every((w) => /^(loading( \d+%)?( · .+)?|warming up|restarting)$/.test(w)),
+      between.every((w) => /^(loading( \d+%)?( · .+)?|warming up( · .+)?|restarting)$/.test(w)),
       `only load states between loading and ready: ${JSON.stringify(between)}`,
     );
     const pcts = loadingPercentages(hist);

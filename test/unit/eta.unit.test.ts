@@ -2,6 +2,8 @@ import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
 import {
+  DEFAULT_AFTER_WEIGHTS_MIN_MS,
+  DEFAULT_AFTER_WEIGHTS_SHARE,
   DEFAULT_WARM_BPS,
   blendRate,
   estimateEta,
@@ -104,8 +106,8 @@ describe('eta: estimate', () => {
       totalBytes: total,
       samples: s,
     })!;
-    assert.ok(eta.afterWeightsMs >= 5000);
-    assert.ok(Math.abs(eta.afterWeightsMs - 0.2 * (20_000 + eta.weightsMs)) < 1);
+    assert.ok(eta.afterWeightsMs >= DEFAULT_AFTER_WEIGHTS_MIN_MS);
+    assert.ok(Math.abs(eta.afterWeightsMs - DEFAULT_AFTER_WEIGHTS_SHARE * (20_000 + eta.weightsMs)) < 1);
   });
   it('with the page-cache residency, cold and warm bytes go at their own rates (rate changes mid-way)', () => {
     // half the model cached; cold half read first at 100 MB/s; the warm half will go at 1000 MB/s

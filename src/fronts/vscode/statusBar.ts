@@ -4,7 +4,8 @@ import type { ServerProfile } from '../../config/config';
 import { refusalWord, type Refusal } from '../../present/refusals';
 import { maskSecrets } from '../../util/secrets';
 import { bytesFraction, formatDuration, type LoadState } from '../../monitor/loadState';
-import { formatBytes, formatEta, formatRate, visibleEta } from '../../monitor/eta';
+import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/eta';
+import { etaTooltip } from '../../monitor/etaLoad';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../engine/activity';
@@ -31,8 +32,8 @@ export interface StatusView {
 /** " · 3m left" while loading, once the ETA is known and not yet disproved by the clock. */
 function etaSuffix(state: LoadState, now: number): string {
   if (state.verdict !== 'loading' && state.verdict !== 'warming up') return '';
-  const remaining = visibleEta(state.eta, now);
-  return remaining === undefined ? '' : ` · ${formatEta(remaining)}`;
+  const text = etaText(state.eta, now);
+  return text === undefined ? '' : ` · ${text}`;
 }
 
 /** "10:31" (local time), for "last seen" and "last confirmed". */
@@ -94,7 +95,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
   if (state.phase)
     lines.push(
-      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature, no ETA for it)` : ''}`,
+      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature)` : ''}`,
     );
   if (state.verdict === 'stalled') {
     lines.push(
@@ -121,10 +122,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.cpu?.cores !== undefined && state.readyAt === undefined)
     lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
-  if (remaining !== undefined && state.eta)
-    lines.push(
-      `ETA: ${formatEta(remaining)} (from ${state.eta.basis}${state.prior?.loads ? `, ${state.prior.loads} past loads` : ''})`,
-    );
+  if (remaining !== undefined && state.eta) lines.push(etaTooltip(state, state.eta, now));
   if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;

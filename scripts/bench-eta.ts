@@ -152,7 +152,8 @@ function intro(): string {
       "(`npm run bench:eta`, scripts/bench-eta.ts). Each load goes through the extension's own path over a real SSH connection to a simulated host: " +
       "the restart forecast (ExecStart, page-cache residency with fincore), the watcher, the load's record into the history; the status bar's text " +
       '(`statusText`, which shows `visibleEta`/`formatEta`) is read every second. ' +
-      "**First** loads have no history (a new server); **later** loads have this server's history of its previous loads of the same shape.",
+      "**First** loads have no history (a new server); **later** loads have this server's history of its previous loads of the same shape. " +
+      'Runs are kept by label: **before** = the estimator before its issue-19 rewrite (branch eta not merged), **after** = with branch eta merged; each heading gives the commit measured.',
     '',
     `Time-compressed: the real logs' seconds x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s), ` +
       `${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB read at ${COLD_MBPS} MB/s cold, ${WARM_MBPS} MB/s from the page cache (~${Math.round((SHARDS * SHARD_BYTES) / 1e6 / COLD_MBPS)} s of weights), ` +

@@ -1,5 +1,5 @@
 // ETA benchmark (issue 19): `npm run bench:eta -- [--first N] [--later N] [--hosts-per-case K] [--parallel P]
-//   [--cases cold,jit,...] [--label NAME] [--dry] [--render out/bench-eta-NAME.json --minutes M]`
+//   [--cases cold,jit,...] [--label NAME] [--dry] [--render out/bench-eta-NAME.json --minutes M --commit TEXT]`
 //
 // Each case is one load shape of the simulated host (docs/load-shapes.md), time-compressed
 // (scripts/benchEta/cases.ts: the real logs' seconds x 0.12). For each case K simulated hosts
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared with other jobs (load average ${os.loadavg()[0]!.toFixed(1)} at the end), Node ${process.version}`;
   const command = `npm run bench:eta -- --first ${FIRST} --later ${LATER} --hosts-per-case ${PER_CASE} --parallel ${PARALLEL}${opt('cases') ? ` --cases ${opt('cases')}` : ''} --label ${LABEL}`;
   const sub = [
-    `### ${LABEL}: ${date} UTC, ${gitHead()}`,
+    `### ${LABEL}: ${date} UTC, ${opt('commit') ?? gitHead()}`,
     '',
     `Machine: ${machine}. Command: \`${command}\` (${minutes.toFixed(1)} min).`,
     '',

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--dry')) return;
 
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared with other jobs (load average ${os.loadavg()[0]!.toFixed(1)} at the end), Node ${process.version}`;
+  const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared with other jobs${from ? '' : ` (load average ${os.loadavg()[0]!.toFixed(1)} at the end)`}, Node ${process.version}`;
   const command = `npm run bench:eta -- --first ${FIRST} --later ${LATER} --hosts-per-case ${PER_CASE} --parallel ${PARALLEL}${opt('cases') ? ` --cases ${opt('cases')}` : ''} --label ${LABEL}`;
   const sub = [
     `### ${LABEL}: ${date} UTC, ${opt('commit') ?? gitHead()}`,

@@ -129,6 +129,24 @@ export function coverage(samples: readonly Sample[], truth: Truth): Map<string, 
   return out;
 }
 
+/**
+ * Share of the readings with an ETA (before ready) whose range held the time really left (a
+ * single number counts as a range of itself), with 1 s of slack for the display's rounding.
+ */
+export function inRangeShare(samples: readonly Sample[], truth: Truth): { inRange: number; shown: number } {
+  let inRange = 0;
+  let shown = 0;
+  for (const s of samples) {
+    if (s.at >= truth.ready) break;
+    const r = parseLeft(s.text);
+    if (!r) continue;
+    shown++;
+    const left = truth.ready - s.at;
+    if (left >= r.lowMs - 1000 && left <= r.highMs + 1000) inRange++;
+  }
+  return { inRange, shown };
+}
+
 /** The phases of the truth, as the watcher names them, with how long each really took (ms). */
 export function truthPhases(t: Truth): Record<string, number> {
   const out: Record<string, number> = {};

@@ -1,5 +1,5 @@
 /** The ETA benchmark's table: per case, first loads and later loads apart. Pure. */
-import { coverage, errorAt, largestJump, median, pct, truthPhases, worst, type Jump } from './measure';
+import { coverage, errorAt, inRangeShare, largestJump, median, pct, truthPhases, worst, type Jump } from './measure';
 import type { LoadResult } from './runUnit';
 
 export interface Row {
@@ -15,6 +15,8 @@ export interface Row {
   readonly missingPhases: Record<string, number>;
   /** Share of the 1-s samples before ready with an ETA. */
   readonly shownShare: number;
+  /** Share of the readings with an ETA whose range held the true time left. */
+  readonly inRange: number;
   /** Median |watcher - truth| of the weights phase and of everything after it, s; and the truth's medians. */
   readonly breakdown: { weightsErr?: number; afterErr?: number; weightsTrue?: number; afterTrue?: number };
   readonly meanLoadS: number;
@@ -33,6 +35,8 @@ export function rowOf(results: readonly LoadResult[]): Row {
   const missingPhases: Record<string, number> = {};
   let samples = 0;
   let shown = 0;
+  let held = 0;
+  let withEta = 0;
   const wErr: number[] = [];
   const aErr: number[] = [];
   const wTrue: number[] = [];
@@ -51,6 +55,9 @@ export function rowOf(results: readonly LoadResult[]): Row {
       }
     }
     if (all) everyPhase++;
+    const range = inRangeShare(r.samples, r.truth);
+    held += range.inRange;
+    withEta += range.shown;
     const t = truthPhases(r.truth);
     const weights = t['loading weights'];
     if (weights !== undefined && r.phaseMs['loading weights'] !== undefined) {
@@ -73,6 +80,7 @@ export function rowOf(results: readonly LoadResult[]): Row {
     everyPhase,
     missingPhases,
     shownShare: samples ? shown / samples : 0,
+    inRange: withEta ? held / withEta : 0,
     breakdown: {
       ...opt('weightsErr', median(wErr)),
       ...opt('afterErr', median(aErr)),
@@ -92,15 +100,15 @@ function errCell(e: Row['err'][25]): string {
 /** The markdown table of all rows. */
 export function table(rows: readonly Row[]): string {
   const head =
-    '| case | loads | load s | \\|err\\| 25 % med / worst | 50 % | 75 % | largest jump in 10 s (same phase) | ETA in every phase | s with ETA | breakdown \\|err\\| weights / after (truth) |';
-  const sep = '|---|---|---|---|---|---|---|---|---|---|';
+    '| case | loads | load s | \\|err\\| 25 % med / worst | 50 % | 75 % | largest jump in 10 s (same phase) | ETA in every phase | s with ETA | truth in the range shown | breakdown \\|err\\| weights / after (truth) |';
+  const sep = '|---|---|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map((r) => {
     const jump = r.jump ? `${r.jump.ratio.toFixed(2)}x (${r.jump.from} -> ${r.jump.to}, ${r.jump.phase ?? '-'})` : '-';
     const missing = Object.entries(r.missingPhases)
       .map(([p, n]) => `${p} ${n}`)
       .join(', ');
     const b = r.breakdown;
-    return `| ${r.case} | ${r.kind} ${r.loads} | ${r.meanLoadS.toFixed(0)} | ${errCell(r.err[25])} | ${errCell(r.err[50])} | ${errCell(r.err[75])} | ${jump} | ${r.everyPhase}/${r.loads}${missing ? ` (none in: ${missing})` : ''} | ${(r.shownShare * 100).toFixed(0)}% | ${s1(b.weightsErr)} / ${s1(b.afterErr)} s (${s1(b.weightsTrue)} / ${s1(b.afterTrue)} s) |`;
+    return `| ${r.case} | ${r.kind} ${r.loads} | ${r.meanLoadS.toFixed(0)} | ${errCell(r.err[25])} | ${errCell(r.err[50])} | ${errCell(r.err[75])} | ${jump} | ${r.everyPhase}/${r.loads}${missing ? ` (none in: ${missing})` : ''} | ${(r.shownShare * 100).toFixed(0)}% | ${(r.inRange * 100).toFixed(0)}% | ${s1(b.weightsErr)} / ${s1(b.afterErr)} s (${s1(b.weightsTrue)} / ${s1(b.afterTrue)} s) |`;
   });
   return [head, sep, ...lines].join('\n');
 }

@@ -4,6 +4,7 @@ import { strict as assert } from 'node:assert';
 import {
   coverage,
   errorAt,
+  inRangeShare,
   largestJump,
   parseLeft,
   truthOf,
@@ -48,6 +49,16 @@ describe('bench:eta measure', () => {
     // a phase change in between, or more than 10 s apart: not compared
     assert.equal(largestJump([at(0, bar('5s left')), at(1, bar('26s left'), 'capturing CUDA graphs')]), undefined);
     assert.equal(largestJump([at(0, bar('5s left')), at(11, bar('26s left'))]), undefined);
+  });
+
+  it('the truth is in the range shown, or not (1 s of slack)', () => {
+    const truth = { start: 0, ready: 30_000 };
+    // 20 s left at 10 s: in 10-25s; 15 s left at 15 s: not in 20-40s; 10 s left at 20 s: "9s" within the slack
+    const r = inRangeShare(
+      [at(10, bar('10-25s left')), at(15, bar('20-40s left')), at(20, bar('9s left')), at(25, bar())],
+      truth,
+    );
+    assert.deepEqual(r, { inRange: 2, shown: 3 });
   });
 
   it('coverage per phase counts the readings before ready with an ETA', () => {

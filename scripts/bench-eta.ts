@@ -161,7 +161,7 @@ function intro(): string {
       "The estimator's own windows are not scaled (e.g. no ETA before 10 s of samples and 5 % of the bytes, rates over 10-30 s): at 25 % of a 25-s load that is a real limit of the bench, which a 10-minute load would not meet.",
     '',
     '- |err| = |shown - true left| / true left, at 25, 50 and 75 % of the load (restart to the ready line): median, and the worst (signed: + said too much time); "none" = loads with no ETA on screen then.',
-    '- largest jump: the shown time against what an earlier reading implied for then (its time less the seconds gone), both floored at 5 s (a late poll and the rounding move a few seconds), within 10 s and one watcher phase.',
+    '- largest jump: the shown time against what an earlier reading implied for then (its time less the seconds gone), both floored at 5 s (a late poll and the rounding move a few seconds), within 10 s and one watcher phase (a quiet step the watcher names, e.g. a DeepGEMM compile inside graph capture, counts as a phase of its own from the run labelled after-2 on).',
     '- ETA in every phase: loads in which each phase the watcher went through showed an ETA at least once before ready; "s with ETA" = share of the 1-s readings that had one.',
     '- truth in the range shown: share of the readings with an ETA whose range ("4-6m left"; one number is a range of itself) held the time really left, with 1 s of slack; the |err| columns take a range\'s middle.',
     "- breakdown: what the history keeps of the load (recordOf: the weights phase, and from its end to ready) against the journal's times (Load weight begin/end, ready line), median |difference|.",

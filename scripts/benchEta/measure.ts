@@ -8,7 +8,7 @@ export interface Sample {
   readonly at: number;
   /** The status bar's text at `at` (statusText). */
   readonly text: string;
-  /** The watcher's phase then (what "a phase change" means). */
+  /** The watcher's phase then, with the quiet step it names in it (what "a phase change" means). */
   readonly phase: string | undefined;
 }
 

@@ -93,7 +93,7 @@ export async function runUnit(
         samples.push({
           at: now,
           text: statusText({ server: profile, state: latest, watching: true }, now),
-          phase: latest?.phase,
+          phase: phaseOf(latest),
         });
       };
       const timer = setInterval(read, 1000);
@@ -145,6 +145,16 @@ export async function runUnit(
     await host.stop();
   }
   return results;
+}
+
+/**
+ * The phase a reading is in: the watcher's phase, and the quiet step it names in it (a
+ * DeepGEMM compile inside graph capture, the processing after the last shard), which the
+ * tooltip shows as a step of its own.
+ */
+function phaseOf(state: LoadState | undefined): string | undefined {
+  if (!state?.phase) return undefined;
+  return state.activity && state.readyAt === undefined ? `${state.phase} (${state.activity.kind})` : state.phase;
 }
 
 let starting: Promise<unknown> = Promise.resolve();

@@ -2,6 +2,7 @@
 // Simulator configuration: defaults merged with $KIMI_SIM_ROOT/sim.json (read once at start).
 const fs = require('fs');
 const path = require('path');
+const { expandShape } = require('./shapes');
 
 const DEFAULTS = Object.freeze({
   // timings (seconds) and rates (MB/s, 1 MB = 1e6 bytes)
@@ -20,7 +21,11 @@ const DEFAULTS = Object.freeze({
   readers: 1, // reader child processes (like per-rank scheduler subprocesses)
   readChunkBytes: 0, // 0 = automatic
   directIO: true, // O_DIRECT for cold bytes (then the shard is read into the page cache by a process outside the server); false: plain reads
-  coldFiles: null, // "all" | "none" | [names]: evict / read in the shards of the real page cache at load start
+  coldFiles: null, // "all" | "none" | [names] | {coldShare}: evict / read in the shards of the real page cache at load start
+  pageCacheAfterLoad: null, // same values: applied once ready (what the next restart's forecast measures); null = as the load left it
+  cudaGraphMaxBs: null, // overrides --cuda-graph-max-bs: the captured batch sizes are SGLang's list up to it
+  cudaGraphSecondsPerBatch: null, // > 0: each batch size takes this long (the capture grows with the list); null: cudaGraphSeconds in all
+  loadShape: null, // a load shape of shapes.js ("jit", {name, scale, ...}): preset keys under the ones sim.json sets
   // log style
   shardDesc: 'multi', // "multi" | "legacy"
   loadWeightEndFormat: 'new', // "new" | "legacy" (adds dtype=...)
@@ -61,7 +66,13 @@ function loadConfig(root) {
   return mergeConfig(user, error);
 }
 
-function mergeConfig(user, error = null) {
+function mergeConfig(given, error = null) {
+  let user = given;
+  try {
+    user = expandShape(given);
+  } catch (e) {
+    error = error || `sim.json: ${e.message}`;
+  }
   const cfg = { ...DEFAULTS, ...user };
   cfg.fault = { ...(user.fault || {}) };
   // shorthand top-level fault keys

@@ -106,6 +106,8 @@ class Loader extends EventEmitter {
           coldBps,
           warmBps,
           direct: this.o.direct,
+          // this reader's part of the model (coldRateChange.afterShare counts the reader's own bytes)
+          totalBytes: this.o.shards.reduce((n, x) => n + x.size, 0) / perChild,
           chunk: this.o.chunk || chunkFor(Math.min(coldBps, warmBps)),
         });
       }

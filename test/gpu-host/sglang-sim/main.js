@@ -71,6 +71,15 @@
  * /generate /v1/completions /v1/chat/completions (stream or not). Generation requests during warm-up wait for it.
  * The served name is checked (404 "The model `x` does not exist."); a missing "model" is accepted.
  *
+ *   loadShape null       a load shape of real logs (shapes.js, docs/load-shapes.md): "cold" | "partlyWarm" | "wrongForecast" |
+ *                        "postShardSilence" | "jit" | "graphCapture" | "readRateHalves", or {name, scale, ...}: preset keys
+ *                        under the ones sim.json sets (fault merged key by key)
+ *   coldFiles {coldShare: x}  the first x of the shards (name order) cold, the others read in
+ *   pageCacheAfterLoad null   coldFiles' values, applied once ready: the page cache the next restart's forecast measures
+ *   cudaGraphMaxBs null, cudaGraphSecondsPerBatch null  the batch sizes up to it (else --cuda-graph-max-bs, else
+ *                        cudaGraphBatches of them), each taking that long (else cudaGraphSeconds in all)
+ *   fault.busySilence also takes atBatch (cudaGraph: the capture step it comes at, default 1; 0 = glued to the bar's
+ *                        first update), deepGemmBar (SGLang's "DeepGEMM warmup" bar during it), cpuShare (share of a core)
  *   replay null          {log, speed, maxGapMs, ...}: play a published log as a live server instead (replay.js, docs/replay.md)
  *   stopDelayMs 0        > 0: on SIGTERM/SIGINT shut down (log, port closed, load stopped) but exit only after this many
  *                        ms (a slow NCCL teardown); read again from sim.json at the signal, so it can be set while running
@@ -115,6 +124,20 @@ function readModelConfig(dir) {
   } catch {
     return {};
   }
+}
+
+const DEFAULT_BS = [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160];
+
+/**
+ * The batch sizes a capture runs: SGLang's list (1, 2, 4, 8, 12, then steps of 8) up to
+ * `--cuda-graph-max-bs` when given, else the first cfg.cudaGraphBatches of it.
+ */
+function captureBatchSizes(maxBs, cfg) {
+  const max = Number(maxBs);
+  if (!(max >= 1)) return DEFAULT_BS.slice(0, Math.max(1, Math.min(DEFAULT_BS.length, cfg.cudaGraphBatches)));
+  const out = DEFAULT_BS.filter((b) => b <= max);
+  for (let b = 168; b <= max; b += 8) out.push(b);
+  return out.length ? out : [1];
 }
 
 class Sim {
@@ -187,7 +210,7 @@ class Sim {
     const { cfg } = this;
     const forcedCold = state.applyColdFiles(shards, cfg.coldFiles);
     const measured = state.measureResidency(shards.map((s) => s.path));
-    const warmByConfig = cfg.coldFiles === 'none' || Array.isArray(cfg.coldFiles);
+    const warmByConfig = cfg.coldFiles === 'none' || (cfg.coldFiles != null && typeof cfg.coldFiles === 'object');
     this.resident.clear();
     for (const s of shards) {
       const real = measured ? measured.get(s.path) || 0 : warmByConfig && !forcedCold.has(s.path) ? s.size : 0;
@@ -330,18 +353,46 @@ class Sim {
       );
     }
     const ms = b.seconds * 1000;
-    // a compiler (nvcc) or the weight post-processing: CPU time in the server's process tree, nothing printed
+    // a compiler (nvcc) or the weight post-processing: CPU time in the server's process tree, nothing printed;
+    // cpuShare < 1 keeps that share of a core busy (spin, then sleep, in 100 ms slices)
+    const share = Math.min(1, Math.max(0.05, Number(b.cpuShare) || 1));
     this.busyChild = require('child_process').spawn(
       process.execPath,
-      ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end) {}`],
+      [
+        '-e',
+        `const end = Date.now() + ${ms}; const spin = () => { const t = Math.min(end, Date.now() + ${Math.round(100 * share)}); while (Date.now() < t) {} if (Date.now() < end) setTimeout(spin, ${Math.round(100 * (1 - share))}); }; spin();`,
+      ],
       { stdio: 'ignore' },
     );
     this.gpuUtil = Number(b.gpuUtil) || 0;
     this.writeGpu(true);
+    const bar = b.deepGemmBar && this.nodeRank === 0 ? this.deepGemmBar(ms) : null;
     await new Promise((resolve) => this.busyChild.on('exit', resolve));
+    if (bar) bar();
     this.busyChild = null;
     this.gpuUtil = 0;
     this.writeGpu(true);
+  }
+
+  /**
+   * SGLang's "DeepGEMM warmup" tqdm bar over `ms`: updates joined by carriage returns, so the
+   * journal gets one line when it closes (sg-10424-deepgemm-inside-capture). Returns its close.
+   */
+  deepGemmBar(ms) {
+    const total = 256;
+    const meter = new tqdm.RateMeter(Date.now());
+    const at = (n) =>
+      tqdm.defaultLine('DeepGEMM warmup', n, total, meter.elapsed(Date.now()), meter.update(n, Date.now()));
+    this.log.raw(`\r${at(0)}`);
+    const start = Date.now();
+    const timer = setInterval(() => {
+      const n = Math.min(total - 1, Math.floor(((Date.now() - start) / ms) * total));
+      this.log.raw(`\r${at(n)}`);
+    }, 1000);
+    return () => {
+      clearInterval(timer);
+      this.log.raw(`\r${at(total)}\n`);
+    };
   }
 
   async faultPoint(phase) {
@@ -440,6 +491,7 @@ class Sim {
       log.main('Received sigquit from a child process. It usually means the child failed.');
       return this.exit(1);
     }
+    this.shards = shards;
     this.measurePageCache(shards);
     log.allRanks(`Load weight begin. avail mem=${f2(this.availGB())} GB`);
     await this.loadWeights(shards);
@@ -592,9 +644,13 @@ class Sim {
 
   async captureCudaGraphs() {
     const { cfg, log } = this;
-    const allBs = [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160];
-    const nb = Math.max(1, Math.min(allBs.length, cfg.cudaGraphBatches));
-    const bs = allBs.slice(0, nb);
+    const bs = captureBatchSizes(cfg.cudaGraphMaxBs != null ? cfg.cudaGraphMaxBs : this.args.cuda_graph_max_bs, cfg);
+    const nb = bs.length;
+    const perBatchMs =
+      Number(cfg.cudaGraphSecondsPerBatch) > 0
+        ? Number(cfg.cudaGraphSecondsPerBatch) * 1000
+        : (cfg.cudaGraphSeconds * 1000) / nb;
+    this.captureBs = bs;
     const start = Date.now();
     log.allRanks(`Capture cuda graph begin. This can take up to several minutes. avail mem=${f2(this.availGB())} GB`);
     log.allRanks(`Capture cuda graph bs [${bs.join(', ')}]`);
@@ -622,11 +678,13 @@ class Sim {
       }
       const desc = `Capturing batches (bs=${order[i]} avail_mem=${f2(this.availGB())} GB)`;
       show(tqdm.defaultLine(desc, i, nb, meter.elapsed(Date.now()), rate));
-      if (i === 1) {
-        if (!lines && this.nodeRank === 0) log.raw('\n');
+      const silence = this.fault.busySilence;
+      if (i === (silence && silence.atBatch != null ? Number(silence.atBatch) : 1)) {
+        // at batch 0 the DeepGEMM banner is glued to the capture bar's first update (sg-10424)
+        if (!lines && this.nodeRank === 0 && i !== 0) log.raw('\n');
         await this.busySilence('cudaGraph');
       }
-      await sleep((cfg.cudaGraphSeconds * 1000) / nb);
+      await sleep(perBatchMs);
       this.mem.graph = cfg.cudaGraphGB * ((i + 1) / nb);
       this.writeGpu(true);
       rate = meter.update(i + 1, Date.now());
@@ -719,6 +777,15 @@ class Sim {
     this.ready = true;
     this.phase = 'ready';
     log.main('The server is fired up and ready to roll!');
+    await this.leavePageCache();
+  }
+
+  /** sim.json pageCacheAfterLoad: the page cache the load leaves behind (what the next forecast measures). */
+  async leavePageCache() {
+    const after = this.cfg.pageCacheAfterLoad;
+    if (after == null || !this.shards) return;
+    await Promise.all(this.fills);
+    if (!this.exiting) state.applyColdFiles(this.shards, after);
   }
 
   // --- HTTP views ---------------------------------------------------------------
@@ -755,7 +822,7 @@ class Sim {
         {
           attention_backend: 'flashinfer',
           chunked_prefill_size: a.chunked_prefill_size,
-          cuda_graph_max_bs: 24,
+          cuda_graph_max_bs: this.captureBs ? this.captureBs[this.captureBs.length - 1] : 24,
           last_gen_throughput: 0.0,
           memory_usage: {
             weight: this.cfg.weightsGB,
@@ -812,6 +879,6 @@ function main() {
 }
 
 // exported before main() runs: the vLLM mode (vllm.js, loaded by main) extends Sim
-module.exports = { Sim, pyRepr };
+module.exports = { Sim, pyRepr, captureBatchSizes };
 
 if (require.main === module) main();

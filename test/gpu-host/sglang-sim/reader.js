@@ -6,11 +6,18 @@
 //   grows exactly as the rate limit lets it, with no readahead running ahead), else plain reads.
 // Dies with its parent: IPC 'disconnect' or a changed ppid ends it; the parent SIGKILLs it on exit.
 const fs = require('fs');
-// sim.json coldRateChange {afterMB, factor}: once this reader has read afterMB MB, cold reads go factor times as fast
+// sim.json coldRateChange {afterMB | afterShare, factor}: once this reader has read afterMB MB (or afterShare of the
+// model's bytes, job.totalBytes), cold reads go factor times as fast
 const coldRateChange = require('./config').loadConfig(process.env.KIMI_SIM_ROOT || null).coldRateChange;
 let readSoFar = 0;
-const coldFactor = () =>
-  coldRateChange && readSoFar >= coldRateChange.afterMB * 1e6 ? Number(coldRateChange.factor) || 1 : 1;
+let changeAfter = Infinity;
+const coldFactor = () => (coldRateChange && readSoFar >= changeAfter ? Number(coldRateChange.factor) || 1 : 1);
+function setChangePoint(job) {
+  if (!coldRateChange) return;
+  if (coldRateChange.afterMB != null) changeAfter = Number(coldRateChange.afterMB) * 1e6;
+  else if (coldRateChange.afterShare != null && job.totalBytes > 0)
+    changeAfter = Number(coldRateChange.afterShare) * job.totalBytes;
+}
 
 const ALIGN = 4096;
 const origPpid = process.ppid;
@@ -57,6 +64,7 @@ function probeAlignment(fd) {
 
 async function readFile(job) {
   const { path, size, warmBytes, warmBps, coldBps } = job;
+  setChangePoint(job);
   const chunk = job.chunk;
   getBuffer(chunk);
   let usedDirect = false;

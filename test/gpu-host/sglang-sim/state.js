@@ -104,9 +104,21 @@ function applyColdFiles(modelFiles, coldFiles) {
   if (coldFiles == null) return new Set();
   const cold = [];
   const warm = [];
+  // {coldShare: x}: the first x of the shards (in name order, as they are read) cold, the others warm
+  const share =
+    coldFiles && typeof coldFiles === 'object' && !Array.isArray(coldFiles) ? Number(coldFiles.coldShare) : NaN;
+  const coldNames = Number.isFinite(share)
+    ? new Set(
+        modelFiles
+          .map((f) => f.path)
+          .sort()
+          .slice(0, Math.round(Math.min(1, Math.max(0, share)) * modelFiles.length)),
+      )
+    : null;
   for (const f of modelFiles) {
     let isCold;
-    if (coldFiles === 'all') isCold = true;
+    if (coldNames) isCold = coldNames.has(f.path);
+    else if (coldFiles === 'all') isCold = true;
     else if (coldFiles === 'none') isCold = false;
     else if (Array.isArray(coldFiles)) isCold = coldFiles.includes(path.basename(f.path)) || coldFiles.includes(f.path);
     else continue;

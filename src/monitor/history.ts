@@ -8,6 +8,14 @@ import type { LoadPrior } from './eta';
 import type { LoadState } from './loadState';
 
 export const HISTORY_LIMIT = 20;
+/** Records of watches attached to a load under way (or a server already serving) kept besides the cap. */
+export const ATTACHED_KEEP = 3;
+/**
+ * A watch that began after the load did (a `wait` attached to a load under way, a window opened
+ * on a server already loading or serving) read the phases so far from the journal all at once:
+ * their durations are not known. This much is clock noise, not lateness.
+ */
+export const LATE_WATCH_MS = 1_000;
 
 export type LoadOutcome = 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'cancelled';
 
@@ -143,9 +151,25 @@ export function cachedShareOf(state: LoadState): number | undefined {
   return Math.max(0, Math.min(1, 1 - io.coldBytes / total));
 }
 
-/** The newest first, at most HISTORY_LIMIT. */
+/**
+ * Whether the watch saw this load from its start, so that its phases' durations are true. Older
+ * records do not say when their watch began: one attached to a running server that reached ready
+ * has its whole age before the weights.
+ */
+export function watchedFromStart(r: LoadRecord): boolean {
+  if (r.watchFromMs !== undefined) return r.watchFromMs <= LATE_WATCH_MS;
+  if (r.outcome !== 'ready' || r.totalMs === undefined) return true;
+  return r.startingMs !== undefined && r.startingMs < 0.75 * r.totalMs;
+}
+
+/**
+ * The newest first: at most `limit` loads watched from their start, and the newest ATTACHED_KEEP
+ * attached ones (a window reload or a `status` records one each time: they must not push real loads out).
+ */
 export function appendRecord(records: readonly LoadRecord[], record: LoadRecord, limit = HISTORY_LIMIT): LoadRecord[] {
-  return [record, ...records].slice(0, limit);
+  let watched = 0;
+  let attached = 0;
+  return [record, ...records].filter((r) => (watchedFromStart(r) ? ++watched <= limit : ++attached <= ATTACHED_KEEP));
 }
 
 export function median(values: readonly number[]): number | undefined {
@@ -161,13 +185,14 @@ function pick(records: readonly LoadRecord[], f: (r: LoadRecord) => number | und
 
 /**
  * The ETA prior from history: median cold and warm rates, median fixed phases of the loads
- * that reached ready, and the spread of their totals. `extra` adds what is known now
+ * that reached ready, and the spread of their totals, from the loads watched from their start. `extra` adds what is known now
  * (residency measured before the restart, model size).
  */
 export function priorFrom(
   records: readonly LoadRecord[],
   extra: { residentBytes?: number; totalBytes?: number } = {},
 ): LoadPrior {
+  records = records.filter(watchedFromStart);
   const ready = records.filter((r) => r.outcome === 'ready');
   const coldBps = median(pick(records, (r) => r.coldBps));
   const warmBps = median(pick(records, (r) => r.warmBps));

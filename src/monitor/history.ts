@@ -29,6 +29,8 @@ export interface LoadRecord {
   readonly phaseMs: Readonly<Partial<Record<LoadPhase, number>>>;
   /** Weights phase end -> ready. */
   readonly afterWeightsMs?: number;
+  /** The weights' bytes all read (or the last shard line) -> weights phase end: quiet processing inside the weights phase. */
+  readonly afterShardsMs?: number;
   /** Load start -> weights phase. */
   readonly startingMs?: number;
   readonly bytesRead?: number;
@@ -121,6 +123,9 @@ export function recordOf(
     ...(outcome === 'ready' && weightsEnd !== undefined && state.readyAt !== undefined
       ? { afterWeightsMs: state.readyAt - weightsEnd }
       : {}),
+    ...(weightsEnd !== undefined && state.weightsReadAt !== undefined && state.weightsReadAt <= weightsEnd
+      ? { afterShardsMs: weightsEnd - state.weightsReadAt }
+      : {}),
     ...(weightsAt !== undefined ? { startingMs: Math.max(0, weightsAt - startedAt) } : {}),
     ...(state.io ? { bytesRead: state.io.readBytes } : {}),
     ...(state.io?.totalBytes !== undefined ? { totalBytes: state.io.totalBytes } : {}),
@@ -197,6 +202,7 @@ export function priorFrom(
   const coldBps = median(pick(records, (r) => r.coldBps));
   const warmBps = median(pick(records, (r) => r.warmBps));
   const afterWeightsMs = median(pick(ready, (r) => r.afterWeightsMs));
+  const afterShardsMs = median(pick(ready, (r) => r.afterShardsMs));
   const startingMs = median(pick(ready, (r) => r.startingMs));
   const weightsPhaseMs = median(pick(ready, (r) => r.phaseMs['loading weights']));
   const totals = pick(ready, (r) => r.totalMs);
@@ -204,6 +210,7 @@ export function priorFrom(
     ...(coldBps !== undefined ? { coldBps } : {}),
     ...(warmBps !== undefined ? { warmBps } : {}),
     ...(afterWeightsMs !== undefined ? { afterWeightsMs } : {}),
+    ...(afterShardsMs !== undefined ? { afterShardsMs } : {}),
     ...(startingMs !== undefined ? { startingMs } : {}),
     ...(weightsPhaseMs !== undefined ? { weightsPhaseMs } : {}),
     ...(totals.length ? { totalMsRange: [Math.min(...totals), Math.max(...totals)] as const } : {}),

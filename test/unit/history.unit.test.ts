@@ -93,6 +93,18 @@ describe('load history', () => {
     assert.equal(after.errors[50], runCase(plain).second.errors[50]);
     assert.ok(Math.abs(after.errors[50]!) <= 0.1, `ETA error at half ${after.errors[50]}`);
   });
+  it("records the quiet time from the weights' last byte or shard line to the phase's end, and the prior keeps it", () => {
+    for (const [name, expected] of [
+      ['silent 150 s after the last shard', 150_000],
+      ['plain cold, no shard lines', 2_000],
+    ] as const) {
+      const first = runCase(SHAPES.find((s) => s.name === name)!).first;
+      const r = recordOf(first.final, 'ready', first.totalMs);
+      assert.ok(Math.abs(r.afterShardsMs! - expected) <= 1_000, `${name}: ${r.afterShardsMs}`);
+      assert.equal(priorFrom([r]).afterShardsMs, r.afterShardsMs);
+    }
+    assert.equal(recordOf(load(), 'ready', 40_000).afterShardsMs, 1_000, 'bytes all read at 17 s, KV cache at 18 s');
+  });
   it('gives a prior: medians of rates and fixed phases, spread of totals', () => {
     const recs: LoadRecord[] = [
       {

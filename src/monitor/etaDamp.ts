@@ -71,10 +71,11 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     );
     const up = Math.min(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) * MAX_MOVE));
     const down = Math.max(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) / MAX_MOVE));
-    // Up: within the bound, unless even the evidence's low end is past it (the shown time proved
-    // short: a forecast the reads disproved), then only as far as that low end.
+    // Within the bound, unless even the evidence's near end is past it (the shown time proved
+    // short or long: a forecast the reads disproved), then only as far as that end.
     // A quiet step past its plan grows with its own time: only its fall is damped.
-    mid = raw.growing ? Math.max(down, raw.midMs) : Math.max(down, Math.min(raw.midMs, Math.max(up, raw.lowMs)));
+    const floor = Math.min(down, Math.max(raw.highMs, raw.midMs));
+    mid = raw.growing ? Math.max(floor, raw.midMs) : Math.max(floor, Math.min(raw.midMs, Math.max(up, raw.lowMs)));
     // The ends: damped as before, and never narrower than where the raw middle is.
     const lowMoved = clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor);
     low = Math.min(mid, raw.midMs, raw.growing ? Math.max(low, lowMoved) : lowMoved);

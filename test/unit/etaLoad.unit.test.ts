@@ -118,7 +118,7 @@ describe('eta of the whole load: damping', () => {
     const up = dampEta(prev, near(600_000), 30_000);
     assert.ok(Math.abs((up.readyAt - 30_000) / 50_000 - MAX_MOVE) < 1e-9);
     assert.ok(up.highAt! - 30_000 >= 600_000, 'the range holds what the evidence says');
-    const down = dampEta(prev, raw(1_000), 30_000);
+    const down = dampEta(prev, { ...raw(1_000), highMs: 60_000 }, 30_000);
     assert.ok(Math.abs(50_000 / (down.readyAt - 30_000) - MAX_MOVE) < 1e-9);
     // many small steps do not compound past the bound (each reading of the last 10 s is an anchor)
     let e = prev;
@@ -128,10 +128,12 @@ describe('eta of the whole load: damping', () => {
     const fresh: ShownEta = { ...shown(20_000, 60_000, 19_000), key: 'loading weights//forecast' };
     assert.ok(dampEta(fresh, near(600_000), 21_000).readyAt - 21_000 <= 59_000 * MAX_MOVE);
   });
-  it("moves past the bound only as far as the evidence's low end, when even that is past it", () => {
+  it("moves past the bound only as far as the evidence's near end, when even that is past it", () => {
     const prev = shown(20_000, 60_000);
     const proved = dampEta(prev, { ...raw(600_000), lowMs: 400_000 }, 30_000);
     assert.equal(proved.readyAt - 30_000, 400_000);
+    const provedLong = dampEta(prev, { ...raw(1_000), highMs: 10_000 }, 30_000);
+    assert.equal(provedLong.readyAt - 30_000, 10_000);
   });
   it('a phase change (or a quiet step beginning) moves freely', () => {
     const prev = shown(20_000, 60_000);

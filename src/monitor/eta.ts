@@ -50,6 +50,8 @@ export interface LoadPrior {
   readonly weightsPhaseMs?: number;
   /** From the end of the weights to ready (KV cache + CUDA graphs + warm-up), ms. */
   readonly afterWeightsMs?: number;
+  /** From the weights' last byte (or shard line) to the end of the weights phase (quiet processing), ms. */
+  readonly afterShardsMs?: number;
   /** Spread of the whole load in history (min..max ms), for the dashboard's band. */
   readonly totalMsRange?: readonly [number, number];
   /** Number of past loads the prior comes from (0 = defaults only). */
@@ -347,7 +349,7 @@ export interface Eta {
 }
 
 function afterWeightsFor(prior: LoadPrior | undefined, weightsTotalMs: number): number {
-  if (prior?.afterWeightsMs !== undefined) return prior.afterWeightsMs;
+  if (prior?.afterWeightsMs !== undefined) return prior.afterWeightsMs + (prior.afterShardsMs ?? 0);
   return Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsTotalMs * DEFAULT_AFTER_WEIGHTS_SHARE);
 }
 

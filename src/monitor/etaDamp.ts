@@ -2,7 +2,7 @@
  * What the state keeps of the ETA, damped. Pure. Once shown, the time left moves by at most
  * MAX_MOVE within DAMP_WINDOW_MS (against the countdown of what was shown) while the phase and
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range's ends
- * are damped the same way.
+ * take up what the middle may not: a range that widens, not a number that jumps.
  */
 import type { EtaSource, RawEta } from './etaLoad';
 
@@ -18,44 +18,78 @@ export interface ShownEta {
   readonly reason?: string;
   /** Phase/step it was made in (etaLoad's key). */
   readonly key?: string;
-  /** When that phase/step began to be estimated: the first SETTLE_MS of it move freely. */
+  /** When that phase/step began to be estimated. */
   readonly keySince?: number;
+  /** The middles shown in this phase/step over the last DAMP_WINDOW_MS ([at, readyAt], about one a second): the bound's anchors. */
+  readonly recent?: readonly (readonly [number, number])[];
 }
 
 /** Largest factor the time left may move by within DAMP_WINDOW_MS (the target is 1.5: kept under it). */
 export const MAX_MOVE = 1.4;
 export const DAMP_WINDOW_MS = 10_000;
-/** Below this the ratio of two times left means nothing (1 s against 2 s is no jump a user sees). */
-const FLOOR_MS = 2_000;
+/** Below this the ratio of two times left means nothing (2 s against 4 s is no jump a user sees). */
+const FLOOR_MS = 5_000;
+/** Anchors kept this far apart (the bound holds against each of them). */
+const ANCHOR_MS = 1_000;
 /**
- * The first seconds of a phase (or step) move freely: its first evidence (the first cold bytes
- * against a forecast, the first rate) may say it is far from the plan, and a bound on what
- * was said before the evidence would only keep the wrong number on screen.
+ * An anchor binds this long: the window, and the time it stays on screen until the next signal
+ * replaces it (the watcher polls every 2 s).
  */
-export const SETTLE_MS = 8_000;
+const ANCHOR_LIFE_MS = DAMP_WINDOW_MS + 2_000;
 
 function clampMove(previousLeft: number, wanted: number, factor: number): number {
   const base = Math.max(FLOOR_MS, previousLeft);
   return Math.min(base * factor, Math.max(base / factor, wanted));
 }
 
-/** The raw estimate at `now`, moved from the previous one by no more than the bound allows. */
+/**
+ * The phase and quiet step an estimate was made in, without how it was made ("/forecast",
+ * "/overrun"): the first evidence replacing a forecast, or a step outrunning its plan, is no
+ * phase change a user sees, so it moves within the bound too.
+ */
+export function phaseKeyOf(key: string | undefined): string | undefined {
+  return key?.replace(/\/(forecast|overrun)$/, '');
+}
+
+/**
+ * The raw estimate at `now`, its middle moved from the previous one by no more than the bound
+ * allows inside one phase (or step); the range's ends take up the rest at once (the high end
+ * widens, the low end falls), so the range still holds what the evidence says.
+ */
 export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number): ShownEta {
   let mid = raw.midMs;
   let low = Math.min(raw.lowMs, mid);
   let high = Math.max(raw.highMs, mid);
-  const sameKey = previous !== undefined && previous.key === raw.key;
-  const keySince = sameKey ? (previous.keySince ?? previous.at) : now;
-  if (previous && sameKey && now >= previous.at && now - keySince >= SETTLE_MS) {
+  const samePhase = previous !== undefined && phaseKeyOf(previous.key) === phaseKeyOf(raw.key);
+  const keySince = samePhase && previous.key === raw.key ? (previous.keySince ?? previous.at) : now;
+  if (previous && samePhase && now >= previous.at) {
     const dt = Math.min(DAMP_WINDOW_MS, now - previous.at);
     const factor = MAX_MOVE ** (dt / DAMP_WINDOW_MS);
+    // Against every middle shown in the last 10 s (not only the previous one: small steps compound).
+    const anchors = [...(previous.recent ?? []), [previous.at, previous.readyAt] as const].filter(
+      ([at]) => at >= now - ANCHOR_LIFE_MS,
+    );
+    const up = Math.min(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) * MAX_MOVE));
+    const down = Math.max(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) / MAX_MOVE));
+    // Within the bound, unless even the evidence's near end is past it (the shown time proved
+    // short or long: a forecast the reads disproved), then only as far as that end.
     // A quiet step past its plan grows with its own time: only its fall is damped.
-    mid = raw.growing
-      ? Math.max(mid, clampMove(previous.readyAt - now, mid, factor))
-      : clampMove(previous.readyAt - now, mid, factor);
+    const floor = Math.min(down, Math.max(raw.highMs, raw.midMs));
+    mid = raw.growing ? Math.max(floor, raw.midMs) : Math.max(floor, Math.min(raw.midMs, Math.max(up, raw.lowMs)));
+    // The ends: damped as before, and never narrower than where the raw middle is.
     const lowMoved = clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor);
-    low = Math.min(mid, raw.growing ? Math.max(low, lowMoved) : lowMoved);
-    high = Math.max(mid, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));
+    low = Math.min(mid, raw.midMs, raw.growing ? Math.max(low, lowMoved) : lowMoved);
+    const highMoved = clampMove((previous.highAt ?? previous.readyAt) - now, high, factor);
+    high = Math.max(mid, raw.midMs, raw.growing ? Math.max(high, highMoved) : highMoved);
+  }
+  const recent: (readonly [number, number])[] = [];
+  if (samePhase && previous) {
+    for (const anchor of [...(previous.recent ?? []), [previous.at, previous.readyAt] as const]) {
+      if (anchor[0] < now - ANCHOR_LIFE_MS) continue;
+      const newest = recent[recent.length - 1];
+      // (the older of two close anchors is kept: the newest is always the previous one, an anchor of its own)
+      if (!newest || anchor[0] - newest[0] >= ANCHOR_MS) recent.push(anchor);
+    }
   }
   return {
     at: now,
@@ -67,5 +101,6 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     ...(raw.reason !== undefined ? { reason: raw.reason } : {}),
     key: raw.key,
     keySince,
+    ...(recent.length ? { recent } : {}),
   };
 }

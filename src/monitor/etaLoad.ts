@@ -150,7 +150,7 @@ function forecast(state: LoadState, now: number, key: string): RawEta | undefine
     const byBytes = weightsTotal * (1 - read);
     weightsLeft = Math.max(MIN_LEFT_MS, Math.min(byBytes, Math.max(weightsTotal - (now - weightsAt), byBytes * 0.5)));
   }
-  const after = afterPlanMs(state, weightsTotal);
+  const after = afterPlanMs(state, weightsTotal) + (source === 'history' ? (prior?.afterShardsMs ?? 0) : 0);
   const rates = prior?.coldBps !== undefined ? [0.7, 1.5] : [0.4, 2.5];
   const afterShare = source === 'history' ? HISTORY_AFTER : DEFAULT_AFTER;
   const mid = startingLeft + weightsLeft + after;
@@ -222,8 +222,11 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
   const weightsAt = state.phaseTimes['loading weights'];
   let plan = afterPlanMs(state, weightsAt !== undefined ? Math.max(0, afterStart - weightsAt) : 0);
   // Still in the weights phase (processing after the last shard): what history's weights phase has left.
+  // (history's time from the last byte or shard to the phase's end; older records: its weights phase's end)
+  const afterShards = source === 'history' ? state.prior?.afterShardsMs : undefined;
   const historyWeights = source === 'history' ? state.prior?.weightsPhaseMs : undefined;
-  if (state.phase === 'loading weights' && historyWeights !== undefined && weightsAt !== undefined)
+  if (state.phase === 'loading weights' && afterShards !== undefined) plan += afterShards;
+  else if (state.phase === 'loading weights' && historyWeights !== undefined && weightsAt !== undefined)
     plan += Math.max(0, weightsAt + historyWeights - afterStart);
   const share = source === 'history' ? HISTORY_AFTER : DEFAULT_AFTER;
   const elapsed = Math.max(0, now - afterStart);
@@ -277,7 +280,10 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
     const mid = Math.max(tail, planLeft);
     return { midMs: mid, lowMs: tail * 0.5, highMs: mid * 1.5, basis: 'plan', source, key };
   }
-  const overrun = planLeft < Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1]);
+  // History knows how long this step took last time: past its plan only when the plan is spent.
+  // The defaults do not: a quiet step is expected to last about half as long again as it has so far.
+  const overrun =
+    source === 'history' ? planLeft < MIN_LEFT_MS : planLeft < Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1]);
   if (!overrun) {
     return {
       midMs: planLeft,
@@ -289,7 +295,10 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
     };
   }
   // Past the plan, and still working: about as long again as the step has taken so far.
-  const mid = Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1], planLeft);
+  const mid =
+    source === 'history'
+      ? MIN_LEFT_MS - planLeft * OVERRUN[1]
+      : Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1], planLeft);
   // (continuous where it begins: planLeft equals stepElapsed * OVERRUN[1] there)
   const what = activity ? activityLabel(activity) : (state.phase ?? 'this phase');
   return {

@@ -8,6 +8,14 @@ import type { LoadPrior } from './eta';
 import type { LoadState } from './loadState';
 
 export const HISTORY_LIMIT = 20;
+/** Records of watches attached to a load under way (or a server already serving) kept besides the cap. */
+export const ATTACHED_KEEP = 3;
+/**
+ * A watch that began after the load did (a `wait` attached to a load under way, a window opened
+ * on a server already loading or serving) read the phases so far from the journal all at once:
+ * their durations are not known. This much is clock noise, not lateness.
+ */
+export const LATE_WATCH_MS = 1_000;
 
 export type LoadOutcome = 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'cancelled';
 
@@ -21,6 +29,8 @@ export interface LoadRecord {
   readonly phaseMs: Readonly<Partial<Record<LoadPhase, number>>>;
   /** Weights phase end -> ready. */
   readonly afterWeightsMs?: number;
+  /** The weights' bytes all read (or the last shard line) -> weights phase end: quiet processing inside the weights phase. */
+  readonly afterShardsMs?: number;
   /** Load start -> weights phase. */
   readonly startingMs?: number;
   readonly bytesRead?: number;
@@ -113,6 +123,9 @@ export function recordOf(
     ...(outcome === 'ready' && weightsEnd !== undefined && state.readyAt !== undefined
       ? { afterWeightsMs: state.readyAt - weightsEnd }
       : {}),
+    ...(weightsEnd !== undefined && state.weightsReadAt !== undefined && state.weightsReadAt <= weightsEnd
+      ? { afterShardsMs: weightsEnd - state.weightsReadAt }
+      : {}),
     ...(weightsAt !== undefined ? { startingMs: Math.max(0, weightsAt - startedAt) } : {}),
     ...(state.io ? { bytesRead: state.io.readBytes } : {}),
     ...(state.io?.totalBytes !== undefined ? { totalBytes: state.io.totalBytes } : {}),
@@ -143,9 +156,25 @@ export function cachedShareOf(state: LoadState): number | undefined {
   return Math.max(0, Math.min(1, 1 - io.coldBytes / total));
 }
 
-/** The newest first, at most HISTORY_LIMIT. */
+/**
+ * Whether the watch saw this load from its start, so that its phases' durations are true. Older
+ * records do not say when their watch began: one attached to a running server that reached ready
+ * has its whole age before the weights.
+ */
+export function watchedFromStart(r: LoadRecord): boolean {
+  if (r.watchFromMs !== undefined) return r.watchFromMs <= LATE_WATCH_MS;
+  if (r.outcome !== 'ready' || r.totalMs === undefined) return true;
+  return r.startingMs !== undefined && r.startingMs < 0.75 * r.totalMs;
+}
+
+/**
+ * The newest first: at most `limit` loads watched from their start, and the newest ATTACHED_KEEP
+ * attached ones (a window reload or a `status` records one each time: they must not push real loads out).
+ */
 export function appendRecord(records: readonly LoadRecord[], record: LoadRecord, limit = HISTORY_LIMIT): LoadRecord[] {
-  return [record, ...records].slice(0, limit);
+  let watched = 0;
+  let attached = 0;
+  return [record, ...records].filter((r) => (watchedFromStart(r) ? ++watched <= limit : ++attached <= ATTACHED_KEEP));
 }
 
 export function median(values: readonly number[]): number | undefined {
@@ -161,17 +190,19 @@ function pick(records: readonly LoadRecord[], f: (r: LoadRecord) => number | und
 
 /**
  * The ETA prior from history: median cold and warm rates, median fixed phases of the loads
- * that reached ready, and the spread of their totals. `extra` adds what is known now
+ * that reached ready, and the spread of their totals, from the loads watched from their start. `extra` adds what is known now
  * (residency measured before the restart, model size).
  */
 export function priorFrom(
   records: readonly LoadRecord[],
   extra: { residentBytes?: number; totalBytes?: number } = {},
 ): LoadPrior {
+  records = records.filter(watchedFromStart);
   const ready = records.filter((r) => r.outcome === 'ready');
   const coldBps = median(pick(records, (r) => r.coldBps));
   const warmBps = median(pick(records, (r) => r.warmBps));
   const afterWeightsMs = median(pick(ready, (r) => r.afterWeightsMs));
+  const afterShardsMs = median(pick(ready, (r) => r.afterShardsMs));
   const startingMs = median(pick(ready, (r) => r.startingMs));
   const weightsPhaseMs = median(pick(ready, (r) => r.phaseMs['loading weights']));
   const totals = pick(ready, (r) => r.totalMs);
@@ -179,6 +210,7 @@ export function priorFrom(
     ...(coldBps !== undefined ? { coldBps } : {}),
     ...(warmBps !== undefined ? { warmBps } : {}),
     ...(afterWeightsMs !== undefined ? { afterWeightsMs } : {}),
+    ...(afterShardsMs !== undefined ? { afterShardsMs } : {}),
     ...(startingMs !== undefined ? { startingMs } : {}),
     ...(weightsPhaseMs !== undefined ? { weightsPhaseMs } : {}),
     ...(totals.length ? { totalMsRange: [Math.min(...totals), Math.max(...totals)] as const } : {}),

@@ -5,7 +5,7 @@
  * one load and not the other). Pure: the words are in present/loadSummary.ts.
  */
 import type { ActivityKind, LoadPhase } from '../engine/events';
-import type { LoadRecord, LoadStep, SeenStep } from './history';
+import { watchedFromStart, type LoadRecord, type LoadStep, type SeenStep } from './history';
 import type { LoadState } from './loadState';
 
 /** The parts of a load that last (ready is a moment); `restart`: from the restart to the new process's first phase. */
@@ -19,12 +19,7 @@ export const TIMED_PHASES: readonly TimedPhase[] = [
   'warming up',
 ];
 
-/**
- * A watch that began after the load did (a `wait` attached to a load under way, a window opened
- * on a server already loading or serving) read the phases so far from the journal all at once:
- * their durations are not known, so no breakdown. This much is clock noise, not lateness.
- */
-export const LATE_WATCH_MS = 1_000;
+export { LATE_WATCH_MS } from './history';
 /** Two loads this close (ms, or share of the previous total, whichever is larger) took the same time. */
 export const SAME_MS = 2_000;
 export const SAME_SHARE = 0.05;
@@ -90,10 +85,7 @@ export interface LoadBreakdown {
 /** A load that reached ready and was watched (nearly) from its start: its phases are true. */
 export function comparable(r: LoadRecord): boolean {
   if (r.outcome !== 'ready' || r.totalMs === undefined || !(r.totalMs > 0)) return false;
-  if (r.watchFromMs !== undefined) return r.watchFromMs <= LATE_WATCH_MS;
-  // Older records do not say when their watch began: one attached to a running server has its
-  // whole age before the weights.
-  return r.startingMs !== undefined && r.startingMs < 0.75 * r.totalMs;
+  return watchedFromStart(r);
 }
 
 function phaseMsOf(r: LoadRecord, phase: TimedPhase): number | undefined {

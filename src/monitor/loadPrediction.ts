@@ -15,6 +15,9 @@ export function predictLoad(history: readonly LoadRecord[], residentBytes: numbe
   const weightsMs =
     ((totalBytes - resident) / (prior.coldBps ?? DEFAULT_COLD_BPS) + resident / (prior.warmBps ?? DEFAULT_WARM_BPS)) *
     1000;
-  const after = prior.afterWeightsMs ?? Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsMs * DEFAULT_AFTER_WEIGHTS_SHARE);
+  const after =
+    prior.afterWeightsMs !== undefined
+      ? prior.afterWeightsMs + (prior.afterShardsMs ?? 0)
+      : Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsMs * DEFAULT_AFTER_WEIGHTS_SHARE);
   return (prior.startingMs ?? DEFAULT_STARTING_MS) + weightsMs + after;
 }

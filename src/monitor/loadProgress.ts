@@ -108,7 +108,8 @@ export function foldJournal(state: LoadState, event: JournalEvent, text: string,
       if (!Number.isFinite(event.done) || !Number.isFinite(event.total)) return state;
       const next = advancePhase(state, 'loading weights');
       const done = Math.max(event.done, next.shards?.done ?? 0);
-      return { ...next, shards: { done, total: event.total } };
+      const lastShard = done >= event.total && next.phase === 'loading weights' && next.weightsReadAt === undefined;
+      return { ...next, shards: { done, total: event.total }, ...(lastShard ? { weightsReadAt: at } : {}) };
     }
     case 'weightsLoaded': {
       // SGLang's line names the model class (`type=`), once per rank; vLLM's lines do not, and say it for all workers.

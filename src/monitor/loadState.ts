@@ -337,8 +337,15 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
           ioTotals = { ...ioTotals, warmBytes: ioTotals.warmBytes + dWarm, warmMs: ioTotals.warmMs + dt };
       }
       const totalBytes = signal.totalBytes ?? state.io?.totalBytes;
+      const allRead =
+        state.phase === 'loading weights' &&
+        state.weightsReadAt === undefined &&
+        totalBytes !== undefined &&
+        totalBytes > 0 &&
+        signal.readBytes >= totalBytes;
       const next: LoadState = {
         ...state,
+        ...(allRead ? { weightsReadAt: signal.at } : {}),
         io: {
           at: signal.at,
           readBytes: Math.max(signal.readBytes, state.io?.readBytes ?? 0),

@@ -116,6 +116,8 @@ export interface LoadState {
   readonly weightsEnded: number;
   /** vLLM said its weights are loaded (`Loading weights took`: one line for every worker). */
   readonly weightsDone: boolean;
+  /** When the weights' bytes were all read, or the last shard line came (the earlier), inside the weights phase. */
+  readonly weightsReadAt?: number;
   /** CPU time of the service's process tree: the latest reading, and the cores it kept busy lately. */
   readonly cpu: { readonly at: number; readonly seconds: number; readonly cores: number | undefined } | undefined;
   readonly cpuSamples: readonly CpuSample[];

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { etaText, formatEta } from '../../src/monitor/eta';
 import { etaTooltip, estimateLoad, type RawEta } from '../../src/monitor/etaLoad';
-import { dampEta, MAX_MOVE, SETTLE_MS, type ShownEta } from '../../src/monitor/etaDamp';
+import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
 import type { UnitStatus } from '../../src/engine/events';
 import { runCase, SHAPES, type HarnessResult } from '../util/etaHarness';
 
@@ -88,9 +88,9 @@ describe('eta of the whole load: range when unsure', () => {
       return (Number(m[3]) * (m[4] === 'm' ? 60 : 1)) / low;
     };
     const ratios = texts.map((t) => ratio(t.text));
-    // early: a range (the rate not yet measured); late: within 40 %
+    // early: a range (the rate not yet measured); late: within 40 % (45 % once the ends are rounded to seconds)
     assert.ok(/-/.test(texts[0]!.text ?? ''), `${texts.map((t) => t.text)}`);
-    assert.ok(ratios[ratios.length - 1]! < 1.4, `${texts.map((t) => t.text)}`);
+    assert.ok(ratios[ratios.length - 1]! < 1.45, `${texts.map((t) => t.text)}`);
   });
 });
 
@@ -112,23 +112,46 @@ describe('eta of the whole load: damping', () => {
     key: 'loading weights/',
     keySince,
   });
-  it(`once settled, moves by at most ${MAX_MOVE}x within 10 s against the countdown, up or down`, () => {
+  it(`moves by at most ${MAX_MOVE}x within 10 s against the countdown, up or down, small steps included`, () => {
     const prev = shown(20_000, 60_000);
-    const up = dampEta(prev, raw(600_000), 30_000);
+    const near = (midMs: number): RawEta => ({ ...raw(midMs), lowMs: 1_000 });
+    const up = dampEta(prev, near(600_000), 30_000);
     assert.ok(Math.abs((up.readyAt - 30_000) / 50_000 - MAX_MOVE) < 1e-9);
-    const down = dampEta(prev, raw(1_000), 30_000);
+    assert.ok(up.highAt! - 30_000 >= 600_000, 'the range holds what the evidence says');
+    const down = dampEta(prev, { ...raw(1_000), highMs: 60_000 }, 30_000);
     assert.ok(Math.abs(50_000 / (down.readyAt - 30_000) - MAX_MOVE) < 1e-9);
-    // many small steps compound to about the same bound (a little over MAX_MOVE, under the 1.5 target)
+    // many small steps do not compound past the bound (each reading of the last 10 s is an anchor)
     let e = prev;
-    for (let t = 20_250; t <= 30_000; t += 250) e = dampEta(e, raw(600_000), t);
-    assert.ok((e.readyAt - 30_000) / 50_000 <= 1.5, `${(e.readyAt - 30_000) / 50_000}`);
+    for (let t = 20_250; t <= 30_000; t += 250) e = dampEta(e, near(600_000), t);
+    assert.ok((e.readyAt - 30_000) / 50_000 <= MAX_MOVE + 1e-9, `${(e.readyAt - 30_000) / 50_000}`);
+    // the first seconds of a phase are bound too, and so is the first evidence replacing a forecast
+    const fresh: ShownEta = { ...shown(20_000, 60_000, 19_000), key: 'loading weights//forecast' };
+    assert.ok(dampEta(fresh, near(600_000), 21_000).readyAt - 21_000 <= 59_000 * MAX_MOVE);
   });
-  it('a phase change (or a quiet step beginning) moves freely, and so do the first seconds of a phase', () => {
+  it("moves past the bound only as far as the evidence's near end, when even that is past it", () => {
+    const prev = shown(20_000, 60_000);
+    const proved = dampEta(prev, { ...raw(600_000), lowMs: 400_000 }, 30_000);
+    assert.equal(proved.readyAt - 30_000, 400_000);
+    const provedLong = dampEta(prev, { ...raw(1_000), highMs: 10_000 }, 30_000);
+    assert.equal(provedLong.readyAt - 30_000, 10_000);
+  });
+  it('a phase change (or a quiet step beginning) moves freely', () => {
     const prev = shown(20_000, 60_000);
     assert.equal(dampEta(prev, raw(600_000, 'allocating KV cache/'), 21_000).readyAt, 21_000 + 600_000);
-    const fresh = shown(20_000, 60_000, 19_000);
-    assert.ok(20_000 - 19_000 < SETTLE_MS);
-    assert.equal(dampEta(fresh, raw(600_000), 21_000).readyAt, 21_000 + 600_000);
+    assert.equal(dampEta(prev, raw(600_000, 'loading weights/post-shards'), 21_000).readyAt, 21_000 + 600_000);
+  });
+  it('in the virtual first loads too, no move above 1.5x within 10 s inside a phase (shapes with no quiet step)', () => {
+    for (const name of [
+      'plain cold',
+      'plain cold, no shard lines',
+      'half cached (forecast right)',
+      'read rate halves midway',
+      'warm from the page cache',
+    ])
+      assert.ok(
+        caseOf(name).first.maxJump <= 1.5,
+        `${name}: ${caseOf(name).first.maxJump} (${caseOf(name).first.jumpAt})`,
+      );
   });
   it('in the virtual loads, no move above 1.5x within 10 s inside a phase once the server has history (plain shapes)', () => {
     for (const name of [
@@ -155,8 +178,9 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
   });
   it('files said cached but read cold: corrected from the read rate early, and the tooltip says why', () => {
     const { first } = caseOf('forecast said cached, read cold');
-    assert.ok(Math.abs(first.errors[25]!) <= 0.2, `25%: ${first.errors[25]}`);
-    assert.ok(Math.abs(first.errors[50]!) <= 0.3, `50%: ${first.errors[50]}`);
+    // (+28 % at 25 %: the first cold reads, at the low end of their range, are where the bound lets it go)
+    assert.ok(Math.abs(first.errors[25]!) <= 0.3, `25%: ${first.errors[25]}`);
+    assert.ok(Math.abs(first.errors[50]!) <= 0.1, `50%: ${first.errors[50]}`);
     let s = started({ totalBytes: 20 * GB, residentBytes: 20 * GB, loads: 0 });
     s = reduce(s, { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'loading weights' }, text: 'x' });
     for (let t = 2000; t <= 14_000; t += 1000)
@@ -209,6 +233,15 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
       s.reason ?? '',
       /processing weights after the last shard is taking longer than the defaults said \(120 s so far\)/,
     );
+  });
+  it("a silent step after the last shard, seen in the previous load: in the ETA from the weights' start on", () => {
+    const { second } = caseOf('silent 150 s after the last shard');
+    for (const f of [25, 50, 75] as const)
+      assert.ok(Math.abs(second.errors[f]!) <= 0.1, `at ${f} %: ${second.errors[f]}`);
+    // Still within the step history measured: no "taking longer" while it is not.
+    const inStep = second.texts.filter((t) => /post-shards/.test(t.phase));
+    assert.ok(inStep.length > 10);
+    assert.ok(second.maxJump <= 1.5, `${second.maxJump}`);
   });
   it('a JIT compile with its own bar goes at the rate of the bar', () => {
     const { first } = caseOf('DeepGEMM JIT 150 s in graph capture (bar)');

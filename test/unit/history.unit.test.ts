@@ -9,7 +9,9 @@ import {
   recordOf,
   type LoadRecord,
   type MementoLike,
+  watchedFromStart,
 } from '../../src/monitor/history';
+import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
 
 const unit: UnitStatus = {
   loadState: 'loaded',
@@ -62,6 +64,46 @@ describe('load history', () => {
     for (let i = 0; i < 25; i++) list = appendRecord(list, { startedAt: i, outcome: 'ready', phaseMs: {} });
     assert.equal(list.length, 20);
     assert.equal(list[0]!.startedAt, 24);
+  });
+  it('keeps 20 loads it watched from their start however many attached watches come after', () => {
+    let list: LoadRecord[] = [];
+    for (let i = 0; i < 20; i++) list = appendRecord(list, { ...recordOf(load(), 'ready', 40_000), startedAt: i });
+    for (let i = 0; i < 10; i++) list = appendRecord(list, attachedRecord(100_000 + i * 60_000));
+    assert.equal(list.filter(watchedFromStart).length, 20, 'no real load pushed out');
+    assert.equal(list.length, 23, 'the newest 3 attached records kept besides');
+  });
+  it('takes no prior from watches attached to a server already serving', () => {
+    const real = recordOf(load(), 'ready', 40_000);
+    const junk = [1, 2, 3, 4, 5].map((k) => attachedRecord(k * 60_000));
+    assert.ok(junk.every((r) => r.outcome === 'ready' && r.afterWeightsMs !== undefined));
+    assert.deepEqual(priorFrom([...junk, real]), priorFrom([real]));
+    // Older records without watchFromMs: the whole age before the weights.
+    const old: LoadRecord = {
+      startedAt: 0,
+      outcome: 'ready',
+      totalMs: 86_400_000,
+      startingMs: 86_399_000,
+      phaseMs: {},
+      afterWeightsMs: 1,
+    };
+    assert.deepEqual(priorFrom([old, real]), priorFrom([real]));
+    // What the user sees: the second load's ETA after five window reloads is that of a clean history.
+    const plain = SHAPES[0]!;
+    const after = runAfterReloads(plain, 5);
+    assert.equal(after.errors[50], runCase(plain).second.errors[50]);
+    assert.ok(Math.abs(after.errors[50]!) <= 0.1, `ETA error at half ${after.errors[50]}`);
+  });
+  it("records the quiet time from the weights' last byte or shard line to the phase's end, and the prior keeps it", () => {
+    for (const [name, expected] of [
+      ['silent 150 s after the last shard', 150_000],
+      ['plain cold, no shard lines', 2_000],
+    ] as const) {
+      const first = runCase(SHAPES.find((s) => s.name === name)!).first;
+      const r = recordOf(first.final, 'ready', first.totalMs);
+      assert.ok(Math.abs(r.afterShardsMs! - expected) <= 1_000, `${name}: ${r.afterShardsMs}`);
+      assert.equal(priorFrom([r]).afterShardsMs, r.afterShardsMs);
+    }
+    assert.equal(recordOf(load(), 'ready', 40_000).afterShardsMs, 1_000, 'bytes all read at 17 s, KV cache at 18 s');
   });
   it('gives a prior: medians of rates and fixed phases, spread of totals', () => {
     const recs: LoadRecord[] = [

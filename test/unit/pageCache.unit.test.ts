@@ -46,7 +46,7 @@ describe('page cache', () => {
       {
         startedAt: 0,
         outcome: 'ready',
-        totalMs: 1,
+        totalMs: 1_400_000,
         phaseMs: {},
         coldBps: 100e6,
         warmBps: 1e9,

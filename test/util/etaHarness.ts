@@ -8,7 +8,7 @@
  * `npx tsx test/util/etaHarness.ts` prints every case.
  */
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { priorFrom, recordOf } from '../../src/monitor/history';
+import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
 import { etaText, type LoadPrior } from '../../src/monitor/eta';
 import type { JournalEvent, UnitStatus } from '../../src/engine/events';
 
@@ -244,6 +244,36 @@ export function runCase(shape: LoadShape): { first: HarnessResult; second: Harne
   return { first, second };
 }
 
+/**
+ * The record Fleet keeps of a first look at a server already serving (a window reload, a CLI
+ * `status`): the process started an hour before the watch, the journal's phases read at once.
+ */
+export function attachedRecord(watchAt: number): LoadRecord {
+  const signals: Signal[] = [
+    { kind: 'attached', at: watchAt, unit: { ...UNIT, execMainStartedAt: watchAt - 3_600_000 } },
+    {
+      kind: 'journal',
+      at: watchAt + 5,
+      event: { type: 'phase', phase: 'loading weights' },
+      text: 'Load weight begin.',
+    },
+    { kind: 'journal', at: watchAt + 6, event: { type: 'weightsLoaded' }, text: 'Load weight end.' },
+    { kind: 'journal', at: watchAt + 7, event: { type: 'kvCache' }, text: 'KV Cache is allocated.' },
+    { kind: 'journal', at: watchAt + 8, event: { type: 'ready' }, text: 'ready' },
+    { kind: 'completion', at: watchAt + 20, ok: true, detail: '1-token completion answered' },
+  ];
+  return recordOf(signals.reduce(reduce, initialState(watchAt)), 'ready', watchAt + 20);
+}
+
+/** A second load whose history holds the first and then `reloads` attached watches (newest first). */
+export function runAfterReloads(shape: LoadShape, reloads: number): HarnessResult {
+  const forecast = { residentBytes: shape.forecastResident * shape.totalBytes, totalBytes: shape.totalBytes };
+  const first = runLoad(shape, priorFrom([], forecast));
+  let records: LoadRecord[] = [recordOf(first.final, 'ready', first.totalMs, forecast.residentBytes)];
+  for (let k = 1; k <= reloads; k++) records = appendRecord(records, attachedRecord(first.totalMs + k * 60_000));
+  return runLoad(shape, priorFrom(records, forecast));
+}
+
 const GB = 1e9;
 const base = {
   totalBytes: 20 * GB,
@@ -341,6 +371,9 @@ export const SHAPES: readonly LoadShape[] = [
   },
 ];
 
+const row = (name: string, which: string, r: HarnessResult): string =>
+  `${name.padEnd(46)} ${which} ${(r.totalMs / 1000).toFixed(0).padStart(4)} s | 25%: ${pct(r.errors[25]).padStart(5)} 50%: ${pct(r.errors[50]).padStart(5)} 75%: ${pct(r.errors[75]).padStart(5)} | max 10 s move ${r.maxJump.toFixed(2)}x${process.env.JUMPS ? ` (${r.jumpAt})` : ''} | no ETA ${(r.uncovered * 100).toFixed(0)}%${r.phasesWithout.length ? ` (${r.phasesWithout.join(', ')})` : ''}`;
+
 const pct = (x: number | undefined): string =>
   x === undefined ? '  none' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(0)}%`;
 
@@ -352,11 +385,11 @@ export function report(shapes: readonly LoadShape[] = SHAPES): string[] {
       ['first ', first],
       ['second', second],
     ] as const) {
-      lines.push(
-        `${shape.name.padEnd(46)} ${which} ${(r.totalMs / 1000).toFixed(0).padStart(4)} s | 25%: ${pct(r.errors[25]).padStart(5)} 50%: ${pct(r.errors[50]).padStart(5)} 75%: ${pct(r.errors[75]).padStart(5)} | max 10 s move ${r.maxJump.toFixed(2)}x${process.env.JUMPS ? ` (${r.jumpAt})` : ''} | no ETA ${(r.uncovered * 100).toFixed(0)}%${r.phasesWithout.length ? ` (${r.phasesWithout.join(', ')})` : ''}`,
-      );
+      lines.push(row(shape.name, which, r));
     }
   }
+  const plain = shapes[0];
+  if (plain) lines.push(row(`${plain.name}, after 5 window reloads`, 'second', runAfterReloads(plain, 5)));
   return lines;
 }
 

@@ -6,6 +6,9 @@
  */
 // zod/mini: the same schemas as zod's classic API, a fraction of the bundle (the extension ships it).
 import * as z from 'zod/mini';
+
+// zod/mini carries no messages: without its English locale an unknown key reads "Invalid input", not its name.
+z.config(z.locales.en());
 import {
   TOOL_LOG_LINES_DEFAULT,
   TOOL_LOG_LINES_MAX,

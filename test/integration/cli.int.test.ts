@@ -481,7 +481,9 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
 
     // The VS Code command's path below VS Code: the same verb, with the dialog's choice as a callback.
     it('the VS Code restart during a load started elsewhere asks, follows it (one systemctl restart), or restarts anyway', async () => {
-      await host.setStopDelay(0);
+      // The old process takes 4 s to stop: the load the CLI started is still under way when the
+      // verb looks, however busy the machine (a 5 s load could be over before it).
+      await host.setStopDelay(4000);
       const settings = parseSettings({
         servers: [serverEntry(host)],
         knownHostsFile: knownHosts,
@@ -522,6 +524,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         assert.equal((await anyway.outcome)?.end, 'ready');
       } finally {
         fleet.dispose();
+        await host.setStopDelay(0);
       }
     });
 

@@ -846,8 +846,9 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     );
 
     // a stop during a restart's stop replaces the restart job: its client reads "canceled", the unit stays down
-    // (a stop that takes 6 s: on a busy machine the second ssh must still arrive while it lasts)
-    await host.setStopDelay(6000);
+    // (a stop that takes 4 s, under the unit's TimeoutStopSec=5: on a busy machine the second ssh
+    // must still arrive while it lasts)
+    await host.setStopDelay(4000);
     const restarting = await follow(`systemctl restart ${host.unit}`);
     await waitFor('deactivating', async () => (await show()).ActiveState === 'deactivating', 20000);
     const st = await host.ssh(`systemctl stop ${host.unit}`);

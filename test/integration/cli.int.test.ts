@@ -484,6 +484,12 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       // The old process takes 4 s to stop: the load the CLI started is still under way when the
       // verb looks, however busy the machine (a 5 s load could be over before it).
       await host.setStopDelay(4000);
+      // The test before leaves its load going: a restart now would be followed, not issued.
+      await waitFor(async () => json(await cli('status', '--json', '--config', config))[0]?.state === 'ready', {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        message: 'the server ready before the test',
+      });
       const settings = parseSettings({
         servers: [serverEntry(host)],
         knownHostsFile: knownHosts,

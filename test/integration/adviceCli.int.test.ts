@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
-import { serverEntry } from './simHost';
+import { cliEnv, writeServersFile } from './simHost';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'dist', 'cli.js');
@@ -48,23 +48,8 @@ describe('CLI advice against the simulated GPU host', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-advice-cli-'));
     const knownHosts = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
-    env = {
-      PATH: process.env.PATH,
-      HOME: dir,
-      XDG_CONFIG_HOME: path.join(dir, 'config'),
-      XDG_STATE_HOME: path.join(dir, 'state'),
-      LANG: 'C.UTF-8',
-    };
-    config = path.join(dir, 'servers.json');
-    fs.writeFileSync(
-      config,
-      JSON.stringify({
-        servers: [serverEntry(host)],
-        knownHostsFile: knownHosts,
-        hostKeyPolicy: 'strict',
-        pollIntervalSeconds: 0.5,
-      }),
-    );
+    env = cliEnv(dir);
+    config = writeServersFile(path.join(dir, 'servers.json'), host, knownHosts);
   });
   after(async () => {
     await host?.stop();

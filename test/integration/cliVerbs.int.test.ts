@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { serverEntry } from './simHost';
+import { cliEnv, writeServersFile } from './simHost';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'dist', 'cli.js');
@@ -58,23 +58,8 @@ describe('CLI fleet verbs: parsers enable/rollback, discover (node dist/cli.js, 
       { mode: 0o600 },
     );
     fs.writeFileSync(path.join(ssh, 'known_hosts'), `${host.knownHostsLine()}\n`);
-    env = {
-      PATH: process.env.PATH,
-      HOME: dir,
-      XDG_CONFIG_HOME: path.join(dir, 'config'),
-      XDG_STATE_HOME: path.join(dir, 'state'),
-      LANG: 'C.UTF-8',
-    };
-    config = path.join(dir, 'servers.json');
-    fs.writeFileSync(
-      config,
-      JSON.stringify({
-        servers: [serverEntry(host)],
-        knownHostsFile: path.join(ssh, 'known_hosts'),
-        hostKeyPolicy: 'strict',
-        pollIntervalSeconds: 0.5,
-      }),
-    );
+    env = cliEnv(dir);
+    config = writeServersFile(path.join(dir, 'servers.json'), host, path.join(ssh, 'known_hosts'));
     await host.configureSimulator({ warmupSeconds: 0.5 });
   });
   after(async () => {

@@ -120,3 +120,28 @@ export class MemoryMemento implements MementoLike {
     this.map.set(key, value);
   }
 }
+
+/** The CLI's environment with a home of its own: no servers.json, VS Code settings or history of the machine's user. */
+export function cliEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    LANG: 'C.UTF-8',
+  };
+}
+
+/** A servers file for the simulated host (strict host keys, fast polls); returns its path. */
+export function writeServersFile(file: string, host: GpuHost, knownHostsFile: string): string {
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      servers: [serverEntry(host)],
+      knownHostsFile,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+    }),
+  );
+  return file;
+}

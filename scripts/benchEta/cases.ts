@@ -4,8 +4,8 @@
  * read at a rate that makes them last about as long as the shapes' silences, in proportion.
  */
 
-/** Real-log seconds -> bench seconds. */
-export const SCALE = 0.12;
+/** Real-log seconds -> bench seconds (ETA_BENCH_SCALE=1: the real logs' own lengths). */
+export const SCALE = Number(process.env['ETA_BENCH_SCALE'] ?? 0.12);
 export const SHARDS = 12;
 export const SHARD_BYTES = 24 * 1024 * 1024;
 /** Storage and page-cache read rates, MB/s: 302 MB of weights in ~30 s cold. */

@@ -129,8 +129,12 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     );
   }
 
-  /** Runs the simulator until ready; its stderr lines with the time each "\n" came. */
-  async function load(extraArgs: string[] = []): Promise<Line[]> {
+  /**
+   * Runs the simulator until ready and then until `settled()` holds (the page cache the load leaves
+   * is applied after the ready line, once its fills are done); its stderr lines with the time each
+   * "\n" came.
+   */
+  async function load(extraArgs: string[] = [], settled: () => boolean = () => true): Promise<Line[]> {
     const port = await freePort();
     const p = spawn(
       process.execPath,
@@ -162,8 +166,8 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
         throw new Error(`no ready line:\n${lines.map((l) => l.text).join('\n')}${partial}`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    // the page cache the load leaves behind is applied right after the ready line
-    await new Promise((r) => setTimeout(r, 300));
+    const settleBy = Date.now() + 10000;
+    while (!settled() && Date.now() < settleBy) await new Promise((r) => setTimeout(r, 20));
     p.kill('SIGTERM');
     await exited;
     return lines;
@@ -180,7 +184,7 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
   it('cold: every shard read at the cold rate, the files evicted after the load (the next forecast: 0 % cached)', async () => {
     setUp({ loadShape: 'cold' });
     state.preRead(shardFiles());
-    const lines = await load();
+    const lines = await load([], () => residentShards().every((cached) => !cached));
     const weights = seconds(shardAt(lines, SHARDS) - first(lines, 'Load weight begin').at);
     // 8 MiB at 8 MB/s: ~1.05 s (the 80 MB/s of the page cache would be 0.1 s)
     assert.ok(weights > 0.9 && weights < 2.5, `weights in ${weights} s`);
@@ -189,12 +193,13 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
 
   it('partlyWarm: the first half cold, the second half from the page cache, and left so for the next forecast', async () => {
     setUp({ loadShape: 'partlyWarm' });
-    const lines = await load();
+    const halfCold = [false, false, false, false, true, true, true, true];
+    const lines = await load([], () => residentShards().every((cached, i) => cached === halfCold[i]));
     const coldPart = seconds(shardAt(lines, SHARDS / 2) - first(lines, 'Load weight begin').at);
     const warmPart = seconds(shardAt(lines, SHARDS) - shardAt(lines, SHARDS / 2));
     assert.ok(coldPart > 0.4, `cold half in ${coldPart} s`);
     assert.ok(warmPart < coldPart / 3, `cached half in ${warmPart} s (cold half ${coldPart} s)`);
-    assert.deepEqual(residentShards(), [false, false, false, false, true, true, true, true]);
+    assert.deepEqual(residentShards(), halfCold);
   });
 
   it('wrongForecast: files cached before the restart read cold, and left cached for the next forecast', async () => {

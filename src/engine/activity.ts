@@ -77,7 +77,7 @@ export function activityEvents(text: string): JournalEvent[] {
   // These lines are short; a huge line (a dump, hostile input) is not searched twelve times.
   if (text.length > MAX_LINE) return [];
   for (const rule of RULES) {
-    const m = rule.re.exec(text);
+    const m = rule.edge === 'progress' ? lastBar(rule.re, text) : rule.re.exec(text);
     if (!m) continue;
     if (rule.edge === 'progress') {
       return [{ type: 'activity', activity: rule.kind, edge: 'progress', done: Number(m[2]), total: Number(m[3]) }];
@@ -85,4 +85,14 @@ export function activityEvents(text: string): JournalEvent[] {
     return [{ type: 'activity', activity: rule.kind, edge: rule.edge }];
   }
   return [];
+}
+
+/** A bar's updates joined by carriage returns (one journal line when it closes): the last one is where it is. */
+function lastBar(re: RegExp, text: string): RegExpExecArray | null {
+  const updates = text.split('\r');
+  for (let i = updates.length - 1; i >= 0; i--) {
+    const m = re.exec(updates[i]!);
+    if (m) return m;
+  }
+  return null;
 }

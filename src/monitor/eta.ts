@@ -83,6 +83,9 @@ export const NOISE_SHARE = 0.005;
 const RESIDENCY_SLACK = 0.01;
 export const MIN_BYTES_FRACTION = 0.05;
 export const MIN_SAMPLE_SPAN_MS = 10_000;
+/** The first live estimate of the weights: this much of the model read, over samples this far apart (wide, at first). */
+const FIRST_RATE_BYTES_FRACTION = 0.02;
+const FIRST_RATE_SPAN_MS = 4_000;
 /** How long an ETA may stay after elapsed time has disproved it. */
 export const DISPROVED_GRACE_MS = 10_000;
 
@@ -305,6 +308,13 @@ export function lastGrowth(
   return { grewAt: undefined, flatSince: samples[1]?.at };
 }
 
+/** The samples from `at` on, with the last one before it (the first interval's start). */
+function samplesSince(samples: readonly IoSample[], at: number | undefined): readonly IoSample[] {
+  if (at === undefined) return samples;
+  const i = samples.findIndex((s) => s.at >= at);
+  return i < 0 ? samples.slice(-1) : samples.slice(Math.max(0, i - 1));
+}
+
 /** The usual time between samples (the median of the last few intervals), at most DISPROVED_GRACE_MS / 2. */
 export function sampleIntervalMs(samples: readonly IoSample[]): number {
   const gaps: number[] = [];
@@ -377,8 +387,8 @@ export function estimateEta(input: EtaInput): Eta | undefined {
     total !== undefined &&
     total > 0 &&
     last &&
-    last.bytes / total >= MIN_BYTES_FRACTION &&
-    span >= MIN_SAMPLE_SPAN_MS
+    last.bytes / total >= FIRST_RATE_BYTES_FRACTION &&
+    span >= FIRST_RATE_SPAN_MS
   ) {
     const noise = total * NOISE_SHARE;
     const read = Math.min(total, last.bytes);
@@ -430,7 +440,8 @@ export function estimateEta(input: EtaInput): Eta | undefined {
     } else {
       // Residency unknown, or disproved (files evicted, or read in, after it was measured): it
       // no longer says which bytes are slow; the bytes left go at the rate the load shows now.
-      const live = liveRate(samples, (s) => s.bytes, false, noise);
+      // (from the weights' start on: the flat intervals of the start-up are no part of the read rate)
+      const live = liveRate(samplesSince(samples, weightsStartedAt), (s) => s.bytes, false, noise);
       const rate = learnedRate(live, prior?.coldBps, DEFAULT_COLD_BPS);
       weightsMs = rate > 0 ? ((total - read) / rate) * 1000 : Number.POSITIVE_INFINITY;
       basis = 'bytes';
@@ -496,25 +507,32 @@ export function visibleEta(
   return Math.max(0, left);
 }
 
+/** Seconds up to 100 s, then minutes and tens of seconds up to 5 min (whole minutes there would be 20 % off). */
 function shortDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${Math.max(1, s)}s`;
+  if (s < 100) return `${Math.max(1, s)}s`;
+  if (s < 300) {
+    const tens = Math.round(s / 10) * 10;
+    return tens % 60 ? `${Math.floor(tens / 60)}m ${tens % 60}s` : `${tens / 60}m`;
+  }
   const m = Math.round(s / 60);
   if (m < 60) return `${m}m`;
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
 /**
- * "3m left", "45s left", "1h 5m left"; with `highMs`, a range: "4-6m left", "40-55s left",
- * "45s-2m left" (one number when both ends read the same). Short for the status bar.
+ * "3m left", "45s left", "2m 30s left", "1h 5m left"; with `highMs`, a range: "4-6m left",
+ * "40-55s left", "45s-2m 30s left" (one number when both ends read the same). Short for the status bar.
  */
 export function formatEta(ms: number, highMs?: number): string {
   const low = shortDuration(ms);
   if (highMs === undefined) return `${low} left`;
   const high = shortDuration(Math.max(ms, highMs));
   if (low === high) return `${low} left`;
-  const unit = (x: string): string => (x.includes('h') ? 'h' : x.slice(-1));
-  if (unit(low) === unit(high) && unit(low) !== 'h') return `${low.slice(0, -1)}-${high} left`;
+  // "40-55s", "4-6m": one unit for both ends when each is a single number of it
+  const single = /^\d+([sm])$/;
+  if (single.exec(low)?.[1] !== undefined && single.exec(low)?.[1] === single.exec(high)?.[1])
+    return `${low.slice(0, -1)}-${high} left`;
   return `${low}-${high} left`;
 }
 

@@ -1,8 +1,8 @@
 /**
  * What the state keeps of the ETA, damped. Pure. Once shown, the time left moves by at most
  * MAX_MOVE within DAMP_WINDOW_MS (against the countdown of what was shown) while the phase and
- * its quiet step stay the same; a change of phase (or step) lets it move freely. The range's ends
- * take up what the middle may not: a range that widens, not a number that jumps.
+ * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
+ * centred on the middle (what a reader takes for the estimate).
  */
 import type { EtaSource, RawEta } from './etaLoad';
 
@@ -20,7 +20,7 @@ export interface ShownEta {
   readonly key?: string;
   /** When that phase/step began to be estimated. */
   readonly keySince?: number;
-  /** The middles shown in this phase/step over the last DAMP_WINDOW_MS ([at, readyAt], about one a second): the bound's anchors. */
+  /** The middles shown in this phase/step over the last DAMP_WINDOW_MS ([at, readyAt]): the bound's anchors. */
   readonly recent?: readonly (readonly [number, number])[];
 }
 
@@ -29,8 +29,8 @@ export const MAX_MOVE = 1.4;
 export const DAMP_WINDOW_MS = 10_000;
 /** Below this the ratio of two times left means nothing (2 s against 4 s is no jump a user sees). */
 const FLOOR_MS = 5_000;
-/** Anchors kept this far apart (the bound holds against each of them). */
-const ANCHOR_MS = 1_000;
+/** Anchors kept at most (the newest; a signal every 250 ms for the whole window is 48). */
+const MAX_ANCHORS = 64;
 /**
  * An anchor binds this long: the window, and the time it stays on screen until the next signal
  * replaces it (the watcher polls every 2 s).
@@ -40,6 +40,19 @@ const ANCHOR_LIFE_MS = DAMP_WINDOW_MS + 2_000;
 function clampMove(previousLeft: number, wanted: number, factor: number): number {
   const base = Math.max(FLOOR_MS, previousLeft);
   return Math.min(base * factor, Math.max(base / factor, wanted));
+}
+
+/** Widest a shown range may be on either side of its middle, as a share of the middle. */
+const MAX_HALF_WIDTH = 0.75;
+
+/**
+ * The range as shown, centred on the estimate: a reader takes the middle of "40-80s left" for the
+ * estimate, so the middle is it. As wide as the evidence's range, at most MAX_HALF_WIDTH of the
+ * middle either side (a range of "3s-5m" says nothing a user can plan with).
+ */
+function centred(mid: number, low: number, high: number): { low: number; high: number } {
+  const half = Math.min(MAX_HALF_WIDTH * mid, Math.max(0, (high - low) / 2));
+  return { low: mid - half, high: mid + half };
 }
 
 /**
@@ -53,8 +66,7 @@ export function phaseKeyOf(key: string | undefined): string | undefined {
 
 /**
  * The raw estimate at `now`, its middle moved from the previous one by no more than the bound
- * allows inside one phase (or step); the range's ends take up the rest at once (the high end
- * widens, the low end falls), so the range still holds what the evidence says.
+ * allows inside one phase (or step), its range centred on that middle.
  */
 export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number): ShownEta {
   let mid = raw.midMs;
@@ -62,7 +74,8 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
   let high = Math.max(raw.highMs, mid);
   const samePhase = previous !== undefined && phaseKeyOf(previous.key) === phaseKeyOf(raw.key);
   const keySince = samePhase && previous.key === raw.key ? (previous.keySince ?? previous.at) : now;
-  if (previous && samePhase && now >= previous.at) {
+  // (nothing shown in the last window binds: after a gap in the signals the estimate starts afresh)
+  if (previous && samePhase && now >= previous.at && now - previous.at <= ANCHOR_LIFE_MS) {
     const dt = Math.min(DAMP_WINDOW_MS, now - previous.at);
     const factor = MAX_MOVE ** (dt / DAMP_WINDOW_MS);
     // Against every middle shown in the last 10 s (not only the previous one: small steps compound).
@@ -71,25 +84,26 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     );
     const up = Math.min(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) * MAX_MOVE));
     const down = Math.max(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) / MAX_MOVE));
-    // Within the bound, unless even the evidence's near end is past it (the shown time proved
-    // short or long: a forecast the reads disproved), then only as far as that end.
-    // A quiet step past its plan grows with its own time: only its fall is damped.
-    const floor = Math.min(down, Math.max(raw.highMs, raw.midMs));
-    mid = raw.growing ? Math.max(floor, raw.midMs) : Math.max(floor, Math.min(raw.midMs, Math.max(up, raw.lowMs)));
+    // Within the bound, whatever the evidence says: it gets there over the next windows (the
+    // estimators keep an uncertain time high enough to grow from; see QUIET_FLOOR_MS). Each step
+    // takes only its share of the window's move (a 1.4x drop at once would leave the older anchors
+    // asking for more than the newer allow), and the newer anchors win a conflict.
+    mid = Math.min(up, Math.max(down, clampMove(previous.readyAt - now, raw.midMs, factor)));
     // The ends: damped as before, and never narrower than where the raw middle is.
-    const lowMoved = clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor);
-    low = Math.min(mid, raw.midMs, raw.growing ? Math.max(low, lowMoved) : lowMoved);
-    const highMoved = clampMove((previous.highAt ?? previous.readyAt) - now, high, factor);
-    high = Math.max(mid, raw.midMs, raw.growing ? Math.max(high, highMoved) : highMoved);
+    low = Math.min(mid, raw.midMs, clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor));
+    high = Math.max(mid, raw.midMs, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));
   }
+  ({ low, high } = centred(mid, low, high));
   const recent: (readonly [number, number])[] = [];
   if (samePhase && previous) {
     for (const anchor of [...(previous.recent ?? []), [previous.at, previous.readyAt] as const]) {
       if (anchor[0] < now - ANCHOR_LIFE_MS) continue;
-      const newest = recent[recent.length - 1];
-      // (the older of two close anchors is kept: the newest is always the previous one, an anchor of its own)
-      if (!newest || anchor[0] - newest[0] >= ANCHOR_MS) recent.push(anchor);
+      // (every middle shown binds: one dropped could be the one a reader compares with; the same
+      // ready time again binds as the newer one does)
+      if (recent[recent.length - 1]?.[1] === anchor[1]) recent.pop();
+      recent.push(anchor);
     }
+    recent.splice(0, Math.max(0, recent.length - MAX_ANCHORS));
   }
   return {
     at: now,

@@ -50,8 +50,6 @@ export interface RawEta {
   readonly reason?: string;
   /** Phase (and quiet step) it was made in: a change of it lets the ETA move freely. */
   readonly key: string;
-  /** A quiet step past its plan: the estimate grows with the step's time (not damped upwards). */
-  readonly growing?: boolean;
 }
 
 /** Share of the after-weights time a range from history spans, below and above. */
@@ -64,9 +62,21 @@ const DEFAULT_STARTING_MS = 15_000;
 const OVERRUN = [0.5, 1.5, 3] as const;
 /** Defaults for the phases after the weights: a base, and a term that grows with the square root of the model's size. */
 const AFTER_BASE_MS = 8_000;
-const AFTER_PER_SQRT_GB_MS = 2_000;
+const AFTER_PER_SQRT_GB_MS = 3_000;
 /** Nothing less than this is left while a phase goes on (the ETA does not sit at 0). */
 const MIN_LEFT_MS = 3_000;
+/**
+ * A quiet step (no bar) that no previous load has timed: at least this is left while it goes on.
+ * Under it a short estimate could not grow with the step without jumping: 75 s counting down
+ * 10 s and then 1.4x is no more than the step's own growth (1.5x its time so far) from there on.
+ */
+const QUIET_FLOOR_MS = 75_000;
+/** A quiet step history's plan gives less than this is one history has not timed (a hand-over of seconds is no step). */
+const KNOWN_STEP_MS = 10_000;
+/** A CUDA-graph batch before the capture has timed two of its own (no history): its share of the plan, at least this. */
+const DEFAULT_BATCH_MS = 500;
+/** The weights' first seconds: no ETA until the bytes give a rate (a forecast the reads may disprove at once). */
+const WEIGHTS_MEASURE_MS = 12_000;
 
 function loadStart(state: LoadState): number {
   return state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
@@ -212,7 +222,9 @@ function afterStartOf(state: LoadState, now: number): number | undefined {
 
 /** Ms left of a step that shows its own bar, at the bar's rate since the step began. */
 function barLeft(done: number | undefined, total: number | undefined, elapsedMs: number): number | undefined {
-  if (done === undefined || total === undefined || done <= 0 || total <= done || elapsedMs <= 0) return undefined;
+  // (1 of 16384 done says nothing of the rate yet)
+  if (done === undefined || total === undefined || done < total * 0.01 || total <= done || elapsedMs <= 0)
+    return undefined;
   return (elapsedMs * (total - done)) / done;
 }
 
@@ -280,8 +292,42 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
     const mid = Math.max(tail, planLeft);
     return { midMs: mid, lowMs: tail * 0.5, highMs: mid * 1.5, basis: 'plan', source, key };
   }
+  // How long history's plan gives this quiet step: the post-shard processing of the previous
+  // loads, else what the plan had left when the step began beyond its tail.
+  const sinceAfter = Math.max(0, stepSince - afterStart);
+  const postShards = activity?.kind === 'post-shards';
+  const stepPlan = source !== 'history' ? 0 : postShards ? (afterShards ?? 0) : Math.max(0, plan - sinceAfter - tail);
+  if (activity && stepPlan < KNOWN_STEP_MS) {
+    // A quiet step nothing has timed: at least QUIET_FLOOR_MS, then about half as long again as
+    // it has taken so far, with the rest of the plan after it.
+    const rest = Math.max(tail, postShards ? plan - stepPlan : plan - sinceAfter);
+    const what = activityLabel(activity);
+    return {
+      midMs: Math.max(QUIET_FLOOR_MS, rest + stepElapsed * OVERRUN[1]),
+      lowMs: rest * share[0] + stepElapsed * OVERRUN[0],
+      highMs: rest * share[1] + Math.max(QUIET_FLOOR_MS, stepElapsed * OVERRUN[2]),
+      basis: 'step so far',
+      source,
+      reason: `${what}: no bar, and ${source === 'history' ? 'not in the previous loads' : 'no previous load'} to time it (${Math.round(stepElapsed / 1000)} s so far): about half as long again as it has taken`,
+      key,
+    };
+  }
+  if (!activity && source === 'defaults' && state.phase === 'capturing CUDA graphs' && graphs && graphs.total > 0) {
+    // The batches not yet timed: the plan's share of them, a batch at least DEFAULT_BATCH_MS.
+    const batches = Math.max(tail, (graphs.total - graphs.done) * DEFAULT_BATCH_MS + tail);
+    if (batches > planLeft)
+      return {
+        midMs: batches,
+        lowMs: Math.max(MIN_LEFT_MS, planLeft) * share[0],
+        highMs: batches * share[1],
+        basis: 'defaults',
+        source,
+        reason: `CUDA graphs: ${graphs.total} batch sizes to capture, none timed yet`,
+        key,
+      };
+  }
   // History knows how long this step took last time: past its plan only when the plan is spent.
-  // The defaults do not: a quiet step is expected to last about half as long again as it has so far.
+  // The defaults do not: a phase is expected to last about half as long again as it has so far.
   const overrun =
     source === 'history' ? planLeft < MIN_LEFT_MS : planLeft < Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1]);
   if (!overrun) {
@@ -309,7 +355,6 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
     source,
     reason: `${what} is taking longer than ${source === 'history' ? 'in previous loads' : 'the defaults said'} (${Math.round(stepElapsed / 1000)} s so far): the estimate grows with it`,
     key: `${key}/overrun`,
-    growing: true,
   };
 }
 
@@ -347,6 +392,9 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
     ...(state.prior ? { prior: state.prior } : {}),
   });
   if (live) return weights(state, live, now, key);
+  // The bytes will give a rate within seconds: no forecast they could disprove at once meanwhile.
+  const weightsAt = t['loading weights'];
+  if (weightsAt !== undefined && state.ioSamples.length > 0 && now - weightsAt < WEIGHTS_MEASURE_MS) return undefined;
   if (state.shards && state.shards.done > 0 && state.activity === undefined) {
     // The shard rate was disproved (no progress for longer than a shard takes): a stall.
     const at = t['loading weights'];

@@ -386,7 +386,9 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'tick': {
       const alive = state.unit !== undefined && isAlive(state.unit);
       const stalled = alive && state.connected && signal.at - state.lastProgressAt >= signal.stallMs;
-      if (stalled === state.stalled) return state;
+      // (a quiet step is named after a while: the clock alone may name it)
+      const named = foldActivity(state, state, signal.at).activity !== state.activity;
+      if (stalled === state.stalled && !named) return state;
       return finish(state, { ...state, stalled }, signal.at, stalled ? stallSignalText(state, signal.at) : undefined);
     }
   }

@@ -106,11 +106,19 @@ export function applyActivityEvent(
   }
 }
 
+/**
+ * The shard bar at 100 % and no "Load weight end" for this long is a step of its own: most
+ * engines hand over within seconds, and a step named for a second only makes the ETA flicker.
+ */
+export const POST_SHARDS_NAMED_AFTER_MS = 10_000;
+
 /** The step the state itself implies: the shard bar at 100 % while the phase is still the weights. */
 function impliedActivity(state: LoadState, at: number, previous: Activity | undefined): Activity | undefined {
   if (state.phase !== 'loading weights' || state.weightsDone || !state.shards || state.shards.done < state.shards.total)
     return undefined;
-  const since = previous?.kind === 'post-shards' ? previous.since : at;
+  if (previous?.kind !== 'post-shards' && at - (state.weightsReadAt ?? at) < POST_SHARDS_NAMED_AFTER_MS)
+    return undefined;
+  const since = previous?.kind === 'post-shards' ? previous.since : (state.weightsReadAt ?? at);
   // Not a count: ranks whose `Load weight end` lines are identical are read once (rank de-duplication).
   return { kind: 'post-shards', since, ...(state.weightsEnded > 0 ? { note: 'some ranks are done' } : {}) };
 }

@@ -69,13 +69,13 @@ describe('eta: rates', () => {
 
 describe('eta: estimate', () => {
   const total = 10_000 * MB;
-  it('says nothing before 5 % of the bytes or 10 s of samples', () => {
-    const few = linear(0, 4000, 1000, 200 * MB); // 800 MB = 8 %, 4 s
+  it('says nothing before 2 % of the bytes or 4 s of samples', () => {
+    const few = linear(0, 3000, 1000, 200 * MB); // 600 MB = 6 %, 3 s
     assert.equal(
-      estimateEta({ now: 4000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: few }),
+      estimateEta({ now: 3000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: few }),
       undefined,
     );
-    const slow = linear(0, 20_000, 1000, 10 * MB); // 200 MB = 2 %
+    const slow = linear(0, 20_000, 1000, 7.5 * MB); // 150 MB = 1.5 %
     assert.equal(
       estimateEta({ now: 20_000, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples: slow }),
       undefined,

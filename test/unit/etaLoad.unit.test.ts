@@ -70,7 +70,7 @@ describe('eta of the whole load: range when unsure', () => {
       perGpu: Array.from({ length: 8 }, (_, index) => ({ index, usedMiB: 10, totalMiB: 80_000 })),
     });
     assert.ok(s.eta);
-    assert.match(etaText(s.eta, 1500)!, /^\d+(s|m)?-\d+[sm] left$|^\d+s-\d+m left$/);
+    assert.match(etaText(s.eta, 1500)!, /^\d+[sm]?( \d+s)?-\d+[sm]( \d+s)? left$/);
     assert.match(
       etaTooltip(s, s.eta, 1500),
       /^ETA: .* left, from defaults for a 20\.0 GB model on 8 GPUs \(no previous load\)$/,
@@ -117,7 +117,9 @@ describe('eta of the whole load: damping', () => {
     const near = (midMs: number): RawEta => ({ ...raw(midMs), lowMs: 1_000 });
     const up = dampEta(prev, near(600_000), 30_000);
     assert.ok(Math.abs((up.readyAt - 30_000) / 50_000 - MAX_MOVE) < 1e-9);
-    assert.ok(up.highAt! - 30_000 >= 600_000, 'the range holds what the evidence says');
+    const [lowSide, highSide] = [up.readyAt - up.lowAt!, up.highAt! - up.readyAt];
+    assert.ok(Math.abs(lowSide - highSide) < 1e-6, 'the range is centred on what is shown');
+    assert.ok(highSide <= 0.75 * (up.readyAt - 30_000) + 1e-6, 'and at most 75 % of it either side');
     const down = dampEta(prev, { ...raw(1_000), highMs: 60_000 }, 30_000);
     assert.ok(Math.abs(50_000 / (down.readyAt - 30_000) - MAX_MOVE) < 1e-9);
     // many small steps do not compound past the bound (each reading of the last 10 s is an anchor)
@@ -128,12 +130,13 @@ describe('eta of the whole load: damping', () => {
     const fresh: ShownEta = { ...shown(20_000, 60_000, 19_000), key: 'loading weights//forecast' };
     assert.ok(dampEta(fresh, near(600_000), 21_000).readyAt - 21_000 <= 59_000 * MAX_MOVE);
   });
-  it("moves past the bound only as far as the evidence's near end, when even that is past it", () => {
-    const prev = shown(20_000, 60_000);
-    const proved = dampEta(prev, { ...raw(600_000), lowMs: 400_000 }, 30_000);
-    assert.equal(proved.readyAt - 30_000, 400_000);
-    const provedLong = dampEta(prev, { ...raw(1_000), highMs: 10_000 }, 30_000);
-    assert.equal(provedLong.readyAt - 30_000, 10_000);
+  it('holds the bound even when the evidence is far past it, and gets there over the next windows', () => {
+    const evidence = (t: number): RawEta => ({ ...raw(600_000 - (t - 30_000)), lowMs: 400_000 - (t - 30_000) });
+    let e = dampEta(shown(20_000, 60_000), evidence(30_000), 30_000);
+    assert.ok(Math.abs((e.readyAt - 30_000) / 50_000 - MAX_MOVE) < 1e-9);
+    for (let t = 31_000; t <= 160_000; t += 1000) e = dampEta(e, evidence(t), t);
+    const left = e.readyAt - 160_000;
+    assert.ok(Math.abs(left - 470_000) / 470_000 < 0.05, `${left} ms left, the evidence says 470 000`);
   });
   it('a phase change (or a quiet step beginning) moves freely', () => {
     const prev = shown(20_000, 60_000);
@@ -173,7 +176,8 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
       const { first, second } = caseOf(s.name);
       assert.deepEqual(first.phasesWithout, [], `${s.name} first`);
       assert.deepEqual(second.phasesWithout, [], `${s.name} second`);
-      assert.ok(first.uncovered < 0.02, `${s.name}: no ETA ${first.uncovered}`);
+      // (none only in the weights' first seconds, until the bytes give a rate: no forecast they could disprove at once)
+      assert.ok(first.uncovered < 0.05, `${s.name}: no ETA ${first.uncovered}`);
     }
   });
   it('files said cached but read cold: corrected from the read rate early, and the tooltip says why', () => {
@@ -231,7 +235,7 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
     assert.ok(s.midMs >= 120_000 && s.highMs > s.midMs && s.lowMs < s.midMs, JSON.stringify(s));
     assert.match(
       s.reason ?? '',
-      /processing weights after the last shard is taking longer than the defaults said \(120 s so far\)/,
+      /processing weights after the last shard: no bar, and no previous load to time it \(120 s so far\)/,
     );
   });
   it("a silent step after the last shard, seen in the previous load: in the ETA from the weights' start on", () => {

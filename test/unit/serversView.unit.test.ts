@@ -95,7 +95,7 @@ describe('servers view rows', () => {
     assert.match(forwarded!.tooltip, /http:\/\/127\.0\.0\.1:30001 is forwarded to http:\/\/localhost:41234/);
   });
 
-  it('a quiet step is named on the row (no ETA for it); a stalled row says since when and what was last seen', () => {
+  it('a quiet step is named on the row, with its ETA; a stalled row says since when and what was last seen', () => {
     let quiet = reduce(loading(), {
       kind: 'journal',
       at: 5000,
@@ -103,8 +103,11 @@ describe('servers view rows', () => {
       text: 'shards 64/64',
     });
     quiet = reduce(quiet, { kind: 'prior', at: 5100, prior: { afterWeightsMs: 20_000, loads: 2 } });
-    const [row] = serverRows([snap('q', quiet, { loading: true })], undefined, 65_000);
-    assert.equal(row!.description, 'loading 90% · processing weights after the last shard');
+    // (named once the bar has stood at 100 % for a while: a hand-over of seconds is no step)
+    quiet = reduce(quiet, { kind: 'tick', at: 16_000, stallMs: 600_000 });
+    const [row] = serverRows([snap('q', quiet, { loading: true })], undefined, 20_000);
+    // (not timed by the previous loads: at least 75 s from the step's naming)
+    assert.equal(row!.description, 'loading 90% · processing weights after the last shard · about 71s left');
     assert.match(
       row!.tooltip,
       /q: loading 90% \(loading weights, 64\/64 shards, processing weights after the last shard\)/,

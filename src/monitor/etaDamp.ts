@@ -85,10 +85,11 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     const up = Math.min(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) * MAX_MOVE));
     const down = Math.max(...anchors.map(([, readyAt]) => Math.max(FLOOR_MS, readyAt - now) / MAX_MOVE));
     // Within the bound, whatever the evidence says: it gets there over the next windows (the
-    // estimators keep an uncertain time high enough to grow from; see QUIET_FLOOR_MS). Each step
-    // takes only its share of the window's move (a 1.4x drop at once would leave the older anchors
-    // asking for more than the newer allow), and the newer anchors win a conflict.
-    mid = Math.min(up, Math.max(down, clampMove(previous.readyAt - now, raw.midMs, factor)));
+    // estimators keep an uncertain time high enough to grow from; see QUIET_FLOOR_MS). A fall
+    // takes only its step's share of the window's move (a 1.4x drop at once would leave the older
+    // anchors asking for more than the newer allow), and the newer anchors win a conflict.
+    const fall = Math.max(FLOOR_MS, previous.readyAt - now) / factor;
+    mid = Math.min(up, Math.max(down, fall, Math.min(raw.midMs, up)));
     // The ends: damped as before, and never narrower than where the raw middle is.
     low = Math.min(mid, raw.midMs, clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor));
     high = Math.max(mid, raw.midMs, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));

@@ -60,9 +60,16 @@ const DEFAULT_AFTER = [0.6, 2.2] as const;
 const DEFAULT_STARTING_MS = 15_000;
 /** A quiet step past its plan: expected to last this share of its time so far again (low, middle, high). */
 const OVERRUN = [0.5, 1.5, 3] as const;
-/** Defaults for the phases after the weights: a base, and a term that grows with the square root of the model's size. */
-const AFTER_BASE_MS = 8_000;
-const AFTER_PER_SQRT_GB_MS = 3_000;
+/**
+ * Defaults for the phases after the weights (KV cache, CUDA graphs, warm-up, with the JIT caches
+ * of an earlier start): a base, a term that grows with the model's size, one per doubling of the
+ * GPU count, fitted to sg-llmsinclouds-qwq32b (65 GB on 4 GPUs: 12 s from "Load weight end" to
+ * ready); for Kimi K2.6 (548 GB on 8 GPUs) this gives 61 s. A first start's JIT compiles are quiet
+ * steps of their own (QUIET_FLOOR_MS).
+ */
+const AFTER_BASE_MS = 3_500;
+const AFTER_PER_GB_MS = 100;
+const AFTER_PER_GPU_DOUBLING_MS = 1_000;
 /** Nothing less than this is left while a phase goes on (the ETA does not sit at 0). */
 const MIN_LEFT_MS = 3_000;
 /**
@@ -110,9 +117,9 @@ function afterPlanMs(state: LoadState, weightsTotalMs: number): number {
   const prior = state.prior;
   if (prior?.afterWeightsMs !== undefined) return prior.afterWeightsMs;
   const gpus = state.gpu?.perGpu.length ?? 1;
-  const perGroup = 2_000 * Math.log2(Math.max(1, gpus));
+  const perGroup = AFTER_PER_GPU_DOUBLING_MS * Math.log2(Math.max(1, gpus));
   const total = state.io?.totalBytes ?? prior?.totalBytes;
-  if (total !== undefined && total > 0) return AFTER_BASE_MS + AFTER_PER_SQRT_GB_MS * Math.sqrt(total / 1e9) + perGroup;
+  if (total !== undefined && total > 0) return AFTER_BASE_MS + AFTER_PER_GB_MS * (total / 1e9) + perGroup;
   return Math.max(DEFAULT_AFTER_WEIGHTS_MIN_MS, weightsTotalMs * DEFAULT_AFTER_WEIGHTS_SHARE) + perGroup;
 }
 
@@ -394,7 +401,7 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
   if (live) return weights(state, live, now, key);
   // The bytes will give a rate within seconds: no forecast they could disprove at once meanwhile.
   const weightsAt = t['loading weights'];
-  if (weightsAt !== undefined && state.ioSamples.length > 0 && now - weightsAt < WEIGHTS_MEASURE_MS) return undefined;
+  if (weightsAt !== undefined && now - weightsAt < WEIGHTS_MEASURE_MS) return undefined;
   if (state.shards && state.shards.done > 0 && state.activity === undefined) {
     // The shard rate was disproved (no progress for longer than a shard takes): a stall.
     const at = t['loading weights'];

@@ -281,10 +281,11 @@ const base = {
   gpus: 8,
   startingMs: 12_000,
   forecastResident: 0,
-  postShardsMs: 2_000,
-  kvMs: 3_000,
-  graphs: { batches: 36, msPerBatch: 400 },
-  warmupMs: 3_000,
+  // after the weights as sg-llmsinclouds-qwq32b has them: 13 batch sizes in 7.2 s, 5 s to ready
+  postShardsMs: 500,
+  kvMs: 1_000,
+  graphs: { batches: 13, msPerBatch: 550 },
+  warmupMs: 4_000,
   shardLines: true,
 };
 

@@ -5,6 +5,7 @@
  */
 import { LOAD_PHASES, type ActivityKind, type LoadPhase } from '../engine/events';
 import type { LoadPrior } from './eta';
+import { captureSizesUpTo } from '../engine/sglang/sglangCapture';
 import type { LoadState } from './loadState';
 
 export const HISTORY_LIMIT = 20;
@@ -51,6 +52,9 @@ export interface LoadRecord {
   readonly cachedShare?: number;
   /** When the watch began, ms after startedAt (0 when it saw the restart): what began before it was seen late. */
   readonly watchFromMs?: number;
+  /** CUDA graphs the capture ran (its bar's total), and the unit's `--cuda-graph-max-bs` then. */
+  readonly captureBatches?: number;
+  readonly cudaGraphMaxBs?: number;
 }
 
 /** A named quiet step of a load (monitor/loadBreakdown.ts tracks them from the states). */
@@ -89,6 +93,7 @@ export function recordOf(
   now: number,
   residentBytesAtStart?: number,
   seenSteps: readonly SeenStep[] = [],
+  cudaGraphMaxBs?: number,
 ): LoadRecord {
   const startedAt = loadStart(state);
   const end = state.readyAt ?? now;
@@ -139,6 +144,10 @@ export function recordOf(
     ...(steps.length ? { steps } : {}),
     ...(cachedShare !== undefined ? { cachedShare } : {}),
     watchFromMs: Math.max(0, state.watchStartedAt - startedAt),
+    ...(state.cudaGraphBatches && state.cudaGraphBatches.total > 0
+      ? { captureBatches: state.cudaGraphBatches.total }
+      : {}),
+    ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
   };
   return record;
 }
@@ -195,13 +204,13 @@ function pick(records: readonly LoadRecord[], f: (r: LoadRecord) => number | und
  */
 export function priorFrom(
   records: readonly LoadRecord[],
-  extra: { residentBytes?: number; totalBytes?: number } = {},
+  extra: { residentBytes?: number; totalBytes?: number; cudaGraphMaxBs?: number } = {},
 ): LoadPrior {
   records = records.filter(watchedFromStart);
   const ready = records.filter((r) => r.outcome === 'ready');
   const coldBps = median(pick(records, (r) => r.coldBps));
   const warmBps = median(pick(records, (r) => r.warmBps));
-  const afterWeightsMs = median(pick(ready, (r) => r.afterWeightsMs));
+  const afterWeightsMs = afterWeightsFor(ready, extra.cudaGraphMaxBs);
   const afterShardsMs = median(pick(ready, (r) => r.afterShardsMs));
   const startingMs = median(pick(ready, (r) => r.startingMs));
   const weightsPhaseMs = median(pick(ready, (r) => r.phaseMs['loading weights']));
@@ -218,6 +227,26 @@ export function priorFrom(
     ...(extra.totalBytes !== undefined ? { totalBytes: extra.totalBytes } : {}),
     loads: ready.length,
   };
+}
+
+/**
+ * History's time from the weights' end to ready, for a load that will capture with
+ * `cudaGraphMaxBs`: each past load's capture scaled by the CUDA graphs the new bound gives
+ * against the ones its own gave (SGLang captures one per batch size up to the bound), the rest
+ * as it was. Loads that did not record both are taken as they were.
+ */
+function afterWeightsFor(ready: readonly LoadRecord[], cudaGraphMaxBs: number | undefined): number | undefined {
+  return median(
+    pick(ready, (r) => {
+      const capture = r.phaseMs['capturing CUDA graphs'];
+      if (r.afterWeightsMs === undefined || cudaGraphMaxBs === undefined || r.cudaGraphMaxBs === undefined)
+        return r.afterWeightsMs;
+      if (capture === undefined || r.cudaGraphMaxBs === cudaGraphMaxBs) return r.afterWeightsMs;
+      const then = captureSizesUpTo(r.cudaGraphMaxBs);
+      if (then <= 0) return r.afterWeightsMs;
+      return r.afterWeightsMs - capture + (capture * captureSizesUpTo(cudaGraphMaxBs)) / then;
+    }),
+  );
 }
 
 function isRecord(x: unknown): x is LoadRecord {

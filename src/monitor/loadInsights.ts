@@ -1,6 +1,6 @@
 import { targetIo, type Target } from '../target/target';
 import type { Transport } from '../transport/transport';
-import { modelPathOf } from '../engine/execStart';
+import { getFlag, modelPathOf } from '../engine/execStart';
 import { dropCacheWarning, predictionText } from '../host/pageCache';
 import { predictLoad } from './loadPrediction';
 import { execStartCommand, execStartOf } from '../target/systemd/systemd';
@@ -29,6 +29,8 @@ export interface LoadForecast {
 export class LoadInsights {
   private readonly history: LoadHistoryStore;
   private readonly residentAtRestart = new Map<string, number>();
+  /** The unit's `--cuda-graph-max-bs` read for the forecast, kept for the load's record. */
+  private readonly graphBoundAtRestart = new Map<string, number>();
   /** The named quiet steps of each server's load under way (the state keeps only the current one). */
   private readonly steps = new Map<string, StepTrack>();
 
@@ -41,21 +43,27 @@ export class LoadInsights {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
+    let cudaGraphMaxBs: number | undefined;
     try {
+      let argv: readonly string[];
       if (target) {
         // The target's command line (a container's, with its path on the host through its volume).
         const state = await target.readState(targetIo(transport));
-        const given = modelPathOf(state.argv);
+        argv = state.argv;
+        const given = modelPathOf(argv);
         modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
-        warning = dropCacheWarning(state.argv);
       } else {
-        const argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
+        argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
         modelPath = modelPathOf(argv);
-        warning = dropCacheWarning(argv);
       }
+      warning = dropCacheWarning(argv);
+      const bound = getFlag(argv, '--cuda-graph-max-bs');
+      cudaGraphMaxBs = bound !== undefined && /^\d+$/.test(bound) ? Number(bound) : undefined;
     } catch {
       // No forecast is better than a guess.
     }
+    if (cudaGraphMaxBs !== undefined) this.graphBoundAtRestart.set(server, cudaGraphMaxBs);
+    else this.graphBoundAtRestart.delete(server);
     let residentBytes: number | undefined;
     let totalBytes: number | undefined;
     if (modelPath?.startsWith('/')) {
@@ -77,12 +85,20 @@ export class LoadInsights {
       totalBytes,
       text,
       warning,
-      prior: priorFrom(records, { residentBytes, totalBytes }),
+      prior: priorFrom(records, {
+        residentBytes,
+        totalBytes,
+        ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+      }),
     };
   }
 
   prior(server: string, unit: string): LoadPrior {
-    return priorFrom(this.history.list(server, unit), { residentBytes: this.residentAtRestart.get(server) });
+    const cudaGraphMaxBs = this.graphBoundAtRestart.get(server);
+    return priorFrom(this.history.list(server, unit), {
+      residentBytes: this.residentAtRestart.get(server),
+      ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+    });
   }
 
   /** Each state of a server's watch: the steps it names are kept for the load's record. */
@@ -98,8 +114,17 @@ export class LoadInsights {
     const state: LoadState = outcome.state;
     const now = Date.now();
     const steps = trackSteps(this.steps.get(server), state, now).steps;
-    await this.history.add(server, unit, recordOf(state, outcome.end, now, this.residentAtRestart.get(server), steps));
+    const record = recordOf(
+      state,
+      outcome.end,
+      now,
+      this.residentAtRestart.get(server),
+      steps,
+      this.graphBoundAtRestart.get(server),
+    );
+    await this.history.add(server, unit, record);
     this.residentAtRestart.delete(server);
+    this.graphBoundAtRestart.delete(server);
     this.steps.delete(server);
   }
 

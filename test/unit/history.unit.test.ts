@@ -12,6 +12,7 @@ import {
   watchedFromStart,
 } from '../../src/monitor/history';
 import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
+import { captureSizesUpTo } from '../../src/engine/sglang/sglangCapture';
 
 const unit: UnitStatus = {
   loadState: 'loaded',
@@ -129,6 +130,26 @@ describe('load history', () => {
     assert.equal(p.loads, 2);
     assert.deepEqual(priorFrom([]), { loads: 0 });
     assert.equal(median([]), undefined);
+  });
+  it("scales history's CUDA-graph capture by the graphs the unit's --cuda-graph-max-bs gives now", () => {
+    // SGLang's list 1, 2, 4, 8, 12, then steps of 8: 6 graphs up to 16, 10 up to 48, 24 up to 160
+    assert.deepEqual([0, 1, 8, 16, 48, 160].map(captureSizesUpTo), [0, 1, 4, 6, 10, 24]);
+    const last: LoadRecord = {
+      startedAt: 0,
+      outcome: 'ready',
+      totalMs: 60_000,
+      phaseMs: { 'capturing CUDA graphs': 12_000 },
+      afterWeightsMs: 20_000,
+      captureBatches: 10,
+      cudaGraphMaxBs: 48,
+      watchFromMs: 0,
+    };
+    // 8 s besides the capture, and 12 s x 24 / 10 of it
+    assert.equal(priorFrom([last], { cudaGraphMaxBs: 160 }).afterWeightsMs, 8_000 + 28_800);
+    assert.equal(priorFrom([last], { cudaGraphMaxBs: 48 }).afterWeightsMs, 20_000, 'the same bound');
+    assert.equal(priorFrom([last]).afterWeightsMs, 20_000, 'the bound not known now');
+    const { cudaGraphMaxBs: _, ...unbounded } = last;
+    assert.equal(priorFrom([unbounded], { cudaGraphMaxBs: 160 }).afterWeightsMs, 20_000, 'nor then');
   });
   it('stores per server+unit in a Memento and ignores garbage', async () => {
     const data = new Map<string, unknown>();

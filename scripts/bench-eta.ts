@@ -120,11 +120,11 @@ async function main(): Promise<void> {
 
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared with other jobs${from ? '' : ` (load average ${os.loadavg()[0]!.toFixed(1)} at the end)`}, Node ${process.version}`;
-  const command = `npm run bench:eta -- --first ${FIRST} --later ${LATER} --hosts-per-case ${PER_CASE} --parallel ${PARALLEL}${opt('cases') ? ` --cases ${opt('cases')}` : ''} --label ${LABEL}`;
+  const command = `${SCALE !== 0.12 ? `ETA_BENCH_SCALE=${SCALE} ` : ''}npm run bench:eta -- --first ${FIRST} --later ${LATER} --hosts-per-case ${PER_CASE} --parallel ${PARALLEL}${opt('cases') ? ` --cases ${opt('cases')}` : ''} --label ${LABEL}`;
   const sub = [
     `### ${LABEL}: ${date} UTC, ${opt('commit') ?? gitHead()}`,
     '',
-    `Machine: ${machine}. Command: \`${command}\` (${minutes.toFixed(1)} min).`,
+    `Machine: ${machine}. Time scale x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s). Command: \`${command}\` (${minutes.toFixed(1)} min).`,
     '',
     text,
     '',
@@ -155,10 +155,10 @@ function intro(): string {
       "**First** loads have no history (a new server); **later** loads have this server's history of its previous loads of the same shape. " +
       'Runs are kept by label: **before** = the estimator before its issue-19 rewrite (branch eta not merged), **after** = with branch eta merged; each heading gives the commit measured.',
     '',
-    `Time-compressed: the real logs' seconds x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s), ` +
+    "Time-compressed by each run's scale (its line says it; `ETA_BENCH_SCALE`, default 0.12): the real logs' seconds of the quiet steps times it, " +
       `${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB read at ${COLD_MBPS} MB/s cold, ${WARM_MBPS} MB/s from the page cache (~${Math.round((SHARDS * SHARD_BYTES) / 1e6 / COLD_MBPS)} s of weights), ` +
       'the watcher polling every second (the extension polls every 2 s by default); several hosts run in parallel (the command says how many), so the loads share the CPU. ' +
-      "The estimator's own windows are not scaled (e.g. no ETA before 10 s of samples and 5 % of the bytes, rates over 10-30 s): at 25 % of a 25-s load that is a real limit of the bench, which a 10-minute load would not meet.",
+      "The estimator's own windows are not scaled (no ETA in the weights' first seconds until 4 s of samples and 2 % of the bytes give a rate, rates over 10-30 s, the bound's 10 s): at 25 % of a 25-s load that is a real limit of the bench, which a 10-minute load would not meet; at scale 0.12 a quiet step of 150 s lasts 18 s and falls after half of the load, where a first load cannot foresee it (at scale 1 half of the load falls inside it).",
     '',
     '- |err| = |shown - true left| / true left, at 25, 50 and 75 % of the load (restart to the ready line): median, and the worst (signed: + said too much time); "none" = loads with no ETA on screen then.',
     '- largest jump: the shown time against what an earlier reading implied for then (its time less the seconds gone), both floored at 5 s (a late poll and the rounding move a few seconds), within 10 s and one watcher phase (a quiet step the watcher names, e.g. a DeepGEMM compile inside graph capture, counts as a phase of its own from the run labelled after-2 on).',

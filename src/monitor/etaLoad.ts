@@ -411,6 +411,14 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
   return forecast(state, now, `${key}/forecast`);
 }
 
+/** Why no ETA is shown yet, when the reason is the weights' first seconds (the tooltip's ETA line then). */
+export function etaPendingText(state: LoadState, now: number): string | undefined {
+  const weightsAt = state.phaseTimes['loading weights'];
+  if (state.phase !== 'loading weights' || state.eta !== undefined || weightsAt === undefined) return undefined;
+  if (now - weightsAt >= WEIGHTS_MEASURE_MS) return undefined;
+  return 'ETA: in a few seconds, once the bytes read give a rate';
+}
+
 /**
  * The tooltip's ETA line: what is shown, where the plan comes from, and why it moved when
  * something moved it ("ETA: 4-6m left, from defaults for a 41.2 GB model on 8 GPUs (no previous

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { etaText, formatEta } from '../../src/monitor/eta';
-import { etaTooltip, estimateLoad, type RawEta } from '../../src/monitor/etaLoad';
+import { etaPendingText, etaTooltip, estimateLoad, type RawEta } from '../../src/monitor/etaLoad';
 import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
 import type { UnitStatus } from '../../src/engine/events';
 import { runCase, SHAPES, type HarnessResult } from '../util/etaHarness';
@@ -179,6 +179,18 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
       // (none only in the weights' first seconds, until the bytes give a rate: no forecast they could disprove at once)
       assert.ok(first.uncovered < 0.05, `${s.name}: no ETA ${first.uncovered}`);
     }
+  });
+  it("the weights' first seconds: no ETA until the bytes give a rate, and the tooltip says so", () => {
+    let s = started({ totalBytes: 20 * GB, residentBytes: 20 * GB, loads: 0 });
+    s = reduce(s, { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'loading weights' }, text: 'x' });
+    s = reduce(s, { kind: 'io', at: 2000, readBytes: 0.1 * GB, coldBytes: 0.1 * GB, totalBytes: 20 * GB });
+    assert.equal(s.eta, undefined);
+    assert.equal(etaPendingText(s, 2000), 'ETA: in a few seconds, once the bytes read give a rate');
+    assert.equal(etaPendingText(s, 14_000), undefined, 'not past the first seconds');
+    for (let t = 3000; t <= 7000; t += 1000)
+      s = reduce(s, { kind: 'io', at: t, readBytes: (t / 1000) * 0.35 * GB, coldBytes: (t / 1000) * 0.35 * GB });
+    assert.ok(s.eta, 'then from the read rate');
+    assert.equal(etaPendingText(s, 7000), undefined);
   });
   it('files said cached but read cold: corrected from the read rate early, and the tooltip says why', () => {
     const { first } = caseOf('forecast said cached, read cold');

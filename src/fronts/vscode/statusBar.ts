@@ -5,7 +5,7 @@ import { refusalWord, type Refusal } from '../../present/refusals';
 import { maskSecrets } from '../../util/secrets';
 import { bytesFraction, formatDuration, type LoadState } from '../../monitor/loadState';
 import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/eta';
-import { etaTooltip } from '../../monitor/etaLoad';
+import { etaPendingText, etaTooltip } from '../../monitor/etaLoad';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../engine/activity';
@@ -123,6 +123,10 @@ function activeServerTooltip(view: StatusView, now: number): string {
     lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
   if (remaining !== undefined && state.eta) lines.push(etaTooltip(state, state.eta, now));
+  else {
+    const pending = state.readyAt === undefined ? etaPendingText(state, now) : undefined;
+    if (pending) lines.push(pending);
+  }
   if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;

@@ -209,7 +209,11 @@ export function priorFrom(
   records = records.filter(watchedFromStart);
   const ready = records.filter((r) => r.outcome === 'ready');
   const coldBps = median(pick(records, (r) => r.coldBps));
-  const warmBps = median(pick(records, (r) => r.warmBps));
+  // A "page-cache rate" under the same load's storage rate is a trickle (sockets, imports) of a
+  // load that read every byte cold, no reading rate: a forecast of cached files at it says minutes.
+  const warmBps = median(
+    pick(records, (r) => (r.coldBps !== undefined && (r.warmBps ?? 0) < r.coldBps ? undefined : r.warmBps)),
+  );
   const afterWeightsMs = afterWeightsFor(ready, extra.cudaGraphMaxBs);
   const afterShardsMs = median(pick(ready, (r) => r.afterShardsMs));
   const startingMs = median(pick(ready, (r) => r.startingMs));

@@ -13,6 +13,7 @@ import {
 } from '../../src/monitor/history';
 import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
 import { captureSizesUpTo } from '../../src/engine/sglang/sglangCapture';
+import { predictLoad } from '../../src/monitor/loadPrediction';
 
 const unit: UnitStatus = {
   loadState: 'loaded',
@@ -129,6 +130,10 @@ describe('load history', () => {
     assert.equal(p.residentBytes, 5);
     assert.equal(p.loads, 2);
     assert.deepEqual(priorFrom([]), { loads: 0 });
+    // every byte read cold: its "page-cache rate" (sockets, imports) is no reading rate
+    const cold: LoadRecord = { ...recs[0]!, coldBps: 10e6, warmBps: 5e3 };
+    assert.equal(priorFrom([cold]).warmBps, undefined);
+    assert.ok(predictLoad([cold], 302e6, 302e6) < 60_000, 'a forecast of cached files does not say minutes');
     assert.equal(median([]), undefined);
   });
   it("scales history's CUDA-graph capture by the graphs the unit's --cuda-graph-max-bs gives now", () => {

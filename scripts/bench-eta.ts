@@ -153,7 +153,7 @@ function intro(): string {
       "the restart forecast (ExecStart, page-cache residency with fincore), the watcher, the load's record into the history; the status bar's text " +
       '(`statusText`, which shows `visibleEta`/`formatEta`) is read every second. ' +
       "**First** loads have no history (a new server); **later** loads have this server's history of its previous loads of the same shape. " +
-      'Runs are kept by label: **before** = the estimator before its issue-19 rewrite (branch eta not merged), **after** = with branch eta merged; each heading gives the commit measured.',
+      "Runs are kept by label: **before** = the estimator before its issue-19 rewrite (branch eta not merged), **after** to **after-3** = its first rewrite, **after-4** = the estimator of docs/eta.md (the bound held inside a phase, the range centred, quiet steps from 75 s), **after-4-scale-1** = the same with the quiet steps at the real logs' 150 s; each heading gives the commit measured.",
     '',
     "Time-compressed by each run's scale (its line says it; `ETA_BENCH_SCALE`, default 0.12): the real logs' seconds of the quiet steps times it, " +
       `${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB read at ${COLD_MBPS} MB/s cold, ${WARM_MBPS} MB/s from the page cache (~${Math.round((SHARDS * SHARD_BYTES) / 1e6 / COLD_MBPS)} s of weights), ` +

@@ -89,7 +89,7 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     // takes only its step's share of the window's move (a 1.4x drop at once would leave the older
     // anchors asking for more than the newer allow), and the newer anchors win a conflict.
     const fall = Math.max(FLOOR_MS, previous.readyAt - now) / factor;
-    mid = Math.min(up, Math.max(down, fall, Math.min(raw.midMs, up)));
+    mid = Math.min(up, Math.max(down, fall, raw.midMs));
     // The ends: damped as before, and never narrower than where the raw middle is.
     low = Math.min(mid, raw.midMs, clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor));
     high = Math.max(mid, raw.midMs, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));

@@ -400,8 +400,7 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
   });
   if (live) return weights(state, live, now, key);
   // The bytes will give a rate within seconds: no forecast they could disprove at once meanwhile.
-  const weightsAt = t['loading weights'];
-  if (weightsAt !== undefined && now - weightsAt < WEIGHTS_MEASURE_MS) return undefined;
+  if (inWeightsFirstSeconds(state, now)) return undefined;
   if (state.shards && state.shards.done > 0 && state.activity === undefined) {
     // The shard rate was disproved (no progress for longer than a shard takes): a stall.
     const at = t['loading weights'];
@@ -413,10 +412,14 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
 
 /** Why no ETA is shown yet, when the reason is the weights' first seconds (the tooltip's ETA line then). */
 export function etaPendingText(state: LoadState, now: number): string | undefined {
-  const weightsAt = state.phaseTimes['loading weights'];
-  if (state.phase !== 'loading weights' || state.eta !== undefined || weightsAt === undefined) return undefined;
-  if (now - weightsAt >= WEIGHTS_MEASURE_MS) return undefined;
+  if (state.eta !== undefined || !inWeightsFirstSeconds(state, now)) return undefined;
   return 'ETA: in a few seconds, once the bytes read give a rate';
+}
+
+/** The weights began less than WEIGHTS_MEASURE_MS ago (and the load is still in them). */
+function inWeightsFirstSeconds(state: LoadState, now: number): boolean {
+  const weightsAt = state.phaseTimes['loading weights'];
+  return state.phase === 'loading weights' && weightsAt !== undefined && now - weightsAt < WEIGHTS_MEASURE_MS;
 }
 
 /**

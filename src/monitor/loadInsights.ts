@@ -22,15 +22,20 @@ export interface LoadForecast {
   readonly prior: LoadPrior;
 }
 
+/** What a forecast read before a restart: the page cache's share of the weights, the unit's `--cuda-graph-max-bs`. */
+interface AtRestart {
+  readonly residentBytes?: number;
+  readonly cudaGraphMaxBs?: number;
+}
+
 /**
  * This host's load history and what it predicts: the restart confirmation's forecast, the ETA
  * prior, and a record of each load when it ends. Knows nothing of VS Code.
  */
 export class LoadInsights {
   private readonly history: LoadHistoryStore;
-  private readonly residentAtRestart = new Map<string, number>();
-  /** The unit's `--cuda-graph-max-bs` read for the forecast, kept for the load's record. */
-  private readonly graphBoundAtRestart = new Map<string, number>();
+  /** What the forecast read before each server's restart, kept for the prior and the load's record. */
+  private readonly atRestart = new Map<string, AtRestart>();
   /** The named quiet steps of each server's load under way (the state keeps only the current one). */
   private readonly steps = new Map<string, StepTrack>();
 
@@ -62,8 +67,6 @@ export class LoadInsights {
     } catch {
       // No forecast is better than a guess.
     }
-    if (cudaGraphMaxBs !== undefined) this.graphBoundAtRestart.set(server, cudaGraphMaxBs);
-    else this.graphBoundAtRestart.delete(server);
     let residentBytes: number | undefined;
     let totalBytes: number | undefined;
     if (modelPath?.startsWith('/')) {
@@ -75,7 +78,11 @@ export class LoadInsights {
         // Residency unknown: the forecast says so.
       }
     }
-    if (residentBytes !== undefined) this.residentAtRestart.set(server, residentBytes);
+    const residentKept = residentBytes ?? this.atRestart.get(server)?.residentBytes;
+    this.atRestart.set(server, {
+      ...(residentKept !== undefined ? { residentBytes: residentKept } : {}),
+      ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+    });
     const text = totalBytes
       ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes)
       : undefined;
@@ -94,11 +101,7 @@ export class LoadInsights {
   }
 
   prior(server: string, unit: string): LoadPrior {
-    const cudaGraphMaxBs = this.graphBoundAtRestart.get(server);
-    return priorFrom(this.history.list(server, unit), {
-      residentBytes: this.residentAtRestart.get(server),
-      ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
-    });
+    return priorFrom(this.history.list(server, unit), this.atRestart.get(server));
   }
 
   /** Each state of a server's watch: the steps it names are kept for the load's record. */
@@ -118,13 +121,12 @@ export class LoadInsights {
       state,
       outcome.end,
       now,
-      this.residentAtRestart.get(server),
+      this.atRestart.get(server)?.residentBytes,
       steps,
-      this.graphBoundAtRestart.get(server),
+      this.atRestart.get(server)?.cudaGraphMaxBs,
     );
     await this.history.add(server, unit, record);
-    this.residentAtRestart.delete(server);
-    this.graphBoundAtRestart.delete(server);
+    this.atRestart.delete(server);
     this.steps.delete(server);
   }
 

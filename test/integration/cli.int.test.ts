@@ -103,6 +103,25 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   const show = (run: Run) => `exit ${run.code}\nstdout:\n${run.stdout.join('\n')}\nstderr:\n${run.stderr}`;
   const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
   const json = (run: Run) => run.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
+  /** The extension's core (Fleet) on the simulated host, as VS Code runs it, asking no questions. */
+  function coreFleet() {
+    const settings = parseSettings({
+      servers: [serverEntry(host)],
+      knownHostsFile: knownHosts,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+    });
+    assert.ok(settings.ok);
+    const log = () => undefined;
+    const fleet = new Fleet({
+      ui: NO_QUESTIONS_UI,
+      log,
+      history: new MemoryMemento(),
+      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
+    });
+    fleet.configure(settings.settings);
+    return { fleet, settings };
+  }
 
   before(async () => {
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
@@ -388,21 +407,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
 
     it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI attaches", async () => {
-      const settings = parseSettings({
-        servers: [serverEntry(host)],
-        knownHostsFile: knownHosts,
-        hostKeyPolicy: 'strict',
-        pollIntervalSeconds: 0.5,
-      });
-      assert.ok(settings.ok);
-      const log = () => undefined;
-      const fleet = new Fleet({
-        ui: NO_QUESTIONS_UI,
-        log,
-        history: new MemoryMemento(),
-        createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-      });
-      fleet.configure(settings.settings);
+      const { fleet, settings } = coreFleet();
       try {
         const server = settings.settings.servers[0]!;
         await fleet.connect(server);
@@ -490,21 +495,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         intervalMs: 500,
         message: 'the server ready before the test',
       });
-      const settings = parseSettings({
-        servers: [serverEntry(host)],
-        knownHostsFile: knownHosts,
-        hostKeyPolicy: 'strict',
-        pollIntervalSeconds: 0.5,
-      });
-      assert.ok(settings.ok);
-      const log = () => undefined;
-      const fleet = new Fleet({
-        ui: NO_QUESTIONS_UI,
-        log,
-        history: new MemoryMemento(),
-        createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-      });
-      fleet.configure(settings.settings);
+      const { fleet, settings } = coreFleet();
       try {
         const server = settings.settings.servers[0]!;
         const before = await restarts();

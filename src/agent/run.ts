@@ -8,6 +8,7 @@ import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
 import type { Fleet, ServerSnapshot } from '../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../fleet/report';
+import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/resolveServer';
 import { observe } from '../fleet/standalone';
 import type { LogLevel } from '../monitor/watcher';
@@ -22,6 +23,15 @@ import { verifyText } from './verifyText';
 
 /** A call refused before anything ran on a host; the message says why and what to do. */
 export class ToolRefusal extends Error {}
+
+/** A verification the fleet refused: the state, and the tool to call instead. */
+function notReadyText(error: NotReadyError): string {
+  const next =
+    error.why === 'loading'
+      ? 'call kimi_wait until it is ready, then kimi_verify_parsers'
+      : 'it is not serving: kimi_logs says why, kimi_restart starts it again';
+  return `${serverReport(error.snapshot).summary}\nThe parsers can be checked only on a ready server: ${next}. Nothing was run.`;
+}
 
 export interface ToolOutcome {
   /** What a model reads first. */
@@ -274,12 +284,6 @@ export class AgentTools {
 
   private async verify(input: ToolInput<'kimi_verify_parsers'>): Promise<ToolOutcome> {
     const server = this.server(input.server);
-    const snapshot = this.fleet.snapshot(server);
-    if (snapshot.watching && snapshot.state && snapshot.state.verdict !== 'ready') {
-      throw new ToolRefusal(
-        `${serverReport(snapshot).summary}\nThe parsers can be checked only on a ready server: call kimi_wait until it is ready, then kimi_verify_parsers. Nothing was run.`,
-      );
-    }
     await this.host.prepare?.(server);
     const log: string[] = [];
     try {
@@ -297,6 +301,7 @@ export class AgentTools {
       });
     } catch (error) {
       if (error instanceof TransportError) return this.refused(server, error, 'Nothing was checked');
+      if (error instanceof NotReadyError) throw new ToolRefusal(notReadyText(error));
       throw new Error(
         `${server.name}: not verified (${errorText(error)}). Is it ready? kimi_status says; kimi_wait waits for it.`,
       );

@@ -29,14 +29,16 @@ import type {
 import { waitForServer, type WaitHost } from './wait';
 import { stateChangeLine } from './stateLog';
 import { hostLogs } from './hostLogs';
-import { verifyParsersOn } from './verification';
+import { notReadyForChecks, verifyParsersOn } from './verification';
 import { lookBeforeRestart, type LookHost } from './restartLook';
 import { observe, whenRestartIssued } from './observe';
-import { FleetError } from './fleetError';
+import { FleetError, NotReadyError } from './fleetError';
 
 const RECENT_LOG_LINES = 500;
 /** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
 const ISSUE_WAIT_MS = 60_000;
+/** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
+const VERIFY_LOOK_MS = 20_000;
 import { errorText } from '../util/errors';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
@@ -471,6 +473,10 @@ export class Fleet {
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
   async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     const session = await this.connect(server);
+    // Every front alike: a server found not ready is refused, nothing is sent to it.
+    const looked = await this.status(server, { timeoutMs: VERIFY_LOOK_MS });
+    const notReady = notReadyForChecks(looked);
+    if (notReady) throw new NotReadyError(notReady, looked);
     try {
       const { result, summary, table, verdict } = await verifyParsersOn(session, server, log);
       this.verification.set(server.name, summary);

@@ -2,7 +2,21 @@
 import type { ServerProfile } from '../config/config';
 import { targetFor } from '../target/target';
 import type { VerifyResult } from '../verify/verifier';
-import type { FleetSession, ParserVerification } from './fleetTypes';
+import { firstRoundDone } from './observe';
+import type { FleetSession, ParserVerification, ServerSnapshot } from './fleetTypes';
+
+/**
+ * Whether the checks would say anything about the parsers: a server that is loading, warming up,
+ * failed, stopped or unhealthy answers every check with the same connection error or 503, which
+ * reads as broken parsers. Only a look that went all the way round counts (before that a ready
+ * server still reads `loading`); without one the checks run and speak for themselves.
+ */
+export function notReadyForChecks(snapshot: ServerSnapshot): 'loading' | 'down' | undefined {
+  const state = snapshot.state;
+  if (!state || !snapshot.watching || !firstRoundDone(state) || state.verdict === 'ready') return undefined;
+  const stillLoading = state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled';
+  return stillLoading ? 'loading' : 'down';
+}
 
 export async function verifyParsersOn(
   session: FleetSession,

@@ -238,6 +238,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, show(status));
     assert.match(status.stdout[0]!, /^sim: failed/, show(status));
+    // Its parsers are not checked: exit 1, the state, and where to look instead.
+    const verify = await cli('verify', '--config', config);
+    assert.equal(verify.code, 1, show(verify));
+    assert.deepEqual([verify.stdout.length, verify.stdout[0]?.startsWith('sim: failed')], [1, true], show(verify));
+    assert.match(
+      verify.stderr,
+      /sim is not serving, so its parsers cannot be checked: .*logs --server sim.* Nothing was run\./,
+    );
     // The logs it points to have the cause.
     const logs = await cli('logs', '-n', '100', '--config', config);
     assert.equal(logs.code, 0, show(logs));
@@ -257,6 +265,14 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       show(wait),
     );
     assert.ok(Date.now() - started < 12_000, `a 4 s wait took ${Date.now() - started} ms`);
+    // verify during the load: refused as the LM and MCP tools refuse it, exit 2 (wait first).
+    const verify = await cli('verify', '--config', config);
+    assert.equal(verify.code, 2, show(verify));
+    assert.deepEqual([verify.stdout.length, /^sim: loading/.test(verify.stdout[0] ?? '')], [1, true], show(verify));
+    assert.match(
+      verify.stderr,
+      /the parsers can be checked only on a ready server: run `kimi-service wait --server sim`, then verify again\. Nothing was run\./,
+    );
   });
 
   it('a load that stalls during wait ends it with exit 6 and what was last seen, since when', async () => {

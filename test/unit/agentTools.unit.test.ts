@@ -17,7 +17,9 @@ import { AgentTools, ToolRefusal } from '../../src/agent/run';
 import { parseSettings, type ServerProfile, type Settings } from '../../src/config/config';
 import type { SettingsSource } from '../../src/config/settingsSource';
 import type { Fleet, FleetEvent, ServerSnapshot } from '../../src/fleet/fleet';
+import { NotReadyError } from '../../src/fleet/fleetError';
 import { resolveServer } from '../../src/fleet/resolveServer';
+import { notReadyForChecks } from '../../src/fleet/verification';
 import { lmAgent } from '../../src/fronts/lm/toolHost';
 import { registerKimiTools } from '../../src/fronts/mcp/tools';
 import { initialState, type LoadState } from '../../src/monitor/loadState';
@@ -111,7 +113,11 @@ class FakeFleet {
     const state = this.states.get(server.name)!;
     this.set(server, { ...state, confirmedAt: Date.now() });
   }
-  async verifyParsers() {
+  /** The real fleet's rule (Fleet.verifyParsers): a server not ready is refused, nothing checked. */
+  async verifyParsers(server: ServerProfile) {
+    const snapshot = this.snapshot(server);
+    const notReady = notReadyForChecks(snapshot);
+    if (notReady) throw new NotReadyError(notReady, snapshot);
     this.verifications++;
     return {
       summary: 'Parsers verified for agents (15 checks)',
@@ -279,7 +285,13 @@ describe('agent tools: the LM tools behave as the MCP server', () => {
     const fleet = new FakeFleet(settingsOf());
     const server = fleet.servers[0]!;
     fleet.watching = true;
-    fleet.states.set(server.name, { ...initialState(Date.now()), verdict: 'loading' });
+    // After a first full look (the unit, then /health): still loading.
+    fleet.states.set(server.name, {
+      ...initialState(Date.now()),
+      connected: true,
+      http: 'refused',
+      verdict: 'loading',
+    });
     let lmWords = '';
     await assert.rejects(lmTools(fleet).run('kimi_verify_parsers', {}), (error: Error) => {
       lmWords = error.message;

@@ -3,7 +3,8 @@
  *
  *   0  done: status reported, restart issued (or attached), logs printed, verify passed, wait: ready
  *   1  failed: wait saw the load fail (or the unit stopped), restart was refused by the host, verify failed
- *   2  wait timed out (the load goes on: call wait again)
+ *      (or was asked of a server that is failed, stopped or unhealthy: nothing was checked)
+ *   2  wait timed out, or verify was asked of a server still loading (the load goes on: call wait)
  *   3  host unreachable (DNS, refused, no answer, connection lost)
  *   4  host key refused (changed, unknown under a strict policy, revoked)
  *   5  bad configuration or usage: invalid settings, unknown server, login refused (nothing was run)

@@ -97,6 +97,13 @@ export function logsLines(server: string, unit: string, logs: LogsResult, json: 
   return [...logs.journal];
 }
 
+/** Why `verify` ran nothing, and what to run instead. */
+export function notReadyAdvice(server: string, why: 'loading' | 'down'): string {
+  return why === 'loading'
+    ? `the parsers can be checked only on a ready server: run \`kimi-service wait --server ${server}\`, then verify again. Nothing was run.`
+    : `${server} is not serving, so its parsers cannot be checked: \`kimi-service logs --server ${server}\` says why, \`kimi-service restart --server ${server}\` starts it again. Nothing was run.`;
+}
+
 export function verifyLines(
   server: string,
   result: {

@@ -20,6 +20,7 @@ import { resolveServer } from '../../fleet/resolveServer';
 import { serverChoiceText } from '../../present/serverChoice';
 import type { LogLevel } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
+import { NotReadyError } from '../../fleet/fleetError';
 import { refusalMessage } from '../../present/refusals';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
@@ -32,6 +33,7 @@ import {
   INITIAL_PRINTER,
   logsLines,
   nextWaitLine,
+  notReadyAdvice,
   restartLine,
   restartNext,
   statusLine,
@@ -356,9 +358,17 @@ async function logs(ctx: Context): Promise<number> {
 async function verify(ctx: Context): Promise<number> {
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
-  const result = await ctx.interruptible(
-    ctx.fleet.verifyParsers(ctx.server, (line) => ctx.cmd.verbose && ctx.io.stderr(maskSecrets(line))),
-  );
+  let result;
+  try {
+    result = await ctx.interruptible(
+      ctx.fleet.verifyParsers(ctx.server, (line) => ctx.cmd.verbose && ctx.io.stderr(maskSecrets(line))),
+    );
+  } catch (error) {
+    if (!(error instanceof NotReadyError)) throw error;
+    ctx.io.stdout(statusLine(serverReport(error.snapshot), ctx.cmd.json));
+    if (!ctx.cmd.json) ctx.io.stderr(`${COMMAND}: ${notReadyAdvice(ctx.server.name, error.why)}`);
+    return error.why === 'loading' ? EXIT.timeout : EXIT.failed;
+  }
   for (const line of verifyLines(ctx.server.name, result, ctx.cmd.json)) ctx.io.stdout(line);
   return result.allPassed ? EXIT.ok : EXIT.failed;
 }

@@ -7,6 +7,8 @@ import type { LoadState } from '../../monitor/loadState';
 import type { FleetSession, RestartResult } from '../../fleet/fleet';
 import type { WatchOutcome } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
+import { NotReadyError } from '../../fleet/fleetError';
+import { serverReport } from '../../fleet/report';
 import { refusalMessage } from '../../present/refusals';
 import type { SessionUi } from '../../fleet/sessionFactory';
 import { describe, endMessage, failureMessage, readyMessage } from '../../present/messages';
@@ -330,6 +332,16 @@ export class Controller implements vscode.Disposable {
       if (result.allPassed) void vscode.window.showInformationMessage(message);
       else void this.notify('warn', message);
     } catch (error) {
+      if (error instanceof NotReadyError) {
+        // Asked by the user (the palette, the dashboard): the refusal is said where they look.
+        const state = serverReport(error.snapshot).summary;
+        const next = error.why === 'loading' ? 'wait until it is ready' : 'its logs say why it is not serving';
+        void this.notify(
+          'warn',
+          `Kimi: the parsers can be checked only on a ready server (${state}): ${next}. Nothing was run.`,
+        );
+        return;
+      }
       this.log.warn(`[${server.name}] Parser verification could not run: ${errorText(error)}`);
     }
   }

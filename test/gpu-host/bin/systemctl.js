@@ -91,7 +91,10 @@ function properties(unit) {
   const needReload = found ? c.filesHash(unit) !== cfg.hash : fs.existsSync(c.unitFile(unit));
   const alive = c.pidAlive(rt.supervisorPid, 'supervisor.js');
   const job = c.readJson(jobFile(unit), null);
-  if (!alive && job && jobLive(job) && job.phase === 'starting') {
+  // The old main process gone, the restart job not yet at its start: PID 1 starts the unit in the
+  // same step as the stop ends, so systemd never shows this moment as `inactive`.
+  const restartBetween = job && job.type === 'restart' && job.phase === 'running' && rt.ActiveState === 'inactive';
+  if (!alive && job && jobLive(job) && (job.phase === 'starting' || restartBetween)) {
     // a restart job between its stop and its new main process (systemd: activating (start))
     rt.ActiveState = 'activating';
     rt.SubState = 'start';

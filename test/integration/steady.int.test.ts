@@ -268,6 +268,27 @@ describe('steady state: the status is true after ready too', function () {
     assert.ok((await host.mainPid()) > 0, 'the process still runs');
   });
 
+  it('a server frozen after ready (SIGSTOP: alive, its port open, nothing answers) becomes unhealthy, then ready once it goes on', async () => {
+    await host.configureSimulator({ fault: {} });
+    test = await sessionForHost(host);
+    const seen = new Witness();
+    const outcome = await test.session.watch('restart', steady(500), seen.listener);
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
+    await host.killServer('SIGSTOP');
+    const frozenAt = Date.now();
+    try {
+      await waitFor(() => test!.session.state?.verdict === 'unhealthy', { timeoutMs: 60_000, message: 'unhealthy' });
+      console.log(`      unhealthy ${Date.now() - frozenAt} ms after SIGSTOP`);
+      assert.ok(
+        seen.alerts.some((a) => a.kind === 'unhealthy'),
+        'an alert says so',
+      );
+    } finally {
+      await host.killServer('SIGCONT');
+    }
+    await waitFor(() => test!.session.state?.verdict === 'ready', { timeoutMs: 30_000, message: 'ready again' });
+  });
+
   it('/health up but the completion fails: not ready, and an alert says what the server answered', async () => {
     await host.configureSimulator({ fault: { http: 'errorWithChoices' } });
     test = await sessionForHost(host);

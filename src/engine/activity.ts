@@ -13,6 +13,13 @@
  *   vLLM's torch.compile`, `Dynamo bytecode transform time: 1.81 s`, `Compiling a graph for
  *   dynamic shape takes 10.2 s` / `... for compile range (1, 2048) takes 90.39 s`, and the end
  *   `torch.compile takes 92.20 s in total`.
+ * - SGLang's piecewise CUDA graphs (on by default in 2026 builds; model_executor/piecewise_cuda_graph_runner.py),
+ *   after the decode graphs: `Capture piecewise CUDA graph begin. avail mem=13.32 GB`, a torch.compile
+ *   bar `Compiling num tokens (num_tokens=8192):   2%|...| 1/58 [...]` (with `Compiling a graph for
+ *   dynamic shape takes 2.02 s` lines inside), a capture bar `Capturing num tokens (num_tokens=8192
+ *   avail_mem=11.93 GB):   0%|...| 0/58 [...]`, then `Capture piecewise CUDA graph end. Time elapsed:
+ *   36.89 s.` (37-46 s in the servekit logs of test/fixtures/real-logs). The two bars count as one:
+ *   the compile is the first half of its count, the capture the second.
  * - flashinfer's JIT (inside CUDA-graph capture and warm-up): `flashinfer.jit: Loading JIT ops:
  *   NAME` ... `flashinfer.jit: Finished loading JIT ops: NAME`; its autotuner: `[Autotuner]:
  *   Autotuning process starts ...` / `... ends`.
@@ -25,6 +32,7 @@ import type { ActivityKind, JournalEvent } from './events';
 export const ACTIVITY_LABELS: Readonly<Record<ActivityKind, string>> = {
   deepgemm: 'compiling DeepGEMM kernels (first start; 10-20 min without a persistent cache)',
   'torch-compile': "torch.compile (compiling the model's graphs: minutes on a first start, cached after)",
+  'piecewise-graphs': 'capturing piecewise CUDA graphs (torch.compile, then a graph per token count)',
   'flashinfer-jit': 'compiling flashinfer kernels (JIT: a first start only)',
   autotune: 'autotuning kernels (flashinfer)',
   'post-shards': 'processing weights after the last shard',
@@ -55,11 +63,27 @@ const RULES: ReadonlyArray<{
   readonly re: RegExp;
   readonly kind: ActivityKind;
   readonly edge: 'start' | 'progress' | 'end';
+  /** A bar that is one half of its step's count (piecewise graphs: compile, then capture). */
+  readonly half?: 'first' | 'second';
 }> = [
   { re: /Entering DeepGEMM JIT Pre-Comp(?:ile|lie) session/i, kind: 'deepgemm', edge: 'start' },
   { re: /Try DeepGEMM JIT Compiling for\b/i, kind: 'deepgemm', edge: 'start' },
   { re: new RegExp(String.raw`DeepGEMM warmup${BAR}`), kind: 'deepgemm', edge: 'progress' },
   { re: new RegExp(String.raw`DeepGemm\(\w{1,60}\) warmup[^:|]{0,200}${BAR}`), kind: 'deepgemm', edge: 'progress' },
+  { re: /Capture piecewise CUDA graph end\b/, kind: 'piecewise-graphs', edge: 'end' },
+  { re: /Capture piecewise CUDA graph begin\b/, kind: 'piecewise-graphs', edge: 'start' },
+  {
+    re: new RegExp(String.raw`Compiling num tokens \(num_tokens=\d{1,7}\)${BAR}`),
+    kind: 'piecewise-graphs',
+    edge: 'progress',
+    half: 'first',
+  },
+  {
+    re: new RegExp(String.raw`Capturing num tokens \([^)]{0,80}\)${BAR}`),
+    kind: 'piecewise-graphs',
+    edge: 'progress',
+    half: 'second',
+  },
   { re: /torch\.compile takes [\d.]+ s in total/, kind: 'torch-compile', edge: 'end' },
   { re: /for vLLM's torch\.compile\b/, kind: 'torch-compile', edge: 'start' },
   { re: /Dynamo bytecode transform time: [\d.]+ s/, kind: 'torch-compile', edge: 'start' },
@@ -80,7 +104,10 @@ export function activityEvents(text: string): JournalEvent[] {
     const m = rule.edge === 'progress' ? lastBar(rule.re, text) : rule.re.exec(text);
     if (!m) continue;
     if (rule.edge === 'progress') {
-      return [{ type: 'activity', activity: rule.kind, edge: 'progress', done: Number(m[2]), total: Number(m[3]) }];
+      const done = Number(m[2]);
+      const total = Number(m[3]);
+      const [offset, scale] = rule.half === 'second' ? [total, 2] : rule.half === 'first' ? [0, 2] : [0, 1];
+      return [{ type: 'activity', activity: rule.kind, edge: 'progress', done: offset + done, total: scale * total }];
     }
     return [{ type: 'activity', activity: rule.kind, edge: rule.edge }];
   }

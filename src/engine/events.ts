@@ -45,7 +45,13 @@ export type JournalEvent =
     };
 
 /** The long quiet steps the monitor names (their words: server/activity.ts ACTIVITY_LABELS). */
-export type ActivityKind = 'deepgemm' | 'torch-compile' | 'flashinfer-jit' | 'autotune' | 'post-shards';
+export type ActivityKind =
+  | 'deepgemm'
+  | 'torch-compile'
+  | 'piecewise-graphs'
+  | 'flashinfer-jit'
+  | 'autotune'
+  | 'post-shards';
 
 /**
  * Load phases in the order a real SGLang start goes through them

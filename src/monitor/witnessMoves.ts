@@ -86,6 +86,8 @@ export function applyActivityEvent(
   at: number,
 ): LoadState {
   const current = state.lineActivity;
+  // SGLang's piecewise graphs run torch.compile inside them: its lines are the same step.
+  if (current?.kind === 'piecewise-graphs' && event.activity === 'torch-compile') return state;
   const same = current?.kind === event.activity;
   switch (event.edge) {
     case 'end':

@@ -19,6 +19,7 @@ export const PHASE_WORDS: Readonly<Record<TimedPhase, string>> = {
 export const STEP_WORDS: Readonly<Record<ActivityKind, string>> = {
   deepgemm: 'DeepGEMM compile',
   'torch-compile': 'torch.compile',
+  'piecewise-graphs': 'piecewise CUDA graphs',
   'flashinfer-jit': 'flashinfer JIT compile',
   autotune: 'kernel autotuning',
   'post-shards': 'processing after the last shard',

@@ -92,6 +92,19 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
         '2026-03-18 06:57:33,420 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends',
         'autotune end',
       ],
+      ['[2026-07-28 12:00:00 TP0] Capture piecewise CUDA graph begin. avail mem=13.32 GB', 'piecewise-graphs start'],
+      [
+        'Compiling num tokens (num_tokens=7680):   3%|▎         | 2/58 [00:09<03:50,  4.12s/it]',
+        'piecewise-graphs progress 2/116',
+      ],
+      [
+        'Capturing num tokens (num_tokens=416 avail_mem=11.51 GB):  55%|█████▌    | 32/58 [00:07<00:05,  4.56it/s]',
+        'piecewise-graphs progress 90/116',
+      ],
+      [
+        '[2026-07-28 12:00:37 TP0] Capture piecewise CUDA graph end. Time elapsed: 36.89 s. mem usage=1.96 GB. avail mem=11.36 GB.',
+        'piecewise-graphs end',
+      ],
       ['2025-02-21 21:52:50,289 - INFO - flashinfer.jit: Prebuilt kernels not found, using JIT backend', undefined],
       ['Capture cuda graph begin. This can take up to several minutes. avail mem=8.04 GB', undefined],
       [
@@ -199,6 +212,52 @@ describe('named quiet steps: the engines\u2019 own lines', () => {
       [200, 'Capturing batches (bs=24 avail_mem=4.00 GB):  14%|█▍        | 1/7 [00:01<00:06,  1.00it/s]'],
     ]);
     assert.equal(state.activity, undefined, 'the capture moves on: the compile is over');
+  });
+
+  it('servekit-apertus8b-tp4-gh200-piecewise-ready: the piecewise CUDA graphs after the decode graphs are one step, counted over both bars, torch.compile inside it', () => {
+    let state = feed(started(), [
+      [
+        0,
+        '[2026-07-28 11:59:30 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=13.85 GB',
+      ],
+      [
+        30,
+        '[2026-07-28 12:00:00 TP0] Capture cuda graph end. Time elapsed: 30.14 s. mem usage=0.53 GB. avail mem=13.32 GB.',
+      ],
+      [30, '[2026-07-28 12:00:00 TP0] Capture piecewise CUDA graph begin. avail mem=13.32 GB'],
+    ]);
+    assert.equal(state.phase, 'capturing CUDA graphs');
+    assert.equal(state.activity?.kind, 'piecewise-graphs');
+    assert.equal(state.activity?.since, 30_000);
+    state = feed(state, [
+      [
+        30,
+        'Compiling num tokens (num_tokens=8192):   0%|          | 0/58 [00:00<?, ?it/s][2026-07-28 12:00:08 TP1] Compiling a graph for dynamic shape takes 2.02 s',
+      ],
+      [39, 'Compiling num tokens (num_tokens=8192):   2%|▏         | 1/58 [00:09<09:17,  9.78s/it]'],
+      [39, '[2026-07-28 12:00:09 TP0] Compiling a graph for dynamic shape takes 2.14 s'],
+    ]);
+    assert.equal(state.activity?.kind, 'piecewise-graphs', "SGLang's torch.compile lines inside it are the same step");
+    assert.equal(state.activity?.since, 30_000);
+    assert.deepEqual([state.activity?.done, state.activity?.total], [1, 116]);
+    state = feed(state, [
+      [52, 'Compiling num tokens (num_tokens=4): 100%|██████████| 58/58 [00:22<00:00,  2.54it/s]'],
+      [53, 'Capturing num tokens (num_tokens=8192 avail_mem=11.93 GB):   2%|▏         | 1/58 [00:00<00:18,  3.13it/s]'],
+    ]);
+    assert.deepEqual(
+      [state.activity?.done, state.activity?.total],
+      [59, 116],
+      'the capture bar goes on from the compile',
+    );
+    assert.match(describeState(state), /piecewise CUDA graphs/);
+    assert.ok(visibleEta(state.eta, 53_000) !== undefined, 'an ETA during the step');
+    state = feed(state, [
+      [
+        67,
+        '[2026-07-28 12:00:37 TP0] Capture piecewise CUDA graph end. Time elapsed: 36.89 s. mem usage=1.96 GB. avail mem=11.36 GB.',
+      ],
+    ]);
+    assert.equal(state.activity, undefined);
   });
 
   it('vllm-dgxspark-nemotron4b-ready: 92 s of torch.compile with one warning line', () => {

@@ -386,6 +386,39 @@ describe('named quiet steps in whole published logs (test/fixtures/real-logs)', 
     assert.equal(states[states.length - 1]!.activity, undefined, 'nothing named once it serves');
   });
 
+  for (const [id, seconds] of [
+    ['servekit-apertus8b-tp4-gh200-piecewise-ready', 37],
+    ['servekit-llama70b-tp4-gh200-piecewise-ready', 46],
+  ] as const) {
+    it(`${id}: the ${seconds} s of piecewise CUDA graphs are one named step after the decode graphs, counted up, with an ETA throughout`, () => {
+      const states = replay(id);
+      const step = states.filter((s) => s.activity?.kind === 'piecewise-graphs');
+      assert.ok(step.length > 100, `${step.length} states in the step`);
+      assert.ok(
+        step.every(
+          (s) => s.phase === 'capturing CUDA graphs' && s.cudaGraphBatches?.done === s.cudaGraphBatches?.total,
+        ),
+        'after the decode capture, inside its phase',
+      );
+      const counts = step.filter((s) => s.activity!.done !== undefined).map((s) => s.activity!.done!);
+      assert.deepEqual(
+        [...counts].sort((a, b) => a - b),
+        counts,
+        'the count only grows, over the compile bar then the capture bar',
+      );
+      assert.equal(Math.max(...counts), 116, 'both bars of 58 token sizes');
+      const span = (step[step.length - 1]!.activity!.since - step[0]!.activity!.since) / 1000;
+      assert.equal(span, 0, 'one step: it never restarts');
+      assert.ok(
+        step.every((s) => s.eta !== undefined),
+        'an ETA in every state of the step',
+      );
+      const last = states[states.length - 1]!;
+      assert.ok(last.readyAt !== undefined || last.phase === 'warming up', last.phase);
+      assert.equal(last.activity, undefined, 'nothing named once it serves');
+    });
+  }
+
   it('sg-15891-deepgemm-warmup-bars: the warmup bars are the compile, not a phase of their own', () => {
     const states = replay('sg-15891-deepgemm-warmup-bars');
     const counts = states

@@ -67,6 +67,11 @@ export const CASES: readonly CaseSpec[] = [
     unitArgs: (n) => `--cuda-graph-max-bs ${GRAPH_MAX_BS[n % GRAPH_MAX_BS.length]}`,
   },
   {
+    name: 'piecewise',
+    title: `piecewise CUDA graphs (SGLang 2026): (22 + 15) s x ${SCALE} of torch.compile and capture after the decode graphs`,
+    sim: { loadShape: { name: 'piecewise', scale: SCALE } },
+  },
+  {
     name: 'rateHalves',
     title: 'read rate halves midway: every shard cold, half the rate after half the bytes',
     sim: { loadShape: 'readRateHalves' },

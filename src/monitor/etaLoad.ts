@@ -16,6 +16,7 @@
  * little of the weights is read, wide during a quiet step with no bar.
  */
 import { activityLabel } from '../engine/activity';
+import type { ActivityKind } from '../engine/events';
 import {
   DEFAULT_AFTER_WEIGHTS_MIN_MS,
   DEFAULT_AFTER_WEIGHTS_SHARE,
@@ -78,6 +79,13 @@ const MIN_LEFT_MS = 3_000;
  * 10 s and then 1.4x is no more than the step's own growth (1.5x its time so far) from there on.
  */
 const QUIET_FLOOR_MS = 75_000;
+/**
+ * Quiet steps whose length the engine's published logs give, for a first load: SGLang's piecewise
+ * CUDA graphs took 37 and 46 s in the servekit logs (test/fixtures/real-logs), for an 8B and a 70B
+ * model alike. Past it the step is expected to last TYPICAL_OVERRUN of its time so far again.
+ */
+const TYPICAL_STEP_MS: Readonly<Partial<Record<ActivityKind, number>>> = { 'piecewise-graphs': 45_000 };
+const TYPICAL_OVERRUN = 0.5;
 /** A quiet step history's plan gives less than this is one history has not timed (a hand-over of seconds is no step). */
 const KNOWN_STEP_MS = 10_000;
 /** A CUDA-graph batch before the capture has timed two of its own (no history): its share of the plan, at least this. */
@@ -309,13 +317,28 @@ function afterWeights(state: LoadState, now: number, afterStart: number, key: st
     // it has taken so far, with the rest of the plan after it.
     const rest = Math.max(tail, postShards ? plan - stepPlan : plan - sinceAfter);
     const what = activityLabel(activity);
+    const bar = activity.total !== undefined ? 'its bar gives no rate yet' : 'no bar';
+    const typical = TYPICAL_STEP_MS[activity.kind];
+    if (typical !== undefined) {
+      // (continuous where the overrun takes over: typical - e = TYPICAL_OVERRUN * e)
+      const stepLeft = Math.max(typical - stepElapsed, stepElapsed * TYPICAL_OVERRUN);
+      return {
+        midMs: rest + stepLeft,
+        lowMs: rest * share[0] + Math.max(MIN_LEFT_MS * 0.5, typical * 0.6 - stepElapsed, stepElapsed * 0.25),
+        highMs: rest * share[1] + Math.max(typical * 1.5 - stepElapsed, stepElapsed),
+        basis: 'step so far',
+        source,
+        reason: `${what}: ${bar}; such a step takes about ${Math.round(typical / 1000)} s in published logs (${Math.round(stepElapsed / 1000)} s so far)`,
+        key,
+      };
+    }
     return {
       midMs: Math.max(QUIET_FLOOR_MS, rest + stepElapsed * OVERRUN[1]),
       lowMs: rest * share[0] + stepElapsed * OVERRUN[0],
       highMs: rest * share[1] + Math.max(QUIET_FLOOR_MS, stepElapsed * OVERRUN[2]),
       basis: 'step so far',
       source,
-      reason: `${what}: no bar, and ${source === 'history' ? 'not in the previous loads' : 'no previous load'} to time it (${Math.round(stepElapsed / 1000)} s so far): about half as long again as it has taken`,
+      reason: `${what}: ${bar}, and ${source === 'history' ? 'not in the previous loads' : 'no previous load'} to time it (${Math.round(stepElapsed / 1000)} s so far): about half as long again as it has taken`,
       key,
     };
   }

@@ -250,6 +250,34 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
       /processing weights after the last shard: no bar, and no previous load to time it \(120 s so far\)/,
     );
   });
+  it('piecewise CUDA graphs on a first load, its bars unseen (journald keeps a bar until it closes): about 45 s from its begin line, then half its time again', () => {
+    const at = (elapsedS: number) =>
+      estimateLoad(
+        {
+          ...started({ totalBytes: 15 * GB, loads: 0 }),
+          phase: 'capturing CUDA graphs',
+          phaseTimes: {
+            starting: 0,
+            'loading weights': 1000,
+            'allocating KV cache': 90_000,
+            'capturing CUDA graphs': 92_000,
+          },
+          cudaGraphBatches: { done: 36, total: 36 },
+          activity: { kind: 'piecewise-graphs', since: 122_000 },
+        },
+        122_000 + elapsedS * 1000,
+      )!;
+    const [begin, mid, late] = [at(0), at(20), at(60)];
+    // servekit-apertus8b: the step took 37 s, ready 15 s after it (52 s from its begin, 32 s at 20 s in).
+    assert.ok(begin.midMs >= 45_000 && begin.midMs <= 55_000, JSON.stringify(begin));
+    assert.ok(mid.midMs >= 25_000 && mid.midMs <= 35_000, JSON.stringify(mid));
+    assert.ok(late.midMs >= 30_000, `past its usual length the step is expected to go on: ${JSON.stringify(late)}`);
+    for (const e of [begin, mid, late]) assert.ok(e.lowMs < e.midMs && e.midMs < e.highMs, JSON.stringify(e));
+    assert.match(
+      begin.reason ?? '',
+      /capturing piecewise CUDA graphs .*: no bar; such a step takes about 45 s in published logs \(0 s so far\)/,
+    );
+  });
   it("a silent step after the last shard, seen in the previous load: in the ETA from the weights' start on", () => {
     const { second } = caseOf('silent 150 s after the last shard');
     for (const f of [25, 50, 75] as const)

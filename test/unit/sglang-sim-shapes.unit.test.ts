@@ -242,6 +242,29 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     assert.ok(Number(/Time elapsed: ([\d.]+) s/.exec(captured.text)![1]) >= 1.4);
   });
 
+  it("piecewise: after the decode graphs, SGLang 2026's piecewise step: begin, the compile bar, the capture bar, end; none with --disable-piecewise-cuda-graph", async () => {
+    setUp({ loadShape: { name: 'piecewise', scale: 0.05 } });
+    const lines = await load();
+    const decodeEnd = first(lines, 'Capture cuda graph end. Time elapsed: ');
+    const begin = first(lines, 'Capture piecewise CUDA graph begin. avail mem=');
+    // carriage-return bars (real tqdm): one journal line each, when it closes
+    const compiled = first(lines, /Compiling num tokens \(num_tokens=4\): 100%\|.*\| 58\/58 \[/);
+    const captured = first(lines, /Capturing num tokens \(num_tokens=4 avail_mem=[\d.]+ GB\): 100%\|.*\| 58\/58 \[/);
+    const end = first(lines, /Capture piecewise CUDA graph end\. Time elapsed: [\d.]+ s\./);
+    assert.ok(
+      decodeEnd.at <= begin.at && begin.at <= compiled.at && compiled.at <= captured.at && captured.at <= end.at,
+    );
+    assert.match(
+      compiled.text,
+      /\rCompiling num tokens \(num_tokens=232\):\s+0%\|/,
+      'its first update, 232 tokens first',
+    );
+    const step = Number(/Time elapsed: ([\d.]+) s/.exec(end.text)![1]);
+    assert.ok(step >= 1.7 && step < 5, `piecewise step ${step} s ((22 + 15) s x 0.05)`);
+    const off = await load(['--disable-piecewise-cuda-graph']);
+    assert.ok(!off.some((l) => /piecewise/i.test(l.text)), 'turned off by the flag');
+  });
+
   it('graphCapture: the capture takes secondsPerBatch per size of the --cuda-graph-max-bs list', async () => {
     setUp({ loadShape: { name: 'graphCapture', secondsPerBatch: 0.1, scale: 1 } });
     const small = await load(['--cuda-graph-max-bs', '8']);

@@ -39,6 +39,7 @@ const BOOLEAN_FLAGS = new Set([
   'skip-server-warmup',
   'enable-metrics',
   'disable-cuda-graph',
+  'disable-piecewise-cuda-graph',
   'disable-radix-cache',
   'enable-torch-compile',
   'log-requests',

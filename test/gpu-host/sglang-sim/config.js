@@ -25,6 +25,9 @@ const DEFAULTS = Object.freeze({
   pageCacheAfterLoad: null, // same values: applied once ready (what the next restart's forecast measures); null = as the load left it
   cudaGraphMaxBs: null, // overrides --cuda-graph-max-bs: the captured batch sizes are SGLang's list up to it
   cudaGraphSecondsPerBatch: null, // > 0: each batch size takes this long (the capture grows with the list); null: cudaGraphSeconds in all
+  // SGLang 2026's piecewise CUDA graphs after the decode ones: null (older SGLang, or
+  // --disable-piecewise-cuda-graph) | { compileSeconds, captureSeconds, sizes } (servekit logs: 22 + 15 s, 58 sizes)
+  piecewiseCudaGraph: null,
   loadShape: null, // a load shape of shapes.js ("jit", {name, scale, ...}): preset keys under the ones sim.json sets
   // log style
   shardDesc: 'multi', // "multi" | "legacy"

@@ -19,6 +19,10 @@ const REAL = Object.freeze({
   // sg-4161-dsr1-tp8-391s-capture: 391 s for the default batch-size list (23 sizes) of DeepSeek-R1 TP8, ~17 s a size;
   // without the kernels compiled inside it, a few seconds a size
   graphSecondsPerBatch: 4,
+  // eth-easl/servekit (servekit-apertus8b-tp4-gh200-piecewise-ready): SGLang 2026's piecewise CUDA
+  // graphs after the decode ones, 22 s of torch.compile and 15 s of capture for 58 token sizes
+  piecewiseCompileSeconds: 22,
+  piecewiseCaptureSeconds: 15,
 });
 
 const cold = { coldFiles: 'all', pageCacheAfterLoad: 'all' };
@@ -82,6 +86,18 @@ const SHAPES = Object.freeze({
       ...cold,
       cudaGraphSecondsPerBatch: num(o.secondsPerBatch, REAL.graphSecondsPerBatch) * scale,
       ...(o.maxBs != null ? { cudaGraphMaxBs: Number(o.maxBs) } : {}),
+    }),
+  },
+  piecewise: {
+    about:
+      "cold shards, then after the decode CUDA graphs SGLang 2026's piecewise graphs: `compileSeconds` (22) of a torch.compile bar (its first size the slow one), `captureSeconds` (15) of a capture bar, 58 token sizes, between their begin and end lines",
+    keys: (o, scale) => ({
+      ...cold,
+      piecewiseCudaGraph: {
+        compileSeconds: num(o.compileSeconds, REAL.piecewiseCompileSeconds) * scale,
+        captureSeconds: num(o.captureSeconds, REAL.piecewiseCaptureSeconds) * scale,
+        sizes: num(o.sizes, 58),
+      },
     }),
   },
   readRateHalves: {

@@ -40,6 +40,7 @@ describe('sglang-sim: load shapes (expansion)', () => {
       'graphCapture',
       'jit',
       'partlyWarm',
+      'piecewise',
       'postShardSilence',
       'readRateHalves',
       'wrongForecast',
@@ -61,6 +62,12 @@ describe('sglang-sim: load shapes (expansion)', () => {
     assert.equal(wrong.coldFiles, 'all');
     assert.equal(wrong.pageCacheAfterLoad, 'none');
     assert.equal(mergeConfig({ loadShape: { name: 'graphCapture', scale: 0.5 } }).cudaGraphSecondsPerBatch, 2);
+    assert.deepEqual(mergeConfig({ loadShape: { name: 'piecewise', scale: 0.5 } }).piecewiseCudaGraph, {
+      compileSeconds: 11,
+      captureSeconds: 7.5,
+      sizes: 58,
+    });
+    assert.equal(mergeConfig({}).piecewiseCudaGraph, null, 'none unless asked (SGLang before 2026)');
     assert.deepEqual(expandShape({ readMBps: 5 }), { readMBps: 5 }, 'no shape: sim.json as it is');
   });
 

@@ -32,6 +32,8 @@ export interface LoadShape {
   /** A JIT compile inside the first CUDA-graph capture: its length, and whether it prints a bar. */
   readonly jit?: { readonly ms: number; readonly bar: boolean };
   readonly graphs: { readonly batches: number; readonly msPerBatch: number };
+  /** SGLang 2026's piecewise CUDA graphs after the decode ones: its compile and capture bars, each seen when it closes. */
+  readonly piecewise?: { readonly compileMs: number; readonly captureMs: number };
   readonly warmupMs: number;
   /** Shard lines printed (false: old engines with no shard bar). */
   readonly shardLines: boolean;
@@ -139,6 +141,22 @@ export function signalsOf(shape: LoadShape): { signals: Timed[]; readyAt: number
     journal(t + b * shape.graphs.msPerBatch, { type: 'cudaGraphBatches', done: b, total: shape.graphs.batches });
   t += shape.graphs.batches * shape.graphs.msPerBatch;
   journal(t + 10, { type: 'graphsCaptured' });
+  if (shape.piecewise) {
+    const { compileMs, captureMs } = shape.piecewise;
+    const step = (edge: 'start' | 'end'): JournalEvent => ({ type: 'activity', activity: 'piecewise-graphs', edge });
+    const bar = (done: number): JournalEvent => ({
+      type: 'activity',
+      activity: 'piecewise-graphs',
+      edge: 'progress',
+      done,
+      total: 116,
+    });
+    journal(t + 20, step('start'), 'Capture piecewise CUDA graph begin.');
+    journal(t + 20 + compileMs, bar(58));
+    journal(t + 20 + compileMs + captureMs, bar(116));
+    journal(t + 30 + compileMs + captureMs, step('end'), 'Capture piecewise CUDA graph end.');
+    t += 30 + compileMs + captureMs;
+  }
   journal(t + 20, { type: 'httpUp' });
   t += shape.warmupMs;
   journal(t, { type: 'ready' });
@@ -332,6 +350,12 @@ export const SHAPES: readonly LoadShape[] = [
     ...base,
     name: 'DeepGEMM JIT 150 s in graph capture (no bar)',
     jit: { ms: 150_000, bar: false },
+    reads: [{ share: 1, bps: 400 * MB, cold: true }],
+  },
+  {
+    ...base,
+    name: 'piecewise CUDA graphs after the decode ones (SGLang 2026)',
+    piecewise: { compileMs: 22_000, captureMs: 15_000 },
     reads: [{ share: 1, bps: 400 * MB, cold: true }],
   },
   {

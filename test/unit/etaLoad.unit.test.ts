@@ -295,7 +295,9 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
 
 describe('eta of the whole load: the targets, in the virtual loads (with margin)', () => {
   it('a first load: |error| at 50 % <= 15 % median; a read rate that halves and 200 GB are the worst', () => {
-    const e = SHAPES.map((s) => caseOf(s.name).first.errors[50]!);
+    // (not the piecewise shape: at its half the step has not begun, and nothing before it says a
+    // build of SGLang will run one; from its begin line on it is timed, see its own test above)
+    const e = SHAPES.filter((s) => !s.piecewise).map((s) => caseOf(s.name).first.errors[50]!);
     assert.ok(e.every((x) => x !== undefined));
     assert.ok(Math.abs(median(e)) <= 0.15, `median ${median(e)}: ${e}`);
     // (the worst-case target of 30 % is not met where the time left must grow under 35 s and the

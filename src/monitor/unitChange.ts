@@ -20,9 +20,21 @@ export function isStarting(unit: UnitStatus): boolean {
 /** The key of "no run yet": any run that shows up is the new one. */
 export const NO_RUN_YET = 'no run yet';
 
+/**
+ * Waiting to be restarted after a crash (systemd's `auto-restart`, Docker's `restarting`): the
+ * run its key names has already ended. Docker spends most of a crash loop here (its back-off
+ * doubles up to a minute), so a watch that waited for a live process could poll past every run.
+ */
+function crashedAwaitingRestart(unit: UnitStatus): boolean {
+  return unit.activeState === 'activating' && unit.subState.startsWith('auto-restart');
+}
+
 /** True when `unit` shows a run of the unit that started after the one `previousKey` names. */
 export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
-  if (processKey(unit) === previousKey || isStarting(unit)) return false;
+  if (processKey(unit) === previousKey) return false;
+  // A crashed run waiting for its restart is a new run that has ended (the reducer calls it a crash loop).
+  if (previousKey !== NO_RUN_YET && crashedAwaitingRestart(unit) && unit.execMainStartedAt !== undefined) return true;
+  if (isStarting(unit)) return false;
   // Attached during a start: only a live process, or one that failed, is its run (not a leftover state).
   if (previousKey === NO_RUN_YET) return isAlive(unit) || unit.activeState === 'failed';
   // A new run is alive or has already ended; `deactivating` is the old one on its way out.

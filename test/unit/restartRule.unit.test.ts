@@ -102,4 +102,15 @@ describe('a restart followed across its start (unitChange)', () => {
     // ...not a leftover state of the old run, read as the new supervisor starts.
     assert.equal(isNewRun(NO_RUN_YET, unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 })), false);
   });
+
+  it('a run that crashed and waits for its restart (systemd auto-restart, Docker restarting) is a new run, ended', () => {
+    const old = unit({ invocationId: 'old' });
+    const crashed = (subState: string) =>
+      unit({ activeState: 'activating', subState, mainPid: 0, invocationId: 'new', execMainStartedAt: NOW });
+    assert.equal(isNewRun(processKey(old), crashed('auto-restart')), true);
+    assert.equal(isNewRun(processKey(old), crashed('auto-restart-queued')), true);
+    assert.equal(isNewRun(processKey(crashed('auto-restart')), crashed('auto-restart')), false, 'the same run');
+    // Attached while it waits: no run of this watch's yet (the next live or failed one is).
+    assert.equal(isNewRun(NO_RUN_YET, crashed('auto-restart')), false);
+  });
 });

@@ -348,6 +348,12 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     try {
       const session = await this.fleet.sessionFor(server);
       const models = await session.client.request('GET', '/v1/models');
+      // No answer at all (a timeout, a refused port) says nothing of the models: an offer stays
+      // while the watch says ready, and goes when its state does (with the state's words).
+      if (models.kind !== 'http' && this.offers.has(server.name)) {
+        this.log.warn(`[${server.name}] Chat model kept: GET /v1/models did not answer (${models.kind}).`);
+        return;
+      }
       const served = models.kind === 'http' && models.status === 200 ? parseModels(safeJson(models.body)) : [];
       const model = served[0];
       if (!model) return this.withdraw(server, 'GET /v1/models named no model');

@@ -597,9 +597,7 @@ class Sim {
     const lines = cfg.tqdmMode !== 'carriage';
     const meter = new tqdm.RateMeter(Date.now());
     this.weightsStart = Date.now();
-    const show = (text) => {
-      if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`);
-    };
+    const show = (text) => this.showBar(text, lines);
     show(tqdm.shardLine(desc, 0, total, 0, null));
     const f = this.fault;
     const stopAt =
@@ -656,9 +654,7 @@ class Sim {
     log.allRanks(`Capture cuda graph begin. This can take up to several minutes. avail mem=${f2(this.availGB())} GB`);
     log.allRanks(`Capture cuda graph bs [${bs.join(', ')}]`);
     const lines = cfg.captureTqdmMode === 'lines';
-    const show = (text) => {
-      if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`);
-    };
+    const show = (text) => this.showBar(text, lines);
     const meter = new tqdm.RateMeter(Date.now());
     const f = this.fault;
     const stopAt =
@@ -701,6 +697,11 @@ class Sim {
     );
   }
 
+  /** One update of a tqdm bar (node rank 0 only): after a carriage return as real tqdm, and a newline when `asLines`. */
+  showBar(text, asLines) {
+    if (this.nodeRank === 0) this.log.raw(`\r${text}${asLines ? '\n' : ''}`);
+  }
+
   /**
    * SGLang 2026's piecewise CUDA graphs (servekit logs): the begin line, a torch.compile bar of one
    * graph per token count whose first item is the slow one, the capture bar, the end line. Bars as
@@ -715,10 +716,7 @@ class Sim {
     const start = Date.now();
     log.allRanks(`Capture piecewise CUDA graph begin. avail mem=${f2(this.availGB())} GB`);
     log.allRanks(`Capture cuda graph num tokens [${tokens.slice().reverse().join(', ')}]`);
-    const lines = cfg.captureTqdmMode === 'lines';
-    const show = (text) => {
-      if (this.nodeRank === 0) log.raw(`\r${text}${lines ? '\n' : ''}`);
-    };
+    const show = (text) => this.showBar(text, cfg.captureTqdmMode === 'lines');
     const bar = async (label, seconds, firstShare) => {
       const meter = new tqdm.RateMeter(Date.now());
       let rate = null;

@@ -410,7 +410,7 @@ async function extensionSession(
       return r;
     };
   }
-  // The controller's options (src/fronts/vscode/controller.ts watch()): the settings' defaults, kimi.watchAfterReady on.
+  // The controller's options (src/fronts/vscode/controller.ts watch()): the settings' defaults, kimiService.watchAfterReady on.
   const options: WatchOptions = {
     pollIntervalMs: s.pollIntervalMs,
     stallMs: s.stallMs,

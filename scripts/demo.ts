@@ -132,7 +132,7 @@ async function main(): Promise<void> {
         `The status bar (bottom left) shows "Kimi: ..." for the server **sim**: the systemd unit`,
         `\`${host.unitName}\` on a simulated GPU host reached over SSH (127.0.0.1:${host.sshPort}).`,
         '',
-        '1. Press Ctrl+Shift+P (or F1), run **Kimi: Restart Kimi service**, confirm **Restart**.',
+        '1. Press Ctrl+Shift+P (or F1), run **Kimi Service: Restart Kimi service**, confirm **Restart**.',
         replay
           ? `2. Watch the status bar: the server replays the published log ${replayId} (it ends ${replay.outcome}).`
           : '2. Watch the status bar: restarting -> loading NN% -> warming up -> ready.',
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       port,
       folder,
       vsix: [vsix],
-      settings: { ...kimiSettings(host, knownHostsFile, 'ask'), 'kimi.pollIntervalSeconds': 1 },
+      settings: { ...kimiSettings(host, knownHostsFile, 'ask'), 'kimiService.pollIntervalSeconds': 1 },
       env: { SSH_AUTH_SOCK: undefined },
     });
     if (stopping) return;
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
   Open:   ${cs.url}
           (on another machine: ssh -L ${port}:127.0.0.1:${port} THIS_HOST, then open the same URL)
 
-  Then:   Ctrl+Shift+P (or F1) -> "Kimi: Restart Kimi service" -> Restart.
+  Then:   Ctrl+Shift+P (or F1) -> "Kimi Service: Restart Kimi service" -> Restart.
           ${
             replay
               ? `Watch the status bar, bottom left: the unit replays the published log ${replayId}

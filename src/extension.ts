@@ -11,6 +11,7 @@ import { ServersView } from './fronts/vscode/serversView';
 import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { registerMcpServerProvider } from './fronts/vscode/mcpProvider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
+import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -24,6 +25,9 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const channel = vscode.window.createOutputChannel('Kimi Service', { log: true });
   const apiKeys = new ApiKeys(context.secrets);
   const log = maskedLog(channel, apiKeys.known);
+  void migrateLegacySettings(context.globalState, channel).catch((error: unknown) =>
+    channel.warn(`Could not migrate the old kimi.* settings: ${String(error)}`),
+  );
   const statusBar = new StatusBar();
   const uiSideOfRemote =
     vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI

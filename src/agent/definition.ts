@@ -132,7 +132,7 @@ export const DESCRIPTIONS: Record<ToolName, string> = {
     'Call it only when the user asked for a restart, or the server is failed/stopped and a restart is the fix; never to speed up a load, never because a wait timed out. ' +
     'If a load is already under way (restarted moments ago by you, a person, a script or another client, or the unit is already starting), it does NOT restart: it attaches to that load and says so (action "attached"); then just call kimi_wait. ' +
     'force: true restarts even then (throwing that load away): only when the user explicitly asks. ' +
-    'The user may be asked to confirm first (in VS Code, the setting kimi.confirmRestart). ' +
+    'The user may be asked to confirm first (in VS Code, the setting kimiService.confirmRestart). ' +
     RESULT_SHAPE,
   kimi_wait:
     `Wait until the Kimi model server is ready, failed or stopped, at most timeoutSeconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}), and return its state with what to do next. ` +
@@ -140,7 +140,7 @@ export const DESCRIPTIONS: Record<ToolName, string> = {
     'Over MCP it sends progress notifications (percent, summary line) at every state change and at least every 10 s. ' +
     'result "ready": usable now. "failed": the load died; the result has the exit status and the last error lines: do not wait again, read kimi_logs, fix the cause, then restart. ' +
     '"stopped": the unit or container is not running: restart it if the user wants it serving. ' +
-    '"stalled": the load became stalled during the wait (the process lives, no witness moved for kimi.stallSeconds); the result says what was last seen and since when: read kimi_logs, then restart if they show a hang, or call kimi_wait again to keep waiting. ' +
+    '"stalled": the load became stalled during the wait (the process lives, no witness moved for kimiService.stallSeconds); the result says what was last seen and since when: read kimi_logs, then restart if they show a hang, or call kimi_wait again to keep waiting. ' +
     '"timeout": still loading or warming up (normal for a large model): call kimi_wait AGAIN, do NOT restart (a restart starts the whole load over). ' +
     '"cancelled": the wait was cancelled, the load goes on. "not watched": the host cannot be reached or refused the connection (the message says why): tell the user. ' +
     STATES_EXPLAINED +

@@ -10,7 +10,7 @@ const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {
 
 const HINTS: Partial<Record<ParserVerification['verdict'], string>> = {
   failed:
-    'Each check that failed says what an agent would suffer ("for agents:"). When the server flags lack the kimi_k2 parsers, the user can add them with the VS Code command "Kimi: Enable tool calling and thinking parsers" (a systemd drop-in or the container\'s arguments, then a restart).',
+    'Each check that failed says what an agent would suffer ("for agents:"). When the server flags lack the kimi_k2 parsers, the user can add them with the VS Code command "Kimi Service: Enable tool calling and thinking parsers" (a systemd drop-in or the container\'s arguments, then a restart).',
   inconclusive:
     'Inconclusive is not a parser failure: the answers were cut by max_tokens (the budgets are in the table).',
 };

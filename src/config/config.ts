@@ -7,6 +7,7 @@ import {
   normalizeUnit,
   type DockerTargetConfig,
 } from './names';
+import { SECTION } from './namespace';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -63,7 +64,7 @@ export interface Settings {
   readonly healthIntervalMs: number;
 }
 
-/** The raw values of the `kimi.*` settings, as VS Code returns them. */
+/** The raw values of the `kimiService.*` settings, as VS Code returns them. */
 export type RawSettings = Readonly<Record<string, unknown>>;
 
 export type SettingsResult =
@@ -153,7 +154,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function settingName(error: ErrorObject): string {
   const path = error.instancePath.split('/').filter(Boolean);
-  let name = 'kimi';
+  let name = SECTION;
   for (const part of path) name += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
   if (error.keyword === 'required') name += `.${String(error.params.missingProperty)}`;
   if (error.keyword === 'additionalProperties') name += `.${String(error.params.additionalProperty)}`;
@@ -182,7 +183,7 @@ function seconds(raw: unknown, fallback: number): number {
 const NODE_FIELDS = ['host', 'port', 'username', 'identityFile', 'unit'] as const;
 
 function validateServer(raw: Record<string, unknown>, index: number, errors: string[]): ServerProfile | undefined {
-  const at = `kimi.servers[${index}]`;
+  const at = `kimiService.servers[${index}]`;
   if (Array.isArray(raw.nodes)) return validateMultiNodeServer(raw, raw.nodes as Record<string, unknown>[], at, errors);
   const before0 = errors.length;
   if (raw.host === undefined) errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);
@@ -368,7 +369,7 @@ export function printable(text: string): string {
   return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
 }
 
-/** Validates the `kimi.*` settings. Every error names the setting it is about. */
+/** Validates the `kimiService.*` settings. Every error names the setting it is about. */
 export function parseSettings(raw: RawSettings): SettingsResult {
   const validate = shapeValidator();
   if (!validate(raw)) {
@@ -383,15 +384,17 @@ export function parseSettings(raw: RawSettings): SettingsResult {
   });
   const names = new Set<string>();
   for (const server of servers) {
-    if (names.has(server.name)) errors.push(`kimi.servers: the name "${printable(server.name)}" is used twice.`);
+    if (names.has(server.name)) errors.push(`kimiService.servers: the name "${printable(server.name)}" is used twice.`);
     names.add(server.name);
   }
   const activeServer = typeof raw.activeServer === 'string' && raw.activeServer !== '' ? raw.activeServer : undefined;
   if (activeServer !== undefined && servers.length > 0 && !names.has(activeServer)) {
-    errors.push(`kimi.activeServer "${printable(activeServer)}" is not the name of any entry of kimi.servers.`);
+    errors.push(
+      `kimiService.activeServer "${printable(activeServer)}" is not the name of any entry of kimiService.servers.`,
+    );
   }
   const knownHostsFile = typeof raw.knownHostsFile === 'string' ? raw.knownHostsFile : '~/.ssh/known_hosts';
-  if (CONTROL.test(knownHostsFile)) errors.push('kimi.knownHostsFile must not contain control characters.');
+  if (CONTROL.test(knownHostsFile)) errors.push('kimiService.knownHostsFile must not contain control characters.');
   if (errors.length > 0) return { ok: false, errors };
 
   return {
@@ -420,7 +423,7 @@ export function serverHosts(server: ServerProfile): string {
   return server.host ?? 'this machine';
 }
 
-/** The server the commands act on: `kimi.activeServer`, else the first. */
+/** The server the commands act on: `kimiService.activeServer`, else the first. */
 export function activeProfile(settings: Settings): ServerProfile | undefined {
   return settings.servers.find((s) => s.name === settings.activeServer) ?? settings.servers[0];
 }
@@ -434,7 +437,7 @@ export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string |
   const local = server.nodes ? server.nodes.some((n) => n.host === undefined) : server.host === undefined;
   if (!local || uiSideOfRemote === undefined) return undefined;
   return (
-    `kimi.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
+    `kimiService.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
     `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}"), ` +
     'or give the GPU host\'s SSH name as "host".'
   );

@@ -1,5 +1,5 @@
 /**
- * Where a front's `kimi.*` settings come from, read one way: VS Code's configuration
+ * Where a front's `kimiService.*` settings come from, read one way: VS Code's configuration
  * (fronts/vscode/settingsSource) or files and environment (fleet/fileSettingsSource, for the
  * CLI and the MCP server). Each read parses again, so a fixed setting applies at the next call.
  */

@@ -141,7 +141,7 @@ export class ServerHttpClient {
     this.base = url.replace(/\/+$/, '');
   }
 
-  /** The key may be learnt after construction (the unit's ExecStart, or "Kimi: Set server API key"). */
+  /** The key may be learnt after construction (the unit's ExecStart, or "Kimi Service: Set server API key"). */
   setApiKey(key: string | undefined): void {
     this.apiKey = key || undefined;
   }

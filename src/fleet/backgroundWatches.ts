@@ -1,5 +1,5 @@
 /**
- * Which servers a front watches in the background (kimi.watchAfterReady), and the marks of
+ * Which servers a front watches in the background (kimiService.watchAfterReady), and the marks of
  * watches under way that a closed window offers back at the next start. No VS Code here: the
  * front says when, and shows the offer.
  */

@@ -1,7 +1,7 @@
 /**
- * Finding a host's model servers, a fleet verb for every front ("Kimi: Add server", `kimi-service
+ * Finding a host's model servers, a fleet verb for every front ("Kimi Service: Add server", `kimi-service
  * discover`): one connection under the usual host-key policy, one remote command that lists the
- * systemd units launching SGLang or vLLM, and the `kimi.servers` entry for the one picked.
+ * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
  */
 import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../config/config';
 import {
@@ -79,7 +79,7 @@ export function nothingFoundMessage(host: string): string {
 }
 
 /**
- * The `kimi.servers` entry for `unit` under `name` (proposed when not given), checked against the
+ * The `kimiService.servers` entry for `unit` under `name` (proposed when not given), checked against the
  * settings schema and the names taken.
  */
 export function entryFor(

@@ -1,6 +1,6 @@
 /**
  * Which server a call is about, for every front (VS Code commands, the language-model tools, the
- * MCP server, the CLI): the one named, else the active one (kimi.activeServer), else the first.
+ * MCP server, the CLI): the one named, else the active one (kimiService.activeServer), else the first.
  * Pure; the words of a refusal are present/serverChoice's.
  */
 import type { ServerProfile, Settings } from '../config/config';

@@ -21,7 +21,7 @@ export interface RestartRequest {
   /** Restart even if a load is under way (`--force`, `force: true`, "Restart anyway"). */
   readonly force?: boolean;
   readonly now: number;
-  /** kimi.loadTimeoutMinutes: a run younger than this that does not serve yet is a load under way. */
+  /** kimiService.loadTimeoutMinutes: a run younger than this that does not serve yet is a load under way. */
   readonly loadTimeoutMs: number;
 }
 

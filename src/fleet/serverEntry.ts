@@ -1,11 +1,11 @@
 /**
- * The pure parts of "Kimi: Add server": the Host aliases of ~/.ssh/config (and the files it
- * Includes) a user can pick, a typed `[user@]host[:port]`, and the `kimi.servers` entry written.
+ * The pure parts of "Kimi Service: Add server": the Host aliases of ~/.ssh/config (and the files it
+ * Includes) a user can pick, a typed `[user@]host[:port]`, and the `kimiService.servers` entry written.
  */
 import { splitArgs, splitDirective } from '../transport/ssh/sshInclude';
 import type { DiscoveredUnit } from '../target/systemd/unitDiscovery';
 
-// As kimi.servers[].host and .username accept them (config.ts).
+// As kimiService.servers[].host and .username accept them (config.ts).
 const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;
 const USER = /^[A-Za-z_][A-Za-z0-9_.-]*\$?$/;
 
@@ -47,7 +47,7 @@ export function loginUid(stdout: string): number | undefined {
 }
 
 /**
- * The `kimi.servers` entry: the host as picked (an alias keeps its ~/.ssh/config settings),
+ * The `kimiService.servers` entry: the host as picked (an alias keeps its ~/.ssh/config settings),
  * the unit, the url from its flags; `sudo` when the login is not root (restarts need it).
  */
 export function serverEntry(

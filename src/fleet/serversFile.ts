@@ -8,11 +8,11 @@ const FORMAT = { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' 
 
 export type AddedText = { readonly text: string } | { readonly error: string };
 
-/** The servers of a servers file's value: an array, or an object's `servers` / `kimi.servers`. */
+/** The servers of a servers file's value: an array, or an object's `servers` / `kimiService.servers`. */
 function serversPath(value: unknown): (string | number)[] | undefined {
   if (Array.isArray(value)) return [];
   if (!value || typeof value !== 'object') return undefined;
-  return 'kimi.servers' in value ? ['kimi.servers'] : ['servers'];
+  return 'kimiService.servers' in value ? ['kimiService.servers'] : ['servers'];
 }
 
 /** The names already in the file (for a name that must be new). */

@@ -22,9 +22,9 @@ export interface SessionUi {
 type Log = (level: LogLevel, message: string) => void;
 
 /**
- * The transport for a server: SSH (host keys checked per kimi.hostKeyPolicy) or local processes.
+ * The transport for a server: SSH (host keys checked per kimiService.hostKeyPolicy) or local processes.
  * Known hosts: a host whose ~/.ssh/config entry sets UserKnownHostsFile uses that file (the
- * transport reads it from the resolved target); every other host uses kimi.knownHostsFile.
+ * transport reads it from the resolved target); every other host uses kimiService.knownHostsFile.
  */
 export async function createTransport(
   server: ServerProfile,
@@ -37,7 +37,7 @@ export async function createTransport(
   try {
     knownHostsFile = expandUserPath(settings.knownHostsFile, systemPathContext());
   } catch (err) {
-    throw new TransportError('config', `kimi.knownHostsFile: ${(err as Error).message}`);
+    throw new TransportError('config', `kimiService.knownHostsFile: ${(err as Error).message}`);
   }
   const target = await loadSshTarget({
     host: server.host,
@@ -53,13 +53,13 @@ export async function createTransport(
         case 'strict':
           log(
             'error',
-            `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "strict").`,
+            `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "strict").`,
           );
           return 'reject';
         case 'accept-new':
           log(
             'warn',
-            `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimi.hostKeyPolicy is "accept-new").`,
+            `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "accept-new").`,
           );
           return 'trust';
         case 'ask':

@@ -7,13 +7,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../config/config';
+import { hasOwnKeys, ownSettingsOf } from '../config/namespace';
 import type { MementoLike } from '../monitor/history';
 import type { SessionUi } from './sessionFactory';
 
 export interface SettingsSources {
-  /** --config FILE: the kimi.servers schema (an array of servers, or an object of kimi settings). */
+  /** --config FILE: the kimiService.servers schema (an array of servers, or an object of kimi settings). */
   readonly configFile?: string;
-  /** --settings FILE: a VS Code settings.json (its `kimi.*` keys). */
+  /** --settings FILE: a VS Code settings.json (its `kimiService.*` keys; the old `kimi.*` ones until VS Code migrates them). */
   readonly settingsFile?: string;
   /** --host/--unit/--url...: one server from flags. */
   readonly flags?: {
@@ -57,13 +58,6 @@ export function defaultVscodeSettingsFile(sources: Pick<SettingsSources, 'env' |
       'settings.json',
     );
   return path.join(sources.env.XDG_CONFIG_HOME || path.join(sources.home, '.config'), 'Code', 'User', 'settings.json');
-}
-
-/** The `kimi.*` keys of a VS Code settings object, without the prefix. */
-export function kimiKeysOf(settings: Record<string, unknown>): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(settings)) if (key.startsWith('kimi.')) raw[key.slice(5)] = value;
-  return raw;
 }
 
 function readJsonc(file: string, read: (file: string) => string): { value?: unknown; error?: string } {
@@ -122,20 +116,20 @@ export function loadStandaloneSettings(
   if (sources.settingsFile || exists(vscodeFile)) {
     const { value, error } = readJsonc(vscodeFile, read);
     if (error) return { ok: false, errors: [error], source: vscodeFile };
-    return withSource(parseSettings(kimiKeysOf((value ?? {}) as Record<string, unknown>)), vscodeFile);
+    return withSource(parseSettings(ownSettingsOf((value ?? {}) as Record<string, unknown>).raw), vscodeFile);
   }
   return {
     ok: false,
     errors: [
-      `no servers configured: pass --config FILE, write ${xdg}, pass --settings FILE (a VS Code settings.json with kimi.servers), or --host and --unit`,
+      `no servers configured: pass --config FILE, write ${xdg}, pass --settings FILE (a VS Code settings.json with kimiService.servers), or --host and --unit`,
     ],
     source: 'none',
   };
 }
 
-/** An object of settings written either as VS Code keys (`kimi.servers`) or plainly (`servers`). */
+/** An object of settings written either as VS Code keys (`kimiService.servers`) or plainly (`servers`). */
 function kimiOrPlain(value: Record<string, unknown>): RawSettings {
-  return Object.keys(value).some((k) => k.startsWith('kimi.')) ? kimiKeysOf(value) : value;
+  return hasOwnKeys(value) ? ownSettingsOf(value).raw : value;
 }
 
 function withSource(result: ReturnType<typeof parseSettings>, source: string): LoadedSettings {

@@ -20,7 +20,7 @@ export class AlreadyWatchingError extends Error {
     readonly serverName: string,
     readonly state: LoadState,
   ) {
-    super(`Kimi on ${serverName} is already being watched (${state.verdict}). Run "Kimi: Stop polling" first.`);
+    super(`Kimi on ${serverName} is already being watched (${state.verdict}). Run "Kimi Service: Stop polling" first.`);
   }
 }
 

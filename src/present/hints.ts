@@ -13,18 +13,18 @@ export type HintKind = 'sudo-refused' | 'api-key-missing';
 const CORE_PHRASES: Record<HintKind, ReadonlyArray<readonly [core: string, outside: string]>> = {
   'sudo-refused': [
     [
-      `"Kimi: Copy sudoers rule" copies the sudoers rules that allow exactly the extension's commands`,
+      `"Kimi Service: Copy sudoers rule" copies the sudoers rules that allow exactly the extension's commands`,
       `docs/least-privilege.md gives the sudoers rules that allow exactly these commands`,
     ],
-    [`install the rules of "Kimi: Copy sudoers rule"`, `install the sudoers rules of docs/least-privilege.md`],
+    [`install the rules of "Kimi Service: Copy sudoers rule"`, `install the sudoers rules of docs/least-privilege.md`],
   ],
-  'api-key-missing': [[`set it with "Kimi: Set server API key"`, `set it in KIMI_API_KEY for kimi-service`]],
+  'api-key-missing': [[`set it with "Kimi Service: Set server API key"`, `set it in KIMI_API_KEY for kimi-service`]],
 };
 
 /** The hint of one kind for one front: what the user runs. */
 export function hintFor(kind: HintKind, front: Front): string {
   if (front === 'vscode' || front === 'lm') {
-    return kind === 'sudo-refused' ? 'run "Kimi: Copy sudoers rule"' : 'run "Kimi: Set server API key"';
+    return kind === 'sudo-refused' ? 'run "Kimi Service: Copy sudoers rule"' : 'run "Kimi Service: Set server API key"';
   }
   return kind === 'sudo-refused'
     ? 'install the sudoers rules of docs/least-privilege.md'
@@ -33,7 +33,7 @@ export function hintFor(kind: HintKind, front: Front): string {
 
 /** A core message as the front's user reads it: VS Code's palette commands replaced outside VS Code. */
 export function forFront(text: string, front: Front): string {
-  if (front === 'vscode' || front === 'lm' || !text.includes('"Kimi: ')) return text;
+  if (front === 'vscode' || front === 'lm' || !text.includes('"Kimi Service: ')) return text;
   let out = text;
   for (const phrases of Object.values(CORE_PHRASES))
     for (const [core, outside] of phrases) {

@@ -10,9 +10,9 @@ export type ServerRefusal =
   | { readonly reason: 'none' }
   | { readonly reason: 'unknown'; readonly name: string; readonly known: readonly string[] };
 
-/** `source`: where the servers come from ("kimi.servers", a file's path). */
+/** `source`: where the servers come from ("kimiService.servers", a file's path). */
 export function serverChoiceText(choice: ServerRefusal, source: string): string {
-  if (choice.reason === 'none') return `no server is configured in ${source} (kimi.servers is empty)`;
+  if (choice.reason === 'none') return `no server is configured in ${source} (kimiService.servers is empty)`;
   const known = choice.known.map((name) => `"${printable(name)}"`).join(', ');
   return `no server named "${printable(choice.name)}" in ${source} (configured: ${known})`;
 }

@@ -202,7 +202,7 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     assert.doesNotMatch(text, /The user says|think/i);
   });
 
-  it('the setting kimi.chatModel.enabled withdraws the model, and brings it back', async () => {
+  it('the setting kimiService.chatModel.enabled withdraws the model, and brings it back', async () => {
     const page = scenario().page;
     const off = await runFixture(page, 'Turn the Kimi chat model off', 'disable');
     assert.deepEqual(off.report.models, [], JSON.stringify(off.report));

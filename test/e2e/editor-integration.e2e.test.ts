@@ -48,7 +48,7 @@ describe('e2e: first run, the walkthrough and the registered MCP server', functi
       vsix: [packageExtension()],
       // A first start as a new user has it: no server yet, and the start-up editor not switched
       // off (the suite's quiet settings switch it off), but no README to open either.
-      settings: { 'kimi.servers': [], 'workbench.startupEditor': 'readme', 'chat.disableAIFeatures': false },
+      settings: { 'kimiService.servers': [], 'workbench.startupEditor': 'readme', 'chat.disableAIFeatures': false },
     });
     wb = await openWorkbench(cs.url);
   });
@@ -73,7 +73,7 @@ describe('e2e: first run, the walkthrough and the registered MCP server', functi
     await page.waitForTimeout(1000);
     await screenshot(page, 'first-run-walkthrough');
 
-    await runCommand(page, 'Kimi: Focus on Kimi Servers View');
+    await runCommand(page, 'Kimi Service: Focus on Kimi Servers View');
     const welcome = page.locator('.welcome-view-content').filter({ hasText: 'No Kimi server is configured' }).first();
     await welcome.waitFor({ state: 'visible', timeout: 30_000 });
     const links = await welcome.locator('a, .monaco-button').allInnerTexts();

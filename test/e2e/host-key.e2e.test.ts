@@ -54,7 +54,7 @@ describe('e2e: unknown host key under "ask"', function () {
     assert.ok(text.includes(host.hostKeyFingerprint), `the dialog shows ${host.hostKeyFingerprint}: ${text}`);
     assert.ok(dialogs.some(isRestartConfirm), 'the restart was confirmed');
 
-    // Trust wrote the key to kimi.knownHostsFile (plain or hashed entry, same key).
+    // Trust wrote the key to kimiService.knownHostsFile (plain or hashed entry, same key).
     const known = readFileSync(scenario().knownHostsFile, 'utf8');
     const key = host.hostPublicKey.split(/\s+/)[1];
     assert.ok(known.includes(key), `known-hosts file has the key:\n${known}`);

@@ -85,13 +85,13 @@ export function kimiSettings(
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {
-    'kimi.servers': [serverEntry(host)],
-    'kimi.activeServer': 'sim',
-    'kimi.knownHostsFile': knownHostsFile,
-    'kimi.hostKeyPolicy': policy,
-    'kimi.pollIntervalSeconds': 0.5,
-    'kimi.confirmRestart': true,
-    'kimi.notifyWhenReady': true,
+    'kimiService.servers': [serverEntry(host)],
+    'kimiService.activeServer': 'sim',
+    'kimiService.knownHostsFile': knownHostsFile,
+    'kimiService.hostKeyPolicy': policy,
+    'kimiService.pollIntervalSeconds': 0.5,
+    'kimiService.confirmRestart': true,
+    'kimiService.notifyWhenReady': true,
     ...extra,
   };
 }

@@ -67,9 +67,9 @@ describe('e2e: the servers view', function () {
     },
     settings: (host) => ({
       // The second server is the same host with a unit it does not have: failed, "not known to systemd".
-      'kimi.servers': [serverEntry(host, 'sim'), { ...serverEntry(host, 'other'), unit: 'sglang-missing' }],
-      'kimi.confirmRestart': false,
-      'kimi.healthIntervalSeconds': 5,
+      'kimiService.servers': [serverEntry(host, 'sim'), { ...serverEntry(host, 'other'), unit: 'sglang-missing' }],
+      'kimiService.confirmRestart': false,
+      'kimiService.healthIntervalSeconds': 5,
     }),
   });
 
@@ -77,7 +77,7 @@ describe('e2e: the servers view', function () {
     const s = scenario();
     const page = s.page;
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await runCommand(page, 'Kimi: Focus on Kimi Servers View');
+    await runCommand(page, 'Kimi Service: Focus on Kimi Servers View');
     const before = await waitForRows(page, (rows) => rows.some((r) => /^other\b.*failed/.test(r)), 60_000);
     console.log(`    rows before the restart: ${JSON.stringify(before)}`);
     assert.ok(
@@ -124,7 +124,7 @@ describe('e2e: the servers view', function () {
   it('Add server: a ~/.ssh/config host, its SGLang unit, a name; the new row is watched at once', async () => {
     const s = scenario();
     const page = s.page;
-    await runCommand(page, 'Kimi: Add server');
+    await runCommand(page, 'Kimi Service: Add server');
     await answerQuickInput(page, /add server \(1\/3\)/, 'gpu-sim');
     await answerQuickInput(page, /add server \(2\/3\)/, s.host.unit);
     const widget = page.locator('.quick-input-widget');

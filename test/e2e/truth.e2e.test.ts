@@ -68,7 +68,7 @@ describe('e2e: issue 9 — after ready, a dead server shows failed', function ()
     gpuHost: { sim: simForLoad(8) },
     unitText: (h) => unitWithParsers(h),
     hostKeyPolicy: 'strict',
-    // kimi.watchAfterReady and kimi.healthIntervalSeconds are left at their defaults (true, 30 s):
+    // kimiService.watchAfterReady and kimiService.healthIntervalSeconds are left at their defaults (true, 30 s):
     // the journal follow is what makes the failure fast.
   });
 

@@ -321,7 +321,7 @@ export async function paletteRows(
 }
 
 /**
- * Runs a command by its palette title ("Restart Kimi service" or "Kimi: Restart Kimi
+ * Runs a command by its palette title ("Restart Kimi service" or "Kimi Service: Restart Kimi
  * service"): Control+Shift+P, type, pick the row whose label is that command, Enter.
  */
 export async function runCommand(page: Page, title: string, opts: { timeoutMs?: number } = {}): Promise<void> {
@@ -337,7 +337,7 @@ export async function runCommand(page: Page, title: string, opts: { timeoutMs?: 
       l.endsWith(`: ${t}`) ||
       l.includes(`: ${t},`) ||
       l.includes(`: ${t} `) ||
-      l.startsWith(`kimi: ${t}`)
+      l.startsWith(`kimi service: ${t}`)
     );
   };
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);

@@ -3,7 +3,7 @@
  *   npx tsx test/gpu-host/cli.ts [--shards N] [--shard-bytes B] [--restart-on-failure] [--sim '{"json":1}'] [--nodes N]
  * Prints one JSON object with the host's details on stdout, then "READY" on stderr.
  * --nodes N (N >= 2, root): a multi-node server instead, N hosts on a private network (netns.ts) whose
- * ranks meet at node rank 0's address; prints the kimi.servers entry and the known_hosts lines.
+ * ranks meet at node rank 0's address; prints the kimiService.servers entry and the known_hosts lines.
  */
 import { startGpuHost, GpuHostOptions, type GpuHost } from './harness';
 import { createPrivateNetwork, type NetnsHost } from './netns';

@@ -409,7 +409,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(run.code, 5);
     const [error] = json(run);
     assert.equal(error!.state, 'settings');
-    assert.match(String(error!.error), /kimi\.servers\[0\]\.unit/);
+    assert.match(String(error!.error), /kimiService\.servers\[0\]\.unit/);
     assert.equal((await host.execLog()).length, before, 'nothing ran on the host');
     assert.equal(host.handshakes(), handshakes, 'no SSH connection was made');
   });

@@ -506,7 +506,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       const topFields = ['activeServer', 'knownHostsFile', 'hostKeyPolicy'];
       for (const value of nasty) {
         for (const field of [...serverFields, ...topFields]) {
-          const setting = serverFields.includes(field) ? `kimi.servers[0].${field}` : `kimi.${field}`;
+          const setting = serverFields.includes(field) ? `kimiService.servers[0].${field}` : `kimi.${field}`;
           const raw: RawSettings = serverFields.includes(field)
             ? { servers: [{ ...base, [field]: value }] }
             : { servers: [base], [field]: value };
@@ -534,10 +534,10 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       // and a URL whose path carries the text (percent-encoded, sent as an HTTP path). Never the
       // host, the user, the unit or the policy.
       const allowed = new Set([
-        'kimi.servers[0].name',
-        'kimi.servers[0].identityFile',
-        'kimi.knownHostsFile',
-        'kimi.servers[0].url',
+        'kimiService.servers[0].name',
+        'kimiService.servers[0].identityFile',
+        'kimiService.knownHostsFile',
+        'kimiService.servers[0].url',
       ]);
       for (const a of accepted)
         assert.ok(allowed.has(a.setting), `${a.setting} accepted ${JSON.stringify(a.value.slice(0, 60))}`);
@@ -789,7 +789,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         assert.ok(err instanceof AlreadyWatchingError, `second ${mode}: ${String(err)}`);
         assert.match(
           err.message,
-          /already being watched \((restarting|loading|warming up)\)\. Run "Kimi: Stop polling" first\./,
+          /already being watched \((restarting|loading|warming up)\)\. Run "Kimi Service: Stop polling" first\./,
         );
       }
       assert.equal(session.transport.handshakes, handshakes);

@@ -1,7 +1,7 @@
 /**
  * Least privilege, for real (issue 10): the simulated host's unprivileged login `kimi`, Debian's
  * real sudo, and exactly the sudoers lines `sudoersRules('kimi', unit)` generates (the ones
- * "Kimi: Copy sudoers rule" copies). As kimi with `sudo: true`: restart, enable the parsers
+ * "Kimi Service: Copy sudoers rule" copies). As kimi with `sudo: true`: restart, enable the parsers
  * (drop-in writes through `sudo -n tee`), roll back; without the rule, a refusal that names the
  * command; outside `systemd-journal`, a watch that still reaches ready and says the journal is
  * not readable.
@@ -197,7 +197,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
         /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password\./,
       );
       assert.match(message, /Refused: sudo -n systemctl restart --no-block -- sglang-k26-ddtree\.service\./);
-      assert.match(message, /"Kimi: Copy sudoers rule"/);
+      assert.match(message, /"Kimi Service: Copy sudoers rule"/);
       assert.match(message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
       assert.deepEqual(await unitNow(), before, 'same run, same process');
       assert.equal(await restartLines(), restarts, 'systemctl restart never ran');
@@ -211,7 +211,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
             e.message,
             /Refused: sudo -n (mkdir -p|tee) -- \/etc\/systemd\/system\/sglang-k26-ddtree\.service\.d/,
           );
-          assert.match(e.message, /"Kimi: Copy sudoers rule"/);
+          assert.match(e.message, /"Kimi Service: Copy sudoers rule"/);
           return true;
         },
       );
@@ -229,7 +229,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     assert.equal(outcome.end, 'failed');
     assert.match(
       outcome.message ?? '',
-      /^Not allowed to restart sglang-k26-ddtree\.service: Failed to restart sglang-k26-ddtree\.service: Access denied \(systemctl restart --no-block -- sglang-k26-ddtree\.service\)\. Set "sudo": true .*"Kimi: Copy sudoers rule"/,
+      /^Not allowed to restart sglang-k26-ddtree\.service: Failed to restart sglang-k26-ddtree\.service: Access denied \(systemctl restart --no-block -- sglang-k26-ddtree\.service\)\. Set "sudo": true .*"Kimi Service: Copy sudoers rule"/,
     );
     assert.deepEqual(await unitNow(), before);
   });

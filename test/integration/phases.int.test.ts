@@ -14,7 +14,7 @@ import { stallNotice } from '../../src/present/stallNotice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 
-/** kimi.stallSeconds at its minimum. */
+/** kimiService.stallSeconds at its minimum. */
 const STALL_MS = 10_000;
 const WATCH: WatchOptions = { ...FAST_WATCH, pollIntervalMs: 1000, stallMs: STALL_MS };
 

@@ -9,7 +9,7 @@
  * Timing: 40x, no silence longer than 1 s, `stalled` after 5 s without a move. A single long
  * silence of a log (a 10-minute NCCL timeout, minutes of post-shard processing, which real
  * witnesses such as CPU time carry) is 1 s here, so it can never be a stall on its own; 5 s is
- * 200 s of the log's own clock (more than the default kimi.stallSeconds, 120 s), and the longest
+ * 200 s of the log's own clock (more than the default kimiService.stallSeconds, 120 s), and the longest
  * stretch of any ready or failed log without a line the extension counts as a move is 3.6 s at
  * this speed. So `stalled` during a ready or failed log (a FALSE STALL: the log goes on to be
  * ready or to fail) means a move of the log (a phase or progress line, a count, HTTP opening,

@@ -40,7 +40,7 @@ export interface TestSessionOptions {
   name?: string;
 }
 
-/** The `kimi.servers` entry for a simulated host. */
+/** The `kimiService.servers` entry for a simulated host. */
 export function serverEntry(host: GpuHost, name = 'sim'): Record<string, unknown> {
   return {
     name,

@@ -591,7 +591,7 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     writeConfig(hostBlock('kh', target, 'IdentityFile ~/.ssh/id_test', 'UserKnownHostsFile ~/.ssh/kh.d/%h-%p'));
     const perHost = path.join(dotSsh, 'kh.d', `127.0.0.1-${target.port}`);
     writeKnownHosts(perHost, target.knownHostsLine);
-    writeKnownHosts(path.join(dotSsh, 'known_hosts'), '# kimi.knownHostsFile: nothing here');
+    writeKnownHosts(path.join(dotSsh, 'known_hosts'), '# kimiService.knownHostsFile: nothing here');
     const { t, asked, log } = await connectTo('kh');
     assert.equal((await t.exec('echo kh')).stdout, 'kh\n');
     assert.deepEqual(asked, [], 'known from the UserKnownHostsFile');

@@ -40,7 +40,7 @@ function settingsOf(raw: Record<string, unknown> = {}): Settings {
 }
 
 const source = (settings: Settings): SettingsSource => ({
-  read: () => ({ ok: true, settings, source: 'kimi.servers' }),
+  read: () => ({ ok: true, settings, source: 'kimiService.servers' }),
 });
 
 /** A fleet stand-in: snapshots it is told, a restart the host confirms when the test says so. */
@@ -221,18 +221,18 @@ describe('agent tools: which server', () => {
   it('the named server, else the active one, else the first; a refusal names the known ones', () => {
     const pick = (raw: Record<string, unknown>, name?: string) => {
       const choice = resolveServer(settingsOf(raw), name);
-      return choice.ok ? choice.server.name : serverChoiceText(choice, 'kimi.servers');
+      return choice.ok ? choice.server.name : serverChoiceText(choice, 'kimiService.servers');
     };
     assert.equal(pick({}), 'a');
     assert.equal(pick({}, '  '), 'a');
     assert.equal(pick({ activeServer: 'b' }), 'b');
     assert.equal(pick({}, 'b'), 'b');
-    assert.equal(pick({}, 'c'), 'no server named "c" in kimi.servers (configured: "a", "b")');
+    assert.equal(pick({}, 'c'), 'no server named "c" in kimiService.servers (configured: "a", "b")');
     const none = resolveServer({ servers: [], activeServer: undefined });
     assert.ok(!none.ok);
     assert.equal(
       serverChoiceText(none, 'servers.json'),
-      'no server is configured in servers.json (kimi.servers is empty)',
+      'no server is configured in servers.json (kimiService.servers is empty)',
     );
   });
 
@@ -242,7 +242,9 @@ describe('agent tools: which server', () => {
       lmTools(fleet).run('kimi_restart', { server: 'c' }),
       (error: Error) =>
         error instanceof ToolRefusal &&
-        /^No server named "c" in kimi\.servers \(configured: "a", "b"\)\. Nothing was run\.$/.test(error.message),
+        /^No server named "c" in kimiService\.servers \(configured: "a", "b"\)\. Nothing was run\.$/.test(
+          error.message,
+        ),
     );
     assert.equal(fleet.restarts, 0);
   });

@@ -90,7 +90,7 @@ describe('docker targets in settings', () => {
     [
       'compose without service',
       { ...base, compose: { file: '/a.yaml' } },
-      /kimi\.servers\[0\]\.compose\.service is missing/,
+      /kimiService\.servers\[0\]\.compose\.service is missing/,
     ],
   ];
   for (const [what, server, message] of bad) {

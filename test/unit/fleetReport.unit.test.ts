@@ -125,14 +125,14 @@ describe('standalone settings sources', () => {
     assert.ok(r.ok);
     assert.equal(r.settings.servers[0]!.unit, 'sglang.service');
     files['/d.json'] =
-      '{ "kimi.servers": [{ "name": "b", "host": "gpu2", "unit": "u" }], "kimi.hostKeyPolicy": "strict", "editor.fontSize": 14 }';
+      '{ "kimiService.servers": [{ "name": "b", "host": "gpu2", "unit": "u" }], "kimiService.hostKeyPolicy": "strict", "editor.fontSize": 14 }';
     const d = loadStandaloneSettings({ ...base, configFile: '/d.json' }, read, exists);
     assert.ok(d.ok && d.settings.hostKeyPolicy === 'strict');
   });
 
   it('the XDG file comes before flags, flags before VS Code settings; a bad source is an error naming it', () => {
     files['/home/ada/.config/Code/User/settings.json'] =
-      '{ "kimi.servers": [{ "name": "vs", "host": "h", "unit": "u" }] }';
+      '{ "kimiService.servers": [{ "name": "vs", "host": "h", "unit": "u" }] }';
     const vs = loadStandaloneSettings(base, read, exists);
     assert.ok(vs.ok && vs.settings.servers[0]!.name === 'vs');
     const flags = loadStandaloneSettings({ ...base, flags: { host: 'gpu9', unit: 'sglang' } }, read, exists);

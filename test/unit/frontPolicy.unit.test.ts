@@ -88,7 +88,7 @@ describe('background watches and the resume offer (BackgroundWatches)', () => {
     assert.deepEqual(open.start(settings), ['c']);
     open.commanded('b');
     assert.deepEqual(open.start(settings), ['b', 'c']);
-    assert.deepEqual(open.start({ ...settings, watchAfterReady: false }), [], 'kimi.watchAfterReady off');
+    assert.deepEqual(open.start({ ...settings, watchAfterReady: false }), [], 'kimiService.watchAfterReady off');
   });
 
   it('a watch under way leaves its mark until it ends; a closing window keeps it', async () => {

@@ -17,7 +17,7 @@ describe('hints per front', () => {
   it('VS Code (and its language-model tools) read the core words unchanged', () => {
     assert.equal(forFront(refusal, 'vscode'), refusal);
     assert.equal(forFront(refusal, 'lm'), refusal);
-    assert.match(refusal, /"Kimi: Copy sudoers rule" copies the sudoers rules/);
+    assert.match(refusal, /"Kimi Service: Copy sudoers rule" copies the sudoers rules/);
   });
 
   it('the CLI and MCP read no palette command: the sudoers rules of the docs instead', () => {
@@ -46,7 +46,7 @@ describe('hints per front', () => {
   });
 
   it('hintFor: one hint per kind and front', () => {
-    assert.equal(hintFor('sudo-refused', 'vscode'), 'run "Kimi: Copy sudoers rule"');
+    assert.equal(hintFor('sudo-refused', 'vscode'), 'run "Kimi Service: Copy sudoers rule"');
     assert.equal(hintFor('api-key-missing', 'cli'), 'set KIMI_API_KEY in the environment of kimi-service');
     assert.equal(hintFor('sudo-refused', 'mcp'), hintFor('sudo-refused', 'cli'));
   });

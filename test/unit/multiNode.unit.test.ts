@@ -73,30 +73,34 @@ describe('multi-node settings', () => {
     [
       'a top-level host with nodes',
       { name: 'k2', host: 'gpu-a', nodes },
-      /kimi\.servers\[0\]\.host must not be set when "nodes" is/,
+      /kimiService\.servers\[0\]\.host must not be set when "nodes" is/,
     ],
-    ['a top-level unit with nodes', { name: 'k2', unit: 'x', nodes }, /kimi\.servers\[0\]\.unit must not be set/],
+    [
+      'a top-level unit with nodes',
+      { name: 'k2', unit: 'x', nodes },
+      /kimiService\.servers\[0\]\.unit must not be set/,
+    ],
     [
       'one node only',
       { name: 'k2', nodes: nodes.slice(0, 1) },
-      /kimi\.servers\[0\]\.nodes must NOT have fewer than 2 items/,
+      /kimiService\.servers\[0\]\.nodes must NOT have fewer than 2 items/,
     ],
     [
       'a node without unit',
       { name: 'k2', nodes: [nodes[0], { host: 'gpu-b' }] },
-      /kimi\.servers\[0\]\.nodes\[1\]\.unit is missing/,
+      /kimiService\.servers\[0\]\.nodes\[1\]\.unit is missing/,
     ],
     [
       'a node host with a shell metacharacter',
       { name: 'k2', nodes: [nodes[0], { host: 'b;reboot', unit: 'u' }] },
-      /kimi\.servers\[0\]\.nodes\[1\]\.host "b;reboot" is not a host name/,
+      /kimiService\.servers\[0\]\.nodes\[1\]\.host "b;reboot" is not a host name/,
     ],
     [
       'the same node twice',
       { name: 'k2', nodes: [nodes[0], nodes[0]] },
       /nodes\[1\] is the same host and unit as nodes\[0\]/,
     ],
-    ['no host, no nodes', { name: 'k2', unit: 'u' }, /kimi\.servers\[0\]\.host is missing/],
+    ['no host, no nodes', { name: 'k2', unit: 'u' }, /kimiService\.servers\[0\]\.host is missing/],
   ] as const) {
     it(`refuses ${what}, saying which setting`, () => {
       const result = parseSettings({ servers: [raw] });

@@ -215,7 +215,7 @@ describe('parserChange: enableParsers / rollback', () => {
         e.message,
         /^creating the drop-in folder failed: sudo asks for a password on this machine: allow "mkdir -p -- \S+" without a password\. Refused: sudo -n mkdir -p -- /,
       );
-      assert.match(e.message, /"Kimi: Copy sudoers rule"/);
+      assert.match(e.message, /"Kimi Service: Copy sudoers rule"/);
       assert.match(e.message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
       return true;
     });

@@ -26,7 +26,7 @@ describe('real logs: every published log, through the reader and the reducer', (
           ? 'is ready once the completion passes (an excerpt cut before it: loading), phases in order'
           : header.outcome === 'failed'
             ? 'is failed once the process exits (not before), phases in order'
-            : 'is never ready nor failed, and stalled once nothing moved for kimi.stallSeconds (from its last progress)';
+            : 'is never ready nor failed, and stalled once nothing moved for kimiService.stallSeconds (from its last progress)';
       it(what, () => assert.deepEqual(judgement.verdict, []));
       if (header.outcome === 'failed') {
         it(`shows the cause "${header.cause}" first: notification, tooltip, report`, () =>

@@ -132,7 +132,7 @@ describe('secrets: maskSecrets', () => {
     'TOKENIZERS_PARALLELISM=false MAX_TOKENS=5 HF_TOKEN_PATH=/root/.hf HF_HOME=/root/.cache',
     'Environment=CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7',
     '{"eos_token": "</s>", "max_tokens": 1, "choices": [{"text": " there"}]}',
-    'HTTP 401: the server wants an API key (--api-key): set it with "Kimi: Set server API key"',
+    'HTTP 401: the server wants an API key (--api-key): set it with "Kimi Service: Set server API key"',
     'The bearer of the news said Authorization failed',
     'Invalid token: expected an identifier',
     'Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=12.34 GB',

@@ -18,8 +18,8 @@ describe('servers file: adding a discovered server', () => {
     assert.deepEqual(serverNamesIn(added.text), ['a', 'b']);
   });
 
-  it('an object of settings: appended to servers (or kimi.servers), other keys kept', () => {
-    for (const key of ['servers', 'kimi.servers']) {
+  it('an object of settings: appended to servers (or kimiService.servers), other keys kept', () => {
+    for (const key of ['servers', 'kimiService.servers']) {
       const text = JSON.stringify({ [key]: [{ name: 'a' }], hostKeyPolicy: 'strict' }, null, 2);
       const added = addServerToText(text, entry);
       assert.ok('text' in added, key);

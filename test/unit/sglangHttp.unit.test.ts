@@ -349,7 +349,7 @@ describe('sglangHttp: client', function () {
 // ---------------------------------------------------------------- API key
 
 describe('sglangHttp: API key', () => {
-  const NO_KEY = 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi: Set server API key"';
+  const NO_KEY = 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi Service: Set server API key"';
   const BAD_KEY = 'HTTP 401: the server refused the API key';
 
   it('401 reasons say what to do', () => {

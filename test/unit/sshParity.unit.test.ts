@@ -473,7 +473,7 @@ Host badtimeout
     ]) {
       assert.ok(notes.includes(name), `${name} named in: ${notes}`);
     }
-    assert.match(notes, /StrictHostKeyChecking \(kimi\.hostKeyPolicy decides\)/);
+    assert.match(notes, /StrictHostKeyChecking \(kimiService\.hostKeyPolicy decides\)/);
     assert.match(notes, /Match exec \(not evaluated/);
     for (const applied of ['HostName', 'IdentityFile', 'IdentitiesOnly', 'UserKnownHostsFile', 'ConnectTimeout']) {
       assert.ok(!notes.includes(applied), `${applied} is applied, not named`);

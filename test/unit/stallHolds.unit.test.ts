@@ -63,7 +63,7 @@ function quietHost(from: number, to: number): Signal[] {
 }
 
 describe('stalled holds until a witness moves (issue 17)', () => {
-  it('a hang at init: stalled after kimi.stallSeconds, and still stalled 60 s later while the host only repeats itself', () => {
+  it('a hang at init: stalled after kimiService.stallSeconds, and still stalled 60 s later while the host only repeats itself', () => {
     let state = hungAtInit();
     const verdicts: string[] = [];
     for (const signal of quietHost(2000, 80_000)) {
@@ -75,7 +75,7 @@ describe('stalled holds until a witness moves (issue 17)', () => {
     assert.equal(
       verdicts[firstStalled]!.split(':')[0],
       String(1500 + STALL_MS + 500),
-      'at the first tick past kimi.stallSeconds',
+      'at the first tick past kimiService.stallSeconds',
     );
     const after = verdicts.slice(firstStalled);
     assert.deepEqual(

@@ -137,7 +137,7 @@ describe('sudo refusal messages', () => {
       m,
       'sudo asks for a password on gpu7: allow "systemctl restart sglang-k26-ddtree.service" without a password. ' +
         'Refused: sudo -n systemctl restart --no-block -- sglang-k26-ddtree.service. ' +
-        '"Kimi: Copy sudoers rule" copies the sudoers rules that allow exactly the extension\'s commands ' +
+        '"Kimi Service: Copy sudoers rule" copies the sudoers rules that allow exactly the extension\'s commands ' +
         '(install them with sudo visudo -f /etc/sudoers.d/kimi-sglang-k26-ddtree), or connect as a user who may run it.',
     );
   });
@@ -154,6 +154,6 @@ describe('sudo refusal messages', () => {
       /^sudo on this machine does not allow "systemctl restart sglang-k26-ddtree\.service" \(Sorry, user kimi is not allowed to execute '\/usr\/bin\/systemctl restart/,
     );
     assert.match(m, /Refused: sudo -n systemctl restart --no-block -- sglang-k26-ddtree\.service\./);
-    assert.match(m, /"Kimi: Copy sudoers rule"/);
+    assert.match(m, /"Kimi Service: Copy sudoers rule"/);
   });
 });

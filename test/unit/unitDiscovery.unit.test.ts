@@ -91,7 +91,7 @@ describe('unit discovery: the SGLang servers of a host', () => {
     );
     assert.equal(
       serverNameProblem('gpu1-sglang-k26', ['gpu1-sglang-k26']),
-      '"gpu1-sglang-k26" is already the name of a server in kimi.servers.',
+      '"gpu1-sglang-k26" is already the name of a server in kimiService.servers.',
     );
     assert.equal(serverNameProblem(' ', []), 'A name is needed.');
     assert.equal(serverNameProblem('a\nb', []), 'No control characters.');
@@ -120,7 +120,7 @@ describe('add server: hosts, the typed host, the entry written', () => {
     assert.match(String(parseTypedHost('bad$user@gpu1')), /not a valid user name/);
   });
 
-  it('writes a valid kimi.servers entry; sudo when the login is not root', () => {
+  it('writes a valid kimiService.servers entry; sudo when the login is not root', () => {
     const [unit] = parseDiscovery(show.split('\n\n')[0]!);
     assert.equal(loginUid('1000\nId=x\n'), 1000);
     assert.equal(loginUid('Id=x\n'), undefined);

@@ -127,11 +127,11 @@ export function judgeFixture({ header, lines }: Fixture): Judgement {
         stallMs: STALL_MS,
       });
       const problems = phasesInOrder(replay, hasShards);
-      if (before.final.verdict === 'stalled') problems.push('stalled before kimi.stallSeconds without progress');
+      if (before.final.verdict === 'stalled') problems.push('stalled before kimiService.stallSeconds without progress');
       if (replay.verdicts.includes('ready') || replay.verdicts.includes('failed'))
         problems.push(`ready or failed: ${verdicts(replay)}`);
       if (replay.final.verdict !== 'stalled')
-        problems.push(`not stalled after kimi.stallSeconds without progress: ${verdicts(replay)}`);
+        problems.push(`not stalled after kimiService.stallSeconds without progress: ${verdicts(replay)}`);
       return { verdict: problems, cause: [], shown: replay.phases.join(' > ') };
     }
   }

@@ -23,7 +23,7 @@ export function judgeHealth(status: number): 'ok' | 'warming' | 'error' {
 export function unauthorizedReason(apiKeySent: boolean): string {
   return apiKeySent
     ? 'HTTP 401: the server refused the API key'
-    : 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi: Set server API key"';
+    : 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi Service: Set server API key"';
 }
 
 /** `HTTP 503`, or for a 401 what the user must do about it. */

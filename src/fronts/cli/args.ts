@@ -165,9 +165,9 @@ Commands:
                          (--config FILE, else $XDG_CONFIG_HOME/kimi-service/servers.json)
 
 Options:
-  --server NAME          which server (default: kimi.activeServer, else the first)
+  --server NAME          which server (default: kimiService.activeServer, else the first)
   --json                 JSON lines on stdout (one object per line)
-  --config FILE          servers file (the kimi.servers schema: an array of servers, or {"servers": [...], ...})
+  --config FILE          servers file (the kimiService.servers schema: an array of servers, or {"servers": [...], ...})
   --settings FILE        a VS Code settings.json (its kimi.* settings)
   --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
                          one server from flags (when no settings file is found)
@@ -184,7 +184,7 @@ flags, else --settings FILE or the user's VS Code settings.json.
 
 Exit codes: 0 done (wait: ready), 1 failed, 2 wait timed out, 3 host unreachable,
 4 host key refused, 5 bad configuration or usage (nothing was run), 6 wait saw the load
-become stalled (no witness moved for kimi.stallSeconds; the load goes on), 130/143 interrupted.
+become stalled (no witness moved for kimiService.stallSeconds; the load goes on), 130/143 interrupted.
 `;
 
 function seconds(text: string): number | string {

@@ -8,7 +8,7 @@
  *   3  host unreachable (DNS, refused, no answer, connection lost)
  *   4  host key refused (changed, unknown under a strict policy, revoked)
  *   5  bad configuration or usage: invalid settings, unknown server, login refused (nothing was run)
- *   6  wait saw the load become stalled: the process lives but no witness moved for kimi.stallSeconds
+ *   6  wait saw the load become stalled: the process lives but no witness moved for kimiService.stallSeconds
  *      (the load goes on; read `logs`, then wait again or restart)
  *   130 / 143  interrupted by SIGINT / SIGTERM (nothing on the host is touched)
  */
@@ -70,7 +70,7 @@ export function exitForWait(
     case 'cancelled':
       return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
     case 'not watched':
-      // The watch ended without a verdict: the host went away (or refused us), or the load outlived kimi.loadTimeoutMinutes.
+      // The watch ended without a verdict: the host went away (or refused us), or the load outlived kimiService.loadTimeoutMinutes.
       if (result.snapshot.refusal) return exitForRefusal(result.snapshot.refusal.kind);
       return result.snapshot.state?.verdict === 'unreachable' ? EXIT.unreachable : EXIT.timeout;
   }

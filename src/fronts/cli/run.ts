@@ -260,7 +260,7 @@ async function restart(ctx: Context): Promise<number> {
   const { cmd, io, fleet, server } = ctx;
   const refusedCode = await connect(ctx);
   if (refusedCode !== undefined) return refusedCode;
-  // In a script the command is the confirmation; on a terminal it asks (unless --yes or kimi.confirmRestart is off).
+  // In a script the command is the confirmation; on a terminal it asks (unless --yes or kimiService.confirmRestart is off).
   if (io.terminal && !cmd.yes && ctx.settings.confirmRestart) {
     const where = `${server.unit} on ${server.host ?? 'this machine'} (server ${server.name})`;
     const yes = await ctx.interruptible(

@@ -3,7 +3,7 @@
  */
 
 export interface McpArgs {
-  /** --config FILE: the kimi.servers schema (an array of servers, or an object of kimi settings). */
+  /** --config FILE: the kimiService.servers schema (an array of servers, or an object of kimi settings). */
   readonly configFile?: string;
   /** --settings FILE: a VS Code settings.json (its `kimi.*` keys). */
   readonly settingsFile?: string;
@@ -16,7 +16,7 @@ export const MCP_USAGE = `Usage: node dist/mcp.js [--config FILE] [--settings FI
 The Kimi Service MCP server (stdio): tools kimi_status, kimi_restart, kimi_wait,
 kimi_verify_parsers and kimi_logs over one verified SSH connection per server.
 
-Servers come from, in order: --config FILE (the kimi.servers schema: an array of servers, or an
+Servers come from, in order: --config FILE (the kimiService.servers schema: an array of servers, or an
 object of kimi settings), $XDG_CONFIG_HOME/kimi-service/servers.json, --settings FILE (a VS Code
 settings.json) or the user's VS Code settings.json. Unknown host keys are refused (hostKeyPolicy
 "ask" acts as "strict": nobody can be asked); add the key to the known-hosts file first.

@@ -55,12 +55,12 @@ async function pickHost(): Promise<TypedHost | undefined> {
 }
 
 /**
- * "Kimi: Add server": pick a host, connect (host key policy as usual), list its units that
+ * "Kimi Service: Add server": pick a host, connect (host key policy as usual), list its units that
  * launch SGLang with one remote command, pick one, name it; the entry goes to the user's
- * kimi.servers. Nothing is written until every answer is given.
+ * kimiService.servers. Nothing is written until every answer is given.
  */
 export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChannel): Promise<void> {
-  const config = vscode.workspace.getConfiguration('kimi');
+  const config = vscode.workspace.getConfiguration('kimiService');
   const rawServers = config.inspect<unknown[]>('servers')?.globalValue;
   const existing = (Array.isArray(rawServers) ? rawServers : []) as Record<string, unknown>[];
   const taken = [...(config.get<Record<string, unknown>[]>('servers') ?? []), ...existing].map((s) => String(s?.name));
@@ -136,14 +136,14 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     return;
   }
   await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);
-  log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimi.servers).`);
-  const shadowed = vscode.workspace.getConfiguration('kimi').inspect('servers')?.workspaceValue !== undefined;
+  log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimiService.servers).`);
+  const shadowed = vscode.workspace.getConfiguration('kimiService').inspect('servers')?.workspaceValue !== undefined;
   const note = shadowed
-    ? ' The workspace settings also set kimi.servers and take precedence: add it there to use it in this workspace.'
+    ? ' The workspace settings also set kimiService.servers and take precedence: add it there to use it in this workspace.'
     : '';
   const choice = await vscode.window.showInformationMessage(
     `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).${note}`,
     MAKE_ACTIVE,
   );
-  if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimi.makeActive', name);
+  if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimiService.makeActive', name);
 }

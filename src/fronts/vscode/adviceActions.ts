@@ -1,5 +1,5 @@
 /**
- * "Kimi: Suggest a faster load": the suggestions for the active server's last load (each with
+ * "Kimi Service: Suggest a faster load": the suggestions for the active server's last load (each with
  * its evidence, the published figure and its source) in a QuickPick; the one picked goes
  * through the parsers' drop-in, diff, confirmation, restart and roll back. After a long load
  * the ready notification's companion says "1 suggestion for a faster load: ..." with a button.
@@ -155,7 +155,7 @@ async function applyAndWatch(
     log.error(`[${server.name}] Applying "${advice.title}" failed: ${message}`);
     void controller.notify('error', `Kimi on ${server.name}: could not apply "${advice.title}": ${message}`);
     if (error instanceof ParserChangeError && error.sudoRefused)
-      void vscode.commands.executeCommand('kimi.copySudoersRule');
+      void vscode.commands.executeCommand('kimiService.copySudoersRule');
     return;
   }
   if (result.kind === 'cancelled') return;
@@ -198,7 +198,7 @@ export async function offerAdviceAfterReady(
     const summary = gathered && adviceSummary(gathered.report.result);
     if (!summary) return;
     const choice = await vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`, SHOW);
-    if (choice === SHOW) void vscode.commands.executeCommand('kimi.suggestFasterLoad');
+    if (choice === SHOW) void vscode.commands.executeCommand('kimiService.suggestFasterLoad');
   } catch (error) {
     log.info(`[${server.name}] No suggestions after the load: ${errorText(error)}`);
   }

@@ -15,22 +15,22 @@ export function registerCommands(
 ): vscode.Disposable[] {
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
-    'kimi.restartService': (argument) => controller.restart(serverNameOf(argument)),
-    'kimi.pollService': (argument) => controller.poll(serverNameOf(argument)),
-    'kimi.stopPolling': (argument) => controller.stopPolling(serverNameOf(argument)),
-    'kimi.showLog': () => controller.showLog(),
-    'kimi.makeActive': (argument) => controller.makeActive(serverNameOf(argument)),
-    'kimi.selectServer': () => controller.selectServer(),
-    'kimi.addServer': () => controller.addServer(),
-    'kimi.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
-    'kimi.enableParsers': () => enableParsersCommand(controller, log),
-    'kimi.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
-    'kimi.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
-    'kimi.setApiKey': () => controller.setApiKey(),
-    'kimi.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
-    'kimi.copyMcpConfig': () => copyMcpConfigCommand(context, log),
-    'kimi.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
-    'kimi.closeForward': (arg) => closeForwardCommand(controller, arg),
+    'kimiService.restartService': (argument) => controller.restart(serverNameOf(argument)),
+    'kimiService.pollService': (argument) => controller.poll(serverNameOf(argument)),
+    'kimiService.stopPolling': (argument) => controller.stopPolling(serverNameOf(argument)),
+    'kimiService.showLog': () => controller.showLog(),
+    'kimiService.makeActive': (argument) => controller.makeActive(serverNameOf(argument)),
+    'kimiService.selectServer': () => controller.selectServer(),
+    'kimiService.addServer': () => controller.addServer(),
+    'kimiService.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
+    'kimiService.enableParsers': () => enableParsersCommand(controller, log),
+    'kimiService.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
+    'kimiService.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
+    'kimiService.setApiKey': () => controller.setApiKey(),
+    'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
+    'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),
+    'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
+    'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

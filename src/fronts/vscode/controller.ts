@@ -84,14 +84,14 @@ export class Controller implements vscode.Disposable {
     this.disposables.push({ dispose: () => clearTimeout(timer) });
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('kimi')) this.loadSettings();
+        if (e.affectsConfiguration('kimiService')) this.loadSettings();
       }),
     );
   }
 
   /**
-   * "Kimi: Restart": the fleet's restart verb, as every front. A load under way is followed, or
-   * restarted anyway, as the user chooses; otherwise the confirmation (kimi.confirmRestart).
+   * "Kimi Service: Restart": the fleet's restart verb, as every front. A load under way is followed, or
+   * restarted anyway, as the user chooses; otherwise the confirmation (kimiService.confirmRestart).
    */
   async restart(target?: string): Promise<void> {
     const server = this.requireServer(target);
@@ -196,7 +196,7 @@ export class Controller implements vscode.Disposable {
     this.log.show(true);
   }
 
-  /** "Kimi: Restart servers one by one" (a row's server preselected when run from the view). */
+  /** "Kimi Service: Restart servers one by one" (a row's server preselected when run from the view). */
   async rollingRestart(target?: string): Promise<void> {
     const settings = this.settings;
     if (!settings) return this.reportSettingsErrors();
@@ -220,7 +220,7 @@ export class Controller implements vscode.Disposable {
     );
   }
 
-  /** "Kimi: Add server": a host, one of its SGLang units, a name; written to the user's kimi.servers. */
+  /** "Kimi Service: Add server": a host, one of its SGLang units, a name; written to the user's kimiService.servers. */
   addServer(): Promise<void> {
     return addServerCommand(this.ui, this.log);
   }
@@ -236,11 +236,11 @@ export class Controller implements vscode.Disposable {
     const server = this.requireServer(target);
     if (!server) return;
     await vscode.workspace
-      .getConfiguration('kimi')
+      .getConfiguration('kimiService')
       .update('activeServer', server.name, vscode.ConfigurationTarget.Global);
   }
 
-  /** Every configured server under steady watch (kimi.watchAfterReady), as BackgroundWatches decides. */
+  /** Every configured server under steady watch (kimiService.watchAfterReady), as BackgroundWatches decides. */
   private watchInBackground(offeredBack: ReadonlySet<string> = new Set()): void {
     if (this.disposed) return;
     const started = this.background.start(this.loadedSettings, offeredBack);
@@ -263,13 +263,13 @@ export class Controller implements vscode.Disposable {
     );
     if (!picked) return;
     await vscode.workspace
-      .getConfiguration('kimi')
+      .getConfiguration('kimiService')
       .update('activeServer', picked.label, vscode.ConfigurationTarget.Global);
   }
 
   /**
    * Restarts or attaches and watches in the background; resolves with how the load ended. With
-   * kimi.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
+   * kimiService.watchAfterReady the watch goes on after that, and what it sees is told as it comes.
    */
   async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
     this.background.commanded(server.name);
@@ -453,7 +453,7 @@ export class Controller implements vscode.Disposable {
       ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]),
     );
     if (choice === SHOW_LOG) this.showLog();
-    if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimi.forwardPort', server.name);
+    if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimiService.forwardPort', server.name);
   }
 
   /** After the ready notification: "1 suggestion for a faster load: ..." when the load shows one (adviceActions). */
@@ -492,7 +492,7 @@ export class Controller implements vscode.Disposable {
     });
   }
 
-  /** "Kimi: Set server API key": stored in SecretStorage, used at once by the live session. */
+  /** "Kimi Service: Set server API key": stored in SecretStorage, used at once by the live session. */
   async setApiKey(): Promise<void> {
     const server = this.requireServer();
     if (!server || !this.apiKeys) return;
@@ -516,7 +516,7 @@ export class Controller implements vscode.Disposable {
 
   private refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
     void vscode.window.showWarningMessage(
-      `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi: Stop polling" first.`,
+      `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi Service: Stop polling" first.`,
     );
   }
 
@@ -529,7 +529,9 @@ export class Controller implements vscode.Disposable {
     if (target !== undefined) {
       const choice = resolveServer(this.settings, target);
       if (!choice.ok && choice.reason === 'unknown')
-        void vscode.window.showErrorMessage(`Kimi: ${serverChoiceText(choice, 'kimi.servers')}. Nothing was done.`);
+        void vscode.window.showErrorMessage(
+          `Kimi: ${serverChoiceText(choice, 'kimiService.servers')}. Nothing was done.`,
+        );
       if (!choice.ok) return undefined;
       this.notices.touched(choice.server.name);
       return choice.server;

@@ -1,5 +1,5 @@
 /**
- * The load dashboard: a webview panel (command `kimi.showDashboard`) with the phase timeline,
+ * The load dashboard: a webview panel (command `kimiService.showDashboard`) with the phase timeline,
  * read rate and GPU memory charts (uPlot, shipped in dist/media, no CDN), progress, ETA and
  * the history band, and the parser verification result. Strict CSP with a nonce. The panel
  * does not keep its context when hidden: on every (re)load the page posts `ready` and gets the
@@ -9,12 +9,12 @@ import * as vscode from 'vscode';
 import type { DashboardModel } from './dashboardModel';
 import { dashboardHtml, nonce } from './dashboardHtml';
 
-export const SHOW_DASHBOARD_COMMAND = 'kimi.showDashboard';
-const VIEW_TYPE = 'kimi.loadDashboard';
+export const SHOW_DASHBOARD_COMMAND = 'kimiService.showDashboard';
+const VIEW_TYPE = 'kimiService.loadDashboard';
 const THROTTLE_MS = 500;
 
 /**
- * Registers `kimi.showDashboard`. `getModel` is asked for the full model whenever the page
+ * Registers `kimiService.showDashboard`. `getModel` is asked for the full model whenever the page
  * (re)loads and after each `onDidChange`.
  */
 export function registerDashboard(

@@ -1,5 +1,5 @@
 /**
- * "Kimi: Forward server port" and "Kimi: Close forwarded port": the VS Code side of the fleet's
+ * "Kimi Service: Forward server port" and "Kimi Service: Close forwarded port": the VS Code side of the fleet's
  * port forward. The local port is chosen without a question (the server's own port when free,
  * else any free one): the base URL is shown and copied on request, so its number need not be
  * remembered.
@@ -22,7 +22,7 @@ function commandServer(controller: Controller, arg: unknown): ServerProfile | un
   const active = controller.activeServerProfile();
   if (name === undefined || !active) return active;
   const server = controller.fleet.server(name);
-  if (!server) void vscode.window.showErrorMessage(`Kimi: no server named "${name}" in kimi.servers.`);
+  if (!server) void vscode.window.showErrorMessage(`Kimi: no server named "${name}" in kimiService.servers.`);
   return server;
 }
 

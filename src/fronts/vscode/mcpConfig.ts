@@ -1,5 +1,5 @@
 /**
- * "Kimi: Copy MCP configuration": the entry that runs this extension's MCP server
+ * "Kimi Service: Copy MCP configuration": the entry that runs this extension's MCP server
  * (`node <extension>/dist/mcp.js`) for Claude Code and Cursor, on the clipboard, or merged into
  * the workspace's `.mcp.json` (other servers kept). The JSON itself is built by mcp/clientConfig.
  */

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { mcpEntryFor } from './mcpConfig';
 
 /** contributes.mcpServerDefinitionProviders[].id */
-export const MCP_PROVIDER_ID = 'kimi.mcpServer';
+export const MCP_PROVIDER_ID = 'kimiService.mcpServer';
 export const MCP_SERVER_LABEL = 'Kimi Service';
 
 export function mcpServerDefinition(context: vscode.ExtensionContext): vscode.McpStdioServerDefinition {

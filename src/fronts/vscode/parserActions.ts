@@ -72,7 +72,7 @@ function notifyFailure(controller: Controller, error: unknown, message: string):
     return;
   }
   void vscode.window.showErrorMessage(maskSecrets(message), COPY_RULE, 'Show log').then((choice) => {
-    if (choice === COPY_RULE) void vscode.commands.executeCommand('kimi.copySudoersRule');
+    if (choice === COPY_RULE) void vscode.commands.executeCommand('kimiService.copySudoersRule');
     else if (choice === 'Show log') controller.showLog();
   });
 }

@@ -35,7 +35,7 @@ async function modelPaths(fleet: Fleet, servers: readonly ServerProfile[]): Prom
 }
 
 /**
- * "Kimi: Restart servers one by one": pick the servers (the ones serving the active server's
+ * "Kimi Service: Restart servers one by one": pick the servers (the ones serving the active server's
  * model preselected), confirm, then restart each once the previous one is ready with verified
  * parsers, in a cancellable notification. The first failure stops the roll and is said.
  */
@@ -43,7 +43,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
   const { fleet, settings, log } = deps;
   const servers = settings.servers;
   if (servers.length === 0) {
-    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one with "Kimi: Add server".');
+    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one with "Kimi Service: Add server".');
     return;
   }
   const paths = await vscode.window.withProgress(

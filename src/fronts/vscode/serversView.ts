@@ -24,13 +24,13 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
     private readonly fleet: Fleet,
     private readonly activeName: () => string | undefined,
   ) {
-    this.view = vscode.window.createTreeView('kimi.servers', { treeDataProvider: this, showCollapseAll: false });
+    this.view = vscode.window.createTreeView('kimiService.servers', { treeDataProvider: this, showCollapseAll: false });
     this.disposables.push(
       this.view,
       this.changed,
       fleet.onEvent(() => this.refreshSoon()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('kimi')) this.refreshSoon();
+        if (e.affectsConfiguration('kimiService')) this.refreshSoon();
       }),
       this.view.onDidChangeVisibility(() => this.followClock()),
     );

@@ -96,7 +96,7 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   };
 }
 
-/** The rows of the tree, in the order of kimi.servers. */
+/** The rows of the tree, in the order of kimiService.servers. */
 export function serverRows(
   snapshots: readonly ServerSnapshot[],
   activeName: string | undefined,

@@ -1,7 +1,8 @@
-/** The `kimi.*` settings from VS Code's configuration (user, workspace, folder), parsed. */
+/** The `kimiService.*` settings from VS Code's configuration (user, workspace, folder), parsed. */
 import * as vscode from 'vscode';
 import { parseSettings } from '../../config/config';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
+import { SECTION } from '../../config/namespace';
 
 /** The settings the extension reads (package.json's contributes.configuration). */
 export const SETTING_KEYS = [
@@ -20,11 +21,11 @@ export const SETTING_KEYS = [
   'healthIntervalSeconds',
 ] as const;
 
-export const VSCODE_SETTINGS_SOURCE_NAME = 'kimi.servers';
+export const VSCODE_SETTINGS_SOURCE_NAME = 'kimiService.servers';
 
 export const vscodeSettingsSource: SettingsSource = {
   read(): SettingsRead {
-    const config = vscode.workspace.getConfiguration('kimi');
+    const config = vscode.workspace.getConfiguration(SECTION);
     const raw: Record<string, unknown> = {};
     for (const key of SETTING_KEYS) {
       const value = config.get(key);
@@ -37,7 +38,7 @@ export const vscodeSettingsSource: SettingsSource = {
   },
 };
 
-/** The settings of the `kimi` section, parsed. */
+/** The settings of the `kimiService` section, parsed. */
 export function readKimiSettings(): SettingsRead {
   return vscodeSettingsSource.read();
 }
@@ -46,14 +47,14 @@ export function reportSettingsErrors(errors: readonly string[]): void {
   const first = errors[0] ?? 'unknown error';
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more: see the log)` : '';
   void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
-    if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.');
+    if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.');
   });
 }
 
 export function reportNoServers(): void {
   void vscode.window
-    .showErrorMessage('Kimi: no server is configured. Add one to the setting kimi.servers.', 'Open Settings')
+    .showErrorMessage('Kimi: no server is configured. Add one to the setting kimiService.servers.', 'Open Settings')
     .then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimi.servers');
+      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
     });
 }

@@ -68,11 +68,13 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const server = view.server;
   if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
   if (view.forwardUrl)
-    lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi: Close forwarded port" to close)`);
+    lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi Service: Close forwarded port" to close)`);
   if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);
   const state = view.state;
   if (!state || !view.watching) {
-    lines.push('Not watching. Run "Kimi: Poll Kimi service until ready" or "Kimi: Restart Kimi service".');
+    lines.push(
+      'Not watching. Run "Kimi Service: Poll Kimi service until ready" or "Kimi Service: Restart Kimi service".',
+    );
     if (state)
       lines.push(
         `Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`,
@@ -157,13 +159,13 @@ function background(view: StatusView): vscode.ThemeColor | undefined {
 
 /** Owns the one status bar item; left-click shows the log. */
 export class StatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('kimi.service', vscode.StatusBarAlignment.Left, 50);
+  private readonly item = vscode.window.createStatusBarItem('kimiService.service', vscode.StatusBarAlignment.Left, 50);
   private view: StatusView = { server: undefined, state: undefined, watching: false };
   private readonly clock: NodeJS.Timeout;
 
   constructor() {
     this.item.name = 'Kimi service';
-    this.item.command = 'kimi.showLog';
+    this.item.command = 'kimiService.showLog';
     this.render();
     this.item.show();
     // The tooltip shows elapsed time; refresh it while a watch runs.

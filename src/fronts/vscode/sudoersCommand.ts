@@ -1,5 +1,5 @@
 /**
- * "Kimi: Copy sudoers rule": the sudoers lines that let the SSH user run exactly the extension's
+ * "Kimi Service: Copy sudoers rule": the sudoers lines that let the SSH user run exactly the extension's
  * privileged commands for the active server's unit (server/sudoers.ts), on the clipboard, with
  * where to install them.
  */
@@ -53,7 +53,7 @@ export async function copySudoersRuleCommand(
   );
   const notes = [
     user === 'root' ? `${user} needs no sudo: these rules are for a login that is not root.` : '',
-    server.sudo ? '' : 'Then set "sudo": true for this server in kimi.servers.',
+    server.sudo ? '' : 'Then set "sudo": true for this server in kimiService.servers.',
   ].filter(Boolean);
   const choice = await vscode.window.showInformationMessage(
     `Kimi: the sudoers rules for ${user} on ${where} (${server.unit}) are on the clipboard. On ${where}, run ${install}, paste them and save (visudo checks them first). ${notes.join(' ')}`.trim(),

@@ -1,5 +1,5 @@
 /**
- * The first-run walkthrough (contributes.walkthroughs "kimi.firstRun"): opened once, on the first
+ * The first-run walkthrough (contributes.walkthroughs "kimiService.firstRun"): opened once, on the first
  * activation, for someone with no server configured yet, unless the user turned walkthroughs on
  * install off (workbench.welcomePage.walkthroughs.openOnInstall) or wants nothing at start-up
  * (workbench.startupEditor "none"). Its steps complete on the context keys set here.
@@ -7,14 +7,14 @@
 import * as vscode from 'vscode';
 import type { Fleet } from '../../fleet/fleet';
 
-export const WALKTHROUGH_ID = 'kimi-tools.kimi-service#kimi.firstRun';
+export const WALKTHROUGH_ID = 'kimi-tools.kimi-service#kimiService.firstRun';
 const SHOWN_KEY = 'kimi.walkthroughShown';
 
 /** Opens the walkthrough on the first run; says why it did or did not (for the log). */
 export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext): Promise<string> {
   if (context.globalState.get<boolean>(SHOWN_KEY)) return 'shown before';
   await context.globalState.update(SHOWN_KEY, true);
-  if ((vscode.workspace.getConfiguration('kimi').get<unknown[]>('servers') ?? []).length > 0)
+  if ((vscode.workspace.getConfiguration('kimiService').get<unknown[]>('servers') ?? []).length > 0)
     return 'a server is configured already';
   const workbench = vscode.workspace.getConfiguration('workbench');
   // openOnInstall is an application setting, which a remote extension host (code-server, SSH
@@ -26,7 +26,7 @@ export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext
   return 'opened';
 }
 
-/** `kimi.parsersVerified` (a verification passed) and `kimi.chatModelOffered`, for the steps' completion. */
+/** `kimiService.parsersVerified` (a verification passed) and `kimiService.chatModelOffered`, for the steps' completion. */
 export function walkthroughContext(
   fleet: Fleet,
   chatModels: () => readonly unknown[],
@@ -35,8 +35,8 @@ export function walkthroughContext(
   const set = (key: string, value: boolean) => void vscode.commands.executeCommand('setContext', key, value);
   return vscode.Disposable.from(
     fleet.onEvent((event) => {
-      if (event.type === 'verified' && event.allPassed) set('kimi.parsersVerified', true);
+      if (event.type === 'verified' && event.allPassed) set('kimiService.parsersVerified', true);
     }),
-    onChatChange(() => set('kimi.chatModelOffered', chatModels().length > 0)),
+    onChatChange(() => set('kimiService.chatModelOffered', chatModels().length > 0)),
   );
 }

@@ -189,7 +189,7 @@ export function containerParserAdvice(container: string, argv: readonly string[]
   if (wanted.join('\0') === argv.join('\0')) return `${container} already runs with ${flags}.`;
   return (
     `A container's command cannot be changed in place. Recreate ${container} (docker rm -f ${container}, then its docker run) with this command after the image name:\n` +
-    `${wanted.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimi.servers): Kimi then edits the file and recreates the service.`
+    `${wanted.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimiService.servers): Kimi then edits the file and recreates the service.`
   );
 }
 

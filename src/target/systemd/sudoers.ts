@@ -12,7 +12,7 @@ export const DROP_IN_NAME = '50-kimi-parsers.conf';
 /** Where administrators' unit files and drop-ins live (not the vendor's /usr/lib/systemd/system). */
 export const SYSTEM_UNIT_DIR = '/etc/systemd/system';
 /** The command's title in the palette, as the refusal messages name it. */
-export const COPY_SUDOERS_RULE = 'Kimi: Copy sudoers rule';
+export const COPY_SUDOERS_RULE = 'Kimi Service: Copy sudoers rule';
 
 /**
  * Where Debian 12 / Ubuntu install the programs the rules name (merged /usr: /bin is /usr/bin).

@@ -1,7 +1,7 @@
 /**
- * Finding the SGLang servers of a host ("Kimi: Add server"): one remote command lists the
+ * Finding the SGLang servers of a host ("Kimi Service: Add server"): one remote command lists the
  * service units and shows the ExecStart of each; the pure functions here pick the ones that
- * launch SGLang and derive a `kimi.servers` entry (url from --host/--port, a unique name).
+ * launch SGLang and derive a `kimiService.servers` entry (url from --host/--port, a unique name).
  */
 import { findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
 import { parseExecStartProperty } from './systemd';
@@ -107,6 +107,6 @@ export function serverNameProblem(name: string, taken: readonly string[]): strin
   if (name.trim() === '') return 'A name is needed.';
   if (name.length > 64) return 'At most 64 characters.';
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'No control characters.';
-  if (taken.includes(name)) return `"${name}" is already the name of a server in kimi.servers.`;
+  if (taken.includes(name)) return `"${name}" is already the name of a server in kimiService.servers.`;
   return undefined;
 }

@@ -1,4 +1,4 @@
-/** The host key: the algorithms asked for, and the check against known_hosts and kimi.hostKeyPolicy. */
+/** The host key: the algorithms asked for, and the check against known_hosts and kimiService.hostKeyPolicy. */
 import type { HandshakeDeadline } from './handshake';
 import {
   appendKnownHostsLine,
@@ -32,7 +32,7 @@ export function orderHostKeyAlgorithms(knownTypes: readonly string[]): string[] 
   return [...first, ...HOST_KEY_ALGORITHMS.filter((a) => !first.includes(a))];
 }
 
-/** The known-hosts files of a hop: its UserKnownHostsFile, else kimi.knownHostsFile. The first is written. */
+/** The known-hosts files of a hop: its UserKnownHostsFile, else kimiService.knownHostsFile. The first is written. */
 function knownHostsFiles(ctx: DialContext, ep: SshEndpoint): readonly string[] {
   return ep.knownHostsFiles && ep.knownHostsFiles.length > 0 ? ep.knownHostsFiles : [ctx.options.knownHostsFile];
 }
@@ -105,7 +105,7 @@ export async function checkHostKey(
       if (decision !== 'trust') {
         throw new TransportError(
           'host-key-unknown',
-          `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimi.hostKeyPolicy).`,
+          `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimiService.hostKeyPolicy).`,
         );
       }
       const hash = ep.hashKnownHosts === true;

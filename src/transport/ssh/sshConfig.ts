@@ -50,7 +50,7 @@ export interface SshEndpoint {
   readonly identityAgent?: string;
   /** ProxyCommand, tokens expanded: run locally, its stdio is the connection (first hop only). */
   readonly proxyCommand?: string;
-  /** UserKnownHostsFile when the config sets it (the first one is written); undefined = kimi.knownHostsFile. */
+  /** UserKnownHostsFile when the config sets it (the first one is written); undefined = kimiService.knownHostsFile. */
   readonly knownHostsFiles?: readonly string[];
   /** HashKnownHosts yes: new known_hosts lines are written hashed. */
   readonly hashKnownHosts?: boolean;
@@ -244,8 +244,8 @@ const KEYWORD_CASE = new Map(KEYWORDS.map((k) => [k.toLowerCase(), k]));
 
 /** Why some common directives are not applied (the rest are just named). */
 const WHY: Readonly<Record<string, string>> = {
-  stricthostkeychecking: 'kimi.hostKeyPolicy decides',
-  globalknownhostsfile: 'only UserKnownHostsFile or kimi.knownHostsFile is read',
+  stricthostkeychecking: 'kimiService.hostKeyPolicy decides',
+  globalknownhostsfile: 'only UserKnownHostsFile or kimiService.knownHostsFile is read',
   certificatefile: 'ssh2 cannot log in with certificates',
   pkcs11provider: 'ssh2 cannot use PKCS#11; an agent holding the key can',
   securitykeyprovider: 'ssh2 cannot use FIDO keys; an agent holding the key can',
@@ -365,7 +365,7 @@ function resolveEndpoint(
   const khRaw = list(computed.userknownhostsfile);
   if (khRaw.length > 0) {
     if (khRaw.some((f) => f.toLowerCase() === 'none'))
-      configNotes.push('UserKnownHostsFile none (kimi.knownHostsFile is used)');
+      configNotes.push('UserKnownHostsFile none (kimiService.knownHostsFile is used)');
     else knownHostsFiles = khRaw.map((f) => expandConfigPath(f, ctx, tokens, 'UserKnownHostsFile'));
   }
 

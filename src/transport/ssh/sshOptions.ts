@@ -14,7 +14,7 @@ export interface UnknownHostKeyInfo {
   readonly fingerprint: string;
   /** Keys of these other types are already known for the host (worth a warning). */
   readonly otherKeyTypes: readonly string[];
-  /** The file a trusted key is written to (UserKnownHostsFile of ~/.ssh/config, else kimi.knownHostsFile). */
+  /** The file a trusted key is written to (UserKnownHostsFile of ~/.ssh/config, else kimiService.knownHostsFile). */
   readonly knownHostsFile: string;
 }
 

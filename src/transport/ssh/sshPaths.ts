@@ -156,7 +156,7 @@ export function expandConfigPath(raw: string, ctx: PathContext, tokens: TokenVal
   return ctx.platform === 'win32' ? api.normalize(expanded) : expanded;
 }
 
-/** A path typed in a setting (kimi.knownHostsFile, identityFile): Windows `%NAME%` and `~`; no tokens. */
+/** A path typed in a setting (kimiService.knownHostsFile, identityFile): Windows `%NAME%` and `~`; no tokens. */
 export function expandUserPath(p: string, ctx: PathContext): string {
   return expandTilde(expandWindowsEnv(p, ctx), ctx);
 }

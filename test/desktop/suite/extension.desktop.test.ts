@@ -27,7 +27,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-desktop-kh-'));
     const knownHosts = path.join(tmp, 'known_hosts');
     fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
-    const config = vscode.workspace.getConfiguration('kimi');
+    const config = vscode.workspace.getConfiguration('kimiService');
     await config.update('knownHostsFile', knownHosts, vscode.ConfigurationTarget.Global);
     await config.update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     await config.update('confirmRestart', false, vscode.ConfigurationTarget.Global);
@@ -61,15 +61,15 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test('contributes every command of the contract', async () => {
       const commands = await vscode.commands.getCommands(true);
       for (const id of [
-        'kimi.restartService',
-        'kimi.pollService',
-        'kimi.stopPolling',
-        'kimi.showLog',
-        'kimi.selectServer',
-        'kimi.enableParsers',
-        'kimi.verifyParsers',
-        'kimi.suggestFasterLoad',
-        'kimi.showDashboard',
+        'kimiService.restartService',
+        'kimiService.pollService',
+        'kimiService.stopPolling',
+        'kimiService.showLog',
+        'kimiService.selectServer',
+        'kimiService.enableParsers',
+        'kimiService.verifyParsers',
+        'kimiService.suggestFasterLoad',
+        'kimiService.showDashboard',
       ]) {
         assert.ok(commands.includes(id), `${id} is registered`);
       }
@@ -78,7 +78,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('Restart Kimi service restarts the unit and reaches ready', async () => {
-      void vscode.commands.executeCommand('kimi.restartService');
+      void vscode.commands.executeCommand('kimiService.restartService');
       const seen = new Set<string>();
       await waitUntil('ready', () => {
         const text = api.statusText();
@@ -94,20 +94,20 @@ export function registerExtensionTests(root: Mocha.Suite): void {
       const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
       const before = await restarts();
       await vscode.workspace
-        .getConfiguration('kimi')
+        .getConfiguration('kimiService')
         .update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
       await waitUntil(
         'settings error in the status bar',
         () => (api.statusText().includes('settings') ? true : undefined),
         10_000,
       );
-      await vscode.commands.executeCommand('kimi.restartService');
+      await vscode.commands.executeCommand('kimiService.restartService');
       // Not synchronisation: the command has returned (after reporting the error); this is a
       // window in which no restart may reach the host.
       await sleep(1000);
       assert.equal(await restarts(), before);
       await vscode.workspace
-        .getConfiguration('kimi')
+        .getConfiguration('kimiService')
         .update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     }),
   );
@@ -116,14 +116,14 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test(
       'after ready the server stays watched; a changed setting moves the watch to a new session without a restart',
       async () => {
-        await vscode.commands.executeCommand('kimi.pollService');
+        await vscode.commands.executeCommand('kimiService.pollService');
         await waitUntil('ready', () => (api.statusText().includes('Kimi: ready') ? true : undefined));
         const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
         const before = await restarts();
         const shows = async () => (await host.execLog()).filter((l) => /systemctl\b.*\bshow\b/.test(l)).length;
         const showsBefore = await shows();
         await vscode.workspace
-          .getConfiguration('kimi')
+          .getConfiguration('kimiService')
           .update('healthIntervalSeconds', 5, vscode.ConfigurationTarget.Global);
         // The new session attaches again (systemctl show runs), quietly, and finds the server ready.
         await waitUntil(
@@ -139,7 +139,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('Stop polling: the item says not watched, with no spinner', async () => {
-      await vscode.commands.executeCommand('kimi.stopPolling');
+      await vscode.commands.executeCommand('kimiService.stopPolling');
       await waitUntil('not watched', () => (api.statusText().includes('Kimi: not watched') ? true : undefined), 10_000);
       assert.doesNotMatch(api.statusText(), /~spin/);
     }),
@@ -147,7 +147,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('the next command uses the new settings: a changed unit name is the one asked about', async () => {
-      const config = vscode.workspace.getConfiguration('kimi');
+      const config = vscode.workspace.getConfiguration('kimiService');
       const servers = config.get<Record<string, unknown>[]>('servers')!;
       await config.update(
         'servers',
@@ -155,7 +155,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         vscode.ConfigurationTarget.Global,
       );
       try {
-        await vscode.commands.executeCommand('kimi.pollService');
+        await vscode.commands.executeCommand('kimiService.pollService');
         await waitUntil(
           'failed: unit not known',
           () => (api.statusText().includes('Kimi: failed') ? true : undefined),
@@ -168,7 +168,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         );
       } finally {
         await config.update('servers', servers, vscode.ConfigurationTarget.Global);
-        await vscode.commands.executeCommand('kimi.stopPolling');
+        await vscode.commands.executeCommand('kimiService.stopPolling');
       }
     }),
   );

@@ -70,13 +70,13 @@ function snapshotOf(profile: ServerProfile, loading = false): ServerSnapshot {
   return { server: profile, state: undefined, watching: loading, loading, refusal: undefined, verification: undefined };
 }
 
-/** Settings with the one server and kimi.confirmRestart as given. */
+/** Settings with the one server and kimiService.confirmRestart as given. */
 function settingsWith(profile: ServerProfile, confirmRestart = true): SettingsSource {
   return {
     read: () => ({
       ok: true,
       settings: { servers: [profile], activeServer: undefined, confirmRestart } as unknown as Settings,
-      source: 'kimi.servers',
+      source: 'kimiService.servers',
     }),
   };
 }
@@ -103,7 +103,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-lm-kh-'));
     const knownHosts = path.join(tmp, 'known_hosts');
     fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
-    const config = vscode.workspace.getConfiguration('kimi');
+    const config = vscode.workspace.getConfiguration('kimiService');
     const global = vscode.ConfigurationTarget.Global;
     await config.update('knownHostsFile', knownHosts, global);
     await config.update('hostKeyPolicy', 'strict', global);
@@ -133,7 +133,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   });
 
   suite.afterAll(async () => {
-    await vscode.commands.executeCommand('kimi.stopPolling');
+    await vscode.commands.executeCommand('kimiService.stopPolling');
     await host?.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -181,7 +181,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   suite.addTest(
     new Mocha.Test('an unknown server name is an error that names it and the configured ones', async () => {
       await assert.rejects(invoke('kimi_status', { server: 'nope' }), (error: Error) => {
-        assert.match(error.message, /No server named "nope" in kimi\.servers \(configured: "lm-sim"\)/);
+        assert.match(error.message, /No server named "nope" in kimiService\.servers \(configured: "lm-sim"\)/);
         return true;
       });
       await assert.rejects(
@@ -193,7 +193,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('invalid settings: the error names the setting, nothing is run', async () => {
-      const config = vscode.workspace.getConfiguration('kimi');
+      const config = vscode.workspace.getConfiguration('kimiService');
       const before = await restarts();
       await config.update('hostKeyPolicy', 'never', vscode.ConfigurationTarget.Global);
       try {
@@ -202,7 +202,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
           () => (api.statusText().includes('settings') ? true : undefined),
           10_000,
         );
-        await assert.rejects(invoke('kimi_restart', {}), /kimi\.hostKeyPolicy/);
+        await assert.rejects(invoke('kimi_restart', {}), /kimiService\.hostKeyPolicy/);
         assert.equal(await restarts(), before);
       } finally {
         await config.update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
@@ -213,7 +213,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test(
-      'kimi_restart.prepareInvocation (called directly) asks with server, unit and expected load time when kimi.confirmRestart is on',
+      'kimi_restart.prepareInvocation (called directly) asks with server, unit and expected load time when kimiService.confirmRestart is on',
       async () => {
         const profile = { name: 'gpu7', host: 'gpu7.example', unit: 'sglang-k26-ddtree.service' } as ServerProfile;
         const forecast = async () =>
@@ -253,7 +253,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
           /Expected load time: unknown \(connection refused\)/,
         );
 
-        // kimi.confirmRestart off: no question; a load under way is followed: nothing to confirm.
+        // kimiService.confirmRestart off: no question; a load under way is followed: nothing to confirm.
         const quiet = restartTool({ forecast, snapshot: () => snapshotOf(profile) }, profile, false);
         assert.equal((await quiet.prepareInvocation({ input: {} })).confirmationMessages, undefined);
         const loading = restartTool({ forecast, snapshot: () => snapshotOf(profile, true) }, profile);

@@ -72,7 +72,7 @@ export interface Limits {
 
 /**
  * The prompt and the answer share the context: the answer gets at most `maxOutput` (the setting
- * kimi.chatModel.maxOutputTokens) and never more than a quarter of the context; the prompt the rest.
+ * kimiService.chatModel.maxOutputTokens) and never more than a quarter of the context; the prompt the rest.
  */
 export function limits(context: number, maxOutput: number): Limits {
   const out = Math.max(1, Math.min(maxOutput, Math.floor(context / 4)));

@@ -43,19 +43,20 @@ const STATE_AFTER_ERROR_MS = 5_000;
 export type KimiChatInformation = vscode.LanguageModelChatInformation & { readonly isUserSelectable?: boolean };
 
 export interface ChatModelSettings {
-  /** kimi.chatModel.enabled */
+  /** kimiService.chatModel.enabled */
   enabled(): boolean;
-  /** kimi.chatModel.maxOutputTokens */
+  /** kimiService.chatModel.maxOutputTokens */
   maxOutputTokens(): number;
-  /** kimi.verifyParsersWhenReady: a server found ready at the first look is verified for the chat model. */
+  /** kimiService.verifyParsersWhenReady: a server found ready at the first look is verified for the chat model. */
   verifyWhenReady(): boolean;
 }
 
 export const vscodeChatModelSettings: ChatModelSettings = {
-  enabled: () => vscode.workspace.getConfiguration('kimi').get<boolean>('chatModel.enabled', true) !== false,
-  maxOutputTokens: () => vscode.workspace.getConfiguration('kimi').get<number>('chatModel.maxOutputTokens', 16_384),
+  enabled: () => vscode.workspace.getConfiguration('kimiService').get<boolean>('chatModel.enabled', true) !== false,
+  maxOutputTokens: () =>
+    vscode.workspace.getConfiguration('kimiService').get<number>('chatModel.maxOutputTokens', 16_384),
   verifyWhenReady: () =>
-    vscode.workspace.getConfiguration('kimi').get<boolean>('verifyParsersWhenReady', true) !== false,
+    vscode.workspace.getConfiguration('kimiService').get<boolean>('verifyParsersWhenReady', true) !== false,
 };
 
 type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug' | 'trace'>;
@@ -93,9 +94,9 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('kimi.chatModel')) {
+        if (e.affectsConfiguration('kimiService.chatModel')) {
           this.log.info(
-            `Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimi.chatModel.enabled)'}.`,
+            `Chat model ${this.settings.enabled() ? `on: ${this.offers.size} server(s) offered` : 'turned off (kimiService.chatModel.enabled)'}.`,
           );
           for (const offer of this.offers.values()) void this.refresh(offer.server);
           this.changed.fire();
@@ -288,7 +289,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
 
   private offerOf(model: KimiChatInformation): Offered {
     const name = serverNameOf(model.id);
-    if (!this.settings.enabled()) throw new Error(`${model.name} is turned off (setting kimi.chatModel.enabled).`);
+    if (!this.settings.enabled())
+      throw new Error(`${model.name} is turned off (setting kimiService.chatModel.enabled).`);
     const offer = this.offers.get(name);
     if (!offer)
       throw new Error(

@@ -7,15 +7,13 @@
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import type { LoadState } from '../monitor/loadState';
-import { AlreadyWatchingError, ServerSession } from '../monitor/session';
+import { AlreadyWatchingError } from '../monitor/session';
 import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
 import { targetFor } from '../target/target';
 import type { UnitStatus } from '../engine/events';
 import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
-import { RingBuffer } from '../monitor/ringBuffer';
-import { maskSecrets } from '../util/secrets';
 import type {
   FleetDeps,
   FleetEvent,
@@ -30,19 +28,18 @@ import { waitForServer, type WaitHost } from './wait';
 import { stateChangeLine } from './stateLog';
 import { hostLogs } from './hostLogs';
 import { notReadyForChecks, verifyParsersOn } from './verification';
-import { lookBeforeRestart, type LookHost } from './restartLook';
-import { observe, whenRestartIssued } from './observe';
+import { observe } from './observe';
 import { FleetError, NotReadyError } from './fleetError';
-
-const RECENT_LOG_LINES = 500;
-/** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
-const ISSUE_WAIT_MS = 60_000;
-/** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
-const VERIFY_LOOK_MS = 20_000;
 import { errorText } from '../util/errors';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
-import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
+import { MultiNodeSession } from './multiNodeSession';
+import { restartThroughRule, type RestartHost, type RestartQuestions } from './restartVerb';
+import { ServerLog } from './serverLog';
+import { buildSession } from './sessionBuild';
+
+/** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
+const VERIFY_LOOK_MS = 20_000;
 
 export class Fleet {
   private settings: Settings | undefined;
@@ -59,18 +56,18 @@ export class Fleet {
   private readonly rewatching = new Set<string>();
   private readonly events = new Emitter<FleetEvent>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
-  private readonly recentLog = new Map<string, RingBuffer<string>>();
+  private readonly log: ServerLog;
   readonly insights: LoadInsights;
   private readonly forwards: PortForwards;
   private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
     this.insights = new LoadInsights(deps.history);
+    this.log = new ServerLog(deps.log);
     this.forwards = new PortForwards({
       // The server as configured now: a changed login or key gets the new session.
       connect: (server) => this.connect(this.server(server.name) ?? server),
-      log: (level, message, name) => this.record(name, level, message),
+      log: (level, message, name) => this.log.record(name, level, message),
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
   }
@@ -127,7 +124,7 @@ export class Fleet {
         this.rewatching.add(name);
         this.later(() => {
           this.rewatching.delete(name);
-          void this.watch(profile, 'attach', true);
+          void this.attach(profile, true);
         });
       }
     }
@@ -180,45 +177,8 @@ export class Fleet {
   }
 
   private async createSession(server: ServerProfile): Promise<FleetSession> {
-    if (server.nodes) {
-      const nodes = server.nodes;
-      const sessions: ServerSession[] = [];
-      try {
-        for (const node of nodes)
-          sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
-      } catch (error) {
-        for (const session of sessions) session.dispose();
-        throw error;
-      }
-      return new MultiNodeSession(
-        server,
-        nodes.map((node, i) => ({ node, session: sessions[i]! })),
-      );
-    }
-    return this.createNodeSession(server, server);
-  }
-
-  /** One connection's session; a node's log lines go to its server's log, naming the node. */
-  private async createNodeSession(
-    server: ServerProfile,
-    profile: ServerProfile,
-    nodeLabel?: string,
-  ): Promise<ServerSession> {
-    const settings = this.requireSettings();
-    // Every line of the session is its server's (the name is known here, not read back from the line).
-    const log: (level: LogLevel, message: string) => void =
-      nodeLabel === undefined
-        ? (level, message) => this.record(server.name, level, message)
-        : (level, message) =>
-            this.record(server.name, level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
-    const session = this.deps.createSession
-      ? await this.deps.createSession(profile, settings)
-      : await import('./sessionFactory').then(({ createSession }) =>
-          createSession(profile, settings, this.deps.ui, log),
-        );
-    const apiKey = await this.deps.apiKey?.(server.name);
-    if (apiKey) session.client.setApiKey(apiKey);
-    return session;
+    const record = (name: string, level: LogLevel, line: string) => this.log.record(name, level, line);
+    return buildSession({ deps: this.deps, settings: this.requireSettings(), record }, server);
   }
 
   /** Connects; a refusal (host key, login, DNS...) becomes a `refused` event and is thrown. */
@@ -269,52 +229,23 @@ export class Fleet {
    */
   async restartAsking(
     server: ServerProfile,
-    options: RestartOptions & {
-      choose?: (reason: string) => Promise<'follow' | 'restart' | 'cancel'>;
-      confirm?: () => Promise<boolean>;
-    },
+    options: RestartOptions & RestartQuestions,
   ): Promise<RestartResult | undefined> {
-    const session = await this.connect(server);
-    let force = options.force === true;
-    let { decision, unitBefore } = await lookBeforeRestart(this.lookHost(), session, force);
-    if (decision.action === 'follow' && options.choose) {
-      const choice = await options.choose(decision.reason);
-      if (choice === 'cancel') return undefined;
-      force = choice === 'restart';
-      // The user took their time: what is under way now is looked at again (and looked at by the restart).
-      unitBefore = undefined;
-      if (force) decision = { action: 'restart' };
-      else {
-        // Follow, as asked, whatever is there now (the load may have ended meanwhile: then its state is watched).
-        const now = (await lookBeforeRestart(this.lookHost(), session, false)).decision;
-        decision = now.action === 'follow' ? now : { action: 'follow', reason: 'following the load as asked' };
-      }
-    } else if (decision.action === 'restart' && !force && options.confirm) {
-      if (!(await options.confirm())) return undefined;
-      ({ decision } = await lookBeforeRestart(this.lookHost(), session, false));
-      unitBefore = undefined;
-    }
-    if (decision.action === 'follow') {
-      const outcome = session.busy ? session.whenLoadEnds() : this.watch(server, 'attach');
-      return { kind: 'attached', reason: decision.reason, outcome };
-    }
-    if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
-    if (session.busy) session.stop('restarted again (force)');
-    const since = Date.now();
-    const outcome = this.watch(server, 'restart', false, unitBefore);
-    const { issued, snapshot } = await whenRestartIssued(this, server, {
-      timeoutMs: options.issueTimeoutMs ?? ISSUE_WAIT_MS,
-      since,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    return { kind: 'restarted', outcome, issued, snapshot };
+    return restartThroughRule(this.restartHost(), server, options);
   }
 
   /**
-   * Restarts or attaches and watches in the background; resolves with how the load ended. With
-   * watchAfterReady the watch goes on after that, and its events keep coming.
+   * Attaches and watches in the background (nothing is restarted: a restart goes through
+   * `restart`, the rule's one door); resolves with how the load ended. With watchAfterReady the
+   * watch goes on after that, and its events keep coming. `quiet`: a ready found at the first
+   * look is nobody's news.
    */
-  async watch(
+  attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+    return this.startWatch(server, 'attach', quiet);
+  }
+
+  /** The watch, after a restart the rule decided (`restart`) or of what is there (`attach`). */
+  private async startWatch(
     server: ServerProfile,
     mode: 'restart' | 'attach',
     quiet = false,
@@ -394,7 +325,7 @@ export class Fleet {
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);
       started.push(server.name);
-      void this.watch(server, 'attach', true).catch((error) => {
+      void this.attach(server, true).catch((error) => {
         this.firstLook.delete(server.name);
         this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
@@ -428,7 +359,7 @@ export class Fleet {
       session.stop('settings changed');
       const profile = this.server(server.name);
       if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
-        this.later(() => void this.watch(profile, 'attach', true));
+        this.later(() => void this.attach(profile, true));
     }
   }
 
@@ -465,8 +396,8 @@ export class Fleet {
       snapshot: (s) => this.snapshot(s),
       onEvent: (l) => this.onEvent(l),
       sessionFor: (s) => this.sessionFor(s),
-      watch: (s, mode) => this.watch(s, mode),
-      say: (name, level, text) => this.say(name, level, text),
+      attach: (s) => this.attach(s),
+      say: (name, level, text) => this.log.say(name, level, text),
     };
   }
 
@@ -501,7 +432,7 @@ export class Fleet {
     lines: number,
   ): Promise<{ journal: string[]; journalError?: string; log: string[] }> {
     const n = Math.max(1, Math.min(1000, Math.floor(lines)));
-    const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
+    const log = this.log.last(server.name, n);
     try {
       const session = await this.connect(server);
       return { ...(await hostLogs(session, server, n)), log };
@@ -549,26 +480,23 @@ export class Fleet {
     if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
   }
 
-  private lookHost(): LookHost {
+  private restartHost(): RestartHost {
+    const settings = () => this.requireSettings();
     return {
       snapshot: (s) => this.snapshot(s),
       onEvent: (l) => this.onEvent(l),
-      loadTimeoutMs: this.requireSettings().loadTimeoutMs,
+      // Read at each look: the settings may change while the user answers a question.
+      get loadTimeoutMs() {
+        return settings().loadTimeoutMs;
+      },
+      connect: (s) => this.connect(s),
+      startWatch: (s, mode, unitBefore) => this.startWatch(s, mode, false, unitBefore),
     };
   }
 
   /** A line about one server: every front's log, and the server's own recent lines (`logs`). */
   private say(name: string, level: LogLevel, text: string): void {
-    this.record(name, level, `[${name}] ${text}`);
-  }
-
-  private record(name: string, level: LogLevel, line: string): void {
-    if (level !== 'trace') {
-      let buffer = this.recentLog.get(name);
-      if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
-      buffer.push(`${new Date().toISOString()} ${level} ${line}`);
-    }
-    this.deps.log(level, line);
+    this.log.say(name, level, text);
   }
 
   private requireSettings(): Settings {

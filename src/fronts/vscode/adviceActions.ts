@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { ActionHost } from './actionHost';
+import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
 import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceReport, type AdviceSession } from '../../fleet/advice';
 import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
@@ -70,7 +71,7 @@ export async function suggestFasterLoadCommand(
   log: vscode.LogOutputChannel,
   history: MementoLike,
 ): Promise<void> {
-  const server = host.idleServer();
+  const server = host.requireServer();
   if (!server) return;
   let gathered;
   try {
@@ -126,15 +127,11 @@ function changeDeps(session: AdviceSession, log: vscode.LogOutputChannel, advice
     },
     confirmDiff: async (diff) => {
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
-      const choice = await vscode.window.showWarningMessage(
+      return confirmModal(
         `Change the command line of ${session.profile.unit} on ${name} and restart it? (${advice.title})`,
-        {
-          modal: true,
-          detail: `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
-        },
+        `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
         APPLY,
       );
-      return choice === APPLY;
     },
   };
 }
@@ -164,7 +161,7 @@ async function applyAndWatch(
     return;
   }
   log.info(`[${server.name}] Drop-in written: ${result.rollback.dropInPath}`);
-  const outcome = await host.watch(server, 'restart');
+  const outcome = (await host.restartAfterChange(server))?.outcome;
   if (outcome?.end !== 'failed') return;
   const choice = await vscode.window.showErrorMessage(
     `Kimi on ${server.name} failed to start with ${advice.change?.flag}. Roll back to the previous command line and restart?`,
@@ -177,7 +174,7 @@ async function applyAndWatch(
     void host.notify('error', `Kimi on ${server.name}: roll back failed: ${errorText(error)}`);
     return;
   }
-  await host.watch(server, 'restart');
+  await host.restartAfterChange(server);
 }
 
 /**

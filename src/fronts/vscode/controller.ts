@@ -10,7 +10,6 @@ import { activeProfile, type ServerProfile } from '../../config/config';
 import { Fleet, type FleetSession } from '../../fleet/fleet';
 import { NoticeGate } from '../../fleet/notices';
 import type { SessionUi } from '../../fleet/sessionFactory';
-import type { WatchOutcome } from '../../monitor/watcher';
 import type { ActionHost } from './actionHost';
 import { offerAdviceAfterReady } from './adviceActions';
 import { addServerCommand } from './addServer';
@@ -23,7 +22,7 @@ import { EventRouter } from './eventRouter';
 import { FleetNotices } from './fleetNotices';
 import { Notifier, type NoticeKind } from './notifier';
 import { ParserChecks } from './parserChecks';
-import { RestartCommand } from './restartCommand';
+import { RestartCommand, type ChangeRestart } from './restartCommand';
 import { rollingRestartCommand } from './rollingRestartCommand';
 import { ServerChoice } from './serverChoice';
 import { Sessions } from './sessions';
@@ -84,7 +83,7 @@ export class Controller extends Disposable implements ActionHost {
         notices: gate,
         unreachable: (server) => this.sessions.unreachable(server),
         settings,
-        attach: (server) => void this.watches.watch(server, 'attach'),
+        attach: (server) => void this.watches.attach(server),
       }),
     );
     this.watches = new WatchCommands(fleet, this.sessions, this.choice, background, status, log);
@@ -134,12 +133,12 @@ export class Controller extends Disposable implements ActionHost {
     return this.sessions.openSession(server);
   }
 
-  idleServer(target?: string): ServerProfile | undefined {
-    return this.choice.idle(target);
+  requireServer(target?: string): ServerProfile | undefined {
+    return this.choice.require(target);
   }
 
-  watch(server: ServerProfile, mode: 'restart' | 'attach'): Promise<WatchOutcome | undefined> {
-    return this.watches.watch(server, mode);
+  restartAfterChange(server: ServerProfile): Promise<ChangeRestart | undefined> {
+    return this.restarts.afterChange(server);
   }
 
   /** The name of the active server, if the settings are valid and name one. */

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { ActionHost } from './actionHost';
+import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
 import {
   enableParsersOn,
@@ -47,12 +48,7 @@ async function confirmChange(server: ServerProfile, change: ProposedArgsChange):
     change.how === 'compose'
       ? 'The previous file is kept next to it (.kimi-backup).'
       : 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.';
-  const choice = await vscode.window.showWarningMessage(
-    question,
-    { modal: true, detail: `${maskSecrets(change.diff)}\n\n${note}` },
-    apply,
-  );
-  return choice === apply;
+  return confirmModal(question, `${maskSecrets(change.diff)}\n\n${note}`, apply);
 }
 
 function changeUi(server: ServerProfile, log: vscode.LogOutputChannel): ArgsChangeUi {
@@ -82,7 +78,7 @@ function notifyFailure(host: ActionHost, error: unknown, message: string): void 
  * watch; offer to roll back when the new command line fails.
  */
 export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutputChannel): Promise<void> {
-  const server = host.idleServer();
+  const server = host.requireServer();
   if (!server) return;
   // The engine (SGLang or vLLM) is read after the pick; the verb checks the name against its list.
   const reasoningParser = await pickParser('reasoning', [
@@ -127,7 +123,7 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       break;
   }
   log.info(`[${server.name}] Written: ${outcome.file}`);
-  const watched = await host.watch(server, 'restart');
+  const watched = (await host.restartAfterChange(server))?.outcome;
   if (watched?.end !== 'failed') return;
   const question =
     outcome.rollback.how === 'compose'
@@ -147,5 +143,5 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
     notifyFailure(host, error, `Kimi on ${server.name}: roll back failed: ${message}`);
     return;
   }
-  await host.watch(server, 'restart');
+  await host.restartAfterChange(server);
 }

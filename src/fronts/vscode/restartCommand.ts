@@ -8,6 +8,7 @@ import type * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
 import type { Fleet, FleetSession, RestartResult } from '../../fleet/fleet';
 import type { LoadForecast } from '../../monitor/loadInsights';
+import type { WatchOutcome } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
 import { errorText } from '../../util/errors';
 import type { BackgroundService } from './backgroundService';
@@ -30,37 +31,67 @@ export interface RestartDeps {
   readonly settings: () => Settings | undefined;
 }
 
+/** How the restart after a change went: restarted, or a load under way followed; how that load ended. */
+export interface ChangeRestart {
+  readonly kind: RestartResult['kind'];
+  readonly outcome: WatchOutcome | undefined;
+}
+
 export class RestartCommand {
   constructor(private readonly deps: RestartDeps) {}
 
   async restart(target?: string): Promise<void> {
-    const { choice, background, sessions, fleet, status, notifier, log } = this.deps;
+    const { choice, background, sessions } = this.deps;
     const server = choice.require(target);
     if (!server) return;
     background.commanded(server.name);
     // A refused connection (host key, auth, DNS...) is said first: no dialog to answer for nothing.
     const session = await sessions.openSession(server);
     if (!session || !(await sessions.connect(server))) return;
-    let result: RestartResult | undefined;
+    const confirm = this.deps.settings()?.confirmRestart ? () => this.confirm(server, session) : undefined;
+    const result = await this.throughRule(server, confirm);
+    if (result) await this.follow(server, result);
+  }
+
+  /**
+   * The restart after a change of the server's command line (the parser and advice actions):
+   * the same rule and the same choice while a load is under way (follow it, or restart anyway);
+   * the diff the user confirmed was the confirmation. Undefined: nothing restarted or followed.
+   */
+  async afterChange(server: ServerProfile): Promise<ChangeRestart | undefined> {
+    this.deps.background.commanded(server.name);
+    const result = await this.throughRule(server, undefined);
+    return result && { kind: result.kind, outcome: await this.follow(server, result) };
+  }
+
+  /** The rule's verb with the dialogs; undefined when cancelled or refused (said). */
+  private async throughRule(
+    server: ServerProfile,
+    confirm: (() => Promise<boolean>) | undefined,
+  ): Promise<RestartResult | undefined> {
+    const { fleet, status, notifier } = this.deps;
     try {
-      result = await fleet.restartAsking(server, {
+      return await fleet.restartAsking(server, {
         choose: (reason) => followOrRestart(server, reason),
-        ...(this.deps.settings()?.confirmRestart ? { confirm: () => this.confirm(server, session) } : {}),
+        ...(confirm ? { confirm } : {}),
       });
     } catch (error) {
       // A refused connection has been said already (the fleet's `refused` event).
       if (!(error instanceof TransportError))
         void notifier.notify('error', `Kimi on ${server.name}: cannot restart: ${errorText(error)}`);
-      return;
+      return undefined;
     } finally {
       status.render();
     }
-    if (!result) return;
-    if (result.kind === 'attached') log.info(`[${server.name}] Not restarted: ${result.reason}.`);
+  }
+
+  /** The load the restart started, or the one it follows, to its end. */
+  private async follow(server: ServerProfile, result: RestartResult): Promise<WatchOutcome | undefined> {
+    if (result.kind === 'attached') this.deps.log.info(`[${server.name}] Not restarted: ${result.reason}.`);
     try {
-      await result.outcome;
+      return await result.outcome;
     } finally {
-      status.render();
+      this.deps.status.render();
     }
   }
 
@@ -74,7 +105,7 @@ export class RestartCommand {
       const wasWatching = this.deps.fleet.stop(server, 'warming the page cache before a restart');
       const warmed = await warmThenReport(session, forecast.modelPath, this.deps.log);
       if (!warmed) {
-        if (wasWatching) void this.deps.watches.watch(server, 'attach', true);
+        if (wasWatching) void this.deps.watches.attach(server, true);
         return false;
       }
     }

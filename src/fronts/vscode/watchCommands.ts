@@ -23,14 +23,14 @@ export class WatchCommands {
 
   async poll(target?: string): Promise<void> {
     const server = this.choice.idle(target);
-    if (server) await this.watch(server, 'attach');
+    if (server) await this.attach(server);
   }
 
   /**
    * Attaches and watches in the background (nothing is restarted); resolves with how the load
    * ended. With kimiService.watchAfterReady the watch goes on after that.
    */
-  async watch(server: ServerProfile, mode: 'restart' | 'attach', quiet = false): Promise<WatchOutcome | undefined> {
+  async attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
     this.background.commanded(server.name);
     if (!(await this.sessions.openSession(server))) return undefined;
     const snapshot = this.fleet.snapshot(server);
@@ -39,7 +39,7 @@ export class WatchCommands {
       return undefined;
     }
     try {
-      return await this.fleet.watch(server, mode, quiet);
+      return await this.fleet.attach(server, quiet);
     } finally {
       this.status.render();
     }

@@ -2,9 +2,22 @@
  * The fleet's log lines: each goes to the front's log, and the recent ones of each server are
  * kept for `logs` (the fronts have their own log too).
  */
+import type { ServerProfile } from '../config/config';
+import type { LoadState } from '../monitor/loadState';
 import { RingBuffer } from '../monitor/ringBuffer';
 import type { LogLevel } from '../monitor/watcher';
+import { errorText } from '../util/errors';
 import { maskSecrets } from '../util/secrets';
+import type { FleetSession } from './fleetTypes';
+import { hostLogs } from './hostLogs';
+import { stateChangeLine } from './stateLog';
+
+/** What `logs` returns: the journal's lines (or why it could not be read) and the fleet's. */
+export interface ServerLogs {
+  journal: string[];
+  journalError?: string;
+  log: string[];
+}
 
 const RECENT_LOG_LINES = 500;
 
@@ -28,8 +41,23 @@ export class ServerLog {
     this.out(level, line);
   }
 
-  /** The server's last `n` lines, secrets masked. */
-  last(name: string, n: number): string[] {
-    return (this.recent.get(name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
+  /** Each change of state word or phase is a log line (every front's log, and `logs`). */
+  stateChange(name: string, state: LoadState, previous: LoadState): void {
+    const line = stateChangeLine(state, previous);
+    if (line) this.say(name, line.level, line.text);
+  }
+
+  /**
+   * The last `lines` lines of the unit's journal (read on the host) and of this log about the
+   * server, secrets masked. The journal part says why when it cannot be read.
+   */
+  async withJournal(server: ServerProfile, lines: number, connect: () => Promise<FleetSession>): Promise<ServerLogs> {
+    const n = Math.max(1, Math.min(1000, Math.floor(lines)));
+    const log = (this.recent.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
+    try {
+      return { ...(await hostLogs(await connect(), server, n)), log };
+    } catch (error) {
+      return { journal: [], journalError: errorText(error), log };
+    }
   }
 }

@@ -11,8 +11,6 @@ import { CHECKS, type CheckName, type CheckSpec } from './checks';
 import {
   judgeRunningFlags,
   judgeServerInfo,
-  judgeStream,
-  assembleStream,
   showJson,
   truncate,
   result,
@@ -20,6 +18,7 @@ import {
   type Judgement,
 } from './judges';
 import { Limiter } from './limiter';
+import { assembleStream, judgeStream } from './streamJudge';
 import { engineById } from '../engine/engine';
 
 export { formatTable, summarize, verdictOf, type Verdict } from './report';

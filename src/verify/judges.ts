@@ -97,8 +97,13 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function result(status: CheckStatus, evidence: string): Judgement {
-  return { status, evidence: truncate(evidence) };
+export function result(status: CheckStatus, evidence: string, fault?: KnownFault): Judgement {
+  return { status, evidence: truncate(evidence), ...(fault ? { fault } : {}) };
+}
+
+/** Content that holds the reasoning ended by a closing think tag (and no reasoning field). */
+export function leaksReasoningBeforeEnd(content: string, reasoning: string | null): boolean {
+  return (!reasoning || reasoning.trim() === '') && (content.includes('</think>') || content.includes('◁/think▷'));
 }
 
 /** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
@@ -178,7 +183,11 @@ export function judgeReasoning(resp: unknown): Judgement {
     const why = reasoning
       ? 'markers left in content'
       : 'reasoning_content null: reasoning parser off or its markers differ';
-    return result('fail', `${why}; content has ${marker}: ${around(content, marker)}`);
+    return result(
+      'fail',
+      `${why}; content has ${marker}: ${around(content, marker)}`,
+      leaksReasoningBeforeEnd(content, reasoning) ? 'reasoningInContent' : undefined,
+    );
   }
   if (!reasoning || reasoning.trim() === '') {
     return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);

@@ -160,7 +160,9 @@ function chainLacksReasoning(messages) {
   const start = currentChainStart(messages);
   return messages
     .slice(start)
-    .some((m) => m && m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length && !reasoningText(m));
+    .some(
+      (m) => m && m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length && !reasoningText(m),
+    );
 }
 
 function k2IdsInHistory(messages) {

@@ -271,7 +271,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const result = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
       const seconds = (Date.now() - started) / 1000;
       console.log(
-        `      [measure] ${engine}: ${result.checks.length} checks, 13 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,
+        `      [measure] ${engine}: ${result.checks.length} checks, 14 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,
       );
       assert.equal(result.allPassed, true, formatTable(result));
       await host.configureSimulator({ tokenDelayMs: 0, chatFaults: {} });

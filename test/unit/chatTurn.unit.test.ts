@@ -2,6 +2,7 @@
 // the server's answer, fed the simulator's own SGLang chunks, with and without the repair the
 // offer turns on for a server known to leak its reasoning before </think>.
 import { strict as assert } from 'node:assert';
+import { raceAbort } from '../../src/fronts/vscode/chat/abort';
 import { ChatTurn, type AnswerPart, type TurnOptions } from '../../src/fronts/vscode/chat/chatTurn';
 
 const oa = require('../gpu-host/sglang-sim/openai.js') as {
@@ -113,5 +114,20 @@ describe("chat model: one answer as the editor gets it (the provider's pure part
       ['functions.get_weather:0'],
     );
     assert.match(one.turn.summary(), /tool calls get_weather \(1 more not passed on: parallel calls are withheld/);
+  });
+
+  it('cancellation from the first await: a session still coming up gives way to the abort at once; one that came gives its value', async () => {
+    const never = new Promise<string>(() => undefined);
+    const abort = new AbortController();
+    const cancelled = new Error('cancelled');
+    const pending = raceAbort(never, abort.signal);
+    abort.abort(cancelled);
+    await assert.rejects(pending, (e) => e === cancelled);
+    await assert.rejects(
+      raceAbort(Promise.resolve('late'), abort.signal),
+      (e) => e === cancelled,
+      'already aborted: not even asked',
+    );
+    assert.equal(await raceAbort(Promise.resolve('session'), new AbortController().signal), 'session');
   });
 });

@@ -3,7 +3,7 @@
 // offer turns on for a server known to leak its reasoning before </think>.
 import { strict as assert } from 'node:assert';
 import { raceAbort } from '../../src/fronts/vscode/chat/abort';
-import { ChatTurn, type AnswerPart, type TurnOptions } from '../../src/fronts/vscode/chat/chatTurn';
+import { answersToolResult, ChatTurn, type AnswerPart, type TurnOptions } from '../../src/fronts/vscode/chat/chatTurn';
 
 const oa = require('../gpu-host/sglang-sim/openai.js') as {
   chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[];
@@ -129,5 +129,20 @@ describe("chat model: one answer as the editor gets it (the provider's pure part
       'already aborted: not even asked',
     );
     assert.equal(await raceAbort(Promise.resolve('session'), new AbortController().signal), 'session');
+  });
+
+  it('the turn after a tool result is the one the repair of a leak after tool results reads: results, with or without text after them', () => {
+    const call = { role: 'assistant' as const, content: '', tool_calls: [] };
+    const tool = { role: 'tool' as const, tool_call_id: 'a', content: 'r' };
+    assert.equal(answersToolResult([{ role: 'user', content: 'q' }, call, tool]), true);
+    assert.equal(
+      answersToolResult([{ role: 'user', content: 'q' }, call, tool, { role: 'user', content: 'and?' }]),
+      true,
+    );
+    assert.equal(answersToolResult([{ role: 'user', content: 'q' }]), false);
+    assert.equal(
+      answersToolResult([tool, { role: 'assistant', content: 'done' }, { role: 'user', content: 'q' }]),
+      false,
+    );
   });
 });

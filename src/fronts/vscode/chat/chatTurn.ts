@@ -7,6 +7,7 @@ import {
   ChatStreamAccumulator,
   completionAsStreamData,
   SseDecoder,
+  type OpenAiMessage,
   type OpenAiToolCall,
   type ReasoningInContent,
   type StreamEvent,
@@ -21,6 +22,16 @@ export interface TurnOptions {
   readonly reasoningInContent: ReasoningInContent;
   /** Parallel calls withheld: only the first call of an answer is passed on. */
   readonly singleCall: boolean;
+}
+
+/** The request answers tool results: a role "tool" message after the last assistant message. */
+export function answersToolResult(messages: readonly OpenAiMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const role = messages[i]!.role;
+    if (role === 'tool') return true;
+    if (role === 'assistant') return false;
+  }
+  return false;
 }
 
 export class ChatTurn {

@@ -20,7 +20,7 @@ import {
   type NeutralPart,
   type OpenAiMessage,
 } from './openaiChat';
-import { ChatTurn } from './chatTurn';
+import { answersToolResult, ChatTurn } from './chatTurn';
 import { ReasoningMemory } from './toolChainReasoning';
 import { raceAbort } from './abort';
 import {
@@ -164,7 +164,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     };
     const started = Date.now();
     const { repair, parallelToolCalls } = offer.capabilities;
-    const afterToolResult = history.messages[history.messages.length - 1]?.role === 'tool';
+    const afterToolResult = answersToolResult(history.messages);
     const turn = new ChatTurn(
       {
         reasoningInContent:

@@ -197,7 +197,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         }
       turn.end();
       this.reasoning.remember(server.name, history.messages, turn.toolCalls, turn.reasoning);
-      this.log.trace(`[${server.name}] chat reasoning: ${turn.reasoning}`);
+      if (turn.reasoning) this.log.trace(`[${server.name}] chat reasoning: ${turn.reasoning}`);
       const carried = history.carried.length
         ? `; reasoning sent back on the tool chain: ${history.carried.join(', ')} characters`
         : '';

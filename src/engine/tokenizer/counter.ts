@@ -12,7 +12,7 @@ export interface TokenCounter {
   /** How counts are made, for the log: "exact: tiktoken.model (163840 ranks) ..." or "estimated: ...". */
   readonly how: string;
   readonly exact: boolean;
-  /** Tokens of a plain text (no special tokens: a `<|im_end|>` in it is text, as /tokenize without them). */
+  /** Tokens of a plain text, as the server's /tokenize counts it (a special token's text is that token). */
   countText(text: string): number;
   /** Tokens of one chat message as the model's chat template renders it (framing.ts). */
   countMessage(message: FramedMessage): number;
@@ -55,7 +55,8 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): Token
     const encoder = new Tiktoken(bpe);
     const specials = Object.keys(bpe.special_tokens);
     const kind: FramingKind = specials.includes('<|im_middle|>') ? 'kimi' : 'plain';
-    const plain = (text: string) => (text === '' ? 0 : encoder.encode(text, [], []).length);
+    // As the server's tokenizer (tokenization_kimi.py encodes with allowed_special="all"): a special token's text is that token.
+    const plain = (text: string) => (text === '' ? 0 : encoder.encode(text, 'all', []).length);
     const markup = (text: string) => encoder.encode(text, 'all', []).length;
     return {
       how: `exact: the model's tiktoken.model (${bpe.bpe_ranks.split('\n').length} ranks, sha256 ${checksum.slice(0, 12)}) with Kimi's pre-tokenizer pattern and ${specials.length} special tokens; messages framed as ${kind === 'kimi' ? "Kimi's chat template" : 'text + 4 tokens'}`,

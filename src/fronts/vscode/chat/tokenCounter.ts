@@ -1,0 +1,158 @@
+/**
+ * The chat model's token counts, made on this machine: the served model's own tokenizer, read
+ * from the host once per model load (fleet/servedModel.ts, cached by checksum), then counted
+ * locally (engine/tokenizer). No remote call ever sits in a count: until the tokenizer is in,
+ * counts are the stated estimate, and the log says once per server how counts are made.
+ */
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import type { ServerProfile } from '../../../config/config';
+import type { Fleet } from '../../../fleet/fleet';
+import {
+  defaultTokenizerCacheDir,
+  directoryCache,
+  modelFolderOf,
+  ServedModelFiles,
+  type ModelLook,
+} from '../../../fleet/servedModel';
+import { estimateCounter, type TokenCounter } from '../../../engine/tokenizer/counter';
+import type { FramedMessage, MessagePiece } from '../../../engine/tokenizer/framing';
+import type { ImageSupport } from '../../../engine/tokenizer/modelFolder';
+import { errorText } from '../../../util/errors';
+import type { NeutralMessage } from './openaiChat';
+
+type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'debug'>;
+
+interface Entry {
+  counter: TokenCounter;
+  look?: Promise<ModelLook | undefined>;
+  /** The last "how" logged for this server. */
+  said?: string;
+}
+
+/** A neutral chat message as the tokenizer's framing sees it. */
+export function framedMessage(message: NeutralMessage): FramedMessage {
+  return {
+    role: message.role,
+    pieces: message.parts.flatMap((p): MessagePiece[] =>
+      p.kind === 'image'
+        ? [{ kind: 'image', bytes: p.data.length }]
+        : p.kind === 'toolResult'
+          ? [p, ...(p.images ?? []).map((i) => ({ kind: 'image' as const, bytes: i.data.length }))]
+          : [p],
+    ),
+  };
+}
+
+export class ChatTokenCounts implements vscode.Disposable {
+  private readonly servers = new Map<string, Entry>();
+  private readonly subscription: { dispose(): void };
+
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly log: Log,
+    readonly files = new ServedModelFiles(directoryCache(defaultTokenizerCacheDir(os.homedir()))),
+  ) {
+    // A new load may serve another model: its files are looked at again (a cached tokenizer costs one listing).
+    this.subscription = fleet.onEvent((event) => {
+      if (event.type === 'state' && event.state.verdict !== 'ready') this.servers.delete(event.server.name);
+    });
+  }
+
+  /**
+   * The model's files looked at (one command on the host), and its tokenizer read in the
+   * background. For the offer: whether the model takes images. Never throws.
+   */
+  async look(server: ServerProfile): Promise<ImageSupport> {
+    const look = await this.entry(server).look;
+    return look?.images ?? { images: false, why: 'the model folder could not be read' };
+  }
+
+  /** Tokens of a text or a message for `server`: exact once its tokenizer is in, else estimated. Local only. */
+  count(server: ServerProfile, input: string | NeutralMessage, token?: vscode.CancellationToken): number {
+    if (token?.isCancellationRequested) throw new vscode.CancellationError();
+    const counter = this.counterFor(server);
+    return typeof input === 'string' ? counter.countText(input) : counter.countMessage(framedMessage(input));
+  }
+
+  /** The estimate, for a model that is not offered (nothing to read). */
+  estimate(input: string | NeutralMessage): number {
+    const counter = estimateCounter('no server is offered under this model');
+    return typeof input === 'string' ? counter.countText(input) : counter.countMessage(framedMessage(input));
+  }
+
+  /** The counter in use for `server` now (starts reading its tokenizer when nothing is known yet). */
+  counterFor(server: ServerProfile): TokenCounter {
+    return this.entry(server).counter;
+  }
+
+  /** Resolves once the server's tokenizer is in (or could not be had): for tests and the benchmark. */
+  async ready(server: ServerProfile): Promise<TokenCounter> {
+    const entry = this.entry(server);
+    const look = await entry.look;
+    if (look) await this.loading.get(server.name);
+    return entry.counter;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.servers.clear();
+  }
+
+  private readonly loading = new Map<string, Promise<void>>();
+
+  private entry(server: ServerProfile): Entry {
+    let entry = this.servers.get(server.name);
+    if (entry) return entry;
+    const fresh: Entry = { counter: estimateCounter('the tokenizer is being read from the host') };
+    this.servers.set(server.name, fresh);
+    fresh.look = this.lookAt(server).then(
+      (look) => {
+        if (this.servers.get(server.name) !== fresh) return look;
+        if (look.tokenizer.length === 0) {
+          this.use(server, fresh, estimateCounter(`${look.folder} has neither tiktoken.model nor tokenizer.json`));
+          return look;
+        }
+        const loading = this.load(server, fresh, look);
+        this.loading.set(server.name, loading);
+        return look;
+      },
+      (error: unknown) => {
+        if (this.servers.get(server.name) === fresh)
+          this.use(server, fresh, estimateCounter(`the model folder could not be read (${errorText(error)})`));
+        return undefined;
+      },
+    );
+    entry = fresh;
+    return entry;
+  }
+
+  private async lookAt(server: ServerProfile): Promise<ModelLook> {
+    const session = await this.fleet.connect(server);
+    const folder = await modelFolderOf(session.transport, server);
+    if (!folder) throw new Error('the command line names no local --model-path');
+    return this.files.look(session.transport, folder);
+  }
+
+  private async load(server: ServerProfile, entry: Entry, look: ModelLook): Promise<void> {
+    const started = Date.now();
+    try {
+      const session = await this.fleet.connect(server);
+      const counter = await this.files.counter(session.transport, look);
+      if (this.servers.get(server.name) !== entry) return;
+      this.use(server, entry, counter, ` (${Date.now() - started} ms to load)`);
+    } catch (error) {
+      if (this.servers.get(server.name) === entry)
+        this.use(server, entry, estimateCounter(`the tokenizer could not be read (${errorText(error)})`));
+    }
+  }
+
+  private use(server: ServerProfile, entry: Entry, counter: TokenCounter, note = ''): void {
+    entry.counter = counter;
+    if (entry.said === counter.how) return;
+    entry.said = counter.how;
+    const line = `[${server.name}] Chat token counts ${counter.how}${note}.`;
+    if (counter.exact) this.log.info(line);
+    else this.log.warn(line);
+  }
+}

@@ -10,7 +10,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ServerProfile } from '../config/config';
 import { modelPathOf } from '../engine/execStart';
-import { counterFromFiles, type TokenCounter, type TokenizerFiles } from '../engine/tokenizer/counter';
+import { counterFromFiles, remembering, type TokenCounter, type TokenizerFiles } from '../engine/tokenizer/counter';
 import {
   counterKey,
   imageSupport,
@@ -121,7 +121,7 @@ export class ServedModelFiles {
   private async build(transport: Transport, look: ModelLook, signal?: AbortSignal): Promise<TokenCounter> {
     const files: Record<string, string> = {};
     for (const file of look.tokenizer) files[file.name] = await this.fileText(transport, look.folder, file, signal);
-    return counterFromFiles(files as TokenizerFiles, sha256(counterKey(look.tokenizer)));
+    return remembering(counterFromFiles(files as TokenizerFiles, sha256(counterKey(look.tokenizer))));
   }
 
   private async fileText(

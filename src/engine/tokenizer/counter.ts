@@ -95,3 +95,36 @@ export function estimateCounter(why: string): TokenCounter {
     countMessage: messageCounter('plain', plain, plain),
   };
 }
+
+/**
+ * The same counts, remembered: VS Code counts the whole history again for each request, so a
+ * conversation's earlier messages are counted once. Bounded by the characters kept (oldest out).
+ */
+export function remembering(counter: TokenCounter, maxChars = 8 << 20): TokenCounter {
+  const seen = new Map<string, number>();
+  let chars = 0;
+  const memo = (key: string, count: () => number): number => {
+    const known = seen.get(key);
+    if (known !== undefined) {
+      seen.delete(key);
+      seen.set(key, known);
+      return known;
+    }
+    const n = count();
+    if (key.length > maxChars / 4) return n;
+    seen.set(key, n);
+    chars += key.length;
+    for (const [old] of seen) {
+      if (chars <= maxChars) break;
+      seen.delete(old);
+      chars -= old.length;
+    }
+    return n;
+  };
+  return {
+    how: counter.how,
+    exact: counter.exact,
+    countText: (text) => memo(`t${text}`, () => counter.countText(text)),
+    countMessage: (message) => memo(`m${JSON.stringify(message)}`, () => counter.countMessage(message)),
+  };
+}

@@ -78,15 +78,14 @@ function train(merges = 600, corpus = CORPUS) {
       }
     let best = -1;
     let bestN = 1;
-    for (const [k, n] of counts) if (n > bestN || (n === bestN && best >= 0 && k < best)) (best = k), (bestN = n);
+    for (const [k, n] of counts) if (n > bestN || (n === bestN && best >= 0 && k < best)) ((best = k), (bestN = n));
     if (best < 0) break;
     const a = Math.floor(best / 1_000_000);
     const b = best % 1_000_000;
     const id = ranks.length;
     ranks.push(Buffer.concat([ranks[a], ranks[b]]));
     pairs.push([a, b]);
-    for (const w of words)
-      for (let i = 0; i + 1 < w.length; i++) if (w[i] === a && w[i + 1] === b) w.splice(i, 2, id);
+    for (const w of words) for (let i = 0; i + 1 < w.length; i++) if (w[i] === a && w[i + 1] === b) w.splice(i, 2, id);
   }
   return { ranks, pairs };
 }
@@ -98,7 +97,14 @@ function tiktokenModelText(ranks) {
 function kimiTokenizerConfig(rankCount) {
   const decoder = {};
   for (const [off, content] of Object.entries(KIMI_SPECIALS))
-    decoder[String(rankCount + Number(off))] = { content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: true };
+    decoder[String(rankCount + Number(off))] = {
+      content,
+      lstrip: false,
+      normalized: false,
+      rstrip: false,
+      single_word: false,
+      special: true,
+    };
   return {
     added_tokens_decoder: decoder,
     additional_special_tokens: ['<|im_end|>', '<|im_user|>', '<|im_assistant|>', '<|im_system|>', '<|im_middle|>'],
@@ -153,7 +159,12 @@ function tokenizerJson(ranks, pairs) {
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        { type: 'Split', pattern: { Regex: PATTERN.replace(/\\p\{sc=Han\}/g, '\\p{Han}') }, behavior: 'Isolated', invert: false },
+        {
+          type: 'Split',
+          pattern: { Regex: PATTERN.replace(/\\p\{sc=Han\}/g, '\\p{Han}') },
+          behavior: 'Isolated',
+          invert: false,
+        },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
       ],
     },
@@ -179,10 +190,16 @@ function writeTokenizerFiles(dir, kind = 'tiktoken') {
   const { ranks, pairs } = train();
   if (kind === 'tokenizer.json') {
     fs.writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(ranks, pairs)));
-    fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'PreTrainedTokenizerFast', eos_token: '<|im_end|>' }, null, 2));
+    fs.writeFileSync(
+      path.join(dir, 'tokenizer_config.json'),
+      JSON.stringify({ tokenizer_class: 'PreTrainedTokenizerFast', eos_token: '<|im_end|>' }, null, 2),
+    );
   } else {
     fs.writeFileSync(path.join(dir, 'tiktoken.model'), tiktokenModelText(ranks));
-    fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify(kimiTokenizerConfig(ranks.length), null, 2));
+    fs.writeFileSync(
+      path.join(dir, 'tokenizer_config.json'),
+      JSON.stringify(kimiTokenizerConfig(ranks.length), null, 2),
+    );
   }
 }
 
@@ -215,7 +232,12 @@ function loadTokenizer(dir) {
     return undefined;
   }
   const specialRe = Object.keys(specials).length
-    ? new RegExp(Object.keys(specials).map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'), 'g')
+    ? new RegExp(
+        Object.keys(specials)
+          .map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&'))
+          .join('|'),
+        'g',
+      )
     : null;
   function bpe(piece) {
     const bytes = Buffer.from(piece, 'utf8').toString('latin1');
@@ -226,7 +248,7 @@ function loadTokenizer(dir) {
       let bestRank = Infinity;
       for (let i = 0; i + 1 < parts.length; i++) {
         const r = ranks.get(parts[i] + parts[i + 1]);
-        if (r !== undefined && r < bestRank) (bestRank = r), (best = i);
+        if (r !== undefined && r < bestRank) ((bestRank = r), (best = i));
       }
       if (best < 0) break;
       parts.splice(best, 2, parts[best] + parts[best + 1]);
@@ -263,7 +285,10 @@ function tokenizeRoute(body, dir, maxModelLen) {
   if (!tok) return [404, { detail: 'Not Found' }];
   const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
   if (prompts.some((p) => typeof p !== 'string'))
-    return [400, { object: 'error', message: 'prompt must be a string or a list of strings', type: 'BadRequestError', code: 400 }];
+    return [
+      400,
+      { object: 'error', message: 'prompt must be a string or a list of strings', type: 'BadRequestError', code: 400 },
+    ];
   const tokens = prompts.map((p) => tok.encode(p));
   return Array.isArray(body.prompt)
     ? [200, { tokens, count: tokens.map((t) => t.length), max_model_len: maxModelLen }]
@@ -297,4 +322,12 @@ function isVisionModel(dir) {
 module.exports = {
   tokenizeRoute,
   chatImages,
-  isVisionModel, PATTERN, train, tiktokenModelText, kimiTokenizerConfig, tokenizerJson, writeTokenizerFiles, loadTokenizer };
+  isVisionModel,
+  PATTERN,
+  train,
+  tiktokenModelText,
+  kimiTokenizerConfig,
+  tokenizerJson,
+  writeTokenizerFiles,
+  loadTokenizer,
+};

@@ -10,7 +10,8 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ServerProfile } from '../config/config';
 import { modelPathOf } from '../engine/execStart';
-import { counterFromFiles, remembering, type TokenCounter, type TokenizerFiles } from '../engine/tokenizer/counter';
+import type { TokenizerFiles } from '../engine/tokenizer/counter';
+import { remembering, workerCounter, type TokenCounter } from '../engine/tokenizer/workerCounter';
 import {
   counterKey,
   imageSupport,
@@ -85,6 +86,16 @@ export class ServedModelFiles {
 
   constructor(private readonly cache: BlobCache) {}
 
+  /** Ends the tokenizers' worker threads. */
+  dispose(): void {
+    for (const pending of this.counters.values())
+      void pending.then(
+        (c) => c.dispose(),
+        () => undefined,
+      );
+    this.counters.clear();
+  }
+
   /** One command: the folder's files with their checksums, and config.json. */
   async look(transport: Transport, folder: string, signal?: AbortSignal): Promise<ModelLook> {
     const result = await transport.exec(listingCommand(folder), {
@@ -121,7 +132,7 @@ export class ServedModelFiles {
   private async build(transport: Transport, look: ModelLook, signal?: AbortSignal): Promise<TokenCounter> {
     const files: Record<string, string> = {};
     for (const file of look.tokenizer) files[file.name] = await this.fileText(transport, look.folder, file, signal);
-    return remembering(counterFromFiles(files as TokenizerFiles, sha256(counterKey(look.tokenizer))));
+    return remembering(await workerCounter(files as TokenizerFiles, sha256(counterKey(look.tokenizer))));
   }
 
   private async fileText(

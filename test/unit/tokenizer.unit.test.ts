@@ -210,7 +210,12 @@ describe('ServedModelFiles: reads a tokenizer once, then from the cache by check
     const c2 = await second.counter(t2, await second.look(t2, dir));
     assert.equal(t2.commands.length, 1, 'the listing only');
     assert.equal(second.stats.cacheHits, 2);
-    assert.equal(c1.countText('What is the weather in Paris?'), c2.countText('What is the weather in Paris?'));
+    assert.equal(
+      await c1.countText('What is the weather in Paris?'),
+      await c2.countText('What is the weather in Paris?'),
+    );
+    first.dispose();
+    second.dispose();
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(cacheDir, { recursive: true, force: true });
   });

@@ -8,7 +8,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { frame, type FramedMessage, type FramingKind } from './framing';
 import { tiktokenBpe, TokenizerFileError } from './tiktokenFile';
 
-export interface TokenCounter {
+export interface SyncTokenCounter {
   /** How counts are made, for the log: "exact: tiktoken.model (163840 ranks) ..." or "estimated: ...". */
   readonly how: string;
   readonly exact: boolean;
@@ -47,7 +47,7 @@ function messageCounter(
 }
 
 /** A counter from a model folder's files: tiktoken.model first (Kimi), else tokenizer.json. */
-export function counterFromFiles(files: TokenizerFiles, checksum: string): TokenCounter {
+export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncTokenCounter {
   const config = parseJson(files['tokenizer_config.json'], 'tokenizer_config.json');
   const model = files['tiktoken.model'];
   if (model !== undefined) {
@@ -86,45 +86,12 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): Token
 }
 
 /** The stated estimate: 4 characters a token, rounded up, and 4 tokens a message. */
-export function estimateCounter(why: string): TokenCounter {
+export function estimateCounter(why: string): SyncTokenCounter {
   const plain = (text: string) => Math.ceil(text.length / 4);
   return {
     how: `estimated (characters / 4, 4 tokens a message): ${why}`,
     exact: false,
     countText: plain,
     countMessage: messageCounter('plain', plain, plain),
-  };
-}
-
-/**
- * The same counts, remembered: VS Code counts the whole history again for each request, so a
- * conversation's earlier messages are counted once. Bounded by the characters kept (oldest out).
- */
-export function remembering(counter: TokenCounter, maxChars = 8 << 20): TokenCounter {
-  const seen = new Map<string, number>();
-  let chars = 0;
-  const memo = (key: string, count: () => number): number => {
-    const known = seen.get(key);
-    if (known !== undefined) {
-      seen.delete(key);
-      seen.set(key, known);
-      return known;
-    }
-    const n = count();
-    if (key.length > maxChars / 4) return n;
-    seen.set(key, n);
-    chars += key.length;
-    for (const [old] of seen) {
-      if (chars <= maxChars) break;
-      seen.delete(old);
-      chars -= old.length;
-    }
-    return n;
-  };
-  return {
-    how: counter.how,
-    exact: counter.exact,
-    countText: (text) => memo(`t${text}`, () => counter.countText(text)),
-    countMessage: (message) => memo(`m${JSON.stringify(message)}`, () => counter.countMessage(message)),
   };
 }

@@ -15,11 +15,14 @@ import {
   ServedModelFiles,
   type ModelLook,
 } from '../../../fleet/servedModel';
-import { estimateCounter, type TokenCounter } from '../../../engine/tokenizer/counter';
+import { estimateCounter } from '../../../engine/tokenizer/counter';
+import { fromSync, type TokenCounter } from '../../../engine/tokenizer/workerCounter';
 import type { FramedMessage, MessagePiece } from '../../../engine/tokenizer/framing';
 import type { ImageSupport } from '../../../engine/tokenizer/modelFolder';
 import { errorText } from '../../../util/errors';
 import type { NeutralMessage } from './openaiChat';
+
+const estimated = (why: string): TokenCounter => fromSync(estimateCounter(why));
 
 type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'debug'>;
 
@@ -69,15 +72,23 @@ export class ChatTokenCounts implements vscode.Disposable {
   }
 
   /** Tokens of a text or a message for `server`: exact once its tokenizer is in, else estimated. Local only. */
-  count(server: ServerProfile, input: string | NeutralMessage, token?: vscode.CancellationToken): number {
+  async count(
+    server: ServerProfile,
+    input: string | NeutralMessage,
+    token?: vscode.CancellationToken,
+  ): Promise<number> {
     if (token?.isCancellationRequested) throw new vscode.CancellationError();
     const counter = this.counterFor(server);
-    return typeof input === 'string' ? counter.countText(input) : counter.countMessage(framedMessage(input));
+    const count = await (typeof input === 'string'
+      ? counter.countText(input)
+      : counter.countMessage(framedMessage(input)));
+    if (token?.isCancellationRequested) throw new vscode.CancellationError();
+    return count;
   }
 
   /** The estimate, for a model that is not offered (nothing to read). */
-  estimate(input: string | NeutralMessage): number {
-    const counter = estimateCounter('no server is offered under this model');
+  estimate(input: string | NeutralMessage): Promise<number> {
+    const counter = estimated('no server is offered under this model');
     return typeof input === 'string' ? counter.countText(input) : counter.countMessage(framedMessage(input));
   }
 
@@ -97,6 +108,7 @@ export class ChatTokenCounts implements vscode.Disposable {
   dispose(): void {
     this.subscription.dispose();
     this.servers.clear();
+    this.files.dispose();
   }
 
   private readonly loading = new Map<string, Promise<void>>();
@@ -104,13 +116,13 @@ export class ChatTokenCounts implements vscode.Disposable {
   private entry(server: ServerProfile): Entry {
     let entry = this.servers.get(server.name);
     if (entry) return entry;
-    const fresh: Entry = { counter: estimateCounter('the tokenizer is being read from the host') };
+    const fresh: Entry = { counter: estimated('the tokenizer is being read from the host') };
     this.servers.set(server.name, fresh);
     fresh.look = this.lookAt(server).then(
       (look) => {
         if (this.servers.get(server.name) !== fresh) return look;
         if (look.tokenizer.length === 0) {
-          this.use(server, fresh, estimateCounter(`${look.folder} has neither tiktoken.model nor tokenizer.json`));
+          this.use(server, fresh, estimated(`${look.folder} has neither tiktoken.model nor tokenizer.json`));
           return look;
         }
         const loading = this.load(server, fresh, look);
@@ -119,7 +131,7 @@ export class ChatTokenCounts implements vscode.Disposable {
       },
       (error: unknown) => {
         if (this.servers.get(server.name) === fresh)
-          this.use(server, fresh, estimateCounter(`the model folder could not be read (${errorText(error)})`));
+          this.use(server, fresh, estimated(`the model folder could not be read (${errorText(error)})`));
         return undefined;
       },
     );
@@ -143,7 +155,7 @@ export class ChatTokenCounts implements vscode.Disposable {
       this.use(server, entry, counter, ` (${Date.now() - started} ms to load)`);
     } catch (error) {
       if (this.servers.get(server.name) === entry)
-        this.use(server, entry, estimateCounter(`the tokenizer could not be read (${errorText(error)})`));
+        this.use(server, entry, estimated(`the tokenizer could not be read (${errorText(error)})`));
     }
   }
 

@@ -9,7 +9,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { directoryCache, modelFolderOf, ServedModelFiles } from '../../src/fleet/servedModel';
+import { directoryCache, loadTokenCounter, modelFolderOf, ServedModelFiles } from '../../src/fleet/servedModel';
+import { countConversation } from '../../src/engine/tokenizer/conversation';
+import type { FramedMessage } from '../../src/engine/tokenizer/framing';
 import { buildChatRequest, ChatStreamAccumulator, SseDecoder } from '../../src/fronts/vscode/chat/openaiChat';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
@@ -120,6 +122,59 @@ describe('chat token counts and images over real SSH', function () {
     assert.equal(again.stats.filesRead, 0);
     assert.equal(again.stats.cacheHits, 2);
     assert.equal(await counter2.countText(CORPUS[0]!), local[0]);
+  });
+
+  it('40 messages and 10 tools count with zero remote round trips (the bench:chat hook)', async () => {
+    const files = new ServedModelFiles(directoryCache(path.join(test.dir, 'tokenizers')));
+    const { counter } = await loadTokenCounter(test.session.transport, test.settings.servers[0]!, files);
+    const transport = test.session.transport as unknown as { exec: (...a: unknown[]) => unknown };
+    const client = test.session.client as unknown as { request: (...a: unknown[]) => unknown };
+    const [exec, request] = [transport.exec, client.request];
+    let remote = 0;
+    transport.exec = (...a: unknown[]) => (remote++, exec.apply(test.session.transport, a));
+    client.request = (...a: unknown[]) => (remote++, request.apply(test.session.client, a));
+    try {
+      const messages: FramedMessage[] = Array.from({ length: 40 }, (_, i) =>
+        i % 4 === 2
+          ? {
+              role: 'assistant',
+              pieces: [
+                { kind: 'toolCall', callId: `functions.read:${i}`, name: 'read', input: { path: `/src/f${i}.ts` } },
+              ],
+            }
+          : i % 4 === 3
+            ? {
+                role: 'user',
+                pieces: [
+                  {
+                    kind: 'toolResult',
+                    callId: `functions.read:${i - 1}`,
+                    text: CORPUS[i % CORPUS.length]!.repeat(20),
+                  },
+                ],
+              }
+            : {
+                role: i % 2 ? 'assistant' : 'user',
+                pieces: [{ kind: 'text', text: CORPUS[i % CORPUS.length]!.repeat(8) }],
+              },
+      );
+      const tools = Array.from({ length: 10 }, (_, i) => ({
+        name: `tool_${i}`,
+        description: 'Reads a file of the workspace and returns its text.',
+        inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      }));
+      const first = await countConversation(counter, messages, tools);
+      const again = await countConversation(counter, messages, tools);
+      console.log(
+        `      40 messages + 10 tools: ${first.tokens} tokens, ${first.calls} counts in ${first.ms.toFixed(1)} ms (${(first.ms / first.calls).toFixed(2)} ms/count), again ${again.ms.toFixed(1)} ms; remote calls ${remote}`,
+      );
+      assert.equal(remote, 0);
+      assert.equal(again.tokens, first.tokens);
+      assert.ok(first.tokens > 1000);
+    } finally {
+      transport.exec = exec;
+      client.request = request;
+    }
   });
 
   it('a model folder with a tokenizer.json (and no tiktoken.model) counts with it, as the server does', async () => {

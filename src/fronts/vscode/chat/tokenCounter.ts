@@ -31,6 +31,8 @@ interface Entry {
   look?: Promise<ModelLook | undefined>;
   /** The last "how" logged for this server. */
   said?: string;
+  /** The folder could not be looked at: the next offer (refresh) tries again; counts do not. */
+  failed?: boolean;
 }
 
 /** A neutral chat message as the tokenizer's framing sees it. */
@@ -67,6 +69,11 @@ export class ChatTokenCounts implements vscode.Disposable {
    * background. For the offer: whether the model takes images. Never throws.
    */
   async look(server: ServerProfile): Promise<ImageSupport> {
+    const known = this.servers.get(server.name);
+    if (known?.failed) {
+      this.servers.delete(server.name);
+      this.servers.set(server.name, this.fresh(server, known.said));
+    }
     const look = await this.entry(server).look;
     return look?.images ?? { images: false, why: 'the model folder could not be read' };
   }
@@ -116,8 +123,16 @@ export class ChatTokenCounts implements vscode.Disposable {
   private entry(server: ServerProfile): Entry {
     let entry = this.servers.get(server.name);
     if (entry) return entry;
-    const fresh: Entry = { counter: estimated('the tokenizer is being read from the host') };
-    this.servers.set(server.name, fresh);
+    entry = this.fresh(server);
+    this.servers.set(server.name, entry);
+    return entry;
+  }
+
+  private fresh(server: ServerProfile, said?: string): Entry {
+    const fresh: Entry = {
+      counter: estimated('the tokenizer is being read from the host'),
+      ...(said !== undefined ? { said } : {}),
+    };
     fresh.look = this.lookAt(server).then(
       (look) => {
         if (this.servers.get(server.name) !== fresh) return look;
@@ -130,13 +145,13 @@ export class ChatTokenCounts implements vscode.Disposable {
         return look;
       },
       (error: unknown) => {
+        fresh.failed = true;
         if (this.servers.get(server.name) === fresh)
           this.use(server, fresh, estimated(`the model folder could not be read (${errorText(error)})`));
         return undefined;
       },
     );
-    entry = fresh;
-    return entry;
+    return fresh;
   }
 
   private async lookAt(server: ServerProfile): Promise<ModelLook> {

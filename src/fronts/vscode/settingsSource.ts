@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { parseSettings } from '../../config/config';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { SECTION } from '../../config/namespace';
+import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
 
 /** The settings the extension reads (package.json's contributes.configuration). */
 export const SETTING_KEYS = [
@@ -28,7 +29,7 @@ export const vscodeSettingsSource: SettingsSource = {
     const config = vscode.workspace.getConfiguration(SECTION);
     const raw: Record<string, unknown> = {};
     for (const key of SETTING_KEYS) {
-      const value = config.get(key);
+      const value = isUserOnly(key) ? userValue(config, key) : config.get(key);
       if (value !== undefined) raw[key] = value;
     }
     const result = parseSettings(raw);
@@ -37,6 +38,27 @@ export const vscodeSettingsSource: SettingsSource = {
       : { ok: false, errors: result.errors, source: 'VS Code settings' };
   },
 };
+
+/**
+ * A setting a workspace cannot choose (config/userOnlySettings): the user's own value, else the
+ * default. Never the merged value: a workspace's or folder's value is ignored (and said, see
+ * workspaceOverrides.ts), even where the host does not filter it by the declared scope.
+ */
+function userValue(config: vscode.WorkspaceConfiguration, key: UserOnlyKey): unknown {
+  const inspected = config.inspect(key);
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
+/** The user's own value of a user-only setting, e.g. for the chat model's reads. */
+export function userSetting<T>(key: UserOnlyKey, fallback: T): T {
+  const value = userValue(vscode.workspace.getConfiguration(SECTION), key);
+  return value === undefined ? fallback : (value as T);
+}
+
+/** kimiService.verifyParsersWhenReady, from the user's settings only (chat/provider.ts reads it). */
+export function verifyParsersWhenReadySetting(): boolean {
+  return userSetting<unknown>('verifyParsersWhenReady', true) !== false;
+}
 
 /** The settings of the `kimiService` section, parsed. */
 export function readKimiSettings(): SettingsRead {

@@ -1,20 +1,23 @@
-// The README for the VSIX (vsce --readme-path): README.md with its relative links and pictures
-// turned into plain text, because the package has no public repository URL to resolve them
-// against (vsce refuses relative links then). Links to web pages are kept.
+// The README for the VSIX (vsce --readme-path, --no-rewrite-relative-links): README.md with its
+// pictures kept as relative links to docs/images, which the VSIX carries (.vscodeignore), so
+// the extension's page in VS Code shows them from the installed extension without a network;
+// relative links to the docs point at the repository (package.json's `repository`), where they
+// are read. Links to web pages are kept.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
+const repository = JSON.parse(readFileSync('package.json', 'utf8')).repository;
+const repoUrl = (typeof repository === 'string' ? repository : repository?.url ?? '').replace(/\.git$/, '');
+if (!/^https:\/\//.test(repoUrl)) throw new Error('package.json has no https repository URL');
+
 const isRelative = (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');
-const text = readFileSync('README.md', 'utf8')
-  // A picture on its own line: dropped (its alt text says what the repository's README shows).
-  .replace(/^!\[([^\]]*)\]\(([^)]+)\)\s*$/gm, (whole, alt, target) =>
-    isRelative(target) ? `*Picture in the repository's README: ${alt}.*` : whole,
-  )
-  .replace(/\[([^\]]+)\]\(([^)]+)\)/g, (whole, label, target) =>
-    isRelative(target)
-      ? label === target || label.endsWith('.md')
-        ? `\`${target}\``
-        : `${label} (\`${target}\`)`
-      : whole,
-  );
+const isPicture = (target) => /^(\.\/)?docs\/images\/[^/]+\.(png|jpe?g|gif|webp)$/i.test(target);
+const text = readFileSync('README.md', 'utf8').replace(/(!?)\[([^\]]*)\]\(([^)]+)\)/g, (whole, bang, label, target) => {
+  if (!isRelative(target)) return whole;
+  if (bang) {
+    if (!isPicture(target)) throw new Error(`README picture outside docs/images: ${target}`);
+    return whole;
+  }
+  return `[${label}](${repoUrl}/blob/HEAD/${target.replace(/^\.\//, '')})`;
+});
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/README.md', text);

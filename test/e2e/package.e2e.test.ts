@@ -58,4 +58,46 @@ describe('e2e: the packaged VSIX', function () {
     assert.match(manifest, /Microsoft\.VisualStudio\.Services\.Content\.Changelog/);
     assert.doesNotMatch(manifest, /example\.invalid/);
   });
+
+  it("keeps the README's pictures: relative links to images the VSIX carries, and a repository for the docs", () => {
+    const vsix = packageExtension();
+    const entries = vsixEntries(vsix);
+    const readme = spawnSync(
+      'python3',
+      ['-c', 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("extension/readme.md").decode())', vsix],
+      { encoding: 'utf8' },
+    ).stdout;
+    const source = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const pictures = (text: string) => [...text.matchAll(/!\[([^\]]*)\]\(([^)]+)\)/g)].map((m) => m[2]!);
+    assert.ok(pictures(source).length >= 6, 'the repository README has its pictures');
+    assert.deepEqual(pictures(readme), pictures(source), 'every picture is still in the packaged README');
+    for (const picture of pictures(readme)) {
+      assert.match(picture, /^docs\/images\/[\w-]+\.png$/, 'relative, so the installed extension shows it offline');
+      assert.ok(entries.includes(`extension/${picture}`), `${picture} is packed`);
+      const packed = spawnSync(
+        'python3',
+        [
+          '-c',
+          'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))',
+          vsix,
+          `extension/${picture}`,
+        ],
+        { encoding: 'buffer' },
+      ).stdout;
+      assert.ok(packed.equals(fs.readFileSync(path.join(REPO_ROOT, picture))), `${picture} is the repository's file`);
+    }
+    assert.doesNotMatch(readme, /Picture in the repository's README/);
+    // Links to the docs point at the repository (the extension page cannot open a relative .md).
+    const relativeLinks = [...readme.matchAll(/(?<!!)\[[^\]]*\]\(([^)]+)\)/g)]
+      .map((m) => m[1]!)
+      .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#'));
+    assert.deepEqual(relativeLinks, []);
+    assert.match(readme, /\]\(https:\/\/github\.com\/kimi-tools\/kimi-service\/blob\/HEAD\/docs\/ssh\.md\)/);
+    const manifest = spawnSync(
+      'python3',
+      ['-c', 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("extension.vsixmanifest").decode())', vsix],
+      { encoding: 'utf8' },
+    ).stdout;
+    assert.match(manifest, /Links\.Source" Value="https:\/\/github\.com\/kimi-tools\/kimi-service/);
+  });
 });

@@ -87,11 +87,11 @@ export function ignoredSettingsNotice(items: readonly IgnoredSetting[]): { warni
   const places = [...new Set(items.map((item) => item.where))];
   const warning =
     `Kimi Service ignored ${settings.join(', ')} from ${places.join(', ')}: ` +
-    `${settings.length === 1 ? 'this setting is' : 'these settings are'} read from your user settings only, ` +
+    `${settings.length === 1 ? 'this setting is' : 'these settings are'} read from your user (or remote) settings only, ` +
     'so a workspace cannot choose the hosts, the identity or the host-key policy the extension uses.';
   const logLines = items.map(
     ({ setting, where }) =>
-      `Settings: ignored ${setting} from ${where} (read from the user settings only: it ${USER_ONLY_REASONS[keyOf(setting)]}).`,
+      `Settings: ignored ${setting} from ${where} (read from the user or remote settings only: it ${USER_ONLY_REASONS[keyOf(setting)]}).`,
   );
   return { warning, logLines };
 }

@@ -246,11 +246,15 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   delete env.NODE_OPTIONS;
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v === undefined) delete env[k];
 
-  const writeSettings = (settings: Record<string, unknown>) =>
-    writeFileSync(
-      join(userDataDir, 'User', 'settings.json'),
-      JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2),
-    );
+  // code-server's extension host is a remote one: it reads machine-scoped settings
+  // (kimiService.servers and the other user-only keys) from the remote machine's settings,
+  // Machine/settings.json, not from User/settings.json. The same settings go in both.
+  mkdirSync(join(userDataDir, 'Machine'), { recursive: true });
+  const writeSettings = (settings: Record<string, unknown>) => {
+    const text = JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2);
+    writeFileSync(join(userDataDir, 'User', 'settings.json'), text);
+    writeFileSync(join(userDataDir, 'Machine', 'settings.json'), text);
+  };
   writeSettings(opts.settings ?? {});
 
   for (const vsix of opts.vsix ?? []) {

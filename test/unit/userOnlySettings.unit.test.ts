@@ -103,7 +103,7 @@ describe('user-only settings', () => {
       warning,
       /ignored kimiService\.servers, kimiService\.hostKeyPolicy from \/repo\/\.vscode\/settings\.json/,
     );
-    assert.match(warning, /user settings only/);
+    assert.match(warning, /user \(or remote\) settings only/);
     assert.equal(logLines.length, 2);
     assert.match(
       logLines[0]!,

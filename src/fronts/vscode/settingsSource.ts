@@ -73,10 +73,30 @@ export function reportSettingsErrors(errors: readonly string[]): void {
   });
 }
 
+/** Runs in a remote extension host (code-server, or installed on the remote side of a Remote window). */
+function onRemoteSide(): boolean {
+  return (
+    vscode.env.remoteName !== undefined &&
+    vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind === vscode.ExtensionKind.Workspace
+  );
+}
+
+const EXTENSION_ID = 'kimi-tools.kimi-service';
+
 export function reportNoServers(): void {
+  // Machine-scoped settings reach a remote extension host from the remote machine's settings only.
+  const remote = onRemoteSide();
+  const where = remote
+    ? ' This window runs the extension on the remote machine: set kimiService.servers in the Remote settings.'
+    : '';
   void vscode.window
-    .showErrorMessage('Kimi: no server is configured. Add one to the setting kimiService.servers.', 'Open Settings')
+    .showErrorMessage(
+      `Kimi: no server is configured. Add one to the setting kimiService.servers.${where}`,
+      'Open Settings',
+    )
     .then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
+      if (!choice) return;
+      if (remote) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+      else void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
     });
 }

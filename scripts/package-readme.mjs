@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const repository = JSON.parse(readFileSync('package.json', 'utf8')).repository;
-const repoUrl = (typeof repository === 'string' ? repository : repository?.url ?? '').replace(/\.git$/, '');
+const repoUrl = (typeof repository === 'string' ? repository : (repository?.url ?? '')).replace(/\.git$/, '');
 if (!/^https:\/\//.test(repoUrl)) throw new Error('package.json has no https repository URL');
 
 const isRelative = (target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#');

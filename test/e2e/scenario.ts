@@ -66,6 +66,8 @@ export interface ScenarioOptions {
   extraVsix?: () => string[];
   /** Extra environment of the extension host (e.g. a HOME of the scenario's own, in `tmp`). */
   env?: (host: GpuHost, tmp: string) => Record<string, string | undefined>;
+  /** Open the folder untrusted (Restricted Mode). */
+  restrictedMode?: boolean;
   /** The opened folder's .vscode/settings.json (default: none), e.g. a repository's own settings. */
   workspaceSettings?: (host: GpuHost) => Record<string, unknown>;
 }
@@ -137,6 +139,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     }
     cs = await startCodeServer({
       folder,
+      restrictedMode: opts.restrictedMode,
       vsix: [vsix, ...(opts.extraVsix?.() ?? [])],
       settings: kimiSettings(
         host,

@@ -124,3 +124,37 @@ describe("e2e: a workspace cannot redirect the user's server", function () {
       );
   });
 });
+
+describe("e2e: Restricted Mode watches the user's server and refuses to restart it", function () {
+  const scenario = useScenario({ name: 'restricted', gpuHost: { sim: simForLoad(2) }, restrictedMode: true });
+
+  it('restart says it needs a trusted workspace and touches nothing; polling reaches ready', async () => {
+    const { page, host } = scenario();
+    await page.locator('.part.statusbar').getByText('Restricted Mode').first().waitFor({ timeout: 60_000 });
+    const started = await host.ssh(`systemctl start ${host.unit}`);
+    assert.equal(started.code, 0, started.stderr);
+    const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
+    const before = await restarts();
+    await resetRecorders(page);
+
+    await runCommand(page, 'Restart Kimi service');
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { __kimiRec: { notes: { text: string }[] } }).__kimiRec.notes.some((n) =>
+          n.text.includes('needs a trusted workspace'),
+        ),
+      undefined,
+      { timeout: 60_000, polling: 200 },
+    );
+    await screenshot(page, 'restricted-refusal');
+    const refusal = (await notificationHistory(page)).find((n) => n.text.includes('needs a trusted workspace'))!;
+    assert.match(refusal.text, /Restarting a server needs a trusted workspace.*Restricted Mode/);
+    assert.deepEqual(refusal.buttons, ['Manage Workspace Trust']);
+    assert.equal(await page.locator('.monaco-dialog-box').isVisible(), false, 'no restart confirmation');
+
+    await runCommand(page, 'Poll Kimi service until ready');
+    await waitForStatus(page, /Kimi: ready/, { timeoutMs: 120_000 });
+    console.log(`    status bar texts:\n${formatStatusHistory(await statusHistory(page))}`);
+    assert.equal(await restarts(), before, (await host.execLog()).slice(-20).join('\n'));
+  });
+});

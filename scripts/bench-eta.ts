@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CASES, COLD_MBPS, SCALE, SHARDS, SHARD_BYTES, WARM_MBPS, type CaseSpec } from './benchEta/cases';
 import { runUnit, type LoadResult } from './benchEta/runUnit';
-import { rowOf, table, verdicts, type Row } from './benchEta/report';
+import { rowOf, table, targetsLine, verdicts, type Row } from './benchEta/report';
 import { replaceSection, sectionOf } from './benchDoc';
 
 const ETA_HEADING = '## ETA accuracy';
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     '',
     text,
     '',
-    'Targets (issue 19, at half of the load: first loads median <= 15 % and worst <= 30 %, later loads median <= 10 %; no jump above 1.5x within 10 s in one phase; an ETA in every phase):',
+    targetsLine(),
     '',
     ...checks.map((c) => `- ${c}`),
   ].join('\n');

@@ -113,8 +113,9 @@ function section(results: readonly ReplayJudgement[], seconds: number, date: str
     `it becomes \`stalled\` and stays so (${STALL_HOLD_MS / 1000} s watched, the process alive); a failure's cause is right when the`,
     "header's `cause` is in the line named as the cause and no line that only echoes the end comes before it in the",
     'notification; a ready log is right when it is ready not before its ready line and stays up. **held out**: the',
-    'fixtures of test/fixtures/real-logs/HELD-OUT.txt (a fixed hash of the id picks them), to which the log rules were',
-    'never tuned; **tuning**: the others.',
+    'fixtures of test/fixtures/real-logs/HELD-OUT.txt (a fixed hash of the id picks them), to which the log rules are',
+    'not to be tuned; **tuning**: the others. The split was drawn on 2026-12-02, after the rules had been written against',
+    'the whole corpus: the held-out score says something about the changes made from then on, not about those before.',
   ].join(' ');
   return [
     HEADING,

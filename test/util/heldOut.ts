@@ -1,10 +1,11 @@
 /**
  * The held-out part of the real-logs corpus (test/fixtures/real-logs): fixtures chosen by a fixed
  * hash of their id (sha256, first byte under 77 of 256: 20 of the 91 when it was set, 2026-12-02),
- * not to be looked at while tuning the log rules, and scored on their own in docs/real-logs.md
- * (drawn after the rules had been written against the whole corpus: it holds out from then on). The list is kept in
- * test/fixtures/real-logs/HELD-OUT.txt so a diff shows when it changes; the unit suite checks
- * that it is exactly what the hash picks (a new fixture falls on its side by its id alone).
+ * not to be looked at while tuning the log rules, and scored on their own in docs/real-logs.md.
+ * It was drawn after the rules had been written against the whole corpus: it holds out from then
+ * on. The list is kept in test/fixtures/real-logs/HELD-OUT.txt so a diff shows when it changes;
+ * the unit suite checks that it is exactly what the hash picks (a new fixture falls on its side
+ * by its id alone).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -16,7 +16,8 @@ import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribut
 import { AgentTools, ToolRefusal } from '../../src/agent/run';
 import { parseSettings, type ServerProfile, type Settings } from '../../src/config/config';
 import type { SettingsSource } from '../../src/config/settingsSource';
-import { Fleet, type FleetEvent, type ServerSnapshot } from '../../src/fleet/fleet';
+import { Fleet, type FleetEvent, type FleetSession, type ServerSnapshot } from '../../src/fleet/fleet';
+import { Verifications } from '../../src/fleet/verifications';
 import { resolveServer } from '../../src/fleet/resolveServer';
 import { lmAgent } from '../../src/fronts/lm/toolHost';
 import { registerKimiTools } from '../../src/fronts/mcp/tools';
@@ -112,7 +113,7 @@ class FakeFleet {
     this.set(server, { ...state, confirmedAt: Date.now() });
   }
   /**
-   * Fleet.verifyParsers itself, its gate included (no copy of it here), on this stand-in's
+   * Fleet.verifyParsers' own verb (Verifications.verify), its gate included (no copy of it here), on this stand-in's
    * connection and look: a server not ready is refused with its NotReadyError; past the gate the
    * checks start on a session that cannot be used, their end is announced (a `verified` event),
    * and a run is counted.
@@ -127,23 +128,19 @@ class FakeFleet {
       },
     );
     let checksRan = false;
-    const fleetPart = {
-      connect: async () => ({ transport: unusable, client: unusable }),
+    const host = {
+      connect: async () => ({ transport: unusable, client: unusable }) as unknown as FleetSession,
       status: async () => this.snapshot(server),
-      verification: new Map(),
-      verificationTables: new Map(),
-      events: {
-        fire: (event: FleetEvent) => {
-          if (event.type === 'verified') checksRan = true;
-        },
+      fire: (event: FleetEvent) => {
+        if (event.type === 'verified') checksRan = true;
       },
     };
     try {
-      await Fleet.prototype.verifyParsers.call(fleetPart as unknown as Fleet, server, () => undefined);
+      await new Verifications().verify(host, server, () => undefined);
     } catch (error) {
       if (!checksRan) throw error;
     }
-    assert.ok(checksRan, 'Fleet.verifyParsers neither refused nor ran the checks');
+    assert.ok(checksRan, 'Verifications.verify neither refused nor ran the checks');
     this.verifications++;
     return {
       summary: 'Parsers verified for agents (15 checks)',

@@ -477,14 +477,14 @@ describe('verifier: verifyParsers', () => {
 });
 
 describe('verifier: how long it takes', () => {
-  it('every answer as long as its whole budget: the 13 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
+  it('every answer as long as its whole budget: the 14 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
     // One tick of the virtual clock stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
     const ticks = new Ticks();
     const { deps, requests } = fakeServer('on', {}, { answerWhen: ticks.wait });
     const verification = verifyParsers(deps, expected);
     assert.equal(await ticks.run(verification), 2);
     assert.equal((await verification).allPassed, true);
-    assert.equal(requests.filter((r) => r.path === '/v1/chat/completions').length, 13);
+    assert.equal(requests.filter((r) => r.path === '/v1/chat/completions').length, 14);
   });
 });
 

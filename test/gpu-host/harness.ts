@@ -38,6 +38,7 @@ import * as path from 'path';
 import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
 import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
+import { setUpOneTimeCodes, type OneTimeCodeOptions } from './pamOath';
 
 /**
  * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
@@ -84,6 +85,11 @@ export interface GpuHostOptions {
   network?: NetnsHost;
   /** Appended to the default unit's server command line, e.g. `--nnodes 2 --node-rank 1 --dist-init-addr A:P`. */
   extraServerArgs?: string;
+  /**
+   * sshd with PAM: these login users must give a TOTP code after their key
+   * (`AuthenticationMethods publickey,keyboard-interactive`, pam_oath: see pamOath.ts).
+   */
+  oneTimeCodes?: OneTimeCodeOptions;
 }
 
 /** Who a session logs in as, and with which key. */
@@ -737,6 +743,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
     const sshAddress = opts.network?.address ?? '127.0.0.1';
     const sshdConfig = path.join(sshDir, 'sshd_config');
+    const codes = opts.oneTimeCodes ? await setUpOneTimeCodes(fix, opts.oneTimeCodes) : undefined;
     let tcpForwarding = opts.allowTcpForwarding !== false;
     const writeSshdConfig = () =>
       fsp.writeFile(
@@ -749,9 +756,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
           'PubkeyAuthentication yes',
           'PermitRootLogin prohibit-password',
           'PasswordAuthentication no',
-          'KbdInteractiveAuthentication no',
+          ...(codes?.global ?? ['KbdInteractiveAuthentication no', 'UsePAM no']),
           'StrictModes no',
-          'UsePAM no',
           `PidFile ${path.join(sshDir, 'sshd.pid')}`,
           `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
           `AllowTcpForwarding ${tcpForwarding ? 'yes' : 'no'}`,
@@ -759,7 +765,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
           'PrintMotd no',
           'PrintLastLog no',
           'Subsystem sftp /usr/lib/openssh/sftp-server',
-          ...users.flatMap((u) => [`Match User ${u}`, `  AuthorizedKeysFile ${userKeysFile(u)}`]),
+          ...users.flatMap((u) => [
+            `Match User ${u}`,
+            `  AuthorizedKeysFile ${userKeysFile(u)}`,
+            ...(codes?.perUser(u) ?? []),
+          ]),
           '',
         ].join('\n'),
       );

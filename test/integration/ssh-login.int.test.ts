@@ -1,0 +1,236 @@
+/**
+ * Keyboard-interactive logins against a real sshd with PAM and a TOTP module (pam_oath):
+ * `AuthenticationMethods publickey,keyboard-interactive` for the unprivileged user `kimi`.
+ * The right code reaches the simulated server; a wrong code is refused with the server's words
+ * and not retried; a cancelled question sends nothing; without anyone to ask (a script) the
+ * refusal says the host needs an interactive login. The PAM attempts are counted from sshd's
+ * own log ("Failed keyboard-interactive/pam") and pam_oath's users file (the last code it took).
+ */
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { LoginAnswer, LoginQuestion } from '../../src/fleet/sessionFactory';
+import { SshTransport } from '../../src/transport/ssh/sshTransport';
+import type { SshEndpoint } from '../../src/transport/ssh/sshConfig';
+import { TransportError } from '../../src/transport/transport';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { oathLine, totpCode } from '../gpu-host/pamOath';
+import { waitFor } from '../util/waitFor';
+import { cliEnv, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
+
+const USER = 'kimi';
+const SECRET = '3132333435363738393031323334353637383930';
+const REPO = path.resolve(__dirname, '..', '..');
+
+async function rejection(p: Promise<unknown>): Promise<TransportError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof TransportError, String(err));
+    return err;
+  }
+  assert.fail('expected a rejection');
+}
+
+/** A code that none of the steps pam_oath accepts now (window=1: the previous, this and the next). */
+function wrongCode(): string {
+  const valid = new Set([-1, 0, 1, 2].map((k) => totpCode(SECRET, Date.now() + k * 30_000)));
+  for (let n = 0; ; n++) {
+    const c = String(n).padStart(6, '0');
+    if (!valid.has(c)) return c;
+  }
+}
+
+/** The questions asked, and the answers' verdicts (settled). */
+function answering(answer: (q: LoginQuestion) => string | undefined) {
+  const asked: LoginQuestion[] = [];
+  const verdicts: boolean[] = [];
+  const login = async (q: LoginQuestion): Promise<LoginAnswer | undefined> => {
+    asked.push(q);
+    const a = answer(q);
+    return a === undefined ? undefined : { answers: [a], settled: (ok) => verdicts.push(ok) };
+  };
+  return { asked, verdicts, login };
+}
+
+describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () {
+  this.timeout(120_000);
+  let host: GpuHost;
+  let test: TestSession | undefined;
+  const sshdCount = (h: GpuHost, re: RegExp) => h.sshdLog().filter((l) => re.test(l)).length;
+  const failed = (h: GpuHost = host) => sshdCount(h, /Failed keyboard-interactive\/pam for kimi/);
+  const accepted = (h: GpuHost = host) => sshdCount(h, /Accepted keyboard-interactive\/pam for kimi/);
+  /** sshd is done with a connection of kimi's: it logged its end. */
+  const ended = (h: GpuHost = host) =>
+    sshdCount(h, /(Connection closed by|Disconnected from) (authenticating )?user kimi/);
+  const asKimi = (login?: ReturnType<typeof answering>['login']) =>
+    sessionForHost(host, { server: loginAs(host, USER, false), ...(login ? { login } : {}) });
+
+  before(async () => {
+    host = await startGpuHost({ shards: 2, users: [USER], oneTimeCodes: { users: [USER], secretHex: SECRET } });
+    const started = await host.nsExec(`systemctl start ${host.unit}`);
+    assert.equal(started.code, 0, started.stderr);
+  });
+  afterEach(() => {
+    test?.dispose();
+    test = undefined;
+  });
+  after(async () => {
+    await host?.stop();
+  });
+
+  it('the right code: asked once, in the server’s words, and the session reaches the simulated server', async () => {
+    const before = { failed: failed(), accepted: accepted() };
+    const code = totpCode(SECRET);
+    const a = answering(() => code);
+    test = await asKimi(a.login);
+    assert.equal((await test.session.transport.exec('id -un')).stdout, `${USER}\n`);
+    // the simulated SGLang (started in before()) answers through the tunnel once loaded
+    const t = test;
+    await waitFor(async () => (await t.session.client.serverInfo()).ok, {
+      timeoutMs: 60_000,
+      message: 'the server answers /get_server_info through the SSH tunnel',
+    });
+    assert.equal(a.asked.length, 1);
+    const q = a.asked[0]!;
+    assert.equal(q.host, `${USER}@${host.sshHost}:${host.sshPort}`);
+    assert.equal(q.method, 'keyboard-interactive');
+    assert.equal(q.jumpFor, undefined);
+    assert.deepEqual(q.prompts, [{ text: "One-time password (OATH) for `kimi': ", echo: false, kind: 'code' }]);
+    assert.deepEqual(a.verdicts, [true]);
+    // a second command and the tunnel reuse the connection: no second question
+    assert.equal((await test.session.transport.exec('echo again')).stdout, 'again\n');
+    assert.equal(a.asked.length, 1);
+    assert.equal(accepted(), before.accepted + 1);
+    assert.equal(failed(), before.failed);
+    assert.match((await oathLine(host.fixtureDir, USER)) ?? '', new RegExp(`\\s${code}\\s`), 'pam_oath took the code');
+    assert.ok(!test.logLines.some((l) => l.includes(code)), 'the code is not logged');
+  });
+
+  it('a wrong code: refused with the server’s words, one PAM failure, not retried', async () => {
+    const before = { failed: failed(), ended: ended(), oath: await oathLine(host.fixtureDir, USER) };
+    const a = answering(() => wrongCode());
+    test = await asKimi(a.login);
+    const err = await rejection(test.session.transport.exec('id -un'));
+    assert.equal(err.kind, 'auth');
+    assert.match(
+      err.message,
+      /^Login refused by kimi@127\.0\.0\.1:\d+: it did not accept the code given to "One-time password \(OATH\) for `kimi':"; it now allows keyboard-interactive\. Not tried again/,
+    );
+    await waitFor(() => ended() > before.ended, { message: 'sshd logged the end of the connection' });
+    assert.equal(failed(), before.failed + 1, host.sshdLog().slice(-20).join('\n'));
+    assert.equal(a.asked.length, 1);
+    assert.deepEqual(a.verdicts, [false]);
+    assert.equal(await oathLine(host.fixtureDir, USER), before.oath, 'no code was taken');
+    const state = test.session.transport.state;
+    assert.equal(state.kind, 'down');
+    assert.ok(state.kind === 'down' && state.retryInMs === undefined, 'no retry is scheduled');
+  });
+
+  it('a cancelled question: "no code given", nothing sent, no PAM failure', async () => {
+    const before = { failed: failed(), ended: ended() };
+    const a = answering(() => undefined);
+    test = await asKimi(a.login);
+    const err = await rejection(test.session.transport.exec('id -un'));
+    assert.equal(err.kind, 'auth');
+    assert.match(err.message, /^Login refused: no code given to kimi@127\.0\.0\.1:\d+ \(it asked "One-time password/);
+    await waitFor(() => ended() > before.ended, { message: 'sshd logged the end of the connection' });
+    assert.equal(failed(), before.failed, host.sshdLog().slice(-20).join('\n'));
+    assert.equal(a.asked.length, 1);
+  });
+
+  it('nobody to ask (a script): the host needs an interactive login, and no PAM attempt is made', async () => {
+    const before = { failed: failed(), postponed: sshdCount(host, /Postponed keyboard-interactive for kimi/) };
+    test = await asKimi();
+    const err = await rejection(test.session.transport.exec('id -un'));
+    assert.equal(err.kind, 'auth');
+    assert.match(
+      err.message,
+      /^kimi@127\.0\.0\.1:\d+ needs an interactive login \(keyboard-interactive: a one-time code or a password\)/,
+    );
+    assert.equal(failed(), before.failed);
+    assert.equal(
+      sshdCount(host, /Postponed keyboard-interactive for kimi/),
+      before.postponed,
+      'keyboard-interactive never started',
+    );
+  });
+
+  it('the CLI in a script: exit 5 and the same words', async () => {
+    const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-login-cli-'));
+    try {
+      const knownHosts = path.join(dir, 'known_hosts');
+      fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+      const config = path.join(dir, 'servers.json');
+      fs.writeFileSync(
+        config,
+        JSON.stringify({
+          servers: [{ ...serverEntry(host), ...loginAs(host, USER, false) }],
+          knownHostsFile: knownHosts,
+          hostKeyPolicy: 'strict',
+        }),
+      );
+      const run = spawnSync(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'status', '--config', config], {
+        cwd: dir,
+        env: cliEnv(dir),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      assert.equal(run.status, 5, `${run.stdout}\n${run.stderr}`);
+      assert.match(
+        run.stdout + run.stderr,
+        /needs an interactive login \(keyboard-interactive: a one-time code or a password\)/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ProxyJump through a second such host: one question per hop, each saying which host asks', async () => {
+    const jump = await startGpuHost({ shards: 1, users: [USER], oneTimeCodes: { users: [USER], secretHex: SECRET } });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-login-jump-'));
+    const t = (() => {
+      const knownHosts = path.join(dir, 'known_hosts');
+      fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n${jump.knownHostsLine()}\n`);
+      const endpoint = (h: GpuHost, alias: string): SshEndpoint => ({
+        alias,
+        hostName: h.sshHost,
+        port: h.sshPort,
+        username: USER,
+        identityFiles: [h.clientKeyPath],
+        identityFilesConfigured: true,
+      });
+      return { knownHosts, target: { ...endpoint(host, 'gpu'), jumps: [endpoint(jump, 'bastion')] } };
+    })();
+    // the target took this step's code in the first test: the next step's (pam_oath accepts it, window=1)
+    const a = answering((q) => totpCode(SECRET, Date.now() + (q.jumpFor ? 0 : 30_000)));
+    const transport = new SshTransport({
+      target: t.target,
+      knownHostsFile: t.knownHosts,
+      agentSocket: '',
+      decideUnknownHostKey: async () => 'reject',
+      requestPassphrase: async () => undefined,
+      requestLogin: a.login,
+    });
+    try {
+      assert.equal((await transport.exec('id -un')).stdout, `${USER}\n`);
+      assert.deepEqual(
+        a.asked.map((q) => [q.alias, q.jumpFor, q.host]),
+        [
+          ['bastion', 'gpu', `${USER}@${jump.sshHost}:${jump.sshPort}`],
+          ['gpu', undefined, `${USER}@${host.sshHost}:${host.sshPort}`],
+        ],
+      );
+      assert.deepEqual(a.verdicts, [true, true]);
+      assert.equal(accepted(jump), 1);
+    } finally {
+      transport.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+      await jump.stop();
+    }
+  });
+});

@@ -36,7 +36,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const controller = new Controller(
     log,
     statusBar,
-    vscodeSessionUi(log),
+    vscodeSessionUi(log, context.secrets),
     context.globalState,
     context.workspaceState,
     apiKeys,

@@ -11,6 +11,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { LoginAnswer, LoginQuestion } from '../../src/fleet/sessionFactory';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshEndpoint } from '../../src/transport/ssh/sshConfig';
@@ -158,10 +161,13 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
     );
   });
 
-  it('the CLI in a script: exit 5 and the same words', async () => {
-    const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
-    assert.equal(built.status, 0, built.stderr);
+  it('the CLI in a script (exit 5) and the MCP server (a tool error) say the same words', async () => {
+    for (const only of ['cli', 'mcp']) {
+      const built = spawnSync(process.execPath, ['esbuild.mjs', `--only=${only}`], { cwd: REPO, encoding: 'utf8' });
+      assert.equal(built.status, 0, built.stderr);
+    }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-login-cli-'));
+    const before = failed();
     try {
       const knownHosts = path.join(dir, 'known_hosts');
       fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
@@ -174,6 +180,7 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
           hostKeyPolicy: 'strict',
         }),
       );
+      const needs = /needs an interactive login \(keyboard-interactive: a one-time code or a password\)/;
       const run = spawnSync(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'status', '--config', config], {
         cwd: dir,
         env: cliEnv(dir),
@@ -181,10 +188,29 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       assert.equal(run.status, 5, `${run.stdout}\n${run.stderr}`);
-      assert.match(
-        run.stdout + run.stderr,
-        /needs an interactive login \(keyboard-interactive: a one-time code or a password\)/,
-      );
+      assert.match(run.stderr, needs);
+
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [path.join(REPO, 'dist', 'mcp.js'), '--config', config],
+        env: cliEnv(dir) as Record<string, string>,
+        stderr: 'pipe',
+      });
+      const client = new Client({ name: 'kimi-login-test', version: '0.0.0' });
+      await client.connect(transport);
+      try {
+        const status = (await client.callTool({ name: 'kimi_status', arguments: {} })) as CallToolResult;
+        const text = status.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+        assert.match(text, /^sim: login refused · /);
+        assert.match(text, needs);
+        const restart = (await client.callTool({ name: 'kimi_restart', arguments: {} })) as CallToolResult;
+        assert.equal(restart.isError, true);
+        const said = restart.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+        assert.match(said, /Nothing was restarted: kimi@127\.0\.0\.1:\d+ needs an interactive login/);
+      } finally {
+        await client.close();
+      }
+      assert.equal(failed(), before, 'no PAM attempt from either');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -71,7 +71,6 @@ export function promptKind(text: string, echo: boolean): PromptKind {
 
 /** A server's text without control characters (no terminal escapes reach a terminal or a dialog), at most 2000 characters. */
 export function cleanServerText(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '').slice(0, 2000);
 }
 

@@ -17,6 +17,11 @@ export interface OneTimeCodeOptions {
   readonly users: readonly string[];
   /** The TOTP secret, hex (oathtool's form). */
   readonly secretHex: string;
+  /**
+   * What follows the key: keyboard-interactive (default; PAM asks its own question), or
+   * password (`PasswordAuthentication yes`: sshd hands the password to PAM, so the code is the password).
+   */
+  readonly then?: 'keyboard-interactive' | 'password';
 }
 
 const PAM_OATH = ['/lib/x86_64-linux-gnu/security/pam_oath.so', '/usr/lib/x86_64-linux-gnu/security/pam_oath.so'];
@@ -59,9 +64,16 @@ export async function setUpOneTimeCodes(
     ].join('\n'),
   );
   const coded = new Set(o.users);
+  const then = o.then ?? 'keyboard-interactive';
   return {
     global: ['UsePAM yes', 'KbdInteractiveAuthentication yes'],
-    perUser: (u) => (coded.has(u) ? ['  AuthenticationMethods publickey,keyboard-interactive'] : []),
+    perUser: (u) =>
+      coded.has(u)
+        ? [
+            ...(then === 'password' ? ['  PasswordAuthentication yes'] : []),
+            `  AuthenticationMethods publickey,${then}`,
+          ]
+        : [],
   };
 }
 

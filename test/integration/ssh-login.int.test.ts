@@ -259,4 +259,60 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
       await jump.stop();
     }
   });
+
+  it('a password login (sshd hands the password to PAM): asked once as a password, a wrong one not retried', async () => {
+    const pw = await startGpuHost({
+      shards: 1,
+      users: [USER],
+      oneTimeCodes: { users: [USER], secretHex: SECRET, then: 'password' },
+    });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-login-pw-'));
+    const knownHosts = path.join(dir, 'known_hosts');
+    fs.writeFileSync(knownHosts, `${pw.knownHostsLine()}\n`);
+    const connect = (login: ReturnType<typeof answering>['login']) =>
+      new SshTransport({
+        target: {
+          alias: 'pw',
+          hostName: pw.sshHost,
+          port: pw.sshPort,
+          username: USER,
+          identityFiles: [pw.clientKeyPath],
+          identityFilesConfigured: true,
+          jumps: [],
+        },
+        knownHostsFile: knownHosts,
+        agentSocket: '',
+        decideUnknownHostKey: async () => 'reject',
+        requestPassphrase: async () => undefined,
+        requestLogin: login,
+      });
+    const opened: SshTransport[] = [];
+    try {
+      const wrong = answering(() => wrongCode());
+      opened.push(connect(wrong.login));
+      const err = await rejection(opened[0]!.exec('id -un'));
+      assert.match(
+        err.message,
+        /^Login refused by kimi@127\.0\.0\.1:\d+: it did not accept the password given to "Password for kimi@/,
+      );
+      await waitFor(() => ended(pw) > 0, { message: 'sshd logged the end of the connection' });
+      assert.equal(sshdCount(pw, /Failed password for kimi/), 1, pw.sshdLog().join('\n'));
+      assert.deepEqual(
+        wrong.asked.map((q) => [q.method, q.prompts[0]!.kind]),
+        [['password', 'password']],
+      );
+      assert.deepEqual(wrong.verdicts, [false]);
+
+      const right = answering(() => totpCode(SECRET));
+      opened.push(connect(right.login));
+      assert.equal((await opened[1]!.exec('id -un')).stdout, `${USER}\n`);
+      assert.equal(right.asked.length, 1);
+      assert.deepEqual(right.verdicts, [true]);
+      assert.equal(sshdCount(pw, /Accepted password for kimi/), 1);
+    } finally {
+      for (const t of opened) t.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+      await pw.stop();
+    }
+  });
 });

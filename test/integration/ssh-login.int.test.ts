@@ -7,7 +7,7 @@
  * own log ("Failed keyboard-interactive/pam") and pam_oath's users file (the last code it took).
  */
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -44,6 +44,25 @@ function wrongCode(): string {
     const c = String(n).padStart(6, '0');
     if (!valid.has(c)) return c;
   }
+}
+
+const stepOf = (ms: number) => Math.floor(ms / 30_000);
+const lastStep = new Map<GpuHost, number>();
+/**
+ * A code pam_oath takes on `h`: a step later than the last one given there (it refuses a
+ * replayed code), within its window (this step or the next); waits for the clock otherwise.
+ */
+async function freshCode(h: GpuHost): Promise<string> {
+  const step = await waitFor(
+    () => {
+      const now = stepOf(Date.now());
+      const next = Math.max(now, (lastStep.get(h) ?? -1) + 1);
+      return next <= now + 1 ? next : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 200, message: 'a TOTP step not used yet' },
+  );
+  lastStep.set(h, step);
+  return totpCode(SECRET, step * 30_000);
 }
 
 /** The questions asked, and the answers' verdicts (settled). */
@@ -86,7 +105,7 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
 
   it('the right code: asked once, in the server’s words, and the session reaches the simulated server', async () => {
     const before = { failed: failed(), accepted: accepted() };
-    const code = totpCode(SECRET);
+    const code = await freshCode(host);
     const a = answering(() => code);
     test = await asKimi(a.login);
     assert.equal((await test.session.transport.exec('id -un')).stdout, `${USER}\n`);
@@ -232,8 +251,8 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
       });
       return { knownHosts, target: { ...endpoint(host, 'gpu'), jumps: [endpoint(jump, 'bastion')] } };
     })();
-    // the target took this step's code in the first test: the next step's (pam_oath accepts it, window=1)
-    const a = answering((q) => totpCode(SECRET, Date.now() + (q.jumpFor ? 0 : 30_000)));
+    const codes = { jump: await freshCode(jump), target: await freshCode(host) };
+    const a = answering((q) => (q.jumpFor ? codes.jump : codes.target));
     const transport = new SshTransport({
       target: t.target,
       knownHostsFile: t.knownHosts,
@@ -303,7 +322,8 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
       );
       assert.deepEqual(wrong.verdicts, [false]);
 
-      const right = answering(() => totpCode(SECRET));
+      const code = await freshCode(pw);
+      const right = answering(() => code);
       opened.push(connect(right.login));
       assert.equal((await opened[1]!.exec('id -un')).stdout, `${USER}\n`);
       assert.equal(right.asked.length, 1);
@@ -313,6 +333,55 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
       for (const t of opened) t.dispose();
       fs.rmSync(dir, { recursive: true, force: true });
       await pw.stop();
+    }
+  });
+
+  it('the key in an ssh-agent, then the code: asked once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-login-agent-'));
+    const socket = path.join(dir, 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+    const agentExit = new Promise((r) => agent.once('exit', r));
+    const opened: SshTransport[] = [];
+    try {
+      await waitFor(() => fs.existsSync(socket), { message: 'ssh-agent socket' });
+      const added = spawnSync('ssh-add', [host.clientKeyPath], {
+        env: { ...process.env, SSH_AUTH_SOCK: socket },
+        encoding: 'utf8',
+      });
+      assert.equal(added.status, 0, added.stderr);
+      const knownHosts = path.join(dir, 'known_hosts');
+      fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+      const code = await freshCode(host);
+      const a = answering(() => code);
+      const log: string[] = [];
+      opened.push(
+        new SshTransport({
+          target: {
+            alias: 'gpu',
+            hostName: host.sshHost,
+            port: host.sshPort,
+            username: USER,
+            identityFiles: [],
+            identityFilesConfigured: false,
+            jumps: [],
+          },
+          knownHostsFile: knownHosts,
+          agentSocket: socket,
+          decideUnknownHostKey: async () => 'reject',
+          requestPassphrase: async () => undefined,
+          requestLogin: a.login,
+          log: (l) => log.push(l),
+        }),
+      );
+      assert.equal((await opened[0]!.exec('id -un')).stdout, `${USER}\n`);
+      assert.equal(a.asked.length, 1);
+      assert.deepEqual(a.verdicts, [true]);
+      assert.ok(!log.some((l) => l.includes(code)), 'the code is not logged');
+    } finally {
+      for (const t of opened) t.dispose();
+      agent.kill('SIGTERM');
+      await agentExit;
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -22,6 +22,8 @@ export interface OneTimeCodeOptions {
    * password (`PasswordAuthentication yes`: sshd hands the password to PAM, so the code is the password).
    */
   readonly then?: 'keyboard-interactive' | 'password';
+  /** sshd's LoginGraceTime: how long a login may take before sshd drops it (default 120 s). */
+  readonly loginGraceTimeSeconds?: number;
 }
 
 const PAM_OATH = ['/lib/x86_64-linux-gnu/security/pam_oath.so', '/usr/lib/x86_64-linux-gnu/security/pam_oath.so'];
@@ -66,7 +68,11 @@ export async function setUpOneTimeCodes(
   const coded = new Set(o.users);
   const then = o.then ?? 'keyboard-interactive';
   return {
-    global: ['UsePAM yes', 'KbdInteractiveAuthentication yes'],
+    global: [
+      'UsePAM yes',
+      'KbdInteractiveAuthentication yes',
+      ...(o.loginGraceTimeSeconds !== undefined ? [`LoginGraceTime ${o.loginGraceTimeSeconds}`] : []),
+    ],
     perUser: (u) =>
       coded.has(u)
         ? [

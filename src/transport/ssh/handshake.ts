@@ -157,7 +157,15 @@ export function handshake(
     });
     client.on('error', onError);
     const onCloseEarly = () =>
-      fail(new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`));
+      fail(
+        auth.asking()
+          ? new TransportError(
+              'auth',
+              `Login refused: ${ep.username}@${ep.hostName}:${ep.port} closed the connection while its question was open ` +
+                "(sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner.",
+            )
+          : new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`),
+      );
     client.on('close', onCloseEarly);
     client.on('change password', () =>
       failNow(

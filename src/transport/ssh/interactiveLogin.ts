@@ -35,6 +35,8 @@ interface Round {
 export class HopLogin {
   private readonly state: HopLoginState = { keyboardInteractiveTried: false, passwordTried: false };
   private round: Round | undefined;
+  /** A question is with the user now. */
+  asking = false;
   private readonly base: Omit<LoginQuestion, 'method' | 'name' | 'instructions' | 'prompts'>;
 
   constructor(
@@ -149,12 +151,14 @@ export class HopLogin {
       `${this.ep.alias}: ${question.method}: the server asks ${question.prompts.map((p) => JSON.stringify(p.text)).join(', ')}`,
     );
     this.deadline.pause();
+    this.asking = true;
     let answer: LoginAnswer | undefined;
     try {
       answer = await this.ctx.options.requestLogin!(question);
     } catch {
       answer = undefined;
     } finally {
+      this.asking = false;
       this.deadline.resume();
     }
     if (this.isOver()) return undefined;

@@ -46,7 +46,13 @@ export function authHandler(
   tried: string[],
   abort: (err: TransportError) => void,
   isOver: () => boolean,
-): { handler: AuthHandlerMiddleware; finish(accepted: boolean): void; loginRefusal(): string | undefined } {
+): {
+  handler: AuthHandlerMiddleware;
+  finish(accepted: boolean): void;
+  loginRefusal(): string | undefined;
+  /** A login question is open (the user has not answered yet). */
+  asking(): boolean;
+} {
   const agents = agentsFor(ctx, ep);
   const steps: AuthStep[] = [
     ...(agents.length > 0 ? [{ kind: 'agent' as const }] : []),
@@ -111,6 +117,7 @@ export function authHandler(
       login.settle(accepted);
     },
     loginRefusal: () => login.refusal,
+    asking: () => login.asking,
   };
 }
 

@@ -76,6 +76,11 @@ describe('login policy (keyboard-interactive and password)', () => {
     });
     assert.deepEqual(nextLogin(fresh(), null, false, WHO, HINT), { kind: 'end' });
     assert.deepEqual(nextLogin(fresh(), ['publickey'], false, WHO, HINT), { kind: 'end' });
+    // the keys were refused by a server that also takes passwords: the usual "check authorized_keys" error, with a note
+    assert.deepEqual(nextLogin(fresh(), ['publickey', 'password'], false, WHO, HINT), {
+      kind: 'end',
+      note: '(the server also allows password: nobody to answer here)',
+    });
   });
 
   it('refusals name who asked and what it said; a jump host says which GPU host it leads to', () => {

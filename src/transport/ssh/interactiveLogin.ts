@@ -87,6 +87,7 @@ export class HopLogin {
     switch (decision.kind) {
       case 'end':
         if (decision.refusal !== undefined) this.state.refusal = decision.refusal;
+        if (decision.note !== undefined) tried.push(decision.note);
         return false;
       case 'keyboard-interactive': {
         this.state.keyboardInteractiveTried = true;

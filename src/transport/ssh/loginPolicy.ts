@@ -53,8 +53,11 @@ export interface HopLoginState {
 export type NextLogin =
   | { readonly kind: 'keyboard-interactive' }
   | { readonly kind: 'password' }
-  /** Nothing more to offer; `refusal` replaces ssh2's "All configured authentication methods failed". */
-  | { readonly kind: 'end'; readonly refusal?: string };
+  /**
+   * Nothing more to offer; `refusal` replaces ssh2's "All configured authentication methods
+   * failed", `note` goes into the list of what was tried.
+   */
+  | { readonly kind: 'end'; readonly refusal?: string; readonly note?: string };
 
 /** At most this many questions in one keyboard-interactive round (password, then code, ...). */
 export const MAX_QUESTIONS_PER_ROUND = 5;
@@ -98,6 +101,9 @@ export function nextLogin(
   const interactive = ['keyboard-interactive', 'password'].filter(listed);
   if (!canAsk) {
     if (interactive.length === 0 || state.refusal) return end(state.refusal);
+    // Still open to a key: the keys were refused (the usual error says so), not a second factor asked.
+    if (listed('publickey'))
+      return { kind: 'end', note: `(the server also allows ${interactive.join(', ')}: nobody to answer here)` };
     return end(needsInteractiveLogin(who, interactive, noLoginHint));
   }
   if (!state.keyboardInteractiveTried && (methodsLeft === null || listed('keyboard-interactive')))

@@ -104,6 +104,10 @@ export function transportTo(
 }
 
 export const sshdCount = (h: GpuHost, re: RegExp): number => h.sshdLog().filter((l) => re.test(l)).length;
-/** sshd is done with a connection of kimi's: it logged its end. */
-export const ended = (h: GpuHost): number =>
-  sshdCount(h, /(Connection closed by|Disconnected from) (authenticating )?user kimi|Timeout before authentication/);
+/**
+ * Connections of kimi's that sshd ended before the login completed (a refused or abandoned one).
+ * Not those of logged-in sessions: a session closed by the previous test ends later, and would
+ * otherwise pass for the end of the connection a test waits for.
+ */
+export const endedBeforeLogin = (h: GpuHost): number =>
+  sshdCount(h, /(Connection closed by|Disconnected from) authenticating user kimi|Timeout before authentication/);

@@ -12,7 +12,17 @@ import type { SshTransport } from '../../src/transport/ssh/sshTransport';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { OneTimeCodeOptions } from '../gpu-host/pamOath';
 import { waitFor } from '../util/waitFor';
-import { answering, ended, freshCode, rejection, SECRET, sshdCount, transportTo, USER, wrongCode } from './loginHosts';
+import {
+  answering,
+  endedBeforeLogin,
+  freshCode,
+  rejection,
+  SECRET,
+  sshdCount,
+  transportTo,
+  USER,
+  wrongCode,
+} from './loginHosts';
 
 describe('SSH logins with one-time codes: ProxyJump, passwords, LoginGraceTime (sshd + PAM + pam_oath)', function () {
   this.timeout(180_000);
@@ -68,7 +78,7 @@ describe('SSH logins with one-time codes: ProxyJump, passwords, LoginGraceTime (
       a.asked.map((q) => q.alias),
       ['bastion'],
     );
-    await waitFor(() => ended(jump) > 0, { message: 'the jump host logged the end of the connection' });
+    await waitFor(() => endedBeforeLogin(jump) > 0, { message: 'the jump host logged the end of the connection' });
     assert.equal(sshdCount(jump, /Failed keyboard-interactive\/pam for kimi/), 1);
     assert.equal(sshdCount(target, /for kimi/), 0, 'the GPU host saw no login');
   });
@@ -81,7 +91,7 @@ describe('SSH logins with one-time codes: ProxyJump, passwords, LoginGraceTime (
       err.message,
       /^Login refused by kimi@127\.0\.0\.1:\d+: it did not accept the password given to "Password for kimi@/,
     );
-    await waitFor(() => ended(pw) > 0, { message: 'sshd logged the end of the connection' });
+    await waitFor(() => endedBeforeLogin(pw) > 0, { message: 'sshd logged the end of the connection' });
     assert.equal(sshdCount(pw, /Failed password for kimi/), 1, pw.sshdLog().join('\n'));
     assert.deepEqual(
       wrong.asked.map((q) => [q.method, q.prompts[0]!.kind]),

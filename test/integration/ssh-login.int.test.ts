@@ -21,7 +21,7 @@ import { oathLine } from '../gpu-host/pamOath';
 import { waitFor } from '../util/waitFor';
 import {
   answering,
-  ended,
+  endedBeforeLogin,
   freshCode,
   rejection,
   SECRET,
@@ -86,7 +86,11 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
   });
 
   it('a wrong code: refused with the server’s words, one PAM failure, not retried', async () => {
-    const before = { failed: failed(), ended: ended(host), oath: await oathLine(host.fixtureDir, USER) };
+    const before = {
+      failed: failed(),
+      endedBeforeLogin: endedBeforeLogin(host),
+      oath: await oathLine(host.fixtureDir, USER),
+    };
     const a = answering(() => wrongCode());
     test = await asKimi(a.login);
     const err = await rejection(test.session.transport.exec('id -un'));
@@ -95,7 +99,9 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
       err.message,
       /^Login refused by kimi@127\.0\.0\.1:\d+: it did not accept the code given to "One-time password \(OATH\) for `kimi':"; it now allows keyboard-interactive\. Not tried again/,
     );
-    await waitFor(() => ended(host) > before.ended, { message: 'sshd logged the end of the connection' });
+    await waitFor(() => endedBeforeLogin(host) > before.endedBeforeLogin, {
+      message: 'sshd logged the end of the connection',
+    });
     assert.equal(failed(), before.failed + 1, host.sshdLog().slice(-20).join('\n'));
     assert.equal(a.asked.length, 1);
     assert.deepEqual(a.verdicts, [false]);
@@ -106,13 +112,15 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
   });
 
   it('a cancelled question: "no code given", nothing sent, no PAM failure', async () => {
-    const before = { failed: failed(), ended: ended(host) };
+    const before = { failed: failed(), endedBeforeLogin: endedBeforeLogin(host) };
     const a = answering(() => undefined);
     test = await asKimi(a.login);
     const err = await rejection(test.session.transport.exec('id -un'));
     assert.equal(err.kind, 'auth');
     assert.match(err.message, /^Login refused: no code given to kimi@127\.0\.0\.1:\d+ \(it asked "One-time password/);
-    await waitFor(() => ended(host) > before.ended, { message: 'sshd logged the end of the connection' });
+    await waitFor(() => endedBeforeLogin(host) > before.endedBeforeLogin, {
+      message: 'sshd logged the end of the connection',
+    });
     assert.equal(failed(), before.failed, host.sshdLog().slice(-20).join('\n'));
     assert.equal(a.asked.length, 1);
   });

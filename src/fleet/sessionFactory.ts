@@ -25,9 +25,10 @@ export interface SessionUi {
   requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
   /**
    * A keyboard-interactive question (one-time code, PAM password) or a password login, once per
-   * connection and hop; undefined = cancelled. Absent where nobody can answer (scripts, MCP).
+   * connection and hop; undefined = cancelled; `signal` aborts when the attempt ended meanwhile
+   * (close the question). Absent where nobody can answer (scripts, MCP).
    */
-  login?(question: LoginQuestion): Promise<LoginAnswer | undefined>;
+  login?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
   /** Said when a host needs an interactive login and `login` is absent. */
   readonly noLoginHint?: string;
 }
@@ -80,7 +81,9 @@ export async function createTransport(
       }
     },
     requestPassphrase: (keyPath, retry) => ui.requestPassphrase(keyPath, retry),
-    ...(ui.login ? { requestLogin: (question: LoginQuestion) => ui.login!(question) } : {}),
+    ...(ui.login
+      ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }
+      : {}),
     ...(ui.noLoginHint !== undefined ? { noLoginHint: ui.noLoginHint } : {}),
     log: (message) => log('info', `[${server.name}] ${message}`),
   });

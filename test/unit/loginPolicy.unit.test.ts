@@ -116,7 +116,9 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
   const ep: SshEndpoint = target;
   const timers = { setTimeout: () => 1, clearTimeout: () => undefined };
 
-  function hop(answer: (q: LoginQuestion) => LoginAnswer | undefined) {
+  function hop(
+    answer: (q: LoginQuestion, signal: AbortSignal) => LoginAnswer | undefined | Promise<LoginAnswer | undefined>,
+  ) {
     const asked: LoginQuestion[] = [];
     const aborted: TransportError[] = [];
     const ctx = {
@@ -125,9 +127,9 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
         knownHostsFile: '/dev/null',
         decideUnknownHostKey: async () => 'reject' as const,
         requestPassphrase: async () => undefined,
-        requestLogin: async (q: LoginQuestion) => {
+        requestLogin: async (q: LoginQuestion, signal: AbortSignal) => {
           asked.push(q);
-          return answer(q);
+          return answer(q, signal);
         },
       },
       timers,
@@ -203,6 +205,32 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
     h.login.settle(false, ['password']);
     assert.equal(await h.login.next(['password'], tried), false);
     assert.equal(h.asked.length, 1);
+  });
+
+  it('a question still open when the attempt ends is withdrawn (its signal aborts), and nothing is sent', async () => {
+    let signal: AbortSignal | undefined;
+    const h = hop((_q, s) => {
+      signal = s;
+      return new Promise<undefined>((resolve) => s.addEventListener('abort', () => resolve(undefined)));
+    });
+    const method = (await h.login.next(null, [])) as unknown as {
+      prompt: (
+        n: string,
+        i: string,
+        l: string,
+        p: { prompt: string; echo: boolean }[],
+        f: (a: string[]) => void,
+      ) => void;
+    };
+    let finished = false;
+    method.prompt('', '', '', [{ prompt: OATH, echo: false }], () => (finished = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(h.login.asking, true);
+    h.login.close();
+    assert.equal(signal?.aborted, true);
+    assert.equal(h.login.asking, false);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(finished, false);
   });
 });
 

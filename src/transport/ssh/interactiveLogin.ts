@@ -35,8 +35,8 @@ interface Round {
 export class HopLogin {
   private readonly state: HopLoginState = { keyboardInteractiveTried: false, passwordTried: false };
   private round: Round | undefined;
-  /** A question is with the user now. */
-  asking = false;
+  /** Aborted when the attempt ends while a question is with the user. */
+  private open: AbortController | undefined;
   private readonly base: Omit<LoginQuestion, 'method' | 'name' | 'instructions' | 'prompts'>;
 
   constructor(
@@ -53,6 +53,17 @@ export class HopLogin {
       alias: ep.alias,
       ...(ep !== target ? { jumpFor: target.alias } : {}),
     };
+  }
+
+  /** A question is with the user now. */
+  get asking(): boolean {
+    return this.open !== undefined;
+  }
+
+  /** The attempt ended: a question still open is withdrawn (its answer would go nowhere). */
+  close(): void {
+    this.open?.abort();
+    this.open = undefined;
   }
 
   /** The refusal that replaces ssh2's generic authentication failure, when a round was refused. */
@@ -152,14 +163,15 @@ export class HopLogin {
       `${this.ep.alias}: ${question.method}: the server asks ${question.prompts.map((p) => JSON.stringify(p.text)).join(', ')}`,
     );
     this.deadline.pause();
-    this.asking = true;
+    const open = new AbortController();
+    this.open = open;
     let answer: LoginAnswer | undefined;
     try {
-      answer = await this.ctx.options.requestLogin!(question);
+      answer = await this.ctx.options.requestLogin!(question, open.signal);
     } catch {
       answer = undefined;
     } finally {
-      this.asking = false;
+      if (this.open === open) this.open = undefined;
       this.deadline.resume();
     }
     if (this.isOver()) return undefined;

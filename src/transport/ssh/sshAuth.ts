@@ -114,6 +114,7 @@ export function authHandler(
     handler,
     finish: (accepted) => {
       settleLast('none');
+      login.close();
       login.settle(accepted);
     },
     loginRefusal: () => login.refusal,

@@ -43,9 +43,11 @@ export interface SshTransportOptions {
   /**
    * A keyboard-interactive question (a one-time code, a PAM password) or a password login;
    * undefined = the user cancelled (the attempt ends, nothing is sent). Absent where nobody can
-   * answer: a host that needs such a login is then refused with `noLoginHint`.
+   * answer: a host that needs such a login is then refused with `noLoginHint`. `signal` aborts
+   * when the attempt ends without the answer (the server gave up, the transport was disposed):
+   * the question should then close.
    */
-  requestLogin?(question: LoginQuestion): Promise<LoginAnswer | undefined>;
+  requestLogin?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
   /** Where the user can give an interactive login, said when requestLogin is absent. */
   readonly noLoginHint?: string;
   /**

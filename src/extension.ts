@@ -12,6 +12,7 @@ import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { registerMcpServerProvider } from './fronts/vscode/mcpProvider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
+import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -28,23 +29,26 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   void migrateLegacySettings(context.globalState, channel).catch((error: unknown) =>
     channel.warn(`Could not migrate the old kimi.* settings: ${String(error)}`),
   );
+  context.subscriptions.push(watchIgnoredSettings(channel));
   const statusBar = new StatusBar();
   const uiSideOfRemote =
     vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI
       ? vscode.env.remoteName
       : undefined;
-  const controller = new Controller(
+  const controller = new Controller({
     log,
     statusBar,
-    vscodeSessionUi(log, context.secrets),
-    context.globalState,
-    context.workspaceState,
+    ui: vscodeSessionUi(log, context.secrets),
+    state: context.globalState,
+    windowState: context.workspaceState,
     apiKeys,
-    uiSideOfRemote,
-  );
+    ...(uiSideOfRemote !== undefined ? { uiSideOfRemote } : {}),
+  });
   context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
-  context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
-  context.subscriptions.push(...registerLanguageModelTools(controller));
+  context.subscriptions.push(
+    registerDashboard(context, () => controller.dashboardModel(), controller.dashboard.onDidChange),
+  );
+  context.subscriptions.push(...registerLanguageModelTools(controller.sessions));
   context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));

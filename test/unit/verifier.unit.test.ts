@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { formatTable, summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
-import { sleep, waitFor } from '../util/waitFor';
+import { waitFor } from '../util/waitFor';
 
 const MODEL = '/root/models/Kimi-K2.6';
 const SECTION =
@@ -16,9 +16,42 @@ interface Reply {
 interface FakeOptions {
   /** Reasoning tokens the model spends before answering: a smaller max_tokens ends with "length". */
   reasoningTokens?: number;
-  /** Milliseconds each chat answer takes. */
-  delayMs?: number;
+  /** Each chat answer waits for this (a tick of the test's virtual clock, see Ticks). */
+  answerWhen?: () => Promise<void>;
   serverInfo?: Record<string, unknown>;
+}
+
+/**
+ * A virtual clock for the fake's answers: each chat request waits for the next tick, and a tick
+ * answers every request in flight then. `run` ticks until the verification ends, once no more
+ * requests start (the event loop settled), and counts the ticks: rounds of requests at once.
+ */
+class Ticks {
+  private waiting: (() => void)[] = [];
+  readonly wait = (): Promise<void> => new Promise<void>((resolve) => this.waiting.push(resolve));
+
+  async run(verification: Promise<unknown>): Promise<number> {
+    let ended = false;
+    void verification.finally(() => (ended = true)).catch(() => undefined);
+    for (let ticks = 0; ; ticks++) {
+      await this.settled();
+      if (ended) return ticks;
+      assert.ok(this.waiting.length > 0, 'the verification neither ended nor has a request in flight');
+      const answered = this.waiting;
+      this.waiting = [];
+      for (const answer of answered) answer();
+    }
+  }
+
+  /** Turns of the event loop until three in a row start no request. */
+  private async settled(): Promise<void> {
+    let seen = -1;
+    for (let same = 0; same < 3; ) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.waiting.length === seen) same++;
+      else [seen, same] = [this.waiting.length, 0];
+    }
+  }
 }
 
 /** A fake SGLang: `parsers` decides the shapes, like the simulator does. */
@@ -142,7 +175,7 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
       inFlight++;
       stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
       try {
-        if (options.delayMs) await sleep(options.delayMs);
+        if (options.answerWhen) await options.answerWhen();
         const r = reply(b);
         return { status: 200, body: b.stream === true ? sse(r) : nonStream(r) };
       } finally {
@@ -163,6 +196,7 @@ const ALL_CHECKS = [
   'tool calling (stream)',
   'tool round trip',
   'tool round trip (stream)',
+  'reasoning carried through tool calls',
   'parallel tool calls',
   'parallel tool calls (stream)',
   'tool_choice required',
@@ -185,14 +219,14 @@ describe('verifier: verifyParsers', () => {
     );
     assert.equal(result.allPassed, true);
     assert.equal(result.model, MODEL);
-    assert.equal(summarize(result), 'Parsers verified for agents (15 checks)');
+    assert.equal(summarize(result), 'Parsers verified for agents (16 checks)');
     assert.equal(verdictOf(result), 'verified');
     assert.deepEqual(
       { first: result.budgets?.first, retry: result.budgets?.retry, source: result.budgets?.source },
       { first: 2048, retry: 8192, source: '/v1/models max_model_len' },
     );
     const posts = requests.filter((r) => r.body);
-    assert.equal(posts.length, 13, 'one request per chat check, no retries');
+    assert.equal(posts.length, 14, 'one request per chat check, no retries');
     assert.ok(posts.every((r) => r.body?.model === MODEL));
     assert.ok(posts.every((r) => r.body?.max_tokens === (r.body?.chat_template_kwargs ? 256 : 2048)));
     assert.deepEqual(
@@ -216,7 +250,22 @@ describe('verifier: verifyParsers', () => {
       },
     ]);
     assert.equal(messages[1].reasoning_content, 'Need the weather.');
+    assert.equal(messages[1].reasoning, 'Need the weather.', "vLLM's newer name too");
     assert.equal(messages[2].tool_call_id, 'functions.get_weather:0');
+    // The multi-step history: an earlier finished turn (no reasoning sent, as Kimi's template drops it), then the chain.
+    const carried = posts.find((r) => (r.body?.messages as unknown[]).length === 5);
+    const history = carried?.body?.messages as Record<string, unknown>[];
+    assert.deepEqual(
+      history.map((m) => [m.role, m.reasoning_content]),
+      [
+        ['user', undefined],
+        ['assistant', undefined],
+        ['user', undefined],
+        ['assistant', 'Need the weather.'],
+        ['tool', undefined],
+      ],
+    );
+    assert.equal(carried?.body?.stream, true);
     const named = posts.find((r) => typeof r.body?.tool_choice === 'object');
     assert.deepEqual(named?.body?.tool_choice, { type: 'function', function: { name: 'get_weather' } });
     assert.ok(posts.some((r) => r.body?.tool_choice === 'required'));
@@ -242,7 +291,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(result.allPassed, false);
     assert.equal(
       summarize(result),
-      'Parser check failed: server flags, reasoning, reasoning (stream), tool calling, tool calling (stream), parallel tool calls, parallel tool calls (stream), tool_choice required, tool_choice required (stream), named tool choice, named tool choice (stream) (skipped: tool round trip, tool round trip (stream), tool-call ids)',
+      'Parser check failed: server flags, reasoning, reasoning (stream), tool calling, tool calling (stream), parallel tool calls, parallel tool calls (stream), tool_choice required, tool_choice required (stream), named tool choice, named tool choice (stream) (skipped: tool round trip, tool round trip (stream), reasoning carried through tool calls, tool-call ids)',
     );
   });
 
@@ -274,9 +323,10 @@ describe('verifier: verifyParsers', () => {
         const b = body as Record<string, unknown>;
         const first = (b.messages as unknown[]).length === 1 && b.tool_choice === undefined && !b.parallel_tool_calls;
         if (b.tools && first && b.stream !== true) {
-          // The simulated slow server: it answers 150 ms late, well after the 50 ms timeout.
-          await sleep(150);
-          signalAborted = options?.signal?.aborted;
+          // The simulated slow server: it answers only once the verifier has given up on it (its timeout).
+          const signal = options?.signal;
+          await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
+          signalAborted = signal?.aborted;
           slowEnded = true;
         }
         if (b.tools && first && b.stream === true) throw new Error('socket hang up');
@@ -296,7 +346,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(result.allPassed, false);
     assert.equal(
       summarize(result),
-      'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream)',
+      'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream), reasoning carried through tool calls',
     );
     // The verifier gave up on the slow request without waiting for it: wait for its late end.
     await waitFor(() => slowEnded, { timeoutMs: 5000, message: 'the slow request to end' });
@@ -347,7 +397,7 @@ describe('verifier: verifyParsers', () => {
     assert.match(result.checks[1].evidence, /^at 8192 tokens \(2048 cut the answer\): reasoning_content/);
     const budgets = requests.filter((r) => r.body && !r.body.chat_template_kwargs).map((r) => r.body?.max_tokens);
     assert.deepEqual([...new Set(budgets)].sort(), [2048, 8192]);
-    assert.equal(budgets.length, 24, 'each of the 12 thinking requests twice');
+    assert.equal(budgets.length, 26, 'each of the 13 thinking requests twice');
   });
 
   it('cut at every budget: inconclusive naming the budget, never a parser failure; the summary says so', async () => {
@@ -411,29 +461,30 @@ describe('verifier: verifyParsers', () => {
   });
 
   it('requests run concurrently, at most 8 at once, fewer when the server allows fewer', async () => {
-    const a = fakeServer('on', {}, { delayMs: 20 });
-    await verifyParsers(a.deps, expected);
+    const ticks = new Ticks();
+    const a = fakeServer('on', {}, { answerWhen: ticks.wait });
+    await ticks.run(verifyParsers(a.deps, expected));
     assert.equal(a.stats.maxInFlight, 8);
-    const b = fakeServer('on', {}, { delayMs: 20, serverInfo: { max_running_requests: 3 } });
-    await verifyParsers(b.deps, expected);
+    const b = fakeServer('on', {}, { answerWhen: ticks.wait, serverInfo: { max_running_requests: 3 } });
+    await ticks.run(verifyParsers(b.deps, expected));
     assert.equal(b.stats.maxInFlight, 3);
-    const c = fakeServer('on', { concurrency: 1 }, { delayMs: 5 });
-    const r = await verifyParsers(c.deps, expected);
+    const c = fakeServer('on', { concurrency: 1 }, { answerWhen: ticks.wait });
+    const verification = verifyParsers(c.deps, expected);
+    await ticks.run(verification);
     assert.equal(c.stats.maxInFlight, 1);
-    assert.equal(r.allPassed, true);
+    assert.equal((await verification).allPassed, true);
   });
 });
 
 describe('verifier: how long it takes', () => {
   it('every answer as long as its whole budget: the 13 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
-    // 300 ms stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
-    const round = 300;
-    const { deps } = fakeServer('on', {}, { delayMs: round });
-    const started = Date.now();
-    const result = await verifyParsers(deps, expected);
-    const rounds = (Date.now() - started) / round;
-    assert.equal(result.allPassed, true);
-    assert.ok(rounds >= 2 && rounds < 2.9, `${rounds.toFixed(2)} rounds`);
+    // One tick of the virtual clock stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
+    const ticks = new Ticks();
+    const { deps, requests } = fakeServer('on', {}, { answerWhen: ticks.wait });
+    const verification = verifyParsers(deps, expected);
+    assert.equal(await ticks.run(verification), 2);
+    assert.equal((await verification).allPassed, true);
+    assert.equal(requests.filter((r) => r.path === '/v1/chat/completions').length, 13);
   });
 });
 

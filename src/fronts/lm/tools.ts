@@ -16,6 +16,7 @@ import { TOOL_FORECAST_MS } from '../../agent/limits';
 import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
 import { vscodeSettingsSource } from '../vscode/settingsSource';
 import { lmAgent, type ToolHost } from './toolHost';
+import { restrictedModeMessage, TOOLS_ACTION } from '../vscode/trustRules';
 
 export { TOOL_NAMES };
 
@@ -80,6 +81,7 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
   async prepareInvocation(
     options: vscode.LanguageModelToolInvocationPrepareOptions<unknown>,
   ): Promise<vscode.PreparedToolInvocation> {
+    if (!vscode.workspace.isTrusted) return { invocationMessage: restrictedModeMessage(TOOLS_ACTION) };
     const input = this.input(options.input) as Partial<ToolInput<'kimi_wait'> & ToolInput<'kimi_restart'>>;
     const server = this.agent.server(input.server);
     switch (this.name) {
@@ -109,6 +111,8 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
     options: vscode.LanguageModelToolInvocationOptions<unknown>,
     token?: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
+    // A model reads the message (Restricted Mode: trustRules.ts).
+    if (!vscode.workspace.isTrusted) throw new ToolRefusal(restrictedModeMessage(TOOLS_ACTION));
     const input = this.input(options.input);
     const abort = new AbortController();
     const cancelled = token?.onCancellationRequested(() => abort.abort());

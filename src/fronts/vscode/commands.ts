@@ -6,6 +6,7 @@ import { copySudoersRuleCommand } from './sudoersCommand';
 import { copyMcpConfigCommand } from './mcpConfig';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
 import { serverNameOf } from './serverArgument';
+import { trustGated } from './workspaceTrust';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(
@@ -15,22 +16,22 @@ export function registerCommands(
 ): vscode.Disposable[] {
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
-    'kimiService.restartService': (argument) => controller.restart(serverNameOf(argument)),
-    'kimiService.pollService': (argument) => controller.poll(serverNameOf(argument)),
-    'kimiService.stopPolling': (argument) => controller.stopPolling(serverNameOf(argument)),
+    'kimiService.restartService': (argument) => controller.restarts.restart(serverNameOf(argument)),
+    'kimiService.pollService': (argument) => controller.watches.poll(serverNameOf(argument)),
+    'kimiService.stopPolling': (argument) => controller.watches.stopPolling(serverNameOf(argument)),
     'kimiService.showLog': () => controller.showLog(),
-    'kimiService.makeActive': (argument) => controller.makeActive(serverNameOf(argument)),
-    'kimiService.selectServer': () => controller.selectServer(),
+    'kimiService.makeActive': (argument) => controller.choice.makeActive(serverNameOf(argument)),
+    'kimiService.selectServer': () => controller.choice.select(),
     'kimiService.addServer': () => controller.addServer(),
     'kimiService.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
     'kimiService.enableParsers': () => enableParsersCommand(controller, log),
     'kimiService.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
-    'kimiService.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
+    'kimiService.verifyParsers': (argument) => controller.checks.command(serverNameOf(argument)),
     'kimiService.setApiKey': () => controller.setApiKey(),
     'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),
     'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
     'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
-  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
+  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, trustGated(id, run)));
 }

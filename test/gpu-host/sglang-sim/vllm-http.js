@@ -6,6 +6,8 @@ const { HttpApi } = require('./http');
 const model = require('./model');
 const vo = require('./vllm-openai');
 const faults = require('./faults');
+const { logChatRequest } = require('./requestLog');
+const tokenizer = require('./tokenizer');
 
 class VllmHttpApi extends HttpApi {
   _authorized(req, path) {
@@ -44,6 +46,13 @@ class VllmHttpApi extends HttpApi {
       case '/v1/chat/completions':
         if (!post) return notAllowed();
         return this._vllmChat(req, res);
+      case '/tokenize': {
+        if (!post) return notAllowed();
+        const body = await this._jsonBody(req, res);
+        if (!body) return;
+        const [status, out] = tokenizer.tokenizeRoute(body, sim.args.model, sim.maxModelLen());
+        return this._json(req, res, status, out);
+      }
       default:
         return this._json(req, res, 404, { detail: 'Not Found' });
     }
@@ -106,6 +115,7 @@ class VllmHttpApi extends HttpApi {
       );
     }
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
+    logChatRequest(this.sim.root, body);
     const cf = faults.chatFaults(this.sim);
     const out = model.truncateTokens(model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf }), max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);

@@ -14,23 +14,26 @@ import type { LoadState } from '../../../monitor/loadState';
 import { errorText } from '../../../util/errors';
 import {
   buildChatRequest,
-  ChatStreamAccumulator,
   ChatStreamError,
   httpErrorText,
-  SseDecoder,
   type NeutralMessage,
   type NeutralPart,
-  type StreamEvent,
+  type OpenAiMessage,
 } from './openaiChat';
+import { answersToolResult, ChatTurn } from './chatTurn';
+import { ReasoningMemory } from './toolChainReasoning';
+import { raceAbort } from './abort';
 import {
   contextLength,
   describeChatModel,
-  estimateTokens,
   offerFor,
   parseModels,
-  parseTokenCount,
+  type Capabilities,
   type CheckOutcome,
 } from './modelInfo';
+import { imageCount, imagePart, imageRefusal } from './imageParts';
+import { ChatTokenCounts } from './tokenCounter';
+import { verifyParsersWhenReadySetting } from '../settingsSource';
 
 /** contributes.languageModelChatProviders[].vendor */
 export const CHAT_VENDOR = 'kimi-service';
@@ -55,8 +58,7 @@ export const vscodeChatModelSettings: ChatModelSettings = {
   enabled: () => vscode.workspace.getConfiguration('kimiService').get<boolean>('chatModel.enabled', true) !== false,
   maxOutputTokens: () =>
     vscode.workspace.getConfiguration('kimiService').get<number>('chatModel.maxOutputTokens', 16_384),
-  verifyWhenReady: () =>
-    vscode.workspace.getConfiguration('kimiService').get<boolean>('verifyParsersWhenReady', true) !== false,
+  verifyWhenReady: () => verifyParsersWhenReadySetting(),
 };
 
 type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug' | 'trace'>;
@@ -65,6 +67,7 @@ interface Offered {
   readonly server: ServerProfile;
   readonly modelId: string;
   readonly info: KimiChatInformation;
+  readonly capabilities: Capabilities;
 }
 
 /** Why a request in flight was cut off by the extension. */
@@ -78,9 +81,13 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   /** Why each server is not offered (for the error of a request to a withdrawn model). */
   private readonly notOffered = new Map<string, string>();
   private readonly inFlight = new Map<string, Set<AbortController>>();
-  /** Per server: true once /tokenize answered, false once it did not (then the estimate). */
-  private readonly tokenizer = new Map<string, boolean>();
+  /** Token counts made here, with the served model's own tokenizer (./tokenCounter). */
+  readonly tokens: ChatTokenCounts;
+  /** Per server: whether its model takes images, and why (its config.json). */
+  private readonly images = new Map<string, string>();
   private readonly refreshing = new Map<string, Promise<void>>();
+  /** The reasoning of answers that ended in tool calls, sent back with them (interleaved thinking). */
+  private readonly reasoning = new ReasoningMemory();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -88,8 +95,10 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     private readonly log: Log,
     private readonly settings: ChatModelSettings = vscodeChatModelSettings,
   ) {
+    this.tokens = new ChatTokenCounts(fleet, log);
     this.disposables.push(
       this.changed,
+      this.tokens,
       this.fleet.onEvent((event) => this.onFleetEvent(event)),
     );
     this.disposables.push(
@@ -123,10 +132,24 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   ): Promise<void> {
     const offer = this.offerOf(model);
     const { server } = offer;
-    const session = await this.fleet.sessionFor(server);
-    const body = buildChatRequest({
+    const neutral = messages.map(toNeutralMessage);
+    const refusal = imageRefusal(
+      imageCount(neutral),
+      model.name,
+      offer.info.capabilities.imageInput === true,
+      this.images.get(server.name),
+    );
+    if (refusal) throw new Error(refusal);
+    // Cancellation holds from the first await on (the SSH session may take seconds to come up).
+    const abort = new AbortController();
+    const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
+    this.inFlight.set(server.name, running);
+    running.add(abort);
+    const cancel = token.onCancellationRequested(() => abort.abort(new vscode.CancellationError()));
+    if (token.isCancellationRequested) abort.abort(new vscode.CancellationError());
+    const request = buildChatRequest({
       model: offer.modelId,
-      messages: messages.map(toNeutralMessage),
+      messages: neutral,
       tools: (options.tools ?? []).map((t) => ({
         name: t.name,
         description: t.description,
@@ -136,11 +159,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       maxTokens: offer.info.maxOutputTokens,
       ...(options.modelOptions ? { modelOptions: options.modelOptions } : {}),
     });
-    const abort = new AbortController();
-    const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
-    this.inFlight.set(server.name, running);
-    running.add(abort);
-    const cancel = token.onCancellationRequested(() => abort.abort(new vscode.CancellationError()));
+    const history = this.reasoning.attach(server.name, request.messages as OpenAiMessage[]);
+    const body = { ...request, messages: history.messages };
     let idle: NodeJS.Timeout | undefined;
     const touch = () => {
       clearTimeout(idle);
@@ -155,32 +175,24 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       );
     };
     const started = Date.now();
-    let reasoningChars = 0;
-    let texts = 0;
-    const calls: string[] = [];
-    let usage = '';
-    const report = (event: StreamEvent) => {
-      switch (event.kind) {
-        case 'text':
-          texts += event.text.length;
-          progress.report(new vscode.LanguageModelTextPart(event.text));
-          break;
-        case 'toolCall':
-          calls.push(event.name);
-          progress.report(new vscode.LanguageModelToolCallPart(event.callId, event.name, event.input));
-          break;
-        case 'reasoning':
-          // Reasoning is never part of the answer (thinking parts are proposed API): the log only.
-          reasoningChars += event.text.length;
-          this.log.trace(`[${server.name}] chat reasoning: ${event.text}`);
-          break;
-        case 'usage':
-          usage = `, ${event.promptTokens} prompt + ${event.completionTokens} completion tokens`;
-          break;
-      }
-    };
+    const { repair, parallelToolCalls } = offer.capabilities;
+    const afterToolResult = answersToolResult(history.messages);
+    const turn = new ChatTurn(
+      {
+        reasoningInContent:
+          repair === 'always' || (repair === 'afterToolResult' && afterToolResult) ? 'beforeEnd' : 'leading',
+        singleCall: !parallelToolCalls,
+      },
+      (part) =>
+        progress.report(
+          part.kind === 'text'
+            ? new vscode.LanguageModelTextPart(part.text)
+            : new vscode.LanguageModelToolCallPart(part.callId, part.name, part.input),
+        ),
+    );
     try {
       touch();
+      const session = await raceAbort(this.fleet.sessionFor(server), abort.signal);
       const result = await session.client.postStream('/v1/chat/completions', JSON.stringify(body), abort.signal);
       if (result.kind === 'refused')
         throw new Error(`${model.name}: the server's port is closed (connection refused).`);
@@ -189,18 +201,21 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         const text = await readText(result.body, 64 * 1024);
         throw new Error(`${model.name} refused the request: ${httpErrorText(result.status, text)}`);
       }
-      const decoder = new SseDecoder();
-      const accumulator = new ChatStreamAccumulator();
-      for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
-        touch();
-        for (const data of decoder.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8')))
-          for (const e of accumulator.push(data)) report(e);
-      }
-      for (const data of decoder.end()) for (const e of accumulator.push(data)) report(e);
-      for (const e of accumulator.end()) report(e);
+      if (/json/i.test(result.contentType)) turn.pushCompletion(await readText(result.body, 16 * 1024 * 1024));
+      else
+        for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
+          touch();
+          turn.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+        }
+      turn.end();
+      this.reasoning.remember(server.name, history.messages, turn.toolCalls, turn.reasoning);
+      if (turn.reasoning) this.log.trace(`[${server.name}] chat reasoning: ${turn.reasoning}`);
+      const carried = history.carried.length
+        ? `; reasoning sent back on the tool chain: ${history.carried.join(', ')} characters`
+        : '';
       this.log.info(
-        `[${server.name}] chat: ${messages.length} message(s), ${options.tools?.length ?? 0} tool(s) -> ${accumulator.finishReason ?? 'end of stream'} in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
-          `${texts} characters of text${calls.length ? `, tool calls ${calls.join(', ')}` : ''}${usage}; reasoning ${reasoningChars} characters, not shown (log level Trace shows it)`,
+        `[${server.name}] chat: ${messages.length} message(s), ${options.tools?.length ?? 0} tool(s)${carried} -> ${turn.finishReason ?? 'end of stream'} in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+          `${turn.summary()}, not shown (log level Trace shows it)`,
       );
     } catch (error) {
       let reason: unknown = abort.signal.aborted ? abort.signal.reason : undefined;
@@ -225,36 +240,16 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     }
   }
 
+  /** Counted here with the model's own tokenizer (no remote call); estimated until it is read. */
   async provideTokenCount(
     model: KimiChatInformation,
     text: string | vscode.LanguageModelChatRequestMessage,
+    token?: vscode.CancellationToken,
   ): Promise<number> {
-    const plain = typeof text === 'string' ? text : messageText(text);
+    const input = typeof text === 'string' ? text : toNeutralMessage(text);
     const offer = this.offers.get(serverNameOf(model.id));
-    if (!offer || this.tokenizer.get(offer.server.name) === false) return estimateTokens(plain);
-    try {
-      const session = await this.fleet.sessionFor(offer.server);
-      const result = await session.client.request(
-        'POST',
-        '/tokenize',
-        JSON.stringify({ model: offer.modelId, prompt: plain, add_special_tokens: false }),
-      );
-      const count =
-        result.kind === 'http' && result.status === 200 ? parseTokenCount(safeJson(result.body)) : undefined;
-      if (count !== undefined) {
-        this.tokenizer.set(offer.server.name, true);
-        return count;
-      }
-      if (result.kind === 'http') {
-        this.tokenizer.set(offer.server.name, false);
-        this.log.info(
-          `[${offer.server.name}] The server has no usable /tokenize (HTTP ${result.status}): chat token counts are estimated as characters / 4.`,
-        );
-      }
-    } catch (error) {
-      this.log.debug(`[${offer.server.name}] /tokenize: ${errorText(error)}`);
-    }
-    return estimateTokens(plain);
+    if (!offer) return this.tokens.estimate(input);
+    return this.tokens.count(offer.server, input, token);
   }
 
   dispose(): void {
@@ -360,13 +355,15 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       const model = served[0];
       if (!model) return this.withdraw(server, 'GET /v1/models named no model');
       const info = await session.client.serverInfo();
+      const images = await this.tokens.look(server);
+      this.images.set(server.name, images.why);
       const context = contextLength(model, info.ok ? info.info : undefined);
       const d = describeChatModel({
         serverName: server.name,
         modelId: model.id,
         context,
         maxOutput: this.settings.maxOutputTokens(),
-        toolCalling: offer.toolCalling,
+        capabilities: offer,
         engine:
           model.ownedBy === 'vllm'
             ? 'vLLM'
@@ -381,6 +378,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       this.offers.set(server.name, {
         server,
         modelId: model.id,
+        capabilities: offer,
         info: {
           id: d.id,
           name: d.name,
@@ -390,14 +388,14 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
           tooltip: d.tooltip,
           maxInputTokens: d.maxInputTokens,
           maxOutputTokens: d.maxOutputTokens,
-          capabilities: { toolCalling: d.toolCalling, imageInput: false },
+          capabilities: { toolCalling: d.toolCalling, imageInput: images.images },
           isUserSelectable: true,
         },
       });
       this.notOffered.delete(server.name);
       if (JSON.stringify(before?.info) !== JSON.stringify(this.offers.get(server.name)?.info)) {
         this.log.info(
-          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off: the streamed tool-call check did not pass'}).`,
+          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off'}, parallel calls ${offer.parallelToolCalls ? 'on' : 'off'}, images ${images.images ? 'on' : 'off'}: ${images.why}).${offer.notes.length ? ` ${offer.notes.join(' ')}` : ''}`,
         );
         this.changed.fire();
       }
@@ -425,6 +423,7 @@ function serverIs(state: LoadState): string {
   return state.verdict === 'failed' ? 'the server failed' : `the server is ${state.verdict}${loadingPercent(state)}`;
 }
 
+/** The model id is the server's name (VS Code adds the vendor); ids of older versions had the vendor in them too. */
 function serverNameOf(modelId: string): string {
   return modelId.replace(/^kimi-service\//, '');
 }
@@ -460,8 +459,12 @@ function toNeutralPart(part: unknown): NeutralPart | undefined {
   if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p)
     return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
   if (typeof p?.callId === 'string' && Array.isArray(p.content)) {
-    return { kind: 'toolResult', callId: p.callId, text: p.content.map((c) => partText(c)).join('') };
+    const images = p.content.flatMap((c) => imagePart(c?.mimeType, c?.data) ?? []);
+    const text = p.content.map((c) => partText(c)).join('');
+    return { kind: 'toolResult', callId: p.callId, text, ...(images.length ? { images } : {}) };
   }
+  const image = imagePart(p?.mimeType, p?.data);
+  if (image) return image;
   const text = partText(part);
   return text === '' ? undefined : { kind: 'text', text };
 }
@@ -485,12 +488,4 @@ export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage
         ? 'user'
         : 'system';
   return { role, parts: message.content.map(toNeutralPart).filter((p): p is NeutralPart => p !== undefined) };
-}
-
-function messageText(message: vscode.LanguageModelChatRequestMessage): string {
-  return toNeutralMessage(message)
-    .parts.map((p) =>
-      p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`,
-    )
-    .join('\n');
 }

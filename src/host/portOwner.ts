@@ -61,7 +61,6 @@ export function parsePortOwnerLine(line: string): PortOwner | undefined {
 
 /** A process name (/proc/PID/comm, at most 15 bytes, any bytes but NUL and newline) fit for a tooltip. */
 function cleanCommand(text: string): string | undefined {
-  // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 64);
   return clean === '' || clean === '?' ? undefined : clean;
 }

@@ -37,7 +37,7 @@ export const PORT_OWNER_SH = [
   '    o="p $fp $c"',
   '  fi',
   '  if [ -z "$o" ]; then if [ -r /proc/$root/fd ]; then o=x; else o=u; fi; fi',
-  "  printf 'O %s %s\\n' \"$1\" \"$o\"",
+  '  printf \'O %s %s\\n\' "$1" "$o"',
   '}',
 ].join('\n');
 

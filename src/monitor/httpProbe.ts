@@ -32,10 +32,7 @@ export abstract class HttpProbe extends SamplerFollow {
     if (this.mode === 'steady') {
       const steady = this.deps.options.steadyIntervalMs ?? 0;
       if (this.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
-    } else if (
-      (this.portSeenClosed() || this.portOwnerPending()) &&
-      this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1
-    ) {
+    } else if ((this.portSeenClosed() || this.portOwnerPending()) && this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1) {
       this.healthSkipped++;
       return;
     }

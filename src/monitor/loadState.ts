@@ -264,8 +264,11 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       const text = kept(signal.text);
       let next = foldJournal(state, signal.event, text, signal.at);
       // The engine's own line says it is up: the phase no longer rests on HTTP alone.
-      if (next.phaseBeforeHttp && signal.event.type === 'phase' && phaseRank(signal.event.phase) >= phaseRank('warming up'))
-        next = { ...next, phaseBeforeHttp: undefined };
+      const up =
+        signal.event.type === 'httpUp' ||
+        signal.event.type === 'ready' ||
+        (signal.event.type === 'phase' && phaseRank(signal.event.phase) >= phaseRank('warming up'));
+      if (next.phaseBeforeHttp && up) next = { ...next, phaseBeforeHttp: undefined };
       const relevant = signal.event.type !== 'systemd' || signal.event.what !== 'started';
       return finish(state, next, signal.at, relevant ? text : undefined);
     }

@@ -12,7 +12,10 @@ import { isPortForwarder, standInText, type PortOwner } from '../host/portOwner'
 
 function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
   if (owner.kind !== 'other') return {};
-  return { ...(owner.pid !== undefined ? { pid: owner.pid } : {}), ...(owner.command ? { command: owner.command } : {}) };
+  return {
+    ...(owner.pid !== undefined ? { pid: owner.pid } : {}),
+    ...(owner.command ? { command: owner.command } : {}),
+  };
 }
 
 export abstract class SamplerFollow extends JournalFollow {

@@ -6,53 +6,12 @@
  * with "address already in use", told as the cause.
  */
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { startStandIn, type StandInProcess } from '../gpu-host/portStandIn';
 import type { LoadState, Verdict } from '../../src/monitor/loadState';
 import { failureMessage } from '../../src/present/messages';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
-
-/** A tiny HTTP server that answers like a proxy in front of nothing; it counts its requests in a file. */
-const STAND_IN_JS = `
-const http = require('http');
-const fs = require('fs');
-const [port, countFile] = process.argv.slice(2);
-let count = 0;
-http.createServer((req, res) => {
-  fs.writeFileSync(countFile, String(++count));
-  if (req.url === '/health') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('OK'); return; }
-  res.writeHead(200, { 'content-type': 'text/html' });
-  res.end('<html><body>gateway</body></html>');
-}).listen(Number(port), '127.0.0.1');
-`;
-
-interface StandInProcess {
-  readonly pid: number;
-  requests(): number;
-  stop(): Promise<void>;
-}
-
-/** Starts the stand-in inside the simulated host (its pid namespace), outside the unit. */
-async function startStandIn(host: GpuHost, dir: string): Promise<StandInProcess> {
-  const script = path.join(dir, 'stand-in.js');
-  const countFile = path.join(dir, 'stand-in.count');
-  fs.writeFileSync(script, STAND_IN_JS);
-  const r = await host.nsExec(
-    `${process.execPath} ${script} ${host.httpPort} ${countFile} </dev/null >${dir}/stand-in.log 2>&1 & echo $!`,
-  );
-  assert.equal(r.code, 0, r.stderr);
-  const pid = Number(r.stdout.trim());
-  assert.ok(pid > 0, r.stdout);
-  return {
-    pid,
-    requests: () => (fs.existsSync(countFile) ? Number(fs.readFileSync(countFile, 'utf8')) : 0),
-    stop: async () => {
-      await host.nsExec(`kill ${pid}; while kill -0 ${pid} 2>/dev/null; do sleep 0.05; done`);
-    },
-  };
-}
 
 describe('a stand-in on the server port (simulated host, real SSH)', function () {
   this.timeout(180_000);
@@ -138,5 +97,46 @@ describe('a stand-in on the server port (simulated host, real SSH)', function ()
     const message = failureMessage(test.session.profile, outcome);
     assert.match(message, /address already in use/, message);
     assert.match(message, new RegExp(`port ${host.httpPort} is answered by pid ${standIn.pid} \\(node\\)`), message);
+  });
+
+  describe('logged in as another user than the server’s', () => {
+    let other: GpuHost;
+    before(async () => {
+      other = await startGpuHost({
+        shards: 12,
+        shardBytes: 2 * 1024 * 1024,
+        users: ['kimi'],
+        sim: { coldFiles: 'all' },
+      });
+      await other.addToGroup('kimi', 'systemd-journal');
+    });
+    after(async () => {
+      await other?.stop();
+    });
+
+    it('who holds the port cannot be told: said once, and the answers count as before', async () => {
+      await other.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 1 });
+      // Restarted by root on the host; watched by kimi, who cannot read root's /proc/PID/fd.
+      const restart = await other.ssh(`systemctl restart --no-block ${other.unit}`);
+      assert.equal(restart.code, 0, restart.stderr);
+      test = await sessionForHost(other, { server: loginAs(other, 'kimi', false) });
+      const states: LoadState[] = [];
+      const watching = test.session.watch('attach', FAST_WATCH, { onState: (s) => states.push(s) });
+      await waitFor(() => states.at(-1)?.phase === 'loading weights', {
+        timeoutMs: 60_000,
+        message: `weights (${test.logLines.join('\n')})`,
+      });
+      standIn = await startStandIn(other, test.dir);
+      const said = /Who listens on port \d+ cannot be told: the fds of .* are not readable by this login/;
+      await waitFor(() => test!.logLines.some((l) => said.test(l)), { timeoutMs: 30_000, message: 'said why' });
+      // Today's behaviour: the stand-in's 200 makes the load warm (and nothing is named).
+      await waitFor(() => states.at(-1)?.verdict === 'warming up', { timeoutMs: 30_000, message: 'warming up' });
+      assert.ok(states.every((s) => s.standIn === undefined));
+      await standIn.stop();
+      standIn = undefined;
+      const outcome = await watching;
+      assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
+      assert.equal(test.logLines.filter((l) => said.test(l)).length, 1, 'said once');
+    });
   });
 });

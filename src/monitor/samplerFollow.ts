@@ -189,7 +189,7 @@ export abstract class SamplerFollow extends JournalFollow {
    * to come): an answer now could be a stand-in's, taken for the server's before it is named.
    */
   protected portOwnerPending(): boolean {
-    return this.portWitnessTrusted && this.sampler?.listenPort !== undefined && this.port === undefined;
+    return this.portWitnessTrusted && this.wantedSampler()?.listenPort !== undefined && this.port === undefined;
   }
 
   /** The sampler saw, this round or the last, that nothing listens on the port: /health would be refused. */

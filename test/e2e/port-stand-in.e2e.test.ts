@@ -24,7 +24,7 @@ after(printResultsDir);
 describe('e2e: issue 29 — a stand-in on the server port', function () {
   const scenario = useScenario({
     name: 'port-stand-in',
-    // Weights for ~60 s: time for the stand-in to come, be named, answer and leave.
+    // Weights for ~60 s: time for the stand-in to come, be named, answer for a third of them and leave.
     gpuHost: { sim: simForLoad(60) },
     unitText: (h) => unitWithParsers(h),
     hostKeyPolicy: 'strict',
@@ -62,8 +62,11 @@ describe('e2e: issue 29 — a stand-in on the server port', function () {
     // It answers the extension's /health (200 "OK") meanwhile, and the item still says loading.
     const asked = standIn.requests();
     await waitFor(() => standIn!.requests() >= asked + 2, { timeoutMs: 60_000, message: 'the stand-in asked again' });
+    // And on while the weights go on (a third of them): the stand-in answers all along.
+    await waitForStatus(page, /^Kimi: loading (3\d|[4-9]\d)%/, { timeoutMs: 120_000, failOn: /warming|ready|failed/ });
     await screenshot(page, 'port-stand-in-loading');
-    const during = (await statusHistory(page)).slice(from);
+    // What the item showed when the stand-in started, and every change until it left.
+    const during = (await statusHistory(page)).slice(Math.max(0, from - 1));
     const requests = standIn.requests();
     await standIn.stop();
     standIn = undefined;
@@ -71,6 +74,7 @@ describe('e2e: issue 29 — a stand-in on the server port', function () {
       `    status bar while the stand-in answered (${requests} requests to it):\n${formatStatusHistory(during)}`,
     );
     assert.ok(requests >= 2, `the stand-in was asked: ${requests}`);
+    assert.ok(during.length >= 1, 'the item was seen while the stand-in answered');
     assert.ok(
       during.every((s) => /^Kimi: loading\b/.test(s.text)),
       `only "loading" while the stand-in answered:\n${formatStatusHistory(during)}`,

@@ -49,7 +49,9 @@ export type PortOwner =
 
 /** Parses the sampler's `O INODE t|p PID COMM|x|u` line; undefined for any other line. */
 export function parsePortOwnerLine(line: string): PortOwner | undefined {
-  const m = /^O (\d{1,20}) (?:(t)|(x)|(u)|p (\d{1,10}) (.*))$/.exec(line.replace(/\s+$/, ''));
+  // Only the owner line, at most a comm long: any other line (a round with 20 kB of garbage GPU text) is not looked into.
+  if (!line.startsWith('O ') || line.length > 120) return undefined;
+  const m = /^O (\d{1,20}) (?:(t)|(x)|(u)|p (\d{1,10}) (.*))$/.exec(line.trimEnd());
   if (!m) return undefined;
   const inode = Number(m[1]);
   if (m[2]) return { inode, kind: 'unit' };

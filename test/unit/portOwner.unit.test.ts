@@ -26,6 +26,12 @@ describe('port owner: the sampler line', () => {
     assert.deepEqual(parsePortOwnerLine('O 77 u'), { inode: 77, kind: 'unknown' });
     for (const line of ['O  t', 'O 77', 'O 77 p x y', 'S 1 0 0 0 0 -', 'O 77 t extra'])
       assert.equal(parsePortOwnerLine(line), undefined, line);
+    // A round with 20 kB of garbage GPU text (the hostile host's nvidia-smi) is not looked into:
+    // a trailing-space regex over it would take seconds (hostile.int saw the event loop stall).
+    const started = process.hrtime.bigint();
+    for (const line of [`S 1 0 0 0 0 - U0,1${' '.repeat(20_000)}x,2`, `O 1 p 2 ${' '.repeat(20_000)}x`])
+      assert.equal(parsePortOwnerLine(line), undefined);
+    assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'linear, not quadratic');
   });
 
   it('names the stand-in as the user reads it; Docker’s proxy is a forwarder, not a stand-in', () => {

@@ -1,4 +1,5 @@
-import type { UnitStatus } from '../engine/events';
+import { phaseRank, type UnitStatus } from '../engine/events';
+import { listenerChange, standInAnswer } from './standInState';
 import { cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText } from './witnessMoves';
 import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from './eta';
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal, type Verdict } from './loadStateTypes';
@@ -64,6 +65,7 @@ export function initialState(at: number): LoadState {
     cpuSamples: [],
     progressMark: { readBytes: 0, gpuUsedMiB: undefined },
     lastProgressWitness: undefined,
+    standIn: undefined,
   };
 }
 
@@ -260,17 +262,32 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     }
     case 'journal': {
       const text = kept(signal.text);
-      const next = foldJournal(state, signal.event, text, signal.at);
+      let next = foldJournal(state, signal.event, text, signal.at);
+      // The engine's own line says it is up: the phase no longer rests on HTTP alone.
+      const up =
+        signal.event.type === 'httpUp' ||
+        signal.event.type === 'ready' ||
+        (signal.event.type === 'phase' && phaseRank(signal.event.phase) >= phaseRank('warming up'));
+      if (next.phaseBeforeHttp && up) next = { ...next, phaseBeforeHttp: undefined };
       const relevant = signal.event.type !== 'systemd' || signal.event.what !== 'started';
       return finish(state, next, signal.at, relevant ? text : undefined);
     }
     case 'http': {
+      if (state.standIn) return standInAnswer(state, signal.at, `HTTP: ${signal.detail}`);
       let next: LoadState = { ...state, http: signal.result, confirmedAt: signal.at };
-      if (signal.result === 'warming' || signal.result === 'healthy') next = advancePhase(next, 'warming up');
+      if (signal.result === 'warming' || signal.result === 'healthy') {
+        next = advancePhase(next, 'warming up');
+        if (next.phase !== state.phase) next = { ...next, phaseBeforeHttp: { phase: state.phase, at: signal.at } };
+      }
       const changed = state.http !== signal.result;
       return finish(state, next, signal.at, changed ? `HTTP: ${signal.detail}` : undefined);
     }
+    case 'listener': {
+      const change = listenerChange(state, signal.standIn);
+      return change ? finish(state, change.next, signal.at, change.text) : state;
+    }
     case 'completion': {
+      if (state.standIn) return standInAnswer(state, signal.at, `completion: ${signal.detail}`);
       const next: LoadState = {
         ...state,
         completion: { ok: signal.ok, detail: signal.detail },
@@ -479,6 +496,7 @@ export function wantsCompletionProbe(state: LoadState): boolean {
     state.failure === undefined &&
     state.mainPid !== undefined &&
     state.connected &&
+    state.standIn === undefined &&
     (state.readyLogSeen || state.http === 'healthy')
   );
 }

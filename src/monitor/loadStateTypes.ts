@@ -4,6 +4,7 @@ import type { Activity } from '../engine/activity';
 import type { CpuSample, ProgressMark } from './witnessMoves';
 import type { IoSample, LoadPrior } from './eta';
 import type { ShownEta } from './etaDamp';
+import type { StandIn } from '../host/portOwner';
 
 /** The word the status bar shows. */
 export type Verdict =
@@ -125,6 +126,14 @@ export interface LoadState {
   readonly progressMark: ProgressMark;
   /** Which witness moved last (at lastProgressAt), for "last seen". */
   readonly lastProgressWitness: string | undefined;
+  // --- who answers the port (issue 29, host/portOwner.ts) ---
+  /** Another process holds the socket listening on the server's port: its answers are not the server's. */
+  readonly standIn: StandIn | undefined;
+  /**
+   * The phase before an HTTP answer advanced it to `warming up`, while that advance has no other
+   * witness: when the answer turns out to come from a stand-in, the load goes back to it.
+   */
+  readonly phaseBeforeHttp?: { readonly phase: LoadPhase | undefined; readonly at: number };
 }
 
 export type Signal =
@@ -171,5 +180,10 @@ export type Signal =
     }
   /** CPU seconds (user + system) of MainPID and its descendants, or of the unit's cgroup. */
   | { readonly kind: 'cpu'; readonly at: number; readonly cpuSeconds: number }
+  /**
+   * Who holds the socket listening on the server's port, as the sampler saw it: a stand-in, or
+   * none (the service itself, nobody, or who cannot be told).
+   */
+  | { readonly kind: 'listener'; readonly at: number; readonly standIn: StandIn | undefined }
   /** History / page-cache knowledge for this load (ETA prior); sent at the start of a watch. */
   | { readonly kind: 'prior'; readonly at: number; readonly prior: LoadPrior };

@@ -12,6 +12,7 @@ import { GPU_QUERY_COMMAND, type GpuReading } from '../host/gpu';
 import { modelSizeCommand, type ModelSize, type ProcIo } from '../host/procIo';
 import type { Signal } from './loadState';
 import { witnessSignals } from './witnessProbe';
+import { parsePortOwnerLine, PORT_OWNER_SH, type PortOwner } from '../host/portOwner';
 
 /** The sampler's GPU query: memory, and the utilisation a busy silence shows (a JIT compile's kernels, a spinning collective). */
 const SAMPLER_GPU_QUERY = GPU_QUERY_COMMAND.replace('memory.total', 'memory.total,utilization.gpu');
@@ -62,15 +63,10 @@ const TICK = [
   '  [ $alive = 1 ] && cpu=" C$ct:$hz:$cgc"',
   '  lst=',
   '  if [ -n "$lp" ]; then',
-  '    l=0',
-  '    for f in /proc/net/tcp /proc/net/tcp6; do',
-  '      [ -r "$f" ] || continue',
-  '      while read -r sl a b st rest; do',
-  '        [ "$st" = 0A ] || continue',
-  '        case $a in *:$lp) l=1; break 2;; esac',
-  '      done < "$f"',
-  '    done',
+  '    portscan',
   '    lst=" L$l"',
+  '    # Who holds the listening socket: looked up once per socket (a find), not per round.',
+  '    if [ "$ino" != "$seen" ]; then seen=$ino; [ -n "$ino" ] && portowner "$ino"; fi',
   '  fi',
   '  printf \'S %s %s %s %s %s %s%s%s%s\\n\' $alive $n $u $rb $rc $cgb "$lst" "$extra" "$cpu"',
   '}',
@@ -83,7 +79,10 @@ export interface SamplerOptions {
   readonly controlGroup?: string | undefined;
   /** First line `M files bytes`: the *.safetensors there (the 100 % of the bytes witness). */
   readonly modelPath?: string | undefined;
-  /** Each record says whether a socket listens on this TCP port (` L1`/` L0`, from /proc/net/tcp*). */
+  /**
+   * Each record says whether a socket listens on this TCP port (` L1`/` L0`, from /proc/net/tcp*),
+   * and a line `O ...` before it says who holds that socket each time it is a new one (host/portOwner.ts).
+   */
   readonly listenPort?: number | undefined;
 }
 
@@ -110,10 +109,11 @@ export function samplerCommand(options: SamplerOptions): string {
   // /proc/net/tcp writes the local port as 4 upper-case hex digits.
   const portHex = listenPort === undefined ? '' : listenPort.toString(16).toUpperCase().padStart(4, '0');
   const script = [
-    `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}`,
+    `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}; seen=`,
     // Clock ticks per second of /proc/PID/stat's times (one getconf, at the start).
     "hz=$(getconf CLK_TCK 2>/dev/null); case $hz in ''|*[!0-9]*) hz=100;; esac",
     ...modelSize,
+    PORT_OWNER_SH,
     TICK,
     // Paced by nvidia-smi's own loop: a round at each first GPU's line. One line per round (one
     // SSH packet): the round's record, then the previous round's GPU memory.
@@ -143,6 +143,8 @@ export interface SamplerRound {
   readonly modelSize?: ModelSize;
   /** Whether a socket listened on the asked port at this round. */
   readonly listening?: boolean;
+  /** Who holds the socket listening on the asked port (a line of its own, when that socket is new). */
+  readonly portOwner?: PortOwner;
 }
 
 /**
@@ -158,6 +160,8 @@ export class SamplerReader {
     // At most 20 digits (sh's 64-bit arithmetic): 400 digits would read as Infinity bytes.
     const size = /^M (\d{1,20}) (\d{1,20})\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
+    const portOwner = parsePortOwnerLine(line);
+    if (portOwner) return { signals: [], portOwner };
     const m =
       /^S ([01]) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}) (\d{1,20}|-)(?: L([01]))?(?: U(\S*))?(?: T(\S*))?(?: P(\S*))?(?: C(\d{1,20}):(\d{1,20}):(\d{1,20}|-))?\s*$/.exec(
         line,

@@ -8,8 +8,20 @@ import type { ModelSize } from '../host/procIo';
 import { dropCacheWarning } from '../host/pageCache';
 import { type WantedSampler, urlPort } from './watchTypes';
 import { JournalFollow } from './journalFollow';
+import { isPortForwarder, standInText, type PortOwner } from '../host/portOwner';
+
+function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
+  if (owner.kind !== 'other') return {};
+  return {
+    ...(owner.pid !== undefined ? { pid: owner.pid } : {}),
+    ...(owner.command ? { command: owner.command } : {}),
+  };
+}
 
 export abstract class SamplerFollow extends JournalFollow {
+  /** Said once per watch: who holds the port cannot be told (another user's process, a forwarder). */
+  private portOwnerUnreadableSaid = false;
+
   /**
    * What ExecStart says: the API key, and the model path whose *.safetensors size (the bytes
    * witness's 100 %) the sampler reads in its first line (a container's: on the host, through
@@ -104,6 +116,7 @@ export abstract class SamplerFollow extends JournalFollow {
         if (this.sampler !== entry) return;
         const round = reader.read(line, this.now());
         if (round.modelSize) this.onModelSize(round.modelSize);
+        if (round.portOwner && wanted.listenPort !== undefined) this.onPortOwner(round.portOwner, wanted.listenPort);
         if (round.listening !== undefined) this.onPortSeen(round.listening);
         for (const signal of round.signals) this.apply(signal);
         // The main process is gone: systemd says how it ended (once).
@@ -135,7 +148,48 @@ export abstract class SamplerFollow extends JournalFollow {
   protected onPortSeen(listening: boolean): void {
     const opened = listening && this.port?.listening !== true;
     this.port = { listening, at: this.now() };
+    if (!listening) this.apply({ kind: 'listener', at: this.now(), standIn: undefined });
     if (opened) this.probeSoon();
+  }
+
+  /** Who holds the port's listening socket (each time it is a new one): a stand-in is named, in the state and the log. */
+  protected onPortOwner(owner: PortOwner, port: number): void {
+    const at = this.now();
+    const service = this.target.label;
+    if (owner.kind === 'other' && !isPortForwarder(owner)) {
+      const standIn = { port, service, since: at, ...pidAndCommand(owner) };
+      this.deps.log(
+        'warn',
+        `${standInText(standIn)}: its answers are not counted; the load keeps the phase its own witnesses say.`,
+      );
+      this.apply({ kind: 'listener', at, standIn });
+      return;
+    }
+    if (owner.kind === 'unit' && this.current.standIn)
+      this.deps.log('info', `port ${port} is answered by ${service} now.`);
+    if (owner.kind === 'unknown' && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      this.deps.log(
+        'info',
+        `Who listens on port ${port} cannot be told: the fds of ${service}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.`,
+      );
+    }
+    if (isPortForwarder(owner) && owner.kind === 'other' && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      this.deps.log(
+        'info',
+        `port ${port} is held by pid ${owner.pid} (${owner.command}), which forwards it into another network namespace: answers on the port are taken as the server's.`,
+      );
+    }
+    this.apply({ kind: 'listener', at, standIn: undefined });
+  }
+
+  /**
+   * The sampler watches the port but has not said yet who listens there (its first round is still
+   * to come): an answer now could be a stand-in's, taken for the server's before it is named.
+   */
+  protected portOwnerPending(): boolean {
+    return this.portWitnessTrusted && this.wantedSampler()?.listenPort !== undefined && this.port === undefined;
   }
 
   /** The sampler saw, this round or the last, that nothing listens on the port: /health would be refused. */

@@ -5,6 +5,7 @@ import { causeText, formatCause, rootCause } from '../engine/rootCause';
 import { activityLabel } from '../engine/activity';
 import type { LoadBreakdown } from '../monitor/loadBreakdown';
 import { breakdownLine } from './loadSummary';
+import { standInText } from '../host/portOwner';
 
 /** The moment a load's clock starts: the restart we asked for, else the process start. */
 export function loadStartedAt(state: LoadState): number {
@@ -30,7 +31,9 @@ export function failureMessage(server: ServerProfile, outcome: WatchOutcome): st
   const cause = rootCause(lines);
   if (cause) {
     const then = cause.after.slice(0, 2);
-    return `Kimi on ${server.name} failed: ${summary}. Cause: ${formatCause(cause)}${then.length ? `. Then: ${then.join(' | ')}` : ''}`;
+    // The port the server could not bind: who holds it, when the sampler saw that.
+    const holder = cause.kind === 'address-in-use' && state.standIn ? ` (${standInText(state.standIn)})` : '';
+    return `Kimi on ${server.name} failed: ${summary}. Cause: ${formatCause(cause)}${holder}${then.length ? `. Then: ${then.join(' | ')}` : ''}`;
   }
   const last = lines
     .slice(-3)

@@ -107,9 +107,17 @@ describe('sampler and model size: the commands on this machine (/bin/sh)', funct
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const open = firstRound(samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port }));
+      const command = samplerCommand({ mainPid: 2 ** 22 + 7, intervalMs: 200, listenPort: port });
+      const [owner, open] = execFileSync('/bin/sh', ['-c', `( ${command} ) | head -n 2`], {
+        encoding: 'utf8',
+        timeout: 15_000,
+      })
+        .trim()
+        .split('\n');
+      // Before the round, who holds the socket: this process, not the (missing) tree.
+      assert.match(owner!, new RegExp(`^O \\d+ p ${process.pid} `));
       assert.equal(open, 'S 0 0 1 0 0 - L1');
-      assert.equal(new SamplerReader(() => undefined).read(open, 1).listening, true);
+      assert.equal(new SamplerReader(() => undefined).read(open!, 1).listening, true);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

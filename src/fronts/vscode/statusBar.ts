@@ -10,6 +10,7 @@ import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../engine/activity';
 import { lastSeen } from '../../present/stallNotice';
+import { standInText } from '../../host/portOwner';
 
 /** What the status bar shows: the active server's last known load state. */
 export interface StatusView {
@@ -92,6 +93,8 @@ function activeServerTooltip(view: StatusView, now: number): string {
     lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
   if (state.completion && !state.completion.ok && state.readyAt === undefined)
     lines.push(`Completion probe: ${state.completion.detail}`);
+  if (state.standIn)
+    lines.push(`Port: ${standInText(state.standIn)} (its answers are not counted; the phase is the server's own)`);
   if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
   // A quiet step is named on the phase's line: a DeepGEMM compile inside graph capture is not "capturing CUDA graphs".
   const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;

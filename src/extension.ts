@@ -32,18 +32,20 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
     vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI
       ? vscode.env.remoteName
       : undefined;
-  const controller = new Controller(
+  const controller = new Controller({
     log,
     statusBar,
-    vscodeSessionUi(log),
-    context.globalState,
-    context.workspaceState,
+    ui: vscodeSessionUi(log),
+    state: context.globalState,
+    windowState: context.workspaceState,
     apiKeys,
-    uiSideOfRemote,
-  );
+    ...(uiSideOfRemote !== undefined ? { uiSideOfRemote } : {}),
+  });
   context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
-  context.subscriptions.push(registerDashboard(context, () => controller.dashboard(), controller.onDidChange));
-  context.subscriptions.push(...registerLanguageModelTools(controller));
+  context.subscriptions.push(
+    registerDashboard(context, () => controller.dashboardModel(), controller.dashboard.onDidChange),
+  );
+  context.subscriptions.push(...registerLanguageModelTools(controller.sessions));
   context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));

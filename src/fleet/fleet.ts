@@ -6,16 +6,12 @@
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import type { LoadState } from '../monitor/loadState';
-import { AlreadyWatchingError, ServerSession } from '../monitor/session';
-import type { LogLevel, WatchOptions, WatchOutcome } from '../monitor/watcher';
+import { AlreadyWatchingError } from '../monitor/session';
+import type { LogLevel, WatchOutcome } from '../monitor/watcher';
 import { TransportError } from '../transport/transport';
 import { targetFor } from '../target/target';
 import type { UnitStatus } from '../engine/events';
-import type { Refusal } from '../present/refusals';
 import { Emitter } from '../util/emitter';
-import { RingBuffer } from '../monitor/ringBuffer';
-import { maskSecrets } from '../util/secrets';
 import type {
   FleetDeps,
   FleetEvent,
@@ -27,50 +23,45 @@ import type {
   WaitResult,
 } from './fleetTypes';
 import { waitForServer, type WaitHost } from './wait';
-import { stateChangeLine } from './stateLog';
-import { hostLogs } from './hostLogs';
-import { notReadyForChecks, verifyParsersOn } from './verification';
-import { lookBeforeRestart, type LookHost } from './restartLook';
-import { observe, whenRestartIssued } from './observe';
-import { FleetError, NotReadyError } from './fleetError';
-
-const RECENT_LOG_LINES = 500;
-/** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
-const ISSUE_WAIT_MS = 60_000;
-/** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
-const VERIFY_LOOK_MS = 20_000;
+import { observe } from './observe';
+import { FleetError } from './fleetError';
 import { errorText } from '../util/errors';
 import { PortForwards } from './portForward';
 import type { ForwardInfo } from './forwardPlan';
-import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
+import { MultiNodeSession } from './multiNodeSession';
+import { restartThroughRule, type RestartHost, type RestartQuestions } from './restartVerb';
+import { ServerLog, type ServerLogs } from './serverLog';
+import { Soon } from './soon';
+import { buildSession } from './sessionBuild';
+import { SessionRegistry, watchOptionsOf } from './sessionRegistry';
+import { Refusals } from './refusals';
+import { Verifications } from './verifications';
 
 export class Fleet {
   private settings: Settings | undefined;
-  private readonly sessions = new Map<string, FleetSession>();
-  private readonly pending = new Map<string, Promise<FleetSession>>();
-  /** Sessions whose settings changed during a load: replaced once that load ends. */
-  private readonly stale = new Set<FleetSession>();
-  private readonly refusals = new Map<string, Refusal>();
-  private readonly verification = new Map<string, string>();
-  private readonly verificationTables = new Map<string, string>();
+  private readonly sessions = new SessionRegistry((server) => this.createSession(server));
+  private readonly refusals: Refusals;
+  private readonly verifications = new Verifications();
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
   private readonly firstLook = new Set<string>();
-  /** Servers whose watch moves to a new session on the next tick (configure). */
-  private readonly rewatching = new Set<string>();
+  /** Watches that move to a new session on the next tick (configure). */
+  private readonly soon = new Soon();
   private readonly events = new Emitter<FleetEvent>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  /** The fleet's own log lines per server, for `logs` (the fronts have their own log too). */
-  private readonly recentLog = new Map<string, RingBuffer<string>>();
+  private readonly log: ServerLog;
   readonly insights: LoadInsights;
   private readonly forwards: PortForwards;
-  private disposed = false;
 
   constructor(private readonly deps: FleetDeps) {
     this.insights = new LoadInsights(deps.history);
+    this.log = new ServerLog(deps.log);
+    this.refusals = new Refusals(
+      (name, text) => this.say(name, 'error', text),
+      (event) => this.events.fire(event),
+    );
     this.forwards = new PortForwards({
       // The server as configured now: a changed login or key gets the new session.
       connect: (server) => this.connect(this.server(server.name) ?? server),
-      log: (level, message, name) => this.record(name, level, message),
+      log: (level, message, name) => this.log.record(name, level, message),
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
   }
@@ -97,39 +88,10 @@ export class Fleet {
     this.settings = next;
     this.forwards.reconfigure(next.servers);
     if (!previous) return;
-    const watchSettings = (s: Settings) =>
-      [
-        s.pollIntervalMs,
-        s.stallMs,
-        s.loadTimeoutMs,
-        s.unreachableTimeoutMs,
-        s.watchAfterReady,
-        s.healthIntervalMs,
-      ].join();
-    for (const [name, session] of this.sessions) {
-      const profile = next.servers.find((s) => s.name === name);
-      const same =
-        profile !== undefined &&
-        JSON.stringify(profile) === JSON.stringify(session.profile) &&
-        previous.knownHostsFile === next.knownHostsFile &&
-        previous.hostKeyPolicy === next.hostKeyPolicy &&
-        (!session.watching || watchSettings(previous) === watchSettings(next));
-      if (same) continue;
-      if (session.busy) {
-        this.stale.add(session);
-        continue;
-      }
-      this.sessions.delete(name);
-      const wasWatching = session.watching;
-      session.dispose();
-      if (wasWatching && profile && next.watchAfterReady) {
-        // watchAll, called right after with the same settings, leaves this one to the timer.
-        this.rewatching.add(name);
-        this.later(() => {
-          this.rewatching.delete(name);
-          void this.watch(profile, 'attach', true);
-        });
-      }
+    for (const profile of this.sessions.reconfigure(previous, next)) {
+      if (!next.watchAfterReady) continue;
+      // watchAll, called right after with the same settings, leaves this one to the timer.
+      this.soon.later(() => void this.attach(profile, true), profile.name);
     }
   }
 
@@ -143,10 +105,7 @@ export class Fleet {
       watching: session?.watching ?? false,
       loading: session?.busy ?? false,
       refusal: this.refusals.get(server.name),
-      verification: this.verification.get(server.name),
-      ...(this.verificationTables.has(server.name)
-        ? { verificationTable: this.verificationTables.get(server.name) }
-        : {}),
+      ...this.verifications.of(server.name),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
       ...(lastLoad ? { lastLoad } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
@@ -158,67 +117,13 @@ export class Fleet {
   }
 
   /** The session of a server, created on first use (ssh2 and node-fetch load with the first one). */
-  async sessionFor(server: ServerProfile): Promise<FleetSession> {
-    const existing = this.sessions.get(server.name);
-    if (existing) return existing;
-    let pending = this.pending.get(server.name);
-    if (!pending) {
-      pending = this.createSession(server);
-      this.pending.set(server.name, pending);
-    }
-    try {
-      const session = await pending;
-      if (this.disposed) {
-        session.dispose();
-        throw new FleetError('closed', 'the fleet was closed');
-      }
-      this.sessions.set(server.name, session);
-      return session;
-    } finally {
-      this.pending.delete(server.name);
-    }
+  sessionFor(server: ServerProfile): Promise<FleetSession> {
+    return this.sessions.sessionFor(server);
   }
 
   private async createSession(server: ServerProfile): Promise<FleetSession> {
-    if (server.nodes) {
-      const nodes = server.nodes;
-      const sessions: ServerSession[] = [];
-      try {
-        for (const node of nodes)
-          sessions.push(await this.createNodeSession(server, nodeServerProfile(server, node), node.label));
-      } catch (error) {
-        for (const session of sessions) session.dispose();
-        throw error;
-      }
-      return new MultiNodeSession(
-        server,
-        nodes.map((node, i) => ({ node, session: sessions[i]! })),
-      );
-    }
-    return this.createNodeSession(server, server);
-  }
-
-  /** One connection's session; a node's log lines go to its server's log, naming the node. */
-  private async createNodeSession(
-    server: ServerProfile,
-    profile: ServerProfile,
-    nodeLabel?: string,
-  ): Promise<ServerSession> {
-    const settings = this.requireSettings();
-    // Every line of the session is its server's (the name is known here, not read back from the line).
-    const log: (level: LogLevel, message: string) => void =
-      nodeLabel === undefined
-        ? (level, message) => this.record(server.name, level, message)
-        : (level, message) =>
-            this.record(server.name, level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
-    const session = this.deps.createSession
-      ? await this.deps.createSession(profile, settings)
-      : await import('./sessionFactory').then(({ createSession }) =>
-          createSession(profile, settings, this.deps.ui, log),
-        );
-    const apiKey = await this.deps.apiKey?.(server.name);
-    if (apiKey) session.client.setApiKey(apiKey);
-    return session;
+    const record = (name: string, level: LogLevel, line: string) => this.log.record(name, level, line);
+    return buildSession({ deps: this.deps, settings: this.requireSettings(), record }, server);
   }
 
   /** Connects; a refusal (host key, login, DNS...) becomes a `refused` event and is thrown. */
@@ -227,10 +132,10 @@ export class Fleet {
     try {
       if (session instanceof MultiNodeSession) await session.connectAll();
       else await session.transport.connect();
-      this.clearRefusal(server);
+      this.refusals.connected(server);
       return session;
     } catch (error) {
-      if (error instanceof TransportError) this.refused(server, error);
+      if (error instanceof TransportError) this.refusals.refused(server, error);
       throw error;
     }
   }
@@ -269,52 +174,23 @@ export class Fleet {
    */
   async restartAsking(
     server: ServerProfile,
-    options: RestartOptions & {
-      choose?: (reason: string) => Promise<'follow' | 'restart' | 'cancel'>;
-      confirm?: () => Promise<boolean>;
-    },
+    options: RestartOptions & RestartQuestions,
   ): Promise<RestartResult | undefined> {
-    const session = await this.connect(server);
-    let force = options.force === true;
-    let { decision, unitBefore } = await lookBeforeRestart(this.lookHost(), session, force);
-    if (decision.action === 'follow' && options.choose) {
-      const choice = await options.choose(decision.reason);
-      if (choice === 'cancel') return undefined;
-      force = choice === 'restart';
-      // The user took their time: what is under way now is looked at again (and looked at by the restart).
-      unitBefore = undefined;
-      if (force) decision = { action: 'restart' };
-      else {
-        // Follow, as asked, whatever is there now (the load may have ended meanwhile: then its state is watched).
-        const now = (await lookBeforeRestart(this.lookHost(), session, false)).decision;
-        decision = now.action === 'follow' ? now : { action: 'follow', reason: 'following the load as asked' };
-      }
-    } else if (decision.action === 'restart' && !force && options.confirm) {
-      if (!(await options.confirm())) return undefined;
-      ({ decision } = await lookBeforeRestart(this.lookHost(), session, false));
-      unitBefore = undefined;
-    }
-    if (decision.action === 'follow') {
-      const outcome = session.busy ? session.whenLoadEnds() : this.watch(server, 'attach');
-      return { kind: 'attached', reason: decision.reason, outcome };
-    }
-    if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
-    if (session.busy) session.stop('restarted again (force)');
-    const since = Date.now();
-    const outcome = this.watch(server, 'restart', false, unitBefore);
-    const { issued, snapshot } = await whenRestartIssued(this, server, {
-      timeoutMs: options.issueTimeoutMs ?? ISSUE_WAIT_MS,
-      since,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    return { kind: 'restarted', outcome, issued, snapshot };
+    return restartThroughRule(this.restartHost(), server, options);
   }
 
   /**
-   * Restarts or attaches and watches in the background; resolves with how the load ended. With
-   * watchAfterReady the watch goes on after that, and its events keep coming.
+   * Attaches and watches in the background (nothing is restarted: a restart goes through
+   * `restart`, the rule's one door); resolves with how the load ended. With watchAfterReady the
+   * watch goes on after that, and its events keep coming. `quiet`: a ready found at the first
+   * look is nobody's news.
    */
-  async watch(
+  attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+    return this.startWatch(server, 'attach', quiet);
+  }
+
+  /** The watch, after a restart the rule decided (`restart`) or of what is there (`attach`). */
+  private async startWatch(
     server: ServerProfile,
     mode: 'restart' | 'attach',
     quiet = false,
@@ -322,17 +198,8 @@ export class Fleet {
   ): Promise<WatchOutcome | undefined> {
     const settings = this.requireSettings();
     const session = await this.sessionFor(server);
-    const options: WatchOptions = {
-      pollIntervalMs: settings.pollIntervalMs,
-      stallMs: settings.stallMs,
-      loadTimeoutMs: settings.loadTimeoutMs,
-      unreachableTimeoutMs: settings.unreachableTimeoutMs,
-      ...(settings.watchAfterReady ? { steadyIntervalMs: settings.healthIntervalMs } : {}),
-    };
-    if (!quiet) {
-      this.verification.delete(server.name);
-      this.verificationTables.delete(server.name);
-    }
+    const options = watchOptionsOf(settings);
+    if (!quiet) this.verifications.clear(server.name);
     this.say(
       server.name,
       'info',
@@ -344,22 +211,9 @@ export class Fleet {
       options,
       {
         onState: (state, previous) => {
-          if (state.connected && !previous.connected) this.clearRefusal(server);
-          else if (
-            !state.connected &&
-            state.connectionErrorKind &&
-            state.connectionErrorKind !== previous.connectionErrorKind
-          ) {
-            this.refused(
-              server,
-              new TransportError(
-                state.connectionErrorKind as TransportError['kind'],
-                state.connectionError ?? 'connection lost',
-              ),
-            );
-          }
+          this.refusals.observe(server, state, previous);
           this.insights.observe(server.name, state);
-          this.logStateChange(server, state, previous);
+          this.log.stateChange(server.name, state, previous);
           this.events.fire({ type: 'state', server, state, previous });
         },
         onAlert: (alert) => this.events.fire({ type: 'alert', server, alert }),
@@ -388,24 +242,18 @@ export class Fleet {
     const started: string[] = [];
     for (const server of this.servers) {
       const session = this.sessions.get(server.name);
-      if (session?.watching || this.pending.has(server.name) || this.rewatching.has(server.name) || skip(server))
+      if (session?.watching || this.sessions.creating(server.name) || this.soon.isMoving(server.name) || skip(server))
         continue;
       // A host key the user refused (or that changed) is not asked about again behind their back.
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);
       started.push(server.name);
-      void this.watch(server, 'attach', true).catch((error) => {
+      void this.attach(server, true).catch((error) => {
         this.firstLook.delete(server.name);
         this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
     }
     return started;
-  }
-
-  /** Each change of state word or phase is a log line (every front's log, and `logs`). */
-  private logStateChange(server: ServerProfile, state: LoadState, previous: LoadState): void {
-    const line = stateChangeLine(state, previous);
-    if (line) this.say(server.name, line.level, line.text);
   }
 
   private async onEnd(
@@ -422,21 +270,16 @@ export class Fleet {
       `${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
     );
     this.events.fire({ type: 'end', server, outcome, quiet });
-    if (this.stale.has(session) && session.watching) {
-      // Its settings changed during the load: go on watching on a session with the new ones.
-      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
-      session.stop('settings changed');
+    // Its settings changed during the load: go on watching on a session with the new ones.
+    if (this.sessions.retireIfStale(session)) {
       const profile = this.server(server.name);
       if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
-        this.later(() => void this.watch(profile, 'attach', true));
+        this.soon.later(() => void this.attach(profile, true));
     }
   }
 
   private onClosed(server: ServerProfile, session: FleetSession): void {
-    if (this.stale.delete(session)) {
-      session.dispose();
-      if (this.sessions.get(server.name) === session) this.sessions.delete(server.name);
-    }
+    this.sessions.closedWatch(session);
     this.events.fire({ type: 'watching', server, watching: false });
   }
 
@@ -447,7 +290,10 @@ export class Fleet {
 
   /** Stops every watch; the names of the servers that were watched. */
   stopAll(reason = 'stopped by the user'): string[] {
-    return [...this.sessions.values()].filter((s) => s.stop(reason)).map((s) => s.profile.name);
+    return this.sessions
+      .all()
+      .filter((s) => s.stop(reason))
+      .map((s) => s.profile.name);
   }
 
   /**
@@ -465,49 +311,30 @@ export class Fleet {
       snapshot: (s) => this.snapshot(s),
       onEvent: (l) => this.onEvent(l),
       sessionFor: (s) => this.sessionFor(s),
-      watch: (s, mode) => this.watch(s, mode),
-      say: (name, level, text) => this.say(name, level, text),
+      attach: (s) => this.attach(s),
+      say: (name, level, text) => this.log.say(name, level, text),
     };
   }
 
   /** Checks that reasoning and tool calling really work on the server; the summary is kept. */
-  async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
-    const session = await this.connect(server);
-    // Every front alike: a server found not ready is refused, nothing is sent to it.
-    const looked = await this.status(server, { timeoutMs: VERIFY_LOOK_MS });
-    const notReady = notReadyForChecks(looked);
-    if (notReady) throw new NotReadyError(notReady, looked);
-    try {
-      const { result, summary, table, verdict } = await verifyParsersOn(session, server, log);
-      this.verification.set(server.name, summary);
-      this.verificationTables.set(server.name, table);
-      this.events.fire({ type: 'verified', server, summary, allPassed: result.allPassed, checks: result.checks });
-      return { summary, allPassed: result.allPassed, table, verdict };
-    } catch (error) {
-      const summary = `not verified (${errorText(error)})`;
-      this.verification.set(server.name, summary);
-      this.verificationTables.delete(server.name);
-      this.events.fire({ type: 'verified', server, summary, allPassed: undefined, checks: [] });
-      throw error;
-    }
+  verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
+    return this.verifications.verify(
+      {
+        connect: (s) => this.connect(s),
+        status: (s, options) => this.status(s, options),
+        fire: (event) => this.events.fire(event),
+      },
+      server,
+      log,
+    );
   }
 
   /**
    * The last `lines` lines of the unit's journal (read on the host) and of this fleet's own log
    * about the server, secrets masked. The journal part says why when it cannot be read.
    */
-  async logs(
-    server: ServerProfile,
-    lines: number,
-  ): Promise<{ journal: string[]; journalError?: string; log: string[] }> {
-    const n = Math.max(1, Math.min(1000, Math.floor(lines)));
-    const log = (this.recentLog.get(server.name)?.toArray() ?? []).slice(-n).map((l) => maskSecrets(l));
-    try {
-      const session = await this.connect(server);
-      return { ...(await hostLogs(session, server, n)), log };
-    } catch (error) {
-      return { journal: [], journalError: errorText(error), log };
-    }
+  logs(server: ServerProfile, lines: number): Promise<ServerLogs> {
+    return this.log.withJournal(server, lines, () => this.connect(server));
   }
 
   /**
@@ -532,43 +359,23 @@ export class Fleet {
     return this.forwards.info(server.name);
   }
 
-  private refused(server: ServerProfile, error: TransportError): void {
-    const refusal: Refusal = {
-      kind: error.kind,
-      message: error.message,
-      ...(error.hostKeyChange ? { hostKeyChange: error.hostKeyChange } : {}),
-    };
-    const previous = this.refusals.get(server.name);
-    this.refusals.set(server.name, refusal);
-    if (previous?.kind === refusal.kind && previous.message === refusal.message) return;
-    this.say(server.name, 'error', `${error.message}`);
-    this.events.fire({ type: 'refused', server, refusal, error });
-  }
-
-  private clearRefusal(server: ServerProfile): void {
-    if (this.refusals.delete(server.name)) this.events.fire({ type: 'connected', server });
-  }
-
-  private lookHost(): LookHost {
+  private restartHost(): RestartHost {
+    const settings = () => this.requireSettings();
     return {
       snapshot: (s) => this.snapshot(s),
       onEvent: (l) => this.onEvent(l),
-      loadTimeoutMs: this.requireSettings().loadTimeoutMs,
+      // Read at each look: the settings may change while the user answers a question.
+      get loadTimeoutMs() {
+        return settings().loadTimeoutMs;
+      },
+      connect: (s) => this.connect(s),
+      startWatch: (s, mode, unitBefore) => this.startWatch(s, mode, false, unitBefore),
     };
   }
 
   /** A line about one server: every front's log, and the server's own recent lines (`logs`). */
   private say(name: string, level: LogLevel, text: string): void {
-    this.record(name, level, `[${name}] ${text}`);
-  }
-
-  private record(name: string, level: LogLevel, line: string): void {
-    if (level !== 'trace') {
-      let buffer = this.recentLog.get(name);
-      if (!buffer) this.recentLog.set(name, (buffer = new RingBuffer<string>(RECENT_LOG_LINES)));
-      buffer.push(`${new Date().toISOString()} ${level} ${line}`);
-    }
-    this.deps.log(level, line);
+    this.log.say(name, level, text);
   }
 
   private requireSettings(): Settings {
@@ -576,24 +383,12 @@ export class Fleet {
     return this.settings;
   }
 
-  private later(run: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (!this.disposed) run();
-    }, 0);
-    this.timers.add(timer);
-  }
-
   dispose(): void {
-    this.disposed = true;
     // Watches cancelled by the disposal are nobody's news.
     this.events.dispose();
     void this.forwards.dispose();
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    for (const session of [...this.sessions.values(), ...this.stale]) session.dispose();
-    this.sessions.clear();
-    this.stale.clear();
+    this.soon.dispose();
+    this.sessions.dispose();
   }
 }
 

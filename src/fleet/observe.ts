@@ -49,7 +49,7 @@ export function observe(
     });
     if (options.signal?.aborted) return finish();
     options.signal?.addEventListener('abort', finish, { once: true });
-    if (!now.watching) fleet.watch(server, 'attach').catch(() => finish());
+    if (!now.watching) fleet.attach(server).catch(() => finish());
   });
 }
 
@@ -60,7 +60,7 @@ export function observe(
  * no front reports "restarting" (or exits) before the command reached the host.
  */
 export function whenRestartIssued(
-  fleet: Fleet,
+  fleet: Pick<Fleet, 'snapshot' | 'onEvent'>,
   server: ServerProfile,
   options: {
     timeoutMs: number;

@@ -10,7 +10,7 @@ export interface WaitHost {
   snapshot(server: ServerProfile): ServerSnapshot;
   onEvent(listener: (event: FleetEvent) => void): { dispose(): void };
   sessionFor(server: ServerProfile): Promise<FleetSession>;
-  watch(server: ServerProfile, mode: 'attach'): Promise<WatchOutcome | undefined>;
+  attach(server: ServerProfile): Promise<WatchOutcome | undefined>;
   /** A log line about a server. */
   say(server: string, level: LogLevel, text: string): void;
 }
@@ -37,8 +37,7 @@ export async function waitForServer(
             ? 'stopped'
             : undefined;
   const session = await fleet.sessionFor(server);
-  if (!session.watching)
-    void fleet.watch(server, 'attach').catch((error) => fleet.say(server.name, 'warn', errorText(error)));
+  if (!session.watching) void fleet.attach(server).catch((error) => fleet.say(server.name, 'warn', errorText(error)));
   return new Promise<WaitResult>((resolve) => {
     // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
     let movedSinceStart: boolean | undefined;

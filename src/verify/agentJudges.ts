@@ -7,6 +7,7 @@ import {
   argumentProblems,
   around,
   firstChoice,
+  leaksReasoningBeforeEnd,
   rawToolTokenProblems,
   result,
   str,
@@ -46,6 +47,7 @@ export function judgeRoundTrip(resp: unknown, mustMention: readonly string[]): J
     return result(
       'fail',
       `reasoning leaked into content after the tool result (${marker} in content); reasoning_content ${reasoning ? `${reasoning.length} chars` : str(reasoning)} | content ${around(content, marker, 70)}`,
+      leaksReasoningBeforeEnd(content, reasoning) ? 'reasoningInContent' : undefined,
     );
   }
   const raw = rawToolTokenProblems(m);
@@ -75,6 +77,20 @@ export function judgeRoundTrip(resp: unknown, mustMention: readonly string[]): J
       ? `reasoning_content (${reasoning.length} chars) separated`
       : 'no reasoning on this turn';
   return result('pass', `${thinking}; content: ${around(content, undefined, 80)}`);
+}
+
+/** The reasoning of choices[0] (reasoning_content, else vLLM's reasoning), '' when none. */
+export function reasoningTextOf(resp: unknown): string {
+  const c = firstChoice(resp);
+  return typeof c === 'string' ? '' : (c.message.reasoning_content ?? '');
+}
+
+/** The round trip of a history that carried the model's reasoning back: the same verdict, said so. */
+export function judgeCarriedReasoning(resp: unknown, mustMention: readonly string[]): Judgement {
+  const j = judgeRoundTrip(resp, mustMention);
+  return j.status === 'pass'
+    ? result('pass', `history with the reasoning accepted; ${j.evidence}`)
+    : result(j.status, j.evidence, j.fault);
 }
 
 /** One answer with a call per city, each with its own id and schema-valid arguments naming its city. */

@@ -3,7 +3,7 @@
  * fails. The verifier runs it; the log, the notification, the dashboard, the servers view, the CLI
  * and the agents' tools all show its names, evidence and consequences (through ./report).
  */
-import { judgeParallelCalls, judgeRoundTrip, toolCallsOf } from './agentJudges';
+import { judgeCarriedReasoning, judgeParallelCalls, judgeRoundTrip, reasoningTextOf, toolCallsOf } from './agentJudges';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall, type Judgement, type ToolDefinition } from './judges';
 
 export type CheckName =
@@ -15,6 +15,7 @@ export type CheckName =
   | 'tool calling (stream)'
   | 'tool round trip'
   | 'tool round trip (stream)'
+  | 'reasoning carried through tool calls'
   | 'parallel tool calls'
   | 'parallel tool calls (stream)'
   | 'tool_choice required'
@@ -104,12 +105,17 @@ export function namedRequest(model: string, stream = false, maxTokens = 2048): B
  * reasoning, which Kimi's template renders), then the tool's result under the call's id.
  * A string when the first answer has no call to answer.
  */
-export function roundTripRequest(model: string, first: unknown, stream = false, maxTokens = 2048): Body | string {
+export function roundTripRequest(
+  model: string,
+  first: unknown,
+  stream = false,
+  maxTokens = 2048,
+  earlier: readonly Body[] = [],
+): Body | string {
   const calls = toolCallsOf(first);
   if (calls.length === 0) return 'the first turn has no tool call to answer';
   const call = calls[0];
-  const choice = (first as { choices: { message: { content?: unknown; reasoning_content?: unknown } }[] }).choices[0]
-    .message;
+  const choice = (first as { choices: { message: { content?: unknown } }[] }).choices[0].message;
   const assistant: Body = {
     role: 'assistant',
     content: typeof choice.content === 'string' ? choice.content : '',
@@ -121,11 +127,13 @@ export function roundTripRequest(model: string, first: unknown, stream = false, 
       },
     ],
   };
-  if (typeof choice.reasoning_content === 'string' && choice.reasoning_content !== '')
-    assistant.reasoning_content = choice.reasoning_content;
+  const reasoning = reasoningTextOf(first);
+  // SGLang's and older vLLM's templates read reasoning_content, vLLM since 0.11.1 reads `reasoning`.
+  if (reasoning !== '') Object.assign(assistant, { reasoning_content: reasoning, reasoning });
   return chat(
     model,
     [
+      ...earlier,
       { role: 'user', content: TOOL_PROMPT },
       assistant,
       { role: 'tool', tool_call_id: call.id ?? '', content: JSON.stringify(TOOL_RESULT) },
@@ -136,6 +144,23 @@ export function roundTripRequest(model: string, first: unknown, stream = false, 
       tools: [WEATHER_TOOL],
     },
   );
+}
+
+/** A finished turn before the tool chain: Kimi's template drops its reasoning, so none is sent. */
+export const EARLIER_TURN: readonly Body[] = [
+  { role: 'user', content: 'What is the capital of France?' },
+  { role: 'assistant', content: 'The capital of France is Paris.' },
+];
+
+/**
+ * A multi-step history as an agent sends it: an earlier finished turn, then the tool chain in
+ * progress with the server's own call and its reasoning, then the tool's result. A string when
+ * the first answer has no call, or no reasoning to carry.
+ */
+export function carriedReasoningRequest(model: string, first: unknown, stream = true, maxTokens = 2048): Body | string {
+  if (toolCallsOf(first).length > 0 && reasoningTextOf(first) === '')
+    return 'the first turn has no reasoning to carry back';
+  return roundTripRequest(model, first, stream, maxTokens, EARLIER_TURN);
 }
 
 /** How a check gets its answer. */
@@ -229,6 +254,22 @@ const roundTrip: CheckSpec = {
   },
 };
 
+const carried: CheckSpec = {
+  name: 'reasoning carried through tool calls',
+  request:
+    "an earlier finished turn, then the tool calling (stream) answer sent back with its reasoning as reasoning_content (and reasoning), then the tool's result; streamed",
+  passes: 'the server takes the history (HTTP 200) and the answer uses the result (18 °C, light rain), no new call',
+  consequence:
+    "a Kimi thinking model gets its own reasoning back between tool calls (interleaved thinking) only where the server takes it: without it the agent's next step answers worse",
+  run: {
+    kind: 'followUp',
+    stream: true,
+    after: 'tool calling (stream)',
+    body: (m, first, n, st) => carriedReasoningRequest(m, first, st, n),
+    judge: (r) => judgeCarriedReasoning(r, TOOL_RESULT_WORDS),
+  },
+};
+
 const parallel: CheckSpec = {
   name: 'parallel tool calls',
   request: `"${PARALLEL_PROMPT}"`,
@@ -298,6 +339,7 @@ export const CHECKS: readonly CheckSpec[] = [
   streamed(toolCalling),
   roundTrip,
   streamed(roundTrip),
+  carried,
   parallel,
   streamed(parallel),
   required,

@@ -12,9 +12,16 @@ import { getFlag } from '../engine/execStart';
  */
 export type CheckStatus = 'pass' | 'fail' | 'inconclusive' | 'skipped';
 
+/**
+ * A fault the chat model knows how to repair on the way (docs/chat-model.md):
+ * 'reasoningInContent' the reasoning stays in content, ended by </think> (or ◁/think▷).
+ */
+export type KnownFault = 'reasoningInContent';
+
 export interface Judgement {
   readonly status: CheckStatus;
   readonly evidence: string;
+  readonly fault?: KnownFault;
 }
 
 export interface ExpectedParsers {
@@ -82,16 +89,21 @@ export function showJson(v: unknown): string {
 }
 
 /** A value of a parsed body as text: strings as they are, anything else as JSON. */
-function text(v: unknown): string {
+export function text(v: unknown): string {
   return typeof v === 'string' ? v : showJson(v);
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function result(status: CheckStatus, evidence: string): Judgement {
-  return { status, evidence: truncate(evidence) };
+export function result(status: CheckStatus, evidence: string, fault?: KnownFault): Judgement {
+  return { status, evidence: truncate(evidence), ...(fault ? { fault } : {}) };
+}
+
+/** Content that holds the reasoning ended by a closing think tag (and no reasoning field). */
+export function leaksReasoningBeforeEnd(content: string, reasoning: string | null): boolean {
+  return (!reasoning || reasoning.trim() === '') && (content.includes('</think>') || content.includes('◁/think▷'));
 }
 
 /** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
@@ -116,7 +128,7 @@ export function firstChoice(resp: unknown): { finishReason: string | null; messa
  * The reasoning text: SGLang and older vLLM send `reasoning_content`; vLLM after PR #27752
  * (Nov 2025) sends both; vLLM after PR #33402 (Jan 2026) only `reasoning`.
  */
-function reasoningOf(m: Record<string, unknown>): string | null {
+export function reasoningOf(m: Record<string, unknown>): string | null {
   if (typeof m.reasoning_content === 'string') return m.reasoning_content;
   return typeof m.reasoning === 'string' ? m.reasoning : null;
 }
@@ -171,7 +183,11 @@ export function judgeReasoning(resp: unknown): Judgement {
     const why = reasoning
       ? 'markers left in content'
       : 'reasoning_content null: reasoning parser off or its markers differ';
-    return result('fail', `${why}; content has ${marker}: ${around(content, marker)}`);
+    return result(
+      'fail',
+      `${why}; content has ${marker}: ${around(content, marker)}`,
+      leaksReasoningBeforeEnd(content, reasoning) ? 'reasoningInContent' : undefined,
+    );
   }
   if (!reasoning || reasoning.trim() === '') {
     return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
@@ -312,102 +328,4 @@ export function argumentProblems(args: unknown, tool: ToolDefinition): string[] 
   const validate = validatorFor(tool.function.parameters);
   if (!validate(parsed)) return [`arguments do not match the schema: ${ajv.errorsText(validate.errors)}`];
   return [];
-}
-
-interface StreamToolDelta {
-  index?: number;
-  id?: string | null;
-  type?: string | null;
-  function?: { name?: string | null; arguments?: string | null } | null;
-}
-
-/**
- * Folds an SSE body of a streamed chat completion into the non-streaming shape. Accepts chunks
- * that carry `reasoning_content: null` everywhere and chunks that omit null keys.
- */
-export function assembleStream(sseText: string): ChatCompletion & { done: boolean; chunks: number; error?: string } {
-  let content = '';
-  let reasoning = '';
-  let sawContent = false;
-  let role: string | undefined;
-  let finish: string | null = null;
-  let model: string | undefined;
-  let done = false;
-  let chunks = 0;
-  let error: string | undefined;
-  const tools = new Map<number, ToolCall>();
-  for (const event of sseText.replace(/\r\n?/g, '\n').split(/\n\n+/)) {
-    const data = event
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).replace(/^ /, ''))
-      .join('\n');
-    if (data === '') continue;
-    if (data.trim() === '[DONE]') {
-      done = true;
-      continue;
-    }
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      error ??= `unparsable SSE data: ${data.slice(0, 100)}`;
-      continue;
-    }
-    if (!isRecord(chunk)) continue;
-    if (chunk.object === 'error' || isRecord(chunk.error)) {
-      const e = isRecord(chunk.error) ? chunk.error : chunk;
-      error ??= `error ${text(e.code ?? '')}: ${text(e.message ?? '')}`;
-      continue;
-    }
-    chunks++;
-    if (typeof chunk.model === 'string') model = chunk.model;
-    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!isRecord(choice)) continue;
-    if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
-    const delta = isRecord(choice.delta) ? choice.delta : {};
-    if (typeof delta.role === 'string') role = delta.role;
-    if (typeof delta.content === 'string') {
-      content += delta.content;
-      sawContent = true;
-    }
-    const reasoningPiece = reasoningOf(delta);
-    if (reasoningPiece !== null) reasoning += reasoningPiece;
-    if (Array.isArray(delta.tool_calls)) {
-      for (const raw of (delta.tool_calls as unknown[]).filter(isRecord) as StreamToolDelta[]) {
-        const index = typeof raw.index === 'number' ? raw.index : 0;
-        const t = tools.get(index) ?? { index, function: {} };
-        if (typeof raw.id === 'string' && raw.id) t.id = raw.id;
-        if (typeof raw.type === 'string' && raw.type) t.type = raw.type;
-        if (typeof raw.function?.name === 'string' && raw.function.name && !t.function.name)
-          t.function.name = raw.function.name;
-        if (typeof raw.function?.arguments === 'string')
-          t.function.arguments = (t.function.arguments ?? '') + raw.function.arguments;
-        tools.set(index, t);
-      }
-    }
-  }
-  const toolCalls = [...tools.values()].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-  const message: ChatMessage = {
-    role,
-    content: sawContent || toolCalls.length > 0 || reasoning !== '' ? content : null,
-    reasoning_content: reasoning === '' ? null : reasoning,
-    tool_calls: toolCalls.length > 0 ? toolCalls : null,
-  };
-  const base = { done, chunks, ...(model !== undefined ? { model } : {}), ...(error !== undefined ? { error } : {}) };
-  if (chunks === 0 && error !== undefined) return { ...base, choices: [] };
-  return { ...base, choices: [{ index: 0, finish_reason: finish, message }] };
-}
-
-/** Judges a streamed body with a non-streaming judge; stream-level errors are failures. */
-export function judgeStream(sseText: string, judge: (resp: unknown) => Judgement): Judgement {
-  const assembled = assembleStream(sseText);
-  if (assembled.error !== undefined && assembled.choices.length === 0) return result('fail', assembled.error);
-  if (assembled.chunks === 0)
-    return result('fail', assembled.error ?? `no SSE chunks: ${JSON.stringify(sseText.slice(0, 150))}`);
-  const j = judge(assembled);
-  const notes = [assembled.error, assembled.done ? undefined : 'no data: [DONE]'].filter(
-    (x): x is string => x !== undefined,
-  );
-  return notes.length > 0 ? result(j.status, `${j.evidence} (${notes.join('; ')})`) : j;
 }

@@ -11,15 +11,15 @@ import { CHECKS, type CheckName, type CheckSpec } from './checks';
 import {
   judgeRunningFlags,
   judgeServerInfo,
-  judgeStream,
-  assembleStream,
   showJson,
   truncate,
   result,
   type ExpectedParsers,
   type Judgement,
+  type KnownFault,
 } from './judges';
 import { Limiter } from './limiter';
+import { assembleStream, judgeStream } from './streamJudge';
 import { engineById } from '../engine/engine';
 
 export { formatTable, summarize, verdictOf, type Verdict } from './report';
@@ -53,6 +53,8 @@ export interface CheckResult {
   readonly request?: string;
   /** What an agent suffers, when it did not pass. */
   readonly consequence?: string;
+  /** A fault the chat model repairs on the way, when the judge recognised one. */
+  readonly fault?: KnownFault;
 }
 
 export interface VerifyResult {
@@ -291,7 +293,11 @@ async function askWithinBudget(
     };
   return {
     ...b,
-    judgement: result(b.judgement.status, `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`),
+    judgement: result(
+      b.judgement.status,
+      `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`,
+      b.judgement.fault,
+    ),
   };
 }
 
@@ -303,6 +309,7 @@ function checkResult(spec: CheckSpec, a: Answer): CheckResult {
     evidence: a.judgement.evidence,
     ...(failing && a.request !== undefined ? { request: a.request } : {}),
     ...(failing && a.judgement.status !== 'skipped' ? { consequence: spec.consequence } : {}),
+    ...(failing && a.judgement.fault ? { fault: a.judgement.fault } : {}),
   };
 }
 

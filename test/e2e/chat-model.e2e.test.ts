@@ -3,7 +3,8 @@
 // vendor }) returns "Kimi K2.6 on sim"; a request with a tool gets a LanguageModelToolCallPart
 // with the arguments the server produced; a plain question streams text without its reasoning;
 // a request in flight when the server is stopped ends naming the state; after that the model is
-// gone.
+// gone. An agent loop (a call, its result, two parallel calls, a follow-up) gets its reasoning
+// carried back on each tool-call message, as the simulator's request log shows.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -51,6 +52,7 @@ function packageFixture(): string {
 
 interface Report {
   models?: { id: string; name: string; vendor: string; maxInputTokens: number }[];
+  steps?: { prompt: string; text: string; calls: { callId: string; name: string; input: unknown }[] }[];
   parts?: { type: string; value?: string; callId?: string; name?: string; input?: unknown }[];
   tokens?: number;
   error?: string;
@@ -87,10 +89,31 @@ async function runFixture(
   return { report: JSON.parse(readFileSync(file, 'utf8')) as Report, dialogs };
 }
 
+/**
+ * Waits until a connection to the server's port holds an unread request larger than a health
+ * probe (`ss`: Recv-Q of the accepted socket the SIGSTOPped server never reads).
+ */
+async function waitForQueuedRequest(host: {
+  ssh(c: string): Promise<{ stdout: string }>;
+  httpPort: number;
+}): Promise<void> {
+  for (;;) {
+    const r = await host.ssh(`ss -Htn state established '( sport = :${host.httpPort} )'`);
+    const queued = r.stdout
+      .split('\n')
+      .map((l) => Number(l.trim().split(/\s+/)[0]))
+      .filter((n) => Number.isFinite(n));
+    if (queued.some((n) => n > 200)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('e2e: the verified server as a chat model (vscode.lm)', function () {
   const scenario = useScenario({
     name: 'chat-model',
-    gpuHost: { sim: simForLoad(8) },
+    // The simulated model needs its reasoning back in a tool chain, as Kimi K2's thinking models do:
+    // without it the answer after a tool result ignores the result (sim.json chatFaults).
+    gpuHost: { sim: { ...simForLoad(8), chatFaults: { needsReasoningBack: true } } },
     unitText: (h) => unitWithParsers(h),
     // The editor's own chat (and the model picker) must not be switched off for this one.
     settings: { 'chat.disableAIFeatures': false },
@@ -170,6 +193,83 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     await screenshot(page, 'chat-tool-call');
   });
 
+  it('an agent loop through vscode.lm (a call, its result, two parallel calls, their results, a follow-up): the reasoning of each answer comes back on its tool-call message', async () => {
+    const { page, host } = scenario();
+    const logFile = join(host.stateDir, 'chat-requests.jsonl');
+    const before = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean).length : 0;
+    const { report } = await runFixture(page, 'Run an agent loop', 'agent');
+    console.log(`    agent: ${JSON.stringify(report.steps)}`);
+    assert.equal(report.error, undefined, report.error);
+    const steps = report.steps ?? [];
+    assert.deepEqual(
+      steps.map((s) => s.calls.map((c) => [c.callId, (c.input as { city?: string }).city])),
+      [
+        [['functions.get_weather:0', 'Paris']],
+        [],
+        [
+          ['functions.get_weather:1', 'Tokyo'],
+          ['functions.get_weather:2', 'London'],
+        ],
+        [],
+        [],
+      ],
+    );
+    // The answers after the results use them (the simulated model ignores a result when its reasoning is missing).
+    assert.match(steps[1]!.text, /^According to the tool: .*"temperature_c":18/);
+    assert.match(steps[3]!.text, /^According to the tool: .*"temperature_c":12/);
+    assert.ok(steps[4]!.text.length > 0, 'the follow-up is answered');
+
+    // What reached the server: the simulator's log of every chat request body.
+    const entries = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .slice(before)
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            body: { messages: Record<string, unknown>[] };
+            toolCallMessages: {
+              ids: string[];
+              reasoningContentChars: number;
+              reasoningFieldChars: number;
+              inCurrentChain: boolean;
+            }[];
+          },
+      )
+      .filter((e) => e.body.messages.some((m) => m.role === 'user' && /Paris right now/.test(String(m.content))));
+    assert.equal(entries.length, 5, 'one request per step');
+    const figures = entries.map((e) =>
+      e.toolCallMessages.map(
+        (m) => `${m.ids.join('+')}: ${m.reasoningContentChars}${m.inCurrentChain ? '' : ' (earlier turn)'}`,
+      ),
+    );
+    console.log(
+      `    [measure] reasoning chars sent back per tool-call message, per request: ${JSON.stringify(figures)}`,
+    );
+    for (const [i, e] of entries.entries()) {
+      for (const m of e.toolCallMessages) {
+        const message = e.body.messages.find(
+          (x) => Array.isArray(x.tool_calls) && (x.tool_calls as { id: string }[])[0]?.id === m.ids[0],
+        )!;
+        if (m.inCurrentChain) {
+          assert.match(
+            String(message.reasoning_content),
+            /^The user asks: ".*"\. I should call the get_weather tool to answer this\.$/,
+            `request ${i + 1}: the reasoning of ${m.ids.join(', ')} came back`,
+          );
+          assert.equal(message.reasoning, message.reasoning_content, "under vLLM's newer name too");
+        } else {
+          // Kimi's template drops the reasoning of turns before the last answer: it is not sent either.
+          assert.equal(m.reasoningContentChars + m.reasoningFieldChars, 0, `request ${i + 1}: ${m.ids.join(', ')}`);
+        }
+      }
+    }
+    assert.deepEqual(
+      entries.map((e) => e.toolCallMessages.map((m) => m.inCurrentChain)),
+      [[], [true], [false], [false, true], [false, false]],
+    );
+  });
+
   it('the editor lists it among its language models (Chat: Manage Language Models)', async function () {
     const page = scenario().page;
     // VS Code 1.104 has no such view without a chat extension signed in (it came with the models editor).
@@ -230,7 +330,8 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
         assert.ok(Date.now() - started < 60_000, 'the request was not sent within 60 s');
         await page.waitForTimeout(100);
       }
-      await page.waitForTimeout(1000); // the request is on its way to the hung server
+      // The request is at the hung server: its bytes wait in a connection the stopped process never reads.
+      await waitForQueuedRequest(host);
       assert.equal(existsSync(file), false, 'no answer from a hung server');
       const stop = await host.ssh(`systemctl stop --no-block ${host.unitName}`);
       assert.equal(stop.code, 0, stop.stderr);

@@ -28,13 +28,15 @@ describe('e2e: the packaged extension in code-server', () => {
     const page = wb!.page;
     await screenshot(page, 'palette-workbench');
     for (const title of TITLES) {
-      const rows = await paletteRows(page, `Kimi: ${title}`, { until: (r) => r.startsWith(`Kimi: ${title}`) });
+      const rows = await paletteRows(page, `Kimi Service: ${title}`, {
+        until: (r) => r.startsWith(`Kimi Service: ${title}`),
+      });
       assert.ok(
-        rows.some((r) => r.startsWith(`Kimi: ${title}`)),
-        `"Kimi: ${title}" not in the palette; rows: ${JSON.stringify(rows)}`,
+        rows.some((r) => r.startsWith(`Kimi Service: ${title}`)),
+        `"Kimi Service: ${title}" not in the palette; rows: ${JSON.stringify(rows)}`,
       );
     }
-    await openPalette(page, 'Kimi:');
+    await openPalette(page, 'Kimi Service:');
     await page.waitForTimeout(500);
     await screenshot(page, 'palette-kimi-commands');
     await page.keyboard.press('Escape');

@@ -5,6 +5,8 @@
  * an agent suffers); a correct server passes every check; vLLM's answers too.
  */
 import { strict as assert } from 'node:assert';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
@@ -70,7 +72,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const result = await verify({});
       assert.equal(result.allPassed, true, formatTable(result));
       assert.equal(summarize(result), `Parsers verified for agents (${result.checks.length} checks)`);
-      assert.equal(result.checks.length, 15);
+      assert.equal(result.checks.length, 16);
       assert.match(
         check(result, 'tool round trip').evidence,
         /reasoning_content \(\d+ chars\) separated; content: "According to the tool: .*18/,
@@ -91,6 +93,40 @@ function suite(engine: 'sglang' | 'vllm'): void {
           `budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length \\d+ from ${source.replace(/\//g, '\\/')}`,
         ),
       );
+    });
+
+    it('a model that needs its reasoning back (needsReasoningBack): every check passes, the reasoning carried on the call message; without it the answer ignores the result', async () => {
+      const result = await verify({ needsReasoningBack: true });
+      assert.equal(result.allPassed, true, formatTable(result));
+      assert.match(
+        check(result, 'reasoning carried through tool calls').evidence,
+        /^history with the reasoning accepted; reasoning_content \(\d+ chars\) separated; content: "According to the tool: .*18/,
+      );
+      const entries = (await readFile(join(host.stateDir, 'chat-requests.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              body: { messages: unknown[] };
+              toolCallMessages: { reasoningChars: number; inCurrentChain: boolean }[];
+            },
+        );
+      const carried = entries.filter((e) => e.body.messages.length === 5).pop()!;
+      assert.deepEqual(
+        carried.toolCallMessages.map((m) => [m.inCurrentChain, m.reasoningChars > 0]),
+        [[true, true]],
+      );
+      // The same history without the reasoning: the model ignores the tool's result.
+      const body = JSON.parse(JSON.stringify(carried.body)) as { messages: Record<string, unknown>[]; stream: boolean };
+      delete body.messages[3]!.reasoning_content;
+      delete body.messages[3]!.reasoning;
+      body.stream = false;
+      const r = await test.session.client.request('POST', '/v1/chat/completions', JSON.stringify(body));
+      assert.equal(r.kind === 'http' && r.status, 200);
+      const content = (JSON.parse(r.kind === 'http' ? r.body : '{}') as { choices: { message: { content: string } }[] })
+        .choices[0]!.message.content;
+      assert.equal(content, 'I could not find that information.');
     });
 
     it('thinking:false ignored (ik_llama.cpp#1685): "thinking off" fails, the answer shown in reasoning_content', async () => {
@@ -123,7 +159,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
           'tool_choice required (stream)',
           'named tool choice (stream)',
         ],
-        skipped: ['tool round trip (stream)'],
+        skipped: ['tool round trip (stream)', 'reasoning carried through tool calls'],
       });
       const c = check(result, 'tool calling (stream)');
       assert.match(
@@ -140,7 +176,14 @@ function suite(engine: 'sglang' | 'vllm'): void {
 
     it('reasoning leaking into content after a role "tool" message (dynamo#11653): the round trip fails, single turns pass', async () => {
       const result = await verify({ reasoningLeakAfterTool: true });
-      assert.deepEqual(notPassed(result), { fail: ['tool round trip', 'tool round trip (stream)'] });
+      assert.deepEqual(notPassed(result), {
+        fail: ['tool round trip', 'tool round trip (stream)', 'reasoning carried through tool calls'],
+      });
+      assert.equal(
+        check(result, 'tool round trip (stream)').fault,
+        'reasoningInContent',
+        'a fault the chat model repairs',
+      );
       const c = check(result, 'tool round trip');
       assert.match(
         c.evidence,
@@ -155,7 +198,9 @@ function suite(engine: 'sglang' | 'vllm'): void {
 
     it('call_<hex> ids (sglang#25358): "tool-call ids" fails naming the id, the follow-up comes back empty', async () => {
       const result = await verify({ callIds: true });
-      assert.deepEqual(notPassed(result), { fail: ['tool round trip', 'tool round trip (stream)', 'tool-call ids'] });
+      assert.deepEqual(notPassed(result), {
+        fail: ['tool round trip', 'tool round trip (stream)', 'reasoning carried through tool calls', 'tool-call ids'],
+      });
       const ids = check(result, 'tool-call ids');
       const foreign = engine === 'vllm' ? 'chatcmpl-tool-[0-9a-f]+' : 'call_[0-9a-f]+';
       assert.match(ids.evidence, new RegExp(`^tool calling: id "${foreign}" is not functions\\.NAME:IDX`));
@@ -226,7 +271,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const result = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
       const seconds = (Date.now() - started) / 1000;
       console.log(
-        `      [measure] ${engine}: ${result.checks.length} checks, 13 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,
+        `      [measure] ${engine}: ${result.checks.length} checks, 14 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,
       );
       assert.equal(result.allPassed, true, formatTable(result));
       await host.configureSimulator({ tokenDelayMs: 0, chatFaults: {} });
@@ -243,7 +288,9 @@ function suite(engine: 'sglang' | 'vllm'): void {
           assert.equal(ok.allPassed, true, formatTable(ok));
           assert.match(check(ok, 'reasoning (stream)').evidence, /^reasoning_content \(\d+ chars\)/);
           const leak = await verify({ reasoningLeakAfterTool: true });
-          assert.deepEqual(notPassed(leak), { fail: ['tool round trip', 'tool round trip (stream)'] });
+          assert.deepEqual(notPassed(leak), {
+            fail: ['tool round trip', 'tool round trip (stream)', 'reasoning carried through tool calls'],
+          });
         });
       }
     }

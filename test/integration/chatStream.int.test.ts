@@ -12,6 +12,10 @@ import {
   type StreamEvent,
 } from '../../src/fronts/vscode/chat/openaiChat';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { ChatTurn, type AnswerPart } from '../../src/fronts/vscode/chat/chatTurn';
+import { offerFor } from '../../src/fronts/vscode/chat/modelInfo';
+import { ReasoningMemory } from '../../src/fronts/vscode/chat/toolChainReasoning';
+import { verifyServer } from '../../src/verify/serverVerification';
 
 const WEATHER = {
   name: 'get_weather',
@@ -103,6 +107,73 @@ describe('the chat model over real SSH: streamed chat completions through the tu
       plain.events.some((e) => e.kind === 'reasoning'),
       'the reasoning was there, apart from the text',
     );
+  });
+
+  it('a server that leaks its reasoning after a tool result (reasoningLeakAfterTool): the verification shows it, the offer repairs it, the agent gets the answer only', async () => {
+    const model = '/root/models/Kimi-K2.6';
+    await host.configureSimulator({ chatFaults: { reasoningLeakAfterTool: true, needsReasoningBack: true } });
+    try {
+      const verified = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
+      const offer = offerFor('ready', verified.checks);
+      assert.ok(offer.offered);
+      assert.equal(offer.toolCalling, true);
+      assert.equal(offer.repair, 'afterToolResult');
+      assert.match(offer.notes.join(' '), /^Tool calling repaired: after a tool result/);
+
+      // The agent's two requests as the provider sends them: the call, then its result with the reasoning carried back.
+      const memory = new ReasoningMemory();
+      const send = async (messages: Parameters<typeof buildChatRequest>[0]['messages'], repair: boolean) => {
+        const request = buildChatRequest({ model, messages, tools: [WEATHER], maxTokens: 256 });
+        const history = memory.attach('sim', request.messages as never);
+        const parts: AnswerPart[] = [];
+        const turn = new ChatTurn({ reasoningInContent: repair ? 'beforeEnd' : 'leading', singleCall: false }, (p) =>
+          parts.push(p),
+        );
+        const r = await test.session.client.postStream(
+          '/v1/chat/completions',
+          JSON.stringify({ ...request, messages: history.messages }),
+          new AbortController().signal,
+        );
+        assert.ok(r.kind === 'http' && r.status === 200, JSON.stringify(r.kind));
+        for await (const chunk of r.body as AsyncIterable<Buffer>) turn.push(chunk.toString('utf8'));
+        turn.end();
+        memory.remember('sim', history.messages, turn.toolCalls, turn.reasoning);
+        return { parts, turn, carried: history.carried };
+      };
+      const question = {
+        role: 'user' as const,
+        parts: [{ kind: 'text' as const, text: 'What is the weather in Paris? Use the tool.' }],
+      };
+      const first = await send([question], false);
+      const call = first.parts.find((p): p is Extract<AnswerPart, { kind: 'toolCall' }> => p.kind === 'toolCall')!;
+      assert.equal(call.callId, 'functions.get_weather:0');
+      const chain = [
+        question,
+        {
+          role: 'assistant' as const,
+          parts: [{ kind: 'toolCall' as const, callId: call.callId, name: call.name, input: call.input }],
+        },
+        {
+          role: 'user' as const,
+          parts: [
+            { kind: 'toolResult' as const, callId: call.callId, text: '{"temperature_c":18,"conditions":"sunny"}' },
+          ],
+        },
+      ];
+      const repaired = await send(chain, true);
+      assert.deepEqual(repaired.carried, [first.turn.reasoning.length]);
+      const answer = repaired.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
+      assert.equal(answer, 'According to the tool: {"temperature_c":18,"conditions":"sunny"}');
+      assert.equal(repaired.turn.reasoning, 'The tool returned a result. I will summarise it for the user.');
+      // Without the repair the agent would have got the reasoning and </think> as its answer.
+      const raw = await send(chain, false);
+      assert.match(
+        raw.parts.map((p) => (p.kind === 'text' ? p.text : '')).join(''),
+        /^The tool returned a result\. I will summarise it for the user\.<\/think>According to the tool/,
+      );
+    } finally {
+      await host.configureSimulator({ chatFaults: {} });
+    }
   });
 
   it('with TCP forwarding forbidden by sshd, the same answer comes through curl on the host', async () => {

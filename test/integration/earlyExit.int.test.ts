@@ -85,6 +85,8 @@ describe('a server that dies in its first second shows its own line as the cause
       const message = failureMessage(test.settings.servers[0]!, outcome);
       assert.match(message, c.cause, `${message}\nerror lines: ${JSON.stringify(outcome.state.failure!.lines)}`);
       assert.doesNotMatch(message.slice(0, message.indexOf('Cause: ')), /Main process exited/, message);
+      const exitedAt = outcome.state.unit?.execMainExitedAt;
+      if (exitedAt !== undefined) console.log(`      failed said ${Date.now() - exitedAt} ms after the exit`);
     });
   });
 });

@@ -5,12 +5,19 @@ import {
   finishReasonOf,
   idFormatOf,
   judgeParallelCalls,
+  judgeCarriedReasoning,
   judgeRoundTrip,
   judgeToolIds,
   toolCallsOf,
 } from '../../src/verify/agentJudges';
 import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
-import { CHECKS, roundTripRequest, TOOL_RESULT_WORDS, WEATHER_TOOL } from '../../src/verify/checks';
+import {
+  carriedReasoningRequest,
+  CHECKS,
+  roundTripRequest,
+  TOOL_RESULT_WORDS,
+  WEATHER_TOOL,
+} from '../../src/verify/checks';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
 import { Limiter } from '../../src/verify/limiter';
 import { readySummary, summarize, verdictOf } from '../../src/verify/report';
@@ -266,8 +273,8 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
 
 describe('checks: the table and the round-trip request', () => {
   it('every check names its request, what passes and what an agent suffers; streamed twins say so', () => {
-    assert.equal(CHECKS.length, 15);
-    assert.equal(new Set(CHECKS.map((c) => c.name)).size, 15);
+    assert.equal(CHECKS.length, 16);
+    assert.equal(new Set(CHECKS.map((c) => c.name)).size, 16);
     for (const c of CHECKS) {
       assert.ok(c.request && c.passes && c.consequence, c.name);
       if (c.name.endsWith('(stream)')) assert.match(c.consequence, /agents stream/);
@@ -304,6 +311,7 @@ describe('checks: the table and the round-trip request', () => {
           },
         ],
         reasoning_content: 'r',
+        reasoning: 'r',
       },
       {
         role: 'tool',
@@ -314,6 +322,40 @@ describe('checks: the table and the round-trip request', () => {
     assert.equal(
       roundTripRequest('m', completion({ content: 'no call' }), false),
       'the first turn has no tool call to answer',
+    );
+  });
+
+  it('reasoning carried through tool calls: an earlier finished turn without reasoning, then the chain with it; none to carry: says why', () => {
+    const first = completion({ content: '', reasoning: 'vLLM says r', tool_calls: [call('Paris', 0)] }, 'tool_calls');
+    const body = carriedReasoningRequest('m', first) as { messages: Record<string, unknown>[]; stream: boolean };
+    assert.equal(body.stream, true);
+    assert.deepEqual(
+      body.messages.map((m) => [m.role, m.reasoning_content, m.reasoning]),
+      [
+        ['user', undefined, undefined],
+        ['assistant', undefined, undefined],
+        ['user', undefined, undefined],
+        ['assistant', 'vLLM says r', 'vLLM says r'],
+        ['tool', undefined, undefined],
+      ],
+    );
+    assert.equal(
+      carriedReasoningRequest('m', completion({ content: '', tool_calls: [call('Paris', 0)] }, 'tool_calls')),
+      'the first turn has no reasoning to carry back',
+    );
+    const leak = judgeCarriedReasoning(completion({ content: 'I will summarise.</think>According to the tool: 18' }), [
+      '18',
+    ]);
+    assert.equal(leak.status, 'fail');
+    assert.equal(leak.fault, 'reasoningInContent', 'a fault the chat model repairs');
+    const ignored = judgeCarriedReasoning(completion({ content: 'I could not find that information.' }), [
+      '18',
+      'rain',
+    ]);
+    assert.match(ignored.evidence, /^the answer does not use the tool's result/);
+    assert.match(
+      judgeCarriedReasoning(completion({ content: '18 °C' }), ['18']).evidence,
+      /^history with the reasoning accepted; /,
     );
   });
 });

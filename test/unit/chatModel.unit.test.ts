@@ -254,32 +254,117 @@ describe('chat model: what is offered, with which limits', () => {
   const allPass = [
     'server flags',
     'reasoning',
+    'reasoning (stream)',
     'thinking off',
     'tool calling',
-    'reasoning (stream)',
     'tool calling (stream)',
+    'tool round trip',
+    'tool round trip (stream)',
+    'reasoning carried through tool calls',
+    'parallel tool calls',
+    'parallel tool calls (stream)',
+    'tool_choice required',
+    'tool_choice required (stream)',
+    'named tool choice',
+    'named tool choice (stream)',
+    'tool-call ids',
   ].map(pass);
+  const withOutcome = (outcomes: Record<string, { status: string; fault?: string }>) =>
+    allPass.map((c) => (outcomes[c.name] ? { name: c.name, ...outcomes[c.name] } : c));
+  const leak = { status: 'fail', fault: 'reasoningInContent' };
 
-  it('only a ready server whose streamed reasoning check passed; tool calling only when the streamed tool-call check passed', () => {
-    assert.deepEqual(offerFor('ready', allPass), { offered: true, toolCalling: true });
-    assert.deepEqual(
-      offerFor(
-        'ready',
-        allPass.map((c) => (c.name === 'tool calling (stream)' ? { ...c, status: 'fail' } : c)),
-      ),
-      { offered: true, toolCalling: false },
+  it('a server whose every check passed: offered with tool calling and parallel calls, nothing repaired', () => {
+    assert.deepEqual(offerFor('ready', allPass), {
+      offered: true,
+      toolCalling: true,
+      parallelToolCalls: true,
+      repair: 'none',
+      notes: [],
+    });
+  });
+
+  it('tool calling needs every check of the loop: a call, the turn after its result, the reasoning carried, the ids', () => {
+    for (const name of [
+      'tool calling (stream)',
+      'tool round trip (stream)',
+      'reasoning carried through tool calls',
+      'tool-call ids',
+    ]) {
+      const offer = offerFor('ready', withOutcome({ [name]: { status: 'fail' } }));
+      assert.ok(offer.offered);
+      assert.equal(offer.toolCalling, false, name);
+      assert.equal(offer.parallelToolCalls, false, name);
+      assert.deepEqual(offer.notes, [`Tool calling withheld: ${name} failed in the parser check.`]);
+    }
+    const skipped = offerFor('ready', withOutcome({ 'tool round trip (stream)': { status: 'skipped' } }));
+    assert.ok(skipped.offered && !skipped.toolCalling, 'a check that did not run shows nothing working');
+  });
+
+  it('reasoning leaked before </think> after a tool result (the round trips fail with that fault): tool calling offered, repaired after tool results', () => {
+    const offer = offerFor(
+      'ready',
+      withOutcome({
+        'tool round trip': leak,
+        'tool round trip (stream)': leak,
+        'reasoning carried through tool calls': leak,
+      }),
     );
-    assert.equal(
-      offerFor(
-        'ready',
-        allPass.map((c) => (c.name === 'reasoning (stream)' ? { ...c, status: 'skipped' } : c)),
-      ).offered,
-      false,
+    assert.ok(offer.offered);
+    assert.equal(offer.toolCalling, true);
+    assert.equal(offer.repair, 'afterToolResult');
+    assert.match(
+      offer.notes.join(' '),
+      /^Tool calling repaired: after a tool result .*tool round trip \(stream\), reasoning carried through tool calls failed/,
     );
+  });
+
+  it('reasoning left in the answer on every turn: repaired always; any other reasoning failure: not offered', () => {
+    const always = offerFor('ready', withOutcome({ 'reasoning (stream)': leak }));
+    assert.ok(always.offered);
+    assert.equal(always.repair, 'always');
+    assert.match(always.notes[0]!, /^Reasoning repaired/);
+    const none = offerFor('ready', withOutcome({ 'reasoning (stream)': { status: 'skipped' } }));
+    assert.equal(none.offered, false);
     assert.equal(offerFor('ready', undefined).offered, false);
     const loading = offerFor('loading', allPass);
     assert.equal(loading.offered, false);
     assert.match((loading as { why: string }).why, /loading/);
+  });
+
+  it('parallel calls failed: tool calling stays, parallel calls withheld, and the detail says so', () => {
+    const offer = offerFor('ready', withOutcome({ 'parallel tool calls (stream)': { status: 'fail' } }));
+    assert.ok(offer.offered);
+    assert.equal(offer.toolCalling, true);
+    assert.equal(offer.parallelToolCalls, false);
+    const d = describeChatModel({
+      serverName: 'gpu1',
+      modelId: 'moonshotai/Kimi-K2.6',
+      context: 262144,
+      maxOutput: 16384,
+      capabilities: offer,
+      engine: 'SGLang',
+    });
+    assert.equal(d.detail, 'SGLang via SSH · one tool call at a time');
+    assert.match(
+      d.tooltip,
+      /tool calling verified end to end\. Parallel tool calls withheld: parallel tool calls \(stream\) failed; only the first call/,
+    );
+    const off = offerFor('ready', withOutcome({ 'tool-call ids': { status: 'fail' }, 'reasoning (stream)': leak }));
+    assert.ok(off.offered);
+    const e = describeChatModel({
+      serverName: 'gpu1',
+      modelId: 'm',
+      context: 1000,
+      maxOutput: 100,
+      capabilities: off,
+      engine: 'vLLM',
+    });
+    assert.equal(e.detail, 'vLLM via SSH · no tools, reasoning repaired');
+    assert.equal(e.toolCalling, false);
+    assert.match(
+      e.tooltip,
+      /tool calling not offered\. Reasoning repaired: .* Tool calling withheld: tool-call ids failed/,
+    );
   });
 
   it("limits come from the server: max_model_len, else /server_info's context_length; the answer gets at most a quarter", () => {
@@ -298,11 +383,13 @@ describe('chat model: what is offered, with which limits', () => {
       modelId: 'moonshotai/Kimi-K2.6',
       context: 262144,
       maxOutput: 16384,
-      toolCalling: true,
+      capabilities: { toolCalling: true, parallelToolCalls: true, repair: 'none', notes: [] },
       engine: 'SGLang',
     });
     assert.equal(d.name, 'Kimi K2.6 on gpu1');
-    assert.equal(d.id, 'kimi-service/gpu1');
+    // VS Code shows it as kimi-service/gpu1 (vendor/id): the vendor is not repeated in the id.
+    assert.equal(d.id, 'gpu1');
+    assert.equal(d.detail, 'SGLang via SSH');
     assert.equal(d.maxInputTokens + d.maxOutputTokens, 262144);
     assert.equal(displayModelName('kimi-k2.6'), 'kimi k2.6');
   });

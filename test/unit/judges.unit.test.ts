@@ -1,13 +1,12 @@
 import * as assert from 'node:assert/strict';
 import {
-  assembleStream,
   judgeReasoning,
   judgeServerInfo,
-  judgeStream,
   judgeThinkingOff,
   judgeToolCall,
   type ToolDefinition,
 } from '../../src/verify/judges';
+import { assembleStream, judgeStream } from '../../src/verify/streamJudge';
 
 // Shapes as ../shared/reference/sglang-server.md sections 4–6 describe them.
 const MODEL = '/root/models/Kimi-K2.6';

@@ -17,6 +17,7 @@ const oa = require(SIM + 'openai.js');
 const state = require(SIM + 'state.js');
 const log = require(SIM + 'log.js');
 const faults = require(SIM + 'faults.js');
+const requestLog = require(SIM + 'requestLog.js');
 
 const SHARD_RE =
   /(?:Multi-thread loading shards|Loading safetensors checkpoint shards):\s+(\d+)% Completed \| (\d+)\/(\d+)/;
@@ -642,6 +643,101 @@ describe('sglang-sim: chat faults (issue 18)', () => {
     assert.match(model.chatRawOutput({ messages: history('call_0a1b2c'), tools: [weather] }), /<\/think>$/);
     const long = model.chatRawOutput({ messages: [{ role: 'user', content: 'hi' }] }, { longReasoningTokens: 500 });
     assert.ok(model.tokenize(long.slice(0, long.indexOf('</think>'))).length >= 500);
+  });
+
+  it('needsReasoningBack: a tool chain whose call message lacks its reasoning gets an answer that ignores the result; earlier turns do not count', () => {
+    const toolCall = (id: string, reasoning?: string) => ({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      ...(reasoning ? { reasoning_content: reasoning } : {}),
+    });
+    const chain = (reasoning?: string) => [
+      { role: 'user', content: 'Weather in Paris?' },
+      toolCall('functions.get_weather:0', reasoning),
+      { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '{"temperature_c":18}' },
+    ];
+    const on = { needsReasoningBack: true };
+    assert.match(
+      model.chatRawOutput({ messages: chain(), tools: [weather] }, on),
+      /<\/think>I could not find that information\.$/,
+    );
+    assert.match(
+      model.chatRawOutput({ messages: chain('Call the tool.'), tools: [weather] }, on),
+      /According to the tool: \{"temperature_c":18\}$/,
+    );
+    assert.match(
+      model.chatRawOutput({ messages: chain(), tools: [weather] }),
+      /According to the tool/,
+      'off by default',
+    );
+    // vLLM's newer field counts too; a call of a finished earlier turn without reasoning does not.
+    const vllm = chain();
+    (vllm[1] as Record<string, unknown>).reasoning = 'Call the tool.';
+    assert.match(model.chatRawOutput({ messages: vllm, tools: [weather] }, on), /According to the tool/);
+    const later = [
+      ...chain(),
+      { role: 'assistant', content: 'It is 18 °C.' },
+      { role: 'user', content: 'And now?' },
+      toolCall('functions.get_weather:1', 'Again.'),
+      { role: 'tool', tool_call_id: 'functions.get_weather:1', content: '{"temperature_c":19}' },
+    ];
+    assert.match(
+      model.chatRawOutput({ messages: later, tools: [weather] }, on),
+      /According to the tool: \{"temperature_c":19\}$/,
+    );
+    // Thinking off: nothing to carry.
+    assert.match(
+      model.chatRawOutput({ messages: chain(), tools: [weather], chat_template_kwargs: { thinking: false } }, on),
+      /^According to the tool/,
+    );
+  });
+
+  it('the request log: one line per chat body, with what each tool-call message carried back', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simlog-'));
+    try {
+      const body = {
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: '',
+            tool_calls: [{ id: 'functions.f:0', function: { name: 'f', arguments: '{}' } }],
+            reasoning_content: 'abc',
+            reasoning: 'abc',
+          },
+          { role: 'tool', tool_call_id: 'functions.f:0', content: 'r' },
+          { role: 'assistant', content: 'done' },
+          { role: 'assistant', content: '', tool_calls: [{ id: 'functions.f:1' }] },
+        ],
+      };
+      requestLog.logChatRequest(dir, body);
+      requestLog.logChatRequest(null, body);
+      const lines = fs.readFileSync(path.join(dir, requestLog.FILE), 'utf8').trim().split('\n');
+      assert.equal(lines.length, 1);
+      const entry = JSON.parse(lines[0]!);
+      assert.deepEqual(entry.body, body);
+      assert.deepEqual(entry.toolCallMessages, [
+        {
+          index: 1,
+          ids: ['functions.f:0'],
+          reasoningChars: 3,
+          reasoningContentChars: 3,
+          reasoningFieldChars: 3,
+          inCurrentChain: false,
+        },
+        {
+          index: 4,
+          ids: ['functions.f:1'],
+          reasoningChars: 0,
+          reasoningContentChars: 0,
+          reasoningFieldChars: 0,
+          inCurrentChain: true,
+        },
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -163,6 +163,7 @@ const ALL_CHECKS = [
   'tool calling (stream)',
   'tool round trip',
   'tool round trip (stream)',
+  'reasoning carried through tool calls',
   'parallel tool calls',
   'parallel tool calls (stream)',
   'tool_choice required',
@@ -185,14 +186,14 @@ describe('verifier: verifyParsers', () => {
     );
     assert.equal(result.allPassed, true);
     assert.equal(result.model, MODEL);
-    assert.equal(summarize(result), 'Parsers verified for agents (15 checks)');
+    assert.equal(summarize(result), 'Parsers verified for agents (16 checks)');
     assert.equal(verdictOf(result), 'verified');
     assert.deepEqual(
       { first: result.budgets?.first, retry: result.budgets?.retry, source: result.budgets?.source },
       { first: 2048, retry: 8192, source: '/v1/models max_model_len' },
     );
     const posts = requests.filter((r) => r.body);
-    assert.equal(posts.length, 13, 'one request per chat check, no retries');
+    assert.equal(posts.length, 14, 'one request per chat check, no retries');
     assert.ok(posts.every((r) => r.body?.model === MODEL));
     assert.ok(posts.every((r) => r.body?.max_tokens === (r.body?.chat_template_kwargs ? 256 : 2048)));
     assert.deepEqual(
@@ -216,7 +217,22 @@ describe('verifier: verifyParsers', () => {
       },
     ]);
     assert.equal(messages[1].reasoning_content, 'Need the weather.');
+    assert.equal(messages[1].reasoning, 'Need the weather.', "vLLM's newer name too");
     assert.equal(messages[2].tool_call_id, 'functions.get_weather:0');
+    // The multi-step history: an earlier finished turn (no reasoning sent, as Kimi's template drops it), then the chain.
+    const carried = posts.find((r) => (r.body?.messages as unknown[]).length === 5);
+    const history = carried?.body?.messages as Record<string, unknown>[];
+    assert.deepEqual(
+      history.map((m) => [m.role, m.reasoning_content]),
+      [
+        ['user', undefined],
+        ['assistant', undefined],
+        ['user', undefined],
+        ['assistant', 'Need the weather.'],
+        ['tool', undefined],
+      ],
+    );
+    assert.equal(carried?.body?.stream, true);
     const named = posts.find((r) => typeof r.body?.tool_choice === 'object');
     assert.deepEqual(named?.body?.tool_choice, { type: 'function', function: { name: 'get_weather' } });
     assert.ok(posts.some((r) => r.body?.tool_choice === 'required'));
@@ -242,7 +258,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(result.allPassed, false);
     assert.equal(
       summarize(result),
-      'Parser check failed: server flags, reasoning, reasoning (stream), tool calling, tool calling (stream), parallel tool calls, parallel tool calls (stream), tool_choice required, tool_choice required (stream), named tool choice, named tool choice (stream) (skipped: tool round trip, tool round trip (stream), tool-call ids)',
+      'Parser check failed: server flags, reasoning, reasoning (stream), tool calling, tool calling (stream), parallel tool calls, parallel tool calls (stream), tool_choice required, tool_choice required (stream), named tool choice, named tool choice (stream) (skipped: tool round trip, tool round trip (stream), reasoning carried through tool calls, tool-call ids)',
     );
   });
 
@@ -296,7 +312,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(result.allPassed, false);
     assert.equal(
       summarize(result),
-      'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream)',
+      'Parser check incomplete, skipped: tool calling, tool calling (stream), tool round trip, tool round trip (stream), reasoning carried through tool calls',
     );
     // The verifier gave up on the slow request without waiting for it: wait for its late end.
     await waitFor(() => slowEnded, { timeoutMs: 5000, message: 'the slow request to end' });
@@ -347,7 +363,7 @@ describe('verifier: verifyParsers', () => {
     assert.match(result.checks[1].evidence, /^at 8192 tokens \(2048 cut the answer\): reasoning_content/);
     const budgets = requests.filter((r) => r.body && !r.body.chat_template_kwargs).map((r) => r.body?.max_tokens);
     assert.deepEqual([...new Set(budgets)].sort(), [2048, 8192]);
-    assert.equal(budgets.length, 24, 'each of the 12 thinking requests twice');
+    assert.equal(budgets.length, 26, 'each of the 13 thinking requests twice');
   });
 
   it('cut at every budget: inconclusive naming the budget, never a parser failure; the summary says so', async () => {

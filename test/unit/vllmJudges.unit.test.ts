@@ -1,11 +1,6 @@
 import { strict as assert } from 'node:assert';
-import {
-  judgeReasoning,
-  judgeRunningFlags,
-  judgeStream,
-  judgeThinkingOff,
-  judgeToolCall,
-} from '../../src/verify/judges';
+import { judgeReasoning, judgeRunningFlags, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
+import { judgeStream } from '../../src/verify/streamJudge';
 import { verifyParsers, WEATHER_TOOL, type VerifierDeps } from '../../src/verify/verifier';
 
 // vLLM's answers as its serving code builds them (docs/vllm-server.md §5–§6): `reasoning` (since

@@ -7,7 +7,8 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
-import type { Controller } from './controller';
+import type { ActionHost } from './actionHost';
+import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
 import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceReport, type AdviceSession } from '../../fleet/advice';
 import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
@@ -22,13 +23,13 @@ const SHOW = 'Show suggestions';
 const OPEN_SOURCE = 'Open source';
 
 async function gather(
-  controller: Controller,
+  host: ActionHost,
   server: ServerProfile,
   history: MementoLike,
   log: vscode.LogOutputChannel,
   state?: LoadState,
 ): Promise<{ session: AdviceSession; report: AdviceReport } | undefined> {
-  const fleetSession = await controller.openSession(server);
+  const fleetSession = await host.openSession(server);
   if (!fleetSession) return undefined;
   const session = adviceSessionOf(fleetSession);
   if (!session) {
@@ -66,21 +67,21 @@ function pickItem(advice: Advice): vscode.QuickPickItem & { advice: Advice } {
 }
 
 export async function suggestFasterLoadCommand(
-  controller: Controller,
+  host: ActionHost,
   log: vscode.LogOutputChannel,
   history: MementoLike,
 ): Promise<void> {
-  const server = controller.idleServer();
+  const server = host.requireServer();
   if (!server) return;
   let gathered;
   try {
     gathered = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Kimi: reading the last load of ${server.name}` },
-      () => gather(controller, server, history, log),
+      () => gather(host, server, history, log),
     );
   } catch (error) {
     log.error(`[${server.name}] Suggestions could not be read: ${errorText(error)}`);
-    void controller.notify('error', `Kimi on ${server.name}: the last load could not be read: ${errorText(error)}`);
+    void host.notify('error', `Kimi on ${server.name}: the last load could not be read: ${errorText(error)}`);
     return;
   }
   if (!gathered) return;
@@ -108,7 +109,7 @@ export async function suggestFasterLoadCommand(
       void vscode.env.openExternal(vscode.Uri.parse(advice.sources[0]));
     return;
   }
-  await applyAndWatch(controller, server, session, advice, log);
+  await applyAndWatch(host, server, session, advice, log);
 }
 
 function changeDeps(session: AdviceSession, log: vscode.LogOutputChannel, advice: Advice): ParserChangeDeps {
@@ -126,21 +127,17 @@ function changeDeps(session: AdviceSession, log: vscode.LogOutputChannel, advice
     },
     confirmDiff: async (diff) => {
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
-      const choice = await vscode.window.showWarningMessage(
+      return confirmModal(
         `Change the command line of ${session.profile.unit} on ${name} and restart it? (${advice.title})`,
-        {
-          modal: true,
-          detail: `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
-        },
+        `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
         APPLY,
       );
-      return choice === APPLY;
     },
   };
 }
 
 async function applyAndWatch(
-  controller: Controller,
+  host: ActionHost,
   server: ServerProfile,
   session: AdviceSession,
   advice: Advice,
@@ -153,7 +150,7 @@ async function applyAndWatch(
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Applying "${advice.title}" failed: ${message}`);
-    void controller.notify('error', `Kimi on ${server.name}: could not apply "${advice.title}": ${message}`);
+    void host.notify('error', `Kimi on ${server.name}: could not apply "${advice.title}": ${message}`);
     if (error instanceof ParserChangeError && error.sudoRefused)
       void vscode.commands.executeCommand('kimiService.copySudoersRule');
     return;
@@ -164,7 +161,7 @@ async function applyAndWatch(
     return;
   }
   log.info(`[${server.name}] Drop-in written: ${result.rollback.dropInPath}`);
-  const outcome = await controller.watch(server, 'restart');
+  const outcome = (await host.restartAfterChange(server))?.outcome;
   if (outcome?.end !== 'failed') return;
   const choice = await vscode.window.showErrorMessage(
     `Kimi on ${server.name} failed to start with ${advice.change?.flag}. Roll back to the previous command line and restart?`,
@@ -174,10 +171,10 @@ async function applyAndWatch(
   try {
     await rollback(deps, result.rollback);
   } catch (error) {
-    void controller.notify('error', `Kimi on ${server.name}: roll back failed: ${errorText(error)}`);
+    void host.notify('error', `Kimi on ${server.name}: roll back failed: ${errorText(error)}`);
     return;
   }
-  await controller.watch(server, 'restart');
+  await host.restartAfterChange(server);
 }
 
 /**
@@ -185,7 +182,7 @@ async function applyAndWatch(
  * load: ..." with a button that opens the command. Quiet when there is nothing to suggest.
  */
 export async function offerAdviceAfterReady(
-  controller: Controller,
+  host: ActionHost,
   server: ServerProfile,
   state: LoadState,
   history: MementoLike,
@@ -194,7 +191,7 @@ export async function offerAdviceAfterReady(
   const start = state.restartRequestedAt ?? state.processStartedAt;
   if (start === undefined || state.readyAt === undefined || state.readyAt - start < MIN_PHASE_MS) return;
   try {
-    const gathered = await gather(controller, server, history, log, state);
+    const gathered = await gather(host, server, history, log, state);
     const summary = gathered && adviceSummary(gathered.report.result);
     if (!summary) return;
     const choice = await vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`, SHOW);

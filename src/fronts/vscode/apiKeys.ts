@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import type { ServerProfile } from '../../config/config';
+import type { FleetSession } from '../../fleet/fleet';
 
 /**
  * API keys of servers started with --api-key, kept in VS Code's SecretStorage (never in
@@ -38,4 +40,19 @@ export class ApiKeys {
 
 function storageKey(serverName: string): string {
   return `kimi.apiKey.${serverName}`;
+}
+
+/** "Kimi Service: Set server API key": stored in SecretStorage, used at once by the live session. */
+export async function setApiKeyCommand(
+  apiKeys: ApiKeys | undefined,
+  server: ServerProfile | undefined,
+  openSession: (server: ServerProfile) => Promise<FleetSession | undefined>,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
+  if (!server || !apiKeys) return;
+  const answer = await apiKeys.ask(server.name);
+  if (!answer) return;
+  const session = await openSession(server);
+  session?.client.setApiKey(answer.key);
+  log.info(`[${server.name}] API key ${answer.key ? 'set' : 'removed'} (kept in VS Code's secret storage).`);
 }

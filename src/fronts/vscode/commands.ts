@@ -15,17 +15,17 @@ export function registerCommands(
 ): vscode.Disposable[] {
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
-    'kimiService.restartService': (argument) => controller.restart(serverNameOf(argument)),
-    'kimiService.pollService': (argument) => controller.poll(serverNameOf(argument)),
-    'kimiService.stopPolling': (argument) => controller.stopPolling(serverNameOf(argument)),
+    'kimiService.restartService': (argument) => controller.restarts.restart(serverNameOf(argument)),
+    'kimiService.pollService': (argument) => controller.watches.poll(serverNameOf(argument)),
+    'kimiService.stopPolling': (argument) => controller.watches.stopPolling(serverNameOf(argument)),
     'kimiService.showLog': () => controller.showLog(),
-    'kimiService.makeActive': (argument) => controller.makeActive(serverNameOf(argument)),
-    'kimiService.selectServer': () => controller.selectServer(),
+    'kimiService.makeActive': (argument) => controller.choice.makeActive(serverNameOf(argument)),
+    'kimiService.selectServer': () => controller.choice.select(),
     'kimiService.addServer': () => controller.addServer(),
     'kimiService.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
     'kimiService.enableParsers': () => enableParsersCommand(controller, log),
     'kimiService.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
-    'kimiService.verifyParsers': (argument) => controller.verifyParsersCommand(serverNameOf(argument)),
+    'kimiService.verifyParsers': (argument) => controller.checks.command(serverNameOf(argument)),
     'kimiService.setApiKey': () => controller.setApiKey(),
     'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),

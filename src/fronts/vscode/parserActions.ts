@@ -6,7 +6,8 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
-import type { Controller } from './controller';
+import type { ActionHost } from './actionHost';
+import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
 import {
   enableParsersOn,
@@ -47,12 +48,7 @@ async function confirmChange(server: ServerProfile, change: ProposedArgsChange):
     change.how === 'compose'
       ? 'The previous file is kept next to it (.kimi-backup).'
       : 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.';
-  const choice = await vscode.window.showWarningMessage(
-    question,
-    { modal: true, detail: `${maskSecrets(change.diff)}\n\n${note}` },
-    apply,
-  );
-  return choice === apply;
+  return confirmModal(question, `${maskSecrets(change.diff)}\n\n${note}`, apply);
 }
 
 function changeUi(server: ServerProfile, log: vscode.LogOutputChannel): ArgsChangeUi {
@@ -66,14 +62,14 @@ function changeUi(server: ServerProfile, log: vscode.LogOutputChannel): ArgsChan
 }
 
 /** A refusal by sudo offers the rules that allow the command; anything else, the log. */
-function notifyFailure(controller: Controller, error: unknown, message: string): void {
+function notifyFailure(host: ActionHost, error: unknown, message: string): void {
   if (!isSudoRefusal(error)) {
-    void controller.notify('error', message);
+    void host.notify('error', message);
     return;
   }
   void vscode.window.showErrorMessage(maskSecrets(message), COPY_RULE, 'Show log').then((choice) => {
     if (choice === COPY_RULE) void vscode.commands.executeCommand('kimiService.copySudoersRule');
-    else if (choice === 'Show log') controller.showLog();
+    else if (choice === 'Show log') host.showLog();
   });
 }
 
@@ -81,8 +77,8 @@ function notifyFailure(controller: Controller, error: unknown, message: string):
  * "Enable tool calling and thinking parsers": add the flags to the server's command line, restart,
  * watch; offer to roll back when the new command line fails.
  */
-export async function enableParsersCommand(controller: Controller, log: vscode.LogOutputChannel): Promise<void> {
-  const server = controller.idleServer();
+export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutputChannel): Promise<void> {
+  const server = host.requireServer();
   if (!server) return;
   // The engine (SGLang or vLLM) is read after the pick; the verb checks the name against its list.
   const reasoningParser = await pickParser('reasoning', [
@@ -91,7 +87,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   if (!reasoningParser) return;
   const toolCallParser = await pickParser('tool call', [...new Set([...TOOL_CALL_PARSERS, ...VLLM_TOOL_CALL_PARSERS])]);
   if (!toolCallParser) return;
-  const session = await controller.openSession(server);
+  const session = await host.openSession(server);
   if (!session) return;
   const ui = changeUi(server, log);
   let outcome;
@@ -100,7 +96,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Enabling parsers failed: ${message}`);
-    notifyFailure(controller, error, `Kimi on ${server.name}: could not enable the parsers: ${message}`);
+    notifyFailure(host, error, `Kimi on ${server.name}: could not enable the parsers: ${message}`);
     return;
   }
   switch (outcome.kind) {
@@ -127,7 +123,7 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
       break;
   }
   log.info(`[${server.name}] Written: ${outcome.file}`);
-  const watched = await controller.watch(server, 'restart');
+  const watched = (await host.restartAfterChange(server))?.outcome;
   if (watched?.end !== 'failed') return;
   const question =
     outcome.rollback.how === 'compose'
@@ -144,8 +140,8 @@ export async function enableParsersCommand(controller: Controller, log: vscode.L
   } catch (error) {
     const message = errorText(error);
     log.error(`[${server.name}] Roll back failed: ${message}`);
-    notifyFailure(controller, error, `Kimi on ${server.name}: roll back failed: ${message}`);
+    notifyFailure(host, error, `Kimi on ${server.name}: roll back failed: ${message}`);
     return;
   }
-  await controller.watch(server, 'restart');
+  await host.restartAfterChange(server);
 }

@@ -110,3 +110,12 @@ export async function warmThenReport(
     },
   );
 }
+
+/**
+ * The confirmation of a change that restarts (a server's command line shown as its diff, a
+ * rolling restart): a modal warning with the one button that goes on; true when it was chosen.
+ */
+export async function confirmModal(question: string, detail: string, goOn: string): Promise<boolean> {
+  const choice = await vscode.window.showWarningMessage(question, { modal: true, detail }, goOn);
+  return choice === goOn;
+}

@@ -6,6 +6,7 @@ import { rollingRestart, rollSummary, sameModelDefaults } from '../../fleet/roll
 import { execStartCommand, execStartOf } from '../../target/systemd/systemd';
 import { modelPathOf } from '../../engine/execStart';
 import { errorText } from '../../util/errors';
+import { confirmModal } from './restartDialog';
 
 export interface RollingRestartDeps {
   readonly fleet: Fleet;
@@ -76,16 +77,12 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
   const chosen = picked.map((p) => p.server);
   const names = chosen.map((s) => s.name).join(', then ');
   if (settings.confirmRestart) {
-    const ok = await vscode.window.showWarningMessage(
+    const ok = await confirmModal(
       `Restart ${names}?`,
-      {
-        modal: true,
-        detail:
-          'One at a time: the next server restarts only after the previous one is ready and its tool-calling and reasoning parsers pass. The first failure stops the roll.',
-      },
+      'One at a time: the next server restarts only after the previous one is ready and its tool-calling and reasoning parsers pass. The first failure stops the roll.',
       'Restart',
     );
-    if (ok !== 'Restart') return;
+    if (!ok) return;
   }
   log.info(`Rolling restart of ${names}.`);
   const result = await deps

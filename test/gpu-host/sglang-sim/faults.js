@@ -157,6 +157,10 @@ function warmupTraceback(detail) {
  *   callIds                  ids call_<hex> (vLLM: chatcmpl-tool-<hex>) instead of functions.NAME:IDX (sglang#25358); the
  *                            model (model.js) then answers the next turn with nothing, as Kimi K2.6 does (Kimi-K2#128)
  *   mergeParallelCalls       two calls come back as one, the first swallowed into its id (vllm#24478)
+ *   needsReasoningBack       the model behaves as a Kimi K2 thinking model that needs its reasoning back: when an
+ *                            assistant tool-call message of the tool chain in progress (after the last assistant
+ *                            message without calls) comes without reasoning_content/reasoning, the answer after
+ *                            the tool result ignores the result (the stand-in for "answers worse", llxprt-code#679)
  *   longReasoningTokens      N: the model reasons N tokens before answering, so a smaller max_tokens ends with
  *                            finish_reason "length" and nothing in content (gonka#1202); a budget above N fits
  */

@@ -5,6 +5,7 @@ const oa = require('./openai');
 const model = require('./model');
 const { postProcessChat } = require('./parsers');
 const faults = require('./faults');
+const { logChatRequest } = require('./requestLog');
 
 const GEN_ROUTES = new Set(['/generate', '/v1/completions', '/v1/chat/completions']);
 const JSON_HDR = { 'content-type': 'application/json' };
@@ -379,6 +380,7 @@ class HttpApi {
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
     if (max != null && (!Number.isInteger(max) || max < 0))
       return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
+    logChatRequest(this.sim.root, body);
     const cf = faults.chatFaults(this.sim);
     const raw = model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
     const out = model.truncateTokens(raw, max);

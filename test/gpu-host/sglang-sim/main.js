@@ -12,6 +12,9 @@
  *   sim.json        config, read once at start (missing = defaults)
  *   gpu.json        {"pid","updatedAt","gpus":[{"index","memoryUsedMiB","memoryTotalMiB"}]} (tp GPUs), rewritten as
  *                   memory changes; all 0 on exit (after SIGKILL it stays: the pid is dead -> stale)
+ *   chat-requests.jsonl  every /v1/chat/completions body the server took, one JSON line each, with a summary of its
+ *                   assistant tool-call messages (ids, reasoning chars carried back, in the current tool chain or not):
+ *                   requestLog.js; the tests read it to count what reached the host
  * Page cache: the REAL kernel page cache of the model files (no state file). At load start the simulator
  *   applies coldFiles (evicts with `dd iflag=nocache count=0`, reads in with cat) and measures each file's
  *   residency with util-linux `fincore --bytes --noheadings --raw` (no fincore: all cold unless coldFiles warms

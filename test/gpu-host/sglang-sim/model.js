@@ -1,6 +1,7 @@
 'use strict';
 // The deterministic "model": what Kimi K2.6 would generate (raw text, before any parser), and a crude tokenizer.
 const { K2 } = require('./parsers');
+const { currentChainStart, reasoningText } = require('./requestLog');
 
 /** split text into "tokens": special tokens whole, otherwise a word with its leading space */
 function tokenize(text) {
@@ -120,6 +121,11 @@ function chatRawOutput(req, fault = {}) {
     // Kimi K2.6 was trained on functions.NAME:IDX ids in its history: with others it ends the turn at once (Kimi-K2#128).
     reasoning = 'The tool returned a result.';
     answer = '';
+  } else if (last.role === 'tool' && thinking && fault.needsReasoningBack && chainLacksReasoning(messages)) {
+    // A thinking model that does not get its own reasoning back for the tool chain in progress
+    // loses the thread (interleaved thinking, llxprt-code#679): here it ignores the tool's result.
+    reasoning = 'There is a tool result, but not why I called the tool. I will answer without it.';
+    answer = 'I could not find that information.';
   } else if (last.role === 'tool') {
     const result = contentText(last.content).replace(/\s+/g, ' ').slice(0, 120);
     reasoning = 'The tool returned a result. I will summarise it for the user.';
@@ -147,6 +153,16 @@ function toolArguments(tool, question) {
   const named = CITIES.filter((c) => new RegExp(`\\b${c}\\b`, 'i').test(question));
   if (!cityKey || named.length < 2) return [base];
   return named.map((c) => ({ ...base, [cityKey]: c }));
+}
+
+/** An assistant message of the tool chain in progress (what Kimi's template renders with reasoning) lacks it. */
+function chainLacksReasoning(messages) {
+  const start = currentChainStart(messages);
+  return messages
+    .slice(start)
+    .some(
+      (m) => m && m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length && !reasoningText(m),
+    );
 }
 
 function k2IdsInHistory(messages) {

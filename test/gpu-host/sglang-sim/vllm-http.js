@@ -6,6 +6,7 @@ const { HttpApi } = require('./http');
 const model = require('./model');
 const vo = require('./vllm-openai');
 const faults = require('./faults');
+const { logChatRequest } = require('./requestLog');
 
 class VllmHttpApi extends HttpApi {
   _authorized(req, path) {
@@ -106,6 +107,7 @@ class VllmHttpApi extends HttpApi {
       );
     }
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
+    logChatRequest(this.sim.root, body);
     const cf = faults.chatFaults(this.sim);
     const out = model.truncateTokens(model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf }), max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);

@@ -5,15 +5,14 @@ import { judgeCompletion, parseModels, parseObject } from '../../../src/engine/s
 import { readCapped } from '../../../src/engine/serverHttp';
 import { Readable } from 'node:stream';
 import {
-  assembleStream,
   judgeReasoning,
   judgeServerInfo,
-  judgeStream,
   judgeThinkingOff,
   judgeToolCall,
   type Judgement,
   type ToolDefinition,
 } from '../../../src/verify/judges';
+import { assembleStream, judgeStream } from '../../../src/verify/streamJudge';
 import { check, deepArray, junk, timed, wordSoup } from './hostileInputs';
 
 const TOOL: ToolDefinition = {

@@ -1,31 +1,84 @@
 /**
- * Which servers the chat model offers, and with what limits (pure: the provider feeds it what the
- * fleet and the server said). A server is offered while it is `ready` and its last parser check
- * showed reasoning separated from the answer; tool calling is advertised only when the streamed
- * tool-call check passed (the provider always streams).
+ * Which servers the chat model offers, and with what (pure: the provider feeds it what the fleet
+ * and the server said). The offer follows the whole parser verification, as the chat model uses
+ * the server (streamed): a server is offered while it is `ready` and its reasoning is separated
+ * from the answer (or the known leak before </think> is repaired on the way); tool calling only
+ * when a call, the turn after its result, the reasoning carried back and the ids all worked;
+ * parallel calls only when their check passed. The detail and tooltip say what is withheld or
+ * repaired, and why.
  */
 
 export interface CheckOutcome {
   readonly name: string;
   readonly status: 'pass' | 'fail' | 'skipped' | string;
+  /** A fault the chat model repairs ('reasoningInContent'), when the judge recognised one. */
+  readonly fault?: string;
 }
 
-export type Offer =
-  | { readonly offered: true; readonly toolCalling: boolean }
-  | { readonly offered: false; readonly why: string };
+/** Where content is read for reasoning leaked before </think>: never, after a tool result, always. */
+export type ReasoningRepair = 'none' | 'afterToolResult' | 'always';
 
-/** Whether a server in `verdict` with these parser checks is offered as a chat model. */
+export interface Capabilities {
+  readonly toolCalling: boolean;
+  readonly parallelToolCalls: boolean;
+  readonly repair: ReasoningRepair;
+  /** What is withheld or repaired, and why, one sentence each. */
+  readonly notes: readonly string[];
+}
+
+export type Offer = ({ readonly offered: true } & Capabilities) | { readonly offered: false; readonly why: string };
+
+/** The checks tool calling needs end to end (the chat model streams, and agents loop through results). */
+const TOOL_CHECKS = [
+  'tool calling (stream)',
+  'tool round trip (stream)',
+  'reasoning carried through tool calls',
+  'tool-call ids',
+] as const;
+
+function outcomeText(c: CheckOutcome | undefined, name: string): string {
+  return `${name} ${c ? (c.status === 'fail' ? 'failed' : c.status) : 'not run'}`;
+}
+
+/** Whether a server in `verdict` with these parser checks is offered as a chat model, and with what. */
 export function offerFor(verdict: string | undefined, checks: readonly CheckOutcome[] | undefined): Offer {
   if (verdict !== 'ready') return { offered: false, why: `the server is ${verdict ?? 'not watched'}` };
   if (!checks) return { offered: false, why: 'its parsers are not verified yet' };
-  const passed = (name: string) => checks.some((c) => c.name === name && c.status === 'pass');
+  const find = (name: string) => checks.find((c) => c.name === name);
+  const passed = (name: string) => find(name)?.status === 'pass';
+  const repairable = (name: string) => {
+    const c = find(name);
+    return c?.status === 'fail' && c.fault === 'reasoningInContent';
+  };
+  const notes: string[] = [];
+  let repair: ReasoningRepair = 'none';
   if (!passed('reasoning (stream)')) {
-    return {
-      offered: false,
-      why: 'the parser check did not show reasoning separated from the answer (reasoning (stream))',
-    };
+    if (!repairable('reasoning (stream)'))
+      return {
+        offered: false,
+        why: 'the parser check did not show reasoning separated from the answer (reasoning (stream))',
+      };
+    repair = 'always';
+    notes.push(
+      'Reasoning repaired: the server leaves it in the answer before </think> (reasoning (stream) failed); the chat model moves it back out of the answer.',
+    );
   }
-  return { offered: true, toolCalling: passed('tool calling (stream)') };
+  const broken = TOOL_CHECKS.find((name) => !passed(name) && !repairable(name));
+  const toolCalling = broken === undefined;
+  if (!toolCalling) {
+    notes.push(`Tool calling withheld: ${outcomeText(find(broken), broken)} in the parser check.`);
+  } else if (TOOL_CHECKS.some(repairable)) {
+    if (repair === 'none') repair = 'afterToolResult';
+    notes.push(
+      `Tool calling repaired: after a tool result the server leaves the reasoning in the answer before </think> (${TOOL_CHECKS.filter(repairable).join(', ')} failed); the chat model moves it back.`,
+    );
+  }
+  const parallelToolCalls = toolCalling && passed('parallel tool calls (stream)');
+  if (toolCalling && !parallelToolCalls)
+    notes.push(
+      `Parallel tool calls withheld: ${outcomeText(find('parallel tool calls (stream)'), 'parallel tool calls (stream)')}; only the first call of an answer is passed on.`,
+    );
+  return { offered: true, toolCalling, parallelToolCalls, repair, notes };
 }
 
 export interface ServedModel {
@@ -97,30 +150,44 @@ export interface ChatModelDescription {
   readonly toolCalling: boolean;
 }
 
+/** The picker's short line: the engine, then what is withheld or repaired. */
+function detailOf(engine: string, c: Capabilities): string {
+  const marks = [
+    !c.toolCalling ? 'no tools' : !c.parallelToolCalls ? 'one tool call at a time' : undefined,
+    c.repair !== 'none' ? 'reasoning repaired' : undefined,
+  ].filter((x): x is string => x !== undefined);
+  return `${engine} via SSH${marks.length ? ` · ${marks.join(', ')}` : ''}`;
+}
+
 export function describeChatModel(input: {
   readonly serverName: string;
   readonly modelId: string;
   readonly context: number | undefined;
   readonly maxOutput: number;
-  readonly toolCalling: boolean;
+  readonly capabilities: Capabilities;
   readonly engine: string;
 }): ChatModelDescription {
   const context = input.context ?? FALLBACK_CONTEXT;
   const { maxInputTokens, maxOutputTokens } = limits(context, input.maxOutput);
   const name = `${displayModelName(input.modelId)} on ${input.serverName}`;
+  const c = input.capabilities;
+  const verified = c.toolCalling
+    ? `tool calling verified end to end${c.parallelToolCalls ? ', parallel calls too' : ''}`
+    : 'tool calling not offered';
   return {
-    id: `kimi-service/${input.serverName}`,
+    // VS Code names a model by vendor and id ("kimi-service/gpu1"): the id is the server's name.
+    id: input.serverName,
     name,
     family: input.modelId.split('/').pop()!.toLowerCase(),
     version: input.modelId,
-    detail: `${input.engine} via SSH`,
+    detail: detailOf(input.engine, c),
     tooltip:
       `${input.modelId} served by ${input.engine} on ${input.serverName}, reached over the extension's verified SSH connection. ` +
-      `Context ${context} tokens${input.context === undefined ? ' (assumed: the server did not say)' : ''}; ` +
-      `tool calling ${input.toolCalling ? 'verified' : 'not verified, so not offered'}.`,
+      `Context ${context} tokens${input.context === undefined ? ' (assumed: the server did not say)' : ''}; ${verified}.` +
+      (c.notes.length ? ` ${c.notes.join(' ')}` : ''),
     maxInputTokens,
     maxOutputTokens,
-    toolCalling: input.toolCalling,
+    toolCalling: c.toolCalling,
   };
 }
 

@@ -29,7 +29,15 @@ export interface OpenAiToolCall {
 
 export type OpenAiMessage =
   | { readonly role: 'system' | 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string; readonly tool_calls?: readonly OpenAiToolCall[] }
+  | {
+      readonly role: 'assistant';
+      readonly content: string;
+      readonly tool_calls?: readonly OpenAiToolCall[];
+      /** The model's reasoning for these calls, sent back (./toolChainReasoning). */
+      readonly reasoning_content?: string;
+      /** The same, under vLLM's newer name (vLLM since 0.11.1 reads only this one). */
+      readonly reasoning?: string;
+    }
   | { readonly role: 'tool'; readonly tool_call_id: string; readonly content: string };
 
 /**
@@ -113,49 +121,7 @@ export function buildChatRequest(input: ChatRequestInput): Record<string, unknow
 
 // ------------------------------------------------------------------ server-sent events
 
-/** Splits a byte stream's text into SSE events and returns each event's `data` (lines joined by "\n"). */
-export class SseDecoder {
-  private buffer = '';
-  private data: string[] = [];
-
-  push(chunk: string): string[] {
-    this.buffer += chunk;
-    const out: string[] = [];
-    let newline: number;
-    while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
-      const line = this.buffer.slice(0, newline);
-      const width = this.buffer.startsWith('\r\n', newline) ? 2 : 1;
-      // A lone "\r" at the end may be the first half of "\r\n": wait for the next chunk.
-      if (width === 1 && this.buffer[newline] === '\r' && newline === this.buffer.length - 1) break;
-      this.buffer = this.buffer.slice(newline + width);
-      this.line(line, out);
-    }
-    return out;
-  }
-
-  /** The end of the stream: an event not closed by a blank line still counts. */
-  end(): string[] {
-    const out: string[] = [];
-    if (this.buffer !== '') this.line(this.buffer, out);
-    this.buffer = '';
-    this.line('', out);
-    return out;
-  }
-
-  private line(line: string, out: string[]): void {
-    if (line === '') {
-      if (this.data.length > 0) out.push(this.data.join('\n'));
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(':')) return; // a comment (keep-alive)
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-  }
-}
+export { SseDecoder } from './sse';
 
 // ------------------------------------------------------------------ the streamed answer
 
@@ -186,6 +152,14 @@ const THINK_MARKERS: readonly (readonly [string, string])[] = [
 ];
 
 /**
+ * How to read content that may hold reasoning: 'leading' (default) a think block at its start is
+ * reasoning; 'beforeEnd' also text ended by a closing tag without an opening one (a server known
+ * to leak the reasoning into content, see docs/chat-model.md): the content is held until the tag
+ * or the end of the answer, and without a tag it was all answer.
+ */
+export type ReasoningInContent = 'leading' | 'beforeEnd';
+
+/**
  * Reassembles the streamed chunks of one chat completion. Tool calls are given whole (once their
  * arguments are complete: at finish_reason or at the end); text as it comes. Reasoning is told
  * apart twice: the server's reasoning parser puts it in `reasoning_content` (or vLLM's
@@ -201,6 +175,8 @@ export class ChatStreamAccumulator {
   private head = '';
   private headState: 'undecided' | 'thinking' | 'answer' = 'undecided';
   private closing = '';
+
+  constructor(private readonly reasoningInContent: ReasoningInContent = 'leading') {}
 
   /** One SSE data payload. */
   push(data: string): StreamEvent[] {
@@ -259,6 +235,7 @@ export class ChatStreamAccumulator {
   private content(text: string): StreamEvent[] {
     if (this.headState === 'answer') return [{ kind: 'text', text }];
     if (this.headState === 'thinking') return this.thinking(text);
+    if (this.reasoningInContent === 'beforeEnd') return this.untilClosingTag(text);
     this.head += text;
     const trimmed = this.head.trimStart();
     for (const [open] of THINK_MARKERS) {
@@ -290,6 +267,24 @@ export class ChatStreamAccumulator {
     }
     const reasoning = this.head.slice(0, at);
     const answer = this.head.slice(at + this.closing.length).replace(/^\s+/, '');
+    this.head = '';
+    this.headState = 'answer';
+    return [
+      ...(reasoning ? [{ kind: 'reasoning' as const, text: reasoning }] : []),
+      ...(answer ? [{ kind: 'text' as const, text: answer }] : []),
+    ];
+  }
+
+  /** Held until a closing tag: the reasoning before it, the answer after; no tag, all answer (at the end). */
+  private untilClosingTag(text: string): StreamEvent[] {
+    this.head += text;
+    const found = THINK_MARKERS.map(([open, close]) => ({ open, close, at: this.head.indexOf(close) }))
+      .filter((m) => m.at >= 0)
+      .sort((a, b) => a.at - b.at)[0];
+    if (!found) return [];
+    let reasoning = this.head.slice(0, found.at).trimStart();
+    if (reasoning.startsWith(found.open)) reasoning = reasoning.slice(found.open.length);
+    const answer = this.head.slice(found.at + found.close.length).replace(/^\s+/, '');
     this.head = '';
     this.headState = 'answer';
     return [
@@ -363,4 +358,25 @@ export function httpErrorText(status: number, body: string): string {
     /* not JSON: the text itself */
   }
   return `HTTP ${status}${detail ? `: ${detail}` : ''}`;
+}
+
+/**
+ * A whole chat completion (a server that answered `stream: true` with plain JSON) as one stream
+ * payload, so the same accumulator (and its repair of leaked reasoning) reads both.
+ */
+export function completionAsStreamData(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new ChatStreamError(`the server answered with JSON that does not parse: ${body.slice(0, 200)}`);
+  }
+  const error = streamError(parsed);
+  if (error) throw new ChatStreamError(error);
+  const p = parsed as { choices?: unknown; usage?: unknown };
+  const choices = (Array.isArray(p.choices) ? p.choices : []).map((c: unknown) => {
+    const choice = c as { index?: unknown; message?: unknown; finish_reason?: unknown };
+    return { index: choice.index, delta: choice.message ?? {}, finish_reason: choice.finish_reason ?? null };
+  });
+  return JSON.stringify({ choices, usage: p.usage ?? null });
 }

@@ -14,14 +14,15 @@ import type { LoadState } from '../../../monitor/loadState';
 import { errorText } from '../../../util/errors';
 import {
   buildChatRequest,
-  ChatStreamAccumulator,
   ChatStreamError,
   httpErrorText,
-  SseDecoder,
   type NeutralMessage,
   type NeutralPart,
-  type StreamEvent,
+  type OpenAiMessage,
 } from './openaiChat';
+import { answersToolResult, ChatTurn } from './chatTurn';
+import { ReasoningMemory } from './toolChainReasoning';
+import { raceAbort } from './abort';
 import {
   contextLength,
   describeChatModel,
@@ -29,6 +30,7 @@ import {
   offerFor,
   parseModels,
   parseTokenCount,
+  type Capabilities,
   type CheckOutcome,
 } from './modelInfo';
 
@@ -65,6 +67,7 @@ interface Offered {
   readonly server: ServerProfile;
   readonly modelId: string;
   readonly info: KimiChatInformation;
+  readonly capabilities: Capabilities;
 }
 
 /** Why a request in flight was cut off by the extension. */
@@ -81,6 +84,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   /** Per server: true once /tokenize answered, false once it did not (then the estimate). */
   private readonly tokenizer = new Map<string, boolean>();
   private readonly refreshing = new Map<string, Promise<void>>();
+  /** The reasoning of answers that ended in tool calls, sent back with them (interleaved thinking). */
+  private readonly reasoning = new ReasoningMemory();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -123,8 +128,14 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   ): Promise<void> {
     const offer = this.offerOf(model);
     const { server } = offer;
-    const session = await this.fleet.sessionFor(server);
-    const body = buildChatRequest({
+    // Cancellation holds from the first await on (the SSH session may take seconds to come up).
+    const abort = new AbortController();
+    const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
+    this.inFlight.set(server.name, running);
+    running.add(abort);
+    const cancel = token.onCancellationRequested(() => abort.abort(new vscode.CancellationError()));
+    if (token.isCancellationRequested) abort.abort(new vscode.CancellationError());
+    const request = buildChatRequest({
       model: offer.modelId,
       messages: messages.map(toNeutralMessage),
       tools: (options.tools ?? []).map((t) => ({
@@ -136,11 +147,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       maxTokens: offer.info.maxOutputTokens,
       ...(options.modelOptions ? { modelOptions: options.modelOptions } : {}),
     });
-    const abort = new AbortController();
-    const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
-    this.inFlight.set(server.name, running);
-    running.add(abort);
-    const cancel = token.onCancellationRequested(() => abort.abort(new vscode.CancellationError()));
+    const history = this.reasoning.attach(server.name, request.messages as OpenAiMessage[]);
+    const body = { ...request, messages: history.messages };
     let idle: NodeJS.Timeout | undefined;
     const touch = () => {
       clearTimeout(idle);
@@ -155,32 +163,24 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       );
     };
     const started = Date.now();
-    let reasoningChars = 0;
-    let texts = 0;
-    const calls: string[] = [];
-    let usage = '';
-    const report = (event: StreamEvent) => {
-      switch (event.kind) {
-        case 'text':
-          texts += event.text.length;
-          progress.report(new vscode.LanguageModelTextPart(event.text));
-          break;
-        case 'toolCall':
-          calls.push(event.name);
-          progress.report(new vscode.LanguageModelToolCallPart(event.callId, event.name, event.input));
-          break;
-        case 'reasoning':
-          // Reasoning is never part of the answer (thinking parts are proposed API): the log only.
-          reasoningChars += event.text.length;
-          this.log.trace(`[${server.name}] chat reasoning: ${event.text}`);
-          break;
-        case 'usage':
-          usage = `, ${event.promptTokens} prompt + ${event.completionTokens} completion tokens`;
-          break;
-      }
-    };
+    const { repair, parallelToolCalls } = offer.capabilities;
+    const afterToolResult = answersToolResult(history.messages);
+    const turn = new ChatTurn(
+      {
+        reasoningInContent:
+          repair === 'always' || (repair === 'afterToolResult' && afterToolResult) ? 'beforeEnd' : 'leading',
+        singleCall: !parallelToolCalls,
+      },
+      (part) =>
+        progress.report(
+          part.kind === 'text'
+            ? new vscode.LanguageModelTextPart(part.text)
+            : new vscode.LanguageModelToolCallPart(part.callId, part.name, part.input),
+        ),
+    );
     try {
       touch();
+      const session = await raceAbort(this.fleet.sessionFor(server), abort.signal);
       const result = await session.client.postStream('/v1/chat/completions', JSON.stringify(body), abort.signal);
       if (result.kind === 'refused')
         throw new Error(`${model.name}: the server's port is closed (connection refused).`);
@@ -189,18 +189,21 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         const text = await readText(result.body, 64 * 1024);
         throw new Error(`${model.name} refused the request: ${httpErrorText(result.status, text)}`);
       }
-      const decoder = new SseDecoder();
-      const accumulator = new ChatStreamAccumulator();
-      for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
-        touch();
-        for (const data of decoder.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8')))
-          for (const e of accumulator.push(data)) report(e);
-      }
-      for (const data of decoder.end()) for (const e of accumulator.push(data)) report(e);
-      for (const e of accumulator.end()) report(e);
+      if (/json/i.test(result.contentType)) turn.pushCompletion(await readText(result.body, 16 * 1024 * 1024));
+      else
+        for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
+          touch();
+          turn.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+        }
+      turn.end();
+      this.reasoning.remember(server.name, history.messages, turn.toolCalls, turn.reasoning);
+      if (turn.reasoning) this.log.trace(`[${server.name}] chat reasoning: ${turn.reasoning}`);
+      const carried = history.carried.length
+        ? `; reasoning sent back on the tool chain: ${history.carried.join(', ')} characters`
+        : '';
       this.log.info(
-        `[${server.name}] chat: ${messages.length} message(s), ${options.tools?.length ?? 0} tool(s) -> ${accumulator.finishReason ?? 'end of stream'} in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
-          `${texts} characters of text${calls.length ? `, tool calls ${calls.join(', ')}` : ''}${usage}; reasoning ${reasoningChars} characters, not shown (log level Trace shows it)`,
+        `[${server.name}] chat: ${messages.length} message(s), ${options.tools?.length ?? 0} tool(s)${carried} -> ${turn.finishReason ?? 'end of stream'} in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+          `${turn.summary()}, not shown (log level Trace shows it)`,
       );
     } catch (error) {
       let reason: unknown = abort.signal.aborted ? abort.signal.reason : undefined;
@@ -366,7 +369,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         modelId: model.id,
         context,
         maxOutput: this.settings.maxOutputTokens(),
-        toolCalling: offer.toolCalling,
+        capabilities: offer,
         engine:
           model.ownedBy === 'vllm'
             ? 'vLLM'
@@ -381,6 +384,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       this.offers.set(server.name, {
         server,
         modelId: model.id,
+        capabilities: offer,
         info: {
           id: d.id,
           name: d.name,
@@ -397,7 +401,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       this.notOffered.delete(server.name);
       if (JSON.stringify(before?.info) !== JSON.stringify(this.offers.get(server.name)?.info)) {
         this.log.info(
-          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off: the streamed tool-call check did not pass'}).`,
+          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off'}, parallel calls ${offer.parallelToolCalls ? 'on' : 'off'}).${offer.notes.length ? ` ${offer.notes.join(' ')}` : ''}`,
         );
         this.changed.fire();
       }
@@ -425,6 +429,7 @@ function serverIs(state: LoadState): string {
   return state.verdict === 'failed' ? 'the server failed' : `the server is ${state.verdict}${loadingPercent(state)}`;
 }
 
+/** The model id is the server's name (VS Code adds the vendor); ids of older versions had the vendor in them too. */
 function serverNameOf(modelId: string): string {
   return modelId.replace(/^kimi-service\//, '');
 }

@@ -1,0 +1,76 @@
+/**
+ * The background watches of this window (kimiService.watchAfterReady, fleet/backgroundWatches.ts)
+ * and the offer, right after activation, to resume a watch a closed window cut short (nothing
+ * is restarted).
+ */
+import * as vscode from 'vscode';
+import type { ServerProfile, Settings } from '../../config/config';
+import { BackgroundWatches } from '../../fleet/backgroundWatches';
+import type { Fleet } from '../../fleet/fleet';
+import type { NoticeGate } from '../../fleet/notices';
+import type { MementoLike } from '../../monitor/history';
+import { Disposable } from './disposable';
+
+const RESUME = 'Resume watching';
+
+export interface BackgroundDeps {
+  readonly fleet: Fleet;
+  /** Per window: which watches were under way when it closed. */
+  readonly windowState: MementoLike;
+  readonly log: vscode.LogOutputChannel;
+  readonly notices: NoticeGate;
+  readonly unreachable: (server: ServerProfile) => boolean;
+  readonly settings: () => Settings | undefined;
+  /** Attaches to a server (the resume offer's answer). */
+  readonly attach: (server: ServerProfile) => void;
+}
+
+export class BackgroundService extends Disposable {
+  private readonly watches: BackgroundWatches;
+
+  constructor(private readonly deps: BackgroundDeps) {
+    super();
+    this.watches = this._register(new BackgroundWatches(deps.fleet, deps.windowState, deps.unreachable));
+    // Settings are validated (and a watch cut short by a window reload is offered back) right
+    // after activation rather than during it; a command that comes first validates on demand.
+    this._registerTimeout(() => void this.offerToResume(), 0);
+  }
+
+  /** A command watches the server: the user's stop no longer holds. */
+  commanded(name: string): void {
+    this.watches.commanded(name);
+  }
+
+  stoppedBy(names: readonly string[]): void {
+    this.watches.stoppedBy(names);
+  }
+
+  /** A watch began (`startedAt`) or ended (undefined): the mark a closed window leaves. */
+  remember(name: string, startedAt: number | undefined): void {
+    void this.watches.remember(name, startedAt);
+  }
+
+  /** Every configured server under steady watch (kimiService.watchAfterReady), as BackgroundWatches decides. */
+  start(settings: Settings | undefined, offeredBack: ReadonlySet<string> = new Set()): void {
+    if (this.isDisposed) return;
+    const started = this.watches.start(settings, offeredBack);
+    this.deps.notices.watchedInBackground(started);
+    if (started.length > 0) this.deps.log.info(`Watching in the background: ${started.join(', ')}.`);
+  }
+
+  /**
+   * A window closed (or reloaded) during a watch leaves its mark; the next activation offers to
+   * attach to the load that is still under way, without restarting anything.
+   */
+  private async offerToResume(): Promise<void> {
+    const servers = await this.watches.takeOffers(this.deps.settings());
+    this.start(this.deps.settings(), new Set(servers.map((s) => s.name)));
+    for (const server of servers) {
+      const choice = await vscode.window.showInformationMessage(
+        `Kimi on ${server.name} was being watched when the window closed. Resume watching (nothing is restarted)?`,
+        RESUME,
+      );
+      if (choice === RESUME) this.deps.attach(server);
+    }
+  }
+}

@@ -1,0 +1,163 @@
+// Kimi Service beside Moonshot's Kimi Code (a stand-in with its contributions, test/e2e/fixture/
+// kimi-code-standin): both work, nothing of one shows up under the other's name, and this
+// extension's old kimi.* user settings are carried over to kimiService.* once, the old values
+// left in the settings file.
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { REPO_ROOT } from './codeServer';
+import { simForLoad, useScenario } from './scenario';
+import {
+  outputChannelShown,
+  paletteRows,
+  runCommand,
+  screenshot,
+  waitForNotification,
+  waitForStatus,
+} from './workbench';
+
+let fixtureDir = '';
+let reportDir = '';
+
+function makeDirs(): void {
+  if (fixtureDir) return;
+  fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-standin-'));
+  reportDir = join(fixtureDir, 'reports');
+  mkdirSync(reportDir, { recursive: true });
+}
+
+function packageStandIn(): string {
+  makeDirs();
+  const vsix = join(fixtureDir, 'kimi-code-standin.vsix');
+  const r = spawnSync(
+    join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
+    ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix],
+    { cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'kimi-code-standin'), encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`vsce package of the Kimi Code stand-in failed:\n${r.stdout}\n${r.stderr}`);
+  return vsix;
+}
+
+/** Waits for the stand-in's report of one command (it writes one file per command run). */
+async function standInReport(name: string, timeoutMs = 30_000): Promise<{ settings: Record<string, unknown> }> {
+  const file = join(reportDir, `${name}.json`);
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the stand-in wrote no report for ${name}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
+}
+
+const OUR_TITLES = ['Restart Kimi service', 'Show log', 'Select server', 'Add server', 'Verify tool calling'];
+const STANDIN_TITLES = ['Focus Input', 'New Conversation', 'Show Logs', 'Login'];
+
+describe('e2e: beside Kimi Code, under a namespace of its own', function () {
+  const scenario = useScenario({
+    name: 'namespace',
+    gpuHost: { sim: simForLoad(4) },
+    settings: {
+      // This extension's settings as they were before the rename, and Kimi Code's own.
+      'kimi.stallSeconds': 77,
+      'kimi.servers': [{ name: 'old', host: '127.0.0.1', port: 9, unit: 'old-unit' }],
+      'kimi.yoloMode': true,
+    },
+    extraVsix: () => [packageStandIn()],
+    env: () => (makeDirs(), { KIMI_STANDIN_REPORT_DIR: reportDir }),
+  });
+
+  after(() => {
+    if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
+  });
+
+  it("the old kimi.* settings are copied once, the old values stay, Kimi Code's are not touched", async () => {
+    const { page, cs } = scenario();
+    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
+    const notice = await waitForNotification(page, /your settings moved to "kimiService\.\*" \(1 copied/, {
+      timeoutMs: 30_000,
+    });
+    console.log(`    notice: ${notice.text}`);
+    const file = join(cs.userDataDir, 'User', 'settings.json');
+    let settings: Record<string, unknown> = {};
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      settings = parseJsonc(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      if (settings['kimiService.stallSeconds'] !== undefined || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(settings['kimiService.stallSeconds'], 77, 'kimi.stallSeconds carried over');
+    assert.equal(settings['kimi.stallSeconds'], 77, 'the old value stays in the file');
+    assert.equal(settings['kimi.yoloMode'], true, "Kimi Code's setting untouched");
+    assert.equal(settings['kimiService.yoloMode'], undefined, "Kimi Code's setting is not ours");
+    const servers = settings['kimiService.servers'] as { name: string }[];
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ['sim'],
+      'a kimiService value the user has wins over the old one',
+    );
+    const standIn = await (async () => {
+      await runCommand(page, 'Kimi Code: Show Logs');
+      return standInReport('showLogs');
+    })();
+    assert.equal(standIn.settings.yoloMode, true, 'Kimi Code still reads its kimi.yoloMode');
+  });
+
+  it("each extension's commands are under its own name, and both work", async () => {
+    const { page } = scenario();
+    for (const title of OUR_TITLES) {
+      const rows = await paletteRows(page, `Kimi Service: ${title}`, {
+        until: (r) => r.startsWith(`Kimi Service: ${title}`),
+      });
+      assert.ok(
+        rows.some((r) => r.startsWith(`Kimi Service: ${title}`)),
+        `${title}: ${JSON.stringify(rows)}`,
+      );
+    }
+    const ours = await paletteRows(page, 'Kimi Service:', { until: (r) => r.startsWith('Kimi Service: Show log') });
+    for (const row of ours) {
+      assert.ok(row.startsWith('Kimi Service:'), `a row under "Kimi Service:" that is not ours: ${row}`);
+      assert.ok(!STANDIN_TITLES.some((t) => row.includes(`: ${t}`)), `Kimi Code's command under our name: ${row}`);
+    }
+    for (const title of STANDIN_TITLES) {
+      const rows = await paletteRows(page, `Kimi Code: ${title}`, {
+        until: (r) => r.startsWith(`Kimi Code: ${title}`),
+      });
+      assert.ok(
+        rows.some((r) => r.startsWith(`Kimi Code: ${title}`)),
+        `${title}: ${JSON.stringify(rows)}`,
+      );
+    }
+    const theirs = await paletteRows(page, 'Kimi Code:', { until: (r) => r.startsWith('Kimi Code: ') });
+    for (const row of theirs) assert.ok(!row.startsWith('Kimi Service:'), `ours under Kimi Code's name: ${row}`);
+
+    await runCommand(page, 'Kimi Service: Show log');
+    const deadline = Date.now() + 15_000;
+    while ((await outputChannelShown(page)) !== 'Kimi Service' && Date.now() < deadline) await page.waitForTimeout(200);
+    assert.equal(await outputChannelShown(page), 'Kimi Service');
+
+    // Kimi Code's keybinding reaches Kimi Code (this extension binds no key).
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 12 } });
+    await page.keyboard.press('Control+Shift+K');
+    await standInReport('focusInput');
+    await waitForNotification(page, /Kimi Code stand-in: input focused/);
+  });
+
+  it('two side bars, each with its own title', async () => {
+    const { page } = scenario();
+    const labels = await page
+      .locator('.part.activitybar .action-item .action-label, .part.activitybar .action-item a')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+    await screenshot(page, 'namespace-activitybar');
+    assert.ok(
+      labels.some((l) => l.startsWith('Kimi Service')),
+      `no "Kimi Service" in the activity bar: ${JSON.stringify(labels)}`,
+    );
+    assert.ok(
+      labels.some((l) => l.startsWith('Kimi Code')),
+      `no "Kimi Code" in the activity bar: ${JSON.stringify(labels)}`,
+    );
+  });
+});

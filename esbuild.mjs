@@ -62,6 +62,22 @@ const mcpOptions = {
   mainFields: ['module', 'main'],
 };
 
+// The chat model's token counter runs in a worker thread (src/engine/tokenizer/countWorker.ts),
+// loaded from next to dist/extension.js.
+const workerOptions = {
+  ...options,
+  entryPoints: ['src/engine/tokenizer/countWorker.ts'],
+  outfile: 'dist/tokenCountWorker.js',
+  external: options.external.filter((e) => e !== 'vscode'),
+  mainFields: ['module', 'main'],
+};
+
+async function buildWorker() {
+  const result = await esbuild.build(workerOptions);
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
+  console.log(`dist/tokenCountWorker.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
+}
+
 async function buildMcp() {
   const result = await esbuild.build(mcpOptions);
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
@@ -87,6 +103,7 @@ if (only === 'cli') {
   await ctx.watch();
   await (await esbuild.context(cliOptions)).watch();
   await (await esbuild.context(mcpOptions)).watch();
+  await (await esbuild.context(workerOptions)).watch();
 } else {
   const result = await esbuild.build(options);
   copyWebviewAssets();
@@ -94,4 +111,5 @@ if (only === 'cli') {
   console.log(`dist/extension.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
   await buildCli();
   await buildMcp();
+  await buildWorker();
 }

@@ -11,6 +11,7 @@ import { ServersView } from './fronts/vscode/serversView';
 import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
+import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -27,6 +28,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   void migrateLegacySettings(context.globalState, channel).catch((error: unknown) =>
     channel.warn(`Could not migrate the old kimi.* settings: ${String(error)}`),
   );
+  context.subscriptions.push(watchIgnoredSettings(channel));
   const statusBar = new StatusBar();
   const uiSideOfRemote =
     vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI

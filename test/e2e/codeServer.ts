@@ -161,6 +161,8 @@ export const QUIET_SETTINGS: Record<string, unknown> = {
 export interface CodeServerOptions {
   /** Folder opened in the workbench (default: a fresh empty temp folder). */
   folder?: string;
+  /** Workspace trust on, the folder never asked about: the window opens in Restricted Mode. */
+  restrictedMode?: boolean;
   /** User settings, merged over QUIET_SETTINGS. */
   settings?: Record<string, unknown>;
   /** VSIX files installed before start. */
@@ -246,11 +248,23 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
   delete env.NODE_OPTIONS;
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v === undefined) delete env[k];
 
-  const writeSettings = (settings: Record<string, unknown>) =>
-    writeFileSync(
-      join(userDataDir, 'User', 'settings.json'),
-      JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2),
-    );
+  // code-server's extension host is a remote one: it reads machine-scoped settings
+  // (kimiService.servers and the other user-only keys) from the remote machine's settings,
+  // Machine/settings.json, not from User/settings.json. The same settings go in both.
+  mkdirSync(join(userDataDir, 'Machine'), { recursive: true });
+  const writeSettings = (settings: Record<string, unknown>) => {
+    const trust = opts.restrictedMode
+      ? {
+          'security.workspace.trust.enabled': true,
+          'security.workspace.trust.startupPrompt': 'never',
+          // The banner's links take the keyboard focus from the palette's key binding.
+          'security.workspace.trust.banner': 'never',
+        }
+      : {};
+    const text = JSON.stringify({ ...QUIET_SETTINGS, ...trust, ...settings }, null, 2);
+    writeFileSync(join(userDataDir, 'User', 'settings.json'), text);
+    writeFileSync(join(userDataDir, 'Machine', 'settings.json'), text);
+  };
   writeSettings(opts.settings ?? {});
 
   for (const vsix of opts.vsix ?? []) {
@@ -305,7 +319,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         `127.0.0.1:${port}`,
         '--disable-telemetry',
         '--disable-update-check',
-        '--disable-workspace-trust',
+        ...(opts.restrictedMode ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
         '--user-data-dir',
         userDataDir,

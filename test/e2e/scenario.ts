@@ -66,6 +66,10 @@ export interface ScenarioOptions {
   extraVsix?: () => string[];
   /** Extra environment of the extension host (e.g. a HOME of the scenario's own, in `tmp`). */
   env?: (host: GpuHost, tmp: string) => Record<string, string | undefined>;
+  /** Open the folder untrusted (Restricted Mode). */
+  restrictedMode?: boolean;
+  /** The opened folder's .vscode/settings.json (default: none), e.g. a repository's own settings. */
+  workspaceSettings?: (host: GpuHost) => Record<string, unknown>;
 }
 
 export interface Scenario {
@@ -127,7 +131,15 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     host = await startGpuHost(opts.gpuHost ?? {});
     if (opts.unitText) await host.writeUnit(opts.unitText(host), { reload: true });
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
+    let folder: string | undefined;
+    if (opts.workspaceSettings) {
+      folder = join(tmp, 'workspace');
+      mkdirSync(join(folder, '.vscode'), { recursive: true });
+      writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify(opts.workspaceSettings(host), null, 2));
+    }
     cs = await startCodeServer({
+      folder,
+      restrictedMode: opts.restrictedMode,
       vsix: [vsix, ...(opts.extraVsix?.() ?? [])],
       settings: kimiSettings(
         host,

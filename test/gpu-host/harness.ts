@@ -38,6 +38,8 @@ import * as path from 'path';
 import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
 import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
+// The simulated model's tokenizer files (what its /tokenize counts with).
+const simTokenizer = require('./sglang-sim/tokenizer.js') as { writeTokenizerFiles(dir: string, kind: string): void };
 
 /**
  * What `journalctl` (and the journal part of `systemctl status`) shows, as for a user in or out of
@@ -84,6 +86,13 @@ export interface GpuHostOptions {
   network?: NetnsHost;
   /** Appended to the default unit's server command line, e.g. `--nnodes 2 --node-rank 1 --dist-init-addr A:P`. */
   extraServerArgs?: string;
+  /**
+   * The model folder's tokenizer (sglang-sim/tokenizer.js, which /tokenize counts with): Kimi's
+   * `tiktoken.model` + tokenizer_config.json (default), a Hugging Face `tokenizer.json`, or none.
+   */
+  tokenizer?: 'tiktoken' | 'tokenizer.json' | 'none';
+  /** config.json has a `vision_config` (a multimodal model such as Kimi K2.5): the simulator takes image_url parts. */
+  vision?: boolean;
 }
 
 /** Who a session logs in as, and with which key. */
@@ -392,7 +401,12 @@ export function evictFromPageCache(files: readonly string[]): void {
 }
 
 /** Model folder: N valid safetensors shards (8-byte LE header length + JSON header + data). */
-async function writeModel(dir: string, shards: number, shardBytes: number): Promise<void> {
+async function writeModel(
+  dir: string,
+  shards: number,
+  shardBytes: number,
+  extras: Pick<GpuHostOptions, 'tokenizer' | 'vision'> = {},
+): Promise<void> {
   await fsp.mkdir(dir, { recursive: true });
   const pad = (n: number) => String(n).padStart(5, '0');
   const weightMap: Record<string, string> = {};
@@ -440,6 +454,8 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
       .filter((n) => n.endsWith('.safetensors'))
       .map((n) => path.join(dir, n)),
   );
+  if ((extras.tokenizer ?? 'tiktoken') !== 'none')
+    simTokenizer.writeTokenizerFiles(dir, extras.tokenizer === 'tokenizer.json' ? 'tokenizer.json' : 'tiktoken');
   await fsp.writeFile(
     path.join(dir, 'model.safetensors.index.json'),
     JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2),
@@ -458,6 +474,9 @@ async function writeModel(dir: string, shards: number, shardBytes: number): Prom
         num_experts_per_tok: 8,
         vocab_size: 163840,
         max_position_embeddings: 262144,
+        ...(extras.vision
+          ? { vision_config: { model_type: 'moonvit', patch_size: 14, merge_kernel_size: [2, 2] } }
+          : {}),
       },
       null,
       2,
@@ -602,7 +621,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
 
     // --- model, ports, unit, simulator config ------------------------------------------
-    const modelP = writeModel(modelPath, shards, shardBytes);
+    const modelP = writeModel(modelPath, shards, shardBytes, { tokenizer: opts.tokenizer, vision: opts.vision });
     const sshPort = await freePort();
     const httpPort = await freePort([sshPort]);
     const defaultUnitText = [

@@ -14,6 +14,7 @@ import { parseToolInput, TOOL_NAMES, type ToolInput, type ToolName } from '../..
 import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
 import { vscodeSettingsSource } from '../vscode/settingsSource';
 import { lmAgent, type ToolHost } from './toolHost';
+import { restrictedModeMessage, TOOLS_ACTION } from '../vscode/trustRules';
 
 export { TOOL_NAMES };
 
@@ -54,6 +55,7 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
   async prepareInvocation(
     options: vscode.LanguageModelToolInvocationPrepareOptions<unknown>,
   ): Promise<vscode.PreparedToolInvocation> {
+    if (!vscode.workspace.isTrusted) return { invocationMessage: restrictedModeMessage(TOOLS_ACTION) };
     const input = this.input(options.input) as Partial<ToolInput<'kimi_wait'> & ToolInput<'kimi_restart'>>;
     const server = this.agent.server(input.server);
     switch (this.name) {
@@ -85,6 +87,8 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
     options: vscode.LanguageModelToolInvocationOptions<unknown>,
     token?: vscode.CancellationToken,
   ): Promise<vscode.LanguageModelToolResult> {
+    // A model reads the message (Restricted Mode: trustRules.ts).
+    if (!vscode.workspace.isTrusted) throw new ToolRefusal(restrictedModeMessage(TOOLS_ACTION));
     const input = this.input(options.input);
     const abort = new AbortController();
     const cancelled = token?.onCancellationRequested(() => abort.abort());

@@ -10,6 +10,7 @@ import { proposeServerName, serverNameProblem } from '../../target/systemd/unitD
 import { errorText } from '../../util/errors';
 import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
 import { refusalMessage } from '../../present/refusals';
+import { userSetting } from './settingsSource';
 
 const OTHER_HOST = '$(edit) Another host…';
 const MAKE_ACTIVE = 'Make active';
@@ -63,7 +64,7 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   const config = vscode.workspace.getConfiguration('kimiService');
   const rawServers = config.inspect<unknown[]>('servers')?.globalValue;
   const existing = (Array.isArray(rawServers) ? rawServers : []) as Record<string, unknown>[];
-  const taken = [...(config.get<Record<string, unknown>[]>('servers') ?? []), ...existing].map((s) => String(s?.name));
+  const taken = existing.map((s) => String(s?.name));
   const target = await pickHost();
   if (!target) return;
 
@@ -77,8 +78,8 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
         discoverUnits(
           target,
           {
-            knownHostsFile: config.get<string>('knownHostsFile') ?? '~/.ssh/known_hosts',
-            hostKeyPolicy: config.get<HostKeyPolicy>('hostKeyPolicy') ?? 'ask',
+            knownHostsFile: userSetting<string>('knownHostsFile', '~/.ssh/known_hosts'),
+            hostKeyPolicy: userSetting<HostKeyPolicy>('hostKeyPolicy', 'ask'),
           },
           ui,
           logLine,
@@ -137,12 +138,8 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   }
   await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);
   log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimiService.servers).`);
-  const shadowed = vscode.workspace.getConfiguration('kimiService').inspect('servers')?.workspaceValue !== undefined;
-  const note = shadowed
-    ? ' The workspace settings also set kimiService.servers and take precedence: add it there to use it in this workspace.'
-    : '';
   const choice = await vscode.window.showInformationMessage(
-    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).${note}`,
+    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).`,
     MAKE_ACTIVE,
   );
   if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimiService.makeActive', name);

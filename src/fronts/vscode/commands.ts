@@ -6,6 +6,7 @@ import { copySudoersRuleCommand } from './sudoersCommand';
 import { copyMcpConfigCommand } from './mcpConfig';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
 import { serverNameOf } from './serverArgument';
+import { trustGated } from './workspaceTrust';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(
@@ -32,5 +33,5 @@ export function registerCommands(
     'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
     'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
-  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
+  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, trustGated(id, run)));
 }

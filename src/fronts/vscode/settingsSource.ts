@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { parseSettings } from '../../config/config';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { SECTION } from '../../config/namespace';
+import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
 
 /** The settings the extension reads (package.json's contributes.configuration). */
 export const SETTING_KEYS = [
@@ -28,7 +29,7 @@ export const vscodeSettingsSource: SettingsSource = {
     const config = vscode.workspace.getConfiguration(SECTION);
     const raw: Record<string, unknown> = {};
     for (const key of SETTING_KEYS) {
-      const value = config.get(key);
+      const value = isUserOnly(key) ? userValue(config, key) : config.get(key);
       if (value !== undefined) raw[key] = value;
     }
     const result = parseSettings(raw);
@@ -37,6 +38,27 @@ export const vscodeSettingsSource: SettingsSource = {
       : { ok: false, errors: result.errors, source: 'VS Code settings' };
   },
 };
+
+/**
+ * A setting a workspace cannot choose (config/userOnlySettings): the user's own value, else the
+ * default. Never the merged value: a workspace's or folder's value is ignored (and said, see
+ * workspaceOverrides.ts), even where the host does not filter it by the declared scope.
+ */
+function userValue(config: vscode.WorkspaceConfiguration, key: UserOnlyKey): unknown {
+  const inspected = config.inspect(key);
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
+/** The user's own value of a user-only setting, e.g. for the chat model's reads. */
+export function userSetting<T>(key: UserOnlyKey, fallback: T): T {
+  const value = userValue(vscode.workspace.getConfiguration(SECTION), key);
+  return value === undefined ? fallback : (value as T);
+}
+
+/** kimiService.verifyParsersWhenReady, from the user's settings only (chat/provider.ts reads it). */
+export function verifyParsersWhenReadySetting(): boolean {
+  return userSetting<unknown>('verifyParsersWhenReady', true) !== false;
+}
 
 /** The settings of the `kimiService` section, parsed. */
 export function readKimiSettings(): SettingsRead {
@@ -51,10 +73,30 @@ export function reportSettingsErrors(errors: readonly string[]): void {
   });
 }
 
+/** Runs in a remote extension host (code-server, or installed on the remote side of a Remote window). */
+function onRemoteSide(): boolean {
+  return (
+    vscode.env.remoteName !== undefined &&
+    vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind === vscode.ExtensionKind.Workspace
+  );
+}
+
+const EXTENSION_ID = 'kimi-tools.kimi-service';
+
 export function reportNoServers(): void {
+  // Machine-scoped settings reach a remote extension host from the remote machine's settings only.
+  const remote = onRemoteSide();
+  const where = remote
+    ? ' This window runs the extension on the remote machine: set kimiService.servers in the Remote settings.'
+    : '';
   void vscode.window
-    .showErrorMessage('Kimi: no server is configured. Add one to the setting kimiService.servers.', 'Open Settings')
+    .showErrorMessage(
+      `Kimi: no server is configured. Add one to the setting kimiService.servers.${where}`,
+      'Open Settings',
+    )
     .then((choice) => {
-      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
+      if (!choice) return;
+      if (remote) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+      else void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
     });
 }

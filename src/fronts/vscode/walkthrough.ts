@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { Fleet } from '../../fleet/fleet';
+import { userSetting } from './settingsSource';
 
 export const WALKTHROUGH_ID = 'kimi-tools.kimi-service#kimiService.firstRun';
 const SHOWN_KEY = 'kimi.walkthroughShown';
@@ -14,8 +15,8 @@ const SHOWN_KEY = 'kimi.walkthroughShown';
 export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext): Promise<string> {
   if (context.globalState.get<boolean>(SHOWN_KEY)) return 'shown before';
   await context.globalState.update(SHOWN_KEY, true);
-  if ((vscode.workspace.getConfiguration('kimiService').get<unknown[]>('servers') ?? []).length > 0)
-    return 'a server is configured already';
+  const servers = userSetting<unknown>('servers', []);
+  if (Array.isArray(servers) && servers.length > 0) return 'a server is configured already';
   const workbench = vscode.workspace.getConfiguration('workbench');
   // openOnInstall is an application setting, which a remote extension host (code-server, SSH
   // remotes) does not see; startupEditor "none" says the same (nothing at start-up) and is seen.

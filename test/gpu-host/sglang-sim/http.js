@@ -6,6 +6,7 @@ const model = require('./model');
 const { postProcessChat } = require('./parsers');
 const faults = require('./faults');
 const { logChatRequest } = require('./requestLog');
+const tokenizer = require('./tokenizer');
 
 const GEN_ROUTES = new Set(['/generate', '/v1/completions', '/v1/chat/completions']);
 const JSON_HDR = { 'content-type': 'application/json' };
@@ -304,6 +305,13 @@ class HttpApi {
       case '/v1/chat/completions':
         if (!post) return notAllowed();
         return this._chat(req, res);
+      case '/tokenize': {
+        if (!post) return notAllowed();
+        const body = await this._jsonBody(req, res);
+        if (!body) return;
+        const [status, out] = tokenizer.tokenizeRoute(body, sim.args.tokenizer_path, sim.cfg.contextLength || 262144);
+        return this._json(req, res, status, out);
+      }
       default:
         if (path.startsWith('/v1/models/') && get) {
           const id = decodeURIComponent(path.slice('/v1/models/'.length));
@@ -381,8 +389,20 @@ class HttpApi {
     if (max != null && (!Number.isInteger(max) || max < 0))
       return this._json(req, res, 400, oa.errorBody('max_tokens must be a non-negative integer'));
     logChatRequest(this.sim.root, body);
+    const images = tokenizer.chatImages(body.messages);
+    const vision = tokenizer.isVisionModel(args.model_path);
+    if (images.length && !vision)
+      return this._json(
+        req,
+        res,
+        400,
+        oa.errorBody(`${args.served_model_name} is not a multimodal model: image_url content is not supported.`),
+      );
     const cf = faults.chatFaults(this.sim);
-    const raw = model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
+    const raw =
+      images.length && vision && !(Array.isArray(body.tools) && body.tools.length)
+        ? `<think>The user sent ${images.length} image(s).</think>I see ${images.length} image(s): ${images.join(', ')}.`
+        : model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
     const out = model.truncateTokens(raw, max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';

@@ -7,6 +7,7 @@ const model = require('./model');
 const vo = require('./vllm-openai');
 const faults = require('./faults');
 const { logChatRequest } = require('./requestLog');
+const tokenizer = require('./tokenizer');
 
 class VllmHttpApi extends HttpApi {
   _authorized(req, path) {
@@ -45,6 +46,13 @@ class VllmHttpApi extends HttpApi {
       case '/v1/chat/completions':
         if (!post) return notAllowed();
         return this._vllmChat(req, res);
+      case '/tokenize': {
+        if (!post) return notAllowed();
+        const body = await this._jsonBody(req, res);
+        if (!body) return;
+        const [status, out] = tokenizer.tokenizeRoute(body, sim.args.model, sim.maxModelLen());
+        return this._json(req, res, status, out);
+      }
       default:
         return this._json(req, res, 404, { detail: 'Not Found' });
     }

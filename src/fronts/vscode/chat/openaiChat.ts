@@ -4,11 +4,18 @@
  * back to text, tool calls and reasoning. Tool calls come parsed by the server's own tool-call
  * parser (`--tool-call-parser`): here they are only reassembled from their streamed pieces.
  */
+import { contentParts, toolImagesMessage, type NeutralImage, type OpenAiContentPart } from './imageParts';
 
 export type NeutralPart =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'toolCall'; readonly callId: string; readonly name: string; readonly input: unknown }
-  | { readonly kind: 'toolResult'; readonly callId: string; readonly text: string };
+  | {
+      readonly kind: 'toolResult';
+      readonly callId: string;
+      readonly text: string;
+      readonly images?: readonly NeutralImage[];
+    }
+  | NeutralImage;
 
 export interface NeutralMessage {
   readonly role: 'system' | 'user' | 'assistant';
@@ -28,7 +35,7 @@ export interface OpenAiToolCall {
 }
 
 export type OpenAiMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
+  | { readonly role: 'system' | 'user'; readonly content: string | readonly OpenAiContentPart[] }
   | {
       readonly role: 'assistant';
       readonly content: string;
@@ -67,10 +74,15 @@ export function toOpenAiMessages(messages: readonly NeutralMessage[]): OpenAiMes
       );
       continue;
     }
-    for (const p of message.parts) {
-      if (p.kind === 'toolResult') out.push({ role: 'tool', tool_call_id: p.callId, content: p.text });
-    }
-    if (text !== '') out.push({ role: message.role, content: text });
+    const results = message.parts.filter(
+      (p): p is Extract<NeutralPart, { kind: 'toolResult' }> => p.kind === 'toolResult',
+    );
+    for (const p of results) out.push({ role: 'tool', tool_call_id: p.callId, content: p.text });
+    const toolImages = toolImagesMessage(results);
+    if (toolImages) out.push(toolImages);
+    if (message.parts.some((p) => p.kind === 'image'))
+      out.push({ role: message.role, content: contentParts(message.parts) });
+    else if (text !== '') out.push({ role: message.role, content: text });
   }
   return out;
 }

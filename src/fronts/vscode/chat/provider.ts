@@ -26,13 +26,13 @@ import { raceAbort } from './abort';
 import {
   contextLength,
   describeChatModel,
-  estimateTokens,
   offerFor,
   parseModels,
-  parseTokenCount,
   type Capabilities,
   type CheckOutcome,
 } from './modelInfo';
+import { imageCount, imagePart, imageRefusal } from './imageParts';
+import { ChatTokenCounts } from './tokenCounter';
 
 /** contributes.languageModelChatProviders[].vendor */
 export const CHAT_VENDOR = 'kimi-service';
@@ -81,8 +81,10 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   /** Why each server is not offered (for the error of a request to a withdrawn model). */
   private readonly notOffered = new Map<string, string>();
   private readonly inFlight = new Map<string, Set<AbortController>>();
-  /** Per server: true once /tokenize answered, false once it did not (then the estimate). */
-  private readonly tokenizer = new Map<string, boolean>();
+  /** Token counts made here, with the served model's own tokenizer (./tokenCounter). */
+  readonly tokens: ChatTokenCounts;
+  /** Per server: whether its model takes images, and why (its config.json). */
+  private readonly images = new Map<string, string>();
   private readonly refreshing = new Map<string, Promise<void>>();
   /** The reasoning of answers that ended in tool calls, sent back with them (interleaved thinking). */
   private readonly reasoning = new ReasoningMemory();
@@ -93,8 +95,10 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     private readonly log: Log,
     private readonly settings: ChatModelSettings = vscodeChatModelSettings,
   ) {
+    this.tokens = new ChatTokenCounts(fleet, log);
     this.disposables.push(
       this.changed,
+      this.tokens,
       this.fleet.onEvent((event) => this.onFleetEvent(event)),
     );
     this.disposables.push(
@@ -128,6 +132,14 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   ): Promise<void> {
     const offer = this.offerOf(model);
     const { server } = offer;
+    const neutral = messages.map(toNeutralMessage);
+    const refusal = imageRefusal(
+      imageCount(neutral),
+      model.name,
+      offer.info.capabilities.imageInput === true,
+      this.images.get(server.name),
+    );
+    if (refusal) throw new Error(refusal);
     // Cancellation holds from the first await on (the SSH session may take seconds to come up).
     const abort = new AbortController();
     const running = this.inFlight.get(server.name) ?? new Set<AbortController>();
@@ -137,7 +149,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     if (token.isCancellationRequested) abort.abort(new vscode.CancellationError());
     const request = buildChatRequest({
       model: offer.modelId,
-      messages: messages.map(toNeutralMessage),
+      messages: neutral,
       tools: (options.tools ?? []).map((t) => ({
         name: t.name,
         description: t.description,
@@ -228,36 +240,16 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     }
   }
 
+  /** Counted here with the model's own tokenizer (no remote call); estimated until it is read. */
   async provideTokenCount(
     model: KimiChatInformation,
     text: string | vscode.LanguageModelChatRequestMessage,
+    token?: vscode.CancellationToken,
   ): Promise<number> {
-    const plain = typeof text === 'string' ? text : messageText(text);
+    const input = typeof text === 'string' ? text : toNeutralMessage(text);
     const offer = this.offers.get(serverNameOf(model.id));
-    if (!offer || this.tokenizer.get(offer.server.name) === false) return estimateTokens(plain);
-    try {
-      const session = await this.fleet.sessionFor(offer.server);
-      const result = await session.client.request(
-        'POST',
-        '/tokenize',
-        JSON.stringify({ model: offer.modelId, prompt: plain, add_special_tokens: false }),
-      );
-      const count =
-        result.kind === 'http' && result.status === 200 ? parseTokenCount(safeJson(result.body)) : undefined;
-      if (count !== undefined) {
-        this.tokenizer.set(offer.server.name, true);
-        return count;
-      }
-      if (result.kind === 'http') {
-        this.tokenizer.set(offer.server.name, false);
-        this.log.info(
-          `[${offer.server.name}] The server has no usable /tokenize (HTTP ${result.status}): chat token counts are estimated as characters / 4.`,
-        );
-      }
-    } catch (error) {
-      this.log.debug(`[${offer.server.name}] /tokenize: ${errorText(error)}`);
-    }
-    return estimateTokens(plain);
+    if (!offer) return this.tokens.estimate(input);
+    return this.tokens.count(offer.server, input, token);
   }
 
   dispose(): void {
@@ -363,6 +355,8 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       const model = served[0];
       if (!model) return this.withdraw(server, 'GET /v1/models named no model');
       const info = await session.client.serverInfo();
+      const images = await this.tokens.look(server);
+      this.images.set(server.name, images.why);
       const context = contextLength(model, info.ok ? info.info : undefined);
       const d = describeChatModel({
         serverName: server.name,
@@ -394,14 +388,14 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
           tooltip: d.tooltip,
           maxInputTokens: d.maxInputTokens,
           maxOutputTokens: d.maxOutputTokens,
-          capabilities: { toolCalling: d.toolCalling, imageInput: false },
+          capabilities: { toolCalling: d.toolCalling, imageInput: images.images },
           isUserSelectable: true,
         },
       });
       this.notOffered.delete(server.name);
       if (JSON.stringify(before?.info) !== JSON.stringify(this.offers.get(server.name)?.info)) {
         this.log.info(
-          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off'}, parallel calls ${offer.parallelToolCalls ? 'on' : 'off'}).${offer.notes.length ? ` ${offer.notes.join(' ')}` : ''}`,
+          `[${server.name}] Chat model offered: ${d.name} (context ${context ?? 'unknown'} tokens, answers up to ${d.maxOutputTokens}, tool calling ${d.toolCalling ? 'on' : 'off'}, parallel calls ${offer.parallelToolCalls ? 'on' : 'off'}, images ${images.images ? 'on' : 'off'}: ${images.why}).${offer.notes.length ? ` ${offer.notes.join(' ')}` : ''}`,
         );
         this.changed.fire();
       }
@@ -465,8 +459,12 @@ function toNeutralPart(part: unknown): NeutralPart | undefined {
   if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p)
     return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
   if (typeof p?.callId === 'string' && Array.isArray(p.content)) {
-    return { kind: 'toolResult', callId: p.callId, text: p.content.map((c) => partText(c)).join('') };
+    const images = p.content.flatMap((c) => imagePart(c?.mimeType, c?.data) ?? []);
+    const text = p.content.map((c) => partText(c)).join('');
+    return { kind: 'toolResult', callId: p.callId, text, ...(images.length ? { images } : {}) };
   }
+  const image = imagePart(p?.mimeType, p?.data);
+  if (image) return image;
   const text = partText(part);
   return text === '' ? undefined : { kind: 'text', text };
 }
@@ -490,12 +488,4 @@ export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage
         ? 'user'
         : 'system';
   return { role, parts: message.content.map(toNeutralPart).filter((p): p is NeutralPart => p !== undefined) };
-}
-
-function messageText(message: vscode.LanguageModelChatRequestMessage): string {
-  return toNeutralMessage(message)
-    .parts.map((p) =>
-      p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`,
-    )
-    .join('\n');
 }

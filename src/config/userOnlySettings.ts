@@ -1,0 +1,107 @@
+/**
+ * The settings a workspace cannot turn against the user: those that choose a host, an identity,
+ * the known-hosts file, the host-key policy, `sudo`, the commands run on the host, or whether a
+ * restart asks first. They are read from the user's settings only; a value for one of them in a
+ * workspace's or a folder's settings is ignored and said once. Pure: which keys, where a value
+ * was found, and what to say. docs/security.md explains each choice.
+ */
+import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
+import { SECTION } from './namespace';
+
+/** The keys (under `kimiService.`) read from the user's settings only, and why. */
+export const USER_ONLY_REASONS = {
+  servers: 'chooses the hosts, the login, the identity file, sudo, the unit, the container and the URL',
+  knownHostsFile: 'chooses which host keys are trusted',
+  hostKeyPolicy: 'chooses whether an unknown host key is accepted',
+  confirmRestart: 'chooses whether a restart (and the agent tool kimi_restart) asks first',
+  verifyParsersWhenReady: 'sends requests, with the server API key, to the server without a command',
+} as const;
+
+export type UserOnlyKey = keyof typeof USER_ONLY_REASONS;
+export const USER_ONLY_KEYS = Object.keys(USER_ONLY_REASONS) as UserOnlyKey[];
+
+export function isUserOnly(key: string): key is UserOnlyKey {
+  return Object.prototype.hasOwnProperty.call(USER_ONLY_REASONS, key);
+}
+
+/** A value of a user-only key found outside the user's settings. */
+export interface IgnoredSetting {
+  /** The full setting name, e.g. `kimiService.servers`. */
+  readonly setting: string;
+  /** Where it was found: a file path, or "workspace settings" when VS Code did not say which file. */
+  readonly where: string;
+}
+
+/** The user-only keys a settings.json (or a .code-workspace file's `settings`) sets. */
+export function userOnlyKeysInSettingsText(text: string, options: { workspaceFile?: boolean } = {}): UserOnlyKey[] {
+  const errors: ParseError[] = [];
+  const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const root = options.workspaceFile && isObject(parsed) ? parsed.settings : parsed;
+  if (!isObject(root)) return [];
+  const found = new Set<UserOnlyKey>();
+  const prefix = `${SECTION}.`;
+  for (const [name, value] of Object.entries(root)) {
+    if (name === SECTION && isObject(value)) {
+      for (const inner of Object.keys(value)) if (isUserOnly(inner)) found.add(inner);
+      continue;
+    }
+    if (!name.startsWith(prefix)) continue;
+    const key = name.slice(prefix.length);
+    if (isUserOnly(key)) found.add(key);
+  }
+  return USER_ONLY_KEYS.filter((key) => found.has(key));
+}
+
+/** The values VS Code's inspect() reports outside the user's settings (a host that does not filter them by scope). */
+export function userOnlyKeysInInspect(
+  key: UserOnlyKey,
+  inspected: { workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined,
+  folderLabel?: string,
+): IgnoredSetting[] {
+  const setting = `${SECTION}.${key}`;
+  const out: IgnoredSetting[] = [];
+  if (inspected?.workspaceValue !== undefined) out.push({ setting, where: 'workspace settings' });
+  if (inspected?.workspaceFolderValue !== undefined)
+    out.push({ setting, where: folderLabel ? `folder settings of ${folderLabel}` : 'folder settings' });
+  return out;
+}
+
+/** Once per window: what was not yet said, keyed by setting and place. */
+export function notYetReported(found: readonly IgnoredSetting[], reported: ReadonlySet<string>): IgnoredSetting[] {
+  const seen = new Set<string>();
+  return found.filter((item) => {
+    const id = reportId(item);
+    if (reported.has(id) || seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+export function reportId({ setting, where }: IgnoredSetting): string {
+  return `${setting}\n${where}`;
+}
+
+/** The warning notification (one for all) and the log lines (one per key and place). */
+export function ignoredSettingsNotice(items: readonly IgnoredSetting[]): { warning: string; logLines: string[] } {
+  const settings = [...new Set(items.map((item) => item.setting))];
+  const places = [...new Set(items.map((item) => item.where))];
+  const warning =
+    `Kimi Service ignored ${settings.join(', ')} from ${places.join(', ')}: ` +
+    `${settings.length === 1 ? 'this setting is' : 'these settings are'} read from your user (or remote) settings only, ` +
+    'so a workspace cannot choose the hosts, the identity or the host-key policy the extension uses.';
+  const logLines = items.map(
+    ({ setting, where }) =>
+      `Settings: ignored ${setting} from ${where} (read from the user or remote settings only: it ${USER_ONLY_REASONS[keyOf(setting)]}).`,
+  );
+  return { warning, logLines };
+}
+
+function keyOf(setting: string): UserOnlyKey {
+  const key = setting.slice(SECTION.length + 1);
+  if (!isUserOnly(key)) throw new Error(`not a user-only setting: ${setting}`);
+  return key;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -25,12 +25,14 @@
 //   chat model    the same body (buildChatRequest from the editor's neutral messages) through
 //                 fleet.sessionFor(server).client.postStream, read as the provider reads it;
 //   + counts      the chat model after one token count per message and per tool (VS Code asks the
-//                 provider for them when it fits a prompt), each sent as provideTokenCount sends it
-//                 today: POST /tokenize through the session, one after another (and, once at the end,
-//                 all at once: its outcome is told, not tabulated).
+//                 provider for them when it fits a prompt), one after another: made locally by
+//                 ChatTokenCounts (what provideTokenCount calls now), and as provideTokenCount sent
+//                 them before (POST /tokenize through the session; once at the end also all at once:
+//                 its outcome is told, not tabulated).
 // The provider class itself needs the VS Code API (its progress, cancellation and parts), so the
 // script calls the functions it calls, in its order; the remote /tokenize calls are counted from the
 // simulator's access log (the unit's journal), per request.
+import './vscodeStub'; // first: tokenCounter.ts needs `vscode` (CancellationError) at run time
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -47,6 +49,7 @@ import {
   type NeutralMessage,
   type NeutralTool,
 } from '../src/fronts/vscode/chat/openaiChat';
+import { ChatTokenCounts } from '../src/fronts/vscode/chat/tokenCounter';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { serverEntry } from '../test/integration/simHost';
 import { replaceSection } from './benchDoc';
@@ -180,10 +183,16 @@ function conversation(): NeutralMessage[] {
   return messages;
 }
 
-/** What provideTokenCount counts for a message: its text, tool results and calls, one string. */
+/** What provideTokenCount counted for a message before issue 26 (one remote /tokenize of this text). */
 function messageText(message: NeutralMessage): string {
   return message.parts
-    .map((p) => (p.kind === 'text' ? p.text : p.kind === 'toolResult' ? p.text : `${p.name}${JSON.stringify(p.input)}`))
+    .map((p) =>
+      p.kind === 'text' || p.kind === 'toolResult'
+        ? p.text
+        : p.kind === 'toolCall'
+          ? `${p.name}${JSON.stringify(p.input)}`
+          : '',
+    )
     .join('\n');
 }
 
@@ -249,8 +258,17 @@ function directRequest(port: number, body: string): Promise<http.IncomingMessage
 
 // ---------------------------------------------------------------- the run
 
-type CaseName = 'direct' | 'chat model' | '+ counts, one after another';
-const CASES: CaseName[] = ['direct', 'chat model', '+ counts, one after another'];
+type CaseName =
+  | 'direct'
+  | 'chat model'
+  | '+ counts (local, as provideTokenCount now)'
+  | '+ counts as before (remote /tokenize)';
+const CASES: CaseName[] = [
+  'direct',
+  'chat model',
+  '+ counts (local, as provideTokenCount now)',
+  '+ counts as before (remote /tokenize)',
+];
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -294,6 +312,10 @@ async function main(): Promise<void> {
     if (ready.kind !== 'ready') throw new Error(`the server is not ready: ${ready.kind}`);
     log('ready');
 
+    // The provider's token counts (ChatTokenCounts): the tokenizer read from the host once, when the model is offered.
+    const tokens = new ChatTokenCounts(fleet, { info: (m) => log(m), warn: (m) => log(m), debug: () => undefined });
+    const how = await tokens.ready(server);
+    log(`token counts: ${how.how}`);
     const session = await fleet.sessionFor(server);
     const models = await session.client.request('GET', '/v1/models');
     const modelId =
@@ -323,14 +345,18 @@ async function main(): Promise<void> {
         if (res.statusCode !== 200) throw new Error(`direct: HTTP ${res.statusCode}`);
         timing = await readStream(res, start);
       } else {
-        if (name === '+ counts, one after another') for (const text of countTexts) await count(text);
+        if (name === '+ counts as before (remote /tokenize)') for (const text of countTexts) await count(text);
+        if (name === '+ counts (local, as provideTokenCount now)') {
+          for (const message of messages) await tokens.count(server, message);
+          for (const tool of TOOLS) await tokens.count(server, `${tool.name}\n${tool.description}`);
+        }
         const s = await fleet.sessionFor(server);
         const result = await s.client.postStream('/v1/chat/completions', body, new AbortController().signal);
         if (result.kind !== 'http' || result.status !== 200) throw new Error(`chat model: ${JSON.stringify(result)}`);
         timing = await readStream(result.body as AsyncIterable<Buffer>, start);
       }
       // The access log line is written when the answer is sent: wait until the journal has all of them.
-      const expected = name.startsWith('+ counts') ? countTexts.length : 0;
+      const expected = name === '+ counts as before (remote /tokenize)' ? countTexts.length : 0;
       let calls = (await tokenizeLines()) - before;
       for (const end = Date.now() + 10_000; calls < expected && Date.now() < end; ) {
         await new Promise((r) => setTimeout(r, 200));
@@ -417,10 +443,10 @@ async function main(): Promise<void> {
       '',
       `- **direct**: the request to \`127.0.0.1:PORT\` forwarded by the fleet through its SSH connection (*Kimi Service: Forward server port*), read with the chat model's own SSE decoder.`,
       "- **chat model**: the same body through the fleet's session (`postStream` over the SSH tunnel), as `KimiChatProvider.provideLanguageModelChatResponse` sends it (the script calls the functions it calls: `buildChatRequest`, `sessionFor`, `postStream`, `SseDecoder`, `ChatStreamAccumulator`; the class needs the VS Code API).",
-      `- **+ counts**: the chat model after one count per message and per tool (${countTexts.length}), each sent as \`provideTokenCount\` sends it today (\`POST /tokenize\` through the session), one after another; VS Code asks these counts when it fits a prompt. The calls are counted in the simulator's access log (the unit's journal).`,
+      `- **+ counts**: the chat model after one count per message and per tool (${countTexts.length}), one after another, as VS Code asks them when it fits a prompt. *local*: \`ChatTokenCounts.count\`, what \`provideTokenCount\` calls now (the served model's tokenizer, read from the host once when the model is offered: ${how.how}). *as before*: each sent as \`provideTokenCount\` sent it before issue 26's local counts (\`POST /tokenize\` through the session). The local row's extra time is CPU on this machine (50 counts, through the tokenizer's worker thread, on this shared 2-core machine), not a round trip: it made no remote call. Remote calls are counted in the simulator's access log (the unit's journal).`,
       `- **The same counts all at once** (run once, after the table's runs): ${probe}.`,
       `- The round trip: \`tc qdisc netem\` is not in this kernel ("Specified qdisc kind is unknown"), so a TCP proxy in front of sshd holds each chunk ${RTT_MS / 2} ms each way (order kept); every SSH round trip pays it, the simulator adds nothing. The simulator streams a chunk every 5 ms (its tokenDelayMs), which bounds tokens/s for every path alike; the answer is a tool call of ${median(results.get('direct')!.map((t) => t.completionTokens))} tokens, so tokens/s is over a short stream and varies by some 30 % between runs.`,
-      `- The simulator has no \`/tokenize\` (it answers ${tokenizeStatus ?? 'nothing'}), so today's provider, which stops asking after a first non-200 answer, would make one such call per server and then estimate; against an SGLang that serves \`/tokenize\` it makes one per count, as in the **+ counts** rows. Local token counts (issue 26, another change) take those rows to the **chat model** row.`,
+      `- The simulator's \`POST /tokenize\` answered ${tokenizeStatus ?? 'nothing'} (the earlier provider stopped asking after a first non-200 answer and estimated; against an SGLang that serves \`/tokenize\` it made one call per count, as in the *as before* row).`,
     ];
     const doc = fs.existsSync(OUT) ? fs.readFileSync(OUT, 'utf8') : '';
     fs.writeFileSync(OUT, replaceSection(doc, HEADING, section.join('\n')));

@@ -18,11 +18,12 @@
 //   restart    from the restart to the watch's ready (the load itself included).
 // The table has the medians; --out FILE rewrites its "## Docker container vs unit" section.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { startDockerEngine } from '../test/gpu-host/docker';
 import { sessionForHost } from '../test/integration/simHost';
-import { replaceSection } from './benchDoc';
+import { gitHead, replaceSection } from './benchDoc';
 
 const HEADING = '## Docker container vs unit';
 const READY_LINE = 'The server is fired up and ready to roll!';
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
   const section = [
     HEADING,
     '',
-    `Medians of ${runs} runs (\`npm run bench:docker -- --runs ${runs}\`, ${new Date().toISOString().slice(0, 10)}), settings' defaults`,
+    `Medians of ${runs} runs (\`npm run bench:docker -- --runs ${runs}\`, ${new Date().toISOString().slice(0, 10)}, commit ${gitHead()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}), settings' defaults`,
     "(poll 2 s, health 30 s). ready: ms from the server's ready line to the watch's ready; failed: ms from",
     "SIGKILL of the main process to the watch's failed end (steady watch); restart: s from the restart to ready.",
     '',

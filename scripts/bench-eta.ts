@@ -10,15 +10,16 @@
 // and the status bar's text (statusText of fronts/vscode/statusBar.ts, which uses visibleEta and
 // formatEta) is read every second against the time really left (the journal's ready line).
 //
-// Writes the table into BENCHMARKS.md, section "ETA accuracy", subsection `--label` (default
-// "current"; other labels' subsections are kept), and the raw samples to out/bench-eta-LABEL.json.
+// Writes its rows into the one table of BENCHMARKS.md's section "ETA accuracy" (replacing the rows
+// of the same case, loads and scale; the others are kept), and the raw samples to
+// out/bench-eta-LABEL.json (`--label` names only that file, default "current").
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CASES, COLD_MBPS, SCALE, SHARDS, SHARD_BYTES, WARM_MBPS, type CaseSpec } from './benchEta/cases';
 import { runUnit, type LoadResult } from './benchEta/runUnit';
-import { rowOf, table, verdicts, type Row } from './benchEta/report';
-import { replaceSection, sectionOf } from './benchDoc';
+import { rowOf, table, targetsLine, verdicts, type Row } from './benchEta/report';
+import { BENCHMARKS_INTRO, gitHead, replaceSection, sectionOf } from './benchDoc';
 
 const ETA_HEADING = '## ETA accuracy';
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -56,27 +57,6 @@ async function pool<T>(jobs: (() => Promise<T>)[], size: number): Promise<T[]> {
   };
   await Promise.all(Array.from({ length: Math.min(size, jobs.length) }, worker));
   return out;
-}
-
-function gitHead(): string {
-  try {
-    const head = fs.readFileSync(path.join(REPO_ROOT, '.git'), 'utf8');
-    const dir = head.startsWith('gitdir:') ? head.slice(7).trim() : path.join(REPO_ROOT, '.git');
-    const ref = fs.readFileSync(path.join(dir, 'HEAD'), 'utf8').trim();
-    if (!ref.startsWith('ref:')) return ref.slice(0, 7);
-    const name = ref.slice(5);
-    const common = fs.existsSync(path.join(dir, 'commondir'))
-      ? path.resolve(dir, fs.readFileSync(path.join(dir, 'commondir'), 'utf8').trim())
-      : dir;
-    for (const d of [dir, common]) {
-      const f = path.join(d, name);
-      if (fs.existsSync(f))
-        return `${name.replace('refs/heads/', '')} ${fs.readFileSync(f, 'utf8').trim().slice(0, 7)}`;
-    }
-    return name;
-  } catch {
-    return 'unknown';
-  }
 }
 
 async function main(): Promise<void> {
@@ -119,29 +99,59 @@ async function main(): Promise<void> {
   if (process.argv.includes('--dry')) return;
 
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const commit = (opt('commit') ?? gitHead()).split(' ').pop()!;
   const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), shared with other jobs${from ? '' : ` (load average ${os.loadavg()[0]!.toFixed(1)} at the end)`}, Node ${process.version}`;
   const command = `${SCALE !== 0.12 ? `ETA_BENCH_SCALE=${SCALE} ` : ''}npm run bench:eta -- --first ${FIRST} --later ${LATER} --hosts-per-case ${PER_CASE} --parallel ${PARALLEL}${opt('cases') ? ` --cases ${opt('cases')}` : ''} --label ${LABEL}`;
-  const sub = [
-    `### ${LABEL}: ${date} UTC, ${opt('commit') ?? gitHead()}`,
-    '',
-    `Machine: ${machine}. Time scale x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s). Command: \`${command}\` (${minutes.toFixed(1)} min).`,
-    '',
-    text,
-    '',
-    'Targets (issue 19, at half of the load: first loads median <= 15 % and worst <= 30 %, later loads median <= 10 %; no jump above 1.5x within 10 s in one phase; an ETA in every phase):',
-    '',
-    ...checks.map((c) => `- ${c}`),
-  ].join('\n');
+  const run = `${commit}, ${date.slice(5)}`;
+  const fresh = currentRows(text, `x${SCALE}`, run, checks);
   const out = path.join(REPO_ROOT, 'BENCHMARKS.md');
-  const doc = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+  const doc = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : BENCHMARKS_INTRO;
   const old = sectionOf(doc, ETA_HEADING) ?? '';
-  // keep the other labels' runs (e.g. "before" next to "after")
-  const kept = old
-    .split(/\n(?=### )/)
-    .slice(1)
-    .filter((s) => !s.startsWith(`### ${LABEL}:`));
-  const section = [intro(), ...kept.map((s) => s.trimEnd()), sub].join('\n\n');
+  // One current table: this run's rows replace the rows of the same case, loads and scale.
+  const key = (row: string) =>
+    row
+      .split(' | ')
+      .slice(0, 3)
+      .join(' | ')
+      .replace(/ \d+ \|/, ' |');
+  const freshKeys = new Set(fresh.map(key));
+  const keptRows = old
+    .split('\n')
+    .filter((l) => /^\| [a-zA-Z]+ \| (?:first|later) \d+ \| x[\d.]+ \|/.test(l) && !freshKeys.has(key(l)));
+  const order = (row: string) => {
+    const [c, loads, scale] = row.slice(2).split(' | ');
+    const i = CASES.findIndex((x) => x.name === c);
+    return `${String(i < 0 ? 99 : i).padStart(2, '0')} ${scale} ${loads!.startsWith('first') ? 0 : 1}`;
+  };
+  const tableRows = [...keptRows, ...fresh].sort((x, y) => order(x).localeCompare(order(y)));
+  const runLine = `- ${run} UTC: ${machine}; time scale x ${SCALE} (150 s of post-shard processing or JIT compile -> ${(150 * SCALE).toFixed(0)} s); \`${command}\` (${minutes.toFixed(1)} min).`;
+  const keptRuns = old
+    .split('\n')
+    .filter((l) => /^- \S+, \d\d-\d\d \d\d:\d\d UTC: /.test(l) && l !== runLine)
+    .filter((l) => tableRows.some((r) => r.includes(` | ${l.slice(2, l.indexOf(' UTC: '))} | `)));
+  const section = [
+    intro(),
+    [HEADER, SEPARATOR, ...tableRows].join('\n'),
+    targetsLine().replace(/:$/, '.'),
+    ['Runs (the "measured" column):', '', ...keptRuns, runLine].join('\n'),
+  ].join('\n\n');
   fs.writeFileSync(out, replaceSection(doc, ETA_HEADING, section));
+}
+
+const HEADER =
+  '| case | loads | scale | measured | load s | \\|err\\| 25 % med / worst | 50 % | 75 % | largest jump in 10 s (same phase) | ETA in every phase | s with ETA | truth in the range shown | breakdown \\|err\\| weights / after (truth) | targets (issue 19) |';
+const SEPARATOR = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+
+/** report.table's rows with the run's scale and stamp after the loads, and each row's verdict at the end. */
+function currentRows(text: string, scale: string, run: string, checks: readonly string[]): string[] {
+  return text
+    .split('\n')
+    .slice(2)
+    .map((line, i) => {
+      const cells = line.split(' | ');
+      const verdict = (checks[i] ?? '').replace(/^[^:]*: /, '');
+      return [...cells.slice(0, 2), scale, run, ...cells.slice(2)].join(' | ').replace(/ \|$/, ` | ${verdict} |`);
+    });
 }
 
 function intro(): string {
@@ -153,15 +163,15 @@ function intro(): string {
       "the restart forecast (ExecStart, page-cache residency with fincore), the watcher, the load's record into the history; the status bar's text " +
       '(`statusText`, which shows `visibleEta`/`formatEta`) is read every second. ' +
       "**First** loads have no history (a new server); **later** loads have this server's history of its previous loads of the same shape. " +
-      "Runs are kept by label: **before** = the estimator before its issue-19 rewrite (branch eta not merged), **after** to **after-3** = its first rewrite, **after-4** = the estimator of docs/eta.md (the bound held inside a phase, the range centred, quiet steps from 75 s), **after-4-scale-1** = the same with the quiet steps at the real logs' 150 s; each heading gives the commit measured.",
+      "One current table: a run replaces the rows of its cases, loads and scale and keeps the others; **measured** gives the commit and the date (UTC) of each row's run, the list under the table its machine and command; earlier runs are in git's history of this file.",
     '',
-    "Time-compressed by each run's scale (its line says it; `ETA_BENCH_SCALE`, default 0.12): the real logs' seconds of the quiet steps times it, " +
+    "Time-compressed by each run's scale (the **scale** column; `ETA_BENCH_SCALE`, default 0.12): the real logs' seconds of the quiet steps times it, " +
       `${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB read at ${COLD_MBPS} MB/s cold, ${WARM_MBPS} MB/s from the page cache (~${Math.round((SHARDS * SHARD_BYTES) / 1e6 / COLD_MBPS)} s of weights), ` +
       'the watcher polling every second (the extension polls every 2 s by default); several hosts run in parallel (the command says how many), so the loads share the CPU. ' +
       "The estimator's own windows are not scaled (no ETA in the weights' first seconds until 4 s of samples and 2 % of the bytes give a rate, rates over 10-30 s, the bound's 10 s): at 25 % of a 25-s load that is a real limit of the bench, which a 10-minute load would not meet; at scale 0.12 a quiet step of 150 s lasts 18 s and falls after half of the load, where a first load cannot foresee it (at scale 1 half of the load falls inside it).",
     '',
     '- |err| = |shown - true left| / true left, at 25, 50 and 75 % of the load (restart to the ready line): median, and the worst (signed: + said too much time); "none" = loads with no ETA on screen then.',
-    '- largest jump: the shown time against what an earlier reading implied for then (its time less the seconds gone), both floored at 5 s (a late poll and the rounding move a few seconds), within 10 s and one watcher phase (a quiet step the watcher names, e.g. a DeepGEMM compile inside graph capture, counts as a phase of its own from the run labelled after-2 on).',
+    '- largest jump: the shown time against what an earlier reading implied for then (its time less the seconds gone), both floored at 5 s (a late poll and the rounding move a few seconds), within 10 s and one watcher phase (a quiet step the watcher names, e.g. a DeepGEMM compile inside graph capture, counts as a phase of its own).',
     '- ETA in every phase: loads in which each phase the watcher went through showed an ETA at least once before ready; "s with ETA" = share of the 1-s readings that had one.',
     '- truth in the range shown: share of the readings with an ETA whose range ("4-6m left"; one number is a range of itself) held the time really left, with 1 s of slack; the |err| columns take a range\'s middle.',
     "- breakdown: what the history keeps of the load (recordOf: the weights phase, and from its end to ready) against the journal's times (Load weight begin/end, ready line), median |difference|.",

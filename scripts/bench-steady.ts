@@ -56,7 +56,7 @@ import { Client } from 'ssh2';
 import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sessionForHost, type TestSession } from '../test/integration/simHost';
-import { replaceSection } from './benchDoc';
+import { gitHead, replaceSection } from './benchDoc';
 import { CountingProxy } from './countingProxy';
 
 const HEADING = '## Steady state (idle ready server)';
@@ -645,7 +645,7 @@ async function main(): Promise<void> {
       : '';
   const section = `${HEADING}
 
-\`npm run bench:steady\` (scripts/bench-steady.ts; ${elapsedMin.toFixed(0)} min here), ${new Date().toISOString().slice(0, 10)}: the cost of watching an idle ready
+\`npm run bench:steady\` (scripts/bench-steady.ts; ${elapsedMin.toFixed(0)} min here), ${new Date().toISOString().slice(0, 10)}, commit ${gitHead()}: the cost of watching an idle ready
 server, per hour, extrapolated from ${MINUTES}-minute windows (counts x 60 / ${MINUTES}; median of ${RUNS} run${RUNS > 1 ? 's' : ''} per case, ${counts} windows in all).
 
 | case | remote processes/hour | SSH channels/hour (exec + forwardOut) | KiB/hour (both directions) |

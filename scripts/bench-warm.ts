@@ -21,7 +21,7 @@ import { LoadInsights } from '../src/monitor/loadInsights';
 import { recordOf } from '../src/monitor/history';
 import { warmCache } from '../src/monitor/warmCache';
 import type { LoadState } from '../src/monitor/loadState';
-import { replaceSection } from './benchDoc';
+import { gitHead, replaceSection } from './benchDoc';
 import { MemoryMemento } from '../test/integration/simHost';
 
 const REPO = path.resolve(__dirname, '..');
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   ].join('\n');
   const section = `${HEADING}
 
-\`npx tsx scripts/bench-warm.ts\` (${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}).
+\`npx tsx scripts/bench-warm.ts\` (${new Date().toISOString().slice(0, 10)}, commit ${gitHead()}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}).
 Simulated GPU host behind a real sshd; the simulator's page cache is the kernel's own (fincore to
 measure, \`dd iflag=nocache\` to evict, real reads to fill). ${SHARDS} shards x ${SHARD_BYTES / 2 ** 20} MiB
 (${totalMB.toFixed(0)} MB); storage reads at ${COLD_MBPS} MB/s, page-cache reads at ${WARM_MBPS} MB/s (simulated

@@ -5,10 +5,12 @@
 # sudo: the simulated host's real sudo (the least-privilege suite runs as an unprivileged user).
 # iproute2: private networks of simulated hosts (test/gpu-host/netns.ts: ip netns, veth, bridge).
 # docker.io, docker-compose: a private dockerd inside the simulated host (test/gpu-host/docker.ts).
+# libpam-oath: one-time codes (TOTP) through PAM on the simulated host's sshd (test/gpu-host/pamOath.ts).
 # Already installed: one dpkg-query, a few tens of milliseconds.
 set -euo pipefail
 packages=(openssh-server openssh-client util-linux curl build-essential pkg-config python3 libkrb5-dev
-  libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium sudo iproute2 docker.io docker-compose)
+  libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium sudo iproute2 docker.io docker-compose
+  libpam-oath)
 # Installed means "ii" (a package removed but not purged is "rc", and `dpkg -s` succeeds on it).
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()

@@ -26,4 +26,10 @@ suite "e2e tests (packaged VSIX in code-server, headless Chromium)" .mocharc.e2e
 count() { { grep -hoE "^ *[0-9]+ $1" "$outputs"/*.log || true; } | awk '{s += $1} END {print s + 0}'; }
 passed=$(count passing)
 failed=$(count failing)
-echo "tests: ${passed} passed, ${failed} failed"
+skipped=$(count pending)
+# The spec reporter lists a pending test as "  - title" where a passing one has a tick.
+if [ "$skipped" -gt 0 ]; then
+  echo "skipped:"
+  { grep -hE '^ +- ' "$outputs"/*.log || true; } | sed -E 's/^ +- /  - /'
+fi
+echo "tests: ${passed} passed, ${failed} failed, ${skipped} skipped"

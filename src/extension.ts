@@ -37,7 +37,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const controller = new Controller({
     log,
     statusBar,
-    ui: vscodeSessionUi(log),
+    ui: vscodeSessionUi(log, context.secrets),
     state: context.globalState,
     windowState: context.workspaceState,
     apiKeys,

@@ -5,18 +5,32 @@ import { TunnelAgent } from '../transport/httpAgent';
 import { LocalTransport } from '../transport/local/localTransport';
 import { loadSshTarget } from '../transport/ssh/sshConfig';
 import { expandUserPath, systemPathContext } from '../transport/ssh/sshPaths';
-import { SshTransport, type UnknownHostKeyInfo } from '../transport/ssh/sshTransport';
+import {
+  SshTransport,
+  type LoginAnswer,
+  type LoginQuestion,
+  type UnknownHostKeyInfo,
+} from '../transport/ssh/sshTransport';
 import { TransportError, type Transport } from '../transport/transport';
 import { curlFetchVia } from '../transport/curlFetch';
 import { ChannelLimitedTransport } from '../transport/channelLimit';
 import { ServerHttpClient, type ServerHttpOptions } from '../engine/serverHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
+export type { LoginAnswer, LoginQuestion };
 
-/** What a connection may have to ask the user (implemented with VS Code dialogs in ui/prompts.ts). */
+/** What a connection may have to ask the user (VS Code: fronts/vscode/prompts.ts; CLI: fronts/cli/prompt.ts). */
 export interface SessionUi {
   trustUnknownHostKey(key: UnknownHostKey): Promise<boolean>;
   requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
+  /**
+   * A keyboard-interactive question (one-time code, PAM password) or a password login, once per
+   * connection and hop; undefined = cancelled; `signal` aborts when the attempt ended meanwhile
+   * (close the question). Absent where nobody can answer (scripts, MCP).
+   */
+  login?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
+  /** Said when a host needs an interactive login and `login` is absent. */
+  readonly noLoginHint?: string;
 }
 
 type Log = (level: LogLevel, message: string) => void;
@@ -67,6 +81,10 @@ export async function createTransport(
       }
     },
     requestPassphrase: (keyPath, retry) => ui.requestPassphrase(keyPath, retry),
+    ...(ui.login
+      ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }
+      : {}),
+    ...(ui.noLoginHint !== undefined ? { noLoginHint: ui.noLoginHint } : {}),
     log: (message) => log('info', `[${server.name}] ${message}`),
   });
 }

@@ -185,7 +185,8 @@ export function defaultHistoryFile(
 
 /**
  * A SessionUi with nobody to ask: unknown host keys are refused (the policy decides before this
- * is called, see nonInteractivePolicy) and no passphrase is given (use an agent).
+ * is called, see nonInteractivePolicy), no passphrase is given (use an agent), and a host that
+ * asks for a one-time code or a password is refused as needing an interactive login.
  */
 export const NO_QUESTIONS_UI: SessionUi = {
   trustUnknownHostKey: async () => false,

@@ -38,6 +38,7 @@ import * as path from 'path';
 import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
 import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
+import { setUpOneTimeCodes, type OneTimeCodeOptions } from './pamOath';
 // The simulated model's tokenizer files (what its /tokenize counts with).
 const simTokenizer = require('./sglang-sim/tokenizer.js') as { writeTokenizerFiles(dir: string, kind: string): void };
 
@@ -86,6 +87,11 @@ export interface GpuHostOptions {
   network?: NetnsHost;
   /** Appended to the default unit's server command line, e.g. `--nnodes 2 --node-rank 1 --dist-init-addr A:P`. */
   extraServerArgs?: string;
+  /**
+   * sshd with PAM: these login users must give a TOTP code after their key
+   * (`AuthenticationMethods publickey,keyboard-interactive`, pam_oath: see pamOath.ts).
+   */
+  oneTimeCodes?: OneTimeCodeOptions;
   /**
    * The model folder's tokenizer (sglang-sim/tokenizer.js, which /tokenize counts with): Kimi's
    * `tiktoken.model` + tokenizer_config.json (default), a Hugging Face `tokenizer.json`, or none.
@@ -756,6 +762,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sessionPath = `${binDir}:/usr/local/bin:/usr/bin:/bin`;
     const sshAddress = opts.network?.address ?? '127.0.0.1';
     const sshdConfig = path.join(sshDir, 'sshd_config');
+    const codes = opts.oneTimeCodes ? await setUpOneTimeCodes(fix, opts.oneTimeCodes) : undefined;
     let tcpForwarding = opts.allowTcpForwarding !== false;
     const writeSshdConfig = () =>
       fsp.writeFile(
@@ -768,9 +775,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
           'PubkeyAuthentication yes',
           'PermitRootLogin prohibit-password',
           'PasswordAuthentication no',
-          'KbdInteractiveAuthentication no',
+          ...(codes?.global ?? ['KbdInteractiveAuthentication no', 'UsePAM no']),
           'StrictModes no',
-          'UsePAM no',
           `PidFile ${path.join(sshDir, 'sshd.pid')}`,
           `SetEnv PATH=${sessionPath} KIMI_SIM_ROOT=${stateDir}`,
           `AllowTcpForwarding ${tcpForwarding ? 'yes' : 'no'}`,
@@ -778,7 +784,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
           'PrintMotd no',
           'PrintLastLog no',
           'Subsystem sftp /usr/lib/openssh/sftp-server',
-          ...users.flatMap((u) => [`Match User ${u}`, `  AuthorizedKeysFile ${userKeysFile(u)}`]),
+          ...users.flatMap((u) => [
+            `Match User ${u}`,
+            `  AuthorizedKeysFile ${userKeysFile(u)}`,
+            ...(codes?.perUser(u) ?? []),
+          ]),
           '',
         ].join('\n'),
       );

@@ -36,6 +36,8 @@ done
 for n in systemctl journalctl; do mount --bind "$FIX/bin/$n" "/usr/bin/$n"; done
 if [ -d "$FIX/ns/sudoers.d" ]; then mkdir -p /etc/sudoers.d && mount --bind "$FIX/ns/sudoers.d" /etc/sudoers.d; fi
 if [ -f "$FIX/ns/group" ]; then mount --bind "$FIX/ns/group" /etc/group; fi
+# sshd's PAM service for one-time codes (pamOath.ts), only when the harness wrote one.
+if [ -f "$FIX/ns/pam-sshd" ] && [ -f /etc/pam.d/sshd ]; then mount --bind "$FIX/ns/pam-sshd" /etc/pam.d/sshd; fi
 mkdir -p /run/sudo && mount -t tmpfs -o mode=0711 tmpfs /run/sudo
 echo READY
 exec perl -e '

@@ -36,6 +36,8 @@ export interface TestSessionOptions {
   settings?: Record<string, unknown>;
   /** The answer to the passphrase question. */
   passphrase?: string;
+  /** Answers keyboard-interactive and password questions (absent: nobody can, as in a script). */
+  login?: SessionUi['login'];
   http?: ServerHttpOptions;
   name?: string;
 }
@@ -88,6 +90,7 @@ export async function sessionForHost(host: GpuHost, opts: TestSessionOptions = {
       return opts.trust ?? false;
     },
     requestPassphrase: async () => opts.passphrase,
+    ...(opts.login ? { login: opts.login } : {}),
   };
   const session = await createSession(
     result.settings.servers[0],

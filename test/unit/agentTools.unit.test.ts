@@ -29,10 +29,9 @@ import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribut
 import { AgentTools, ToolRefusal } from '../../src/agent/run';
 import { parseSettings, type ServerProfile, type Settings } from '../../src/config/config';
 import type { SettingsSource } from '../../src/config/settingsSource';
-import type { Fleet, FleetEvent, ServerSnapshot } from '../../src/fleet/fleet';
-import { NotReadyError } from '../../src/fleet/fleetError';
+import { Fleet, type FleetEvent, type FleetSession, type ServerSnapshot } from '../../src/fleet/fleet';
+import { Verifications } from '../../src/fleet/verifications';
 import { resolveServer } from '../../src/fleet/resolveServer';
-import { notReadyForChecks } from '../../src/fleet/verification';
 import { lmAgent } from '../../src/fronts/lm/toolHost';
 import { confirmWay } from '../../src/fronts/mcp/confirm';
 import { registerKimiTools } from '../../src/fronts/mcp/tools';
@@ -129,11 +128,35 @@ class FakeFleet {
     const state = this.states.get(server.name)!;
     this.set(server, { ...state, confirmedAt: Date.now() });
   }
-  /** The real fleet's rule (Fleet.verifyParsers): a server not ready is refused, nothing checked. */
+  /**
+   * Fleet.verifyParsers' own verb (Verifications.verify), its gate included (no copy of it here), on this stand-in's
+   * connection and look: a server not ready is refused with its NotReadyError; past the gate the
+   * checks start on a session that cannot be used, their end is announced (a `verified` event),
+   * and a run is counted.
+   */
   async verifyParsers(server: ServerProfile) {
-    const snapshot = this.snapshot(server);
-    const notReady = notReadyForChecks(snapshot);
-    if (notReady) throw new NotReadyError(notReady, snapshot);
+    const unusable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('the stand-in session cannot be used');
+        },
+      },
+    );
+    let checksRan = false;
+    const host = {
+      connect: async () => ({ transport: unusable, client: unusable }) as unknown as FleetSession,
+      status: async () => this.snapshot(server),
+      fire: (event: FleetEvent) => {
+        if (event.type === 'verified') checksRan = true;
+      },
+    };
+    try {
+      await new Verifications().verify(host, server, () => undefined);
+    } catch (error) {
+      if (!checksRan) throw error;
+    }
+    assert.ok(checksRan, 'Verifications.verify neither refused nor ran the checks');
     this.verifications++;
     return {
       summary: 'Parsers verified for agents (15 checks)',

@@ -7,6 +7,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import { LoadWatcher } from '../../src/monitor/watcher';
+import { FAILURE_TAIL_READS } from '../../src/monitor/watchTypes';
 import type { ExecResult, RemoteProcess, Transport } from '../../src/transport/transport';
 import type { ServerHttpClient } from '../../src/engine/serverHttp';
 import { failureMessage } from '../../src/present/messages';
@@ -150,10 +151,10 @@ describe('watcher: the journal tail of a failed run', () => {
     );
   });
 
-  it('a young death whose lines never tell why: three reads, then the failure as it is', async () => {
+  it('a young death whose lines never tell why: FAILURE_TAIL_READS reads (4, 250 ms apart: the failure said within a second), then the failure as it is', async () => {
     const host = new FailedUnitHost(300, () => EXIT_LINES);
     const outcome = await watch(host);
     assert.equal(outcome.end, 'failed');
-    assert.equal(host.tailReads, 3);
+    assert.equal(host.tailReads, FAILURE_TAIL_READS);
   });
 });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { formatTable, summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
-import { sleep, waitFor } from '../util/waitFor';
+import { waitFor } from '../util/waitFor';
 
 const MODEL = '/root/models/Kimi-K2.6';
 const SECTION =
@@ -16,9 +16,42 @@ interface Reply {
 interface FakeOptions {
   /** Reasoning tokens the model spends before answering: a smaller max_tokens ends with "length". */
   reasoningTokens?: number;
-  /** Milliseconds each chat answer takes. */
-  delayMs?: number;
+  /** Each chat answer waits for this (a tick of the test's virtual clock, see Ticks). */
+  answerWhen?: () => Promise<void>;
   serverInfo?: Record<string, unknown>;
+}
+
+/**
+ * A virtual clock for the fake's answers: each chat request waits for the next tick, and a tick
+ * answers every request in flight then. `run` ticks until the verification ends, once no more
+ * requests start (the event loop settled), and counts the ticks: rounds of requests at once.
+ */
+class Ticks {
+  private waiting: (() => void)[] = [];
+  readonly wait = (): Promise<void> => new Promise<void>((resolve) => this.waiting.push(resolve));
+
+  async run(verification: Promise<unknown>): Promise<number> {
+    let ended = false;
+    void verification.finally(() => (ended = true)).catch(() => undefined);
+    for (let ticks = 0; ; ticks++) {
+      await this.settled();
+      if (ended) return ticks;
+      assert.ok(this.waiting.length > 0, 'the verification neither ended nor has a request in flight');
+      const answered = this.waiting;
+      this.waiting = [];
+      for (const answer of answered) answer();
+    }
+  }
+
+  /** Turns of the event loop until three in a row start no request. */
+  private async settled(): Promise<void> {
+    let seen = -1;
+    for (let same = 0; same < 3; ) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.waiting.length === seen) same++;
+      else [seen, same] = [this.waiting.length, 0];
+    }
+  }
 }
 
 /** A fake SGLang: `parsers` decides the shapes, like the simulator does. */
@@ -142,7 +175,7 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
       inFlight++;
       stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
       try {
-        if (options.delayMs) await sleep(options.delayMs);
+        if (options.answerWhen) await options.answerWhen();
         const r = reply(b);
         return { status: 200, body: b.stream === true ? sse(r) : nonStream(r) };
       } finally {
@@ -290,9 +323,10 @@ describe('verifier: verifyParsers', () => {
         const b = body as Record<string, unknown>;
         const first = (b.messages as unknown[]).length === 1 && b.tool_choice === undefined && !b.parallel_tool_calls;
         if (b.tools && first && b.stream !== true) {
-          // The simulated slow server: it answers 150 ms late, well after the 50 ms timeout.
-          await sleep(150);
-          signalAborted = options?.signal?.aborted;
+          // The simulated slow server: it answers only once the verifier has given up on it (its timeout).
+          const signal = options?.signal;
+          await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
+          signalAborted = signal?.aborted;
           slowEnded = true;
         }
         if (b.tools && first && b.stream === true) throw new Error('socket hang up');
@@ -427,29 +461,30 @@ describe('verifier: verifyParsers', () => {
   });
 
   it('requests run concurrently, at most 8 at once, fewer when the server allows fewer', async () => {
-    const a = fakeServer('on', {}, { delayMs: 20 });
-    await verifyParsers(a.deps, expected);
+    const ticks = new Ticks();
+    const a = fakeServer('on', {}, { answerWhen: ticks.wait });
+    await ticks.run(verifyParsers(a.deps, expected));
     assert.equal(a.stats.maxInFlight, 8);
-    const b = fakeServer('on', {}, { delayMs: 20, serverInfo: { max_running_requests: 3 } });
-    await verifyParsers(b.deps, expected);
+    const b = fakeServer('on', {}, { answerWhen: ticks.wait, serverInfo: { max_running_requests: 3 } });
+    await ticks.run(verifyParsers(b.deps, expected));
     assert.equal(b.stats.maxInFlight, 3);
-    const c = fakeServer('on', { concurrency: 1 }, { delayMs: 5 });
-    const r = await verifyParsers(c.deps, expected);
+    const c = fakeServer('on', { concurrency: 1 }, { answerWhen: ticks.wait });
+    const verification = verifyParsers(c.deps, expected);
+    await ticks.run(verification);
     assert.equal(c.stats.maxInFlight, 1);
-    assert.equal(r.allPassed, true);
+    assert.equal((await verification).allPassed, true);
   });
 });
 
 describe('verifier: how long it takes', () => {
-  it('every answer as long as its whole budget: the 13 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
-    // 300 ms stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
-    const round = 300;
-    const { deps } = fakeServer('on', {}, { delayMs: round });
-    const started = Date.now();
-    const result = await verifyParsers(deps, expected);
-    const rounds = (Date.now() - started) / round;
-    assert.equal(result.allPassed, true);
-    assert.ok(rounds >= 2 && rounds < 2.9, `${rounds.toFixed(2)} rounds`);
+  it('every answer as long as its whole budget: the 14 requests end in two rounds (2 × 10.2 s at 200 token/s, under 30 s)', async () => {
+    // One tick of the virtual clock stands for 2048 tokens at 200 token/s (10.24 s): a round of requests at once.
+    const ticks = new Ticks();
+    const { deps, requests } = fakeServer('on', {}, { answerWhen: ticks.wait });
+    const verification = verifyParsers(deps, expected);
+    assert.equal(await ticks.run(verification), 2);
+    assert.equal((await verification).allPassed, true);
+    assert.equal(requests.filter((r) => r.path === '/v1/chat/completions').length, 14);
   });
 });
 

@@ -253,12 +253,39 @@ export function runLoad(shape: LoadShape, prior: LoadPrior): HarnessResult {
   return { totalMs: readyAt, errors, maxJump, jumpAt, uncovered, phasesWithout, final: s, texts };
 }
 
-/** A first load (defaults: the model's size and the forecast), then one with the first one's history. */
+/** The page cache's read rate of the later loads' newly cached quarter. */
+const WARM_BPS = 3000 * MB;
+
+/**
+ * The same server's next load is not the same load: another page-cache residency. A quarter of
+ * the weights is now cached (read at the page cache's rate) where the first load read at most
+ * half of them from the cache, else a quarter of them was evicted (read cold, at the shape's first
+ * cold rate, or 400 MB/s); the forecast says what is really cached now, as fincore would.
+ */
+export function laterShape(shape: LoadShape): LoadShape {
+  const cached = shape.reads.filter((r) => !r.cold).reduce((sum, r) => sum + r.share, 0);
+  const warmer = cached <= 0.5;
+  const coldBps = shape.reads.find((r) => r.cold)?.bps ?? 400 * MB;
+  const quarter = warmer ? { share: 0.25, bps: WARM_BPS, cold: false } : { share: 0.25, bps: coldBps, cold: true };
+  return {
+    ...shape,
+    name: `${shape.name} (later: ${warmer ? 'a quarter more cached' : 'a quarter evicted'})`,
+    forecastResident: cached * 0.75 + (warmer ? 0.25 : 0),
+    reads: [quarter, ...shape.reads.map((r) => ({ ...r, share: r.share * 0.75 }))],
+  };
+}
+
+/**
+ * A first load (defaults: the model's size and the forecast), then the next one (laterShape: another
+ * page-cache residency) with the first one's history.
+ */
 export function runCase(shape: LoadShape): { first: HarnessResult; second: HarnessResult } {
-  const forecast = { residentBytes: shape.forecastResident * shape.totalBytes, totalBytes: shape.totalBytes };
+  const forecastOf = (s: LoadShape) => ({ residentBytes: s.forecastResident * s.totalBytes, totalBytes: s.totalBytes });
+  const forecast = forecastOf(shape);
   const first = runLoad(shape, priorFrom([], forecast));
   const record = recordOf(first.final, 'ready', first.totalMs, forecast.residentBytes);
-  const second = runLoad(shape, priorFrom([record], forecast));
+  const later = laterShape(shape);
+  const second = runLoad(later, priorFrom([record], forecastOf(later)));
   return { first, second };
 }
 

@@ -7,7 +7,8 @@
  *   2  wait timed out, or verify was asked of a server still loading (the load goes on: call wait)
  *   3  host unreachable (DNS, refused, no answer, connection lost)
  *   4  host key refused (changed, unknown under a strict policy, revoked)
- *   5  bad configuration or usage: invalid settings, unknown server, login refused (nothing was run)
+ *   5  bad configuration or usage: invalid settings, unknown server, login refused (nothing was run), also when the
+ *      host asks for a one-time code or password and there is no terminal to ask it on
  *   6  wait saw the load become stalled: the process lives but no witness moved for kimiService.stallSeconds
  *      (the load goes on; read `logs`, then wait again or restart)
  *   130 / 143  interrupted by SIGINT / SIGTERM (nothing on the host is touched)

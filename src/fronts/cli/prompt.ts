@@ -1,10 +1,12 @@
 /**
  * Questions on a terminal (stdin a TTY, questions and echo on stderr so stdout stays the
- * answer): y/N confirmations, an unknown host key, a key's passphrase. Without a terminal the
- * CLI never asks (NO_QUESTIONS_UI and nonInteractivePolicy in fleet/standalone).
+ * answer): y/N confirmations, an unknown host key, a key's passphrase, a login's one-time code
+ * or password. Without a terminal the CLI never asks (NO_QUESTIONS_UI and nonInteractivePolicy
+ * in fleet/standalone).
  */
 import * as readline from 'node:readline';
-import type { SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import type { LoginAnswer, LoginQuestion, SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import { askerName } from '../../transport/ssh/loginPolicy';
 
 export interface Terminal {
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
@@ -101,6 +103,22 @@ export function askSecret(term: Terminal, question: string): Promise<string | un
   });
 }
 
+/**
+ * A keyboard-interactive or password question: who asks and the server's own words, then each
+ * prompt as the server wrote it (without echo when it asks so). undefined = Ctrl-D (cancelled).
+ */
+export async function askLogin(term: Terminal, q: LoginQuestion): Promise<LoginAnswer | undefined> {
+  const said = [q.name, q.instructions].filter((s) => s.trim());
+  term.output.write(`${askerName(q)} asks (${q.method}):\n${said.map((s) => `${s.trimEnd()}\n`).join('')}`);
+  const answers: string[] = [];
+  for (const p of q.prompts) {
+    const answer = p.echo ? await askLine(term, p.text) : await askSecret(term, p.text);
+    if (answer === undefined) return undefined;
+    answers.push(answer);
+  }
+  return { answers };
+}
+
 /** The SessionUi of a CLI on a terminal: asks on stderr, one question at a time. */
 export function terminalUi(term: Terminal): SessionUi {
   let queue: Promise<unknown> = Promise.resolve();
@@ -113,5 +131,6 @@ export function terminalUi(term: Terminal): SessionUi {
     trustUnknownHostKey: (key) => serial(() => confirm(term, hostKeyQuestion(key))),
     requestPassphrase: (keyPath, retry) =>
       serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
+    login: (question) => serial(() => askLogin(term, question)),
   };
 }

@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
 import type { SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import { vscodeLogin } from './loginPrompts';
 
 /** The questions a connection may need to ask the user, asked with VS Code's own dialogs. */
-export function vscodeSessionUi(log: vscode.LogOutputChannel): SessionUi {
+export function vscodeSessionUi(log: vscode.LogOutputChannel, secrets: vscode.SecretStorage): SessionUi {
   return {
+    login: vscodeLogin(log, secrets),
     async trustUnknownHostKey(key: UnknownHostKey): Promise<boolean> {
       const where = key.port === 22 ? key.host : `[${key.host}]:${key.port}`;
       log.warn(`Unknown host key for ${where}: ${key.keyType} ${key.fingerprint}`);

@@ -72,7 +72,8 @@ export function handshake(
       settled = true;
       deadline.clear();
       endClient(client);
-      auth.finish();
+      auth.finish(false);
+      const loginRefusal = auth.loginRefusal();
       const message = (err as { message?: unknown } | undefined)?.message;
       if (!hostKeyError && typeof message === 'string' && /too many authentication failures/i.test(message)) {
         // sshd's MaxAuthTries: usually an agent offering many keys before the right one.
@@ -85,6 +86,9 @@ export function handshake(
           ),
         );
       }
+      const level = (err as { level?: unknown } | undefined)?.level;
+      if (!hostKeyError && loginRefusal !== undefined && level === 'client-authentication')
+        return reject(new TransportError('auth', loginRefusal));
       reject(
         hostKeyError ??
           classifySshError(err, { host: ep.hostName, port: ep.port, username: ep.username, authTried, via }),
@@ -132,7 +136,7 @@ export function handshake(
         ),
       ctx.timers,
     );
-    const auth = authHandler(ctx, ep, deadline, authTried);
+    const auth = authHandler(ctx, ep, deadline, authTried, failNow, () => settled || ctx.isDisposed());
     // The agent's own failures (not running, refused to sign) are not the connection's: the
     // next key is tried, and the error is listed with what was tried.
     const onError = (err: Error & { level?: string }) => {
@@ -146,15 +150,31 @@ export function handshake(
       if (settled) return;
       settled = true;
       deadline.clear();
-      auth.finish();
+      auth.finish(true);
       client.removeListener('error', onError);
       client.removeListener('close', onCloseEarly);
       resolve(client);
     });
     client.on('error', onError);
     const onCloseEarly = () =>
-      fail(new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`));
+      fail(
+        auth.asking()
+          ? new TransportError(
+              'auth',
+              `Login refused: ${ep.username}@${ep.hostName}:${ep.port} closed the connection while its question was open ` +
+                "(sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner.",
+            )
+          : new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`),
+      );
     client.on('close', onCloseEarly);
+    client.on('change password', () =>
+      failNow(
+        new TransportError(
+          'auth',
+          `Login refused: ${ep.username}@${ep.hostName}:${ep.port} requires a new password; change it with ssh on a terminal first.`,
+        ),
+      ),
+    );
     if (proxy) void proxy.exited.then(() => fail(new TransportError('closed', 'ProxyCommand exited')));
 
     const verifyHostKey = (key: Buffer, verify: (ok: boolean) => void): void => {

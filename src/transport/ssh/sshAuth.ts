@@ -1,6 +1,7 @@
 /**
  * Authentication as OpenSSH does it: the agent first (sshAgent.ts), then the identity files,
- * whose passphrases are asked only for keys the agent could not sign with.
+ * whose passphrases are asked only for keys the agent could not sign with, then
+ * keyboard-interactive and password (interactiveLogin.ts) where the server asks for them.
  */
 import * as fs from 'node:fs';
 import {
@@ -12,9 +13,11 @@ import {
 } from 'ssh2';
 import type { HandshakeDeadline } from './handshake';
 import { readIdentityPublicKey } from './identityFiles';
+import { HopLogin } from './interactiveLogin';
 import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent';
 import type { SshEndpoint } from './sshConfig';
 import type { DialContext } from './sshOptions';
+import type { TransportError } from '../transport';
 
 type AuthStep =
   | { readonly kind: 'key'; readonly path: string; readonly configured: boolean }
@@ -41,19 +44,28 @@ export function authHandler(
   ep: SshEndpoint,
   deadline: HandshakeDeadline,
   tried: string[],
-): { handler: AuthHandlerMiddleware; finish(): void } {
+  abort: (err: TransportError) => void,
+  isOver: () => boolean,
+): {
+  handler: AuthHandlerMiddleware;
+  finish(accepted: boolean): void;
+  loginRefusal(): string | undefined;
+  /** A login question is open (the user has not answered yet). */
+  asking(): boolean;
+} {
   const agents = agentsFor(ctx, ep);
   const steps: AuthStep[] = [
     ...(agents.length > 0 ? [{ kind: 'agent' as const }] : []),
     ...ep.identityFiles.map((p) => ({ kind: 'key' as const, path: p, configured: ep.identityFilesConfigured })),
   ];
   let agent: SelectedAgent | undefined;
+  const login = new HopLogin(ctx, ep, deadline, abort, isOver);
   let lastOffered: { index: number; agent?: SelectedAgent } | undefined;
-  /** The last method offered got no answer but a failure (or, at the end, none at all). */
-  const settleLast = (rejected: boolean) => {
+  /** The last key offered got a failure (rejected), a partial success (accepted: the server asks for more), or, at the end, nothing. */
+  const settleLast = (outcome: 'rejected' | 'accepted' | 'none') => {
     if (lastOffered === undefined) return;
     const a = lastOffered.agent;
-    const mark = rejected ? ' (rejected)' : '';
+    const mark = { rejected: ' (rejected)', accepted: ' (accepted; the server asks for more)', none: '' }[outcome];
     tried[lastOffered.index] = a ? `${a.summary}${a.offered > 0 ? mark : ''}` : `${tried[lastOffered.index]}${mark}`;
     if (a) ctx.log(`${ep.alias}: agent: ${tried[lastOffered.index]}`);
     lastOffered = undefined;
@@ -62,10 +74,11 @@ export function authHandler(
   // ssh2 passes null methods on the first call; `false` ends authentication (not in the typings).
   const handler = (
     methodsLeft: AuthenticationType[] | null,
-    _partial: boolean | null,
+    partial: boolean | null,
     next: (m: AnyAuthMethod) => void,
   ): void => {
-    settleLast(true);
+    settleLast(partial === true ? 'accepted' : 'rejected');
+    login.settle(partial === true, methodsLeft);
     const allows = (m: AuthenticationType) => methodsLeft === null || methodsLeft.includes(m);
     const advance = async (): Promise<AnyAuthMethod | false> => {
       while (steps.length > 0) {
@@ -88,6 +101,8 @@ export function authHandler(
         lastOffered = { index: tried.length - 1 };
         return { type: 'publickey', username: ep.username, key };
       }
+      const viaLogin = await login.next(methodsLeft, tried);
+      if (viaLogin !== false) return viaLogin;
       if (methodsLeft && !methodsLeft.includes('publickey'))
         tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
       return false;
@@ -95,7 +110,16 @@ export function authHandler(
     const end = () => next(false as unknown as AnyAuthMethod);
     advance().then((m) => (m === false ? end() : next(m)), end);
   };
-  return { handler, finish: () => settleLast(false) };
+  return {
+    handler,
+    finish: (accepted) => {
+      settleLast('none');
+      login.close();
+      login.settle(accepted);
+    },
+    loginRefusal: () => login.refusal,
+    asking: () => login.asking,
+  };
 }
 
 /** The parsed private key, or undefined to skip it (missing, cancelled, unreadable, public only). */

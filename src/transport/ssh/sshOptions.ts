@@ -1,5 +1,6 @@
 /** What an SshTransport is given, and what one connection attempt shares with it (hops.ts, handshake.ts, hostKey.ts, sshAuth.ts). */
 import type { Client } from 'ssh2';
+import type { LoginAnswer, LoginQuestion } from './loginPolicy';
 import type { ProxyProcess } from './proxyCommand';
 import type { SshTarget } from './sshConfig';
 
@@ -39,6 +40,16 @@ export interface SshTransportOptions {
   decideUnknownHostKey(info: UnknownHostKeyInfo): Promise<'trust' | 'reject'>;
   /** Asked for an encrypted key; undefined = the user cancelled (the key is skipped). */
   requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
+  /**
+   * A keyboard-interactive question (a one-time code, a PAM password) or a password login;
+   * undefined = the user cancelled (the attempt ends, nothing is sent). Absent where nobody can
+   * answer: a host that needs such a login is then refused with `noLoginHint`. `signal` aborts
+   * when the attempt ends without the answer (the server gave up, the transport was disposed):
+   * the question should then close.
+   */
+  requestLogin?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
+  /** Where the user can give an interactive login, said when requestLogin is absent. */
+  readonly noLoginHint?: string;
   /**
    * ssh-agent socket or pipe for every hop, instead of OpenSSH's choice (IdentityAgent, then
    * $SSH_AUTH_SOCK, on Windows then the OpenSSH pipe and Pageant). Empty string = no agent.

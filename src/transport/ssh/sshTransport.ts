@@ -25,6 +25,7 @@ import {
 
 export { orderHostKeyAlgorithms } from './hostKey';
 export type { SshTransportOptions, Timers, UnknownHostKeyInfo } from './sshOptions';
+export type { LoginAnswer, LoginPrompt, LoginQuestion } from './loginPolicy';
 
 export class SshTransport implements Transport {
   readonly description: string;

@@ -140,6 +140,64 @@ const unitText = fc
   )
   .map((l) => l.join('\n'));
 
+/** The words systemd's ExecStart grammar gives a meaning to, none unbalanced (a whole-value quote stays open). */
+const ARG_WORDS = EXEC_WORDS.filter((w) => w !== '"' && w !== "'" && w !== '\\\n');
+const SERVER_HEADS = [
+  ['/usr/bin/python3', '-m', 'sglang.launch_server'],
+  ['python3', '-m', 'sglang.launch_server'],
+  ['/opt/venv/bin/sglang', 'serve'],
+  ['/usr/local/bin/vllm', 'serve'],
+];
+/** One argument as it may be written: a bare word of the grammar, or any text quoted (C escapes for what cannot stand in quotes). */
+const launchArg = fc.oneof(
+  wordSoup(ARG_WORDS).filter((w) => !/["']/.test(w) && !w.endsWith('\\') && !/[\r\n]/.test(w)),
+  fc.oneof(fc.string({ maxLength: 40 }), junk).map(
+    (t) =>
+      '"' +
+      [...t]
+        .map((ch) => {
+          const code = ch.codePointAt(0) ?? 0;
+          if (ch === '\\' || ch === '"') return '\\' + ch;
+          if (code < 0x20 || code === 0x7f) return '\\x' + code.toString(16).padStart(2, '0');
+          return ch;
+        })
+        .join('') +
+      '"',
+  ),
+  fc.constantFrom(
+    '--model-path',
+    '/models/kimi',
+    '--tool-call-parser',
+    'qwen25',
+    '--reasoning-parser=deepseek-r1',
+    '--tp',
+    '8',
+    '%i',
+    '$X',
+    '${Y}',
+    '$$',
+    '%%',
+  ),
+);
+/** An ExecStart value that starts an SGLang or vLLM server (an optional prefix, a launch head, hostile arguments). */
+const launchValue = fc
+  .tuple(fc.constantFrom('', '-', '+', '@'), fc.constantFrom(...SERVER_HEADS), fc.array(launchArg, { maxLength: 12 }))
+  .map(([prefix, head, args]) => [prefix + head[0], ...head.slice(1), ...args].join(' '));
+
+/** `{"a":{"a":...}}` nested `depth` levels (valid JSON). */
+const deepObject = (depth: number): string => '{"a":'.repeat(depth) + 'null' + '}'.repeat(depth);
+/** `docker inspect` lines (valid JSON) with a value nested 100k levels deep in each field parseInspect reads. */
+const DEEP_INSPECT: readonly string[] = (() => {
+  const deep = [deepArray(100_000), deepObject(100_000)];
+  const fields = ['Id', 'Name', 'Path', 'Args', 'Mounts', 'RestartCount', 'RestartPolicy', 'State', 'Config'];
+  const state = ['Status', 'Pid', 'ExitCode', 'StartedAt', 'FinishedAt', 'OOMKilled', 'Health'];
+  return [
+    ...fields.map((f, i) => `{"Id":"c1","State":{"Status":"running","Pid":42},"${f}":${deep[i % 2]}}`),
+    ...state.map((f, i) => `{"Id":"c1","State":{"Status":"running","Pid":42,"${f}":${deep[i % 2]}}}`),
+    `{"Id":"c1","Args":[${deepArray(100_000)}],"Mounts":[${deepObject(100_000)}]}`,
+  ];
+})();
+
 describe("hostile input: what the host's commands print", () => {
   it('systemctl show: any output gives a well-formed unit status (finite times, safe-integer PIDs)', () => {
     check(
@@ -166,7 +224,7 @@ describe("hostile input: what the host's commands print", () => {
     );
   });
 
-  it('ExecStart (systemctl show and systemctl cat): parsing never throws but for an unbalanced quote, and a planned drop-in reads back as the planned command', () => {
+  it('ExecStart (systemctl show and systemctl cat): parsing never throws but for an unbalanced quote', () => {
     check(
       1733,
       fc.property(unitText, execValue, (text, value) => {
@@ -178,7 +236,24 @@ describe("hostile input: what the host's commands print", () => {
         }
         const unit = parseSystemctlCat(text);
         for (const w of unit.warnings) assert.match(w, /unbalanced/);
-        for (const c of unit.commands) {
+      }),
+    );
+  });
+
+  it('a launch command of hostile words, in a unit among hostile lines: the planned drop-in reads back as the planned command', () => {
+    let readBack = 0;
+    check(
+      1739,
+      fc.property(unitText, launchValue, unitText, (before, launch, after) => {
+        // Blank lines end whatever continuation the random lines left open; `after` may reset or add ExecStart.
+        const unit = parseSystemctlCat(`${before}\n\n[Service]\nExecStart=${launch}\n\n${after}`);
+        const own = parseSystemctlCat(`[Service]\nExecStart=${launch}\n`);
+        assert.deepEqual(own.warnings, [], launch);
+        assert.ok(
+          own.commands.length >= 1 && SERVER_HEADS.some((h) => h.every((w, i) => own.commands[0]!.argv[i] === w)),
+          launch,
+        );
+        for (const c of [...own.commands.slice(0, 1), ...unit.commands]) {
           const plan = planParserChange(c.argv, CHOICE);
           if (plan.kind !== 'change' || /^[-@:+!|]/.test(plan.newArgv[0] ?? '') || plan.newArgv[0] === '') continue;
           const dropIn = renderDropIn(plan.newArgv, 'kimi', { keepReferences: c.references });
@@ -188,9 +263,12 @@ describe("hostile input: what the host's commands print", () => {
             [plan.newArgv],
             dropIn,
           );
+          if (c === own.commands[0]) readBack++;
         }
       }),
     );
+    // Every run: the launch command itself was planned, rendered and read back.
+    assert.equal(readBack, 100);
   });
 
   it('ExecStart of 100k words, 50k continuation lines, \\U escapes past U+10FFFF: read and diffed in linear time', function () {
@@ -364,7 +442,8 @@ describe("hostile input: what the host's commands print", () => {
     );
   });
 
-  it('docker inspect, events and logs: any output gives a result and a well-formed unit status', () => {
+  it('docker inspect, events and logs: any output gives a result and a well-formed unit status', function () {
+    this.timeout(60_000);
     const anyJson = fc.oneof(
       fc.jsonValue({ maxDepth: 2 }),
       fc.constant(null),
@@ -428,7 +507,7 @@ describe("hostile input: what the host's commands print", () => {
       .map((l) => l.join('\n'));
     check(
       1738,
-      fc.property(fc.oneof(inspect, junk, fc.constant('{' + deepArray(100_000))), events, junk, (text, ev, log) => {
+      fc.property(fc.oneof(inspect, junk), events, junk, (text, ev, log) => {
         const r = parseInspect(text);
         const unit = containerUnitStatus(r, 'c');
         assert.equal(unit.manager, 'docker');
@@ -437,6 +516,18 @@ describe("hostile input: what the host's commands print", () => {
         if (entry) assert.ok(Number.isFinite(entry.at));
       }),
     );
+  });
+
+  it('docker inspect of valid JSON nested 100k levels deep in every field it reads: found, and a well-formed status', function () {
+    this.timeout(60_000);
+    for (const text of DEEP_INSPECT) {
+      const r = timed(`parseInspect of ${text.length} chars nested 100k deep`, () => parseInspect(text));
+      assert.equal(r.kind, 'found', JSON.stringify(r).slice(0, 300));
+      const unit = containerUnitStatus(r, 'c');
+      assert.equal(unit.manager, 'docker');
+      wellFormedUnit(unit);
+      if (r.kind === 'found') endedFromEvents(r.container, text);
+    }
   });
 
   it('compose files: random YAML, deep nesting and alias bombs give a plan or a reason, not an exception', function () {

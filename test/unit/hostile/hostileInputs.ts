@@ -4,6 +4,7 @@
  * own words mixed with junk, huge numbers, NaN/Infinity, 10 MB lines and deeply nested JSON.
  * Not a test file: the *.unit.test.ts files next to it use it.
  */
+import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 export { retainedHeap } from '../../util/heap';
 
@@ -76,6 +77,41 @@ export function timed<T>(label: string, f: () => T): T {
   } finally {
     times.push({ label, ms: Number(process.hrtime.bigint() - start) / 1e6 });
   }
+}
+
+/**
+ * CPU milliseconds of this process (user + system) that `f` takes, median of `runs` calls: CPU
+ * time, not wall time, so the other jobs of a busy machine do not count.
+ */
+function medianCpuMs(f: () => void, runs: number): number {
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.cpuUsage();
+    f();
+    const used = process.cpuUsage(start);
+    ms.push((used.user + used.system) / 1000);
+  }
+  return ms.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+}
+
+/**
+ * "Linear time", compared: `run(10)` (ten times the input of `run(1)`) takes under 20 times the
+ * CPU time, medians of `runs` calls each after a warm-up. Linear work gives about 10x, so a noisy
+ * machine has room; a rescan per chunk or a re-decode (quadratic) gives about 100x.
+ */
+export function assertLinear(label: string, run: (scale: 1 | 10) => void, runs = 5): void {
+  run(1);
+  run(10);
+  const small = medianCpuMs(() => run(1), runs);
+  const large = medianCpuMs(() => run(10), runs);
+  times.push(
+    { label: `${label} (x1, CPU, median of ${runs})`, ms: small },
+    { label: `${label} (x10, CPU)`, ms: large },
+  );
+  assert.ok(
+    large < 20 * small,
+    `${label}: ${large.toFixed(1)} ms of CPU at 10x the input against ${small.toFixed(1)} ms (${(large / small).toFixed(1)}x; linear is about 10x)`,
+  );
 }
 
 if (process.env['KIMI_HOSTILE_TIMES']) {

@@ -28,18 +28,88 @@ function messageOf(resp: unknown): Record<string, unknown> | undefined {
   return typeof m === 'object' && m !== null ? (m as Record<string, unknown>) : undefined;
 }
 
+/**
+ * Answers each judge is asked about, right and nearly right: its own field names, the values it
+ * looks for and their near misses (another tool, arguments that are no JSON or lack the city, a
+ * parser of another name, reasoning left in the content). So each judge passes some of them,
+ * and a judge that passes without the answer meets a response that lacks it.
+ */
+/** The value a judge looks for (most often), else one of its near misses. */
+const mostly = <T>(right: T, ...misses: T[]): fc.Arbitrary<T> =>
+  fc.oneof({ weight: 3, arbitrary: fc.constant(right) }, { weight: 1, arbitrary: fc.constantFrom(...misses) });
+const choiceOf = (message: fc.Arbitrary<unknown>) =>
+  fc
+    .record({ finish_reason: mostly<unknown>('tool_calls', 'stop', 'length', null), message })
+    .map((c) => ({ choices: [c] }));
+const nearReasoning = choiceOf(
+  fc.record({
+    content: mostly<unknown>('Paris.', '', ' ', null, '<think>x</think>Paris.', 'Paris.</think>', '◁think▷x'),
+    reasoning_content: mostly<unknown>('The user asks for a capital.', '', '  ', null, 'x</think>Paris.', 7),
+    reasoning: mostly<unknown>('The user asks for a capital.', '', null),
+  }),
+);
+const nearToolCall = choiceOf(
+  fc.record({
+    content: mostly<unknown>(null, '', 'Calling get_weather.'),
+    tool_calls: fc
+      .oneof(
+        { weight: 5, arbitrary: fc.tuple(fc.constant(0)) },
+        { weight: 1, arbitrary: fc.array(fc.constant(0), { maxLength: 2 }) },
+      )
+      .chain((slots) =>
+        fc.tuple(
+          ...slots.map(() =>
+            fc.record({
+              id: mostly<unknown>('call_1', '', null),
+              type: mostly<unknown>('function', 'fn', null),
+              function: fc.record({
+                name: mostly<unknown>('get_weather', 'get_weathe', 'GET_WEATHER', 'get_weather ', '', null),
+                arguments: mostly<unknown>(
+                  '{"city":"Paris"}',
+                  '{"city":""}',
+                  '{"city":5}',
+                  '{"town":"Paris"}',
+                  '{}',
+                  '{"city":"Paris"',
+                  'Paris',
+                  '',
+                  { city: 'Paris' },
+                ),
+              }),
+            }),
+          ),
+        ),
+      ),
+  }),
+);
+const parserName = mostly<unknown>('kimi_k2', 'kimi', 'KIMI_K2', 'kimi_k2 ', 'deepseek-r1', '', null);
+const parsers = fc.record({ reasoning_parser: parserName, tool_call_parser: parserName });
+const nearServerInfo = fc.oneof(
+  parsers,
+  fc.tuple(parsers, parsers).map(([nested, flat]) => ({ server_args: nested, ...flat })),
+);
+
 /** Each judge, and what a response must hold for it to pass (undefined: no claim). */
-const JUDGES: ReadonlyArray<[string, (resp: unknown) => Judgement, ((resp: unknown) => boolean)?]> = [
+const JUDGES: ReadonlyArray<
+  [string, (resp: unknown) => Judgement, ((resp: unknown) => boolean) | undefined, fc.Arbitrary<unknown>]
+> = [
   [
     'reasoning',
     judgeReasoning,
+    // reasoning_content, or vLLM's newer `reasoning`, holds the reasoning; content the answer, no think markers in it
     (r) => {
       const m = messageOf(r);
-      const t = m?.['reasoning_content'] ?? m?.['reasoning'];
-      return typeof t === 'string' && t.trim() !== '';
+      const content = m?.['content'];
+      return (
+        [m?.['reasoning_content'], m?.['reasoning']].some((t) => typeof t === 'string' && t.trim() !== '') &&
+        typeof content === 'string' &&
+        content.trim() !== '' &&
+        !/<\/?think>/.test(content)
+      );
     },
+    nearReasoning,
   ],
-  ['thinking off', judgeThinkingOff],
+  ['thinking off', judgeThinkingOff, undefined, nearReasoning],
   [
     'tool call',
     (r) => judgeToolCall(r, TOOL),
@@ -48,7 +118,10 @@ const JUDGES: ReadonlyArray<[string, (resp: unknown) => Judgement, ((resp: unkno
         messageOf(r)?.['tool_calls'] as { function?: { name?: unknown; arguments?: unknown } }[] | undefined
       )?.[0];
       try {
+        const choice = (r as { choices?: { finish_reason?: unknown }[] } | null)?.choices?.[0];
         return (
+          choice?.finish_reason === 'tool_calls' &&
+          (call as { type?: unknown } | undefined)?.type === 'function' &&
           call?.function?.name === 'get_weather' &&
           typeof (JSON.parse(String(call.function.arguments)) as { city?: unknown }).city === 'string'
         );
@@ -56,6 +129,7 @@ const JUDGES: ReadonlyArray<[string, (resp: unknown) => Judgement, ((resp: unkno
         return false;
       }
     },
+    nearToolCall,
   ],
   [
     'server info',
@@ -68,6 +142,7 @@ const JUDGES: ReadonlyArray<[string, (resp: unknown) => Judgement, ((resp: unkno
           : (o as Record<string, unknown>);
       return args?.['reasoning_parser'] === 'kimi_k2' && args['tool_call_parser'] === 'kimi_k2';
     },
+    nearServerInfo,
   ],
 ];
 
@@ -251,17 +326,21 @@ describe('hostile input: HTTP bodies and SSE streams', () => {
     );
   });
 
-  for (const [name, judge, needs] of JUDGES) {
+  for (const [name, judge, needs, near] of JUDGES) {
     it(`judge "${name}": no exception, a bounded evidence${needs ? ', and no pass without the answer it asks for' : ''}`, () => {
+      const seen = { pass: 0, other: 0 };
       check(
         1713 + name.length,
-        fc.property(fc.oneof(shaped, fc.jsonValue({ maxDepth: 3 }), junk), (resp) => {
+        fc.property(fc.oneof(shaped, fc.jsonValue({ maxDepth: 3 }), junk, { weight: 3, arbitrary: near }), (resp) => {
           const j = judge(resp);
           assert.ok(['pass', 'fail', 'skipped'].includes(j.status));
           assert.ok(j.evidence.length <= 200);
           if (needs && j.status === 'pass') assert.ok(needs(resp), JSON.stringify(resp).slice(0, 300));
+          seen[j.status === 'pass' ? 'pass' : 'other']++;
         }),
       );
+      // The property met passing answers and answers that fail: it could have seen a wrong pass.
+      assert.ok(seen.pass >= 3 && seen.other >= 3, JSON.stringify(seen));
     });
   }
 

@@ -33,6 +33,7 @@ import {
 } from './modelInfo';
 import { imageCount, imagePart, imageRefusal } from './imageParts';
 import { ChatTokenCounts } from './tokenCounter';
+import { verifyParsersWhenReadySetting } from '../settingsSource';
 
 /** contributes.languageModelChatProviders[].vendor */
 export const CHAT_VENDOR = 'kimi-service';
@@ -57,8 +58,7 @@ export const vscodeChatModelSettings: ChatModelSettings = {
   enabled: () => vscode.workspace.getConfiguration('kimiService').get<boolean>('chatModel.enabled', true) !== false,
   maxOutputTokens: () =>
     vscode.workspace.getConfiguration('kimiService').get<number>('chatModel.maxOutputTokens', 16_384),
-  verifyWhenReady: () =>
-    vscode.workspace.getConfiguration('kimiService').get<boolean>('verifyParsersWhenReady', true) !== false,
+  verifyWhenReady: () => verifyParsersWhenReadySetting(),
 };
 
 type Log = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'debug' | 'trace'>;

@@ -9,7 +9,6 @@ import { ApiKeys } from './fronts/vscode/apiKeys';
 import { registerLanguageModelTools } from './fronts/lm/tools';
 import { ServersView } from './fronts/vscode/serversView';
 import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
-import { registerMcpServerProvider } from './fronts/vscode/mcpProvider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
 import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
@@ -52,7 +51,6 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
-  context.subscriptions.push(registerMcpServerProvider(context));
   context.subscriptions.push(
     walkthroughContext(controller.fleet, () => chat.models(), chat.onDidChangeLanguageModelChatInformation),
   );

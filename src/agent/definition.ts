@@ -64,6 +64,17 @@ export const restartInput = z.strictObject({
   ),
 });
 
+/**
+ * kimi_restart as the standalone MCP server takes it: `confirmed` carries the user's yes when the
+ * client cannot be asked through MCP elicitation and kimiService.confirmRestart is on.
+ */
+export const mcpRestartInput = z.extend(restartInput, {
+  confirmed: described(
+    z.optional(z.boolean({ error: 'confirmed must be true or false' })),
+    'true only after the user said yes to this restart in this conversation (the server asks the user itself when the client supports MCP elicitation; otherwise a restart is refused without it while kimiService.confirmRestart is on). Never set it on your own.',
+  ),
+});
+
 /** A number field with a default: `checks` say in words what is wrong with a value. */
 function numberField(
   field: { readonly notNumber: string; readonly fallback: number; readonly description: string },
@@ -117,6 +128,14 @@ export const INPUTS = {
 
 export type ToolInput<N extends ToolName> = z.output<(typeof INPUTS)[N]>;
 
+/** The inputs of the MCP server's tools: the same, but kimi_restart also takes `confirmed`. */
+export const MCP_INPUTS = { ...INPUTS, kimi_restart: mcpRestartInput } as const satisfies Record<
+  ToolName,
+  z.ZodMiniObject
+>;
+
+export type McpToolInput<N extends ToolName> = z.output<(typeof MCP_INPUTS)[N]>;
+
 export const DESCRIPTIONS: Record<ToolName, string> = {
   kimi_status:
     'Report the state of the Kimi model server(s) (SGLang or vLLM, run as a systemd unit or a container on a GPU host reached over SSH): one summary line per server, plus JSON ' +
@@ -159,6 +178,16 @@ export const DESCRIPTIONS: Record<ToolName, string> = {
     'Call it when a server is failed, stalled, unhealthy or stays warming up, or kimi_wait returned failed, to see the cause (traceback, CUDA out of memory, a bad flag, an unreachable host) before deciding what to do. ' +
     'When the log cannot be read it says why and how to fix it. ' +
     RESULT_SHAPE,
+};
+
+/** The descriptions MCP's tools/list shows: kimi_restart says how this server asks for confirmation. */
+export const MCP_DESCRIPTIONS: Record<ToolName, string> = {
+  ...DESCRIPTIONS,
+  kimi_restart: DESCRIPTIONS.kimi_restart.replace(
+    'The user may be asked to confirm first (in VS Code, the setting kimiService.confirmRestart). ',
+    'With kimiService.confirmRestart on (the default), the user must confirm a restart: this server asks them through the client (MCP elicitation) when the client can; otherwise the call is refused until it carries confirmed: true, which you may pass only after asking the user and hearing yes. ' +
+      'Following a load already under way needs no confirmation. ',
+  ),
 };
 
 /** What VS Code's tool picker shows (contributes.languageModelTools besides name, description and schema). */

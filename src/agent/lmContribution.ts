@@ -3,7 +3,7 @@
  * (scripts/lm-tools.ts writes it; a unit test checks that package.json holds exactly this). Pure.
  */
 import { toJSONSchema } from 'zod/v4/core';
-import { DESCRIPTIONS, INPUTS, LM_FACES, TOOL_NAMES, type ToolName } from './definition';
+import { DESCRIPTIONS, INPUTS, LM_FACES, MCP_INPUTS, TOOL_NAMES, type ToolName } from './definition';
 
 export interface LmToolContribution {
   readonly name: ToolName;
@@ -17,8 +17,11 @@ export interface LmToolContribution {
 }
 
 /** The JSON Schema of a tool's input, as a caller writes it (defaults optional); no `$schema` line. */
-export function inputJsonSchema(name: ToolName): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = toJSONSchema(INPUTS[name], { io: 'input' });
+export function inputJsonSchema(
+  name: ToolName,
+  inputs: typeof INPUTS | typeof MCP_INPUTS = INPUTS,
+): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = toJSONSchema(inputs[name], { io: 'input' });
   return schema;
 }
 

@@ -13,7 +13,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { serverEntry } from './simHost';
 import { waitFor } from '../util/waitFor';
@@ -35,7 +40,10 @@ interface Running {
   readonly stderr: string[];
 }
 
-async function startMcp(configFile: string, stateDir: string): Promise<Running> {
+/** The client's answer to an elicitation (the restart confirmation); undefined: the client does not declare elicitation. */
+type Elicit = (request: ElicitRequest) => Promise<ElicitResult>;
+
+async function startMcp(configFile: string, stateDir: string, elicit?: Elicit): Promise<Running> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MCP_JS, '--config', configFile],
@@ -49,7 +57,11 @@ async function startMcp(configFile: string, stateDir: string): Promise<Running> 
     partial = lines.pop() ?? '';
     stderr.push(...lines);
   });
-  const client = new Client({ name: 'kimi-mcp-test', version: '0.0.0' });
+  const client = new Client(
+    { name: 'kimi-mcp-test', version: '0.0.0' },
+    elicit ? { capabilities: { elicitation: {} } } : {},
+  );
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request));
   await client.connect(transport);
   return { client, transport, stderr };
 }
@@ -72,6 +84,9 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
   let dir: string;
   let configFile: string;
   let mcp: Running;
+  /** What the user answers to the restart confirmation (kimiService.confirmRestart is on: the default). */
+  let answer: ElicitResult = { action: 'accept', content: { restart: true } };
+  const questions: string[] = [];
 
   const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
   const call = (name: string, args: Record<string, unknown> = {}, options: Parameters<Client['callTool']>[2] = {}) =>
@@ -103,7 +118,10 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
         2,
       ),
     );
-    mcp = await startMcp(configFile, dir);
+    mcp = await startMcp(configFile, dir, async (request) => {
+      questions.push((request.params as { message: string }).message);
+      return answer;
+    });
   });
 
   after(async () => {
@@ -121,7 +139,7 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.equal(timeout.default, 90);
     assert.equal(timeout.maximum, 300);
     const restart = tools.find((t) => t.name === 'kimi_restart')!;
-    assert.deepEqual(Object.keys(restart.inputSchema.properties ?? {}).sort(), ['force', 'server']);
+    assert.deepEqual(Object.keys(restart.inputSchema.properties ?? {}).sort(), ['confirmed', 'force', 'server']);
 
     const before = await restarts();
     const bad = await call('kimi_restart', { force: 'yes' });
@@ -156,15 +174,26 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
       warmupSeconds: 1.5,
     });
     const before = await restarts();
+    // kimiService.confirmRestart (on by default) asks the user through the client: a no restarts nothing.
+    answer = { action: 'decline' };
+    const declined = await call('kimi_restart');
+    assert.equal(declined.isError, true);
+    assert.match(text(declined), /Not restarted: the user declined it \(kimiService\.confirmRestart\)/);
+    assert.equal(await restarts(), before, 'no restart after a no');
+    answer = { action: 'accept', content: { restart: true } };
     const restart = await call('kimi_restart');
     assert.ok(!restart.isError, text(restart));
     assert.equal(json(restart).action, 'restarted', text(restart));
     assert.match(text(restart), /Call kimi_wait/);
+    assert.equal(questions.length, 2);
+    assert.match(questions[1]!, /^Restart sglang-k26-ddtree\.service on sim\?\n\nThe model server .* stops now/);
+    assert.match(questions[1]!, /Expected load time: /);
 
-    // A second restart asked during that load attaches to it.
+    // A second restart asked during that load attaches to it, without asking (nothing is restarted).
     const again = await call('kimi_restart');
     assert.equal(json(again).action, 'attached', text(again));
     assert.match(text(again), /Not restarted/);
+    assert.equal(questions.length, 2, 'following a load asks nothing');
 
     const progress: Progress[] = [];
     const started = Date.now();
@@ -333,6 +362,34 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
         .filter((l) => l.includes('Accepted'))
         .join('\n'),
     );
+  });
+
+  it('a client that cannot be asked (no elicitation): kimi_restart is refused until it carries confirmed: true', async () => {
+    const plain = await startMcp(configFile, dir);
+    try {
+      const before = await restarts();
+      const refused = (await plain.client.callTool({ name: 'kimi_restart', arguments: {} })) as CallToolResult;
+      assert.equal(refused.isError, true);
+      assert.match(
+        text(refused),
+        /this MCP client cannot be asked for a confirmation \(no MCP elicitation\)\. Ask the user whether to restart sglang-k26-ddtree\.service on sim now .*call kimi_restart again with confirmed: true\. Nothing was run\./,
+      );
+      assert.equal(await restarts(), before, 'nothing restarted without the confirmation');
+      const confirmed = (await plain.client.callTool({
+        name: 'kimi_restart',
+        // force: the load the previous test left hanging is started again rather than followed
+        arguments: { confirmed: true, force: true },
+      })) as CallToolResult;
+      assert.ok(!confirmed.isError, text(confirmed));
+      assert.equal(json(confirmed).action, 'restarted', text(confirmed));
+      assert.equal(await restarts(), before + 1);
+      assert.ok(
+        plain.stderr.some((l) => /Host keys: hostKeyPolicy "ask" acts as "strict" in the MCP server/.test(l)),
+        plain.stderr.join('\n'),
+      );
+    } finally {
+      await plain.client.close();
+    }
   });
 
   it('ends when the client closes stdin, and on SIGTERM', async () => {

@@ -10,7 +10,20 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { DESCRIPTIONS, MCP_FACES, parseToolInput, TOOL_NAMES } from '../../src/agent/definition';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  DESCRIPTIONS,
+  MCP_DESCRIPTIONS,
+  MCP_FACES,
+  MCP_INPUTS,
+  parseToolInput,
+  TOOL_NAMES,
+} from '../../src/agent/definition';
 import { TOOL_WAIT_MAX_SECONDS } from '../../src/agent/limits';
 import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribution';
 import { AgentTools, ToolRefusal } from '../../src/agent/run';
@@ -20,7 +33,9 @@ import { Fleet, type FleetEvent, type FleetSession, type ServerSnapshot } from '
 import { Verifications } from '../../src/fleet/verifications';
 import { resolveServer } from '../../src/fleet/resolveServer';
 import { lmAgent } from '../../src/fronts/lm/toolHost';
+import { confirmWay } from '../../src/fronts/mcp/confirm';
 import { registerKimiTools } from '../../src/fronts/mcp/tools';
+import { waitFor } from '../util/waitFor';
 import { initialState, type LoadState } from '../../src/monitor/loadState';
 import { serverChoiceText } from '../../src/present/serverChoice';
 
@@ -47,6 +62,7 @@ class FakeFleet {
   private readonly listeners = new Set<(event: FleetEvent) => void>();
   states = new Map<string, LoadState | undefined>();
   watching = false;
+  loading = false;
   restarts = 0;
   verifications = 0;
 
@@ -64,7 +80,7 @@ class FakeFleet {
       server,
       state,
       watching: this.watching,
-      loading: false,
+      loading: this.loading,
       refusal: undefined,
       verification: undefined,
     } as ServerSnapshot;
@@ -159,11 +175,17 @@ function lmTools(fleet: FakeFleet): AgentTools {
 }
 
 /** An MCP client talking to the Kimi tools over the stand-in fleet, in memory. */
-async function withMcp(fleet: FakeFleet, use: (client: Client) => Promise<void>): Promise<void> {
+async function withMcp(
+  fleet: FakeFleet,
+  use: (client: Client) => Promise<void>,
+  /** The client answers elicitation requests with this (it then declares the capability). */
+  elicit?: (request: ElicitRequest) => Promise<ElicitResult>,
+): Promise<void> {
   const mcp = new McpServer({ name: 'kimi-service', version: '0' });
   registerKimiTools(mcp, { fleet: fleet as unknown as Fleet, settings: source(fleet.settings), log: () => undefined });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test', version: '0' });
+  const client = new Client({ name: 'test', version: '0' }, elicit ? { capabilities: { elicitation: {} } } : {});
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request));
   await Promise.all([mcp.connect(serverSide), client.connect(clientSide)]);
   try {
     await use(client);
@@ -177,6 +199,18 @@ describe('agent tools: one definition', () => {
   it("package.json's contributes.languageModelTools is what src/agent defines (scripts/lm-tools.ts writes it)", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.contributes.languageModelTools, languageModelTools());
+  });
+
+  it('VS Code gets one set of agent tools: no MCP server definition provider; the chat provider is managed in the servers view', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    assert.equal(pkg.contributes.mcpServerDefinitionProviders, undefined);
+    assert.doesNotMatch(
+      fs.readFileSync(path.join(ROOT, 'src', 'extension.ts'), 'utf8'),
+      /registerMcpServerDefinitionProvider|mcpProvider/,
+    );
+    const [chat] = pkg.contributes.languageModelChatProviders;
+    // VS Code makes `<view id>.focus` for every view: it opens the servers view (its welcome offers "Add server").
+    assert.equal(chat.managementCommand, `${pkg.contributes.views.kimiService[0].id}.focus`);
   });
 
   it('each contributed tool has what VS Code requires (name, displayName, modelDescription; a reference name with canBeReferencedInPrompt)', () => {
@@ -218,13 +252,27 @@ describe('agent tools: one definition', () => {
       );
       for (const tool of tools) {
         const name = tool.name as (typeof TOOL_NAMES)[number];
-        assert.equal(tool.description, DESCRIPTIONS[name]);
+        assert.equal(tool.description, MCP_DESCRIPTIONS[name]);
         assert.equal(tool.title, MCP_FACES[name].title);
         assert.deepEqual(tool.annotations, MCP_FACES[name].annotations);
         const { $schema: _ignored, ...schema } = tool.inputSchema as Record<string, unknown>;
-        assert.deepEqual(schema, inputJsonSchema(name), name);
+        assert.deepEqual(schema, inputJsonSchema(name, MCP_INPUTS), name);
+        if (name !== 'kimi_restart') {
+          assert.equal(tool.description, DESCRIPTIONS[name]);
+          assert.deepEqual(schema, inputJsonSchema(name), name);
+        }
       }
     });
+  });
+
+  it("MCP's kimi_restart differs only by `confirmed` and by how it asks for the confirmation", () => {
+    const lm = inputJsonSchema('kimi_restart') as { properties: Record<string, unknown> };
+    const mcp = inputJsonSchema('kimi_restart', MCP_INPUTS) as { properties: Record<string, unknown> };
+    assert.deepEqual(Object.keys(mcp.properties).sort(), ['confirmed', 'force', 'server']);
+    assert.deepEqual({ ...mcp.properties, confirmed: undefined }, { ...lm.properties, confirmed: undefined });
+    assert.match(MCP_DESCRIPTIONS.kimi_restart, /MCP elicitation/);
+    assert.match(MCP_DESCRIPTIONS.kimi_restart, /confirmed: true, which you may pass only after asking the user/);
+    assert.doesNotMatch(DESCRIPTIONS.kimi_restart, /confirmed/);
   });
 
   it('an LM tool input is checked with the same schema as over MCP', () => {
@@ -340,5 +388,94 @@ describe('agent tools: the LM tools behave as the MCP server', () => {
     const ok = await lmTools(fleet).run('kimi_verify_parsers', {});
     assert.match(ok.text, /^a: Parsers verified for agents \(15 checks\) \(all checks passed\)\./);
     assert.equal(fleet.verifications, 1);
+  });
+});
+
+describe('agent tools: the MCP server honours kimiService.confirmRestart', () => {
+  const restartText = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+  const callRestart = (client: Client, args: Record<string, unknown> = {}) =>
+    client.callTool({ name: 'kimi_restart', arguments: args }) as Promise<CallToolResult>;
+
+  it('confirmWay: none when off or only following a load; elicit when the client can; else the call must carry confirmed', () => {
+    const base = { confirmRestart: true, loading: false, force: false, canElicit: false, confirmed: false };
+    assert.equal(confirmWay({ ...base, confirmRestart: false }), 'none');
+    assert.equal(confirmWay({ ...base, loading: true }), 'none');
+    assert.equal(confirmWay({ ...base, loading: true, force: true }), 'refuse');
+    assert.equal(confirmWay({ ...base, canElicit: true }), 'elicit');
+    assert.equal(confirmWay({ ...base, canElicit: true, confirmed: true }), 'elicit', 'a client that can ask is asked');
+    assert.equal(confirmWay({ ...base, confirmed: true }), 'given');
+    assert.equal(confirmWay(base), 'refuse');
+  });
+
+  it('a client with elicitation: the user is asked (server, unit, forecast); no restarts nothing, yes restarts', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    const asked: ElicitRequest[] = [];
+    let answer: ElicitResult = { action: 'decline' };
+    await withMcp(
+      fleet,
+      async (client) => {
+        const declined = await callRestart(client);
+        assert.equal(declined.isError, true);
+        assert.match(
+          restartText(declined),
+          /Not restarted: the user declined it \(kimiService\.confirmRestart\)\. Nothing was run/,
+        );
+        answer = { action: 'accept', content: { restart: false } };
+        assert.match(restartText(await callRestart(client, { confirmed: true })), /the user answered no/);
+        answer = { action: 'cancel' };
+        assert.match(restartText(await callRestart(client)), /the user dismissed the question/);
+        assert.equal(fleet.restarts, 0, 'nothing restarted without a yes');
+
+        answer = { action: 'accept', content: { restart: true } };
+        const restarting = callRestart(client);
+        await waitFor(() => fleet.restarts === 1, { message: 'the restart after the yes' });
+        fleet.confirm(fleet.servers[0]!);
+        const restarted = await restarting;
+        assert.ok(!restarted.isError, restartText(restarted));
+        assert.equal((restarted.structuredContent as { action: string }).action, 'restarted');
+      },
+      async (request) => {
+        asked.push(request);
+        return answer;
+      },
+    );
+    assert.equal(asked.length, 4);
+    const params = asked[0]!.params as { message: string; requestedSchema: { properties: Record<string, unknown> } };
+    assert.match(params.message, /^Restart u1\.service on a\?/);
+    assert.match(params.message, /Expected load time: ~9 min/);
+    assert.deepEqual(Object.keys(params.requestedSchema.properties), ['restart']);
+  });
+
+  it('a client without elicitation: refused until the call carries confirmed: true; following a load asks nothing', async () => {
+    const fleet = new FakeFleet(settingsOf());
+    await withMcp(fleet, async (client) => {
+      const refused = await callRestart(client);
+      assert.equal(refused.isError, true);
+      assert.match(
+        restartText(refused),
+        /cannot be asked for a confirmation \(no MCP elicitation\)\. Ask the user whether to restart u1\.service on a now .*expected load time: ~9 min.*call kimi_restart again with confirmed: true\. Nothing was run\./,
+      );
+      assert.equal(fleet.restarts, 0);
+      const restarting = callRestart(client, { confirmed: true });
+      await waitFor(() => fleet.restarts === 1, { message: 'the confirmed restart' });
+      fleet.confirm(fleet.servers[0]!);
+      assert.ok(!(await restarting).isError);
+
+      fleet.loading = true; // a load under way: the call follows it (nothing on the host is touched), no question
+      const following = callRestart(client);
+      await waitFor(() => fleet.restarts === 2, { message: 'the call reaching the fleet' });
+      fleet.confirm(fleet.servers[0]!);
+      assert.ok(!(await following).isError);
+    });
+  });
+
+  it('kimiService.confirmRestart off: restarts without asking', async () => {
+    const fleet = new FakeFleet(settingsOf({ confirmRestart: false }));
+    await withMcp(fleet, async (client) => {
+      const restarting = callRestart(client);
+      await waitFor(() => fleet.restarts === 1, { message: 'the restart' });
+      fleet.confirm(fleet.servers[0]!);
+      assert.ok(!(await restarting).isError);
+    });
   });
 });

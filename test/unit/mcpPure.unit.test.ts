@@ -3,6 +3,7 @@
  * input schemas, and the client configuration (`.mcp.json`) the "Copy MCP configuration"
  * command writes.
  */
+import { HOST_KEY_REFUSED_HINT, hostKeyText } from '../../src/fronts/mcp/front';
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { parseMcpArgs } from '../../src/fronts/mcp/args';
@@ -268,5 +269,15 @@ describe('mcp: results', () => {
     assert.deepEqual(r.structuredContent, { state: 'ready' });
     assert.equal(r.isError, undefined);
     assert.equal(toolResult({ text: 'x', json: {}, isError: true }).isError, true);
+  });
+});
+
+describe('mcp: host keys said clearly', () => {
+  it('"ask" is said to act as "strict" (nobody can be asked), with what to do', () => {
+    assert.match(hostKeyText('ask'), /"ask" acts as "strict" in the MCP server \(nobody can be asked\)/);
+    assert.match(hostKeyText('ask'), /known-hosts file first/);
+    assert.match(hostKeyText('strict'), /unknown host key is refused/);
+    assert.match(hostKeyText('accept-new'), /unknown host key is added/);
+    assert.match(HOST_KEY_REFUSED_HINT, /"ask" acts as "strict" here/);
   });
 });

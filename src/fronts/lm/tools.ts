@@ -6,13 +6,11 @@
  * own: prepareInvocation (the invocation message, the restart confirmation) and cancellation.
  */
 import * as vscode from 'vscode';
-import { serverHosts, type ServerProfile } from '../../config/config';
+import type { ServerProfile } from '../../config/config';
 import type { SettingsSource } from '../../config/settingsSource';
 import type { Fleet } from '../../fleet/fleet';
-import { expectedLoadTime } from '../../present/forecast';
-import { errorText } from '../../util/errors';
+import { boundedForecast, restartNeedsConfirmation, restartQuestion } from '../../agent/confirmation';
 import { parseToolInput, TOOL_NAMES, type ToolInput, type ToolName } from '../../agent/definition';
-import { TOOL_FORECAST_MS } from '../../agent/limits';
 import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
 import { vscodeSettingsSource } from '../vscode/settingsSource';
 import { lmAgent, type ToolHost } from './toolHost';
@@ -33,35 +31,11 @@ export function restartConfirmation(
   expected: string,
   force: boolean,
 ): vscode.LanguageModelToolConfirmationMessages {
-  const lines = [
-    `The model server ${server.unit} on ${server.name} (${serverHosts(server)}) stops now and is unavailable until it has loaded again.`,
-    `Expected load time: ${expected}.`,
-    force
-      ? 'force: a load already under way is cut short and started again.'
-      : 'If a load is already under way (someone else restarted it moments ago), it is followed instead of restarted again.',
-  ];
-  return { title: `Restart ${server.unit} on ${server.name}?`, message: lines.join('\n\n') };
+  const question = restartQuestion(server, expected, force);
+  return { title: question.title, message: question.lines.join('\n\n') };
 }
 
-/** The forecast in words, never slower than `waitMs` (prepareInvocation must answer fast). */
-export async function boundedForecast(
-  fleet: Pick<Fleet, 'forecast'>,
-  server: ServerProfile,
-  waitMs = TOOL_FORECAST_MS,
-): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const forecast = await Promise.race([
-      fleet.forecast(server),
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs))),
-    ]);
-    return expectedLoadTime(forecast, `no forecast within ${waitMs / 1000} s`);
-  } catch (error) {
-    return expectedLoadTime(undefined, errorText(error));
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export { boundedForecast };
 
 /** One of the five tools, over the agent's run. */
 export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<unknown> {
@@ -95,12 +69,14 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
         return { invocationMessage: `Reading the log of ${server.unit} on ${server.name}` };
     }
     const force = input.force === true;
-    if (this.fleet.snapshot(server).loading && !force)
+    const loading = this.fleet.snapshot(server).loading;
+    if (loading && !force)
       // Following a load touches nothing on the host: no question to ask.
       return { invocationMessage: `Following the load of ${server.unit} on ${server.name} (already under way)` };
     const invocationMessage = `Restarting ${server.unit} on ${server.name}`;
     const read = this.settings.read();
-    if (read.ok && !read.settings.confirmRestart) return { invocationMessage };
+    if (read.ok && !restartNeedsConfirmation(read.settings.confirmRestart, loading, force))
+      return { invocationMessage };
     return {
       invocationMessage,
       confirmationMessages: restartConfirmation(server, await boundedForecast(this.fleet, server), force),

@@ -20,6 +20,9 @@ Servers come from, in order: --config FILE (the kimiService.servers schema: an a
 object of kimi settings), $XDG_CONFIG_HOME/kimi-service/servers.json, --settings FILE (a VS Code
 settings.json) or the user's VS Code settings.json. Unknown host keys are refused (hostKeyPolicy
 "ask" acts as "strict": nobody can be asked); add the key to the known-hosts file first.
+With confirmRestart on (the default) kimi_restart asks the user through the client (MCP
+elicitation), or, when the client cannot ask, is refused until the call carries confirmed: true.
+A server API key that is not in the unit's command line: KIMI_API_KEY in the environment.
 
 Add it to Claude Code:  claude mcp add kimi -- node /path/to/dist/mcp.js
 `;

@@ -13,8 +13,18 @@ import type { Fleet } from '../../fleet/fleet';
 import { serverReport } from '../../fleet/report';
 import type { LogLevel } from '../../monitor/watcher';
 import { errorText } from '../../util/errors';
-import { DESCRIPTIONS, INPUTS, MCP_FACES, TOOL_NAMES, type ToolInput, type ToolName } from '../../agent/definition';
+import {
+  MCP_DESCRIPTIONS,
+  MCP_FACES,
+  MCP_INPUTS,
+  TOOL_NAMES,
+  type McpToolInput,
+  type ToolInput,
+  type ToolName,
+} from '../../agent/definition';
 import { AgentTools, type ToolOutcome } from '../../agent/run';
+import { confirmRestart } from './confirm';
+import { HOST_KEY_REFUSED_HINT } from './front';
 import { ProgressPacer, type ProgressUpdate } from './progress';
 
 export interface ToolDeps {
@@ -28,15 +38,19 @@ export interface ToolDeps {
   readonly firstAnswerMs?: number;
 }
 
+/** The transport's words for an unknown host key that was refused (transport/ssh/hostKey.ts). */
+const HOST_KEY_UNTRUSTED = /was not trusted \(kimiService\.hostKeyPolicy\)/;
+
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** A result with the text a model reads first, then the same facts as JSON (text block and structuredContent). */
 export function toolResult({ text, json: facts, isError }: ToolOutcome): CallToolResult {
   // The core's words name VS Code's palette commands: an MCP client's user gets the CLI's (present/hints).
   const json = forFrontDeep(facts, 'mcp');
+  const words = forFront(text, 'mcp');
   return {
     content: [
-      { type: 'text', text: forFront(text, 'mcp') },
+      { type: 'text', text: HOST_KEY_UNTRUSTED.test(words) ? `${words}\n${HOST_KEY_REFUSED_HINT}` : words },
       { type: 'text', text: JSON.stringify(json) },
     ],
     structuredContent: json,
@@ -85,17 +99,23 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): AgentTools {
       name,
       {
         title: MCP_FACES[name].title,
-        description: DESCRIPTIONS[name],
-        inputSchema: INPUTS[name],
+        description: MCP_DESCRIPTIONS[name],
+        inputSchema: MCP_INPUTS[name],
         annotations: MCP_FACES[name].annotations,
       },
       // The SDK types the handler by the schema; the agent's run takes the same type.
-      (async (input: ToolInput<N>, extra: Extra) => {
-        if (name !== 'kimi_wait') return toolResult(await agent.run(name, input, { signal: extra.signal }));
+      (async (input: McpToolInput<N>, extra: Extra) => {
+        if (name === 'kimi_restart') {
+          const { confirmed: _confirmed, ...restart } = input as McpToolInput<'kimi_restart'>;
+          await confirmRestart(mcp, agent, deps.fleet, input as McpToolInput<'kimi_restart'>, extra);
+          return toolResult(await agent.run('kimi_restart', restart, { signal: extra.signal }));
+        }
+        if (name !== 'kimi_wait')
+          return toolResult(await agent.run(name, input as ToolInput<N>, { signal: extra.signal }));
         const sender = progressSender(deps, agent, input as ToolInput<'kimi_wait'>, extra);
         try {
           return toolResult(
-            await agent.run(name, input, {
+            await agent.run(name, input as ToolInput<N>, {
               signal: extra.signal,
               ...(sender.progress ? { progress: sender.progress } : {}),
             }),

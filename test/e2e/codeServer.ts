@@ -250,7 +250,9 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
 
   // code-server's extension host is a remote one: it reads machine-scoped settings
   // (kimiService.servers and the other user-only keys) from the remote machine's settings,
-  // Machine/settings.json, not from User/settings.json. The same settings go in both.
+  // Machine/settings.json, not from User/settings.json: this extension's settings go in both, as a
+  // user of a remote window puts them in the Remote settings too; the workbench's own stay in User
+  // (a remote extension host that saw e.g. openOnInstall: false would behave unlike a real one).
   mkdirSync(join(userDataDir, 'Machine'), { recursive: true });
   const writeSettings = (settings: Record<string, unknown>) => {
     const trust = opts.restrictedMode
@@ -263,7 +265,8 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
       : {};
     const text = JSON.stringify({ ...QUIET_SETTINGS, ...trust, ...settings }, null, 2);
     writeFileSync(join(userDataDir, 'User', 'settings.json'), text);
-    writeFileSync(join(userDataDir, 'Machine', 'settings.json'), text);
+    const ours = Object.fromEntries(Object.entries(settings).filter(([key]) => key.startsWith('kimiService.')));
+    writeFileSync(join(userDataDir, 'Machine', 'settings.json'), JSON.stringify(ours, null, 2));
   };
   writeSettings(opts.settings ?? {});
 

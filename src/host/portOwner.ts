@@ -73,6 +73,16 @@ function cleanCommand(text: string): string | undefined {
  */
 const FORWARDERS = new Set(['docker-proxy', 'rootlessport', 'rootlesskit', 'slirp4netns', 'pasta', 'pasta.avx2']);
 
+/**
+ * A unit whose command is a container CLI (`docker run` with no name to follow the container by):
+ * the server runs in the container, under containerd, outside the unit's process tree, so who
+ * holds the port cannot be told from the tree.
+ */
+export function runsContainerCli(argv: readonly string[]): boolean {
+  const program = (argv[0] ?? '').split('/').pop() ?? '';
+  return program === 'docker' || program === 'podman' || program === 'nerdctl';
+}
+
 export function isPortForwarder(owner: PortOwner): boolean {
   return owner.kind === 'other' && owner.command !== undefined && FORWARDERS.has(owner.command);
 }

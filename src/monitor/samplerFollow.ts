@@ -8,7 +8,7 @@ import type { ModelSize } from '../host/procIo';
 import { dropCacheWarning } from '../host/pageCache';
 import { type WantedSampler, urlPort } from './watchTypes';
 import { JournalFollow } from './journalFollow';
-import { isPortForwarder, standInText, type PortOwner } from '../host/portOwner';
+import { isPortForwarder, runsContainerCli, standInText, type PortOwner } from '../host/portOwner';
 
 function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
   if (owner.kind !== 'other') return {};
@@ -156,7 +156,8 @@ export abstract class SamplerFollow extends JournalFollow {
   protected onPortOwner(owner: PortOwner, port: number): void {
     const at = this.now();
     const service = this.target.label;
-    if (owner.kind === 'other' && !isPortForwarder(owner)) {
+    const outsideTree = runsContainerCli(this.execStartArgv);
+    if (owner.kind === 'other' && !isPortForwarder(owner) && !outsideTree) {
       const standIn = { port, service, since: at, ...pidAndCommand(owner) };
       this.deps.log(
         'warn',
@@ -172,6 +173,13 @@ export abstract class SamplerFollow extends JournalFollow {
       this.deps.log(
         'info',
         `Who listens on port ${port} cannot be told: the fds of ${service}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.`,
+      );
+    }
+    if (owner.kind === 'other' && outsideTree && !isPortForwarder(owner) && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      this.deps.log(
+        'info',
+        `port ${port} is held by pid ${owner.pid ?? '?'} (${owner.command ?? '?'}); ${service} runs a container CLI, whose server runs outside its process tree: answers on the port are taken as the server's.`,
       );
     }
     if (isPortForwarder(owner) && owner.kind === 'other' && !this.portOwnerUnreadableSaid) {

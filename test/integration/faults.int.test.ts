@@ -506,7 +506,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       const topFields = ['activeServer', 'knownHostsFile', 'hostKeyPolicy'];
       for (const value of nasty) {
         for (const field of [...serverFields, ...topFields]) {
-          const setting = serverFields.includes(field) ? `kimiService.servers[0].${field}` : `kimi.${field}`;
+          const setting = serverFields.includes(field) ? `kimiService.servers[0].${field}` : `kimiService.${field}`;
           const raw: RawSettings = serverFields.includes(field)
             ? { servers: [{ ...base, [field]: value }] }
             : { servers: [base], [field]: value };

@@ -184,7 +184,11 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
         const text = status.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
         assert.match(text, /^sim: login refused · /);
         assert.match(text, needs);
-        const restart = (await client.callTool({ name: 'kimi_restart', arguments: {} })) as CallToolResult;
+        // As after the user's yes (this client cannot be asked by elicitation): the login is what refuses.
+        const restart = (await client.callTool({
+          name: 'kimi_restart',
+          arguments: { confirmed: true },
+        })) as CallToolResult;
         assert.equal(restart.isError, true);
         const said = restart.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
         assert.match(said, /Nothing was restarted: kimi@127\.0\.0\.1:\d+ needs an interactive login/);

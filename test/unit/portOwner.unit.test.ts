@@ -3,7 +3,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { samplerCommand, SamplerReader } from '../../src/monitor/sampler';
-import { isPortForwarder, parsePortOwnerLine, standInText } from '../../src/host/portOwner';
+import { isPortForwarder, parsePortOwnerLine, runsContainerCli, standInText } from '../../src/host/portOwner';
+
+describe('port owner: a unit that runs a container CLI', () => {
+  it("docker, podman and nerdctl run the server outside the unit's tree; a python server does not", () => {
+    assert.equal(runsContainerCli(['/usr/bin/docker', 'run', '--rm', 'img']), true);
+    assert.equal(runsContainerCli(['podman', 'run', 'img']), true);
+    assert.equal(runsContainerCli(['/usr/local/bin/nerdctl', 'run', 'img']), true);
+    assert.equal(runsContainerCli(['/usr/bin/python3', '-m', 'sglang.launch_server']), false);
+    assert.equal(runsContainerCli([]), false);
+  });
+});
 
 describe('port owner: the sampler line', () => {
   it('reads the tree, another process, another user and an unreadable tree', () => {

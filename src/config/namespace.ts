@@ -8,8 +8,8 @@
 export const SECTION = 'kimiService';
 const PREFIX = `${SECTION}.`;
 
-/** The keys this extension had under `kimi.` (no other `kimi.*` key is ever read: Kimi Code owns them). */
-export const LEGACY_KEYS = [
+/** The settings the watch and the fronts read (package.json's contributes.configuration, less the chat model's). */
+export const SETTING_KEYS = [
   'servers',
   'activeServer',
   'knownHostsFile',
@@ -23,9 +23,10 @@ export const LEGACY_KEYS = [
   'verifyParsersWhenReady',
   'watchAfterReady',
   'healthIntervalSeconds',
-  'chatModel.enabled',
-  'chatModel.maxOutputTokens',
 ] as const;
+
+/** The keys this extension had under `kimi.` (no other `kimi.*` key is ever read: Kimi Code owns them). */
+export const LEGACY_KEYS = [...SETTING_KEYS, 'chatModel.enabled', 'chatModel.maxOutputTokens'] as const;
 export type LegacyKey = (typeof LEGACY_KEYS)[number];
 const LEGACY_PREFIX = 'kimi.';
 

@@ -2,25 +2,8 @@
 import * as vscode from 'vscode';
 import { parseSettings } from '../../config/config';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
-import { SECTION } from '../../config/namespace';
+import { SECTION, SETTING_KEYS } from '../../config/namespace';
 import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
-
-/** The settings the extension reads (package.json's contributes.configuration). */
-export const SETTING_KEYS = [
-  'servers',
-  'activeServer',
-  'knownHostsFile',
-  'hostKeyPolicy',
-  'confirmRestart',
-  'pollIntervalSeconds',
-  'loadTimeoutMinutes',
-  'stallSeconds',
-  'unreachableTimeoutMinutes',
-  'notifyWhenReady',
-  'verifyParsersWhenReady',
-  'watchAfterReady',
-  'healthIntervalSeconds',
-] as const;
 
 export const VSCODE_SETTINGS_SOURCE_NAME = 'kimiService.servers';
 

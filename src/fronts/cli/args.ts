@@ -168,7 +168,7 @@ Options:
   --server NAME          which server (default: kimiService.activeServer, else the first)
   --json                 JSON lines on stdout (one object per line)
   --config FILE          servers file (the kimiService.servers schema: an array of servers, or {"servers": [...], ...})
-  --settings FILE        a VS Code settings.json (its kimi.* settings)
+  --settings FILE        a VS Code settings.json (its kimiService.* settings)
   --host H --unit U [--url URL] [--port P] [--user NAME] [--identity-file F] [--sudo]
                          one server from flags (when no settings file is found)
   --force                restart: restart even when a load is already under way

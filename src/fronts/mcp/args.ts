@@ -5,7 +5,7 @@
 export interface McpArgs {
   /** --config FILE: the kimiService.servers schema (an array of servers, or an object of kimi settings). */
   readonly configFile?: string;
-  /** --settings FILE: a VS Code settings.json (its `kimi.*` keys). */
+  /** --settings FILE: a VS Code settings.json (its `kimiService.*` keys). */
   readonly settingsFile?: string;
   readonly help?: boolean;
   readonly version?: boolean;

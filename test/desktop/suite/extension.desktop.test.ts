@@ -149,11 +149,21 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test('the next command uses the new settings: a changed unit name is the one asked about', async () => {
       const config = vscode.workspace.getConfiguration('kimiService');
       const servers = config.get<Record<string, unknown>[]>('servers')!;
+      // The command comes after the extension has seen the change (its listener was registered at
+      // activation, before this one), not merely after the settings file was written.
+      const seen = new Promise<void>((resolve) => {
+        const sub = vscode.workspace.onDidChangeConfiguration((e) => {
+          if (!e.affectsConfiguration('kimiService.servers')) return;
+          sub.dispose();
+          resolve();
+        });
+      });
       await config.update(
         'servers',
         [{ ...servers[0], unit: 'kimi-not-installed' }],
         vscode.ConfigurationTarget.Global,
       );
+      await seen;
       try {
         await vscode.commands.executeCommand('kimiService.pollService');
         await waitUntil(

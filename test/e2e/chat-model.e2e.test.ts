@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { waitFor } from '../util/waitFor';
 import { REPO_ROOT } from './codeServer';
 import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
 import {
@@ -97,15 +98,16 @@ async function waitForQueuedRequest(host: {
   ssh(c: string): Promise<{ stdout: string }>;
   httpPort: number;
 }): Promise<void> {
-  for (;;) {
-    const r = await host.ssh(`ss -Htn state established '( sport = :${host.httpPort} )'`);
-    const queued = r.stdout
-      .split('\n')
-      .map((l) => Number(l.trim().split(/\s+/)[0]))
-      .filter((n) => Number.isFinite(n));
-    if (queued.some((n) => n > 200)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    async () => {
+      const r = await host.ssh(`ss -Htn state established '( sport = :${host.httpPort} )'`);
+      return r.stdout
+        .split('\n')
+        .map((l) => Number(l.trim().split(/\s+/)[0]))
+        .some((n) => Number.isFinite(n) && n > 200);
+    },
+    { timeoutMs: 60_000, intervalMs: 100, message: "a request queued on the hung server's port" },
+  );
 }
 
 describe('e2e: the verified server as a chat model (vscode.lm)', function () {

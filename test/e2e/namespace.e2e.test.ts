@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
+import { waitFor } from '../util/waitFor';
 import { REPO_ROOT } from './codeServer';
 import { simForLoad, useScenario } from './scenario';
 import {
@@ -44,11 +45,7 @@ function packageStandIn(): string {
 /** Waits for the stand-in's report of one command (it writes one file per command run). */
 async function standInReport(name: string, timeoutMs = 30_000): Promise<{ settings: Record<string, unknown> }> {
   const file = join(reportDir, `${name}.json`);
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`the stand-in wrote no report for ${name}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(() => existsSync(file), { timeoutMs, intervalMs: 100, message: `the stand-in's report for ${name}` });
   return JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
 }
 
@@ -81,13 +78,14 @@ describe('e2e: beside Kimi Code, under a namespace of its own', function () {
     });
     console.log(`    notice: ${notice.text}`);
     const file = join(cs.userDataDir, 'User', 'settings.json');
-    let settings: Record<string, unknown> = {};
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      settings = parseJsonc(readFileSync(file, 'utf8')) as Record<string, unknown>;
-      if (settings['kimiService.stallSeconds'] !== undefined || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // The copy reaches the file a moment after the notice.
+    const settings = await waitFor(
+      () => {
+        const read = parseJsonc(readFileSync(file, 'utf8')) as Record<string, unknown>;
+        return read['kimiService.stallSeconds'] !== undefined ? read : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, message: 'kimiService.stallSeconds in the user settings file' },
+    ).catch(() => parseJsonc(readFileSync(file, 'utf8')) as Record<string, unknown>);
     assert.equal(settings['kimiService.stallSeconds'], 77, 'kimi.stallSeconds carried over');
     assert.equal(settings['kimi.stallSeconds'], 77, 'the old value stays in the file');
     assert.equal(settings['kimi.yoloMode'], true, "Kimi Code's setting untouched");
@@ -134,8 +132,11 @@ describe('e2e: beside Kimi Code, under a namespace of its own', function () {
     for (const row of theirs) assert.ok(!row.startsWith('Kimi Service:'), `ours under Kimi Code's name: ${row}`);
 
     await runCommand(page, 'Kimi Service: Show log');
-    const deadline = Date.now() + 15_000;
-    while ((await outputChannelShown(page)) !== 'Kimi Service' && Date.now() < deadline) await page.waitForTimeout(200);
+    await waitFor(async () => (await outputChannelShown(page)) === 'Kimi Service', {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+      message: 'the Kimi Service output channel shown',
+    }).catch(() => undefined);
     assert.equal(await outputChannelShown(page), 'Kimi Service');
 
     // Kimi Code's keybinding reaches Kimi Code (this extension binds no key).

@@ -151,19 +151,18 @@ export function registerExtensionTests(root: Mocha.Suite): void {
       const servers = config.get<Record<string, unknown>[]>('servers')!;
       // The command comes after the extension has seen the change (its listener was registered at
       // activation, before this one), not merely after the settings file was written.
-      const seen = new Promise<void>((resolve) => {
-        const sub = vscode.workspace.onDidChangeConfiguration((e) => {
-          if (!e.affectsConfiguration('kimiService.servers')) return;
-          sub.dispose();
-          resolve();
-        });
+      let delivered = false;
+      const sub = vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('kimiService.servers')) delivered = true;
       });
       await config.update(
         'servers',
         [{ ...servers[0], unit: 'kimi-not-installed' }],
         vscode.ConfigurationTarget.Global,
       );
-      await seen;
+      await waitUntil('the settings change delivered', () => (delivered ? true : undefined), 30_000).finally(() =>
+        sub.dispose(),
+      );
       try {
         await vscode.commands.executeCommand('kimiService.pollService');
         await waitUntil(

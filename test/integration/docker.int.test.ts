@@ -364,7 +364,11 @@ describe('docker: containers, compose services and units that run docker', funct
       const first = await test.session.watch('restart', STEADY, seen.listener);
       assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
       const pid = await engine.containerPid('sg-unit');
-      assert.equal(first.state.mainPid, pid, 'the container PID, not the docker client');
+      assert.equal(
+        first.state.mainPid,
+        pid,
+        `the container PID, not the docker client (${await host.mainPid()}); the log:\n${test.logLines.join('\n')}`,
+      );
       assert.notEqual(await host.mainPid(), pid);
       assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
       assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { LoginAnswer, LoginQuestion } from '../../fleet/sessionFactory';
+import type { LoginAnswer, LoginQuestion } from '../../fleet/sessions/sessionFactory';
 import { askerName } from '../../transport/ssh/loginPolicy';
 
 /**

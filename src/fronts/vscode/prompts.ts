@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import type { SessionUi, UnknownHostKey } from '../../fleet/sessions/sessionFactory';
 import { vscodeLogin } from './loginPrompts';
 
 /** The questions a connection may need to ask the user, asked with VS Code's own dialogs. */

@@ -3,7 +3,7 @@
  * GPU host, which local port to try, the base URL to hand to a client, and the wording of its
  * refusals. Pure; portForward.ts does the I/O.
  */
-import type { ServerProfile } from '../config/config';
+import type { ServerProfile } from '../../config/config';
 
 /** Where forwarded connections go, as seen from the GPU host. */
 export interface ForwardTarget {

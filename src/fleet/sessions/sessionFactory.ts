@@ -1,20 +1,20 @@
-import type { ServerProfile, Settings } from '../config/config';
-import { ServerSession } from '../monitor/session';
-import type { LogLevel } from '../monitor/watcher';
-import { TunnelAgent } from '../transport/httpAgent';
-import { LocalTransport } from '../transport/local/localTransport';
-import { loadSshTarget } from '../transport/ssh/sshConfig';
-import { expandUserPath, systemPathContext } from '../transport/ssh/sshPaths';
+import type { ServerProfile, Settings } from '../../config/config';
+import { ServerSession } from '../../monitor/session';
+import type { LogLevel } from '../../monitor/watcher';
+import { TunnelAgent } from '../../transport/httpAgent';
+import { LocalTransport } from '../../transport/local/localTransport';
+import { loadSshTarget } from '../../transport/ssh/sshConfig';
+import { expandUserPath, systemPathContext } from '../../transport/ssh/sshPaths';
 import {
   SshTransport,
   type LoginAnswer,
   type LoginQuestion,
   type UnknownHostKeyInfo,
-} from '../transport/ssh/sshTransport';
-import { TransportError, type Transport } from '../transport/transport';
-import { curlFetchVia } from '../transport/curlFetch';
-import { ChannelLimitedTransport } from '../transport/channelLimit';
-import { ServerHttpClient, type ServerHttpOptions } from '../engine/serverHttp';
+} from '../../transport/ssh/sshTransport';
+import { TransportError, type Transport } from '../../transport/transport';
+import { curlFetchVia } from '../../transport/curlFetch';
+import { ChannelLimitedTransport } from '../../transport/channelLimit';
+import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
 export type { LoginAnswer, LoginQuestion };

@@ -1,9 +1,9 @@
 /** The last lines of a server's log on its host: the unit's journal, a container's log, every node's. */
-import type { ServerProfile } from '../config/config';
-import { LOG_ACCESS_FIX, targetFor, targetIo } from '../target/target';
-import { maskSecrets } from '../util/secrets';
-import type { FleetSession } from './fleetTypes';
-import { MultiNodeSession } from './multiNodeSession';
+import type { ServerProfile } from '../../config/config';
+import { LOG_ACCESS_FIX, targetFor, targetIo } from '../../target/target';
+import { maskSecrets } from '../../util/secrets';
+import type { FleetSession } from '../fleetTypes';
+import { MultiNodeSession } from '../sessions/multiNodeSession';
 
 /** The last `n` lines, secrets masked; `journalError` says why when none could be read. */
 export async function hostLogs(

@@ -5,15 +5,15 @@
  * parser checks, completions) goes to node rank 0 only; the other ranks' watches follow their
  * unit and journal and count as ready once their load is done.
  */
-import type { NodeProfile, ServerProfile } from '../config/config';
-import type { LoadPrior } from '../monitor/eta';
-import { initialState, isFinished, type LoadState } from '../monitor/loadState';
-import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../monitor/session';
-import type { WatchOptions, WatchOutcome } from '../monitor/watcher';
-import { TransportError, type Transport } from '../transport/transport';
-import type { ServerHttpClient } from '../engine/serverHttp';
-import { foldNodeStates, nodeIssue } from '../monitor/multiNodeState';
-import { FleetError } from './fleetError';
+import type { NodeProfile, ServerProfile } from '../../config/config';
+import type { LoadPrior } from '../../monitor/eta';
+import { initialState, isFinished, type LoadState } from '../../monitor/loadState';
+import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../../monitor/session';
+import type { WatchOptions, WatchOutcome } from '../../monitor/watcher';
+import { TransportError, type Transport } from '../../transport/transport';
+import type { ServerHttpClient } from '../../engine/serverHttp';
+import { foldNodeStates, nodeIssue } from '../../monitor/multiNodeState';
+import { FleetError } from '../fleetError';
 
 export interface NodeSession {
   readonly node: NodeProfile;

@@ -1,9 +1,9 @@
 /** `wait`: until the server is ready, failed, stopped or stalled, at most a timeout. */
-import type { ServerProfile } from '../config/config';
-import type { LoadState } from '../monitor/loadState';
-import type { LogLevel, WatchOutcome } from '../monitor/watcher';
-import { errorText } from '../util/errors';
-import type { FleetEvent, FleetSession, ServerSnapshot, WaitResult } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import type { LoadState } from '../../monitor/loadState';
+import type { LogLevel, WatchOutcome } from '../../monitor/watcher';
+import { errorText } from '../../util/errors';
+import type { FleetEvent, FleetSession, ServerSnapshot, WaitResult } from '../fleetTypes';
 
 /** What a wait needs of the fleet. */
 export interface WaitHost {

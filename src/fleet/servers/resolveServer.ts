@@ -3,8 +3,8 @@
  * MCP server, the CLI): the one named, else the active one (kimiService.activeServer), else the first.
  * Pure; the words of a refusal are present/serverChoice's.
  */
-import type { ServerProfile, Settings } from '../config/config';
-import type { ServerRefusal } from '../present/serverChoice';
+import type { ServerProfile, Settings } from '../../config/config';
+import type { ServerRefusal } from '../../present/serverChoice';
 
 export type ServerChoice =
   | { readonly ok: true; readonly server: ServerProfile }

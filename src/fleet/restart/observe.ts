@@ -2,9 +2,9 @@
  * Waits on the host's answer, for fronts that report once and exit: the state now after a first
  * full look (`observe`), and the moment the host has a restart (`whenRestartIssued`).
  */
-import type { ServerProfile } from '../config/config';
-import { isFinished, type LoadState } from '../monitor/loadState';
-import type { Fleet, ServerSnapshot } from './fleet';
+import type { ServerProfile } from '../../config/config';
+import { isFinished, type LoadState } from '../../monitor/loadState';
+import type { Fleet, ServerSnapshot } from '../fleet';
 
 /**
  * True once a watch that attached has looked at everything one round looks at: the unit, then

@@ -3,9 +3,9 @@
  * ready and its parsers verified, so the others keep serving meanwhile. The first failure stops
  * the roll. Knows nothing of VS Code; every front drives it with the fleet's own verbs.
  */
-import type { ServerProfile } from '../config/config';
-import type { RestartResult, WaitResult } from './fleet';
-import { serverReport } from './report';
+import type { ServerProfile } from '../../config/config';
+import type { RestartResult, WaitResult } from '../fleet';
+import { serverReport } from '../words/report';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */
 export interface RollingFleet {

@@ -3,10 +3,10 @@
  * multi-node server; a node's log lines go to its server's log, naming the node; the server's
  * API key set before the first request.
  */
-import type { ServerProfile, Settings } from '../config/config';
-import type { ServerSession } from '../monitor/session';
-import type { LogLevel } from '../monitor/watcher';
-import type { FleetDeps, FleetSession } from './fleetTypes';
+import type { ServerProfile, Settings } from '../../config/config';
+import type { ServerSession } from '../../monitor/session';
+import type { LogLevel } from '../../monitor/watcher';
+import type { FleetDeps, FleetSession } from '../fleetTypes';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
 
 export interface SessionBuildContext {

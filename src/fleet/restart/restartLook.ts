@@ -2,12 +2,12 @@
  * The look a restart takes before it acts: what this fleet follows, then the unit on the host
  * (and /health when the unit does not tell), judged by the restart rule (restartRule.ts).
  */
-import type { ServerProfile } from '../config/config';
-import type { UnitStatus } from '../engine/events';
-import { isAttached, isFinished } from '../monitor/loadState';
-import { ServerSession } from '../monitor/session';
-import { targetFor, targetIo } from '../target/target';
-import type { FleetEvent, FleetSession, ServerSnapshot } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import type { UnitStatus } from '../../engine/events';
+import { isAttached, isFinished } from '../../monitor/loadState';
+import { ServerSession } from '../../monitor/session';
+import { targetFor, targetIo } from '../../target/target';
+import type { FleetEvent, FleetSession, ServerSnapshot } from '../fleetTypes';
 import { decideRestart, type RestartDecision } from './restartRule';
 
 /** How long a restart waits for a watch that is still attaching to say what it follows. */

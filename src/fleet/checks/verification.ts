@@ -1,9 +1,9 @@
 /** A parser verification of one server over its session (the checks live in src/verify). */
-import type { ServerProfile } from '../config/config';
-import { targetFor } from '../target/target';
-import type { VerifyResult } from '../verify/verifier';
-import { firstRoundDone } from './observe';
-import type { FleetSession, ParserVerification, ServerSnapshot } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import { targetFor } from '../../target/target';
+import type { VerifyResult } from '../../verify/verifier';
+import { firstRoundDone } from '../restart/observe';
+import type { FleetSession, ParserVerification, ServerSnapshot } from '../fleetTypes';
 
 /**
  * Whether the checks would say anything about the parsers: a server that is loading, warming up,
@@ -23,8 +23,8 @@ export async function verifyParsersOn(
   server: ServerProfile,
   log: (line: string) => void,
 ): Promise<{ result: VerifyResult; summary: string; table: string; verdict: ParserVerification['verdict'] }> {
-  const { verifyServer } = await import('../verify/serverVerification');
-  const { formatTable, summarize, verdictOf } = await import('../verify/verifier');
+  const { verifyServer } = await import('../../verify/serverVerification');
+  const { formatTable, summarize, verdictOf } = await import('../../verify/verifier');
   const result = await verifyServer(
     session.transport,
     session.client,

@@ -2,11 +2,11 @@
  * The refused connections of the fleet's servers (host key, login, network): kept until the
  * server is reached again, each new one said once and fired as a `refused` event.
  */
-import type { ServerProfile } from '../config/config';
-import type { LoadState } from '../monitor/loadState';
-import type { Refusal } from '../present/refusals';
-import { TransportError } from '../transport/transport';
-import type { FleetEvent } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import type { LoadState } from '../../monitor/loadState';
+import type { Refusal } from '../../present/refusals';
+import { TransportError } from '../../transport/transport';
+import type { FleetEvent } from '../fleetTypes';
 
 export class Refusals {
   private readonly refusals = new Map<string, Refusal>();

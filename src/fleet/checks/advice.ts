@@ -5,27 +5,27 @@
  * through the same drop-in, diff, confirmation and roll back as the parsers (target/systemd/argvChange).
  * Knows nothing of VS Code.
  */
-import type { ServerProfile } from '../config/config';
-import { ensureSwitch, findServerCommand, modelPathOf, setFlag } from '../engine/execStart';
-import { diffArgv } from '../engine/argvDiff';
-import type { EngineId as Engine } from '../engine/engine';
-import { logFacts, type LogEntry, type LogFacts } from '../engine/advice/logFacts';
-import { advise, type Advice, type AdviceResult, type HostFacts } from '../engine/advice/rules';
-import { versionFromInfo, versionFromOutput, type EngineVersion } from '../engine/advice/version';
+import type { ServerProfile } from '../../config/config';
+import { ensureSwitch, findServerCommand, modelPathOf, setFlag } from '../../engine/execStart';
+import { diffArgv } from '../../engine/argvDiff';
+import type { EngineId as Engine } from '../../engine/engine';
+import { logFacts, type LogEntry, type LogFacts } from '../../engine/advice/logFacts';
+import { advise, type Advice, type AdviceResult, type HostFacts } from '../../engine/advice/rules';
+import { versionFromInfo, versionFromOutput, type EngineVersion } from '../../engine/advice/version';
 import {
   changeServerArgv,
   ParserChangeError,
   type EnableResult,
   type ParserChangeDeps,
-} from '../target/systemd/argvChange';
-import type { ServerHttpClient as SglangClient } from '../engine/serverHttp';
-import { parseShow } from '../target/systemd/systemd';
-import { targetFor, targetIo } from '../target/target';
-import { quote } from '../transport/shell';
-import type { Transport } from '../transport/transport';
-import type { LoadRecord } from '../monitor/history';
-import { measureResidency } from '../monitor/warmCache';
-import { ServerSession } from '../monitor/session';
+} from '../../target/systemd/argvChange';
+import type { ServerHttpClient as SglangClient } from '../../engine/serverHttp';
+import { parseShow } from '../../target/systemd/systemd';
+import { targetFor, targetIo } from '../../target/target';
+import { quote } from '../../transport/shell';
+import type { Transport } from '../../transport/transport';
+import type { LoadRecord } from '../../monitor/history';
+import { measureResidency } from '../../monitor/warmCache';
+import { ServerSession } from '../../monitor/session';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {

@@ -4,11 +4,11 @@
  * restart anyway, cancel) and its confirmation, then the restart's watch, resolved once the host
  * has the restart (`issued`) or after the issue timeout.
  */
-import type { ServerProfile } from '../config/config';
-import type { UnitStatus } from '../engine/events';
-import type { WatchOutcome } from '../monitor/watcher';
-import type { FleetSession, RestartOptions, RestartResult } from './fleetTypes';
-import { FleetError } from './fleetError';
+import type { ServerProfile } from '../../config/config';
+import type { UnitStatus } from '../../engine/events';
+import type { WatchOutcome } from '../../monitor/watcher';
+import type { FleetSession, RestartOptions, RestartResult } from '../fleetTypes';
+import { FleetError } from '../fleetError';
 import { whenRestartIssued } from './observe';
 import { lookBeforeRestart, type LookHost } from './restartLook';
 

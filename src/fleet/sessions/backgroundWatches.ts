@@ -3,8 +3,8 @@
  * watches under way that a closed window offers back at the next start. No VS Code here: the
  * front says when, and shows the offer.
  */
-import { activeProfile, type ServerProfile, type Settings } from '../config/config';
-import type { MementoLike } from '../monitor/history';
+import { activeProfile, type ServerProfile, type Settings } from '../../config/config';
+import type { MementoLike } from '../../monitor/history';
 
 const WATCHES_KEY = 'kimi.watchesUnderWay';
 

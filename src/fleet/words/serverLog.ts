@@ -2,13 +2,13 @@
  * The fleet's log lines: each goes to the front's log, and the recent ones of each server are
  * kept for `logs` (the fronts have their own log too).
  */
-import type { ServerProfile } from '../config/config';
-import type { LoadState } from '../monitor/loadState';
-import { RingBuffer } from '../monitor/ringBuffer';
-import type { LogLevel } from '../monitor/watcher';
-import { errorText } from '../util/errors';
-import { maskSecrets } from '../util/secrets';
-import type { FleetSession } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import type { LoadState } from '../../monitor/loadState';
+import { RingBuffer } from '../../monitor/ringBuffer';
+import type { LogLevel } from '../../monitor/watcher';
+import { errorText } from '../../util/errors';
+import { maskSecrets } from '../../util/secrets';
+import type { FleetSession } from '../fleetTypes';
 import { hostLogs } from './hostLogs';
 import { stateChangeLine } from './stateLog';
 

@@ -6,10 +6,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../config/config';
-import { hasOwnKeys, ownSettingsOf } from '../config/namespace';
-import type { MementoLike } from '../monitor/history';
-import type { SessionUi } from './sessionFactory';
+import { parseSettings, type HostKeyPolicy, type RawSettings, type Settings } from '../../config/config';
+import { hasOwnKeys, ownSettingsOf } from '../../config/namespace';
+import type { MementoLike } from '../../monitor/history';
+import type { SessionUi } from '../sessions/sessionFactory';
 
 export interface SettingsSources {
   /** --config FILE: the kimiService.servers schema (an array of servers, or an object of kimi settings). */
@@ -194,4 +194,4 @@ export const NO_QUESTIONS_UI: SessionUi = {
 };
 
 // The status and issue waits moved to observe.ts (fronts import them from there or from here).
-export { firstRoundDone, observe, whenRestartIssued } from './observe';
+export { firstRoundDone, observe, whenRestartIssued } from '../restart/observe';

@@ -3,17 +3,17 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
-import { etaText, formatEta, visibleEta } from '../monitor/eta';
-import { formatDuration, type LoadState } from '../monitor/loadState';
-import { causeText } from '../engine/rootCause';
-import { describe, loadStartedAt } from '../present/messages';
-import { refusalWord } from '../present/refusals';
-import type { ServerSnapshot, WaitResult } from './fleet';
-import { nodeIssue } from '../monitor/multiNodeState';
-import { activityLabel } from '../engine/activity';
-import { stallText } from '../present/stallNotice';
-import { breakdownLine } from '../present/loadSummary';
-import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import { etaText, formatEta, visibleEta } from '../../monitor/eta';
+import { formatDuration, type LoadState } from '../../monitor/loadState';
+import { causeText } from '../../engine/rootCause';
+import { describe, loadStartedAt } from '../../present/messages';
+import { refusalWord } from '../../present/refusals';
+import type { ServerSnapshot, WaitResult } from '../fleet';
+import { nodeIssue } from '../../monitor/multiNodeState';
+import { activityLabel } from '../../engine/activity';
+import { stallText } from '../../present/stallNotice';
+import { breakdownLine } from '../../present/loadSummary';
+import type { LoadBreakdown } from '../../monitor/loadBreakdown';
 
 /** What every front reports about one server. */
 export interface ServerReport {

@@ -1,10 +1,10 @@
 /**
  * The settings of a front outside VS Code (the CLI, the MCP server): from --config, the XDG
- * servers.json, a VS Code settings.json or command-line flags (fleet/standalone decides the
+ * servers.json, a VS Code settings.json or command-line flags (fleet/servers/standalone decides the
  * order), with an unknown host key refused when nobody can be asked.
  */
-import type { Settings } from '../config/config';
-import type { SettingsRead, SettingsSource } from '../config/settingsSource';
+import type { Settings } from '../../config/config';
+import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { loadStandaloneSettings, nonInteractivePolicy, type SettingsSources } from './standalone';
 
 export class FileSettingsSource implements SettingsSource {

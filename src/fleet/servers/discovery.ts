@@ -3,17 +3,17 @@
  * discover`): one connection under the usual host-key policy, one remote command that lists the
  * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
  */
-import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../config/config';
+import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../../config/config';
 import {
   DISCOVERY_COMMAND,
   parseDiscovery,
   proposeServerName,
   serverNameProblem,
   type DiscoveredUnit,
-} from '../target/systemd/unitDiscovery';
-import { createSession, type SessionUi } from './sessionFactory';
+} from '../../target/systemd/unitDiscovery';
+import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
-import type { LogLevel } from '../monitor/watcher';
+import type { LogLevel } from '../../monitor/watcher';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 

@@ -11,13 +11,13 @@
 import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ServerProfile } from '../config/config';
-import type { LogLevel } from '../monitor/watcher';
-import { ChannelLimitedTransport } from '../transport/channelLimit';
-import type { StreamOpener, Transport } from '../transport/transport';
-import { isForwardingProhibited } from '../transport/curlFetch';
-import { Emitter } from '../util/emitter';
-import { errorText } from '../util/errors';
+import type { ServerProfile } from '../../config/config';
+import type { LogLevel } from '../../monitor/watcher';
+import { ChannelLimitedTransport } from '../../transport/channelLimit';
+import type { StreamOpener, Transport } from '../../transport/transport';
+import { isForwardingProhibited } from '../../transport/curlFetch';
+import { Emitter } from '../../util/emitter';
+import { errorText } from '../../util/errors';
 import {
   bindFailure,
   ForwardError,
@@ -34,7 +34,7 @@ import {
   type ForwardInfo,
   type ForwardTarget,
 } from './forwardPlan';
-import { FleetError } from './fleetError';
+import { FleetError } from '../fleetError';
 
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;

@@ -3,8 +3,8 @@
  * every front: enable them (a systemd drop-in, or the compose file, after the caller confirmed
  * the diff) and roll that back, from the host alone. The caller restarts through Fleet.restart.
  */
-import type { ServerProfile } from '../config/config';
-import type { ParserChoice } from '../engine/engine';
+import type { ServerProfile } from '../../config/config';
+import type { ParserChoice } from '../../engine/engine';
 import {
   enableParsers,
   findRollbackPlan,
@@ -12,18 +12,18 @@ import {
   rollback,
   type ParserChangeDeps,
   type RollbackPlan,
-} from '../target/systemd/parserDropIn';
+} from '../../target/systemd/parserDropIn';
 import {
   containerParserAdvice,
   enableComposeParsers,
   findComposeRollback,
   rollbackCompose,
   type ComposeRollback,
-} from '../target/docker/composeParsers';
-import { dropInLocation } from '../target/systemd/sudoers';
-import { targetFor } from '../target/target';
-import type { Transport } from '../transport/transport';
-import { maskSecrets } from '../util/secrets';
+} from '../../target/docker/composeParsers';
+import { dropInLocation } from '../../target/systemd/sudoers';
+import { targetFor } from '../../target/target';
+import type { Transport } from '../../transport/transport';
+import { maskSecrets } from '../../util/secrets';
 
 /** What the verbs need of a session (a single-node or a multi-node one: its first node). */
 export interface ArgsSession {

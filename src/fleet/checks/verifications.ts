@@ -2,10 +2,10 @@
  * The last parser verification of each server (its summary line and its table of checks), and
  * the verb that runs one: a server found not ready is refused, nothing is sent to it.
  */
-import type { ServerProfile } from '../config/config';
-import { errorText } from '../util/errors';
-import { NotReadyError } from './fleetError';
-import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot } from './fleetTypes';
+import type { ServerProfile } from '../../config/config';
+import { errorText } from '../../util/errors';
+import { NotReadyError } from '../fleetError';
+import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot } from '../fleetTypes';
 import { notReadyForChecks, verifyParsersOn } from './verification';
 
 /** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */

@@ -1,7 +1,7 @@
 /** The log line a change of state makes (every front's log, and `logs`). Pure. */
-import type { LoadState } from '../monitor/loadState';
-import type { LogLevel } from '../monitor/watcher';
-import { describe } from '../present/messages';
+import type { LoadState } from '../../monitor/loadState';
+import type { LogLevel } from '../../monitor/watcher';
+import { describe } from '../../present/messages';
 
 /** Each change of state word or phase is a line; a named quiet step too; a new signal a trace. */
 export function stateChangeLine(

@@ -3,8 +3,8 @@
  * under way follows that load instead of restarting again, unless the caller forces it. Pure:
  * the fleet looks at the host and acts on the answer.
  */
-import type { UnitStatus } from '../engine/events';
-import { isAlive } from '../monitor/loadState';
+import type { UnitStatus } from '../../engine/events';
+import { isAlive } from '../../monitor/loadState';
 
 /** What is known of a server when a restart is asked. */
 export type RestartSituation =

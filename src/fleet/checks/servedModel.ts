@@ -8,10 +8,10 @@
 import * as crypto from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import type { ServerProfile } from '../config/config';
-import { modelPathOf } from '../engine/execStart';
-import type { TokenizerFiles } from '../engine/tokenizer/counter';
-import { remembering, workerCounter, type TokenCounter } from '../engine/tokenizer/workerCounter';
+import type { ServerProfile } from '../../config/config';
+import { modelPathOf } from '../../engine/execStart';
+import type { TokenizerFiles } from '../../engine/tokenizer/counter';
+import { remembering, workerCounter, type TokenCounter } from '../../engine/tokenizer/workerCounter';
 import {
   counterKey,
   imageSupport,
@@ -23,9 +23,9 @@ import {
   type FolderListing,
   type ImageSupport,
   type ListedFile,
-} from '../engine/tokenizer/modelFolder';
-import { targetFor, targetIo } from '../target/target';
-import type { Transport } from '../transport/transport';
+} from '../../engine/tokenizer/modelFolder';
+import { targetFor, targetIo } from '../../target/target';
+import type { Transport } from '../../transport/transport';
 
 const COMMAND_TIMEOUT_MS = 30_000;
 

@@ -3,10 +3,10 @@
  * server), replaced when the server's or the connection's settings change (at once when idle or
  * under steady watch, after its load when it loads: such a session is stale until then).
  */
-import type { ServerProfile, Settings } from '../config/config';
-import type { WatchOptions } from '../monitor/watcher';
-import { FleetError } from './fleetError';
-import type { FleetSession } from './fleetTypes';
+import type { ServerProfile, Settings } from '../../config/config';
+import type { WatchOptions } from '../../monitor/watcher';
+import { FleetError } from '../fleetError';
+import type { FleetSession } from '../fleetTypes';
 
 /** The watch options of the settings. */
 export function watchOptionsOf(settings: Settings): WatchOptions {

@@ -23,8 +23,6 @@ echo "== lint"; npm run --silent lint
 echo "== build"; npm run --silent build
 suite "unit tests" .mocharc.unit.json
 suite "integration tests (real sshd + simulated GPU host)" .mocharc.integration.json
-echo "== package"; npm run --silent package >/dev/null
-export KIMI_E2E_VSIX="$PWD/dist/kimi-service.vsix"
 suite "e2e tests (packaged VSIX in code-server, headless Chromium)" .mocharc.e2e.json
 
 # One closing line over all suites, in the plain form CI reads.

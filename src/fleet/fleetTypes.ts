@@ -48,6 +48,8 @@ export interface VerifyingNow {
   readonly word: string;
   /** "verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
   readonly line: string;
+  /** A check has waited 10 s or more: the status bar's text says `verifying 5/16` too. */
+  readonly long: boolean;
 }
 
 /** What a parser verification found, as every front shows it (src/verify/report.ts). */

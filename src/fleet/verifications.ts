@@ -5,7 +5,7 @@
 import type { ServerProfile } from '../config/config';
 import { errorText } from '../util/errors';
 import { NotReadyError } from './fleetError';
-import { progressLine, progressWord } from '../verify/progress';
+import { isLong, progressLine, progressWord } from '../verify/progress';
 import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot, VerifyingNow } from './fleetTypes';
 import { notReadyForChecks, verifyParsersOn } from './verification';
 
@@ -48,7 +48,12 @@ export class Verifications {
     if (notReady) throw new NotReadyError(notReady, looked);
     try {
       const { result, summary, table, verdict } = await verifyParsersOn(session, server, log, (progress) => {
-        const verifying = { word: progressWord(progress), line: progressLine(progress, Date.now()) };
+        const now = Date.now();
+        const verifying = {
+          word: progressWord(progress),
+          line: progressLine(progress, now),
+          long: isLong(progress, now),
+        };
         this.underWay.set(server.name, verifying);
         host.fire({ type: 'verifying', server, verifying });
       });

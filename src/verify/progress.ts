@@ -142,8 +142,13 @@ export function progressLine(p: VerifyProgress, now: number): string {
   return slowest ? `${progressWord(p)} · ${checkLine(slowest, now)}` : progressWord(p);
 }
 
-/** After this long a check waiting is said in the log, and again at most this often. */
+/** After this long a check waiting is said in the log (and the status bar's text), and again at most this often. */
 export const LOG_EVERY_MS = 10_000;
+
+/** A check has waited `afterMs` or more: the verification is a long one. */
+export function isLong(p: VerifyProgress, now: number, afterMs = LOG_EVERY_MS): boolean {
+  return p.running.some((c) => c.askedAt !== undefined && c.endedAt === undefined && now - c.askedAt >= afterMs);
+}
 
 /** Which checks are due a log line: waiting at least `everyMs`, and not logged for `everyMs`. */
 export class ProgressLog {

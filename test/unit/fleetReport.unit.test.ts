@@ -175,7 +175,7 @@ describe('fleet report: a verification under way', () => {
     const r = serverReport(
       snap(loading(), {
         verification: 'Parsers verified for agents (16 checks)',
-        verifying: { word: 'verifying 5/16', line },
+        verifying: { word: 'verifying 5/16', line, long: true },
       }),
       63_000,
     );

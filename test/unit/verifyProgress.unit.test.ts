@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
+  isLong,
   ProgressLog,
   SseTally,
   checkLine,
@@ -103,6 +104,17 @@ describe('verification progress: the words', () => {
       progressLine({ done: 0, total: 16, running: [check({ name: 'tool round trip' })] }, now),
       'verifying 0/16',
     );
+  });
+
+  it('a long verification: a check under way has waited 10 s (one that ended, or not yet asked, does not count)', () => {
+    const p = (c: Partial<CheckProgress>): VerifyProgress => ({
+      done: 1,
+      total: 16,
+      running: [check({ name: 'tool round trip' }), check({ name: 'reasoning (stream)', ...c })],
+    });
+    assert.equal(isLong(p({ askedAt: now - 9_999 }), now), false);
+    assert.equal(isLong(p({ askedAt: now - 10_000 }), now), true);
+    assert.equal(isLong(p({ askedAt: now - 30_000, endedAt: now - 1 }), now), false);
   });
 
   it('the log: a check once it has waited 10 s, then at most every 10 s', () => {

@@ -21,8 +21,8 @@ export interface StatusView {
   readonly endNote?: string;
   /** One line about the last parser verification. */
   readonly verification?: string;
-  /** A parser verification under way: "verifying 5/16" and where it is. */
-  readonly verifying?: { readonly word: string; readonly line: string } | undefined;
+  /** A parser verification under way: "verifying 5/16", where it is, and whether a check has waited long. */
+  readonly verifying?: { readonly word: string; readonly line: string; readonly long: boolean } | undefined;
   readonly configError?: string;
   /** The last connection to the server was refused (host key, login...): said before any state. */
   readonly refusal?: Refusal;
@@ -48,7 +48,8 @@ function clockTime(at: number): string {
 export function statusText(view: StatusView, now: number = Date.now()): string {
   const text = activeServerText(view, now);
   if (view.configError) return text;
-  return `${text}${view.verifying ? ` · ${view.verifying.word}` : ''}${view.others?.text ?? ''}`;
+  // A quick verification (seconds) leaves the text alone; one that waits long says so.
+  return `${text}${view.verifying?.long ? ` · ${view.verifying.word}` : ''}${view.others?.text ?? ''}`;
 }
 
 function activeServerText(view: StatusView, now: number): string {

@@ -81,7 +81,12 @@ export async function ask(
     const onText = run.board.asked(name, budget, retry);
     try {
       return await attempt(timeoutMs, what, (signal) =>
-        run.deps.postJson('/v1/chat/completions', body, { stream, signal, timeoutMs, ...(stream ? { onText } : {}) }),
+        run.deps.postJson('/v1/chat/completions', body, {
+          stream,
+          signal,
+          timeoutMs,
+          ...(stream ? { onText, onResponse: () => run.board.responded(name) } : {}),
+        }),
       );
     } finally {
       run.board.ended(name);

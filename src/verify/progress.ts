@@ -84,6 +84,8 @@ export interface CheckProgress {
   /** The retry at a bigger budget of an answer the first one cut. */
   readonly retry?: boolean;
   readonly tally: StreamTally;
+  /** A stream's response began (the server took the request); undefined while it waits for it. */
+  readonly respondedAt?: number;
   /** When that request ended (answered, failed or out of time), if it did. */
   readonly endedAt?: number;
 }
@@ -108,7 +110,10 @@ export function tallyText(c: CheckProgress): string {
   const budget = c.budget !== undefined ? `, budget ${count(c.budget)}${c.retry ? ' (retry)' : ''}` : '';
   if (!c.stream) return c.budget !== undefined ? `no answer yet: a plain answer comes whole${budget}` : 'no answer yet';
   const t = c.tally;
-  if (t.reasoningTokens === 0 && t.answerTokens === 0) return `nothing streamed yet${budget}`;
+  if (t.reasoningTokens === 0 && t.answerTokens === 0)
+    return c.respondedAt === undefined
+      ? `no response yet: queued behind other requests or at the server${budget}`
+      : `nothing streamed yet${budget}`;
   const parts = [
     ...(t.reasoningTokens > 0 ? [`${count(t.reasoningTokens)} tokens of reasoning`] : []),
     ...(t.answerTokens > 0 ? [`${count(t.answerTokens)} of the answer`] : []),

@@ -62,6 +62,13 @@ export class ProgressBoard {
     };
   }
 
+  /** A stream's response began. */
+  responded(name: CheckName): void {
+    const c = this.checks.get(name);
+    if (c && c.endedAt === undefined && this.current.has(name))
+      this.checks.set(name, { ...c, respondedAt: this.now() });
+  }
+
   /** The request ended (answered, failed or out of time): what it carried stays readable. */
   ended(name: CheckName): void {
     this.current.delete(name);

@@ -79,6 +79,7 @@ export function verifierDeps(
         const streamed = await client.postStream(path, JSON.stringify(body), options.signal);
         if (streamed.kind === 'refused') throw new Error('connection refused');
         if (streamed.kind === 'error') throw new Error(streamed.message);
+        options.onResponse?.();
         const read = await readStream(streamed.body, ANSWER_MAX_BYTES, onText);
         return { status: streamed.status, body: read.text, ...(read.truncated ? { truncated: true } : {}) };
       }

@@ -14,6 +14,8 @@ export interface VerifierDeps {
       timeoutMs?: number;
       /** A streamed answer's text as it arrives (the whole body still comes back at the end). */
       onText?: (text: string) => void;
+      /** A streamed answer's response began (its status and headers came). */
+      onResponse?: () => void;
     },
   ): Promise<{ status: number; body: string; truncated?: boolean }>;
   /** Per request (a retry at a bigger budget gets more, see retryTimeoutMs). */

@@ -65,6 +65,10 @@ describe('a verification that takes long: where it is, then inconclusive with th
       .map((c) => c?.tally.reasoningTokens ?? 0);
     assert.ok(new Set(streamed.filter((n) => n > 0)).size >= 3, `the count grew as tokens came: ${streamed.join(' ')}`);
     assert.ok(
+      seen.some((s) => s.progress.running.find((c) => c.name === 'reasoning (stream)')?.respondedAt !== undefined),
+      "the stream's response was seen to begin",
+    );
+    assert.ok(
       seen.some((s) =>
         /^verifying \d+\/16 · \S.* waiting \d+ s \(\d[\d,]* tokens of reasoning so far, budget 2,048\)$/.test(s.line),
       ),

@@ -73,6 +73,10 @@ describe('verification progress: the words', () => {
     );
     assert.equal(
       checkLine({ ...c, tally: reasoning(0) }, now),
+      'reasoning (stream) waiting 42 s (no response yet: queued behind other requests or at the server, budget 2,048)',
+    );
+    assert.equal(
+      checkLine({ ...c, tally: reasoning(0), respondedAt: now - 40_000 }, now),
       'reasoning (stream) waiting 42 s (nothing streamed yet, budget 2,048)',
     );
     assert.equal(

@@ -35,10 +35,22 @@ export type FleetEvent =
       /** Each check's outcome (none when the verification could not run). */
       readonly checks: readonly CheckResult[];
     }
+  /** A parser verification under way: where it is (each second, and at each check's end). */
+  | { readonly type: 'verifying'; readonly server: ServerProfile; readonly verifying: VerifyingNow }
   /** A watch began, or ended for good. */
   | { readonly type: 'watching'; readonly server: ServerProfile; readonly watching: boolean }
   /** A port forward opened (`forward`) or closed (undefined). */
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
+
+/** A parser verification under way, as every front shows it (src/verify/progress.ts). */
+export interface VerifyingNow {
+  /** "verifying 5/16" */
+  readonly word: string;
+  /** "verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
+  readonly line: string;
+  /** A check has waited 10 s or more: the status bar's text says `verifying 5/16` too. */
+  readonly long: boolean;
+}
 
 /** What a parser verification found, as every front shows it (src/verify/report.ts). */
 export interface ParserVerification {
@@ -66,6 +78,8 @@ export interface ServerSnapshot {
   readonly refusal: Refusal | undefined;
   /** The last parser verification, in one line. */
   readonly verification: string | undefined;
+  /** A verification under way: where it is. */
+  readonly verifying?: VerifyingNow;
   /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
   readonly verificationTable?: string;
   /** Per node, rank 0 first, for a multi-node server. */

@@ -21,13 +21,36 @@ function names(checks: readonly CheckResult[], status: CheckResult['status']): s
   return checks.filter((c) => c.status === status).map((c) => c.name);
 }
 
+/** The inconclusive checks by why: answers cut by max_tokens first, then those out of time. */
+function inconclusiveGroups(result: VerifyResult): { readonly why: string; readonly names: string[] }[] {
+  const budget = result.budgets?.retry ?? result.budgets?.first;
+  const cut = result.checks.filter((c) => c.status === 'inconclusive' && c.cause === undefined).map((c) => c.name);
+  const slow = result.checks.filter((c) => c.status === 'inconclusive' && c.cause === 'time').map((c) => c.name);
+  return [
+    {
+      why:
+        budget !== undefined
+          ? `answers cut at ${budget} tokens, a budget problem, not the parsers`
+          : 'answers cut by max_tokens',
+      names: cut,
+    },
+    { why: 'out of time with the model still reasoning or answering, a slow server, not the parsers', names: slow },
+  ].filter((g) => g.names.length > 0);
+}
+
 /** One line for a notification, the status bar tooltip, the servers view and the agents. */
 export function summarize(result: VerifyResult): string {
   const failed = names(result.checks, 'fail');
   const inconclusive = names(result.checks, 'inconclusive');
   const skipped = names(result.checks, 'skipped');
+  const groups = inconclusiveGroups(result);
+  // Answers cut by the budget alone read as they always did; out of time says so.
+  const slow = result.checks.some((c) => c.status === 'inconclusive' && c.cause === 'time');
+  const inconclusiveTail = slow
+    ? `inconclusive: ${groups.map((g) => `${g.names.join(', ')} (${g.why.split(',')[0]})`).join('; ')}`
+    : `inconclusive: ${inconclusive.join(', ')}`;
   const also = [
-    ...(inconclusive.length > 0 ? [`inconclusive: ${inconclusive.join(', ')}`] : []),
+    ...(inconclusive.length > 0 ? [inconclusiveTail] : []),
     ...(skipped.length > 0 ? [`skipped: ${skipped.join(', ')}`] : []),
   ];
   const tail = also.length > 0 ? ` (${also.join('; ')})` : '';
@@ -37,12 +60,8 @@ export function summarize(result: VerifyResult): string {
     case 'failed':
       return `Parser check failed: ${failed.join(', ')}${tail}`;
     case 'inconclusive': {
-      const budget = result.budgets?.retry ?? result.budgets?.first;
-      const why =
-        budget !== undefined
-          ? `answers cut at ${budget} tokens, a budget problem, not the parsers`
-          : 'answers cut by max_tokens';
-      return `Parser check inconclusive (${why}): ${inconclusive.join(', ')}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
+      const why = groups.map((g) => `(${g.why}): ${g.names.join(', ')}`).join('; ');
+      return `Parser check inconclusive ${why}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
     }
     case 'incomplete':
       return `Parser check incomplete, skipped: ${skipped.join(', ')}`;

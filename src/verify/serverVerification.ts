@@ -5,9 +5,10 @@ import type { ServerHttpClient } from '../engine/serverHttp';
 import { execStartCommand, execStartOf, parseShow, showCommand } from '../target/systemd/systemd';
 import type { ExpectedParsers } from './judges';
 import { targetIo, type Target } from '../target/target';
-import { verifyParsers, type VerifierDeps, type VerifyResult } from './verifier';
+import { verifyParsers, type ProgressOptions, type VerifierDeps, type VerifyResult } from './verifier';
+import { readStream } from './streamRead';
 
-const REQUEST_TIMEOUT_MS = 60_000;
+export const REQUEST_TIMEOUT_MS = 60_000;
 /** A streamed answer of the retry budget (8192 tokens, ~250 bytes of SSE each) fits. */
 const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -72,6 +73,16 @@ export function verifierDeps(
       return { status: result.status, body };
     },
     async postJson(path, body, options) {
+      const onText = options?.onText;
+      if (options?.stream && onText && options.signal) {
+        // Read as it arrives, so that a slow answer shows where it is (./progress).
+        const streamed = await client.postStream(path, JSON.stringify(body), options.signal);
+        if (streamed.kind === 'refused') throw new Error('connection refused');
+        if (streamed.kind === 'error') throw new Error(streamed.message);
+        options.onResponse?.();
+        const read = await readStream(streamed.body, ANSWER_MAX_BYTES, onText);
+        return { status: streamed.status, body: read.text, ...(read.truncated ? { truncated: true } : {}) };
+      }
       const result = await unwrap(
         client.request('POST', path, JSON.stringify(body), options?.timeoutMs ?? timeoutMs, ANSWER_MAX_BYTES),
       );
@@ -87,6 +98,8 @@ export async function verifyServer(
   unit: string,
   log: (line: string) => void,
   target?: Target,
+  onProgress?: ProgressOptions['onProgress'],
+  timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<VerifyResult> {
   const expected = await expectedParsers(transport, unit, log, target);
   log(
@@ -96,5 +109,8 @@ export async function verifyServer(
   const readArgv = target
     ? async () => (await target.readState(targetIo(transport))).argv
     : () => runningArgv(transport, unit);
-  return verifyParsers(verifierDeps(client, REQUEST_TIMEOUT_MS, readArgv), expected);
+  return verifyParsers(verifierDeps(client, timeoutMs, readArgv), expected, {
+    log,
+    ...(onProgress ? { onProgress } : {}),
+  });
 }

@@ -168,3 +168,22 @@ describe('fleet report: the cause of a failure', () => {
     assert.equal(causeLine([]), undefined);
   });
 });
+
+describe('fleet report: a verification under way', () => {
+  it('says where it is in the summary and in `verifying`, instead of the last result; none: no `verifying`', () => {
+    const line = 'verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)';
+    const r = serverReport(
+      snap(loading(), {
+        verification: 'Parsers verified for agents (16 checks)',
+        verifying: { word: 'verifying 5/16', line, long: true },
+      }),
+      63_000,
+    );
+    assert.equal(r.verifying, line);
+    assert.ok(r.summary.endsWith(` · ${line}`), r.summary);
+    assert.equal(r.parsers, 'Parsers verified for agents (16 checks)');
+    const done = serverReport(snap(loading(), { verification: 'Parsers verified for agents (16 checks)' }), 63_000);
+    assert.equal('verifying' in done, false);
+    assert.ok(done.summary.endsWith(' · Parsers verified for agents (16 checks)'), done.summary);
+  });
+});

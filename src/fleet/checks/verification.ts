@@ -1,7 +1,7 @@
 /** A parser verification of one server over its session (the checks live in src/verify). */
 import type { ServerProfile } from '../../config/config';
 import { targetFor } from '../../target/target';
-import type { VerifyResult } from '../../verify/verifier';
+import type { VerifyProgress, VerifyResult } from '../../verify/verifier';
 import { firstRoundDone } from '../restart/observe';
 import type { FleetSession, ParserVerification, ServerSnapshot } from '../fleetTypes';
 
@@ -22,6 +22,7 @@ export async function verifyParsersOn(
   session: FleetSession,
   server: ServerProfile,
   log: (line: string) => void,
+  onProgress?: (progress: VerifyProgress) => void,
 ): Promise<{ result: VerifyResult; summary: string; table: string; verdict: ParserVerification['verdict'] }> {
   const { verifyServer } = await import('../../verify/serverVerification');
   const { formatTable, summarize, verdictOf } = await import('../../verify/verifier');
@@ -31,6 +32,7 @@ export async function verifyParsersOn(
     server.unit,
     log,
     server.docker ? targetFor(server) : undefined,
+    onProgress,
   );
   return { result, summary: summarize(result), table: formatTable(result), verdict: verdictOf(result) };
 }

@@ -5,7 +5,8 @@
 import type { ServerProfile } from '../../config/config';
 import { errorText } from '../../util/errors';
 import { NotReadyError } from '../fleetError';
-import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot } from '../fleetTypes';
+import { isLong, progressLine, progressWord } from '../../verify/progress';
+import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot, VerifyingNow } from '../fleetTypes';
 import { notReadyForChecks, verifyParsersOn } from './verification';
 
 /** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
@@ -20,11 +21,14 @@ export interface VerifyHost {
 export class Verifications {
   private readonly summaries = new Map<string, string>();
   private readonly tables = new Map<string, string>();
+  private readonly underWay = new Map<string, VerifyingNow>();
 
   /** What the snapshot shows of the server's last verification. */
-  of(name: string): { verification: string | undefined; verificationTable?: string } {
+  of(name: string): { verification: string | undefined; verificationTable?: string; verifying?: VerifyingNow } {
+    const verifying = this.underWay.get(name);
     return {
       verification: this.summaries.get(name),
+      ...(verifying ? { verifying } : {}),
       ...(this.tables.has(name) ? { verificationTable: this.tables.get(name) } : {}),
     };
   }
@@ -43,12 +47,23 @@ export class Verifications {
     const notReady = notReadyForChecks(looked);
     if (notReady) throw new NotReadyError(notReady, looked);
     try {
-      const { result, summary, table, verdict } = await verifyParsersOn(session, server, log);
+      const { result, summary, table, verdict } = await verifyParsersOn(session, server, log, (progress) => {
+        const now = Date.now();
+        const verifying = {
+          word: progressWord(progress),
+          line: progressLine(progress, now),
+          long: isLong(progress, now),
+        };
+        this.underWay.set(server.name, verifying);
+        host.fire({ type: 'verifying', server, verifying });
+      });
+      this.underWay.delete(server.name);
       this.summaries.set(server.name, summary);
       this.tables.set(server.name, table);
       host.fire({ type: 'verified', server, summary, allPassed: result.allPassed, checks: result.checks });
       return { summary, allPassed: result.allPassed, table, verdict };
     } catch (error) {
+      this.underWay.delete(server.name);
       const summary = `not verified (${errorText(error)})`;
       this.summaries.set(server.name, summary);
       this.tables.delete(server.name);

@@ -39,6 +39,8 @@ export interface ServerReport {
   readonly lastError: string | null;
   /** The last parser verification, e.g. "Parsers verified for agents (15 checks)"; null when never run. */
   readonly parsers: string | null;
+  /** A parser verification under way: where it is ("verifying 5/16 · reasoning (stream) waiting 42 s (...)"): present only while one runs. */
+  readonly verifying?: string;
   /** Ready: how the load of the process serving now went (its phases, rates, against the load before). */
   readonly lastLoad?: string;
   /** One line a model or a person reads. */
@@ -107,7 +109,8 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   // A multi-node server: the node that holds the group back, named (a failure already names it).
   const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
   if (issue && issue.text !== error) parts.push(issue.text);
-  if (snapshot.verification) parts.push(snapshot.verification);
+  if (snapshot.verifying) parts.push(snapshot.verifying.line);
+  else if (snapshot.verification) parts.push(snapshot.verification);
   return {
     server: server.name,
     host: server.host ?? 'local',
@@ -123,6 +126,7 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     confirmedAt: state?.confirmedAt !== undefined ? new Date(state.confirmedAt).toISOString() : null,
     lastError: error,
     parsers: snapshot.verification ?? null,
+    ...(snapshot.verifying ? { verifying: snapshot.verifying.line } : {}),
     ...(lastLoad !== undefined ? { lastLoad } : {}),
     summary: parts.join(' · '),
     ...(snapshot.nodes

@@ -68,6 +68,7 @@ export class EventRouter extends Disposable {
         break;
       case 'connected':
       case 'forward':
+      case 'verifying':
         status.render();
         break;
     }

@@ -21,6 +21,8 @@ export interface StatusView {
   readonly endNote?: string;
   /** One line about the last parser verification. */
   readonly verification?: string;
+  /** A parser verification under way: "verifying 5/16", where it is, and whether a check has waited long. */
+  readonly verifying?: { readonly word: string; readonly line: string; readonly long: boolean } | undefined;
   readonly configError?: string;
   /** The last connection to the server was refused (host key, login...): said before any state. */
   readonly refusal?: Refusal;
@@ -45,7 +47,9 @@ function clockTime(at: number): string {
 
 export function statusText(view: StatusView, now: number = Date.now()): string {
   const text = activeServerText(view, now);
-  return view.configError ? text : `${text}${view.others?.text ?? ''}`;
+  if (view.configError) return text;
+  // A quick verification (seconds) leaves the text alone; one that waits long says so.
+  return `${text}${view.verifying?.long ? ` · ${view.verifying.word}` : ''}${view.others?.text ?? ''}`;
 }
 
 function activeServerText(view: StatusView, now: number): string {
@@ -82,6 +86,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
       );
     if (state?.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
     if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
+    if (view.verifying) lines.push(`Parsers: ${view.verifying.line}`);
     return lines.join('\n');
   }
   lines.push(`State: ${state.verdict}`);
@@ -141,7 +146,8 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
   if (!state.connected && state.connectionError) lines.push(`Connection: ${state.connectionError}`);
   if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
-  if (view.verification) lines.push(`Parsers: ${view.verification}`);
+  if (view.verifying) lines.push(`Parsers: ${view.verifying.line}`);
+  else if (view.verification) lines.push(`Parsers: ${view.verification}`);
   return lines.join('\n');
 }
 

@@ -32,6 +32,7 @@ export class StatusRenderer {
       refusal: snapshot?.refusal,
       endNote: server ? this.endNotes.get(server.name) : undefined,
       verification: snapshot?.verification,
+      verifying: snapshot?.verifying,
       forwardUrl: server ? this.fleet.forwardOf(server)?.baseUrl : undefined,
       configError: this.settings.settings ? undefined : this.settings.errors[0],
       others: otherServers(this.fleet.snapshots(), server?.name),

@@ -163,6 +163,9 @@ function warmupTraceback(detail) {
  *                            the tool result ignores the result (the stand-in for "answers worse", llxprt-code#679)
  *   longReasoningTokens      N: the model reasons N tokens before answering, so a smaller max_tokens ends with
  *                            finish_reason "length" and nothing in content (gonka#1202); a budget above N fits
+ *   slowReasoningMs          N: the reasoning uses the whole token budget, slowly: one reasoning token every N ms
+ *                            (streamed as they come; a plain answer waits for all of them), so that a check waits
+ *                            longer than usual for an answer that never leaves the reasoning (issue 29)
  */
 function chatFaults(sim) {
   let source = sim.cfg;
@@ -172,6 +175,17 @@ function chatFaults(sim) {
   }
   const f = source.chatFaults;
   return f && typeof f === 'object' && !Array.isArray(f) ? f : {};
+}
+
+/** slowReasoningMs: the reasoning grown past the request's budget (unless longReasoningTokens says how long). */
+function slowReasoning(f, maxTokens) {
+  if (!(f.slowReasoningMs > 0) || f.longReasoningTokens > 0) return {};
+  return { longReasoningTokens: (Number.isInteger(maxTokens) ? maxTokens : 2048) + 1 };
+}
+
+/** How long each reasoning token takes: slowReasoningMs, else 0 (the usual tokenDelayMs). */
+function reasoningTokenMs(f) {
+  return f.slowReasoningMs > 0 ? f.slowReasoningMs : 0;
 }
 
 /** The thinking switch the reasoning parser acts on. */
@@ -229,6 +243,8 @@ module.exports = {
   warmupTraceback,
   exceptionLines,
   chatFaults,
+  slowReasoning,
+  reasoningTokenMs,
   parserThinking,
   separatesReasoning,
   faultyCalls,

@@ -8,6 +8,13 @@ const faults = require('./faults');
 const { logChatRequest } = require('./requestLog');
 const tokenizer = require('./tokenizer');
 
+/** A stream chunk that carries reasoning (SGLang's reasoning_content, vLLM's reasoning). */
+function isReasoningChunk(chunk) {
+  const choice = chunk && Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+  const delta = (choice && choice.delta) || {};
+  return Boolean(delta.reasoning_content || delta.reasoning);
+}
+
 const GEN_ROUTES = new Set(['/generate', '/v1/completions', '/v1/chat/completions']);
 const JSON_HDR = { 'content-type': 'application/json' };
 const MAX_REQ_BODY = 8 << 20;
@@ -218,7 +225,8 @@ class HttpApi {
     return true;
   }
 
-  async _sse(req, res, chunks) {
+  /** `o.reasoningMs`: the delay after each chunk of reasoning (chatFaults slowReasoningMs), else tokenDelayMs. */
+  async _sse(req, res, chunks, o = {}) {
     this._head(req, res, 200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     let closed = false;
     res.on('close', () => {
@@ -227,9 +235,16 @@ class HttpApi {
     for (const c of chunks) {
       if (closed) return;
       res.write(`data: ${JSON.stringify(c)}\n\n`);
-      if (this.sim.cfg.tokenDelayMs) await sleep(this.sim.cfg.tokenDelayMs);
+      const ms = o.reasoningMs && isReasoningChunk(c) ? o.reasoningMs : this.sim.cfg.tokenDelayMs;
+      if (ms) await sleep(ms);
     }
     if (!closed) res.end('data: [DONE]\n\n');
+  }
+
+  /** A plain answer of slow reasoning (chatFaults slowReasoningMs) comes once every reasoning token is done. */
+  async _reasoningDelay(cf, reasoning) {
+    const ms = faults.reasoningTokenMs(cf);
+    if (ms > 0 && reasoning) await sleep(ms * model.tokenize(reasoning).length);
   }
 
   /**
@@ -402,7 +417,7 @@ class HttpApi {
     const raw =
       images.length && vision && !(Array.isArray(body.tools) && body.tools.length)
         ? `<think>The user sent ${images.length} image(s).</think>I see ${images.length} image(s): ${images.join(', ')}.`
-        : model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf });
+        : model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf, ...faults.slowReasoning(cf, max) });
     const out = model.truncateTokens(raw, max);
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
@@ -429,7 +444,9 @@ class HttpApi {
         req,
         res,
         oa.chatStreamChunks(faults.streamedResult(cf, r), meta, { nullKeys: !!this.sim.cfg.streamNullKeys }),
+        { reasoningMs: faults.reasoningTokenMs(cf) },
       );
+    await this._reasoningDelay(cf, r.reasoning);
     this._json(req, res, 200, oa.chatCompletion(r, meta));
   }
 }

@@ -117,7 +117,10 @@ class VllmHttpApi extends HttpApi {
     const max = body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
     logChatRequest(this.sim.root, body);
     const cf = faults.chatFaults(this.sim);
-    const out = model.truncateTokens(model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf }), max);
+    const out = model.truncateTokens(
+      model.chatRawOutput(body, { ...(this.sim.cfg.fault || {}), ...cf, ...faults.slowReasoning(cf, max) }),
+      max,
+    );
     const thinking = !(body.chat_template_kwargs && body.chat_template_kwargs.thinking === false);
     const forced = hasTools && (toolChoice === 'required' || (toolChoice && typeof toolChoice === 'object'));
     const parsed = vo.postProcess(out.text, {
@@ -137,7 +140,11 @@ class VllmHttpApi extends HttpApi {
       includeUsage: !!(body.stream_options && body.stream_options.include_usage),
     };
     await this._generateDelay(body.stream ? 0 : out.tokens);
-    if (body.stream) return this._sse(req, res, vo.chatStreamChunks(faults.streamedResult(cf, r), meta));
+    if (body.stream)
+      return this._sse(req, res, vo.chatStreamChunks(faults.streamedResult(cf, r), meta), {
+        reasoningMs: faults.reasoningTokenMs(cf),
+      });
+    await this._reasoningDelay(cf, r.reasoning);
     this._json(req, res, 200, vo.chatCompletion(r, meta));
   }
 }

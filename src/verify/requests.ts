@@ -1,0 +1,121 @@
+/**
+ * The verifier's plain requests and what the server says of itself: a timeout around each, the
+ * model's name and context length (/v1/models), the engine's flags and limits (/server_info, or
+ * vLLM's running command line). Judged by ./judges.
+ */
+import { contextLengthOf } from './budget';
+import { judgeRunningFlags, judgeServerInfo, showJson, truncate, type ExpectedParsers, type Judgement } from './judges';
+import type { VerifierDeps } from './verifyTypes';
+
+class TimeoutError extends Error {}
+
+/** Runs `f` with an abort signal; rejects with TimeoutError after `ms`. */
+async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new TimeoutError(`no answer within ${Math.round(ms / 100) / 10} s`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([f(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; skipped: Judgement; timedOut: boolean };
+
+export async function attempt<T>(
+  ms: number,
+  what: string,
+  f: (signal: AbortSignal) => Promise<T>,
+): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await withTimeout(ms, f) };
+  } catch (e) {
+    const reason = e instanceof TimeoutError ? e.message : `request failed: ${(e as Error)?.message ?? String(e)}`;
+    return {
+      ok: false,
+      skipped: { status: 'skipped', evidence: truncate(`${what}: ${reason}`) },
+      timedOut: e instanceof TimeoutError,
+    };
+  }
+}
+
+export function parseMaybeJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+/** 502/503/504 mean the server is not answering right now, not that a parser is wrong. */
+export function httpJudgement(status: number, body: unknown): Judgement | null {
+  if (status >= 200 && status < 300) return null;
+  const text = typeof body === 'string' ? body : showJson(body);
+  const evidence = truncate(`HTTP ${status}: ${text}`);
+  return { status: status === 502 || status === 503 || status === 504 ? 'skipped' : 'fail', evidence };
+}
+
+export interface Models {
+  readonly model?: string;
+  readonly reason?: string;
+  readonly maxModelLen?: number;
+}
+
+export async function models(deps: VerifierDeps): Promise<Models> {
+  const r = await attempt(deps.timeoutMs, 'GET /v1/models', (signal) => deps.getJson('/v1/models', { signal }));
+  if (!r.ok) return { reason: r.skipped.evidence };
+  const body = parseMaybeJson(r.value.body) as { data?: { id?: unknown }[] } | undefined;
+  const id = body?.data?.[0]?.id;
+  if (r.value.status !== 200 || typeof id !== 'string' || id === '') {
+    return { reason: truncate(`GET /v1/models: HTTP ${r.value.status} without a model id: ${showJson(r.value.body)}`) };
+  }
+  return { model: id, maxModelLen: contextLengthOf(body, 'max_model_len') };
+}
+
+/**
+ * The engine's self-description (SGLang's /server_info, else /get_server_info: its HttpQuirks):
+ * the flags, the context length, the running-request limit.
+ */
+export async function serverInfo(
+  deps: VerifierDeps,
+  paths: readonly string[],
+): Promise<Outcome<{ status: number; body: unknown }> | undefined> {
+  const [first, ...older] = paths;
+  if (first === undefined) return undefined;
+  let r = await attempt(deps.timeoutMs, `GET ${first}`, (signal) => deps.getJson(first, { signal }));
+  for (const path of older) {
+    if (!r.ok || r.value.status !== 404) break;
+    r = await attempt(deps.timeoutMs, `GET ${path}`, (signal) => deps.getJson(path, { signal }));
+  }
+  return r.ok ? { ok: true, value: { status: r.value.status, body: parseMaybeJson(r.value.body) } } : r;
+}
+
+export async function flagsJudgement(
+  deps: VerifierDeps,
+  expected: ExpectedParsers,
+  info: Outcome<{ status: number; body: unknown }> | undefined,
+): Promise<Judgement> {
+  if (expected.engine === 'vllm') {
+    const runningArgv = deps.runningArgv;
+    if (!runningArgv)
+      return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
+    const r = await attempt(deps.timeoutMs, 'reading the running command line', () => runningArgv());
+    return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
+  }
+  if (!info) return { status: 'skipped', evidence: 'GET /server_info was not asked' };
+  if (!info.ok) return info.skipped;
+  return httpJudgement(info.value.status, info.value.body) ?? judgeServerInfo(info.value.body, expected);
+}
+
+export function maxRunningRequests(info: Outcome<{ status: number; body: unknown }> | undefined): number | undefined {
+  if (!info?.ok || typeof info.value.body !== 'object' || info.value.body === null) return undefined;
+  const v = (info.value.body as Record<string, unknown>).max_running_requests;
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
+}

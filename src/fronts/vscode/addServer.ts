@@ -6,7 +6,7 @@ import { pathApi, sshDir, systemPathContext } from '../../transport/ssh/sshPaths
 import { TransportError } from '../../transport/transport';
 import type { SessionUi } from '../../fleet/sessionFactory';
 import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage, type Discovery } from '../../fleet/discovery';
-import { proposeServerName, serverNameProblem } from '../../target/systemd/unitDiscovery';
+import { proposeServerName, serverNameProblem } from '../../target/discovered';
 import { errorText } from '../../util/errors';
 import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
 import { refusalMessage } from '../../present/refusals';

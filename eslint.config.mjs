@@ -34,6 +34,18 @@ const layerZones = LAYERS.flatMap((level, i) => {
   }));
 });
 
+// Each engine (engine/sglang, engine/vllm) and each target kind (target/systemd, target/docker) is a
+// plug-in: its folder registers itself in engine/engine.ts or target/target.ts, and nothing outside
+// engine/ or target/ imports inside it.
+const PLUGINS = ['./src/engine/sglang', './src/engine/vllm', './src/target/systemd', './src/target/docker'];
+const sealed = LAYERS.flat()
+  .filter((name) => name !== 'engine' && name !== 'target')
+  .map((name) => ({
+    target: src(name),
+    from: PLUGINS,
+    message: `Sealed plug-in: ${name} never imports inside an engine's or a target kind's folder; ask the Engine (engine/engine.ts) or the Target (target/target.ts), or move the shared piece to engine/ or target/.`,
+  }));
+
 // engine/ and target/ meet only through their top-level files (engine/events.ts, target/target.ts, ...):
 // neither reaches into the other's engine- or manager-specific folders, nor do those folders reach into
 // their siblings.
@@ -149,7 +161,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      'import-x/no-restricted-paths': ['error', { zones: [...layerZones, ...internals] }],
+      'import-x/no-restricted-paths': ['error', { zones: [...layerZones, ...internals, ...sealed] }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },

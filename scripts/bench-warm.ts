@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost } from '../test/gpu-host/harness';
 import { FAST_WATCH, sessionForHost } from '../test/integration/simHost';
 import { LoadInsights } from '../src/monitor/loadInsights';
+import { targetFor } from '../src/target/target';
 import { recordOf } from '../src/monitor/history';
 import { warmCache } from '../src/monitor/warmCache';
 import type { LoadState } from '../src/monitor/loadState';
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
           warmingMs = Date.now() - t0;
           if (!warmed.ok) throw new Error(`warm cache failed: ${warmed.reason}`);
         }
-        const forecast = await insights.forecast(test.session.transport, name, unit);
+        const forecast = await insights.forecast(test.session.transport, name, unit, targetFor(test.session.profile));
         const outcome = await test.session.watch('restart', FAST_WATCH, {}, forecast.prior);
         if (outcome.end !== 'ready') throw new Error(`${kind} restart ended ${outcome.end}: ${outcome.message ?? ''}`);
         await insights.record(name, unit, outcome);

@@ -15,6 +15,7 @@ import { TunnelAgent } from '../../src/transport/httpAgent';
 import { ServerHttpClient } from '../../src/engine/serverHttp';
 import { ServerSession } from '../../src/monitor/session';
 import { LoadInsights } from '../../src/monitor/loadInsights';
+import { targetFor } from '../../src/target/target';
 import { recordOf } from '../../src/monitor/history';
 import type { LoadState } from '../../src/monitor/loadState';
 import type { ServerProfile } from '../../src/config/config';
@@ -84,8 +85,8 @@ export async function runUnit(
         );
       if (between != null) simState.applyColdFiles(files, between);
       const insights = kind === 'first' ? new LoadInsights(new MemoryMemento()) : server;
-      const forecast = await insights.forecast(session.transport, profile.name, profile.unit);
-      if (kind === 'first') await server.forecast(session.transport, profile.name, profile.unit);
+      const forecast = await insights.forecast(session.transport, profile.name, profile.unit, targetFor(profile));
+      if (kind === 'first') await server.forecast(session.transport, profile.name, profile.unit, targetFor(profile));
       const samples: Sample[] = [];
       let latest: LoadState | undefined;
       const read = () => {

@@ -63,7 +63,15 @@ export {
   VLLM_AUTO_TOOL_CHOICE,
   type ServerCommandLocation,
 } from './execStart';
-export { planParserChange, type ParserChoice, type ParserPlan } from './parserPlan';
+export {
+  ArgvPlanError,
+  parserChoiceProblem,
+  parserPlanner,
+  planParserChange,
+  type ArgvPlanner,
+  type ParserChoice,
+  type ParserPlan,
+} from './parserPlan';
 export { groupArgs } from './argvDiff';
 export { validateParserName } from './parserNames';
 export type { JournalEvent, LoadPhase } from './events';

@@ -72,10 +72,10 @@ export function phaseRank(phase: LoadPhase): number {
 }
 
 /**
- * The service's state as its Target reports it (target/target.ts `ServiceStatus`): the load
+ * The service's state as its Target reports it (target/targetTypes.ts `ServiceStatus`): the load
  * state reads it under this name.
  */
-export type { ServiceStatus as UnitStatus } from '../target/target';
+export type { ServiceStatus as UnitStatus } from '../target/targetTypes';
 
 /** One reading of nvidia-smi. */
 export interface GpuMemory {

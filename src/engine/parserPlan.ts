@@ -1,6 +1,13 @@
 /** The parser change a command line needs: the flags set, vLLM's switch added, the diff shown. Pure. */
 import { diffArgv } from './argvDiff';
-import { ensureSwitch, findServerCommand, setFlag, VLLM_AUTO_TOOL_CHOICE } from './execStart';
+import {
+  ensureSwitch,
+  findServerCommand,
+  setFlag,
+  VLLM_AUTO_TOOL_CHOICE,
+  type ServerCommandLocation,
+} from './execStart';
+import { validateParserName } from './parserNames';
 
 export interface ParserChoice {
   readonly toolCallParser: string;
@@ -32,4 +39,52 @@ export function planParserChange(argv: readonly string[], choice: ParserChoice):
 
 function sameArgv(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * A change of the server's arguments, whatever edits them (a target's drop-in, compose file, or
+ * the user by hand): the new command line for the current one, and the flags in words.
+ */
+export interface ArgvPlanner {
+  /** The change for this command line (may throw ArgvPlanError: a name this engine refuses). */
+  plan(argv: readonly string[], location: ServerCommandLocation): ParserPlan;
+  /** The flags in words, for the log and the drop-in's comment: `--cuda-graph-max-bs 128`; without a location, the engine is unknown. */
+  label(location?: ServerCommandLocation): string;
+}
+
+/** A planned change the engine refuses (a parser name it does not know). */
+export class ArgvPlanError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ArgvPlanError';
+  }
+}
+
+const PARSER_KINDS = [
+  ['tool-call', 'toolCallParser'],
+  ['reasoning', 'reasoningParser'],
+] as const;
+
+/** Why a choice is refused by every engine (checked before anything is read); null when some engine knows both names. */
+export function parserChoiceProblem(choice: ParserChoice): string | null {
+  for (const [kind, key] of PARSER_KINDS) {
+    const error = validateParserName(kind, choice[key]);
+    if (error && validateParserName(kind, choice[key], 'vllm')) return error;
+  }
+  return null;
+}
+
+/** The parser flags as an ArgvPlanner: the names checked against the engine the command line runs. */
+export function parserPlanner(choice: ParserChoice): ArgvPlanner {
+  return {
+    plan: (argv, location) => {
+      for (const [kind, key] of PARSER_KINDS) {
+        const error = validateParserName(kind, choice[key], location.engine);
+        if (error) throw new ArgvPlanError(error);
+      }
+      return planParserChange(argv, choice);
+    },
+    label: (location) =>
+      `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}${location?.engine === 'vllm' ? ` ${VLLM_AUTO_TOOL_CHOICE}` : ''}`,
+  };
 }

@@ -9,7 +9,8 @@ import type * as http from 'node:http';
 import nodeFetch from 'node-fetch';
 import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transport/curlFetch';
 import type { FetchLike } from '../transport/fetchLike';
-import { parseModels, parseObject, SERVER_INFO_PATHS, statusReason } from './sglang/sglangResponses';
+import { parseModels, parseObject, statusReason } from './httpAnswers';
+import { sglangEngine } from './sglang/sglangEngine';
 
 // ---------------------------------------------------------------- pure judges
 
@@ -136,7 +137,7 @@ export class ServerHttpClient {
     return this.base;
   }
 
-  /** Where the server really listens, once it said so (see sglangUrl.compareServerUrl). */
+  /** Where the server really listens, once it said so (see announcedUrl.compareServerUrl). */
   setBaseUrl(url: string): void {
     this.base = url.replace(/\/+$/, '');
   }
@@ -174,7 +175,7 @@ export class ServerHttpClient {
    * `/server_info`, else its older name `/get_server_info`: engine.ts `HttpQuirks`). Answers
    * before warm-up ends: not readiness.
    */
-  async serverInfo(paths: readonly string[] = SERVER_INFO_PATHS): Promise<ServerInfoResult> {
+  async serverInfo(paths: readonly string[] = sglangEngine.http.serverInfoPaths): Promise<ServerInfoResult> {
     let path = paths[0] ?? '/server_info';
     let result = await this.request('GET', path);
     for (const next of paths.slice(1)) {

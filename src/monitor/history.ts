@@ -5,7 +5,7 @@
  */
 import { LOAD_PHASES, type ActivityKind, type LoadPhase } from '../engine/events';
 import type { LoadPrior } from './eta';
-import { captureSizesUpTo } from '../engine/sglang/sglangCapture';
+import { captureSizesUpTo } from '../engine/cudaGraphs';
 import type { LoadState } from './loadState';
 
 export const HISTORY_LIMIT = 20;

@@ -1,5 +1,5 @@
 /** The HTTP witness: /health each round (or less while the port is seen closed), then the completion that proves ready. */
-import { judgeCompletion, judgeHealth } from '../engine/sglang/sglangResponses';
+import { judgeCompletion, judgeHealth } from '../engine/httpAnswers';
 import { wantsCompletionProbe } from './loadState';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import { SamplerFollow } from './samplerFollow';

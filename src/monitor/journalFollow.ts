@@ -5,7 +5,7 @@ import { JournalReader } from '../engine/logReader';
 import { LOG_ACCESS_FIX, logProblem, type LogEntry } from '../target/target';
 import { rootCause } from '../engine/rootCause';
 import { isAlive } from './loadState';
-import { compareServerUrl } from '../engine/sglang/sglangUrl';
+import { compareServerUrl } from '../engine/announcedUrl';
 import {
   JOURNAL_RETRY_FIRST_MS,
   JOURNAL_RETRY_MAX_MS,

@@ -3,7 +3,6 @@ import type { Transport } from '../transport/transport';
 import { getFlag, modelPathOf } from '../engine/execStart';
 import { dropCacheWarning, predictionText } from '../host/pageCache';
 import { predictLoad } from './loadPrediction';
-import { execStartCommand, execStartOf } from '../target/systemd/systemd';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
 import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from './loadBreakdown';
@@ -22,7 +21,7 @@ export interface LoadForecast {
   readonly prior: LoadPrior;
 }
 
-/** What a forecast read before a restart: the page cache's share of the weights, the unit's `--cuda-graph-max-bs`. */
+/** What a forecast read before a restart: the page cache's share of the weights, the command line's `--cuda-graph-max-bs`. */
 interface AtRestart {
   readonly residentBytes?: number;
   readonly cudaGraphMaxBs?: number;
@@ -43,24 +42,18 @@ export class LoadInsights {
     this.history = new LoadHistoryStore(memento);
   }
 
-  /** Reads the unit's model path and the page-cache residency of its weights. Never throws. */
-  async forecast(transport: Transport, server: string, unit: string, target?: Target): Promise<LoadForecast> {
+  /** Reads the target's model path and the page-cache residency of its weights. Never throws. */
+  async forecast(transport: Transport, server: string, unit: string, target: Target): Promise<LoadForecast> {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
     let cudaGraphMaxBs: number | undefined;
     try {
-      let argv: readonly string[];
-      if (target) {
-        // The target's command line (a container's, with its path on the host through its volume).
-        const state = await target.readState(targetIo(transport));
-        argv = state.argv;
-        const given = modelPathOf(argv);
-        modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
-      } else {
-        argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
-        modelPath = modelPathOf(argv);
-      }
+      // The target's command line (a container's, with its path on the host through its volume).
+      const state = await target.readState(targetIo(transport));
+      const argv = state.argv;
+      const given = modelPathOf(argv);
+      modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
       warning = dropCacheWarning(argv);
       const bound = getFlag(argv, '--cuda-graph-max-bs');
       cudaGraphMaxBs = bound !== undefined && /^\d+$/.test(bound) ? Number(bound) : undefined;

@@ -3,7 +3,7 @@
  * palette commands, the CLI (and MCP, whose user has the CLI at hand) names what works there.
  * The core's messages carry the VS Code words (the default front); `forFront` turns each one
  * into the front's own. Kinds: TargetError 'sudo-refused' (target/target.ts) and the 401 of a
- * server that wants an API key (engine/sglang/sglangResponses.ts).
+ * server that wants an API key (engine/httpAnswers.ts).
  */
 
 export type Front = 'vscode' | 'lm' | 'mcp' | 'cli';

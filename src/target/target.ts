@@ -1,28 +1,41 @@
 /**
  * What is restarted and watched, as operations: restart it, read its state, follow and tail
- * its log, find its model files, edit its arguments. Each operation takes the transport (a
- * `TargetIo`) and returns typed results; no caller builds a shell command. Kinds: a systemd
- * unit (systemd/), a plain container or a compose service, and a unit whose ExecStart wraps
- * `docker run` (docker/). A Kubernetes workload fits the same interface (docs/kubernetes.md).
- * Only this file's types are for engine/ and the layers above; the kinds' modules are internal.
+ * its log, edit its arguments (`argsEdit`), say its privileges. Each operation takes the
+ * transport (a `TargetIo`) and returns typed results; no caller builds a shell command. Each
+ * kind is one folder that this file lists in TARGET_KINDS: a systemd unit (systemd/), a plain
+ * container or a compose service, and the `docker run` a unit's ExecStart may wrap (docker/).
+ * A Kubernetes workload fits the same interface (docs/kubernetes.md). Only target/'s top-level
+ * files are for the layers above (ESLint refuses an import of a kind's folder from outside).
  */
 import type { ServerProfile } from '../config/config';
-import { ContainerTarget } from './docker/containerTarget';
-import { DockerRunUnit } from './docker/dockerRunUnit';
-import { SystemdTarget } from './systemd/systemdTarget';
-import type { Target } from './targetTypes';
+import type { HostDiscovery } from './discovered';
+import { dockerKind, dockerRunWrapper } from './docker/dockerKind';
+import { systemdKind } from './systemd/systemdKind';
+import type { Target, TargetKind } from './targetTypes';
 
 export * from './targetTypes';
 export { JOURNAL_ACCESS_FIX as LOG_ACCESS_FIX, journalProblem as logProblem } from './journalctl';
 
+const systemd = systemdKind(dockerRunWrapper);
+
+/** The target kinds, in the order a server profile is matched: the first that claims it. */
+export const TARGET_KINDS: readonly TargetKind[] = [dockerKind, systemd];
+
 /** The target a server profile names: its container or compose service, else its systemd unit. */
 export function targetFor(profile: ServerProfile): Target {
-  return profile.docker
-    ? new ContainerTarget(profile.docker, profile.sudo, profile.host)
-    : unitTarget(profile.unit, profile.sudo, profile.host);
+  for (const kind of TARGET_KINDS) {
+    const target = kind.forProfile(profile);
+    if (target) return target;
+  }
+  throw new Error(`${profile.name}: no target kind runs this server`);
 }
 
 /** A systemd unit of a host (a node of a multi-node server). */
 export function unitTarget(unit: string, sudo: boolean, host: string | undefined): Target {
-  return new SystemdTarget(unit, sudo, host, new DockerRunUnit(unit, sudo, host));
+  return systemd.unitTarget(unit, sudo, host);
 }
+
+/** How the kinds list a host's servers ("Add server"), each its own command. */
+export const HOST_DISCOVERIES: readonly HostDiscovery[] = TARGET_KINDS.flatMap((kind) =>
+  kind.discovery ? [kind.discovery] : [],
+);

@@ -2,7 +2,10 @@
  * The Target's vocabulary: its operations, state, log entries and errors (target.ts builds the
  * kinds; each kind's module implements these). No kind is imported here, so none imports a cycle.
  */
+import type { ServerProfile } from '../config/config';
 import type { ExecResult, RemoteProcess, Transport } from '../transport/transport';
+import type { ArgsEditor } from './argsEdit';
+import type { HostDiscovery } from './discovered';
 
 export type ServiceManager = 'systemd' | 'docker';
 
@@ -118,12 +121,12 @@ export interface LogFollowHandlers {
   onStderr(line: string): void;
 }
 
-export type TargetKind = 'systemd' | 'container' | 'compose';
+export type TargetKindName = 'systemd' | 'container' | 'compose';
 
 export interface Target {
   /** "sglang-k26.service", "container sglang", "compose service sglang". */
   readonly label: string;
-  readonly kind: TargetKind;
+  readonly kind: TargetKindName;
   /** Asks the manager to restart the service and returns once it took the job (not once the server is up). */
   restart(io: TargetExec): Promise<RestartResult>;
   readState(io: TargetExec): Promise<TargetState>;
@@ -132,8 +135,34 @@ export interface Target {
   /** The follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
   readonly logFollowEndsWithService: boolean;
   tailLog(io: TargetExec, lines: number): Promise<LogTail>;
-  /** How the server's arguments are edited (parser flags): a unit drop-in, a compose override, or by hand. */
-  readonly argsEdit: 'systemd-drop-in' | 'compose-file' | 'by-hand';
+  /** The one way the server's arguments change (parser flags, an advice): a unit drop-in, the compose file, or by hand. */
+  readonly argsEdit: ArgsEditor;
+  /** The command line the running process was started with (the unit's main process, the container's); undefined when none runs. */
+  runningArgv(io: TargetExec): Promise<readonly string[] | undefined>;
+  /** The environment the manager gives the server (a unit's Environment=); undefined when it does not say (a container's may hold secrets). */
+  readEnvironment(io: TargetExec): Promise<Record<string, string> | undefined>;
+  /** The server's programs are the host's own (its Python can be asked for the engine's version); false in a container. */
+  readonly commandRunsOnHost: boolean;
+  /** What sudo must allow for the target's privileged commands, or why it needs no rule of Kimi's. */
+  readonly privileges: TargetPrivileges;
+}
+
+export type TargetPrivileges =
+  | {
+      readonly kind: 'sudoers';
+      /** The sudoers lines that let `user` run exactly these commands. */
+      rules(user: string): string;
+      /** The command that opens the rules file on the host (visudo checks it first). */
+      readonly installCommand: string;
+    }
+  | { readonly kind: 'none'; readonly why: string };
+
+/** One target kind (a folder of target/), as target.ts lists it. */
+export interface TargetKind {
+  /** The target of a server profile when the profile names this kind; undefined: another kind's. */
+  forProfile(profile: ServerProfile): Target | undefined;
+  /** How the kind lists a host's servers ("Add server"); undefined: it cannot. */
+  readonly discovery?: HostDiscovery;
 }
 
 /** What a unit wraps (a `docker run` in its ExecStart): its state, and its own log when it is detached. */

@@ -2,7 +2,6 @@ import type { Transport } from '../transport/transport';
 import { DEFAULT_PARSER } from '../engine/parserNames';
 import { engineOf, getFlag } from '../engine/execStart';
 import type { ServerHttpClient } from '../engine/serverHttp';
-import { execStartCommand, execStartOf, parseShow, showCommand } from '../target/systemd/systemd';
 import type { ExpectedParsers } from './judges';
 import { targetIo, type Target } from '../target/target';
 import { verifyParsers, type ProgressOptions, type VerifierDeps, type VerifyResult } from './verifier';
@@ -12,38 +11,18 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 /** A streamed answer of the retry budget (8192 tokens, ~250 bytes of SSE each) fits. */
 const ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
-/** The parsers the unit's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
+/** The parsers the target's command line asks for; kimi_k2 where it asks for none (what we want it to have). */
 export async function expectedParsers(
   transport: Transport,
-  unit: string,
+  target: Target,
   log: (line: string) => void,
-  target?: Target,
 ): Promise<ExpectedParsers> {
-  let argv: readonly string[];
-  if (target) {
-    // A container: its own command line (docker inspect).
-    argv = (await target.readState(targetIo(transport))).argv;
-  } else {
-    const command = execStartCommand(unit);
-    log(`$ ${command}`);
-    const result = await transport.exec(command, { timeoutMs: 20_000 });
-    argv = result.code === 0 ? execStartOf(result.stdout) : [];
-  }
+  const argv = (await target.readState(targetIo(transport, 20_000, (command) => log(`$ ${command}`)))).argv;
   return {
     reasoningParser: getFlag(argv, '--reasoning-parser') ?? DEFAULT_PARSER,
     toolCallParser: getFlag(argv, '--tool-call-parser') ?? DEFAULT_PARSER,
     engine: engineOf(argv) ?? 'sglang',
   };
-}
-
-/** The unit's running main process's argv (NUL-separated /proc/PID/cmdline); undefined when none runs. */
-export async function runningArgv(transport: Transport, unit: string): Promise<readonly string[] | undefined> {
-  const show = await transport.exec(showCommand(unit, ['MainPID']), { timeoutMs: 20_000 });
-  const pid = Number(parseShow(show.stdout)['MainPID']);
-  if (show.code !== 0 || !Number.isInteger(pid) || pid <= 0) return undefined;
-  const cmdline = await transport.exec(`tr '\\0' '\\n' < /proc/${pid}/cmdline`, { timeoutMs: 20_000 });
-  if (cmdline.code !== 0) return undefined;
-  return cmdline.stdout.split('\n').filter((a, i, all) => a !== '' || i < all.length - 1);
 }
 
 /** The verifier's HTTP needs, served by the SGLang client through the SSH tunnel. */
@@ -95,20 +74,17 @@ export function verifierDeps(
 export async function verifyServer(
   transport: Transport,
   client: ServerHttpClient,
-  unit: string,
+  target: Target,
   log: (line: string) => void,
-  target?: Target,
   onProgress?: ProgressOptions['onProgress'],
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<VerifyResult> {
-  const expected = await expectedParsers(transport, unit, log, target);
+  const expected = await expectedParsers(transport, target, log);
   log(
     `Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`,
   );
-  // The flags the server really runs with: a container's own command line, else the unit's main process's.
-  const readArgv = target
-    ? async () => (await target.readState(targetIo(transport))).argv
-    : () => runningArgv(transport, unit);
+  // The flags the server really runs with: the running process's, as its target reads them.
+  const readArgv = () => target.runningArgv(targetIo(transport));
   return verifyParsers(verifierDeps(client, timeoutMs, readArgv), expected, {
     log,
     ...(onProgress ? { onProgress } : {}),

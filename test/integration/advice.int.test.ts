@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { DROP_IN_NAME, rollback, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
+import { DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
 import { applyAdvice, gatherAdvice } from '../../src/fleet/checks/advice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
@@ -93,7 +93,7 @@ describe('load advice over real SSH: evidence, apply as a drop-in, roll back, ab
       'the flag is set: not advised again',
     );
 
-    await rollback(deps(test, lines, true), result.rollback);
+    await result.undo.run(deps(test, lines, true));
     assert.equal((await host.readDropIns())[DROP_IN_NAME], undefined, 'the roll back removes the drop-in');
     // The next load logs the multi-threaded loader's bar (as a newer SGLang does by default): no such advice.
     await host.configureSimulator({ shardDesc: 'multi' });

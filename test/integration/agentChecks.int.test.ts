@@ -4,6 +4,7 @@
  * with the evidence a user needs (the request, the part of the answer that shows the fault, what
  * an agent suffers); a correct server passes every check; vLLM's answers too.
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -50,7 +51,12 @@ function suite(engine: 'sglang' | 'vllm'): void {
 
     const verify = async (chatFaults: Record<string, unknown>): Promise<VerifyResult> => {
       await host.configureSimulator({ chatFaults });
-      return verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
+      return verifyServer(
+        test.session.transport,
+        test.session.client,
+        targetFor(test.session.profile),
+        () => undefined,
+      );
     };
 
     before(async () => {
@@ -268,7 +274,12 @@ function suite(engine: 'sglang' | 'vllm'): void {
       const outcome = await test.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'ready', outcome.message);
       const started = Date.now();
-      const result = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
+      const result = await verifyServer(
+        test.session.transport,
+        test.session.client,
+        targetFor(test.session.profile),
+        () => undefined,
+      );
       const seconds = (Date.now() - started) / 1000;
       console.log(
         `      [measure] ${engine}: ${result.checks.length} checks, 14 requests of ~1050 tokens at 200 token/s (2 rounds of 5.3 s in theory), in ${seconds.toFixed(1)} s`,

@@ -3,6 +3,7 @@
  * /v1/chat/completions through the session's SSH tunnel (ServerHttpClient.postStream), translated by
  * src/fronts/vscode/chat/openaiChat, and the same through curl on the host when sshd forbids TCP forwarding.
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import {
@@ -113,7 +114,12 @@ describe('the chat model over real SSH: streamed chat completions through the tu
     const model = '/root/models/Kimi-K2.6';
     await host.configureSimulator({ chatFaults: { reasoningLeakAfterTool: true, needsReasoningBack: true } });
     try {
-      const verified = await verifyServer(test.session.transport, test.session.client, host.unit, () => undefined);
+      const verified = await verifyServer(
+        test.session.transport,
+        test.session.client,
+        targetFor(test.session.profile),
+        () => undefined,
+      );
       const offer = offerFor('ready', verified.checks);
       assert.ok(offer.offered);
       assert.equal(offer.toolCalling, true);

@@ -16,8 +16,9 @@ import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngin
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
 import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
-import type { ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
-import { enableComposeParsers, rollbackCompose } from '../../src/target/docker/composeParsers';
+import type { ParserChangeDeps } from '../../src/target/argsEdit';
+import { changeComposeCommand, rollbackCompose } from '../../src/target/docker/composeParsers';
+import { parserPlanner } from '../../src/engine/engine';
 import { expectedParsers } from '../../src/verify/serverVerification';
 import { targetFor } from '../../src/target/target';
 
@@ -175,12 +176,7 @@ describe('docker: containers, compose services and units that run docker', funct
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-verify' } });
     const ready = await test.session.watch('attach', FAST_WATCH);
     assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
-    const expected = await expectedParsers(
-      test.session.transport,
-      test.session.profile.unit,
-      () => undefined,
-      targetFor(test.session.profile),
-    );
+    const expected = await expectedParsers(test.session.transport, targetFor(test.session.profile), () => undefined);
     assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2', engine: 'sglang' });
   });
 
@@ -260,10 +256,12 @@ describe('docker: containers, compose services and units that run docker', funct
         return true;
       },
     };
-    const changed = await enableComposeParsers(deps, file, 'sglang', {
-      toolCallParser: 'kimi_k2',
-      reasoningParser: 'kimi_k2',
-    });
+    const changed = await changeComposeCommand(
+      deps,
+      file,
+      'sglang',
+      parserPlanner({ toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' }),
+    );
     assert.equal(changed.kind, 'changed');
     assert.match(await fsp.readFile(file, 'utf8'), /^# the SGLang server\n/, 'the comment is kept');
     assert.equal(await fsp.readFile(`${file}.kimi-backup`, 'utf8'), before);

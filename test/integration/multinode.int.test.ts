@@ -4,6 +4,7 @@
  * ranks meet over a real TCP rendezvous between the hosts. The fleet is the real one (ssh2 to
  * each host's sshd at its address, HTTP through rank 0's tunnel).
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -251,7 +252,7 @@ describe('multi-node servers and several hosts (private network)', function () {
 
       // What Fleet.verifyParsers runs, on the session it gives (node rank 0's connection and tunnel).
       const session = await f.connect(server);
-      const verify = await verifyServer(session.transport, session.client, server.unit, () => undefined);
+      const verify = await verifyServer(session.transport, session.client, targetFor(server), () => undefined);
       assert.equal(verify.allPassed, true, formatTable(verify));
       const requests = async (host: GpuHost) =>
         (await host.journal()).filter((l) => /"POST \/v1\/chat\/completions/.test(l)).length;

@@ -3,6 +3,7 @@
  * at the real /etc/systemd/system path (bind-mounted in the host's namespace), reload,
  * restart, watch to ready, then every parser check through the tunnel.
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers, rollback, DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
@@ -50,7 +51,12 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
   it('parsers off: the reasoning and tool-call checks fail with evidence', async () => {
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready');
-    const result = await verifyServer(test.session.transport, test.session.client, host.unit, (l) => lines.push(l));
+    const result = await verifyServer(
+      test.session.transport,
+      test.session.client,
+      targetFor(test.session.profile),
+      (l) => lines.push(l),
+    );
     assert.equal(result.allPassed, false);
     assert.equal(status(result, 'reasoning').status, 'fail');
     assert.match(status(result, 'reasoning').evidence, /<\/think>|reasoning_content/);
@@ -74,7 +80,12 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
 
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', outcome.message);
-    const verify = await verifyServer(test.session.transport, test.session.client, host.unit, (l) => lines.push(l));
+    const verify = await verifyServer(
+      test.session.transport,
+      test.session.client,
+      targetFor(test.session.profile),
+      (l) => lines.push(l),
+    );
     assert.ok(verify.allPassed, JSON.stringify(verify.checks, null, 1));
     assert.equal(verify.model, '/root/models/Kimi-K2.6');
     const info = await test.session.client.serverInfo();
@@ -109,7 +120,12 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
     const backup = await host.nsExec(`cat '${result.rollback.backupPath}'`);
     assert.match(backup.stdout, /--reasoning-parser kimi_k2/);
     assert.equal((await test.session.watch('restart', FAST_WATCH)).end, 'ready');
-    const verify = await verifyServer(test.session.transport, test.session.client, host.unit, (l) => lines.push(l));
+    const verify = await verifyServer(
+      test.session.transport,
+      test.session.client,
+      targetFor(test.session.profile),
+      (l) => lines.push(l),
+    );
     assert.equal(status(verify, 'reasoning').status, 'fail');
     assert.match(status(verify, 'reasoning').evidence, /<\/think>|null/);
     assert.equal(status(verify, 'tool calling').status, 'pass');

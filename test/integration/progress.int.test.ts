@@ -4,6 +4,7 @@
  * read rate, GPU memory growing then jumping at the KV cache), stall detection, and a restart
  * after the extension's own warm-cache operation being much shorter than a cold one.
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -162,6 +163,7 @@ describe('load progress on the simulated GPU host (real page cache)', function (
       test.session.transport,
       test.session.profile.name,
       test.session.profile.unit,
+      targetFor(test.session.profile),
     );
     assert.ok(
       before.totalBytes !== undefined && before.totalBytes >= SHARDS * SHARD_BYTES * 0.9,
@@ -183,6 +185,7 @@ describe('load progress on the simulated GPU host (real page cache)', function (
       test.session.transport,
       test.session.profile.name,
       test.session.profile.unit,
+      targetFor(test.session.profile),
     );
     assert.ok(
       afterWarm.residentBytes! / afterWarm.totalBytes! > 0.95,

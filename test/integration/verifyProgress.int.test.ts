@@ -8,6 +8,7 @@
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers } from '../../src/target/systemd/parserDropIn';
+import { targetFor } from '../../src/target/target';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { progressLine, type VerifyProgress } from '../../src/verify/progress';
 import { formatTable, summarize, verdictOf } from '../../src/verify/verifier';
@@ -50,10 +51,9 @@ describe('a verification that takes long: where it is, then inconclusive with th
     const result = await verifyServer(
       test.session.transport,
       test.session.client,
-      host.unit,
+      targetFor(test.session.profile),
       (line) => log.push(line),
-      undefined,
-      (progress) => seen.push({ at: Date.now(), progress, line: progressLine(progress, Date.now()) }),
+      (progress: VerifyProgress) => seen.push({ at: Date.now(), progress, line: progressLine(progress, Date.now()) }),
       CHECK_TIMEOUT_MS,
     );
     const table = formatTable(result, 400);

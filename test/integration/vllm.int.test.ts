@@ -4,6 +4,7 @@
  * vLLM's three flags and the checks passing against vLLM's answers, and a KV-cache failure read as
  * failed with vLLM's cause (docs/vllm-server.md).
  */
+import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
@@ -86,7 +87,12 @@ describe('a vLLM server on the simulated GPU host', function () {
       'the percentage only grows',
     );
 
-    const result = await verifyServer(test.session.transport, test.session.client, host.unit, (l) => log.push(l));
+    const result = await verifyServer(
+      test.session.transport,
+      test.session.client,
+      targetFor(test.session.profile),
+      (l) => log.push(l),
+    );
     assert.equal(result.model, '/root/models/Kimi-K2.6');
     assert.equal(check(result, 'server flags').status, 'fail');
     assert.match(check(result, 'server flags').evidence, /running process: --reasoning-parser \(none\)/);
@@ -126,7 +132,9 @@ describe('a vLLM server on the simulated GPU host', function () {
 
     const outcome = await t.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
-    const verify = await verifyServer(t.session.transport, t.session.client, host.unit, (l) => log.push(l));
+    const verify = await verifyServer(t.session.transport, t.session.client, targetFor(t.session.profile), (l) =>
+      log.push(l),
+    );
     assert.ok(verify.allPassed, JSON.stringify(verify.checks, null, 1));
     assert.match(check(verify, 'server flags').evidence, /--enable-auto-tool-choice set/);
     assert.match(

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { containerParserAdvice, planComposeParserChange } from '../../src/target/docker/composeParsers';
+import { parserPlanner } from '../../src/engine/engine';
+import { byHandAdvice, planComposeChange } from '../../src/target/docker/composeParsers';
 
 const choice = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 const FILE = '/srv/kimi/compose.yaml';
@@ -25,7 +26,7 @@ services:
 
 describe('compose file: enable parsers', () => {
   it('adds the flags to the list command, comments and the rest of the file kept', () => {
-    const plan = planComposeParserChange(listForm, FILE, 'sglang', choice);
+    const plan = planComposeChange(listForm, FILE, 'sglang', parserPlanner(choice));
     assert.equal(plan.kind, 'change');
     if (plan.kind !== 'change') return;
     assert.equal(
@@ -41,15 +42,15 @@ describe('compose file: enable parsers', () => {
   });
   it('changes a parser already there in place; both set: nothing to do', () => {
     const withOld = listForm.replace('      - "8"\n', '      - "8"\n      - --reasoning-parser=deepseek-r1\n');
-    const plan = planComposeParserChange(withOld, FILE, 'sglang', choice);
+    const plan = planComposeChange(withOld, FILE, 'sglang', parserPlanner(choice));
     assert.ok(plan.kind === 'change');
     assert.match(plan.newText, /- --reasoning-parser=kimi_k2\n {6}- --tool-call-parser\n {6}- kimi_k2\n/);
-    assert.equal(planComposeParserChange(plan.newText, FILE, 'sglang', choice).kind, 'already-set');
+    assert.equal(planComposeChange(plan.newText, FILE, 'sglang', parserPlanner(choice)).kind, 'already-set');
   });
   it('rewrites a plain string command', () => {
     const text =
       'services:\n  sglang:\n    image: x\n    command: python3 -m sglang.launch_server --model-path /m --tp 8\n';
-    const plan = planComposeParserChange(text, FILE, 'sglang', choice);
+    const plan = planComposeChange(text, FILE, 'sglang', parserPlanner(choice));
     assert.ok(plan.kind === 'change');
     assert.equal(
       plan.newText,
@@ -75,7 +76,7 @@ describe('compose file: enable parsers', () => {
   ];
   for (const [what, text, service, reason] of refusals) {
     it(`refuses ${what}, saying why`, () => {
-      const plan = planComposeParserChange(text, FILE, service, choice);
+      const plan = planComposeChange(text, FILE, service, parserPlanner(choice));
       assert.equal(plan.kind, 'unsupported');
       if (plan.kind === 'unsupported') assert.match(plan.reason, reason);
     });
@@ -84,10 +85,10 @@ describe('compose file: enable parsers', () => {
 
 describe('plain container: enable parsers', () => {
   it('says exactly what its docker run needs', () => {
-    const advice = containerParserAdvice(
+    const advice = byHandAdvice(
       'sglang',
       ['python3', '-m', 'sglang.launch_server', '--model-path', '/models/K'],
-      choice,
+      parserPlanner(choice),
     );
     assert.match(advice, /cannot be changed in place/);
     assert.match(
@@ -96,7 +97,7 @@ describe('plain container: enable parsers', () => {
     );
     assert.match(advice, /docker rm -f sglang/);
     assert.match(
-      containerParserAdvice(
+      byHandAdvice(
         'sglang',
         [
           ...['python3', '-m', 'sglang.launch_server'],
@@ -105,7 +106,7 @@ describe('plain container: enable parsers', () => {
           '--reasoning-parser',
           'kimi_k2',
         ],
-        choice,
+        parserPlanner(choice),
       ),
       /already runs with/,
     );

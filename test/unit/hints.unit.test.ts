@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { forFront, forFrontDeep, hintFor } from '../../src/present/hints';
 import { sudoRefusalMessage } from '../../src/target/systemd/sudoers';
-import { unauthorizedReason } from '../../src/engine/sglang/sglangResponses';
+import { unauthorizedReason } from '../../src/engine/httpAnswers';
 import { restartError } from '../../src/target/systemd/systemdTarget';
 
 const refusal = sudoRefusalMessage({

@@ -12,7 +12,7 @@ import {
   watchedFromStart,
 } from '../../src/monitor/history';
 import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
-import { captureSizesUpTo } from '../../src/engine/sglang/sglangCapture';
+import { captureSizesUpTo } from '../../src/engine/cudaGraphs';
 import { predictLoad } from '../../src/monitor/loadPrediction';
 
 const unit: UnitStatus = {

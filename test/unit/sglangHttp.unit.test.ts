@@ -15,7 +15,7 @@ import {
   parseModels,
   statusReason,
   unauthorizedReason,
-} from '../../src/engine/sglang/sglangResponses';
+} from '../../src/engine/httpAnswers';
 import { waitFor } from '../util/waitFor';
 
 const JSON_CT = 'application/json';

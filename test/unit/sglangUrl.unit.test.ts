@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { compareServerUrl, parseEndpoint } from '../../src/engine/sglang/sglangUrl';
+import { compareServerUrl, parseEndpoint } from '../../src/engine/announcedUrl';
 
 describe('sglangUrl: compareServerUrl', () => {
   const fine: Array<[string, string]> = [

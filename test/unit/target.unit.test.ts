@@ -207,7 +207,7 @@ describe('Target: a container and a compose service', () => {
     const target = targetFor(COMPOSE);
     assert.equal(target.kind, 'compose');
     assert.equal(target.label, 'compose service sglang');
-    assert.equal(target.argsEdit, 'compose-file');
+    assert.equal(target.argsEdit.how, 'compose-file');
     await target.restart(io);
     assert.match(commands[0]!, /dc -f \/srv\/docker-compose\.yml restart sglang/);
   });

@@ -1,11 +1,6 @@
 import { strict as assert } from 'node:assert';
-import {
-  DISCOVERY_COMMAND,
-  parseDiscovery,
-  proposeServerName,
-  serverNameProblem,
-  serverUrlOf,
-} from '../../src/target/systemd/unitDiscovery';
+import { proposeServerName, serverNameProblem } from '../../src/target/discovered';
+import { DISCOVERY_COMMAND, parseDiscovery, serverUrlOf } from '../../src/target/systemd/unitDiscovery';
 
 const show = [
   'Id=sglang-k26.service',

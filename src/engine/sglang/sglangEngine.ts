@@ -3,8 +3,10 @@ import type { Engine } from '../engine';
 import { LOAD_PHASES } from '../events';
 import { findServerCommand } from '../execStart';
 import { REASONING_PARSERS, TOOL_CALL_PARSERS } from '../parserNames';
-import { SERVER_INFO_PATHS } from './sglangResponses';
 import { sglangGrammar } from './sglangLog';
+
+/** SGLang's server-info paths, newest first (`/get_server_info` before v0.4.x). */
+const SERVER_INFO_PATHS: readonly string[] = ['/server_info', '/get_server_info'];
 
 export const sglangEngine: Engine = {
   id: 'sglang',

@@ -2,7 +2,7 @@
  * "Suggest a faster load": gathers the evidence of a server's last load (its log since the
  * process started, its command line, the host's memory and filesystem, the engine's version),
  * asks the pure rules (engine/advice) what would cut the largest phase, and applies one advice
- * through the same drop-in, diff, confirmation and roll back as the parsers (target/systemd/argvChange).
+ * through the target's `argsEdit`, with the same diff, confirmation and roll back as the parsers.
  * Knows nothing of VS Code.
  */
 import type { ServerProfile } from '../../config/config';
@@ -12,15 +12,9 @@ import type { EngineId as Engine } from '../../engine/engine';
 import { logFacts, type LogEntry, type LogFacts } from '../../engine/advice/logFacts';
 import { advise, type Advice, type AdviceResult, type HostFacts } from '../../engine/advice/rules';
 import { versionFromInfo, versionFromOutput, type EngineVersion } from '../../engine/advice/version';
-import {
-  changeServerArgv,
-  ParserChangeError,
-  type EnableResult,
-  type ParserChangeDeps,
-} from '../../target/systemd/argvChange';
+import { ParserChangeError, type ArgsEditor, type ArgsEditResult, type ParserChangeDeps } from '../../target/argsEdit';
 import type { ServerHttpClient as SglangClient } from '../../engine/serverHttp';
-import { parseShow } from '../../target/systemd/systemd';
-import { targetFor, targetIo } from '../../target/target';
+import { targetFor, targetIo, type Target } from '../../target/target';
 import { quote } from '../../transport/shell';
 import type { Transport } from '../../transport/transport';
 import type { LoadRecord } from '../../monitor/history';
@@ -84,8 +78,8 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   say(`advice: ${entries.length} log lines since the process started; phases ${JSON.stringify(log.phaseMs)}`);
 
   const share = options.residentShareAtStart ?? residentShareOf(options.records ?? [], since);
-  const host = await hostFacts(session, state.argv, (p) => state.hostPath(p), share, say);
-  const version = await engineVersion(session, engine, log, state.argv, location.start, say);
+  const host = await hostFacts(session, target, state.argv, (p) => state.hostPath(p), share, say);
+  const version = await engineVersion(session, target, engine, log, state.argv, location.start, say);
   const result = advise({
     engine,
     argv: state.argv,
@@ -94,12 +88,12 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
     version,
     ...(options.minPhaseMs !== undefined ? { minPhaseMs: options.minPhaseMs } : {}),
   });
-  return { engine, argv: state.argv, version, log, host, result: inDocker(session.profile, result) };
+  return { engine, argv: state.argv, version, log, host, result: byHand(session.profile, target, result) };
 }
 
-/** A container's command line is not a unit's drop-in: its advice says what to add, by hand. */
-function inDocker(profile: ServerProfile, result: AdviceResult): AdviceResult {
-  if (!profile.docker) return result;
+/** A command line the target cannot edit (a plain container's): its advice says what to add, by hand. */
+function byHand(profile: ServerProfile, target: Target, result: AdviceResult): AdviceResult {
+  if (target.argsEdit.how !== 'by-hand') return result;
   return {
     ...result,
     advice: result.advice.map((a) =>
@@ -112,6 +106,7 @@ function inDocker(profile: ServerProfile, result: AdviceResult): AdviceResult {
 
 async function hostFacts(
   session: AdviceSession,
+  target: Target,
   argv: readonly string[],
   hostPath: (p: string) => string | undefined,
   residentShareAtStart: number | undefined,
@@ -133,14 +128,7 @@ async function hostFacts(
     const fs = await session.transport.exec(`stat -f -c %T -- ${quote(modelPath)}`, { timeoutMs: TIMEOUT_MS });
     if (fs.code === 0 && /^[\w./-]{1,40}$/.test(fs.stdout.trim())) fsType = fs.stdout.trim();
   }
-  let environment: Record<string, string> | undefined;
-  if (!session.profile.docker) {
-    const show = await session.transport.exec(
-      `systemctl show --no-pager -p Environment -- ${quote(session.profile.unit)}`,
-      { timeoutMs: TIMEOUT_MS },
-    );
-    if (show.code === 0) environment = parseEnvironment(parseShow(show.stdout)['Environment'] ?? '');
-  }
+  const environment = await target.readEnvironment(targetIo(session.transport, TIMEOUT_MS));
   return {
     ...(memAvailableBytes !== undefined ? { memAvailableBytes } : {}),
     ...(modelBytes !== undefined ? { modelBytes } : {}),
@@ -164,16 +152,10 @@ export function residentShareOf(records: readonly LoadRecord[], since: number | 
   return Math.min(1, record.residentBytesAtStart / record.totalBytes);
 }
 
-/** `A=1 B="x y"` (systemctl show's Environment) -> { A: '1', B: 'x y' }. */
-export function parseEnvironment(value: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of value.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("([^"]*)"|\S*)/g)) out[m[1]!] = m[3] ?? m[2] ?? '';
-  return out;
-}
-
 /** The log's own words first, then the running server's answer, then the package on the host. */
 async function engineVersion(
   session: AdviceSession,
+  target: Target,
   engine: Engine,
   log: LogFacts,
   argv: readonly string[],
@@ -197,7 +179,8 @@ async function engineVersion(
   } catch {
     // Not serving: ask the package.
   }
-  if (session.profile.docker) return undefined;
+  // The host's Python is not the one of a container.
+  if (!target.commandRunsOnHost) return undefined;
   const python = interpreterOf(argv, start);
   if (!python) return undefined;
   const module = engine === 'vllm' ? 'vllm' : 'sglang';
@@ -233,22 +216,26 @@ export function applyToArgv(argv: readonly string[], advice: Advice): string[] {
   return change.value === undefined ? ensureSwitch(argv, change.flag) : setFlag(argv, change.flag, change.value);
 }
 
+/** How the server's arguments change (the fronts word their question after it). */
+export function argsEditorOf(profile: ServerProfile): ArgsEditor {
+  return targetFor(profile).argsEdit;
+}
+
 /**
- * Applies one advice: the unit's ExecStart with the advice's flag, as a drop-in, after the
- * user's yes (deps.confirmDiff). The caller restarts, and rolls back (argvChange.rollback) when
- * the new command line fails.
+ * Applies one advice: the server's command line with the advice's flag, through the target's
+ * `argsEdit`, after the user's yes (deps.confirmDiff). The caller restarts, and rolls back
+ * (the result's `undo`) when the new command line fails.
  */
 export async function applyAdvice(
   deps: ParserChangeDeps,
   profile: ServerProfile,
   advice: Advice,
-): Promise<EnableResult> {
-  if (!advice.change) throw new ParserChangeError(`"${advice.title}" is not a command-line change: ${advice.action}`);
+): Promise<ArgsEditResult> {
+  const change = advice.change;
+  if (!change) throw new ParserChangeError(`"${advice.title}" is not a command-line change: ${advice.action}`);
   if (advice.notApplicable) throw new ParserChangeError(`"${advice.title}" cannot be applied: ${advice.notApplicable}`);
-  if (profile.docker)
-    throw new ParserChangeError(`${profile.unit} runs in Docker: ${advice.action} in its command line by hand`);
-  const label = advice.change.value === undefined ? advice.change.flag : `${advice.change.flag} ${advice.change.value}`;
-  return changeServerArgv(deps, profile.unit, {
+  const label = change.value === undefined ? change.flag : `${change.flag} ${change.value}`;
+  return argsEditorOf(profile).change(deps, {
     plan: (argv) => {
       const newArgv = applyToArgv(argv, advice);
       if (newArgv.length === argv.length && newArgv.every((a, i) => a === argv[i])) return { kind: 'already-set' };

@@ -1,26 +1,12 @@
 /**
  * The parser flags (`--reasoning-parser`, `--tool-call-parser`) as fleet verbs, the same for
- * every front: enable them (a systemd drop-in, or the compose file, after the caller confirmed
- * the diff) and roll that back, from the host alone. The caller restarts through Fleet.restart.
+ * every front: enable them through the target's `argsEdit` (a systemd drop-in, the compose file,
+ * or words for a plain container, after the caller confirmed the diff) and roll that back, from
+ * the host alone. The caller restarts through Fleet.restart.
  */
 import type { ServerProfile } from '../../config/config';
-import type { ParserChoice } from '../../engine/engine';
-import {
-  enableParsers,
-  findRollbackPlan,
-  ParserChangeError,
-  rollback,
-  type ParserChangeDeps,
-  type RollbackPlan,
-} from '../../target/systemd/parserDropIn';
-import {
-  containerParserAdvice,
-  enableComposeParsers,
-  findComposeRollback,
-  rollbackCompose,
-  type ComposeRollback,
-} from '../../target/docker/composeParsers';
-import { dropInLocation } from '../../target/systemd/sudoers';
+import { parserChoiceProblem, parserPlanner, type ParserChoice } from '../../engine/engine';
+import { ParserChangeError, type ArgsUndo, type ParserChangeDeps } from '../../target/argsEdit';
 import { targetFor } from '../../target/target';
 import type { Transport } from '../../transport/transport';
 import { maskSecrets } from '../../util/secrets';
@@ -47,9 +33,8 @@ export interface ArgsChangeUi {
   log(line: string): void;
 }
 
-export type ParserRollback =
-  | { readonly how: 'drop-in'; readonly plan: RollbackPlan }
-  | { readonly how: 'compose'; readonly plan: ComposeRollback };
+/** How a change was made, in the fronts' words: a drop-in (then a restart) or the compose file (then a recreate). */
+export type ArgsChangeHow = ProposedArgsChange['how'];
 
 export type EnableParsersOutcome =
   | { readonly kind: 'cancelled' }
@@ -60,7 +45,8 @@ export type EnableParsersOutcome =
       readonly kind: 'changed';
       readonly file: string;
       readonly diff: string;
-      readonly rollback: ParserRollback;
+      readonly how: ArgsChangeHow;
+      readonly rollback: ArgsUndo;
     };
 
 export type RollbackOutcome =
@@ -102,33 +88,16 @@ export async function enableParsersOn(
   ui: ArgsChangeUi,
 ): Promise<EnableParsersOutcome> {
   await session.transport.connect();
-  const server = session.profile;
-  const docker = server.docker;
-  if (docker?.kind === 'container') {
-    const deps = argsChangeDeps(session, ui);
-    const state = await targetFor(server).readState({ exec: (command) => deps.exec(command) });
-    return { kind: 'manual', advice: containerParserAdvice(docker.name, state.argv, choice) };
-  }
-  if (docker) {
-    const deps = argsChangeDeps(session, ui, (diff) =>
-      ui.confirm({ diff, file: docker.file, restarts: `the compose service ${docker.service}`, how: 'compose' }),
-    );
-    const result = await enableComposeParsers(deps, docker.file, docker.service, choice);
-    if (result.kind === 'changed')
-      return {
-        kind: 'changed',
-        file: docker.file,
-        diff: result.diff,
-        rollback: { how: 'compose', plan: result.rollback },
-      };
-    return result.kind === 'already-set' ? { kind: 'already-set', where: docker.file } : result;
-  }
-  const file = dropInLocation(server.unit).file;
-  const deps = argsChangeDeps(session, ui, (diff) => ui.confirm({ diff, file, restarts: server.unit, how: 'drop-in' }));
-  const result = await enableParsers(deps, server.unit, choice);
-  if (result.kind === 'changed')
-    return { kind: 'changed', file, diff: result.diff, rollback: { how: 'drop-in', plan: result.rollback } };
-  return result.kind === 'already-set' ? { kind: 'already-set', where: server.unit } : result;
+  // Before anything is read: a name neither engine knows (the command line tells which one it runs).
+  const problem = parserChoiceProblem(choice);
+  if (problem) throw new ParserChangeError(problem);
+  const editor = targetFor(session.profile).argsEdit;
+  const how: ArgsChangeHow = editor.how === 'compose-file' ? 'compose' : 'drop-in';
+  const file = editor.file({}) ?? '';
+  const deps = argsChangeDeps(session, ui, (diff) => ui.confirm({ diff, file, restarts: editor.restarts, how }));
+  const result = await editor.change(deps, parserPlanner(choice));
+  if (result.kind !== 'changed') return result;
+  return { kind: 'changed', file: result.file, diff: result.diff, how, rollback: result.undo };
 }
 
 /**
@@ -139,31 +108,14 @@ export async function enableParsersOn(
 export async function rollbackParsersOn(
   session: ArgsSession,
   ui: ArgsChangeUi,
-  known?: ParserRollback,
+  known?: ArgsUndo,
 ): Promise<RollbackOutcome> {
   await session.transport.connect();
-  const server = session.profile;
   const deps = argsChangeDeps(session, ui);
-  if (server.docker?.kind === 'container') {
-    return {
-      kind: 'nothing',
-      why: `${server.docker.name} is a plain container: its command line is the one \`docker run\` gave it; nothing was changed on the host`,
-    };
-  }
-  if (server.docker) {
-    const plan = known?.how === 'compose' ? known.plan : await findComposeRollback(deps, server.docker.file);
-    if (!plan) return { kind: 'nothing', why: `${server.docker.file} is the same as its backup, or has none` };
-    await rollbackCompose(deps, plan);
-    return { kind: 'rolled-back', file: plan.file, restored: 'previous' };
-  }
-  const plan = known?.how === 'drop-in' ? known.plan : await findRollbackPlan(deps, server.unit);
-  if (!plan) return { kind: 'nothing', why: `${server.unit} has no parser drop-in to roll back` };
-  await rollback(deps, plan);
-  return {
-    kind: 'rolled-back',
-    file: plan.dropInPath,
-    restored: plan.previousContent === null ? 'removed' : 'previous',
-  };
+  const undo = known ?? (await targetFor(session.profile).argsEdit.findUndo(deps));
+  if ('nothing' in undo) return { kind: 'nothing', why: undo.nothing };
+  await undo.run(deps);
+  return { kind: 'rolled-back', file: undo.file, restored: undo.restores };
 }
 
 /** sudo refused a step: nothing was run, and the sudoers rules would allow it. */

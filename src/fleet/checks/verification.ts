@@ -26,13 +26,6 @@ export async function verifyParsersOn(
 ): Promise<{ result: VerifyResult; summary: string; table: string; verdict: ParserVerification['verdict'] }> {
   const { verifyServer } = await import('../../verify/serverVerification');
   const { formatTable, summarize, verdictOf } = await import('../../verify/verifier');
-  const result = await verifyServer(
-    session.transport,
-    session.client,
-    server.unit,
-    log,
-    server.docker ? targetFor(server) : undefined,
-    onProgress,
-  );
+  const result = await verifyServer(session.transport, session.client, targetFor(server), log, onProgress);
   return { result, summary: summarize(result), table: formatTable(result), verdict: verdictOf(result) };
 }

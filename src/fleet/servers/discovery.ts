@@ -4,13 +4,8 @@
  * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
  */
 import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../../config/config';
-import {
-  DISCOVERY_COMMAND,
-  parseDiscovery,
-  proposeServerName,
-  serverNameProblem,
-  type DiscoveredUnit,
-} from '../../target/systemd/unitDiscovery';
+import { proposeServerName, serverNameProblem, type DiscoveredUnit } from '../../target/discovered';
+import { HOST_DISCOVERIES } from '../../target/target';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watcher';
@@ -57,20 +52,26 @@ export async function discoverUnits(
   });
   if (!probe.ok) throw new DiscoveryError(`cannot reach ${printable(host.host)}: ${probe.errors[0]}`, 'bad-host');
   const session = await createSession(probe.settings.servers[0]!, probe.settings as Settings, ui, log);
-  let found;
+  const units: DiscoveredUnit[] = [];
+  let uid: number | undefined;
   try {
     await session.transport.connect();
-    found = await session.transport.exec(DISCOVERY_COMMAND, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+    // Each kind that can list a host's servers, with its own command (the first line says the login's uid).
+    for (const discovery of HOST_DISCOVERIES) {
+      const found = await session.transport.exec(discovery.command, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+      const listed = discovery.parse(found.stdout);
+      if (listed.length === 0 && found.code !== 0) {
+        const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
+        log('error', `${host.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
+        throw new DiscoveryError(`cannot list the units of ${host.host}: ${why}`, 'listing-failed');
+      }
+      units.push(...listed);
+      uid ??= loginUid(found.stdout);
+    }
   } finally {
     session.dispose();
   }
-  const units = parseDiscovery(found.stdout);
-  if (units.length === 0 && found.code !== 0) {
-    const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
-    log('error', `${host.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
-    throw new DiscoveryError(`cannot list the units of ${host.host}: ${why}`, 'listing-failed');
-  }
-  return { host, units, uid: loginUid(found.stdout) };
+  return { host, units, uid };
 }
 
 /** Why a discovery found nothing to add (no unit launches a model server). */

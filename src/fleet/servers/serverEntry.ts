@@ -3,7 +3,7 @@
  * Includes) a user can pick, a typed `[user@]host[:port]`, and the `kimiService.servers` entry written.
  */
 import { splitArgs, splitDirective } from '../../transport/ssh/sshInclude';
-import type { DiscoveredUnit } from '../../target/systemd/unitDiscovery';
+import type { DiscoveredUnit } from '../../target/discovered';
 
 // As kimiService.servers[].host and .username accept them (config.ts).
 const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;

@@ -5,10 +5,16 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceSession } from '../../fleet/checks/advice';
+import {
+  adviceSessionOf,
+  applyAdvice,
+  argsEditorOf,
+  gatherAdvice,
+  type AdviceSession,
+} from '../../fleet/checks/advice';
 import { defaultHistoryFile, FileMemento } from '../../fleet/servers/standalone';
 import { LoadHistoryStore } from '../../monitor/history';
-import { rollback, type ParserChangeDeps } from '../../target/systemd/argvChange';
+import type { ParserChangeDeps } from '../../target/argsEdit';
 import { adviceHeader, adviceLines, versionLine } from '../../present/adviceText';
 import { maskSecrets } from '../../util/secrets';
 import type { CliCommand } from './args';
@@ -85,7 +91,11 @@ export async function adviceCommand(ctx: AdviceContext): Promise<number> {
     io.stdout(`${chosen.change.flag} is already set; nothing changed.`);
     return EXIT.ok;
   }
-  io.stdout(`wrote ${result.rollback.dropInPath}; restarting ${server.unit}`);
+  if (result.kind === 'manual') {
+    io.stdout(maskSecrets(result.advice));
+    return EXIT.ok;
+  }
+  io.stdout(`wrote ${result.file}; restarting ${server.unit}`);
   const end = await restartAndWait(ctx);
   if (end === 'ready') {
     io.stdout(`${server.name} is ready with ${chosen.change.flag}.`);
@@ -94,13 +104,13 @@ export async function adviceCommand(ctx: AdviceContext): Promise<number> {
   if (end !== 'failed' && end !== 'stopped') {
     // Still loading (a wait's timeout is not a failure): the change stays; the roll back is a drop-in away.
     io.stderr(
-      `kimi-service: ${server.name} is not ready after ${cmd.timeoutSeconds} s (${end}); the change stays. Follow it with \`kimi-service wait\`; to undo it, remove ${result.rollback.dropInPath} and daemon-reload`,
+      `kimi-service: ${server.name} is not ready after ${cmd.timeoutSeconds} s (${end}); the change stays. Follow it with \`kimi-service wait\`; to undo it, ${result.undo.byHand}`,
     );
     return EXIT.timeout;
   }
   io.stderr(`kimi-service: ${server.name} did not become ready with ${chosen.change.flag}: rolling back`);
-  await ctx.interruptible(rollback(deps, result.rollback));
-  io.stdout(`rolled back ${result.rollback.dropInPath}; restarting ${server.unit}`);
+  await ctx.interruptible(result.undo.run(deps));
+  io.stdout(`rolled back ${result.file}; restarting ${server.unit}`);
   await restartAndWait(ctx);
   return EXIT.failed;
 }
@@ -119,7 +129,13 @@ function changeDeps(session: AdviceSession, ctx: AdviceContext, verbose: (line: 
     confirmDiff: async (diff) => {
       for (const line of maskSecrets(diff).trimEnd().split('\n')) io.stdout(line);
       if (cmd.yes || !io.terminal) return cmd.yes;
-      return confirm(io.terminal, `Write this as a drop-in of ${session.profile.unit} and restart it?`);
+      const editor = argsEditorOf(session.profile);
+      return confirm(
+        io.terminal,
+        editor.how === 'systemd-drop-in'
+          ? `Write this as a drop-in of ${session.profile.unit} and restart it?`
+          : `Write this to ${editor.file({}) ?? session.profile.unit} and restart ${editor.restarts}?`,
+      );
     },
   };
 }

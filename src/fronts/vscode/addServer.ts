@@ -12,7 +12,7 @@ import {
   nothingFoundMessage,
   type Discovery,
 } from '../../fleet/servers/discovery';
-import { proposeServerName, serverNameProblem } from '../../target/systemd/unitDiscovery';
+import { proposeServerName, serverNameProblem } from '../../target/discovered';
 import { errorText } from '../../util/errors';
 import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/servers/serverEntry';
 import { refusalMessage } from '../../present/refusals';

@@ -13,6 +13,7 @@ import type { ServerProfile } from '../../config/config';
 import {
   adviceSessionOf,
   applyAdvice,
+  argsEditorOf,
   gatherAdvice,
   type AdviceReport,
   type AdviceSession,
@@ -20,7 +21,7 @@ import {
 import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
 import type { LoadState } from '../../monitor/loadState';
 import { MIN_PHASE_MS, type Advice } from '../../engine/advice/rules';
-import { ParserChangeError, rollback, type ParserChangeDeps } from '../../target/systemd/argvChange';
+import { ParserChangeError, type ParserChangeDeps } from '../../target/argsEdit';
 import { adviceHeader, adviceSummary, versionLine } from '../../present/adviceText';
 
 const APPLY = 'Apply and restart';
@@ -133,9 +134,14 @@ function changeDeps(session: AdviceSession, log: vscode.LogOutputChannel, advice
     },
     confirmDiff: async (diff) => {
       log.info(`[${name}] Proposed ExecStart change:\n${diff}`);
+      const editor = argsEditorOf(session.profile);
+      const how =
+        editor.how === 'systemd-drop-in'
+          ? 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.'
+          : `The change is written to ${editor.file({}) ?? 'the command line'}; the previous file is kept next to it (.kimi-backup).`;
       return confirmModal(
         `Change the command line of ${session.profile.unit} on ${name} and restart it? (${advice.title})`,
-        `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\nThe change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.`,
+        `${maskSecrets(diff)}\n\nPublished: ${advice.figure}\n\n${how}`,
         APPLY,
       );
     },
@@ -166,7 +172,16 @@ async function applyAndWatch(
     void vscode.window.showInformationMessage(`Kimi on ${server.name}: already set. Nothing was restarted.`);
     return;
   }
-  log.info(`[${server.name}] Drop-in written: ${result.rollback.dropInPath}`);
+  if (result.kind === 'manual') {
+    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${advice.title}`, {
+      modal: true,
+      detail: maskSecrets(result.advice),
+    });
+    return;
+  }
+  log.info(
+    `[${server.name}] ${argsEditorOf(server).how === 'systemd-drop-in' ? 'Drop-in written' : 'Written'}: ${result.file}`,
+  );
   const outcome = (await host.restartAfterChange(server))?.outcome;
   if (outcome?.end !== 'failed') return;
   const choice = await vscode.window.showErrorMessage(
@@ -175,7 +190,7 @@ async function applyAndWatch(
   );
   if (choice !== ROLL_BACK) return;
   try {
-    await rollback(deps, result.rollback);
+    await result.undo.run(deps);
   } catch (error) {
     void host.notify('error', `Kimi on ${server.name}: roll back failed: ${errorText(error)}`);
     return;

@@ -16,8 +16,8 @@ import {
   type ArgsChangeUi,
   type ProposedArgsChange,
 } from '../../fleet/checks/parsers';
-import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from '../../engine/parserNames';
-import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from '../../engine/vllm/vllmParsers';
+import { ENGINES } from '../../engine/engine';
+import { DEFAULT_PARSER } from '../../engine/parserNames';
 
 const ROLL_BACK = 'Roll back';
 const COPY_RULE = 'Copy sudoers rule';
@@ -80,12 +80,10 @@ function notifyFailure(host: ActionHost, error: unknown, message: string): void 
 export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutputChannel): Promise<void> {
   const server = host.requireServer();
   if (!server) return;
-  // The engine (SGLang or vLLM) is read after the pick; the verb checks the name against its list.
-  const reasoningParser = await pickParser('reasoning', [
-    ...new Set([...REASONING_PARSERS, ...VLLM_REASONING_PARSERS]),
-  ]);
+  // The engine is read after the pick; the verb checks the name against its list.
+  const reasoningParser = await pickParser('reasoning', [...new Set(ENGINES.flatMap((e) => e.parsers.reasoning))]);
   if (!reasoningParser) return;
-  const toolCallParser = await pickParser('tool call', [...new Set([...TOOL_CALL_PARSERS, ...VLLM_TOOL_CALL_PARSERS])]);
+  const toolCallParser = await pickParser('tool call', [...new Set(ENGINES.flatMap((e) => e.parsers.toolCall))]);
   if (!toolCallParser) return;
   const session = await host.openSession(server);
   if (!session) return;
@@ -126,7 +124,7 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
   const watched = (await host.restartAfterChange(server))?.outcome;
   if (watched?.end !== 'failed') return;
   const question =
-    outcome.rollback.how === 'compose'
+    outcome.how === 'compose'
       ? `Put the previous ${outcome.file} back and recreate the service?`
       : 'Roll back to the previous command line and restart?';
   const choice = await vscode.window.showErrorMessage(

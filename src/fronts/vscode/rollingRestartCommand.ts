@@ -3,7 +3,7 @@ import type { ServerProfile, Settings } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
 import { serverReport } from '../../fleet/words/report';
 import { rollingRestart, rollSummary, sameModelDefaults } from '../../fleet/restart/rolling';
-import { execStartCommand, execStartOf } from '../../target/systemd/systemd';
+import { targetFor, targetIo } from '../../target/target';
 import { modelPathOf } from '../../engine/execStart';
 import { errorText } from '../../util/errors';
 import { confirmModal } from './restartDialog';
@@ -19,14 +19,14 @@ export interface RollingRestartDeps {
 
 const SHOW_LOG = 'Show log';
 
-/** The model path of each server's unit (one `systemctl show` each, on its own connection); undefined when unknown. */
+/** The model path of each server's command line (its target's state, on its own connection); undefined when unknown. */
 async function modelPaths(fleet: Fleet, servers: readonly ServerProfile[]): Promise<Map<string, string | undefined>> {
   const paths = await Promise.all(
     servers.map(async (server): Promise<[string, string | undefined]> => {
       try {
         const session = await fleet.connect(server);
-        const result = await session.transport.exec(execStartCommand(server.unit), { timeoutMs: 15_000 });
-        return [server.name, result.code === 0 ? modelPathOf(execStartOf(result.stdout)) : undefined];
+        const state = await targetFor(server).readState(targetIo(session.transport, 15_000));
+        return [server.name, modelPathOf(state.argv)];
       } catch {
         return [server.name, undefined];
       }

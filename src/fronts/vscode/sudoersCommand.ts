@@ -1,13 +1,13 @@
 /**
  * "Kimi Service: Copy sudoers rule": the sudoers lines that let the SSH user run exactly the extension's
- * privileged commands for the active server's unit (server/sudoers.ts), on the clipboard, with
+ * privileged commands for the active server's target (its `privileges`), on the clipboard, with
  * where to install them.
  */
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import { loadSshTarget } from '../../transport/ssh/sshConfig';
-import { sudoersInstallCommand, sudoersRules } from '../../target/systemd/sudoers';
+import { targetFor } from '../../target/target';
 import { errorText } from '../../util/errors';
 
 const SHOW_RULES = 'Show rules';
@@ -29,25 +29,23 @@ export async function copySudoersRuleCommand(
   log: vscode.LogOutputChannel,
 ): Promise<void> {
   if (!server) return;
-  if (server.docker) {
-    // Docker has no right narrower than "use the daemon", which is root on that host.
-    void vscode.window.showInformationMessage(
-      `Kimi on ${server.name}: ${server.docker.label} needs no Kimi sudoers rule. The login user needs Docker: the docker group, or "sudo": true with a sudoers rule for the docker program (either is root on that host).`,
-    );
+  const privileges = targetFor(server).privileges;
+  if (privileges.kind === 'none') {
+    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${privileges.why}`);
     return;
   }
   let user: string;
   let rules: string;
   try {
     user = await loginUser(server);
-    rules = sudoersRules(user, server.unit);
+    rules = privileges.rules(user);
   } catch (error) {
     void vscode.window.showErrorMessage(`Kimi on ${server.name}: cannot write the sudoers rules: ${errorText(error)}`);
     return;
   }
   await vscode.env.clipboard.writeText(rules);
   const where = server.host ?? 'this machine';
-  const install = sudoersInstallCommand(server.unit);
+  const install = privileges.installCommand;
   log.info(
     `[${server.name}] sudoers rules for ${user} on ${where} (on the clipboard; install with ${install}):\n${rules}`,
   );

@@ -1,22 +1,19 @@
 /**
- * "Enable parsers" for Docker: the compose file's `command:` of the service gets the flags
- * (comments and layout kept, a diff shown, a backup kept, rolled back on request); a plain
- * container cannot be changed in place, so the user is told exactly what its `docker run`
- * needs. The plans are pure; `enableComposeParsers` / `rollbackCompose` do the I/O.
+ * A change of the arguments (the parser flags, an advice) for Docker: the compose file's
+ * `command:` of the service gets it (comments and layout kept, a diff shown, a backup kept,
+ * rolled back on request); a plain container cannot be changed in place, so the user is told
+ * exactly what its `docker run` needs. The plans are pure; `changeComposeCommand` /
+ * `rollbackCompose` do the I/O (./composeEditor.ts makes them the targets' `argsEdit`).
  */
 import type { Document, Scalar, YAMLSeq } from 'yaml';
 import { privilegedCommand, quote } from '../../transport/shell';
-import { findServerCommand, setFlag, validateParserName, type ParserChoice } from '../../engine/engine';
-import { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
+import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
+import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }
   | { readonly kind: 'change'; readonly newText: string; readonly diff: string; readonly newArgv: readonly string[] }
   | { readonly kind: 'unsupported'; readonly reason: string };
-
-function flagsText(choice: ParserChoice): string {
-  return `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`;
-}
 
 /** A word as a YAML scalar: plain when YAML would read it back as the same string, else double-quoted. */
 function yamlWord(word: string): string {
@@ -90,14 +87,6 @@ function spliceCommand(
   return out;
 }
 
-function withParsers(argv: readonly string[], choice: ParserChoice): string[] {
-  return setFlag(
-    setFlag(argv, '--tool-call-parser', choice.toolCallParser),
-    '--reasoning-parser',
-    choice.reasoningParser,
-  );
-}
-
 function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | string | undefined {
   if (node === undefined || node === null) return undefined;
   if (yaml.isSeq(node)) {
@@ -118,13 +107,8 @@ function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | str
   return 'neither a list nor a string';
 }
 
-/** The compose file `text` with the parser flags on the service's command; pure. */
-export function planComposeParserChange(
-  text: string,
-  file: string,
-  service: string,
-  choice: ParserChoice,
-): ComposePlan {
+/** The compose file `text` with the planner's change on the service's command; pure. */
+export function planComposeChange(text: string, file: string, service: string, planner: ArgvPlanner): ComposePlan {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const yaml = require('yaml') as typeof import('yaml');
   const doc: Document = yaml.parseDocument(text);
@@ -145,18 +129,21 @@ export function planComposeParserChange(
   const entry = scalarWords(svc.get('entrypoint', true), yaml);
   const entryArgv = Array.isArray(entry) ? entry : [];
   const full = [...entryArgv, ...command];
-  if (!findServerCommand(full)) {
+  const location = findServerCommand(full);
+  if (!location) {
     return {
       kind: 'unsupported',
       reason: `no "python -m sglang.launch_server" or "sglang serve" in services.${service} of ${file}: ${full.join(' ').slice(0, 200)}`,
     };
   }
-  const newFull = withParsers(full, choice);
-  if (newFull.join('\0') === full.join('\0')) return { kind: 'already-set', argv: full };
+  const plan = planOrRefuse(planner, full, location);
+  if (plan.kind === 'unsupported') return plan;
+  if (plan.kind === 'already-set') return { kind: 'already-set', argv: full };
+  const newFull = plan.newArgv;
   if (newFull.slice(0, entryArgv.length).join('\0') !== entryArgv.join('\0')) {
     return {
       kind: 'unsupported',
-      reason: `the parser flags are in services.${service}.entrypoint of ${file}: change them there by hand`,
+      reason: `the flags to change are in services.${service}.entrypoint of ${file}: change them there by hand`,
     };
   }
   const newCommand = newFull.slice(entryArgv.length);
@@ -170,26 +157,28 @@ export function planComposeParserChange(
   if (newText === undefined || !Array.isArray(readBack) || readBack.join('\0') !== newCommand.join('\0')) {
     return {
       kind: 'unsupported',
-      reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${flagsText(choice)} by hand`,
+      reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${planner.label(location)} by hand`,
     };
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createTwoFilesPatch } = require('diff') as typeof import('diff');
-  const diff = createTwoFilesPatch(file, file, text, newText, 'current', 'with the parser flags');
+  const diff = createTwoFilesPatch(file, file, text, newText, 'current', `with ${planner.label(location)}`);
   return { kind: 'change', newText, diff, newArgv: newFull };
 }
 
-/** What a plain container needs: its command with the flags, to be run again by hand. */
-export function containerParserAdvice(container: string, argv: readonly string[], choice: ParserChoice): string {
-  const flags = `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`;
-  if (argv.length === 0 || !findServerCommand(argv)) {
+/** What a plain container needs: its command with the change, to be run again by hand. */
+export function byHandAdvice(container: string, argv: readonly string[], planner: ArgvPlanner): string {
+  const location = argv.length === 0 ? null : findServerCommand(argv);
+  const flags = planner.label(location ?? undefined);
+  if (!location) {
     return `A container's command cannot be changed in place. Add ${flags} to the SGLang command at the end of the \`docker run\` that creates ${container} (after the image name), then recreate it: docker rm -f ${container}, and that docker run again.`;
   }
-  const wanted = withParsers(argv, choice);
-  if (wanted.join('\0') === argv.join('\0')) return `${container} already runs with ${flags}.`;
+  const plan = planOrRefuse(planner, argv, location);
+  if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
+  if (plan.kind === 'already-set') return `${container} already runs with ${flags}.`;
   return (
     `A container's command cannot be changed in place. Recreate ${container} (docker rm -f ${container}, then its docker run) with this command after the image name:\n` +
-    `${wanted.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimiService.servers): Kimi then edits the file and recreates the service.`
+    `${plan.newArgv.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimiService.servers): Kimi then edits the file and recreates the service.`
   );
 }
 
@@ -217,26 +206,17 @@ async function must(deps: ParserChangeDeps, what: string, command: string, stdin
  * content on stdin) and reads it back. The caller restarts: the file is then newer than the
  * container, so the restart recreates the service (dockerTarget.restartCommand).
  */
-export async function enableComposeParsers(
+export async function changeComposeCommand(
   deps: ParserChangeDeps,
   file: string,
   service: string,
-  choice: ParserChoice,
+  planner: ArgvPlanner,
 ): Promise<ComposeEnableResult> {
-  for (const [kind, name] of [
-    ['tool-call', choice.toolCallParser],
-    ['reasoning', choice.reasoningParser],
-  ] as const) {
-    const error = validateParserName(kind, name);
-    if (error) throw new ParserChangeError(error);
-  }
   const text = await must(deps, `reading ${file}`, privilegedCommand(['cat', '--', file], deps.sudo));
-  const plan = planComposeParserChange(text, file, service, choice);
+  const plan = planComposeChange(text, file, service, planner);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
-    deps.log(
-      `--tool-call-parser ${choice.toolCallParser} and --reasoning-parser ${choice.reasoningParser} are already set in ${file}; nothing to change`,
-    );
+    deps.log(`${planner.label(findServerCommand(plan.argv) ?? undefined)}: already set in ${file}; nothing to change`);
     return { kind: 'already-set' };
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };

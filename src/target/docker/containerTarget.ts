@@ -8,8 +8,11 @@ import {
   type Target,
   type TargetExec,
   type TargetIo,
+  type TargetPrivileges,
   type TargetState,
 } from '../targetTypes';
+import type { ArgsEditor } from '../argsEdit';
+import { ByHandEditor, ComposeEditor } from './composeEditor';
 import { containerState, ContainerReader, dockerAccessHint } from './containerReader';
 import { followContainerLog, tailContainerLog } from './dockerLogs';
 import { restartCommand, type DockerTargetConfig } from './dockerTarget';
@@ -18,7 +21,9 @@ export class ContainerTarget implements Target {
   readonly kind: 'container' | 'compose';
   readonly logFollowEndsWithService = true;
   readonly label: string;
-  readonly argsEdit: 'compose-file' | 'by-hand';
+  readonly argsEdit: ArgsEditor;
+  readonly commandRunsOnHost = false;
+  readonly privileges: TargetPrivileges;
   private readonly reader: ContainerReader;
 
   constructor(
@@ -29,8 +34,26 @@ export class ContainerTarget implements Target {
     this.kind = config.kind;
     this.label = config.label;
     // A container's command line is fixed at `docker run`: only a compose file can be edited.
-    this.argsEdit = config.kind === 'compose' ? 'compose-file' : 'by-hand';
+    this.argsEdit =
+      config.kind === 'compose'
+        ? new ComposeEditor(config)
+        : new ByHandEditor(config.name, async (deps) => (await this.readState({ exec: (c) => deps.exec(c) })).argv);
     this.reader = new ContainerReader(sudo);
+    // Docker has no right narrower than "use the daemon", which is root on that host.
+    this.privileges = {
+      kind: 'none',
+      why: `${config.label} needs no Kimi sudoers rule. The login user needs Docker: the docker group, or "sudo": true with a sudoers rule for the docker program (either is root on that host).`,
+    };
+  }
+
+  /** Fixed when the container was created: what `docker inspect` says is what runs. */
+  async runningArgv(io: TargetExec): Promise<readonly string[]> {
+    return (await this.readState(io)).argv;
+  }
+
+  /** Not read: a container's Env may hold secrets (docker inspect leaves it out). */
+  async readEnvironment(): Promise<undefined> {
+    return undefined;
   }
 
   async restart(io: TargetExec): Promise<RestartResult> {

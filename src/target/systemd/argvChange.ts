@@ -1,18 +1,16 @@
 /**
  * Changing the server's command line on the GPU host: read the unit, plan, confirm the diff,
  * write a drop-in, daemon-reload, check that systemd now runs the new command line; and roll
- * back to the drop-in as it was. The parsers (./parserDropIn.ts) and the load advice
- * (src/fleet/checks/advice.ts) both change the arguments through `changeServerArgv`.
+ * back to the drop-in as it was: the systemd kind's `argsEdit` (./dropInEditor.ts), which the
+ * parsers and the load advice both use.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
 import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../../transport/shell';
-import type { ParserPlan, ServerCommandLocation } from '../../engine/engine';
+import type { ArgvPlanner } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
 import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow } from './systemd';
-import { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
-
-export { ParserChangeError, type ParserChangeDeps } from '../argsEdit';
+import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -122,14 +120,6 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
   return found;
 }
 
-/** What a change of the arguments is: the new command line, and how the drop-in names it. */
-export interface ArgvPlanner {
-  /** The change for this command line (may throw ParserChangeError: a name this engine refuses). */
-  plan(argv: readonly string[], location: ServerCommandLocation): ParserPlan;
-  /** The flags in words, for the log and the drop-in's comment: `--cuda-graph-max-bs 128`. */
-  label(location: ServerCommandLocation): string;
-}
-
 /**
  * Reads the unit, plans the change, shows the diff (nothing is written without a yes), writes
  * the drop-in, daemon-reloads, and checks that the new command line took effect (else rolls
@@ -150,7 +140,7 @@ export async function changeServerArgv(
     throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
   const { command, location } = serverCommandOf(parsed, unit);
   deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
-  const plan = planner.plan(command.argv, location);
+  const plan = planOrRefuse(planner, command.argv, location);
   const label = planner.label(location);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {

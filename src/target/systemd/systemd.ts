@@ -56,6 +56,13 @@ export function parseShow(text: string): Record<string, string> {
   return out;
 }
 
+/** `A=1 B="x y"` (systemctl show's Environment) -> { A: '1', B: 'x y' }. */
+export function parseEnvironment(value: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of value.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("([^"]*)"|\S*)/g)) out[m[1]!] = m[3] ?? m[2] ?? '';
+  return out;
+}
+
 const ZONE_OFFSETS_MIN: Readonly<Record<string, number>> = { UTC: 0, GMT: 0, Z: 0, UCT: 0 };
 
 /**

@@ -13,22 +13,43 @@ import {
   type Target,
   type TargetExec,
   type TargetIo,
+  type TargetPrivileges,
   type TargetState,
   type WrappedService,
 } from '../targetTypes';
 import { journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from '../journalctl';
-import { COPY_SUDOERS_RULE, privilegedArgv, sudoRefusalMessage } from './sudoers';
-import { parseExecStartProperty, parseShow, showCommand, toUnitStatus, UNIT_PROPERTIES } from './systemd';
+import { DropInEditor } from './dropInEditor';
+import { COPY_SUDOERS_RULE, privilegedArgv, sudoersInstallCommand, sudoersRules, sudoRefusalMessage } from './sudoers';
+import {
+  parseEnvironment,
+  parseExecStartProperty,
+  parseShow,
+  showCommand,
+  toUnitStatus,
+  UNIT_PROPERTIES,
+} from './systemd';
 
 export class SystemdTarget implements Target {
   readonly kind = 'systemd';
-  readonly argsEdit = 'systemd-drop-in';
+  readonly argsEdit: DropInEditor;
+  readonly commandRunsOnHost = true;
+  readonly privileges: TargetPrivileges;
   constructor(
     readonly label: string,
     private readonly sudo: boolean,
     private readonly host: string | undefined,
     private readonly wrapped: WrappedService,
-  ) {}
+  ) {
+    this.argsEdit = new DropInEditor(label);
+    this.privileges = {
+      kind: 'sudoers',
+      rules: (user) => sudoersRules(user, label),
+      // Read when asked: a unit name sudoers cannot take throws then, not when the target is made.
+      get installCommand() {
+        return sudoersInstallCommand(label);
+      },
+    };
+  }
 
   async restart(io: TargetExec): Promise<RestartResult> {
     const result = await io.exec(privilegedCommand(privilegedArgv.restart(this.label), this.sudo));
@@ -43,6 +64,21 @@ export class SystemdTarget implements Target {
     const properties = parseShow(result.stdout);
     const argv = parseExecStartProperty(properties['ExecStart'] ?? '');
     return this.wrapped.readState((command) => io.exec(command), toUnitStatus(properties), argv);
+  }
+
+  async runningArgv(io: TargetExec): Promise<readonly string[] | undefined> {
+    const show = await io.exec(showCommand(this.label, ['MainPID']));
+    const pid = Number(parseShow(show.stdout)['MainPID']);
+    if (show.code !== 0 || !Number.isInteger(pid) || pid <= 0) return undefined;
+    // NUL-separated /proc/PID/cmdline, one word a line.
+    const cmdline = await io.exec(`tr '\\0' '\\n' < /proc/${pid}/cmdline`);
+    if (cmdline.code !== 0) return undefined;
+    return cmdline.stdout.split('\n').filter((a, i, all) => a !== '' || i < all.length - 1);
+  }
+
+  async readEnvironment(io: TargetExec): Promise<Record<string, string> | undefined> {
+    const show = await io.exec(showCommand(this.label, ['Environment']));
+    return show.code === 0 ? parseEnvironment(parseShow(show.stdout)['Environment'] ?? '') : undefined;
   }
 
   get logFollowEndsWithService(): boolean {

@@ -4,6 +4,7 @@
  * launch SGLang and derive a `kimiService.servers` entry (url from --host/--port, a unique name).
  */
 import { findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
+import type { DiscoveredUnit, HostDiscovery } from '../discovered';
 import { parseExecStartProperty } from './systemd';
 
 /** SGLang's own default port (`--port`). */
@@ -22,19 +23,6 @@ export const DISCOVERY_COMMAND =
   'id -u; { systemctl list-units --type=service --all --no-legend --plain --no-pager; systemctl list-unit-files --type=service --no-legend --no-pager; } 2>/dev/null' +
   " | awk '{print $1}' | grep -E '^[A-Za-z0-9_][A-Za-z0-9:_.@-]*[.]service$' | grep -v '@[.]service$' | sort -u" +
   ` | xargs -r env TZ=UTC systemctl show --no-pager -p ${PROPERTIES}`;
-
-export interface DiscoveredUnit {
-  /** e.g. "sglang-k26.service". */
-  readonly unit: string;
-  readonly description: string;
-  readonly activeState: string;
-  readonly fragmentPath: string;
-  /** The ExecStart command that launches SGLang. */
-  readonly argv: readonly string[];
-  readonly modelPath: string | undefined;
-  /** The server's address as seen from the host, from --host/--port. */
-  readonly url: string;
-}
 
 /** `systemctl show` of several units: blocks of KEY=VALUE separated by blank lines; a key may repeat (ExecStart). */
 function showBlocks(text: string): Map<string, string[]>[] {
@@ -94,19 +82,5 @@ export function parseDiscovery(stdout: string): DiscoveredUnit[] {
   return found.sort((a, b) => a.unit.localeCompare(b.unit));
 }
 
-/** "gpu1-sglang-k26" (host, then the unit without .service), made unique among `taken`. */
-export function proposeServerName(host: string, unit: string, taken: readonly string[]): string {
-  const base = `${host}-${unit.replace(/\.service$/, '')}`.slice(0, 60);
-  const used = new Set(taken);
-  if (!used.has(base)) return base;
-  for (let n = 2; ; n++) if (!used.has(`${base}-${n}`)) return `${base}-${n}`;
-}
-
-/** Why a name typed by the user cannot be used, or undefined when it can. */
-export function serverNameProblem(name: string, taken: readonly string[]): string | undefined {
-  if (name.trim() === '') return 'A name is needed.';
-  if (name.length > 64) return 'At most 64 characters.';
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'No control characters.';
-  if (taken.includes(name)) return `"${name}" is already the name of a server in kimiService.servers.`;
-  return undefined;
-}
+/** How the systemd kind finds a host's servers: one command, and its reader. */
+export const unitDiscovery: HostDiscovery = { command: DISCOVERY_COMMAND, parse: parseDiscovery };

@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { parserPlanner } from '../../../src/engine/engine';
 import * as fc from 'fast-check';
 import { SamplerReader } from '../../../src/monitor/sampler';
-import { planComposeParserChange } from '../../../src/target/docker/composeParsers';
+import { planComposeChange } from '../../../src/target/docker/composeParsers';
 import {
   containerUnitStatus,
   endedFromEvents,
@@ -559,7 +560,7 @@ describe("hostile input: what the host's commands print", () => {
     check(
       1739,
       fc.property(fc.oneof(yamlish, junk), (text) => {
-        const plan = planComposeParserChange(text, 'compose.yaml', 's', CHOICE);
+        const plan = planComposeChange(text, 'compose.yaml', 's', parserPlanner(CHOICE));
         if (plan.kind === 'change') assert.ok(plan.newArgv.includes('--tool-call-parser'));
       }),
     );
@@ -577,8 +578,8 @@ describe("hostile input: what the host's commands print", () => {
       ['nested 100k levels', `services:\n  s:\n    command: ${deepArray(100_000)}\n`],
       ['an alias bomb (9^10 nodes)', bomb],
     ] as const) {
-      const plan = timed(`planComposeParserChange: ${what}`, () =>
-        planComposeParserChange(text, 'compose.yaml', 's', CHOICE),
+      const plan = timed(`planComposeChange: ${what}`, () =>
+        planComposeChange(text, 'compose.yaml', 's', parserPlanner(CHOICE)),
       );
       assert.equal(plan.kind, 'unsupported');
     }

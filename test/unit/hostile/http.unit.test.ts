@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { parseCurlOutput } from '../../../src/transport/curlFetch';
-import { judgeCompletion, parseModels, parseObject } from '../../../src/engine/sglang/sglangResponses';
+import { judgeCompletion, parseModels, parseObject } from '../../../src/engine/httpAnswers';
 import { readCapped } from '../../../src/engine/serverHttp';
 import { Readable } from 'node:stream';
 import {

@@ -1,7 +1,8 @@
 /**
  * How many CUDA graphs SGLang captures for a `--cuda-graph-max-bs`: one per batch size of its
  * default list (cuda_graph_runner.py: 1, 2, 4, 8, 12, then steps of 8) up to the bound. Versions
- * differ in the list; a count is only compared with another count of the same list.
+ * differ in the list; a count is only compared with another count of the same list. Only SGLang
+ * takes the flag, so only its loads record a bound that this counts.
  */
 const HEAD = [1, 2, 4, 8, 12] as const;
 

@@ -1,10 +1,8 @@
 /**
- * What SGLang's HTTP answers mean: pure judges of /health and of a completion (ready only on a
- * real answer with a non-empty `choices` array), and the model list.
+ * What a model server's HTTP answers mean (SGLang's and vLLM's OpenAI-compatible API alike):
+ * pure judges of /health and of a completion (ready only on a real answer with a non-empty
+ * `choices` array), and the model list.
  */
-
-/** SGLang's server-info paths, newest first (`/get_server_info` before v0.4.x). */
-export const SERVER_INFO_PATHS: readonly string[] = ['/server_info', '/get_server_info'];
 
 /**
  * `/health` (reference §2): 503 with an empty body while warm-up runs, 200 once a 1-token
@@ -134,5 +132,3 @@ export function parseModels(body: string): string[] {
     .map((m: unknown) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['id'] : undefined))
     .filter((id): id is string => typeof id === 'string' && id !== '');
 }
-
-// ---------------------------------------------------------------- client

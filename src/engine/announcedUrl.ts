@@ -1,6 +1,7 @@
 /**
  * Does the server listen where the settings say? Compares the configured `url` with the one
- * SGLang announces (`Uvicorn running on http://H:P`, the journal's `httpUp` event). Pure.
+ * the server announces (`Uvicorn running on http://H:P`, SGLang's and vLLM's; the log's `httpUp`
+ * event). Pure.
  */
 
 export type UrlCheck =

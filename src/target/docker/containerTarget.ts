@@ -1,8 +1,10 @@
 /** A plain container (`docker restart NAME`) or a compose service (`docker compose restart SERVICE`) as a Target. */
 import type { RemoteProcess } from '../../transport/transport';
+import { isSudoRefusal } from '../../transport/shell';
 import {
   TargetError,
   type LogFollowHandlers,
+  type TargetErrorKind,
   type LogTail,
   type RestartResult,
   type Target,
@@ -69,16 +71,22 @@ export class ContainerTarget implements Target {
         ? `docker restart ${this.config.name}`
         : `docker compose restart ${this.config.service}`;
     return new TargetError(
-      hint ? 'access-denied' : 'failed',
+      this.errorKind(text, hint),
       `${what} failed: ${hint ?? (text.split('\n').slice(-3).join(' ') || 'no message')}`,
     );
+  }
+
+  /** sudo's own refusal is 'sudo-refused', as for a unit; Docker's socket refusing the login is 'access-denied'. */
+  private errorKind(text: string, hint: string | undefined): TargetErrorKind {
+    if (this.sudo && isSudoRefusal(text)) return 'sudo-refused';
+    return hint ? 'access-denied' : 'failed';
   }
 
   async readState(io: TargetExec): Promise<TargetState> {
     const inspect = await this.reader.read((command) => io.exec(command), this.config);
     if (inspect.kind === 'error') {
       const hint = dockerAccessHint(inspect.message, this.sudo, this.host);
-      throw new TargetError(hint ? 'access-denied' : 'failed', `docker inspect failed: ${hint ?? inspect.message}`);
+      throw new TargetError(this.errorKind(inspect.message, hint), `docker inspect failed: ${hint ?? inspect.message}`);
     }
     return containerState(inspect, this.label);
   }

@@ -1,0 +1,32 @@
+/**
+ * Everything of src/ the engine conformance suite touches, in one place: the engine list and
+ * each engine's interface (src/engine/engine.ts), the pipeline a log goes through as the watcher
+ * feeds it (the engine's grammar read by JournalReader, folded by the monitor's reducer), the
+ * gate that lets the watcher ask for the completion, the HTTP client and the judges of its
+ * answers, and the words a user is shown of a failure. When those move (issue 28 seals the
+ * engine's folder), this file follows them and the suite stays as it is.
+ */
+export { ENGINES, engineFor, planParserChange, validateParserName, type Engine } from '../../src/engine/engine';
+export { JournalReader } from '../../src/engine/logReader';
+export type { UnitStatus } from '../../src/engine/events';
+export { initialState, reduce, wantsCompletionProbe } from '../../src/monitor/loadState';
+export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';
+export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
+export { failureCause, failureMessage } from '../../src/present/messages';
+import { judgeCompletion, judgeHealth } from '../../src/engine/sglang/sglangResponses';
+import type { HttpResult } from '../../src/engine/serverHttp';
+import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
+
+/** What the watcher's HTTP witness makes of a /health answer (src/monitor/httpProbe.ts). */
+export function healthVerdict(result: HttpResult): HttpVerdict {
+  if (result.kind === 'refused') return 'refused';
+  if (result.kind !== 'http') return 'error';
+  const judged = judgeHealth(result.status);
+  return judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
+}
+
+/** The judge of a 1-token completion's answer: ready only on a real one. */
+export function completionVerdict(result: HttpResult): { ok: true; text: string } | { ok: false; reason: string } {
+  if (result.kind !== 'http') return { ok: false, reason: result.kind };
+  return judgeCompletion(result.status, result.contentType, result.body, result.truncated, result.apiKeySent === true);
+}

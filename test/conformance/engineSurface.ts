@@ -13,7 +13,7 @@ export { initialState, reduce, wantsCompletionProbe } from '../../src/monitor/lo
 export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';
 export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
 export { failureCause, failureMessage } from '../../src/present/messages';
-import { judgeCompletion, judgeHealth } from '../../src/engine/sglang/sglangResponses';
+import { judgeCompletion, judgeHealth } from '../../src/engine/httpAnswers';
 import type { HttpResult } from '../../src/engine/serverHttp';
 import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
 

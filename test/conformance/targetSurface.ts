@@ -15,5 +15,6 @@ export {
   type TargetIo,
   type TargetState,
 } from '../../src/target/target';
-export { enableParsersOn, rollbackParsersOn, type ArgsChangeUi } from '../../src/fleet/parsers';
+export { enableParsersOn, rollbackParsersOn, type ArgsChangeUi } from '../../src/fleet/checks/parsers';
 export { sudoersRules } from '../../src/target/systemd/sudoers';
+export type { ArgsEditKind } from '../../src/target/argsEdit';

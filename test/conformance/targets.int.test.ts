@@ -24,6 +24,7 @@ import {
   targetIo,
   TargetError,
   type ArgsChangeUi,
+  type ArgsEditKind,
   type LogEntry,
   type Target,
   type TargetIo,
@@ -53,7 +54,7 @@ type Refusal = {
 interface Kind {
   readonly title: string;
   readonly kind: Target['kind'];
-  readonly argsEdit: Target['argsEdit'];
+  readonly argsEdit: ArgsEditKind;
   readonly logFollowEndsWithService: boolean;
   readonly label: RegExp;
   /** The settings entry's fields that name it, and whether kimi reaches it through sudo. */
@@ -351,7 +352,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         assert.equal(target.kind, spec.kind);
         assert.match(target.label, spec.label);
         assert.equal(target.logFollowEndsWithService, spec.logFollowEndsWithService);
-        assert.equal(target.argsEdit, spec.argsEdit);
+        assert.equal(target.argsEdit.how, spec.argsEdit);
       });
 
       it("readState: active, the PID the host sees, the engine's command line, the model path on the host", async () => {

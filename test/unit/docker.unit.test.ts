@@ -430,6 +430,22 @@ describe('ContainerReader', () => {
       'failed',
       'gone after its removal (--rm): ended as its die event says, not stopping for ever',
     );
+    const loop = [
+      inspectLine({}),
+      inspectLine({ StartedAt: '2026-11-30T14:31:00.5Z', Pid: 4300 }, { RestartCount: 2 }),
+      JSON.stringify({ Action: 'die', Actor: { Attributes: { exitCode: '3' } }, time: 1764513060 }),
+    ];
+    const looping = new ContainerReader(false);
+    const execLoop = async () => ({ stdout: loop.shift() ?? '', stderr: '', code: 0 });
+    await looping.read(execLoop, config);
+    const back = await looping.read(execLoop, config);
+    assert.ok(back.kind === 'found');
+    assert.equal(
+      describeExit(containerUnitStatus(back, 'c')),
+      'exited with status 3',
+      'brought back by its policy between two reads: the crash is the run before (Docker reset ExitCode)',
+    );
+    assert.equal(containerUnitStatus(back, 'c').nRestarts, 2);
     assert.equal(
       (
         await new ContainerReader(false).read(

@@ -13,6 +13,7 @@ import {
   hostPathOf,
   parseInspect,
   withEndEvents,
+  withPreviousExit,
   type ContainerInfo,
   type InspectResult,
 } from './dockerInspect';
@@ -55,9 +56,20 @@ export class ContainerReader {
         previous?.id === now.id &&
         previous.startedAt === now.startedAt &&
         previous.running;
+      const restartedSince =
+        now.running &&
+        previous?.id === now.id &&
+        previous.startedAt !== now.startedAt &&
+        now.restartCount > previous.restartCount;
       this.last = justEnded
         ? withEndEvents(now, (await exec(endEventsCommand(now.id, now.startedAt ?? 0, this.sudo))).stdout)
-        : now;
+        : restartedSince
+          ? withPreviousExit(
+              now,
+              previous,
+              (await exec(endEventsCommand(now.id, previous.startedAt ?? 0, this.sudo))).stdout,
+            )
+          : now;
       if (!justEnded && previous?.id === now.id && previous.startedAt === now.startedAt && previous.stopRequested)
         this.last = { ...now, stopRequested: true };
       return { kind: 'found', container: this.last };

@@ -32,6 +32,8 @@ export interface ContainerInfo {
   readonly mounts: readonly ContainerMount[];
   /** Ended by `docker stop` / `docker kill` (or restart): a `kill` or `stop` event since its start. */
   readonly stopRequested?: boolean;
+  /** Running again after its restart policy brought it back since the last read: how the run before ended. */
+  readonly previousExit?: { readonly exitCode: number; readonly oomKilled: boolean };
 }
 
 export type InspectResult =
@@ -172,6 +174,11 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
   else if (!c.stopRequested && (c.status === 'dead' || c.status === 'removed' || (ended && !exit.clean)))
     activeState = 'failed';
   const running = activeState === 'active' && c.pid > 0;
+  // Docker resets ExitCode when its policy starts the container again: the crash is the run before's.
+  const previous =
+    running && c.previousExit
+      ? exitOf({ ...c, exitCode: c.previousExit.exitCode, oomKilled: c.previousExit.oomKilled })
+      : undefined;
   return {
     loadState: 'loaded',
     activeState,
@@ -181,6 +188,9 @@ export function containerUnitStatus(result: InspectResult, label: string): UnitS
     result: running ? 'success' : (exit.result ?? ''),
     ...(!running && (ended || c.restarting) && exit.execMainCode !== undefined
       ? { execMainCode: exit.execMainCode, execMainStatus: exit.execMainStatus }
+      : {}),
+    ...(previous?.execMainCode !== undefined
+      ? { execMainCode: previous.execMainCode, execMainStatus: previous.execMainStatus }
       : {}),
     ...(c.startedAt !== undefined ? { execMainStartedAt: c.startedAt } : {}),
     // Wall-clock microseconds, as the log lines' `monotonicUs` (logLineEntry): compared with each other only.
@@ -238,6 +248,12 @@ export function endedFromEvents(last: ContainerInfo, eventsOutput: string): Cont
     finishedAt: at ?? last.finishedAt ?? last.startedAt,
     ...(stop ? { stopRequested: true } : {}),
   };
+}
+
+/** A container its restart policy restarted since `previous` was read, with how that run ended (its die event). */
+export function withPreviousExit(now: ContainerInfo, previous: ContainerInfo, eventsOutput: string): ContainerInfo {
+  const { exitCode, oom } = readEndEvents(eventsOutput, previous.startedAtUs);
+  return exitCode === undefined ? now : { ...now, previousExit: { exitCode, oomKilled: oom } };
 }
 
 /** An ended container still there, with what its events add: stopped on purpose, OOM. */

@@ -5,7 +5,7 @@ import { checkHostKey, orderHostKeyAlgorithms, readKnownHosts } from './hostKey'
 import { knownKeyTypes } from './knownHosts';
 import { proxyExitError, type ProxyProcess } from './proxyCommand';
 import { authHandler } from './sshAuth';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import { classifySshError } from './sshErrors';
 import { noop, type DialContext, type Timers } from './sshOptions';
 import { TransportError } from '../transport';

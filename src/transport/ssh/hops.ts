@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Client } from 'ssh2';
 import { endClient, handshake } from './handshake';
 import { spawnProxyCommand, type ProxyProcess } from './proxyCommand';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import { channelOpenError } from './sshErrors';
 import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';

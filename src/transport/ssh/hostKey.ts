@@ -10,7 +10,7 @@ import {
   readKnownHostsFile,
   type KnownHostsText,
 } from './knownHosts';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
 

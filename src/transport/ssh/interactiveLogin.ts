@@ -20,7 +20,7 @@ import {
   type LoginAnswer,
   type LoginQuestion,
 } from './loginPolicy';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
 

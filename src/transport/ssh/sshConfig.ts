@@ -15,7 +15,7 @@ import { unevaluatedMatchCriteria } from './sshDirectives';
 import { first, pathContext, resolveEndpoint, type Computed } from './sshEndpoint';
 import { parseJumpHop } from './sshJumpHop';
 import type { ResolveEnv, SshEndpoint, SshSettings, SshTarget } from './sshTargetTypes';
-import { TransportError } from '../transport';
+import { ConfigError, SshConfigSyntaxError } from '../errors';
 
 const MAX_JUMP_DEPTH = 8;
 
@@ -40,9 +40,10 @@ function resolveWithJumps(
   depth: number,
   seen: Set<string>,
 ): SshTarget {
-  if (depth > MAX_JUMP_DEPTH) throw new Error(`ProxyJump chain too long (more than ${MAX_JUMP_DEPTH} hops)`);
+  if (depth > MAX_JUMP_DEPTH)
+    throw new SshConfigSyntaxError(`ProxyJump chain too long (more than ${MAX_JUMP_DEPTH} hops)`);
   const key = settings.host.toLowerCase();
-  if (seen.has(key)) throw new Error(`ProxyJump loop through ${settings.host}`);
+  if (seen.has(key)) throw new SshConfigSyntaxError(`ProxyJump loop through ${settings.host}`);
   const expanded = expandIncludes(configText, env.files ?? NO_FILES, settings.host, pathContext(env));
   const unevaluated = unevaluatedMatchCriteria(expanded.text).map(
     (c) => `Match ${c} (not evaluated: such blocks never apply)`,
@@ -104,12 +105,12 @@ export async function loadSshTarget(settings: SshSettings, options: LoadOptions 
   } catch (err) {
     // Unreadable (EACCES, a directory, ...): the user's to fix, like a bad line in it.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new TransportError('config', `${configPath}: ${(err as Error).message}`);
+      throw new ConfigError(`${configPath}: ${(err as Error).message}`);
   }
   try {
     const files = await collectConfigFiles(text, ctx);
     return resolveSshTarget(settings, text, { ...ctx, files });
   } catch (err) {
-    throw new TransportError('config', `${configPath}: ${(err as Error).message}`);
+    throw new ConfigError(`${configPath}: ${(err as Error).message}`);
   }
 }

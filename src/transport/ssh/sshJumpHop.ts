@@ -1,3 +1,5 @@
+import { SshConfigSyntaxError } from '../errors';
+
 /** One ProxyJump hop: `[user@]host[:port]` (also `[v6addr]:port` and `ssh://` URIs). */
 export function parseJumpHop(spec: string): { host: string; user?: string; port?: number } {
   let s = spec.trim().replace(/^ssh:\/\//, '');
@@ -20,8 +22,8 @@ export function parseJumpHop(spec: string): { host: string; user?: string; port?
       port = Number(m[2]);
     }
   }
-  if (!host || /\s/.test(host)) throw new Error(`Invalid ProxyJump hop: ${JSON.stringify(spec)}`);
+  if (!host || /\s/.test(host)) throw new SshConfigSyntaxError(`Invalid ProxyJump hop: ${JSON.stringify(spec)}`);
   if (port !== undefined && !(port >= 1 && port <= 65535))
-    throw new Error(`Invalid port in ProxyJump hop: ${JSON.stringify(spec)}`);
+    throw new SshConfigSyntaxError(`Invalid port in ProxyJump hop: ${JSON.stringify(spec)}`);
   return { host, user, port };
 }

@@ -14,6 +14,7 @@ import {
   waitSummaryLine,
 } from './format';
 import { confirm } from './prompt';
+import { readRestart } from '../../agent/run';
 import { COMMAND, connect, exitForSnapshot, type Context } from './cliContext';
 
 export async function restart(ctx: Context): Promise<number> {
@@ -43,9 +44,10 @@ export async function restart(ctx: Context): Promise<number> {
     fleet.restart(server, { force: cmd.force, issueTimeoutMs: CLI_LIMITS.restartIssueMs, signal: ctx.signal }),
   );
   result.outcome.catch(() => undefined);
-  if (result.kind === 'restarted') {
-    const { issued, snapshot } = result;
-    if (!issued) {
+  const reading = readRestart(result);
+  if (reading.kind !== 'attached') {
+    const { snapshot } = reading;
+    if (reading.kind !== 'issued') {
       const report = serverReport(snapshot);
       io.stdout(statusLine(report, cmd.json));
       if (!cmd.json)
@@ -62,7 +64,7 @@ export async function restart(ctx: Context): Promise<number> {
       fleet.status(server, { timeoutMs: CLI_LIMITS.statusObserveMs, signal: ctx.signal }),
     );
     shown = serverReport(snapshot);
-    io.stdout(restartLine('attached', result.reason, shown, cmd.json));
+    io.stdout(restartLine('attached', reading.reason, shown, cmd.json));
   }
   if (cmd.wait) return wait(ctx, started, shown);
   if (!cmd.json) io.stdout(restartNext(server.name, COMMAND));

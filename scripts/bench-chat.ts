@@ -39,7 +39,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { parseSettings, type ServerProfile } from '../src/config/config';
+import { parseSettings } from '../src/config/parseSettings';
+import type { ServerProfile } from '../src/config/config';
 import { Fleet } from '../src/fleet/fleet';
 import { NO_QUESTIONS_UI } from '../src/fleet/servers/standalone';
 import {

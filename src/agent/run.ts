@@ -6,7 +6,7 @@
  */
 import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
-import type { Fleet, ServerSnapshot } from '../fleet/fleet';
+import type { Fleet, RestartResult, ServerSnapshot } from '../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
 import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/servers/resolveServer';
@@ -69,6 +69,26 @@ export interface RunOptions {
 /** The journal's error lines of a failed load (the traceback's end), masked. */
 export function errorLines(snapshot: ServerSnapshot, max: number): string[] {
   return (snapshot.state?.failure?.lines ?? []).slice(-max).map((line) => maskSecrets(line.trimEnd()));
+}
+
+/** What a restart request came to, as every front tells it: the fleet's answer read once. */
+export type RestartReading =
+  | { readonly kind: 'attached'; readonly reason: string }
+  /** The host did not take the restart and says why (a refusal, a failure, the connection's error). */
+  | { readonly kind: 'failed'; readonly problem: string; readonly snapshot: ServerSnapshot }
+  /** Asked, but the host has not confirmed it within the issue timeout. */
+  | { readonly kind: 'unconfirmed'; readonly snapshot: ServerSnapshot }
+  | { readonly kind: 'issued'; readonly snapshot: ServerSnapshot };
+
+export function readRestart(result: RestartResult): RestartReading {
+  if (result.kind === 'attached') return { kind: 'attached', reason: result.reason };
+  const { issued, snapshot } = result;
+  if (issued) return { kind: 'issued', snapshot };
+  const problem =
+    snapshot.refusal?.message ??
+    snapshot.state?.failure?.summary ??
+    (snapshot.state && !snapshot.state.connected ? snapshot.state.connectionError : undefined);
+  return problem ? { kind: 'failed', problem, snapshot } : { kind: 'unconfirmed', snapshot };
 }
 
 function outcome(text: string, json: Record<string, unknown>, isError = false): ToolOutcome {
@@ -225,26 +245,10 @@ export class AgentTools {
       'info',
       `[${server.name}] kimi_restart: ${result.kind === 'restarted' ? `restarted${force ? ' (force)' : ''}` : `attached (${result.reason})`}`,
     );
-    let next: string;
-    let failed = false;
-    if (result.kind === 'attached') {
-      await observe(fleet, server, { timeoutMs: this.firstAnswerMs });
-      next = `Not restarted: ${result.reason}. Call kimi_wait to follow that load (force: true would restart anyway; only when the user asks for it).`;
-    } else {
-      const { issued, snapshot } = result;
-      const problem =
-        snapshot.refusal?.message ??
-        snapshot.state?.failure?.summary ??
-        (snapshot.state && !snapshot.state.connected ? snapshot.state.connectionError : undefined);
-      if (!issued && problem) {
-        failed = true;
-        next = `The restart of ${server.unit} on ${server.name} failed: ${problem}. Read kimi_logs; do not call kimi_wait for this restart.`;
-      } else if (!issued) {
-        next = `The restart of ${server.unit} on ${server.name} was asked but the host has not confirmed it within ${Math.round(this.firstAnswerMs / 1000)} s. Call kimi_wait to follow it; do not restart again.`;
-      } else {
-        next = `Restart of ${server.unit} on ${server.name} issued${force ? ' (force)' : ''}${forecast ? ` (expected: ${forecast})` : ''}. Call kimi_wait now, and again after each timeout, until ready or failed; do not restart again.`;
-      }
-    }
+    const reading = readRestart(result);
+    if (reading.kind === 'attached') await observe(fleet, server, { timeoutMs: this.firstAnswerMs });
+    const failed = reading.kind === 'failed';
+    const next = this.restartNext(server, reading, force, forecast);
     const report = serverReport(fleet.snapshot(server));
     return outcome(
       `${report.summary}\n${next}`,
@@ -259,6 +263,24 @@ export class AgentTools {
       },
       failed,
     );
+  }
+
+  private restartNext(
+    server: ServerProfile,
+    reading: RestartReading,
+    force: boolean,
+    forecast: string | undefined,
+  ): string {
+    switch (reading.kind) {
+      case 'attached':
+        return `Not restarted: ${reading.reason}. Call kimi_wait to follow that load (force: true would restart anyway; only when the user asks for it).`;
+      case 'failed':
+        return `The restart of ${server.unit} on ${server.name} failed: ${reading.problem}. Read kimi_logs; do not call kimi_wait for this restart.`;
+      case 'unconfirmed':
+        return `The restart of ${server.unit} on ${server.name} was asked but the host has not confirmed it within ${Math.round(this.firstAnswerMs / 1000)} s. Call kimi_wait to follow it; do not restart again.`;
+      case 'issued':
+        return `Restart of ${server.unit} on ${server.name} issued${force ? ' (force)' : ''}${forecast ? ` (expected: ${forecast})` : ''}. Call kimi_wait now, and again after each timeout, until ready or failed; do not restart again.`;
+    }
   }
 
   private async wait(input: ToolInput<'kimi_wait'>, options: RunOptions): Promise<ToolOutcome> {

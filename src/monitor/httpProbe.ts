@@ -1,6 +1,6 @@
 /** The HTTP witness: /health each round (or less while the port is seen closed), then the completion that proves ready. */
 import { judgeCompletion, judgeHealth } from '../engine/httpAnswers';
-import { wantsCompletionProbe } from './loadState';
+import { wantsCompletionProbe } from './loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import { SamplerFollow } from './samplerFollow';
 

@@ -4,7 +4,7 @@ import type { RemoteProcess } from '../transport/transport';
 import { JournalReader } from '../engine/logReader';
 import { LOG_ACCESS_FIX, logProblem, type LogEntry } from '../target/target';
 import { rootCause } from '../engine/rootCause';
-import { isAlive } from './loadState';
+import { isAlive } from './unitFailure';
 import { compareServerUrl } from '../engine/announcedUrl';
 import {
   JOURNAL_RETRY_FIRST_MS,

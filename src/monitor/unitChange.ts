@@ -4,7 +4,8 @@
  * Pure: the watcher acts on the answer.
  */
 import type { UnitStatus } from '../engine/events';
-import { isAlive, type LoadState } from './loadState';
+import { isAlive } from './unitFailure';
+import type { LoadState } from './loadState';
 
 /** Tells one run of the unit from the next: systemd's InvocationID, else start time and PID. */
 export function processKey(unit: UnitStatus): string {

@@ -5,7 +5,7 @@
 import type { ActivityKind } from '../engine/events';
 import { formatRate } from '../monitor/eta';
 import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor/loadBreakdown';
-import { formatDuration } from '../monitor/loadState';
+import { formatDuration } from '../util/duration';
 
 export const PHASE_WORDS: Readonly<Record<TimedPhase, string>> = {
   restart: 'restart',

@@ -1,5 +1,6 @@
 import type { ServerProfile } from '../config/config';
-import { formatDuration, type LoadState } from '../monitor/loadState';
+import { formatDuration } from '../util/duration';
+import type { LoadState } from '../monitor/loadState';
 import type { WatchOutcome } from '../monitor/watcher';
 import { causeText, formatCause, rootCause } from '../engine/rootCause';
 import { activityLabel } from '../engine/activity';

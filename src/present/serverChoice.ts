@@ -3,7 +3,7 @@
  * settings cannot be used: a sentence without a front's prefix ("Kimi: ", "kimi-service: ")
  * or its ending ("Nothing was run."). Pure.
  */
-import { printable } from '../config/config';
+import { printable } from '../config/text';
 
 /** Why no server was chosen (fleet/servers/resolveServer). */
 export type ServerRefusal =

@@ -6,7 +6,8 @@
 import { activityLabel } from '../engine/activity';
 import type { NodeState } from '../monitor/multiNodeState';
 import { nodeIssue } from '../monitor/multiNodeState';
-import { formatDuration, type LoadState } from '../monitor/loadState';
+import { formatDuration } from '../util/duration';
+import type { LoadState } from '../monitor/loadState';
 import { clockTime } from '../monitor/witnessMoves';
 
 /** "loading weights 45% (shard 27/61; last move: shards 27/61)". */

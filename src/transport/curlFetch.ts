@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
 import type { FetchLike, FetchResponse } from './fetchLike';
+import { RemoteExitError, UnsafeArgumentError } from './errors';
 
 /** What the user reads when neither forwarding nor curl can reach the server. */
 export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';
@@ -45,7 +46,7 @@ export function isForwardingProhibited(error: unknown): boolean {
 
 /** A string in curl's config syntax: double quotes, with `\\`, `\"`, `\t`, `\n`, `\r`, `\v` escaped. */
 export function curlConfigString(s: string): string {
-  if (s.includes('\0')) throw new Error('Cannot pass a NUL byte to curl');
+  if (s.includes('\0')) throw new UnsafeArgumentError('Cannot pass a NUL byte to curl');
   const escaped = s.replace(
     /[\\"\t\n\r\v]/g,
     (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\v': '\\v' })[c] ?? c,
@@ -56,7 +57,8 @@ export function curlConfigString(s: string): string {
 /** The secret-bearing part of the request: one `header = "..."` per header, and the body as `data-raw`. */
 export function curlConfig(headers: Readonly<Record<string, string>>, body?: string): string {
   const lines = Object.entries(headers).map(([name, value]) => {
-    if (/[\r\n:]/.test(name) || /[\r\n]/.test(value)) throw new Error(`Invalid HTTP header ${JSON.stringify(name)}`);
+    if (/[\r\n:]/.test(name) || /[\r\n]/.test(value))
+      throw new UnsafeArgumentError(`Invalid HTTP header ${JSON.stringify(name)}`);
     return `header = ${curlConfigString(`${name}: ${value}`)}`;
   });
   // data-raw: a body that starts with "@" is text, not a file name.
@@ -80,8 +82,8 @@ export interface CurlRequest {
  * cut by `head -c` on the host so a huge answer never crosses the SSH connection.
  */
 export function curlCommand(r: CurlRequest): string {
-  if (!/^https?:\/\//i.test(r.url)) throw new Error(`Not an http(s) URL: ${r.url}`);
-  if (!/^[A-Z]+$/.test(r.method)) throw new Error(`Invalid HTTP method: ${r.method}`);
+  if (!/^https?:\/\//i.test(r.url)) throw new UnsafeArgumentError(`Not an http(s) URL: ${r.url}`);
+  if (!/^[A-Z]+$/.test(r.method)) throw new UnsafeArgumentError(`Invalid HTTP method: ${r.method}`);
   const argv = [
     'curl',
     '-q', // first: no ~/.curlrc
@@ -107,7 +109,7 @@ export function curlCommand(r: CurlRequest): string {
     `echo "${MARK_EXIT} $?" >&2; } | head -c ${Math.floor(r.maxBodyBytes) + 1}`,
   ].join('\n');
   if (command.length > MAX_COMMAND_CHARS)
-    throw new Error(`request too large for curl on the host (${command.length} characters)`);
+    throw new UnsafeArgumentError(`request too large for curl on the host (${command.length} characters)`);
   return command;
 }
 
@@ -152,9 +154,8 @@ export function parseCurlOutput(result: ExecResult): CurlOutcome {
 
 /** A response in node-fetch's shape, or the error node-fetch would have thrown. */
 export function toFetchResponse(outcome: CurlOutcome): FetchResponse {
-  if (outcome.kind === 'no-curl') throw new Error(NO_CURL_MESSAGE);
-  if (outcome.kind === 'failed')
-    throw Object.assign(new Error(outcome.message), outcome.code ? { code: outcome.code } : {});
+  if (outcome.kind === 'no-curl') throw new RemoteExitError(NO_CURL_MESSAGE);
+  if (outcome.kind === 'failed') throw new RemoteExitError(outcome.message, outcome.code);
   const { status, contentType, body } = outcome;
   return {
     status,

@@ -3,17 +3,18 @@
  * Every string that reaches a remote shell passes through `quote` or `commandLine`.
  */
 import { isValidAbsolutePath } from '../config/names';
+import { UnsafeArgumentError } from './errors';
 
 /** POSIX single-quote quoting: safe for any byte string except NUL. */
 export function quote(arg: string): string {
-  if (arg.includes('\0')) throw new Error('Cannot quote a string containing NUL');
+  if (arg.includes('\0')) throw new UnsafeArgumentError('Cannot quote a string containing NUL');
   if (arg !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Quotes each argument and joins them: the result runs `argv` exactly, nothing else. */
 export function commandLine(argv: readonly string[]): string {
-  if (argv.length === 0) throw new Error('Empty command line');
+  if (argv.length === 0) throw new UnsafeArgumentError('Empty command line');
   return argv.map(quote).join(' ');
 }
 
@@ -22,7 +23,7 @@ export { isValidAbsolutePath, isValidUnitName, normalizeUnit } from '../config/n
 
 export function assertAbsolutePath(p: string, what = 'path'): string {
   if (!isValidAbsolutePath(p))
-    throw new Error(`Invalid ${what}: ${JSON.stringify(p)} (must be absolute, without NUL or newline)`);
+    throw new UnsafeArgumentError(`Invalid ${what}: ${JSON.stringify(p)} (must be absolute, without NUL or newline)`);
   return p;
 }
 
@@ -82,6 +83,6 @@ export function announcePidEndingWithStdin(cmd: string): string {
 
 /** `kill -s SIG -- -PGID`: the whole process group started by `announcePid` (dash and bash both take this form). */
 export function killGroupCommand(pgid: number, signal: 'TERM' | 'KILL'): string {
-  if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`Invalid process group: ${pgid}`);
+  if (!Number.isInteger(pgid) || pgid <= 1) throw new UnsafeArgumentError(`Invalid process group: ${pgid}`);
   return `kill -s ${signal} -- -${pgid} 2>/dev/null; true`;
 }

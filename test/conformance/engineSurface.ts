@@ -9,7 +9,8 @@
 export { ENGINES, engineFor, planParserChange, validateParserName, type Engine } from '../../src/engine/engine';
 export { JournalReader } from '../../src/engine/logReader';
 export type { UnitStatus } from '../../src/engine/events';
-export { initialState, reduce, wantsCompletionProbe } from '../../src/monitor/loadState';
+export { initialState, reduce } from '../../src/monitor/loadState';
+export { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';
 export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
 export { failureCause, failureMessage } from '../../src/present/messages';

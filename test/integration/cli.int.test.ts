@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
 import { Fleet } from '../../src/fleet/fleet';
 import { NO_QUESTIONS_UI, whenRestartIssued } from '../../src/fleet/servers/standalone';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';

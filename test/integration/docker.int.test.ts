@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
 import { Fleet } from '../../src/fleet/fleet';
 import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';

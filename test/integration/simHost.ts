@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseSettings, type HostKeyPolicy, type Settings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
+import type { HostKeyPolicy, Settings } from '../../src/config/config';
 import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
 import type { ServerHttpOptions } from '../../src/engine/serverHttp';

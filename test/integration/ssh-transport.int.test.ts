@@ -13,7 +13,7 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { TunnelAgent } from '../../src/transport/httpAgent';
 import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { commandLine, quote } from '../../src/transport/shell';
-import type { SshTarget } from '../../src/transport/ssh/sshConfig';
+import type { SshTarget } from '../../src/transport/ssh/sshTargetTypes';
 import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh/sshTransport';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { sleep, waitFor } from '../util/waitFor';

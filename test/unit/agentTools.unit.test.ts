@@ -27,7 +27,8 @@ import {
 import { TOOL_WAIT_MAX_SECONDS } from '../../src/agent/limits';
 import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribution';
 import { AgentTools, ToolRefusal } from '../../src/agent/run';
-import { parseSettings, type ServerProfile, type Settings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
+import type { ServerProfile, Settings } from '../../src/config/config';
 import type { SettingsSource } from '../../src/config/settingsSource';
 import { Fleet, type FleetEvent, type FleetSession, type ServerSnapshot } from '../../src/fleet/fleet';
 import { Verifications } from '../../src/fleet/checks/verifications';

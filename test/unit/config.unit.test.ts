@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings, activeProfile, localHostRefusal, type ServerProfile } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
+import { activeProfile, localHostRefusal, type ServerProfile } from '../../src/config/config';
 
 const good = { name: 'ct200', host: 'ct200', unit: 'sglang-k26-ddtree' };
 

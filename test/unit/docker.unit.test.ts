@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { parseSettings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
 import {
   containerUnitStatus,
   endedFromEvents,

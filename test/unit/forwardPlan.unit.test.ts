@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import { Duplex, type Readable } from 'node:stream';
-import { parseSettings, type ServerProfile } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
+import type { ServerProfile } from '../../src/config/config';
 import {
   baseUrl,
   bindFailure,

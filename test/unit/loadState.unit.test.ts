@@ -1,13 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import {
-  initialState,
-  reduce,
-  wantsCompletionProbe,
-  formatDuration,
-  type LoadState,
-  type Signal,
-} from '../../src/monitor/loadState';
+import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
+import { formatDuration } from '../../src/util/duration';
 
 function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
   return {

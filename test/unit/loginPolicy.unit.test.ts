@@ -13,7 +13,7 @@ import {
   type LoginAnswer,
   type LoginQuestion,
 } from '../../src/transport/ssh/loginPolicy';
-import type { SshEndpoint, SshTarget } from '../../src/transport/ssh/sshConfig';
+import type { SshEndpoint, SshTarget } from '../../src/transport/ssh/sshTargetTypes';
 import type { DialContext } from '../../src/transport/ssh/sshOptions';
 import type { TransportError } from '../../src/transport/transport';
 

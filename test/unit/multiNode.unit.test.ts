@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { localHostRefusal, parseSettings, serverHosts } from '../../src/config/config';
+import { localHostRefusal, serverHosts } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/multiNodeState';
 import { serverReport } from '../../src/fleet/words/report';
 import { restartLine } from '../../src/fronts/cli/format';

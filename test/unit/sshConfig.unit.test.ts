@@ -3,7 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TransportError } from '../../src/transport/transport';
-import { expandTokens, loadSshTarget, parseJumpHop, resolveSshTarget } from '../../src/transport/ssh/sshConfig';
+import { expandTokens } from '../../src/transport/ssh/sshPaths';
+import { loadSshTarget, resolveSshTarget } from '../../src/transport/ssh/sshConfig';
+import { parseJumpHop } from '../../src/transport/ssh/sshJumpHop';
 
 const env = { homeDir: '/home/ann', localUser: 'ann' };
 

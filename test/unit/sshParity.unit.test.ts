@@ -30,12 +30,8 @@ import {
   WINDOWS_AGENT_PIPE,
   type AgentCandidate,
 } from '../../src/transport/ssh/sshAgent';
-import {
-  loadSshTarget,
-  resolveSshTarget,
-  unevaluatedMatchCriteria,
-  unsupportedDirectives,
-} from '../../src/transport/ssh/sshConfig';
+import { loadSshTarget, resolveSshTarget } from '../../src/transport/ssh/sshConfig';
+import { unevaluatedMatchCriteria, unsupportedDirectives } from '../../src/transport/ssh/sshDirectives';
 import {
   collectConfigFiles,
   expandIncludes,

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { initialState, reduce, wantsCompletionProbe, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 import type { StandIn } from '../../src/host/portOwner';
 import { failureMessage } from '../../src/present/messages';
 import type { ServerProfile } from '../../src/config/config';

@@ -95,7 +95,7 @@ describe('unit discovery: the SGLang servers of a host', () => {
 });
 
 import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fleet/servers/serverEntry';
-import { parseSettings } from '../../src/config/config';
+import { parseSettings } from '../../src/config/parseSettings';
 
 describe('add server: hosts, the typed host, the entry written', () => {
   it('lists the concrete Host names of ~/.ssh/config and its Includes, once each, no patterns', () => {

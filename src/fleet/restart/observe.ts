@@ -3,7 +3,8 @@
  * full look (`observe`), and the moment the host has a restart (`whenRestartIssued`).
  */
 import type { ServerProfile } from '../../config/config';
-import { isFinished, type LoadState } from '../../monitor/loadState';
+import { isFinished } from '../../monitor/loadVerdict';
+import type { LoadState } from '../../monitor/loadState';
 import type { Fleet, ServerSnapshot } from '../fleet';
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { UnitStatus } from '../../engine/events';
-import { isAttached, isFinished } from '../../monitor/loadState';
+import { isAttached, isFinished } from '../../monitor/loadVerdict';
 import { ServerSession } from '../../monitor/session';
 import { targetFor, targetIo } from '../../target/target';
 import type { FleetEvent, FleetSession, ServerSnapshot } from '../fleetTypes';

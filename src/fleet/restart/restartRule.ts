@@ -4,7 +4,7 @@
  * the fleet looks at the host and acts on the answer.
  */
 import type { UnitStatus } from '../../engine/events';
-import { isAlive } from '../../monitor/loadState';
+import { isAlive } from '../../monitor/unitFailure';
 
 /** What is known of a server when a restart is asked. */
 export type RestartSituation =

@@ -3,7 +3,9 @@
  * discover`): one connection under the usual host-key policy, one remote command that lists the
  * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
  */
-import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../../config/config';
+import { parseSettings } from '../../config/parseSettings';
+import { printable } from '../../config/text';
+import type { HostKeyPolicy, Settings } from '../../config/config';
 import { proposeServerName, serverNameProblem, type DiscoveredUnit } from '../../target/discovered';
 import { HOST_DISCOVERIES } from '../../target/target';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';

@@ -7,7 +7,8 @@
  */
 import type { NodeProfile, ServerProfile } from '../../config/config';
 import type { LoadPrior } from '../../monitor/eta';
-import { initialState, isFinished, type LoadState } from '../../monitor/loadState';
+import { initialState, type LoadState } from '../../monitor/loadState';
+import { isFinished } from '../../monitor/loadVerdict';
 import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../../monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../monitor/watcher';
 import { TransportError, type Transport } from '../../transport/transport';

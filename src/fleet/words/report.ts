@@ -4,7 +4,8 @@
  * reads and in JSON a script parses. Pure.
  */
 import { etaText, formatEta, visibleEta } from '../../monitor/eta';
-import { formatDuration, type LoadState } from '../../monitor/loadState';
+import { formatDuration } from '../../util/duration';
+import type { LoadState } from '../../monitor/loadState';
 import { causeText } from '../../engine/rootCause';
 import { describe, loadStartedAt } from '../../present/messages';
 import { refusalWord } from '../../present/refusals';

@@ -20,7 +20,7 @@ import { maskSecrets } from '../../util/secrets';
 import type { CliCommand } from './args';
 import { EXIT } from './exitCodes';
 import { confirm } from './prompt';
-import type { CliIo } from './run';
+import type { CliIo } from './cliContext';
 
 export interface AdviceContext {
   readonly cmd: CliCommand;

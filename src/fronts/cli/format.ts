@@ -4,7 +4,7 @@
  * only lays them out. Pure.
  */
 import type { ServerReport, WaitReport } from '../../fleet/words/report';
-import { formatDuration } from '../../monitor/loadState';
+import { formatDuration } from '../../util/duration';
 
 /** At most one progress line this often during `wait` (state changes are always printed). */
 export const PROGRESS_LINE_MS = 10_000;

@@ -5,7 +5,8 @@
  */
 import * as os from 'node:os';
 import { version } from '../../../package.json';
-import { runCli, type StopSignal } from './run';
+import { runCli } from './run';
+import type { StopSignal } from './cliContext';
 
 /** A handle left open by mistake must not keep an agent's shell call waiting: exit anyway after this. */
 const EXIT_GRACE_MS = 2_000;

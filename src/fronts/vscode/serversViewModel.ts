@@ -5,7 +5,7 @@
  * these rows into TreeItems. The words are the fleet report's, the icons the status bar's.
  */
 import { formatEta } from '../../monitor/eta';
-import { formatDuration } from '../../monitor/loadState';
+import { formatDuration } from '../../util/duration';
 import type { NodeSnapshot, ServerSnapshot } from '../../fleet/fleet';
 import { serverReport } from '../../fleet/words/report';
 import { describe } from '../../present/messages';

@@ -1,6 +1,6 @@
 /** The `kimiService.*` settings from VS Code's configuration (user, workspace, folder), parsed. */
 import * as vscode from 'vscode';
-import { parseSettings } from '../../config/config';
+import { parseSettings } from '../../config/parseSettings';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { SECTION, SETTING_KEYS } from '../../config/namespace';
 import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';

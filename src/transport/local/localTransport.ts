@@ -15,6 +15,7 @@ import {
   type RemoteProcess,
   type Transport,
 } from '../transport';
+import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -63,16 +64,10 @@ export class LocalTransport implements Transport {
         failure = err;
         killGroup(child, 'SIGKILL');
       };
-      const onAbort = () => stop(Object.assign(new Error('Command aborted'), { name: 'AbortError' }));
+      const onAbort = () => stop(new CommandAbortedError('Command aborted'));
       if (options.timeoutMs !== undefined) {
         timer = setTimeout(
-          () =>
-            stop(
-              new TransportError(
-                'command-timeout',
-                `Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`,
-              ),
-            ),
+          () => stop(new CommandTimeoutError(`Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`)),
           options.timeoutMs,
         );
       }
@@ -143,7 +138,7 @@ export class LocalTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this._state.kind === 'closed') throw new TransportError('closed', 'The local transport was disposed');
+    if (this._state.kind === 'closed') throw new ConnectionClosedError('The local transport was disposed');
   }
 
   private spawnShell(command: string, withStdin = false): ChildProcess {

@@ -5,10 +5,11 @@ import { checkHostKey, orderHostKeyAlgorithms, readKnownHosts } from './hostKey'
 import { knownKeyTypes } from './knownHosts';
 import { proxyExitError, type ProxyProcess } from './proxyCommand';
 import { authHandler } from './sshAuth';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import { classifySshError } from './sshErrors';
 import { noop, type DialContext, type Timers } from './sshOptions';
 import { TransportError } from '../transport';
+import { AuthError, ConnectionClosedError, ConnectTimeoutError, HostKeyError, transportError } from '../errors';
 
 /** A handshake deadline that stops while we wait for the user (host key modal, passphrase). */
 export class HandshakeDeadline {
@@ -78,8 +79,7 @@ export function handshake(
       if (!hostKeyError && typeof message === 'string' && /too many authentication failures/i.test(message)) {
         // sshd's MaxAuthTries: usually an agent offering many keys before the right one.
         return reject(
-          new TransportError(
-            'auth',
+          new AuthError(
             `Authentication failed for ${ep.username}@${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}: the server closed the ` +
               `connection after too many keys (Too many authentication failures); tried: ${authTried.join(', ')}. ` +
               'With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',
@@ -88,7 +88,7 @@ export function handshake(
       }
       const level = (err as { level?: unknown } | undefined)?.level;
       if (!hostKeyError && loginRefusal !== undefined && level === 'client-authentication')
-        return reject(new TransportError('auth', loginRefusal));
+        return reject(new AuthError(loginRefusal));
       reject(
         hostKeyError ??
           classifySshError(err, { host: ep.hostName, port: ep.port, username: ep.username, authTried, via }),
@@ -118,7 +118,7 @@ export function handshake(
         }
         if (proxy.exit) {
           const e = proxyExitError(ep.proxyCommand ?? '', proxy.exit);
-          return failNow(new TransportError(e.kind, e.message));
+          return failNow(transportError(e.kind, e.message));
         }
       }
       failNow(err);
@@ -128,8 +128,7 @@ export function handshake(
       timeoutMs,
       () =>
         failNow(
-          new TransportError(
-            'timeout',
+          new ConnectTimeoutError(
             `Timed out after ${Math.round(timeoutMs / 1000)} s connecting to ${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}` +
               (ep.connectTimeoutMs !== undefined ? ' (ConnectTimeout in ~/.ssh/config)' : ''),
           ),
@@ -159,29 +158,27 @@ export function handshake(
     const onCloseEarly = () =>
       fail(
         auth.asking()
-          ? new TransportError(
-              'auth',
+          ? new AuthError(
               `Login refused: ${ep.username}@${ep.hostName}:${ep.port} closed the connection while its question was open ` +
                 "(sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner.",
             )
-          : new TransportError('closed', `Connection to ${ep.hostName}:${ep.port} closed during the handshake`),
+          : new ConnectionClosedError(`Connection to ${ep.hostName}:${ep.port} closed during the handshake`),
       );
     client.on('close', onCloseEarly);
     client.on('change password', () =>
       failNow(
-        new TransportError(
-          'auth',
+        new AuthError(
           `Login refused: ${ep.username}@${ep.hostName}:${ep.port} requires a new password; change it with ssh on a terminal first.`,
         ),
       ),
     );
-    if (proxy) void proxy.exited.then(() => fail(new TransportError('closed', 'ProxyCommand exited')));
+    if (proxy) void proxy.exited.then(() => fail(new ConnectionClosedError('ProxyCommand exited')));
 
     const verifyHostKey = (key: Buffer, verify: (ok: boolean) => void): void => {
       checkHostKey(ctx, ep, key, deadline).then(
         () => verify(!ctx.isDisposed() && !settled),
         (err: unknown) => {
-          hostKeyError = err instanceof TransportError ? err : new TransportError('host-key-rejected', String(err));
+          hostKeyError = err instanceof TransportError ? err : new HostKeyError('host-key-rejected', String(err));
           verify(false);
         },
       );

@@ -3,10 +3,10 @@ import type { Duplex } from 'node:stream';
 import type { Client } from 'ssh2';
 import { endClient, handshake } from './handshake';
 import { spawnProxyCommand, type ProxyProcess } from './proxyCommand';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import { channelOpenError } from './sshErrors';
 import type { DialContext } from './sshOptions';
-import { TransportError } from '../transport';
+import { transportError } from '../errors';
 
 /** Connects every hop in turn; on failure ends what was opened. The GPU host's client is last. */
 export async function dial(ctx: DialContext): Promise<Client[]> {
@@ -64,7 +64,7 @@ function forwardToHop(client: Client, from: SshEndpoint, to: SshEndpoint): Promi
       const e = channelOpenError(err, to.hostName, to.port);
       const kind = e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOTFOUND' ? 'dns' : 'other';
       reject(
-        new TransportError(
+        transportError(
           kind,
           `Jump host ${from.hostName} could not reach ${to.hostName}:${to.port}: ${(err as Error).message}`,
         ),

@@ -10,9 +10,9 @@ import {
   readKnownHostsFile,
   type KnownHostsText,
 } from './knownHosts';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
-import { TransportError } from '../transport';
+import { ConnectionClosedError, HostKeyError } from '../errors';
 
 /** Host key algorithms ssh2 supports, in its default preference. */
 const HOST_KEY_ALGORITHMS = [
@@ -52,19 +52,19 @@ export async function checkHostKey(
   const file = files[0].file; // where a trusted key is written
   const name = hostLookupName(ep.hostName, ep.port);
   const keyType = keyTypeOfBlob(key);
-  if (!keyType) throw new TransportError('host-key-rejected', `The host key offered by ${name} could not be parsed`);
+  if (!keyType) throw new HostKeyError('host-key-rejected', `The host key offered by ${name} could not be parsed`);
   const fingerprint = fingerprintSha256(key);
   const result = checkHostKeyInFiles(files, ep.hostName, ep.port, keyType, key);
   switch (result.status) {
     case 'known':
       return;
     case 'revoked':
-      throw new TransportError(
+      throw new HostKeyError(
         'host-key-rejected',
         `The host key of ${name} (${keyType} ${fingerprint}) is marked @revoked in ${result.file} line ${result.line}; refusing to connect.`,
       );
     case 'changed':
-      throw new TransportError(
+      throw new HostKeyError(
         'host-key-changed',
         `HOST KEY CHANGED for ${name}: the server offered ${keyType} ${fingerprint}, but ${result.file} ` +
           `line ${result.lines.join(', ')} records ${result.knownFingerprints.join(', ')}. ` +
@@ -78,7 +78,7 @@ export async function checkHostKey(
         // the CA cannot vouch for it here, and trusting it on first use would silently
         // replace the CA check the config asks for. Refuse, and say how to proceed.
         const where = result.certAuthorities.map((c) => `${c.file} line ${c.line}`).join(', ');
-        throw new TransportError(
+        throw new HostKeyError(
           'host-key-rejected',
           `${where} trusts a certificate authority (@cert-authority) for ${name}, but host certificates cannot be ` +
             `checked here (ssh2 only receives the plain host key), and the key the server offered (${keyType} ${fingerprint}) ` +
@@ -101,9 +101,9 @@ export async function checkHostKey(
       } finally {
         deadline.resume();
       }
-      if (ctx.isDisposed()) throw new TransportError('closed', `Connection to ${name} was disposed`);
+      if (ctx.isDisposed()) throw new ConnectionClosedError(`Connection to ${name} was disposed`);
       if (decision !== 'trust') {
-        throw new TransportError(
+        throw new HostKeyError(
           'host-key-unknown',
           `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimiService.hostKeyPolicy).`,
         );

@@ -20,9 +20,10 @@ import {
   type LoginAnswer,
   type LoginQuestion,
 } from './loginPolicy';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
+import { AuthError } from '../errors';
 
 interface Round {
   readonly method: 'keyboard-interactive' | 'password';
@@ -143,8 +144,7 @@ export class HopLogin {
     };
     if (++round.asked > MAX_QUESTIONS_PER_ROUND) {
       this.abort(
-        new TransportError(
-          'auth',
+        new AuthError(
           `Login refused: ${askerName(question)} asked more than ${MAX_QUESTIONS_PER_ROUND} questions in one login; stopped.`,
         ),
       );
@@ -176,7 +176,7 @@ export class HopLogin {
     }
     if (this.isOver()) return undefined;
     if (answer === undefined || answer.answers.length !== question.prompts.length) {
-      this.abort(new TransportError('auth', noAnswerRefusal(question)));
+      this.abort(new AuthError(noAnswerRefusal(question)));
       return undefined;
     }
     return answer;

@@ -6,7 +6,8 @@ import type { Client, ClientChannel } from 'ssh2';
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { noop, type Timers } from './sshOptions';
-import { TransportError, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
+import { type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
+import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
 
 /** How long a stream stopped by EOF may take to end before its process group is killed. */
 const STDIN_STOP_GRACE_MS = 3000;
@@ -59,12 +60,11 @@ export async function execRemote(
       void run.stop('KILL');
       reject(err);
     };
-    const onAbort = () => stop(Object.assign(new Error('Remote command aborted'), { name: 'AbortError' }));
+    const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
       timer = ctx.timers.setTimeout(
-        () =>
-          stop(new TransportError('command-timeout', `Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
+        () => stop(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
         ms,
       );
     }
@@ -89,7 +89,7 @@ export async function execRemote(
       settled = true;
       cleanup();
       if (!exit && ctx.currentClient() !== client) {
-        return reject(new TransportError('closed', `Connection to ${ctx.description} was lost while a command ran`));
+        return reject(new ConnectionClosedError(`Connection to ${ctx.description} was lost while a command ran`));
       }
       resolve({
         ...finishOutput(stdout, stderr),
@@ -256,14 +256,13 @@ function openExec(ctx: RemoteContext, client: Client, command: string): Promise<
   return new Promise((resolve, reject) => {
     try {
       client.exec(command, (err, channel) => {
-        if (err)
-          return reject(new TransportError('closed', `Cannot run a command on ${ctx.description}: ${err.message}`));
+        if (err) return reject(new ConnectionClosedError(`Cannot run a command on ${ctx.description}: ${err.message}`));
         ctx.channels.add(channel);
         channel.once('close', () => ctx.channels.delete(channel));
         resolve(channel);
       });
     } catch (err) {
-      reject(new TransportError('closed', `SSH connection to ${ctx.description} is down: ${(err as Error).message}`));
+      reject(new ConnectionClosedError(`SSH connection to ${ctx.description} is down: ${(err as Error).message}`));
     }
   });
 }

@@ -19,6 +19,7 @@ import {
   type SigningRequestOptions,
 } from 'ssh2';
 import { fingerprintSha256 } from './knownHosts';
+import { NoAgentError } from '../errors';
 
 export const WINDOWS_AGENT_PIPE = '\\\\.\\pipe\\openssh-ssh-agent';
 
@@ -158,7 +159,7 @@ export class SelectedAgent extends BaseAgent<ParsedKey> {
     const options = typeof optionsOrCb === 'function' ? {} : optionsOrCb;
     const agent = this.active;
     if (!agent) {
-      cb(new Error('No ssh-agent answered'));
+      cb(new NoAgentError('No ssh-agent answered'));
       return;
     }
     agent.sign(pubKey, data, options, (err, sig) => {

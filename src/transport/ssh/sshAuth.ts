@@ -15,7 +15,7 @@ import type { HandshakeDeadline } from './handshake';
 import { readIdentityPublicKey } from './identityFiles';
 import { HopLogin } from './interactiveLogin';
 import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent';
-import type { SshEndpoint } from './sshConfig';
+import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import type { TransportError } from '../transport';
 

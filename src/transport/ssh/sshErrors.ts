@@ -1,5 +1,13 @@
 /** Turning ssh2 / socket errors into TransportErrors a user understands. Pure. */
 import { TransportError } from '../transport';
+import {
+  AuthError,
+  ChannelOpenError,
+  ConnectionClosedError,
+  ConnectionRefusedError,
+  ConnectTimeoutError,
+  DnsError,
+} from '../errors';
 
 export interface ErrorContext {
   readonly host: string;
@@ -22,31 +30,29 @@ export function classifySshError(err: unknown, ctx: ErrorContext): TransportErro
   const where = `${ctx.host}:${ctx.port}${ctx.via ? ` (${ctx.via})` : ''}`;
 
   if ((code && DNS_CODES.has(code)) || level === 'client-dns') {
-    return new TransportError(
-      'dns',
+    return new DnsError(
       `Cannot resolve host name ${ctx.host}${code === 'EAI_AGAIN' ? ' (DNS temporarily unavailable)' : ''}`,
     );
   }
   if (code === 'ECONNREFUSED') {
-    return new TransportError('refused', `Connection refused by ${where} — is sshd running?`);
+    return new ConnectionRefusedError(`Connection refused by ${where} — is sshd running?`);
   }
   if (code === 'ETIMEDOUT' || level === 'client-timeout') {
     const what = /keepalive/i.test(message) ? 'The SSH connection stopped answering (keepalive timeout)' : 'Timed out';
-    return new TransportError('timeout', `${what} connecting to ${where}`);
+    return new ConnectTimeoutError(`${what} connecting to ${where}`);
   }
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN') {
-    return new TransportError('timeout', `Host ${where} is unreachable (${code})`);
+    return new ConnectTimeoutError(`Host ${where} is unreachable (${code})`);
   }
   if (level === 'client-authentication') {
     const tried = ctx.authTried.length > 0 ? ctx.authTried.join(', ') : 'no key and no ssh-agent';
-    return new TransportError(
-      'auth',
+    return new AuthError(
       `Authentication failed for ${ctx.username}@${where}; tried: ${tried}. ` +
         'Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".',
     );
   }
   if (code === 'ECONNRESET' || code === 'EPIPE' || /connection lost|closed/i.test(message)) {
-    return new TransportError('closed', `Connection to ${where} was closed: ${message}`);
+    return new ConnectionClosedError(`Connection to ${where} was closed: ${message}`);
   }
   return new TransportError('other', `SSH connection to ${where} failed: ${message}`);
 }
@@ -65,15 +71,18 @@ export function backoffDelay(n: number, initialMs = 1000, maxMs = 30_000): numbe
  * ssh2's forwardOut failure ("(SSH) Channel open failure: Connection refused") as an Error whose
  * `code` follows Node's socket errors, so HTTP callers tell a closed port from a broken tunnel.
  */
-export function channelOpenError(err: unknown, host: string, port: number): NodeJS.ErrnoException {
+export function channelOpenError(err: unknown, host: string, port: number): ChannelOpenError {
   const e = (err ?? {}) as { message?: unknown; reason?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(err);
-  const out: NodeJS.ErrnoException = new Error(`connect to ${host}:${port} from the SSH host failed: ${message}`);
-  if (/refused/i.test(message)) out.code = 'ECONNREFUSED';
-  else if (/timed? ?out/i.test(message)) out.code = 'ETIMEDOUT';
-  else if (/no route|unreachable/i.test(message)) out.code = 'EHOSTUNREACH';
-  else if (/name|resolve|not known/i.test(message)) out.code = 'ENOTFOUND';
-  else if (/prohibited/i.test(message)) out.code = 'EACCES';
-  else out.code = 'ECONNRESET';
-  return out;
+  return new ChannelOpenError(`connect to ${host}:${port} from the SSH host failed: ${message}`, channelCode(message));
+}
+
+/** ssh2 gives the server's reason as text only. */
+function channelCode(message: string): ChannelOpenError['code'] {
+  if (/refused/i.test(message)) return 'ECONNREFUSED';
+  if (/timed? ?out/i.test(message)) return 'ETIMEDOUT';
+  if (/no route|unreachable/i.test(message)) return 'EHOSTUNREACH';
+  if (/name|resolve|not known/i.test(message)) return 'ENOTFOUND';
+  if (/prohibited/i.test(message)) return 'EACCES';
+  return 'ECONNRESET';
 }

@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import { matchPattern } from './knownHosts';
 import { expandTilde, isAbsolutePath, pathApi, sshDir, type PathContext } from './sshPaths';
+import { SshConfigSyntaxError } from '../errors';
 
 export const MAX_INCLUDE_DEPTH = 16;
 
@@ -152,7 +153,9 @@ function expandText(
     }
     if (header && !header.applies) continue; // a Host block for other hosts: not read (as OpenSSH)
     if (depth + 1 > MAX_INCLUDE_DEPTH) {
-      throw new Error(`Include nested more than ${MAX_INCLUDE_DEPTH} levels deep (a loop?) at ${from}: ${line.trim()}`);
+      throw new SshConfigSyntaxError(
+        `Include nested more than ${MAX_INCLUDE_DEPTH} levels deep (a loop?) at ${from}: ${line.trim()}`,
+      );
     }
     for (const arg of splitArgs(d.value)) {
       for (const file of filesOf(arg, files, ctx)) {

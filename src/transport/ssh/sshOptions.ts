@@ -2,7 +2,7 @@
 import type { Client } from 'ssh2';
 import type { LoginAnswer, LoginQuestion } from './loginPolicy';
 import type { ProxyProcess } from './proxyCommand';
-import type { SshTarget } from './sshConfig';
+import type { SshTarget } from './sshTargetTypes';
 
 export interface UnknownHostKeyInfo {
   /** The name checked in known_hosts (the resolved HostName). */

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SshConfigSyntaxError } from '../errors';
 
 export interface PathContext {
   readonly platform: NodeJS.Platform;
@@ -71,10 +72,10 @@ export function expandTilde(p: string, ctx: PathContext): string {
   let home: string;
   if (head === '' || head === ctx.localUser) home = ctx.homeDir;
   else if (ctx.platform === 'win32')
-    throw new Error(`~${head} paths are not supported on Windows (only ~): ${JSON.stringify(p)}`);
+    throw new SshConfigSyntaxError(`~${head} paths are not supported on Windows (only ~): ${JSON.stringify(p)}`);
   else {
     const found = ctx.userHome?.(head);
-    if (found === undefined) throw new Error(`No such user "${head}" in ${JSON.stringify(p)}`);
+    if (found === undefined) throw new SshConfigSyntaxError(`No such user "${head}" in ${JSON.stringify(p)}`);
     home = found;
   }
   return rest === '' ? home : api.join(home, rest);
@@ -108,12 +109,13 @@ export function expandTokens(
       if (varName !== undefined) {
         if (!env) return whole;
         const v = env[varName];
-        if (v === undefined) throw new Error(`${directive}: environment variable \${${varName}} is not set`);
+        if (v === undefined)
+          throw new SshConfigSyntaxError(`${directive}: environment variable \${${varName}} is not set`);
         return v;
       }
       if (c === '%') return '%';
       if (!c || !allowed.includes(c))
-        throw new Error(`${directive}: token %${c ?? ''} is not supported in ${JSON.stringify(s)}`);
+        throw new SshConfigSyntaxError(`${directive}: token %${c ?? ''} is not supported in ${JSON.stringify(s)}`);
       switch (c) {
         case 'h':
           return t.host;

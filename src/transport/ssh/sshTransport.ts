@@ -22,6 +22,7 @@ import {
   type Transport,
   type TransportErrorKind,
 } from '../transport';
+import { ConnectionClosedError } from '../errors';
 
 export { orderHostKeyAlgorithms } from './hostKey';
 export type { SshTransportOptions, Timers, UnknownHostKeyInfo } from './sshOptions';
@@ -97,7 +98,7 @@ export class SshTransport implements Transport {
 
   connect(): Promise<void> {
     if (this.disposed)
-      return Promise.reject(new TransportError('closed', `Connection to ${this.description} was disposed`));
+      return Promise.reject(new ConnectionClosedError(`Connection to ${this.description} was disposed`));
     if (this.chain.length > 0) return Promise.resolve();
     if (this.attempt) return this.attempt;
     this.cancelRetry();
@@ -129,7 +130,7 @@ export class SshTransport implements Transport {
           resolve(channel);
         });
       } catch (err) {
-        reject(new TransportError('closed', `Connection to ${this.description} is down: ${(err as Error).message}`));
+        reject(new ConnectionClosedError(`Connection to ${this.description} is down: ${(err as Error).message}`));
       }
     });
   };
@@ -186,7 +187,7 @@ export class SshTransport implements Transport {
 
   /** The GPU host's client, connecting first if we never connected; fails fast while down. */
   private async readyClient(): Promise<Client> {
-    if (this.disposed) throw new TransportError('closed', `Connection to ${this.description} was disposed`);
+    if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
     if (this.chain.length === 0) {
       if (this.everConnected || this._state.kind === 'down') {
         const s = this._state;
@@ -194,12 +195,12 @@ export class SshTransport implements Transport {
           s.kind === 'down'
             ? `: ${s.error}${s.retryInMs !== undefined ? ` (retrying in ${Math.ceil(s.retryInMs / 1000)} s)` : ''}`
             : ' (reconnecting)';
-        throw new TransportError('closed', `SSH connection to ${this.description} is down${detail}`);
+        throw new ConnectionClosedError(`SSH connection to ${this.description} is down${detail}`);
       }
       await this.connect();
     }
     const client = this.chain[this.chain.length - 1];
-    if (!client) throw new TransportError('closed', `SSH connection to ${this.description} is down`);
+    if (!client) throw new ConnectionClosedError(`SSH connection to ${this.description} is down`);
     return client;
   }
 
@@ -212,7 +213,7 @@ export class SshTransport implements Transport {
       (chain) => {
         if (this.disposed) {
           chain.forEach(endClient);
-          throw new TransportError('closed', `Connection to ${this.description} was disposed`);
+          throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
         }
         this.chain = chain;
         this._handshakes++;

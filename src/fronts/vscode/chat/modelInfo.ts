@@ -203,3 +203,14 @@ export function parseTokenCount(body: unknown): number | undefined {
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
+
+/** The engine named in the picker: from /v1/models' owned_by, else SGLang when /server_info answered. */
+export function engineName(ownedBy: string | undefined, serverInfoAnswered: boolean): string {
+  if (ownedBy === 'vllm') return 'vLLM';
+  return ownedBy === 'sglang' || serverInfoAnswered ? 'SGLang' : 'an OpenAI-compatible server';
+}
+
+/** The model id is the server's name (VS Code adds the vendor); ids of older versions had the vendor in them too. */
+export function serverNameOf(modelId: string): string {
+  return modelId.replace(/^kimi-service\//, '');
+}

@@ -9,29 +9,25 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../../config/config';
 import type { Fleet, FleetEvent } from '../../../fleet/fleet';
-import { loadingPercent } from '../../../present/messages';
-import type { LoadState } from '../../../monitor/loadState';
 import { errorText } from '../../../util/errors';
-import {
-  buildChatRequest,
-  ChatStreamError,
-  httpErrorText,
-  type NeutralMessage,
-  type NeutralPart,
-  type OpenAiMessage,
-} from './openaiChat';
+import { buildChatRequest, ChatStreamError, type NeutralMessage, type OpenAiMessage } from './openaiChat';
 import { answersToolResult, ChatTurn } from './chatTurn';
 import { ReasoningMemory } from './toolChainReasoning';
 import { raceAbort } from './abort';
 import {
   contextLength,
   describeChatModel,
+  engineName,
   offerFor,
   parseModels,
+  serverNameOf,
   type Capabilities,
   type CheckOutcome,
 } from './modelInfo';
-import { imageCount, imagePart, imageRefusal } from './imageParts';
+import { imageCount, imageRefusal } from './imageParts';
+import { neutralMessage } from './chatParts';
+import { readAnswer } from './chatStream';
+import { serverIs, stateSoon } from './serverLeft';
 import { ChatTokenCounts } from './tokenCounter';
 import { verifyParsersWhenReadySetting } from '../settingsSource';
 
@@ -194,19 +190,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       touch();
       const session = await raceAbort(this.fleet.sessionFor(server), abort.signal);
       const result = await session.client.postStream('/v1/chat/completions', JSON.stringify(body), abort.signal);
-      if (result.kind === 'refused')
-        throw new Error(`${model.name}: the server's port is closed (connection refused).`);
-      if (result.kind === 'error') throw new Error(`${model.name}: ${result.message}`);
-      if (result.status !== 200) {
-        const text = await readText(result.body, 64 * 1024);
-        throw new Error(`${model.name} refused the request: ${httpErrorText(result.status, text)}`);
-      }
-      if (/json/i.test(result.contentType)) turn.pushCompletion(await readText(result.body, 16 * 1024 * 1024));
-      else
-        for await (const chunk of result.body as AsyncIterable<Buffer | string>) {
-          touch();
-          turn.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-        }
+      await readAnswer(result, model.name, turn, touch);
       turn.end();
       this.reasoning.remember(server.name, history.messages, turn.toolCalls, turn.reasoning);
       if (turn.reasoning) this.log.trace(`[${server.name}] chat reasoning: ${turn.reasoning}`);
@@ -222,7 +206,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
       if (reason instanceof vscode.CancellationError) throw reason;
       // A connection that dropped because the server went down: say what the server is now.
       if (reason === undefined && !(error instanceof ChatStreamError)) {
-        const left = await this.stateSoon(server, STATE_AFTER_ERROR_MS);
+        const left = await stateSoon(this.fleet, server, STATE_AFTER_ERROR_MS);
         if (left) reason = new Withdrawn(`${model.name} stopped answering: ${left} (${errorText(error)})`);
       }
       const message =
@@ -256,30 +240,6 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     for (const set of this.inFlight.values())
       for (const abort of set) abort.abort(new Withdrawn('The Kimi extension was shut down.'));
     for (const d of this.disposables) d.dispose();
-  }
-
-  /** The server's state when it is not `ready`, waiting at most `ms` for the watch to notice. */
-  private stateSoon(server: ServerProfile, ms: number): Promise<string | undefined> {
-    const now = () => {
-      const state = this.fleet.snapshot(server).state;
-      return state && state.verdict !== 'ready' ? serverIs(state) : undefined;
-    };
-    const first = now();
-    if (first) return Promise.resolve(first);
-    return new Promise((resolve) => {
-      const done = (value: string | undefined) => {
-        clearTimeout(timer);
-        subscription.dispose();
-        resolve(value);
-      };
-      const timer = setTimeout(() => done(undefined), ms);
-      const subscription = this.fleet.onEvent((event) => {
-        if (event.server.name === server.name && event.type === 'state') {
-          const value = now();
-          if (value) done(value);
-        }
-      });
-    });
   }
 
   private offerOf(model: KimiChatInformation): Offered {
@@ -364,12 +324,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
         context,
         maxOutput: this.settings.maxOutputTokens(),
         capabilities: offer,
-        engine:
-          model.ownedBy === 'vllm'
-            ? 'vLLM'
-            : model.ownedBy === 'sglang' || info.ok
-              ? 'SGLang'
-              : 'an OpenAI-compatible server',
+        engine: engineName(model.ownedBy, info.ok),
       });
       // The state may have moved on while we asked.
       if (this.fleet.snapshot(server).state?.verdict !== 'ready')
@@ -418,66 +373,12 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   }
 }
 
-/** "the server is stopping", "the server failed", "the server is loading 12%". */
-function serverIs(state: LoadState): string {
-  return state.verdict === 'failed' ? 'the server failed' : `the server is ${state.verdict}${loadingPercent(state)}`;
-}
-
-/** The model id is the server's name (VS Code adds the vendor); ids of older versions had the vendor in them too. */
-function serverNameOf(modelId: string): string {
-  return modelId.replace(/^kimi-service\//, '');
-}
-
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
-}
-
-async function readText(stream: NodeJS.ReadableStream, cap: number): Promise<string> {
-  let text = '';
-  for await (const chunk of stream as AsyncIterable<Buffer | string>) {
-    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    if (text.length >= cap) break;
-  }
-  return text.slice(0, cap);
-}
-
-/** A part by its shape (parts may come from another extension's copy of the API classes). */
-function toNeutralPart(part: unknown): NeutralPart | undefined {
-  const p = part as {
-    value?: unknown;
-    callId?: unknown;
-    name?: unknown;
-    input?: unknown;
-    content?: unknown;
-    mimeType?: unknown;
-    data?: unknown;
-  };
-  if (typeof p?.callId === 'string' && typeof p.name === 'string' && 'input' in p)
-    return { kind: 'toolCall', callId: p.callId, name: p.name, input: p.input };
-  if (typeof p?.callId === 'string' && Array.isArray(p.content)) {
-    const images = p.content.flatMap((c) => imagePart(c?.mimeType, c?.data) ?? []);
-    const text = p.content.map((c) => partText(c)).join('');
-    return { kind: 'toolResult', callId: p.callId, text, ...(images.length ? { images } : {}) };
-  }
-  const image = imagePart(p?.mimeType, p?.data);
-  if (image) return image;
-  const text = partText(part);
-  return text === '' ? undefined : { kind: 'text', text };
-}
-
-/** The text of a text part, of a data part with a text or JSON mime type, else of a value as JSON. */
-function partText(part: unknown): string {
-  const p = part as { value?: unknown; mimeType?: unknown; data?: unknown };
-  if (typeof p?.value === 'string') return p.value;
-  if (typeof p?.mimeType === 'string' && p.data instanceof Uint8Array) {
-    return /^text\/|json/.test(p.mimeType) ? Buffer.from(p.data).toString('utf8') : '';
-  }
-  if (typeof part === 'string') return part;
-  return part === undefined || part === null ? '' : JSON.stringify(part);
 }
 
 export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage): NeutralMessage {
@@ -487,5 +388,5 @@ export function toNeutralMessage(message: vscode.LanguageModelChatRequestMessage
       : message.role === vscode.LanguageModelChatMessageRole.User
         ? 'user'
         : 'system';
-  return { role, parts: message.content.map(toNeutralPart).filter((p): p is NeutralPart => p !== undefined) };
+  return neutralMessage(role, message.content);
 }

@@ -1,0 +1,44 @@
+/** The settings and the server a CLI call acts on: files, flags and environment, or why there are none. */
+import type { ServerProfile, Settings } from '../../config/config';
+import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
+import { resolveServer } from '../../fleet/servers/resolveServer';
+import { serverChoiceText } from '../../present/serverChoice';
+import type { CliCommand } from './args';
+import type { CliIo } from './cliContext';
+
+/** The settings and the server to act on, or why there are none (exit 5, nothing run). */
+export function configure(
+  cmd: CliCommand,
+  io: CliIo,
+): { settings: Settings; server: ServerProfile } | { error: string } {
+  const fromFlags = cmd.flags.host !== undefined || cmd.flags.unit !== undefined;
+  const loaded = new FileSettingsSource(
+    {
+      ...(cmd.configFile !== undefined ? { configFile: cmd.configFile } : {}),
+      ...(cmd.settingsFile !== undefined ? { settingsFile: cmd.settingsFile } : {}),
+      ...(fromFlags ? { flags: { ...cmd.flags, ...(cmd.server !== undefined ? { name: cmd.server } : {}) } } : {}),
+      env: io.env,
+      platform: io.platform,
+      home: io.home,
+    },
+    io.terminal !== undefined,
+  ).read();
+  if (!loaded.ok)
+    return {
+      error:
+        loaded.source === 'none'
+          ? loaded.errors.join('\n')
+          : `the settings from ${loaded.source} are not valid:\n${loaded.errors.join('\n')}`,
+    };
+  if (fromFlags && loaded.source !== 'command-line flags') {
+    // The servers file won over the flags: acting on another server than the one named would be worse than stopping.
+    return {
+      error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE`,
+    };
+  }
+  const { settings } = loaded;
+  const choice = resolveServer(settings, cmd.server);
+  if (!choice.ok) return { error: serverChoiceText(choice, loaded.source) };
+  const server = choice.server;
+  return { settings, server };
+}

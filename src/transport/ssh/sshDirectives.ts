@@ -1,0 +1,163 @@
+/**
+ * Which ssh_config directives are applied and which are only named (with why) in the notes the
+ * transport logs; `Match` criteria ssh-config cannot evaluate.
+ */
+import { parse as parseSshConfig } from 'ssh-config';
+
+/** The directives this module applies (lowercase), and the section keywords. */
+const APPLIED = new Set([
+  'host',
+  'match',
+  'include',
+  'hostname',
+  'user',
+  'port',
+  'identityfile',
+  'identitiesonly',
+  'identityagent',
+  'proxyjump',
+  'proxycommand',
+  'userknownhostsfile',
+  'hashknownhosts',
+  'connecttimeout',
+  'serveraliveinterval',
+  'serveralivecountmax',
+]);
+
+/** ssh_config(5) keywords, for naming what is not applied the way the user spells it. */
+const KEYWORDS = [
+  'AddKeysToAgent',
+  'AddressFamily',
+  'BatchMode',
+  'BindAddress',
+  'BindInterface',
+  'CanonicalDomains',
+  'CanonicalizeFallbackLocal',
+  'CanonicalizeHostname',
+  'CanonicalizeMaxDots',
+  'CanonicalizePermittedCNAMEs',
+  'CASignatureAlgorithms',
+  'CertificateFile',
+  'ChannelTimeout',
+  'CheckHostIP',
+  'Ciphers',
+  'ClearAllForwardings',
+  'Compression',
+  'ConnectionAttempts',
+  'ControlMaster',
+  'ControlPath',
+  'ControlPersist',
+  'DynamicForward',
+  'EnableEscapeCommandline',
+  'EnableSSHKeysign',
+  'EscapeChar',
+  'ExitOnForwardFailure',
+  'FingerprintHash',
+  'ForkAfterAuthentication',
+  'ForwardAgent',
+  'ForwardX11',
+  'ForwardX11Timeout',
+  'ForwardX11Trusted',
+  'GatewayPorts',
+  'GlobalKnownHostsFile',
+  'GSSAPIAuthentication',
+  'GSSAPIDelegateCredentials',
+  'HostbasedAcceptedAlgorithms',
+  'HostbasedAuthentication',
+  'HostKeyAlgorithms',
+  'HostKeyAlias',
+  'IgnoreUnknown',
+  'IPQoS',
+  'KbdInteractiveAuthentication',
+  'KbdInteractiveDevices',
+  'KexAlgorithms',
+  'KnownHostsCommand',
+  'LocalCommand',
+  'LocalForward',
+  'LogLevel',
+  'LogVerbose',
+  'MACs',
+  'NoHostAuthenticationForLocalhost',
+  'NumberOfPasswordPrompts',
+  'ObscureKeystrokeTiming',
+  'PasswordAuthentication',
+  'PermitLocalCommand',
+  'PermitRemoteOpen',
+  'PKCS11Provider',
+  'PreferredAuthentications',
+  'ProxyUseFdpass',
+  'PubkeyAcceptedAlgorithms',
+  'PubkeyAcceptedKeyTypes',
+  'PubkeyAuthentication',
+  'RekeyLimit',
+  'RemoteCommand',
+  'RemoteForward',
+  'RequestTTY',
+  'RequiredRSASize',
+  'RevokedHostKeys',
+  'SecurityKeyProvider',
+  'SendEnv',
+  'SessionType',
+  'SetEnv',
+  'StdinNull',
+  'StreamLocalBindMask',
+  'StreamLocalBindUnlink',
+  'StrictHostKeyChecking',
+  'SyslogFacility',
+  'Tag',
+  'TCPKeepAlive',
+  'Tunnel',
+  'TunnelDevice',
+  'UpdateHostKeys',
+  'UseKeychain',
+  'VerifyHostKeyDNS',
+  'VisualHostKey',
+  'XAuthLocation',
+];
+const KEYWORD_CASE = new Map(KEYWORDS.map((k) => [k.toLowerCase(), k]));
+
+/** Why some common directives are not applied (the rest are just named). */
+const WHY: Readonly<Record<string, string>> = {
+  stricthostkeychecking: 'kimiService.hostKeyPolicy decides',
+  globalknownhostsfile: 'only UserKnownHostsFile or kimiService.knownHostsFile is read',
+  certificatefile: 'ssh2 cannot log in with certificates',
+  pkcs11provider: 'ssh2 cannot use PKCS#11; an agent holding the key can',
+  securitykeyprovider: 'ssh2 cannot use FIDO keys; an agent holding the key can',
+  controlmaster: 'one ssh2 connection is kept instead',
+  controlpath: 'one ssh2 connection is kept instead',
+  controlpersist: 'one ssh2 connection is kept instead',
+  localforward: 'no forwards are opened',
+  remoteforward: 'no forwards are opened',
+  dynamicforward: 'no forwards are opened',
+  hostkeyalias: 'known_hosts is looked up by HostName and Port',
+  kexalgorithms: "ssh2's algorithms are used",
+  ciphers: "ssh2's algorithms are used",
+  macs: "ssh2's algorithms are used",
+  hostkeyalgorithms: "ssh2's algorithms are used",
+  pubkeyacceptedalgorithms: "ssh2's algorithms are used",
+};
+
+/** Match criteria ssh-config evaluates; a Match block using another one never applies. */
+const MATCH_EVALUATED = new Set(['all', 'host', 'originalhost', 'user', 'localuser', 'final']);
+
+/** The directives of `computed` this module does not apply, named for the log. */
+export function unsupportedDirectives(computed: Readonly<Record<string, unknown>>): string[] {
+  return Object.keys(computed)
+    .filter((k) => !APPLIED.has(k.toLowerCase()))
+    .map((k) => {
+      const name = KEYWORD_CASE.get(k.toLowerCase()) ?? k;
+      const why = WHY[k.toLowerCase()];
+      return why ? `${name} (${why})` : name;
+    });
+}
+
+/** `Match` criteria in the config that ssh-config cannot evaluate (exec, canonical, localnetwork, tagged...). */
+export function unevaluatedMatchCriteria(configText: string): string[] {
+  const out = new Set<string>();
+  for (const line of parseSshConfig(configText)) {
+    const l = line as { param?: string; criteria?: Record<string, unknown> };
+    if (!l.param || l.param.toLowerCase() !== 'match' || !l.criteria) continue;
+    for (const k of Object.keys(l.criteria)) if (!MATCH_EVALUATED.has(k.toLowerCase())) out.add(k.toLowerCase());
+  }
+  return [...out];
+}

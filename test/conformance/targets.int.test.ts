@@ -245,8 +245,9 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         await root(`docker-compose -f ${file} up -d 2>&1`);
       },
       tearDown: () => root(`docker-compose -f ${composeFile()} down 2>&1`).then(() => undefined),
+      // By compose's label (docker itself): docker-compose v1 takes seconds a call on a busy machine.
       pid: async () => {
-        const id = (await root(`docker-compose -f ${composeFile()} ps -q sglang`)).trim();
+        const id = (await root('docker ps -q --filter label=com.docker.compose.service=sglang')).trim();
         return id ? docker.containerPid(id) : 0;
       },
       stop: () => root(`docker-compose -f ${composeFile()} stop sglang 2>&1`).then(() => undefined),
@@ -337,7 +338,11 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         test = await sessionAs({});
         target = targetFor(test.session.profile);
         io = targetIo(test.session.transport, 60_000);
-        await running();
+        // Up (whatever PID it reports: that is the first test's to judge).
+        await waitFor(async () => {
+          const s = await state();
+          return s.unit.activeState === 'active' && s.unit.mainPid > 0;
+        }, SLOW);
       });
       afterEach(() => {
         for (const t of others.splice(0)) t.dispose();

@@ -51,6 +51,9 @@ type Refusal = {
   readonly message: RegExp;
 };
 
+/** Every Target['kind']: a kind added to target.ts fails the typecheck until it is named here and in KINDS. */
+const COVERED = { systemd: true, container: true, compose: true } as const satisfies Record<Target['kind'], true>;
+
 interface Kind {
   readonly title: string;
   readonly kind: Target['kind'];
@@ -283,6 +286,10 @@ describe('target conformance: every target kind, the same tests, as the unprivil
       refusals: sudoRules(true),
     },
   ];
+
+  it('every kind of Target covered: a kind added to target.ts without an entry in KINDS fails', () => {
+    assert.deepEqual([...new Set(KINDS.map((k) => k.kind))].sort(), Object.keys(COVERED).sort());
+  });
 
   for (const spec of KINDS) {
     describe(spec.title, () => {

@@ -41,7 +41,7 @@ import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parseSettings, type ServerProfile } from '../src/config/config';
 import { Fleet } from '../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../src/fleet/standalone';
+import { NO_QUESTIONS_UI } from '../src/fleet/servers/standalone';
 import {
   buildChatRequest,
   ChatStreamAccumulator,

@@ -33,7 +33,7 @@ import { ServerSession } from '../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
 import { TunnelAgent } from '../src/transport/httpAgent';
 import { ServerHttpClient } from '../src/engine/serverHttp';
-import { createTransport } from '../src/fleet/sessionFactory';
+import { createTransport } from '../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { BENCHMARKS_INTRO, gitHead, replaceSection } from './benchDoc';
 import { CountingProxy } from './countingProxy';

@@ -9,9 +9,12 @@ bash scripts/ensure-setup.sh
 
 outputs=$(mktemp -d)
 trap 'rm -rf "$outputs"' EXIT
+# Every suite runs even when an earlier one failed, so that one run shows every failure; the
+# script fails at the end if any did.
+status=0
 suite() { # name, mocha config
   echo "== $1"
-  npx mocha --config "$2" 2>&1 | tee "$outputs/${2#.}.log"
+  npx mocha --config "$2" 2>&1 | tee "$outputs/${2#.}.log" || status=1
 }
 
 echo "== typecheck"; npx tsc -p . --noEmit
@@ -33,3 +36,4 @@ if [ "$skipped" -gt 0 ]; then
   { grep -hE '^ +- ' "$outputs"/*.log || true; } | sed -E 's/^ +- /  - /'
 fi
 echo "tests: ${passed} passed, ${failed} failed, ${skipped} skipped"
+exit "$status"

@@ -4,6 +4,7 @@ import { Controller } from './fronts/vscode/controller';
 import { StatusBar } from './fronts/vscode/statusBar';
 import { registerDashboard } from './fronts/vscode/dashboard';
 import { vscodeSessionUi } from './fronts/vscode/prompts';
+import { KeptPasswords } from './fronts/vscode/keptPasswords';
 import { maskedLog } from './fronts/vscode/maskedLog';
 import { ApiKeys } from './fronts/vscode/apiKeys';
 import { registerLanguageModelTools } from './fronts/lm/tools';
@@ -30,6 +31,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   );
   context.subscriptions.push(watchIgnoredSettings(channel));
   const statusBar = new StatusBar();
+  const keptPasswords = new KeptPasswords(context.secrets, context.globalState);
   const uiSideOfRemote =
     vscode.env.remoteName !== undefined && context.extension.extensionKind === vscode.ExtensionKind.UI
       ? vscode.env.remoteName
@@ -37,13 +39,18 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   const controller = new Controller({
     log,
     statusBar,
-    ui: vscodeSessionUi(log, context.secrets),
+    ui: vscodeSessionUi(log, keptPasswords),
     state: context.globalState,
     windowState: context.workspaceState,
     apiKeys,
     ...(uiSideOfRemote !== undefined ? { uiSideOfRemote } : {}),
   });
-  context.subscriptions.push(channel, statusBar, controller, ...registerCommands(controller, log, context));
+  context.subscriptions.push(
+    channel,
+    statusBar,
+    controller,
+    ...registerCommands(controller, log, context, keptPasswords),
+  );
   context.subscriptions.push(
     registerDashboard(context, () => controller.dashboardModel(), controller.dashboard.onDidChange),
   );

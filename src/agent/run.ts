@@ -7,10 +7,10 @@
 import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
 import type { Fleet, ServerSnapshot } from '../fleet/fleet';
-import { serverReport, waitReport, type ServerReport } from '../fleet/report';
+import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
 import { NotReadyError } from '../fleet/fleetError';
-import { resolveServer } from '../fleet/resolveServer';
-import { observe } from '../fleet/standalone';
+import { resolveServer } from '../fleet/servers/resolveServer';
+import { observe } from '../fleet/servers/standalone';
 import type { LogLevel } from '../monitor/watcher';
 import { expectedLoadTime } from '../present/forecast';
 import { invalidSettingsText, sentence, serverChoiceText } from '../present/serverChoice';

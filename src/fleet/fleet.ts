@@ -22,20 +22,20 @@ import type {
   ServerSnapshot,
   WaitResult,
 } from './fleetTypes';
-import { waitForServer, type WaitHost } from './wait';
-import { observe } from './observe';
+import { waitForServer, type WaitHost } from './restart/wait';
+import { observe } from './restart/observe';
 import { FleetError } from './fleetError';
 import { errorText } from '../util/errors';
-import { PortForwards } from './portForward';
-import type { ForwardInfo } from './forwardPlan';
-import { MultiNodeSession } from './multiNodeSession';
-import { restartThroughRule, type RestartHost, type RestartQuestions } from './restartVerb';
-import { ServerLog, type ServerLogs } from './serverLog';
-import { Soon } from './soon';
-import { buildSession } from './sessionBuild';
-import { SessionRegistry, watchOptionsOf } from './sessionRegistry';
-import { Refusals } from './refusals';
-import { Verifications } from './verifications';
+import { PortForwards } from './forward/portForward';
+import type { ForwardInfo } from './forward/forwardPlan';
+import { MultiNodeSession } from './sessions/multiNodeSession';
+import { restartThroughRule, type RestartHost, type RestartQuestions } from './restart/restartVerb';
+import { ServerLog, type ServerLogs } from './words/serverLog';
+import { Soon } from './sessions/soon';
+import { buildSession } from './sessions/sessionBuild';
+import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
+import { Refusals } from './sessions/refusals';
+import { Verifications } from './checks/verifications';
 
 export class Fleet {
   private settings: Settings | undefined;

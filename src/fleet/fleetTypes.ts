@@ -6,11 +6,11 @@ import type { LoadState } from '../monitor/loadState';
 import type { ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watcher';
 import type { TransportError } from '../transport/transport';
-import type { SessionUi } from './sessionFactory';
+import type { SessionUi } from './sessions/sessionFactory';
 import type { Refusal } from '../present/refusals';
 import type { CheckResult } from '../verify/verifier';
-import type { ForwardInfo } from './forwardPlan';
-import type { MultiNodeSession } from './multiNodeSession';
+import type { ForwardInfo } from './forward/forwardPlan';
+import type { MultiNodeSession } from './sessions/multiNodeSession';
 
 /** One server's session: one connection, or one per node of a multi-node server. */
 export type FleetSession = ServerSession | MultiNodeSession;

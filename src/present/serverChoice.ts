@@ -1,11 +1,11 @@
 /**
- * The words every front uses when a call names no usable server (fleet/resolveServer) or the
+ * The words every front uses when a call names no usable server (fleet/servers/resolveServer) or the
  * settings cannot be used: a sentence without a front's prefix ("Kimi: ", "kimi-service: ")
  * or its ending ("Nothing was run."). Pure.
  */
 import { printable } from '../config/config';
 
-/** Why no server was chosen (fleet/resolveServer). */
+/** Why no server was chosen (fleet/servers/resolveServer). */
 export type ServerRefusal =
   | { readonly reason: 'none' }
   | { readonly reason: 'unknown'; readonly name: string; readonly known: readonly string[] };

@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { DROP_IN_NAME, rollback, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
-import { applyAdvice, gatherAdvice } from '../../src/fleet/advice';
+import { applyAdvice, gatherAdvice } from '../../src/fleet/checks/advice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const MULTITHREAD = '{"enable_multithread_load": true, "num_threads": 8}';

@@ -9,8 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../../src/fleet/standalone';
-import { createSession } from '../../src/fleet/sessionFactory';
+import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
+import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
@@ -364,7 +364,11 @@ describe('docker: containers, compose services and units that run docker', funct
       const first = await test.session.watch('restart', STEADY, seen.listener);
       assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
       const pid = await engine.containerPid('sg-unit');
-      assert.equal(first.state.mainPid, pid, 'the container PID, not the docker client');
+      assert.equal(
+        first.state.mainPid,
+        pid,
+        `the container PID, not the docker client (${await host.mainPid()}); the log:\n${test.logLines.join('\n')}`,
+      );
       assert.notEqual(await host.mainPid(), pid);
       assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
       assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));

@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LoginAnswer, LoginQuestion } from '../../src/fleet/sessionFactory';
+import type { LoginAnswer, LoginQuestion } from '../../src/fleet/sessions/sessionFactory';
 import type { SshEndpoint } from '../../src/transport/ssh/sshConfig';
 import { SshTransport, type SshTransportOptions } from '../../src/transport/ssh/sshTransport';
 import { TransportError } from '../../src/transport/transport';

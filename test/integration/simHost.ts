@@ -10,7 +10,7 @@ import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
 import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watcher';
-import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessionFactory';
+import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
 
 export interface TestSession {

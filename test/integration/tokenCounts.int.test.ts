@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { directoryCache, loadTokenCounter, modelFolderOf, ServedModelFiles } from '../../src/fleet/servedModel';
+import { directoryCache, loadTokenCounter, modelFolderOf, ServedModelFiles } from '../../src/fleet/checks/servedModel';
 import { countConversation } from '../../src/engine/tokenizer/conversation';
 import type { FramedMessage } from '../../src/engine/tokenizer/framing';
 import { buildChatRequest, ChatStreamAccumulator, SseDecoder } from '../../src/fronts/vscode/chat/openaiChat';

@@ -7,7 +7,7 @@ import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { describe as describeState } from '../../src/present/messages';
 import { visibleEta } from '../../src/monitor/eta';
-import { serverReport } from '../../src/fleet/report';
+import { serverReport } from '../../src/fleet/words/report';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';
 

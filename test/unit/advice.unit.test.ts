@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { advise, type AdviceInput } from '../../src/engine/advice/rules';
 import { logFacts, type LogEntry, type LogFacts } from '../../src/engine/advice/logFacts';
 import { atLeast, versionFromInfo, versionFromLogLine, versionFromOutput } from '../../src/engine/advice/version';
-import { applyToArgv, parseEnvironment, residentShareOf } from '../../src/fleet/advice';
+import { applyToArgv, parseEnvironment, residentShareOf } from '../../src/fleet/checks/advice';
 
 const SGLANG = ['/opt/sglang/bin/python', '-m', 'sglang.launch_server', '--model-path', '/models/K2', '--tp', '8'];
 const VLLM = ['/opt/vllm/bin/vllm', 'serve', '/models/V3', '-tp', '8'];

@@ -12,8 +12,8 @@ import {
   type WaitPrinterState,
 } from '../../src/fronts/cli/format';
 import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
-import type { ServerReport, WaitReport } from '../../src/fleet/report';
-import { firstRoundDone } from '../../src/fleet/standalone';
+import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
+import { firstRoundDone } from '../../src/fleet/servers/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
 import type { UnitStatus } from '../../src/engine/events';
 
@@ -190,7 +190,7 @@ describe('cli: terminal questions', () => {
   });
 });
 
-describe('cli: status after one probe round (fleet/standalone firstRoundDone)', () => {
+describe('cli: status after one probe round (fleet/servers/standalone firstRoundDone)', () => {
   const unit: UnitStatus = {
     loadState: 'loaded',
     activeState: 'active',

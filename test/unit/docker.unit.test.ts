@@ -280,6 +280,25 @@ describe('a unit that runs docker run', () => {
     assert.equal(s.mainPid, 4242);
     assert.equal(s.invocationId, 'inv1');
   });
+  it('foreground, the container not started yet (or a leftover of an earlier run): starting, no PID to follow', () => {
+    const started = { ...unit, execMainStartedAt: Date.parse('2026-11-30T14:00:00Z') };
+    const fg = { name: 'sglang', detached: false };
+    for (const inspect of [
+      { kind: 'missing' } as const,
+      parseInspect(inspectLine({ Status: 'created', Running: false, Pid: 0, StartedAt: '0001-01-01T00:00:00Z' })),
+      parseInspect(
+        inspectLine({ Status: 'exited', Running: false, Pid: 0, StartedAt: '2026-11-30T13:00:00Z', ExitCode: 0 }),
+      ),
+    ]) {
+      const s = wrappedUnitStatus(started, inspect, fg);
+      assert.equal(s.activeState, 'activating', JSON.stringify(inspect));
+      assert.equal(s.mainPid, 0);
+    }
+    const ended = parseInspect(
+      inspectLine({ Status: 'exited', Running: false, Pid: 0, StartedAt: '2026-11-30T14:00:01Z', ExitCode: 1 }),
+    );
+    assert.equal(wrappedUnitStatus(started, ended, fg).mainPid, 100, 'its own container ended: the client is the unit');
+  });
   it('detached with RemainAfterExit: the container is the service, not "exited with status 0"', () => {
     const remain = { ...unit, subState: 'exited', mainPid: 0, execMainCode: 'exited', execMainStatus: 0 };
     const running = wrappedUnitStatus(remain, parseInspect(inspectLine({})), { name: 'sglang', detached: true });
@@ -374,7 +393,7 @@ describe('a container removed on exit (--rm)', () => {
 
 describe('ContainerReader', () => {
   const config = { kind: 'container', name: 'sglang', label: 'container sglang' } as const;
-  it('a container seen running, then gone: its die event, once; a container never seen: missing', async () => {
+  it('a container seen running, then gone (or removed after it ended): its die event, once; a container never seen: missing', async () => {
     const commands: string[] = [];
     const answers = [
       inspectLine({}),
@@ -393,6 +412,24 @@ describe('ContainerReader', () => {
     const again = await reader.read(exec, config);
     assert.ok(again.kind === 'found' && again.container.exitCode === 3);
     assert.equal(commands.filter((c) => c.startsWith('docker events')).length, 1, 'the events are read once');
+    const removal = [
+      inspectLine({}),
+      inspectLine({ Status: 'removing', Running: false, Pid: 0, ExitCode: 137, FinishedAt: '2026-11-30T14:30:00Z' }),
+      '',
+      'Error: No such object: sglang',
+      JSON.stringify({ Action: 'die', Actor: { Attributes: { exitCode: '137' } }, time: 1764513000 }),
+    ];
+    const removed = new ContainerReader(false);
+    const execRemoval = async () => ({ stdout: removal.shift() ?? '', stderr: '', code: 0 });
+    await removed.read(execRemoval, config);
+    const removing = await removed.read(execRemoval, config);
+    assert.equal(removing.kind === 'found' && containerUnitStatus(removing, 'c').activeState, 'deactivating');
+    const after = await removed.read(execRemoval, config);
+    assert.equal(
+      after.kind === 'found' && containerUnitStatus(after, 'c').activeState,
+      'failed',
+      'gone after its removal (--rm): ended as its die event says, not stopping for ever',
+    );
     assert.equal(
       (
         await new ContainerReader(false).read(

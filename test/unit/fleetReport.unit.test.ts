@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { causeLine, serverReport, waitReport } from '../../src/fleet/report';
+import { causeLine, serverReport, waitReport } from '../../src/fleet/words/report';
 import {
   defaultConfigFile,
   defaultVscodeSettingsFile,
   loadStandaloneSettings,
   nonInteractivePolicy,
-} from '../../src/fleet/standalone';
+} from '../../src/fleet/servers/standalone';
 import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
 import type { UnitStatus } from '../../src/engine/events';
 

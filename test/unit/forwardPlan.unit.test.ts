@@ -15,8 +15,8 @@ import {
   parseLocalPort,
   portNote,
   selfForwardError,
-} from '../../src/fleet/forwardPlan';
-import { PortForward } from '../../src/fleet/portForward';
+} from '../../src/fleet/forward/forwardPlan';
+import { PortForward } from '../../src/fleet/forward/portForward';
 import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
 
 function profile(raw: Record<string, unknown>): ServerProfile {

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parseSettings, type ServerProfile } from '../../src/config/config';
-import { BackgroundWatches } from '../../src/fleet/backgroundWatches';
-import { NoticeGate, REPEAT_FAILURE_QUIET_MS } from '../../src/fleet/notices';
+import { BackgroundWatches } from '../../src/fleet/sessions/backgroundWatches';
+import { NoticeGate, REPEAT_FAILURE_QUIET_MS } from '../../src/fleet/words/notices';
 import type { MementoLike } from '../../src/monitor/history';
 
 class Memory implements MementoLike {

@@ -5,7 +5,7 @@ import { breakdownOf, comparable, latestBreakdown, trackSteps } from '../../src/
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { breakdownLine, phaseRows } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';
-import { serverReport } from '../../src/fleet/report';
+import { serverReport } from '../../src/fleet/words/report';
 import { waitSummaryLine } from '../../src/fronts/cli/format';
 import type { ServerProfile } from '../../src/config/config';
 import { dashboardModel } from '../../src/fronts/vscode/dashboardModel';

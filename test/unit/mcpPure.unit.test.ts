@@ -16,7 +16,7 @@ import {
 } from '../../src/fronts/mcp/clientConfig';
 import { ProgressPacer, progressKey } from '../../src/fronts/mcp/progress';
 import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/definition';
-import type { ServerReport } from '../../src/fleet/report';
+import type { ServerReport } from '../../src/fleet/words/report';
 import { toolResult } from '../../src/fronts/mcp/tools';
 
 function report(over: Partial<ServerReport> = {}): ServerReport {

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { localHostRefusal, parseSettings, serverHosts } from '../../src/config/config';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/multiNodeState';
-import { serverReport } from '../../src/fleet/report';
+import { serverReport } from '../../src/fleet/words/report';
 import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { NodeProfile, ServerProfile } from '../../src/config/config';
-import { MultiNodeSession } from '../../src/fleet/multiNodeSession';
+import { MultiNodeSession } from '../../src/fleet/sessions/multiNodeSession';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';

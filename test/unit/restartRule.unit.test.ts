@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restartRule';
+import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restart/restartRule';
 import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/unitChange';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot, WaitResult } from '../../src/fleet/fleet';
-import { rollingRestart, rollSummary, sameModelDefaults, type RollingFleet } from '../../src/fleet/rolling';
+import { rollingRestart, rollSummary, sameModelDefaults, type RollingFleet } from '../../src/fleet/restart/rolling';
 
 const profile = (name: string) =>
   ({ name, host: `${name}.lan`, unit: 'sglang.service', url: 'http://127.0.0.1:30000' }) as unknown as ServerProfile;

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { addServerToText, serverNamesIn } from '../../src/fleet/serversFile';
+import { addServerToText, serverNamesIn } from '../../src/fleet/servers/serversFile';
 
 const entry = { name: 'b', host: 'gpu2', unit: 'sglang.service' };
 

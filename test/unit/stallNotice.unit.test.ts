@@ -4,7 +4,7 @@ import { initialState, reduce, type LoadState, type Signal } from '../../src/mon
 import { clockTime } from '../../src/monitor/witnessMoves';
 import { lastSeen, stallNotice } from '../../src/present/stallNotice';
 import { foldNodeStates } from '../../src/monitor/multiNodeState';
-import { waitReport } from '../../src/fleet/report';
+import { waitReport } from '../../src/fleet/words/report';
 import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';

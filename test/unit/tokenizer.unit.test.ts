@@ -14,7 +14,7 @@ import {
   readFileCommand,
   tokenizerFilesOf,
 } from '../../src/engine/tokenizer/modelFolder';
-import { directoryCache, ServedModelFiles } from '../../src/fleet/servedModel';
+import { directoryCache, ServedModelFiles } from '../../src/fleet/checks/servedModel';
 import type { Transport } from '../../src/transport/transport';
 import { contentParts, imagePart, imageRefusal, toolImagesMessage } from '../../src/fronts/vscode/chat/imageParts';
 import { toOpenAiMessages } from '../../src/fronts/vscode/chat/openaiChat';

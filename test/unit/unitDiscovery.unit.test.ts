@@ -99,7 +99,7 @@ describe('unit discovery: the SGLang servers of a host', () => {
   });
 });
 
-import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fleet/serverEntry';
+import { loginUid, parseTypedHost, serverEntry, sshHostAliases } from '../../src/fleet/servers/serverEntry';
 import { parseSettings } from '../../src/config/config';
 
 describe('add server: hosts, the typed host, the entry written', () => {

@@ -1,10 +1,10 @@
 /**
- * Which servers have their parsers checked (fleet/verification.ts notReadyForChecks), the one
+ * Which servers have their parsers checked (fleet/checks/verification.ts notReadyForChecks), the one
  * rule the palette command, the LM tools, MCP and the CLI share. Pure.
  */
 import * as assert from 'assert';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
-import { notReadyForChecks } from '../../src/fleet/verification';
+import { notReadyForChecks } from '../../src/fleet/checks/verification';
 import { initialState, type LoadState } from '../../src/monitor/loadState';
 
 const server = { name: 'gpu1', unit: 'sglang.service' } as ServerSnapshot['server'];

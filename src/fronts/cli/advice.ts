@@ -1,12 +1,12 @@
 /**
  * `kimi-service advice [--apply N]`: the suggestions for a faster load, each with its evidence,
- * figure and source (fleet/advice); --apply N writes suggestion N as the unit's drop-in after
+ * figure and source (fleet/checks/advice); --apply N writes suggestion N as the unit's drop-in after
  * the diff is confirmed (or --yes), restarts, waits, and rolls back when the server then fails.
  */
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceSession } from '../../fleet/advice';
-import { defaultHistoryFile, FileMemento } from '../../fleet/standalone';
+import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceSession } from '../../fleet/checks/advice';
+import { defaultHistoryFile, FileMemento } from '../../fleet/servers/standalone';
 import { LoadHistoryStore } from '../../monitor/history';
 import { rollback, type ParserChangeDeps } from '../../target/systemd/argvChange';
 import { adviceHeader, adviceLines, versionLine } from '../../present/adviceText';

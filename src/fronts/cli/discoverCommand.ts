@@ -6,10 +6,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HostKeyPolicy } from '../../config/config';
-import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage } from '../../fleet/discovery';
-import { parseTypedHost } from '../../fleet/serverEntry';
-import { addServerToText, serverNamesIn } from '../../fleet/serversFile';
-import type { SessionUi } from '../../fleet/sessionFactory';
+import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage } from '../../fleet/servers/discovery';
+import { parseTypedHost } from '../../fleet/servers/serverEntry';
+import { addServerToText, serverNamesIn } from '../../fleet/servers/serversFile';
+import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { LogLevel } from '../../monitor/watcher';
 import { refusalMessage } from '../../present/refusals';
 import { TransportError } from '../../transport/transport';

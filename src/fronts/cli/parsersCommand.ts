@@ -1,11 +1,16 @@
 /**
- * `kimi-service parsers enable|rollback`: the fleet's parser verbs (src/fleet/parsers.ts) on the
+ * `kimi-service parsers enable|rollback`: the fleet's parser verbs (src/fleet/checks/parsers.ts) on the
  * command line. The diff is printed, a person on a terminal is asked, a script must say --yes;
  * then the server is restarted and waited for as `restart --wait` does (its exit codes).
  */
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import { enableParsersOn, rollbackParsersOn, type ArgsChangeUi, type ProposedArgsChange } from '../../fleet/parsers';
+import {
+  enableParsersOn,
+  rollbackParsersOn,
+  type ArgsChangeUi,
+  type ProposedArgsChange,
+} from '../../fleet/checks/parsers';
 import { maskSecrets } from '../../util/secrets';
 import { errorText } from '../../util/errors';
 import type { CliCommand } from './args';

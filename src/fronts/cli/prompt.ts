@@ -2,10 +2,10 @@
  * Questions on a terminal (stdin a TTY, questions and echo on stderr so stdout stays the
  * answer): y/N confirmations, an unknown host key, a key's passphrase, a login's one-time code
  * or password. Without a terminal the CLI never asks (NO_QUESTIONS_UI and nonInteractivePolicy
- * in fleet/standalone).
+ * in fleet/servers/standalone).
  */
 import * as readline from 'node:readline';
-import type { LoginAnswer, LoginQuestion, SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import type { LoginAnswer, LoginQuestion, SessionUi, UnknownHostKey } from '../../fleet/sessions/sessionFactory';
 import { askerName } from '../../transport/ssh/loginPolicy';
 
 export interface Terminal {

@@ -6,7 +6,7 @@
 import { forFront } from '../../present/hints';
 import type { ServerProfile, Settings } from '../../config/config';
 import { Fleet, type ServerSnapshot } from '../../fleet/fleet';
-import { serverReport, waitReport, type ServerReport } from '../../fleet/report';
+import { serverReport, waitReport, type ServerReport } from '../../fleet/words/report';
 import {
   defaultConfigFile,
   defaultHistoryFile,
@@ -14,9 +14,9 @@ import {
   loadStandaloneSettings,
   NO_QUESTIONS_UI,
   nonInteractivePolicy,
-} from '../../fleet/standalone';
-import { FileSettingsSource } from '../../fleet/fileSettingsSource';
-import { resolveServer } from '../../fleet/resolveServer';
+} from '../../fleet/servers/standalone';
+import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
+import { resolveServer } from '../../fleet/servers/resolveServer';
 import { serverChoiceText } from '../../present/serverChoice';
 import type { LogLevel } from '../../monitor/watcher';
 import { TransportError } from '../../transport/transport';
@@ -42,7 +42,7 @@ import {
   waitSummaryLine,
 } from './format';
 import { confirm, terminalUi, type Terminal } from './prompt';
-import { ForwardError, openedLine } from '../../fleet/forwardPlan';
+import { ForwardError, openedLine } from '../../fleet/forward/forwardPlan';
 import { parsersCommand } from './parsersCommand';
 import { discoverCommand } from './discoverCommand';
 import { adviceCommand } from './advice';

@@ -10,7 +10,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { SettingsSource } from '../../config/settingsSource';
 import type { Fleet } from '../../fleet/fleet';
-import { serverReport } from '../../fleet/report';
+import { serverReport } from '../../fleet/words/report';
 import type { LogLevel } from '../../monitor/watcher';
 import { errorText } from '../../util/errors';
 import {

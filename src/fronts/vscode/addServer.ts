@@ -4,11 +4,17 @@ import type { HostKeyPolicy } from '../../config/config';
 import { collectConfigFiles } from '../../transport/ssh/sshInclude';
 import { pathApi, sshDir, systemPathContext } from '../../transport/ssh/sshPaths';
 import { TransportError } from '../../transport/transport';
-import type { SessionUi } from '../../fleet/sessionFactory';
-import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage, type Discovery } from '../../fleet/discovery';
+import type { SessionUi } from '../../fleet/sessions/sessionFactory';
+import {
+  DiscoveryError,
+  discoverUnits,
+  entryFor,
+  nothingFoundMessage,
+  type Discovery,
+} from '../../fleet/servers/discovery';
 import { proposeServerName, serverNameProblem } from '../../target/systemd/unitDiscovery';
 import { errorText } from '../../util/errors';
-import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/serverEntry';
+import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/servers/serverEntry';
 import { refusalMessage } from '../../present/refusals';
 import { userSetting } from './settingsSource';
 

@@ -10,7 +10,13 @@ import { maskSecrets } from '../../util/secrets';
 import type { ActionHost } from './actionHost';
 import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
-import { adviceSessionOf, applyAdvice, gatherAdvice, type AdviceReport, type AdviceSession } from '../../fleet/advice';
+import {
+  adviceSessionOf,
+  applyAdvice,
+  gatherAdvice,
+  type AdviceReport,
+  type AdviceSession,
+} from '../../fleet/checks/advice';
 import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
 import type { LoadState } from '../../monitor/loadState';
 import { MIN_PHASE_MS, type Advice } from '../../engine/advice/rules';

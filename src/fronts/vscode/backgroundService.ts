@@ -1,13 +1,13 @@
 /**
- * The background watches of this window (kimiService.watchAfterReady, fleet/backgroundWatches.ts)
+ * The background watches of this window (kimiService.watchAfterReady, fleet/sessions/backgroundWatches.ts)
  * and the offer, right after activation, to resume a watch a closed window cut short (nothing
  * is restarted).
  */
 import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
-import { BackgroundWatches } from '../../fleet/backgroundWatches';
+import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
 import type { Fleet } from '../../fleet/fleet';
-import type { NoticeGate } from '../../fleet/notices';
+import type { NoticeGate } from '../../fleet/words/notices';
 import type { MementoLike } from '../../monitor/history';
 import { Disposable } from './disposable';
 

@@ -7,12 +7,15 @@ import { copyMcpConfigCommand } from './mcpConfig';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
 import { serverNameOf } from './serverArgument';
 import { trustGated } from './workspaceTrust';
+import type { KeptPasswords } from './keptPasswords';
+import { forgetPasswordsCommand } from './forgetPasswordsCommand';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(
   controller: Controller,
   log: vscode.LogOutputChannel,
   context: vscode.ExtensionContext,
+  keptPasswords: KeptPasswords,
 ): vscode.Disposable[] {
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
@@ -28,6 +31,7 @@ export function registerCommands(
     'kimiService.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
     'kimiService.verifyParsers': (argument) => controller.checks.command(serverNameOf(argument)),
     'kimiService.setApiKey': () => controller.setApiKey(),
+    'kimiService.forgetSshPasswords': () => forgetPasswordsCommand(keptPasswords, log),
     'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),
     'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),

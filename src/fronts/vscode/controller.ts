@@ -8,8 +8,8 @@
 import type * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
 import { Fleet, type FleetSession } from '../../fleet/fleet';
-import { NoticeGate } from '../../fleet/notices';
-import type { SessionUi } from '../../fleet/sessionFactory';
+import { NoticeGate } from '../../fleet/words/notices';
+import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { ActionHost } from './actionHost';
 import { offerAdviceAfterReady } from './adviceActions';
 import { addServerCommand } from './addServer';

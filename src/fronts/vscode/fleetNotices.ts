@@ -1,12 +1,12 @@
 /**
  * The notifications of what the fleet sees: ready (with the offer to forward the port), failed
  * (once per cause: a crash loop goes to the log), stalled, alerts and refused connections (with
- * what to do). The NoticeGate (fleet/notices.ts) decides which are news.
+ * what to do). The NoticeGate (fleet/words/notices.ts) decides which are news.
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import type { Fleet, FleetEvent } from '../../fleet/fleet';
-import type { NoticeGate } from '../../fleet/notices';
+import type { NoticeGate } from '../../fleet/words/notices';
 import type { LoadState } from '../../monitor/loadState';
 import type { WatchOutcome } from '../../monitor/watcher';
 import { failureMessage, readyMessage } from '../../present/messages';

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import type { Controller } from './controller';
-import { ForwardError } from '../../fleet/forwardPlan';
+import { ForwardError } from '../../fleet/forward/forwardPlan';
 import { TransportError } from '../../transport/transport';
 import { errorText } from '../../util/errors';
 import { serverNameOf } from './serverArgument';

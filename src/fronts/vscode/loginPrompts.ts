@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
-import type { LoginAnswer, LoginQuestion } from '../../fleet/sessionFactory';
+import type { LoginAnswer, LoginQuestion } from '../../fleet/sessions/sessionFactory';
 import { askerName } from '../../transport/ssh/loginPolicy';
+import type { KeptPasswords } from './keptPasswords';
 
 /**
  * Keyboard-interactive and password questions in VS Code's own input box: the server's text
@@ -10,36 +11,30 @@ import { askerName } from '../../transport/ssh/loginPolicy';
  */
 export function vscodeLogin(
   log: vscode.LogOutputChannel,
-  secrets: vscode.SecretStorage,
+  kept: KeptPasswords,
 ): (question: LoginQuestion, signal: AbortSignal) => Promise<LoginAnswer | undefined> {
   return async (q, signal) => {
     const who = askerName(q);
-    const key = passwordKey(q.host);
     log.info(`${who} asks for a login (${q.method}): ${q.prompts.map((p) => JSON.stringify(p.text)).join(', ')}`);
     // The attempt may end while a box is open (sshd's LoginGraceTime, a disposed connection): close it.
     const withdrawn = new vscode.CancellationTokenSource();
     const onAbort = () => withdrawn.cancel();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await ask(q, who, key, withdrawn.token);
+      return await ask(q, who, withdrawn.token);
     } finally {
       signal.removeEventListener('abort', onAbort);
       withdrawn.dispose();
     }
   };
 
-  async function ask(
-    q: LoginQuestion,
-    who: string,
-    key: string,
-    token: vscode.CancellationToken,
-  ): Promise<LoginAnswer | undefined> {
+  async function ask(q: LoginQuestion, who: string, token: vscode.CancellationToken): Promise<LoginAnswer | undefined> {
     const answers: string[] = [];
     let typedPassword = false;
     let usedSaved = false;
     for (const [i, p] of q.prompts.entries()) {
       if (p.kind === 'password' && !usedSaved) {
-        const saved = await secrets.get(key);
+        const saved = await kept.get(q.host);
         if (saved) {
           usedSaved = true;
           answers.push(saved);
@@ -69,16 +64,16 @@ export function vscodeLogin(
       answers,
       settled: (accepted) => {
         // Asked only once the server took it, so a mistyped password is never offered for keeping.
-        if (accepted && password !== undefined) void offerToKeep(q.host, key, password);
+        if (accepted && password !== undefined) void offerToKeep(q.host, password);
         if (!accepted && usedSaved) {
-          void secrets.delete(key);
+          void kept.forget(q.host);
           log.warn(`${q.host} refused the kept password: it is forgotten, and asked for at the next connection.`);
         }
       },
     };
   }
 
-  async function offerToKeep(host: string, key: string, password: string): Promise<void> {
+  async function offerToKeep(host: string, password: string): Promise<void> {
     const choice = await vscode.window.showInformationMessage(
       `Kimi Service: remember the password for ${host}? It would be kept in VS Code's secret storage (the system keychain), never in settings or logs.`,
       'Remember',
@@ -86,14 +81,12 @@ export function vscodeLogin(
     );
     if (choice !== 'Remember') return;
     try {
-      await secrets.store(key, password);
-      log.info(`The password for ${host} is kept in VS Code's secret storage.`);
+      await kept.keep(host, password);
+      log.info(
+        `The password for ${host} is kept in VS Code's secret storage (Kimi Service: Forget kept SSH passwords removes it).`,
+      );
     } catch (err) {
       log.warn(`Could not keep the password for ${host}: ${String(err)}`);
     }
   }
-}
-
-function passwordKey(host: string): string {
-  return `kimiService.sshPassword.${host}`;
 }

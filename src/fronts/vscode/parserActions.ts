@@ -1,6 +1,6 @@
 /**
  * "Enable tool calling and thinking parsers" in VS Code: the parser pick, the diff to confirm and
- * the roll back offer are dialogs; the change itself is the fleet verb (src/fleet/parsers.ts),
+ * the roll back offer are dialogs; the change itself is the fleet verb (src/fleet/checks/parsers.ts),
  * the same the CLI runs.
  */
 import * as vscode from 'vscode';
@@ -15,7 +15,7 @@ import {
   rollbackParsersOn,
   type ArgsChangeUi,
   type ProposedArgsChange,
-} from '../../fleet/parsers';
+} from '../../fleet/checks/parsers';
 import { DEFAULT_PARSER, REASONING_PARSERS, TOOL_CALL_PARSERS } from '../../engine/parserNames';
 import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from '../../engine/vllm/vllmParsers';
 

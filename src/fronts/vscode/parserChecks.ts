@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
 import { NotReadyError } from '../../fleet/fleetError';
-import { serverReport } from '../../fleet/report';
+import { serverReport } from '../../fleet/words/report';
 import { errorText } from '../../util/errors';
 import type { Notifier } from './notifier';
 import type { ServerChoice } from './serverChoice';

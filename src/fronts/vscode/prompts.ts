@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
-import type { SessionUi, UnknownHostKey } from '../../fleet/sessionFactory';
+import type { SessionUi, UnknownHostKey } from '../../fleet/sessions/sessionFactory';
 import { vscodeLogin } from './loginPrompts';
+import type { KeptPasswords } from './keptPasswords';
 
 /** The questions a connection may need to ask the user, asked with VS Code's own dialogs. */
-export function vscodeSessionUi(log: vscode.LogOutputChannel, secrets: vscode.SecretStorage): SessionUi {
+export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: KeptPasswords): SessionUi {
   return {
-    login: vscodeLogin(log, secrets),
+    login: vscodeLogin(log, keptPasswords),
     async trustUnknownHostKey(key: UnknownHostKey): Promise<boolean> {
       const where = key.port === 22 ? key.host : `[${key.host}]:${key.port}`;
       log.warn(`Unknown host key for ${where}: ${key.keyType} ${key.fingerprint}`);
@@ -23,7 +24,7 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel, secrets: vscode.Se
     },
     async requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined> {
       return vscode.window.showInputBox({
-        title: 'Kimi: SSH key passphrase',
+        title: 'Kimi Service: SSH key passphrase',
         prompt: `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath} (kept in memory only while VS Code runs)`,
         password: true,
         ignoreFocusOut: true,

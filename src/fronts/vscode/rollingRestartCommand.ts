@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import { serverReport } from '../../fleet/report';
-import { rollingRestart, rollSummary, sameModelDefaults } from '../../fleet/rolling';
+import { serverReport } from '../../fleet/words/report';
+import { rollingRestart, rollSummary, sameModelDefaults } from '../../fleet/restart/rolling';
 import { execStartCommand, execStartOf } from '../../target/systemd/systemd';
 import { modelPathOf } from '../../engine/execStart';
 import { errorText } from '../../util/errors';

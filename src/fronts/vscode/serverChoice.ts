@@ -5,8 +5,8 @@
 import * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import type { NoticeGate } from '../../fleet/notices';
-import { resolveServer } from '../../fleet/resolveServer';
+import type { NoticeGate } from '../../fleet/words/notices';
+import { resolveServer } from '../../fleet/servers/resolveServer';
 import type { LoadState } from '../../monitor/loadState';
 import { describe } from '../../present/messages';
 import { serverChoiceText } from '../../present/serverChoice';

@@ -7,7 +7,7 @@
 import { formatEta } from '../../monitor/eta';
 import { formatDuration } from '../../monitor/loadState';
 import type { NodeSnapshot, ServerSnapshot } from '../../fleet/fleet';
-import { serverReport } from '../../fleet/report';
+import { serverReport } from '../../fleet/words/report';
 import { describe } from '../../present/messages';
 import { stateIcon } from './verdictIcons';
 

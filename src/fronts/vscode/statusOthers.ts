@@ -3,7 +3,7 @@
  * ready") and their names for the tooltip. The words are the fleet report's. Pure.
  */
 import type { ServerSnapshot } from '../../fleet/fleet';
-import { serverReport } from '../../fleet/report';
+import { serverReport } from '../../fleet/words/report';
 
 export interface OtherServers {
   /** Appended to the status text, e.g. " · 1 failed"; "" when every other server is ready. */

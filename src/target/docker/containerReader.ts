@@ -60,7 +60,8 @@ export class ContainerReader {
     }
     const last = this.last;
     if (inspect.kind === 'error' || last === undefined) return inspect;
-    if (last.running) {
+    // Seen running, or in the removal that follows its end (`--rm`): how it ended is in its events.
+    if (last.running || last.status === 'removing') {
       const events = await exec(endEventsCommand(last.id, last.startedAt ?? 0, this.sudo));
       this.last = endedFromEvents(last, events.stdout);
     }

@@ -8,7 +8,7 @@
 import type { ServiceStatus, TargetState, WrappedService } from '../targetTypes';
 import { followContainerLog, tailContainerLog } from './dockerLogs';
 import { containerState, ContainerReader, dockerAccessHint, type Exec } from './containerReader';
-import { containerUnitStatus, type InspectResult } from './dockerInspect';
+import { containerUnitStatus, type ContainerInfo, type InspectResult } from './dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './dockerRun';
 import type { DockerTargetConfig } from './dockerTarget';
 
@@ -38,10 +38,20 @@ export function wrappedUnitStatus(
     };
   }
   if (c?.running && c.pid > 0 && unit.mainPid > 0) return { ...unit, mainPid: c.pid, execMainPid: c.pid };
+  // The docker client runs but its container has not started yet: the server has no process to
+  // follow, so the unit is still starting (the client's own PID would be followed for the whole load).
+  if (unit.mainPid > 0 && unit.activeState === 'active' && !containerStartedForRun(c, unit))
+    return { ...unit, activeState: 'activating', subState: 'start', mainPid: 0 };
   if (c?.oomKilled && !c.running && unit.mainPid === 0 && unit.activeState !== 'active') {
     return { ...unit, result: 'oom-kill', execMainCode: 'killed', execMainStatus: 9 };
   }
   return unit;
+}
+
+/** The container seen was started by this run of the unit (a leftover from an earlier run was not). */
+function containerStartedForRun(c: ContainerInfo | undefined, unit: ServiceStatus): boolean {
+  if (c?.startedAt === undefined || c.status === 'created') return false;
+  return unit.execMainStartedAt === undefined || c.startedAt >= unit.execMainStartedAt;
 }
 
 /** The container a unit runs, followed across reads of the unit. */

@@ -2,7 +2,7 @@
  * Changing the server's command line on the GPU host: read the unit, plan, confirm the diff,
  * write a drop-in, daemon-reload, check that systemd now runs the new command line; and roll
  * back to the drop-in as it was. The parsers (./parserDropIn.ts) and the load advice
- * (src/fleet/advice.ts) both change the arguments through `changeServerArgv`.
+ * (src/fleet/checks/advice.ts) both change the arguments through `changeServerArgv`.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
 import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../../transport/shell';

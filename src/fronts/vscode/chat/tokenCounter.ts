@@ -1,6 +1,6 @@
 /**
  * The chat model's token counts, made on this machine: the served model's own tokenizer, read
- * from the host once per model load (fleet/servedModel.ts, cached by checksum), then counted
+ * from the host once per model load (fleet/checks/servedModel.ts, cached by checksum), then counted
  * locally (engine/tokenizer). No remote call ever sits in a count: until the tokenizer is in,
  * counts are the stated estimate, and the log says once per server how counts are made.
  */
@@ -14,7 +14,7 @@ import {
   modelFolderOf,
   ServedModelFiles,
   type ModelLook,
-} from '../../../fleet/servedModel';
+} from '../../../fleet/checks/servedModel';
 import { estimateCounter } from '../../../engine/tokenizer/counter';
 import { fromSync, type TokenCounter } from '../../../engine/tokenizer/workerCounter';
 import type { FramedMessage, MessagePiece } from '../../../engine/tokenizer/framing';

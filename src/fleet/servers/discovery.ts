@@ -1,0 +1,98 @@
+/**
+ * Finding a host's model servers, a fleet verb for every front ("Kimi Service: Add server", `kimi-service
+ * discover`): one connection under the usual host-key policy, one remote command that lists the
+ * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
+ */
+import { parseSettings, printable, type HostKeyPolicy, type Settings } from '../../config/config';
+import {
+  DISCOVERY_COMMAND,
+  parseDiscovery,
+  proposeServerName,
+  serverNameProblem,
+  type DiscoveredUnit,
+} from '../../target/systemd/unitDiscovery';
+import { createSession, type SessionUi } from '../sessions/sessionFactory';
+import { loginUid, serverEntry, type TypedHost } from './serverEntry';
+import type { LogLevel } from '../../monitor/watcher';
+
+const DISCOVERY_TIMEOUT_MS = 30_000;
+
+export class DiscoveryError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'bad-host' | 'listing-failed' | 'bad-entry' | 'name-taken',
+  ) {
+    super(message);
+    this.name = 'DiscoveryError';
+  }
+}
+
+export interface Discovery {
+  readonly host: TypedHost;
+  readonly units: readonly DiscoveredUnit[];
+  /** The login's uid on the host (restarts need sudo when it is not root). */
+  readonly uid: number | undefined;
+}
+
+/** What the connection takes from the user's settings. */
+export interface DiscoverySettings {
+  readonly knownHostsFile: string;
+  readonly hostKeyPolicy: HostKeyPolicy;
+}
+
+/**
+ * Lists the host's units that launch a model server. Throws TransportError when the host refuses
+ * or cannot be reached (the caller words it as every refusal), DiscoveryError when the listing fails.
+ */
+export async function discoverUnits(
+  host: TypedHost,
+  settings: DiscoverySettings,
+  ui: SessionUi,
+  log: (level: LogLevel, message: string) => void,
+): Promise<Discovery> {
+  const probe = parseSettings({
+    servers: [{ name: host.host, ...host, unit: 'kimi-add-server-probe.service' }],
+    knownHostsFile: settings.knownHostsFile,
+    hostKeyPolicy: settings.hostKeyPolicy,
+  });
+  if (!probe.ok) throw new DiscoveryError(`cannot reach ${printable(host.host)}: ${probe.errors[0]}`, 'bad-host');
+  const session = await createSession(probe.settings.servers[0]!, probe.settings as Settings, ui, log);
+  let found;
+  try {
+    await session.transport.connect();
+    found = await session.transport.exec(DISCOVERY_COMMAND, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+  } finally {
+    session.dispose();
+  }
+  const units = parseDiscovery(found.stdout);
+  if (units.length === 0 && found.code !== 0) {
+    const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
+    log('error', `${host.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
+    throw new DiscoveryError(`cannot list the units of ${host.host}: ${why}`, 'listing-failed');
+  }
+  return { host, units, uid: loginUid(found.stdout) };
+}
+
+/** Why a discovery found nothing to add (no unit launches a model server). */
+export function nothingFoundMessage(host: string): string {
+  return `no systemd unit on ${host} launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart)`;
+}
+
+/**
+ * The `kimiService.servers` entry for `unit` under `name` (proposed when not given), checked against the
+ * settings schema and the names taken.
+ */
+export function entryFor(
+  discovery: Discovery,
+  unit: DiscoveredUnit,
+  taken: readonly string[],
+  name: string = proposeServerName(discovery.host.host, unit.unit, taken),
+): Record<string, unknown> {
+  const problem = serverNameProblem(name, taken);
+  if (problem) throw new DiscoveryError(problem, 'name-taken');
+  const entry = serverEntry(name, discovery.host, unit, discovery.uid);
+  const valid = parseSettings({ servers: [entry] });
+  if (!valid.ok)
+    throw new DiscoveryError(`the entry for ${printable(name)} would not be valid: ${valid.errors[0]}`, 'bad-entry');
+  return entry;
+}

@@ -1,0 +1,108 @@
+import type { ServerProfile, Settings } from '../../config/config';
+import { ServerSession } from '../../monitor/session';
+import type { LogLevel } from '../../monitor/watcher';
+import { TunnelAgent } from '../../transport/httpAgent';
+import { LocalTransport } from '../../transport/local/localTransport';
+import { loadSshTarget } from '../../transport/ssh/sshConfig';
+import { expandUserPath, systemPathContext } from '../../transport/ssh/sshPaths';
+import {
+  SshTransport,
+  type LoginAnswer,
+  type LoginQuestion,
+  type UnknownHostKeyInfo,
+} from '../../transport/ssh/sshTransport';
+import { TransportError, type Transport } from '../../transport/transport';
+import { curlFetchVia } from '../../transport/curlFetch';
+import { ChannelLimitedTransport } from '../../transport/channelLimit';
+import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHttp';
+
+export type UnknownHostKey = UnknownHostKeyInfo;
+export type { LoginAnswer, LoginQuestion };
+
+/** What a connection may have to ask the user (VS Code: fronts/vscode/prompts.ts; CLI: fronts/cli/prompt.ts). */
+export interface SessionUi {
+  trustUnknownHostKey(key: UnknownHostKey): Promise<boolean>;
+  requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;
+  /**
+   * A keyboard-interactive question (one-time code, PAM password) or a password login, once per
+   * connection and hop; undefined = cancelled; `signal` aborts when the attempt ended meanwhile
+   * (close the question). Absent where nobody can answer (scripts, MCP).
+   */
+  login?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
+  /** Said when a host needs an interactive login and `login` is absent. */
+  readonly noLoginHint?: string;
+}
+
+type Log = (level: LogLevel, message: string) => void;
+
+/**
+ * The transport for a server: SSH (host keys checked per kimiService.hostKeyPolicy) or local processes.
+ * Known hosts: a host whose ~/.ssh/config entry sets UserKnownHostsFile uses that file (the
+ * transport reads it from the resolved target); every other host uses kimiService.knownHostsFile.
+ */
+export async function createTransport(
+  server: ServerProfile,
+  settings: Settings,
+  ui: SessionUi,
+  log: Log,
+): Promise<Transport> {
+  if (server.host === undefined) return new LocalTransport();
+  let knownHostsFile: string;
+  try {
+    knownHostsFile = expandUserPath(settings.knownHostsFile, systemPathContext());
+  } catch (err) {
+    throw new TransportError('config', `kimiService.knownHostsFile: ${(err as Error).message}`);
+  }
+  const target = await loadSshTarget({
+    host: server.host,
+    port: server.port,
+    username: server.username,
+    identityFile: server.identityFile,
+  });
+  return new SshTransport({
+    target,
+    knownHostsFile,
+    decideUnknownHostKey: async (key) => {
+      switch (settings.hostKeyPolicy) {
+        case 'strict':
+          log(
+            'error',
+            `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "strict").`,
+          );
+          return 'reject';
+        case 'accept-new':
+          log(
+            'warn',
+            `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "accept-new").`,
+          );
+          return 'trust';
+        case 'ask':
+          return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';
+      }
+    },
+    requestPassphrase: (keyPath, retry) => ui.requestPassphrase(keyPath, retry),
+    ...(ui.login
+      ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }
+      : {}),
+    ...(ui.noLoginHint !== undefined ? { noLoginHint: ui.noLoginHint } : {}),
+    log: (message) => log('info', `[${server.name}] ${message}`),
+  });
+}
+
+export async function createSession(
+  server: ServerProfile,
+  settings: Settings,
+  ui: SessionUi,
+  log: Log,
+  httpOptions?: ServerHttpOptions,
+): Promise<ServerSession> {
+  const transport = new ChannelLimitedTransport(await createTransport(server, settings, ui, log));
+  const agent = new TunnelAgent(transport.openStream);
+  // When the host forbids TCP forwarding, HTTP goes through curl on the host instead.
+  const http = new ServerHttpClient(server.url, agent, undefined, {
+    fallbackFetch: curlFetchVia(transport),
+    onFallback: (message) => log('warn', `[${server.name}] ${message}`),
+    ...httpOptions,
+  });
+  return new ServerSession(server, transport, http, log);
+}

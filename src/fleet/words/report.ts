@@ -1,0 +1,197 @@
+/**
+ * One wording of a server's state for every front that is not the status bar: the language
+ * model tools, the MCP server and the CLI say the same words, in text a model or a person
+ * reads and in JSON a script parses. Pure.
+ */
+import { etaText, formatEta, visibleEta } from '../../monitor/eta';
+import { formatDuration, type LoadState } from '../../monitor/loadState';
+import { causeText } from '../../engine/rootCause';
+import { describe, loadStartedAt } from '../../present/messages';
+import { refusalWord } from '../../present/refusals';
+import type { ServerSnapshot, WaitResult } from '../fleet';
+import { nodeIssue } from '../../monitor/multiNodeState';
+import { activityLabel } from '../../engine/activity';
+import { stallText } from '../../present/stallNotice';
+import { breakdownLine } from '../../present/loadSummary';
+import type { LoadBreakdown } from '../../monitor/loadBreakdown';
+
+/** What every front reports about one server. */
+export interface ServerReport {
+  readonly server: string;
+  readonly host: string;
+  readonly unit: string;
+  /** The state word: ready, loading, failed, ..., "not watched", or the refusal ("host key changed"). */
+  readonly state: string;
+  readonly watching: boolean;
+  readonly phase: string | null;
+  /** The long quiet step under way inside the phase, in the extension's words (e.g. "compiling DeepGEMM kernels ..."). */
+  readonly activity: string | null;
+  /** While stalled: what was last seen and since when. */
+  readonly stall: string | null;
+  /** 0..100 while loading. */
+  readonly progressPercent: number | null;
+  /** Seconds left, when the ETA is known and not disproved by the clock. */
+  readonly etaSeconds: number | null;
+  /** ISO time the current state (or the load) began. */
+  readonly since: string | null;
+  /** ISO time the host last confirmed the state. */
+  readonly confirmedAt: string | null;
+  readonly lastError: string | null;
+  /** The last parser verification, e.g. "Parsers verified for agents (15 checks)"; null when never run. */
+  readonly parsers: string | null;
+  /** A parser verification under way: where it is ("verifying 5/16 · reasoning (stream) waiting 42 s (...)"): present only while one runs. */
+  readonly verifying?: string;
+  /** Ready: how the load of the process serving now went (its phases, rates, against the load before). */
+  readonly lastLoad?: string;
+  /** One line a model or a person reads. */
+  readonly summary: string;
+  /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
+  readonly nodes?: readonly {
+    readonly node: string;
+    readonly state: string;
+    readonly progressPercent: number | null;
+  }[];
+}
+
+function stateWord(snapshot: ServerSnapshot): string {
+  if (snapshot.refusal) return refusalWord(snapshot.refusal);
+  if (!snapshot.state || !snapshot.watching) return 'not watched';
+  return snapshot.state.verdict;
+}
+
+/**
+ * The line of a failure that says why: its root cause (server/rootCause: the first exception of
+ * the first failing rank, an argparse error, an NCCL timeout...), never an echo of the end.
+ */
+export function causeLine(lines: readonly string[]): string | undefined {
+  return causeText(lines);
+}
+
+function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): string | null {
+  if (snapshot.refusal) return snapshot.refusal.message;
+  if (!state) return null;
+  if (state.failure) {
+    const cause = causeLine(state.failure.lines);
+    return `${state.failure.summary}${cause ? ` (${cause})` : ''}`;
+  }
+  if (!state.connected && state.connectionError) return state.connectionError;
+  if (state.completion && !state.completion.ok && state.readyAt === undefined)
+    return `completion probe: ${state.completion.detail}`;
+  return null;
+}
+
+/** The breakdown's line while the process whose load it explains serves (a load that ended before it started is another's). */
+function servingLoadLine(lastLoad: LoadBreakdown | undefined, state: LoadState): string | undefined {
+  if (!lastLoad || state.verdict !== 'ready') return undefined;
+  return lastLoad.startedAt + lastLoad.totalMs >= (state.processStartedAt ?? 0) ? breakdownLine(lastLoad) : undefined;
+}
+
+export function serverReport(snapshot: ServerSnapshot, now: number = Date.now()): ServerReport {
+  const { server, state } = snapshot;
+  const word = stateWord(snapshot);
+  const watched = snapshot.watching && state !== undefined && !snapshot.refusal;
+  const loading =
+    watched && (state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled');
+  const progress = loading && state.progress !== undefined ? Math.floor(state.progress * 100) : null;
+  const etaMs = loading ? visibleEta(state.eta, now) : undefined;
+  const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
+  const error = lastError(snapshot, state);
+  const parts = [`${server.name}: ${watched ? describe(state) : word}`];
+  const shownEta = loading ? etaText(state.eta, now) : undefined;
+  if (shownEta !== undefined) parts.push(`about ${shownEta}`);
+  if (watched && state.readyAt !== undefined && state.verdict === 'ready')
+    parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
+  else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
+  if (!watched && state) parts.push(`last seen ${describe(state)}`);
+  const lastLoad = watched ? servingLoadLine(snapshot.lastLoad, state) : undefined;
+  if (lastLoad) parts.push(lastLoad);
+  if (error) parts.push(error);
+  // A multi-node server: the node that holds the group back, named (a failure already names it).
+  const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
+  if (issue && issue.text !== error) parts.push(issue.text);
+  if (snapshot.verifying) parts.push(snapshot.verifying.line);
+  else if (snapshot.verification) parts.push(snapshot.verification);
+  return {
+    server: server.name,
+    host: server.host ?? 'local',
+    unit: server.unit,
+    state: word,
+    watching: snapshot.watching,
+    phase: state?.phase ?? null,
+    activity: loading && state.activity ? activityLabel(state.activity) : null,
+    stall: watched && state.verdict === 'stalled' ? stallText(server.name, state, now, snapshot.nodes) : null,
+    progressPercent: progress,
+    etaSeconds: etaMs !== undefined ? Math.round(etaMs / 1000) : null,
+    since: since !== undefined ? new Date(since).toISOString() : null,
+    confirmedAt: state?.confirmedAt !== undefined ? new Date(state.confirmedAt).toISOString() : null,
+    lastError: error,
+    parsers: snapshot.verification ?? null,
+    ...(snapshot.verifying ? { verifying: snapshot.verifying.line } : {}),
+    ...(lastLoad !== undefined ? { lastLoad } : {}),
+    summary: parts.join(' · '),
+    ...(snapshot.nodes
+      ? {
+          nodes: snapshot.nodes.map((n) => ({
+            node: n.label,
+            state: n.state ? n.state.verdict : 'not watched',
+            progressPercent:
+              n.state?.progress !== undefined && n.state.readyAt === undefined
+                ? Math.floor(n.state.progress * 100)
+                : null,
+          })),
+        }
+      : {}),
+  };
+}
+
+/** What a bounded wait returns, with what to do next when the load has not finished. */
+export interface WaitReport {
+  readonly result: WaitResult['kind'];
+  readonly report: ServerReport;
+  /** One sentence for a model or a person: what happened, and what to do next. */
+  readonly next: string;
+}
+
+export function waitReport(
+  result: WaitResult,
+  waitedMs: number,
+  toolName = 'kimi_wait',
+  now: number = Date.now(),
+): WaitReport {
+  const report = serverReport(result.snapshot, now);
+  const waited = formatDuration(waitedMs);
+  let next: string;
+  switch (result.kind) {
+    case 'ready':
+      next = `${report.server} is ready: it answered a real completion${report.parsers ? `; ${report.parsers}` : ''}.`;
+      break;
+    case 'failed':
+      next = `${report.server} failed: ${report.lastError ?? 'see the logs'}. Do not wait again; read the logs, fix the cause, then restart.`;
+      break;
+    case 'stopped':
+      next = `${report.server} is stopped (the unit is not running). Restart it to serve again.`;
+      break;
+    case 'stalled':
+      next =
+        `${report.stall ?? `${report.server} is stalled`}. The process lives but nothing moves: read the logs for what it waits on ` +
+        `(another rank or node, NCCL, a download, a lock); call ${toolName} again only to keep waiting (a stall already under way does not end the next wait), or restart once the logs show a hang.`;
+      break;
+    case 'timeout': {
+      if (report.stall) {
+        next = `Still stalled after waiting ${waited}: ${report.stall}. Read the logs; restart if they show a hang.`;
+        break;
+      }
+      const progress = report.progressPercent !== null ? ` ${report.progressPercent}%` : '';
+      const eta = report.etaSeconds !== null ? `, about ${formatEta(report.etaSeconds * 1000)}` : '';
+      next = `Still ${report.state}${progress}${eta} after waiting ${waited}: call ${toolName} again (the load goes on; do not restart).`;
+      break;
+    }
+    case 'cancelled':
+      next = `The wait was cancelled after ${waited}; the load goes on (${report.state}).`;
+      break;
+    case 'not watched':
+      next = `${report.server} cannot be watched: ${report.lastError ?? report.state}.`;
+      break;
+  }
+  return { result: result.kind, report, next };
+}

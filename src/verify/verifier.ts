@@ -124,7 +124,16 @@ async function verifyOn(deps: VerifierDeps, expected: ExpectedParsers, board: Pr
     return { judgement: judgeToolIds(samples, expected.toolCallParser) };
   };
 
-  for (const spec of CHECKS)
+  // The requests share the tunnel's few channels: thinking off first (a short answer without
+  // reasoning), then the streams, which say where they are as they go (and why a plain twin, the
+  // same request, is slow), then the plain requests. The table keeps its order.
+  const quick = (spec: CheckSpec) => spec.run.kind === 'chat' && spec.run.budget === 'thinkingOff';
+  const startOrder = [
+    ...CHECKS.filter(quick),
+    ...CHECKS.filter((spec) => !quick(spec) && streams(spec)),
+    ...CHECKS.filter((spec) => !quick(spec) && !streams(spec)),
+  ];
+  for (const spec of startOrder)
     answers.set(
       spec.name,
       runCheck(spec).finally(() => board.finished(spec.name)),

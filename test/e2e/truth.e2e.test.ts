@@ -292,3 +292,52 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
     console.log(`    notifications: ${JSON.stringify(notes)}`);
   });
 });
+
+describe('e2e: issue 29 — a verification that takes long says where it is', function () {
+  const scenario = useScenario({
+    name: 'truth-slow-verification',
+    // The model reasons through the whole token budget at 40 ms a token (2048 tokens: 82 s, more
+    // than the 60 s a check waits): the parser check after ready waits for it.
+    gpuHost: { sim: { ...simForLoad(4), chatFaults: { slowReasoningMs: 40 } } },
+    unitText: (h) => unitWithParsers(h),
+    hostKeyPolicy: 'strict',
+  });
+
+  it('ready -> the tooltip says "Parsers: verifying n/16 · <check> waiting N s (…)", the text "· verifying n/16" once a check waited 10 s; the end is inconclusive, never failed', async () => {
+    const { page } = scenario();
+    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
+    await resetRecorders(page);
+    await runCommand(page, 'Restart Kimi service');
+    const dlg = await waitForDialog(page);
+    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
+    await clickDialogButton(page, 'Restart');
+    await waitForStatus(page, /^Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
+
+    // The tooltip, while the checks run: the checks done of all, the slowest check, what its answer carried so far.
+    const tooltip = await hoverStatusTooltip(page, /Parsers: verifying/);
+    await screenshot(page, 'truth-slow-verification-tooltip');
+    console.log(`    tooltip:\n${tooltip.replace(/^/gm, '      ')}`);
+    const line = tooltip.split('\n').find((l) => l.startsWith('Parsers: verifying')) ?? '';
+    assert.match(line, /^Parsers: verifying \d+\/16 · \S.* waiting \d+ s \(.+, budget [\d,]+( \(retry\))?\)$/, tooltip);
+    assert.match(tooltip, /State: ready/);
+
+    // Once a check has waited 10 s, the text says it too; then the tooltip counts the streamed reasoning.
+    const hist = await waitForStatus(page, /^Kimi: ready · verifying \d+\/16$/, { timeoutMs: 60_000 });
+    console.log(`    status bar texts:\n${formatStatusHistory(hist.slice(-3))}`);
+    const streaming = await hoverStatusTooltip(page, /tokens of reasoning so far/);
+    console.log(`    tooltip later:\n${streaming.replace(/^/gm, '      ')}`);
+    assert.match(
+      streaming,
+      /^Parsers: verifying \d+\/16 · reasoning \(stream\) waiting \d+ s \(\d[\d,]* tokens of reasoning so far, budget 2,048\)$/m,
+    );
+
+    // The end: inconclusive with the reason, never a parser failure; the text as it was.
+    const note = await waitForNotification(page, /parser check/i, { timeoutMs: 240_000 });
+    console.log(`    notification: ${JSON.stringify(note)}`);
+    assert.match(
+      note.text,
+      /[Pp]arser check inconclusive \(out of time with the model still reasoning or answering, a slow server, not the parsers\): reasoning, reasoning \(stream\)/,
+    );
+    await waitForStatus(page, /^Kimi: ready$/, { timeoutMs: 10_000 });
+  });
+});

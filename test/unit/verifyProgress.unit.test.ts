@@ -11,6 +11,8 @@ import {
   type VerifyProgress,
 } from '../../src/verify/progress';
 import { summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { readStream } from '../../src/verify/streamRead';
+import { Readable } from 'node:stream';
 
 const sse = (delta: Record<string, unknown>, finish: string | null = null): string =>
   `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -59,6 +61,21 @@ describe('verification progress: what a stream carried so far', () => {
     tally.push('}}]}\n\ndata: not json\n\n: comment\n\n');
     assert.equal(tally.tally.reasoningTokens, 2);
     assert.equal(tally.tally.finishReason, undefined);
+  });
+});
+
+describe('verification progress: the body read as it arrives', () => {
+  it('tells each piece, a character split between two chunks whole; keeps at most the cap', async () => {
+    const bytes = Buffer.from('data: {"x":"18 °C"}\n\n', 'utf8');
+    const cut = bytes.indexOf(0xc2) + 1; // inside the two bytes of "°"
+    const pieces: string[] = [];
+    const read = await readStream(Readable.from([bytes.subarray(0, cut), bytes.subarray(cut)]), 1024, (t) =>
+      pieces.push(t),
+    );
+    assert.deepEqual(read, { text: bytes.toString('utf8'), truncated: false });
+    assert.equal(pieces.join(''), bytes.toString('utf8'));
+    const capped = await readStream(Readable.from([bytes, bytes]), bytes.length + 4, () => undefined);
+    assert.deepEqual(capped, { text: bytes.toString('utf8') + 'data', truncated: true });
   });
 });
 

@@ -4,7 +4,7 @@
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
  * centred on the middle (what a reader takes for the estimate).
  */
-import type { EtaSource, RawEta } from './etaLoad';
+import type { EtaSource, RawEta } from './etaPlan';
 
 /** The ETA a state keeps: absolute times, so a display counts down between signals. */
 export interface ShownEta {

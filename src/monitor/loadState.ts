@@ -1,7 +1,7 @@
 import { phaseRank, type UnitStatus } from '../engine/events';
 import { listenerChange, standInAnswer } from './standInState';
 import { cpuCores, foldActivity, progressWitness, pushCpuSample, stallSignalText } from './witnessMoves';
-import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from './eta';
+import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from './ioRate';
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal, type Verdict } from './loadStateTypes';
 import {
   advancePhase,

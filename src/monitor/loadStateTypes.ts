@@ -2,7 +2,8 @@
 import type { GpuMemory, JournalEvent, LoadPhase, UnitStatus } from '../engine/events';
 import type { Activity } from '../engine/activity';
 import type { CpuSample, ProgressMark } from './witnessMoves';
-import type { IoSample, LoadPrior } from './eta';
+import type { LoadPrior } from './eta';
+import type { IoSample } from './ioRate';
 import type { ShownEta } from './etaDamp';
 import type { StandIn } from '../host/portOwner';
 

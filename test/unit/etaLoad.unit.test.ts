@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { etaText, formatEta } from '../../src/monitor/eta';
-import { etaPendingText, etaTooltip, estimateLoad, type RawEta } from '../../src/monitor/etaLoad';
+import { etaText, formatEta } from '../../src/monitor/etaText';
+import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/etaLoad';
+import type { RawEta } from '../../src/monitor/etaPlan';
 import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
 import type { UnitStatus } from '../../src/engine/events';
 import { runCase, SHAPES, type HarnessResult } from '../util/etaHarness';

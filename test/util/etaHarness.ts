@@ -9,7 +9,8 @@
  */
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
-import { etaText, type LoadPrior } from '../../src/monitor/eta';
+import type { LoadPrior } from '../../src/monitor/eta';
+import { etaText } from '../../src/monitor/etaText';
 import type { JournalEvent, UnitStatus } from '../../src/engine/events';
 
 const MB = 1e6;

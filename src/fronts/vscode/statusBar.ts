@@ -4,7 +4,7 @@ import type { ServerProfile } from '../../config/config';
 import { refusalWord, type Refusal } from '../../present/refusals';
 import { maskSecrets } from '../../util/secrets';
 import { bytesFraction, formatDuration, type LoadState } from '../../monitor/loadState';
-import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/eta';
+import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/etaText';
 import { etaPendingText, etaTooltip } from '../../monitor/etaLoad';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';

@@ -291,6 +291,21 @@ export function runCase(shape: LoadShape): { first: HarnessResult; second: Harne
 }
 
 /**
+ * "Forecast warm, load cold" (issue 29): the server's previous load read every byte from the page
+ * cache, the forecast before this restart says 100 % cached again, and the files are evicted as
+ * the load starts, so every byte is read cold: the history's warm rates and the forecast are both
+ * wrong, and only the bytes read say so.
+ */
+export function runForecastWarmLoadCold(shape: LoadShape): HarnessResult {
+  const total = shape.totalBytes;
+  const warm: LoadShape = { ...shape, forecastResident: 1, reads: [{ share: 1, bps: 2500 * MB, cold: false }] };
+  const forecast = { residentBytes: total, totalBytes: total };
+  const previous = runLoad(warm, priorFrom([], forecast));
+  const record = recordOf(previous.final, 'ready', previous.totalMs, total);
+  return runLoad({ ...shape, forecastResident: 1 }, priorFrom([record], forecast));
+}
+
+/**
  * The record Fleet keeps of a first look at a server already serving (a window reload, a CLI
  * `status`): the process started an hour before the watch, the journal's phases read at once.
  */
@@ -442,6 +457,8 @@ export function report(shapes: readonly LoadShape[] = SHAPES): string[] {
     }
   }
   const plain = shapes[0];
+  for (const shape of [plain, shapes.find((s) => s.name.startsWith('small model'))])
+    if (shape) lines.push(row(`${shape.name}: forecast warm, load cold`, 'second', runForecastWarmLoadCold(shape)));
   if (plain) lines.push(row(`${plain.name}, after 5 window reloads`, 'second', runAfterReloads(plain, 5)));
   return lines;
 }

@@ -40,6 +40,7 @@ import {
   windowSpanMs,
   type IoSample,
 } from './ioRate';
+import type { ForeseenStep } from './compileForecast';
 
 /** What this host's history (or the page-cache measurement) says before the load starts. */
 export interface LoadPrior {
@@ -63,6 +64,8 @@ export interface LoadPrior {
   readonly totalMsRange?: readonly [number, number];
   /** Number of past loads the prior comes from (0 = defaults only). */
   readonly loads?: number;
+  /** Quiet steps an empty kernel cache adds to this start (read before the restart), with their lengths. */
+  readonly foreseenSteps?: readonly ForeseenStep[];
 }
 
 export const DEFAULT_COLD_BPS = 240e6;

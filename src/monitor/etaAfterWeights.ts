@@ -7,7 +7,7 @@
 import { activityLabel } from '../engine/activity';
 import type { ActivityKind } from '../engine/events';
 import type { LoadState } from './loadStateTypes';
-import { afterPlanMs, DEFAULT_AFTER, HISTORY_AFTER, MIN_LEFT_MS, sourceOf, type RawEta } from './etaPlan';
+import { afterPlanMs, DEFAULT_AFTER, foreseenMs, HISTORY_AFTER, MIN_LEFT_MS, sourceOf, type RawEta } from './etaPlan';
 
 /** A quiet step past its plan: expected to last this share of its time so far again (low, middle, high). */
 const OVERRUN = [0.5, 1.5, 3] as const;
@@ -124,7 +124,8 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
     const rest = Math.max(tail, postShards ? plan - stepPlan : plan - sinceAfter);
     const what = activityLabel(activity);
     const bar = activity.total !== undefined ? 'its bar gives no rate yet' : 'no bar';
-    const typical = TYPICAL_STEP_MS[activity.kind];
+    const foreseen = foreseenMs(state, activity.kind);
+    const typical = foreseen ?? TYPICAL_STEP_MS[activity.kind];
     if (typical !== undefined) {
       // (continuous where the overrun takes over: typical - e = TYPICAL_OVERRUN * e)
       const stepLeft = Math.max(typical - stepElapsed, stepElapsed * TYPICAL_OVERRUN);
@@ -134,7 +135,10 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
         highMs: rest * share[1] + Math.max(typical * 1.5 - stepElapsed, stepElapsed),
         basis: 'step so far',
         source,
-        reason: `${what}: ${bar}; such a step takes about ${Math.round(typical / 1000)} s in published logs (${Math.round(stepElapsed / 1000)} s so far)`,
+        reason:
+          foreseen !== undefined
+            ? `${what}: ${bar}; foreseen before the restart (an empty kernel cache), about ${Math.round(typical / 1000)} s (${Math.round(stepElapsed / 1000)} s so far)`
+            : `${what}: ${bar}; such a step takes about ${Math.round(typical / 1000)} s in published logs (${Math.round(stepElapsed / 1000)} s so far)`,
         key,
       };
     }

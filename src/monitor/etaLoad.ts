@@ -25,6 +25,7 @@ import {
   HISTORY_AFTER,
   loadStart,
   MIN_LEFT_MS,
+  pendingSteps,
   sourceOf,
   sourceText,
   type RawEta,
@@ -136,8 +137,31 @@ function weightsStalled(state: LoadState, now: number): boolean {
   return growth.flatSince !== undefined && now - growth.flatSince > DISPROVED_GRACE_MS - sampleIntervalMs(samples);
 }
 
-/** The whole load's ETA at `now`, undefined when nothing honest can be said (no size, no history; a stall). */
+/**
+ * The whole load's ETA at `now`, undefined when nothing honest can be said (no size, no history; a
+ * stall); a compile foreseen before the restart (an empty kernel cache) counts from the first second.
+ */
 export function estimateLoad(state: LoadState, now: number): RawEta | undefined {
+  const raw = estimateWithoutPending(state, now);
+  const pending = pendingSteps(state);
+  if (!raw || pending.ms <= 0) return raw;
+  return {
+    ...raw,
+    midMs: raw.midMs + pending.ms,
+    lowMs: raw.lowMs + pending.lowMs,
+    highMs: raw.highMs + pending.highMs,
+    reason: raw.reason ?? `a kernel compile foreseen (empty cache): ${pendingText(state)}`,
+  };
+}
+
+function pendingText(state: LoadState): string {
+  return (state.prior?.foreseenSteps ?? [])
+    .filter((s) => !state.stepsSeen?.includes(s.kind) && state.activity?.kind !== s.kind)
+    .map((s) => `${s.kind} about ${Math.round(s.ms / 1000)} s`)
+    .join(', ');
+}
+
+function estimateWithoutPending(state: LoadState, now: number): RawEta | undefined {
   const phase = state.phase;
   if (phase === undefined || phase === 'ready') return undefined;
   const key = `${phase}/${state.activity?.kind ?? ''}`;

@@ -88,3 +88,22 @@ export function forecastWeightsMs(state: LoadState): number | undefined {
   const warm = resident / (prior?.warmBps ?? DEFAULT_WARM_BPS);
   return (cold + warm) * 1000;
 }
+
+/** A foreseen step (an empty kernel cache's compile) not yet begun: what it adds (ms: middle, low, high). */
+export function pendingSteps(state: LoadState): { ms: number; lowMs: number; highMs: number } {
+  let ms = 0;
+  let lowMs = 0;
+  let highMs = 0;
+  for (const step of state.prior?.foreseenSteps ?? []) {
+    if (state.stepsSeen?.includes(step.kind) || state.activity?.kind === step.kind) continue;
+    ms += step.ms;
+    lowMs += step.lowMs;
+    highMs += step.highMs;
+  }
+  return { ms, lowMs, highMs };
+}
+
+/** The foreseen length of a step of `kind` (read before the restart), if one was foreseen. */
+export function foreseenMs(state: LoadState, kind: string): number | undefined {
+  return state.prior?.foreseenSteps?.find((s) => s.kind === kind)?.ms;
+}

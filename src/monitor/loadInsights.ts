@@ -9,6 +9,8 @@ import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './histo
 import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from './loadBreakdown';
 import type { LoadState } from './loadState';
 import { measureResidency } from './warmCache';
+import { readCompileForecast } from './compileRead';
+import type { ForeseenStep } from './compileForecast';
 import type { WatchOutcome } from './watcher';
 
 /** What is known about the next load before the restart. */
@@ -16,9 +18,11 @@ export interface LoadForecast {
   readonly modelPath: string | undefined;
   readonly residentBytes: number | undefined;
   readonly totalBytes: number | undefined;
-  /** "~9 min: 41% of the weights are cached". */
+  /** "~9 min: 41% of the weights are cached", and a compile an empty kernel cache adds. */
   readonly text: string | undefined;
   readonly warning: string | undefined;
+  /** How to keep (or fill ahead) a kernel cache found empty. */
+  readonly advice?: string;
   readonly prior: LoadPrior;
 }
 
@@ -26,6 +30,7 @@ export interface LoadForecast {
 interface AtRestart {
   readonly residentBytes?: number;
   readonly cudaGraphMaxBs?: number;
+  readonly foreseenSteps?: readonly ForeseenStep[];
 }
 
 /**
@@ -49,17 +54,20 @@ export class LoadInsights {
     let modelPath: string | undefined;
     let warning: string | undefined;
     let cudaGraphMaxBs: number | undefined;
+    let argv: readonly string[] = [];
+    let pid: number | undefined;
+    let givenModelPath: string | undefined;
     try {
-      let argv: readonly string[];
       if (target) {
         // The target's command line (a container's, with its path on the host through its volume).
         const state = await target.readState(targetIo(transport));
         argv = state.argv;
-        const given = modelPathOf(argv);
-        modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
+        pid = state.unit.mainPid;
+        givenModelPath = modelPathOf(argv);
+        modelPath = givenModelPath?.startsWith('/') ? state.hostPath(givenModelPath) : givenModelPath;
       } else {
         argv = execStartOf((await transport.exec(execStartCommand(unit), { timeoutMs: 20_000 })).stdout);
-        modelPath = modelPathOf(argv);
+        modelPath = givenModelPath = modelPathOf(argv);
       }
       warning = dropCacheWarning(argv);
       const bound = getFlag(argv, '--cuda-graph-max-bs');
@@ -69,39 +77,48 @@ export class LoadInsights {
     }
     let residentBytes: number | undefined;
     let totalBytes: number | undefined;
-    if (modelPath?.startsWith('/')) {
-      try {
-        const { residency } = await measureResidency(transport, modelPath);
-        residentBytes = residency.residentBytes;
-        totalBytes = residency.totalBytes;
-      } catch {
-        // Residency unknown: the forecast says so.
-      }
+    const [residency, compiles] = await Promise.all([
+      modelPath?.startsWith('/') ? measureResidency(transport, modelPath).catch(() => undefined) : undefined,
+      readCompileForecast(transport, pid, argv, givenModelPath, records),
+    ]);
+    if (residency) {
+      residentBytes = residency.residency.residentBytes;
+      totalBytes = residency.residency.totalBytes;
     }
+    const foreseenSteps = compiles.steps.length ? compiles.steps : undefined;
     const residentKept = residentBytes ?? this.atRestart.get(server)?.residentBytes;
     this.atRestart.set(server, {
       ...(residentKept !== undefined ? { residentBytes: residentKept } : {}),
       ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+      ...(foreseenSteps ? { foreseenSteps } : {}),
     });
-    const text = totalBytes
-      ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes)
+    const compileMs = (foreseenSteps ?? []).reduce((sum, s) => sum + s.ms, 0);
+    const loadText = totalBytes
+      ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes) + compileMs, residentBytes, totalBytes)
       : undefined;
+    const text = [loadText, compiles.text].filter(Boolean).join('; ') || undefined;
     return {
       modelPath,
       residentBytes,
       totalBytes,
       text,
       warning,
-      prior: priorFrom(records, {
-        residentBytes,
-        totalBytes,
-        ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
-      }),
+      ...(compiles.advice ? { advice: compiles.advice } : {}),
+      prior: {
+        ...priorFrom(records, {
+          residentBytes,
+          totalBytes,
+          ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+        }),
+        ...(foreseenSteps ? { foreseenSteps } : {}),
+      },
     };
   }
 
   prior(server: string, unit: string): LoadPrior {
-    return priorFrom(this.history.list(server, unit), this.atRestart.get(server));
+    const atRestart = this.atRestart.get(server);
+    const prior = priorFrom(this.history.list(server, unit), atRestart);
+    return atRestart?.foreseenSteps ? { ...prior, foreseenSteps: atRestart.foreseenSteps } : prior;
   }
 
   /** Each state of a server's watch: the steps it names are kept for the load's record. */

@@ -306,6 +306,24 @@ export function runForecastWarmLoadCold(shape: LoadShape): HarnessResult {
 }
 
 /**
+ * "Cold compile foreseen" (issue 29): a first load whose kernel cache was read empty before the
+ * restart, so its prior holds the DeepGEMM compile at the published logs' length (the ETA counts
+ * it from the first second); `foresee: false` is the same load unforeseen.
+ */
+export function runForeseenCompile(shape: LoadShape, foresee = true): HarnessResult {
+  const forecast = { residentBytes: shape.forecastResident * shape.totalBytes, totalBytes: shape.totalBytes };
+  const step = {
+    kind: 'deepgemm',
+    ms: 150_000,
+    lowMs: 60_000,
+    highMs: 1_200_000,
+    dir: '/root/.cache/deep_gemm',
+    from: 'published logs',
+  } as const;
+  return runLoad(shape, { ...priorFrom([], forecast), ...(foresee ? { foreseenSteps: [step] } : {}) });
+}
+
+/**
  * The record Fleet keeps of a first look at a server already serving (a window reload, a CLI
  * `status`): the process started an hour before the watch, the journal's phases read at once.
  */
@@ -459,6 +477,8 @@ export function report(shapes: readonly LoadShape[] = SHAPES): string[] {
   const plain = shapes[0];
   for (const shape of [plain, shapes.find((s) => s.name.startsWith('small model'))])
     if (shape) lines.push(row(`${shape.name}: forecast warm, load cold`, 'second', runForecastWarmLoadCold(shape)));
+  for (const shape of shapes.filter((s) => s.jit !== undefined))
+    lines.push(row(`${shape.name}: cold compile foreseen`, 'first ', runForeseenCompile(shape)));
   if (plain) lines.push(row(`${plain.name}, after 5 window reloads`, 'second', runAfterReloads(plain, 5)));
   return lines;
 }

@@ -5,7 +5,7 @@ import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/etaL
 import type { RawEta } from '../../src/monitor/etaPlan';
 import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
 import type { UnitStatus } from '../../src/engine/events';
-import { runCase, SHAPES, type HarnessResult } from '../util/etaHarness';
+import { runCase, runForeseenCompile, SHAPES, type HarnessResult } from '../util/etaHarness';
 import { VIRTUAL_LIMITS } from '../util/etaTargets';
 
 const GB = 1e9;
@@ -299,6 +299,33 @@ describe('eta of the whole load: every phase, the forecast corrected, quiet step
     const inStep = second.texts.filter((t) => /post-shards/.test(t.phase));
     assert.ok(inStep.length > 10);
     assert.ok(second.maxJump <= VIRTUAL_LIMITS.maxJump.value, `${second.maxJump}`);
+  });
+  it('a compile foreseen before the restart (an empty kernel cache) is in the ETA from the first second', () => {
+    for (const shape of SHAPES.filter((s) => s.jit !== undefined)) {
+      const foreseen = runForeseenCompile(shape);
+      const unforeseen = runForeseenCompile(shape, false);
+      const e50 = foreseen.errors[50];
+      assert.ok(
+        e50 !== undefined && Math.abs(e50) <= VIRTUAL_LIMITS.foreseenCompileAt50.value,
+        `${shape.name}: ${e50} at 50 %`,
+      );
+      // counted from the first second: the first ETA shown already holds the compile's length
+      const firstShown = (r: HarnessResult) => r.texts.find((t) => t.text !== undefined);
+      // the middle of "63s-7m left" in seconds
+      const seconds = (text: string | undefined) => {
+        const ends = (text ?? '').replace(/ left$/, '').split('-');
+        const unit = (/[sm]$/.exec(ends[ends.length - 1] ?? '') ?? ['s'])[0];
+        const value = (e: string) =>
+          Number(/\d+/.exec(e)?.[0] ?? 0) * ((/[sm]$/.exec(e)?.[0] ?? unit) === 'm' ? 60 : 1);
+        return ends.reduce((sum, e) => sum + value(e), 0) / Math.max(1, ends.length);
+      };
+      assert.ok(
+        seconds(firstShown(foreseen)?.text) >= seconds(firstShown(unforeseen)?.text) + 100,
+        `${shape.name}: first shown ${firstShown(foreseen)?.text} foreseen, ${firstShown(unforeseen)?.text} not`,
+      );
+      assert.ok(Math.abs(unforeseen.errors[25]!) > 0.5, 'unforeseen, the compile is missing at 25 %');
+      assert.ok(Math.abs(foreseen.errors[25]!) <= VIRTUAL_LIMITS.foreseenCompileAt50.value, `${foreseen.errors[25]}`);
+    }
   });
   it('a JIT compile with its own bar goes at the rate of the bar', () => {
     const { first } = caseOf('DeepGEMM JIT 150 s in graph capture (bar)');

@@ -150,7 +150,7 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
     midMs: raw.midMs + pending.ms,
     lowMs: raw.lowMs + pending.lowMs,
     highMs: raw.highMs + pending.highMs,
-    reason: raw.reason ?? `a kernel compile foreseen (empty cache): ${pendingText(state)}`,
+    reason: [raw.reason, `a kernel compile foreseen (empty cache): ${pendingText(state)}`].filter(Boolean).join('; '),
   };
 }
 

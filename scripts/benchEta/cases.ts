@@ -41,7 +41,7 @@ export interface CaseSpec {
   prime?: Record<string, unknown>;
   /** The host's model config.json `quantization_config`. */
   quantization?: Record<string, unknown>;
-  /** Replaces the unit's `SGLANG_ENABLE_JIT_DEEPGEMM=0` (its Environment=); `CACHE` becomes a folder of the host's. */
+  /** Replaces the unit's `SGLANG_ENABLE_JIT_DEEPGEMM=0` (its Environment=); `{cache}` becomes a folder of the host's. */
   unitEnv?: string;
 }
 
@@ -102,6 +102,6 @@ export const CASES: readonly CaseSpec[] = [
     prime: { deepGemm: null },
     simFor: () => ({ deepGemm: { seconds: 150, bar: false, keep: false } }),
     quantization: { quant_method: 'fp8', activation_scheme: 'dynamic', fmt: 'e4m3', weight_block_size: [128, 128] },
-    unitEnv: 'SGLANG_ENABLE_JIT_DEEPGEMM=1 SGLANG_DG_CACHE_DIR=CACHE',
+    unitEnv: 'SGLANG_ENABLE_JIT_DEEPGEMM=1 SGLANG_DG_CACHE_DIR={cache}',
   },
 ];

@@ -86,7 +86,7 @@ export async function runUnit(
     const server = new LoadInsights(new MemoryMemento());
     let historyLoads = 0;
     if (spec.unitEnv) {
-      const env = spec.unitEnv.replace('CACHE', path.join(host.fixtureDir, 'kernel-cache'));
+      const env = spec.unitEnv.replace('{cache}', path.join(host.fixtureDir, 'kernel-cache'));
       await host.writeUnit(host.defaultUnitText.replace('SGLANG_ENABLE_JIT_DEEPGEMM=0', env), { reload: true });
     }
     if (spec.prime) {

@@ -67,9 +67,20 @@ describe('kernel caches read before a restart (host/kernelCaches.ts, monitor/com
       { key: 'deepgemm-env', path: dg, exists: true, files: 0 },
     );
     assert.equal(f.dirs.find((d) => d.key === 'deepgemm-home')?.path, path.join(dir, '.cache', 'deep_gemm'));
+    assert.equal(f.user, os.userInfo().username);
     fs.writeFileSync(path.join(dg, 'kernel.so'), 'x');
     f = await read();
     assert.equal(f.dirs.find((d) => d.key === 'deepgemm-env')?.files, 1);
+  });
+
+  it("no HOME in the server's environment: the defaults are under its user's home (passwd), as Python's expanduser does", async () => {
+    child = spawn('sleep', ['60'], { env: { PATH: process.env['PATH'] } });
+    const f = parseKernelCaches((await run('sh', ['-c', kernelCacheCommand(child.pid!, undefined)])).stdout);
+    assert.equal(f.env.HOME, undefined);
+    assert.equal(
+      f.dirs.find((d) => d.key === 'deepgemm-home')?.path,
+      path.join(os.userInfo().homedir, '.cache', 'deep_gemm'),
+    );
   });
 
   it('a process that cannot be read (gone) is unreadable: nothing is foreseen', async () => {

@@ -33,6 +33,16 @@ export interface CaseSpec {
   readonly sim: Record<string, unknown>;
   /** Flags added to the unit's server command line for load `n` (0-based), if any. */
   unitArgs?(n: number): string;
+  /** sim.json keys set before load `n` of `kind` (0-based over all loads of the host). */
+  simFor?(n: number, kind: 'first' | 'later'): Record<string, unknown>;
+  /** Loads that are run and kept in the server's history but not measured (the history a case needs). */
+  unmeasured?(n: number, kind: 'first' | 'later'): boolean;
+  /** One load before the measured ones, with these sim.json keys: the server is running when the first forecast reads it. */
+  prime?: Record<string, unknown>;
+  /** The host's model config.json `quantization_config`. */
+  quantization?: Record<string, unknown>;
+  /** Replaces the unit's `SGLANG_ENABLE_JIT_DEEPGEMM=0` (its Environment=); `{cache}` becomes a folder of the host's. */
+  unitEnv?: string;
 }
 
 /** --cuda-graph-max-bs of load n in the growing-capture case: 6, 10, 16 then 24 batch sizes. */
@@ -75,5 +85,23 @@ export const CASES: readonly CaseSpec[] = [
     name: 'rateHalves',
     title: 'read rate halves midway: every shard cold, half the rate after half the bytes',
     sim: { loadShape: 'readRateHalves' },
+  },
+  {
+    name: 'warmThenCold',
+    title:
+      'forecast warm, load cold: the loads before read every shard from the page cache (history warm, forecast 100 % cached); every other later load finds them evicted and reads all cold (only those measured)',
+    sim: { coldFiles: 'none', pageCacheAfterLoad: 'none' },
+    simFor: (n, kind) => ({ coldFiles: kind === 'later' && n % 2 === 1 ? 'all' : 'none' }),
+    unmeasured: (n, kind) => kind === 'first' || n % 2 === 0,
+  },
+  {
+    name: 'coldCompile',
+    title:
+      "cold compile foreseen: a block-FP8 model, DeepGEMM's kernel cache empty before every restart (not kept), 150 s of JIT compile at the first CUDA-graph capture (the published logs' length, not scaled), read before the restart",
+    sim: { loadShape: 'cold', deepGemm: { seconds: 150, bar: false, keep: false } },
+    prime: { deepGemm: null },
+    simFor: () => ({ deepGemm: { seconds: 150, bar: false, keep: false } }),
+    quantization: { quant_method: 'fp8', activation_scheme: 'dynamic', fmt: 'e4m3', weight_block_size: [128, 128] },
+    unitEnv: 'SGLANG_ENABLE_JIT_DEEPGEMM=1 SGLANG_DG_CACHE_DIR={cache}',
   },
 ];

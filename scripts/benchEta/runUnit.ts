@@ -51,6 +51,8 @@ export interface LoadResult {
   readonly residentShare: number | undefined;
 }
 
+const FORESEE = !process.argv.includes('--no-foresee');
+
 const WATCH = { pollIntervalMs: 1000, stallMs: 120_000, loadTimeoutMs: 10 * 60_000, unreachableTimeoutMs: 60_000 };
 
 export async function runUnit(
@@ -61,7 +63,14 @@ export async function runUnit(
   failed: string[] = [],
 ): Promise<LoadResult[]> {
   const sim = { ...BASE_SIM, ...spec.sim };
-  const host = await startOneAtATime(() => startGpuHost({ shards: SHARDS, shardBytes: SHARD_BYTES, sim }));
+  const host = await startOneAtATime(() =>
+    startGpuHost({
+      shards: SHARDS,
+      shardBytes: SHARD_BYTES,
+      sim,
+      ...(spec.quantization ? { quantization: spec.quantization } : {}),
+    }),
+  );
   const results: LoadResult[] = [];
   let session: ServerSession | undefined;
   try {
@@ -76,8 +85,19 @@ export async function runUnit(
     const between = simConfig.mergeConfig(sim).pageCacheAfterLoad;
     const server = new LoadInsights(new MemoryMemento());
     let historyLoads = 0;
+    if (spec.unitEnv) {
+      const env = spec.unitEnv.replace('{cache}', path.join(host.fixtureDir, 'kernel-cache'));
+      await host.writeUnit(host.defaultUnitText.replace('SGLANG_ENABLE_JIT_DEEPGEMM=0', env), { reload: true });
+    }
+    if (spec.prime) {
+      // a load before the measured ones: the server is running when the first forecast reads it
+      await host.configureSimulator(spec.prime);
+      const primed = await session.watch('restart', WATCH, {});
+      if (primed.end !== 'ready') failed.push(`priming load: ${primed.end}`);
+    }
     for (let n = 0; n < first + later; n++) {
       const kind = n < first ? 'first' : 'later';
+      if (spec.simFor) await host.configureSimulator(spec.simFor(n, kind));
       if (spec.unitArgs)
         await host.writeUnit(
           host.defaultUnitText.replace('--trust-remote-code', `--trust-remote-code ${spec.unitArgs(n)}`),
@@ -85,8 +105,16 @@ export async function runUnit(
         );
       if (between != null) simState.applyColdFiles(files, between);
       const insights = kind === 'first' ? new LoadInsights(new MemoryMemento()) : server;
-      const forecast = await insights.forecast(session.transport, profile.name, profile.unit, targetFor(profile));
-      if (kind === 'first') await server.forecast(session.transport, profile.name, profile.unit, targetFor(profile));
+      // (--no-foresee: the forecast of before issue 29, with no kernel caches read)
+      const forecast = await insights.forecast(
+        session.transport,
+        profile.name,
+        profile.unit,
+        targetFor(profile),
+        FORESEE,
+      );
+      if (kind === 'first')
+        await server.forecast(session.transport, profile.name, profile.unit, targetFor(profile), FORESEE);
       const samples: Sample[] = [];
       let latest: LoadState | undefined;
       const read = () => {
@@ -118,22 +146,25 @@ export async function runUnit(
         continue;
       }
       const rec = recordOf(state, 'ready', Date.now());
-      results.push({
-        case: spec.name,
-        kind,
-        historyLoads: kind === 'first' ? 0 : historyLoads,
-        samples,
-        truth,
-        phaseMs: rec.phaseMs as Record<string, number>,
-        afterWeightsMs: rec.afterWeightsMs,
-        forecastText: forecast.text,
-        residentShare:
-          forecast.residentBytes !== undefined && forecast.totalBytes
-            ? forecast.residentBytes / forecast.totalBytes
-            : undefined,
-      });
+      const measured = !spec.unmeasured?.(n, kind);
+      if (measured)
+        results.push({
+          case: spec.name,
+          kind,
+          historyLoads: kind === 'first' ? 0 : historyLoads,
+          samples,
+          truth,
+          phaseMs: rec.phaseMs as Record<string, number>,
+          afterWeightsMs: rec.afterWeightsMs,
+          forecastText: forecast.text,
+          residentShare:
+            forecast.residentBytes !== undefined && forecast.totalBytes
+              ? forecast.residentBytes / forecast.totalBytes
+              : undefined,
+        });
       await server.record(profile.name, profile.unit, outcome);
       historyLoads++;
+      if (!measured) continue;
       say(
         `  ${spec.name} ${kind} load ${n + 1}: ${((truth.ready - truth.start) / 1000).toFixed(1)} s, forecast ${forecast.text ?? '-'}`,
       );

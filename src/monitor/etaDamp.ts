@@ -4,7 +4,7 @@
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
  * centred on the middle (what a reader takes for the estimate).
  */
-import type { EtaSource, RawEta } from './etaLoad';
+import type { EtaSource, RawEta } from './etaPlan';
 
 /** The ETA a state keeps: absolute times, so a display counts down between signals. */
 export interface ShownEta {
@@ -56,6 +56,17 @@ function centred(mid: number, low: number, high: number): { low: number; high: n
 }
 
 /**
+ * True when `wantedMs` (the raw middle at `now`) lies above the range `previous` showed, counted
+ * down to `now`, by more than one window's bound could move the middle (1.4x over its upper end):
+ * the range promised "ready by then" and the evidence says later. (A range too pessimistic is no
+ * false promise; it comes down within the bound.)
+ */
+function contradicts(previous: ShownEta, wantedMs: number, now: number): boolean {
+  const high = Math.max(FLOOR_MS, (previous.highAt ?? previous.readyAt) - now);
+  return wantedMs > high * MAX_MOVE;
+}
+
+/**
  * The phase and quiet step an estimate was made in, without how it was made ("/forecast",
  * "/overrun"): the first evidence replacing a forecast, or a step outrunning its plan, is no
  * phase change a user sees, so it moves within the bound too.
@@ -75,7 +86,12 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
   const samePhase = previous !== undefined && phaseKeyOf(previous.key) === phaseKeyOf(raw.key);
   const keySince = samePhase && previous.key === raw.key ? (previous.keySince ?? previous.at) : now;
   // (nothing shown in the last window binds: after a gap in the signals the estimate starts afresh)
-  if (previous && samePhase && now >= previous.at && now - previous.at <= ANCHOR_LIFE_MS) {
+  const bound = previous && samePhase && now >= previous.at && now - previous.at <= ANCHOR_LIFE_MS;
+  // The evidence beats the forecast: a raw middle outside the range shown, further than one
+  // window's bound could bring the middle, says the range was a false promise; it moves there at once.
+  const contradicted = bound && contradicts(previous, raw.midMs, now);
+  const recentKept = bound && !contradicted;
+  if (bound && !contradicted) {
     const dt = Math.min(DAMP_WINDOW_MS, now - previous.at);
     const factor = MAX_MOVE ** (dt / DAMP_WINDOW_MS);
     // Against every middle shown in the last 10 s (not only the previous one: small steps compound).
@@ -90,13 +106,16 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     // anchors asking for more than the newer allow), and the newer anchors win a conflict.
     const fall = Math.max(FLOOR_MS, previous.readyAt - now) / factor;
     mid = Math.min(up, Math.max(down, fall, raw.midMs));
-    // The ends: damped as before, and never narrower than where the raw middle is.
+    // The lower end: damped as before; the upper end is the evidence's (the bound is the middle's only).
     low = Math.min(mid, raw.midMs, clampMove((previous.lowAt ?? previous.readyAt) - now, low, factor));
-    high = Math.max(mid, raw.midMs, clampMove((previous.highAt ?? previous.readyAt) - now, high, factor));
+    high = Math.max(mid, raw.midMs, high);
   }
   ({ low, high } = centred(mid, low, high));
+  // The range always holds what the evidence says now, however far the middle is bound from it.
+  low = Math.min(low, raw.midMs);
+  high = Math.max(high, raw.midMs);
   const recent: (readonly [number, number])[] = [];
-  if (samePhase && previous) {
+  if (recentKept && previous) {
     for (const anchor of [...(previous.recent ?? []), [previous.at, previous.readyAt] as const]) {
       if (anchor[0] < now - ANCHOR_LIFE_MS) continue;
       // (every middle shown binds: one dropped could be the one a reader compares with; the same
@@ -113,7 +132,9 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     highAt: now + high,
     basis: raw.basis,
     source: raw.source,
-    ...(raw.reason !== undefined ? { reason: raw.reason } : {}),
+    ...(raw.reason !== undefined || contradicted
+      ? { reason: raw.reason ?? 'what the load shows now is outside the range shown before: the estimate follows it' }
+      : {}),
     key: raw.key,
     keySince,
     ...(recent.length ? { recent } : {}),

@@ -8,6 +8,8 @@ import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './histo
 import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from './loadBreakdown';
 import type { LoadState } from './loadState';
 import { measureResidency } from './warmCache';
+import { readCompileForecast } from './compileRead';
+import type { ForeseenStep } from './compileForecast';
 import type { WatchOutcome } from './watcher';
 
 /** What is known about the next load before the restart. */
@@ -15,9 +17,11 @@ export interface LoadForecast {
   readonly modelPath: string | undefined;
   readonly residentBytes: number | undefined;
   readonly totalBytes: number | undefined;
-  /** "~9 min: 41% of the weights are cached". */
+  /** "~9 min: 41% of the weights are cached", and a compile an empty kernel cache adds. */
   readonly text: string | undefined;
   readonly warning: string | undefined;
+  /** How to keep (or fill ahead) a kernel cache found empty. */
+  readonly advice?: string;
   readonly prior: LoadPrior;
 }
 
@@ -25,6 +29,7 @@ export interface LoadForecast {
 interface AtRestart {
   readonly residentBytes?: number;
   readonly cudaGraphMaxBs?: number;
+  readonly foreseenSteps?: readonly ForeseenStep[];
 }
 
 /**
@@ -43,17 +48,28 @@ export class LoadInsights {
   }
 
   /** Reads the target's model path and the page-cache residency of its weights. Never throws. */
-  async forecast(transport: Transport, server: string, unit: string, target: Target): Promise<LoadForecast> {
+  /** `foreseeCompiles: false` leaves the kernel caches unread (bench:eta's --no-foresee: the forecast of before). */
+  async forecast(
+    transport: Transport,
+    server: string,
+    unit: string,
+    target: Target,
+    foreseeCompiles = true,
+  ): Promise<LoadForecast> {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
     let cudaGraphMaxBs: number | undefined;
+    let argv: readonly string[] = [];
+    let pid: number | undefined;
+    let givenModelPath: string | undefined;
     try {
       // The target's command line (a container's, with its path on the host through its volume).
       const state = await target.readState(targetIo(transport));
-      const argv = state.argv;
-      const given = modelPathOf(argv);
-      modelPath = given?.startsWith('/') ? state.hostPath(given) : given;
+      argv = state.argv;
+      if (foreseeCompiles) pid = state.unit.mainPid;
+      givenModelPath = modelPathOf(argv);
+      modelPath = givenModelPath?.startsWith('/') ? state.hostPath(givenModelPath) : givenModelPath;
       warning = dropCacheWarning(argv);
       const bound = getFlag(argv, '--cuda-graph-max-bs');
       cudaGraphMaxBs = bound !== undefined && /^\d+$/.test(bound) ? Number(bound) : undefined;
@@ -62,39 +78,48 @@ export class LoadInsights {
     }
     let residentBytes: number | undefined;
     let totalBytes: number | undefined;
-    if (modelPath?.startsWith('/')) {
-      try {
-        const { residency } = await measureResidency(transport, modelPath);
-        residentBytes = residency.residentBytes;
-        totalBytes = residency.totalBytes;
-      } catch {
-        // Residency unknown: the forecast says so.
-      }
+    const [residency, compiles] = await Promise.all([
+      modelPath?.startsWith('/') ? measureResidency(transport, modelPath).catch(() => undefined) : undefined,
+      readCompileForecast(transport, pid, argv, givenModelPath, records),
+    ]);
+    if (residency) {
+      residentBytes = residency.residency.residentBytes;
+      totalBytes = residency.residency.totalBytes;
     }
+    const foreseenSteps = compiles.steps.length ? compiles.steps : undefined;
     const residentKept = residentBytes ?? this.atRestart.get(server)?.residentBytes;
     this.atRestart.set(server, {
       ...(residentKept !== undefined ? { residentBytes: residentKept } : {}),
       ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+      ...(foreseenSteps ? { foreseenSteps } : {}),
     });
-    const text = totalBytes
-      ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes), residentBytes, totalBytes)
+    const compileMs = (foreseenSteps ?? []).reduce((sum, s) => sum + s.ms, 0);
+    const loadText = totalBytes
+      ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes) + compileMs, residentBytes, totalBytes)
       : undefined;
+    const text = [loadText, compiles.text].filter(Boolean).join('; ') || undefined;
     return {
       modelPath,
       residentBytes,
       totalBytes,
       text,
       warning,
-      prior: priorFrom(records, {
-        residentBytes,
-        totalBytes,
-        ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
-      }),
+      ...(compiles.advice ? { advice: compiles.advice } : {}),
+      prior: {
+        ...priorFrom(records, {
+          residentBytes,
+          totalBytes,
+          ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
+        }),
+        ...(foreseenSteps ? { foreseenSteps } : {}),
+      },
     };
   }
 
   prior(server: string, unit: string): LoadPrior {
-    return priorFrom(this.history.list(server, unit), this.atRestart.get(server));
+    const atRestart = this.atRestart.get(server);
+    const prior = priorFrom(this.history.list(server, unit), atRestart);
+    return atRestart?.foreseenSteps ? { ...prior, foreseenSteps: atRestart.foreseenSteps } : prior;
   }
 
   /** Each state of a server's watch: the steps it names are kept for the load's record. */

@@ -1,4 +1,4 @@
-import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from './eta';
+import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from './ioRate';
 import type { LoadState, Signal } from './loadStateTypes';
 import { cpuCores, pushCpuSample } from './witnessMoves';
 

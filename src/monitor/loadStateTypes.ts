@@ -1,8 +1,9 @@
 /** The load state's shape and the signals the reducer (loadState.ts) folds into it. */
-import type { GpuMemory, JournalEvent, LoadPhase, UnitStatus } from '../engine/events';
+import type { ActivityKind, GpuMemory, JournalEvent, LoadPhase, UnitStatus } from '../engine/events';
 import type { Activity } from '../engine/activity';
 import type { CpuSample, ProgressMark } from './witnessMoves';
-import type { IoSample, LoadPrior } from './eta';
+import type { LoadPrior } from './eta';
+import type { IoSample } from './ioRate';
 import type { ShownEta } from './etaDamp';
 import type { StandIn } from '../host/portOwner';
 
@@ -111,6 +112,8 @@ export interface LoadState {
   // --- named quiet phases and stalls (issue 17, docs/phases-and-stalls.md) ---
   /** The long quiet step under way inside the phase (a JIT compile, weights after the last shard), if known. */
   readonly activity: Activity | undefined;
+  /** The kinds of quiet step this load has gone through (or is in): a foreseen compile no longer to come. */
+  readonly stepsSeen?: readonly ActivityKind[];
   /** The step the engine's own lines announced (activity is this, else one the state implies). */
   readonly lineActivity: Activity | undefined;
   /** SGLang's `Load weight end` lines seen (one per rank: the others may still be processing theirs). */

@@ -143,7 +143,14 @@ export function foldActivity(before: LoadState, after: LoadState, at: number): L
   const unchanged =
     activity === before.activity ||
     (activity !== undefined && before.activity !== undefined && sameActivity(activity, before.activity));
-  return { ...after, lineActivity: line, activity: unchanged ? before.activity : activity };
+  const seen = after.stepsSeen ?? [];
+  const stepsSeen = activity && !seen.includes(activity.kind) ? [...seen, activity.kind] : after.stepsSeen;
+  return {
+    ...after,
+    lineActivity: line,
+    activity: unchanged ? before.activity : activity,
+    ...(stepsSeen ? { stepsSeen } : {}),
+  };
 }
 
 function sameActivity(a: Activity, b: Activity): boolean {

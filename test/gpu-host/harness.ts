@@ -99,6 +99,8 @@ export interface GpuHostOptions {
   tokenizer?: 'tiktoken' | 'tokenizer.json' | 'none';
   /** config.json has a `vision_config` (a multimodal model such as Kimi K2.5): the simulator takes image_url parts. */
   vision?: boolean;
+  /** config.json's `quantization_config` (Kimi K2's block FP8: `{ quant_method: 'fp8', weight_block_size: [128, 128] }`). */
+  quantization?: Record<string, unknown>;
 }
 
 /** Who a session logs in as, and with which key. */
@@ -411,7 +413,7 @@ async function writeModel(
   dir: string,
   shards: number,
   shardBytes: number,
-  extras: Pick<GpuHostOptions, 'tokenizer' | 'vision'> = {},
+  extras: Pick<GpuHostOptions, 'tokenizer' | 'vision' | 'quantization'> = {},
 ): Promise<void> {
   await fsp.mkdir(dir, { recursive: true });
   const pad = (n: number) => String(n).padStart(5, '0');
@@ -480,6 +482,7 @@ async function writeModel(
         num_experts_per_tok: 8,
         vocab_size: 163840,
         max_position_embeddings: 262144,
+        ...(extras.quantization ? { quantization_config: extras.quantization } : {}),
         ...(extras.vision
           ? { vision_config: { model_type: 'moonvit', patch_size: 14, merge_kernel_size: [2, 2] } }
           : {}),
@@ -627,7 +630,11 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     }
 
     // --- model, ports, unit, simulator config ------------------------------------------
-    const modelP = writeModel(modelPath, shards, shardBytes, { tokenizer: opts.tokenizer, vision: opts.vision });
+    const modelP = writeModel(modelPath, shards, shardBytes, {
+      tokenizer: opts.tokenizer,
+      vision: opts.vision,
+      quantization: opts.quantization,
+    });
     const sshPort = await freePort();
     const httpPort = await freePort([sshPort]);
     const defaultUnitText = [

@@ -6,7 +6,7 @@ import { JournalReader } from '../../src/engine/logReader';
 import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { describe as describeState } from '../../src/present/messages';
-import { visibleEta } from '../../src/monitor/eta';
+import { visibleEta } from '../../src/monitor/etaText';
 import { serverReport } from '../../src/fleet/words/report';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';

@@ -5,19 +5,19 @@ import {
   DEFAULT_AFTER_WEIGHTS_MIN_MS,
   DEFAULT_AFTER_WEIGHTS_SHARE,
   DEFAULT_WARM_BPS,
-  blendRate,
   estimateEta,
-  formatEta,
-  formatRate,
+} from '../../src/monitor/eta';
+import {
+  blendRate,
   learnedRate,
   liveRate,
   pushSample,
   residencyHolds,
-  visibleEta,
   windowRate,
   windowSpanMs,
   type IoSample,
-} from '../../src/monitor/eta';
+} from '../../src/monitor/ioRate';
+import { formatEta, formatRate, visibleEta } from '../../src/monitor/etaText';
 
 const MB = 1e6;
 

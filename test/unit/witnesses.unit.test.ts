@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
 import { initialState, reduce, bytesFraction, type LoadState, type Signal } from '../../src/monitor/loadState';
-import { activeRate } from '../../src/monitor/eta';
+import { activeRate } from '../../src/monitor/ioRate';
 
 function unit(): UnitStatus {
   return {

@@ -9,7 +9,8 @@
  */
 import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
 import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
-import { etaText, type LoadPrior } from '../../src/monitor/eta';
+import type { LoadPrior } from '../../src/monitor/eta';
+import { etaText } from '../../src/monitor/etaText';
 import type { JournalEvent, UnitStatus } from '../../src/engine/events';
 
 const MB = 1e6;
@@ -290,6 +291,39 @@ export function runCase(shape: LoadShape): { first: HarnessResult; second: Harne
 }
 
 /**
+ * "Forecast warm, load cold" (issue 29): the server's previous load read every byte from the page
+ * cache, the forecast before this restart says 100 % cached again, and the files are evicted as
+ * the load starts, so every byte is read cold: the history's warm rates and the forecast are both
+ * wrong, and only the bytes read say so.
+ */
+export function runForecastWarmLoadCold(shape: LoadShape): HarnessResult {
+  const total = shape.totalBytes;
+  const warm: LoadShape = { ...shape, forecastResident: 1, reads: [{ share: 1, bps: 2500 * MB, cold: false }] };
+  const forecast = { residentBytes: total, totalBytes: total };
+  const previous = runLoad(warm, priorFrom([], forecast));
+  const record = recordOf(previous.final, 'ready', previous.totalMs, total);
+  return runLoad({ ...shape, forecastResident: 1 }, priorFrom([record], forecast));
+}
+
+/**
+ * "Cold compile foreseen" (issue 29): a first load whose kernel cache was read empty before the
+ * restart, so its prior holds the DeepGEMM compile at the published logs' length (the ETA counts
+ * it from the first second); `foresee: false` is the same load unforeseen.
+ */
+export function runForeseenCompile(shape: LoadShape, foresee = true): HarnessResult {
+  const forecast = { residentBytes: shape.forecastResident * shape.totalBytes, totalBytes: shape.totalBytes };
+  const step = {
+    kind: 'deepgemm',
+    ms: 150_000,
+    lowMs: 60_000,
+    highMs: 1_200_000,
+    dir: '/root/.cache/deep_gemm',
+    from: 'published logs',
+  } as const;
+  return runLoad(shape, { ...priorFrom([], forecast), ...(foresee ? { foreseenSteps: [step] } : {}) });
+}
+
+/**
  * The record Fleet keeps of a first look at a server already serving (a window reload, a CLI
  * `status`): the process started an hour before the watch, the journal's phases read at once.
  */
@@ -441,6 +475,10 @@ export function report(shapes: readonly LoadShape[] = SHAPES): string[] {
     }
   }
   const plain = shapes[0];
+  for (const shape of [plain, shapes.find((s) => s.name.startsWith('small model'))])
+    if (shape) lines.push(row(`${shape.name}: forecast warm, load cold`, 'second', runForecastWarmLoadCold(shape)));
+  for (const shape of shapes.filter((s) => s.jit !== undefined))
+    lines.push(row(`${shape.name}: cold compile foreseen`, 'first ', runForeseenCompile(shape)));
   if (plain) lines.push(row(`${plain.name}, after 5 window reloads`, 'second', runAfterReloads(plain, 5)));
   return lines;
 }

@@ -54,6 +54,12 @@ export const VIRTUAL_LIMITS = {
   correctedAt50: limit(0.1, '2026-12-01 (b25f50e)', 'corrected by half of the load: the later-load target'),
   /** A quiet step seen in the previous load (post-shard processing): in the ETA from the start. */
   knownStep: limit(0.1, '2026-12-01 (0cbdbf2)', 'the later-load target, at 25, 50 and 75 %'),
+  /** A first load whose empty kernel cache was read before the restart (issue 29): the compile counted from the first second. */
+  foreseenCompileAt50: limit(
+    0.3,
+    '2026-12-02 (issue 29 item 3)',
+    'issue 29: "a first load with a cold compile within 30 % at half"; the foreseen length is the published logs\' (150 s), as long as the shape\'s',
+  ),
   /** A JIT compile with its own bar: timed by the bar. */
   jitWithBar: limit(0.15, '2026-12-01 (ce611bf)', 'the first-load target'),
 } as const;

@@ -3,7 +3,7 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
-import { etaText, formatEta, visibleEta } from '../../monitor/eta';
+import { etaText, formatEta, visibleEta } from '../../monitor/etaText';
 import { formatDuration } from '../../util/duration';
 import type { LoadState } from '../../monitor/loadState';
 import { causeText } from '../../engine/rootCause';

@@ -2,7 +2,7 @@
  * What the load dashboard shows, built from LoadState: the time series (kept in a ring buffer)
  * and one serialisable model posted to the webview. Pure, no VS Code.
  */
-import { visibleEta } from '../../monitor/eta';
+import { visibleEta } from '../../monitor/etaText';
 import { LOAD_PHASES } from '../../engine/events';
 import { bytesFraction, type LoadState } from '../../monitor/loadState';
 import { RingBuffer } from '../../monitor/ringBuffer';

@@ -119,6 +119,7 @@ export class RestartCommand {
       const forecast = await fleet.forecast(server);
       if (forecast.text) log.info(`[${server.name}] Forecast: ${forecast.text}`);
       if (forecast.warning) log.warn(`[${server.name}] ${forecast.warning}`);
+      if (forecast.advice) log.info(`[${server.name}] ${forecast.advice}`);
       return forecast;
     } catch (error) {
       log.warn(`[${server.name}] No load forecast: ${errorText(error)}`);

@@ -39,6 +39,7 @@ export async function confirmRestart(
   const lines = [`The model server on ${serverHosts(server)} stops now and is unavailable until it has loaded again.`];
   if (forecast?.text) lines.push(`Expected load time: ${forecast.text}.`);
   if (forecast?.warning) lines.push(forecast.warning);
+  if (forecast?.advice) lines.push(forecast.advice);
   // The forecast reads node rank 0's page cache only: no warming of one node of several.
   const canWarm =
     server.nodes === undefined &&

@@ -5,7 +5,7 @@ import { refusalWord, type Refusal } from '../../present/refusals';
 import { maskSecrets } from '../../util/secrets';
 import { bytesFraction, type LoadState } from '../../monitor/loadState';
 import { formatDuration } from '../../util/duration';
-import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/eta';
+import { etaText, formatBytes, formatRate, visibleEta } from '../../monitor/etaText';
 import { etaPendingText, etaTooltip } from '../../monitor/etaLoad';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';

@@ -28,6 +28,7 @@ const DEFAULTS = Object.freeze({
   // SGLang 2026's piecewise CUDA graphs after the decode ones: null (older SGLang, or
   // --disable-piecewise-cuda-graph) | { compileSeconds, captureSeconds, sizes } (servekit logs: 22 + 15 s, 58 sizes)
   piecewiseCudaGraph: null,
+  deepGemm: null, // {seconds, bar, keep}: the model uses DeepGEMM; an empty kernel cache at start compiles (kernelCache.js)
   loadShape: null, // a load shape of shapes.js ("jit", {name, scale, ...}): preset keys under the ones sim.json sets
   // log style
   shardDesc: 'multi', // "multi" | "legacy"

@@ -81,6 +81,9 @@
  *   pageCacheAfterLoad null   coldFiles' values, applied once ready: the page cache the next restart's forecast measures
  *   cudaGraphMaxBs null, cudaGraphSecondsPerBatch null  the batch sizes up to it (else --cuda-graph-max-bs, else
  *                        cudaGraphBatches of them), each taking that long (else cudaGraphSeconds in all)
+ *   deepGemm {seconds, bar, keep}  the model uses DeepGEMM: with its kernel cache ($SGLANG_DG_CACHE_DIR, else
+ *                        ~/.cache/deep_gemm) empty at start, the first capture compiles `seconds` (kernelCache.js);
+ *                        keep false leaves the cache empty (every start compiles)
  *   fault.busySilence also takes atBatch (cudaGraph: the capture step it comes at, default 1; 0 = glued to the bar's
  *                        first update), deepGemmBar (SGLang's "DeepGEMM warmup" bar during it), cpuShare (share of a core)
  *   replay null          {log, speed, maxGapMs, ...}: play a published log as a live server instead (replay.js, docs/replay.md)
@@ -106,6 +109,7 @@ const { Logger, writeAll } = require('./log');
 const state = require('./state');
 const { listShards, Loader } = require('./loader');
 const tqdm = require('./tqdm');
+const kernelCache = require('./kernelCache');
 const faults = require('./faults');
 const { HttpApi } = require('./http');
 const { Rendezvous, parseAddr } = require('./dist');
@@ -172,6 +176,9 @@ class Sim {
     this.arch = cfg.architecture || (Array.isArray(mc.architectures) && mc.architectures[0]) || 'DeepseekV3ForCausalLM';
     this.modelType = mc.model_type || 'kimi_k2';
     this.fault = cfg.fault || {};
+    // an empty DeepGEMM kernel cache: the first capture compiles (kernelCache.js; a busySilence of sim.json wins)
+    const compile = kernelCache.deepGemmCompile(cfg, process.env);
+    if (compile && !this.fault.busySilence) this.fault = { ...this.fault, busySilence: compile };
     let warmResolve;
     this.engineWarm = new Promise((r) => {
       warmResolve = r;
@@ -372,6 +379,7 @@ class Sim {
     const bar = b.deepGemmBar && this.nodeRank === 0 ? this.deepGemmBar(ms) : null;
     await new Promise((resolve) => this.busyChild.on('exit', resolve));
     if (bar) bar();
+    if (b.kernelDir) kernelCache.keepKernels(b.kernelDir);
     this.busyChild = null;
     this.gpuUtil = 0;
     this.writeGpu(true);

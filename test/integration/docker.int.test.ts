@@ -234,7 +234,7 @@ describe('docker: containers, compose services and units that run docker', funct
     const seen = ends();
     const first = await test.session.watch('restart', STEADY, seen.listener);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
-    assert.match(test.logLines.join('\n'), /dc -f \S+ restart sglang/);
+    assert.match(test.logLines.join('\n'), /dc -f "\$1" restart "\$2".* sh \S+compose\S* sglang$/m);
     assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
 
     // Enable parsers: the compose file gets the flags, the restart recreates the service with them.

@@ -3,6 +3,7 @@
  * host and the simulator in real containers: a container named in the settings, a compose
  * service, and a unit whose ExecStart runs `docker run`.
  */
+import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
@@ -244,7 +245,7 @@ describe('docker: containers, compose services and units that run docker', funct
       sudo: false,
       log: () => undefined,
       exec: (command, options) =>
-        session.transport.exec(command, {
+        session.transport.exec(shellLine(command), {
           timeoutMs: 30_000,
           ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
         }),

@@ -1,6 +1,5 @@
 /** A plain container (`docker restart NAME`) or a compose service (`docker compose restart SERVICE`) as a Target. */
 import type { RemoteProcess } from '../../transport/transport';
-import { shellLine } from '../../transport/shell';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -38,10 +37,7 @@ export class ContainerTarget implements Target {
     this.argsEdit =
       config.kind === 'compose'
         ? new ComposeEditor(config)
-        : new ByHandEditor(
-            config.name,
-            async (deps) => (await this.readState({ exec: (c) => deps.exec(shellLine(c)) })).argv,
-          );
+        : new ByHandEditor(config.name, async (deps) => (await this.readState({ exec: (c) => deps.exec(c) })).argv);
     this.reader = new ContainerReader(sudo);
     // Docker has no right narrower than "use the daemon", which is root on that host.
     this.privileges = {

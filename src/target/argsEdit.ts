@@ -5,16 +5,17 @@
  * Here: what it needs of its caller (the host's commands, the confirmation), what it returns,
  * and its error.
  */
+import type { HostCommand } from '../transport/shell';
 import { ArgvPlanError, type ArgvPlanner, type ParserPlan, type ServerCommandLocation } from '../engine/engine';
 
 export interface ParserChangeDeps {
   /**
-   * Runs a command on the GPU host. With `options.stdin`, the command reads that text on its
-   * standard input (which is then closed), as Transport.exec does: file contents never appear
-   * on a command line.
+   * Runs a command on the GPU host (a HostCommand: `shellLine` renders it). With `options.stdin`,
+   * the command reads that text on its standard input (which is then closed), as Transport.exec
+   * does: file contents never appear on a command line.
    */
   exec(
-    command: string,
+    command: HostCommand,
     options?: { readonly stdin?: string },
   ): Promise<{ stdout: string; stderr: string; code: number | null; signal?: string }>;
   /** Privileged steps (drop-in writes, daemon-reload) run as `sudo -n PROGRAM ARGS...`. */

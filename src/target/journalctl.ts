@@ -1,21 +1,10 @@
 /**
  * systemd's journal as a Target's log: the follow and tail commands (`journalctl -o json`), one
  * JSON entry -> a LogEntry, and what journalctl's complaints mean. The text of each entry is
- * then read by the engine's grammar (engine/). Pure: commands are built, not run.
+ * then read by the engine's grammar (engine/). Pure: commands are built (as HostCommands), not run.
  */
-import { quote } from '../transport/shell';
+import type { HostCommand } from '../transport/shell';
 import type { LogEntry } from './targetTypes';
-
-/**
- * Follows the unit's journal from `sinceEpochMs` on, as JSON: timestamps come with each entry
- * and tqdm's `\r` lines survive (as byte arrays); `-a` keeps fields over 4 KiB (else null).
- */
-export function journalFollowCommand(unit: string, sinceEpochMs: number): string {
-  const since = Math.max(0, Math.floor(sinceEpochMs / 1000));
-  // Only the fields the monitor reads; the address fields always come, and are cut by ADDRESS_FIELD_CUT.
-  const follow = `journalctl -u ${quote(unit)} -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since ${quote('@' + since)}`;
-  return `{ ${follow}; echo "@exit $?"; } | ${ADDRESS_FIELD_CUT}`;
-}
 
 /**
  * journalctl prints __CURSOR, _BOOT_ID (and, since systemd 254, __SEQNUM, __SEQNUM_ID) with every
@@ -37,10 +26,23 @@ const ADDRESS_FIELD_CUT = [
   'done',
 ].join('\n');
 
+/** `$1` the unit, `$2` `@SECONDS`: journalctl's exit status stays the command's (the `@exit` line). */
+const FOLLOW_SCRIPT = `{ journalctl -u "$1" -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since "$2"; echo "@exit $?"; } | ${ADDRESS_FIELD_CUT}`;
+
+/**
+ * Follows the unit's journal from `sinceEpochMs` on, as JSON: timestamps come with each entry
+ * and tqdm's `\r` lines survive (as byte arrays); `-a` keeps fields over 4 KiB (else null).
+ * Only the fields the monitor reads; the address fields always come, and are cut by ADDRESS_FIELD_CUT.
+ */
+export function journalFollowCommand(unit: string, sinceEpochMs: number): HostCommand {
+  const since = Math.max(0, Math.floor(sinceEpochMs / 1000));
+  return { argv: ['sh', '-c', FOLLOW_SCRIPT, 'sh', unit, `@${since}`] };
+}
+
 /** The last `lines` entries of the unit's journal, as JSON (for the cause of a failure). */
-export function journalTailCommand(unit: string, lines: number): string {
+export function journalTailCommand(unit: string, lines: number): HostCommand {
   const n = Math.max(1, Math.min(100000, Math.floor(lines)));
-  return `journalctl -u ${quote(unit)} -n ${n} -a -o json --no-pager`;
+  return { argv: ['journalctl', '-u', unit, '-n', String(n), '-a', '-o', 'json', '--no-pager'] };
 }
 
 // ---------------------------------------------------------------- journalctl -o json

@@ -3,6 +3,7 @@
  * kinds; each kind's module implements these). No kind is imported here, so none imports a cycle.
  */
 import type { ServerProfile } from '../config/config';
+import { shellLine, type HostCommand } from '../transport/shell';
 import type { ExecResult, RemoteProcess, Transport } from '../transport/transport';
 import type { ArgsEditor } from './argsEdit';
 import type { HostDiscovery } from './discovered';
@@ -66,10 +67,18 @@ export interface TargetState {
   readonly note?: string;
 }
 
-/** How a target reaches the host: the transport's exec and stream, with the caller's timeout and trace. */
+/**
+ * How a target reaches the host: the transport's exec and stream, with the caller's timeout and
+ * trace. A target asks in HostCommands (words, sudo, redirections as fields): `targetIo` renders
+ * them with transport/shell.ts `shellLine`, the one place they are quoted.
+ */
 export interface TargetIo {
-  exec(command: string): Promise<ExecResult>;
-  stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess>;
+  exec(command: HostCommand): Promise<ExecResult>;
+  stream(
+    command: HostCommand,
+    onLine: (line: string) => void,
+    onStderr?: (line: string) => void,
+  ): Promise<RemoteProcess>;
 }
 
 /** What the operations that only run commands need (restart, readState, tailLog). */
@@ -79,12 +88,14 @@ export type TargetExec = Pick<TargetIo, 'exec'>;
 export function targetIo(transport: Transport, timeoutMs = 20_000, trace?: (command: string) => void): TargetIo {
   return {
     exec: (command) => {
-      trace?.(command);
-      return transport.exec(command, { timeoutMs });
+      const line = shellLine(command);
+      trace?.(line);
+      return transport.exec(line, { timeoutMs });
     },
     stream: (command, onLine, onStderr) => {
-      trace?.(command);
-      return transport.stream(command, onLine, onStderr);
+      const line = shellLine(command);
+      trace?.(line);
+      return transport.stream(line, onLine, onStderr);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Everything that turns names into text for a POSIX shell on the GPU host.
- * Every string that reaches a remote shell passes through `quote` or `commandLine`.
+ * Every string that reaches a remote shell passes through `quote` or `commandLine`; a Target's
+ * requests (`HostCommand`) become shell text in `shellLine` alone.
  */
 import { isValidAbsolutePath } from '../config/names';
 import { UnsafeArgumentError } from './errors';
@@ -30,7 +31,7 @@ export function assertAbsolutePath(p: string, what = 'path'): string {
 /**
  * A privileged command as sudo sees it: `argv` quoted word by word, prefixed with `sudo -n` when
  * asked. No `sh -c`: sudo sees the program and its arguments themselves, so a narrow sudoers rule
- * (`/usr/bin/systemctl restart --no-block -- UNIT`, see server/sudoers.ts) can allow exactly this.
+ * (`/usr/bin/systemctl restart --no-block -- UNIT`, see target/systemd/sudoers.ts) can allow exactly this.
  * `-n` never prompts: a sudo that wants a password fails at once (see `isSudoRefusal`).
  * Without sudo the same command runs as is. Shell redirections may follow (the caller's shell
  * applies them, not sudo).
@@ -38,6 +39,40 @@ export function assertAbsolutePath(p: string, what = 'path'): string {
 export function privilegedCommand(argv: readonly string[], sudo: boolean): string {
   const line = commandLine(argv);
   return sudo ? `sudo -n ${line}` : line;
+}
+
+/**
+ * A command for the host as a request, not as shell text: its words, and what the shell around
+ * them does. `shellLine` turns it into the one line a remote shell runs, so this file is the one
+ * place a Target's command is quoted. A compound command (a compose lookup, a fallback between
+ * two programs) is `['sh', '-c', SCRIPT, 'sh', ...values]`: the script is constant text, the
+ * values reach it as `$1`, `$2`, ... and are never spliced into it.
+ */
+export interface HostCommand {
+  readonly argv: readonly string[];
+  /** Run as `sudo -n ARGV...` (see privilegedCommand): what a narrow sudoers rule allows. */
+  readonly sudo?: boolean;
+  /** Variables set for the command alone (`TZ=UTC systemctl show ...`); not with sudo, which resets them. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Its stderr joins its stdout (`2>&1`): the tools that say their errors there (docker inspect). */
+  readonly stderrToStdout?: boolean;
+  /** Its stdout is dropped (`>/dev/null`): a `tee` that writes a file from stdin. */
+  readonly discardStdout?: boolean;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The shell line that runs `command` exactly; throws on a NUL or an environment name a shell would misread. */
+export function shellLine(command: HostCommand): string {
+  const env = Object.entries(command.env ?? {});
+  if (env.length > 0 && command.sudo) throw new Error('sudo resets the environment: no env with sudo');
+  const assignments = env.map(([name, value]) => {
+    if (!ENV_NAME.test(name)) throw new Error(`Invalid environment name: ${JSON.stringify(name)}`);
+    return `${name}=${quote(value)} `;
+  });
+  return `${assignments.join('')}${privilegedCommand(command.argv, command.sudo === true)}${
+    command.discardStdout ? ' >/dev/null' : ''
+  }${command.stderrToStdout ? ' 2>&1' : ''}`;
 }
 
 /** True when stderr says `sudo -n` refused because it needs a password. */

@@ -4,6 +4,7 @@
  * applied as the drop-in the parsers use (diff confirmed), the server restarted with it, and
  * the roll back removing it.
  */
+import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
@@ -16,7 +17,7 @@ function deps(test: TestSession, lines: string[], answer: boolean): ParserChange
   return {
     sudo: test.session.profile.sudo,
     log: (line) => lines.push(line),
-    exec: (command, options) => test.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
+    exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
     confirmDiff: async (diff) => {
       lines.push(`DIFF\n${diff}`);
       return answer;

@@ -4,6 +4,7 @@
  * with the evidence a user needs (the request, the part of the answer that shows the fault, what
  * an agent suffers); a correct server passes every check; vLLM's answers too.
  */
+import { shellLine } from '../../src/transport/shell';
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
@@ -32,7 +33,7 @@ async function enableAndRestart(host: GpuHost, test: TestSession): Promise<void>
     {
       sudo: test.session.profile.sudo,
       log: () => undefined,
-      exec: (command, options) => test.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
+      exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
       confirmDiff: async () => true,
     },
     host.unitName,

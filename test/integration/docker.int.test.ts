@@ -3,6 +3,7 @@
  * host and the simulator in real containers: a container named in the settings, a compose
  * service, and a unit whose ExecStart runs `docker run`.
  */
+import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
@@ -234,7 +235,7 @@ describe('docker: containers, compose services and units that run docker', funct
     const seen = ends();
     const first = await test.session.watch('restart', STEADY, seen.listener);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
-    assert.match(test.logLines.join('\n'), /dc -f \S+ restart sglang/);
+    assert.match(test.logLines.join('\n'), /dc -f "\$1" restart "\$2".* sh \S+compose\S* sglang$/m);
     assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
 
     // Enable parsers: the compose file gets the flags, the restart recreates the service with them.
@@ -244,7 +245,7 @@ describe('docker: containers, compose services and units that run docker', funct
       sudo: false,
       log: () => undefined,
       exec: (command, options) =>
-        session.transport.exec(command, {
+        session.transport.exec(shellLine(command), {
           timeoutMs: 30_000,
           ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
         }),

@@ -6,6 +6,7 @@
  * command; outside `systemd-journal`, a watch that still reaches ready and says the journal is
  * not readable.
  */
+import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -35,7 +36,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     sudo: t.session.profile.sudo,
     host: t.session.profile.host,
     exec: (command, options) =>
-      t.session.transport.exec(command, {
+      t.session.transport.exec(shellLine(command), {
         timeoutMs: 30_000,
         ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
       }),

@@ -3,6 +3,7 @@
  * at the real /etc/systemd/system path (bind-mounted in the host's namespace), reload,
  * restart, watch to ready, then every parser check through the tunnel.
  */
+import { shellLine } from '../../src/transport/shell';
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
@@ -15,7 +16,7 @@ function deps(test: TestSession, lines: string[]): ParserChangeDeps {
   return {
     sudo: test.session.profile.sudo,
     log: (line) => lines.push(line),
-    exec: (command, options) => test.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
+    exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
     confirmDiff: async (diff) => {
       lines.push(`DIFF\n${diff}`);
       return true;

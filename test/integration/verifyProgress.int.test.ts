@@ -9,6 +9,7 @@ import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { targetFor } from '../../src/target/target';
+import { shellLine } from '../../src/transport/shell';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { progressLine, type VerifyProgress } from '../../src/verify/progress';
 import { formatTable, summarize, verdictOf } from '../../src/verify/verifier';
@@ -29,7 +30,7 @@ describe('a verification that takes long: where it is, then inconclusive with th
       {
         sudo: test.session.profile.sudo,
         log: () => undefined,
-        exec: (command, options) => test.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
+        exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
         confirmDiff: async () => true,
       },
       host.unitName,

@@ -4,6 +4,7 @@
  * vLLM's three flags and the checks passing against vLLM's answers, and a KV-cache failure read as
  * failed with vLLM's cause (docs/vllm-server.md).
  */
+import { shellLine } from '../../src/transport/shell';
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
@@ -113,7 +114,7 @@ describe('a vLLM server on the simulated GPU host', function () {
       {
         sudo: t.session.profile.sudo,
         log: (line) => log.push(line),
-        exec: (command, options) => t.session.transport.exec(command, { timeoutMs: 30_000, ...options }),
+        exec: (command, options) => t.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
         confirmDiff: async (diff) => {
           log.push(diff);
           return true;

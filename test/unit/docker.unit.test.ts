@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { shellLine, type HostCommand } from '../../src/transport/shell';
 import { parseSettings } from '../../src/config/parseSettings';
 import {
   containerUnitStatus,
@@ -104,31 +105,33 @@ describe('docker targets in settings', () => {
 
 describe('docker commands', () => {
   it('quotes names and asks for only the fields it reads', () => {
-    const cmd = inspectCommand({ kind: 'container', name: 'sglang', label: '' }, false);
+    const cmd = shellLine(inspectCommand({ kind: 'container', name: 'sglang', label: '' }, false));
     assert.match(cmd, /^docker inspect --type container --format '\{"Id":/);
     assert.doesNotMatch(cmd, /Env/);
     assert.equal(
-      restartCommand({ kind: 'container', name: 'sglang', label: '' }, true),
+      shellLine(restartCommand({ kind: 'container', name: 'sglang', label: '' }, true)),
       'sudo -n docker restart -- sglang',
     );
-    const compose = restartCommand(
+    const request = restartCommand(
       { kind: 'compose', file: "/srv/it's/compose.yaml", service: 'sglang', label: '' },
       false,
     );
+    // The file and the service are the script's $1 and $2, never spliced into it.
+    assert.deepEqual(request.argv.slice(0, 2), ['sh', '-c']);
+    assert.deepEqual(request.argv.slice(3), ['sh', "/srv/it's/compose.yaml", 'sglang']);
+    const script = request.argv[2]!;
+    assert.doesNotMatch(script, /compose\.yaml|sglang/);
     assert.match(
-      compose,
-      /then dc -f '\/srv\/it'\\''s\/compose\.yaml' restart sglang; else dc -f '\/srv\/it'\\''s\/compose\.yaml' up -d --force-recreate --no-deps sglang; fi$/,
+      script,
+      /then dc -f "\$1" restart "\$2"; else dc -f "\$1" up -d --force-recreate --no-deps "\$2"; fi$/,
     );
-    assert.match(
-      compose,
-      /find '\/srv\/it'\\''s\/compose\.yaml' -newermt/,
-      'recreated when the file is newer than the container',
-    );
-    assert.match(compose, /docker compose version .*docker-compose "\$@"/);
+    assert.match(script, /find "\$1" -newermt/, 'recreated when the file is newer than the container');
+    assert.match(script, /docker compose version .*docker-compose "\$@"/);
+    assert.match(shellLine(request), / sh '\/srv\/it'\\''s\/compose\.yaml' sglang$/);
   });
   it('follows the logs with timestamps from the start, stderr included', () => {
     assert.equal(
-      logsFollowCommand({ kind: 'container', name: 'sglang', label: '' }, false, 1764512942324),
+      shellLine(logsFollowCommand({ kind: 'container', name: 'sglang', label: '' }, false, 1764512942324)),
       'docker logs --follow --timestamps --since 1764512942.324 -- sglang 2>&1',
     );
   });
@@ -383,9 +386,11 @@ describe('a container removed on exit (--rm)', () => {
     assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
   });
   it('asks only for that container, up to now', () => {
+    const events = endEventsCommand('a1b2c3d4e5f6', 1764512942324, false);
+    assert.deepEqual(events.argv.slice(3), ['sh', '1764512942.324', 'a1b2c3d4e5f6']);
     assert.match(
-      endEventsCommand('a1b2c3d4e5f6', 1764512942324, false),
-      /^docker events --since 1764512942.324 --filter container=a1b2c3d4e5f6 --filter event=die --filter event=oom --filter event=kill --filter event=stop --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/,
+      events.argv[2]!,
+      /^docker events --since "\$1" --filter "container=\$2" --filter event=die --filter event=oom --filter event=kill --filter event=stop --format '\{\{json \.\}\}' --until "\$\(date \+%s\.%N\)" 2>&1$/,
     );
     assert.throws(() => endEventsCommand('x; rm -rf /', 0, false));
   });
@@ -401,7 +406,8 @@ describe('ContainerReader', () => {
       JSON.stringify({ Action: 'die', Actor: { Attributes: { exitCode: '3' } }, time: 1764513000 }),
       'Error: No such object: sglang',
     ];
-    const exec = async (command: string) => {
+    const exec = async (request: HostCommand) => {
+      const command = shellLine(request);
       commands.push(command);
       return { stdout: answers.shift() ?? '', stderr: '', code: 0 };
     };
@@ -411,7 +417,7 @@ describe('ContainerReader', () => {
     assert.ok(gone.kind === 'found' && gone.container.exitCode === 3 && !gone.container.running);
     const again = await reader.read(exec, config);
     assert.ok(again.kind === 'found' && again.container.exitCode === 3);
-    assert.equal(commands.filter((c) => c.startsWith('docker events')).length, 1, 'the events are read once');
+    assert.equal(commands.filter((c) => c.includes('docker events')).length, 1, 'the events are read once');
     const removal = [
       inspectLine({}),
       inspectLine({ Status: 'removing', Running: false, Pid: 0, ExitCode: 137, FinishedAt: '2026-11-30T14:30:00Z' }),

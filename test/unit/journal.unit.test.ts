@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { quote } from '../../src/transport/shell';
+import { quote, shellLine } from '../../src/transport/shell';
 import { DedupeByRank, JournalReader, parseJournalMessage } from '../../src/engine/logReader';
 import { journalFollowCommand, journalTailCommand, parseJournalJsonLine } from '../../src/target/journalctl';
 import { stripPrefix } from '../../src/engine/logGrammar';
@@ -275,17 +275,19 @@ describe('journal: JSON entries', () => {
 
 describe('journal: commands', () => {
   it('follow and tail are quoted', () => {
+    const follow = journalFollowCommand('sglang-k26-ddtree.service', 1795930812999);
     assert.ok(
-      journalFollowCommand('sglang-k26-ddtree.service', 1795930812999).startsWith(
-        '{ journalctl -u sglang-k26-ddtree.service -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since @1795930812; echo "@exit $?"; } | ',
+      follow.argv[2]!.startsWith(
+        '{ journalctl -u "$1" -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since "$2"; echo "@exit $?"; } | ',
       ),
     );
+    assert.deepEqual(follow.argv.slice(3), ['sh', 'sglang-k26-ddtree.service', '@1795930812']);
     assert.match(
-      journalFollowCommand("x'; touch /tmp/canary; '", 0),
-      /^\{ journalctl -u 'x'\\''; touch \/tmp\/canary; '\\''' -f /,
+      shellLine(journalFollowCommand("x'; touch /tmp/canary; '", 0)),
+      / sh 'x'\\''; touch \/tmp\/canary; '\\''' @0$/,
     );
     assert.equal(
-      journalTailCommand("x'; touch /tmp/canary; '", 50),
+      shellLine(journalTailCommand("x'; touch /tmp/canary; '", 50)),
       `journalctl -u 'x'\\''; touch /tmp/canary; '\\''' -n 50 -a -o json --no-pager`,
     );
   });
@@ -302,7 +304,7 @@ describe('journal: the follow as /bin/sh runs it', () => {
         `#!/bin/sh\n${body}\necho 'No journal files were opened' >&2\nexit ${exit}\n`,
         { mode: 0o755 },
       );
-      return spawnSync(shell, ['-c', journalFollowCommand('a.service', 0)], {
+      return spawnSync(shell, ['-c', shellLine(journalFollowCommand('a.service', 0))], {
         encoding: 'utf8',
         env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
       });

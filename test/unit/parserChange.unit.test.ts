@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { shellLine } from '../../src/transport/shell';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -75,7 +76,8 @@ function makeHost(options: { sudo?: boolean; confirm?: boolean } = {}): Host {
       diffs.push(diff);
       return options.confirm ?? true;
     },
-    exec: (command, execOptions) => {
+    exec: (request, execOptions) => {
+      const command = shellLine(request);
       commands.push(command);
       stdins.push(execOptions?.stdin);
       return new Promise((resolve) => {

@@ -10,6 +10,7 @@ import {
   isValidAbsolutePath,
   isValidUnitName,
   killGroupCommand,
+  shellLine,
   normalizeUnit,
   privilegedCommand,
   quote,
@@ -169,5 +170,35 @@ describe('a followed command that ends with its stdin (/bin/sh and bash, as sshd
     execFileSync('/bin/sh', ['-c', killGroupCommand(child.pid!, 'TERM')]);
     await exited(child);
     assert.equal(groupAlive(child.pid!), false);
+  });
+});
+
+describe('shellLine: a HostCommand as the one line a shell runs', () => {
+  it('quotes each word; sudo, env and redirections are fields, not text', () => {
+    assert.equal(
+      shellLine({ argv: ['systemctl', 'restart', '--no-block', '--', 'a b.service'] }),
+      "systemctl restart --no-block -- 'a b.service'",
+    );
+    assert.equal(shellLine({ argv: ['docker', 'restart', '--', 'x'], sudo: true }), 'sudo -n docker restart -- x');
+    assert.equal(
+      shellLine({ argv: ['systemctl', 'show', '-p', 'Id', "x';touch /tmp/canary;'"], env: { TZ: 'UTC' } }),
+      `TZ=UTC systemctl show -p Id 'x'\\'';touch /tmp/canary;'\\'''`,
+    );
+    assert.equal(
+      shellLine({ argv: ['tee', '--', '/etc/x'], sudo: true, discardStdout: true, stderrToStdout: true }),
+      'sudo -n tee -- /etc/x >/dev/null 2>&1',
+    );
+  });
+  it('runs exactly its words: a script gets its values as $1, never spliced', () => {
+    const out = execFileSync('/bin/sh', [
+      '-c',
+      shellLine({ argv: ['sh', '-c', 'printf "%s|" "$1" "$2"', 'sh', '$(touch /tmp/kimi-canary)', "it's"] }),
+    ]).toString();
+    assert.equal(out, "$(touch /tmp/kimi-canary)|it's|");
+  });
+  it('refuses what it cannot say safely', () => {
+    assert.throws(() => shellLine({ argv: ['x'], sudo: true, env: { A: '1' } }), /sudo resets/);
+    assert.throws(() => shellLine({ argv: ['x'], env: { 'A;B': '1' } }), /Invalid environment name/);
+    assert.throws(() => shellLine({ argv: ['a\0b'] }), /NUL/);
   });
 });

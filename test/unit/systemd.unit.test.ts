@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { shellLine } from '../../src/transport/shell';
 import {
   UNIT_PROPERTIES,
   describeExit,
@@ -35,10 +36,10 @@ Environment=A=b=c
 describe('systemd: show', () => {
   it('command lists the properties and quotes the unit', () => {
     assert.equal(
-      showCommand('sglang-k26-ddtree.service'),
+      shellLine(showCommand('sglang-k26-ddtree.service')),
       `TZ=UTC systemctl show --no-pager -p ${UNIT_PROPERTIES.join(',')} sglang-k26-ddtree.service`,
     );
-    assert.match(showCommand('a;rm -rf /'), / 'a;rm -rf \/'$/);
+    assert.match(shellLine(showCommand('a;rm -rf /')), / 'a;rm -rf \/'$/);
     assert.throws(() => showCommand('x', ['Id;ls']));
   });
 

@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import { TargetError, targetFor, type LogEntry, type TargetIo } from '../../src/target/target';
 import type { ServerProfile } from '../../src/config/config';
 import type { ExecResult, RemoteProcess } from '../../src/transport/transport';
+import { shellLine } from '../../src/transport/shell';
 
 type Answer = Partial<ExecResult> | undefined;
 
@@ -16,13 +17,14 @@ function fakeIo(
 ) {
   const commands: string[] = [];
   const io: TargetIo = {
-    exec: async (command) => {
+    exec: async (request) => {
+      const command = shellLine(request);
       commands.push(command);
       const answer = rules.find(([re]) => re.test(command))?.[1];
       return { stdout: '', stderr: '', code: 0, ...answer };
     },
-    stream: async (command, onLine, onStderr) => {
-      commands.push(command);
+    stream: async (request, onLine, onStderr) => {
+      commands.push(shellLine(request));
       for (const line of streamed.lines) onLine(line);
       for (const line of streamed.stderr) onStderr?.(line);
       const process: RemoteProcess = { exited: Promise.resolve(0), kill: () => undefined };
@@ -126,7 +128,10 @@ describe('Target: a systemd unit', () => {
     });
     const target = targetFor(UNIT);
     await target.followLog(io, 1_700_000_000_000, { onEntry: (e) => entries.push(e), onStderr: (l) => stderr.push(l) });
-    assert.match(commands[0]!, /journalctl -u sglang-k26.service -f -a -o json .* --since @1700000000;/);
+    assert.match(
+      commands[0]!,
+      /journalctl -u "\$1" -f -a -o json .* --since "\$2";.* sh sglang-k26\.service @1700000000$/s,
+    );
     assert.deepEqual(
       entries.map((e) => [e.message, e.at]),
       [['Load weight begin.', 1_700_000_000_000]],
@@ -209,7 +214,7 @@ describe('Target: a container and a compose service', () => {
     assert.equal(target.label, 'compose service sglang');
     assert.equal(target.argsEdit.how, 'compose-file');
     await target.restart(io);
-    assert.match(commands[0]!, /dc -f \/srv\/docker-compose\.yml restart sglang/);
+    assert.match(commands[0]!, /dc -f "\$1" restart "\$2";.* sh \/srv\/docker-compose\.yml sglang$/s);
   });
 
   it('readState: a container that is not there is inactive; docker inspect refused is a TargetError', async () => {

@@ -8,6 +8,7 @@ import type { ServerProfile } from '../../config/config';
 import { parserChoiceProblem, parserPlanner, type ParserChoice } from '../../engine/engine';
 import { ParserChangeError, type ArgsUndo, type ParserChangeDeps } from '../../target/argsEdit';
 import { targetFor } from '../../target/target';
+import { shellLine } from '../../transport/shell';
 import type { Transport } from '../../transport/transport';
 import { maskSecrets } from '../../util/secrets';
 
@@ -66,7 +67,8 @@ export function argsChangeDeps(
     sudo: session.profile.sudo,
     ...(session.profile.host !== undefined ? { host: session.profile.host } : {}),
     log: (line) => ui.log(line),
-    exec: async (command, options) => {
+    exec: async (request, options) => {
+      const command = shellLine(request);
       const shown = maskSecrets(
         command.length > SHOWN_COMMAND_CHARS ? `${command.slice(0, SHOWN_COMMAND_CHARS)}…` : command,
       );

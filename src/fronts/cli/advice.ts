@@ -15,6 +15,7 @@ import {
 import { defaultHistoryFile, FileMemento } from '../../fleet/servers/standalone';
 import { LoadHistoryStore } from '../../monitor/history';
 import type { ParserChangeDeps } from '../../target/argsEdit';
+import { shellLine } from '../../transport/shell';
 import { adviceHeader, adviceLines, versionLine } from '../../present/adviceText';
 import { maskSecrets } from '../../util/secrets';
 import type { CliCommand } from './args';
@@ -122,7 +123,7 @@ function changeDeps(session: AdviceSession, ctx: AdviceContext, verbose: (line: 
     ...(session.profile.host !== undefined ? { host: session.profile.host } : {}),
     log: verbose,
     exec: (command, options) =>
-      session.transport.exec(command, {
+      session.transport.exec(shellLine(command), {
         timeoutMs: 60_000,
         ...(options?.stdin !== undefined ? { stdin: options.stdin } : {}),
       }),

@@ -22,6 +22,7 @@ import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
 import type { LoadState } from '../../monitor/loadState';
 import { MIN_PHASE_MS, type Advice } from '../../engine/advice/rules';
 import { ParserChangeError, type ParserChangeDeps } from '../../target/argsEdit';
+import { shellLine } from '../../transport/shell';
 import { adviceHeader, adviceSummary, versionLine } from '../../present/adviceText';
 
 const APPLY = 'Apply and restart';
@@ -125,7 +126,8 @@ function changeDeps(session: AdviceSession, log: vscode.LogOutputChannel, advice
     sudo: session.profile.sudo,
     ...(session.profile.host !== undefined ? { host: session.profile.host } : {}),
     log: (line) => log.info(`[${name}] ${line}`),
-    exec: (command, options) => {
+    exec: (request, options) => {
+      const command = shellLine(request);
       log.info(`[${name}] $ ${maskSecrets(command.length > 400 ? `${command.slice(0, 400)}…` : command)}`);
       return session.transport.exec(command, {
         timeoutMs: 60_000,

@@ -6,7 +6,7 @@
  * `rollbackCompose` do the I/O (./composeEditor.ts makes them the targets' `argsEdit`).
  */
 import type { Document, Scalar, YAMLSeq } from 'yaml';
-import { privilegedCommand, quote } from '../../transport/shell';
+import { quote, type HostCommand } from '../../transport/shell';
 import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 
@@ -194,7 +194,7 @@ export type ComposeEnableResult =
 
 export const COMPOSE_BACKUP_SUFFIX = '.kimi-backup';
 
-async function must(deps: ParserChangeDeps, what: string, command: string, stdin?: string): Promise<string> {
+async function must(deps: ParserChangeDeps, what: string, command: HostCommand, stdin?: string): Promise<string> {
   const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
   if (r.code !== 0)
     throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
@@ -212,7 +212,7 @@ export async function changeComposeCommand(
   service: string,
   planner: ArgvPlanner,
 ): Promise<ComposeEnableResult> {
-  const text = await must(deps, `reading ${file}`, privilegedCommand(['cat', '--', file], deps.sudo));
+  const text = await must(deps, `reading ${file}`, { argv: ['cat', '--', file], sudo: deps.sudo });
   const plan = planComposeChange(text, file, service, planner);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
@@ -221,14 +221,15 @@ export async function changeComposeCommand(
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
   const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
+  await must(deps, 'keeping a backup of the compose file', { argv: ['cp', '-p', '--', file, backup], sudo: deps.sudo });
+  const rollback = { file, backup };
   await must(
     deps,
-    'keeping a backup of the compose file',
-    privilegedCommand(['cp', '-p', '--', file, backup], deps.sudo),
+    `writing ${file}`,
+    { argv: ['tee', '--', file], sudo: deps.sudo, discardStdout: true },
+    plan.newText,
   );
-  const rollback = { file, backup };
-  await must(deps, `writing ${file}`, `${privilegedCommand(['tee', '--', file], deps.sudo)} >/dev/null`, plan.newText);
-  const written = await must(deps, `reading ${file} back`, privilegedCommand(['cat', '--', file], deps.sudo));
+  const written = await must(deps, `reading ${file} back`, { argv: ['cat', '--', file], sudo: deps.sudo });
   if (written !== plan.newText) {
     await rollbackCompose(deps, rollback);
     throw new ParserChangeError(
@@ -241,9 +242,9 @@ export async function changeComposeCommand(
 
 /** The compose file as it was before the change (from its backup). The caller restarts. */
 export async function rollbackCompose(deps: ParserChangeDeps, plan: ComposeRollback): Promise<void> {
-  await must(deps, `restoring ${plan.file}`, privilegedCommand(['cp', '--', plan.backup, plan.file], deps.sudo));
+  await must(deps, `restoring ${plan.file}`, { argv: ['cp', '--', plan.backup, plan.file], sudo: deps.sudo });
   // The restored file must count as newer than the container made from the changed one.
-  await must(deps, `touching ${plan.file}`, privilegedCommand(['touch', '--', plan.file], deps.sudo));
+  await must(deps, `touching ${plan.file}`, { argv: ['touch', '--', plan.file], sudo: deps.sudo });
   deps.log(`restored ${plan.file} from ${plan.backup}`);
 }
 
@@ -256,11 +257,11 @@ export async function findComposeRollback(
   file: string,
 ): Promise<ComposeRollback | undefined> {
   const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
-  const r = await deps.exec(privilegedCommand(['cmp', '-s', '--', file, backup], deps.sudo));
+  const r = await deps.exec({ argv: ['cmp', '-s', '--', file, backup], sudo: deps.sudo });
   // cmp: 0 the same, 1 different, 2 trouble (a file missing)
   if (r.code === 1) return { file, backup };
   if (r.code === 0) return undefined;
-  const exists = await deps.exec(privilegedCommand(['test', '-e', backup], deps.sudo));
+  const exists = await deps.exec({ argv: ['test', '-e', backup], sudo: deps.sudo });
   if (exists.code !== 0) return undefined;
   throw new ParserChangeError(`comparing ${file} with ${backup} failed: ${r.stderr.trim().slice(0, 300)}`);
 }

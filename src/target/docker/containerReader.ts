@@ -4,7 +4,7 @@
  * a unit that wraps `docker run`.
  */
 import type { ExecResult } from '../../transport/transport';
-import { isSudoRefusal } from '../../transport/shell';
+import { isSudoRefusal, type HostCommand } from '../../transport/shell';
 import type { TargetState } from '../targetTypes';
 import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
 import {
@@ -18,7 +18,7 @@ import {
   type InspectResult,
 } from './dockerInspect';
 
-export type Exec = (command: string) => Promise<ExecResult>;
+export type Exec = (command: HostCommand) => Promise<ExecResult>;
 
 /** Why Docker refused the command, in words that say what to change; undefined when it did not. */
 export function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {

@@ -5,7 +5,7 @@
  * parsers and the load advice both use.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
-import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, quote } from '../../transport/shell';
+import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, type HostCommand } from '../../transport/shell';
 import type { ArgvPlanner } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
 import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
@@ -48,7 +48,7 @@ function previousMarker(previousContent: string | null, backupPath: string): str
   return previousContent === null ? NO_PREVIOUS : `${PREVIOUS_KEPT}${backupPath}`;
 }
 
-async function run(deps: ParserChangeDeps, what: string, command: string): Promise<string> {
+async function run(deps: ParserChangeDeps, what: string, command: HostCommand): Promise<string> {
   const r = await deps.exec(command);
   if (r.code !== 0)
     throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
@@ -68,8 +68,8 @@ async function runPrivileged(
 ): Promise<void> {
   const line = privilegedCommand(argv, deps.sudo);
   let r;
-  if (input === undefined) r = await deps.exec(line);
-  else r = await deps.exec(`${line} >/dev/null`, { stdin: input });
+  if (input === undefined) r = await deps.exec({ argv, sudo: deps.sudo });
+  else r = await deps.exec({ argv, sudo: deps.sudo, discardStdout: true }, { stdin: input });
   if (r.code === 0) return;
   if (deps.sudo && isSudoRefusal(r.stderr)) {
     const message = sudoRefusalMessage({
@@ -95,13 +95,11 @@ export async function readUnit(
   deps: ParserChangeDeps,
   unit: string,
 ): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
-  const cat = await run(deps, 'systemctl cat', `systemctl cat --no-pager -- ${quote(unit)}`);
+  const cat = await run(deps, 'systemctl cat', { argv: ['systemctl', 'cat', '--no-pager', '--', unit] });
   const show = parseShow(
-    await run(
-      deps,
-      'systemctl show',
-      `systemctl show --no-pager -p FragmentPath,DropInPaths,ExecStart -- ${quote(unit)}`,
-    ),
+    await run(deps, 'systemctl show', {
+      argv: ['systemctl', 'show', '--no-pager', '-p', 'FragmentPath,DropInPaths,ExecStart', '--', unit],
+    }),
   );
   return { parsed: parseSystemctlCat(cat), show };
 }
@@ -157,17 +155,20 @@ export async function changeServerArgv(
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
   // What is there now, read without sudo (unit files and drop-ins are world-readable).
-  const out = await run(
-    deps,
-    'reading the current drop-in',
-    `sh -c ${quote(
+  const out = await run(deps, 'reading the current drop-in', {
+    argv: [
+      'sh',
+      '-c',
       [
-        `d=${quote(where.dir)}; f=${quote(dropInPath)}`,
+        'd=$1; f=$2',
         'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
         'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
       ].join('\n'),
-    )}`,
-  );
+      'sh',
+      where.dir,
+      dropInPath,
+    ],
+  });
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
   if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
@@ -279,17 +280,20 @@ export async function findRollbackPlan(
 ): Promise<RollbackPlan | undefined> {
   const unit = normalizeUnit(unitName);
   const where = dropInLocation(unit, deps.unitDir);
-  const out = await run(
-    deps as ParserChangeDeps,
-    'reading the drop-in',
-    `sh -c ${quote(
+  const out = await run(deps as ParserChangeDeps, 'reading the drop-in', {
+    argv: [
+      'sh',
+      '-c',
       [
-        `f=${quote(where.file)}; b=${quote(where.backup)}`,
+        'f=$1; b=$2',
         'if [ -e "$b" ]; then echo backup=$(wc -c < "$b"); cat -- "$b"; else echo backup=no; fi',
         'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
       ].join('\n'),
-    )}`,
-  );
+      'sh',
+      where.file,
+      where.backup,
+    ],
+  });
   const head = /^backup=(no|\d+)\n/.exec(out);
   if (!head) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   let rest = out.slice(head[0].length);

@@ -1,5 +1,5 @@
 /** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
-import { quote } from '../../transport/shell';
+import type { HostCommand } from '../../transport/shell';
 import type { ServiceStatus as UnitStatus } from '../targetTypes';
 
 export const UNIT_PROPERTIES = [
@@ -25,23 +25,13 @@ export const UNIT_PROPERTIES = [
 ] as const;
 
 /**
- * `TZ=UTC` makes systemctl print its timestamps in UTC: a zone abbreviation such as "CET"
- * cannot be turned back into an offset reliably.
+ * `systemctl show -p PROPS UNIT`. `TZ=UTC` makes systemctl print its timestamps in UTC: a zone
+ * abbreviation such as "CET" cannot be turned back into an offset reliably.
  */
-/** `systemctl show -p ExecStart UNIT`, whose output `execStartOf` reads. */
-export function execStartCommand(unit: string): string {
-  return showCommand(unit, ['ExecStart']);
-}
-
-/** The command line (argv) in the output of `execStartCommand`; [] when there is none. */
-export function execStartOf(showOutput: string): string[] {
-  return parseExecStartProperty(parseShow(showOutput)['ExecStart'] ?? '');
-}
-
-export function showCommand(unit: string, properties: readonly string[] = UNIT_PROPERTIES): string {
+export function showCommand(unit: string, properties: readonly string[] = UNIT_PROPERTIES): HostCommand {
   for (const p of properties)
     if (!/^[A-Za-z]+$/.test(p)) throw new Error(`Invalid systemd property name: ${JSON.stringify(p)}`);
-  return `TZ=UTC systemctl show --no-pager -p ${quote(properties.join(','))} ${quote(unit)}`;
+  return { argv: ['systemctl', 'show', '--no-pager', '-p', properties.join(','), unit], env: { TZ: 'UTC' } };
 }
 
 /** `Key=Value` lines; a value may contain `=`. A repeated key (several Exec lines) keeps its first value. */

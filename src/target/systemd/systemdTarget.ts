@@ -52,7 +52,7 @@ export class SystemdTarget implements Target {
   }
 
   async restart(io: TargetExec): Promise<RestartResult> {
-    const result = await io.exec(privilegedCommand(privilegedArgv.restart(this.label), this.sudo));
+    const result = await io.exec({ argv: privilegedArgv.restart(this.label), sudo: this.sudo });
     if (result.code === 0) return { ok: true };
     return { ok: false, error: restartError(result.stderr, this.label, this.sudo, this.host) };
   }
@@ -70,10 +70,10 @@ export class SystemdTarget implements Target {
     const show = await io.exec(showCommand(this.label, ['MainPID']));
     const pid = Number(parseShow(show.stdout)['MainPID']);
     if (show.code !== 0 || !Number.isInteger(pid) || pid <= 0) return undefined;
-    // NUL-separated /proc/PID/cmdline, one word a line.
-    const cmdline = await io.exec(`tr '\\0' '\\n' < /proc/${pid}/cmdline`);
+    // /proc/PID/cmdline: the words, each ended by a NUL.
+    const cmdline = await io.exec({ argv: ['cat', '--', `/proc/${pid}/cmdline`] });
     if (cmdline.code !== 0) return undefined;
-    return cmdline.stdout.split('\n').filter((a, i, all) => a !== '' || i < all.length - 1);
+    return cmdline.stdout.split('\0').filter((a, i, all) => a !== '' || i < all.length - 1);
   }
 
   async readEnvironment(io: TargetExec): Promise<Record<string, string> | undefined> {

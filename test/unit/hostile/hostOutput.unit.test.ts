@@ -16,7 +16,6 @@ import { planParserChange } from '../../../src/engine/parserPlan';
 import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
 import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
 import {
-  execStartOf,
   parseExecStartProperty,
   parseShow,
   parseSystemdTimestamp,
@@ -205,7 +204,7 @@ describe("hostile input: what the host's commands print", () => {
       1731,
       fc.property(showText, (text) => {
         wellFormedUnit(toUnitStatus(parseShow(text)));
-        execStartOf(text);
+        parseExecStartProperty(parseShow(text)['ExecStart'] ?? '');
       }),
     );
   });

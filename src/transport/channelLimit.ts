@@ -90,6 +90,7 @@ export class ChannelLimitedTransport implements Transport {
       if (!closed) release();
       else {
         const bound = setTimeout(release, HELD_SLOT_BOUND_MS);
+        bound.unref?.(); // a CLI that is done does not wait for it
         void closed.then(() => {
           clearTimeout(bound);
           release();

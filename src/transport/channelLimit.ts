@@ -5,9 +5,11 @@
  * OpenSSH's MaxSessions (10) and never makes the user's own restart fail for want of a session.
  */
 import type { Duplex } from 'node:stream';
-import type { ExecOptions, ExecResult, RemoteProcess, Transport } from './transport';
+import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess, Transport } from './transport';
 
 export const MAX_CHANNELS = 3;
+/** The longest a timed-out command's slot waits for its channel to close (its kill takes a moment). */
+const HELD_SLOT_BOUND_MS = 10_000;
 
 /** A counting semaphore, first come first served. */
 export class Slots {
@@ -57,6 +59,15 @@ export class ChannelLimitedTransport implements Transport {
     return this.inner.handshakes;
   }
 
+  get openChannels(): number | undefined {
+    return this.inner.openChannels;
+  }
+
+  /** Channel slots taken now (at most `max`). */
+  get slotsInUse(): number {
+    return this.slots.inUse;
+  }
+
   onStateChange(listener: Parameters<Transport['onStateChange']>[0]): { dispose(): void } {
     return this.inner.onStateChange(listener);
   }
@@ -68,9 +79,24 @@ export class ChannelLimitedTransport implements Transport {
   async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
     const release = await this.slots.acquire();
     try {
-      return await this.inner.exec(command, options);
-    } finally {
+      const result = await this.inner.exec(command, options);
       release();
+      return result;
+    } catch (error) {
+      // A command that timed out keeps its channel until its kill is done: so does its slot,
+      // else a burst of timeouts opens more channels than the cap. Bounded, so that a channel
+      // that never closes cannot take a slot for good.
+      const closed = (error as ChannelHeld | undefined)?.channelClosed;
+      if (!closed) release();
+      else {
+        const bound = setTimeout(release, HELD_SLOT_BOUND_MS);
+        bound.unref?.(); // a CLI that is done does not wait for it
+        void closed.then(() => {
+          clearTimeout(bound);
+          release();
+        });
+      }
+      throw error;
     }
   }
 

@@ -22,6 +22,14 @@ export interface ExecOptions {
   readonly stdin?: string;
 }
 
+/**
+ * On the error of a command that timed out or was aborted: its result is given up at once, but
+ * its channel stays open until the command is killed; this resolves once the channel has closed.
+ */
+export interface ChannelHeld {
+  readonly channelClosed?: Promise<void>;
+}
+
 /** A long-running remote command (journalctl -f). Lines arrive without their trailing "\n". */
 export interface RemoteProcess {
   /** Resolves with the exit code (null when killed or the connection dropped). */
@@ -102,5 +110,7 @@ export interface Transport {
   openStream: StreamOpener;
   /** Number of SSH handshakes completed so far (benchmarks). */
   readonly handshakes: number;
+  /** SSH channels open now, of every kind (benchmarks: bench:soak); absent where there are none. */
+  readonly openChannels?: number;
   dispose(): void;
 }

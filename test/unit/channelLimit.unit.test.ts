@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { Slots } from '../../src/transport/channelLimit';
+import { ChannelLimitedTransport, Slots } from '../../src/transport/channelLimit';
+import { TransportError, type Transport } from '../../src/transport/transport';
 
 describe('channel limit', () => {
   it('lets N holders in, queues the next ones first come first served, and a release lets exactly one in', async () => {
@@ -23,5 +24,27 @@ describe('channel limit', () => {
     releases[1]!();
     releases[2]!();
     assert.equal(slots.inUse, 0);
+  });
+
+  it('a command that timed out keeps its slot until its channel has closed; other errors release at once', async () => {
+    let closeChannel = (): void => undefined;
+    const errors: Error[] = [
+      Object.assign(new TransportError('command-timeout', 'Remote command timed out after 1 s'), {
+        channelClosed: new Promise<void>((resolve) => (closeChannel = resolve)),
+      }),
+      new TransportError('closed', 'down'),
+    ];
+    const inner = { exec: async () => Promise.reject(errors.shift()) } as unknown as Transport;
+    const limited = new ChannelLimitedTransport(inner, 1);
+    await assert.rejects(limited.exec('sleep 30', { timeoutMs: 1000 }), /timed out/);
+    assert.equal(limited.slotsInUse, 1, 'held while the kill runs');
+    let second = false;
+    const next = limited.exec('true').catch(() => (second = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(second, false, 'the next command waits for the channel');
+    closeChannel();
+    await next;
+    assert.equal(second, true);
+    assert.equal(limited.slotsInUse, 0, 'a plain error releases its slot at once');
   });
 });

@@ -6,7 +6,7 @@ import type { Client, ClientChannel } from 'ssh2';
 import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { noop, type Timers } from './sshOptions';
-import { type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
+import { type ChannelHeld, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
 import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
 
 /** How long a stream stopped by EOF may take to end before its process group is killed. */
@@ -26,6 +26,8 @@ export interface RemoteContext {
 
 export interface RemoteRun {
   readonly channel: ClientChannel;
+  /** The channel has closed. */
+  readonly closed: boolean;
   /** Receives stdout (without the pid announcement); set once, before data flows. */
   onStdout(fn: (d: Buffer) => void): void;
   /** Ends the command (process group kill, then channel close); resolves once that is done. */
@@ -52,13 +54,18 @@ export async function execRemote(
       if (timer !== undefined) ctx.timers.clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     };
-    // Reject at once: a wedged channel must not hold the caller past its deadline.
+    // Reject at once: a wedged channel must not hold the caller past its deadline. The channel
+    // stays open until the kill is done: the error says when it has closed (channelLimit.ts).
     const stop = (err: Error) => {
       if (settled) return;
       settled = true;
       cleanup();
+      const closed = new Promise<void>((resolve) => {
+        if (run.closed) resolve();
+        else run.channel.once('close', () => resolve());
+      });
       void run.stop('KILL');
-      reject(err);
+      reject(Object.assign(err, { channelClosed: closed } satisfies ChannelHeld));
     };
     const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
     if (options.timeoutMs !== undefined) {
@@ -171,6 +178,9 @@ async function startRemote(
 
   const run: RemoteRun = {
     channel,
+    get closed() {
+      return closed;
+    },
     onStdout: (fn) => {
       sink = fn;
       early.splice(0).forEach(fn);

@@ -92,6 +92,10 @@ export class SshTransport implements Transport {
     return this._handshakes;
   }
 
+  get openChannels(): number {
+    return this.channels.size;
+  }
+
   onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
     return this.stateChanged.on(listener);
   }

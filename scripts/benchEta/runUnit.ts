@@ -128,7 +128,12 @@ export async function runUnit(
       const timer = setInterval(read, 1000);
       let outcome;
       try {
-        outcome = await session.watch('restart', WATCH, { onState: (s) => (latest = s) }, forecast.prior);
+        // (the steps it names go into the load's record, as Fleet's watch does)
+        const onState = (s: LoadState) => {
+          latest = s;
+          server.observe(profile.name, s);
+        };
+        outcome = await session.watch('restart', WATCH, { onState }, forecast.prior);
       } finally {
         clearInterval(timer);
       }

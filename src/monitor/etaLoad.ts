@@ -156,7 +156,7 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
 
 function pendingText(state: LoadState): string {
   return (state.prior?.foreseenSteps ?? [])
-    .filter((s) => !state.stepsSeen?.includes(s.kind) && state.activity?.kind !== s.kind)
+    .filter((s) => s.from !== 'history' && !state.stepsSeen?.includes(s.kind) && state.activity?.kind !== s.kind)
     .map((s) => `${s.kind} about ${Math.round(s.ms / 1000)} s`)
     .join(', ');
 }

@@ -93,7 +93,8 @@ export class LoadInsights {
       ...(cudaGraphMaxBs !== undefined ? { cudaGraphMaxBs } : {}),
       ...(foreseenSteps ? { foreseenSteps } : {}),
     });
-    const compileMs = (foreseenSteps ?? []).reduce((sum, s) => sum + s.ms, 0);
+    // (a step the previous loads timed is in their load time already)
+    const compileMs = (foreseenSteps ?? []).reduce((sum, s) => sum + (s.from === 'history' ? 0 : s.ms), 0);
     const loadText = totalBytes
       ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes) + compileMs, residentBytes, totalBytes)
       : undefined;

@@ -46,10 +46,10 @@ import { NO_QUESTIONS_UI } from '../src/fleet/servers/standalone';
 import {
   buildChatRequest,
   ChatStreamAccumulator,
-  SseDecoder,
   type NeutralMessage,
   type NeutralTool,
 } from '../src/fronts/vscode/chat/openaiChat';
+import { SseDecoder } from '../src/fronts/vscode/chat/sse';
 import { ChatTokenCounts } from '../src/fronts/vscode/chat/tokenCounter';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { serverEntry } from '../test/integration/simHost';

@@ -21,7 +21,7 @@ import { LoadInsights } from '../src/monitor/loadInsights';
 import { targetFor } from '../src/target/target';
 import { recordOf } from '../src/monitor/history';
 import { warmCache } from '../src/monitor/warmCache';
-import type { LoadState } from '../src/monitor/loadState';
+import type { LoadState } from '../src/monitor/loadStateTypes';
 import { gitHead, replaceSection } from './benchDoc';
 import { MemoryMemento } from '../test/integration/simHost';
 

@@ -31,7 +31,7 @@ import * as path from 'node:path';
 import { parseSettings } from '../src/config/parseSettings';
 import type { Settings } from '../src/config/config';
 import { ServerSession } from '../src/monitor/session';
-import type { WatchOptions, WatchOutcome } from '../src/monitor/watcher';
+import type { WatchOptions, WatchOutcome } from '../src/monitor/watchTypes';
 import { TunnelAgent } from '../src/transport/httpAgent';
 import { ServerHttpClient } from '../src/engine/serverHttp';
 import { createTransport } from '../src/fleet/sessions/sessionFactory';

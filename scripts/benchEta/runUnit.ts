@@ -17,7 +17,7 @@ import { ServerSession } from '../../src/monitor/session';
 import { LoadInsights } from '../../src/monitor/loadInsights';
 import { targetFor } from '../../src/target/target';
 import { recordOf } from '../../src/monitor/history';
-import type { LoadState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { ServerProfile } from '../../src/config/config';
 import { installVscodeStub } from './vscodeStub';
 import { BASE_SIM, SHARDS, SHARD_BYTES, type CaseSpec } from './cases';

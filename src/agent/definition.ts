@@ -170,7 +170,7 @@ export const DESCRIPTIONS: Record<ToolName, string> = {
     'the server\'s tool-call and reasoning parser flags (SGLang --tool-call-parser / --reasoning-parser, vLLM --tool-call-parser / --reasoning-parser with --enable-auto-tool-choice), reasoning separated, thinking off, a tool call, the turn after the tool\'s result (role "tool"), ' +
     'two calls in one answer, tool_choice "required" and a named tool, and the call ids (functions.NAME:IDX for kimi_k2). ' +
     'Call it after kimi_wait returned ready when the user relies on tool calling or thinking, or when answers look wrong (reasoning inside the content, tool calls as plain text, an agent stalling after a tool call). ' +
-    'Needs a ready server (a server that is loading is refused: call kimi_wait first); takes a few seconds. Returns a one-line summary ("Parsers verified for agents (15 checks)"; "inconclusive" means answers were cut by max_tokens, not a parser failure) ' +
+    'Needs a ready server (a server that is loading is refused: call kimi_wait first); takes a few seconds. Returns a one-line summary ("Parsers verified for agents (16 checks)"; "inconclusive" means answers were cut by max_tokens, not a parser failure) ' +
     'and the table of checks; under each failed one, what an agent suffers ("for agents:") and the request sent. ' +
     RESULT_SHAPE,
   kimi_logs:

@@ -6,12 +6,12 @@
  */
 import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
-import type { Fleet, RestartResult, ServerSnapshot } from '../fleet/fleet';
+import type { Fleet, RestartAnswer, ServerSnapshot } from '../fleet/fleet';
 import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
 import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/servers/resolveServer';
-import { observe } from '../fleet/servers/standalone';
-import type { LogLevel } from '../monitor/watcher';
+import { observe } from '../fleet/restart/observe';
+import type { LogLevel } from '../monitor/watchTypes';
 import { expectedLoadTime } from '../present/forecast';
 import { invalidSettingsText, sentence, serverChoiceText } from '../present/serverChoice';
 import { TransportError } from '../transport/transport';
@@ -80,7 +80,7 @@ export type RestartReading =
   | { readonly kind: 'unconfirmed'; readonly snapshot: ServerSnapshot }
   | { readonly kind: 'issued'; readonly snapshot: ServerSnapshot };
 
-export function readRestart(result: RestartResult): RestartReading {
+export function readRestart(result: RestartAnswer): RestartReading {
   if (result.kind === 'attached') return { kind: 'attached', reason: result.reason };
   const { issued, snapshot } = result;
   if (issued) return { kind: 'issued', snapshot };

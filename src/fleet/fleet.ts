@@ -7,7 +7,7 @@
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { AlreadyWatchingError } from '../monitor/session';
-import type { LogLevel, WatchOutcome } from '../monitor/watcher';
+import type { LogLevel, WatchOutcome } from '../monitor/watchTypes';
 import { TransportError } from '../transport/transport';
 import { targetFor } from '../target/target';
 import type { UnitStatus } from '../engine/events';
@@ -18,7 +18,7 @@ import type {
   FleetSession,
   ParserVerification,
   RestartOptions,
-  RestartResult,
+  RestartAnswer,
   ServerSnapshot,
   WaitResult,
 } from './fleetTypes';
@@ -163,8 +163,8 @@ export class Fleet {
    * `issueTimeoutMs` (`issued` false: what the snapshot says is why). Refused connections throw
    * the TransportError (a `refused` event too).
    */
-  async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartResult> {
-    return (await this.restartAsking(server, options)) as RestartResult;
+  async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartAnswer> {
+    return (await this.restartAsking(server, options)) as RestartAnswer;
   }
 
   /**
@@ -175,7 +175,7 @@ export class Fleet {
   async restartAsking(
     server: ServerProfile,
     options: RestartOptions & RestartQuestions,
-  ): Promise<RestartResult | undefined> {
+  ): Promise<RestartAnswer | undefined> {
     return restartThroughRule(this.restartHost(), server, options);
   }
 

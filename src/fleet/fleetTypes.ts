@@ -2,9 +2,9 @@
 import type { LoadBreakdown } from '../monitor/loadBreakdown';
 import type { ServerProfile, Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
-import type { LoadState } from '../monitor/loadState';
+import type { LoadState } from '../monitor/loadStateTypes';
 import type { ServerSession } from '../monitor/session';
-import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watcher';
+import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watchTypes';
 import type { TransportError } from '../transport/transport';
 import type { SessionUi } from './sessions/sessionFactory';
 import type { Refusal } from '../present/refusals';
@@ -102,7 +102,7 @@ export interface FleetDeps {
 }
 
 /** How a restart request was met. */
-export type RestartResult =
+export type RestartAnswer =
   /** `issued`: the host has the restart (false after the issue timeout: `snapshot` says why). */
   | {
       readonly kind: 'restarted';

@@ -6,7 +6,7 @@
 import { LOAD_PHASES, type ActivityKind, type LoadPhase } from '../engine/events';
 import type { LoadPrior } from './eta';
 import { captureSizesUpTo } from '../engine/cudaGraphs';
-import type { LoadState } from './loadState';
+import type { LoadState } from './loadStateTypes';
 
 export const HISTORY_LIMIT = 20;
 /** Records of watches attached to a load under way (or a server already serving) kept besides the cap. */

@@ -4,7 +4,7 @@ import type { RemoteProcess } from '../transport/transport';
 import { JournalReader } from '../engine/logReader';
 import { LOG_ACCESS_FIX, logProblem, type LogEntry } from '../target/target';
 import { rootCause } from '../engine/rootCause';
-import { isAlive } from './unitFailure';
+import { hasRunningProcess } from './unitFailure';
 import { compareServerUrl } from '../engine/announcedUrl';
 import {
   JOURNAL_RETRY_FIRST_MS,
@@ -161,7 +161,7 @@ export abstract class JournalFollow extends WatchCore {
         this.attached &&
         this.awaitingRunAfter === undefined &&
         this.current.unit !== undefined &&
-        isAlive(this.current.unit) &&
+        hasRunningProcess(this.current.unit) &&
         this.current.failure === undefined;
       if (event.type === 'systemd' && !known) {
         this.unitProbeDue = true;

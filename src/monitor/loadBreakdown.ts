@@ -6,7 +6,7 @@
  */
 import type { ActivityKind, LoadPhase } from '../engine/events';
 import { watchedFromStart, type LoadRecord, type LoadStep, type SeenStep } from './history';
-import type { LoadState } from './loadState';
+import type { LoadState } from './loadStateTypes';
 
 /** The parts of a load that last (ready is a moment); `restart`: from the restart to the new process's first phase. */
 export type TimedPhase = 'restart' | Exclude<LoadPhase, 'ready'>;
@@ -19,7 +19,6 @@ export const TIMED_PHASES: readonly TimedPhase[] = [
   'warming up',
 ];
 
-export { LATE_WATCH_MS } from './history';
 /** Two loads this close (ms, or share of the previous total, whichever is larger) took the same time. */
 export const SAME_MS = 2_000;
 export const SAME_SHARE = 0.05;

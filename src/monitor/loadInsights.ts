@@ -6,11 +6,11 @@ import { predictLoad } from './loadPrediction';
 import type { LoadPrior } from './eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from './history';
 import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from './loadBreakdown';
-import type { LoadState } from './loadState';
+import type { LoadState } from './loadStateTypes';
 import { measureResidency } from './warmCache';
 import { readCompileForecast } from './compileRead';
 import type { ForeseenStep } from './compileForecast';
-import type { WatchOutcome } from './watcher';
+import type { WatchOutcome } from './watchTypes';
 
 /** What is known about the next load before the restart. */
 export interface LoadForecast {

@@ -9,7 +9,7 @@ import type { LoadState } from './loadStateTypes';
 const MAX_ERROR_LINES = 12;
 /**
  * While a load runs, its first error lines are kept as well as its last: the first exception
- * of the first rank that failed says why (server/rootCause), the last ones how it ended.
+ * of the first rank that failed says why (engine/rootCause), the last ones how it ended.
  */
 const FIRST_ERROR_LINES = 12;
 

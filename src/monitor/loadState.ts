@@ -3,14 +3,10 @@ import { listenerChange, standInAnswer } from './standInState';
 import { foldActivity, progressWitness, stallSignalText } from './witnessMoves';
 import type { LoadState, Signal } from './loadStateTypes';
 import { advancePhase, foldJournal, kept, progressFor, withEta, witnessDisagreement } from './loadProgress';
-import { exitDescription, isAlive, managerOf, notFound, unitFailure } from './unitFailure';
+import { exitDescription, hasRunningProcess, managerOf, notFound, unitFailure } from './unitFailure';
 import { isAttached, verdictOf } from './loadVerdict';
 import { reduceSettled } from './loadSettled';
 import { foldCpu, foldGpu, foldIo } from './loadReadings';
-
-export { UNHEALTHY_AFTER_FAILURES } from './loadStateTypes';
-export type { HttpVerdict, LoadState, Signal, Verdict } from './loadStateTypes';
-export { bytesFraction, witnessDisagreement } from './loadProgress';
 
 export function initialState(at: number): LoadState {
   return {
@@ -128,7 +124,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, fail(state, signal.message), signal.at, signal.message);
     case 'attached': {
       const unit = signal.unit;
-      const alive = isAlive(unit);
+      const alive = hasRunningProcess(unit);
       let next: LoadState = {
         ...state,
         unit,
@@ -257,7 +253,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'prior':
       return finish(state, { ...state, prior: signal.prior }, signal.at, undefined);
     case 'tick': {
-      const alive = state.unit !== undefined && isAlive(state.unit);
+      const alive = state.unit !== undefined && hasRunningProcess(state.unit);
       const stalled = alive && state.connected && signal.at - state.lastProgressAt >= signal.stallMs;
       // (a quiet step is named after a while: the clock alone may name it)
       const named = foldActivity(state, state, signal.at).activity !== state.activity;

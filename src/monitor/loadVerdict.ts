@@ -1,6 +1,6 @@
 /** Questions asked of a load state: its verdict, and whether it is attached, finished or wants its completion probe. Pure. */
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Verdict } from './loadStateTypes';
-import { isAlive } from './unitFailure';
+import { hasRunningProcess } from './unitFailure';
 
 export function verdictOf(state: LoadState): Verdict {
   if (state.failure) return 'failed';
@@ -15,13 +15,13 @@ export function verdictOf(state: LoadState): Verdict {
     if (
       state.restartedBy === 'someone else' &&
       state.unit &&
-      !isAlive(state.unit) &&
+      !hasRunningProcess(state.unit) &&
       state.unit.activeState !== 'activating'
     )
       return 'stopped';
     return 'restarting';
   }
-  if (state.unit && !isAlive(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
+  if (state.unit && !hasRunningProcess(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
   if (state.stalled) return 'stalled';
   if (state.phase === 'warming up') return 'warming up';
   return 'loading';

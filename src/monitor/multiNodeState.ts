@@ -10,7 +10,7 @@
  */
 import { phaseRank } from '../engine/events';
 import { distributedCause } from '../engine/distributed';
-import type { LoadState, Verdict } from './loadState';
+import type { LoadState, Verdict } from './loadStateTypes';
 
 export interface NodeState {
   /** "node 1 (gpu-b)". */

@@ -10,7 +10,7 @@ import { assertAbsolutePath, quote } from '../transport/shell';
 import type { GpuMemory } from '../engine/events';
 import { GPU_QUERY_COMMAND, type GpuReading } from '../host/gpu';
 import { modelSizeCommand, type ModelSize, type ProcIo } from '../host/procIo';
-import type { Signal } from './loadState';
+import type { Signal } from './loadStateTypes';
 import { witnessSignals } from './witnessProbe';
 import { parsePortOwnerLine, PORT_OWNER_SH, type PortOwner } from '../host/portOwner';
 

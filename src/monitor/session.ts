@@ -1,8 +1,9 @@
 import type { ServerProfile } from '../config/config';
 import type { Transport } from '../transport/transport';
 import type { ServerHttpClient } from '../engine/serverHttp';
-import { LoadWatcher, type LogLevel, type WatchAlert, type WatchOptions, type WatchOutcome } from './watcher';
-import type { LoadState } from './loadState';
+import { LoadWatcher } from './watcher';
+import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from './watchTypes';
+import type { LoadState } from './loadStateTypes';
 import type { LoadPrior } from './eta';
 import type { UnitStatus } from '../engine/events';
 

@@ -4,8 +4,8 @@
  * Pure: the watcher acts on the answer.
  */
 import type { UnitStatus } from '../engine/events';
-import { isAlive } from './unitFailure';
-import type { LoadState } from './loadState';
+import { hasRunningProcess } from './unitFailure';
+import type { LoadState } from './loadStateTypes';
 
 /** Tells one run of the unit from the next: systemd's InvocationID, else start time and PID. */
 export function processKey(unit: UnitStatus): string {
@@ -37,11 +37,11 @@ export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
   if (previousKey !== NO_RUN_YET && crashedAwaitingRestart(unit) && unit.execMainStartedAt !== undefined) return true;
   if (isStarting(unit)) return false;
   // Attached during a start: only a live process, or one that failed, is its run (not a leftover state).
-  if (previousKey === NO_RUN_YET) return isAlive(unit) || unit.activeState === 'failed';
+  if (previousKey === NO_RUN_YET) return hasRunningProcess(unit) || unit.activeState === 'failed';
   // A new run is alive or has already ended; `deactivating` is the old one on its way out.
   return (
     unit.activeState !== 'deactivating' &&
-    (isAlive(unit) || unit.activeState === 'failed' || unit.execMainStartedAt !== undefined)
+    (hasRunningProcess(unit) || unit.activeState === 'failed' || unit.execMainStartedAt !== undefined)
   );
 }
 
@@ -62,10 +62,11 @@ export type UnitChange =
 export function unitChangeAfterSettled(state: LoadState, unit: UnitStatus, stopSeen: boolean): UnitChange {
   const known = state.unit;
   if (known && processKey(known) !== processKey(unit) && isNewRun(processKey(known), unit)) return 'new run';
-  if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && isAlive(unit))
+  if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && hasRunningProcess(unit))
     return 'new run';
   if (state.readyAt === undefined || state.failure !== undefined) return 'same';
   if (unit.activeState === 'deactivating') return 'stopping';
-  if ((stopSeen || unit.stopRequested === true) && !isAlive(unit) && unit.activeState !== 'failed') return 'stopped';
+  if ((stopSeen || unit.stopRequested === true) && !hasRunningProcess(unit) && unit.activeState !== 'failed')
+    return 'stopped';
   return 'same';
 }

@@ -3,7 +3,7 @@ import type { UnitStatus } from '../engine/events';
 import type { LoadState } from './loadStateTypes';
 
 /** A main process that runs (active, activating, reloading): a unit in auto-restart has none. */
-export function isAlive(unit: UnitStatus): boolean {
+export function hasRunningProcess(unit: UnitStatus): boolean {
   return (
     unit.mainPid > 0 &&
     (unit.activeState === 'active' || unit.activeState === 'activating' || unit.activeState === 'reloading')
@@ -45,7 +45,7 @@ export function unitFailure(state: LoadState, unit: UnitStatus): string | undefi
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid) {
     return `the service process was replaced (PID ${state.mainPid} -> ${unit.mainPid}) before it became ready`;
   }
-  if (state.mainPid !== undefined && !isAlive(unit) && unit.activeState !== 'deactivating') {
+  if (state.mainPid !== undefined && !hasRunningProcess(unit) && unit.activeState !== 'deactivating') {
     return (unit.result === 'success' && unit.execMainStatus === 0) || unit.stopRequested
       ? undefined
       : `the service ${exitDescription(unit)}`;
@@ -58,6 +58,7 @@ export function lostAfterReady(unit: UnitStatus): string | undefined {
   if (unit.loadState === 'not-found') return notFound(unit, true);
   if (unit.subState === 'auto-restart')
     return `the service ${exitDescription(unit)} after it was ready, and ${managerOf(unit)} is restarting it`;
-  if (unit.activeState === 'failed' || !isAlive(unit)) return `the service ${exitDescription(unit)} after it was ready`;
+  if (unit.activeState === 'failed' || !hasRunningProcess(unit))
+    return `the service ${exitDescription(unit)} after it was ready`;
   return undefined;
 }

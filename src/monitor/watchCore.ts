@@ -3,7 +3,8 @@ import type { RemoteProcess } from '../transport/transport';
 import { JournalReader } from '../engine/logReader';
 import type { LogGrammar } from '../engine/engine';
 import { targetFor, targetIo, type Target, type TargetIo } from '../target/target';
-import { initialState, reduce, type LoadState, type Signal } from './loadState';
+import { initialState, reduce } from './loadState';
+import type { LoadState, Signal } from './loadStateTypes';
 import { isFinished } from './loadVerdict';
 import {
   type WatcherDeps,

@@ -4,7 +4,7 @@ import type { Transport } from '../transport/transport';
 import type { Target } from '../target/target';
 import type { ServerHttpClient } from '../engine/serverHttp';
 import type { UnitStatus } from '../engine/events';
-import type { LoadState } from './loadState';
+import type { LoadState } from './loadStateTypes';
 import type { LoadPrior } from './eta';
 
 export interface WatchOptions {

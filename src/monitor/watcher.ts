@@ -9,8 +9,6 @@ import { initialState, reduce } from './loadState';
 import { type WatchOutcome, UNIT_BACKSTOP_MS, STEADY_UNIT_BACKSTOP_MS } from './watchTypes';
 import { HttpProbe } from './httpProbe';
 
-export type { LogLevel, WatchAlert, WatcherDeps, WatchOptions, WatchOutcome } from './watchTypes';
-
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
  * server through the tunnel, and folds every signal into the pure LoadState. A load ends in

@@ -9,7 +9,7 @@
  */
 import { ACTIVITY_LABELS, activityLabel, type Activity } from '../engine/activity';
 import type { JournalEvent } from '../engine/events';
-import type { LoadState } from './loadState';
+import type { LoadState } from './loadStateTypes';
 
 /** Bytes read since the last move that count as a move (sockets, /proc reads and imports stay under it). */
 export const IO_MOVE_BYTES = 8 * 1024 * 1024;

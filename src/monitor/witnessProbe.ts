@@ -6,7 +6,7 @@ import type { GpuReading } from '../host/gpu';
 import { totalGpuMemory } from '../host/gpu';
 import type { ProcIo } from '../host/procIo';
 import { phaseRank, type GpuMemory } from '../engine/events';
-import type { LoadState, Signal } from './loadState';
+import type { LoadState, Signal } from './loadStateTypes';
 
 /** The witnesses are read while a process is loading and the server is not yet warming up. */
 export function wantsWitnesses(state: LoadState): { mainPid: number; controlGroup?: string } | undefined {

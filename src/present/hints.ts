@@ -21,16 +21,6 @@ const CORE_PHRASES: Record<HintKind, ReadonlyArray<readonly [core: string, outsi
   'api-key-missing': [[`set it with "Kimi Service: Set server API key"`, `set it in KIMI_API_KEY for kimi-service`]],
 };
 
-/** The hint of one kind for one front: what the user runs. */
-export function hintFor(kind: HintKind, front: Front): string {
-  if (front === 'vscode' || front === 'lm') {
-    return kind === 'sudo-refused' ? 'run "Kimi Service: Copy sudoers rule"' : 'run "Kimi Service: Set server API key"';
-  }
-  return kind === 'sudo-refused'
-    ? 'install the sudoers rules of docs/least-privilege.md'
-    : 'set KIMI_API_KEY in the environment of kimi-service';
-}
-
 /** A core message as the front's user reads it: VS Code's palette commands replaced outside VS Code. */
 export function forFront(text: string, front: Front): string {
   if (front === 'vscode' || front === 'lm' || !text.includes('"Kimi Service: ')) return text;

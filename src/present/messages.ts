@@ -1,7 +1,7 @@
 import type { ServerProfile } from '../config/config';
 import { formatDuration } from '../util/duration';
-import type { LoadState } from '../monitor/loadState';
-import type { WatchOutcome } from '../monitor/watcher';
+import type { LoadState } from '../monitor/loadStateTypes';
+import type { WatchOutcome } from '../monitor/watchTypes';
 import { causeText, formatCause, rootCause } from '../engine/rootCause';
 import { activityLabel } from '../engine/activity';
 import type { LoadBreakdown } from '../monitor/loadBreakdown';
@@ -23,7 +23,7 @@ export function readyMessage(server: ServerProfile, state: LoadState, lastLoad?:
 
 /**
  * "Kimi on gpu1 failed: the service exited with status 1. Cause: TypeError: ... Then: Received sigquit ...":
- * how it ended, the root cause (server/rootCause), then the lines that only echo the end.
+ * how it ended, the root cause (engine/rootCause), then the lines that only echo the end.
  */
 export function failureMessage(server: ServerProfile, outcome: WatchOutcome): string {
   const state = outcome.state;

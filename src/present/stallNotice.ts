@@ -7,7 +7,7 @@ import { activityLabel } from '../engine/activity';
 import type { NodeState } from '../monitor/multiNodeState';
 import { nodeIssue } from '../monitor/multiNodeState';
 import { formatDuration } from '../util/duration';
-import type { LoadState } from '../monitor/loadState';
+import type { LoadState } from '../monitor/loadStateTypes';
 import { clockTime } from '../monitor/witnessMoves';
 
 /** "loading weights 45% (shard 27/61; last move: shards 27/61)". */

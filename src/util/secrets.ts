@@ -133,21 +133,3 @@ export function maskSecrets(text: string, known: readonly string[] = []): string
   const steps = [maskQuotedAssignments, maskFlags, maskAssignments, maskKeyed, maskAuthorization];
   return steps.reduce((t, step) => step(t), maskKnown(text, known));
 }
-
-/** Flag as a whole argv element, e.g. `--api-key` (its value is the next element). */
-function isSecretFlag(arg: string): boolean {
-  const m = /^--?([A-Za-z0-9][\w-]*)$/.exec(arg);
-  return m !== null && isSecretName(m[1]);
-}
-
-/**
- * An argv with secrets masked: the element after `--api-key` (and other secret flags), and
- * whatever `maskSecrets` finds inside each element (`--api-key=K`, `HF_TOKEN=V`).
- */
-export function maskArgv(argv: readonly string[], known: readonly string[] = []): string[] {
-  return argv.map((arg, i) => {
-    const prev = i > 0 ? argv[i - 1] : undefined;
-    if (prev !== undefined && isSecretFlag(prev) && !arg.startsWith('--')) return MASK;
-    return maskSecrets(arg, known);
-  });
-}

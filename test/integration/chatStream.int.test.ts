@@ -6,12 +6,8 @@
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import {
-  buildChatRequest,
-  ChatStreamAccumulator,
-  SseDecoder,
-  type StreamEvent,
-} from '../../src/fronts/vscode/chat/openaiChat';
+import { buildChatRequest, ChatStreamAccumulator, type StreamEvent } from '../../src/fronts/vscode/chat/openaiChat';
+import { SseDecoder } from '../../src/fronts/vscode/chat/sse';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { ChatTurn, type AnswerPart } from '../../src/fronts/vscode/chat/chatTurn';
 import { offerFor } from '../../src/fronts/vscode/chat/modelInfo';

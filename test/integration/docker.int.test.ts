@@ -14,7 +14,7 @@ import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
-import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { ParserChangeDeps } from '../../src/target/argsEdit';

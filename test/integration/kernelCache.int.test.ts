@@ -10,7 +10,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { LoadInsights } from '../../src/monitor/loadInsights';
 import { etaTooltip } from '../../src/monitor/etaLoad';
 import { expectedLoadTime } from '../../src/present/forecast';

@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState, Verdict } from '../../src/monitor/loadState';
+import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import { AlreadyWatchingError } from '../../src/monitor/session';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';

@@ -14,7 +14,7 @@ import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { serverReport, waitReport } from '../../src/fleet/words/report';
 import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
-import type { Verdict } from '../../src/monitor/loadState';
+import type { Verdict } from '../../src/monitor/loadStateTypes';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { formatTable } from '../../src/verify/verifier';

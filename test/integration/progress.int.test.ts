@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
-import type { LoadState, Verdict } from '../../src/monitor/loadState';
+import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import { recordOf } from '../../src/monitor/history';
 import { LoadInsights } from '../../src/monitor/loadInsights';
 import { warmCache } from '../../src/monitor/warmCache';

@@ -10,7 +10,7 @@ import type { HostKeyPolicy, Settings } from '../../src/config/config';
 import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
 import type { ServerHttpOptions } from '../../src/engine/serverHttp';
-import type { WatchOptions } from '../../src/monitor/watcher';
+import type { WatchOptions } from '../../src/monitor/watchTypes';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
 

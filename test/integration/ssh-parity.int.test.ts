@@ -14,7 +14,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { loadSshTarget } from '../../src/transport/ssh/sshConfig';
-import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh/sshTransport';
+import { SshTransport } from '../../src/transport/ssh/sshTransport';
+import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import type { TransportError } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 

@@ -14,7 +14,8 @@ import { TunnelAgent } from '../../src/transport/httpAgent';
 import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { commandLine, quote } from '../../src/transport/shell';
 import type { SshTarget } from '../../src/transport/ssh/sshTargetTypes';
-import { SshTransport, type SshTransportOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh/sshTransport';
+import { SshTransport } from '../../src/transport/ssh/sshTransport';
+import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { sleep, waitFor } from '../util/waitFor';
 

@@ -6,8 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState, Verdict } from '../../src/monitor/loadState';
-import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
+import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
+import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import { maskSecrets } from '../../src/util/secrets';

@@ -12,7 +12,8 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { directoryCache, loadTokenCounter, modelFolderOf, ServedModelFiles } from '../../src/fleet/checks/servedModel';
 import { countConversation } from '../../src/engine/tokenizer/conversation';
 import type { FramedMessage } from '../../src/engine/tokenizer/framing';
-import { buildChatRequest, ChatStreamAccumulator, SseDecoder } from '../../src/fronts/vscode/chat/openaiChat';
+import { buildChatRequest, ChatStreamAccumulator } from '../../src/fronts/vscode/chat/openaiChat';
+import { SseDecoder } from '../../src/fronts/vscode/chat/sse';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const simTokenizer = require('../gpu-host/sglang-sim/tokenizer.js') as {

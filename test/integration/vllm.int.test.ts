@@ -9,12 +9,12 @@ import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
-import type { LoadState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { causeLine } from '../../src/fleet/words/report';
 import { enableParsers, DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';
-import type { WatchOutcome } from '../../src/monitor/watcher';
+import type { WatchOutcome } from '../../src/monitor/watchTypes';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 

@@ -37,7 +37,8 @@ import { lmAgent } from '../../src/fronts/lm/toolHost';
 import { confirmWay } from '../../src/fronts/mcp/confirm';
 import { registerKimiTools } from '../../src/fronts/mcp/tools';
 import { waitFor } from '../util/waitFor';
-import { initialState, type LoadState } from '../../src/monitor/loadState';
+import { initialState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { serverChoiceText } from '../../src/present/serverChoice';
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -5,19 +5,17 @@ import {
   ChatStreamAccumulator,
   ChatStreamError,
   httpErrorText,
-  SseDecoder,
   toOpenAiMessages,
   type StreamEvent,
 } from '../../src/fronts/vscode/chat/openaiChat';
+import { SseDecoder } from '../../src/fronts/vscode/chat/sse';
 import {
   contextLength,
   describeChatModel,
   displayModelName,
-  estimateTokens,
   limits,
   offerFor,
   parseModels,
-  parseTokenCount,
 } from '../../src/fronts/vscode/chat/modelInfo';
 // The simulator's SGLang-shaped stream chunks and its post-processing (kimi_k2 parsers).
 const oa = require('../gpu-host/sglang-sim/openai.js') as {
@@ -392,12 +390,5 @@ describe('chat model: what is offered, with which limits', () => {
     assert.equal(d.detail, 'SGLang via SSH');
     assert.equal(d.maxInputTokens + d.maxOutputTokens, 262144);
     assert.equal(displayModelName('kimi-k2.6'), 'kimi k2.6');
-  });
-
-  it("token counts: the server's /tokenize answer ({count} or the tokens), else characters / 4", () => {
-    assert.equal(parseTokenCount({ tokens: [1, 2, 3], count: 3, max_model_len: 10 }), 3);
-    assert.equal(parseTokenCount({ tokens: [1, 2] }), 2);
-    assert.equal(parseTokenCount({ detail: 'Not Found' }), undefined);
-    assert.equal(estimateTokens('abcdefghi'), 3);
   });
 });

@@ -13,8 +13,9 @@ import {
 } from '../../src/fronts/cli/format';
 import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
 import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
-import { firstRoundDone } from '../../src/fleet/servers/standalone';
-import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
+import { firstRoundDone } from '../../src/fleet/restart/observe';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { UnitStatus } from '../../src/engine/events';
 
 function report(patch: Partial<ServerReport> = {}): ServerReport {

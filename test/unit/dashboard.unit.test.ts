@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { RingBuffer } from '../../src/monitor/ringBuffer';
 import { dashboardModel, LoadSeries } from '../../src/fronts/vscode/dashboardModel';
 import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
-import { initialState, reduce, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { Signal } from '../../src/monitor/loadStateTypes';
 import type { UnitStatus } from '../../src/engine/events';
 
 const unit: UnitStatus = {

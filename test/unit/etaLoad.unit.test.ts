@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { etaText, formatEta } from '../../src/monitor/etaText';
 import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/etaLoad';
 import type { RawEta } from '../../src/monitor/etaPlan';

@@ -8,7 +8,8 @@ import {
   loadStandaloneSettings,
   nonInteractivePolicy,
 } from '../../src/fleet/servers/standalone';
-import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { UnitStatus } from '../../src/engine/events';
 
 const server = {

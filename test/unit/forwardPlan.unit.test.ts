@@ -13,7 +13,6 @@ import {
   isLoopback,
   localPortCandidates,
   openedLine,
-  parseLocalPort,
   portNote,
   selfForwardError,
 } from '../../src/fleet/forward/forwardPlan';
@@ -80,16 +79,6 @@ describe('port forward plan (pure)', () => {
       assert.ok(isLoopback(h), h);
     for (const h of ['gpu-box', '10.0.0.1', '128.0.0.1', '::2', 'localhost.example.com', '1127.0.0.1'])
       assert.ok(!isLoopback(h), h);
-  });
-
-  it('checks a local port given by the user', () => {
-    assert.equal(parseLocalPort('8080'), 8080);
-    assert.equal(parseLocalPort(65535), 65535);
-    for (const bad of ['0', '65536', '80a', '', '-1', 1.5, undefined]) {
-      const result = parseLocalPort(bad);
-      assert.ok(result instanceof ForwardError && result.kind === 'bad-port', String(bad));
-      assert.match(result.message, /between 1 and 65535/);
-    }
   });
 
   it('builds the base URL and says why the port differs', () => {

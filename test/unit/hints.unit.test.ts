@@ -1,6 +1,6 @@
 /** present/hints: the core's VS Code words, turned into each front's own. */
 import { strict as assert } from 'node:assert';
-import { forFront, forFrontDeep, hintFor } from '../../src/present/hints';
+import { forFront, forFrontDeep } from '../../src/present/hints';
 import { sudoRefusalMessage } from '../../src/target/systemd/sudoers';
 import { unauthorizedReason } from '../../src/engine/httpAnswers';
 import { restartError } from '../../src/target/systemd/systemdTarget';
@@ -43,11 +43,5 @@ describe('hints per front', () => {
     const line = JSON.stringify({ message: key });
     assert.doesNotMatch(forFront(line, 'cli'), /Kimi: /);
     assert.deepEqual(forFrontDeep({ a: [key], n: 1 }, 'mcp'), { a: [forFront(key, 'mcp')], n: 1 });
-  });
-
-  it('hintFor: one hint per kind and front', () => {
-    assert.equal(hintFor('sudo-refused', 'vscode'), 'run "Kimi Service: Copy sudoers rule"');
-    assert.equal(hintFor('api-key-missing', 'cli'), 'set KIMI_API_KEY in the environment of kimi-service');
-    assert.equal(hintFor('sudo-refused', 'mcp'), hintFor('sudo-refused', 'cli'));
   });
 });

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 import { formatDuration } from '../../src/util/duration';
 

@@ -5,7 +5,8 @@ import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/mul
 import { serverReport } from '../../src/fleet/words/report';
 import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
 import type { UnitStatus } from '../../src/engine/events';
 import { parseJournalLine } from '../../src/engine/logReader';

@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import type { NodeProfile, ServerProfile } from '../../src/config/config';
 import { MultiNodeSession } from '../../src/fleet/sessions/multiNodeSession';
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
-import type { WatchOptions, WatchOutcome } from '../../src/monitor/watcher';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import type { UnitStatus } from '../../src/engine/events';
 
 const unit: UnitStatus = {

@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { readRestart } from '../../src/agent/run';
-import type { RestartResult, ServerSnapshot } from '../../src/fleet/fleet';
+import type { RestartAnswer, ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState } from '../../src/monitor/loadState';
 
 // The one reading of a restart's answer that the agent tools and the CLI both tell.
 
 const outcome = Promise.resolve(undefined);
-const restarted = (issued: boolean, snapshot: Partial<ServerSnapshot>): RestartResult => ({
+const restarted = (issued: boolean, snapshot: Partial<ServerSnapshot>): RestartAnswer => ({
   kind: 'restarted',
   issued,
   outcome,

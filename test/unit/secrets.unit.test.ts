@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { isSecretName, maskArgv, maskSecrets } from '../../src/util/secrets';
+import { isSecretName, maskSecrets } from '../../src/util/secrets';
 
 /** Masks and checks idempotence on the way. */
 function mask(text: string, known: readonly string[] = []): string {
@@ -237,37 +237,6 @@ describe('secrets: maskSecrets', () => {
       const once = maskSecrets(input);
       assert.equal(maskSecrets(once), once);
     }
-  });
-});
-
-describe('secrets: maskArgv', () => {
-  it('masks the element after a secret flag', () => {
-    assert.deepEqual(maskArgv(['python3', '-m', 'sglang.launch_server', '--api-key', 'sk 1', '--tp', '8']), [
-      'python3',
-      '-m',
-      'sglang.launch_server',
-      '--api-key',
-      '***',
-      '--tp',
-      '8',
-    ]);
-  });
-
-  it('masks inside elements', () => {
-    assert.deepEqual(
-      maskArgv(['env', 'HF_TOKEN=hf_1', 'python3', '--api-key=sk-1', '-H', 'Authorization: Bearer sk-1']),
-      ['env', 'HF_TOKEN=***', 'python3', '--api-key=***', '-H', 'Authorization: Bearer ***'],
-    );
-  });
-
-  it('a flag without a value keeps the next flag', () => {
-    assert.deepEqual(maskArgv(['--api-key', '--port', '30001']), ['--api-key', '--port', '30001']);
-  });
-
-  it('known values and nothing else', () => {
-    const argv = ['python3', '-m', 'sglang.launch_server', '--model-path', '/m', '--tp', '8'];
-    assert.deepEqual(maskArgv(argv), argv);
-    assert.deepEqual(maskArgv(['echo', 'k-12345'], ['k-12345']), ['echo', '***']);
   });
 });
 

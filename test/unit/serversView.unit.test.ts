@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { initialState, reduce, type LoadState } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { UnitStatus } from '../../src/engine/events';
 import { serverRows } from '../../src/fronts/vscode/serversViewModel';
 import { otherServers } from '../../src/fronts/vscode/statusOthers';

@@ -1,12 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import {
-  initialState,
-  reduce,
-  UNHEALTHY_AFTER_FAILURES,
-  type LoadState,
-  type Signal,
-} from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadStateTypes';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
 import { journalProblem } from '../../src/target/journalctl';
 

@@ -5,7 +5,8 @@
 import * as assert from 'assert';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import { notReadyForChecks } from '../../src/fleet/checks/verification';
-import { initialState, type LoadState } from '../../src/monitor/loadState';
+import { initialState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 
 const server = { name: 'gpu1', unit: 'sglang.service' } as ServerSnapshot['server'];
 

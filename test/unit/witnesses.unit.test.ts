@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { UnitStatus } from '../../src/engine/events';
-import { initialState, reduce, bytesFraction, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import { bytesFraction } from '../../src/monitor/loadProgress';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { activeRate } from '../../src/monitor/ioRate';
 
 function unit(): UnitStatus {

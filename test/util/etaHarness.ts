@@ -7,7 +7,8 @@
  * history of the first (monitor/history.ts), as the extension does.
  * `npx tsx test/util/etaHarness.ts` prints every case.
  */
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
 import type { LoadPrior } from '../../src/monitor/eta';
 import { etaText } from '../../src/monitor/etaText';

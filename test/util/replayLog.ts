@@ -7,7 +7,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { initialState, reduce, type LoadState, type Signal } from '../../src/monitor/loadState';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import type { LoadPhase, UnitStatus } from '../../src/engine/events';
 import { JournalReader } from '../../src/engine/logReader';
 import type { LogGrammar } from '../../src/engine/engine';

@@ -59,18 +59,6 @@ export function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-/** A --local-port value or the like: a whole number 1..65535, or why not. */
-export function parseLocalPort(value: unknown): number | ForwardError {
-  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) {
-    return new ForwardError(
-      'bad-port',
-      `the local port must be a whole number between 1 and 65535 (got ${JSON.stringify(value)})`,
-    );
-  }
-  return n;
-}
-
 /** A loopback address or name: this machine. */
 export function isLoopback(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');

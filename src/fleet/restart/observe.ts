@@ -4,7 +4,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import { isFinished } from '../../monitor/loadVerdict';
-import type { LoadState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import type { Fleet, ServerSnapshot } from '../fleet';
 
 /**

@@ -4,7 +4,7 @@
  * the fleet looks at the host and acts on the answer.
  */
 import type { UnitStatus } from '../../engine/events';
-import { isAlive } from '../../monitor/unitFailure';
+import { hasRunningProcess } from '../../monitor/unitFailure';
 
 /** What is known of a server when a restart is asked. */
 export type RestartSituation =
@@ -45,10 +45,10 @@ export function decideRestart(situation: RestartSituation, request: RestartReque
   if (unit.activeState === 'deactivating')
     return { action: 'follow', reason: `${name} is being stopped or restarted right now` };
   // A start job between the old process and the new one (an ExecStartPre, PID 1 forking it).
-  if (unit.activeState === 'activating' && !isAlive(unit))
+  if (unit.activeState === 'activating' && !hasRunningProcess(unit))
     return { action: 'follow', reason: `${name} is being started right now (no main process yet)` };
   const startedAt = unit.execMainStartedAt;
-  if (!isAlive(unit) || startedAt === undefined) return { action: 'restart' };
+  if (!hasRunningProcess(unit) || startedAt === undefined) return { action: 'restart' };
   const age = request.now - startedAt;
   if (age > request.loadTimeoutMs) return { action: 'restart' };
   const loading = {

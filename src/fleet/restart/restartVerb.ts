@@ -6,8 +6,8 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { UnitStatus } from '../../engine/events';
-import type { WatchOutcome } from '../../monitor/watcher';
-import type { FleetSession, RestartOptions, RestartResult } from '../fleetTypes';
+import type { WatchOutcome } from '../../monitor/watchTypes';
+import type { FleetSession, RestartOptions, RestartAnswer } from '../fleetTypes';
 import { FleetError } from '../fleetError';
 import { whenRestartIssued } from './observe';
 import { lookBeforeRestart, type LookHost } from './restartLook';
@@ -39,7 +39,7 @@ export async function restartThroughRule(
   host: RestartHost,
   server: ServerProfile,
   options: RestartOptions & RestartQuestions,
-): Promise<RestartResult | undefined> {
+): Promise<RestartAnswer | undefined> {
   const session = await host.connect(server);
   let force = options.force === true;
   let { decision, unitBefore } = await lookBeforeRestart(host, session, force);

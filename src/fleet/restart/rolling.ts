@@ -4,12 +4,12 @@
  * the roll. Knows nothing of VS Code; every front drives it with the fleet's own verbs.
  */
 import type { ServerProfile } from '../../config/config';
-import type { RestartResult, WaitResult } from '../fleet';
+import type { RestartAnswer, WaitResult } from '../fleet';
 import { serverReport } from '../words/report';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */
 export interface RollingFleet {
-  restart(server: ServerProfile): Promise<Pick<RestartResult, 'kind'>>;
+  restart(server: ServerProfile): Promise<Pick<RestartAnswer, 'kind'>>;
   waitFor(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult>;
   verifyParsers(
     server: ServerProfile,

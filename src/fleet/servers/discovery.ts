@@ -10,7 +10,7 @@ import { proposeServerName, serverNameProblem, type DiscoveredUnit } from '../..
 import { HOST_DISCOVERIES } from '../../target/target';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
-import type { LogLevel } from '../../monitor/watcher';
+import type { LogLevel } from '../../monitor/watchTypes';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 

@@ -195,4 +195,3 @@ export const NO_QUESTIONS_UI: SessionUi = {
 };
 
 // The status and issue waits moved to observe.ts (fronts import them from there or from here).
-export { firstRoundDone, observe, whenRestartIssued } from '../restart/observe';

@@ -7,10 +7,11 @@
  */
 import type { NodeProfile, ServerProfile } from '../../config/config';
 import type { LoadPrior } from '../../monitor/eta';
-import { initialState, type LoadState } from '../../monitor/loadState';
+import { initialState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { isFinished } from '../../monitor/loadVerdict';
 import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../../monitor/session';
-import type { WatchOptions, WatchOutcome } from '../../monitor/watcher';
+import type { WatchOptions, WatchOutcome } from '../../monitor/watchTypes';
 import { TransportError, type Transport } from '../../transport/transport';
 import type { ServerHttpClient } from '../../engine/serverHttp';
 import { foldNodeStates, nodeIssue } from '../../monitor/multiNodeState';

@@ -5,7 +5,7 @@
  */
 import type { ServerProfile, Settings } from '../../config/config';
 import type { ServerSession } from '../../monitor/session';
-import type { LogLevel } from '../../monitor/watcher';
+import type { LogLevel } from '../../monitor/watchTypes';
 import type { FleetDeps, FleetSession } from '../fleetTypes';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
 

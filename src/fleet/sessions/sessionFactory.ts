@@ -1,16 +1,13 @@
 import type { ServerProfile, Settings } from '../../config/config';
 import { ServerSession } from '../../monitor/session';
-import type { LogLevel } from '../../monitor/watcher';
+import type { LogLevel } from '../../monitor/watchTypes';
 import { TunnelAgent } from '../../transport/httpAgent';
 import { LocalTransport } from '../../transport/local/localTransport';
 import { loadSshTarget } from '../../transport/ssh/sshConfig';
 import { expandUserPath, systemPathContext } from '../../transport/ssh/sshPaths';
-import {
-  SshTransport,
-  type LoginAnswer,
-  type LoginQuestion,
-  type UnknownHostKeyInfo,
-} from '../../transport/ssh/sshTransport';
+import { SshTransport } from '../../transport/ssh/sshTransport';
+import type { LoginAnswer, LoginQuestion } from '../../transport/ssh/loginPolicy';
+import type { UnknownHostKeyInfo } from '../../transport/ssh/sshOptions';
 import { TransportError, type Transport } from '../../transport/transport';
 import { curlFetchVia } from '../../transport/curlFetch';
 import { ChannelLimitedTransport } from '../../transport/channelLimit';

@@ -5,7 +5,7 @@
  */
 import { etaText, formatEta, visibleEta } from '../../monitor/etaText';
 import { formatDuration } from '../../util/duration';
-import type { LoadState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { causeText } from '../../engine/rootCause';
 import { describe, loadStartedAt } from '../../present/messages';
 import { refusalWord } from '../../present/refusals';
@@ -38,7 +38,7 @@ export interface ServerReport {
   /** ISO time the host last confirmed the state. */
   readonly confirmedAt: string | null;
   readonly lastError: string | null;
-  /** The last parser verification, e.g. "Parsers verified for agents (15 checks)"; null when never run. */
+  /** The last parser verification, e.g. "Parsers verified for agents (16 checks)"; null when never run. */
   readonly parsers: string | null;
   /** A parser verification under way: where it is ("verifying 5/16 · reasoning (stream) waiting 42 s (...)"): present only while one runs. */
   readonly verifying?: string;
@@ -61,7 +61,7 @@ function stateWord(snapshot: ServerSnapshot): string {
 }
 
 /**
- * The line of a failure that says why: its root cause (server/rootCause: the first exception of
+ * The line of a failure that says why: its root cause (engine/rootCause: the first exception of
  * the first failing rank, an argparse error, an NCCL timeout...), never an echo of the end.
  */
 export function causeLine(lines: readonly string[]): string | undefined {

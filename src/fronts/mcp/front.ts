@@ -13,7 +13,7 @@ import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { Fleet } from '../../fleet/fleet';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI, nonInteractivePolicy } from '../../fleet/servers/standalone';
-import type { LogLevel } from '../../monitor/watcher';
+import type { LogLevel } from '../../monitor/watchTypes';
 import { invalidSettingsText } from '../../present/serverChoice';
 import type { McpArgs } from './args';
 

@@ -11,7 +11,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { SettingsSource } from '../../config/settingsSource';
 import type { Fleet } from '../../fleet/fleet';
 import { serverReport } from '../../fleet/words/report';
-import type { LogLevel } from '../../monitor/watcher';
+import type { LogLevel } from '../../monitor/watchTypes';
 import { errorText } from '../../util/errors';
 import {
   MCP_DESCRIPTIONS,

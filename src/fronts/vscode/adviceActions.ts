@@ -19,7 +19,7 @@ import {
   type AdviceSession,
 } from '../../fleet/checks/advice';
 import { LoadHistoryStore, type MementoLike } from '../../monitor/history';
-import type { LoadState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { MIN_PHASE_MS, type Advice } from '../../engine/advice/rules';
 import { ParserChangeError, type ParserChangeDeps } from '../../target/argsEdit';
 import { shellLine } from '../../transport/shell';

@@ -4,7 +4,8 @@
  */
 import { visibleEta } from '../../monitor/etaText';
 import { LOAD_PHASES } from '../../engine/events';
-import { bytesFraction, type LoadState } from '../../monitor/loadState';
+import { bytesFraction } from '../../monitor/loadProgress';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { RingBuffer } from '../../monitor/ringBuffer';
 import type { LoadBreakdown } from '../../monitor/loadBreakdown';
 import { breakdownLine, phaseRows, type PhaseRow } from '../../present/loadSummary';

@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import type { Fleet } from '../../fleet/fleet';
-import type { LoadState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { dashboardModel, LoadSeries, type DashboardModel } from './dashboardModel';
 import { Disposable } from './disposable';
 import type { SettingsState } from './settingsState';

@@ -5,8 +5,8 @@
  */
 import type { ServerProfile, Settings } from '../../config/config';
 import type { Fleet, FleetEvent } from '../../fleet/fleet';
-import type { LoadState } from '../../monitor/loadState';
-import type { WatchOutcome } from '../../monitor/watcher';
+import type { LoadState } from '../../monitor/loadStateTypes';
+import type { WatchOutcome } from '../../monitor/watchTypes';
 import { endMessage } from '../../present/messages';
 import type { BackgroundService } from './backgroundService';
 import type { DashboardSeries } from './dashboardSeries';

@@ -6,9 +6,9 @@
  */
 import type * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
-import type { Fleet, FleetSession, RestartResult } from '../../fleet/fleet';
+import type { Fleet, FleetSession, RestartAnswer } from '../../fleet/fleet';
 import type { LoadForecast } from '../../monitor/loadInsights';
-import type { WatchOutcome } from '../../monitor/watcher';
+import type { WatchOutcome } from '../../monitor/watchTypes';
 import { TransportError } from '../../transport/transport';
 import { errorText } from '../../util/errors';
 import type { BackgroundService } from './backgroundService';
@@ -33,7 +33,7 @@ export interface RestartDeps {
 
 /** How the restart after a change went: restarted, or a load under way followed; how that load ended. */
 export interface ChangeRestart {
-  readonly kind: RestartResult['kind'];
+  readonly kind: RestartAnswer['kind'];
   readonly outcome: WatchOutcome | undefined;
 }
 
@@ -68,7 +68,7 @@ export class RestartCommand {
   private async throughRule(
     server: ServerProfile,
     confirm: (() => Promise<boolean>) | undefined,
-  ): Promise<RestartResult | undefined> {
+  ): Promise<RestartAnswer | undefined> {
     const { fleet, status, notifier } = this.deps;
     try {
       return await fleet.restartAsking(server, {
@@ -86,7 +86,7 @@ export class RestartCommand {
   }
 
   /** The load the restart started, or the one it follows, to its end. */
-  private async follow(server: ServerProfile, result: RestartResult): Promise<WatchOutcome | undefined> {
+  private async follow(server: ServerProfile, result: RestartAnswer): Promise<WatchOutcome | undefined> {
     if (result.kind === 'attached') this.deps.log.info(`[${server.name}] Not restarted: ${result.reason}.`);
     try {
       return await result.outcome;

@@ -7,7 +7,7 @@ import { activeProfile, type ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
 import type { NoticeGate } from '../../fleet/words/notices';
 import { resolveServer } from '../../fleet/servers/resolveServer';
-import type { LoadState } from '../../monitor/loadState';
+import type { LoadState } from '../../monitor/loadStateTypes';
 import { describe } from '../../present/messages';
 import { serverChoiceText } from '../../present/serverChoice';
 import type { SettingsState } from './settingsState';

@@ -1,5 +1,5 @@
 /** The codicon of each state, shared by the status bar and the servers view. Pure. */
-import type { Verdict } from '../../monitor/loadState';
+import type { Verdict } from '../../monitor/loadStateTypes';
 
 export const VERDICT_ICONS: Readonly<Record<Verdict, string>> = {
   stopped: 'circle-slash',

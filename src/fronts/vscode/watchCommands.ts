@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import type { Fleet } from '../../fleet/fleet';
-import type { WatchOutcome } from '../../monitor/watcher';
+import type { WatchOutcome } from '../../monitor/watchTypes';
 import type { BackgroundService } from './backgroundService';
 import { refuseBusy, type ServerChoice } from './serverChoice';
 import type { Sessions } from './sessions';

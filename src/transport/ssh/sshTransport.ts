@@ -24,10 +24,6 @@ import {
 } from '../transport';
 import { ConnectionClosedError } from '../errors';
 
-export { orderHostKeyAlgorithms } from './hostKey';
-export type { SshTransportOptions, Timers, UnknownHostKeyInfo } from './sshOptions';
-export type { LoginAnswer, LoginPrompt, LoginQuestion } from './loginPolicy';
-
 export class SshTransport implements Transport {
   readonly description: string;
   private _state: ConnectionState = { kind: 'idle' };

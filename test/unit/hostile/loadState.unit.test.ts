@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
-import { initialState, reduce, type LoadState, type Signal } from '../../../src/monitor/loadState';
+import { initialState, reduce } from '../../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../../src/monitor/loadStateTypes';
 import type { UnitStatus } from '../../../src/engine/events';
 import { JournalReader } from '../../../src/engine/logReader';
 import { parseShow, toUnitStatus } from '../../../src/target/systemd/systemd';

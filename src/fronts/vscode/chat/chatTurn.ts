@@ -6,12 +6,12 @@
 import {
   ChatStreamAccumulator,
   completionAsStreamData,
-  SseDecoder,
   type OpenAiMessage,
   type OpenAiToolCall,
   type ReasoningInContent,
   type StreamEvent,
 } from './openaiChat';
+import { SseDecoder } from './sse';
 
 export type AnswerPart =
   | { readonly kind: 'text'; readonly text: string }

@@ -191,19 +191,6 @@ export function describeChatModel(input: {
   };
 }
 
-/** The token count a server's /tokenize answered ({count} in vLLM and SGLang, else the tokens' number). */
-export function parseTokenCount(body: unknown): number | undefined {
-  const b = (body ?? {}) as { count?: unknown; tokens?: unknown; input_ids?: unknown };
-  if (typeof b.count === 'number' && b.count >= 0) return b.count;
-  for (const list of [b.tokens, b.input_ids]) if (Array.isArray(list)) return list.length;
-  return undefined;
-}
-
-/** The stated estimate where the server has no tokenizer route: 4 characters a token, rounded up. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
 /** The engine named in the picker: from /v1/models' owned_by, else SGLang when /server_info answered. */
 export function engineName(ownedBy: string | undefined, serverInfoAnswered: boolean): string {
   if (ownedBy === 'vllm') return 'vLLM';

@@ -133,8 +133,6 @@ export function buildChatRequest(input: ChatRequestInput): Record<string, unknow
 
 // ------------------------------------------------------------------ server-sent events
 
-export { SseDecoder } from './sse';
-
 // ------------------------------------------------------------------ the streamed answer
 
 export type StreamEvent =

@@ -1,8 +1,8 @@
 /**
  * One process of the broker's integration test: a SharedFleet (the core, as a window's extension
  * host runs it) over the settings file in argv[2], sharing through the broker folder in argv[3].
- * Acts as a window's front would: watches every server in the background, and verifies the
- * parsers after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
+ * Acts as a window's front would for its active server: watched from its first command on, its
+ * parsers verified after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
  * (at each change), each fleet event, what it ran; reads commands on stdin: restart, verify, exit.
  */
 import * as fs from 'node:fs';
@@ -21,7 +21,9 @@ const server = settings.servers[0]!;
 const fleet = new SharedFleet(
   {
     ui: { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined },
-    log: () => undefined,
+    log: (level, message) => {
+      if (level !== 'trace') say({ fleetLog: message, level });
+    },
     history: new MemoryMemento(),
   },
   { dir: process.argv[3]!, log: (level, message) => say({ log: message, level }) },
@@ -57,15 +59,17 @@ fleet.onEvent((event) => {
   }
 });
 
-void fleet.share().then(() => {
-  showRole();
-  fleet.watchAll();
-});
+// As a window: the active server is watched by its commands (a restart), not in the background.
+void fleet.share().then(showRole);
 
 readline.createInterface({ input: process.stdin }).on('line', (command) => {
   if (command === 'restart')
     fleet.restart(server, { force: true }).then(
-      (r) => say({ restart: r.kind, ...(r.kind === 'restarted' ? { issued: r.issued } : {}) }),
+      (r) =>
+        say({
+          restart: r.kind,
+          ...(r.kind === 'restarted' ? { issued: r.issued, state: r.snapshot.state?.verdict } : {}),
+        }),
       (error) => say({ restartError: errorText(error) }),
     );
   else if (command === 'exit') {

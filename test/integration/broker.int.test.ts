@@ -7,7 +7,7 @@
  * SIGKILL leaves a stale socket that the survivor claims.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -173,7 +173,15 @@ describe('broker: one watch per host shared by real processes', function () {
     const [, b, c] = peers;
     const fromC = c!.lines.length;
     b!.child.kill('SIGKILL');
-    await c!.next(role('owner'), 'C takes over from the killed owner', fromC);
+    await waitFor(() => b!.child.signalCode === 'SIGKILL', { message: 'B killed' });
+    await c!.next(
+      role('owner'),
+      `C takes over from the killed owner (sockets: ${spawnSync('ss', ['-xp'], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter((l) => l.includes(brokerDir) || l.includes(`pid=${c!.child.pid},`))
+        .join('\n')})`,
+      fromC,
+    );
     const took = c!.lines.findIndex((l, i) => i >= fromC && l.role === 'owner');
     await waitFor(() => host.handshakes() === 3, { message: "C's own login", timeoutMs: 60_000 });
     await c!.next((l) => l.event === 'state' && l.verdict === 'ready', 'C watches on its own connection', took);

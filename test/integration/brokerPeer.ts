@@ -3,7 +3,7 @@
  * host runs it) over the settings file in argv[2], sharing through the broker folder in argv[3].
  * Acts as a window's front would for its active server: watched from its first command on, its
  * parsers verified after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
- * (at each change), each fleet event, what it ran; reads commands on stdin: restart, verify, exit.
+ * (at each change), each fleet event, what it ran; reads commands on stdin: restart (forced), poll (attach), exit.
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
@@ -71,6 +71,11 @@ readline.createInterface({ input: process.stdin }).on('line', (command) => {
           ...(r.kind === 'restarted' ? { issued: r.issued, state: r.snapshot.state?.verdict } : {}),
         }),
       (error) => say({ restartError: errorText(error) }),
+    );
+  else if (command === 'poll')
+    fleet.attach(server).then(
+      (o) => say({ polled: o?.end }),
+      (error) => say({ pollError: errorText(error) }),
     );
   else if (command === 'exit') {
     clearInterval(roleTimer);

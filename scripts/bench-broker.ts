@@ -4,9 +4,10 @@
 // with a broker of its own (as two windows were before the broker). Each process runs the core as a
 // window does (test/integration/brokerPeer.ts): the first asks for a restart, every process
 // follows it to ready, then the steady watch runs for M minutes (default 2). Counted on the host:
-// SSH logins (sshd's "Accepted publickey"), remote commands per minute during the steady watch
-// (the simulated host's exec.log: every systemctl, journalctl, curl, ps... the stand-ins ran), and
-// the chat requests of the parser verification (chat-requests.jsonl).
+// SSH logins (sshd's "Accepted publickey"), remote processes per minute during the steady watch
+// (every process that ended in the host's pid namespace, from BSD process accounting as in
+// bench-steady.ts, less the bench's own two), and the chat requests of the parser verification
+// (chat-requests.jsonl).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -21,6 +22,34 @@ const arg = (name: string, def: string) => {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : def;
 };
 const MINUTES = Number(arg('minutes', '2'));
+
+/** acct(2): x86_64 163, arm64 89. */
+const SYS_ACCT = process.arch === 'x64' ? 163 : 89;
+
+/** Runs perl in the host's namespaces (as bench-steady.ts). */
+async function nsPerl(host: GpuHost, perl: string, arg = ''): Promise<void> {
+  const r = await host.nsExec(`exec perl -e '${perl}' ${arg ? `'${arg}'` : ''}`);
+  if (r.code !== 0) throw new Error(`in the host's namespace: ${r.stderr.trim() || `exit ${r.code}`}`);
+}
+
+/** Processes that ended between acct on and off (struct acct_v3: 64 bytes, comm at 48..63), by name. */
+async function countProcesses(host: GpuHost, file: string, during: () => Promise<void>): Promise<Map<string, number>> {
+  fs.writeFileSync(file, '');
+  await nsPerl(host, `my $f = shift; syscall(${SYS_ACCT}, $f) == 0 or die "acct: $!\\n"`, file);
+  await during();
+  await nsPerl(host, `my $z = 0; syscall(${SYS_ACCT}, $z) == 0 or die "acct off: $!\\n"`);
+  const buf = fs.readFileSync(file);
+  const byName = new Map<string, number>();
+  for (let o = 0; o + 64 <= buf.length; o += 64) {
+    const comm = buf.subarray(o + 48, o + 64);
+    const end = comm.indexOf(0);
+    const name = comm.subarray(0, end < 0 ? 16 : end).toString('latin1');
+    byName.set(name, (byName.get(name) ?? 0) + 1);
+  }
+  // The bench's own: the perl that turned accounting on (the one that turns it off is not recorded).
+  byName.set('perl', (byName.get('perl') ?? 1) - 1);
+  return byName;
+}
 
 interface Peer {
   readonly child: ChildProcess;
@@ -57,7 +86,6 @@ const countLines = (file: string) => {
 async function run(host: GpuHost, dir: string, label: string, processes: number, shared: boolean) {
   const settingsFile = path.join(dir, 'settings.json');
   const logins0 = host.handshakes();
-  const execLog = path.join(host.stateDir, 'exec.log');
   const chatLog = path.join(host.stateDir, 'chat-requests.jsonl');
   const chat0 = countLines(chatLog);
   const peers: Peer[] = [];
@@ -73,14 +101,20 @@ async function run(host: GpuHost, dir: string, label: string, processes: number,
   for (const peer of peers)
     await waitFor(() => peer.lines.some((l) => l.event === 'end' && l.end === 'ready'), { timeoutMs: 180_000 });
   await waitFor(() => peers.every((p) => p.lines.some((l) => l.event === 'verified')), { timeoutMs: 180_000 });
-  const exec0 = countLines(execLog);
   const t0 = Date.now();
-  await new Promise((r) => setTimeout(r, MINUTES * 60_000));
-  const perMinute = ((countLines(execLog) - exec0) / (Date.now() - t0)) * 60_000;
+  const byName = await countProcesses(
+    host,
+    path.join(host.stateDir, `acct-${label.replace(/\W+/g, '-')}.bin`),
+    () => new Promise((r) => setTimeout(r, MINUTES * 60_000)),
+  );
+  const total = [...byName.values()].reduce((a, b) => a + b, 0);
+  const perMinute = (total / (Date.now() - t0)) * 60_000;
+  const names = [...byName].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   const result = {
     label,
     logins: host.handshakes() - logins0,
-    remoteCommandsPerMinute: Math.round(perMinute * 10) / 10,
+    remoteProcessesPerMinute: Math.round(perMinute * 10) / 10,
+    names: names.map(([n, c]) => `${n} ${c}`).join(', '),
     verificationRequests: countLines(chatLog) - chat0,
   };
   for (const peer of peers) peer.child.kill('SIGTERM');
@@ -117,11 +151,13 @@ async function main(): Promise<void> {
       await run(host, dir, 'two processes, no broker', 2, false),
     ];
     console.log(
-      `\n| case (steady watch ${MINUTES} min, poll 2 s, health 30 s) | SSH logins | remote commands / min | verification requests |`,
+      `\n| case (steady watch ${MINUTES} min, poll 2 s, health 30 s) | SSH logins | remote processes / min | verification requests | processes (by name) |`,
     );
-    console.log('|---|---|---|---|');
+    console.log('|---|---|---|---|---|');
     for (const r of rows)
-      console.log(`| ${r.label} | ${r.logins} | ${r.remoteCommandsPerMinute} | ${r.verificationRequests} |`);
+      console.log(
+        `| ${r.label} | ${r.logins} | ${r.remoteProcessesPerMinute} | ${r.verificationRequests} | ${r.names} |`,
+      );
   } finally {
     await host.stop();
     fs.rmSync(dir, { recursive: true, force: true });

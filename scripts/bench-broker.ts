@@ -6,7 +6,8 @@
 // follows it to ready, then the steady watch runs for M minutes (default 2). Counted on the host:
 // SSH logins (sshd's "Accepted publickey"), remote processes per minute during the steady watch
 // (every process that ended in the host's pid namespace, from BSD process accounting as in
-// bench-steady.ts, less the bench's own two), and the chat requests of the parser verification
+// bench-steady.ts, less the bench's own two), the processes alive on the host halfway through
+// (beyond the simulator's own: the watch's sshd session, shells, journal follower, sampler), and the chat requests of the parser verification
 // (chat-requests.jsonl).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -46,8 +47,8 @@ async function countProcesses(host: GpuHost, file: string, during: () => Promise
     const name = comm.subarray(0, end < 0 ? 16 : end).toString('latin1');
     byName.set(name, (byName.get(name) ?? 0) + 1);
   }
-  // The bench's own: the perl that turned accounting on (the one that turns it off is not recorded).
-  byName.set('perl', (byName.get('perl') ?? 1) - 1);
+  // The bench's own: the two perls that turned accounting on and off.
+  byName.set('perl', Math.max(0, (byName.get('perl') ?? 0) - 2));
   return byName;
 }
 
@@ -83,11 +84,17 @@ const countLines = (file: string) => {
   }
 };
 
-async function run(host: GpuHost, dir: string, label: string, processes: number, shared: boolean) {
+async function run(host: GpuHost, dir: string, base: number, label: string, processes: number, shared: boolean) {
   const settingsFile = path.join(dir, 'settings.json');
   const logins0 = host.handshakes();
   const chatLog = path.join(host.stateDir, 'chat-requests.jsonl');
   const chat0 = countLines(chatLog);
+  // The host's own processes (simulator, sshd listener) only: the previous case's sessions have ended.
+  await waitFor(() => host.nsPids().length <= base, {
+    timeoutMs: 60_000,
+    message: "the previous case's remote processes to end",
+  });
+  const alive0 = host.nsPids().length;
   const peers: Peer[] = [];
   for (let i = 0; i < processes; i++) {
     const peer = startPeer(settingsFile, path.join(dir, shared ? 'broker' : `broker-${label}-${i}`));
@@ -102,10 +109,15 @@ async function run(host: GpuHost, dir: string, label: string, processes: number,
     await waitFor(() => peer.lines.some((l) => l.event === 'end' && l.end === 'ready'), { timeoutMs: 180_000 });
   await waitFor(() => peers.every((p) => p.lines.some((l) => l.event === 'verified')), { timeoutMs: 180_000 });
   const t0 = Date.now();
+  let alive = 0;
   const byName = await countProcesses(
     host,
     path.join(host.stateDir, `acct-${label.replace(/\W+/g, '-')}.bin`),
-    () => new Promise((r) => setTimeout(r, MINUTES * 60_000)),
+    async () => {
+      await new Promise((r) => setTimeout(r, (MINUTES * 60_000) / 2));
+      alive = host.nsPids().length - alive0;
+      await new Promise((r) => setTimeout(r, (MINUTES * 60_000) / 2));
+    },
   );
   const total = [...byName.values()].reduce((a, b) => a + b, 0);
   const perMinute = (total / (Date.now() - t0)) * 60_000;
@@ -114,6 +126,7 @@ async function run(host: GpuHost, dir: string, label: string, processes: number,
     label,
     logins: host.handshakes() - logins0,
     remoteProcessesPerMinute: Math.round(perMinute * 10) / 10,
+    alive,
     names: names.map(([n, c]) => `${n} ${c}`).join(', '),
     verificationRequests: countLines(chatLog) - chat0,
   };
@@ -145,18 +158,20 @@ async function main(): Promise<void> {
       path.join(dir, 'settings.json'),
       JSON.stringify({ servers: [serverEntry(host)], knownHostsFile, hostKeyPolicy: 'strict', pollIntervalSeconds: 2 }),
     );
+    // Before any peer: the simulator's and sshd's own processes.
+    const base = host.nsPids().length;
     const rows = [
-      await run(host, dir, 'one process', 1, true),
-      await run(host, dir, 'two processes, one broker', 2, true),
-      await run(host, dir, 'two processes, no broker', 2, false),
+      await run(host, dir, base, 'one process', 1, true),
+      await run(host, dir, base, 'two processes, one broker', 2, true),
+      await run(host, dir, base, 'two processes, no broker', 2, false),
     ];
     console.log(
-      `\n| case (steady watch ${MINUTES} min, poll 2 s, health 30 s) | SSH logins | remote processes / min | verification requests | processes (by name) |`,
+      `\n| case (steady watch ${MINUTES} min, poll 2 s, health 30 s) | SSH logins | remote processes started / min | remote processes alive | verification requests | processes started (by name) |`,
     );
-    console.log('|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|');
     for (const r of rows)
       console.log(
-        `| ${r.label} | ${r.logins} | ${r.remoteProcessesPerMinute} | ${r.verificationRequests} | ${r.names} |`,
+        `| ${r.label} | ${r.logins} | ${r.remoteProcessesPerMinute} | ${r.alive} | ${r.verificationRequests} | ${r.names || 'none'} |`,
       );
   } finally {
     await host.stop();

@@ -7,7 +7,8 @@
 // SSH logins (sshd's "Accepted publickey"), remote processes per minute during the steady watch
 // (every process that ended in the host's pid namespace, from BSD process accounting as in
 // bench-steady.ts, less the bench's own two), the processes alive on the host halfway through
-// (beyond the simulator's own: the watch's sshd session, shells, journal follower, sampler), and the chat requests of the parser verification
+// (all but the simulator's and sshd's listener: the watch's sshd session, shells, journal follower,
+// sampler), and the chat requests of the parser verification
 // (chat-requests.jsonl).
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,6 +53,18 @@ async function countProcesses(host: GpuHost, file: string, during: () => Promise
   return byName;
 }
 
+/** The processes alive on the host for the watches: all but the simulator's, its supervisor's and sshd's listener. */
+function watchProcesses(host: GpuHost): number {
+  return host.nsPids().filter((pid) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      return !/sglang-sim|supervisor\.js|kimi-gpu-host-init|ns-init|\[listener\]|sshd -D/.test(cmd);
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
 interface Peer {
   readonly child: ChildProcess;
   readonly lines: Record<string, unknown>[];
@@ -84,17 +97,16 @@ const countLines = (file: string) => {
   }
 };
 
-async function run(host: GpuHost, dir: string, base: number, label: string, processes: number, shared: boolean) {
+async function run(host: GpuHost, dir: string, label: string, processes: number, shared: boolean) {
   const settingsFile = path.join(dir, 'settings.json');
   const logins0 = host.handshakes();
   const chatLog = path.join(host.stateDir, 'chat-requests.jsonl');
   const chat0 = countLines(chatLog);
-  // The host's own processes (simulator, sshd listener) only: the previous case's sessions have ended.
-  await waitFor(() => host.nsPids().length <= base, {
+  // The previous case's sessions have ended.
+  await waitFor(() => watchProcesses(host) === 0, {
     timeoutMs: 60_000,
     message: "the previous case's remote processes to end",
   });
-  const alive0 = host.nsPids().length;
   const peers: Peer[] = [];
   for (let i = 0; i < processes; i++) {
     const peer = startPeer(settingsFile, path.join(dir, shared ? 'broker' : `broker-${label}-${i}`));
@@ -115,7 +127,7 @@ async function run(host: GpuHost, dir: string, base: number, label: string, proc
     path.join(host.stateDir, `acct-${label.replace(/\W+/g, '-')}.bin`),
     async () => {
       await new Promise((r) => setTimeout(r, (MINUTES * 60_000) / 2));
-      alive = host.nsPids().length - alive0;
+      alive = watchProcesses(host);
       await new Promise((r) => setTimeout(r, (MINUTES * 60_000) / 2));
     },
   );
@@ -158,12 +170,10 @@ async function main(): Promise<void> {
       path.join(dir, 'settings.json'),
       JSON.stringify({ servers: [serverEntry(host)], knownHostsFile, hostKeyPolicy: 'strict', pollIntervalSeconds: 2 }),
     );
-    // Before any peer: the simulator's and sshd's own processes.
-    const base = host.nsPids().length;
     const rows = [
-      await run(host, dir, base, 'one process', 1, true),
-      await run(host, dir, base, 'two processes, one broker', 2, true),
-      await run(host, dir, base, 'two processes, no broker', 2, false),
+      await run(host, dir, 'one process', 1, true),
+      await run(host, dir, 'two processes, one broker', 2, true),
+      await run(host, dir, 'two processes, no broker', 2, false),
     ];
     console.log(
       `\n| case (steady watch ${MINUTES} min, poll 2 s, health 30 s) | SSH logins | remote processes started / min | remote processes alive | verification requests | processes started (by name) |`,

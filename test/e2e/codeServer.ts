@@ -237,6 +237,9 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    // The windows of this code-server share a broker (src/broker) with each other, never with
+    // another instance's (e2e files run side by side, each with its own servers named "sim").
+    KIMI_SERVICE_BROKER_DIR: join(root, 'broker'),
     ...opts.env,
     XDG_DATA_HOME: join(root, 'xdg-data'),
     XDG_CONFIG_HOME: join(root, 'xdg-config'),

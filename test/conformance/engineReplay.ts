@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import type { FixtureHeader } from '../util/replayLog';
-import { systemdExitLines } from '../util/replayLog';
+import { liveUnit, systemdExitLines } from '../util/replayLog';
 import {
   initialState,
   JournalReader,
@@ -19,7 +19,6 @@ import {
   type LoadState,
   type HttpVerdict,
   type Signal,
-  type UnitStatus,
 } from './engineSurface';
 
 type Unstamped<S> = S extends unknown ? Omit<S, 'at'> & { readonly at?: number } : never;
@@ -54,27 +53,9 @@ export interface Stepped {
   exit(header: FixtureHeader): LoadState;
 }
 
-const PID = 4242;
 const T0 = Date.UTC(2026, 0, 1);
 const LINE_GAP_MS = 20;
 const UNIT_EVERY = 200;
-const UNIT = 'sglang-replay.service';
-
-function liveUnit(startedAt: number): UnitStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: PID,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: startedAt,
-    dropInPaths: [],
-    needDaemonReload: false,
-    id: UNIT,
-    invocationId: 'replay-1',
-  };
-}
 
 function stampOf(line: string): number | undefined {
   const m = /^\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(line);

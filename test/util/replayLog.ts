@@ -71,7 +71,8 @@ const LINE_GAP_MS = 20;
 /** A look at the unit every this many lines, as the watcher's backstop does. */
 const UNIT_EVERY = 200;
 
-function liveUnit(startedAt: number): UnitStatus {
+/** The replayed unit as `systemctl show` gives it while its process runs. */
+export function liveUnit(startedAt: number): UnitStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -415,6 +415,28 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(host.handshakes(), handshakes, 'no SSH connection was made');
   });
 
+  it('a restart of a server under its steady watch is issued: the watch it replaces ending does not answer for it', async () => {
+    const { fleet, settings } = coreFleet();
+    try {
+      const server = settings.settings.servers[0]!;
+      await fleet.restart(server, { force: true });
+      assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+      await waitFor(() => fleet.snapshot(server).state?.readyAt !== undefined || undefined, {
+        timeoutMs: 30_000,
+        message: 'ready in the snapshot',
+      });
+      assert.ok(fleet.snapshot(server).watching, 'the steady watch goes on after ready');
+      const before = await restarts();
+      const answer = await fleet.restart(server, { force: true });
+      assert.equal(answer.kind, 'restarted');
+      assert.ok(answer.kind === 'restarted' && answer.issued, 'issued, once the host had the restart');
+      assert.equal((await restarts()) - before, 1);
+      assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+    } finally {
+      fleet.dispose();
+    }
+  });
+
   describe('two clients, one restart', () => {
     before(async () => {
       await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 0.5 });

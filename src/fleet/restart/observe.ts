@@ -95,7 +95,12 @@ export function whenRestartIssued(
     const subscription = fleet.onEvent((event) => {
       if (event.server.name !== server.name) return;
       if (event.type === 'watching' && !event.watching) {
-        finish(issued(fleet.snapshot(server).state) ?? false);
+        // The watch this restart replaces (a steady watch after ready) ends as the new one starts,
+        // in the same turn: only a server left unwatched after it ends the wait.
+        queueMicrotask(() => {
+          const now = fleet.snapshot(server);
+          if (!now.watching) finish(issued(now.state) ?? false);
+        });
         return;
       }
       if (event.type === 'state') check();

@@ -72,3 +72,30 @@ export function foldCpu(state: LoadState, signal: Extract<Signal, { kind: 'cpu' 
     cpu: { at: signal.at, seconds: signal.cpuSeconds, cores: cpuCores(cpuSamples) },
   };
 }
+
+/** The connection going down or coming back, and its log line; `forgetHttp` drops the last HTTP answer with it (during a load). */
+export function foldConnection(
+  state: LoadState,
+  signal: Extract<Signal, { kind: 'connection' }>,
+  forgetHttp: boolean,
+): { next: LoadState; text: string } {
+  const http = forgetHttp ? { http: undefined } : {};
+  const next: LoadState = signal.up
+    ? {
+        ...state,
+        connected: true,
+        downSince: undefined,
+        connectionError: undefined,
+        connectionErrorKind: undefined,
+        ...http,
+      }
+    : {
+        ...state,
+        connected: false,
+        downSince: signal.at,
+        connectionError: signal.error,
+        connectionErrorKind: signal.errorKind,
+        ...http,
+      };
+  return { next, text: signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}` };
+}

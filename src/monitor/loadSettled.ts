@@ -3,6 +3,7 @@ import type { LoadState, Signal } from './loadStateTypes';
 import { kept, withErrorLine } from './loadProgress';
 import { lostAfterReady } from './unitFailure';
 import { verdictOf } from './loadVerdict';
+import { foldConnection } from './loadReadings';
 
 /**
  * A load that has ended (ready or failed) still takes in what keeps it true: the connection,
@@ -40,22 +41,8 @@ export function reduceSettled(state: LoadState, signal: Signal): LoadState {
     }
     case 'connection': {
       if (signal.up === state.connected) return state;
-      const next: LoadState = signal.up
-        ? {
-            ...state,
-            connected: true,
-            downSince: undefined,
-            connectionError: undefined,
-            connectionErrorKind: undefined,
-          }
-        : {
-            ...state,
-            connected: false,
-            downSince: signal.at,
-            connectionError: signal.error,
-            connectionErrorKind: signal.errorKind,
-          };
-      return settle(next, signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`);
+      const { next, text } = foldConnection(state, signal, false);
+      return settle(next, text);
     }
     default:
       return state;

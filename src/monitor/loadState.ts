@@ -6,7 +6,7 @@ import { advancePhase, foldJournal, kept, progressFor, withEta, witnessDisagreem
 import { exitDescription, hasRunningProcess, managerOf, notFound, unitFailure } from './unitFailure';
 import { isAttached, verdictOf } from './loadVerdict';
 import { reduceSettled } from './loadSettled';
-import { foldCpu, foldGpu, foldIo } from './loadReadings';
+import { foldConnection, foldCpu, foldGpu, foldIo } from './loadReadings';
 
 export function initialState(at: number): LoadState {
   return {
@@ -220,29 +220,8 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     }
     case 'connection': {
       if (signal.up === state.connected) return state;
-      const next: LoadState = signal.up
-        ? {
-            ...state,
-            connected: true,
-            downSince: undefined,
-            connectionError: undefined,
-            connectionErrorKind: undefined,
-            http: undefined,
-          }
-        : {
-            ...state,
-            connected: false,
-            downSince: signal.at,
-            connectionError: signal.error,
-            connectionErrorKind: signal.errorKind,
-            http: undefined,
-          };
-      return finish(
-        state,
-        next,
-        signal.at,
-        signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}`,
-      );
+      const { next, text } = foldConnection(state, signal, true);
+      return finish(state, next, signal.at, text);
     }
     case 'io':
       return finish(state, foldIo(state, signal), signal.at, undefined);

@@ -15,6 +15,7 @@ import {
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { waitFor } from '../util/waitFor';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 /** The version scripts/setup-code-server.sh installs (its DEFAULT_VERSION), or KIMI_CODE_SERVER_VERSION. */
@@ -129,12 +130,12 @@ export async function killTree(pid: number, graceMs = 3000): Promise<void> {
       }
     }
   };
+  const gone = () => !pids.some(alive);
   signal('SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 100));
-  if (pids.some(alive)) signal('SIGKILL');
-  const hardDeadline = Date.now() + 2000;
-  while (Date.now() < hardDeadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 50));
+  // A tree still alive after the grace is killed (not an error); one still alive after that is left to the OS.
+  await waitFor(gone, { timeoutMs: graceMs, intervalMs: 100 }).catch(() => undefined);
+  if (!gone()) signal('SIGKILL');
+  await waitFor(gone, { timeoutMs: 2000 }).catch(() => undefined);
 }
 
 /** Settings that keep the workbench quiet and deterministic (no welcome page, no tips). */

@@ -17,7 +17,7 @@ import type { SshTarget } from '../../src/transport/ssh/sshTargetTypes';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
-import { sleep, waitFor } from '../util/waitFor';
+import { waitFor } from '../util/waitFor';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -222,9 +222,8 @@ describe('SshTransport against a real sshd', function () {
     assert.ok(err.message.includes(`root@127.0.0.1:${host.sshPort}`), err.message);
     assert.ok(err.message.includes(`${stranger} (rejected)`), err.message);
     assert.ok(err.message.includes(`${missing} (not found)`), err.message);
-    // Not retried on a timer: it needs the user. Not synchronisation: a window in which the
-    // state must stay as it is (down, no retry scheduled).
-    await sleep(300);
+    // Not retried on a timer: it needs the user. The transport decides before it rejects the
+    // connect, and a retry it schedules is in the state (retryInMs).
     assert.deepEqual(t.state.kind, 'down');
     assert.equal((t.state as { retryInMs?: number }).retryInMs, undefined);
   });

@@ -12,22 +12,24 @@ import { hasOwnKeys, ownSettingsOf } from '../../config/namespace';
 import type { MementoLike } from '../../monitor/history';
 import type { SessionUi } from '../sessions/sessionFactory';
 
+/** One server given on the command line instead of a settings file. */
+export interface ServerFlags {
+  readonly host?: string;
+  readonly unit?: string;
+  readonly url?: string;
+  readonly port?: number;
+  readonly username?: string;
+  readonly identityFile?: string;
+  readonly sudo?: boolean;
+}
+
 export interface SettingsSources {
   /** --config FILE: the kimiService.servers schema (an array of servers, or an object of kimi settings). */
   readonly configFile?: string;
   /** --settings FILE: a VS Code settings.json (its `kimiService.*` keys; the old `kimi.*` ones until VS Code migrates them). */
   readonly settingsFile?: string;
   /** --host/--unit/--url...: one server from flags. */
-  readonly flags?: {
-    readonly host?: string;
-    readonly unit?: string;
-    readonly url?: string;
-    readonly port?: number;
-    readonly username?: string;
-    readonly identityFile?: string;
-    readonly sudo?: boolean;
-    readonly name?: string;
-  };
+  readonly flags?: ServerFlags & { readonly name?: string };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly platform: NodeJS.Platform;
   readonly home: string;

@@ -3,6 +3,7 @@
  * command (or a usage error, or help) out. Nothing here reads a file or the environment.
  */
 import { parseArgs } from 'node:util';
+import type { ServerFlags } from '../../fleet/servers/standalone';
 import { DEFAULT_PARSER } from '../../engine/parserNames';
 import { CLI_LIMITS } from './limits';
 
@@ -21,17 +22,6 @@ export const COMMANDS = [
 export const PARSER_ACTIONS = ['enable', 'rollback'] as const;
 export type ParserAction = (typeof PARSER_ACTIONS)[number];
 export type CommandName = (typeof COMMANDS)[number];
-
-/** One server given on the command line instead of a settings file. */
-export interface ServerFlags {
-  readonly host?: string;
-  readonly unit?: string;
-  readonly url?: string;
-  readonly port?: number;
-  readonly username?: string;
-  readonly identityFile?: string;
-  readonly sudo?: boolean;
-}
 
 export interface CliCommand {
   readonly command: CommandName;

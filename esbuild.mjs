@@ -1,7 +1,8 @@
 // Bundles the extension into dist/extension.js (one CommonJS file; `vscode` is provided by
 // the host). ssh2 loads its optional native modules inside try/catch and falls back to pure JS.
 import * as esbuild from 'esbuild';
-import { chmodSync, cpSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -46,9 +47,24 @@ const cliOptions = {
   mainFields: ['module', 'main'],
 };
 
+/**
+ * Builds and writes each output file whole: into a temporary file beside it, then renamed over it.
+ * Test files running side by side rebuild dist/cli.js while another one runs it; a reader sees the
+ * old bundle or the new one, never a half-written file ("SyntaxError: Unexpected end of input").
+ */
+async function bundle(buildOptions, mode = 0o644) {
+  const result = await esbuild.build({ ...buildOptions, write: false });
+  for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    const partial = `${file.path}.${process.pid}.partial`;
+    writeFileSync(partial, file.contents, { mode: file.path.endsWith('.map') ? 0o644 : mode });
+    renameSync(partial, file.path);
+  }
+  return result;
+}
+
 async function buildCli() {
-  const result = await esbuild.build(cliOptions);
-  chmodSync('dist/cli.js', 0o755);
+  const result = await bundle(cliOptions, 0o755);
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
   console.log(`dist/cli.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
 }
@@ -73,13 +89,13 @@ const workerOptions = {
 };
 
 async function buildWorker() {
-  const result = await esbuild.build(workerOptions);
+  const result = await bundle(workerOptions);
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
   console.log(`dist/tokenCountWorker.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
 }
 
 async function buildMcp() {
-  const result = await esbuild.build(mcpOptions);
+  const result = await bundle(mcpOptions);
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
   console.log(`dist/mcp.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
 }
@@ -105,7 +121,7 @@ if (only === 'cli') {
   await (await esbuild.context(mcpOptions)).watch();
   await (await esbuild.context(workerOptions)).watch();
 } else {
-  const result = await esbuild.build(options);
+  const result = await bundle(options);
   copyWebviewAssets();
   const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
   console.log(`dist/extension.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);

@@ -613,7 +613,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       });
 
       it('a wait that starts while the restart is under way (the old process stopping, then the start) follows it to ready', async () => {
-        await host.setStopDelay(4000);
+        // 15 s of stopping, cut at TimeoutStopSec (5 s) by systemd's SIGKILL, then the start: the
+        // wait's own process (node's start, an SSH login) comes in within the stop even on a busy
+        // machine (a 4 s stop was over before it once, with the load average at 19).
+        await host.setStopDelay(15_000);
         try {
           assert.equal((await cli('restart', '--config', config)).code, 0);
           const wait = await cli('wait', '--config', config, '--timeout', '90');

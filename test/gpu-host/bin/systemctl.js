@@ -92,8 +92,10 @@ function properties(unit) {
   const alive = c.pidAlive(rt.supervisorPid, 'supervisor.js');
   const job = c.readJson(jobFile(unit), null);
   // The old main process gone, the restart job not yet at its start: PID 1 starts the unit in the
-  // same step as the stop ends, so systemd never shows this moment as `inactive`.
-  const restartBetween = job && job.type === 'restart' && job.phase === 'running' && rt.ActiveState === 'inactive';
+  // same step as the stop ends, so systemd never shows this moment as `inactive`, nor as `failed`
+  // when the stop ended in TimeoutStopSec's SIGKILL (Result=timeout).
+  const restartBetween =
+    job && job.type === 'restart' && job.phase === 'running' && ['inactive', 'failed'].includes(rt.ActiveState);
   if (!alive && job && jobLive(job) && (job.phase === 'starting' || restartBetween)) {
     // a restart job between its stop and its new main process (systemd: activating (start))
     rt.ActiveState = 'activating';

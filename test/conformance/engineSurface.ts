@@ -8,7 +8,7 @@
  */
 export { ENGINES, engineFor, planParserChange, validateParserName, type Engine } from '../../src/engine/engine';
 export { JournalReader } from '../../src/engine/logReader';
-export type { UnitStatus } from '../../src/engine/events';
+export type { ServiceStatus } from '../../src/target/target';
 export { initialState, reduce } from '../../src/monitor/loadState';
 export { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';

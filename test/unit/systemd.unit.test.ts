@@ -9,7 +9,7 @@ import {
   parseShow,
   parseSystemdTimestamp,
   showCommand,
-  toUnitStatus,
+  toServiceStatus,
 } from '../../src/target/systemd/systemd';
 
 const RUNNING = `Id=sglang-k26-ddtree.service
@@ -51,7 +51,7 @@ describe('systemd: show', () => {
   });
 
   it('a running unit', () => {
-    const s = toUnitStatus(parseShow(RUNNING));
+    const s = toServiceStatus(parseShow(RUNNING));
     assert.deepEqual(s, {
       loadState: 'loaded',
       activeState: 'active',
@@ -79,7 +79,7 @@ describe('systemd: show', () => {
   });
 
   it('a crashed unit (failed, exit status 1)', () => {
-    const s = toUnitStatus(
+    const s = toServiceStatus(
       parseShow(
         'ActiveState=failed\nSubState=failed\nMainPID=0\nExecMainStatus=1\nExecMainCode=1\nResult=exit-code\nNRestarts=0\nExecMainExitTimestamp=Mon 2026-11-30 05:42:00 UTC\nNeedDaemonReload=yes\n',
       ),
@@ -93,7 +93,7 @@ describe('systemd: show', () => {
   });
 
   it('killed by a signal, auto-restart (crash loop)', () => {
-    const s = toUnitStatus(
+    const s = toServiceStatus(
       parseShow(
         'ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n',
       ),
@@ -102,23 +102,23 @@ describe('systemd: show', () => {
     assert.equal(s.nRestarts, 3);
     assert.equal(isFailed(s), true);
     assert.equal(isAlive(s), false);
-    const dumped = toUnitStatus(
+    const dumped = toServiceStatus(
       parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'),
     );
     assert.equal(describeExit(dumped), 'dumped core on signal 11 (SEGV)');
-    const word = toUnitStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
+    const word = toServiceStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
     assert.equal(describeExit(word), 'killed by signal 15 (TERM)');
     assert.equal(
-      isFailed(toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))),
+      isFailed(toServiceStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))),
       true,
     );
   });
 
   it('stopped and starting units', () => {
-    const stopped = toUnitStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
+    const stopped = toServiceStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
     assert.equal(isAlive(stopped), false);
     assert.equal(isFailed(stopped), false);
-    const starting = toUnitStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
+    const starting = toServiceStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
     assert.equal(isAlive(starting), true);
     assert.equal(isFailed(starting), false);
   });

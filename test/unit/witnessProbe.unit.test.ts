@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { wantsWitnesses, witnessSignals } from '../../src/monitor/witnessProbe';
 import { parseNvidiaSmiCsv } from '../../src/host/gpu';
 import { initialState, reduce } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

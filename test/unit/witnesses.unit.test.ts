@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import { bytesFraction } from '../../src/monitor/loadProgress';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { activeRate } from '../../src/monitor/ioRate';
 
-function unit(): UnitStatus {
+function unit(): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

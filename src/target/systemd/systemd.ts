@@ -1,6 +1,6 @@
-/** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
+/** `systemctl show` of the service unit -> ServiceStatus. Pure, apart from building the command. */
 import type { HostCommand } from '../../transport/shell';
-import type { ServiceStatus as UnitStatus } from '../targetTypes';
+import type { ServiceStatus } from '../targetTypes';
 
 export const UNIT_PROPERTIES = [
   'Id',
@@ -102,7 +102,7 @@ function optional(v: string | undefined): string | undefined {
   return s === '' ? undefined : s;
 }
 
-export function toUnitStatus(props: Record<string, string>): UnitStatus {
+export function toServiceStatus(props: Record<string, string>): ServiceStatus {
   const execMainStatus = optional(props['ExecMainStatus']);
   const execMainCode = exitCode(props['ExecMainCode']);
   const started = parseSystemdTimestamp(props['ExecMainStartTimestamp']);
@@ -179,7 +179,7 @@ export function signalName(n: number): string | undefined {
 }
 
 /** "exited with status 1", "killed by signal 9 (KILL)", "dumped core on signal 11 (SEGV)". */
-export function describeExit(status: UnitStatus): string {
+export function describeExit(status: ServiceStatus): string {
   const code = status.execMainCode;
   const n = status.execMainStatus;
   const sig = (k: number | undefined): string => {
@@ -201,7 +201,7 @@ export function describeExit(status: UnitStatus): string {
 }
 
 /** The unit's main process is running and the unit is not on its way down. */
-export function isAlive(status: UnitStatus): boolean {
+export function isAlive(status: ServiceStatus): boolean {
   if (status.mainPid <= 0) return false;
   if (status.subState.startsWith('auto-restart')) return false;
   return status.activeState === 'active' || status.activeState === 'activating' || status.activeState === 'reloading';
@@ -211,7 +211,7 @@ export function isAlive(status: UnitStatus): boolean {
  * Failed, or waiting to be restarted by systemd after a crash (`auto-restart`, and
  * `auto-restart-queued` in newer systemd), or activating again with a non-success Result.
  */
-export function isFailed(status: UnitStatus): boolean {
+export function isFailed(status: ServiceStatus): boolean {
   if (status.activeState === 'failed') return true;
   if (status.subState.startsWith('auto-restart')) return true;
   return status.activeState === 'activating' && status.result !== '' && status.result !== 'success';

@@ -4,12 +4,12 @@ import * as fc from 'fast-check';
 import { SamplerReader } from '../../../src/monitor/sampler';
 import { planComposeChange } from '../../../src/target/docker/composeParsers';
 import {
-  containerUnitStatus,
+  containerServiceStatus,
   endedFromEvents,
   logLineEntry,
   parseInspect,
 } from '../../../src/target/docker/dockerInspect';
-import type { UnitStatus } from '../../../src/engine/events';
+import type { ServiceStatus } from '../../../src/target/target';
 import { diffArgv } from '../../../src/engine/argvDiff';
 import { parseExecValue, parseSystemctlCat, renderDropIn } from '../../../src/target/systemd/execStartSyntax';
 import { planParserChange } from '../../../src/engine/parserPlan';
@@ -19,7 +19,7 @@ import {
   parseExecStartProperty,
   parseShow,
   parseSystemdTimestamp,
-  toUnitStatus,
+  toServiceStatus,
 } from '../../../src/target/systemd/systemd';
 import { parseDiscovery } from '../../../src/target/systemd/unitDiscovery';
 import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup } from './hostileInputs';
@@ -27,7 +27,7 @@ import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup 
 const CHOICE = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 const finiteOrAbsent = (n: number | undefined): boolean => n === undefined || Number.isFinite(n);
 
-function wellFormedUnit(u: UnitStatus): void {
+function wellFormedUnit(u: ServiceStatus): void {
   assert.ok(Number.isSafeInteger(u.mainPid) && Number.isSafeInteger(u.nRestarts), JSON.stringify(u));
   for (const t of [
     u.execMainStartedAt,
@@ -203,7 +203,7 @@ describe("hostile input: what the host's commands print", () => {
     check(
       1731,
       fc.property(showText, (text) => {
-        wellFormedUnit(toUnitStatus(parseShow(text)));
+        wellFormedUnit(toServiceStatus(parseShow(text)));
         parseExecStartProperty(parseShow(text)['ExecStart'] ?? '');
       }),
     );
@@ -509,7 +509,7 @@ describe("hostile input: what the host's commands print", () => {
       1738,
       fc.property(fc.oneof(inspect, junk), events, junk, (text, ev, log) => {
         const r = parseInspect(text);
-        const unit = containerUnitStatus(r, 'c');
+        const unit = containerServiceStatus(r, 'c');
         assert.equal(unit.manager, 'docker');
         if (r.kind === 'found') endedFromEvents(r.container, ev);
         const entry = logLineEntry(log);
@@ -523,7 +523,7 @@ describe("hostile input: what the host's commands print", () => {
     for (const text of DEEP_INSPECT) {
       const r = timed(`parseInspect of ${text.length} chars nested 100k deep`, () => parseInspect(text));
       assert.equal(r.kind, 'found', JSON.stringify(r).slice(0, 300));
-      const unit = containerUnitStatus(r, 'c');
+      const unit = containerServiceStatus(r, 'c');
       assert.equal(unit.manager, 'docker');
       wellFormedUnit(unit);
       if (r.kind === 'found') endedFromEvents(r.container, text);

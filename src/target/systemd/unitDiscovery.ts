@@ -5,6 +5,7 @@
  */
 import { findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
 import type { DiscoveredUnit, HostDiscovery } from '../discovered';
+import type { HostCommand } from '../../transport/shell';
 import { parseExecStartProperty } from './systemd';
 
 /** SGLang's own default port (`--port`). */
@@ -15,14 +16,18 @@ export const VLLM_DEFAULT_PORT = 8000;
 const PROPERTIES = 'Id,Description,ActiveState,FragmentPath,ExecStart';
 
 /**
- * One exec: the login's uid (restarts need sudo when it is not root), the service units (loaded ones and unit files, templates left out), then one
- * `systemctl show` of them all. Unit names are filtered to systemd's alphabet before they reach
- * xargs, so nothing else is passed to systemctl.
+ * What one exec runs: the login's uid (restarts need sudo when it is not root), the service units
+ * (loaded ones and unit files, templates left out), then one `systemctl show` of them all. Unit
+ * names are filtered to systemd's alphabet before they reach xargs, so nothing else is passed to
+ * systemctl. Constant text: nothing of the host or the user is spliced into it.
  */
-export const DISCOVERY_COMMAND =
+export const DISCOVERY_SCRIPT =
   'id -u; { systemctl list-units --type=service --all --no-legend --plain --no-pager; systemctl list-unit-files --type=service --no-legend --no-pager; } 2>/dev/null' +
   " | awk '{print $1}' | grep -E '^[A-Za-z0-9_][A-Za-z0-9:_.@-]*[.]service$' | grep -v '@[.]service$' | sort -u" +
   ` | xargs -r env TZ=UTC systemctl show --no-pager -p ${PROPERTIES}`;
+
+/** The listing as a request: a pipeline, so `sh -c` of the constant script (shellLine quotes it). */
+export const DISCOVERY_COMMAND: HostCommand = { argv: ['sh', '-c', DISCOVERY_SCRIPT] };
 
 /** `systemctl show` of several units: blocks of KEY=VALUE separated by blank lines; a key may repeat (ExecStart). */
 function showBlocks(text: string): Map<string, string[]>[] {

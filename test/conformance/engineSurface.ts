@@ -6,7 +6,20 @@
  * answers, and the words a user is shown of a failure. When those move (issue 28 seals the
  * engine's folder), this file follows them and the suite stays as it is.
  */
-export { ENGINES, engineFor, planParserChange, validateParserName, type Engine } from '../../src/engine/engine';
+export {
+  ENGINES,
+  engineFor,
+  findServerCommand,
+  getFlag,
+  launches,
+  modelPathOf,
+  parserChoiceProblem,
+  parserPlanner,
+  planParserChange,
+  serverCommandNames,
+  validateParserName,
+  type Engine,
+} from '../../src/engine/engine';
 export { JournalReader } from '../../src/engine/logReader';
 export type { ServiceStatus } from '../../src/target/target';
 export { initialState, reduce } from '../../src/monitor/loadState';

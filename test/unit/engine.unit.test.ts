@@ -3,7 +3,7 @@
  * engine's grammar reads its own words (and not the other's) between the rules they share.
  */
 import { strict as assert } from 'node:assert';
-import { engineById, engineFor, ENGINES } from '../../src/engine/engine';
+import { engineById, engineFor, ENGINES, launches } from '../../src/engine/engine';
 import { JournalReader, parseJournalLine } from '../../src/engine/logReader';
 import type { JournalEvent } from '../../src/engine/events';
 
@@ -49,7 +49,7 @@ describe('engineFor(argv)', () => {
     );
     const vllm = ['vllm', 'serve', '/m'];
     assert.deepEqual(
-      ENGINES.map((e) => e.detect(vllm)),
+      ENGINES.map((e) => launches(e, vllm)),
       [false, true],
     );
   });

@@ -242,8 +242,12 @@ describe('execStart: planParserChange', () => {
     assert.equal(plan.diff.split('\n').filter((l) => /^[-+] /.test(l)).length, 2);
   });
 
-  it('refuses a command line without the server', () => {
-    assert.equal(planParserChange(['/bin/bash', '-c', 'python -m sglang.launch_server'], choice).kind, 'unsupported');
+  it('refuses a command line without the server, naming the server commands it looks for', () => {
+    assert.deepEqual(planParserChange(['/bin/bash', '-c', 'python -m sglang.launch_server'], choice), {
+      kind: 'unsupported',
+      reason:
+        'no "python -m sglang.launch_server", "sglang serve" or "vllm serve" in ExecStart: /bin/bash -c python -m sglang.launch_server',
+    });
   });
 });
 

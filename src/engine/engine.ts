@@ -8,7 +8,7 @@
  */
 import type { LoadPhase } from './events';
 import { findServerCommand } from './execStart';
-import { locateLaunch, type LaunchForm } from './launch';
+import type { LaunchForm } from './launch';
 import type { LogGrammar } from './logRules';
 import { ENGINES, engineById } from './engines';
 
@@ -52,11 +52,6 @@ export { ENGINES, engineById };
 export function engineFor(argv: readonly string[]): Engine | undefined {
   const location = findServerCommand(argv);
   return location ? engineById(location.engine) : undefined;
-}
-
-/** True when the command line has a server command of this engine's (wherever another engine's is). */
-export function launches(engine: Engine, argv: readonly string[]): boolean {
-  return locateLaunch(argv, [engine]) !== null;
 }
 
 // What target/ reads of a command line: through this file only.

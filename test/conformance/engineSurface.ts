@@ -11,7 +11,6 @@ export {
   engineFor,
   findServerCommand,
   getFlag,
-  launches,
   modelPathOf,
   parserChoiceProblem,
   parserPlanner,
@@ -28,6 +27,8 @@ export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadState
 export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
 export { failureCause, failureMessage } from '../../src/present/messages';
 import { judgeCompletion, judgeHealth } from '../../src/engine/httpAnswers';
+import { locateLaunch } from '../../src/engine/launch';
+import type { Engine } from '../../src/engine/engine';
 import type { HttpResult } from '../../src/engine/serverHttp';
 import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
 
@@ -43,4 +44,9 @@ export function healthVerdict(result: HttpResult): HttpVerdict {
 export function completionVerdict(result: HttpResult): { ok: true; text: string } | { ok: false; reason: string } {
   if (result.kind !== 'http') return { ok: false, reason: result.kind };
   return judgeCompletion(result.status, result.contentType, result.body, result.truncated, result.apiKeySent === true);
+}
+
+/** True when the command line has a server command of this engine's launch forms (wherever another engine's is). */
+export function launches(engine: Engine, argv: readonly string[]): boolean {
+  return locateLaunch(argv, [engine]) !== null;
 }

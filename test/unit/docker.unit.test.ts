@@ -18,7 +18,7 @@ import {
 import { wrappedContainer } from '../../src/target/docker/dockerRun';
 import { ContainerReader } from '../../src/target/docker/containerReader';
 import { wrappedServiceStatus } from '../../src/target/docker/dockerRunUnit';
-import { describeExit, isAlive, isFailed } from '../../src/target/systemd/systemd';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -149,7 +149,7 @@ describe('docker inspect -> unit status', () => {
     const a = containerServiceStatus(parseInspect(inspectLine({})), 'container sglang');
     assert.equal(a.activeState, 'active');
     assert.equal(a.mainPid, 4242);
-    assert.ok(isAlive(a));
+    assert.ok(hasRunningProcess(a));
     const b = containerServiceStatus(
       parseInspect(inspectLine({ StartedAt: '2026-11-30T14:31:00Z' })),
       'container sglang',
@@ -172,7 +172,7 @@ describe('docker inspect -> unit status', () => {
     );
     assert.equal(unit.activeState, 'failed');
     assert.equal(unit.result, 'oom-kill');
-    assert.equal(describeExit(unit), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(unit), 'killed by signal 9 (out of memory: the OOM killer)');
   });
   it('exit 1 fails; exit 0 and docker stop (SIGTERM, 143) are clean stops', () => {
     const exited = (code: number) =>
@@ -182,8 +182,8 @@ describe('docker inspect -> unit status', () => {
         ),
         'c',
       );
-    assert.ok(isFailed(exited(1)));
-    assert.equal(describeExit(exited(1)), 'exited with status 1');
+    assert.equal(exited(1).activeState, 'failed');
+    assert.equal(exitDescription(exited(1)), 'exited with status 1');
     assert.equal(exited(0).activeState, 'inactive');
     assert.equal(exited(143).activeState, 'inactive');
   });
@@ -206,8 +206,8 @@ describe('docker inspect -> unit status', () => {
     );
     assert.equal(unit.subState, 'auto-restart');
     assert.equal(unit.nRestarts, 4);
-    assert.ok(isFailed(unit));
-    assert.equal(describeExit(unit), 'exited with status 3');
+    assert.equal(unit.activeState, 'activating');
+    assert.equal(exitDescription(unit), 'exited with status 3');
   });
   it('no such container is not-found; another error is an error', () => {
     assert.deepEqual(parseInspect('Error: No such object: sglang\n'), { kind: 'missing' });
@@ -312,7 +312,7 @@ describe('a unit that runs docker run', () => {
   it('detached with RemainAfterExit: the container is the service, not "exited with status 0"', () => {
     const remain = { ...unit, subState: 'exited', mainPid: 0, execMainCode: 'exited', execMainStatus: 0 };
     const running = wrappedServiceStatus(remain, parseInspect(inspectLine({})), { name: 'sglang', detached: true });
-    assert.ok(isAlive(running));
+    assert.ok(hasRunningProcess(running));
     assert.equal(running.mainPid, 4242);
     const crashed = wrappedServiceStatus(
       remain,
@@ -322,7 +322,7 @@ describe('a unit that runs docker run', () => {
       { name: 'sglang', detached: true },
     );
     assert.equal(crashed.activeState, 'failed');
-    assert.equal(describeExit(crashed), 'exited with status 1');
+    assert.equal(exitDescription(crashed), 'exited with status 1');
   });
 });
 
@@ -354,7 +354,7 @@ describe('a container removed on exit (--rm)', () => {
       'container sglang',
     );
     assert.equal(ended.activeState, 'failed');
-    assert.equal(describeExit(ended), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(ended), 'killed by signal 9 (out of memory: the OOM killer)');
     assert.equal(ended.result, 'oom-kill');
     assert.equal(ended.invocationId, containerServiceStatus(running, 'container sglang').invocationId);
     const clean = containerServiceStatus(
@@ -393,7 +393,7 @@ describe('a container removed on exit (--rm)', () => {
     assert.ok(last);
     const ended = containerServiceStatus({ kind: 'found', container: endedFromEvents(last, '') }, 'c');
     assert.equal(ended.activeState, 'failed');
-    assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
+    assert.equal(exitDescription(ended), 'ended (container removed, exit status unknown)');
   });
   it('asks only for that container, up to now', () => {
     const events = endEventsCommand('a1b2c3d4e5f6', 1764512942324, false);
@@ -457,7 +457,7 @@ describe('ContainerReader', () => {
     const back = await looping.read(execLoop, config);
     assert.ok(back.kind === 'found');
     assert.equal(
-      describeExit(containerServiceStatus(back, 'c')),
+      exitDescription(containerServiceStatus(back, 'c')),
       'exited with status 3',
       'brought back by its policy between two reads: the crash is the run before (Docker reset ExitCode)',
     );

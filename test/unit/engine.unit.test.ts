@@ -3,7 +3,8 @@
  * engine's grammar reads its own words (and not the other's) between the rules they share.
  */
 import { strict as assert } from 'node:assert';
-import { engineById, engineFor, ENGINES, launches } from '../../src/engine/engine';
+import { engineById, engineFor, ENGINES } from '../../src/engine/engine';
+import { launches } from '../conformance/engineSurface';
 import { JournalReader, parseJournalLine } from '../../src/engine/logReader';
 import type { JournalEvent } from '../../src/engine/events';
 

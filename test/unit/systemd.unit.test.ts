@@ -1,10 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
 import { shellLine } from '../../src/transport/shell';
 import {
   UNIT_PROPERTIES,
-  describeExit,
-  isAlive,
-  isFailed,
   parseExecStartProperty,
   parseShow,
   parseSystemdTimestamp,
@@ -73,9 +71,7 @@ describe('systemd: show', () => {
       activeEnteredAt: Date.UTC(2026, 10, 30, 5, 40, 12),
       execMainPid: 2403371,
     });
-    assert.equal(isAlive(s), true);
-    assert.equal(isFailed(s), false);
-    assert.equal(describeExit(s), 'has not exited');
+    assert.equal(hasRunningProcess(s), true);
   });
 
   it('a crashed unit (failed, exit status 1)', () => {
@@ -87,9 +83,9 @@ describe('systemd: show', () => {
     assert.equal(s.execMainCode, 'exited');
     assert.equal(s.execMainExitedAt, Date.UTC(2026, 10, 30, 5, 42, 0));
     assert.equal(s.needDaemonReload, true);
-    assert.equal(describeExit(s), 'exited with status 1');
-    assert.equal(isAlive(s), false);
-    assert.equal(isFailed(s), true);
+    assert.equal(exitDescription(s), 'exited with status 1');
+    assert.equal(hasRunningProcess(s), false);
+    assert.equal(s.activeState, 'failed');
   });
 
   it('killed by a signal, auto-restart (crash loop)', () => {
@@ -98,29 +94,29 @@ describe('systemd: show', () => {
         'ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n',
       ),
     );
-    assert.equal(describeExit(s), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(s), 'killed by signal 9');
     assert.equal(s.nRestarts, 3);
-    assert.equal(isFailed(s), true);
-    assert.equal(isAlive(s), false);
+    assert.deepEqual([s.activeState, s.subState], ['activating', 'auto-restart']);
+    assert.equal(hasRunningProcess(s), false);
     const dumped = toServiceStatus(
       parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'),
     );
-    assert.equal(describeExit(dumped), 'dumped core on signal 11 (SEGV)');
+    assert.equal(exitDescription(dumped), 'killed by signal 11 (core dumped)');
     const word = toServiceStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
-    assert.equal(describeExit(word), 'killed by signal 15 (TERM)');
+    assert.equal(exitDescription(word), 'killed by signal 15');
     assert.equal(
-      isFailed(toServiceStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))),
-      true,
+      toServiceStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n')).subState,
+      'auto-restart-queued',
     );
   });
 
   it('stopped and starting units', () => {
     const stopped = toServiceStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
-    assert.equal(isAlive(stopped), false);
-    assert.equal(isFailed(stopped), false);
+    assert.equal(hasRunningProcess(stopped), false);
+    assert.deepEqual([stopped.activeState, stopped.result], ['inactive', 'success']);
     const starting = toServiceStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
-    assert.equal(isAlive(starting), true);
-    assert.equal(isFailed(starting), false);
+    assert.equal(hasRunningProcess(starting), true);
+    assert.deepEqual([starting.activeState, starting.result], ['activating', 'success']);
   });
 
   it('timestamps', () => {

@@ -60,6 +60,8 @@ export {
   findServerCommand,
   getFlag,
   modelPathOf,
+  engineLabels,
+  serverCommandForms,
   serverCommandNames,
   setFlag,
   type ServerCommandLocation,

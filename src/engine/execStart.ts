@@ -20,10 +20,24 @@ export function findServerCommand(argv: readonly string[]): ServerCommandLocatio
   return locateLaunch(argv, ENGINES);
 }
 
+/** The server commands as messages name them: `python -m sglang.launch_server`, `sglang serve`, `vllm serve`. */
+export function serverCommandForms(): string[] {
+  return ENGINES.flatMap((engine) => engine.launch.flatMap((form) => (form.shown ? [form.shown] : [])));
+}
+
+/** "A, B or C". */
+export function orList(words: readonly string[]): string {
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : (words[0] ?? '');
+}
+
 /** How messages name the server commands: `"python -m sglang.launch_server", "sglang serve" or "vllm serve"`. */
 export function serverCommandNames(): string {
-  const shown = ENGINES.flatMap((engine) => engine.launch.flatMap((form) => (form.shown ? [`"${form.shown}"`] : [])));
-  return shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : (shown[0] ?? '');
+  return orList(serverCommandForms().map((form) => `"${form}"`));
+}
+
+/** How messages name the engines: "SGLang or vLLM". */
+export function engineLabels(): string {
+  return orList(ENGINES.map((engine) => engine.label));
 }
 
 /** Which engine's server the command line runs; undefined when it runs none. */

@@ -8,6 +8,7 @@ import { printable } from '../../config/text';
 import type { HostKeyPolicy, Settings } from '../../config/config';
 import { proposeServerName, serverNameProblem, type DiscoveredUnit } from '../../target/discovered';
 import { HOST_DISCOVERIES, targetIo } from '../../target/target';
+import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watchTypes';
@@ -79,7 +80,7 @@ export async function discoverUnits(
 
 /** Why a discovery found nothing to add (no unit launches a model server). */
 export function nothingFoundMessage(host: string): string {
-  return `no systemd unit on ${host} launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart)`;
+  return `no systemd unit on ${host} launches ${engineLabels()} (${serverCommandForms().join(', ')} in its ExecStart)`;
 }
 
 /**

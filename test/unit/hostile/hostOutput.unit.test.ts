@@ -13,7 +13,6 @@ import type { ServiceStatus } from '../../../src/target/target';
 import { diffArgv } from '../../../src/engine/argvDiff';
 import { parseExecValue, parseSystemctlCat, renderDropIn } from '../../../src/target/systemd/execStartSyntax';
 import { planParserChange } from '../../../src/engine/parserPlan';
-import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
 import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
 import {
   parseExecStartProperty,
@@ -316,52 +315,6 @@ describe("hostile input: what the host's commands print", () => {
     const repeated = 'Id=a.service\n' + 'ExecStart={ path=/x ; argv[]=/x ; ignore_errors=no }\n'.repeat(200_000);
     assert.deepEqual(
       timed('parseDiscovery: ExecStart repeated 200k times', () => parseDiscovery(repeated)),
-      [],
-    );
-  });
-
-  it('nvidia-smi CSV: finite readings only, and a line of 10 MB of spaces in linear time', function () {
-    this.timeout(60_000);
-    const csv = fc
-      .array(
-        fc.oneof(
-          wordSoup([
-            '0',
-            '1',
-            ',',
-            ', ',
-            ' MiB',
-            ' MB',
-            '[N/A]',
-            '81559',
-            ' ',
-            '.',
-            '9'.repeat(400),
-            'NaN',
-            'index, memory.used [MiB], memory.total [MiB]',
-            'NVIDIA-SMI has failed',
-          ]),
-          junk,
-        ),
-        { maxLength: 10 },
-      )
-      .map((l) => l.join('\n'));
-    check(
-      1735,
-      fc.property(csv, (text) => {
-        const r = parseNvidiaSmiCsv(text);
-        for (const g of r.gpus)
-          assert.ok(
-            Number.isSafeInteger(g.index) && Number.isFinite(g.usedMiB) && Number.isFinite(g.totalMiB),
-            JSON.stringify(g),
-          );
-        assert.ok(r.gpus.length > 0 || typeof r.reason === 'string');
-      }),
-    );
-    assert.deepEqual(
-      timed('parseNvidiaSmiCsv: "0,1" + 10 MB of spaces + "x,2"', () =>
-        parseNvidiaSmiCsv(`0,1${repeatTo(' ', TEN_MB)}x,2`),
-      ).gpus,
       [],
     );
   });

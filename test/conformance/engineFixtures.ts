@@ -3,7 +3,7 @@
  * the engine's documentation and source (the simulators in test/gpu-host/sglang-sim build the
  * same HTTP bodies: openai.js for SGLang, vllm-openai.js for vLLM, and these bodies are taken
  * from there). Its published logs are the ones of test/fixtures/real-logs whose header names the
- * engine. An engine of src/engine/engine.ts's ENGINES without an entry here fails the suite
+ * engine. An engine of ENGINES (src/engine/engines.ts) without an entry here fails the suite
  * (engines.unit.test.ts): a new backend is done when it has one and passes (docs/backends.md).
  */
 import * as path from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * Engine conformance (issue 28; the checklist of docs/backends.md): the same behavioural tests
- * for every engine of src/engine/engine.ts's ENGINES, each against its own fixture
+ * for every engine of ENGINES (src/engine/engines.ts), each against its own fixture
  * (./engineFixtures.ts: its command lines, parser names, HTTP answers) and against every
  * published log of its grammar (test/fixtures/real-logs, the headers that name it). An engine
  * added to the list is picked up here; without a fixture or logs it fails.

@@ -1,20 +1,24 @@
 /**
- * What differs between the model servers the extension watches, behind one interface: how to
- * tell one from its command line (`detect`), how its log reads (`grammar`), the phases its load
- * goes through, its parser flags, and its HTTP quirks. `engineFor(argv)` picks the engine.
- * SGLang: ./sglang/sglangEngine.ts; vLLM: ./vllm/vllmEngine.ts. Only this file's names are for
- * target/ (and its types for the layers above); the engines' modules are internal.
+ * What differs between the model servers the extension watches, behind one interface: how its
+ * server command appears in a command line (`launch`), how its log reads (`grammar`), the phases
+ * its load goes through, its parser names and flags, and its HTTP quirks. `engineFor(argv)` picks
+ * the engine. SGLang: ./sglang/sglangEngine.ts; vLLM: ./vllm/vllmEngine.ts, listed in
+ * ./engines.ts. Only this file's names are for target/ (and its types for the layers above); the
+ * engines' modules are internal.
  */
 import type { LoadPhase } from './events';
+import { findServerCommand } from './execStart';
+import type { LaunchForm } from './launch';
 import type { LogGrammar } from './logRules';
-import { sglangEngine } from './sglang/sglangEngine';
-import { vllmEngine } from './vllm/vllmEngine';
+import { ENGINES, engineById } from './engines';
 
 /** The engines the extension knows. */
 export type EngineId = 'sglang' | 'vllm';
 
 export interface ParserFlags {
+  /** The names its `--reasoning-parser` accepts (validateParserName reads them). */
   readonly reasoning: readonly string[];
+  /** The names its `--tool-call-parser` accepts. */
   readonly toolCall: readonly string[];
   /** Switches a parser change adds besides the two parser flags (vLLM's `--enable-auto-tool-choice`). */
   readonly switches: readonly string[];
@@ -31,8 +35,8 @@ export interface Engine {
   readonly id: EngineId;
   /** "SGLang", "vLLM". */
   readonly label: string;
-  /** True when the command line runs this engine's server. */
-  detect(argv: readonly string[]): boolean;
+  /** How its server command appears in a command line (findServerCommand searches every engine's). */
+  readonly launch: readonly LaunchForm[];
   readonly grammar: LogGrammar;
   /** The load phases its log announces, in order. */
   readonly phases: readonly LoadPhase[];
@@ -42,15 +46,12 @@ export interface Engine {
   readonly defaultPort: number;
 }
 
-export const ENGINES: readonly Engine[] = [sglangEngine, vllmEngine];
+export { ENGINES, engineById };
 
-/** The engine a command line runs; undefined when it runs neither. */
+/** The engine a command line runs (its first server command); undefined when it runs none. */
 export function engineFor(argv: readonly string[]): Engine | undefined {
-  return ENGINES.find((engine) => engine.detect(argv));
-}
-
-export function engineById(id: EngineId): Engine {
-  return id === 'vllm' ? vllmEngine : sglangEngine;
+  const location = findServerCommand(argv);
+  return location ? engineById(location.engine) : undefined;
 }
 
 // What target/ reads of a command line: through this file only.
@@ -59,10 +60,13 @@ export {
   findServerCommand,
   getFlag,
   modelPathOf,
+  engineLabels,
+  serverCommandForms,
+  serverCommandNames,
   setFlag,
-  VLLM_AUTO_TOOL_CHOICE,
   type ServerCommandLocation,
 } from './execStart';
+export type { LaunchForm } from './launch';
 export {
   ArgvPlanError,
   parserChoiceProblem,

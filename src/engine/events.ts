@@ -71,12 +71,6 @@ export function phaseRank(phase: LoadPhase): number {
   return LOAD_PHASES.indexOf(phase);
 }
 
-/**
- * The service's state as its Target reports it (target/targetTypes.ts `ServiceStatus`): the load
- * state reads it under this name.
- */
-export type { ServiceStatus as UnitStatus } from '../target/targetTypes';
-
 /** One reading of nvidia-smi. */
 export interface GpuMemory {
   readonly index: number;

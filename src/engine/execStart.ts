@@ -4,59 +4,43 @@
  * ExecStart syntax is target/systemd/execStartSyntax.ts; the parser change ./parserPlan.
  */
 import type { EngineId } from './engine';
+import { ENGINES, engineById } from './engines';
+import { locateLaunch, type ServerCommandLocation } from './launch';
 
-export { REASONING_PARSERS, TOOL_CALL_PARSERS, validateParserName } from './parserNames';
-
-export type ServerForm = 'launch_server' | 'sglang serve' | 'vllm serve' | 'vllm api_server';
-
-export interface ServerCommandLocation {
-  /** Index of the interpreter or the `sglang` / `vllm` executable. */
-  readonly start: number;
-  /** Index of the first server argument (after `-m sglang.launch_server`, `sglang serve`, `vllm serve`, ...). */
-  readonly argsStart: number;
-  readonly form: ServerForm;
-  readonly engine: EngineId;
-}
-
-function basename(p: string): string {
-  return p.slice(p.lastIndexOf('/') + 1);
-}
-
-function at(start: number, argsStart: number, form: ServerForm): ServerCommandLocation {
-  return { start, argsStart, form, engine: form.startsWith('vllm') ? 'vllm' : 'sglang' };
-}
+export { validateParserName } from './parserNames';
+export type { ServerCommandLocation } from './launch';
 
 /**
- * Finds `python[3] [opts] -m sglang.launch_server`, `sglang serve`, `vllm serve` or
- * `python -m vllm.entrypoints.openai.api_server`, also behind wrappers (env, numactl) and with
- * the console script run by its interpreter (`python3 /usr/bin/vllm serve`).
+ * Finds the first server command of any engine (each engine's `launch` forms, in ENGINES order):
+ * `python[3] [opts] -m sglang.launch_server`, `sglang serve`, `vllm serve`,
+ * `python -m vllm.entrypoints.openai.api_server`, ..., also behind wrappers (env, numactl) and
+ * with the console script run by its interpreter (`python3 /usr/bin/vllm serve`).
  */
 export function findServerCommand(argv: readonly string[]): ServerCommandLocation | null {
-  for (let i = 0; i < argv.length; i++) {
-    const b = basename(argv[i]);
-    if (/^python[0-9.]*$/.test(b)) {
-      for (let j = i + 1; j < argv.length - 1; j++) {
-        if (argv[j] === '-m') {
-          const mod = argv[j + 1];
-          if (mod === 'sglang.launch_server') return at(i, j + 2, 'launch_server');
-          if ((mod === 'sglang.cli' || mod === 'sglang') && argv[j + 2] === 'serve')
-            return at(i, j + 3, 'sglang serve');
-          if (mod === 'vllm.entrypoints.openai.api_server') return at(i, j + 2, 'vllm api_server');
-          if ((mod === 'vllm.entrypoints.cli.main' || mod === 'vllm') && argv[j + 2] === 'serve')
-            return at(i, j + 3, 'vllm serve');
-          break;
-        }
-        // Another interpreter word is the outer loop's: scanning on from each one would be quadratic.
-        if (!argv[j].startsWith('-') || /^python[0-9.]*$/.test(basename(argv[j]))) break;
-      }
-    }
-    if (b === 'sglang' && argv[i + 1] === 'serve') return at(i, i + 2, 'sglang serve');
-    if (b === 'vllm' && argv[i + 1] === 'serve') return at(i, i + 2, 'vllm serve');
-  }
-  return null;
+  return locateLaunch(argv, ENGINES);
 }
 
-/** Which server the command line runs; undefined when it is neither SGLang nor vLLM. */
+/** The server commands as messages name them: `python -m sglang.launch_server`, `sglang serve`, `vllm serve`. */
+export function serverCommandForms(): string[] {
+  return ENGINES.flatMap((engine) => engine.launch.flatMap((form) => (form.shown ? [form.shown] : [])));
+}
+
+/** "A, B or C". */
+export function orList(words: readonly string[]): string {
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : (words[0] ?? '');
+}
+
+/** How messages name the server commands: `"python -m sglang.launch_server", "sglang serve" or "vllm serve"`. */
+export function serverCommandNames(): string {
+  return orList(serverCommandForms().map((form) => `"${form}"`));
+}
+
+/** How messages name the engines: "SGLang or vLLM". */
+export function engineLabels(): string {
+  return orList(ENGINES.map((engine) => engine.label));
+}
+
+/** Which engine's server the command line runs; undefined when it runs none. */
 export function engineOf(argv: readonly string[]): EngineId | undefined {
   return findServerCommand(argv)?.engine;
 }
@@ -123,7 +107,8 @@ export function modelPathOf(argv: readonly string[]): string | undefined {
   const flag = getFlag(argv, '--model-path') ?? getFlag(argv, '--model');
   if (flag !== undefined) return flag;
   const loc = findServerCommand(argv);
-  const first = loc?.form === 'vllm serve' ? argv[loc.argsStart] : undefined;
+  const positional = loc && engineById(loc.engine).launch.find((f) => f.form === loc.form)?.positionalModel;
+  const first = positional ? argv[loc.argsStart] : undefined;
   return first !== undefined && !first.startsWith('-') ? first : undefined;
 }
 
@@ -133,9 +118,6 @@ export function ensureSwitch(argv: readonly string[], flag: string): string[] {
   const present = argv.some((a, i) => i >= from && (a === flag || a.startsWith(flag + '=')));
   return present ? [...argv] : [...argv, flag];
 }
-
-/** vLLM answers tool requests with `"auto" tool choice requires --enable-auto-tool-choice` without it. */
-export const VLLM_AUTO_TOOL_CHOICE = '--enable-auto-tool-choice';
 
 /** SGLang's `--api-key K` / `--api-key=K` (the last one wins); undefined when absent or empty. */
 export function apiKeyFromArgv(argv: readonly string[]): string | undefined {

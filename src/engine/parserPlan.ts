@@ -1,12 +1,7 @@
-/** The parser change a command line needs: the flags set, vLLM's switch added, the diff shown. Pure. */
+/** The parser change a command line needs: the flags set, the engine's switches added (vLLM's), the diff shown. Pure. */
 import { diffArgv } from './argvDiff';
-import {
-  ensureSwitch,
-  findServerCommand,
-  setFlag,
-  VLLM_AUTO_TOOL_CHOICE,
-  type ServerCommandLocation,
-} from './execStart';
+import { ENGINES, engineById } from './engines';
+import { ensureSwitch, findServerCommand, serverCommandNames, setFlag, type ServerCommandLocation } from './execStart';
 import { validateParserName } from './parserNames';
 
 export interface ParserChoice {
@@ -24,7 +19,7 @@ export function planParserChange(argv: readonly string[], choice: ParserChoice):
   if (!loc) {
     return {
       kind: 'unsupported',
-      reason: `no "python -m sglang.launch_server", "sglang serve" or "vllm serve" in ExecStart: ${argv.join(' ').slice(0, 200)}`,
+      reason: `no ${serverCommandNames()} in ExecStart: ${argv.join(' ').slice(0, 200)}`,
     };
   }
   const withParsers = setFlag(
@@ -32,7 +27,7 @@ export function planParserChange(argv: readonly string[], choice: ParserChoice):
     '--reasoning-parser',
     choice.reasoningParser,
   );
-  const newArgv = loc.engine === 'vllm' ? ensureSwitch(withParsers, VLLM_AUTO_TOOL_CHOICE) : withParsers;
+  const newArgv = engineById(loc.engine).parsers.switches.reduce(ensureSwitch, withParsers);
   if (sameArgv(argv, newArgv)) return { kind: 'already-set' };
   return { kind: 'change', newArgv, diff: diffArgv(argv, newArgv) };
 }
@@ -65,11 +60,14 @@ const PARSER_KINDS = [
   ['reasoning', 'reasoningParser'],
 ] as const;
 
-/** Why a choice is refused by every engine (checked before anything is read); null when some engine knows both names. */
+/**
+ * Why a choice is refused by every engine (checked before anything is read): the first engine's
+ * reason; null when each name is known to some engine.
+ */
 export function parserChoiceProblem(choice: ParserChoice): string | null {
   for (const [kind, key] of PARSER_KINDS) {
-    const error = validateParserName(kind, choice[key]);
-    if (error && validateParserName(kind, choice[key], 'vllm')) return error;
+    const errors = ENGINES.map((engine) => validateParserName(kind, choice[key], engine.id));
+    if (errors.every((error) => error !== null)) return errors[0]!;
   }
   return null;
 }
@@ -85,6 +83,9 @@ export function parserPlanner(choice: ParserChoice): ArgvPlanner {
       return planParserChange(argv, choice);
     },
     label: (location) =>
-      `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}${location?.engine === 'vllm' ? ` ${VLLM_AUTO_TOOL_CHOICE}` : ''}`,
+      [
+        `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`,
+        ...(location ? engineById(location.engine).parsers.switches : []),
+      ].join(' '),
   };
 }

@@ -9,8 +9,7 @@ import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
 import { AlreadyWatchingError } from '../monitor/session';
 import type { LogLevel, WatchOutcome } from '../monitor/watchTypes';
 import { TransportError } from '../transport/transport';
-import { targetFor } from '../target/target';
-import type { UnitStatus } from '../engine/events';
+import { targetFor, type ServiceStatus } from '../target/target';
 import { Emitter } from '../util/emitter';
 import type {
   FleetDeps,
@@ -194,7 +193,7 @@ export class Fleet {
     server: ServerProfile,
     mode: 'restart' | 'attach',
     quiet = false,
-    unitBefore?: UnitStatus,
+    unitBefore?: ServiceStatus,
   ): Promise<WatchOutcome | undefined> {
     const settings = this.requireSettings();
     const session = await this.sessionFor(server);

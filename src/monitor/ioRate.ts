@@ -100,35 +100,6 @@ export function blendRate(live: number | undefined, liveSpanMs: number, prior: n
   return (live * w + prior * PRIOR_WEIGHT_MS) / (w + PRIOR_WEIGHT_MS);
 }
 
-/**
- * Bytes/s of `pick(sample)` counted only over the intervals (within the window) in which it
- * grew, with how long those intervals last. Undefined when it did not grow.
- */
-export function activeRate(
-  samples: readonly IoSample[],
-  pick: (s: IoSample) => number | undefined,
-  windowMs = RATE_WINDOW_MS,
-  minBytes = 0,
-): { bps: number; spanMs: number } | undefined {
-  const last = samples[samples.length - 1];
-  if (!last) return undefined;
-  let bytes = 0;
-  let ms = 0;
-  for (let i = 1; i < samples.length; i++) {
-    const a = samples[i - 1]!;
-    const b = samples[i]!;
-    if (b.at < last.at - windowMs) continue;
-    const va = pick(a);
-    const vb = pick(b);
-    if (va === undefined || vb === undefined || b.at <= a.at) continue;
-    if (vb > va) {
-      bytes += vb - va;
-      ms += b.at - a.at;
-    }
-  }
-  return ms > 0 && bytes >= minBytes && bytes > 0 ? { bps: (bytes / ms) * 1000, spanMs: ms } : undefined;
-}
-
 /** A live rate: bytes/s, the window it was measured over, and how long this load has measured it. */
 export interface LiveRate {
   readonly bps: number;

@@ -1,5 +1,6 @@
 /** The load state's shape and the signals the reducer (loadState.ts) folds into it. */
-import type { ActivityKind, GpuMemory, JournalEvent, LoadPhase, UnitStatus } from '../engine/events';
+import type { ActivityKind, GpuMemory, JournalEvent, LoadPhase } from '../engine/events';
+import type { ServiceStatus } from '../target/target';
 import type { Activity } from '../engine/activity';
 import type { CpuSample, ProgressMark } from './witnessMoves';
 import type { LoadPrior } from './eta';
@@ -35,7 +36,7 @@ export interface LoadState {
   readonly mainPid: number | undefined;
   readonly processStartedAt: number | undefined;
   readonly baselineRestarts: number | undefined;
-  readonly unit: UnitStatus | undefined;
+  readonly unit: ServiceStatus | undefined;
   readonly shards: { readonly done: number; readonly total: number } | undefined;
   readonly cudaGraphBatches:
     | {
@@ -144,9 +145,9 @@ export type Signal =
   /** Whether journalctl can read the unit's journal (it says so on stderr, or by exiting). */
   | { readonly kind: 'journalStatus'; readonly at: number; readonly readable: boolean; readonly detail?: string }
   /** The unit as seen right after `systemctl restart` returned (or when attaching). */
-  | { readonly kind: 'attached'; readonly at: number; readonly unit: UnitStatus }
+  | { readonly kind: 'attached'; readonly at: number; readonly unit: ServiceStatus }
   | { readonly kind: 'restartFailed'; readonly at: number; readonly message: string }
-  | { readonly kind: 'unit'; readonly at: number; readonly unit: UnitStatus }
+  | { readonly kind: 'unit'; readonly at: number; readonly unit: ServiceStatus }
   | { readonly kind: 'journal'; readonly at: number; readonly event: JournalEvent; readonly text: string }
   | { readonly kind: 'http'; readonly at: number; readonly result: HttpVerdict; readonly detail: string }
   | { readonly kind: 'completion'; readonly at: number; readonly ok: boolean; readonly detail: string }

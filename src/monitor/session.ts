@@ -5,7 +5,7 @@ import { LoadWatcher } from './watcher';
 import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from './watchTypes';
 import type { LoadState } from './loadStateTypes';
 import type { LoadPrior } from './eta';
-import type { UnitStatus } from '../engine/events';
+import type { ServiceStatus } from '../target/target';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
@@ -77,7 +77,7 @@ export class ServerSession {
     options: WatchOptions,
     listener: SessionListener = {},
     prior?: LoadPrior,
-    unitBefore?: UnitStatus,
+    unitBefore?: ServiceStatus,
   ): Promise<WatchOutcome> {
     const current = this.watcher;
     if (current?.loading) throw new AlreadyWatchingError(this.profile.name, current.state);

@@ -3,18 +3,18 @@
  * a new one (someone restarted the unit, or systemd did), the old one stopping, or stopped.
  * Pure: the watcher acts on the answer.
  */
-import type { UnitStatus } from '../engine/events';
+import type { ServiceStatus } from '../target/target';
 import { hasRunningProcess } from './unitFailure';
 import type { LoadState } from './loadStateTypes';
 
 /** Tells one run of the unit from the next: systemd's InvocationID, else start time and PID. */
-export function processKey(unit: UnitStatus): string {
+export function processKey(unit: ServiceStatus): string {
   if (unit.invocationId) return unit.invocationId;
   return `${unit.execMainStartedMonotonicUs ?? unit.execMainStartedAt ?? 0}:${unit.execMainPid ?? unit.mainPid}`;
 }
 
 /** A start job with no main process yet (an ExecStartPre, PID 1 forking it): the next run is not there yet. */
-export function isStarting(unit: UnitStatus): boolean {
+export function isStarting(unit: ServiceStatus): boolean {
   return unit.activeState === 'activating' && unit.mainPid === 0;
 }
 
@@ -26,12 +26,12 @@ export const NO_RUN_YET = 'no run yet';
  * run its key names has already ended. Docker spends most of a crash loop here (its back-off
  * doubles up to a minute), so a watch that waited for a live process could poll past every run.
  */
-function crashedAwaitingRestart(unit: UnitStatus): boolean {
+function crashedAwaitingRestart(unit: ServiceStatus): boolean {
   return unit.activeState === 'activating' && unit.subState.startsWith('auto-restart');
 }
 
 /** True when `unit` shows a run of the unit that started after the one `previousKey` names. */
-export function isNewRun(previousKey: string, unit: UnitStatus): boolean {
+export function isNewRun(previousKey: string, unit: ServiceStatus): boolean {
   if (processKey(unit) === previousKey) return false;
   // A crashed run waiting for its restart is a new run that has ended (the reducer calls it a crash loop).
   if (previousKey !== NO_RUN_YET && crashedAwaitingRestart(unit) && unit.execMainStartedAt !== undefined) return true;
@@ -59,7 +59,7 @@ export type UnitChange =
  * Judges a unit reading taken while the state is settled (ready, failed or stopped).
  * `stopSeen`: the journal said systemd is stopping the unit, or the unit was seen deactivating.
  */
-export function unitChangeAfterSettled(state: LoadState, unit: UnitStatus, stopSeen: boolean): UnitChange {
+export function unitChangeAfterSettled(state: LoadState, unit: ServiceStatus, stopSeen: boolean): UnitChange {
   const known = state.unit;
   if (known && processKey(known) !== processKey(unit) && isNewRun(processKey(known), unit)) return 'new run';
   if (state.mainPid !== undefined && unit.mainPid > 0 && unit.mainPid !== state.mainPid && hasRunningProcess(unit))

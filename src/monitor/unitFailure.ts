@@ -1,16 +1,16 @@
 /** What a unit's status (systemd's or Docker's) says about a load: whether its process runs, and why it failed. Pure. */
-import type { UnitStatus } from '../engine/events';
+import type { ServiceStatus } from '../target/target';
 import type { LoadState } from './loadStateTypes';
 
 /** A main process that runs (active, activating, reloading): a unit in auto-restart has none. */
-export function hasRunningProcess(unit: UnitStatus): boolean {
+export function hasRunningProcess(unit: ServiceStatus): boolean {
   return (
     unit.mainPid > 0 &&
     (unit.activeState === 'active' || unit.activeState === 'activating' || unit.activeState === 'reloading')
   );
 }
 
-export function exitDescription(unit: UnitStatus): string {
+export function exitDescription(unit: ServiceStatus): string {
   // systemd's and Docker's (OOMKilled) word for the kernel's OOM killer.
   if (unit.result === 'oom-kill') return `killed by signal ${unit.execMainStatus ?? 9} (out of memory: the OOM killer)`;
   if (unit.execMainCode === 'killed' || unit.execMainCode === 'dumped') {
@@ -21,11 +21,11 @@ export function exitDescription(unit: UnitStatus): string {
 }
 
 /** Who restarts the service: systemd, or Docker (its restart policy) for a container. */
-export function managerOf(unit: UnitStatus): string {
+export function managerOf(unit: ServiceStatus): string {
   return unit.manager === 'docker' ? 'Docker' : 'systemd';
 }
 
-export function notFound(unit: UnitStatus, after: boolean): string {
+export function notFound(unit: ServiceStatus, after: boolean): string {
   if (unit.manager === 'docker')
     return `${unit.id ?? 'the container'} does not exist${after ? ' any more' : ''} (docker inspect: no such container)`;
   return after
@@ -34,7 +34,7 @@ export function notFound(unit: UnitStatus, after: boolean): string {
 }
 
 /** Why the unit, as seen now, means the load has failed; undefined when it has not. */
-export function unitFailure(state: LoadState, unit: UnitStatus): string | undefined {
+export function unitFailure(state: LoadState, unit: ServiceStatus): string | undefined {
   if (unit.loadState === 'not-found') return notFound(unit, false);
   if (state.baselineRestarts !== undefined && unit.nRestarts > state.baselineRestarts) {
     return `the service crashed and ${managerOf(unit)} restarted it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'RestartCount' : 'NRestarts'}=${unit.nRestarts}: crash loop)`;
@@ -54,7 +54,7 @@ export function unitFailure(state: LoadState, unit: UnitStatus): string | undefi
 }
 
 /** Why a unit seen after ready means the server is gone; undefined while it still serves. */
-export function lostAfterReady(unit: UnitStatus): string | undefined {
+export function lostAfterReady(unit: ServiceStatus): string | undefined {
   if (unit.loadState === 'not-found') return notFound(unit, true);
   if (unit.subState === 'auto-restart')
     return `the service ${exitDescription(unit)} after it was ready, and ${managerOf(unit)} is restarting it`;

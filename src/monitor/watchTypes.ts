@@ -1,9 +1,8 @@
 /** The watcher's options, dependencies, outcomes and timings (watcher.ts and its witnesses). */
 import type { ServerProfile } from '../config/config';
 import type { Transport } from '../transport/transport';
-import type { Target } from '../target/target';
+import type { ServiceStatus, Target } from '../target/target';
 import type { ServerHttpClient } from '../engine/serverHttp';
-import type { UnitStatus } from '../engine/events';
 import type { LoadState } from './loadStateTypes';
 import type { LoadPrior } from './eta';
 
@@ -40,7 +39,7 @@ export interface WatcherDeps {
   /** What is restarted and watched; default: the profile's unit or container (targetFor). */
   readonly target?: Target;
   /** A look at the unit taken moments before a restart (by whoever decided to restart): not asked again. */
-  readonly unitBefore?: UnitStatus;
+  readonly unitBefore?: ServiceStatus;
 }
 
 /** How a watch ended. `state` is the last load state. */

@@ -4,7 +4,7 @@ import { rootCause } from '../engine/rootCause';
 import { engineFor } from '../engine/engine';
 import { JournalReader } from '../engine/logReader';
 import { isNewRun, isStarting, NO_RUN_YET, processKey, unitChangeAfterSettled } from './unitChange';
-import type { UnitStatus } from '../engine/events';
+import type { ServiceStatus } from '../target/target';
 import { initialState, reduce } from './loadState';
 import { type WatchOutcome, UNIT_BACKSTOP_MS, STEADY_UNIT_BACKSTOP_MS } from './watchTypes';
 import { HttpProbe } from './httpProbe';
@@ -71,7 +71,7 @@ export class LoadWatcher extends HttpProbe {
   /** `systemctl restart --no-block`, then follow the unit until its next run starts. */
   protected async restart(): Promise<void> {
     const unit = this.target.label;
-    let before: UnitStatus;
+    let before: ServiceStatus;
     try {
       before = this.deps.unitBefore ?? (await this.showUnit());
     } catch (error) {
@@ -124,7 +124,7 @@ export class LoadWatcher extends HttpProbe {
     await this.attach(unit);
   }
 
-  protected async attach(unit: UnitStatus): Promise<void> {
+  protected async attach(unit: ServiceStatus): Promise<void> {
     this.journalSince = unit.execMainStartedAt;
     this.processStartMonotonicUs = unit.execMainStartedMonotonicUs;
     this.attached = true;
@@ -142,7 +142,7 @@ export class LoadWatcher extends HttpProbe {
    * The unit was restarted or stopped by someone else (or by systemd) while we watched: start
    * a fresh load state and follow it, journal included, from the new run's start.
    */
-  protected async followNewRun(unit: UnitStatus, change: 'new run' | 'stopping' | 'stopped'): Promise<void> {
+  protected async followNewRun(unit: ServiceStatus, change: 'new run' | 'stopping' | 'stopped'): Promise<void> {
     const previousKey = this.current.unit ? processKey(this.current.unit) : undefined;
     this.current = { ...initialState(this.now()), prior: this.current.prior, journal: this.current.journal };
     this.mode = 'load';
@@ -167,7 +167,7 @@ export class LoadWatcher extends HttpProbe {
   }
 
   /** The unit's state, and its command line (read in the same call: one remote command fewer per load). */
-  protected async showUnit(): Promise<UnitStatus> {
+  protected async showUnit(): Promise<ServiceStatus> {
     // Any look at the unit is the probe of this round (a line read meanwhile asks for another).
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();

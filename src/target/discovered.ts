@@ -3,6 +3,7 @@
  * discover`), and the name a new `kimiService.servers` entry gets. Pure; each kind that can list
  * a host's servers gives a HostDiscovery (target.ts lists them).
  */
+import type { HostCommand } from '../transport/shell';
 
 export interface DiscoveredUnit {
   /** What the server entry names as its `unit`: e.g. "sglang-k26.service". */
@@ -19,8 +20,8 @@ export interface DiscoveredUnit {
 
 /** One remote command that lists the host's servers of a kind, and the reader of its output. */
 export interface HostDiscovery {
-  /** Its first line is the login's uid (`id -u`): restarts need sudo when it is not root. */
-  readonly command: string;
+  /** A request as every Target operation's (run through `targetIo`); its output's first line is the login's uid (`id -u`): restarts need sudo when it is not root. */
+  readonly command: HostCommand;
   parse(stdout: string): DiscoveredUnit[];
 }
 

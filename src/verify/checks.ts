@@ -367,9 +367,3 @@ export const CHECKS: readonly CheckSpec[] = [
     },
   },
 ];
-
-export function specOf(name: CheckName): CheckSpec {
-  const spec = CHECKS.find((c) => c.name === name);
-  if (!spec) throw new Error(`no check named ${name}`);
-  return spec;
-}

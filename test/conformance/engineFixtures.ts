@@ -3,7 +3,7 @@
  * the engine's documentation and source (the simulators in test/gpu-host/sglang-sim build the
  * same HTTP bodies: openai.js for SGLang, vllm-openai.js for vLLM, and these bodies are taken
  * from there). Its published logs are the ones of test/fixtures/real-logs whose header names the
- * engine. An engine of src/engine/engine.ts's ENGINES without an entry here fails the suite
+ * engine. An engine of ENGINES (src/engine/engines.ts) without an entry here fails the suite
  * (engines.unit.test.ts): a new backend is done when it has one and passes (docs/backends.md).
  */
 import * as path from 'node:path';
@@ -18,6 +18,18 @@ export interface Answer {
 export interface EngineFixture {
   /** Command lines that run this engine's server (ExecStart, a container's Path and Args). */
   readonly commandLines: readonly (readonly string[])[];
+  /**
+   * What is read of a command line, one for each of the engine's launch forms (`Engine.launch`):
+   * the form found, the index of its first server argument, the model path.
+   */
+  readonly launches: readonly {
+    readonly argv: readonly string[];
+    readonly form: string;
+    readonly argsStart: number;
+    readonly modelPath: string;
+  }[];
+  /** Command lines that name the engine but run no server of it (a benchmark, another subcommand, a shell). */
+  readonly notServers: readonly (readonly string[])[];
   /** The port the server listens on without --port, from its documentation. */
   readonly defaultPort: number;
   /** What says ready: a log line of its own (SGLang's "fired up"), or the HTTP server coming up (vLLM). */
@@ -78,6 +90,32 @@ export const ENGINE_FIXTURES: Readonly<Record<string, EngineFixture>> = {
       ['/usr/bin/python3', '-m', 'sglang.launch_server', '--model-path', '/models/Kimi-K2.6', '--tp', '8'],
       ['/opt/venv/bin/sglang', 'serve', '--model-path', '/models/Kimi-K2.6'],
     ],
+    launches: [
+      {
+        argv: ['/usr/bin/python3.11', '-u', '-m', 'sglang.launch_server', '--model-path', '/m/K2', '--tp', '8'],
+        form: 'launch_server',
+        argsStart: 4,
+        modelPath: '/m/K2',
+      },
+      {
+        argv: ['/opt/venv/bin/sglang', 'serve', '--model', '/m/K2'],
+        form: 'sglang serve',
+        argsStart: 2,
+        modelPath: '/m/K2',
+      },
+      {
+        argv: ['python3', '-m', 'sglang.cli', 'serve', '--model-path=/m/K2'],
+        form: 'sglang serve',
+        argsStart: 4,
+        modelPath: '/m/K2',
+      },
+    ],
+    notServers: [
+      ['/bin/bash', '-c', 'python -m sglang.launch_server --model-path /m'],
+      ['python3', '-m', 'sglang.bench_serving', '--model', '/m'],
+      ['/opt/venv/bin/sglang', 'version'],
+      ['python3', '/opt/serve.py', '-m', 'sglang.launch_server'],
+    ],
     defaultPort: 30000,
     readyEvidence: 'log-line',
     healthWhileWarming: empty(503),
@@ -105,6 +143,32 @@ export const ENGINE_FIXTURES: Readonly<Record<string, EngineFixture>> = {
     commandLines: [
       ['/opt/venv/bin/vllm', 'serve', '/models/Kimi-K2.6', '--tensor-parallel-size', '8'],
       ['python3', '-m', 'vllm.entrypoints.openai.api_server', '--model', '/models/Kimi-K2.6'],
+    ],
+    launches: [
+      {
+        argv: ['/opt/venv/bin/vllm', 'serve', '/m/K2', '--port', '8100'],
+        form: 'vllm serve',
+        argsStart: 2,
+        modelPath: '/m/K2',
+      },
+      { argv: ['python3', '/usr/bin/vllm', 'serve', '/m/K2'], form: 'vllm serve', argsStart: 3, modelPath: '/m/K2' },
+      {
+        argv: ['python3', '-m', 'vllm.entrypoints.cli.main', 'serve', '/m/K2'],
+        form: 'vllm serve',
+        argsStart: 4,
+        modelPath: '/m/K2',
+      },
+      {
+        argv: ['/usr/bin/python3', '-m', 'vllm.entrypoints.openai.api_server', '--model', '/m/K2'],
+        form: 'vllm api_server',
+        argsStart: 3,
+        modelPath: '/m/K2',
+      },
+    ],
+    notServers: [
+      ['/usr/bin/vllm', 'bench', 'serve', '/m'],
+      ['python3', '-m', 'vllm.entrypoints.openai.api_server_v2'],
+      ['/bin/sh', '-c', 'vllm serve /m'],
     ],
     defaultPort: 8000,
     readyEvidence: 'http',

@@ -6,15 +6,29 @@
  * answers, and the words a user is shown of a failure. When those move (issue 28 seals the
  * engine's folder), this file follows them and the suite stays as it is.
  */
-export { ENGINES, engineFor, planParserChange, validateParserName, type Engine } from '../../src/engine/engine';
+export {
+  ENGINES,
+  engineFor,
+  findServerCommand,
+  getFlag,
+  modelPathOf,
+  parserChoiceProblem,
+  parserPlanner,
+  planParserChange,
+  serverCommandNames,
+  validateParserName,
+  type Engine,
+} from '../../src/engine/engine';
 export { JournalReader } from '../../src/engine/logReader';
-export type { UnitStatus } from '../../src/engine/events';
+export type { ServiceStatus } from '../../src/target/target';
 export { initialState, reduce } from '../../src/monitor/loadState';
 export { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';
 export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
 export { failureCause, failureMessage } from '../../src/present/messages';
 import { judgeCompletion, judgeHealth } from '../../src/engine/httpAnswers';
+import { locateLaunch } from '../../src/engine/launch';
+import type { Engine } from '../../src/engine/engine';
 import type { HttpResult } from '../../src/engine/serverHttp';
 import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
 
@@ -30,4 +44,9 @@ export function healthVerdict(result: HttpResult): HttpVerdict {
 export function completionVerdict(result: HttpResult): { ok: true; text: string } | { ok: false; reason: string } {
   if (result.kind !== 'http') return { ok: false, reason: result.kind };
   return judgeCompletion(result.status, result.contentType, result.body, result.truncated, result.apiKeySent === true);
+}
+
+/** True when the command line has a server command of this engine's launch forms (wherever another engine's is). */
+export function launches(engine: Engine, argv: readonly string[]): boolean {
+  return locateLaunch(argv, [engine]) !== null;
 }

@@ -1,6 +1,6 @@
 /**
  * Engine conformance (issue 28; the checklist of docs/backends.md): the same behavioural tests
- * for every engine of src/engine/engine.ts's ENGINES, each against its own fixture
+ * for every engine of ENGINES (src/engine/engines.ts), each against its own fixture
  * (./engineFixtures.ts: its command lines, parser names, HTTP answers) and against every
  * published log of its grammar (test/fixtures/real-logs, the headers that name it). An engine
  * added to the list is picked up here; without a fixture or logs it fails.
@@ -18,8 +18,15 @@ import {
   ENGINES,
   failureCause,
   failureMessage,
+  findServerCommand,
+  getFlag,
   healthVerdict,
+  launches,
+  modelPathOf,
+  parserChoiceProblem,
+  parserPlanner,
   planParserChange,
+  serverCommandNames,
   ServerHttpClient,
   validateParserName,
   type Engine,
@@ -200,7 +207,7 @@ describe('engine conformance: every engine of ENGINES, the same tests', () => {
     assert.equal(new Set(ENGINES.map((e) => e.label)).size, ENGINES.length);
     for (const fixture of Object.values(ENGINE_FIXTURES))
       for (const argv of fixture.commandLines)
-        assert.equal(ENGINES.filter((e) => e.detect(argv)).length, 1, argv.join(' '));
+        assert.equal(ENGINES.filter((e) => launches(e, argv)).length, 1, argv.join(' '));
   });
 
   for (const engine of ENGINES) {
@@ -220,14 +227,43 @@ describe('engine conformance: every engine of ENGINES, the same tests', () => {
 
       it('detects its command lines (engineFor picks it), listens on its default port, names its phases up to ready', () => {
         for (const argv of fixture.commandLines) {
-          assert.ok(engine.detect(argv), argv.join(' '));
+          assert.ok(launches(engine, argv), argv.join(' '));
           assert.equal(engineFor(argv)?.id, engine.id, argv.join(' '));
         }
-        assert.ok(!engine.detect(['/usr/bin/python3', '-m', 'http.server']));
+        assert.ok(!launches(engine, ['/usr/bin/python3', '-m', 'http.server']));
         assert.equal(engine.defaultPort, fixture.defaultPort);
         assert.ok(engine.label.length > 0);
         assert.equal(new Set(engine.phases).size, engine.phases.length, 'each phase once');
         assert.equal(engine.phases[engine.phases.length - 1], 'ready');
+      });
+
+      it('launch forms: each one found, also behind wrappers; its arguments and model read after it; look-alikes are no server', () => {
+        const missing = engine.launch.filter((f) => !fixture.launches.some((l) => l.form === f.form));
+        assert.deepEqual(
+          missing.map((f) => f.form),
+          [],
+          'each launch form has a command line in the fixture',
+        );
+        for (const { argv, form, argsStart, modelPath } of fixture.launches) {
+          const shown = argv.join(' ');
+          const found = findServerCommand(argv);
+          assert.deepEqual(found && [found.engine, found.form, found.argsStart], [engine.id, form, argsStart], shown);
+          assert.equal(modelPathOf(argv), modelPath, shown);
+          assert.equal(getFlag([...argv, '--port', '12345'], '--port'), '12345', shown);
+          // A flag's word before the server command is the wrapper's, not the server's.
+          const wrapped = ['/usr/bin/env', '--port=1', 'numactl', '--interleave=all', ...argv];
+          const behind = findServerCommand(wrapped);
+          assert.deepEqual(behind && [behind.engine, behind.form, behind.argsStart], [engine.id, form, argsStart + 4]);
+          assert.equal(
+            getFlag(wrapped, '--port'),
+            getFlag(argv, '--port'),
+            `${wrapped.join(' ')}: --port read from the wrapper`,
+          );
+          assert.equal(modelPathOf(wrapped), modelPath);
+        }
+        for (const argv of fixture.notServers) assert.equal(findServerCommand(argv), null, argv.join(' '));
+        const names = serverCommandNames();
+        for (const f of engine.launch) if (f.shown) assert.ok(names.includes(`"${f.shown}"`), `${f.shown} in ${names}`);
       });
 
       it("parser names: accepts the server's own, refuses the spellings it does not know", () => {
@@ -242,6 +278,42 @@ describe('engine conformance: every engine of ENGINES, the same tests', () => {
           assert.notEqual(validateParserName('reasoning', name, engine.id), null, `reasoning ${name}`);
         for (const name of fixture.parsers.refused.toolCall)
           assert.notEqual(validateParserName('tool-call', name, engine.id), null, `tool-call ${name}`);
+        for (const name of fixture.parsers.refused.reasoning)
+          assert.match(
+            validateParserName('reasoning', name, engine.id) ?? '',
+            new RegExp(`parser of ${engine.label}$`),
+          );
+        // Its names pass the check made before anything is read; a name no engine knows does not.
+        assert.equal(
+          parserChoiceProblem({
+            reasoningParser: fixture.parsers.reasoning[0]!,
+            toolCallParser: fixture.parsers.toolCall[0]!,
+          }),
+          null,
+        );
+        assert.notEqual(
+          parserChoiceProblem({ reasoningParser: 'no_such_parser', toolCallParser: fixture.parsers.toolCall[0]! }),
+          null,
+        );
+      });
+
+      it('parser planner: refuses a name this engine does not know before planning; its label names the switches', () => {
+        const argv = fixture.commandLines[0]!;
+        const location = findServerCommand(argv)!;
+        const refused = {
+          reasoningParser: fixture.parsers.refused.reasoning[0]!,
+          toolCallParser: fixture.parsers.toolCall[0]!,
+        };
+        assert.throws(() => parserPlanner(refused).plan(argv, location), { name: 'ArgvPlanError' });
+        const choice = { reasoningParser: fixture.parsers.reasoning[0]!, toolCallParser: fixture.parsers.toolCall[0]! };
+        assert.equal(parserPlanner(choice).plan(argv, location).kind, 'change');
+        assert.equal(
+          parserPlanner(choice).label(location),
+          [
+            `--tool-call-parser ${choice.toolCallParser} --reasoning-parser ${choice.reasoningParser}`,
+            ...fixture.parsers.switches,
+          ].join(' '),
+        );
       });
 
       it('parser flags: a change sets both flags and its switches, keeps the engine, and is idempotent', () => {

@@ -14,6 +14,7 @@ import { Fleet, type FleetEvent } from '../../src/fleet/fleet';
 import { rollingRestart, rollSummary } from '../../src/fleet/restart/rolling';
 import { createSession, type SessionUi } from '../../src/fleet/sessions/sessionFactory';
 import { DISCOVERY_COMMAND, parseDiscovery } from '../../src/target/systemd/unitDiscovery';
+import { targetIo } from '../../src/target/target';
 import { loginUid } from '../../src/fleet/servers/serverEntry';
 import { serverReport } from '../../src/fleet/words/report';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
@@ -193,7 +194,7 @@ describe('servers: two hosts, one fleet', function () {
     const session = await createSession(probe.settings.servers[0]!, probe.settings, NO_QUESTIONS, () => undefined);
     try {
       await session.transport.connect();
-      const result = await session.transport.exec(DISCOVERY_COMMAND, { timeoutMs: 30_000 });
+      const result = await targetIo(session.transport, 30_000).exec(DISCOVERY_COMMAND);
       assert.equal(result.code, 0, result.stderr);
       const units = parseDiscovery(result.stdout);
       assert.deepEqual(

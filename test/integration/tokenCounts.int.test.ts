@@ -9,12 +9,22 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { directoryCache, loadTokenCounter, modelFolderOf, ServedModelFiles } from '../../src/fleet/checks/servedModel';
-import { countConversation } from '../../src/engine/tokenizer/conversation';
+import { directoryCache, modelFolderOf, ServedModelFiles } from '../../src/fleet/checks/servedModel';
+import type { ServerProfile } from '../../src/config/config';
+import type { Transport } from '../../src/transport/transport';
+import { countConversation } from '../util/conversationCount';
 import type { FramedMessage } from '../../src/engine/tokenizer/framing';
 import { buildChatRequest, ChatStreamAccumulator } from '../../src/fronts/vscode/chat/openaiChat';
 import { SseDecoder } from '../../src/fronts/vscode/chat/sse';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+
+/** The served model's token counter, as the chat provider builds it in two steps: the folder's look, then its counter. */
+async function loadTokenCounter(transport: Transport, server: ServerProfile, files: ServedModelFiles) {
+  const folder = await modelFolderOf(transport, server);
+  if (!folder) throw new Error(`${server.name}: the command line names no local --model-path`);
+  const look = await files.look(transport, folder);
+  return { counter: await files.counter(transport, look), look };
+}
 
 const simTokenizer = require('../gpu-host/sglang-sim/tokenizer.js') as {
   writeTokenizerFiles(dir: string, kind: string): void;

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { JournalReader } from '../../src/engine/logReader';
 import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce } from '../../src/monitor/loadState';
@@ -14,7 +14,7 @@ import type { ServerProfile } from '../../src/config/config';
 
 // Lines are verbatim from the published logs of ../shared/real-logs (ids in each test's name).
 
-function unit(): UnitStatus {
+function unit(): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -16,7 +16,7 @@ import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
 import { firstRoundDone } from '../../src/fleet/restart/observe';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
 function report(patch: Partial<ServerReport> = {}): ServerReport {
   return {
@@ -192,7 +192,7 @@ describe('cli: terminal questions', () => {
 });
 
 describe('cli: status after one probe round (fleet/servers/standalone firstRoundDone)', () => {
-  const unit: UnitStatus = {
+  const unit: ServiceStatus = {
     loadState: 'loaded',
     activeState: 'active',
     subState: 'running',

@@ -4,9 +4,9 @@ import { dashboardModel, LoadSeries } from '../../src/fronts/vscode/dashboardMod
 import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { Signal } from '../../src/monitor/loadStateTypes';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { shellLine, type HostCommand } from '../../src/transport/shell';
 import { parseSettings } from '../../src/config/parseSettings';
 import {
-  containerUnitStatus,
+  containerServiceStatus,
   endedFromEvents,
   hostPathOf,
   logLineEntry,
@@ -17,8 +17,8 @@ import {
 } from '../../src/target/docker/dockerTarget';
 import { wrappedContainer } from '../../src/target/docker/dockerRun';
 import { ContainerReader } from '../../src/target/docker/containerReader';
-import { wrappedUnitStatus } from '../../src/target/docker/dockerRunUnit';
-import { describeExit, isAlive, isFailed } from '../../src/target/systemd/systemd';
+import { wrappedServiceStatus } from '../../src/target/docker/dockerRunUnit';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -146,15 +146,18 @@ describe('docker inspect -> unit status', () => {
     assert.equal(parseDockerTimeUs('0001-01-01T00:00:00Z'), undefined);
   });
   it('a running container is active with its PID and a run key that changes on each start', () => {
-    const a = containerUnitStatus(parseInspect(inspectLine({})), 'container sglang');
+    const a = containerServiceStatus(parseInspect(inspectLine({})), 'container sglang');
     assert.equal(a.activeState, 'active');
     assert.equal(a.mainPid, 4242);
-    assert.ok(isAlive(a));
-    const b = containerUnitStatus(parseInspect(inspectLine({ StartedAt: '2026-11-30T14:31:00Z' })), 'container sglang');
+    assert.ok(hasRunningProcess(a));
+    const b = containerServiceStatus(
+      parseInspect(inspectLine({ StartedAt: '2026-11-30T14:31:00Z' })),
+      'container sglang',
+    );
     assert.notEqual(a.invocationId, b.invocationId);
   });
   it('an OOM-killed container failed, killed by signal 9', () => {
-    const unit = containerUnitStatus(
+    const unit = containerServiceStatus(
       parseInspect(
         inspectLine({
           Status: 'exited',
@@ -169,23 +172,23 @@ describe('docker inspect -> unit status', () => {
     );
     assert.equal(unit.activeState, 'failed');
     assert.equal(unit.result, 'oom-kill');
-    assert.equal(describeExit(unit), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(unit), 'killed by signal 9 (out of memory: the OOM killer)');
   });
   it('exit 1 fails; exit 0 and docker stop (SIGTERM, 143) are clean stops', () => {
     const exited = (code: number) =>
-      containerUnitStatus(
+      containerServiceStatus(
         parseInspect(
           inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: code, FinishedAt: '2026-11-30T14:30:00Z' }),
         ),
         'c',
       );
-    assert.ok(isFailed(exited(1)));
-    assert.equal(describeExit(exited(1)), 'exited with status 1');
+    assert.equal(exited(1).activeState, 'failed');
+    assert.equal(exitDescription(exited(1)), 'exited with status 1');
     assert.equal(exited(0).activeState, 'inactive');
     assert.equal(exited(143).activeState, 'inactive');
   });
   it('a container its restart policy brings back is a crash loop (auto-restart) with its count', () => {
-    const unit = containerUnitStatus(
+    const unit = containerServiceStatus(
       parseInspect(
         inspectLine(
           {
@@ -203,12 +206,12 @@ describe('docker inspect -> unit status', () => {
     );
     assert.equal(unit.subState, 'auto-restart');
     assert.equal(unit.nRestarts, 4);
-    assert.ok(isFailed(unit));
-    assert.equal(describeExit(unit), 'exited with status 3');
+    assert.equal(unit.activeState, 'activating');
+    assert.equal(exitDescription(unit), 'exited with status 3');
   });
   it('no such container is not-found; another error is an error', () => {
     assert.deepEqual(parseInspect('Error: No such object: sglang\n'), { kind: 'missing' });
-    assert.equal(containerUnitStatus(parseInspect('Error: No such object: sglang'), 'c').loadState, 'not-found');
+    assert.equal(containerServiceStatus(parseInspect('Error: No such object: sglang'), 'c').loadState, 'not-found');
     const denied = parseInspect(
       'permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock',
     );
@@ -279,7 +282,7 @@ describe('a unit that runs docker run', () => {
     invocationId: 'inv1',
   };
   it('foreground: the unit state, with the container PID for the sampler', () => {
-    const s = wrappedUnitStatus(unit, parseInspect(inspectLine({})), { name: 'sglang', detached: false });
+    const s = wrappedServiceStatus(unit, parseInspect(inspectLine({})), { name: 'sglang', detached: false });
     assert.equal(s.mainPid, 4242);
     assert.equal(s.invocationId, 'inv1');
   });
@@ -293,21 +296,25 @@ describe('a unit that runs docker run', () => {
         inspectLine({ Status: 'exited', Running: false, Pid: 0, StartedAt: '2026-11-30T13:00:00Z', ExitCode: 0 }),
       ),
     ]) {
-      const s = wrappedUnitStatus(started, inspect, fg);
+      const s = wrappedServiceStatus(started, inspect, fg);
       assert.equal(s.activeState, 'activating', JSON.stringify(inspect));
       assert.equal(s.mainPid, 0);
     }
     const ended = parseInspect(
       inspectLine({ Status: 'exited', Running: false, Pid: 0, StartedAt: '2026-11-30T14:00:01Z', ExitCode: 1 }),
     );
-    assert.equal(wrappedUnitStatus(started, ended, fg).mainPid, 100, 'its own container ended: the client is the unit');
+    assert.equal(
+      wrappedServiceStatus(started, ended, fg).mainPid,
+      100,
+      'its own container ended: the client is the unit',
+    );
   });
   it('detached with RemainAfterExit: the container is the service, not "exited with status 0"', () => {
     const remain = { ...unit, subState: 'exited', mainPid: 0, execMainCode: 'exited', execMainStatus: 0 };
-    const running = wrappedUnitStatus(remain, parseInspect(inspectLine({})), { name: 'sglang', detached: true });
-    assert.ok(isAlive(running));
+    const running = wrappedServiceStatus(remain, parseInspect(inspectLine({})), { name: 'sglang', detached: true });
+    assert.ok(hasRunningProcess(running));
     assert.equal(running.mainPid, 4242);
-    const crashed = wrappedUnitStatus(
+    const crashed = wrappedServiceStatus(
       remain,
       parseInspect(
         inspectLine({ Status: 'exited', Running: false, Pid: 0, ExitCode: 1, FinishedAt: '2026-11-30T14:30:00Z' }),
@@ -315,7 +322,7 @@ describe('a unit that runs docker run', () => {
       { name: 'sglang', detached: true },
     );
     assert.equal(crashed.activeState, 'failed');
-    assert.equal(describeExit(crashed), 'exited with status 1');
+    assert.equal(exitDescription(crashed), 'exited with status 1');
   });
 });
 
@@ -342,12 +349,15 @@ describe('a container removed on exit (--rm)', () => {
         time: 1764513000,
       }),
     ].join('\n');
-    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'container sglang');
+    const ended = containerServiceStatus(
+      { kind: 'found', container: endedFromEvents(last, events) },
+      'container sglang',
+    );
     assert.equal(ended.activeState, 'failed');
-    assert.equal(describeExit(ended), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(ended), 'killed by signal 9 (out of memory: the OOM killer)');
     assert.equal(ended.result, 'oom-kill');
-    assert.equal(ended.invocationId, containerUnitStatus(running, 'container sglang').invocationId);
-    const clean = containerUnitStatus(
+    assert.equal(ended.invocationId, containerServiceStatus(running, 'container sglang').invocationId);
+    const clean = containerServiceStatus(
       { kind: 'found', container: endedFromEvents(last, events.split('\n')[1]!.replace('"137"', '"0"')) },
       'c',
     );
@@ -358,7 +368,7 @@ describe('a container removed on exit (--rm)', () => {
     const events = ['stop', 'die']
       .map((Action) => JSON.stringify({ Action, Actor: { Attributes: { exitCode: '137' } }, time: 1764513000 }))
       .join('\n');
-    const stopped = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
+    const stopped = containerServiceStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
     assert.equal(stopped.activeState, 'inactive');
     assert.equal(stopped.stopRequested, true);
   });
@@ -375,15 +385,15 @@ describe('a container removed on exit (--rm)', () => {
         }),
       )
       .join('\n');
-    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
+    const ended = containerServiceStatus({ kind: 'found', container: endedFromEvents(last, events) }, 'c');
     assert.equal(ended.stopRequested, undefined);
     assert.equal(ended.activeState, 'failed');
   });
   it('no event left: failed, the status unknown', () => {
     assert.ok(last);
-    const ended = containerUnitStatus({ kind: 'found', container: endedFromEvents(last, '') }, 'c');
+    const ended = containerServiceStatus({ kind: 'found', container: endedFromEvents(last, '') }, 'c');
     assert.equal(ended.activeState, 'failed');
-    assert.equal(describeExit(ended), 'failed (result: container removed, exit status unknown)');
+    assert.equal(exitDescription(ended), 'ended (container removed, exit status unknown)');
   });
   it('asks only for that container, up to now', () => {
     const events = endEventsCommand('a1b2c3d4e5f6', 1764512942324, false);
@@ -429,10 +439,10 @@ describe('ContainerReader', () => {
     const execRemoval = async () => ({ stdout: removal.shift() ?? '', stderr: '', code: 0 });
     await removed.read(execRemoval, config);
     const removing = await removed.read(execRemoval, config);
-    assert.equal(removing.kind === 'found' && containerUnitStatus(removing, 'c').activeState, 'deactivating');
+    assert.equal(removing.kind === 'found' && containerServiceStatus(removing, 'c').activeState, 'deactivating');
     const after = await removed.read(execRemoval, config);
     assert.equal(
-      after.kind === 'found' && containerUnitStatus(after, 'c').activeState,
+      after.kind === 'found' && containerServiceStatus(after, 'c').activeState,
       'failed',
       'gone after its removal (--rm): ended as its die event says, not stopping for ever',
     );
@@ -447,11 +457,11 @@ describe('ContainerReader', () => {
     const back = await looping.read(execLoop, config);
     assert.ok(back.kind === 'found');
     assert.equal(
-      describeExit(containerUnitStatus(back, 'c')),
+      exitDescription(containerServiceStatus(back, 'c')),
       'exited with status 3',
       'brought back by its policy between two reads: the crash is the run before (Docker reset ExitCode)',
     );
-    assert.equal(containerUnitStatus(back, 'c').nRestarts, 2);
+    assert.equal(containerServiceStatus(back, 'c').nRestarts, 2);
     assert.equal(
       (
         await new ContainerReader(false).read(

@@ -4,6 +4,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { engineById, engineFor, ENGINES } from '../../src/engine/engine';
+import { launches } from '../conformance/engineSurface';
 import { JournalReader, parseJournalLine } from '../../src/engine/logReader';
 import type { JournalEvent } from '../../src/engine/events';
 
@@ -49,7 +50,7 @@ describe('engineFor(argv)', () => {
     );
     const vllm = ['vllm', 'serve', '/m'];
     assert.deepEqual(
-      ENGINES.map((e) => e.detect(vllm)),
+      ENGINES.map((e) => launches(e, vllm)),
       [false, true],
     );
   });

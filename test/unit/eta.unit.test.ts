@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { Signal } from '../../src/monitor/loadStateTypes';
 import {
@@ -551,7 +551,7 @@ describe('eta: elapsed time disproves an ETA', () => {
 
 describe('eta: through the load state (a hung load, as the watcher feeds it)', () => {
   it("a hang near the end: the state's ETA is gone 10 s after the first sample without progress, and comes back when bytes move", () => {
-    const unit: UnitStatus = {
+    const unit: ServiceStatus = {
       loadState: 'loaded',
       activeState: 'active',
       subState: 'running',

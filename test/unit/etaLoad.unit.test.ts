@@ -5,12 +5,12 @@ import { etaText, formatEta } from '../../src/monitor/etaText';
 import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/etaLoad';
 import type { RawEta } from '../../src/monitor/etaPlan';
 import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { runCase, runForeseenCompile, SHAPES, type HarnessResult } from '../util/etaHarness';
 import { VIRTUAL_LIMITS } from '../util/etaTargets';
 
 const GB = 1e9;
-const UNIT: UnitStatus = {
+const UNIT: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

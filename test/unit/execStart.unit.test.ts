@@ -1,12 +1,16 @@
 import * as assert from 'node:assert/strict';
 import {
   apiKeyFromArgv,
+  engineLabels,
   findServerCommand,
   getFlag,
   modelPathOf,
+  serverCommandForms,
+  serverCommandNames,
   setFlag,
   validateParserName,
 } from '../../src/engine/execStart';
+import { nothingFoundMessage } from '../../src/fleet/servers/discovery';
 import {
   parseExecValue,
   parseSystemctlCat,
@@ -242,8 +246,12 @@ describe('execStart: planParserChange', () => {
     assert.equal(plan.diff.split('\n').filter((l) => /^[-+] /.test(l)).length, 2);
   });
 
-  it('refuses a command line without the server', () => {
-    assert.equal(planParserChange(['/bin/bash', '-c', 'python -m sglang.launch_server'], choice).kind, 'unsupported');
+  it('refuses a command line without the server, naming the server commands it looks for', () => {
+    assert.deepEqual(planParserChange(['/bin/bash', '-c', 'python -m sglang.launch_server'], choice), {
+      kind: 'unsupported',
+      reason:
+        'no "python -m sglang.launch_server", "sglang serve" or "vllm serve" in ExecStart: /bin/bash -c python -m sglang.launch_server',
+    });
   });
 });
 
@@ -351,5 +359,17 @@ ExecStart=/usr/bin/python3 -m sglang.launch_server --model-path /m \\
     --api-key "sk live" --port 30001
 `);
     assert.equal(apiKeyFromArgv(unit.commands[0].argv), 'sk live');
+  });
+});
+
+describe('execStart: how messages name the engines and their server commands', () => {
+  it('in the words the messages had before they were read from ENGINES', () => {
+    assert.equal(engineLabels(), 'SGLang or vLLM');
+    assert.deepEqual(serverCommandForms(), ['python -m sglang.launch_server', 'sglang serve', 'vllm serve']);
+    assert.equal(serverCommandNames(), '"python -m sglang.launch_server", "sglang serve" or "vllm serve"');
+    assert.equal(
+      nothingFoundMessage('gpu1'),
+      'no systemd unit on gpu1 launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart)',
+    );
   });
 });

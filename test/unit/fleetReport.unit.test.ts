@@ -10,7 +10,7 @@ import {
 } from '../../src/fleet/servers/standalone';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
 const server = {
   name: 'gpu1',
@@ -20,7 +20,7 @@ const server = {
   url: 'http://127.0.0.1:30001',
   sudo: false,
 } as unknown as ServerProfile;
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import {
@@ -16,7 +16,7 @@ import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHar
 import { captureSizesUpTo } from '../../src/engine/cudaGraphs';
 import { predictLoad } from '../../src/monitor/loadPrediction';
 
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { LoadHistoryStore, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history';
 import { breakdownOf, comparable, latestBreakdown, trackSteps } from '../../src/monitor/loadBreakdown';
 import { initialState, reduce } from '../../src/monitor/loadState';
@@ -251,7 +251,7 @@ describe('load breakdown', () => {
   });
 
   it('records a load from its states: phase starts, steps, the cache share from its own reads; the store reads old and new records', async () => {
-    const unit: UnitStatus = {
+    const unit: ServiceStatus = {
       loadState: 'loaded',
       activeState: 'active',
       subState: 'running',

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 import { formatDuration } from '../../src/util/duration';
 
-function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
+function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

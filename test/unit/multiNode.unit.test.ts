@@ -8,11 +8,11 @@ import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { parseJournalLine } from '../../src/engine/logReader';
 import { stripPrefix } from '../../src/engine/logGrammar';
 
-function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
+function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -5,9 +5,9 @@ import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restart/restartRule';
 import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/unitChange';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const LOAD_TIMEOUT = 30 * 60_000;
 
-function unit(patch: Partial<UnitStatus>): UnitStatus {
+function unit(patch: Partial<ServiceStatus>): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -3,7 +3,7 @@ import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { serverRows } from '../../src/fronts/vscode/serversViewModel';
 import { otherServers } from '../../src/fronts/vscode/statusOthers';
 import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
@@ -17,7 +17,7 @@ const profile = (name: string) =>
     url: 'http://127.0.0.1:30001',
     sudo: false,
   }) as unknown as ServerProfile;
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

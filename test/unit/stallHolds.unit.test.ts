@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 
@@ -8,7 +8,7 @@ import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 
 const STALL_MS = 15_000;
 
-function unit(): UnitStatus {
+function unit(): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

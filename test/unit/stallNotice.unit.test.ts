@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { clockTime } from '../../src/monitor/witnessMoves';
@@ -10,7 +10,7 @@ import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';
 
-function unit(): UnitStatus {
+function unit(): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

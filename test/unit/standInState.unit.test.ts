@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
@@ -7,7 +7,7 @@ import type { StandIn } from '../../src/host/portOwner';
 import { failureMessage } from '../../src/present/messages';
 import type { ServerProfile } from '../../src/config/config';
 
-function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
+function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadStateTypes';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
 import { journalProblem } from '../../src/target/journalctl';
 
-function unit(overrides: Partial<UnitStatus> = {}): UnitStatus {
+function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',

@@ -1,15 +1,13 @@
 import { strict as assert } from 'node:assert';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
 import { shellLine } from '../../src/transport/shell';
 import {
   UNIT_PROPERTIES,
-  describeExit,
-  isAlive,
-  isFailed,
   parseExecStartProperty,
   parseShow,
   parseSystemdTimestamp,
   showCommand,
-  toUnitStatus,
+  toServiceStatus,
 } from '../../src/target/systemd/systemd';
 
 const RUNNING = `Id=sglang-k26-ddtree.service
@@ -51,7 +49,7 @@ describe('systemd: show', () => {
   });
 
   it('a running unit', () => {
-    const s = toUnitStatus(parseShow(RUNNING));
+    const s = toServiceStatus(parseShow(RUNNING));
     assert.deepEqual(s, {
       loadState: 'loaded',
       activeState: 'active',
@@ -73,13 +71,11 @@ describe('systemd: show', () => {
       activeEnteredAt: Date.UTC(2026, 10, 30, 5, 40, 12),
       execMainPid: 2403371,
     });
-    assert.equal(isAlive(s), true);
-    assert.equal(isFailed(s), false);
-    assert.equal(describeExit(s), 'has not exited');
+    assert.equal(hasRunningProcess(s), true);
   });
 
   it('a crashed unit (failed, exit status 1)', () => {
-    const s = toUnitStatus(
+    const s = toServiceStatus(
       parseShow(
         'ActiveState=failed\nSubState=failed\nMainPID=0\nExecMainStatus=1\nExecMainCode=1\nResult=exit-code\nNRestarts=0\nExecMainExitTimestamp=Mon 2026-11-30 05:42:00 UTC\nNeedDaemonReload=yes\n',
       ),
@@ -87,40 +83,40 @@ describe('systemd: show', () => {
     assert.equal(s.execMainCode, 'exited');
     assert.equal(s.execMainExitedAt, Date.UTC(2026, 10, 30, 5, 42, 0));
     assert.equal(s.needDaemonReload, true);
-    assert.equal(describeExit(s), 'exited with status 1');
-    assert.equal(isAlive(s), false);
-    assert.equal(isFailed(s), true);
+    assert.equal(exitDescription(s), 'exited with status 1');
+    assert.equal(hasRunningProcess(s), false);
+    assert.equal(s.activeState, 'failed');
   });
 
   it('killed by a signal, auto-restart (crash loop)', () => {
-    const s = toUnitStatus(
+    const s = toServiceStatus(
       parseShow(
         'ActiveState=activating\nSubState=auto-restart\nMainPID=0\nExecMainStatus=9\nExecMainCode=2\nResult=signal\nNRestarts=3\n',
       ),
     );
-    assert.equal(describeExit(s), 'killed by signal 9 (KILL)');
+    assert.equal(exitDescription(s), 'killed by signal 9');
     assert.equal(s.nRestarts, 3);
-    assert.equal(isFailed(s), true);
-    assert.equal(isAlive(s), false);
-    const dumped = toUnitStatus(
+    assert.deepEqual([s.activeState, s.subState], ['activating', 'auto-restart']);
+    assert.equal(hasRunningProcess(s), false);
+    const dumped = toServiceStatus(
       parseShow('ActiveState=failed\nSubState=failed\nExecMainStatus=11\nExecMainCode=dumped\nResult=core-dump\n'),
     );
-    assert.equal(describeExit(dumped), 'dumped core on signal 11 (SEGV)');
-    const word = toUnitStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
-    assert.equal(describeExit(word), 'killed by signal 15 (TERM)');
+    assert.equal(exitDescription(dumped), 'killed by signal 11 (core dumped)');
+    const word = toServiceStatus(parseShow('ExecMainStatus=15\nExecMainCode=killed\n'));
+    assert.equal(exitDescription(word), 'killed by signal 15');
     assert.equal(
-      isFailed(toUnitStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n'))),
-      true,
+      toServiceStatus(parseShow('ActiveState=activating\nSubState=auto-restart-queued\nResult=exit-code\n')).subState,
+      'auto-restart-queued',
     );
   });
 
   it('stopped and starting units', () => {
-    const stopped = toUnitStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
-    assert.equal(isAlive(stopped), false);
-    assert.equal(isFailed(stopped), false);
-    const starting = toUnitStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
-    assert.equal(isAlive(starting), true);
-    assert.equal(isFailed(starting), false);
+    const stopped = toServiceStatus(parseShow('ActiveState=inactive\nSubState=dead\nMainPID=0\nResult=success\n'));
+    assert.equal(hasRunningProcess(stopped), false);
+    assert.deepEqual([stopped.activeState, stopped.result], ['inactive', 'success']);
+    const starting = toServiceStatus(parseShow('ActiveState=activating\nSubState=start\nMainPID=42\nResult=success\n'));
+    assert.equal(hasRunningProcess(starting), true);
+    assert.deepEqual([starting.activeState, starting.result], ['activating', 'success']);
   });
 
   it('timestamps', () => {

@@ -1,6 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { proposeServerName, serverNameProblem } from '../../src/target/discovered';
-import { DISCOVERY_COMMAND, parseDiscovery, serverUrlOf } from '../../src/target/systemd/unitDiscovery';
+import {
+  DISCOVERY_COMMAND,
+  DISCOVERY_SCRIPT,
+  parseDiscovery,
+  serverUrlOf,
+} from '../../src/target/systemd/unitDiscovery';
+import { quote, shellLine } from '../../src/transport/shell';
 
 const show = [
   'Id=sglang-k26.service',
@@ -72,10 +78,13 @@ describe('unit discovery: the SGLang servers of a host', () => {
   });
 
   it('one command: list units and unit files, then one systemctl show; unit names filtered first', () => {
-    assert.equal(DISCOVERY_COMMAND.match(/systemctl show/g)?.length, 1);
-    assert.match(DISCOVERY_COMMAND, /list-units --type=service --all --no-legend --plain/);
-    assert.match(DISCOVERY_COMMAND, /grep -E '\^\[A-Za-z0-9_\]\[A-Za-z0-9:_.@-\]\*\[.\]service\$'/);
-    assert.match(DISCOVERY_COMMAND, /-p Id,Description,ActiveState,FragmentPath,ExecStart$/);
+    assert.deepEqual(DISCOVERY_COMMAND, { argv: ['sh', '-c', DISCOVERY_SCRIPT] });
+    assert.equal(DISCOVERY_SCRIPT.match(/systemctl show/g)?.length, 1);
+    assert.match(DISCOVERY_SCRIPT, /list-units --type=service --all --no-legend --plain/);
+    assert.match(DISCOVERY_SCRIPT, /grep -E '\^\[A-Za-z0-9_\]\[A-Za-z0-9:_.@-\]\*\[.\]service\$'/);
+    assert.match(DISCOVERY_SCRIPT, /-p Id,Description,ActiveState,FragmentPath,ExecStart$/);
+    // The script reaches the remote shell as one quoted word of `sh -c`: nothing of it is read by the login shell.
+    assert.equal(shellLine(DISCOVERY_COMMAND), `sh -c ${quote(DISCOVERY_SCRIPT)}`);
   });
 
   it('proposes host-unit, unique among the names in use; a typed name must be new and printable', () => {

@@ -1,10 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { wantsWitnesses, witnessSignals } from '../../src/monitor/witnessProbe';
-import { parseNvidiaSmiCsv } from '../../src/host/gpu';
 import { initialState, reduce } from '../../src/monitor/loadState';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
-const unit: UnitStatus = {
+const unit: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',
@@ -36,7 +35,7 @@ describe('witnesses (bytes read, GPU memory) as load signals', () => {
     if (signals[1]!.kind === 'gpu') assert.equal(signals[1]!.usedMiB, 2002);
   });
   it('no io signal when no process could be read; no gpu signal when nvidia-smi failed', () => {
-    const gpu = parseNvidiaSmiCsv("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\n");
+    const gpu = { gpus: [], reason: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" };
     assert.deepEqual(
       witnessSignals({ io: { processes: 0, unreadable: 2, readBytes: 0, rchar: 0 }, gpu }, 1, undefined),
       [],

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
-import type { UnitStatus } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import { bytesFraction } from '../../src/monitor/loadProgress';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import { activeRate } from '../../src/monitor/ioRate';
+import { liveRate } from '../../src/monitor/ioRate';
 
-function unit(): UnitStatus {
+function unit(): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',
@@ -156,17 +156,21 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
     assert.ok(Math.abs(s.eta!.readyAt - 106_000) < 1);
   });
 
-  it('activeRate ignores the intervals in which a kind did not read', () => {
-    const r = activeRate(
-      [
-        { at: 0, bytes: 0 },
-        { at: 1000, bytes: 100 },
-        { at: 5000, bytes: 100 },
-        { at: 6000, bytes: 300 },
-      ],
-      (x) => x.bytes,
-    )!;
-    assert.equal(r.bps, 150);
-    assert.equal(r.spanMs, 2000);
+  it('liveRate, active: the intervals in which a kind did not read are left out, and the first after a pause (it began part-way)', () => {
+    const samples = [
+      { at: 0, bytes: 0 },
+      { at: 1000, bytes: 100 },
+      { at: 5000, bytes: 100 },
+      { at: 6000, bytes: 300 },
+    ];
+    assert.deepEqual(
+      liveRate(samples, (x) => x.bytes, true),
+      { bps: 100, spanMs: 1000, evidenceMs: 1000 },
+    );
+    // Every interval counts when the kind is not one that stops and starts.
+    assert.deepEqual(
+      liveRate(samples, (x) => x.bytes, false),
+      { bps: 50, spanMs: 6000, evidenceMs: 6000 },
+    );
   });
 });

@@ -12,7 +12,8 @@ import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
 import type { LoadPrior } from '../../src/monitor/eta';
 import { etaText } from '../../src/monitor/etaText';
-import type { JournalEvent, UnitStatus } from '../../src/engine/events';
+import type { JournalEvent } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 
 const MB = 1e6;
 /** Times left below this are not compared for jumps (2 s against 4 s is no jump a user sees). */
@@ -56,7 +57,7 @@ export interface HarnessResult {
   readonly texts: readonly { readonly at: number; readonly text: string | undefined; readonly phase: string }[];
 }
 
-const UNIT: UnitStatus = {
+const UNIT: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',

@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import type { LoadPhase, UnitStatus } from '../../src/engine/events';
+import type { LoadPhase } from '../../src/engine/events';
+import type { ServiceStatus } from '../../src/target/target';
 import { JournalReader } from '../../src/engine/logReader';
 import type { LogGrammar } from '../../src/engine/engine';
 
@@ -72,7 +73,7 @@ const LINE_GAP_MS = 20;
 const UNIT_EVERY = 200;
 
 /** The replayed unit as `systemctl show` gives it while its process runs. */
-export function liveUnit(startedAt: number): UnitStatus {
+export function liveUnit(startedAt: number): ServiceStatus {
   return {
     loadState: 'loaded',
     activeState: 'active',
@@ -117,7 +118,7 @@ const SIGNAL_NAMES: Record<number, string> = {
 };
 
 /** systemd's own lines for a main process that ended, as journalctl shows them. */
-export function systemdExitLines(end: ProcessEnd, unit = UNIT): { lines: string[]; unit: Partial<UnitStatus> } {
+export function systemdExitLines(end: ProcessEnd, unit = UNIT): { lines: string[]; unit: Partial<ServiceStatus> } {
   const signal = end.exitSignal ? SIGNALS[end.exitSignal] : undefined;
   if (signal !== undefined) {
     return {

@@ -1,14 +1,24 @@
 /** vLLM as an Engine (../engine.ts): `vllm serve` or `python -m vllm.entrypoints.openai.api_server`. */
 import type { Engine } from '../engine';
 import { LOAD_PHASES } from '../events';
-import { findServerCommand, VLLM_AUTO_TOOL_CHOICE } from '../execStart';
 import { vllmGrammar } from './vllmLog';
-import { VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './vllmParsers';
+import { VLLM_AUTO_TOOL_CHOICE, VLLM_REASONING_PARSERS, VLLM_TOOL_CALL_PARSERS } from './vllmParsers';
 
 export const vllmEngine: Engine = {
   id: 'vllm',
   label: 'vLLM',
-  detect: (argv) => findServerCommand(argv)?.engine === 'vllm',
+  launch: [
+    // The older entry point; not named in messages.
+    { form: 'vllm api_server', modules: ['vllm.entrypoints.openai.api_server'] },
+    {
+      form: 'vllm serve',
+      modules: ['vllm.entrypoints.cli.main', 'vllm'],
+      executable: 'vllm',
+      subcommand: 'serve',
+      positionalModel: true,
+      shown: 'vllm serve',
+    },
+  ],
   grammar: vllmGrammar,
   // vLLM names no warm-up of its own: its API server comes up, then the first completion is the proof.
   phases: LOAD_PHASES,

@@ -85,3 +85,6 @@ export const VLLM_TOOL_CALL_PARSERS: readonly string[] = [
   'apertus',
   'solar_open2',
 ];
+
+/** vLLM answers tool requests with `"auto" tool choice requires --enable-auto-tool-choice` without it. */
+export const VLLM_AUTO_TOOL_CHOICE = '--enable-auto-tool-choice';

@@ -6,7 +6,7 @@
  * Knows nothing of VS Code.
  */
 import type { ServerProfile } from '../../config/config';
-import { ensureSwitch, findServerCommand, modelPathOf, setFlag } from '../../engine/execStart';
+import { engineLabels, ensureSwitch, findServerCommand, modelPathOf, setFlag } from '../../engine/execStart';
 import { diffArgv } from '../../engine/argvDiff';
 import type { EngineId as Engine } from '../../engine/engine';
 import { logFacts, type LogEntry, type LogFacts } from '../../engine/advice/logFacts';
@@ -66,7 +66,7 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const location = findServerCommand(state.argv);
   if (!location) {
     throw new Error(
-      `${session.profile.unit}: no SGLang or vLLM server command in its command line (${state.argv.join(' ').slice(0, 200)})`,
+      `${session.profile.unit}: no ${engineLabels()} server command in its command line (${state.argv.join(' ').slice(0, 200)})`,
     );
   }
   const engine = location.engine;

@@ -164,20 +164,3 @@ export class ServedModelFiles {
     return text;
   }
 }
-
-/**
- * The served model's token counter for a server, without VS Code (the benchmark, the CLI): the
- * model folder from its command line, the files through the cache. Remote commands happen here
- * only; the counter's counts never leave this machine.
- */
-export async function loadTokenCounter(
-  transport: Transport,
-  server: ServerProfile,
-  files: ServedModelFiles,
-  signal?: AbortSignal,
-): Promise<{ readonly counter: TokenCounter; readonly look: ModelLook }> {
-  const folder = await modelFolderOf(transport, server);
-  if (!folder) throw new Error(`${server.name}: the command line names no local --model-path`);
-  const look = await files.look(transport, folder, signal);
-  return { counter: await files.counter(transport, look, signal), look };
-}

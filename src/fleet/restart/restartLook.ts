@@ -3,10 +3,9 @@
  * (and /health when the unit does not tell), judged by the restart rule (restartRule.ts).
  */
 import type { ServerProfile } from '../../config/config';
-import type { UnitStatus } from '../../engine/events';
+import { targetFor, targetIo, type ServiceStatus } from '../../target/target';
 import { isAttached, isFinished } from '../../monitor/loadVerdict';
 import { ServerSession } from '../../monitor/session';
-import { targetFor, targetIo } from '../../target/target';
 import type { FleetEvent, FleetSession, ServerSnapshot } from '../fleetTypes';
 import { decideRestart, type RestartDecision } from './restartRule';
 
@@ -24,14 +23,14 @@ export async function lookBeforeRestart(
   host: LookHost,
   session: FleetSession,
   force: boolean,
-): Promise<{ decision: RestartDecision; unitBefore?: UnitStatus }> {
+): Promise<{ decision: RestartDecision; unitBefore?: ServiceStatus }> {
   const request = { force, now: Date.now(), loadTimeoutMs: host.loadTimeoutMs };
   if (force) return { decision: decideRestart({ kind: 'followed' }, request) };
   const server = session.profile;
   // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
   if (session.busy) await untilAttached(host, server, ATTACH_WAIT_MS);
   if (session.busy) return { decision: decideRestart({ kind: 'followed' }, request) };
-  let unit: UnitStatus;
+  let unit: ServiceStatus;
   try {
     unit = (await targetFor(server).readState(targetIo(session.transport, 20_000))).unit;
   } catch {

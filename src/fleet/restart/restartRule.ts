@@ -3,7 +3,7 @@
  * under way follows that load instead of restarting again, unless the caller forces it. Pure:
  * the fleet looks at the host and acts on the answer.
  */
-import type { UnitStatus } from '../../engine/events';
+import type { ServiceStatus } from '../../target/target';
 import { hasRunningProcess } from '../../monitor/unitFailure';
 
 /** What is known of a server when a restart is asked. */
@@ -11,7 +11,7 @@ export type RestartSituation =
   /** This fleet follows a load of the server already (a restart asked moments ago, a watch's load). */
   | { readonly kind: 'followed' }
   /** The unit as the host shows it now; `serving`: /health answered 200 (asked only when the rule needs it). */
-  | { readonly kind: 'unit'; readonly unit: UnitStatus; readonly serving?: boolean }
+  | { readonly kind: 'unit'; readonly unit: ServiceStatus; readonly serving?: boolean }
   /** The host could not be asked (the restart then reads the unit itself, and restarts nothing if it cannot). */
   | { readonly kind: 'unknown' }
   /** The connection was refused (host key, login, network): nothing can be restarted. */

@@ -5,7 +5,7 @@
  * has the restart (`issued`) or after the issue timeout.
  */
 import type { ServerProfile } from '../../config/config';
-import type { UnitStatus } from '../../engine/events';
+import type { ServiceStatus } from '../../target/target';
 import type { WatchOutcome } from '../../monitor/watchTypes';
 import type { FleetSession, RestartOptions, RestartAnswer } from '../fleetTypes';
 import { FleetError } from '../fleetError';
@@ -30,7 +30,7 @@ export interface RestartHost extends LookHost {
   startWatch(
     server: ServerProfile,
     mode: 'restart' | 'attach',
-    unitBefore?: UnitStatus,
+    unitBefore?: ServiceStatus,
   ): Promise<WatchOutcome | undefined>;
 }
 

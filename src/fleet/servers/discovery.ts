@@ -7,7 +7,8 @@ import { parseSettings } from '../../config/parseSettings';
 import { printable } from '../../config/text';
 import type { HostKeyPolicy, Settings } from '../../config/config';
 import { proposeServerName, serverNameProblem, type DiscoveredUnit } from '../../target/discovered';
-import { HOST_DISCOVERIES } from '../../target/target';
+import { HOST_DISCOVERIES, targetIo } from '../../target/target';
+import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watchTypes';
@@ -59,8 +60,9 @@ export async function discoverUnits(
   try {
     await session.transport.connect();
     // Each kind that can list a host's servers, with its own command (the first line says the login's uid).
+    const io = targetIo(session.transport, DISCOVERY_TIMEOUT_MS);
     for (const discovery of HOST_DISCOVERIES) {
-      const found = await session.transport.exec(discovery.command, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+      const found = await io.exec(discovery.command);
       const listed = discovery.parse(found.stdout);
       if (listed.length === 0 && found.code !== 0) {
         const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
@@ -78,7 +80,7 @@ export async function discoverUnits(
 
 /** Why a discovery found nothing to add (no unit launches a model server). */
 export function nothingFoundMessage(host: string): string {
-  return `no systemd unit on ${host} launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart)`;
+  return `no systemd unit on ${host} launches ${engineLabels()} (${serverCommandForms().join(', ')} in its ExecStart)`;
 }
 
 /**

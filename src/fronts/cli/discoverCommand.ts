@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HostKeyPolicy } from '../../config/config';
+import { engineLabels } from '../../engine/engine';
 import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage } from '../../fleet/servers/discovery';
 import { parseTypedHost } from '../../fleet/servers/serverEntry';
 import { addServerToText, serverNamesIn } from '../../fleet/servers/serversFile';
@@ -99,7 +100,7 @@ export async function discoverCommand(ctx: DiscoverContext): Promise<number> {
   const unit = discovery.units.find((u) => u.unit === wanted);
   if (!unit) {
     const known = discovery.units.map((u) => u.unit).join(', ') || 'none';
-    return usageError(ctx, `${host.host} has no unit ${wanted} that launches SGLang or vLLM (found: ${known})`);
+    return usageError(ctx, `${host.host} has no unit ${wanted} that launches ${engineLabels()} (found: ${known})`);
   }
   let entry;
   try {

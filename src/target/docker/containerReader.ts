@@ -8,7 +8,7 @@ import { isSudoRefusal, type HostCommand } from '../../transport/shell';
 import type { TargetState } from '../targetTypes';
 import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
 import {
-  containerUnitStatus,
+  containerServiceStatus,
   endedFromEvents,
   hostPathOf,
   parseInspect,
@@ -89,7 +89,7 @@ export class ContainerReader {
 export function containerState(inspect: InspectResult, label: string): TargetState {
   const container = inspect.kind === 'found' ? inspect.container : undefined;
   return {
-    unit: containerUnitStatus(inspect, label),
+    unit: containerServiceStatus(inspect, label),
     argv: container?.argv ?? [],
     hostPath: (path) => (container ? hostPathOf(path, container.mounts) : undefined),
   };

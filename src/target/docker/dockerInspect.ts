@@ -1,8 +1,8 @@
 /**
- * `docker inspect` (dockerTarget.INSPECT_FORMAT) -> the UnitStatus shape the load state reads,
+ * `docker inspect` (dockerTarget.INSPECT_FORMAT) -> the ServiceStatus shape the load state reads,
  * and `docker logs --timestamps` lines -> journal entries. Pure.
  */
-import type { LogEntry, ServiceStatus as UnitStatus } from '../targetTypes';
+import type { LogEntry, ServiceStatus } from '../targetTypes';
 
 export interface ContainerMount {
   readonly source: string;
@@ -119,7 +119,9 @@ export function parseInspect(stdout: string): InspectResult {
 }
 
 /** 128 + N is how Docker reports a process killed by signal N (SIGTERM from `docker stop` is a clean stop). */
-function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainStatus' | 'result'> & { clean: boolean } {
+function exitOf(
+  c: ContainerInfo,
+): Pick<ServiceStatus, 'execMainCode' | 'execMainStatus' | 'result'> & { clean: boolean } {
   if (c.exitCode < 0) return { result: 'container removed, exit status unknown', clean: false };
   if (c.oomKilled) return { execMainCode: 'killed', execMainStatus: 9, result: 'oom-kill', clean: false };
   if (c.exitCode > 128 && c.exitCode < 160) {
@@ -145,7 +147,7 @@ function exitOf(c: ContainerInfo): Pick<UnitStatus, 'execMainCode' | 'execMainSt
  * OOM-killed or dead -> failed; exited 0 (or by `docker stop`'s SIGTERM), created -> inactive.
  * `invocationId` is id@StartedAt: it changes on every start, restarts by the policy included.
  */
-export function containerUnitStatus(result: InspectResult, label: string): UnitStatus {
+export function containerServiceStatus(result: InspectResult, label: string): ServiceStatus {
   if (result.kind !== 'found') {
     return {
       loadState: 'not-found',

@@ -8,11 +8,11 @@
 import type { ServiceStatus, TargetState, WrappedService } from '../targetTypes';
 import { followContainerLog, tailContainerLog } from './dockerLogs';
 import { containerState, ContainerReader, dockerAccessHint, type Exec } from './containerReader';
-import { containerUnitStatus, type ContainerInfo, type InspectResult } from './dockerInspect';
+import { containerServiceStatus, type ContainerInfo, type InspectResult } from './dockerInspect';
 import { wrappedContainer, type WrappedContainer } from './dockerRun';
 import type { DockerTargetConfig } from './dockerTarget';
 
-export function wrappedUnitStatus(
+export function wrappedServiceStatus(
   unit: ServiceStatus,
   inspect: InspectResult,
   wrapped: WrappedContainer,
@@ -29,7 +29,7 @@ export function wrappedUnitStatus(
       unit.execMainStartedAt !== undefined && c.finishedAt !== undefined && unit.execMainStartedAt > c.finishedAt;
     if (!c.running && (unit.activeState === 'failed' || unit.activeState === 'deactivating') && startedAfter)
       return unit;
-    const fromContainer = containerUnitStatus(inspect, unit.id ?? wrapped.name);
+    const fromContainer = containerServiceStatus(inspect, unit.id ?? wrapped.name);
     return {
       ...fromContainer,
       ...(unit.fragmentPath ? { fragmentPath: unit.fragmentPath } : {}),
@@ -83,7 +83,7 @@ export class DockerRunUnit implements WrappedService {
             note: `${this.label} runs container ${this.wrapped.name}, which cannot be inspected (${dockerAccessHint(inspect.message, this.sudo, this.host) ?? inspect.message}): watching the unit alone, without the container's progress`,
           }
         : {}),
-      unit: wrappedUnitStatus(unit, inspect, this.wrapped),
+      unit: wrappedServiceStatus(unit, inspect, this.wrapped),
       // The container's own command line (image entrypoint included) when it exists: --model-path is a path inside it.
       argv: inspect.kind === 'found' ? state.argv : argv,
       hostPath: inspect.kind === 'found' ? state.hostPath : () => undefined,

@@ -6,7 +6,7 @@
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
 import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, type HostCommand } from '../../transport/shell';
-import type { ArgvPlanner } from '../../engine/engine';
+import { engineLabels, type ArgvPlanner } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
 import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow } from './systemd';
@@ -108,7 +108,7 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
   const found = findServerInUnit(parsed);
   if (!found) {
     const first = parsed.commands[0]?.argv.join(' ') ?? '(none)';
-    throw new ParserChangeError(`${unit}: no SGLang or vLLM server command in ExecStart (${first.slice(0, 200)})`);
+    throw new ParserChangeError(`${unit}: no ${engineLabels()} server command in ExecStart (${first.slice(0, 200)})`);
   }
   if (parsed.commands.length > 1) {
     throw new ParserChangeError(

@@ -1,6 +1,6 @@
-/** `systemctl show` of the service unit -> UnitStatus. Pure, apart from building the command. */
+/** `systemctl show` of the service unit -> ServiceStatus. Pure, apart from building the command. */
 import type { HostCommand } from '../../transport/shell';
-import type { ServiceStatus as UnitStatus } from '../targetTypes';
+import type { ServiceStatus } from '../targetTypes';
 
 export const UNIT_PROPERTIES = [
   'Id',
@@ -102,7 +102,7 @@ function optional(v: string | undefined): string | undefined {
   return s === '' ? undefined : s;
 }
 
-export function toUnitStatus(props: Record<string, string>): UnitStatus {
+export function toServiceStatus(props: Record<string, string>): ServiceStatus {
   const execMainStatus = optional(props['ExecMainStatus']);
   const execMainCode = exitCode(props['ExecMainCode']);
   const started = parseSystemdTimestamp(props['ExecMainStartTimestamp']);
@@ -137,84 +137,6 @@ export function toUnitStatus(props: Record<string, string>): UnitStatus {
     ...(execMainPid > 0 ? { execMainPid } : {}),
     ...(startedMonotonicUs > 0 ? { execMainStartedMonotonicUs: startedMonotonicUs } : {}),
   };
-}
-
-const SIGNALS: readonly string[] = [
-  '',
-  'HUP',
-  'INT',
-  'QUIT',
-  'ILL',
-  'TRAP',
-  'ABRT',
-  'BUS',
-  'FPE',
-  'KILL',
-  'USR1',
-  'SEGV',
-  'USR2',
-  'PIPE',
-  'ALRM',
-  'TERM',
-  'STKFLT',
-  'CHLD',
-  'CONT',
-  'STOP',
-  'TSTP',
-  'TTIN',
-  'TTOU',
-  'URG',
-  'XCPU',
-  'XFSZ',
-  'VTALRM',
-  'PROF',
-  'WINCH',
-  'IO',
-  'PWR',
-  'SYS',
-];
-
-export function signalName(n: number): string | undefined {
-  return Number.isInteger(n) && n > 0 && n < SIGNALS.length ? SIGNALS[n] : undefined;
-}
-
-/** "exited with status 1", "killed by signal 9 (KILL)", "dumped core on signal 11 (SEGV)". */
-export function describeExit(status: UnitStatus): string {
-  const code = status.execMainCode;
-  const n = status.execMainStatus;
-  const sig = (k: number | undefined): string => {
-    const name = k === undefined ? undefined : signalName(k);
-    return `signal ${k ?? '?'}${name ? ` (${name})` : ''}`;
-  };
-  switch (code) {
-    case 'exited':
-      return `exited with status ${n ?? '?'}`;
-    case 'killed':
-      return `killed by ${sig(n)}`;
-    case 'dumped':
-      return `dumped core on ${sig(n)}`;
-    case undefined:
-      return status.result && status.result !== 'success' ? `failed (result: ${status.result})` : 'has not exited';
-    default:
-      return `ended (${code}, status ${n ?? '?'})`;
-  }
-}
-
-/** The unit's main process is running and the unit is not on its way down. */
-export function isAlive(status: UnitStatus): boolean {
-  if (status.mainPid <= 0) return false;
-  if (status.subState.startsWith('auto-restart')) return false;
-  return status.activeState === 'active' || status.activeState === 'activating' || status.activeState === 'reloading';
-}
-
-/**
- * Failed, or waiting to be restarted by systemd after a crash (`auto-restart`, and
- * `auto-restart-queued` in newer systemd), or activating again with a non-success Result.
- */
-export function isFailed(status: UnitStatus): boolean {
-  if (status.activeState === 'failed') return true;
-  if (status.subState.startsWith('auto-restart')) return true;
-  return status.activeState === 'activating' && status.result !== '' && status.result !== 'success';
 }
 
 // ---------------------------------------------------------------- ExecStart

@@ -25,7 +25,7 @@ import {
   parseExecStartProperty,
   parseShow,
   showCommand,
-  toUnitStatus,
+  toServiceStatus,
   UNIT_PROPERTIES,
 } from './systemd';
 
@@ -63,7 +63,7 @@ export class SystemdTarget implements Target {
       throw new TargetError('failed', `systemctl show failed: ${result.stderr.trim() || `exit ${result.code}`}`);
     const properties = parseShow(result.stdout);
     const argv = parseExecStartProperty(properties['ExecStart'] ?? '');
-    return this.wrapped.readState((command) => io.exec(command), toUnitStatus(properties), argv);
+    return this.wrapped.readState((command) => io.exec(command), toServiceStatus(properties), argv);
   }
 
   async runningArgv(io: TargetExec): Promise<readonly string[] | undefined> {

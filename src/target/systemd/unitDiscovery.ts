@@ -3,26 +3,26 @@
  * service units and shows the ExecStart of each; the pure functions here pick the ones that
  * launch SGLang and derive a `kimiService.servers` entry (url from --host/--port, a unique name).
  */
-import { findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
+import { ENGINES, engineFor, findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
 import type { DiscoveredUnit, HostDiscovery } from '../discovered';
+import type { HostCommand } from '../../transport/shell';
 import { parseExecStartProperty } from './systemd';
-
-/** SGLang's own default port (`--port`). */
-export const SGLANG_DEFAULT_PORT = 30000;
-/** vLLM's (`vllm serve --port`). */
-export const VLLM_DEFAULT_PORT = 8000;
 
 const PROPERTIES = 'Id,Description,ActiveState,FragmentPath,ExecStart';
 
 /**
- * One exec: the login's uid (restarts need sudo when it is not root), the service units (loaded ones and unit files, templates left out), then one
- * `systemctl show` of them all. Unit names are filtered to systemd's alphabet before they reach
- * xargs, so nothing else is passed to systemctl.
+ * What one exec runs: the login's uid (restarts need sudo when it is not root), the service units
+ * (loaded ones and unit files, templates left out), then one `systemctl show` of them all. Unit
+ * names are filtered to systemd's alphabet before they reach xargs, so nothing else is passed to
+ * systemctl. Constant text: nothing of the host or the user is spliced into it.
  */
-export const DISCOVERY_COMMAND =
+export const DISCOVERY_SCRIPT =
   'id -u; { systemctl list-units --type=service --all --no-legend --plain --no-pager; systemctl list-unit-files --type=service --no-legend --no-pager; } 2>/dev/null' +
   " | awk '{print $1}' | grep -E '^[A-Za-z0-9_][A-Za-z0-9:_.@-]*[.]service$' | grep -v '@[.]service$' | sort -u" +
   ` | xargs -r env TZ=UTC systemctl show --no-pager -p ${PROPERTIES}`;
+
+/** The listing as a request: a pipeline, so `sh -c` of the constant script (shellLine quotes it). */
+export const DISCOVERY_COMMAND: HostCommand = { argv: ['sh', '-c', DISCOVERY_SCRIPT] };
 
 /** `systemctl show` of several units: blocks of KEY=VALUE separated by blank lines; a key may repeat (ExecStart). */
 function showBlocks(text: string): Map<string, string[]>[] {
@@ -44,16 +44,15 @@ function showBlocks(text: string): Map<string, string[]>[] {
   return blocks;
 }
 
-/** The address SGLang listens on, as reached from the host itself: 0.0.0.0 and :: become 127.0.0.1. */
+/** The address the server listens on, as reached from the host itself: 0.0.0.0 and :: become 127.0.0.1. */
 export function serverUrlOf(argv: readonly string[]): string {
   const host = getFlag(argv, '--host');
   const portText = getFlag(argv, '--port');
   const port =
     portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535
       ? Number(portText)
-      : findServerCommand(argv)?.engine === 'vllm'
-        ? VLLM_DEFAULT_PORT
-        : SGLANG_DEFAULT_PORT;
+      : // The engine's own default (SGLang 30000, vLLM 8000); the first engine's for a command line of none.
+        (engineFor(argv) ?? ENGINES[0]!).defaultPort;
   // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
   const unknown = host === undefined || host === '' || host.includes('$');
   let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;

@@ -4,22 +4,21 @@ import * as fc from 'fast-check';
 import { SamplerReader } from '../../../src/monitor/sampler';
 import { planComposeChange } from '../../../src/target/docker/composeParsers';
 import {
-  containerUnitStatus,
+  containerServiceStatus,
   endedFromEvents,
   logLineEntry,
   parseInspect,
 } from '../../../src/target/docker/dockerInspect';
-import type { UnitStatus } from '../../../src/engine/events';
+import type { ServiceStatus } from '../../../src/target/target';
 import { diffArgv } from '../../../src/engine/argvDiff';
 import { parseExecValue, parseSystemctlCat, renderDropIn } from '../../../src/target/systemd/execStartSyntax';
 import { planParserChange } from '../../../src/engine/parserPlan';
-import { parseNvidiaSmiCsv } from '../../../src/host/gpu';
 import { parseMemAvailable, parseResidency, parseWarmLine } from '../../../src/host/pageCache';
 import {
   parseExecStartProperty,
   parseShow,
   parseSystemdTimestamp,
-  toUnitStatus,
+  toServiceStatus,
 } from '../../../src/target/systemd/systemd';
 import { parseDiscovery } from '../../../src/target/systemd/unitDiscovery';
 import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup } from './hostileInputs';
@@ -27,7 +26,7 @@ import { check, deepArray, junk, numberWords, repeatTo, TEN_MB, timed, wordSoup 
 const CHOICE = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
 const finiteOrAbsent = (n: number | undefined): boolean => n === undefined || Number.isFinite(n);
 
-function wellFormedUnit(u: UnitStatus): void {
+function wellFormedUnit(u: ServiceStatus): void {
   assert.ok(Number.isSafeInteger(u.mainPid) && Number.isSafeInteger(u.nRestarts), JSON.stringify(u));
   for (const t of [
     u.execMainStartedAt,
@@ -203,7 +202,7 @@ describe("hostile input: what the host's commands print", () => {
     check(
       1731,
       fc.property(showText, (text) => {
-        wellFormedUnit(toUnitStatus(parseShow(text)));
+        wellFormedUnit(toServiceStatus(parseShow(text)));
         parseExecStartProperty(parseShow(text)['ExecStart'] ?? '');
       }),
     );
@@ -316,52 +315,6 @@ describe("hostile input: what the host's commands print", () => {
     const repeated = 'Id=a.service\n' + 'ExecStart={ path=/x ; argv[]=/x ; ignore_errors=no }\n'.repeat(200_000);
     assert.deepEqual(
       timed('parseDiscovery: ExecStart repeated 200k times', () => parseDiscovery(repeated)),
-      [],
-    );
-  });
-
-  it('nvidia-smi CSV: finite readings only, and a line of 10 MB of spaces in linear time', function () {
-    this.timeout(60_000);
-    const csv = fc
-      .array(
-        fc.oneof(
-          wordSoup([
-            '0',
-            '1',
-            ',',
-            ', ',
-            ' MiB',
-            ' MB',
-            '[N/A]',
-            '81559',
-            ' ',
-            '.',
-            '9'.repeat(400),
-            'NaN',
-            'index, memory.used [MiB], memory.total [MiB]',
-            'NVIDIA-SMI has failed',
-          ]),
-          junk,
-        ),
-        { maxLength: 10 },
-      )
-      .map((l) => l.join('\n'));
-    check(
-      1735,
-      fc.property(csv, (text) => {
-        const r = parseNvidiaSmiCsv(text);
-        for (const g of r.gpus)
-          assert.ok(
-            Number.isSafeInteger(g.index) && Number.isFinite(g.usedMiB) && Number.isFinite(g.totalMiB),
-            JSON.stringify(g),
-          );
-        assert.ok(r.gpus.length > 0 || typeof r.reason === 'string');
-      }),
-    );
-    assert.deepEqual(
-      timed('parseNvidiaSmiCsv: "0,1" + 10 MB of spaces + "x,2"', () =>
-        parseNvidiaSmiCsv(`0,1${repeatTo(' ', TEN_MB)}x,2`),
-      ).gpus,
       [],
     );
   });
@@ -509,7 +462,7 @@ describe("hostile input: what the host's commands print", () => {
       1738,
       fc.property(fc.oneof(inspect, junk), events, junk, (text, ev, log) => {
         const r = parseInspect(text);
-        const unit = containerUnitStatus(r, 'c');
+        const unit = containerServiceStatus(r, 'c');
         assert.equal(unit.manager, 'docker');
         if (r.kind === 'found') endedFromEvents(r.container, ev);
         const entry = logLineEntry(log);
@@ -523,7 +476,7 @@ describe("hostile input: what the host's commands print", () => {
     for (const text of DEEP_INSPECT) {
       const r = timed(`parseInspect of ${text.length} chars nested 100k deep`, () => parseInspect(text));
       assert.equal(r.kind, 'found', JSON.stringify(r).slice(0, 300));
-      const unit = containerUnitStatus(r, 'c');
+      const unit = containerServiceStatus(r, 'c');
       assert.equal(unit.manager, 'docker');
       wellFormedUnit(unit);
       if (r.kind === 'found') endedFromEvents(r.container, text);

@@ -2,12 +2,12 @@ import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
 import { initialState, reduce } from '../../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../../src/monitor/loadStateTypes';
-import type { UnitStatus } from '../../../src/engine/events';
+import type { ServiceStatus } from '../../../src/target/target';
 import { JournalReader } from '../../../src/engine/logReader';
-import { parseShow, toUnitStatus } from '../../../src/target/systemd/systemd';
+import { parseShow, toServiceStatus } from '../../../src/target/systemd/systemd';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, wordSoup } from './hostileInputs';
 
-const ALIVE: UnitStatus = {
+const ALIVE: ServiceStatus = {
   loadState: 'loaded',
   activeState: 'active',
   subState: 'running',
@@ -66,7 +66,7 @@ const unit = fc.oneof(
       LoadState: fc.constantFrom('loaded', 'not-found'),
     })
     .map((p) =>
-      toUnitStatus(
+      toServiceStatus(
         parseShow(
           Object.entries(p)
             .map(([k, v]) => `${k}=${v}`)

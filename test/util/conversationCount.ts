@@ -1,9 +1,10 @@
 /**
- * A whole request counted the way VS Code asks for it (one count per message and per tool),
- * for the benchmark (`npm run bench:chat`) and the tests: everything runs on this machine.
+ * A whole request counted the way VS Code asks for it (one count per message and per tool), for
+ * the token-count tests: everything runs on this machine. (The chat provider counts each piece
+ * as VS Code asks for it: fronts/vscode/chat/tokenCounter.ts.)
  */
-import type { FramedMessage } from './framing';
-import type { TokenCounter } from './workerCounter';
+import type { FramedMessage } from '../../src/engine/tokenizer/framing';
+import type { TokenCounter } from '../../src/engine/tokenizer/workerCounter';
 
 export interface CountedTool {
   readonly name: string;

@@ -2,6 +2,7 @@
 import type { Advice, AdviceResult } from '../engine/advice/rules';
 import { formatMs } from '../engine/advice/rules';
 import type { EngineVersion } from '../engine/advice/version';
+import { engineById, type EngineId } from '../engine/engine';
 
 /** "1 suggestion: Load the weights with 8 threads", "2 suggestions: A; B"; undefined for none. */
 export function adviceSummary(result: AdviceResult): string | undefined {
@@ -30,7 +31,7 @@ export function adviceLines(advice: Advice, index: number): string[] {
   ];
 }
 
-export function versionLine(engine: 'sglang' | 'vllm', version: EngineVersion | undefined): string {
-  const name = engine === 'vllm' ? 'vLLM' : 'SGLang';
+export function versionLine(engine: EngineId, version: EngineVersion | undefined): string {
+  const name = engineById(engine).label;
   return version ? `${name} ${version.text} (from ${version.source})` : `${name} version unknown`;
 }

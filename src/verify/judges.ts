@@ -2,7 +2,7 @@
  * Pure judges of SGLang responses (../shared/reference/sglang-server.md sections 4–6).
  * Each returns pass/fail/skipped with the relevant part of the response as evidence.
  */
-import type { EngineId } from '../engine/engine';
+import { engineById, type EngineId } from '../engine/engine';
 import Ajv from 'ajv';
 import { getFlag } from '../engine/execStart';
 
@@ -162,13 +162,16 @@ export function judgeRunningFlags(argv: readonly string[] | undefined, expected:
     return result('skipped', `the process renamed its command line: ${JSON.stringify(argv.join(' '))}`);
   const reasoning = getFlag(argv, '--reasoning-parser');
   const tool = getFlag(argv, '--tool-call-parser');
-  const autoTool = argv.some((a) => a === '--enable-auto-tool-choice' || a.startsWith('--enable-auto-tool-choice='));
-  const needsAuto = expected.engine === 'vllm';
-  const seen = `running process: --reasoning-parser ${reasoning ?? '(none)'} --tool-call-parser ${tool ?? '(none)'}${needsAuto ? ` --enable-auto-tool-choice ${autoTool ? 'set' : 'missing'}` : ''}`;
+  // The switches the engine's tool calls need besides the parser flags (vLLM's --enable-auto-tool-choice).
+  const switches = (expected.engine ? engineById(expected.engine).parsers.switches : []).map((name) => ({
+    name,
+    set: argv.some((a) => a === name || a.startsWith(`${name}=`)),
+  }));
+  const seen = `running process: --reasoning-parser ${reasoning ?? '(none)'} --tool-call-parser ${tool ?? '(none)'}${switches.map((s) => ` ${s.name} ${s.set ? 'set' : 'missing'}`).join('')}`;
   const wrong: string[] = [];
   if (reasoning !== expected.reasoningParser) wrong.push(`--reasoning-parser should be "${expected.reasoningParser}"`);
   if (tool !== expected.toolCallParser) wrong.push(`--tool-call-parser should be "${expected.toolCallParser}"`);
-  if (needsAuto && !autoTool) wrong.push('--enable-auto-tool-choice is needed for tool calls');
+  for (const missing of switches.filter((s) => !s.set)) wrong.push(`${missing.name} is needed for tool calls`);
   return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
 }
 

@@ -8,13 +8,15 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { SOCKET_NAME } from './socketDir';
+import { brokerEndpoint } from './socketDir';
 
 export type Claim =
   | { readonly role: 'client'; readonly socket: net.Socket }
   | { readonly role: 'owner'; readonly server: net.Server; readonly socketPath: string; readonly inode: number };
 
 const ATTEMPTS = 8;
+/** The wait before trying an owner that reset the connect again (times the attempt). */
+const RETRY_MS = 50;
 
 function connect(socketPath: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
@@ -47,13 +49,19 @@ function inodeOf(file: string): number | undefined {
 
 /** Connects to the owner, or becomes it; `onConnection` serves the clients of an owner. */
 export async function claim(dir: string, onConnection: (socket: net.Socket) => void): Promise<Claim> {
-  const socketPath = path.join(dir, SOCKET_NAME);
+  const socketPath = brokerEndpoint(dir);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const before = inodeOf(socketPath);
     try {
       return { role: 'client', socket: await connect(socketPath) };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ECONNRESET' || code === 'EAGAIN') {
+        // An owner on its way out (killed while this connect sat in its queue), or one too busy
+        // to take it now: look again in a moment (a dead one refuses then; a live one answers).
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS * (attempt + 1)));
+        continue;
+      }
       if (code === 'ECONNREFUSED') {
         // Nobody listens: a stale socket. Removed only if it is still the one that refused.
         if (before !== undefined && inodeOf(socketPath) === before) fs.rmSync(socketPath, { force: true });
@@ -88,4 +96,10 @@ export function stillOwner(socketPath: string, inode: number): boolean {
 export function release(socketPath: string, inode: number, server: net.Server): void {
   if (stillOwner(socketPath, inode)) fs.rmSync(socketPath, { force: true });
   server.close();
+}
+
+/** A claim made for a process that is leaving meanwhile: given back at once. */
+export function abandon(claimed: Claim): void {
+  if (claimed.role === 'owner') release(claimed.socketPath, claimed.inode, claimed.server);
+  else claimed.socket.destroy();
 }

@@ -37,6 +37,10 @@ export interface CallFields {
   readonly quiet?: boolean;
   readonly issueTimeoutMs?: number;
   readonly asks?: readonly Question[];
+  readonly command?: string;
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  readonly stdin?: string;
 }
 
 /** A call's answer: `reply` the verb's value, `outcome` how the watch it started ended (attach, restart). */
@@ -51,15 +55,25 @@ interface Pending {
   readonly outcome: (o: Record<string, unknown> | undefined) => void;
 }
 
-/** Thrown by `BrokerClient.join`: the owner speaks another version (its reason), or the connection failed. */
+/** Thrown by `BrokerClient.join`: the owner speaks another version (its reason). */
 export class BrokerRefused extends Error {}
+
+/**
+ * Thrown by `BrokerClient.join`: the connection closed before the owner's welcome (it was
+ * leaving, or was killed while the connect sat in its listen queue). Worth claiming again.
+ */
+export class BrokerGone extends Error {}
+
+/** How long a joining peer waits for the owner's welcome before it tries again. */
+const WELCOME_TIMEOUT_MS = 15_000;
 
 export class BrokerClient {
   private readonly line: LineSocket;
   private readonly pending = new Map<number, Pending>();
   private nextCall = 1;
   private welcome?: (m: Extract<OwnerMessage, { t: 'welcome' }>) => void;
-  private refuse?: (why: string) => void;
+  /** Until the welcome: the join's rejection (a refusal, or the connection gone). */
+  private fail?: (error: Error) => void;
   private handlers?: ClientHandlers;
   private open = true;
 
@@ -74,11 +88,19 @@ export class BrokerClient {
   /** Hello, and the owner's welcome: its snapshots of every server. */
   join(pid: number, focused: boolean, handlers: ClientHandlers): Promise<readonly WireSnapshot[]> {
     return new Promise((resolve, reject) => {
+      if (!this.open) return reject(new BrokerGone('the connection closed before the hello'));
+      // An owner that accepts but never welcomes (its process hangs) is not waited on for ever.
+      const timer = setTimeout(() => this.line.close('no welcome from the owner'), WELCOME_TIMEOUT_MS);
       this.welcome = (m) => {
+        clearTimeout(timer);
         this.handlers = handlers;
+        this.fail = undefined;
         resolve(m.snapshots);
       };
-      this.refuse = (why) => reject(new BrokerRefused(why));
+      this.fail = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
       this.send({ t: 'hello', v: PROTOCOL_VERSION, pid, focused });
     });
   }
@@ -130,7 +152,8 @@ export class BrokerClient {
         if (message.v !== PROTOCOL_VERSION) return this.line.close(`the owner speaks protocol ${message.v}`);
         return this.welcome?.(message);
       case 'refuse':
-        this.refuse?.(message.reason);
+        this.fail?.(new BrokerRefused(message.reason));
+        this.fail = undefined;
         return this.line.close(message.reason);
       case 'event':
         return this.handlers?.onEvent(message.event, message.snapshot, message.notify);
@@ -162,7 +185,8 @@ export class BrokerClient {
 
   private closed(why: string | undefined): void {
     this.open = false;
-    this.refuse?.(why ?? 'the owner closed the connection');
+    this.fail?.(new BrokerGone(why ?? 'the owner closed the connection before its welcome'));
+    this.fail = undefined;
     for (const pending of this.pending.values()) {
       pending.reply.reject({ message: 'the window that watched closed (another takes over)' });
       pending.outcome(undefined);

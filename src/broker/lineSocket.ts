@@ -12,6 +12,8 @@ export class LineSocket {
     onClose: (why: string | undefined) => void,
   ) {
     socket.setEncoding('utf8');
+    // A socket paused while its first line was read (owner.ts) flows again here.
+    queueMicrotask(() => socket.resume());
     let why: string | undefined;
     socket.on('data', (chunk: string) => {
       this.buffered += chunk;

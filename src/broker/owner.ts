@@ -15,7 +15,8 @@ import type {
 } from '../fleet/fleetTypes';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
 import type { LoadForecast } from '../monitor/loadInsights';
-import type { WatchOutcome } from '../monitor/watchTypes';
+import { urlPort, type WatchOutcome } from '../monitor/watchTypes';
+import type { ExecOptions, ExecResult } from '../transport/transport';
 import { errorText } from '../util/errors';
 import { FocusTarget, OWNER_PEER } from './focus';
 import { LineSocket } from './lineSocket';
@@ -28,6 +29,7 @@ import {
   type OwnerMessage,
   type Question,
 } from './protocol';
+import { firstLine, serveTunnel } from './tunnel';
 import { toWireError, toWireEvent, toWireSnapshot } from './wire';
 
 /** The owner's own fleet, its verbs as they run here (not through the broker). */
@@ -42,6 +44,18 @@ export interface OwnerFleet {
   verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification>;
   connect(server: ServerProfile): Promise<unknown>;
   forecast(server: ServerProfile): Promise<LoadForecast>;
+  /** A command on the server's host, and a TCP stream from there, over this fleet's own connection. */
+  exec(server: ServerProfile, command: string, options: ExecOptions): Promise<ExecResult>;
+  openStream(server: ServerProfile, host: string, port: number): Promise<NodeJS.ReadWriteStream>;
+}
+
+/** The host and port of a server's url: the one place a tunnel may lead to. */
+function urlHostPort(url: string): { host: string; port: number | undefined } | undefined {
+  try {
+    return { host: new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'), port: urlPort(url) };
+  } catch {
+    return undefined;
+  }
 }
 
 interface Peer {
@@ -53,6 +67,7 @@ interface Peer {
 
 export class BrokerOwner {
   private readonly peers = new Map<number, Peer>();
+  private readonly tunnels = new Set<net.Socket>();
   private readonly focus = new FocusTarget();
   private nextPeer = OWNER_PEER + 1;
   private nextAsk = 1;
@@ -79,8 +94,39 @@ export class BrokerOwner {
     this.focus.report(OWNER_PEER, focused);
   }
 
+  /** A new connection: a peer (its hello first) or a tunnel (its request first). */
   accept(socket: net.Socket): void {
     if (this.closed) return void socket.destroy();
+    firstLine(socket, (line, read) => {
+      if (line === undefined || this.closed) return void socket.destroy();
+      let message: ClientMessage | undefined;
+      try {
+        message = parseClientMessage(line);
+      } catch {
+        message = undefined;
+      }
+      if (message?.t === 'tunnel') return this.tunnel(socket, message, read.rest);
+      // A peer's line connection reads its hello again from the start.
+      socket.unshift(read.all);
+      this.peer(socket);
+    });
+  }
+
+  private tunnel(socket: net.Socket, message: Extract<ClientMessage, { t: 'tunnel' }>, rest: Buffer): void {
+    this.tunnels.add(socket);
+    socket.on('close', () => this.tunnels.delete(socket));
+    serveTunnel(socket, rest, async () => {
+      if (message.v !== PROTOCOL_VERSION) throw new Error(`broker protocol ${message.v}, not ${PROTOCOL_VERSION}`);
+      const server = this.fleet.server(message.server);
+      if (!server) throw new Error(`no server "${message.server}" in the settings of the window that watches`);
+      const to = urlHostPort(server.url);
+      if (!to || to.host !== message.host || to.port !== message.port)
+        throw new Error(`${message.host}:${message.port} is not the url of ${server.name}`);
+      return this.fleet.openStream(server, message.host, message.port);
+    });
+  }
+
+  private peer(socket: net.Socket): void {
     const id = this.nextPeer++;
     const line = new LineSocket(
       socket,
@@ -137,6 +183,8 @@ export class BrokerOwner {
         return;
       case 'call':
         return void this.call(peer, message);
+      case 'tunnel':
+        return peer.line.close();
     }
   }
 
@@ -186,6 +234,20 @@ export class BrokerOwner {
           return reply();
         case 'forecast':
           return reply(JSON.parse(JSON.stringify(await this.fleet.forecast(server))));
+        case 'exec': {
+          if (message.command === undefined) throw new Error('exec without a command');
+          const result = await this.fleet.exec(server, message.command, {
+            ...(message.timeoutMs !== undefined ? { timeoutMs: message.timeoutMs } : {}),
+            ...(message.maxOutputBytes !== undefined ? { maxOutputBytes: message.maxOutputBytes } : {}),
+            ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
+          });
+          return reply({
+            stdout: result.stdout,
+            stderr: result.stderr,
+            code: result.code,
+            ...(result.signal !== undefined ? { signal: result.signal } : {}),
+          });
+        }
         case 'verify':
           return reply(await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })));
         case 'restart': {
@@ -219,5 +281,7 @@ export class BrokerOwner {
     this.closed = true;
     for (const peer of this.peers.values()) peer.line.destroy();
     this.peers.clear();
+    for (const tunnel of this.tunnels) tunnel.destroy();
+    this.tunnels.clear();
   }
 }

@@ -5,12 +5,15 @@
  */
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
-export type Verb = 'attach' | 'restart' | 'stop' | 'verify' | 'connect' | 'forecast';
-const VERBS: readonly Verb[] = ['attach', 'restart', 'stop', 'verify', 'connect', 'forecast'];
+/** `exec`: a command on the server's host, over the owner's connection (brokeredTransport.ts). */
+export type Verb = 'attach' | 'restart' | 'stop' | 'verify' | 'connect' | 'forecast' | 'exec';
+const VERBS: readonly Verb[] = ['attach', 'restart', 'stop', 'verify', 'connect', 'forecast', 'exec'];
+/** A command line or its standard input: larger is not one of ours. */
+const MAX_COMMAND_CHARS = 1024 * 1024;
 export type Question = 'confirm' | 'choose';
 export type Choice = 'follow' | 'restart' | 'cancel';
 
@@ -57,7 +60,17 @@ export type ClientMessage =
       readonly issueTimeoutMs?: number;
       /** Which questions the asking peer can answer (the restart's confirmation, follow-or-restart). */
       readonly asks?: readonly Question[];
+      /** exec: the command (quoted already), its time limit, its output cap, its standard input. */
+      readonly command?: string;
+      readonly timeoutMs?: number;
+      readonly maxOutputBytes?: number;
+      readonly stdin?: string;
     }
+  /**
+   * The first and only line of a tunnel connection (brokeredTransport.ts): the owner opens a TCP
+   * stream to host:port from the server's host and pipes this connection's bytes to it.
+   */
+  | { readonly t: 'tunnel'; readonly v: number; readonly server: string; readonly host: string; readonly port: number }
   | { readonly t: 'answer'; readonly id: number; readonly value: boolean | Choice };
 
 export type OwnerMessage =
@@ -190,7 +203,7 @@ function event(value: unknown): WireEvent {
 
 export function parseClientMessage(line: string): ClientMessage {
   const m = parseLine(line);
-  const t = oneOf(m.t, ['hello', 'focus', 'watchAll', 'call', 'answer'] as const, 'message.t');
+  const t = oneOf(m.t, ['hello', 'focus', 'watchAll', 'call', 'answer', 'tunnel'] as const, 'message.t');
   switch (t) {
     case 'hello':
       onlyKeys(m, ['t', 'v', 'pid', 'focused'], 'hello');
@@ -205,7 +218,24 @@ export function parseClientMessage(line: string): ClientMessage {
       return { t, names: m.names as string[] };
     }
     case 'call': {
-      onlyKeys(m, ['t', 'id', 'verb', 'server', 'force', 'quiet', 'issueTimeoutMs', 'asks'], 'call');
+      onlyKeys(
+        m,
+        [
+          't',
+          'id',
+          'verb',
+          'server',
+          'force',
+          'quiet',
+          'issueTimeoutMs',
+          'asks',
+          'command',
+          'timeoutMs',
+          'maxOutputBytes',
+          'stdin',
+        ],
+        'call',
+      );
       const asks = m.asks;
       if (asks !== undefined && (!Array.isArray(asks) || asks.some((a) => a !== 'confirm' && a !== 'choose')))
         throw new ProtocolError('call.asks is not a list of questions');
@@ -213,6 +243,10 @@ export function parseClientMessage(line: string): ClientMessage {
       const force = optional(m, 'force', bool, 'call');
       const quiet = optional(m, 'quiet', bool, 'call');
       const issueTimeoutMs = optional(m, 'issueTimeoutMs', int, 'call');
+      const command = optional(m, 'command', (o, k, w) => str(o, k, w, MAX_COMMAND_CHARS), 'call');
+      const timeoutMs = optional(m, 'timeoutMs', int, 'call');
+      const maxOutputBytes = optional(m, 'maxOutputBytes', int, 'call');
+      const stdin = optional(m, 'stdin', (o, k, w) => str(o, k, w, MAX_COMMAND_CHARS), 'call');
       return {
         t,
         id: int(m, 'id', 'call'),
@@ -222,6 +256,22 @@ export function parseClientMessage(line: string): ClientMessage {
         ...(quiet !== undefined ? { quiet } : {}),
         ...(issueTimeoutMs !== undefined ? { issueTimeoutMs } : {}),
         ...(asks !== undefined ? { asks: asks as Question[] } : {}),
+        ...(command !== undefined ? { command } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(maxOutputBytes !== undefined ? { maxOutputBytes } : {}),
+        ...(stdin !== undefined ? { stdin } : {}),
+      };
+    }
+    case 'tunnel': {
+      onlyKeys(m, ['t', 'v', 'server', 'host', 'port'], 'tunnel');
+      const port = int(m, 'port', 'tunnel');
+      if (port < 1 || port > 65535) throw new ProtocolError('tunnel.port is not a TCP port');
+      return {
+        t,
+        v: int(m, 'v', 'tunnel'),
+        server: str(m, 'server', 'tunnel', 200),
+        host: str(m, 'host', 'tunnel', 255),
+        port,
       };
     }
     case 'answer': {

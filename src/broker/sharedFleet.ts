@@ -1,10 +1,10 @@
 /**
  * A fleet that shares its watches with the other processes of this user on this machine
  * (docs/broker.md): the first comer owns the broker's socket and runs the real watches; the
- * others show its snapshots and events and have their verbs run by it. When the owner leaves,
- * one peer takes over (claim.ts) and watches what it watched. When anything of the broker fails,
- * this fleet watches on its own, said once in the log. Same verbs as a Fleet: the fronts do not
- * know which role they are in.
+ * others show its snapshots and events and have their verbs (their commands and HTTP too,
+ * brokeredTransport.ts) run by it. When the owner leaves, one peer takes over (claim.ts) and
+ * watches what it watched. When anything of the broker fails, this fleet watches on its own,
+ * said once in the log. Same verbs as a Fleet: the fronts do not know their role.
  */
 import type * as net from 'node:net';
 import type { ServerProfile } from '../config/config';
@@ -23,12 +23,16 @@ import type { LoadForecast } from '../monitor/loadInsights';
 import type { WatchOutcome } from '../monitor/watchTypes';
 import { Emitter } from '../util/emitter';
 import { errorText } from '../util/errors';
-import { claim, release, stillOwner, type Claim } from './claim';
-import { BrokerClient, type Call } from './client';
+import { BrokeredTransport, ownerRoute, type OwnerRoute } from './brokeredTransport';
+import { abandon, claim, release, stillOwner, type Claim } from './claim';
+import { BrokerClient, BrokerGone, type Call } from './client';
 import { BrokerOwner, type OwnerFleet } from './owner';
-import { profileKey, type Question, type WireError, type WireEvent, type WireSnapshot } from './protocol';
-import { brokerDir, ensureBrokerDir } from './socketDir';
-import { fromWireError, fromWireEvent, fromWireSnapshot } from './wire';
+import { profileKey, type WireError, type WireEvent, type WireSnapshot } from './protocol';
+import { brokerDir, brokerEndpoint, ensureBrokerDir } from './socketDir';
+import { OneVerification } from './oneVerification';
+import { restartThroughOwner } from './remoteRestart';
+import { TakeoverHold } from './takeover';
+import { fromWireError, fromWireEvent, fromWireSnapshot, verificationOf } from './wire';
 
 export type BrokerRole = 'joining' | 'owner' | 'client' | 'solo';
 
@@ -42,6 +46,8 @@ export interface BrokerOptions {
 
 /** How often an owner checks that the socket's name is still its own. */
 const OWNER_CHECK_MS = 2000;
+/** Joins tried when the owner goes away between the connect and its welcome (each claims again), and the wait. */
+const [JOIN_ATTEMPTS, JOIN_RETRY_MS] = [5, 100];
 
 type Owned = Extract<Claim, { role: 'owner' }> & { readonly broker: BrokerOwner; readonly check: NodeJS.Timeout };
 
@@ -51,17 +57,19 @@ export class SharedFleet extends Fleet {
   /** The owner's last snapshot of each server (kept through a handover, until this side knows better). */
   private readonly mirror = new Map<string, WireSnapshot>();
   private readonly mirrored = new Emitter<FleetEvent>();
+  /** This fleet's own events as shown (a takeover's fresh watch held back while it catches up). */
+  private readonly shown = new Emitter<FleetEvent>();
+  private readonly takeover = new TakeoverHold();
   private client: BrokerClient | undefined;
+  /** The broker's socket, for a client's tunnels (brokeredTransport.ts). */
+  private socketPath: string | undefined;
   private owned: Owned | undefined;
   /** The last watchAll's choice, replayed after a join or a takeover. */
   private wanted: ((server: ServerProfile) => boolean) | undefined;
   private focused: boolean;
   private saidFallback = false;
   private disposed = false;
-  private readonly verifying = new Map<
-    string,
-    { readonly promise: Promise<ParserVerification>; readonly logs: Set<(line: string) => void> }
-  >();
+  private readonly verifying = new OneVerification((server, log) => super.verifyParsers(server, log));
 
   /** This fleet's own verbs, for the peers the owner serves. */
   private readonly here: OwnerFleet = {
@@ -69,21 +77,44 @@ export class SharedFleet extends Fleet {
     snapshots: () => this.snapshots(),
     snapshot: (server) => this.snapshot(server),
     watchAll: (skip) => super.watchAll(skip),
-    attach: (server, quiet) => super.attach(server, quiet),
-    restartAsking: (server, options) => super.restartAsking(server, options),
-    stop: (server, reason) => super.stop(server, reason),
-    verifyParsers: (server, log) => this.verifyHere(server, log),
+    attach: (server, quiet) => {
+      if (!quiet) this.takeover.release(server.name, true);
+      return super.attach(server, quiet);
+    },
+    restartAsking: (server, options) => {
+      this.takeover.release(server.name, true);
+      return super.restartAsking(server, options);
+    },
+    stop: (server, reason) => {
+      this.takeover.release(server.name, false);
+      return super.stop(server, reason);
+    },
+    verifyParsers: (server, log) => this.verifying.run(server, log),
     connect: (server) => super.connect(server),
     forecast: (server) => super.forecast(server),
+    exec: async (server, command, options) => (await super.connect(server)).transport.exec(command, options),
+    openStream: async (server, host, port) => (await super.connect(server)).transport.openStream(host, port),
   };
 
   constructor(
     deps: FleetDeps,
     private readonly broker: BrokerOptions,
   ) {
-    super(deps);
+    // The sessions' transports ask this fleet, at each use, whether the owner serves the server.
+    const self: { fleet?: SharedFleet } = {};
+    super({
+      ...deps,
+      wrapTransport: (server, transport) =>
+        new BrokeredTransport(transport, async () => self.fleet?.routeFor(server.name)),
+    });
+    self.fleet = this;
     this.focused = broker.focused ?? false;
-    super.onEvent((event) => this.owned?.broker.broadcast(event));
+    super.onEvent((event) => {
+      for (const shown of this.takeover.filter(event)) {
+        this.owned?.broker.broadcast(shown);
+        this.shown.fire(shown);
+      }
+    });
   }
 
   get brokerRole(): BrokerRole {
@@ -102,20 +133,35 @@ export class SharedFleet extends Fleet {
     this.client?.focus(focused);
   }
 
+  /** The owner's route for a server this process is a client for (after the join under way, if any). */
+  private async routeFor(name: string): Promise<OwnerRoute | undefined> {
+    await this.joined;
+    const server = this.server(name);
+    const client = server && this.remote(server);
+    if (!server || !client || !this.socketPath) return undefined;
+    return ownerRoute(client, name, this.socketPath, (call) => this.replyOf(call, server));
+  }
+
   private async join(): Promise<void> {
     this.role = 'joining';
     try {
       const dir = this.broker.dir ?? brokerDir();
       ensureBrokerDir(dir);
-      const claimed = await claim(dir, (socket) => this.accept(socket));
-      if (this.disposed) {
-        if (claimed.role === 'owner') release(claimed.socketPath, claimed.inode, claimed.server);
-        else claimed.socket.destroy();
-        return;
+      this.socketPath = brokerEndpoint(dir);
+      for (let attempt = 1; ; attempt++) {
+        const claimed = await claim(dir, (socket) => this.accept(socket));
+        if (this.disposed) return abandon(claimed);
+        if (claimed.role === 'owner') return this.becomeOwner(claimed);
+        try {
+          return await this.becomeClient(claimed.socket);
+        } catch (error) {
+          // The owner left between the connect and its welcome (closing, or killed): claim again.
+          if (!(error instanceof BrokerGone) || attempt >= JOIN_ATTEMPTS || this.disposed) throw error;
+          await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS * attempt));
+        }
       }
-      if (claimed.role === 'owner') this.becomeOwner(claimed);
-      else await this.becomeClient(claimed.socket);
     } catch (error) {
+      if (this.disposed) return;
       this.watchOnOwn('solo');
       if (!this.saidFallback) this.broker.log('warn', `Broker: not shared (${errorText(error)}); watching on its own.`);
       this.saidFallback = true;
@@ -150,15 +196,20 @@ export class SharedFleet extends Fleet {
     this.broker.log('warn', 'Broker: another process owns the socket now; this one goes on watching on its own.');
   }
 
-  /** Owner or solo: the watches the previous owner ran (a takeover), and what this front asked for. */
+  /**
+   * Owner or solo: the watches the previous owner ran (a takeover), and what this front asked
+   * for. Each window keeps the old owner's last state until the fresh watch catches up (takeover.ts).
+   */
   private watchOnOwn(role: 'owner' | 'solo'): void {
     this.role = role;
     for (const [name, snapshot] of this.mirror) {
       const profile = this.coveredProfile(name);
-      if (profile && snapshot.watching && !super.snapshot(profile).watching)
-        super
-          .attach(profile, true)
-          .catch((error) => this.broker.log('warn', `[${name}] Cannot watch: ${errorText(error)}`));
+      if (!profile || !snapshot.watching || super.snapshot(profile).watching) continue;
+      this.takeover.hold(name, fromWireSnapshot(snapshot, profile));
+      super.attach(profile, true).catch((error) => {
+        this.takeover.release(name, false);
+        this.broker.log('warn', `[${name}] Cannot watch: ${errorText(error)}`);
+      });
     }
     if (this.wanted) super.watchAll(this.wanted);
   }
@@ -171,6 +222,7 @@ export class SharedFleet extends Fleet {
     });
     this.client = client;
     this.role = 'client';
+    this.takeover.clear();
     this.mirror.clear();
     for (const snapshot of snapshots) this.mirror.set(snapshot.server.name, snapshot);
     this.broker.log(
@@ -229,14 +281,17 @@ export class SharedFleet extends Fleet {
     const own = super.snapshot(server);
     const mirrored = this.mirror.get(server.name);
     if (!mirrored || !this.covers(server)) return own;
-    // A client shows the owner's; during a handover the last one known, until this side has its own.
-    if (this.role === 'client' || this.role === 'joining' || own.state === undefined)
-      return fromWireSnapshot(mirrored, server);
-    return own;
+    // A client shows the owner's; during a handover the last one known, until this side's own
+    // watch has caught up with it (takeover.ts); then its own, with the old owner's verification
+    // of the same run until it has one of its own.
+    const theirs = this.role === 'client' || this.role === 'joining' || own.state === undefined;
+    if (theirs || this.takeover.isHeld(server.name)) return fromWireSnapshot(mirrored, server);
+    const checks = own.verification === undefined ? this.takeover.checksOf(server.name, own.state) : undefined;
+    return checks ? { ...own, ...checks } : own;
   }
 
   override onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
-    const own = super.onEvent((event) => listener(this.toldHere(event)));
+    const own = this.shown.on((event) => listener(this.toldHere(event)));
     const mirrored = this.mirrored.on(listener);
     return {
       dispose: () => {
@@ -266,7 +321,7 @@ export class SharedFleet extends Fleet {
   override async attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
     await this.joined;
     const client = this.remote(server);
-    if (!client) return super.attach(server, quiet);
+    if (!client) return this.here.attach(server, quiet);
     const call = client.call('attach', { server: server.name, quiet });
     await this.replyOf(call, server);
     return (await call.outcome) as WatchOutcome | undefined;
@@ -278,39 +333,19 @@ export class SharedFleet extends Fleet {
   ): Promise<RestartAnswer | undefined> {
     await this.joined;
     const client = this.remote(server);
-    if (!client) return super.restartAsking(server, options);
-    const asks: Question[] = [
-      ...(options.confirm ? ['confirm' as const] : []),
-      ...(options.choose ? ['choose' as const] : []),
-    ];
-    const call = client.call(
-      'restart',
-      {
-        server: server.name,
-        asks,
-        ...(options.force !== undefined ? { force: options.force } : {}),
-        ...(options.issueTimeoutMs !== undefined ? { issueTimeoutMs: options.issueTimeoutMs } : {}),
-      },
-      {
-        ask: async (question, reason) =>
-          question === 'confirm'
-            ? ((await options.confirm?.()) ?? false)
-            : ((await options.choose?.(reason ?? '')) ?? 'cancel'),
-      },
+    if (!client) return this.here.restartAsking(server, options);
+    return restartThroughOwner(
+      client,
+      server.name,
+      options,
+      (call) => this.replyOf(call, server),
+      () => this.snapshot(server),
     );
-    const value = (await this.replyOf(call, server)) as { kind?: unknown; issued?: unknown; reason?: unknown } | null;
-    if (value === null) return undefined;
-    const outcome = call.outcome.then((o) => o as WatchOutcome | undefined);
-    if (value?.kind === 'restarted' && typeof value.issued === 'boolean')
-      return { kind: 'restarted', outcome, issued: value.issued, snapshot: this.snapshot(server) };
-    if (value?.kind === 'attached' && typeof value.reason === 'string')
-      return { kind: 'attached', reason: value.reason, outcome };
-    throw new Error('the window that watches answered the restart with something else than a restart');
   }
 
   override stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
     const client = this.remote(server);
-    if (!client) return super.stop(server, reason);
+    if (!client) return this.here.stop(server, reason);
     client.call('stop', { server: server.name }).reply.catch(() => undefined);
     return this.mirror.get(server.name)?.watching === true;
   }
@@ -324,36 +359,8 @@ export class SharedFleet extends Fleet {
   override async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     await this.joined;
     const client = this.remote(server);
-    if (!client) return this.verifyHere(server, log);
-    const value = (await this.replyOf(client.call('verify', { server: server.name }, { log }), server)) as
-      | Partial<ParserVerification>
-      | undefined;
-    if (typeof value?.summary !== 'string' || typeof value.table !== 'string' || typeof value.verdict !== 'string')
-      throw new Error('the window that watches answered the verification with something else than one');
-    return value as ParserVerification;
-  }
-
-  /** One verification at a time per server: a second ask (another window) shares the one under way. */
-  private async verifyHere(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
-    const running = this.verifying.get(server.name);
-    if (running) {
-      running.logs.add(log);
-      try {
-        return await running.promise;
-      } finally {
-        running.logs.delete(log);
-      }
-    }
-    const logs = new Set([log]);
-    const promise = super.verifyParsers(server, (line) => {
-      for (const each of logs) each(line);
-    });
-    this.verifying.set(server.name, { promise, logs });
-    try {
-      return await promise;
-    } finally {
-      this.verifying.delete(server.name);
-    }
+    if (!client) return this.verifying.run(server, log);
+    return verificationOf(await this.replyOf(client.call('verify', { server: server.name }, { log }), server));
   }
 
   /** A client's connect is the owner's (its refusal comes as the owner's `refused` event); the session is this side's, unconnected. */
@@ -385,6 +392,8 @@ export class SharedFleet extends Fleet {
     this.client?.close();
     this.client = undefined;
     this.mirrored.dispose();
+    this.shown.dispose();
+    this.takeover.clear();
     super.dispose();
   }
 }

@@ -109,6 +109,20 @@ describe('e2e: two windows share one watch', function () {
     console.log(`    verification requests on the host: ${requests.length}`);
     assert.ok(requests.length > 0);
     assert.equal(new Set(bodies).size, bodies.length, 'no verification request was sent twice (one round)');
+    // Once verified, the chat model of each window looks at /v1/models, /server_info and the model
+    // folder: a client window's looks go through the owner's connection too (brokeredTransport.ts).
+    await waitFor(
+      () =>
+        (
+          logs()
+            .join('\n')
+            .match(/Chat model offered/g) ?? []
+        ).length >= 2,
+      {
+        timeoutMs: 60_000,
+        message: 'the chat model offered in both windows',
+      },
+    );
     assert.equal(host.handshakes(), 1, 'one SSH login for both windows');
   });
 });

@@ -157,6 +157,17 @@ describe('broker: one watch per host shared by real processes', function () {
     const seen = await c.next((l) => l.event === 'state', 'C gets the state at once');
     assert.equal(seen.verdict, 'ready');
     assert.equal(seen.watching, true);
+    // The takeover made nobody see the ready server load again: B's fresh watch replayed the run's
+    // journal (loading, warming up) behind the state A had sent, until its first look ended.
+    const tookOver = b!.lines.findIndex((l, i) => i >= fromB && l.role === 'owner');
+    const shownByB = b!.lines
+      .slice(tookOver)
+      .filter((l) => l.event !== undefined)
+      .map((l) => l.verdict);
+    assert.ok(
+      shownByB.every((v) => v === 'ready'),
+      `B showed only ready after the takeover: ${shownByB.join(', ')}`,
+    );
     // B goes on watching: a restart asked in C is run by B and both follow it to ready.
     const fromC = c.lines.length;
     const fromB2 = b!.lines.length;

@@ -20,10 +20,14 @@ import {
   PROTOCOL_VERSION,
   ProtocolError,
 } from '../../src/broker/protocol';
-import { SOCKET_NAME, unsafeDirReason } from '../../src/broker/socketDir';
+import { brokerEndpoint, SOCKET_NAME, unsafeDirReason } from '../../src/broker/socketDir';
+import { execResultOf } from '../../src/broker/brokeredTransport';
+import { HOLD_MAX_MS, isBehind, TakeoverHold } from '../../src/broker/takeover';
+import { openTunnel } from '../../src/broker/tunnel';
 import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
 import type { ServerProfile } from '../../src/config/config';
-import type { RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
+import type { FleetEvent, RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { waitFor } from '../util/waitFor';
 
 const line = (m: unknown) => JSON.stringify(m);
@@ -46,9 +50,16 @@ describe('broker protocol: every message checked on receipt', () => {
         asks: ['confirm'],
       },
     );
+    const exec = { t: 'call', id: 4, verb: 'exec', server: 'gpu1', command: 'cat f', timeoutMs: 9, stdin: 'x' };
+    assert.deepEqual(parseClientMessage(line(exec)), exec);
+    const tunnel = { t: 'tunnel', v: PROTOCOL_VERSION, server: 'gpu1', host: '127.0.0.1', port: 30001 };
+    assert.deepEqual(parseClientMessage(line(tunnel)), tunnel);
     for (const bad of [
       'not json',
       line([1, 2]),
+      line({ ...exec, command: 7 }),
+      line({ ...tunnel, port: 70000 }),
+      line({ ...tunnel, extra: true }),
       line({ t: 'hello', v: 1, pid: 42, focused: true, extra: 1 }),
       line({ t: 'hello', v: '1', pid: 42, focused: true }),
       line({ t: 'call', id: 1, verb: 'rm -rf' }),
@@ -71,6 +82,17 @@ describe('broker protocol: every message checked on receipt', () => {
     };
     assert.equal(parseOwnerMessage(line(event)).t, 'event');
     assert.equal(parseOwnerMessage(line({ t: 'welcome', v: 1, peer: 2, snapshots: [snapshot] })).t, 'welcome');
+    // A verification's progress reaches every window (its tooltip), as the fleet fired it.
+    const server = { name: 'gpu1' } as ServerProfile;
+    const verifying = { word: 'tool calls', line: 'check 5 of 16: tool calling', long: false };
+    const wire = toWireEvent({ type: 'verifying', server, verifying })!;
+    const parsed = parseOwnerMessage(line({ ...event, event: wire, snapshot: { ...snapshot, verifying } }));
+    assert.ok(parsed.t === 'event');
+    assert.deepEqual(fromWireEvent(parsed.event, server, false), { type: 'verifying', server, verifying });
+    assert.throws(
+      () => parseOwnerMessage(line({ ...event, event: { ...wire, body: { verifying: { word: 'x' } } } })),
+      ProtocolError,
+    );
     for (const bad of [
       { ...event, event: { ...event.event, body: { previous: {} } } },
       { ...event, snapshot: { server: { name: 'gpu1' } } },
@@ -115,6 +137,20 @@ describe('broker: who tells its user', () => {
 });
 
 describe("broker: the socket's folder", () => {
+  it('listens on broker.sock in its folder; on Windows on a named pipe per user and folder', () => {
+    assert.equal(
+      brokerEndpoint('/run/user/1000/kimi-service', 'linux', 'ann'),
+      '/run/user/1000/kimi-service/broker.sock',
+    );
+    assert.equal(brokerEndpoint('/tmp/kimi-service-501', 'darwin', 'ann'), '/tmp/kimi-service-501/broker.sock');
+    const temp = String.raw`C:\Users\ann\AppData\Local\Temp\kimi-service-user`;
+    const pipe = brokerEndpoint(temp, 'win32', 'ann smith');
+    assert.ok(pipe.startsWith(String.raw`\\.\pipe\kimi-service-ann_smith-`), pipe);
+    assert.match(pipe.slice(String.raw`\\.\pipe\kimi-service-ann_smith-`.length), /^[0-9a-f]{12}$/);
+    assert.notEqual(pipe, brokerEndpoint(String.raw`C:\other`, 'win32', 'ann smith'), 'another folder, another pipe');
+    assert.notEqual(pipe, brokerEndpoint(temp, 'win32', 'bob'), "another user's");
+  });
+
   const stat = (patch: Partial<{ dir: boolean; link: boolean; uid: number; mode: number }>) => ({
     isDirectory: () => patch.dir ?? true,
     isSymbolicLink: () => patch.link ?? false,
@@ -209,6 +245,10 @@ describe('broker: ownership over real Unix sockets', () => {
       },
       connect: async () => undefined,
       forecast: async () => ({}) as never,
+      exec: async () => ({ stdout: '', stderr: '', code: 0 }),
+      openStream: async () => {
+        throw new Error('no stream');
+      },
     };
     const logs: string[] = [];
     const owner = new BrokerOwner(fleet, (_l, m) => logs.push(m), false);
@@ -249,5 +289,92 @@ describe('broker: ownership over real Unix sockets', () => {
     await assert.rejects(old.join(1, false, { onEvent: () => undefined, onClose: () => undefined }), BrokerRefused);
     client.close();
     owner.close();
+  });
+
+  it("a client's commands and HTTP go through the owner's connection: exec, and a tunnel to the server's url only", async () => {
+    const echo = net.createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const port = (echo.address() as net.AddressInfo).port;
+    const server = { name: 'gpu1', host: 'h', unit: 'u', url: `http://127.0.0.1:${port}` } as ServerProfile;
+    const snapshot = { server, state: undefined, watching: false, loading: false } as unknown as ServerSnapshot;
+    const ran: string[] = [];
+    const fleet = {
+      server: (name: string) => (name === 'gpu1' ? server : undefined),
+      snapshots: () => [snapshot],
+      snapshot: () => snapshot,
+      exec: async (_s: ServerProfile, command: string, options: { stdin?: string; timeoutMs?: number }) => {
+        ran.push(`${command} <${options.stdin ?? ''}> ${options.timeoutMs ?? '-'}`);
+        return { stdout: 'out', stderr: '', code: 3 };
+      },
+      openStream: (_s: ServerProfile, host: string, p: number) =>
+        new Promise<NodeJS.ReadWriteStream>((resolve, reject) => {
+          const socket = net.connect(p, host, () => resolve(socket));
+          socket.once('error', reject);
+        }),
+    } as unknown as OwnerFleet;
+    const owner = new BrokerOwner(fleet, () => undefined, false);
+    const c = await claim(dir, (s) => owner.accept(s));
+    open.push(c);
+    const joined = await claim(dir, () => undefined);
+    if (joined.role !== 'client') return assert.fail('a client');
+    const client = new BrokerClient(joined.socket);
+    await client.join(1, false, { onEvent: () => undefined, onClose: () => undefined });
+    const reply = await client.call('exec', { server: 'gpu1', command: 'cat', stdin: 'x', timeoutMs: 500 }).reply;
+    assert.deepEqual(execResultOf(reply), { stdout: 'out', stderr: '', code: 3 });
+    assert.deepEqual(ran, ['cat <x> 500']);
+    const socketPath = path.join(dir, SOCKET_NAME);
+    const stream = await openTunnel(socketPath, 'gpu1', '127.0.0.1', port);
+    const back = new Promise<string>((resolve) => stream.once('data', (d: Buffer) => resolve(d.toString())));
+    stream.write('ping through the owner');
+    assert.equal(await back, 'ping through the owner');
+    stream.destroy();
+    await assert.rejects(openTunnel(socketPath, 'gpu1', '127.0.0.1', port + 1), /is not the url of gpu1/);
+    await assert.rejects(openTunnel(socketPath, 'nope', '127.0.0.1', port), /no server "nope"/);
+    client.close();
+    owner.close();
+    await new Promise((resolve) => echo.close(resolve));
+  });
+});
+
+describe('broker: a takeover does not show a ready server loading again', () => {
+  const unit = (invocationId: string) => ({ invocationId, activeState: 'active' }) as never;
+  const state = (verdict: string, extra: Record<string, unknown> = {}) =>
+    ({ verdict, progress: undefined, unit: unit('run1'), ...extra }) as unknown as LoadState;
+  const server = { name: 'gpu1' } as ServerProfile;
+  const stateEvent = (s: LoadState): FleetEvent => ({ type: 'state', server, state: s, previous: s });
+
+  it('a fresh watch of the same run is behind while it replays loading and warming up; a new run or a failure is not', () => {
+    const ready = state('ready');
+    assert.equal(isBehind(state('loading', { unit: undefined }), ready), true);
+    assert.equal(isBehind(state('warming up'), ready), true);
+    assert.equal(isBehind(state('ready'), ready), false);
+    assert.equal(isBehind(state('failed'), ready), false);
+    assert.equal(isBehind(state('unreachable'), ready), false);
+    assert.equal(isBehind(state('loading', { unit: unit('run2') }), ready), false, 'a new run is news');
+    const at40 = state('loading', { progress: 0.4 });
+    assert.equal(isBehind(state('loading', { progress: 0.1 }), at40), true);
+    assert.equal(isBehind(state('loading', { progress: 0.5 }), at40), false);
+  });
+
+  it('holds the replayed states, shows the first end with its state; keeps the old verification of the same run', () => {
+    let now = 0;
+    const hold = new TakeoverHold(() => now);
+    hold.hold('gpu1', { state: state('ready'), verification: 'verified: 16/16', verificationTable: 't' });
+    assert.deepEqual(hold.filter(stateEvent(state('loading', { unit: undefined }))), []);
+    assert.deepEqual(hold.filter(stateEvent(state('warming up'))), []);
+    assert.equal(hold.isHeld('gpu1'), true);
+    const done = state('ready', { readyAt: 5 });
+    const shown = hold.filter({ type: 'end', server, outcome: { end: 'ready', state: done }, quiet: true });
+    assert.deepEqual(
+      shown.map((e) => (e.type === 'state' ? `state:${e.previous.verdict}->${e.state.verdict}` : e.type)),
+      ['state:ready->ready', 'end'],
+    );
+    assert.equal(hold.isHeld('gpu1'), false);
+    assert.deepEqual(hold.checksOf('gpu1', done), { verification: 'verified: 16/16', verificationTable: 't' });
+    assert.equal(hold.checksOf('gpu1', state('loading', { unit: unit('run2') })), undefined, 'not for a new run');
+    // Held too long: the fresh state is shown whatever it says.
+    hold.hold('gpu1', { state: state('ready'), verification: undefined });
+    now = HOLD_MAX_MS;
+    assert.equal(hold.filter(stateEvent(state('warming up'))).length, 1);
   });
 });

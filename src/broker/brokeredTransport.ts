@@ -7,14 +7,17 @@
  * connection of its own. Long-lived commands (`stream`: a watch's journal and sampler) are only
  * the owner's and stay on this process's own transport.
  */
+import { forwardOpener } from '../fleet/forward/portForward';
 import type { ExecOptions, ExecResult, RemoteProcess, StreamOpener, Transport } from '../transport/transport';
 import type { BrokerClient, Call } from './client';
+import { MAX_COMMAND_CHARS } from './protocol';
 import { openTunnel } from './tunnel';
 
 /** How the owner serves this server now. */
 export interface OwnerRoute {
   connect(): Promise<void>;
-  exec(command: string, options: ExecOptions): Promise<ExecResult>;
+  /** Undefined: too large to pass between processes (its command, input or output): run it here. */
+  exec(command: string, options: Omit<ExecOptions, 'signal'>): Promise<ExecResult | undefined>;
   openStream: StreamOpener;
 }
 
@@ -56,7 +59,7 @@ export class BrokeredTransport implements Transport {
     const { signal, ...rest } = options;
     if (signal?.aborted) throw new Error('aborted');
     // The owner runs it to its end (or its time limit); an abort here only stops waiting for it.
-    const run = route.exec(command, rest);
+    const run = route.exec(command, rest).then((result) => result ?? this.inner.exec(command, options));
     if (!signal) return run;
     return new Promise((resolve, reject) => {
       const onAbort = () => reject(new Error('aborted'));
@@ -75,13 +78,23 @@ export class BrokeredTransport implements Transport {
     return route ? route.openStream(host, port) : this.inner.openStream(host, port);
   };
 
+  /**
+   * Outside the watch's channel cap (port forwards, a client's HTTP served by the owner): a
+   * client's stream is the owner's tunnel, which the owner opens outside its own cap.
+   */
+  readonly openUncappedStream: StreamOpener = async (host, port) => {
+    const route = await this.route();
+    return route ? route.openStream(host, port) : forwardOpener({ transport: this.inner })(host, port);
+  };
+
   dispose(): void {
     this.inner.dispose();
   }
 }
 
-/** The owner's answer to an exec, checked (it travels as any JSON). */
-export function execResultOf(value: unknown): ExecResult {
+/** The owner's answer to an exec, checked (it travels as any JSON); undefined: too large to pass. */
+export function execResultOf(value: unknown): ExecResult | undefined {
+  if ((value as { tooLarge?: unknown } | null)?.tooLarge === true) return undefined;
   const v = value as Partial<ExecResult> | null;
   if (
     typeof v?.stdout !== 'string' ||
@@ -104,8 +117,10 @@ export function ownerRoute(
     connect: async () => {
       await replyOf(client.call('connect', { server: name }));
     },
-    exec: async (command, options) =>
-      execResultOf(await replyOf(client.call('exec', { server: name, command, ...options }))),
+    exec: async (command, options) => {
+      if (command.length > MAX_COMMAND_CHARS || (options.stdin?.length ?? 0) > MAX_COMMAND_CHARS) return undefined;
+      return execResultOf(await replyOf(client.call('exec', { server: name, command, ...options })));
+    },
     openStream: (host, port) => openTunnel(socketPath, name, host, port),
   };
 }

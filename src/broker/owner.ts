@@ -22,6 +22,7 @@ import { FocusTarget, OWNER_PEER } from './focus';
 import { LineSocket } from './lineSocket';
 import {
   encode,
+  MAX_SHARED_OUTPUT_BYTES,
   parseClientMessage,
   PROTOCOL_VERSION,
   type Choice,
@@ -44,7 +45,10 @@ export interface OwnerFleet {
   verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification>;
   connect(server: ServerProfile): Promise<unknown>;
   forecast(server: ServerProfile): Promise<LoadForecast>;
-  /** A command on the server's host, and a TCP stream from there, over this fleet's own connection. */
+  /**
+   * A command on the server's host, and a TCP stream from there, over this fleet's own
+   * connection (the stream outside the watch's channel cap: a client's chat may stream for minutes).
+   */
   exec(server: ServerProfile, command: string, options: ExecOptions): Promise<ExecResult>;
   openStream(server: ServerProfile, host: string, port: number): Promise<NodeJS.ReadWriteStream>;
 }
@@ -241,12 +245,14 @@ export class BrokerOwner {
             ...(message.maxOutputBytes !== undefined ? { maxOutputBytes: message.maxOutputBytes } : {}),
             ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
           });
-          return reply({
+          const value = {
             stdout: result.stdout,
             stderr: result.stderr,
             code: result.code,
             ...(result.signal !== undefined ? { signal: result.signal } : {}),
-          });
+          };
+          // A line over the limit would end the client's connection: it runs such a command itself.
+          return reply(Buffer.byteLength(JSON.stringify(value)) > MAX_SHARED_OUTPUT_BYTES ? { tooLarge: true } : value);
         }
         case 'verify':
           return reply(await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })));

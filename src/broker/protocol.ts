@@ -12,8 +12,10 @@ export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 /** `exec`: a command on the server's host, over the owner's connection (brokeredTransport.ts). */
 export type Verb = 'attach' | 'restart' | 'stop' | 'verify' | 'connect' | 'forecast' | 'exec';
 const VERBS: readonly Verb[] = ['attach', 'restart', 'stop', 'verify', 'connect', 'forecast', 'exec'];
-/** A command line or its standard input: larger is not one of ours. */
-const MAX_COMMAND_CHARS = 1024 * 1024;
+/** A command line or its standard input: larger is not one of ours (the client runs it itself). */
+export const MAX_COMMAND_CHARS = 1024 * 1024;
+/** A command's output larger than this is not passed between peers: `{ tooLarge: true }`, the client runs it itself. */
+export const MAX_SHARED_OUTPUT_BYTES = MAX_LINE_BYTES - 64 * 1024;
 export type Question = 'confirm' | 'choose';
 export type Choice = 'follow' | 'restart' | 'cancel';
 

@@ -9,6 +9,7 @@
 import type * as net from 'node:net';
 import type { ServerProfile } from '../config/config';
 import { Fleet } from '../fleet/fleet';
+import { forwardOpener } from '../fleet/forward/portForward';
 import type {
   FleetDeps,
   FleetEvent,
@@ -93,7 +94,7 @@ export class SharedFleet extends Fleet {
     connect: (server) => super.connect(server),
     forecast: (server) => super.forecast(server),
     exec: async (server, command, options) => (await super.connect(server)).transport.exec(command, options),
-    openStream: async (server, host, port) => (await super.connect(server)).transport.openStream(host, port),
+    openStream: async (server, host, port) => forwardOpener(await super.connect(server))(host, port),
   };
 
   constructor(

@@ -141,6 +141,22 @@ describe('broker: one watch per host shared by real processes', function () {
     const aEnd = a.lines.find(endReady)!;
     const bEnd = b.lines.find(endReady)!;
     assert.deepEqual([aEnd.quiet, bEnd.quiet], [false, true], 'the ready is news in one process only');
+    // A client's HTTP and commands (the chat model's looks) go through the owner's connection, and
+    // give back the channels they took: the owner's watch keeps its probes' slot.
+    const fromB = b.lines.length;
+    b.send('http');
+    const http = await b.next((l) => l.http !== undefined || l.httpError !== undefined, "B's HTTP", fromB);
+    assert.deepEqual([http.http, http.exec], [[200, 200, 200, 200, 200], 'shared'], JSON.stringify(http));
+    assert.equal(host.handshakes(), 1, "B's HTTP and command used A's connection");
+    await waitFor(
+      async () => {
+        const from = a.lines.length;
+        a.send('slots');
+        const slots = (await a.next((l) => l.slots !== undefined, "A's channel slots", from)).slots as number;
+        return slots <= 2;
+      },
+      { message: "the tunnels' channels given back (A keeps its journal and sampler only)", timeoutMs: 30_000 },
+    );
     const firstRound = chatRequests() - chatBefore;
     console.log(`      one verification round: ${firstRound} chat requests on the host`);
     assert.ok(firstRound > 0);

@@ -3,12 +3,14 @@
  * host runs it) over the settings file in argv[2], sharing through the broker folder in argv[3].
  * Acts as a window's front would for its active server: watched from its first command on, its
  * parsers verified after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
- * (at each change), each fleet event, what it ran; reads commands on stdin: restart (forced), poll (attach), exit.
+ * (at each change), each fleet event, what it ran; reads commands on stdin: restart (forced), poll (attach),
+ * http (5 GET /v1/models and a command, as a chat model's looks), slots (channel slots in use), exit.
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { SharedFleet } from '../../src/broker/sharedFleet';
 import { parseSettings } from '../../src/config/parseSettings';
+import type { ServerSession } from '../../src/monitor/session';
 import { errorText } from '../../src/util/errors';
 import { MemoryMemento } from './simHost';
 
@@ -77,6 +79,23 @@ readline.createInterface({ input: process.stdin }).on('line', (command) => {
       (o) => say({ polled: o?.end }),
       (error) => say({ pollError: errorText(error) }),
     );
+  else if (command === 'http')
+    // As a client window's chat model: its looks at the server, over the owner's connection when it is a client.
+    void (async () => {
+      const session = (await fleet.sessionFor(server)) as ServerSession;
+      const statuses: unknown[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await session.client.request('GET', '/v1/models');
+        statuses.push(r.kind === 'http' ? r.status : r.kind);
+      }
+      const listed = await session.transport.exec('echo shared');
+      say({ http: statuses, exec: listed.stdout.trim() });
+    })().catch((error) => say({ httpError: errorText(error) }));
+  else if (command === 'slots')
+    void fleet.sessionFor(server).then((s) => {
+      const inner = (s.transport as unknown as { inner?: { slotsInUse?: number } }).inner;
+      say({ slots: inner?.slotsInUse });
+    });
   else if (command === 'exit') {
     clearInterval(roleTimer);
     fleet.dispose();

@@ -14,6 +14,7 @@ import { FocusTarget, OWNER_PEER } from '../../src/broker/focus';
 import { BrokerOwner, type OwnerFleet } from '../../src/broker/owner';
 import {
   encode,
+  MAX_LINE_BYTES,
   parseClientMessage,
   parseOwnerMessage,
   profileKey,
@@ -21,7 +22,7 @@ import {
   ProtocolError,
 } from '../../src/broker/protocol';
 import { brokerEndpoint, SOCKET_NAME, unsafeDirReason } from '../../src/broker/socketDir';
-import { execResultOf } from '../../src/broker/brokeredTransport';
+import { BrokeredTransport, execResultOf } from '../../src/broker/brokeredTransport';
 import { HOLD_MAX_MS, isBehind, TakeoverHold } from '../../src/broker/takeover';
 import { openTunnel } from '../../src/broker/tunnel';
 import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
@@ -304,7 +305,7 @@ describe('broker: ownership over real Unix sockets', () => {
       snapshot: () => snapshot,
       exec: async (_s: ServerProfile, command: string, options: { stdin?: string; timeoutMs?: number }) => {
         ran.push(`${command} <${options.stdin ?? ''}> ${options.timeoutMs ?? '-'}`);
-        return { stdout: 'out', stderr: '', code: 3 };
+        return { stdout: command === 'big' ? 'x'.repeat(MAX_LINE_BYTES) : 'out', stderr: '', code: 3 };
       },
       openStream: (_s: ServerProfile, host: string, p: number) =>
         new Promise<NodeJS.ReadWriteStream>((resolve, reject) => {
@@ -322,6 +323,19 @@ describe('broker: ownership over real Unix sockets', () => {
     const reply = await client.call('exec', { server: 'gpu1', command: 'cat', stdin: 'x', timeoutMs: 500 }).reply;
     assert.deepEqual(execResultOf(reply), { stdout: 'out', stderr: '', code: 3 });
     assert.deepEqual(ran, ['cat <x> 500']);
+    // An output too large for one line is not passed (the client's connection would end): the client runs it.
+    assert.equal(execResultOf(await client.call('exec', { server: 'gpu1', command: 'big' }).reply), undefined);
+    const own: string[] = [];
+    const inner = { exec: async (command: string) => (own.push(command), { stdout: 'own', stderr: '', code: 0 }) };
+    const route = {
+      connect: async () => undefined,
+      exec: async (command: string) => execResultOf(await client.call('exec', { server: 'gpu1', command }).reply),
+      openStream: () => Promise.reject(new Error('unused')),
+    };
+    const transport = new BrokeredTransport(inner as never, async () => route);
+    assert.equal((await transport.exec('cat')).stdout, 'out', "through the owner's connection");
+    assert.equal((await transport.exec('big')).stdout, 'own', 'too large: on its own');
+    assert.deepEqual(own, ['big']);
     const socketPath = path.join(dir, SOCKET_NAME);
     const stream = await openTunnel(socketPath, 'gpu1', '127.0.0.1', port);
     const back = new Promise<string>((resolve) => stream.once('data', (d: Buffer) => resolve(d.toString())));

@@ -1,6 +1,6 @@
 // ESLint flat config: typescript-eslint's recommended rules over src/, test/ and scripts/, and import
 // rules that encode the layering of src/ (README, "Architecture"):
-//   fronts (and extension.ts) -> agent -> fleet -> present, verify -> monitor -> engine, target, host
+//   fronts (and extension.ts) -> agent, broker -> fleet -> present, verify -> monitor -> engine, target, host
 //   -> transport -> config, util
 // A layer imports only layers below it (or its own); `vscode` belongs to the fronts alone.
 import js from '@eslint/js';
@@ -10,7 +10,7 @@ import { importX, createNodeResolver } from 'eslint-plugin-import-x';
 // Highest first. Folders at one level may import each other, except where `internals` says.
 const LAYERS = [
   ['fronts', 'extension.ts'],
-  ['agent'],
+  ['agent', 'broker'],
   ['fleet'],
   ['present', 'verify'],
   ['monitor'],

@@ -5,7 +5,7 @@ import type { MementoLike } from '../monitor/history';
 import type { LoadState } from '../monitor/loadStateTypes';
 import type { ServerSession } from '../monitor/session';
 import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watchTypes';
-import type { TransportError } from '../transport/transport';
+import type { Transport, TransportError } from '../transport/transport';
 import type { SessionUi } from './sessions/sessionFactory';
 import type { Refusal } from '../present/refusals';
 import type { CheckResult } from '../verify/verifier';
@@ -99,6 +99,8 @@ export interface FleetDeps {
   readonly apiKey?: (serverName: string) => Promise<string | undefined>;
   /** Builds a session (default: SSH or local, see sessionFactory). */
   readonly createSession?: (server: ServerProfile, settings: Settings) => Promise<ServerSession>;
+  /** Wraps the transport of a default session (the broker routes a client's commands and HTTP through its owner). */
+  readonly wrapTransport?: (server: ServerProfile, transport: Transport) => Transport;
 }
 
 /** How a restart request was met. */

@@ -149,7 +149,9 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
       ),
       // The extension host must not pick up this machine's ssh-agent or ~/.ssh/config
       // by accident: the scenario's settings name everything.
-      env: { SSH_AUTH_SOCK: undefined, ...opts.env?.(host, tmp) },
+      // Each scenario's windows share their watches through a broker of their own (docs/broker.md),
+      // not with another scenario's or this machine's own windows.
+      env: { SSH_AUTH_SOCK: undefined, KIMI_SERVICE_BROKER_DIR: join(tmp, 'broker'), ...opts.env?.(host, tmp) },
     });
     wb = await openWorkbench(cs.url);
     return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };

@@ -52,7 +52,9 @@ type Log = (level: LogLevel, message: string, server: string) => void;
  */
 export function forwardOpener(session: { readonly transport: Transport }): StreamOpener {
   const transport = session.transport;
-  return transport instanceof ChannelLimitedTransport ? transport.openUncappedStream : transport.openStream;
+  if (transport instanceof ChannelLimitedTransport) return transport.openUncappedStream;
+  // A transport that wraps a capped one (the broker's, src/broker/brokeredTransport.ts) says so.
+  return (transport as { readonly openUncappedStream?: StreamOpener }).openUncappedStream ?? transport.openStream;
 }
 
 export interface PortForwardOptions {

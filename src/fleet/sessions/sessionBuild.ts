@@ -47,7 +47,17 @@ async function buildNodeSession(
           record(server.name, level, message.replace(`[${profile.name}]`, `[${server.name}] ${nodeLabel}:`));
   const session = deps.createSession
     ? await deps.createSession(profile, settings)
-    : await import('./sessionFactory').then(({ createSession }) => createSession(profile, settings, deps.ui, log));
+    : await import('./sessionFactory').then(({ createSession }) =>
+        createSession(
+          profile,
+          settings,
+          deps.ui,
+          log,
+          undefined,
+          // One node's session of a multi-node server is never another process's (docs/broker.md).
+          deps.wrapTransport && nodeLabel === undefined ? (t) => deps.wrapTransport!(server, t) : undefined,
+        ),
+      );
   const apiKey = await deps.apiKey?.(server.name);
   if (apiKey) session.client.setApiKey(apiKey);
   return session;

@@ -92,8 +92,11 @@ export async function createSession(
   ui: SessionUi,
   log: Log,
   httpOptions?: ServerHttpOptions,
+  /** Wraps the transport the session (its HTTP included) uses (the broker's, src/broker/brokeredTransport.ts). */
+  wrap?: (transport: Transport) => Transport,
 ): Promise<ServerSession> {
-  const transport = new ChannelLimitedTransport(await createTransport(server, settings, ui, log));
+  const limited = new ChannelLimitedTransport(await createTransport(server, settings, ui, log));
+  const transport = wrap ? wrap(limited) : limited;
   const agent = new TunnelAgent(transport.openStream);
   // When the host forbids TCP forwarding, HTTP goes through curl on the host instead.
   const http = new ServerHttpClient(server.url, agent, undefined, {

@@ -7,7 +7,8 @@
  */
 import type * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
-import { Fleet, type FleetSession } from '../../fleet/fleet';
+import { SharedFleet } from '../../broker/sharedFleet';
+import type { Fleet, FleetSession } from '../../fleet/fleet';
 import { NoticeGate } from '../../fleet/words/notices';
 import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { ActionHost } from './actionHost';
@@ -27,6 +28,7 @@ import { rollingRestartCommand } from './rollingRestartCommand';
 import { ServerChoice } from './serverChoice';
 import { Sessions } from './sessions';
 import { SettingsState } from './settingsState';
+import { shareWatches } from './sharing';
 import type { StatusBar } from './statusBar';
 import { StatusRenderer } from './statusRenderer';
 import { WatchCommands } from './watchCommands';
@@ -58,15 +60,20 @@ export class Controller extends Disposable implements ActionHost {
   constructor(private readonly deps: ControllerDeps) {
     super();
     const { log, apiKeys } = deps;
-    this.fleet = this._register(
-      new Fleet({
-        ui: deps.ui,
-        log: (level, message) => log[level](message),
-        history: deps.state,
-        ...(apiKeys ? { apiKey: (name: string) => apiKeys.get(name) } : {}),
-      }),
+    // One watch per host for all of this user's windows (docs/broker.md); its own when the broker fails.
+    const fleet = this._register(
+      new SharedFleet(
+        {
+          ui: deps.ui,
+          log: (level, message) => log[level](message),
+          history: deps.state,
+          ...(apiKeys ? { apiKey: (name: string) => apiKeys.get(name) } : {}),
+        },
+        { log: (level, message) => log[level](message) },
+      ),
     );
-    const fleet = this.fleet;
+    this.fleet = fleet;
+    this._register(shareWatches(fleet));
     const gate = new NoticeGate();
     this.notifier = new Notifier(log, apiKeys?.known);
     this.settings = this._register(new SettingsState(fleet, log));

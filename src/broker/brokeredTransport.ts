@@ -1,0 +1,126 @@
+/**
+ * The transport of a server's session in a process that shares the broker (docs/broker.md):
+ * while this process is a client for the server, what its fronts run on the host (a command:
+ * the suggestions after a load, the token counter's look at the model folder, Show logs'
+ * journal) and the HTTP to the server (the chat model's looks and requests) go through the
+ * owner's connection; as owner or alone, through its own. So a client window opens no SSH
+ * connection of its own. Long-lived commands (`stream`: a watch's journal and sampler) are only
+ * the owner's and stay on this process's own transport.
+ */
+import { forwardOpener } from '../fleet/forward/portForward';
+import type { ExecOptions, ExecResult, RemoteProcess, StreamOpener, Transport } from '../transport/transport';
+import type { BrokerClient, Call } from './client';
+import { MAX_COMMAND_CHARS } from './protocol';
+import { openTunnel } from './tunnel';
+
+/** How the owner serves this server now. */
+export interface OwnerRoute {
+  connect(): Promise<void>;
+  /** Undefined: too large to pass between processes (its command, input or output): run it here. */
+  exec(command: string, options: Omit<ExecOptions, 'signal'>): Promise<ExecResult | undefined>;
+  openStream: StreamOpener;
+}
+
+export class BrokeredTransport implements Transport {
+  constructor(
+    private readonly inner: Transport,
+    /** The owner's route while this process is its client for the server; undefined: its own transport. */
+    private readonly route: () => Promise<OwnerRoute | undefined>,
+  ) {}
+
+  get description(): string {
+    return this.inner.description;
+  }
+
+  get state(): Transport['state'] {
+    return this.inner.state;
+  }
+
+  get handshakes(): number {
+    return this.inner.handshakes;
+  }
+
+  get openChannels(): number | undefined {
+    return this.inner.openChannels;
+  }
+
+  onStateChange(listener: Parameters<Transport['onStateChange']>[0]): { dispose(): void } {
+    return this.inner.onStateChange(listener);
+  }
+
+  async connect(): Promise<void> {
+    const route = await this.route();
+    return route ? route.connect() : this.inner.connect();
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    const route = await this.route();
+    if (!route) return this.inner.exec(command, options);
+    const { signal, ...rest } = options;
+    if (signal?.aborted) throw new Error('aborted');
+    // The owner runs it to its end (or its time limit); an abort here only stops waiting for it.
+    const run = route.exec(command, rest).then((result) => result ?? this.inner.exec(command, options));
+    if (!signal) return run;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  stream(command: string, onLine: (line: string) => void, onStderr?: (line: string) => void): Promise<RemoteProcess> {
+    return this.inner.stream(command, onLine, onStderr);
+  }
+
+  /** A property, not a method: the HTTP agent takes it on its own (`new TunnelAgent(transport.openStream)`). */
+  readonly openStream: StreamOpener = async (host, port) => {
+    const route = await this.route();
+    return route ? route.openStream(host, port) : this.inner.openStream(host, port);
+  };
+
+  /**
+   * Outside the watch's channel cap (port forwards, a client's HTTP served by the owner): a
+   * client's stream is the owner's tunnel, which the owner opens outside its own cap.
+   */
+  readonly openUncappedStream: StreamOpener = async (host, port) => {
+    const route = await this.route();
+    return route ? route.openStream(host, port) : forwardOpener({ transport: this.inner })(host, port);
+  };
+
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
+
+/** The owner's answer to an exec, checked (it travels as any JSON); undefined: too large to pass. */
+export function execResultOf(value: unknown): ExecResult | undefined {
+  if ((value as { tooLarge?: unknown } | null)?.tooLarge === true) return undefined;
+  const v = value as Partial<ExecResult> | null;
+  if (
+    typeof v?.stdout !== 'string' ||
+    typeof v.stderr !== 'string' ||
+    (v.code !== null && typeof v.code !== 'number') ||
+    (v.signal !== undefined && typeof v.signal !== 'string')
+  )
+    throw new Error('the window that watches answered a command with something else than its output');
+  return { stdout: v.stdout, stderr: v.stderr, code: v.code, ...(v.signal !== undefined ? { signal: v.signal } : {}) };
+}
+
+/** The route through the owner's connection (`client`) for one server, its tunnels through `socketPath`. */
+export function ownerRoute(
+  client: BrokerClient,
+  name: string,
+  socketPath: string,
+  replyOf: (call: Call) => Promise<unknown>,
+): OwnerRoute {
+  return {
+    connect: async () => {
+      await replyOf(client.call('connect', { server: name }));
+    },
+    exec: async (command, options) => {
+      if (command.length > MAX_COMMAND_CHARS || (options.stdin?.length ?? 0) > MAX_COMMAND_CHARS) return undefined;
+      return execResultOf(await replyOf(client.call('exec', { server: name, command, ...options })));
+    },
+    openStream: (host, port) => openTunnel(socketPath, name, host, port),
+  };
+}

@@ -1,0 +1,293 @@
+/**
+ * The owner's side of the broker: the peers of this machine connect here, get every server's
+ * snapshot at once and each event of the owner's fleet as it happens, and have their verbs run
+ * by the owner's fleet (the restart through its one door, the restart rule, with the questions
+ * asked back in the peer that asked).
+ */
+import type * as net from 'node:net';
+import type { ServerProfile } from '../config/config';
+import type {
+  FleetEvent,
+  ParserVerification,
+  RestartOptions,
+  RestartAnswer,
+  ServerSnapshot,
+} from '../fleet/fleetTypes';
+import type { RestartQuestions } from '../fleet/restart/restartVerb';
+import type { LoadForecast } from '../monitor/loadInsights';
+import { urlPort, type WatchOutcome } from '../monitor/watchTypes';
+import type { ExecOptions, ExecResult } from '../transport/transport';
+import { errorText } from '../util/errors';
+import { FocusTarget, OWNER_PEER } from './focus';
+import { LineSocket } from './lineSocket';
+import {
+  encode,
+  MAX_SHARED_OUTPUT_BYTES,
+  parseClientMessage,
+  PROTOCOL_VERSION,
+  type Choice,
+  type ClientMessage,
+  type OwnerMessage,
+  type Question,
+} from './protocol';
+import { firstLine, serveTunnel } from './tunnel';
+import { toWireError, toWireEvent, toWireSnapshot } from './wire';
+
+/** The owner's own fleet, its verbs as they run here (not through the broker). */
+export interface OwnerFleet {
+  server(name: string): ServerProfile | undefined;
+  snapshots(): ServerSnapshot[];
+  snapshot(server: ServerProfile): ServerSnapshot;
+  watchAll(skip: (server: ServerProfile) => boolean): string[];
+  attach(server: ServerProfile, quiet: boolean): Promise<WatchOutcome | undefined>;
+  restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined>;
+  stop(server: ServerProfile, reason: string): boolean;
+  verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification>;
+  connect(server: ServerProfile): Promise<unknown>;
+  forecast(server: ServerProfile): Promise<LoadForecast>;
+  /**
+   * A command on the server's host, and a TCP stream from there, over this fleet's own
+   * connection (the stream outside the watch's channel cap: a client's chat may stream for minutes).
+   */
+  exec(server: ServerProfile, command: string, options: ExecOptions): Promise<ExecResult>;
+  openStream(server: ServerProfile, host: string, port: number): Promise<NodeJS.ReadWriteStream>;
+}
+
+/** The host and port of a server's url: the one place a tunnel may lead to. */
+function urlHostPort(url: string): { host: string; port: number | undefined } | undefined {
+  try {
+    return { host: new URL(url).hostname.replace(/^\[(.*)\]$/, '$1'), port: urlPort(url) };
+  } catch {
+    return undefined;
+  }
+}
+
+interface Peer {
+  readonly id: number;
+  readonly line: LineSocket;
+  welcomed: boolean;
+  readonly asks: Map<number, (value: boolean | Choice | undefined) => void>;
+}
+
+export class BrokerOwner {
+  private readonly peers = new Map<number, Peer>();
+  private readonly tunnels = new Set<net.Socket>();
+  private readonly focus = new FocusTarget();
+  private nextPeer = OWNER_PEER + 1;
+  private nextAsk = 1;
+  private closed = false;
+
+  constructor(
+    private readonly fleet: OwnerFleet,
+    private readonly log: (level: 'info' | 'warn', message: string) => void,
+    ownFocus: boolean,
+  ) {
+    this.focus.report(OWNER_PEER, ownFocus);
+  }
+
+  get peerCount(): number {
+    return this.peers.size;
+  }
+
+  /** The owner's own window tells its user (it was focused last, or no peer ever was). */
+  notifiesHere(): boolean {
+    return this.focus.target() === OWNER_PEER;
+  }
+
+  ownFocus(focused: boolean): void {
+    this.focus.report(OWNER_PEER, focused);
+  }
+
+  /** A new connection: a peer (its hello first) or a tunnel (its request first). */
+  accept(socket: net.Socket): void {
+    if (this.closed) return void socket.destroy();
+    firstLine(socket, (line, read) => {
+      if (line === undefined || this.closed) return void socket.destroy();
+      let message: ClientMessage | undefined;
+      try {
+        message = parseClientMessage(line);
+      } catch {
+        message = undefined;
+      }
+      if (message?.t === 'tunnel') return this.tunnel(socket, message, read.rest);
+      // A peer's line connection reads its hello again from the start.
+      socket.unshift(read.all);
+      this.peer(socket);
+    });
+  }
+
+  private tunnel(socket: net.Socket, message: Extract<ClientMessage, { t: 'tunnel' }>, rest: Buffer): void {
+    this.tunnels.add(socket);
+    socket.on('close', () => this.tunnels.delete(socket));
+    serveTunnel(socket, rest, async () => {
+      if (message.v !== PROTOCOL_VERSION) throw new Error(`broker protocol ${message.v}, not ${PROTOCOL_VERSION}`);
+      const server = this.fleet.server(message.server);
+      if (!server) throw new Error(`no server "${message.server}" in the settings of the window that watches`);
+      const to = urlHostPort(server.url);
+      if (!to || to.host !== message.host || to.port !== message.port)
+        throw new Error(`${message.host}:${message.port} is not the url of ${server.name}`);
+      return this.fleet.openStream(server, message.host, message.port);
+    });
+  }
+
+  private peer(socket: net.Socket): void {
+    const id = this.nextPeer++;
+    const line = new LineSocket(
+      socket,
+      (text) => this.receive(peer, text),
+      () => this.left(peer),
+    );
+    const peer: Peer = { id, line, welcomed: false, asks: new Map() };
+    this.peers.set(id, peer);
+  }
+
+  /** An event of the owner's fleet, to every peer (the one to tell its user marked). */
+  broadcast(event: FleetEvent): void {
+    const wire = toWireEvent(event);
+    if (!wire) return;
+    const snapshot = toWireSnapshot(this.fleet.snapshot(event.server));
+    const target = this.focus.target();
+    for (const peer of this.peers.values())
+      if (peer.welcomed) this.send(peer, { t: 'event', event: wire, snapshot, notify: peer.id === target });
+  }
+
+  private send(peer: Peer, message: OwnerMessage): void {
+    peer.line.send(encode(message));
+  }
+
+  private left(peer: Peer): void {
+    this.peers.delete(peer.id);
+    this.focus.left(peer.id);
+    for (const resolve of peer.asks.values()) resolve(undefined);
+    peer.asks.clear();
+  }
+
+  private receive(peer: Peer, text: string): void {
+    let message: ClientMessage;
+    try {
+      message = parseClientMessage(text);
+    } catch (error) {
+      this.log('warn', `Broker: a peer sent an invalid message (${errorText(error)}): disconnected.`);
+      return peer.line.close();
+    }
+    if (!peer.welcomed && message.t !== 'hello') return peer.line.close();
+    switch (message.t) {
+      case 'hello':
+        return this.hello(peer, message);
+      case 'focus':
+        return this.focus.report(peer.id, message.focused);
+      case 'watchAll': {
+        const wanted = new Set(message.names);
+        this.fleet.watchAll((s) => !wanted.has(s.name));
+        return;
+      }
+      case 'answer':
+        peer.asks.get(message.id)?.(message.value);
+        peer.asks.delete(message.id);
+        return;
+      case 'call':
+        return void this.call(peer, message);
+      case 'tunnel':
+        return peer.line.close();
+    }
+  }
+
+  private hello(peer: Peer, message: Extract<ClientMessage, { t: 'hello' }>): void {
+    if (message.v !== PROTOCOL_VERSION) {
+      this.send(peer, {
+        t: 'refuse',
+        v: PROTOCOL_VERSION,
+        reason: `the window that shares the watches speaks broker protocol ${PROTOCOL_VERSION}, this one ${message.v} (another version of the extension)`,
+      });
+      return peer.line.close();
+    }
+    peer.welcomed = true;
+    this.focus.report(peer.id, message.focused);
+    const snapshots = this.fleet.snapshots().map(toWireSnapshot);
+    this.send(peer, { t: 'welcome', v: PROTOCOL_VERSION, peer: peer.id, snapshots });
+    this.log('info', `Broker: process ${message.pid} shares this window's watches (${this.peers.size} now).`);
+  }
+
+  private ask(peer: Peer, call: number, question: Question, reason?: string): Promise<boolean | Choice | undefined> {
+    const id = this.nextAsk++;
+    return new Promise((resolve) => {
+      peer.asks.set(id, resolve);
+      this.send(peer, { t: 'ask', id, call, question, ...(reason !== undefined ? { reason } : {}) });
+    });
+  }
+
+  private async call(peer: Peer, message: Extract<ClientMessage, { t: 'call' }>): Promise<void> {
+    const { id, verb } = message;
+    const reply = (value?: unknown) => this.send(peer, { t: 'reply', id, ok: true, value });
+    const outcome = (done: Promise<WatchOutcome | undefined>) =>
+      void done.then(
+        (o) => this.send(peer, { t: 'outcome', id, ...(o ? { outcome: JSON.parse(JSON.stringify(o)) } : {}) }),
+        () => this.send(peer, { t: 'outcome', id }),
+      );
+    try {
+      const server = message.server !== undefined ? this.fleet.server(message.server) : undefined;
+      if (!server) throw new Error(`no server "${message.server ?? ''}" in the settings of the window that watches`);
+      switch (verb) {
+        case 'attach':
+          reply();
+          return outcome(this.fleet.attach(server, message.quiet === true));
+        case 'stop':
+          return reply(this.fleet.stop(server, 'stopped by the user'));
+        case 'connect':
+          await this.fleet.connect(server);
+          return reply();
+        case 'forecast':
+          return reply(JSON.parse(JSON.stringify(await this.fleet.forecast(server))));
+        case 'exec': {
+          if (message.command === undefined) throw new Error('exec without a command');
+          const result = await this.fleet.exec(server, message.command, {
+            ...(message.timeoutMs !== undefined ? { timeoutMs: message.timeoutMs } : {}),
+            ...(message.maxOutputBytes !== undefined ? { maxOutputBytes: message.maxOutputBytes } : {}),
+            ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
+          });
+          const value = {
+            stdout: result.stdout,
+            stderr: result.stderr,
+            code: result.code,
+            ...(result.signal !== undefined ? { signal: result.signal } : {}),
+          };
+          // A line over the limit would end the client's connection: it runs such a command itself.
+          return reply(Buffer.byteLength(JSON.stringify(value)) > MAX_SHARED_OUTPUT_BYTES ? { tooLarge: true } : value);
+        }
+        case 'verify':
+          return reply(await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })));
+        case 'restart': {
+          const asks = message.asks ?? [];
+          const result = await this.fleet.restartAsking(server, {
+            ...(message.force !== undefined ? { force: message.force } : {}),
+            ...(message.issueTimeoutMs !== undefined ? { issueTimeoutMs: message.issueTimeoutMs } : {}),
+            ...(asks.includes('choose')
+              ? { choose: async (reason) => ((await this.ask(peer, id, 'choose', reason)) as Choice) ?? 'cancel' }
+              : {}),
+            ...(asks.includes('confirm')
+              ? { confirm: async () => (await this.ask(peer, id, 'confirm')) === true }
+              : {}),
+          });
+          if (!result) return reply(null);
+          reply(
+            result.kind === 'restarted'
+              ? { kind: result.kind, issued: result.issued }
+              : { kind: result.kind, reason: result.reason },
+          );
+          return outcome(result.outcome);
+        }
+      }
+    } catch (error) {
+      this.send(peer, { t: 'reply', id, ok: false, error: toWireError(error) });
+    }
+  }
+
+  /** The owner leaves: every peer sees its connection close (one of them takes over). */
+  close(): void {
+    this.closed = true;
+    for (const peer of this.peers.values()) peer.line.destroy();
+    this.peers.clear();
+    for (const tunnel of this.tunnels) tunnel.destroy();
+    this.tunnels.clear();
+  }
+}

@@ -11,6 +11,7 @@ import {
   parseOwnerMessage,
   PROTOCOL_VERSION,
   type Choice,
+  type CallFields,
   type ClientMessage,
   type OwnerMessage,
   type Question,
@@ -29,18 +30,6 @@ export interface ClientHandlers {
 export interface CallHooks {
   readonly ask?: (question: Question, reason: string | undefined) => Promise<boolean | Choice>;
   readonly log?: (line: string) => void;
-}
-
-export interface CallFields {
-  readonly server?: string;
-  readonly force?: boolean;
-  readonly quiet?: boolean;
-  readonly issueTimeoutMs?: number;
-  readonly asks?: readonly Question[];
-  readonly command?: string;
-  readonly timeoutMs?: number;
-  readonly maxOutputBytes?: number;
-  readonly stdin?: string;
 }
 
 /** A call's answer: `reply` the verb's value, `outcome` how the watch it started ended (attach, restart). */

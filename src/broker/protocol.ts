@@ -47,27 +47,27 @@ export interface WireError {
   readonly name?: string;
 }
 
+/** What a call carries besides its verb. */
+export interface CallFields {
+  readonly server?: string;
+  readonly force?: boolean;
+  readonly quiet?: boolean;
+  readonly issueTimeoutMs?: number;
+  /** Which questions the asking peer can answer (the restart's confirmation, follow-or-restart). */
+  readonly asks?: readonly Question[];
+  /** exec: the command (quoted already), its time limit, its output cap, its standard input. */
+  readonly command?: string;
+  readonly timeoutMs?: number;
+  readonly maxOutputBytes?: number;
+  readonly stdin?: string;
+}
+
 export type ClientMessage =
   | { readonly t: 'hello'; readonly v: number; readonly pid: number; readonly focused: boolean }
   | { readonly t: 'focus'; readonly focused: boolean }
   /** The servers this peer would watch in the background (the owner watches the union). */
   | { readonly t: 'watchAll'; readonly names: readonly string[] }
-  | {
-      readonly t: 'call';
-      readonly id: number;
-      readonly verb: Verb;
-      readonly server?: string;
-      readonly force?: boolean;
-      readonly quiet?: boolean;
-      readonly issueTimeoutMs?: number;
-      /** Which questions the asking peer can answer (the restart's confirmation, follow-or-restart). */
-      readonly asks?: readonly Question[];
-      /** exec: the command (quoted already), its time limit, its output cap, its standard input. */
-      readonly command?: string;
-      readonly timeoutMs?: number;
-      readonly maxOutputBytes?: number;
-      readonly stdin?: string;
-    }
+  | ({ readonly t: 'call'; readonly id: number; readonly verb: Verb } & CallFields)
   /**
    * The first and only line of a tunnel connection (brokeredTransport.ts): the owner opens a TCP
    * stream to host:port from the server's host and pipes this connection's bytes to it.

@@ -3,6 +3,7 @@
  * model's name and context length (/v1/models), the engine's flags and limits (/server_info, or
  * vLLM's running command line). Judged by ./judges.
  */
+import { engineById } from '../engine/engine';
 import { contextLengthOf } from './budget';
 import { judgeRunningFlags, judgeServerInfo, showJson, truncate, type ExpectedParsers, type Judgement } from './judges';
 import type { VerifierDeps } from './verifyTypes';
@@ -102,10 +103,15 @@ export async function flagsJudgement(
   expected: ExpectedParsers,
   info: Outcome<{ status: number; body: unknown }> | undefined,
 ): Promise<Judgement> {
-  if (expected.engine === 'vllm') {
+  // An engine that describes itself nowhere (vLLM): its flags are read from the running process.
+  const engine = expected.engine ? engineById(expected.engine) : undefined;
+  if (engine && engine.http.serverInfoPaths.length === 0) {
     const runningArgv = deps.runningArgv;
     if (!runningArgv)
-      return { status: 'skipped', evidence: 'vLLM has no /server_info and the process is not readable here' };
+      return {
+        status: 'skipped',
+        evidence: `${engine.label} has no /server_info and the process is not readable here`,
+      };
     const r = await attempt(deps.timeoutMs, 'reading the running command line', () => runningArgv());
     return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
   }

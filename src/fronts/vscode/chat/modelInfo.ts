@@ -7,6 +7,7 @@
  * parallel calls only when their check passed. The detail and tooltip say what is withheld or
  * repaired, and why.
  */
+import { ENGINES, engineById } from '../../../engine/engine';
 
 export interface CheckOutcome {
   readonly name: string;
@@ -193,8 +194,9 @@ export function describeChatModel(input: {
 
 /** The engine named in the picker: from /v1/models' owned_by, else SGLang when /server_info answered. */
 export function engineName(ownedBy: string | undefined, serverInfoAnswered: boolean): string {
-  if (ownedBy === 'vllm') return 'vLLM';
-  return ownedBy === 'sglang' || serverInfoAnswered ? 'SGLang' : 'an OpenAI-compatible server';
+  const named = ENGINES.find((engine) => engine.id === ownedBy);
+  if (named) return named.label;
+  return serverInfoAnswered ? engineById('sglang').label : 'an OpenAI-compatible server';
 }
 
 /** The model id is the server's name (VS Code adds the vendor); ids of older versions had the vendor in them too. */

@@ -10,6 +10,7 @@
 // (all but the simulator's and sshd's listener: the watch's sshd session, shells, journal follower,
 // sampler), and the chat requests of the parser verification
 // (chat-requests.jsonl).
+import { unitWithParsers } from '../test/e2e/scenario';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -157,13 +158,7 @@ async function main(): Promise<void> {
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-bench-broker-'));
   try {
-    await host.writeUnit(
-      host.defaultUnitText.replace(
-        '--trust-remote-code',
-        '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2',
-      ),
-      { reload: true },
-    );
+    await host.writeUnit(unitWithParsers(host), { reload: true });
     const knownHostsFile = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHostsFile, `${host.knownHostsLine()}\n`);
     fs.writeFileSync(

@@ -32,6 +32,7 @@
 // The provider class itself needs the VS Code API (its progress, cancellation and parts), so the
 // script calls the functions it calls, in its order; the remote /tokenize calls are counted from the
 // simulator's access log (the unit's journal), per request.
+import { unitWithParsers } from '../test/e2e/scenario';
 import './vscodeStub'; // first: tokenCounter.ts needs `vscode` (CancellationError) at run time
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -290,13 +291,7 @@ async function main(): Promise<void> {
     history: { get: () => undefined, update: async () => undefined },
   });
   try {
-    await host.writeUnit(
-      host.defaultUnitText.replace(
-        '--trust-remote-code',
-        '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2',
-      ),
-      { reload: true },
-    );
+    await host.writeUnit(unitWithParsers(host), { reload: true });
     const knownHostsFile = path.join(dir, 'known_hosts');
     fs.writeFileSync(knownHostsFile, `[127.0.0.1]:${proxy.port} ${host.hostPublicKey}\n`);
     const parsed = parseSettings({

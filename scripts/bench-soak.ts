@@ -33,6 +33,7 @@
 // server's own tree, the listening sshd and the harness's probes excepted; the login user is root).
 // At the end the core stops every watch and disposes the fleet, and each host is checked for
 // processes left (waited for up to 20 s: sshd ends a session a moment after its channel closes).
+import { unitWithParsers } from '../test/e2e/scenario';
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -325,10 +326,7 @@ function loginProcesses(host: GpuHost): Proc[] {
 
 /** The default unit with the Kimi parsers, so that the verification after ready passes. */
 function withParsers(host: GpuHost): string {
-  return host.defaultUnitText.replace(
-    '--trust-remote-code',
-    '--trust-remote-code --tool-call-parser kimi_k2 --reasoning-parser kimi_k2',
-  );
+  return unitWithParsers(host);
 }
 
 interface Row {

@@ -3,6 +3,8 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile } from '../../src/config/config';
 import { redact } from '../../src/util/redact';
 import { LineTail } from '../../src/util/lineTail';
+import { tailedLog } from '../../src/fronts/vscode/logTail';
+import type * as vscode from 'vscode';
 import { StateHistory } from '../../src/present/stateHistory';
 import { diagnosticReport, serverKind } from '../../src/present/diagnosticReport';
 
@@ -130,5 +132,30 @@ describe('problem report: the diagnostic text', () => {
     assert.match(text, /\*\*gpu2\*\*: Docker container, over SSH; engine not known yet; now not watched/);
     assert.match(text, /"kimiService\.confirmRestart": true/);
     assert.match(text, /The last 2 lines of the log\n\n````\nline one\na ``` fence in a log line\n````/);
+  });
+});
+
+describe('problem report: the log lines kept as they are written', () => {
+  it('keeps what the channel shows, with time and level, and still writes to the channel', () => {
+    const written: string[] = [];
+    const channel = {
+      logLevel: 3, // vscode.LogLevel.Info
+      info: (m: string) => written.push(`info ${m}`),
+      trace: (m: string) => written.push(`trace ${m}`),
+      appendLine: (m: string) => written.push(`line ${m}`),
+      name: 'Kimi Service',
+    };
+    const tail = new LineTail(10);
+    const log = tailedLog(channel as unknown as vscode.LogOutputChannel, tail);
+    log.info('[gpu1] ready');
+    log.trace('[gpu1] reasoning');
+    log.appendLine('plain');
+    assert.equal(log.name, 'Kimi Service');
+    assert.deepEqual(written, ['info [gpu1] ready', 'trace [gpu1] reasoning', 'line plain']);
+    assert.deepEqual(
+      tail.last().map((l) => l.replace(/^\S+ /, '')),
+      ['[info] [gpu1] ready', '[info] plain'],
+    );
+    assert.match(tail.last()[0]!, /^\d{4}-\d\d-\d\dT/);
   });
 });

@@ -116,7 +116,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     return this.settings.enabled() ? [...this.offers.values()].map((o) => o.info) : [];
   }
 
-  /** `options` also carries `group` and `configuration` in VS Code 1.109+ (./providerGroups). */
+  /** `options` also carries a group's `configuration` in VS Code 1.109+ (./providerGroups). */
   provideLanguageModelChatInformation(options?: vscode.PrepareLanguageModelChatModelOptions): KimiChatInformation[] {
     const answer = modelListAnswer(
       options,

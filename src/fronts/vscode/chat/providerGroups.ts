@@ -2,10 +2,12 @@
  * What provideLanguageModelChatInformation answers for each call. VS Code 1.109+ reads the
  * provider's `configuration` schema (contributes.languageModelChatProviders): "Add Models… →
  * Kimi Service" in its Language Models editor makes a named group holding a `server`, and asks
- * the provider once for its own entry and once per group. Every offered model is listed in the
+ * the provider once for its own entry (no configuration) and once per group (with the group's
+ * configuration; the extension host passes no group name). Every offered model is listed in the
  * provider's own entry (the servers live in kimiService.servers, not in VS Code's groups), so a
- * group lists nothing more (the same model twice would be dropped by VS Code as a duplicate); a
- * group naming no configured server says how to add it. Older versions never pass a group. Pure.
+ * group lists nothing more: VS Code names a group's models apart, and would list the same model
+ * twice. A group naming no configured server says how to add it. Older versions pass no
+ * configuration. Pure.
  */
 
 /** The command VS Code makes for the servers view (`<view id>.focus`): its welcome offers Add server. */
@@ -27,9 +29,9 @@ function field(value: unknown, key: string): unknown {
 }
 
 export function modelListAnswer(options: unknown, configuredServers: readonly string[]): ModelListAnswer {
-  const group = field(options, 'group');
-  if (typeof group !== 'string') return { list: 'all' };
-  const server = field(field(options, 'configuration'), GROUP_SERVER_PROPERTY);
+  const configuration = field(options, 'configuration');
+  if (configuration === undefined || configuration === null) return { list: 'all' };
+  const server = field(configuration, GROUP_SERVER_PROPERTY);
   // A group VS Code made itself (per-model options) carries no server: nothing to say about it.
   if (server === undefined || server === '') return { list: 'none' };
   if (typeof server === 'string' && configuredServers.includes(server)) return { list: 'none' };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the machine is set up, doing only what is missing; `npm test` (scripts/test.sh),
-# `npm run demo` and `npm run setup` all start with it, so each works as the first command typed
-# on a fresh clone. When everything is already there it takes well under a second.
+# `npm run demo`, `npm run setup` and `npm run package` (with KIMI_SKIP_CODE_SERVER=1) all start
+# with it, so each works as the first command typed on a fresh clone. When everything is already there it takes well under a second.
 #   1. Debian packages (scripts/ensure-system-packages.sh: only the missing ones).
 #   2. npm ci, when node_modules is missing or older than package-lock.json (npm's own record of
 #      the install, node_modules/.package-lock.json, is the date; a package-lock.json that is

@@ -13,6 +13,12 @@ import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
 import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
+import { tailedLog } from './fronts/vscode/logTail';
+import { registerReportProblem } from './fronts/vscode/reportProblem';
+import { LineTail } from './util/lineTail';
+
+/** How many lines of the log a problem report carries. */
+const REPORT_LOG_LINES = 200;
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -23,7 +29,8 @@ export interface KimiApi {
 }
 
 export function activate(context: vscode.ExtensionContext): KimiApi {
-  const channel = vscode.window.createOutputChannel('Kimi Service', { log: true });
+  const logTail = new LineTail(REPORT_LOG_LINES);
+  const channel = tailedLog(vscode.window.createOutputChannel('Kimi Service', { log: true }), logTail);
   const apiKeys = new ApiKeys(context.secrets);
   const log = maskedLog(channel, apiKeys.known);
   void migrateLegacySettings(context.globalState, channel).catch((error: unknown) =>
@@ -56,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
   );
   context.subscriptions.push(...registerLanguageModelTools(controller.sessions));
   context.subscriptions.push(new ServersView(controller.fleet, () => controller.activeServerName()));
+  context.subscriptions.push(...registerReportProblem(context, controller.fleet, logTail, apiKeys.known));
   const chat = new KimiChatProvider(controller.fleet, channel);
   context.subscriptions.push(chat, vscode.lm.registerLanguageModelChatProvider(CHAT_VENDOR, chat));
   context.subscriptions.push(

@@ -20,20 +20,19 @@ import {
 export const TOOL_NAMES = ['kimi_status', 'kimi_restart', 'kimi_wait', 'kimi_verify_parsers', 'kimi_logs'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/**
+ * The states, said once (in kimi_status: a model reads every tool's description with each request,
+ * so a paragraph repeated in two tools is paid twice).
+ */
 export const STATES_EXPLAINED =
-  'States: "ready" = serving (the engine, SGLang or vLLM, said ready and answered a real completion). ' +
-  '"loading NN%" = a (re)start is loading the weights, KV cache, CUDA graphs; it takes minutes (about 10 for a large model such as Kimi K2.6) and the port stays closed meanwhile: wait with kimi_wait. ' +
-  '"warming up" = the port is open but the engine is warming up, or /health is up and a completion is not answered yet: wait. ' +
-  '"stopping" / "restarting" = the old process is stopping / the new one is starting (systemd unit or container): a restart is under way, wait. ' +
-  '"stalled" = no progress for a while although the process runs (look at kimi_logs). ' +
-  '"failed" = the process exited, the unit failed or the container exited; lastError has the exit status and the last error lines: read kimi_logs, do not wait. ' +
-  '"unhealthy" = a ready server stopped answering /health (3 failures in a row) while its process runs. ' +
-  '"unreachable" = the SSH connection to the GPU host is down (says nothing about the model). ' +
-  '"stopped" = the unit or container is not running. ' +
-  '"not watched" = nothing follows this server right now; "last seen" tells the last known state: call kimi_wait to attach (it never restarts). ' +
-  '"host key changed" / "host key refused" / "login refused" / "sudo refused" / "settings" = the connection or the configuration was refused: a person must fix it (the message says how); retrying does not help.';
+  'States: "ready" = serving. "loading NN%", "warming up", "stopping", "restarting" = a (re)start under way (minutes): kimi_wait. ' +
+  '"stalled" = no progress: kimi_logs. "failed" = exited (lastError): kimi_logs, do not wait. ' +
+  '"unhealthy" = a ready server stopped answering /health. "unreachable" = SSH down. "stopped" = not running. ' +
+  '"not watched" = not followed now: kimi_wait attaches. ' +
+  '"host key changed", "host key refused", "login refused", "sudo refused", "settings" = a person must fix it.';
 
-const RESULT_SHAPE = 'The first part of the result is text, the second the same as JSON.';
+/** Every tool's result, said once (in kimi_status). */
+const RESULT_SHAPE = 'Every kimi_ tool answers in text, then the same as JSON.';
 
 /** A field's description, in the JSON Schema the tools/list and package.json show. */
 function described<T extends z.ZodMiniType>(schema: T, description: string): T {
@@ -136,57 +135,43 @@ export const MCP_INPUTS = { ...INPUTS, kimi_restart: mcpRestartInput } as const 
 
 export type McpToolInput<N extends ToolName> = z.output<(typeof MCP_INPUTS)[N]>;
 
+/** The sentence of kimi_restart that MCP's tools/list replaces with how the MCP server asks. */
+const CONFIRM_LM = 'The user may be asked to confirm first.';
+
 export const DESCRIPTIONS: Record<ToolName, string> = {
   kimi_status:
-    'Report the state of the Kimi model server(s) (SGLang or vLLM, run as a systemd unit or a container on a GPU host reached over SSH): one summary line per server, plus JSON ' +
-    '(state, phase, progressPercent, etaSeconds, since, confirmedAt, lastError, parsers). ' +
-    'Call it first, to know whether a server is usable, before kimi_restart, and whenever you need the current state without waiting. ' +
-    'It never restarts anything. Where nothing follows a server yet it is attached to first (read only; a few seconds) or reported "not watched" (then call kimi_wait to attach). ' +
-    STATES_EXPLAINED +
+    'State of the Kimi model servers (SGLang or vLLM, run as a systemd unit or a container on a GPU host over SSH): state, progressPercent, etaSeconds, lastError, parsers. ' +
+    'Call it first; it never restarts. ' +
+    RESULT_SHAPE +
     ' ' +
-    RESULT_SHAPE,
+    STATES_EXPLAINED,
   kimi_restart:
-    'Restart the Kimi model server on the GPU host (`systemctl restart` of its unit, or a restart of its container), and return once the host has the restart, without waiting for the load. ' +
-    'The model is unavailable until it has loaded again (minutes; about 10 for Kimi K2.6): after this call kimi_wait, again after each timeout, until ready or failed. ' +
-    'Call it only when the user asked for a restart, or the server is failed/stopped and a restart is the fix; never to speed up a load, never because a wait timed out. ' +
-    'If a load is already under way (restarted moments ago by you, a person, a script or another client, or the unit is already starting), it does NOT restart: it attaches to that load and says so (action "attached"); then just call kimi_wait. ' +
-    'force: true restarts even then (throwing that load away): only when the user explicitly asks. ' +
-    'The user may be asked to confirm first (in VS Code, the setting kimiService.confirmRestart). ' +
-    RESULT_SHAPE,
+    'Restart the Kimi model server (`systemctl restart` of its unit, or a restart of its container); returns before the load: then kimi_wait until ready or failed. ' +
+    'Only when the user asks, or when failed/stopped needs it; never to speed up a load or after a wait timeout. ' +
+    'If a load is already under way it attaches to that load and says so (action "attached"). ' +
+    "force: true restarts anyway, only on the user's explicit request. " +
+    CONFIRM_LM,
   kimi_wait:
-    `Wait until the Kimi model server is ready, failed or stopped, at most timeoutSeconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}), and return its state with what to do next. ` +
-    'It follows the load under way (or attaches to the server; it never restarts). Use it after kimi_restart, and instead of sleeping or polling with shell commands (curl, ssh, journalctl, docker logs). ' +
-    'Over MCP it sends progress notifications (percent, summary line) at every state change and at least every 10 s. ' +
-    'result "ready": usable now. "failed": the load died; the result has the exit status and the last error lines: do not wait again, read kimi_logs, fix the cause, then restart. ' +
-    '"stopped": the unit or container is not running: restart it if the user wants it serving. ' +
-    '"stalled": the load became stalled during the wait (the process lives, no witness moved for kimiService.stallSeconds); the result says what was last seen and since when: read kimi_logs, then restart if they show a hang, or call kimi_wait again to keep waiting. ' +
-    '"timeout": still loading or warming up (normal for a large model): call kimi_wait AGAIN, do NOT restart (a restart starts the whole load over). ' +
-    '"cancelled": the wait was cancelled, the load goes on. "not watched": the host cannot be reached or refused the connection (the message says why): tell the user. ' +
-    STATES_EXPLAINED +
-    ' ' +
-    RESULT_SHAPE,
+    `Wait until the Kimi model server is ready, failed or stopped, at most timeoutSeconds (default ${TOOL_WAIT_DEFAULT_SECONDS}, max ${TOOL_WAIT_MAX_SECONDS}); never restarts. ` +
+    'Use it after kimi_restart instead of polling. Results: "ready" = usable. "failed" = read kimi_logs, fix, then restart. ' +
+    '"stopped" = restart only if the user wants it. "stalled" = read kimi_logs; restart only on a hang, or call kimi_wait again. ' +
+    '"timeout" = still loading: call kimi_wait AGAIN, do NOT restart (that starts the load over). ' +
+    '"not watched" = host unreachable or refused: tell the user.',
   kimi_verify_parsers:
-    "Check through the SSH tunnel that an agent's turn works on the ready server (each plain and streamed): " +
-    'the server\'s tool-call and reasoning parser flags (SGLang --tool-call-parser / --reasoning-parser, vLLM --tool-call-parser / --reasoning-parser with --enable-auto-tool-choice), reasoning separated, thinking off, a tool call, the turn after the tool\'s result (role "tool"), ' +
-    'two calls in one answer, tool_choice "required" and a named tool, and the call ids (functions.NAME:IDX for kimi_k2). ' +
-    'Call it after kimi_wait returned ready when the user relies on tool calling or thinking, or when answers look wrong (reasoning inside the content, tool calls as plain text, an agent stalling after a tool call). ' +
-    'Needs a ready server (a server that is loading is refused: call kimi_wait first); takes a few seconds. Returns a one-line summary ("Parsers verified for agents (16 checks)"; "inconclusive" means answers were cut by max_tokens, not a parser failure) ' +
-    'and the table of checks; under each failed one, what an agent suffers ("for agents:") and the request sent. ' +
-    RESULT_SHAPE,
+    "Check that an agent's turn works on the ready server, plain and streamed: parser flags, reasoning kept apart, thinking off, tool calls (one, two at once, forced, after a result), call ids. " +
+    'Call it once ready when the user relies on tools or thinking, or answers look wrong (reasoning in the content, tool calls as text). ' +
+    'Returns a summary ("inconclusive" = answers cut by max_tokens) and what each failed check does to agents.',
   kimi_logs:
-    `The last lines (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}) of the server's log on the GPU host (the systemd journal of its unit, or the container's log; every node's for a multi-node server) and of Kimi Service's own log about it, secrets masked. ` +
-    'Call it when a server is failed, stalled, unhealthy or stays warming up, or kimi_wait returned failed, to see the cause (traceback, CUDA out of memory, a bad flag, an unreachable host) before deciding what to do. ' +
-    'When the log cannot be read it says why and how to fix it. ' +
-    RESULT_SHAPE,
+    `The last lines (default ${TOOL_LOG_LINES_DEFAULT}, max ${TOOL_LOG_LINES_MAX}) of the server's log (the systemd journal of its unit, or the container's log; every node's for multi-node) and of Kimi Service's log about it, secrets masked. ` +
+    'Call it when a server is failed, stalled or unhealthy, to see the cause (traceback, CUDA out of memory, a bad flag) before acting.',
 };
 
 /** The descriptions MCP's tools/list shows: kimi_restart says how this server asks for confirmation. */
 export const MCP_DESCRIPTIONS: Record<ToolName, string> = {
   ...DESCRIPTIONS,
   kimi_restart: DESCRIPTIONS.kimi_restart.replace(
-    'The user may be asked to confirm first (in VS Code, the setting kimiService.confirmRestart). ',
-    'With kimiService.confirmRestart on (the default), the user must confirm a restart: this server asks them through the client (MCP elicitation) when the client can; otherwise the call is refused until it carries confirmed: true, which you may pass only after asking the user and hearing yes. ' +
-      'Following a load already under way needs no confirmation. ',
+    CONFIRM_LM,
+    'With kimiService.confirmRestart on (the default) the user must confirm: asked through the client (MCP elicitation) when it can; else pass confirmed: true, which you may pass only after asking the user and hearing yes.',
   ),
 };
 

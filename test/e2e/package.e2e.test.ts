@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
 import { packageExtension } from './scenario';
@@ -92,6 +93,52 @@ describe('e2e: the packaged VSIX', function () {
       { encoding: 'utf8' },
     ).stdout;
     assert.ok(manifest.includes(`Links.Source" Value="${REPOSITORY}`), 'the repository in the manifest');
+  });
+});
+
+/** What a fresh clone has: the tracked files (with their changes not yet committed), and nothing else. */
+function cleanTree(into: string): void {
+  const git = (...args: string[]) => {
+    const r = spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  // `git stash create` makes a commit of the working tree without touching it (nothing when clean).
+  const tree = git('stash', 'create') || 'HEAD';
+  const tar = path.join(into, '..', `${path.basename(into)}.tar`);
+  git('archive', '--format=tar', '-o', tar, tree);
+  const untar = spawnSync('tar', ['-xf', tar, '-C', into], { encoding: 'utf8' });
+  fs.rmSync(tar, { force: true });
+  assert.equal(untar.status, 0, untar.stderr);
+}
+
+describe('e2e: npm run package on a fresh clone', function () {
+  this.timeout(900_000);
+  let dir: string | undefined;
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sets itself up (npm ci) and makes the same VSIX as the working copy', () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-clone-'));
+    cleanTree(dir);
+    assert.ok(fs.existsSync(path.join(dir, 'package.json')));
+    assert.ok(!fs.existsSync(path.join(dir, 'node_modules')), 'no node_modules in the clone');
+    assert.ok(!fs.existsSync(path.join(dir, 'dist')), 'no dist in the clone');
+    const t0 = Date.now();
+    // The npm cache is used when it has the packages (CI has the registry for the others).
+    const r = spawnSync('npm', ['run', 'package'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_prefer_offline: 'true' },
+    });
+    const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+    assert.equal(r.status, 0, `npm run package failed in ${seconds} s:\n${r.stdout}\n${r.stderr}`);
+    console.log(`    [e2e] npm run package on a fresh clone: ${seconds} s`);
+    assert.match(r.stderr, /\[setup\] npm ci \(node_modules is missing\)/, 'the set-up ran npm ci');
+    const vsix = path.join(dir, 'dist', 'kimi-service.vsix');
+    assert.ok(fs.existsSync(vsix), vsix);
+    assert.deepEqual(vsixEntries(vsix).sort(), vsixEntries(packageExtension()).sort());
   });
 });
 

@@ -203,16 +203,13 @@ describe('agent tools: one definition', () => {
     assert.deepEqual(pkg.contributes.languageModelTools, languageModelTools());
   });
 
-  it('VS Code gets one set of agent tools: no MCP server definition provider; the chat provider is managed in the servers view', () => {
+  it('VS Code gets one set of agent tools: no MCP server definition provider', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     assert.equal(pkg.contributes.mcpServerDefinitionProviders, undefined);
     assert.doesNotMatch(
       fs.readFileSync(path.join(ROOT, 'src', 'extension.ts'), 'utf8'),
       /registerMcpServerDefinitionProvider|mcpProvider/,
     );
-    const [chat] = pkg.contributes.languageModelChatProviders;
-    // VS Code makes `<view id>.focus` for every view: it opens the servers view (its welcome offers "Add server").
-    assert.equal(chat.managementCommand, `${pkg.contributes.views.kimiService[0].id}.focus`);
   });
 
   it('each contributed tool has what VS Code requires (name, displayName, modelDescription; a reference name with canBeReferencedInPrompt)', () => {

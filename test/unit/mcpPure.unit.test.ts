@@ -15,7 +15,15 @@ import {
   userSettingsArgs,
 } from '../../src/fronts/mcp/clientConfig';
 import { ProgressPacer, progressKey } from '../../src/fronts/mcp/progress';
-import { DESCRIPTIONS, logsInput, restartInput, statusInput, waitInput } from '../../src/agent/definition';
+import {
+  DESCRIPTIONS,
+  logsInput,
+  MCP_DESCRIPTIONS,
+  restartInput,
+  STATES_EXPLAINED,
+  statusInput,
+  waitInput,
+} from '../../src/agent/definition';
 import type { ServerReport } from '../../src/fleet/words/report';
 import { toolResult } from '../../src/fronts/mcp/tools';
 
@@ -148,7 +156,7 @@ describe('mcp: tool input schemas', () => {
     );
   });
 
-  it('descriptions tell a model when to call which and what the states mean', () => {
+  it('descriptions tell a model when to call which and what the states mean, the states once', () => {
     for (const word of [
       'ready',
       'loading NN%',
@@ -159,12 +167,25 @@ describe('mcp: tool input schemas', () => {
       'stopping',
       'restarting',
       'not watched',
-    ]) {
+    ])
       assert.ok(DESCRIPTIONS.kimi_status.includes(`"${word}"`), `kimi_status does not explain ${word}`);
-      assert.ok(DESCRIPTIONS.kimi_wait.includes(`"${word}"`), `kimi_wait does not explain ${word}`);
-    }
+    assert.deepEqual(
+      Object.entries(DESCRIPTIONS)
+        .filter(([, text]) => text.includes(STATES_EXPLAINED) || /"loading NN%"|"unreachable"/.test(text))
+        .map(([name]) => name),
+      ['kimi_status'],
+      'the states are explained in one description',
+    );
     assert.match(DESCRIPTIONS.kimi_wait, /call kimi_wait AGAIN, do NOT restart/);
     assert.match(DESCRIPTIONS.kimi_restart, /attaches to that load and says so/);
+  });
+
+  it('the five descriptions cost an agent request under 2,500 characters (they go with every request)', () => {
+    const total = (d: Record<string, string>) => Object.values(d).reduce((n, text) => n + text.length, 0);
+    assert.ok(total(DESCRIPTIONS) < 2_500, `${total(DESCRIPTIONS)} characters`);
+    // MCP's kimi_restart also says how this server asks for the confirmation.
+    assert.ok(total(MCP_DESCRIPTIONS) < 2_700, `${total(MCP_DESCRIPTIONS)} characters over MCP`);
+    for (const [name, text] of Object.entries(DESCRIPTIONS)) assert.ok(text.length >= 200, `${name} says enough`);
   });
 });
 

@@ -30,6 +30,7 @@ import { readAnswer } from './chatStream';
 import { serverIs, stateSoon } from './serverLeft';
 import { ChatTokenCounts } from './tokenCounter';
 import { verifyParsersWhenReadySetting } from '../settingsSource';
+import { modelListAnswer, SERVERS_VIEW_FOCUS } from './providerGroups';
 
 /** contributes.languageModelChatProviders[].vendor */
 export const CHAT_VENDOR = 'kimi-service';
@@ -115,8 +116,19 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
     return this.settings.enabled() ? [...this.offers.values()].map((o) => o.info) : [];
   }
 
-  provideLanguageModelChatInformation(): KimiChatInformation[] {
-    return this.models();
+  /** `options` also carries a group's `configuration` in VS Code 1.109+ (./providerGroups). */
+  provideLanguageModelChatInformation(options?: vscode.PrepareLanguageModelChatModelOptions): KimiChatInformation[] {
+    const answer = modelListAnswer(
+      options,
+      this.fleet.servers.map((s) => s.name),
+    );
+    if (answer.list === 'all') return this.models();
+    if ('problem' in answer) {
+      // Not silent: the user has just added or edited the group, so the servers view is where to go.
+      if (options?.silent === false) void vscode.commands.executeCommand(SERVERS_VIEW_FOCUS);
+      throw new Error(answer.problem);
+    }
+    return [];
   }
 
   async provideLanguageModelChatResponse(

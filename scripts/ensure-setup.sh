@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the machine is set up, doing only what is missing; `npm test` (scripts/test.sh),
-# `npm run demo`, `npm run setup` and `npm run package` (with KIMI_SKIP_CODE_SERVER=1) all start
-# with it, so each works as the first command typed on a fresh clone. When everything is already there it takes well under a second.
+# `npm run demo`, `npm run setup` and `npm run package` (with KIMI_NPM_ONLY=1) all start with it,
+# so each works as the first command typed on a fresh clone. When everything is already there it
+# takes well under a second.
 #   1. Debian packages (scripts/ensure-system-packages.sh: only the missing ones).
 #   2. npm ci, when node_modules is missing or older than package-lock.json (npm's own record of
 #      the install, node_modules/.package-lock.json, is the date; a package-lock.json that is
@@ -11,6 +12,8 @@
 #
 #   KIMI_FORCE_NPM_CI=1   run npm ci even when node_modules is up to date (npm run setup)
 #   KIMI_SKIP_CODE_SERVER=1   leave the code-server cache alone (it is only needed by e2e/demo)
+#   KIMI_NPM_ONLY=1   only step 2 (npm run package: building the VSIX needs Node and the npm
+#                     packages, not sshd, Chromium or Docker, and must work without root or apt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +28,7 @@ exec 9>>"$lock"
 flock 9
 
 # 1. Debian packages.
-if ! bash scripts/ensure-system-packages.sh; then
+if [[ "${KIMI_NPM_ONLY:-}" != 1 ]] && ! bash scripts/ensure-system-packages.sh; then
   log "installing the Debian packages failed (they need root or sudo): see above"
   exit 1
 fi
@@ -57,7 +60,7 @@ fi
 
 # 3. code-server for the e2e suite and the demo (packages were checked above).
 # Its finished-install check, repeated here only to keep the usual run quiet.
-if [[ "${KIMI_SKIP_CODE_SERVER:-}" != 1 ]]; then
+if [[ "${KIMI_SKIP_CODE_SERVER:-}" != 1 && "${KIMI_NPM_ONLY:-}" != 1 ]]; then
   cs_version="${KIMI_CODE_SERVER_VERSION:-$(sed -n 's/^DEFAULT_VERSION=//p' scripts/setup-code-server.sh)}"
   cs_dir="${KIMI_CODE_SERVER_DIR:-$HOME/.cache/kimi-service/code-server-$cs_version}"
   if [[ ! -f "$cs_dir/.kimi-install-complete" || ! -f "$cs_dir/node_modules/code-server/out/node/entry.js" || ! -x "$(cat "$cs_dir/node-path" 2>/dev/null)" ]]; then

@@ -17,6 +17,7 @@ import type { RestartQuestions } from '../fleet/restart/restartVerb';
 import type { LoadForecast } from '../monitor/loadInsights';
 import { urlPort, type WatchOutcome } from '../monitor/watchTypes';
 import type { ExecOptions, ExecResult } from '../transport/transport';
+import { printable } from '../config/text';
 import { errorText } from '../util/errors';
 import { FocusTarget, OWNER_PEER } from './focus';
 import { LineSocket } from './lineSocket';
@@ -62,16 +63,24 @@ function urlHostPort(url: string): { host: string; port: number | undefined } | 
   }
 }
 
+/** Connections open at once (peers, tunnels, and those not past their first line): more are refused. */
+export const MAX_CONNECTIONS = 64;
+/** A connection's first line (a hello, a tunnel's request) comes within this, or it is dropped. */
+export const FIRST_LINE_DEADLINE_MS = 5_000;
+
 interface Peer {
   readonly id: number;
   readonly line: LineSocket;
   welcomed: boolean;
   readonly asks: Map<number, (value: boolean | Choice | undefined) => void>;
+  /** A peer's commands run one after the other: one that reads nothing holds one output, not many. */
+  commands: Promise<unknown>;
 }
 
 export class BrokerOwner {
   private readonly peers = new Map<number, Peer>();
   private readonly tunnels = new Set<net.Socket>();
+  private readonly connections = new Set<net.Socket>();
   private readonly focus = new FocusTarget();
   private nextPeer = OWNER_PEER + 1;
   private nextAsk = 1;
@@ -100,8 +109,12 @@ export class BrokerOwner {
 
   /** A new connection: a peer (its hello first) or a tunnel (its request first). */
   accept(socket: net.Socket): void {
-    if (this.closed) return void socket.destroy();
+    if (this.closed || this.connections.size >= MAX_CONNECTIONS) return void socket.destroy();
+    this.connections.add(socket);
+    socket.on('close', () => this.connections.delete(socket));
+    const deadline = setTimeout(() => socket.destroy(), FIRST_LINE_DEADLINE_MS);
     firstLine(socket, (line, read) => {
+      clearTimeout(deadline);
       if (line === undefined || this.closed) return void socket.destroy();
       let message: ClientMessage | undefined;
       try {
@@ -135,9 +148,9 @@ export class BrokerOwner {
     const line = new LineSocket(
       socket,
       (text) => this.receive(peer, text),
-      () => this.left(peer),
+      (why) => this.left(peer, why),
     );
-    const peer: Peer = { id, line, welcomed: false, asks: new Map() };
+    const peer: Peer = { id, line, welcomed: false, asks: new Map(), commands: Promise.resolve() };
     this.peers.set(id, peer);
   }
 
@@ -155,7 +168,8 @@ export class BrokerOwner {
     peer.line.send(encode(message));
   }
 
-  private left(peer: Peer): void {
+  private left(peer: Peer, why: string | undefined): void {
+    if (why !== undefined) this.log('info', `Broker: a peer was disconnected (${printable(why, 200)}).`);
     this.peers.delete(peer.id);
     this.focus.left(peer.id);
     for (const resolve of peer.asks.values()) resolve(undefined);
@@ -167,10 +181,11 @@ export class BrokerOwner {
     try {
       message = parseClientMessage(text);
     } catch (error) {
-      this.log('warn', `Broker: a peer sent an invalid message (${errorText(error)}): disconnected.`);
-      return peer.line.close();
+      // The peer's own words, cut and without line breaks: a log line is never theirs to write.
+      this.log('warn', `Broker: a peer sent an invalid message (${printable(errorText(error), 200)}): disconnected.`);
+      return peer.line.drop();
     }
-    if (!peer.welcomed && message.t !== 'hello') return peer.line.close();
+    if (!peer.welcomed && message.t !== 'hello') return peer.line.drop();
     switch (message.t) {
       case 'hello':
         return this.hello(peer, message);
@@ -188,7 +203,7 @@ export class BrokerOwner {
       case 'call':
         return void this.call(peer, message);
       case 'tunnel':
-        return peer.line.close();
+        return peer.line.drop();
     }
   }
 
@@ -239,20 +254,35 @@ export class BrokerOwner {
         case 'forecast':
           return reply(JSON.parse(JSON.stringify(await this.fleet.forecast(server))));
         case 'exec': {
-          if (message.command === undefined) throw new Error('exec without a command');
-          const result = await this.fleet.exec(server, message.command, {
-            ...(message.timeoutMs !== undefined ? { timeoutMs: message.timeoutMs } : {}),
-            ...(message.maxOutputBytes !== undefined ? { maxOutputBytes: message.maxOutputBytes } : {}),
-            ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
+          const command = message.command;
+          if (command === undefined) throw new Error('exec without a command');
+          // Never more output than a reply may carry (one byte more says it was cut: tooLarge).
+          const maxOutputBytes = Math.min(message.maxOutputBytes ?? Infinity, MAX_SHARED_OUTPUT_BYTES + 1);
+          // Each waits for the peer to have read the previous output: one that reads nothing
+          // holds one output here, not one per command, and is dropped at the deadline.
+          const run = peer.commands.then(async () => {
+            if (!(await peer.line.drained())) throw new Error('the peer left');
+            return this.fleet.exec(server, command, {
+              ...(message.timeoutMs !== undefined ? { timeoutMs: message.timeoutMs } : {}),
+              maxOutputBytes,
+              ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
+            });
           });
+          peer.commands = run.catch(() => undefined);
+          const result = await run;
           const value = {
             stdout: result.stdout,
             stderr: result.stderr,
             code: result.code,
             ...(result.signal !== undefined ? { signal: result.signal } : {}),
           };
-          // A line over the limit would end the client's connection: it runs such a command itself.
-          return reply(Buffer.byteLength(JSON.stringify(value)) > MAX_SHARED_OUTPUT_BYTES ? { tooLarge: true } : value);
+          // Encoded once. A line over the limit would end the client's connection: it runs such a command itself.
+          const text = encode({ t: 'reply', id, ok: true, value });
+          return peer.line.send(
+            Buffer.byteLength(text) > MAX_SHARED_OUTPUT_BYTES
+              ? encode({ t: 'reply', id, ok: true, value: { tooLarge: true } })
+              : text,
+          );
         }
         case 'verify':
           return reply(await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })));

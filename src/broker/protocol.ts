@@ -3,6 +3,7 @@
  * receipt before anything reads it. A peer of another protocol version is refused with a reason
  * and watches on its own. No I/O here.
  */
+import { printable } from '../config/text';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
 export const PROTOCOL_VERSION = 2;
@@ -116,7 +117,7 @@ function object(value: unknown, what: string): Obj {
 
 function onlyKeys(o: Obj, allowed: readonly string[], what: string): void {
   for (const key of Object.keys(o))
-    if (!allowed.includes(key)) throw new ProtocolError(`${what} has an unknown field "${key}"`);
+    if (!allowed.includes(key)) throw new ProtocolError(`${what} has an unknown field "${printable(key, 40)}"`);
 }
 
 function int(o: Obj, key: string, what: string): number {

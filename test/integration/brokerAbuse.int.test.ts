@@ -166,8 +166,13 @@ describe('broker: holds under abuse by a process of the same user', function () 
       written += chunk.length;
       if (!socket.write(chunk))
         await new Promise<void>((resolve) => {
-          socket.once('drain', resolve);
-          socket.once('close', resolve);
+          const done = () => {
+            socket.removeListener('drain', done);
+            socket.removeListener('close', done);
+            resolve();
+          };
+          socket.once('drain', done);
+          socket.once('close', done);
         });
     }
     await closed(socket);

@@ -33,7 +33,8 @@ import { brokerDir, brokerEndpoint, ensureBrokerDir } from './socketDir';
 import { OneVerification } from './oneVerification';
 import { restartThroughOwner } from './remoteRestart';
 import { TakeoverHold } from './takeover';
-import { fromWireError, fromWireEvent, fromWireSnapshot, verificationOf } from './wire';
+import type { ReplyOf, Verb } from './verbs';
+import { fromWireError, fromWireEvent, fromWireSnapshot } from './wire';
 
 export type BrokerRole = 'joining' | 'owner' | 'client' | 'solo';
 
@@ -270,7 +271,7 @@ export class SharedFleet extends Fleet {
     return this.role === 'client' && this.covers(server) ? this.client : undefined;
   }
 
-  private async replyOf(call: Call, server: ServerProfile): Promise<unknown> {
+  private async replyOf<V extends Verb>(call: Call<V>, server: ServerProfile): Promise<ReplyOf<V>> {
     try {
       return await call.reply;
     } catch (error) {
@@ -361,7 +362,7 @@ export class SharedFleet extends Fleet {
     await this.joined;
     const client = this.remote(server);
     if (!client) return this.verifying.run(server, log);
-    return verificationOf(await this.replyOf(client.call('verify', { server: server.name }, { log }), server));
+    return this.replyOf(client.call('verify', { server: server.name }, { log }), server);
   }
 
   /** A client's connect is the owner's (its refusal comes as the owner's `refused` event); the session is this side's, unconnected. */
@@ -377,7 +378,7 @@ export class SharedFleet extends Fleet {
     await this.joined;
     const client = this.remote(server);
     if (!client) return super.forecast(server);
-    return (await this.replyOf(client.call('forecast', { server: server.name }), server)) as LoadForecast;
+    return this.replyOf(client.call('forecast', { server: server.name }), server);
   }
 
   override dispose(): void {

@@ -21,7 +21,7 @@ import { serverEntry } from './simHost';
 const MB = 1024 * 1024;
 const HELLO = `${JSON.stringify({ t: 'hello', v: PROTOCOL_VERSION, pid: process.pid, focused: false })}\n`;
 const exec = (id: number, command: string) =>
-  `${JSON.stringify({ t: 'call', id, verb: 'exec', server: 'sim', command })}\n`;
+  `${JSON.stringify({ t: 'call', id, verb: 'exec', fields: { server: 'sim', command } })}\n`;
 
 function rssBytes(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];

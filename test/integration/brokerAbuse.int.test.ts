@@ -88,6 +88,17 @@ describe('broker: holds under abuse by a process of the same user', function () 
   }
   const ownerSaid = (what: RegExp, from: number) =>
     owner.next((l) => typeof l.log === 'string' && what.test(l.log), `the owner logs ${what}`, from);
+  /** An attacker's connection, with the owner's RSS before it and its peak from now on. */
+  async function attack() {
+    const pid = owner.child.pid!;
+    const before = rssBytes(pid);
+    const rss = peakOf(() => rssBytes(pid));
+    const from = owner.lines.length;
+    const socket = await connect(socketPath);
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    return { before, rss, from, socket };
+  }
   /** A command that leaves its mark on the host, and how many times a mark was left. */
   const marking = (marker: string) => `echo ${marker} >> '${path.join(host.stateDir, 'marks')}'`;
   const ran = (marker: string) => {
@@ -151,13 +162,7 @@ describe('broker: holds under abuse by a process of the same user', function () 
   });
 
   it('a line that never ends (44 MB): dropped at the size limit, owner RSS grows < 50 MB', async () => {
-    const pid = owner.child.pid!;
-    const before = rssBytes(pid);
-    const rss = peakOf(() => rssBytes(pid));
-    const from = owner.lines.length;
-    const socket = await connect(socketPath);
-    sockets.push(socket);
-    socket.on('error', () => undefined);
+    const { before, rss, from, socket } = await attack();
     socket.resume();
     const chunk = Buffer.alloc(MB, 'a');
     socket.write(HELLO);
@@ -186,13 +191,7 @@ describe('broker: holds under abuse by a process of the same user', function () 
   });
 
   it('a peer that asks for 25 outputs of 7 MB and reads nothing: dropped, owner RSS grows < 50 MB, the rest never run', async () => {
-    const pid = owner.child.pid!;
-    const before = rssBytes(pid);
-    const rss = peakOf(() => rssBytes(pid));
-    const from = owner.lines.length;
-    const socket = await connect(socketPath);
-    sockets.push(socket);
-    socket.on('error', () => undefined);
+    const { before, rss, from, socket } = await attack();
     socket.pause();
     const command = `${marking('queue-attack')}; head -c 7340032 /dev/zero | tr '\\0' x`;
     socket.write(HELLO + Array.from({ length: 25 }, (_, i) => exec(i + 1, command)).join(''));

@@ -8,6 +8,7 @@
  */
 import type * as net from 'node:net';
 import type { ServerProfile } from '../config/config';
+import { printable } from '../config/text';
 import { Fleet } from '../fleet/fleet';
 import { forwardOpener } from '../fleet/forward/portForward';
 import type {
@@ -165,7 +166,9 @@ export class SharedFleet extends Fleet {
     } catch (error) {
       if (this.disposed) return;
       this.watchOnOwn('solo');
-      if (!this.saidFallback) this.broker.log('warn', `Broker: not shared (${errorText(error)}); watching on its own.`);
+      // The owner's refusal is its own words: cut and on one line.
+      if (!this.saidFallback)
+        this.broker.log('warn', `Broker: not shared (${printable(errorText(error), 300)}); watching on its own.`);
       this.saidFallback = true;
     }
   }
@@ -250,7 +253,7 @@ export class SharedFleet extends Fleet {
     this.client = undefined;
     this.broker.log(
       'info',
-      `Broker: the window that watched left${why ? ` (${why})` : ''}; taking over or following the next.`,
+      `Broker: the window that watched left${why ? ` (${printable(why, 300)})` : ''}; taking over or following the next.`,
     );
     this.joined = this.join();
   }

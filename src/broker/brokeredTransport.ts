@@ -10,7 +10,7 @@
 import { forwardOpener } from '../fleet/forward/portForward';
 import type { ExecOptions, ExecResult, RemoteProcess, StreamOpener, Transport } from '../transport/transport';
 import type { BrokerClient, Call } from './client';
-import { MAX_COMMAND_CHARS } from './protocol';
+import { MAX_COMMAND_CHARS, type ReplyOf, type Verb } from './verbs';
 import { openTunnel } from './tunnel';
 
 /** How the owner serves this server now. */
@@ -92,26 +92,12 @@ export class BrokeredTransport implements Transport {
   }
 }
 
-/** The owner's answer to an exec, checked (it travels as any JSON); undefined: too large to pass. */
-export function execResultOf(value: unknown): ExecResult | undefined {
-  if ((value as { tooLarge?: unknown } | null)?.tooLarge === true) return undefined;
-  const v = value as Partial<ExecResult> | null;
-  if (
-    typeof v?.stdout !== 'string' ||
-    typeof v.stderr !== 'string' ||
-    (v.code !== null && typeof v.code !== 'number') ||
-    (v.signal !== undefined && typeof v.signal !== 'string')
-  )
-    throw new Error('the window that watches answered a command with something else than its output');
-  return { stdout: v.stdout, stderr: v.stderr, code: v.code, ...(v.signal !== undefined ? { signal: v.signal } : {}) };
-}
-
 /** The route through the owner's connection (`client`) for one server, its tunnels through `socketPath`. */
 export function ownerRoute(
   client: BrokerClient,
   name: string,
   socketPath: string,
-  replyOf: (call: Call) => Promise<unknown>,
+  replyOf: <V extends Verb>(call: Call<V>) => Promise<ReplyOf<V>>,
 ): OwnerRoute {
   return {
     connect: async () => {
@@ -119,7 +105,8 @@ export function ownerRoute(
     },
     exec: async (command, options) => {
       if (command.length > MAX_COMMAND_CHARS || (options.stdin?.length ?? 0) > MAX_COMMAND_CHARS) return undefined;
-      return execResultOf(await replyOf(client.call('exec', { server: name, command, ...options })));
+      const result = await replyOf(client.call('exec', { server: name, command, ...options }));
+      return 'tooLarge' in result ? undefined : result;
     },
     openStream: (host, port) => openTunnel(socketPath, name, host, port),
   };

@@ -11,15 +11,14 @@ import {
   parseOwnerMessage,
   PROTOCOL_VERSION,
   type Choice,
-  type CallFields,
   type ClientMessage,
   type OwnerMessage,
   type Question,
-  type Verb,
   type WireError,
   type WireEvent,
   type WireSnapshot,
 } from './protocol';
+import { parseReply, WITH_OUTCOME, type FieldsOf, type ReplyOf, type Verb } from './verbs';
 
 export interface ClientHandlers {
   onEvent(event: WireEvent, snapshot: WireSnapshot, notify: boolean): void;
@@ -32,14 +31,15 @@ export interface CallHooks {
   readonly log?: (line: string) => void;
 }
 
-/** A call's answer: `reply` the verb's value, `outcome` how the watch it started ended (attach, restart). */
-export interface Call {
-  readonly reply: Promise<unknown>;
+/** A call's answer: `reply` the verb's value (checked), `outcome` how the watch it started ended (attach, restart). */
+export interface Call<V extends Verb = Verb> {
+  readonly reply: Promise<ReplyOf<V>>;
   readonly outcome: Promise<Record<string, unknown> | undefined>;
 }
 
 interface Pending {
   readonly hooks: CallHooks;
+  /** `resolve` checks the value against the verb's reply schema first. */
   readonly reply: { resolve(v: unknown): void; reject(e: WireError): void };
   readonly outcome: (o: Record<string, unknown> | undefined) => void;
 }
@@ -102,17 +102,25 @@ export class BrokerClient {
     this.send({ t: 'watchAll', names });
   }
 
-  call(verb: Verb, fields: CallFields, hooks: CallHooks = {}): Call {
+  call<V extends Verb>(verb: V, fields: FieldsOf<V>, hooks: CallHooks = {}): Call<V> {
     const id = this.nextCall++;
     let resolveOutcome!: (o: Record<string, unknown> | undefined) => void;
     const outcome = new Promise<Record<string, unknown> | undefined>((r) => (resolveOutcome = r));
-    const reply = new Promise<unknown>((resolve, reject) => {
-      this.pending.set(id, { hooks, reply: { resolve, reject }, outcome: resolveOutcome });
+    const reply = new Promise<ReplyOf<V>>((resolve, reject) => {
+      const checked = (value: unknown) => {
+        try {
+          resolve(parseReply(verb, value, (why) => new Error(why)));
+        } catch (error) {
+          reject({ message: `the window that watches answered ${verb} with something else (${errorText(error)})` });
+          this.line.close(`the owner's answer to ${verb} is not one`);
+        }
+      };
+      this.pending.set(id, { hooks, reply: { resolve: checked, reject }, outcome: resolveOutcome });
     });
     // An attach's or restart's pending entry lives until its outcome; the others end with their reply.
     reply.then(
       () => {
-        if (verb !== 'attach' && verb !== 'restart') this.pending.delete(id);
+        if (!WITH_OUTCOME.includes(verb)) this.pending.delete(id);
       },
       () => {
         this.pending.delete(id);
@@ -120,7 +128,7 @@ export class BrokerClient {
       },
     );
     if (!this.open) this.pending.get(id)?.reply.reject({ message: 'the broker connection is closed' });
-    else this.send({ t: 'call', id, verb, ...fields });
+    else this.send({ t: 'call', id, verb, fields });
     return { reply, outcome };
   }
 

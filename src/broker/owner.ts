@@ -17,6 +17,7 @@ import type { RestartQuestions } from '../fleet/restart/restartVerb';
 import type { LoadForecast } from '../monitor/loadInsights';
 import { urlPort, type WatchOutcome } from '../monitor/watchTypes';
 import type { ExecOptions, ExecResult } from '../transport/transport';
+import { printable } from '../config/text';
 import { errorText } from '../util/errors';
 import { FocusTarget, OWNER_PEER } from './focus';
 import { LineSocket } from './lineSocket';
@@ -30,6 +31,7 @@ import {
   type OwnerMessage,
   type Question,
 } from './protocol';
+import type { FieldsOf, ReplyOf, Verb } from './verbs';
 import { firstLine, serveTunnel } from './tunnel';
 import { toWireError, toWireEvent, toWireSnapshot } from './wire';
 
@@ -62,16 +64,32 @@ function urlHostPort(url: string): { host: string; port: number | undefined } | 
   }
 }
 
+/** Connections open at once (peers, tunnels, and those not past their first line): more are refused. */
+export const MAX_CONNECTIONS = 64;
+/** A connection's first line (a hello, a tunnel's request) comes within this, or it is dropped. */
+export const FIRST_LINE_DEADLINE_MS = 5_000;
+
+/** A verb as the owner runs it: the reply's value, and the outcome of a watch it started. */
+type Handler<V extends Verb> = (
+  peer: Peer,
+  call: number,
+  server: ServerProfile,
+  fields: FieldsOf<V>,
+) => Promise<{ readonly value: ReplyOf<V>; readonly outcome?: Promise<WatchOutcome | undefined> }>;
+
 interface Peer {
   readonly id: number;
   readonly line: LineSocket;
   welcomed: boolean;
   readonly asks: Map<number, (value: boolean | Choice | undefined) => void>;
+  /** A peer's commands run one after the other: one that reads nothing holds one output, not many. */
+  commands: Promise<unknown>;
 }
 
 export class BrokerOwner {
   private readonly peers = new Map<number, Peer>();
   private readonly tunnels = new Set<net.Socket>();
+  private readonly connections = new Set<net.Socket>();
   private readonly focus = new FocusTarget();
   private nextPeer = OWNER_PEER + 1;
   private nextAsk = 1;
@@ -100,8 +118,12 @@ export class BrokerOwner {
 
   /** A new connection: a peer (its hello first) or a tunnel (its request first). */
   accept(socket: net.Socket): void {
-    if (this.closed) return void socket.destroy();
+    if (this.closed || this.connections.size >= MAX_CONNECTIONS) return void socket.destroy();
+    this.connections.add(socket);
+    socket.on('close', () => this.connections.delete(socket));
+    const deadline = setTimeout(() => socket.destroy(), FIRST_LINE_DEADLINE_MS);
     firstLine(socket, (line, read) => {
+      clearTimeout(deadline);
       if (line === undefined || this.closed) return void socket.destroy();
       let message: ClientMessage | undefined;
       try {
@@ -135,9 +157,9 @@ export class BrokerOwner {
     const line = new LineSocket(
       socket,
       (text) => this.receive(peer, text),
-      () => this.left(peer),
+      (why) => this.left(peer, why),
     );
-    const peer: Peer = { id, line, welcomed: false, asks: new Map() };
+    const peer: Peer = { id, line, welcomed: false, asks: new Map(), commands: Promise.resolve() };
     this.peers.set(id, peer);
   }
 
@@ -155,7 +177,8 @@ export class BrokerOwner {
     peer.line.send(encode(message));
   }
 
-  private left(peer: Peer): void {
+  private left(peer: Peer, why: string | undefined): void {
+    if (why !== undefined) this.log('info', `Broker: a peer was disconnected (${printable(why, 200)}).`);
     this.peers.delete(peer.id);
     this.focus.left(peer.id);
     for (const resolve of peer.asks.values()) resolve(undefined);
@@ -167,10 +190,11 @@ export class BrokerOwner {
     try {
       message = parseClientMessage(text);
     } catch (error) {
-      this.log('warn', `Broker: a peer sent an invalid message (${errorText(error)}): disconnected.`);
-      return peer.line.close();
+      // The peer's own words, cut and without line breaks: a log line is never theirs to write.
+      this.log('warn', `Broker: a peer sent an invalid message (${printable(errorText(error), 200)}): disconnected.`);
+      return peer.line.drop();
     }
-    if (!peer.welcomed && message.t !== 'hello') return peer.line.close();
+    if (!peer.welcomed && message.t !== 'hello') return peer.line.drop();
     switch (message.t) {
       case 'hello':
         return this.hello(peer, message);
@@ -186,9 +210,9 @@ export class BrokerOwner {
         peer.asks.delete(message.id);
         return;
       case 'call':
-        return void this.call(peer, message);
+        return void this.call(peer, message.id, message.verb, message.fields);
       case 'tunnel':
-        return peer.line.close();
+        return peer.line.drop();
     }
   }
 
@@ -216,67 +240,87 @@ export class BrokerOwner {
     });
   }
 
-  private async call(peer: Peer, message: Extract<ClientMessage, { t: 'call' }>): Promise<void> {
-    const { id, verb } = message;
-    const reply = (value?: unknown) => this.send(peer, { t: 'reply', id, ok: true, value });
-    const outcome = (done: Promise<WatchOutcome | undefined>) =>
-      void done.then(
+  /**
+   * Each verb of the table (verbs.ts) as the owner runs it: its fields checked already, its
+   * reply's value, and for a watch it started the promise of its outcome.
+   */
+  private readonly verbs: { readonly [V in Verb]: Handler<V> } = {
+    attach: async (_peer, _id, server, fields) => ({
+      value: undefined,
+      outcome: this.fleet.attach(server, fields.quiet === true),
+    }),
+    stop: async (_peer, _id, server) => ({ value: this.fleet.stop(server, 'stopped by the user') }),
+    connect: async (_peer, _id, server) => {
+      await this.fleet.connect(server);
+      return { value: undefined };
+    },
+    forecast: async (_peer, _id, server) => ({ value: await this.fleet.forecast(server) }),
+    verify: async (peer, id, server) => ({
+      value: await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })),
+    }),
+    restart: async (peer, id, server, fields) => {
+      const asks = fields.asks ?? [];
+      const result = await this.fleet.restartAsking(server, {
+        ...(fields.force !== undefined ? { force: fields.force } : {}),
+        ...(fields.issueTimeoutMs !== undefined ? { issueTimeoutMs: fields.issueTimeoutMs } : {}),
+        ...(asks.includes('choose')
+          ? { choose: async (reason) => this.choice(await this.ask(peer, id, 'choose', reason)) }
+          : {}),
+        ...(asks.includes('confirm') ? { confirm: async () => (await this.ask(peer, id, 'confirm')) === true } : {}),
+      });
+      if (!result) return { value: null };
+      const value =
+        result.kind === 'restarted'
+          ? { kind: result.kind, issued: result.issued }
+          : { kind: result.kind, reason: result.reason };
+      return { value, outcome: result.outcome };
+    },
+    exec: async (peer, _id, server, fields) => {
+      // Never more output than a reply may carry (one byte more says it was cut: tooLarge).
+      const maxOutputBytes = Math.min(fields.maxOutputBytes ?? Infinity, MAX_SHARED_OUTPUT_BYTES + 1);
+      // Each waits for the peer to have read the previous output: one that reads nothing
+      // holds one output here, not one per command, and is dropped at the deadline.
+      const run = peer.commands.then(async () => {
+        if (!(await peer.line.drained())) throw new Error('the peer left');
+        return this.fleet.exec(server, fields.command, {
+          ...(fields.timeoutMs !== undefined ? { timeoutMs: fields.timeoutMs } : {}),
+          maxOutputBytes,
+          ...(fields.stdin !== undefined ? { stdin: fields.stdin } : {}),
+        });
+      });
+      peer.commands = run.catch(() => undefined);
+      const result = await run;
+      return {
+        value: {
+          stdout: result.stdout,
+          stderr: result.stderr,
+          code: result.code,
+          ...(result.signal !== undefined ? { signal: result.signal } : {}),
+        },
+      };
+    },
+  };
+
+  private choice(answer: boolean | Choice | undefined): Choice {
+    return typeof answer === 'string' ? answer : 'cancel';
+  }
+
+  private async call<V extends Verb>(peer: Peer, id: number, verb: V, fields: FieldsOf<V>): Promise<void> {
+    try {
+      const server = this.fleet.server(fields.server);
+      if (!server) throw new Error(`no server "${fields.server}" in the settings of the window that watches`);
+      const handler: Handler<V> = this.verbs[verb];
+      const { value, outcome } = await handler(peer, id, server, fields);
+      // Encoded once. A line over the limit would end the client's connection: a command's
+      // output is said to be too large (the client runs it itself), anything else fails.
+      const text = encode({ t: 'reply', id, ok: true, value });
+      if (Buffer.byteLength(text) <= MAX_SHARED_OUTPUT_BYTES) peer.line.send(text);
+      else if (verb === 'exec') this.send(peer, { t: 'reply', id, ok: true, value: { tooLarge: true } });
+      else throw new Error(`the answer to ${verb} is over the size a message may carry`);
+      outcome?.then(
         (o) => this.send(peer, { t: 'outcome', id, ...(o ? { outcome: JSON.parse(JSON.stringify(o)) } : {}) }),
         () => this.send(peer, { t: 'outcome', id }),
       );
-    try {
-      const server = message.server !== undefined ? this.fleet.server(message.server) : undefined;
-      if (!server) throw new Error(`no server "${message.server ?? ''}" in the settings of the window that watches`);
-      switch (verb) {
-        case 'attach':
-          reply();
-          return outcome(this.fleet.attach(server, message.quiet === true));
-        case 'stop':
-          return reply(this.fleet.stop(server, 'stopped by the user'));
-        case 'connect':
-          await this.fleet.connect(server);
-          return reply();
-        case 'forecast':
-          return reply(JSON.parse(JSON.stringify(await this.fleet.forecast(server))));
-        case 'exec': {
-          if (message.command === undefined) throw new Error('exec without a command');
-          const result = await this.fleet.exec(server, message.command, {
-            ...(message.timeoutMs !== undefined ? { timeoutMs: message.timeoutMs } : {}),
-            ...(message.maxOutputBytes !== undefined ? { maxOutputBytes: message.maxOutputBytes } : {}),
-            ...(message.stdin !== undefined ? { stdin: message.stdin } : {}),
-          });
-          const value = {
-            stdout: result.stdout,
-            stderr: result.stderr,
-            code: result.code,
-            ...(result.signal !== undefined ? { signal: result.signal } : {}),
-          };
-          // A line over the limit would end the client's connection: it runs such a command itself.
-          return reply(Buffer.byteLength(JSON.stringify(value)) > MAX_SHARED_OUTPUT_BYTES ? { tooLarge: true } : value);
-        }
-        case 'verify':
-          return reply(await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })));
-        case 'restart': {
-          const asks = message.asks ?? [];
-          const result = await this.fleet.restartAsking(server, {
-            ...(message.force !== undefined ? { force: message.force } : {}),
-            ...(message.issueTimeoutMs !== undefined ? { issueTimeoutMs: message.issueTimeoutMs } : {}),
-            ...(asks.includes('choose')
-              ? { choose: async (reason) => ((await this.ask(peer, id, 'choose', reason)) as Choice) ?? 'cancel' }
-              : {}),
-            ...(asks.includes('confirm')
-              ? { confirm: async () => (await this.ask(peer, id, 'confirm')) === true }
-              : {}),
-          });
-          if (!result) return reply(null);
-          reply(
-            result.kind === 'restarted'
-              ? { kind: result.kind, issued: result.issued }
-              : { kind: result.kind, reason: result.reason },
-          );
-          return outcome(result.outcome);
-        }
-      }
     } catch (error) {
       this.send(peer, { t: 'reply', id, ok: false, error: toWireError(error) });
     }

@@ -3,21 +3,18 @@
  * receipt before anything reads it. A peer of another protocol version is refused with a reason
  * and watches on its own. No I/O here.
  */
+import { printable } from '../config/text';
+import { choiceSchema, isVerb, parseFields, type Choice, type FieldsOf, type Question, type Verb } from './verbs';
+
+export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
-/** `exec`: a command on the server's host, over the owner's connection (brokeredTransport.ts). */
-export type Verb = 'attach' | 'restart' | 'stop' | 'verify' | 'connect' | 'forecast' | 'exec';
-const VERBS: readonly Verb[] = ['attach', 'restart', 'stop', 'verify', 'connect', 'forecast', 'exec'];
-/** A command line or its standard input: larger is not one of ours (the client runs it itself). */
-export const MAX_COMMAND_CHARS = 1024 * 1024;
 /** A command's output larger than this is not passed between peers: `{ tooLarge: true }`, the client runs it itself. */
 export const MAX_SHARED_OUTPUT_BYTES = MAX_LINE_BYTES - 64 * 1024;
-export type Question = 'confirm' | 'choose';
-export type Choice = 'follow' | 'restart' | 'cancel';
 
 /** A fleet event as it travels: the server by name (each peer has its own profile of it). */
 export interface WireEvent {
@@ -47,19 +44,12 @@ export interface WireError {
   readonly name?: string;
 }
 
-/** What a call carries besides its verb. */
-export interface CallFields {
-  readonly server?: string;
-  readonly force?: boolean;
-  readonly quiet?: boolean;
-  readonly issueTimeoutMs?: number;
-  /** Which questions the asking peer can answer (the restart's confirmation, follow-or-restart). */
-  readonly asks?: readonly Question[];
-  /** exec: the command (quoted already), its time limit, its output cap, its standard input. */
-  readonly command?: string;
-  readonly timeoutMs?: number;
-  readonly maxOutputBytes?: number;
-  readonly stdin?: string;
+/** A call of a verb with the fields its entry in verbs.ts declares. */
+export interface CallMessage<V extends Verb = Verb> {
+  readonly t: 'call';
+  readonly id: number;
+  readonly verb: V;
+  readonly fields: FieldsOf<V>;
 }
 
 export type ClientMessage =
@@ -67,7 +57,7 @@ export type ClientMessage =
   | { readonly t: 'focus'; readonly focused: boolean }
   /** The servers this peer would watch in the background (the owner watches the union). */
   | { readonly t: 'watchAll'; readonly names: readonly string[] }
-  | ({ readonly t: 'call'; readonly id: number; readonly verb: Verb } & CallFields)
+  | CallMessage
   /**
    * The first and only line of a tunnel connection (brokeredTransport.ts): the owner opens a TCP
    * stream to host:port from the server's host and pipes this connection's bytes to it.
@@ -116,7 +106,7 @@ function object(value: unknown, what: string): Obj {
 
 function onlyKeys(o: Obj, allowed: readonly string[], what: string): void {
   for (const key of Object.keys(o))
-    if (!allowed.includes(key)) throw new ProtocolError(`${what} has an unknown field "${key}"`);
+    if (!allowed.includes(key)) throw new ProtocolError(`${what} has an unknown field "${printable(key, 40)}"`);
 }
 
 function int(o: Obj, key: string, what: string): number {
@@ -220,49 +210,15 @@ export function parseClientMessage(line: string): ClientMessage {
       return { t, names: m.names as string[] };
     }
     case 'call': {
-      onlyKeys(
-        m,
-        [
-          't',
-          'id',
-          'verb',
-          'server',
-          'force',
-          'quiet',
-          'issueTimeoutMs',
-          'asks',
-          'command',
-          'timeoutMs',
-          'maxOutputBytes',
-          'stdin',
-        ],
-        'call',
+      onlyKeys(m, ['t', 'id', 'verb', 'fields'], 'call');
+      const verb = m.verb;
+      if (!isVerb(verb)) throw new ProtocolError('call.verb is not a verb of the broker');
+      const fields = parseFields(
+        verb,
+        m.fields ?? {},
+        (why) => new ProtocolError(`call.fields: ${printable(why, 120)}`),
       );
-      const asks = m.asks;
-      if (asks !== undefined && (!Array.isArray(asks) || asks.some((a) => a !== 'confirm' && a !== 'choose')))
-        throw new ProtocolError('call.asks is not a list of questions');
-      const server = optional(m, 'server', (o, k, w) => str(o, k, w, 200), 'call');
-      const force = optional(m, 'force', bool, 'call');
-      const quiet = optional(m, 'quiet', bool, 'call');
-      const issueTimeoutMs = optional(m, 'issueTimeoutMs', int, 'call');
-      const command = optional(m, 'command', (o, k, w) => str(o, k, w, MAX_COMMAND_CHARS), 'call');
-      const timeoutMs = optional(m, 'timeoutMs', int, 'call');
-      const maxOutputBytes = optional(m, 'maxOutputBytes', int, 'call');
-      const stdin = optional(m, 'stdin', (o, k, w) => str(o, k, w, MAX_COMMAND_CHARS), 'call');
-      return {
-        t,
-        id: int(m, 'id', 'call'),
-        verb: oneOf(m.verb, VERBS, 'call.verb'),
-        ...(server !== undefined ? { server } : {}),
-        ...(force !== undefined ? { force } : {}),
-        ...(quiet !== undefined ? { quiet } : {}),
-        ...(issueTimeoutMs !== undefined ? { issueTimeoutMs } : {}),
-        ...(asks !== undefined ? { asks: asks as Question[] } : {}),
-        ...(command !== undefined ? { command } : {}),
-        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-        ...(maxOutputBytes !== undefined ? { maxOutputBytes } : {}),
-        ...(stdin !== undefined ? { stdin } : {}),
-      };
+      return { t, id: int(m, 'id', 'call'), verb, fields };
     }
     case 'tunnel': {
       onlyKeys(m, ['t', 'v', 'server', 'host', 'port'], 'tunnel');
@@ -279,8 +235,9 @@ export function parseClientMessage(line: string): ClientMessage {
     case 'answer': {
       onlyKeys(m, ['t', 'id', 'value'], 'answer');
       const value = m.value;
-      if (typeof value !== 'boolean') oneOf(value, ['follow', 'restart', 'cancel'] as const, 'answer.value');
-      return { t, id: int(m, 'id', 'answer'), value: value as boolean | Choice };
+      const answer = typeof value === 'boolean' ? value : choiceSchema.safeParse(value).data;
+      if (answer === undefined) throw new ProtocolError('answer.value is not a yes/no or a choice');
+      return { t, id: int(m, 'id', 'answer'), value: answer };
     }
   }
 }

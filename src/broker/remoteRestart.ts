@@ -8,12 +8,13 @@ import type { RestartQuestions } from '../fleet/restart/restartVerb';
 import type { WatchOutcome } from '../monitor/watchTypes';
 import type { BrokerClient, Call } from './client';
 import type { Question } from './protocol';
+import type { ReplyOf } from './verbs';
 
 export async function restartThroughOwner(
   client: BrokerClient,
   name: string,
   options: RestartOptions & RestartQuestions,
-  replyOf: (call: Call) => Promise<unknown>,
+  replyOf: (call: Call<'restart'>) => Promise<ReplyOf<'restart'>>,
   snapshot: () => ServerSnapshot,
 ): Promise<RestartAnswer | undefined> {
   const asks: Question[] = [
@@ -35,12 +36,10 @@ export async function restartThroughOwner(
           : ((await options.choose?.(reason ?? '')) ?? 'cancel'),
     },
   );
-  const value = (await replyOf(call)) as { kind?: unknown; issued?: unknown; reason?: unknown } | null;
+  const value = await replyOf(call);
   if (value === null) return undefined;
   const outcome = call.outcome.then((o) => o as WatchOutcome | undefined);
-  if (value?.kind === 'restarted' && typeof value.issued === 'boolean')
-    return { kind: 'restarted', outcome, issued: value.issued, snapshot: snapshot() };
-  if (value?.kind === 'attached' && typeof value.reason === 'string')
-    return { kind: 'attached', reason: value.reason, outcome };
-  throw new Error('the window that watches answered the restart with something else than a restart');
+  return value.kind === 'restarted'
+    ? { kind: 'restarted', outcome, issued: value.issued, snapshot: snapshot() }
+    : { kind: 'attached', reason: value.reason, outcome };
 }

@@ -8,6 +8,7 @@
  */
 import type * as net from 'node:net';
 import type { ServerProfile } from '../config/config';
+import { printable } from '../config/text';
 import { Fleet } from '../fleet/fleet';
 import { forwardOpener } from '../fleet/forward/portForward';
 import type {
@@ -33,7 +34,8 @@ import { brokerDir, brokerEndpoint, ensureBrokerDir } from './socketDir';
 import { OneVerification } from './oneVerification';
 import { restartThroughOwner } from './remoteRestart';
 import { TakeoverHold } from './takeover';
-import { fromWireError, fromWireEvent, fromWireSnapshot, verificationOf } from './wire';
+import type { ReplyOf, Verb } from './verbs';
+import { fromWireError, fromWireEvent, fromWireSnapshot } from './wire';
 
 export type BrokerRole = 'joining' | 'owner' | 'client' | 'solo';
 
@@ -164,7 +166,9 @@ export class SharedFleet extends Fleet {
     } catch (error) {
       if (this.disposed) return;
       this.watchOnOwn('solo');
-      if (!this.saidFallback) this.broker.log('warn', `Broker: not shared (${errorText(error)}); watching on its own.`);
+      // The owner's refusal is its own words: cut and on one line.
+      if (!this.saidFallback)
+        this.broker.log('warn', `Broker: not shared (${printable(errorText(error), 300)}); watching on its own.`);
       this.saidFallback = true;
     }
   }
@@ -249,7 +253,7 @@ export class SharedFleet extends Fleet {
     this.client = undefined;
     this.broker.log(
       'info',
-      `Broker: the window that watched left${why ? ` (${why})` : ''}; taking over or following the next.`,
+      `Broker: the window that watched left${why ? ` (${printable(why, 300)})` : ''}; taking over or following the next.`,
     );
     this.joined = this.join();
   }
@@ -270,7 +274,7 @@ export class SharedFleet extends Fleet {
     return this.role === 'client' && this.covers(server) ? this.client : undefined;
   }
 
-  private async replyOf(call: Call, server: ServerProfile): Promise<unknown> {
+  private async replyOf<V extends Verb>(call: Call<V>, server: ServerProfile): Promise<ReplyOf<V>> {
     try {
       return await call.reply;
     } catch (error) {
@@ -361,7 +365,7 @@ export class SharedFleet extends Fleet {
     await this.joined;
     const client = this.remote(server);
     if (!client) return this.verifying.run(server, log);
-    return verificationOf(await this.replyOf(client.call('verify', { server: server.name }, { log }), server));
+    return this.replyOf(client.call('verify', { server: server.name }, { log }), server);
   }
 
   /** A client's connect is the owner's (its refusal comes as the owner's `refused` event); the session is this side's, unconnected. */
@@ -377,7 +381,7 @@ export class SharedFleet extends Fleet {
     await this.joined;
     const client = this.remote(server);
     if (!client) return super.forecast(server);
-    return (await this.replyOf(client.call('forecast', { server: server.name }), server)) as LoadForecast;
+    return this.replyOf(client.call('forecast', { server: server.name }), server);
   }
 
   override dispose(): void {

@@ -23,18 +23,22 @@ export function firstLine(
   then: (line: string | undefined, read: { readonly all: Buffer; readonly rest: Buffer }) => void,
 ): void {
   const chunks: Buffer[] = [];
+  let bytes = 0;
   const done = (line: string | undefined, rest: Buffer) => {
     socket.removeListener('data', onData);
     socket.removeListener('close', onClose);
     socket.pause();
     then(line, { all: Buffer.concat(chunks), rest });
   };
+  // Each chunk is scanned once: a slow writer of many small chunks costs no rescans.
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);
-    const all = Buffer.concat(chunks);
-    const newline = all.indexOf(0x0a);
-    if (newline >= 0) done(all.subarray(0, newline).toString('utf8'), all.subarray(newline + 1));
-    else if (all.length > MAX_FIRST_LINE) done(undefined, Buffer.alloc(0));
+    const newline = chunk.indexOf(0x0a);
+    if (newline >= 0) {
+      const all = Buffer.concat(chunks);
+      const at = bytes + newline;
+      done(all.subarray(0, at).toString('utf8'), all.subarray(at + 1));
+    } else if ((bytes += chunk.length) > MAX_FIRST_LINE) done(undefined, Buffer.alloc(0));
   };
   const onClose = () => done(undefined, Buffer.alloc(0));
   socket.on('data', onData);

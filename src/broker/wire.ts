@@ -4,7 +4,7 @@
  */
 import type { ServerProfile } from '../config/config';
 import { FleetError, NotReadyError } from '../fleet/fleetError';
-import type { FleetEvent, ParserVerification, ServerSnapshot } from '../fleet/fleetTypes';
+import type { FleetEvent, ServerSnapshot } from '../fleet/fleetTypes';
 import { TransportError, type TransportErrorKind } from '../transport/transport';
 import { errorText } from '../util/errors';
 import type { WireError, WireEvent, WireSnapshot } from './protocol';
@@ -60,12 +60,4 @@ export function fromWireError(wire: WireError, snapshot: () => ServerSnapshot | 
     return new NotReadyError(wire.kind, known);
   if (wire.name === 'FleetError' && wire.kind) return new FleetError(wire.kind as FleetError['kind'], wire.message);
   return new Error(wire.message);
-}
-
-/** The owner's answer to a verification, checked (it travels as any JSON). */
-export function verificationOf(value: unknown): ParserVerification {
-  const v = value as Partial<ParserVerification> | undefined;
-  if (typeof v?.summary !== 'string' || typeof v.table !== 'string' || typeof v.verdict !== 'string')
-    throw new Error('the window that watches answered the verification with something else than one');
-  return v as ParserVerification;
 }

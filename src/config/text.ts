@@ -3,8 +3,11 @@
 // A control character, including newline: never valid in a path or a name.
 export const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** Shows a bad value in a message without letting it break the message. */
-export function printable(text: string): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f]/g, '?');
-  return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
+/**
+ * Shows a bad value in a message without letting it break the message (a newline would forge a
+ * log line): cut first, so a value of megabytes costs no more than a short one.
+ */
+export function printable(text: string, max = 80): string {
+  const clean = text.slice(0, max + 1).replace(/[\u0000-\u001f\u007f]/g, '?');
+  return clean.length > max ? `${clean.slice(0, max - 3)}...` : clean;
 }

@@ -24,6 +24,7 @@ import type {
 import { waitForServer, type WaitHost } from './restart/wait';
 import { observe } from './restart/observe';
 import { FleetError } from './fleetError';
+import type { FleetVerbs } from './fleetVerbs';
 import { errorText } from '../util/errors';
 import { PortForwards } from './forward/portForward';
 import type { ForwardInfo } from './forward/forwardPlan';
@@ -36,7 +37,7 @@ import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
 import { Refusals } from './sessions/refusals';
 import { Verifications } from './checks/verifications';
 
-export class Fleet {
+export class Fleet implements FleetVerbs {
   private settings: Settings | undefined;
   private readonly sessions = new SessionRegistry((server) => this.createSession(server));
   private readonly refusals: Refusals;

@@ -7,26 +7,16 @@
  * SIGKILL leaves a stale socket that the survivor claims.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
+import { role, startPeer as startBrokerPeer, type Line, type Peer } from './brokerPeerProcess';
 import { serverEntry } from './simHost';
 
-const PEER = path.join(__dirname, 'brokerPeer.ts');
 const FAST_SIM = { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 };
-
-type Line = Record<string, unknown>;
-
-interface Peer {
-  readonly child: ChildProcess;
-  readonly lines: Line[];
-  send(command: string): void;
-  /** The first line (from `from` on) that `match` accepts. */
-  next(match: (line: Line) => boolean, what: string, from?: number): Promise<Line>;
-}
 
 describe('broker: one watch per host shared by real processes', function () {
   this.timeout(240_000);
@@ -47,37 +37,10 @@ describe('broker: one watch per host shared by real processes', function () {
   const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
 
   function startPeer(): Peer {
-    const child = spawn(
-      process.execPath,
-      ['--require', 'tsx/cjs', '--import', 'tsx/esm', PEER, settingsFile, brokerDir],
-      {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
-    const lines: Line[] = [];
-    let pending = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      pending += chunk;
-      const parts = pending.split('\n');
-      pending = parts.pop()!;
-      for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Line);
-    });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const peer: Peer = {
-      child,
-      lines,
-      send: (command) => child.stdin!.write(`${command}\n`),
-      next: (match, what, from = 0) =>
-        waitFor(() => lines.slice(from).find(match), {
-          timeoutMs: 120_000,
-          message: `${what} (pid ${child.pid}); seen: ${JSON.stringify(lines.slice(-8))} ${stderr.slice(-500)}`,
-        }),
-    };
+    const peer = startBrokerPeer(settingsFile, brokerDir);
     peers.push(peer);
     return peer;
   }
-  const role = (r: string) => (l: Line) => l.role === r;
   const endReady = (l: Line) => l.event === 'end' && l.end === 'ready';
 
   before(async () => {

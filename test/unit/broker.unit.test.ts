@@ -22,7 +22,7 @@ import {
   ProtocolError,
 } from '../../src/broker/protocol';
 import { brokerEndpoint, SOCKET_NAME, unsafeDirReason } from '../../src/broker/socketDir';
-import { BrokeredTransport, execResultOf } from '../../src/broker/brokeredTransport';
+import { BrokeredTransport, ownerRoute } from '../../src/broker/brokeredTransport';
 import { HOLD_MAX_MS, isBehind, TakeoverHold } from '../../src/broker/takeover';
 import { openTunnel } from '../../src/broker/tunnel';
 import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
@@ -42,30 +42,34 @@ describe('broker protocol: every message checked on receipt', () => {
       focused: true,
     });
     assert.deepEqual(
-      parseClientMessage(line({ t: 'call', id: 3, verb: 'restart', server: 'gpu1', asks: ['confirm'] })),
+      parseClientMessage(line({ t: 'call', id: 3, verb: 'restart', fields: { server: 'gpu1', asks: ['confirm'] } })),
       {
         t: 'call',
         id: 3,
         verb: 'restart',
-        server: 'gpu1',
-        asks: ['confirm'],
+        fields: { server: 'gpu1', asks: ['confirm'] },
       },
     );
-    const exec = { t: 'call', id: 4, verb: 'exec', server: 'gpu1', command: 'cat f', timeoutMs: 9, stdin: 'x' };
+    const fields = { server: 'gpu1', command: 'cat f', timeoutMs: 9, stdin: 'x' };
+    const exec = { t: 'call', id: 4, verb: 'exec', fields };
     assert.deepEqual(parseClientMessage(line(exec)), exec);
     const tunnel = { t: 'tunnel', v: PROTOCOL_VERSION, server: 'gpu1', host: '127.0.0.1', port: 30001 };
     assert.deepEqual(parseClientMessage(line(tunnel)), tunnel);
     for (const bad of [
       'not json',
       line([1, 2]),
-      line({ ...exec, command: 7 }),
+      line({ ...exec, fields: { ...fields, command: 7 } }),
+      line({ ...exec, fields: { ...fields, extra: 1 } }),
+      line({ ...exec, fields: { server: 'gpu1' } }),
+      line({ ...exec, server: 'gpu1' }),
       line({ ...tunnel, port: 70000 }),
       line({ ...tunnel, extra: true }),
       line({ t: 'hello', v: 1, pid: 42, focused: true, extra: 1 }),
       line({ t: 'hello', v: '1', pid: 42, focused: true }),
-      line({ t: 'call', id: 1, verb: 'rm -rf' }),
-      line({ t: 'call', id: -1, verb: 'stop' }),
-      line({ t: 'call', id: 1, verb: 'restart', asks: ['everything'] }),
+      line({ t: 'call', id: 1, verb: 'rm -rf', fields: { server: 'gpu1' } }),
+      line({ t: 'call', id: 1, verb: 'toString', fields: { server: 'gpu1' } }),
+      line({ t: 'call', id: -1, verb: 'stop', fields: { server: 'gpu1' } }),
+      line({ t: 'call', id: 1, verb: 'restart', fields: { server: 'gpu1', asks: ['everything'] } }),
       line({ t: 'answer', id: 1, value: 'maybe' }),
       line({ t: 'watchAll', names: [1] }),
       line({ t: 'shutdown' }),
@@ -281,6 +285,10 @@ describe('broker: ownership over real Unix sockets', () => {
     await assert.rejects(client.call('stop', { server: 'nope' }).reply, (e: { message: string }) =>
       /no server "nope"/.test(e.message),
     );
+    // A reply is checked against its verb's schema: a forecast without its prior is not one.
+    await assert.rejects(client.call('forecast', { server: 'gpu1' }).reply, (e: { message: string }) =>
+      /answered forecast with something else/.test(e.message),
+    );
     // A peer of another version: refused with the reason, nothing else.
     const other = await claim(dir, () => undefined);
     assert.equal(other.role, 'client');
@@ -321,17 +329,13 @@ describe('broker: ownership over real Unix sockets', () => {
     const client = new BrokerClient(joined.socket);
     await client.join(1, false, { onEvent: () => undefined, onClose: () => undefined });
     const reply = await client.call('exec', { server: 'gpu1', command: 'cat', stdin: 'x', timeoutMs: 500 }).reply;
-    assert.deepEqual(execResultOf(reply), { stdout: 'out', stderr: '', code: 3 });
+    assert.deepEqual(reply, { stdout: 'out', stderr: '', code: 3 });
     assert.deepEqual(ran, ['cat <x> 500']);
     // An output too large for one line is not passed (the client's connection would end): the client runs it.
-    assert.equal(execResultOf(await client.call('exec', { server: 'gpu1', command: 'big' }).reply), undefined);
+    assert.deepEqual(await client.call('exec', { server: 'gpu1', command: 'big' }).reply, { tooLarge: true });
     const own: string[] = [];
     const inner = { exec: async (command: string) => (own.push(command), { stdout: 'own', stderr: '', code: 0 }) };
-    const route = {
-      connect: async () => undefined,
-      exec: async (command: string) => execResultOf(await client.call('exec', { server: 'gpu1', command }).reply),
-      openStream: () => Promise.reject(new Error('unused')),
-    };
+    const route = ownerRoute(client, 'gpu1', path.join(dir, SOCKET_NAME), (call) => call.reply);
     const transport = new BrokeredTransport(inner as never, async () => route);
     assert.equal((await transport.exec('cat')).stdout, 'out', "through the owner's connection");
     assert.equal((await transport.exec('big')).stdout, 'own', 'too large: on its own');

@@ -5,7 +5,8 @@
 import type { ServerProfile } from '../../config/config';
 import { isFinished } from '../../monitor/loadVerdict';
 import type { LoadState } from '../../monitor/loadStateTypes';
-import type { Fleet, ServerSnapshot } from '../fleet';
+import type { ServerSnapshot } from '../fleetTypes';
+import type { FleetVerbs } from '../fleetVerbs';
 
 /**
  * True once a watch that attached has looked at everything one round looks at: the unit, then
@@ -26,7 +27,7 @@ export function firstRoundDone(state: LoadState): boolean {
  * (`Fleet.status` is this verb.)
  */
 export function observe(
-  fleet: Fleet,
+  fleet: Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'attach'>,
   server: ServerProfile,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<ServerSnapshot> {
@@ -61,7 +62,7 @@ export function observe(
  * no front reports "restarting" (or exits) before the command reached the host.
  */
 export function whenRestartIssued(
-  fleet: Pick<Fleet, 'snapshot' | 'onEvent'>,
+  fleet: Pick<FleetVerbs, 'snapshot' | 'onEvent'>,
   server: ServerProfile,
   options: {
     timeoutMs: number;

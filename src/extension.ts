@@ -13,6 +13,7 @@ import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
 import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
 import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
+import { refreshInstalledLauncher } from './fronts/vscode/launcherCommand';
 
 /** What activate() returns: read-only views for tests and other extensions. */
 export interface KimiApi {
@@ -30,6 +31,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
     channel.warn(`Could not migrate the old kimi.* settings: ${String(error)}`),
   );
   context.subscriptions.push(watchIgnoredSettings(channel));
+  void refreshInstalledLauncher(context, log);
   const statusBar = new StatusBar();
   const keptPasswords = new KeptPasswords(context.secrets, context.globalState);
   const uiSideOfRemote =

@@ -77,6 +77,12 @@ describe('host "local" on the UI side of a remote window', () => {
       localHostRefusal(profile(undefined), 'ssh-remote')!,
       /runs on your own machine.*Install Kimi Service in the remote/,
     );
+    assert.ok(
+      localHostRefusal(profile(undefined), 'ssh-remote')!.includes(
+        'add "remote.extensionKind": { "kimi-tools.kimi-service": ["workspace"] } to your user settings',
+      ),
+      'names the setting and the exact value that makes the editor run it on the remote side',
+    );
     assert.equal(localHostRefusal(profile(undefined), undefined), undefined, 'no remote window: local is this machine');
     assert.equal(localHostRefusal(profile('gpu1'), 'ssh-remote'), undefined, 'an SSH host is fine from anywhere');
   });

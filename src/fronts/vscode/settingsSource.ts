@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { parseSettings } from '../../config/parseSettings';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
-import { SECTION, SETTING_KEYS } from '../../config/namespace';
+import { EXTENSION_ID, SECTION, SETTING_KEYS } from '../../config/namespace';
 import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
 
 export const VSCODE_SETTINGS_SOURCE_NAME = 'kimiService.servers';
@@ -63,8 +63,6 @@ function onRemoteSide(): boolean {
     vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind === vscode.ExtensionKind.Workspace
   );
 }
-
-const EXTENSION_ID = 'kimi-tools.kimi-service';
 
 export function reportNoServers(): void {
   // Machine-scoped settings reach a remote extension host from the remote machine's settings only.

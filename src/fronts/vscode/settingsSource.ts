@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { parseSettings } from '../../config/parseSettings';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { EXTENSION_ID, SECTION, SETTING_KEYS } from '../../config/namespace';
-import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
+import { isUserOnly, settingWrite, type SettingWrite, type UserOnlyKey } from '../../config/userOnlySettings';
 
 export const VSCODE_SETTINGS_SOURCE_NAME = 'kimiService.servers';
 
@@ -54,6 +54,22 @@ export function reportSettingsErrors(errors: readonly string[]): void {
   void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
     if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.');
   });
+}
+
+/**
+ * Writes `kimiService.<key>` where it is read from (config/userOnlySettings settingWrite): the
+ * user's (or Remote) settings for a user-only key, the workspace's when a workspace sets a merged
+ * key. Returns where, in the user's words.
+ */
+export async function updateKimiSetting(key: string, value: unknown): Promise<SettingWrite> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const write = settingWrite(key, config.inspect(key), onRemoteSide());
+  await config.update(
+    key,
+    value,
+    write.target === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global,
+  );
+  return write;
 }
 
 /** Runs in a remote extension host (code-server, or installed on the remote side of a Remote window). */

@@ -149,6 +149,13 @@ describe('launcher: refreshed at activation', () => {
 });
 
 describe('launcher: the MCP entry', () => {
+  it('goes through cmd /c on Windows, where the launcher is a batch file', () => {
+    assert.deepEqual(launcherMcpEntry('kimi-service', [], 'win32'), {
+      command: 'cmd',
+      args: ['/c', 'kimi-service', 'mcp'],
+    });
+  });
+
   it('is kimi-service mcp when the folder is on PATH, else the full path', () => {
     assert.deepEqual(
       JSON.parse(mcpConfigText(launcherMcpEntry(launcherCommandFor('/home/me/.local/bin/kimi-service', true)))),

@@ -18,9 +18,15 @@ export function mcpServerEntry(scriptPath: string, extraArgs: readonly string[] 
 /**
  * The entry through the installed `kimi-service` command (`kimi-service mcp`): the command is the
  * bare name when its folder is on PATH, else the launcher's full path. It outlives updates, since
- * the launcher follows the extension's folder.
+ * the launcher follows the extension's folder. On Windows: `cmd /c kimi-service mcp`.
  */
-export function launcherMcpEntry(command: string, extraArgs: readonly string[] = []): McpServerEntry {
+export function launcherMcpEntry(
+  command: string,
+  extraArgs: readonly string[] = [],
+  platform: NodeJS.Platform = 'linux',
+): McpServerEntry {
+  // On Windows the launcher is a batch file, which clients start without a shell only through cmd.
+  if (platform === 'win32') return { command: 'cmd', args: ['/c', command, 'mcp', ...extraArgs] };
   return { command, args: ['mcp', ...extraArgs] };
 }
 

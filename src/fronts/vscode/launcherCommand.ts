@@ -11,8 +11,11 @@ import { errorText } from '../../util/errors';
 import { installLauncher, launcherPath, readLauncher, refreshLauncher } from './launcherFile';
 import { dirOnPath, LAUNCHER_COMMAND, LAUNCHER_MARK, launcherDir, type LauncherTarget } from './launcherScript';
 
-/** globalState: the launcher's path, once the user installed it (what activation refreshes). */
-const INSTALLED_KEY = 'kimiService.launcherPath';
+/**
+ * globalState: the launcher's path, once the user installed it (what activation refreshes). Per
+ * machine: the state is the same in local and remote windows, and each machine has its own file.
+ */
+const INSTALLED_KEY = `kimiService.launcherPath.${os.hostname()}`;
 
 export interface InstalledLauncher {
   readonly path: string;

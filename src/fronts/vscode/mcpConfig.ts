@@ -29,7 +29,8 @@ const THIS_FOLDER = "Use this version's folder";
 export function mcpEntryFor(context: vscode.ExtensionContext, launcher: InstalledLauncher | undefined): McpServerEntry {
   const storage = context.globalStorageUri.scheme === 'file' ? context.globalStorageUri.fsPath : undefined;
   const settingsArgs = userSettingsArgs(storage, (f) => fs.existsSync(f), path);
-  if (launcher) return launcherMcpEntry(launcherCommandFor(launcher.path, launcher.onPath), settingsArgs);
+  if (launcher)
+    return launcherMcpEntry(launcherCommandFor(launcher.path, launcher.onPath), settingsArgs, process.platform);
   return mcpServerEntry(path.join(context.extensionPath, 'dist', 'mcp.js'), settingsArgs);
 }
 

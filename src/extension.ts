@@ -15,6 +15,7 @@ import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
 import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
 import { tailedLog } from './fronts/vscode/logTail';
 import { registerReportProblem } from './fronts/vscode/reportProblem';
+import { refreshInstalledLauncher } from './fronts/vscode/launcherCommand';
 import { LineTail } from './util/lineTail';
 
 /** How many lines of the log a problem report carries. */
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): KimiApi {
     channel.warn(`Could not migrate the old kimi.* settings: ${String(error)}`),
   );
   context.subscriptions.push(watchIgnoredSettings(channel));
+  void refreshInstalledLauncher(context, log);
   const statusBar = new StatusBar();
   const keptPasswords = new KeptPasswords(context.secrets, context.globalState);
   const uiSideOfRemote =

@@ -1,4 +1,5 @@
 import type { DockerTargetConfig } from './names';
+import { EXTENSION_ID } from './namespace';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -74,6 +75,12 @@ export function activeProfile(settings: Settings): ServerProfile | undefined {
 }
 
 /**
+ * The user setting that makes a remote window run this extension on the remote side: without it
+ * the editor keeps preferring the UI side, since the extension declares both kinds.
+ */
+export const REMOTE_EXTENSION_KIND_SETTING = `"remote.extensionKind": { "${EXTENSION_ID}": ["workspace"] }`;
+
+/**
  * `host: "local"` runs systemctl on the machine the extension runs on. Installed on the UI side
  * of a remote window (Remote-SSH...), that is the user's laptop, not the GPU host: refuse, and
  * say what to do. `uiSideOfRemote` is the remote's name when the extension runs on the UI side.
@@ -83,7 +90,8 @@ export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string |
   if (!local || uiSideOfRemote === undefined) return undefined;
   return (
     `kimiService.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
-    `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}"), ` +
-    'or give the GPU host\'s SSH name as "host".'
+    `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}" in the ` +
+    `Extensions view) and have the editor run it there: add ${REMOTE_EXTENSION_KIND_SETTING} to your user settings, then reload the ` +
+    'window. Or give the GPU host\'s SSH name as "host".'
   );
 }

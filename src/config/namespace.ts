@@ -6,6 +6,9 @@
 
 /** The section of every setting, command, view and context key of this extension. */
 export const SECTION = 'kimiService';
+
+/** The extension's id (publisher.name), as the editor's settings name it (remote.extensionKind). */
+export const EXTENSION_ID = 'kimi-tools.kimi-service';
 const PREFIX = `${SECTION}.`;
 
 /** The settings the watch and the fronts read (package.json's contributes.configuration, less the chat model's). */

@@ -105,3 +105,29 @@ function keyOf(setting: string): UserOnlyKey {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** Where a command writes a setting so that the value it reads next is the one written. */
+export interface SettingWrite {
+  /** The editor's target: the user's settings (Remote settings for a machine-scoped key in a remote extension host), or the workspace's. */
+  readonly target: 'global' | 'workspace';
+  /** Where that is, in the user's words (for the log and the messages). */
+  readonly where: string;
+}
+
+/**
+ * The writers' side of how the settings are read (vscode settingsSource): a user-only key is read
+ * from the user's value alone, which a remote extension host takes from the Remote settings, so it
+ * is written there (the editor's user target, which it routes to the Remote settings for a
+ * machine-scoped key), even when a workspace sets it too (that value is ignored). Any other key is
+ * read merged, where a workspace's value wins over the user's: it is written to the workspace when
+ * the workspace has one, else to the user's settings.
+ */
+export function settingWrite(
+  key: string,
+  inspected: { workspaceValue?: unknown } | undefined,
+  remoteSide: boolean,
+): SettingWrite {
+  if (isUserOnly(key)) return { target: 'global', where: remoteSide ? 'Remote settings' : 'user settings' };
+  if (inspected?.workspaceValue !== undefined) return { target: 'workspace', where: 'workspace settings' };
+  return { target: 'global', where: 'user settings' };
+}

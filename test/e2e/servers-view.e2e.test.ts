@@ -7,10 +7,14 @@ import { printResultsDir, unitWithParsers, useScenario } from './scenario';
 import { runCommand, screenshot, statusTooltip, waitForNotification, waitForStatus } from './workbench';
 import { serverEntry } from '../integration/simHost';
 import type { Page } from 'playwright-core';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 after(printResultsDir);
+
+function readJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+}
 
 /** Waits for the quick input titled `title`, types `text` and presses Enter. */
 async function answerQuickInput(page: Page, title: RegExp, text: string): Promise<void> {
@@ -90,6 +94,8 @@ describe('e2e: the servers view', function () {
       );
       return { HOME: home };
     },
+    // The opened folder's settings pin the active server: "Make active" has to change it there.
+    workspaceSettings: () => ({ 'kimiService.activeServer': 'sim' }),
     settings: (host) => ({
       // The second server is the same host with a unit it does not have: failed, "not known to systemd".
       'kimiService.servers': [serverEntry(host, 'sim'), { ...serverEntry(host, 'other'), unit: 'sglang-missing' }],
@@ -134,6 +140,11 @@ describe('e2e: the servers view', function () {
     const page = scenario().page;
     await chooseFromRowMenu(page, 'other', 'Make active', 'servers-view-context-menu');
     await waitForStatus(page, /^Kimi: failed$/, { timeoutMs: 30_000 });
+    assert.equal(
+      readJson(join(scenario().cs.folder, '.vscode', 'settings.json'))['kimiService.activeServer'],
+      'other',
+      'written where it is read: the workspace settings that set it',
+    );
     const rows = await waitForRows(
       page,
       (r) => r.some((x) => x.startsWith('other (active) failed')) && r.some((x) => /^sim ready/.test(x)),
@@ -158,6 +169,14 @@ describe('e2e: the servers view', function () {
     await widget.locator('.quick-input-box input').press('Enter');
     const added = await waitForNotification(page, /Kimi: added gpu-sim-/, { timeoutMs: 30_000, severity: 'info' });
     assert.match(added.text, new RegExp(`${s.host.unit} on gpu-sim, ${s.host.serverUrl.replace(/[.]/g, '[.]')}`));
+    // code-server's extension host is a remote one: the entry goes to the Remote settings, where it is read.
+    assert.match(added.text, /to the Remote settings/);
+    const names = (file: string) =>
+      (
+        (readJson(join(s.cs.userDataDir, file, 'settings.json'))['kimiService.servers'] ?? []) as { name: string }[]
+      ).map((e) => e.name);
+    assert.ok(names('Machine').includes(proposed), `Remote settings: ${JSON.stringify(names('Machine'))}`);
+    assert.ok(!names('User').includes(proposed), 'not in the User settings, which a remote extension host ignores');
     // Same unit as "sim", which is ready: the new server's background watch says so.
     const rows = await waitForRows(page, (r) => r.some((x) => /^gpu-sim-\S+ ready/.test(x)), 60_000);
     await screenshot(page, 'servers-view-added');

@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config/parseSettings';
+import { readFileSync } from 'node:fs';
 import { activeProfile, localHostRefusal, type ServerProfile } from '../../src/config/config';
+import { EXTENSION_ID } from '../../src/config/namespace';
 
 const good = { name: 'ct200', host: 'ct200', unit: 'sglang-k26-ddtree' };
 
@@ -77,6 +79,14 @@ describe('host "local" on the UI side of a remote window', () => {
       localHostRefusal(profile(undefined), 'ssh-remote')!,
       /runs on your own machine.*Install Kimi Service in the remote/,
     );
+    assert.ok(
+      localHostRefusal(profile(undefined), 'ssh-remote')!.includes(
+        'add "remote.extensionKind": { "kimi-tools.kimi-service": ["workspace"] } to your user settings',
+      ),
+      'names the setting and the exact value that makes the editor run it on the remote side',
+    );
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { publisher: string; name: string };
+    assert.equal(EXTENSION_ID, `${pkg.publisher}.${pkg.name}`, "the id in that value is this extension's");
     assert.equal(localHostRefusal(profile(undefined), undefined), undefined, 'no remote window: local is this machine');
     assert.equal(localHostRefusal(profile('gpu1'), 'ssh-remote'), undefined, 'an SSH host is fine from anywhere');
   });

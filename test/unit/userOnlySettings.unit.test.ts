@@ -6,6 +6,7 @@ import {
   isUserOnly,
   notYetReported,
   reportId,
+  settingWrite,
   userOnlyKeysInInspect,
   userOnlyKeysInSettingsText,
 } from '../../src/config/userOnlySettings';
@@ -110,6 +111,34 @@ describe('user-only settings', () => {
       /ignored kimiService\.servers from \/repo\/\.vscode\/settings\.json .*chooses the hosts/,
     );
     assert.match(logLines[1]!, /kimiService\.hostKeyPolicy .*unknown host key/);
+  });
+});
+
+describe('where a command writes a setting: where it is read from', () => {
+  it('a user-only key goes to the user settings (the Remote settings in a remote extension host), never the workspace', () => {
+    assert.deepEqual(settingWrite('servers', {}, false), { target: 'global', where: 'user settings' });
+    assert.deepEqual(settingWrite('servers', {}, true), { target: 'global', where: 'Remote settings' });
+    // A workspace's value of a user-only key is ignored by the reader: writing there would change nothing.
+    assert.deepEqual(settingWrite('servers', { workspaceValue: [] }, true), {
+      target: 'global',
+      where: 'Remote settings',
+    });
+    // The editor routes its user target to the Remote settings for a machine-scoped key, as the reader takes it from there.
+    assert.equal(properties['kimiService.servers']?.scope, 'machine');
+  });
+
+  it('activeServer, read merged, goes to the workspace when the workspace sets it, else to the user settings', () => {
+    assert.deepEqual(settingWrite('activeServer', { workspaceValue: 'sim' }, true), {
+      target: 'workspace',
+      where: 'workspace settings',
+    });
+    assert.deepEqual(settingWrite('activeServer', { workspaceValue: 'sim' }, false), {
+      target: 'workspace',
+      where: 'workspace settings',
+    });
+    assert.deepEqual(settingWrite('activeServer', {}, true), { target: 'global', where: 'user settings' });
+    assert.deepEqual(settingWrite('activeServer', undefined, false), { target: 'global', where: 'user settings' });
+    assert.equal(properties['kimiService.activeServer']?.scope, 'window');
   });
 });
 

@@ -18,6 +18,8 @@ export const COMMANDS = [
   'discover',
   'advice',
 ] as const;
+/** `kimi-service mcp [--config FILE] [--settings FILE]`: the MCP server on stdio (dist/mcp.js; main.ts hands it over). */
+export const MCP_VERB = 'mcp';
 /** `parsers ACTION`. */
 export const PARSER_ACTIONS = ['enable', 'rollback'] as const;
 export type ParserAction = (typeof PARSER_ACTIONS)[number];
@@ -153,6 +155,9 @@ Commands:
                          list HOST's systemd units that launch SGLang or vLLM (one line each, or JSON
                          entries with --json); --add writes UNIT's entry into the servers file
                          (--config FILE, else $XDG_CONFIG_HOME/kimi-service/servers.json)
+  mcp [--config FILE] [--settings FILE]
+                         the MCP server on stdio (tools kimi_status, kimi_restart, kimi_wait,
+                         kimi_verify_parsers, kimi_logs) for Claude Code, Cursor or any MCP client
 
 Options:
   --server NAME          which server (default: kimiService.activeServer, else the first)

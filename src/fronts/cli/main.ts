@@ -1,11 +1,14 @@
 /**
  * Entry of `kimi-service` (dist/cli.js, package.json "bin"). The only file that touches
  * `process`: it hands argv, the environment, stdout/stderr, the terminal and the signals to
- * runCli, then exits with its code once the fleet is disposed.
+ * runCli, then exits with its code once the fleet is disposed. `kimi-service mcp` runs the MCP
+ * server instead (dist/mcp.js beside this bundle), so agents need one stable command.
  */
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { version } from '../../../package.json';
 import { runCli } from './run';
+import { MCP_VERB } from './args';
 import type { StopSignal } from './cliContext';
 
 /** A handle left open by mistake must not keep an agent's shell call waiting: exit anyway after this. */
@@ -49,7 +52,17 @@ async function main(): Promise<void> {
   setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
 }
 
-main().catch((error: unknown) => {
-  write(process.stderr, `kimi-service: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  process.exit(1);
-});
+/** `kimi-service mcp [args]`: the MCP server's bundle, loaded in this process with its own argv. */
+function startMcpServer(): void {
+  const script = path.join(__dirname, 'mcp.js');
+  process.argv = [process.argv[0]!, script, ...process.argv.slice(3)];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a sibling bundle, loaded at run time
+  require(script);
+}
+
+if (process.argv[2] === MCP_VERB) startMcpServer();
+else
+  main().catch((error: unknown) => {
+    write(process.stderr, `kimi-service: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  });

@@ -1,5 +1,5 @@
 /**
- * The command line of `node dist/mcp.js`: where the servers come from, as for the CLI. Pure.
+ * The command line of `kimi-service mcp` (or `node dist/mcp.js`): where the servers come from, as for the CLI. Pure.
  */
 
 export interface McpArgs {
@@ -11,7 +11,8 @@ export interface McpArgs {
   readonly version?: boolean;
 }
 
-export const MCP_USAGE = `Usage: node dist/mcp.js [--config FILE] [--settings FILE]
+export const MCP_USAGE = `Usage: kimi-service mcp [--config FILE] [--settings FILE]
+       node dist/mcp.js [--config FILE] [--settings FILE]
 
 The Kimi Service MCP server (stdio): tools kimi_status, kimi_restart, kimi_wait,
 kimi_verify_parsers and kimi_logs over one verified SSH connection per server.
@@ -24,7 +25,8 @@ With confirmRestart on (the default) kimi_restart asks the user through the clie
 elicitation), or, when the client cannot ask, is refused until the call carries confirmed: true.
 A server API key that is not in the unit's command line: KIMI_API_KEY in the environment.
 
-Add it to Claude Code:  claude mcp add kimi -- node /path/to/dist/mcp.js
+Add it to Claude Code:  claude mcp add kimi -- kimi-service mcp
+("Kimi Service: Install 'kimi-service' command in PATH" in VS Code puts the command in PATH.)
 `;
 
 /** Parses argv (without node and the script); an error names the offending argument. */

@@ -1,7 +1,7 @@
 /**
  * The MCP client configuration of this server, as Claude Code (`.mcp.json`, `claude mcp add`)
  * and Cursor (`.cursor/mcp.json`, `~/.cursor/mcp.json`) read it:
- * `{"mcpServers":{"kimi":{"command":"node","args":[".../dist/mcp.js"]}}}`. Pure.
+ * `{"mcpServers":{"kimi":{"command":"kimi-service","args":["mcp"]}}}`. Pure.
  */
 export const MCP_SERVER_NAME = 'kimi';
 
@@ -13,6 +13,21 @@ export interface McpServerEntry {
 /** The entry that runs the bundled server: `node <script> [extra args]`. */
 export function mcpServerEntry(scriptPath: string, extraArgs: readonly string[] = []): McpServerEntry {
   return { command: 'node', args: [scriptPath, ...extraArgs] };
+}
+
+/**
+ * The entry through the installed `kimi-service` command (`kimi-service mcp`): the command is the
+ * bare name when its folder is on PATH, else the launcher's full path. It outlives updates, since
+ * the launcher follows the extension's folder. On Windows: `cmd /c kimi-service mcp`.
+ */
+export function launcherMcpEntry(
+  command: string,
+  extraArgs: readonly string[] = [],
+  platform: NodeJS.Platform = 'linux',
+): McpServerEntry {
+  // On Windows the launcher is a batch file, which clients start without a shell only through cmd.
+  if (platform === 'win32') return { command: 'cmd', args: ['/c', command, 'mcp', ...extraArgs] };
+  return { command, args: ['mcp', ...extraArgs] };
 }
 
 /** The whole configuration with only this server, as text (what the clipboard gets). */

@@ -16,7 +16,7 @@ import { proposeServerName, serverNameProblem } from '../../target/discovered';
 import { errorText } from '../../util/errors';
 import { parseTypedHost, sshHostAliases, type TypedHost } from '../../fleet/servers/serverEntry';
 import { refusalMessage } from '../../present/refusals';
-import { userSetting } from './settingsSource';
+import { updateKimiSetting, userSetting } from './settingsSource';
 
 const OTHER_HOST = '$(edit) Another host…';
 const MAKE_ACTIVE = 'Make active';
@@ -142,10 +142,10 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     void vscode.window.showErrorMessage(`Kimi: ${errorText(error)} Nothing was added.`);
     return;
   }
-  await config.update('servers', [...existing, entry], vscode.ConfigurationTarget.Global);
-  log.info(`[add server] Added ${JSON.stringify(entry)} to the user settings (kimiService.servers).`);
+  const written = await updateKimiSetting('servers', [...existing, entry]);
+  log.info(`[add server] Added ${JSON.stringify(entry)} to the ${written.where} (kimiService.servers).`);
   const choice = await vscode.window.showInformationMessage(
-    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}).`,
+    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}) to the ${written.where}.`,
     MAKE_ACTIVE,
   );
   if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimiService.makeActive', name);

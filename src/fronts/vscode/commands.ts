@@ -4,6 +4,7 @@ import { enableParsersCommand } from './parserActions';
 import { suggestFasterLoadCommand } from './adviceActions';
 import { copySudoersRuleCommand } from './sudoersCommand';
 import { copyMcpConfigCommand } from './mcpConfig';
+import { installLauncherCommand } from './launcherCommand';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
 import { serverNameOf } from './serverArgument';
 import { trustGated } from './workspaceTrust';
@@ -34,6 +35,7 @@ export function registerCommands(
     'kimiService.forgetSshPasswords': () => forgetPasswordsCommand(keptPasswords, log),
     'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),
+    'kimiService.installCommandInPath': () => installLauncherCommand(context, log),
     'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
     'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };

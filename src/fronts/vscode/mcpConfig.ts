@@ -1,6 +1,7 @@
 /**
  * "Kimi Service: Copy MCP configuration": the entry that runs this extension's MCP server
- * (`node <extension>/dist/mcp.js`) for Claude Code and Cursor, on the clipboard, or merged into
+ * (`kimi-service mcp` once the launcher is installed, which outlives updates; else
+ * `node <extension>/dist/mcp.js`) for Claude Code and Cursor, on the clipboard, or merged into
  * the workspace's `.mcp.json` (other servers kept). The JSON itself is built by mcp/clientConfig.
  */
 import * as fs from 'node:fs';
@@ -8,6 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   claudeMcpAddCommand,
+  launcherMcpEntry,
   mcpConfigText,
   mcpServerEntry,
   mergeMcpConfig,
@@ -15,24 +17,42 @@ import {
   type McpServerEntry,
 } from '../mcp/clientConfig';
 import { errorText } from '../../util/errors';
+import { installedLauncher, installLauncherCommand, type InstalledLauncher } from './launcherCommand';
+import { launcherCommandFor, LAUNCHER_COMMAND } from './launcherScript';
 
 type Action = 'copy' | 'write' | 'claude';
 
-/** The entry for this installation of the extension. */
-export function mcpEntryFor(context: vscode.ExtensionContext): McpServerEntry {
-  const script = path.join(context.extensionPath, 'dist', 'mcp.js');
+const INSTALL = `Install "${LAUNCHER_COMMAND}" command`;
+const THIS_FOLDER = "Use this version's folder";
+
+/** The entry for this installation: through the launcher when it is installed, else this version's folder. */
+export function mcpEntryFor(context: vscode.ExtensionContext, launcher: InstalledLauncher | undefined): McpServerEntry {
   const storage = context.globalStorageUri.scheme === 'file' ? context.globalStorageUri.fsPath : undefined;
-  return mcpServerEntry(
-    script,
-    userSettingsArgs(storage, (f) => fs.existsSync(f), path),
-  );
+  const settingsArgs = userSettingsArgs(storage, (f) => fs.existsSync(f), path);
+  if (launcher)
+    return launcherMcpEntry(launcherCommandFor(launcher.path, launcher.onPath), settingsArgs, process.platform);
+  return mcpServerEntry(path.join(context.extensionPath, 'dist', 'mcp.js'), settingsArgs);
 }
 
 export async function copyMcpConfigCommand(
   context: vscode.ExtensionContext,
   log: vscode.LogOutputChannel,
 ): Promise<void> {
-  const entry = mcpEntryFor(context);
+  let launcher = installedLauncher(context);
+  if (!launcher) {
+    const choice = await vscode.window.showInformationMessage(
+      `Kimi: an MCP configuration that runs "${LAUNCHER_COMMAND} mcp" keeps working after updates and needs no node on PATH. ` +
+        `Install the "${LAUNCHER_COMMAND}" command first? Otherwise the configuration names this version's folder, which the next update removes.`,
+      INSTALL,
+      THIS_FOLDER,
+    );
+    if (choice === undefined) return;
+    if (choice === INSTALL) {
+      launcher = await installLauncherCommand(context, log);
+      if (!launcher) return;
+    }
+  }
+  const entry = mcpEntryFor(context, launcher);
   const folders = vscode.workspace.workspaceFolders ?? [];
   const items: (vscode.QuickPickItem & { action: Action })[] = [
     {
@@ -57,7 +77,7 @@ export async function copyMcpConfigCommand(
   ];
   const picked = await vscode.window.showQuickPick(items, {
     title: 'Kimi: MCP server configuration',
-    placeHolder: `node ${entry.args.join(' ')}`,
+    placeHolder: [entry.command, ...entry.args].join(' '),
   });
   if (!picked) return;
   if (picked.action === 'copy') {

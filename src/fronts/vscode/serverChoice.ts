@@ -11,7 +11,7 @@ import type { LoadState } from '../../monitor/loadStateTypes';
 import { describe } from '../../present/messages';
 import { serverChoiceText } from '../../present/serverChoice';
 import type { SettingsState } from './settingsState';
-import { reportNoServers } from './settingsSource';
+import { reportNoServers, updateKimiSetting } from './settingsSource';
 
 export class ServerChoice {
   constructor(
@@ -81,10 +81,9 @@ export class ServerChoice {
   }
 }
 
-function makeActive(name: string): Thenable<void> {
-  return vscode.workspace
-    .getConfiguration('kimiService')
-    .update('activeServer', name, vscode.ConfigurationTarget.Global);
+/** Written where the active server is read from: a workspace that sets it keeps it, changed. */
+async function makeActive(name: string): Promise<void> {
+  await updateKimiSetting('activeServer', name);
 }
 
 /** Attaching while a load is under way is refused: it is watched already. */

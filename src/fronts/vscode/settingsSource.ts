@@ -2,8 +2,8 @@
 import * as vscode from 'vscode';
 import { parseSettings } from '../../config/parseSettings';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
-import { SECTION, SETTING_KEYS } from '../../config/namespace';
-import { isUserOnly, type UserOnlyKey } from '../../config/userOnlySettings';
+import { EXTENSION_ID, SECTION, SETTING_KEYS } from '../../config/namespace';
+import { isUserOnly, settingWrite, type SettingWrite, type UserOnlyKey } from '../../config/userOnlySettings';
 
 export const VSCODE_SETTINGS_SOURCE_NAME = 'kimiService.servers';
 
@@ -56,6 +56,22 @@ export function reportSettingsErrors(errors: readonly string[]): void {
   });
 }
 
+/**
+ * Writes `kimiService.<key>` where it is read from (config/userOnlySettings settingWrite): the
+ * user's (or Remote) settings for a user-only key, the workspace's when a workspace sets a merged
+ * key. Returns where, in the user's words.
+ */
+export async function updateKimiSetting(key: string, value: unknown): Promise<SettingWrite> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const write = settingWrite(key, config.inspect(key), onRemoteSide());
+  await config.update(
+    key,
+    value,
+    write.target === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global,
+  );
+  return write;
+}
+
 /** Runs in a remote extension host (code-server, or installed on the remote side of a Remote window). */
 function onRemoteSide(): boolean {
   return (
@@ -63,8 +79,6 @@ function onRemoteSide(): boolean {
     vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind === vscode.ExtensionKind.Workspace
   );
 }
-
-const EXTENSION_ID = 'kimi-tools.kimi-service';
 
 export function reportNoServers(): void {
   // Machine-scoped settings reach a remote extension host from the remote machine's settings only.

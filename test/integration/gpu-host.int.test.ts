@@ -399,8 +399,9 @@ describe('simulated GPU host (harness)', function () {
   });
 
   it('exec.log names the SSH connection of each stand-in, also one whose environment lost it (as sudo does)', async () => {
+    // The last command keeps the session's shell as the parent of the one without SSH_CONNECTION, as sudo would be.
     const before = (await host.execEntries()).length;
-    const cmd = `printf '%s\\n' "$SSH_CONNECTION"; systemctl is-active ${host.unit}; env -u SSH_CONNECTION systemctl is-enabled ${host.unit}`;
+    const cmd = `printf '%s\\n' "$SSH_CONNECTION"; systemctl is-active ${host.unit}; env -u SSH_CONNECTION systemctl is-enabled ${host.unit}; true`;
     const [first, second] = await Promise.all([host.ssh(cmd), host.ssh(cmd)]);
     const clients = [first!, second!].map((r) => sshClientOf(r.stdout.split('\n')[0]!));
     assert.notStrictEqual(clients[0], clients[1], 'two connections, two client ports');

@@ -44,7 +44,7 @@ export function sshdLineClient(line: string): string | undefined {
 
 /** The connections sshd accepted a login on in `sshdLog` (e.g. the log since a mark). */
 export const acceptedClients = (sshdLog: readonly string[]): string[] =>
-  sshdLog.filter((l) => / Accepted /.test(l)).flatMap((l) => sshdLineClient(l) ?? []);
+  sshdLog.filter((l) => /\bAccepted /.test(l)).flatMap((l) => sshdLineClient(l) ?? []);
 
 /** The sshd log's "Starting session: ..." lines of connection `client`: a channel each (exec, subsystem, shell). */
 export const sshdSessions = (sshdLog: readonly string[], client: string): string[] =>

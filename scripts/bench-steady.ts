@@ -196,10 +196,7 @@ interface Processes {
 /** pid (in the namespace) -> stand-in name, from the stand-ins' exec.log. */
 async function standInPids(host: GpuHost): Promise<Map<number, string>> {
   const out = new Map<number, string>();
-  for (const line of await host.execLog()) {
-    const [, pid, name] = line.split(' ');
-    if (name) out.set(Number(pid), name);
-  }
+  for (const e of await host.execEntries()) out.set(e.pid, e.name);
   return out;
 }
 

@@ -39,6 +39,7 @@ import { SIM_NODE_FLAGS, vllmExecStartLines, vllmStandIn } from './vllmUnit';
 import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
 import { setUpOneTimeCodes, type OneTimeCodeOptions } from './pamOath';
+import { parseExecLine, type ExecEntry } from './execLog';
 // The simulated model's tokenizer files (what its /tokenize counts with).
 const simTokenizer = require('./sglang-sim/tokenizer.js') as { writeTokenizerFiles(dir: string, kind: string): void };
 
@@ -185,7 +186,10 @@ export interface GpuHost {
   /** `Accepted publickey` lines, excluding the harness's own ssh() logins unless includeHarness. */
   handshakes(opts?: { includeHarness?: boolean }): number;
   sshdLog(): string[];
+  /** exec.log's lines: "<ISO time> <pid> ssh=<address:port|-> <stand-in> <args>" (see execLog.ts). */
   execLog(): Promise<string[]>;
+  /** exec.log parsed, each entry with the SSH connection it ran for (execLog.ts). */
+  execEntries(): Promise<ExecEntry[]>;
   journal(): Promise<string[]>;
   /**
    * Appends one entry to the unit's journal (as pid 1 "systemd" unless told otherwise), e.g. a
@@ -992,6 +996,13 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       await fsp.writeFile(groupFile, editGroupText(text, user, group, add));
     };
 
+    const readExecLog = async (): Promise<string[]> => {
+      try {
+        return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
     const readJournal = async (): Promise<JournalEntry[]> => {
       let text = '';
       try {
@@ -1132,13 +1143,8 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
         ).length;
       },
       sshdLog: () => sshdLines.slice(),
-      async execLog() {
-        try {
-          return (await fsp.readFile(path.join(stateDir, 'exec.log'), 'utf8')).split('\n').filter(Boolean);
-        } catch {
-          return [];
-        }
-      },
+      execLog: readExecLog,
+      execEntries: async () => (await readExecLog()).map(parseExecLine),
       async journal() {
         return (await readJournal()).map((e) => e.msg);
       },

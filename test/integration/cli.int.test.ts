@@ -17,7 +17,7 @@ import { whenRestartIssued } from '../../src/fleet/restart/observe';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
-import { MemoryMemento, serverEntry } from './simHost';
+import { markHost, MemoryMemento, serverEntry } from './simHost';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'dist', 'cli.js');
@@ -363,7 +363,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       knownHostsFile: changedKnownHosts,
       hostKeyPolicy: 'accept-new',
     });
-    const before = (await host.execLog()).length;
+    const mark = await markHost(host);
     for (const args of [['restart'], ['wait'], ['status', '--json']]) {
       const run = await cli(...args, '--config', changed);
       assert.equal(run.code, 4, `${args.join(' ')}: ${show(run)}`);
@@ -384,11 +384,15 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(run.code, 4, show(run));
     assert.match(run.stdout[0]!, /^sim: host key refused/, show(run));
     assert.equal(fs.readFileSync(unknown, 'utf8'), '', 'nothing was trusted');
-    assert.equal((await host.execLog()).length, before, 'nothing ran on the host');
+    assert.deepEqual(
+      (await mark.newRuns()).map((e) => e.line),
+      [],
+      'nothing ran on the host',
+    );
   });
 
   it('bad configuration or usage: exit 5 and nothing runs on the host', async () => {
-    const before = (await host.execLog()).length;
+    const mark = await markHost(host);
     const handshakes = host.handshakes();
     const bad = writeConfig('bad.json', [{ ...serverEntry(host), unit: 'x; rm -rf /' }]);
     const cases: string[][] = [
@@ -411,7 +415,11 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     const [error] = json(run);
     assert.equal(error!.state, 'settings');
     assert.match(String(error!.error), /kimiService\.servers\[0\]\.unit/);
-    assert.equal((await host.execLog()).length, before, 'nothing ran on the host');
+    assert.deepEqual(
+      (await mark.newRuns()).map((e) => e.line),
+      [],
+      'nothing ran on the host',
+    );
     assert.equal(host.handshakes(), handshakes, 'no SSH connection was made');
   });
 

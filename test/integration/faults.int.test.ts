@@ -24,7 +24,7 @@ import { AlreadyWatchingError } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import { hashHostName } from '../../src/transport/ssh/knownHosts';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 
 // ---------------------------------------------------------------- helpers
@@ -288,7 +288,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-key-'));
       const stranger = path.join(keyDir, 'stranger_ed25519');
       execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
-      const beforeExec = (await host.execLog()).length;
+      const mark = await markHost(host);
       fx = await fixture(host, { server: { identityFile: stranger } });
       outcome = await fx.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'unreachable');
@@ -296,7 +296,11 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         outcome.message!,
         /^Authentication failed for root@127\.0\.0\.1:\d+; tried: .*stranger_ed25519 \(rejected\)/,
       );
-      assert.equal((await host.execLog()).length, beforeExec, 'nothing ran on the host');
+      assert.deepEqual(
+        (await mark.newRuns()).map((e) => e.line),
+        [],
+        'nothing ran on the host',
+      );
       messages.auth = outcome.message!;
       fx.dispose();
       fs.rmSync(keyDir, { recursive: true, force: true });
@@ -736,7 +740,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         for (const c of cases) {
           const eol = c.what.includes('CRLF') ? '\r\n' : '\n';
           const text = c.lines.join(eol) + eol;
-          const execBefore = (await host.execLog()).length;
+          const mark = await markHost(host);
           const f = await fixture(host, { knownHosts: text, policy: 'strict' });
           fx = f;
           const outcome = await f.session.watch('attach', FAST_WATCH);
@@ -749,7 +753,11 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
               outcome.message!.includes(host.hostKeyFingerprint),
               `${c.what}: the fingerprint is shown: ${outcome.message}`,
             );
-            assert.equal((await host.execLog()).length, execBefore, `${c.what}: nothing ran`);
+            assert.deepEqual(
+              (await mark.newRuns()).map((e) => e.line),
+              [],
+              `${c.what}: nothing ran`,
+            );
           }
           assert.equal(fs.readFileSync(f.knownHostsFile, 'utf8'), text, `${c.what}: strict never writes the file`);
           f.dispose();

@@ -10,6 +10,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'ssh2';
 import { startGpuHost, GpuHost } from '../gpu-host/harness';
+import { sshClientOf, sshdLineClient } from '../gpu-host/execLog';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -395,6 +396,27 @@ describe('simulated GPU host (harness)', function () {
       log.slice(-3).join('\n'),
     );
     assert.ok(log.some((l) => / nvidia-smi --query-gpu=/.test(l)));
+  });
+
+  it('exec.log names the SSH connection of each stand-in, also one whose environment lost it (as sudo does)', async () => {
+    // The last command keeps the session's shell as the parent of the one without SSH_CONNECTION, as sudo would be.
+    const before = (await host.execEntries()).length;
+    const cmd = `printf '%s\\n' "$SSH_CONNECTION"; systemctl is-active ${host.unit}; env -u SSH_CONNECTION systemctl is-enabled ${host.unit}; true`;
+    const [first, second] = await Promise.all([host.ssh(cmd), host.ssh(cmd)]);
+    const clients = [first!, second!].map((r) => sshClientOf(r.stdout.split('\n')[0]!));
+    assert.notStrictEqual(clients[0], clients[1], 'two connections, two client ports');
+    const ran = (await host.execEntries()).slice(before);
+    for (const client of clients)
+      assert.deepStrictEqual(
+        ran.filter((e) => e.ssh === client).map((e) => `${e.name} ${e.args}`),
+        [`systemctl is-active ${host.unit}`, `systemctl is-enabled ${host.unit}`],
+        ran.map((e) => e.line).join('\n'),
+      );
+    for (const client of clients)
+      assert.ok(
+        host.sshdLog().some((l) => /Starting session: command/.test(l) && sshdLineClient(l) === client),
+        `the sshd log names ${client}`,
+      );
   });
 
   it('host key material: fingerprint, hashed known_hosts lines, encrypted client key, handshake count', async () => {

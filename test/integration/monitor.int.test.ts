@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import { AlreadyWatchingError } from '../../src/monitor/session';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 
 interface Recorded {
@@ -206,11 +206,15 @@ describe('monitor against the simulated GPU host over real SSH', function () {
 
   it('an unknown host key under strict is refused and nothing is run', async () => {
     test = await sessionForHost(host, { knownHosts: '', policy: 'strict' });
-    const before = (await host.execLog()).length;
+    const mark = await markHost(host);
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'unreachable');
     assert.match(outcome.message!, /host key/i);
-    assert.equal((await host.execLog()).length, before);
+    assert.deepEqual(
+      (await mark.newRuns()).map((e) => e.line),
+      [],
+      'nothing ran on the host',
+    );
   });
 
   it('an unknown host key under ask shows the SHA256 fingerprint; Trust goes on and records it', async () => {

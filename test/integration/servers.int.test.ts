@@ -18,7 +18,8 @@ import { targetIo } from '../../src/target/target';
 import { loginUid } from '../../src/fleet/servers/serverEntry';
 import { serverReport } from '../../src/fleet/words/report';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { MemoryMemento, serverEntry } from './simHost';
+import { connectionOf, MemoryMemento, serverEntry } from './simHost';
+import { strangers } from '../gpu-host/execLog';
 import { waitFor } from '../util/waitFor';
 
 const NO_QUESTIONS: SessionUi = { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined };
@@ -175,7 +176,7 @@ describe('servers: two hosts, one fleet', function () {
       path.join(path.dirname(a.unitFilePath), 'cron-like.service'),
       '[Service]\nExecStart=/bin/sleep 1000\n',
     );
-    const execsBefore = (await a.execLog()).length;
+    const execsBefore = (await a.execEntries()).length;
     const probe = parseSettings({
       servers: [
         {
@@ -194,6 +195,7 @@ describe('servers: two hosts, one fleet', function () {
     const session = await createSession(probe.settings.servers[0]!, probe.settings, NO_QUESTIONS, () => undefined);
     try {
       await session.transport.connect();
+      const ours = await connectionOf(session.transport);
       const result = await targetIo(session.transport, 30_000).exec(DISCOVERY_COMMAND);
       assert.equal(result.code, 0, result.stderr);
       const units = parseDiscovery(result.stdout);
@@ -202,10 +204,14 @@ describe('servers: two hosts, one fleet', function () {
         [[a.unit, a.serverUrl, a.modelPath]],
       );
       assert.equal(loginUid(result.stdout), 0, 'root logs in: no sudo needed');
-      const systemctls = (await a.execLog()).slice(execsBefore).filter((l) => / systemctl /.test(l));
-      assert.ok(
-        systemctls.filter((l) => / show /.test(l)).length === 1,
-        `one systemctl show:\n${systemctls.join('\n')}`,
+      // The fleet's watch of a reads the same unit meanwhile, on its own connection.
+      const ran = (await a.execEntries()).slice(execsBefore);
+      const systemctls = ran.filter((e) => e.ssh === ours && e.name === 'systemctl');
+      assert.equal(
+        systemctls.filter((e) => /^show /.test(e.args)).length,
+        1,
+        `one systemctl show on the discovery's connection ${ours}:\n${systemctls.map((e) => e.line).join('\n')}\n` +
+          `other connections meanwhile:\n${strangers(ran, [ours], a.sshdLog())}`,
       );
     } finally {
       session.dispose();

@@ -13,6 +13,8 @@ import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watchTypes';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
+import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
+import type { Transport } from '../../src/transport/transport';
 
 export interface TestSession {
   readonly session: ServerSession;
@@ -148,4 +150,30 @@ export function writeServersFile(file: string, host: GpuHost, knownHostsFile: st
     }),
   );
   return file;
+}
+
+/**
+ * The SSH connection `transport` runs its commands on, as the host's exec.log and sshd log name it
+ * ("address:port"): to count what that connection ran, whatever else talks to the host meanwhile.
+ */
+export async function connectionOf(transport: Pick<Transport, 'exec'>): Promise<string> {
+  const r = await transport.exec('printf %s "$SSH_CONNECTION"');
+  if (r.code !== 0) throw new Error(`no SSH_CONNECTION (${r.code}): ${r.stderr}`);
+  return sshClientOf(r.stdout);
+}
+
+/**
+ * A mark on `host`'s exec.log and sshd log, for code that must not get to run anything there (a
+ * refused host key, a bad setting). `newRuns()`: the stand-ins run since on connections logged in
+ * since; what was connected before (an earlier session still winding down) is left out.
+ */
+export async function markHost(host: GpuHost): Promise<{ newRuns(): Promise<ExecEntry[]> }> {
+  const execs = (await host.execEntries()).length;
+  const sshd = host.sshdLog().length;
+  return {
+    async newRuns() {
+      const clients = new Set(acceptedClients(host.sshdLog().slice(sshd)));
+      return (await host.execEntries()).slice(execs).filter((e) => clients.has(e.ssh));
+    },
+  };
 }

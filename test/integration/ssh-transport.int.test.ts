@@ -18,6 +18,8 @@ import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
+import { sshdSessions } from '../gpu-host/execLog';
+import { connectionOf } from './simHost';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -321,15 +323,12 @@ describe('SshTransport against a real sshd', function () {
       ticks.push(l),
     );
     await waitFor(() => ticks.length >= 2, { timeoutMs: 10_000, message: 'two ticks of the remote loop' });
-    const sessionsBefore = host.sshdLog().filter((l) => /Starting session: /.test(l)).length;
+    const ours = await connectionOf(t);
+    const sshdBefore = host.sshdLog().length;
     long.kill();
     assert.equal(await long.exited, null);
     // Ended by EOF on its stdin: no second remote command (a `kill`) was needed.
-    assert.equal(
-      host.sshdLog().filter((l) => /Starting session: /.test(l)).length,
-      sessionsBefore,
-      'no session started to stop the stream',
-    );
+    assert.deepEqual(sshdSessions(host.sshdLog().slice(sshdBefore), ours), [], 'no session started to stop the stream');
     let alive = '';
     await waitFor(
       async () => {

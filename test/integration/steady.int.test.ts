@@ -8,7 +8,8 @@ import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { connectionOf, FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { sshdSessions } from '../gpu-host/execLog';
 import { waitFor } from '../util/waitFor';
 import { maskSecrets } from '../../src/util/secrets';
 import { CountingProxy } from '../../scripts/countingProxy';
@@ -120,7 +121,9 @@ describe('steady state: the status is true after ready too', function () {
     await host.configureSimulator({ fault: {}, stopDelayMs: 6000 });
     test = await sessionForHost(host);
     const seen = new Witness();
-    const restartsBefore = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length;
+    await test.session.transport.connect();
+    const ours = await connectionOf(test.session.transport);
+    const execsBefore = (await host.execEntries()).length;
     const outcome = await test.session.watch('restart', steady(60_000), seen.listener);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
     assert.ok(seen.verdicts.includes('stopping'), `verdicts: ${seen.verdicts}`);
@@ -128,8 +131,9 @@ describe('steady state: the status is true after ready too', function () {
       !seen.verdicts.includes('unreachable') && !seen.verdicts.includes('failed'),
       `verdicts: ${seen.verdicts}`,
     );
-    const restarts = (await host.execLog()).filter((l) => /systemctl.*restart/.test(l)).length - restartsBefore;
-    assert.equal(restarts, 1, 'one restart command');
+    const ran = (await host.execEntries()).slice(execsBefore);
+    const restarts = ran.filter((e) => e.ssh === ours && e.name === 'systemctl' && /\brestart\b/.test(e.args));
+    assert.equal(restarts.length, 1, `one restart command on ${ours}:\n${ran.map((e) => e.line).join('\n')}`);
   });
 
   it('a long load costs a handful of remote commands, not one per round: one sampler, nvidia-smi started once', async () => {
@@ -137,16 +141,20 @@ describe('steady state: the status is true after ready too', function () {
     await host.configureSimulator({ fault: {}, readMBps: 0.5, warmReadMBps: 0.5, coldFiles: 'all' });
     test = await sessionForHost(host);
     await test.session.transport.connect();
-    const before = (await host.execLog()).length;
-    const sessionsBefore = host.sshdLog().filter((l) => /Starting session: /.test(l)).length;
+    // A previous test's session may still be winding down on the host: count this connection's only.
+    const ours = await connectionOf(test.session.transport);
+    const before = (await host.execEntries()).length;
+    const sshdBefore = host.sshdLog().length;
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
-    const sessions = host.sshdLog().filter((l) => /Starting session: /.test(l)).length - sessionsBefore;
+    const sessions = sshdSessions(host.sshdLog().slice(sshdBefore), ours).length;
     const loadMs = outcome.state.readyAt! - outcome.state.restartRequestedAt!;
-    const commands = (await host.execLog()).slice(before).map((l) => l.split(' ').slice(2).join(' '));
+    const commands = (await host.execEntries())
+      .slice(before)
+      .filter((e) => e.ssh === ours)
+      .map((e) => `${e.name} ${e.args}`);
     const count = (re: RegExp) => commands.filter((c) => re.test(c)).length;
     assert.ok(loadMs > 8000, `the load took ${loadMs} ms: long enough to tell per-round commands apart`);
-    // (a previous test's steady sampler, -lms 60000, may still be winding down: count this load's pace)
     assert.equal(
       count(/^nvidia-smi .*-lms 500\b/),
       1,

@@ -7,7 +7,7 @@
 //   FIX/state/units/<unit>.json      runtime state written by the supervisor
 //   FIX/state/units/<unit>.loaded.json  the unit as of the last daemon-reload
 //   FIX/state/journal/<unit>.jsonl   journal: {"t":usec,"pid":N,"ident":"python","msg":"..."}
-//   FIX/state/exec.log               one line per stand-in invocation
+//   FIX/state/exec.log               one line per stand-in invocation (see logExec)
 //   FIX/state/jobs/                  systemctl's job queue: <unit>.json (the unit's running job),
 //                                    <id>.json (id reservations), <id>.result.json (a job's outcome)
 //   FIX/state/journal-access.json    {"mode":"allowed"|"denied-hint"|"denied-no-files"} (missing: allowed)
@@ -31,13 +31,45 @@ function shq(s) {
   return "'" + s.replace(/'/g, "'\\''") + "'";
 }
 
+// The SSH connection a stand-in runs for: the client end ("address:port") of SSH_CONNECTION, which
+// sshd sets in each session. sudo resets the environment, so it is read from the nearest process
+// above that has it (the session's shell); "-" when no SSH session is above (the unit supervisor,
+// the harness's nsExec). The sshd log names the same port ("Accepted publickey for root from
+// 127.0.0.1 port 45678", "Starting session: ... port 45678"), so a test can count what one
+// connection did, whatever else talks to the host meanwhile.
+function sshClientOf(environ) {
+  const m = /(?:^|\0)SSH_CONNECTION=(\S+) (\d+) /.exec(environ);
+  return m ? `${m[1]}:${m[2]}` : undefined;
+}
+function sshClient() {
+  if (process.env.SSH_CONNECTION) return sshClientOf(`SSH_CONNECTION=${process.env.SSH_CONNECTION}`) || '-';
+  let pid = process.ppid;
+  for (let depth = 0; pid > 1 && depth < 16; depth++) {
+    try {
+      const found = sshClientOf(fs.readFileSync(`/proc/${pid}/environ`, 'latin1'));
+      if (found) return found;
+    } catch {
+      /* another user's process, or gone: look further up */
+    }
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  return '-';
+}
+
+// One line per invocation: "<ISO time> <pid> ssh=<address:port|-> <name> <argv, shell-quoted>".
 function logExec(name, argv) {
   if (process.env.KIMI_SIM_NO_EXECLOG) return;
   try {
     ensureDir(STATE);
     fs.appendFileSync(
       path.join(STATE, 'exec.log'),
-      `${new Date().toISOString()} ${process.pid} ${name} ${argv.map(shq).join(' ')}\n`,
+      `${new Date().toISOString()} ${process.pid} ssh=${sshClient()} ${name} ${argv.map(shq).join(' ')}\n`,
     );
   } catch {
     /* best effort */

@@ -5,7 +5,8 @@ import { JournalReader } from '../engine/logReader';
 import { LOG_ACCESS_FIX, logProblem, type LogEntry } from '../target/target';
 import { rootCause } from '../engine/rootCause';
 import { hasRunningProcess } from './unitFailure';
-import { compareServerUrl } from '../engine/announcedUrl';
+import { decideAnnouncedUrl } from './announcedAddress';
+import { parseResolved, resolveCommand } from '../host/hostAddresses';
 import {
   JOURNAL_RETRY_FIRST_MS,
   JOURNAL_RETRY_MAX_MS,
@@ -13,10 +14,20 @@ import {
   FAILURE_TAIL_READS,
   FAILURE_TAIL_RETRY_MS,
   EARLY_EXIT_MS,
+  COMMAND_TIMEOUT_MS,
 } from './watchTypes';
 import { WatchCore } from './watchCore';
 
 export abstract class JournalFollow extends WatchCore {
+  /** The last address the server announced (its log's HTTP line). */
+  private announcedUrl: string | undefined;
+  /** The host's own addresses, from the sampler's first line. */
+  private hostAddresses: readonly string[] | undefined;
+  private readonly resolvedNames = new Map<string, readonly string[]>();
+  private readonly resolving = new Set<string>();
+  /** Announced urls not followed, each said once. */
+  private readonly urlsKept = new Set<string>();
+
   /**
    * A failed run's last journal lines: why it failed (the follow may not have told it yet). A
    * process that dies in its first second may have its lines reach the journal after systemd's
@@ -181,11 +192,42 @@ export abstract class JournalFollow extends WatchCore {
     }
   }
 
-  /** SGLang says where it listens; when that is not the configured url, say so and use what it said. */
+  /**
+   * The server says where it listens; when that is not the configured url, use what it said if
+   * the host has that address (announcedAddress.ts), else keep the configured url and say why.
+   */
   protected checkAnnouncedUrl(announced: string): void {
-    const verdict = compareServerUrl(this.deps.http.baseUrl, announced);
-    if (verdict.ok) return;
-    this.deps.http.setBaseUrl(verdict.useUrl);
-    this.alertOnce({ kind: 'url', level: 'warn', message: `${verdict.message} Using ${verdict.useUrl}.` });
+    this.announcedUrl = announced;
+    const decision = decideAnnouncedUrl(this.deps.http.baseUrl, announced, {
+      addresses: this.hostAddresses,
+      resolved: this.resolvedNames,
+    });
+    if (decision.kind === 'switch') {
+      this.deps.http.setBaseUrl(decision.url);
+      this.alertOnce({ kind: 'url', level: 'warn', message: `${decision.message} Using ${decision.url}.` });
+    } else if (decision.kind === 'keep' && !this.urlsKept.has(announced)) {
+      this.urlsKept.add(announced);
+      this.deps.log('warn', decision.message);
+    } else if (decision.kind === 'needResolve') void this.resolveOnHost(decision.name);
+  }
+
+  /** The sampler read the host's addresses: an announcement waiting for them is decided now. */
+  protected onHostAddresses(addresses: readonly string[]): void {
+    this.hostAddresses = addresses;
+    if (this.announcedUrl !== undefined) this.checkAnnouncedUrl(this.announcedUrl);
+  }
+
+  private async resolveOnHost(name: string): Promise<void> {
+    if (this.resolving.has(name)) return;
+    this.resolving.add(name);
+    let addresses: readonly string[] = [];
+    try {
+      const result = await this.deps.transport.exec(resolveCommand(name), { timeoutMs: COMMAND_TIMEOUT_MS });
+      addresses = parseResolved(result.stdout);
+    } catch (error) {
+      this.deps.log('warn', `Could not resolve ${name} on the host: ${errorText(error)}`);
+    }
+    this.resolvedNames.set(name, addresses);
+    if (this.running && this.announcedUrl !== undefined) this.checkAnnouncedUrl(this.announcedUrl);
   }
 }

@@ -109,12 +109,14 @@ export abstract class SamplerFollow extends JournalFollow {
       controlGroup: this.current.unit?.controlGroup,
       modelPath: sizeFrom,
       listenPort: wanted.listenPort,
+      hostAddresses: true,
     });
     this.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
     this.deps.transport
       .stream(command, (line) => {
         if (this.sampler !== entry) return;
         const round = reader.read(line, this.now());
+        if (round.hostAddresses) this.onHostAddresses(round.hostAddresses);
         if (round.modelSize) this.onModelSize(round.modelSize);
         if (round.portOwner && wanted.listenPort !== undefined) this.onPortOwner(round.portOwner, wanted.listenPort);
         if (round.listening !== undefined) this.onPortSeen(round.listening);

@@ -28,7 +28,7 @@ import { failureCause, failureMessage } from '../../src/present/messages';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { causeFirst, server } from '../util/realLogJudge';
 import { sleep, waitFor } from '../util/waitFor';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, sessionForHost, type TestSession, type TestSessionOptions } from './simHost';
 
 export interface Header {
   readonly id: string;
@@ -161,19 +161,26 @@ export class ReplayHosts {
     this.hosts.clear();
   }
 
-  /** Replays `h` on its engine's host (restarting the unit) and judges what the user saw. */
-  async judge(h: Header): Promise<ReplayJudgement> {
+  /**
+   * Replays `h` on its engine's host (restarting the unit) and judges what the user saw; `replay`
+   * adds keys of sim.json's replay (docs/replay.md), `session` options of the session, `watch`
+   * options of the watch.
+   */
+  async judge(
+    h: Header,
+    extra: { replay?: Record<string, unknown>; session?: TestSessionOptions; watch?: Partial<WatchOptions> } = {},
+  ): Promise<ReplayJudgement> {
     const started = Date.now();
     const host = this.hosts.get(h.engine);
     if (!host) throw new Error(`no ${h.engine} host started`);
     this.test?.dispose();
     this.test = undefined;
-    await host.configureSimulator({ replay: { log: h.id, ...TIMING } });
-    const test = await sessionForHost(host);
+    await host.configureSimulator({ replay: { log: h.id, ...TIMING, ...extra.replay } });
+    const test = await sessionForHost(host, extra.session);
     this.test = test;
     const states: StateSeen[] = [];
     const verdicts: Verdict[] = [];
-    const options: WatchOptions = { ...FAST_WATCH, stallMs: STALL_MS };
+    const options: WatchOptions = { ...FAST_WATCH, stallMs: STALL_MS, ...extra.watch };
     const end = test.session.watch('restart', options, {
       onState: (s: LoadState) => {
         states.push({ at: Date.now(), verdict: s.verdict, signal: s.lastSignal?.text });

@@ -18,6 +18,9 @@ import {
 } from './watchTypes';
 import { WatchCore } from './watchCore';
 
+/** Lines held while a restart is followed: a restart's first seconds, with room to spare. */
+const HELD_ENTRIES_MAX = 20_000;
+
 export abstract class JournalFollow extends WatchCore {
   /** The last address the server announced (its log's HTTP line). */
   private announcedUrl: string | undefined;
@@ -25,6 +28,14 @@ export abstract class JournalFollow extends WatchCore {
   private hostAddresses: readonly string[] | undefined;
   private readonly resolvedNames = new Map<string, readonly string[]>();
   private readonly resolving = new Set<string>();
+  /** Which follow of the journal is the current one: a follow started before a restart of it is dropped. */
+  private journalGeneration = 0;
+  /** The process start the journal follow reads from; undefined: the restart's lines (from the watch's start). */
+  private journalFrom: number | undefined;
+  /** What the follow of a restart read (the new run's lines are read again once it is attached). */
+  private heldEntries: LogEntry[] | undefined;
+  /** More than HELD_ENTRIES_MAX: the journal is followed again from the process's start instead. */
+  private heldOverflow = false;
   /** Announced urls not followed, each said once. */
   private readonly urlsKept = new Set<string>();
 
@@ -81,9 +92,21 @@ export abstract class JournalFollow extends WatchCore {
 
   // ------------------------------------------------------------ journal
 
+  /**
+   * Follows the log from the followed process's start, or, while a restart is under way, from the
+   * watch's start: systemd's lines of the restart (stopped, started, a young process's exit) then
+   * bring a look at the unit at once instead of at the next round. A container's log follow ends
+   * with the container, so it waits for the new one.
+   */
   protected startJournal(): void {
-    if (!this.running || this.journal || this.journalStarting || !this.attached || this.journalRetry) return;
+    if (!this.running || this.journal || this.journalStarting || this.journalRetry) return;
+    const restarting = !this.attached && this.awaitingRunAfter !== undefined;
+    if (!this.attached && !(restarting && !this.target.logFollowEndsWithService)) return;
     const since = (this.journalSince ?? this.current.watchStartedAt) - 1000;
+    this.journalFrom = this.attached ? this.journalSince : undefined;
+    this.heldEntries = restarting ? [] : undefined;
+    this.heldOverflow = false;
+    const generation = this.journalGeneration;
     const stderr: string[] = [];
     this.journalStarting = true;
     this.target
@@ -97,6 +120,10 @@ export abstract class JournalFollow extends WatchCore {
         },
       })
       .then((process) => {
+        if (generation !== this.journalGeneration) {
+          process.kill();
+          return;
+        }
         this.journalStarting = false;
         if (!this.running) {
           process.kill();
@@ -107,6 +134,7 @@ export abstract class JournalFollow extends WatchCore {
         void process.exited.then((code) => this.onJournalEnded(process, stderr, code));
       })
       .catch((error) => {
+        if (generation !== this.journalGeneration) return;
         this.journalStarting = false;
         this.deps.log('warn', `Could not follow the journal: ${errorText(error)}`);
       });
@@ -141,15 +169,39 @@ export abstract class JournalFollow extends WatchCore {
     }, delay);
     // Without the journal (and without the sampler), exits come only from the unit probe: look at once.
     // A container's log follow ends when the container stops: look at once too.
-    if (this.sampler?.process === undefined || this.target.logFollowEndsWithService) {
+    if (!this.samplerLive() || this.target.logFollowEndsWithService) {
       this.unitProbeDue = true;
       this.probeSoon();
     }
   }
 
+  /** The followed process is known now: its log is read from its start (a follow of the restart's lines is replaced). */
+  protected followFromProcessStart(): void {
+    const held = this.heldEntries;
+    if (held && !this.heldOverflow && (this.journal || this.journalStarting)) {
+      // The follow of the restart goes on (no second journalctl, no blind start): what it saw of
+      // the new run is read again, by a reader of its own, from the process's start.
+      this.heldEntries = undefined;
+      this.journalFrom = this.journalSince;
+      this.journalReader = new JournalReader(this.grammar);
+      for (const entry of held) this.onJournalEntry(entry);
+      return;
+    }
+    this.stopRestartJournal();
+    this.startJournal();
+  }
+
+  protected stopRestartJournal(): void {
+    if ((this.journal || this.journalStarting) && this.journalFrom !== this.journalSince) this.restartJournal();
+  }
+
   protected restartJournal(): void {
     const journal = this.journal;
     this.journal = undefined;
+    this.journalGeneration++;
+    this.journalStarting = false;
+    this.heldEntries = undefined;
+    this.heldOverflow = false;
     journal?.kill();
     clearTimeout(this.journalRetry);
     this.journalRetry = undefined;
@@ -159,6 +211,10 @@ export abstract class JournalFollow extends WatchCore {
 
   protected onJournalEntry(entry: LogEntry): void {
     this.journalRetryMs = JOURNAL_RETRY_FIRST_MS;
+    if (this.heldEntries && (!this.attached || this.awaitingRunAfter !== undefined)) {
+      if (this.heldEntries.length < HELD_ENTRIES_MAX) this.heldEntries.push(entry);
+      else this.heldOverflow = true;
+    }
     if (this.current.journal?.readable !== true) this.apply({ kind: 'journalStatus', at: this.now(), readable: true });
     // --since has one-second precision: drop what an earlier process of the unit logged.
     const start = this.processStartMonotonicUs;

@@ -1,4 +1,4 @@
-/** The watcher's state, listeners and signal folding; the witnesses (journal, sampler, HTTP) and the probe rounds extend it. */
+/** The watcher's state, listeners and signal folding; the journal follow and the probe rounds extend it. */
 import type { RemoteProcess } from '../transport/transport';
 import { JournalReader } from '../engine/logReader';
 import type { LogGrammar } from '../engine/engine';
@@ -11,7 +11,6 @@ import {
   type WatchOutcome,
   type WatchAlert,
   COMMAND_TIMEOUT_MS,
-  type WantedSampler,
   JOURNAL_RETRY_FIRST_MS,
   COMPLETION_ALERT_MS,
 } from './watchTypes';
@@ -23,17 +22,6 @@ export abstract class WatchCore {
   protected readonly alertListeners = new Set<(alert: WatchAlert) => void>();
   protected mode: 'load' | 'steady' = 'load';
   protected journal: RemoteProcess | undefined;
-  /** The sampler (main process alive, bytes read, GPU memory) and what it was started for. */
-  protected sampler: ({ process: RemoteProcess | undefined } & WantedSampler) | undefined;
-  /**
-   * The sampler's look at the server's port while it loads. While no socket listens there, a
-   * /health through the tunnel could only be refused: it is asked every HEALTH_BACKSTOP_ROUNDS
-   * rounds instead of each, and at once when the port opens. Not trusted any more once /health
-   * answered while the port looked closed (a server in another network namespace).
-   */
-  protected port: { listening: boolean; at: number } | undefined;
-  protected portWitnessTrusted = true;
-  protected healthSkipped = 0;
   protected journalStarting = false;
   protected journalRetryMs = JOURNAL_RETRY_FIRST_MS;
   protected journalSince: number | undefined;
@@ -53,14 +41,7 @@ export abstract class WatchCore {
   protected probing = false;
   protected unitProbeDue = true;
   protected lastUnitProbeAt = 0;
-  protected lastHealthAt = 0;
   protected probeAgain = false;
-  protected modelName: string | undefined;
-  /** The model's *.safetensors total, read at attach from ExecStart's --model-path. */
-  protected modelBytes: number | undefined;
-  protected modelPath: string | undefined;
-  /** ExecStart of the last `systemctl show`. */
-  protected execStartArgv: string[] = [];
   protected completionFailingSince: number | undefined;
   /** The journal tail of a failed run: read once per run, and the end waits while it is read. */
   protected failureCause: 'unread' | 'reading' | 'read' = 'unread';
@@ -91,11 +72,6 @@ export abstract class WatchCore {
   /** True until the watch has ended for good (steady watching included). */
   get active(): boolean {
     return this.running;
-  }
-
-  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read at attach. */
-  get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
-    return this.modelPath === undefined ? undefined : { path: this.modelPath, bytes: this.modelBytes };
   }
 
   onDidChange(listener: (state: LoadState, previous: LoadState) => void): { dispose(): void } {
@@ -188,4 +164,7 @@ export abstract class WatchCore {
   protected abstract schedule(delayMs: number): void;
 
   protected abstract probeSoon(): void;
+
+  /** The sampler runs on the host (it tells a process gone at once). */
+  protected abstract samplerLive(): boolean;
 }

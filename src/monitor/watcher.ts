@@ -7,7 +7,10 @@ import { isNewRun, isStarting, NO_RUN_YET, processKey, unitChangeAfterSettled } 
 import type { ServiceStatus } from '../target/target';
 import { initialState, reduce } from './loadState';
 import { type WatchOutcome, UNIT_BACKSTOP_MS, STEADY_UNIT_BACKSTOP_MS } from './watchTypes';
-import { HttpProbe } from './httpProbe';
+import { JournalFollow } from './journalFollow';
+import { HttpWitness } from './httpWitness';
+import { SamplerWitness } from './samplerWitness';
+import type { WitnessContext } from './witness';
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -17,7 +20,36 @@ import { HttpProbe } from './httpProbe';
  * after ready is `failed` at once and a restart by someone else is followed as a new load.
  * Knows nothing of VS Code.
  */
-export class LoadWatcher extends HttpProbe {
+export class LoadWatcher extends JournalFollow {
+  /** What the witnesses see of this watch, and where their signals go. */
+  private readonly witnessContext: WitnessContext = {
+    deps: this.deps,
+    now: this.now,
+    state: () => this.current,
+    mode: () => this.mode,
+    emit: (signal) => this.apply(signal),
+    alertOnce: (alert) => this.alertOnce(alert),
+    lookAtUnit: (soon) => {
+      this.unitProbeDue = true;
+      if (soon) this.probeSoon();
+    },
+    probeSoon: () => this.probeSoon(),
+  };
+  private readonly sampler = new SamplerWitness(this.witnessContext, this.target, {
+    following: () => this.running && this.attached && this.awaitingRunAfter === undefined,
+    roundMs: () => this.roundMs,
+    onHostAddresses: (addresses) => this.onHostAddresses(addresses),
+  });
+  private readonly http = new HttpWitness(this.witnessContext, this.sampler);
+
+  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read at attach. */
+  get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
+    return this.sampler.model;
+  }
+
+  protected samplerLive(): boolean {
+    return this.sampler.live;
+  }
   /**
    * Restarts the unit (mode 'restart') or attaches to whatever it is doing now ('attach'),
    * then watches. Resolves with how the first load ended; a steady watch goes on after that
@@ -130,10 +162,13 @@ export class LoadWatcher extends HttpProbe {
     this.attached = true;
     this.stopSeen = false;
     this.apply({ kind: 'attached', at: this.now(), unit });
-    if (this.current.failure) await this.readFailureCause();
-    else {
-      this.startJournal();
-      this.readExecStart();
+    if (this.current.failure) {
+      // A follow of the restart's lines is not kept for a run found dead: its tail is read instead.
+      this.stopRestartJournal();
+      await this.readFailureCause();
+    } else {
+      this.followFromProcessStart();
+      this.sampler.readExecStart(this.hostPath);
     }
     this.checkEnd();
   }
@@ -147,7 +182,7 @@ export class LoadWatcher extends HttpProbe {
     this.current = { ...initialState(this.now()), prior: this.current.prior, journal: this.current.journal };
     this.mode = 'load';
     this.attached = false;
-    this.modelName = undefined;
+    this.http.newRun();
     this.completionFailingSince = undefined;
     this.failureCause = 'unread';
     this.alerted.clear();
@@ -172,7 +207,7 @@ export class LoadWatcher extends HttpProbe {
     this.unitProbeDue = false;
     this.lastUnitProbeAt = this.now();
     const state = await this.target.readState(this.io);
-    this.execStartArgv = [...state.argv];
+    this.sampler.setCommandLine([...state.argv]);
     const grammar = engineFor(state.argv)?.grammar;
     if (grammar !== this.grammar && !this.journal) this.journalReader = new JournalReader(grammar);
     this.grammar = grammar;
@@ -201,9 +236,7 @@ export class LoadWatcher extends HttpProbe {
   protected onReconnected(): void {
     this.apply({ kind: 'connection', at: this.now(), up: true });
     // The sampler's channel died with the connection: start it again.
-    const sampler = this.sampler;
-    this.sampler = undefined;
-    sampler?.process?.kill();
+    this.sampler.dropChannel();
     // The journal is read again from the process start; the reducer ignores what it already knows.
     this.restartJournal();
     this.startJournal();
@@ -233,12 +266,12 @@ export class LoadWatcher extends HttpProbe {
         if (this.awaitingRunAfter !== undefined) await this.followRestart();
         else if (!this.attached) await this.attachToCurrentRun();
         else if (this.unitProbeIsDue()) await this.probeUnit();
-        if (this.attached && this.awaitingRunAfter === undefined && this.running) await this.probeHttp();
+        if (this.attached && this.awaitingRunAfter === undefined && this.running) await this.http.probe();
       }
       this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
       this.checkEnd();
       this.checkAlerts();
-      this.syncSampler();
+      this.sampler.sync();
     } catch (error) {
       this.onCommandError(error, false);
     } finally {
@@ -252,11 +285,11 @@ export class LoadWatcher extends HttpProbe {
   protected unitProbeIsDue(): boolean {
     if (this.unitProbeDue) return true;
     // Neither the journal nor the sampler would tell an exit: ask systemd every round.
-    if (this.journal === undefined && this.sampler?.process === undefined) return true;
+    if (this.journal === undefined && !this.sampler.live) return true;
     const elapsed = this.now() - this.lastUnitProbeAt;
     if (this.mode === 'steady') return elapsed >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
     // Both live: the journal tells systemd's lines and the sampler a process gone; no backstop.
-    if (this.journal !== undefined && this.sampler?.process !== undefined) return false;
+    if (this.journal !== undefined && this.sampler.live) return false;
     return elapsed >= UNIT_BACKSTOP_MS;
   }
 
@@ -323,7 +356,7 @@ export class LoadWatcher extends HttpProbe {
       (outcome.end === 'ready' || outcome.end === 'failed' || outcome.end === 'stopped');
     if (goesOn && this.mode === 'load') {
       this.mode = 'steady';
-      this.lastHealthAt = this.now();
+      this.http.enterSteady();
       this.emitEnd(outcome);
       return;
     }
@@ -335,7 +368,8 @@ export class LoadWatcher extends HttpProbe {
     this.journalRetry = undefined;
     this.journal?.kill();
     this.journal = undefined;
-    this.syncSampler();
+    this.sampler.stop();
+    this.http.stop();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.emitEnd(outcome);
   }

@@ -16,8 +16,9 @@ import {
 } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
 
-/** Lines held while a restart is followed: a restart's first seconds, with room to spare. */
+/** What is held while a restart is followed: a restart's first seconds, with room to spare (a hostile log's huge lines are not kept). */
 const HELD_ENTRIES_MAX = 20_000;
+const HELD_BYTES_MAX = 4 * 1024 * 1024;
 
 /** The run the watch follows, as the journal needs it. */
 export interface FollowedRun {
@@ -59,7 +60,8 @@ export class JournalWitness implements Witness {
   private from: number | undefined;
   /** What the follow of a restart read (the new run's lines are read again once it is attached). */
   private held: LogEntry[] | undefined;
-  /** More than HELD_ENTRIES_MAX: the journal is followed again from the process's start instead. */
+  private heldBytes = 0;
+  /** More than HELD_ENTRIES_MAX or HELD_BYTES_MAX: the journal is followed again from the process's start instead. */
   private heldOverflow = false;
   /** The journal tail of a failed run: read once per run, and the end waits while it is read. */
   private cause: 'unread' | 'reading' | 'read' = 'unread';
@@ -160,6 +162,7 @@ export class JournalWitness implements Witness {
     const since = (run.since ?? ctx.state().watchStartedAt) - 1000;
     this.from = run.attached ? run.since : undefined;
     this.held = restarting ? [] : undefined;
+    this.heldBytes = 0;
     this.heldOverflow = false;
     const generation = this.generation;
     const stderr: string[] = [];
@@ -256,6 +259,7 @@ export class JournalWitness implements Witness {
     this.generation++;
     this.starting = false;
     this.held = undefined;
+    this.heldBytes = 0;
     this.heldOverflow = false;
     journal?.kill();
     clearTimeout(this.retry);
@@ -278,9 +282,13 @@ export class JournalWitness implements Witness {
     this.retryMs = JOURNAL_RETRY_FIRST_MS;
     const run = this.hooks.run();
     const following = run.attached && !run.restarting;
-    if (this.held && !following) {
-      if (this.held.length < HELD_ENTRIES_MAX) this.held.push(entry);
-      else this.heldOverflow = true;
+    if (this.held && !following && !this.heldOverflow) {
+      this.heldBytes += entry.message.length;
+      if (this.held.length < HELD_ENTRIES_MAX && this.heldBytes <= HELD_BYTES_MAX) this.held.push(entry);
+      else {
+        this.heldOverflow = true;
+        this.held = [];
+      }
     }
     if (ctx.state().journal?.readable !== true) ctx.emit({ kind: 'journalStatus', at: ctx.now(), readable: true });
     // --since has one-second precision: drop what an earlier process of the unit logged.

@@ -19,15 +19,9 @@ import { targetFor } from '../../src/target/target';
 import { recordOf } from '../../src/monitor/history';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { ServerProfile } from '../../src/config/config';
-import { installVscodeStub } from './vscodeStub';
+import { statusText } from '../../src/fronts/vscode/statusBarText';
 import { BASE_SIM, SHARDS, SHARD_BYTES, type CaseSpec } from './cases';
 import { truthOf, type Sample, type Truth } from './measure';
-
-installVscodeStub();
-// after the stub: statusBar.ts imports `vscode`
-
-const { statusText } =
-  require('../../src/fronts/vscode/statusBar') as typeof import('../../src/fronts/vscode/statusBar');
 
 const simRequire = createRequire(__filename);
 const SIM_DIR = path.resolve(__dirname, '..', '..', 'test', 'gpu-host', 'sglang-sim');

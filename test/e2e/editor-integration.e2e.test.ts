@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { startCodeServer, type CodeServer } from './codeServer';
 import { packageExtension, printResultsDir } from './scenario';
 import { openWorkbench, runCommand, screenshot, type Workbench } from './workbench';
+import { waitFor } from '../util/waitFor';
 
 after(printResultsDir);
 
@@ -43,13 +44,15 @@ describe('e2e: first run, the walkthrough, and one set of agent tools', function
     const steps = ['Add a server', 'Restart and watch the load', 'See the parsers verified', 'Use the model in chat'];
     const editor = page.locator('.part.editor');
     let text = '';
-    for (const end = Date.now() + 60_000; Date.now() < end; await page.waitForTimeout(500)) {
-      text = await editor.innerText().catch(() => '');
-      if (steps.every((step) => text.includes(step))) break;
-    }
+    await waitFor(
+      async () => {
+        text = await editor.innerText().catch(() => '');
+        return steps.every((step) => text.includes(step));
+      },
+      { timeoutMs: 60_000, intervalMs: 500, message: 'the walkthrough steps in the editor' },
+    ).catch(() => undefined);
     for (const step of steps) assert.ok(text.includes(step), `step "${step}" in ${text}`);
     assert.match(text, /Get started with Kimi Service/);
-    await page.waitForTimeout(1000);
     await screenshot(page, 'first-run-walkthrough');
 
     await runCommand(page, 'Kimi Service: Focus on Kimi Servers View');
@@ -72,10 +75,13 @@ describe('e2e: first run, the walkthrough, and one set of agent tools', function
     await runCommand(page, 'MCP: List Servers');
     // The list is drawn once its own "Add Server" row is there; a registered Kimi server would be listed with it.
     let rows: string[] = [];
-    for (const end = Date.now() + 30_000; Date.now() < end; await page.waitForTimeout(500)) {
-      rows = await quickRows(page);
-      if (rows.some((r) => /^Add Server/.test(r))) break;
-    }
+    await waitFor(
+      async () => {
+        rows = await quickRows(page);
+        return rows.some((r) => /^Add Server/.test(r));
+      },
+      { timeoutMs: 30_000, intervalMs: 500, message: 'the MCP server list drawn' },
+    ).catch(() => undefined);
     console.log(`    MCP: List Servers: ${JSON.stringify(rows)}`);
     assert.ok(
       rows.some((r) => /^Add Server/.test(r)),

@@ -3,6 +3,8 @@
 // offers "Resume watching" -> clicked -> loading -> ready, and the unit was restarted exactly
 // once on the host. After the watch has ended, another reload offers nothing.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { waitFor } from '../util/waitFor';
 import { isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
 import {
   clickDialogButton,
@@ -35,6 +37,13 @@ describe('e2e: window reloaded mid-load', function () {
   });
 
   const restarts = async () => (await scenario().host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l));
+  /** What each activation decided to offer back after a window closed, from the extension's log files. */
+  const resumeDecisions = (): string[] =>
+    scenario()
+      .cs.findLogFiles(/Kimi Service\.log$/)
+      .flatMap((f) =>
+        [...readFileSync(f, 'utf8').matchAll(/Resume offers after the window opened: (.*)\.$/gm)].map((m) => m[1]!),
+      );
 
   it('reload mid-load -> "Resume watching" -> loading -> ready, restarted exactly once', async () => {
     const page = scenario().page;
@@ -103,10 +112,15 @@ describe('e2e: window reloaded mid-load', function () {
     const page = scenario().page;
     // Only meaningful once the resumed watch has ended (else an offer is right).
     assert.equal(await statusText(page), 'Kimi: ready', 'precondition: the previous test reached ready');
+    const decided = resumeDecisions().length;
     await reloadWorkbench(page);
     await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    // The offer comes right after activation: give it ample time to (not) appear.
-    await page.waitForTimeout(8000);
+    // The new window logs its decision on resume offers before it would show one.
+    const decisions = await waitFor(() => (resumeDecisions().length > decided ? resumeDecisions() : undefined), {
+      timeoutMs: 60_000,
+      message: "the new window's decision on resume offers in its log",
+    });
+    assert.equal(decisions[decisions.length - 1], 'none');
     await screenshot(page, 'reload-no-offer');
     const notes = await notificationHistory(page);
     console.log(`    notifications after the second reload: ${JSON.stringify(notes)}`);

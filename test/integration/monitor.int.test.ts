@@ -139,11 +139,30 @@ describe('monitor against the simulated GPU host over real SSH', function () {
   });
 
   it('poll attaches to a load under way without restarting, and reports ready at once when ready', async () => {
+    // A load of about 12 s (24 MiB at 2 MB/s) started by someone else: long enough to attach to on a busy machine.
+    await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2 });
+    try {
+      await host.ssh(`systemctl restart ${host.unit}`);
+      const restarts = (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
+      test = await sessionForHost(host);
+      const rec = recorder();
+      const outcome = await test.session.watch('attach', FAST_WATCH, { onState: (s) => rec.onState(s) });
+      assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
+      assert.equal(rec.verdicts[0], 'loading', `attached while loading: ${rec.verdicts}`);
+      assert.ok(rec.percents.length >= 2, `the load followed: ${rec.percents}`);
+      assert.equal((await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length, restarts);
+      const firedUp = (await host.firedUpAt())!;
+      const late = outcome.state.readyAt! - firedUp;
+      // Ten rounds of FAST_WATCH: prompt from the server's own ready signals (with a 30 s poll it took 16 s).
+      assert.ok(late >= -50 && late < 5_000, `ready ${late} ms after the server's ready line`);
+    } finally {
+      await host.configureSimulator({ readMBps: 8, warmReadMBps: 8 });
+    }
+    test.dispose();
+    // Already ready: the first look says so.
     test = await sessionForHost(host);
-    const restarts = (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
-    const outcome = await test.session.watch('attach', FAST_WATCH);
-    assert.equal(outcome.end, 'ready');
-    assert.equal((await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length, restarts);
+    const again = await test.session.watch('attach', FAST_WATCH);
+    assert.equal(again.end, 'ready');
   });
 
   it('poll on a stopped unit says stopped', async () => {

@@ -5,6 +5,7 @@ import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
 import type { ServiceStatus } from '../../src/target/target';
 import { serverRows } from '../../src/fronts/vscode/serversViewModel';
+import { statusText } from '../../src/fronts/vscode/statusBarText';
 import { otherServers } from '../../src/fronts/vscode/statusOthers';
 import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
 
@@ -120,21 +121,31 @@ describe('servers view rows', () => {
   });
 
   it('nothing watched, or a refusal: the same words as the status bar', () => {
-    const [idle, refused] = serverRows(
-      [
-        snap('idle', undefined, { watching: false }),
-        snap('refused', undefined, {
-          watching: false,
-          refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED' },
-        }),
-      ],
-      undefined,
-      now,
-    );
+    /** The status bar's icon and state word for this server, from the status bar's own text. */
+    const statusBarWords = (sn: ServerSnapshot) => {
+      const text = statusText({ server: sn.server, state: sn.state, watching: sn.watching, refusal: sn.refusal }, now);
+      const m = /^\$\(([^)]+)\) Kimi: (.+)$/.exec(text);
+      assert.ok(m, text);
+      return { icon: m[1], word: m[2] };
+    };
+    const snapshots = [
+      snap('idle', undefined, { watching: false }),
+      snap('stopped watching', loading(), { watching: false }),
+      snap('refused', loading(), {
+        watching: false,
+        refusal: { kind: 'host-key-changed', message: 'HOST KEY CHANGED' },
+      }),
+    ];
+    const rows = serverRows(snapshots, undefined, now);
+    snapshots.forEach((sn, i) => {
+      const bar = statusBarWords(sn);
+      assert.equal(rows[i]!.icon, bar.icon, sn.server.name);
+      assert.equal(rows[i]!.description.split(' · ')[0], bar.word, sn.server.name);
+    });
+    const [idle, , refused] = rows;
     assert.equal(idle!.description, 'not watched');
-    assert.equal(idle!.icon, 'server-process');
     assert.equal(idle!.contextValue, 'kimiServer');
-    assert.equal(refused!.description, 'host key changed · HOST KEY CHANGED');
+    assert.equal(refused!.description, 'host key changed · HOST KEY CHANGED', 'and the refusal itself');
     assert.equal(refused!.icon, 'error');
   });
 

@@ -198,7 +198,9 @@ function localTransport(): Transport & { commands: string[] } {
   } as unknown as Transport & { commands: string[] };
 }
 
-describe('ServedModelFiles: reads a tokenizer once, then from the cache by checksum', () => {
+describe('ServedModelFiles: reads a tokenizer once, then from the cache by checksum', function () {
+  // Loading a tokenizer twice is seconds of CPU, many more on a busy machine; nothing here is timed.
+  this.timeout(60_000);
   it('the second process (a fresh instance) reads no tokenizer file from the host', async () => {
     const dir = folder('tiktoken');
     fs.writeFileSync(path.join(dir, 'config.json'), '{"model_type":"kimi_k2"}');

@@ -133,7 +133,23 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
       event: { type: 'shards', done: 40, total: 64, percent: 62 },
       text: 'x',
     });
-    assert.equal(s.witnessWarning, first);
+    assert.equal(s.witnessWarning, first, 'once');
+    // the line is at 25 points, whichever witness is ahead
+    const warningAt = (shardsDone: number, readGB: number) =>
+      run([
+        ...weights,
+        { kind: 'io', at: 1500, readBytes: readGB * GB, totalBytes: 100 * GB },
+        {
+          kind: 'journal',
+          at: 2000,
+          event: { type: 'shards', done: shardsDone, total: 100, percent: shardsDone },
+          text: 'x',
+        },
+      ]).witnessWarning;
+    assert.match(warningAt(50, 24) ?? '', /shards 50% vs bytes read 24%.*page cache/);
+    assert.equal(warningAt(50, 26), undefined, '24 points apart');
+    assert.match(warningAt(24, 50) ?? '', /shards 24% vs bytes read 50%.*something else/);
+    assert.equal(warningAt(26, 50), undefined, '24 points apart');
   });
 
   it('records when each phase began and gives an ETA once there is enough signal', () => {

@@ -64,6 +64,8 @@ export class BackgroundService extends Disposable {
    */
   private async offerToResume(): Promise<void> {
     const servers = await this.watches.takeOffers(this.deps.settings());
+    // Said either way: whoever reads the log (or waits on it) knows the new window has decided.
+    this.deps.log.info(`Resume offers after the window opened: ${servers.map((s) => s.name).join(', ') || 'none'}.`);
     this.start(this.deps.settings(), new Set(servers.map((s) => s.name)));
     for (const server of servers) {
       const choice = await vscode.window.showInformationMessage(

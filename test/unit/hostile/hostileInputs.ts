@@ -80,37 +80,37 @@ export function timed<T>(label: string, f: () => T): T {
 }
 
 /**
- * CPU milliseconds of this process (user + system) that `f` takes, median of `runs` calls: CPU
- * time, not wall time, so the other jobs of a busy machine do not count.
+ * CPU milliseconds of this process (user + system) that `f` takes, the least of `runs` calls: CPU
+ * time, not wall time, so the other jobs of a busy machine do not count, and the least, because
+ * what they still add (cache misses, the GC threads waiting for a core) only ever adds.
  */
-function medianCpuMs(f: () => void, runs: number): number {
-  const ms: number[] = [];
+function leastCpuMs(f: () => void, runs: number): number {
+  let least = Infinity;
   for (let i = 0; i < runs; i++) {
     const start = process.cpuUsage();
     f();
     const used = process.cpuUsage(start);
-    ms.push((used.user + used.system) / 1000);
+    least = Math.min(least, (used.user + used.system) / 1000);
   }
-  return ms.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+  return least;
 }
 
 /**
- * "Linear time", compared: `run(10)` (ten times the input of `run(1)`) takes under 20 times the
- * CPU time, medians of `runs` calls each after a warm-up. Linear work gives about 10x, so a noisy
- * machine has room; a rescan per chunk or a re-decode (quadratic) gives about 100x.
+ * "Linear time", compared: `run(10)` (ten times the input of `run(1)`) takes under 32 times the
+ * CPU time, the least of `runs` calls each after a warm-up. Linear work gives about 10x, and up to
+ * about 25x on a busy machine when the larger input leaves the young generation (a 10 MiB array
+ * is collected as old objects); a rescan per chunk or a re-decode (quadratic) gives about 100x.
+ * 32 is the geometric middle of the two.
  */
 export function assertLinear(label: string, run: (scale: 1 | 10) => void, runs = 5): void {
   run(1);
   run(10);
-  const small = medianCpuMs(() => run(1), runs);
-  const large = medianCpuMs(() => run(10), runs);
-  times.push(
-    { label: `${label} (x1, CPU, median of ${runs})`, ms: small },
-    { label: `${label} (x10, CPU)`, ms: large },
-  );
+  const small = leastCpuMs(() => run(1), runs);
+  const large = leastCpuMs(() => run(10), runs);
+  times.push({ label: `${label} (x1, CPU, least of ${runs})`, ms: small }, { label: `${label} (x10, CPU)`, ms: large });
   assert.ok(
-    large < 20 * small,
-    `${label}: ${large.toFixed(1)} ms of CPU at 10x the input against ${small.toFixed(1)} ms (${(large / small).toFixed(1)}x; linear is about 10x)`,
+    large < 32 * small,
+    `${label}: ${large.toFixed(1)} ms of CPU at 10x the input against ${small.toFixed(1)} ms (${(large / small).toFixed(1)}x; linear is about 10x, quadratic about 100x)`,
   );
 }
 

@@ -8,8 +8,13 @@ import { UnsafeArgumentError } from './errors';
 
 /** POSIX single-quote quoting: safe for any byte string except NUL. */
 export function quote(arg: string): string {
-  if (arg.includes('\0')) throw new UnsafeArgumentError('Cannot quote a string containing NUL');
   if (arg !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return singleQuoted(arg);
+}
+
+/** Always single-quoted, even a word that needs no quotes (a script a reader compares by eye). */
+export function singleQuoted(arg: string): string {
+  if (arg.includes('\0')) throw new UnsafeArgumentError('Cannot quote a string containing NUL');
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -4,6 +4,7 @@
  * one stable command that survives updates and needs no `node` on PATH. Pure: the folder, the
  * file's text, whether the folder is on PATH and whether an existing file needs a rewrite.
  */
+import { singleQuoted } from '../../transport/shell';
 
 /** The command agents run, and the file's name without its extension. */
 export const LAUNCHER_COMMAND = 'kimi-service';
@@ -49,9 +50,7 @@ export function launcherFileName(platform: NodeJS.Platform): string {
 }
 
 /** A word for a POSIX shell: single-quoted, a quote inside closed, escaped and reopened. */
-export function shQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
+export const shQuote = singleQuoted;
 
 /**
  * A path for a batch file: double-quoted, `%` doubled so that cmd does not expand it. A path with

@@ -22,13 +22,21 @@ started=$(date +%s%N)
 did=()
 
 # Two first commands typed at once (npm test in one terminal, npm run demo in another) must not
-# both run npm ci or install code-server into the same folders: one waits for the other.
+# both run npm ci or install code-server into the same folders: one waits for the other, for
+# 10 minutes at most. The commands below run with the lock's descriptor closed (9>&-): a daemon one
+# of them starts must not hold the lock for ever (the next set-up would wait on it).
 lock="${TMPDIR:-/tmp}/kimi-service-setup.$(id -u).lock"
 exec 9>>"$lock"
-flock 9
+if ! flock -n 9; then
+  log "waiting for another set-up to finish (it holds $lock)"
+  if ! flock -w 600 9; then
+    log "another set-up still holds $lock after 10 minutes; giving up (see: fuser -v $lock)"
+    exit 1
+  fi
+fi
 
 # 1. Debian packages.
-if [[ "${KIMI_NPM_ONLY:-}" != 1 ]] && ! bash scripts/ensure-system-packages.sh; then
+if [[ "${KIMI_NPM_ONLY:-}" != 1 ]] && ! bash scripts/ensure-system-packages.sh 9>&-; then
   log "installing the Debian packages failed (they need root or sudo): see above"
   exit 1
 fi
@@ -53,7 +61,7 @@ elif [[ package-lock.json -nt "$installed" ]]; then
 fi
 if [[ -n "$reason" ]]; then
   log "npm ci ($reason)"
-  npm ci --no-audit --no-fund
+  npm ci --no-audit --no-fund 9>&-
   lock_sum >"$stamp"
   did+=("npm ci")
 fi
@@ -65,7 +73,7 @@ if [[ "${KIMI_SKIP_CODE_SERVER:-}" != 1 && "${KIMI_NPM_ONLY:-}" != 1 ]]; then
   cs_dir="${KIMI_CODE_SERVER_DIR:-$HOME/.cache/kimi-service/code-server-$cs_version}"
   if [[ ! -f "$cs_dir/.kimi-install-complete" || ! -f "$cs_dir/node_modules/code-server/out/node/entry.js" || ! -x "$(cat "$cs_dir/node-path" 2>/dev/null)" ]]; then
     log "code-server $cs_version and the Node it asks for into $cs_dir (a few minutes, once)"
-    KIMI_CODE_SERVER_VERSION="$cs_version" KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null
+    KIMI_CODE_SERVER_VERSION="$cs_version" KIMI_SKIP_APT=1 bash scripts/setup-code-server.sh >/dev/null 9>&-
     did+=("code-server")
   fi
 fi

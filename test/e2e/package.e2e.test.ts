@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
-import { packageExtension } from './scenario';
+import { PACKAGE_LIMIT_MS, packageExtension } from './scenario';
 import { openWorkbench, runCommand, screenshot, type Workbench } from './workbench';
 
 const REPOSITORY = 'https://github.com/kimi-tools/kimi-service';
@@ -132,8 +132,14 @@ describe('e2e: npm run package on a fresh clone', function () {
       cwd: dir,
       encoding: 'utf8',
       env: { ...process.env, npm_config_prefer_offline: 'true' },
+      timeout: PACKAGE_LIMIT_MS,
+      killSignal: 'SIGKILL',
     });
     const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+    assert.ok(
+      !r.error,
+      `npm run package did not end: ${r.error?.message} after ${seconds} s:\n${r.stdout}\n${r.stderr}`,
+    );
     assert.equal(r.status, 0, `npm run package failed in ${seconds} s:\n${r.stdout}\n${r.stderr}`);
     console.log(`    [e2e] npm run package on a fresh clone: ${seconds} s`);
     assert.match(r.stderr, /\[setup\] npm ci \(node_modules is missing\)/, 'the set-up ran npm ci');

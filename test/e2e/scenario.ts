@@ -22,15 +22,25 @@ import { serverEntry } from '../integration/simHost';
 
 export const VSIX = join(REPO_ROOT, 'dist', 'kimi-service.vsix');
 
+/** `npm run package` takes seconds with node_modules in place, a few minutes when it runs npm ci. */
+export const PACKAGE_LIMIT_MS = 600_000;
+
 let packaged = false;
 /** `npm run package` once per run (dist/kimi-service.vsix). KIMI_E2E_VSIX=path skips it. */
 export function packageExtension(): string {
   if (process.env.KIMI_E2E_VSIX) return process.env.KIMI_E2E_VSIX;
   if (packaged && existsSync(VSIX)) return VSIX;
   const t0 = Date.now();
-  const r = spawnSync('npm', ['run', 'package'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  // Synchronous, so mocha's own timeout cannot end it: its limit is its own.
+  const r = spawnSync('npm', ['run', 'package'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: PACKAGE_LIMIT_MS,
+    killSignal: 'SIGKILL',
+  });
   if (r.status !== 0 || !existsSync(VSIX)) {
-    throw new Error(`npm run package failed (status ${r.status}):\n${r.stdout}\n${r.stderr}`);
+    const why = r.error ? `${r.error.message} (limit ${PACKAGE_LIMIT_MS / 1000} s)` : `status ${r.status}`;
+    throw new Error(`npm run package failed (${why}):\n${r.stdout}\n${r.stderr}`);
   }
   console.log(`    [e2e] packaged ${VSIX} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   packaged = true;

@@ -185,7 +185,7 @@ function conversation(): NeutralMessage[] {
   return messages;
 }
 
-/** What provideTokenCount counted for a message before issue 26 (one remote /tokenize of this text). */
+/** What provideTokenCount counted for a message before local counting (one remote /tokenize of this text). */
 function messageText(message: NeutralMessage): string {
   return message.parts
     .map((p) =>
@@ -439,7 +439,7 @@ async function main(): Promise<void> {
       '',
       `- **direct**: the request to \`127.0.0.1:PORT\` forwarded by the fleet through its SSH connection (*Kimi Service: Forward server port*), read with the chat model's own SSE decoder.`,
       "- **chat model**: the same body through the fleet's session (`postStream` over the SSH tunnel), as `KimiChatProvider.provideLanguageModelChatResponse` sends it (the script calls the functions it calls: `buildChatRequest`, `sessionFor`, `postStream`, `SseDecoder`, `ChatStreamAccumulator`; the class needs the VS Code API).",
-      `- **+ counts**: the chat model after one count per message and per tool (${countTexts.length}), one after another, as VS Code asks them when it fits a prompt. *local*: \`ChatTokenCounts.count\`, what \`provideTokenCount\` calls now (the served model's tokenizer, read from the host once when the model is offered: ${how.how}). *as before*: each sent as \`provideTokenCount\` sent it before issue 26's local counts (\`POST /tokenize\` through the session). The local row's extra time is CPU on this machine (50 counts, through the tokenizer's worker thread, on this shared 2-core machine), not a round trip: it made no remote call. Remote calls are counted in the simulator's access log (the unit's journal).`,
+      `- **+ counts**: the chat model after one count per message and per tool (${countTexts.length}), one after another, as VS Code asks them when it fits a prompt. *local*: \`ChatTokenCounts.count\`, what \`provideTokenCount\` calls now (the served model's tokenizer, read from the host once when the model is offered: ${how.how}). *as before*: each sent as \`provideTokenCount\` sent it before the local counts (\`POST /tokenize\` through the session). The local row's extra time is CPU on this machine (50 counts, through the tokenizer's worker thread, on this shared 2-core machine), not a round trip: it made no remote call. Remote calls are counted in the simulator's access log (the unit's journal).`,
       `- **The same counts all at once** (run once, after the table's runs): ${probe}.`,
       `- The round trip: \`tc qdisc netem\` is not in this kernel ("Specified qdisc kind is unknown"), so a TCP proxy in front of sshd holds each chunk ${RTT_MS / 2} ms each way (order kept); every SSH round trip pays it, the simulator adds nothing. The simulator streams a chunk every 5 ms (its tokenDelayMs), which bounds tokens/s for every path alike; the answer is a tool call of ${median(results.get('direct')!.map((t) => t.completionTokens))} tokens, so tokens/s is over a short stream and varies by some 30 % between runs.`,
       `- The simulator's \`POST /tokenize\` answered ${tokenizeStatus ?? 'nothing'} (the earlier provider stopped asking after a first non-200 answer and estimated; against an SGLang that serves \`/tokenize\` it made one call per count, as in the *as before* row).`,

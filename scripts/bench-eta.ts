@@ -1,4 +1,4 @@
-// ETA benchmark (issue 19): `npm run bench:eta -- [--first N] [--later N] [--hosts-per-case K] [--parallel P]
+// ETA benchmark: `npm run bench:eta -- [--first N] [--later N] [--hosts-per-case K] [--parallel P]
 //   [--cases cold,jit,...] [--label NAME] [--dry] [--render out/bench-eta-NAME.json --minutes M --commit TEXT]`
 //
 // Each case is one load shape of the simulated host (docs/load-shapes.md), time-compressed
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
 }
 
 const HEADER =
-  '| case | loads | scale | measured | load s | \\|err\\| 25 % med / worst | 50 % | 75 % | largest jump in 10 s (same phase) | ETA in every phase | s with ETA | truth in the range shown | breakdown \\|err\\| weights / after (truth) | targets (issue 19) |';
+  '| case | loads | scale | measured | load s | \\|err\\| 25 % med / worst | 50 % | 75 % | largest jump in 10 s (same phase) | ETA in every phase | s with ETA | truth in the range shown | breakdown \\|err\\| weights / after (truth) | targets |';
 const SEPARATOR = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
 
 /** report.table's rows with the run's scale and stamp after the loads, and each row's verdict at the end. */

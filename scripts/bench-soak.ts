@@ -1,4 +1,4 @@
-// Hours (issue 29 item 4): N simulated GPU hosts (real OpenSSH sshd + the SGLang simulator each)
+// Hours: N simulated GPU hosts (real OpenSSH sshd + the SGLang simulator each)
 // watched for a long time by ONE extension core, under a schedule of faults, sampled every minute.
 //
 //   npm run bench:soak                                  # defaults: --minutes 120 --servers 8

@@ -1,4 +1,4 @@
-// What the steady-state watch (issue 9) costs on an idle ready server, against the simulated GPU
+// What the steady-state watch costs on an idle ready server, against the simulated GPU
 // host behind a real OpenSSH sshd: remote processes, SSH channels and bytes per hour.
 //
 //   npm run bench:steady                       # defaults: --minutes 3 --runs 3 --settle 45
@@ -451,7 +451,7 @@ async function extensionRun(ctx: CaseContext, run: number): Promise<RunResult> {
 }
 
 function seedLoopScript(ctx: CaseContext): string {
-  // scripts/bench.ts's seed loop (issue 2), pointed at the host through the proxy, without its
+  // scripts/bench.ts's seed loop, pointed at the host through the proxy, without its
   // `break` at READY: it goes on every 30 s as a watch of a ready server.
   const { host, proxy } = ctx;
   return (

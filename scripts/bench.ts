@@ -1,4 +1,4 @@
-// Benchmark: the seed's bash polling loop (issue 2) against the extension's monitor, side by
+// Benchmark: the seed's bash polling loop against the extension's monitor, side by
 // side, in one run, on the simulated GPU host behind a real OpenSSH sshd. `npm run bench`
 // (options: --restarts N (default 5), --crashes N (default 2), --out FILE (default BENCHMARKS.md)).
 //
@@ -70,7 +70,7 @@ const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString
 // ---------------------------------------------------------------- the seed loop
 
 function seedLoopScript(proxyPort: number, key: string, httpPort: number, iterations: number): string {
-  // Exactly the seed's loop (issue 2), pointed at the simulated host through the proxy.
+  // Exactly the seed's loop, pointed at the simulated host through the proxy.
   return (
     `for i in $(seq 1 ${iterations}); do sleep 30; r=$(timeout 12 ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p ${proxyPort} -i ${key} root@127.0.0.1 ` +
     `'curl -s --max-time 8 http://127.0.0.1:${httpPort}/v1/completions -H "Content-Type: application/json" -d "{\\"model\\":\\"/root/models/Kimi-K2.6\\",\\"prompt\\":\\"hi\\",\\"max_tokens\\":3,\\"temperature\\":0}"'); ` +
@@ -507,7 +507,7 @@ ${machine}
 
 ${table}
 
-Targets (issue 6):
+Targets:
 ${targetLines}
 
 ### Reading the table
@@ -531,7 +531,7 @@ real length (a Kimi K2.6 load is ~600 s, \`--load-seconds 600\`) they are spread
   the unit's ExecStart.
 - ${RESTARTS} watched restarts to ready and ${CRASHES} crashes (\`crashAt: weights\`, OOM). For each, the
   extension's \`ServerSession\` (no VS Code; the settings' defaults: pollIntervalSeconds 2) runs
-  \`watch('restart')\` with a fresh session, and at the same moment the seed loop from issue 2 starts:
+  \`watch('restart')\` with a fresh session, and at the same moment the seed loop starts:
   \`for i in $(seq 1 N); do sleep 30; r=$(timeout 12 ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null ... 'curl -s --max-time 8 .../v1/completions ...'); echo "$r" | grep -q choices && { echo READY; break; } || echo " loading..."; done\`
   (host-key check disabled exactly as the seed did; N long enough to cover the loads).
   Both watch the same load.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds once, then runs the unit and integration suites N times while every core is kept busy
-# by other processes, to catch tests that only pass on an idle machine (issue 9: a fixed sleep
+# by other processes, to catch tests that only pass on an idle machine (a fixed sleep
 # that is long enough when idle is not when busy).
 #
 #   bash scripts/stress-tests.sh [N] [unit|integration|both]      (default: 3 both)

@@ -118,7 +118,7 @@ export function table(rows: readonly Row[]): string {
 export function targetsLine(): string {
   const t = ETA_TARGETS;
   const p = (l: EtaLimit) => `${Math.round(l.value * 100)} %`;
-  return `Targets (issue 19, test/util/etaTargets.ts, set ${t.firstMedian.set}; at half of the load: first loads median <= ${p(t.firstMedian)} and worst <= ${p(t.firstWorst)}, later loads median <= ${p(t.laterMedian)}; no jump above ${t.maxJump.value}x within 10 s in one phase; an ETA in every phase):`;
+  return `Targets (test/util/etaTargets.ts, set ${t.firstMedian.set}; at half of the load: first loads median <= ${p(t.firstMedian)} and worst <= ${p(t.firstWorst)}, later loads median <= ${p(t.laterMedian)}; no jump above ${t.maxJump.value}x within 10 s in one phase; an ETA in every phase):`;
 }
 
 /** The issue's targets, per row: which are met. */

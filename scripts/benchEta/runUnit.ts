@@ -99,7 +99,7 @@ export async function runUnit(
         );
       if (between != null) simState.applyColdFiles(files, between);
       const insights = kind === 'first' ? new LoadInsights(new MemoryMemento()) : server;
-      // (--no-foresee: the forecast of before issue 29, with no kernel caches read)
+      // (--no-foresee: the forecast with no kernel caches read)
       const forecast = await insights.forecast(
         session.transport,
         profile.name,

@@ -1,6 +1,6 @@
 /**
  * Why a load failed, from its error lines (LoadState.failure.lines): the root cause, not the
- * last line (issue 17 §5, docs/real-logs.md). Pure. The first exception of the first rank that
+ * last line (docs/real-logs.md). Pure. The first exception of the first rank that
  * failed (the last of its chain: "During handling of the above exception..."), or a line that
  * says why by itself (an argparse error, out of memory, an NCCL watchdog timeout, a port in
  * use, a CUDA/HIP error, a signal); the lines that only say that something ended ("Scheduler

@@ -71,7 +71,7 @@ export interface LoadState {
   readonly journal: { readonly readable: boolean; readonly detail?: string } | undefined;
   /** Set when the restart was not ours: someone else (or systemd) restarted the unit. */
   readonly restartedBy: 'us' | 'someone else' | undefined;
-  // --- witnesses (issue 4) ---
+  // --- witnesses ---
   /** Latest bytes witness: bytes read by MainPID and its descendants, and the model's size. */
   readonly io:
     | { readonly at: number; readonly readBytes: number; readonly coldBytes?: number; readonly totalBytes?: number }
@@ -110,7 +110,7 @@ export interface LoadState {
   readonly eta: ShownEta | undefined;
   /** Set once when the shard count and the bytes read disagree badly; the watcher logs it. */
   readonly witnessWarning: string | undefined;
-  // --- named quiet phases and stalls (issue 17, docs/phases-and-stalls.md) ---
+  // --- named quiet phases and stalls (docs/phases-and-stalls.md) ---
   /** The long quiet step under way inside the phase (a JIT compile, weights after the last shard), if known. */
   readonly activity: Activity | undefined;
   /** The kinds of quiet step this load has gone through (or is in): a foreseen compile no longer to come. */
@@ -130,7 +130,7 @@ export interface LoadState {
   readonly progressMark: ProgressMark;
   /** Which witness moved last (at lastProgressAt), for "last seen". */
   readonly lastProgressWitness: string | undefined;
-  // --- who answers the port (issue 29, host/portOwner.ts) ---
+  // --- who answers the port (host/portOwner.ts) ---
   /** Another process holds the socket listening on the server's port: its answers are not the server's. */
   readonly standIn: StandIn | undefined;
   /**

@@ -3,7 +3,7 @@
  * each engine's interface (src/engine/engine.ts), the pipeline a log goes through as the watcher
  * feeds it (the engine's grammar read by JournalReader, folded by the monitor's reducer), the
  * gate that lets the watcher ask for the completion, the HTTP client and the judges of its
- * answers, and the words a user is shown of a failure. When those move (issue 28 seals the
+ * answers, and the words a user is shown of a failure. When those move (sealing the
  * engine's folder), this file follows them and the suite stays as it is.
  */
 export {

@@ -1,5 +1,5 @@
 /**
- * Engine conformance (issue 28; the checklist of docs/backends.md): the same behavioural tests
+ * Engine conformance (the checklist of docs/backends.md): the same behavioural tests
  * for every engine of ENGINES (src/engine/engines.ts), each against its own fixture
  * (./engineFixtures.ts: its command lines, parser names, HTTP answers) and against every
  * published log of its grammar (test/fixtures/real-logs, the headers that name it). An engine

@@ -2,7 +2,7 @@
  * Everything of src/ the target conformance suite touches, in one place: the Target interface
  * and its factory (src/target/target.ts), the transport adapter the operations run through, the
  * one way a server's arguments change (the fleet's parser verbs, which every front calls), and
- * the sudoers rules the extension tells a user to install. When those move (issue 28 turns the
+ * the sudoers rules the extension tells a user to install. When those move (turning the
  * Target's I/O into argv requests and argsEdit into an operation), this file follows them and
  * the suite stays as it is.
  */

@@ -1,5 +1,5 @@
 /**
- * Target conformance (issue 28; the checklist of docs/backends.md): the same behavioural tests
+ * Target conformance (the checklist of docs/backends.md): the same behavioural tests
  * for every target kind, on one simulated GPU host (real sshd, the systemd stand-in, a real
  * dockerd in the host's namespaces), each operation run as the host's unprivileged login `kimi`
  * through a real SSH connection: restart, readState, followLog, tailLog, argument edits with

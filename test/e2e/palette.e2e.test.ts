@@ -1,5 +1,5 @@
 // The packaged extension in code-server: its commands are in the palette under the titles of
-// issue 2's contract. Needs no GPU host (runs first: the cheapest check that the VSIX loads).
+// the user-facing contract. Needs no GPU host (runs first: the cheapest check that the VSIX loads).
 import assert from 'node:assert/strict';
 import { startCodeServer, type CodeServer } from './codeServer';
 import { packageExtension, printResultsDir } from './scenario';

@@ -1,4 +1,4 @@
-// Issue 29, as a user sees it: something else answers the server's port (a proxy, an old
+// As a user sees it: something else answers the server's port (a proxy, an old
 // instance, a gateway: /health 200 "OK", HTML on /v1/models) while the weights still load. The
 // status bar keeps saying `loading NN%` (never `warming up` or `ready` from the stand-in's
 // answers), the tooltip names the stand-in with its pid and command, and once the stand-in
@@ -21,7 +21,7 @@ import { waitFor } from '../util/waitFor';
 
 after(printResultsDir);
 
-describe('e2e: issue 29 — a stand-in on the server port', function () {
+describe('e2e: a stand-in on the server port', function () {
   const scenario = useScenario({
     name: 'port-stand-in',
     // Weights for ~60 s: time for the stand-in to come, be named, answer for a third of them and leave.

@@ -1,4 +1,4 @@
-// The window reloaded mid-load (issue 6, concurrency): restart -> loading NN% -> the page is
+// The window reloaded mid-load (concurrency): restart -> loading NN% -> the page is
 // reloaded (code-server ends the extension host and starts a new one) -> the new activation
 // offers "Resume watching" -> clicked -> loading -> ready, and the unit was restarted exactly
 // once on the host. After the watch has ended, another reload offers nothing.

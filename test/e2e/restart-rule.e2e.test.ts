@@ -66,7 +66,7 @@ describe('e2e: the restart rule — a restart during a load follows it', functio
   });
 
   // One door (docs/restart-rule.md): the parser action restarts through the rule as the palette
-  // does. It used to refuse at once during a load ("is loading ... Nothing was restarted").
+  // does, never refusing at once during a load ("is loading ... Nothing was restarted").
   it('Enable parsers during a load: the diff, then Follow this load / Restart anyway; Restart anyway -> the new flags load to ready', async () => {
     const { page, host } = scenario();
     const restarts = async () => (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;

@@ -1,4 +1,4 @@
-// The servers view (issue 12) in code-server: two configured servers in different states, the
+// The servers view in code-server: two configured servers in different states, the
 // active one restarted to ready (parsers verified) and another whose unit does not exist on the
 // host (failed, watched in the background without being asked), each a row with its state
 // word; the status bar counts the other server that is not ready.

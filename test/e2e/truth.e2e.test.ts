@@ -1,4 +1,4 @@
-// Issue 9, as a user sees it: the status bar item tells the truth at every moment, not only
+// As a user sees it: the status bar item tells the truth at every moment, not only
 // during a watch.
 //  1. After ready, a server that dies shows `Kimi: failed` (and an error notification with the
 //     cause) within about 2 s of systemd's exit line; before the steady watch it said `ready` forever.
@@ -62,7 +62,7 @@ const msBetween = (from: string | number, to: string | number) => new Date(to).g
 
 const SPINNER = /codicon-(loading|sync)\b|codicon-modifier-spin/;
 
-describe('e2e: issue 9 — after ready, a dead server shows failed', function () {
+describe('e2e: after ready, a dead server shows failed', function () {
   const scenario = useScenario({
     name: 'truth-dead-after-ready',
     gpuHost: { sim: simForLoad(8) },
@@ -136,7 +136,7 @@ describe('e2e: issue 9 — after ready, a dead server shows failed', function ()
   });
 });
 
-describe('e2e: issue 9 — a changed host key is loud', function () {
+describe('e2e: a changed host key is loud', function () {
   const scenario = useScenario({
     name: 'truth-host-key-changed',
     gpuHost: { sim: simForLoad(8) },
@@ -212,7 +212,7 @@ describe('e2e: issue 9 — a changed host key is loud', function () {
   });
 });
 
-describe('e2e: issue 9 — an ended watch looks ended', function () {
+describe('e2e: an ended watch looks ended', function () {
   const LOAD_SECONDS = 120;
   const scenario = useScenario({
     name: 'truth-ended-watch',
@@ -293,7 +293,7 @@ describe('e2e: issue 9 — an ended watch looks ended', function () {
   });
 });
 
-describe('e2e: issue 29 — a verification that takes long says where it is', function () {
+describe('e2e: a verification that takes long says where it is', function () {
   const scenario = useScenario({
     name: 'truth-slow-verification',
     // The model reasons through the whole token budget at 40 ms a token (2048 tokens: 82 s, more

@@ -1,4 +1,4 @@
-// Two windows, one watch (issue 29, docs/broker.md): two pages of one code-server (one extension
+// Two windows, one watch (docs/broker.md): two pages of one code-server (one extension
 // host each). "Restart Kimi service" asked in the second window is confirmed there and run by the
 // first; both status bars follow the load to ready; the host sees one SSH login and one parser
 // verification round; the ready notification appears in one window only.

@@ -571,7 +571,7 @@ export async function screenshot(page: Page, name: string, opts: { settleMs?: nu
 }
 
 // ---------------------------------------------------------------------------------------
-// The item's look and the dialogs seen (issue 9: the status bar tells the truth)
+// The item's look and the dialogs seen (the status bar tells the truth)
 
 /**
  * The codicons drawn in the Kimi item, as class lists: `$(loading~spin)` renders as

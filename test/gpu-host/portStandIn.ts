@@ -1,5 +1,5 @@
 /**
- * A stand-in on the server's port for the tests (issue 29): a tiny node HTTP server started
+ * A stand-in on the server's port for the tests: a tiny node HTTP server started
  * inside the simulated host (its pid namespace), outside the unit, that answers /health 200 "OK"
  * and HTML everywhere else, as a proxy or a gateway in front of nothing would.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 18 through the real sshd + simulated host: each failure Kimi K2.x users reported, switched
+ * The agent checks through the real sshd + simulated host: each failure Kimi K2.x users reported, switched
  * on in the simulator (sim.json "chatFaults", read at each request), yields the check's verdict
  * with the evidence a user needs (the request, the part of the answer that shows the fault, what
  * an agent suffers); a correct server passes every check; vLLM's answers too.

@@ -1,5 +1,5 @@
 /**
- * Every load explained (issue 19), through a real sshd and the simulated GPU host, driven by a
+ * Every load explained, through a real sshd and the simulated GPU host, driven by a
  * fleet as every front drives it: a finished load's breakdown has its phases (start, duration,
  * the weights' rate and page-cache share), and the next load is compared with it, the
  * difference explained from what was measured: a cold load (the shards evicted from the page

@@ -1,5 +1,5 @@
 /**
- * One watch per host for every process of the user (issue 29, docs/broker.md): real processes
+ * One watch per host for every process of the user (docs/broker.md): real processes
  * running the core (brokerPeer.ts) against the simulated GPU host, sharing through the broker's
  * socket. Two processes log in once, restart once (asked in the client, run by the owner), run
  * one verification round and both see ready; the owner leaves and the client takes over and

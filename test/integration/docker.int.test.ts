@@ -1,5 +1,5 @@
 /**
- * SGLang in Docker (issue 13), against a real sshd, a real dockerd inside the simulated GPU
+ * SGLang in Docker, against a real sshd, a real dockerd inside the simulated GPU
  * host and the simulator in real containers: a container named in the settings, a compose
  * service, and a unit whose ExecStart runs `docker run`.
  */

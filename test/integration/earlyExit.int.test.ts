@@ -1,6 +1,6 @@
 /**
  * A server that dies in its first second, through a real sshd and the simulated host's systemd
- * and journal: its one line is the cause the user is shown (issue 17 §5), not systemd's
+ * and journal: its one line is the cause the user is shown, not systemd's
  * "Main process exited" (an argparse error, a bare NCCL watchdog timeout, an import-time traceback).
  */
 import { strict as assert } from 'node:assert';

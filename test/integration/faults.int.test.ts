@@ -1,6 +1,6 @@
 /**
  * Faults, bad input, concurrency and secrets against a real sshd and the simulated GPU host
- * (issue 6). The core story (ready, a crash mid-load, unknown/changed host keys, an error body
+ *. The core story (ready, a crash mid-load, unknown/changed host keys, an error body
  * containing "choices", empty choices, HTML 500, truncated JSON, wrong content type) is in
  * monitor.int.test.ts and is not repeated here.
  *

@@ -1,5 +1,5 @@
 /**
- * The server on localhost (issue 12): a port on 127.0.0.1 of this machine, tunnelled through the
+ * The server on localhost: a port on 127.0.0.1 of this machine, tunnelled through the
  * session's verified SSH connection (real sshd, real ssh2) to the simulated SGLang server. What a
  * local tool sees: a real chat completion over plain HTTP, a forward that outlives a network drop,
  * a port given back on close, and a clear refusal where sshd forbids forwarding.

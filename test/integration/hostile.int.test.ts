@@ -1,5 +1,5 @@
 /**
- * A hostile GPU host, end to end (issue 17, item 6): the unit's process says everything wrong
+ * A hostile GPU host, end to end: the unit's process says everything wrong
  * (sglang-sim/hostile.js: random and invalid-UTF-8 journal lines, 10 MB lines, regex traps,
  * SGLang's ready line, garbage HTTP: JSON nested 100k levels, a 2 MB body, broken status lines)
  * and `systemctl show` / `nvidia-smi` add garbage lines. The real watcher follows it through

@@ -1,5 +1,5 @@
 /**
- * Foreseen quiet steps against a real sshd and the simulated GPU host (issue 29 item 3): the
+ * Foreseen quiet steps against a real sshd and the simulated GPU host: the
  * forecast before a restart reads the running server's DeepGEMM kernel cache (the folder its
  * unit's Environment= names, as its process sees it); with the cache empty the confirmation's
  * forecast says so with the expected length and how to keep the cache, and the load's ETA holds the

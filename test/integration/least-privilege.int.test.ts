@@ -1,5 +1,5 @@
 /**
- * Least privilege, for real (issue 10): the simulated host's unprivileged login `kimi`, Debian's
+ * Least privilege, for real: the simulated host's unprivileged login `kimi`, Debian's
  * real sudo, and exactly the sudoers lines `sudoersRules('kimi', unit)` generates (the ones
  * "Kimi Service: Copy sudoers rule" copies). As kimi with `sudo: true`: restart, enable the parsers
  * (drop-in writes through `sudo -n tee`), roll back; without the rule, a refusal that names the

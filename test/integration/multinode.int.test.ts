@@ -347,7 +347,7 @@ describe('multi-node servers and several hosts (private network)', function () {
         const report = serverReport(f.snapshot(server));
         assert.match(report.summary, new RegExp(`${node1} makes no progress`), report.summary);
         assert.ok(!/node 0 .* makes no progress/.test(report.summary), report.summary);
-        // It holds (per node, and for the server) while both hosts keep answering: watched past twice the 3-5 s after which it used to flip.
+        // It holds (per node, and for the server) while both hosts keep answering: watched past twice the 3-5 s within which a stall that does not hold would flip back.
         const verdicts: string[] = [];
         let lastStateAt = 0;
         const stalledAt = Date.now();

@@ -1,5 +1,5 @@
 /**
- * Issue 3 end to end against the real sshd + simulated host: the drop-in written through SSH
+ * The parser flags end to end against the real sshd + simulated host: the drop-in written through SSH
  * at the real /etc/systemd/system path (bind-mounted in the host's namespace), reload,
  * restart, watch to ready, then every parser check through the tunnel.
  */

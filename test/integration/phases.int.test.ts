@@ -1,9 +1,9 @@
 /**
- * Named quiet phases and `stalled` that holds (issue 17), through a real sshd and the simulated
+ * Named quiet phases and `stalled` that holds, through a real sshd and the simulated
  * GPU host: a hang before the weights is stalled and stays stalled while the host keeps
  * answering (the real replays flipped back to "loading 0%" 3-5 s later); a long silence in which
  * the server's process tree burns CPU is `loading`, named, and ends ready; a DeepGEMM JIT compile
- * inside graph capture is named so; both keep an ETA that does not sit at 0 (issue 19).
+ * inside graph capture is named so; both keep an ETA that does not sit at 0.
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
@@ -54,7 +54,7 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
       message: 'stalled',
     });
     const stalledAt = stalled.lastSignal!.at;
-    // Watched for more than twice the 3-5 s after which it used to flip, while the host answers
+    // Watched for more than twice the 3-5 s within which a stall that does not hold flips back, while the host answers
     // (the unit, /health refused, the sampler's readings): each answer is a new state.
     const watchedFor = 12_000;
     await waitFor(() => states.some((s) => (s.confirmedAt ?? 0) >= stalledAt + watchedFor), {

@@ -1,5 +1,5 @@
 /**
- * A stand-in on the server's port (issue 29): another process of the host answers /health 200
+ * A stand-in on the server's port: another process of the host answers /health 200
  * "OK" and HTML on /v1/models while the weights still load. Its answers do not count: the load
  * stays `loading`, the stand-in is named with its pid and command, and the load becomes ready
  * once the server itself holds the port. A stand-in that keeps the port makes the server die

@@ -1,5 +1,5 @@
 /**
- * Published SGLang and vLLM logs (test/fixtures/real-logs, issue 17) replayed as live servers on
+ * Published SGLang and vLLM logs (test/fixtures/real-logs) replayed as live servers on
  * the simulated GPU host (sim.json `replay`, docs/replay.md) and watched by the extension's own
  * session through the real sshd, as a user would: one fixture per `class` of the headers (the
  * smallest log of each, so a new class is covered as soon as its first fixture lands). What the

@@ -1,5 +1,5 @@
 /**
- * Beyond one host (issue 12): two simulated GPU hosts (each a real sshd and the SGLang
+ * Beyond one host: two simulated GPU hosts (each a real sshd and the SGLang
  * simulator) driven by one fleet. Every server under watch with one connection each; a rolling
  * restart that restarts the second server only after the first is ready with verified parsers,
  * and stops at a failure of the first; "Add server"'s one-command unit discovery.

@@ -1,5 +1,5 @@
 /**
- * The truth around a load, not only during it (issue 9), against a real sshd and the simulated
+ * The truth around a load, not only during it, against a real sshd and the simulated
  * GPU host: a server that dies after ready, a restart by someone else, a slow stop, a journal
  * the user may not read, /health failing after ready, a completion that fails while /health
  * says up.
@@ -225,7 +225,7 @@ describe('steady state: the status is true after ready too', function () {
         [],
         'address fields cut on the host',
       );
-      // Measured on this load: ~460 bytes a round; 819 before the cuts of issue 10 (journal lines
+      // Measured on this load: ~460 bytes a round; 819 before the journal cuts (journal lines
       // with their address fields, a /health channel every round while the port is closed, the
       // GPU totals in every sampler line).
       assert.ok(perRound < 600, `${Math.round(perRound)} bytes per round`);

@@ -1,5 +1,5 @@
 /**
- * Issue 29 (5) through the real sshd + simulated host: a model whose reasoning uses the whole
+ * Through the real sshd + simulated host: a model whose reasoning uses the whole
  * token budget slowly (sim.json chatFaults.slowReasoningMs) keeps a verification waiting. The
  * verification says where it is as the streamed answers come (checks done of all, the slowest
  * check's tokens of reasoning against its budget), logs the checks that wait long, and ends

@@ -37,7 +37,7 @@ describe('bench:eta measure', () => {
   });
 
   it('a jump is the shown time against what the earlier reading implied for then, within 10 s and one phase', () => {
-    // 5 s left, then 26 s left a second later (issue 19's wrong forecast): 26 / 5 (4 s implied, floored at 5)
+    // 5 s left, then 26 s left a second later (a wrong forecast): 26 / 5 (4 s implied, floored at 5)
     const j = largestJump([at(0, bar('5s left')), at(1, bar('26s left'))]);
     assert.ok(j && Math.abs(j.ratio - 26 / 5) < 1e-9, JSON.stringify(j));
     const k = largestJump([at(0, bar('40s left')), at(2, bar('19s left'))]);

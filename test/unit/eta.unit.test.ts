@@ -193,7 +193,7 @@ describe('eta: noise', () => {
   });
 });
 
-// --- an ETA that learns (issue 9) ---------------------------------------------------------
+// --- an ETA that learns ---------------------------------------------------------
 
 /** A load's io samples every `stepMs` up to `toMs`, kept as the reducer keeps them (last 60 s). */
 function loadSamples(at: (t: number) => { bytes: number; coldBytes: number }, toMs: number, stepMs = 2000): IoSample[] {

@@ -1,7 +1,7 @@
 /**
  * The watcher on a run that has already failed: the journal's tail tells why. A process that died
  * in its first seconds may have its own lines reach the journal after systemd's exit line: the
- * tail is read again until a line tells the cause (issue 17 §5). A fake host answers
+ * tail is read again until a line tells the cause. A fake host answers
  * `systemctl show` and `journalctl -n`; nothing else is asked of it.
  */
 import { strict as assert } from 'node:assert';

@@ -1,5 +1,5 @@
 /**
- * Every published log of test/fixtures/real-logs (issue 17), played through the real pipeline
+ * Every published log of test/fixtures/real-logs, played through the real pipeline
  * (JournalReader -> reduce) as the watcher feeds it: the verdict its header expects, the phases
  * in order, and for a failure the cause a user must be shown, before the lines that only echo
  * the end (test/util/realLogJudge). New fixtures in the folder are picked up as they come.

@@ -552,7 +552,7 @@ function request(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('sglang-sim: chat faults (issue 18)', () => {
+describe('sglang-sim: chat faults', () => {
   const weather = {
     type: 'function',
     function: {

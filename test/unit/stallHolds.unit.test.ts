@@ -3,7 +3,7 @@ import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 
-// Issue 17: in replays of real hangs before the weights, `stalled` turned back into `loading 0%`
+// In replays of real hangs before the weights, `stalled` turned back into `loading 0%`
 // 3-5 s later with nothing new on the host. These reproduce what the host sends meanwhile.
 
 const STALL_MS = 15_000;
@@ -63,7 +63,7 @@ function quietHost(from: number, to: number): Signal[] {
   return out;
 }
 
-describe('stalled holds until a witness moves (issue 17)', () => {
+describe('stalled holds until a witness moves', () => {
   it('a hang at init: stalled after kimiService.stallSeconds, and still stalled 60 s later while the host only repeats itself', () => {
     let state = hungAtInit();
     const verdicts: string[] = [];

@@ -293,7 +293,7 @@ export function runCase(shape: LoadShape): { first: HarnessResult; second: Harne
 }
 
 /**
- * "Forecast warm, load cold" (issue 29): the server's previous load read every byte from the page
+ * "Forecast warm, load cold": the server's previous load read every byte from the page
  * cache, the forecast before this restart says 100 % cached again, and the files are evicted as
  * the load starts, so every byte is read cold: the history's warm rates and the forecast are both
  * wrong, and only the bytes read say so.
@@ -308,7 +308,7 @@ export function runForecastWarmLoadCold(shape: LoadShape): HarnessResult {
 }
 
 /**
- * "Cold compile foreseen" (issue 29): a first load whose kernel cache was read empty before the
+ * "Cold compile foreseen": a first load whose kernel cache was read empty before the
  * restart, so its prior holds the DeepGEMM compile at the published logs' length (the ETA counts
  * it from the first second); `foresee: false` is the same load unforeseen.
  */

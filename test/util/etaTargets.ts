@@ -1,6 +1,6 @@
 /**
  * The ETA's limits, in one place, each with the date (and commit) it was set and why: the
- * targets of issue 19 that the bench reports met or not (scripts/benchEta/report.ts), and the
+ * targets that the bench reports met or not (scripts/benchEta/report.ts), and the
  * limits the unit suite's virtual loads must hold (test/unit/etaLoad.unit.test.ts). A limit
  * changes only in a commit of its own that gives the reason here, never in the commit of the
  * estimator it judges.
@@ -14,16 +14,12 @@ export interface EtaLimit {
 
 const limit = (value: number, set: string, why: string): EtaLimit => ({ value, set, why });
 
-/** Issue 19's targets, at half of the load (restart to the ready line). */
+/** The ETA targets, at half of the load (restart to the ready line). */
 export const ETA_TARGETS = {
-  firstMedian: limit(0.15, '2026-12-01 (2f1e3a3)', 'issue 19: a first load (no history), median |error| at half'),
-  firstWorst: limit(0.3, '2026-12-01 (2f1e3a3)', 'issue 19: a first load, worst |error| at half'),
-  laterMedian: limit(
-    0.1,
-    '2026-12-01 (2f1e3a3)',
-    "issue 19: a load with this server's history, median |error| at half",
-  ),
-  maxJump: limit(1.5, '2026-12-01 (2f1e3a3)', 'issue 19: no move above 1.5x within 10 s inside one phase'),
+  firstMedian: limit(0.15, '2026-12-01 (2f1e3a3)', 'a first load (no history), median |error| at half'),
+  firstWorst: limit(0.3, '2026-12-01 (2f1e3a3)', 'a first load, worst |error| at half'),
+  laterMedian: limit(0.1, '2026-12-01 (2f1e3a3)', "a load with this server's history, median |error| at half"),
+  maxJump: limit(1.5, '2026-12-01 (2f1e3a3)', 'no move above 1.5x within 10 s inside one phase'),
 } as const;
 
 /** The unit suite's virtual loads (test/util/etaHarness.ts): the targets with their margins and known exceptions. */
@@ -54,11 +50,11 @@ export const VIRTUAL_LIMITS = {
   correctedAt50: limit(0.1, '2026-12-01 (b25f50e)', 'corrected by half of the load: the later-load target'),
   /** A quiet step seen in the previous load (post-shard processing): in the ETA from the start. */
   knownStep: limit(0.1, '2026-12-01 (0cbdbf2)', 'the later-load target, at 25, 50 and 75 %'),
-  /** A first load whose empty kernel cache was read before the restart (issue 29): the compile counted from the first second. */
+  /** A first load whose empty kernel cache was read before the restart: the compile counted from the first second. */
   foreseenCompileAt50: limit(
     0.3,
-    '2026-12-02 (issue 29 item 3)',
-    'issue 29: "a first load with a cold compile within 30 % at half"; the foreseen length is the published logs\' (150 s), as long as the shape\'s',
+    '2026-12-02',
+    '"a first load with a cold compile within 30 % at half"; the foreseen length is the published logs\' (150 s), as long as the shape\'s',
   ),
   /** A JIT compile with its own bar: timed by the bar. */
   jitWithBar: limit(0.15, '2026-12-01 (ce611bf)', 'the first-load target'),

@@ -1,6 +1,6 @@
 /**
  * Waiting on a condition instead of sleeping a fixed time: tests that sleep "long enough" for
- * something to happen fail on a busy machine (issue 9). `waitFor` polls the condition until it
+ * something to happen fail on a busy machine. `waitFor` polls the condition until it
  * holds or the deadline passes, and then fails with a message that says what was awaited and
  * what was last seen.
  */

@@ -1,5 +1,5 @@
 // Checks the e2e harness itself (code-server, Chromium, every selector of workbench.ts)
-// against test/e2e/fixture: a stand-in extension that shows issue 2's user-facing contract
+// against test/e2e/fixture: a stand-in extension that shows the user-facing contract
 // with fake timings. Needs neither the real extension nor the simulated GPU host.
 //   npx mocha --require tsx/cjs --timeout 300000 --exit test/e2e/selftest/harness.selftest.ts
 import assert from 'node:assert/strict';

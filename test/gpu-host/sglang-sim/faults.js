@@ -1,6 +1,6 @@
 'use strict';
 // Fault texts: realistic Python tracebacks as SGLang's scheduler / launcher would print them;
-// and the chat faults of issue 18 (chatFaults below): what servers and gateways got wrong in
+// and the chat faults (chatFaults below): what servers and gateways got wrong in
 // Kimi K2.x answers, each a switch of sim.json's "chatFaults", off by default.
 const crypto = require('crypto');
 const { K2 } = require('./parsers');
@@ -165,7 +165,7 @@ function warmupTraceback(detail) {
  *                            finish_reason "length" and nothing in content (gonka#1202); a budget above N fits
  *   slowReasoningMs          N: the reasoning uses the whole token budget, slowly: one reasoning token every N ms
  *                            (streamed as they come; a plain answer waits for all of them), so that a check waits
- *                            longer than usual for an answer that never leaves the reasoning (issue 29)
+ *                            longer than usual for an answer that never leaves the reasoning
  */
 function chatFaults(sim) {
   let source = sim.cfg;

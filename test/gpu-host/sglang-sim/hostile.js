@@ -1,6 +1,6 @@
 'use strict';
 /*
- * Hostile mode of the simulated GPU host (issue 17, item 6): sim.json `"hostile": true` (or
+ * Hostile mode of the simulated GPU host: sim.json `"hostile": true` (or
  * `{ "seed": N, "gapMs": N }`). The unit's process then is no SGLang at all but a server that
  * says everything wrong, for real, through the journal, HTTP and the stand-ins:
  *  - journal: random bytes and invalid UTF-8, control characters, lines aimed at the parsers'

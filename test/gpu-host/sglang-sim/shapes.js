@@ -13,7 +13,7 @@
 const REAL = Object.freeze({
   // sgl-project/sglang#17970 (and the shard bar at 100 % in sg-18124): processing after the last shard, no line
   postShardSeconds: 150,
-  // issue 19 / sgl-project/sglang#15891: a DeepGEMM JIT compile inside the first CUDA-graph capture
+  // sgl-project/sglang#15891: a DeepGEMM JIT compile inside the first CUDA-graph capture
   // (sg-10424-deepgemm-inside-capture: 44 s for one kernel, "typically 10-20 mins" for all of them)
   jitSeconds: 150,
   // sg-4161-dsr1-tp8-391s-capture: 391 s for the default batch-size list (23 sizes) of DeepSeek-R1 TP8, ~17 s a size;

@@ -1,5 +1,5 @@
 /**
- * Hostile input for the host-fed parsers (issue 17, item 6): random and binary text, invalid
+ * Hostile input for the host-fed parsers: random and binary text, invalid
  * UTF-8 decoded as the product decodes it (Buffer -> utf8), lines built from the recognisers'
  * own words mixed with junk, huge numbers, NaN/Infinity, 10 MB lines and deeply nested JSON.
  * Not a test file: the *.unit.test.ts files next to it use it.

@@ -1,7 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ServiceStatus } from '../../src/target/target';
 import { JournalReader } from '../../src/engine/logReader';
 import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce } from '../../src/monitor/loadState';
@@ -11,22 +10,11 @@ import { visibleEta } from '../../src/monitor/etaText';
 import { serverReport } from '../../src/fleet/words/report';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';
+import { runningUnit } from '../util/loadFixtures';
 
 // Lines are verbatim from the published logs of ../shared/real-logs (ids in each test's name).
 
-function unit(): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-  };
-}
+const unit = runningUnit;
 
 function started(): LoadState {
   return [{ kind: 'restartRequested', at: 0 } as Signal, { kind: 'attached', at: 500, unit: unit() } as Signal].reduce(

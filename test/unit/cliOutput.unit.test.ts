@@ -16,7 +16,7 @@ import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
 import { firstRoundDone } from '../../src/fleet/restart/observe';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { ServiceStatus } from '../../src/target/target';
+import { runningUnit } from '../util/loadFixtures';
 
 function report(patch: Partial<ServerReport> = {}): ServerReport {
   return {
@@ -192,17 +192,7 @@ describe('cli: terminal questions', () => {
 });
 
 describe('cli: status after one probe round (fleet/servers/standalone firstRoundDone)', () => {
-  const unit: ServiceStatus = {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 7,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-  };
+  const unit = runningUnit({ mainPid: 7 });
   const attached = (): LoadState => reduce(initialState(0), { kind: 'attached', at: 2000, unit });
 
   it('not before /health was asked, nor between a healthy /health and its completion', () => {

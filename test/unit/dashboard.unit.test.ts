@@ -5,17 +5,9 @@ import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { Signal } from '../../src/monitor/loadStateTypes';
 import type { ServiceStatus } from '../../src/target/target';
+import { runningUnit } from '../util/loadFixtures';
 
-const unit: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 7,
-  nRestarts: 0,
-  result: 'success',
-  dropInPaths: [],
-  needDaemonReload: false,
-};
+const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });
 
 describe('ring buffer', () => {
   it('keeps the newest `capacity` items, oldest first', () => {

@@ -19,6 +19,7 @@ import {
   type IoSample,
 } from '../../src/monitor/ioRate';
 import { formatEta, formatRate, visibleEta } from '../../src/monitor/etaText';
+import { runningUnit } from '../util/loadFixtures';
 
 const MB = 1e6;
 
@@ -551,17 +552,7 @@ describe('eta: elapsed time disproves an ETA', () => {
 
 describe('eta: through the load state (a hung load, as the watcher feeds it)', () => {
   it("a hang near the end: the state's ETA is gone 10 s after the first sample without progress, and comes back when bytes move", () => {
-    const unit: ServiceStatus = {
-      loadState: 'loaded',
-      activeState: 'active',
-      subState: 'running',
-      mainPid: 4242,
-      nRestarts: 0,
-      result: 'success',
-      execMainStartedAt: 0,
-      dropInPaths: [],
-      needDaemonReload: false,
-    };
+    const unit: ServiceStatus = runningUnit({ execMainStartedAt: 0 });
     const total = 5000 * MB;
     let s = [
       {

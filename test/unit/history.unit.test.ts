@@ -15,17 +15,9 @@ import {
 import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
 import { captureSizesUpTo } from '../../src/engine/cudaGraphs';
 import { predictLoad } from '../../src/monitor/loadPrediction';
+import { runningUnit } from '../util/loadFixtures';
 
-const unit: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 7,
-  nRestarts: 0,
-  result: 'success',
-  dropInPaths: [],
-  needDaemonReload: false,
-};
+const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });
 
 function load(): LoadState {
   const signals: Signal[] = [

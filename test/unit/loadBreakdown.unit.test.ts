@@ -10,6 +10,7 @@ import { serverReport } from '../../src/fleet/words/report';
 import { waitSummaryLine } from '../../src/fronts/cli/format';
 import type { ServerProfile } from '../../src/config/config';
 import { dashboardModel } from '../../src/fronts/vscode/dashboardModel';
+import { runningUnit } from '../util/loadFixtures';
 
 const GB = 1e9;
 const S = 1000;
@@ -251,16 +252,7 @@ describe('load breakdown', () => {
   });
 
   it('records a load from its states: phase starts, steps, the cache share from its own reads; the store reads old and new records', async () => {
-    const unit: ServiceStatus = {
-      loadState: 'loaded',
-      activeState: 'active',
-      subState: 'running',
-      mainPid: 7,
-      nRestarts: 0,
-      result: 'success',
-      dropInPaths: [],
-      needDaemonReload: false,
-    };
+    const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });
     const signals: Signal[] = [
       { kind: 'restartRequested', at: 0 },
       { kind: 'attached', at: 1000, unit },

@@ -1,28 +1,13 @@
 import { strict as assert } from 'node:assert';
-import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { reduce } from '../../src/monitor/loadState';
+import type { Signal } from '../../src/monitor/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 import { formatDuration } from '../../src/util/duration';
+import { runningUnit, foldSignals } from '../util/loadFixtures';
 
-function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-    ...overrides,
-  };
-}
+const unit = runningUnit;
 
-function run(signals: Signal[], start = initialState(0)): LoadState {
-  return signals.reduce(reduce, start);
-}
+const run = foldSignals;
 
 const restarted: Signal[] = [
   { kind: 'restartRequested', at: 1 },

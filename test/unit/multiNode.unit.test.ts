@@ -5,28 +5,14 @@ import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/mul
 import { serverReport } from '../../src/fleet/words/report';
 import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
-import type { ServiceStatus } from '../../src/target/target';
 import { parseJournalLine } from '../../src/engine/logReader';
 import { stripPrefix } from '../../src/engine/logGrammar';
+import { runningUnit, foldSignals } from '../util/loadFixtures';
 
-function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-    ...overrides,
-  };
-}
-const run = (signals: Signal[], start: LoadState = initialState(0)): LoadState => signals.reduce(reduce, start);
+const unit = runningUnit;
+const run = foldSignals;
 const attached: Signal[] = [
   { kind: 'restartRequested', at: 1 },
   { kind: 'attached', at: 2, unit: unit() },

@@ -6,18 +6,9 @@ import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import type { ServiceStatus } from '../../src/target/target';
+import { runningUnit } from '../util/loadFixtures';
 
-const unit: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 7,
-  nRestarts: 0,
-  result: 'success',
-  execMainStartedAt: 1,
-  dropInPaths: [],
-  needDaemonReload: false,
-};
+const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: 1 });
 const OPTIONS: WatchOptions = {
   pollIntervalMs: 500,
   stallMs: 60_000,

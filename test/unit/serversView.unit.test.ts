@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { initialState, reduce } from '../../src/monitor/loadState';
+import { reduce } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { ServiceStatus } from '../../src/target/target';
 import { serverRows } from '../../src/fronts/vscode/serversViewModel';
 import { statusText } from '../../src/fronts/vscode/statusBarText';
 import { otherServers } from '../../src/fronts/vscode/statusOthers';
 import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
+import { runningUnit, halfLoaded } from '../util/loadFixtures';
 
 const profile = (name: string) =>
   ({
@@ -18,28 +18,9 @@ const profile = (name: string) =>
     url: 'http://127.0.0.1:30001',
     sudo: false,
   }) as unknown as ServerProfile;
-const unit: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 7,
-  nRestarts: 0,
-  result: 'success',
-  execMainStartedAt: 1000,
-  dropInPaths: [],
-  needDaemonReload: false,
-};
+const unit = runningUnit({ mainPid: 7 });
 
-function loading(): LoadState {
-  let s = reduce(initialState(0), { kind: 'restartRequested', at: 1000 });
-  s = reduce(s, { kind: 'attached', at: 2000, unit });
-  return reduce(s, {
-    kind: 'journal',
-    at: 3000,
-    event: { type: 'shards', done: 32, total: 64, percent: 50 },
-    text: 'shards 32/64',
-  });
-}
+const loading = (): LoadState => halfLoaded(unit);
 const failed = (): LoadState =>
   reduce(loading(), {
     kind: 'unit',

@@ -1,26 +1,14 @@
 import { strict as assert } from 'node:assert';
-import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { runningUnit } from '../util/loadFixtures';
 
 // In replays of real hangs before the weights, `stalled` turned back into `loading 0%`
 // 3-5 s later with nothing new on the host. These reproduce what the host sends meanwhile.
 
 const STALL_MS = 15_000;
 
-function unit(): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-  };
-}
+const unit = runningUnit;
 
 const gpu = (at: number, usedMiB: number): Signal => ({
   kind: 'gpu',

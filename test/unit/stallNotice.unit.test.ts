@@ -1,5 +1,4 @@
 import { strict as assert } from 'node:assert';
-import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { clockTime } from '../../src/monitor/witnessMoves';
@@ -9,20 +8,9 @@ import { waitReport } from '../../src/fleet/words/report';
 import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleet';
 import type { ServerProfile } from '../../src/config/config';
+import { runningUnit } from '../util/loadFixtures';
 
-function unit(): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-  };
-}
+const unit = runningUnit;
 
 const T0 = Date.UTC(2026, 11, 1, 10, 30, 0);
 const STALL_MS = 120_000;

@@ -1,26 +1,13 @@
 import { strict as assert } from 'node:assert';
-import type { ServiceStatus } from '../../src/target/target';
 import { initialState, reduce } from '../../src/monitor/loadState';
 import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
 import type { StandIn } from '../../src/host/portOwner';
 import { failureMessage } from '../../src/present/messages';
 import type { ServerProfile } from '../../src/config/config';
+import { runningUnit } from '../util/loadFixtures';
 
-function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-    ...overrides,
-  };
-}
+const unit = runningUnit;
 
 const standIn: StandIn = { port: 30001, pid: 777, command: 'python3', service: 'sglang-k26.service', since: 5 };
 

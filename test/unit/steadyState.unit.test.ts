@@ -4,24 +4,12 @@ import { initialState, reduce } from '../../src/monitor/loadState';
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadStateTypes';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
 import { journalProblem } from '../../src/target/journalctl';
+import { runningUnit, foldSignals } from '../util/loadFixtures';
 
-function unit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    invocationId: 'run-1',
-    dropInPaths: [],
-    needDaemonReload: false,
-    ...overrides,
-  };
-}
+const unit = (overrides: Partial<ServiceStatus> = {}): ServiceStatus =>
+  runningUnit({ invocationId: 'run-1', ...overrides });
 
-const run = (signals: Signal[], start: LoadState = initialState(0)): LoadState => signals.reduce(reduce, start);
+const run = foldSignals;
 
 function readyState(): LoadState {
   return run([

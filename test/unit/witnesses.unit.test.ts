@@ -1,24 +1,12 @@
 import { strict as assert } from 'node:assert';
-import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
+import { reduce } from '../../src/monitor/loadState';
 import { bytesFraction } from '../../src/monitor/loadProgress';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import type { Signal } from '../../src/monitor/loadStateTypes';
 import { liveRate } from '../../src/monitor/ioRate';
+import { runningUnit, foldSignals } from '../util/loadFixtures';
 
-function unit(): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: 1000,
-    dropInPaths: [],
-    needDaemonReload: false,
-  };
-}
-const run = (signals: Signal[], start: LoadState = initialState(0)) => signals.reduce(reduce, start);
+const unit = runningUnit;
+const run = foldSignals;
 const GB = 1e9;
 const weights: Signal[] = [
   { kind: 'restartRequested', at: 0 },

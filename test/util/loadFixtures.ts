@@ -1,0 +1,44 @@
+/** Builders shared by the load-state tests: a running unit as systemd shows it, and a fold of signals. */
+import type { ServiceStatus } from '../../src/target/target';
+import { initialState, reduce } from '../../src/monitor/loadState';
+import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+
+/**
+ * A loaded, active, running unit (main PID 4242, started at 1000 ms), with the given fields
+ * changed; a field given as undefined is left out (systemd did not say it).
+ */
+export function runningUnit(overrides: Partial<ServiceStatus> = {}): ServiceStatus {
+  const unit: Record<string, unknown> = {
+    loadState: 'loaded',
+    activeState: 'active',
+    subState: 'running',
+    mainPid: 4242,
+    nRestarts: 0,
+    result: 'success',
+    execMainStartedAt: 1000,
+    dropInPaths: [],
+    needDaemonReload: false,
+    ...overrides,
+  };
+  for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete unit[key];
+  return unit as unknown as ServiceStatus;
+}
+
+/** The state after these signals, from `start` (a watch begun at 0 by default). */
+export function foldSignals(signals: readonly Signal[], start: LoadState = initialState(0)): LoadState {
+  return signals.reduce(reduce, start);
+}
+
+/** A load half through its shards: restarted at 1 s, attached at 2 s to `unit`, 32 of 64 shards at 3 s. */
+export function halfLoaded(unit: ServiceStatus = runningUnit({ mainPid: 7 })): LoadState {
+  return foldSignals([
+    { kind: 'restartRequested', at: 1000 },
+    { kind: 'attached', at: 2000, unit },
+    {
+      kind: 'journal',
+      at: 3000,
+      event: { type: 'shards', done: 32, total: 64, percent: 50 },
+      text: 'shards 32/64',
+    },
+  ]);
+}

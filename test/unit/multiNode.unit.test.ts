@@ -9,7 +9,7 @@ import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
 import { parseJournalLine } from '../../src/engine/logReader';
 import { stripPrefix } from '../../src/engine/logGrammar';
-import { runningUnit, foldSignals } from '../util/loadFixtures';
+import { KILLED, runningUnit, foldSignals } from '../util/loadFixtures';
 
 const unit = runningUnit;
 const run = foldSignals;
@@ -157,14 +157,7 @@ describe('multi-node state fold', () => {
       {
         kind: 'unit',
         at: 9,
-        unit: unit({
-          activeState: 'failed',
-          subState: 'failed',
-          mainPid: 0,
-          result: 'signal',
-          execMainCode: 'killed',
-          execMainStatus: 9,
-        }),
+        unit: unit(KILLED),
       },
     ]);
     const folded = foldNodeStates([node('node 0 (a)', a), node('node 1 (b)', b)])!;

@@ -6,7 +6,7 @@ import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
 import type { ServerSession, SessionListener } from '../../src/monitor/session';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
 import type { ServiceStatus } from '../../src/target/target';
-import { runningUnit } from '../util/loadFixtures';
+import { KILLED, runningUnit } from '../util/loadFixtures';
 
 const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: 1 });
 const OPTIONS: WatchOptions = {
@@ -168,15 +168,7 @@ describe('multi-node session (composite of node sessions)', () => {
     fakes[1]!.signal({
       kind: 'unit',
       at: 9,
-      unit: {
-        ...unit,
-        activeState: 'failed',
-        subState: 'failed',
-        mainPid: 0,
-        result: 'signal',
-        execMainCode: 'killed',
-        execMainStatus: 9,
-      },
+      unit: { ...unit, ...KILLED },
     });
     assert.deepEqual(
       ends.map((e) => e.end),

@@ -2,25 +2,13 @@ import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
 import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restart/restartRule';
 import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/unitChange';
+import { runningUnit } from '../util/loadFixtures';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const LOAD_TIMEOUT = 30 * 60_000;
 
-function unit(patch: Partial<ServiceStatus>): ServiceStatus {
-  return {
-    loadState: 'loaded',
-    activeState: 'active',
-    subState: 'running',
-    mainPid: 4242,
-    nRestarts: 0,
-    result: 'success',
-    execMainStartedAt: NOW - 3 * 3600_000,
-    dropInPaths: [],
-    needDaemonReload: false,
-    id: 'sglang.service',
-    ...patch,
-  };
-}
+const unit = (patch: Partial<ServiceStatus>): ServiceStatus =>
+  runningUnit({ execMainStartedAt: NOW - 3 * 3600_000, id: 'sglang.service', ...patch });
 
 const decide = (situation: RestartSituation, force = false) =>
   decideRestart(situation, { force, now: NOW, loadTimeoutMs: LOAD_TIMEOUT });

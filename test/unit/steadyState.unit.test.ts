@@ -4,7 +4,7 @@ import { initialState, reduce } from '../../src/monitor/loadState';
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadStateTypes';
 import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
 import { journalProblem } from '../../src/target/journalctl';
-import { runningUnit, foldSignals } from '../util/loadFixtures';
+import { KILLED, runningUnit, foldSignals } from '../util/loadFixtures';
 
 const unit = (overrides: Partial<ServiceStatus> = {}): ServiceStatus =>
   runningUnit({ invocationId: 'run-1', ...overrides });
@@ -40,14 +40,7 @@ describe('steady state after ready', () => {
     state = reduce(state, {
       kind: 'unit',
       at: 11,
-      unit: unit({
-        activeState: 'failed',
-        subState: 'failed',
-        mainPid: 0,
-        result: 'signal',
-        execMainCode: 'killed',
-        execMainStatus: 9,
-      }),
+      unit: unit(KILLED),
     });
     assert.equal(state.verdict, 'failed');
     assert.match(state.failure!.summary, /killed by signal 9 after it was ready/);

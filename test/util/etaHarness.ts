@@ -14,6 +14,7 @@ import type { LoadPrior } from '../../src/monitor/eta';
 import { etaText } from '../../src/monitor/etaText';
 import type { JournalEvent } from '../../src/engine/events';
 import type { ServiceStatus } from '../../src/target/target';
+import { runningUnit } from './loadFixtures';
 
 const MB = 1e6;
 /** Times left below this are not compared for jumps (2 s against 4 s is no jump a user sees). */
@@ -57,17 +58,7 @@ export interface HarnessResult {
   readonly texts: readonly { readonly at: number; readonly text: string | undefined; readonly phase: string }[];
 }
 
-const UNIT: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 4242,
-  nRestarts: 0,
-  result: 'success',
-  execMainStartedAt: 0,
-  dropInPaths: [],
-  needDaemonReload: false,
-};
+const UNIT: ServiceStatus = runningUnit({ execMainStartedAt: 0 });
 
 type Timed = { readonly at: number; readonly signal: Signal };
 

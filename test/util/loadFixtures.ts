@@ -42,3 +42,13 @@ export function halfLoaded(unit: ServiceStatus = runningUnit({ mainPid: 7 })): L
     },
   ]);
 }
+
+/** What systemd shows of a unit whose main process was killed by SIGKILL (a crash). */
+export const KILLED: Partial<ServiceStatus> = {
+  activeState: 'failed',
+  subState: 'failed',
+  mainPid: 0,
+  result: 'signal',
+  execMainCode: 'killed',
+  execMainStatus: 9,
+};

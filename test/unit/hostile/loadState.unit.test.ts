@@ -6,18 +6,9 @@ import type { ServiceStatus } from '../../../src/target/target';
 import { JournalReader } from '../../../src/engine/logReader';
 import { parseShow, toServiceStatus } from '../../../src/target/systemd/systemd';
 import { check, junk, MiB, numberWords, repeatTo, retainedHeap, TEN_MB, wordSoup } from './hostileInputs';
+import { runningUnit } from '../../util/loadFixtures';
 
-const ALIVE: ServiceStatus = {
-  loadState: 'loaded',
-  activeState: 'active',
-  subState: 'running',
-  mainPid: 4242,
-  nRestarts: 0,
-  result: 'success',
-  dropInPaths: [],
-  needDaemonReload: false,
-  execMainStartedAt: 1,
-};
+const ALIVE: ServiceStatus = runningUnit({ execMainStartedAt: 1 });
 
 /** Lines that read as progress, errors, ready lines and HTTP up, with huge numbers in them. */
 const LINE = wordSoup([

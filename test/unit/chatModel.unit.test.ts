@@ -17,6 +17,7 @@ import {
   offerFor,
   parseModels,
 } from '../../src/fronts/vscode/chat/modelInfo';
+import { ALL_CHECKS } from '../util/checkNames';
 // The simulator's SGLang-shaped stream chunks and its post-processing (kimi_k2 parsers).
 const oa = require('../gpu-host/sglang-sim/openai.js') as {
   chatStreamChunks(r: unknown, meta: unknown, o?: unknown): unknown[];
@@ -249,24 +250,7 @@ describe('chat model: the streamed answer', () => {
 
 describe('chat model: what is offered, with which limits', () => {
   const pass = (name: string) => ({ name, status: 'pass' });
-  const allPass = [
-    'server flags',
-    'reasoning',
-    'reasoning (stream)',
-    'thinking off',
-    'tool calling',
-    'tool calling (stream)',
-    'tool round trip',
-    'tool round trip (stream)',
-    'reasoning carried through tool calls',
-    'parallel tool calls',
-    'parallel tool calls (stream)',
-    'tool_choice required',
-    'tool_choice required (stream)',
-    'named tool choice',
-    'named tool choice (stream)',
-    'tool-call ids',
-  ].map(pass);
+  const allPass = ALL_CHECKS.map(pass);
   const withOutcome = (outcomes: Record<string, { status: string; fault?: string }>) =>
     allPass.map((c) => (outcomes[c.name] ? { name: c.name, ...outcomes[c.name] } : c));
   const leak = { status: 'fail', fault: 'reasoningInContent' };

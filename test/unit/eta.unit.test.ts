@@ -216,6 +216,23 @@ function errorOfTimeLeft(eta: { remainingMs: number } | undefined, now: number, 
   return (now + eta.remainingMs - readyAt) / (readyAt - now);
 }
 
+/** The ETA at `now` of a load of `total` bytes whose weights began at 0 and read as `reads` says. */
+function weightsEta(
+  now: number,
+  total: number,
+  reads: (t: number) => { bytes: number; coldBytes: number },
+  prior: Parameters<typeof estimateEta>[0]['prior'],
+) {
+  return estimateEta({
+    now,
+    phase: 'loading weights',
+    weightsStartedAt: 0,
+    totalBytes: total,
+    samples: loadSamples(reads, now),
+    prior,
+  });
+}
+
 describe('eta: the forecast is a prior, what the load shows wins', () => {
   const total = 5000 * MB;
   const afterWeightsMs = 5000;
@@ -230,14 +247,7 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     };
     const readyAt = 50_000 + afterWeightsMs;
     for (const now of [12_000, 20_000, 28_000, 40_000]) {
-      const eta = estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(cold, now),
-        prior,
-      });
+      const eta = weightsEta(now, total, cold, prior);
       assert.equal(eta?.residencyDisproved, true);
       assert.equal(eta?.basis, 'bytes');
       const err = errorOfTimeLeft(eta, now, readyAt);
@@ -249,14 +259,7 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const prior = { residentBytes: 0, coldBps: 100 * MB, warmBps: 1000 * MB, afterWeightsMs };
     const warm = (t: number) => ({ bytes: Math.min(total, 400 * MB * (t / 1000)), coldBytes: 0 });
     const now = 6000 + 4000;
-    const eta = estimateEta({
-      now,
-      phase: 'loading weights',
-      weightsStartedAt: 0,
-      totalBytes: total,
-      samples: loadSamples(warm, now),
-      prior,
-    })!;
+    const eta = weightsEta(now, total, warm, prior)!;
     assert.equal(eta.residencyDisproved, true);
     const readyAt = 12_500 + afterWeightsMs;
     assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.15, `${eta.remainingMs}`);
@@ -331,14 +334,7 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     };
     const readyAt = 50_000 + afterWeightsMs;
     for (const now of [14_000, 28_000, 42_000]) {
-      const eta = estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(cold, now),
-        prior,
-      });
+      const eta = weightsEta(now, total, cold, prior);
       assert.equal(eta?.basis, 'bytes+cache');
       assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.05, `at ${now}: ${eta?.remainingMs}`);
     }
@@ -349,14 +345,7 @@ describe('eta: the forecast is a prior, what the load shows wins', () => {
     const warm = (t: number) => ({ bytes: Math.min(total, 250 * MB * (t / 1000)), coldBytes: 1 * MB });
     const readyAt = 20_000 + afterWeightsMs;
     for (const now of [10_000, 14_000]) {
-      const eta = estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(warm, now),
-        prior,
-      });
+      const eta = weightsEta(now, total, warm, prior);
       assert.equal(eta?.basis, 'bytes+cache');
       assert.ok(Math.abs(errorOfTimeLeft(eta, now, readyAt)) <= 0.05, `at ${now}: ${eta?.remainingMs}`);
     }
@@ -430,15 +419,7 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 0, coldBps: 100 * MB, afterWeightsMs: 2000 };
-    const at = (now: number) =>
-      estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(hung, now),
-        prior,
-      });
+    const at = (now: number) => weightsEta(now, total, hung, prior);
     // 4750 MB reached at 47.5 s; the sample at 48 s is the last that saw growth: ready at 48 + 2.5 + 2 s
     const readyAt = (now: number) => now + at(now)!.remainingMs;
     assert.ok(Math.abs(readyAt(48_000) - 52_500) < 100, `${readyAt(48_000)}`);
@@ -479,15 +460,7 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 2500 * MB, coldBps: 100 * MB, warmBps: 200 * MB, afterWeightsMs: 2000 };
-    const at = (now: number) =>
-      estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(hung, now),
-        prior,
-      });
+    const at = (now: number) => weightsEta(now, total, hung, prior);
     assert.equal(at(18_000)?.basis, 'bytes+cache');
     assert.ok(at(30_000));
     assert.equal(at(30_001), undefined);
@@ -499,15 +472,7 @@ describe('eta: elapsed time disproves an ETA', () => {
       return { bytes: b, coldBytes: b };
     };
     const prior = { residentBytes: 0, coldBps: 250 * MB, afterWeightsMs: 8000 };
-    const at = (now: number) =>
-      estimateEta({
-        now,
-        phase: 'loading weights',
-        weightsStartedAt: 0,
-        totalBytes: total,
-        samples: loadSamples(done, now),
-        prior,
-      });
+    const at = (now: number) => weightsEta(now, total, done, prior);
     assert.ok(Math.abs(at(24_000)!.remainingMs - 4000) < 1, `${at(24_000)?.remainingMs}`); // all read at 20 s (sample), 8 s after
     assert.equal(at(28_001), undefined);
   });

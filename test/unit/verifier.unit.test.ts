@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { formatTable, summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
 import { waitFor } from '../util/waitFor';
+import { ALL_CHECKS } from '../util/checkNames';
 
 const MODEL = '/root/models/Kimi-K2.6';
 const SECTION =
@@ -186,25 +187,6 @@ function fakeServer(parsers: 'on' | 'off', overrides: Partial<VerifierDeps> = {}
   };
   return { deps, requests, stats };
 }
-
-const ALL_CHECKS = [
-  'server flags',
-  'reasoning',
-  'reasoning (stream)',
-  'thinking off',
-  'tool calling',
-  'tool calling (stream)',
-  'tool round trip',
-  'tool round trip (stream)',
-  'reasoning carried through tool calls',
-  'parallel tool calls',
-  'parallel tool calls (stream)',
-  'tool_choice required',
-  'tool_choice required (stream)',
-  'named tool choice',
-  'named tool choice (stream)',
-  'tool-call ids',
-];
 
 const expected = { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' };
 

@@ -50,6 +50,7 @@ const DEFAULTS = Object.freeze({
   crashExit: null, // "code" (exit fault.exitCode||1) | "sigkill" (kill -9 itself, as SGLang's kill_process_tree does); null: code for crashes, sigkill for warm-up failures
   unbalancedLoadingTimeoutSeconds: 300, // multi-node: how long a node that loaded waits for the others (SGLang's UNBALANCED_MODEL_LOADING_TIMEOUT_S)
   stopDelayMs: 0, // SIGTERM: shut down (port closed), then stay alive this long before exiting (NCCL teardown); read again at SIGTERM
+  stopHold: false, // SIGTERM: as stopDelayMs, but stay alive until sim.json says false (a test's condition, not a time)
   fault: {},
   replay: null, // {log, speed, maxGapMs, ...}: play a published log instead of simulating a load (replay.js)
 });

@@ -89,6 +89,8 @@
  *   replay null          {log, speed, maxGapMs, ...}: play a published log as a live server instead (replay.js, docs/replay.md)
  *   stopDelayMs 0        > 0: on SIGTERM/SIGINT shut down (log, port closed, load stopped) but exit only after this many
  *                        ms (a slow NCCL teardown); read again from sim.json at the signal, so it can be set while running
+ *   stopHold false       true: as stopDelayMs, but the process stays alive until sim.json's stopHold is false again (then
+ *                        stopDelayMs): a stop that lasts until a test has seen what it needs, however slow the machine
  * --api-key KEY (or --api-key=KEY): every path but /health* and /metrics* needs `Authorization: Bearer KEY`, else
  *   401 {"error":"Unauthorized"} (SGLang's add_api_key_middleware); the warm-up requests send the key.
  *
@@ -269,7 +271,7 @@ class Sim {
       this.log.main(`Received ${sig === 'SIGINT' ? 'sigint' : 'sigterm'}, shutting down.`);
     }
     const delay = this.stopDelayMs();
-    if (delay > 0) {
+    if (delay > 0 || this.stopHeld()) {
       // A slow teardown (NCCL, the scheduler processes): the port closes at once, as uvicorn's
       // shutdown does, the load stops, and the process lives on for stopDelayMs before it exits.
       // Only SIGKILL (systemd's, after TimeoutStopSec) ends it sooner.
@@ -277,7 +279,11 @@ class Sim {
       if (this.loader) this.loader.stop();
       this.log.out = () => {};
       this.log.err = () => {};
-      setTimeout(() => this.exit(0), delay);
+      const held = setInterval(() => {
+        if (this.stopHeld()) return;
+        clearInterval(held);
+        setTimeout(() => this.exit(0), this.stopDelayMs());
+      }, 100);
       return;
     }
     this.exit(0);
@@ -291,6 +297,13 @@ class Sim {
       if (!now.configError) v = now.stopDelayMs;
     }
     return Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : 0;
+  }
+
+  /** sim.json's stopHold as it is now: true keeps a stopping process alive */
+  stopHeld() {
+    if (!this.root) return this.cfg.stopHold === true;
+    const now = loadConfig(this.root);
+    return !now.configError && now.stopHold === true;
   }
 
   /** a scheduler (rank) hit an exception: its traceback, the launcher's SIGQUIT message, death */

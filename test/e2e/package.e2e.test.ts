@@ -46,6 +46,9 @@ describe('e2e: the packaged VSIX', function () {
       'extension/LICENSE.txt',
       'extension/changelog.md',
       'extension/readme.md',
+      // the words of package.json, in English and translated (VS Code picks one by display language)
+      'extension/package.nls.json',
+      'extension/package.nls.zh-cn.json',
     ])
       assert.ok(entries.includes(f), `${f} in ${entries.join(', ')}`);
     const walkthrough = JSON.parse(

@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { localizedManifest } from '../util/manifest';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -28,7 +29,7 @@ const MADE_BY_CODE: readonly { readonly name: string; readonly prefix?: true; re
 ];
 
 function manifest(): Manifest {
-  return JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Manifest;
+  return localizedManifest<Manifest>();
 }
 
 /** Every kimiService.* name the extension has. */

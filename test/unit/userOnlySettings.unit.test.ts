@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { localizedManifest } from '../util/manifest';
 import {
   USER_ONLY_KEYS,
   ignoredSettingsNotice,
@@ -18,14 +18,14 @@ interface Contribution {
   description?: string;
   markdownDescription?: string;
 }
-const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+const pkg = localizedManifest<{
   contributes: {
     configuration: { properties: Record<string, Contribution> };
     commands: { command: string }[];
     menus: Record<string, { command: string; when?: string }[]>;
   };
   capabilities?: { untrustedWorkspaces?: { supported: unknown; description?: string } };
-};
+}>();
 const properties = pkg.contributes.configuration.properties;
 
 describe('user-only settings', () => {

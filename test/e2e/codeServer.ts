@@ -182,6 +182,8 @@ export interface CodeServerOptions {
    * test suite given in its `payload` query.
    */
   smokeTestDriver?: boolean;
+  /** The display language (`--locale`, e.g. zh-cn): the extension's package.nls.LOCALE.json is read. */
+  locale?: string;
 }
 
 export interface CodeServer {
@@ -328,6 +330,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         '--disable-update-check',
         ...(opts.restrictedMode ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
+        ...(opts.locale ? ['--locale', opts.locale] : []),
         '--user-data-dir',
         userDataDir,
         '--extensions-dir',

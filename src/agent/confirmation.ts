@@ -3,7 +3,7 @@
  * Continue/Cancel, MCP elicitation), and the rule for when a restart must be confirmed.
  */
 import { serverHosts, type ServerProfile } from '../config/config';
-import type { Fleet } from '../fleet/fleet';
+import type { FleetVerbs } from '../fleet/fleetVerbs';
 import { expectedLoadTime } from '../present/forecast';
 import { errorText } from '../util/errors';
 import { TOOL_FORECAST_MS } from './limits';
@@ -39,7 +39,7 @@ export function restartNeedsConfirmation(confirmRestart: boolean, loading: boole
 
 /** The forecast in words, never slower than `waitMs` (a confirmation must come up fast). */
 export async function boundedForecast(
-  fleet: Pick<Fleet, 'forecast'>,
+  fleet: Pick<FleetVerbs, 'forecast'>,
   server: ServerProfile,
   waitMs = TOOL_FORECAST_MS,
 ): Promise<string> {

@@ -6,7 +6,8 @@
  */
 import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
-import type { Fleet, RestartAnswer, ServerSnapshot } from '../fleet/fleet';
+import type { RestartAnswer, ServerSnapshot } from '../fleet/fleet';
+import type { FrontFleet } from '../fleet/fleetVerbs';
 import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
 import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/servers/resolveServer';
@@ -43,7 +44,7 @@ export interface ToolOutcome {
 }
 
 export interface AgentHost {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   /** The settings now (read again at each call: a fixed setting applies at the next one). */
   settings(): SettingsRead;
   /** Sets up the server's session before a verb runs on its host; throws (a ToolRefusal) when there is none. */
@@ -101,7 +102,7 @@ export class AgentTools {
 
   constructor(private readonly host: AgentHost) {}
 
-  private get fleet(): Fleet {
+  private get fleet(): FrontFleet {
     return this.host.fleet;
   }
 

@@ -4,10 +4,12 @@
  * others show its snapshots and events and have their verbs (their commands and HTTP too,
  * brokeredTransport.ts) run by it. When the owner leaves, one peer takes over (claim.ts) and
  * watches what it watched. When anything of the broker fails, this fleet watches on its own,
- * said once in the log. Same verbs as a Fleet: the fronts do not know their role.
+ * said once in the log. Same verbs as a Fleet (FrontFleet): the fronts do not know their role.
+ * It holds a Fleet of its own (what it watches itself: as the owner, alone, or for a server the
+ * owner does not serve) and, as a client, the owner's connection; each verb goes to one of them.
  */
 import type * as net from 'node:net';
-import type { ServerProfile } from '../config/config';
+import type { ServerProfile, Settings } from '../config/config';
 import { printable } from '../config/text';
 import { Fleet } from '../fleet/fleet';
 import { forwardOpener } from '../fleet/forward/portForward';
@@ -19,8 +21,12 @@ import type {
   RestartOptions,
   RestartAnswer,
   ServerSnapshot,
+  WaitResult,
 } from '../fleet/fleetTypes';
+import type { FrontFleet } from '../fleet/fleetVerbs';
+import type { ForwardInfo } from '../fleet/forward/forwardPlan';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
+import type { ServerLogs } from '../fleet/words/serverLog';
 import type { LoadForecast } from '../monitor/loadInsights';
 import type { WatchOutcome } from '../monitor/watchTypes';
 import { Emitter } from '../util/emitter';
@@ -54,7 +60,9 @@ const [JOIN_ATTEMPTS, JOIN_RETRY_MS] = [5, 100];
 
 type Owned = Extract<Claim, { role: 'owner' }> & { readonly broker: BrokerOwner; readonly check: NodeJS.Timeout };
 
-export class SharedFleet extends Fleet {
+export class SharedFleet implements FrontFleet {
+  /** This process's own fleet; its composite verbs (status, wait, logs, forward) see this one's face. */
+  private readonly local: Fleet;
   private role: BrokerRole = 'solo';
   private joined: Promise<void> = Promise.resolve();
   /** The owner's last snapshot of each server (kept through a handover, until this side knows better). */
@@ -72,31 +80,31 @@ export class SharedFleet extends Fleet {
   private focused: boolean;
   private saidFallback = false;
   private disposed = false;
-  private readonly verifying = new OneVerification((server, log) => super.verifyParsers(server, log));
+  private readonly verifying = new OneVerification((server, log) => this.local.verifyParsers(server, log));
 
   /** This fleet's own verbs, for the peers the owner serves. */
   private readonly here: OwnerFleet = {
     server: (name) => this.server(name),
     snapshots: () => this.snapshots(),
     snapshot: (server) => this.snapshot(server),
-    watchAll: (skip) => super.watchAll(skip),
+    watchAll: (skip) => this.local.watchAll(skip),
     attach: (server, quiet) => {
       if (!quiet) this.takeover.release(server.name, true);
-      return super.attach(server, quiet);
+      return this.local.attach(server, quiet);
     },
     restartAsking: (server, options) => {
       this.takeover.release(server.name, true);
-      return super.restartAsking(server, options);
+      return this.local.restartAsking(server, options);
     },
     stop: (server, reason) => {
       this.takeover.release(server.name, false);
-      return super.stop(server, reason);
+      return this.local.stop(server, reason);
     },
     verifyParsers: (server, log) => this.verifying.run(server, log),
-    connect: (server) => super.connect(server),
-    forecast: (server) => super.forecast(server),
-    exec: async (server, command, options) => (await super.connect(server)).transport.exec(command, options),
-    openStream: async (server, host, port) => forwardOpener(await super.connect(server))(host, port),
+    connect: (server) => this.local.connect(server),
+    forecast: (server) => this.local.forecast(server),
+    exec: async (server, command, options) => (await this.local.connect(server)).transport.exec(command, options),
+    openStream: async (server, host, port) => forwardOpener(await this.local.connect(server))(host, port),
   };
 
   constructor(
@@ -104,15 +112,15 @@ export class SharedFleet extends Fleet {
     private readonly broker: BrokerOptions,
   ) {
     // The sessions' transports ask this fleet, at each use, whether the owner serves the server.
-    const self: { fleet?: SharedFleet } = {};
-    super({
-      ...deps,
-      wrapTransport: (server, transport) =>
-        new BrokeredTransport(transport, async () => self.fleet?.routeFor(server.name)),
-    });
-    self.fleet = this;
+    this.local = new Fleet(
+      {
+        ...deps,
+        wrapTransport: (server, transport) => new BrokeredTransport(transport, async () => this.routeFor(server.name)),
+      },
+      this,
+    );
     this.focused = broker.focused ?? false;
-    super.onEvent((event) => {
+    this.local.onEvent((event) => {
       for (const shown of this.takeover.filter(event)) {
         this.owned?.broker.broadcast(shown);
         this.shown.fire(shown);
@@ -209,14 +217,14 @@ export class SharedFleet extends Fleet {
     this.role = role;
     for (const [name, snapshot] of this.mirror) {
       const profile = this.coveredProfile(name);
-      if (!profile || !snapshot.watching || super.snapshot(profile).watching) continue;
+      if (!profile || !snapshot.watching || this.local.snapshot(profile).watching) continue;
       this.takeover.hold(name, fromWireSnapshot(snapshot, profile));
-      super.attach(profile, true).catch((error) => {
+      this.local.attach(profile, true).catch((error) => {
         this.takeover.release(name, false);
         this.broker.log('warn', `[${name}] Cannot watch: ${errorText(error)}`);
       });
     }
-    if (this.wanted) super.watchAll(this.wanted);
+    if (this.wanted) this.local.watchAll(this.wanted);
   }
 
   private async becomeClient(socket: net.Socket): Promise<void> {
@@ -282,8 +290,34 @@ export class SharedFleet extends Fleet {
     }
   }
 
-  override snapshot(server: ServerProfile): ServerSnapshot {
-    const own = super.snapshot(server);
+  /**
+   * A verb of one server, after the join under way: run by the owner when it serves that server
+   * (`there`, over its connection), else by this process's own fleet (`here`).
+   */
+  private async routed<T>(
+    server: ServerProfile,
+    here: () => Promise<T>,
+    there: (client: BrokerClient) => Promise<T>,
+  ): Promise<T> {
+    await this.joined;
+    const client = this.remote(server);
+    return client ? there(client) : here();
+  }
+
+  get servers(): readonly ServerProfile[] {
+    return this.local.servers;
+  }
+
+  server(name: string): ServerProfile | undefined {
+    return this.local.server(name);
+  }
+
+  configure(next: Settings): void {
+    this.local.configure(next);
+  }
+
+  snapshot(server: ServerProfile): ServerSnapshot {
+    const own = this.local.snapshot(server);
     const mirrored = this.mirror.get(server.name);
     if (!mirrored || !this.covers(server)) return own;
     // A client shows the owner's; during a handover the last one known, until this side's own
@@ -295,7 +329,7 @@ export class SharedFleet extends Fleet {
     return checks ? { ...own, ...checks } : own;
   }
 
-  override onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
+  onEvent(listener: (event: FleetEvent) => void): { dispose(): void } {
     const own = this.shown.on((event) => listener(this.toldHere(event)));
     const mirrored = this.mirrored.on(listener);
     return {
@@ -312,79 +346,126 @@ export class SharedFleet extends Fleet {
     return { ...event, quiet: true };
   }
 
-  override watchAll(skip: (server: ServerProfile) => boolean = () => false): string[] {
+  snapshots(): ServerSnapshot[] {
+    return this.servers.map((s) => this.snapshot(s));
+  }
+
+  watchAll(skip: (server: ServerProfile) => boolean = () => false): string[] {
     this.wanted = skip;
     if (this.role === 'joining') return [];
     const client = this.role === 'client' ? this.client : undefined;
-    if (!client) return super.watchAll(skip);
+    if (!client) return this.local.watchAll(skip);
     const shared = this.servers.filter((s) => !skip(s) && this.covers(s)).map((s) => s.name);
     client.watchAll(shared);
     const started = shared.filter((name) => this.mirror.get(name)?.watching !== true);
-    return [...started, ...super.watchAll((s) => skip(s) || this.covers(s))];
+    return [...started, ...this.local.watchAll((s) => skip(s) || this.covers(s))];
   }
 
-  override async attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
-    await this.joined;
-    const client = this.remote(server);
-    if (!client) return this.here.attach(server, quiet);
-    const call = client.call('attach', { server: server.name, quiet });
-    await this.replyOf(call, server);
-    return (await call.outcome) as WatchOutcome | undefined;
-  }
-
-  override async restartAsking(
-    server: ServerProfile,
-    options: RestartOptions & RestartQuestions,
-  ): Promise<RestartAnswer | undefined> {
-    await this.joined;
-    const client = this.remote(server);
-    if (!client) return this.here.restartAsking(server, options);
-    return restartThroughOwner(
-      client,
-      server.name,
-      options,
-      (call) => this.replyOf(call, server),
-      () => this.snapshot(server),
+  attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+    return this.routed(
+      server,
+      () => this.here.attach(server, quiet),
+      async (client) => {
+        const call = client.call('attach', { server: server.name, quiet });
+        await this.replyOf(call, server);
+        return (await call.outcome) as WatchOutcome | undefined;
+      },
     );
   }
 
-  override stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
+  async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartAnswer> {
+    return (await this.restartAsking(server, options)) as RestartAnswer;
+  }
+
+  restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined> {
+    return this.routed(
+      server,
+      () => this.here.restartAsking(server, options),
+      (client) =>
+        restartThroughOwner(
+          client,
+          server.name,
+          options,
+          (call) => this.replyOf(call, server),
+          () => this.snapshot(server),
+        ),
+    );
+  }
+
+  stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
     const client = this.remote(server);
     if (!client) return this.here.stop(server, reason);
     client.call('stop', { server: server.name }).reply.catch(() => undefined);
     return this.mirror.get(server.name)?.watching === true;
   }
 
-  override stopAll(reason = 'stopped by the user'): string[] {
-    if (this.role !== 'client') return super.stopAll(reason);
+  stopAll(reason = 'stopped by the user'): string[] {
+    if (this.role !== 'client') return this.local.stopAll(reason);
     const shared = this.servers.filter((s) => this.covers(s) && this.stop(s, reason)).map((s) => s.name);
-    return [...shared, ...super.stopAll(reason)];
+    return [...shared, ...this.local.stopAll(reason)];
   }
 
-  override async verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
-    await this.joined;
-    const client = this.remote(server);
-    if (!client) return this.verifying.run(server, log);
-    return this.replyOf(client.call('verify', { server: server.name }, { log }), server);
+  verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
+    return this.routed(
+      server,
+      () => this.verifying.run(server, log),
+      (client) => this.replyOf(client.call('verify', { server: server.name }, { log }), server),
+    );
   }
 
   /** A client's connect is the owner's (its refusal comes as the owner's `refused` event); the session is this side's, unconnected. */
-  override async connect(server: ServerProfile): Promise<FleetSession> {
-    await this.joined;
-    const client = this.remote(server);
-    if (!client) return super.connect(server);
-    await this.replyOf(client.call('connect', { server: server.name }), server);
-    return this.sessionFor(server);
+  connect(server: ServerProfile): Promise<FleetSession> {
+    return this.routed(
+      server,
+      () => this.local.connect(server),
+      async (client) => {
+        await this.replyOf(client.call('connect', { server: server.name }), server);
+        return this.local.sessionFor(server);
+      },
+    );
   }
 
-  override async forecast(server: ServerProfile): Promise<LoadForecast> {
-    await this.joined;
-    const client = this.remote(server);
-    if (!client) return super.forecast(server);
-    return this.replyOf(client.call('forecast', { server: server.name }), server);
+  forecast(server: ServerProfile): Promise<LoadForecast> {
+    return this.routed(
+      server,
+      () => this.local.forecast(server),
+      (client) => this.replyOf(client.call('forecast', { server: server.name }), server),
+    );
   }
 
-  override dispose(): void {
+  // This process's own fleet runs these; what they read and call goes through this one's verbs.
+  sessionFor(server: ServerProfile): Promise<FleetSession> {
+    return this.local.sessionFor(server);
+  }
+
+  status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
+    return this.local.status(server, options);
+  }
+
+  waitFor(
+    server: ServerProfile,
+    options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
+  ): Promise<WaitResult> {
+    return this.local.waitFor(server, options);
+  }
+
+  logs(server: ServerProfile, lines: number): Promise<ServerLogs> {
+    return this.local.logs(server, lines);
+  }
+
+  forward(server: ServerProfile, options?: { localPort?: number }): Promise<{ info: ForwardInfo; already: boolean }> {
+    return this.local.forward(server, options);
+  }
+
+  closeForward(server: ServerProfile): Promise<boolean> {
+    return this.local.closeForward(server);
+  }
+
+  forwardOf(server: ServerProfile): ForwardInfo | undefined {
+    return this.local.forwardOf(server);
+  }
+
+  dispose(): void {
     this.disposed = true;
     const owned = this.owned;
     this.owned = undefined;
@@ -399,6 +480,6 @@ export class SharedFleet extends Fleet {
     this.mirrored.dispose();
     this.shown.dispose();
     this.takeover.clear();
-    super.dispose();
+    this.local.dispose();
   }
 }

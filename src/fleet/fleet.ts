@@ -24,7 +24,7 @@ import type {
 import { waitForServer, type WaitHost } from './restart/wait';
 import { observe } from './restart/observe';
 import { FleetError } from './fleetError';
-import type { FleetVerbs } from './fleetVerbs';
+import type { FleetFace, FrontFleet } from './fleetVerbs';
 import { errorText } from '../util/errors';
 import { PortForwards } from './forward/portForward';
 import type { ForwardInfo } from './forward/forwardPlan';
@@ -37,7 +37,7 @@ import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
 import { Refusals } from './sessions/refusals';
 import { Verifications } from './checks/verifications';
 
-export class Fleet implements FleetVerbs {
+export class Fleet implements FrontFleet {
   private settings: Settings | undefined;
   private readonly sessions = new SessionRegistry((server) => this.createSession(server));
   private readonly refusals: Refusals;
@@ -50,8 +50,14 @@ export class Fleet implements FleetVerbs {
   private readonly log: ServerLog;
   readonly insights: LoadInsights;
   private readonly forwards: PortForwards;
+  /** What the composite verbs read and call: this fleet, or the one that shows it (fleetVerbs.ts). */
+  private readonly face: FleetFace;
 
-  constructor(private readonly deps: FleetDeps) {
+  constructor(
+    private readonly deps: FleetDeps,
+    face?: FleetFace,
+  ) {
+    this.face = face ?? this;
     this.insights = new LoadInsights(deps.history);
     this.log = new ServerLog(deps.log);
     this.refusals = new Refusals(
@@ -60,7 +66,7 @@ export class Fleet implements FleetVerbs {
     );
     this.forwards = new PortForwards({
       // The server as configured now: a changed login or key gets the new session.
-      connect: (server) => this.connect(this.server(server.name) ?? server),
+      connect: (server) => this.face.connect(this.server(server.name) ?? server),
       log: (level, message, name) => this.log.record(name, level, message),
       onChange: (server, forward) => this.events.fire({ type: 'forward', server, forward }),
     });
@@ -91,7 +97,7 @@ export class Fleet implements FleetVerbs {
     for (const profile of this.sessions.reconfigure(previous, next)) {
       if (!next.watchAfterReady) continue;
       // watchAll, called right after with the same settings, leaves this one to the timer.
-      this.soon.later(() => void this.attach(profile, true), profile.name);
+      this.soon.later(() => void this.face.attach(profile, true), profile.name);
     }
   }
 
@@ -146,12 +152,12 @@ export class Fleet implements FleetVerbs {
    * The caller connects first (a refusal is its own answer).
    */
   status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
-    return observe(this, server, options);
+    return observe(this.face, server, options);
   }
 
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
-    const session = await this.connect(server);
+    const session = await this.face.connect(server);
     return this.insights.forecast(session.transport, server.name, server.unit, targetFor(server));
   }
 
@@ -248,7 +254,7 @@ export class Fleet implements FleetVerbs {
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);
       started.push(server.name);
-      void this.attach(server, true).catch((error) => {
+      void this.face.attach(server, true).catch((error) => {
         this.firstLook.delete(server.name);
         this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
@@ -274,7 +280,7 @@ export class Fleet implements FleetVerbs {
     if (this.sessions.retireIfStale(session)) {
       const profile = this.server(server.name);
       if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
-        this.soon.later(() => void this.attach(profile, true));
+        this.soon.later(() => void this.face.attach(profile, true));
     }
   }
 
@@ -308,10 +314,10 @@ export class Fleet implements FleetVerbs {
 
   private waitHost(): WaitHost {
     return {
-      snapshot: (s) => this.snapshot(s),
-      onEvent: (l) => this.onEvent(l),
+      snapshot: (s) => this.face.snapshot(s),
+      onEvent: (l) => this.face.onEvent(l),
       sessionFor: (s) => this.sessionFor(s),
-      attach: (s) => this.attach(s),
+      attach: (s) => this.face.attach(s),
       say: (name, level, text) => this.log.say(name, level, text),
     };
   }
@@ -320,7 +326,7 @@ export class Fleet implements FleetVerbs {
   verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification> {
     return this.verifications.verify(
       {
-        connect: (s) => this.connect(s),
+        connect: (s) => this.face.connect(s),
         status: (s, options) => this.status(s, options),
         fire: (event) => this.events.fire(event),
       },
@@ -334,7 +340,7 @@ export class Fleet implements FleetVerbs {
    * about the server, secrets masked. The journal part says why when it cannot be read.
    */
   logs(server: ServerProfile, lines: number): Promise<ServerLogs> {
-    return this.log.withJournal(server, lines, () => this.connect(server));
+    return this.log.withJournal(server, lines, () => this.face.connect(server));
   }
 
   /**
@@ -362,13 +368,13 @@ export class Fleet implements FleetVerbs {
   private restartHost(): RestartHost {
     const settings = () => this.requireSettings();
     return {
-      snapshot: (s) => this.snapshot(s),
-      onEvent: (l) => this.onEvent(l),
+      snapshot: (s) => this.face.snapshot(s),
+      onEvent: (l) => this.face.onEvent(l),
       // Read at each look: the settings may change while the user answers a question.
       get loadTimeoutMs() {
         return settings().loadTimeoutMs;
       },
-      connect: (s) => this.connect(s),
+      connect: (s) => this.face.connect(s),
       startWatch: (s, mode, unitBefore) => this.startWatch(s, mode, false, unitBefore),
     };
   }

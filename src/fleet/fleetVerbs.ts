@@ -1,11 +1,14 @@
 /**
- * The verbs every front uses of a fleet, as an interface: `Fleet` runs them itself; code that
- * only reads a server's state and follows its events (observe.ts) takes this, not the class, so
- * another implementation (one that shows and asks another process's fleet) can stand in.
+ * The verbs every front uses of a fleet, as interfaces: `Fleet` runs them itself; another
+ * implementation (one that shows and asks another process's fleet) runs them by delegation, and
+ * a front that holds either cannot tell them apart. A front that only reads states, follows
+ * events and calls verbs takes `FleetVerbs`; one that also waits, reads logs, opens forwards or
+ * reaches a session takes `FrontFleet`.
  */
 import type { ServerProfile, Settings } from '../config/config';
 import type { LoadForecast } from '../monitor/loadInsights';
 import type { WatchOutcome } from '../monitor/watchTypes';
+import type { ForwardInfo } from './forward/forwardPlan';
 import type {
   FleetEvent,
   FleetSession,
@@ -13,8 +16,10 @@ import type {
   RestartAnswer,
   RestartOptions,
   ServerSnapshot,
+  WaitResult,
 } from './fleetTypes';
 import type { RestartQuestions } from './restart/restartVerb';
+import type { ServerLogs } from './words/serverLog';
 
 export interface FleetVerbs {
   readonly servers: readonly ServerProfile[];
@@ -32,4 +37,27 @@ export interface FleetVerbs {
   stop(server: ServerProfile, reason?: string): boolean;
   stopAll(reason?: string): string[];
   verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification>;
+}
+
+/**
+ * What the composite verbs of a fleet (status, wait, verify, logs, forward, the restart rule)
+ * read and call: the fleet as its fronts see it. A fleet that is shown through another (the
+ * broker's) is told that one, so these verbs see what its fronts see.
+ */
+export type FleetFace = Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'connect' | 'attach'>;
+
+/** The verbs, and the waits, logs, forwards and sessions that the fronts reach beside them. */
+export interface FrontFleet extends FleetVerbs {
+  /** The session of a server, created on first use. */
+  sessionFor(server: ServerProfile): Promise<FleetSession>;
+  status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot>;
+  waitFor(
+    server: ServerProfile,
+    options: { timeoutMs: number; signal?: AbortSignal; onChange?: (snapshot: ServerSnapshot) => void },
+  ): Promise<WaitResult>;
+  logs(server: ServerProfile, lines: number): Promise<ServerLogs>;
+  forward(server: ServerProfile, options?: { localPort?: number }): Promise<{ info: ForwardInfo; already: boolean }>;
+  closeForward(server: ServerProfile): Promise<boolean>;
+  forwardOf(server: ServerProfile): ForwardInfo | undefined;
+  dispose(): void;
 }

@@ -4,7 +4,7 @@
  * the diff is confirmed (or --yes), restarts, waits, and rolls back when the server then fails.
  */
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import {
   adviceSessionOf,
   applyAdvice,
@@ -26,7 +26,7 @@ import type { CliIo } from './cliContext';
 export interface AdviceContext {
   readonly cmd: CliCommand;
   readonly io: CliIo;
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   readonly server: ServerProfile;
   interruptible<T>(work: Promise<T>): Promise<T>;
 }

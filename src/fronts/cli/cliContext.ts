@@ -1,6 +1,7 @@
 /** What every CLI verb is given (the process's io, the fleet, the server), and the connect step they share. */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { Fleet, ServerSnapshot } from '../../fleet/fleet';
+import type { ServerSnapshot } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
 import { refusalMessage } from '../../present/refusals';
 import { TransportError } from '../../transport/transport';
@@ -37,7 +38,7 @@ export class Interrupted extends Error {
 export interface Context {
   readonly cmd: CliCommand;
   readonly io: CliIo;
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   readonly server: ServerProfile;
   readonly settings: Settings;
   readonly signal: AbortSignal;

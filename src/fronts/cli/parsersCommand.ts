@@ -4,7 +4,7 @@
  * then the server is restarted and waited for as `restart --wait` does (its exit codes).
  */
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import {
   enableParsersOn,
   rollbackParsersOn,
@@ -20,7 +20,7 @@ import { confirm, type Terminal } from './prompt';
 
 export interface ParsersContext {
   readonly cmd: CliCommand;
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   readonly server: ServerProfile;
   readonly terminal: Terminal | undefined;
   stdout(line: string): void;

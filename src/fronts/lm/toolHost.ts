@@ -4,12 +4,12 @@
  * hand in a stand-in. The settings come from fronts/vscode/settingsSource.
  */
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import type { SettingsSource } from '../../config/settingsSource';
 import { AgentTools, ToolRefusal, type AgentHost } from '../../agent/run';
 
 export interface ToolHost {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   /** The server's session, or undefined after telling the user why there is none (e.g. host "local" on the UI side). */
   openSession(server: ServerProfile): Promise<unknown>;
 }

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
 import type { SettingsSource } from '../../config/settingsSource';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { boundedForecast, restartNeedsConfirmation, restartQuestion } from '../../agent/confirmation';
 import { parseToolInput, TOOL_NAMES, type ToolInput, type ToolName } from '../../agent/definition';
 import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
@@ -42,7 +42,7 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
   constructor(
     readonly name: N,
     private readonly agent: AgentTools,
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly settings: SettingsSource,
   ) {}
 

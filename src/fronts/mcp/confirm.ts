@@ -8,7 +8,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ElicitResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { errorText } from '../../util/errors';
 import { boundedForecast, restartNeedsConfirmation, restartQuestion } from '../../agent/confirmation';
 import type { McpToolInput } from '../../agent/definition';
@@ -67,7 +67,7 @@ export function canElicit(mcp: McpServer): boolean {
 export async function confirmRestart(
   mcp: McpServer,
   agent: AgentTools,
-  fleet: Fleet,
+  fleet: FleetVerbs,
   input: McpToolInput<'kimi_restart'>,
   extra: Extra,
 ): Promise<void> {

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import type { HostKeyPolicy, Settings } from '../../config/config';
 import type { SettingsRead, SettingsSource } from '../../config/settingsSource';
 import { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI, nonInteractivePolicy } from '../../fleet/servers/standalone';
 import type { LogLevel } from '../../monitor/watchTypes';
@@ -42,7 +43,7 @@ export interface FrontOptions {
 }
 
 export class McpFront implements SettingsSource {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   private readonly source: FileSettingsSource;
   private applied: string | undefined;
   private lastError: string | undefined;

@@ -9,7 +9,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { SettingsSource } from '../../config/settingsSource';
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
 import type { LogLevel } from '../../monitor/watchTypes';
 import { errorText } from '../../util/errors';
@@ -28,7 +28,7 @@ import { HOST_KEY_REFUSED_HINT } from './front';
 import { ProgressPacer, type ProgressUpdate } from './progress';
 
 export interface ToolDeps {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   /** The settings, read again at each call (a fixed file applies without restarting the server). */
   readonly settings: SettingsSource;
   log(level: LogLevel, message: string): void;

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
 import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../fleet/words/notices';
 import type { MementoLike } from '../../monitor/history';
 import { Disposable } from './disposable';
@@ -14,7 +14,7 @@ import { Disposable } from './disposable';
 const RESUME = 'Resume watching';
 
 export interface BackgroundDeps {
-  readonly fleet: Fleet;
+  readonly fleet: FleetVerbs;
   /** Per window: which watches were under way when it closed. */
   readonly windowState: MementoLike;
   readonly log: vscode.LogOutputChannel;

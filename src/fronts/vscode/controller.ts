@@ -8,7 +8,8 @@
 import type * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
 import { SharedFleet } from '../../broker/sharedFleet';
-import type { Fleet, FleetSession } from '../../fleet/fleet';
+import type { FleetSession } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { NoticeGate } from '../../fleet/words/notices';
 import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { ActionHost } from './actionHost';
@@ -47,7 +48,7 @@ export interface ControllerDeps {
 }
 
 export class Controller extends Disposable implements ActionHost {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   readonly sessions: Sessions;
   readonly choice: ServerChoice;
   readonly watches: WatchCommands;

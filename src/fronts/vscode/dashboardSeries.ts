@@ -3,7 +3,7 @@
  * the last load's breakdown and the parser verification. Fires when any of it may have changed.
  */
 import * as vscode from 'vscode';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { LoadState } from '../../monitor/loadStateTypes';
 import { dashboardModel, LoadSeries, type DashboardModel } from './dashboardModel';
 import { Disposable } from './disposable';
@@ -16,7 +16,7 @@ export class DashboardSeries extends Disposable {
   readonly onDidChange = this.changed.event;
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly settings: SettingsState,
   ) {
     super();

@@ -4,7 +4,8 @@
  * the suggestions for a faster load.
  */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { Fleet, FleetEvent } from '../../fleet/fleet';
+import type { FleetEvent } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { LoadState } from '../../monitor/loadStateTypes';
 import type { WatchOutcome } from '../../monitor/watchTypes';
 import { endMessage } from '../../present/messages';
@@ -16,7 +17,7 @@ import type { ParserChecks } from './parserChecks';
 import type { StatusRenderer } from './statusRenderer';
 
 export interface EventRouterDeps {
-  readonly fleet: Fleet;
+  readonly fleet: FleetVerbs;
   readonly status: StatusRenderer;
   readonly series: DashboardSeries;
   readonly background: BackgroundService;

@@ -5,7 +5,8 @@
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
-import type { Fleet, FleetEvent } from '../../fleet/fleet';
+import type { FleetEvent } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../fleet/words/notices';
 import type { LoadState } from '../../monitor/loadStateTypes';
 import type { WatchOutcome } from '../../monitor/watchTypes';
@@ -19,7 +20,7 @@ const FORWARD_PORT = 'Forward port';
 
 export class FleetNotices {
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FrontFleet,
     private readonly notifier: Notifier,
     private readonly gate: NoticeGate,
     private readonly activeName: () => string | undefined,

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { NotReadyError } from '../../fleet/fleetError';
 import { serverReport } from '../../fleet/words/report';
 import { errorText } from '../../util/errors';
@@ -19,7 +19,7 @@ export class ParserChecks {
   private readonly rolling = new Set<string>();
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly sessions: Sessions,
     private readonly choice: ServerChoice,
     private readonly notifier: Notifier,

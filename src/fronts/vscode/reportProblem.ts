@@ -5,7 +5,7 @@
  */
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { ServerProfile } from '../../config/config';
 import { diagnosticReport } from '../../present/diagnosticReport';
 import { StateHistory } from '../../present/stateHistory';
@@ -42,7 +42,7 @@ function effectiveSettings(context: vscode.ExtensionContext): Record<string, unk
 
 export function registerReportProblem(
   context: vscode.ExtensionContext,
-  fleet: Fleet,
+  fleet: FleetVerbs,
   tail: LineTail,
   knownSecrets: ReadonlySet<string>,
 ): vscode.Disposable[] {

@@ -6,7 +6,8 @@
  */
 import type * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
-import type { Fleet, FleetSession, RestartAnswer } from '../../fleet/fleet';
+import type { FleetSession, RestartAnswer } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { LoadForecast } from '../../monitor/loadInsights';
 import type { WatchOutcome } from '../../monitor/watchTypes';
 import { TransportError } from '../../transport/transport';
@@ -20,7 +21,7 @@ import type { StatusRenderer } from './statusRenderer';
 import type { WatchCommands } from './watchCommands';
 
 export interface RestartDeps {
-  readonly fleet: Fleet;
+  readonly fleet: FleetVerbs;
   readonly sessions: Sessions;
   readonly choice: ServerChoice;
   readonly background: BackgroundService;

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
 import { rollingRestart, rollSummary, sameModelDefaults } from '../../fleet/restart/rolling';
 import { targetFor, targetIo } from '../../target/target';
@@ -9,7 +9,7 @@ import { errorText } from '../../util/errors';
 import { confirmModal } from './restartDialog';
 
 export interface RollingRestartDeps {
-  readonly fleet: Fleet;
+  readonly fleet: FrontFleet;
   readonly settings: Settings;
   readonly activeName: string | undefined;
   readonly log: vscode.LogOutputChannel;
@@ -20,7 +20,10 @@ export interface RollingRestartDeps {
 const SHOW_LOG = 'Show log';
 
 /** The model path of each server's command line (its target's state, on its own connection); undefined when unknown. */
-async function modelPaths(fleet: Fleet, servers: readonly ServerProfile[]): Promise<Map<string, string | undefined>> {
+async function modelPaths(
+  fleet: FrontFleet,
+  servers: readonly ServerProfile[],
+): Promise<Map<string, string | undefined>> {
   const paths = await Promise.all(
     servers.map(async (server): Promise<[string, string | undefined]> => {
       try {

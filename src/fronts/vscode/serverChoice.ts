@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../fleet/words/notices';
 import { resolveServer } from '../../fleet/servers/resolveServer';
 import type { LoadState } from '../../monitor/loadStateTypes';
@@ -16,7 +16,7 @@ import { reportNoServers, updateKimiSetting } from './settingsSource';
 export class ServerChoice {
   constructor(
     private readonly settings: SettingsState,
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly notices: NoticeGate,
   ) {}
 

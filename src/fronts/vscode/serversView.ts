@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { serverRows, type ServersViewRow } from './serversViewModel';
 import { maskSecrets } from '../../util/secrets';
 
@@ -21,7 +21,7 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
   private clock: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly activeName: () => string | undefined,
   ) {
     this.view = vscode.window.createTreeView('kimiService.servers', { treeDataProvider: this, showCollapseAll: false });

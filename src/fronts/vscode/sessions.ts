@@ -4,7 +4,8 @@
  */
 import type * as vscode from 'vscode';
 import { localHostRefusal, type ServerProfile } from '../../config/config';
-import type { Fleet, FleetSession } from '../../fleet/fleet';
+import type { FleetSession } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { TransportError } from '../../transport/transport';
 import { errorText } from '../../util/errors';
 import type { ToolHost } from '../lm/toolHost';
@@ -12,7 +13,7 @@ import type { Notifier } from './notifier';
 
 export class Sessions implements ToolHost {
   constructor(
-    readonly fleet: Fleet,
+    readonly fleet: FrontFleet,
     private readonly log: vscode.LogOutputChannel,
     private readonly notifier: Notifier,
     /** The remote's name when this extension runs on the UI side of a remote window. */

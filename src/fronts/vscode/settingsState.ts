@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { activeProfile, type ServerProfile, type Settings } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { Disposable } from './disposable';
 import { readKimiSettings, reportSettingsErrors } from './settingsSource';
 
@@ -17,7 +17,7 @@ export class SettingsState extends Disposable {
   readonly onDidLoad = this.loadedEmitter.event;
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly log: vscode.LogOutputChannel,
   ) {
     super();

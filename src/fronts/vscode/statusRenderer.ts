@@ -2,7 +2,7 @@
  * What the status bar shows, rendered from the fleet: the active server's state, why its last
  * watch ended, the other servers that are not ready, a settings error.
  */
-import type { Fleet } from '../../fleet/fleet';
+import type { FrontFleet } from '../../fleet/fleetVerbs';
 import type { SettingsState } from './settingsState';
 import type { StatusBar } from './statusBar';
 import { otherServers } from './statusOthers';
@@ -13,7 +13,7 @@ export class StatusRenderer {
 
   constructor(
     private readonly statusBar: StatusBar,
-    private readonly fleet: Fleet,
+    private readonly fleet: FrontFleet,
     private readonly settings: SettingsState,
   ) {}
 

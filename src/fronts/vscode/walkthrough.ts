@@ -5,7 +5,7 @@
  * (workbench.startupEditor "none"). Its steps complete on the context keys set here.
  */
 import * as vscode from 'vscode';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { userSetting } from './settingsSource';
 
 export const WALKTHROUGH_ID = 'kimi-tools.kimi-service#kimiService.firstRun';
@@ -29,7 +29,7 @@ export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext
 
 /** `kimiService.parsersVerified` (a verification passed) and `kimiService.chatModelOffered`, for the steps' completion. */
 export function walkthroughContext(
-  fleet: Fleet,
+  fleet: FleetVerbs,
   chatModels: () => readonly unknown[],
   onChatChange: vscode.Event<void>,
 ): vscode.Disposable {

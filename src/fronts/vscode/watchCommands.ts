@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../config/config';
-import type { Fleet } from '../../fleet/fleet';
+import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { WatchOutcome } from '../../monitor/watchTypes';
 import type { BackgroundService } from './backgroundService';
 import { refuseBusy, type ServerChoice } from './serverChoice';
@@ -13,7 +13,7 @@ import type { StatusRenderer } from './statusRenderer';
 
 export class WatchCommands {
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly sessions: Sessions,
     private readonly choice: ServerChoice,
     private readonly background: BackgroundService,

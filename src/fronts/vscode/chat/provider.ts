@@ -8,7 +8,8 @@
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../../config/config';
-import type { Fleet, FleetEvent } from '../../../fleet/fleet';
+import type { FleetEvent } from '../../../fleet/fleet';
+import type { FrontFleet } from '../../../fleet/fleetVerbs';
 import { errorText } from '../../../util/errors';
 import { buildChatRequest, ChatStreamError, type NeutralMessage, type OpenAiMessage } from './openaiChat';
 import { answersToolResult, ChatTurn } from './chatTurn';
@@ -88,7 +89,7 @@ export class KimiChatProvider implements vscode.LanguageModelChatProvider<KimiCh
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FrontFleet,
     private readonly log: Log,
     private readonly settings: ChatModelSettings = vscodeChatModelSettings,
   ) {

@@ -1,6 +1,6 @@
 /** What a chat request says when its server has left `ready`. No `vscode`. */
 import type { ServerProfile } from '../../../config/config';
-import type { Fleet } from '../../../fleet/fleet';
+import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import type { LoadState } from '../../../monitor/loadStateTypes';
 import { loadingPercent } from '../../../present/messages';
 
@@ -11,7 +11,7 @@ export function serverIs(state: LoadState): string {
 
 /** The server's state when it is not `ready`, waiting at most `ms` for the watch to notice. */
 export function stateSoon(
-  fleet: Pick<Fleet, 'snapshot' | 'onEvent'>,
+  fleet: Pick<FleetVerbs, 'snapshot' | 'onEvent'>,
   server: ServerProfile,
   ms: number,
 ): Promise<string | undefined> {

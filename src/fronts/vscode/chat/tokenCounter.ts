@@ -7,7 +7,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../../config/config';
-import type { Fleet } from '../../../fleet/fleet';
+import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import {
   defaultTokenizerCacheDir,
   directoryCache,
@@ -54,7 +54,7 @@ export class ChatTokenCounts implements vscode.Disposable {
   private readonly subscription: { dispose(): void };
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetVerbs,
     private readonly log: Log,
     readonly files = new ServedModelFiles(directoryCache(defaultTokenizerCacheDir(os.homedir()))),
   ) {

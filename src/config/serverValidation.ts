@@ -207,7 +207,9 @@ function validateSlurmTarget(
   const script = String(slurm.script);
   const before = errors.length;
   if (!SLURM_JOB_NAME.test(job))
-    errors.push(`${at}.slurm.job "${printable(job)}" is not a job name this extension accepts (letters, digits and _ . - only).`);
+    errors.push(
+      `${at}.slurm.job "${printable(job)}" is not a job name this extension accepts (letters, digits and _ . - only).`,
+    );
   if (!isValidScriptPath(script))
     errors.push(
       `${at}.slurm.script "${printable(script)}" must be an absolute path or one under ~/ on the login node (the batch script).`,

@@ -56,9 +56,7 @@ export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>):
   const base = common(job);
   const exit = {
     ...(job.exitSignal ? { execMainStatus: job.exitSignal, execMainCode: 'killed' } : {}),
-    ...(!job.exitSignal && job.exitCode !== undefined
-      ? { execMainStatus: job.exitCode, execMainCode: 'exited' }
-      : {}),
+    ...(!job.exitSignal && job.exitCode !== undefined ? { execMainStatus: job.exitCode, execMainCode: 'exited' } : {}),
   };
   switch (job.state) {
     case 'PENDING':

@@ -2,7 +2,8 @@
  * What the scheduler says of one batch job, parsed: `scontrol show job -o ID` (one line of
  * Key=Value pairs), the estimated start of `squeue --start -o %S`, and the login node's UTC
  * offset (`date +%z`: Slurm prints local times without a zone). Pure. Checked against Slurm
- * 22.05.8 (Debian 12); `--json` is not used (22.05's needs the data_parser plugins Debian leaves out).
+ * 22.05.8 (Debian 12). The `-o` forms, not `--json`: 22.05 has `squeue --json` (openapi
+ * v0.0.38), but its schema changes with each release and older clusters lack it.
  */
 
 /** The job states of `scontrol show job` (JobState=) that this target tells apart. */

@@ -17,6 +17,10 @@ import {
 } from '../../src/target/slurm/slurmJob';
 import { exitDescription, notFound, unitFailure } from '../../src/monitor/unitFailure';
 import { isNewRun, processKey } from '../../src/monitor/unitChange';
+import { initialState } from '../../src/monitor/loadState';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { endLine } from '../../src/present/queueWords';
+import { statusText, statusTooltip } from '../../src/fronts/vscode/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */
 const RUNNING =
@@ -227,5 +231,46 @@ describe('slurm target: commands and settings', () => {
     assert.match(bad.errors.join('\n'), /slurm\.job "x y"/);
     assert.match(bad.errors.join('\n'), /slurm\.script "relative\.sbatch"/);
     assert.match(bad.errors.join('\n'), /give only one of/);
+  });
+});
+
+describe('the words for a queued run and a set end', () => {
+  const now = Date.UTC(2026, 11, 6, 13, 0, 0);
+  const local = (at: number) => {
+    const d = new Date(at);
+    return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+  };
+  const queuedState = (fields: Record<string, string>, extra = ''): LoadState => {
+    const r = reading(withFields(RUNNING, fields), extra);
+    assert.equal(r.kind, 'job');
+    return {
+      ...initialState(now),
+      verdict: 'restarting',
+      unit: jobServiceStatus(r as Extract<typeof r, { kind: 'job' }>),
+    };
+  };
+
+  it('PENDING: the status bar says queued, the estimate and the reason; the tooltip says what the scheduler expects', () => {
+    const start = Date.UTC(2026, 11, 6, 14, 5, 0);
+    const state = queuedState({ JobState: 'PENDING', Reason: 'Resources' }, 'start=2026-12-06T14:05:00');
+    const view = { server: undefined, state, watching: true };
+    assert.match(statusText(view, now), new RegExp(`Kimi: queued · starts ~${local(start)} \\(Resources\\)$`));
+    assert.match(
+      statusTooltip(view, now),
+      /Queue: waiting for Resources; the scheduler expects to start it at .* \(in 1h 5m/,
+    );
+    const noEstimate = queuedState({ JobState: 'PENDING', Reason: 'Priority' });
+    assert.match(
+      statusText({ server: undefined, state: noEstimate, watching: true }, now),
+      /Kimi: queued \(Priority\)$/,
+    );
+  });
+
+  it('RUNNING: not queued; the tooltip names the end the time limit sets', () => {
+    const running = queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '02:00:00' });
+    const view = { server: undefined, state: { ...running, verdict: 'loading' as const }, watching: true };
+    assert.doesNotMatch(statusText(view, now), /queued/);
+    assert.match(statusTooltip(view, now), /Time limit: the job ends at .*, in 1h 50m: the server stops then/);
+    assert.equal(endLine({ ...running, unit: { ...running.unit!, endsAt: now - 1 } }, now), undefined);
   });
 });

@@ -50,7 +50,11 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   });
 
   /** A job folder of the login user's: the batch script (the simulator as its program) and its sim.json. */
-  const jobFiles = (name: string, sim: Record<string, unknown> = {}): { dir: string; script: string } => {
+  const jobFiles = (
+    name: string,
+    sim: Record<string, unknown> = {},
+    timeLimit = '10',
+  ): { dir: string; script: string } => {
     const dir = slurm.userDir(USER, name);
     const simDir = path.join(dir, 'sim');
     fs.mkdirSync(simDir, { recursive: true });
@@ -64,7 +68,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       [
         '#!/bin/sh',
         `#SBATCH --output=${dir}/%x-%j.out`,
-        '#SBATCH --time=10',
+        `#SBATCH --time=${timeLimit}`,
         `export KIMI_SIM_ROOT=${simDir}`,
         `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
         `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
@@ -168,5 +172,25 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     });
     assert.equal(last?.verdict, 'stopped', JSON.stringify(last?.failure));
     assert.equal(last?.unit?.endedBecause, 'was cancelled (scancel)');
+  });
+
+  it('a job ended at its time limit after ready: failed, named TIMEOUT by the scheduler, not a crash of the server', async () => {
+    // The shortest limit Slurm takes is a minute: this test waits it out.
+    const { dir, script } = jobFiles('timeout', {}, '1');
+    const id = await submit(dir, `-J kimi-timeout ${script}`);
+    test = await session('kimi-timeout', script);
+    let last: LoadState | undefined;
+    const first = await test.session.watch(
+      'attach',
+      { ...FAST_WATCH, steadyIntervalMs: 1000 },
+      { onState: (s) => void (last = s) },
+    );
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    assert.ok(first.state.unit?.endsAt !== undefined && first.state.unit.endsAt - Date.now() < 60_000);
+    await waitFor(() => (last?.failure || last?.verdict === 'stopped' ? true : undefined), {
+      timeoutMs: 120_000,
+      message: `the end at the time limit of job ${id}`,
+    });
+    assert.match(last?.failure?.summary ?? `no failure: ${last?.verdict}`, /time limit \(TIMEOUT\)/);
   });
 });

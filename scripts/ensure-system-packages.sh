@@ -6,11 +6,12 @@
 # iproute2: private networks of simulated hosts (test/gpu-host/netns.ts: ip netns, veth, bridge).
 # docker.io, docker-compose: a private dockerd inside the simulated host (test/gpu-host/docker.ts).
 # libpam-oath: one-time codes (TOTP) through PAM on the simulated host's sshd (test/gpu-host/pamOath.ts).
+# slurm-wlm, munge: a real Slurm scheduler on loopback (test/gpu-host/slurm.ts) for the batch-job target.
 # Already installed: one dpkg-query, a few tens of milliseconds.
 set -euo pipefail
 packages=(openssh-server openssh-client util-linux curl build-essential pkg-config python3 libkrb5-dev
   libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium sudo iproute2 docker.io docker-compose
-  libpam-oath)
+  libpam-oath slurm-wlm munge)
 # Installed means "ii" (a package removed but not purged is "rc", and `dpkg -s` succeeds on it).
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()

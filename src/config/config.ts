@@ -1,4 +1,4 @@
-import type { DockerTargetConfig } from './names';
+import type { DockerTargetConfig, SlurmTargetConfig } from './names';
 import { EXTENSION_ID } from './namespace';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
@@ -15,6 +15,8 @@ export interface ServerProfile {
   readonly unit: string;
   /** Set when the server is a Docker container or compose service rather than a unit. */
   readonly docker?: DockerTargetConfig;
+  /** Set when the server is a batch job of a scheduler, found from the login node `host`. */
+  readonly slurm?: SlurmTargetConfig;
   /** The server's address as seen from the GPU host. */
   readonly url: string;
   readonly urlHost: string;

@@ -38,3 +38,19 @@ export const COMPOSE_SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/;
 export type DockerTargetConfig =
   | { readonly kind: 'container'; readonly name: string; readonly label: string }
   | { readonly kind: 'compose'; readonly file: string; readonly service: string; readonly label: string };
+
+/** A Slurm job name the target finds the job by (`squeue -n`): shell-safe, no comma (squeue's list separator). */
+export const SLURM_JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** The batch script a restart submits: absolute, or under the login user's home (`~/...`). */
+export function isValidScriptPath(p: string): boolean {
+  if (typeof p !== 'string' || p.length > 4096 || /[\0\r\n]/.test(p)) return false;
+  return p.startsWith('/') || (p.startsWith('~/') && p.length > 2);
+}
+
+/** A server that runs as a batch job: its name (with the login user, it finds the job) and the script a restart submits. */
+export interface SlurmTargetConfig {
+  readonly job: string;
+  readonly script: string;
+  readonly label: string;
+}

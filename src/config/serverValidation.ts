@@ -3,9 +3,12 @@ import {
   COMPOSE_SERVICE_NAME,
   DOCKER_NAME,
   isValidAbsolutePath,
+  isValidScriptPath,
   isValidUnitName,
   normalizeUnit,
+  SLURM_JOB_NAME,
   type DockerTargetConfig,
+  type SlurmTargetConfig,
 } from './names';
 import type { NodeProfile, ServerProfile } from './config';
 import { CONTROL, printable } from './text';
@@ -28,9 +31,9 @@ export function validateServer(
   if (Array.isArray(raw.nodes)) return validateMultiNodeServer(raw, raw.nodes as Record<string, unknown>[], at, errors);
   const before0 = errors.length;
   if (raw.host === undefined) errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);
-  if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined) {
+  if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined && raw.slurm === undefined) {
     errors.push(
-      `${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }) or "nodes" (multi-node).`,
+      `${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }), "slurm" ({ "job", "script" }) or "nodes" (multi-node).`,
     );
   }
   if (errors.length > before0) return undefined;
@@ -40,6 +43,7 @@ export function validateServer(
   const isLocal = hostText === 'local';
   const before = errors.length;
   const docker = validateDockerTarget(raw, at, errors);
+  const slurm = validateSlurmTarget(raw, at, errors);
 
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   errors.push(...connectionErrors(raw, at));
@@ -53,8 +57,9 @@ export function validateServer(
     port: typeof raw.port === 'number' ? raw.port : undefined,
     username: typeof raw.username === 'string' ? raw.username : undefined,
     identityFile: typeof raw.identityFile === 'string' ? raw.identityFile : undefined,
-    unit: docker ? docker.label : normalizeUnit(unitText),
+    unit: docker ? docker.label : slurm ? slurm.label : normalizeUnit(unitText),
     ...(docker ? { docker } : {}),
+    ...(slurm ? { slurm } : {}),
     url: url.href,
     urlHost: url.host,
     urlPort: url.port,
@@ -104,7 +109,7 @@ function validateMultiNodeServer(
     if (raw[field] !== undefined)
       errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
   }
-  for (const field of ['container', 'compose']) {
+  for (const field of ['container', 'compose', 'slurm']) {
     if (raw[field] !== undefined)
       errors.push(
         `${at}.${field}: the nodes of a multi-node server run systemd units ("nodes[].unit"); Docker is for single-host servers.`,
@@ -159,10 +164,10 @@ function validateDockerTarget(
   at: string,
   errors: string[],
 ): DockerTargetConfig | undefined {
-  const given = ['unit', 'container', 'compose'].filter((k) => raw[k] !== undefined);
+  const given = ['unit', 'container', 'compose', 'slurm'].filter((k) => raw[k] !== undefined);
   if (given.length > 1) {
     errors.push(
-      `${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container" and "compose".`,
+      `${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container", "compose" and "slurm".`,
     );
     return undefined;
   }
@@ -188,6 +193,29 @@ function validateDockerTarget(
     );
   if (errors.length > before) return undefined;
   return { kind: 'compose', file, service, label: `compose service ${service}` };
+}
+
+/** `slurm` of one entry (a batch job found by its name, and the script a restart submits), checked. */
+function validateSlurmTarget(
+  raw: Record<string, unknown>,
+  at: string,
+  errors: string[],
+): SlurmTargetConfig | undefined {
+  const slurm = raw.slurm as { job?: unknown; script?: unknown } | undefined;
+  if (slurm === undefined || ['unit', 'container', 'compose'].some((k) => raw[k] !== undefined)) return undefined;
+  const job = String(slurm.job);
+  const script = String(slurm.script);
+  const before = errors.length;
+  if (!SLURM_JOB_NAME.test(job))
+    errors.push(
+      `${at}.slurm.job "${printable(job)}" is not a job name this extension accepts (letters, digits and _ . - only).`,
+    );
+  if (!isValidScriptPath(script))
+    errors.push(
+      `${at}.slurm.script "${printable(script)}" must be an absolute path or one under ~/ on the login node (the batch script).`,
+    );
+  if (errors.length > before) return undefined;
+  return { job, script, label: `Slurm job ${job}` };
 }
 
 function parseServerUrl(text: string): { href: string; host: string; port: number } | string {

@@ -36,6 +36,15 @@ const serverSchema = {
         service: { type: 'string', minLength: 1, maxLength: 128 },
       },
     },
+    slurm: {
+      type: 'object',
+      required: ['job', 'script'],
+      additionalProperties: false,
+      properties: {
+        job: { type: 'string', minLength: 1, maxLength: 128 },
+        script: { type: 'string', minLength: 1, maxLength: 4096 },
+      },
+    },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
     nodes: { type: 'array', items: nodeSchema, minItems: 2, maxItems: 64 },

@@ -69,6 +69,7 @@ export abstract class SamplerFollow extends JournalFollow {
     const state = this.current;
     if (!this.running || !this.attached || this.awaitingRunAfter !== undefined || !state.connected) return undefined;
     if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
+    if (state.unit?.mainPidElsewhere) return undefined;
     const loading = this.mode === 'load' || wantsWitnesses(state) !== undefined;
     const intervalMs = loading
       ? this.deps.options.pollIntervalMs

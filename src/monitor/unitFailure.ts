@@ -11,6 +11,7 @@ export function hasRunningProcess(unit: ServiceStatus): boolean {
 }
 
 export function exitDescription(unit: ServiceStatus): string {
+  if (unit.endedBecause) return unit.endedBecause;
   // systemd's and Docker's (OOMKilled) word for the kernel's OOM killer.
   if (unit.result === 'oom-kill') return `killed by signal ${unit.execMainStatus ?? 9} (out of memory: the OOM killer)`;
   if (unit.execMainCode === 'killed' || unit.execMainCode === 'dumped') {
@@ -22,10 +23,11 @@ export function exitDescription(unit: ServiceStatus): string {
 
 /** Who restarts the service: systemd, or Docker (its restart policy) for a container. */
 export function managerOf(unit: ServiceStatus): string {
-  return unit.manager === 'docker' ? 'Docker' : 'systemd';
+  return unit.managerName ?? (unit.manager === 'docker' ? 'Docker' : 'systemd');
 }
 
 export function notFound(unit: ServiceStatus, after: boolean): string {
+  if (unit.notFoundText) return unit.notFoundText;
   if (unit.manager === 'docker')
     return `${unit.id ?? 'the container'} does not exist${after ? ' any more' : ''} (docker inspect: no such container)`;
   return after

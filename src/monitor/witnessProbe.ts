@@ -11,6 +11,7 @@ import type { LoadState, Signal } from './loadStateTypes';
 /** The witnesses are read while a process is loading and the server is not yet warming up. */
 export function wantsWitnesses(state: LoadState): { mainPid: number; controlGroup?: string } | undefined {
   if (state.mainPid === undefined || state.failure || state.readyAt !== undefined) return undefined;
+  if (state.unit?.mainPidElsewhere) return undefined;
   if (state.phase !== undefined && phaseRank(state.phase) >= phaseRank('warming up')) return undefined;
   const cg = state.unit?.controlGroup;
   return { mainPid: state.mainPid, ...(cg ? { controlGroup: cg } : {}) };

@@ -3,13 +3,15 @@
  * its log, edit its arguments (`argsEdit`), say its privileges. Each operation takes the
  * transport (a `TargetIo`) and returns typed results; no caller builds a shell command. Each
  * kind is one folder that this file lists in TARGET_KINDS: a systemd unit (systemd/), a plain
- * container or a compose service, and the `docker run` a unit's ExecStart may wrap (docker/).
+ * container or a compose service, and the `docker run` a unit's ExecStart may wrap (docker/), a
+ * batch job of a scheduler found from its login node (slurm/).
  * A Kubernetes workload fits the same interface (docs/kubernetes.md). Only target/'s top-level
  * files are for the layers above (ESLint refuses an import of a kind's folder from outside).
  */
 import type { ServerProfile } from '../config/config';
 import type { HostDiscovery } from './discovered';
 import { dockerKind, dockerRunWrapper } from './docker/dockerKind';
+import { slurmKind } from './slurm/slurmKind';
 import { systemdKind } from './systemd/systemdKind';
 import type { Target, TargetKind } from './targetTypes';
 
@@ -19,7 +21,7 @@ export { JOURNAL_ACCESS_FIX as LOG_ACCESS_FIX, journalProblem as logProblem } fr
 const systemd = systemdKind(dockerRunWrapper);
 
 /** The target kinds, in the order a server profile is matched: the first that claims it. */
-export const TARGET_KINDS: readonly TargetKind[] = [dockerKind, systemd];
+export const TARGET_KINDS: readonly TargetKind[] = [dockerKind, slurmKind, systemd];
 
 /** The target a server profile names: its container or compose service, else its systemd unit. */
 export function targetFor(profile: ServerProfile): Target {

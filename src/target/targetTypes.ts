@@ -8,7 +8,7 @@ import type { ExecResult, RemoteProcess, Transport } from '../transport/transpor
 import type { ArgsEditor } from './argsEdit';
 import type { HostDiscovery } from './discovered';
 
-export type ServiceManager = 'systemd' | 'docker';
+export type ServiceManager = 'systemd' | 'docker' | 'scheduler';
 
 /**
  * What the service manager says of the service, in systemd's words (the load state reads one
@@ -42,6 +42,18 @@ export interface ServiceStatus {
   readonly manager?: ServiceManager;
   /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
   readonly stopRequested?: boolean;
+  /** The manager's name in messages when it is not systemd or Docker (a batch scheduler). */
+  readonly managerName?: string;
+  /** The manager's own words for how the run ended (a time limit, a preemption): said instead of an exit status. */
+  readonly endedBecause?: string;
+  /** The manager's words for a service it no longer knows (LoadState=not-found), when not systemd's or Docker's. */
+  readonly notFoundText?: string;
+  /** Waiting for its turn (a batch job in the queue): no process yet, and why. */
+  readonly queued?: { readonly reason?: string; readonly estimatedStartAt?: number };
+  /** When the manager ends the run whatever it does (a job's time limit), epoch ms. */
+  readonly endsAt?: number;
+  /** mainPid names the run, not a process of the SSH host (it runs on another node): nothing on the host samples it. */
+  readonly mainPidElsewhere?: boolean;
 }
 
 /** One entry of the service's log: its text, and when (the engine's grammar reads the text). */
@@ -132,7 +144,7 @@ export interface LogFollowHandlers {
   onStderr(line: string): void;
 }
 
-export type TargetKindName = 'systemd' | 'container' | 'compose';
+export type TargetKindName = 'systemd' | 'container' | 'compose' | 'slurm';
 
 export interface Target {
   /** "sglang-k26.service", "container sglang", "compose service sglang". */

@@ -15,6 +15,7 @@ import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../engine/activity';
 import { lastSeen } from '../../present/stallNotice';
 import { standInText } from '../../host/portOwner';
+import { endLine, queueLine, queuedWord } from '../../present/queueWords';
 
 /** What the status bar shows: the active server's last known load state. */
 export interface StatusView {
@@ -62,6 +63,8 @@ function activeServerText(view: StatusView, now: number): string {
   const state = view.state;
   // Nothing checks the server any more: no state word that would look current.
   if (!state || !view.watching) return '$(server-process) Kimi: not watched';
+  const queued = queuedWord(state, now);
+  if (queued) return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${queued}`;
   return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
 }
 
@@ -93,7 +96,11 @@ function activeServerTooltip(view: StatusView, now: number): string {
     if (view.verifying) lines.push(`Parsers: ${view.verifying.line}`);
     return lines.join('\n');
   }
-  lines.push(`State: ${state.verdict}`);
+  lines.push(`State: ${queuedWord(state, now) ?? state.verdict}`);
+  const queue = queueLine(state, now);
+  if (queue) lines.push(queue);
+  const end = endLine(state, now);
+  if (end) lines.push(end);
   if (state.confirmedAt !== undefined)
     lines.push(
       `Last confirmed by the host: ${formatDuration(now - state.confirmedAt)} ago (${clockTime(state.confirmedAt)})`,

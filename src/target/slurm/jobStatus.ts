@@ -1,0 +1,153 @@
+/**
+ * A batch job's reading as the target's state model (ServiceStatus, systemd's words): queued
+ * and configuring are `activating` without a process, running is `active`, completing is
+ * `deactivating`, and each end state is said in the scheduler's words. The job id stands for
+ * the main PID (`mainPidElsewhere`: the server runs on a compute node, not on the login node);
+ * the id and the restart count name the run, so a requeued job is a new run. Pure.
+ */
+import type { ServiceStatus } from '../targetTypes';
+import type { JobReading, SlurmJob } from './slurmJob';
+
+const MANAGER = { manager: 'scheduler', managerName: 'Slurm', dropInPaths: [], needDaemonReload: false } as const;
+
+/** The end states that are the scheduler's doing, not the server's crash, in words. */
+const ENDED_BY_SCHEDULER: Readonly<Record<string, string>> = {
+  TIMEOUT: 'was ended by Slurm at the job time limit (TIMEOUT)',
+  NODE_FAIL: 'ended because a node of the job failed (NODE_FAIL)',
+  PREEMPTED: 'was preempted by Slurm for another job (PREEMPTED)',
+  BOOT_FAIL: 'never started: a node of the job failed to boot (BOOT_FAIL)',
+  DEADLINE: 'was ended by Slurm at its deadline (DEADLINE)',
+  OUT_OF_MEMORY: 'was killed for using more memory than the job asked for (OUT_OF_MEMORY)',
+};
+
+function label(job: SlurmJob): string {
+  return `job ${job.id} (${job.name})`;
+}
+
+function common(job: SlurmJob): Omit<ServiceStatus, 'activeState' | 'subState' | 'mainPid' | 'result'> {
+  const endsAt =
+    job.startTime !== undefined && job.timeLimitSeconds !== undefined
+      ? job.startTime + job.timeLimitSeconds * 1000
+      : undefined;
+  return {
+    ...MANAGER,
+    loadState: 'loaded',
+    id: label(job),
+    nRestarts: 0,
+    invocationId: `slurm job ${job.id} run ${job.restarts}`,
+    ...(job.startTime !== undefined ? { execMainStartedAt: job.startTime } : {}),
+    ...(job.endTime !== undefined && isEnded(job) ? { execMainExitedAt: job.endTime } : {}),
+    ...(endsAt !== undefined ? { endsAt } : {}),
+    mainPidElsewhere: true,
+  };
+}
+
+function isEnded(job: SlurmJob): boolean {
+  return !['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'OTHER'].includes(job.state);
+}
+
+/** The job id as a number for mainPid (ids are decimal). */
+function runId(job: SlurmJob): number {
+  return Number(job.id);
+}
+
+export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>): ServiceStatus {
+  const job = reading.job;
+  const base = common(job);
+  const exit = {
+    ...(job.exitSignal ? { execMainStatus: job.exitSignal, execMainCode: 'killed' } : {}),
+    ...(!job.exitSignal && job.exitCode !== undefined ? { execMainStatus: job.exitCode, execMainCode: 'exited' } : {}),
+  };
+  switch (job.state) {
+    case 'PENDING':
+    case 'REQUEUED':
+      return {
+        ...base,
+        activeState: 'activating',
+        subState: 'queued',
+        mainPid: 0,
+        result: 'success',
+        queued: {
+          ...(job.reason ? { reason: job.reason } : {}),
+          ...(reading.estimatedStart !== undefined ? { estimatedStartAt: reading.estimatedStart } : {}),
+        },
+      };
+    case 'CONFIGURING':
+      return { ...base, activeState: 'activating', subState: 'configuring', mainPid: 0, result: 'success' };
+    case 'RUNNING':
+    case 'SUSPENDED':
+      return {
+        ...base,
+        activeState: 'active',
+        subState: job.state === 'RUNNING' ? 'running' : 'suspended',
+        mainPid: runId(job),
+        execMainPid: runId(job),
+        result: 'success',
+      };
+    case 'COMPLETING':
+      return {
+        ...base,
+        ...exit,
+        activeState: 'deactivating',
+        subState: 'completing',
+        mainPid: runId(job),
+        result: 'success',
+      };
+    case 'COMPLETED':
+      return { ...base, ...exit, activeState: 'inactive', subState: 'dead', mainPid: 0, result: 'success' };
+    case 'CANCELLED':
+      return {
+        ...base,
+        ...exit,
+        activeState: 'inactive',
+        subState: 'dead',
+        mainPid: 0,
+        result: 'success',
+        stopRequested: true,
+        endedBecause: `was cancelled (scancel${job.reason && job.reason !== 'None' ? `; ${job.reason}` : ''})`,
+      };
+    case 'FAILED':
+      return { ...base, ...exit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' };
+    case 'OUT_OF_MEMORY':
+      return {
+        ...base,
+        ...exit,
+        activeState: 'failed',
+        subState: 'failed',
+        mainPid: 0,
+        result: 'oom-kill',
+        endedBecause: ENDED_BY_SCHEDULER.OUT_OF_MEMORY,
+      };
+    default: {
+      const because = ENDED_BY_SCHEDULER[job.state] ?? `ended in state ${job.stateText}`;
+      return {
+        ...base,
+        ...exit,
+        activeState: 'failed',
+        subState: job.state.toLowerCase(),
+        mainPid: 0,
+        result: job.state.toLowerCase(),
+        endedBecause: because,
+      };
+    }
+  }
+}
+
+/** No job to show: none of that name, or the one followed is gone from the controller. */
+export function noJobStatus(jobName: string, reading: Extract<JobReading, { kind: 'none' | 'gone' }>): ServiceStatus {
+  const text =
+    reading.kind === 'gone'
+      ? `job ${reading.id} (${jobName}) is no longer known to the Slurm controller (it ended more than MinJobAge ago; without accounting, sacct cannot say how)`
+      : `no Slurm job named ${jobName} of the login user is known to the controller (squeue --me -t all)`;
+  return {
+    ...MANAGER,
+    loadState: 'not-found',
+    activeState: 'inactive',
+    subState: 'dead',
+    mainPid: 0,
+    nRestarts: 0,
+    result: 'success',
+    id: reading.kind === 'gone' ? `job ${reading.id} (${jobName})` : `job ${jobName}`,
+    notFoundText: text,
+  };
+}

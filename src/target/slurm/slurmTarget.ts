@@ -1,0 +1,177 @@
+/**
+ * A server that runs as a Slurm batch job, reached through the login node: the job is found by
+ * its name and the login user (`squeue --me`), read with `scontrol show job`, restarted with
+ * `scontrol requeue` when the job allows it (same id) or with scancel and sbatch of the script,
+ * and its output file followed on the login node (a shared filesystem, as clusters have).
+ */
+import type { SlurmTargetConfig } from '../../config/names';
+import type { RemoteProcess } from '../../transport/transport';
+import type { ArgsEditor, ArgsEditResult, ParserChangeDeps } from '../argsEdit';
+import {
+  TargetError,
+  type LogFollowHandlers,
+  type LogTail,
+  type RestartResult,
+  type Target,
+  type TargetExec,
+  type TargetIo,
+  type TargetPrivileges,
+  type TargetState,
+} from '../targetTypes';
+import { jobServiceStatus, noJobStatus } from './jobStatus';
+import { serverArgvOfScript } from './scriptArgv';
+import {
+  followCommand,
+  requeueCommand,
+  resubmitCommand,
+  scriptTextCommand,
+  stateCommand,
+  tailCommand,
+} from './slurmCommands';
+import { expandOutputPath, parseJobReading, type JobReading, type SlurmJob } from './slurmJob';
+
+const LIVE: ReadonlySet<string> = new Set(['RUNNING', 'CONFIGURING', 'SUSPENDED']);
+
+export class SlurmTarget implements Target {
+  readonly kind = 'slurm';
+  readonly label: string;
+  readonly logFollowEndsWithService = true;
+  readonly commandRunsOnHost = false;
+  readonly argsEdit: ArgsEditor;
+  readonly privileges: TargetPrivileges;
+  /** The job last seen: found again when squeue no longer lists it (to say it is gone). */
+  private lastId: string | undefined;
+  private script: { readonly id: string; readonly argv: readonly string[] } | undefined;
+
+  constructor(private readonly config: SlurmTargetConfig) {
+    this.label = config.label;
+    this.argsEdit = new ScriptByHandEditor(config);
+    this.privileges = {
+      kind: 'none',
+      why: `${config.label} needs no sudoers rule: squeue, scontrol, scancel and sbatch act on the login user's own jobs.`,
+    };
+  }
+
+  /** What the scheduler says of the job now. */
+  async read(io: TargetExec): Promise<JobReading> {
+    const result = await io.exec(stateCommand(this.config.job, this.lastId));
+    const reading = parseJobReading(result.stdout);
+    if (reading.kind === 'job') this.lastId = reading.job.id;
+    return reading;
+  }
+
+  async readState(io: TargetExec): Promise<TargetState> {
+    const reading = await this.read(io);
+    if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
+    const unit = reading.kind === 'job' ? jobServiceStatus(reading) : noJobStatus(this.config.job, reading);
+    const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
+    return { unit, argv, hostPath: () => undefined };
+  }
+
+  /** The server's command line in the job's batch script (the controller's copy), read once per job. */
+  private async scriptArgv(io: TargetExec, id: string): Promise<readonly string[]> {
+    if (this.script?.id === id) return this.script.argv;
+    const result = await io.exec(scriptTextCommand(id));
+    const argv = result.code === 0 ? serverArgvOfScript(result.stdout) : [];
+    this.script = { id, argv };
+    return argv;
+  }
+
+  async restart(io: TargetExec): Promise<RestartResult> {
+    const reading = await this.read(io);
+    if (reading.kind === 'error') return failed(`squeue failed: ${reading.message}`);
+    const job = reading.kind === 'job' ? reading.job : undefined;
+    if (job?.state === 'PENDING')
+      return failed(
+        `${this.label} (job ${job.id}) has not started yet: it waits in the queue (${job.reason ?? 'no reason given'}); nothing to restart`,
+      );
+    if (job && LIVE.has(job.state) && job.requeue) {
+      const result = await io.exec(requeueCommand(job.id));
+      if (result.code === 0) return { ok: true };
+      return failed(`scontrol requeue ${job.id} failed: ${oneLine(result.stdout + result.stderr)}`);
+    }
+    const cancel = job && (LIVE.has(job.state) || job.state === 'COMPLETING') ? job.id : undefined;
+    const result = await io.exec(resubmitCommand(this.config.script, job?.workDir, cancel, this.config.job));
+    const id = /^(\d+)/.exec(result.stdout.trim().split('\n').pop() ?? '')?.[1];
+    if (result.code !== 0 || !id)
+      return failed(`sbatch ${this.config.script} failed: ${oneLine(result.stdout + result.stderr) || 'no message'}`);
+    this.lastId = id;
+    return { ok: true };
+  }
+
+  /** The job's output file, as the scheduler names it; undefined with why when there is none. */
+  private async outputFile(io: TargetExec): Promise<{ file: string; job: SlurmJob } | { problem: string }> {
+    const reading = await this.read(io);
+    if (reading.kind === 'error') return { problem: `squeue failed: ${reading.message}` };
+    if (reading.kind !== 'job') return { problem: noJobStatus(this.config.job, reading).notFoundText ?? 'no job' };
+    const path = reading.job.stdOut;
+    if (!path) return { problem: `job ${reading.job.id} has no output file (StdOut) the controller knows` };
+    return { file: expandOutputPath(path, reading.job), job: reading.job };
+  }
+
+  async followLog(io: TargetIo, _sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess> {
+    const out = await this.outputFile(io);
+    if ('problem' in out) throw new TargetError('failed', out.problem);
+    return io.stream(
+      followCommand(out.file, out.job.id),
+      (line) => handlers.onEntry({ message: line, at: Date.now() }),
+      handlers.onStderr,
+    );
+  }
+
+  async tailLog(io: TargetExec, lines: number): Promise<LogTail> {
+    const out = await this.outputFile(io);
+    if ('problem' in out) return { entries: [], problem: out.problem };
+    const result = await io.exec(tailCommand(out.file, lines));
+    const at = Date.now();
+    const entries = result.stdout
+      .split('\n')
+      .filter((line, i, all) => i < all.length - 1 || line !== '')
+      .map((message) => ({ message, at }));
+    const problem = result.code === 0 ? undefined : oneLine(result.stderr) || `tail exited ${result.code}`;
+    return { entries, ...(problem ? { problem } : {}) };
+  }
+
+  async runningArgv(io: TargetExec): Promise<readonly string[] | undefined> {
+    const state = await this.readState(io);
+    return state.unit.mainPid > 0 ? state.argv : undefined;
+  }
+
+  /** Not read: a job's environment is the submitting shell's, which may hold secrets. */
+  async readEnvironment(): Promise<undefined> {
+    return undefined;
+  }
+}
+
+function failed(message: string): RestartResult {
+  return { ok: false, error: new TargetError('failed', message) };
+}
+
+function oneLine(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' ');
+}
+
+/** Editing the batch script is not built: the user adds the flags to the script's server command, and restarts. */
+class ScriptByHandEditor implements ArgsEditor {
+  readonly how = 'by-hand';
+  constructor(private readonly config: SlurmTargetConfig) {}
+
+  get restarts(): string {
+    return `the ${this.config.label}`;
+  }
+
+  file(): undefined {
+    return undefined;
+  }
+
+  async change(_deps: ParserChangeDeps): Promise<ArgsEditResult> {
+    return {
+      kind: 'manual',
+      advice: `Add the flags to the server's command line in ${this.config.script}, then restart ${this.config.label} (a requeue runs the script the job was submitted with; a new sbatch runs the file as it is now).`,
+    };
+  }
+
+  async findUndo(): Promise<{ readonly nothing: string }> {
+    return { nothing: `${this.config.label}: its batch script is edited by hand; nothing was changed on the host` };
+  }
+}

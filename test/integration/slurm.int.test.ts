@@ -1,0 +1,196 @@
+/**
+ * A server that runs as a Slurm batch job, against a real scheduler (Debian's Slurm 22.05:
+ * munged, slurmctld and one slurmd started by test/gpu-host/slurm.ts) and the real sshd of the
+ * simulated host: the jobs are the unprivileged login's, submitted and watched through SSH, the
+ * SGLang simulator is the job's program with its output in the job's file. One node of one CPU:
+ * a second job waits in the queue for the first.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
+import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { statusText } from '../../src/fronts/vscode/statusBarText';
+
+const USER = 'kimi';
+
+describe('slurm: a server that is a batch job, on a real scheduler, as the login user', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let slurm: SlurmCluster;
+  let test: TestSession | undefined;
+
+  before(async function () {
+    const missing = slurmMissing();
+    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
+    host = await startGpuHost({
+      users: [USER],
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
+    });
+    slurm = await startSlurm(host);
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    slurm.run(['scancel', '--full', `--user=${USER}`]);
+    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: 'the jobs of the test ended',
+    });
+  });
+  after(async () => {
+    await slurm?.stop();
+    await host?.stop();
+  });
+
+  /** A job folder of the login user's: the batch script (the simulator as its program) and its sim.json. */
+  const jobFiles = (
+    name: string,
+    sim: Record<string, unknown> = {},
+    timeLimit = '10',
+  ): { dir: string; script: string } => {
+    const dir = slurm.userDir(USER, name);
+    const simDir = path.join(dir, 'sim');
+    fs.mkdirSync(simDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(simDir, 'sim.json'),
+      JSON.stringify({ readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3, ...sim }),
+    );
+    const script = path.join(dir, 'serve.sbatch');
+    fs.writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `#SBATCH --output=${dir}/%x-%j.out`,
+        `#SBATCH --time=${timeLimit}`,
+        `export KIMI_SIM_ROOT=${simDir}`,
+        `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+        `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
+    assert.equal(r.status, 0, r.stderr);
+    return { dir, script };
+  };
+  /** sbatch as the login user, through SSH; the job id. */
+  const submit = async (dir: string, args: string): Promise<string> => {
+    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
+    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
+    return r.stdout.trim();
+  };
+  const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
+  const session = (job: string, script: string): Promise<TestSession> =>
+    sessionForHost(host, {
+      server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script } },
+    });
+
+  it('a running job restarted: scontrol requeue (same job id), then loading and ready again', async () => {
+    const { dir, script } = jobFiles('requeue');
+    const id = await submit(dir, `-J kimi-requeue ${script}`);
+    await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
+    test = await session('kimi-requeue', script);
+    const first = await test.session.watch('attach', FAST_WATCH);
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    assert.equal(first.state.unit?.invocationId, `slurm job ${id} run 0`);
+    const again = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(again.end, 'ready', `${again.end}: ${again.message}\n${test.logLines.join('\n')}`);
+    assert.equal(again.state.unit?.invocationId, `slurm job ${id} run 1`, 'the same job, its next run');
+    assert.match(test.logLines.join('\n'), new RegExp(`scontrol requeue ${id}`));
+    const out = fs.readFileSync(path.join(dir, `kimi-requeue-${id}.out`), 'utf8');
+    assert.match(out, /The server is fired up and ready to roll!/);
+    assert.match(again.state.unit?.endsAt ? 'limit' : '', /limit/, 'the time limit is known');
+  });
+
+  it('a job that waits behind another: queued with its reason, then it runs and is ready', async () => {
+    const { dir, script } = jobFiles('queued');
+    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
+    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'blocker',
+    });
+    const id = await submit(dir, `-J kimi-queued ${script}`);
+    test = await session('kimi-queued', script);
+    const states: LoadState[] = [];
+    const watch = test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    // Reason=None until the scheduler's next pass looks at the job (sched_interval=2).
+    const queued = await waitFor(() => states.find((s) => s.unit?.queued?.reason === 'Resources'), {
+      timeoutMs: 30_000,
+      message: `a state that says queued (Resources): ${JSON.stringify(states.at(-1)?.unit?.queued)}`,
+    });
+    assert.equal(queued.unit?.mainPid, 0);
+    assert.match(statusText({ server: undefined, state: queued, watching: true }), /Kimi: queued.*\(Resources\)/);
+    assert.equal(jobState(id), 'PENDING');
+    slurm.run(['scancel', blocker]);
+    const outcome = await watch;
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
+    assert.equal(outcome.state.unit?.queued, undefined);
+  });
+
+  it('a server that exits 1 inside the job: submitted by the restart (sbatch), FAILED, the cause from the output file', async () => {
+    const { script } = jobFiles('crash', {
+      fault: { crashAt: 'weights', afterShards: 2, kind: 'oom' },
+      crashExit: 'code',
+    });
+    test = await session('kimi-crash', script);
+    const outcome = await test.session.watch('restart', FAST_WATCH);
+    assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
+    assert.match(outcome.state.failure?.summary ?? '', /exited with status 1|CUDA out of memory|OutOfMemory/);
+    assert.ok(
+      outcome.state.failure?.lines.some((l) => /OutOfMemoryError|CUDA out of memory/.test(l)),
+      `the root cause from the job's output file: ${JSON.stringify(outcome.state.failure)}`,
+    );
+    assert.match(test.logLines.join('\n'), /sbatch --parsable -J/);
+  });
+
+  it('scancel by someone else after ready: stopped (cancelled), not a crash', async () => {
+    const { dir, script } = jobFiles('cancel');
+    const id = await submit(dir, `-J kimi-cancel ${script}`);
+    test = await session('kimi-cancel', script);
+    const ends: string[] = [];
+    let last: LoadState | undefined;
+    const first = await test.session.watch(
+      'attach',
+      { ...FAST_WATCH, steadyIntervalMs: 1000 },
+      {
+        onEnd: (o) => void ends.push(o.end),
+        onState: (s) => void (last = s),
+      },
+    );
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    slurm.run(['scancel', id]);
+    await waitFor(() => (last?.verdict === 'stopped' || last?.verdict === 'failed' ? true : undefined), {
+      timeoutMs: 60_000,
+      message: 'the watch sees the cancel',
+    });
+    assert.equal(last?.verdict, 'stopped', JSON.stringify(last?.failure));
+    assert.equal(last?.unit?.endedBecause, 'was cancelled (scancel)');
+  });
+
+  it('a job ended at its time limit after ready: failed, named TIMEOUT by the scheduler, not a crash of the server', async () => {
+    // The shortest limit Slurm takes is a minute: this test waits it out.
+    const { dir, script } = jobFiles('timeout', {}, '1');
+    const id = await submit(dir, `-J kimi-timeout ${script}`);
+    test = await session('kimi-timeout', script);
+    let last: LoadState | undefined;
+    const first = await test.session.watch(
+      'attach',
+      { ...FAST_WATCH, steadyIntervalMs: 1000 },
+      { onState: (s) => void (last = s) },
+    );
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
+    assert.ok(first.state.unit?.endsAt !== undefined && first.state.unit.endsAt - Date.now() < 60_000);
+    await waitFor(() => (last?.failure || last?.verdict === 'stopped' ? true : undefined), {
+      timeoutMs: 120_000,
+      message: `the end at the time limit of job ${id}`,
+    });
+    assert.match(last?.failure?.summary ?? `no failure: ${last?.verdict}`, /time limit \(TIMEOUT\)/);
+  });
+});

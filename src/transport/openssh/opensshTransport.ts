@@ -116,6 +116,11 @@ export class OpenSshTransport implements Transport {
     return this._handshakes;
   }
 
+  /** The ControlMaster's pid while connected (benchmarks, tests). */
+  get masterPid(): number | undefined {
+    return this.pid;
+  }
+
   /** Client processes (sessions and streams) alive now. */
   get openChannels(): number {
     return this.children.size;

@@ -23,7 +23,7 @@ const none: ClientFacts = {
 
 describe('the SSH client choice', () => {
   it('auto is ssh2 when nothing needs OpenSSH', () => {
-    assert.equal(chooseClient('auto', none).client, 'ssh2');
+    assert.equal(chooseClient('auto', none, 'linux').client, 'ssh2');
   });
 
   const needs: [string, Partial<ClientFacts>, RegExp][] = [
@@ -39,7 +39,7 @@ describe('the SSH client choice', () => {
   ];
   for (const [what, facts, reason] of needs) {
     it(`auto is OpenSSH for ${what}, and says why`, () => {
-      const c = chooseClient('auto', { ...none, ...facts });
+      const c = chooseClient('auto', { ...none, ...facts }, 'linux');
       assert.equal(c.client, 'openssh');
       assert.match(c.reason, reason);
     });
@@ -49,6 +49,12 @@ describe('the SSH client choice', () => {
     assert.equal(chooseClient('ssh2', { ...none, gssapiAuthentication: true }).client, 'ssh2');
     assert.equal(chooseClient('openssh', none).client, 'openssh');
     assert.equal(chooseClient('auto', undefined).client, 'ssh2');
+  });
+
+  it('auto on Windows is ssh2 (no ControlMaster there), and says what ssh2 may not do', () => {
+    const c = chooseClient('auto', { ...none, gssapiAuthentication: true }, 'win32');
+    assert.equal(c.client, 'ssh2');
+    assert.match(c.reason, /no ControlMaster.*GSSAPI/);
   });
 
   it('kimiService.ssh.client defaults to auto and takes only its three values', () => {

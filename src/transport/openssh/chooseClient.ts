@@ -51,11 +51,25 @@ export function ssh2Gaps(f: ClientFacts): string[] {
   return gaps;
 }
 
-export function chooseClient(setting: SshClientSetting, facts: ClientFacts | undefined): ClientChoice {
+export function chooseClient(
+  setting: SshClientSetting,
+  facts: ClientFacts | undefined,
+  platform: NodeJS.Platform = process.platform,
+): ClientChoice {
   if (setting !== 'auto') return { client: setting, reason: `kimiService.ssh.client is "${setting}"` };
+  if (platform === 'win32')
+    return {
+      client: 'ssh2',
+      reason: "auto: ssh2, since Windows' OpenSSH has no ControlMaster (docs/ssh.md)" + gapsNote(facts),
+    };
   if (facts === undefined)
     return { client: 'ssh2', reason: 'auto: the OpenSSH client was not found, so ssh2 (in-process)' };
   const gaps = ssh2Gaps(facts);
   if (gaps.length === 0) return { client: 'ssh2', reason: "auto: nothing in the host's config needs OpenSSH" };
   return { client: 'openssh', reason: `auto: ${gaps.join('; ')}` };
+}
+
+function gapsNote(facts: ClientFacts | undefined): string {
+  const gaps = facts ? ssh2Gaps(facts) : [];
+  return gaps.length > 0 ? `; ssh2 may fail here: ${gaps.join('; ')}` : '';
 }

@@ -20,7 +20,7 @@ import {
   type Transport,
   type TransportErrorKind,
 } from '../transport';
-import { ConnectionClosedError, HostKeyError } from '../errors';
+import { ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
 import {
   isAlive,
   logSize,
@@ -49,6 +49,8 @@ export interface OpenSshTransportOptions {
   decideUnknownHostKey(info: UnknownHostKeyInfo): Promise<'trust' | 'reject'>;
   /** The `ssh` program; default `ssh` on PATH. */
   readonly sshPath?: string;
+  /** Defaults to this process's platform (Windows' OpenSSH cannot multiplex: refused). */
+  readonly platform?: NodeJS.Platform;
   /** Environment of the master (SSH_AUTH_SOCK, KRB5CCNAME...); default this process's. */
   readonly env?: NodeJS.ProcessEnv;
   /** Where the transport's own folder is made; default the system's temporary folder. */
@@ -251,6 +253,10 @@ export class OpenSshTransport implements Transport {
 
   /** Starts the master; an unknown host key is asked about once, then the master is started again. */
   private async dial(): Promise<number> {
+    if ((this.options.platform ?? process.platform) === 'win32')
+      throw new ConfigError(
+        'kimiService.ssh.client is "openssh", but the OpenSSH of Windows has no ControlMaster, which this transport needs for one login per host; use "ssh2" (docs/ssh.md).',
+      );
     const config = await readEffectiveConfig(this.options.host, this.sshPath);
     const known = knownHostsFilesOf(config, this.options.knownHostsFile);
     if (this.attempts === 1) this.logConfig(config, known.user);

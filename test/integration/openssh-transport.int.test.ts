@@ -14,12 +14,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fetch from 'node-fetch';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { parseSettings } from '../../src/config/parseSettings';
+import { Fleet } from '../../src/fleet/fleet';
+import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
+import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { TunnelAgent } from '../../src/transport/httpAgent';
 import { quote } from '../../src/transport/shell';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
 import type { UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
+import { MemoryMemento, serverEntry } from './simHost';
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
 
@@ -54,7 +59,9 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     keygen('-t', 'ed25519', '-N', '', '-f', f('old'));
     keygen('-s', f('user_ca'), '-I', 'cert-expired', '-n', 'root', '-V', '-2h:-1h', f('old.pub'));
     host = await startGpuHost({
-      shards: 1,
+      shards: 2,
+      shardBytes: 2 * 1024 * 1024,
+      sim: { readMBps: 32, warmReadMBps: 32, warmupSeconds: 0.5 },
       sshdConfig: ({ sshDir, hostKey }) => {
         fs.copyFileSync(f('user_ca.pub'), path.join(sshDir, 'user_ca.pub'));
         keygen('-s', f('host_ca'), '-h', '-I', 'sim-host', '-n', '127.0.0.1,localhost', `${hostKey}.pub`);
@@ -265,5 +272,38 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
       },
       { message: 'the master gone' },
     );
+  });
+
+  it('restarts and watches to ready over OpenSSH, chosen by auto for the certificate, with one login', async () => {
+    const before = accepted('cert-file');
+    const settings = parseSettings({
+      servers: [{ ...serverEntry(host), identityFile: path.join(tmp, 'id') }],
+      knownHostsFile: caOnlyKnownHosts,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+      'ssh.client': 'auto',
+    });
+    assert.ok(settings.ok);
+    const logs: string[] = [];
+    const log = (_level: string, message: string) => logs.push(message);
+    const fleet = new Fleet({
+      ui: NO_QUESTIONS_UI,
+      log,
+      history: new MemoryMemento(),
+      createSession: (server, st) => createSession(server, st, NO_QUESTIONS_UI, log),
+    });
+    fleet.configure(settings.settings);
+    try {
+      const server = settings.settings.servers[0]!;
+      await fleet.restart(server, { force: true });
+      assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+      assert.ok(
+        logs.some((l) => /SSH client: openssh \(auto: certificate \S+id-cert\.pub beside the identity/.test(l)),
+        logs.join('\n'),
+      );
+      assert.equal(accepted('cert-file'), before + 1, 'one login for the restart and the watch');
+    } finally {
+      fleet.dispose();
+    }
   });
 });

@@ -65,6 +65,8 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
       sshdConfig: ({ sshDir, hostKey }) => {
         fs.copyFileSync(f('user_ca.pub'), path.join(sshDir, 'user_ca.pub'));
         keygen('-s', f('host_ca'), '-h', '-I', 'sim-host', '-n', '127.0.0.1,localhost', `${hostKey}.pub`);
+        // The harness's own checks log in with its key: a certificate beside it lets them in.
+        keygen('-s', f('user_ca'), '-I', 'harness', '-n', 'root', path.join(sshDir, 'harness_ed25519.pub'));
         return [
           `TrustedUserCAKeys ${path.join(sshDir, 'user_ca.pub')}`,
           'AuthorizedKeysFile none',
@@ -141,7 +143,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     host.sshdLog().filter((l) => new RegExp(`Accepted publickey for root .*ED25519-CERT .*ID ${keyId} `).test(l))
       .length;
 
-  /** True once no process of the simulated host matches the pgrep -f pattern. */
+  /** Once no process of the simulated host matches the pgrep -f pattern (write one that does not match itself: `sleep 424[2]`). */
   const gone = (pattern: string) =>
     waitFor(async () => (await host.nsExec(`pgrep -f ${quote(pattern)}`)).code === 1, {
       timeoutMs: 10_000,
@@ -199,7 +201,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     const err = await rejection(t.exec('sleep 4242', { timeoutMs: 300 }));
     assert.equal((err as TransportError).kind, 'command-timeout');
     await (err as { channelClosed?: Promise<void> }).channelClosed;
-    await gone('sleep 4242');
+    await gone('sleep 424[2]');
   });
 
   it('follows a stream line by line and stops it on the host', async () => {
@@ -210,7 +212,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     assert.deepEqual(lines, ['one', 'two']);
     p.kill();
     assert.equal(await p.exited, null);
-    await gone('sleep 4343');
+    await gone('sleep 434[3]');
   });
 
   it('carries HTTP through a stream opened on the host, and tells a closed port', async () => {
@@ -274,7 +276,8 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     );
   });
 
-  it('restarts and watches to ready over OpenSSH, chosen by auto for the certificate, with one login', async () => {
+  it('restarts and watches to ready over OpenSSH, chosen by auto for the certificate, with one login', async function () {
+    this.timeout(120_000);
     const before = accepted('cert-file');
     const settings = parseSettings({
       servers: [{ ...serverEntry(host), identityFile: path.join(tmp, 'id') }],
@@ -296,7 +299,8 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     try {
       const server = settings.settings.servers[0]!;
       await fleet.restart(server, { force: true });
-      assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
+      const end = await fleet.waitFor(server, { timeoutMs: 90_000 });
+      assert.equal(end.kind, 'ready', `${JSON.stringify(end)}\n${logs.join('\n')}`);
       assert.ok(
         logs.some((l) => /SSH client: openssh \(auto: certificate \S+id-cert\.pub beside the identity/.test(l)),
         logs.join('\n'),

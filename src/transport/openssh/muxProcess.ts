@@ -263,21 +263,51 @@ export function openMuxStream(ctx: MuxContext, host: string, port: number): Dupl
   child.stderr!.on('data', (d: Buffer) => {
     if (stderrText.length < 4096) stderrText += d.toString('utf8');
   });
-  const duplex = Duplex.from({ readable: child.stdout!, writable: child.stdin! });
-  duplex.on('close', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  });
-  child.on('close', (code) => {
-    if (code === 0 || duplex.destroyed) return;
+  // The end of the stream waits for the client's exit: a refused channel is an error, not an EOF.
+  return new ChildStream(child, (code) => {
+    if (code === 0 || code === null) return undefined;
     if (isMuxFailure(code, stderrText)) {
       ctx.masterUnreachable();
-      return duplex.destroy(
-        new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`),
-      );
+      return new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`);
     }
     // The client only says "Session open refused by peer"; the master's log has the reason.
     const why = /open failed: ([^\n]*)/.exec(ctx.logSince(from))?.[1] ?? stderrText.trim();
-    duplex.destroy(channelOpenError({ message: why }, host, port));
+    return channelOpenError({ message: why }, host, port);
   });
-  return duplex;
+}
+
+/** A TCP stream carried by a client's stdin and stdout; destroying it ends the client. */
+class ChildStream extends Duplex {
+  constructor(
+    private readonly child: ChildProcess,
+    failure: (code: number | null) => Error | undefined,
+  ) {
+    super();
+    child.stdout!.on('data', (d: Buffer) => {
+      if (!this.push(d)) child.stdout!.pause();
+    });
+    child.on('close', (code) => {
+      if (this.destroyed) return;
+      const err = failure(code);
+      if (err) this.destroy(err);
+      else this.push(null);
+    });
+  }
+
+  override _read(): void {
+    this.child.stdout!.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.child.stdin!.write(chunk, callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.child.stdin!.end(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    callback(error);
+  }
 }

@@ -1,4 +1,5 @@
 /** Gathers what chooseClient.ts decides on for one host: `ssh -G`, the files it names, the agent's certificates. */
+import { execFile } from 'node:child_process';
 import type { SshTarget } from '../ssh/sshTargetTypes';
 import { first, readEffectiveConfig, yes, type HostArgs } from './effectiveConfig';
 import type { ClientFacts } from './chooseClient';
@@ -34,10 +35,16 @@ export async function gatherClientFacts(
     certificatesBesideIdentities: beside,
     agentCertificates: (await agentCertificates(config, env)).length,
     markerLines: await markerLines(config, [...known.user, ...known.global]),
-    gssapiAuthentication: yes(config, 'gssapiauthentication'),
+    // Debian's and Ubuntu's /etc/ssh/ssh_config turn GSSAPI on for every host: it counts only with a ticket.
+    gssapiAuthentication: yes(config, 'gssapiauthentication') && (await hasKerberosTicket(env)),
     ...(pkcs11 !== undefined && pkcs11 !== 'none' ? { pkcs11Provider: pkcs11 } : {}),
     ...(khCommand !== undefined && khCommand !== 'none' ? { knownHostsCommand: khCommand } : {}),
     matchExec,
     ...(ssh2ConfigError !== undefined ? { ssh2ConfigError } : {}),
   };
+}
+
+/** `klist -s`: a valid Kerberos ticket in the credentials cache (false without klist). */
+export function hasKerberosTicket(env: NodeJS.ProcessEnv): Promise<boolean> {
+  return new Promise((resolve) => execFile('klist', ['-s'], { timeout: 5000, env }, (err) => resolve(!err)));
 }

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { all, first, yes, type EffectiveConfig } from './effectiveConfig';
 import { certificateProblem, describeCertificate } from './certificates';
+import { hasKerberosTicket } from './clientFacts';
 import { agentCertificates, certificatesOf } from './identities';
 import type { AuthDiagnosis } from './opensshErrors';
 
@@ -35,7 +36,7 @@ export async function diagnoseRefusal(
     if (problem) certificateProblems.push(problem);
     else certificates.push(shown.file);
   }
-  const gssapi = yes(config, 'gssapiauthentication') ? { hasTicket: await succeeds('klist', ['-s'], env) } : undefined;
+  const gssapi = yes(config, 'gssapiauthentication') ? { hasTicket: await hasKerberosTicket(env) } : undefined;
   const lockedKeys: string[] = [];
   for (const id of all(config, 'identityfile')) {
     if (!fs.existsSync(id)) continue;

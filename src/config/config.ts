@@ -3,6 +3,9 @@ import { EXTENSION_ID } from './namespace';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
+/** kimiService.ssh.client: which SSH client logs in (transport/openssh/chooseClient.ts). */
+export type SshClientSetting = 'auto' | 'ssh2' | 'openssh';
+
 /** One GPU host, validated. `unit` always ends in `.service`. */
 export interface ServerProfile {
   readonly name: string;
@@ -46,6 +49,7 @@ export interface Settings {
   readonly activeServer: string | undefined;
   readonly knownHostsFile: string;
   readonly hostKeyPolicy: HostKeyPolicy;
+  readonly sshClient: SshClientSetting;
   readonly confirmRestart: boolean;
   readonly pollIntervalMs: number;
   readonly loadTimeoutMs: number;

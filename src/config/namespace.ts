@@ -17,6 +17,7 @@ export const SETTING_KEYS = [
   'activeServer',
   'knownHostsFile',
   'hostKeyPolicy',
+  'ssh.client',
   'confirmRestart',
   'pollIntervalSeconds',
   'loadTimeoutMinutes',

@@ -1,5 +1,5 @@
 /** `kimiService.*` settings validated into Settings: the shape by schema, then each server entry and the names across them. */
-import type { HostKeyPolicy, RawSettings, ServerProfile, SettingsResult } from './config';
+import type { HostKeyPolicy, RawSettings, SshClientSetting, ServerProfile, SettingsResult } from './config';
 import { describeShapeError, shapeValidator } from './settingsSchema';
 import { validateServer } from './serverValidation';
 import { CONTROL, printable } from './text';
@@ -43,6 +43,7 @@ export function parseSettings(raw: RawSettings): SettingsResult {
       activeServer,
       knownHostsFile,
       hostKeyPolicy: (raw.hostKeyPolicy as HostKeyPolicy | undefined) ?? 'ask',
+      sshClient: (raw['ssh.client'] as SshClientSetting | undefined) ?? 'auto',
       confirmRestart: raw.confirmRestart !== false,
       pollIntervalMs: seconds(raw.pollIntervalSeconds, 2) * 1000,
       loadTimeoutMs: seconds(raw.loadTimeoutMinutes, 30) * 60_000,

@@ -58,6 +58,7 @@ const settingsSchema = {
     activeServer: { type: 'string', maxLength: 64 },
     knownHostsFile: { type: 'string', minLength: 1, maxLength: 4096 },
     hostKeyPolicy: { enum: ['ask', 'strict', 'accept-new'] },
+    'ssh.client': { enum: ['auto', 'ssh2', 'openssh'] },
     confirmRestart: { type: 'boolean' },
     pollIntervalSeconds: { type: 'number', minimum: 0.25, maximum: 60 },
     loadTimeoutMinutes: { type: 'number', minimum: 1, maximum: 600 },

@@ -13,6 +13,7 @@ export const USER_ONLY_REASONS = {
   servers: 'chooses the hosts, the login, the identity file, sudo, the unit, the container and the URL',
   knownHostsFile: 'chooses which host keys are trusted',
   hostKeyPolicy: 'chooses whether an unknown host key is accepted',
+  'ssh.client': 'chooses the program that logs in to the hosts (and the configuration and keys it uses)',
   confirmRestart: 'chooses whether a restart (and the agent tool kimi_restart) asks first',
   verifyParsersWhenReady: 'sends requests, with the server API key, to the server without a command',
 } as const;

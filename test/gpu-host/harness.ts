@@ -100,6 +100,12 @@ export interface GpuHostOptions {
   tokenizer?: 'tiktoken' | 'tokenizer.json' | 'none';
   /** config.json has a `vision_config` (a multimodal model such as Kimi K2.5): the simulator takes image_url parts. */
   vision?: boolean;
+  /**
+   * sshd_config lines placed before the harness's own (sshd keeps the first value of a keyword),
+   * made once the host key exists: e.g. `TrustedUserCAKeys`, `AuthorizedKeysFile none`,
+   * `HostCertificate` (a certificate of `hostKey`'s public key).
+   */
+  sshdConfig?: (files: { sshDir: string; hostKey: string }) => readonly string[];
   /** config.json's `quantization_config` (Kimi K2's block FP8: `{ quant_method: 'fp8', weight_block_size: [128, 128] }`). */
   quantization?: Record<string, unknown>;
 }
@@ -775,10 +781,12 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
     const sshdConfig = path.join(sshDir, 'sshd_config');
     const codes = opts.oneTimeCodes ? await setUpOneTimeCodes(fix, opts.oneTimeCodes) : undefined;
     let tcpForwarding = opts.allowTcpForwarding !== false;
+    const extraSshd = opts.sshdConfig?.({ sshDir, hostKey }) ?? [];
     const writeSshdConfig = () =>
       fsp.writeFile(
         sshdConfig,
         [
+          ...extraSshd,
           `Port ${sshPort}`,
           `ListenAddress ${sshAddress}`,
           `HostKey ${hostKey}`,

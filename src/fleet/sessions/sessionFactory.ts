@@ -6,6 +6,9 @@ import { LocalTransport } from '../../transport/local/localTransport';
 import { loadSshTarget } from '../../transport/ssh/sshConfig';
 import { expandUserPath, systemPathContext } from '../../transport/ssh/sshPaths';
 import { SshTransport } from '../../transport/ssh/sshTransport';
+import { OpenSshTransport } from '../../transport/openssh/opensshTransport';
+import { chooseClient } from '../../transport/openssh/chooseClient';
+import { gatherClientFacts } from '../../transport/openssh/clientFacts';
 import type { LoginAnswer, LoginQuestion } from '../../transport/ssh/loginPolicy';
 import type { UnknownHostKeyInfo } from '../../transport/ssh/sshOptions';
 import { TransportError, type Transport } from '../../transport/transport';
@@ -50,33 +53,55 @@ export async function createTransport(
   } catch (err) {
     throw new TransportError('config', `kimiService.knownHostsFile: ${(err as Error).message}`);
   }
-  const target = await loadSshTarget({
+  const loaded = loadSshTarget({
     host: server.host,
     port: server.port,
     username: server.username,
     identityFile: server.identityFile,
   });
+  loaded.catch(() => undefined); // awaited below when ssh2 connects
+  const hostArgs = {
+    host: server.host,
+    ...(server.port !== undefined ? { port: server.port } : {}),
+    ...(server.username !== undefined ? { username: server.username } : {}),
+    ...(server.identityFile !== undefined ? { identityFile: server.identityFile } : {}),
+  };
+  const facts =
+    settings.sshClient === 'auto' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
+  const choice = chooseClient(settings.sshClient, facts);
+  log('info', `[${server.name}] SSH client: ${choice.client} (${choice.reason})`);
+  const decideUnknownHostKey = async (key: UnknownHostKeyInfo): Promise<'trust' | 'reject'> => {
+    switch (settings.hostKeyPolicy) {
+      case 'strict':
+        log(
+          'error',
+          `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "strict").`,
+        );
+        return 'reject';
+      case 'accept-new':
+        log(
+          'warn',
+          `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "accept-new").`,
+        );
+        return 'trust';
+      case 'ask':
+        return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';
+    }
+  };
+  if (choice.client === 'openssh') {
+    return new OpenSshTransport({
+      host: hostArgs,
+      knownHostsFile,
+      decideUnknownHostKey,
+      chosenBecause: choice.reason,
+      log: (message) => log('info', `[${server.name}] ${message}`),
+    });
+  }
+  const target = await loaded;
   return new SshTransport({
     target,
     knownHostsFile,
-    decideUnknownHostKey: async (key) => {
-      switch (settings.hostKeyPolicy) {
-        case 'strict':
-          log(
-            'error',
-            `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "strict").`,
-          );
-          return 'reject';
-        case 'accept-new':
-          log(
-            'warn',
-            `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "accept-new").`,
-          );
-          return 'trust';
-        case 'ask':
-          return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';
-      }
-    },
+    decideUnknownHostKey,
     requestPassphrase: (keyPath, retry) => ui.requestPassphrase(keyPath, retry),
     ...(ui.login
       ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }

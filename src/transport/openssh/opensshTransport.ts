@@ -1,0 +1,398 @@
+/**
+ * The system OpenSSH client as a Transport: one ControlMaster per host (controlMaster.ts),
+ * commands and streams as clients of it (muxProcess.ts), the configuration as `ssh -G` prints
+ * it, host keys checked by OpenSSH itself against the same known_hosts file and policy.
+ * Reconnected with the same backoff and words as the ssh2 transport after the master dies.
+ */
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import type { Duplex } from 'node:stream';
+import { Emitter } from '../../util/emitter';
+import { backoffDelay, isFatal } from '../ssh/sshErrors';
+import { noop, realTimers, type Timers, type UnknownHostKeyInfo } from '../ssh/sshOptions';
+import {
+  TransportError,
+  type ConnectionState,
+  type ExecOptions,
+  type ExecResult,
+  type RemoteProcess,
+  type Transport,
+  type TransportErrorKind,
+} from '../transport';
+import { ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
+import {
+  isAlive,
+  logSize,
+  makeControlDir,
+  masterArgs,
+  masterPid,
+  muxClientArgs,
+  readLog,
+  startMaster,
+  stopMaster,
+  type ControlDir,
+} from './controlMaster';
+import { diagnoseRefusal } from './diagnosis';
+import { first, hostArgs, readEffectiveConfig, type EffectiveConfig, type HostArgs } from './effectiveConfig';
+import { knownHostsFilesOf, markerLines } from './identities';
+import { execMux, openMuxStream, streamMux, type MuxContext, type MuxRun } from './muxProcess';
+import { changedHostKey, classifyOpenSshFailure, unknownHostKeyRefusal } from './opensshErrors';
+import { handleUnknownHostKey } from './unknownHostKey';
+import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
+
+export interface OpenSshTransportOptions {
+  readonly host: HostArgs;
+  /** kimiService.knownHostsFile (absolute): used when the config sets no UserKnownHostsFile. */
+  readonly knownHostsFile: string;
+  /** The host-key policy, as for ssh2: asked after OpenSSH refused an unknown key. */
+  decideUnknownHostKey(info: UnknownHostKeyInfo): Promise<'trust' | 'reject'>;
+  /** The `ssh` program; default `ssh` on PATH. */
+  readonly sshPath?: string;
+  /** Defaults to this process's platform (Windows' OpenSSH cannot multiplex: refused). */
+  readonly platform?: NodeJS.Platform;
+  /** Environment of the master (SSH_AUTH_SOCK, KRB5CCNAME...); default this process's. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where the transport's own folder is made; default the system's temporary folder. */
+  readonly controlParent?: string;
+  readonly keepaliveIntervalMs?: number;
+  readonly backoffInitialMs?: number;
+  readonly backoffMaxMs?: number;
+  /** How often the master's pid is checked for life. */
+  readonly watchIntervalMs?: number;
+  readonly timers?: Timers;
+  /** Which client was chosen and why (chooseClient.ts), said when connecting. */
+  readonly chosenBecause?: string;
+  readonly log?: (message: string) => void;
+}
+
+export class OpenSshTransport implements Transport {
+  readonly description: string;
+  private _state: ConnectionState = { kind: 'idle' };
+  private readonly stateChanged = new Emitter<ConnectionState>(noop);
+  private readonly timers: Timers;
+  private readonly log: (message: string) => void;
+  private readonly sshPath: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly control: ControlDir;
+  private readonly children = new Set<ChildProcess>();
+  private readonly runs = new Set<MuxRun>();
+  private readonly mux: MuxContext;
+  private attempt?: Promise<void>;
+  private attempts = 0;
+  private retryHandle: unknown;
+  private watchHandle: unknown;
+  private pid: number | undefined;
+  private failuresSinceConnected = 0;
+  private everConnected = false;
+  private disposed = false;
+  private _handshakes = 0;
+  private readonly starting = new Set<() => void>();
+
+  constructor(private readonly options: OpenSshTransportOptions) {
+    const h = options.host;
+    this.description = `${h.username !== undefined ? `${h.username}@` : ''}${h.host}${h.port !== undefined ? `:${h.port}` : ''} (OpenSSH)`;
+    this.timers = options.timers ?? realTimers;
+    this.log = options.log ?? noop;
+    this.sshPath = options.sshPath ?? 'ssh';
+    this.env = options.env ?? process.env;
+    this.control = makeControlDir(options.controlParent ?? os.tmpdir());
+    this.mux = {
+      description: this.description,
+      sshPath: this.sshPath,
+      timers: this.timers,
+      muxArgs: muxClientArgs(this.control),
+      children: this.children,
+      runs: this.runs,
+      masterUnreachable: () => this.checkMaster(),
+      logSince: (offset) => readLog(this.control, offset),
+      logSize: () => logSize(this.control),
+    };
+  }
+
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  get handshakes(): number {
+    return this._handshakes;
+  }
+
+  /** The ControlMaster's pid while connected (benchmarks, tests). */
+  get masterPid(): number | undefined {
+    return this.pid;
+  }
+
+  /** Client processes (sessions and streams) alive now. */
+  get openChannels(): number {
+    return this.children.size;
+  }
+
+  onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
+    return this.stateChanged.on(listener);
+  }
+
+  connect(): Promise<void> {
+    if (this.disposed)
+      return Promise.reject(new ConnectionClosedError(`Connection to ${this.description} was disposed`));
+    if (this.pid !== undefined) return Promise.resolve();
+    if (this.attempt) return this.attempt;
+    this.cancelRetry();
+    return this.startAttempt();
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    await this.ready();
+    return execMux(this.mux, command, options);
+  }
+
+  async stream(
+    command: string,
+    onLine: (line: string) => void,
+    onStderr?: (line: string) => void,
+  ): Promise<RemoteProcess> {
+    await this.ready();
+    return streamMux(this.mux, command, onLine, onStderr);
+  }
+
+  openStream = async (host: string, port: number): Promise<NodeJS.ReadWriteStream & Duplex> => {
+    await this.ready();
+    return openMuxStream(this.mux, host, port);
+  };
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.cancelRetry();
+    this.stopWatch();
+    this.starting.forEach((kill) => kill());
+    const runs = [...this.runs];
+    this.runs.clear();
+    const stops = this.pid !== undefined ? runs.map((r) => r.stop('TERM')) : [];
+    const runChildren = new Set(runs.map((r) => r.child));
+    for (const c of this.children) if (!runChildren.has(c)) c.kill('SIGTERM');
+    this.pid = undefined;
+    const endAll = () => {
+      for (const c of this.children) c.kill('SIGTERM');
+      void stopMaster(this.sshPath, this.control).then(() =>
+        fs.rmSync(this.control.dir, { recursive: true, force: true }),
+      );
+    };
+    if (stops.length > 0) {
+      // The process groups started are ended over the master before it goes; at most a second.
+      const grace = setTimeout(endAll, 1000);
+      grace.unref();
+      void Promise.all(stops).then(() => {
+        clearTimeout(grace);
+        endAll();
+      });
+    } else endAll();
+    this.setState({ kind: 'closed' });
+    this.stateChanged.dispose();
+  }
+
+  // ---- connection life ----
+
+  private setState(state: ConnectionState): void {
+    this._state = state;
+    this.stateChanged.fire(state);
+  }
+
+  private cancelRetry(): void {
+    if (this.retryHandle !== undefined) this.timers.clearTimeout(this.retryHandle);
+    this.retryHandle = undefined;
+  }
+
+  private async ready(): Promise<void> {
+    if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
+    if (this.pid !== undefined) return;
+    if (this.everConnected || this._state.kind === 'down') {
+      const s = this._state;
+      const detail =
+        s.kind === 'down'
+          ? `: ${s.error}${s.retryInMs !== undefined ? ` (retrying in ${Math.ceil(s.retryInMs / 1000)} s)` : ''}`
+          : ' (reconnecting)';
+      throw new ConnectionClosedError(`SSH connection to ${this.description} is down${detail}`);
+    }
+    await this.connect();
+  }
+
+  private startAttempt(): Promise<void> {
+    const n = ++this.attempts;
+    this.setState({ kind: 'connecting', attempt: n });
+    if (n === 1 && this.options.chosenBecause)
+      this.log(`${this.description}: the OpenSSH client connects (${this.options.chosenBecause})`);
+    this.log(`Connecting to ${this.description} (attempt ${n})`);
+    const p = this.dial().then(
+      (pid) => {
+        if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
+        this.pid = pid;
+        this._handshakes++;
+        this.everConnected = true;
+        this.failuresSinceConnected = 0;
+        this.watch();
+        this.log(`Connected to ${this.description} (ControlMaster pid ${pid})`);
+        this.setState({ kind: 'connected' });
+      },
+      (err: unknown) => {
+        const te = err instanceof TransportError ? err : new TransportError('other', String(err));
+        this.log(`Connection to ${this.description} failed: ${te.message}`);
+        if (!this.disposed) {
+          if (this.everConnected && !isFatal(te)) this.scheduleRetry(te.message, te.kind);
+          else this.setState({ kind: 'down', error: te.message, errorKind: te.kind });
+        }
+        throw te;
+      },
+    );
+    this.attempt = p.finally(() => {
+      if (this.attempt === tracked) this.attempt = undefined;
+    });
+    const tracked = this.attempt;
+    return tracked;
+  }
+
+  /** Starts the master; an unknown host key is asked about once, then the master is started again. */
+  private async dial(): Promise<number> {
+    if ((this.options.platform ?? process.platform) === 'win32')
+      throw new ConfigError(
+        'kimiService.ssh.client is "openssh", but the OpenSSH of Windows has no ControlMaster, which this transport needs for one login per host; use "ssh2" (docs/ssh.md).',
+      );
+    const config = await readEffectiveConfig(this.options.host, this.sshPath);
+    const known = knownHostsFilesOf(config, this.options.knownHostsFile);
+    if (this.attempts === 1) this.logConfig(config, known.user);
+    for (let round = 0; ; round++) {
+      fs.writeFileSync(this.control.log, '', { mode: 0o600 });
+      // A socket left by a master that was killed would keep the new one from listening.
+      fs.rmSync(this.control.socket, { force: true });
+      const keepalive =
+        Number(first(config, 'serveraliveinterval') ?? '0') > 0
+          ? undefined
+          : Math.round((this.options.keepaliveIntervalMs ?? 5000) / 1000);
+      const connectTimeout = (first(config, 'connecttimeout') ?? 'none') === 'none' ? 15 : undefined;
+      const args = [
+        ...hostArgs(this.options.host),
+        ...masterArgs(this.control, {
+          ...(known.override !== undefined ? { knownHostsOverride: known.override } : {}),
+          ...(keepalive !== undefined ? { keepaliveSeconds: keepalive } : {}),
+          ...(connectTimeout !== undefined ? { connectTimeoutSeconds: connectTimeout } : {}),
+        }),
+        '--',
+        this.options.host.host,
+      ];
+      const { ok } = await startMaster(this.sshPath, args, this.env, (kill) => {
+        this.starting.add(kill);
+        return () => this.starting.delete(kill);
+      });
+      if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
+      const log = readLog(this.control);
+      if (ok) {
+        const pid = await masterPid(this.sshPath, this.control);
+        if (pid !== undefined) return pid;
+        throw new ConnectionClosedError(
+          `The OpenSSH master of ${this.description} logged in but does not answer on its control socket`,
+        );
+      }
+      const unknown = unknownHostKeyRefusal(log);
+      if (unknown && round === 0) {
+        const caLines = (await markerLines(config, [...known.user, ...known.global])).filter((l) =>
+          l.endsWith('(@cert-authority)'),
+        );
+        await handleUnknownHostKey(config, unknown.keyType, known.user[0]!, {
+          decide: (info) => this.options.decideUnknownHostKey(info),
+          log: this.log,
+          caLines,
+        });
+        continue;
+      }
+      throw await this.refusal(config, log);
+    }
+  }
+
+  private async refusal(config: EffectiveConfig, log: string): Promise<TransportError> {
+    const who = `${first(config, 'user') ?? ''}@${first(config, 'hostname') ?? this.options.host.host}:${first(config, 'port') ?? '22'}`;
+    const changed = changedHostKey(log);
+    if (changed) {
+      const known: string[] = [];
+      for (const o of changed.offending) {
+        const e = parseKnownHosts(await readKnownHostsFile(o.file)).find((x) => x.line === o.line);
+        if (e) known.push(fingerprintSha256(e.keyBlob));
+      }
+      const at = changed.offending.map((o) => `${o.file} line ${o.line}`).join(', ');
+      return new HostKeyError(
+        'host-key-changed',
+        `HOST KEY CHANGED for ${changed.name}: the server offered ${changed.offered}, but ${at} records ${known.join(', ')}. ` +
+          'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
+          `remove the old entry (ssh-keygen -R '${changed.name}' -f '${changed.offending[0]?.file ?? ''}') and connect again.`,
+        {
+          host: changed.name,
+          offered: changed.offered,
+          known,
+          file: changed.offending[0]?.file ?? '',
+          lines: changed.offending.map((o) => o.line),
+        },
+      );
+    }
+    const denied = /Permission denied/.test(log);
+    const diagnosis = denied ? await diagnoseRefusal(config, this.env, this.control.dir) : undefined;
+    return classifyOpenSshFailure(log, { who, ...(diagnosis ? { diagnosis } : {}) });
+  }
+
+  private logConfig(config: EffectiveConfig, knownHosts: readonly string[]): void {
+    const name = `${this.options.host.host} (ssh -G: ${first(config, 'user')}@${first(config, 'hostname')}:${first(config, 'port')})`;
+    this.log(
+      `${name}: known hosts from ${knownHosts.join(' ')}; StrictHostKeyChecking yes, BatchMode yes (no prompts: keys that need a passphrase or PIN must be in ssh-agent)`,
+    );
+    for (const k of [
+      'certificatefile',
+      'proxyjump',
+      'proxycommand',
+      'gssapiauthentication',
+      'pkcs11provider',
+      'identityagent',
+    ])
+      for (const v of config.get(k) ?? []) if (v !== 'none' && v !== 'no') this.log(`${name}: ${k} ${v}`);
+  }
+
+  private scheduleRetry(reason: string, errorKind?: TransportErrorKind): void {
+    const delay = backoffDelay(
+      this.failuresSinceConnected++,
+      this.options.backoffInitialMs ?? 1000,
+      this.options.backoffMaxMs ?? 30_000,
+    );
+    this.setState({ kind: 'down', error: reason, retryInMs: delay, ...(errorKind ? { errorKind } : {}) });
+    this.cancelRetry();
+    this.retryHandle = this.timers.setTimeout(() => {
+      this.retryHandle = undefined;
+      if (this.disposed || this.attempt || this.pid !== undefined) return;
+      this.startAttempt().catch(noop);
+    }, delay);
+  }
+
+  private watch(): void {
+    this.stopWatch();
+    const tick = () => {
+      this.watchHandle = undefined;
+      if (this.checkMaster()) this.watchHandle = this.timers.setTimeout(tick, this.options.watchIntervalMs ?? 1000);
+    };
+    this.watchHandle = this.timers.setTimeout(tick, this.options.watchIntervalMs ?? 1000);
+  }
+
+  private stopWatch(): void {
+    if (this.watchHandle !== undefined) this.timers.clearTimeout(this.watchHandle);
+    this.watchHandle = undefined;
+  }
+
+  /** True while the master lives; when it is gone, the connection is marked lost and retried. */
+  private checkMaster(): boolean {
+    const pid = this.pid;
+    if (pid === undefined || this.disposed) return false;
+    if (isAlive(pid)) return true;
+    this.pid = undefined;
+    this.stopWatch();
+    const last = readLog(this.control).trim().split('\n').filter(Boolean).pop();
+    const why = last ?? 'the OpenSSH master exited';
+    this.log(`Connection to ${this.description} lost: ${why}`);
+    this.scheduleRetry(`Connection lost: ${why}`);
+    return false;
+  }
+}

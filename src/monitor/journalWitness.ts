@@ -240,7 +240,7 @@ export class JournalWitness implements Witness {
       this.held = undefined;
       this.from = this.hooks.run().since;
       this.reader = new JournalReader(this.grammar);
-      for (const entry of held) this.onEntry(entry);
+      for (const entry of held) this.onEntry(entry, false);
       return;
     }
     this.stopRestartFollow();
@@ -277,7 +277,8 @@ export class JournalWitness implements Witness {
     this.journal = undefined;
   }
 
-  private onEntry(entry: LogEntry): void {
+  /** `live`: the entry comes now from journalctl (not a replay of what was held before the attach). */
+  private onEntry(entry: LogEntry, live = true): void {
     const { ctx } = this;
     this.retryMs = JOURNAL_RETRY_FIRST_MS;
     const run = this.hooks.run();
@@ -307,7 +308,10 @@ export class JournalWitness implements Witness {
         state.failure === undefined;
       if (event.type === 'systemd' && !known) {
         ctx.lookAtUnit(false);
-        if (event.what === 'stopping') this.hooks.onStopping();
+        // A stop tells on the followed run only when it is seen live while that run is followed,
+        // and logged after its start: what was held before the attach (the attach's own look at the
+        // unit came after it) and an earlier run's late line say nothing of this run.
+        if (event.what === 'stopping' && live && following && ofFollowedRun(entry, run)) this.hooks.onStopping();
       }
       if (
         event.type === 'ready' ||
@@ -322,4 +326,16 @@ export class JournalWitness implements Witness {
       ctx.emit({ kind: 'journal', at: ctx.now(), event, text });
     }
   }
+}
+
+/**
+ * The entry was logged after the followed process's start: on the journal's monotonic clock when
+ * both are known, else by the wall clock; a log that tells neither (no start known) cannot be
+ * told apart and counts as the run's.
+ */
+function ofFollowedRun(entry: LogEntry, run: FollowedRun): boolean {
+  if (run.startMonotonicUs !== undefined && entry.monotonicUs !== undefined)
+    return entry.monotonicUs >= run.startMonotonicUs;
+  if (run.since !== undefined) return entry.at >= run.since;
+  return true;
 }

@@ -13,6 +13,7 @@ import { modelSizeCommand, type ModelSize, type ProcIo } from '../host/procIo';
 import type { Signal } from './loadStateTypes';
 import { witnessSignals } from './witnessProbe';
 import { parsePortOwnerLine, PORT_OWNER_SH, type PortOwner } from '../host/portOwner';
+import { HOST_ADDRESSES_SH, parseHostAddressesLine } from '../host/hostAddresses';
 
 /** The sampler's GPU query: memory, and the utilisation a busy silence shows (a JIT compile's kernels, a spinning collective). */
 const SAMPLER_GPU_QUERY = GPU_QUERY_COMMAND.replace('memory.total', 'memory.total,utilization.gpu');
@@ -77,23 +78,28 @@ export interface SamplerOptions {
   readonly intervalMs: number;
   /** The unit's control group (cgroup v2 io.stat): reads its tree's /proc cannot show. */
   readonly controlGroup?: string | undefined;
-  /** First line `M files bytes`: the *.safetensors there (the 100 % of the bytes witness). */
+  /** A line `M files bytes`: the *.safetensors there (the 100 % of the bytes witness). */
   readonly modelPath?: string | undefined;
   /**
    * Each record says whether a socket listens on this TCP port (` L1`/` L0`, from /proc/net/tcp*),
    * and a line `O ...` before it says who holds that socket each time it is a new one (host/portOwner.ts).
    */
   readonly listenPort?: number | undefined;
+  /** First line `A v4... / v6hex...`: the addresses the host's interfaces carry (host/hostAddresses.ts). */
+  readonly hostAddresses?: boolean;
 }
 
 /**
  * The remote command (sh): the sampler for `mainPid`, one record every `intervalMs`:
  * `S alive processes unreadable read_bytes rchar cgroup_rbytes|- [L0|L1] [Uused,...] [Ttotal,...]`,
  * GPU memory as used MiB per GPU, the totals only when they change (the first record). Asked for
- * the model size, its first line is that, read by the same session instead of a command of its own.
+ * the model size, a line says that, read by the same session instead of a command of its own; asked
+ * for the host's addresses, its first line is those (`A ...`, host/hostAddresses.ts).
  */
 export function samplerCommand(options: SamplerOptions): string {
   const { mainPid, controlGroup, modelPath, listenPort } = options;
+  // The host's own addresses, once: whether an address the server announces is this host's.
+  const addresses = options.hostAddresses ? [HOST_ADDRESSES_SH, 'hostaddrs'] : [];
   if (!Number.isInteger(mainPid) || mainPid <= 0) throw new Error(`Invalid PID: ${mainPid}`);
   if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort > 0 && listenPort < 65536))
     throw new Error(`Invalid port: ${listenPort}`);
@@ -112,6 +118,7 @@ export function samplerCommand(options: SamplerOptions): string {
     `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}; seen=`,
     // Clock ticks per second of /proc/PID/stat's times (one getconf, at the start).
     "hz=$(getconf CLK_TCK 2>/dev/null); case $hz in ''|*[!0-9]*) hz=100;; esac",
+    ...addresses,
     ...modelSize,
     PORT_OWNER_SH,
     TICK,
@@ -139,12 +146,14 @@ export interface SamplerRound {
   readonly signals: readonly Signal[];
   /** Whether MainPID still lived at this round. */
   readonly alive?: boolean;
-  /** The model's size, from the sampler's first line when it was asked for. */
+  /** The model's size, from the sampler's line `M` when it was asked for. */
   readonly modelSize?: ModelSize;
   /** Whether a socket listened on the asked port at this round. */
   readonly listening?: boolean;
   /** Who holds the socket listening on the asked port (a line of its own, when that socket is new). */
   readonly portOwner?: PortOwner;
+  /** The addresses the host's interfaces carry (the sampler's first line, `A`). */
+  readonly hostAddresses?: readonly string[];
 }
 
 /**
@@ -160,6 +169,8 @@ export class SamplerReader {
     // At most 20 digits (sh's 64-bit arithmetic): 400 digits would read as Infinity bytes.
     const size = /^M (\d{1,20}) (\d{1,20})\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
+    const hostAddresses = parseHostAddressesLine(line);
+    if (hostAddresses) return { signals: [], hostAddresses };
     const portOwner = parsePortOwnerLine(line);
     if (portOwner) return { signals: [], portOwner };
     const m =

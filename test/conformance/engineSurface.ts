@@ -32,7 +32,7 @@ import type { Engine } from '../../src/engine/engine';
 import type { HttpResult } from '../../src/engine/serverHttp';
 import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
 
-/** What the watcher's HTTP witness makes of a /health answer (src/monitor/httpProbe.ts). */
+/** What the watcher's HTTP witness makes of a /health answer (src/monitor/httpWitness.ts). */
 export function healthVerdict(result: HttpResult): HttpVerdict {
   if (result.kind === 'refused') return 'refused';
   if (result.kind !== 'http') return 'error';

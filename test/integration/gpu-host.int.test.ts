@@ -3,7 +3,7 @@
  *   npx mocha --require tsx/cjs test/integration/gpu-host.int.test.ts
  */
 import * as assert from 'assert';
-import { spawn, type ChildProcess } from 'child_process';
+import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as http from 'http';
 import * as os from 'os';
@@ -893,6 +893,56 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     const down = await show();
     assert.deepStrictEqual([down.ActiveState, down.SubState, down.MainPID, down.Job], ['inactive', 'dead', '0', '']);
     await host.setStopDelay(0);
+  });
+
+  it("a restart's start shows activating (start) with no MainPID until its main process exists, never inactive", async () => {
+    const host = h();
+    await host.setStopDelay(0);
+    await host.writeUnit(host.defaultUnitText);
+    assert.strictEqual((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
+    const first = await show();
+    assert.strictEqual(first.ActiveState, 'active');
+    const runtimeFile = path.join(host.stateDir, 'units', `${host.unit}.json`);
+    const runtime = () => JSON.parse(fs.readFileSync(runtimeFile, 'utf8')) as { supervisorPid?: number };
+    const oldSupervisor = runtime().supervisorPid;
+    assert.ok(oldSupervisor, 'the running unit has its supervisor');
+    // The unit's EnvironmentFile= is a FIFO: the new run's supervisor (PID 1's side of the start)
+    // waits on it after it took the unit over and before it forks the main process, until written.
+    const gate = path.join(host.fixtureDir, 'start-gate.env');
+    assert.strictEqual(spawnSync('mkfifo', [gate]).status, 0, 'mkfifo');
+    try {
+      await host.writeUnit(
+        host.defaultUnitText.replace(/^TimeoutStopSec=.*$/m, (line) => `${line}\nEnvironmentFile=${gate}`),
+      );
+      assert.strictEqual((await host.ssh(`systemctl restart --no-block ${host.unit}`)).code, 0);
+      await waitFor('the new run taken over by its supervisor', async () => {
+        const pid = runtime().supervisorPid;
+        return pid !== undefined && pid !== 0 && pid !== oldSupervisor;
+      });
+      const between = await show();
+      assert.deepStrictEqual(
+        [between.ActiveState, between.SubState, between.MainPID, between.InvocationID],
+        ['activating', 'start', '0', first.InvocationID],
+        'systemd never shows a restart as inactive between its stop and its new main process',
+      );
+      await fs.promises.writeFile(gate, 'START_GATE=open\n');
+      const next = await waitFor('the new main process', async () => {
+        const p = await show();
+        return p.ActiveState === 'active' && p.MainPID !== first.MainPID ? p : undefined;
+      });
+      assert.notStrictEqual(next.InvocationID, first.InvocationID);
+    } finally {
+      // A supervisor still waiting on the gate is let go (no reader: nothing waits for one).
+      try {
+        const fd = fs.openSync(gate, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+        fs.writeSync(fd, 'START_GATE=open\n');
+        fs.closeSync(fd);
+      } catch {
+        /* no reader */
+      }
+      await host.writeUnit(host.defaultUnitText);
+      fs.rmSync(gate, { force: true });
+    }
   });
 
   it('--api-key in ExecStart: 401 {"error":"Unauthorized"} without the Bearer key, 200 with it, /health open', async () => {

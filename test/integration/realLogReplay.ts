@@ -28,7 +28,7 @@ import { failureCause, failureMessage } from '../../src/present/messages';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { causeFirst, server } from '../util/realLogJudge';
 import { sleep, waitFor } from '../util/waitFor';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, sessionForHost, type TestSession, type TestSessionOptions } from './simHost';
 
 export interface Header {
   readonly id: string;
@@ -109,6 +109,17 @@ async function journaledAt(host: GpuHost, line: string): Promise<number | undefi
   return hit && Math.floor(hit.t / 1000);
 }
 
+/** Journal time (ms) of systemd's line of the current run's main process exit. */
+async function exitedAt(host: GpuHost): Promise<number | undefined> {
+  const entries = await host.journalEntries();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.pid === 1 && e.msg.startsWith(`Started ${host.unit}`)) return undefined;
+    if (e.pid === 1 && /Main process exited/.test(e.msg)) return e.t / 1000;
+  }
+  return undefined;
+}
+
 export interface StateSeen {
   readonly at: number;
   readonly verdict: Verdict;
@@ -125,6 +136,8 @@ export interface ReplayJudgement {
   readonly falseStalls: readonly string[];
   /** The failure's summary and lines as shown, or the verdicts gone through. */
   readonly shown: string;
+  /** A failed log: from systemd's journal line of the process's exit to `failed` shown (ms). */
+  readonly failedAfterExitMs?: number;
   readonly ms: number;
 }
 
@@ -161,19 +174,26 @@ export class ReplayHosts {
     this.hosts.clear();
   }
 
-  /** Replays `h` on its engine's host (restarting the unit) and judges what the user saw. */
-  async judge(h: Header): Promise<ReplayJudgement> {
+  /**
+   * Replays `h` on its engine's host (restarting the unit) and judges what the user saw; `replay`
+   * adds keys of sim.json's replay (docs/replay.md), `session` options of the session, `watch`
+   * options of the watch.
+   */
+  async judge(
+    h: Header,
+    extra: { replay?: Record<string, unknown>; session?: TestSessionOptions; watch?: Partial<WatchOptions> } = {},
+  ): Promise<ReplayJudgement> {
     const started = Date.now();
     const host = this.hosts.get(h.engine);
     if (!host) throw new Error(`no ${h.engine} host started`);
     this.test?.dispose();
     this.test = undefined;
-    await host.configureSimulator({ replay: { log: h.id, ...TIMING } });
-    const test = await sessionForHost(host);
+    await host.configureSimulator({ replay: { log: h.id, ...TIMING, ...extra.replay } });
+    const test = await sessionForHost(host, extra.session);
     this.test = test;
     const states: StateSeen[] = [];
     const verdicts: Verdict[] = [];
-    const options: WatchOptions = { ...FAST_WATCH, stallMs: STALL_MS };
+    const options: WatchOptions = { ...FAST_WATCH, stallMs: STALL_MS, ...extra.watch };
     const end = test.session.watch('restart', options, {
       onState: (s: LoadState) => {
         states.push({ at: Date.now(), verdict: s.verdict, signal: s.lastSignal?.text });
@@ -218,6 +238,7 @@ export class ReplayHosts {
       return { header: h, verdict, cause, falseStalls: [], shown, ms: Date.now() - started };
     }
     let outcome: WatchOutcome;
+    let failedAfterExitMs: number | undefined;
     try {
       outcome = await settled(h, host, test, end);
     } catch (e) {
@@ -248,6 +269,9 @@ export class ReplayHosts {
       shown = verdicts.join(' -> ');
     } else {
       if (verdicts.includes('ready')) verdict.push(`ready on the way: ${verdicts.join(' -> ')}`);
+      const exit = await exitedAt(host);
+      const failedSeen = states.find((s) => s.verdict === 'failed')?.at;
+      if (exit !== undefined && failedSeen !== undefined) failedAfterExitMs = failedSeen - exit;
       const failure = outcome.state.failure;
       if (!failure) cause.push('no failure shown');
       else {
@@ -270,7 +294,15 @@ export class ReplayHosts {
         }
       }
     }
-    return { header: h, verdict, cause, falseStalls: await falseStalls(), shown, ms: Date.now() - started };
+    return {
+      header: h,
+      verdict,
+      cause,
+      falseStalls: await falseStalls(),
+      shown,
+      ms: Date.now() - started,
+      ...(failedAfterExitMs !== undefined ? { failedAfterExitMs } : {}),
+    };
   }
 }
 

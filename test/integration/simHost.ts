@@ -11,10 +11,10 @@ import type { MementoLike } from '../../src/monitor/history';
 import type { ServerSession } from '../../src/monitor/session';
 import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watchTypes';
+import type { Transport } from '../../src/transport/transport';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
 import type { GpuHost } from '../gpu-host/harness';
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
-import type { Transport } from '../../src/transport/transport';
 
 export interface TestSession {
   readonly session: ServerSession;
@@ -43,6 +43,8 @@ export interface TestSessionOptions {
   login?: SessionUi['login'];
   http?: ServerHttpOptions;
   name?: string;
+  /** Wraps the session's transport (to watch what it is asked). */
+  wrap?: (transport: Transport) => Transport;
 }
 
 /** The `kimiService.servers` entry for a simulated host. */
@@ -101,6 +103,7 @@ export async function sessionForHost(host: GpuHost, opts: TestSessionOptions = {
     ui,
     (level, message) => logLines.push(`${new Date().toISOString()} ${level}: ${message}`),
     opts.http,
+    opts.wrap,
   );
   return {
     session,

@@ -335,5 +335,8 @@ process.on('SIGTERM', () => {
 process.on('SIGHUP', () => {});
 process.on('SIGINT', () => {});
 
-set({ supervisorPid: process.pid, NRestarts: 0 });
+// The unit is this supervisor's from here on (it counts as alive), and its main process is not
+// forked yet: systemd shows such a start as activating (start) with no MainPID, never as the
+// previous run's inactive/failed (a restart followed across its start would read it as stopped).
+set({ supervisorPid: process.pid, NRestarts: 0, ActiveState: 'activating', SubState: 'start', MainPID: 0 });
 runOnce();

@@ -2,16 +2,50 @@
 import { judgeCompletion, judgeHealth } from '../engine/httpAnswers';
 import { wantsCompletionProbe } from './loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
-import { SamplerFollow } from './samplerFollow';
+import type { Witness, WitnessContext } from './witness';
 
-export abstract class HttpProbe extends SamplerFollow {
+/** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
+export interface PortView {
+  /** The sampler saw, this round or the last, that nothing listens on the port. */
+  seenClosed(): boolean;
+  /** The sampler watches the port but has not said yet who listens there. */
+  ownerPending(): boolean;
+  /** The time of the sampler's last look at the port. */
+  sampledAt(): number | undefined;
+  /** /health answered while the port looked closed (another network namespace): the port witness is not trusted any more. */
+  distrust(): void;
+}
+
+export class HttpWitness implements Witness {
   /** The sampler round (its time) before which /health answered although the port looked closed. */
   private answeredWhileClosedAt: number | undefined;
+  private healthSkipped = 0;
+  private lastHealthAt = 0;
+  private modelName: string | undefined;
 
-  protected async probeHttp(): Promise<void> {
-    const state = this.current;
+  constructor(
+    private readonly ctx: WitnessContext,
+    private readonly port: PortView,
+  ) {}
+
+  /** The load ended and the watch goes on: /health at the steady pace from now. */
+  enterSteady(): void {
+    this.lastHealthAt = this.ctx.now();
+  }
+
+  /** A new run of the server: its model is asked again. */
+  newRun(): void {
+    this.modelName = undefined;
+  }
+
+  stop(): void {}
+
+  async probe(): Promise<void> {
+    const { ctx } = this;
+    const { deps } = ctx;
+    const state = ctx.state();
     if (state.failure) return;
-    if (this.deps.options.servesHttp === false) {
+    if (deps.options.servesHttp === false) {
       const graphs = state.cudaGraphBatches;
       if (
         state.readyAt === undefined &&
@@ -20,28 +54,31 @@ export abstract class HttpProbe extends SamplerFollow {
         graphs &&
         graphs.done >= graphs.total
       ) {
-        this.apply({
+        ctx.emit({
           kind: 'completion',
-          at: this.now(),
+          at: ctx.now(),
           ok: true,
           detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)',
         });
       }
       return;
     }
-    if (this.mode === 'steady') {
-      const steady = this.deps.options.steadyIntervalMs ?? 0;
-      if (this.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
-    } else if ((this.portSeenClosed() || this.portOwnerPending()) && this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1) {
+    if (ctx.mode() === 'steady') {
+      const steady = deps.options.steadyIntervalMs ?? 0;
+      if (ctx.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
+    } else if (
+      (this.port.seenClosed() || this.port.ownerPending()) &&
+      this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1
+    ) {
       this.healthSkipped++;
       return;
     }
     this.healthSkipped = 0;
-    const closedBefore = this.portSeenClosed();
-    const sampledBefore = this.port?.at;
-    this.lastHealthAt = this.now();
-    const health = await this.deps.http.health();
-    const at = this.now();
+    const closedBefore = this.port.seenClosed();
+    const sampledBefore = this.port.sampledAt();
+    this.lastHealthAt = ctx.now();
+    const health = await deps.http.health();
+    const at = ctx.now();
     if (closedBefore && health.kind === 'http') {
       // Twice, with a sampler round between: a socket opened between two rounds (a stand-in's
       // too) is named by the next round before its answers count.
@@ -50,44 +87,46 @@ export abstract class HttpProbe extends SamplerFollow {
         this.healthSkipped = HEALTH_BACKSTOP_ROUNDS - 1;
         return;
       }
-      this.portWitnessTrusted = false;
-      this.deps.log(
+      this.port.distrust();
+      deps.log(
         'info',
         `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`,
       );
     }
     if (health.kind === 'refused')
-      this.apply({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
+      ctx.emit({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
     else if (health.kind === 'http') {
       const judged = judgeHealth(health.status);
       const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
-      this.apply({ kind: 'http', at, result, detail: `/health ${health.status}` });
+      ctx.emit({ kind: 'http', at, result, detail: `/health ${health.status}` });
     } else
-      this.apply({
+      ctx.emit({
         kind: 'http',
         at,
         result: 'error',
         detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim(),
       });
     // A failing /health after ready: look at the process too (dead, or alive but unhealthy).
-    if (this.mode === 'steady' && this.current.healthFailures > 0) this.unitProbeDue = true;
+    if (ctx.mode() === 'steady' && ctx.state().healthFailures > 0) ctx.lookAtUnit(false);
 
-    if (wantsCompletionProbe(this.current)) await this.probeCompletion();
+    if (wantsCompletionProbe(ctx.state())) await this.probeCompletion();
   }
 
-  protected async probeCompletion(): Promise<void> {
+  private async probeCompletion(): Promise<void> {
+    const { ctx } = this;
+    const { http } = ctx.deps;
     if (!this.modelName) {
-      const models = await this.deps.http.models();
+      const models = await http.models();
       if (!models.ok) {
-        this.apply({ kind: 'completion', at: this.now(), ok: false, detail: `/v1/models: ${models.reason}` });
+        ctx.emit({ kind: 'completion', at: ctx.now(), ok: false, detail: `/v1/models: ${models.reason}` });
         return;
       }
       this.modelName = models.ids[0];
     }
-    const response = await this.deps.http.completion(this.modelName ?? 'default', COMPLETION_PROMPT, 1);
-    const at = this.now();
+    const response = await http.completion(this.modelName ?? 'default', COMPLETION_PROMPT, 1);
+    const at = ctx.now();
     if (response.kind !== 'http') {
-      this.apply({
+      ctx.emit({
         kind: 'completion',
         at,
         ok: false,
@@ -102,7 +141,7 @@ export abstract class HttpProbe extends SamplerFollow {
       response.truncated,
       response.apiKeySent === true,
     );
-    this.apply({
+    ctx.emit({
       kind: 'completion',
       at,
       ok: judged.ok,

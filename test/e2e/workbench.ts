@@ -618,16 +618,23 @@ export async function cropScreenshot(
   return clip;
 }
 
-/** Drags the side bar's edge `byPx` to the right (its rows' descriptions are cut at the default width). */
+/** Drags the side bar's edge (its sash) `byPx` to the right: its rows' descriptions are cut at the default width. */
 export async function widenSideBar(page: Page, byPx: number): Promise<void> {
-  const box = await page.locator('.part.sidebar').boundingBox();
-  if (!box) throw new Error('no side bar on screen');
-  const x = box.x + box.width;
-  const y = box.y + box.height / 2;
-  await page.mouse.move(x - 1, y);
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  if (!bar) throw new Error('no side bar on screen');
+  const edge = bar.x + bar.width;
+  const sashes = await page.locator('.monaco-sash.vertical').evaluateAll((els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.x + r.width / 2, y: r.y + r.height / 2, height: r.height };
+    }),
+  );
+  const sash = sashes.filter((b) => b.height > 100).sort((a, b) => Math.abs(a.x - edge) - Math.abs(b.x - edge))[0];
+  if (!sash || Math.abs(sash.x - edge) > 8) throw new Error(`no sash at the side bar's edge (x ${edge})`);
+  await page.mouse.move(sash.x, sash.y);
+  await page.waitForTimeout(300);
   await page.mouse.down();
-  await page.mouse.move(x + byPx / 2, y, { steps: 5 });
-  await page.mouse.move(x + byPx, y, { steps: 5 });
+  for (let i = 1; i <= 10; i++) await page.mouse.move(sash.x + (byPx * i) / 10, sash.y);
   await page.mouse.up();
   await page.mouse.move(700, 300);
 }

@@ -4,9 +4,9 @@
 // again it restores its content; after ready, the parser verification result shows.
 // Screenshots: the dashboard mid-load and after ready (dark theme, the default).
 import assert from 'node:assert/strict';
-import type { Frame, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { isRestartConfirm, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
-import { clickDialogButton, runCommand, screenshot, waitForDialog, waitForStatus } from './workbench';
+import { clickDialogButton, dashboardFrame, runCommand, screenshot, waitForDialog, waitForStatus } from './workbench';
 
 after(printResultsDir);
 
@@ -23,28 +23,6 @@ interface DashboardView {
   breakdown: { line: string; rows: string[]; bars: number } | null;
   /** Per chart: canvas size and how many pixels are drawn (alpha > 0). */
   charts: { id: string; width: number; height: number; drawn: number }[];
-}
-
-/** The dashboard page: the frame (any depth) whose document has the dashboard's #timeline. */
-async function dashboardFrame(page: Page, timeoutMs = 30_000): Promise<Frame> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    for (const f of page.frames()) {
-      if (f === page.mainFrame()) continue;
-      const ok = await f
-        .evaluate(() => !!document.getElementById('timeline') && !!document.getElementById('figures'))
-        .catch(() => false);
-      if (ok) return f;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `no dashboard webview among ${page.frames().length} frames: ${page
-          .frames()
-          .map((f) => f.url())
-          .join(', ')}`,
-      );
-    await page.waitForTimeout(200);
-  }
 }
 
 // A string, not a function: tsx/esbuild would wrap inner functions in a `__name` helper the page lacks.

@@ -80,6 +80,8 @@ export interface ScenarioOptions {
   restrictedMode?: boolean;
   /** The opened folder's .vscode/settings.json (default: none), e.g. a repository's own settings. */
   workspaceSettings?: (host: GpuHost) => Record<string, unknown>;
+  /** The browser's device pixels per CSS pixel (default 1); 2 for sharp pictures. */
+  deviceScaleFactor?: number;
 }
 
 export interface Scenario {
@@ -163,7 +165,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
       // not with another scenario's or this machine's own windows.
       env: { SSH_AUTH_SOCK: undefined, KIMI_SERVICE_BROKER_DIR: join(tmp, 'broker'), ...opts.env?.(host, tmp) },
     });
-    wb = await openWorkbench(cs.url);
+    wb = await openWorkbench(cs.url, { deviceScaleFactor: opts.deviceScaleFactor });
     return { host, cs, wb, page: wb.page, knownHostsFile, tmp, stop };
   } catch (e) {
     await stop();

@@ -4,7 +4,7 @@
 // word; the status bar counts the other server that is not ready.
 import assert from 'node:assert/strict';
 import { printResultsDir, unitWithParsers, useScenario } from './scenario';
-import { runCommand, screenshot, statusTooltip, waitForNotification, waitForStatus } from './workbench';
+import { runCommand, screenshot, statusTooltip, waitForNotification, waitForRows, waitForStatus } from './workbench';
 import { serverEntry } from '../integration/simHost';
 import type { Page } from 'playwright-core';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,31 +24,6 @@ async function answerQuickInput(page: Page, title: RegExp, text: string): Promis
   await input.fill(text);
   await page.waitForTimeout(300);
   await input.press('Enter');
-}
-
-/** The rows of the Kimi Servers tree as the user reads them (label and description). */
-async function serverRows(page: Page): Promise<string[]> {
-  return page.locator('.part.sidebar .monaco-list-row').evaluateAll((els) =>
-    els
-      .map((el) =>
-        ['.label-name', '.label-description']
-          .map((selector) => (el.querySelector<HTMLElement>(selector)?.innerText ?? '').replace(/\s+/g, ' ').trim())
-          .filter(Boolean)
-          .join(' '),
-      )
-      .filter(Boolean),
-  );
-}
-
-async function waitForRows(page: Page, wanted: (rows: string[]) => boolean, timeoutMs: number): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  let rows: string[] = [];
-  while (Date.now() < deadline) {
-    rows = await serverRows(page);
-    if (wanted(rows)) return rows;
-    await page.waitForTimeout(250);
-  }
-  throw new Error(`servers view rows never matched; last: ${JSON.stringify(rows)}`);
 }
 
 /**

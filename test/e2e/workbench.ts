@@ -2,7 +2,7 @@
 // the status bar, notification toasts and their buttons, modal dialogs, the Output panel.
 // Selectors are those of VS Code 1.139 (code-server 4.139.1); they held from 1.100 on, except that
 // a closing quick input is `inert` while it fades out (openPalette waits for it to go).
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Frame, type Locator, type Page } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +60,7 @@ export interface Workbench {
 
 export async function openWorkbench(
   url: string,
-  opts: { headless?: boolean; timeoutMs?: number } = {},
+  opts: { headless?: boolean; timeoutMs?: number; deviceScaleFactor?: number } = {},
 ): Promise<Workbench> {
   const profile = mkdtempSync(join(tmpdir(), 'kimi-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -68,6 +68,7 @@ export async function openWorkbench(
     headless: opts.headless ?? true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1440, height: 900 },
+    deviceScaleFactor: opts.deviceScaleFactor ?? 1,
     // Chromium writes "Crash Reports" under $XDG_CONFIG_HOME/chromium even with a
     // user-data-dir: keep that inside the throwaway profile too.
     env: {
@@ -425,7 +426,7 @@ export async function waitForNotification(
 }
 
 /** A toast whose message matches `re` (opening the notification center if it was hidden). */
-async function notificationItem(page: Page, re: RegExp): Promise<Locator> {
+export async function notificationItem(page: Page, re: RegExp): Promise<Locator> {
   const toast = page
     .locator('.notifications-toasts .notification-list-item')
     .filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
@@ -437,6 +438,17 @@ async function notificationItem(page: Page, re: RegExp): Promise<Locator> {
     .filter({ has: page.locator('.notification-list-item-message', { hasText: re }) });
   await inCenter.first().waitFor({ state: 'visible', timeout: 5000 });
   return inCenter.first();
+}
+
+/**
+ * Shows the whole message of a notification (a long one is cut to one line until expanded);
+ * nothing when it has nothing more to show.
+ */
+export async function expandNotification(item: Locator): Promise<void> {
+  if (/\bexpanded\b/.test((await item.getAttribute('class')) ?? '')) return;
+  await item.hover();
+  const toggle = item.locator('.codicon-notifications-expand').first();
+  if (await toggle.isVisible()) await toggle.click();
 }
 
 /** Clicks a button (e.g. "Show log") of the notification whose text matches `re`. */
@@ -570,6 +582,117 @@ export async function screenshot(page: Page, name: string, opts: { settleMs?: nu
   return file;
 }
 
+export interface CropOptions {
+  /** CSS pixels of the page kept around the parts (default 8). */
+  margin?: number;
+  /** Wait this long first: hovers, toasts and dialogs fade in over ~0.3 s (default 400). */
+  settleMs?: number;
+}
+
+/**
+ * Saves, at `file`, only the part of the window that holds every locator of `parts` (their
+ * bounding boxes' union, a margin around it, within the viewport); locators inside webview
+ * frames count too, as their boxes are in the page's coordinates. Returns the clip.
+ */
+export async function cropScreenshot(
+  page: Page,
+  parts: Locator[],
+  file: string,
+  opts: CropOptions = {},
+): Promise<{ x: number; y: number; width: number; height: number }> {
+  await page.waitForTimeout(opts.settleMs ?? 400);
+  const boxes = [];
+  for (const part of parts) {
+    const box = await part.boundingBox();
+    if (!box) throw new Error(`nothing to crop: ${part} is not on screen`);
+    boxes.push(box);
+  }
+  const margin = opts.margin ?? 8;
+  const view = page.viewportSize() ?? { width: 1440, height: 900 };
+  const left = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.x)) - margin));
+  const top = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.y)) - margin));
+  const right = Math.min(view.width, Math.ceil(Math.max(...boxes.map((b) => b.x + b.width)) + margin));
+  const bottom = Math.min(view.height, Math.ceil(Math.max(...boxes.map((b) => b.y + b.height)) + margin));
+  const clip = { x: left, y: top, width: right - left, height: bottom - top };
+  await page.screenshot({ path: file, clip });
+  return clip;
+}
+
+/** Drags the side bar's edge (its sash) `byPx` to the right: its rows' descriptions are cut at the default width. */
+export async function widenSideBar(page: Page, byPx: number): Promise<void> {
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  if (!bar) throw new Error('no side bar on screen');
+  const edge = bar.x + bar.width;
+  const sashes = await page.locator('.monaco-sash.vertical').evaluateAll((els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.x + r.width / 2, y: r.y + r.height / 2, height: r.height };
+    }),
+  );
+  const sash = sashes.filter((b) => b.height > 100).sort((a, b) => Math.abs(a.x - edge) - Math.abs(b.x - edge))[0];
+  if (!sash || Math.abs(sash.x - edge) > 8) throw new Error(`no sash at the side bar's edge (x ${edge})`);
+  await page.mouse.move(sash.x, sash.y);
+  await page.waitForTimeout(300);
+  await page.mouse.down();
+  for (let i = 1; i <= 10; i++) await page.mouse.move(sash.x + (byPx * i) / 10, sash.y);
+  await page.mouse.up();
+  await page.mouse.move(700, 300);
+}
+
+// ---------------------------------------------------------------------------------------
+// Views of the extension: the servers view, the dashboard
+
+/** The rows of the Kimi Servers tree as the user reads them (label and description). */
+export async function serverRows(page: Page): Promise<string[]> {
+  return page.locator('.part.sidebar .monaco-list-row').evaluateAll((els) =>
+    els
+      .map((el) =>
+        ['.label-name', '.label-description']
+          .map((selector) => (el.querySelector<HTMLElement>(selector)?.innerText ?? '').replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+          .join(' '),
+      )
+      .filter(Boolean),
+  );
+}
+
+export async function waitForRows(
+  page: Page,
+  wanted: (rows: string[]) => boolean,
+  timeoutMs: number,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let rows: string[] = [];
+  while (Date.now() < deadline) {
+    rows = await serverRows(page);
+    if (wanted(rows)) return rows;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`servers view rows never matched; last: ${JSON.stringify(rows)}`);
+}
+
+/** The dashboard page: the frame (any depth) whose document has the dashboard's #timeline. */
+export async function dashboardFrame(page: Page, timeoutMs = 30_000): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const f of page.frames()) {
+      if (f === page.mainFrame()) continue;
+      const ok = await f
+        .evaluate(() => !!document.getElementById('timeline') && !!document.getElementById('figures'))
+        .catch(() => false);
+      if (ok) return f;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `no dashboard webview among ${page.frames().length} frames: ${page
+          .frames()
+          .map((f) => f.url())
+          .join(', ')}`,
+      );
+    await page.waitForTimeout(200);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // The item's look and the dialogs seen (the status bar tells the truth)
 
@@ -593,12 +716,17 @@ export async function statusItemClasses(page: Page): Promise<string> {
   });
 }
 
+/** The hover box on screen whose text matches `re` (the status item's tooltip once hovered). */
+export function statusHover(page: Page, re: RegExp = /\S/): Locator {
+  return page.locator('.monaco-hover, .workbench-hover').filter({ hasText: re }).last();
+}
+
 /**
  * Hovers the item and returns its tooltip text, leaving the hover on screen (for a
  * screenshot); move the mouse away afterwards (`page.mouse.move`).
  */
 export async function hoverStatusTooltip(page: Page, re: RegExp = /\S/): Promise<string> {
-  const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: re }).last();
+  const hover = statusHover(page, re);
   for (let attempt = 0; attempt < 3; attempt++) {
     await page.mouse.move(700, 300);
     await statusItem(page).hover();

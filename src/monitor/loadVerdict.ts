@@ -1,5 +1,6 @@
 /** Questions asked of a load state: its verdict, and whether it is attached, finished or wants its completion probe. Pure. */
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Verdict } from './loadStateTypes';
+import type { ServiceStatus } from '../target/targetTypes';
 import { hasRunningProcess } from './unitFailure';
 
 export function verdictOf(state: LoadState): Verdict {
@@ -12,19 +13,18 @@ export function verdictOf(state: LoadState): Verdict {
   if (state.restartRequestedAt !== undefined && state.mainPid === undefined) {
     if (state.unit?.activeState === 'deactivating') return 'stopping';
     // Our restart always starts a new process; a stop by someone else may not.
-    if (
-      state.restartedBy === 'someone else' &&
-      state.unit &&
-      !hasRunningProcess(state.unit) &&
-      state.unit.activeState !== 'activating'
-    )
-      return 'stopped';
+    if (state.restartedBy === 'someone else' && state.unit && isDown(state.unit)) return 'stopped';
     return 'restarting';
   }
-  if (state.unit && !hasRunningProcess(state.unit) && state.unit.activeState !== 'activating') return 'stopped';
+  if (state.unit && isDown(state.unit)) return 'stopped';
   if (state.stalled) return 'stalled';
   if (state.phase === 'warming up') return 'warming up';
   return 'loading';
+}
+
+/** No process, none starting, and no job of the manager's that will start one (a restart between its stop and its start). */
+function isDown(unit: ServiceStatus): boolean {
+  return !hasRunningProcess(unit) && unit.activeState !== 'activating' && unit.jobPending !== true;
 }
 
 /** True once the load is tied to one process of the unit (after `attached`). */

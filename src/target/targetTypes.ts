@@ -42,6 +42,11 @@ export interface ServiceStatus {
   readonly manager?: ServiceManager;
   /** The process ended because someone stopped it (`docker stop` or `kill`: Docker's events), not on its own. */
   readonly stopRequested?: boolean;
+  /**
+   * The manager has a job running or queued on the service (systemd's `Job`): between the stop
+   * and the start of a restart the unit is inactive with no process, and about to start.
+   */
+  readonly jobPending?: boolean;
   /** The manager's name in messages when it is not systemd or Docker (a batch scheduler). */
   readonly managerName?: string;
   /** The manager's own words for how the run ended (a time limit, a preemption): said instead of an exit status. */

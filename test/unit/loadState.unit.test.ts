@@ -190,3 +190,31 @@ describe('load state reducer', () => {
     assert.equal(formatDuration(3_780_000), '1h 3m');
   });
 });
+
+describe('a restart by someone else, between its stop and its start', () => {
+  // systemd turns a restart job into a start job once the stop is done: for that moment the unit
+  // is inactive/dead with no process, and its Job is still set.
+  const between = (jobPending: boolean) =>
+    foldSignals([
+      { kind: 'restartRequested', at: 1, external: true },
+      {
+        kind: 'unit',
+        at: 2,
+        unit: runningUnit({
+          activeState: 'inactive',
+          subState: 'dead',
+          mainPid: 0,
+          result: 'success',
+          ...(jobPending ? { jobPending } : {}),
+        }),
+      },
+    ]);
+
+  it('with the restart job still pending: restarting, not stopped', () => {
+    assert.equal(between(true).verdict, 'restarting');
+  });
+
+  it('with no job: the unit was stopped', () => {
+    assert.equal(between(false).verdict, 'stopped');
+  });
+});

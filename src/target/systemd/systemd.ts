@@ -22,6 +22,7 @@ export const UNIT_PROPERTIES = [
   'ActiveEnterTimestamp',
   'InvocationID',
   'ControlGroup',
+  'Job',
 ] as const;
 
 /**
@@ -114,6 +115,7 @@ export function toServiceStatus(props: Record<string, string>): ServiceStatus {
   const controlGroup = optional(props['ControlGroup']);
   const execMainPid = int(props['ExecMainPID'], 0);
   const startedMonotonicUs = int(props['ExecMainStartTimestampMonotonic'], 0);
+  const job = optional(props['Job']);
   return {
     loadState: (props['LoadState'] ?? '').trim(),
     activeState: (props['ActiveState'] ?? '').trim(),
@@ -136,6 +138,7 @@ export function toServiceStatus(props: Record<string, string>): ServiceStatus {
     ...(activeEntered !== undefined ? { activeEnteredAt: activeEntered } : {}),
     ...(execMainPid > 0 ? { execMainPid } : {}),
     ...(startedMonotonicUs > 0 ? { execMainStartedMonotonicUs: startedMonotonicUs } : {}),
+    ...(job !== undefined ? { jobPending: true } : {}),
   };
 }
 

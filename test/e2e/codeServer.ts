@@ -182,8 +182,6 @@ export interface CodeServerOptions {
    * test suite given in its `payload` query.
    */
   smokeTestDriver?: boolean;
-  /** The display language (`--locale`, e.g. zh-cn): the extension's package.nls.LOCALE.json is read. */
-  locale?: string;
 }
 
 export interface CodeServer {
@@ -330,7 +328,6 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         '--disable-update-check',
         ...(opts.restrictedMode ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
-        ...(opts.locale ? ['--locale', opts.locale] : []),
         '--user-data-dir',
         userDataDir,
         '--extensions-dir',

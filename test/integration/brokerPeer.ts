@@ -1,5 +1,5 @@
 /**
- * One process of the broker's integration test: a SharedFleet (the core, as a window's extension
+ * One process of the broker's integration test: a BrokeredFleet (the core, as a window's extension
  * host runs it) over the settings file in argv[2], sharing through the broker folder in argv[3].
  * Acts as a window's front would for its active server: watched from its first command on, its
  * parsers verified after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { SharedFleet } from '../../src/broker/sharedFleet';
+import { BrokeredFleet } from '../../src/broker/brokeredFleet';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerSession } from '../../src/monitor/session';
 import { errorText } from '../../src/util/errors';
@@ -20,7 +20,7 @@ const parsed = parseSettings(JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8'
 if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
 const settings = parsed.settings;
 const server = settings.servers[0]!;
-const fleet = new SharedFleet(
+const fleet = new BrokeredFleet(
   {
     ui: { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined },
     log: (level, message) => {

@@ -1,4 +1,4 @@
-// A fleet shown through another (the broker's shared fleet) runs its composite verbs against the
+// A fleet shown through another (the broker's BrokeredFleet) runs its composite verbs against the
 // face it is given: what they read and call is what the fronts see, not the fleet's own state.
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';

@@ -25,10 +25,10 @@ describe('lint layering rules', function () {
 
   it('fleet reaches nothing of the broker: the broker implements the verbs, the fleet never asks it', async () => {
     for (const [file, from] of [
-      ['src/fleet/probe.ts', '../broker/sharedFleet'],
+      ['src/fleet/probe.ts', '../broker/brokeredFleet'],
       ['src/fleet/restart/probe.ts', '../../broker/client'],
     ]) {
-      const hits = await ruleHits(file, `import { SharedFleet } from '${from}';\nexport const s = SharedFleet;\n`);
+      const hits = await ruleHits(file, `import { BrokeredFleet } from '${from}';\nexport const s = BrokeredFleet;\n`);
       assert.equal(hits.length, 1, `${file}: ${hits.join('\n')}`);
       assert.match(hits[0], /^import-x\/no-restricted-paths: .*Layering: fleet may import only the layers below it/);
     }

@@ -7,7 +7,7 @@
  */
 import type * as vscode from 'vscode';
 import { activeProfile, type ServerProfile } from '../../config/config';
-import { SharedFleet } from '../../broker/sharedFleet';
+import { BrokeredFleet } from '../../broker/brokeredFleet';
 import type { FleetSession } from '../../fleet/fleet';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { NoticeGate } from '../../fleet/words/notices';
@@ -63,7 +63,7 @@ export class Controller extends Disposable implements ActionHost {
     const { log, apiKeys } = deps;
     // One watch per host for all of this user's windows (docs/broker.md); its own when the broker fails.
     const fleet = this._register(
-      new SharedFleet(
+      new BrokeredFleet(
         {
           ui: deps.ui,
           log: (level, message) => log[level](message),

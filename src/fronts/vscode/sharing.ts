@@ -4,9 +4,9 @@
  * ready or failed).
  */
 import * as vscode from 'vscode';
-import type { SharedFleet } from '../../broker/sharedFleet';
+import type { BrokeredFleet } from '../../broker/brokeredFleet';
 
-export function shareWatches(fleet: SharedFleet): vscode.Disposable {
+export function shareWatches(fleet: BrokeredFleet): vscode.Disposable {
   fleet.setFocused(vscode.window.state.focused);
   const focus = vscode.window.onDidChangeWindowState((state) => fleet.setFocused(state.focused));
   void fleet.share();

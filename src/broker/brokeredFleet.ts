@@ -60,7 +60,7 @@ const [JOIN_ATTEMPTS, JOIN_RETRY_MS] = [5, 100];
 
 type Owned = Extract<Claim, { role: 'owner' }> & { readonly broker: BrokerOwner; readonly check: NodeJS.Timeout };
 
-export class SharedFleet implements FrontFleet {
+export class BrokeredFleet implements FrontFleet {
   /** This process's own fleet; its composite verbs (status, wait, logs, forward) see this one's face. */
   private readonly local: Fleet;
   private role: BrokerRole = 'solo';

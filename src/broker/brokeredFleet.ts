@@ -79,6 +79,8 @@ export class BrokeredFleet implements FrontFleet {
   private wanted: ((server: ServerProfile) => boolean) | undefined;
   private focused: boolean;
   private saidFallback = false;
+  /** kimiService.confirmRestart of this window (asked first until the settings are known). */
+  private confirmsRestarts = true;
   private disposed = false;
   private readonly verifying = new OneVerification((server, log) => this.local.verifyParsers(server, log));
 
@@ -88,6 +90,7 @@ export class BrokeredFleet implements FrontFleet {
     snapshots: () => this.snapshots(),
     snapshot: (server) => this.snapshot(server),
     watchAll: (skip) => this.local.watchAll(skip),
+    confirmsRestarts: () => this.confirmsRestarts,
     attach: (server, quiet) => {
       if (!quiet) this.takeover.release(server.name, true);
       return this.local.attach(server, quiet);
@@ -150,7 +153,7 @@ export class BrokeredFleet implements FrontFleet {
     const server = this.server(name);
     const client = server && this.remote(server);
     if (!server || !client || !this.socketPath) return undefined;
-    return ownerRoute(client, name, this.socketPath, (call) => this.replyOf(call, server));
+    return ownerRoute(client, server, this.socketPath, (call) => this.replyOf(call, server));
   }
 
   private async join(): Promise<void> {
@@ -313,6 +316,7 @@ export class BrokeredFleet implements FrontFleet {
   }
 
   configure(next: Settings): void {
+    this.confirmsRestarts = next.confirmRestart;
     this.local.configure(next);
   }
 

@@ -3,20 +3,23 @@
  * while this process is a client for the server, what its fronts run on the host (a command:
  * the suggestions after a load, the token counter's look at the model folder, Show logs'
  * journal) and the HTTP to the server (the chat model's looks and requests) go through the
- * owner's connection; as owner or alone, through its own. So a client window opens no SSH
- * connection of its own. Long-lived commands (`stream`: a watch's journal and sampler) are only
- * the owner's and stay on this process's own transport.
+ * owner's connection; as owner or alone, through its own. A command goes to the owner as one of
+ * its named operations (hostOps.ts: the owner builds the line itself from its own entry); one
+ * that is none of them, or too large to pass, runs on this process's own transport, as do the
+ * long-lived ones (`stream`: a watch's journal and sampler, the page-cache warm-up and its cancel).
  */
 import { forwardOpener } from '../fleet/forward/portForward';
 import type { ExecOptions, ExecResult, RemoteProcess, StreamOpener, Transport } from '../transport/transport';
 import type { BrokerClient, Call } from './client';
+import type { ServerProfile } from '../config/config';
+import { hostOpOf } from './hostOps';
 import { MAX_COMMAND_CHARS, type ReplyOf, type Verb } from './verbs';
 import { openTunnel } from './tunnel';
 
 /** How the owner serves this server now. */
 export interface OwnerRoute {
   connect(): Promise<void>;
-  /** Undefined: too large to pass between processes (its command, input or output): run it here. */
+  /** Undefined: not an operation the owner serves, or too large to pass (its input or output): run it here. */
   exec(command: string, options: Omit<ExecOptions, 'signal'>): Promise<ExecResult | undefined>;
   openStream: StreamOpener;
 }
@@ -95,19 +98,20 @@ export class BrokeredTransport implements Transport {
 /** The route through the owner's connection (`client`) for one server, its tunnels through `socketPath`. */
 export function ownerRoute(
   client: BrokerClient,
-  name: string,
+  server: ServerProfile,
   socketPath: string,
   replyOf: <V extends Verb>(call: Call<V>) => Promise<ReplyOf<V>>,
 ): OwnerRoute {
   return {
     connect: async () => {
-      await replyOf(client.call('connect', { server: name }));
+      await replyOf(client.call('connect', { server: server.name }));
     },
     exec: async (command, options) => {
-      if (command.length > MAX_COMMAND_CHARS || (options.stdin?.length ?? 0) > MAX_COMMAND_CHARS) return undefined;
-      const result = await replyOf(client.call('exec', { server: name, command, ...options }));
+      const op = hostOpOf(server, command);
+      if (!op || (options.stdin?.length ?? 0) > MAX_COMMAND_CHARS) return undefined;
+      const result = await replyOf(client.call('host', { server: server.name, ...op, ...options }));
       return 'tooLarge' in result ? undefined : result;
     },
-    openStream: (host, port) => openTunnel(socketPath, name, host, port),
+    openStream: (host, port) => openTunnel(socketPath, server.name, host, port),
   };
 }

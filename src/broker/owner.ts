@@ -20,6 +20,7 @@ import type { ExecOptions, ExecResult } from '../transport/transport';
 import { printable } from '../config/text';
 import { errorText } from '../util/errors';
 import { FocusTarget, OWNER_PEER } from './focus';
+import { buildHostOp } from './hostOps';
 import { LineSocket } from './lineSocket';
 import {
   encode,
@@ -42,14 +43,17 @@ export interface OwnerFleet {
   snapshot(server: ServerProfile): ServerSnapshot;
   watchAll(skip: (server: ServerProfile) => boolean): string[];
   attach(server: ServerProfile, quiet: boolean): Promise<WatchOutcome | undefined>;
+  /** This window's own kimiService.confirmRestart: whether a restart asks first, whoever asked for it. */
+  confirmsRestarts(): boolean;
   restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined>;
   stop(server: ServerProfile, reason: string): boolean;
   verifyParsers(server: ServerProfile, log: (line: string) => void): Promise<ParserVerification>;
   connect(server: ServerProfile): Promise<unknown>;
   forecast(server: ServerProfile): Promise<LoadForecast>;
   /**
-   * A command on the server's host, and a TCP stream from there, over this fleet's own
-   * connection (the stream outside the watch's channel cap: a client's chat may stream for minutes).
+   * A command on the server's host (one this owner built: hostOps.ts), and a TCP stream from
+   * there, over this fleet's own connection (the stream outside the watch's channel cap: a
+   * client's chat may stream for minutes).
    */
   exec(server: ServerProfile, command: string, options: ExecOptions): Promise<ExecResult>;
   openStream(server: ServerProfile, host: string, port: number): Promise<NodeJS.ReadWriteStream>;
@@ -259,14 +263,18 @@ export class BrokerOwner {
       value: await this.fleet.verifyParsers(server, (line) => this.send(peer, { t: 'log', call: id, line })),
     }),
     restart: async (peer, id, server, fields) => {
-      const asks = fields.asks ?? [];
+      // This window's own setting decides whether it asks first, whatever the peer says; the
+      // question is put in the peer's window. A forced restart skips the rule's question: asked here.
+      const confirms = this.fleet.confirmsRestarts();
+      const confirm = async () => (await this.ask(peer, id, 'confirm')) === true;
+      if (confirms && fields.force === true && !(await confirm())) return { value: null };
       const result = await this.fleet.restartAsking(server, {
         ...(fields.force !== undefined ? { force: fields.force } : {}),
         ...(fields.issueTimeoutMs !== undefined ? { issueTimeoutMs: fields.issueTimeoutMs } : {}),
-        ...(asks.includes('choose')
+        ...(fields.asks?.includes('choose')
           ? { choose: async (reason) => this.choice(await this.ask(peer, id, 'choose', reason)) }
           : {}),
-        ...(asks.includes('confirm') ? { confirm: async () => (await this.ask(peer, id, 'confirm')) === true } : {}),
+        ...(confirms ? { confirm } : {}),
       });
       if (!result) return { value: null };
       const value =
@@ -275,14 +283,17 @@ export class BrokerOwner {
           : { kind: result.kind, reason: result.reason };
       return { value, outcome: result.outcome };
     },
-    exec: async (peer, _id, server, fields) => {
+    host: async (peer, _id, server, fields) => {
+      // Built here from this window's own entry for the server: a peer names the operation only.
+      const built = buildHostOp(server, { ...fields, stdin: fields.stdin !== undefined });
+      if ('refused' in built) throw this.refused(peer, built.refused);
       // Never more output than a reply may carry (one byte more says it was cut: tooLarge).
       const maxOutputBytes = Math.min(fields.maxOutputBytes ?? Infinity, MAX_SHARED_OUTPUT_BYTES + 1);
       // Each waits for the peer to have read the previous output: one that reads nothing
       // holds one output here, not one per command, and is dropped at the deadline.
       const run = peer.commands.then(async () => {
         if (!(await peer.line.drained())) throw new Error('the peer left');
-        return this.fleet.exec(server, fields.command, {
+        return this.fleet.exec(server, built.line, {
           ...(fields.timeoutMs !== undefined ? { timeoutMs: fields.timeoutMs } : {}),
           maxOutputBytes,
           ...(fields.stdin !== undefined ? { stdin: fields.stdin } : {}),
@@ -301,6 +312,12 @@ export class BrokerOwner {
     },
   };
 
+  /** A call the owner will not run: said in its log (the peer's words cut), and the error of the reply. */
+  private refused(peer: Peer, why: string): Error {
+    this.log('warn', `Broker: refused a call of peer ${peer.id}: ${printable(why, 300)}.`);
+    return new Error(`refused by the window that watches: ${why}`);
+  }
+
   private choice(answer: boolean | Choice | undefined): Choice {
     return typeof answer === 'string' ? answer : 'cancel';
   }
@@ -315,7 +332,7 @@ export class BrokerOwner {
       // output is said to be too large (the client runs it itself), anything else fails.
       const text = encode({ t: 'reply', id, ok: true, value });
       if (Buffer.byteLength(text) <= MAX_SHARED_OUTPUT_BYTES) peer.line.send(text);
-      else if (verb === 'exec') this.send(peer, { t: 'reply', id, ok: true, value: { tooLarge: true } });
+      else if (verb === 'host') this.send(peer, { t: 'reply', id, ok: true, value: { tooLarge: true } });
       else throw new Error(`the answer to ${verb} is over the size a message may carry`);
       outcome?.then(
         (o) => this.send(peer, { t: 'outcome', id, ...(o ? { outcome: JSON.parse(JSON.stringify(o)) } : {}) }),

@@ -9,7 +9,7 @@ import { choiceSchema, isVerb, parseFields, type Choice, type FieldsOf, type Que
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 

@@ -7,7 +7,6 @@ import type { RestartAnswer, RestartOptions, ServerSnapshot } from '../fleet/fle
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
 import type { WatchOutcome } from '../monitor/watchTypes';
 import type { BrokerClient, Call } from './client';
-import type { Question } from './protocol';
 import type { ReplyOf } from './verbs';
 
 export async function restartThroughOwner(
@@ -17,10 +16,8 @@ export async function restartThroughOwner(
   replyOf: (call: Call<'restart'>) => Promise<ReplyOf<'restart'>>,
   snapshot: () => ServerSnapshot,
 ): Promise<RestartAnswer | undefined> {
-  const asks: Question[] = [
-    ...(options.confirm ? ['confirm' as const] : []),
-    ...(options.choose ? ['choose' as const] : []),
-  ];
+  // The confirmation is the owner's to put (its own confirmRestart); the choice is asked when this caller has one.
+  const asks: 'choose'[] = options.choose ? ['choose'] : [];
   const call = client.call(
     'restart',
     {
@@ -32,7 +29,8 @@ export async function restartThroughOwner(
     {
       ask: async (question, reason) =>
         question === 'confirm'
-          ? ((await options.confirm?.()) ?? false)
+          ? // No question of its own: its caller asked already (the rolling restart, the agent's tool, a confirmed change).
+            options.confirm === undefined || (await options.confirm())
           : ((await options.choose?.(reason ?? '')) ?? 'cancel'),
     },
   );

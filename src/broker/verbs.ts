@@ -6,9 +6,11 @@
 import { z } from 'zod';
 import type { ParserVerification } from '../fleet/fleetTypes';
 import type { LoadForecast } from '../monitor/loadInsights';
+import { MODEL_FILE_NAMES, type ModelFileName } from '../engine/tokenizer/modelFolder';
 import type { ExecResult } from '../transport/transport';
+import { HOST_OPS } from './hostOps';
 
-/** A command line or its standard input: larger is not one of ours (the client runs it itself). */
+/** A command's standard input: larger is not one of ours (the client runs it itself). */
 export const MAX_COMMAND_CHARS = 1024 * 1024;
 
 const wholeNumber = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -106,13 +108,14 @@ const done = z.undefined();
 export const VERBS = {
   /** Watch it (its outcome follows the reply). */
   attach: { fields: z.strictObject({ server, quiet: z.boolean().optional() }), reply: done },
-  /** Through the owner's one door of restarts; `asks`: the questions the asking peer answers itself. */
+  /** Through the owner's one door of restarts. */
   restart: {
     fields: z.strictObject({
       server,
       force: z.boolean().optional(),
       issueTimeoutMs: wholeNumber.optional(),
-      asks: z.array(questionSchema).max(2).optional(),
+      /** The questions the asking peer answers itself besides the confirmation (the owner's setting decides that one). */
+      asks: z.array(z.literal('choose')).max(1).optional(),
     }),
     reply: restartReply,
   },
@@ -121,11 +124,16 @@ export const VERBS = {
   verify: { fields: onServer, reply: verification },
   connect: { fields: onServer, reply: done },
   forecast: { fields: onServer, reply: forecast },
-  /** A command on the server's host, over the owner's connection (brokeredTransport.ts). */
-  exec: {
+  /**
+   * An operation on the server's host by name, over the owner's connection (hostOps.ts): the
+   * owner builds the command itself from its own entry for the server; never a command line.
+   */
+  host: {
     fields: z.strictObject({
       server,
-      command: z.string().max(MAX_COMMAND_CHARS),
+      op: z.enum(HOST_OPS),
+      arg: z.string().max(4096).optional(),
+      file: z.enum(MODEL_FILE_NAMES as [ModelFileName, ...ModelFileName[]]).optional(),
       timeoutMs: wholeNumber.optional(),
       maxOutputBytes: wholeNumber.optional(),
       stdin: z.string().max(MAX_COMMAND_CHARS).optional(),
@@ -150,7 +158,7 @@ const fieldSchemas: { readonly [V in Verb]: z.ZodType<FieldsOf<V>> } = {
   verify: VERBS.verify.fields,
   connect: VERBS.connect.fields,
   forecast: VERBS.forecast.fields,
-  exec: VERBS.exec.fields,
+  host: VERBS.host.fields,
 };
 const replySchemas: { readonly [V in Verb]: z.ZodType<ReplyOf<V>> } = {
   attach: VERBS.attach.reply,
@@ -159,7 +167,7 @@ const replySchemas: { readonly [V in Verb]: z.ZodType<ReplyOf<V>> } = {
   verify: VERBS.verify.reply,
   connect: VERBS.connect.reply,
   forecast: VERBS.forecast.reply,
-  exec: VERBS.exec.reply,
+  host: VERBS.host.reply,
 };
 
 export function isVerb(value: unknown): value is Verb {

@@ -193,3 +193,8 @@ export function parseWarmLine(line: string): { pid: number } | { done: true } | 
   if (m) return { failed: Number(m[1]) };
   return undefined;
 }
+
+/** The filesystem type of the model's folder (`ext2/ext3`, `xfs`, `nfs`, `lustre`, ...). */
+export function fsTypeCommand(modelPath: string): string {
+  return `stat -f -c %T -- ${quote(assertAbsolutePath(modelPath, 'model path'))}`;
+}

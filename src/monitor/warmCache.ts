@@ -18,12 +18,17 @@ import {
 
 const SPLIT = '@@kimi-meminfo@@';
 
+/** Residency, then MemAvailable after a mark: one remote command. */
+export function measureResidencyCommand(modelPath: string): string {
+  return `${residencyCommand(modelPath)}; echo ${SPLIT}; ${MEMINFO_COMMAND}`;
+}
+
 /** Residency and MemAvailable in one remote command. */
 export async function measureResidency(
   transport: Transport,
   modelPath: string,
 ): Promise<{ residency: Residency; memAvailable: number | undefined }> {
-  const result = await transport.exec(`${residencyCommand(modelPath)}; echo ${SPLIT}; ${MEMINFO_COMMAND}`, {
+  const result = await transport.exec(measureResidencyCommand(modelPath), {
     timeoutMs: 60_000,
   });
   const [res = '', mem = ''] = result.stdout.split(SPLIT);

@@ -29,6 +29,9 @@ import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
 import type { ServerProfile } from '../../src/config/config';
 import type { FleetEvent, RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { listingCommand } from '../../src/engine/tokenizer/modelFolder';
+import { journalTailCommand } from '../../src/target/journalctl';
+import { shellLine } from '../../src/transport/shell';
 import { waitFor } from '../util/waitFor';
 
 const line = (m: unknown) => JSON.stringify(m);
@@ -42,23 +45,26 @@ describe('broker protocol: every message checked on receipt', () => {
       focused: true,
     });
     assert.deepEqual(
-      parseClientMessage(line({ t: 'call', id: 3, verb: 'restart', fields: { server: 'gpu1', asks: ['confirm'] } })),
+      parseClientMessage(line({ t: 'call', id: 3, verb: 'restart', fields: { server: 'gpu1', asks: ['choose'] } })),
       {
         t: 'call',
         id: 3,
         verb: 'restart',
-        fields: { server: 'gpu1', asks: ['confirm'] },
+        fields: { server: 'gpu1', asks: ['choose'] },
       },
     );
-    const fields = { server: 'gpu1', command: 'cat f', timeoutMs: 9, stdin: 'x' };
-    const exec = { t: 'call', id: 4, verb: 'exec', fields };
+    const fields = { server: 'gpu1', op: 'unit-journal-tail', arg: '200', timeoutMs: 9 };
+    const exec = { t: 'call', id: 4, verb: 'host', fields };
     assert.deepEqual(parseClientMessage(line(exec)), exec);
     const tunnel = { t: 'tunnel', v: PROTOCOL_VERSION, server: 'gpu1', host: '127.0.0.1', port: 30001 };
     assert.deepEqual(parseClientMessage(line(tunnel)), tunnel);
     for (const bad of [
       'not json',
       line([1, 2]),
-      line({ ...exec, fields: { ...fields, command: 7 } }),
+      line({ ...exec, fields: { ...fields, command: 'id' } }),
+      line({ ...exec, fields: { ...fields, op: 'shell' } }),
+      line({ ...exec, verb: 'exec', fields: { server: 'gpu1', command: 'id' } }),
+      line({ t: 'call', id: 3, verb: 'restart', fields: { server: 'gpu1', asks: ['confirm'] } }),
       line({ ...exec, fields: { ...fields, extra: 1 } }),
       line({ ...exec, fields: { server: 'gpu1' } }),
       line({ ...exec, server: 'gpu1' }),
@@ -239,6 +245,7 @@ describe('broker: ownership over real Unix sockets', () => {
       snapshot: () => snapshot,
       watchAll: () => [],
       attach: async () => undefined,
+      confirmsRestarts: () => true,
       restartAsking: async (_s, options) => {
         asked.push(`confirm=${await options.confirm?.()}`);
         const outcome = Promise.resolve(undefined);
@@ -276,9 +283,16 @@ describe('broker: ownership over real Unix sockets', () => {
     await waitFor(() => events.length === 1);
     assert.deepEqual(events, ['watching:true'], 'the focused client is the one to tell');
     assert.equal(owner.notifiesHere(), false);
-    const call = client.call('restart', { server: 'gpu1', asks: ['confirm'] }, { ask: async () => true });
+    // The owner's confirmRestart decides: a peer that declares no question is asked all the same.
+    const questions: string[] = [];
+    const call = client.call('restart', { server: 'gpu1' }, { ask: async (q) => (questions.push(q), true) });
     assert.deepEqual(await call.reply, { kind: 'restarted', issued: true });
     assert.deepEqual(asked, ['confirm=true'], 'the confirmation was asked in the client');
+    assert.deepEqual(questions, ['confirm']);
+    // A forced restart skips the rule's question: the owner asks first, and a no restarts nothing.
+    const forced = client.call('restart', { server: 'gpu1', force: true }, { ask: async () => false });
+    assert.equal(await forced.reply, null);
+    assert.deepEqual(asked, ['confirm=true'], 'nothing restarted after a no');
     await assert.rejects(client.call('verify', { server: 'gpu1' }).reply, (e: { message: string }) =>
       /not here/.test(e.message),
     );
@@ -300,20 +314,28 @@ describe('broker: ownership over real Unix sockets', () => {
     owner.close();
   });
 
-  it("a client's commands and HTTP go through the owner's connection: exec, and a tunnel to the server's url only", async () => {
+  it("a client's commands and HTTP go through the owner's connection: named operations it builds, and a tunnel to the server's url only", async () => {
     const echo = net.createServer((socket) => socket.pipe(socket));
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
     const port = (echo.address() as net.AddressInfo).port;
-    const server = { name: 'gpu1', host: 'h', unit: 'u', url: `http://127.0.0.1:${port}` } as ServerProfile;
+    const server = {
+      name: 'gpu1',
+      host: 'h',
+      unit: 'sglang.service',
+      sudo: true,
+      url: `http://127.0.0.1:${port}`,
+    } as ServerProfile;
     const snapshot = { server, state: undefined, watching: false, loading: false } as unknown as ServerSnapshot;
     const ran: string[] = [];
+    const tail = shellLine(journalTailCommand('sglang.service', 200));
+    const listing = listingCommand('/models/k2');
     const fleet = {
       server: (name: string) => (name === 'gpu1' ? server : undefined),
       snapshots: () => [snapshot],
       snapshot: () => snapshot,
       exec: async (_s: ServerProfile, command: string, options: { stdin?: string; timeoutMs?: number }) => {
         ran.push(`${command} <${options.stdin ?? ''}> ${options.timeoutMs ?? '-'}`);
-        return { stdout: command === 'big' ? 'x'.repeat(MAX_LINE_BYTES) : 'out', stderr: '', code: 3 };
+        return { stdout: command === listing ? 'x'.repeat(MAX_LINE_BYTES) : 'out', stderr: '', code: 3 };
       },
       openStream: (_s: ServerProfile, host: string, p: number) =>
         new Promise<NodeJS.ReadWriteStream>((resolve, reject) => {
@@ -321,25 +343,44 @@ describe('broker: ownership over real Unix sockets', () => {
           socket.once('error', reject);
         }),
     } as unknown as OwnerFleet;
-    const owner = new BrokerOwner(fleet, () => undefined, false);
+    const logs: string[] = [];
+    const owner = new BrokerOwner(fleet, (_l, m) => logs.push(m), false);
     const c = await claim(dir, (s) => owner.accept(s));
     open.push(c);
     const joined = await claim(dir, () => undefined);
     if (joined.role !== 'client') return assert.fail('a client');
     const client = new BrokerClient(joined.socket);
     await client.join(1, false, { onEvent: () => undefined, onClose: () => undefined });
-    const reply = await client.call('exec', { server: 'gpu1', command: 'cat', stdin: 'x', timeoutMs: 500 }).reply;
+    const reply = await client.call('host', { server: 'gpu1', op: 'unit-journal-tail', arg: '200', timeoutMs: 500 })
+      .reply;
     assert.deepEqual(reply, { stdout: 'out', stderr: '', code: 3 });
-    assert.deepEqual(ran, ['cat <x> 500']);
+    assert.deepEqual(ran, [`${tail} <> 500`], 'built by the owner from its own entry');
+    // Not an operation of this entry, a value that is not its kind, input where none is taken: refused, nothing runs.
+    for (const [fields, why] of [
+      [{ op: 'compose-write', stdin: 'x' }, /is not an operation of gpu1/],
+      [{ op: 'unit-journal-tail', arg: '200; id' }, /takes a whole number/],
+      [{ op: 'model-list', arg: 'relative/path' }, /takes a path/],
+      [{ op: 'unit-cat', stdin: 'x' }, /takes no input/],
+      [{ op: 'unit-cat', arg: '1' }, /takes no value/],
+    ] as const)
+      await assert.rejects(client.call('host', { server: 'gpu1', ...fields }).reply, (e: { message: string }) =>
+        why.test(e.message),
+      );
+    assert.equal(ran.length, 1, 'nothing else ran');
+    assert.equal(logs.filter((l) => /refused a call of peer/.test(l)).length, 5, "each refusal in the owner's log");
     // An output too large for one line is not passed (the client's connection would end): the client runs it.
-    assert.deepEqual(await client.call('exec', { server: 'gpu1', command: 'big' }).reply, { tooLarge: true });
+    assert.deepEqual(await client.call('host', { server: 'gpu1', op: 'model-list', arg: '/models/k2' }).reply, {
+      tooLarge: true,
+    });
     const own: string[] = [];
     const inner = { exec: async (command: string) => (own.push(command), { stdout: 'own', stderr: '', code: 0 }) };
-    const route = ownerRoute(client, 'gpu1', path.join(dir, SOCKET_NAME), (call) => call.reply);
+    const route = ownerRoute(client, server, path.join(dir, SOCKET_NAME), (call) => call.reply);
     const transport = new BrokeredTransport(inner as never, async () => route);
-    assert.equal((await transport.exec('cat')).stdout, 'out', "through the owner's connection");
-    assert.equal((await transport.exec('big')).stdout, 'own', 'too large: on its own');
-    assert.deepEqual(own, ['big']);
+    assert.equal((await transport.exec(tail)).stdout, 'out', "through the owner's connection");
+    assert.equal((await transport.exec(listing)).stdout, 'own', 'too large: on its own');
+    assert.equal((await transport.exec('echo hi')).stdout, 'own', 'none of the operations: on its own');
+    assert.deepEqual(own, [listing, 'echo hi']);
+    assert.ok(!ran.some((r) => r.startsWith('echo')), 'never on the owner');
     const socketPath = path.join(dir, SOCKET_NAME);
     const stream = await openTunnel(socketPath, 'gpu1', '127.0.0.1', port);
     const back = new Promise<string>((resolve) => stream.once('data', (d: Buffer) => resolve(d.toString())));

@@ -19,6 +19,7 @@ import { quote } from '../../transport/shell';
 import type { Transport } from '../../transport/transport';
 import type { LoadRecord } from '../../monitor/history';
 import { measureResidency } from '../../monitor/warmCache';
+import { fsTypeCommand } from '../../host/pageCache';
 import { ServerSession } from '../../monitor/session';
 
 /** What the verb needs of a session (ServerSession has it). */
@@ -125,7 +126,7 @@ async function hostFacts(
     } catch (e) {
       say(`advice: the page cache could not be read: ${(e as Error).message}`);
     }
-    const fs = await session.transport.exec(`stat -f -c %T -- ${quote(modelPath)}`, { timeoutMs: TIMEOUT_MS });
+    const fs = await session.transport.exec(fsTypeCommand(modelPath), { timeoutMs: TIMEOUT_MS });
     if (fs.code === 0 && /^[\w./-]{1,40}$/.test(fs.stdout.trim())) fsType = fs.stdout.trim();
   }
   const environment = await target.readEnvironment(targetIo(session.transport, TIMEOUT_MS));

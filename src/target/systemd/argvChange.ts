@@ -48,6 +48,50 @@ function previousMarker(previousContent: string | null, backupPath: string): str
   return previousContent === null ? NO_PREVIOUS : `${PREVIOUS_KEPT}${backupPath}`;
 }
 
+/** What a change reads of the unit: its files as systemd reads them, and where they are. */
+export function unitReadCommands(unit: string): { readonly cat: HostCommand; readonly show: HostCommand } {
+  return {
+    cat: { argv: ['systemctl', 'cat', '--no-pager', '--', unit] },
+    show: { argv: ['systemctl', 'show', '--no-pager', '-p', 'FragmentPath,DropInPaths,ExecStart', '--', unit] },
+  };
+}
+
+/** Reads the drop-in folder's presence and the drop-in's text, without sudo (world-readable). */
+export function readDropInCommand(dir: string, file: string): HostCommand {
+  return {
+    argv: [
+      'sh',
+      '-c',
+      [
+        'd=$1; f=$2',
+        'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+      'sh',
+      dir,
+      file,
+    ],
+  };
+}
+
+/** Reads the drop-in's backup (its size first) and the drop-in itself. */
+export function readRollbackCommand(file: string, backup: string): HostCommand {
+  return {
+    argv: [
+      'sh',
+      '-c',
+      [
+        'f=$1; b=$2',
+        'if [ -e "$b" ]; then echo backup=$(wc -c < "$b"); cat -- "$b"; else echo backup=no; fi',
+        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
+      ].join('\n'),
+      'sh',
+      file,
+      backup,
+    ],
+  };
+}
+
 async function run(deps: ParserChangeDeps, what: string, command: HostCommand): Promise<string> {
   const r = await deps.exec(command);
   if (r.code !== 0)
@@ -95,12 +139,8 @@ export async function readUnit(
   deps: ParserChangeDeps,
   unit: string,
 ): Promise<{ parsed: ParsedUnit; show: Record<string, string> }> {
-  const cat = await run(deps, 'systemctl cat', { argv: ['systemctl', 'cat', '--no-pager', '--', unit] });
-  const show = parseShow(
-    await run(deps, 'systemctl show', {
-      argv: ['systemctl', 'show', '--no-pager', '-p', 'FragmentPath,DropInPaths,ExecStart', '--', unit],
-    }),
-  );
+  const cat = await run(deps, 'systemctl cat', unitReadCommands(unit).cat);
+  const show = parseShow(await run(deps, 'systemctl show', unitReadCommands(unit).show));
   return { parsed: parseSystemctlCat(cat), show };
 }
 
@@ -155,20 +195,7 @@ export async function changeServerArgv(
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
   // What is there now, read without sudo (unit files and drop-ins are world-readable).
-  const out = await run(deps, 'reading the current drop-in', {
-    argv: [
-      'sh',
-      '-c',
-      [
-        'd=$1; f=$2',
-        'if [ -d "$d" ]; then echo dir=yes; else echo dir=no; fi',
-        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
-      ].join('\n'),
-      'sh',
-      where.dir,
-      dropInPath,
-    ],
-  });
+  const out = await run(deps, 'reading the current drop-in', readDropInCommand(where.dir, dropInPath));
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
   if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
@@ -280,20 +307,7 @@ export async function findRollbackPlan(
 ): Promise<RollbackPlan | undefined> {
   const unit = normalizeUnit(unitName);
   const where = dropInLocation(unit, deps.unitDir);
-  const out = await run(deps as ParserChangeDeps, 'reading the drop-in', {
-    argv: [
-      'sh',
-      '-c',
-      [
-        'f=$1; b=$2',
-        'if [ -e "$b" ]; then echo backup=$(wc -c < "$b"); cat -- "$b"; else echo backup=no; fi',
-        'if [ -e "$f" ]; then echo file=yes; exec cat -- "$f"; else echo file=no; fi',
-      ].join('\n'),
-      'sh',
-      where.file,
-      where.backup,
-    ],
-  });
+  const out = await run(deps as ParserChangeDeps, 'reading the drop-in', readRollbackCommand(where.file, where.backup));
   const head = /^backup=(no|\d+)\n/.exec(out);
   if (!head) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
   let rest = out.slice(head[0].length);

@@ -1,8 +1,8 @@
 /**
  * The broker under abuse by a process of the same user: a real owner process (brokerPeer.ts, the
  * core as a window runs it, watching the simulated GPU host over SSH) and this test writing to
- * its socket what a misbehaving or hostile process would. Nothing runs after an invalid line,
- * even in the same write; a line that never ends and a peer that never reads cost the owner a
+ * its socket what a misbehaving or hostile process would. A command of its own never runs (only
+ * an operation the owner builds); nothing runs after an invalid line, even in the same write; a line that never ends and a peer that never reads cost the owner a
  * bounded amount of memory; a flood of connections that never say hello leaves a bounded number
  * of descriptors open, for a bounded time.
  */
@@ -20,8 +20,11 @@ import { serverEntry } from './simHost';
 
 const MB = 1024 * 1024;
 const HELLO = `${JSON.stringify({ t: 'hello', v: PROTOCOL_VERSION, pid: process.pid, focused: false })}\n`;
-const exec = (id: number, command: string) =>
-  `${JSON.stringify({ t: 'call', id, verb: 'exec', fields: { server: 'sim', command } })}\n`;
+/** An operation on the host by name (the owner builds its command). */
+const op = (id: number, fields: Record<string, unknown>) =>
+  `${JSON.stringify({ t: 'call', id, verb: 'host', fields: { server: 'sim', ...fields } })}\n`;
+/** An operation that leaves its mark in the host's exec.log: `systemctl show -p MainPID,<Marker>`. */
+const mark = (id: number, marker: string) => op(id, { op: 'unit-show', arg: `MainPID,${marker}` });
 
 function rssBytes(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -67,25 +70,29 @@ describe('broker: holds under abuse by a process of the same user', function () 
   let owner: Peer;
   const sockets: net.Socket[] = [];
 
-  /** A well-behaved peer's command through the owner: its output. */
-  async function execAsPeer(command: string): Promise<string> {
+  /** A peer's message after its hello, and the owner's reply to call 1. */
+  async function replyTo(
+    message: string,
+  ): Promise<{ ok: boolean; value?: { stdout: string }; error?: { message: string } }> {
     const socket = await connect(socketPath);
     sockets.push(socket);
     let text = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    socket.write(HELLO + exec(1, command));
+    socket.write(HELLO + message);
     const reply = await waitFor(
       () =>
         text
           .split('\n')
           .filter(Boolean)
-          .map((l) => JSON.parse(l) as { t: string; id?: number; value?: { stdout: string } })
+          .map((l) => JSON.parse(l) as { t: string; id?: number; ok: boolean; value?: { stdout: string } })
           .find((m) => m.t === 'reply' && m.id === 1),
-      { message: `the reply to ${command}: ${text.slice(0, 300)}`, timeoutMs: 30_000 },
+      { message: `the reply to ${message.slice(0, 200)}: ${text.slice(0, 300)}`, timeoutMs: 30_000 },
     );
     socket.destroy();
-    return reply.value?.stdout ?? '';
+    return reply;
   }
+  /** A well-behaved peer's operation through the owner: its output. */
+  const asPeer = async (message: string) => (await replyTo(message)).value?.stdout ?? '';
   const ownerSaid = (what: RegExp, from: number) =>
     owner.next((l) => typeof l.log === 'string' && what.test(l.log), `the owner logs ${what}`, from);
   /** An attacker's connection, with the owner's RSS before it and its peak from now on. */
@@ -99,18 +106,8 @@ describe('broker: holds under abuse by a process of the same user', function () 
     socket.on('error', () => undefined);
     return { before, rss, from, socket };
   }
-  /** A command that leaves its mark on the host, and how many times a mark was left. */
-  const marking = (marker: string) => `echo ${marker} >> '${path.join(host.stateDir, 'marks')}'`;
-  const ran = (marker: string) => {
-    try {
-      return fs
-        .readFileSync(path.join(host.stateDir, 'marks'), 'utf8')
-        .split('\n')
-        .filter((l) => l === marker).length;
-    } catch {
-      return 0;
-    }
-  };
+  /** How many times a mark was left on the host (exec.log: one line per stand-in run). */
+  const ran = async (marker: string) => (await host.execLog()).filter((l) => l.includes(marker)).length;
 
   before(async () => {
     host = await startGpuHost({ shards: 1, shardBytes: 64 * 1024 });
@@ -127,7 +124,7 @@ describe('broker: holds under abuse by a process of the same user', function () 
     owner = startPeer(settingsFile, brokerDir);
     await owner.next(role('owner'), 'the process owns the broker');
     // The owner's SSH connection is up before any figure is taken.
-    assert.equal((await execAsPeer('echo warm')).trim(), 'warm');
+    assert.match(await asPeer(mark(1, 'Warm')), /MainPID=/);
   });
 
   after(async () => {
@@ -137,12 +134,34 @@ describe('broker: holds under abuse by a process of the same user', function () 
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('a command of its own is refused: the old exec verb and an operation its entry has not run nothing, said in the log', async () => {
+    const from = owner.lines.length;
+    const marker = path.join(host.stateDir, 'free-form');
+    const freeForm = `${JSON.stringify({ t: 'call', id: 1, verb: 'exec', fields: { server: 'sim', command: `touch ${marker}; systemctl show -p FreeForm` } })}\n`;
+    const socket = await connect(socketPath);
+    sockets.push(socket);
+    socket.resume();
+    socket.write(HELLO + freeForm);
+    await closed(socket);
+    await ownerSaid(/invalid message/, from);
+    // An operation this entry has not (a systemd unit has no compose file) and a value that is no number.
+    const notOurs = await replyTo(op(1, { op: 'compose-write', stdin: 'services: {}' }));
+    assert.equal(notOurs.ok, false);
+    assert.match(String(notOurs.error?.message), /not an operation of sim/);
+    const injected = await replyTo(op(1, { op: 'unit-journal-tail', arg: '5; touch /tmp/x' }));
+    assert.match(String(injected.error?.message), /takes a whole number/);
+    await ownerSaid(/refused a call of peer/, from);
+    assert.equal(fs.existsSync(marker), false, 'the free-form command did not run');
+    assert.equal(await ran('FreeForm'), 0);
+    assert.ok(!(await host.execLog()).some((l) => / (compose|tee|docker) /.test(l)), 'no edit ran');
+  });
+
   it('nothing after an invalid line runs, even in the same write; the log gets no forged line', async () => {
     const socket = await connect(socketPath);
     sockets.push(socket);
     socket.resume();
     const from = owner.lines.length;
-    socket.write(`not json\n${HELLO}${exec(1, marking('after-invalid-line'))}`);
+    socket.write(`not json\n${HELLO}${mark(1, 'AfterInvalidLine')}`);
     await closed(socket);
     // An unknown field's name of a megabyte with a newline in it, after a valid hello.
     const forged = await connect(socketPath);
@@ -156,9 +175,9 @@ describe('broker: holds under abuse by a process of the same user', function () 
     assert.ok(String(said.log).length < 400, `the log line is cut: ${String(said.log).length} characters`);
     assert.ok(!String(said.log).includes('\n'), 'no line break of the peer reaches the log');
     // A command sent later by a well-behaved peer runs: the one after the invalid line would have run first.
-    await execAsPeer(marking('after-the-attack'));
-    assert.equal(ran('after-the-attack'), 1, 'a command run through the owner leaves its mark');
-    assert.equal(ran('after-invalid-line'), 0, 'the command after the invalid line did not run');
+    await asPeer(mark(1, 'AfterTheAttack'));
+    assert.equal(await ran('AfterTheAttack'), 1, 'an operation run through the owner leaves its mark');
+    assert.equal(await ran('AfterInvalidLine'), 0, 'the operation after the invalid line did not run');
   });
 
   it('a line that never ends (44 MB): dropped at the size limit, owner RSS grows < 50 MB', async () => {
@@ -193,18 +212,24 @@ describe('broker: holds under abuse by a process of the same user', function () 
   it('a peer that asks for 25 outputs of 7 MB and reads nothing: dropped, owner RSS grows < 50 MB, the rest never run', async () => {
     const { before, rss, from, socket } = await attack();
     socket.pause();
-    const command = `${marking('queue-attack')}; head -c 7340032 /dev/zero | tr '\\0' x`;
-    socket.write(HELLO + Array.from({ length: 25 }, (_, i) => exec(i + 1, command)).join(''));
+    // Each output of 7 MB (a tokenizer.json read), after a mark.
+    const folder = path.join(host.stateDir, 'big-model');
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, 'tokenizer.json'), Buffer.alloc(7 * MB, 'x'));
+    const read = (id: number) => op(id, { op: 'model-read', arg: folder, file: 'tokenizer.json' });
+    socket.write(
+      HELLO + Array.from({ length: 25 }, (_, i) => mark(2 * i + 1, 'QueueAttack') + read(2 * i + 2)).join(''),
+    );
     await ownerSaid(/reads nothing/, from);
     const grew = rss.stop() - before;
-    const runs = ran('queue-attack');
+    const runs = await ran('QueueAttack');
     console.log(`      outputs made before the drop: ${runs}; owner RSS grew at most ${(grew / MB).toFixed(1)} MB`);
     assert.ok(grew < 50 * MB, `owner RSS grew ${(grew / MB).toFixed(1)} MB`);
-    assert.ok(runs >= 1 && runs <= 2, `${runs} of the 25 commands ran`);
+    assert.ok(runs >= 1 && runs <= 3, `${runs} of the 25 pairs ran`);
     // A well-behaved peer's command runs after them: none of the dropped peer's waiting commands did.
-    await execAsPeer(marking('after-the-queue'));
-    assert.equal(ran('after-the-queue'), 1);
-    assert.equal(ran('queue-attack'), runs, 'no command of the dropped peer ran after the drop');
+    await asPeer(mark(1, 'AfterTheQueue'));
+    assert.equal(await ran('AfterTheQueue'), 1);
+    assert.equal(await ran('QueueAttack'), runs, 'no command of the dropped peer ran after the drop');
   });
 
   it('1000 connections that never say hello: descriptors stay bounded and are given back at the deadline', async () => {
@@ -229,6 +254,6 @@ describe('broker: holds under abuse by a process of the same user', function () 
       `      ${connected} connected; owner descriptors: ${before} before, ${peak} at most, back after ${Date.now() - started} ms`,
     );
     assert.ok(peak <= before + MAX_CONNECTIONS + 16, `${peak - before} descriptors more at most`);
-    assert.equal((await execAsPeer('echo after-the-flood')).trim(), 'after-the-flood');
+    assert.match(await asPeer(mark(1, 'AfterTheFlood')), /MainPID=/);
   });
 });

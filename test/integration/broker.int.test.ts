@@ -109,7 +109,7 @@ describe('broker: one watch per host shared by real processes', function () {
     const fromB = b.lines.length;
     b.send('http');
     const http = await b.next((l) => l.http !== undefined || l.httpError !== undefined, "B's HTTP", fromB);
-    assert.deepEqual([http.http, http.exec], [[200, 200, 200, 200, 200], 'shared'], JSON.stringify(http));
+    assert.deepEqual([http.http, http.exec], [[200, 200, 200, 200, 200], 'MainPID=N'], JSON.stringify(http));
     assert.equal(host.handshakes(), 1, "B's HTTP and command used A's connection");
     await waitFor(
       async () => {

@@ -11,6 +11,8 @@ import * as readline from 'node:readline';
 import { BrokeredFleet } from '../../src/broker/brokeredFleet';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerSession } from '../../src/monitor/session';
+import { showCommand } from '../../src/target/systemd/systemd';
+import { shellLine } from '../../src/transport/shell';
 import { errorText } from '../../src/util/errors';
 import { MemoryMemento } from './simHost';
 
@@ -88,8 +90,9 @@ readline.createInterface({ input: process.stdin }).on('line', (command) => {
         const r = await session.client.request('GET', '/v1/models');
         statuses.push(r.kind === 'http' ? r.status : r.kind);
       }
-      const listed = await session.transport.exec('echo shared');
-      say({ http: statuses, exec: listed.stdout.trim() });
+      // A command of the Target's (an operation the owner builds); any other would run on this process's own connection.
+      const listed = await session.transport.exec(shellLine(showCommand(server.unit, ['MainPID'])));
+      say({ http: statuses, exec: listed.stdout.trim().replace(/\d+$/, 'N') });
     })().catch((error) => say({ httpError: errorText(error) }));
   else if (command === 'slots')
     void fleet.sessionFor(server).then((s) => {

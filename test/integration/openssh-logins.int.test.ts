@@ -1,10 +1,11 @@
 /**
- * Logins with no key file the extension could read, against real components on loopback: a
- * throwaway Kerberos realm (krb5kdc) and an sshd that takes GSSAPI only; a PKCS#11 token
- * (softhsm2) whose key an sshd authorises, reached through ssh-agent (`ssh-add -s`) or refused
- * for want of its PIN. The transport is the one the extension's `auto` choice makes from the
- * host's SSH config; each login is proven by sshd's own "Accepted" line. The login user is the
- * unprivileged `kimi`; every daemon runs from the test's own folder and is stopped afterwards.
+ * Logins beyond key files, against real components on loopback: a throwaway Kerberos realm
+ * (krb5kdc) and an sshd that takes GSSAPI only; a PKCS#11 token (softhsm2) whose key an sshd
+ * authorises, reached through ssh-agent (`ssh-add -s`) or refused for want of its PIN; a
+ * certificate-only sshd reached through a jump sshd (ProxyJump). The transport is the one the
+ * extension's `auto` choice makes from the host's SSH config; each login is proven by sshd's own
+ * "Accepted" line. The login user is the unprivileged `kimi`; every daemon runs from the test's
+ * own folder and is stopped afterwards.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
@@ -16,26 +17,15 @@ import { gatherClientFacts } from '../../src/transport/openssh/clientFacts';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
 import { loadSshTarget } from '../../src/transport/ssh/sshConfig';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
-import { TransportError, type Transport } from '../../src/transport/transport';
+import type { Transport } from '../../src/transport/transport';
 import { ensureLoginUser } from '../gpu-host/harness';
 import { kerberosMissing, startKdc, type Kdc } from '../gpu-host/kerberos';
 import { startLoopbackSshd, type LoopbackSshd } from '../gpu-host/loopbackSshd';
 import { createToken, SOFTHSM_MODULE, softhsmMissing, type Token } from '../gpu-host/softhsm';
 import { waitFor } from '../util/waitFor';
+import { rejection, USER } from './loginHosts';
 
-const USER = 'kimi';
-
-async function rejection(p: Promise<unknown>): Promise<TransportError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof TransportError, String(err));
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
-
-describe('OpenSSH logins without a key file: Kerberos and a PKCS#11 token', function () {
+describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-only host', function () {
   this.timeout(60_000);
   let tmp: string;
   const open: Transport[] = [];
@@ -160,6 +150,81 @@ describe('OpenSSH logins without a key file: Kerberos and a PKCS#11 token', func
       assert.doesNotMatch(err.message, /authorized_keys/);
       assert.equal(t.state.kind, 'down');
       assert.equal(acceptedGssapi(), before);
+    });
+  });
+
+  describe('ProxyJump to a host that takes certificates only', () => {
+    let jump: LoopbackSshd;
+    let target: LoopbackSshd;
+    let dir: string;
+    let config: string;
+    const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
+
+    before(async () => {
+      dir = path.join(tmp, 'jump');
+      fs.mkdirSync(dir, { mode: 0o755 });
+      const f = (n: string) => path.join(dir, n);
+      keygen('-t', 'ed25519', '-N', '', '-C', 'user-ca', '-f', f('user_ca'));
+      keygen('-t', 'ed25519', '-N', '', '-f', f('jump_id'));
+      keygen('-t', 'ed25519', '-N', '', '-f', f('id'));
+      keygen('-s', f('user_ca'), '-I', 'cert-via-jump', '-n', USER, '-V', '-5m:+1h', f('id.pub'));
+      fs.copyFileSync(f('jump_id.pub'), f('authorized_keys'));
+      fs.chmodSync(f('authorized_keys'), 0o644);
+      jump = await startLoopbackSshd({
+        dir: f('sshd-jump'),
+        lines: ['PubkeyAuthentication yes', `AuthorizedKeysFile ${f('authorized_keys')}`, 'AllowTcpForwarding yes'],
+      });
+      stops.push(() => jump.stop());
+      target = await startLoopbackSshd({
+        dir: f('sshd-target'),
+        lines: ['PubkeyAuthentication yes', `TrustedUserCAKeys ${f('user_ca.pub')}`, 'AuthorizedKeysFile none'],
+      });
+      stops.push(() => target.stop());
+      // Both hops' keys in the config's own file: the jump's ssh -W reads the config, not the master's -o options.
+      fs.writeFileSync(f('known_hosts'), `${jump.knownHostsLine}\n${target.knownHostsLine}\n`);
+      config = f('ssh_config');
+      fs.writeFileSync(
+        config,
+        [
+          'Host bastion',
+          '  HostName 127.0.0.1',
+          `  Port ${jump.port}`,
+          `  IdentityFile ${f('jump_id')}`,
+          'Host gpu-cert',
+          '  HostName 127.0.0.1',
+          `  Port ${target.port}`,
+          '  ProxyJump bastion',
+          `  IdentityFile ${f('id')}`,
+          `  CertificateFile ${f('id-cert.pub')}`,
+          'Host *',
+          `  User ${USER}`,
+          '  IdentitiesOnly yes',
+          '  IdentityAgent none',
+          `  UserKnownHostsFile ${f('known_hosts')}`,
+          '',
+        ].join('\n'),
+      );
+    });
+
+    it('logs in through the jump host with the certificate: auto chooses OpenSSH, both hops verified', async () => {
+      const viaJump = () => jump.count(new RegExp(`Accepted publickey for ${USER} from 127\\.0\\.0\\.1 .* ED25519 `));
+      const withCert = () =>
+        target.count(
+          new RegExp(`Accepted publickey for ${USER} from 127\\.0\\.0\\.1 .* ED25519-CERT .*ID cert-via-jump `),
+        );
+      const { t, choice } = await autoTransport('gpu-cert', config, path.join(dir, 'known_hosts'), process.env);
+      assert.equal(choice.client, 'openssh', choice.reason);
+      assert.match(choice.reason, /CertificateFile \S+id-cert\.pub/);
+      assert.equal((await t.exec('id -un')).stdout, `${USER}\n`);
+      await t.exec('true');
+      assert.equal((t as OpenSshTransport).handshakes, 1);
+      await waitFor(() => viaJump() === 1 && withCert() === 1, { message: 'one Accepted line on each hop' });
+      // The way in is OpenSSH's own ProxyJump: an `ssh -W` to the target through the bastion, live while connected.
+      const processes = execFileSync('ps', ['-eo', 'args']).toString().split('\n');
+      assert.ok(
+        processes.some((l) => new RegExp(`^ssh .*-W \\[?127\\.0\\.0\\.1\\]?:${target.port} bastion$`).test(l)),
+        processes.filter((l) => l.startsWith('ssh ')).join('\n'),
+      );
     });
   });
 

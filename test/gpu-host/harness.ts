@@ -225,7 +225,7 @@ const LOGIN_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
  * (`useradd -m -s /bin/sh`, password field `*`: no password, yet not locked, which sshd without
  * PAM would refuse), left in place afterwards (idempotent).
  */
-function ensureLoginUser(name: string): { uid: number; gid: number } {
+export function ensureLoginUser(name: string): { uid: number; gid: number } {
   if (!LOGIN_USER.test(name) || name === 'root')
     throw new Error(`not a login user for the simulated host: ${JSON.stringify(name)}`);
   const entry = () => spawnSync('getent', ['passwd', name], { encoding: 'utf8' });

@@ -151,6 +151,31 @@ describe("OpenSSH's refusals in the user's words", () => {
     });
     assert.match(e.message, /run kinit/);
   });
+  it('a token that wanted its PIN: ssh-add -s with the provider, and the missing agent named', () => {
+    const lib = '/usr/lib/softhsm/libsofthsm2.so';
+    const e = classifyOpenSshFailure(`pin required\n${denied}`, { who, diagnosis: { ...empty, pkcs11Provider: lib } });
+    assert.equal(e.kind, 'auth');
+    assert.match(e.message, /needs its PIN.*BatchMode.*ssh-add -s \/usr\/lib\/softhsm\/libsofthsm2\.so/);
+    assert.match(e.message, /names no agent.*IdentityAgent/);
+    assert.doesNotMatch(e.message, /authorized_keys/);
+    const withAgent = classifyOpenSshFailure(`pin required\n${denied}`, {
+      who,
+      diagnosis: { ...empty, pkcs11Provider: lib, agentSocket: '/run/a.sock' },
+    });
+    assert.match(withAgent.message, /The agent this host uses: \/run\/a\.sock/);
+  });
+  it('a token key the agent holds, or no PIN asked: the key was refused, not a PIN', () => {
+    const lib = '/usr/lib/softhsm/libsofthsm2.so';
+    const held = { ...empty, pkcs11Provider: lib, agentSocket: '/run/a.sock', tokenKeysInAgent: true };
+    for (const [log, diagnosis] of [
+      [`pin required\n${denied}`, held],
+      [denied, { ...empty, pkcs11Provider: lib }],
+    ] as const) {
+      const e = classifyOpenSshFailure(log, { who, diagnosis });
+      assert.doesNotMatch(e.message, /PIN/);
+      assert.match(e.message, /authorized_keys.*ssh-keygen -D \/usr\/lib\/softhsm\/libsofthsm2\.so/);
+    }
+  });
   it('a locked key: load it into ssh-agent', () => {
     const e = classifyOpenSshFailure(denied, { who, diagnosis: { ...empty, lockedKeys: ['/k'] } });
     assert.match(e.message, /\/k needs a passphrase.*ssh-agent/);

@@ -17,7 +17,7 @@ export interface ClientFacts {
   readonly agentCertificates: number;
   /** known_hosts lines that match the host with a marker: "FILE line N (@cert-authority)". */
   readonly markerLines: readonly string[];
-  /** GSSAPIAuthentication yes, and a Kerberos ticket to use (klist -s). */
+  /** GSSAPIAuthentication yes, with a Kerberos ticket (klist -s) or set by the user's own config. */
   readonly gssapiAuthentication: boolean;
   readonly pkcs11Provider?: string;
   readonly knownHostsCommand?: string;
@@ -44,7 +44,7 @@ export function ssh2Gaps(f: ClientFacts): string[] {
       `${f.agentCertificates} certificate${f.agentCertificates === 1 ? '' : 's'} in ssh-agent (ssh2 cannot use them)`,
     );
   for (const l of f.markerLines) gaps.push(`${l} in known_hosts (ssh2 cannot check host certificates or revocations)`);
-  if (f.gssapiAuthentication) gaps.push('GSSAPIAuthentication yes and a Kerberos ticket (ssh2 has no Kerberos)');
+  if (f.gssapiAuthentication) gaps.push('GSSAPIAuthentication yes (ssh2 has no Kerberos)');
   if (f.pkcs11Provider !== undefined) gaps.push(`PKCS11Provider ${f.pkcs11Provider} (ssh2 has no PKCS#11)`);
   if (f.knownHostsCommand !== undefined) gaps.push(`KnownHostsCommand (ssh2 does not run it)`);
   if (f.matchExec) gaps.push('Match exec in the SSH config (only OpenSSH evaluates it)');

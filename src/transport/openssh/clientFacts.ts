@@ -1,5 +1,8 @@
 /** Gathers what chooseClient.ts decides on for one host: `ssh -G`, the files it names, the agent's certificates. */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { SshTarget } from '../ssh/sshTargetTypes';
 import { first, readEffectiveConfig, yes, type HostArgs } from './effectiveConfig';
 import type { ClientFacts } from './chooseClient';
@@ -35,13 +38,31 @@ export async function gatherClientFacts(
     certificatesBesideIdentities: beside,
     agentCertificates: (await agentCertificates(config, env)).length,
     markerLines: await markerLines(config, [...known.user, ...known.global]),
-    // Debian's and Ubuntu's /etc/ssh/ssh_config turn GSSAPI on for every host: it counts only with a ticket.
-    gssapiAuthentication: yes(config, 'gssapiauthentication') && (await hasKerberosTicket(env)),
+    // Debian's and Ubuntu's /etc/ssh/ssh_config turn GSSAPI on for every host: it counts with a
+    // ticket, or when the user's own config asks for it (so that a missing ticket is told as such).
+    gssapiAuthentication:
+      yes(config, 'gssapiauthentication') && ((await hasKerberosTicket(env)) || (await userConfigAsksGssapi(host))),
     ...(pkcs11 !== undefined && pkcs11 !== 'none' ? { pkcs11Provider: pkcs11 } : {}),
     ...(khCommand !== undefined && khCommand !== 'none' ? { knownHostsCommand: khCommand } : {}),
     matchExec,
     ...(ssh2ConfigError !== undefined ? { ssh2ConfigError } : {}),
   };
+}
+
+/**
+ * GSSAPIAuthentication yes in the user's own config, read without the system-wide one: `-F`
+ * already leaves /etc/ssh/ssh_config out; otherwise ~/.ssh/config (of the passwd entry's home, as
+ * OpenSSH reads it) is read alone.
+ */
+async function userConfigAsksGssapi(host: HostArgs): Promise<boolean> {
+  if (host.configFile !== undefined) return true;
+  const own = path.join(os.userInfo().homedir, '.ssh', 'config');
+  if (!fs.existsSync(own)) return false;
+  try {
+    return yes(await readEffectiveConfig({ ...host, configFile: own }), 'gssapiauthentication');
+  } catch {
+    return false;
+  }
 }
 
 /** `klist -s`: a valid Kerberos ticket in the credentials cache (false without klist). */

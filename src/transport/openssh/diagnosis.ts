@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { all, first, yes, type EffectiveConfig } from './effectiveConfig';
 import { certificateProblem, describeCertificate } from './certificates';
 import { hasKerberosTicket } from './clientFacts';
-import { agentCertificates, certificatesOf } from './identities';
+import { agentCertificates, agentSocketOf, certificatesOf } from './identities';
 import type { AuthDiagnosis } from './opensshErrors';
 
 const succeeds = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) =>
@@ -44,11 +44,31 @@ export async function diagnoseRefusal(
     if (!(await succeeds('ssh-keygen', ['-y', '-P', '', '-f', id]))) lockedKeys.push(id);
   }
   const pkcs11 = first(config, 'pkcs11provider');
+  const agentSocket = agentSocketOf(config, env);
+  const tokenKeysInAgent =
+    pkcs11 !== undefined && pkcs11 !== 'none' && agentSocket !== undefined
+      ? await tokenKeysIn(pkcs11, agentSocket, env)
+      : false;
   return {
     certificateProblems,
     certificates,
     lockedKeys,
     ...(gssapi ? { gssapi } : {}),
     ...(pkcs11 !== undefined && pkcs11 !== 'none' ? { pkcs11Provider: pkcs11 } : {}),
+    ...(agentSocket !== undefined ? { agentSocket } : {}),
+    ...(tokenKeysInAgent ? { tokenKeysInAgent } : {}),
   };
+}
+
+const output = (cmd: string, args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<string>((resolve) =>
+    execFile(cmd, args, { timeout: 5000, env, encoding: 'utf8' }, (err, stdout) => resolve(err ? '' : stdout)),
+  );
+
+/** Whether the agent holds a key of the token (`ssh-keygen -D` lists the token's public keys without its PIN). */
+async function tokenKeysIn(provider: string, agentSocket: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const blobs = (text: string) => text.split('\n').flatMap((l) => l.split(' ')[1] ?? []);
+  const token = blobs(await output('ssh-keygen', ['-D', provider], env));
+  const held = new Set(blobs(await output('ssh-add', ['-L'], { ...env, SSH_AUTH_SOCK: agentSocket })));
+  return token.some((b) => held.has(b));
 }

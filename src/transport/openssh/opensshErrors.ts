@@ -45,6 +45,10 @@ export interface AuthDiagnosis {
   /** Identity files that need a passphrase, which the OpenSSH client cannot ask here (BatchMode). */
   readonly lockedKeys: readonly string[];
   readonly pkcs11Provider?: string;
+  /** The agent OpenSSH would ask (IdentityAgent, else SSH_AUTH_SOCK); absent: none. */
+  readonly agentSocket?: string;
+  /** The agent holds a key of the PKCS11Provider's token (so no PIN is missing). */
+  readonly tokenKeysInAgent?: boolean;
 }
 
 export interface RefusalContext {
@@ -69,7 +73,7 @@ export function classifyOpenSshFailure(log: string, ctx: RefusalContext): Transp
   if (/Host key verification failed|host key .* revoked|REVOKED HOST KEY/i.test(text))
     return new HostKeyError('host-key-rejected', `OpenSSH refused the host key of ${ctx.who}: ${text}`);
   const denied = /Permission denied \(([^)]*)\)/.exec(text);
-  if (denied) return new AuthError(authRefusal(ctx, denied[1]!));
+  if (denied) return new AuthError(authRefusal(ctx, denied[1]!, /\bpin required\b|need pin entry/i.test(text)));
   if (/Too many authentication failures/i.test(text))
     return new AuthError(
       `Login refused by ${ctx.who}: too many keys offered (Too many authentication failures). Set "IdentitiesOnly yes" and this host's IdentityFile in ~/.ssh/config.`,
@@ -79,16 +83,19 @@ export function classifyOpenSshFailure(log: string, ctx: RefusalContext): Transp
   return new BaseError('other', `OpenSSH could not connect to ${ctx.who}: ${last || 'no reason given'}`);
 }
 
-/** The words of a refused login: the certificate's own problem first, never authorized_keys for a certificate user. */
-export function authRefusal(ctx: RefusalContext, methods: string): string {
+/**
+ * The words of a refused login: the certificate's own problem first, never authorized_keys for a
+ * certificate user. `pinRequired`: OpenSSH said a PKCS#11 token wanted its PIN ("pin required").
+ */
+export function authRefusal(ctx: RefusalContext, methods: string, pinRequired = false): string {
   const d = ctx.diagnosis;
   const head = `Login refused by ${ctx.who} (it allows: ${methods})`;
   if (d && d.certificateProblems.length > 0) return `${head}: ${d.certificateProblems.join('; ')}.`;
   if (d?.gssapi && !d.gssapi.hasTicket && /gssapi/.test(methods))
     return `${head}: GSSAPIAuthentication is on but there is no valid Kerberos ticket: run kinit (klist shows the tickets).`;
   const locked = d && d.lockedKeys.length > 0 ? ` ${d.lockedKeys.join(', ')} needs a passphrase. ${BATCH_NOTE}` : '';
-  if (d?.pkcs11Provider !== undefined)
-    return `${head}: PKCS11Provider ${d.pkcs11Provider} needs the token's PIN. ${BATCH_NOTE}${locked}`;
+  if (d?.pkcs11Provider !== undefined && pinRequired && !d.tokenKeysInAgent)
+    return `${head}: ${tokenPinNeeded(d.pkcs11Provider, d.agentSocket)}${locked}`;
   if (d && d.certificates.length > 0)
     return (
       `${head}: it did not accept the certificate ${d.certificates.join(', ')}, which is valid for this user and time; ` +
@@ -96,5 +103,18 @@ export function authRefusal(ctx: RefusalContext, methods: string): string {
     );
   if (d?.gssapi && /gssapi/.test(methods))
     return `${head}: the Kerberos ticket was not accepted (klist: is it for the host's realm?), and no key was accepted either.${locked}`;
-  return `${head}: no key was accepted. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".${locked}`;
+  const token =
+    d?.pkcs11Provider !== undefined ? ` The token's public key is printed by: ssh-keygen -D ${d.pkcs11Provider}.` : '';
+  return `${head}: no key was accepted. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".${token}${locked}`;
+}
+
+function tokenPinNeeded(provider: string, agentSocket: string | undefined): string {
+  const agent =
+    agentSocket === undefined
+      ? " This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket."
+      : ` The agent this host uses: ${agentSocket}.`;
+  return (
+    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here yet (the OpenSSH client runs with BatchMode yes). ` +
+    `Put the token's key into ssh-agent once, in a terminal: ssh-add -s ${provider} (it asks the PIN), then connect again.${agent}`
+  );
 }

@@ -9,6 +9,7 @@ import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import { AlreadyWatchingError } from '../../src/monitor/session';
 import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { disposed } from '../util/disposed';
 
 interface Recorded {
   verdicts: Verdict[];
@@ -43,13 +44,8 @@ describe('monitor against the simulated GPU host over real SSH', function () {
       sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' },
     });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('restart -> restarting -> loading NN% rising -> warming up -> ready, in one SSH handshake', async () => {
     await host.configureSimulator({ fault: {}, warmupSeconds: 1.5 });

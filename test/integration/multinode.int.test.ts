@@ -22,6 +22,7 @@ import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/har
 import { createPrivateNetwork, type NetnsHost, type PrivateNetwork } from '../gpu-host/netns';
 import { waitFor } from '../util/waitFor';
 import { MemoryMemento } from './simHost';
+import { disposed } from '../util/disposed';
 
 const PARSERS = '--tool-call-parser kimi_k2 --reasoning-parser kimi_k2';
 // Short loads: 4 shards of 2 MB at 2 MB/s, about 4 s of weights per node.
@@ -56,10 +57,7 @@ describe('multi-node servers and several hosts (private network)', function () {
   before(async () => {
     network = await createPrivateNetwork();
   });
-  afterEach(() => {
-    fleet?.dispose();
-    fleet = undefined;
-  });
+  afterEach(() => (fleet = disposed(fleet)));
   after(async () => {
     await Promise.all(hosts.splice(0).map((h) => h.stop()));
     await network?.dispose();

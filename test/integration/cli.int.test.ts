@@ -10,13 +10,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
-import { Fleet } from '../../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import { whenRestartIssued } from '../../src/fleet/restart/observe';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
-import { markHost, MemoryMemento, serverEntry } from './simHost';
+import { markHost, serverEntry, headlessFleet } from './simHost';
 import { freePort } from '../util/freePort';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -103,13 +100,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
     assert.ok(settings.ok);
     const log = () => undefined;
-    const fleet = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log,
-      history: new MemoryMemento(),
-      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-    });
-    fleet.configure(settings.settings);
+    const fleet = headlessFleet(settings.settings, log);
     return { fleet, settings };
   }
 

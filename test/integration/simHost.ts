@@ -13,6 +13,8 @@ import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watchTypes';
 import type { Transport } from '../../src/transport/transport';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
+import { Fleet, type FleetDeps } from '../../src/fleet/fleet';
+import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { GpuHost } from '../gpu-host/harness';
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
 
@@ -128,6 +130,21 @@ export class MemoryMemento implements MementoLike {
   async update(key: string, value: unknown): Promise<void> {
     this.map.set(key, value);
   }
+}
+
+/**
+ * A fleet as the CLI and the MCP server make one: no questions asked (an unknown host key is
+ * refused), the history in memory, `settings` configured.
+ */
+export function headlessFleet(settings: Settings, log: FleetDeps['log'] = () => undefined): Fleet {
+  const fleet = new Fleet({
+    ui: NO_QUESTIONS_UI,
+    log,
+    history: new MemoryMemento(),
+    createSession: (server, all) => createSession(server, all, NO_QUESTIONS_UI, log),
+  });
+  fleet.configure(settings);
+  return fleet;
 }
 
 /** The CLI's environment with a home of its own: no servers.json, VS Code settings or history of the machine's user. */

@@ -16,6 +16,8 @@ import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fl
 import { Fleet, type FleetDeps } from '../../src/fleet/fleet';
 import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { GpuHost } from '../gpu-host/harness';
+import { serverEntry } from '../gpu-host/serverEntry';
+export { serverEntry };
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
 
 export interface TestSession {
@@ -47,19 +49,6 @@ export interface TestSessionOptions {
   name?: string;
   /** Wraps the session's transport (to watch what it is asked). */
   wrap?: (transport: Transport) => Transport;
-}
-
-/** The `kimiService.servers` entry for a simulated host. */
-export function serverEntry(host: GpuHost, name = 'sim'): Record<string, unknown> {
-  return {
-    name,
-    host: host.sshHost,
-    port: host.sshPort,
-    username: host.username,
-    identityFile: host.clientKeyPath,
-    unit: host.unitName,
-    url: host.serverUrl,
-  };
 }
 
 /**

@@ -21,7 +21,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
-import { ensureCodeServer, freePort, REPO_ROOT, startCodeServer, type CodeServer } from '../test/e2e/codeServer';
+import { ensureCodeServer, REPO_ROOT, startCodeServer, type CodeServer } from '../test/e2e/codeServer';
+import { freePort } from '../test/util/freePort';
 import { kimiSettings, simForLoad, unitWithParsers, VSIX } from '../test/e2e/scenario';
 
 function arg(name: string): string | undefined {

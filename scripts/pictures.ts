@@ -13,7 +13,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { freePort, REPO_ROOT } from '../test/e2e/codeServer';
+import { REPO_ROOT } from '../test/e2e/codeServer';
+import { freePort } from '../test/util/freePort';
 import { kimiSettings, simForLoad, startScenario, unitWithParsers, type Scenario } from '../test/e2e/scenario';
 import { serverEntry } from '../test/integration/simHost';
 import {

@@ -1,4 +1,4 @@
-/** What one SGLang journal line says, once parsed (see server/journal.ts). */
+/** What one SGLang journal line says, once parsed (the shared rules: logRules.ts; SGLang's own words: sglang/sglangLog.ts). */
 export type JournalEvent =
   | { readonly type: 'phase'; readonly phase: LoadPhase }
   | { readonly type: 'shards'; readonly done: number; readonly total: number; readonly percent: number }
@@ -28,7 +28,7 @@ export type JournalEvent =
     }
   /**
    * A long, quiet step the engine announced (a JIT compile, torch.compile, autotuning): `start`
-   * names it, `progress` counts it (its own tqdm bar), `end` says it finished (server/activity.ts).
+   * names it, `progress` counts it (its own tqdm bar), `end` says it finished (activity.ts).
    */
   | {
       readonly type: 'activity';
@@ -44,7 +44,7 @@ export type JournalEvent =
       readonly text: string;
     };
 
-/** The long quiet steps the monitor names (their words: server/activity.ts ACTIVITY_LABELS). */
+/** The long quiet steps the monitor names (their words: activity.ts ACTIVITY_LABELS). */
 export type ActivityKind =
   | 'deepgemm'
   | 'torch-compile'

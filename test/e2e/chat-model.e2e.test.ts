@@ -13,13 +13,12 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { waitFor } from '../util/waitFor';
 import { REPO_ROOT } from './codeServer';
-import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
+import { restartFromPalette, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
 import {
   clickDialogButton,
   paletteRows,
   runCommand,
   screenshot,
-  waitForDialog,
   waitForNotification,
   waitForStatus,
 } from './workbench';
@@ -129,11 +128,7 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
 
   it('after a load and the parser check, another extension gets "Kimi K2.6 on sim" and a tool call with the arguments the server produced', async () => {
     const { page, host } = scenario();
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), JSON.stringify(dlg));
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page, { keepRecorders: true });
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
     await waitForNotification(page, /ready, parsers verified for agents \(\d+ checks\)/, { timeoutMs: 60_000 });
 

@@ -12,10 +12,10 @@ import {
   writeFileSync,
   createWriteStream,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 /** The version scripts/setup-code-server.sh installs (its DEFAULT_VERSION), or KIMI_CODE_SERVER_VERSION. */
@@ -59,19 +59,6 @@ export function ensureCodeServer(): string {
   });
   if (r.status !== 0) throw new Error(`scripts/setup-code-server.sh failed (status ${r.status})`);
   return dir;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => res(port));
-    });
-  });
 }
 
 /** Every descendant pid of `pid` (from /proc), deepest last. */

@@ -1,16 +1,12 @@
 // A crash mid-load: the simulator dies after 5 shards -> the status bar says "failed" and an
 // error notification gives the cause, with Show log.
 import assert from 'node:assert/strict';
-import { isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
+import { restartFromPalette, printResultsDir, simForLoad, useScenario } from './scenario';
 import {
-  clickDialogButton,
   formatStatusHistory,
   loadingPercentages,
-  resetRecorders,
-  runCommand,
   screenshot,
   statusText,
-  waitForDialog,
   waitForNotification,
   waitForStatus,
 } from './workbench';
@@ -26,12 +22,7 @@ describe('e2e: crash mid-load', function () {
 
   it('loading NN% -> failed, and an error notification with the cause', async () => {
     const page = scenario().page;
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), JSON.stringify(dlg));
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
 
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /unreachable|ready/ });
     await screenshot(page, 'crash-loading');

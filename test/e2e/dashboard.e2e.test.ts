@@ -5,8 +5,8 @@
 // Screenshots: the dashboard mid-load and after ready (dark theme, the default).
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { isRestartConfirm, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
-import { clickDialogButton, dashboardFrame, runCommand, screenshot, waitForDialog, waitForStatus } from './workbench';
+import { restartFromPalette, printResultsDir, simForLoad, useScenario, unitWithParsers } from './scenario';
+import { dashboardFrame, runCommand, screenshot, waitForStatus } from './workbench';
 
 after(printResultsDir);
 
@@ -91,11 +91,7 @@ describe('e2e: load dashboard', function () {
 
   it('during a load: phase and progress update live, the charts draw, and it survives being hidden and shown', async () => {
     const page = scenario().page;
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page, { keepRecorders: true });
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable/ });
 
     await runCommand(page, 'Show load dashboard');

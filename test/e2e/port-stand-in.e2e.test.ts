@@ -4,18 +4,8 @@
 // answers), the tooltip names the stand-in with its pid and command, and once the stand-in
 // leaves and the server opens its own port the load ends in `ready`.
 import assert from 'node:assert/strict';
-import { printResultsDir, simForLoad, unitWithParsers, useScenario, isRestartConfirm } from './scenario';
-import {
-  clickDialogButton,
-  formatStatusHistory,
-  hoverStatusTooltip,
-  resetRecorders,
-  runCommand,
-  screenshot,
-  statusHistory,
-  waitForDialog,
-  waitForStatus,
-} from './workbench';
+import { printResultsDir, simForLoad, unitWithParsers, useScenario, restartFromPalette } from './scenario';
+import { formatStatusHistory, hoverStatusTooltip, screenshot, statusHistory, waitForStatus } from './workbench';
 import { startStandIn, type StandInProcess } from '../gpu-host/portStandIn';
 import { waitFor } from '../util/waitFor';
 
@@ -37,12 +27,7 @@ describe('e2e: a stand-in on the server port', function () {
 
   it('loading NN% while the stand-in answers, the tooltip names it; ready once the server holds the port', async () => {
     const { page, host, tmp } = scenario();
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
     // The new run reads its weights: the old server's port is closed.
     await waitForStatus(page, /^Kimi: loading \d+%/, { timeoutMs: 120_000, failOn: /failed|unreachable|ready/ });
 

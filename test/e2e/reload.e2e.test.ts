@@ -5,19 +5,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { waitFor } from '../util/waitFor';
-import { isRestartConfirm, printResultsDir, simForLoad, useScenario } from './scenario';
+import { restartFromPalette, printResultsDir, simForLoad, useScenario } from './scenario';
 import {
-  clickDialogButton,
   clickNotificationButton,
   formatStatusHistory,
   loadingPercentages,
   notificationHistory,
   reloadWorkbench,
-  resetRecorders,
-  runCommand,
   screenshot,
   statusText,
-  waitForDialog,
   waitForNotification,
   waitForStatus,
 } from './workbench';
@@ -47,13 +43,7 @@ describe('e2e: window reloaded mid-load', function () {
 
   it('reload mid-load -> "Resume watching" -> loading -> ready, restarted exactly once', async () => {
     const page = scenario().page;
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
     await waitForStatus(page, /Kimi: loading \d+%/, { timeoutMs: 60_000, failOn: /failed|unreachable|ready/ });
     // Well into the weights, so that the new activation finds a load visibly under way.
     const before = await waitForStatus(page, /Kimi: loading ([1-5]\d)%/, {

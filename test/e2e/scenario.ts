@@ -1,5 +1,6 @@
 // One e2e scenario = a simulated GPU host (real sshd + SGLang simulator) + code-server with the
 // packaged extension configured for that host + the workbench in headless Chromium.
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,13 +10,17 @@ import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
 import {
   clickDialogButton,
   openWorkbench,
+  resetRecorders,
   resultsDir,
+  runCommand,
   screenshot,
   statusHistory,
   formatStatusHistory,
   notificationHistory,
   type DialogInfo,
   type Workbench,
+  waitForDialog,
+  waitForStatus,
 } from './workbench';
 import type { Page } from 'playwright-core';
 import { serverEntry } from '../integration/simHost';
@@ -208,6 +213,19 @@ export async function answerDialogs(
 }
 
 export const isRestartConfirm = (d: DialogInfo) => d.buttons.includes('Restart');
+
+/**
+ * Once the status bar shows a state: "Restart Kimi service" from the palette and its
+ * confirmation accepted (the recorders cleared first unless `keepRecorders`).
+ */
+export async function restartFromPalette(page: Page, o: { keepRecorders?: boolean } = {}): Promise<void> {
+  await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
+  if (!o.keepRecorders) await resetRecorders(page);
+  await runCommand(page, 'Restart Kimi service');
+  const dlg = await waitForDialog(page);
+  assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
+  await clickDialogButton(page, 'Restart');
+}
 export const isHostKeyDialog = (d: DialogInfo) =>
   /SHA256:/.test(`${d.message}\n${d.detail}`) && d.buttons.includes('Trust');
 

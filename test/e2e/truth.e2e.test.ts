@@ -13,9 +13,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isRestartConfirm, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
+import { restartFromPalette, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
 import {
-  clickDialogButton,
   clickNotificationButton,
   dialogHistory,
   formatStatusHistory,
@@ -29,7 +28,6 @@ import {
   statusIcons,
   statusItemClasses,
   statusText,
-  waitForDialog,
   waitForNotification,
   waitForStatus,
 } from './workbench';
@@ -74,12 +72,7 @@ describe('e2e: after ready, a dead server shows failed', function () {
 
   it('restart -> ready; SIGKILL the server -> "Kimi: failed" and an error notification with the cause', async () => {
     const { page, host } = scenario();
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
     await waitForStatus(page, /^Kimi: ready$/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
     // The parser check runs right after ready; let it finish so the kill is the only news.
     await waitForNotification(page, /parsers verified for agents|parser check/i, { timeoutMs: 60_000 });
@@ -223,12 +216,7 @@ describe('e2e: an ended watch looks ended', function () {
 
   it('loading NN% -> Stop polling -> "Kimi: not watched", no spinner, no ETA, "Last seen: loading" in the tooltip', async () => {
     const { page, host } = scenario();
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
 
     // A percentage above 0, so "last seen" has something to say.
     await waitForStatus(page, /^Kimi: loading [1-9]\d*%/, { timeoutMs: 90_000, failOn: /failed|unreachable|ready/ });
@@ -305,12 +293,7 @@ describe('e2e: a verification that takes long says where it is', function () {
 
   it('ready -> the tooltip says "Parsers: verifying n/16 · <check> waiting N s (…)", the text "· verifying n/16" once a check waited 10 s; the end is inconclusive, never failed', async () => {
     const { page } = scenario();
-    await waitForStatus(page, /^Kimi: /, { timeoutMs: 60_000 });
-    await resetRecorders(page);
-    await runCommand(page, 'Restart Kimi service');
-    const dlg = await waitForDialog(page);
-    assert.ok(isRestartConfirm(dlg), `confirmation dialog: ${JSON.stringify(dlg)}`);
-    await clickDialogButton(page, 'Restart');
+    await restartFromPalette(page);
     await waitForStatus(page, /^Kimi: ready/, { timeoutMs: 180_000, failOn: /failed|unreachable/ });
 
     // The tooltip, while the checks run: the checks done of all, the slowest check, what its answer carried so far.

@@ -40,6 +40,7 @@ import { assertUserCanRun, installHostFiles } from './hostFiles';
 import type { NetnsHost } from './netns';
 import { setUpOneTimeCodes, type OneTimeCodeOptions } from './pamOath';
 import { parseExecLine, type ExecEntry } from './execLog';
+import { freePort } from '../util/freePort';
 // The simulated model's tokenizer files (what its /tokenize counts with).
 const simTokenizer = require('./sglang-sim/tokenizer.js') as { writeTokenizerFiles(dir: string, kind: string): void };
 
@@ -345,21 +346,6 @@ async function mustRun(cmd: string, args: string[], opts: { env?: NodeJS.Process
   const r = await run(cmd, args, opts);
   if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
   return r.stdout;
-}
-
-function freePort(exclude: number[] = []): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => {
-        if (exclude.includes(port)) freePort(exclude).then(resolve, reject);
-        else resolve(port);
-      });
-    });
-  });
 }
 
 /** Resolves once something on host:port (default 127.0.0.1) sends an SSH banner. */

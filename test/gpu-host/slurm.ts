@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GpuHost } from './harness';
 import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
 
 export interface SlurmCluster {
   readonly dir: string;
@@ -34,18 +35,6 @@ export function slurmMissing(): string | undefined {
     if (!fs.existsSync(p))
       return `${p} is missing: apt-get install -y slurm-wlm munge (scripts/ensure-system-packages.sh)`;
   return undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** A run of `count` free consecutive ports (srun's range), found by trying. */

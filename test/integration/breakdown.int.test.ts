@@ -13,15 +13,13 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { serverReport } from '../../src/fleet/words/report';
-import { createSession, type SessionUi } from '../../src/fleet/sessions/sessionFactory';
 import type { LoadBreakdown } from '../../src/monitor/loadBreakdown';
 import { breakdownLine } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { MemoryMemento, serverEntry } from './simHost';
+import { serverEntry, headlessFleet } from './simHost';
 import { waitFor } from '../util/waitFor';
 
-const NO_QUESTIONS: SessionUi = { trustUnknownHostKey: async () => false, requestPassphrase: async () => undefined };
 const MB = 1e6;
 
 describe('load breakdown: every load explained (simulated GPU host)', function () {
@@ -54,13 +52,7 @@ describe('load breakdown: every load explained (simulated GPU host)', function (
     settings = parsed.settings;
     server = settings.servers[0]!;
     const log = () => undefined;
-    fleet = new Fleet({
-      ui: NO_QUESTIONS,
-      log,
-      history: new MemoryMemento(),
-      createSession: (s, st) => createSession(s, st, NO_QUESTIONS, log),
-    });
-    fleet.configure(settings);
+    fleet = headlessFleet(settings, log);
   });
 
   after(async () => {

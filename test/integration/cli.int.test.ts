@@ -7,17 +7,14 @@
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
-import { Fleet } from '../../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import { whenRestartIssued } from '../../src/fleet/restart/observe';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
-import { markHost, MemoryMemento, serverEntry } from './simHost';
+import { markHost, serverEntry, headlessFleet } from './simHost';
+import { freePort } from '../util/freePort';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'dist', 'cli.js');
@@ -37,17 +34,6 @@ interface Running {
   readonly child: ChildProcess;
   readonly lines: string[];
   readonly done: Promise<Run>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
@@ -114,13 +100,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
     assert.ok(settings.ok);
     const log = () => undefined;
-    const fleet = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log,
-      history: new MemoryMemento(),
-      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-    });
-    fleet.configure(settings.settings);
+    const fleet = headlessFleet(settings.settings, log);
     return { fleet, settings };
   }
 

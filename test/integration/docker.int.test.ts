@@ -9,13 +9,10 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
-import { Fleet } from '../../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
 import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
-import { FAST_WATCH, loginAs, MemoryMemento, serverEntry, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession, headlessFleet } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { ParserChangeDeps } from '../../src/target/argsEdit';
 import { changeComposeCommand, rollbackCompose } from '../../src/target/docker/composeParsers';
@@ -142,13 +139,7 @@ describe('docker: containers, compose services and units that run docker', funct
     });
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.errors.join('\n'));
     const log = (): void => undefined;
-    const fleet = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log,
-      history: new MemoryMemento(),
-      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-    });
-    fleet.configure(parsed.settings);
+    const fleet = headlessFleet(parsed.settings, log);
     try {
       const server = parsed.settings.servers[0]!;
       // The container was just created: restarted anyway (the rule would follow its load).

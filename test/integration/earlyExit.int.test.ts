@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { failureMessage } from '../../src/present/messages';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { disposed } from '../util/disposed';
 
 interface Case {
   readonly name: string;
@@ -61,10 +62,7 @@ describe('a server that dies in its first second shows its own line as the cause
   before(async () => {
     host = await startGpuHost({ shards: 2, shardBytes: 1024 * 1024 });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
+  afterEach(() => (test = disposed(test)));
   after(async () => {
     await host?.writeUnit(host.defaultUnitText).catch(() => undefined);
     await host?.stop();

@@ -14,7 +14,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
@@ -26,6 +25,8 @@ import { hashHostName } from '../../src/transport/ssh/knownHosts';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { disposed } from '../util/disposed';
+import { freePort } from '../util/freePort';
 
 // ---------------------------------------------------------------- helpers
 
@@ -130,17 +131,6 @@ async function exitLineAt(host: GpuHost): Promise<{ at: number; msg: string } | 
   return undefined;
 }
 
-function freeClosedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const FAST_SIM = {
   readMBps: 60,
   warmReadMBps: 60,
@@ -171,9 +161,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
     fx?.dispose();
     fx = undefined;
   });
-  after(async () => {
-    await host?.stop();
-  });
+  after(() => host?.stop());
 
   // ------------------------------------------------------------ network
 
@@ -277,7 +265,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       fx.dispose();
 
       // Connection refused: nothing listens on the port.
-      fx = await fixture(host, { server: { port: await freeClosedPort() } });
+      fx = await fixture(host, { server: { port: await freePort() } });
       outcome = await fx.session.watch('attach', FAST_WATCH);
       assert.equal(outcome.end, 'unreachable');
       assert.match(outcome.message!, /Connection refused by 127\.0\.0\.1:\d+ .*is sshd running\?/);
@@ -853,13 +841,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         sim: { ...FAST_SIM },
       });
     });
-    afterEach(() => {
-      fx2?.dispose();
-      fx2 = undefined;
-    });
-    after(async () => {
-      await loopHost?.stop();
-    });
+    afterEach(() => (fx2 = disposed(fx2)));
+    after(() => loopHost?.stop());
 
     it('a unit restarted by systemd after a crash (Restart=on-failure) is reported as a crash loop', async () => {
       await loopHost.configureSimulator({ ...FAST_SIM, fault: { crashAt: 'kv', kind: 'oom' } });

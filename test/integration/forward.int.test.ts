@@ -15,11 +15,9 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile } from '../../src/config/config';
 import { Fleet, type FleetEvent } from '../../src/fleet/fleet';
 import { ForwardError } from '../../src/fleet/forward/forwardPlan';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { waitFor } from '../util/waitFor';
-import { MemoryMemento, serverEntry } from './simHost';
+import { serverEntry, headlessFleet } from './simHost';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -92,13 +90,7 @@ describe('port forwarding: the server on localhost through the SSH connection', 
     assert.ok(settings.ok);
     const log: string[] = [];
     const logTo = (level: string, message: string) => void log.push(`${level}: ${message}`);
-    const fleet = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log: logTo,
-      history: new MemoryMemento(),
-      createSession: (s, all) => createSession(s, all, NO_QUESTIONS_UI, logTo),
-    });
-    fleet.configure(settings.settings);
+    const fleet = headlessFleet(settings.settings, logTo);
     fleets.push(fleet);
     const events: FleetEvent[] = [];
     fleet.onEvent((e) => events.push(e));

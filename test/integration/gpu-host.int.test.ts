@@ -196,24 +196,10 @@ describe('simulated GPU host (harness)', function () {
     assert.match(p.Environment, /EXTRA=1/);
 
     // follow the journal from before the restart, like the extension
-    const follower = spawn('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      host.clientKeyPath,
-      '-p',
-      String(host.sshPort),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      `UserKnownHostsFile=${await knownHostsFile(host, true)}`,
-      '-o',
-      'BatchMode=yes',
-      'root@127.0.0.1',
-      `journalctl -u ${host.unitName} -f -a -n 0 -o cat`,
-    ]);
+    const follower = spawn(
+      'ssh',
+      clientSshArgs(host, await knownHostsFile(host, true), `journalctl -u ${host.unitName} -f -a -n 0 -o cat`),
+    );
     let followed = '';
     follower.stdout.setEncoding('utf8').on('data', (d: string) => {
       followed += d;
@@ -286,24 +272,7 @@ describe('simulated GPU host (harness)', function () {
     assert.ok(j.includes('Stopping sglang-k26-ddtree.service - Ticker test unit...'));
     assert.ok(j.includes('Stopped sglang-k26-ddtree.service - Ticker test unit.'));
     const kh = await knownHostsFile(host, false);
-    const f = spawn('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      host.clientKeyPath,
-      '-p',
-      String(host.sshPort),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      `UserKnownHostsFile=${kh}`,
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      'BatchMode=yes',
-      'root@127.0.0.1',
-      `journalctl -u ${host.unit} -f -n 1`,
-    ]);
+    const f = spawn('ssh', clientSshArgs(host, kh, `journalctl -u ${host.unit} -f -n 1`));
     f.stdout.resume();
     const countFollowers = async () => (await host.nsExec('ps -eo args | grep -c "[j]ournalctl.js -u"')).stdout.trim();
     await waitFor('journalctl -f running', async () => (await countFollowers()) === '1');
@@ -449,24 +418,7 @@ describe('simulated GPU host (harness)', function () {
     // the harness's own ssh() logins are not counted
     const before = host.handshakes();
     const kh = await knownHostsFile(host, true);
-    const out = await run('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      host.clientKeyPath,
-      '-p',
-      String(host.sshPort),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      `UserKnownHostsFile=${kh}`,
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      'BatchMode=yes',
-      'root@127.0.0.1',
-      'echo ok',
-    ]);
+    const out = await run('ssh', clientSshArgs(host, kh, 'echo ok'));
     assert.strictEqual(out.trim(), 'ok');
     await host.ssh('true');
     await waitFor('handshake logged', async () => host.handshakes() === before + 1);
@@ -554,10 +506,12 @@ interface Remote {
   exited: Promise<number | null>;
 }
 
-/** A command over the system ssh client with the test client key (not the harness's own ssh()). */
-async function sshSpawn(host: GpuHost, command: string): Promise<Remote> {
-  const kh = await knownHostsFile(host, false);
-  const proc = spawn('ssh', [
+/**
+ * The system ssh client's argv for a command as root with the test client key, the host key
+ * checked against `knownHosts` (not the harness's own ssh(), whose logins are not counted).
+ */
+function clientSshArgs(host: GpuHost, knownHosts: string, command: string): string[] {
+  return [
     '-F',
     '/dev/null',
     '-i',
@@ -567,14 +521,20 @@ async function sshSpawn(host: GpuHost, command: string): Promise<Remote> {
     '-o',
     'IdentitiesOnly=yes',
     '-o',
-    `UserKnownHostsFile=${kh}`,
+    `UserKnownHostsFile=${knownHosts}`,
     '-o',
     'StrictHostKeyChecking=yes',
     '-o',
     'BatchMode=yes',
     'root@127.0.0.1',
     command,
-  ]);
+  ];
+}
+
+/** A command over the system ssh client with the test client key (not the harness's own ssh()). */
+async function sshSpawn(host: GpuHost, command: string): Promise<Remote> {
+  const kh = await knownHostsFile(host, false);
+  const proc = spawn('ssh', clientSshArgs(host, kh, command));
   const r: Remote = {
     proc,
     out: '',
@@ -697,6 +657,16 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     'ActiveState,SubState,MainPID,InvocationID,ExecMainStartTimestamp,ExecMainStartTimestampMonotonic,Result,Job';
   const show = async (): Promise<Record<string, string>> =>
     parseShow((await h().ssh(`systemctl show ${h().unit} -p ${PROPS}`)).stdout);
+  /** The unit active again under a main process other than `oldPid`. */
+  const activeAgain = (what: string, oldPid: string | undefined): Promise<Record<string, string>> =>
+    waitFor(
+      what,
+      async () => {
+        const p = await show();
+        return p.ActiveState === 'active' && p.MainPID !== oldPid ? p : undefined;
+      },
+      60000,
+    );
   const follow = async (command: string): Promise<Remote> => {
     const r = await sshSpawn(h(), command);
     remotes.push(r);
@@ -790,14 +760,7 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     assert.match(stopping.Job, /^\d+$/, 'a job is running');
     assert.strictEqual((await host.nsExec(`kill -0 ${first.MainPID} && echo alive`)).stdout.trim(), 'alive');
     await host.configureSimulator({ stopHold: false });
-    const second = await waitFor(
-      'the new main process',
-      async () => {
-        const p = await show();
-        return p.ActiveState === 'active' && p.MainPID !== first.MainPID ? p : undefined;
-      },
-      60000,
-    );
+    const second = await activeAgain('the new main process', first.MainPID);
     assert.notStrictEqual(second.InvocationID, first.InvocationID);
     assert.match(second.InvocationID, /^[0-9a-f]{32}$/);
     assert.ok(Number(second.ExecMainStartTimestampMonotonic) > Number(first.ExecMainStartTimestampMonotonic));
@@ -829,14 +792,7 @@ describe('simulated GPU host: journal access, slow stop, API key, TCP forwarding
     await waitFor('the systemctl client gone', async () => gone(pid));
     assert.strictEqual((await show()).ActiveState, 'deactivating', 'the stop goes on');
     await host.configureSimulator({ stopHold: false });
-    const third = await waitFor(
-      'the restart to finish anyway',
-      async () => {
-        const p = await show();
-        return p.ActiveState === 'active' && p.MainPID !== second.MainPID ? p : undefined;
-      },
-      60000,
-    );
+    const third = await activeAgain('the restart to finish anyway', second.MainPID);
     assert.notStrictEqual(third.InvocationID, second.InvocationID);
     const lastStart = (await host.journalEntries())
       .filter((e) => e.pid === 1 && e.msg.startsWith(`Started ${host.unit}`))

@@ -12,6 +12,7 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { retainedHeap } from '../util/heap';
 import { waitFor } from '../util/waitFor';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { disposed } from '../util/disposed';
 
 const MiB = 1024 * 1024;
 
@@ -23,13 +24,8 @@ describe('a hostile host through the real sshd and the real watcher', function (
   before(async () => {
     host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { hostile: { seed: 17, gapMs: 20 } } });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('never says ready, keeps reporting, keeps its memory bounded; the host clean again is ready', async () => {
     test = await sessionForHost(host);

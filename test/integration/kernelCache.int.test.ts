@@ -17,6 +17,7 @@ import { expectedLoadTime } from '../../src/present/forecast';
 import { restartQuestion } from '../../src/agent/confirmation';
 import { targetFor } from '../../src/target/target';
 import { FAST_WATCH, MemoryMemento, sessionForHost, type TestSession } from './simHost';
+import { disposed } from '../util/disposed';
 
 const SIM = { readMBps: 8, warmReadMBps: 80, kvSeconds: 0.5, warmupSeconds: 0.5, coldFiles: 'all' };
 const COMPILE = { seconds: 8, bar: false };
@@ -44,13 +45,8 @@ describe('kernel caches foreseen before a restart (simulated SGLang, DeepGEMM on
     assert.notEqual(unit, host.defaultUnitText);
     await host.writeUnit(unit, { reload: true });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   const forecast = async (insights: LoadInsights) =>
     insights.forecast(

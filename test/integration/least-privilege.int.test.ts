@@ -22,6 +22,7 @@ import {
 import { dropInLocation, sudoersRules } from '../../src/target/systemd/sudoers';
 import { parseShow } from '../../src/target/systemd/systemd';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { disposed } from '../util/disposed';
 
 const USER = 'kimi';
 
@@ -60,13 +61,8 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     await host.addToGroup(USER, 'systemd-journal');
     await host.installSudoers(sudoersRules(USER, host.unit));
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('the generated rules are all kimi may run as root; the rest is refused, and nothing works without sudo', async () => {
     const where = dropInLocation(host.unit);

@@ -9,6 +9,7 @@ import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
 import { AlreadyWatchingError } from '../../src/monitor/session';
 import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { disposed } from '../util/disposed';
 
 interface Recorded {
   verdicts: Verdict[];
@@ -43,13 +44,8 @@ describe('monitor against the simulated GPU host over real SSH', function () {
       sim: { readMBps: 8, warmReadMBps: 8, coldFiles: 'all' },
     });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('restart -> restarting -> loading NN% rising -> warming up -> ready, in one SSH handshake', async () => {
     await host.configureSimulator({ fault: {}, warmupSeconds: 1.5 });
@@ -159,10 +155,21 @@ describe('monitor against the simulated GPU host over real SSH', function () {
       await host.configureSimulator({ readMBps: 8, warmReadMBps: 8 });
     }
     test.dispose();
-    // Already ready: the first look says so.
+    // Already ready: the first looks say so (a load here takes 6+ rounds of FAST_WATCH), and nothing restarts.
     test = await sessionForHost(host);
-    const again = await test.session.watch('attach', FAST_WATCH);
-    assert.equal(again.end, 'ready');
+    const seen = recorder();
+    const logBefore = (await host.execLog()).length;
+    const started = Date.now();
+    const again = await test.session.watch('attach', FAST_WATCH, { onState: (s) => seen.onState(s) });
+    const took = Date.now() - started;
+    assert.equal(again.end, 'ready', `ended ${again.end}: ${again.message}`);
+    assert.ok(!seen.verdicts.includes('restarting'), `verdicts: ${seen.verdicts}`);
+    const ran = (await host.execLog()).slice(logBefore);
+    assert.ok(!ran.some((l) => /systemctl.* restart /.test(l)), ran.join('\n'));
+    const looks = ran.filter((l) => /systemctl show /.test(l)).length;
+    assert.ok(looks >= 1 && looks <= 3, `ready after ${looks} looks at the unit:\n${ran.join('\n')}`);
+    // Measured 2-2.5 s, with the connection: far less than the 12 s load above, with room for a busy machine.
+    assert.ok(took < 8_000, `ready ${took} ms after attaching to a ready server`);
   });
 
   it('poll on a stopped unit says stopped', async () => {

@@ -13,15 +13,14 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { serverReport, waitReport } from '../../src/fleet/words/report';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { Verdict } from '../../src/monitor/loadStateTypes';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { formatTable } from '../../src/verify/verifier';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { createPrivateNetwork, type NetnsHost, type PrivateNetwork } from '../gpu-host/netns';
 import { waitFor } from '../util/waitFor';
-import { MemoryMemento } from './simHost';
+import { headlessFleet } from './simHost';
+import { disposed } from '../util/disposed';
 
 const PARSERS = '--tool-call-parser kimi_k2 --reasoning-parser kimi_k2';
 // Short loads: 4 shards of 2 MB at 2 MB/s, about 4 s of weights per node.
@@ -56,10 +55,7 @@ describe('multi-node servers and several hosts (private network)', function () {
   before(async () => {
     network = await createPrivateNetwork();
   });
-  afterEach(() => {
-    fleet?.dispose();
-    fleet = undefined;
-  });
+  afterEach(() => (fleet = disposed(fleet)));
   after(async () => {
     await Promise.all(hosts.splice(0).map((h) => h.stop()));
     await network?.dispose();
@@ -98,13 +94,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     });
     if (!result.ok) throw new Error(result.errors.join('\n'));
     const log = (level: string, message: string) => logLines.push(`${new Date().toISOString()} ${level} ${message}`);
-    const created = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log,
-      history: new MemoryMemento(),
-      createSession: (server, s) => createSession(server, s, NO_QUESTIONS_UI, log),
-    });
-    created.configure(result.settings);
+    const created = headlessFleet(result.settings, log);
     fleet = created;
     return { fleet: created, settings: result.settings };
   }

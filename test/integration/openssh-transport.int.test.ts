@@ -15,16 +15,13 @@ import * as path from 'node:path';
 import fetch from 'node-fetch';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { parseSettings } from '../../src/config/parseSettings';
-import { Fleet } from '../../src/fleet/fleet';
-import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
-import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { TunnelAgent } from '../../src/transport/httpAgent';
 import { quote } from '../../src/transport/shell';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
 import type { UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
-import { MemoryMemento, serverEntry } from './simHost';
+import { serverEntry, headlessFleet } from './simHost';
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
 
@@ -289,13 +286,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     assert.ok(settings.ok);
     const logs: string[] = [];
     const log = (_level: string, message: string) => logs.push(message);
-    const fleet = new Fleet({
-      ui: NO_QUESTIONS_UI,
-      log,
-      history: new MemoryMemento(),
-      createSession: (server, st) => createSession(server, st, NO_QUESTIONS_UI, log),
-    });
-    fleet.configure(settings.settings);
+    const fleet = headlessFleet(settings.settings, log);
     try {
       const server = settings.settings.servers[0]!;
       await fleet.restart(server, { force: true });

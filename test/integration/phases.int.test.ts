@@ -13,6 +13,7 @@ import { describe as describeState } from '../../src/present/messages';
 import { stallNotice } from '../../src/present/stallNotice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { disposed } from '../util/disposed';
 
 /** kimiService.stallSeconds at its minimum. */
 const STALL_MS = 10_000;
@@ -36,13 +37,8 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
       sim: { readMBps: 20, kvSeconds: 0.3, cudaGraphSeconds: 0.6, warmupSeconds: 0.5 },
     });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('a hang before the weights is stalled, stays stalled while the host keeps answering, and the notice says what was last seen', async () => {
     await host.configureSimulator({ fault: { hangAt: 'init' } });

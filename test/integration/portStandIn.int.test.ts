@@ -28,9 +28,7 @@ describe('a stand-in on the server port (simulated host, real SSH)', function ()
     test?.dispose();
     test = undefined;
   });
-  after(async () => {
-    await host?.stop();
-  });
+  after(() => host?.stop());
 
   it('stays loading while the stand-in answers, names it, and is ready once the server holds the port', async () => {
     // 24 MB at 1 MB/s: the weights take about 24 s, time for the stand-in to be seen and to leave.
@@ -110,9 +108,7 @@ describe('a stand-in on the server port (simulated host, real SSH)', function ()
       });
       await other.addToGroup('kimi', 'systemd-journal');
     });
-    after(async () => {
-      await other?.stop();
-    });
+    after(() => other?.stop());
 
     it('who holds the port cannot be told: said once, and the answers count as before', async () => {
       await other.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 1 });

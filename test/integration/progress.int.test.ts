@@ -16,6 +16,7 @@ import { LoadInsights } from '../../src/monitor/loadInsights';
 import { warmCache } from '../../src/monitor/warmCache';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { MemoryMemento } from './simHost';
+import { disposed } from '../util/disposed';
 
 const SHARDS = 12;
 const SHARD_BYTES = 2 * 1024 * 1024;
@@ -51,13 +52,8 @@ describe('load progress on the simulated GPU host (real page cache)', function (
       .filter((n) => n.endsWith('.safetensors'))
       .map((n) => path.join(host.modelPath, n));
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('phases in order, a percentage that only grows, bytes, read rate, GPU memory growing then jumping at the KV cache', async () => {
     await host.configureSimulator({ fault: {}, coldFiles: 'all' });

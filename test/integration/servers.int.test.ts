@@ -18,7 +18,7 @@ import { targetIo } from '../../src/target/target';
 import { loginUid } from '../../src/fleet/servers/serverEntry';
 import { serverReport } from '../../src/fleet/words/report';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { connectionOf, MemoryMemento, serverEntry } from './simHost';
+import { connectionOf, serverEntry, headlessFleet } from './simHost';
 import { strangers } from '../gpu-host/execLog';
 import { waitFor } from '../util/waitFor';
 
@@ -71,13 +71,7 @@ describe('servers: two hosts, one fleet', function () {
     assert.ok(parsed.ok, JSON.stringify(parsed));
     settings = parsed.settings;
     const log = () => undefined;
-    fleet = new Fleet({
-      ui: NO_QUESTIONS,
-      log,
-      history: new MemoryMemento(),
-      createSession: (s, st) => createSession(s, st, NO_QUESTIONS, log),
-    });
-    fleet.configure(settings);
+    fleet = headlessFleet(settings, log);
     fleet.onEvent((event) => events.push({ at: Date.now(), event }));
   });
 

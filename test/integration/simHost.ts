@@ -13,7 +13,11 @@ import type { ServerHttpOptions } from '../../src/engine/serverHttp';
 import type { WatchOptions } from '../../src/monitor/watchTypes';
 import type { Transport } from '../../src/transport/transport';
 import { createSession, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
+import { Fleet, type FleetDeps } from '../../src/fleet/fleet';
+import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { GpuHost } from '../gpu-host/harness';
+import { serverEntry } from '../gpu-host/serverEntry';
+export { serverEntry };
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
 
 export interface TestSession {
@@ -45,19 +49,6 @@ export interface TestSessionOptions {
   name?: string;
   /** Wraps the session's transport (to watch what it is asked). */
   wrap?: (transport: Transport) => Transport;
-}
-
-/** The `kimiService.servers` entry for a simulated host. */
-export function serverEntry(host: GpuHost, name = 'sim'): Record<string, unknown> {
-  return {
-    name,
-    host: host.sshHost,
-    port: host.sshPort,
-    username: host.username,
-    identityFile: host.clientKeyPath,
-    unit: host.unitName,
-    url: host.serverUrl,
-  };
 }
 
 /**
@@ -128,6 +119,21 @@ export class MemoryMemento implements MementoLike {
   async update(key: string, value: unknown): Promise<void> {
     this.map.set(key, value);
   }
+}
+
+/**
+ * A fleet as the CLI and the MCP server make one: no questions asked (an unknown host key is
+ * refused), the history in memory, `settings` configured.
+ */
+export function headlessFleet(settings: Settings, log: FleetDeps['log'] = () => undefined): Fleet {
+  const fleet = new Fleet({
+    ui: NO_QUESTIONS_UI,
+    log,
+    history: new MemoryMemento(),
+    createSession: (server, all) => createSession(server, all, NO_QUESTIONS_UI, log),
+  });
+  fleet.configure(settings);
+  return fleet;
 }
 
 /** The CLI's environment with a home of its own: no servers.json, VS Code settings or history of the machine's user. */

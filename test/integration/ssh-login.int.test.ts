@@ -32,6 +32,7 @@ import {
   type Login,
 } from './loginHosts';
 import { cliEnv, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
+import { disposed } from '../util/disposed';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -49,13 +50,8 @@ describe('SSH logins with a one-time code (sshd + PAM + pam_oath)', function () 
     const started = await host.nsExec(`systemctl start ${host.unit}`);
     assert.equal(started.code, 0, started.stderr);
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it('the right code: asked once, in the server’s words, and the session reaches the simulated server', async () => {
     const before = { failed: failed(), accepted: accepted() };

@@ -18,19 +18,9 @@ import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import type { TransportError } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
 
 const SSHD = '/usr/sbin/sshd';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function run(
   file: string,
@@ -47,6 +37,32 @@ function run(
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
+}
+
+/** The OpenSSH client's own run of `command` as root, the host key checked against `knownHosts` only. */
+function opensshRun(identity: string, port: number, knownHosts: string, command: string) {
+  return run('ssh', [
+    '-F',
+    '/dev/null',
+    '-i',
+    identity,
+    '-p',
+    String(port),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${knownHosts}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'BatchMode=yes',
+    'root@127.0.0.1',
+    command,
+  ]);
 }
 
 interface Key {
@@ -633,28 +649,7 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
     // ssh-keygen finds it by name, and the OpenSSH client trusts it under StrictHostKeyChecking yes
     const found = await run('ssh-keygen', ['-F', `[127.0.0.1]:${target.port}`, '-f', file]);
     assert.equal(found.code, 0, found.stderr);
-    const ssh = await run('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      keys.id.path,
-      '-p',
-      String(target.port),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'IdentityAgent=none',
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      `UserKnownHostsFile=${file}`,
-      '-o',
-      'GlobalKnownHostsFile=/dev/null',
-      '-o',
-      'BatchMode=yes',
-      'root@127.0.0.1',
-      'echo openssh-trusts-it',
-    ]);
+    const ssh = await opensshRun(keys.id.path, target.port, file, 'echo openssh-trusts-it');
     assert.equal(ssh.stdout, 'openssh-trusts-it\n', ssh.stderr);
     // and the next connection of ours asks nothing
     const again = await connectTo('hashed');
@@ -665,28 +660,7 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
   it('@cert-authority: OpenSSH accepts the host certificate; ssh2 cannot check it, so it is refused with the reason', async () => {
     const file = path.join(dotSsh, 'known_hosts');
     writeKnownHosts(file, `@cert-authority [127.0.0.1]:* ${keys.ca.pub}`);
-    const ssh = await run('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      keys.id.path,
-      '-p',
-      String(certHost.port),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'IdentityAgent=none',
-      '-o',
-      'StrictHostKeyChecking=yes',
-      '-o',
-      `UserKnownHostsFile=${file}`,
-      '-o',
-      'GlobalKnownHostsFile=/dev/null',
-      '-o',
-      'BatchMode=yes',
-      'root@127.0.0.1',
-      'echo certificate-ok',
-    ]);
+    const ssh = await opensshRun(keys.id.path, certHost.port, file, 'echo certificate-ok');
     assert.equal(ssh.stdout, 'certificate-ok\n', `the OpenSSH client checks the certificate: ${ssh.stderr}`);
     writeConfig(hostBlock('certified', certHost, 'IdentityFile ~/.ssh/id_test'));
     const { t, asked } = await connectTo('certified', { decideUnknownHostKey: async () => 'trust' });

@@ -20,17 +20,7 @@ import { TransportError, type ConnectionState } from '../../src/transport/transp
 import { waitFor } from '../util/waitFor';
 import { sshdSessions } from '../gpu-host/execLog';
 import { connectionOf } from './simHost';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../util/freePort';
 
 async function rejection(p: Promise<unknown>): Promise<TransportError> {
   try {

@@ -65,9 +65,7 @@ describe('steady state: the status is true after ready too', function () {
     await host.setJournalAccess('allowed');
     await host.configureSimulator({ fault: {}, stopDelayMs: 0, readMBps: 40, warmReadMBps: 40, coldFiles: undefined });
   });
-  after(async () => {
-    await host?.stop();
-  });
+  after(() => host?.stop());
 
   it('a server killed after ready is failed within seconds of its exit line, long before the next /health', async () => {
     await host.configureSimulator({ fault: {} });
@@ -338,9 +336,7 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
     await host.writeUnit(host.defaultUnitText, { reload: true });
     await host.setTcpForwarding(true);
   });
-  after(async () => {
-    await host?.stop();
-  });
+  after(() => host?.stop());
 
   it('--api-key in ExecStart: ready (the key is sent as a Bearer token), and the key is in no log line', async () => {
     await host.writeUnit(

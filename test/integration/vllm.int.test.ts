@@ -17,6 +17,7 @@ import type { VerifyResult } from '../../src/verify/verifier';
 import type { WatchOutcome } from '../../src/monitor/watchTypes';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { disposed } from '../util/disposed';
 
 const SHARDS = 6;
 // ~2.4 s of cold weights: several shard lines arrive while the watch is looking
@@ -43,13 +44,8 @@ describe('a vLLM server on the simulated GPU host', function () {
       sim: SIM,
     });
   });
-  afterEach(() => {
-    test?.dispose();
-    test = undefined;
-  });
-  after(async () => {
-    await host?.stop();
-  });
+  afterEach(() => (test = disposed(test)));
+  after(() => host?.stop());
 
   it("a load to ready: phases in order from vLLM's lines, progress from the shard lines; without parsers the checks fail on vLLM's answers", async () => {
     test = await sessionForHost(host);

@@ -6,10 +6,10 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
 
 interface Step {
   atMs: number;
@@ -343,15 +343,6 @@ describe('replay of published logs: the plan (replay-plan.js)', () => {
 });
 
 // ---- the player, as a process ----------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function healthStatus(port: number): Promise<number | string> {
   return new Promise((resolve) => {

@@ -3,22 +3,13 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../util/freePort';
 
 const SIM_DIR = path.join(__dirname, '..', 'gpu-host', 'sglang-sim');
 const { parseArgs } = require(path.join(SIM_DIR, 'args.js'));
 const { parseAddr } = require(path.join(SIM_DIR, 'dist.js'));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs one simulated rank until it exits (or `untilLine` shows, then SIGTERM); its stderr. */
 function runRank(root: string, args: string[], untilLine?: RegExp): Promise<{ code: number | null; stderr: string }> {

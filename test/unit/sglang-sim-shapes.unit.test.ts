@@ -4,8 +4,8 @@
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
+import { freePort } from '../util/freePort';
 
 const SIM = '../gpu-host/sglang-sim/';
 const { mergeConfig, SIM_DIR } = require(SIM + 'config.js');
@@ -20,17 +20,6 @@ const READY = 'The server is fired up and ready to roll!';
 interface Line {
   readonly at: number;
   readonly text: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 describe('sglang-sim: load shapes (expansion)', () => {

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../util/freePort';
 
 const SIM = '../gpu-host/sglang-sim/';
 const { parseArgs } = require(SIM + 'args.js');
@@ -506,16 +507,6 @@ function get(port: number, p: string, body?: unknown): Promise<{ status?: number
     req.setTimeout(5000, () => req.destroy(new Error('timeout')));
     if (body) req.write(JSON.stringify(body));
     req.end();
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address() as { port: number };
-      s.close(() => resolve(a.port));
-    });
   });
 }
 

@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
 
 const SIM = '../gpu-host/sglang-sim/';
 const { parseVllmArgs } = require(SIM + 'vllm-args.js');
@@ -120,16 +121,6 @@ function get(
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
     req.setTimeout(5000, () => req.destroy(new Error('timeout')));
     req.end();
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address() as { port: number };
-      s.close(() => resolve(a.port));
-    });
   });
 }
 

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
+import { serverEntry } from '../../gpu-host/serverEntry';
 import type { KimiApi } from '../../../src/extension';
 import { sleep, waitFor } from '../../util/waitFor';
 
@@ -32,21 +33,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     await config.update('hostKeyPolicy', 'strict', vscode.ConfigurationTarget.Global);
     await config.update('confirmRestart', false, vscode.ConfigurationTarget.Global);
     await config.update('pollIntervalSeconds', 0.5, vscode.ConfigurationTarget.Global);
-    await config.update(
-      'servers',
-      [
-        {
-          name: 'sim',
-          host: host.sshHost,
-          port: host.sshPort,
-          username: host.username,
-          identityFile: host.clientKeyPath,
-          unit: host.unitName,
-          url: host.serverUrl,
-        },
-      ],
-      vscode.ConfigurationTarget.Global,
-    );
+    await config.update('servers', [serverEntry(host)], vscode.ConfigurationTarget.Global);
     const extension = vscode.extensions.getExtension<KimiApi>(EXTENSION_ID);
     assert.ok(extension, 'the extension is installed');
     api = await extension.activate();

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { startGpuHost, type GpuHost } from '../../gpu-host/harness';
+import { serverEntry } from '../../gpu-host/serverEntry';
 import type { KimiApi } from '../../../src/extension';
 import type { ServerProfile, Settings } from '../../../src/config/config';
 import type { Fleet, ServerSnapshot, WaitResult } from '../../../src/fleet/fleet';
@@ -112,21 +113,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
     await config.update('pollIntervalSeconds', 0.5, global);
     await config.update('watchAfterReady', true, global);
     await config.update('activeServer', undefined, global);
-    await config.update(
-      'servers',
-      [
-        {
-          name: SERVER,
-          host: host.sshHost,
-          port: host.sshPort,
-          username: host.username,
-          identityFile: host.clientKeyPath,
-          unit: host.unitName,
-          url: host.serverUrl,
-        },
-      ],
-      global,
-    );
+    await config.update('servers', [serverEntry(host, SERVER)], global);
     const extension = vscode.extensions.getExtension<KimiApi>(EXTENSION_ID);
     assert.ok(extension, 'the extension is installed');
     api = await extension.activate();

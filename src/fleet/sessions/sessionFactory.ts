@@ -93,7 +93,7 @@ export async function createTransport(
       host: hostArgs,
       knownHostsFile,
       decideUnknownHostKey,
-      chosenBecause: choice.reason,
+      choice,
       log: (message) => log('info', `[${server.name}] ${message}`),
     });
   }
@@ -107,6 +107,7 @@ export async function createTransport(
       ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }
       : {}),
     ...(ui.noLoginHint !== undefined ? { noLoginHint: ui.noLoginHint } : {}),
+    choice,
     log: (message) => log('info', `[${server.name}] ${message}`),
   });
 }

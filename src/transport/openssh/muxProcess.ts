@@ -11,7 +11,8 @@ import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../sh
 import { channelOpenError } from '../ssh/sshErrors';
 import type { Timers } from '../ssh/sshOptions';
 import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess } from '../transport';
-import { ChannelOpenError, CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
+import { ChannelOpenError, ConnectionClosedError } from '../errors';
+import { commandDeadline } from '../commandDeadline';
 
 const STDIN_STOP_GRACE_MS = 3000;
 /** The name the clients give: the master ignores it (every client is `-F none` over its socket). */
@@ -185,37 +186,14 @@ export function execMux(ctx: MuxContext, command: string, options: ExecOptions =
   const stdout = new CappedBuffer(maxBytes);
   s.onStdout((d) => stdout.push(d));
   return new Promise<ExecResult>((resolve, reject) => {
-    let settled = false;
-    let timer: unknown;
-    const cleanup = () => {
-      if (timer !== undefined) ctx.timers.clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    };
-    const stop = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+    const end = commandDeadline(ctx.timers, options, (err) => {
       const channelClosed = s.closed.then(() => undefined);
       void s.run.stop('KILL');
       reject(Object.assign(err, { channelClosed } satisfies ChannelHeld));
-    };
-    const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
-    if (options.timeoutMs !== undefined) {
-      const ms = options.timeoutMs;
-      timer = ctx.timers.setTimeout(
-        () => stop(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
-        ms,
-      );
-    }
-    if (options.signal) {
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    if (options.stdin !== undefined && !settled) s.child.stdin!.end(options.stdin);
+    });
+    if (options.stdin !== undefined && !end.settled) s.child.stdin!.end(options.stdin);
     void s.closed.then(({ code, lost }) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+      if (!end.finish()) return;
       if (lost)
         return reject(
           new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`),

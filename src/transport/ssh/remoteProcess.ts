@@ -7,7 +7,8 @@ import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, Lin
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { noop, type Timers } from './sshOptions';
 import { type ChannelHeld, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
-import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
+import { ConnectionClosedError } from '../errors';
+import { commandDeadline } from '../commandDeadline';
 
 /** How long a stream stopped by EOF may take to end before its process group is killed. */
 const STDIN_STOP_GRACE_MS = 3000;
@@ -48,37 +49,16 @@ export async function execRemote(
     const stdout = new CappedBuffer(maxBytes);
     const stderr = new CappedBuffer(maxBytes);
     let exit: { code: number | null; signal?: string } | undefined;
-    let settled = false;
-    let timer: unknown;
-    const cleanup = () => {
-      if (timer !== undefined) ctx.timers.clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    };
     // Reject at once: a wedged channel must not hold the caller past its deadline. The channel
     // stays open until the kill is done: the error says when it has closed (channelLimit.ts).
-    const stop = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+    const end = commandDeadline(ctx.timers, options, (err) => {
       const closed = new Promise<void>((resolve) => {
         if (run.closed) resolve();
         else run.channel.once('close', () => resolve());
       });
       void run.stop('KILL');
       reject(Object.assign(err, { channelClosed: closed } satisfies ChannelHeld));
-    };
-    const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
-    if (options.timeoutMs !== undefined) {
-      const ms = options.timeoutMs;
-      timer = ctx.timers.setTimeout(
-        () => stop(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
-        ms,
-      );
-    }
-    if (options.signal) {
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
+    });
     run.onStdout((d) => stdout.push(d));
     run.channel.stderr.on('data', (d: Buffer) => stderr.push(d));
     run.channel.on('exit', (code: number | null, signal?: string) => {
@@ -86,15 +66,13 @@ export async function execRemote(
     });
     // The text, then EOF on the command's stdin; without the option the channel's stdin stays
     // open as before (a command that reads it waits, as under `ssh host cmd`).
-    if (options.stdin !== undefined && !settled) run.channel.end(options.stdin);
+    if (options.stdin !== undefined && !end.settled) run.channel.end(options.stdin);
     // ssh2 also hands the exit status to 'close': a status read with the channel's opening
     // (before the 'exit' listener above existed) is not lost.
     run.channel.on('close', (code?: number | null, signal?: string) => {
       if (!exit && code !== undefined)
         exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
-      if (settled) return;
-      settled = true;
-      cleanup();
+      if (!end.finish()) return;
       if (!exit && ctx.currentClient() !== client) {
         return reject(new ConnectionClosedError(`Connection to ${ctx.description} was lost while a command ran`));
       }

@@ -25,7 +25,7 @@ export function sshClientLine(choice: Pick<ClientChoice, 'client' | 'because'>):
 function becauseWords(because: ClientChoice['because']): string | undefined {
   switch (because.kind) {
     case 'setting':
-      return 'set by kimiService.ssh.client';
+      return because.where === 'server' ? 'set for this server' : 'set by kimiService.ssh.client';
     case 'windows':
       return "Windows' OpenSSH cannot share one login";
     case 'no-openssh':

@@ -3,7 +3,7 @@
  * configuration or identity asks for what ssh2 cannot do, then the system OpenSSH client. Pure.
  */
 
-import type { SshClientSetting } from '../../config/config';
+import type { ServerProfile, SshClientSetting } from '../../config/config';
 
 export type SshClient = 'ssh2' | 'openssh';
 
@@ -41,7 +41,8 @@ export type Ssh2Gap =
 
 /** Why the client was chosen, as facts. */
 export type ClientBecause =
-  | { readonly kind: 'setting' }
+  /** kimiService.ssh.client (`global`) or the server entry's `ssh.client` (`server`). */
+  | { readonly kind: 'setting'; readonly where: 'global' | 'server' }
   | { readonly kind: 'windows' }
   | { readonly kind: 'no-openssh' }
   | { readonly kind: 'ssh2-suffices' }
@@ -86,13 +87,29 @@ export function ssh2Gaps(f: ClientFacts): string[] {
   return ssh2GapList(f).map((g) => g.text);
 }
 
+/** The server entry's `ssh.client` wins over kimiService.ssh.client (both are user values only). */
+export function clientSettingFor(
+  server: Pick<ServerProfile, 'sshClient'>,
+  global: SshClientSetting,
+): { readonly setting: SshClientSetting; readonly where: 'global' | 'server' } {
+  return server.sshClient !== undefined
+    ? { setting: server.sshClient, where: 'server' }
+    : { setting: global, where: 'global' };
+}
+
 export function chooseClient(
   setting: SshClientSetting,
   facts: ClientFacts | undefined,
   platform: NodeJS.Platform = process.platform,
+  /** Where `setting` came from: the server's entry (`ssh.client`) or kimiService.ssh.client. */
+  where: 'global' | 'server' = 'global',
 ): ClientChoice {
   if (setting !== 'auto')
-    return { client: setting, reason: `kimiService.ssh.client is "${setting}"`, because: { kind: 'setting' } };
+    return {
+      client: setting,
+      reason: `${where === 'server' ? "the server's ssh.client" : 'kimiService.ssh.client'} is "${setting}"`,
+      because: { kind: 'setting', where },
+    };
   if (platform === 'win32')
     return {
       client: 'ssh2',

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Duplex } from 'node:stream';
-import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
+import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, AnnouncedOutput, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { channelOpenError } from '../ssh/sshErrors';
 import type { Timers } from '../ssh/sshOptions';
@@ -100,20 +100,8 @@ function start(
     stderr.push(d);
     if (stderrText.length < 4096) stderrText += d.toString('utf8');
   });
-  let pgid: number | undefined;
-  let onPgid: ((n: number) => void) | undefined;
-  const early: Buffer[] = [];
-  let sink: (d: Buffer) => void = (d) => early.push(d);
-  const tap = new FirstLineTap(
-    (line) => {
-      const n = Number(line.trim());
-      if (!Number.isInteger(n) || n <= 1) return;
-      pgid = n;
-      onPgid?.(n);
-    },
-    (d) => sink(d),
-  );
-  child.stdout!.on('data', (d: Buffer) => (killable ? tap.push(d) : sink(d)));
+  const out = new AnnouncedOutput(killable);
+  child.stdout!.on('data', (d: Buffer) => out.push(d));
   let exited = false;
   const closed = new Promise<{ code: number | null; lost: boolean }>((resolve) => {
     child.on('close', (code) => {
@@ -145,21 +133,21 @@ function start(
           resolve();
         });
         const killGroup = (group: number) => {
-          onPgid = undefined;
+          out.onPgid = undefined;
           void runQuietly(ctx, killGroupCommand(group, signal)).then(killLocal);
         };
         if (!killable) return killLocal();
         if (kind === 'ends with stdin') {
           child.stdin!.end();
           fallback = ctx.timers.setTimeout(
-            () => (pgid === undefined ? killLocal() : killGroup(pgid)),
+            () => (out.pgid === undefined ? killLocal() : killGroup(out.pgid)),
             STDIN_STOP_GRACE_MS,
           );
           return;
         }
-        if (pgid !== undefined) killGroup(pgid);
+        if (out.pgid !== undefined) killGroup(out.pgid);
         else {
-          onPgid = killGroup;
+          out.onPgid = killGroup;
           fallback = ctx.timers.setTimeout(killLocal, 5000);
         }
       });
@@ -172,10 +160,7 @@ function start(
     stderr,
     closed,
     run,
-    onStdout: (fn) => {
-      sink = fn;
-      early.splice(0).forEach(fn);
-    },
+    onStdout: (fn) => out.read(fn),
   };
 }
 

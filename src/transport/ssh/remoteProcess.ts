@@ -3,7 +3,7 @@
  * line (stream), and stopped by their process group where sshd ignores signals.
  */
 import type { Client, ClientChannel } from 'ssh2';
-import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
+import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, AnnouncedOutput, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { noop, type Timers } from './sshOptions';
 import { type ChannelHeld, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
@@ -137,32 +137,17 @@ async function startRemote(
   const wrapped =
     kind === 'plain' ? command : kind === 'killable' ? announcePid(command) : announcePidEndingWithStdin(command);
   const channel = await openExec(ctx, client, wrapped);
-  let pgid: number | undefined;
-  let onPgid: ((pgid: number) => void) | undefined;
   let closed = false;
   let stopping: Promise<void> | undefined;
-  const early: Buffer[] = [];
-  let sink: (d: Buffer) => void = (d) => early.push(d);
-  const tap = new FirstLineTap(
-    (line) => {
-      const n = Number(line.trim());
-      if (!Number.isInteger(n) || n <= 1) return;
-      pgid = n;
-      onPgid?.(n);
-    },
-    (d) => sink(d),
-  );
-  channel.on('data', (d: Buffer) => (killable ? tap.push(d) : sink(d)));
+  const out = new AnnouncedOutput(killable);
+  channel.on('data', (d: Buffer) => out.push(d));
 
   const run: RemoteRun = {
     channel,
     get closed() {
       return closed;
     },
-    onStdout: (fn) => {
-      sink = fn;
-      early.splice(0).forEach(fn);
-    },
+    onStdout: (fn) => out.read(fn),
     stop: (signal) => {
       if (closed) return Promise.resolve();
       try {
@@ -187,15 +172,15 @@ async function startRemote(
             // not open any more
           }
           fallback = ctx.timers.setTimeout(() => {
-            if (pgid === undefined) channel.close();
-            else void execQuietly(client, killGroupCommand(pgid, signal)).then(() => channel.close());
+            if (out.pgid === undefined) channel.close();
+            else void execQuietly(client, killGroupCommand(out.pgid, signal)).then(() => channel.close());
           }, STDIN_STOP_GRACE_MS);
         });
         return stopping;
       }
       stopping ??= new Promise<void>((resolve) => {
         const killAndClose = (group: number) => {
-          onPgid = undefined;
+          out.onPgid = undefined;
           void execQuietly(client, killGroupCommand(group, signal)).then(() => {
             channel.close();
             resolve();
@@ -208,9 +193,9 @@ async function startRemote(
           if (fallback !== undefined) ctx.timers.clearTimeout(fallback);
           resolve();
         });
-        if (pgid !== undefined) killAndClose(pgid);
+        if (out.pgid !== undefined) killAndClose(out.pgid);
         else {
-          onPgid = killAndClose;
+          out.onPgid = killAndClose;
           fallback = ctx.timers.setTimeout(() => channel.close(), 5000);
         }
       });

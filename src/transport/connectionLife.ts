@@ -39,6 +39,20 @@ export function downMessage(description: string, state: ConnectionState): string
   return `SSH connection to ${description} is down${detail}`;
 }
 
+/**
+ * Hangs up once the commands' stops are done (their kills go over the connection), a second later
+ * at most; at once when there is none.
+ */
+export function endAfterStops(stops: readonly Promise<void>[], endAll: () => void): void {
+  if (stops.length === 0) return endAll();
+  const grace = setTimeout(endAll, 1000);
+  grace.unref();
+  void Promise.all(stops).then(() => {
+    clearTimeout(grace);
+    endAll();
+  });
+}
+
 export class ConnectionLife<L> {
   private _state: ConnectionState = { kind: 'idle' };
   // A listener's bug must not break the transport.

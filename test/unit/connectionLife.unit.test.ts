@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { commandDeadline } from '../../src/transport/commandDeadline';
-import { ConnectionLife, downMessage } from '../../src/transport/connectionLife';
+import { ConnectionLife, downMessage, endAfterStops } from '../../src/transport/connectionLife';
 import { AuthError, CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../../src/transport/errors';
 import type { Timers } from '../../src/transport/ssh/sshOptions';
 import type { ConnectionState } from '../../src/transport/transport';
@@ -184,6 +184,22 @@ describe('connection life', () => {
       downMessage('a@b', { kind: 'connecting', attempt: 3 }),
       'SSH connection to a@b is down (reconnecting)',
     );
+  });
+});
+
+describe('hanging up after the stops', () => {
+  it('at once without stops; after every stop has finished, not before', async () => {
+    let ended = 0;
+    endAfterStops([], () => ended++);
+    assert.equal(ended, 1);
+    let finish = (): void => undefined;
+    const slow = new Promise<void>((resolve) => (finish = resolve));
+    endAfterStops([Promise.resolve(), slow], () => ended++);
+    await settle();
+    assert.equal(ended, 1, 'a stop still running holds the hang-up');
+    finish();
+    await settle();
+    assert.equal(ended, 2);
   });
 });
 

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { noop, realTimers, type Timers, type UnknownHostKeyInfo } from '../ssh/sshOptions';
 import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport, TransportError } from '../transport';
 import { ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
-import { ConnectionLife } from '../connectionLife';
+import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from './chooseClient';
 import {
   isAlive,
@@ -171,15 +171,8 @@ export class OpenSshTransport implements Transport {
           fs.rmSync(this.control.dir, { recursive: true, force: true }),
         );
       };
-      if (stops.length > 0) {
-        // The process groups started are ended over the master before it goes; at most a second.
-        const grace = setTimeout(endAll, 1000);
-        grace.unref();
-        void Promise.all(stops).then(() => {
-          clearTimeout(grace);
-          endAll();
-        });
-      } else endAll();
+      // The process groups started are ended over the master before it goes.
+      endAfterStops(stops, endAll);
     });
   }
 

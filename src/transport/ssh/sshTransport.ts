@@ -14,7 +14,7 @@ import { channelOpenError } from './sshErrors';
 import { noop, realTimers, type DialContext, type SshTransportOptions, type Timers } from './sshOptions';
 import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport } from '../transport';
 import { ConnectionClosedError } from '../errors';
-import { ConnectionLife } from '../connectionLife';
+import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from '../openssh/chooseClient';
 
 export class SshTransport implements Transport {
@@ -149,18 +149,9 @@ export class SshTransport implements Transport {
         clients.forEach(endClient);
         proxies.forEach((p) => p.kill());
       };
-      if (stops.length > 0) {
-        // Closing a channel does not stop a command that never writes (sshd has no pty to hang
-        // up), so end the process groups we started before hanging up; at most a second.
-        const grace = setTimeout(endAll, 1000);
-        grace.unref();
-        void Promise.all(stops).then(() => {
-          clearTimeout(grace);
-          endAll();
-        });
-      } else {
-        endAll();
-      }
+      // Closing a channel does not stop a command that never writes (sshd has no pty to hang
+      // up), so end the process groups we started before hanging up.
+      endAfterStops(stops, endAll);
       this.passphrases.clear();
     });
   }

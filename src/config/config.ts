@@ -25,6 +25,8 @@ export interface ServerProfile {
   readonly urlHost: string;
   readonly urlPort: number;
   readonly sudo: boolean;
+  /** `ssh.client` of the entry: which SSH client logs in to it (every node), over kimiService.ssh.client. */
+  readonly sshClient?: SshClientSetting;
   /**
    * A multi-node server: every node, node rank 0 first (it serves `url`). `host`, `port`,
    * `username`, `identityFile` and `unit` above are then rank 0's.

@@ -10,7 +10,7 @@ import {
   type DockerTargetConfig,
   type SlurmTargetConfig,
 } from './names';
-import type { NodeProfile, ServerProfile } from './config';
+import type { NodeProfile, ServerProfile, SshClientSetting } from './config';
 import { CONTROL, printable } from './text';
 
 export const DEFAULT_URL = 'http://127.0.0.1:30001';
@@ -64,7 +64,14 @@ export function validateServer(
     urlHost: url.host,
     urlPort: url.port,
     sudo: raw.sudo === true,
+    ...sshClientOf(raw),
   };
+}
+
+/** The entry's `ssh.client` (its shape is checked by the schema), absent when not set. */
+function sshClientOf(raw: Record<string, unknown>): { sshClient?: SshClientSetting } {
+  const client = (raw.ssh as { client?: SshClientSetting } | undefined)?.client;
+  return client !== undefined ? { sshClient: client } : {};
 }
 
 /** Checks one connection (host, user, key, unit) of an entry or of a node; pushes errors. */
@@ -154,6 +161,7 @@ function validateMultiNodeServer(
     urlHost: url.host,
     urlPort: url.port,
     sudo: raw.sudo === true,
+    ...sshClientOf(raw),
     nodes,
   };
 }

@@ -47,6 +47,11 @@ const serverSchema = {
     },
     url: { type: 'string', minLength: 1, maxLength: 2048 },
     sudo: { type: 'boolean' },
+    ssh: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { client: { enum: ['auto', 'ssh2', 'openssh'] } },
+    },
     nodes: { type: 'array', items: nodeSchema, minItems: 2, maxItems: 64 },
   },
 } as const;

@@ -105,6 +105,7 @@ export class Fleet implements FrontFleet {
     const session = this.sessions.get(server.name);
     const forwardedPort = this.forwards.info(server.name)?.localPort;
     const lastLoad = this.insights.breakdown(server.name, server.unit);
+    const sshClient = session?.transport.client;
     return {
       server,
       state: session?.state,
@@ -114,6 +115,7 @@ export class Fleet implements FrontFleet {
       ...this.verifications.of(server.name),
       ...(forwardedPort !== undefined ? { forwardedPort } : {}),
       ...(lastLoad ? { lastLoad } : {}),
+      ...(sshClient ? { sshClient } : {}),
       ...(session instanceof MultiNodeSession ? { nodes: session.nodeStates() } : {}),
     };
   }

@@ -1,5 +1,6 @@
 /** The fleet's public shapes: its sessions, events, snapshots and the answers of its verbs. */
 import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import type { ClientChoice } from '../transport/openssh/chooseClient';
 import type { ServerProfile, Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history';
 import type { LoadState } from '../monitor/loadStateTypes';
@@ -88,6 +89,8 @@ export interface ServerSnapshot {
   readonly forwardedPort?: number;
   /** The last load that reached ready, explained (phases, rates, against the loads before it). */
   readonly lastLoad?: LoadBreakdown;
+  /** Which SSH client connects to it and why; absent before its first session and for this machine. */
+  readonly sshClient?: ClientChoice;
 }
 
 export interface FleetDeps {

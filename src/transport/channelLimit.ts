@@ -6,6 +6,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess, Transport } from './transport';
+import type { ClientChoice } from './openssh/chooseClient';
 
 export const MAX_CHANNELS = 3;
 /** The longest a timed-out command's slot waits for its channel to close (its kill takes a moment). */
@@ -61,6 +62,10 @@ export class ChannelLimitedTransport implements Transport {
 
   get openChannels(): number | undefined {
     return this.inner.openChannels;
+  }
+
+  get client(): ClientChoice | undefined {
+    return this.inner.client;
   }
 
   /** Channel slots taken now (at most `max`). */

@@ -118,3 +118,42 @@ export class FirstLineTap {
     if (nl + 1 < buf.length) this.onRest(buf.subarray(nl + 1));
   }
 }
+
+/**
+ * A command's stdout: when `announced`, the process group the command says on its first line
+ * (shell.ts) is taken off and kept; the rest is held until a reader is set.
+ */
+export class AnnouncedOutput {
+  /** The announced process group, once read. */
+  pgid: number | undefined;
+  /** Called when the process group is read (a stop asked before it was). */
+  onPgid: ((pgid: number) => void) | undefined;
+  private readonly early: Buffer[] = [];
+  private sink: (d: Buffer) => void = (d) => this.early.push(d);
+  private readonly tap: FirstLineTap | undefined;
+
+  constructor(announced: boolean) {
+    this.tap = announced
+      ? new FirstLineTap(
+          (line) => {
+            const n = Number(line.trim());
+            if (!Number.isInteger(n) || n <= 1) return;
+            this.pgid = n;
+            this.onPgid?.(n);
+          },
+          (d) => this.sink(d),
+        )
+      : undefined;
+  }
+
+  push(d: Buffer): void {
+    if (this.tap) this.tap.push(d);
+    else this.sink(d);
+  }
+
+  /** Sets the reader; what came before it is handed over first. */
+  read(fn: (d: Buffer) => void): void {
+    this.sink = fn;
+    this.early.splice(0).forEach(fn);
+  }
+}

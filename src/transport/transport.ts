@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ClientChoice } from './openssh/chooseClient';
 
 /** Output of one remote command. `code` is null when the command was ended by a signal. */
 export interface ExecResult {
@@ -112,5 +113,7 @@ export interface Transport {
   readonly handshakes: number;
   /** SSH channels open now, of every kind (benchmarks: bench:soak); absent where there are none. */
   readonly openChannels?: number;
+  /** Which SSH client carries the connection and why it was chosen; absent for local processes. */
+  readonly client?: ClientChoice;
   dispose(): void;
 }

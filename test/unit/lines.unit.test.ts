@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { CappedBuffer, finishOutput, LineSplitter } from '../../src/transport/lines';
+import { AnnouncedOutput, CappedBuffer, finishOutput, LineSplitter } from '../../src/transport/lines';
 
 describe('LineSplitter', () => {
   it('splits on \\n only, keeps \\r, flushes the last partial line', () => {
@@ -28,5 +28,35 @@ describe('CappedBuffer', () => {
     out.push('hello world');
     err.push('warn');
     assert.deepEqual(finishOutput(out, err), { stdout: 'hello', stderr: 'warn\n[kimi: stdout truncated]\n' });
+  });
+});
+
+describe('AnnouncedOutput', () => {
+  it('takes the announced process group off the first line, even split, and holds the rest until read', () => {
+    const out = new AnnouncedOutput(true);
+    const groups: number[] = [];
+    out.onPgid = (n) => groups.push(n);
+    out.push(Buffer.from('12'));
+    assert.equal(out.pgid, undefined);
+    out.push(Buffer.from('34\nfirst '));
+    out.push(Buffer.from('line\n'));
+    assert.equal(out.pgid, 1234);
+    assert.deepEqual(groups, [1234]);
+    const read: string[] = [];
+    out.read((d) => read.push(d.toString()));
+    out.push(Buffer.from('more'));
+    assert.deepEqual(read, ['first ', 'line\n', 'more']);
+  });
+
+  it('a first line that is no process group (or 0, 1) is dropped without a group; unannounced output passes whole', () => {
+    const bad = new AnnouncedOutput(true);
+    bad.push(Buffer.from('1\nx'));
+    assert.equal(bad.pgid, undefined);
+    const plain = new AnnouncedOutput(false);
+    plain.push(Buffer.from('42\nx'));
+    const read: string[] = [];
+    plain.read((d) => read.push(d.toString()));
+    assert.equal(plain.pgid, undefined);
+    assert.deepEqual(read, ['42\nx']);
   });
 });

@@ -11,15 +11,9 @@ import {
 } from '../../src/transport/openssh/opensshErrors';
 import { isMuxFailure } from '../../src/transport/openssh/muxProcess';
 import { parseKeyscan } from '../../src/transport/openssh/unknownHostKey';
+import { NO_CLIENT_FACTS } from '../util/clientFacts';
 
-const none: ClientFacts = {
-  certificateFiles: [],
-  certificatesBesideIdentities: [],
-  agentCertificates: 0,
-  markerLines: [],
-  gssapiAuthentication: false,
-  matchExec: false,
-};
+const none: ClientFacts = NO_CLIENT_FACTS;
 
 describe('the SSH client choice', () => {
   it('auto is ssh2 when nothing needs OpenSSH', () => {

@@ -35,6 +35,7 @@ export function nodeServerProfile(server: ServerProfile, node: NodeProfile): Ser
     urlHost: server.urlHost,
     urlPort: server.urlPort,
     sudo: server.sudo,
+    ...(server.sshClient !== undefined ? { sshClient: server.sshClient } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import { loadSshTarget } from '../../transport/ssh/sshConfig';
 import { expandUserPath, systemPathContext } from '../../transport/ssh/sshPaths';
 import { SshTransport } from '../../transport/ssh/sshTransport';
 import { OpenSshTransport } from '../../transport/openssh/opensshTransport';
-import { chooseClient } from '../../transport/openssh/chooseClient';
+import { chooseClient, clientSettingFor } from '../../transport/openssh/chooseClient';
 import { gatherClientFacts } from '../../transport/openssh/clientFacts';
 import type { LoginAnswer, LoginQuestion } from '../../transport/ssh/loginPolicy';
 import type { UnknownHostKeyInfo } from '../../transport/ssh/sshOptions';
@@ -66,9 +66,9 @@ export async function createTransport(
     ...(server.username !== undefined ? { username: server.username } : {}),
     ...(server.identityFile !== undefined ? { identityFile: server.identityFile } : {}),
   };
-  const facts =
-    settings.sshClient === 'auto' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
-  const choice = chooseClient(settings.sshClient, facts);
+  const { setting, where } = clientSettingFor(server, settings.sshClient);
+  const facts = setting === 'auto' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
+  const choice = chooseClient(setting, facts, process.platform, where);
   log('info', `[${server.name}] SSH client: ${choice.client} (${choice.reason})`);
   const decideUnknownHostKey = async (key: UnknownHostKeyInfo): Promise<'trust' | 'reject'> => {
     switch (settings.hostKeyPolicy) {
@@ -93,7 +93,7 @@ export async function createTransport(
       host: hostArgs,
       knownHostsFile,
       decideUnknownHostKey,
-      chosenBecause: choice.reason,
+      choice,
       log: (message) => log('info', `[${server.name}] ${message}`),
     });
   }
@@ -107,6 +107,7 @@ export async function createTransport(
       ? { requestLogin: (question: LoginQuestion, signal: AbortSignal) => ui.login!(question, signal) }
       : {}),
     ...(ui.noLoginHint !== undefined ? { noLoginHint: ui.noLoginHint } : {}),
+    choice,
     log: (message) => log('info', `[${server.name}] ${message}`),
   });
 }

@@ -88,6 +88,7 @@ export class SessionRegistry {
         JSON.stringify(profile) === JSON.stringify(session.profile) &&
         previous.knownHostsFile === next.knownHostsFile &&
         previous.hostKeyPolicy === next.hostKeyPolicy &&
+        previous.sshClient === next.sshClient &&
         (!session.watching || watchSettingsKey(previous) === watchSettingsKey(next));
       if (same) continue;
       if (session.busy) {

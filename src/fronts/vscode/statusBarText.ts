@@ -16,6 +16,8 @@ import { activityLabel } from '../../engine/activity';
 import { lastSeen } from '../../present/stallNotice';
 import { standInText } from '../../host/portOwner';
 import { endLine, queueLine, queuedWord } from '../../present/queueWords';
+import { sshClientLine } from '../../present/sshClientWords';
+import type { ClientChoice } from '../../transport/openssh/chooseClient';
 
 /** What the status bar shows: the active server's last known load state. */
 export interface StatusView {
@@ -35,6 +37,8 @@ export interface StatusView {
   readonly forwardUrl?: string | undefined;
   /** The other configured servers that are not ready. */
   readonly others?: OtherServers;
+  /** Which SSH client connects to the server and why. */
+  readonly sshClient?: ClientChoice | undefined;
 }
 
 /** " · 3m left" while loading, once the ETA is known and not yet disproved by the clock. */
@@ -79,6 +83,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const lines: string[] = [];
   const server = view.server;
   if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
+  if (view.sshClient) lines.push(sshClientLine(view.sshClient));
   if (view.forwardUrl)
     lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi Service: Close forwarded port" to close)`);
   if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);

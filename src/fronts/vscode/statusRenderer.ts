@@ -34,6 +34,7 @@ export class StatusRenderer {
       verification: snapshot?.verification,
       verifying: snapshot?.verifying,
       forwardUrl: server ? this.fleet.forwardOf(server)?.baseUrl : undefined,
+      sshClient: snapshot?.sshClient,
       configError: this.settings.settings ? undefined : this.settings.errors[0],
       others: otherServers(this.fleet.snapshots(), server?.name),
     });

@@ -3,7 +3,7 @@
  * configuration or identity asks for what ssh2 cannot do, then the system OpenSSH client. Pure.
  */
 
-import type { SshClientSetting } from '../../config/config';
+import type { ServerProfile, SshClientSetting } from '../../config/config';
 
 export type SshClient = 'ssh2' | 'openssh';
 
@@ -27,47 +27,113 @@ export interface ClientFacts {
   readonly ssh2ConfigError?: string;
 }
 
+/** One thing a host needs that ssh2 cannot do (present/sshClientWords.ts words it for the tooltip). */
+export type Ssh2Gap =
+  | 'certificate'
+  | 'agent-certificate'
+  | 'host-ca'
+  | 'revoked-keys'
+  | 'kerberos'
+  | 'pkcs11'
+  | 'known-hosts-command'
+  | 'match-exec'
+  | 'config-unreadable';
+
+/** Why the client was chosen, as facts. */
+export type ClientBecause =
+  /** kimiService.ssh.client (`global`) or the server entry's `ssh.client` (`server`). */
+  | { readonly kind: 'setting'; readonly where: 'global' | 'server' }
+  | { readonly kind: 'windows' }
+  | { readonly kind: 'no-openssh' }
+  | { readonly kind: 'ssh2-suffices' }
+  | { readonly kind: 'needs-openssh'; readonly gaps: readonly Ssh2Gap[] };
+
 export interface ClientChoice {
   readonly client: SshClient;
   /** Why, for the log: "kimiService.ssh.client is ssh2", "CertificateFile /x-cert.pub (ssh2 has no certificates)". */
   readonly reason: string;
+  readonly because: ClientBecause;
+}
+
+/** The reasons ssh2 cannot serve the host, each as a fact and in the log's words; empty when it can. */
+export function ssh2GapList(f: ClientFacts): { readonly gap: Ssh2Gap; readonly text: string }[] {
+  const gaps: { gap: Ssh2Gap; text: string }[] = [];
+  const add = (gap: Ssh2Gap, text: string) => gaps.push({ gap, text });
+  for (const c of f.certificateFiles) add('certificate', `CertificateFile ${c} (ssh2 cannot log in with certificates)`);
+  for (const c of f.certificatesBesideIdentities)
+    if (!f.certificateFiles.includes(c))
+      add('certificate', `certificate ${c} beside the identity (ssh2 cannot use it)`);
+  if (f.agentCertificates > 0)
+    add(
+      'agent-certificate',
+      `${f.agentCertificates} certificate${f.agentCertificates === 1 ? '' : 's'} in ssh-agent (ssh2 cannot use them)`,
+    );
+  for (const l of f.markerLines)
+    add(
+      l.endsWith('(@revoked)') ? 'revoked-keys' : 'host-ca',
+      `${l} in known_hosts (ssh2 cannot check host certificates or revocations)`,
+    );
+  if (f.gssapiAuthentication) add('kerberos', 'GSSAPIAuthentication yes (ssh2 has no Kerberos)');
+  if (f.pkcs11Provider !== undefined) add('pkcs11', `PKCS11Provider ${f.pkcs11Provider} (ssh2 has no PKCS#11)`);
+  if (f.knownHostsCommand !== undefined) add('known-hosts-command', `KnownHostsCommand (ssh2 does not run it)`);
+  if (f.matchExec) add('match-exec', 'Match exec in the SSH config (only OpenSSH evaluates it)');
+  if (f.ssh2ConfigError !== undefined)
+    add('config-unreadable', `ssh2 cannot read the SSH config: ${f.ssh2ConfigError}`);
+  return gaps;
 }
 
 /** The reasons ssh2 cannot serve the host, in the user's words; empty when it can. */
 export function ssh2Gaps(f: ClientFacts): string[] {
-  const gaps: string[] = [];
-  for (const c of f.certificateFiles) gaps.push(`CertificateFile ${c} (ssh2 cannot log in with certificates)`);
-  for (const c of f.certificatesBesideIdentities)
-    if (!f.certificateFiles.includes(c)) gaps.push(`certificate ${c} beside the identity (ssh2 cannot use it)`);
-  if (f.agentCertificates > 0)
-    gaps.push(
-      `${f.agentCertificates} certificate${f.agentCertificates === 1 ? '' : 's'} in ssh-agent (ssh2 cannot use them)`,
-    );
-  for (const l of f.markerLines) gaps.push(`${l} in known_hosts (ssh2 cannot check host certificates or revocations)`);
-  if (f.gssapiAuthentication) gaps.push('GSSAPIAuthentication yes (ssh2 has no Kerberos)');
-  if (f.pkcs11Provider !== undefined) gaps.push(`PKCS11Provider ${f.pkcs11Provider} (ssh2 has no PKCS#11)`);
-  if (f.knownHostsCommand !== undefined) gaps.push(`KnownHostsCommand (ssh2 does not run it)`);
-  if (f.matchExec) gaps.push('Match exec in the SSH config (only OpenSSH evaluates it)');
-  if (f.ssh2ConfigError !== undefined) gaps.push(`ssh2 cannot read the SSH config: ${f.ssh2ConfigError}`);
-  return gaps;
+  return ssh2GapList(f).map((g) => g.text);
+}
+
+/** The server entry's `ssh.client` wins over kimiService.ssh.client (both are user values only). */
+export function clientSettingFor(
+  server: Pick<ServerProfile, 'sshClient'>,
+  global: SshClientSetting,
+): { readonly setting: SshClientSetting; readonly where: 'global' | 'server' } {
+  return server.sshClient !== undefined
+    ? { setting: server.sshClient, where: 'server' }
+    : { setting: global, where: 'global' };
 }
 
 export function chooseClient(
   setting: SshClientSetting,
   facts: ClientFacts | undefined,
   platform: NodeJS.Platform = process.platform,
+  /** Where `setting` came from: the server's entry (`ssh.client`) or kimiService.ssh.client. */
+  where: 'global' | 'server' = 'global',
 ): ClientChoice {
-  if (setting !== 'auto') return { client: setting, reason: `kimiService.ssh.client is "${setting}"` };
+  if (setting !== 'auto')
+    return {
+      client: setting,
+      reason: `${where === 'server' ? "the server's ssh.client" : 'kimiService.ssh.client'} is "${setting}"`,
+      because: { kind: 'setting', where },
+    };
   if (platform === 'win32')
     return {
       client: 'ssh2',
       reason: "auto: ssh2, since Windows' OpenSSH has no ControlMaster (docs/ssh.md)" + gapsNote(facts),
+      because: { kind: 'windows' },
     };
   if (facts === undefined)
-    return { client: 'ssh2', reason: 'auto: the OpenSSH client was not found, so ssh2 (in-process)' };
-  const gaps = ssh2Gaps(facts);
-  if (gaps.length === 0) return { client: 'ssh2', reason: "auto: nothing in the host's config needs OpenSSH" };
-  return { client: 'openssh', reason: `auto: ${gaps.join('; ')}` };
+    return {
+      client: 'ssh2',
+      reason: 'auto: the OpenSSH client was not found, so ssh2 (in-process)',
+      because: { kind: 'no-openssh' },
+    };
+  const gaps = ssh2GapList(facts);
+  if (gaps.length === 0)
+    return {
+      client: 'ssh2',
+      reason: "auto: nothing in the host's config needs OpenSSH",
+      because: { kind: 'ssh2-suffices' },
+    };
+  return {
+    client: 'openssh',
+    reason: `auto: ${gaps.map((g) => g.text).join('; ')}`,
+    because: { kind: 'needs-openssh', gaps: [...new Set(gaps.map((g) => g.gap))] },
+  };
 }
 
 function gapsNote(facts: ClientFacts | undefined): string {

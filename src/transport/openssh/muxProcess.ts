@@ -6,12 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Duplex } from 'node:stream';
-import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
+import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, AnnouncedOutput, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { channelOpenError } from '../ssh/sshErrors';
 import type { Timers } from '../ssh/sshOptions';
 import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess } from '../transport';
-import { ChannelOpenError, CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
+import { ChannelOpenError, ConnectionClosedError } from '../errors';
+import { commandDeadline } from '../commandDeadline';
 
 const STDIN_STOP_GRACE_MS = 3000;
 /** The name the clients give: the master ignores it (every client is `-F none` over its socket). */
@@ -99,20 +100,8 @@ function start(
     stderr.push(d);
     if (stderrText.length < 4096) stderrText += d.toString('utf8');
   });
-  let pgid: number | undefined;
-  let onPgid: ((n: number) => void) | undefined;
-  const early: Buffer[] = [];
-  let sink: (d: Buffer) => void = (d) => early.push(d);
-  const tap = new FirstLineTap(
-    (line) => {
-      const n = Number(line.trim());
-      if (!Number.isInteger(n) || n <= 1) return;
-      pgid = n;
-      onPgid?.(n);
-    },
-    (d) => sink(d),
-  );
-  child.stdout!.on('data', (d: Buffer) => (killable ? tap.push(d) : sink(d)));
+  const out = new AnnouncedOutput(killable);
+  child.stdout!.on('data', (d: Buffer) => out.push(d));
   let exited = false;
   const closed = new Promise<{ code: number | null; lost: boolean }>((resolve) => {
     child.on('close', (code) => {
@@ -144,21 +133,21 @@ function start(
           resolve();
         });
         const killGroup = (group: number) => {
-          onPgid = undefined;
+          out.onPgid = undefined;
           void runQuietly(ctx, killGroupCommand(group, signal)).then(killLocal);
         };
         if (!killable) return killLocal();
         if (kind === 'ends with stdin') {
           child.stdin!.end();
           fallback = ctx.timers.setTimeout(
-            () => (pgid === undefined ? killLocal() : killGroup(pgid)),
+            () => (out.pgid === undefined ? killLocal() : killGroup(out.pgid)),
             STDIN_STOP_GRACE_MS,
           );
           return;
         }
-        if (pgid !== undefined) killGroup(pgid);
+        if (out.pgid !== undefined) killGroup(out.pgid);
         else {
-          onPgid = killGroup;
+          out.onPgid = killGroup;
           fallback = ctx.timers.setTimeout(killLocal, 5000);
         }
       });
@@ -171,10 +160,7 @@ function start(
     stderr,
     closed,
     run,
-    onStdout: (fn) => {
-      sink = fn;
-      early.splice(0).forEach(fn);
-    },
+    onStdout: (fn) => out.read(fn),
   };
 }
 
@@ -185,37 +171,14 @@ export function execMux(ctx: MuxContext, command: string, options: ExecOptions =
   const stdout = new CappedBuffer(maxBytes);
   s.onStdout((d) => stdout.push(d));
   return new Promise<ExecResult>((resolve, reject) => {
-    let settled = false;
-    let timer: unknown;
-    const cleanup = () => {
-      if (timer !== undefined) ctx.timers.clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    };
-    const stop = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+    const end = commandDeadline(ctx.timers, options, (err) => {
       const channelClosed = s.closed.then(() => undefined);
       void s.run.stop('KILL');
       reject(Object.assign(err, { channelClosed } satisfies ChannelHeld));
-    };
-    const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
-    if (options.timeoutMs !== undefined) {
-      const ms = options.timeoutMs;
-      timer = ctx.timers.setTimeout(
-        () => stop(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
-        ms,
-      );
-    }
-    if (options.signal) {
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    if (options.stdin !== undefined && !settled) s.child.stdin!.end(options.stdin);
+    });
+    if (options.stdin !== undefined && !end.settled) s.child.stdin!.end(options.stdin);
     void s.closed.then(({ code, lost }) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+      if (!end.finish()) return;
       if (lost)
         return reject(
           new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`),

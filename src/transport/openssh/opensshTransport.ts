@@ -8,19 +8,11 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Duplex } from 'node:stream';
-import { Emitter } from '../../util/emitter';
-import { backoffDelay, isFatal } from '../ssh/sshErrors';
 import { noop, realTimers, type Timers, type UnknownHostKeyInfo } from '../ssh/sshOptions';
-import {
-  TransportError,
-  type ConnectionState,
-  type ExecOptions,
-  type ExecResult,
-  type RemoteProcess,
-  type Transport,
-  type TransportErrorKind,
-} from '../transport';
+import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport, TransportError } from '../transport';
 import { ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
+import { ConnectionLife, endAfterStops } from '../connectionLife';
+import type { ClientChoice } from './chooseClient';
 import {
   isAlive,
   logSize,
@@ -62,14 +54,14 @@ export interface OpenSshTransportOptions {
   readonly watchIntervalMs?: number;
   readonly timers?: Timers;
   /** Which client was chosen and why (chooseClient.ts), said when connecting. */
-  readonly chosenBecause?: string;
+  readonly choice?: ClientChoice;
   readonly log?: (message: string) => void;
 }
 
 export class OpenSshTransport implements Transport {
   readonly description: string;
-  private _state: ConnectionState = { kind: 'idle' };
-  private readonly stateChanged = new Emitter<ConnectionState>(noop);
+  /** State, retries and fail-fast; its link is the ControlMaster's pid. */
+  private readonly life: ConnectionLife<number>;
   private readonly timers: Timers;
   private readonly log: (message: string) => void;
   private readonly sshPath: string;
@@ -78,15 +70,7 @@ export class OpenSshTransport implements Transport {
   private readonly children = new Set<ChildProcess>();
   private readonly runs = new Set<MuxRun>();
   private readonly mux: MuxContext;
-  private attempt?: Promise<void>;
-  private attempts = 0;
-  private retryHandle: unknown;
   private watchHandle: unknown;
-  private pid: number | undefined;
-  private failuresSinceConnected = 0;
-  private everConnected = false;
-  private disposed = false;
-  private _handshakes = 0;
   private readonly starting = new Set<() => void>();
 
   constructor(private readonly options: OpenSshTransportOptions) {
@@ -97,6 +81,19 @@ export class OpenSshTransport implements Transport {
     this.sshPath = options.sshPath ?? 'ssh';
     this.env = options.env ?? process.env;
     this.control = makeControlDir(options.controlParent ?? os.tmpdir());
+    this.life = new ConnectionLife<number>({
+      description: this.description,
+      timers: this.timers,
+      log: this.log,
+      ...(options.backoffInitialMs !== undefined ? { backoffInitialMs: options.backoffInitialMs } : {}),
+      ...(options.backoffMaxMs !== undefined ? { backoffMaxMs: options.backoffMaxMs } : {}),
+      dial: (attempt) => this.dial(attempt),
+      beforeFirstAttempt: () => {
+        if (options.choice) this.log(`${this.description}: the OpenSSH client connects (${options.choice.reason})`);
+      },
+      onConnected: () => this.watch(),
+      connectedNote: (pid) => `(ControlMaster pid ${pid})`,
+    });
     this.mux = {
       description: this.description,
       sshPath: this.sshPath,
@@ -110,17 +107,21 @@ export class OpenSshTransport implements Transport {
     };
   }
 
+  get client(): ClientChoice | undefined {
+    return this.options.choice;
+  }
+
   get state(): ConnectionState {
-    return this._state;
+    return this.life.state;
   }
 
   get handshakes(): number {
-    return this._handshakes;
+    return this.life.handshakes;
   }
 
   /** The ControlMaster's pid while connected (benchmarks, tests). */
   get masterPid(): number | undefined {
-    return this.pid;
+    return this.life.current;
   }
 
   /** Client processes (sessions and streams) alive now. */
@@ -129,20 +130,15 @@ export class OpenSshTransport implements Transport {
   }
 
   onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
-    return this.stateChanged.on(listener);
+    return this.life.onStateChange(listener);
   }
 
   connect(): Promise<void> {
-    if (this.disposed)
-      return Promise.reject(new ConnectionClosedError(`Connection to ${this.description} was disposed`));
-    if (this.pid !== undefined) return Promise.resolve();
-    if (this.attempt) return this.attempt;
-    this.cancelRetry();
-    return this.startAttempt();
+    return this.life.connect();
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    await this.ready();
+    await this.life.ready();
     return execMux(this.mux, command, options);
   }
 
@@ -151,115 +147,44 @@ export class OpenSshTransport implements Transport {
     onLine: (line: string) => void,
     onStderr?: (line: string) => void,
   ): Promise<RemoteProcess> {
-    await this.ready();
+    await this.life.ready();
     return streamMux(this.mux, command, onLine, onStderr);
   }
 
   openStream = async (host: string, port: number): Promise<NodeJS.ReadWriteStream & Duplex> => {
-    await this.ready();
+    await this.life.ready();
     return openMuxStream(this.mux, host, port);
   };
 
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.cancelRetry();
-    this.stopWatch();
-    this.starting.forEach((kill) => kill());
-    const runs = [...this.runs];
-    this.runs.clear();
-    const stops = this.pid !== undefined ? runs.map((r) => r.stop('TERM')) : [];
-    const runChildren = new Set(runs.map((r) => r.child));
-    for (const c of this.children) if (!runChildren.has(c)) c.kill('SIGTERM');
-    this.pid = undefined;
-    const endAll = () => {
-      for (const c of this.children) c.kill('SIGTERM');
-      void stopMaster(this.sshPath, this.control).then(() =>
-        fs.rmSync(this.control.dir, { recursive: true, force: true }),
-      );
-    };
-    if (stops.length > 0) {
-      // The process groups started are ended over the master before it goes; at most a second.
-      const grace = setTimeout(endAll, 1000);
-      grace.unref();
-      void Promise.all(stops).then(() => {
-        clearTimeout(grace);
-        endAll();
-      });
-    } else endAll();
-    this.setState({ kind: 'closed' });
-    this.stateChanged.dispose();
-  }
-
-  // ---- connection life ----
-
-  private setState(state: ConnectionState): void {
-    this._state = state;
-    this.stateChanged.fire(state);
-  }
-
-  private cancelRetry(): void {
-    if (this.retryHandle !== undefined) this.timers.clearTimeout(this.retryHandle);
-    this.retryHandle = undefined;
-  }
-
-  private async ready(): Promise<void> {
-    if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
-    if (this.pid !== undefined) return;
-    if (this.everConnected || this._state.kind === 'down') {
-      const s = this._state;
-      const detail =
-        s.kind === 'down'
-          ? `: ${s.error}${s.retryInMs !== undefined ? ` (retrying in ${Math.ceil(s.retryInMs / 1000)} s)` : ''}`
-          : ' (reconnecting)';
-      throw new ConnectionClosedError(`SSH connection to ${this.description} is down${detail}`);
-    }
-    await this.connect();
-  }
-
-  private startAttempt(): Promise<void> {
-    const n = ++this.attempts;
-    this.setState({ kind: 'connecting', attempt: n });
-    if (n === 1 && this.options.chosenBecause)
-      this.log(`${this.description}: the OpenSSH client connects (${this.options.chosenBecause})`);
-    this.log(`Connecting to ${this.description} (attempt ${n})`);
-    const p = this.dial().then(
-      (pid) => {
-        if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
-        this.pid = pid;
-        this._handshakes++;
-        this.everConnected = true;
-        this.failuresSinceConnected = 0;
-        this.watch();
-        this.log(`Connected to ${this.description} (ControlMaster pid ${pid})`);
-        this.setState({ kind: 'connected' });
-      },
-      (err: unknown) => {
-        const te = err instanceof TransportError ? err : new TransportError('other', String(err));
-        this.log(`Connection to ${this.description} failed: ${te.message}`);
-        if (!this.disposed) {
-          if (this.everConnected && !isFatal(te)) this.scheduleRetry(te.message, te.kind);
-          else this.setState({ kind: 'down', error: te.message, errorKind: te.kind });
-        }
-        throw te;
-      },
-    );
-    this.attempt = p.finally(() => {
-      if (this.attempt === tracked) this.attempt = undefined;
+    this.life.dispose((pid) => {
+      this.stopWatch();
+      this.starting.forEach((kill) => kill());
+      const runs = [...this.runs];
+      this.runs.clear();
+      const stops = pid !== undefined ? runs.map((r) => r.stop('TERM')) : [];
+      const runChildren = new Set(runs.map((r) => r.child));
+      for (const c of this.children) if (!runChildren.has(c)) c.kill('SIGTERM');
+      const endAll = () => {
+        for (const c of this.children) c.kill('SIGTERM');
+        void stopMaster(this.sshPath, this.control).then(() =>
+          fs.rmSync(this.control.dir, { recursive: true, force: true }),
+        );
+      };
+      // The process groups started are ended over the master before it goes.
+      endAfterStops(stops, endAll);
     });
-    const tracked = this.attempt;
-    return tracked;
   }
 
   /** Starts the master; an unknown host key is asked about once, then the master is started again. */
-  private async dial(): Promise<number> {
+  private async dial(attempt: number): Promise<number> {
     if ((this.options.platform ?? process.platform) === 'win32')
       throw new ConfigError(
         'kimiService.ssh.client is "openssh", but the OpenSSH of Windows has no ControlMaster, which this transport needs for one login per host; use "ssh2" (docs/ssh.md).',
       );
     const config = await readEffectiveConfig(this.options.host, this.sshPath);
     const known = knownHostsFilesOf(config, this.options.knownHostsFile);
-    if (this.attempts === 1) this.logConfig(config, known.user);
+    if (attempt === 1) this.logConfig(config, known.user);
     for (let round = 0; ; round++) {
       fs.writeFileSync(this.control.log, '', { mode: 0o600 });
       // A socket left by a master that was killed would keep the new one from listening.
@@ -283,7 +208,7 @@ export class OpenSshTransport implements Transport {
         this.starting.add(kill);
         return () => this.starting.delete(kill);
       });
-      if (this.disposed) throw new ConnectionClosedError(`Connection to ${this.description} was disposed`);
+      if (this.life.disposed) throw this.life.disposedError();
       const log = readLog(this.control);
       if (ok) {
         const pid = await masterPid(this.sshPath, this.control);
@@ -353,21 +278,6 @@ export class OpenSshTransport implements Transport {
       for (const v of config.get(k) ?? []) if (v !== 'none' && v !== 'no') this.log(`${name}: ${k} ${v}`);
   }
 
-  private scheduleRetry(reason: string, errorKind?: TransportErrorKind): void {
-    const delay = backoffDelay(
-      this.failuresSinceConnected++,
-      this.options.backoffInitialMs ?? 1000,
-      this.options.backoffMaxMs ?? 30_000,
-    );
-    this.setState({ kind: 'down', error: reason, retryInMs: delay, ...(errorKind ? { errorKind } : {}) });
-    this.cancelRetry();
-    this.retryHandle = this.timers.setTimeout(() => {
-      this.retryHandle = undefined;
-      if (this.disposed || this.attempt || this.pid !== undefined) return;
-      this.startAttempt().catch(noop);
-    }, delay);
-  }
-
   private watch(): void {
     this.stopWatch();
     const tick = () => {
@@ -384,15 +294,12 @@ export class OpenSshTransport implements Transport {
 
   /** True while the master lives; when it is gone, the connection is marked lost and retried. */
   private checkMaster(): boolean {
-    const pid = this.pid;
-    if (pid === undefined || this.disposed) return false;
+    const pid = this.life.current;
+    if (pid === undefined || this.life.disposed) return false;
     if (isAlive(pid)) return true;
-    this.pid = undefined;
     this.stopWatch();
     const last = readLog(this.control).trim().split('\n').filter(Boolean).pop();
-    const why = last ?? 'the OpenSSH master exited';
-    this.log(`Connection to ${this.description} lost: ${why}`);
-    this.scheduleRetry(`Connection lost: ${why}`);
+    this.life.lost(pid, last ?? 'the OpenSSH master exited');
     return false;
   }
 }

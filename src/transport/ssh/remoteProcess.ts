@@ -3,11 +3,12 @@
  * line (stream), and stopped by their process group where sshd ignores signals.
  */
 import type { Client, ClientChannel } from 'ssh2';
-import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, FirstLineTap, LineSplitter } from '../lines';
+import { CappedBuffer, DEFAULT_MAX_OUTPUT_BYTES, finishOutput, AnnouncedOutput, LineSplitter } from '../lines';
 import { announcePid, announcePidEndingWithStdin, killGroupCommand } from '../shell';
 import { noop, type Timers } from './sshOptions';
 import { type ChannelHeld, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
-import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
+import { ConnectionClosedError } from '../errors';
+import { commandDeadline } from '../commandDeadline';
 
 /** How long a stream stopped by EOF may take to end before its process group is killed. */
 const STDIN_STOP_GRACE_MS = 3000;
@@ -48,37 +49,16 @@ export async function execRemote(
     const stdout = new CappedBuffer(maxBytes);
     const stderr = new CappedBuffer(maxBytes);
     let exit: { code: number | null; signal?: string } | undefined;
-    let settled = false;
-    let timer: unknown;
-    const cleanup = () => {
-      if (timer !== undefined) ctx.timers.clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    };
     // Reject at once: a wedged channel must not hold the caller past its deadline. The channel
     // stays open until the kill is done: the error says when it has closed (channelLimit.ts).
-    const stop = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
+    const end = commandDeadline(ctx.timers, options, (err) => {
       const closed = new Promise<void>((resolve) => {
         if (run.closed) resolve();
         else run.channel.once('close', () => resolve());
       });
       void run.stop('KILL');
       reject(Object.assign(err, { channelClosed: closed } satisfies ChannelHeld));
-    };
-    const onAbort = () => stop(new CommandAbortedError('Remote command aborted'));
-    if (options.timeoutMs !== undefined) {
-      const ms = options.timeoutMs;
-      timer = ctx.timers.setTimeout(
-        () => stop(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
-        ms,
-      );
-    }
-    if (options.signal) {
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
+    });
     run.onStdout((d) => stdout.push(d));
     run.channel.stderr.on('data', (d: Buffer) => stderr.push(d));
     run.channel.on('exit', (code: number | null, signal?: string) => {
@@ -86,15 +66,13 @@ export async function execRemote(
     });
     // The text, then EOF on the command's stdin; without the option the channel's stdin stays
     // open as before (a command that reads it waits, as under `ssh host cmd`).
-    if (options.stdin !== undefined && !settled) run.channel.end(options.stdin);
+    if (options.stdin !== undefined && !end.settled) run.channel.end(options.stdin);
     // ssh2 also hands the exit status to 'close': a status read with the channel's opening
     // (before the 'exit' listener above existed) is not lost.
     run.channel.on('close', (code?: number | null, signal?: string) => {
       if (!exit && code !== undefined)
         exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
-      if (settled) return;
-      settled = true;
-      cleanup();
+      if (!end.finish()) return;
       if (!exit && ctx.currentClient() !== client) {
         return reject(new ConnectionClosedError(`Connection to ${ctx.description} was lost while a command ran`));
       }
@@ -159,32 +137,17 @@ async function startRemote(
   const wrapped =
     kind === 'plain' ? command : kind === 'killable' ? announcePid(command) : announcePidEndingWithStdin(command);
   const channel = await openExec(ctx, client, wrapped);
-  let pgid: number | undefined;
-  let onPgid: ((pgid: number) => void) | undefined;
   let closed = false;
   let stopping: Promise<void> | undefined;
-  const early: Buffer[] = [];
-  let sink: (d: Buffer) => void = (d) => early.push(d);
-  const tap = new FirstLineTap(
-    (line) => {
-      const n = Number(line.trim());
-      if (!Number.isInteger(n) || n <= 1) return;
-      pgid = n;
-      onPgid?.(n);
-    },
-    (d) => sink(d),
-  );
-  channel.on('data', (d: Buffer) => (killable ? tap.push(d) : sink(d)));
+  const out = new AnnouncedOutput(killable);
+  channel.on('data', (d: Buffer) => out.push(d));
 
   const run: RemoteRun = {
     channel,
     get closed() {
       return closed;
     },
-    onStdout: (fn) => {
-      sink = fn;
-      early.splice(0).forEach(fn);
-    },
+    onStdout: (fn) => out.read(fn),
     stop: (signal) => {
       if (closed) return Promise.resolve();
       try {
@@ -209,15 +172,15 @@ async function startRemote(
             // not open any more
           }
           fallback = ctx.timers.setTimeout(() => {
-            if (pgid === undefined) channel.close();
-            else void execQuietly(client, killGroupCommand(pgid, signal)).then(() => channel.close());
+            if (out.pgid === undefined) channel.close();
+            else void execQuietly(client, killGroupCommand(out.pgid, signal)).then(() => channel.close());
           }, STDIN_STOP_GRACE_MS);
         });
         return stopping;
       }
       stopping ??= new Promise<void>((resolve) => {
         const killAndClose = (group: number) => {
-          onPgid = undefined;
+          out.onPgid = undefined;
           void execQuietly(client, killGroupCommand(group, signal)).then(() => {
             channel.close();
             resolve();
@@ -230,9 +193,9 @@ async function startRemote(
           if (fallback !== undefined) ctx.timers.clearTimeout(fallback);
           resolve();
         });
-        if (pgid !== undefined) killAndClose(pgid);
+        if (out.pgid !== undefined) killAndClose(out.pgid);
         else {
-          onPgid = killAndClose;
+          out.onPgid = killAndClose;
           fallback = ctx.timers.setTimeout(() => channel.close(), 5000);
         }
       });

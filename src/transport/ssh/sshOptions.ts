@@ -3,6 +3,7 @@ import type { Client } from 'ssh2';
 import type { LoginAnswer, LoginQuestion } from './loginPolicy';
 import type { ProxyProcess } from './proxyCommand';
 import type { SshTarget } from './sshTargetTypes';
+import type { ClientChoice } from '../openssh/chooseClient';
 
 export interface UnknownHostKeyInfo {
   /** The name checked in known_hosts (the resolved HostName). */
@@ -64,6 +65,8 @@ export interface SshTransportOptions {
   readonly backoffInitialMs?: number;
   readonly backoffMaxMs?: number;
   readonly timers?: Timers;
+  /** Which client was chosen and why (chooseClient.ts), for the tooltip. */
+  readonly choice?: ClientChoice;
   /** Log sink: connection events and commands. Never passed a secret. */
   readonly log?: (message: string) => void;
 }

@@ -70,7 +70,7 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
     };
     const t =
       choice.client === 'openssh'
-        ? new OpenSshTransport({ ...common, host, env, chosenBecause: choice.reason, backoffInitialMs: 200 })
+        ? new OpenSshTransport({ ...common, host, env, choice, backoffInitialMs: 200 })
         : new SshTransport({ ...common, target: await target(), env, requestPassphrase: async () => undefined });
     open.push(t);
     return { t, choice, logs };

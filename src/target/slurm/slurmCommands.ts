@@ -109,3 +109,20 @@ export function tailCommand(file: string, lines: number): HostCommand {
 export function scriptTextCommand(id: string): HostCommand {
   return { argv: ['scontrol', 'write', 'batch_script', checkId(id), '-'] };
 }
+
+/** The login user's home (where `~/` of the script path is). */
+export function homeCommand(): HostCommand {
+  return { argv: ['sh', '-c', 'printf "%s\\n" "$HOME"'] };
+}
+
+/**
+ * Whether the script `$1` (`~/` the login user's home) still says what job `$2` was submitted
+ * with: exit 0 the same, 1 different (a requeue would run the old copy), 2 either is unreadable.
+ */
+export function scriptChangedCommand(script: string, id: string): HostCommand {
+  const text = [
+    'case "$1" in "~/"*) s="$HOME/${1#??}";; *) s=$1;; esac',
+    'scontrol write batch_script "$2" - 2>/dev/null | cmp -s - "$s"',
+  ].join('\n');
+  return { argv: ['sh', '-c', text, 'sh', checkPath(script, 'batch script path'), checkId(id)] };
+}

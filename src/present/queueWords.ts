@@ -4,13 +4,8 @@
  * in 2h 11m: the server stops then". Pure; the clock is the caller's.
  */
 import type { LoadState } from '../monitor/loadStateTypes';
-import { formatDuration } from '../util/duration';
-
-/** "14:05" (local time). */
-function hourMinute(at: number): string {
-  const d = new Date(at);
-  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
-}
+import { timeLeftBeforeEnd } from '../monitor/timeLimit';
+import { formatDuration, hourMinute } from '../util/duration';
 
 /** True while the load waits for its run in a queue: no process yet, and the manager says it is queued. */
 export function isQueued(state: LoadState): boolean {
@@ -51,4 +46,10 @@ export function endLine(state: LoadState, now: number): string | undefined {
   const endsAt = state.unit?.endsAt;
   if (endsAt === undefined || endsAt <= now || state.unit?.mainPid === 0) return undefined;
   return `Time limit: the job ends at ${hourMinute(endsAt)}, in ${formatDuration(endsAt - now)}: the server stops then`;
+}
+
+/** "ends in 14m 59s" once the set end is within the warning time (the status bar says it beside the state). */
+export function endSoonWord(state: LoadState, now: number): string | undefined {
+  const left = timeLeftBeforeEnd(state, now);
+  return left === undefined ? undefined : `ends in ${formatDuration(left)}`;
 }

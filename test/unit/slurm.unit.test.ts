@@ -10,6 +10,7 @@ import { serverArgvOfScript } from '../../src/target/slurm/scriptArgv';
 import { followCommand, resubmitCommand, stateCommand } from '../../src/target/slurm/slurmCommands';
 import {
   expandOutputPath,
+  parseAccounting,
   parseJobReading,
   parseScontrolJob,
   slurmDurationSeconds,
@@ -20,6 +21,7 @@ import { isNewRun, processKey } from '../../src/monitor/unitChange';
 import { initialState } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { endLine } from '../../src/present/queueWords';
+import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/timeLimit';
 import { statusText, statusTooltip } from '../../src/fronts/vscode/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */
@@ -81,6 +83,51 @@ describe('slurm target: parsing what the scheduler prints', () => {
     if (pending.kind === 'job') assert.equal(pending.estimatedStart, Date.UTC(2026, 11, 6, 14, 5, 0));
     const na = reading(withFields(RUNNING, { JobState: 'PENDING', Reason: 'Resources' }), 'start=N/A');
     assert.ok(na.kind === 'job' && na.estimatedStart === undefined);
+  });
+
+  it("sacct's words: the uid in State that cancelled the job, the exit code; no accounting said as Slurm 22.05 says it", () => {
+    const cancelled = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byRoot = reading(cancelled, 'sacct=CANCELLED by 0|0:15\nby=root');
+    assert.ok(byRoot.kind === 'job');
+    assert.deepEqual(byRoot.accounting, { kind: 'known', state: 'CANCELLED', exitCode: '0:15', cancelledBy: 'root' });
+    assert.deepEqual(parseAccounting('CANCELLED by 1002|0:15', ''), {
+      kind: 'known',
+      state: 'CANCELLED',
+      exitCode: '0:15',
+      cancelledBy: '1002',
+    });
+    assert.deepEqual(parseAccounting('Slurm accounting storage is disabled', undefined), { kind: 'disabled' });
+    assert.equal(parseAccounting('sacct: error: Problem talking to the database', undefined)?.kind, 'unknown');
+    assert.equal(parseAccounting(undefined, undefined), undefined);
+    const gone = parseJobReading(
+      'tz=+0000\nid=7\nslurm_load_jobs error: Invalid job id specified\nsacct=FAILED|1:0\nstart=\n',
+    );
+    assert.deepEqual(gone, { kind: 'gone', id: '7', accounting: { kind: 'known', state: 'FAILED', exitCode: '1:0' } });
+  });
+
+  it('the state script asks sacct only for a cancelled or forgotten job, and names the uid', () => {
+    const script = stateCommand('kimi-t', undefined).argv[2] ?? '';
+    const run = (scontrol: string, sacct: string): string =>
+      spawnSync(
+        'sh',
+        [
+          '-c',
+          `squeue() { case "$*" in *--start*) ;; *) echo 1;; esac; }; scontrol() { echo "$SCONTROL"; }; sacct() { echo "$SACCT"; echo "a second line"; }; ${script}`,
+          'sh',
+          'kimi-t',
+          '',
+        ],
+        { encoding: 'utf8', env: { ...process.env, SCONTROL: scontrol, SACCT: sacct } },
+      ).stdout;
+    const cancelled = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byRoot = parseJobReading(run(cancelled, 'CANCELLED by 0|0:15'));
+    assert.ok(byRoot.kind === 'job' && byRoot.accounting?.kind === 'known');
+    assert.equal(byRoot.accounting.cancelledBy, 'root');
+    const none = parseJobReading(run(cancelled, 'Slurm accounting storage is disabled'));
+    assert.ok(none.kind === 'job');
+    assert.deepEqual(none.accounting, { kind: 'disabled' });
+    const running = parseJobReading(run(RUNNING, 'CANCELLED by 0|0:15'));
+    assert.ok(running.kind === 'job' && running.accounting === undefined, 'sacct not asked for a running job');
   });
 
   it('%x %j %u %N of an output path expand as Slurm expands them', () => {
@@ -153,6 +200,17 @@ describe('slurm target: job states in the target state model', () => {
     const cancelled = status({ JobState: 'CANCELLED', ExitCode: '0:15' });
     assert.equal(cancelled.stopRequested, true);
     assert.match(exitDescription(cancelled), /cancelled/);
+    const line = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byWhom = (extra: string) => {
+      const r = reading(line, extra);
+      return r.kind === 'job' ? jobServiceStatus(r).endedBecause : r.kind;
+    };
+    assert.equal(byWhom('sacct=CANCELLED by 0|0:15\nby=root'), 'was cancelled by root (scancel)');
+    assert.equal(
+      byWhom('sacct=Slurm accounting storage is disabled'),
+      'was cancelled (scancel; by whom only accounting knows, and this cluster keeps none)',
+    );
+    assert.equal(byWhom(''), 'was cancelled (scancel)');
     const timeout = status({ JobState: 'TIMEOUT', Reason: 'TimeLimit', ExitCode: '0:9' });
     assert.match(exitDescription(timeout), /time limit \(TIMEOUT\)/);
     for (const [state, words] of [
@@ -172,6 +230,13 @@ describe('slurm target: job states in the target state model', () => {
     const gone = noJobStatus('kimi-k26', { kind: 'gone', id: '42' });
     assert.equal(gone.loadState, 'not-found');
     assert.match(notFound(gone, true), /job 42 \(kimi-k26\) is no longer known to the Slurm controller/);
+    assert.match(notFound(gone, true), /without accounting, sacct cannot say how/);
+    const told = noJobStatus('kimi-k26', {
+      kind: 'gone',
+      id: '42',
+      accounting: { kind: 'known', state: 'CANCELLED', exitCode: '0:15', cancelledBy: 'root' },
+    });
+    assert.match(notFound(told, true), /sacct says it ended CANCELLED by root \(exit code 0:15\)/);
     const none = noJobStatus('kimi-k26', { kind: 'none' });
     assert.match(notFound(none, false), /no Slurm job named kimi-k26/);
     assert.ok(unitFailure({ baselineRestarts: undefined, mainPid: undefined } as never, none));
@@ -272,5 +337,28 @@ describe('the words for a queued run and a set end', () => {
     assert.doesNotMatch(statusText(view, now), /queued/);
     assert.match(statusTooltip(view, now), /Time limit: the job ends at .*, in 1h 50m: the server stops then/);
     assert.equal(endLine({ ...running, unit: { ...running.unit!, endsAt: now - 1 } }, now), undefined);
+  });
+
+  it('the last 15 minutes before the time limit: the status bar says when it ends, the warning names the clock time', () => {
+    // StartTime 12:50 and a limit of 25 min: the job ends at 13:15, 15 min after `now`.
+    const ready = {
+      ...queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '00:25:00' }),
+      verdict: 'ready' as const,
+    };
+    const endsAt = Date.UTC(2026, 11, 6, 13, 15, 0);
+    assert.equal(ready.unit?.endsAt, endsAt);
+    const view = { server: undefined, state: ready, watching: true };
+    assert.doesNotMatch(statusText(view, now - 1000), /ends in/, 'not before the last 15 minutes');
+    assert.equal(timeLimitWarning('Slurm job kimi-t', ready, now - 1000), undefined);
+    assert.match(statusText(view, now), /Kimi: ready · ends in 15m 0s$/);
+    assert.match(statusText(view, endsAt - 61_000), /Kimi: ready · ends in 1m 1s$/);
+    assert.equal(
+      timeLimitWarning('Slurm job kimi-t', ready, now + 60_000),
+      `Slurm job kimi-t reaches its time limit at ${local(endsAt)}, in 14m 0s: Slurm ends it then, and the server stops.`,
+    );
+    assert.equal(timeLeftBeforeEnd(ready, endsAt), undefined, 'passed');
+    const ended = { ...ready, unit: { ...ready.unit!, mainPid: 0 } };
+    assert.equal(timeLeftBeforeEnd(ended, now), undefined, 'no run');
+    assert.doesNotMatch(statusText({ ...view, state: ended }, now), /ends in/);
   });
 });

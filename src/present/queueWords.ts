@@ -30,6 +30,12 @@ export function queuedWord(state: LoadState, now: number): string | undefined {
 
 /** The tooltip's line for the queue: why it waits and the scheduler's estimate. */
 export function queueLine(state: LoadState, now: number): string | undefined {
+  const text = queueText(state, now);
+  return text === undefined ? undefined : `Queue: ${text}`;
+}
+
+/** "waiting for Resources; the scheduler expects to start it at 14:05 (in 1h 5m)". */
+export function queueText(state: LoadState, now: number): string | undefined {
   if (!isQueued(state)) return undefined;
   const queued = state.unit?.queued;
   const reason = queued?.reason ? `waiting for ${queued.reason}` : 'waiting';
@@ -38,7 +44,7 @@ export function queueLine(state: LoadState, now: number): string | undefined {
     start !== undefined && start > now
       ? `; the scheduler expects to start it at ${hourMinute(start)} (in ${formatDuration(start - now)})`
       : '; the scheduler has no estimate of its start yet';
-  return `Queue: ${reason}${estimate}`;
+  return `${reason}${estimate}`;
 }
 
 /** "The job ends at 18:40, in 2h 11m: the server stops then"; undefined without a set end or once it passed. */

@@ -22,6 +22,7 @@ import { initialState } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { endLine } from '../../src/present/queueWords';
 import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/timeLimit';
+import { serverReport, waitReport } from '../../src/fleet/words/report';
 import { statusText, statusTooltip } from '../../src/fronts/vscode/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */
@@ -329,6 +330,38 @@ describe('the words for a queued run and a set end', () => {
       statusText({ server: undefined, state: noEstimate, watching: true }, now),
       /Kimi: queued \(Priority\)$/,
     );
+  });
+
+  it('the CLI, MCP and agent tools say queued with the reason and the estimate, and a bounded wait says to wait again', () => {
+    const settings = parseSettings({
+      servers: [{ name: 'cluster', host: 'login1', slurm: { job: 'kimi-t', script: '~/kimi.sbatch' } }],
+    });
+    assert.ok(settings.ok);
+    const server = settings.settings.servers[0]!;
+    const state = queuedState({ JobState: 'PENDING', Reason: 'Resources' }, 'start=2026-12-06T14:05:00');
+    const snapshot = { server, state, watching: true, loading: true, refusal: undefined, verification: undefined };
+    const report = serverReport(snapshot, now);
+    assert.equal(report.state, 'queued');
+    assert.match(
+      report.summary,
+      new RegExp(`^cluster: queued · starts ~${local(Date.UTC(2026, 11, 6, 14, 5))} \\(Resources\\) · for `),
+    );
+    assert.match(report.queue ?? '', /^waiting for Resources; the scheduler expects to start it at .* \(in 1h 5m\)$/);
+    assert.equal(report.endsAt, undefined);
+    const waited = waitReport({ kind: 'timeout', snapshot } as never, 30_000, 'kimi_wait', now);
+    assert.match(
+      waited.next,
+      /^Still queued after waiting 30s: waiting for Resources.*call kimi_wait again to keep waiting/,
+    );
+    const ready = {
+      ...queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '00:20:00' }),
+      verdict: 'ready' as const,
+    };
+    const serving = serverReport({ ...snapshot, state: ready, loading: false }, now);
+    assert.equal(serving.state, 'ready');
+    assert.equal(serving.queue, undefined);
+    assert.equal(serving.endsAt, new Date(Date.UTC(2026, 11, 6, 13, 10)).toISOString());
+    assert.match(serving.summary, /ends in 10m 0s \(time limit\)/);
   });
 
   it('RUNNING: not queued; the tooltip names the end the time limit sets', () => {

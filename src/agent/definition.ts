@@ -25,7 +25,7 @@ export type ToolName = (typeof TOOL_NAMES)[number];
  * so a paragraph repeated in two tools is paid twice).
  */
 export const STATES_EXPLAINED =
-  'States: "ready" = serving. "loading NN%", "warming up", "stopping", "restarting" = a (re)start under way (minutes): kimi_wait. ' +
+  'States: "ready" = serving. "loading NN%", "warming up", "stopping", "restarting", "queued" = a (re)start under way (minutes): kimi_wait. ' +
   '"stalled" = no progress: kimi_logs. "failed" = exited (lastError): kimi_logs, do not wait. ' +
   '"unhealthy" = a ready server stopped answering /health. "unreachable" = SSH down. "stopped" = not running. ' +
   '"not watched" = not followed now: kimi_wait attaches. ' +

@@ -51,7 +51,7 @@ export interface WatchOutcome {
 
 /** Something the user should be told while the watch goes on (the fronts choose how). */
 export interface WatchAlert {
-  readonly kind: 'completion' | 'journal' | 'url' | 'unhealthy' | 'recovered';
+  readonly kind: 'completion' | 'journal' | 'url' | 'unhealthy' | 'recovered' | 'time-limit';
   readonly level: 'info' | 'warn' | 'error';
   readonly message: string;
 }

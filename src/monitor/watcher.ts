@@ -21,6 +21,7 @@ import { SamplerWitness } from './samplerWitness';
 import { JournalWitness } from './journalWitness';
 import { AnnouncedUrlFollower } from './announcedUrlFollower';
 import type { WitnessContext } from './witness';
+import { timeLimitWarning } from './timeLimit';
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -65,6 +66,8 @@ export class LoadWatcher {
   private readonly urls: AnnouncedUrlFollower;
   /** Where a path of the server's command line is on the host (a container's mounts). */
   private hostPath: (path: string) => string | undefined = (path) => path;
+  /** The set end (a job's time limit) already warned of. */
+  private timeLimitWarnedFor: number | undefined;
 
   constructor(private readonly deps: WatcherDeps) {
     this.now = deps.now ?? Date.now;
@@ -163,6 +166,12 @@ export class LoadWatcher {
         });
       }
     } else this.completionFailingSince = undefined;
+    // Once per set end: a requeued job has a new one.
+    const warning = timeLimitWarning(this.deps.profile.unit, state, this.now());
+    if (warning !== undefined && state.unit?.endsAt !== this.timeLimitWarnedFor) {
+      this.timeLimitWarnedFor = state.unit?.endsAt;
+      this.emitAlert({ kind: 'time-limit', level: 'warn', message: warning });
+    }
   }
 
   private alertOnce(alert: WatchAlert): void {

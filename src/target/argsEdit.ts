@@ -60,7 +60,7 @@ export type ArgsEditResult =
   | { readonly kind: 'manual'; readonly advice: string }
   | { readonly kind: 'changed'; readonly file: string; readonly diff: string; readonly undo: ArgsUndo };
 
-export type ArgsEditKind = 'systemd-drop-in' | 'compose-file' | 'by-hand';
+export type ArgsEditKind = 'systemd-drop-in' | 'compose-file' | 'batch-script' | 'by-hand';
 
 /** How a target edits the server's arguments (`Target.argsEdit`). */
 export interface ArgsEditor {

@@ -1,7 +1,7 @@
 /**
  * Target conformance (the checklist of docs/backends.md): the same behavioural tests
  * for every target kind, on one simulated GPU host (real sshd, the systemd stand-in, a real
- * dockerd in the host's namespaces), each operation run as the host's unprivileged login `kimi`
+ * dockerd in the host's namespaces, a real Slurm cluster whose login node it is), each operation run as the host's unprivileged login `kimi`
  * through a real SSH connection: restart, readState, followLog, tailLog, argument edits with
  * their roll back, and the refusals (sudo, permission, a missing service). Root only arranges
  * the host (starts and stops what the kind runs, as an administrator would). A new kind is added
@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
+import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
 import { loginAs, sessionForHost, type TestSession } from '../integration/simHost';
 import { waitFor } from '../util/waitFor';
 import {
@@ -56,14 +57,14 @@ const COVERED = { systemd: true, container: true, compose: true, slurm: true } a
   Target['kind'],
   true
 >;
-/** Kinds whose host is not this simulated one: their own suite runs the real manager (a batch scheduler). */
-const OWN_SUITE: ReadonlySet<Target['kind']> = new Set(['slurm']);
 
 interface Kind {
   readonly title: string;
   readonly kind: Target['kind'];
   readonly argsEdit: ArgsEditKind;
   readonly logFollowEndsWithService: boolean;
+  /** A restart keeps the PID the host sees (a requeued job keeps its id): the run's invocation id tells the new run. */
+  readonly restartKeepsPid?: boolean;
   readonly label: RegExp;
   /** The settings entry's fields that name it, and whether kimi reaches it through sudo. */
   readonly server: Record<string, unknown>;
@@ -90,10 +91,13 @@ describe('target conformance: every target kind, the same tests, as the unprivil
   let host: GpuHost;
   let docker: DockerEngine;
   let composeDir: string;
+  let slurm: SlurmCluster | undefined;
 
   before(async () => {
     const missing = dockerMissing();
     if (missing) throw new Error(`Docker is needed for these tests: ${missing}`);
+    const noSlurm = slurmMissing();
+    if (noSlurm) throw new Error(`Slurm is needed for these tests: ${noSlurm}`);
     host = await startGpuHost({
       users: [USER],
       shards: 4,
@@ -112,6 +116,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
     fs.chmodSync(composeDir, 0o755);
   });
   after(async () => {
+    await slurm?.stop();
     await docker?.stop();
     await host?.stop();
     if (composeDir) fs.rmSync(composeDir, { recursive: true, force: true });
@@ -176,6 +181,18 @@ describe('target conformance: every target kind, the same tests, as the unprivil
   const containerRun = (name: string, extra: readonly string[] = []): string =>
     [...docker.simRunArgs(name, extra), ...docker.simCommand()].join(' ');
   const composeFile = (): string => path.join(composeDir, 'docker-compose.yml');
+  const JOB = 'conf-sg';
+  const cluster = (): SlurmCluster => slurm ?? assert.fail('the Slurm cluster is not running');
+  const jobDir = (): string => path.join(cluster().dir, 'jobs', JOB);
+  const jobScript = (): string => path.join(jobDir(), 'serve.sbatch');
+  /** The running job's id as root's squeue sees it (0: none runs). */
+  const jobPid = async (): Promise<number> =>
+    Number(cluster().run(['squeue', '-h', '-n', JOB, '-t', 'RUNNING', '-o', '%i']).stdout.trim().split('\n')[0]) || 0;
+  /** sbatch as the login user, through its SSH login, as the user would. */
+  const submitJob = async (): Promise<void> => {
+    const r = await host.ssh(`cd '${jobDir()}' && sbatch --parsable -J ${JOB} serve.sbatch`, { user: USER });
+    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
+  };
 
   const KINDS: Kind[] = [
     {
@@ -290,15 +307,62 @@ describe('target conformance: every target kind, the same tests, as the unprivil
       start: () => root(`systemctl start ${host.unit}`).then(() => undefined),
       refusals: sudoRules(true),
     },
+    {
+      title: 'a Slurm batch job (the host is its login node)',
+      kind: 'slurm',
+      argsEdit: 'batch-script',
+      logFollowEndsWithService: true,
+      restartKeepsPid: true,
+      label: /^Slurm job conf-sg$/,
+      get server() {
+        return { unit: undefined, slurm: { job: JOB, script: jobScript() } };
+      },
+      sudo: false,
+      async setUp() {
+        slurm = await startSlurm(host);
+        const dir = cluster().userDir(USER, JOB);
+        const simDir = path.join(dir, 'sim');
+        fs.mkdirSync(simDir);
+        // The simulator reads sim.json at its start: the host's (configureSimulator), copied into a folder the job may write.
+        fs.writeFileSync(
+          jobScript(),
+          [
+            '#!/bin/sh',
+            `#SBATCH --output=${dir}/%x-%j.out`,
+            '#SBATCH --time=30',
+            `cp ${host.stateDir}/sim.json ${simDir}/sim.json`,
+            `export KIMI_SIM_ROOT=${simDir}`,
+            `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+            `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
+            '',
+          ].join('\n'),
+          { mode: 0o755 },
+        );
+        const own = cluster().run(['chown', '-R', `${USER}:`, dir]);
+        assert.equal(own.status, 0, own.stderr);
+        await submitJob();
+      },
+      async tearDown() {
+        await slurm?.stop();
+        slurm = undefined;
+      },
+      pid: jobPid,
+      stop: async () => {
+        const r = cluster().run(['scancel', '-n', JOB]);
+        assert.equal(r.status, 0, r.stderr);
+      },
+      start: submitJob,
+      missing: {
+        server: { unit: undefined, slurm: { job: 'conf-none', script: '/srv/kimi-conformance/missing.sbatch' } },
+        restart: /missing\.sbatch/,
+      },
+      // No privilege of Kimi's: the login user's own jobs (docs/slurm.md); nothing for sudo or a group to refuse.
+      refusals: [],
+    },
   ];
 
   it('every kind of Target covered: a kind added to target.ts without an entry in KINDS fails', () => {
-    assert.deepEqual(
-      [...new Set(KINDS.map((k) => k.kind))].sort(),
-      Object.keys(COVERED)
-        .filter((k) => !OWN_SUITE.has(k as Target['kind']))
-        .sort(),
-    );
+    assert.deepEqual([...new Set(KINDS.map((k) => k.kind))].sort(), Object.keys(COVERED).sort());
   });
 
   for (const spec of KINDS) {
@@ -316,8 +380,13 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         return t;
       };
       const state = (): Promise<TargetState> => target.readState(io);
-      /** Active, with the PID the host sees (and not `notPid`): the state of a running server. */
-      const running = async (notPid = -1): Promise<TargetState> => {
+      /** Active, with the PID the host sees (and not the run of `previous`): the state of a running server. */
+      const running = async (previous?: TargetState): Promise<TargetState> => {
+        const isNew = (s: TargetState): boolean =>
+          previous === undefined ||
+          (spec.restartKeepsPid
+            ? s.unit.invocationId !== previous.unit.invocationId
+            : s.unit.mainPid !== previous.unit.mainPid);
         let seen = '';
         try {
           return await waitFor(
@@ -325,9 +394,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
               const s = await state();
               const pid = await spec.pid();
               seen = `${s.unit.activeState}/${s.unit.subState} pid ${s.unit.mainPid}, the host's ${pid}${s.note ? `; ${s.note}` : ''}`;
-              return s.unit.activeState === 'active' && pid > 0 && s.unit.mainPid === pid && pid !== notPid
-                ? s
-                : undefined;
+              return s.unit.activeState === 'active' && pid > 0 && s.unit.mainPid === pid && isNew(s) ? s : undefined;
             },
             { ...SLOW, message: `${spec.title} running with the host's PID` },
           );
@@ -389,8 +456,8 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         const before = await running();
         const restarted = await target.restart(io);
         assert.deepEqual(restarted, { ok: true });
-        const after = await running(before.unit.mainPid);
-        assert.notEqual(after.unit.mainPid, before.unit.mainPid);
+        const after = await running(before);
+        if (!spec.restartKeepsPid) assert.notEqual(after.unit.mainPid, before.unit.mainPid);
         if (before.unit.invocationId !== undefined) assert.notEqual(after.unit.invocationId, before.unit.invocationId);
       });
 
@@ -418,7 +485,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
         const before = await running();
         const since = Date.now() - 1000;
         assert.deepEqual(await target.restart(io), { ok: true });
-        await running(before.unit.mainPid);
+        await running(before);
         const f = await follow(since);
         try {
           const ready = await waitFor(() => readyLines(f.entries)[0], { ...SLOW, message: 'the ready line followed' });
@@ -497,7 +564,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
           });
           assert.equal(changed.kind, 'changed');
           assert.deepEqual(await target.restart(io), { ok: true });
-          const withFlags = await running(before.unit.mainPid);
+          const withFlags = await running(before);
           assert.deepEqual(withFlags.argv.slice(-FLAGS.length), FLAGS, withFlags.argv.join(' '));
           assert.equal(
             (await enableParsersOn(test.session, CHOICE, { confirm: async () => true, log: () => undefined })).kind,
@@ -511,7 +578,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
           );
           assert.equal(rolled.kind, 'rolled-back');
           assert.deepEqual(await target.restart(io), { ok: true });
-          const after = await running(withFlags.unit.mainPid);
+          const after = await running(withFlags);
           assert.deepEqual(after.argv, before.argv);
         });
       }

@@ -6,22 +6,28 @@
  * a second job waits in the queue for the first.
  */
 import { strict as assert } from 'node:assert';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
-import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
+import type { WatchAlert } from '../../src/monitor/watchTypes';
 import { statusText } from '../../src/fronts/vscode/statusBarText';
 
 const USER = 'kimi';
+const REPO = path.resolve(__dirname, '..', '..');
+const CLI = path.join(REPO, 'dist', 'cli.js');
 
 describe('slurm: a server that is a batch job, on a real scheduler, as the login user', function () {
   this.timeout(180_000);
   let host: GpuHost;
   let slurm: SlurmCluster;
   let test: TestSession | undefined;
+  let cliDir: string;
 
   before(async function () {
     const missing = slurmMissing();
@@ -33,6 +39,9 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
     });
     slurm = await startSlurm(host);
+    const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
+    assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
+    cliDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-slurm-cli-'));
   });
   afterEach(async () => {
     test?.dispose();
@@ -47,6 +56,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   after(async () => {
     await slurm?.stop();
     await host?.stop();
+    if (cliDir) fs.rmSync(cliDir, { recursive: true, force: true });
   });
 
   /** A job folder of the login user's: the batch script (the simulator as its program) and its sim.json. */
@@ -86,6 +96,48 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
     return r.stdout.trim();
   };
+  /** A servers file for `node dist/cli.js` naming the job, logging in as the login user. */
+  const cliConfig = (job: string, script: string): string => {
+    const file = path.join(cliDir, `${job}.json`);
+    const knownHosts = path.join(cliDir, 'known_hosts');
+    fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+    const server = {
+      ...serverEntry(host, 'cluster'),
+      ...loginAs(host, USER, false),
+      unit: undefined,
+      slurm: { job, script },
+    };
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        servers: [server],
+        knownHostsFile: knownHosts,
+        hostKeyPolicy: 'strict',
+        pollIntervalSeconds: 0.5,
+      }),
+    );
+    return file;
+  };
+  /** `node dist/cli.js ARGS` with a home of its own: its exit code and stdout. */
+  const cli = (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        cwd: cliDir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: cliDir,
+          XDG_CONFIG_HOME: path.join(cliDir, 'config'),
+          XDG_STATE_HOME: path.join(cliDir, 'state'),
+          LANG: 'C.UTF-8',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      child.on('close', (code) => resolve({ code, stdout: stdout.trim(), stderr }));
+    });
   const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
   const session = (job: string, script: string): Promise<TestSession> =>
     sessionForHost(host, {
@@ -128,6 +180,22 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     assert.equal(queued.unit?.mainPid, 0);
     assert.match(statusText({ server: undefined, state: queued, watching: true }), /Kimi: queued.*\(Resources\)/);
     assert.equal(jobState(id), 'PENDING');
+    // The command line (what agents and scripts run) says the same: queued, and why.
+    const config = cliConfig('kimi-queued', script);
+    const status = await cli('status', '--config', config);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^cluster: queued( · starts ~\d\d:\d\d)? \(Resources\) · for \d+s$/);
+    const json = await cli('status', '--json', '--config', config);
+    const report = JSON.parse(json.stdout) as { state: string; queue?: string };
+    assert.equal(report.state, 'queued', json.stdout);
+    assert.match(report.queue ?? '', /^waiting for Resources; the scheduler (expects to start it at|has no estimate)/);
+    // A bounded wait on a queued job (long enough for its first reading on a busy machine) says so, and to wait again rather than restart (exit 2: not finished).
+    const wait = await cli('wait', '--timeout', '10', '--config', config);
+    assert.equal(wait.code, 2, `${wait.stdout}\n${wait.stderr}`);
+    assert.match(
+      wait.stdout.split('\n').at(-1) ?? '',
+      /^Still queued after waiting \d+s: waiting for Resources.*call .* again to keep waiting \(a restart would not start it sooner\)\.$/,
+    );
     slurm.run(['scancel', blocker]);
     const outcome = await watch;
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
@@ -171,7 +239,11 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       message: 'the watch sees the cancel',
     });
     assert.equal(last?.verdict, 'stopped', JSON.stringify(last?.failure));
-    assert.equal(last?.unit?.endedBecause, 'was cancelled (scancel)');
+    // This cluster keeps no accounting (no slurmdbd): sacct says so, and the words say why the canceller is unknown.
+    assert.equal(
+      last?.unit?.endedBecause,
+      'was cancelled (scancel; by whom only accounting knows, and this cluster keeps none)',
+    );
   });
 
   it('a job ended at its time limit after ready: failed, named TIMEOUT by the scheduler, not a crash of the server', async () => {
@@ -180,17 +252,29 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const id = await submit(dir, `-J kimi-timeout ${script}`);
     test = await session('kimi-timeout', script);
     let last: LoadState | undefined;
+    const alerts: WatchAlert[] = [];
     const first = await test.session.watch(
       'attach',
       { ...FAST_WATCH, steadyIntervalMs: 1000 },
-      { onState: (s) => void (last = s) },
+      { onState: (s) => void (last = s), onAlert: (a) => void alerts.push(a) },
     );
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     assert.ok(first.state.unit?.endsAt !== undefined && first.state.unit.endsAt - Date.now() < 60_000);
+    // Inside the last 15 minutes from its start: the warning once, and the status bar's words.
+    const warned = await waitFor(() => alerts.find((a) => a.kind === 'time-limit'), {
+      timeoutMs: 30_000,
+      message: 'the time-limit warning',
+    });
+    assert.match(
+      warned.message,
+      /^Slurm job kimi-timeout reaches its time limit at \d\d:\d\d, in \d+s: Slurm ends it then, and the server stops\.$/,
+    );
+    assert.match(statusText({ server: undefined, state: first.state, watching: true }), /Kimi: ready · ends in \d+s/);
     await waitFor(() => (last?.failure || last?.verdict === 'stopped' ? true : undefined), {
       timeoutMs: 120_000,
       message: `the end at the time limit of job ${id}`,
     });
     assert.match(last?.failure?.summary ?? `no failure: ${last?.verdict}`, /time limit \(TIMEOUT\)/);
+    assert.equal(alerts.filter((a) => a.kind === 'time-limit').length, 1, 'warned once');
   });
 });

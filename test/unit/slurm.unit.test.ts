@@ -10,6 +10,7 @@ import { serverArgvOfScript } from '../../src/target/slurm/scriptArgv';
 import { followCommand, resubmitCommand, stateCommand } from '../../src/target/slurm/slurmCommands';
 import {
   expandOutputPath,
+  parseAccounting,
   parseJobReading,
   parseScontrolJob,
   slurmDurationSeconds,
@@ -20,6 +21,8 @@ import { isNewRun, processKey } from '../../src/monitor/unitChange';
 import { initialState } from '../../src/monitor/loadState';
 import type { LoadState } from '../../src/monitor/loadStateTypes';
 import { endLine } from '../../src/present/queueWords';
+import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/timeLimit';
+import { serverReport, waitReport } from '../../src/fleet/words/report';
 import { statusText, statusTooltip } from '../../src/fronts/vscode/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */
@@ -81,6 +84,51 @@ describe('slurm target: parsing what the scheduler prints', () => {
     if (pending.kind === 'job') assert.equal(pending.estimatedStart, Date.UTC(2026, 11, 6, 14, 5, 0));
     const na = reading(withFields(RUNNING, { JobState: 'PENDING', Reason: 'Resources' }), 'start=N/A');
     assert.ok(na.kind === 'job' && na.estimatedStart === undefined);
+  });
+
+  it("sacct's words: the uid in State that cancelled the job, the exit code; no accounting said as Slurm 22.05 says it", () => {
+    const cancelled = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byRoot = reading(cancelled, 'sacct=CANCELLED by 0|0:15\nby=root');
+    assert.ok(byRoot.kind === 'job');
+    assert.deepEqual(byRoot.accounting, { kind: 'known', state: 'CANCELLED', exitCode: '0:15', cancelledBy: 'root' });
+    assert.deepEqual(parseAccounting('CANCELLED by 1002|0:15', ''), {
+      kind: 'known',
+      state: 'CANCELLED',
+      exitCode: '0:15',
+      cancelledBy: '1002',
+    });
+    assert.deepEqual(parseAccounting('Slurm accounting storage is disabled', undefined), { kind: 'disabled' });
+    assert.equal(parseAccounting('sacct: error: Problem talking to the database', undefined)?.kind, 'unknown');
+    assert.equal(parseAccounting(undefined, undefined), undefined);
+    const gone = parseJobReading(
+      'tz=+0000\nid=7\nslurm_load_jobs error: Invalid job id specified\nsacct=FAILED|1:0\nstart=\n',
+    );
+    assert.deepEqual(gone, { kind: 'gone', id: '7', accounting: { kind: 'known', state: 'FAILED', exitCode: '1:0' } });
+  });
+
+  it('the state script asks sacct only for a cancelled or forgotten job, and names the uid', () => {
+    const script = stateCommand('kimi-t', undefined).argv[2] ?? '';
+    const run = (scontrol: string, sacct: string): string =>
+      spawnSync(
+        'sh',
+        [
+          '-c',
+          `squeue() { case "$*" in *--start*) ;; *) echo 1;; esac; }; scontrol() { echo "$SCONTROL"; }; sacct() { echo "$SACCT"; echo "a second line"; }; ${script}`,
+          'sh',
+          'kimi-t',
+          '',
+        ],
+        { encoding: 'utf8', env: { ...process.env, SCONTROL: scontrol, SACCT: sacct } },
+      ).stdout;
+    const cancelled = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byRoot = parseJobReading(run(cancelled, 'CANCELLED by 0|0:15'));
+    assert.ok(byRoot.kind === 'job' && byRoot.accounting?.kind === 'known');
+    assert.equal(byRoot.accounting.cancelledBy, 'root');
+    const none = parseJobReading(run(cancelled, 'Slurm accounting storage is disabled'));
+    assert.ok(none.kind === 'job');
+    assert.deepEqual(none.accounting, { kind: 'disabled' });
+    const running = parseJobReading(run(RUNNING, 'CANCELLED by 0|0:15'));
+    assert.ok(running.kind === 'job' && running.accounting === undefined, 'sacct not asked for a running job');
   });
 
   it('%x %j %u %N of an output path expand as Slurm expands them', () => {
@@ -153,6 +201,17 @@ describe('slurm target: job states in the target state model', () => {
     const cancelled = status({ JobState: 'CANCELLED', ExitCode: '0:15' });
     assert.equal(cancelled.stopRequested, true);
     assert.match(exitDescription(cancelled), /cancelled/);
+    const line = withFields(RUNNING, { JobState: 'CANCELLED', ExitCode: '0:15' });
+    const byWhom = (extra: string) => {
+      const r = reading(line, extra);
+      return r.kind === 'job' ? jobServiceStatus(r).endedBecause : r.kind;
+    };
+    assert.equal(byWhom('sacct=CANCELLED by 0|0:15\nby=root'), 'was cancelled by root (scancel)');
+    assert.equal(
+      byWhom('sacct=Slurm accounting storage is disabled'),
+      'was cancelled (scancel; by whom only accounting knows, and this cluster keeps none)',
+    );
+    assert.equal(byWhom(''), 'was cancelled (scancel)');
     const timeout = status({ JobState: 'TIMEOUT', Reason: 'TimeLimit', ExitCode: '0:9' });
     assert.match(exitDescription(timeout), /time limit \(TIMEOUT\)/);
     for (const [state, words] of [
@@ -172,6 +231,13 @@ describe('slurm target: job states in the target state model', () => {
     const gone = noJobStatus('kimi-k26', { kind: 'gone', id: '42' });
     assert.equal(gone.loadState, 'not-found');
     assert.match(notFound(gone, true), /job 42 \(kimi-k26\) is no longer known to the Slurm controller/);
+    assert.match(notFound(gone, true), /without accounting, sacct cannot say how/);
+    const told = noJobStatus('kimi-k26', {
+      kind: 'gone',
+      id: '42',
+      accounting: { kind: 'known', state: 'CANCELLED', exitCode: '0:15', cancelledBy: 'root' },
+    });
+    assert.match(notFound(told, true), /sacct says it ended CANCELLED by root \(exit code 0:15\)/);
     const none = noJobStatus('kimi-k26', { kind: 'none' });
     assert.match(notFound(none, false), /no Slurm job named kimi-k26/);
     assert.ok(unitFailure({ baselineRestarts: undefined, mainPid: undefined } as never, none));
@@ -266,11 +332,66 @@ describe('the words for a queued run and a set end', () => {
     );
   });
 
+  it('the CLI, MCP and agent tools say queued with the reason and the estimate, and a bounded wait says to wait again', () => {
+    const settings = parseSettings({
+      servers: [{ name: 'cluster', host: 'login1', slurm: { job: 'kimi-t', script: '~/kimi.sbatch' } }],
+    });
+    assert.ok(settings.ok);
+    const server = settings.settings.servers[0]!;
+    const state = queuedState({ JobState: 'PENDING', Reason: 'Resources' }, 'start=2026-12-06T14:05:00');
+    const snapshot = { server, state, watching: true, loading: true, refusal: undefined, verification: undefined };
+    const report = serverReport(snapshot, now);
+    assert.equal(report.state, 'queued');
+    assert.match(
+      report.summary,
+      new RegExp(`^cluster: queued · starts ~${local(Date.UTC(2026, 11, 6, 14, 5))} \\(Resources\\) · for `),
+    );
+    assert.match(report.queue ?? '', /^waiting for Resources; the scheduler expects to start it at .* \(in 1h 5m\)$/);
+    assert.equal(report.endsAt, undefined);
+    const waited = waitReport({ kind: 'timeout', snapshot } as never, 30_000, 'kimi_wait', now);
+    assert.match(
+      waited.next,
+      /^Still queued after waiting 30s: waiting for Resources.*call kimi_wait again to keep waiting/,
+    );
+    const ready = {
+      ...queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '00:20:00' }),
+      verdict: 'ready' as const,
+    };
+    const serving = serverReport({ ...snapshot, state: ready, loading: false }, now);
+    assert.equal(serving.state, 'ready');
+    assert.equal(serving.queue, undefined);
+    assert.equal(serving.endsAt, new Date(Date.UTC(2026, 11, 6, 13, 10)).toISOString());
+    assert.match(serving.summary, /ends in 10m 0s \(time limit\)/);
+  });
+
   it('RUNNING: not queued; the tooltip names the end the time limit sets', () => {
     const running = queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '02:00:00' });
     const view = { server: undefined, state: { ...running, verdict: 'loading' as const }, watching: true };
     assert.doesNotMatch(statusText(view, now), /queued/);
     assert.match(statusTooltip(view, now), /Time limit: the job ends at .*, in 1h 50m: the server stops then/);
     assert.equal(endLine({ ...running, unit: { ...running.unit!, endsAt: now - 1 } }, now), undefined);
+  });
+
+  it('the last 15 minutes before the time limit: the status bar says when it ends, the warning names the clock time', () => {
+    // StartTime 12:50 and a limit of 25 min: the job ends at 13:15, 15 min after `now`.
+    const ready = {
+      ...queuedState({ StartTime: '2026-12-06T12:50:00', TimeLimit: '00:25:00' }),
+      verdict: 'ready' as const,
+    };
+    const endsAt = Date.UTC(2026, 11, 6, 13, 15, 0);
+    assert.equal(ready.unit?.endsAt, endsAt);
+    const view = { server: undefined, state: ready, watching: true };
+    assert.doesNotMatch(statusText(view, now - 1000), /ends in/, 'not before the last 15 minutes');
+    assert.equal(timeLimitWarning('Slurm job kimi-t', ready, now - 1000), undefined);
+    assert.match(statusText(view, now), /Kimi: ready · ends in 15m 0s$/);
+    assert.match(statusText(view, endsAt - 61_000), /Kimi: ready · ends in 1m 1s$/);
+    assert.equal(
+      timeLimitWarning('Slurm job kimi-t', ready, now + 60_000),
+      `Slurm job kimi-t reaches its time limit at ${local(endsAt)}, in 14m 0s: Slurm ends it then, and the server stops.`,
+    );
+    assert.equal(timeLeftBeforeEnd(ready, endsAt), undefined, 'passed');
+    const ended = { ...ready, unit: { ...ready.unit!, mainPid: 0 } };
+    assert.equal(timeLeftBeforeEnd(ended, now), undefined, 'no run');
+    assert.doesNotMatch(statusText({ ...view, state: ended }, now), /ends in/);
   });
 });

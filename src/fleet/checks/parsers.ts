@@ -21,11 +21,11 @@ export interface ArgsSession {
 /** A proposed change of the server's command line, as the front shows it before asking. */
 export interface ProposedArgsChange {
   readonly diff: string;
-  /** The file that changes: the drop-in, or the compose file. */
+  /** The file that changes: the drop-in, the compose file, or the batch script. */
   readonly file: string;
-  /** What applying it restarts: the unit, or the compose service (recreated). */
+  /** What applying it restarts: the unit, the compose service (recreated), or the job (submitted again). */
   readonly restarts: string;
-  readonly how: 'drop-in' | 'compose';
+  readonly how: 'drop-in' | 'compose' | 'script';
 }
 
 export interface ArgsChangeUi {
@@ -94,7 +94,8 @@ export async function enableParsersOn(
   const problem = parserChoiceProblem(choice);
   if (problem) throw new ParserChangeError(problem);
   const editor = targetFor(session.profile).argsEdit;
-  const how: ArgsChangeHow = editor.how === 'compose-file' ? 'compose' : 'drop-in';
+  const how: ArgsChangeHow =
+    editor.how === 'compose-file' ? 'compose' : editor.how === 'batch-script' ? 'script' : 'drop-in';
   const file = editor.file({}) ?? '';
   const deps = argsChangeDeps(session, ui, (diff) => ui.confirm({ diff, file, restarts: editor.restarts, how }));
   const result = await editor.change(deps, parserPlanner(choice));

@@ -15,6 +15,7 @@ import { activityLabel } from '../../engine/activity';
 import { stallText } from '../../present/stallNotice';
 import { breakdownLine } from '../../present/loadSummary';
 import type { LoadBreakdown } from '../../monitor/loadBreakdown';
+import { endSoonWord, isQueued, queueText, queuedWord } from '../../present/queueWords';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -46,6 +47,10 @@ export interface ServerReport {
   readonly lastLoad?: string;
   /** One line a model or a person reads. */
   readonly summary: string;
+  /** Waiting in a scheduler's queue: why, and its estimated start ("waiting for Resources; the scheduler expects to start it at 14:05 (in 1h 5m)"). */
+  readonly queue?: string;
+  /** ISO time the manager ends the run whatever it does (a batch job's time limit). */
+  readonly endsAt?: string;
   /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
   readonly nodes?: readonly {
     readonly node: string;
@@ -57,7 +62,7 @@ export interface ServerReport {
 function stateWord(snapshot: ServerSnapshot): string {
   if (snapshot.refusal) return refusalWord(snapshot.refusal);
   if (!snapshot.state || !snapshot.watching) return 'not watched';
-  return snapshot.state.verdict;
+  return isQueued(snapshot.state) ? 'queued' : snapshot.state.verdict;
 }
 
 /**
@@ -97,7 +102,9 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   const etaMs = loading ? visibleEta(state.eta, now) : undefined;
   const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
   const error = lastError(snapshot, state);
-  const parts = [`${server.name}: ${watched ? describe(state) : word}`];
+  const queued = watched ? queuedWord(state, now) : undefined;
+  const queue = watched ? queueText(state, now) : undefined;
+  const parts = [`${server.name}: ${watched ? (queued ?? describe(state)) : word}`];
   const shownEta = loading ? etaText(state.eta, now) : undefined;
   if (shownEta !== undefined) parts.push(`about ${shownEta}`);
   if (watched && state.readyAt !== undefined && state.verdict === 'ready')
@@ -106,6 +113,8 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   if (!watched && state) parts.push(`last seen ${describe(state)}`);
   const lastLoad = watched ? servingLoadLine(snapshot.lastLoad, state) : undefined;
   if (lastLoad) parts.push(lastLoad);
+  const endSoon = watched ? endSoonWord(state, now) : undefined;
+  if (endSoon) parts.push(`${endSoon} (time limit)`);
   if (error) parts.push(error);
   // A multi-node server: the node that holds the group back, named (a failure already names it).
   const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
@@ -129,6 +138,10 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     parsers: snapshot.verification ?? null,
     ...(snapshot.verifying ? { verifying: snapshot.verifying.line } : {}),
     ...(lastLoad !== undefined ? { lastLoad } : {}),
+    ...(queue !== undefined ? { queue } : {}),
+    ...(watched && state.unit?.endsAt !== undefined && state.unit.mainPid > 0
+      ? { endsAt: new Date(state.unit.endsAt).toISOString() }
+      : {}),
     summary: parts.join(' · '),
     ...(snapshot.nodes
       ? {
@@ -178,6 +191,10 @@ export function waitReport(
         `(another rank or node, NCCL, a download, a lock); call ${toolName} again only to keep waiting (a stall already under way does not end the next wait), or restart once the logs show a hang.`;
       break;
     case 'timeout': {
+      if (report.state === 'queued') {
+        next = `Still queued after waiting ${waited}: ${report.queue ?? 'waiting for its turn'}. The job waits in the scheduler's queue: call ${toolName} again to keep waiting (a restart would not start it sooner).`;
+        break;
+      }
       if (report.stall) {
         next = `Still stalled after waiting ${waited}: ${report.stall}. Read the logs; restart if they show a hang.`;
         break;

@@ -29,10 +29,12 @@ export function restartLine(
     return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
   if (report.nodes)
     return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
-  // A unit's name ends in .service; a Docker server's is a label ("container sglang").
+  // A unit's name ends in .service; a Docker server's is a label ("container sglang"); another manager's, its own.
   const how = report.unit.endsWith('.service')
     ? `systemctl restart ${report.unit}`
-    : `docker restart of the ${report.unit}`;
+    : /^(container|compose service) /.test(report.unit)
+      ? `docker restart of the ${report.unit}`
+      : `restart of the ${report.unit}`;
   return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
 }
 

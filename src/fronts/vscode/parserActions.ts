@@ -43,11 +43,15 @@ async function confirmChange(server: ServerProfile, change: ProposedArgsChange):
   const question =
     change.how === 'compose'
       ? `Change ${change.file} on ${server.name} and recreate the service ${server.docker?.kind === 'compose' ? server.docker.service : ''}?`
-      : `Change the command line of ${server.unit} on ${server.name} and restart it?`;
+      : change.how === 'script'
+        ? `Change the batch script ${change.file} on ${server.name} and submit it again (${change.restarts})?`
+        : `Change the command line of ${server.unit} on ${server.name} and restart it?`;
   const note =
     change.how === 'compose'
       ? 'The previous file is kept next to it (.kimi-backup).'
-      : 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.';
+      : change.how === 'script'
+        ? 'The previous script is kept next to it (.kimi-backup). The job is cancelled and the script submitted again: a requeue would run the copy the job was submitted with.'
+        : 'The change is written as a systemd drop-in (the unit file itself is not edited); the previous drop-in is kept as a backup.';
   return confirmModal(question, `${maskSecrets(change.diff)}\n\n${note}`, apply);
 }
 
@@ -124,8 +128,8 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
   const watched = (await host.restartAfterChange(server))?.outcome;
   if (watched?.end !== 'failed') return;
   const question =
-    outcome.how === 'compose'
-      ? `Put the previous ${outcome.file} back and recreate the service?`
+    outcome.how === 'compose' || outcome.how === 'script'
+      ? `Put the previous ${outcome.file} back and ${outcome.how === 'compose' ? 'recreate the service' : 'submit it again'}?`
       : 'Roll back to the previous command line and restart?';
   const choice = await vscode.window.showErrorMessage(
     `Kimi on ${server.name} failed to start with the new parser flags. ${question}`,

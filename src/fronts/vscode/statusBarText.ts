@@ -15,7 +15,7 @@ import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../engine/activity';
 import { lastSeen } from '../../present/stallNotice';
 import { standInText } from '../../host/portOwner';
-import { endLine, queueLine, queuedWord } from '../../present/queueWords';
+import { endLine, endSoonWord, queueLine, queuedWord } from '../../present/queueWords';
 import { sshClientLine } from '../../present/sshClientWords';
 import type { ClientChoice } from '../../transport/openssh/chooseClient';
 
@@ -69,7 +69,8 @@ function activeServerText(view: StatusView, now: number): string {
   if (!state || !view.watching) return '$(server-process) Kimi: not watched';
   const queued = queuedWord(state, now);
   if (queued) return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${queued}`;
-  return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}`;
+  const endSoon = endSoonWord(state, now);
+  return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}${endSoon ? ` · ${endSoon}` : ''}`;
 }
 
 export function statusTooltip(view: StatusView, now: number): string {

@@ -9,6 +9,7 @@ import type { Document, Scalar, YAMLSeq } from 'yaml';
 import { quote, type HostCommand } from '../../transport/shell';
 import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
+import { BACKUP_SUFFIX, findBackup } from '../fileBackup';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }
@@ -192,7 +193,7 @@ export type ComposeEnableResult =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'changed'; readonly rollback: ComposeRollback; readonly diff: string };
 
-export const COMPOSE_BACKUP_SUFFIX = '.kimi-backup';
+export const COMPOSE_BACKUP_SUFFIX = BACKUP_SUFFIX;
 
 async function must(deps: ParserChangeDeps, what: string, command: HostCommand, stdin?: string): Promise<string> {
   const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
@@ -256,12 +257,5 @@ export async function findComposeRollback(
   deps: Pick<ParserChangeDeps, 'exec' | 'sudo'>,
   file: string,
 ): Promise<ComposeRollback | undefined> {
-  const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
-  const r = await deps.exec({ argv: ['cmp', '-s', '--', file, backup], sudo: deps.sudo });
-  // cmp: 0 the same, 1 different, 2 trouble (a file missing)
-  if (r.code === 1) return { file, backup };
-  if (r.code === 0) return undefined;
-  const exists = await deps.exec({ argv: ['test', '-e', backup], sudo: deps.sudo });
-  if (exists.code !== 0) return undefined;
-  throw new ParserChangeError(`comparing ${file} with ${backup} failed: ${r.stderr.trim().slice(0, 300)}`);
+  return findBackup(deps, file);
 }

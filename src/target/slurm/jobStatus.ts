@@ -6,7 +6,7 @@
  * the id and the restart count name the run, so a requeued job is a new run. Pure.
  */
 import type { ServiceStatus } from '../targetTypes';
-import type { JobReading, SlurmJob } from './slurmJob';
+import type { Accounting, JobReading, SlurmJob } from './slurmJob';
 
 const MANAGER = { manager: 'scheduler', managerName: 'Slurm', dropInPaths: [], needDaemonReload: false } as const;
 
@@ -19,6 +19,24 @@ const ENDED_BY_SCHEDULER: Readonly<Record<string, string>> = {
   DEADLINE: 'was ended by Slurm at its deadline (DEADLINE)',
   OUT_OF_MEMORY: 'was killed for using more memory than the job asked for (OUT_OF_MEMORY)',
 };
+
+/** "was cancelled by root (scancel)": the canceller from accounting, or why it is not known. */
+function cancelledWords(job: SlurmJob, accounting: Accounting | undefined): string {
+  const reason = job.reason && job.reason !== 'None' ? `; ${job.reason}` : '';
+  if (accounting?.kind === 'known' && accounting.cancelledBy)
+    return `was cancelled by ${accounting.cancelledBy} (scancel${reason})`;
+  if (accounting?.kind === 'disabled')
+    return `was cancelled (scancel${reason}; by whom only accounting knows, and this cluster keeps none)`;
+  return `was cancelled (scancel${reason})`;
+}
+
+/** What accounting says of a job the controller forgot, or that it cannot say. */
+function goneWords(accounting: Accounting | undefined): string {
+  if (accounting?.kind === 'known')
+    return `sacct says it ended ${accounting.state}${accounting.cancelledBy ? ` by ${accounting.cancelledBy}` : ''}${accounting.exitCode ? ` (exit code ${accounting.exitCode})` : ''}`;
+  if (accounting?.kind === 'unknown') return `sacct cannot say how: ${accounting.said}`;
+  return 'without accounting, sacct cannot say how';
+}
 
 function label(job: SlurmJob): string {
   return `job ${job.id} (${job.name})`;
@@ -104,7 +122,7 @@ export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>):
         mainPid: 0,
         result: 'success',
         stopRequested: true,
-        endedBecause: `was cancelled (scancel${job.reason && job.reason !== 'None' ? `; ${job.reason}` : ''})`,
+        endedBecause: cancelledWords(job, reading.accounting),
       };
     case 'FAILED':
       return { ...base, ...exit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' };
@@ -137,7 +155,7 @@ export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>):
 export function noJobStatus(jobName: string, reading: Extract<JobReading, { kind: 'none' | 'gone' }>): ServiceStatus {
   const text =
     reading.kind === 'gone'
-      ? `job ${reading.id} (${jobName}) is no longer known to the Slurm controller (it ended more than MinJobAge ago; without accounting, sacct cannot say how)`
+      ? `job ${reading.id} (${jobName}) is no longer known to the Slurm controller (it ended more than MinJobAge ago; ${goneWords(reading.accounting)})`
       : `no Slurm job named ${jobName} of the login user is known to the controller (squeue --me -t all)`;
   return {
     ...MANAGER,

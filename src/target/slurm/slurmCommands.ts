@@ -27,7 +27,9 @@ function checkPath(path: string, what: string): string {
  * The job named `$1` of the login user, newest first (`squeue --me -t all`: ended jobs too, for
  * MinJobAge), else the one last seen (`$2`): prints `tz=` (the login node's offset: Slurm's
  * times carry no zone), then `none`, or `id=N`, scontrol's line or its error, and squeue's
- * estimated start (`start=`); `error=` when squeue itself failed.
+ * estimated start (`start=`); `error=` when squeue itself failed. For a cancelled job or one the
+ * controller forgot, sacct's State and ExitCode (`sacct=`: `CANCELLED by 0|0:15`, or its error
+ * when the cluster keeps no accounting) and the canceller's user name (`by=`).
  */
 export function stateCommand(name: string, lastId: string | undefined): HostCommand {
   const script = [
@@ -37,7 +39,9 @@ export function stateCommand(name: string, lastId: string | undefined): HostComm
     '[ -n "$id" ] || id=$2',
     'if [ -z "$id" ]; then echo none; exit 0; fi',
     'echo "id=$id"',
-    'scontrol show job -o "$id" 2>&1',
+    'j=$(scontrol show job -o "$id" 2>&1); printf "%s\\n" "$j"',
+    // Who cancelled a job, and how a job gone from the controller ended, only accounting knows.
+    'case "$j" in *"Invalid job id"*|*" JobState=CANCELLED "*) a=$(sacct -X -n -P -j "$id" -o State,ExitCode 2>&1 | head -n 1); echo "sacct=$a"; u=${a#CANCELLED by }; u=${u%%|*}; case "$u" in ""|*[!0-9]*) ;; *) echo "by=$(getent passwd "$u" | cut -d: -f1)";; esac;; esac',
     'squeue -h --start -j "$id" -o "start=%S" 2>/dev/null',
     'exit 0',
   ].join('; ');
@@ -108,4 +112,21 @@ export function tailCommand(file: string, lines: number): HostCommand {
 /** The batch script the controller keeps for the job (its text: the server's command line). */
 export function scriptTextCommand(id: string): HostCommand {
   return { argv: ['scontrol', 'write', 'batch_script', checkId(id), '-'] };
+}
+
+/** The login user's home (where `~/` of the script path is). */
+export function homeCommand(): HostCommand {
+  return { argv: ['sh', '-c', 'printf "%s\\n" "$HOME"'] };
+}
+
+/**
+ * Whether the script `$1` (`~/` the login user's home) still says what job `$2` was submitted
+ * with: exit 0 the same, 1 different (a requeue would run the old copy), 2 either is unreadable.
+ */
+export function scriptChangedCommand(script: string, id: string): HostCommand {
+  const text = [
+    'case "$1" in "~/"*) s="$HOME/${1#??}";; *) s=$1;; esac',
+    'scontrol write batch_script "$2" - 2>/dev/null | cmp -s - "$s"',
+  ].join('\n');
+  return { argv: ['sh', '-c', text, 'sh', checkPath(script, 'batch script path'), checkId(id)] };
 }

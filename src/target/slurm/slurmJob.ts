@@ -167,6 +167,39 @@ export function parseScontrolJob(line: string, offsetMinutes: number): SlurmJob 
   };
 }
 
+/**
+ * What accounting says of a job (`sacct -X -n -P -o State,ExitCode`): its state (`CANCELLED by
+ * 0`: the uid that cancelled it, in the State field as sacct's manual says), exit code and the
+ * canceller's name; or that the cluster keeps none (`Slurm accounting storage is disabled`, as
+ * Slurm 22.05 without slurmdbd says), or sacct's other words.
+ */
+export type Accounting =
+  | {
+      readonly kind: 'known';
+      readonly state: string;
+      readonly exitCode?: string;
+      /** The canceller: its user name, else its uid. */
+      readonly cancelledBy?: string;
+    }
+  | { readonly kind: 'disabled' }
+  | { readonly kind: 'unknown'; readonly said: string };
+
+/** The `sacct=` and `by=` lines of the state script; undefined when sacct was not asked. */
+export function parseAccounting(sacctLine: string | undefined, byLine: string | undefined): Accounting | undefined {
+  if (sacctLine === undefined) return undefined;
+  const text = sacctLine.trim();
+  if (/accounting storage is disabled/i.test(text)) return { kind: 'disabled' };
+  const m = /^([A-Z_]+)(?: by (\d+))?\|(\d+:\d+)?$/.exec(text);
+  if (!m) return { kind: 'unknown', said: text.slice(0, 200) || 'sacct printed nothing for the job' };
+  const by = byLine?.trim() || m[2];
+  return {
+    kind: 'known',
+    state: m[1] ?? '',
+    ...(m[3] ? { exitCode: m[3] } : {}),
+    ...(by ? { cancelledBy: by } : {}),
+  };
+}
+
 /** What the state script (slurmCommands.ts stateCommand) printed, read. */
 export type JobReading =
   | {
@@ -174,11 +207,13 @@ export type JobReading =
       readonly job: SlurmJob;
       /** `squeue --start`'s estimate for a pending job (epoch ms), when the scheduler has one. */
       readonly estimatedStart?: number;
+      /** sacct's words for a cancelled job (who cancelled it). */
+      readonly accounting?: Accounting;
     }
   /** No job of that name for the login user, and none remembered. */
   | { readonly kind: 'none' }
-  /** The remembered job is no longer known to the controller (MinJobAge passed); no accounting was asked. */
-  | { readonly kind: 'gone'; readonly id: string }
+  /** The remembered job is no longer known to the controller (MinJobAge passed); what accounting says of it. */
+  | { readonly kind: 'gone'; readonly id: string; readonly accounting?: Accounting }
   /** squeue or scontrol failed: their words. */
   | { readonly kind: 'error'; readonly message: string };
 
@@ -196,13 +231,23 @@ export function parseJobReading(stdout: string): JobReading {
   if (!id) return { kind: 'error', message: `unexpected output: ${stdout.trim().slice(0, 200)}` };
   const jobLine = lines.find((l) => l.startsWith('JobId='));
   const job = jobLine ? parseScontrolJob(jobLine, offset) : undefined;
+  const accounting = parseAccounting(
+    lines.find((l) => l.startsWith('sacct='))?.slice(6),
+    lines.find((l) => l.startsWith('by='))?.slice(3),
+  );
   if (!job) {
-    if (lines.some((l) => /Invalid job id specified/i.test(l))) return { kind: 'gone', id };
-    const said = lines.filter((l) => l && !/^(tz|id|start)=/.test(l)).join(' ');
+    if (lines.some((l) => /Invalid job id specified/i.test(l)))
+      return { kind: 'gone', id, ...(accounting ? { accounting } : {}) };
+    const said = lines.filter((l) => l && !/^(tz|id|start|sacct|by)=/.test(l)).join(' ');
     return { kind: 'error', message: said || `scontrol show job ${id} said nothing` };
   }
   const start = slurmTime(lines.find((l) => l.startsWith('start='))?.slice(6), offset);
-  return { kind: 'job', job, ...(start !== undefined && job.state === 'PENDING' ? { estimatedStart: start } : {}) };
+  return {
+    kind: 'job',
+    job,
+    ...(start !== undefined && job.state === 'PENDING' ? { estimatedStart: start } : {}),
+    ...(accounting ? { accounting } : {}),
+  };
 }
 
 /** Expands the `%x`, `%j`, `%u`, `%N`, `%%` of an output path as Slurm does for the batch step (scontrol already does for 22.05; older ones print them). */

@@ -6,7 +6,7 @@
  */
 import type { SlurmTargetConfig } from '../../config/names';
 import type { RemoteProcess } from '../../transport/transport';
-import type { ArgsEditor, ArgsEditResult, ParserChangeDeps } from '../argsEdit';
+import type { ArgsEditor } from '../argsEdit';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -20,10 +20,12 @@ import {
 } from '../targetTypes';
 import { jobServiceStatus, noJobStatus } from './jobStatus';
 import { serverArgvOfScript } from './scriptArgv';
+import { BatchScriptEditor } from './scriptEditor';
 import {
   followCommand,
   requeueCommand,
   resubmitCommand,
+  scriptChangedCommand,
   scriptTextCommand,
   stateCommand,
   tailCommand,
@@ -45,7 +47,7 @@ export class SlurmTarget implements Target {
 
   constructor(private readonly config: SlurmTargetConfig) {
     this.label = config.label;
-    this.argsEdit = new ScriptByHandEditor(config);
+    this.argsEdit = new BatchScriptEditor(config);
     this.privileges = {
       kind: 'none',
       why: `${config.label} needs no sudoers rule: squeue, scontrol, scancel and sbatch act on the login user's own jobs.`,
@@ -65,7 +67,8 @@ export class SlurmTarget implements Target {
     if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
     const unit = reading.kind === 'job' ? jobServiceStatus(reading) : noJobStatus(this.config.job, reading);
     const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
-    return { unit, argv, hostPath: () => undefined };
+    // The script's paths are the cluster's shared filesystem, which the login node sees too.
+    return { unit, argv, hostPath: (path) => path };
   }
 
   /** The server's command line in the job's batch script (the controller's copy), read once per job. */
@@ -85,7 +88,13 @@ export class SlurmTarget implements Target {
       return failed(
         `${this.label} (job ${job.id}) has not started yet: it waits in the queue (${job.reason ?? 'no reason given'}); nothing to restart`,
       );
-    if (job && LIVE.has(job.state) && job.requeue) {
+    // A requeue runs the job's own copy of the script: once the file changed (parser flags), submit it again.
+    if (
+      job &&
+      LIVE.has(job.state) &&
+      job.requeue &&
+      (await io.exec(scriptChangedCommand(this.config.script, job.id))).code !== 1
+    ) {
       const result = await io.exec(requeueCommand(job.id));
       if (result.code === 0) return { ok: true };
       return failed(`scontrol requeue ${job.id} failed: ${oneLine(result.stdout + result.stderr)}`);
@@ -149,29 +158,4 @@ function failed(message: string): RestartResult {
 
 function oneLine(text: string): string {
   return text.trim().split('\n').slice(-3).join(' ');
-}
-
-/** Editing the batch script is not built: the user adds the flags to the script's server command, and restarts. */
-class ScriptByHandEditor implements ArgsEditor {
-  readonly how = 'by-hand';
-  constructor(private readonly config: SlurmTargetConfig) {}
-
-  get restarts(): string {
-    return `the ${this.config.label}`;
-  }
-
-  file(): undefined {
-    return undefined;
-  }
-
-  async change(_deps: ParserChangeDeps): Promise<ArgsEditResult> {
-    return {
-      kind: 'manual',
-      advice: `Add the flags to the server's command line in ${this.config.script}, then restart ${this.config.label} (a requeue runs the script the job was submitted with; a new sbatch runs the file as it is now).`,
-    };
-  }
-
-  async findUndo(): Promise<{ readonly nothing: string }> {
-    return { nothing: `${this.config.label}: its batch script is edited by hand; nothing was changed on the host` };
-  }
 }

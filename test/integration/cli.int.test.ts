@@ -131,6 +131,9 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       shards: 8,
       shardBytes: 2 * 1024 * 1024,
       sim: { readMBps: 16, warmReadMBps: 16, coldFiles: 'all' },
+      // A stop held until a client has seen it (stopHold) must not be cut by systemd's SIGKILL
+      // while a busy machine still starts that client's node and SSH login.
+      timeoutStopSec: 120,
     });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-cli-'));
     knownHosts = path.join(dir, 'known_hosts');
@@ -508,13 +511,26 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     // A watch that attaches while the unit is `deactivating` (the old process of a restart still
     // stopping, up to TimeoutStopSec) follows the stop and then the new run.
     it('wait right after a restart whose old process is still stopping follows the restart to ready', async () => {
-      assert.equal((await cli('restart', '--config', config)).code, 0);
-      const wait = await cli('wait', '--config', config, '--timeout', '90');
-      assert.equal(wait.code, 0, show(wait));
-      assert.ok(
-        wait.stdout.some((l) => /sim: stopping/.test(l)),
-        show(wait),
-      );
+      // The stop lasts until the wait has said so, however long its node and SSH login take.
+      await host.configureSimulator({ stopHold: true });
+      try {
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        const wait = start(['wait', '--config', config, '--timeout', '90']);
+        await waitFor(() => wait.lines.some((l) => /sim: stopping/.test(l)) || wait.child.exitCode !== null, {
+          timeoutMs: 60_000,
+          message: 'the wait attached to the stop',
+        });
+        await host.configureSimulator({ stopHold: false });
+        const run = await wait.done;
+        assert.equal(run.code, 0, show(run));
+        assert.ok(
+          run.stdout.some((l) => /sim: stopping/.test(l)),
+          show(run),
+        );
+        assert.match(run.stdout.at(-1)!, /ready/, show(run));
+      } finally {
+        await host.configureSimulator({ stopHold: false });
+      }
     });
 
     // A Type=simple unit (SGLang's, the simulator's) is `active` for its whole load: a second
@@ -621,19 +637,24 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       });
 
       it('a wait that starts while the restart is under way (the old process stopping, then the start) follows it to ready', async () => {
-        // 15 s of stopping, cut at TimeoutStopSec (5 s) by systemd's SIGKILL, then the start: the
-        // wait's own process (node's start, an SSH login) comes in within the stop even on a busy
-        // machine (a 4 s stop was over before it once, with the load average at 19).
-        await host.setStopDelay(15_000);
+        // The old process's stop is held until the wait has come in (node's start, an SSH login:
+        // seconds on a busy machine), then the start takes its 5 s.
+        await host.configureSimulator({ stopHold: true });
         try {
           assert.equal((await cli('restart', '--config', config)).code, 0);
-          const wait = await cli('wait', '--config', config, '--timeout', '90');
-          assert.equal(wait.code, 0, show(wait));
-          // It came in before the new process (the stop, or the start after it: 5 s more), and followed both.
-          assert.match(wait.stdout[0]!, /sim: (stopping|restarting)/, show(wait));
-          assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+          const wait = start(['wait', '--config', config, '--timeout', '90']);
+          await waitFor(() => wait.lines.length > 0 || wait.child.exitCode !== null, {
+            timeoutMs: 60_000,
+            message: "the wait's first line",
+          });
+          await host.configureSimulator({ stopHold: false });
+          const run = await wait.done;
+          assert.equal(run.code, 0, show(run));
+          // It came in before the new process, and followed the stop and the start.
+          assert.match(run.stdout[0]!, /sim: (stopping|restarting)/, show(run));
+          assert.match(run.stdout.at(-1)!, /ready/, show(run));
         } finally {
-          await host.setStopDelay(0);
+          await host.configureSimulator({ stopHold: false });
         }
       });
     });

@@ -537,20 +537,27 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     // client that arrives then asks /health, finds the server not serving yet, and attaches.
     it('a second client during the load itself (unit active, port still closed) attaches', async () => {
       await host.setStopDelay(0);
-      const before = await restarts();
-      assert.equal((await cli('restart', '--config', config)).code, 0);
-      await waitFor(
-        async () => {
-          const status = await cli('status', '--json', '--config', config);
-          const [report] = json(status);
-          return report?.state === 'loading' && report.phase === 'loading weights';
-        },
-        { timeoutMs: 30_000, message: 'the new process loading its weights' },
-      );
-      const second = await cli('restart', '--config', config);
-      assert.equal(second.code, 0, show(second));
-      assert.match(second.stdout[0]!, /attached/, show(second));
-      assert.equal((await restarts()) - before, 1);
+      // The load halts after 2 of its 8 shards until the second client has answered: the status
+      // calls and its own start (node, an SSH login each) take seconds on a busy machine.
+      await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2, untilCleared: true } });
+      try {
+        const before = await restarts();
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        await waitFor(
+          async () => {
+            const status = await cli('status', '--json', '--config', config);
+            const [report] = json(status);
+            return report?.state === 'loading' && report.phase === 'loading weights';
+          },
+          { timeoutMs: 60_000, message: 'the new process loading its weights' },
+        );
+        const second = await cli('restart', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        assert.match(second.stdout[0]!, /attached/, show(second));
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      } finally {
+        await host.configureSimulator({ fault: {} });
+      }
     });
 
     // The VS Code command's path below VS Code: the same verb, with the dialog's choice as a callback.

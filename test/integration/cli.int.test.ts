@@ -449,6 +449,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   });
 
   describe('two clients, one restart', () => {
+    /** The next load halts after 2 of its 8 shards until the fault is cleared: a second client arrives during it, however busy the machine. */
+    const holdLoad = () =>
+      host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2, untilCleared: true } });
+    const releaseLoad = () => host.configureSimulator({ fault: {} });
     before(async () => {
       await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 0.5 });
       const ready = await cli('restart', '--force', '--wait', '--config', config, '--timeout', '90');
@@ -469,33 +473,41 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         await fleet.connect(server);
         const before = await restarts();
         const since = Date.now();
+        await holdLoad();
         const first = await fleet.restart(server);
         assert.equal(first.kind, 'restarted');
         assert.ok((await whenRestartIssued(fleet, server, { timeoutMs: 30_000, since })).issued);
         const run = await cli('restart', '--config', config);
-        // No time bound here (it would flake on a busy machine): the old process takes 4 s to stop,
-        // so the CLI arrives during the core's restart, which the attach below shows.
+        // No time bound here (it would flake on a busy machine): the old process's stop (4 s) and
+        // the held load keep the core's restart under way until the CLI has answered.
         assert.equal(run.code, 0, show(run));
         assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        await releaseLoad();
         assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
         assert.equal((await restarts()) - before, 1);
       } finally {
         fleet.dispose();
+        await releaseLoad();
       }
     });
 
     it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart; --force restarts', async () => {
       const before = await restarts();
-      const first = await cli('restart', '--config', config);
-      assert.equal(first.code, 0, show(first));
-      const second = await cli('restart', '--json', '--config', config);
-      assert.equal(second.code, 0, show(second));
-      const [line] = json(second);
-      assert.equal(line!.event, 'restart');
-      assert.equal(line!.action, 'attached', show(second));
-      assert.equal(typeof line!.reason, 'string');
-      assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      await holdLoad();
+      try {
+        const first = await cli('restart', '--config', config);
+        assert.equal(first.code, 0, show(first));
+        const second = await cli('restart', '--json', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        const [line] = json(second);
+        assert.equal(line!.event, 'restart');
+        assert.equal(line!.action, 'attached', show(second));
+        assert.equal(typeof line!.reason, 'string');
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      } finally {
+        await releaseLoad();
+      }
       const forced = await cli('restart', '--force', '--config', config);
       assert.equal(forced.code, 0, show(forced));
       assert.match(forced.stdout[0]!, /restart issued/, show(forced));
@@ -539,7 +551,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       await host.setStopDelay(0);
       // The load halts after 2 of its 8 shards until the second client has answered: the status
       // calls and its own start (node, an SSH login each) take seconds on a busy machine.
-      await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2, untilCleared: true } });
+      await holdLoad();
       try {
         const before = await restarts();
         assert.equal((await cli('restart', '--config', config)).code, 0);
@@ -556,7 +568,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         assert.match(second.stdout[0]!, /attached/, show(second));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
       } finally {
-        await host.configureSimulator({ fault: {} });
+        await releaseLoad();
       }
     });
 
@@ -624,23 +636,41 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
 
       it('a second client then follows the load under way: one systemctl restart', async () => {
         const before = await restarts();
-        const first = await cli('restart', '--config', config);
-        assert.equal(first.code, 0, show(first));
-        await untilStarting();
-        const second = await cli('restart', '--json', '--config', config);
-        assert.equal(second.code, 0, show(second));
-        assert.equal(json(second)[0]!.action, 'attached', show(second));
-        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        // The start is held until the second client has answered (a CLI's start takes seconds on a busy machine).
+        await host.configureSimulator({ startHold: true });
+        try {
+          const first = await cli('restart', '--config', config);
+          assert.equal(first.code, 0, show(first));
+          await untilStarting();
+          const second = await cli('restart', '--json', '--config', config);
+          assert.equal(second.code, 0, show(second));
+          assert.equal(json(second)[0]!.action, 'attached', show(second));
+          assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        } finally {
+          await host.configureSimulator({ startHold: false });
+        }
         await untilReady();
         assert.equal((await restarts()) - before, 1);
       });
 
       it('a wait that starts then follows the restart to ready (exit 0), not stopped', async () => {
-        assert.equal((await cli('restart', '--config', config)).code, 0);
-        await untilStarting();
-        const wait = await cli('wait', '--config', config, '--timeout', '90');
-        assert.equal(wait.code, 0, show(wait));
-        assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+        await host.configureSimulator({ startHold: true });
+        try {
+          assert.equal((await cli('restart', '--config', config)).code, 0);
+          await untilStarting();
+          const wait = start(['wait', '--config', config, '--timeout', '90']);
+          await waitFor(() => wait.lines.length > 0 || wait.child.exitCode !== null, {
+            timeoutMs: 60_000,
+            message: "the wait's first line",
+          });
+          assert.ok(await starting(), 'the wait came in while the unit was starting');
+          await host.configureSimulator({ startHold: false });
+          const run = await wait.done;
+          assert.equal(run.code, 0, show(run));
+          assert.match(run.stdout.at(-1)!, /ready/, show(run));
+        } finally {
+          await host.configureSimulator({ startHold: false });
+        }
       });
 
       it('a wait that starts while the restart is under way (the old process stopping, then the start) follows it to ready', async () => {

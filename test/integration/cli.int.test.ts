@@ -111,6 +111,9 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       shards: 8,
       shardBytes: 2 * 1024 * 1024,
       sim: { readMBps: 16, warmReadMBps: 16, coldFiles: 'all' },
+      // A stop held until a client has seen it (stopHold) must not be cut by systemd's SIGKILL
+      // while a busy machine still starts that client's node and SSH login.
+      timeoutStopSec: 120,
     });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-cli-'));
     knownHosts = path.join(dir, 'known_hosts');
@@ -426,6 +429,10 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
   });
 
   describe('two clients, one restart', () => {
+    /** The next load halts after 2 of its 8 shards until the fault is cleared: a second client arrives during it, however busy the machine. */
+    const holdLoad = () =>
+      host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 2, untilCleared: true } });
+    const releaseLoad = () => host.configureSimulator({ fault: {} });
     before(async () => {
       await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2, warmupSeconds: 0.5 });
       const ready = await cli('restart', '--force', '--wait', '--config', config, '--timeout', '90');
@@ -446,33 +453,41 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         await fleet.connect(server);
         const before = await restarts();
         const since = Date.now();
+        await holdLoad();
         const first = await fleet.restart(server);
         assert.equal(first.kind, 'restarted');
         assert.ok((await whenRestartIssued(fleet, server, { timeoutMs: 30_000, since })).issued);
         const run = await cli('restart', '--config', config);
-        // No time bound here (it would flake on a busy machine): the old process takes 4 s to stop,
-        // so the CLI arrives during the core's restart, which the attach below shows.
+        // No time bound here (it would flake on a busy machine): the old process's stop (4 s) and
+        // the held load keep the core's restart under way until the CLI has answered.
         assert.equal(run.code, 0, show(run));
         assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        await releaseLoad();
         assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
         assert.equal((await restarts()) - before, 1);
       } finally {
         fleet.dispose();
+        await releaseLoad();
       }
     });
 
     it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart; --force restarts', async () => {
       const before = await restarts();
-      const first = await cli('restart', '--config', config);
-      assert.equal(first.code, 0, show(first));
-      const second = await cli('restart', '--json', '--config', config);
-      assert.equal(second.code, 0, show(second));
-      const [line] = json(second);
-      assert.equal(line!.event, 'restart');
-      assert.equal(line!.action, 'attached', show(second));
-      assert.equal(typeof line!.reason, 'string');
-      assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      await holdLoad();
+      try {
+        const first = await cli('restart', '--config', config);
+        assert.equal(first.code, 0, show(first));
+        const second = await cli('restart', '--json', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        const [line] = json(second);
+        assert.equal(line!.event, 'restart');
+        assert.equal(line!.action, 'attached', show(second));
+        assert.equal(typeof line!.reason, 'string');
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      } finally {
+        await releaseLoad();
+      }
       const forced = await cli('restart', '--force', '--config', config);
       assert.equal(forced.code, 0, show(forced));
       assert.match(forced.stdout[0]!, /restart issued/, show(forced));
@@ -488,33 +503,53 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     // A watch that attaches while the unit is `deactivating` (the old process of a restart still
     // stopping, up to TimeoutStopSec) follows the stop and then the new run.
     it('wait right after a restart whose old process is still stopping follows the restart to ready', async () => {
-      assert.equal((await cli('restart', '--config', config)).code, 0);
-      const wait = await cli('wait', '--config', config, '--timeout', '90');
-      assert.equal(wait.code, 0, show(wait));
-      assert.ok(
-        wait.stdout.some((l) => /sim: stopping/.test(l)),
-        show(wait),
-      );
+      // The stop lasts until the wait has said so, however long its node and SSH login take.
+      await host.configureSimulator({ stopHold: true });
+      try {
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        const wait = start(['wait', '--config', config, '--timeout', '90']);
+        await waitFor(() => wait.lines.some((l) => /sim: stopping/.test(l)) || wait.child.exitCode !== null, {
+          timeoutMs: 60_000,
+          message: 'the wait attached to the stop',
+        });
+        await host.configureSimulator({ stopHold: false });
+        const run = await wait.done;
+        assert.equal(run.code, 0, show(run));
+        assert.ok(
+          run.stdout.some((l) => /sim: stopping/.test(l)),
+          show(run),
+        );
+        assert.match(run.stdout.at(-1)!, /ready/, show(run));
+      } finally {
+        await host.configureSimulator({ stopHold: false });
+      }
     });
 
     // A Type=simple unit (SGLang's, the simulator's) is `active` for its whole load: a second
     // client that arrives then asks /health, finds the server not serving yet, and attaches.
     it('a second client during the load itself (unit active, port still closed) attaches', async () => {
       await host.setStopDelay(0);
-      const before = await restarts();
-      assert.equal((await cli('restart', '--config', config)).code, 0);
-      await waitFor(
-        async () => {
-          const status = await cli('status', '--json', '--config', config);
-          const [report] = json(status);
-          return report?.state === 'loading' && report.phase === 'loading weights';
-        },
-        { timeoutMs: 30_000, message: 'the new process loading its weights' },
-      );
-      const second = await cli('restart', '--config', config);
-      assert.equal(second.code, 0, show(second));
-      assert.match(second.stdout[0]!, /attached/, show(second));
-      assert.equal((await restarts()) - before, 1);
+      // The load halts after 2 of its 8 shards until the second client has answered: the status
+      // calls and its own start (node, an SSH login each) take seconds on a busy machine.
+      await holdLoad();
+      try {
+        const before = await restarts();
+        assert.equal((await cli('restart', '--config', config)).code, 0);
+        await waitFor(
+          async () => {
+            const status = await cli('status', '--json', '--config', config);
+            const [report] = json(status);
+            return report?.state === 'loading' && report.phase === 'loading weights';
+          },
+          { timeoutMs: 60_000, message: 'the new process loading its weights' },
+        );
+        const second = await cli('restart', '--config', config);
+        assert.equal(second.code, 0, show(second));
+        assert.match(second.stdout[0]!, /attached/, show(second));
+        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+      } finally {
+        await releaseLoad();
+      }
     });
 
     // The VS Code command's path below VS Code: the same verb, with the dialog's choice as a callback.
@@ -581,39 +616,62 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
 
       it('a second client then follows the load under way: one systemctl restart', async () => {
         const before = await restarts();
-        const first = await cli('restart', '--config', config);
-        assert.equal(first.code, 0, show(first));
-        await untilStarting();
-        const second = await cli('restart', '--json', '--config', config);
-        assert.equal(second.code, 0, show(second));
-        assert.equal(json(second)[0]!.action, 'attached', show(second));
-        assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        // The start is held until the second client has answered (a CLI's start takes seconds on a busy machine).
+        await host.configureSimulator({ startHold: true });
+        try {
+          const first = await cli('restart', '--config', config);
+          assert.equal(first.code, 0, show(first));
+          await untilStarting();
+          const second = await cli('restart', '--json', '--config', config);
+          assert.equal(second.code, 0, show(second));
+          assert.equal(json(second)[0]!.action, 'attached', show(second));
+          assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
+        } finally {
+          await host.configureSimulator({ startHold: false });
+        }
         await untilReady();
         assert.equal((await restarts()) - before, 1);
       });
 
       it('a wait that starts then follows the restart to ready (exit 0), not stopped', async () => {
-        assert.equal((await cli('restart', '--config', config)).code, 0);
-        await untilStarting();
-        const wait = await cli('wait', '--config', config, '--timeout', '90');
-        assert.equal(wait.code, 0, show(wait));
-        assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+        await host.configureSimulator({ startHold: true });
+        try {
+          assert.equal((await cli('restart', '--config', config)).code, 0);
+          await untilStarting();
+          const wait = start(['wait', '--config', config, '--timeout', '90']);
+          await waitFor(() => wait.lines.length > 0 || wait.child.exitCode !== null, {
+            timeoutMs: 60_000,
+            message: "the wait's first line",
+          });
+          assert.ok(await starting(), 'the wait came in while the unit was starting');
+          await host.configureSimulator({ startHold: false });
+          const run = await wait.done;
+          assert.equal(run.code, 0, show(run));
+          assert.match(run.stdout.at(-1)!, /ready/, show(run));
+        } finally {
+          await host.configureSimulator({ startHold: false });
+        }
       });
 
       it('a wait that starts while the restart is under way (the old process stopping, then the start) follows it to ready', async () => {
-        // 15 s of stopping, cut at TimeoutStopSec (5 s) by systemd's SIGKILL, then the start: the
-        // wait's own process (node's start, an SSH login) comes in within the stop even on a busy
-        // machine (a 4 s stop was over before it once, with the load average at 19).
-        await host.setStopDelay(15_000);
+        // The old process's stop is held until the wait has come in (node's start, an SSH login:
+        // seconds on a busy machine), then the start takes its 5 s.
+        await host.configureSimulator({ stopHold: true });
         try {
           assert.equal((await cli('restart', '--config', config)).code, 0);
-          const wait = await cli('wait', '--config', config, '--timeout', '90');
-          assert.equal(wait.code, 0, show(wait));
-          // It came in before the new process (the stop, or the start after it: 5 s more), and followed both.
-          assert.match(wait.stdout[0]!, /sim: (stopping|restarting)/, show(wait));
-          assert.match(wait.stdout.at(-1)!, /ready/, show(wait));
+          const wait = start(['wait', '--config', config, '--timeout', '90']);
+          await waitFor(() => wait.lines.length > 0 || wait.child.exitCode !== null, {
+            timeoutMs: 60_000,
+            message: "the wait's first line",
+          });
+          await host.configureSimulator({ stopHold: false });
+          const run = await wait.done;
+          assert.equal(run.code, 0, show(run));
+          // It came in before the new process, and followed the stop and the start.
+          assert.match(run.stdout[0]!, /sim: (stopping|restarting)/, show(run));
+          assert.match(run.stdout.at(-1)!, /ready/, show(run));
         } finally {
-          await host.setStopDelay(0);
+          await host.configureSimulator({ stopHold: false });
         }
       });
     });

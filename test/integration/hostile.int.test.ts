@@ -1,6 +1,6 @@
 /**
  * A hostile GPU host, end to end: the unit's process says everything wrong
- * (sglang-sim/hostile.js: random and invalid-UTF-8 journal lines, 10 MB lines, regex traps,
+ * (sglang-sim/hostile.js: random and invalid-UTF-8 journal lines, 4 MiB lines, regex traps,
  * SGLang's ready line, garbage HTTP: JSON nested 100k levels, a 2 MB body, broken status lines)
  * and `systemctl show` / `nvidia-smi` add garbage lines. The real watcher follows it through
  * the real sshd. What a user must see: never `ready`, a watch that keeps reporting and stops
@@ -50,7 +50,7 @@ describe('a hostile host through the real sshd and the real watcher', function (
     });
     const seen = (): string =>
       `rounds ${roundsDone}, completions ${[...completions].join(' | ')}; verdicts ${verdicts.join(' -> ')}; last: ${last?.lastSignal?.text.slice(0, 200)}; log: ${test?.logLines.slice(-6).join('\n').slice(0, 2000)}`;
-    // Two rounds of journal garbage (the 10 MB lines among them) read, and completions judged.
+    // Two rounds of journal garbage (the 4 MiB lines among them) read, and completions judged.
     await waitFor(() => roundsDone >= 2 && completions.size >= 5, { timeoutMs: 180_000, intervalMs: 200 }).catch(
       (e: Error) => {
         throw new Error(`${e.message}: ${seen()}`);

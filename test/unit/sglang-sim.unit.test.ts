@@ -868,23 +868,22 @@ describe('sglang-sim: the process', function () {
   });
 
   /** A fast simulator process on a fresh model folder; resolves once `until` is in its stderr. */
-  async function startSim(extraArgs: string[], sim: Record<string, unknown>, until: string) {
+  const QUICK_SIM = {
+    initSeconds: 0.05,
+    kvSeconds: 0.05,
+    cudaGraphSeconds: 0.05,
+    uvicornSeconds: 0.05,
+    warmupSeconds: 0.1,
+    warmupPollSeconds: 0.05,
+  };
+
+  async function startSim(extraArgs: string[], sim: Record<string, unknown>, until: string, shards = 1) {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simproc-'));
     const modelDir = path.join(dir, 'model');
     fs.mkdirSync(modelDir);
-    fs.writeFileSync(path.join(modelDir, 'model-00001-of-00001.safetensors'), Buffer.alloc(64 * 1024));
-    fs.writeFileSync(
-      path.join(dir, 'sim.json'),
-      JSON.stringify({
-        initSeconds: 0.05,
-        kvSeconds: 0.05,
-        cudaGraphSeconds: 0.05,
-        uvicornSeconds: 0.05,
-        warmupSeconds: 0.1,
-        warmupPollSeconds: 0.05,
-        ...sim,
-      }),
-    );
+    for (let i = 1; i <= shards; i++)
+      fs.writeFileSync(path.join(modelDir, `model-0000${i}-of-0000${shards}.safetensors`), Buffer.alloc(64 * 1024));
+    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ ...QUICK_SIM, ...sim }));
     const port = await freePort();
     const p = spawn(
       process.execPath,
@@ -942,6 +941,21 @@ describe('sglang-sim: the process', function () {
     assert.ok(JSON.parse(ok.body!).choices.length > 0);
     assert.match(io.out, /"GET \/v1\/models HTTP\/1\.1" 401 Unauthorized/);
     assert.ok(io.err.includes(`api_key='${key}'`), 'the server_args line has the key in clear, as SGLang logs it');
+  });
+
+  it('fault hangAt untilCleared: the load halts after its shards until sim.json has no hangAt, then goes on to ready', async () => {
+    const hang = { hangAt: 'weights', afterShards: 1, untilCleared: true };
+    const { io } = await startSim([], { fault: hang }, '| 1/2 [', 2);
+    // Held: nothing more comes while the fault stands (a second is many shard reads of 64 KiB).
+    await sleep(1000);
+    assert.ok(!io.err.includes('| 2/2 ['), io.err.slice(-500));
+    fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ ...QUICK_SIM, fault: {} }));
+    const end = Date.now() + 20000;
+    while (!io.err.includes('The server is fired up and ready to roll!')) {
+      assert.ok(Date.now() < end, `not ready after the fault was cleared:\n${io.err.slice(-500)}`);
+      await sleep(20);
+    }
+    assert.ok(io.err.includes('| 2/2 ['));
   });
 
   it('stopDelayMs: SIGTERM closes the port at once, the process lives on that long (more SIGTERMs change nothing), then exits 0', async () => {

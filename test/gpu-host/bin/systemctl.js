@@ -540,6 +540,9 @@ async function runJob(id, type, unit) {
       // a pull): the unit is activating (start) with no MainPID meanwhile.
       const startDelayMs = Number(c.readJson(path.join(c.STATE, 'sim.json'), {}).startDelayMs) || 0;
       if (startDelayMs > 0) await new Promise((r) => setTimeout(r, startDelayMs));
+      // sim.json startHold: the start waits on until it is false again (a test's condition, not a time).
+      while (c.readJson(path.join(c.STATE, 'sim.json'), {}).startHold === true)
+        await new Promise((r) => setTimeout(r, 100));
       rc = await start();
     }
   } catch (e) {

@@ -5,10 +5,11 @@
  * says everything wrong, for real, through the journal, HTTP and the stand-ins:
  *  - journal: random bytes and invalid UTF-8, control characters, lines aimed at the parsers'
  *    regexes (runs of spaces, rank tags that never close, repeated phrases), counts of 400
- *    digits, tracebacks with 30 kB messages, SGLang's own ready line, lines of 10 MB (appended to
+ *    digits, tracebacks with 30 kB messages, SGLang's own ready line, lines of 4 MiB (appended to
  *    the journal directly: the supervisor, like journald's LineMax, cuts stdout lines at 48 KiB),
- *    a 1 MB binary message (journalctl prints it as a byte array); the big ones in round 1 only.
- *    Each round ends with a traceback whose error line is `RuntimeError: hostile round N done`.
+ *    a 256 KiB binary message (journalctl prints it as a byte array, ~1.4 MB); the big ones in
+ *    round 1 only. Each round ends with a traceback whose error line is
+ *    `RuntimeError: hostile round N done`; the next round comes `roundGapMs` (default 2000) later.
  *  - HTTP on the unit's port: /health 200 (with garbage bodies), /v1/models now valid, now not,
  *    and /v1/completions never a real answer: JSON nested 100k levels, `choices` of null, an
  *    error object carrying choices, HTML, binary, a 2 MB body, an event stream, a body cut off
@@ -22,7 +23,15 @@ const http = require('http');
 const path = require('path');
 const { writeAll, ts } = require('./log');
 
-const TEN_MB = 10 * 1024 * 1024;
+/*
+ * The watch's journal follow cuts the address fields on the host with a loop of shell builtins,
+ * whose `read` takes a byte per system call: 0.5-2 s of the host's CPU per MB, several times that
+ * on a busy machine. The big lines are sized so that round 1 is read in seconds, not minutes (4 MiB
+ * is still 85 times journald's LineMax and 256 times what the log grammar reads of a line), and
+ * the rounds are paced so that the journal is written more slowly than that loop reads it.
+ */
+const BIG_LINE = 4 * 1024 * 1024;
+const BINARY_BYTES = 256 * 1024;
 
 function isHostile(stateDir) {
   try {
@@ -75,14 +84,12 @@ function journalRound(rand, round) {
     'sglang.service: Main process exited, code=exited, status=0/SUCCESS',
     `${p}The server is fired up and ready to roll!`,
   ];
-  // The host's address-field cut reads a line at ~0.5 s per MB (sh's read, byte by byte): the big ones come once.
+  // The big ones come once (see BIG_LINE).
   if (round === 1) {
-    items.push({ direct: `${p}Load weight end. elapsed=${repeatTo(' ', TEN_MB)}x` });
-    items.push({ direct: repeatTo('The client socket has timed out after x while trying to connect to (a', TEN_MB) });
+    items.push({ direct: `${p}Load weight end. elapsed=${repeatTo(' ', BIG_LINE)}x` });
+    items.push({ direct: repeatTo('The client socket has timed out after x while trying to connect to (a', BIG_LINE) });
     items.push({
-      direct: randomBytes(rand, 1024 * 1024)
-        .toString('latin1')
-        .replace(/\n/g, ' '),
+      direct: randomBytes(rand, BINARY_BYTES).toString('latin1').replace(/\n/g, ' '),
     });
   }
   items.push('Traceback (most recent call last):', `RuntimeError: hostile round ${round} done`);
@@ -175,6 +182,7 @@ async function main(args, cfg) {
   const opts = typeof cfg.hostile === 'object' && cfg.hostile !== null ? cfg.hostile : {};
   const rand = rng(Number(opts.seed) || 17);
   const gapMs = Number(opts.gapMs) || 20;
+  const roundGapMs = Number.isFinite(Number(opts.roundGapMs)) ? Number(opts.roundGapMs) : 2000;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => process.exit(0));
   writeAll(2, `[${ts()}] server_args=ServerArgs(model_path='${args.model_path}', hostile=True)\n`);
@@ -187,7 +195,7 @@ async function main(args, cfg) {
       else appendDirect(item.direct);
       await sleep(gapMs);
     }
-    await sleep(gapMs * 10);
+    await sleep(roundGapMs);
   }
 }
 

@@ -52,7 +52,8 @@
  *   fault {}:
  *     crashAt "init"|"weights"|"kv"|"cudaGraph"|"warmup", kind "traceback"|"oom"|"cuda", afterShards N (weights,
  *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
- *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue
+ *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue; untilCleared
+ *       true: stall until sim.json's fault has no hangAt (a test's condition, not a time), then continue
  *     busySilence {at: "afterShards"|"cudaGraph", seconds N, gpuUtil P (default 0), deepGemm true}: N s with no
  *       line, a child process burning a CPU core and the GPUs at P % utilisation, as a real post-shard weight
  *       processing (afterShards: the bar at 100 %, "Load weight end" only after) or a DeepGEMM JIT compile
@@ -350,12 +351,19 @@ class Sim {
     return this.exit(this.fault.exitCode || 1);
   }
 
-  /** stall forever (the event loop stays alive), or resumeAfterSeconds */
+  /** stall forever (the event loop stays alive), resumeAfterSeconds, or untilCleared */
   async hang() {
     const s = this.fault.resumeAfterSeconds;
     if (s > 0) {
       await sleep(s * 1000);
       return;
+    }
+    if (this.fault.untilCleared && this.root) {
+      for (;;) {
+        await sleep(100);
+        const now = loadConfig(this.root);
+        if (!now.configError && !now.fault.hangAt) return;
+      }
     }
     setInterval(() => {}, 1 << 30);
     await new Promise(() => {});

@@ -17,7 +17,7 @@ import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { Verdict } from '../../src/monitor/loadStateTypes';
 import { createSession } from '../../src/fleet/sessions/sessionFactory';
 import { verifyServer } from '../../src/verify/serverVerification';
-import { formatTable } from '../../src/verify/verifier';
+import { formatTable } from '../../src/present/verifyReport';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { createPrivateNetwork, type NetnsHost, type PrivateNetwork } from '../gpu-host/netns';
 import { waitFor } from '../util/waitFor';

@@ -1,5 +1,6 @@
 /** kimi_verify_parsers' text: the summary, what it means for an agent, the table. Pure. */
 import type { ParserVerification } from '../fleet/fleet';
+import { hintMark } from '../util/hintMark';
 
 const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {
   verified: 'all checks passed',
@@ -9,8 +10,7 @@ const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {
 };
 
 const HINTS: Partial<Record<ParserVerification['verdict'], string>> = {
-  failed:
-    'Each check that failed says what an agent would suffer ("for agents:"). When the server flags lack the kimi_k2 parsers, the user can add them with the VS Code command "Kimi Service: Enable tool calling and thinking parsers" (a systemd drop-in or the container\'s arguments, then a restart).',
+  failed: `Each check that failed says what an agent would suffer ("for agents:"). When the server flags lack the kimi_k2 parsers, the user can add them with ${hintMark('enable-parsers')} (a systemd drop-in or the container's arguments, then a restart).`,
   inconclusive:
     'Inconclusive is not a parser failure: the answers were cut by max_tokens (the budgets are in the table).',
 };

@@ -3,6 +3,7 @@
  * pure judges of /health and of a completion (ready only on a real answer with a non-empty
  * `choices` array), and the model list.
  */
+import { hintMark } from '../util/hintMark';
 
 /**
  * `/health` (reference §2): 503 with an empty body while warm-up runs, 200 once a 1-token
@@ -21,7 +22,7 @@ export function judgeHealth(status: number): 'ok' | 'warming' | 'error' {
 export function unauthorizedReason(apiKeySent: boolean): string {
   return apiKeySent
     ? 'HTTP 401: the server refused the API key'
-    : 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi Service: Set server API key"';
+    : `HTTP 401: the server wants an API key (--api-key): ${hintMark('set-api-key')}`;
 }
 
 /** `HTTP 503`, or for a 401 what the user must do about it. */

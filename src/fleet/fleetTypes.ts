@@ -53,7 +53,7 @@ export interface VerifyingNow {
   readonly long: boolean;
 }
 
-/** What a parser verification found, as every front shows it (src/verify/report.ts). */
+/** What a parser verification found, as every front shows it (src/present/verifyReport.ts). */
 export interface ParserVerification {
   readonly summary: string;
   readonly allPassed: boolean | undefined;

@@ -6,6 +6,7 @@ import type { LogLevel, WatchAlert, WatchOptions, WatchOutcome } from './watchTy
 import type { LoadState } from './loadStateTypes';
 import type { LoadPrior } from './eta';
 import type { ServiceStatus } from '../target/target';
+import { hintMark } from '../util/hintMark';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
@@ -21,7 +22,7 @@ export class AlreadyWatchingError extends Error {
     readonly serverName: string,
     readonly state: LoadState,
   ) {
-    super(`Kimi on ${serverName} is already being watched (${state.verdict}). Run "Kimi Service: Stop polling" first.`);
+    super(`Kimi on ${serverName} is already being watched (${state.verdict}). ${hintMark('stop-watching')} first.`);
   }
 }
 

@@ -7,6 +7,7 @@
  * the host (starts and stops what the kind runs, as an administrator would). A new kind is added
  * to KINDS with how the host runs it; it is done when it passes.
  */
+import { forFront } from '../../src/present/hints';
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -598,7 +599,7 @@ describe('target conformance: every target kind, the same tests, as the unprivil
             assert.equal(result.ok, false);
             if (!result.ok) {
               assert.equal(result.error.kind, refusal.kind, result.error.message);
-              assert.match(result.error.message, refusal.message);
+              assert.match(forFront(result.error.message, 'vscode'), refusal.message);
             }
           } finally {
             await refusal.undo?.();

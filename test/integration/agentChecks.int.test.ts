@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
-import { formatTable, summarize, verdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
+import { verdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
+import { formatTable, summarize } from '../../src/present/verifyReport';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 function check(result: VerifyResult, name: string): CheckResult {

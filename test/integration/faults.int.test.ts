@@ -11,6 +11,7 @@
  *  - in this process: the active resources (process.getActiveResourcesInfo()) come back to
  *    what they were before the case. See `resourceGrowth` for the tolerance and why.
  */
+import { forFront } from '../../src/present/hints';
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -787,7 +788,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         );
         assert.ok(err instanceof AlreadyWatchingError, `second ${mode}: ${String(err)}`);
         assert.match(
-          err.message,
+          forFront(err.message, 'vscode'),
           /already being watched \((restarting|loading|warming up)\)\. Run "Kimi Service: Stop polling" first\./,
         );
       }

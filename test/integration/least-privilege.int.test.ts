@@ -6,6 +6,7 @@
  * command; outside `systemd-journal`, a watch that still reaches ready and says the journal is
  * not readable.
  */
+import { forFront } from '../../src/present/hints';
 import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
@@ -188,7 +189,8 @@ describe('least privilege: kimi through the generated sudoers rules and the real
       const dropIns = await host.readDropIns();
       const outcome = await test.session.watch('restart', FAST_WATCH);
       assert.equal(outcome.end, 'failed');
-      const message = outcome.message ?? '';
+      // The palette command in VS Code's words (the core marks the hint).
+      const message = forFront(outcome.message ?? '', 'vscode');
       assert.match(
         message,
         /^sudo asks for a password on 127\.0\.0\.1: allow "systemctl restart sglang-k26-ddtree\.service" without a password\./,
@@ -208,7 +210,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
             e.message,
             /Refused: sudo -n (mkdir -p|tee) -- \/etc\/systemd\/system\/sglang-k26-ddtree\.service\.d/,
           );
-          assert.match(e.message, /"Kimi Service: Copy sudoers rule"/);
+          assert.match(forFront(e.message, 'vscode'), /"Kimi Service: Copy sudoers rule"/);
           return true;
         },
       );
@@ -225,7 +227,7 @@ describe('least privilege: kimi through the generated sudoers rules and the real
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed');
     assert.match(
-      outcome.message ?? '',
+      forFront(outcome.message ?? '', 'vscode'),
       /^Not allowed to restart sglang-k26-ddtree\.service: Failed to restart sglang-k26-ddtree\.service: Access denied \(systemctl restart --no-block -- sglang-k26-ddtree\.service\)\. Set "sudo": true .*"Kimi Service: Copy sudoers rule"/,
     );
     assert.deepEqual(await unitNow(), before);

@@ -15,7 +15,7 @@ import { Fleet } from '../../src/fleet/fleet';
 import { serverReport, waitReport } from '../../src/fleet/words/report';
 import type { Verdict } from '../../src/monitor/loadStateTypes';
 import { verifyServer } from '../../src/verify/serverVerification';
-import { formatTable } from '../../src/verify/verifier';
+import { formatTable } from '../../src/present/verifyReport';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { createPrivateNetwork, type NetnsHost, type PrivateNetwork } from '../gpu-host/netns';
 import { waitFor } from '../util/waitFor';

@@ -12,7 +12,8 @@ import { targetFor } from '../../src/target/target';
 import { shellLine } from '../../src/transport/shell';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { progressLine, type VerifyProgress } from '../../src/verify/progress';
-import { formatTable, summarize, verdictOf } from '../../src/verify/verifier';
+import { verdictOf } from '../../src/verify/verifier';
+import { formatTable, summarize } from '../../src/present/verifyReport';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 /** Longer than the 10 s after which the log says a check waits, shorter than the 2048 tokens take at 20 ms each. */

@@ -20,7 +20,8 @@ import {
 } from '../../src/verify/checks';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
 import { Limiter } from '../../src/verify/limiter';
-import { readySummary, summarize, verdictOf } from '../../src/verify/report';
+import { readySummary, summarize } from '../../src/present/verifyReport';
+import { verdictOf } from '../../src/verify/verdict';
 import type { CheckResult } from '../../src/verify/verifier';
 import { sleep } from '../util/waitFor';
 

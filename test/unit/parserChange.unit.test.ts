@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { enableParsers, rollback, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
 import { parseSystemctlCat } from '../../src/target/systemd/execStartSyntax';
+import { forFront } from '../../src/present/hints';
 
 // A throwaway "host": real /bin/sh runs the generated commands; systemctl and sudo are small stand-ins
 // on PATH, and the unit directory is a temp dir. This checks the quoting end to end.
@@ -217,7 +218,7 @@ describe('parserChange: enableParsers / rollback', () => {
         e.message,
         /^creating the drop-in folder failed: sudo asks for a password on this machine: allow "mkdir -p -- \S+" without a password\. Refused: sudo -n mkdir -p -- /,
       );
-      assert.match(e.message, /"Kimi Service: Copy sudoers rule"/);
+      assert.match(forFront(e.message, 'vscode'), /"Kimi Service: Copy sudoers rule"/);
       assert.match(e.message, /sudo visudo -f \/etc\/sudoers\.d\/kimi-sglang-k26-ddtree/);
       return true;
     });

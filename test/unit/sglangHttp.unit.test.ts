@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { hintMark } from '../../src/util/hintMark';
 import {
   describeResult,
   requestHeaders,
@@ -349,7 +350,8 @@ describe('sglangHttp: client', function () {
 // ---------------------------------------------------------------- API key
 
 describe('sglangHttp: API key', () => {
-  const NO_KEY = 'HTTP 401: the server wants an API key (--api-key): set it with "Kimi Service: Set server API key"';
+  // The hint's words are each front's (present/hints); the core marks its place.
+  const NO_KEY = `HTTP 401: the server wants an API key (--api-key): ${hintMark('set-api-key')}`;
   const BAD_KEY = 'HTTP 401: the server refused the API key';
 
   it('401 reasons say what to do', () => {

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { privilegedCommand } from '../../src/transport/shell';
+import { forFront } from '../../src/present/hints';
 import {
   dropInLocation,
   privilegedArgv,
@@ -132,7 +133,7 @@ describe('sudo refusal messages', () => {
   };
 
   it('a password wanted: names the command, the rules command and where they go', () => {
-    const m = sudoRefusalMessage({ ...base, stderr: 'sudo: a password is required\n' });
+    const m = forFront(sudoRefusalMessage({ ...base, stderr: 'sudo: a password is required\n' }), 'vscode');
     assert.equal(
       m,
       'sudo asks for a password on gpu7: allow "systemctl restart sglang-k26-ddtree.service" without a password. ' +
@@ -143,12 +144,14 @@ describe('sudo refusal messages', () => {
   });
 
   it("a rule that does not match: sudo's own line is kept", () => {
-    const m = sudoRefusalMessage({
+    const core = sudoRefusalMessage({
       ...base,
       host: undefined,
       stderr:
         "Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- sglang-k26-ddtree.service' as root on gpu7.\n",
     });
+    assert.doesNotMatch(core, /Kimi Service/);
+    const m = forFront(core, 'vscode');
     assert.match(
       m,
       /^sudo on this machine does not allow "systemctl restart sglang-k26-ddtree\.service" \(Sorry, user kimi is not allowed to execute '\/usr\/bin\/systemctl restart/,

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { formatTable, summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { formatTable, summarize } from '../../src/present/verifyReport';
 import { waitFor } from '../util/waitFor';
 import { ALL_CHECKS } from '../util/checkNames';
 

@@ -10,7 +10,8 @@ import {
   type CheckProgress,
   type VerifyProgress,
 } from '../../src/verify/progress';
-import { summarize, verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { summarize } from '../../src/present/verifyReport';
 import { readStream } from '../../src/verify/streamRead';
 import { Readable } from 'node:stream';
 

@@ -10,7 +10,7 @@ import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { FleetSession } from '../fleetTypes';
 import { hostLogs } from './hostLogs';
-import { stateChangeLine } from './stateLog';
+import { stateChangeLine } from '../../present/stateLog';
 
 /** What `logs` returns: the journal's lines (or why it could not be read) and the fleet's. */
 export interface ServerLogs {

@@ -15,13 +15,14 @@ import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '
 import { vscodeSettingsSource } from '../vscode/settingsSource';
 import { lmAgent, type ToolHost } from './toolHost';
 import { restrictedModeMessage, TOOLS_ACTION } from '../vscode/trustRules';
+import { forFront, forFrontDeep } from '../../present/hints';
 
 export { TOOL_NAMES };
 
 function toolResult({ text, json }: ToolOutcome): vscode.LanguageModelToolResult {
   return new vscode.LanguageModelToolResult([
-    new vscode.LanguageModelTextPart(text),
-    new vscode.LanguageModelTextPart(JSON.stringify(json)),
+    new vscode.LanguageModelTextPart(forFront(text, 'lm')),
+    new vscode.LanguageModelTextPart(JSON.stringify(forFrontDeep(json, 'lm'))),
   ]);
 }
 
@@ -96,7 +97,7 @@ export class KimiTool<N extends ToolName> implements vscode.LanguageModelTool<un
     try {
       const outcome = await this.agent.run(this.name, input, { signal: abort.signal });
       // A model reads a thrown error's message; VS Code results have no error flag.
-      if (outcome.isError) throw new Error(outcome.text);
+      if (outcome.isError) throw new Error(forFront(outcome.text, 'lm'));
       return toolResult(outcome);
     } finally {
       cancelled?.dispose();

@@ -14,6 +14,7 @@ import { MCP_USAGE, parseMcpArgs } from './args';
 import { McpFront } from './front';
 import { registerKimiTools } from './tools';
 import { MCP_INSTRUCTIONS } from '../../agent/definition';
+import { forFront } from '../../present/hints';
 
 /** Exit code for a bad command line, as the CLI's "bad configuration". */
 const EXIT_BAD_CONFIG = 5;
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const debug = /^(1|true|debug|trace)$/i.test(process.env.KIMI_MCP_DEBUG ?? '');
   const log = (level: LogLevel, message: string) => {
     if (level === 'trace' && !debug) return;
-    process.stderr.write(`${new Date().toISOString()} ${level} ${maskSecrets(message)}\n`);
+    process.stderr.write(`${new Date().toISOString()} ${level} ${forFront(maskSecrets(message), 'mcp')}\n`);
   };
   process.on('unhandledRejection', (reason) => log('error', `unhandled rejection: ${errorText(reason)}`));
 

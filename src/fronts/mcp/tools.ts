@@ -45,7 +45,7 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** A result with the text a model reads first, then the same facts as JSON (text block and structuredContent). */
 export function toolResult({ text, json: facts, isError }: ToolOutcome): CallToolResult {
-  // The core's words name VS Code's palette commands: an MCP client's user gets the CLI's (present/hints).
+  // The core's hints in the words of an MCP client's user (present/hints).
   const json = forFrontDeep(facts, 'mcp');
   const words = forFront(text, 'mcp');
   return {

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 import type { ActionHost } from './actionHost';
 import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
@@ -177,7 +178,7 @@ async function applyAndWatch(
   if (result.kind === 'manual') {
     void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${advice.title}`, {
       modal: true,
-      detail: maskSecrets(result.advice),
+      detail: shownText(result.advice),
     });
     return;
   }

@@ -8,6 +8,7 @@
 import * as vscode from 'vscode';
 import type { DashboardModel } from './dashboardModel';
 import { dashboardHtml, nonce } from './dashboardHtml';
+import { forFrontDeep } from '../../present/hints';
 
 export const SHOW_DASHBOARD_COMMAND = 'kimiService.showDashboard';
 const VIEW_TYPE = 'kimiService.loadDashboard';
@@ -31,7 +32,7 @@ export function registerDashboard(
     if (!panel) return;
     lastPost = Date.now();
     pending = false;
-    void panel.webview.postMessage({ type: 'model', model: getModel() });
+    void panel.webview.postMessage({ type: 'model', model: forFrontDeep(getModel(), 'vscode') });
   };
   const schedule = () => {
     if (!panel || !panel.visible) return;

@@ -1,11 +1,12 @@
 import type * as vscode from 'vscode';
-import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 
 const WRITERS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'append', 'appendLine', 'replace']);
 
 /**
  * The output channel with every written line masked (API keys, Authorization headers, *_TOKEN=
- * values, and the literal keys in `known`), so no code path can log a secret by mistake.
+ * values, and the literal keys in `known`), so no code path can log a secret by mistake; the core's
+ * hints in VS Code's words.
  */
 export function maskedLog(channel: vscode.LogOutputChannel, known: ReadonlySet<string>): vscode.LogOutputChannel {
   return new Proxy(channel, {
@@ -16,7 +17,7 @@ export function maskedLog(channel: vscode.LogOutputChannel, known: ReadonlySet<s
         return (message: unknown, ...rest: unknown[]) =>
           (value as (...args: unknown[]) => unknown).call(
             target,
-            typeof message === 'string' ? maskSecrets(message, [...known]) : message,
+            typeof message === 'string' ? shownText(message, [...known]) : message,
             ...rest,
           );
       }

@@ -3,7 +3,7 @@
  * that opens the output channel.
  */
 import * as vscode from 'vscode';
-import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 
 export const SHOW_LOG = 'Show log';
 
@@ -21,7 +21,7 @@ export class Notifier {
   }
 
   mask(message: string): string {
-    return maskSecrets(message, [...this.secrets]);
+    return shownText(message, [...this.secrets]);
   }
 
   async notify(kind: NoticeKind, message: string): Promise<void> {

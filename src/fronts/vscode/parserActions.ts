@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 import type { ActionHost } from './actionHost';
 import { confirmModal } from './restartDialog';
 import type { ServerProfile } from '../../config/config';
@@ -71,7 +72,7 @@ function notifyFailure(host: ActionHost, error: unknown, message: string): void 
     void host.notify('error', message);
     return;
   }
-  void vscode.window.showErrorMessage(maskSecrets(message), COPY_RULE, 'Show log').then((choice) => {
+  void vscode.window.showErrorMessage(shownText(message), COPY_RULE, 'Show log').then((choice) => {
     if (choice === COPY_RULE) void vscode.commands.executeCommand('kimiService.copySudoersRule');
     else if (choice === 'Show log') host.showLog();
   });
@@ -108,7 +109,7 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       log.info(`[${server.name}] ${outcome.advice}`);
       void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${server.docker?.label ?? server.unit}`, {
         modal: true,
-        detail: maskSecrets(outcome.advice),
+        detail: shownText(outcome.advice),
       });
       return;
     case 'already-set':

@@ -53,7 +53,7 @@ export class ParserChecks {
     try {
       const result = await this.fleet.verifyParsers(server, log);
       for (const line of result.table.split('\n')) log(line);
-      const { readySummary } = await import('../../verify/report');
+      const { readySummary } = await import('../../present/verifyReport');
       // "ready, parsers verified for agents (N checks)" only when every check passed.
       const message = `Kimi on ${server.name}: ${afterReady ? readySummary(result.summary) : result.summary}`;
       if (result.allPassed) void vscode.window.showInformationMessage(message);

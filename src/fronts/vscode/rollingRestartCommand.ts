@@ -7,6 +7,7 @@ import { targetFor, targetIo } from '../../target/target';
 import { modelPathOf } from '../../engine/execStart';
 import { errorText } from '../../util/errors';
 import { confirmModal } from './restartDialog';
+import { shownText } from './shownText';
 
 export interface RollingRestartDeps {
   readonly fleet: FrontFleet;
@@ -119,6 +120,6 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       : result.kind === 'cancelled'
         ? vscode.window.showWarningMessage
         : vscode.window.showErrorMessage;
-  const choice = await show(`Kimi: ${summary}`, SHOW_LOG);
+  const choice = await show(shownText(`Kimi: ${summary}`), SHOW_LOG);
   if (choice === SHOW_LOG) log.show(true);
 }

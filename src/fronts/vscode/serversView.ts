@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { serverRows, type ServersViewRow } from './serversViewModel';
-import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 
 /** Fleet events come in bursts (a state per poll round per server): one refresh per burst. */
 const REFRESH_DEBOUNCE_MS = 300;
@@ -44,8 +44,8 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
         : vscode.TreeItemCollapsibleState.None;
     const item = new vscode.TreeItem(row.label, collapsible);
     item.id = row.id;
-    item.description = maskSecrets(row.description);
-    item.tooltip = maskSecrets(row.tooltip);
+    item.description = shownText(row.description);
+    item.tooltip = shownText(row.tooltip);
     item.iconPath = new vscode.ThemeIcon(row.icon);
     item.contextValue = row.kind === 'server' ? row.contextValue : 'kimiNode';
     return item;

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { maskSecrets } from '../../util/secrets';
+import { shownText } from './shownText';
 import { statusText, statusTooltip, type StatusView } from './statusBarText';
 
 export type { StatusView } from './statusBarText';
@@ -40,7 +40,7 @@ export class StatusBar implements vscode.Disposable {
 
   private render(): void {
     this.item.text = statusText(this.view, Date.now());
-    this.item.tooltip = maskSecrets(statusTooltip(this.view, Date.now()));
+    this.item.tooltip = shownText(statusTooltip(this.view, Date.now()));
     this.item.backgroundColor = background(this.view);
   }
 

@@ -8,9 +8,10 @@
 import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, type HostCommand } from '../../transport/shell';
 import { engineLabels, type ArgvPlanner } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
-import { COPY_SUDOERS_RULE, DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
+import { DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
 import { parseExecStartProperty, parseShow } from './systemd';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
+import { hintMark } from '../../util/hintMark';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -128,7 +129,7 @@ async function runPrivileged(
   const text = r.stderr.trim().slice(0, 500);
   const hint =
     !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
-      ? ` Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may do this.`
+      ? ` Set "sudo": true for this server and ${hintMark('install-sudoers-rules')}, or connect as a user who may do this.`
       : '';
   throw new ParserChangeError(
     `${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`,

@@ -6,13 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { normalizeUnit } from '../../transport/shell';
+import { hintMark } from '../../util/hintMark';
 
 /** The drop-in the "Enable parsers" flow writes (systemd reads `*.conf` of `UNIT.d/` in name order). */
 export const DROP_IN_NAME = '50-kimi-parsers.conf';
 /** Where administrators' unit files and drop-ins live (not the vendor's /usr/lib/systemd/system). */
 export const SYSTEM_UNIT_DIR = '/etc/systemd/system';
-/** The command's title in the palette, as the refusal messages name it. */
-export const COPY_SUDOERS_RULE = 'Kimi Service: Copy sudoers rule';
 
 /**
  * Where Debian 12 / Ubuntu install the programs the rules name (merged /usr: /bin is /usr/bin).
@@ -146,7 +145,7 @@ export function sudoRefusalMessage(r: SudoRefusal): string {
       .split('\n')
       .find((l) => l.trim() !== '')
       ?.trim() ?? '';
-  const fix = `"${COPY_SUDOERS_RULE}" copies the sudoers rules that allow exactly the extension's commands (install them with ${sudoersInstallCommand(r.unit)}), or connect as a user who may run it.`;
+  const fix = `${hintMark('copy-sudoers-rules')} (install them with ${sudoersInstallCommand(r.unit)}), or connect as a user who may run it.`;
   if (/a password is required|a terminal is required|no tty present/i.test(said)) {
     return `sudo asks for a password on ${where}: allow "${r.action}" without a password. Refused: ${r.command}. ${fix}`;
   }

@@ -19,7 +19,7 @@ import {
 } from '../targetTypes';
 import { journalFollowCommand, journalProblem, journalTailCommand, parseJournalJsonLine } from '../journalctl';
 import { DropInEditor } from './dropInEditor';
-import { COPY_SUDOERS_RULE, privilegedArgv, sudoersInstallCommand, sudoersRules, sudoRefusalMessage } from './sudoers';
+import { privilegedArgv, sudoersInstallCommand, sudoersRules, sudoRefusalMessage } from './sudoers';
 import {
   parseEnvironment,
   parseExecStartProperty,
@@ -28,6 +28,7 @@ import {
   toServiceStatus,
   UNIT_PROPERTIES,
 } from './systemd';
+import { hintMark } from '../../util/hintMark';
 
 export class SystemdTarget implements Target {
   readonly kind = 'systemd';
@@ -125,7 +126,7 @@ export function restartError(stderr: string, unit: string, sudo: boolean, host: 
   if (/access denied|interactive authentication required|permission denied/i.test(text)) {
     return new TargetError(
       'access-denied',
-      `Not allowed to restart ${unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and install the rules of "${COPY_SUDOERS_RULE}", or connect as a user who may restart it.`,
+      `Not allowed to restart ${unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and ${hintMark('install-sudoers-rules')}, or connect as a user who may restart it.`,
     );
   }
   return new TargetError(

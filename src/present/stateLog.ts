@@ -1,7 +1,7 @@
 /** The log line a change of state makes (every front's log, and `logs`). Pure. */
-import type { LoadState } from '../../monitor/loadStateTypes';
-import type { LogLevel } from '../../monitor/watchTypes';
-import { describe } from '../../present/messages';
+import type { LoadState } from '../monitor/loadStateTypes';
+import type { LogLevel } from '../monitor/watchTypes';
+import { describe } from './messages';
 
 /** Each change of state word or phase is a line; a named quiet step too; a new signal a trace. */
 export function stateChangeLine(

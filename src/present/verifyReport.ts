@@ -3,19 +3,10 @@
  * CLI, agents' tools) and one table with the evidence, the request and what an agent suffers
  * (the log, the dashboard, the CLI, the agents' tools). Pure.
  */
-import { describeBudgets } from './budget';
-import { truncate } from './judges';
-import type { CheckResult, VerifyResult } from './verifier';
-
-export type Verdict = 'verified' | 'failed' | 'inconclusive' | 'incomplete';
-
-export function verdictOf(result: Pick<VerifyResult, 'checks'>): Verdict {
-  const statuses = result.checks.map((c) => c.status);
-  if (statuses.length > 0 && statuses.every((s) => s === 'pass')) return 'verified';
-  if (statuses.includes('fail')) return 'failed';
-  if (statuses.includes('inconclusive')) return 'inconclusive';
-  return 'incomplete';
-}
+import { describeBudgets } from '../verify/budget';
+import { truncate } from '../verify/judges';
+import { verdictOf } from '../verify/verdict';
+import type { CheckResult, VerifyResult } from '../verify/verifier';
 
 function names(checks: readonly CheckResult[], status: CheckResult['status']): string[] {
   return checks.filter((c) => c.status === status).map((c) => c.name);

@@ -91,6 +91,13 @@ const internals = [
     ['./src/fronts/vscode', './src/fronts/lm', './src/fronts/cli', './src/extension.ts'],
     'fronts/mcp runs without VS Code: it imports no other front; share through the layers below.',
   ],
+  // The monitor's pure rooms (the reducer, the ETA, the history) never reach its I/O rooms (the watch
+  // and its witnesses, the reads before a restart): the state is folded from signals, not fetched.
+  ...['./src/monitor/state', './src/monitor/eta', './src/monitor/history'].map((target) => [
+    target,
+    ['./src/monitor/watch', './src/monitor/forecast'],
+    'monitor/state, monitor/eta and monitor/history are pure: they never import monitor/watch or monitor/forecast (the I/O); take what they need as an argument.',
+  ]),
 ].map(([target, from, message]) => ({ target, from, message }));
 
 const NO_VSCODE =

@@ -19,7 +19,7 @@
 // The table has the medians; --out FILE rewrites its "## Docker container vs unit" section.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import type { WatchOptions, WatchOutcome } from '../src/monitor/watchTypes';
+import type { WatchOptions, WatchOutcome } from '../src/monitor/watch/watchTypes';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { startDockerEngine } from '../test/gpu-host/docker';
 import { sessionForHost } from '../test/integration/simHost';

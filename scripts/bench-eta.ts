@@ -7,7 +7,7 @@
 // LoadInsights each time) and then N/K later loads (this host's history), P hosts at a time.
 // Every load goes through the extension's own path: LoadInsights.forecast (ExecStart, fincore
 // over SSH) -> prior -> ServerSession/LoadWatcher over the SSH transport -> LoadInsights.record,
-// and the status bar's text (statusText of fronts/vscode/statusBarText.ts, which uses visibleEta and
+// and the status bar's text (statusText of fronts/vscode/status/statusBarText.ts, which uses visibleEta and
 // formatEta) is read every second against the time really left (the journal's ready line).
 //
 // Writes its rows into the one table of BENCHMARKS.md's section "ETA accuracy" (replacing the rows

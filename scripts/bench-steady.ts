@@ -53,7 +53,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'ssh2';
-import type { WatchOptions, WatchOutcome } from '../src/monitor/watchTypes';
+import type { WatchOptions, WatchOutcome } from '../src/monitor/watch/watchTypes';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { sessionForHost, type TestSession } from '../test/integration/simHost';
 import { gitHead, replaceSection } from './benchDoc';

@@ -17,11 +17,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { evictFromPageCache, startGpuHost } from '../test/gpu-host/harness';
 import { FAST_WATCH, sessionForHost } from '../test/integration/simHost';
-import { LoadInsights } from '../src/monitor/loadInsights';
+import { LoadInsights } from '../src/monitor/forecast/loadInsights';
 import { targetFor } from '../src/target/target';
-import { recordOf } from '../src/monitor/history';
-import { warmCache } from '../src/monitor/warmCache';
-import type { LoadState } from '../src/monitor/loadStateTypes';
+import { recordOf } from '../src/monitor/history/history';
+import { warmCache } from '../src/monitor/forecast/warmCache';
+import type { LoadState } from '../src/monitor/state/loadStateTypes';
 import { gitHead, replaceSection } from './benchDoc';
 import { MemoryMemento } from '../test/integration/simHost';
 

@@ -1,21 +1,21 @@
 import * as vscode from 'vscode';
-import { registerCommands } from './fronts/vscode/commands';
+import { registerCommands } from './fronts/vscode/commands/commands';
 import { Controller } from './fronts/vscode/controller';
-import { StatusBar } from './fronts/vscode/statusBar';
-import { registerDashboard } from './fronts/vscode/dashboard';
-import { vscodeSessionUi } from './fronts/vscode/prompts';
-import { KeptPasswords } from './fronts/vscode/keptPasswords';
-import { maskedLog } from './fronts/vscode/maskedLog';
-import { ApiKeys } from './fronts/vscode/apiKeys';
+import { StatusBar } from './fronts/vscode/status/statusBar';
+import { registerDashboard } from './fronts/vscode/dashboard/dashboard';
+import { vscodeSessionUi } from './fronts/vscode/secrets/prompts';
+import { KeptPasswords } from './fronts/vscode/secrets/keptPasswords';
+import { maskedLog } from './fronts/vscode/output/maskedLog';
+import { ApiKeys } from './fronts/vscode/secrets/apiKeys';
 import { registerLanguageModelTools } from './fronts/lm/tools';
-import { ServersView } from './fronts/vscode/serversView';
+import { ServersView } from './fronts/vscode/serversView/serversView';
 import { CHAT_VENDOR, KimiChatProvider } from './fronts/vscode/chat/provider';
 import { openWalkthroughOnFirstRun, walkthroughContext } from './fronts/vscode/walkthrough';
-import { migrateLegacySettings } from './fronts/vscode/settingsMigration';
-import { watchIgnoredSettings } from './fronts/vscode/workspaceOverrides';
-import { tailedLog } from './fronts/vscode/logTail';
-import { registerReportProblem } from './fronts/vscode/reportProblem';
-import { refreshInstalledLauncher } from './fronts/vscode/launcherCommand';
+import { migrateLegacySettings } from './fronts/vscode/settings/settingsMigration';
+import { watchIgnoredSettings } from './fronts/vscode/settings/workspaceOverrides';
+import { tailedLog } from './fronts/vscode/output/logTail';
+import { registerReportProblem } from './fronts/vscode/output/reportProblem';
+import { refreshInstalledLauncher } from './fronts/vscode/launcher/launcherCommand';
 import { LineTail } from './util/lineTail';
 
 /** How many lines of the log a problem report carries. */

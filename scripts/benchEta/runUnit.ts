@@ -13,13 +13,13 @@ import { MemoryMemento } from '../../test/integration/simHost';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import { TunnelAgent } from '../../src/transport/httpAgent';
 import { ServerHttpClient } from '../../src/engine/serverHttp';
-import { ServerSession } from '../../src/monitor/session';
-import { LoadInsights } from '../../src/monitor/loadInsights';
+import { ServerSession } from '../../src/monitor/watch/session';
+import { LoadInsights } from '../../src/monitor/forecast/loadInsights';
 import { targetFor } from '../../src/target/target';
-import { recordOf } from '../../src/monitor/history';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { recordOf } from '../../src/monitor/history/history';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { ServerProfile } from '../../src/config/config';
-import { statusText } from '../../src/fronts/vscode/statusBarText';
+import { statusText } from '../../src/fronts/vscode/status/statusBarText';
 import { BASE_SIM, SHARDS, SHARD_BYTES, type CaseSpec } from './cases';
 import { truthOf, type Sample, type Truth } from './measure';
 

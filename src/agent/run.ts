@@ -6,13 +6,13 @@
  */
 import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
-import type { RestartAnswer, ServerSnapshot } from '../fleet/fleet';
+import type { RestartAnswer, ServerSnapshot } from '../fleet/fleetTypes';
 import type { FrontFleet } from '../fleet/fleetVerbs';
 import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
 import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/servers/resolveServer';
 import { observe } from '../fleet/restart/observe';
-import type { LogLevel } from '../monitor/watchTypes';
+import type { LogLevel } from '../monitor/watch/watchTypes';
 import { expectedLoadTime } from '../present/forecast';
 import { invalidSettingsText, sentence, serverChoiceText } from '../present/serverChoice';
 import { TransportError } from '../transport/transport';

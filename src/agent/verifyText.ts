@@ -1,5 +1,5 @@
 /** kimi_verify_parsers' text: the summary, what it means for an agent, the table. Pure. */
-import type { ParserVerification } from '../fleet/fleet';
+import type { ParserVerification } from '../fleet/fleetTypes';
 import { hintMark } from '../util/hintMark';
 
 const VERDICT_WORDS: Record<ParserVerification['verdict'], string> = {

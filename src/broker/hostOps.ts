@@ -11,7 +11,7 @@ import type { ServerProfile } from '../config/config';
 import { listingCommand, MODEL_FILE_NAMES, readFileCommand, type ModelFileName } from '../engine/tokenizer/modelFolder';
 import { fsTypeCommand, residencyCommand } from '../host/pageCache';
 import { modelSizeCommand } from '../host/procIo';
-import { measureResidencyCommand } from '../monitor/warmCache';
+import { measureResidencyCommand } from '../monitor/forecast/warmCache';
 import { TARGET_OPS, targetCommandShapes, type CommandParam, type CommandShape } from '../target/peerCommands';
 import { isValidAbsolutePath, shellLine } from '../transport/shell';
 

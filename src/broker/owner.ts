@@ -14,8 +14,8 @@ import type {
   ServerSnapshot,
 } from '../fleet/fleetTypes';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
-import type { LoadForecast } from '../monitor/loadInsights';
-import { urlPort, type WatchOutcome } from '../monitor/watchTypes';
+import type { LoadForecast } from '../monitor/forecast/loadInsights';
+import { urlPort, type WatchOutcome } from '../monitor/watch/watchTypes';
 import type { ExecOptions, ExecResult } from '../transport/transport';
 import { printable } from '../config/text';
 import { errorText } from '../util/errors';

@@ -5,7 +5,7 @@
  */
 import type { RestartAnswer, RestartOptions, ServerSnapshot } from '../fleet/fleetTypes';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
-import type { WatchOutcome } from '../monitor/watchTypes';
+import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import type { BrokerClient, Call } from './client';
 import type { ReplyOf } from './verbs';
 

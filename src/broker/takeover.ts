@@ -10,8 +10,8 @@
  */
 import type { ServerProfile } from '../config/config';
 import type { FleetEvent, ServerSnapshot } from '../fleet/fleetTypes';
-import type { LoadState, Verdict } from '../monitor/loadStateTypes';
-import { processKey } from '../monitor/unitChange';
+import type { LoadState, Verdict } from '../monitor/state/loadStateTypes';
+import { processKey } from '../monitor/state/unitChange';
 
 /** The order a load's verdicts come in: a fresh watch of the same run passes through the lower ones again. */
 const RANK: Partial<Record<Verdict, number>> = { loading: 1, 'warming up': 2, ready: 3 };

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ParserVerification } from '../fleet/fleetTypes';
-import type { LoadForecast } from '../monitor/loadInsights';
+import type { LoadForecast } from '../monitor/forecast/loadInsights';
 import { MODEL_FILE_NAMES, type ModelFileName } from '../engine/tokenizer/modelFolder';
 import type { ExecResult } from '../transport/transport';
 import { HOST_OPS } from './hostOps';

@@ -1,6 +1,6 @@
 /**
  * Where a front's `kimiService.*` settings come from, read one way: VS Code's configuration
- * (fronts/vscode/settingsSource) or files and environment (fleet/servers/fileSettingsSource, for the
+ * (fronts/vscode/settings/settingsSource) or files and environment (fleet/servers/fileSettingsSource, for the
  * CLI and the MCP server). Each read parses again, so a fixed setting applies at the next call.
  */
 import type { Settings } from './config';

@@ -1,7 +1,7 @@
 /**
  * The long, quiet steps of a load, named from the engine's own lines (docs/phases-and-stalls.md).
  * Pure. journal.ts asks `activityEvents` for every line, after its own rules; the reducer
- * (monitor/loadState.ts) keeps the step under way and names it in the extension's words.
+ * (monitor/state/loadState.ts) keeps the step under way and names it in the extension's words.
  *
  * Wordings, from the engines' source:
  * - SGLang deep_gemm_wrapper/compile_utils.py: `Entering DeepGEMM JIT Pre-Compile session. It may

@@ -5,9 +5,9 @@
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
-import { LoadInsights, type LoadForecast } from '../monitor/loadInsights';
-import { AlreadyWatchingError } from '../monitor/session';
-import type { LogLevel, WatchOutcome } from '../monitor/watchTypes';
+import { LoadInsights, type LoadForecast } from '../monitor/forecast/loadInsights';
+import { AlreadyWatchingError } from '../monitor/watch/session';
+import type { LogLevel, WatchOutcome } from '../monitor/watch/watchTypes';
 import { TransportError } from '../transport/transport';
 import { targetFor, type ServiceStatus } from '../target/target';
 import { Emitter } from '../util/emitter';
@@ -401,5 +401,3 @@ export class Fleet implements FrontFleet {
 }
 
 export { AlreadyWatchingError };
-// The shapes every front reads, where they were before fleetTypes.ts.
-export type * from './fleetTypes';

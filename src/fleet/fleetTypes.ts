@@ -1,11 +1,11 @@
 /** The fleet's public shapes: its sessions, events, snapshots and the answers of its verbs. */
-import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
 import type { ClientChoice } from '../transport/openssh/chooseClient';
 import type { ServerProfile, Settings } from '../config/config';
-import type { MementoLike } from '../monitor/history';
-import type { LoadState } from '../monitor/loadStateTypes';
-import type { ServerSession } from '../monitor/session';
-import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watchTypes';
+import type { MementoLike } from '../monitor/history/history';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import type { ServerSession } from '../monitor/watch/session';
+import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watch/watchTypes';
 import type { Transport, TransportError } from '../transport/transport';
 import type { SessionUi } from './sessions/sessionFactory';
 import type { Refusal } from '../present/refusals';

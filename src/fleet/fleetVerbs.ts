@@ -6,8 +6,8 @@
  * reaches a session takes `FrontFleet`.
  */
 import type { ServerProfile, Settings } from '../config/config';
-import type { LoadForecast } from '../monitor/loadInsights';
-import type { WatchOutcome } from '../monitor/watchTypes';
+import type { LoadForecast } from '../monitor/forecast/loadInsights';
+import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import type { ForwardInfo } from './forward/forwardPlan';
 import type {
   FleetEvent,

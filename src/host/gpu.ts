@@ -1,4 +1,4 @@
-/** nvidia-smi's CSV query (the sampler runs it in a loop and reads its lines: monitor/sampler.ts) and GPU memory per device. */
+/** nvidia-smi's CSV query (the sampler runs it in a loop and reads its lines: monitor/watch/sampler.ts) and GPU memory per device. */
 import type { GpuMemory } from '../engine/events';
 
 export const GPU_QUERY_COMMAND = 'nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader,nounits';

@@ -3,7 +3,7 @@
  * server's own environment (its process's, so a unit's Environment= and a container's env
  * decide), the cache folders as that process sees them (through /proc/PID/root, so a
  * container's mounts decide), whether each holds files, the model's quantization and the GPUs'
- * names. The parser is pure; what the facts mean for the next load is monitor/compileForecast.ts.
+ * names. The parser is pure; what the facts mean for the next load is monitor/eta/compileForecast.ts.
  *
  * Where the engines keep them (read in their source, 2026-12):
  * - SGLang's DeepGEMM JIT kernels (sglang/srt/layers/deep_gemm_wrapper/compile_utils.py): SGLang

@@ -1,6 +1,6 @@
 /**
  * How much of the model sits in the GPU host's page cache, how that is worded for the next
- * load (the prediction itself: monitor/loadPrediction.ts), and the commands that warm the
+ * load (the prediction itself: monitor/history/loadPrediction.ts), and the commands that warm the
  * cache. Commands are POSIX sh for a minimal Debian host; parsers are pure.
  */
 import { assertAbsolutePath, quote } from '../transport/shell';

@@ -3,7 +3,7 @@
  * against the socket links in /proc/PID/fd of every process. Answers on the port count as the
  * server's only when the socket is held by the service's own process tree; anything else (a
  * proxy, an old instance, a gateway) is a stand-in, named with its pid and command. The sh part
- * runs inside the sampler (monitor/sampler.ts); the rest is pure.
+ * runs inside the sampler (monitor/watch/sampler.ts); the rest is pure.
  */
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Bytes read by the server's processes (reference §3: weights are read through mmap in the
  * per-rank scheduler subprocesses, children of MainPID, so the whole tree is summed: the
- * sampler reads them, see monitor/sampler.ts) and the size of the model's weights.
+ * sampler reads them, see monitor/watch/sampler.ts) and the size of the model's weights.
  */
 import { assertAbsolutePath, quote } from '../transport/shell';
 

@@ -1,10 +1,10 @@
 /**
- * A load's breakdown in words (monitor/loadBreakdown.ts has the figures): one line for the
+ * A load's breakdown in words (monitor/history/loadBreakdown.ts has the figures): one line for the
  * ready notification, the CLI and the agents' tools, and the dashboard's per-phase rows. Pure.
  */
 import type { ActivityKind } from '../engine/events';
-import { formatRate } from '../monitor/etaText';
-import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor/loadBreakdown';
+import { formatRate } from '../monitor/eta/etaText';
+import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor/history/loadBreakdown';
 import { formatDuration } from '../util/duration';
 
 export const PHASE_WORDS: Readonly<Record<TimedPhase, string>> = {

@@ -1,10 +1,10 @@
 import type { ServerProfile } from '../config/config';
 import { formatDuration } from '../util/duration';
-import type { LoadState } from '../monitor/loadStateTypes';
-import type { WatchOutcome } from '../monitor/watchTypes';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import { causeText, formatCause, rootCause } from '../engine/rootCause';
 import { activityLabel } from '../engine/activity';
-import type { LoadBreakdown } from '../monitor/loadBreakdown';
+import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
 import { breakdownLine } from './loadSummary';
 import { standInText } from '../host/portOwner';
 

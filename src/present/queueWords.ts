@@ -3,8 +3,8 @@
  * sets (a batch job's time limit): "queued · starts ~14:05 (Resources)", "the job ends at 18:40,
  * in 2h 11m: the server stops then". Pure; the clock is the caller's.
  */
-import type { LoadState } from '../monitor/loadStateTypes';
-import { timeLeftBeforeEnd } from '../monitor/timeLimit';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import { timeLeftBeforeEnd } from '../monitor/state/timeLimit';
 import { formatDuration, hourMinute } from '../util/duration';
 
 /** True while the load waits for its run in a queue: no process yet, and the manager says it is queued. */

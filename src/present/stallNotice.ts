@@ -4,11 +4,11 @@
  * returns it.
  */
 import { activityLabel } from '../engine/activity';
-import type { NodeState } from '../monitor/multiNodeState';
-import { nodeIssue } from '../monitor/multiNodeState';
+import type { NodeState } from '../monitor/state/multiNodeState';
+import { nodeIssue } from '../monitor/state/multiNodeState';
 import { formatDuration } from '../util/duration';
-import type { LoadState } from '../monitor/loadStateTypes';
-import { clockTime } from '../monitor/witnessMoves';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import { clockTime } from '../monitor/state/witnessMoves';
 
 /** "loading weights 45% (shard 27/61; last move: shards 27/61)". */
 export function lastSeen(state: LoadState): string {

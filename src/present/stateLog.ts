@@ -1,6 +1,6 @@
 /** The log line a change of state makes (every front's log, and `logs`). Pure. */
-import type { LoadState } from '../monitor/loadStateTypes';
-import type { LogLevel } from '../monitor/watchTypes';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import type { LogLevel } from '../monitor/watch/watchTypes';
 import { describe } from './messages';
 
 /** Each change of state word or phase is a line; a named quiet step too; a new signal a trace. */

@@ -21,18 +21,18 @@ export {
 } from '../../src/engine/engine';
 export { JournalReader } from '../../src/engine/logReader';
 export type { ServiceStatus } from '../../src/target/target';
-export { initialState, reduce } from '../../src/monitor/loadState';
-export { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
-export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/loadStateTypes';
+export { initialState, reduce } from '../../src/monitor/state/loadState';
+export { wantsCompletionProbe } from '../../src/monitor/state/loadVerdict';
+export type { HttpVerdict, LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 export { ServerHttpClient, describeResult, type HttpResult } from '../../src/engine/serverHttp';
 export { failureCause, failureMessage } from '../../src/present/messages';
 import { judgeCompletion, judgeHealth } from '../../src/engine/httpAnswers';
 import { locateLaunch } from '../../src/engine/launch';
 import type { Engine } from '../../src/engine/engine';
 import type { HttpResult } from '../../src/engine/serverHttp';
-import type { HttpVerdict } from '../../src/monitor/loadStateTypes';
+import type { HttpVerdict } from '../../src/monitor/state/loadStateTypes';
 
-/** What the watcher's HTTP witness makes of a /health answer (src/monitor/httpWitness.ts). */
+/** What the watcher's HTTP witness makes of a /health answer (src/monitor/watch/httpWitness.ts). */
 export function healthVerdict(result: HttpResult): HttpVerdict {
   if (result.kind === 'refused') return 'refused';
   if (result.kind !== 'http') return 'error';

@@ -13,7 +13,7 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { serverReport } from '../../src/fleet/words/report';
-import type { LoadBreakdown } from '../../src/monitor/loadBreakdown';
+import type { LoadBreakdown } from '../../src/monitor/history/loadBreakdown';
 import { breakdownLine } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { BrokeredFleet } from '../../src/broker/brokeredFleet';
 import { parseSettings } from '../../src/config/parseSettings';
-import type { ServerSession } from '../../src/monitor/session';
+import type { ServerSession } from '../../src/monitor/watch/session';
 import { showCommand } from '../../src/target/systemd/systemd';
 import { shellLine } from '../../src/transport/shell';
 import { errorText } from '../../src/util/errors';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { CONTAINER_MODEL_DIR, dockerMissing, startDockerEngine, type DockerEngine } from '../gpu-host/docker';
-import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watch/watchTypes';
 import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession, headlessFleet } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { ParserChangeDeps } from '../../src/target/argsEdit';

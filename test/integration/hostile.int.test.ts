@@ -7,7 +7,7 @@
  * when asked, the extension's memory bounded; and the same host, clean again, still works.
  */
 import { strict as assert } from 'node:assert';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { retainedHeap } from '../util/heap';
 import { waitFor } from '../util/waitFor';

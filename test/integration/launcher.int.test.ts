@@ -14,8 +14,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { installLauncher, readLauncher, refreshLauncher } from '../../src/fronts/vscode/launcherFile';
-import { dirOnPath, launcherCommandFor, type LauncherTarget } from '../../src/fronts/vscode/launcherScript';
+import { installLauncher, readLauncher, refreshLauncher } from '../../src/fronts/vscode/launcher/launcherFile';
+import { dirOnPath, launcherCommandFor, type LauncherTarget } from '../../src/fronts/vscode/launcher/launcherScript';
 import { launcherMcpEntry, mcpConfigText, type McpServerEntry } from '../../src/fronts/mcp/clientConfig';
 import { version } from '../../package.json';
 

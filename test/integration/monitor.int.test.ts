@@ -5,8 +5,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
-import { AlreadyWatchingError } from '../../src/monitor/session';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
+import { AlreadyWatchingError } from '../../src/monitor/watch/session';
 import { FAST_WATCH, markHost, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import { disposed } from '../util/disposed';

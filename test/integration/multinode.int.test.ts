@@ -13,7 +13,7 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import { serverReport, waitReport } from '../../src/fleet/words/report';
-import type { Verdict } from '../../src/monitor/loadStateTypes';
+import type { Verdict } from '../../src/monitor/state/loadStateTypes';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { formatTable } from '../../src/present/verifyReport';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';

@@ -7,8 +7,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
-import type { WatchOptions } from '../../src/monitor/watchTypes';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
+import type { WatchOptions } from '../../src/monitor/watch/watchTypes';
 import { describe as describeState } from '../../src/present/messages';
 import { stallNotice } from '../../src/present/stallNotice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';

@@ -8,7 +8,7 @@
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { startStandIn, type StandInProcess } from '../gpu-host/portStandIn';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
 import { failureMessage } from '../../src/present/messages';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';

@@ -22,8 +22,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
-import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watch/watchTypes';
 import { failureCause, failureMessage } from '../../src/present/messages';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { causeFirst, server } from '../util/realLogJudge';

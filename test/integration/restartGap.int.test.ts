@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 

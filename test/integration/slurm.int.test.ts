@@ -14,9 +14,9 @@ import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
 import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
-import type { WatchAlert } from '../../src/monitor/watchTypes';
-import { statusText } from '../../src/fronts/vscode/statusBarText';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+import type { WatchAlert } from '../../src/monitor/watch/watchTypes';
+import { statusText } from '../../src/fronts/vscode/status/statusBarText';
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');

@@ -6,8 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import type { LoadState, Verdict } from '../../src/monitor/loadStateTypes';
-import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
+import type { LoadState, Verdict } from '../../src/monitor/state/loadStateTypes';
+import type { WatchAlert, WatchOptions, WatchOutcome } from '../../src/monitor/watch/watchTypes';
 import { connectionOf, FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 import { sshdSessions } from '../gpu-host/execLog';
 import { waitFor } from '../util/waitFor';

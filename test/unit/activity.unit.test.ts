@@ -3,12 +3,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { JournalReader } from '../../src/engine/logReader';
 import { activityEvents, activityLabel } from '../../src/engine/activity';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { describe as describeState } from '../../src/present/messages';
-import { visibleEta } from '../../src/monitor/etaText';
+import { visibleEta } from '../../src/monitor/eta/etaText';
 import { serverReport } from '../../src/fleet/words/report';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { ServerProfile } from '../../src/config/config';
 import { runningUnit } from '../util/loadFixtures';
 

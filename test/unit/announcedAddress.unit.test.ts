@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { decideAnnouncedUrl, type HostView } from '../../src/monitor/announcedAddress';
+import { decideAnnouncedUrl, type HostView } from '../../src/monitor/watch/announcedAddress';
 import {
   canonicalAddress,
   isLoopback,
@@ -8,7 +8,7 @@ import {
   parseResolved,
   resolveCommand,
 } from '../../src/host/hostAddresses';
-import { samplerCommand, SamplerReader } from '../../src/monitor/sampler';
+import { samplerCommand, SamplerReader } from '../../src/monitor/watch/sampler';
 
 const V6_PRIVATE = 'fd00:0000:0000:0000:0000:0000:0000:0002';
 const host = (addresses: readonly string[] | undefined, resolved: Record<string, string[]> = {}): HostView => ({

@@ -28,7 +28,7 @@ import { openTunnel } from '../../src/broker/tunnel';
 import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
 import type { ServerProfile } from '../../src/config/config';
 import type { FleetEvent, RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { listingCommand } from '../../src/engine/tokenizer/modelFolder';
 import { journalTailCommand } from '../../src/target/journalctl';
 import { shellLine } from '../../src/transport/shell';

@@ -4,10 +4,10 @@ import { neutralMessage, partText, toNeutralPart } from '../../src/fronts/vscode
 import { readAnswer, readText, type AnswerSink } from '../../src/fronts/vscode/chat/chatStream';
 import { serverIs, stateSoon } from '../../src/fronts/vscode/chat/serverLeft';
 import { engineName, serverNameOf } from '../../src/fronts/vscode/chat/modelInfo';
-import { initialState } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { initialState } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { ServerProfile } from '../../src/config/config';
-import type { FleetEvent } from '../../src/fleet/fleet';
+import type { FleetEvent } from '../../src/fleet/fleetTypes';
 
 // The chat provider's pure parts: how VS Code's message parts are read, how an answer becomes the
 // turn or the error the user sees, and what a request says when its server has left `ready`.

@@ -14,8 +14,8 @@ import {
 import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
 import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
 import { firstRoundDone } from '../../src/fleet/restart/observe';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { runningUnit } from '../util/loadFixtures';
 
 function report(patch: Partial<ServerReport> = {}): ServerReport {

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
-import { RingBuffer } from '../../src/monitor/ringBuffer';
-import { dashboardModel, LoadSeries } from '../../src/fronts/vscode/dashboardModel';
-import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboardHtml';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { Signal } from '../../src/monitor/loadStateTypes';
+import { RingBuffer } from '../../src/util/ringBuffer';
+import { dashboardModel, LoadSeries } from '../../src/fronts/vscode/dashboard/dashboardModel';
+import { dashboardHtml, nonce } from '../../src/fronts/vscode/dashboard/dashboardHtml';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { Signal } from '../../src/monitor/state/loadStateTypes';
 import type { ServiceStatus } from '../../src/target/target';
 import { runningUnit } from '../util/loadFixtures';
 

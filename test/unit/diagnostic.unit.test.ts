@@ -3,7 +3,7 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile } from '../../src/config/config';
 import { redact } from '../../src/util/redact';
 import { LineTail } from '../../src/util/lineTail';
-import { tailedLog } from '../../src/fronts/vscode/logTail';
+import { tailedLog } from '../../src/fronts/vscode/output/logTail';
 import type * as vscode from 'vscode';
 import { StateHistory } from '../../src/present/stateHistory';
 import { diagnosticReport, serverKind } from '../../src/present/diagnosticReport';

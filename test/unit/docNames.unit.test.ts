@@ -25,7 +25,7 @@ const MADE_BY_CODE: readonly { readonly name: string; readonly prefix?: true; re
   { name: 'kimiService.parsersVerified', file: 'src/fronts/vscode/walkthrough.ts' },
   { name: 'kimiService.chatModelOffered', file: 'src/fronts/vscode/walkthrough.ts' },
   // SecretStorage keys of kept SSH passwords: kimiService.sshPassword.<user@host:port>.
-  { name: 'kimiService.sshPassword.', prefix: true, file: 'src/fronts/vscode/keptPasswords.ts' },
+  { name: 'kimiService.sshPassword.', prefix: true, file: 'src/fronts/vscode/secrets/keptPasswords.ts' },
 ];
 
 function manifest(): Manifest {

@@ -18,7 +18,7 @@ import {
 import { wrappedContainer } from '../../src/target/docker/dockerRun';
 import { ContainerReader } from '../../src/target/docker/containerReader';
 import { wrappedServiceStatus } from '../../src/target/docker/dockerRunUnit';
-import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/state/unitFailure';
 
 function inspectLine(state: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({

@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { Signal } from '../../src/monitor/state/loadStateTypes';
 import {
   DEFAULT_AFTER_WEIGHTS_MIN_MS,
   DEFAULT_AFTER_WEIGHTS_SHARE,
   DEFAULT_WARM_BPS,
   estimateEta,
-} from '../../src/monitor/eta';
+} from '../../src/monitor/eta/eta';
 import {
   blendRate,
   learnedRate,
@@ -17,8 +17,8 @@ import {
   windowRate,
   windowSpanMs,
   type IoSample,
-} from '../../src/monitor/ioRate';
-import { formatEta, formatRate, visibleEta } from '../../src/monitor/etaText';
+} from '../../src/monitor/eta/ioRate';
+import { formatEta, formatRate, visibleEta } from '../../src/monitor/eta/etaText';
 import { runningUnit } from '../util/loadFixtures';
 
 const MB = 1e6;

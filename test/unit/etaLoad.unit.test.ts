@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import { etaText, formatEta } from '../../src/monitor/etaText';
-import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/etaLoad';
-import type { RawEta } from '../../src/monitor/etaPlan';
-import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/etaDamp';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
+import { etaText, formatEta } from '../../src/monitor/eta/etaText';
+import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/eta/etaLoad';
+import type { RawEta } from '../../src/monitor/eta/etaPlan';
+import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/eta/etaDamp';
 import type { ServiceStatus } from '../../src/target/target';
 import { runCase, runForeseenCompile, SHAPES, type HarnessResult } from '../util/etaHarness';
 import { VIRTUAL_LIMITS } from '../util/etaTargets';

@@ -6,8 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
-import { LoadWatcher } from '../../src/monitor/watcher';
-import { FAILURE_TAIL_READS } from '../../src/monitor/watchTypes';
+import { LoadWatcher } from '../../src/monitor/watch/watcher';
+import { FAILURE_TAIL_READS } from '../../src/monitor/watch/watchTypes';
 import type { ExecResult, RemoteProcess, Transport } from '../../src/transport/transport';
 import type { ServerHttpClient } from '../../src/engine/serverHttp';
 import { failureMessage } from '../../src/present/messages';

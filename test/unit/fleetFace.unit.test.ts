@@ -5,7 +5,7 @@ import type { ServerProfile } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { FleetFace } from '../../src/fleet/fleetVerbs';
-import { initialState } from '../../src/monitor/loadState';
+import { initialState } from '../../src/monitor/state/loadState';
 
 const server = { name: 'gpu1', unit: 'sglang.service', host: 'gpu1' } as ServerProfile;
 

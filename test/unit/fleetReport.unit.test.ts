@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import { causeLine, serverReport, waitReport } from '../../src/fleet/words/report';
 import {
   defaultConfigFile,
@@ -8,8 +8,8 @@ import {
   loadStandaloneSettings,
   nonInteractivePolicy,
 } from '../../src/fleet/servers/standalone';
-import { reduce } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { reduce } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { runningUnit, halfLoaded } from '../util/loadFixtures';
 
 const server = {

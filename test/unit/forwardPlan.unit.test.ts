@@ -17,7 +17,7 @@ import {
   selfForwardError,
 } from '../../src/fleet/forward/forwardPlan';
 import { PortForward } from '../../src/fleet/forward/portForward';
-import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
+import { serverNameOf } from '../../src/fronts/vscode/commands/serverArgument';
 
 function profile(raw: Record<string, unknown>): ServerProfile {
   const result = parseSettings({ servers: [{ name: 'gpu', host: 'gpu-box', unit: 'sglang', ...raw }] });

@@ -3,7 +3,7 @@ import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile } from '../../src/config/config';
 import { BackgroundWatches } from '../../src/fleet/sessions/backgroundWatches';
 import { NoticeGate, REPEAT_FAILURE_QUIET_MS } from '../../src/fleet/words/notices';
-import type { MementoLike } from '../../src/monitor/history';
+import type { MementoLike } from '../../src/monitor/history/history';
 
 class Memory implements MementoLike {
   readonly data = new Map<string, unknown>();

@@ -7,8 +7,8 @@ import { HINT_KINDS } from '../../src/util/hintMark';
 import { sudoRefusalMessage } from '../../src/target/systemd/sudoers';
 import { unauthorizedReason } from '../../src/engine/httpAnswers';
 import { restartError } from '../../src/target/systemd/systemdTarget';
-import { AlreadyWatchingError } from '../../src/monitor/session';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { AlreadyWatchingError } from '../../src/monitor/watch/session';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 
 const core = sudoRefusalMessage({
   host: 'gpu1',

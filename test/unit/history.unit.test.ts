@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import {
   appendRecord,
   LoadHistoryStore,
@@ -11,10 +11,10 @@ import {
   type LoadRecord,
   type MementoLike,
   watchedFromStart,
-} from '../../src/monitor/history';
+} from '../../src/monitor/history/history';
 import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
 import { captureSizesUpTo } from '../../src/engine/cudaGraphs';
-import { predictLoad } from '../../src/monitor/loadPrediction';
+import { predictLoad } from '../../src/monitor/history/loadPrediction';
 import { runningUnit } from '../util/loadFixtures';
 
 const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });

@@ -8,7 +8,7 @@ import { buildHostOp, hostOpOf, type HostOpCall } from '../../src/broker/hostOps
 import type { ServerProfile } from '../../src/config/config';
 import { listingCommand, readFileCommand } from '../../src/engine/tokenizer/modelFolder';
 import { fsTypeCommand, residencyCommand, warmCancelCommand } from '../../src/host/pageCache';
-import { measureResidencyCommand } from '../../src/monitor/warmCache';
+import { measureResidencyCommand } from '../../src/monitor/forecast/warmCache';
 import { inspectCommand, logsTailCommand, restartCommand } from '../../src/target/docker/dockerTarget';
 import { journalTailCommand } from '../../src/target/journalctl';
 import { readDropInCommand, unitReadCommands } from '../../src/target/systemd/argvChange';

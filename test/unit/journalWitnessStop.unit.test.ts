@@ -6,11 +6,11 @@
  * fake context takes its signals.
  */
 import { strict as assert } from 'node:assert';
-import { JournalWitness, type FollowedRun } from '../../src/monitor/journalWitness';
-import type { WitnessContext } from '../../src/monitor/witness';
-import type { WatcherDeps } from '../../src/monitor/watchTypes';
-import { initialState } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { JournalWitness, type FollowedRun } from '../../src/monitor/watch/journalWitness';
+import type { WitnessContext } from '../../src/monitor/watch/witness';
+import type { WatcherDeps } from '../../src/monitor/watch/watchTypes';
+import { initialState } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { LogEntry, LogFollowHandlers, Target } from '../../src/target/target';
 import type { RemoteProcess } from '../../src/transport/transport';
 

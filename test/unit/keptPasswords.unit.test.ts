@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
-import { KeptPasswords } from '../../src/fronts/vscode/keptPasswords';
+import { KeptPasswords } from '../../src/fronts/vscode/secrets/keptPasswords';
 
 /** VS Code's SecretStorage and Memento as in-memory maps (the class only stores and reads through them). */
 function stores(): { secrets: vscode.SecretStorage; state: vscode.Memento; secretMap: Map<string, string> } {

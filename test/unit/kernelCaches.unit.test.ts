@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { kernelCacheCommand, parseKernelCaches, type KernelCacheFacts } from '../../src/host/kernelCaches';
-import { foreseeCompiles } from '../../src/monitor/compileForecast';
+import { foreseeCompiles } from '../../src/monitor/eta/compileForecast';
 
 const run = promisify(execFile);
 
@@ -29,7 +29,7 @@ function facts(over: Partial<KernelCacheFacts> = {}): KernelCacheFacts {
   };
 }
 
-describe('kernel caches read before a restart (host/kernelCaches.ts, monitor/compileForecast.ts)', () => {
+describe('kernel caches read before a restart (host/kernelCaches.ts, monitor/eta/compileForecast.ts)', () => {
   let child: ChildProcess | undefined;
   let dir: string | undefined;
   afterEach(() => {

@@ -15,7 +15,7 @@ import {
   launcherRefresh,
   launcherText,
   shQuote,
-} from '../../src/fronts/vscode/launcherScript';
+} from '../../src/fronts/vscode/launcher/launcherScript';
 import { launcherMcpEntry, mcpConfigText } from '../../src/fronts/mcp/clientConfig';
 
 describe('launcher: where it goes', () => {

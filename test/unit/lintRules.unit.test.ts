@@ -38,7 +38,7 @@ describe('lint layering rules', function () {
     assert.deepEqual(
       await ruleHits(
         'src/fleet/probe.ts',
-        "import { foldNodeStates } from '../monitor/multiNodeState';\nexport const f = foldNodeStates;\n",
+        "import { foldNodeStates } from '../monitor/state/multiNodeState';\nexport const f = foldNodeStates;\n",
       ),
       [],
     );
@@ -64,5 +64,16 @@ describe('lint layering rules', function () {
     );
     const intoVllm = "import { stripVllmPrefix } from '../vllm/vllmLog';\nexport const s = stripVllmPrefix;\n";
     assert.match((await ruleHits('src/engine/sglang/probe.ts', intoVllm))[0], /engine\/sglang and engine\/vllm never/);
+  });
+
+  it("the monitor's pure rooms never import its I/O rooms", async () => {
+    const intoWatch = "import { Watcher } from '../watch/watcher';\nexport const w = Watcher;\n";
+    for (const file of ['src/monitor/state/probe.ts', 'src/monitor/eta/probe.ts', 'src/monitor/history/probe.ts']) {
+      const hits = await ruleHits(file, intoWatch);
+      assert.equal(hits.length, 1, `${file}: ${hits.join('\n')}`);
+      assert.match(hits[0], /monitor\/state, monitor\/eta and monitor\/history are pure/);
+    }
+    const intoState = "import { reduce } from '../state/loadState';\nexport const r = reduce;\n";
+    assert.deepEqual(await ruleHits('src/monitor/watch/probe.ts', intoState), []);
   });
 });

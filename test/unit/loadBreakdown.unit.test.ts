@@ -1,15 +1,15 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
-import { LoadHistoryStore, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history';
-import { breakdownOf, comparable, latestBreakdown, trackSteps } from '../../src/monitor/loadBreakdown';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { LoadHistoryStore, recordOf, type LoadRecord, type MementoLike } from '../../src/monitor/history/history';
+import { breakdownOf, comparable, latestBreakdown, trackSteps } from '../../src/monitor/history/loadBreakdown';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { breakdownLine, phaseRows } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';
 import { serverReport } from '../../src/fleet/words/report';
 import { waitSummaryLine } from '../../src/fronts/cli/format';
 import type { ServerProfile } from '../../src/config/config';
-import { dashboardModel } from '../../src/fronts/vscode/dashboardModel';
+import { dashboardModel } from '../../src/fronts/vscode/dashboard/dashboardModel';
 import { runningUnit } from '../util/loadFixtures';
 
 const GB = 1e9;

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { reduce } from '../../src/monitor/loadState';
-import type { Signal } from '../../src/monitor/loadStateTypes';
-import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
+import { reduce } from '../../src/monitor/state/loadState';
+import type { Signal } from '../../src/monitor/state/loadStateTypes';
+import { wantsCompletionProbe } from '../../src/monitor/state/loadVerdict';
 import { formatDuration } from '../../src/util/duration';
 import { runningUnit, foldSignals } from '../util/loadFixtures';
 

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { localHostRefusal, serverHosts } from '../../src/config/config';
 import { parseSettings } from '../../src/config/parseSettings';
-import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/multiNodeState';
+import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/state/multiNodeState';
 import { serverReport } from '../../src/fleet/words/report';
 import { restartLine } from '../../src/fronts/cli/format';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { distributedCause, distributedProblem } from '../../src/engine/distributed';
 import { parseJournalLine } from '../../src/engine/logReader';
 import { stripPrefix } from '../../src/engine/logGrammar';

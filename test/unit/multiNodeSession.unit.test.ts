@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import type { NodeProfile, ServerProfile } from '../../src/config/config';
 import { MultiNodeSession } from '../../src/fleet/sessions/multiNodeSession';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import type { ServerSession, SessionListener } from '../../src/monitor/session';
-import type { WatchOptions, WatchOutcome } from '../../src/monitor/watchTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
+import type { ServerSession, SessionListener } from '../../src/monitor/watch/session';
+import type { WatchOptions, WatchOutcome } from '../../src/monitor/watch/watchTypes';
 import type { ServiceStatus } from '../../src/target/target';
 import { KILLED, runningUnit } from '../util/loadFixtures';
 

@@ -10,8 +10,8 @@ import {
   warmCacheCommand,
   warmCancelCommand,
 } from '../../src/host/pageCache';
-import { predictLoad } from '../../src/monitor/loadPrediction';
-import type { LoadRecord } from '../../src/monitor/history';
+import { predictLoad } from '../../src/monitor/history/loadPrediction';
+import type { LoadRecord } from '../../src/monitor/history/history';
 
 describe('page cache', () => {
   it('builds a residency command with fincore, a mincore fallback and "none"', () => {

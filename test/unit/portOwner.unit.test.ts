@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { samplerCommand, SamplerReader } from '../../src/monitor/sampler';
+import { samplerCommand, SamplerReader } from '../../src/monitor/watch/sampler';
 import { isPortForwarder, parsePortOwnerLine, runsContainerCli, standInText } from '../../src/host/portOwner';
 
 describe('port owner: a unit that runs a container CLI', () => {

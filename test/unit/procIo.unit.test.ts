@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { modelSizeCommand } from '../../src/host/procIo';
-import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
+import { SamplerReader, samplerCommand } from '../../src/monitor/watch/sampler';
 import { waitFor } from '../util/waitFor';
 
 /** The sampler's first record (it loops forever: `head -n 1` ends it). No nvidia-smi here: paced by sleep. */

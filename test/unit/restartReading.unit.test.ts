@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readRestart } from '../../src/agent/run';
-import type { RestartAnswer, ServerSnapshot } from '../../src/fleet/fleet';
-import { initialState } from '../../src/monitor/loadState';
+import type { RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
+import { initialState } from '../../src/monitor/state/loadState';
 
 // The one reading of a restart's answer that the agent tools and the CLI both tell.
 

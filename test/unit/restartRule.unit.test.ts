@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
 import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restart/restartRule';
-import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/unitChange';
+import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/state/unitChange';
 import { runningUnit } from '../util/loadFixtures';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');

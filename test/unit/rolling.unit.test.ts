@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
-import type { ServerSnapshot, WaitResult } from '../../src/fleet/fleet';
+import type { ServerSnapshot, WaitResult } from '../../src/fleet/fleetTypes';
 import { rollingRestart, rollSummary, sameModelDefaults, type RollingFleet } from '../../src/fleet/restart/rolling';
 
 const profile = (name: string) =>

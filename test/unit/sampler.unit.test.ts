@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SamplerReader, samplerCommand } from '../../src/monitor/sampler';
+import { SamplerReader, samplerCommand } from '../../src/monitor/watch/sampler';
 
 describe('sampler: reading its lines', () => {
   it('an io signal and the liveness at each round, GPU memory from the lines the round carries', () => {

@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
-import { reduce } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
-import { serverRows } from '../../src/fronts/vscode/serversViewModel';
-import { statusText } from '../../src/fronts/vscode/statusBarText';
-import { otherServers } from '../../src/fronts/vscode/statusOthers';
-import { serverNameOf } from '../../src/fronts/vscode/serverArgument';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
+import { reduce } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+import { serverRows } from '../../src/fronts/vscode/serversView/serversViewModel';
+import { statusText } from '../../src/fronts/vscode/status/statusBarText';
+import { otherServers } from '../../src/fronts/vscode/status/statusOthers';
+import { serverNameOf } from '../../src/fronts/vscode/commands/serverArgument';
 import { runningUnit, halfLoaded } from '../util/loadFixtures';
 
 const profile = (name: string) =>

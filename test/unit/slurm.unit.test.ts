@@ -16,14 +16,14 @@ import {
   slurmDurationSeconds,
   slurmTime,
 } from '../../src/target/slurm/slurmJob';
-import { exitDescription, notFound, unitFailure } from '../../src/monitor/unitFailure';
-import { isNewRun, processKey } from '../../src/monitor/unitChange';
-import { initialState } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { exitDescription, notFound, unitFailure } from '../../src/monitor/state/unitFailure';
+import { isNewRun, processKey } from '../../src/monitor/state/unitChange';
+import { initialState } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { endLine } from '../../src/present/queueWords';
-import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/timeLimit';
+import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/state/timeLimit';
 import { serverReport, waitReport } from '../../src/fleet/words/report';
-import { statusText, statusTooltip } from '../../src/fronts/vscode/statusBarText';
+import { statusText, statusTooltip } from '../../src/fronts/vscode/status/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */
 const RUNNING =

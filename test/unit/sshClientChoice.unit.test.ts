@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config/parseSettings';
-import { statusTooltip } from '../../src/fronts/vscode/statusBarText';
-import { initialState } from '../../src/monitor/loadState';
+import { statusTooltip } from '../../src/fronts/vscode/status/statusBarText';
+import { initialState } from '../../src/monitor/state/loadState';
 import { sshClientLine } from '../../src/present/sshClientWords';
 import { chooseClient, clientSettingFor, type ClientFacts } from '../../src/transport/openssh/chooseClient';
 import { isUserOnly } from '../../src/config/userOnlySettings';

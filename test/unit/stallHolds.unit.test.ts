@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { runningUnit } from '../util/loadFixtures';
 
 // In replays of real hangs before the weights, `stalled` turned back into `loading 0%`

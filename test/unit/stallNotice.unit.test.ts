@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import { clockTime } from '../../src/monitor/witnessMoves';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
+import { clockTime } from '../../src/monitor/state/witnessMoves';
 import { lastSeen, stallNotice } from '../../src/present/stallNotice';
-import { foldNodeStates } from '../../src/monitor/multiNodeState';
+import { foldNodeStates } from '../../src/monitor/state/multiNodeState';
 import { waitReport } from '../../src/fleet/words/report';
 import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { ServerProfile } from '../../src/config/config';
 import { runningUnit } from '../util/loadFixtures';
 

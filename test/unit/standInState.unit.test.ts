@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import { wantsCompletionProbe } from '../../src/monitor/loadVerdict';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
+import { wantsCompletionProbe } from '../../src/monitor/state/loadVerdict';
 import type { StandIn } from '../../src/host/portOwner';
 import { failureMessage } from '../../src/present/messages';
 import type { ServerProfile } from '../../src/config/config';

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/loadStateTypes';
-import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/unitChange';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Signal } from '../../src/monitor/state/loadStateTypes';
+import { isNewRun, processKey, unitChangeAfterSettled } from '../../src/monitor/state/unitChange';
 import { journalProblem } from '../../src/target/journalctl';
 import { KILLED, runningUnit, foldSignals } from '../util/loadFixtures';
 

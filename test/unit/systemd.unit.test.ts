@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { exitDescription, hasRunningProcess } from '../../src/monitor/unitFailure';
+import { exitDescription, hasRunningProcess } from '../../src/monitor/state/unitFailure';
 import { shellLine } from '../../src/transport/shell';
 import {
   UNIT_PROPERTIES,

@@ -11,7 +11,7 @@ import {
   userOnlyKeysInSettingsText,
 } from '../../src/config/userOnlySettings';
 import { LEGACY_KEYS as SETTING_KEYS } from '../../src/config/namespace';
-import { TRUST_REQUIRED_COMMANDS, needsTrust, restrictedModeMessage } from '../../src/fronts/vscode/trustRules';
+import { TRUST_REQUIRED_COMMANDS, needsTrust, restrictedModeMessage } from '../../src/fronts/vscode/trust/trustRules';
 
 interface Contribution {
   scope?: string;

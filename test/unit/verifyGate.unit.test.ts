@@ -5,8 +5,8 @@
 import * as assert from 'assert';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import { notReadyForChecks } from '../../src/fleet/checks/verification';
-import { initialState } from '../../src/monitor/loadState';
-import type { LoadState } from '../../src/monitor/loadStateTypes';
+import { initialState } from '../../src/monitor/state/loadState';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 
 const server = { name: 'gpu1', unit: 'sglang.service' } as ServerSnapshot['server'];
 

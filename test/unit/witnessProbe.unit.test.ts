@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { wantsWitnesses, witnessSignals } from '../../src/monitor/witnessProbe';
-import { initialState, reduce } from '../../src/monitor/loadState';
+import { wantsWitnesses, witnessSignals } from '../../src/monitor/watch/witnessProbe';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { ServiceStatus } from '../../src/target/target';
 
 const unit: ServiceStatus = {

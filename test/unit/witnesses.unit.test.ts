@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { reduce } from '../../src/monitor/loadState';
-import { bytesFraction } from '../../src/monitor/loadProgress';
-import type { Signal } from '../../src/monitor/loadStateTypes';
-import { liveRate } from '../../src/monitor/ioRate';
+import { reduce } from '../../src/monitor/state/loadState';
+import { bytesFraction } from '../../src/monitor/state/loadProgress';
+import type { Signal } from '../../src/monitor/state/loadStateTypes';
+import { liveRate } from '../../src/monitor/eta/ioRate';
 import { runningUnit, foldSignals } from '../util/loadFixtures';
 
 const unit = runningUnit;

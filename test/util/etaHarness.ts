@@ -4,14 +4,14 @@
  * events, io/cpu/gpu samples every second, HTTP, the completion), on a virtual clock. The state's
  * ETA is read every 250 ms as a status bar would; out come the error at 25/50/75 % of the load
  * and the largest move within 10 s. A first load runs with the defaults' prior, a second with the
- * history of the first (monitor/history.ts), as the extension does.
+ * history of the first (monitor/history/history.ts), as the extension does.
  * `npx tsx test/util/etaHarness.ts` prints every case.
  */
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
-import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history';
-import type { LoadPrior } from '../../src/monitor/eta';
-import { etaText } from '../../src/monitor/etaText';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
+import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history/history';
+import type { LoadPrior } from '../../src/monitor/eta/eta';
+import { etaText } from '../../src/monitor/eta/etaText';
 import type { JournalEvent } from '../../src/engine/events';
 import type { ServiceStatus } from '../../src/target/target';
 import { runningUnit } from './loadFixtures';

@@ -1,7 +1,7 @@
 /** Builders shared by the load-state tests: a running unit as systemd shows it, and a fold of signals. */
 import type { ServiceStatus } from '../../src/target/target';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 
 /**
  * A loaded, active, running unit (main PID 4242, started at 1000 ms), with the given fields

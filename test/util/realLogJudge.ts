@@ -4,7 +4,7 @@
  * test/unit/realLogs.unit.test.ts and scripts/realLogsTable.ts (the table of the corpus). Pure.
  */
 import type { ServerProfile } from '../../src/config/config';
-import type { ServerSnapshot } from '../../src/fleet/fleet';
+import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import { serverReport } from '../../src/fleet/words/report';
 import { phaseRank } from '../../src/engine/events';
 import { engineById } from '../../src/engine/engine';

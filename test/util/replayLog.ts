@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { initialState, reduce } from '../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import type { LoadPhase } from '../../src/engine/events';
 import type { ServiceStatus } from '../../src/target/target';
 import { JournalReader } from '../../src/engine/logReader';

@@ -17,10 +17,10 @@ import type { ServerHttpClient as SglangClient } from '../../engine/serverHttp';
 import { targetFor, targetIo, type Target } from '../../target/target';
 import { quote } from '../../transport/shell';
 import type { Transport } from '../../transport/transport';
-import type { LoadRecord } from '../../monitor/history';
-import { measureResidency } from '../../monitor/warmCache';
+import type { LoadRecord } from '../../monitor/history/history';
+import { measureResidency } from '../../monitor/forecast/warmCache';
 import { fsTypeCommand } from '../../host/pageCache';
-import { ServerSession } from '../../monitor/session';
+import { ServerSession } from '../../monitor/watch/session';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {

@@ -12,7 +12,7 @@ import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerProfile } from '../../config/config';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { ChannelLimitedTransport } from '../../transport/channelLimit';
 import type { StreamOpener, Transport } from '../../transport/transport';
 import { isForwardingProhibited } from '../../transport/curlFetch';

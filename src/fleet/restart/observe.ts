@@ -3,8 +3,8 @@
  * full look (`observe`), and the moment the host has a restart (`whenRestartIssued`).
  */
 import type { ServerProfile } from '../../config/config';
-import { isFinished } from '../../monitor/loadVerdict';
-import type { LoadState } from '../../monitor/loadStateTypes';
+import { isFinished } from '../../monitor/state/loadVerdict';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
 import type { ServerSnapshot } from '../fleetTypes';
 import type { FleetVerbs } from '../fleetVerbs';
 

@@ -4,8 +4,8 @@
  */
 import type { ServerProfile } from '../../config/config';
 import { targetFor, targetIo, type ServiceStatus } from '../../target/target';
-import { isAttached, isFinished } from '../../monitor/loadVerdict';
-import { ServerSession } from '../../monitor/session';
+import { isAttached, isFinished } from '../../monitor/state/loadVerdict';
+import { ServerSession } from '../../monitor/watch/session';
 import type { FleetEvent, FleetSession, ServerSnapshot } from '../fleetTypes';
 import { decideRestart, type RestartDecision } from './restartRule';
 

@@ -4,7 +4,7 @@
  * the fleet looks at the host and acts on the answer.
  */
 import type { ServiceStatus } from '../../target/target';
-import { hasRunningProcess } from '../../monitor/unitFailure';
+import { hasRunningProcess } from '../../monitor/state/unitFailure';
 
 /** What is known of a server when a restart is asked. */
 export type RestartSituation =

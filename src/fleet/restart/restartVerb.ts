@@ -6,7 +6,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { ServiceStatus } from '../../target/target';
-import type { WatchOutcome } from '../../monitor/watchTypes';
+import type { WatchOutcome } from '../../monitor/watch/watchTypes';
 import type { FleetSession, RestartOptions, RestartAnswer } from '../fleetTypes';
 import { FleetError } from '../fleetError';
 import { whenRestartIssued } from './observe';

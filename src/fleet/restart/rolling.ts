@@ -4,7 +4,7 @@
  * the roll. Knows nothing of VS Code; every front drives it with the fleet's own verbs.
  */
 import type { ServerProfile } from '../../config/config';
-import type { RestartAnswer, WaitResult } from '../fleet';
+import type { RestartAnswer, WaitResult } from '../fleetTypes';
 import { serverReport } from '../words/report';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */

@@ -1,7 +1,7 @@
 /** `wait`: until the server is ready, failed, stopped or stalled, at most a timeout. */
 import type { ServerProfile } from '../../config/config';
-import type { LoadState } from '../../monitor/loadStateTypes';
-import type { LogLevel, WatchOutcome } from '../../monitor/watchTypes';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
+import type { LogLevel, WatchOutcome } from '../../monitor/watch/watchTypes';
 import { errorText } from '../../util/errors';
 import type { FleetEvent, FleetSession, ServerSnapshot, WaitResult } from '../fleetTypes';
 

@@ -11,7 +11,7 @@ import { HOST_DISCOVERIES, targetIo } from '../../target/target';
 import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 

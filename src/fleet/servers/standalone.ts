@@ -9,7 +9,7 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc
 import { parseSettings } from '../../config/parseSettings';
 import type { HostKeyPolicy, RawSettings, Settings } from '../../config/config';
 import { hasOwnKeys, ownSettingsOf } from '../../config/namespace';
-import type { MementoLike } from '../../monitor/history';
+import type { MementoLike } from '../../monitor/history/history';
 import type { SessionUi } from '../sessions/sessionFactory';
 
 /** One server given on the command line instead of a settings file. */

@@ -4,7 +4,7 @@
  * front says when, and shows the offer.
  */
 import { activeProfile, type ServerProfile, type Settings } from '../../config/config';
-import type { MementoLike } from '../../monitor/history';
+import type { MementoLike } from '../../monitor/history/history';
 
 const WATCHES_KEY = 'kimi.watchesUnderWay';
 

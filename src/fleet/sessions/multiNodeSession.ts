@@ -1,20 +1,20 @@
 /**
  * A multi-node server: one ServerSession per node (its own connection, its own watch of its
  * unit and journal), seen by the fleet as one session. A restart restarts every node's unit at
- * once; the server's state is folded from the nodes' (monitor/multiNodeState.ts). HTTP (readiness,
+ * once; the server's state is folded from the nodes' (monitor/state/multiNodeState.ts). HTTP (readiness,
  * parser checks, completions) goes to node rank 0 only; the other ranks' watches follow their
  * unit and journal and count as ready once their load is done.
  */
 import type { NodeProfile, ServerProfile } from '../../config/config';
-import type { LoadPrior } from '../../monitor/eta';
-import { initialState } from '../../monitor/loadState';
-import type { LoadState } from '../../monitor/loadStateTypes';
-import { isFinished } from '../../monitor/loadVerdict';
-import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../../monitor/session';
-import type { WatchOptions, WatchOutcome } from '../../monitor/watchTypes';
+import type { LoadPrior } from '../../monitor/eta/eta';
+import { initialState } from '../../monitor/state/loadState';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
+import { isFinished } from '../../monitor/state/loadVerdict';
+import { AlreadyWatchingError, type ServerSession, type SessionListener } from '../../monitor/watch/session';
+import type { WatchOptions, WatchOutcome } from '../../monitor/watch/watchTypes';
 import { TransportError, type Transport } from '../../transport/transport';
 import type { ServerHttpClient } from '../../engine/serverHttp';
-import { foldNodeStates, nodeIssue } from '../../monitor/multiNodeState';
+import { foldNodeStates, nodeIssue } from '../../monitor/state/multiNodeState';
 import { FleetError } from '../fleetError';
 
 export interface NodeSession {

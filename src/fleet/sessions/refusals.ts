@@ -3,7 +3,7 @@
  * server is reached again, each new one said once and fired as a `refused` event.
  */
 import type { ServerProfile } from '../../config/config';
-import type { LoadState } from '../../monitor/loadStateTypes';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
 import type { Refusal } from '../../present/refusals';
 import { TransportError } from '../../transport/transport';
 import type { FleetEvent } from '../fleetTypes';

@@ -4,8 +4,8 @@
  * API key set before the first request.
  */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { ServerSession } from '../../monitor/session';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { ServerSession } from '../../monitor/watch/session';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import type { FleetDeps, FleetSession } from '../fleetTypes';
 import { MultiNodeSession, nodeServerProfile } from './multiNodeSession';
 

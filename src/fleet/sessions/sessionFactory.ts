@@ -1,6 +1,6 @@
 import type { ServerProfile, Settings } from '../../config/config';
-import { ServerSession } from '../../monitor/session';
-import type { LogLevel } from '../../monitor/watchTypes';
+import { ServerSession } from '../../monitor/watch/session';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { TunnelAgent } from '../../transport/httpAgent';
 import { LocalTransport } from '../../transport/local/localTransport';
 import { loadSshTarget } from '../../transport/ssh/sshConfig';
@@ -19,7 +19,7 @@ import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHtt
 export type UnknownHostKey = UnknownHostKeyInfo;
 export type { LoginAnswer, LoginQuestion };
 
-/** What a connection may have to ask the user (VS Code: fronts/vscode/prompts.ts; CLI: fronts/cli/prompt.ts). */
+/** What a connection may have to ask the user (VS Code: fronts/vscode/secrets/prompts.ts; CLI: fronts/cli/prompt.ts). */
 export interface SessionUi {
   trustUnknownHostKey(key: UnknownHostKey): Promise<boolean>;
   requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined>;

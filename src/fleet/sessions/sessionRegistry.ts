@@ -4,7 +4,7 @@
  * under steady watch, after its load when it loads: such a session is stale until then).
  */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { WatchOptions } from '../../monitor/watchTypes';
+import type { WatchOptions } from '../../monitor/watch/watchTypes';
 import { FleetError } from '../fleetError';
 import type { FleetSession } from '../fleetTypes';
 

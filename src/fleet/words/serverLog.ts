@@ -3,9 +3,9 @@
  * kept for `logs` (the fronts have their own log too).
  */
 import type { ServerProfile } from '../../config/config';
-import type { LoadState } from '../../monitor/loadStateTypes';
-import { RingBuffer } from '../../monitor/ringBuffer';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
+import { RingBuffer } from '../../util/ringBuffer';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
 import type { FleetSession } from '../fleetTypes';

@@ -13,7 +13,7 @@ import {
   type AdviceSession,
 } from '../../fleet/checks/advice';
 import { defaultHistoryFile, FileMemento } from '../../fleet/servers/standalone';
-import { LoadHistoryStore } from '../../monitor/history';
+import { LoadHistoryStore } from '../../monitor/history/history';
 import type { ParserChangeDeps } from '../../target/argsEdit';
 import { shellLine } from '../../transport/shell';
 import { adviceHeader, adviceLines, versionLine } from '../../present/adviceText';

@@ -1,6 +1,6 @@
 /** What every CLI verb is given (the process's io, the fleet, the server), and the connect step they share. */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { ServerSnapshot } from '../../fleet/fleet';
+import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
 import { refusalMessage } from '../../present/refusals';

@@ -11,7 +11,7 @@ import { DiscoveryError, discoverUnits, entryFor, nothingFoundMessage } from '..
 import { parseTypedHost } from '../../fleet/servers/serverEntry';
 import { addServerToText, serverNamesIn } from '../../fleet/servers/serversFile';
 import type { SessionUi } from '../../fleet/sessions/sessionFactory';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { refusalMessage } from '../../present/refusals';
 import { TransportError } from '../../transport/transport';
 import { maskSecrets } from '../../util/secrets';

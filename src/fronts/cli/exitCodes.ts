@@ -14,7 +14,7 @@
  *   130 / 143  interrupted by SIGINT / SIGTERM (nothing on the host is touched)
  */
 import type { TransportErrorKind } from '../../transport/transport';
-import type { WaitResult } from '../../fleet/fleet';
+import type { WaitResult } from '../../fleet/fleetTypes';
 import type { Refusal } from '../../present/refusals';
 
 export const EXIT = {

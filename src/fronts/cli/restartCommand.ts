@@ -1,6 +1,6 @@
 /** `restart` (asked on a terminal, then issued through the fleet's rule) and `wait` (bounded lines, a last summary). */
 import { serverReport, waitReport, type ServerReport } from '../../fleet/words/report';
-import type { ServerSnapshot } from '../../fleet/fleet';
+import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import { CLI_LIMITS } from './limits';
 import { EXIT, exitForWait } from './exitCodes';
 import {

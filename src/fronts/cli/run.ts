@@ -7,7 +7,7 @@ import { forFront } from '../../present/hints';
 import { Fleet } from '../../fleet/fleet';
 import { serverReport } from '../../fleet/words/report';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI } from '../../fleet/servers/standalone';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { TransportError } from '../../transport/transport';
 import { NotReadyError } from '../../fleet/fleetError';
 import { errorText } from '../../util/errors';

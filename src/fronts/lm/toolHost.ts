@@ -1,7 +1,7 @@
 /**
  * What the language-model tools need from the extension: the fleet and a way to open a
  * server's session (VS Code may ask about a host key). Sessions (fronts/vscode/sessions) satisfies it; a test can
- * hand in a stand-in. The settings come from fronts/vscode/settingsSource.
+ * hand in a stand-in. The settings come from fronts/vscode/settings/settingsSource.
  */
 import type { ServerProfile } from '../../config/config';
 import type { FrontFleet } from '../../fleet/fleetVerbs';

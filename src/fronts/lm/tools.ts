@@ -12,9 +12,9 @@ import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import { boundedForecast, restartNeedsConfirmation, restartQuestion } from '../../agent/confirmation';
 import { parseToolInput, TOOL_NAMES, type ToolInput, type ToolName } from '../../agent/definition';
 import { ToolRefusal, type AgentHost, type AgentTools, type ToolOutcome } from '../../agent/run';
-import { vscodeSettingsSource } from '../vscode/settingsSource';
+import { vscodeSettingsSource } from '../vscode/settings/settingsSource';
 import { lmAgent, type ToolHost } from './toolHost';
-import { restrictedModeMessage, TOOLS_ACTION } from '../vscode/trustRules';
+import { restrictedModeMessage, TOOLS_ACTION } from '../vscode/trust/trustRules';
 import { forFront, forFrontDeep } from '../../present/hints';
 
 export { TOOL_NAMES };

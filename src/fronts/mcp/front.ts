@@ -14,7 +14,7 @@ import { Fleet } from '../../fleet/fleet';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI, nonInteractivePolicy } from '../../fleet/servers/standalone';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { invalidSettingsText } from '../../present/serverChoice';
 import type { McpArgs } from './args';
 

@@ -11,7 +11,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { SettingsSource } from '../../config/settingsSource';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
-import type { LogLevel } from '../../monitor/watchTypes';
+import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { errorText } from '../../util/errors';
 import {
   MCP_DESCRIPTIONS,

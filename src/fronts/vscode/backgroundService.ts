@@ -8,8 +8,8 @@ import type { ServerProfile, Settings } from '../../config/config';
 import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../fleet/words/notices';
-import type { MementoLike } from '../../monitor/history';
-import { Disposable } from './disposable';
+import type { MementoLike } from '../../monitor/history/history';
+import { Disposable } from '../../util/disposable';
 
 const RESUME = 'Resume watching';
 

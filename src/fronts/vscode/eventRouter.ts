@@ -4,17 +4,17 @@
  * the suggestions for a faster load.
  */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { FleetEvent } from '../../fleet/fleet';
+import type { FleetEvent } from '../../fleet/fleetTypes';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
-import type { LoadState } from '../../monitor/loadStateTypes';
-import type { WatchOutcome } from '../../monitor/watchTypes';
+import type { LoadState } from '../../monitor/state/loadStateTypes';
+import type { WatchOutcome } from '../../monitor/watch/watchTypes';
 import { endMessage } from '../../present/messages';
 import type { BackgroundService } from './backgroundService';
-import type { DashboardSeries } from './dashboardSeries';
-import { Disposable } from './disposable';
-import type { FleetNotices } from './fleetNotices';
-import type { ParserChecks } from './parserChecks';
-import type { StatusRenderer } from './statusRenderer';
+import type { DashboardSeries } from './dashboard/dashboardSeries';
+import { Disposable } from '../../util/disposable';
+import type { FleetNotices } from './output/fleetNotices';
+import type { ParserChecks } from './checks/parserChecks';
+import type { StatusRenderer } from './status/statusRenderer';
 
 export interface EventRouterDeps {
   readonly fleet: FleetVerbs;

@@ -4,12 +4,12 @@
  */
 import type * as vscode from 'vscode';
 import { localHostRefusal, type ServerProfile } from '../../config/config';
-import type { FleetSession } from '../../fleet/fleet';
+import type { FleetSession } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { TransportError } from '../../transport/transport';
 import { errorText } from '../../util/errors';
 import type { ToolHost } from '../lm/toolHost';
-import type { Notifier } from './notifier';
+import type { Notifier } from './output/notifier';
 
 export class Sessions implements ToolHost {
   constructor(

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
-import { userSetting } from './settingsSource';
+import { userSetting } from './settings/settingsSource';
 
 export const WALKTHROUGH_ID = 'kimi-tools.kimi-service#kimiService.firstRun';
 const SHOWN_KEY = 'kimi.walkthroughShown';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parserPlanner } from '../../../src/engine/engine';
 import * as fc from 'fast-check';
-import { SamplerReader } from '../../../src/monitor/sampler';
+import { SamplerReader } from '../../../src/monitor/watch/sampler';
 import { planComposeChange } from '../../../src/target/docker/composeParsers';
 import {
   containerServiceStatus,

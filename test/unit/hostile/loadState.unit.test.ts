@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fc from 'fast-check';
-import { initialState, reduce } from '../../../src/monitor/loadState';
-import type { LoadState, Signal } from '../../../src/monitor/loadStateTypes';
+import { initialState, reduce } from '../../../src/monitor/state/loadState';
+import type { LoadState, Signal } from '../../../src/monitor/state/loadStateTypes';
 import type { ServiceStatus } from '../../../src/target/target';
 import { JournalReader } from '../../../src/engine/logReader';
 import { parseShow, toServiceStatus } from '../../../src/target/systemd/systemd';

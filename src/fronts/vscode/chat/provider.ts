@@ -8,7 +8,7 @@
  */
 import * as vscode from 'vscode';
 import type { ServerProfile } from '../../../config/config';
-import type { FleetEvent } from '../../../fleet/fleet';
+import type { FleetEvent } from '../../../fleet/fleetTypes';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
 import { errorText } from '../../../util/errors';
 import { buildChatRequest, ChatStreamError, type NeutralMessage, type OpenAiMessage } from './openaiChat';
@@ -30,7 +30,7 @@ import { neutralMessage } from './chatParts';
 import { readAnswer } from './chatStream';
 import { serverIs, stateSoon } from './serverLeft';
 import { ChatTokenCounts } from './tokenCounter';
-import { verifyParsersWhenReadySetting } from '../settingsSource';
+import { verifyParsersWhenReadySetting } from '../settings/settingsSource';
 import { modelListAnswer, SERVERS_VIEW_FOCUS } from './providerGroups';
 
 /** contributes.languageModelChatProviders[].vendor */

@@ -1,7 +1,7 @@
 /** What a chat request says when its server has left `ready`. No `vscode`. */
 import type { ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
-import type { LoadState } from '../../../monitor/loadStateTypes';
+import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { loadingPercent } from '../../../present/messages';
 
 /** "the server is stopping", "the server failed", "the server is loading 12%". */

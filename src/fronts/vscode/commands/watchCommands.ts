@@ -1,0 +1,63 @@
+/**
+ * "Kimi Service: Poll" and "Stop polling": attach to a server's load (nothing is restarted) and
+ * end watches (nothing on the host is touched).
+ */
+import * as vscode from 'vscode';
+import type { ServerProfile } from '../../../config/config';
+import type { FleetVerbs } from '../../../fleet/fleetVerbs';
+import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
+import type { BackgroundService } from '../backgroundService';
+import { refuseBusy, type ServerChoice } from './serverChoice';
+import type { Sessions } from '../sessions';
+import type { StatusRenderer } from '../status/statusRenderer';
+
+export class WatchCommands {
+  constructor(
+    private readonly fleet: FleetVerbs,
+    private readonly sessions: Sessions,
+    private readonly choice: ServerChoice,
+    private readonly background: BackgroundService,
+    private readonly status: StatusRenderer,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  async poll(target?: string): Promise<void> {
+    const server = this.choice.idle(target);
+    if (server) await this.attach(server);
+  }
+
+  /**
+   * Attaches and watches in the background (nothing is restarted); resolves with how the load
+   * ended. With kimiService.watchAfterReady the watch goes on after that.
+   */
+  async attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+    this.background.commanded(server.name);
+    if (!(await this.sessions.openSession(server))) return undefined;
+    const snapshot = this.fleet.snapshot(server);
+    if (snapshot.loading) {
+      refuseBusy(server, snapshot.state);
+      return undefined;
+    }
+    try {
+      return await this.fleet.attach(server, quiet);
+    } finally {
+      this.status.render();
+    }
+  }
+
+  /** Stops the watch of one server, or of every server without a target. */
+  stopPolling(target?: string): void {
+    if (target !== undefined) {
+      const server = this.choice.require(target);
+      if (!server) return;
+      this.background.stoppedBy([server.name]);
+      if (this.fleet.stop(server)) this.log.info(`Stopped watching ${server.name}.`);
+      else void vscode.window.showInformationMessage(`Kimi: ${server.name} is not being watched.`);
+      return;
+    }
+    const stopped = this.fleet.stopAll();
+    this.background.stoppedBy(stopped);
+    if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
+    else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
+  }
+}

@@ -1,0 +1,34 @@
+import * as vscode from 'vscode';
+import type { SessionUi, UnknownHostKey } from '../../../fleet/sessions/sessionFactory';
+import { vscodeLogin } from './loginPrompts';
+import type { KeptPasswords } from './keptPasswords';
+
+/** The questions a connection may need to ask the user, asked with VS Code's own dialogs. */
+export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: KeptPasswords): SessionUi {
+  return {
+    login: vscodeLogin(log, keptPasswords),
+    async trustUnknownHostKey(key: UnknownHostKey): Promise<boolean> {
+      const where = key.port === 22 ? key.host : `[${key.host}]:${key.port}`;
+      log.warn(`Unknown host key for ${where}: ${key.keyType} ${key.fingerprint}`);
+      const choice = await vscode.window.showWarningMessage(
+        `The authenticity of host ${where} can't be established.`,
+        {
+          modal: true,
+          detail: `${key.keyType} key fingerprint is ${key.fingerprint}.\n\nCompare it with the fingerprint on the host (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust adds the key to ${key.knownHostsFile}.`,
+        },
+        'Trust',
+      );
+      const trusted = choice === 'Trust';
+      log.info(`Host key ${key.fingerprint} for ${where} ${trusted ? 'trusted by the user' : 'not trusted'}.`);
+      return trusted;
+    },
+    async requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined> {
+      return vscode.window.showInputBox({
+        title: 'Kimi Service: SSH key passphrase',
+        prompt: `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath} (kept in memory only while VS Code runs)`,
+        password: true,
+        ignoreFocusOut: true,
+      });
+    },
+  };
+}

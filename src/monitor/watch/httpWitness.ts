@@ -1,0 +1,151 @@
+/** The HTTP witness: /health each round (or less while the port is seen closed), then the completion that proves ready. */
+import { judgeCompletion, judgeHealth } from '../../engine/httpAnswers';
+import { wantsCompletionProbe } from '../state/loadVerdict';
+import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
+import type { Witness, WitnessContext } from './witness';
+
+/** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
+export interface PortView {
+  /** The sampler saw, this round or the last, that nothing listens on the port. */
+  seenClosed(): boolean;
+  /** The sampler watches the port but has not said yet who listens there. */
+  ownerPending(): boolean;
+  /** The time of the sampler's last look at the port. */
+  sampledAt(): number | undefined;
+  /** /health answered while the port looked closed (another network namespace): the port witness is not trusted any more. */
+  distrust(): void;
+}
+
+export class HttpWitness implements Witness {
+  /** The sampler round (its time) before which /health answered although the port looked closed. */
+  private answeredWhileClosedAt: number | undefined;
+  private healthSkipped = 0;
+  private lastHealthAt = 0;
+  private modelName: string | undefined;
+
+  constructor(
+    private readonly ctx: WitnessContext,
+    private readonly port: PortView,
+  ) {}
+
+  /** The load ended and the watch goes on: /health at the steady pace from now. */
+  enterSteady(): void {
+    this.lastHealthAt = this.ctx.now();
+  }
+
+  /** A new run of the server: its model is asked again. */
+  newRun(): void {
+    this.modelName = undefined;
+  }
+
+  stop(): void {}
+
+  async probe(): Promise<void> {
+    const { ctx } = this;
+    const { deps } = ctx;
+    const state = ctx.state();
+    if (state.failure) return;
+    if (deps.options.servesHttp === false) {
+      const graphs = state.cudaGraphBatches;
+      if (
+        state.readyAt === undefined &&
+        state.mainPid !== undefined &&
+        state.connected &&
+        graphs &&
+        graphs.done >= graphs.total
+      ) {
+        ctx.emit({
+          kind: 'completion',
+          at: ctx.now(),
+          ok: true,
+          detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)',
+        });
+      }
+      return;
+    }
+    if (ctx.mode() === 'steady') {
+      const steady = deps.options.steadyIntervalMs ?? 0;
+      if (ctx.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
+    } else if (
+      (this.port.seenClosed() || this.port.ownerPending()) &&
+      this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1
+    ) {
+      this.healthSkipped++;
+      return;
+    }
+    this.healthSkipped = 0;
+    const closedBefore = this.port.seenClosed();
+    const sampledBefore = this.port.sampledAt();
+    this.lastHealthAt = ctx.now();
+    const health = await deps.http.health();
+    const at = ctx.now();
+    if (closedBefore && health.kind === 'http') {
+      // Twice, with a sampler round between: a socket opened between two rounds (a stand-in's
+      // too) is named by the next round before its answers count.
+      if (this.answeredWhileClosedAt === undefined || sampledBefore === this.answeredWhileClosedAt) {
+        this.answeredWhileClosedAt = sampledBefore;
+        this.healthSkipped = HEALTH_BACKSTOP_ROUNDS - 1;
+        return;
+      }
+      this.port.distrust();
+      deps.log(
+        'info',
+        `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`,
+      );
+    }
+    if (health.kind === 'refused')
+      ctx.emit({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
+    else if (health.kind === 'http') {
+      const judged = judgeHealth(health.status);
+      const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
+      ctx.emit({ kind: 'http', at, result, detail: `/health ${health.status}` });
+    } else
+      ctx.emit({
+        kind: 'http',
+        at,
+        result: 'error',
+        detail: `/health ${health.kind}: ${'message' in health ? health.message : ''}`.trim(),
+      });
+    // A failing /health after ready: look at the process too (dead, or alive but unhealthy).
+    if (ctx.mode() === 'steady' && ctx.state().healthFailures > 0) ctx.lookAtUnit(false);
+
+    if (wantsCompletionProbe(ctx.state())) await this.probeCompletion();
+  }
+
+  private async probeCompletion(): Promise<void> {
+    const { ctx } = this;
+    const { http } = ctx.deps;
+    if (!this.modelName) {
+      const models = await http.models();
+      if (!models.ok) {
+        ctx.emit({ kind: 'completion', at: ctx.now(), ok: false, detail: `/v1/models: ${models.reason}` });
+        return;
+      }
+      this.modelName = models.ids[0];
+    }
+    const response = await http.completion(this.modelName ?? 'default', COMPLETION_PROMPT, 1);
+    const at = ctx.now();
+    if (response.kind !== 'http') {
+      ctx.emit({
+        kind: 'completion',
+        at,
+        ok: false,
+        detail: response.kind === 'refused' ? 'connection refused' : response.kind,
+      });
+      return;
+    }
+    const judged = judgeCompletion(
+      response.status,
+      response.contentType,
+      response.body,
+      response.truncated,
+      response.apiKeySent === true,
+    );
+    ctx.emit({
+      kind: 'completion',
+      at,
+      ok: judged.ok,
+      detail: judged.ok ? `1-token completion answered (${JSON.stringify(judged.text)})` : judged.reason,
+    });
+  }
+}

@@ -1,0 +1,280 @@
+/** The sampler witness: the model's size from ExecStart, and the sampler (process alive, bytes, GPU, port) kept in step with the state. */
+import { errorText } from '../../util/errors';
+import type { RemoteProcess } from '../../transport/transport';
+import type { Target } from '../../target/target';
+import { wantsWitnesses } from './witnessProbe';
+import { samplerCommand, SamplerReader } from './sampler';
+import { apiKeyFromArgv, modelPathOf } from '../../engine/execStart';
+import type { ModelSize } from '../../host/procIo';
+import { dropCacheWarning } from '../../host/pageCache';
+import { type WantedSampler, urlPort } from './watchTypes';
+import { isPortForwarder, runsContainerCli, standInText, type PortOwner } from '../../host/portOwner';
+import type { PortView } from './httpWitness';
+import type { Witness, WitnessContext } from './witness';
+
+function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
+  if (owner.kind !== 'other') return {};
+  return {
+    ...(owner.pid !== undefined ? { pid: owner.pid } : {}),
+    ...(owner.command ? { command: owner.command } : {}),
+  };
+}
+
+/** What the sampler witness asks of the watcher that holds it. */
+export interface SamplerHooks {
+  /** The watch follows a known process (attached, no restart under way). */
+  following(): boolean;
+  /** The watch's round now. */
+  roundMs(): number;
+  /** The host's addresses, read at each start of the sampler. */
+  onHostAddresses(addresses: readonly string[]): void;
+}
+
+export class SamplerWitness implements Witness, PortView {
+  /** The sampler and what it was started for. */
+  private sampler: ({ process: RemoteProcess | undefined } & WantedSampler) | undefined;
+  /**
+   * The sampler's look at the server's port while it loads. While no socket listens there, a
+   * /health through the tunnel could only be refused: it is asked every HEALTH_BACKSTOP_ROUNDS
+   * rounds instead of each, and at once when the port opens. Not trusted any more once /health
+   * answered while the port looked closed (a server in another network namespace).
+   */
+  private port: { listening: boolean; at: number } | undefined;
+  private portTrusted = true;
+  /** Said once per watch: who holds the port cannot be told (another user's process, a forwarder). */
+  private portOwnerUnreadableSaid = false;
+  /** The model's *.safetensors total, read by the sampler from ExecStart's --model-path. */
+  private modelBytes: number | undefined;
+  private modelPath: string | undefined;
+  /** ExecStart of the last look at the unit. */
+  private execStartArgv: readonly string[] = [];
+
+  constructor(
+    private readonly ctx: WitnessContext,
+    private readonly target: Target,
+    private readonly hooks: SamplerHooks,
+  ) {}
+
+  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read. */
+  get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
+    return this.modelPath === undefined ? undefined : { path: this.modelPath, bytes: this.modelBytes };
+  }
+
+  /** The sampler runs on the host now (it tells a process gone at once). */
+  get live(): boolean {
+    return this.sampler?.process !== undefined;
+  }
+
+  /** The command line of the last look at the unit. */
+  setCommandLine(argv: readonly string[]): void {
+    this.execStartArgv = argv;
+  }
+
+  /**
+   * What ExecStart says: the API key, and the model path whose *.safetensors size (the bytes
+   * witness's 100 %) the sampler reads in its first line (a container's: on the host, through
+   * the volume that holds it).
+   */
+  readExecStart(hostPath: (path: string) => string | undefined): void {
+    const { deps } = this.ctx;
+    const argv = this.execStartArgv;
+    const warning = dropCacheWarning(argv);
+    if (warning) deps.log('warn', warning);
+    // SGLang with --api-key answers only /health without it: the key in ExecStart is the one it wants.
+    const apiKey = apiKeyFromArgv(argv);
+    if (apiKey !== undefined) deps.http.setApiKey(apiKey);
+    const given = modelPathOf(argv);
+    const modelPath = given && given.startsWith('/') ? hostPath(given) : undefined;
+    if (!given || !given.startsWith('/') || modelPath === undefined) {
+      this.modelPath = undefined;
+      this.modelBytes = undefined;
+      const why =
+        given && given.startsWith('/')
+          ? `${given} is in no volume of ${this.target.label}`
+          : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
+      deps.log('info', `${why}: progress comes from the journal only.`);
+      return;
+    }
+    if (modelPath !== this.modelPath) this.modelBytes = undefined;
+    this.modelPath = modelPath;
+  }
+
+  private onModelSize(size: ModelSize): void {
+    if (size.files === 0) {
+      this.ctx.deps.log('info', `No *.safetensors in ${this.modelPath}: progress comes from the journal only.`);
+      return;
+    }
+    this.modelBytes = size.bytes;
+    this.ctx.deps.log(
+      'info',
+      `Model ${this.modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`,
+    );
+  }
+
+  /** The sampler the state wants now: for the followed process, fast while it loads, slow once settled. */
+  private wanted(): WantedSampler | undefined {
+    const { ctx } = this;
+    const state = ctx.state();
+    if (!this.hooks.following() || !state.connected) return undefined;
+    if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
+    if (state.unit?.mainPidElsewhere) return undefined;
+    const { options, http } = ctx.deps;
+    const loading = ctx.mode() === 'load' || wantsWitnesses(state) !== undefined;
+    const intervalMs = loading ? options.pollIntervalMs : (options.steadyIntervalMs ?? options.pollIntervalMs);
+    const listenPort =
+      ctx.mode() === 'load' && this.portTrusted && options.servesHttp !== false ? urlPort(http.baseUrl) : undefined;
+    return { pid: state.mainPid, intervalMs, listenPort };
+  }
+
+  /** Starts, restarts (new process, new pace) or stops the sampler to match the state. */
+  sync(): void {
+    const { ctx } = this;
+    const wanted = this.wanted();
+    const current = this.sampler;
+    if (
+      current &&
+      wanted &&
+      current.pid === wanted.pid &&
+      current.intervalMs === wanted.intervalMs &&
+      current.listenPort === wanted.listenPort
+    )
+      return;
+    if (current) {
+      this.sampler = undefined;
+      current.process?.kill();
+    }
+    this.port = undefined;
+    if (!wanted) return;
+    const entry: { process: RemoteProcess | undefined } & WantedSampler = { process: undefined, ...wanted };
+    this.sampler = entry;
+    const reader = new SamplerReader(() => this.modelBytes);
+    let exitSeen = false;
+    const sizeFrom = this.modelBytes === undefined ? this.modelPath : undefined;
+    const command = samplerCommand({
+      mainPid: wanted.pid,
+      intervalMs: wanted.intervalMs,
+      controlGroup: ctx.state().unit?.controlGroup,
+      modelPath: sizeFrom,
+      listenPort: wanted.listenPort,
+      hostAddresses: true,
+    });
+    ctx.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
+    ctx.deps.transport
+      .stream(command, (line) => {
+        if (this.sampler !== entry) return;
+        const round = reader.read(line, ctx.now());
+        if (round.hostAddresses) this.hooks.onHostAddresses(round.hostAddresses);
+        if (round.modelSize) this.onModelSize(round.modelSize);
+        if (round.portOwner && wanted.listenPort !== undefined) this.onPortOwner(round.portOwner, wanted.listenPort);
+        if (round.listening !== undefined) this.onPortSeen(round.listening);
+        for (const signal of round.signals) ctx.emit(signal);
+        // The main process is gone: systemd says how it ended (once).
+        if (round.alive === false && !exitSeen) {
+          exitSeen = true;
+          ctx.lookAtUnit(true);
+        }
+      })
+      .then((process) => {
+        if (this.sampler !== entry) {
+          process.kill();
+          return;
+        }
+        entry.process = process;
+        void process.exited.then((code) => {
+          if (this.sampler !== entry) return;
+          // Ended on its own (not killed by us): the unit probe takes over; not restarted in a loop.
+          entry.process = undefined;
+          if (code !== null)
+            ctx.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
+        });
+      })
+      .catch((error) => {
+        if (this.sampler === entry) ctx.deps.log('warn', `Could not start the sampler: ${errorText(error)}`);
+      });
+  }
+
+  /** The connection went down with the sampler's channel: forget it, the next round starts another. */
+  dropChannel(): void {
+    const sampler = this.sampler;
+    this.sampler = undefined;
+    sampler?.process?.kill();
+  }
+
+  stop(): void {
+    this.dropChannel();
+    this.port = undefined;
+  }
+
+  private onPortSeen(listening: boolean): void {
+    const { ctx } = this;
+    const opened = listening && this.port?.listening !== true;
+    this.port = { listening, at: ctx.now() };
+    if (!listening) ctx.emit({ kind: 'listener', at: ctx.now(), standIn: undefined });
+    if (opened) ctx.probeSoon();
+  }
+
+  /** Who holds the port's listening socket (each time it is a new one): a stand-in is named, in the state and the log. */
+  private onPortOwner(owner: PortOwner, port: number): void {
+    const { ctx } = this;
+    const log = ctx.deps.log;
+    const at = ctx.now();
+    const service = this.target.label;
+    const outsideTree = runsContainerCli(this.execStartArgv);
+    if (owner.kind === 'other' && !isPortForwarder(owner) && !outsideTree) {
+      const standIn = { port, service, since: at, ...pidAndCommand(owner) };
+      log(
+        'warn',
+        `${standInText(standIn)}: its answers are not counted; the load keeps the phase its own witnesses say.`,
+      );
+      ctx.emit({ kind: 'listener', at, standIn });
+      return;
+    }
+    if (owner.kind === 'unit' && ctx.state().standIn) log('info', `port ${port} is answered by ${service} now.`);
+    if (owner.kind === 'unknown' && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      log(
+        'info',
+        `Who listens on port ${port} cannot be told: the fds of ${service}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.`,
+      );
+    }
+    if (owner.kind === 'other' && outsideTree && !isPortForwarder(owner) && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      log(
+        'info',
+        `port ${port} is held by pid ${owner.pid ?? '?'} (${owner.command ?? '?'}); ${service} runs a container CLI, whose server runs outside its process tree: answers on the port are taken as the server's.`,
+      );
+    }
+    if (isPortForwarder(owner) && owner.kind === 'other' && !this.portOwnerUnreadableSaid) {
+      this.portOwnerUnreadableSaid = true;
+      log(
+        'info',
+        `port ${port} is held by pid ${owner.pid} (${owner.command}), which forwards it into another network namespace: answers on the port are taken as the server's.`,
+      );
+    }
+    ctx.emit({ kind: 'listener', at, standIn: undefined });
+  }
+
+  /**
+   * The sampler watches the port but has not said yet who listens there (its first round is still
+   * to come): an answer now could be a stand-in's, taken for the server's before it is named.
+   */
+  ownerPending(): boolean {
+    return this.portTrusted && this.wanted()?.listenPort !== undefined && this.port === undefined;
+  }
+
+  /** The sampler saw, this round or the last, that nothing listens on the port: /health would be refused. */
+  seenClosed(): boolean {
+    const port = this.port;
+    return (
+      this.portTrusted && port !== undefined && !port.listening && this.ctx.now() - port.at <= 2 * this.hooks.roundMs()
+    );
+  }
+
+  sampledAt(): number | undefined {
+    return this.port?.at;
+  }
+
+  distrust(): void {
+    this.portTrusted = false;
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { describeBudgets } from '../verify/budget';
 import { truncate } from '../verify/judges';
-import { verdictOf } from '../verify/verdict';
+import { verificationVerdictOf } from '../verify/verdict';
 import type { CheckResult, VerifyResult } from '../verify/verifier';
 
 function names(checks: readonly CheckResult[], status: CheckResult['status']): string[] {
@@ -45,7 +45,7 @@ export function summarize(result: VerifyResult): string {
     ...(skipped.length > 0 ? [`skipped: ${skipped.join(', ')}`] : []),
   ];
   const tail = also.length > 0 ? ` (${also.join('; ')})` : '';
-  switch (verdictOf(result)) {
+  switch (verificationVerdictOf(result)) {
     case 'verified':
       return `Parsers verified for agents (${result.checks.length} checks)`;
     case 'failed':

@@ -18,7 +18,7 @@ import { flagsJudgement, maxRunningRequests, models, serverInfo } from './reques
 import type { CheckResult, VerifierDeps, VerifyResult } from './verifyTypes';
 import { engineById } from '../engine/engine';
 
-export { verdictOf, type Verdict } from './verdict';
+export { verificationVerdictOf, type VerificationVerdict } from './verdict';
 export { WEATHER_TOOL, reasoningRequest, thinkingOffRequest, toolRequest, type CheckName } from './checks';
 export { describeRequest } from './ask';
 export type { CheckResult, InconclusiveCause, VerifierDeps, VerifyResult } from './verifyTypes';

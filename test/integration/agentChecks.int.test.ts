@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
-import { verdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
+import { verificationVerdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
 import { formatTable, summarize } from '../../src/present/verifyReport';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
@@ -252,7 +252,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
 
     it('reasoning longer than any budget: inconclusive with the budget named, never a parser failure', async () => {
       const result = await verify({ longReasoningTokens: 20_000 });
-      assert.equal(verdictOf(result), 'inconclusive', formatTable(result));
+      assert.equal(verificationVerdictOf(result), 'inconclusive', formatTable(result));
       assert.equal(notPassed(result).fail, undefined);
       const c = check(result, 'tool calling');
       assert.equal(c.status, 'inconclusive');

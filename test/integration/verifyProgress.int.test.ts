@@ -12,7 +12,7 @@ import { targetFor } from '../../src/target/target';
 import { shellLine } from '../../src/transport/shell';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { progressLine, type VerifyProgress } from '../../src/verify/progress';
-import { verdictOf } from '../../src/verify/verifier';
+import { verificationVerdictOf } from '../../src/verify/verifier';
 import { formatTable, summarize } from '../../src/present/verifyReport';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
@@ -96,7 +96,7 @@ describe('a verification that takes long: where it is, then inconclusive with th
     // requests hold the connection's channels (3, src/transport/channelLimit.ts) for the whole
     // time; those queued behind them saw nothing come and are skipped, as a server that does not
     // answer.
-    assert.equal(verdictOf(result), 'inconclusive', table);
+    assert.equal(verificationVerdictOf(result), 'inconclusive', table);
     assert.equal(byName['thinking off'].status, 'pass', table);
     for (const c of result.checks.filter((x) => x.status !== 'pass')) {
       if (c.status === 'skipped') continue;

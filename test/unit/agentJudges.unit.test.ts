@@ -21,7 +21,7 @@ import {
 import { judgeReasoning, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
 import { Limiter } from '../../src/verify/limiter';
 import { readySummary, summarize } from '../../src/present/verifyReport';
-import { verdictOf } from '../../src/verify/verdict';
+import { verificationVerdictOf } from '../../src/verify/verdict';
 import type { CheckResult } from '../../src/verify/verifier';
 import { sleep } from '../util/waitFor';
 
@@ -438,19 +438,19 @@ describe('report: the verdict in one line', () => {
 
   it('verified, failed, inconclusive, incomplete', () => {
     assert.equal(summarize(r('pass', 'pass', 'pass')), 'Parsers verified for agents (3 checks)');
-    assert.equal(verdictOf(r('pass', 'pass', 'pass')), 'verified');
+    assert.equal(verificationVerdictOf(r('pass', 'pass', 'pass')), 'verified');
     assert.equal(
       summarize(r('fail', 'inconclusive', 'skipped')),
       'Parser check failed: reasoning (inconclusive: tool calling; skipped: tool round trip)',
     );
-    assert.equal(verdictOf(r('fail', 'inconclusive', 'skipped')), 'failed');
+    assert.equal(verificationVerdictOf(r('fail', 'inconclusive', 'skipped')), 'failed');
     assert.equal(
       summarize(r('pass', 'inconclusive', 'skipped')),
       'Parser check inconclusive (answers cut at 8192 tokens, a budget problem, not the parsers): tool calling (skipped: tool round trip)',
     );
-    assert.equal(verdictOf(r('pass', 'inconclusive', 'pass')), 'inconclusive');
+    assert.equal(verificationVerdictOf(r('pass', 'inconclusive', 'pass')), 'inconclusive');
     assert.equal(summarize(r('pass', 'skipped', 'pass')), 'Parser check incomplete, skipped: tool calling');
-    assert.equal(verdictOf(r('pass', 'skipped', 'pass')), 'incomplete');
+    assert.equal(verificationVerdictOf(r('pass', 'skipped', 'pass')), 'incomplete');
   });
 
   it('after a load: "ready, parsers verified for agents (N checks)"', () => {

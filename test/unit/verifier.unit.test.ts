@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { verificationVerdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
 import { formatTable, summarize } from '../../src/present/verifyReport';
 import { waitFor } from '../util/waitFor';
 import { ALL_CHECKS } from '../util/checkNames';
@@ -203,7 +203,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(result.allPassed, true);
     assert.equal(result.model, MODEL);
     assert.equal(summarize(result), 'Parsers verified for agents (16 checks)');
-    assert.equal(verdictOf(result), 'verified');
+    assert.equal(verificationVerdictOf(result), 'verified');
     assert.deepEqual(
       { first: result.budgets?.first, retry: result.budgets?.retry, source: result.budgets?.source },
       { first: 2048, retry: 8192, source: '/v1/models max_model_len' },
@@ -397,7 +397,7 @@ describe('verifier: verifyParsers', () => {
     assert.equal(byName['thinking off'].status, 'pass');
     assert.equal(byName['tool-call ids'].status, 'skipped');
     assert.ok(!result.checks.some((c) => c.status === 'fail'));
-    assert.equal(verdictOf(result), 'inconclusive');
+    assert.equal(verificationVerdictOf(result), 'inconclusive');
     assert.match(
       summarize(result),
       /^Parser check inconclusive \(answers cut at 8192 tokens, a budget problem, not the parsers\): reasoning, reasoning \(stream\), tool calling, /,

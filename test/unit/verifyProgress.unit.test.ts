@@ -10,7 +10,7 @@ import {
   type CheckProgress,
   type VerifyProgress,
 } from '../../src/verify/progress';
-import { verdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
+import { verificationVerdictOf, verifyParsers, type VerifierDeps } from '../../src/verify/verifier';
 import { summarize } from '../../src/present/verifyReport';
 import { readStream } from '../../src/verify/streamRead';
 import { Readable } from 'node:stream';
@@ -230,7 +230,7 @@ describe('verification progress: a verification whose reasoning never ends', () 
       { onProgress: (p) => seen.push(p), log: (l) => log.push(l), tickMs: 20, logEveryMs: 100 },
     );
     const byName = Object.fromEntries(result.checks.map((c) => [c.name, c]));
-    assert.equal(verdictOf(result), 'inconclusive');
+    assert.equal(verificationVerdictOf(result), 'inconclusive');
     assert.equal(byName['thinking off'].status, 'pass');
     for (const name of ['reasoning (stream)', 'tool calling (stream)', 'reasoning carried through tool calls']) {
       assert.equal(byName[name].status, 'inconclusive', name);

@@ -25,8 +25,8 @@ export async function verifyParsersOn(
   onProgress?: (progress: VerifyProgress) => void,
 ): Promise<{ result: VerifyResult; summary: string; table: string; verdict: ParserVerification['verdict'] }> {
   const { verifyServer } = await import('../../verify/serverVerification');
-  const { verdictOf } = await import('../../verify/verifier');
+  const { verificationVerdictOf } = await import('../../verify/verifier');
   const { formatTable, summarize } = await import('../../present/verifyReport');
   const result = await verifyServer(session.transport, session.client, targetFor(server), log, onProgress);
-  return { result, summary: summarize(result), table: formatTable(result), verdict: verdictOf(result) };
+  return { result, summary: summarize(result), table: formatTable(result), verdict: verificationVerdictOf(result) };
 }

@@ -37,7 +37,7 @@ export function assertAbsolutePath(p: string, what = 'path'): string {
  * A privileged command as sudo sees it: `argv` quoted word by word, prefixed with `sudo -n` when
  * asked. No `sh -c`: sudo sees the program and its arguments themselves, so a narrow sudoers rule
  * (`/usr/bin/systemctl restart --no-block -- UNIT`, see target/systemd/sudoers.ts) can allow exactly this.
- * `-n` never prompts: a sudo that wants a password fails at once (see `isSudoRefusal`).
+ * `-n` never prompts: a sudo that wants a password fails at once (see `isSudoRefusalText`).
  * Without sudo the same command runs as is. Shell redirections may follow (the caller's shell
  * applies them, not sudo).
  */
@@ -89,7 +89,7 @@ export function isSudoPasswordError(stderr: string): boolean {
  * True when sudo itself refused to run the command: it wants a password (`-n`), or the sudoers
  * rules do not allow it (`Sorry, user kimi is not allowed to execute '...' as root on host.`).
  */
-export function isSudoRefusal(stderr: string): boolean {
+export function isSudoRefusalText(stderr: string): boolean {
   return (
     isSudoPasswordError(stderr) ||
     /^Sorry, user \S+ is not allowed to execute /im.test(stderr) ||

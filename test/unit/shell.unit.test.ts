@@ -6,7 +6,7 @@ import {
   assertAbsolutePath,
   commandLine,
   isSudoPasswordError,
-  isSudoRefusal,
+  isSudoRefusalText,
   isValidAbsolutePath,
   isValidUnitName,
   killGroupCommand,
@@ -118,15 +118,15 @@ describe('paths and sudo', () => {
   });
 
   it('recognises every way sudo refuses, and nothing else', () => {
-    assert.ok(isSudoRefusal('sudo: a password is required\n'));
+    assert.ok(isSudoRefusalText('sudo: a password is required\n'));
     assert.ok(
-      isSudoRefusal(
+      isSudoRefusalText(
         "Sorry, user kimi is not allowed to execute '/usr/bin/systemctl restart --no-block -- a.service' as root on gpu7.\n",
       ),
     );
-    assert.ok(isSudoRefusal('kimi is not in the sudoers file.  This incident will be reported.\n'));
-    assert.ok(!isSudoRefusal('Failed to restart a.service: Access denied\n'));
-    assert.ok(!isSudoRefusal('tee: /etc/x: No space left on device\n'));
+    assert.ok(isSudoRefusalText('kimi is not in the sudoers file.  This incident will be reported.\n'));
+    assert.ok(!isSudoRefusalText('Failed to restart a.service: Access denied\n'));
+    assert.ok(!isSudoRefusalText('tee: /etc/x: No space left on device\n'));
   });
 });
 

@@ -122,6 +122,6 @@ export async function rollbackParsersOn(
 }
 
 /** sudo refused a step: nothing was run, and the sudoers rules would allow it. */
-export function isSudoRefusal(error: unknown): boolean {
+export function isSudoRefusalError(error: unknown): boolean {
   return error instanceof ParserChangeError && error.sudoRefused;
 }

@@ -4,7 +4,7 @@
  * a unit that wraps `docker run`.
  */
 import type { ExecResult } from '../../transport/transport';
-import { isSudoRefusal, type HostCommand } from '../../transport/shell';
+import { isSudoRefusalText, type HostCommand } from '../../transport/shell';
 import type { TargetState } from '../targetTypes';
 import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
 import {
@@ -22,7 +22,7 @@ export type Exec = (command: HostCommand) => Promise<ExecResult>;
 
 /** Why Docker refused the command, in words that say what to change; undefined when it did not. */
 export function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {
-  if (sudo && isSudoRefusal(stderr)) {
+  if (sudo && isSudoRefusalText(stderr)) {
     return `sudo refused docker on ${host ?? 'this machine'} (${stderr.trim().split('\n')[0]}): allow the docker program that sudo finds (sudo -n sh -c 'command -v docker') for this user in sudoers, or add the user to the docker group and set "sudo": false (either gives root on that host)`;
   }
   // docker-compose v1 (Python) says it as "Error while fetching server API version: (..., PermissionError(13, ...))".

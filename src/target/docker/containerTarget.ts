@@ -1,6 +1,6 @@
 /** A plain container (`docker restart NAME`) or a compose service (`docker compose restart SERVICE`) as a Target. */
 import type { RemoteProcess } from '../../transport/transport';
-import { isSudoRefusal } from '../../transport/shell';
+import { isSudoRefusalText } from '../../transport/shell';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -78,7 +78,7 @@ export class ContainerTarget implements Target {
 
   /** sudo's own refusal is 'sudo-refused', as for a unit; Docker's socket refusing the login is 'access-denied'. */
   private errorKind(text: string, hint: string | undefined): TargetErrorKind {
-    if (this.sudo && isSudoRefusal(text)) return 'sudo-refused';
+    if (this.sudo && isSudoRefusalText(text)) return 'sudo-refused';
     return hint ? 'access-denied' : 'failed';
   }
 

@@ -5,7 +5,13 @@
  * parsers and the load advice both use.
  * No VS Code here: everything reaches the world through `ParserChangeDeps`.
  */
-import { commandLine, isSudoRefusal, normalizeUnit, privilegedCommand, type HostCommand } from '../../transport/shell';
+import {
+  commandLine,
+  isSudoRefusalText,
+  normalizeUnit,
+  privilegedCommand,
+  type HostCommand,
+} from '../../transport/shell';
 import { engineLabels, type ArgvPlanner } from '../../engine/engine';
 import { findServerInUnit, parseSystemctlCat, renderDropIn, type ParsedUnit } from './execStartSyntax';
 import { DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from './sudoers';
@@ -116,7 +122,7 @@ async function runPrivileged(
   if (input === undefined) r = await deps.exec({ argv, sudo: deps.sudo });
   else r = await deps.exec({ argv, sudo: deps.sudo, discardStdout: true }, { stdin: input });
   if (r.code === 0) return;
-  if (deps.sudo && isSudoRefusal(r.stderr)) {
+  if (deps.sudo && isSudoRefusalText(r.stderr)) {
     const message = sudoRefusalMessage({
       host: deps.host,
       unit,

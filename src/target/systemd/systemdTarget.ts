@@ -4,7 +4,7 @@
  * gives its state and PID, and a detached container's log.
  */
 import type { RemoteProcess } from '../../transport/transport';
-import { isSudoRefusal, privilegedCommand } from '../../transport/shell';
+import { isSudoRefusalText, privilegedCommand } from '../../transport/shell';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -116,7 +116,7 @@ export class SystemdTarget implements Target {
 export function restartError(stderr: string, unit: string, sudo: boolean, host: string | undefined): TargetError {
   const text = stderr.trim();
   const command = privilegedCommand(privilegedArgv.restart(unit), sudo);
-  if (isSudoRefusal(text)) {
+  if (isSudoRefusalText(text)) {
     // Names the refused command and the rules that allow exactly it.
     return new TargetError(
       'sudo-refused',

@@ -12,7 +12,7 @@ import { confirmModal } from '../restart/restartDialog';
 import type { ServerProfile } from '../../../config/config';
 import {
   enableParsersOn,
-  isSudoRefusal,
+  isSudoRefusalError,
   rollbackParsersOn,
   type ArgsChangeUi,
   type ProposedArgsChange,
@@ -68,7 +68,7 @@ function changeUi(server: ServerProfile, log: vscode.LogOutputChannel): ArgsChan
 
 /** A refusal by sudo offers the rules that allow the command; anything else, the log. */
 function notifyFailure(host: ActionHost, error: unknown, message: string): void {
-  if (!isSudoRefusal(error)) {
+  if (!isSudoRefusalError(error)) {
     void host.notify('error', message);
     return;
   }

@@ -26,7 +26,7 @@ import { Notifier, type NoticeKind } from './output/notifier';
 import { ParserChecks } from './checks/parserChecks';
 import { RestartCommand, type ChangeRestart } from './restart/restartCommand';
 import { rollingRestartCommand } from './restart/rollingRestartCommand';
-import { ServerChoice } from './commands/serverChoice';
+import { ServerPicker } from './commands/serverPicker';
 import { Sessions } from './sessions';
 import { SettingsState } from './settings/settingsState';
 import { shareWatches } from './sharing';
@@ -50,7 +50,7 @@ export interface ControllerDeps {
 export class Controller extends Disposable implements ActionHost {
   readonly fleet: FrontFleet;
   readonly sessions: Sessions;
-  readonly choice: ServerChoice;
+  readonly choice: ServerPicker;
   readonly watches: WatchCommands;
   readonly restarts: RestartCommand;
   readonly checks: ParserChecks;
@@ -79,7 +79,7 @@ export class Controller extends Disposable implements ActionHost {
     this.notifier = new Notifier(log, apiKeys?.known);
     this.settings = this._register(new SettingsState(fleet, log));
     const settings = () => this.settings.settings;
-    this.choice = new ServerChoice(this.settings, fleet, gate);
+    this.choice = new ServerPicker(this.settings, fleet, gate);
     this.sessions = new Sessions(fleet, log, this.notifier, deps.uiSideOfRemote);
     const status = new StatusRenderer(deps.statusBar, fleet, this.settings);
     // Disposed before the fleet: a watch the window's closing cancels keeps its mark.

@@ -11,7 +11,7 @@ import { NotReadyError } from '../../../fleet/fleetError';
 import { serverReport } from '../../../fleet/words/report';
 import { errorText } from '../../../util/errors';
 import type { Notifier } from '../output/notifier';
-import type { ServerChoice } from '../commands/serverChoice';
+import type { ServerPicker } from '../commands/serverPicker';
 import type { Sessions } from '../sessions';
 
 export class ParserChecks {
@@ -21,7 +21,7 @@ export class ParserChecks {
   constructor(
     private readonly fleet: FleetVerbs,
     private readonly sessions: Sessions,
-    private readonly choice: ServerChoice,
+    private readonly choice: ServerPicker,
     private readonly notifier: Notifier,
     private readonly log: vscode.LogOutputChannel,
   ) {}

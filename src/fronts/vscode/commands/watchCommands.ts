@@ -7,7 +7,7 @@ import type { ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
 import type { BackgroundService } from '../backgroundService';
-import { refuseBusy, type ServerChoice } from './serverChoice';
+import { refuseBusy, type ServerPicker } from './serverPicker';
 import type { Sessions } from '../sessions';
 import type { StatusRenderer } from '../status/statusRenderer';
 
@@ -15,7 +15,7 @@ export class WatchCommands {
   constructor(
     private readonly fleet: FleetVerbs,
     private readonly sessions: Sessions,
-    private readonly choice: ServerChoice,
+    private readonly choice: ServerPicker,
     private readonly background: BackgroundService,
     private readonly status: StatusRenderer,
     private readonly log: vscode.LogOutputChannel,

@@ -15,7 +15,7 @@ import { errorText } from '../../../util/errors';
 import type { BackgroundService } from '../backgroundService';
 import type { Notifier } from '../output/notifier';
 import { confirmRestart, followOrRestart, warmThenReport } from './restartDialog';
-import type { ServerChoice } from '../commands/serverChoice';
+import type { ServerPicker } from '../commands/serverPicker';
 import type { Sessions } from '../sessions';
 import type { StatusRenderer } from '../status/statusRenderer';
 import type { WatchCommands } from '../commands/watchCommands';
@@ -23,7 +23,7 @@ import type { WatchCommands } from '../commands/watchCommands';
 export interface RestartDeps {
   readonly fleet: FleetVerbs;
   readonly sessions: Sessions;
-  readonly choice: ServerChoice;
+  readonly choice: ServerPicker;
   readonly background: BackgroundService;
   readonly status: StatusRenderer;
   readonly notifier: Notifier;

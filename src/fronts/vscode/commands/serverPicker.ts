@@ -13,7 +13,7 @@ import { serverChoiceText } from '../../../present/serverChoice';
 import type { SettingsState } from '../settings/settingsState';
 import { reportNoServers, updateKimiSetting } from '../settings/settingsSource';
 
-export class ServerChoice {
+export class ServerPicker {
   constructor(
     private readonly settings: SettingsState,
     private readonly fleet: FleetVerbs,

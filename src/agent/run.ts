@@ -14,7 +14,7 @@ import { resolveServer } from '../fleet/servers/resolveServer';
 import { observe } from '../fleet/restart/observe';
 import type { LogLevel } from '../monitor/watch/watchTypes';
 import { expectedLoadTime } from '../present/forecast';
-import { invalidSettingsText, sentence, serverChoiceText } from '../present/serverChoice';
+import { invalidSettingsText, sentence, serverChoiceText } from '../present/serverRefusalText';
 import { TransportError } from '../transport/transport';
 import { errorText } from '../util/errors';
 import { maskSecrets } from '../util/secrets';

@@ -34,7 +34,7 @@ import { ServerLog, type ServerLogs } from './words/serverLog';
 import { Soon } from './sessions/soon';
 import { buildSession } from './sessions/sessionBuild';
 import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
-import { Refusals } from './sessions/refusals';
+import { Refusals } from './sessions/refusedServers';
 import { Verifications } from './checks/verifications';
 
 export class Fleet implements FrontFleet {

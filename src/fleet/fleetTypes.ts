@@ -8,7 +8,7 @@ import type { ServerSession } from '../monitor/watch/session';
 import type { LogLevel, WatchAlert, WatchOutcome } from '../monitor/watch/watchTypes';
 import type { Transport, TransportError } from '../transport/transport';
 import type { SessionUi } from './sessions/sessionFactory';
-import type { Refusal } from '../present/refusals';
+import type { Refusal } from '../present/refusalWords';
 import type { CheckResult } from '../verify/verifier';
 import type { ForwardInfo } from './forward/forwardPlan';
 import type { MultiNodeSession } from './sessions/multiNodeSession';

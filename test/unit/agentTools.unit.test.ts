@@ -40,7 +40,7 @@ import { registerKimiTools } from '../../src/fronts/mcp/tools';
 import { waitFor } from '../util/waitFor';
 import { initialState } from '../../src/monitor/state/loadState';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
-import { serverChoiceText } from '../../src/present/serverChoice';
+import { serverChoiceText } from '../../src/present/serverRefusalText';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -1,10 +1,10 @@
 /**
  * Which server a call is about, for every front (VS Code commands, the language-model tools, the
  * MCP server, the CLI): the one named, else the active one (kimiService.activeServer), else the first.
- * Pure; the words of a refusal are present/serverChoice's.
+ * Pure; the words of a refusal are present/serverRefusalText's.
  */
 import type { ServerProfile, Settings } from '../../config/config';
-import type { ServerRefusal } from '../../present/serverChoice';
+import type { ServerRefusal } from '../../present/serverRefusalText';
 
 export type ServerChoice =
   | { readonly ok: true; readonly server: ServerProfile }

@@ -8,7 +8,7 @@ import { formatDuration } from '../../util/duration';
 import type { LoadState } from '../../monitor/state/loadStateTypes';
 import { causeText } from '../../engine/rootCause';
 import { describe, loadStartedAt } from '../../present/messages';
-import { refusalWord } from '../../present/refusals';
+import { refusalWord } from '../../present/refusalWords';
 import type { ServerSnapshot, WaitResult } from '../fleetTypes';
 import { nodeIssue } from '../../monitor/state/multiNodeState';
 import { activityLabel } from '../../engine/activity';

@@ -3,7 +3,7 @@ import type { ServerProfile, Settings } from '../../config/config';
 import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { serverReport } from '../../fleet/words/report';
-import { refusalMessage } from '../../present/refusals';
+import { refusalMessage } from '../../present/refusalWords';
 import { TransportError } from '../../transport/transport';
 import type { CliCommand } from './args';
 import { exitForRefusal } from './exitCodes';

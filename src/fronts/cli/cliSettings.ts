@@ -2,7 +2,7 @@
 import type { ServerProfile, Settings } from '../../config/config';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { resolveServer } from '../../fleet/servers/resolveServer';
-import { serverChoiceText } from '../../present/serverChoice';
+import { serverChoiceText } from '../../present/serverRefusalText';
 import type { CliCommand } from './args';
 import type { CliIo } from './cliContext';
 

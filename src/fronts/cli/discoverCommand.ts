@@ -12,7 +12,7 @@ import { parseTypedHost } from '../../fleet/servers/serverEntry';
 import { addServerToText, serverNamesIn } from '../../fleet/servers/serversFile';
 import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
-import { refusalMessage } from '../../present/refusals';
+import { refusalMessage } from '../../present/refusalWords';
 import { TransportError } from '../../transport/transport';
 import { maskSecrets } from '../../util/secrets';
 import type { CliCommand } from './args';

@@ -15,7 +15,7 @@
  */
 import type { TransportErrorKind } from '../../transport/transport';
 import type { WaitResult } from '../../fleet/fleetTypes';
-import type { Refusal } from '../../present/refusals';
+import type { Refusal } from '../../present/refusalWords';
 
 export const EXIT = {
   ok: 0,

@@ -15,7 +15,7 @@ import type { FrontFleet } from '../../fleet/fleetVerbs';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI, nonInteractivePolicy } from '../../fleet/servers/standalone';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
-import { invalidSettingsText } from '../../present/serverChoice';
+import { invalidSettingsText } from '../../present/serverRefusalText';
 import type { McpArgs } from './args';
 
 /** What the host-key policy means in this server, in the log's words. Pure. */

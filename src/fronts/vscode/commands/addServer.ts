@@ -15,7 +15,7 @@ import {
 import { proposeServerName, serverNameProblem } from '../../../target/discovered';
 import { errorText } from '../../../util/errors';
 import { parseTypedHost, sshHostAliases, type TypedHost } from '../../../fleet/servers/serverEntry';
-import { refusalMessage } from '../../../present/refusals';
+import { refusalMessage } from '../../../present/refusalWords';
 import { updateKimiSetting, userSetting } from '../settings/settingsSource';
 
 const OTHER_HOST = '$(edit) Another host…';

@@ -9,7 +9,7 @@ import type { NoticeGate } from '../../../fleet/words/notices';
 import { resolveServer } from '../../../fleet/servers/resolveServer';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { describe } from '../../../present/messages';
-import { serverChoiceText } from '../../../present/serverChoice';
+import { serverChoiceText } from '../../../present/serverRefusalText';
 import type { SettingsState } from '../settings/settingsState';
 import { reportNoServers, updateKimiSetting } from '../settings/settingsSource';
 

@@ -11,7 +11,7 @@ import type { NoticeGate } from '../../../fleet/words/notices';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
 import { failureMessage, readyMessage } from '../../../present/messages';
-import { refusalMessage } from '../../../present/refusals';
+import { refusalMessage } from '../../../present/refusalWords';
 import { stallNotice } from '../../../present/stallNotice';
 import { SHOW_LOG, type Notifier } from './notifier';
 

@@ -4,7 +4,7 @@
  */
 import { describe, failureCause, loadingPercent } from '../../../present/messages';
 import type { ServerProfile } from '../../../config/config';
-import { refusalWord, type Refusal } from '../../../present/refusals';
+import { refusalWord, type Refusal } from '../../../present/refusalWords';
 import { bytesFraction } from '../../../monitor/state/loadProgress';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { formatDuration } from '../../../util/duration';

@@ -4,7 +4,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { LoadState } from '../../monitor/state/loadStateTypes';
-import type { Refusal } from '../../present/refusals';
+import type { Refusal } from '../../present/refusalWords';
 import { TransportError } from '../../transport/transport';
 import type { FleetEvent } from '../fleetTypes';
 

@@ -8,7 +8,7 @@ import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
-import { applyAdvice, gatherAdvice } from '../../src/fleet/checks/advice';
+import { applyAdvice, gatherAdvice } from '../../src/fleet/checks/loadAdvice';
 import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const MULTITHREAD = '{"enable_multithread_load": true, "num_threads": 8}';

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { advise, type AdviceInput } from '../../src/engine/advice/rules';
 import { logFacts, type LogEntry, type LogFacts } from '../../src/engine/advice/logFacts';
 import { atLeast, versionFromInfo, versionFromLogLine, versionFromOutput } from '../../src/engine/advice/version';
-import { applyToArgv, residentShareOf } from '../../src/fleet/checks/advice';
+import { applyToArgv, residentShareOf } from '../../src/fleet/checks/loadAdvice';
 import { parseEnvironment } from '../../src/target/systemd/systemd';
 
 const SGLANG = ['/opt/sglang/bin/python', '-m', 'sglang.launch_server', '--model-path', '/models/K2', '--tp', '8'];

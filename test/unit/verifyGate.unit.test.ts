@@ -1,10 +1,10 @@
 /**
- * Which servers have their parsers checked (fleet/checks/verification.ts notReadyForChecks), the one
+ * Which servers have their parsers checked (fleet/checks/verifyParsersOn.ts notReadyForChecks), the one
  * rule the palette command, the LM tools, MCP and the CLI share. Pure.
  */
 import * as assert from 'assert';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
-import { notReadyForChecks } from '../../src/fleet/checks/verification';
+import { notReadyForChecks } from '../../src/fleet/checks/verifyParsersOn';
 import { initialState } from '../../src/monitor/state/loadState';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 

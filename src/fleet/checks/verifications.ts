@@ -7,7 +7,7 @@ import { errorText } from '../../util/errors';
 import { NotReadyError } from '../fleetError';
 import { isLong, progressLine, progressWord } from '../../verify/progress';
 import type { FleetEvent, FleetSession, ParserVerification, ServerSnapshot, VerifyingNow } from '../fleetTypes';
-import { notReadyForChecks, verifyParsersOn } from './verification';
+import { notReadyForChecks, verifyParsersOn } from './verifyParsersOn';
 
 /** How long a verification waits for a first look at a server nothing watched (its state decides whether to check). */
 const VERIFY_LOOK_MS = 20_000;

@@ -18,7 +18,7 @@ import { EXIT, exitForSignal } from './exitCodes';
 import { errorLine, logsLines, notReadyAdvice, statusLine, verifyLines } from './format';
 import { terminalUi } from './prompt';
 import { parsersCommand } from './parsersCommand';
-import { adviceCommand } from './advice';
+import { adviceCommand } from './adviceCommand';
 import {
   COMMAND,
   connect,

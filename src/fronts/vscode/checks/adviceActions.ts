@@ -18,7 +18,7 @@ import {
   gatherAdvice,
   type AdviceReport,
   type AdviceSession,
-} from '../../../fleet/checks/advice';
+} from '../../../fleet/checks/loadAdvice';
 import { LoadHistoryStore, type MementoLike } from '../../../monitor/history/history';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { MIN_PHASE_MS, type Advice } from '../../../engine/advice/rules';

@@ -1,6 +1,6 @@
 /**
  * `kimi-service advice [--apply N]`: the suggestions for a faster load, each with its evidence,
- * figure and source (fleet/checks/advice); --apply N writes suggestion N as the unit's drop-in after
+ * figure and source (fleet/checks/loadAdvice); --apply N writes suggestion N as the unit's drop-in after
  * the diff is confirmed (or --yes), restarts, waits, and rolls back when the server then fails.
  */
 import type { ServerProfile } from '../../config/config';
@@ -11,7 +11,7 @@ import {
   argsEditorOf,
   gatherAdvice,
   type AdviceSession,
-} from '../../fleet/checks/advice';
+} from '../../fleet/checks/loadAdvice';
 import { defaultHistoryFile, FileMemento } from '../../fleet/servers/standalone';
 import { LoadHistoryStore } from '../../monitor/history/history';
 import type { ParserChangeDeps } from '../../target/argsEdit';

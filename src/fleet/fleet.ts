@@ -31,7 +31,7 @@ import type { ForwardInfo } from './forward/forwardPlan';
 import { MultiNodeSession } from './sessions/multiNodeSession';
 import { restartThroughRule, type RestartHost, type RestartQuestions } from './restart/restartVerb';
 import { ServerLog, type ServerLogs } from './words/serverLog';
-import { Soon } from './sessions/soon';
+import { NextTick } from './sessions/nextTick';
 import { buildSession } from './sessions/sessionBuild';
 import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
 import { Refusals } from './sessions/refusedServers';
@@ -45,7 +45,7 @@ export class Fleet implements FrontFleet {
   /** Servers whose background watch (watchAll) has not ended a first time yet: that end is nobody's news. */
   private readonly firstLook = new Set<string>();
   /** Watches that move to a new session on the next tick (configure). */
-  private readonly soon = new Soon();
+  private readonly nextTick = new NextTick();
   private readonly events = new Emitter<FleetEvent>();
   private readonly log: ServerLog;
   readonly insights: LoadInsights;
@@ -97,7 +97,7 @@ export class Fleet implements FrontFleet {
     for (const profile of this.sessions.reconfigure(previous, next)) {
       if (!next.watchAfterReady) continue;
       // watchAll, called right after with the same settings, leaves this one to the timer.
-      this.soon.later(() => void this.face.attach(profile, true), profile.name);
+      this.nextTick.later(() => void this.face.attach(profile, true), profile.name);
     }
   }
 
@@ -250,7 +250,12 @@ export class Fleet implements FrontFleet {
     const started: string[] = [];
     for (const server of this.servers) {
       const session = this.sessions.get(server.name);
-      if (session?.watching || this.sessions.creating(server.name) || this.soon.isMoving(server.name) || skip(server))
+      if (
+        session?.watching ||
+        this.sessions.creating(server.name) ||
+        this.nextTick.isMoving(server.name) ||
+        skip(server)
+      )
         continue;
       // A host key the user refused (or that changed) is not asked about again behind their back.
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
@@ -282,7 +287,7 @@ export class Fleet implements FrontFleet {
     if (this.sessions.retireIfStale(session)) {
       const profile = this.server(server.name);
       if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
-        this.soon.later(() => void this.face.attach(profile, true));
+        this.nextTick.later(() => void this.face.attach(profile, true));
     }
   }
 
@@ -395,7 +400,7 @@ export class Fleet implements FrontFleet {
     // Watches cancelled by the disposal are nobody's news.
     this.events.dispose();
     void this.forwards.dispose();
-    this.soon.dispose();
+    this.nextTick.dispose();
     this.sessions.dispose();
   }
 }

@@ -3,7 +3,7 @@
  * servers whose watch is about to move (a background watch leaves them alone meanwhile).
  * Nothing runs after the disposal.
  */
-export class Soon {
+export class NextTick {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly moving = new Set<string>();
   private disposed = false;

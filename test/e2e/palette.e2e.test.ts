@@ -7,7 +7,7 @@ import { openWorkbench, paletteRows, screenshot, openPalette, type Workbench } f
 
 after(printResultsDir);
 
-const TITLES = ['Restart Kimi service', 'Poll Kimi service until ready', 'Stop polling', 'Show log', 'Select server'];
+const TITLES = ['Restart Kimi service', 'Watch Kimi service until ready', 'Stop watching', 'Show log', 'Select server'];
 
 describe('e2e: the packaged extension in code-server', () => {
   let cs: CodeServer | undefined;

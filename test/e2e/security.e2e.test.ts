@@ -152,7 +152,7 @@ describe("e2e: Restricted Mode watches the user's server and refuses to restart 
     assert.deepEqual(refusal.buttons, ['Manage Workspace Trust']);
     assert.equal(await page.locator('.monaco-dialog-box').isVisible(), false, 'no restart confirmation');
 
-    await runCommand(page, 'Poll Kimi service until ready');
+    await runCommand(page, 'Watch Kimi service until ready');
     await waitForStatus(page, /Kimi: ready/, { timeoutMs: 120_000 });
     console.log(`    status bar texts:\n${formatStatusHistory(await statusHistory(page))}`);
     assert.equal(await restarts(), before, (await host.execLog()).slice(-20).join('\n'));

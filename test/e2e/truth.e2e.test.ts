@@ -5,7 +5,7 @@
 //  2. A changed host key is loud: an error notification with both fingerprints and the
 //     known-hosts file and line, `Open known_hosts`; no Restart confirmation first; the item
 //     reads `Kimi: host key changed`; nothing runs on the host.
-//  3. An ended watch looks ended: after Stop polling the item reads `Kimi: not watched` with no
+//  3. An ended watch looks ended: after Stop watching the item reads `Kimi: not watched` with no
 //     spinner, no percentage and no ETA; the tooltip has `Last seen: loading NN% ... at HH:MM:SS`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -214,7 +214,7 @@ describe('e2e: an ended watch looks ended', function () {
     hostKeyPolicy: 'strict',
   });
 
-  it('loading NN% -> Stop polling -> "Kimi: not watched", no spinner, no ETA, "Last seen: loading" in the tooltip', async () => {
+  it('loading NN% -> Stop watching -> "Kimi: not watched", no spinner, no ETA, "Last seen: loading" in the tooltip', async () => {
     const { page, host } = scenario();
     await restartFromPalette(page);
 
@@ -229,7 +229,7 @@ describe('e2e: an ended watch looks ended', function () {
       `a spinner while loading: ${JSON.stringify(loadingIcons)}`,
     );
 
-    await runCommand(page, 'Stop polling');
+    await runCommand(page, 'Stop watching');
     const hist = await waitForStatus(page, /^Kimi: not watched$/, { timeoutMs: 15_000 });
     const stoppedAt = hist[hist.length - 1].t;
     const lastLoading = [...hist].reverse().find((h) => /loading \d+%/.test(h.text));
@@ -239,7 +239,7 @@ describe('e2e: an ended watch looks ended', function () {
 
     const icons = await statusIcons(page);
     const text = await statusText(page);
-    console.log(`    after Stop polling: "${text}", icons ${JSON.stringify(icons)}`);
+    console.log(`    after Stop watching: "${text}", icons ${JSON.stringify(icons)}`);
     assert.equal(text, 'Kimi: not watched');
     assert.ok(!icons.some((c) => SPINNER.test(c)), `no spinner: ${JSON.stringify(icons)}`);
     assert.ok(
@@ -257,7 +257,7 @@ describe('e2e: an ended watch looks ended', function () {
     assert.match(tooltip, /Not watching/);
     assert.doesNotMatch(tooltip, /ETA|left\b/, 'no ETA in the tooltip');
 
-    // The host goes on loading (Stop polling touches nothing there); the item stays ended.
+    // The host goes on loading (Stop watching touches nothing there); the item stays ended.
     const shardsLogged = async () =>
       (await host.journal()).filter((l) =>
         /(Multi-thread loading shards|Loading safetensors checkpoint shards):/.test(l),
@@ -272,7 +272,7 @@ describe('e2e: an ended watch looks ended', function () {
     assert.deepEqual(
       after.map((h) => h.text),
       ['Kimi: not watched'],
-      `nothing changed after Stop polling: ${formatStatusHistory(after)}`,
+      `nothing changed after Stop watching: ${formatStatusHistory(after)}`,
     );
     const execs = await host.execLog();
     assert.equal(execs.filter((l) => /systemctl\b.*\b(stop|kill)\b/.test(l)).length, 0, 'nothing stopped on the host');

@@ -789,7 +789,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         assert.ok(err instanceof AlreadyWatchingError, `second ${mode}: ${String(err)}`);
         assert.match(
           forFront(err.message, 'vscode'),
-          /already being watched \((restarting|loading|warming up)\)\. Run "Kimi Service: Stop polling" first\./,
+          /already being watched \((restarting|loading|warming up)\)\. Run "Kimi Service: Stop watching" first\./,
         );
       }
       assert.equal(session.transport.handshakes, handshakes);

@@ -134,7 +134,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.equal((await first).end, 'ready');
   });
 
-  it('poll attaches to a load under way without restarting, and reports ready at once when ready', async () => {
+  it('watch attaches to a load under way without restarting, and reports ready at once when ready', async () => {
     // A load of about 12 s (24 MiB at 2 MB/s) started by someone else: long enough to attach to on a busy machine.
     await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2 });
     try {
@@ -172,7 +172,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.ok(took < 8_000, `ready ${took} ms after attaching to a ready server`);
   });
 
-  it('poll on a stopped unit says stopped', async () => {
+  it('watch on a stopped unit says stopped', async () => {
     await host.ssh(`systemctl stop ${host.unit}`);
     test = await sessionForHost(host);
     const outcome = await test.session.watch('attach', FAST_WATCH);

@@ -313,7 +313,7 @@ describe('steady state: the status is true after ready too', function () {
     test.session.stop('test over');
     const outcome = await watch;
     assert.equal(outcome.end, 'cancelled');
-    assert.equal(test.session.watching, false, 'Stop polling ends the steady watch too');
+    assert.equal(test.session.watching, false, 'Stop watching ends the steady watch too');
   });
 });
 

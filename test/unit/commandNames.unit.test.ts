@@ -65,8 +65,8 @@ describe('no VS Code command below the fronts', () => {
   const all = commands();
 
   it('the check sees an id, a palette title and a quoted title, and lets settings and comments be', () => {
-    assert.equal(commandNamed('Run "Kimi Service: Stop polling" first.', all), 'Stop polling');
-    assert.equal(commandNamed('then run "Stop polling"', all), 'Stop polling');
+    assert.equal(commandNamed('Run "Kimi Service: Stop watching" first.', all), 'Stop watching');
+    assert.equal(commandNamed('then run "Stop watching"', all), 'Stop watching');
     assert.equal(commandNamed('executeCommand kimiService.copySudoersRule', all), 'kimiService.copySudoersRule');
     assert.equal(commandNamed('kimiService.servers: the name "a" is used twice.', all), undefined);
     assert.equal(commandNamed('kimiService.hostKeyPolicy', all), undefined);

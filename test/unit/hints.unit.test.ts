@@ -34,7 +34,7 @@ describe('hints per front', () => {
     const state = { verdict: 'loading' } as LoadState;
     assert.equal(
       forFront(new AlreadyWatchingError('gpu1', state).message, 'vscode'),
-      'Kimi on gpu1 is already being watched (loading). Run "Kimi Service: Stop polling" first.',
+      'Kimi on gpu1 is already being watched (loading). Run "Kimi Service: Stop watching" first.',
     );
   });
 

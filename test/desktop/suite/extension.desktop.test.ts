@@ -125,7 +125,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
   );
 
   suite.addTest(
-    new Mocha.Test('Stop polling: the item says not watched, with no spinner', async () => {
+    new Mocha.Test('Stop watching: the item says not watched, with no spinner', async () => {
       await vscode.commands.executeCommand('kimiService.stopPolling');
       await waitUntil('not watched', () => (api.statusText().includes('Kimi: not watched') ? true : undefined), 10_000);
       assert.doesNotMatch(api.statusText(), /~spin/);

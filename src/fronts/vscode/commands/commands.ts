@@ -21,8 +21,8 @@ export function registerCommands(
   // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
   const table: Record<string, (argument?: unknown) => unknown> = {
     'kimiService.restartService': (argument) => controller.restarts.restart(serverNameOf(argument)),
-    'kimiService.pollService': (argument) => controller.watches.poll(serverNameOf(argument)),
-    'kimiService.stopPolling': (argument) => controller.watches.stopPolling(serverNameOf(argument)),
+    'kimiService.pollService': (argument) => controller.watches.watch(serverNameOf(argument)),
+    'kimiService.stopPolling': (argument) => controller.watches.stopWatching(serverNameOf(argument)),
     'kimiService.showLog': () => controller.showLog(),
     'kimiService.makeActive': (argument) => controller.choice.makeActive(serverNameOf(argument)),
     'kimiService.selectServer': () => controller.choice.select(),

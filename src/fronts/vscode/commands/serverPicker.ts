@@ -89,6 +89,6 @@ async function makeActive(name: string): Promise<void> {
 /** Attaching while a load is under way is refused: it is watched already. */
 export function refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
   void vscode.window.showWarningMessage(
-    `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi Service: Stop polling" first.`,
+    `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi Service: Stop watching" first.`,
   );
 }

@@ -1,5 +1,5 @@
 /**
- * "Kimi Service: Poll" and "Stop polling": attach to a server's load (nothing is restarted) and
+ * "Kimi Service: Watch" and "Stop watching": watch a server's load (nothing is restarted) and
  * end watches (nothing on the host is touched).
  */
 import * as vscode from 'vscode';
@@ -21,7 +21,7 @@ export class WatchCommands {
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  async poll(target?: string): Promise<void> {
+  async watch(target?: string): Promise<void> {
     const server = this.choice.idle(target);
     if (server) await this.attach(server);
   }
@@ -46,7 +46,7 @@ export class WatchCommands {
   }
 
   /** Stops the watch of one server, or of every server without a target. */
-  stopPolling(target?: string): void {
+  stopWatching(target?: string): void {
     if (target !== undefined) {
       const server = this.choice.require(target);
       if (!server) return;

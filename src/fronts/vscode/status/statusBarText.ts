@@ -91,7 +91,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   const state = view.state;
   if (!state || !view.watching) {
     lines.push(
-      'Not watching. Run "Kimi Service: Poll Kimi service until ready" or "Kimi Service: Restart Kimi service".',
+      'Not watching. Run "Kimi Service: Watch Kimi service until ready" or "Kimi Service: Restart Kimi service".',
     );
     if (state)
       lines.push(

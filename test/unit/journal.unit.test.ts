@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -278,7 +278,7 @@ describe('journal: commands', () => {
     const follow = journalFollowCommand('sglang-k26-ddtree.service', 1795930812999);
     assert.ok(
       follow.argv[2]!.startsWith(
-        '{ journalctl -u "$1" -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since "$2"; echo "@exit $?"; } | ',
+        '{ s=$( { { journalctl -u "$1" -f -a -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER --no-pager --since "$2"; echo "$?" >&3; } | ',
       ),
     );
     assert.deepEqual(follow.argv.slice(3), ['sh', 'sglang-k26-ddtree.service', '@1795930812']);
@@ -306,6 +306,7 @@ describe('journal: the follow as /bin/sh runs it', () => {
       );
       return spawnSync(shell, ['-c', shellLine(journalFollowCommand('a.service', 0))], {
         encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
         env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
       });
     } finally {
@@ -347,6 +348,46 @@ describe('journal: the follow as /bin/sh runs it', () => {
       assert.equal(run(shell, [], 0).status, 0);
     });
   }
+  it('a 10 MB line comes through whole, its address fields cut', function () {
+    // Well under a second with block reads; a loop reading a byte per system call takes a minute here.
+    this.timeout(20000);
+    const big = { ...entry, MESSAGE: 'x "y" '.repeat((10 * 1024 * 1024) / 6) };
+    const result = run('/bin/sh', [JSON.stringify(big)], 0);
+    assert.equal(result.status, 0);
+    const { __CURSOR, _BOOT_ID, __SEQNUM, __SEQNUM_ID, ...kept } = big;
+    assert.ok(__CURSOR && _BOOT_ID && __SEQNUM && __SEQNUM_ID);
+    assert.equal(result.stdout, `${JSON.stringify(kept)}\n`);
+  });
+  it('each line is written as soon as journalctl prints it, not when its buffer fills', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-journalctl-'));
+    const fifo = path.join(dir, 'go');
+    try {
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      // Prints one entry, then waits until the test has read it.
+      fs.writeFileSync(
+        path.join(dir, 'journalctl'),
+        `#!/bin/sh\nprintf '%s\\n' ${quote(JSON.stringify(entry))}\nread x < ${quote(fifo)}\nexit 0\n`,
+        { mode: 0o755 },
+      );
+      const child = spawn('/bin/sh', ['-c', shellLine(journalFollowCommand('a.service', 0))], {
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const first = await new Promise<string>((resolve) => {
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString('utf8');
+          if (text.includes('\n')) resolve(text);
+        });
+      });
+      fs.writeFileSync(fifo, 'go\n');
+      assert.equal(JSON.parse(first.trim()).MESSAGE, entry.MESSAGE);
+      assert.equal(await exited, 0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('journal: DedupeByRank', () => {

@@ -4,7 +4,7 @@
  * and watches on its own. No I/O here.
  */
 import { printable } from '../config/text';
-import { parseSnapshotBody, type SnapshotBody } from './snapshotSchema';
+import { parseLoadState, parseSnapshotBody, type SnapshotBody } from './snapshotSchema';
 import { choiceSchema, isVerb, parseFields, type Choice, type FieldsOf, type Question, type Verb } from './verbs';
 
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
@@ -157,6 +157,11 @@ function snapshot(value: unknown, what: string): WireSnapshot {
   return { ...body, server: { ...server, name } };
 }
 
+/** A load state an event carries, checked whole (snapshotSchema.ts). */
+function loadState(value: unknown, what: string): void {
+  parseLoadState(value, (why) => new ProtocolError(`${what}: ${printable(why, 120)}`));
+}
+
 function event(value: unknown): WireEvent {
   const e = object(value, 'event');
   onlyKeys(e, ['type', 'server', 'body'], 'event');
@@ -165,12 +170,12 @@ function event(value: unknown): WireEvent {
   const body = object(e.body, 'event.body');
   // The fields each front reads of the event, checked before it reaches them.
   if (type === 'state') {
-    str(object(body.state, 'event.body.state'), 'verdict', 'event.body.state', 64);
-    object(body.previous, 'event.body.previous');
+    loadState(body.state, 'event.body.state');
+    loadState(body.previous, 'event.body.previous');
   } else if (type === 'end') {
     const outcome = object(body.outcome, 'event.body.outcome');
     str(outcome, 'end', 'event.body.outcome', 64);
-    object(outcome.state, 'event.body.outcome.state');
+    loadState(outcome.state, 'event.body.outcome.state');
     bool(body, 'quiet', 'event.body');
   } else if (type === 'alert') {
     const alert = object(body.alert, 'event.body.alert');

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { LOAD_PHASES, type ActivityKind } from '../engine/events';
 import type { ServerSnapshot } from '../fleet/fleetTypes';
-import type { Verdict } from '../monitor/state/loadStateTypes';
+import type { LoadState, Verdict } from '../monitor/state/loadStateTypes';
 import type { SshClient, Ssh2Gap } from '../transport/openssh/chooseClient';
 import type { TransportErrorKind } from '../transport/transport';
 import { firstIssue } from './verbs';
@@ -236,6 +236,8 @@ const loadState = z.object({
   phaseBeforeHttp: z.object({ phase: maybe(phase), at: when }).optional(),
 });
 
+const loadStateSchema: z.ZodType<LoadState> = loadState;
+
 const refusal = z.object({
   kind: transportErrorKind,
   message: text,
@@ -318,6 +320,13 @@ export const snapshotBodySchema: z.ZodType<SnapshotBody> = z.object({
   lastLoad: lastLoad.optional(),
   sshClient: clientChoice.optional(),
 });
+
+/** A load state as the owner sent it (an event's); throws (with `why`) at the first field that is not. */
+export function parseLoadState(value: unknown, why: (issue: string) => Error): LoadState {
+  const parsed = loadStateSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw why(firstIssue(parsed.error));
+}
 
 /** The snapshot's body as the owner sent it; throws (with `why`) at the first field that is not. */
 export function parseSnapshotBody(value: unknown, why: (issue: string) => Error): SnapshotBody {

@@ -91,7 +91,7 @@ describe('broker protocol: every message checked on receipt', () => {
       t: 'event',
       notify: false,
       snapshot,
-      event: { type: 'state', server: 'gpu1', body: { state: { verdict: 'ready' }, previous: { verdict: 'loading' } } },
+      event: { type: 'state', server: 'gpu1', body: { state, previous: { ...state, verdict: 'loading' } } },
     };
     assert.equal(parseOwnerMessage(line(event)).t, 'event');
     assert.equal(parseOwnerMessage(line({ t: 'welcome', v: 1, peer: 2, snapshots: [snapshot] })).t, 'welcome');

@@ -178,4 +178,20 @@ describe('broker: a snapshot off the socket is checked whole', () => {
         where,
       );
   });
+
+  it("an event's load state is checked whole too", () => {
+    const wire = carried(toWireSnapshot(snapshots[2]!)) as { state: Record<string, unknown> };
+    const event = (state: unknown) =>
+      JSON.stringify({
+        t: 'event',
+        notify: true,
+        snapshot: wire,
+        event: { type: 'state', server: 'gpu1', body: { state, previous: wire.state } },
+      });
+    assert.equal(parseOwnerMessage(event(wire.state)).t, 'event');
+    assert.throws(
+      () => parseOwnerMessage(event({ ...wire.state, gpuPeakMiB: 'lots' })),
+      (e: unknown) => e instanceof ProtocolError && e.message.includes('event.body.state: gpuPeakMiB'),
+    );
+  });
 });

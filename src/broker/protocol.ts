@@ -4,6 +4,7 @@
  * and watches on its own. No I/O here.
  */
 import { printable } from '../config/text';
+import { parseLoadState, parseSnapshotBody, type SnapshotBody } from './snapshotSchema';
 import { choiceSchema, isVerb, parseFields, type Choice, type FieldsOf, type Question, type Verb } from './verbs';
 
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
@@ -35,7 +36,7 @@ const EVENT_TYPES: readonly WireEvent['type'][] = [
 ];
 
 /** A server snapshot as it travels: `server` is the owner's profile (a peer mirrors it only when its own is the same). */
-export type WireSnapshot = Record<string, unknown> & { readonly server: Record<string, unknown> & { name: string } };
+export type WireSnapshot = SnapshotBody & { readonly server: Record<string, unknown> & { name: string } };
 
 export interface WireError {
   readonly message: string;
@@ -147,15 +148,18 @@ function parseLine(line: string): Obj {
   return object(value, 'the message');
 }
 
-/** A snapshot must name its server; the rest is the owner's (same program, same version). */
+/** A snapshot names its server; the rest is checked whole, as ServerSnapshot declares it (snapshotSchema.ts). */
 function snapshot(value: unknown, what: string): WireSnapshot {
   const s = object(value, what);
   const server = object(s.server, `${what}.server`);
-  str(server, 'name', `${what}.server`, 200);
-  if (s.state !== undefined) str(object(s.state, `${what}.state`), 'verdict', `${what}.state`, 64);
-  if (typeof s.watching !== 'boolean' || typeof s.loading !== 'boolean')
-    throw new ProtocolError(`${what} lacks watching/loading`);
-  return s as WireSnapshot;
+  const name = str(server, 'name', `${what}.server`, 200);
+  const body = parseSnapshotBody(s, (why) => new ProtocolError(`${what}: ${printable(why, 120)}`));
+  return { ...body, server: { ...server, name } };
+}
+
+/** A load state an event carries, checked whole (snapshotSchema.ts). */
+function loadState(value: unknown, what: string): void {
+  parseLoadState(value, (why) => new ProtocolError(`${what}: ${printable(why, 120)}`));
 }
 
 function event(value: unknown): WireEvent {
@@ -166,12 +170,12 @@ function event(value: unknown): WireEvent {
   const body = object(e.body, 'event.body');
   // The fields each front reads of the event, checked before it reaches them.
   if (type === 'state') {
-    str(object(body.state, 'event.body.state'), 'verdict', 'event.body.state', 64);
-    object(body.previous, 'event.body.previous');
+    loadState(body.state, 'event.body.state');
+    loadState(body.previous, 'event.body.previous');
   } else if (type === 'end') {
     const outcome = object(body.outcome, 'event.body.outcome');
     str(outcome, 'end', 'event.body.outcome', 64);
-    object(outcome.state, 'event.body.outcome.state');
+    loadState(outcome.state, 'event.body.outcome.state');
     bool(body, 'quiet', 'event.body');
   } else if (type === 'alert') {
     const alert = object(body.alert, 'event.body.alert');

@@ -175,7 +175,7 @@ export function isVerb(value: unknown): value is Verb {
 }
 
 /** Where a value fails its schema, in a few words (the first issue, its path). */
-function firstIssue(error: z.ZodError): string {
+export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   return issue ? `${issue.path.join('.') || 'the value'}: ${issue.message}` : 'invalid';
 }

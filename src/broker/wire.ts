@@ -41,7 +41,7 @@ export function toWireSnapshot(snapshot: ServerSnapshot): WireSnapshot {
 
 /** The owner's snapshot shown for this peer's profile of the server. */
 export function fromWireSnapshot(wire: WireSnapshot, server: ServerProfile): ServerSnapshot {
-  return { ...(wire as unknown as ServerSnapshot), server };
+  return { ...wire, server };
 }
 
 export function toWireError(error: unknown): WireError {

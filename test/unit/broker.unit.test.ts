@@ -28,6 +28,7 @@ import { openTunnel } from '../../src/broker/tunnel';
 import { fromWireEvent, toWireEvent } from '../../src/broker/wire';
 import type { ServerProfile } from '../../src/config/config';
 import type { FleetEvent, RestartAnswer, ServerSnapshot } from '../../src/fleet/fleetTypes';
+import { initialState } from '../../src/monitor/state/loadState';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { listingCommand } from '../../src/engine/tokenizer/modelFolder';
 import { journalTailCommand } from '../../src/target/journalctl';
@@ -84,12 +85,13 @@ describe('broker protocol: every message checked on receipt', () => {
   });
 
   it('parses the owner messages, and refuses an event or snapshot without the fields the fronts read', () => {
-    const snapshot = { server: { name: 'gpu1' }, watching: true, loading: false, state: { verdict: 'ready' } };
+    const state = { ...initialState(1_000), verdict: 'ready' };
+    const snapshot = { server: { name: 'gpu1' }, watching: true, loading: false, state };
     const event = {
       t: 'event',
       notify: false,
       snapshot,
-      event: { type: 'state', server: 'gpu1', body: { state: { verdict: 'ready' }, previous: { verdict: 'loading' } } },
+      event: { type: 'state', server: 'gpu1', body: { state, previous: { ...state, verdict: 'loading' } } },
     };
     assert.equal(parseOwnerMessage(line(event)).t, 'event');
     assert.equal(parseOwnerMessage(line({ t: 'welcome', v: 1, peer: 2, snapshots: [snapshot] })).t, 'welcome');
@@ -234,7 +236,7 @@ describe('broker: ownership over real Unix sockets', () => {
     const server = { name: 'gpu1', host: 'h', unit: 'u' } as ServerProfile;
     const snapshot = {
       server,
-      state: { verdict: 'loading' },
+      state: { ...initialState(1_000), verdict: 'loading' },
       watching: true,
       loading: true,
     } as unknown as ServerSnapshot;

@@ -12,6 +12,7 @@ import {
 } from './names';
 import type { NodeProfile, ServerProfile, SshClientSetting } from './config';
 import { CONTROL, printable } from './text';
+import { hasNodePlaceholder, NODE_PLACEHOLDER } from './nodeUrl';
 
 export const DEFAULT_URL = 'http://127.0.0.1:30001';
 
@@ -47,7 +48,7 @@ export function validateServer(
 
   if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
   errors.push(...connectionErrors(raw, at));
-  const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL);
+  const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL, slurm !== undefined);
   if (typeof url === 'string') errors.push(`${at}.url ${url}`);
   if (errors.length > before || typeof url === 'string') return undefined;
 
@@ -226,7 +227,14 @@ function validateSlurmTarget(
   return { job, script, label: `Slurm job ${job}` };
 }
 
-function parseServerUrl(text: string): { href: string; host: string; port: number } | string {
+/** `{node}` (the job's node) is taken as the url's whole host, and only for a Slurm job. */
+function parseServerUrl(text: string, nodeAllowed = false): { href: string; host: string; port: number } | string {
+  if (hasNodePlaceholder(text.toLowerCase())) {
+    if (!nodeAllowed)
+      return `"${printable(text)}" names ${NODE_PLACEHOLDER}, the node of a Slurm job: only a "slurm" entry has one (give the server's host here).`;
+    if (!/^http:\/\/\{node\}(?::\d+)?(?:\/|$)/i.test(text))
+      return `"${printable(text)}": ${NODE_PLACEHOLDER} must be the url's whole host, e.g. http://${NODE_PLACEHOLDER}:30001.`;
+  }
   let url: URL;
   try {
     url = new URL(text);

@@ -11,6 +11,7 @@ import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transp
 import type { FetchLike } from '../transport/fetchLike';
 import { parseModels, parseObject, statusReason } from './httpAnswers';
 import { sglangEngine } from './sglang/sglangEngine';
+import { hasNodePlaceholder, urlForNode } from '../config/nodeUrl';
 
 // ---------------------------------------------------------------- pure judges
 
@@ -117,6 +118,7 @@ export class ServerHttpClient {
   private readonly fallbackFetch: FetchLike | undefined;
   private readonly onFallback: ((message: string) => void) | undefined;
   private usingFallback = false;
+  private node: string | undefined;
 
   constructor(
     baseUrl: string,
@@ -133,8 +135,26 @@ export class ServerHttpClient {
     this.onFallback = options.onFallback;
   }
 
+  /** The url requests go to: with `{node}` replaced once the job's node is known. */
   get baseUrl(): string {
-    return this.base;
+    const resolved = urlForNode(this.base, this.node);
+    return 'url' in resolved ? resolved.url : this.base;
+  }
+
+  /** The configured url names the job's node (`{node}`): where the server is moves with the job. */
+  get followsNode(): boolean {
+    return hasNodePlaceholder(this.base);
+  }
+
+  /** Why no request can go out yet (a `{node}` url and no node, or one refused); undefined when they can. */
+  get nodeProblem(): string | undefined {
+    const where = urlForNode(this.base, this.node);
+    return 'problem' in where ? where.problem : undefined;
+  }
+
+  /** The node a `{node}` url means now (the job's batch host); undefined while the job has none. */
+  setNode(node: string | undefined): void {
+    this.node = node;
   }
 
   /** Where the server really listens, once it said so (see announcedUrl.compareServerUrl). */
@@ -205,6 +225,9 @@ export class ServerHttpClient {
     timeoutMs = this.timeoutMs,
     maxBodyBytes = this.maxBodyBytes,
   ): Promise<HttpResult> {
+    // No request to a literal `{node}`: until the job has a node, there is nowhere to ask.
+    const where = urlForNode(this.base, this.node);
+    if ('problem' in where) return { kind: 'error', message: where.problem };
     const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
     if (first !== PROHIBITED) return first;
     if (!this.fallbackFetch)
@@ -223,12 +246,14 @@ export class ServerHttpClient {
    * request(); through the fallback (curl on the host) the body arrives when curl ends.
    */
   async postStream(path: string, body: string, signal: AbortSignal): Promise<StreamResult> {
+    const where = urlForNode(this.base, this.node);
+    if ('problem' in where) return { kind: 'error', message: where.problem };
     for (let round = 0; round < 2; round++) {
       const viaFallback = this.usingFallback && this.fallbackFetch !== undefined;
       const fetchImpl = viaFallback ? this.fallbackFetch! : this.fetchImpl;
       const headers = { ...requestHeaders(path, true, this.apiKey), Accept: 'text/event-stream' };
       try {
-        const res = await fetchImpl(this.base + path, {
+        const res = await fetchImpl(this.baseUrl + path, {
           method: 'POST',
           headers,
           body,
@@ -271,7 +296,7 @@ export class ServerHttpClient {
       controller.abort();
     }, timeoutMs);
     try {
-      const res = await fetchImpl(this.base + path, {
+      const res = await fetchImpl(this.baseUrl + path, {
         method,
         headers,
         ...(body !== undefined ? { body } : {}),

@@ -82,6 +82,8 @@ export interface TargetState {
   hostPath(path: string): string | undefined;
   /** Something the user should know about how the service is watched (once per watch). */
   readonly note?: string;
+  /** The node the server runs on when that is not the SSH host (a job's batch host): what `{node}` in the url means. */
+  readonly node?: string;
 }
 
 /**

@@ -4,7 +4,8 @@
  * own, with short timings (cred_expire=5, sched_interval=2) so a requeue takes seconds, not the
  * two minutes of the defaults. The daemons run as root outside the host's namespaces; the host's
  * SSH sessions find the cluster at /etc/slurm (the folder is bind-mounted there inside the host's
- * mount namespace only), as a login node's users do. Two nodes on one machine work: each slurmd
+ * mount namespace only), as a login node's users do, and the node names resolve there to 127.0.0.1
+ * (an /etc/hosts of the host's own, bind-mounted the same way), as a cluster's DNS has them. Two nodes on one machine work: each slurmd
  * has its own port and `-N` name. `stop()` cancels every job first (a job's processes outlive
  * slurmd), then stops the daemons by their pid files and removes the folder.
  */
@@ -167,6 +168,7 @@ export async function startSlurm(host: GpuHost, opts: { nodes?: 1 | 2 } = {}): P
     }).catch(() => pids.forEach((p) => alive(p) && process.kill(p, 'SIGKILL')));
     spawnSync('munged', ['--stop', `--socket=${socket}`], { encoding: 'utf8', timeout: 10_000 });
   };
+  const bound = { slurm: false, hosts: false };
   try {
     must(
       [
@@ -191,7 +193,18 @@ export async function startSlurm(host: GpuHost, opts: { nodes?: 1 | 2 } = {}): P
     // The host's logins read /etc/slurm: this cluster's, inside the host's mount namespace alone.
     const bind = await host.nsExec(`mount --bind '${etc}' /etc/slurm`);
     if (bind.code !== 0) throw new Error(`bind /etc/slurm: ${bind.stderr}`);
+    bound.slurm = true;
+    const hosts = path.join(dir, 'hosts');
+    fs.writeFileSync(hosts, `${fs.readFileSync('/etc/hosts', 'utf8').trimEnd()}\n127.0.0.1 ${nodes.join(' ')}\n`, {
+      mode: 0o644,
+    });
+    const bindHosts = await host.nsExec(`mount --bind '${hosts}' /etc/hosts`);
+    if (bindHosts.code !== 0) throw new Error(`bind /etc/hosts: ${bindHosts.stderr}`);
+    bound.hosts = true;
   } catch (e) {
+    // Only what this start bound: /etc/hosts may be a mount of the machine's own (a container's).
+    if (bound.hosts) await host.nsExec('umount /etc/hosts').catch(() => undefined);
+    if (bound.slurm) await host.nsExec('umount /etc/slurm').catch(() => undefined);
     await stopDaemons();
     fs.rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -216,6 +229,7 @@ export async function startSlurm(host: GpuHost, opts: { nodes?: 1 | 2 } = {}): P
         intervalMs: 200,
         message: 'every Slurm job ended',
       }).catch(() => undefined);
+      await host.nsExec('umount /etc/hosts');
       await host.nsExec('umount /etc/slurm');
       await stopDaemons();
       fs.rmSync(dir, { recursive: true, force: true });

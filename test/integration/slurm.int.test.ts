@@ -139,9 +139,9 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       child.on('close', (code) => resolve({ code, stdout: stdout.trim(), stderr }));
     });
   const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
-  const session = (job: string, script: string): Promise<TestSession> =>
+  const session = (job: string, script: string, url?: string): Promise<TestSession> =>
     sessionForHost(host, {
-      server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script } },
+      server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script }, ...(url ? { url } : {}) },
     });
 
   it('a running job restarted: scontrol requeue (same job id), then loading and ready again', async () => {
@@ -200,6 +200,40 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const outcome = await watch;
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
     assert.equal(outcome.state.unit?.queued, undefined);
+  });
+
+  it('a url that follows the job to its node ({node}): HTTP waits while it is queued, then goes to the batch host', async () => {
+    // The sim listens on the port of the node it runs on; the node's name (n1) resolves on the login node as on a cluster.
+    const { dir, script } = jobFiles('node');
+    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
+    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'blocker',
+    });
+    const id = await submit(dir, `-J kimi-node ${script}`);
+    test = await session('kimi-node', script, `http://{node}:${host.httpPort}`);
+    const states: LoadState[] = [];
+    const watch = test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    await waitFor(() => states.find((s) => s.unit?.queued !== undefined), { timeoutMs: 30_000, message: 'queued' });
+    await waitFor(
+      () => test!.logLines.find((l) => /HTTP waits: .*runs on none yet \(it waits in the queue\)/.test(l)),
+      {
+        timeoutMs: 30_000,
+        message: `the HTTP witness says it waits for the node:\n${test.logLines.join('\n')}`,
+      },
+    );
+    assert.equal(jobState(id), 'PENDING');
+    assert.ok(
+      states.every((s) => s.healthFailures === 0),
+      'no /health asked while the job has no node',
+    );
+    slurm.run(['scancel', blocker]);
+    const outcome = await watch;
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
+    const batchHost = slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout.match(/BatchHost=(\S+)/)?.[1];
+    assert.equal(batchHost, 'n1');
+    assert.equal(test.session.client.baseUrl, `http://n1:${host.httpPort}`);
+    assert.doesNotMatch(test.logLines.join('\n'), /\/health (error|timeout).*\{node\}/);
   });
 
   it('a server that exits 1 inside the job: submitted by the restart (sbatch), FAILED, the cause from the output file', async () => {

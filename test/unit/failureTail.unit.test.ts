@@ -108,6 +108,7 @@ async function watch(host: FailedUnitHost) {
     baseUrl: profile.url,
     setApiKey: () => undefined,
     setBaseUrl: () => undefined,
+    setNode: () => undefined,
   } as unknown as ServerHttpClient;
   const watcher = new LoadWatcher({
     profile,

@@ -26,7 +26,7 @@ export interface ForwardInfo {
   readonly portNote?: string;
 }
 
-export type ForwardErrorKind = 'local' | 'prohibited' | 'port-in-use' | 'bind' | 'bad-port';
+export type ForwardErrorKind = 'local' | 'prohibited' | 'port-in-use' | 'bind' | 'bad-port' | 'node';
 
 /** A forward that cannot be opened, with the reason a user can act on. */
 export class ForwardError extends Error {

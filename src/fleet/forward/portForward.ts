@@ -12,6 +12,7 @@ import { promises as dns } from 'node:dns';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ServerProfile } from '../../config/config';
+import { hasNodePlaceholder } from '../../config/nodeUrl';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { ChannelLimitedTransport } from '../../transport/channelLimit';
 import type { StreamOpener, Transport } from '../../transport/transport';
@@ -88,6 +89,12 @@ export class PortForward {
   static async open(options: PortForwardOptions): Promise<PortForward> {
     const { server, log } = options;
     if (server.host === undefined) throw localServerError(server);
+    // The forward is opened once; a url that moves with a job's node has no fixed place to open it to.
+    if (hasNodePlaceholder(server.url))
+      throw new ForwardError(
+        'node',
+        `${server.name}'s url (${server.url}) follows its Slurm job from node to node: a port forward to it is not supported yet.`,
+      );
     const target = forwardTarget(server);
     const opener = await options.connect();
     try {

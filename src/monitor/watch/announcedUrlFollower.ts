@@ -23,8 +23,10 @@ export class AnnouncedUrlFollower {
    * the host has that address, else keep the configured url and say why.
    */
   onAnnounced(announced: string): void {
-    this.announced = announced;
     const { deps } = this.ctx;
+    // The url follows the job's node: the login node's addresses say nothing of where the server listens.
+    if (deps.http.followsNode) return;
+    this.announced = announced;
     const decision = decideAnnouncedUrl(deps.http.baseUrl, announced, {
       addresses: this.hostAddresses,
       resolved: this.resolvedNames,

@@ -22,6 +22,8 @@ export class HttpWitness implements Witness {
   private healthSkipped = 0;
   private lastHealthAt = 0;
   private modelName: string | undefined;
+  /** What was last said of a url that waits for the job's node (said once until it changes). */
+  private nodeWaitSaid: string | undefined;
 
   constructor(
     private readonly ctx: WitnessContext,
@@ -39,6 +41,15 @@ export class HttpWitness implements Witness {
   }
 
   stop(): void {}
+
+  /** The node the target runs on now (a job's batch host): where a `{node}` url goes; a wait for one is said once. */
+  setNode(node: string | undefined): void {
+    const { deps } = this.ctx;
+    deps.http.setNode(node);
+    const waiting = deps.http.nodeProblem;
+    if (waiting !== this.nodeWaitSaid && waiting !== undefined) deps.log('info', `HTTP waits: ${waiting}.`);
+    this.nodeWaitSaid = waiting;
+  }
 
   async probe(): Promise<void> {
     const { ctx } = this;
@@ -63,6 +74,8 @@ export class HttpWitness implements Witness {
       }
       return;
     }
+    // A url that names the job's node: nothing is asked until the job has one (no probe to "{node}").
+    if (deps.http.nodeProblem !== undefined) return;
     if (ctx.mode() === 'steady') {
       const steady = deps.options.steadyIntervalMs ?? 0;
       if (ctx.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;

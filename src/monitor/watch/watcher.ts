@@ -382,6 +382,7 @@ export class LoadWatcher {
     this.sampler.setCommandLine([...state.argv]);
     this.journal.setGrammar(engineFor(state.argv)?.grammar);
     this.hostPath = state.hostPath;
+    this.http.setNode(state.node);
     if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
     return state.unit;
   }

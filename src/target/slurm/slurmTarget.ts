@@ -68,7 +68,8 @@ export class SlurmTarget implements Target {
     const unit = reading.kind === 'job' ? jobServiceStatus(reading) : noJobStatus(this.config.job, reading);
     const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
     // The script's paths are the cluster's shared filesystem, which the login node sees too.
-    return { unit, argv, hostPath: (path) => path };
+    const node = reading.kind === 'job' && LIVE.has(reading.job.state) ? reading.job.batchHost : undefined;
+    return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}) };
   }
 
   /** The server's command line in the job's batch script (the controller's copy), read once per job. */

@@ -1,0 +1,26 @@
+/**
+ * A server url that follows its job to the node it runs on (`http://{node}:30001`): `{node}` is
+ * the scheduler's batch host, put in only once it is known and a plain host name (it becomes the
+ * host the login node connects to). Pure.
+ */
+
+export const NODE_PLACEHOLDER = '{node}';
+
+/** A node name as it may go into a url: letters, digits, dots and dashes. */
+const NODE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+
+export function hasNodePlaceholder(url: string): boolean {
+  return url.includes(NODE_PLACEHOLDER);
+}
+
+/** The url with `{node}` replaced by `node`, or why there is none yet (no node, or a name refused). */
+export function urlForNode(template: string, node: string | undefined): { url: string } | { problem: string } {
+  if (!hasNodePlaceholder(template)) return { url: template };
+  if (node === undefined || node === '')
+    return { problem: `${template} names the job's node, and the job runs on none yet (it waits in the queue)` };
+  if (!NODE_NAME.test(node))
+    return {
+      problem: `the job's node "${node.replace(/[^\x20-\x7e]/g, '?').slice(0, 80)}" is not a host name (letters, digits, dots and dashes only): ${template} is not used`,
+    };
+  return { url: template.split(NODE_PLACEHOLDER).join(node) };
+}

@@ -6,7 +6,7 @@ import { activityEvents, activityLabel } from '../../src/engine/activity';
 import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { describe as describeState } from '../../src/present/messages';
-import { visibleEta } from '../../src/monitor/eta/etaText';
+import { visibleEta } from '../../src/present/etaText';
 import { serverReport } from '../../src/fleet/words/report';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { ServerProfile } from '../../src/config/config';

@@ -3,7 +3,7 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
-import { etaText, formatEta, visibleEta } from '../../monitor/eta/etaText';
+import { etaText, formatEta, visibleEta } from '../../present/etaText';
 import { formatDuration } from '../../util/duration';
 import type { LoadState } from '../../monitor/state/loadStateTypes';
 import { causeText } from '../../engine/rootCause';

@@ -7,7 +7,7 @@ import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { describe as describeState } from '../../src/present/messages';
 import { visibleEta } from '../../src/present/etaText';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { ServerProfile } from '../../src/config/config';
 import { runningUnit } from '../util/loadFixtures';

@@ -3,7 +3,7 @@
  * line) for a script. The words come from fleet/words/report (serverReport, waitReport): this module
  * only lays them out. Pure.
  */
-import type { ServerReport, WaitReport } from '../../fleet/words/report';
+import type { ServerReport, WaitReport } from '../../present/report';
 import { formatDuration } from '../../util/duration';
 
 /** At most one progress line this often during `wait` (state changes are always printed). */

@@ -7,7 +7,7 @@
 import { formatEta } from '../../../present/etaText';
 import { formatDuration } from '../../../util/duration';
 import type { NodeSnapshot, ServerSnapshot } from '../../../fleet/fleetTypes';
-import { serverReport } from '../../../fleet/words/report';
+import { serverReport } from '../../../present/report';
 import { describe } from '../../../present/messages';
 import { stateIcon } from '../status/verdictIcons';
 

@@ -15,6 +15,7 @@ import { TunnelAgent } from '../../src/transport/httpAgent';
 import { ServerHttpClient } from '../../src/engine/serverHttp';
 import { ServerSession } from '../../src/monitor/watch/session';
 import { LoadInsights } from '../../src/monitor/forecast/loadInsights';
+import { forecastInWords } from '../../src/present/forecast';
 import { targetFor } from '../../src/target/target';
 import { recordOf } from '../../src/monitor/history/history';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
@@ -100,12 +101,8 @@ export async function runUnit(
       if (between != null) simState.applyColdFiles(files, between);
       const insights = kind === 'first' ? new LoadInsights(new MemoryMemento()) : server;
       // (--no-foresee: the forecast with no kernel caches read)
-      const forecast = await insights.forecast(
-        session.transport,
-        profile.name,
-        profile.unit,
-        targetFor(profile),
-        FORESEE,
+      const forecast = forecastInWords(
+        await insights.forecast(session.transport, profile.name, profile.unit, targetFor(profile), FORESEE),
       );
       if (kind === 'first')
         await server.forecast(session.transport, profile.name, profile.unit, targetFor(profile), FORESEE);

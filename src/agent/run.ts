@@ -8,7 +8,7 @@ import type { ServerProfile, Settings } from '../config/config';
 import type { SettingsRead } from '../config/settingsSource';
 import type { RestartAnswer, ServerSnapshot } from '../fleet/fleetTypes';
 import type { FrontFleet } from '../fleet/fleetVerbs';
-import { serverReport, waitReport, type ServerReport } from '../fleet/words/report';
+import { serverReport, waitReport, type ServerReport } from '../present/report';
 import { NotReadyError } from '../fleet/fleetError';
 import { resolveServer } from '../fleet/servers/resolveServer';
 import { observe } from '../fleet/restart/observe';

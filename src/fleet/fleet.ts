@@ -7,6 +7,7 @@
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
 import { LoadInsights, type LoadForecast } from '../monitor/forecast/loadInsights';
 import { AlreadyWatchingError } from '../monitor/watch/session';
+import { forecastInWords } from '../present/forecast';
 import type { LogLevel, WatchOutcome } from '../monitor/watch/watchTypes';
 import { TransportError } from '../transport/transport';
 import { targetFor, type ServiceStatus } from '../target/target';
@@ -160,7 +161,9 @@ export class Fleet implements FrontFleet {
   /** What history and the page cache predict for the next load of a server. */
   async forecast(server: ServerProfile): Promise<LoadForecast> {
     const session = await this.face.connect(server);
-    return this.insights.forecast(session.transport, server.name, server.unit, targetFor(server));
+    return forecastInWords(
+      await this.insights.forecast(session.transport, server.name, server.unit, targetFor(server)),
+    );
   }
 
   /**

@@ -1,6 +1,4 @@
 /** The fleet's public shapes: its sessions, events, snapshots and the answers of its verbs. */
-import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
-import type { ClientChoice } from '../transport/openssh/chooseClient';
 import type { ServerProfile, Settings } from '../config/config';
 import type { MementoLike } from '../monitor/history/history';
 import type { LoadState } from '../monitor/state/loadStateTypes';
@@ -12,6 +10,9 @@ import type { Refusal } from '../present/refusalWords';
 import type { CheckResult } from '../verify/verifier';
 import type { ForwardInfo } from './forward/forwardPlan';
 import type { MultiNodeSession } from './sessions/multiNodeSession';
+import type { NodeSnapshot, ServerSnapshot, VerifyingNow, WaitResult } from '../present/serverSnapshot';
+
+export type { NodeSnapshot, ServerSnapshot, VerifyingNow, WaitResult };
 
 /** One server's session: one connection, or one per node of a multi-node server. */
 export type FleetSession = ServerSession | MultiNodeSession;
@@ -43,16 +44,6 @@ export type FleetEvent =
   /** A port forward opened (`forward`) or closed (undefined). */
   | { readonly type: 'forward'; readonly server: ServerProfile; readonly forward: ForwardInfo | undefined };
 
-/** A parser verification under way, as every front shows it (src/verify/progress.ts). */
-export interface VerifyingNow {
-  /** "verifying 5/16" */
-  readonly word: string;
-  /** "verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
-  readonly line: string;
-  /** A check has waited 10 s or more: the status bar's text says `verifying 5/16` too. */
-  readonly long: boolean;
-}
-
 /** What a parser verification found, as every front shows it (src/present/verifyReport.ts). */
 export interface ParserVerification {
   readonly summary: string;
@@ -60,37 +51,6 @@ export interface ParserVerification {
   readonly table: string;
   /** verified | failed | inconclusive (answers cut by max_tokens) | incomplete (requests unanswered). */
   readonly verdict: 'verified' | 'failed' | 'inconclusive' | 'incomplete';
-}
-
-export interface NodeSnapshot {
-  readonly label: string;
-  readonly host: string;
-  readonly state: LoadState | undefined;
-}
-
-/** One server as every front shows it. */
-export interface ServerSnapshot {
-  readonly server: ServerProfile;
-  readonly state: LoadState | undefined;
-  /** Something watches it now (a load, or the steady state). */
-  readonly watching: boolean;
-  /** A load is followed: a second restart would wait. */
-  readonly loading: boolean;
-  readonly refusal: Refusal | undefined;
-  /** The last parser verification, in one line. */
-  readonly verification: string | undefined;
-  /** A verification under way: where it is. */
-  readonly verifying?: VerifyingNow;
-  /** Its table of checks (evidence, requests, what agents suffer), for the dashboard. */
-  readonly verificationTable?: string;
-  /** Per node, rank 0 first, for a multi-node server. */
-  readonly nodes?: readonly NodeSnapshot[];
-  /** The local port forwarded to the server's url, if any. */
-  readonly forwardedPort?: number;
-  /** The last load that reached ready, explained (phases, rates, against the loads before it). */
-  readonly lastLoad?: LoadBreakdown;
-  /** Which SSH client connects to it and why; absent before its first session and for this machine. */
-  readonly sshClient?: ClientChoice;
 }
 
 export interface FleetDeps {
@@ -126,8 +86,3 @@ export interface RestartOptions {
   /** Stops waiting for the host (the restart itself is not taken back). */
   readonly signal?: AbortSignal;
 }
-
-export type WaitResult =
-  /** stalled: the load became stalled during the wait (the process lives, no witness moves); the load goes on. */
-  | { readonly kind: 'ready' | 'failed' | 'stopped' | 'stalled'; readonly snapshot: ServerSnapshot }
-  | { readonly kind: 'timeout' | 'cancelled' | 'not watched'; readonly snapshot: ServerSnapshot };

@@ -3,7 +3,7 @@
  * ready notification, the CLI and the agents' tools, and the dashboard's per-phase rows. Pure.
  */
 import type { ActivityKind } from '../engine/events';
-import { formatRate } from '../monitor/eta/etaText';
+import { formatRate } from './etaText';
 import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor/history/loadBreakdown';
 import { formatDuration } from '../util/duration';
 

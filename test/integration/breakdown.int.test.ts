@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import type { LoadBreakdown } from '../../src/monitor/history/loadBreakdown';
 import { breakdownLine } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';

@@ -12,8 +12,8 @@ import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { LoadInsights } from '../../src/monitor/forecast/loadInsights';
-import { etaTooltip } from '../../src/monitor/eta/etaLoad';
-import { expectedLoadTime } from '../../src/present/forecast';
+import { etaTooltip } from '../../src/present/etaTooltip';
+import { expectedLoadTime, forecastInWords } from '../../src/present/forecast';
 import { restartQuestion } from '../../src/agent/confirmation';
 import { targetFor } from '../../src/target/target';
 import { FAST_WATCH, MemoryMemento, sessionForHost, type TestSession } from './simHost';
@@ -49,11 +49,13 @@ describe('kernel caches foreseen before a restart (simulated SGLang, DeepGEMM on
   after(() => host?.stop());
 
   const forecast = async (insights: LoadInsights) =>
-    insights.forecast(
-      test!.session.transport,
-      test!.session.profile.name,
-      test!.session.profile.unit,
-      targetFor(test!.session.profile),
+    forecastInWords(
+      await insights.forecast(
+        test!.session.transport,
+        test!.session.profile.name,
+        test!.session.profile.unit,
+        targetFor(test!.session.profile),
+      ),
     );
 
   it('a cache the first start filled: nothing foreseen; the same cache lost: the confirmation says so, and the ETA counts the compile from its first estimate', async () => {

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
 import { Fleet } from '../../src/fleet/fleet';
-import { serverReport, waitReport } from '../../src/fleet/words/report';
+import { serverReport, waitReport } from '../../src/present/report';
 import type { Verdict } from '../../src/monitor/state/loadStateTypes';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { formatTable } from '../../src/present/verifyReport';

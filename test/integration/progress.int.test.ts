@@ -169,7 +169,7 @@ describe('load progress on the simulated GPU host (real page cache)', function (
       before.residentBytes !== undefined && before.residentBytes / before.totalBytes! < 0.05,
       `cached before warming: ${before.residentBytes}/${before.totalBytes}`,
     );
-    assert.ok(before.text, 'a load-time forecast');
+    assert.ok(before.loadText, 'a load-time forecast');
 
     const progress: number[] = [];
     const warmed = await warmCache(test.session.transport, host.modelPath, {

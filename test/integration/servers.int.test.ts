@@ -17,7 +17,7 @@ import { createSession, type SessionUi } from '../../src/fleet/sessions/sessionF
 import { DISCOVERY_COMMAND, parseDiscovery } from '../../src/target/systemd/unitDiscovery';
 import { targetIo } from '../../src/target/target';
 import { loginUid } from '../../src/fleet/servers/serverEntry';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { connectionOf, serverEntry, headlessFleet } from './simHost';
 import { strangers } from '../gpu-host/execLog';

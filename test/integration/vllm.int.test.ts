@@ -10,7 +10,7 @@ import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { LOAD_PHASES, type LoadPhase } from '../../src/engine/events';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
-import { causeLine } from '../../src/fleet/words/report';
+import { causeLine } from '../../src/present/report';
 import { enableParsers, DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';

@@ -12,7 +12,7 @@ import {
   type WaitPrinterState,
 } from '../../src/fronts/cli/format';
 import { askLine, hostKeyQuestion, isYes } from '../../src/fronts/cli/prompt';
-import type { ServerReport, WaitReport } from '../../src/fleet/words/report';
+import type { ServerReport, WaitReport } from '../../src/present/report';
 import { firstRoundDone } from '../../src/fleet/restart/observe';
 import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';

@@ -18,7 +18,7 @@ import {
   windowSpanMs,
   type IoSample,
 } from '../../src/monitor/eta/ioRate';
-import { formatEta, formatRate, visibleEta } from '../../src/monitor/eta/etaText';
+import { formatEta, formatRate, visibleEta } from '../../src/present/etaText';
 import { runningUnit } from '../util/loadFixtures';
 
 const MB = 1e6;

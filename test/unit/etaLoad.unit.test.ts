@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
-import { etaText, formatEta } from '../../src/monitor/eta/etaText';
-import { etaPendingText, etaTooltip, estimateLoad } from '../../src/monitor/eta/etaLoad';
+import { etaText, formatEta } from '../../src/present/etaText';
+import { estimateLoad } from '../../src/monitor/eta/etaLoad';
+import { etaPendingText, etaTooltip } from '../../src/present/etaTooltip';
 import type { RawEta } from '../../src/monitor/eta/etaPlan';
 import { dampEta, MAX_MOVE, type ShownEta } from '../../src/monitor/eta/etaDamp';
 import type { ServiceStatus } from '../../src/target/target';

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
-import { causeLine, serverReport, waitReport } from '../../src/fleet/words/report';
+import { causeLine, serverReport, waitReport } from '../../src/present/report';
 import {
   defaultConfigFile,
   defaultVscodeSettingsFile,

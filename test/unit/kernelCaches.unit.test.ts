@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { kernelCacheCommand, parseKernelCaches, type KernelCacheFacts } from '../../src/host/kernelCaches';
 import { foreseeCompiles } from '../../src/monitor/eta/compileForecast';
+import { compileForecastAdvice, compileForecastText } from '../../src/present/compileForecast';
 
 const run = promisify(execFile);
 
@@ -96,10 +97,13 @@ describe('kernel caches read before a restart (host/kernelCaches.ts, monitor/eta
       c.steps.map((s) => [s.kind, s.dir, s.ms, s.from]),
       [['deepgemm', '/root/.cache/deep_gemm', 150_000, 'published logs']],
     );
-    assert.match(c.text ?? '', /DeepGEMM kernel cache \(\/root\/\.cache\/deep_gemm\) is empty: .*about 2m 30s/);
-    assert.match(c.advice ?? '', /SGLANG_DG_CACHE_DIR/);
-    assert.match(c.advice ?? '', /python3 -m sglang\.compile_deep_gemm/);
-    assert.match(c.advice ?? '', /Docker volume/);
+    assert.match(
+      compileForecastText(c) ?? '',
+      /DeepGEMM kernel cache \(\/root\/\.cache\/deep_gemm\) is empty: .*about 2m 30s/,
+    );
+    assert.match(compileForecastAdvice(c) ?? '', /SGLANG_DG_CACHE_DIR/);
+    assert.match(compileForecastAdvice(c) ?? '', /python3 -m sglang\.compile_deep_gemm/);
+    assert.match(compileForecastAdvice(c) ?? '', /Docker volume/);
     // this server's previous loads timed it: their length
     const h = foreseeCompiles(facts(), { engine: 'sglang', argv: SGLANG, historyMs: { deepgemm: 400_000 } });
     assert.equal(h.steps[0]?.ms, 400_000);
@@ -140,13 +144,13 @@ describe('kernel caches read before a restart (host/kernelCaches.ts, monitor/eta
       pw.steps.map((s) => [s.kind, s.dir]),
       [['piecewise-graphs', '/tmp/torchinductor_root']],
     );
-    assert.match(pw.advice ?? '', /TORCHINDUCTOR_CACHE_DIR/);
+    assert.match(compileForecastAdvice(pw) ?? '', /TORCHINDUCTOR_CACHE_DIR/);
     const v = foreseeCompiles(facts(), { engine: 'vllm', argv: VLLM });
     assert.deepEqual(
       v.steps.map((s) => [s.kind, s.dir]),
       [['torch-compile', '/root/.cache/vllm/torch_compile_cache']],
     );
-    assert.match(v.advice ?? '', /VLLM_CACHE_ROOT/);
+    assert.match(compileForecastAdvice(v) ?? '', /VLLM_CACHE_ROOT/);
     assert.equal(foreseeCompiles(facts(), { engine: 'vllm', argv: [...VLLM, '--enforce-eager'] }).steps.length, 0);
   });
 });

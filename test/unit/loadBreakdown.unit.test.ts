@@ -6,7 +6,7 @@ import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { breakdownLine, phaseRows } from '../../src/present/loadSummary';
 import { readyMessage } from '../../src/present/messages';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import { waitSummaryLine } from '../../src/fronts/cli/format';
 import type { ServerProfile } from '../../src/config/config';
 import { dashboardModel } from '../../src/fronts/vscode/dashboard/dashboardModel';

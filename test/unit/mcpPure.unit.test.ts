@@ -24,7 +24,7 @@ import {
   statusInput,
   waitInput,
 } from '../../src/agent/definition';
-import type { ServerReport } from '../../src/fleet/words/report';
+import type { ServerReport } from '../../src/present/report';
 import { toolResult } from '../../src/fronts/mcp/tools';
 
 function report(over: Partial<ServerReport> = {}): ServerReport {

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { localHostRefusal, serverHosts } from '../../src/config/config';
 import { parseSettings } from '../../src/config/parseSettings';
 import { foldNodeStates, nodeIssue, type NodeState } from '../../src/monitor/state/multiNodeState';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import { restartLine } from '../../src/fronts/cli/format';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';

@@ -22,7 +22,7 @@ import { initialState } from '../../src/monitor/state/loadState';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { endLine } from '../../src/present/queueWords';
 import { timeLeftBeforeEnd, timeLimitWarning } from '../../src/monitor/state/timeLimit';
-import { serverReport, waitReport } from '../../src/fleet/words/report';
+import { serverReport, waitReport } from '../../src/present/report';
 import { statusText, statusTooltip } from '../../src/fronts/vscode/status/statusBarText';
 
 /** `scontrol show job -o 1` as Slurm 22.05.8 printed it for a running batch job. */

@@ -4,7 +4,7 @@ import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { clockTime } from '../../src/monitor/state/witnessMoves';
 import { lastSeen, stallNotice } from '../../src/present/stallNotice';
 import { foldNodeStates } from '../../src/monitor/state/multiNodeState';
-import { waitReport } from '../../src/fleet/words/report';
+import { waitReport } from '../../src/present/report';
 import { EXIT, exitForWait } from '../../src/fronts/cli/exitCodes';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
 import type { ServerProfile } from '../../src/config/config';

@@ -5,7 +5,7 @@ import { stripPrefix } from '../../src/engine/logGrammar';
 import { type LineContext as JournalContext } from '../../src/engine/logRules';
 import { stripVllmPrefix } from '../../src/engine/vllm/vllmLog';
 import { initialState, reduce } from '../../src/monitor/state/loadState';
-import { causeLine } from '../../src/fleet/words/report';
+import { causeLine } from '../../src/present/report';
 
 // A real vLLM 0.11.0 start (published log, docs/vllm-server.md §2), in order.
 const E = '(EngineCore_DP0 pid=164) ';

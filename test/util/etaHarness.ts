@@ -11,7 +11,7 @@ import { initialState, reduce } from '../../src/monitor/state/loadState';
 import type { LoadState, Signal } from '../../src/monitor/state/loadStateTypes';
 import { appendRecord, priorFrom, recordOf, type LoadRecord } from '../../src/monitor/history/history';
 import type { LoadPrior } from '../../src/monitor/eta/eta';
-import { etaText } from '../../src/monitor/eta/etaText';
+import { etaText } from '../../src/present/etaText';
 import type { JournalEvent } from '../../src/engine/events';
 import type { ServiceStatus } from '../../src/target/target';
 import { runningUnit } from './loadFixtures';

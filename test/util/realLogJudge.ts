@@ -5,7 +5,7 @@
  */
 import type { ServerProfile } from '../../src/config/config';
 import type { ServerSnapshot } from '../../src/fleet/fleetTypes';
-import { serverReport } from '../../src/fleet/words/report';
+import { serverReport } from '../../src/present/report';
 import { phaseRank } from '../../src/engine/events';
 import { engineById } from '../../src/engine/engine';
 import { failureCause, failureMessage } from '../../src/present/messages';

@@ -5,7 +5,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import type { RestartAnswer, WaitResult } from '../fleetTypes';
-import { serverReport } from '../words/report';
+import { serverReport } from '../../present/report';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */
 export interface RollingFleet {

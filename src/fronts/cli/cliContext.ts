@@ -2,7 +2,7 @@
 import type { ServerProfile, Settings } from '../../config/config';
 import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
-import { serverReport } from '../../fleet/words/report';
+import { serverReport } from '../../present/report';
 import { refusalMessage } from '../../present/refusalWords';
 import { TransportError } from '../../transport/transport';
 import type { CliCommand } from './args';

@@ -1,9 +1,9 @@
 /**
  * What `kimi-service` prints: text lines for a person or an agent, or JSON lines (one object per
- * line) for a script. The words come from fleet/words/report (serverReport, waitReport): this module
+ * line) for a script. The words come from present/report (serverReport, waitReport): this module
  * only lays them out. Pure.
  */
-import type { ServerReport, WaitReport } from '../../fleet/words/report';
+import type { ServerReport, WaitReport } from '../../present/report';
 import { formatDuration } from '../../util/duration';
 
 /** At most one progress line this often during `wait` (state changes are always printed). */

@@ -1,5 +1,5 @@
 /** `restart` (asked on a terminal, then issued through the fleet's rule) and `wait` (bounded lines, a last summary). */
-import { serverReport, waitReport, type ServerReport } from '../../fleet/words/report';
+import { serverReport, waitReport, type ServerReport } from '../../present/report';
 import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import { CLI_LIMITS } from './limits';
 import { EXIT, exitForWait } from './exitCodes';

@@ -5,7 +5,7 @@
  */
 import { forFront } from '../../present/hints';
 import { Fleet } from '../../fleet/fleet';
-import { serverReport } from '../../fleet/words/report';
+import { serverReport } from '../../present/report';
 import { defaultHistoryFile, FileMemento, NO_QUESTIONS_UI } from '../../fleet/servers/standalone';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { TransportError } from '../../transport/transport';

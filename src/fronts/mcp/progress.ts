@@ -4,7 +4,7 @@
  * nothing changes, so a client that resets its timeout on progress keeps waiting. Pure: the
  * caller feeds it reports and the clock.
  */
-import type { ServerReport } from '../../fleet/words/report';
+import type { ServerReport } from '../../present/report';
 
 export interface ProgressUpdate {
   /** Strictly increasing (the MCP spec asks it): the load's percentage, nudged by 0.01 when it did not move. */

@@ -10,7 +10,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { SettingsSource } from '../../config/settingsSource';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
-import { serverReport } from '../../fleet/words/report';
+import { serverReport } from '../../present/report';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { errorText } from '../../util/errors';
 import {

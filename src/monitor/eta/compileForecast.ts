@@ -3,11 +3,10 @@
  * restart from what host/kernelCaches.ts read: SGLang's DeepGEMM JIT (block-FP8 and FP4 models on
  * Hopper and later), SGLang's torch.compile (piecewise CUDA graphs, --enable-torch-compile) and
  * vLLM's torch.compile. Each comes with its expected length (this server's previous loads, else
- * the published logs), the words the restart confirmation says, and how to keep the cache. Pure.
+ * the published logs) and the cache folder found empty. Pure.
  */
 import type { ActivityKind } from '../../engine/events';
 import type { CacheDir, CacheDirKey, KernelCacheFacts } from '../../host/kernelCaches';
-import { formatEta } from './etaText';
 
 /** A quiet step the load is expected to take, and how long (ms). */
 export interface ForeseenStep {
@@ -22,10 +21,8 @@ export interface ForeseenStep {
 
 export interface CompileForecast {
   readonly steps: readonly ForeseenStep[];
-  /** "the DeepGEMM kernel cache (/root/.cache/deep_gemm) is empty: ..." for the confirmation. */
-  readonly text?: string;
-  /** How to keep the cache, or fill it ahead. */
-  readonly advice?: string;
+  /** The engine of the launch (how to keep its cache depends on it); absent when nothing was read. */
+  readonly engine?: Launch['engine'];
 }
 
 /**
@@ -81,7 +78,7 @@ export interface Launch {
   readonly historyMs?: Readonly<Partial<Record<ActivityKind, number>>>;
 }
 
-/** The steps an empty cache adds to this launch, in words. */
+/** The steps an empty cache adds to this launch (present/compileForecast.ts words them). */
 export function foreseeCompiles(facts: KernelCacheFacts, launch: Launch): CompileForecast {
   if (!facts.readable) return { steps: [] };
   const steps: ForeseenStep[] = [];
@@ -105,37 +102,5 @@ export function foreseeCompiles(facts: KernelCacheFacts, launch: Launch): Compil
     if (vllm && (vllm.empty || disabled))
       steps.push(step('torch-compile', vllm.path, launch.historyMs?.['torch-compile']));
   }
-  if (!steps.length) return { steps };
-  return { steps, text: steps.map(stepText).join('; '), advice: adviceOf(steps, launch.engine) };
-}
-
-const NAMES: Readonly<Partial<Record<ActivityKind, string>>> = {
-  deepgemm: 'the DeepGEMM kernel cache',
-  'piecewise-graphs': "torch.compile's cache (Inductor, for the piecewise CUDA graphs)",
-  'torch-compile': "torch.compile's cache",
-};
-
-function stepText(s: ForeseenStep): string {
-  const length = formatEta(s.lowMs, s.highMs).replace(/ left$/, '');
-  const from = s.from === 'history' ? "as in this server's previous loads" : 'from the published logs';
-  return `${NAMES[s.kind] ?? s.kind} (${s.dir}) is empty: this start compiles its kernels first, about ${formatEta(s.ms).replace(/ left$/, '')} (${length}, ${from})`;
-}
-
-function adviceOf(steps: readonly ForeseenStep[], engine: Launch['engine']): string {
-  const parts: string[] = [];
-  for (const s of steps) {
-    if (s.kind === 'deepgemm')
-      parts.push(
-        "keep the DeepGEMM kernels: set SGLANG_DG_CACHE_DIR to a persistent folder (the unit's Environment=, or a Docker volume: -v deepgemm:/cache/deep_gemm -e SGLANG_DG_CACHE_DIR=/cache/deep_gemm), or fill it ahead while the old server serves with `python3 -m sglang.compile_deep_gemm` and the server's own arguments",
-      );
-    else if (engine === 'sglang')
-      parts.push(
-        "keep torch.compile's cache: set TORCHINDUCTOR_CACHE_DIR to a persistent folder (the default under /tmp is lost when /tmp is cleared or the container is recreated)",
-      );
-    else
-      parts.push(
-        "keep vLLM's compile cache: set VLLM_CACHE_ROOT to a persistent folder or mount one (-v vllm-cache:/root/.cache/vllm); vLLM has no separate precompile command, the first start fills it",
-      );
-  }
-  return `To skip this next time, ${parts.join('; ')}.`;
+  return { steps, engine: launch.engine };
 }

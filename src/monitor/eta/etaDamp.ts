@@ -4,7 +4,7 @@
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
  * centred on the middle (what a reader takes for the estimate).
  */
-import type { EtaSource, RawEta } from './etaPlan';
+import type { EtaSource, RawEta, ReadsMoved } from './etaPlan';
 
 /** The ETA a state keeps: absolute times, so a display counts down between signals. */
 export interface ShownEta {
@@ -15,6 +15,7 @@ export interface ShownEta {
   readonly highAt?: number;
   readonly basis: string;
   readonly source?: EtaSource;
+  readonly readsMoved?: ReadsMoved;
   readonly reason?: string;
   /** Phase/step it was made in (etaLoad's key). */
   readonly key?: string;
@@ -132,7 +133,8 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     highAt: now + high,
     basis: raw.basis,
     source: raw.source,
-    ...(raw.reason !== undefined || contradicted
+    ...(raw.readsMoved ? { readsMoved: raw.readsMoved } : {}),
+    ...(raw.reason !== undefined || (contradicted && raw.readsMoved === undefined)
       ? { reason: raw.reason ?? 'what the load shows now is outside the range shown before: the estimate follows it' }
       : {}),
     key: raw.key,

@@ -17,7 +17,6 @@
  */
 import { estimateEta, type Eta } from './eta';
 import { afterStartOf, afterWeights } from './etaAfterWeights';
-import type { ShownEta } from './etaDamp';
 import {
   afterPlanMs,
   DEFAULT_AFTER,
@@ -27,10 +26,9 @@ import {
   MIN_LEFT_MS,
   pendingSteps,
   sourceOf,
-  sourceText,
   type RawEta,
+  type ReadsMoved,
 } from './etaPlan';
-import { etaText, formatRate } from './etaText';
 import {
   DISPROVED_GRACE_MS,
   lastGrowth,
@@ -105,10 +103,15 @@ function weights(state: LoadState, eta: Eta, now: number, key: string): RawEta {
   const resident = state.prior?.residentBytes;
   const past = state.prior?.coldBps;
   const rate = eta.rateBps;
-  const reason = eta.residencyDisproved
-    ? `reads slowed: these files were not in the page cache (the forecast said ${total && resident !== undefined ? Math.round((Math.min(resident, total) / total) * 100) : '?'} % cached)`
+  const readsMoved: ReadsMoved | undefined = eta.residencyDisproved
+    ? {
+        kind: 'uncached',
+        ...(total && resident !== undefined
+          ? { cachedPercent: Math.round((Math.min(resident, total) / total) * 100) }
+          : {}),
+      }
     : past !== undefined && rate !== undefined && (rate < past * 0.7 || rate > past * 1.4) && eta.basis === 'bytes'
-      ? `reads ${rate < past ? 'slowed' : 'sped up'}: ${formatRate(rate)} now, ${formatRate(past)} in previous loads`
+      ? { kind: 'rate', nowBps: rate, pastBps: past }
       : undefined;
   // The phases after the weights as the plan has them (the defaults count the GPUs, eta.ts does not).
   const weightsAt = state.phaseTimes['loading weights'];
@@ -122,7 +125,7 @@ function weights(state: LoadState, eta: Eta, now: number, key: string): RawEta {
     highMs: eta.weightsMs * (1 + spread) + after * afterShare[1],
     basis: eta.basis,
     source,
-    ...(reason ? { reason } : {}),
+    ...(readsMoved ? { readsMoved } : {}),
     key,
   };
 }
@@ -195,25 +198,8 @@ function estimateWithoutPending(state: LoadState, now: number): RawEta | undefin
   return forecast(state, now, `${key}/forecast`);
 }
 
-/** Why no ETA is shown yet, when the reason is the weights' first seconds (the tooltip's ETA line then). */
-export function etaPendingText(state: LoadState, now: number): string | undefined {
-  if (state.eta !== undefined || !inWeightsFirstSeconds(state, now)) return undefined;
-  return 'ETA: in a few seconds, once the bytes read give a rate';
-}
-
 /** The weights began less than WEIGHTS_MEASURE_MS ago (and the load is still in them). */
-function inWeightsFirstSeconds(state: LoadState, now: number): boolean {
+export function inWeightsFirstSeconds(state: LoadState, now: number): boolean {
   const weightsAt = state.phaseTimes['loading weights'];
   return state.phase === 'loading weights' && weightsAt !== undefined && now - weightsAt < WEIGHTS_MEASURE_MS;
-}
-
-/**
- * The tooltip's ETA line: what is shown, where the plan comes from, and why it moved when
- * something moved it ("ETA: 4-6m left, from defaults for a 41.2 GB model on 8 GPUs (no previous
- * load); reads slowed: these files were not in the page cache ...").
- */
-export function etaTooltip(state: LoadState, eta: ShownEta, now: number): string {
-  const text = etaText(eta, now) ?? '';
-  const source = sourceText(state, eta.source ?? sourceOf(state));
-  return `ETA: ${text}, ${source}${eta.reason ? `; ${eta.reason}` : ''}`;
 }

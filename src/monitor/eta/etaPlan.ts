@@ -5,10 +5,17 @@
  */
 import type { LoadState } from '../state/loadStateTypes';
 import { DEFAULT_AFTER_WEIGHTS_MIN_MS, DEFAULT_AFTER_WEIGHTS_SHARE, DEFAULT_COLD_BPS, DEFAULT_WARM_BPS } from './eta';
-import { formatBytes } from './etaText';
 
 /** Where the plan of the phases comes from: this server's previous loads, or the defaults. */
 export type EtaSource = 'history' | 'defaults';
+
+/**
+ * The weights' reads against the plan: not in the page cache though the forecast said they were
+ * (with the share it said), or a rate well off the previous loads' (bytes per second).
+ */
+export type ReadsMoved =
+  | { readonly kind: 'uncached'; readonly cachedPercent?: number }
+  | { readonly kind: 'rate'; readonly nowBps: number; readonly pastBps: number };
 
 /** The estimate before damping: milliseconds left (middle, low, high) from `now`. */
 export interface RawEta {
@@ -17,6 +24,8 @@ export interface RawEta {
   readonly highMs: number;
   readonly basis: string;
   readonly source: EtaSource;
+  /** The weights' reads moved it: slower or faster than the plan said (said in the tooltip, before `reason`). */
+  readonly readsMoved?: ReadsMoved;
   /** Why it is what it is, when something moved it (said in the tooltip). */
   readonly reason?: string;
   /** Phase (and quiet step) it was made in: a change of it lets the ETA move freely. */
@@ -46,21 +55,6 @@ export function loadStart(state: LoadState): number {
 
 export function sourceOf(state: LoadState): EtaSource {
   return (state.prior?.loads ?? 0) >= 1 && state.prior?.afterWeightsMs !== undefined ? 'history' : 'defaults';
-}
-
-/** "from this server's 3 previous loads", "from defaults for a 41.2 GB model on 8 GPUs (no previous load)". */
-export function sourceText(state: LoadState, source: EtaSource): string {
-  if (source === 'history') {
-    const n = state.prior?.loads ?? 0;
-    return `from this server's ${n === 1 ? 'previous load' : `${n} previous loads`}`;
-  }
-  const total = state.io?.totalBytes ?? state.prior?.totalBytes;
-  const gpus = state.gpu?.perGpu.length;
-  const what = [
-    total !== undefined ? `a ${formatBytes(total)} model` : undefined,
-    gpus ? `${gpus} GPU${gpus === 1 ? '' : 's'}` : undefined,
-  ].filter(Boolean);
-  return `from defaults${what.length ? ` for ${what.join(' on ')}` : ''} (no previous load)`;
 }
 
 /**

@@ -9,7 +9,7 @@ import { latestBreakdown, trackSteps, type LoadBreakdown, type StepTrack } from 
 import type { LoadState } from '../state/loadStateTypes';
 import { measureResidency } from './warmCache';
 import { readCompileForecast } from './compileRead';
-import type { ForeseenStep } from '../eta/compileForecast';
+import type { CompileForecast, ForeseenStep } from '../eta/compileForecast';
 import type { WatchOutcome } from '../watch/watchTypes';
 
 /** What is known about the next load before the restart. */
@@ -23,6 +23,16 @@ export interface LoadForecast {
   /** How to keep (or fill ahead) a kernel cache found empty. */
   readonly advice?: string;
   readonly prior: LoadPrior;
+}
+
+/**
+ * What the forecast read, before its words: the load time in words (host/pageCache.ts), and the
+ * compiles an empty kernel cache adds (present/forecast.ts words them into a LoadForecast).
+ */
+export interface LoadFacts extends Omit<LoadForecast, 'text' | 'advice'> {
+  /** "~9 min: 41% of the weights are cached". */
+  readonly loadText: string | undefined;
+  readonly compiles: CompileForecast;
 }
 
 /** What a forecast read before a restart: the page cache's share of the weights, the command line's `--cuda-graph-max-bs`. */
@@ -55,7 +65,7 @@ export class LoadInsights {
     unit: string,
     target: Target,
     foreseeCompiles = true,
-  ): Promise<LoadForecast> {
+  ): Promise<LoadFacts> {
     const records = this.history.list(server, unit);
     let modelPath: string | undefined;
     let warning: string | undefined;
@@ -98,14 +108,13 @@ export class LoadInsights {
     const loadText = totalBytes
       ? predictionText(predictLoad(records, residentBytes ?? 0, totalBytes) + compileMs, residentBytes, totalBytes)
       : undefined;
-    const text = [loadText, compiles.text].filter(Boolean).join('; ') || undefined;
     return {
       modelPath,
       residentBytes,
       totalBytes,
-      text,
+      loadText,
       warning,
-      ...(compiles.advice ? { advice: compiles.advice } : {}),
+      compiles,
       prior: {
         ...priorFrom(records, {
           residentBytes,

@@ -17,7 +17,7 @@ import { waitFor } from '../../util/waitFor';
 
 const EXTENSION_ID = 'kimi-tools.kimi-service';
 const SERVER = 'lm-sim';
-/** Every state word a front may report (fleet/words/report). */
+/** Every state word a front may report (present/report). */
 const STATE_WORDS = [
   'stopped',
   'stopping',

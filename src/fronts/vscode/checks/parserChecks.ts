@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import { NotReadyError } from '../../../fleet/fleetError';
-import { serverReport } from '../../../fleet/words/report';
+import { serverReport } from '../../../present/report';
 import { errorText } from '../../../util/errors';
 import type { Notifier } from '../output/notifier';
 import type { ServerPicker } from '../commands/serverPicker';

@@ -2,7 +2,7 @@
  * What the load dashboard shows, built from LoadState: the time series (kept in a ring buffer)
  * and one serialisable model posted to the webview. Pure, no VS Code.
  */
-import { visibleEta } from '../../../monitor/eta/etaText';
+import { visibleEta } from '../../../present/etaText';
 import { LOAD_PHASES } from '../../../engine/events';
 import { bytesFraction } from '../../../monitor/state/loadProgress';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../../config/config';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
-import { serverReport } from '../../../fleet/words/report';
+import { serverReport } from '../../../present/report';
 import { rollingRestart, rollSummary, sameModelDefaults } from '../../../fleet/restart/rolling';
 import { targetFor, targetIo } from '../../../target/target';
 import { modelPathOf } from '../../../engine/execStart';

@@ -4,10 +4,10 @@
  * row per node of a multi-node server. Pure: the tree provider (serversView.ts) only turns
  * these rows into TreeItems. The words are the fleet report's, the icons the status bar's.
  */
-import { formatEta } from '../../../monitor/eta/etaText';
+import { formatEta } from '../../../present/etaText';
 import { formatDuration } from '../../../util/duration';
 import type { NodeSnapshot, ServerSnapshot } from '../../../fleet/fleetTypes';
-import { serverReport } from '../../../fleet/words/report';
+import { serverReport } from '../../../present/report';
 import { describe } from '../../../present/messages';
 import { stateIcon } from '../status/verdictIcons';
 

@@ -3,7 +3,7 @@
  * ready") and their names for the tooltip. The words are the fleet report's. Pure.
  */
 import type { ServerSnapshot } from '../../../fleet/fleetTypes';
-import { serverReport } from '../../../fleet/words/report';
+import { serverReport } from '../../../present/report';
 
 export interface OtherServers {
   /** Appended to the status text, e.g. " · 1 failed"; "" when every other server is ready. */

@@ -3,19 +3,19 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
-import { etaText, formatEta, visibleEta } from '../../monitor/eta/etaText';
-import { formatDuration } from '../../util/duration';
-import type { LoadState } from '../../monitor/state/loadStateTypes';
-import { causeText } from '../../engine/rootCause';
-import { describe, loadStartedAt } from '../../present/messages';
-import { refusalWord } from '../../present/refusalWords';
-import type { ServerSnapshot, WaitResult } from '../fleetTypes';
-import { nodeIssue } from '../../monitor/state/multiNodeState';
-import { activityLabel } from '../../engine/activity';
-import { stallText } from '../../present/stallNotice';
-import { breakdownLine } from '../../present/loadSummary';
-import type { LoadBreakdown } from '../../monitor/history/loadBreakdown';
-import { endSoonWord, isQueued, queueText, queuedWord } from '../../present/queueWords';
+import { etaText, formatEta, visibleEta } from './etaText';
+import { formatDuration } from '../util/duration';
+import type { LoadState } from '../monitor/state/loadStateTypes';
+import { causeText } from '../engine/rootCause';
+import { describe, loadStartedAt } from './messages';
+import { refusalWord } from './refusalWords';
+import type { ServerSnapshot, WaitResult } from './serverSnapshot';
+import { nodeIssue } from '../monitor/state/multiNodeState';
+import { activityLabel } from '../engine/activity';
+import { stallText } from './stallNotice';
+import { breakdownLine } from './loadSummary';
+import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
+import { endSoonWord, isQueued, queueText, queuedWord } from './queueWords';
 
 /** What every front reports about one server. */
 export interface ServerReport {

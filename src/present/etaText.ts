@@ -2,7 +2,7 @@
  * An ETA in words: what a display shows of a stored ETA at a time ("4-6m left", "40s left"),
  * and the rates and sizes beside it. Pure; the one wording of every front.
  */
-import { DISPROVED_GRACE_MS } from './ioRate';
+import { DISPROVED_GRACE_MS } from '../monitor/eta/ioRate';
 
 /**
  * What a display shows of a stored ETA at `now`: the milliseconds left (0 when due), or

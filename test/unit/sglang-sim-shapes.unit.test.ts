@@ -274,12 +274,14 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     assert.ok(elapsed(large) >= 1.0 && elapsed(large) < 2.5, `10 sizes: ${elapsed(large)} s`);
   });
 
-  it('readRateHalves: the second half of the bytes takes twice as long as the first', async () => {
-    setUp({ loadShape: 'readRateHalves' });
+  // The shape's factor is set to a quarter here: a busy machine stretches the fast half (the reads
+  // are real), so a halving alone (ratio 2) can look like 1.4, while a quarter stays far from 1.
+  it('readRateHalves: once half of the bytes are read, the reads slow by the factor (a quarter here)', async () => {
+    setUp({ loadShape: { name: 'readRateHalves', factor: 0.25 } });
     const lines = await load();
     const firstHalf = seconds(shardAt(lines, SHARDS / 2) - first(lines, 'Load weight begin').at);
     const secondHalf = seconds(shardAt(lines, SHARDS) - shardAt(lines, SHARDS / 2));
     const ratio = secondHalf / firstHalf;
-    assert.ok(ratio > 1.6 && ratio < 2.6, `second half ${secondHalf} s, first ${firstHalf} s`);
+    assert.ok(ratio > 2 && ratio < 6, `second half ${secondHalf} s, first ${firstHalf} s (ratio ${ratio.toFixed(2)})`);
   });
 });

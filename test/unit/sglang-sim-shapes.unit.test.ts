@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from '../util/freePort';
+import { QUICK_SIM } from '../util/quickSim';
 
 const SIM = '../gpu-host/sglang-sim/';
 const { mergeConfig, SIM_DIR } = require(SIM + 'config.js');
@@ -113,12 +114,7 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     fs.writeFileSync(
       path.join(dir, 'sim.json'),
       JSON.stringify({
-        initSeconds: 0.05,
-        kvSeconds: 0.05,
-        cudaGraphSeconds: 0.05,
-        uvicornSeconds: 0.05,
-        warmupSeconds: 0.1,
-        warmupPollSeconds: 0.05,
+        ...QUICK_SIM,
         readMBps: 8,
         warmReadMBps: 80,
         ...sim,

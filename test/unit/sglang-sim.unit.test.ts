@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { freePort } from '../util/freePort';
+import { QUICK_SIM } from '../util/quickSim';
 
 const SIM = '../gpu-host/sglang-sim/';
 const { parseArgs } = require(SIM + 'args.js');
@@ -868,14 +869,6 @@ describe('sglang-sim: the process', function () {
   });
 
   /** A fast simulator process on a fresh model folder; resolves once `until` is in its stderr. */
-  const QUICK_SIM = {
-    initSeconds: 0.05,
-    kvSeconds: 0.05,
-    cudaGraphSeconds: 0.05,
-    uvicornSeconds: 0.05,
-    warmupSeconds: 0.1,
-    warmupPollSeconds: 0.05,
-  };
 
   async function startSim(extraArgs: string[], sim: Record<string, unknown>, until: string, shards = 1) {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simproc-'));

@@ -939,8 +939,14 @@ describe('sglang-sim: the process', function () {
   it('fault hangAt untilCleared: the load halts after its shards until sim.json has no hangAt, then goes on to ready', async () => {
     const hang = { hangAt: 'weights', afterShards: 1, untilCleared: true };
     const { io } = await startSim([], { fault: hang }, '| 1/2 [', 2);
-    // Held: nothing more comes while the fault stands (a second is many shard reads of 64 KiB).
-    await sleep(1000);
+    // Held: nothing more comes while the sim looks at sim.json five times and finds the fault still
+    // there (each look is far longer than a shard read of 64 KiB).
+    const beats = path.join(dir, 'hold.beats');
+    const heldUntil = Date.now() + 20000;
+    while (!(fs.existsSync(beats) && Number(fs.readFileSync(beats, 'utf8')) >= 5)) {
+      assert.ok(Date.now() < heldUntil, `the hold never looked at sim.json five times:\n${io.err.slice(-500)}`);
+      await sleep(20);
+    }
     assert.ok(!io.err.includes('| 2/2 ['), io.err.slice(-500));
     fs.writeFileSync(path.join(dir, 'sim.json'), JSON.stringify({ ...QUICK_SIM, fault: {} }));
     const end = Date.now() + 20000;

@@ -53,7 +53,7 @@
  *     crashAt "init"|"weights"|"kv"|"cudaGraph"|"warmup", kind "traceback"|"oom"|"cuda", afterShards N (weights,
  *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
  *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue; untilCleared
- *       true: stall until sim.json's fault has no hangAt (a test's condition, not a time), then continue
+ *       true: stall until sim.json's fault has no hangAt (a test's condition, not a time), then continue; hold.beats counts its looks
  *     busySilence {at: "afterShards"|"cudaGraph", seconds N, gpuUtil P (default 0), deepGemm true}: N s with no
  *       line, a child process burning a CPU core and the GPUs at P % utilisation, as a real post-shard weight
  *       processing (afterShards: the bar at 100 %, "Load weight end" only after) or a DeepGEMM JIT compile
@@ -359,10 +359,13 @@ class Sim {
       return;
     }
     if (this.fault.untilCleared && this.root) {
-      for (;;) {
+      // hold.beats counts the looks at sim.json while held: a test waits on it to know the hold held.
+      const beats = path.join(this.root, 'hold.beats');
+      for (let looks = 1; ; looks++) {
         await sleep(100);
         const now = loadConfig(this.root);
         if (!now.configError && !now.fault.hangAt) return;
+        fs.writeFileSync(beats, String(looks));
       }
     }
     setInterval(() => {}, 1 << 30);

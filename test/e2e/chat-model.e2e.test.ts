@@ -6,13 +6,11 @@
 // gone. An agent loop (a call, its result, two parallel calls, a follow-up) gets its reasoning
 // carried back on each tool-call message, as the simulator's request log shows.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { waitFor } from '../util/waitFor';
-import { REPO_ROOT } from './codeServer';
+import { FixtureExtension } from './fixtureExtension';
 import { restartFromPalette, printResultsDir, simForLoad, unitWithParsers, useScenario } from './scenario';
 import {
   clickDialogButton,
@@ -25,30 +23,8 @@ import {
 
 after(printResultsDir);
 
-let fixtureDir = '';
-let reportDir = '';
-/** This file's temp folder (the fixture's VSIX, its reports), made when the scenario starts. */
-function makeDirs(): void {
-  if (fixtureDir) return;
-  fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-chat-fixture-'));
-  reportDir = join(fixtureDir, 'reports');
-  mkdirSync(reportDir, { recursive: true });
-}
-
-function packageFixture(): string {
-  makeDirs();
-  const vsix = join(fixtureDir, 'chat-client.vsix');
-  const r = spawnSync(
-    join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
-    ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix],
-    {
-      cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'chat-client'),
-      encoding: 'utf8',
-    },
-  );
-  if (r.status !== 0) throw new Error(`vsce package of the chat client fixture failed:\n${r.stdout}\n${r.stderr}`);
-  return vsix;
-}
+/** The chat client fixture: another extension that uses the chat model and writes what it got. */
+const chatClient = new FixtureExtension('chat-client', 'the chat client fixture');
 
 interface Report {
   models?: { id: string; name: string; vendor: string; maxInputTokens: number }[];
@@ -69,7 +45,7 @@ async function runFixture(
   name: string,
   timeoutMs = 120_000,
 ): Promise<{ report: Report; dialogs: string[] }> {
-  const file = join(reportDir, `${name}.json`);
+  const file = join(chatClient.reportDir, `${name}.json`);
   rmSync(file, { force: true });
   await runCommand(page, `Kimi Chat Client: ${title}`);
   const dialogs: string[] = [];
@@ -118,13 +94,11 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     unitText: (h) => unitWithParsers(h),
     // The editor's own chat (and the model picker) must not be switched off for this one.
     settings: { 'chat.disableAIFeatures': false },
-    extraVsix: () => [packageFixture()],
-    env: () => (makeDirs(), { KIMI_CHAT_REPORT_DIR: reportDir }),
+    extraVsix: () => [chatClient.packageVsix()],
+    env: () => ({ KIMI_CHAT_REPORT_DIR: chatClient.reportDir }),
   });
 
-  after(() => {
-    if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
-  });
+  after(() => chatClient.remove());
 
   it('after a load and the parser check, another extension gets "Kimi K2.6 on sim" and a tool call with the arguments the server produced', async () => {
     const { page, host } = scenario();
@@ -318,11 +292,11 @@ describe('e2e: the verified server as a chat model (vscode.lm)', function () {
     await host.killServer('SIGSTOP');
     try {
       const started = Date.now();
-      const file = join(reportDir, 'inflight.json');
-      rmSync(join(reportDir, 'inflight-sent.json'), { force: true });
+      const file = join(chatClient.reportDir, 'inflight.json');
+      rmSync(join(chatClient.reportDir, 'inflight-sent.json'), { force: true });
       rmSync(file, { force: true });
       await runCommand(page, 'Kimi Chat Client: Ask while the server hangs');
-      const sent = join(reportDir, 'inflight-sent.json');
+      const sent = join(chatClient.reportDir, 'inflight-sent.json');
       while (!existsSync(sent)) {
         assert.ok(Date.now() - started < 60_000, 'the request was not sent within 60 s');
         await page.waitForTimeout(100);

@@ -3,13 +3,11 @@
 // extension's old kimi.* user settings are carried over to kimiService.* once, the old values
 // left in the settings file.
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { waitFor } from '../util/waitFor';
-import { REPO_ROOT } from './codeServer';
+import { FixtureExtension } from './fixtureExtension';
 import { simForLoad, useScenario } from './scenario';
 import {
   outputChannelShown,
@@ -20,31 +18,12 @@ import {
   waitForStatus,
 } from './workbench';
 
-let fixtureDir = '';
-let reportDir = '';
-
-function makeDirs(): void {
-  if (fixtureDir) return;
-  fixtureDir = mkdtempSync(join(tmpdir(), 'kimi-standin-'));
-  reportDir = join(fixtureDir, 'reports');
-  mkdirSync(reportDir, { recursive: true });
-}
-
-function packageStandIn(): string {
-  makeDirs();
-  const vsix = join(fixtureDir, 'kimi-code-standin.vsix');
-  const r = spawnSync(
-    join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
-    ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '-o', vsix],
-    { cwd: join(REPO_ROOT, 'test', 'e2e', 'fixture', 'kimi-code-standin'), encoding: 'utf8' },
-  );
-  if (r.status !== 0) throw new Error(`vsce package of the Kimi Code stand-in failed:\n${r.stdout}\n${r.stderr}`);
-  return vsix;
-}
+/** The Kimi Code stand-in: an extension that owned the `kimi.*` settings before, reporting what it sees. */
+const standIn = new FixtureExtension('kimi-code-standin', 'the Kimi Code stand-in');
 
 /** Waits for the stand-in's report of one command (it writes one file per command run). */
 async function standInReport(name: string, timeoutMs = 30_000): Promise<{ settings: Record<string, unknown> }> {
-  const file = join(reportDir, `${name}.json`);
+  const file = join(standIn.reportDir, `${name}.json`);
   await waitFor(() => existsSync(file), { timeoutMs, intervalMs: 100, message: `the stand-in's report for ${name}` });
   return JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
 }
@@ -62,13 +41,11 @@ describe('e2e: beside Kimi Code, under a namespace of its own', function () {
       'kimi.servers': [{ name: 'old', host: '127.0.0.1', port: 9, unit: 'old-unit' }],
       'kimi.yoloMode': true,
     },
-    extraVsix: () => [packageStandIn()],
-    env: () => (makeDirs(), { KIMI_STANDIN_REPORT_DIR: reportDir }),
+    extraVsix: () => [standIn.packageVsix()],
+    env: () => ({ KIMI_STANDIN_REPORT_DIR: standIn.reportDir }),
   });
 
-  after(() => {
-    if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
-  });
+  after(() => standIn.remove());
 
   it("the old kimi.* settings are copied once, the old values stay, Kimi Code's are not touched", async () => {
     const { page, cs } = scenario();

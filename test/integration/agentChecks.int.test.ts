@@ -4,17 +4,15 @@
  * with the evidence a user needs (the request, the part of the answer that shows the fault, what
  * an agent suffers); a correct server passes every check; vLLM's answers too.
  */
-import { shellLine } from '../../src/transport/shell';
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { verificationVerdictOf, type CheckResult, type VerifyResult } from '../../src/verify/verifier';
 import { formatTable, summarize } from '../../src/present/verifyReport';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { enableKimiParsersAndRestart, FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 function check(result: VerifyResult, name: string): CheckResult {
   const c = result.checks.find((x) => x.name === name);
@@ -27,22 +25,6 @@ function notPassed(result: VerifyResult): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const c of result.checks) if (c.status !== 'pass') (out[c.status] ??= []).push(c.name);
   return out;
-}
-
-async function enableAndRestart(host: GpuHost, test: TestSession): Promise<void> {
-  const change = await enableParsers(
-    {
-      sudo: test.session.profile.sudo,
-      log: () => undefined,
-      exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
-      confirmDiff: async () => true,
-    },
-    host.unitName,
-    { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' },
-  );
-  assert.equal(change.kind, 'changed');
-  const outcome = await test.session.watch('restart', FAST_WATCH);
-  assert.equal(outcome.end, 'ready', outcome.message);
 }
 
 function suite(engine: 'sglang' | 'vllm'): void {
@@ -69,7 +51,7 @@ function suite(engine: 'sglang' | 'vllm'): void {
         ...(engine === 'vllm' ? { engine: 'vllm' as const, unitName: 'vllm-agent' } : {}),
       });
       test = await sessionForHost(host);
-      await enableAndRestart(host, test);
+      await enableKimiParsersAndRestart(host, test);
     });
     after(async () => {
       test?.dispose();

@@ -2,6 +2,7 @@
  * Builds the extension's own session (SSH transport + HTTP through the tunnel + watcher) for a
  * simulated GPU host, exactly as the extension does, without VS Code.
  */
+import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,6 +19,8 @@ import type { FleetDeps } from '../../src/fleet/fleetTypes';
 import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { GpuHost } from '../gpu-host/harness';
 import { serverEntry } from '../gpu-host/serverEntry';
+import { enableParsers } from '../../src/target/systemd/parserDropIn';
+import { shellLine } from '../../src/transport/shell';
 export { serverEntry };
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
 
@@ -186,4 +189,22 @@ export async function markHost(host: GpuHost): Promise<{ newRuns(): Promise<Exec
       return (await host.execEntries()).slice(execs).filter((e) => clients.has(e.ssh));
     },
   };
+}
+
+/** Writes the kimi_k2 reasoning and tool-call parsers into the unit's drop-in (the diff accepted
+ * unseen) and restarts the unit, watched to ready. */
+export async function enableKimiParsersAndRestart(host: GpuHost, test: TestSession): Promise<void> {
+  const change = await enableParsers(
+    {
+      sudo: test.session.profile.sudo,
+      log: () => undefined,
+      exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
+      confirmDiff: async () => true,
+    },
+    host.unitName,
+    { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' },
+  );
+  assert.equal(change.kind, 'changed');
+  const outcome = await test.session.watch('restart', FAST_WATCH);
+  assert.equal(outcome.end, 'ready', outcome.message);
 }

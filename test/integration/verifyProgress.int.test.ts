@@ -7,14 +7,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { enableParsers } from '../../src/target/systemd/parserDropIn';
 import { targetFor } from '../../src/target/target';
-import { shellLine } from '../../src/transport/shell';
 import { verifyServer } from '../../src/verify/serverVerification';
 import { progressLine, type VerifyProgress } from '../../src/verify/progress';
 import { verificationVerdictOf } from '../../src/verify/verifier';
 import { formatTable, summarize } from '../../src/present/verifyReport';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { enableKimiParsersAndRestart, sessionForHost, type TestSession } from './simHost';
 
 /** Longer than the 10 s after which the log says a check waits, shorter than the 2048 tokens take at 20 ms each. */
 const CHECK_TIMEOUT_MS = 15_000;
@@ -27,19 +25,7 @@ describe('a verification that takes long: where it is, then inconclusive with th
   before(async () => {
     host = await startGpuHost({ shards: 2, shardBytes: 256 * 1024, sim: { tokenDelayMs: 0 } });
     test = await sessionForHost(host);
-    const change = await enableParsers(
-      {
-        sudo: test.session.profile.sudo,
-        log: () => undefined,
-        exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
-        confirmDiff: async () => true,
-      },
-      host.unitName,
-      { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' },
-    );
-    assert.equal(change.kind, 'changed');
-    const outcome = await test.session.watch('restart', FAST_WATCH);
-    assert.equal(outcome.end, 'ready', outcome.message);
+    await enableKimiParsersAndRestart(host, test);
   });
   after(async () => {
     test?.dispose();

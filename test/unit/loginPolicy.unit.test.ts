@@ -20,6 +20,18 @@ import type { TransportError } from '../../src/transport/transport';
 const fresh = (): HopLoginState => ({ keyboardInteractiveTried: false, passwordTried: false });
 const WHO = 'kimi@gpu7:22';
 const HINT = 'Use a terminal.';
+/** ssh2's keyboard-interactive auth method as HopLogin hands it over: the server's prompts go to `prompt`. */
+interface KeyboardInteractive {
+  type: string;
+  prompt(
+    name: string,
+    instructions: string,
+    lang: string,
+    prompts: { prompt: string; echo: boolean }[],
+    finish: (answers: string[]) => void,
+  ): void;
+}
+
 const OATH = "One-time password (OATH) for `kimi': ";
 
 const question = (over: Partial<LoginQuestion> = {}): LoginQuestion => ({
@@ -153,16 +165,7 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
     const verdicts: boolean[] = [];
     const h = hop(() => ({ answers: ['123456'], settled: (ok) => verdicts.push(ok) }));
     const tried: string[] = [];
-    const method = (await h.login.next(['keyboard-interactive'], tried)) as unknown as {
-      type: string;
-      prompt: (
-        n: string,
-        i: string,
-        l: string,
-        p: { prompt: string; echo: boolean }[],
-        f: (a: string[]) => void,
-      ) => void;
-    };
+    const method = (await h.login.next(['keyboard-interactive'], tried)) as unknown as KeyboardInteractive;
     assert.equal(method.type, 'keyboard-interactive');
     const sent = await new Promise<string[]>((resolve) =>
       method.prompt('', '', '', [{ prompt: OATH, echo: false }], resolve),
@@ -178,15 +181,7 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
 
   it('a cancelled question ends the handshake and sends nothing', async () => {
     const h = hop(() => undefined);
-    const method = (await h.login.next(null, [])) as unknown as {
-      prompt: (
-        n: string,
-        i: string,
-        l: string,
-        p: { prompt: string; echo: boolean }[],
-        f: (a: string[]) => void,
-      ) => void;
-    };
+    const method = (await h.login.next(null, [])) as unknown as KeyboardInteractive;
     let finished = false;
     method.prompt('', '', '', [{ prompt: OATH, echo: false }], () => (finished = true));
     await new Promise((r) => setImmediate(r));
@@ -213,15 +208,7 @@ describe('HopLogin (one hop: ssh2 method objects, questions, verdicts)', () => {
       signal = s;
       return new Promise<undefined>((resolve) => s.addEventListener('abort', () => resolve(undefined)));
     });
-    const method = (await h.login.next(null, [])) as unknown as {
-      prompt: (
-        n: string,
-        i: string,
-        l: string,
-        p: { prompt: string; echo: boolean }[],
-        f: (a: string[]) => void,
-      ) => void;
-    };
+    const method = (await h.login.next(null, [])) as unknown as KeyboardInteractive;
     let finished = false;
     method.prompt('', '', '', [{ prompt: OATH, echo: false }], () => (finished = true));
     await new Promise((r) => setImmediate(r));

@@ -21,7 +21,14 @@ describe('a restart followed across the start of its new run', function () {
   let gate: string;
 
   before(async () => {
-    host = await startGpuHost({ shards: 4, shardBytes: 1024 * 1024, sim: { readMBps: 8, warmReadMBps: 8 } });
+    host = await startGpuHost({
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 8, warmReadMBps: 8 },
+      // The stop is held until the watch has looked at it (stopHold): systemd's SIGKILL must not cut
+      // it while a busy machine still starts the watch's SSH login.
+      timeoutStopSec: 120,
+    });
     gate = path.join(host.fixtureDir, 'start-gate.env');
   });
   after(async () => {
@@ -42,33 +49,39 @@ describe('a restart followed across the start of its new run', function () {
     await host.writeUnit(
       host.defaultUnitText.replace(/^TimeoutStopSec=.*$/m, (line) => `${line}\nEnvironmentFile=${gate}`),
     );
-    await host.setStopDelay(1500);
+    // The old process stays in its stop until the watch has looked at it, however slow the machine.
+    await host.configureSimulator({ stopHold: true });
     try {
       assert.equal((await host.ssh(`systemctl restart --no-block ${host.unit}`)).code, 0);
       await waitFor(
         async () =>
           /ActiveState=deactivating/.test((await host.ssh(`systemctl show ${host.unit} -p ActiveState`)).stdout),
         {
-          timeoutMs: 20_000,
+          timeoutMs: 60_000,
           message: 'the unit stopping',
         },
       );
       test = await sessionForHost(host);
       const states: LoadState[] = [];
       const outcome = test.session.watch('attach', FAST_WATCH, { onState: (state) => states.push(state) });
+      await waitFor(() => states.some((s) => s.unit?.activeState === 'deactivating'), {
+        timeoutMs: 60_000,
+        message: 'the watch looking at the stop',
+      });
+      await host.configureSimulator({ stopHold: false });
       // The new run's supervisor holds the start at the gate; the watch looks at the unit meanwhile.
       await waitFor(
         () => {
           const pid = supervisor();
           return pid !== undefined && pid !== 0 && pid !== oldSupervisor;
         },
-        { timeoutMs: 20_000, message: "the new run's start under way" },
+        { timeoutMs: 60_000, message: "the new run's start under way" },
       );
       const looksBefore = states.filter((s) => s.unit !== undefined).length;
       let ended = false;
       void outcome.then(() => (ended = true));
       await waitFor(() => ended || states.filter((s) => s.unit !== undefined).length > looksBefore + 1, {
-        timeoutMs: 20_000,
+        timeoutMs: 60_000,
         message: 'a look at the unit while the start is held',
       });
       await fs.promises.writeFile(gate, 'START_GATE=open\n');
@@ -79,8 +92,8 @@ describe('a restart followed across the start of its new run', function () {
         `ended ${end.end}: ${end.message ?? ''}; seen: ${[...new Set(states.map((s) => `${s.verdict}(${s.unit?.activeState ?? '-'})`))].join(' ')}`,
       );
     } finally {
+      await host.configureSimulator({ stopHold: false });
       openGate(gate);
-      await host.setStopDelay(0);
       await host.writeUnit(host.defaultUnitText);
       fs.rmSync(gate, { force: true });
     }

@@ -6,7 +6,7 @@ import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import { serverRows } from '../../src/fronts/vscode/serversView/serversViewModel';
 import { statusText } from '../../src/fronts/vscode/status/statusBarText';
 import { otherServers } from '../../src/fronts/vscode/status/statusOthers';
-import { serverNameOf } from '../../src/fronts/vscode/commands/serverArgument';
+import { commandTarget, serverNameOf } from '../../src/fronts/vscode/commands/serverArgument';
 import { runningUnit, halfLoaded } from '../util/loadFixtures';
 
 const profile = (name: string) =>
@@ -179,5 +179,17 @@ describe('command arguments: a name, a row, or nothing', () => {
     assert.equal(serverNameOf(''), undefined);
     assert.equal(serverNameOf({ path: '/x' }), undefined);
     assert.equal(serverNameOf({ serverName: 3 }), undefined);
+  });
+
+  it('a row that did not arrive is lost, not "the active server"; no argument at all is', () => {
+    const row = { kind: 'server', id: 'server/gpu2', serverName: 'gpu2' };
+    assert.deepEqual(commandTarget([row, null]), { kind: 'named', name: 'gpu2' }, "a row's menu");
+    assert.deepEqual(commandTarget(['gpu1']), { kind: 'named', name: 'gpu1' }, 'a notification button');
+    assert.deepEqual(commandTarget([]), { kind: 'none' }, 'the palette, a key, the status bar');
+    assert.deepEqual(commandTarget([{ path: '/x' }]), { kind: 'none' }, "an editor menu's URI");
+    // What VS Code passes from a row's menu when the tree was refreshed between the click and the run.
+    assert.deepEqual(commandTarget([undefined, null]), { kind: 'lost' });
+    assert.deepEqual(commandTarget([null]), { kind: 'lost' });
+    assert.deepEqual(commandTarget([undefined]), { kind: 'lost' });
   });
 });

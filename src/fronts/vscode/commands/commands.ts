@@ -6,7 +6,7 @@ import { copySudoersRuleCommand } from './sudoersCommand';
 import { copyMcpConfigCommand } from '../launcher/mcpConfig';
 import { installLauncherCommand } from '../launcher/launcherCommand';
 import { closeForwardCommand, forwardPortCommand } from './forwardCommand';
-import { serverNameOf } from './serverArgument';
+import { commandTarget, serverNameOf } from './serverArgument';
 import { trustGated } from '../trust/workspaceTrust';
 import type { KeptPasswords } from '../secrets/keptPasswords';
 import { forgetPasswordsCommand } from '../secrets/forgetPasswordsCommand';
@@ -18,25 +18,37 @@ export function registerCommands(
   context: vscode.ExtensionContext,
   keptPasswords: KeptPasswords,
 ): vscode.Disposable[] {
-  // Commands that act on one server take its name, or a servers-view row ({ serverName }), first.
-  const table: Record<string, (argument?: unknown) => unknown> = {
-    'kimiService.restartService': (argument) => controller.restarts.restart(serverNameOf(argument)),
-    'kimiService.pollService': (argument) => controller.watches.watch(serverNameOf(argument)),
-    'kimiService.stopPolling': (argument) => controller.watches.stopWatching(serverNameOf(argument)),
+  /**
+   * Commands that act on one server take its name, or a servers-view row ({ serverName }), first;
+   * a row lost on the way (see commandTarget) is asked for rather than taken to be the active one.
+   */
+  const onServer =
+    (act: (name: string | undefined) => unknown) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const target = commandTarget(args);
+      if (target.kind !== 'lost') return act(target.kind === 'named' ? target.name : undefined);
+      const name = await controller.choice.pick('Kimi: which server? The servers view changed while its menu was open');
+      return name === undefined ? undefined : act(name);
+    };
+  const table: Record<string, (...args: unknown[]) => unknown> = {
+    'kimiService.restartService': onServer((name) => controller.restarts.restart(name)),
+    'kimiService.pollService': onServer((name) => controller.watches.watch(name)),
+    'kimiService.stopPolling': onServer((name) => controller.watches.stopWatching(name)),
     'kimiService.showLog': () => controller.showLog(),
-    'kimiService.makeActive': (argument) => controller.choice.makeActive(serverNameOf(argument)),
+    'kimiService.makeActive': onServer((name) => controller.choice.makeActive(name)),
     'kimiService.selectServer': () => controller.choice.select(),
     'kimiService.addServer': () => controller.addServer(),
+    // The view's title passes its focused row, or nothing when none is: nothing means the active server's model.
     'kimiService.rollingRestart': (argument) => controller.rollingRestart(serverNameOf(argument)),
     'kimiService.enableParsers': () => enableParsersCommand(controller, log),
     'kimiService.suggestFasterLoad': () => suggestFasterLoadCommand(controller, log, context.globalState),
-    'kimiService.verifyParsers': (argument) => controller.checks.command(serverNameOf(argument)),
+    'kimiService.verifyParsers': onServer((name) => controller.checks.command(name)),
     'kimiService.setApiKey': () => controller.setApiKey(),
     'kimiService.forgetSshPasswords': () => forgetPasswordsCommand(keptPasswords, log),
     'kimiService.copySudoersRule': () => copySudoersRuleCommand(controller.activeServerProfile(), log),
     'kimiService.copyMcpConfig': () => copyMcpConfigCommand(context, log),
     'kimiService.installCommandInPath': () => installLauncherCommand(context, log),
-    'kimiService.forwardPort': (arg) => forwardPortCommand(controller, log, arg),
+    'kimiService.forwardPort': onServer((name) => forwardPortCommand(controller, log, name)),
     'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, trustGated(id, run)));

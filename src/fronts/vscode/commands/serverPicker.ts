@@ -56,9 +56,15 @@ export class ServerPicker {
 
   /** "Kimi Service: Select server": a QuickPick of the servers with their states. */
   async select(): Promise<void> {
+    const picked = await this.pick('Kimi: select the server to act on');
+    if (picked !== undefined) await makeActive(picked);
+  }
+
+  /** A QuickPick of the servers with their states (the active one marked): the name chosen. */
+  async pick(title: string): Promise<string | undefined> {
     const settings = this.settings.settings;
-    if (!settings) return this.settings.reportErrors();
-    if (settings.servers.length === 0) return reportNoServers();
+    if (!settings) return void this.settings.reportErrors();
+    if (settings.servers.length === 0) return void reportNoServers();
     const active = activeProfile(settings);
     const picked = await vscode.window.showQuickPick(
       this.fleet.snapshots().map(({ server, state }) => ({
@@ -67,10 +73,9 @@ export class ServerPicker {
         detail: state ? describe(state) : undefined,
         picked: server.name === active?.name,
       })),
-      { title: 'Kimi: select the server to act on' },
+      { title },
     );
-    if (!picked) return;
-    await makeActive(picked.label);
+    return picked?.label;
   }
 
   /** "Make active": the server the status bar, the dashboard and the commands without a target use. */

@@ -1,22 +1,26 @@
 import * as vscode from 'vscode';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
-import { serverRows, type ServersViewRow } from './serversViewModel';
+import { serverRows } from './serversViewModel';
+import { ServersViewTree, type RowElement } from './serversViewTree';
 import { shownText } from '../output/shownText';
 
 /** Fleet events come in bursts (a state per poll round per server): one refresh per burst. */
 const REFRESH_DEBOUNCE_MS = 300;
-/** Uptime and ETA move with the clock: refreshed this often while the view is visible. */
+/** Uptime and ETA move with the clock: looked at this often while the view is visible (rows whose words changed are refreshed). */
 const CLOCK_REFRESH_MS = 15_000;
 
 /**
- * The "Kimi Servers" tree: a thin shell over serversViewModel. Rows are the model's objects,
- * so a command run from a row receives `{ serverName }` (the commands' contract).
+ * The "Kimi Servers" tree: a thin shell over serversViewModel and serversViewTree. Its elements
+ * are stable `{ serverName }` objects (the commands' contract), and a change refreshes only the
+ * rows whose words changed: a refresh of the whole tree would leave a command chosen from a
+ * row's menu meanwhile without its row.
  */
-export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
+export class ServersView implements vscode.TreeDataProvider<RowElement>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<RowElement[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly view: vscode.TreeView<ServersViewRow>;
+  private readonly view: vscode.TreeView<RowElement>;
+  private readonly tree = new ServersViewTree();
   private debounce: NodeJS.Timeout | undefined;
   private clock: NodeJS.Timeout | undefined;
 
@@ -37,7 +41,9 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
     this.followClock();
   }
 
-  getTreeItem(row: ServersViewRow): vscode.TreeItem {
+  getTreeItem(element: RowElement): vscode.TreeItem {
+    const row = this.tree.row(element);
+    if (!row) return Object.assign(new vscode.TreeItem(element.serverName), { id: element.id });
     const collapsible =
       row.kind === 'server' && row.nodes.length > 0
         ? vscode.TreeItemCollapsibleState.Expanded
@@ -51,21 +57,34 @@ export class ServersView implements vscode.TreeDataProvider<ServersViewRow>, vsc
     return item;
   }
 
-  getChildren(row?: ServersViewRow): ServersViewRow[] {
-    if (!row) return serverRows(this.fleet.snapshots(), this.activeName(), Date.now());
-    return row.kind === 'server' ? [...row.nodes] : [];
+  getChildren(element?: RowElement): RowElement[] {
+    if (element) return this.tree.children(element);
+    // The whole tree is being asked again: whatever changed is shown by this answer.
+    this.tree.update(this.currentRows());
+    return this.tree.roots();
+  }
+
+  private currentRows() {
+    return serverRows(this.fleet.snapshots(), this.activeName(), Date.now());
+  }
+
+  /** Tells the tree what changed since it last asked: the changed rows, or all when servers came or went. */
+  private refresh(): void {
+    const plan = this.tree.update(this.currentRows());
+    if (plan.kind === 'root') this.changed.fire(undefined);
+    if (plan.kind === 'rows') this.changed.fire([...plan.elements]);
   }
 
   private refreshSoon(): void {
     if (this.debounce) return;
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
-      this.changed.fire();
+      this.refresh();
     }, REFRESH_DEBOUNCE_MS);
   }
 
   private followClock(): void {
-    if (this.view.visible && !this.clock) this.clock = setInterval(() => this.changed.fire(), CLOCK_REFRESH_MS);
+    if (this.view.visible && !this.clock) this.clock = setInterval(() => this.refresh(), CLOCK_REFRESH_MS);
     if (!this.view.visible && this.clock) {
       clearInterval(this.clock);
       this.clock = undefined;

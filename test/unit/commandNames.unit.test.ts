@@ -61,7 +61,9 @@ function commandNamed(literal: string, all: readonly Command[]): string | undefi
   return undefined;
 }
 
-describe('no VS Code command below the fronts', () => {
+describe('no VS Code command below the fronts', function () {
+  // It parses every file of src/: a guard against a hang, not a measure (10 s at load 25).
+  this.timeout(60_000);
   const all = commands();
 
   it('the check sees an id, a palette title and a quoted title, and lets settings and comments be', () => {

@@ -132,13 +132,19 @@ describe('load progress on the simulated GPU host (real page cache)', function (
     await host.configureSimulator({ fault: {}, readMBps: SIM.readMBps });
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const verdicts = verdictsOf(states);
-    const stalledAt = verdicts.indexOf('stalled');
-    assert.ok(stalledAt >= 0, `no stall seen: ${verdicts}`);
-    assert.ok(verdicts.indexOf('loading', stalledAt) > stalledAt, `not loading again after the stall: ${verdicts}`);
+    // The stall of the hang: at its third shard. (With stallMs 2 s, a loaded machine can also show a
+    // true stall earlier, in a start that printed nothing for 2 s.)
+    const stalledAt = states.findIndex((s) => s.verdict === 'stalled' && s.shards?.done === 3);
+    assert.ok(
+      stalledAt >= 0,
+      `no stall seen after 3 shards: ${states.map((s) => `${s.verdict}(${s.shards?.done ?? '-'})`).join(' ')}`,
+    );
+    assert.ok(states[stalledAt]!.stalled);
+    assert.ok(
+      states.slice(stalledAt).some((s) => s.verdict === 'loading'),
+      `not loading again after the stall: ${verdicts}`,
+    );
     assert.equal(verdicts[verdicts.length - 1], 'ready');
-    const stalled = states.find((s) => s.verdict === 'stalled')!;
-    assert.equal(stalled.shards?.done, 3, 'stalled after 3 shards');
-    assert.ok(stalled.stalled);
   });
 
   it('a restart after warming the page cache is much shorter than a cold one', async () => {

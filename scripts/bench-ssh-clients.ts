@@ -147,7 +147,7 @@ async function main(): Promise<void> {
         loads.push(os.loadavg()[0]!);
         for (const f of FIGURES) figures[client][f].push(m[f]);
         process.stderr.write(
-          `run ${run} ${client}: ${m.logins} login(s), ${m.sessions} sessions, ${m.standIns} stand-ins, ready +${m.readyMs} ms, restart->ready ${(m.restartMs / 1000).toFixed(1)} s\n`,
+          `run ${run} ${client}: ${m.logins} login(s), ${m.sessions} sessions, ${m.standIns} stand-ins, ready +${m.readyMs} ms (HTTP proof ${m.proofMs} ms), restart->ready ${(m.restartMs / 1000).toFixed(1)} s\n`,
         );
       }
     }
@@ -176,6 +176,17 @@ async function main(): Promise<void> {
       (f) =>
         `| ${LABELS[f][0]} | ${cell(scale(f, figures.ssh2[f]), LABELS[f][2])} | ${cell(scale(f, figures.openssh[f]), LABELS[f][2])} | ${ratio(f)} |`,
     ),
+    '',
+    'Both clients log in once and run the same remote commands: the OpenSSH transport multiplexes every',
+    'command and stream over its one ControlMaster. What differs is local: over OpenSSH each command is an',
+    '`ssh` client process of the master and each HTTP request (the proof of ready is three: /health,',
+    '/v1/models, a 1-token completion) an `ssh -W` process, where ssh2 opens a channel inside the',
+    "extension's process. Every such process has to start (exec, link libcrypto, reach the master) and on a",
+    'busy machine waits for a CPU: that is the gap in the latency rows (a probe round in flight when the',
+    'ready line comes is slower too). It shrinks on a quieter machine but does not vanish. Removing it would',
+    "take HTTP off per-request processes (the master's",
+    "own forwarding to a socket in the transport's folder, `ssh -O forward`), which needs the refused-port",
+    "answer that the watch relies on read from the master's log instead of a process's exit; not done yet.",
     '',
   ].join('\n');
   process.stdout.write(`${section}\n`);

@@ -21,14 +21,13 @@
 //   restart    s from the restart to ready (the load itself included).
 // Prints the medians, minimums and maximums, the OpenSSH/ssh2 ratio, and the machine's load;
 // --out FILE rewrites its "## SSH clients: ssh2 and OpenSSH" section.
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { startGpuHost, type GpuHost } from '../test/gpu-host/harness';
 import { acceptedClients, sshdSessions } from '../test/gpu-host/execLog';
 import { sessionForHost } from '../test/integration/simHost';
 import { watchOptionsOf } from '../src/fleet/sessions/sessionRegistry';
 import type { Transport } from '../src/transport/transport';
-import { gitHead, replaceSection } from './benchDoc';
+import { gitHead, publishSection } from './benchDoc';
 
 const HEADING = '## SSH clients: ssh2 and OpenSSH';
 const CLIENTS = ['ssh2', 'openssh'] as const;
@@ -189,9 +188,7 @@ async function main(): Promise<void> {
     "answer that the watch relies on read from the master's log instead of a process's exit; not done yet.",
     '',
   ].join('\n');
-  process.stdout.write(`${section}\n`);
-  if (out)
-    fs.writeFileSync(out, replaceSection(fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '', HEADING, section));
+  publishSection(section, HEADING, out);
 }
 
 main().catch((error: unknown) => {

@@ -13,8 +13,9 @@ import * as path from 'node:path';
 import type { HostKeyPolicy } from '../../src/config/config';
 import { parseSettings } from '../../src/config/parseSettings';
 import { createTransport, type SessionUi, type UnknownHostKey } from '../../src/fleet/sessions/sessionFactory';
-import { TransportError, type Transport } from '../../src/transport/transport';
+import type { Transport } from '../../src/transport/transport';
 import { startLoopbackSshd, type LoopbackSshd } from '../gpu-host/loopbackSshd';
+import { rejection } from './loginHosts';
 
 const CLIENTS = ['openssh', 'ssh2'] as const;
 type Client = (typeof CLIENTS)[number];
@@ -95,16 +96,6 @@ describe('host-key policies over the OpenSSH client, against a real sshd', funct
     return { t, asked, logs };
   }
 
-  async function refusal(p: Promise<unknown>): Promise<TransportError> {
-    try {
-      await p;
-    } catch (err) {
-      assert.ok(err instanceof TransportError, String(err));
-      return err;
-    }
-    assert.fail('expected a refusal');
-  }
-
   const accepted = () => sshd.count(/Accepted publickey for root from 127\.0\.0\.1/);
   const knownHosts = (name: string, text = '') => {
     const file = path.join(tmp, `${name}-${++run}`);
@@ -120,7 +111,7 @@ describe('host-key policies over the OpenSSH client, against a real sshd', funct
       const file = knownHosts('strict');
       const before = accepted();
       const { t, asked, logs } = await connectTo(client, 'strict', file);
-      const err = await refusal(t.connect());
+      const err = await rejection(t.connect());
       assert.equal(err.kind, 'host-key-unknown', `${client}: ${err.message}`);
       assert.ok(err.message.includes(`ssh-ed25519 ${fingerprintOf(sshd.knownHostsLine)}`), `${client}: ${err.message}`);
       assert.match(err.message, /was not trusted \(kimiService\.hostKeyPolicy\)/);
@@ -159,7 +150,7 @@ describe('host-key policies over the OpenSSH client, against a real sshd', funct
       const file = files[client]!;
       const kept = fs.readFileSync(file, 'utf8');
       const { t, asked } = await connectTo(client, 'accept-new', file);
-      const err = await refusal(t.connect());
+      const err = await rejection(t.connect());
       assert.equal(err.kind, 'host-key-changed', `${client}: ${err.message}`);
       assert.ok(
         err.message.includes(newFingerprint) && err.message.includes(oldFingerprint),
@@ -179,7 +170,7 @@ describe('host-key policies over the OpenSSH client, against a real sshd', funct
     for (const client of CLIENTS) {
       const refused = knownHosts('ask-no');
       const no = await connectTo(client, 'ask', refused, false);
-      const err = await refusal(no.t.connect());
+      const err = await rejection(no.t.connect());
       assert.equal(err.kind, 'host-key-unknown', `${client}: ${err.message}`);
       assert.equal(no.asked.length, 1);
       assert.equal(fs.readFileSync(refused, 'utf8'), '');
@@ -217,7 +208,7 @@ describe('host-key policies over the OpenSSH client, against a real sshd', funct
       const file = knownHosts('ask-changed', `${recorded}\n`);
       const before = accepted();
       const { t, asked } = await connectTo(client, 'ask', file, true);
-      const err = await refusal(t.connect());
+      const err = await rejection(t.connect());
       assert.equal(err.kind, 'host-key-changed', `${client}: ${err.message}`);
       assert.ok(err.message.includes(fingerprintOf(sshd.knownHostsLine)), err.message);
       assert.ok(err.message.includes(fingerprintOf(recorded)), err.message);

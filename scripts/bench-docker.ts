@@ -17,13 +17,12 @@
 //   failed     from the kill to the watch's failed end (after ready: the steady watch);
 //   restart    from the restart to the watch's ready (the load itself included).
 // The table has the medians; --out FILE rewrites its "## Docker container vs unit" section.
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { WatchOptions, WatchOutcome } from '../src/monitor/watch/watchTypes';
 import { startGpuHost } from '../test/gpu-host/harness';
 import { startDockerEngine } from '../test/gpu-host/docker';
 import { sessionForHost } from '../test/integration/simHost';
-import { gitHead, replaceSection } from './benchDoc';
+import { gitHead, publishSection } from './benchDoc';
 
 const HEADING = '## Docker container vs unit';
 const READY_LINE = 'The server is fired up and ready to roll!';
@@ -141,9 +140,7 @@ async function main(): Promise<void> {
     row('container'),
     '',
   ].join('\n');
-  process.stdout.write(`${section}\n`);
-  if (out)
-    fs.writeFileSync(out, replaceSection(fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '', HEADING, section));
+  publishSection(section, HEADING, out);
 }
 
 main().catch((error: unknown) => {

@@ -40,6 +40,13 @@ export function replaceSection(doc: string, heading: string, section: string): s
   return `${before}${before ? '\n\n' : ''}${section.trimEnd()}\n${after ? `\n${after}\n` : ''}`;
 }
 
+/** Prints `section`; with `out` (a file's path) also replaces the section under `heading` there. */
+export function publishSection(section: string, heading: string, out: string): void {
+  process.stdout.write(`${section}\n`);
+  if (out)
+    fs.writeFileSync(out, replaceSection(fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '', heading, section));
+}
+
 /** The branch and short commit checked out ("main 1a2b3c4"), read from .git without running git. */
 export function gitHead(): string {
   try {

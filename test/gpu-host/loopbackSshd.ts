@@ -27,6 +27,8 @@ export interface LoopbackSshdOptions {
   readonly lines: readonly string[];
   /** Added to sshd's environment. */
   readonly env?: NodeJS.ProcessEnv;
+  /** The port to listen on (a host reinstalled under the same address); default a free one. */
+  readonly port?: number;
 }
 
 export async function startLoopbackSshd(o: LoopbackSshdOptions): Promise<LoopbackSshd> {
@@ -34,7 +36,7 @@ export async function startLoopbackSshd(o: LoopbackSshdOptions): Promise<Loopbac
   fs.mkdirSync('/run/sshd', { recursive: true }); // sshd's privilege separation directory
   const hostKey = path.join(o.dir, 'host_ed25519');
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey], { stdio: 'pipe' });
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const config = path.join(o.dir, 'sshd_config');
   fs.writeFileSync(
     config,

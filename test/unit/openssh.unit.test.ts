@@ -1,4 +1,7 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { parseSettings } from '../../src/config/parseSettings';
 import { chooseClient, type ClientFacts } from '../../src/transport/openssh/chooseClient';
 import { certificateProblem, parseCertificateListing } from '../../src/transport/openssh/certificates';
@@ -11,6 +14,9 @@ import {
 } from '../../src/transport/openssh/opensshErrors';
 import { isMuxFailure } from '../../src/transport/openssh/muxProcess';
 import { parseKeyscan } from '../../src/transport/openssh/unknownHostKey';
+import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
+import { TransportError } from '../../src/transport/transport';
+import { waitFor } from '../util/waitFor';
 import { NO_CLIENT_FACTS } from '../util/clientFacts';
 
 const none: ClientFacts = NO_CLIENT_FACTS;
@@ -49,6 +55,34 @@ describe('the SSH client choice', () => {
     const c = chooseClient('auto', { ...none, gssapiAuthentication: true }, 'win32');
     assert.equal(c.client, 'ssh2');
     assert.match(c.reason, /no ControlMaster.*GSSAPI/);
+  });
+
+  it('"openssh" set on Windows is refused when connecting, saying why and what to use, before any ssh runs', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'openssh-win32-'));
+    const t = new OpenSshTransport({
+      host: { host: 'gpu1' },
+      knownHostsFile: path.join(parent, 'known_hosts'),
+      decideUnknownHostKey: async () => 'reject',
+      platform: 'win32',
+      // Not a program: had the transport run ssh (ssh -G first), the refusal would say it is not installed.
+      sshPath: path.join(parent, 'no-ssh-here'),
+      controlParent: parent,
+    });
+    try {
+      await assert.rejects(t.connect(), (err: unknown) => {
+        assert.ok(err instanceof TransportError && err.kind === 'config', String(err));
+        assert.match(
+          err.message,
+          /kimiService\.ssh\.client is "openssh".*OpenSSH of Windows has no ControlMaster.*use "ssh2"/,
+        );
+        return true;
+      });
+      assert.equal(t.state.kind, 'down');
+    } finally {
+      t.dispose();
+      await waitFor(() => fs.readdirSync(parent).length === 0, { message: 'the control folder removed' });
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
   });
 
   it('kimiService.ssh.client defaults to auto and takes only its three values', () => {

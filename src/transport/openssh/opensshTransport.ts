@@ -238,14 +238,17 @@ export class OpenSshTransport implements Transport {
     const changed = changedHostKey(log);
     if (changed) {
       const known: string[] = [];
+      let keyType: string | undefined;
       for (const o of changed.offending) {
         const e = parseKnownHosts(await readKnownHostsFile(o.file)).find((x) => x.line === o.line);
         if (e) known.push(fingerprintSha256(e.keyBlob));
+        // OpenSSH only calls a line of the offered key's own type offending: its type names the offered key as ssh2 does.
+        keyType ??= e?.keyType;
       }
       const at = changed.offending.map((o) => `${o.file} line ${o.line}`).join(', ');
       return new HostKeyError(
         'host-key-changed',
-        `HOST KEY CHANGED for ${changed.name}: the server offered ${changed.offered}, but ${at} records ${known.join(', ')}. ` +
+        `HOST KEY CHANGED for ${changed.name}: the server offered ${keyType !== undefined ? `${keyType} ` : ''}${changed.offered}, but ${at} records ${known.join(', ')}. ` +
           'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
           `remove the old entry (ssh-keygen -R '${changed.name}' -f '${changed.offending[0]?.file ?? ''}') and connect again.`,
         {

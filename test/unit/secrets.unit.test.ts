@@ -221,13 +221,13 @@ describe('secrets: maskSecrets', () => {
     assert.equal(mask('a b c', ['a']), 'a b c');
   });
 
-  it('large text stays fast', () => {
+  // A backtracking pattern would take minutes on this megabyte; the test's own time limit catches it
+  // (a fixed bound here failed at 2.3 s on a loaded machine, where it takes 0.4 s when quiet).
+  it('a megabyte of log lines is masked whole, the key at its very end', () => {
     const line =
       'INFO 2026-01-01 [TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=12.34 GB "a": "b" --tp 8 HF_HOME=/x\n';
     const text = line.repeat(10_000) + '--api-key sk-1\n';
-    const t0 = Date.now();
     const masked = maskSecrets(text);
-    assert.ok(Date.now() - t0 < 2000, `${Date.now() - t0} ms`);
     assert.ok(masked.endsWith('--api-key ***\n'));
     assert.equal(masked, text.replace('--api-key sk-1', '--api-key ***'));
   });

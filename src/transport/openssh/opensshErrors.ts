@@ -43,7 +43,7 @@ export interface AuthDiagnosis {
   readonly certificates: readonly string[];
   /** GSSAPIAuthentication yes, and whether a Kerberos ticket is there (`klist -s`). */
   readonly gssapi?: { readonly hasTicket: boolean };
-  /** Identity files that need a passphrase, which the OpenSSH client cannot ask here (BatchMode). */
+  /** Identity files that need a passphrase (asked through SSH_ASKPASS when a front can answer, else BatchMode). */
   readonly lockedKeys: readonly string[];
   readonly pkcs11Provider?: string;
   /** The agent OpenSSH would ask (IdentityAgent, else SSH_AUTH_SOCK); absent: none. */
@@ -127,7 +127,7 @@ function tokenPinNeeded(provider: string, agentSocket: string | undefined): stri
       ? " This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket."
       : ` The agent this host uses: ${agentSocket}.`;
   return (
-    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here yet (the OpenSSH client runs with BatchMode yes). ` +
+    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here (nobody to answer: the OpenSSH client runs with BatchMode yes). ` +
     `Put the token's key into ssh-agent once, in a terminal: ssh-add -s ${provider} (it asks the PIN), then connect again.${agent}`
   );
 }

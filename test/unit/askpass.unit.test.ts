@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { PassThrough } from 'node:stream';
+import { askSshPrompt } from '../../src/fronts/cli/prompt';
 import {
   decodeReply,
   decodeRequest,
@@ -119,5 +121,32 @@ describe("OpenSSH's prompts", () => {
     const asked = classifyOpenSshFailure(log, { who: 'kimi@h:22', diagnosis, prompts: true });
     assert.match(asked.message, /\/k needs a passphrase\. It was asked for: the passphrase given was not accepted/);
     assert.doesNotMatch(asked.message, /without prompts/);
+  });
+});
+
+describe("the CLI asks OpenSSH's question on the terminal", () => {
+  it('says who asks and reads a secret without echo; Ctrl-D cancels', async () => {
+    const rawModes: boolean[] = [];
+    const input = Object.assign(new PassThrough(), {
+      isTTY: true,
+      setRawMode: (m: boolean) => rawModes.push(m),
+    });
+    const output = new PassThrough();
+    let shown = '';
+    output.on('data', (d: Buffer) => (shown += d.toString('utf8')));
+    const p = {
+      host: 'kimi@gpu1:22 (OpenSSH)',
+      text: "Enter passphrase for key '/k': ",
+      secret: true,
+      kind: 'passphrase' as const,
+    };
+    const pending = askSshPrompt({ input, output }, p);
+    input.write('sesame\r');
+    assert.equal(await pending, 'sesame');
+    assert.equal(shown, "kimi@gpu1:22 (OpenSSH) asks: Enter passphrase for key '/k': \n");
+    assert.deepEqual(rawModes, [true, false]);
+    const cancelled = askSshPrompt({ input, output }, p);
+    input.write('\u0004');
+    assert.equal(await cancelled, undefined);
   });
 });

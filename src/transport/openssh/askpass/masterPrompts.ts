@@ -29,13 +29,19 @@ export async function openMasterPrompts(o: {
     o.log(`${o.host}: the askpass helper ${o.helper} is missing: OpenSSH runs without prompts (BatchMode yes)`);
     return undefined;
   }
-  const session = await AskpassSession.start({
-    socketPath: o.socketPath,
-    host: o.host,
-    ask: o.ask,
-    endLogin: o.endLogin,
-    log: o.log,
-  });
+  let session: AskpassSession;
+  try {
+    session = await AskpassSession.start({
+      socketPath: o.socketPath,
+      host: o.host,
+      ask: o.ask,
+      endLogin: o.endLogin,
+      log: o.log,
+    });
+  } catch (err) {
+    o.log(`${o.host}: cannot listen for askpass questions (${(err as Error).message}): OpenSSH runs without prompts`);
+    return undefined;
+  }
   return {
     session,
     env: {

@@ -1,7 +1,7 @@
 // Bundles the extension into dist/extension.js (one CommonJS file; `vscode` is provided by
 // the host). ssh2 loads its optional native modules inside try/catch and falls back to pure JS.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const production = process.argv.includes('--production');
@@ -100,6 +100,24 @@ async function buildMcp() {
   console.log(`dist/mcp.js: ${(bytes / 1024).toFixed(0)} KiB${production ? ' (minified)' : ''}`);
 }
 
+// OpenSSH's SSH_ASKPASS (src/transport/openssh/askpass): dist/askpass.sh runs dist/askpass.js with
+// the extension's own runtime; it asks the transport over a private socket.
+const askpassOptions = {
+  ...options,
+  entryPoints: ['src/transport/openssh/askpass/askpassMain.ts'],
+  outfile: 'dist/askpass.js',
+  external: options.external.filter((e) => e !== 'vscode'),
+  sourcemap: false,
+};
+
+async function buildAskpass() {
+  await bundle(askpassOptions);
+  const partial = `dist/askpass.sh.${process.pid}.partial`;
+  cpSync('src/transport/openssh/askpass/askpass.sh', partial);
+  chmodSync(partial, 0o755);
+  renameSync(partial, 'dist/askpass.sh');
+}
+
 function copyWebviewAssets() {
   mkdirSync('dist/media', { recursive: true });
   cpSync('node_modules/uplot/dist/uPlot.iife.min.js', 'dist/media/uPlot.iife.min.js');
@@ -111,6 +129,8 @@ function copyWebviewAssets() {
 
 if (only === 'cli') {
   await buildCli();
+} else if (only === 'askpass') {
+  await buildAskpass();
 } else if (only === 'mcp') {
   await buildMcp();
 } else if (watch) {
@@ -120,6 +140,7 @@ if (only === 'cli') {
   await (await esbuild.context(cliOptions)).watch();
   await (await esbuild.context(mcpOptions)).watch();
   await (await esbuild.context(workerOptions)).watch();
+  await buildAskpass();
 } else {
   const result = await bundle(options);
   copyWebviewAssets();
@@ -128,4 +149,5 @@ if (only === 'cli') {
   await buildCli();
   await buildMcp();
   await buildWorker();
+  await buildAskpass();
 }

@@ -4,7 +4,8 @@
  * authorises, reached through ssh-agent (`ssh-add -s`) or refused for want of its PIN; a
  * certificate-only sshd reached through a jump sshd (ProxyJump). The transport is the one the
  * extension's `auto` choice makes from the host's SSH config; each login is proven by sshd's own
- * "Accepted" line. The login user is the unprivileged `kimi`; every daemon runs from the test's
+ * "Accepted" line. A key's passphrase and a token's PIN are asked through SSH_ASKPASS: the built
+ * helper (dist/askpass.sh, askpass.js) asks the test's prompt callback over the private socket. The login user is the unprivileged `kimi`; every daemon runs from the test's
  * own folder and is stopped afterwards.
  */
 import { strict as assert } from 'node:assert';
@@ -12,6 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { SshPrompt } from '../../src/transport/openssh/askpass/promptKind';
 import { chooseClient, type ClientChoice } from '../../src/transport/openssh/chooseClient';
 import { gatherClientFacts } from '../../src/transport/openssh/clientFacts';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
@@ -25,7 +27,30 @@ import { createToken, SOFTHSM_MODULE, softhsmMissing, type Token } from '../gpu-
 import { waitFor } from '../util/waitFor';
 import { rejection, USER } from './loginHosts';
 
-describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-only host', function () {
+function ticketValid(env: NodeJS.ProcessEnv): boolean {
+  try {
+    execFileSync('klist', ['-s'], { env, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const ASKPASS_HELPER = path.resolve('dist/askpass.sh');
+
+/** A prompt callback that answers from a list (undefined: cancel) and keeps what it was asked. */
+function scriptedPrompt(answers: (string | undefined)[]) {
+  const asked: SshPrompt[] = [];
+  return {
+    asked,
+    prompt: async (p: SshPrompt) => {
+      asked.push(p);
+      return answers.shift();
+    },
+  };
+}
+
+describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-only host, prompts', function () {
   this.timeout(60_000);
   let tmp: string;
   const open: Transport[] = [];
@@ -35,6 +60,8 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
     const missing = [kerberosMissing(), softhsmMissing()].filter((m) => m !== undefined);
     if (missing.length > 0) throw new Error(`Cannot stand up these logins: ${missing.join('; ')}`);
     ensureLoginUser(USER);
+    // The askpass helper as the extension ships it.
+    execFileSync(process.execPath, ['esbuild.mjs', '--only=askpass'], { stdio: 'pipe' });
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'openssh-logins-'));
     fs.chmodSync(tmp, 0o711); // sshd reads authorized keys as the login user
   });
@@ -58,6 +85,7 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
     configFile: string,
     knownHostsFile: string,
     env: NodeJS.ProcessEnv,
+    prompt?: (p: SshPrompt) => Promise<string | undefined>,
   ): Promise<{ t: Transport; choice: ClientChoice; logs: string[] }> {
     const host = { host: alias, configFile };
     const target = () => loadSshTarget({ host: alias }, { configPath: configFile, env });
@@ -70,7 +98,14 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
     };
     const t =
       choice.client === 'openssh'
-        ? new OpenSshTransport({ ...common, host, env, choice, backoffInitialMs: 200 })
+        ? new OpenSshTransport({
+            ...common,
+            host,
+            env,
+            choice,
+            backoffInitialMs: 200,
+            ...(prompt ? { prompt, askpassHelper: ASKPASS_HELPER } : {}),
+          })
         : new SshTransport({ ...common, target: await target(), env, requestPassphrase: async () => undefined });
     open.push(t);
     return { t, choice, logs };
@@ -149,6 +184,27 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
       assert.match(err.message, /allows: [^)]*gssapi-with-mic.*no valid Kerberos ticket: run kinit/);
       assert.doesNotMatch(err.message, /authorized_keys/);
       assert.equal(t.state.kind, 'down');
+      assert.equal(acceptedGssapi(), before);
+    });
+
+    it('with an expired ticket: refused with "run kinit", never authorized_keys', async () => {
+      const before = acceptedGssapi();
+      const ccache = path.join(dir, 'ccache-short');
+      const env = clientEnv(ccache);
+      execFileSync('kinit', ['-l', '3s', '-k', '-t', path.join(dir, 'client.keytab'), USER], { env, stdio: 'pipe' });
+      assert.ok(ticketValid(env), 'kinit gave a valid ticket');
+      await waitFor(() => !ticketValid(env), { timeoutMs: 20_000, message: 'the ticket expired (klist -s fails)' });
+      assert.match(
+        execFileSync('klist', { env }).toString(),
+        new RegExp(`${USER}@${kdc.realm}`),
+        'the cache still holds it',
+      );
+      const { t, choice } = await autoTransport('gpu-krb', config, knownHosts, env);
+      assert.equal(choice.client, 'openssh', choice.reason);
+      const err = await rejection(t.connect());
+      assert.equal(err.kind, 'auth', err.message);
+      assert.match(err.message, /no valid Kerberos ticket: run kinit/);
+      assert.doesNotMatch(err.message, /authorized_keys/);
       assert.equal(acceptedGssapi(), before);
     });
   });
@@ -322,7 +378,20 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
       await waitFor(() => acceptedToken() === before + 1, { message: "sshd's Accepted line for the token's key" });
     });
 
-    it('PKCS11Provider without an agent: refused, saying the PIN is needed and how to give it', async () => {
+    it("PKCS11Provider without an agent, a front to ask: the token's PIN asked through SSH_ASKPASS, then logged in", async () => {
+      const before = acceptedToken();
+      const { asked, prompt } = scriptedPrompt([token.pin]);
+      const { t, choice } = await autoTransport('token-no-agent', config, knownHosts, env, prompt);
+      assert.equal(choice.client, 'openssh', choice.reason);
+      assert.equal((await t.exec('id -un')).stdout, `${USER}\n`);
+      assert.equal(asked.length, 1, JSON.stringify(asked));
+      assert.match(asked[0]!.text, /^Enter PIN for '.*': ?$/);
+      assert.equal(asked[0]!.kind, 'pin');
+      assert.equal(asked[0]!.secret, true);
+      await waitFor(() => acceptedToken() === before + 1, { message: "sshd's Accepted line for the token's key" });
+    });
+
+    it('PKCS11Provider without an agent, nobody to ask: refused, saying the PIN is needed and how to give it', async () => {
       const before = acceptedToken();
       const { t, choice } = await autoTransport('token-no-agent', config, knownHosts, env);
       assert.equal(choice.client, 'openssh', choice.reason);
@@ -333,6 +402,109 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
       assert.match(err.message, /names no agent .*IdentityAgent/);
       assert.doesNotMatch(err.message, /authorized_keys/);
       assert.equal(acceptedToken(), before);
+    });
+  });
+
+  describe('a key with a passphrase, no agent: asked through SSH_ASKPASS', () => {
+    let sshd: LoopbackSshd;
+    let dir: string;
+    let config: string;
+    let key: string;
+    const PASSPHRASE = 'correct horse battery';
+    const accepted = () => sshd.count(new RegExp(`Accepted publickey for ${USER} from 127\\.0\\.0\\.1 .* ED25519 `));
+    // No agent at all: the key can only be opened with its passphrase.
+    const noAgentEnv = (): NodeJS.ProcessEnv => {
+      const env = { ...process.env };
+      delete env.SSH_AUTH_SOCK;
+      delete env.DISPLAY;
+      return env;
+    };
+
+    before(async () => {
+      dir = path.join(tmp, 'passphrase');
+      fs.mkdirSync(dir, { mode: 0o755 });
+      key = path.join(dir, 'id');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', PASSPHRASE, '-f', key], { stdio: 'pipe' });
+      const authorized = path.join(dir, 'authorized_keys');
+      fs.copyFileSync(`${key}.pub`, authorized);
+      fs.chmodSync(authorized, 0o644);
+      sshd = await startLoopbackSshd({
+        dir: path.join(dir, 'sshd'),
+        lines: ['PubkeyAuthentication yes', `AuthorizedKeysFile ${authorized}`, 'GSSAPIAuthentication no'],
+      });
+      stops.push(() => sshd.stop());
+      fs.writeFileSync(path.join(dir, 'known_hosts'), `${sshd.knownHostsLine}\n`);
+      config = path.join(dir, 'ssh_config');
+      fs.writeFileSync(
+        config,
+        [
+          'Host gpu-pass',
+          '  HostName 127.0.0.1',
+          `  Port ${sshd.port}`,
+          `  User ${USER}`,
+          `  IdentityFile ${key}`,
+          '  IdentitiesOnly yes',
+          '  IdentityAgent none',
+          `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`,
+          '',
+        ].join('\n'),
+      );
+    });
+
+    let controlParent: string;
+    beforeEach(() => {
+      controlParent = fs.mkdtempSync(path.join(dir, 'control-'));
+    });
+
+    function passphraseTransport(prompt: (p: SshPrompt) => Promise<string | undefined>, logs: string[]) {
+      const t = new OpenSshTransport({
+        host: { host: 'gpu-pass', configFile: config },
+        knownHostsFile: path.join(dir, 'known_hosts'),
+        decideUnknownHostKey: async () => 'reject',
+        env: noAgentEnv(),
+        prompt,
+        askpassHelper: ASKPASS_HELPER,
+        backoffInitialMs: 200,
+        controlParent,
+        log: (m) => logs.push(m),
+      });
+      open.push(t);
+      return t;
+    }
+
+    it("asks once with OpenSSH's own words; the right passphrase logs in, and is never logged", async () => {
+      const before = accepted();
+      const { asked, prompt } = scriptedPrompt([PASSPHRASE]);
+      const logs: string[] = [];
+      const t = passphraseTransport(prompt, logs);
+      assert.equal((await t.exec('id -un')).stdout, `${USER}\n`);
+      assert.equal(asked.length, 1, JSON.stringify(asked));
+      assert.equal(asked[0]!.text, `Enter passphrase for key '${key}': `);
+      assert.equal(asked[0]!.kind, 'passphrase');
+      assert.equal(asked[0]!.secret, true);
+      assert.match(asked[0]!.host, /gpu-pass \(OpenSSH\)/);
+      await waitFor(() => accepted() === before + 1, { message: "sshd's Accepted publickey line" });
+      assert.ok(!logs.join('\n').includes(PASSPHRASE), 'the passphrase is not in the log');
+      assert.ok(
+        logs.some((l) => l.includes('asks: "Enter passphrase for key')),
+        logs.join('\n'),
+      );
+      // The socket and its token died with the login; the control socket lives on.
+      const [own] = fs.readdirSync(controlParent);
+      assert.deepEqual(fs.readdirSync(path.join(controlParent, own!)).sort(), ['m', 'master.log']);
+    });
+
+    it('a wrong passphrase is asked again; cancelled, the login stops with "passphrase not given"', async () => {
+      const before = accepted();
+      const { asked, prompt } = scriptedPrompt(['not the passphrase', undefined, 'never used']);
+      const t = passphraseTransport(prompt, []);
+      const err = await rejection(t.connect());
+      assert.equal(err.kind, 'auth', err.message);
+      assert.match(err.message, /stopped: passphrase not given \("Enter passphrase for key '.*\/id':" was cancelled\)/);
+      assert.doesNotMatch(err.message, /authorized_keys|ssh-agent/);
+      assert.equal(asked.length, 2, JSON.stringify(asked));
+      assert.equal(t.state.kind, 'down');
+      assert.equal(accepted(), before);
     });
   });
 });

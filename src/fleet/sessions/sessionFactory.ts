@@ -10,6 +10,7 @@ import { OpenSshTransport } from '../../transport/openssh/opensshTransport';
 import { chooseClient, clientSettingFor } from '../../transport/openssh/chooseClient';
 import { gatherClientFacts } from '../../transport/openssh/clientFacts';
 import type { LoginAnswer, LoginQuestion } from '../../transport/ssh/loginPolicy';
+import type { SshPrompt } from '../../transport/openssh/askpass/promptKind';
 import type { UnknownHostKeyInfo } from '../../transport/ssh/sshOptions';
 import { TransportError, type Transport } from '../../transport/transport';
 import { curlFetchVia } from '../../transport/curlFetch';
@@ -17,7 +18,7 @@ import { ChannelLimitedTransport } from '../../transport/channelLimit';
 import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHttp';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
-export type { LoginAnswer, LoginQuestion };
+export type { LoginAnswer, LoginQuestion, SshPrompt };
 
 /** What a connection may have to ask the user (VS Code: fronts/vscode/secrets/prompts.ts; CLI: fronts/cli/prompt.ts). */
 export interface SessionUi {
@@ -31,6 +32,12 @@ export interface SessionUi {
   login?(question: LoginQuestion, signal: AbortSignal): Promise<LoginAnswer | undefined>;
   /** Said when a host needs an interactive login and `login` is absent. */
   readonly noLoginHint?: string;
+  /**
+   * A question of the OpenSSH client (a key's passphrase, a token's PIN, a one-time code, a
+   * password); undefined = cancelled. Absent where nobody can answer (MCP, scripts): OpenSSH then
+   * runs with BatchMode yes.
+   */
+  sshPrompt?(prompt: SshPrompt, signal: AbortSignal): Promise<string | undefined>;
 }
 
 type Log = (level: LogLevel, message: string) => void;
@@ -94,6 +101,7 @@ export async function createTransport(
       knownHostsFile,
       decideUnknownHostKey,
       choice,
+      ...(ui.sshPrompt ? { prompt: (p: SshPrompt, signal: AbortSignal) => ui.sshPrompt!(p, signal) } : {}),
       log: (message) => log('info', `[${server.name}] ${message}`),
     });
   }

@@ -5,7 +5,13 @@
  * in fleet/servers/standalone).
  */
 import * as readline from 'node:readline';
-import type { LoginAnswer, LoginQuestion, SessionUi, UnknownHostKey } from '../../fleet/sessions/sessionFactory';
+import type {
+  LoginAnswer,
+  LoginQuestion,
+  SessionUi,
+  SshPrompt,
+  UnknownHostKey,
+} from '../../fleet/sessions/sessionFactory';
 import { askerName } from '../../transport/ssh/loginPolicy';
 
 export interface Terminal {
@@ -119,6 +125,12 @@ export async function askLogin(term: Terminal, q: LoginQuestion): Promise<LoginA
   return { answers };
 }
 
+/** A question of the OpenSSH client: who asks, then OpenSSH's own words, without echo when secret. */
+export function askSshPrompt(term: Terminal, p: SshPrompt): Promise<string | undefined> {
+  const question = `${p.host} asks: ${p.text.trimEnd()} `;
+  return p.secret ? askSecret(term, question) : askLine(term, question);
+}
+
 /** The SessionUi of a CLI on a terminal: asks on stderr, one question at a time. */
 export function terminalUi(term: Terminal): SessionUi {
   let queue: Promise<unknown> = Promise.resolve();
@@ -132,5 +144,6 @@ export function terminalUi(term: Terminal): SessionUi {
     requestPassphrase: (keyPath, retry) =>
       serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
     login: (question) => serial(() => askLogin(term, question)),
+    sshPrompt: (p) => serial(() => askSshPrompt(term, p)),
   };
 }

@@ -8,17 +8,24 @@ import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** A transport's own folder: the control socket, the master's log, certificates read from the agent. */
+/** A transport's own folder: the control socket, the master's log, the askpass socket, certificates read from the agent. */
 export interface ControlDir {
   readonly dir: string;
   readonly socket: string;
   readonly log: string;
+  /** Where the askpass helper asks, while a master logs in. */
+  readonly askpassSocket: string;
 }
 
 export function makeControlDir(parent: string): ControlDir {
   // mkdtemp creates the folder 0700, owned by us, under a name nobody could have prepared.
   const dir = fs.mkdtempSync(path.join(parent, 'kimi-ssh-'));
-  return { dir, socket: path.join(dir, 'm'), log: path.join(dir, 'master.log') };
+  return {
+    dir,
+    socket: path.join(dir, 'm'),
+    log: path.join(dir, 'master.log'),
+    askpassSocket: path.join(dir, 'a'),
+  };
 }
 
 /** How long an idle master outlives the transport when the extension dies without disposing it. */
@@ -44,10 +51,13 @@ export function muxClientArgs(c: ControlDir): string[] {
   ];
 }
 
-/** The master's own options: multiplexing, host keys always checked, no prompt ever. */
+/**
+ * The master's own options: multiplexing, host keys always checked. `prompts`: questions go to
+ * SSH_ASKPASS (the environment names it); without, none is ever asked (BatchMode).
+ */
 export function masterArgs(
   c: ControlDir,
-  o: { knownHostsOverride?: string; keepaliveSeconds?: number; connectTimeoutSeconds?: number },
+  o: { knownHostsOverride?: string; keepaliveSeconds?: number; connectTimeoutSeconds?: number; prompts?: boolean },
 ): string[] {
   const opt = (s: string) => ['-o', s];
   return [
@@ -59,7 +69,7 @@ export function masterArgs(
     ...opt(`ControlPersist=${CONTROL_PERSIST_SECONDS}`),
     // An unknown key is refused and asked about by the transport (kimiService.hostKeyPolicy); never "no".
     ...opt('StrictHostKeyChecking=yes'),
-    ...opt('BatchMode=yes'),
+    ...opt(o.prompts ? 'BatchMode=no' : 'BatchMode=yes'),
     ...(o.knownHostsOverride !== undefined ? opt(`UserKnownHostsFile=${quoteOption(o.knownHostsOverride)}`) : []),
     ...(o.keepaliveSeconds !== undefined
       ? [...opt(`ServerAliveInterval=${o.keepaliveSeconds}`), ...opt('ServerAliveCountMax=3')]

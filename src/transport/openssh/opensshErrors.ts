@@ -13,6 +13,7 @@ import {
   HostKeyError,
 } from '../errors';
 import { TransportError as BaseError } from '../transport';
+import { notGivenWords, type SshPromptKind } from './askpass/promptKind';
 
 /** The refusal of an unknown host key under StrictHostKeyChecking yes: its key type and the known-hosts name. */
 export function unknownHostKeyRefusal(log: string): { keyType: string; name: string } | undefined {
@@ -42,7 +43,7 @@ export interface AuthDiagnosis {
   readonly certificates: readonly string[];
   /** GSSAPIAuthentication yes, and whether a Kerberos ticket is there (`klist -s`). */
   readonly gssapi?: { readonly hasTicket: boolean };
-  /** Identity files that need a passphrase, which the OpenSSH client cannot ask here (BatchMode). */
+  /** Identity files that need a passphrase (asked through SSH_ASKPASS when a front can answer, else BatchMode). */
   readonly lockedKeys: readonly string[];
   readonly pkcs11Provider?: string;
   /** The agent OpenSSH would ask (IdentityAgent, else SSH_AUTH_SOCK); absent: none. */
@@ -55,10 +56,19 @@ export interface RefusalContext {
   /** user@host:port */
   readonly who: string;
   readonly diagnosis?: AuthDiagnosis;
+  /** OpenSSH could ask the user (SSH_ASKPASS): a locked key or a token was asked about, not skipped. */
+  readonly prompts?: boolean;
+}
+
+/** A login stopped because the user did not answer OpenSSH's question ("passphrase not given"). */
+export function promptRefusal(who: string, unanswered: { kind: SshPromptKind; text: string }): string {
+  return `Login to ${who} stopped: ${notGivenWords(unanswered.kind)} (${JSON.stringify(unanswered.text.trim())} was cancelled). Connect again to be asked again.`;
 }
 
 const BATCH_NOTE =
   'The OpenSSH client runs here without prompts (BatchMode yes): a key that needs a passphrase or a PIN must be loaded into ssh-agent first (ssh-add; for a token ssh-add -s PROVIDER).';
+
+const PROMPTED_NOTE = 'It was asked for: the passphrase given was not accepted.';
 
 /** The log of a master that exited without connecting, as a TransportError. */
 export function classifyOpenSshFailure(log: string, ctx: RefusalContext): TransportError {
@@ -93,8 +103,11 @@ export function authRefusal(ctx: RefusalContext, methods: string, pinRequired = 
   if (d && d.certificateProblems.length > 0) return `${head}: ${d.certificateProblems.join('; ')}.`;
   if (d?.gssapi && !d.gssapi.hasTicket && /gssapi/.test(methods))
     return `${head}: GSSAPIAuthentication is on but there is no valid Kerberos ticket: run kinit (klist shows the tickets).`;
-  const locked = d && d.lockedKeys.length > 0 ? ` ${d.lockedKeys.join(', ')} needs a passphrase. ${BATCH_NOTE}` : '';
-  if (d?.pkcs11Provider !== undefined && pinRequired && !d.tokenKeysInAgent)
+  const locked =
+    d && d.lockedKeys.length > 0
+      ? ` ${d.lockedKeys.join(', ')} needs a passphrase. ${ctx.prompts ? PROMPTED_NOTE : BATCH_NOTE}`
+      : '';
+  if (d?.pkcs11Provider !== undefined && pinRequired && !d.tokenKeysInAgent && !ctx.prompts)
     return `${head}: ${tokenPinNeeded(d.pkcs11Provider, d.agentSocket)}${locked}`;
   if (d && d.certificates.length > 0)
     return (
@@ -114,7 +127,7 @@ function tokenPinNeeded(provider: string, agentSocket: string | undefined): stri
       ? " This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket."
       : ` The agent this host uses: ${agentSocket}.`;
   return (
-    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here yet (the OpenSSH client runs with BatchMode yes). ` +
+    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here (nobody to answer: the OpenSSH client runs with BatchMode yes). ` +
     `Put the token's key into ssh-agent once, in a terminal: ssh-add -s ${provider} (it asks the PIN), then connect again.${agent}`
   );
 }

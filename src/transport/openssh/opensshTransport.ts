@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import type { Duplex } from 'node:stream';
 import { noop, realTimers, type Timers, type UnknownHostKeyInfo } from '../ssh/sshOptions';
 import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport, TransportError } from '../transport';
-import { ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
+import { AuthError, ConfigError, ConnectionClosedError, HostKeyError } from '../errors';
 import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from './chooseClient';
 import {
@@ -26,10 +26,13 @@ import {
   type ControlDir,
 } from './controlMaster';
 import { diagnoseRefusal } from './diagnosis';
+import { defaultAskpassHelper } from './askpass/helperFile';
+import { openMasterPrompts } from './askpass/masterPrompts';
+import type { SshPrompter } from './askpass/promptKind';
 import { first, hostArgs, readEffectiveConfig, type EffectiveConfig, type HostArgs } from './effectiveConfig';
 import { knownHostsFilesOf, markerLines } from './identities';
 import { execMux, openMuxStream, streamMux, type MuxContext, type MuxRun } from './muxProcess';
-import { changedHostKey, classifyOpenSshFailure, unknownHostKeyRefusal } from './opensshErrors';
+import { changedHostKey, classifyOpenSshFailure, promptRefusal, unknownHostKeyRefusal } from './opensshErrors';
 import { handleUnknownHostKey } from './unknownHostKey';
 import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
 
@@ -39,6 +42,13 @@ export interface OpenSshTransportOptions {
   readonly knownHostsFile: string;
   /** The host-key policy, as for ssh2: asked after OpenSSH refused an unknown key. */
   decideUnknownHostKey(info: UnknownHostKeyInfo): Promise<'trust' | 'reject'>;
+  /**
+   * Asks OpenSSH's questions (a key's passphrase, a token's PIN, a one-time code, a password)
+   * through the front. Absent: nobody can answer, and OpenSSH runs with BatchMode yes.
+   */
+  readonly prompt?: SshPrompter;
+  /** The askpass helper (dist/askpass.sh); default the one beside the running bundle. */
+  readonly askpassHelper?: string;
   /** The `ssh` program; default `ssh` on PATH. */
   readonly sshPath?: string;
   /** Defaults to this process's platform (Windows' OpenSSH cannot multiplex: refused). */
@@ -194,21 +204,41 @@ export class OpenSshTransport implements Transport {
           ? undefined
           : Math.round((this.options.keepaliveIntervalMs ?? 5000) / 1000);
       const connectTimeout = (first(config, 'connecttimeout') ?? 'none') === 'none' ? 15 : undefined;
+      let endLogin: (() => void) | undefined;
+      const prompts = await openMasterPrompts({
+        ask: this.options.prompt,
+        helper: this.options.askpassHelper ?? defaultAskpassHelper(),
+        dir: this.control.dir,
+        socketPath: this.control.askpassSocket,
+        host: this.description,
+        endLogin: () => endLogin?.(),
+        log: this.log,
+      });
       const args = [
         ...hostArgs(this.options.host),
         ...masterArgs(this.control, {
           ...(known.override !== undefined ? { knownHostsOverride: known.override } : {}),
           ...(keepalive !== undefined ? { keepaliveSeconds: keepalive } : {}),
           ...(connectTimeout !== undefined ? { connectTimeoutSeconds: connectTimeout } : {}),
+          prompts: prompts !== undefined,
         }),
         '--',
         this.options.host.host,
       ];
-      const { ok } = await startMaster(this.sshPath, args, this.env, (kill) => {
-        this.starting.add(kill);
-        return () => this.starting.delete(kill);
-      });
+      let ok: boolean;
+      try {
+        ({ ok } = await startMaster(this.sshPath, args, { ...this.env, ...prompts?.env }, (kill) => {
+          endLogin = kill;
+          this.starting.add(kill);
+          return () => this.starting.delete(kill);
+        }));
+      } finally {
+        // The socket and its token end with the login: a logged-in master asks nothing more.
+        prompts?.session.close();
+      }
       if (this.life.disposed) throw this.life.disposedError();
+      const unanswered = prompts?.session.refused;
+      if (unanswered) throw new AuthError(promptRefusal(this.description, unanswered));
       const log = readLog(this.control);
       if (ok) {
         const pid = await masterPid(this.sshPath, this.control);
@@ -262,13 +292,20 @@ export class OpenSshTransport implements Transport {
     }
     const denied = /Permission denied/.test(log);
     const diagnosis = denied ? await diagnoseRefusal(config, this.env, this.control.dir) : undefined;
-    return classifyOpenSshFailure(log, { who, ...(diagnosis ? { diagnosis } : {}) });
+    return classifyOpenSshFailure(log, {
+      who,
+      ...(diagnosis ? { diagnosis } : {}),
+      ...(this.options.prompt ? { prompts: true } : {}),
+    });
   }
 
   private logConfig(config: EffectiveConfig, knownHosts: readonly string[]): void {
     const name = `${this.options.host.host} (ssh -G: ${first(config, 'user')}@${first(config, 'hostname')}:${first(config, 'port')})`;
     this.log(
-      `${name}: known hosts from ${knownHosts.join(' ')}; StrictHostKeyChecking yes, BatchMode yes (no prompts: keys that need a passphrase or PIN must be in ssh-agent)`,
+      `${name}: known hosts from ${knownHosts.join(' ')}; StrictHostKeyChecking yes, ` +
+        (this.options.prompt
+          ? 'prompts (passphrase, PIN, code, password) asked through SSH_ASKPASS'
+          : 'BatchMode yes (no prompts: keys that need a passphrase or PIN must be in ssh-agent)'),
     );
     for (const k of [
       'certificatefile',

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { SessionUi, UnknownHostKey } from '../../../fleet/sessions/sessionFactory';
+import type { SessionUi, SshPrompt, UnknownHostKey } from '../../../fleet/sessions/sessionFactory';
 import { vscodeLogin } from './loginPrompts';
 import type { KeptPasswords } from './keptPasswords';
 
@@ -21,6 +21,31 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: Kep
       const trusted = choice === 'Trust';
       log.info(`Host key ${key.fingerprint} for ${where} ${trusted ? 'trusted by the user' : 'not trusted'}.`);
       return trusted;
+    },
+    async sshPrompt(p: SshPrompt, signal: AbortSignal): Promise<string | undefined> {
+      // The login may end while the box is open (sshd's LoginGraceTime, a disposed connection): close it.
+      const withdrawn = new vscode.CancellationTokenSource();
+      const onAbort = () => withdrawn.cancel();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const value = await vscode.window.showInputBox(
+          {
+            title: `Kimi Service: ${p.host} asks`,
+            prompt: p.text.trim(),
+            password: p.secret,
+            ignoreFocusOut: true,
+          },
+          withdrawn.token,
+        );
+        if (value === undefined || withdrawn.token.isCancellationRequested) {
+          log.info(`The question of ${p.host} (${p.kind}) was cancelled.`);
+          return undefined;
+        }
+        return value;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        withdrawn.dispose();
+      }
     },
     async requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined> {
       return vscode.window.showInputBox({

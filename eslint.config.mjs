@@ -34,10 +34,16 @@ const layerZones = LAYERS.flatMap((level, i) => {
   }));
 });
 
-// Each engine (engine/sglang, engine/vllm) and each target kind (target/systemd, target/docker) is a
-// plug-in: its folder registers itself in engine/engine.ts or target/target.ts, and nothing outside
+// Each engine (engine/sglang, engine/vllm) and each target kind (target/systemd, target/docker,
+// target/slurm) is a plug-in: its folder registers itself in engine/engine.ts or target/target.ts, and nothing outside
 // engine/ or target/ imports inside it.
-const PLUGINS = ['./src/engine/sglang', './src/engine/vllm', './src/target/systemd', './src/target/docker'];
+const PLUGINS = [
+  './src/engine/sglang',
+  './src/engine/vllm',
+  './src/target/systemd',
+  './src/target/docker',
+  './src/target/slurm',
+];
 const sealed = LAYERS.flat()
   .filter((name) => name !== 'engine' && name !== 'target')
   .map((name) => ({
@@ -52,8 +58,8 @@ const sealed = LAYERS.flat()
 const internals = [
   [
     './src/engine',
-    ['./src/target/systemd', './src/target/docker'],
-    'engine/ never imports target/systemd or target/docker: go through target/target.ts or move the shared piece down.',
+    ['./src/target/systemd', './src/target/docker', './src/target/slurm'],
+    'engine/ never imports target/systemd, target/docker or target/slurm: go through target/target.ts or move the shared piece down.',
   ],
   [
     './src/target',
@@ -70,16 +76,15 @@ const internals = [
     ['./src/engine/sglang'],
     'engine/vllm and engine/sglang never import each other: share through engine/.',
   ],
-  [
-    './src/target/systemd',
-    ['./src/target/docker'],
-    'target/systemd and target/docker never import each other: share through target/.',
-  ],
-  [
-    './src/target/docker',
-    ['./src/target/systemd'],
-    'target/docker and target/systemd never import each other: share through target/.',
-  ],
+  // The target kinds never import each other: what two of them share lives in target/.
+  ...['./src/target/systemd', './src/target/docker', './src/target/slurm'].map((kind, _, kinds) => [
+    kind,
+    kinds.filter((other) => other !== kind),
+    `${kind.slice(6)} never imports another target kind's folder (${kinds
+      .filter((other) => other !== kind)
+      .map((other) => other.slice(6))
+      .join(', ')}): share through target/.`,
+  ]),
   // The CLI and the MCP server run as plain Node programs (dist/cli.js, dist/mcp.js), without VS Code.
   [
     './src/fronts/cli',

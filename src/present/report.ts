@@ -15,7 +15,7 @@ import { activityLabel } from '../engine/activity';
 import { stallText } from './stallNotice';
 import { breakdownLine } from './loadSummary';
 import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
-import { endSoonWord, isQueued, queueText, queuedWord } from './queueWords';
+import { endSoonWord, isQueued, queuedEta, queueText, queuedWord } from './queueWords';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -99,7 +99,10 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   const loading =
     watched && (state.verdict === 'loading' || state.verdict === 'warming up' || state.verdict === 'stalled');
   const progress = loading && state.progress !== undefined ? Math.floor(state.progress * 100) : null;
-  const etaMs = loading ? visibleEta(state.eta, now) : undefined;
+  // A queued run's ready estimate counts the wait for the scheduler's start (none when it gives no start).
+  const queuedReady = watched ? queuedEta(state, now) : undefined;
+  const etaMs =
+    queuedReady?.kind === 'estimate' ? queuedReady.readyAt - now : loading ? visibleEta(state.eta, now) : undefined;
   const since = state ? (state.readyAt ?? loadStartedAt(state)) : undefined;
   const error = lastError(snapshot, state);
   const queued = watched ? queuedWord(state, now) : undefined;

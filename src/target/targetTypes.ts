@@ -84,7 +84,28 @@ export interface TargetState {
   readonly note?: string;
   /** The node the server runs on when that is not the SSH host (a job's batch host): what `{node}` in the url means. */
   readonly node?: string;
+  /** How the host sampler reaches the server's node when it is not the SSH host (`unit.mainPidElsewhere`). */
+  readonly serverNode?: ServerNodeShell;
 }
+
+/**
+ * Running a command where the server runs, when that is not the SSH host (a job's node, reached
+ * from the login node inside the job's allocation): the host sampler runs there. `lacking`: it
+ * cannot run there now, and why (the job has no node yet).
+ */
+export type ServerNodeShell =
+  | {
+      readonly kind: 'inside';
+      /** Where, in words: "inside job 42 on n1 (srun --overlap)". */
+      readonly where: string;
+      /** Changes when the place does (another job, its next run, another node): the sampler starts again. */
+      readonly key: string;
+      /** sh run there first: sets `roots` to the server's processes on that node (space-separated PIDs), or exits non-zero saying why on stderr. */
+      readonly rootsSh: string;
+      /** The shell line the SSH host runs: `script` (sh) run on the server's node. */
+      wrap(script: string): string;
+    }
+  | { readonly kind: 'lacking'; readonly why: string };
 
 /**
  * How a target reaches the host: the transport's exec and stream, with the caller's timeout and

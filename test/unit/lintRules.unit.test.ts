@@ -54,14 +54,24 @@ describe('lint layering rules', function () {
     }
   });
 
-  it("engine and target keep out of each other's internals, and systemd and docker out of each other", async () => {
+  it("engine and target keep out of each other's internals, and the target kinds out of each other", async () => {
     const intoSystemd = "import { parseShow } from '../target/systemd/systemd';\nexport const p = parseShow;\n";
     assert.match((await ruleHits('src/engine/probe.ts', intoSystemd))[0], /engine\/ never imports target\/systemd/);
     const sideways = "import { parseShow } from '../systemd/systemd';\nexport const p = parseShow;\n";
     assert.match(
       (await ruleHits('src/target/docker/probe.ts', sideways))[0],
-      /target\/docker and target\/systemd never/,
+      /target\/docker never imports another target kind's folder \(target\/systemd, target\/slurm\)/,
     );
+    assert.match((await ruleHits('src/target/slurm/probe.ts', sideways))[0], /target\/slurm never imports another/);
+    const intoSlurm = "import { parseJobReading } from '../slurm/slurmJob';\nexport const p = parseJobReading;\n";
+    assert.match(
+      (await ruleHits('src/target/systemd/probe.ts', intoSlurm))[0],
+      /target\/systemd never imports another/,
+    );
+    // The Slurm kind is sealed like the others: the layers above ask the Target.
+    const fromFleet =
+      "import { parseJobReading } from '../target/slurm/slurmJob';\nexport const p = parseJobReading;\n";
+    assert.match((await ruleHits('src/fleet/probe.ts', fromFleet))[0], /Sealed plug-in: fleet never imports/);
     const intoVllm = "import { stripVllmPrefix } from '../vllm/vllmLog';\nexport const s = stripVllmPrefix;\n";
     assert.match((await ruleHits('src/engine/sglang/probe.ts', intoVllm))[0], /engine\/sglang and engine\/vllm never/);
   });

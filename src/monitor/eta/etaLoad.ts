@@ -203,3 +203,25 @@ export function inWeightsFirstSeconds(state: LoadState, now: number): boolean {
   const weightsAt = state.phaseTimes['loading weights'];
   return state.phase === 'loading weights' && weightsAt !== undefined && now - weightsAt < WEIGHTS_MEASURE_MS;
 }
+
+/**
+ * A whole load as the plan has it before any of it ran (history's, else the defaults for the
+ * model's size), foreseen compiles included: what a run still waiting for its start (a job in
+ * a scheduler's queue) will take once it starts. Undefined when nothing honest can be said.
+ */
+export function wholeLoadForecast(state: LoadState): RawEta | undefined {
+  const start = 0;
+  const fresh: LoadState = {
+    ...state,
+    phase: 'starting',
+    restartRequestedAt: start,
+    processStartedAt: undefined,
+    watchStartedAt: start,
+    phaseTimes: {},
+    io: undefined,
+    ioSamples: [],
+    activity: undefined,
+    stepsSeen: [],
+  };
+  return estimateLoad(fresh, start);
+}

@@ -29,14 +29,14 @@ const SAMPLER_GPU_QUERY = GPU_QUERY_COMMAND.replace('memory.total', 'memory.tota
 const TICK = [
   'tick() {',
   '  extra=$1',
-  '  alive=0; [ -d /proc/$root ] && alive=1',
+  '  alive=0; for r in $roots; do [ -d /proc/$r ] && alive=1; done',
   '  pairs=',
   '  for f in /proc/[0-9]*/stat; do',
   '    { read -r l < "$f"; } 2>/dev/null || continue',
   '    r=${l##*) }; set -- $r',
   '    pairs="$pairs ${l%% *}:$2"',
   '  done',
-  '  tree=" $root "; more=1',
+  '  tree=" $roots "; more=1',
   '  while [ $more = 1 ]; do',
   '    more=0',
   '    for pp in $pairs; do',
@@ -87,6 +87,12 @@ export interface SamplerOptions {
   readonly listenPort?: number | undefined;
   /** First line `A v4... / v6hex...`: the addresses the host's interfaces carry (host/hostAddresses.ts). */
   readonly hostAddresses?: boolean;
+  /**
+   * sh that finds the server's processes where the sampler runs (another node than the SSH host:
+   * the target's ServerNodeShell) and sets `roots`, instead of `mainPid`; the sampler's first line
+   * is then `R PID...`: those processes.
+   */
+  readonly rootsSh?: string;
 }
 
 /**
@@ -97,10 +103,12 @@ export interface SamplerOptions {
  * for the host's addresses, its first line is those (`A ...`, host/hostAddresses.ts).
  */
 export function samplerCommand(options: SamplerOptions): string {
-  const { mainPid, controlGroup, modelPath, listenPort } = options;
+  const { mainPid, controlGroup, modelPath, listenPort, rootsSh } = options;
   // The host's own addresses, once: whether an address the server announces is this host's.
   const addresses = options.hostAddresses ? [HOST_ADDRESSES_SH, 'hostaddrs'] : [];
-  if (!Number.isInteger(mainPid) || mainPid <= 0) throw new Error(`Invalid PID: ${mainPid}`);
+  if (rootsSh === undefined && (!Number.isInteger(mainPid) || mainPid <= 0)) throw new Error(`Invalid PID: ${mainPid}`);
+  const roots =
+    rootsSh === undefined ? [`root=${mainPid}; roots=$root`] : [rootsSh, 'root=${roots%% *}', 'echo "R $roots"'];
   if (listenPort !== undefined && !(Number.isInteger(listenPort) && listenPort > 0 && listenPort < 65536))
     throw new Error(`Invalid port: ${listenPort}`);
   const ms = Math.max(100, Math.round(options.intervalMs));
@@ -115,7 +123,8 @@ export function samplerCommand(options: SamplerOptions): string {
   // /proc/net/tcp writes the local port as 4 upper-case hex digits.
   const portHex = listenPort === undefined ? '' : listenPort.toString(16).toUpperCase().padStart(4, '0');
   const script = [
-    `root=${mainPid}; cg=${quote(controlGroup ?? '')}; lp=${portHex}; seen=`,
+    ...roots,
+    `cg=${quote(controlGroup ?? '')}; lp=${portHex}; seen=`,
     // Clock ticks per second of /proc/PID/stat's times (one getconf, at the start).
     "hz=$(getconf CLK_TCK 2>/dev/null); case $hz in ''|*[!0-9]*) hz=100;; esac",
     ...addresses,
@@ -154,6 +163,8 @@ export interface SamplerRound {
   readonly portOwner?: PortOwner;
   /** The addresses the host's interfaces carry (the sampler's first line, `A`). */
   readonly hostAddresses?: readonly string[];
+  /** The server's processes the sampler found where it runs (its first line `R`, asked with `rootsSh`). */
+  readonly roots?: readonly number[];
 }
 
 /**
@@ -169,6 +180,8 @@ export class SamplerReader {
     // At most 20 digits (sh's 64-bit arithmetic): 400 digits would read as Infinity bytes.
     const size = /^M (\d{1,20}) (\d{1,20})\s*$/.exec(line);
     if (size) return { signals: [], modelSize: { files: Number(size[1]), bytes: Number(size[2]) } };
+    const roots = /^R((?: \d{1,10}){1,64})\s*$/.exec(line);
+    if (roots) return { signals: [], roots: (roots[1] ?? '').trim().split(' ').map(Number) };
     const hostAddresses = parseHostAddressesLine(line);
     if (hostAddresses) return { signals: [], hostAddresses };
     const portOwner = parsePortOwnerLine(line);

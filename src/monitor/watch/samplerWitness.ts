@@ -1,7 +1,7 @@
 /** The sampler witness: the model's size from ExecStart, and the sampler (process alive, bytes, GPU, port) kept in step with the state. */
 import { errorText } from '../../util/errors';
 import type { RemoteProcess } from '../../transport/transport';
-import type { Target } from '../../target/target';
+import type { ServerNodeShell, Target } from '../../target/target';
 import { wantsWitnesses } from './witnessProbe';
 import { samplerCommand, SamplerReader } from './sampler';
 import { apiKeyFromArgv, modelPathOf } from '../../engine/execStart';
@@ -48,6 +48,12 @@ export class SamplerWitness implements Witness, PortView {
   private modelPath: string | undefined;
   /** ExecStart of the last look at the unit. */
   private execStartArgv: readonly string[] = [];
+  /** Where the server's node is reached when it is not the SSH host (the target's last look). */
+  private serverNode: ServerNodeShell | undefined;
+  /** What was last said of the witnesses the watch lacks (said once until it changes). */
+  private lackSaid: string | undefined;
+  /** The place (ServerNodeShell key) where the sampler could not run: not tried again there. */
+  private failedAt: string | undefined;
 
   constructor(
     private readonly ctx: WitnessContext,
@@ -63,6 +69,18 @@ export class SamplerWitness implements Witness, PortView {
   /** The sampler runs on the host now (it tells a process gone at once). */
   get live(): boolean {
     return this.sampler?.process !== undefined;
+  }
+
+  /** Where the server runs when it is not the SSH host, from the last look at the target. */
+  setServerNode(place: ServerNodeShell | undefined): void {
+    this.serverNode = place;
+  }
+
+  /** Says once (until the reason changes) which witnesses the watch goes without, and why. */
+  private sayLacking(why: string): void {
+    if (this.lackSaid === why) return;
+    this.lackSaid = why;
+    this.ctx.deps.log('info', lackingWords(this.target.label, why));
   }
 
   /** The command line of the last look at the unit. */
@@ -115,15 +133,19 @@ export class SamplerWitness implements Witness, PortView {
   private wanted(): WantedSampler | undefined {
     const { ctx } = this;
     const state = ctx.state();
-    if (!this.hooks.following() || !state.connected) return undefined;
+    if (!state.connected) return undefined;
+    const place = state.unit?.mainPidElsewhere ? this.serverNode : undefined;
+    // Said while a restart waits too: a job in the queue has no node to sample yet.
+    if (place?.kind === 'lacking') this.sayLacking(place.why);
+    if (!this.hooks.following() || (state.unit?.mainPidElsewhere && place?.kind !== 'inside')) return undefined;
     if (state.mainPid === undefined || state.failure || state.verdict === 'stopped') return undefined;
-    if (state.unit?.mainPidElsewhere) return undefined;
+    if (place?.kind === 'inside' && this.failedAt === place.key) return undefined;
     const { options, http } = ctx.deps;
     const loading = ctx.mode() === 'load' || wantsWitnesses(state) !== undefined;
     const intervalMs = loading ? options.pollIntervalMs : (options.steadyIntervalMs ?? options.pollIntervalMs);
     const listenPort =
       ctx.mode() === 'load' && this.portTrusted && options.servesHttp !== false ? urlPort(http.baseUrl) : undefined;
-    return { pid: state.mainPid, intervalMs, listenPort };
+    return { pid: state.mainPid, intervalMs, listenPort, ...(place?.kind === 'inside' ? { place } : {}) };
   }
 
   /** Starts, restarts (new process, new pace) or stops the sampler to match the state. */
@@ -136,7 +158,8 @@ export class SamplerWitness implements Witness, PortView {
       wanted &&
       current.pid === wanted.pid &&
       current.intervalMs === wanted.intervalMs &&
-      current.listenPort === wanted.listenPort
+      current.listenPort === wanted.listenPort &&
+      current.place?.key === wanted.place?.key
     )
       return;
     if (current) {
@@ -150,30 +173,56 @@ export class SamplerWitness implements Witness, PortView {
     const reader = new SamplerReader(() => this.modelBytes);
     let exitSeen = false;
     const sizeFrom = this.modelBytes === undefined ? this.modelPath : undefined;
-    const command = samplerCommand({
+    const place = wanted.place;
+    const script = samplerCommand({
       mainPid: wanted.pid,
       intervalMs: wanted.intervalMs,
       controlGroup: ctx.state().unit?.controlGroup,
       modelPath: sizeFrom,
       listenPort: wanted.listenPort,
-      hostAddresses: true,
+      // Another node's addresses say nothing of where the SSH host's url goes.
+      hostAddresses: place === undefined,
+      ...(place ? { rootsSh: place.rootsSh } : {}),
     });
-    ctx.deps.log('trace', `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`);
+    const command = place ? place.wrap(script) : script;
+    ctx.deps.log(
+      'trace',
+      place
+        ? `$ sampler ${place.where} every ${wanted.intervalMs} ms`
+        : `$ sampler for PID ${wanted.pid} every ${wanted.intervalMs} ms`,
+    );
+    /** The sampler's last words on stderr (why srun refused a step), and whether it ran at all. */
+    const stderr: string[] = [];
+    let started = false;
     ctx.deps.transport
-      .stream(command, (line) => {
-        if (this.sampler !== entry) return;
-        const round = reader.read(line, ctx.now());
-        if (round.hostAddresses) this.hooks.onHostAddresses(round.hostAddresses);
-        if (round.modelSize) this.onModelSize(round.modelSize);
-        if (round.portOwner && wanted.listenPort !== undefined) this.onPortOwner(round.portOwner, wanted.listenPort);
-        if (round.listening !== undefined) this.onPortSeen(round.listening);
-        for (const signal of round.signals) ctx.emit(signal);
-        // The main process is gone: systemd says how it ended (once).
-        if (round.alive === false && !exitSeen) {
-          exitSeen = true;
-          ctx.lookAtUnit(true);
-        }
-      })
+      .stream(
+        command,
+        (line) => {
+          if (this.sampler !== entry) return;
+          const round = reader.read(line, ctx.now());
+          if (round.roots && place) {
+            started = true;
+            this.lackSaid = undefined;
+            ctx.deps.log(
+              'info',
+              `The host sampler runs ${place.where}: the server's processes there are PIDs ${round.roots.join(', ')}.`,
+            );
+          }
+          if (round.hostAddresses) this.hooks.onHostAddresses(round.hostAddresses);
+          if (round.modelSize) this.onModelSize(round.modelSize);
+          if (round.portOwner && wanted.listenPort !== undefined) this.onPortOwner(round.portOwner, wanted.listenPort);
+          if (round.listening !== undefined) this.onPortSeen(round.listening);
+          for (const signal of round.signals) ctx.emit(signal);
+          // The main process is gone: systemd says how it ended (once).
+          if (round.alive === false && !exitSeen) {
+            exitSeen = true;
+            ctx.lookAtUnit(true);
+          }
+        },
+        (line) => {
+          if (stderr.push(line.slice(0, 300)) > 3) stderr.shift();
+        },
+      )
       .then((process) => {
         if (this.sampler !== entry) {
           process.kill();
@@ -184,7 +233,20 @@ export class SamplerWitness implements Witness, PortView {
           if (this.sampler !== entry) return;
           // Ended on its own (not killed by us): the unit probe takes over; not restarted in a loop.
           entry.process = undefined;
-          if (code !== null)
+          if (place && !started) {
+            // Not there (srun refused the step, no process of the job on its node): not tried again for this run.
+            this.failedAt = place.key;
+            const said = stderr.join(' ').trim();
+            this.sayLacking(
+              `the host sampler could not run ${place.where} (exit ${code ?? 'by signal'}${said ? `: ${said}` : ''})`,
+            );
+          } else if (place) {
+            ctx.lookAtUnit(true);
+            ctx.deps.log(
+              'info',
+              `The host sampler ${place.where} ended (exit ${code ?? 'by signal'}): the job's state is asked.`,
+            );
+          } else if (code !== null)
             ctx.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
         });
       })
@@ -277,4 +339,9 @@ export class SamplerWitness implements Witness, PortView {
   distrust(): void {
     this.portTrusted = false;
   }
+}
+
+/** Which witnesses a watch goes without when the host sampler cannot run where the server runs, and why. */
+export function lackingWords(service: string, why: string): string {
+  return `No host sampler for ${service}: ${why}. The watch lacks its witnesses (GPU memory, bytes read by the server's processes, the listener on its port); the load is followed from the log and HTTP, and nothing is read from the SSH host in their place.`;
 }

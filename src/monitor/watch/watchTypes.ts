@@ -1,7 +1,7 @@
 /** The watcher's options, dependencies, outcomes and timings (watcher.ts and its witnesses). */
 import type { ServerProfile } from '../../config/config';
 import type { Transport } from '../../transport/transport';
-import type { ServiceStatus, Target } from '../../target/target';
+import type { ServerNodeShell, ServiceStatus, Target } from '../../target/target';
 import type { ServerHttpClient } from '../../engine/serverHttp';
 import type { LoadState } from '../state/loadStateTypes';
 import type { LoadPrior } from '../eta/eta';
@@ -64,6 +64,8 @@ export interface WantedSampler {
   readonly pid: number;
   readonly intervalMs: number;
   readonly listenPort: number | undefined;
+  /** The server's node when it is not the SSH host: the sampler runs there. */
+  readonly place?: Extract<ServerNodeShell, { kind: 'inside' }>;
 }
 
 export function urlPort(url: string): number | undefined {

@@ -383,6 +383,7 @@ export class LoadWatcher {
     this.journal.setGrammar(engineFor(state.argv)?.grammar);
     this.hostPath = state.hostPath;
     this.http.setNode(state.node);
+    this.sampler.setServerNode(state.serverNode);
     if (state.note) this.alertOnce({ kind: 'journal', level: 'warn', message: state.note });
     return state.unit;
   }

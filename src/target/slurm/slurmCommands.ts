@@ -130,3 +130,49 @@ export function scriptChangedCommand(script: string, id: string): HostCommand {
   ].join('\n');
   return { argv: ['sh', '-c', text, 'sh', checkPath(script, 'batch script path'), checkId(id)] };
 }
+
+/** A node name as Slurm prints it (BatchHost): a plain host name. */
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/;
+
+function checkNode(node: string): string {
+  if (!NODE_NAME.test(node)) throw new Error(`Invalid Slurm node name: ${JSON.stringify(node)}`);
+  return node;
+}
+
+/**
+ * sh run inside a step of the job (srun sets SLURM_JOB_ID, SLURM_STEP_ID and SLURMD_NODENAME):
+ * `roots` becomes the job's processes on this node that are not this step's (`scontrol listpids`
+ * asks the node's own slurmd, so a process of another cluster's job with the same id is never
+ * taken), the task of each step (LOCALID not `-`; their descendants follow from the tree). None:
+ * exit 3 with why on stderr.
+ */
+export const JOB_ROOTS_SH = [
+  'roots=$(scontrol listpids "$SLURM_JOB_ID" "$SLURMD_NODENAME" 2>/dev/null | while read -r p j s l g; do',
+  '  case $p in ""|*[!0-9]*) continue;; esac',
+  '  [ "$s" = "${SLURM_STEP_ID:-}" ] || [ "$s" = extern ] || [ "$l" = - ] || printf "%s " "$p"',
+  'done)',
+  'roots=${roots% }',
+  'if [ -z "$roots" ]; then echo "no process of job $SLURM_JOB_ID on $SLURMD_NODENAME (scontrol listpids)" >&2; exit 3; fi',
+].join('\n');
+
+/**
+ * `script` (sh) run as a step of job `id` on its node `node`, beside the server (`--overlap`:
+ * it takes none of the job's resources, and does not wait for them), one task, as the login
+ * user; srun ends the step when the SSH host's end of the stream closes.
+ */
+export function inJobCommand(id: string, node: string, script: string): HostCommand {
+  return {
+    argv: [
+      'srun',
+      `--jobid=${checkId(id)}`,
+      '--overlap',
+      `--nodelist=${checkNode(node)}`,
+      '--nodes=1',
+      '--ntasks=1',
+      '--quiet',
+      'sh',
+      '-c',
+      script,
+    ],
+  };
+}

@@ -15,14 +15,18 @@ import {
   type Target,
   type TargetExec,
   type TargetIo,
+  type ServerNodeShell,
   type TargetPrivileges,
   type TargetState,
 } from '../targetTypes';
+import { shellLine } from '../../transport/shell';
 import { jobServiceStatus, noJobStatus } from './jobStatus';
 import { serverArgvOfScript } from './scriptArgv';
 import { BatchScriptEditor } from './scriptEditor';
 import {
   followCommand,
+  inJobCommand,
+  JOB_ROOTS_SH,
   requeueCommand,
   resubmitCommand,
   scriptChangedCommand,
@@ -69,7 +73,8 @@ export class SlurmTarget implements Target {
     const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
     // The script's paths are the cluster's shared filesystem, which the login node sees too.
     const node = reading.kind === 'job' && LIVE.has(reading.job.state) ? reading.job.batchHost : undefined;
-    return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}) };
+    const serverNode = reading.kind === 'job' ? serverNodeOf(reading.job) : undefined;
+    return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}), ...(serverNode ? { serverNode } : {}) };
   }
 
   /** The server's command line in the job's batch script (the controller's copy), read once per job. */
@@ -151,6 +156,30 @@ export class SlurmTarget implements Target {
   async readEnvironment(): Promise<undefined> {
     return undefined;
   }
+}
+
+/**
+ * Where the host sampler runs for a job: a step inside its allocation on its batch host while it
+ * runs (rank 0's node); why not while it waits for one; nothing once it ended (no process).
+ */
+export function serverNodeOf(job: SlurmJob): ServerNodeShell | undefined {
+  if (job.state === 'RUNNING' && job.batchHost) {
+    const node = job.batchHost;
+    return {
+      kind: 'inside',
+      where: `inside job ${job.id} on ${node} (srun --overlap)`,
+      key: `${job.id} run ${job.restarts} on ${node}`,
+      rootsSh: JOB_ROOTS_SH,
+      wrap: (script) => shellLine(inJobCommand(job.id, node, script)),
+    };
+  }
+  if (['PENDING', 'REQUEUED', 'CONFIGURING'].includes(job.state))
+    return {
+      kind: 'lacking',
+      why: `job ${job.id} has not started yet (${job.stateText}${job.reason ? `, ${job.reason}` : ''}): it runs on no node`,
+    };
+  if (job.state === 'SUSPENDED') return { kind: 'lacking', why: `job ${job.id} is suspended` };
+  return undefined;
 }
 
 function failed(message: string): RestartResult {

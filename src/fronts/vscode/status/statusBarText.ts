@@ -15,7 +15,7 @@ import type { OtherServers } from './statusOthers';
 import { activityLabel } from '../../../engine/activity';
 import { lastSeen } from '../../../present/stallNotice';
 import { standInText } from '../../../host/portOwner';
-import { endLine, endSoonWord, queueLine, queuedWord } from '../../../present/queueWords';
+import { endLine, endSoonWord, queuedEtaLine, queueLine, queuedWord } from '../../../present/queueWords';
 import { sshClientLine } from '../../../present/sshClientWords';
 import type { ClientChoice } from '../../../transport/openssh/chooseClient';
 
@@ -105,6 +105,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   lines.push(`State: ${queuedWord(state, now) ?? state.verdict}`);
   const queue = queueLine(state, now);
   if (queue) lines.push(queue);
+
   const end = endLine(state, now);
   if (end) lines.push(end);
   if (state.confirmedAt !== undefined)
@@ -149,7 +150,10 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.cpu?.cores !== undefined && state.readyAt === undefined)
     lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
-  if (remaining !== undefined && state.eta) lines.push(etaTooltip(state, state.eta, now));
+  // A queued run: the ready estimate counts the wait for the scheduler's start.
+  const queuedEta = queuedEtaLine(state, now);
+  if (queuedEta) lines.push(queuedEta);
+  else if (remaining !== undefined && state.eta) lines.push(etaTooltip(state, state.eta, now));
   else {
     const pending = state.readyAt === undefined ? etaPendingText(state, now) : undefined;
     if (pending) lines.push(pending);

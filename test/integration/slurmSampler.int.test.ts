@@ -1,0 +1,143 @@
+/**
+ * The host sampler of a server that is a Slurm batch job runs inside the job's allocation (a step
+ * beside the server, `srun --overlap` on its batch host), against a real scheduler (Debian's
+ * Slurm 22.05: test/gpu-host/slurm.ts) and the real sshd of the simulated host, as its
+ * unprivileged login. The login node here cannot see the job's processes at all (the host's sshd
+ * has a PID namespace of its own; slurmd runs the job outside it), so any process the sampler
+ * reads was read inside the job. A job that waits in the queue has no node: the watch says which
+ * witnesses it lacks.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+
+const USER = 'kimi';
+
+describe('slurm: the host sampler runs inside the job, on its node', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let slurm: SlurmCluster;
+  let test: TestSession | undefined;
+
+  before(async function () {
+    const missing = slurmMissing();
+    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
+    host = await startGpuHost({
+      users: [USER],
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 1, warmReadMBps: 1, warmupSeconds: 0.3 },
+    });
+    slurm = await startSlurm(host);
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    slurm.run(['scancel', '--full', `--user=${USER}`]);
+    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: 'the jobs of the test ended',
+    });
+  });
+  after(async () => {
+    await slurm?.stop();
+    await host?.stop();
+  });
+
+  /** The login user's batch script: the simulator as the job's program, reading 4 MB at 1 MB/s. */
+  const jobFiles = (name: string): { dir: string; script: string } => {
+    const dir = slurm.userDir(USER, name);
+    const simDir = path.join(dir, 'sim');
+    fs.mkdirSync(simDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(simDir, 'sim.json'),
+      JSON.stringify({ readMBps: 1, warmReadMBps: 1, warmupSeconds: 0.3 }),
+    );
+    const script = path.join(dir, 'serve.sbatch');
+    fs.writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `#SBATCH --output=${dir}/%x-%j.out`,
+        '#SBATCH --time=10',
+        `export KIMI_SIM_ROOT=${simDir}`,
+        `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+        `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
+    assert.equal(r.status, 0, r.stderr);
+    return { dir, script };
+  };
+  const submit = async (dir: string, args: string): Promise<string> => {
+    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
+    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
+    return r.stdout.trim();
+  };
+  const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
+  const session = (job: string, script: string): Promise<TestSession> =>
+    sessionForHost(host, { server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script } } });
+
+  it("reads the job's own processes on its node: bytes read by the simulator the job runs", async () => {
+    const { dir, script } = jobFiles('inside');
+    const id = await submit(dir, `-J kimi-inside ${script}`);
+    await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
+    test = await session('kimi-inside', script);
+    const states: LoadState[] = [];
+    const outcome = await test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    const log = test.logLines.join('\n');
+    assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${log}`);
+    const said = new RegExp(
+      `The host sampler runs inside job ${id} on n1 \\(srun --overlap\\): the server's processes there are PIDs ([\\d, ]+)\\.`,
+    ).exec(log);
+    assert.ok(said, `the sampler said where it runs and what it reads:\n${log}`);
+    // Each process it names is the job's: the simulator, with the job's id in its environment.
+    const pids = (said[1] ?? '').split(', ').map(Number);
+    for (const pid of pids) {
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      assert.ok(environ.includes(`SLURM_JOB_ID=${id}`), `pid ${pid} belongs to job ${id}`);
+      assert.match(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /sglang-sim.*sglang\.launch_server/);
+    }
+    // The bytes it read: the model's shards, counted by a witness the login node could not have.
+    const read = states.map((s) => s.io?.readBytes ?? 0).reduce((a, b) => Math.max(a, b), 0);
+    assert.ok(read >= 1024 * 1024, `the sampler saw the simulator read the model (max ${read} bytes)`);
+    assert.doesNotMatch(log, /No host sampler for/);
+  });
+
+  it('a job that waits in the queue: the watch says which witnesses it lacks, and reads none of the login node', async () => {
+    const { dir, script } = jobFiles('waiting');
+    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
+    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'blocker',
+    });
+    const id = await submit(dir, `-J kimi-waiting ${script}`);
+    test = await session('kimi-waiting', script);
+    const states: LoadState[] = [];
+    void test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) }).catch(() => undefined);
+    const lacks = await waitFor(
+      () =>
+        test?.logLines.find(
+          (l) => l.includes(`No host sampler for`) && l.includes(`job ${id} has not started yet (PENDING`),
+        ),
+      { timeoutMs: 30_000, message: `the watch said it lacks the sampler's witnesses:\n${test?.logLines.join('\n')}` },
+    );
+    assert.match(
+      lacks,
+      /The watch lacks its witnesses \(GPU memory, bytes read by the server's processes, the listener on its port\)/,
+    );
+    assert.equal(jobState(id), 'PENDING');
+    assert.ok(
+      states.every((s) => s.io === undefined && s.gpu === undefined),
+      'no figure from the login node',
+    );
+  });
+});

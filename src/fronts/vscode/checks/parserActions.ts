@@ -4,6 +4,7 @@
  * the same the CLI runs.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { errorText } from '../../../util/errors';
 import { maskSecrets } from '../../../util/secrets';
 import { shownText } from '../output/shownText';
@@ -107,10 +108,13 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       return;
     case 'manual':
       log.info(`[${server.name}] ${outcome.advice}`);
-      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${server.docker?.label ?? server.unit}`, {
-        modal: true,
-        detail: shownText(outcome.advice),
-      });
+      void vscode.window.showInformationMessage(
+        l10n.t('Kimi on {0}: {1}', server.name, server.docker?.label ?? server.unit),
+        {
+          modal: true,
+          detail: shownText(outcome.advice),
+        },
+      );
       return;
     case 'already-set':
       log.info(
@@ -118,8 +122,17 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       );
       void vscode.window.showInformationMessage(
         server.docker
-          ? `Kimi on ${server.name}: the parsers are already set in ${outcome.where}. Nothing was restarted.`
-          : `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
+          ? l10n.t(
+              'Kimi on {0}: the parsers are already set in {1}. Nothing was restarted.',
+              server.name,
+              outcome.where,
+            )
+          : l10n.t(
+              'Kimi on {0}: the parsers are already set ({1}, {2}). Nothing was restarted.',
+              server.name,
+              reasoningParser,
+              toolCallParser,
+            ),
       );
       return;
     case 'changed':
@@ -133,7 +146,7 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       ? `Put the previous ${outcome.file} back and ${outcome.how === 'compose' ? 'recreate the service' : 'submit it again'}?`
       : 'Roll back to the previous command line and restart?';
   const choice = await vscode.window.showErrorMessage(
-    `Kimi on ${server.name} failed to start with the new parser flags. ${question}`,
+    l10n.t('Kimi on {0} failed to start with the new parser flags. {1}', server.name, question),
     ROLL_BACK,
   );
   if (choice !== ROLL_BACK) return;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { HostKeyPolicy } from '../../../config/config';
 import { collectConfigFiles } from '../../../transport/ssh/sshInclude';
 import { pathApi, sshDir, systemPathContext } from '../../../transport/ssh/sshPaths';
@@ -19,7 +20,6 @@ import { refusalMessage } from '../../../present/refusalWords';
 import { updateKimiSetting, userSetting } from '../settings/settingsSource';
 
 const OTHER_HOST = '$(edit) Another host…';
-const MAKE_ACTIVE = 'Make active';
 
 /** The Host aliases of ~/.ssh/config and the files it Includes (none when there is no config). */
 async function configuredHosts(): Promise<string[]> {
@@ -100,20 +100,20 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
       };
       const text = refusalMessage(target.host, refusal).text;
       log.error(`[add server] ${text}`);
-      void vscode.window.showErrorMessage(`${text} Nothing was added.`);
+      void vscode.window.showErrorMessage(l10n.t('{0} Nothing was added.', text));
     } else {
       log.error(`[add server] ${target.host}: ${errorText(error)}`);
       void vscode.window.showErrorMessage(
         error instanceof DiscoveryError
-          ? `Kimi: ${error.message}. Nothing was added.`
-          : `Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`,
+          ? l10n.t('Kimi: {0}. Nothing was added.', error.message)
+          : l10n.t('Kimi: cannot list the units of {0}: {1}. Nothing was added.', target.host, errorText(error)),
       );
     }
     return;
   }
   const units = discovery.units;
   if (units.length === 0) {
-    void vscode.window.showWarningMessage(`Kimi: ${nothingFoundMessage(target.host)}. Nothing was added.`);
+    void vscode.window.showWarningMessage(l10n.t('Kimi: {0}. Nothing was added.', nothingFoundMessage(target.host)));
     return;
   }
   const unitPick = await vscode.window.showQuickPick(
@@ -139,14 +139,22 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   try {
     entry = entryFor(discovery, unitPick.unit, taken, name);
   } catch (error) {
-    void vscode.window.showErrorMessage(`Kimi: ${errorText(error)} Nothing was added.`);
+    void vscode.window.showErrorMessage(l10n.t('Kimi: {0} Nothing was added.', errorText(error)));
     return;
   }
   const written = await updateKimiSetting('servers', [...existing, entry]);
   log.info(`[add server] Added ${JSON.stringify(entry)} to the ${written.where} (kimiService.servers).`);
+  const makeActive = l10n.t('Make active');
   const choice = await vscode.window.showInformationMessage(
-    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}) to the ${written.where}.`,
-    MAKE_ACTIVE,
+    l10n.t(
+      'Kimi: added {0} ({1} on {2}, {3}) to the {4}.',
+      name,
+      unitPick.unit.unit,
+      target.host,
+      unitPick.unit.url,
+      written.where,
+    ),
+    makeActive,
   );
-  if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimiService.makeActive', name);
+  if (choice === makeActive) await vscode.commands.executeCommand('kimiService.makeActive', name);
 }

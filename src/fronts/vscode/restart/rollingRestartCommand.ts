@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../../config/config';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
 import { serverReport } from '../../../present/report';
@@ -17,8 +18,6 @@ export interface RollingRestartDeps {
   /** Runs the roll while the shell leaves these servers' parser checks to it. */
   readonly during: <T>(names: readonly string[], run: () => Promise<T>) => Promise<T>;
 }
-
-const SHOW_LOG = 'Show log';
 
 /** The model path of each server's command line (its target's state, on its own connection); undefined when unknown. */
 async function modelPaths(
@@ -48,7 +47,9 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
   const { fleet, settings, log } = deps;
   const servers = settings.servers;
   if (servers.length === 0) {
-    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one with "Kimi Service: Add server".');
+    void vscode.window.showErrorMessage(
+      l10n.t('Kimi: no server is configured. Add one with "Kimi Service: Add server".'),
+    );
     return;
   }
   const paths = await vscode.window.withProgress(
@@ -120,6 +121,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       : result.kind === 'cancelled'
         ? vscode.window.showWarningMessage
         : vscode.window.showErrorMessage;
-  const choice = await show(shownText(`Kimi: ${summary}`), SHOW_LOG);
-  if (choice === SHOW_LOG) log.show(true);
+  const showLog = l10n.t('Show log');
+  const choice = await show(shownText(l10n.t('Kimi: {0}', summary)), showLog);
+  if (choice === showLog) log.show(true);
 }

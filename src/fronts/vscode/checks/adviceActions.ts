@@ -86,7 +86,10 @@ export async function suggestFasterLoadCommand(
   let gathered;
   try {
     gathered = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kimi: reading the last load of ${server.name}` },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: l10n.t('Kimi: reading the last load of {0}', server.name),
+      },
       () => gather(host, server, history, log),
     );
   } catch (error) {
@@ -107,8 +110,12 @@ export async function suggestFasterLoadCommand(
     return;
   }
   const picked = await vscode.window.showQuickPick(report.result.advice.map(pickItem), {
-    title: `Kimi: suggestions for a faster load of ${server.name} (${versionLine(report.engine, report.version)})`,
-    placeHolder: 'Each is shown because this load shows its reason; pick one to see the change',
+    title: l10n.t(
+      'Kimi: suggestions for a faster load of {0} ({1})',
+      server.name,
+      versionLine(report.engine, report.version),
+    ),
+    placeHolder: l10n.t('Each is shown because this load shows its reason; pick one to see the change'),
     matchOnDetail: true,
   });
   if (!picked) return;

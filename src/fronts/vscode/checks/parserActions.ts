@@ -32,8 +32,11 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
       description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined,
     })),
     {
-      title: `Kimi: ${kind} parser`,
-      placeHolder: `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)`,
+      title: kind === 'reasoning' ? l10n.t('Kimi: reasoning parser') : l10n.t('Kimi: tool-call parser'),
+      placeHolder: l10n.t(
+        "{0} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)",
+        `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'}`,
+      ),
     },
   );
   return picked?.label;
@@ -73,9 +76,10 @@ function notifyFailure(host: ActionHost, error: unknown, message: string): void 
     void host.notify('error', message);
     return;
   }
-  void vscode.window.showErrorMessage(shownText(message), COPY_RULE, 'Show log').then((choice) => {
+  const showLog = l10n.t('Show log');
+  void vscode.window.showErrorMessage(shownText(message), COPY_RULE, showLog).then((choice) => {
     if (choice === COPY_RULE) void vscode.commands.executeCommand('kimiService.copySudoersRule');
-    else if (choice === 'Show log') host.showLog();
+    else if (choice === showLog) host.showLog();
   });
 }
 

@@ -41,16 +41,16 @@ async function pickHost(): Promise<TypedHost | undefined> {
     const picked = await vscode.window.showQuickPick(
       [...aliases.map((label) => ({ label, description: '~/.ssh/config' })), { label: OTHER_HOST, description: '' }],
       {
-        title: 'Kimi: add server (1/3): the GPU host',
-        placeHolder: 'A host of ~/.ssh/config, or another one',
+        title: l10n.t('Kimi: add server (1/3): the GPU host'),
+        placeHolder: l10n.t('A host of ~/.ssh/config, or another one'),
       },
     );
     if (!picked) return undefined;
     if (picked.label !== OTHER_HOST) return { host: picked.label };
   }
   const typed = await vscode.window.showInputBox({
-    title: 'Kimi: add server (1/3): the GPU host',
-    prompt: 'host, user@host or user@host:port (a ~/.ssh/config alias keeps its settings)',
+    title: l10n.t('Kimi: add server (1/3): the GPU host'),
+    prompt: l10n.t('host, user@host or user@host:port (a ~/.ssh/config alias keeps its settings)'),
     validateInput: (value) => {
       const parsed = parseTypedHost(value);
       return typeof parsed === 'string' ? parsed : undefined;
@@ -79,7 +79,10 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   let discovery: Discovery;
   try {
     discovery = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kimi: looking for SGLang units on ${target.host}…` },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: l10n.t('Kimi: looking for SGLang units on {0}…', target.host),
+      },
       () =>
         discoverUnits(
           target,
@@ -125,12 +128,12 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
         .join(' · '),
       unit,
     })),
-    { title: `Kimi: add server (2/3): the SGLang unit on ${target.host}` },
+    { title: l10n.t('Kimi: add server (2/3): the SGLang unit on {0}', target.host) },
   );
   if (!unitPick) return;
   const name = await vscode.window.showInputBox({
-    title: 'Kimi: add server (3/3): its name',
-    prompt: 'A short name, shown in the status bar, the servers view and messages',
+    title: l10n.t('Kimi: add server (3/3): its name'),
+    prompt: l10n.t('A short name, shown in the status bar, the servers view and messages'),
     value: proposeServerName(target.host, unitPick.unit.unit, taken),
     validateInput: (value) => serverNameProblem(value, taken),
   });

@@ -79,7 +79,7 @@ export async function copyMcpConfigCommand(
     },
   ];
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Kimi: MCP server configuration',
+    title: l10n.t('Kimi: MCP server configuration'),
     placeHolder: [entry.command, ...entry.args].join(' '),
   });
   if (!picked) return;

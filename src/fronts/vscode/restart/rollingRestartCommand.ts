@@ -53,7 +53,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
     return;
   }
   const paths = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: 'Kimi: reading the model of each server' },
+    { location: vscode.ProgressLocation.Window, title: l10n.t('Kimi: reading the model of each server') },
     () => modelPaths(fleet, servers),
   );
   // From a row: that server and those serving the same model; else the active server's.
@@ -73,8 +73,8 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       server,
     })),
     {
-      title: 'Kimi: restart servers one by one',
-      placeHolder: 'Each restarts only once the previous one is ready with verified parsers',
+      title: l10n.t('Kimi: restart servers one by one'),
+      placeHolder: l10n.t('Each restarts only once the previous one is ready with verified parsers'),
       canPickMany: true,
     },
   );
@@ -95,7 +95,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       chosen.map((s) => s.name),
       async () =>
         await vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: 'Kimi: rolling restart', cancellable: true },
+          { location: vscode.ProgressLocation.Notification, title: l10n.t('Kimi: rolling restart'), cancellable: true },
           (progress, token) => {
             const abort = new AbortController();
             const subscription = token.onCancellationRequested(() => abort.abort());

@@ -7,6 +7,8 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { bundleNames, l10nDirs, localeFromEnv, useBundle, useEnvLocale } from '../../src/util/l10n';
 import { verdictWord } from '../../src/present/stateWords';
+import { INITIAL_PRINTER, nextWaitLine } from '../../src/fronts/cli/format';
+import type { ServerReport } from '../../src/present/report';
 
 const CLI_DIR = path.join(__dirname, '..', '..', 'src', 'fronts', 'cli');
 
@@ -40,5 +42,19 @@ describe('l10n locale of the CLI and the MCP server', () => {
     }
     assert.equal(useEnvLocale({ LANG: 'zh_CN.UTF-8' }, ['/nonexistent']), undefined);
     assert.equal(verdictWord('ready'), 'ready');
+  });
+
+  it('a translated wait line is not repeated only because its clock moved', () => {
+    const report = (summary: string) => ({ state: 'loading', phase: 'loading weights', summary }) as ServerReport;
+    for (const [lang, first, later] of [
+      ['C.UTF-8', 'sim: loading 42% · for 3s', 'sim: loading 42% · for 13s'],
+      ['zh_CN.UTF-8', 'sim: 加载中 42% · 已持续 3s', 'sim: 加载中 42% · 已持续 13s'],
+    ] as const) {
+      useEnvLocale({ LANG: lang }, l10nDirs(CLI_DIR));
+      const start = nextWaitLine(INITIAL_PRINTER, report(first), 0);
+      assert.equal(start.line, 'state');
+      assert.equal(nextWaitLine(start.printer, report(later), 10_000).line, undefined, lang);
+      assert.equal(nextWaitLine(start.printer, report(later.replace('42%', '50%')), 10_000).line, 'progress', lang);
+    }
   });
 });

@@ -181,7 +181,14 @@ export function nextWaitLine(
   return { line: undefined, printer };
 }
 
+/** The words before a duration in `template` ("for {0}" → "for "), in the display language. */
+function durationPrefix(template: string): string {
+  return template.split('\u0000')[0]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** The summary without its clock ("for 1m 2s"), so a line is not repeated only because time passed. */
 function progressText(report: { readonly summary: string | undefined }): string {
-  return (report.summary ?? '').replace(/ · (?:for|ready for) [^·]+/g, '');
+  // The same words as present/report's summary parts, so a translated summary loses its clock too.
+  const clock = [l10n.t('for {0}', '\u0000'), l10n.t('ready for {0}', '\u0000')].map(durationPrefix);
+  return (report.summary ?? '').replace(new RegExp(` · (?:${clock.join('|')})[^·]+`, 'g'), '');
 }

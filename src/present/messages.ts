@@ -37,7 +37,12 @@ export function failureMessage(server: ServerProfile, outcome: WatchOutcome): st
     const then = cause.after.slice(0, 2);
     // The port the server could not bind: who holds it, when the sampler saw that.
     const holder = cause.kind === 'address-in-use' && state.standIn ? ` (${standInText(state.standIn)})` : '';
-    const failed = l10n.t('Kimi on {0} failed: {1}. Cause: {2}', server.name, summary, `${formatCause(cause)}${holder}`);
+    const failed = l10n.t(
+      'Kimi on {0} failed: {1}. Cause: {2}',
+      server.name,
+      summary,
+      `${formatCause(cause)}${holder}`,
+    );
     return then.length ? l10n.t('{0}. Then: {1}', failed, then.join(' | ')) : failed;
   }
   const last = lines

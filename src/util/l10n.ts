@@ -50,7 +50,10 @@ export function useBundle(bundle: L10nBundle | undefined): void {
  * `dirs` that has one (dist/../l10n in the VSIX and the checkout). Returns the file used, if any;
  * a missing or unreadable bundle leaves English.
  */
-export function useEnvLocale(env: Readonly<Record<string, string | undefined>>, dirs: readonly string[]): string | undefined {
+export function useEnvLocale(
+  env: Readonly<Record<string, string | undefined>>,
+  dirs: readonly string[],
+): string | undefined {
   const locale = localeFromEnv(env);
   if (locale === undefined || locale === 'en' || locale.startsWith('en-')) {
     useBundle(undefined);

@@ -115,7 +115,9 @@ export function askSecret(term: Terminal, question: string): Promise<string | un
  */
 export async function askLogin(term: Terminal, q: LoginQuestion): Promise<LoginAnswer | undefined> {
   const said = [q.name, q.instructions].filter((s) => s.trim());
-  term.output.write(`${l10n.t('{0} asks ({1}):', askerName(q), q.method)}\n${said.map((s) => `${s.trimEnd()}\n`).join('')}`);
+  term.output.write(
+    `${l10n.t('{0} asks ({1}):', askerName(q), q.method)}\n${said.map((s) => `${s.trimEnd()}\n`).join('')}`,
+  );
   const answers: string[] = [];
   for (const p of q.prompts) {
     const answer = p.echo ? await askLine(term, p.text) : await askSecret(term, p.text);

@@ -161,9 +161,7 @@ function activeServerTooltip(view: StatusView, now: number): string {
   }
   if (state.shards) lines.push(l10n.t('Weights: {0}/{1} shards', state.shards.done, state.shards.total));
   if (state.cudaGraphBatches)
-    lines.push(
-      l10n.t('CUDA graphs: {0}/{1} batches', state.cudaGraphBatches.done, state.cudaGraphBatches.total),
-    );
+    lines.push(l10n.t('CUDA graphs: {0}/{1} batches', state.cudaGraphBatches.done, state.cudaGraphBatches.total));
   if (state.progress !== undefined) lines.push(l10n.t('Progress: {0}%', Math.floor(state.progress * 100)));
   if (state.io) {
     const total = state.io.totalBytes ?? state.prior?.totalBytes;

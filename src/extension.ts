@@ -17,6 +17,7 @@ import { tailedLog } from './fronts/vscode/output/logTail';
 import { registerReportProblem } from './fronts/vscode/output/reportProblem';
 import { refreshInstalledLauncher } from './fronts/vscode/launcher/launcherCommand';
 import { LineTail } from './util/lineTail';
+import { useBundle } from './util/l10n';
 
 /** How many lines of the log a problem report carries. */
 const REPORT_LOG_LINES = 200;
@@ -30,6 +31,8 @@ export interface KimiApi {
 }
 
 export function activate(context: vscode.ExtensionContext): KimiApi {
+  // Before any word is made: the fronts below VS Code (present/, fleet/) translate through @vscode/l10n.
+  useBundle(vscode.l10n.bundle);
   const logTail = new LineTail(REPORT_LOG_LINES);
   const channel = tailedLog(vscode.window.createOutputChannel('Kimi Service', { log: true }), logTail);
   const apiKeys = new ApiKeys(context.secrets);

@@ -2,6 +2,7 @@
  * An ETA in words: what a display shows of a stored ETA at a time ("4-6m left", "40s left"),
  * and the rates and sizes beside it. Pure; the one wording of every front.
  */
+import * as l10n from '@vscode/l10n';
 import { DISPROVED_GRACE_MS } from '../monitor/eta/ioRate';
 
 /**
@@ -39,14 +40,14 @@ function shortDuration(ms: number): string {
  */
 export function formatEta(ms: number, highMs?: number): string {
   const low = shortDuration(ms);
-  if (highMs === undefined) return `${low} left`;
+  if (highMs === undefined) return l10n.t('{0} left', low);
   const high = shortDuration(Math.max(ms, highMs));
-  if (low === high) return `${low} left`;
+  if (low === high) return l10n.t('{0} left', low);
   // "40-55s", "4-6m": one unit for both ends when each is a single number of it
   const single = /^\d+([sm])$/;
   if (single.exec(low)?.[1] !== undefined && single.exec(low)?.[1] === single.exec(high)?.[1])
-    return `${low.slice(0, -1)}-${high} left`;
-  return `${low}-${high} left`;
+    return l10n.t('{0} left', `${low.slice(0, -1)}-${high}`);
+  return l10n.t('{0} left', `${low}-${high}`);
 }
 
 /** A range narrower than this (high / low) is shown as one number. */

@@ -3,6 +3,7 @@
  * model tools, the MCP server and the CLI say the same words, in text a model or a person
  * reads and in JSON a script parses. Pure.
  */
+import * as l10n from '@vscode/l10n';
 import { etaText, formatEta, visibleEta } from './etaText';
 import { formatDuration } from '../util/duration';
 import type { LoadState } from '../monitor/state/loadStateTypes';
@@ -11,7 +12,7 @@ import { describe, loadStartedAt } from './messages';
 import { refusalWord } from './refusalWords';
 import type { ServerSnapshot, WaitResult } from './serverSnapshot';
 import { nodeIssue } from '../monitor/state/multiNodeState';
-import { activityLabel } from '../engine/activity';
+import { activityText, verdictWord } from './stateWords';
 import { stallText } from './stallNotice';
 import { breakdownLine } from './loadSummary';
 import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
@@ -65,6 +66,11 @@ function stateWord(snapshot: ServerSnapshot): string {
   return isQueued(snapshot.state) ? 'queued' : snapshot.state.verdict;
 }
 
+/** The state word as a user reads it (stateWord's value in the display language). */
+function shownWord(snapshot: ServerSnapshot, word: string): string {
+  return snapshot.refusal ? word : verdictWord(word as Parameters<typeof verdictWord>[0]);
+}
+
 /**
  * The line of a failure that says why: its root cause (engine/rootCause: the first exception of
  * the first failing rank, an argparse error, an NCCL timeout...), never an echo of the end.
@@ -82,7 +88,7 @@ function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): stri
   }
   if (!state.connected && state.connectionError) return state.connectionError;
   if (state.completion && !state.completion.ok && state.readyAt === undefined)
-    return `completion probe: ${state.completion.detail}`;
+    return l10n.t('completion probe: {0}', state.completion.detail);
   return null;
 }
 
@@ -107,17 +113,17 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
   const error = lastError(snapshot, state);
   const queued = watched ? queuedWord(state, now) : undefined;
   const queue = watched ? queueText(state, now) : undefined;
-  const parts = [`${server.name}: ${watched ? (queued ?? describe(state)) : word}`];
+  const parts = [`${server.name}: ${watched ? (queued ?? describe(state)) : shownWord(snapshot, word)}`];
   const shownEta = loading ? etaText(state.eta, now) : undefined;
-  if (shownEta !== undefined) parts.push(`about ${shownEta}`);
+  if (shownEta !== undefined) parts.push(l10n.t('about {0}', shownEta));
   if (watched && state.readyAt !== undefined && state.verdict === 'ready')
-    parts.push(`ready for ${formatDuration(now - state.readyAt)}`);
-  else if (watched && since !== undefined) parts.push(`for ${formatDuration(now - since)}`);
-  if (!watched && state) parts.push(`last seen ${describe(state)}`);
+    parts.push(l10n.t('ready for {0}', formatDuration(now - state.readyAt)));
+  else if (watched && since !== undefined) parts.push(l10n.t('for {0}', formatDuration(now - since)));
+  if (!watched && state) parts.push(l10n.t('last seen {0}', describe(state)));
   const lastLoad = watched ? servingLoadLine(snapshot.lastLoad, state) : undefined;
   if (lastLoad) parts.push(lastLoad);
   const endSoon = watched ? endSoonWord(state, now) : undefined;
-  if (endSoon) parts.push(`${endSoon} (time limit)`);
+  if (endSoon) parts.push(l10n.t('{0} (time limit)', endSoon));
   if (error) parts.push(error);
   // A multi-node server: the node that holds the group back, named (a failure already names it).
   const issue = snapshot.nodes && watched && !state.failure ? nodeIssue(snapshot.nodes) : undefined;
@@ -131,7 +137,7 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     state: word,
     watching: snapshot.watching,
     phase: state?.phase ?? null,
-    activity: loading && state.activity ? activityLabel(state.activity) : null,
+    activity: loading && state.activity ? activityText(state.activity) : null,
     stall: watched && state.verdict === 'stalled' ? stallText(server.name, state, now, snapshot.nodes) : null,
     progressPercent: progress,
     etaSeconds: etaMs !== undefined ? Math.round(etaMs / 1000) : null,
@@ -180,38 +186,68 @@ export function waitReport(
   let next: string;
   switch (result.kind) {
     case 'ready':
-      next = `${report.server} is ready: it answered a real completion${report.parsers ? `; ${report.parsers}` : ''}.`;
+      next = report.parsers
+        ? l10n.t('{0} is ready: it answered a real completion; {1}.', report.server, report.parsers)
+        : l10n.t('{0} is ready: it answered a real completion.', report.server);
       break;
     case 'failed':
-      next = `${report.server} failed: ${report.lastError ?? 'see the logs'}. Do not wait again; read the logs, fix the cause, then restart.`;
+      next = l10n.t(
+        '{0} failed: {1}. Do not wait again; read the logs, fix the cause, then restart.',
+        report.server,
+        report.lastError ?? l10n.t('see the logs'),
+      );
       break;
     case 'stopped':
-      next = `${report.server} is stopped (the unit is not running). Restart it to serve again.`;
+      next = l10n.t('{0} is stopped (the unit is not running). Restart it to serve again.', report.server);
       break;
     case 'stalled':
-      next =
-        `${report.stall ?? `${report.server} is stalled`}. The process lives but nothing moves: read the logs for what it waits on ` +
-        `(another rank or node, NCCL, a download, a lock); call ${toolName} again only to keep waiting (a stall already under way does not end the next wait), or restart once the logs show a hang.`;
+      next = l10n.t(
+        '{0}. The process lives but nothing moves: read the logs for what it waits on (another rank or node, NCCL, a download, a lock); call {1} again only to keep waiting (a stall already under way does not end the next wait), or restart once the logs show a hang.',
+        report.stall ?? l10n.t('{0} is stalled', report.server),
+        toolName,
+      );
       break;
     case 'timeout': {
       if (report.state === 'queued') {
-        next = `Still queued after waiting ${waited}: ${report.queue ?? 'waiting for its turn'}. The job waits in the scheduler's queue: call ${toolName} again to keep waiting (a restart would not start it sooner).`;
+        next = l10n.t(
+          "Still queued after waiting {0}: {1}. The job waits in the scheduler's queue: call {2} again to keep waiting (a restart would not start it sooner).",
+          waited,
+          report.queue ?? l10n.t('waiting for its turn'),
+          toolName,
+        );
         break;
       }
       if (report.stall) {
-        next = `Still stalled after waiting ${waited}: ${report.stall}. Read the logs; restart if they show a hang.`;
+        next = l10n.t(
+          'Still stalled after waiting {0}: {1}. Read the logs; restart if they show a hang.',
+          waited,
+          report.stall,
+        );
         break;
       }
       const progress = report.progressPercent !== null ? ` ${report.progressPercent}%` : '';
-      const eta = report.etaSeconds !== null ? `, about ${formatEta(report.etaSeconds * 1000)}` : '';
-      next = `Still ${report.state}${progress}${eta} after waiting ${waited}: call ${toolName} again (the load goes on; do not restart).`;
+      const eta = report.etaSeconds !== null ? l10n.t(', about {0}', formatEta(report.etaSeconds * 1000)) : '';
+      next = l10n.t(
+        'Still {0} after waiting {1}: call {2} again (the load goes on; do not restart).',
+        `${shownWord(result.snapshot, report.state)}${progress}${eta}`,
+        waited,
+        toolName,
+      );
       break;
     }
     case 'cancelled':
-      next = `The wait was cancelled after ${waited}; the load goes on (${report.state}).`;
+      next = l10n.t(
+        'The wait was cancelled after {0}; the load goes on ({1}).',
+        waited,
+        shownWord(result.snapshot, report.state),
+      );
       break;
     case 'not watched':
-      next = `${report.server} cannot be watched: ${report.lastError ?? report.state}.`;
+      next = l10n.t(
+        '{0} cannot be watched: {1}.',
+        report.server,
+        report.lastError ?? shownWord(result.snapshot, report.state),
+      );
       break;
   }
   return { result: result.kind, report, next };

@@ -49,6 +49,9 @@ describe('e2e: the packaged VSIX', function () {
       // the words of package.json, in English and translated (VS Code picks one by display language)
       'extension/package.nls.json',
       'extension/package.nls.zh-cn.json',
+      // the words shown at run time (vscode.l10n.bundle; the CLI's and the MCP server's from dist/../l10n)
+      'extension/l10n/bundle.l10n.json',
+      'extension/l10n/bundle.l10n.zh-cn.json',
     ])
       assert.ok(entries.includes(f), `${f} in ${entries.join(', ')}`);
     const walkthrough = JSON.parse(

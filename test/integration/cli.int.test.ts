@@ -58,9 +58,13 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     return file;
   }
 
-  function start(args: readonly string[]): Running {
+  function start(args: readonly string[], locale: NodeJS.ProcessEnv = {}): Running {
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: dir,
+      env: { ...env, ...locale },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     let stderr = '';
     let pending = '';
@@ -174,6 +178,18 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     assert.equal(report!.unit, 'sglang-k26-ddtree.service');
     assert.ok(status.exitLagMs < 1000, `exited ${status.exitLagMs} ms after its last line`);
     assert.equal((await restarts()) - before, 1, 'wait and status restart nothing');
+  });
+
+  it('LANG=zh_CN.UTF-8: status says its words in Chinese, --json keeps the English state; LC_ALL=C wins', async () => {
+    const zh = await start(['status', '--config', config], { LANG: 'zh_CN.UTF-8' }).done;
+    assert.equal(zh.code, 0, show(zh));
+    assert.match(zh.stdout[0]!, /^sim: 就绪 · 已就绪 \d/, show(zh));
+    const zhJson = await start(['status', '--config', config, '--json'], { LANG: 'zh_CN.UTF-8' }).done;
+    const [report] = json(zhJson);
+    assert.equal(report!.state, 'ready', show(zhJson));
+    assert.match(String(report!.summary), /^sim: 就绪/, show(zhJson));
+    const c = await start(['status', '--config', config], { LANG: 'zh_CN.UTF-8', LC_ALL: 'C' }).done;
+    assert.match(c.stdout[0]!, /^sim: ready · ready for \d/, show(c));
   });
 
   it('--json lines: each parses and carries state; the last is the wait report', async () => {

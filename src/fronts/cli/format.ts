@@ -3,6 +3,7 @@
  * line) for a script. The words come from present/report (serverReport, waitReport): this module
  * only lays them out. Pure.
  */
+import * as l10n from '@vscode/l10n';
 import type { ServerReport, WaitReport } from '../../present/report';
 import { formatDuration } from '../../util/duration';
 
@@ -26,21 +27,31 @@ export function restartLine(
 ): string {
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
   if (action === 'attached')
-    return `${report.server}: attached, not restarted: ${reason ?? 'a load is already under way'}. Now: ${report.summary}`;
+    return l10n.t(
+      '{0}: attached, not restarted: {1}. Now: {2}',
+      report.server,
+      reason ?? l10n.t('a load is already under way'),
+      report.summary,
+    );
   if (report.nodes)
-    return `${report.server}: restart issued on every node (${report.nodes.map((n) => n.node).join(', ')}). Now: ${report.summary}`;
+    return l10n.t(
+      '{0}: restart issued on every node ({1}). Now: {2}',
+      report.server,
+      report.nodes.map((n) => n.node).join(', '),
+      report.summary,
+    );
   // A unit's name ends in .service; a Docker server's is a label ("container sglang"); another manager's, its own.
   const how = report.unit.endsWith('.service')
     ? `systemctl restart ${report.unit}`
     : /^(container|compose service) /.test(report.unit)
-      ? `docker restart of the ${report.unit}`
-      : `restart of the ${report.unit}`;
-  return `${report.server}: restart issued (${how} on ${report.host}). Now: ${report.summary}`;
+      ? l10n.t('docker restart of the {0}', report.unit)
+      : l10n.t('restart of the {0}', report.unit);
+  return l10n.t('{0}: restart issued ({1} on {2}). Now: {3}', report.server, how, report.host, report.summary);
 }
 
 /** The hint after a restart that does not wait. */
 export function restartNext(server: string, command = 'kimi-service'): string {
-  return `Next: ${command} wait --server ${server} (repeat while it exits 2).`;
+  return l10n.t('Next: {0} (repeat while it exits 2).', `${command} wait --server ${server}`);
 }
 
 /** A line during `wait`: a state change or a progress line, prefixed with the time waited. */
@@ -70,7 +81,8 @@ export function alertLine(
       level: alert.level,
       message: alert.message,
     });
-  return `${alert.level === 'info' ? 'note' : alert.level === 'error' ? 'error' : 'warning'}: ${alert.message}`;
+  const label = alert.level === 'info' ? l10n.t('note') : alert.level === 'error' ? l10n.t('error') : l10n.t('warning');
+  return l10n.t('{0}: {1}', label, alert.message);
 }
 
 export function errorLine(message: string, exitCode: number, json: boolean, state = 'settings'): string {
@@ -102,8 +114,14 @@ export function logsLines(server: string, unit: string, logs: LogsResult, json: 
 /** Why `verify` ran nothing, and what to run instead. */
 export function notReadyAdvice(server: string, why: 'loading' | 'down'): string {
   return why === 'loading'
-    ? `the parsers can be checked only on a ready server: run \`kimi-service wait --server ${server}\`, then verify again. Nothing was run.`
-    : `${server} is not serving, so its parsers cannot be checked: \`kimi-service logs --server ${server}\` says why, \`kimi-service restart --server ${server}\` starts it again. Nothing was run.`;
+    ? l10n.t(
+        'the parsers can be checked only on a ready server: run `kimi-service wait --server {0}`, then verify again. Nothing was run.',
+        server,
+      )
+    : l10n.t(
+        '{0} is not serving, so its parsers cannot be checked: `kimi-service logs --server {0}` says why, `kimi-service restart --server {0}` starts it again. Nothing was run.',
+        server,
+      );
 }
 
 export function verifyLines(
@@ -163,7 +181,14 @@ export function nextWaitLine(
   return { line: undefined, printer };
 }
 
+/** The words before a duration in `template` ("for {0}" → "for "), in the display language. */
+function durationPrefix(template: string): string {
+  return template.split('\u0000')[0]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** The summary without its clock ("for 1m 2s"), so a line is not repeated only because time passed. */
 function progressText(report: { readonly summary: string | undefined }): string {
-  return (report.summary ?? '').replace(/ · (?:for|ready for) [^·]+/g, '');
+  // The same words as present/report's summary parts, so a translated summary loses its clock too.
+  const clock = [l10n.t('for {0}', '\u0000'), l10n.t('ready for {0}', '\u0000')].map(durationPrefix);
+  return (report.summary ?? '').replace(new RegExp(` · (?:${clock.join('|')})[^·]+`, 'g'), '');
 }

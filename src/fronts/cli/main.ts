@@ -10,6 +10,7 @@ import { version } from '../../../package.json';
 import { runCli } from './run';
 import { MCP_VERB } from './args';
 import type { StopSignal } from './cliContext';
+import { l10nDirs, useEnvLocale } from '../../util/l10n';
 
 /** A handle left open by mistake must not keep an agent's shell call waiting: exit anyway after this. */
 const EXIT_GRACE_MS = 2_000;
@@ -25,6 +26,7 @@ function write(stream: NodeJS.WriteStream, line: string): void {
 async function main(): Promise<void> {
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const stdin = process.stdin;
+  useEnvLocale(process.env, l10nDirs(__dirname));
   const code = await runCli(process.argv.slice(2), {
     env: process.env,
     home: os.homedir(),

@@ -4,6 +4,7 @@
  * or password. Without a terminal the CLI never asks (NO_QUESTIONS_UI and nonInteractivePolicy
  * in fleet/servers/standalone).
  */
+import * as l10n from '@vscode/l10n';
 import * as readline from 'node:readline';
 import type {
   LoginAnswer,
@@ -61,15 +62,20 @@ export async function confirm(term: Terminal, question: string): Promise<boolean
 export function hostKeyQuestion(key: UnknownHostKey): string {
   const name = key.alias && key.alias !== key.host ? `${key.alias} (${key.host})` : key.host;
   const lines = [
-    `The host key of ${name}${key.port !== 22 ? ` port ${key.port}` : ''} is not known.`,
+    key.port !== 22
+      ? l10n.t('The host key of {0} port {1} is not known.', name, key.port)
+      : l10n.t('The host key of {0} is not known.', name),
     `  ${key.keyType} ${key.fingerprint}`,
   ];
   if (key.otherKeyTypes.length > 0)
     lines.push(
-      `  Other key types are known for this host (${key.otherKeyTypes.join(', ')}): check it was not replaced.`,
+      `  ${l10n.t('Other key types are known for this host ({0}): check it was not replaced.', key.otherKeyTypes.join(', '))}`,
     );
   lines.push(
-    `Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust it and add it to ${key.knownHostsFile}?`,
+    l10n.t(
+      "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust it and add it to {0}?",
+      key.knownHostsFile,
+    ),
   );
   return lines.join('\n');
 }
@@ -115,7 +121,9 @@ export function askSecret(term: Terminal, question: string): Promise<string | un
  */
 export async function askLogin(term: Terminal, q: LoginQuestion): Promise<LoginAnswer | undefined> {
   const said = [q.name, q.instructions].filter((s) => s.trim());
-  term.output.write(`${askerName(q)} asks (${q.method}):\n${said.map((s) => `${s.trimEnd()}\n`).join('')}`);
+  term.output.write(
+    `${l10n.t('{0} asks ({1}):', askerName(q), q.method)}\n${said.map((s) => `${s.trimEnd()}\n`).join('')}`,
+  );
   const answers: string[] = [];
   for (const p of q.prompts) {
     const answer = p.echo ? await askLine(term, p.text) : await askSecret(term, p.text);
@@ -142,7 +150,12 @@ export function terminalUi(term: Terminal): SessionUi {
   return {
     trustUnknownHostKey: (key) => serial(() => confirm(term, hostKeyQuestion(key))),
     requestPassphrase: (keyPath, retry) =>
-      serial(() => askSecret(term, `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath}: `)),
+      serial(() =>
+        askSecret(
+          term,
+          retry ? l10n.t('Wrong passphrase. Passphrase for {0}: ', keyPath) : l10n.t('Passphrase for {0}: ', keyPath),
+        ),
+      ),
     login: (question) => serial(() => askLogin(term, question)),
     sshPrompt: (p) => serial(() => askSshPrompt(term, p)),
   };

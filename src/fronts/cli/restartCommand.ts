@@ -1,4 +1,5 @@
 /** `restart` (asked on a terminal, then issued through the fleet's rule) and `wait` (bounded lines, a last summary). */
+import * as l10n from '@vscode/l10n';
 import { serverReport, waitReport, type ServerReport } from '../../present/report';
 import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import { CLI_LIMITS } from './limits';
@@ -25,15 +26,17 @@ export async function restart(ctx: Context): Promise<number> {
   if (refusedCode !== undefined) return refusedCode;
   // In a script the command is the confirmation; on a terminal it asks (unless --yes or kimiService.confirmRestart is off).
   if (io.terminal && !cmd.yes && ctx.settings.confirmRestart) {
-    const where = `${server.unit} on ${server.host ?? 'this machine'} (server ${server.name})`;
+    const where = l10n.t('{0} on {1} (server {2})', server.unit, server.host ?? l10n.t('this machine'), server.name);
     const yes = await ctx.interruptible(
       confirm(
         io.terminal,
-        `Restart ${where}? A load takes minutes.${cmd.force ? ' --force: even if a load is under way.' : ''}`,
+        cmd.force
+          ? l10n.t('Restart {0}? A load takes minutes. --force: even if a load is under way.', where)
+          : l10n.t('Restart {0}? A load takes minutes.', where),
       ),
     );
     if (!yes) {
-      io.stderr('Not restarted.');
+      io.stderr(l10n.t('Not restarted.'));
       return EXIT.failed;
     }
     started = Date.now();
@@ -52,7 +55,11 @@ export async function restart(ctx: Context): Promise<number> {
       io.stdout(statusLine(report, cmd.json));
       if (!cmd.json)
         io.stderr(
-          `kimi-service: the restart of ${server.unit} was not confirmed by the host${report.lastError ? `: ${report.lastError}` : ''}.`,
+          `kimi-service: ${
+            report.lastError
+              ? l10n.t('the restart of {0} was not confirmed by the host: {1}.', server.unit, report.lastError)
+              : l10n.t('the restart of {0} was not confirmed by the host.', server.unit)
+          }`,
         );
       return exitForSnapshot(snapshot, EXIT.failed);
     }

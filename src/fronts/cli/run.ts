@@ -3,6 +3,7 @@
  * state, word and decision comes from src/fleet (Fleet, report, standalone). The process
  * environment comes in through CliIo, so main.ts is the only file that touches `process`.
  */
+import * as l10n from '@vscode/l10n';
 import { forFront } from '../../present/hints';
 import { Fleet } from '../../fleet/fleet';
 import { serverReport } from '../../present/report';
@@ -53,7 +54,7 @@ export async function runCli(argv: readonly string[], terminalIo: CliIo): Promis
     case 'error':
       if (jsonWanted) io.stdout(errorLine(parsed.message, EXIT.config, true, 'usage'));
       io.stderr(`kimi-service: ${parsed.message}`);
-      io.stderr(`Run "kimi-service --help" for the commands and options.`);
+      io.stderr(l10n.t('Run "kimi-service --help" for the commands and options.'));
       return EXIT.config;
   }
   const cmd = parsed.command;
@@ -119,7 +120,7 @@ export async function runCli(argv: readonly string[], terminalIo: CliIo): Promis
     }
   } catch (error) {
     if (error instanceof Interrupted) {
-      io.stderr(`kimi-service: ${error.message}; nothing on the host was changed by stopping here.`);
+      io.stderr(`kimi-service: ${l10n.t('{0}; nothing on the host was changed by stopping here.', error.message)}`);
       return exitForSignal(error.signal);
     }
     if (error instanceof TransportError) return refused(ctx, error);
@@ -149,7 +150,9 @@ async function logs(ctx: Context): Promise<number> {
   for (const line of logsLines(ctx.server.name, ctx.server.unit, result, ctx.cmd.json)) ctx.io.stdout(line);
   if (result.journalError) {
     if (!ctx.cmd.json)
-      ctx.io.stderr(`kimi-service: the journal of ${ctx.server.unit} could not be read: ${result.journalError}`);
+      ctx.io.stderr(
+        `kimi-service: ${l10n.t('the journal of {0} could not be read: {1}', ctx.server.unit, result.journalError)}`,
+      );
     return result.journal.length > 0 ? EXIT.ok : exitForSnapshot(ctx.fleet.snapshot(ctx.server), EXIT.failed);
   }
   return EXIT.ok;

@@ -15,11 +15,13 @@ import { McpFront } from './front';
 import { registerKimiTools } from './tools';
 import { MCP_INSTRUCTIONS } from '../../agent/definition';
 import { forFront } from '../../present/hints';
+import { l10nDirs, useEnvLocale } from '../../util/l10n';
 
 /** Exit code for a bad command line, as the CLI's "bad configuration". */
 const EXIT_BAD_CONFIG = 5;
 
 async function main(): Promise<void> {
+  useEnvLocale(process.env, l10nDirs(__dirname));
   const parsed = parseMcpArgs(process.argv.slice(2));
   if (!parsed.ok) {
     process.stderr.write(`kimi-service mcp: ${parsed.error}\n\n${MCP_USAGE}`);

@@ -4,14 +4,13 @@
  * is restarted).
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../config/config';
 import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../fleet/words/notices';
 import type { MementoLike } from '../../monitor/history/history';
 import { Disposable } from '../../util/disposable';
-
-const RESUME = 'Resume watching';
 
 export interface BackgroundDeps {
   readonly fleet: FleetVerbs;
@@ -68,11 +67,15 @@ export class BackgroundService extends Disposable {
     this.deps.log.info(`Resume offers after the window opened: ${servers.map((s) => s.name).join(', ') || 'none'}.`);
     this.start(this.deps.settings(), new Set(servers.map((s) => s.name)));
     for (const server of servers) {
+      const resume = l10n.t('Resume watching');
       const choice = await vscode.window.showInformationMessage(
-        `Kimi on ${server.name} was being watched when the window closed. Resume watching (nothing is restarted)?`,
-        RESUME,
+        l10n.t(
+          'Kimi on {0} was being watched when the window closed. Resume watching (nothing is restarted)?',
+          server.name,
+        ),
+        resume,
       );
-      if (choice === RESUME) this.deps.attach(server);
+      if (choice === resume) this.deps.attach(server);
     }
   }
 }

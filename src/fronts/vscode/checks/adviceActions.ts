@@ -5,6 +5,7 @@
  * the ready notification's companion says "1 suggestion for a faster load: ..." with a button.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { errorText } from '../../../util/errors';
 import { maskSecrets } from '../../../util/secrets';
 import { shownText } from '../output/shownText';
@@ -43,7 +44,7 @@ async function gather(
   const session = adviceSessionOf(fleetSession);
   if (!session) {
     void vscode.window.showInformationMessage(
-      `Kimi on ${server.name}: suggestions read one host's log; a multi-node server is not covered yet.`,
+      l10n.t("Kimi on {0}: suggestions read one host's log; a multi-node server is not covered yet.", server.name),
     );
     return undefined;
   }
@@ -85,7 +86,10 @@ export async function suggestFasterLoadCommand(
   let gathered;
   try {
     gathered = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kimi: reading the last load of ${server.name}` },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: l10n.t('Kimi: reading the last load of {0}', server.name),
+      },
       () => gather(host, server, history, log),
     );
   } catch (error) {
@@ -97,21 +101,32 @@ export async function suggestFasterLoadCommand(
   const { session, report } = gathered;
   if (report.result.advice.length === 0) {
     void vscode.window.showInformationMessage(
-      `Kimi on ${server.name}: ${adviceHeader(server.name, report.result, report.log.totalMs).replace(`${server.name}: `, '')}.`,
+      l10n.t(
+        'Kimi on {0}: {1}.',
+        server.name,
+        adviceHeader(server.name, report.result, report.log.totalMs).replace(`${server.name}: `, ''),
+      ),
     );
     return;
   }
   const picked = await vscode.window.showQuickPick(report.result.advice.map(pickItem), {
-    title: `Kimi: suggestions for a faster load of ${server.name} (${versionLine(report.engine, report.version)})`,
-    placeHolder: 'Each is shown because this load shows its reason; pick one to see the change',
+    title: l10n.t(
+      'Kimi: suggestions for a faster load of {0} ({1})',
+      server.name,
+      versionLine(report.engine, report.version),
+    ),
+    placeHolder: l10n.t('Each is shown because this load shows its reason; pick one to see the change'),
     matchOnDetail: true,
   });
   if (!picked) return;
   const advice = picked.advice;
   if (!advice.change || advice.notApplicable) {
     const choice = await vscode.window.showInformationMessage(
-      `Kimi on ${server.name}: ${advice.title}`,
-      { modal: true, detail: `${advice.action}\n\n${advice.notApplicable ?? ''}\n\nPublished: ${advice.figure}` },
+      l10n.t('Kimi on {0}: {1}', server.name, advice.title),
+      {
+        modal: true,
+        detail: `${advice.action}\n\n${advice.notApplicable ?? ''}\n\n${l10n.t('Published: {0}', advice.figure)}`,
+      },
       OPEN_SOURCE,
     );
     if (choice === OPEN_SOURCE && advice.sources[0]?.startsWith('https://'))
@@ -172,11 +187,11 @@ async function applyAndWatch(
   }
   if (result.kind === 'cancelled') return;
   if (result.kind === 'already-set') {
-    void vscode.window.showInformationMessage(`Kimi on ${server.name}: already set. Nothing was restarted.`);
+    void vscode.window.showInformationMessage(l10n.t('Kimi on {0}: already set. Nothing was restarted.', server.name));
     return;
   }
   if (result.kind === 'manual') {
-    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${advice.title}`, {
+    void vscode.window.showInformationMessage(l10n.t('Kimi on {0}: {1}', server.name, advice.title), {
       modal: true,
       detail: shownText(result.advice),
     });
@@ -188,7 +203,11 @@ async function applyAndWatch(
   const outcome = (await host.restartAfterChange(server))?.outcome;
   if (outcome?.end !== 'failed') return;
   const choice = await vscode.window.showErrorMessage(
-    `Kimi on ${server.name} failed to start with ${advice.change?.flag}. Roll back to the previous command line and restart?`,
+    l10n.t(
+      'Kimi on {0} failed to start with {1}. Roll back to the previous command line and restart?',
+      server.name,
+      String(advice.change?.flag),
+    ),
     ROLL_BACK,
   );
   if (choice !== ROLL_BACK) return;
@@ -218,7 +237,7 @@ export async function offerAdviceAfterReady(
     const gathered = await gather(host, server, history, log, state);
     const summary = gathered && adviceSummary(gathered.report.result);
     if (!summary) return;
-    const choice = await vscode.window.showInformationMessage(`Kimi on ${server.name}: ${summary}`, SHOW);
+    const choice = await vscode.window.showInformationMessage(l10n.t('Kimi on {0}: {1}', server.name, summary), SHOW);
     if (choice === SHOW) void vscode.commands.executeCommand('kimiService.suggestFasterLoad');
   } catch (error) {
     log.info(`[${server.name}] No suggestions after the load: ${errorText(error)}`);

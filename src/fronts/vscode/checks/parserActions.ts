@@ -4,6 +4,7 @@
  * the same the CLI runs.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { errorText } from '../../../util/errors';
 import { maskSecrets } from '../../../util/secrets';
 import { shownText } from '../output/shownText';
@@ -31,8 +32,11 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
       description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined,
     })),
     {
-      title: `Kimi: ${kind} parser`,
-      placeHolder: `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)`,
+      title: kind === 'reasoning' ? l10n.t('Kimi: reasoning parser') : l10n.t('Kimi: tool-call parser'),
+      placeHolder: l10n.t(
+        "{0} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)",
+        `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'}`,
+      ),
     },
   );
   return picked?.label;
@@ -72,9 +76,10 @@ function notifyFailure(host: ActionHost, error: unknown, message: string): void 
     void host.notify('error', message);
     return;
   }
-  void vscode.window.showErrorMessage(shownText(message), COPY_RULE, 'Show log').then((choice) => {
+  const showLog = l10n.t('Show log');
+  void vscode.window.showErrorMessage(shownText(message), COPY_RULE, showLog).then((choice) => {
     if (choice === COPY_RULE) void vscode.commands.executeCommand('kimiService.copySudoersRule');
-    else if (choice === 'Show log') host.showLog();
+    else if (choice === showLog) host.showLog();
   });
 }
 
@@ -107,10 +112,13 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       return;
     case 'manual':
       log.info(`[${server.name}] ${outcome.advice}`);
-      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${server.docker?.label ?? server.unit}`, {
-        modal: true,
-        detail: shownText(outcome.advice),
-      });
+      void vscode.window.showInformationMessage(
+        l10n.t('Kimi on {0}: {1}', server.name, server.docker?.label ?? server.unit),
+        {
+          modal: true,
+          detail: shownText(outcome.advice),
+        },
+      );
       return;
     case 'already-set':
       log.info(
@@ -118,8 +126,17 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       );
       void vscode.window.showInformationMessage(
         server.docker
-          ? `Kimi on ${server.name}: the parsers are already set in ${outcome.where}. Nothing was restarted.`
-          : `Kimi on ${server.name}: the parsers are already set (${reasoningParser}, ${toolCallParser}). Nothing was restarted.`,
+          ? l10n.t(
+              'Kimi on {0}: the parsers are already set in {1}. Nothing was restarted.',
+              server.name,
+              outcome.where,
+            )
+          : l10n.t(
+              'Kimi on {0}: the parsers are already set ({1}, {2}). Nothing was restarted.',
+              server.name,
+              reasoningParser,
+              toolCallParser,
+            ),
       );
       return;
     case 'changed':
@@ -133,7 +150,7 @@ export async function enableParsersCommand(host: ActionHost, log: vscode.LogOutp
       ? `Put the previous ${outcome.file} back and ${outcome.how === 'compose' ? 'recreate the service' : 'submit it again'}?`
       : 'Roll back to the previous command line and restart?';
   const choice = await vscode.window.showErrorMessage(
-    `Kimi on ${server.name} failed to start with the new parser flags. ${question}`,
+    l10n.t('Kimi on {0} failed to start with the new parser flags. {1}', server.name, question),
     ROLL_BACK,
   );
   if (choice !== ROLL_BACK) return;

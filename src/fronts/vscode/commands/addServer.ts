@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { HostKeyPolicy } from '../../../config/config';
 import { collectConfigFiles } from '../../../transport/ssh/sshInclude';
 import { pathApi, sshDir, systemPathContext } from '../../../transport/ssh/sshPaths';
@@ -19,7 +20,6 @@ import { refusalMessage } from '../../../present/refusalWords';
 import { updateKimiSetting, userSetting } from '../settings/settingsSource';
 
 const OTHER_HOST = '$(edit) Another host…';
-const MAKE_ACTIVE = 'Make active';
 
 /** The Host aliases of ~/.ssh/config and the files it Includes (none when there is no config). */
 async function configuredHosts(): Promise<string[]> {
@@ -41,16 +41,16 @@ async function pickHost(): Promise<TypedHost | undefined> {
     const picked = await vscode.window.showQuickPick(
       [...aliases.map((label) => ({ label, description: '~/.ssh/config' })), { label: OTHER_HOST, description: '' }],
       {
-        title: 'Kimi: add server (1/3): the GPU host',
-        placeHolder: 'A host of ~/.ssh/config, or another one',
+        title: l10n.t('Kimi: add server (1/3): the GPU host'),
+        placeHolder: l10n.t('A host of ~/.ssh/config, or another one'),
       },
     );
     if (!picked) return undefined;
     if (picked.label !== OTHER_HOST) return { host: picked.label };
   }
   const typed = await vscode.window.showInputBox({
-    title: 'Kimi: add server (1/3): the GPU host',
-    prompt: 'host, user@host or user@host:port (a ~/.ssh/config alias keeps its settings)',
+    title: l10n.t('Kimi: add server (1/3): the GPU host'),
+    prompt: l10n.t('host, user@host or user@host:port (a ~/.ssh/config alias keeps its settings)'),
     validateInput: (value) => {
       const parsed = parseTypedHost(value);
       return typeof parsed === 'string' ? parsed : undefined;
@@ -79,7 +79,10 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   let discovery: Discovery;
   try {
     discovery = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kimi: looking for SGLang units on ${target.host}…` },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: l10n.t('Kimi: looking for SGLang units on {0}…', target.host),
+      },
       () =>
         discoverUnits(
           target,
@@ -100,20 +103,20 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
       };
       const text = refusalMessage(target.host, refusal).text;
       log.error(`[add server] ${text}`);
-      void vscode.window.showErrorMessage(`${text} Nothing was added.`);
+      void vscode.window.showErrorMessage(l10n.t('{0} Nothing was added.', text));
     } else {
       log.error(`[add server] ${target.host}: ${errorText(error)}`);
       void vscode.window.showErrorMessage(
         error instanceof DiscoveryError
-          ? `Kimi: ${error.message}. Nothing was added.`
-          : `Kimi: cannot list the units of ${target.host}: ${errorText(error)}. Nothing was added.`,
+          ? l10n.t('Kimi: {0}. Nothing was added.', error.message)
+          : l10n.t('Kimi: cannot list the units of {0}: {1}. Nothing was added.', target.host, errorText(error)),
       );
     }
     return;
   }
   const units = discovery.units;
   if (units.length === 0) {
-    void vscode.window.showWarningMessage(`Kimi: ${nothingFoundMessage(target.host)}. Nothing was added.`);
+    void vscode.window.showWarningMessage(l10n.t('Kimi: {0}. Nothing was added.', nothingFoundMessage(target.host)));
     return;
   }
   const unitPick = await vscode.window.showQuickPick(
@@ -125,12 +128,12 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
         .join(' · '),
       unit,
     })),
-    { title: `Kimi: add server (2/3): the SGLang unit on ${target.host}` },
+    { title: l10n.t('Kimi: add server (2/3): the SGLang unit on {0}', target.host) },
   );
   if (!unitPick) return;
   const name = await vscode.window.showInputBox({
-    title: 'Kimi: add server (3/3): its name',
-    prompt: 'A short name, shown in the status bar, the servers view and messages',
+    title: l10n.t('Kimi: add server (3/3): its name'),
+    prompt: l10n.t('A short name, shown in the status bar, the servers view and messages'),
     value: proposeServerName(target.host, unitPick.unit.unit, taken),
     validateInput: (value) => serverNameProblem(value, taken),
   });
@@ -139,14 +142,22 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   try {
     entry = entryFor(discovery, unitPick.unit, taken, name);
   } catch (error) {
-    void vscode.window.showErrorMessage(`Kimi: ${errorText(error)} Nothing was added.`);
+    void vscode.window.showErrorMessage(l10n.t('Kimi: {0} Nothing was added.', errorText(error)));
     return;
   }
   const written = await updateKimiSetting('servers', [...existing, entry]);
   log.info(`[add server] Added ${JSON.stringify(entry)} to the ${written.where} (kimiService.servers).`);
+  const makeActive = l10n.t('Make active');
   const choice = await vscode.window.showInformationMessage(
-    `Kimi: added ${name} (${unitPick.unit.unit} on ${target.host}, ${unitPick.unit.url}) to the ${written.where}.`,
-    MAKE_ACTIVE,
+    l10n.t(
+      'Kimi: added {0} ({1} on {2}, {3}) to the {4}.',
+      name,
+      unitPick.unit.unit,
+      target.host,
+      unitPick.unit.url,
+      written.where,
+    ),
+    makeActive,
   );
-  if (choice === MAKE_ACTIVE) await vscode.commands.executeCommand('kimiService.makeActive', name);
+  if (choice === makeActive) await vscode.commands.executeCommand('kimiService.makeActive', name);
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { Controller } from '../controller';
 import { enableParsersCommand } from '../checks/parserActions';
 import { suggestFasterLoadCommand } from '../checks/adviceActions';
@@ -27,7 +28,9 @@ export function registerCommands(
     async (...args: unknown[]): Promise<unknown> => {
       const target = commandTarget(args);
       if (target.kind !== 'lost') return act(target.kind === 'named' ? target.name : undefined);
-      const name = await controller.choice.pick('Kimi: which server? The servers view changed while its menu was open');
+      const name = await controller.choice.pick(
+        l10n.t('Kimi: which server? The servers view changed while its menu was open'),
+      );
       return name === undefined ? undefined : act(name);
     };
   const table: Record<string, (...args: unknown[]) => unknown> = {

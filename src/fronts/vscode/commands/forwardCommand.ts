@@ -5,15 +5,13 @@
  * remembered.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { Controller } from '../controller';
 import { ForwardError } from '../../../fleet/forward/forwardPlan';
 import { TransportError } from '../../../transport/transport';
 import { errorText } from '../../../util/errors';
 import { serverNameOf } from './serverArgument';
-
-const COPY = 'Copy base URL';
-const CLOSE = 'Close forward';
 
 /** The server a command acts on: the one named by its argument, else the active one. */
 function commandServer(controller: Controller, arg: unknown): ServerProfile | undefined {
@@ -22,7 +20,7 @@ function commandServer(controller: Controller, arg: unknown): ServerProfile | un
   const active = controller.activeServerProfile();
   if (name === undefined || !active) return active;
   const server = controller.fleet.server(name);
-  if (!server) void vscode.window.showErrorMessage(`Kimi: no server named "${name}" in kimiService.servers.`);
+  if (!server) void vscode.window.showErrorMessage(l10n.t('Kimi: no server named "{0}" in kimiService.servers.', name));
   return server;
 }
 
@@ -36,29 +34,33 @@ export async function forwardPortCommand(
   let result;
   try {
     result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: `Kimi: forwarding the port of ${server.name}` },
+      { location: vscode.ProgressLocation.Window, title: l10n.t('Kimi: forwarding the port of {0}', server.name) },
       () => controller.fleet.forward(server),
     );
   } catch (error) {
     if (error instanceof ForwardError && error.kind === 'local')
-      return void vscode.window.showInformationMessage(`Kimi: ${error.message}`);
+      return void vscode.window.showInformationMessage(l10n.t('Kimi: {0}', error.message));
     // A refused connection has been told already (the fleet's refusal, with its buttons).
     if (error instanceof TransportError && controller.fleet.snapshot(server).refusal) return;
     log.error(`[${server.name}] Port forward: ${errorText(error)}`);
-    return void vscode.window.showErrorMessage(`Kimi on ${server.name}: ${errorText(error)}`);
+    return void vscode.window.showErrorMessage(l10n.t('Kimi on {0}: {1}', server.name, errorText(error)));
   }
   const { info, already } = result;
   const where = `${info.baseUrl}${info.portNote ? ` (${info.portNote})` : ''}`;
+  const copy = l10n.t('Copy base URL');
+  const close = l10n.t('Close forward');
   const choice = await vscode.window.showInformationMessage(
-    `Kimi on ${server.name} ${already ? 'is already forwarded' : 'is forwarded'} to this machine: ${where}`,
-    COPY,
-    CLOSE,
+    already
+      ? l10n.t('Kimi on {0} is already forwarded to this machine: {1}', server.name, where)
+      : l10n.t('Kimi on {0} is forwarded to this machine: {1}', server.name, where),
+    copy,
+    close,
   );
-  if (choice === COPY) {
+  if (choice === copy) {
     await vscode.env.clipboard.writeText(info.baseUrl);
-    void vscode.window.showInformationMessage(`Copied ${info.baseUrl}`);
+    void vscode.window.showInformationMessage(l10n.t('Copied {0}', info.baseUrl));
   }
-  if (choice === CLOSE) await controller.fleet.closeForward(server);
+  if (choice === close) await controller.fleet.closeForward(server);
 }
 
 export async function closeForwardCommand(controller: Controller, arg?: unknown): Promise<void> {
@@ -72,6 +74,8 @@ export async function closeForwardCommand(controller: Controller, arg?: unknown)
   if (!server) return;
   const port = controller.fleet.forwardOf(server)?.localPort;
   if (await controller.fleet.closeForward(server))
-    void vscode.window.showInformationMessage(`Kimi: closed 127.0.0.1:${port} (the forward of ${server.name}).`);
-  else void vscode.window.showInformationMessage(`Kimi: ${server.name} has no forwarded port.`);
+    void vscode.window.showInformationMessage(
+      l10n.t('Kimi: closed 127.0.0.1:{0} (the forward of {1}).', String(port), server.name),
+    );
+  else void vscode.window.showInformationMessage(l10n.t('Kimi: {0} has no forwarded port.', server.name));
 }

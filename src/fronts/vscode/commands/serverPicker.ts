@@ -3,6 +3,7 @@
  * settings are said), the QuickPick that makes a server active.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { activeProfile, type ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import type { NoticeGate } from '../../../fleet/words/notices';
@@ -31,7 +32,7 @@ export class ServerPicker {
       const choice = resolveServer(settings, target);
       if (!choice.ok && choice.reason === 'unknown')
         void vscode.window.showErrorMessage(
-          `Kimi: ${serverChoiceText(choice, 'kimiService.servers')}. Nothing was done.`,
+          l10n.t('Kimi: {0}. Nothing was done.', serverChoiceText(choice, 'kimiService.servers')),
         );
       if (!choice.ok) return undefined;
       this.notices.touched(choice.server.name);
@@ -56,7 +57,7 @@ export class ServerPicker {
 
   /** "Kimi Service: Select server": a QuickPick of the servers with their states. */
   async select(): Promise<void> {
-    const picked = await this.pick('Kimi: select the server to act on');
+    const picked = await this.pick(l10n.t('Kimi: select the server to act on'));
     if (picked !== undefined) await makeActive(picked);
   }
 
@@ -69,7 +70,7 @@ export class ServerPicker {
     const picked = await vscode.window.showQuickPick(
       this.fleet.snapshots().map(({ server, state }) => ({
         label: server.name,
-        description: `${server.host ?? 'local'} · ${server.unit}`,
+        description: `${server.host ?? l10n.t('local')} · ${server.unit}`,
         detail: state ? describe(state) : undefined,
         picked: server.name === active?.name,
       })),
@@ -94,6 +95,10 @@ async function makeActive(name: string): Promise<void> {
 /** Attaching while a load is under way is refused: it is watched already. */
 export function refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
   void vscode.window.showWarningMessage(
-    `Kimi on ${server.name} is loading${state ? ` (${describe(state)})` : ''}. Nothing was restarted; wait for the load, or run "Kimi Service: Stop watching" first.`,
+    l10n.t(
+      'Kimi on {0} is loading{1}. Nothing was restarted; wait for the load, or run "Kimi Service: Stop watching" first.',
+      server.name,
+      state ? ` (${describe(state)})` : '',
+    ),
   );
 }

@@ -5,12 +5,11 @@
  */
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import { loadSshTarget } from '../../../transport/ssh/sshConfig';
 import { targetFor } from '../../../target/target';
 import { errorText } from '../../../util/errors';
-
-const SHOW_RULES = 'Show rules';
 
 /** Who runs the commands: this process's user for `host: "local"`, else the SSH user (setting, ~/.ssh/config User, local user). */
 async function loginUser(server: ServerProfile): Promise<string> {
@@ -31,7 +30,7 @@ export async function copySudoersRuleCommand(
   if (!server) return;
   const privileges = targetFor(server).privileges;
   if (privileges.kind === 'none') {
-    void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${privileges.why}`);
+    void vscode.window.showInformationMessage(l10n.t('Kimi on {0}: {1}', server.name, privileges.why));
     return;
   }
   let user: string;
@@ -40,24 +39,36 @@ export async function copySudoersRuleCommand(
     user = await loginUser(server);
     rules = privileges.rules(user);
   } catch (error) {
-    void vscode.window.showErrorMessage(`Kimi on ${server.name}: cannot write the sudoers rules: ${errorText(error)}`);
+    void vscode.window.showErrorMessage(
+      l10n.t('Kimi on {0}: cannot write the sudoers rules: {1}', server.name, errorText(error)),
+    );
     return;
   }
   await vscode.env.clipboard.writeText(rules);
-  const where = server.host ?? 'this machine';
+  const where = server.host ?? l10n.t('this machine');
   const install = privileges.installCommand;
   log.info(
     `[${server.name}] sudoers rules for ${user} on ${where} (on the clipboard; install with ${install}):\n${rules}`,
   );
   const notes = [
-    user === 'root' ? `${user} needs no sudo: these rules are for a login that is not root.` : '',
-    server.sudo ? '' : 'Then set "sudo": true for this server in kimiService.servers.',
+    user === 'root' ? l10n.t('{0} needs no sudo: these rules are for a login that is not root.', user) : '',
+    server.sudo ? '' : l10n.t('Then set "sudo": true for this server in kimiService.servers.'),
   ].filter(Boolean);
+  const showRules = l10n.t('Show rules');
   const choice = await vscode.window.showInformationMessage(
-    `Kimi: the sudoers rules for ${user} on ${where} (${server.unit}) are on the clipboard. On ${where}, run ${install}, paste them and save (visudo checks them first). ${notes.join(' ')}`.trim(),
-    SHOW_RULES,
+    l10n
+      .t(
+        'Kimi: the sudoers rules for {0} on {1} ({2}) are on the clipboard. On {1}, run {3}, paste them and save (visudo checks them first). {4}',
+        user,
+        where,
+        server.unit,
+        install,
+        notes.join(' '),
+      )
+      .trim(),
+    showRules,
   );
-  if (choice === SHOW_RULES) {
+  if (choice === showRules) {
     const doc = await vscode.workspace.openTextDocument({ content: rules, language: 'plaintext' });
     await vscode.window.showTextDocument(doc, { preview: true });
   }

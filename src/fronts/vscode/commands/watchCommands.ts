@@ -3,6 +3,7 @@
  * end watches (nothing on the host is touched).
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
@@ -52,12 +53,12 @@ export class WatchCommands {
       if (!server) return;
       this.background.stoppedBy([server.name]);
       if (this.fleet.stop(server)) this.log.info(`Stopped watching ${server.name}.`);
-      else void vscode.window.showInformationMessage(`Kimi: ${server.name} is not being watched.`);
+      else void vscode.window.showInformationMessage(l10n.t('Kimi: {0} is not being watched.', server.name));
       return;
     }
     const stopped = this.fleet.stopAll();
     this.background.stoppedBy(stopped);
-    if (stopped.length === 0) void vscode.window.showInformationMessage('Kimi: nothing is being watched.');
+    if (stopped.length === 0) void vscode.window.showInformationMessage(l10n.t('Kimi: nothing is being watched.'));
     else this.log.info(`Stopped watching ${stopped.join(', ')}.`);
   }
 }

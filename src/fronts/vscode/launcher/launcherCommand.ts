@@ -7,6 +7,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { errorText } from '../../../util/errors';
 import { installLauncher, launcherPath, readLauncher, refreshLauncher } from './launcherFile';
 import { dirOnPath, LAUNCHER_COMMAND, LAUNCHER_MARK, launcherDir, type LauncherTarget } from './launcherScript';
@@ -65,7 +66,7 @@ export async function installLauncherCommand(
     file = installLauncher(dir, targetHere(context));
   } catch (error) {
     void vscode.window.showErrorMessage(
-      `Kimi: could not write ${launcherPath(dir, process.platform)}: ${errorText(error)}`,
+      l10n.t('Kimi: could not write {0}: {1}', launcherPath(dir, process.platform), errorText(error)),
     );
     return undefined;
   }
@@ -74,14 +75,27 @@ export async function installLauncherCommand(
   log.info(`Installed the ${LAUNCHER_COMMAND} command: ${file} runs ${targetHere(context).cliScript}.`);
   if (onPath) {
     void vscode.window.showInformationMessage(
-      `Kimi: "${LAUNCHER_COMMAND}" is installed (${file}). Agents can run "${LAUNCHER_COMMAND} mcp"; it keeps working after updates.`,
+      l10n.t(
+        'Kimi: "{0}" is installed ({1}). Agents can run "{0} mcp"; it keeps working after updates.',
+        LAUNCHER_COMMAND,
+        file,
+      ),
     );
   } else {
     void vscode.window.showWarningMessage(
-      `Kimi: "${LAUNCHER_COMMAND}" is installed as ${file}, but ${dir} is not on PATH. ` +
-        (process.platform === 'win32'
-          ? `Add ${dir} to your user Path, or use the full path.`
-          : `Add it to PATH in your shell's profile (export PATH="${dir}:$PATH"), or use the full path.`),
+      process.platform === 'win32'
+        ? l10n.t(
+            'Kimi: "{0}" is installed as {1}, but {2} is not on PATH. Add {2} to your user Path, or use the full path.',
+            LAUNCHER_COMMAND,
+            file,
+            dir,
+          )
+        : l10n.t(
+            'Kimi: "{0}" is installed as {1}, but {2} is not on PATH. Add it to PATH in your shell\'s profile (export PATH="{2}:$PATH"), or use the full path.',
+            LAUNCHER_COMMAND,
+            file,
+            dir,
+          ),
     );
   }
   return { path: file, onPath };

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import {
   claudeMcpAddCommand,
   launcherMcpEntry,
@@ -41,8 +42,10 @@ export async function copyMcpConfigCommand(
   let launcher = installedLauncher(context);
   if (!launcher) {
     const choice = await vscode.window.showInformationMessage(
-      `Kimi: an MCP configuration that runs "${LAUNCHER_COMMAND} mcp" keeps working after updates and needs no node on PATH. ` +
-        `Install the "${LAUNCHER_COMMAND}" command first? Otherwise the configuration names this version's folder, which the next update removes.`,
+      l10n.t(
+        'Kimi: an MCP configuration that runs "{0} mcp" keeps working after updates and needs no node on PATH. Install the "{0}" command first? Otherwise the configuration names this version\'s folder, which the next update removes.',
+        LAUNCHER_COMMAND,
+      ),
       INSTALL,
       THIS_FOLDER,
     );
@@ -76,7 +79,7 @@ export async function copyMcpConfigCommand(
     },
   ];
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Kimi: MCP server configuration',
+    title: l10n.t('Kimi: MCP server configuration'),
     placeHolder: [entry.command, ...entry.args].join(' '),
   });
   if (!picked) return;
@@ -84,7 +87,7 @@ export async function copyMcpConfigCommand(
     await vscode.env.clipboard.writeText(mcpConfigText(entry));
     log.info(`MCP configuration on the clipboard: ${JSON.stringify(entry)}`);
     void vscode.window.showInformationMessage(
-      'Kimi: MCP configuration copied. Paste it into .mcp.json (Claude Code) or .cursor/mcp.json (Cursor).',
+      l10n.t('Kimi: MCP configuration copied. Paste it into .mcp.json (Claude Code) or .cursor/mcp.json (Cursor).'),
     );
     return;
   }
@@ -92,7 +95,7 @@ export async function copyMcpConfigCommand(
     const command = claudeMcpAddCommand(entry);
     await vscode.env.clipboard.writeText(command);
     log.info(`On the clipboard: ${command}`);
-    void vscode.window.showInformationMessage(`Kimi: copied "${command}".`);
+    void vscode.window.showInformationMessage(l10n.t('Kimi: copied "{0}".', command));
     return;
   }
   const folder =
@@ -109,27 +112,30 @@ async function writeMcpJson(uri: vscode.Uri, entry: McpServerEntry, log: vscode.
     existing = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
   } catch (error) {
     if (!(error instanceof vscode.FileSystemError && error.code === 'FileNotFound')) {
-      void vscode.window.showErrorMessage(`Kimi: cannot read ${uri.fsPath}: ${errorText(error)}`);
+      void vscode.window.showErrorMessage(l10n.t('Kimi: cannot read {0}: {1}', uri.fsPath, errorText(error)));
       return;
     }
   }
   const merged = mergeMcpConfig(existing, entry);
   if (!merged.ok) {
     void vscode.window.showErrorMessage(
-      `Kimi: ${uri.fsPath} is ${merged.error}; it was not changed. Fix it, or use "Copy to clipboard".`,
+      l10n.t('Kimi: {0} is {1}; it was not changed. Fix it, or use "Copy to clipboard".', uri.fsPath, merged.error),
     );
     return;
   }
   try {
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(merged.text));
   } catch (error) {
-    void vscode.window.showErrorMessage(`Kimi: cannot write ${uri.fsPath}: ${errorText(error)}`);
+    void vscode.window.showErrorMessage(l10n.t('Kimi: cannot write {0}: {1}', uri.fsPath, errorText(error)));
     return;
   }
   log.info(`${merged.replaced ? 'Updated' : 'Added'} the kimi MCP server in ${uri.fsPath}: ${JSON.stringify(entry)}`);
+  const openButton = l10n.t('Open');
   const open = await vscode.window.showInformationMessage(
-    `Kimi: ${merged.replaced ? 'updated' : 'added'} the "kimi" MCP server in ${uri.fsPath}.`,
-    'Open',
+    merged.replaced
+      ? l10n.t('Kimi: updated the "kimi" MCP server in {0}.', uri.fsPath)
+      : l10n.t('Kimi: added the "kimi" MCP server in {0}.', uri.fsPath),
+    openButton,
   );
-  if (open === 'Open') await vscode.window.showTextDocument(uri);
+  if (open === openButton) await vscode.window.showTextDocument(uri);
 }

@@ -4,6 +4,7 @@
  * what to do). The NoticeGate (fleet/words/notices.ts) decides which are news.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetEvent } from '../../../fleet/fleetTypes';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
@@ -13,10 +14,7 @@ import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
 import { failureMessage, readyMessage } from '../../../present/messages';
 import { refusalMessage } from '../../../present/refusalWords';
 import { stallNotice } from '../../../present/stallNotice';
-import { SHOW_LOG, type Notifier } from './notifier';
-
-const OPEN_KNOWN_HOSTS = 'Open known_hosts';
-const FORWARD_PORT = 'Forward port';
+import { showLogButton, type Notifier } from './notifier';
 
 export class FleetNotices {
   constructor(
@@ -56,12 +54,14 @@ export class FleetNotices {
     const offerForward = server.host !== undefined && !this.fleet.forwardOf(server);
     const lastLoad = this.fleet.snapshot(server).lastLoad;
     const message = this.notifier.mask(readyMessage(server, state, lastLoad));
+    const showLog = showLogButton();
+    const forwardPort = l10n.t('Forward port');
     const choice = await vscode.window.showInformationMessage(
       message,
-      ...(offerForward ? [FORWARD_PORT, SHOW_LOG] : [SHOW_LOG]),
+      ...(offerForward ? [forwardPort, showLog] : [showLog]),
     );
-    if (choice === SHOW_LOG) this.notifier.showLog();
-    if (choice === FORWARD_PORT) void vscode.commands.executeCommand('kimiService.forwardPort', server.name);
+    if (choice === showLog) this.notifier.showLog();
+    if (choice === forwardPort) void vscode.commands.executeCommand('kimiService.forwardPort', server.name);
   }
 
   /** A failure is notified once; the same cause again soon after (a crash loop) goes to the log only. */
@@ -73,10 +73,10 @@ export class FleetNotices {
     // An unreadable journal is said once per window, not at every restart.
     if (!this.gate.alert(server.name, kind)) return;
     if (kind === 'recovered') {
-      void vscode.window.showInformationMessage(`Kimi on ${server.name}: ${message}`);
+      void vscode.window.showInformationMessage(l10n.t('Kimi on {0}: {1}', server.name, message));
       return;
     }
-    void this.notifier.notify(level, `Kimi on ${server.name}: ${message}`);
+    void this.notifier.notify(level, l10n.t('Kimi on {0}: {1}', server.name, message));
   }
 
   /** A refused connection: a notification with what to do (the status bar says it too). */
@@ -84,10 +84,12 @@ export class FleetNotices {
     const { text, openKnownHosts } = refusalMessage(server.name, event.refusal);
     // A server only watched in the background shows its refusal in the servers view, not in a notification.
     if (!this.gate.refusal(server.name, this.activeName())) return;
-    const buttons = openKnownHosts ? [SHOW_LOG, OPEN_KNOWN_HOSTS] : [SHOW_LOG];
+    const showLog = showLogButton();
+    const openFile = l10n.t('Open known_hosts');
+    const buttons = openKnownHosts ? [showLog, openFile] : [showLog];
     void vscode.window.showErrorMessage(text, ...buttons).then(async (choice) => {
-      if (choice === SHOW_LOG) this.notifier.showLog();
-      if (choice === OPEN_KNOWN_HOSTS && openKnownHosts) {
+      if (choice === showLog) this.notifier.showLog();
+      if (choice === openFile && openKnownHosts) {
         const document = await vscode.workspace.openTextDocument(vscode.Uri.file(openKnownHosts.file));
         const line = Math.max(0, (openKnownHosts.line ?? 1) - 1);
         await vscode.window.showTextDocument(document, { selection: new vscode.Range(line, 0, line, 0) });

@@ -3,9 +3,13 @@
  * that opens the output channel.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { shownText } from './shownText';
 
-export const SHOW_LOG = 'Show log';
+/** The button that opens the log, in the display language (read at call time: the bundle is set at activation). */
+export function showLogButton(): string {
+  return l10n.t('Show log');
+}
 
 export type NoticeKind = 'info' | 'warn' | 'error';
 
@@ -31,7 +35,8 @@ export class Notifier {
         : kind === 'warn'
           ? vscode.window.showWarningMessage
           : vscode.window.showErrorMessage;
-    const choice = await show(this.mask(message), SHOW_LOG);
-    if (choice === SHOW_LOG) this.showLog();
+    const showLog = showLogButton();
+    const choice = await show(this.mask(message), showLog);
+    if (choice === showLog) this.showLog();
   }
 }

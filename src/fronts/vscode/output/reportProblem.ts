@@ -5,6 +5,7 @@
  */
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import type { ServerProfile } from '../../../config/config';
 import { diagnosticReport } from '../../../present/diagnosticReport';
@@ -78,7 +79,9 @@ export function registerReportProblem(
     const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: report });
     await vscode.window.showTextDocument(document);
     const choice = await vscode.window.showInformationMessage(
-      'Kimi: the problem report is in the new editor, with secrets, hosts and users masked. Read it (and edit it) before you share it.',
+      l10n.t(
+        'Kimi: the problem report is in the new editor, with secrets, hosts and users masked. Read it (and edit it) before you share it.',
+      ),
       OPEN_REPORTER,
     );
     if (choice === OPEN_REPORTER)

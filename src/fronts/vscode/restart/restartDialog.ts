@@ -1,33 +1,37 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { serverHosts, type ServerProfile } from '../../../config/config';
 import type { LoadForecast } from '../../../monitor/forecast/loadInsights';
 import type { FleetSession } from '../../../fleet/fleetTypes';
 import { warmCache } from '../../../monitor/forecast/warmCache';
-
-const RESTART = 'Restart';
-const WARM_THEN_RESTART = 'Warm cache, then restart';
-const FOLLOW = 'Follow this load';
-const RESTART_ANYWAY = 'Restart anyway';
 
 /**
  * A restart asked while a load is under way (the restart rule, docs/restart-rule.md): follow
  * that load (nothing is restarted), or restart anyway (the load starts over).
  */
 export async function followOrRestart(server: ServerProfile, reason: string): Promise<'follow' | 'restart' | 'cancel'> {
+  const follow = l10n.t('Follow this load');
+  const restartAnyway = l10n.t('Restart anyway');
   const choice = await vscode.window.showWarningMessage(
-    `Kimi on ${server.name} is loading already`,
+    l10n.t('Kimi on {0} is loading already', server.name),
     {
       modal: true,
       detail: [
         `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`,
-        `${FOLLOW} watches it without restarting anything. ${RESTART_ANYWAY} stops ${server.unit} on ${serverHosts(server)} and starts it again: the load starts over.`,
+        l10n.t(
+          '{0} watches it without restarting anything. {1} stops {2} on {3} and starts it again: the load starts over.',
+          follow,
+          restartAnyway,
+          server.unit,
+          serverHosts(server),
+        ),
       ].join('\n\n'),
     },
-    FOLLOW,
-    RESTART_ANYWAY,
+    follow,
+    restartAnyway,
   );
-  if (choice === FOLLOW) return 'follow';
-  if (choice === RESTART_ANYWAY) return 'restart';
+  if (choice === follow) return 'follow';
+  if (choice === restartAnyway) return 'restart';
   return 'cancel';
 }
 
@@ -36,8 +40,12 @@ export async function confirmRestart(
   server: ServerProfile,
   forecast: LoadForecast | undefined,
 ): Promise<'restart' | 'warm' | 'cancel'> {
-  const lines = [`The model server on ${serverHosts(server)} stops now and is unavailable until it has loaded again.`];
-  if (forecast?.text) lines.push(`Expected load time: ${forecast.text}.`);
+  const restart = l10n.t('Restart');
+  const warmThenRestart = l10n.t('Warm cache, then restart');
+  const lines = [
+    l10n.t('The model server on {0} stops now and is unavailable until it has loaded again.', serverHosts(server)),
+  ];
+  if (forecast?.text) lines.push(l10n.t('Expected load time: {0}.', forecast.text));
   if (forecast?.warning) lines.push(forecast.warning);
   if (forecast?.advice) lines.push(forecast.advice);
   // The forecast reads node rank 0's page cache only: no warming of one node of several.
@@ -50,16 +58,19 @@ export async function confirmRestart(
     forecast.warning === undefined;
   if (canWarm)
     lines.push(
-      `${WARM_THEN_RESTART} reads the weights into the page cache while the old server keeps serving, so the downtime is the warm load time.`,
+      l10n.t(
+        '{0} reads the weights into the page cache while the old server keeps serving, so the downtime is the warm load time.',
+        warmThenRestart,
+      ),
     );
-  const buttons = canWarm ? [RESTART, WARM_THEN_RESTART] : [RESTART];
+  const buttons = canWarm ? [restart, warmThenRestart] : [restart];
   const choice = await vscode.window.showWarningMessage(
-    `Restart ${server.unit} on ${server.name}?`,
+    l10n.t('Restart {0} on {1}?', server.unit, server.name),
     { modal: true, detail: lines.join('\n\n') },
     ...buttons,
   );
-  if (choice === RESTART) return 'restart';
-  if (choice === WARM_THEN_RESTART) return 'warm';
+  if (choice === restart) return 'restart';
+  if (choice === warmThenRestart) return 'warm';
   return 'cancel';
 }
 
@@ -73,7 +84,7 @@ export async function warmThenReport(
   return vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
-      title: `Kimi on ${name}: warming the page cache`,
+      title: l10n.t('Kimi on {0}: warming the page cache', name),
       cancellable: true,
     },
     async (progress, token) => {
@@ -88,7 +99,7 @@ export async function warmThenReport(
             const percent = Math.floor((residency.residentBytes / residency.totalBytes) * 100);
             progress.report({
               increment: Math.max(0, percent - reported),
-              message: `${percent}% of the weights cached`,
+              message: l10n.t('{0}% of the weights cached', percent),
             });
             reported = Math.max(reported, percent);
           },
@@ -102,7 +113,7 @@ export async function warmThenReport(
         );
         if (!result.cancelled)
           void vscode.window.showWarningMessage(
-            `Kimi on ${name}: could not warm the cache: ${result.reason}. Nothing was restarted.`,
+            l10n.t('Kimi on {0}: could not warm the cache: {1}. Nothing was restarted.', name, result.reason),
           );
         return false;
       } finally {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../../config/config';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
 import { serverReport } from '../../../present/report';
@@ -17,8 +18,6 @@ export interface RollingRestartDeps {
   /** Runs the roll while the shell leaves these servers' parser checks to it. */
   readonly during: <T>(names: readonly string[], run: () => Promise<T>) => Promise<T>;
 }
-
-const SHOW_LOG = 'Show log';
 
 /** The model path of each server's command line (its target's state, on its own connection); undefined when unknown. */
 async function modelPaths(
@@ -48,11 +47,13 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
   const { fleet, settings, log } = deps;
   const servers = settings.servers;
   if (servers.length === 0) {
-    void vscode.window.showErrorMessage('Kimi: no server is configured. Add one with "Kimi Service: Add server".');
+    void vscode.window.showErrorMessage(
+      l10n.t('Kimi: no server is configured. Add one with "Kimi Service: Add server".'),
+    );
     return;
   }
   const paths = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: 'Kimi: reading the model of each server' },
+    { location: vscode.ProgressLocation.Window, title: l10n.t('Kimi: reading the model of each server') },
     () => modelPaths(fleet, servers),
   );
   // From a row: that server and those serving the same model; else the active server's.
@@ -72,8 +73,8 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       server,
     })),
     {
-      title: 'Kimi: restart servers one by one',
-      placeHolder: 'Each restarts only once the previous one is ready with verified parsers',
+      title: l10n.t('Kimi: restart servers one by one'),
+      placeHolder: l10n.t('Each restarts only once the previous one is ready with verified parsers'),
       canPickMany: true,
     },
   );
@@ -94,7 +95,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       chosen.map((s) => s.name),
       async () =>
         await vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: 'Kimi: rolling restart', cancellable: true },
+          { location: vscode.ProgressLocation.Notification, title: l10n.t('Kimi: rolling restart'), cancellable: true },
           (progress, token) => {
             const abort = new AbortController();
             const subscription = token.onCancellationRequested(() => abort.abort());
@@ -120,6 +121,7 @@ export async function rollingRestartCommand(deps: RollingRestartDeps, preselecte
       : result.kind === 'cancelled'
         ? vscode.window.showWarningMessage
         : vscode.window.showErrorMessage;
-  const choice = await show(shownText(`Kimi: ${summary}`), SHOW_LOG);
-  if (choice === SHOW_LOG) log.show(true);
+  const showLog = l10n.t('Show log');
+  const choice = await show(shownText(l10n.t('Kimi: {0}', summary)), showLog);
+  if (choice === showLog) log.show(true);
 }

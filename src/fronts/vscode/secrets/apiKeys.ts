@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetSession } from '../../../fleet/fleetTypes';
 
@@ -20,9 +21,10 @@ export class ApiKeys {
   /** Asks for the key (a password box); undefined when cancelled. An empty answer deletes it. */
   async ask(serverName: string): Promise<{ key: string | undefined } | undefined> {
     const key = await vscode.window.showInputBox({
-      title: `Kimi: API key of ${serverName}`,
-      prompt:
+      title: l10n.t('Kimi: API key of {0}', serverName),
+      prompt: l10n.t(
         'The --api-key the server was started with (sent as "Authorization: Bearer …"; kept in VS Code\'s secret storage). Leave empty to remove it.',
+      ),
       password: true,
       ignoreFocusOut: true,
     });

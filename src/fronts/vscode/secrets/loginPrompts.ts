@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { LoginAnswer, LoginQuestion } from '../../../fleet/sessions/sessionFactory';
 import { askerName } from '../../../transport/ssh/loginPolicy';
 import type { KeptPasswords } from './keptPasswords';
@@ -44,11 +45,14 @@ export function vscodeLogin(
       }
       const value = await vscode.window.showInputBox(
         {
-          title: `Kimi Service: ${who} asks${q.prompts.length > 1 ? ` (${i + 1} of ${q.prompts.length})` : ''}`,
+          title:
+            q.prompts.length > 1
+              ? l10n.t('Kimi Service: {0} asks ({1} of {2})', who, i + 1, q.prompts.length)
+              : l10n.t('Kimi Service: {0} asks', who),
           prompt: [q.name, q.instructions, p.text].filter((s) => s.trim()).join('\n'),
           password: !p.echo,
           ignoreFocusOut: true,
-          ...(p.kind === 'code' ? { placeHolder: 'the one-time code' } : {}),
+          ...(p.kind === 'code' ? { placeHolder: l10n.t('the one-time code') } : {}),
         },
         token,
       );
@@ -74,12 +78,16 @@ export function vscodeLogin(
   }
 
   async function offerToKeep(host: string, password: string): Promise<void> {
+    const remember = l10n.t('Remember');
     const choice = await vscode.window.showInformationMessage(
-      `Kimi Service: remember the password for ${host}? It would be kept in VS Code's secret storage (the system keychain), never in settings or logs.`,
-      'Remember',
-      'Not now',
+      l10n.t(
+        "Kimi Service: remember the password for {0}? It would be kept in VS Code's secret storage (the system keychain), never in settings or logs.",
+        host,
+      ),
+      remember,
+      l10n.t('Not now'),
     );
-    if (choice !== 'Remember') return;
+    if (choice !== remember) return;
     try {
       await kept.keep(host, password);
       log.info(

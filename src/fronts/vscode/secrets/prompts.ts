@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { SessionUi, SshPrompt, UnknownHostKey } from '../../../fleet/sessions/sessionFactory';
 import { vscodeLogin } from './loginPrompts';
 import type { KeptPasswords } from './keptPasswords';
@@ -10,15 +11,21 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: Kep
     async trustUnknownHostKey(key: UnknownHostKey): Promise<boolean> {
       const where = key.port === 22 ? key.host : `[${key.host}]:${key.port}`;
       log.warn(`Unknown host key for ${where}: ${key.keyType} ${key.fingerprint}`);
+      const trust = l10n.t('Trust');
       const choice = await vscode.window.showWarningMessage(
-        `The authenticity of host ${where} can't be established.`,
+        l10n.t("The authenticity of host {0} can't be established.", where),
         {
           modal: true,
-          detail: `${key.keyType} key fingerprint is ${key.fingerprint}.\n\nCompare it with the fingerprint on the host (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust adds the key to ${key.knownHostsFile}.`,
+          detail: l10n.t(
+            '{0} key fingerprint is {1}.\n\nCompare it with the fingerprint on the host (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub). Trust adds the key to {2}.',
+            key.keyType,
+            key.fingerprint,
+            key.knownHostsFile,
+          ),
         },
-        'Trust',
+        trust,
       );
-      const trusted = choice === 'Trust';
+      const trusted = choice === trust;
       log.info(`Host key ${key.fingerprint} for ${where} ${trusted ? 'trusted by the user' : 'not trusted'}.`);
       return trusted;
     },
@@ -30,7 +37,7 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: Kep
       try {
         const value = await vscode.window.showInputBox(
           {
-            title: `Kimi Service: ${p.host} asks`,
+            title: l10n.t('Kimi Service: {0} asks', p.host),
             prompt: p.text.trim(),
             password: p.secret,
             ignoreFocusOut: true,
@@ -49,8 +56,10 @@ export function vscodeSessionUi(log: vscode.LogOutputChannel, keptPasswords: Kep
     },
     async requestPassphrase(keyPath: string, retry: boolean): Promise<string | undefined> {
       return vscode.window.showInputBox({
-        title: 'Kimi Service: SSH key passphrase',
-        prompt: `${retry ? 'Wrong passphrase. ' : ''}Passphrase for ${keyPath} (kept in memory only while VS Code runs)`,
+        title: l10n.t('Kimi Service: SSH key passphrase'),
+        prompt: retry
+          ? l10n.t('Wrong passphrase. Passphrase for {0} (kept in memory only while VS Code runs)', keyPath)
+          : l10n.t('Passphrase for {0} (kept in memory only while VS Code runs)', keyPath),
         password: true,
         ignoreFocusOut: true,
       });

@@ -4,6 +4,7 @@
  * stay in the settings file untouched: `kimi.*` belongs to Moonshot's Kimi Code extension.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import {
   LEGACY_KEYS,
   SECTION,
@@ -39,7 +40,11 @@ export async function migrateLegacySettings(state: vscode.Memento, log: Log): Pr
       `Settings: copied ${names} to ${SECTION}.*; the old keys stay in your settings file and are no longer read.`,
     );
     void vscode.window.showInformationMessage(
-      `Kimi Service: your settings moved to "${SECTION}.*" (${plan.length} copied from "kimi.*", which Moonshot's Kimi Code extension also uses). The old values stay in your settings file and are no longer read.`,
+      l10n.t(
+        'Kimi Service: your settings moved to "{0}.*" ({1} copied from "kimi.*", which Moonshot\'s Kimi Code extension also uses). The old values stay in your settings file and are no longer read.',
+        SECTION,
+        plan.length,
+      ),
     );
   }
   if (inWorkspace.length > 0)

@@ -1,5 +1,6 @@
 /** The `kimiService.*` settings from VS Code's configuration (user, workspace, folder), parsed. */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import { parseSettings } from '../../../config/parseSettings';
 import type { SettingsRead, SettingsSource } from '../../../config/settingsSource';
 import { EXTENSION_ID, SECTION, SETTING_KEYS } from '../../../config/namespace';
@@ -49,9 +50,12 @@ export function readKimiSettings(): SettingsRead {
 }
 
 export function reportSettingsErrors(errors: readonly string[]): void {
-  const first = errors[0] ?? 'unknown error';
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more: see the log)` : '';
-  void vscode.window.showErrorMessage(`Kimi: invalid settings: ${first}${more}`, 'Open Settings').then((choice) => {
+  const first = errors[0] ?? l10n.t('unknown error');
+  const message =
+    errors.length > 1
+      ? l10n.t('Kimi: invalid settings: {0} (and {1} more: see the log)', first, errors.length - 1)
+      : l10n.t('Kimi: invalid settings: {0}', first);
+  void vscode.window.showErrorMessage(message, l10n.t('Open Settings')).then((choice) => {
     if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.');
   });
 }
@@ -83,17 +87,14 @@ function onRemoteSide(): boolean {
 export function reportNoServers(): void {
   // Machine-scoped settings reach a remote extension host from the remote machine's settings only.
   const remote = onRemoteSide();
-  const where = remote
-    ? ' This window runs the extension on the remote machine: set kimiService.servers in the Remote settings.'
-    : '';
-  void vscode.window
-    .showErrorMessage(
-      `Kimi: no server is configured. Add one to the setting kimiService.servers.${where}`,
-      'Open Settings',
-    )
-    .then((choice) => {
-      if (!choice) return;
-      if (remote) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
-      else void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
-    });
+  const message = remote
+    ? l10n.t(
+        'Kimi: no server is configured. Add one to the setting kimiService.servers. This window runs the extension on the remote machine: set kimiService.servers in the Remote settings.',
+      )
+    : l10n.t('Kimi: no server is configured. Add one to the setting kimiService.servers.');
+  void vscode.window.showErrorMessage(message, l10n.t('Open Settings')).then((choice) => {
+    if (!choice) return;
+    if (remote) void vscode.commands.executeCommand('workbench.action.openRemoteSettings');
+    else void vscode.commands.executeCommand('workbench.action.openSettings', 'kimiService.servers');
+  });
 }

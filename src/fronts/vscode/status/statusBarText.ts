@@ -2,7 +2,9 @@
  * The status bar's words: its text and tooltip for the active server, pure (no VS Code API), so
  * the servers view and the tests compare against the very words the status bar shows.
  */
+import * as l10n from '@vscode/l10n';
 import { describe, failureCause, loadingPercent } from '../../../present/messages';
+import { activityText, phaseWord, verdictWord } from '../../../present/stateWords';
 import type { ServerProfile } from '../../../config/config';
 import { refusalWord, type Refusal } from '../../../present/refusalWords';
 import { bytesFraction } from '../../../monitor/state/loadProgress';
@@ -12,7 +14,6 @@ import { etaText, formatBytes, formatRate, visibleEta } from '../../../present/e
 import { etaPendingText, etaTooltip } from '../../../present/etaTooltip';
 import { VERDICT_ICONS } from './verdictIcons';
 import type { OtherServers } from './statusOthers';
-import { activityLabel } from '../../../engine/activity';
 import { lastSeen } from '../../../present/stallNotice';
 import { standInText } from '../../../host/portOwner';
 import { endLine, endSoonWord, queuedEtaLine, queueLine, queuedWord } from '../../../present/queueWords';
@@ -62,47 +63,57 @@ export function statusText(view: StatusView, now: number = Date.now()): string {
 }
 
 function activeServerText(view: StatusView, now: number): string {
-  if (view.configError) return '$(warning) Kimi: settings';
-  if (view.refusal) return `$(error) Kimi: ${refusalWord(view.refusal)}`;
+  if (view.configError) return `$(warning) ${l10n.t('Kimi: settings')}`;
+  if (view.refusal) return `$(error) ${l10n.t('Kimi: {0}', refusalWord(view.refusal))}`;
   const state = view.state;
   // Nothing checks the server any more: no state word that would look current.
-  if (!state || !view.watching) return '$(server-process) Kimi: not watched';
+  if (!state || !view.watching) return `$(server-process) ${l10n.t('Kimi: {0}', verdictWord('not watched'))}`;
   const queued = queuedWord(state, now);
-  if (queued) return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${queued}`;
+  if (queued) return `$(${VERDICT_ICONS[state.verdict]}) ${l10n.t('Kimi: {0}', queued)}`;
   const endSoon = endSoonWord(state, now);
-  return `$(${VERDICT_ICONS[state.verdict]}) Kimi: ${state.verdict}${loadingPercent(state)}${etaSuffix(state, now)}${endSoon ? ` · ${endSoon}` : ''}`;
+  const word = `${verdictWord(state.verdict)}${loadingPercent(state)}${etaSuffix(state, now)}${endSoon ? ` · ${endSoon}` : ''}`;
+  return `$(${VERDICT_ICONS[state.verdict]}) ${l10n.t('Kimi: {0}', word)}`;
 }
 
 export function statusTooltip(view: StatusView, now: number): string {
   const tooltip = activeServerTooltip(view, now);
   const others = view.configError ? [] : (view.others?.lines ?? []);
-  return others.length > 0 ? `${tooltip}\n\nOther servers not ready:\n${others.join('\n')}` : tooltip;
+  return others.length > 0 ? `${tooltip}\n\n${l10n.t('Other servers not ready:')}\n${others.join('\n')}` : tooltip;
 }
 
 function activeServerTooltip(view: StatusView, now: number): string {
-  if (view.configError) return `Kimi settings are invalid: ${view.configError}`;
+  if (view.configError) return l10n.t('Kimi settings are invalid: {0}', view.configError);
   const lines: string[] = [];
   const server = view.server;
-  if (server) lines.push(`Server: ${server.name} (${server.host ?? 'this machine'}), unit ${server.unit}`);
+  if (server)
+    lines.push(l10n.t('Server: {0} ({1}), unit {2}', server.name, server.host ?? l10n.t('this machine'), server.unit));
   if (view.sshClient) lines.push(sshClientLine(view.sshClient));
   if (view.forwardUrl)
-    lines.push(`Forwarded to this machine: ${view.forwardUrl} ("Kimi Service: Close forwarded port" to close)`);
-  if (view.refusal) lines.push(`Connection refused: ${view.refusal.message}`);
+    lines.push(
+      l10n.t('Forwarded to this machine: {0} ("Kimi Service: Close forwarded port" to close)', view.forwardUrl),
+    );
+  if (view.refusal) lines.push(l10n.t('Connection refused: {0}', view.refusal.message));
   const state = view.state;
   if (!state || !view.watching) {
     lines.push(
-      'Not watching. Run "Kimi Service: Watch Kimi service until ready" or "Kimi Service: Restart Kimi service".',
+      l10n.t(
+        'Not watching. Run "Kimi Service: Watch Kimi service until ready" or "Kimi Service: Restart Kimi service".',
+      ),
     );
     if (state)
       lines.push(
-        `Last seen: ${describe(state)} at ${clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt)}`,
+        l10n.t(
+          'Last seen: {0} at {1}',
+          describe(state),
+          clockTime(state.confirmedAt ?? state.lastSignal?.at ?? state.watchStartedAt),
+        ),
       );
-    if (state?.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
-    if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
-    if (view.verifying) lines.push(`Parsers: ${view.verifying.line}`);
+    if (state?.failure) lines.push(l10n.t('Failure: {0}', state.failure.summary), ...causeLines(state));
+    if (view.endNote) lines.push(l10n.t('Watch ended: {0}', view.endNote));
+    if (view.verifying) lines.push(l10n.t('Parsers: {0}', view.verifying.line));
     return lines.join('\n');
   }
-  lines.push(`State: ${queuedWord(state, now) ?? state.verdict}`);
+  lines.push(l10n.t('State: {0}', queuedWord(state, now) ?? verdictWord(state.verdict)));
   const queue = queueLine(state, now);
   if (queue) lines.push(queue);
 
@@ -110,45 +121,70 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (end) lines.push(end);
   if (state.confirmedAt !== undefined)
     lines.push(
-      `Last confirmed by the host: ${formatDuration(now - state.confirmedAt)} ago (${clockTime(state.confirmedAt)})`,
+      l10n.t(
+        'Last confirmed by the host: {0} ago ({1})',
+        formatDuration(now - state.confirmedAt),
+        clockTime(state.confirmedAt),
+      ),
     );
   if (state.verdict === 'unhealthy')
-    lines.push(`/health failed ${state.healthFailures} times in a row while the process runs`);
+    lines.push(l10n.t('/health failed {0} times in a row while the process runs', state.healthFailures));
   if (state.completion && !state.completion.ok && state.readyAt === undefined)
-    lines.push(`Completion probe: ${state.completion.detail}`);
+    lines.push(l10n.t('Completion probe: {0}', state.completion.detail));
   if (state.standIn)
-    lines.push(`Port: ${standInText(state.standIn)} (its answers are not counted; the phase is the server's own)`);
-  if (state.journal && !state.journal.readable) lines.push(`Journal: ${state.journal.detail ?? 'not readable'}`);
+    lines.push(
+      l10n.t("Port: {0} (its answers are not counted; the phase is the server's own)", standInText(state.standIn)),
+    );
+  if (state.journal && !state.journal.readable)
+    lines.push(l10n.t('Journal: {0}', state.journal.detail ?? l10n.t('not readable')));
   // A quiet step is named on the phase's line: a DeepGEMM compile inside graph capture is not "capturing CUDA graphs".
   const step = state.activity && state.readyAt === undefined && !state.failure ? state.activity : undefined;
   if (state.phase)
     lines.push(
-      `Phase: ${state.phase}${step ? `, now ${activityLabel(step)} (for ${formatDuration(now - step.since)}; quiet by nature)` : ''}`,
+      step
+        ? l10n.t(
+            'Phase: {0}, now {1} (for {2}; quiet by nature)',
+            phaseWord(state.phase),
+            activityText(step),
+            formatDuration(now - step.since),
+          )
+        : l10n.t('Phase: {0}', phaseWord(state.phase)),
     );
   if (state.verdict === 'stalled') {
     lines.push(
-      `Stalled: no witness has moved for ${formatDuration(now - state.lastProgressAt)}; last seen: ${lastSeen(state)} at ${clockTime(state.lastProgressAt)}`,
+      l10n.t(
+        'Stalled: no witness has moved for {0}; last seen: {1} at {2}',
+        formatDuration(now - state.lastProgressAt),
+        lastSeen(state),
+        clockTime(state.lastProgressAt),
+      ),
     );
   }
-  if (state.shards) lines.push(`Weights: ${state.shards.done}/${state.shards.total} shards`);
+  if (state.shards) lines.push(l10n.t('Weights: {0}/{1} shards', state.shards.done, state.shards.total));
   if (state.cudaGraphBatches)
-    lines.push(`CUDA graphs: ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total} batches`);
-  if (state.progress !== undefined) lines.push(`Progress: ${Math.floor(state.progress * 100)}%`);
+    lines.push(l10n.t('CUDA graphs: {0}/{1} batches', state.cudaGraphBatches.done, state.cudaGraphBatches.total));
+  if (state.progress !== undefined) lines.push(l10n.t('Progress: {0}%', Math.floor(state.progress * 100)));
   if (state.io) {
     const total = state.io.totalBytes ?? state.prior?.totalBytes;
     const frac = bytesFraction(state);
-    lines.push(
-      `Bytes read: ${formatBytes(state.io.readBytes)}${total ? ` of ${formatBytes(total)} (${Math.floor((frac ?? 0) * 100)}%)` : ''} · ${formatRate(state.readRate)}`,
-    );
+    const read = total
+      ? l10n.t('{0} of {1} ({2}%)', formatBytes(state.io.readBytes), formatBytes(total), Math.floor((frac ?? 0) * 100))
+      : formatBytes(state.io.readBytes);
+    lines.push(l10n.t('Bytes read: {0} · {1}', read, formatRate(state.readRate)));
   }
   if (state.gpu) {
-    const util = state.gpu.utilPercent !== undefined ? ` · busiest GPU ${state.gpu.utilPercent}%` : '';
+    const util = state.gpu.utilPercent !== undefined ? l10n.t(' · busiest GPU {0}%', state.gpu.utilPercent) : '';
+    const used = (state.gpu.usedMiB / 1024).toFixed(1);
+    const size = (state.gpu.totalMiB / 1024).toFixed(0);
+    const count = state.gpu.perGpu.length;
     lines.push(
-      `GPU memory: ${(state.gpu.usedMiB / 1024).toFixed(1)} / ${(state.gpu.totalMiB / 1024).toFixed(0)} GiB over ${state.gpu.perGpu.length} GPU${state.gpu.perGpu.length === 1 ? '' : 's'}${util}`,
+      (count === 1
+        ? l10n.t('GPU memory: {0} / {1} GiB over {2} GPU', used, size, count)
+        : l10n.t('GPU memory: {0} / {1} GiB over {2} GPUs', used, size, count)) + util,
     );
   }
   if (state.cpu?.cores !== undefined && state.readyAt === undefined)
-    lines.push(`CPU: ${state.cpu.cores.toFixed(1)} cores busy (the service's processes)`);
+    lines.push(l10n.t("CPU: {0} cores busy (the service's processes)", state.cpu.cores.toFixed(1)));
   const remaining = state.readyAt === undefined ? visibleEta(state.eta, now) : undefined;
   // A queued run: the ready estimate counts the wait for the scheduler's start.
   const queuedEta = queuedEtaLine(state, now);
@@ -161,18 +197,22 @@ function activeServerTooltip(view: StatusView, now: number): string {
   if (state.witnessWarning) lines.push(state.witnessWarning);
   const since = state.restartRequestedAt ?? state.processStartedAt ?? state.watchStartedAt;
   const until = state.readyAt ?? now;
-  lines.push(`${state.readyAt ? 'Loaded in' : 'Elapsed'}: ${formatDuration(until - since)}`);
+  lines.push(
+    state.readyAt
+      ? l10n.t('Loaded in: {0}', formatDuration(until - since))
+      : l10n.t('Elapsed: {0}', formatDuration(until - since)),
+  );
   if (state.lastSignal)
-    lines.push(`Last signal (${formatDuration(now - state.lastSignal.at)} ago): ${state.lastSignal.text}`);
-  if (state.failure) lines.push(`Failure: ${state.failure.summary}`, ...causeLines(state));
-  if (!state.connected && state.connectionError) lines.push(`Connection: ${state.connectionError}`);
-  if (view.endNote) lines.push(`Watch ended: ${view.endNote}`);
-  if (view.verifying) lines.push(`Parsers: ${view.verifying.line}`);
-  else if (view.verification) lines.push(`Parsers: ${view.verification}`);
+    lines.push(l10n.t('Last signal ({0} ago): {1}', formatDuration(now - state.lastSignal.at), state.lastSignal.text));
+  if (state.failure) lines.push(l10n.t('Failure: {0}', state.failure.summary), ...causeLines(state));
+  if (!state.connected && state.connectionError) lines.push(l10n.t('Connection: {0}', state.connectionError));
+  if (view.endNote) lines.push(l10n.t('Watch ended: {0}', view.endNote));
+  if (view.verifying) lines.push(l10n.t('Parsers: {0}', view.verifying.line));
+  else if (view.verification) lines.push(l10n.t('Parsers: {0}', view.verification));
   return lines.join('\n');
 }
 
 function causeLines(state: LoadState): string[] {
   const cause = failureCause(state);
-  return cause ? [`Cause: ${cause}`] : [];
+  return cause ? [l10n.t('Cause: {0}', cause)] : [];
 }

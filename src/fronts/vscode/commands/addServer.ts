@@ -79,7 +79,10 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
   let discovery: Discovery;
   try {
     discovery = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kimi: looking for SGLang units on ${target.host}…` },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Kimi: looking for SGLang and vLLM servers on ${target.host}…`,
+      },
       () =>
         discoverUnits(
           target,
@@ -125,7 +128,7 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
         .join(' · '),
       unit,
     })),
-    { title: `Kimi: add server (2/3): the SGLang unit on ${target.host}` },
+    { title: `Kimi: add server (2/3): the server on ${target.host}` },
   );
   if (!unitPick) return;
   const name = await vscode.window.showInputBox({

@@ -37,7 +37,8 @@ export function unitTarget(unit: string, sudo: boolean, host: string | undefined
   return systemd.unitTarget(unit, sudo, host);
 }
 
-/** How the kinds list a host's servers ("Add server"), each its own command. */
-export const HOST_DISCOVERIES: readonly HostDiscovery[] = TARGET_KINDS.flatMap((kind) =>
-  kind.discovery ? [kind.discovery] : [],
-);
+/** How the kinds list a host's servers ("Add server"), each its own command: units first, as most hosts have them. */
+export const HOST_DISCOVERIES: readonly HostDiscovery[] = [
+  systemd,
+  ...TARGET_KINDS.filter((k) => k !== systemd),
+].flatMap((kind) => (kind.discovery ? [kind.discovery] : []));

@@ -71,6 +71,8 @@ export interface LogEntry {
   readonly monotonicUs?: number;
   /** Who wrote it, when the log says (journal: SYSLOG_IDENTIFIER, "systemd" for the manager's own words). */
   readonly identifier?: string;
+  /** The manager's own line says the service's state changed (a batch job lost a node's tasks): look at the state now. */
+  readonly stateNews?: boolean;
 }
 
 export interface TargetState {

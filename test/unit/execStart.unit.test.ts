@@ -369,7 +369,7 @@ describe('execStart: how messages name the engines and their server commands', (
     assert.equal(serverCommandNames(), '"python -m sglang.launch_server", "sglang serve" or "vllm serve"');
     assert.equal(
       nothingFoundMessage('gpu1'),
-      'no systemd unit on gpu1 launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart)',
+      'no systemd unit or Slurm job of the login user on gpu1 launches SGLang or vLLM (python -m sglang.launch_server, sglang serve, vllm serve in its ExecStart or its batch script)',
     );
   });
 });

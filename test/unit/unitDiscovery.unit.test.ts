@@ -1,11 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { proposeServerName, serverNameProblem } from '../../src/target/discovered';
-import {
-  DISCOVERY_COMMAND,
-  DISCOVERY_SCRIPT,
-  parseDiscovery,
-  serverUrlOf,
-} from '../../src/target/systemd/unitDiscovery';
+import { proposeServerName, serverNameProblem, serverUrlOf } from '../../src/target/discovered';
+import { DISCOVERY_COMMAND, DISCOVERY_SCRIPT, parseDiscovery } from '../../src/target/systemd/unitDiscovery';
 import { quote, shellLine } from '../../src/transport/shell';
 
 const show = [

@@ -1,7 +1,7 @@
 /**
  * Finding a host's model servers, a fleet verb for every front ("Kimi Service: Add server", `kimi-service
- * discover`): one connection under the usual host-key policy, one remote command that lists the
- * systemd units launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
+ * discover`): one connection under the usual host-key policy, one remote command per target kind that
+ * lists its servers launching SGLang or vLLM, and the `kimiService.servers` entry for the one picked.
  */
 import { parseSettings } from '../../config/parseSettings';
 import { printable } from '../../config/text';
@@ -78,9 +78,11 @@ export async function discoverUnits(
   return { host, units, uid };
 }
 
-/** Why a discovery found nothing to add (no unit launches a model server). */
+/** Why a discovery found nothing to add (no unit or job of any kind launches a model server). */
 export function nothingFoundMessage(host: string): string {
-  return `no systemd unit on ${host} launches ${engineLabels()} (${serverCommandForms().join(', ')} in its ExecStart)`;
+  const kinds = HOST_DISCOVERIES.map((d) => d.what).join(' or ');
+  const where = HOST_DISCOVERIES.map((d) => d.where).join(' or ');
+  return `no ${kinds} on ${host} launches ${engineLabels()} (${serverCommandForms().join(', ')} in ${where})`;
 }
 
 /**

@@ -48,7 +48,8 @@ export function loginUid(stdout: string): number | undefined {
 
 /**
  * The `kimiService.servers` entry: the host as picked (an alias keeps its ~/.ssh/config settings),
- * the unit, the url from its flags; `sudo` when the login is not root (restarts need it).
+ * what names the server (its unit, or its kind's fields), the url from its flags; `sudo` when the
+ * login is not root and restarts need it.
  */
 export function serverEntry(
   name: string,
@@ -61,8 +62,8 @@ export function serverEntry(
     host: target.host,
     ...(target.port !== undefined ? { port: target.port } : {}),
     ...(target.username !== undefined ? { username: target.username } : {}),
-    unit: unit.unit,
+    ...unit.entry,
     url: unit.url,
-    ...(uid !== undefined && uid !== 0 ? { sudo: true } : {}),
+    ...(unit.sudoUnlessRoot && uid !== undefined && uid !== 0 ? { sudo: true } : {}),
   };
 }

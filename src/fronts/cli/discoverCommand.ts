@@ -97,7 +97,7 @@ export async function discoverCommand(ctx: DiscoverContext): Promise<number> {
     return EXIT.ok;
   }
   const wanted = asked.add.endsWith('.service') ? asked.add : `${asked.add}.service`;
-  const unit = discovery.units.find((u) => u.unit === wanted);
+  const unit = discovery.units.find((u) => u.unit === asked.add) ?? discovery.units.find((u) => u.unit === wanted);
   if (!unit) {
     const known = discovery.units.map((u) => u.unit).join(', ') || 'none';
     return usageError(ctx, `${host.host} has no unit ${wanted} that launches ${engineLabels()} (found: ${known})`);

@@ -295,6 +295,10 @@ export class JournalWitness implements Witness {
     // --since has one-second precision: drop what an earlier process of the unit logged.
     const start = run.startMonotonicUs;
     if (start !== undefined && entry.monotonicUs !== undefined && entry.monotonicUs < start) return;
+    if (entry.stateNews && live) {
+      ctx.lookAtUnit(false);
+      ctx.probeSoon();
+    }
     for (const { event, text } of this.reader.readLines(entry.message, entry.at)) {
       const state = ctx.state();
       // "Started" of the run this watch follows, still alive, tells nothing new: no look at the unit

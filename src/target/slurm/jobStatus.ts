@@ -6,6 +6,7 @@
  * the id and the restart count name the run, so a requeued job is a new run. Pure.
  */
 import type { ServiceStatus } from '../targetTypes';
+import { nodeFailWords, taskEndedWords, type RunTrouble } from './nodeTrouble';
 import type { Accounting, JobReading, SlurmJob } from './slurmJob';
 
 const MANAGER = { manager: 'scheduler', managerName: 'Slurm', dropInPaths: [], needDaemonReload: false } as const;
@@ -13,7 +14,6 @@ const MANAGER = { manager: 'scheduler', managerName: 'Slurm', dropInPaths: [], n
 /** The end states that are the scheduler's doing, not the server's crash, in words. */
 const ENDED_BY_SCHEDULER: Readonly<Record<string, string>> = {
   TIMEOUT: 'was ended by Slurm at the job time limit (TIMEOUT)',
-  NODE_FAIL: 'ended because a node of the job failed (NODE_FAIL)',
   PREEMPTED: 'was preempted by Slurm for another job (PREEMPTED)',
   BOOT_FAIL: 'never started: a node of the job failed to boot (BOOT_FAIL)',
   DEADLINE: 'was ended by Slurm at its deadline (DEADLINE)',
@@ -69,8 +69,17 @@ function runId(job: SlurmJob): number {
   return Number(job.id);
 }
 
-export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>): ServiceStatus {
+/**
+ * `trouble`: what the run's output file said of its nodes. On a job over several nodes, a node's
+ * tasks that ended while the job runs on fail the server (rank 0 may still answer, the group
+ * cannot), named as that node's failure; a NODE_FAIL names the node srun lost.
+ */
+export function jobServiceStatus(
+  reading: Extract<JobReading, { kind: 'job' }>,
+  trouble: RunTrouble = {},
+): ServiceStatus {
   const job = reading.job;
+  const hosts = reading.hosts ?? [];
   const base = common(job);
   const exit = {
     ...(job.exitSignal ? { execMainStatus: job.exitSignal, execMainCode: 'killed' } : {}),
@@ -94,6 +103,15 @@ export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>):
       return { ...base, activeState: 'activating', subState: 'configuring', mainPid: 0, result: 'success' };
     case 'RUNNING':
     case 'SUSPENDED':
+      if (trouble.taskEnded && hosts.length > 1)
+        return {
+          ...base,
+          activeState: 'failed',
+          subState: 'node-failed',
+          mainPid: 0,
+          result: 'exit-code',
+          endedBecause: taskEndedWords(trouble.taskEnded, hosts),
+        };
       return {
         ...base,
         activeState: 'active',
@@ -137,7 +155,10 @@ export function jobServiceStatus(reading: Extract<JobReading, { kind: 'job' }>):
         endedBecause: ENDED_BY_SCHEDULER.OUT_OF_MEMORY,
       };
     default: {
-      const because = ENDED_BY_SCHEDULER[job.state] ?? `ended in state ${job.stateText}`;
+      const because =
+        job.state === 'NODE_FAIL'
+          ? nodeFailWords(trouble, hosts)
+          : (ENDED_BY_SCHEDULER[job.state] ?? `ended in state ${job.stateText}`);
       return {
         ...base,
         ...exit,

@@ -27,7 +27,8 @@ function checkPath(path: string, what: string): string {
  * The job named `$1` of the login user, newest first (`squeue --me -t all`: ended jobs too, for
  * MinJobAge), else the one last seen (`$2`): prints `tz=` (the login node's offset: Slurm's
  * times carry no zone), then `none`, or `id=N`, scontrol's line or its error, and squeue's
- * estimated start (`start=`); `error=` when squeue itself failed. For a cancelled job or one the
+ * estimated start (`start=`), and the job's nodes in order (`hosts=`, scontrol show hostnames);
+ * `error=` when squeue itself failed. For a cancelled job or one the
  * controller forgot, sacct's State and ExitCode (`sacct=`: `CANCELLED by 0|0:15`, or its error
  * when the cluster keeps no accounting) and the canceller's user name (`by=`).
  */
@@ -40,6 +41,8 @@ export function stateCommand(name: string, lastId: string | undefined): HostComm
     'if [ -z "$id" ]; then echo none; exit 0; fi',
     'echo "id=$id"',
     'j=$(scontrol show job -o "$id" 2>&1); printf "%s\\n" "$j"',
+    // The node list in order (rank 0 on the first), only when scontrol printed one of plain node-list characters.
+    'nl=${j##* NodeList=}; nl=${nl%% *}; case "$j" in *" NodeList="*) case "$nl" in ""|"(null)"|*[!A-Za-z0-9_.,[\\]-]*) ;; *) echo "hosts=$(scontrol show hostnames "$nl" 2>/dev/null | head -n 256 | tr "\\n" " ")";; esac;; esac',
     // Who cancelled a job, and how a job gone from the controller ended, only accounting knows.
     'case "$j" in *"Invalid job id"*|*" JobState=CANCELLED "*) a=$(sacct -X -n -P -j "$id" -o State,ExitCode 2>&1 | head -n 1); echo "sacct=$a"; u=${a#CANCELLED by }; u=${u%%|*}; case "$u" in ""|*[!0-9]*) ;; *) echo "by=$(getent passwd "$u" | cut -d: -f1)";; esac;; esac',
     'squeue -h --start -j "$id" -o "start=%S" 2>/dev/null',

@@ -6,6 +6,9 @@
  * v0.0.38), but its schema changes with each release and older clusters lack it.
  */
 
+/** A node's name as `scontrol show hostnames` prints it: a plain host name, nothing a url or shell would read otherwise. */
+const NODE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$/;
+
 /** The job states of `scontrol show job` (JobState=) that this target tells apart. */
 export type SlurmJobState =
   | 'PENDING'
@@ -209,6 +212,8 @@ export type JobReading =
       readonly estimatedStart?: number;
       /** sacct's words for a cancelled job (who cancelled it). */
       readonly accounting?: Accounting;
+      /** The job's nodes in order (`scontrol show hostnames` of its NodeList): rank 0 runs on the first. */
+      readonly hosts?: readonly string[];
     }
   /** No job of that name for the login user, and none remembered. */
   | { readonly kind: 'none' }
@@ -238,13 +243,17 @@ export function parseJobReading(stdout: string): JobReading {
   if (!job) {
     if (lines.some((l) => /Invalid job id specified/i.test(l)))
       return { kind: 'gone', id, ...(accounting ? { accounting } : {}) };
-    const said = lines.filter((l) => l && !/^(tz|id|start|sacct|by)=/.test(l)).join(' ');
+    const said = lines.filter((l) => l && !/^(tz|id|start|sacct|by|hosts)=/.test(l)).join(' ');
     return { kind: 'error', message: said || `scontrol show job ${id} said nothing` };
   }
   const start = slurmTime(lines.find((l) => l.startsWith('start='))?.slice(6), offset);
+  const hosts = (lines.find((l) => l.startsWith('hosts='))?.slice(6) ?? '')
+    .split(/\s+/)
+    .filter((h) => NODE_NAME.test(h));
   return {
     kind: 'job',
     job,
+    ...(hosts.length > 0 ? { hosts } : {}),
     ...(start !== undefined && job.state === 'PENDING' ? { estimatedStart: start } : {}),
     ...(accounting ? { accounting } : {}),
   };

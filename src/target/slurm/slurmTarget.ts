@@ -21,6 +21,7 @@ import {
 } from '../targetTypes';
 import { shellLine } from '../../transport/shell';
 import { jobServiceStatus, noJobStatus } from './jobStatus';
+import { NodeTroubleLog } from './nodeTrouble';
 import { serverArgvOfScript } from './scriptArgv';
 import { BatchScriptEditor } from './scriptEditor';
 import {
@@ -48,6 +49,12 @@ export class SlurmTarget implements Target {
   /** The job last seen: found again when squeue no longer lists it (to say it is gone). */
   private lastId: string | undefined;
   private script: { readonly id: string; readonly argv: readonly string[] } | undefined;
+  /** The run last read (a requeue is the next run of the same id): the output's node trouble is noted under it. */
+  private lastRun: { readonly id: string; readonly restarts: number } | undefined;
+  /** What the followed output file said of the job's nodes (srun's own lines). */
+  private readonly trouble = new NodeTroubleLog();
+  /** The run whose output file was read for the node a NODE_FAIL lost. */
+  private nodeFailureRead: string | undefined;
 
   constructor(private readonly config: SlurmTargetConfig) {
     this.label = config.label;
@@ -62,19 +69,40 @@ export class SlurmTarget implements Target {
   async read(io: TargetExec): Promise<JobReading> {
     const result = await io.exec(stateCommand(this.config.job, this.lastId));
     const reading = parseJobReading(result.stdout);
-    if (reading.kind === 'job') this.lastId = reading.job.id;
+    if (reading.kind === 'job') {
+      this.lastId = reading.job.id;
+      this.lastRun = { id: reading.job.id, restarts: reading.job.restarts };
+    }
     return reading;
   }
 
   async readState(io: TargetExec): Promise<TargetState> {
     const reading = await this.read(io);
     if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
-    const unit = reading.kind === 'job' ? jobServiceStatus(reading) : noJobStatus(this.config.job, reading);
+    if (reading.kind === 'job' && reading.job.state === 'NODE_FAIL') await this.readNodeFailure(io, reading.job);
+    const unit =
+      reading.kind === 'job'
+        ? jobServiceStatus(reading, this.trouble.of(reading.job.id, reading.job.restarts))
+        : noJobStatus(this.config.job, reading);
     const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
     // The script's paths are the cluster's shared filesystem, which the login node sees too.
-    const node = reading.kind === 'job' && LIVE.has(reading.job.state) ? reading.job.batchHost : undefined;
+    // Rank 0 (the server's HTTP) runs on the first node of the job's node list.
+    const node =
+      reading.kind === 'job' && LIVE.has(reading.job.state) ? (reading.hosts?.[0] ?? reading.job.batchHost) : undefined;
     const serverNode = reading.kind === 'job' ? serverNodeOf(reading.job) : undefined;
     return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}), ...(serverNode ? { serverNode } : {}) };
+  }
+
+  /**
+   * The node a NODE_FAIL lost, from the output file's last lines when the follow has not told it
+   * (the scheduler's state may be read before the follow's line arrives): read once per run.
+   */
+  private async readNodeFailure(io: TargetExec, job: SlurmJob): Promise<void> {
+    const run = `${job.id}.${job.restarts}`;
+    if (this.nodeFailureRead === run || this.trouble.of(job.id, job.restarts).nodeFailure || !job.stdOut) return;
+    this.nodeFailureRead = run;
+    const result = await io.exec(tailCommand(expandOutputPath(job.stdOut, job), 200));
+    for (const line of result.stdout.split('\n')) this.trouble.note(job.id, job.restarts, line);
   }
 
   /** The server's command line in the job's batch script (the controller's copy), read once per job. */
@@ -127,9 +155,15 @@ export class SlurmTarget implements Target {
   async followLog(io: TargetIo, _sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess> {
     const out = await this.outputFile(io);
     if ('problem' in out) throw new TargetError('failed', out.problem);
+    const id = out.job.id;
     return io.stream(
-      followCommand(out.file, out.job.id),
-      (line) => handlers.onEntry({ message: line, at: Date.now() }),
+      followCommand(out.file, id),
+      (line) => {
+        // srun's lines name the node whose tasks ended: noted under the run read last.
+        const run = this.lastRun?.id === id ? this.lastRun.restarts : out.job.restarts;
+        const news = this.trouble.note(id, run, line);
+        handlers.onEntry({ message: line, at: Date.now(), ...(news ? { stateNews: true } : {}) });
+      },
       handlers.onStderr,
     );
   }

@@ -3,8 +3,8 @@
  * service units and shows the ExecStart of each; the pure functions here pick the ones that
  * launch SGLang and derive a `kimiService.servers` entry (url from --host/--port, a unique name).
  */
-import { ENGINES, engineFor, findServerCommand, getFlag, modelPathOf } from '../../engine/engine';
-import type { DiscoveredUnit, HostDiscovery } from '../discovered';
+import { findServerCommand, modelPathOf } from '../../engine/engine';
+import { serverUrlOf, type DiscoveredUnit, type HostDiscovery } from '../discovered';
 import type { HostCommand } from '../../transport/shell';
 import { parseExecStartProperty } from './systemd';
 
@@ -44,22 +44,6 @@ function showBlocks(text: string): Map<string, string[]>[] {
   return blocks;
 }
 
-/** The address the server listens on, as reached from the host itself: 0.0.0.0 and :: become 127.0.0.1. */
-export function serverUrlOf(argv: readonly string[]): string {
-  const host = getFlag(argv, '--host');
-  const portText = getFlag(argv, '--port');
-  const port =
-    portText !== undefined && /^\d{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535
-      ? Number(portText)
-      : // The engine's own default (SGLang 30000, vLLM 8000); the first engine's for a command line of none.
-        (engineFor(argv) ?? ENGINES[0]!).defaultPort;
-  // An environment reference ($HOST) cannot be read here: the host's own loopback is the best guess, as the default port is.
-  const unknown = host === undefined || host === '' || host.includes('$');
-  let address = unknown || host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
-  if (address.includes(':') && !address.startsWith('[')) address = `[${address}]`;
-  return `http://${address}:${port}`;
-}
-
 /** The units of `systemctl show` output whose ExecStart launches SGLang or vLLM, by unit name. */
 export function parseDiscovery(stdout: string): DiscoveredUnit[] {
   const found: DiscoveredUnit[] = [];
@@ -70,6 +54,8 @@ export function parseDiscovery(stdout: string): DiscoveredUnit[] {
     if (!argv) continue;
     found.push({
       unit,
+      entry: { unit },
+      sudoUnlessRoot: true,
       description: block.get('Description')?.[0] ?? '',
       activeState: block.get('ActiveState')?.[0] ?? '',
       fragmentPath: block.get('FragmentPath')?.[0] ?? '',
@@ -82,4 +68,9 @@ export function parseDiscovery(stdout: string): DiscoveredUnit[] {
 }
 
 /** How the systemd kind finds a host's servers: one command, and its reader. */
-export const unitDiscovery: HostDiscovery = { command: DISCOVERY_COMMAND, parse: parseDiscovery };
+export const unitDiscovery: HostDiscovery = {
+  what: 'systemd unit',
+  where: 'its ExecStart',
+  command: DISCOVERY_COMMAND,
+  parse: parseDiscovery,
+};

@@ -81,7 +81,7 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
     discovery = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: l10n.t('Kimi: looking for SGLang units on {0}…', target.host),
+        title: l10n.t('Kimi: looking for SGLang and vLLM servers on {0}…', target.host),
       },
       () =>
         discoverUnits(
@@ -128,7 +128,7 @@ export async function addServerCommand(ui: SessionUi, log: vscode.LogOutputChann
         .join(' · '),
       unit,
     })),
-    { title: l10n.t('Kimi: add server (2/3): the SGLang unit on {0}', target.host) },
+    { title: l10n.t('Kimi: add server (2/3): the server on {0}', target.host) },
   );
   if (!unitPick) return;
   const name = await vscode.window.showInputBox({

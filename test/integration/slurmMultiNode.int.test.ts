@@ -1,0 +1,173 @@
+/**
+ * A server that is one Slurm job over two nodes, against a real scheduler (Debian's Slurm 22.05:
+ * munged, slurmctld and two slurmd, n1 and n2, started by test/gpu-host/slurm.ts) and the real
+ * sshd of the simulated host, as its unprivileged login: `srun` starts the SGLang simulator once
+ * per node (node rank = SLURM_PROCID), the ranks meet over a real TCP rendezvous, rank 0 serves
+ * HTTP. A node's failure (one rank's process killed, a node set DOWN) is named as that node's.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGpuHost, type GpuHost } from '../gpu-host/harness';
+import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { waitFor } from '../util/waitFor';
+import { freePort } from '../util/freePort';
+import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+
+const USER = 'kimi';
+
+/** The pids whose environment says they are task `procId` of job `id`'s step 0. */
+function taskPids(id: string, procId: number): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let env: string;
+    try {
+      env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8');
+    } catch {
+      continue;
+    }
+    const vars = new Set(env.split('\0'));
+    if (vars.has(`SLURM_JOB_ID=${id}`) && vars.has(`SLURM_PROCID=${procId}`) && vars.has('SLURM_STEP_ID=0'))
+      pids.push(Number(entry));
+  }
+  return pids;
+}
+
+describe('slurm: a job over two nodes is one server, and a node failure is named as that node', function () {
+  this.timeout(180_000);
+  let host: GpuHost;
+  let slurm: SlurmCluster;
+  let test: TestSession | undefined;
+
+  before(async function () {
+    const missing = slurmMissing();
+    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
+    host = await startGpuHost({
+      users: [USER],
+      shards: 4,
+      shardBytes: 1024 * 1024,
+      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
+    });
+    slurm = await startSlurm(host, { nodes: 2 });
+  });
+  afterEach(async () => {
+    test?.dispose();
+    test = undefined;
+    slurm.run(['scancel', '--full', `--user=${USER}`]);
+    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: 'the jobs of the test ended',
+    });
+    slurm.run(['scontrol', 'update', 'nodename=n2', 'state=resume']);
+  });
+  after(async () => {
+    await slurm?.stop();
+    await host?.stop();
+  });
+
+  /** The batch script: srun runs the simulator on each node, its node rank from SLURM_PROCID (rank.sh). */
+  const jobFiles = async (name: string): Promise<{ dir: string; script: string }> => {
+    const dir = slurm.userDir(USER, name);
+    for (const rank of [0, 1]) {
+      const simDir = path.join(dir, `sim-${rank}`);
+      fs.mkdirSync(simDir, { recursive: true });
+      fs.writeFileSync(
+        path.join(simDir, 'sim.json'),
+        JSON.stringify({ readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 }),
+      );
+    }
+    const rankScript = path.join(dir, 'rank.sh');
+    fs.writeFileSync(
+      rankScript,
+      ['#!/bin/sh', `export KIMI_SIM_ROOT=${dir}/sim-$SLURM_PROCID`, 'exec "$@" --node-rank "$SLURM_PROCID"', ''].join(
+        '\n',
+      ),
+      { mode: 0o755 },
+    );
+    const dist = await freePort([host.httpPort, host.sshPort]);
+    const script = path.join(dir, 'serve.sbatch');
+    fs.writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        '#SBATCH --nodes=2',
+        `#SBATCH --output=${dir}/%x-%j.out`,
+        '#SBATCH --time=10',
+        `srun ${rankScript} ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+        `  --model-path ${host.modelPath} --tp 8 --nnodes 2 --dist-init-addr 127.0.0.1:${dist} --dist-timeout 60 \\`,
+        `  --host 127.0.0.1 --port ${host.httpPort}`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
+    assert.equal(r.status, 0, r.stderr);
+    return { dir, script };
+  };
+  const submit = async (dir: string, args: string): Promise<string> => {
+    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
+    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
+    return r.stdout.trim();
+  };
+  const session = (job: string, script: string): Promise<TestSession> =>
+    sessionForHost(host, {
+      server: {
+        ...loginAs(host, USER, false),
+        unit: undefined,
+        slurm: { job, script },
+        url: `http://{node}:${host.httpPort}`,
+      },
+    });
+  /** Attaches to the running job and waits for ready; then follows the steady watch's states. */
+  const readyJob = async (name: string, sbatchArgs = ''): Promise<{ id: string; dir: string; states: LoadState[] }> => {
+    const { dir, script } = await jobFiles(name);
+    const id = await submit(dir, `-J ${name} ${sbatchArgs} ${script}`);
+    test = await session(name, script);
+    const states: LoadState[] = [];
+    const first = await test.session.watch(
+      'attach',
+      { ...FAST_WATCH, steadyIntervalMs: 1000 },
+      { onState: (s) => void states.push(s) },
+    );
+    assert.equal(first.end, 'ready', `${first.end}: ${first.message}\n${test.logLines.join('\n')}`);
+    const shown = slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout;
+    assert.match(shown, /NodeList=n\[1-2\] /, shown);
+    // Rank 0's node, the first of the job's node list, is where HTTP went.
+    assert.equal(test.session.client.baseUrl, `http://n1:${host.httpPort}`);
+    const out = fs.readFileSync(path.join(dir, `${name}-${id}.out`), 'utf8');
+    assert.match(out, /The server is fired up and ready to roll!/);
+    assert.equal(taskPids(id, 1).length > 0, true, 'rank 1 runs on n2');
+    return { id, dir, states };
+  };
+
+  it("one rank's process killed on the second node while rank 0 serves: the server failed, that node named", async () => {
+    const { id, dir, states } = await readyJob('kimi-two');
+    for (const pid of taskPids(id, 1)) process.kill(pid, 'SIGKILL');
+    const failed = await waitFor(() => states.find((s) => s.failure !== undefined), {
+      timeoutMs: 60_000,
+      message: `the failure of n2's rank: ${JSON.stringify(states.at(-1)?.unit)}\n${fs.readFileSync(path.join(dir, `kimi-two-${id}.out`), 'utf8').slice(-3000)}`,
+    });
+    assert.match(failed.failure?.summary ?? '', /lost node 1 \(n2\) of the job: its process ended: Killed/);
+    assert.doesNotMatch(failed.failure?.summary ?? '', /exited with status|crash/);
+    // Rank 0 still runs in the job: the scheduler says RUNNING, the server is failed all the same.
+    assert.equal(slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim(), 'RUNNING');
+  });
+
+  it("the second node set DOWN (scontrol update state=down): NODE_FAIL, named as that node's failure", async () => {
+    const { id, states } = await readyJob('kimi-down', '--no-requeue');
+    const down = slurm.run(['scontrol', 'update', 'nodename=n2', 'state=down', 'reason=kimi-test']);
+    assert.equal(down.status, 0, down.stderr);
+    const failed = await waitFor(() => states.find((s) => s.failure !== undefined), {
+      timeoutMs: 60_000,
+      message: `the end by NODE_FAIL:\n${test!.logLines.join('\n')}`,
+    });
+    assert.match(
+      failed.failure?.summary ?? '',
+      /ended because node 1 \(n2\) of the job failed \(NODE_FAIL; srun: Node failure on n2\)/,
+    );
+    assert.match(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout, /JobState=NODE_FAIL/);
+  });
+});

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ServerProfile, Settings } from '../../config/config';
 import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
-import type { NoticeGate } from '../../fleet/words/notices';
+import type { NoticeGate } from '../../fleet/logs/notices';
 import type { MementoLike } from '../../monitor/history/history';
 import { Disposable } from '../../util/disposable';
 

@@ -24,7 +24,7 @@ import {
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 

@@ -26,16 +26,16 @@ import type {
 import type { FrontFleet } from '../fleet/fleetVerbs';
 import type { ForwardInfo } from '../fleet/forward/forwardPlan';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
-import type { ServerLogs } from '../fleet/words/serverLog';
+import type { ServerLogs } from '../fleet/logs/serverLog';
 import type { LoadForecast } from '../monitor/forecast/loadInsights';
 import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import { Emitter } from '../util/emitter';
 import { errorText } from '../util/errors';
 import { BrokeredTransport, ownerRoute, type OwnerRoute } from './brokeredTransport';
 import { abandon, claim, release, stillOwner, type Claim } from './claim';
-import { BrokerClient, BrokerGone, type Call } from './client';
+import { BrokerClient, BrokerGone, CallFailed, type Call } from './client';
 import { BrokerOwner, type OwnerFleet } from './owner';
-import { profileKey, type WireError, type WireEvent, type WireSnapshot } from './protocol';
+import { profileKey, type ReceivedEvent, type WireSnapshot } from './protocol';
 import { brokerDir, brokerEndpoint, ensureBrokerDir } from './socketDir';
 import { OneVerification } from './oneVerification';
 import { restartThroughOwner } from './remoteRestart';
@@ -252,7 +252,7 @@ export class BrokeredFleet implements FrontFleet {
     if (this.wanted) this.watchAll(this.wanted);
   }
 
-  private fromOwner(client: BrokerClient, event: WireEvent, snapshot: WireSnapshot, notify: boolean): void {
+  private fromOwner(client: BrokerClient, event: ReceivedEvent, snapshot: WireSnapshot, notify: boolean): void {
     if (this.client !== client) return;
     this.mirror.set(event.server, snapshot);
     const profile = this.coveredProfile(event.server);
@@ -289,7 +289,7 @@ export class BrokeredFleet implements FrontFleet {
     try {
       return await call.reply;
     } catch (error) {
-      throw fromWireError(error as WireError, () => this.snapshot(server));
+      throw error instanceof CallFailed ? fromWireError(error.wire, () => this.snapshot(server)) : error;
     }
   }
 
@@ -372,13 +372,16 @@ export class BrokeredFleet implements FrontFleet {
       async (client) => {
         const call = client.call('attach', { server: server.name, quiet });
         await this.replyOf(call, server);
-        return (await call.outcome) as WatchOutcome | undefined;
+        return call.outcome;
       },
     );
   }
 
   async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartAnswer> {
-    return (await this.restartAsking(server, options)) as RestartAnswer;
+    // No question of its own: only the owner's answer (its confirmation answered no in a window) cancels it.
+    const answer = await this.restartAsking(server, options);
+    if (!answer) throw new Error(`the restart of ${server.name} was cancelled`);
+    return answer;
   }
 
   restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined> {

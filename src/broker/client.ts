@@ -12,16 +12,17 @@ import {
   PROTOCOL_VERSION,
   type Choice,
   type ClientMessage,
-  type OwnerMessage,
   type Question,
+  type ReceivedEvent,
+  type ReceivedOwnerMessage,
   type WireError,
-  type WireEvent,
   type WireSnapshot,
 } from './protocol';
-import { parseReply, WITH_OUTCOME, type FieldsOf, type ReplyOf, type Verb } from './verbs';
+import type { WatchOutcome } from '../monitor/watch/watchTypes';
+import { hasOutcome, parseReply, type FieldsOf, type ReplyOf, type Verb } from './verbs';
 
 export interface ClientHandlers {
-  onEvent(event: WireEvent, snapshot: WireSnapshot, notify: boolean): void;
+  onEvent(event: ReceivedEvent, snapshot: WireSnapshot, notify: boolean): void;
   /** The connection ended (`why`: what went wrong, if anything). */
   onClose(why: string | undefined): void;
 }
@@ -34,14 +35,21 @@ export interface CallHooks {
 /** A call's answer: `reply` the verb's value (checked), `outcome` how the watch it started ended (attach, restart). */
 export interface Call<V extends Verb = Verb> {
   readonly reply: Promise<ReplyOf<V>>;
-  readonly outcome: Promise<Record<string, unknown> | undefined>;
+  readonly outcome: Promise<WatchOutcome | undefined>;
 }
 
 interface Pending {
   readonly hooks: CallHooks;
   /** `resolve` checks the value against the verb's reply schema first. */
   readonly reply: { resolve(v: unknown): void; reject(e: WireError): void };
-  readonly outcome: (o: Record<string, unknown> | undefined) => void;
+  readonly outcome: (o: WatchOutcome | undefined) => void;
+}
+
+/** A call's failure: the owner's error as it came (wire.ts makes it the error this peer's fronts know). */
+export class CallFailed extends Error {
+  constructor(readonly wire: WireError) {
+    super(wire.message);
+  }
 }
 
 /** Thrown by `BrokerClient.join`: the owner speaks another version (its reason). */
@@ -60,7 +68,7 @@ export class BrokerClient {
   private readonly line: LineSocket;
   private readonly pending = new Map<number, Pending>();
   private nextCall = 1;
-  private welcome?: (m: Extract<OwnerMessage, { t: 'welcome' }>) => void;
+  private welcome?: (m: Extract<ReceivedOwnerMessage, { t: 'welcome' }>) => void;
   /** Until the welcome: the join's rejection (a refusal, or the connection gone). */
   private fail?: (error: Error) => void;
   private handlers?: ClientHandlers;
@@ -104,23 +112,31 @@ export class BrokerClient {
 
   call<V extends Verb>(verb: V, fields: FieldsOf<V>, hooks: CallHooks = {}): Call<V> {
     const id = this.nextCall++;
-    let resolveOutcome!: (o: Record<string, unknown> | undefined) => void;
-    const outcome = new Promise<Record<string, unknown> | undefined>((r) => (resolveOutcome = r));
+    let resolveOutcome!: (o: WatchOutcome | undefined) => void;
+    const outcome = new Promise<WatchOutcome | undefined>((r) => (resolveOutcome = r));
     const reply = new Promise<ReplyOf<V>>((resolve, reject) => {
       const checked = (value: unknown) => {
         try {
           resolve(parseReply(verb, value, (why) => new Error(why)));
         } catch (error) {
-          reject({ message: `the window that watches answered ${verb} with something else (${errorText(error)})` });
+          reject(
+            new CallFailed({
+              message: `the window that watches answered ${verb} with something else (${errorText(error)})`,
+            }),
+          );
           this.line.close(`the owner's answer to ${verb} is not one`);
         }
       };
-      this.pending.set(id, { hooks, reply: { resolve: checked, reject }, outcome: resolveOutcome });
+      this.pending.set(id, {
+        hooks,
+        reply: { resolve: checked, reject: (e) => reject(new CallFailed(e)) },
+        outcome: resolveOutcome,
+      });
     });
     // An attach's or restart's pending entry lives until its outcome; the others end with their reply.
     reply.then(
       () => {
-        if (!WITH_OUTCOME.includes(verb)) this.pending.delete(id);
+        if (!hasOutcome(verb)) this.pending.delete(id);
       },
       () => {
         this.pending.delete(id);
@@ -137,7 +153,7 @@ export class BrokerClient {
   }
 
   private receive(text: string): void {
-    let message: OwnerMessage;
+    let message: ReceivedOwnerMessage;
     try {
       message = parseOwnerMessage(text);
     } catch (error) {

@@ -4,7 +4,8 @@
  */
 export const OWNER_PEER = 0;
 
-export class FocusTarget {
+/** The peers' focus reports, in order: which window was focused last, and so tells. */
+export class LastFocused {
   /** Peer → when it was last seen focused (a peer focused now counts as focused at every ask). */
   private readonly lastFocused = new Map<number, number>();
   private readonly focusedNow = new Set<number>();
@@ -26,7 +27,7 @@ export class FocusTarget {
   }
 
   /** The peer that tells: one focused now, else the one focused last, else the owner. */
-  target(): number {
+  teller(): number {
     let best = OWNER_PEER;
     let bestAt = -1;
     for (const [peer, at] of this.lastFocused) {

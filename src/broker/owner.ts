@@ -19,7 +19,7 @@ import { urlPort, type WatchOutcome } from '../monitor/watch/watchTypes';
 import type { ExecOptions, ExecResult } from '../transport/transport';
 import { printable } from '../config/text';
 import { errorText } from '../util/errors';
-import { FocusTarget, OWNER_PEER } from './focus';
+import { LastFocused, OWNER_PEER } from './focus';
 import { buildHostOp } from './hostOps';
 import { LineSocket } from './lineSocket';
 import {
@@ -94,7 +94,7 @@ export class BrokerOwner {
   private readonly peers = new Map<number, Peer>();
   private readonly tunnels = new Set<net.Socket>();
   private readonly connections = new Set<net.Socket>();
-  private readonly focus = new FocusTarget();
+  private readonly focus = new LastFocused();
   private nextPeer = OWNER_PEER + 1;
   private nextAsk = 1;
   private closed = false;
@@ -113,7 +113,7 @@ export class BrokerOwner {
 
   /** The owner's own window tells its user (it was focused last, or no peer ever was). */
   notifiesHere(): boolean {
-    return this.focus.target() === OWNER_PEER;
+    return this.focus.teller() === OWNER_PEER;
   }
 
   ownFocus(focused: boolean): void {
@@ -172,9 +172,9 @@ export class BrokerOwner {
     const wire = toWireEvent(event);
     if (!wire) return;
     const snapshot = toWireSnapshot(this.fleet.snapshot(event.server));
-    const target = this.focus.target();
+    const teller = this.focus.teller();
     for (const peer of this.peers.values())
-      if (peer.welcomed) this.send(peer, { t: 'event', event: wire, snapshot, notify: peer.id === target });
+      if (peer.welcomed) this.send(peer, { t: 'event', event: wire, snapshot, notify: peer.id === teller });
   }
 
   private send(peer: Peer, message: OwnerMessage): void {

@@ -1,39 +1,43 @@
 /**
- * The broker's wire protocol (docs/broker.md): one JSON object per line, each message checked on
- * receipt before anything reads it. A peer of another protocol version is refused with a reason
+ * The broker's wire protocol (docs/broker.md): one JSON object per line, each message checked
+ * whole on receipt (a schema per message, a key it does not declare refused) before anything
+ * reads it. A peer of another protocol version is refused with a reason
  * and watches on its own. No I/O here.
  */
+import { z } from 'zod';
+import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import { printable } from '../config/text';
-import { parseLoadState, parseSnapshotBody, type SnapshotBody } from './snapshotSchema';
-import { choiceSchema, isVerb, parseFields, type Choice, type FieldsOf, type Question, type Verb } from './verbs';
+import { watchOutcome, wireEventSchema, type ReceivedEvent, type WireEventType } from './eventSchema';
+import { snapshotBodySchema, type SnapshotBody } from './snapshotSchema';
+import {
+  choiceSchema,
+  firstIssue,
+  isVerb,
+  parseFields,
+  questionSchema,
+  type Choice,
+  type FieldsOf,
+  type Question,
+  type Verb,
+} from './verbs';
 
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 /** A command's output larger than this is not passed between peers: `{ tooLarge: true }`, the client runs it itself. */
 export const MAX_SHARED_OUTPUT_BYTES = MAX_LINE_BYTES - 64 * 1024;
 
-/** A fleet event as it travels: the server by name (each peer has its own profile of it). */
+/** A fleet event as it is sent: the server by name (each peer has its own profile of it). */
 export interface WireEvent {
-  readonly type: 'state' | 'end' | 'alert' | 'refused' | 'connected' | 'verified' | 'verifying' | 'watching';
+  readonly type: WireEventType;
   readonly server: string;
-  /** The event's other fields, as the fleet fired them (`server` excepted). */
+  /** The event's other fields, as the fleet fired them (`server` excepted), as JSON has them. */
   readonly body: Record<string, unknown>;
 }
-const EVENT_TYPES: readonly WireEvent['type'][] = [
-  'state',
-  'end',
-  'alert',
-  'refused',
-  'connected',
-  'verified',
-  'verifying',
-  'watching',
-];
 
 /** A server snapshot as it travels: `server` is the owner's profile (a peer mirrors it only when its own is the same). */
 export type WireSnapshot = SnapshotBody & { readonly server: Record<string, unknown> & { name: string } };
@@ -74,7 +78,7 @@ export type OwnerMessage =
   | { readonly t: 'reply'; readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly t: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
   /** How the watch a call started (attach, restart) ended; absent: handed over or cancelled. */
-  | { readonly t: 'outcome'; readonly id: number; readonly outcome?: Record<string, unknown> }
+  | { readonly t: 'outcome'; readonly id: number; readonly outcome?: WatchOutcome }
   | {
       readonly t: 'ask';
       readonly id: number;
@@ -97,214 +101,80 @@ export class ProtocolError extends Error {
   }
 }
 
-type Obj = Record<string, unknown>;
+const whole = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const name = z.string().max(200);
+const reason = z.string().max(4096);
 
-function object(value: unknown, what: string): Obj {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ProtocolError(`${what} is not an object`);
-  return value as Obj;
-}
+const clientMessage = z.discriminatedUnion('t', [
+  z.strictObject({ t: z.literal('hello'), v: whole, pid: whole, focused: z.boolean() }),
+  z.strictObject({ t: z.literal('focus'), focused: z.boolean() }),
+  z.strictObject({ t: z.literal('watchAll'), names: z.array(name).max(100_000) }),
+  // The verb's fields are its entry's in verbs.ts, checked once the verb is known.
+  z.strictObject({ t: z.literal('call'), id: whole, verb: z.string().max(64), fields: z.unknown() }),
+  z.strictObject({
+    t: z.literal('tunnel'),
+    v: whole,
+    server: name,
+    host: z.string().max(255),
+    port: z.number().int().min(1).max(65_535),
+  }),
+  z.strictObject({ t: z.literal('answer'), id: whole, value: z.union([z.boolean(), choiceSchema]) }),
+]);
 
-function onlyKeys(o: Obj, allowed: readonly string[], what: string): void {
-  for (const key of Object.keys(o))
-    if (!allowed.includes(key)) throw new ProtocolError(`${what} has an unknown field "${printable(key, 40)}"`);
-}
+/** A snapshot names its server (the owner's profile, kept as it came); the rest is checked whole (snapshotSchema.ts). */
+const wireSnapshot = snapshotBodySchema.extend({ server: z.looseObject({ name }) });
 
-function int(o: Obj, key: string, what: string): number {
-  const v = o[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
-    throw new ProtocolError(`${what}.${key} is not a whole number`);
-  return v;
-}
+const ownerMessage = z.discriminatedUnion('t', [
+  z.strictObject({ t: z.literal('welcome'), v: whole, peer: whole, snapshots: z.array(wireSnapshot).max(100_000) }),
+  z.strictObject({ t: z.literal('refuse'), v: whole, reason }),
+  z.strictObject({ t: z.literal('event'), event: wireEventSchema, snapshot: wireSnapshot, notify: z.boolean() }),
+  z.discriminatedUnion('ok', [
+    z.strictObject({ t: z.literal('reply'), id: whole, ok: z.literal(true), value: z.unknown() }),
+    z.strictObject({
+      t: z.literal('reply'),
+      id: whole,
+      ok: z.literal(false),
+      error: z.strictObject({
+        message: z.string().max(100_000),
+        kind: z.string().max(64).optional(),
+        name: z.string().max(64).optional(),
+      }),
+    }),
+  ]),
+  z.strictObject({ t: z.literal('outcome'), id: whole, outcome: watchOutcome.optional() }),
+  z.strictObject({ t: z.literal('ask'), id: whole, call: whole, question: questionSchema, reason: reason.optional() }),
+  z.strictObject({ t: z.literal('log'), call: whole, line: z.string().max(100_000) }),
+]);
 
-function bool(o: Obj, key: string, what: string): boolean {
-  if (typeof o[key] !== 'boolean') throw new ProtocolError(`${what}.${key} is not a boolean`);
-  return o[key];
-}
+/** An owner's message as received: an event's body is the fleet's again (eventSchema.ts). */
+export type ReceivedOwnerMessage = z.output<typeof ownerMessage>;
+export type { ReceivedEvent };
 
-function str(o: Obj, key: string, what: string, max = 4096): string {
-  const v = o[key];
-  if (typeof v !== 'string' || v.length > max) throw new ProtocolError(`${what}.${key} is not a string`);
-  return v;
-}
-
-function optional<T>(o: Obj, key: string, read: (o: Obj, key: string, what: string) => T, what: string): T | undefined {
-  return o[key] === undefined ? undefined : read(o, key, what);
-}
-
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
-    throw new ProtocolError(`${what} is not one of ${allowed.join(', ')}`);
-  return value as T;
-}
-
-function parseLine(line: string): Obj {
+/** The line's message, checked whole; a ProtocolError names the first field that is not as declared. */
+function parseLine<S extends z.ZodType>(line: string, schema: S): z.output<S> {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     throw new ProtocolError('a line is not JSON');
   }
-  return object(value, 'the message');
-}
-
-/** A snapshot names its server; the rest is checked whole, as ServerSnapshot declares it (snapshotSchema.ts). */
-function snapshot(value: unknown, what: string): WireSnapshot {
-  const s = object(value, what);
-  const server = object(s.server, `${what}.server`);
-  const name = str(server, 'name', `${what}.server`, 200);
-  const body = parseSnapshotBody(s, (why) => new ProtocolError(`${what}: ${printable(why, 120)}`));
-  return { ...body, server: { ...server, name } };
-}
-
-/** A load state an event carries, checked whole (snapshotSchema.ts). */
-function loadState(value: unknown, what: string): void {
-  parseLoadState(value, (why) => new ProtocolError(`${what}: ${printable(why, 120)}`));
-}
-
-function event(value: unknown): WireEvent {
-  const e = object(value, 'event');
-  onlyKeys(e, ['type', 'server', 'body'], 'event');
-  const type = oneOf(e.type, EVENT_TYPES, 'event.type');
-  const server = str(e, 'server', 'event', 200);
-  const body = object(e.body, 'event.body');
-  // The fields each front reads of the event, checked before it reaches them.
-  if (type === 'state') {
-    loadState(body.state, 'event.body.state');
-    loadState(body.previous, 'event.body.previous');
-  } else if (type === 'end') {
-    const outcome = object(body.outcome, 'event.body.outcome');
-    str(outcome, 'end', 'event.body.outcome', 64);
-    loadState(outcome.state, 'event.body.outcome.state');
-    bool(body, 'quiet', 'event.body');
-  } else if (type === 'alert') {
-    const alert = object(body.alert, 'event.body.alert');
-    str(alert, 'kind', 'event.body.alert', 64);
-    str(alert, 'message', 'event.body.alert', 100_000);
-  } else if (type === 'refused') {
-    const refusal = object(body.refusal, 'event.body.refusal');
-    str(refusal, 'kind', 'event.body.refusal', 64);
-    str(refusal, 'message', 'event.body.refusal', 100_000);
-  } else if (type === 'verified') {
-    str(body, 'summary', 'event.body', 100_000);
-    if (!Array.isArray(body.checks)) throw new ProtocolError('event.body.checks is not a list');
-  } else if (type === 'verifying') {
-    const now = object(body.verifying, 'event.body.verifying');
-    str(now, 'word', 'event.body.verifying', 200);
-    str(now, 'line', 'event.body.verifying', 2_000);
-    bool(now, 'long', 'event.body.verifying');
-  } else if (type === 'watching') bool(body, 'watching', 'event.body');
-  return { type, server, body };
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const t = typeof value === 'object' && value !== null && 't' in value ? value.t : undefined;
+  const what = typeof t === 'string' ? printable(t, 20) : 'message';
+  throw new ProtocolError(`${what}: ${printable(firstIssue(parsed.error), 200)}`);
 }
 
 export function parseClientMessage(line: string): ClientMessage {
-  const m = parseLine(line);
-  const t = oneOf(m.t, ['hello', 'focus', 'watchAll', 'call', 'answer', 'tunnel'] as const, 'message.t');
-  switch (t) {
-    case 'hello':
-      onlyKeys(m, ['t', 'v', 'pid', 'focused'], 'hello');
-      return { t, v: int(m, 'v', 'hello'), pid: int(m, 'pid', 'hello'), focused: bool(m, 'focused', 'hello') };
-    case 'focus':
-      onlyKeys(m, ['t', 'focused'], 'focus');
-      return { t, focused: bool(m, 'focused', 'focus') };
-    case 'watchAll': {
-      onlyKeys(m, ['t', 'names'], 'watchAll');
-      if (!Array.isArray(m.names) || m.names.some((n) => typeof n !== 'string' || n.length > 200))
-        throw new ProtocolError('watchAll.names is not a list of names');
-      return { t, names: m.names as string[] };
-    }
-    case 'call': {
-      onlyKeys(m, ['t', 'id', 'verb', 'fields'], 'call');
-      const verb = m.verb;
-      if (!isVerb(verb)) throw new ProtocolError('call.verb is not a verb of the broker');
-      const fields = parseFields(
-        verb,
-        m.fields ?? {},
-        (why) => new ProtocolError(`call.fields: ${printable(why, 120)}`),
-      );
-      return { t, id: int(m, 'id', 'call'), verb, fields };
-    }
-    case 'tunnel': {
-      onlyKeys(m, ['t', 'v', 'server', 'host', 'port'], 'tunnel');
-      const port = int(m, 'port', 'tunnel');
-      if (port < 1 || port > 65535) throw new ProtocolError('tunnel.port is not a TCP port');
-      return {
-        t,
-        v: int(m, 'v', 'tunnel'),
-        server: str(m, 'server', 'tunnel', 200),
-        host: str(m, 'host', 'tunnel', 255),
-        port,
-      };
-    }
-    case 'answer': {
-      onlyKeys(m, ['t', 'id', 'value'], 'answer');
-      const value = m.value;
-      const answer = typeof value === 'boolean' ? value : choiceSchema.safeParse(value).data;
-      if (answer === undefined) throw new ProtocolError('answer.value is not a yes/no or a choice');
-      return { t, id: int(m, 'id', 'answer'), value: answer };
-    }
-  }
+  const m = parseLine(line, clientMessage);
+  if (m.t !== 'call') return m;
+  if (!isVerb(m.verb)) throw new ProtocolError('call.verb is not a verb of the broker');
+  const fields = parseFields(m.verb, m.fields ?? {}, (why) => new ProtocolError(`call.fields: ${printable(why, 120)}`));
+  return { t: m.t, id: m.id, verb: m.verb, fields };
 }
 
-export function parseOwnerMessage(line: string): OwnerMessage {
-  const m = parseLine(line);
-  const t = oneOf(m.t, ['welcome', 'refuse', 'event', 'reply', 'outcome', 'ask', 'log'] as const, 'message.t');
-  switch (t) {
-    case 'welcome': {
-      onlyKeys(m, ['t', 'v', 'peer', 'snapshots'], 'welcome');
-      if (!Array.isArray(m.snapshots)) throw new ProtocolError('welcome.snapshots is not a list');
-      const snapshots = m.snapshots.map((s, i) => snapshot(s, `welcome.snapshots[${i}]`));
-      return { t, v: int(m, 'v', 'welcome'), peer: int(m, 'peer', 'welcome'), snapshots };
-    }
-    case 'refuse':
-      onlyKeys(m, ['t', 'v', 'reason'], 'refuse');
-      return { t, v: int(m, 'v', 'refuse'), reason: str(m, 'reason', 'refuse') };
-    case 'event':
-      onlyKeys(m, ['t', 'event', 'snapshot', 'notify'], 'event');
-      return {
-        t,
-        event: event(m.event),
-        snapshot: snapshot(m.snapshot, 'event.snapshot'),
-        notify: bool(m, 'notify', 'event'),
-      };
-    case 'reply': {
-      onlyKeys(m, ['t', 'id', 'ok', 'value', 'error'], 'reply');
-      const id = int(m, 'id', 'reply');
-      if (bool(m, 'ok', 'reply')) return { t, id, ok: true, value: m.value };
-      const e = object(m.error, 'reply.error');
-      onlyKeys(e, ['message', 'kind', 'name'], 'reply.error');
-      const kind = optional(e, 'kind', (o, k, w) => str(o, k, w, 64), 'reply.error');
-      const name = optional(e, 'name', (o, k, w) => str(o, k, w, 64), 'reply.error');
-      const error = {
-        message: str(e, 'message', 'reply.error', 100_000),
-        ...(kind !== undefined ? { kind } : {}),
-        ...(name !== undefined ? { name } : {}),
-      };
-      return { t, id, ok: false, error };
-    }
-    case 'outcome': {
-      onlyKeys(m, ['t', 'id', 'outcome'], 'outcome');
-      const id = int(m, 'id', 'outcome');
-      if (m.outcome === undefined) return { t, id };
-      const outcome = object(m.outcome, 'outcome.outcome');
-      str(outcome, 'end', 'outcome.outcome', 64);
-      return { t, id, outcome };
-    }
-    case 'ask': {
-      onlyKeys(m, ['t', 'id', 'call', 'question', 'reason'], 'ask');
-      const reason = optional(m, 'reason', str, 'ask');
-      return {
-        t,
-        id: int(m, 'id', 'ask'),
-        call: int(m, 'call', 'ask'),
-        question: oneOf(m.question, ['confirm', 'choose'] as const, 'ask.question'),
-        ...(reason !== undefined ? { reason } : {}),
-      };
-    }
-    case 'log':
-      onlyKeys(m, ['t', 'call', 'line'], 'log');
-      return { t, call: int(m, 'call', 'log'), line: str(m, 'line', 'log', 100_000) };
-  }
+export function parseOwnerMessage(line: string): ReceivedOwnerMessage {
+  return parseLine(line, ownerMessage);
 }
 
 /** What makes two peers' entries the same server: the whole profile (host, login, unit, url...). */
@@ -316,7 +186,7 @@ export function profileKey(profile: object): string {
         ? Object.fromEntries(
             Object.keys(value)
               .sort()
-              .map((k) => [k, sorted((value as Obj)[k])]),
+              .map((k) => [k, sorted((value as Record<string, unknown>)[k])]),
           )
         : value;
   return JSON.stringify(sorted(profile));

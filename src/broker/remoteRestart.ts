@@ -5,7 +5,6 @@
  */
 import type { RestartAnswer, RestartOptions, ServerSnapshot } from '../fleet/fleetTypes';
 import type { RestartQuestions } from '../fleet/restart/restartVerb';
-import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import type { BrokerClient, Call } from './client';
 import type { ReplyOf } from './verbs';
 
@@ -36,7 +35,7 @@ export async function restartThroughOwner(
   );
   const value = await replyOf(call);
   if (value === null) return undefined;
-  const outcome = call.outcome.then((o) => o as WatchOutcome | undefined);
+  const outcome = call.outcome;
   return value.kind === 'restarted'
     ? { kind: 'restarted', outcome, issued: value.issued, snapshot: snapshot() }
     : { kind: 'attached', reason: value.reason, outcome };

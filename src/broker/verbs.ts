@@ -4,6 +4,7 @@
  * owner checks a call's fields, the client the reply) all come from this table. Pure.
  */
 import { z } from 'zod';
+import { printable } from '../config/text';
 import type { ParserVerification } from '../fleet/fleetTypes';
 import type { LoadForecast } from '../monitor/forecast/loadInsights';
 import { MODEL_FILE_NAMES, type ModelFileName } from '../engine/tokenizer/modelFolder';
@@ -107,7 +108,7 @@ const done = z.undefined();
 
 export const VERBS = {
   /** Watch it (its outcome follows the reply). */
-  attach: { fields: z.strictObject({ server, quiet: z.boolean().optional() }), reply: done },
+  attach: { fields: z.strictObject({ server, quiet: z.boolean().optional() }), reply: done, outcome: true },
   /** Through the owner's one door of restarts. */
   restart: {
     fields: z.strictObject({
@@ -118,6 +119,8 @@ export const VERBS = {
       asks: z.array(z.literal('choose')).max(1).optional(),
     }),
     reply: restartReply,
+    /** The watch of the restart (or of the load it followed): its outcome follows the reply. */
+    outcome: true,
   },
   /** Whether a watch was stopped. */
   stop: { fields: onServer, reply: z.boolean() },
@@ -147,42 +150,39 @@ type FieldsMap = { readonly [V in Verb]: z.output<(typeof VERBS)[V]['fields']> }
 type ReplyMap = { readonly [V in Verb]: z.output<(typeof VERBS)[V]['reply']> };
 export type FieldsOf<V extends Verb> = FieldsMap[V];
 export type ReplyOf<V extends Verb> = ReplyMap[V];
-/** Verbs whose reply is followed by the outcome of the watch they started. */
-export const WITH_OUTCOME: readonly Verb[] = ['attach', 'restart'];
 
-/** Each verb's schemas, indexed so that a verb known only as `V` still gives its own types. */
-const fieldSchemas: { readonly [V in Verb]: z.ZodType<FieldsOf<V>> } = {
-  attach: VERBS.attach.fields,
-  restart: VERBS.restart.fields,
-  stop: VERBS.stop.fields,
-  verify: VERBS.verify.fields,
-  connect: VERBS.connect.fields,
-  forecast: VERBS.forecast.fields,
-  host: VERBS.host.fields,
-};
-const replySchemas: { readonly [V in Verb]: z.ZodType<ReplyOf<V>> } = {
-  attach: VERBS.attach.reply,
-  restart: VERBS.restart.reply,
-  stop: VERBS.stop.reply,
-  verify: VERBS.verify.reply,
-  connect: VERBS.connect.reply,
-  forecast: VERBS.forecast.reply,
-  host: VERBS.host.reply,
-};
+/** The table indexed so that a verb known only as `V` still gives its own schemas. */
+const table: {
+  readonly [V in Verb]: {
+    readonly fields: z.ZodType<FieldsOf<V>>;
+    readonly reply: z.ZodType<ReplyOf<V>>;
+    /** The reply is followed by the outcome of the watch the verb started. */
+    readonly outcome?: true;
+  };
+} = VERBS;
+
+/** Whether the verb's reply is followed by the outcome of the watch it started. */
+export function hasOutcome(verb: Verb): boolean {
+  return table[verb].outcome === true;
+}
 
 export function isVerb(value: unknown): value is Verb {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(VERBS, value);
 }
 
-/** Where a value fails its schema, in a few words (the first issue, its path). */
+/** Where a value fails its schema, in a few words (the first issue, its path; an unknown key's name cut). */
 export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
-  return issue ? `${issue.path.join('.') || 'the value'}: ${issue.message}` : 'invalid';
+  if (!issue) return 'invalid';
+  const where = issue.path.map(String).join('.') || 'the value';
+  const why =
+    issue.code === 'unrecognized_keys' ? `unknown field "${printable(issue.keys[0] ?? '', 40)}"` : issue.message;
+  return `${where}: ${why}`;
 }
 
 /** A call's fields as the verb declares them; throws (with `why`) otherwise. */
 export function parseFields<V extends Verb>(verb: V, value: unknown, why: (issue: string) => Error): FieldsOf<V> {
-  const schema: z.ZodType<FieldsOf<V>> = fieldSchemas[verb];
+  const schema: z.ZodType<FieldsOf<V>> = table[verb].fields;
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw why(firstIssue(parsed.error));
   return parsed.data;
@@ -190,7 +190,7 @@ export function parseFields<V extends Verb>(verb: V, value: unknown, why: (issue
 
 /** A reply's value as the verb declares it; throws (with `why`) otherwise. */
 export function parseReply<V extends Verb>(verb: V, value: unknown, why: (issue: string) => Error): ReplyOf<V> {
-  const schema: z.ZodType<ReplyOf<V>> = replySchemas[verb];
+  const schema: z.ZodType<ReplyOf<V>> = table[verb].reply;
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw why(firstIssue(parsed.error));
   return parsed.data;

@@ -3,36 +3,32 @@
  * server travels by name, each side puts back its own profile of it.
  */
 import type { ServerProfile } from '../config/config';
-import { FleetError, NotReadyError } from '../fleet/fleetError';
+import { FleetError, NotReadyError, type FleetErrorKind } from '../fleet/fleetError';
 import type { FleetEvent, ServerSnapshot } from '../fleet/fleetTypes';
-import { TransportError, type TransportErrorKind } from '../transport/transport';
+import { TransportError } from '../transport/transport';
 import { errorText } from '../util/errors';
+import type { ReceivedEvent } from './eventSchema';
 import type { WireError, WireEvent, WireSnapshot } from './protocol';
+import { everyOf, transportErrorKind } from './snapshotSchema';
 
-/** An event of the owner's fleet as it travels; undefined for what stays on the owner's side (port forwards). */
+const fleetErrorKind = everyOf<FleetErrorKind>()(['settings', 'closed', 'refused', 'nodes', 'not-ready']);
+
+/**
+ * An event of the owner's fleet as it travels; undefined for what stays on the owner's side (port
+ * forwards). A refusal's error is not sent: it is the refusal again, rebuilt on the other side.
+ */
 export function toWireEvent(event: FleetEvent): WireEvent | undefined {
   if (event.type === 'forward') return undefined;
   const { type, server, ...rest } = event;
-  const body: Record<string, unknown> = { ...rest };
-  if (event.type === 'refused') body.error = { kind: event.error.kind, message: event.error.message };
+  const body = event.type === 'refused' ? { refusal: event.refusal } : rest;
   return { type, server: server.name, body: JSON.parse(JSON.stringify(body)) as Record<string, unknown> };
 }
 
 /** The event as this peer's fleet fires it, for its own profile of the server. `notify` false makes an end quiet. */
-export function fromWireEvent(wire: WireEvent, server: ServerProfile, notify: boolean): FleetEvent {
-  const body = wire.body;
-  if (wire.type === 'refused') {
-    const e = (body.error ?? {}) as { kind?: string; message?: string };
-    const refusal = body.refusal as Extract<FleetEvent, { type: 'refused' }>['refusal'];
-    const error = new TransportError(
-      (e.kind ?? refusal.kind) as TransportErrorKind,
-      e.message ?? refusal.message,
-      refusal.hostKeyChange,
-    );
-    return { type: 'refused', server, refusal, error };
-  }
-  if (wire.type === 'end') return { ...body, type: 'end', server, quiet: body.quiet === true || !notify } as FleetEvent;
-  return { ...body, type: wire.type, server } as FleetEvent;
+export function fromWireEvent(received: ReceivedEvent, server: ServerProfile, notify: boolean): FleetEvent {
+  const event = received.event;
+  if (event.type === 'end') return { ...event, server, quiet: event.quiet || !notify };
+  return { ...event, server };
 }
 
 export function toWireSnapshot(snapshot: ServerSnapshot): WireSnapshot {
@@ -53,11 +49,13 @@ export function toWireError(error: unknown): WireError {
 
 /** The owner's error as this peer's fronts know it (a TransportError is "said already" by its `refused` event). */
 export function fromWireError(wire: WireError, snapshot: () => ServerSnapshot | undefined): Error {
-  if (wire.name === 'TransportError' && wire.kind)
-    return new TransportError(wire.kind as TransportErrorKind, wire.message);
+  const transportKind = transportErrorKind.safeParse(wire.kind);
+  if (wire.name === 'TransportError' && transportKind.success)
+    return new TransportError(transportKind.data, wire.message);
   const known = snapshot();
   if (wire.name === 'NotReadyError' && (wire.kind === 'loading' || wire.kind === 'down') && known)
     return new NotReadyError(wire.kind, known);
-  if (wire.name === 'FleetError' && wire.kind) return new FleetError(wire.kind as FleetError['kind'], wire.message);
+  const fleetKind = fleetErrorKind.safeParse(wire.kind);
+  if (wire.name === 'FleetError' && fleetKind.success) return new FleetError(fleetKind.data, wire.message);
   return new Error(wire.message);
 }

@@ -31,7 +31,7 @@ import { PortForwards } from './forward/portForward';
 import type { ForwardInfo } from './forward/forwardPlan';
 import { MultiNodeSession } from './sessions/multiNodeSession';
 import { restartThroughRule, type RestartHost, type RestartQuestions } from './restart/restartVerb';
-import { ServerLog, type ServerLogs } from './words/serverLog';
+import { ServerLog, type ServerLogs } from './logs/serverLog';
 import { NextTick } from './sessions/nextTick';
 import { buildSession } from './sessions/sessionBuild';
 import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';

@@ -19,7 +19,7 @@ import type {
   WaitResult,
 } from './fleetTypes';
 import type { RestartQuestions } from './restart/restartVerb';
-import type { ServerLogs } from './words/serverLog';
+import type { ServerLogs } from './logs/serverLog';
 
 export interface FleetVerbs {
   readonly servers: readonly ServerProfile[];

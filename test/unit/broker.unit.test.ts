@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { claim, release, type Claim } from '../../src/broker/claim';
 import { BrokerClient, BrokerRefused } from '../../src/broker/client';
-import { FocusTarget, OWNER_PEER } from '../../src/broker/focus';
+import { LastFocused, OWNER_PEER } from '../../src/broker/focus';
 import { BrokerOwner, type OwnerFleet } from '../../src/broker/owner';
 import {
   encode,
@@ -124,28 +124,31 @@ describe('broker protocol: every message checked on receipt', () => {
 
   it("an owner's end reaches a peer quiet unless that peer is the one to tell", () => {
     const server = { name: 'gpu1' } as ServerProfile;
-    const state = { verdict: 'ready' } as never;
+    const state = { ...initialState(1_000), verdict: 'ready' as const };
     const wire = toWireEvent({ type: 'end', server, outcome: { end: 'ready', state }, quiet: false })!;
-    assert.equal((fromWireEvent(wire, server, true) as { quiet: boolean }).quiet, false);
-    assert.equal((fromWireEvent(wire, server, false) as { quiet: boolean }).quiet, true);
+    const snapshot = { server: { name: 'gpu1' }, watching: true, loading: false, state };
+    const parsed = parseOwnerMessage(line({ t: 'event', notify: true, snapshot, event: wire }));
+    assert.ok(parsed.t === 'event');
+    assert.equal((fromWireEvent(parsed.event, server, true) as { quiet: boolean }).quiet, false);
+    assert.equal((fromWireEvent(parsed.event, server, false) as { quiet: boolean }).quiet, true);
     assert.equal(toWireEvent({ type: 'forward', server, forward: undefined }), undefined, 'forwards stay local');
   });
 });
 
 describe('broker: who tells its user', () => {
   it('the window focused now, else the one focused last, else the owner', () => {
-    const focus = new FocusTarget();
-    assert.equal(focus.target(), OWNER_PEER);
+    const focus = new LastFocused();
+    assert.equal(focus.teller(), OWNER_PEER);
     focus.report(OWNER_PEER, false);
     focus.report(2, true);
-    assert.equal(focus.target(), 2);
+    assert.equal(focus.teller(), 2);
     focus.report(3, true);
     focus.report(2, false);
-    assert.equal(focus.target(), 3);
+    assert.equal(focus.teller(), 3);
     focus.report(3, false);
-    assert.equal(focus.target(), 3, 'nobody focused: the one focused last');
+    assert.equal(focus.teller(), 3, 'nobody focused: the one focused last');
     focus.left(3);
-    assert.equal(focus.target(), 2);
+    assert.equal(focus.teller(), 2);
   });
 });
 
@@ -274,7 +277,7 @@ describe('broker: ownership over real Unix sockets', () => {
     const client = new BrokerClient(joined.socket);
     const events: string[] = [];
     const snapshots = await client.join(1234, true, {
-      onEvent: (e, _s, notify) => events.push(`${e.type}:${notify}`),
+      onEvent: (e, _s, notify) => events.push(`${e.event.type}:${notify}`),
       onClose: () => undefined,
     });
     assert.deepEqual(

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile } from '../../src/config/config';
 import { BackgroundWatches } from '../../src/fleet/sessions/backgroundWatches';
-import { NoticeGate, REPEAT_FAILURE_QUIET_MS } from '../../src/fleet/words/notices';
+import { NoticeGate, REPEAT_FAILURE_QUIET_MS } from '../../src/fleet/logs/notices';
 import type { MementoLike } from '../../src/monitor/history/history';
 
 class Memory implements MementoLike {

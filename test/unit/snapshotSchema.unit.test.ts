@@ -174,7 +174,7 @@ describe('broker: a snapshot off the socket is checked whole', () => {
     for (const [where, snapshot] of bad)
       assert.throws(
         () => parseOwnerMessage(welcomeOf(snapshot)),
-        (e: unknown) => e instanceof ProtocolError && e.message.includes(`welcome.snapshots[0]: ${where}`),
+        (e: unknown) => e instanceof ProtocolError && e.message.includes(`welcome: snapshots.0.${where}`),
         where,
       );
   });
@@ -191,7 +191,7 @@ describe('broker: a snapshot off the socket is checked whole', () => {
     assert.equal(parseOwnerMessage(event(wire.state)).t, 'event');
     assert.throws(
       () => parseOwnerMessage(event({ ...wire.state, gpuPeakMiB: 'lots' })),
-      (e: unknown) => e instanceof ProtocolError && e.message.includes('event.body.state: gpuPeakMiB'),
+      (e: unknown) => e instanceof ProtocolError && e.message.includes('event: event.body.state.gpuPeakMiB'),
     );
   });
 });

@@ -8,7 +8,7 @@ import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../config/config';
 import { BackgroundWatches } from '../../fleet/sessions/backgroundWatches';
 import type { FleetVerbs } from '../../fleet/fleetVerbs';
-import type { NoticeGate } from '../../fleet/words/notices';
+import type { NoticeGate } from '../../fleet/logs/notices';
 import type { MementoLike } from '../../monitor/history/history';
 import { Disposable } from '../../util/disposable';
 

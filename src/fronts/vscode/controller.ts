@@ -10,7 +10,7 @@ import { activeProfile, type ServerProfile } from '../../config/config';
 import { BrokeredFleet } from '../../broker/brokeredFleet';
 import type { FleetSession } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
-import { NoticeGate } from '../../fleet/words/notices';
+import { NoticeGate } from '../../fleet/logs/notices';
 import type { SessionUi } from '../../fleet/sessions/sessionFactory';
 import type { ActionHost } from './checks/actionHost';
 import { offerAdviceAfterReady } from './checks/adviceActions';

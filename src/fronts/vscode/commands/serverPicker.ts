@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import * as l10n from '@vscode/l10n';
 import { activeProfile, type ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
-import type { NoticeGate } from '../../../fleet/words/notices';
+import type { NoticeGate } from '../../../fleet/logs/notices';
 import { resolveServer } from '../../../fleet/servers/resolveServer';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { describe } from '../../../present/messages';

@@ -1,14 +1,14 @@
 /**
  * The notifications of what the fleet sees: ready (with the offer to forward the port), failed
  * (once per cause: a crash loop goes to the log), stalled, alerts and refused connections (with
- * what to do). The NoticeGate (fleet/words/notices.ts) decides which are news.
+ * what to do). The NoticeGate (fleet/logs/notices.ts) decides which are news.
  */
 import * as vscode from 'vscode';
 import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetEvent } from '../../../fleet/fleetTypes';
 import type { FrontFleet } from '../../../fleet/fleetVerbs';
-import type { NoticeGate } from '../../../fleet/words/notices';
+import type { NoticeGate } from '../../../fleet/logs/notices';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import type { WatchOutcome } from '../../../monitor/watch/watchTypes';
 import { failureMessage, readyMessage } from '../../../present/messages';

@@ -21,6 +21,7 @@ import { maskSecrets } from '../util/secrets';
 import type { ToolInput, ToolName } from './definition';
 import { TOOL_ERROR_LINES_STATUS, TOOL_ERROR_LINES_WAIT, TOOL_FIRST_ANSWER_MS } from './limits';
 import { verifyText } from './verifyText';
+import { notRestarted, notVerified } from '../present/words/agentWords';
 
 /** A call refused before anything ran on a host; the message says why and what to do. */
 export class ToolRefusal extends Error {}
@@ -239,7 +240,7 @@ export class AgentTools {
       result = await fleet.restart(server, { ...(force ? { force: true } : {}), issueTimeoutMs: this.firstAnswerMs });
     } catch (error) {
       if (error instanceof TransportError) return this.refused(server, error, 'Nothing was restarted');
-      throw new Error(`${server.unit} on ${server.name} was not restarted: ${errorText(error)}`);
+      throw new Error(notRestarted(server.unit, server.name, errorText(error)));
     }
     result.outcome.catch((error: unknown) => this.host.log('warn', `[${server.name}] ${errorText(error)}`));
     this.host.log(
@@ -325,9 +326,7 @@ export class AgentTools {
     } catch (error) {
       if (error instanceof TransportError) return this.refused(server, error, 'Nothing was checked');
       if (error instanceof NotReadyError) throw new ToolRefusal(notReadyText(error));
-      throw new Error(
-        `${server.name}: not verified (${errorText(error)}). Is it ready? kimi_status says; kimi_wait waits for it.`,
-      );
+      throw new Error(notVerified(server.name, errorText(error)));
     }
   }
 

@@ -8,6 +8,7 @@
  * It holds a Fleet of its own (what it watches itself: as the owner, alone, or for a server the
  * owner does not serve) and, as a client, the owner's connection; each verb goes to one of them.
  */
+import { restartCancelled } from '../present/words/brokerWords';
 import type * as net from 'node:net';
 import type { ServerProfile, Settings } from '../config/config';
 import { printable } from '../config/text';
@@ -380,7 +381,7 @@ export class BrokeredFleet implements FrontFleet {
   async restart(server: ServerProfile, options: RestartOptions = {}): Promise<RestartAnswer> {
     // No question of its own: only the owner's answer (its confirmation answered no in a window) cancels it.
     const answer = await this.restartAsking(server, options);
-    if (!answer) throw new Error(`the restart of ${server.name} was cancelled`);
+    if (!answer) throw new Error(restartCancelled(server.name));
     return answer;
   }
 

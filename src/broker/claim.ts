@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { brokerEndpoint } from './socketDir';
+import { neitherReachNorClaim } from '../present/words/brokerWords';
 
 export type Claim =
   | { readonly role: 'client'; readonly socket: net.Socket }
@@ -84,7 +85,7 @@ export async function claim(dir: string, onConnection: (socket: net.Socket) => v
       // Someone claimed it first: connect to them.
     }
   }
-  throw new Error(`could neither reach nor claim ${socketPath}`);
+  throw new Error(neitherReachNorClaim(socketPath));
 }
 
 /** The shared name still points at this owner's socket. */

@@ -35,6 +35,14 @@ import {
 import type { FieldsOf, ReplyOf, Verb } from './verbs';
 import { firstLine, serveTunnel } from './tunnel';
 import { toWireError, toWireEvent, toWireSnapshot } from './wire';
+import {
+  answerTooLarge,
+  noSuchServerThere,
+  notTheServersUrl,
+  otherProtocol,
+  PEER_LEFT,
+  refusedThere,
+} from '../present/words/brokerWords';
 
 /** The owner's own fleet, its verbs as they run here (not through the broker). */
 export interface OwnerFleet {
@@ -146,12 +154,12 @@ export class BrokerOwner {
     this.tunnels.add(socket);
     socket.on('close', () => this.tunnels.delete(socket));
     serveTunnel(socket, rest, async () => {
-      if (message.v !== PROTOCOL_VERSION) throw new Error(`broker protocol ${message.v}, not ${PROTOCOL_VERSION}`);
+      if (message.v !== PROTOCOL_VERSION) throw new Error(otherProtocol(message.v, PROTOCOL_VERSION));
       const server = this.fleet.server(message.server);
-      if (!server) throw new Error(`no server "${message.server}" in the settings of the window that watches`);
+      if (!server) throw new Error(noSuchServerThere(message.server));
       const to = urlHostPort(server.url);
       if (!to || to.host !== message.host || to.port !== message.port)
-        throw new Error(`${message.host}:${message.port} is not the url of ${server.name}`);
+        throw new Error(notTheServersUrl(message.host, message.port, server.name));
       return this.fleet.openStream(server, message.host, message.port);
     });
   }
@@ -292,7 +300,7 @@ export class BrokerOwner {
       // Each waits for the peer to have read the previous output: one that reads nothing
       // holds one output here, not one per command, and is dropped at the deadline.
       const run = peer.commands.then(async () => {
-        if (!(await peer.line.drained())) throw new Error('the peer left');
+        if (!(await peer.line.drained())) throw new Error(PEER_LEFT);
         return this.fleet.exec(server, built.line, {
           ...(fields.timeoutMs !== undefined ? { timeoutMs: fields.timeoutMs } : {}),
           maxOutputBytes,
@@ -315,7 +323,7 @@ export class BrokerOwner {
   /** A call the owner will not run: said in its log (the peer's words cut), and the error of the reply. */
   private refused(peer: Peer, why: string): Error {
     this.log('warn', `Broker: refused a call of peer ${peer.id}: ${printable(why, 300)}.`);
-    return new Error(`refused by the window that watches: ${why}`);
+    return new Error(refusedThere(why));
   }
 
   private choice(answer: boolean | Choice | undefined): Choice {
@@ -325,7 +333,7 @@ export class BrokerOwner {
   private async call<V extends Verb>(peer: Peer, id: number, verb: V, fields: FieldsOf<V>): Promise<void> {
     try {
       const server = this.fleet.server(fields.server);
-      if (!server) throw new Error(`no server "${fields.server}" in the settings of the window that watches`);
+      if (!server) throw new Error(noSuchServerThere(fields.server));
       const handler: Handler<V> = this.verbs[verb];
       const { value, outcome } = await handler(peer, id, server, fields);
       // Encoded once. A line over the limit would end the client's connection: a command's
@@ -333,7 +341,7 @@ export class BrokerOwner {
       const text = encode({ t: 'reply', id, ok: true, value });
       if (Buffer.byteLength(text) <= MAX_SHARED_OUTPUT_BYTES) peer.line.send(text);
       else if (verb === 'host') this.send(peer, { t: 'reply', id, ok: true, value: { tooLarge: true } });
-      else throw new Error(`the answer to ${verb} is over the size a message may carry`);
+      else throw new Error(answerTooLarge(verb));
       outcome?.then(
         (o) => this.send(peer, { t: 'outcome', id, ...(o ? { outcome: JSON.parse(JSON.stringify(o)) } : {}) }),
         () => this.send(peer, { t: 'outcome', id }),

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { NO_UID, PIPE_UNCHECKABLE, unsafeBrokerDir } from '../present/words/brokerWords';
 
 export const SOCKET_NAME = 'broker.sock';
 
@@ -51,15 +52,14 @@ export function unsafeDirReason(
 export function ensureBrokerDir(dir: string): void {
   // A named pipe's name is not guarded as a 0700 folder guards a socket: another user could take
   // it first, and Node cannot ask who serves a pipe. Not shared there until that can be checked.
-  if (process.platform === 'win32')
-    throw new Error("on Windows the named pipe cannot be checked to be this user's (docs/broker.md)");
+  if (process.platform === 'win32') throw new Error(PIPE_UNCHECKABLE);
   try {
     fs.mkdirSync(dir, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const uid = process.getuid?.();
-  if (uid === undefined) throw new Error('no uid to check the broker folder against');
+  if (uid === undefined) throw new Error(NO_UID);
   const why = unsafeDirReason(fs.lstatSync(dir), uid);
-  if (why) throw new Error(`the broker folder ${dir} ${why}: not used`);
+  if (why) throw new Error(unsafeBrokerDir(dir, why));
 }

@@ -7,6 +7,7 @@
 import * as net from 'node:net';
 import { Duplex } from 'node:stream';
 import { encode, PROTOCOL_VERSION } from './protocol';
+import { tunnelRefused } from '../present/words/brokerWords';
 
 const OPEN = 1;
 const REFUSED = 0;
@@ -104,8 +105,7 @@ export function openTunnel(socketPath: string, server: string, host: string, por
       stream.destroy(error);
     });
     socket.on('close', () => {
-      if (phase !== 'open')
-        reject(new Error(`the window that watches could not open ${host}:${port}: ${refusal.trim() || 'closed'}`));
+      if (phase !== 'open') reject(new Error(tunnelRefused(host, port, refusal.trim())));
       stream.destroy();
     });
   });

@@ -26,17 +26,11 @@
  * The regexes are not anchored: these lines come with their own timestamps and logger prefixes,
  * and may be glued to the end of a tqdm bar.
  */
+import { ACTIVITY_WORDS } from '../present/words/activityWords';
 import type { ActivityKind, JournalEvent } from './events';
 
-/** What the monitor says while a step is under way: the extension's words, not the engine's. */
-export const ACTIVITY_LABELS: Readonly<Record<ActivityKind, string>> = {
-  deepgemm: 'compiling DeepGEMM kernels (first start; 10-20 min without a persistent cache)',
-  'torch-compile': "torch.compile (compiling the model's graphs: minutes on a first start, cached after)",
-  'piecewise-graphs': 'capturing piecewise CUDA graphs (torch.compile, then a graph per token count)',
-  'flashinfer-jit': 'compiling flashinfer kernels (JIT: a first start only)',
-  autotune: 'autotuning kernels (flashinfer)',
-  'post-shards': 'processing weights after the last shard',
-};
+/** What the monitor says while a step is under way (every kind worded: the type says so). */
+export const ACTIVITY_LABELS: Readonly<Record<ActivityKind, string>> = ACTIVITY_WORDS;
 
 /** The step under way, as LoadState keeps it. */
 export interface Activity {

@@ -4,6 +4,7 @@
  * cache. Commands are POSIX sh for a minimal Debian host; parsers are pure.
  */
 import { assertAbsolutePath, quote } from '../transport/shell';
+import { dropCacheWarningText, warmRefusalText } from '../present/words/pageCacheWords';
 
 // mincore(2) through ctypes, for hosts without util-linux's fincore. A private (copy-on-write)
 // mapping is used only because ctypes needs a writable buffer to take its address; nothing is
@@ -97,25 +98,12 @@ function unescapeRaw(s: string): string {
   return s.replace(/\\x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
-/** "~9 min: 41% of the weights are cached" (for the restart confirmation). */
-export function predictionText(
-  predictedMs: number,
-  residentBytes: number | undefined,
-  totalBytes: number | undefined,
-): string {
-  const min = predictedMs / 60_000;
-  const time = min >= 1.5 ? `~${Math.round(min)} min` : `~${Math.max(1, Math.round(predictedMs / 1000))} s`;
-  if (residentBytes === undefined || !totalBytes) return `${time} (page cache unknown)`;
-  const pct = Math.floor((residentBytes / totalBytes) * 100);
-  return `${time}: ${pct}% of the weights are cached`;
-}
-
 export const DROP_CACHE_FLAG = '--weight-loader-drop-cache-after-load';
 
 /** A warning when ExecStart empties the page cache after every load (every restart is then cold). */
 export function dropCacheWarning(argv: readonly string[]): string | undefined {
   if (!argv.some((a) => a === DROP_CACHE_FLAG || a.startsWith(`${DROP_CACHE_FLAG}=`))) return undefined;
-  return `ExecStart has ${DROP_CACHE_FLAG}: SGLang empties the page cache after each load, so every restart reads the weights cold (and warming the cache first does not help).`;
+  return dropCacheWarningText(DROP_CACHE_FLAG);
 }
 
 // ------------------------------------------------------------------ warming
@@ -140,27 +128,22 @@ export function planWarm(residency: Residency, memAvailable: number | undefined,
   if (residency.residentBytes === undefined || residency.totalBytes === undefined) {
     return {
       ok: false,
-      reason: 'the page-cache residency of the model could not be measured (no fincore, no python3)',
+      reason: warmRefusalText.unmeasured,
       needBytes: 0,
     };
   }
   const needBytes = residency.totalBytes - residency.residentBytes;
-  if (needBytes <= 0) return { ok: false, reason: 'the weights are already in the page cache', needBytes: 0 };
-  if (memAvailable === undefined)
-    return { ok: false, reason: 'MemAvailable could not be read from /proc/meminfo', needBytes };
+  if (needBytes <= 0) return { ok: false, reason: warmRefusalText.cached, needBytes: 0 };
+  if (memAvailable === undefined) return { ok: false, reason: warmRefusalText.noMemInfo, needBytes };
   const want = needBytes * (1 + margin);
   if (memAvailable < want) {
     return {
       ok: false,
-      reason: `not enough free memory: ${gb(needBytes)} GB still to cache (+10 % margin) but MemAvailable is ${gb(memAvailable)} GB; warming would evict memory in use`,
+      reason: warmRefusalText.lowMemory(needBytes, memAvailable),
       needBytes,
     };
   }
   return { ok: true, needBytes };
-}
-
-function gb(n: number): string {
-  return (n / 1e9).toFixed(1);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { HostCommand } from '../transport/shell';
 import { ParserChangeError, type ParserChangeDeps } from './argsEdit';
+import { compareFailed, notWrittenBack, stepFailed } from '../present/words/targetWords';
 
 export const BACKUP_SUFFIX = '.kimi-backup';
 
@@ -19,7 +20,7 @@ type Deps = Pick<ParserChangeDeps, 'exec' | 'sudo'>;
 async function must(deps: Deps, what: string, command: HostCommand, stdin?: string): Promise<string> {
   const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
   if (r.code !== 0)
-    throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
+    throw new ParserChangeError(stepFailed(what, r.code ?? r.signal ?? '?', r.stderr.trim().slice(0, 300)));
   return r.stdout;
 }
 
@@ -34,9 +35,7 @@ export async function writeWithBackup(deps: Deps, file: string, text: string): P
   await must(deps, `writing ${file}`, { argv: ['tee', '--', file], sudo: deps.sudo, discardStdout: true }, text);
   if ((await readHostFile(deps, file)) !== text) {
     await restoreBackup(deps, saved);
-    throw new ParserChangeError(
-      `${file} does not hold what was written (changed meanwhile?); the previous file was put back`,
-    );
+    throw new ParserChangeError(notWrittenBack(file));
   }
   return saved;
 }
@@ -54,5 +53,5 @@ export async function findBackup(deps: Deps, file: string): Promise<FileBackup |
   if (r.code === 0) return undefined;
   const exists = await deps.exec({ argv: ['test', '-e', backup], sudo: deps.sudo });
   if (exists.code !== 0) return undefined;
-  throw new ParserChangeError(`comparing ${file} with ${backup} failed: ${r.stderr.trim().slice(0, 300)}`);
+  throw new ParserChangeError(compareFailed(file, backup, r.stderr.trim().slice(0, 300)));
 }

@@ -14,6 +14,7 @@ import { dockerKind, dockerRunWrapper } from './docker/dockerKind';
 import { slurmKind } from './slurm/slurmKind';
 import { systemdKind } from './systemd/systemdKind';
 import type { Target, TargetKind } from './targetTypes';
+import { noTargetKind } from '../present/words/targetWords';
 
 export * from './targetTypes';
 export { JOURNAL_ACCESS_FIX as LOG_ACCESS_FIX, journalProblem as logProblem } from './journalctl';
@@ -29,7 +30,7 @@ export function targetFor(profile: ServerProfile): Target {
     const target = kind.forProfile(profile);
     if (target) return target;
   }
-  throw new Error(`${profile.name}: no target kind runs this server`);
+  throw new Error(noTargetKind(profile.name));
 }
 
 /** A systemd unit of a host (a node of a multi-node server). */

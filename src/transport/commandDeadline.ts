@@ -5,6 +5,7 @@
 import { CommandAbortedError, CommandTimeoutError } from './errors';
 import type { Timers } from './ssh/sshOptions';
 import type { ExecOptions } from './transport';
+import { REMOTE_COMMAND_ABORTED, remoteCommandTimedOut } from '../present/words/transportWords';
 
 export interface CommandEnd {
   /** The command has ended, one way or the other. */
@@ -32,13 +33,10 @@ export function commandDeadline(
     disarm();
     stop(err);
   };
-  const onAbort = () => end(new CommandAbortedError('Remote command aborted'));
+  const onAbort = () => end(new CommandAbortedError(REMOTE_COMMAND_ABORTED));
   if (options.timeoutMs !== undefined) {
     const ms = options.timeoutMs;
-    timer = timers.setTimeout(
-      () => end(new CommandTimeoutError(`Remote command timed out after ${Math.round(ms / 100) / 10} s`)),
-      ms,
-    );
+    timer = timers.setTimeout(() => end(new CommandTimeoutError(remoteCommandTimedOut(ms))), ms);
   }
   if (options.signal) {
     if (options.signal.aborted) onAbort();

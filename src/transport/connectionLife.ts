@@ -10,6 +10,7 @@ import { ConnectionClosedError } from './errors';
 import { backoffDelay, isFatal } from './ssh/sshErrors';
 import { noop, type Timers } from './ssh/sshOptions';
 import { TransportError, type ConnectionState, type TransportErrorKind } from './transport';
+import { connectionDisposed, connectionDown, connectionReconnecting } from '../present/words/sshWords';
 
 export interface ConnectionLifeOptions<L> {
   /** Named in every sentence: "user@host:port". */
@@ -32,11 +33,9 @@ export interface ConnectionLifeOptions<L> {
 
 /** The error `ready()` fails with while the connection is down or being retried. Pure. */
 export function downMessage(description: string, state: ConnectionState): string {
-  const detail =
-    state.kind === 'down'
-      ? `: ${state.error}${state.retryInMs !== undefined ? ` (retrying in ${Math.ceil(state.retryInMs / 1000)} s)` : ''}`
-      : ' (reconnecting)';
-  return `SSH connection to ${description} is down${detail}`;
+  return state.kind === 'down'
+    ? connectionDown(description, state.error, state.retryInMs)
+    : connectionReconnecting(description);
 }
 
 /**
@@ -106,7 +105,7 @@ export class ConnectionLife<L> {
       await this.connect();
     }
     const link = this.link;
-    if (link === undefined) throw new ConnectionClosedError(`SSH connection to ${this.options.description} is down`);
+    if (link === undefined) throw new ConnectionClosedError(connectionDown(this.options.description));
     return link;
   }
 
@@ -138,7 +137,7 @@ export class ConnectionLife<L> {
   }
 
   disposedError(): ConnectionClosedError {
-    return new ConnectionClosedError(`Connection to ${this.options.description} was disposed`);
+    return new ConnectionClosedError(connectionDisposed(this.options.description));
   }
 
   private setState(state: ConnectionState): void {

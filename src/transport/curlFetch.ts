@@ -14,9 +14,8 @@ import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
 import type { FetchLike, FetchResponse } from './fetchLike';
 import { RemoteExitError, UnsafeArgumentError } from './errors';
+import { NO_CURL_MESSAGE } from '../present/words/transportWords';
 
-/** What the user reads when neither forwarding nor curl can reach the server. */
-export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';
 export const FORWARDING_PROHIBITED_MESSAGE =
   'the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")';
 

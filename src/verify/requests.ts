@@ -7,6 +7,7 @@ import { engineById } from '../engine/engine';
 import { contextLengthOf } from './budget';
 import { judgeRunningFlags, judgeServerInfo, showJson, truncate, type ExpectedParsers, type Judgement } from './judges';
 import type { VerifierDeps } from './verifyTypes';
+import { noAnswerWithin } from '../present/words/verifyWords';
 
 class TimeoutError extends Error {}
 
@@ -17,7 +18,7 @@ async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new TimeoutError(`no answer within ${Math.round(ms / 100) / 10} s`));
+      reject(new TimeoutError(noAnswerWithin(Math.round(ms / 100) / 10)));
     }, ms);
   });
   try {

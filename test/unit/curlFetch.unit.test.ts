@@ -3,7 +3,6 @@ import { execFile, spawnSync } from 'node:child_process';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  NO_CURL_MESSAGE,
   curlCommand,
   curlConfig,
   curlConfigString,
@@ -14,6 +13,7 @@ import {
   toFetchResponse,
   type CurlExec,
 } from '../../src/transport/curlFetch';
+import { NO_CURL_MESSAGE } from '../../src/present/words/transportWords';
 import { readCapped, ServerHttpClient, type FetchLike, type FetchResponse } from '../../src/engine/serverHttp';
 import { channelOpenError } from '../../src/transport/ssh/sshErrors';
 import type { ExecResult } from '../../src/transport/transport';

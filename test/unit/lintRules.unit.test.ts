@@ -86,4 +86,31 @@ describe('lint layering rules', function () {
     const intoState = "import { reduce } from '../state/loadState';\nexport const r = reduce;\n";
     assert.deepEqual(await ruleHits('src/monitor/watch/probe.ts', intoState), []);
   });
+
+  it('every layer may import present/words, and present/words imports only util/', async () => {
+    const words = "import { etaReasonText } from '../present/words/etaWords';\nexport const w = etaReasonText;\n";
+    for (const file of ['src/transport/probe.ts', 'src/config/probe.ts', 'src/monitor/probe.ts']) {
+      assert.deepEqual(await ruleHits(file, words), [], file);
+    }
+    // the rest of present/ stays above the lower layers
+    const report = "import { serverReport } from '../present/report';\nexport const r = serverReport;\n";
+    const hits = await ruleHits('src/transport/probe.ts', report);
+    assert.equal(hits.length, 1, hits.join('\n'));
+    assert.match(hits[0], /Layering: transport may import only the layers below it/);
+
+    assert.deepEqual(
+      await ruleHits(
+        'src/present/words/probe.ts',
+        "import { redact } from '../../util/redact';\nexport const r = redact;\n",
+      ),
+      [],
+    );
+    for (const from of ['../../fleet/fleet', '../../transport/errors', '../report']) {
+      const hits = await ruleHits('src/present/words/probe.ts', `import * as m from '${from}';\nexport const x = m;\n`);
+      assert.ok(
+        hits.some((h) => /present\/words is a leaf every layer imports: it imports only util\//.test(h)),
+        `${from}: ${hits.join('\n')}`,
+      );
+    }
+  });
 });

@@ -10,8 +10,8 @@ import {
   changedHostKey,
   classifyOpenSshFailure,
   unknownHostKeyRefusal,
-  type AuthDiagnosis,
 } from '../../src/transport/openssh/opensshErrors';
+import type { AuthDiagnosis } from '../../src/present/words/opensshWords';
 import { isMuxFailure } from '../../src/transport/openssh/muxProcess';
 import { parseKeyscan } from '../../src/transport/openssh/unknownHostKey';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';

@@ -5,13 +5,13 @@ import {
   parseResidency,
   parseWarmLine,
   planWarm,
-  predictionText,
   residencyCommand,
   warmCacheCommand,
   warmCancelCommand,
 } from '../../src/host/pageCache';
 import { predictLoad } from '../../src/monitor/history/loadPrediction';
 import type { LoadRecord } from '../../src/monitor/history/history';
+import { predictionText } from '../../src/present/words/pageCacheWords';
 
 describe('page cache', () => {
   it('builds a residency command with fincore, a mincore fallback and "none"', () => {

@@ -7,6 +7,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { frame, type FramedMessage, type FramingKind } from './framing';
 import { tiktokenBpe, TokenizerFileError } from './tiktokenFile';
+import { NO_TOKENIZER, notJson, tokenizerUnloadable } from '../../present/words/modelWords';
 
 export interface SyncTokenCounter {
   /** How counts are made, for the log: "exact: tiktoken.model (163840 ranks) ..." or "estimated: ...". */
@@ -30,7 +31,7 @@ function parseJson(text: string | undefined, name: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new TokenizerFileError(`${name} is not JSON: ${(error as Error).message}`);
+    throw new TokenizerFileError(notJson(name, (error as Error).message));
   }
 }
 
@@ -66,13 +67,12 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncT
     };
   }
   const json = parseJson(files['tokenizer.json'], 'tokenizer.json');
-  if (json === undefined)
-    throw new TokenizerFileError('the model folder has neither tiktoken.model nor tokenizer.json');
+  if (json === undefined) throw new TokenizerFileError(NO_TOKENIZER);
   let tokenizer: Tokenizer;
   try {
     tokenizer = new Tokenizer(json as object, (config ?? {}) as object);
   } catch (error) {
-    throw new TokenizerFileError(`tokenizer.json could not be loaded: ${(error as Error).message}`);
+    throw new TokenizerFileError(tokenizerUnloadable((error as Error).message));
   }
   const added = ((json as { added_tokens?: { content?: unknown }[] }).added_tokens ?? []).map((t) => t.content);
   const kind: FramingKind = added.includes('<|im_start|>') && added.includes('<|im_end|>') ? 'chatml' : 'plain';

@@ -5,6 +5,7 @@
  */
 import type { TiktokenBPE } from 'js-tiktoken/lite';
 import { KIMI_PAT_STR_JS, KIMI_RESERVED_SPECIAL_TOKENS } from './kimiPattern';
+import { TIKTOKEN_EMPTY, tiktokenBadLine, tiktokenBadRank } from '../../present/words/modelWords';
 
 export class TokenizerFileError extends Error {
   constructor(message: string) {
@@ -18,16 +19,14 @@ const LINE = /^([A-Za-z0-9+/]+={0,2}) (\d+)$/;
 /** The number of ranks, checked: each line `BASE64 RANK`, ranks 0..n-1 each once. */
 export function parseTiktokenRanks(text: string): { readonly count: number; readonly lines: readonly string[] } {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length === 0) throw new TokenizerFileError('tiktoken.model is empty');
+  if (lines.length === 0) throw new TokenizerFileError(TIKTOKEN_EMPTY);
   const seen = new Uint8Array(lines.length);
   lines.forEach((line, i) => {
     const m = LINE.exec(line.trim());
-    if (!m) throw new TokenizerFileError(`tiktoken.model line ${i + 1} is not "BASE64 RANK": ${line.slice(0, 60)}`);
+    if (!m) throw new TokenizerFileError(tiktokenBadLine(i + 1, line.slice(0, 60)));
     const rank = Number(m[2]);
     if (rank >= lines.length || seen[rank])
-      throw new TokenizerFileError(
-        `tiktoken.model line ${i + 1}: rank ${rank} is repeated or out of 0..${lines.length - 1}`,
-      );
+      throw new TokenizerFileError(tiktokenBadRank(i + 1, rank, lines.length - 1));
     seen[rank] = 1;
   });
   return { count: lines.length, lines };

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { SyncTokenCounter, TokenizerFiles } from './counter';
 import type { FramedMessage } from './framing';
 import type { WorkerReply, WorkerRequest } from './countWorker';
+import { COUNTER_NO_COUNT, COUNTER_NOT_LOADED, counterWorkerEnded } from '../../present/words/modelWords';
 
 export interface TokenCounter {
   /** How counts are made, for the log. */
@@ -60,7 +61,7 @@ export async function workerCounter(files: TokenizerFiles, checksum: string): Pr
     else w.resolve(reply);
   });
   worker.on('error', (error) => failAll(error));
-  worker.on('exit', (code) => failAll(new Error(`the token counter's worker ended (exit ${code})`)));
+  worker.on('exit', (code) => failAll(new Error(counterWorkerEnded(code))));
   const ask = (request: Omit0<WorkerRequest>) =>
     new Promise<WorkerReply>((resolve, reject) => {
       if (failed) return reject(failed);
@@ -70,12 +71,12 @@ export async function workerCounter(files: TokenizerFiles, checksum: string): Pr
     });
   const count = async (request: Omit0<WorkerRequest>) => {
     const reply = await ask(request);
-    if (!('count' in reply)) throw new Error('the token counter answered no count');
+    if (!('count' in reply)) throw new Error(COUNTER_NO_COUNT);
     return reply.count;
   };
   try {
     const loaded = await ask({ kind: 'load', files, checksum });
-    if (!('how' in loaded)) throw new Error('the token counter did not load');
+    if (!('how' in loaded)) throw new Error(COUNTER_NOT_LOADED);
     return {
       how: loaded.how,
       exact: loaded.exact,

@@ -21,6 +21,7 @@ import type { LoadRecord } from '../../monitor/history/history';
 import { measureResidency } from '../../monitor/forecast/warmCache';
 import { fsTypeCommand } from '../../host/pageCache';
 import { ServerSession } from '../../monitor/watch/session';
+import { cannotApply, noServerCommandLine, notACommandLineChange } from '../../present/words/fleetWords';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {
@@ -66,9 +67,7 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const state = await target.readState(io);
   const location = findServerCommand(state.argv);
   if (!location) {
-    throw new Error(
-      `${session.profile.unit}: no ${engineLabels()} server command in its command line (${state.argv.join(' ').slice(0, 200)})`,
-    );
+    throw new Error(noServerCommandLine(session.profile.unit, engineLabels(), state.argv.join(' ').slice(0, 200)));
   }
   const engine = location.engine;
   const since = state.unit.execMainStartedAt;
@@ -233,8 +232,8 @@ export async function applyAdvice(
   advice: Advice,
 ): Promise<ArgsEditResult> {
   const change = advice.change;
-  if (!change) throw new ParserChangeError(`"${advice.title}" is not a command-line change: ${advice.action}`);
-  if (advice.notApplicable) throw new ParserChangeError(`"${advice.title}" cannot be applied: ${advice.notApplicable}`);
+  if (!change) throw new ParserChangeError(notACommandLineChange(advice.title, advice.action));
+  if (advice.notApplicable) throw new ParserChangeError(cannotApply(advice.title, advice.notApplicable));
   const label = change.value === undefined ? change.flag : `${change.flag} ${change.value}`;
   return argsEditorOf(profile).change(deps, {
     plan: (argv) => {

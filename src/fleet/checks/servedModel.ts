@@ -26,6 +26,14 @@ import {
 } from '../../engine/tokenizer/modelFolder';
 import { targetFor, targetIo } from '../../target/target';
 import type { Transport } from '../../transport/transport';
+import {
+  changedWhileRead,
+  fileTooLarge,
+  folderHasNoTokenizer,
+  folderUnreadable,
+  listingFailed,
+  readFailed,
+} from '../../present/words/modelWords';
 
 const COMMAND_TIMEOUT_MS = 30_000;
 
@@ -103,10 +111,9 @@ export class ServedModelFiles {
       maxOutputBytes: MODEL_FILE_LIMITS['config.json'] + 64 * 1024,
       ...(signal ? { signal } : {}),
     });
-    if (result.code !== 0)
-      throw new Error(`listing ${folder} failed: ${result.stderr.trim() || `exit ${result.code}`}`);
+    if (result.code !== 0) throw new Error(listingFailed(folder, result.stderr.trim(), result.code));
     const listing = parseListing(result.stdout);
-    if (!listing.found) throw new Error(`the model folder ${folder} is not readable on the host`);
+    if (!listing.found) throw new Error(folderUnreadable(folder));
     return {
       folder,
       listing,
@@ -117,8 +124,7 @@ export class ServedModelFiles {
 
   /** The counter of a look's tokenizer: from the cache or the host, built once per distinct tokenizer. */
   counter(transport: Transport, look: ModelLook, signal?: AbortSignal): Promise<TokenCounter> {
-    if (look.tokenizer.length === 0)
-      return Promise.reject(new Error(`${look.folder} has neither tiktoken.model nor tokenizer.json`));
+    if (look.tokenizer.length === 0) return Promise.reject(new Error(folderHasNoTokenizer(look.folder)));
     const key = counterKey(look.tokenizer);
     let pending = this.counters.get(key);
     if (!pending) {
@@ -147,17 +153,15 @@ export class ServedModelFiles {
       return cached;
     }
     const limit = MODEL_FILE_LIMITS[file.name];
-    if (file.bytes > limit) throw new Error(`${folder}/${file.name} is ${file.bytes} bytes, over the ${limit} read`);
+    if (file.bytes > limit) throw new Error(fileTooLarge(`${folder}/${file.name}`, file.bytes, limit));
     const result = await transport.exec(readFileCommand(folder, file.name), {
       timeoutMs: 120_000,
       maxOutputBytes: limit + 1,
       ...(signal ? { signal } : {}),
     });
-    if (result.code !== 0)
-      throw new Error(`reading ${folder}/${file.name} failed: ${result.stderr.trim() || `exit ${result.code}`}`);
+    if (result.code !== 0) throw new Error(readFailed(`${folder}/${file.name}`, result.stderr.trim(), result.code));
     const text = result.stdout;
-    if (sha256(text) !== file.sha256)
-      throw new Error(`${folder}/${file.name} changed while it was read (or is not UTF-8 text): checksum mismatch`);
+    if (sha256(text) !== file.sha256) throw new Error(changedWhileRead(`${folder}/${file.name}`));
     this.stats.bytesRead += Buffer.byteLength(text);
     this.stats.filesRead++;
     await this.cache.put(file.sha256, text).catch(() => undefined);

@@ -12,6 +12,7 @@ import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
+import { cannotListUnits, cannotReachHost, entryInvalid } from '../../present/words/fleetWords';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 
@@ -53,7 +54,7 @@ export async function discoverUnits(
     knownHostsFile: settings.knownHostsFile,
     hostKeyPolicy: settings.hostKeyPolicy,
   });
-  if (!probe.ok) throw new DiscoveryError(`cannot reach ${printable(host.host)}: ${probe.errors[0]}`, 'bad-host');
+  if (!probe.ok) throw new DiscoveryError(cannotReachHost(printable(host.host), probe.errors[0]), 'bad-host');
   const session = await createSession(probe.settings.servers[0]!, probe.settings as Settings, ui, log);
   const units: DiscoveredUnit[] = [];
   let uid: number | undefined;
@@ -67,7 +68,7 @@ export async function discoverUnits(
       if (listed.length === 0 && found.code !== 0) {
         const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
         log('error', `${host.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
-        throw new DiscoveryError(`cannot list the units of ${host.host}: ${why}`, 'listing-failed');
+        throw new DiscoveryError(cannotListUnits(host.host, why), 'listing-failed');
       }
       units.push(...listed);
       uid ??= loginUid(found.stdout);
@@ -99,7 +100,6 @@ export function entryFor(
   if (problem) throw new DiscoveryError(problem, 'name-taken');
   const entry = serverEntry(name, discovery.host, unit, discovery.uid);
   const valid = parseSettings({ servers: [entry] });
-  if (!valid.ok)
-    throw new DiscoveryError(`the entry for ${printable(name)} would not be valid: ${valid.errors[0]}`, 'bad-entry');
+  if (!valid.ok) throw new DiscoveryError(entryInvalid(printable(name), valid.errors[0]), 'bad-entry');
   return entry;
 }

@@ -5,6 +5,15 @@
  * has timed, about half as long again as it has taken so far. Pure.
  */
 import { activityLabel } from '../../engine/activity';
+import {
+  barRateReason,
+  graphBatchesReason,
+  graphBatchesUntimedReason,
+  overrunReason,
+  THIS_PHASE,
+  typicalStepReason,
+  untimedStepReason,
+} from '../../present/words/etaWords';
 import type { ActivityKind } from '../../engine/events';
 import type { LoadState } from '../state/loadStateTypes';
 import { afterPlanMs, DEFAULT_AFTER, foreseenMs, HISTORY_AFTER, MIN_LEFT_MS, sourceOf, type RawEta } from './etaPlan';
@@ -80,7 +89,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
       highMs: bar * 1.4 + Math.max(tail, planLeft) * share[1],
       basis: 'step bar',
       source,
-      reason: `${activityLabel(activity)}: at the rate of its bar`,
+      reason: barRateReason(activityLabel(activity)),
       key,
     };
   }
@@ -100,7 +109,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
         highMs: left * 1.5 + tail * share[1],
         basis: 'CUDA graph batches',
         source,
-        reason: `CUDA graphs ${graphs.done}/${graphs.total} at the rate of their batches`,
+        reason: graphBatchesReason(graphs.done, graphs.total),
         key,
       };
     }
@@ -123,7 +132,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
     // it has taken so far, with the rest of the plan after it.
     const rest = Math.max(tail, postShards ? plan - stepPlan : plan - sinceAfter);
     const what = activityLabel(activity);
-    const bar = activity.total !== undefined ? 'its bar gives no rate yet' : 'no bar';
+    const hasBar = activity.total !== undefined;
     const foreseen = foreseenMs(state, activity.kind);
     const typical = foreseen ?? TYPICAL_STEP_MS[activity.kind];
     if (typical !== undefined) {
@@ -135,10 +144,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
         highMs: rest * share[1] + Math.max(typical * 1.5 - stepElapsed, stepElapsed),
         basis: 'step so far',
         source,
-        reason:
-          foreseen !== undefined
-            ? `${what}: ${bar}; foreseen before the restart (an empty kernel cache), about ${Math.round(typical / 1000)} s (${Math.round(stepElapsed / 1000)} s so far)`
-            : `${what}: ${bar}; such a step takes about ${Math.round(typical / 1000)} s in published logs (${Math.round(stepElapsed / 1000)} s so far)`,
+        reason: typicalStepReason(what, hasBar, foreseen !== undefined, typical, stepElapsed),
         key,
       };
     }
@@ -148,7 +154,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
       highMs: rest * share[1] + Math.max(QUIET_FLOOR_MS, stepElapsed * OVERRUN[2]),
       basis: 'step so far',
       source,
-      reason: `${what}: ${bar}, and ${source === 'history' ? 'not in the previous loads' : 'no previous load'} to time it (${Math.round(stepElapsed / 1000)} s so far): about half as long again as it has taken`,
+      reason: untimedStepReason(what, hasBar, source, stepElapsed),
       key,
     };
   }
@@ -162,7 +168,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
         highMs: batches * share[1],
         basis: 'defaults',
         source,
-        reason: `CUDA graphs: ${graphs.total} batch sizes to capture, none timed yet`,
+        reason: graphBatchesUntimedReason(graphs.total),
         key,
       };
   }
@@ -186,14 +192,14 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
       ? MIN_LEFT_MS - planLeft * OVERRUN[1]
       : Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1], planLeft);
   // (continuous where it begins: planLeft equals stepElapsed * OVERRUN[1] there)
-  const what = activity ? activityLabel(activity) : (state.phase ?? 'this phase');
+  const what = activity ? activityLabel(activity) : (state.phase ?? THIS_PHASE);
   return {
     midMs: mid,
     lowMs: Math.max(MIN_LEFT_MS * 0.5, stepElapsed * OVERRUN[0]),
     highMs: Math.max(mid * 1.5, stepElapsed * OVERRUN[2] + tail),
     basis: 'step so far',
     source,
-    reason: `${what} is taking longer than ${source === 'history' ? 'in previous loads' : 'the defaults said'} (${Math.round(stepElapsed / 1000)} s so far): the estimate grows with it`,
+    reason: overrunReason(what, source, stepElapsed),
     key: `${key}/overrun`,
   };
 }

@@ -4,6 +4,7 @@
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
  * centred on the middle (what a reader takes for the estimate).
  */
+import { CONTRADICTED_REASON } from '../../present/words/etaWords';
 import type { EtaSource, RawEta, ReadsMoved } from './etaPlan';
 
 /** The ETA a state keeps: absolute times, so a display counts down between signals. */
@@ -135,7 +136,7 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     source: raw.source,
     ...(raw.readsMoved ? { readsMoved: raw.readsMoved } : {}),
     ...(raw.reason !== undefined || (contradicted && raw.readsMoved === undefined)
-      ? { reason: raw.reason ?? 'what the load shows now is outside the range shown before: the estimate follows it' }
+      ? { reason: raw.reason ?? CONTRADICTED_REASON }
       : {}),
     key: raw.key,
     keySince,

@@ -15,6 +15,7 @@
  * The range's width says how sure it is: narrow from history, wide from defaults, wide while
  * little of the weights is read, wide during a quiet step with no bar.
  */
+import { pendingCompileReason } from '../../present/words/etaWords';
 import { estimateEta, type Eta } from './eta';
 import { afterStartOf, afterWeights } from './etaAfterWeights';
 import {
@@ -153,15 +154,14 @@ export function estimateLoad(state: LoadState, now: number): RawEta | undefined 
     midMs: raw.midMs + pending.ms,
     lowMs: raw.lowMs + pending.lowMs,
     highMs: raw.highMs + pending.highMs,
-    reason: [raw.reason, `a kernel compile foreseen (empty cache): ${pendingText(state)}`].filter(Boolean).join('; '),
+    reason: [raw.reason, pendingCompileReason(pendingForeseen(state))].filter(Boolean).join('; '),
   };
 }
 
-function pendingText(state: LoadState): string {
-  return (state.prior?.foreseenSteps ?? [])
-    .filter((s) => s.from !== 'history' && !state.stepsSeen?.includes(s.kind) && state.activity?.kind !== s.kind)
-    .map((s) => `${s.kind} about ${Math.round(s.ms / 1000)} s`)
-    .join(', ');
+function pendingForeseen(state: LoadState): readonly { readonly kind: string; readonly ms: number }[] {
+  return (state.prior?.foreseenSteps ?? []).filter(
+    (s) => s.from !== 'history' && !state.stepsSeen?.includes(s.kind) && state.activity?.kind !== s.kind,
+  );
 }
 
 function estimateWithoutPending(state: LoadState, now: number): RawEta | undefined {

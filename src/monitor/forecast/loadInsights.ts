@@ -1,7 +1,8 @@
 import { targetIo, type Target } from '../../target/target';
 import type { Transport } from '../../transport/transport';
 import { getFlag, modelPathOf } from '../../engine/execStart';
-import { dropCacheWarning, predictionText } from '../../host/pageCache';
+import { dropCacheWarning } from '../../host/pageCache';
+import { predictionText } from '../../present/words/pageCacheWords';
 import { predictLoad } from '../history/loadPrediction';
 import type { LoadPrior } from '../eta/eta';
 import { LoadHistoryStore, priorFrom, recordOf, type MementoLike } from '../history/history';

@@ -10,6 +10,7 @@ import { quote, type HostCommand } from '../../transport/shell';
 import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 import { BACKUP_SUFFIX, findBackup } from '../fileBackup';
+import { notWrittenBack, stepFailed } from '../../present/words/targetWords';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }
@@ -198,7 +199,7 @@ export const COMPOSE_BACKUP_SUFFIX = BACKUP_SUFFIX;
 async function must(deps: ParserChangeDeps, what: string, command: HostCommand, stdin?: string): Promise<string> {
   const r = await deps.exec(command, stdin === undefined ? undefined : { stdin });
   if (r.code !== 0)
-    throw new ParserChangeError(`${what} failed (exit ${r.code ?? r.signal ?? '?'}): ${r.stderr.trim().slice(0, 300)}`);
+    throw new ParserChangeError(stepFailed(what, r.code ?? r.signal ?? '?', r.stderr.trim().slice(0, 300)));
   return r.stdout;
 }
 
@@ -233,9 +234,7 @@ export async function changeComposeCommand(
   const written = await must(deps, `reading ${file} back`, { argv: ['cat', '--', file], sudo: deps.sudo });
   if (written !== plan.newText) {
     await rollbackCompose(deps, rollback);
-    throw new ParserChangeError(
-      `${file} does not hold what was written (changed meanwhile?); the previous file was put back`,
-    );
+    throw new ParserChangeError(notWrittenBack(file));
   }
   deps.log(`wrote ${file} (previous kept as ${backup})`);
   return { kind: 'changed', rollback, diff: plan.diff };

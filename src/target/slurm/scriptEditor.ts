@@ -11,6 +11,7 @@ import { ParserChangeError } from '../argsEdit';
 import { findBackup, readHostFile, restoreBackup, writeWithBackup, type FileBackup } from '../fileBackup';
 import { homeCommand } from './slurmCommands';
 import { planScriptChange } from './scriptEdit';
+import { loginHomeUnknown } from '../../present/words/targetWords';
 
 export class BatchScriptEditor implements ArgsEditor {
   readonly how = 'batch-script';
@@ -30,9 +31,7 @@ export class BatchScriptEditor implements ArgsEditor {
     const home = await deps.exec(homeCommand());
     const dir = home.stdout.trim();
     if (home.code !== 0 || !dir.startsWith('/'))
-      throw new ParserChangeError(
-        `the login user's home on ${deps.host ?? 'the login node'} is unknown: ${home.stderr.trim()}`,
-      );
+      throw new ParserChangeError(loginHomeUnknown(deps.host, home.stderr.trim()));
     return `${dir.replace(/\/+$/, '')}/${this.config.script.slice(2)}`;
   }
 

@@ -18,6 +18,21 @@ import { DROP_IN_NAME, dropInLocation, privilegedArgv, sudoRefusalMessage } from
 import { parseExecStartProperty, parseShow } from './systemd';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 import { hintMark } from '../../util/hintMark';
+import {
+  catShows,
+  endedBy,
+  laterDropIn,
+  noServerCommand,
+  notOurDropIn,
+  noUnitFile,
+  privilegedStepFailed,
+  severalCommands,
+  showReports,
+  stepFailed,
+  stepFailedWith,
+  sudoWayOut,
+  unexpectedDropIn,
+} from '../../present/words/targetWords';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -101,8 +116,7 @@ export function readRollbackCommand(file: string, backup: string): HostCommand {
 
 async function run(deps: ParserChangeDeps, what: string, command: HostCommand): Promise<string> {
   const r = await deps.exec(command);
-  if (r.code !== 0)
-    throw new ParserChangeError(`${what} failed (exit ${r.code ?? 'signal'}): ${r.stderr.trim().slice(0, 500)}`);
+  if (r.code !== 0) throw new ParserChangeError(stepFailed(what, r.code ?? 'signal', r.stderr.trim().slice(0, 500)));
   return r.stdout;
 }
 
@@ -130,16 +144,14 @@ async function runPrivileged(
       command: line,
       stderr: r.stderr,
     });
-    throw new ParserChangeError(`${what} failed: ${message}`, true);
+    throw new ParserChangeError(stepFailedWith(what, message), true);
   }
   const text = r.stderr.trim().slice(0, 500);
   const hint =
     !deps.sudo && /permission denied|access denied|interactive authentication required/i.test(text)
-      ? ` Set "sudo": true for this server and ${hintMark('install-sudoers-rules')}, or connect as a user who may do this.`
+      ? sudoWayOut(hintMark('install-sudoers-rules'))
       : '';
-  throw new ParserChangeError(
-    `${what} failed (${r.code !== null ? `exit ${r.code}` : `signal ${r.signal ?? 'unknown'}`}): ${line}: ${text}${hint}`,
-  );
+  throw new ParserChangeError(privilegedStepFailed(what, endedBy(r.code, r.signal ?? undefined), line, text, hint));
 }
 
 export async function readUnit(
@@ -155,12 +167,10 @@ function serverCommandOf(parsed: ParsedUnit, unit: string): NonNullable<ReturnTy
   const found = findServerInUnit(parsed);
   if (!found) {
     const first = parsed.commands[0]?.argv.join(' ') ?? '(none)';
-    throw new ParserChangeError(`${unit}: no ${engineLabels()} server command in ExecStart (${first.slice(0, 200)})`);
+    throw new ParserChangeError(noServerCommand(unit, engineLabels(), first.slice(0, 200)));
   }
   if (parsed.commands.length > 1) {
-    throw new ParserChangeError(
-      `${unit}: ExecStart has ${parsed.commands.length} commands; only a single command line can be rewritten`,
-    );
+    throw new ParserChangeError(severalCommands(unit, parsed.commands.length));
   }
   return found;
 }
@@ -181,8 +191,7 @@ export async function changeServerArgv(
 
   const { parsed, show } = await readUnit(deps, unit);
   for (const w of parsed.warnings) deps.log(`unit: ${w}`);
-  if (!show.FragmentPath)
-    throw new ParserChangeError(`${unit}: systemd knows no unit file for it (FragmentPath is empty)`);
+  if (!show.FragmentPath) throw new ParserChangeError(noUnitFile(unit));
   const { command, location } = serverCommandOf(parsed, unit);
   deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
   const plan = planOrRefuse(planner, command.argv, location);
@@ -195,16 +204,14 @@ export async function changeServerArgv(
   // Drop-ins are read in file-name order: one sorting after ours would still win.
   const source = command.file;
   if (source && source.includes('.d/') && source !== dropInPath && basename(source) > DROP_IN_NAME) {
-    throw new ParserChangeError(
-      `ExecStart is set in ${source}, which systemd reads after ${DROP_IN_NAME}; change that file instead`,
-    );
+    throw new ParserChangeError(laterDropIn(source, DROP_IN_NAME));
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
   // What is there now, read without sudo (unit files and drop-ins are world-readable).
   const out = await run(deps, 'reading the current drop-in', readDropInCommand(where.dir, dropInPath));
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
-  if (!m) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  if (!m) throw new ParserChangeError(unexpectedDropIn(out.slice(0, 200)));
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
   const text = renderDropIn(plan.newArgv, `${WRITTEN_BY}: ${label}\n${previousMarker(previousContent, where.backup)}`, {
     prefix: command.prefix,
@@ -263,12 +270,12 @@ async function confirmEffective(
   const { parsed, show } = await readUnit(deps, unit);
   const now = findServerInUnit(parsed)?.command.argv ?? [];
   if (now.join('\0') !== newArgv.join('\0')) {
-    throw new ParserChangeError(`systemctl cat shows ExecStart ${now.join(' ').slice(0, 300)}`);
+    throw new ParserChangeError(catShows(now.join(' ').slice(0, 300)));
   }
   // show joins argv with spaces (no quoting) and expands specifiers: compare joined, without references
   const shown = show.ExecStart ? parseExecStartProperty(show.ExecStart).join(' ') : '';
   if (compareShow && shown !== '' && shown !== newArgv.join(' ')) {
-    throw new ParserChangeError(`systemctl show reports ExecStart argv ${shown.slice(0, 300)}`);
+    throw new ParserChangeError(showReports(shown.slice(0, 300)));
   }
 }
 
@@ -316,7 +323,7 @@ export async function findRollbackPlan(
   const where = dropInLocation(unit, deps.unitDir);
   const out = await run(deps as ParserChangeDeps, 'reading the drop-in', readRollbackCommand(where.file, where.backup));
   const head = /^backup=(no|\d+)\n/.exec(out);
-  if (!head) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  if (!head) throw new ParserChangeError(unexpectedDropIn(out.slice(0, 200)));
   let rest = out.slice(head[0].length);
   let backup: string | null = null;
   if (head[1] !== 'no') {
@@ -325,13 +332,11 @@ export async function findRollbackPlan(
     rest = rest.slice(backup.length);
   }
   const file = /^file=(yes|no)\n/.exec(rest);
-  if (!file) throw new ParserChangeError(`unexpected output while reading the drop-in: ${out.slice(0, 200)}`);
+  if (!file) throw new ParserChangeError(unexpectedDropIn(out.slice(0, 200)));
   if (file[1] === 'no') return undefined;
   const current = rest.slice(file[0].length);
   if (!current.includes(WRITTEN_BY)) {
-    throw new ParserChangeError(
-      `${where.file} was not written by Kimi Service (no "${WRITTEN_BY}" line); it is left as it is`,
-    );
+    throw new ParserChangeError(notOurDropIn(where.file, WRITTEN_BY));
   }
   const saysNone = current.includes(NO_PREVIOUS);
   // Written before the marker existed: the backup, when there is one, is what came before.

@@ -4,6 +4,7 @@
  * command line. Pure: no I/O. What the command line says is the engine's (engine/engine.ts).
  */
 import { findServerCommand, groupArgs, type ServerCommandLocation } from '../../engine/engine';
+import { EMPTY_COMMAND_LINE, systemdPrefixExecutable, unbalancedQuote } from '../../present/words/targetWords';
 
 /** One command of an ExecStart= line. `argv` holds literal values (`%%` -> `%`, `$$` -> `$`). */
 export interface ExecCommand {
@@ -185,7 +186,7 @@ function extractWord(s: string, start: number): { word: string; next: number } {
     else word += c;
     i++;
   }
-  if (quote !== null) throw new Error(`unbalanced ${quote} in ExecStart`);
+  if (quote !== null) throw new Error(unbalancedQuote(quote));
   return { word, next: i };
 }
 
@@ -309,7 +310,7 @@ export interface RenderOptions {
  * one option per continuation line.
  */
 export function renderDropIn(newArgv: readonly string[], comment: string, options: RenderOptions = {}): string {
-  if (newArgv.length === 0) throw new Error('empty command line');
+  if (newArgv.length === 0) throw new Error(EMPTY_COMMAND_LINE);
   const keep = options.keepReferences ?? [];
   const groups = groupArgs(newArgv);
   const lines = groups.map((g, n) =>
@@ -332,6 +333,6 @@ export function renderDropIn(newArgv: readonly string[], comment: string, option
 function quoteFirst(a: string, keep: readonly string[], prefix: string): string {
   const q = quoteSystemdArg(a, keep);
   // systemd strips prefix characters from the extracted first word, quoted or not
-  if (prefix === '' && /^[-@:+!|]/.test(a)) throw new Error(`executable "${a}" starts with a systemd prefix character`);
+  if (prefix === '' && /^[-@:+!|]/.test(a)) throw new Error(systemdPrefixExecutable(a));
   return q;
 }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { normalizeUnit } from '../../transport/shell';
 import { hintMark } from '../../util/hintMark';
+import { unitNameNeedsEscaping, userNameNeedsQuoting } from '../../present/words/targetWords';
 
 /** The drop-in the "Enable parsers" flow writes (systemd reads `*.conf` of `UNIT.d/` in name order). */
 export const DROP_IN_NAME = '50-kimi-parsers.conf';
@@ -92,12 +93,10 @@ function aliasPrefix(stem: string): string {
 export function sudoersRules(user: string, unitName: string): string {
   const unit = normalizeUnit(unitName);
   if (!SUDOERS_SAFE_UNIT.test(unit)) {
-    throw new Error(
-      `The unit name ${JSON.stringify(unit)} has characters that sudoers would read specially (\\ : , =); write the rules by hand`,
-    );
+    throw new Error(unitNameNeedsEscaping(unit));
   }
   if (!SUDOERS_SAFE_USER.test(user)) {
-    throw new Error(`The user name ${JSON.stringify(user)} would need quoting in sudoers; write the rules by hand`);
+    throw new Error(userNameNeedsQuoting(user));
   }
   const stem = stemOf(unit);
   const alias = aliasPrefix(stem);

@@ -16,6 +16,12 @@ import {
   type Transport,
 } from '../transport';
 import { CommandAbortedError, CommandTimeoutError, ConnectionClosedError } from '../errors';
+import {
+  cannotRunShell,
+  COMMAND_ABORTED,
+  commandTimedOut,
+  LOCAL_TRANSPORT_DISPOSED,
+} from '../../present/words/transportWords';
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -64,12 +70,9 @@ export class LocalTransport implements Transport {
         failure = err;
         killGroup(child, 'SIGKILL');
       };
-      const onAbort = () => stop(new CommandAbortedError('Command aborted'));
+      const onAbort = () => stop(new CommandAbortedError(COMMAND_ABORTED));
       if (options.timeoutMs !== undefined) {
-        timer = setTimeout(
-          () => stop(new CommandTimeoutError(`Command timed out after ${Math.round(options.timeoutMs! / 100) / 10} s`)),
-          options.timeoutMs,
-        );
+        timer = setTimeout(() => stop(new CommandTimeoutError(commandTimedOut(options.timeoutMs!))), options.timeoutMs);
       }
       if (options.signal) {
         if (options.signal.aborted) onAbort();
@@ -82,7 +85,7 @@ export class LocalTransport implements Transport {
         child.stdin!.on('error', () => undefined);
         child.stdin!.end(options.stdin);
       }
-      child.on('error', (err) => stop(new TransportError('other', `Cannot run /bin/sh: ${err.message}`)));
+      child.on('error', (err) => stop(new TransportError('other', cannotRunShell(err.message))));
       child.on('close', (code, signal) => {
         if (timer) clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
@@ -138,7 +141,7 @@ export class LocalTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this._state.kind === 'closed') throw new ConnectionClosedError('The local transport was disposed');
+    if (this._state.kind === 'closed') throw new ConnectionClosedError(LOCAL_TRANSPORT_DISPOSED);
   }
 
   private spawnShell(command: string, withStdin = false): ChildProcess {

@@ -6,7 +6,7 @@ import { all, first, yes, type EffectiveConfig } from './effectiveConfig';
 import { certificateProblem, describeCertificate } from './certificates';
 import { hasKerberosTicket } from './clientFacts';
 import { agentCertificates, agentSocketOf, certificatesOf } from './identities';
-import type { AuthDiagnosis } from './opensshErrors';
+import type { AuthDiagnosis } from '../../present/words/opensshWords';
 
 const succeeds = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) =>
   new Promise<boolean>((resolve) => execFile(cmd, args, { timeout: 5000, env }, (err) => resolve(!err)));

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { ConfigError } from '../errors';
+import { hostStartsWithDash, sshDashGFailed, sshNotInstalled } from '../../present/words/opensshWords';
 
 /** `ssh -G`'s keywords (lower case) and their values; keywords that repeat keep every value, in order. */
 export type EffectiveConfig = ReadonlyMap<string, readonly string[]>;
@@ -55,7 +56,7 @@ export interface HostArgs {
 }
 
 export function hostArgs(h: HostArgs): string[] {
-  if (h.host.startsWith('-')) throw new ConfigError(`The host "${h.host}" cannot start with "-"`);
+  if (h.host.startsWith('-')) throw new ConfigError(hostStartsWithDash(h.host));
   return [
     ...(h.configFile !== undefined ? ['-F', h.configFile] : []),
     ...(h.port !== undefined ? ['-p', String(h.port)] : []),
@@ -75,11 +76,7 @@ export function readEffectiveConfig(h: HostArgs, sshPath = 'ssh'): Promise<Effec
         if (err) {
           const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
           return reject(
-            new ConfigError(
-              missing
-                ? `The OpenSSH client (${sshPath}) is not installed or not on PATH`
-                : `ssh -G ${h.host} failed: ${stderr.trim() || err.message}`,
-            ),
+            new ConfigError(missing ? sshNotInstalled(sshPath) : sshDashGFailed(h.host, stderr.trim() || err.message)),
           );
         }
         resolve(parseEffectiveConfig(stdout));

@@ -13,6 +13,7 @@ import type { Timers } from '../ssh/sshOptions';
 import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess } from '../transport';
 import { ChannelOpenError, ConnectionClosedError } from '../errors';
 import { commandDeadline } from '../commandDeadline';
+import { masterGone } from '../../present/words/sshWords';
 
 const STDIN_STOP_GRACE_MS = 3000;
 /** The name the clients give: the master ignores it (every client is `-F none` over its socket). */
@@ -179,10 +180,7 @@ export function execMux(ctx: MuxContext, command: string, options: ExecOptions =
     if (options.stdin !== undefined && !end.settled) s.child.stdin!.end(options.stdin);
     void s.closed.then(({ code, lost }) => {
       if (!end.finish()) return;
-      if (lost)
-        return reject(
-          new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`),
-        );
+      if (lost) return reject(new ConnectionClosedError(masterGone(ctx.description)));
       resolve({ ...finishOutput(stdout, s.stderr), code });
     });
   });
@@ -231,7 +229,7 @@ export function openMuxStream(ctx: MuxContext, host: string, port: number): Dupl
     if (code === 0 || code === null) return undefined;
     if (isMuxFailure(code, stderrText)) {
       ctx.masterUnreachable();
-      return new ConnectionClosedError(`SSH connection to ${ctx.description} is down (its OpenSSH master is gone)`);
+      return new ConnectionClosedError(masterGone(ctx.description));
     }
     // The client only says "Session open refused by peer"; the master's log has the reason.
     const why = /open failed: ([^\n]*)/.exec(ctx.logSince(from))?.[1] ?? stderrText.trim();

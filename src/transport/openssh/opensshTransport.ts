@@ -35,6 +35,8 @@ import { execMux, openMuxStream, streamMux, type MuxContext, type MuxRun } from 
 import { changedHostKey, classifyOpenSshFailure, promptRefusal, unknownHostKeyRefusal } from './opensshErrors';
 import { handleUnknownHostKey } from './unknownHostKey';
 import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
+import { masterSilent, OPENSSH_ON_WINDOWS } from '../../present/words/opensshWords';
+import { hostKeyChanged } from '../../present/words/sshWords';
 
 export interface OpenSshTransportOptions {
   readonly host: HostArgs;
@@ -188,10 +190,7 @@ export class OpenSshTransport implements Transport {
 
   /** Starts the master; an unknown host key is asked about once, then the master is started again. */
   private async dial(attempt: number): Promise<number> {
-    if ((this.options.platform ?? process.platform) === 'win32')
-      throw new ConfigError(
-        'kimiService.ssh.client is "openssh", but the OpenSSH of Windows has no ControlMaster, which this transport needs for one login per host; use "ssh2" (docs/ssh.md).',
-      );
+    if ((this.options.platform ?? process.platform) === 'win32') throw new ConfigError(OPENSSH_ON_WINDOWS);
     const config = await readEffectiveConfig(this.options.host, this.sshPath);
     const known = knownHostsFilesOf(config, this.options.knownHostsFile);
     if (attempt === 1) this.logConfig(config, known.user);
@@ -243,9 +242,7 @@ export class OpenSshTransport implements Transport {
       if (ok) {
         const pid = await masterPid(this.sshPath, this.control);
         if (pid !== undefined) return pid;
-        throw new ConnectionClosedError(
-          `The OpenSSH master of ${this.description} logged in but does not answer on its control socket`,
-        );
+        throw new ConnectionClosedError(masterSilent(this.description));
       }
       const unknown = unknownHostKeyRefusal(log);
       if (unknown && round === 0) {
@@ -278,9 +275,13 @@ export class OpenSshTransport implements Transport {
       const at = changed.offending.map((o) => `${o.file} line ${o.line}`).join(', ');
       return new HostKeyError(
         'host-key-changed',
-        `HOST KEY CHANGED for ${changed.name}: the server offered ${keyType !== undefined ? `${keyType} ` : ''}${changed.offered}, but ${at} records ${known.join(', ')}. ` +
-          'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
-          `remove the old entry (ssh-keygen -R '${changed.name}' -f '${changed.offending[0]?.file ?? ''}') and connect again.`,
+        hostKeyChanged(
+          changed.name,
+          `${keyType !== undefined ? `${keyType} ` : ''}${changed.offered}`,
+          at,
+          known,
+          changed.offending[0]?.file ?? '',
+        ),
         {
           host: changed.name,
           offered: changed.offered,

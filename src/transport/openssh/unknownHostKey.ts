@@ -10,6 +10,8 @@ import type { UnknownHostKeyInfo } from '../ssh/sshOptions';
 import { first, yes, type EffectiveConfig } from './effectiveConfig';
 import { knownHostsName } from './identities';
 import { HostKeyError } from '../errors';
+import { keyOfType, noCertificateAuthorityVouches, unknownHostKeyNotFetched } from '../../present/words/opensshWords';
+import { hostKeyNotTrusted } from '../../present/words/sshWords';
 
 /** One `ssh-keyscan` line's key type and blob. */
 export function parseKeyscan(text: string): { keyType: string; blob: Buffer } | undefined {
@@ -53,19 +55,10 @@ export async function handleUnknownHostKey(
     return v !== undefined && v.toLowerCase() !== 'none';
   });
   const scanned = behindProxy ? undefined : await keyscan(hostName, port, refusedType.toLowerCase());
-  const offered = scanned ? `${scanned.keyType} ${fingerprintSha256(scanned.blob)}` : `a ${refusedType} key`;
+  const offered = scanned ? `${scanned.keyType} ${fingerprintSha256(scanned.blob)}` : keyOfType(refusedType);
   if (d.caLines.length > 0)
-    throw new HostKeyError(
-      'host-key-rejected',
-      `${name} offered ${offered}, which no certificate authority of ${d.caLines.join(', ')} vouches for ` +
-        '(no host certificate, or one signed by another CA, or not for this name), and it is not in known_hosts; refusing to connect.',
-    );
-  if (!scanned)
-    throw new HostKeyError(
-      'host-key-unknown',
-      `The host key of ${name} is not in ${knownHostsFile}${behindProxy ? ' (the host is reached through a proxy: its key cannot be fetched here)' : ''}; ` +
-        `connect once with ssh on a terminal to check and add it.`,
-    );
+    throw new HostKeyError('host-key-rejected', noCertificateAuthorityVouches(name, offered, d.caLines));
+  if (!scanned) throw new HostKeyError('host-key-unknown', unknownHostKeyNotFetched(name, knownHostsFile, behindProxy));
   const fingerprint = fingerprintSha256(scanned.blob);
   const decision = await d.decide({
     host,
@@ -79,7 +72,7 @@ export async function handleUnknownHostKey(
   if (decision !== 'trust')
     throw new HostKeyError(
       'host-key-unknown',
-      `The host key of ${name} (${scanned.keyType} ${fingerprint}) is not in ${knownHostsFile} and was not trusted (kimiService.hostKeyPolicy).`,
+      hostKeyNotTrusted(name, `${scanned.keyType} ${fingerprint}`, knownHostsFile),
     );
   const hash = yes(config, 'hashknownhosts');
   await appendKnownHostsLine(knownHostsFile, formatKnownHostsLine(host, port, scanned.keyType, scanned.blob, { hash }));

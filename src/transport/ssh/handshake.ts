@@ -10,6 +10,15 @@ import { classifySshError } from './sshErrors';
 import { noop, type DialContext, type Timers } from './sshOptions';
 import { TransportError } from '../transport';
 import { AuthError, ConnectionClosedError, ConnectTimeoutError, HostKeyError, transportError } from '../errors';
+import {
+  closedDuringHandshake,
+  closedWhileAsking,
+  handshakeTimedOut,
+  passwordExpired,
+  PROXY_COMMAND_EXITED,
+  sshWhere,
+  tooManyKeys,
+} from '../../present/words/sshWords';
 
 /** A handshake deadline that stops while we wait for the user (host key modal, passphrase). */
 export class HandshakeDeadline {
@@ -78,13 +87,7 @@ export function handshake(
       const message = (err as { message?: unknown } | undefined)?.message;
       if (!hostKeyError && typeof message === 'string' && /too many authentication failures/i.test(message)) {
         // sshd's MaxAuthTries: usually an agent offering many keys before the right one.
-        return reject(
-          new AuthError(
-            `Authentication failed for ${ep.username}@${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}: the server closed the ` +
-              `connection after too many keys (Too many authentication failures); tried: ${authTried.join(', ')}. ` +
-              'With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',
-          ),
-        );
+        return reject(new AuthError(tooManyKeys(`${ep.username}@${sshWhere(ep.hostName, ep.port, via)}`, authTried)));
       }
       const level = (err as { level?: unknown } | undefined)?.level;
       if (!hostKeyError && loginRefusal !== undefined && level === 'client-authentication')
@@ -129,8 +132,11 @@ export function handshake(
       () =>
         failNow(
           new ConnectTimeoutError(
-            `Timed out after ${Math.round(timeoutMs / 1000)} s connecting to ${ep.hostName}:${ep.port}${via ? ` (${via})` : ''}` +
-              (ep.connectTimeoutMs !== undefined ? ' (ConnectTimeout in ~/.ssh/config)' : ''),
+            handshakeTimedOut(
+              Math.round(timeoutMs / 1000),
+              sshWhere(ep.hostName, ep.port, via),
+              ep.connectTimeoutMs !== undefined,
+            ),
           ),
         ),
       ctx.timers,
@@ -158,21 +164,14 @@ export function handshake(
     const onCloseEarly = () =>
       fail(
         auth.asking()
-          ? new AuthError(
-              `Login refused: ${ep.username}@${ep.hostName}:${ep.port} closed the connection while its question was open ` +
-                "(sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner.",
-            )
-          : new ConnectionClosedError(`Connection to ${ep.hostName}:${ep.port} closed during the handshake`),
+          ? new AuthError(closedWhileAsking(`${ep.username}@${sshWhere(ep.hostName, ep.port)}`))
+          : new ConnectionClosedError(closedDuringHandshake(sshWhere(ep.hostName, ep.port))),
       );
     client.on('close', onCloseEarly);
     client.on('change password', () =>
-      failNow(
-        new AuthError(
-          `Login refused: ${ep.username}@${ep.hostName}:${ep.port} requires a new password; change it with ssh on a terminal first.`,
-        ),
-      ),
+      failNow(new AuthError(passwordExpired(`${ep.username}@${sshWhere(ep.hostName, ep.port)}`))),
     );
-    if (proxy) void proxy.exited.then(() => fail(new ConnectionClosedError('ProxyCommand exited')));
+    if (proxy) void proxy.exited.then(() => fail(new ConnectionClosedError(PROXY_COMMAND_EXITED)));
 
     const verifyHostKey = (key: Buffer, verify: (ok: boolean) => void): void => {
       checkHostKey(ctx, ep, key, deadline).then(

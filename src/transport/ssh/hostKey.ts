@@ -13,6 +13,14 @@ import {
 import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import { ConnectionClosedError, HostKeyError } from '../errors';
+import {
+  connectionDisposed,
+  hostCertificateUncheckable,
+  hostKeyChanged,
+  hostKeyNotTrusted,
+  hostKeyRevoked,
+  hostKeyUnparsable,
+} from '../../present/words/sshWords';
 
 /** Host key algorithms ssh2 supports, in its default preference. */
 const HOST_KEY_ALGORITHMS = [
@@ -52,7 +60,7 @@ export async function checkHostKey(
   const file = files[0].file; // where a trusted key is written
   const name = hostLookupName(ep.hostName, ep.port);
   const keyType = keyTypeOfBlob(key);
-  if (!keyType) throw new HostKeyError('host-key-rejected', `The host key offered by ${name} could not be parsed`);
+  if (!keyType) throw new HostKeyError('host-key-rejected', hostKeyUnparsable(name));
   const fingerprint = fingerprintSha256(key);
   const result = checkHostKeyInFiles(files, ep.hostName, ep.port, keyType, key);
   switch (result.status) {
@@ -61,15 +69,18 @@ export async function checkHostKey(
     case 'revoked':
       throw new HostKeyError(
         'host-key-rejected',
-        `The host key of ${name} (${keyType} ${fingerprint}) is marked @revoked in ${result.file} line ${result.line}; refusing to connect.`,
+        hostKeyRevoked(name, `${keyType} ${fingerprint}`, result.file, result.line),
       );
     case 'changed':
       throw new HostKeyError(
         'host-key-changed',
-        `HOST KEY CHANGED for ${name}: the server offered ${keyType} ${fingerprint}, but ${result.file} ` +
-          `line ${result.lines.join(', ')} records ${result.knownFingerprints.join(', ')}. ` +
-          'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
-          `remove the old entry (ssh-keygen -R '${name}' -f '${result.file}') and connect again.`,
+        hostKeyChanged(
+          name,
+          `${keyType} ${fingerprint}`,
+          `${result.file} line ${result.lines.join(', ')}`,
+          result.knownFingerprints,
+          result.file,
+        ),
         { host: name, offered: fingerprint, known: result.knownFingerprints, file: result.file, lines: result.lines },
       );
     case 'unknown': {
@@ -80,10 +91,7 @@ export async function checkHostKey(
         const where = result.certAuthorities.map((c) => `${c.file} line ${c.line}`).join(', ');
         throw new HostKeyError(
           'host-key-rejected',
-          `${where} trusts a certificate authority (@cert-authority) for ${name}, but host certificates cannot be ` +
-            `checked here (ssh2 only receives the plain host key), and the key the server offered (${keyType} ${fingerprint}) ` +
-            `is not in the known-hosts file as a plain key; refusing to connect. If that fingerprint is right (on the host: ` +
-            `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), add the host's plain public key to ${file} as "${name} <key type> <base64>".`,
+          hostCertificateUncheckable(where, name, `${keyType} ${fingerprint}`, file),
         );
       }
       deadline.pause();
@@ -101,12 +109,9 @@ export async function checkHostKey(
       } finally {
         deadline.resume();
       }
-      if (ctx.isDisposed()) throw new ConnectionClosedError(`Connection to ${name} was disposed`);
+      if (ctx.isDisposed()) throw new ConnectionClosedError(connectionDisposed(name));
       if (decision !== 'trust') {
-        throw new HostKeyError(
-          'host-key-unknown',
-          `The host key of ${name} (${keyType} ${fingerprint}) is not in ${file} and was not trusted (kimiService.hostKeyPolicy).`,
-        );
+        throw new HostKeyError('host-key-unknown', hostKeyNotTrusted(name, `${keyType} ${fingerprint}`, file));
       }
       const hash = ep.hashKnownHosts === true;
       await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key, { hash }));

@@ -24,6 +24,7 @@ import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
 import { AuthError } from '../errors';
+import { tooManyQuestions } from '../../present/words/sshWords';
 
 interface Round {
   readonly method: 'keyboard-interactive' | 'password';
@@ -143,11 +144,7 @@ export class HopLogin {
       prompts: loginPrompts(prompts),
     };
     if (++round.asked > MAX_QUESTIONS_PER_ROUND) {
-      this.abort(
-        new AuthError(
-          `Login refused: ${askerName(question)} asked more than ${MAX_QUESTIONS_PER_ROUND} questions in one login; stopped.`,
-        ),
-      );
+      this.abort(new AuthError(tooManyQuestions(askerName(question), MAX_QUESTIONS_PER_ROUND)));
       return;
     }
     const answer = await this.ask(question);

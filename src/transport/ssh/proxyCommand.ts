@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Duplex } from 'node:stream';
 import type { TransportErrorKind } from '../transport';
 import { ProxyCommandGoneError } from '../errors';
+import { PROXY_COMMAND_GONE } from '../../present/words/sshWords';
 
 export interface SpawnSpec {
   readonly file: string;
@@ -89,7 +90,7 @@ class ChildSocket extends Duplex {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    if (this.child.stdin!.destroyed) return cb(new ProxyCommandGoneError('ProxyCommand is not running'));
+    if (this.child.stdin!.destroyed) return cb(new ProxyCommandGoneError(PROXY_COMMAND_GONE));
     this.child.stdin!.write(chunk, (err) => cb(err ?? null));
   }
 

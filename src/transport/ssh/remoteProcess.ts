@@ -9,6 +9,7 @@ import { noop, type Timers } from './sshOptions';
 import { type ChannelHeld, type ExecOptions, type ExecResult, type RemoteProcess } from '../transport';
 import { ConnectionClosedError } from '../errors';
 import { commandDeadline } from '../commandDeadline';
+import { cannotRun, connectionDown, lostWhileRunning } from '../../present/words/sshWords';
 
 /** How long a stream stopped by EOF may take to end before its process group is killed. */
 const STDIN_STOP_GRACE_MS = 3000;
@@ -74,7 +75,7 @@ export async function execRemote(
         exit = { code: typeof code === 'number' ? code : null, signal: signal ?? undefined };
       if (!end.finish()) return;
       if (!exit && ctx.currentClient() !== client) {
-        return reject(new ConnectionClosedError(`Connection to ${ctx.description} was lost while a command ran`));
+        return reject(new ConnectionClosedError(lostWhileRunning(ctx.description)));
       }
       resolve({
         ...finishOutput(stdout, stderr),
@@ -229,13 +230,13 @@ function openExec(ctx: RemoteContext, client: Client, command: string): Promise<
   return new Promise((resolve, reject) => {
     try {
       client.exec(command, (err, channel) => {
-        if (err) return reject(new ConnectionClosedError(`Cannot run a command on ${ctx.description}: ${err.message}`));
+        if (err) return reject(new ConnectionClosedError(cannotRun(ctx.description, err.message)));
         ctx.channels.add(channel);
         channel.once('close', () => ctx.channels.delete(channel));
         resolve(channel);
       });
     } catch (err) {
-      reject(new ConnectionClosedError(`SSH connection to ${ctx.description} is down: ${(err as Error).message}`));
+      reject(new ConnectionClosedError(connectionDown(ctx.description, (err as Error).message)));
     }
   });
 }

@@ -20,6 +20,7 @@ import {
 } from 'ssh2';
 import { fingerprintSha256 } from './knownHosts';
 import { NoAgentError } from '../errors';
+import { NO_AGENT } from '../../present/words/sshWords';
 
 export const WINDOWS_AGENT_PIPE = '\\\\.\\pipe\\openssh-ssh-agent';
 
@@ -159,7 +160,7 @@ export class SelectedAgent extends BaseAgent<ParsedKey> {
     const options = typeof optionsOrCb === 'function' ? {} : optionsOrCb;
     const agent = this.active;
     if (!agent) {
-      cb(new NoAgentError('No ssh-agent answered'));
+      cb(new NoAgentError(NO_AGENT));
       return;
     }
     agent.sign(pubKey, data, options, (err, sig) => {

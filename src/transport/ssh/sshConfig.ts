@@ -16,6 +16,7 @@ import { first, pathContext, resolveEndpoint, type Computed } from './sshEndpoin
 import { parseJumpHop } from './sshJumpHop';
 import type { ResolveEnv, SshEndpoint, SshSettings, SshTarget } from './sshTargetTypes';
 import { ConfigError, SshConfigSyntaxError } from '../errors';
+import { jumpChainTooLong, jumpLoop, sshConfigUnreadable } from '../../present/words/sshWords';
 
 const MAX_JUMP_DEPTH = 8;
 
@@ -40,10 +41,9 @@ function resolveWithJumps(
   depth: number,
   seen: Set<string>,
 ): SshTarget {
-  if (depth > MAX_JUMP_DEPTH)
-    throw new SshConfigSyntaxError(`ProxyJump chain too long (more than ${MAX_JUMP_DEPTH} hops)`);
+  if (depth > MAX_JUMP_DEPTH) throw new SshConfigSyntaxError(jumpChainTooLong(MAX_JUMP_DEPTH));
   const key = settings.host.toLowerCase();
-  if (seen.has(key)) throw new SshConfigSyntaxError(`ProxyJump loop through ${settings.host}`);
+  if (seen.has(key)) throw new SshConfigSyntaxError(jumpLoop(settings.host));
   const expanded = expandIncludes(configText, env.files ?? NO_FILES, settings.host, pathContext(env));
   const unevaluated = unevaluatedMatchCriteria(expanded.text).map(
     (c) => `Match ${c} (not evaluated: such blocks never apply)`,
@@ -105,12 +105,12 @@ export async function loadSshTarget(settings: SshSettings, options: LoadOptions 
   } catch (err) {
     // Unreadable (EACCES, a directory, ...): the user's to fix, like a bad line in it.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new ConfigError(`${configPath}: ${(err as Error).message}`);
+      throw new ConfigError(sshConfigUnreadable(configPath, (err as Error).message));
   }
   try {
     const files = await collectConfigFiles(text, ctx);
     return resolveSshTarget(settings, text, { ...ctx, files });
   } catch (err) {
-    throw new ConfigError(`${configPath}: ${(err as Error).message}`);
+    throw new ConfigError(sshConfigUnreadable(configPath, (err as Error).message));
   }
 }

@@ -3,6 +3,7 @@ import { expandConfigPath, expandTokens, TOKENS, type PathContext, type TokenVal
 import { unsupportedDirectives } from './sshDirectives';
 import type { ResolveEnv, SshEndpoint, SshSettings } from './sshTargetTypes';
 import { SshConfigSyntaxError } from '../errors';
+import { invalidDirective } from '../../present/words/sshWords';
 
 const DEFAULT_IDENTITY_FILES = ['~/.ssh/id_ed25519', '~/.ssh/id_ecdsa', '~/.ssh/id_rsa'];
 
@@ -33,8 +34,7 @@ function yes(v: string | undefined): boolean {
 
 function seconds(name: string, v: string | undefined, alias: string, min: number): number | undefined {
   if (v === undefined || v.toLowerCase() === 'none') return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min)
-    throw new SshConfigSyntaxError(`Invalid ${name} ${JSON.stringify(v)} for ${alias} in ~/.ssh/config`);
+  if (!/^\d+$/.test(v) || Number(v) < min) throw new SshConfigSyntaxError(invalidDirective(name, v, alias));
   return Number(v);
 }
 
@@ -58,7 +58,7 @@ export function resolveEndpoint(
   const cfgPortText = first(computed.port);
   const cfgPort = cfgPortText !== undefined ? Number(cfgPortText) : undefined;
   if (cfgPort !== undefined && !(Number.isInteger(cfgPort) && cfgPort >= 1 && cfgPort <= 65535)) {
-    throw new SshConfigSyntaxError(`Invalid Port ${JSON.stringify(cfgPortText)} for ${alias} in ~/.ssh/config`);
+    throw new SshConfigSyntaxError(invalidDirective('Port', cfgPortText, alias));
   }
   const port = settings.port ?? cfgPort ?? 22;
   const username = settings.username ?? first(computed.user) ?? env.localUser;

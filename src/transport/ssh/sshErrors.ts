@@ -8,6 +8,17 @@ import {
   ConnectTimeoutError,
   DnsError,
 } from '../errors';
+import {
+  authFailed,
+  connectionClosed,
+  connectionFailed,
+  connectionRefused,
+  connectTimedOut,
+  dnsFailed,
+  forwardFailed,
+  hostUnreachable,
+  sshWhere,
+} from '../../present/words/sshWords';
 
 export interface ErrorContext {
   readonly host: string;
@@ -27,34 +38,27 @@ export function classifySshError(err: unknown, ctx: ErrorContext): TransportErro
   const code = typeof e.code === 'string' ? e.code : undefined;
   const level = typeof e.level === 'string' ? e.level : undefined;
   const message = typeof e.message === 'string' ? e.message : String(err);
-  const where = `${ctx.host}:${ctx.port}${ctx.via ? ` (${ctx.via})` : ''}`;
+  const where = sshWhere(ctx.host, ctx.port, ctx.via);
 
   if ((code && DNS_CODES.has(code)) || level === 'client-dns') {
-    return new DnsError(
-      `Cannot resolve host name ${ctx.host}${code === 'EAI_AGAIN' ? ' (DNS temporarily unavailable)' : ''}`,
-    );
+    return new DnsError(dnsFailed(ctx.host, code === 'EAI_AGAIN'));
   }
   if (code === 'ECONNREFUSED') {
-    return new ConnectionRefusedError(`Connection refused by ${where} — is sshd running?`);
+    return new ConnectionRefusedError(connectionRefused(where));
   }
   if (code === 'ETIMEDOUT' || level === 'client-timeout') {
-    const what = /keepalive/i.test(message) ? 'The SSH connection stopped answering (keepalive timeout)' : 'Timed out';
-    return new ConnectTimeoutError(`${what} connecting to ${where}`);
+    return new ConnectTimeoutError(connectTimedOut(where, /keepalive/i.test(message)));
   }
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN') {
-    return new ConnectTimeoutError(`Host ${where} is unreachable (${code})`);
+    return new ConnectTimeoutError(hostUnreachable(where, code));
   }
   if (level === 'client-authentication') {
-    const tried = ctx.authTried.length > 0 ? ctx.authTried.join(', ') : 'no key and no ssh-agent';
-    return new AuthError(
-      `Authentication failed for ${ctx.username}@${where}; tried: ${tried}. ` +
-        'Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".',
-    );
+    return new AuthError(authFailed(`${ctx.username}@${where}`, ctx.authTried));
   }
   if (code === 'ECONNRESET' || code === 'EPIPE' || /connection lost|closed/i.test(message)) {
-    return new ConnectionClosedError(`Connection to ${where} was closed: ${message}`);
+    return new ConnectionClosedError(connectionClosed(where, message));
   }
-  return new TransportError('other', `SSH connection to ${where} failed: ${message}`);
+  return new TransportError('other', connectionFailed(where, message));
 }
 
 /** Auth and host-key failures need the user; retrying them on a timer would only repeat them. */
@@ -74,7 +78,7 @@ export function backoffDelay(n: number, initialMs = 1000, maxMs = 30_000): numbe
 export function channelOpenError(err: unknown, host: string, port: number): ChannelOpenError {
   const e = (err ?? {}) as { message?: unknown; reason?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(err);
-  return new ChannelOpenError(`connect to ${host}:${port} from the SSH host failed: ${message}`, channelCode(message));
+  return new ChannelOpenError(forwardFailed(host, port, message), channelCode(message));
 }
 
 /** ssh2 gives the server's reason as text only. */

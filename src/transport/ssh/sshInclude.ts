@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import { matchPattern } from './knownHosts';
 import { expandTilde, isAbsolutePath, pathApi, sshDir, type PathContext } from './sshPaths';
 import { SshConfigSyntaxError } from '../errors';
+import { includeTooDeep } from '../../present/words/sshWords';
 
 export const MAX_INCLUDE_DEPTH = 16;
 
@@ -153,9 +154,7 @@ function expandText(
     }
     if (header && !header.applies) continue; // a Host block for other hosts: not read (as OpenSSH)
     if (depth + 1 > MAX_INCLUDE_DEPTH) {
-      throw new SshConfigSyntaxError(
-        `Include nested more than ${MAX_INCLUDE_DEPTH} levels deep (a loop?) at ${from}: ${line.trim()}`,
-      );
+      throw new SshConfigSyntaxError(includeTooDeep(MAX_INCLUDE_DEPTH, from, line.trim()));
     }
     for (const arg of splitArgs(d.value)) {
       for (const file of filesOf(arg, files, ctx)) {

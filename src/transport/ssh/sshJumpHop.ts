@@ -1,4 +1,5 @@
 import { SshConfigSyntaxError } from '../errors';
+import { invalidJumpHop, invalidJumpHopPort } from '../../present/words/sshWords';
 
 /** One ProxyJump hop: `[user@]host[:port]` (also `[v6addr]:port` and `ssh://` URIs). */
 export function parseJumpHop(spec: string): { host: string; user?: string; port?: number } {
@@ -22,8 +23,7 @@ export function parseJumpHop(spec: string): { host: string; user?: string; port?
       port = Number(m[2]);
     }
   }
-  if (!host || /\s/.test(host)) throw new SshConfigSyntaxError(`Invalid ProxyJump hop: ${JSON.stringify(spec)}`);
-  if (port !== undefined && !(port >= 1 && port <= 65535))
-    throw new SshConfigSyntaxError(`Invalid port in ProxyJump hop: ${JSON.stringify(spec)}`);
+  if (!host || /\s/.test(host)) throw new SshConfigSyntaxError(invalidJumpHop(spec));
+  if (port !== undefined && !(port >= 1 && port <= 65535)) throw new SshConfigSyntaxError(invalidJumpHopPort(spec));
   return { host, user, port };
 }

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SshConfigSyntaxError } from '../errors';
+import { noSuchUser, tildeUserOnWindows, unsetVariable, unsupportedToken } from '../../present/words/sshWords';
 
 export interface PathContext {
   readonly platform: NodeJS.Platform;
@@ -71,11 +72,10 @@ export function expandTilde(p: string, ctx: PathContext): string {
   const rest = m ? p.slice(m.index + 1) : '';
   let home: string;
   if (head === '' || head === ctx.localUser) home = ctx.homeDir;
-  else if (ctx.platform === 'win32')
-    throw new SshConfigSyntaxError(`~${head} paths are not supported on Windows (only ~): ${JSON.stringify(p)}`);
+  else if (ctx.platform === 'win32') throw new SshConfigSyntaxError(tildeUserOnWindows(head, p));
   else {
     const found = ctx.userHome?.(head);
-    if (found === undefined) throw new SshConfigSyntaxError(`No such user "${head}" in ${JSON.stringify(p)}`);
+    if (found === undefined) throw new SshConfigSyntaxError(noSuchUser(head, p));
     home = found;
   }
   return rest === '' ? home : api.join(home, rest);
@@ -109,13 +109,11 @@ export function expandTokens(
       if (varName !== undefined) {
         if (!env) return whole;
         const v = env[varName];
-        if (v === undefined)
-          throw new SshConfigSyntaxError(`${directive}: environment variable \${${varName}} is not set`);
+        if (v === undefined) throw new SshConfigSyntaxError(unsetVariable(directive, varName));
         return v;
       }
       if (c === '%') return '%';
-      if (!c || !allowed.includes(c))
-        throw new SshConfigSyntaxError(`${directive}: token %${c ?? ''} is not supported in ${JSON.stringify(s)}`);
+      if (!c || !allowed.includes(c)) throw new SshConfigSyntaxError(unsupportedToken(directive, c ?? '', s));
       switch (c) {
         case 'h':
           return t.host;

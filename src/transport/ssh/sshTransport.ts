@@ -16,6 +16,7 @@ import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport
 import { ConnectionClosedError } from '../errors';
 import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from '../openssh/chooseClient';
+import { connectionDown, linkDown } from '../../present/words/sshWords';
 
 export class SshTransport implements Transport {
   readonly description: string;
@@ -126,7 +127,7 @@ export class SshTransport implements Transport {
           resolve(channel);
         });
       } catch (err) {
-        reject(new ConnectionClosedError(`Connection to ${this.description} is down: ${(err as Error).message}`));
+        reject(new ConnectionClosedError(linkDown(this.description, (err as Error).message)));
       }
     });
   };
@@ -160,7 +161,7 @@ export class SshTransport implements Transport {
   private async readyClient(): Promise<Client> {
     const chain = await this.life.ready();
     const client = chain[chain.length - 1];
-    if (!client) throw new ConnectionClosedError(`SSH connection to ${this.description} is down`);
+    if (!client) throw new ConnectionClosedError(connectionDown(this.description));
     return client;
   }
 

@@ -1,0 +1,129 @@
+/**
+ * The OpenSSH client's failures in words: what its log said, and for a refused login what the
+ * facts gathered beside it (certificates, a Kerberos ticket, keys that need a passphrase, a token)
+ * say the user can do.
+ */
+
+/** What a refused login needs to be explained. */
+export interface AuthDiagnosis {
+  /** Problems of the certificates offered (certificates.ts), e.g. expired. */
+  readonly certificateProblems: readonly string[];
+  /** Certificates offered that look valid: the server may not trust their CA. */
+  readonly certificates: readonly string[];
+  /** GSSAPIAuthentication yes, and whether a Kerberos ticket is there (`klist -s`). */
+  readonly gssapi?: { readonly hasTicket: boolean };
+  /** Identity files that need a passphrase (asked through SSH_ASKPASS when a front can answer, else BatchMode). */
+  readonly lockedKeys: readonly string[];
+  readonly pkcs11Provider?: string;
+  /** The agent OpenSSH would ask (IdentityAgent, else SSH_AUTH_SOCK); absent: none. */
+  readonly agentSocket?: string;
+  /** The agent holds a key of the PKCS11Provider's token (so no PIN is missing). */
+  readonly tokenKeysInAgent?: boolean;
+}
+
+export interface RefusalContext {
+  /** user@host:port */
+  readonly who: string;
+  readonly diagnosis?: AuthDiagnosis;
+  /** OpenSSH could ask the user (SSH_ASKPASS): a locked key or a token was asked about, not skipped. */
+  readonly prompts?: boolean;
+}
+
+/** A login stopped because the user did not answer OpenSSH's question; `notGiven`: "passphrase not given". */
+export function promptRefusal(who: string, notGiven: string, promptText: string): string {
+  return `Login to ${who} stopped: ${notGiven} (${JSON.stringify(promptText.trim())} was cancelled). Connect again to be asked again.`;
+}
+
+const BATCH_NOTE =
+  'The OpenSSH client runs here without prompts (BatchMode yes): a key that needs a passphrase or a PIN must be loaded into ssh-agent first (ssh-add; for a token ssh-add -s PROVIDER).';
+
+const PROMPTED_NOTE = 'It was asked for: the passphrase given was not accepted.';
+
+/**
+ * The words of a refused login: the certificate's own problem first, never authorized_keys for a
+ * certificate user. `pinRequired`: OpenSSH said a PKCS#11 token wanted its PIN ("pin required").
+ */
+export function authRefusal(ctx: RefusalContext, methods: string, pinRequired = false): string {
+  const d = ctx.diagnosis;
+  const head = `Login refused by ${ctx.who} (it allows: ${methods})`;
+  if (d && d.certificateProblems.length > 0) return `${head}: ${d.certificateProblems.join('; ')}.`;
+  if (d?.gssapi && !d.gssapi.hasTicket && /gssapi/.test(methods))
+    return `${head}: GSSAPIAuthentication is on but there is no valid Kerberos ticket: run kinit (klist shows the tickets).`;
+  const locked =
+    d && d.lockedKeys.length > 0
+      ? ` ${d.lockedKeys.join(', ')} needs a passphrase. ${ctx.prompts ? PROMPTED_NOTE : BATCH_NOTE}`
+      : '';
+  if (d?.pkcs11Provider !== undefined && pinRequired && !d.tokenKeysInAgent && !ctx.prompts)
+    return `${head}: ${tokenPinNeeded(d.pkcs11Provider, d.agentSocket)}${locked}`;
+  if (d && d.certificates.length > 0)
+    return (
+      `${head}: it did not accept the certificate ${d.certificates.join(', ')}, which is valid for this user and time; ` +
+      `the host may not trust its certificate authority (sshd TrustedUserCAKeys) or may limit its principals (AuthorizedPrincipalsFile).${locked}`
+    );
+  if (d?.gssapi && /gssapi/.test(methods))
+    return `${head}: the Kerberos ticket was not accepted (klist: is it for the host's realm?), and no key was accepted either.${locked}`;
+  const token =
+    d?.pkcs11Provider !== undefined ? ` The token's public key is printed by: ssh-keygen -D ${d.pkcs11Provider}.` : '';
+  return `${head}: no key was accepted. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".${token}${locked}`;
+}
+
+function tokenPinNeeded(provider: string, agentSocket: string | undefined): string {
+  const agent =
+    agentSocket === undefined
+      ? " This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket."
+      : ` The agent this host uses: ${agentSocket}.`;
+  return (
+    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here (nobody to answer: the OpenSSH client runs with BatchMode yes). ` +
+    `Put the token's key into ssh-agent once, in a terminal: ssh-add -s ${provider} (it asks the PIN), then connect again.${agent}`
+  );
+}
+
+/** What the OpenSSH client's log said when it would not connect, by the kind of failure; `last`: its last lines. */
+export const opensshFailure = {
+  dns: (who: string, last: string): string => `Cannot resolve the host name of ${who}: ${last}`,
+  refused: (who: string, last: string): string => `Connection refused by ${who} — is sshd running? (${last})`,
+  unreachable: (who: string, last: string): string => `Could not reach ${who}: ${last}`,
+  hostKey: (who: string, log: string): string => `OpenSSH refused the host key of ${who}: ${log}`,
+  tooManyKeys: (who: string): string =>
+    `Login refused by ${who}: too many keys offered (Too many authentication failures). Set "IdentitiesOnly yes" and this host's IdentityFile in ~/.ssh/config.`,
+  closed: (who: string, last: string): string => `Connection to ${who} was closed: ${last}`,
+  other: (who: string, last: string): string => `OpenSSH could not connect to ${who}: ${last || 'no reason given'}`,
+};
+
+export const OPENSSH_ON_WINDOWS =
+  'kimiService.ssh.client is "openssh", but the OpenSSH of Windows has no ControlMaster, which this transport needs for one login per host; use "ssh2" (docs/ssh.md).';
+
+export function masterSilent(description: string): string {
+  return `The OpenSSH master of ${description} logged in but does not answer on its control socket`;
+}
+
+export function noCertificateAuthorityVouches(name: string, offered: string, caLines: readonly string[]): string {
+  return (
+    `${name} offered ${offered}, which no certificate authority of ${caLines.join(', ')} vouches for ` +
+    '(no host certificate, or one signed by another CA, or not for this name), and it is not in known_hosts; refusing to connect.'
+  );
+}
+
+export function unknownHostKeyNotFetched(name: string, knownHostsFile: string, behindProxy: boolean): string {
+  return (
+    `The host key of ${name} is not in ${knownHostsFile}${behindProxy ? ' (the host is reached through a proxy: its key cannot be fetched here)' : ''}; ` +
+    `connect once with ssh on a terminal to check and add it.`
+  );
+}
+
+/** "a ED25519 key": the refused key's type when its fingerprint could not be fetched. */
+export function keyOfType(keyType: string): string {
+  return `a ${keyType} key`;
+}
+
+export function hostStartsWithDash(host: string): string {
+  return `The host "${host}" cannot start with "-"`;
+}
+
+export function sshNotInstalled(sshPath: string): string {
+  return `The OpenSSH client (${sshPath}) is not installed or not on PATH`;
+}
+
+export function sshDashGFailed(host: string, reason: string): string {
+  return `ssh -G ${host} failed: ${reason}`;
+}

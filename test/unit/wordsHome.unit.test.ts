@@ -1,0 +1,126 @@
+/**
+ * The sentences a user reads are written in present/ (present/words for the layers below it) and
+ * the fronts, nowhere else: an error built in another folder from a sentence of its own fails here.
+ * A programmer's assertion (a value no user input reaches: a PID, a quoting guard, the broker's wire
+ * checks) is no sentence a user reads; those are listed below, by file and the start of their text.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as ts from 'typescript';
+
+const ROOT = path.join(__dirname, '..', '..');
+const SRC = path.join(ROOT, 'src');
+/** Where sentences are written. */
+const HOMES = [path.join(SRC, 'fronts'), path.join(SRC, 'present'), path.join(SRC, 'extension.ts')];
+
+/** Errors that are assertions by kind: the quoting guards, and the broker's checks of a peer's message. */
+const ASSERTION_ERRORS = new Set(['UnsafeArgumentError', 'ProtocolError']);
+
+/** Assertions by file and the start of their text (substitutions shown as ${}). */
+const ASSERTIONS: readonly (readonly [file: string, start: string])[] = [
+  ['util/ringBuffer.ts', 'Invalid capacity'],
+  ['config/userOnlySettings.ts', 'not a user-only setting'],
+  ['config/names.ts', 'Invalid systemd unit name'],
+  ['host/pageCache.ts', 'Invalid parallelism'],
+  ['host/pageCache.ts', 'Invalid PID'],
+  ['host/hostAddresses.ts', 'Invalid host name'],
+  ['host/kernelCaches.ts', 'not a process id'],
+  ['monitor/watch/sampler.ts', 'Invalid PID'],
+  ['monitor/watch/sampler.ts', 'Invalid port'],
+  ['target/slurm/slurmCommands.ts', 'Invalid '],
+  ['target/systemd/systemd.ts', 'Invalid systemd property name'],
+  ['target/docker/dockerTarget.ts', 'Invalid container id'],
+  ['transport/shell.ts', 'sudo resets the environment'],
+  ['transport/shell.ts', 'Invalid environment name'],
+  ['transport/openssh/muxProcess.ts', 'Not a host and port'],
+  ['transport/openssh/controlMaster.ts', 'A path with a double quote'],
+];
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (HOMES.includes(file)) return [];
+    if (entry.isDirectory()) return sourceFiles(file);
+    return entry.name.endsWith('.ts') ? [file] : [];
+  });
+}
+
+/** A literal's text with each substitution as `${}`; undefined for anything else. */
+function literalText(node: ts.Expression): string | undefined {
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+  if (ts.isTemplateExpression(node))
+    return node.head.text + node.templateSpans.map((span) => '${}' + span.literal.text).join('');
+  return undefined;
+}
+
+/** Words of a text, a substitution counting as one (it names a thing: "${host} is unreachable"). */
+function wordCount(text: string): number {
+  return (text.replace(/\$\{\}/g, ' X ').match(/[A-Za-z][A-Za-z'’-]*/g) ?? []).length;
+}
+
+/** `new SomethingError('a sentence ...')` in a file: its error class, line and text. */
+export function sentencesIn(file: string, text: string): { error: string; line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { error: string; line: number; text: string }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && /Error$/.test(node.expression.text)) {
+      const first = node.arguments?.[0];
+      const words = first && literalText(first);
+      if (words !== undefined && wordCount(words) >= 3)
+        found.push({
+          error: node.expression.text,
+          line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+          text: words,
+        });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function strays(): string[] {
+  return sourceFiles(SRC).flatMap((file) => {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    return sentencesIn(file, fs.readFileSync(file, 'utf8'))
+      .filter((s) => !ASSERTION_ERRORS.has(s.error))
+      .filter((s) => !ASSERTIONS.some(([f, start]) => f === rel && s.text.startsWith(start)))
+      .map((s) => `src/${rel}:${s.line}: new ${s.error}(${JSON.stringify(s.text)})`);
+  });
+}
+
+describe('words in one home', function () {
+  this.timeout(60_000);
+
+  it('no error below the fronts is built from a sentence of its own: present/words holds them', () => {
+    const found = strays();
+    assert.deepEqual(found, [], `sentences outside present/ and the fronts:\n${found.join('\n')}`);
+  });
+
+  it('the check sees a sentence in an error, and counts a substitution as a word', () => {
+    const code = [
+      'throw new ConnectionClosedError(`Connection to ${where} was closed`);',
+      "throw new Error('Invalid PID');",
+      'throw new AuthError(`${who} refused: ${why}`);',
+      'throw new Error(words(x));',
+    ].join('\n');
+    assert.deepEqual(
+      sentencesIn('probe.ts', code).map((s) => [s.error, s.line, s.text]),
+      [
+        ['ConnectionClosedError', 1, 'Connection to ${} was closed'],
+        ['AuthError', 3, '${} refused: ${}'],
+      ],
+    );
+  });
+
+  it('every listed assertion is still there (the list does not outlive its code)', () => {
+    for (const [file, start] of ASSERTIONS) {
+      const text = fs.readFileSync(path.join(SRC, file), 'utf8');
+      assert.ok(
+        sentencesIn(file, text).some((s) => s.text.startsWith(start)),
+        `${file}: no error starting "${start}"`,
+      );
+    }
+  });
+});

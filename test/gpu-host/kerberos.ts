@@ -61,6 +61,9 @@ export async function startKdc(dir: string, realm = 'KIMI.TEST'): Promise<Kdc> {
       '  rdns = false',
       '  dns_canonicalize_hostname = false',
       '  udp_preference_limit = 1',
+      // An expired ticket is refused 1 s after its end, not within the default 5 min of clock skew
+      // that the KDC and the libraries allow (the test of an expired ticket waits seconds, not minutes).
+      '  clockskew = 1',
       '[realms]',
       `  ${realm} = {`,
       `    kdc = 127.0.0.1:${port}`,

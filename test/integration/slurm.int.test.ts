@@ -10,13 +10,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import type { GpuHost } from '../gpu-host/harness';
+import type { SlurmCluster } from '../gpu-host/slurm';
 import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { WatchAlert } from '../../src/monitor/watch/watchTypes';
 import { statusText } from '../../src/fronts/vscode/status/statusBarText';
+import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');
@@ -30,15 +31,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   let cliDir: string;
 
   before(async function () {
-    const missing = slurmMissing();
-    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
-    host = await startGpuHost({
-      users: [USER],
-      shards: 4,
-      shardBytes: 1024 * 1024,
-      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
-    });
-    slurm = await startSlurm(host);
+    ({ host, slurm } = await startSlurmHost(USER));
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
     cliDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-slurm-cli-'));
@@ -46,12 +39,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   afterEach(async () => {
     test?.dispose();
     test = undefined;
-    slurm.run(['scancel', '--full', `--user=${USER}`]);
-    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 200,
-      message: 'the jobs of the test ended',
-    });
+    await endJobsOf(slurm, USER);
   });
   after(async () => {
     await slurm?.stop();
@@ -60,42 +48,9 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   });
 
   /** A job folder of the login user's: the batch script (the simulator as its program) and its sim.json. */
-  const jobFiles = (
-    name: string,
-    sim: Record<string, unknown> = {},
-    timeLimit = '10',
-  ): { dir: string; script: string } => {
-    const dir = slurm.userDir(USER, name);
-    const simDir = path.join(dir, 'sim');
-    fs.mkdirSync(simDir, { recursive: true });
-    fs.writeFileSync(
-      path.join(simDir, 'sim.json'),
-      JSON.stringify({ readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3, ...sim }),
-    );
-    const script = path.join(dir, 'serve.sbatch');
-    fs.writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `#SBATCH --output=${dir}/%x-%j.out`,
-        `#SBATCH --time=${timeLimit}`,
-        `export KIMI_SIM_ROOT=${simDir}`,
-        `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
-        `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
-    assert.equal(r.status, 0, r.stderr);
-    return { dir, script };
-  };
-  /** sbatch as the login user, through SSH; the job id. */
-  const submit = async (dir: string, args: string): Promise<string> => {
-    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
-    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
-    return r.stdout.trim();
-  };
+  const jobFiles = (name: string, sim: Record<string, unknown> = {}, timeLimit = '10') =>
+    writeSimJob(host, slurm, USER, name, { sim, timeLimit });
+  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
   /** A servers file for `node dist/cli.js` naming the job, logging in as the login user. */
   const cliConfig = (job: string, script: string): string => {
     const file = path.join(cliDir, `${job}.json`);

@@ -15,6 +15,7 @@ import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
 import { cliEnv } from './simHost';
 import { waitFor } from '../util/waitFor';
 import { parseSettings } from '../../src/config/parseSettings';
+import { sbatchAs, simulatorLaunch } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');
@@ -36,11 +37,7 @@ describe("slurm: Add server lists the login user's jobs that run SGLang (kimi-se
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
       );
     });
-  const submit = async (dir: string, args: string): Promise<string> => {
-    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
-    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
-    return r.stdout.trim();
-  };
+  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
   const running = (id: string) =>
     waitFor(() => (slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim() === 'RUNNING' ? true : undefined), {
       timeoutMs: 30_000,
@@ -91,7 +88,7 @@ describe("slurm: Add server lists the login user's jobs that run SGLang (kimi-se
         '#!/bin/sh',
         `#SBATCH --output=${dir}/%x-%j.out`,
         `export KIMI_SIM_ROOT=${simDir}`,
-        `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+        `exec ${simulatorLaunch(host)} \\`,
         `  --model-path ${host.modelPath} --tp 8 --host 0.0.0.0 --port ${host.httpPort}`,
         '',
       ].join('\n'),

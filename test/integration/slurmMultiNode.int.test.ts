@@ -8,12 +8,13 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import type { GpuHost } from '../gpu-host/harness';
+import type { SlurmCluster } from '../gpu-host/slurm';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+import { endJobsOf, ownedBy, sbatchAs, simulatorLaunch, startSlurmHost } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 
@@ -42,25 +43,12 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
   let test: TestSession | undefined;
 
   before(async function () {
-    const missing = slurmMissing();
-    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
-    host = await startGpuHost({
-      users: [USER],
-      shards: 4,
-      shardBytes: 1024 * 1024,
-      sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3 },
-    });
-    slurm = await startSlurm(host, { nodes: 2 });
+    ({ host, slurm } = await startSlurmHost(USER, { nodes: 2 }));
   });
   afterEach(async () => {
     test?.dispose();
     test = undefined;
-    slurm.run(['scancel', '--full', `--user=${USER}`]);
-    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 200,
-      message: 'the jobs of the test ended',
-    });
+    await endJobsOf(slurm, USER);
     slurm.run(['scontrol', 'update', 'nodename=n2', 'state=resume']);
   });
   after(async () => {
@@ -96,22 +84,17 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
         '#SBATCH --nodes=2',
         `#SBATCH --output=${dir}/%x-%j.out`,
         '#SBATCH --time=10',
-        `srun ${rankScript} ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
+        `srun ${rankScript} ${simulatorLaunch(host)} \\`,
         `  --model-path ${host.modelPath} --tp 8 --nnodes 2 --dist-init-addr 127.0.0.1:${dist} --dist-timeout 60 \\`,
         `  --host 127.0.0.1 --port ${host.httpPort}`,
         '',
       ].join('\n'),
       { mode: 0o755 },
     );
-    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
-    assert.equal(r.status, 0, r.stderr);
+    ownedBy(slurm, USER, dir);
     return { dir, script };
   };
-  const submit = async (dir: string, args: string): Promise<string> => {
-    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
-    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
-    return r.stdout.trim();
-  };
+  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
   const session = (job: string, script: string): Promise<TestSession> =>
     sessionForHost(host, {
       server: {
@@ -154,20 +137,5 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
     assert.doesNotMatch(failed.failure?.summary ?? '', /exited with status|crash/);
     // Rank 0 still runs in the job: the scheduler says RUNNING, the server is failed all the same.
     assert.equal(slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim(), 'RUNNING');
-  });
-
-  it("the second node set DOWN (scontrol update state=down): NODE_FAIL, named as that node's failure", async () => {
-    const { id, states } = await readyJob('kimi-down', '--no-requeue');
-    const down = slurm.run(['scontrol', 'update', 'nodename=n2', 'state=down', 'reason=kimi-test']);
-    assert.equal(down.status, 0, down.stderr);
-    const failed = await waitFor(() => states.find((s) => s.failure !== undefined), {
-      timeoutMs: 60_000,
-      message: `the end by NODE_FAIL:\n${test!.logLines.join('\n')}`,
-    });
-    assert.match(
-      failed.failure?.summary ?? '',
-      /ended because node 1 \(n2\) of the job failed \(NODE_FAIL; srun: Node failure on n2\)/,
-    );
-    assert.match(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout, /JobState=NODE_FAIL/);
   });
 });

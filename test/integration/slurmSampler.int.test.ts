@@ -9,12 +9,12 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
+import type { GpuHost } from '../gpu-host/harness';
+import type { SlurmCluster } from '../gpu-host/slurm';
 import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
+import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 
@@ -25,25 +25,12 @@ describe('slurm: the host sampler runs inside the job, on its node', function ()
   let test: TestSession | undefined;
 
   before(async function () {
-    const missing = slurmMissing();
-    if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
-    host = await startGpuHost({
-      users: [USER],
-      shards: 4,
-      shardBytes: 1024 * 1024,
-      sim: { readMBps: 1, warmReadMBps: 1, warmupSeconds: 0.3 },
-    });
-    slurm = await startSlurm(host);
+    ({ host, slurm } = await startSlurmHost(USER, { sim: { readMBps: 1, warmReadMBps: 1 } }));
   });
   afterEach(async () => {
     test?.dispose();
     test = undefined;
-    slurm.run(['scancel', '--full', `--user=${USER}`]);
-    await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 200,
-      message: 'the jobs of the test ended',
-    });
+    await endJobsOf(slurm, USER);
   });
   after(async () => {
     await slurm?.stop();
@@ -51,37 +38,8 @@ describe('slurm: the host sampler runs inside the job, on its node', function ()
   });
 
   /** The login user's batch script: the simulator as the job's program, reading 4 MB at 1 MB/s. */
-  const jobFiles = (name: string): { dir: string; script: string } => {
-    const dir = slurm.userDir(USER, name);
-    const simDir = path.join(dir, 'sim');
-    fs.mkdirSync(simDir, { recursive: true });
-    fs.writeFileSync(
-      path.join(simDir, 'sim.json'),
-      JSON.stringify({ readMBps: 1, warmReadMBps: 1, warmupSeconds: 0.3 }),
-    );
-    const script = path.join(dir, 'serve.sbatch');
-    fs.writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `#SBATCH --output=${dir}/%x-%j.out`,
-        '#SBATCH --time=10',
-        `export KIMI_SIM_ROOT=${simDir}`,
-        `exec ${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server \\`,
-        `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    const r = slurm.run(['chown', '-R', `${USER}:`, dir]);
-    assert.equal(r.status, 0, r.stderr);
-    return { dir, script };
-  };
-  const submit = async (dir: string, args: string): Promise<string> => {
-    const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user: USER });
-    assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
-    return r.stdout.trim();
-  };
+  const jobFiles = (name: string) => writeSimJob(host, slurm, USER, name, { sim: { readMBps: 1, warmReadMBps: 1 } });
+  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
   const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
   const session = (job: string, script: string): Promise<TestSession> =>
     sessionForHost(host, { server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script } } });

@@ -1,0 +1,96 @@
+// A login user's Slurm job, as the tests submit it: a folder holding the batch script (the SGLang
+// simulator as the job's program, its output in %x-%j.out) and the simulator's sim.json, owned by
+// that user; and sbatch run as that user through the real sshd.
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGpuHost, type GpuHost } from './harness';
+import { slurmMissing, startSlurm, type SlurmCluster } from './slurm';
+import { waitFor } from '../util/waitFor';
+
+export interface SimJobOptions {
+  /** sim.json, over a quick load (40 MB/s, warm-up 0.3 s). */
+  readonly sim?: Record<string, unknown>;
+  /** `#SBATCH --time=`, in minutes. */
+  readonly timeLimit?: string;
+}
+
+/** The simulated `python -m sglang.launch_server` of the host, as a job's command line starts it. */
+export function simulatorLaunch(host: GpuHost): string {
+  return `${path.join(host.fixtureDir, 'opt', 'sglang', 'bin', 'python')} -m sglang.launch_server`;
+}
+
+/** Writes the job folder `name` of `user` with a one-node batch script; its folder and script. */
+export function writeSimJob(
+  host: GpuHost,
+  slurm: SlurmCluster,
+  user: string,
+  name: string,
+  opts: SimJobOptions = {},
+): { dir: string; script: string } {
+  const dir = slurm.userDir(user, name);
+  const simDir = path.join(dir, 'sim');
+  fs.mkdirSync(simDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(simDir, 'sim.json'),
+    JSON.stringify({ readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3, ...opts.sim }),
+  );
+  const script = path.join(dir, 'serve.sbatch');
+  fs.writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      `#SBATCH --output=${dir}/%x-%j.out`,
+      `#SBATCH --time=${opts.timeLimit ?? '10'}`,
+      `export KIMI_SIM_ROOT=${simDir}`,
+      `exec ${simulatorLaunch(host)} \\`,
+      `  --model-path ${host.modelPath} --tp 8 --host 127.0.0.1 --port ${host.httpPort}`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  ownedBy(slurm, user, dir);
+  return { dir, script };
+}
+
+/** Gives `dir` and all below it to `user`, as a folder of their own would be. */
+export function ownedBy(slurm: SlurmCluster, user: string, dir: string): void {
+  const r = slurm.run(['chown', '-R', `${user}:`, dir]);
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/** `sbatch --parsable ARGS` in `dir`, as `user` through SSH; the job id. */
+export async function sbatchAs(host: GpuHost, user: string, dir: string, args: string): Promise<string> {
+  const r = await host.ssh(`cd '${dir}' && sbatch --parsable ${args}`, { user });
+  assert.equal(r.code, 0, `sbatch: ${r.stderr}${r.stdout}`);
+  return r.stdout.trim();
+}
+
+/**
+ * A simulated GPU host with `user` as its login, and a real Slurm cluster on it (one or two
+ * nodes); refused when Slurm is not installed.
+ */
+export async function startSlurmHost(
+  user: string,
+  opts: { nodes?: 1 | 2; sim?: Record<string, unknown> } = {},
+): Promise<{ host: GpuHost; slurm: SlurmCluster }> {
+  const missing = slurmMissing();
+  if (missing) throw new Error(`Slurm is needed for these tests: ${missing}`);
+  const host = await startGpuHost({
+    users: [user],
+    shards: 4,
+    shardBytes: 1024 * 1024,
+    sim: { readMBps: 40, warmReadMBps: 40, warmupSeconds: 0.3, ...opts.sim },
+  });
+  return { host, slurm: await startSlurm(host, { nodes: opts.nodes ?? 1 }) };
+}
+
+/** Cancels every job of `user` and waits until the queue is empty, so the next test starts clean. */
+export async function endJobsOf(slurm: SlurmCluster, user: string): Promise<void> {
+  slurm.run(['scancel', '--full', `--user=${user}`]);
+  await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    message: 'the jobs of the test ended',
+  });
+}

@@ -67,7 +67,7 @@ function stateWord(snapshot: ServerSnapshot): string {
 }
 
 /** The state word as a user reads it (stateWord's value in the display language). */
-function shownWord(snapshot: ServerSnapshot, word: string): string {
+export function shownWord(snapshot: ServerSnapshot, word: string): string {
   return snapshot.refusal ? refusalShownWord(snapshot.refusal) : verdictWord(word as Parameters<typeof verdictWord>[0]);
 }
 

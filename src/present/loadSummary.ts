@@ -2,28 +2,47 @@
  * A load's breakdown in words (monitor/history/loadBreakdown.ts has the figures): one line for the
  * ready notification, the CLI and the agents' tools, and the dashboard's per-phase rows. Pure.
  */
+import * as l10n from '@vscode/l10n';
 import type { ActivityKind } from '../engine/events';
 import { formatRate } from './etaText';
 import type { LoadBreakdown, Reason, TimedPhase, WeightsFacts } from '../monitor/history/loadBreakdown';
 import { formatDuration } from '../util/duration';
 
-export const PHASE_WORDS: Readonly<Record<TimedPhase, string>> = {
-  restart: 'restart',
-  starting: 'start',
-  'loading weights': 'weights',
-  'allocating KV cache': 'KV cache',
-  'capturing CUDA graphs': 'CUDA graphs',
-  'warming up': 'warm-up',
-};
+/** A timed phase's short name in the display language ("weights", "KV cache"). */
+export function phaseShortWord(phase: TimedPhase): string {
+  switch (phase) {
+    case 'restart':
+      return l10n.t('restart');
+    case 'starting':
+      return l10n.t('start');
+    case 'loading weights':
+      return l10n.t('weights');
+    case 'allocating KV cache':
+      return l10n.t('KV cache');
+    case 'capturing CUDA graphs':
+      return l10n.t('CUDA graphs');
+    case 'warming up':
+      return l10n.t('warm-up');
+  }
+}
 
-export const STEP_WORDS: Readonly<Record<ActivityKind, string>> = {
-  deepgemm: 'DeepGEMM compile',
-  'torch-compile': 'torch.compile',
-  'piecewise-graphs': 'piecewise CUDA graphs',
-  'flashinfer-jit': 'flashinfer JIT compile',
-  autotune: 'kernel autotuning',
-  'post-shards': 'processing after the last shard',
-};
+/** A step's name in the display language ("DeepGEMM compile"). */
+export function stepWord(kind: ActivityKind): string {
+  switch (kind) {
+    case 'deepgemm':
+      return l10n.t('DeepGEMM compile');
+    case 'torch-compile':
+      return 'torch.compile';
+    case 'piecewise-graphs':
+      return l10n.t('piecewise CUDA graphs');
+    case 'flashinfer-jit':
+      return l10n.t('flashinfer JIT compile');
+    case 'autotune':
+      return l10n.t('kernel autotuning');
+    case 'post-shards':
+      return l10n.t('processing after the last shard');
+  }
+}
 
 /** A phase is named in the line when it took at least this share of the load. */
 const NAMED_SHARE = 0.1;
@@ -40,17 +59,19 @@ export function weightsWords(w: WeightsFacts): string {
   const where =
     share === undefined
       ? w.source === 'cold'
-        ? 'cold'
+        ? l10n.t('cold')
         : w.source === 'warm'
-          ? 'from the page cache'
+          ? l10n.t('from the page cache')
           : undefined
       : share < 0.1
-        ? 'cold'
+        ? l10n.t('cold')
         : share > 0.9
-          ? 'from the page cache'
-          : `${percent(share)} from the page cache`;
-  const rate = w.bps !== undefined && w.bps > 0 ? `at ${formatRate(w.bps)}` : undefined;
-  return [where, rate].filter(Boolean).join(' ');
+          ? l10n.t('from the page cache')
+          : l10n.t('{0} from the page cache', percent(share));
+  const rate = w.bps !== undefined && w.bps > 0 ? formatRate(w.bps) : undefined;
+  if (where !== undefined && rate !== undefined) return l10n.t('{0} at {1}', where, rate);
+  if (rate !== undefined) return l10n.t('at {0}', rate);
+  return where ?? '';
 }
 
 /** "weights 6m 2s cold at 1.50 GB/s, CUDA graphs 1m 40s (DeepGEMM compile 1m 20s)" */
@@ -62,16 +83,15 @@ function phasesWords(b: LoadBreakdown): string {
     .sort((x, y) => x.startMs - y.startMs);
   return named
     .map((p) => {
-      const parts = [`${PHASE_WORDS[p.phase]} ${formatDuration(p.ms)}`];
-      if (p.phase === 'loading weights' && b.weights) {
-        const w = weightsWords(b.weights);
-        if (w) parts.push(w);
-      }
+      const w = p.phase === 'loading weights' && b.weights ? weightsWords(b.weights) : '';
+      const took = w
+        ? l10n.t('{0} {1} {2}', phaseShortWord(p.phase), formatDuration(p.ms), w)
+        : l10n.t('{0} {1}', phaseShortWord(p.phase), formatDuration(p.ms));
       const steps = b.steps.filter(
         (s) => s.ms >= NAMED_SHARE * b.totalMs && s.startMs >= p.startMs && s.startMs < p.startMs + p.ms,
       );
-      const inside = steps.map((s) => `${STEP_WORDS[s.kind]} ${formatDuration(s.ms)}`);
-      return `${parts.join(' ')}${inside.length ? ` (${inside.join(', ')})` : ''}`;
+      const inside = steps.map((s) => l10n.t('{0} {1}', stepWord(s.kind), formatDuration(s.ms)));
+      return inside.length ? l10n.t('{0} ({1})', took, inside.join(', ')) : took;
     })
     .join(', ');
 }
@@ -79,18 +99,27 @@ function phasesWords(b: LoadBreakdown): string {
 export function reasonWords(reason: Reason): string {
   switch (reason.kind) {
     case 'page cache':
-      return `the page cache held ${percent(reason.share)} of the weights, ${percent(reason.previousShare)} last time`;
+      return l10n.t(
+        'the page cache held {0} of the weights, {1} last time',
+        percent(reason.share),
+        percent(reason.previousShare),
+      );
     case 'read rate':
-      return `the weights were read at ${formatRate(reason.bps)}, ${formatRate(reason.previousBps)} last time`;
+      return l10n.t(
+        'the weights were read at {0}, {1} last time',
+        formatRate(reason.bps),
+        formatRate(reason.previousBps),
+      );
     case 'step':
       return reason.now
-        ? `${STEP_WORDS[reason.step]} ${formatDuration(reason.ms)} this time, none last time`
-        : `no ${STEP_WORDS[reason.step]} this time (${formatDuration(reason.ms)} last time)`;
+        ? l10n.t('{0} {1} this time, none last time', stepWord(reason.step), formatDuration(reason.ms))
+        : l10n.t('no {0} this time ({1} last time)', stepWord(reason.step), formatDuration(reason.ms));
     case 'phase': {
-      const word = PHASE_WORDS[reason.phase];
-      if (reason.ms === 0) return `no ${word} phase this time (${formatDuration(reason.previousMs)} last time)`;
-      if (reason.previousMs === 0) return `${word} ${formatDuration(reason.ms)} this time, none last time`;
-      return `${word} took ${formatDuration(reason.ms)}, ${formatDuration(reason.previousMs)} last time`;
+      const word = phaseShortWord(reason.phase);
+      if (reason.ms === 0)
+        return l10n.t('no {0} phase this time ({1} last time)', word, formatDuration(reason.previousMs));
+      if (reason.previousMs === 0) return l10n.t('{0} {1} this time, none last time', word, formatDuration(reason.ms));
+      return l10n.t('{0} took {1}, {2} last time', word, formatDuration(reason.ms), formatDuration(reason.previousMs));
     }
   }
 }
@@ -98,10 +127,11 @@ export function reasonWords(reason: Reason): string {
 /** "2m 10s slower than last time: the page cache held 4 % of the weights, 96 % last time" */
 export function comparisonWords(b: LoadBreakdown): string {
   const c = b.comparison;
-  if (!c) return 'the first load on record here';
-  if (c.same) return `about as long as last time (${formatDuration(c.previousTotalMs)})`;
-  const how = `${formatDuration(Math.abs(c.deltaMs))} ${c.deltaMs > 0 ? 'slower' : 'faster'} than last time`;
-  return c.reason ? `${how}: ${reasonWords(c.reason)}` : how;
+  if (!c) return l10n.t('the first load on record here');
+  if (c.same) return l10n.t('about as long as last time ({0})', formatDuration(c.previousTotalMs));
+  const delta = formatDuration(Math.abs(c.deltaMs));
+  const how = c.deltaMs > 0 ? l10n.t('{0} slower than last time', delta) : l10n.t('{0} faster than last time', delta);
+  return c.reason ? l10n.t('{0}: {1}', how, reasonWords(c.reason)) : how;
 }
 
 /**
@@ -110,7 +140,10 @@ export function comparisonWords(b: LoadBreakdown): string {
  */
 export function breakdownLine(b: LoadBreakdown): string {
   const phases = phasesWords(b);
-  return `loaded in ${formatDuration(b.totalMs)}${phases ? `: ${phases}` : ''}; ${comparisonWords(b)}`;
+  const total = formatDuration(b.totalMs);
+  return phases
+    ? l10n.t('loaded in {0}: {1}; {2}', total, phases, comparisonWords(b))
+    : l10n.t('loaded in {0}; {1}', total, comparisonWords(b));
 }
 
 /** One row of the dashboard's per-phase bars: this load and the previous ones, newest first. */
@@ -126,11 +159,12 @@ export function phaseRows(b: LoadBreakdown): PhaseRow[] {
   return b.phases.map((p) => {
     const extra = p.phase === 'loading weights' && b.weights ? weightsWords(b.weights) : '';
     const last = p.previousMs[0];
-    const then = b.previous.length ? `; last time ${last === undefined ? 'none' : formatDuration(last)}` : '';
+    const took = extra ? l10n.t('{0} {1}', formatDuration(p.ms), extra) : formatDuration(p.ms);
+    const lastWord = last === undefined ? l10n.t('none') : formatDuration(last);
     return {
-      label: PHASE_WORDS[p.phase],
+      label: phaseShortWord(p.phase),
       ms: p.ms,
-      text: `${formatDuration(p.ms)}${extra ? ` ${extra}` : ''}${then}`,
+      text: b.previous.length ? l10n.t('{0}; last time {1}', took, lastWord) : took,
       previousMs: p.previousMs.map((ms) => ms ?? null),
     };
   });

@@ -3,6 +3,7 @@
  * sets (a batch job's time limit): "queued · starts ~14:05 (Resources)", "the job ends at 18:40,
  * in 2h 11m: the server stops then". Pure; the clock is the caller's.
  */
+import * as l10n from '@vscode/l10n';
 import type { LoadState } from '../monitor/state/loadStateTypes';
 import { timeLeftBeforeEnd } from '../monitor/state/timeLimit';
 import { wholeLoadForecast } from '../monitor/eta/etaLoad';
@@ -26,27 +27,31 @@ export function queuedWord(state: LoadState, now: number): string | undefined {
   if (!isQueued(state)) return undefined;
   const queued = state.unit?.queued;
   const start = queued?.estimatedStartAt;
-  const starts = start !== undefined && start > now ? ` · starts ~${hourMinute(start)}` : '';
-  return `queued${starts}${queued?.reason ? ` (${queued.reason})` : ''}`;
+  const word =
+    start !== undefined && start > now ? l10n.t('queued · starts ~{0}', hourMinute(start)) : l10n.t('queued');
+  return queued?.reason ? l10n.t('{0} ({1})', word, queued.reason) : word;
 }
 
 /** The tooltip's line for the queue: why it waits and the scheduler's estimate. */
 export function queueLine(state: LoadState, now: number): string | undefined {
   const text = queueText(state, now);
-  return text === undefined ? undefined : `Queue: ${text}`;
+  return text === undefined ? undefined : l10n.t('Queue: {0}', text);
 }
 
 /** "waiting for Resources; the scheduler expects to start it at 14:05 (in 1h 5m)". */
 export function queueText(state: LoadState, now: number): string | undefined {
   if (!isQueued(state)) return undefined;
   const queued = state.unit?.queued;
-  const reason = queued?.reason ? `waiting for ${queued.reason}` : 'waiting';
+  const reason = queued?.reason ? l10n.t('waiting for {0}', queued.reason) : l10n.t('waiting');
   const start = queued?.estimatedStartAt;
-  const estimate =
-    start !== undefined && start > now
-      ? `; the scheduler expects to start it at ${hourMinute(start)} (in ${formatDuration(start - now)})`
-      : '; the scheduler has no estimate of its start yet';
-  return `${reason}${estimate}`;
+  return start !== undefined && start > now
+    ? l10n.t(
+        '{0}; the scheduler expects to start it at {1} (in {2})',
+        reason,
+        hourMinute(start),
+        formatDuration(start - now),
+      )
+    : l10n.t('{0}; the scheduler has no estimate of its start yet', reason);
 }
 
 /**
@@ -94,23 +99,41 @@ export function queuedEtaLine(state: LoadState, now: number): string | undefined
   const eta = queuedEta(state, now);
   if (eta === undefined) return undefined;
   if (eta.kind === 'unknown')
-    return `ETA: unknown: the wait in the queue is not known (the scheduler has no estimate of the start yet)${
-      eta.loadMs !== undefined ? `; once it starts, the load takes about ${formatDuration(eta.loadMs)}` : ''
-    }`;
-  const start = `the scheduler's start at ${hourMinute(eta.startAt)} (in ${formatDuration(eta.startAt - now)})`;
-  if (eta.kind === 'start') return `ETA: not before ${start}; how long the load then takes is not known yet`;
-  return `ETA: ready ~${hourMinute(eta.readyAt)} (in ${formatDuration(eta.readyAt - now)}), counting the wait in the queue: ${start}, then a load of about ${formatDuration(eta.loadMs)} (${eta.source})`;
+    return eta.loadMs !== undefined
+      ? l10n.t(
+          'ETA: unknown: the wait in the queue is not known (the scheduler has no estimate of the start yet); once it starts, the load takes about {0}',
+          formatDuration(eta.loadMs),
+        )
+      : l10n.t('ETA: unknown: the wait in the queue is not known (the scheduler has no estimate of the start yet)');
+  const start = l10n.t(
+    "the scheduler's start at {0} (in {1})",
+    hourMinute(eta.startAt),
+    formatDuration(eta.startAt - now),
+  );
+  if (eta.kind === 'start') return l10n.t('ETA: not before {0}; how long the load then takes is not known yet', start);
+  return l10n.t(
+    'ETA: ready ~{0} (in {1}), counting the wait in the queue: {2}, then a load of about {3} ({4})',
+    hourMinute(eta.readyAt),
+    formatDuration(eta.readyAt - now),
+    start,
+    formatDuration(eta.loadMs),
+    eta.source,
+  );
 }
 
 /** "The job ends at 18:40, in 2h 11m: the server stops then"; undefined without a set end or once it passed. */
 export function endLine(state: LoadState, now: number): string | undefined {
   const endsAt = state.unit?.endsAt;
   if (endsAt === undefined || endsAt <= now || state.unit?.mainPid === 0) return undefined;
-  return `Time limit: the job ends at ${hourMinute(endsAt)}, in ${formatDuration(endsAt - now)}: the server stops then`;
+  return l10n.t(
+    'Time limit: the job ends at {0}, in {1}: the server stops then',
+    hourMinute(endsAt),
+    formatDuration(endsAt - now),
+  );
 }
 
 /** "ends in 14m 59s" once the set end is within the warning time (the status bar says it beside the state). */
 export function endSoonWord(state: LoadState, now: number): string | undefined {
   const left = timeLeftBeforeEnd(state, now);
-  return left === undefined ? undefined : `ends in ${formatDuration(left)}`;
+  return left === undefined ? undefined : l10n.t('ends in {0}', formatDuration(left));
 }

@@ -2,6 +2,7 @@
  * What the user is told when the GPU host refuses the connection (or cannot be reached): one
  * wording for the notification and the status bar. Pure.
  */
+import * as l10n from '@vscode/l10n';
 import type { HostKeyChange, TransportErrorKind } from '../transport/transport';
 
 export interface Refusal {
@@ -10,7 +11,7 @@ export interface Refusal {
   readonly hostKeyChange?: HostKeyChange;
 }
 
-/** The status bar's word for a refusal. */
+/** The state word of a refusal as a value (JSON's `state`, compared in code); English. */
 export function refusalWord(refusal: Refusal): string {
   switch (refusal.kind) {
     case 'host-key-changed':
@@ -29,6 +30,25 @@ export function refusalWord(refusal: Refusal): string {
   }
 }
 
+/** A refusal's state word as the user reads it, in the display language. */
+export function refusalShownWord(refusal: Refusal): string {
+  switch (refusal.kind) {
+    case 'host-key-changed':
+      return l10n.t('host key changed');
+    case 'host-key-rejected':
+    case 'host-key-unknown':
+      return l10n.t('host key refused');
+    case 'auth':
+      return l10n.t('login refused');
+    case 'sudo-password':
+      return l10n.t('sudo refused');
+    case 'config':
+      return l10n.t('settings');
+    default:
+      return l10n.t('unreachable');
+  }
+}
+
 /** The notification's text, and the known-hosts line to open when that helps. */
 export function refusalMessage(
   serverName: string,
@@ -39,23 +59,28 @@ export function refusalMessage(
     const known = change.known.join(', ');
     const lines = change.lines.join(', ');
     return {
-      text:
-        `Kimi on ${serverName}: the host key of ${change.host} has CHANGED. It offered ${change.offered}; ` +
-        `${change.file} line ${lines} records ${known}. Nothing was run. If the host was reinstalled, remove the old ` +
-        `entry (ssh-keygen -R '${change.host}' -f '${change.file}') and connect again; otherwise someone may be intercepting the connection.`,
+      text: l10n.t(
+        "Kimi on {0}: the host key of {1} has CHANGED. It offered {2}; {3} line {4} records {5}. Nothing was run. If the host was reinstalled, remove the old entry (ssh-keygen -R '{1}' -f '{3}') and connect again; otherwise someone may be intercepting the connection.",
+        serverName,
+        change.host,
+        change.offered,
+        change.file,
+        lines,
+        known,
+      ),
       openKnownHosts: { file: change.file, ...(change.lines[0] !== undefined ? { line: change.lines[0] } : {}) },
     };
   }
   const what: Partial<Record<TransportErrorKind, string>> = {
-    'host-key-unknown': 'the host key was not trusted',
-    'host-key-rejected': 'the host key was refused',
-    auth: 'the SSH login was refused',
-    dns: 'the host name does not resolve',
-    refused: 'the SSH port refused the connection',
-    timeout: 'the host did not answer in time',
-    'sudo-password': 'sudo asks for a password',
-    config: 'the SSH settings are not usable',
+    'host-key-unknown': l10n.t('the host key was not trusted'),
+    'host-key-rejected': l10n.t('the host key was refused'),
+    auth: l10n.t('the SSH login was refused'),
+    dns: l10n.t('the host name does not resolve'),
+    refused: l10n.t('the SSH port refused the connection'),
+    timeout: l10n.t('the host did not answer in time'),
+    'sudo-password': l10n.t('sudo asks for a password'),
+    config: l10n.t('the SSH settings are not usable'),
   };
-  const why = what[refusal.kind] ?? 'cannot connect';
-  return { text: `Kimi on ${serverName}: ${why}. ${refusal.message}` };
+  const why = what[refusal.kind] ?? l10n.t('cannot connect');
+  return { text: l10n.t('Kimi on {0}: {1}. {2}', serverName, why, refusal.message) };
 }

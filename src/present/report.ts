@@ -9,7 +9,7 @@ import { formatDuration } from '../util/duration';
 import type { LoadState } from '../monitor/state/loadStateTypes';
 import { causeText } from '../engine/rootCause';
 import { describe, loadStartedAt } from './messages';
-import { refusalWord } from './refusalWords';
+import { refusalShownWord, refusalWord } from './refusalWords';
 import type { ServerSnapshot, WaitResult } from './serverSnapshot';
 import { nodeIssue } from '../monitor/state/multiNodeState';
 import { activityText, verdictWord } from './stateWords';
@@ -67,8 +67,8 @@ function stateWord(snapshot: ServerSnapshot): string {
 }
 
 /** The state word as a user reads it (stateWord's value in the display language). */
-function shownWord(snapshot: ServerSnapshot, word: string): string {
-  return snapshot.refusal ? word : verdictWord(word as Parameters<typeof verdictWord>[0]);
+export function shownWord(snapshot: ServerSnapshot, word: string): string {
+  return snapshot.refusal ? refusalShownWord(snapshot.refusal) : verdictWord(word as Parameters<typeof verdictWord>[0]);
 }
 
 /**

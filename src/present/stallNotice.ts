@@ -3,25 +3,26 @@
  * (docs/phases-and-stalls.md). Pure: the controller shows it as a warning, the agents' `wait`
  * returns it.
  */
-import { activityLabel } from '../engine/activity';
+import * as l10n from '@vscode/l10n';
 import type { NodeState } from '../monitor/state/multiNodeState';
 import { nodeIssue } from '../monitor/state/multiNodeState';
 import { formatDuration } from '../util/duration';
 import type { LoadState } from '../monitor/state/loadStateTypes';
 import { clockTime } from '../monitor/state/witnessMoves';
+import { activityText, phaseWord } from './stateWords';
 
 /** "loading weights 45% (shard 27/61; last move: shards 27/61)". */
 export function lastSeen(state: LoadState): string {
-  const phase = state.phase ?? 'starting';
-  const percent = state.progress !== undefined ? ` ${Math.floor(state.progress * 100)}%` : '';
+  const phase = phaseWord(state.phase ?? 'starting');
+  const shown = state.progress !== undefined ? l10n.t('{0} {1}%', phase, Math.floor(state.progress * 100)) : phase;
   const details: string[] = [];
   if (state.phase === 'loading weights' && state.shards)
-    details.push(`shard ${state.shards.done}/${state.shards.total}`);
+    details.push(l10n.t('shard {0}/{1}', state.shards.done, state.shards.total));
   if (state.phase === 'capturing CUDA graphs' && state.cudaGraphBatches)
-    details.push(`batch ${state.cudaGraphBatches.done}/${state.cudaGraphBatches.total}`);
-  if (state.activity) details.push(activityLabel(state.activity));
-  if (state.lastProgressWitness) details.push(`last move: ${state.lastProgressWitness}`);
-  return `${phase}${percent}${details.length ? ` (${details.join('; ')})` : ''}`;
+    details.push(l10n.t('batch {0}/{1}', state.cudaGraphBatches.done, state.cudaGraphBatches.total));
+  if (state.activity) details.push(activityText(state.activity));
+  if (state.lastProgressWitness) details.push(l10n.t('last move: {0}', state.lastProgressWitness));
+  return details.length ? l10n.t('{0} ({1})', shown, details.join('; ')) : shown;
 }
 
 /**
@@ -33,8 +34,24 @@ export function stallText(serverName: string, state: LoadState, now: number, nod
   const issue = nodes && nodes.length > 0 ? nodeIssue(nodes) : undefined;
   const node = issue?.verdict === 'stalled' ? nodes?.find((n) => n.label === issue.label) : undefined;
   const seen = node?.state ?? state;
-  const who = node ? ` (${node.label})` : '';
-  return `Kimi on ${serverName} is stalled${who}: no witness has moved for ${formatDuration(now - seen.lastProgressAt)}; last seen: ${lastSeen(seen)} at ${clockTime(seen.lastProgressAt)}`;
+  const since = formatDuration(now - seen.lastProgressAt);
+  const at = clockTime(seen.lastProgressAt);
+  return node
+    ? l10n.t(
+        'Kimi on {0} is stalled ({1}): no witness has moved for {2}; last seen: {3} at {4}',
+        serverName,
+        node.label,
+        since,
+        lastSeen(seen),
+        at,
+      )
+    : l10n.t(
+        'Kimi on {0} is stalled: no witness has moved for {1}; last seen: {2} at {3}',
+        serverName,
+        since,
+        lastSeen(seen),
+        at,
+      );
 }
 
 /** The notice to show when this state change made the load stalled; undefined otherwise (said once per stall). */

@@ -14,8 +14,6 @@ import type { LineTail } from '../../../util/lineTail';
 import { redact } from '../../../util/redact';
 
 export const REPORT_PROBLEM_COMMAND = 'kimiService.reportProblem';
-const OPEN_REPORTER = 'Open issue reporter';
-
 function hostsOf(servers: readonly ServerProfile[]): string[] {
   return servers
     .flatMap((s) => [s.host, s.urlHost, ...(s.nodes ?? []).map((n) => n.host)])
@@ -78,13 +76,14 @@ export function registerReportProblem(
     });
     const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: report });
     await vscode.window.showTextDocument(document);
+    const openReporter = l10n.t('Open issue reporter');
     const choice = await vscode.window.showInformationMessage(
       l10n.t(
         'Kimi: the problem report is in the new editor, with secrets, hosts and users masked. Read it (and edit it) before you share it.',
       ),
-      OPEN_REPORTER,
+      openReporter,
     );
-    if (choice === OPEN_REPORTER)
+    if (choice === openReporter)
       await vscode.commands.executeCommand('workbench.action.openIssueReporter', {
         extensionId: context.extension.id,
         data: document.getText(),

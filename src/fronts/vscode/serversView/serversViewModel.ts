@@ -4,10 +4,12 @@
  * row per node of a multi-node server. Pure: the tree provider (serversView.ts) only turns
  * these rows into TreeItems. The words are the fleet report's, the icons the status bar's.
  */
+import * as l10n from '@vscode/l10n';
 import { formatEta } from '../../../present/etaText';
 import { formatDuration } from '../../../util/duration';
 import type { NodeSnapshot, ServerSnapshot } from '../../../fleet/fleetTypes';
-import { serverReport } from '../../../present/report';
+import { serverReport, shownWord } from '../../../present/report';
+import { verdictWord } from '../../../present/stateWords';
 import { describe } from '../../../present/messages';
 import { stateIcon } from '../status/verdictIcons';
 
@@ -45,14 +47,14 @@ function shorten(text: string, max: number): string {
 }
 
 function nodeRow(serverName: string, node: NodeSnapshot, index: number): NodeRow {
-  const word = node.state ? describe(node.state) : 'not watched';
+  const word = node.state ? describe(node.state) : verdictWord('not watched');
   return {
     kind: 'node',
     serverName,
     id: `${serverName}/node/${index}`,
     label: node.label,
-    description: `${node.host} · ${word}`,
-    tooltip: `${node.label} of ${serverName} on ${node.host}: ${word}`,
+    description: l10n.t('{0} · {1}', node.host, word),
+    tooltip: l10n.t('{0} of {1} on {2}: {3}', node.label, serverName, node.host, word),
     icon: stateIcon(node.state?.verdict),
   };
 }
@@ -61,33 +63,36 @@ export function serverRow(snapshot: ServerSnapshot, activeName: string | undefin
   const report = serverReport(snapshot, now);
   const state = snapshot.state;
   const watched = snapshot.watching && state !== undefined && !snapshot.refusal;
-  const parts: string[] = [report.state];
-  if (report.progressPercent !== null) parts[0] = `${report.state} ${report.progressPercent}%`;
+  const stateShown = shownWord(snapshot, report.state);
+  const parts: string[] = [
+    report.progressPercent !== null ? l10n.t('{0} {1}%', stateShown, report.progressPercent) : stateShown,
+  ];
   // The quiet step under way (a JIT compile...), in place of an ETA nothing can give for it.
   if (report.activity) parts.push(report.activity);
-  if (report.etaSeconds !== null) parts.push(`about ${formatEta(report.etaSeconds * 1000)}`);
+  if (report.etaSeconds !== null) parts.push(l10n.t('about {0}', formatEta(report.etaSeconds * 1000)));
   // Uptime as systemd counts it, from the process start: a server found ready by a first look was up long before.
   if (watched && state.verdict === 'ready' && state.readyAt !== undefined)
-    parts.push(`up ${formatDuration(now - (state.processStartedAt ?? state.readyAt))}`);
+    parts.push(l10n.t('up {0}', formatDuration(now - (state.processStartedAt ?? state.readyAt))));
   if (snapshot.verification) parts.push(snapshot.verification);
-  if (snapshot.forwardedPort !== undefined) parts.push(`forwarded to localhost:${snapshot.forwardedPort}`);
+  if (snapshot.forwardedPort !== undefined) parts.push(l10n.t('forwarded to localhost:{0}', snapshot.forwardedPort));
   if (report.lastError) parts.push(shorten(report.lastError, ERROR_ON_ROW));
   const active = snapshot.server.name === activeName;
-  const where = `${snapshot.server.host ?? 'this machine'}, unit ${snapshot.server.unit}`;
+  const name = active ? l10n.t('{0} (active)', snapshot.server.name) : snapshot.server.name;
+  const host = snapshot.server.host ?? l10n.t('this machine');
   const tooltip = [
-    `${snapshot.server.name}${active ? ' (active)' : ''}: ${where}`,
+    l10n.t('{0}: {1}, unit {2}', name, host, snapshot.server.unit),
     report.summary,
-    ...(report.lastError ? [`Last error: ${report.lastError}`] : []),
-    `Parsers: ${snapshot.verification ?? 'not verified yet'}`,
+    ...(report.lastError ? [l10n.t('Last error: {0}', report.lastError)] : []),
+    l10n.t('Parsers: {0}', snapshot.verification ?? l10n.t('not verified yet')),
     ...(snapshot.forwardedPort !== undefined
-      ? [`${snapshot.server.url} is forwarded to http://localhost:${snapshot.forwardedPort}`]
+      ? [l10n.t('{0} is forwarded to http://localhost:{1}', snapshot.server.url, snapshot.forwardedPort)]
       : []),
   ].join('\n');
   return {
     kind: 'server',
     serverName: snapshot.server.name,
     id: `server/${snapshot.server.name}`,
-    label: active ? `${snapshot.server.name} (active)` : snapshot.server.name,
+    label: name,
     description: parts.join(' · '),
     tooltip,
     icon: snapshot.refusal ? 'error' : watched ? stateIcon(state.verdict) : stateIcon(undefined),

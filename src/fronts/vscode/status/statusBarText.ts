@@ -6,7 +6,7 @@ import * as l10n from '@vscode/l10n';
 import { describe, failureCause, loadingPercent } from '../../../present/messages';
 import { activityText, phaseWord, verdictWord } from '../../../present/stateWords';
 import type { ServerProfile } from '../../../config/config';
-import { refusalWord, type Refusal } from '../../../present/refusalWords';
+import { refusalShownWord, type Refusal } from '../../../present/refusalWords';
 import { bytesFraction } from '../../../monitor/state/loadProgress';
 import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { formatDuration } from '../../../util/duration';
@@ -64,7 +64,7 @@ export function statusText(view: StatusView, now: number = Date.now()): string {
 
 function activeServerText(view: StatusView, now: number): string {
   if (view.configError) return `$(warning) ${l10n.t('Kimi: settings')}`;
-  if (view.refusal) return `$(error) ${l10n.t('Kimi: {0}', refusalWord(view.refusal))}`;
+  if (view.refusal) return `$(error) ${l10n.t('Kimi: {0}', refusalShownWord(view.refusal))}`;
   const state = view.state;
   // Nothing checks the server any more: no state word that would look current.
   if (!state || !view.watching) return `$(server-process) ${l10n.t('Kimi: {0}', verdictWord('not watched'))}`;

@@ -129,7 +129,7 @@ const ownerMessage = z.discriminatedUnion('t', [
   z.strictObject({ t: z.literal('refuse'), v: whole, reason }),
   z.strictObject({ t: z.literal('event'), event: wireEventSchema, snapshot: wireSnapshot, notify: z.boolean() }),
   z.discriminatedUnion('ok', [
-    z.strictObject({ t: z.literal('reply'), id: whole, ok: z.literal(true), value: z.unknown() }),
+    z.strictObject({ t: z.literal('reply'), id: whole, ok: z.literal(true), value: z.unknown().optional() }),
     z.strictObject({
       t: z.literal('reply'),
       id: whole,

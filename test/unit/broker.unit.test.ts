@@ -117,6 +117,16 @@ describe('broker protocol: every message checked on receipt', () => {
       assert.throws(() => parseOwnerMessage(line(bad)), ProtocolError, line(bad));
   });
 
+  it('a reply of a verb that returns nothing has no value (JSON drops it) and is still a reply', () => {
+    // attach and connect reply with no value: a reply refused for it made the client drop its owner.
+    const reply = parseOwnerMessage(line({ t: 'reply', id: 7, ok: true }));
+    assert.deepEqual(reply, { t: 'reply', id: 7, ok: true });
+    assert.equal(
+      parseOwnerMessage(line({ t: 'reply', id: 8, ok: true, value: { kind: 'restarted', issued: true } })).t,
+      'reply',
+    );
+  });
+
   it('a server is the same on two peers only when the whole profile is (key order aside)', () => {
     assert.equal(profileKey({ name: 'a', host: 'h', port: 22 }), profileKey({ port: 22, host: 'h', name: 'a' }));
     assert.notEqual(profileKey({ name: 'a', host: 'h', port: 22 }), profileKey({ name: 'a', host: 'h', port: 2222 }));

@@ -32,7 +32,7 @@ async function pickParser(kind: string, names: readonly string[]): Promise<strin
       description: name === DEFAULT_PARSER ? 'Kimi K2 / K2.6 (<think> markers)' : undefined,
     })),
     {
-      title: kind === 'reasoning' ? l10n.t('Kimi: reasoning parser') : l10n.t('Kimi: tool-call parser'),
+      title: kind === 'reasoning' ? l10n.t('Kimi: reasoning parser') : l10n.t('Kimi: tool call parser'),
       placeHolder: l10n.t(
         "{0} (kimi_k2 for Kimi K2.6; SGLang's and vLLM's names)",
         `--${kind === 'reasoning' ? 'reasoning-parser' : 'tool-call-parser'}`,

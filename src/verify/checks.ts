@@ -6,23 +6,27 @@
 import { judgeCarriedReasoning, judgeParallelCalls, judgeRoundTrip, reasoningTextOf, toolCallsOf } from './agentJudges';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall, type Judgement, type ToolDefinition } from './judges';
 
-export type CheckName =
-  | 'server flags'
-  | 'reasoning'
-  | 'reasoning (stream)'
-  | 'thinking off'
-  | 'tool calling'
-  | 'tool calling (stream)'
-  | 'tool round trip'
-  | 'tool round trip (stream)'
-  | 'reasoning carried through tool calls'
-  | 'parallel tool calls'
-  | 'parallel tool calls (stream)'
-  | 'tool_choice required'
-  | 'tool_choice required (stream)'
-  | 'named tool choice'
-  | 'named tool choice (stream)'
-  | 'tool-call ids';
+/** Every check a verification can run: the type and the broker's schema both come from this list. */
+export const CHECK_NAMES = [
+  'server flags',
+  'reasoning',
+  'reasoning (stream)',
+  'thinking off',
+  'tool calling',
+  'tool calling (stream)',
+  'tool round trip',
+  'tool round trip (stream)',
+  'reasoning carried through tool calls',
+  'parallel tool calls',
+  'parallel tool calls (stream)',
+  'tool_choice required',
+  'tool_choice required (stream)',
+  'named tool choice',
+  'named tool choice (stream)',
+  'tool-call ids',
+] as const;
+
+export type CheckName = (typeof CHECK_NAMES)[number];
 
 export const WEATHER_TOOL: ToolDefinition = {
   type: 'function',

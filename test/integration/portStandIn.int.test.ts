@@ -97,6 +97,37 @@ describe('a stand-in on the server port (simulated host, real SSH)', function ()
     assert.match(message, new RegExp(`port ${host.httpPort} is answered by pid ${standIn.pid} \\(node\\)`), message);
   });
 
+  it('a sampler that comes late: an answer on the port waits for its next round, which names the stand-in', async () => {
+    // Rounds of 3 s: the port looks closed for 6 s after the sampler's last word, and a sampler
+    // silent for 15 s is no longer waited for.
+    const slowRounds = { ...FAST_WATCH, pollIntervalMs: 3000 };
+    await host.configureSimulator({ fault: {}, readMBps: 1, warmReadMBps: 1, warmupSeconds: 1 });
+    test = await sessionForHost(host);
+    const states: LoadState[] = [];
+    const watching = test.session.watch('restart', slowRounds, { onState: (s) => states.push(s) });
+    await waitFor(() => (states.at(-1)?.shards?.done ?? 0) >= 2, { timeoutMs: 60_000, message: 'two shards read' });
+    // The host is too busy to run the sampler: its shell and nvidia-smi loop stop where they are.
+    const sampler = (signal: string) => host.nsExec(`pkill -${signal} -f 'portscan\\(\\)'`);
+    const stopped = await sampler('STOP');
+    assert.equal(stopped.code, 0, `the sampler stopped: ${stopped.stderr}`);
+    const stoppedAt = Date.now();
+    const fromStop = states.length;
+    standIn = await startStandIn(host, test.dir);
+    await waitFor(() => Date.now() - stoppedAt >= 10_000, { timeoutMs: 30_000, message: '10 s of a silent sampler' });
+    const resumed = await sampler('CONT');
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const named = await waitFor(() => states.at(-1)?.standIn, { timeoutMs: 30_000, message: 'the stand-in named' });
+    assert.equal(named.pid, standIn.pid);
+    const early = states
+      .slice(fromStop)
+      .find((s) => s.verdict !== 'loading' || s.http === 'healthy' || s.http === 'warming');
+    assert.equal(early, undefined, `counted before its owner was read: ${early?.verdict}, ${early?.lastSignal?.text}`);
+    await standIn.stop();
+    standIn = undefined;
+    const outcome = await watching;
+    assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
+  });
+
   describe('logged in as another user than the server’s', () => {
     let other: GpuHost;
     before(async () => {

@@ -88,18 +88,23 @@ export class HttpWitness implements Witness {
     }
     this.healthSkipped = 0;
     const closedBefore = this.port.seenClosed();
+    const unconfirmed = closedBefore || this.port.ownerPending();
     const sampledBefore = this.port.sampledAt();
     this.lastHealthAt = ctx.now();
     const health = await deps.http.health();
     const at = ctx.now();
-    if (closedBefore && health.kind === 'http') {
-      // Twice, with a sampler round between: a socket opened between two rounds (a stand-in's
-      // too) is named by the next round before its answers count.
+    if (!unconfirmed) this.answeredWhileClosedAt = undefined;
+    if (unconfirmed && health.kind === 'http') {
+      // Held until a sampler round comes between: a socket opened since the sampler's last look
+      // (a stand-in's too) is named by that round before its answers count.
       if (this.answeredWhileClosedAt === undefined || sampledBefore === this.answeredWhileClosedAt) {
         this.answeredWhileClosedAt = sampledBefore;
         this.healthSkipped = HEALTH_BACKSTOP_ROUNDS - 1;
         return;
       }
+      if (!closedBefore) this.answeredWhileClosedAt = undefined;
+    }
+    if (closedBefore && health.kind === 'http') {
       this.port.distrust();
       deps.log(
         'info',

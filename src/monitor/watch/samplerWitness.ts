@@ -7,7 +7,7 @@ import { samplerCommand, SamplerReader } from './sampler';
 import { apiKeyFromArgv, modelPathOf } from '../../engine/execStart';
 import type { ModelSize } from '../../host/procIo';
 import { dropCacheWarning } from '../../host/pageCache';
-import { type WantedSampler, urlPort } from './watchTypes';
+import { HEALTH_BACKSTOP_ROUNDS, type WantedSampler, urlPort } from './watchTypes';
 import { isPortForwarder, runsContainerCli, standInText, type PortOwner } from '../../host/portOwner';
 import type { PortView } from './httpWitness';
 import type { Witness, WitnessContext } from './witness';
@@ -41,6 +41,14 @@ export class SamplerWitness implements Witness, PortView {
    */
   private port: { listening: boolean; at: number } | undefined;
   private portTrusted = true;
+  /**
+   * Who holds the listening socket was read since the port was last seen closed. Until then an
+   * answer on the port may be a stand-in's: the sampler's round can come late on a busy host,
+   * after the socket opened but before its owner line.
+   */
+  private ownerRead = false;
+  /** When the sampler was last started: its silence since then counts as lag, like a late round. */
+  private samplerSince = 0;
   /** Said once per watch: who holds the port cannot be told (another user's process, a forwarder). */
   private portOwnerUnreadableSaid = false;
   /** The model's *.safetensors total, read by the sampler from ExecStart's --model-path. */
@@ -167,6 +175,8 @@ export class SamplerWitness implements Witness, PortView {
       current.process?.kill();
     }
     this.port = undefined;
+    this.ownerRead = false;
+    this.samplerSince = ctx.now();
     if (!wanted) return;
     const entry: { process: RemoteProcess | undefined } & WantedSampler = { process: undefined, ...wanted };
     this.sampler = entry;
@@ -271,6 +281,7 @@ export class SamplerWitness implements Witness, PortView {
     const { ctx } = this;
     const opened = listening && this.port?.listening !== true;
     this.port = { listening, at: ctx.now() };
+    if (!listening) this.ownerRead = false;
     if (!listening) ctx.emit({ kind: 'listener', at: ctx.now(), standIn: undefined });
     if (opened) ctx.probeSoon();
   }
@@ -282,6 +293,7 @@ export class SamplerWitness implements Witness, PortView {
     const at = ctx.now();
     const service = this.target.label;
     const outsideTree = runsContainerCli(this.execStartArgv);
+    this.ownerRead = true;
     if (owner.kind === 'other' && !isPortForwarder(owner) && !outsideTree) {
       const standIn = { port, service, since: at, ...pidAndCommand(owner) };
       log(
@@ -318,10 +330,14 @@ export class SamplerWitness implements Witness, PortView {
 
   /**
    * The sampler watches the port but has not said yet who listens there (its first round is still
-   * to come): an answer now could be a stand-in's, taken for the server's before it is named.
+   * to come, or the port was last seen closed): an answer now could be a stand-in's, taken for the
+   * server's before it is named.
    */
   ownerPending(): boolean {
-    return this.portTrusted && this.wanted()?.listenPort !== undefined && this.port === undefined;
+    if (!this.portTrusted || this.ownerRead || this.wanted()?.listenPort === undefined) return false;
+    // A sampler silent for that long is not waited for: answers count as the server's again.
+    const lastWord = this.port?.at ?? this.samplerSince;
+    return this.ctx.now() - lastWord <= HEALTH_BACKSTOP_ROUNDS * this.hooks.roundMs();
   }
 
   /** The sampler saw, this round or the last, that nothing listens on the port: /health would be refused. */

@@ -9,11 +9,12 @@
 # slurm-wlm, munge: a real Slurm scheduler on loopback (test/gpu-host/slurm.ts) for the batch-job target.
 # krb5-kdc, krb5-admin-server, krb5-user: a throwaway Kerberos realm on loopback (test/gpu-host/kerberos.ts).
 # softhsm2, opensc: a PKCS#11 token in software and pkcs11-tool to make its key (test/gpu-host/softhsm.ts).
+# fonts-wqy-microhei: Chinese glyphs for the browser, so pictures of the zh-cn workbench show words (1.6 MB).
 # Already installed: one dpkg-query, a few tens of milliseconds.
 set -euo pipefail
 packages=(openssh-server openssh-client util-linux curl build-essential pkg-config python3 libkrb5-dev
   libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium sudo iproute2 docker.io docker-compose
-  libpam-oath slurm-wlm munge krb5-kdc krb5-admin-server krb5-user softhsm2 opensc)
+  libpam-oath slurm-wlm munge krb5-kdc krb5-admin-server krb5-user softhsm2 opensc fonts-wqy-microhei)
 # Installed means "ii" (a package removed but not purged is "rc", and `dpkg -s` succeeds on it).
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()

@@ -12,6 +12,7 @@ import {
   writeFileSync,
   createWriteStream,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from '../util/waitFor';
@@ -169,6 +170,8 @@ export interface CodeServerOptions {
    * test suite given in its `payload` query.
    */
   smokeTestDriver?: boolean;
+  /** VS Code's display language (`--locale`); a language pack for it must be among `vsix`. */
+  locale?: string;
 }
 
 export interface CodeServer {
@@ -277,6 +280,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
       env,
     );
   }
+  if (opts.locale) writeLanguagePacks(userDataDir, extensionsDir);
 
   const port = opts.port ?? (await freePort());
   const logFile = opts.logFile ?? join(root, 'code-server.log');
@@ -315,6 +319,7 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         '--disable-update-check',
         ...(opts.restrictedMode ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
+        ...(opts.locale ? ['--locale', opts.locale] : []),
         '--user-data-dir',
         userDataDir,
         '--extensions-dir',
@@ -400,4 +405,47 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
       if (process.env.KIMI_E2E_KEEP !== '1') rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * languagepacks.json in the user data folder, as VS Code's server writes it when a language pack
+ * is installed from its own UI (the CLI's `--install-extension` does not): without it `--locale`
+ * resolves to English, for the workbench and the extension host alike.
+ */
+function writeLanguagePacks(userDataDir: string, extensionsDir: string): void {
+  const packs: Record<
+    string,
+    { hash: string; extensions: unknown[]; translations: Record<string, string>; label: string }
+  > = {};
+  for (const folder of readdirSync(extensionsDir)) {
+    const manifestFile = join(extensionsDir, folder, 'package.json');
+    if (!existsSync(manifestFile)) continue;
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+      name: string;
+      publisher: string;
+      version: string;
+      contributes?: {
+        localizations?: {
+          languageId: string;
+          languageName?: string;
+          localizedLanguageName?: string;
+          translations: { id: string; path: string }[];
+        }[];
+      };
+    };
+    const id = `${manifest.publisher}.${manifest.name}`.toLowerCase();
+    for (const localization of manifest.contributes?.localizations ?? []) {
+      const translations = Object.fromEntries(
+        localization.translations.map((t) => [t.id, join(extensionsDir, folder, t.path)]),
+      );
+      const hash = createHash('md5').update(id).update(manifest.version).digest('hex');
+      packs[localization.languageId] = {
+        hash,
+        extensions: [{ extensionIdentifier: { id }, version: manifest.version }],
+        translations,
+        label: localization.localizedLanguageName ?? localization.languageName ?? localization.languageId,
+      };
+    }
+  }
+  writeFileSync(join(userDataDir, 'languagepacks.json'), JSON.stringify(packs));
 }

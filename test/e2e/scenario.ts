@@ -87,6 +87,8 @@ export interface ScenarioOptions {
   workspaceSettings?: (host: GpuHost) => Record<string, unknown>;
   /** The browser's device pixels per CSS pixel (default 1); 2 for sharp pictures. */
   deviceScaleFactor?: number;
+  /** VS Code's display language; its language pack goes in `extraVsix`. */
+  locale?: string;
 }
 
 export interface Scenario {
@@ -157,6 +159,7 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
     cs = await startCodeServer({
       folder,
       restrictedMode: opts.restrictedMode,
+      locale: opts.locale,
       vsix: [vsix, ...(opts.extraVsix?.() ?? [])],
       settings: kimiSettings(
         host,

@@ -1,0 +1,63 @@
+// The packaged extension in a workbench whose display language is Simplified Chinese (a language
+// pack for zh-cn installed, `--locale zh-cn`): the palette's command, the confirmation, the status
+// bar through a load, and the ready notification read in Chinese, from the VSIX's own bundles.
+import assert from 'node:assert/strict';
+import { FixtureExtension } from './fixtureExtension';
+import { printResultsDir, simForLoad, useScenario } from './scenario';
+import {
+  clickDialogButton,
+  formatStatusHistory,
+  paletteRows,
+  runCommand,
+  screenshot,
+  waitForDialog,
+  waitForNotification,
+  waitForStatus,
+} from './workbench';
+
+after(printResultsDir);
+
+describe('e2e: the extension in Chinese (display language zh-cn)', function () {
+  const languagePack = new FixtureExtension('language-pack-zh-cn', 'the zh-cn language pack');
+  after(() => languagePack.remove());
+  const scenario = useScenario({
+    name: 'zh-cn',
+    locale: 'zh-cn',
+    extraVsix: () => [languagePack.packageVsix()],
+    gpuHost: { sim: simForLoad(12) },
+    hostKeyPolicy: 'strict',
+  });
+
+  it('the restart command, its confirmation, the load and ready are said in Chinese', async () => {
+    const page = scenario().page;
+    await waitForStatus(page, /^Kimi：/, { timeoutMs: 60_000 });
+    const rows = await paletteRows(page, '重启 Kimi 服务', { until: (r) => r.includes('重启 Kimi 服务') });
+    assert.ok(
+      rows.some((r) => r.includes('重启 Kimi 服务')),
+      `the command's Chinese title: ${JSON.stringify(rows)}`,
+    );
+    await page.keyboard.press('Escape');
+
+    await runCommand(page, '重启 Kimi 服务');
+    const confirm = await waitForDialog(page);
+    assert.match(confirm.message, /^重启 .+ 上的 .+？$/, JSON.stringify(confirm));
+    await clickDialogButton(page, '重启');
+
+    await waitForStatus(page, /^Kimi：加载中 \d+%/, { timeoutMs: 90_000, failOn: /failed|失败/ });
+    await screenshot(page, 'zh-cn-loading');
+    const history = await waitForStatus(page, /^Kimi：就绪/, { timeoutMs: 180_000, failOn: /失败|无法访问/ });
+    console.log(`    status bar texts:\n${formatStatusHistory(history)}`);
+    assert.ok(
+      history.every((h) => !/\b(loading|ready|failed)\b/.test(h.text)),
+      `an English state word in the status bar: ${formatStatusHistory(history)}`,
+    );
+    const note = await waitForNotification(page, /上的 Kimi 已就绪/, { timeoutMs: 60_000 });
+    await screenshot(page, 'zh-cn-ready');
+    assert.match(note.text, /加载用时/, note.text);
+    assert.ok(note.buttons.includes('显示日志'), `the buttons in Chinese: ${JSON.stringify(note.buttons)}`);
+    assert.ok(
+      note.buttons.every((b) => !/^[A-Za-z ]+$/.test(b)),
+      `an English button: ${JSON.stringify(note.buttons)}`,
+    );
+  });
+});

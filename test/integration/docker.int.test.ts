@@ -54,6 +54,13 @@ describe('docker: containers, compose services and units that run docker', funct
     const r = await engine.docker(`run -d ${[...engine.simRunArgs(name, extra), ...engine.simCommand()].join(' ')}`);
     assert.equal(r.code, 0, r.stderr);
   };
+  const modelSizeSaid = (): Promise<unknown> => {
+    const said = new RegExp(`Model ${host.modelPath}: 4 safetensors files`);
+    return waitFor(() => test!.logLines.some((l) => said.test(l)), {
+      timeoutMs: 30_000,
+      message: `the model size (${said.source}) in the log:\n${test!.logLines.join('\n')}`,
+    });
+  };
   const ends = (): { list: WatchOutcome[]; listener: { onEnd: (o: WatchOutcome) => void } } => {
     const list: WatchOutcome[] = [];
     return { list, listener: { onEnd: (o) => void list.push(o) } };
@@ -72,11 +79,8 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.equal(first.state.restartedBy, 'us');
     const log = test.logLines.join('\n');
     assert.match(log, /\$ docker restart -- sg-plain/);
-    assert.match(
-      log,
-      new RegExp(`Model ${host.modelPath}: 4 safetensors files`),
-      'the model size is read from the host side of the volume',
-    );
+    // The model size is read from the host side of the volume (the sampler's first line, which may come after ready).
+    await modelSizeSaid();
     assert.match(log, /docker logs --follow --timestamps/);
     assert.equal(first.state.phase, 'ready');
     assert.deepEqual(first.state.shards, { done: 4, total: 4 }, 'shard progress from docker logs');
@@ -227,7 +231,7 @@ describe('docker: containers, compose services and units that run docker', funct
     const first = await test.session.watch('restart', STEADY, seen.listener);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     assert.match(test.logLines.join('\n'), /dc -f "\$1" restart "\$2".* sh \S+compose\S* sglang$/m);
-    assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
+    await modelSizeSaid();
 
     // Enable parsers: the compose file gets the flags, the restart recreates the service with them.
     const before = await fsp.readFile(file, 'utf8');
@@ -361,7 +365,7 @@ describe('docker: containers, compose services and units that run docker', funct
       );
       assert.notEqual(await host.mainPid(), pid);
       assert.match(test.logLines.join('\n'), /\$ TZ=UTC systemctl show/);
-      assert.match(test.logLines.join('\n'), new RegExp(`Model ${host.modelPath}: 4 safetensors files`));
+      await modelSizeSaid();
 
       await host.nsExec(`kill -s KILL ${pid}`);
       const failed = await waitFor(() => seen.list.find((e) => e.end === 'failed'), {

@@ -496,6 +496,43 @@ export async function clickDialogButton(page: Page, title: string): Promise<void
   await box.waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/** An input box (showInputBox) as the user sees it: its title, its prompt, whether it hides what is typed. */
+export interface InputBoxInfo {
+  title: string;
+  prompt: string;
+  password: boolean;
+}
+
+/** Waits for an input box whose title or prompt matches `text` (any, without). */
+export async function waitForInputBox(
+  page: Page,
+  opts: { timeoutMs?: number; text?: RegExp } = {},
+): Promise<InputBoxInfo> {
+  const widget = page.locator('.quick-input-widget');
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (await widget.isVisible()) {
+      const info = await widget.evaluate((el) => ({
+        title: (el.querySelector<HTMLElement>('.quick-input-title')?.innerText ?? '').trim(),
+        prompt: (el.querySelector<HTMLElement>('.quick-input-message')?.innerText ?? '').trim(),
+        password: el.querySelector<HTMLInputElement>('.quick-input-box input')?.type === 'password',
+      }));
+      if (!opts.text || opts.text.test(`${info.title}\n${info.prompt}`)) return info;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`no input box${opts.text ? ` matching ${opts.text}` : ''} within the timeout`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/** Types `value` into the open input box and accepts it (Enter); returns once the box is gone. */
+export async function answerInputBox(page: Page, value: string): Promise<void> {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.fill(value);
+  await input.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
 // ---------------------------------------------------------------------------------------
 // Output panel
 

@@ -79,7 +79,9 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
   });
 
   it('25 s without a line after the last shard, the process tree burning CPU, is loading ("processing weights after the last shard"), then ready', async () => {
-    await host.configureSimulator({ fault: { busySilence: { at: 'afterShards', seconds: 25 } } });
+    // Four busy ranks, as a real server's post-processing keeps its TP ranks busy: the tree's share
+    // of a machine whose cores other work also wants stays above the busy threshold.
+    await host.configureSimulator({ fault: { busySilence: { at: 'afterShards', seconds: 25, processes: 4 } } });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
     const outcome = await test.session.watch('restart', WATCH, { onState: (s) => states.push(s) });

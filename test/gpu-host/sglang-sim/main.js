@@ -54,8 +54,9 @@
  *       default half), afterBatches N (cudaGraph, default half), rank 0, exitCode 1
  *     hangAt  same phases (+ afterShards/afterBatches); resumeAfterSeconds N: stall, then continue; untilCleared
  *       true: stall until sim.json's fault has no hangAt (a test's condition, not a time), then continue; hold.beats counts its looks
- *     busySilence {at: "afterShards"|"cudaGraph", seconds N, gpuUtil P (default 0), deepGemm true}: N s with no
- *       line, a child process burning a CPU core and the GPUs at P % utilisation, as a real post-shard weight
+ *     busySilence {at: "afterShards"|"cudaGraph", seconds N, gpuUtil P (default 0), deepGemm true, processes K
+ *       (default 1)}: N s with no line, K child processes each burning a CPU core (as the TP ranks of a real
+ *       server do, each on its part of the weights) and the GPUs at P % utilisation, as a real post-shard weight
  *       processing (afterShards: the bar at 100 %, "Load weight end" only after) or a DeepGEMM JIT compile
  *       (cudaGraph, after the first batch; deepGemm: SGLang's "Entering DeepGEMM JIT Pre-Compile session" lines first)
  *     slowWarmupSeconds N   warm-up generation takes N s
@@ -238,7 +239,7 @@ class Sim {
     if (this.loader) this.loader.stop();
     if (this.api) this.api.close();
     if (this.dist) this.dist.close();
-    if (this.busyChild) this.busyChild.kill('SIGKILL');
+    for (const child of this.busyChildren ?? []) child.kill('SIGKILL');
     this.mem = { init: 0, weights: 0, kv: 0, graph: 0 };
     this.writeGpu(true, true);
   }
@@ -390,21 +391,18 @@ class Sim {
     // a compiler (nvcc) or the weight post-processing: CPU time in the server's process tree, nothing printed;
     // cpuShare < 1 keeps that share of a core busy (spin, then sleep, in 100 ms slices)
     const share = Math.min(1, Math.max(0.05, Number(b.cpuShare) || 1));
-    this.busyChild = require('child_process').spawn(
-      process.execPath,
-      [
-        '-e',
-        `const end = Date.now() + ${ms}; const spin = () => { const t = Math.min(end, Date.now() + ${Math.round(100 * share)}); while (Date.now() < t) {} if (Date.now() < end) setTimeout(spin, ${Math.round(100 * (1 - share))}); }; spin();`,
-      ],
-      { stdio: 'ignore' },
+    const burn = `const end = Date.now() + ${ms}; const spin = () => { const t = Math.min(end, Date.now() + ${Math.round(100 * share)}); while (Date.now() < t) {} if (Date.now() < end) setTimeout(spin, ${Math.round(100 * (1 - share))}); }; spin();`;
+    const count = Math.max(1, Math.min(8, Number(b.processes) || 1));
+    this.busyChildren = Array.from({ length: count }, () =>
+      require('child_process').spawn(process.execPath, ['-e', burn], { stdio: 'ignore' }),
     );
     this.gpuUtil = Number(b.gpuUtil) || 0;
     this.writeGpu(true);
     const bar = b.deepGemmBar && this.nodeRank === 0 ? this.deepGemmBar(ms) : null;
-    await new Promise((resolve) => this.busyChild.on('exit', resolve));
+    await Promise.all(this.busyChildren.map((child) => new Promise((resolve) => child.on('exit', resolve))));
     if (bar) bar();
     if (b.kernelDir) kernelCache.keepKernels(b.kernelDir);
-    this.busyChild = null;
+    this.busyChildren = [];
     this.gpuUtil = 0;
     this.writeGpu(true);
   }

@@ -107,6 +107,8 @@ export interface GpuHostOptions {
    * `HostCertificate` (a certificate of `hostKey`'s public key).
    */
   sshdConfig?: (files: { sshDir: string; hostKey: string }) => readonly string[];
+  /** Added to sshd's environment, e.g. KRB5_CONFIG and KRB5_KTNAME for a GSSAPI login. */
+  sshdEnv?: () => Record<string, string>;
   /** config.json's `quantization_config` (Kimi K2's block FP8: `{ quant_method: 'fp8', weight_block_size: [128, 128] }`). */
   quantization?: Record<string, unknown>;
 }
@@ -901,7 +903,7 @@ export async function startGpuHost(opts: GpuHostOptions = {}): Promise<GpuHost> 
       if (sshd && sshd.exitCode === null && sshd.signalCode === null) return;
       const child = spawn('nsenter', [...nsEnter, '--', SSHD, '-D', '-e', '-f', sshdConfig], {
         stdio: ['ignore', 'ignore', 'pipe'],
-        env: nsEnv,
+        env: { ...nsEnv, ...opts.sshdEnv?.() },
       });
       sshd = child;
       live.add(sshdHandle);

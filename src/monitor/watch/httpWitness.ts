@@ -80,6 +80,7 @@ export class HttpWitness implements Witness {
       const steady = deps.options.steadyIntervalMs ?? 0;
       if (ctx.now() - this.lastHealthAt < steady && state.healthFailures === 0) return;
     } else if (
+      !state.readyLogSeen &&
       (this.port.seenClosed() || this.port.ownerPending()) &&
       this.healthSkipped < HEALTH_BACKSTOP_ROUNDS - 1
     ) {
@@ -87,8 +88,10 @@ export class HttpWitness implements Witness {
       return;
     }
     this.healthSkipped = 0;
-    const closedBefore = this.port.seenClosed();
-    const unconfirmed = closedBefore || this.port.ownerPending();
+    // The server's own ready line comes after its warm-up request to its own port: the port is its
+    // own, and /health is asked at once rather than after the sampler's next look.
+    const closedBefore = !state.readyLogSeen && this.port.seenClosed();
+    const unconfirmed = closedBefore || (!state.readyLogSeen && this.port.ownerPending());
     const sampledBefore = this.port.sampledAt();
     this.lastHealthAt = ctx.now();
     const health = await deps.http.health();

@@ -16,19 +16,11 @@ import fetch from 'node-fetch';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { isForwardingProhibited } from '../../src/transport/curlFetch';
 import { TunnelAgent } from '../../src/transport/httpAgent';
+import { isAlive } from '../../src/transport/openssh/controlMaster';
 import { OpenSshTransport } from '../../src/transport/openssh/opensshTransport';
 import type { Transport } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 import { FAST_WATCH, sessionForHost } from './simHost';
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('OpenSSH transport: HTTP through the master’s forwards', function () {
   this.timeout(120_000);

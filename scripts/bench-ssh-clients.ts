@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     'the master opens its channel as ssh2 opens one in process: no local process per request. What still',
     'differs is local: each remote command over OpenSSH is an `ssh` client process of the master, and every',
     "byte passes through the master's process, which on a busy machine waits for a CPU as well.",
-    "The ready-line row also holds the wait before the first HTTP request, which the client only shifts: /health",
+    'The ready-line row also holds the wait before the first HTTP request, which the client only shifts: /health',
     'is held until the sampler has named the process on the opened port, and then waits for the next probe',
     'round (poll 2 s): where those rounds fall against the ready line depends on when the first commands ended.',
     '',

@@ -161,7 +161,7 @@ describe('OpenSSH transport: HTTP through the master’s forwards', function () 
     );
   });
 
-  it('cancels a forward left idle, makes it again when asked, and again over a new master', async () => {
+  it('cancels a forward left idle, makes it again when asked, when its socket is gone, and over a new master', async () => {
     const t = transport(300);
     assert.equal(await get(t, '/one'), 'hello /one');
     const [first] = t.forwardSockets;
@@ -176,8 +176,14 @@ describe('OpenSSH transport: HTTP through the master’s forwards', function () 
       'cancelled through the master (-O cancel)',
     );
     assert.equal(await get(t, '/three'), 'hello /three');
+    const [remade] = t.forwardSockets;
+    assert.ok(remade !== undefined && remade !== first);
+    // A socket gone from under a live master (nothing listens there): the forward is made again.
+    fs.rmSync(remade);
+    assert.equal(await get(t, '/lost'), 'hello /lost');
     const [again] = t.forwardSockets;
-    assert.ok(again !== undefined && again !== first);
+    assert.ok(again !== undefined && again !== remade && fs.existsSync(again));
+    assert.equal(t.handshakes, 1);
     process.kill(t.masterPid!, 'SIGKILL');
     await waitFor(() => t.handshakes === 2 && t.state.kind === 'connected', { message: 'connected again' });
     assert.equal(await get(t, '/four'), 'hello /four');

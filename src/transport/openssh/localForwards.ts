@@ -15,6 +15,7 @@ import { Duplex } from 'node:stream';
 import { channelOpenError } from '../ssh/sshErrors';
 import { ConnectionClosedError } from '../errors';
 import { masterGone } from '../../present/words/sshWords';
+import { isAlive } from './controlMaster';
 import { muxForwardControl, openFailure, openMuxStream, streamTarget, type MuxContext } from './muxProcess';
 
 /** How long a forward outlives its last stream: a watch polls far more often than this. */
@@ -63,20 +64,30 @@ export class LocalForwards {
   async openStream(host: string, port: number): Promise<Duplex> {
     const target = streamTarget(host, port);
     this.forgetIfMasterChanged();
-    const f = this.forwardTo(target);
-    f.streams++;
-    this.stopIdle(f);
-    let stream: ForwardedStream | undefined;
-    try {
-      if (!(await f.made)) return this.counted(f, openMuxStream(this.ctx.mux, host, port));
-      stream = await ForwardedStream.connect(f.socket, this.ctx.mux, host, port);
-    } catch (err) {
+    for (let attempt = 1; ; attempt++) {
+      const f = this.forwardTo(target);
+      f.streams++;
+      this.stopIdle(f);
+      let stream: ForwardedStream | undefined;
+      try {
+        if (!(await f.made)) return this.counted(f, openMuxStream(this.ctx.mux, host, port));
+        stream = await ForwardedStream.connect(f.socket, this.ctx.mux, host, port);
+      } catch (err) {
+        this.release(f);
+        throw err;
+      }
+      if (stream) {
+        this.open.add(stream);
+        stream.once('close', () => this.open.delete(stream));
+        return this.counted(f, stream);
+      }
+      // Nobody listens on the socket: the master is gone, or no longer holds the forward (made once more).
+      this.drop(f);
       this.release(f);
-      throw err;
+      this.ctx.mux.masterUnreachable();
+      if (attempt > 1 || this.master === undefined || !isAlive(this.master))
+        throw new ConnectionClosedError(masterGone(this.ctx.mux.description));
     }
-    this.open.add(stream);
-    stream.once('close', () => this.open.delete(stream));
-    return this.counted(f, stream);
   }
 
   /** Timers stopped and streams ended; the forwards themselves end with the master (`-O exit`). */
@@ -105,6 +116,12 @@ export class LocalForwards {
   private stopIdle(f: Forward): void {
     if (f.idle !== undefined) this.ctx.mux.timers.clearTimeout(f.idle);
     f.idle = undefined;
+  }
+
+  private drop(f: Forward): void {
+    this.stopIdle(f);
+    if (this.forwards.get(targetOf(f)) === f) this.forwards.delete(targetOf(f));
+    fs.rmSync(f.socket, { force: true });
   }
 
   private forgetIfMasterChanged(): void {
@@ -167,15 +184,19 @@ class ForwardedStream extends Duplex {
   private answered = false;
   private readonly refused: () => Error | undefined;
 
-  static connect(socketPath: string, mux: MuxContext, host: string, port: number): Promise<ForwardedStream> {
+  /** The stream, or undefined when nothing listens on the socket. */
+  static connect(
+    socketPath: string,
+    mux: MuxContext,
+    host: string,
+    port: number,
+  ): Promise<ForwardedStream | undefined> {
     const from = mux.logSize();
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       const socket = net.connect(socketPath);
       const failed = () => {
-        // Nobody listens: the master is gone (its pid is checked) or has dropped the forward.
         socket.destroy();
-        mux.masterUnreachable();
-        reject(new ConnectionClosedError(masterGone(mux.description)));
+        resolve(undefined);
       };
       socket.once('error', failed);
       socket.once('connect', () => {

@@ -128,7 +128,7 @@ export class LocalForwards {
     const pid = this.ctx.masterPid();
     if (pid === this.master) return;
     this.master = pid;
-    // The old master's listeners died with it; a socket file it left is in the way of nobody (new names).
+    // The old master's listeners died with it: their files go, and new forwards get new names.
     for (const f of this.forwards.values()) {
       this.stopIdle(f);
       fs.rmSync(f.socket, { force: true });

@@ -64,6 +64,25 @@ function spawnCommand(ctx: MuxContext, command: string): ChildProcess {
   return spawnClient(ctx, ['-T', '--', MUX_HOST, command]);
 }
 
+/** `ssh -O forward|cancel -L SPEC` to the master: its exit code and what it said. Never rejects. */
+export function muxForwardControl(
+  ctx: MuxContext,
+  op: 'forward' | 'cancel',
+  spec: string,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawnClient(ctx, ['-O', op, '-L', spec, '--', MUX_HOST]);
+    let stderr = '';
+    child.stdin!.end();
+    child.stdout!.resume();
+    child.stderr!.on('data', (d: Buffer) => {
+      if (stderr.length < 4096) stderr += d.toString('utf8');
+    });
+    child.on('close', (code) => resolve({ code, stderr }));
+    child.on('error', (err) => resolve({ code: null, stderr: err.message }));
+  });
+}
+
 /** Runs a helper command to its end; never rejects. */
 function runQuietly(ctx: MuxContext, command: string): Promise<void> {
   return new Promise((resolve) => {
@@ -213,12 +232,22 @@ export function streamMux(
   };
 }
 
-/** A TCP stream to host:port from the GPU host: `ssh -W` over the master. */
-export function openMuxStream(ctx: MuxContext, host: string, port: number): Duplex {
+/** `host:port` as ssh's -W and -L take it (`[v6]:port`); refuses what is not a host and a port. */
+export function streamTarget(host: string, port: number): string {
   if (!/^[A-Za-z0-9.:_-]+$/.test(host) || !Number.isInteger(port) || port < 1 || port > 65535)
     throw new ChannelOpenError(`Not a host and port to connect to: ${host}:${port}`, 'ENOTFOUND');
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The reason the master logged for a channel it could not open, since byte `from` of its log. */
+export function openFailure(ctx: Pick<MuxContext, 'logSince'>, from: number): string | undefined {
+  return /open failed: ([^\n]*)/.exec(ctx.logSince(from))?.[1];
+}
+
+/** A TCP stream to host:port from the GPU host: `ssh -W` over the master. */
+export function openMuxStream(ctx: MuxContext, host: string, port: number): Duplex {
+  const target = streamTarget(host, port);
   const from = ctx.logSize();
-  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const child = spawnClient(ctx, ['-W', target, '--', MUX_HOST]);
   let stderrText = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -232,7 +261,7 @@ export function openMuxStream(ctx: MuxContext, host: string, port: number): Dupl
       return new ConnectionClosedError(masterGone(ctx.description));
     }
     // The client only says "Session open refused by peer"; the master's log has the reason.
-    const why = /open failed: ([^\n]*)/.exec(ctx.logSince(from))?.[1] ?? stderrText.trim();
+    const why = openFailure(ctx, from) ?? stderrText.trim();
     return channelOpenError({ message: why }, host, port);
   });
 }

@@ -31,7 +31,8 @@ import { openMasterPrompts } from './askpass/masterPrompts';
 import type { SshPrompter } from './askpass/promptKind';
 import { first, hostArgs, readEffectiveConfig, type EffectiveConfig, type HostArgs } from './effectiveConfig';
 import { knownHostsFilesOf, markerLines } from './identities';
-import { execMux, openMuxStream, streamMux, type MuxContext, type MuxRun } from './muxProcess';
+import { LocalForwards } from './localForwards';
+import { execMux, streamMux, type MuxContext, type MuxRun } from './muxProcess';
 import { changedHostKey, classifyOpenSshFailure, promptRefusal, unknownHostKeyRefusal } from './opensshErrors';
 import { handleUnknownHostKey } from './unknownHostKey';
 import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
@@ -64,6 +65,8 @@ export interface OpenSshTransportOptions {
   readonly backoffMaxMs?: number;
   /** How often the master's pid is checked for life. */
   readonly watchIntervalMs?: number;
+  /** How long a forward (localForwards.ts) outlives its last stream before it is cancelled. */
+  readonly forwardIdleMs?: number;
   readonly timers?: Timers;
   /** Which client was chosen and why (chooseClient.ts), said when connecting. */
   readonly choice?: ClientChoice;
@@ -82,6 +85,7 @@ export class OpenSshTransport implements Transport {
   private readonly children = new Set<ChildProcess>();
   private readonly runs = new Set<MuxRun>();
   private readonly mux: MuxContext;
+  private readonly forwards: LocalForwards;
   private watchHandle: unknown;
   private readonly starting = new Set<() => void>();
 
@@ -117,6 +121,13 @@ export class OpenSshTransport implements Transport {
       logSince: (offset) => readLog(this.control, offset),
       logSize: () => logSize(this.control),
     };
+    this.forwards = new LocalForwards({
+      mux: this.mux,
+      dir: this.control.dir,
+      masterPid: () => this.life.current,
+      ...(options.forwardIdleMs !== undefined ? { idleMs: options.forwardIdleMs } : {}),
+      log: this.log,
+    });
   }
 
   get client(): ClientChoice | undefined {
@@ -136,9 +147,14 @@ export class OpenSshTransport implements Transport {
     return this.life.current;
   }
 
-  /** Client processes (sessions and streams) alive now. */
+  /** Channels open now: client processes (sessions, control requests) and forwarded streams. */
   get openChannels(): number {
-    return this.children.size;
+    return this.children.size + this.forwards.streams;
+  }
+
+  /** The sockets of the forwards the master holds now (tests). */
+  get forwardSockets(): string[] {
+    return this.forwards.sockets;
   }
 
   onStateChange(listener: (state: ConnectionState) => void): { dispose(): void } {
@@ -165,12 +181,13 @@ export class OpenSshTransport implements Transport {
 
   openStream = async (host: string, port: number): Promise<NodeJS.ReadWriteStream & Duplex> => {
     await this.life.ready();
-    return openMuxStream(this.mux, host, port);
+    return this.forwards.openStream(host, port) as Promise<NodeJS.ReadWriteStream & Duplex>;
   };
 
   dispose(): void {
     this.life.dispose((pid) => {
       this.stopWatch();
+      this.forwards.dispose();
       this.starting.forEach((kill) => kill());
       const runs = [...this.runs];
       this.runs.clear();

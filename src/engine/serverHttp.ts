@@ -12,6 +12,7 @@ import type { FetchLike } from '../transport/fetchLike';
 import { parseModels, parseObject, statusReason } from './httpAnswers';
 import { sglangEngine } from './sglang/sglangEngine';
 import { hasNodePlaceholder, urlForNode } from '../config/nodeUrl';
+import { TunnelAgent } from '../transport/httpAgent';
 
 // ---------------------------------------------------------------- pure judges
 
@@ -251,13 +252,14 @@ export class ServerHttpClient {
     for (let round = 0; round < 2; round++) {
       const viaFallback = this.usingFallback && this.fallbackFetch !== undefined;
       const fetchImpl = viaFallback ? this.fallbackFetch! : this.fetchImpl;
-      const headers = { ...requestHeaders(path, true, this.apiKey), Accept: 'text/event-stream' };
+      const route = this.route(this.baseUrl + path, viaFallback);
+      const headers = { ...requestHeaders(path, true, this.apiKey), Accept: 'text/event-stream', ...route.headers };
       try {
-        const res = await fetchImpl(this.baseUrl + path, {
+        const res = await fetchImpl(route.url, {
           method: 'POST',
           headers,
           body,
-          ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
+          ...(route.agent ? { agent: route.agent } : {}),
           signal,
         });
         if (!res.body) return { kind: 'error', message: 'the server sent no body' };
@@ -271,8 +273,7 @@ export class ServerHttpClient {
           continue;
         }
         if (isRefusal(error)) return { kind: 'refused' };
-        const e = error as { message?: unknown };
-        return { kind: 'error', message: typeof e?.message === 'string' ? e.message : String(error) };
+        return { kind: 'error', message: route.told(error) };
       }
     }
     return { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE };
@@ -287,7 +288,8 @@ export class ServerHttpClient {
     maxBodyBytes: number,
   ): Promise<HttpResult | typeof PROHIBITED> {
     const fetchImpl = viaFallback && this.fallbackFetch ? this.fallbackFetch : this.fetchImpl;
-    const headers = requestHeaders(path, body !== undefined, this.apiKey);
+    const route = this.route(this.baseUrl + path, viaFallback);
+    const headers = { ...requestHeaders(path, body !== undefined, this.apiKey), ...route.headers };
     const apiKeySent = headers['Authorization'] !== undefined;
     const controller = new AbortController();
     let timedOut = false;
@@ -296,11 +298,11 @@ export class ServerHttpClient {
       controller.abort();
     }, timeoutMs);
     try {
-      const res = await fetchImpl(this.baseUrl + path, {
+      const res = await fetchImpl(route.url, {
         method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        ...(this.agent && !viaFallback ? { agent: this.agent } : {}),
+        ...(route.agent ? { agent: route.agent } : {}),
         signal: controller.signal,
         timeoutMs,
         maxBodyBytes,
@@ -319,13 +321,39 @@ export class ServerHttpClient {
       if (timedOut) return { kind: 'timeout' };
       if (!viaFallback && isForwardingProhibited(error)) return PROHIBITED;
       if (isRefusal(error)) return { kind: 'refused' };
-      const e = error as { code?: unknown; message?: unknown };
+      const e = error as { code?: unknown };
       if (e?.code === 'ETIMEDOUT') return { kind: 'timeout' };
-      return { kind: 'error', message: typeof e?.message === 'string' ? e.message : String(error) };
+      return { kind: 'error', message: route.told(error) };
     } finally {
       clearTimeout(timer);
     }
   }
+
+  /** The url, agent and headers a request is sent with: through the tunnel's route when it has one. */
+  private route(url: string, viaFallback: boolean): SentRequest {
+    const told = (sentUrl: string) => (error: unknown) => {
+      const e = error as { message?: unknown };
+      const message = typeof e?.message === 'string' ? e.message : String(error);
+      return sentUrl === url ? message : message.split(sentUrl).join(url);
+    };
+    if (viaFallback || !this.agent) return { url, headers: {}, told: told(url) };
+    if (!(this.agent instanceof TunnelAgent)) return { url, agent: this.agent, headers: {}, told: told(url) };
+    const route = this.agent.route(url);
+    return {
+      url: route.url,
+      agent: route.agent,
+      headers: route.host ? { Host: route.host } : {},
+      told: told(route.url),
+    };
+  }
+}
+
+/** A request as sent (see TunnelAgent.route), and its error in the words of the url it was for. */
+interface SentRequest {
+  readonly url: string;
+  readonly agent?: http.Agent;
+  readonly headers: Record<string, string>;
+  told(error: unknown): string;
 }
 
 /** Reads at most `cap` bytes; past that the stream is destroyed and `truncated` is true. */

@@ -101,7 +101,10 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const config = cliConfig('kimi-queued', script);
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /^cluster: queued( · starts ~\d\d:\d\d)? \(Resources\) · for \d+s$/);
+    assert.match(
+      status.stdout,
+      new RegExp(`^cluster: queued( · starts ~\\d\\d:\\d\\d)? \\(Resources\\) · for \\d+s · job ${id}$`),
+    );
     const json = await cli('status', '--json', '--config', config);
     const report = JSON.parse(json.stdout) as { state: string; queue?: string };
     assert.equal(report.state, 'queued', json.stdout);

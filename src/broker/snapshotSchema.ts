@@ -130,6 +130,8 @@ const unit = exact<ServiceStatus>()(
     notFoundText: text.optional(),
     queued: z.strictObject({ reason: text.optional(), estimatedStartAt: when.optional() }).optional(),
     endsAt: when.optional(),
+    jobId: word.optional(),
+    node: word.optional(),
     mainPidElsewhere: z.boolean().optional(),
   }),
 );

@@ -17,6 +17,7 @@ import { stallText } from './stallNotice';
 import { breakdownLine } from './loadSummary';
 import type { LoadBreakdown } from '../monitor/history/loadBreakdown';
 import { endSoonWord, isQueued, queuedEta, queueText, queuedWord } from './queueWords';
+import { urlForNode } from '../config/nodeUrl';
 
 /** What every front reports about one server. */
 export interface ServerReport {
@@ -52,6 +53,12 @@ export interface ServerReport {
   readonly queue?: string;
   /** ISO time the manager ends the run whatever it does (a batch job's time limit). */
   readonly endsAt?: string;
+  /** The manager's own id of the run (a batch job's id), when it has one. */
+  readonly job?: string;
+  /** The node the server runs on when that is not the SSH host (a batch job's node); absent while it has none. */
+  readonly node?: string;
+  /** Where the server answers: its url, with the node it runs on put in (as written while it has none). */
+  readonly url: string;
   /** A multi-node server's nodes, rank 0 first: each one's state word and progress. */
   readonly nodes?: readonly {
     readonly node: string;
@@ -92,6 +99,12 @@ function lastError(snapshot: ServerSnapshot, state: LoadState | undefined): stri
   return null;
 }
 
+/** "job 42 on n1", "job 42" (still in the queue): the run a scheduler names, where it runs; undefined for a run without a job. */
+function jobWords(job: string | undefined, node: string | undefined): string | undefined {
+  if (job === undefined) return undefined;
+  return node !== undefined ? l10n.t('job {0} on {1}', job, node) : l10n.t('job {0}', job);
+}
+
 /** The breakdown's line while the process whose load it explains serves (a load that ended before it started is another's). */
 function servingLoadLine(lastLoad: LoadBreakdown | undefined, state: LoadState): string | undefined {
   if (!lastLoad || state.verdict !== 'ready') return undefined;
@@ -120,6 +133,12 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     parts.push(l10n.t('ready for {0}', formatDuration(now - state.readyAt)));
   else if (watched && since !== undefined) parts.push(l10n.t('for {0}', formatDuration(now - since)));
   if (!watched && state) parts.push(l10n.t('last seen {0}', describe(state)));
+  const job = watched ? state.unit?.jobId : undefined;
+  const node = watched ? state.unit?.node : undefined;
+  const jobPart = jobWords(job, node);
+  if (jobPart) parts.push(jobPart);
+  // Without a node the url is shown as written (a `{node}` one waits for the job's node).
+  const resolved = node !== undefined ? urlForNode(server.url, node) : undefined;
   const lastLoad = watched ? servingLoadLine(snapshot.lastLoad, state) : undefined;
   if (lastLoad) parts.push(lastLoad);
   const endSoon = watched ? endSoonWord(state, now) : undefined;
@@ -151,6 +170,9 @@ export function serverReport(snapshot: ServerSnapshot, now: number = Date.now())
     ...(watched && state.unit?.endsAt !== undefined && state.unit.mainPid > 0
       ? { endsAt: new Date(state.unit.endsAt).toISOString() }
       : {}),
+    ...(job !== undefined ? { job } : {}),
+    ...(node !== undefined ? { node } : {}),
+    url: resolved && 'url' in resolved ? resolved.url : server.url,
     summary: parts.join(' · '),
     ...(snapshot.nodes
       ? {

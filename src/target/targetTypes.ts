@@ -57,6 +57,10 @@ export interface ServiceStatus {
   readonly queued?: { readonly reason?: string; readonly estimatedStartAt?: number };
   /** When the manager ends the run whatever it does (a job's time limit), epoch ms. */
   readonly endsAt?: number;
+  /** The manager's own id of the run, when it has one a user names it by (a batch job's id). */
+  readonly jobId?: string;
+  /** The node the run is on when that is not the SSH host (a job's rank 0 node); absent while it has none. */
+  readonly node?: string;
   /** mainPid names the run, not a process of the SSH host (it runs on another node): nothing on the host samples it. */
   readonly mainPidElsewhere?: boolean;
 }

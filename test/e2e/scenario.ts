@@ -89,6 +89,11 @@ export interface ScenarioOptions {
   deviceScaleFactor?: number;
   /** VS Code's display language; its language pack goes in `extraVsix`. */
   locale?: string;
+  /**
+   * Run on the started host before code-server starts (e.g. a scheduler the settings name a job
+   * of); what it returns runs at the stop, before the host stops.
+   */
+  prepare?: (host: GpuHost) => Promise<() => Promise<void>>;
 }
 
 export interface Scenario {
@@ -139,16 +144,19 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
   let host: GpuHost | undefined;
   let cs: CodeServer | undefined;
   let wb: Workbench | undefined;
+  let unprepare: (() => Promise<void>) | undefined;
   const stop = async () => {
     await wb?.close().catch(() => undefined);
     if (cs) saveLogs(cs, opts.name ?? 'scenario');
     await cs?.stop().catch(() => undefined);
+    await unprepare?.().catch(() => undefined);
     await host?.stop().catch(() => undefined);
     rmSync(tmp, { recursive: true, force: true });
   };
   try {
     host = await startGpuHost(opts.gpuHost ?? {});
     if (opts.unitText) await host.writeUnit(opts.unitText(host), { reload: true });
+    if (opts.prepare) unprepare = await opts.prepare(host);
     writeFileSync(knownHostsFile, opts.knownHost === false ? '' : `${host.knownHostsLine()}\n`);
     let folder: string | undefined;
     if (opts.workspaceSettings) {

@@ -6,13 +6,14 @@
  * a second job waits in the queue for the first.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GpuHost } from '../gpu-host/harness';
 import type { SlurmCluster } from '../gpu-host/slurm';
-import { FAST_WATCH, loginAs, serverEntry, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { runCli, slurmCliConfig, type CliRun } from './slurmCli';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { WatchAlert } from '../../src/monitor/watch/watchTypes';
@@ -21,7 +22,6 @@ import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/sl
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');
-const CLI = path.join(REPO, 'dist', 'cli.js');
 
 describe('slurm: a server that is a batch job, on a real scheduler, as the login user', function () {
   this.timeout(180_000);
@@ -52,47 +52,9 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     writeSimJob(host, slurm, USER, name, { sim, timeLimit });
   const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
   /** A servers file for `node dist/cli.js` naming the job, logging in as the login user. */
-  const cliConfig = (job: string, script: string): string => {
-    const file = path.join(cliDir, `${job}.json`);
-    const knownHosts = path.join(cliDir, 'known_hosts');
-    fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
-    const server = {
-      ...serverEntry(host, 'cluster'),
-      ...loginAs(host, USER, false),
-      unit: undefined,
-      slurm: { job, script },
-    };
-    fs.writeFileSync(
-      file,
-      JSON.stringify({
-        servers: [server],
-        knownHostsFile: knownHosts,
-        hostKeyPolicy: 'strict',
-        pollIntervalSeconds: 0.5,
-      }),
-    );
-    return file;
-  };
+  const cliConfig = (job: string, script: string): string => slurmCliConfig(cliDir, host, USER, { job, script });
   /** `node dist/cli.js ARGS` with a home of its own: its exit code and stdout. */
-  const cli = (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        cwd: cliDir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: cliDir,
-          XDG_CONFIG_HOME: path.join(cliDir, 'config'),
-          XDG_STATE_HOME: path.join(cliDir, 'state'),
-          LANG: 'C.UTF-8',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      child.on('close', (code) => resolve({ code, stdout: stdout.trim(), stderr }));
-    });
+  const cli = (...args: string[]): Promise<CliRun> => runCli(cliDir, args);
   const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
   const session = (job: string, script: string, url?: string): Promise<TestSession> =>
     sessionForHost(host, {
@@ -139,7 +101,10 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const config = cliConfig('kimi-queued', script);
     const status = await cli('status', '--config', config);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /^cluster: queued( · starts ~\d\d:\d\d)? \(Resources\) · for \d+s$/);
+    assert.match(
+      status.stdout,
+      new RegExp(`^cluster: queued( · starts ~\\d\\d:\\d\\d)? \\(Resources\\) · for \\d+s · job ${id}$`),
+    );
     const json = await cli('status', '--json', '--config', config);
     const report = JSON.parse(json.stdout) as { state: string; queue?: string };
     assert.equal(report.state, 'queued', json.stdout);

@@ -34,6 +34,7 @@ function report(patch: Partial<ServerReport> = {}): ServerReport {
     confirmedAt: '2026-11-30T10:01:00.000Z',
     lastError: null,
     parsers: null,
+    url: 'http://gpu1.lan:30001',
     summary: 'gpu1: loading 45% (loading weights, 29/64 shards) · about 4 min left · for 1m 2s',
     ...patch,
   };

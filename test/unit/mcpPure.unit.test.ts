@@ -43,6 +43,7 @@ function report(over: Partial<ServerReport> = {}): ServerReport {
     confirmedAt: null,
     lastError: null,
     parsers: null,
+    url: 'http://gpu7:30001',
     summary: 'gpu7: loading 10% (loading weights) · about 5 min',
     ...over,
   };

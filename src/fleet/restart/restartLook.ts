@@ -32,7 +32,10 @@ export async function lookBeforeRestart(
   if (session.busy) return { decision: decideRestart({ kind: 'followed' }, request) };
   let unit: ServiceStatus;
   try {
-    unit = (await targetFor(server).readState(targetIo(session.transport, 20_000))).unit;
+    const state = await targetFor(server).readState(targetIo(session.transport, 20_000));
+    unit = state.unit;
+    // /health goes where the run is: a url on the job's node is asked there, not at `{node}`.
+    session.client.setNode(state.node);
   } catch {
     return { decision: decideRestart({ kind: 'unknown' }, request) };
   }

@@ -51,6 +51,7 @@ function common(job: SlurmJob): Omit<ServiceStatus, 'activeState' | 'subState' |
     ...MANAGER,
     loadState: 'loaded',
     id: label(job),
+    jobId: job.id,
     nRestarts: 0,
     invocationId: `slurm job ${job.id} run ${job.restarts}`,
     ...(job.startTime !== undefined ? { execMainStartedAt: job.startTime } : {}),

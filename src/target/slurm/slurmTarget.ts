@@ -80,15 +80,18 @@ export class SlurmTarget implements Target {
     const reading = await this.read(io);
     if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
     if (reading.kind === 'job' && reading.job.state === 'NODE_FAIL') await this.readNodeFailure(io, reading.job);
-    const unit =
-      reading.kind === 'job'
-        ? jobServiceStatus(reading, this.trouble.of(reading.job.id, reading.job.restarts))
-        : noJobStatus(this.config.job, reading);
-    const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
-    // The script's paths are the cluster's shared filesystem, which the login node sees too.
     // Rank 0 (the server's HTTP) runs on the first node of the job's node list.
     const node =
       reading.kind === 'job' && LIVE.has(reading.job.state) ? (reading.hosts?.[0] ?? reading.job.batchHost) : undefined;
+    const unit =
+      reading.kind === 'job'
+        ? {
+            ...jobServiceStatus(reading, this.trouble.of(reading.job.id, reading.job.restarts)),
+            ...(node ? { node } : {}),
+          }
+        : noJobStatus(this.config.job, reading);
+    const argv = reading.kind === 'job' ? await this.scriptArgv(io, reading.job.id) : [];
+    // The script's paths are the cluster's shared filesystem, which the login node sees too.
     const serverNode = reading.kind === 'job' ? serverNodeOf(reading.job) : undefined;
     return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}), ...(serverNode ? { serverNode } : {}) };
   }

@@ -1,0 +1,68 @@
+/**
+ * The built command line (`node dist/cli.js`) as the Slurm tests run it: a servers file naming
+ * the login user's job on the simulated host, and a run of the CLI with a home of its own.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { GpuHost } from '../gpu-host/harness';
+import { loginAs, serverEntry } from './simHost';
+
+const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A servers file in `dir` for the server "cluster": the job `job` of `user`, its script, and the url when given. */
+export function slurmCliConfig(
+  dir: string,
+  host: GpuHost,
+  user: string,
+  entry: { readonly job: string; readonly script: string; readonly url?: string },
+): string {
+  const file = path.join(dir, `${entry.job}.json`);
+  const knownHosts = path.join(dir, 'known_hosts');
+  fs.writeFileSync(knownHosts, `${host.knownHostsLine()}\n`);
+  const server = {
+    ...serverEntry(host, 'cluster'),
+    ...loginAs(host, user, false),
+    unit: undefined,
+    slurm: { job: entry.job, script: entry.script },
+    ...(entry.url ? { url: entry.url } : {}),
+  };
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      servers: [server],
+      knownHostsFile: knownHosts,
+      hostKeyPolicy: 'strict',
+      pollIntervalSeconds: 0.5,
+    }),
+  );
+  return file;
+}
+
+/** `node dist/cli.js ARGS` with `dir` as its home: its exit code, stdout (trimmed) and stderr. */
+export function runCli(dir: string, args: readonly string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'config'),
+        XDG_STATE_HOME: path.join(dir, 'state'),
+        LANG: 'C.UTF-8',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('close', (code) => resolve({ code, stdout: stdout.trim(), stderr }));
+  });
+}

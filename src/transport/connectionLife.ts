@@ -11,6 +11,7 @@ import { backoffDelay, isFatal } from './ssh/sshErrors';
 import { noop, type Timers } from './ssh/sshOptions';
 import { TransportError, type ConnectionState, type TransportErrorKind } from './transport';
 import { connectionDisposed, connectionDown, connectionReconnecting } from '../present/words/sshWords';
+import { connected, connecting, connectionFailed, connectionLost } from '../present/words/connectionWords';
 
 export interface ConnectionLifeOptions<L> {
   /** Named in every sentence: "user@host:port". */
@@ -116,7 +117,7 @@ export class ConnectionLife<L> {
   lost(link: L, why: string): boolean {
     if (this.link !== link || this.link === undefined) return false;
     this.link = undefined;
-    this.options.log(`Connection to ${this.options.description} lost: ${why}`);
+    this.options.log(connectionLost(this.options.description, why));
     if (!this._disposed) this.scheduleRetry(`Connection lost: ${why}`);
     return true;
   }
@@ -155,7 +156,7 @@ export class ConnectionLife<L> {
     const n = ++this.attempts;
     this.setState({ kind: 'connecting', attempt: n });
     if (n === 1) o.beforeFirstAttempt?.();
-    o.log(`Connecting to ${o.description} (attempt ${n})`);
+    o.log(connecting(o.description, n));
     const p = o.dial(n).then(
       (link) => {
         if (this._disposed) {
@@ -168,12 +169,12 @@ export class ConnectionLife<L> {
         this.failuresSinceConnected = 0;
         o.onConnected(link);
         const note = o.connectedNote?.(link);
-        o.log(`Connected to ${o.description}${note ? ` ${note}` : ''}`);
+        o.log(connected(o.description, note));
         this.setState({ kind: 'connected' });
       },
       (err: unknown) => {
         const te = err instanceof TransportError ? err : new TransportError('other', String(err));
-        o.log(`Connection to ${o.description} failed: ${te.message}`);
+        o.log(connectionFailed(o.description, te.message));
         if (!this._disposed) {
           if (this.everConnected && !isFatal(te)) this.scheduleRetry(te.message, te.kind);
           else this.setState({ kind: 'down', error: te.message, errorKind: te.kind });

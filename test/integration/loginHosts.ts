@@ -3,14 +3,12 @@
  * with one-time codes, codes pam_oath takes (never a replayed one) or refuses, a recorder of the
  * questions asked, a transport straight to a host (or through jump hosts), sshd's log counts.
  */
-import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LoginAnswer, LoginQuestion } from '../../src/fleet/sessions/sessionFactory';
 import type { SshEndpoint } from '../../src/transport/ssh/sshTargetTypes';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshTransportOptions } from '../../src/transport/ssh/sshOptions';
-import { TransportError } from '../../src/transport/transport';
 import type { GpuHost } from '../gpu-host/harness';
 import { totpCode } from '../gpu-host/pamOath';
 import { waitFor } from '../util/waitFor';
@@ -18,15 +16,7 @@ import { waitFor } from '../util/waitFor';
 export const USER = 'kimi';
 export const SECRET = '3132333435363738393031323334353637383930';
 
-export async function rejection(p: Promise<unknown>): Promise<TransportError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof TransportError, String(err));
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
+export { transportRejection as rejection } from '../util/rejection';
 
 /** A code that none of the steps pam_oath accepts now (window=1: the previous, this and the next). */
 export function wrongCode(): string {

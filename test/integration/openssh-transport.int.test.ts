@@ -22,17 +22,9 @@ import type { UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 import { serverEntry, headlessFleet } from './simHost';
+import { rejection } from '../util/rejection';
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('OpenSshTransport against a real sshd with certificates', function () {
   this.timeout(60_000);

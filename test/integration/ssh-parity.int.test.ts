@@ -16,9 +16,9 @@ import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { loadSshTarget } from '../../src/transport/ssh/sshConfig';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
 import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
-import type { TransportError } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
+import { transportRejection as rejection } from '../util/rejection';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -75,15 +75,6 @@ function keygen(file: string, passphrase = '', type = 'ed25519'): Key {
   execFileSync('ssh-keygen', ['-q', '-t', type, '-N', passphrase, '-C', path.basename(file), '-f', file]);
   const pub = fs.readFileSync(`${file}.pub`, 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
   return { path: file, pub, fingerprint: fingerprintSha256(Buffer.from(pub.split(' ')[1], 'base64')) };
-}
-
-async function rejection(p: Promise<unknown>): Promise<TransportError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as TransportError;
-  }
-  assert.fail('expected a rejection');
 }
 
 /** A plain OpenSSH sshd on 127.0.0.1 (root logins with keys only). */

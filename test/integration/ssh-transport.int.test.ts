@@ -21,15 +21,7 @@ import { waitFor } from '../util/waitFor';
 import { sshdSessions } from '../gpu-host/execLog';
 import { connectionOf } from './simHost';
 import { freePort } from '../util/freePort';
-
-async function rejection(p: Promise<unknown>): Promise<TransportError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as TransportError;
-  }
-  assert.fail('expected a rejection');
-}
+import { rejection as anyRejection, transportRejection as rejection } from '../util/rejection';
 
 function waitForState(
   t: SshTransport,
@@ -281,7 +273,7 @@ describe('SshTransport against a real sshd', function () {
       assert.equal(t.handshakes, 1);
 
       const closed = await freePort();
-      const err = (await rejection(fetch(`http://127.0.0.1:${closed}/health`, { agent }))) as unknown as {
+      const err = (await anyRejection(fetch(`http://127.0.0.1:${closed}/health`, { agent }))) as unknown as {
         code?: string;
         message: string;
       };

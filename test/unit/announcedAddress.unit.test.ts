@@ -28,30 +28,15 @@ describe('announcedAddress: follow only an address the host has', () => {
   });
 
   it("an address of the host's own interfaces (the server bound one interface): followed", () => {
-    assert.deepEqual(
-      pick(decideAnnouncedUrl('http://127.0.0.1:30000', 'http://192.0.2.2:30000', OWN)),
-      'switch http://192.0.2.2:30000',
-    );
-    assert.deepEqual(
-      pick(decideAnnouncedUrl('http://127.0.0.1:30000', 'http://[fd00::2]:30000', OWN)),
-      'switch http://[fd00::2]:30000',
-    );
+    assert.deepEqual(decided('http://127.0.0.1:30000', 'http://192.0.2.2:30000', OWN), 'switch http://192.0.2.2:30000');
+    assert.deepEqual(decided('http://127.0.0.1:30000', 'http://[fd00::2]:30000', OWN), 'switch http://[fd00::2]:30000');
   });
 
   it('loopback and wildcard announcements are followed without the addresses (every host has them)', () => {
     const unknown = host(undefined);
-    assert.equal(
-      pick(decideAnnouncedUrl('http://127.0.0.1:30001', 'http://0.0.0.0:30000', unknown)),
-      'switch http://127.0.0.1:30000',
-    );
-    assert.equal(
-      pick(decideAnnouncedUrl('http://10.0.0.5:30001', 'http://localhost:30001', unknown)),
-      'switch http://localhost:30001',
-    );
-    assert.equal(
-      pick(decideAnnouncedUrl('http://127.0.0.1:30001', 'http://[::1]:30002', unknown)),
-      'switch http://[::1]:30002',
-    );
+    assert.equal(decided('http://127.0.0.1:30001', 'http://0.0.0.0:30000', unknown), 'switch http://127.0.0.1:30000');
+    assert.equal(decided('http://10.0.0.5:30001', 'http://localhost:30001', unknown), 'switch http://localhost:30001');
+    assert.equal(decided('http://127.0.0.1:30001', 'http://[::1]:30002', unknown), 'switch http://[::1]:30002');
   });
 
   it('the same server: nothing to do', () => {
@@ -73,10 +58,7 @@ describe('announcedAddress: follow only an address the host has', () => {
       name: 'gpu-7',
     });
     const self = host(OWN.addresses, { 'gpu-7': ['192.0.2.2'] });
-    assert.equal(
-      pick(decideAnnouncedUrl('http://127.0.0.1:30000', 'http://gpu-7:30000', self)),
-      'switch http://gpu-7:30000',
-    );
+    assert.equal(decided('http://127.0.0.1:30000', 'http://gpu-7:30000', self), 'switch http://gpu-7:30000');
     const other = host(OWN.addresses, { 'gpu-7': ['10.99.91.49'] });
     assert.equal(decideAnnouncedUrl('http://127.0.0.1:30000', 'http://gpu-7:30000', other).kind, 'keep');
     const none = host(OWN.addresses, { 'gpu-7': [] });
@@ -120,4 +102,9 @@ describe('announcedAddress: follow only an address the host has', () => {
 
 function pick(d: ReturnType<typeof decideAnnouncedUrl>): string {
   return d.kind === 'switch' ? `switch ${d.url}` : d.kind;
+}
+
+/** The decision on `announced` while the url is `configured`, in short. */
+function decided(configured: string, announced: string, view: HostView): string {
+  return pick(decideAnnouncedUrl(configured, announced, view));
 }

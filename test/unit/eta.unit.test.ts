@@ -7,6 +7,7 @@ import {
   DEFAULT_AFTER_WEIGHTS_SHARE,
   DEFAULT_WARM_BPS,
   estimateEta,
+  type EtaInput,
 } from '../../src/monitor/eta/eta';
 import {
   blendRate,
@@ -71,6 +72,9 @@ describe('eta: rates', () => {
 
 describe('eta: estimate', () => {
   const total = 10_000 * MB;
+  /** The estimate while the weights load (begun at 0), at `now`, from `samples`. */
+  const whileLoading = (now: number, samples: EtaInput['samples'], more: Partial<EtaInput> = {}) =>
+    estimateEta({ now, phase: 'loading weights', weightsStartedAt: 0, totalBytes: total, samples, ...more });
   it('says nothing before 2 % of the bytes or 4 s of samples', () => {
     const few = linear(0, 3000, 1000, 200 * MB); // 600 MB = 6 %, 3 s
     assert.equal(
@@ -86,14 +90,7 @@ describe('eta: estimate', () => {
   });
   it('remaining bytes over the measured rate plus the phases after the weights', () => {
     const s = linear(0, 20_000, 1000, 200 * MB); // 4000 MB read, 6000 MB left at 200 MB/s = 30 s
-    const eta = estimateEta({
-      now: 20_000,
-      phase: 'loading weights',
-      weightsStartedAt: 0,
-      totalBytes: total,
-      samples: s,
-      prior: { coldBps: 200 * MB, afterWeightsMs: 5000 },
-    })!;
+    const eta = whileLoading(20_000, s, { prior: { coldBps: 200 * MB, afterWeightsMs: 5000 } })!;
     assert.equal(eta.basis, 'bytes');
     assert.ok(Math.abs(eta.weightsMs - 30_000) < 500, `${eta.weightsMs}`);
     assert.equal(eta.afterWeightsMs, 5000);
@@ -101,13 +98,7 @@ describe('eta: estimate', () => {
   });
   it('without history the phases after the weights are a share of the weights time', () => {
     const s = linear(0, 20_000, 1000, 200 * MB);
-    const eta = estimateEta({
-      now: 20_000,
-      phase: 'loading weights',
-      weightsStartedAt: 0,
-      totalBytes: total,
-      samples: s,
-    })!;
+    const eta = whileLoading(20_000, s)!;
     assert.ok(eta.afterWeightsMs >= DEFAULT_AFTER_WEIGHTS_MIN_MS);
     assert.ok(Math.abs(eta.afterWeightsMs - DEFAULT_AFTER_WEIGHTS_SHARE * (20_000 + eta.weightsMs)) < 1);
   });
@@ -115,14 +106,7 @@ describe('eta: estimate', () => {
     // half the model cached; cold half read first at 100 MB/s; the warm half will go at 1000 MB/s
     const s = linear(0, 25_000, 1000, 100 * MB); // 2500 MB cold read
     const prior = { residentBytes: 5000 * MB, warmBps: 1000 * MB, afterWeightsMs: 2000 };
-    const eta = estimateEta({
-      now: 25_000,
-      phase: 'loading weights',
-      weightsStartedAt: 0,
-      totalBytes: total,
-      samples: s,
-      prior,
-    })!;
+    const eta = whileLoading(25_000, s, { prior })!;
     assert.equal(eta.basis, 'bytes+cache');
     // cold left 2500 MB at ~100 MB/s (blended with the default 240 MB/s prior) + warm 5000 MB at 1000 MB/s
     const truth = 25_000 + 5000 + 2000;
@@ -134,14 +118,7 @@ describe('eta: estimate', () => {
     const cold = linear(0, 20_000, 1000, 100 * MB); // 2000 MB cold
     const warm = linear(21_000, 23_000, 1000, 1000 * MB, 2000 * MB, false).map((x) => ({ ...x, coldBytes: 2000 * MB }));
     const prior = { residentBytes: 8000 * MB, warmBps: 1000 * MB, afterWeightsMs: 0 };
-    const eta = estimateEta({
-      now: 23_000,
-      phase: 'loading weights',
-      weightsStartedAt: 0,
-      totalBytes: total,
-      samples: [...cold, ...warm],
-      prior,
-    })!;
+    const eta = whileLoading(23_000, [...cold, ...warm], { prior })!;
     // cold done (2000 = total - resident); warm read 2000 of 8000 -> 6000 MB at ~1000 MB/s = 6 s
     assert.ok(Math.abs(eta.weightsMs - 6000) < 1200, `${eta.weightsMs}`);
   });

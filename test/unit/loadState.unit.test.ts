@@ -3,7 +3,7 @@ import { reduce } from '../../src/monitor/state/loadState';
 import type { Signal } from '../../src/monitor/state/loadStateTypes';
 import { wantsCompletionProbe } from '../../src/monitor/state/loadVerdict';
 import { formatDuration } from '../../src/util/duration';
-import { runningUnit, foldSignals } from '../util/loadFixtures';
+import { runningUnit, foldSignals, shardsLine } from '../util/loadFixtures';
 
 const unit = runningUnit;
 
@@ -110,12 +110,7 @@ describe('load state reducer', () => {
     let state = run([{ kind: 'attached', at: 2, unit: unit() }]);
     assert.equal(state.verdict, 'loading');
     assert.equal(state.progress, undefined);
-    state = reduce(state, {
-      kind: 'journal',
-      at: 3,
-      event: { type: 'shards', done: 32, total: 64, percent: 50 },
-      text: 's',
-    });
+    state = reduce(state, shardsLine(3, 32, 's'));
     assert.equal(Math.round(state.progress! * 100), 45);
   });
 
@@ -127,10 +122,7 @@ describe('load state reducer', () => {
   });
 
   it('a lost connection is unreachable, then back to the phase and percentage it had', () => {
-    let state = run([
-      ...restarted,
-      { kind: 'journal', at: 3, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 's' },
-    ]);
+    let state = run([...restarted, shardsLine(3, 32, 's')]);
     const progress = state.progress;
     state = reduce(state, { kind: 'connection', at: 4, up: false, error: 'ECONNRESET' });
     assert.equal(state.verdict, 'unreachable');
@@ -153,20 +145,12 @@ describe('load state reducer', () => {
     assert.equal(state.verdict, 'loading');
     state = reduce(state, { kind: 'tick', at: 130_000, stallMs: 120_000 });
     assert.equal(state.verdict, 'stalled');
-    state = reduce(state, {
-      kind: 'journal',
-      at: 131_000,
-      event: { type: 'shards', done: 3, total: 64, percent: 4 },
-      text: 's',
-    });
+    state = reduce(state, shardsLine(131_000, 3, 's'));
     assert.equal(state.verdict, 'loading');
   });
 
   it('a replayed journal (after a reconnect) does not move progress backwards', () => {
-    let state = run([
-      ...restarted,
-      { kind: 'journal', at: 3, event: { type: 'shards', done: 40, total: 64, percent: 62 }, text: 's' },
-    ]);
+    let state = run([...restarted, shardsLine(3, 40, 's')]);
     const progress = state.progress;
     state = reduce(state, {
       kind: 'journal',
@@ -174,12 +158,7 @@ describe('load state reducer', () => {
       event: { type: 'phase', phase: 'starting' },
       text: 'Init torch distributed begin.',
     });
-    state = reduce(state, {
-      kind: 'journal',
-      at: 5,
-      event: { type: 'shards', done: 10, total: 64, percent: 15 },
-      text: 's',
-    });
+    state = reduce(state, shardsLine(5, 10, 's'));
     assert.equal(state.phase, 'loading weights');
     assert.equal(state.progress, progress);
   });

@@ -91,6 +91,12 @@ const start: Signal[] = [
   { kind: 'attached', at: 2, unit },
 ];
 const ready: Signal = { kind: 'completion', at: 5, ok: true, detail: 'ok' };
+/** systemd says the node's service failed at `at`: its process exited with status 1. */
+const exitedWith1 = (at: number): Signal => ({
+  kind: 'unit',
+  at,
+  unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
+});
 
 describe('multi-node session (composite of node sessions)', () => {
   it('restarts every node at once; only node rank 0 serves HTTP', () => {
@@ -123,31 +129,19 @@ describe('multi-node session (composite of node sessions)', () => {
   it('a failing node ends the load as failed at once, named; another node failing next is not a new end', async () => {
     const { fakes, ends, outcome } = setup();
     fakes[0]!.signal(...start);
-    fakes[1]!.signal(...start, {
-      kind: 'unit',
-      at: 4,
-      unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
-    });
+    fakes[1]!.signal(...start, exitedWith1(4));
     const end = await outcome;
     assert.equal(end.end, 'failed');
     assert.match(end.message ?? '', /^node 1 \(h1\): the service exited with status 1/);
     assert.equal(ends.length, 1);
-    fakes[0]!.signal({
-      kind: 'unit',
-      at: 6,
-      unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
-    });
+    fakes[0]!.signal(exitedWith1(6));
     assert.equal(ends.length, 1, 'still failed: not a new end');
   });
 
   it("a new watch after a failed load replaces a node's watch that still follows its own load", async () => {
     const { session, fakes, outcome } = setup();
     fakes[0]!.signal(...start);
-    fakes[1]!.signal(...start, {
-      kind: 'unit',
-      at: 4,
-      unit: { ...unit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 1 },
-    });
+    fakes[1]!.signal(...start, exitedWith1(4));
     assert.equal((await outcome).end, 'failed');
     assert.equal(session.busy, false, "the server's load has ended: a restart may come");
     assert.equal(fakes[0]!.busy, true, 'node 0 still follows its load');

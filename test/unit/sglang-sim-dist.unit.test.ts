@@ -35,6 +35,21 @@ describe('sglang-sim: multi-node', function () {
   this.timeout(40_000);
   let dir: string;
   let model: string;
+  /** The flags of a rank of a 2-node, TP 4 group whose rank 0 listens at `distPort`. */
+  const twoNodes = (distPort: number, distTimeoutS: number, httpPort: number): string[] => [
+    '--model-path',
+    model,
+    '--tp',
+    '4',
+    '--nnodes',
+    '2',
+    '--dist-init-addr',
+    `127.0.0.1:${distPort}`,
+    '--dist-timeout',
+    String(distTimeoutS),
+    '--port',
+    String(httpPort),
+  ];
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-sim-dist-'));
     model = path.join(dir, 'model');
@@ -88,20 +103,7 @@ describe('sglang-sim: multi-node', function () {
   it('two ranks meet over TCP: node rank 1 loads its half of the ranks and ends with "Capture cuda graph end.", no bars, no HTTP', async () => {
     const dist = await freePort();
     const http = await freePort();
-    const common = [
-      '--model-path',
-      model,
-      '--tp',
-      '4',
-      '--nnodes',
-      '2',
-      '--dist-init-addr',
-      `127.0.0.1:${dist}`,
-      '--dist-timeout',
-      '10',
-      '--port',
-      String(http),
-    ];
+    const common = twoNodes(dist, 10, http);
     const [rank0, rank1] = await Promise.all([
       runRank(path.join(dir, 'r0'), [...common, '--node-rank', '0'], /fired up and ready to roll/),
       runRank(
@@ -118,20 +120,9 @@ describe('sglang-sim: multi-node', function () {
 
   it("node rank 0 alone times out with torch's DistStoreError; a node that cannot reach rank 0 with DistNetworkError", async () => {
     const args = (rank: number, distPort: number, httpPort: number) => [
-      '--model-path',
-      model,
-      '--tp',
-      '4',
-      '--nnodes',
-      '2',
+      ...twoNodes(distPort, 1, httpPort),
       '--node-rank',
       String(rank),
-      '--dist-init-addr',
-      `127.0.0.1:${distPort}`,
-      '--dist-timeout',
-      '1',
-      '--port',
-      String(httpPort),
     ];
     const [alone, lost] = await Promise.all([
       runRank(path.join(dir, 'r0'), args(0, await freePort(), await freePort())),

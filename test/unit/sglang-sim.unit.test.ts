@@ -377,20 +377,13 @@ describe('sglang-sim: OpenAI-shaped bodies', () => {
     const ch = oa.chatStreamChunks(r, meta, {});
     const deltas = ch.map((c: any) => c.choices[0].delta);
     assert.deepEqual(deltas[0], { role: 'assistant', content: '' });
-    assert.equal(
+    const joined = (key: string) =>
       deltas
-        .filter((d: any) => d.reasoning_content)
-        .map((d: any) => d.reasoning_content)
-        .join(''),
-      'Think.',
-    );
-    assert.equal(
-      deltas
-        .filter((d: any) => d.content)
-        .map((d: any) => d.content)
-        .join(''),
-      'Hi there',
-    );
+        .map((d: any) => d[key])
+        .filter(Boolean)
+        .join('');
+    assert.equal(joined('reasoning_content'), 'Think.');
+    assert.equal(joined('content'), 'Hi there');
     const tc = deltas.filter((d: any) => d.tool_calls).map((d: any) => d.tool_calls[0]);
     assert.deepEqual(tc[0], {
       id: 'functions.get_weather:0',

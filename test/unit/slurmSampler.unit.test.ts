@@ -4,7 +4,7 @@ import { serverNodeOf } from '../../src/target/slurm/slurmTarget';
 import { JOB_ROOTS_SH } from '../../src/target/slurm/slurmCommands';
 import { parseScontrolJob, type SlurmJob } from '../../src/target/slurm/slurmJob';
 import { samplerCommand, SamplerReader } from '../../src/monitor/watch/sampler';
-import { lackingWords } from '../../src/monitor/watch/samplerWitness';
+import { lackingWords } from '../../src/present/words/watchWords';
 
 /** A running job as `scontrol show job -o` printed it (Slurm 22.05.8), with some fields changed. */
 function job(fields: Record<string, string> = {}): SlurmJob {

@@ -3,7 +3,7 @@ import { reduce } from '../../src/monitor/state/loadState';
 import { bytesFraction } from '../../src/monitor/state/loadProgress';
 import type { Signal } from '../../src/monitor/state/loadStateTypes';
 import { liveRate } from '../../src/monitor/eta/ioRate';
-import { runningUnit, foldSignals } from '../util/loadFixtures';
+import { runningUnit, foldSignals, shardsLine } from '../util/loadFixtures';
 
 const unit = runningUnit;
 const run = foldSignals;
@@ -34,10 +34,7 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
   });
 
   it('shards win over bytes when the journal gives them', () => {
-    let s = run([
-      ...weights,
-      { kind: 'journal', at: 2000, event: { type: 'shards', done: 32, total: 64, percent: 50 }, text: 'x' },
-    ]);
+    let s = run([...weights, shardsLine(2000, 32, 'x')]);
     s = reduce(s, { kind: 'io', at: 3000, readBytes: 40 * GB, totalBytes: 100 * GB });
     assert.ok(Math.abs(s.progress! - 0.45) < 1e-9);
     assert.equal(s.witnessWarning, undefined);
@@ -100,27 +97,12 @@ describe('load state: witnesses (bytes, GPU memory)', () => {
 
   it('flags shard % vs byte % more than 25 points apart after 20 % of the load, once', () => {
     let s = run([...weights, { kind: 'io', at: 1500, readBytes: 1 * GB, totalBytes: 100 * GB }]);
-    s = reduce(s, {
-      kind: 'journal',
-      at: 2000,
-      event: { type: 'shards', done: 10, total: 64, percent: 15 },
-      text: 'x',
-    });
+    s = reduce(s, shardsLine(2000, 10, 'x'));
     assert.equal(s.witnessWarning, undefined, 'not before 20 %');
-    s = reduce(s, {
-      kind: 'journal',
-      at: 3000,
-      event: { type: 'shards', done: 32, total: 64, percent: 50 },
-      text: 'x',
-    });
+    s = reduce(s, shardsLine(3000, 32, 'x'));
     assert.match(s.witnessWarning ?? '', /shards 50% vs bytes read 1%.*page cache/);
     const first = s.witnessWarning;
-    s = reduce(s, {
-      kind: 'journal',
-      at: 4000,
-      event: { type: 'shards', done: 40, total: 64, percent: 62 },
-      text: 'x',
-    });
+    s = reduce(s, shardsLine(4000, 40, 'x'));
     assert.equal(s.witnessWarning, first, 'once');
     // the line is at 25 points, whichever witness is ahead
     const warningAt = (shardsDone: number, readGB: number) =>

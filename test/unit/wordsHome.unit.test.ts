@@ -80,6 +80,71 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
   return found;
 }
 
+/**
+ * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
+ * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
+ */
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport'];
+/** Where an alert's `message:` is a sentence the user reads in a notification. */
+const ALERT_ROOMS = ['monitor/watch'];
+/** Callees whose arguments are lines of the output channel. */
+const LOG_CALLS = new Set(['log', 'sayLacking']);
+
+/** The literals an expression is made of: through conditionals, `+`, parentheses and template substitutions. */
+function literalsOf(node: ts.Expression): string[] {
+  if (ts.isParenthesizedExpression(node)) return literalsOf(node.expression);
+  if (ts.isConditionalExpression(node)) return [...literalsOf(node.whenTrue), ...literalsOf(node.whenFalse)];
+  if (ts.isBinaryExpression(node)) return [...literalsOf(node.left), ...literalsOf(node.right)];
+  const text = literalText(node);
+  const inner = ts.isTemplateExpression(node) ? node.templateSpans.flatMap((span) => literalsOf(span.expression)) : [];
+  return text === undefined ? inner : [text, ...inner];
+}
+
+/** Words of a text not counting its substitutions: "${host}: ${what}" is no sentence, "port ${port} is open" is. */
+function ownWords(text: string): number {
+  return wordCount(text.replace(/\$\{\}/g, ' '));
+}
+
+/** Log lines (and, with `alerts`, alert messages) in a file written with two or more words of their own. */
+export function logSentencesIn(file: string, text: string, alerts: boolean): { line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { line: number; text: string }[] = [];
+  const take = (node: ts.Node, args: readonly ts.Expression[]): void => {
+    for (const words of args.flatMap(literalsOf))
+      if (ownWords(words) >= 2)
+        found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const name = ts.isIdentifier(callee)
+        ? callee.text
+        : ts.isPropertyAccessExpression(callee)
+          ? callee.name.text
+          : '';
+      const level = node.arguments[0] && literalText(node.arguments[0]);
+      if (LOG_CALLS.has(name) && level !== 'trace') take(node, node.arguments);
+    }
+    if (alerts && ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === 'message')
+      take(node, [node.initializer]);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function logStrays(): string[] {
+  return LOG_ROOMS.flatMap((room) =>
+    sourceFiles(path.join(SRC, room)).flatMap((file) => {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      const alerts = ALERT_ROOMS.some((r) => rel.startsWith(`${r}/`));
+      return logSentencesIn(file, fs.readFileSync(file, 'utf8'), alerts).map(
+        (s) => `src/${rel}:${s.line}: ${JSON.stringify(s.text)}`,
+      );
+    }),
+  );
+}
+
 function strays(): string[] {
   return sourceFiles(SRC).flatMap((file) => {
     const rel = path.relative(SRC, file).split(path.sep).join('/');
@@ -112,6 +177,31 @@ describe('words in one home', function () {
         ['AuthError', 3, '${} refused: ${}'],
       ],
     );
+  });
+
+  it('no log line in the watch, the targets or the transports is a sentence of its own: present/words holds them', () => {
+    const found = logStrays();
+    assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);
+  });
+
+  it('the log check sees a sentence in a log line, an alert and a branch, and lets compositions and traces pass', () => {
+    const code = [
+      "deps.log('warn', `Could not follow the journal: ${why}`);",
+      "log('info', starting ? 'Connecting now' : `${x}: ${y}`);",
+      'this.log(`${name}: ${k} ${v}`);',
+      "deps.log('trace', `$ sampler for PID ${pid} every ${ms} ms`);",
+      "ctx.alertOnce({ kind: 'url', level: 'warn', message: `${unit} is healthy again.` });",
+      "deps.log('info', portAnsweredBy(port, service));",
+    ].join('\n');
+    assert.deepEqual(
+      logSentencesIn('probe.ts', code, true).map((s) => [s.line, s.text]),
+      [
+        [1, 'Could not follow the journal: ${}'],
+        [2, 'Connecting now'],
+        [5, '${} is healthy again.'],
+      ],
+    );
+    assert.deepEqual(logSentencesIn('probe.ts', code, false).length, 2);
   });
 
   it('every listed assertion is still there (the list does not outlive its code)', () => {

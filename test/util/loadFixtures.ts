@@ -52,3 +52,13 @@ export const KILLED: Partial<ServiceStatus> = {
   execMainCode: 'killed',
   execMainStatus: 9,
 };
+
+/** The journal's line that `done` of `total` shards are loaded (the percent rounded down, as the log says it). */
+export function shardsLine(at: number, done: number, text = `shards ${done}/64`, total = 64): Signal {
+  return {
+    kind: 'journal',
+    at,
+    event: { type: 'shards', done, total, percent: Math.floor((done / total) * 100) },
+    text,
+  };
+}

@@ -7,6 +7,7 @@
  */
 import { compareServerUrl, parseEndpoint } from '../../engine/announcedUrl';
 import { canonicalAddress, isHostName, isLoopback } from '../../host/hostAddresses';
+import { announcedNotFollowed } from '../../present/words/watchWords';
 
 export interface HostView {
   /** The addresses the host's interfaces carry (canonical); undefined until read. */
@@ -35,7 +36,7 @@ export function decideAnnouncedUrl(configured: string, announced: string, host: 
   if (isLoopback(target)) return follow;
   const keep = (why: string): UrlDecision => ({
     kind: 'keep',
-    message: `The server says it listens on ${announced.trim()}, but ${why}: requests stay on the configured url ${configured.trim()}.`,
+    message: announcedNotFollowed(announced.trim(), why, configured.trim()),
   });
   const address = canonicalAddress(target);
   if (address === undefined && !isHostName(target)) return keep(`${JSON.stringify(target)} is no address or name`);

@@ -4,6 +4,7 @@ import { decideAnnouncedUrl } from './announcedAddress';
 import { parseResolved, resolveCommand } from '../../host/hostAddresses';
 import { COMMAND_TIMEOUT_MS } from './watchTypes';
 import type { WitnessContext } from './witness';
+import { announcedFollowed, cannotResolveOnHost } from '../../present/words/watchWords';
 
 export class AnnouncedUrlFollower {
   /** The last address the server announced (its log's HTTP line). */
@@ -33,7 +34,7 @@ export class AnnouncedUrlFollower {
     });
     if (decision.kind === 'switch') {
       deps.http.setBaseUrl(decision.url);
-      this.ctx.alertOnce({ kind: 'url', level: 'warn', message: `${decision.message} Using ${decision.url}.` });
+      this.ctx.alertOnce({ kind: 'url', level: 'warn', message: announcedFollowed(decision.message, decision.url) });
     } else if (decision.kind === 'keep' && !this.kept.has(announced)) {
       this.kept.add(announced);
       deps.log('warn', decision.message);
@@ -59,7 +60,7 @@ export class AnnouncedUrlFollower {
       const result = await deps.transport.exec(resolveCommand(name), { timeoutMs: COMMAND_TIMEOUT_MS });
       addresses = parseResolved(result.stdout);
     } catch (error) {
-      deps.log('warn', `Could not resolve ${name} on the host: ${errorText(error)}`);
+      deps.log('warn', cannotResolveOnHost(name, errorText(error)));
     }
     this.resolvedNames.set(name, addresses);
     if (!this.stopped && this.announced !== undefined) this.onAnnounced(this.announced);

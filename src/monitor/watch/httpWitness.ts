@@ -3,6 +3,7 @@ import { judgeCompletion, judgeHealth } from '../../engine/httpAnswers';
 import { wantsCompletionProbe } from '../state/loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
+import { HEALTH_WITHOUT_LISTENER, httpWaits } from '../../present/words/watchWords';
 
 /** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
 export interface PortView {
@@ -47,7 +48,7 @@ export class HttpWitness implements Witness {
     const { deps } = this.ctx;
     deps.http.setNode(node);
     const waiting = deps.http.nodeProblem;
-    if (waiting !== this.nodeWaitSaid && waiting !== undefined) deps.log('info', `HTTP waits: ${waiting}.`);
+    if (waiting !== this.nodeWaitSaid && waiting !== undefined) deps.log('info', httpWaits(waiting));
     this.nodeWaitSaid = waiting;
   }
 
@@ -109,10 +110,7 @@ export class HttpWitness implements Witness {
     }
     if (closedBefore && health.kind === 'http') {
       this.port.distrust();
-      deps.log(
-        'info',
-        `/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.`,
-      );
+      deps.log('info', HEALTH_WITHOUT_LISTENER);
     }
     if (health.kind === 'refused')
       ctx.emit({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });

@@ -15,6 +15,12 @@ import {
   EARLY_EXIT_MS,
 } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
+import {
+  failureCauseUnread,
+  journalctlEnded,
+  journalFollowFailed,
+  journalUnfollowable,
+} from '../../present/words/watchWords';
 
 /** What is held while a restart is followed: a restart's first seconds, with room to spare (a hostile log's huge lines are not kept). */
 const HELD_ENTRIES_MAX = 20_000;
@@ -115,7 +121,7 @@ export class JournalWitness implements Witness {
         await new Promise((resolve) => setTimeout(resolve, FAILURE_TAIL_RETRY_MS));
       }
     } catch (error) {
-      ctx.deps.log('warn', `Could not read why ${ctx.deps.profile.unit} failed: ${errorText(error)}`);
+      ctx.deps.log('warn', failureCauseUnread(ctx.deps.profile.unit, errorText(error)));
     } finally {
       this.cause = 'read';
     }
@@ -194,7 +200,7 @@ export class JournalWitness implements Witness {
       .catch((error) => {
         if (generation !== this.generation) return;
         this.starting = false;
-        ctx.deps.log('warn', `Could not follow the journal: ${errorText(error)}`);
+        ctx.deps.log('warn', journalFollowFailed(errorText(error)));
       });
   }
 
@@ -213,13 +219,10 @@ export class JournalWitness implements Witness {
       ctx.alertOnce({
         kind: 'journal',
         level: 'warn',
-        message: `The journal of ${ctx.deps.profile.unit} cannot be followed: ${detail}. Watching from systemd and HTTP alone.`,
+        message: journalUnfollowable(ctx.deps.profile.unit, detail),
       });
     }
-    ctx.deps.log(
-      problem ? 'warn' : 'info',
-      `journalctl ended (exit ${code ?? 'none'})${stderr.length ? `: ${stderr.join(' ').slice(0, 300)}` : ''}; following again in ${Math.round(this.retryMs / 1000)} s.`,
-    );
+    ctx.deps.log(problem ? 'warn' : 'info', journalctlEnded(code, stderr, Math.round(this.retryMs / 1000)));
     const delay = this.retryMs;
     this.retryMs = Math.min(JOURNAL_RETRY_MAX_MS, this.retryMs * 2);
     this.retry = setTimeout(() => {

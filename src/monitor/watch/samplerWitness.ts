@@ -11,6 +11,24 @@ import { HEALTH_BACKSTOP_ROUNDS, type WantedSampler, urlPort } from './watchType
 import { isPortForwarder, runsContainerCli, standInText, type PortOwner } from '../../host/portOwner';
 import type { PortView } from './httpWitness';
 import type { Witness, WitnessContext } from './witness';
+import {
+  journalOnlyProgress,
+  lackingWords,
+  modelPathInNoVolume,
+  modelSize,
+  noLocalModelPath,
+  nodeSamplerEnded,
+  noSafetensors,
+  portAnsweredBy,
+  portHeldByContainerCli,
+  portHeldByForwarder,
+  portOwnerUnreadable,
+  samplerCouldNotRun,
+  samplerEnded,
+  samplerRunsOn,
+  samplerStartFailed,
+  standInNotCounted,
+} from '../../present/words/watchWords';
 
 function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
   if (owner.kind !== 'other') return {};
@@ -115,10 +133,8 @@ export class SamplerWitness implements Witness, PortView {
       this.modelPath = undefined;
       this.modelBytes = undefined;
       const why =
-        given && given.startsWith('/')
-          ? `${given} is in no volume of ${this.target.label}`
-          : `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
-      deps.log('info', `${why}: progress comes from the journal only.`);
+        given && given.startsWith('/') ? modelPathInNoVolume(given, this.target.label) : noLocalModelPath(given);
+      deps.log('info', journalOnlyProgress(why));
       return;
     }
     if (modelPath !== this.modelPath) this.modelBytes = undefined;
@@ -127,14 +143,11 @@ export class SamplerWitness implements Witness, PortView {
 
   private onModelSize(size: ModelSize): void {
     if (size.files === 0) {
-      this.ctx.deps.log('info', `No *.safetensors in ${this.modelPath}: progress comes from the journal only.`);
+      this.ctx.deps.log('info', noSafetensors(this.modelPath));
       return;
     }
     this.modelBytes = size.bytes;
-    this.ctx.deps.log(
-      'info',
-      `Model ${this.modelPath}: ${size.files} safetensors files, ${(size.bytes / 1e9).toFixed(1)} GB.`,
-    );
+    this.ctx.deps.log('info', modelSize(this.modelPath, size.files, size.bytes));
   }
 
   /** The sampler the state wants now: for the followed process, fast while it loads, slow once settled. */
@@ -213,10 +226,7 @@ export class SamplerWitness implements Witness, PortView {
           if (round.roots && place) {
             started = true;
             this.lackSaid = undefined;
-            ctx.deps.log(
-              'info',
-              `The host sampler runs ${place.where}: the server's processes there are PIDs ${round.roots.join(', ')}.`,
-            );
+            ctx.deps.log('info', samplerRunsOn(place.where, round.roots));
           }
           if (round.hostAddresses) this.hooks.onHostAddresses(round.hostAddresses);
           if (round.modelSize) this.onModelSize(round.modelSize);
@@ -247,21 +257,15 @@ export class SamplerWitness implements Witness, PortView {
             // Not there (srun refused the step, no process of the job on its node): not tried again for this run.
             this.failedAt = place.key;
             const said = stderr.join(' ').trim();
-            this.sayLacking(
-              `the host sampler could not run ${place.where} (exit ${code ?? 'by signal'}${said ? `: ${said}` : ''})`,
-            );
+            this.sayLacking(samplerCouldNotRun(place.where, code, said));
           } else if (place) {
             ctx.lookAtUnit(true);
-            ctx.deps.log(
-              'info',
-              `The host sampler ${place.where} ended (exit ${code ?? 'by signal'}): the job's state is asked.`,
-            );
-          } else if (code !== null)
-            ctx.deps.log('warn', `The sampler ended (exit ${code}); the unit is asked every round instead.`);
+            ctx.deps.log('info', nodeSamplerEnded(place.where, code));
+          } else if (code !== null) ctx.deps.log('warn', samplerEnded(code));
         });
       })
       .catch((error) => {
-        if (this.sampler === entry) ctx.deps.log('warn', `Could not start the sampler: ${errorText(error)}`);
+        if (this.sampler === entry) ctx.deps.log('warn', samplerStartFailed(errorText(error)));
       });
   }
 
@@ -296,34 +300,22 @@ export class SamplerWitness implements Witness, PortView {
     this.ownerRead = true;
     if (owner.kind === 'other' && !isPortForwarder(owner) && !outsideTree) {
       const standIn = { port, service, since: at, ...pidAndCommand(owner) };
-      log(
-        'warn',
-        `${standInText(standIn)}: its answers are not counted; the load keeps the phase its own witnesses say.`,
-      );
+      log('warn', standInNotCounted(standInText(standIn)));
       ctx.emit({ kind: 'listener', at, standIn });
       return;
     }
-    if (owner.kind === 'unit' && ctx.state().standIn) log('info', `port ${port} is answered by ${service} now.`);
+    if (owner.kind === 'unit' && ctx.state().standIn) log('info', portAnsweredBy(port, service));
     if (owner.kind === 'unknown' && !this.portOwnerUnreadableSaid) {
       this.portOwnerUnreadableSaid = true;
-      log(
-        'info',
-        `Who listens on port ${port} cannot be told: the fds of ${service}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.`,
-      );
+      log('info', portOwnerUnreadable(port, service));
     }
     if (owner.kind === 'other' && outsideTree && !isPortForwarder(owner) && !this.portOwnerUnreadableSaid) {
       this.portOwnerUnreadableSaid = true;
-      log(
-        'info',
-        `port ${port} is held by pid ${owner.pid ?? '?'} (${owner.command ?? '?'}); ${service} runs a container CLI, whose server runs outside its process tree: answers on the port are taken as the server's.`,
-      );
+      log('info', portHeldByContainerCli(port, owner.pid, owner.command, service));
     }
     if (isPortForwarder(owner) && owner.kind === 'other' && !this.portOwnerUnreadableSaid) {
       this.portOwnerUnreadableSaid = true;
-      log(
-        'info',
-        `port ${port} is held by pid ${owner.pid} (${owner.command}), which forwards it into another network namespace: answers on the port are taken as the server's.`,
-      );
+      log('info', portHeldByForwarder(port, owner.pid, owner.command));
     }
     ctx.emit({ kind: 'listener', at, standIn: undefined });
   }
@@ -355,9 +347,4 @@ export class SamplerWitness implements Witness, PortView {
   distrust(): void {
     this.portTrusted = false;
   }
-}
-
-/** Which witnesses a watch goes without when the host sampler cannot run where the server runs, and why. */
-export function lackingWords(service: string, why: string): string {
-  return `No host sampler for ${service}: ${why}. The watch lacks its witnesses (GPU memory, bytes read by the server's processes, the listener on its port); the load is followed from the log and HTTP, and nothing is read from the SSH host in their place.`;
 }

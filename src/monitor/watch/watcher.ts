@@ -22,6 +22,15 @@ import { JournalWitness } from './journalWitness';
 import { AnnouncedUrlFollower } from './announcedUrlFollower';
 import type { WitnessContext } from './witness';
 import { timeLimitWarning } from '../state/timeLimit';
+import {
+  changedOutside,
+  completionFails,
+  healthyAgain,
+  notReadyAfter,
+  unhealthy,
+  unitProbeFailed,
+  unreachableFor,
+} from '../../present/words/watchWords';
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -162,7 +171,7 @@ export class LoadWatcher {
         this.alertOnce({
           kind: 'completion',
           level: 'warn',
-          message: `${this.deps.profile.unit} says it is up, but a 1-token completion fails: ${completion.detail}`,
+          message: completionFails(this.deps.profile.unit, completion.detail),
         });
       }
     } else this.completionFailingSince = undefined;
@@ -204,10 +213,10 @@ export class LoadWatcher {
       this.emitAlert({
         kind: 'unhealthy',
         level: 'warn',
-        message: `${this.deps.profile.unit} is unhealthy: /health failed ${next.healthFailures} times in a row while the process runs (${next.lastSignal?.text ?? ''}).`,
+        message: unhealthy(this.deps.profile.unit, next.healthFailures, next.lastSignal?.text ?? ''),
       });
     } else if (previous.verdict === 'unhealthy' && next.verdict === 'ready') {
-      this.emitAlert({ kind: 'recovered', level: 'info', message: `${this.deps.profile.unit} is healthy again.` });
+      this.emitAlert({ kind: 'recovered', level: 'info', message: healthyAgain(this.deps.profile.unit) });
     }
   }
 
@@ -359,12 +368,7 @@ export class LoadWatcher {
     this.completionFailingSince = undefined;
     this.alerted.clear();
     this.journal.newRun();
-    this.deps.log(
-      'info',
-      change === 'new run'
-        ? 'The unit was restarted (not by this watch): following the new load.'
-        : `The unit is ${change} (not by this watch).`,
-    );
+    this.deps.log('info', changedOutside(change));
     this.apply({ kind: 'restartRequested', at: this.now(), external: true });
     if (change === 'new run') await this.attach(unit);
     else {
@@ -399,10 +403,7 @@ export class LoadWatcher {
       if (starting) this.finish({ end: 'unreachable', state: this.current, message: error.message });
       return;
     }
-    this.deps.log(
-      'warn',
-      `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${errorText(error)}; trying again.`,
-    );
+    this.deps.log('warn', unitProbeFailed(starting, errorText(error)));
   }
 
   private onReconnected(): void {
@@ -506,13 +507,13 @@ export class LoadWatcher {
       this.finish({
         end: 'unreachable',
         state,
-        message: `the host could not be reached for ${Math.round((at - state.downSince) / 1000)} s`,
+        message: unreachableFor(Math.round((at - state.downSince) / 1000)),
       });
     } else if (at - state.watchStartedAt >= this.deps.options.loadTimeoutMs) {
       this.finish({
         end: 'timeout',
         state,
-        message: `not ready after ${Math.round(this.deps.options.loadTimeoutMs / 60_000)} min`,
+        message: notReadyAfter(Math.round(this.deps.options.loadTimeoutMs / 60_000)),
       });
     }
   }

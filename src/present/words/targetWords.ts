@@ -93,3 +93,48 @@ export const EMPTY_COMMAND_LINE = 'empty command line';
 export function systemdPrefixExecutable(executable: string): string {
   return `executable "${executable}" starts with a systemd prefix character`;
 }
+
+// What a change of the command line logs, step by step.
+
+export function unitWarning(warning: string): string {
+  return `unit: ${warning}`;
+}
+
+export function execStartOf(unit: string, file: string | undefined, argv: readonly string[]): string {
+  return `ExecStart of ${unit} (from ${file ?? 'unit'}): ${argv.join(' ')}`;
+}
+
+/** The change is there already; `where` is the file that holds it ("" when the unit says it). */
+export function alreadySet(label: string, where: string): string {
+  return `${label}: already set${where ? ` in ${where}` : ''}; nothing to change`;
+}
+
+export function alreadyIn(label: string, file: string): string {
+  return `${label}: already in ${file}; nothing to change`;
+}
+
+export function couldNotRestore(file: string, error: string): string {
+  return `could not restore ${file}: ${error}`;
+}
+
+/** A file written; `backup` is where the previous one is kept (none: there was none). */
+export function wroteFile(file: string, backup: string | undefined): string {
+  return `wrote ${file}${backup !== undefined ? ` (previous kept as ${backup})` : ''}`;
+}
+
+export function restoredFrom(file: string, backup: string): string {
+  return `restored ${file} from ${backup}`;
+}
+
+/** A drop-in rolled back: the previous one written again, or ours removed (`hadPrevious` false). */
+export function dropInRolledBack(file: string, hadPrevious: boolean): string {
+  return hadPrevious ? `restored the previous ${file}` : `removed ${file}`;
+}
+
+export function daemonReloadDone(rollback: boolean): string {
+  return rollback ? 'systemctl daemon-reload done (rollback)' : 'systemctl daemon-reload done';
+}
+
+export function execStartNotEffective(error: string): string {
+  return `the new ExecStart did not take effect: ${error}; rolling back`;
+}

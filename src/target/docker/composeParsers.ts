@@ -10,7 +10,7 @@ import { quote, type HostCommand } from '../../transport/shell';
 import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 import { BACKUP_SUFFIX, findBackup } from '../fileBackup';
-import { notWrittenBack, stepFailed } from '../../present/words/targetWords';
+import { alreadySet, notWrittenBack, restoredFrom, stepFailed, wroteFile } from '../../present/words/targetWords';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }
@@ -218,7 +218,7 @@ export async function changeComposeCommand(
   const plan = planComposeChange(text, file, service, planner);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
-    deps.log(`${planner.label(findServerCommand(plan.argv) ?? undefined)}: already set in ${file}; nothing to change`);
+    deps.log(alreadySet(planner.label(findServerCommand(plan.argv) ?? undefined), file));
     return { kind: 'already-set' };
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
@@ -236,7 +236,7 @@ export async function changeComposeCommand(
     await rollbackCompose(deps, rollback);
     throw new ParserChangeError(notWrittenBack(file));
   }
-  deps.log(`wrote ${file} (previous kept as ${backup})`);
+  deps.log(wroteFile(file, backup));
   return { kind: 'changed', rollback, diff: plan.diff };
 }
 
@@ -245,7 +245,7 @@ export async function rollbackCompose(deps: ParserChangeDeps, plan: ComposeRollb
   await must(deps, `restoring ${plan.file}`, { argv: ['cp', '--', plan.backup, plan.file], sudo: deps.sudo });
   // The restored file must count as newer than the container made from the changed one.
   await must(deps, `touching ${plan.file}`, { argv: ['touch', '--', plan.file], sudo: deps.sudo });
-  deps.log(`restored ${plan.file} from ${plan.backup}`);
+  deps.log(restoredFrom(plan.file, plan.backup));
 }
 
 /**

@@ -11,7 +11,7 @@ import { ParserChangeError } from '../argsEdit';
 import { findBackup, readHostFile, restoreBackup, writeWithBackup, type FileBackup } from '../fileBackup';
 import { homeCommand } from './slurmCommands';
 import { planScriptChange } from './scriptEdit';
-import { loginHomeUnknown } from '../../present/words/targetWords';
+import { alreadyIn, loginHomeUnknown, restoredFrom, wroteFile } from '../../present/words/targetWords';
 
 export class BatchScriptEditor implements ArgsEditor {
   readonly how = 'batch-script';
@@ -40,12 +40,12 @@ export class BatchScriptEditor implements ArgsEditor {
     const plan = planScriptChange(await readHostFile(deps, file), file, planner);
     if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
     if (plan.kind === 'already-set') {
-      deps.log(`${planner.label()}: already in ${file}; nothing to change`);
+      deps.log(alreadyIn(planner.label(), file));
       return { kind: 'already-set', where: file };
     }
     if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
     const saved = await writeWithBackup(deps, file, plan.newText);
-    deps.log(`wrote ${file} (previous kept as ${saved.backup})`);
+    deps.log(wroteFile(file, saved.backup));
     return { kind: 'changed', file, diff: plan.diff, undo: scriptUndo(saved) };
   }
 
@@ -62,7 +62,7 @@ function scriptUndo(saved: FileBackup): ArgsUndo {
     byHand: `copy ${saved.backup} over ${saved.file}`,
     run: async (deps) => {
       await restoreBackup(deps, saved);
-      deps.log(`restored ${saved.file} from ${saved.backup}`);
+      deps.log(restoredFrom(saved.file, saved.backup));
     },
   };
 }

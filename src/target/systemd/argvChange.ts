@@ -32,6 +32,14 @@ import {
   stepFailedWith,
   sudoWayOut,
   unexpectedDropIn,
+  unitWarning,
+  execStartOf,
+  alreadySet,
+  couldNotRestore,
+  wroteFile,
+  daemonReloadDone,
+  execStartNotEffective,
+  dropInRolledBack,
 } from '../../present/words/targetWords';
 
 /** What `rollback` needs to restore the state before the change exactly. */
@@ -190,15 +198,15 @@ export async function changeServerArgv(
   const dropInPath = where.file;
 
   const { parsed, show } = await readUnit(deps, unit);
-  for (const w of parsed.warnings) deps.log(`unit: ${w}`);
+  for (const w of parsed.warnings) deps.log(unitWarning(w));
   if (!show.FragmentPath) throw new ParserChangeError(noUnitFile(unit));
   const { command, location } = serverCommandOf(parsed, unit);
-  deps.log(`ExecStart of ${unit} (from ${command.file ?? 'unit'}): ${command.argv.join(' ')}`);
+  deps.log(execStartOf(unit, command.file, command.argv));
   const plan = planOrRefuse(planner, command.argv, location);
   const label = planner.label(location);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
-    deps.log(`${label}: already set; nothing to change`);
+    deps.log(alreadySet(label, ''));
     return { kind: 'already-set', argv: command.argv };
   }
   // Drop-ins are read in file-name order: one sorting after ours would still win.
@@ -240,20 +248,18 @@ export async function changeServerArgv(
   } catch (e) {
     // tee may have truncated the file before it failed: put the previous one back (sudo allowed tee a moment ago).
     if (!(e instanceof ParserChangeError && e.sudoRefused)) {
-      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) =>
-        deps.log(`could not restore ${dropInPath}: ${e2.message}`),
-      );
+      await restoreDropIn(deps, rollbackPlan).catch((e2: Error) => deps.log(couldNotRestore(dropInPath, e2.message)));
     }
     throw e;
   }
-  deps.log(`wrote ${dropInPath}${previousContent !== null ? ` (previous kept as ${where.backup})` : ''}`);
+  deps.log(wroteFile(dropInPath, previousContent !== null ? where.backup : undefined));
   await runPrivileged(deps, unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
-  deps.log('systemctl daemon-reload done');
+  deps.log(daemonReloadDone(false));
 
   try {
     await confirmEffective(deps, unit, plan.newArgv, command.references.length === 0);
   } catch (e) {
-    deps.log(`the new ExecStart did not take effect: ${(e as Error).message}; rolling back`);
+    deps.log(execStartNotEffective((e as Error).message));
     await rollback(deps, rollbackPlan);
     throw e;
   }
@@ -301,9 +307,9 @@ async function restoreDropIn(deps: ParserChangeDeps, plan: RollbackPlan): Promis
  */
 export async function rollback(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
   await restoreDropIn(deps, plan);
-  deps.log(plan.previousContent === null ? `removed ${plan.dropInPath}` : `restored the previous ${plan.dropInPath}`);
+  deps.log(dropInRolledBack(plan.dropInPath, plan.previousContent !== null));
   await runPrivileged(deps, plan.unit, 'systemctl daemon-reload', privilegedArgv.daemonReload());
-  deps.log('systemctl daemon-reload done (rollback)');
+  deps.log(daemonReloadDone(true));
 }
 
 function basename(p: string): string {

@@ -38,6 +38,7 @@ import { handleUnknownHostKey } from './unknownHostKey';
 import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
 import { masterSilent, OPENSSH_ON_WINDOWS } from '../../present/words/opensshWords';
 import { hostKeyChanged } from '../../present/words/sshWords';
+import { opensshConfig, opensshConnects } from '../../present/words/connectionWords';
 
 export interface OpenSshTransportOptions {
   readonly host: HostArgs;
@@ -105,7 +106,7 @@ export class OpenSshTransport implements Transport {
       ...(options.backoffMaxMs !== undefined ? { backoffMaxMs: options.backoffMaxMs } : {}),
       dial: (attempt) => this.dial(attempt),
       beforeFirstAttempt: () => {
-        if (options.choice) this.log(`${this.description}: the OpenSSH client connects (${options.choice.reason})`);
+        if (options.choice) this.log(opensshConnects(this.description, options.choice.reason));
       },
       onConnected: () => this.watch(),
       connectedNote: (pid) => `(ControlMaster pid ${pid})`,
@@ -319,12 +320,7 @@ export class OpenSshTransport implements Transport {
 
   private logConfig(config: EffectiveConfig, knownHosts: readonly string[]): void {
     const name = `${this.options.host.host} (ssh -G: ${first(config, 'user')}@${first(config, 'hostname')}:${first(config, 'port')})`;
-    this.log(
-      `${name}: known hosts from ${knownHosts.join(' ')}; StrictHostKeyChecking yes, ` +
-        (this.options.prompt
-          ? 'prompts (passphrase, PIN, code, password) asked through SSH_ASKPASS'
-          : 'BatchMode yes (no prompts: keys that need a passphrase or PIN must be in ssh-agent)'),
-    );
+    this.log(opensshConfig(name, knownHosts, this.options.prompt !== undefined));
     for (const k of [
       'certificatefile',
       'proxyjump',

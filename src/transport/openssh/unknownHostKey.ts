@@ -12,6 +12,7 @@ import { knownHostsName } from './identities';
 import { HostKeyError } from '../errors';
 import { keyOfType, noCertificateAuthorityVouches, unknownHostKeyNotFetched } from '../../present/words/opensshWords';
 import { hostKeyNotTrusted } from '../../present/words/sshWords';
+import { hostKeyAdded } from '../../present/words/connectionWords';
 
 /** One `ssh-keyscan` line's key type and blob. */
 export function parseKeyscan(text: string): { keyType: string; blob: Buffer } | undefined {
@@ -76,5 +77,5 @@ export async function handleUnknownHostKey(
     );
   const hash = yes(config, 'hashknownhosts');
   await appendKnownHostsLine(knownHostsFile, formatKnownHostsLine(host, port, scanned.keyType, scanned.blob, { hash }));
-  d.log(`Added the ${scanned.keyType} host key of ${hostLookupName(host, port)} (${fingerprint}) to ${knownHostsFile}`);
+  d.log(hostKeyAdded(scanned.keyType, hostLookupName(host, port), fingerprint, knownHostsFile));
 }

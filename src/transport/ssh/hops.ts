@@ -7,6 +7,7 @@ import type { SshEndpoint } from './sshTargetTypes';
 import { channelOpenError } from './sshErrors';
 import type { DialContext } from './sshOptions';
 import { transportError } from '../errors';
+import { proxyCommandSays } from '../../present/words/connectionWords';
 
 /** Connects every hop in turn; on failure ends what was opened. The GPU host's client is last. */
 export async function dial(ctx: DialContext): Promise<Client[]> {
@@ -50,7 +51,7 @@ export async function dial(ctx: DialContext): Promise<Client[]> {
 function startProxy(ctx: DialContext, ep: SshEndpoint, command: string): ProxyProcess {
   const proxy = spawnProxyCommand(command, {
     ...(ctx.options.platform ? { platform: ctx.options.platform } : {}),
-    log: (line) => ctx.log(`ProxyCommand (${ep.alias}): ${line}`),
+    log: (line) => ctx.log(proxyCommandSays(ep.alias, line)),
   });
   ctx.proxies.add(proxy);
   void proxy.exited.then(() => ctx.proxies.delete(proxy));

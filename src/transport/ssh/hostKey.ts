@@ -21,6 +21,7 @@ import {
   hostKeyRevoked,
   hostKeyUnparsable,
 } from '../../present/words/sshWords';
+import { hostKeyAdded } from '../../present/words/connectionWords';
 
 /** Host key algorithms ssh2 supports, in its default preference. */
 const HOST_KEY_ALGORITHMS = [
@@ -115,9 +116,7 @@ export async function checkHostKey(
       }
       const hash = ep.hashKnownHosts === true;
       await appendKnownHostsLine(file, formatKnownHostsLine(ep.hostName, ep.port, keyType, key, { hash }));
-      ctx.log(
-        `Added the ${keyType} host key of ${name} (${fingerprint}) to ${file}${hash ? ' (hashed: HashKnownHosts yes)' : ''}`,
-      );
+      ctx.log(hostKeyAdded(keyType, name, fingerprint, file, hash));
       return;
     }
   }

@@ -25,6 +25,7 @@ import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
 import { AuthError } from '../errors';
 import { tooManyQuestions } from '../../present/words/sshWords';
+import { loginRound, serverAsks } from '../../present/words/connectionWords';
 
 interface Round {
   readonly method: 'keyboard-interactive' | 'password';
@@ -82,7 +83,7 @@ export class HopLogin {
     if (!round) return;
     this.round = undefined;
     for (const a of round.answers) a.settled?.(accepted);
-    this.ctx.log(`${this.ep.alias}: ${round.method} ${accepted ? 'accepted' : 'refused'}`);
+    this.ctx.log(loginRound(this.ep.alias, round.method, accepted));
     if (!accepted && round.question) this.state.refusal = refusedRefusal(round.question, methodsLeft);
   }
 
@@ -157,7 +158,11 @@ export class HopLogin {
   /** Asks the front with the deadline paused; a cancelled or malformed answer ends the handshake. */
   private async ask(question: LoginQuestion): Promise<LoginAnswer | undefined> {
     this.ctx.log(
-      `${this.ep.alias}: ${question.method}: the server asks ${question.prompts.map((p) => JSON.stringify(p.text)).join(', ')}`,
+      serverAsks(
+        this.ep.alias,
+        question.method,
+        question.prompts.map((p) => p.text),
+      ),
     );
     this.deadline.pause();
     const open = new AbortController();

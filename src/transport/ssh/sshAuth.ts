@@ -18,6 +18,7 @@ import { agentCandidates, SelectedAgent, type AgentCandidate } from './sshAgent'
 import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import type { TransportError } from '../transport';
+import { agentKeyTried } from '../../present/words/connectionWords';
 
 type AuthStep =
   | { readonly kind: 'key'; readonly path: string; readonly configured: boolean }
@@ -67,7 +68,7 @@ export function authHandler(
     const a = lastOffered.agent;
     const mark = { rejected: ' (rejected)', accepted: ' (accepted; the server asks for more)', none: '' }[outcome];
     tried[lastOffered.index] = a ? `${a.summary}${a.offered > 0 ? mark : ''}` : `${tried[lastOffered.index]}${mark}`;
-    if (a) ctx.log(`${ep.alias}: agent: ${tried[lastOffered.index]}`);
+    if (a) ctx.log(agentKeyTried(ep.alias, tried[lastOffered.index]));
     lastOffered = undefined;
   };
 

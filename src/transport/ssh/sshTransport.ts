@@ -17,6 +17,7 @@ import { ConnectionClosedError } from '../errors';
 import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from '../openssh/chooseClient';
 import { connectionDown, linkDown } from '../../present/words/sshWords';
+import { hopIdentitiesOnly, hopKnownHosts, hopNotApplied, hopProxyCommand } from '../../present/words/connectionWords';
 
 export class SshTransport implements Transport {
   readonly description: string;
@@ -170,11 +171,11 @@ export class SshTransport implements Transport {
     const t = this.options.target;
     for (const ep of [...t.jumps, t]) {
       const name = ep.alias === ep.hostName ? ep.alias : `${ep.alias} (${ep.hostName})`;
-      if (ep.proxyCommand !== undefined) this.log(`${name}: ProxyCommand ${ep.proxyCommand}`);
-      if (ep.knownHostsFiles) this.log(`${name}: known hosts from UserKnownHostsFile ${ep.knownHostsFiles.join(' ')}`);
-      if (ep.identitiesOnly) this.log(`${name}: IdentitiesOnly yes (only ${ep.identityFiles.join(', ')})`);
+      if (ep.proxyCommand !== undefined) this.log(hopProxyCommand(name, ep.proxyCommand));
+      if (ep.knownHostsFiles) this.log(hopKnownHosts(name, ep.knownHostsFiles));
+      if (ep.identitiesOnly) this.log(hopIdentitiesOnly(name, ep.identityFiles));
       if (ep.configNotes && ep.configNotes.length > 0) {
-        this.log(`${name}: ~/.ssh/config directives not applied: ${ep.configNotes.join('; ')}`);
+        this.log(hopNotApplied(name, ep.configNotes));
       }
     }
   }

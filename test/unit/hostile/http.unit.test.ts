@@ -152,6 +152,26 @@ const anyValue = fc.oneof(
   fc.constant(null),
   fc.constant(JSON.parse(deepArray(2_000)) as unknown),
 );
+/** Up to three tool calls of any shape; `extra` adds the fields of a streamed delta's call (its index). */
+const anyToolCalls = (extra: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.oneof(
+    anyValue,
+    fc.array(
+      fc.oneof(
+        anyValue,
+        fc.record(
+          {
+            ...extra,
+            id: anyValue,
+            type: anyValue,
+            function: fc.oneof(anyValue, fc.record({ name: anyValue, arguments: anyValue }, { requiredKeys: [] })),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+      { maxLength: 3 },
+    ),
+  );
 const shaped = fc.record(
   {
     object: fc.oneof(fc.constant('error'), anyValue),
@@ -170,62 +190,14 @@ const shaped = fc.record(
               delta: fc.oneof(
                 anyValue,
                 fc.record(
-                  {
-                    content: anyValue,
-                    reasoning_content: anyValue,
-                    tool_calls: fc.oneof(
-                      anyValue,
-                      fc.array(
-                        fc.oneof(
-                          anyValue,
-                          fc.record(
-                            {
-                              index: anyValue,
-                              id: anyValue,
-                              type: anyValue,
-                              function: fc.oneof(
-                                anyValue,
-                                fc.record({ name: anyValue, arguments: anyValue }, { requiredKeys: [] }),
-                              ),
-                            },
-                            { requiredKeys: [] },
-                          ),
-                        ),
-                        { maxLength: 3 },
-                      ),
-                    ),
-                  },
+                  { content: anyValue, reasoning_content: anyValue, tool_calls: anyToolCalls({ index: anyValue }) },
                   { requiredKeys: [] },
                 ),
               ),
               message: fc.oneof(
                 anyValue,
                 fc.record(
-                  {
-                    content: anyValue,
-                    reasoning_content: anyValue,
-                    reasoning: anyValue,
-                    tool_calls: fc.oneof(
-                      anyValue,
-                      fc.array(
-                        fc.oneof(
-                          anyValue,
-                          fc.record(
-                            {
-                              id: anyValue,
-                              type: anyValue,
-                              function: fc.oneof(
-                                anyValue,
-                                fc.record({ name: anyValue, arguments: anyValue }, { requiredKeys: [] }),
-                              ),
-                            },
-                            { requiredKeys: [] },
-                          ),
-                        ),
-                        { maxLength: 3 },
-                      ),
-                    ),
-                  },
+                  { content: anyValue, reasoning_content: anyValue, reasoning: anyValue, tool_calls: anyToolCalls({}) },
                   { requiredKeys: [] },
                 ),
               ),

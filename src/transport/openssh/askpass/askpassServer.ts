@@ -10,6 +10,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { decodeRequest, encodeReply, FirstLine, tokenMatches, type AskpassReply } from './protocol';
 import { cleanPrompt, sshPromptKind, type SshPromptKind, type SshPrompter } from './promptKind';
+import {
+  askpassAsks,
+  askpassRefused,
+  askpassWithoutToken,
+  NOT_ANSWERED,
+  opensshSays,
+  tooManyQuestions,
+} from '../../../present/words/connectionWords';
 
 /** The helper must send its request within this time of connecting. */
 const REQUEST_DEADLINE_MS = 5000;
@@ -107,29 +115,29 @@ export class AskpassSession {
   private async answer(line: string): Promise<AskpassReply> {
     const req = decodeRequest(line);
     if (!req || !tokenMatches(this.token, req.token)) {
-      this.o.log(`${this.o.host}: an askpass request without this login's token was refused`);
+      this.o.log(askpassWithoutToken(this.o.host));
       return { cancel: true };
     }
     const text = cleanPrompt(req.prompt);
     const kind = sshPromptKind(text, req.mode);
     if (kind === 'notice') {
-      this.o.log(`${this.o.host}: OpenSSH says: ${text}`);
+      this.o.log(opensshSays(this.o.host, text));
       return { answer: '' };
     }
     if (this.closed || this.refused) return { cancel: true };
     const max = this.o.maxPrompts ?? MAX_PROMPTS_PER_LOGIN;
-    if (this.asked >= max) return this.refuse(kind, text, `more than ${max} questions in one login: stopped`);
+    if (this.asked >= max) return this.refuse(kind, text, tooManyQuestions(max));
     this.asked++;
-    this.o.log(`${this.o.host} asks: ${JSON.stringify(text)}`);
+    this.o.log(askpassAsks(this.o.host, text));
     const answer = await this.o.ask({ host: this.o.host, text, secret: kind !== 'confirm', kind }, this.abort.signal);
     if (this.closed) return { cancel: true };
-    if (answer === undefined) return this.refuse(kind, text, 'not answered: the login stops');
+    if (answer === undefined) return this.refuse(kind, text, NOT_ANSWERED);
     return { answer: answer.replace(/[\r\n]/g, '') };
   }
 
   private refuse(kind: SshPromptKind, text: string, why: string): AskpassReply {
     this.refused = { kind, text };
-    this.o.log(`${this.o.host}: ${JSON.stringify(text)} ${why}`);
+    this.o.log(askpassRefused(this.o.host, text, why));
     // Killed before the helper exits: OpenSSH would take its failure for an empty answer and go on.
     this.o.endLogin();
     return { cancel: true };

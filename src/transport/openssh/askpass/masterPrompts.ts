@@ -6,6 +6,7 @@
 import { AskpassSession } from './askpassServer';
 import { runnableHelper } from './helperFile';
 import type { SshPrompter } from './promptKind';
+import { askpassCannotListen, askpassHelperMissing } from '../../../present/words/connectionWords';
 
 export interface MasterPrompts {
   /** Added to the master's environment. */
@@ -26,7 +27,7 @@ export async function openMasterPrompts(o: {
   if (!o.ask) return undefined;
   const helper = runnableHelper(o.helper, o.dir);
   if (!helper) {
-    o.log(`${o.host}: the askpass helper ${o.helper} is missing: OpenSSH runs without prompts (BatchMode yes)`);
+    o.log(askpassHelperMissing(o.host, o.helper));
     return undefined;
   }
   let session: AskpassSession;
@@ -39,7 +40,7 @@ export async function openMasterPrompts(o: {
       log: o.log,
     });
   } catch (err) {
-    o.log(`${o.host}: cannot listen for askpass questions (${(err as Error).message}): OpenSSH runs without prompts`);
+    o.log(askpassCannotListen(o.host, (err as Error).message));
     return undefined;
   }
   return {

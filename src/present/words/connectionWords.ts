@@ -108,3 +108,13 @@ export function askpassHelperMissing(host: string, helper: string): string {
 export function askpassCannotListen(host: string, error: string): string {
   return `${host}: cannot listen for askpass questions (${error}): OpenSSH runs without prompts`;
 }
+
+/** A forward's socket path that ssh cannot take (too long, a colon or a space): one `ssh -W` per stream instead. */
+export function forwardSocketUnusable(description: string, target: string, socket: string): string {
+  return `${description}: streams to ${target} each go through ssh -W (${socket} cannot be a socket)`;
+}
+
+/** The master refused a forward: one `ssh -W` per stream instead. */
+export function forwardRefused(description: string, target: string, why: string): string {
+  return `${description}: the OpenSSH master made no forward to ${target} (${why}); streams to it each go through ssh -W`;
+}

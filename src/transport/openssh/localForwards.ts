@@ -15,6 +15,7 @@ import { Duplex } from 'node:stream';
 import { channelOpenError } from '../ssh/sshErrors';
 import { ConnectionClosedError } from '../errors';
 import { masterGone } from '../../present/words/sshWords';
+import { forwardRefused, forwardSocketUnusable } from '../../present/words/connectionWords';
 import { isAlive } from './controlMaster';
 import { muxForwardControl, openFailure, openMuxStream, streamTarget, type MuxContext } from './muxProcess';
 
@@ -149,17 +150,13 @@ export class LocalForwards {
   private async make(spec: string, socket: string, target: string): Promise<boolean> {
     // ssh splits -L on colons and spaces: a folder with either cannot hold a forward's socket.
     if (socket.length > MAX_SOCKET_PATH || /[:\s]/.test(socket)) {
-      this.ctx.log(
-        `${this.ctx.mux.description}: streams to ${target} each go through ssh -W (${socket} cannot be a socket)`,
-      );
+      this.ctx.log(forwardSocketUnusable(this.ctx.mux.description, target, socket));
       return false;
     }
     const { code, stderr } = await muxForwardControl(this.ctx.mux, 'forward', spec);
     if (code === 0) return true;
     this.ctx.mux.masterUnreachable();
-    this.ctx.log(
-      `${this.ctx.mux.description}: the OpenSSH master made no forward to ${target} (${stderr.trim() || `exit ${code}`}); streams to it each go through ssh -W`,
-    );
+    this.ctx.log(forwardRefused(this.ctx.mux.description, target, stderr.trim() || `exit ${code}`));
     return false;
   }
 

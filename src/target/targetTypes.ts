@@ -191,6 +191,12 @@ export interface Target {
   followLog(io: TargetIo, sinceEpochMs: number, handlers: LogFollowHandlers): Promise<RemoteProcess>;
   /** The follow ends when the service stops (`docker logs -f`), not only on trouble (journalctl). */
   readonly logFollowEndsWithService: boolean;
+  /**
+   * The manager can end the service while neither its log nor its processes say so (a scheduler
+   * ends a job whose node failed: rank 0 may answer HTTP and the log stay silent until the node
+   * is cleaned up): a watch reads the state at a steady pace, not only as a rare backstop.
+   */
+  readonly endsOnlyInState?: boolean;
   tailLog(io: TargetExec, lines: number): Promise<LogTail>;
   /** The one way the server's arguments change (parser flags, an advice): a unit drop-in, the compose file, or by hand. */
   readonly argsEdit: ArgsEditor;

@@ -7,6 +7,8 @@
 import type { Duplex } from 'node:stream';
 import type { ChannelHeld, ExecOptions, ExecResult, RemoteProcess, Transport } from './transport';
 import type { ClientChoice } from './openssh/chooseClient';
+import { CommandTimeoutError } from './errors';
+import { noFreeChannel } from '../present/words/transportWords';
 
 export const MAX_CHANNELS = 3;
 /** The longest a timed-out command's slot waits for its channel to close (its kill takes a moment). */
@@ -23,9 +25,31 @@ export class Slots {
     return this.used;
   }
 
-  async acquire(): Promise<() => void> {
-    if (this.used >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.used++;
+  /**
+   * A slot, once one is free. With `waitMs`: undefined when none came free within that long (the
+   * caller gave up; its place in the queue is left, and nothing is held).
+   */
+  async acquire(): Promise<() => void>;
+  async acquire(waitMs: number | undefined): Promise<(() => void) | undefined>;
+  async acquire(waitMs?: number): Promise<(() => void) | undefined> {
+    if (this.used >= this.max) {
+      const turn = await new Promise<boolean>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer =
+          waitMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                const at = this.waiting.indexOf(wake);
+                if (at >= 0) this.waiting.splice(at, 1);
+                resolve(false);
+              }, waitMs);
+        this.waiting.push(wake);
+      });
+      if (!turn) return undefined;
+    } else this.used++;
     let released = false;
     return () => {
       if (released) return;
@@ -43,7 +67,7 @@ export class ChannelLimitedTransport implements Transport {
 
   constructor(
     private readonly inner: Transport,
-    max = MAX_CHANNELS,
+    private readonly max = MAX_CHANNELS,
   ) {
     this.slots = new Slots(max);
   }
@@ -82,7 +106,11 @@ export class ChannelLimitedTransport implements Transport {
   }
 
   async exec(command: string, options?: ExecOptions): Promise<ExecResult> {
-    const release = await this.slots.acquire();
+    // The command's deadline bounds its wait for a channel too: long-lived streams (a log follow,
+    // a sampler whose step hangs) may hold every slot, and a caller's round must not wait on them unbounded.
+    const wait = options?.timeoutMs;
+    const release = await this.slots.acquire(wait);
+    if (!release) throw new CommandTimeoutError(noFreeChannel(wait ?? 0, this.max));
     try {
       const result = await this.inner.exec(command, options);
       release();

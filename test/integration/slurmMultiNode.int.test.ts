@@ -18,22 +18,28 @@ import { endJobsOf, ownedBy, sbatchAs, simulatorLaunch, startSlurmHost } from '.
 
 const USER = 'kimi';
 
-/** The pids whose environment says they are task `procId` of job `id`'s step 0. */
-function taskPids(id: string, procId: number): number[] {
+/** The pids of `comm` whose environment has all of `vars`. */
+function pidsWith(comm: string | undefined, vars: readonly string[]): number[] {
   const pids: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let env: string;
+    let name: string;
     try {
       env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8');
+      name = fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
     } catch {
       continue;
     }
-    const vars = new Set(env.split('\0'));
-    if (vars.has(`SLURM_JOB_ID=${id}`) && vars.has(`SLURM_PROCID=${procId}`) && vars.has('SLURM_STEP_ID=0'))
-      pids.push(Number(entry));
+    const have = new Set(env.split('\0'));
+    if ((comm === undefined || name === comm) && vars.every((v) => have.has(v))) pids.push(Number(entry));
   }
   return pids;
+}
+
+/** The pids whose environment says they are task `procId` of job `id`'s step 0. */
+function taskPids(id: string, procId: number): number[] {
+  return pidsWith(undefined, [`SLURM_JOB_ID=${id}`, `SLURM_PROCID=${procId}`, 'SLURM_STEP_ID=0']);
 }
 
 describe('slurm: a job over two nodes is one server, and a node failure is named as that node', function () {
@@ -104,6 +110,14 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
         url: `http://{node}:${host.httpPort}`,
       },
     });
+  /** The first state with a failure, within `timeoutMs`; else the watch's log up to then. */
+  const failureWithin = async (states: LoadState[], timeoutMs: number, what: string): Promise<LoadState> => {
+    try {
+      return await waitFor(() => states.find((s) => s.failure !== undefined), { timeoutMs, message: what });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${test?.logLines.join('\n') ?? ''}`);
+    }
+  };
   /** Attaches to the running job and waits for ready; then follows the steady watch's states. */
   const readyJob = async (name: string, sbatchArgs = ''): Promise<{ id: string; dir: string; states: LoadState[] }> => {
     const { dir, script } = await jobFiles(name);
@@ -137,5 +151,38 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
     assert.doesNotMatch(failed.failure?.summary ?? '', /exited with status|crash/);
     // Rank 0 still runs in the job: the scheduler says RUNNING, the server is failed all the same.
     assert.equal(slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim(), 'RUNNING');
+  });
+
+  it("the second node set DOWN (scontrol update state=down): NODE_FAIL, named as that node's failure", async () => {
+    const { id, states } = await readyJob('kimi-down', '--no-requeue');
+    const down = slurm.run(['scontrol', 'update', 'nodename=n2', 'state=down', 'reason=kimi-test']);
+    assert.equal(down.status, 0, down.stderr);
+    const failed = await failureWithin(states, 90_000, 'the end by NODE_FAIL');
+    assert.match(
+      failed.failure?.summary ?? '',
+      /ended because node 1 \(n2\) of the job failed \(NODE_FAIL; srun: Node failure on n2\)/,
+    );
+    assert.match(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout, /JobState=NODE_FAIL/);
+  });
+
+  it("the second node set DOWN while the job's processes say nothing: the scheduler's NODE_FAIL is shown within a few steady rounds", async () => {
+    const { id, states } = await readyJob('kimi-quiet', '--no-requeue');
+    // Nothing of the job speaks: srun (in the batch script) cannot write its node-failure line,
+    // and n1's slurmd cannot end rank 0, which keeps answering /health, nor the sampler's step;
+    // the job stays COMPLETING (Reason=NodeDown). Only the scheduler's state says the job ended.
+    const slurmd = Number(fs.readFileSync(path.join(slurm.dir, 'log', 'slurmd-n1.pid'), 'utf8').trim());
+    const srun = pidsWith('srun', [`SLURM_JOB_ID=${id}`]);
+    assert.notEqual(srun.length, 0, "the batch script's srun");
+    const stopped = [slurmd, ...srun];
+    for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+    try {
+      const down = slurm.run(['scontrol', 'update', 'nodename=n2', 'state=down', 'reason=kimi-test']);
+      assert.equal(down.status, 0, down.stderr);
+      const failed = await failureWithin(states, 90_000, 'the end by NODE_FAIL, from the scheduler alone');
+      assert.match(failed.failure?.summary ?? '', /ended because .* failed \(NODE_FAIL/);
+      assert.match(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout, / Reason=NodeDown /);
+    } finally {
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
+    }
   });
 });

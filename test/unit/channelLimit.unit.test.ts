@@ -47,4 +47,40 @@ describe('channel limit', () => {
     assert.equal(second, true);
     assert.equal(limited.slotsInUse, 0, 'a plain error releases its slot at once');
   });
+
+  it("a command's deadline bounds its wait for a channel: it times out, said as such, and leaves the queue", async () => {
+    let ran = 0;
+    const inner = {
+      exec: async () => {
+        ran++;
+        return { code: 0, stdout: '', stderr: '' };
+      },
+      stream: async () => ({ exited: new Promise<number | null>(() => undefined), kill: () => undefined }),
+    } as unknown as Transport;
+    const limited = new ChannelLimitedTransport(inner, 1);
+    // A stream that never ends holds the only channel.
+    await limited.stream('tail -F log', () => undefined);
+    await assert.rejects(
+      limited.exec('squeue', { timeoutMs: 50 }),
+      (error: unknown) =>
+        error instanceof TransportError &&
+        error.kind === 'command-timeout' &&
+        /waiting for a free SSH channel/.test(error.message),
+    );
+    assert.equal(ran, 0, 'the command never ran');
+    assert.equal(limited.slotsInUse, 1, 'only the stream holds a slot');
+  });
+
+  it('a holder that gave up waiting is not handed the next free slot', async () => {
+    const slots = new Slots(1);
+    const first = await slots.acquire();
+    assert.equal(await slots.acquire(20), undefined);
+    const next = slots.acquire(1000);
+    first();
+    const release = await next;
+    assert.ok(release, 'the one still waiting got the slot');
+    assert.equal(slots.inUse, 1);
+    release();
+    assert.equal(slots.inUse, 0);
+  });
 });

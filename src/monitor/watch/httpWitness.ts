@@ -23,6 +23,8 @@ export class HttpWitness implements Witness {
   private healthSkipped = 0;
   private lastHealthAt = 0;
   private modelName: string | undefined;
+  /** A /health that got no answer in time was said (once until one answers again). */
+  private timeoutSaid = false;
   /** What was last said of a url that waits for the job's node (said once until it changes). */
   private nodeWaitSaid: string | undefined;
 
@@ -97,6 +99,10 @@ export class HttpWitness implements Witness {
     this.lastHealthAt = ctx.now();
     const health = await deps.http.health();
     const at = ctx.now();
+    // Bounded by the client's timeout: said, and counted as a failed /health (never as ready).
+    if (health.kind === 'timeout' && !this.timeoutSaid)
+      deps.log('warn', `${deps.http.baseUrl}/health got no answer in time: counted as a failed /health.`);
+    this.timeoutSaid = health.kind === 'timeout';
     if (!unconfirmed) this.answeredWhileClosedAt = undefined;
     if (unconfirmed && health.kind === 'http') {
       // Held until a sampler round comes between: a socket opened since the sampler's last look

@@ -83,6 +83,11 @@ export function urlPort(url: string): number | undefined {
  */
 export const UNIT_BACKSTOP_MS = 5 * 60_000;
 export const STEADY_UNIT_BACKSTOP_MS = 10 * 60_000;
+/**
+ * How often a load's watch reads the state of a target whose ends only its state tells
+ * (Target.endsOnlyInState); a steady watch reads it each steady round.
+ */
+export const STATE_READ_WHILE_LOADING_MS = 10_000;
 export const JOURNAL_RETRY_FIRST_MS = 1_000;
 export const JOURNAL_RETRY_MAX_MS = 60_000;
 export const COMPLETION_PROMPT = 'hi';

@@ -15,6 +15,7 @@ import {
   COMPLETION_ALERT_MS,
   UNIT_BACKSTOP_MS,
   STEADY_UNIT_BACKSTOP_MS,
+  STATE_READ_WHILE_LOADING_MS,
 } from './watchTypes';
 import { HttpWitness } from './httpWitness';
 import { SamplerWitness } from './samplerWitness';
@@ -460,6 +461,9 @@ export class LoadWatcher {
     // Neither the journal nor the sampler would tell an exit: ask systemd every round.
     if (!this.journal.live && !this.sampler.live) return true;
     const elapsed = this.now() - this.lastUnitProbeAt;
+    // A scheduler's end (a node failure) shows in no log line or process at once: read at a modest pace.
+    if (this.target.endsOnlyInState && elapsed >= (this.mode === 'steady' ? this.roundMs : STATE_READ_WHILE_LOADING_MS))
+      return true;
     if (this.mode === 'steady') return elapsed >= STEADY_UNIT_BACKSTOP_MS || this.current.healthFailures > 0;
     // Both live: the journal tells systemd's lines and the sampler a process gone; no backstop.
     if (this.journal.live && this.sampler.live) return false;

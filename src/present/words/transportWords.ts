@@ -11,6 +11,11 @@ export function remoteCommandTimedOut(ms: number): string {
   return `Remote command timed out after ${tenths(ms)} s`;
 }
 
+/** A command that could not start: every channel the connection allows stayed busy. */
+export function noFreeChannel(ms: number, max: number): string {
+  return `Remote command timed out after ${tenths(ms)} s waiting for a free SSH channel (all ${max} were held by other commands or streams)`;
+}
+
 export function commandTimedOut(ms: number): string {
   return `Command timed out after ${tenths(ms)} s`;
 }

@@ -122,6 +122,18 @@ export function jobServiceStatus(
         result: 'success',
       };
     case 'COMPLETING':
+      // A job ended by a node's failure stays COMPLETING until that node is cleaned up (minutes,
+      // while rank 0 may still answer HTTP): its end is already the node's failure.
+      if (nodeFailed(job, trouble))
+        return {
+          ...base,
+          ...exit,
+          activeState: 'failed',
+          subState: 'node_fail',
+          mainPid: 0,
+          result: 'node_fail',
+          endedBecause: nodeFailWords(trouble, hosts),
+        };
       return {
         ...base,
         ...exit,
@@ -190,4 +202,11 @@ export function noJobStatus(jobName: string, reading: Extract<JobReading, { kind
     id: reading.kind === 'gone' ? `job ${reading.id} (${jobName})` : `job ${jobName}`,
     notFoundText: text,
   };
+}
+
+/** The run ended by a node's failure: the scheduler's NODE_FAIL, or its reason while the job completes. */
+export function nodeFailed(job: SlurmJob, trouble: RunTrouble): boolean {
+  return (
+    job.state === 'NODE_FAIL' || (job.state === 'COMPLETING' && (job.reason === 'NodeDown' || !!trouble.nodeFailure))
+  );
 }

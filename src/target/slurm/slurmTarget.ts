@@ -20,7 +20,7 @@ import {
   type TargetState,
 } from '../targetTypes';
 import { shellLine } from '../../transport/shell';
-import { jobServiceStatus, noJobStatus } from './jobStatus';
+import { jobServiceStatus, nodeFailed, noJobStatus } from './jobStatus';
 import { NodeTroubleLog } from './nodeTrouble';
 import { serverArgvOfScript } from './scriptArgv';
 import { BatchScriptEditor } from './scriptEditor';
@@ -43,6 +43,8 @@ export class SlurmTarget implements Target {
   readonly kind = 'slurm';
   readonly label: string;
   readonly logFollowEndsWithService = true;
+  /** A node failure, preemption or the time limit ends the job in the scheduler first. */
+  readonly endsOnlyInState = true;
   readonly commandRunsOnHost = false;
   readonly argsEdit: ArgsEditor;
   readonly privileges: TargetPrivileges;
@@ -79,7 +81,8 @@ export class SlurmTarget implements Target {
   async readState(io: TargetExec): Promise<TargetState> {
     const reading = await this.read(io);
     if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
-    if (reading.kind === 'job' && reading.job.state === 'NODE_FAIL') await this.readNodeFailure(io, reading.job);
+    if (reading.kind === 'job' && nodeFailed(reading.job, this.trouble.of(reading.job.id, reading.job.restarts)))
+      await this.readNodeFailure(io, reading.job);
     // Rank 0 (the server's HTTP) runs on the first node of the job's node list.
     const node =
       reading.kind === 'job' && LIVE.has(reading.job.state) ? (reading.hosts?.[0] ?? reading.job.batchHost) : undefined;

@@ -83,5 +83,8 @@ describe('e2e: a Slurm job restarted from the palette', function () {
       `queued, loading, ready in order:\n${texts.join('\n')}`,
     );
     assert.equal(jobState(job.id), 'RUNNING', 'the same job, requeued');
+    // The test's own sbatch runs log in with the harness's key, which handshakes() leaves out.
+    const logins = scenario().host.handshakes();
+    assert.equal(logins, 1, `one SSH login to the login node:\n${scenario().host.sshdLog().join('\n')}`);
   });
 });

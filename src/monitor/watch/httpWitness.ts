@@ -3,7 +3,7 @@ import { judgeCompletion, judgeHealth } from '../../engine/httpAnswers';
 import { wantsCompletionProbe } from '../state/loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
-import { HEALTH_WITHOUT_LISTENER, httpWaits } from '../../present/words/watchWords';
+import { HEALTH_WITHOUT_LISTENER, healthTimedOut, httpWaits } from '../../present/words/watchWords';
 
 /** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
 export interface PortView {
@@ -100,8 +100,7 @@ export class HttpWitness implements Witness {
     const health = await deps.http.health();
     const at = ctx.now();
     // Bounded by the client's timeout: said, and counted as a failed /health (never as ready).
-    if (health.kind === 'timeout' && !this.timeoutSaid)
-      deps.log('warn', `${deps.http.baseUrl}/health got no answer in time: counted as a failed /health.`);
+    if (health.kind === 'timeout' && !this.timeoutSaid) deps.log('warn', healthTimedOut(deps.http.baseUrl));
     this.timeoutSaid = health.kind === 'timeout';
     if (!unconfirmed) this.answeredWhileClosedAt = undefined;
     if (unconfirmed && health.kind === 'http') {

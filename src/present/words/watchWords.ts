@@ -159,3 +159,8 @@ export function unreachableFor(seconds: number): string {
 export function notReadyAfter(minutes: number): string {
   return `not ready after ${minutes} min`;
 }
+
+/** A /health that got no answer within its timeout (said once until one answers again). */
+export function healthTimedOut(baseUrl: string): string {
+  return `${baseUrl}/health got no answer in time: counted as a failed /health.`;
+}

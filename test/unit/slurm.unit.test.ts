@@ -225,6 +225,10 @@ describe('slurm target: job states in the target state model', () => {
     }
     const completing = status({ JobState: 'COMPLETING' });
     assert.equal(completing.activeState, 'deactivating');
+    // Killed at its time limit, COMPLETING for KillWait before TIMEOUT: already the time limit's end.
+    const timingOut = status({ JobState: 'COMPLETING', Reason: 'TimeLimit' });
+    assert.equal(timingOut.activeState, 'failed');
+    assert.match(exitDescription(timingOut), /time limit \(TIMEOUT\)/);
   });
 
   it('a job gone from the controller is said plainly, as is no job of that name', () => {

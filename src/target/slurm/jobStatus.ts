@@ -134,6 +134,18 @@ export function jobServiceStatus(
           result: 'node_fail',
           endedBecause: nodeFailWords(trouble, hosts),
         };
+      // At its time limit the scheduler kills the job's processes and keeps it COMPLETING for
+      // KillWait with Reason=TimeLimit before TIMEOUT: its end is already the time limit.
+      if (job.reason === 'TimeLimit')
+        return {
+          ...base,
+          ...exit,
+          activeState: 'failed',
+          subState: 'timeout',
+          mainPid: 0,
+          result: 'timeout',
+          endedBecause: ENDED_BY_SCHEDULER.TIMEOUT,
+        };
       return {
         ...base,
         ...exit,

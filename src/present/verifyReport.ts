@@ -3,6 +3,7 @@
  * CLI, agents' tools) and one table with the evidence, the request and what an agent suffers
  * (the log, the dashboard, the CLI, the agents' tools). Pure.
  */
+import * as l10n from '@vscode/l10n';
 import { describeBudgets } from '../verify/budget';
 import { truncate } from '../verify/judges';
 import { verificationVerdictOf } from '../verify/verdict';
@@ -21,11 +22,14 @@ function inconclusiveGroups(result: VerifyResult): { readonly why: string; reado
     {
       why:
         budget !== undefined
-          ? `answers cut at ${budget} tokens, a budget problem, not the parsers`
-          : 'answers cut by max_tokens',
+          ? l10n.t('answers cut at {0} tokens, a budget problem, not the parsers', budget)
+          : l10n.t('answers cut by max_tokens'),
       names: cut,
     },
-    { why: 'out of time with the model still reasoning or answering, a slow server, not the parsers', names: slow },
+    {
+      why: l10n.t('out of time with the model still reasoning or answering, a slow server, not the parsers'),
+      names: slow,
+    },
   ].filter((g) => g.names.length > 0);
 }
 
@@ -38,30 +42,31 @@ export function summarize(result: VerifyResult): string {
   // Answers cut by the budget alone read as they always did; out of time says so.
   const slow = result.checks.some((c) => c.status === 'inconclusive' && c.cause === 'time');
   const inconclusiveTail = slow
-    ? `inconclusive: ${groups.map((g) => `${g.names.join(', ')} (${g.why.split(',')[0]})`).join('; ')}`
-    : `inconclusive: ${inconclusive.join(', ')}`;
+    ? l10n.t('inconclusive: {0}', groups.map((g) => `${g.names.join(', ')} (${g.why.split(/[,，]/)[0]})`).join('; '))
+    : l10n.t('inconclusive: {0}', inconclusive.join(', '));
   const also = [
     ...(inconclusive.length > 0 ? [inconclusiveTail] : []),
-    ...(skipped.length > 0 ? [`skipped: ${skipped.join(', ')}`] : []),
+    ...(skipped.length > 0 ? [l10n.t('skipped: {0}', skipped.join(', '))] : []),
   ];
   const tail = also.length > 0 ? ` (${also.join('; ')})` : '';
   switch (verificationVerdictOf(result)) {
     case 'verified':
-      return `Parsers verified for agents (${result.checks.length} checks)`;
+      return l10n.t('Parsers verified for agents ({0} checks)', result.checks.length);
     case 'failed':
-      return `Parser check failed: ${failed.join(', ')}${tail}`;
+      return l10n.t('Parser check failed: {0}{1}', failed.join(', '), tail);
     case 'inconclusive': {
       const why = groups.map((g) => `(${g.why}): ${g.names.join(', ')}`).join('; ');
-      return `Parser check inconclusive ${why}${skipped.length > 0 ? ` (skipped: ${skipped.join(', ')})` : ''}`;
+      const skippedTail = skipped.length > 0 ? ` (${l10n.t('skipped: {0}', skipped.join(', '))})` : '';
+      return l10n.t('Parser check inconclusive {0}{1}', why, skippedTail);
     }
     case 'incomplete':
-      return `Parser check incomplete, skipped: ${skipped.join(', ')}`;
+      return l10n.t('Parser check incomplete, skipped: {0}', skipped.join(', '));
   }
 }
 
 /** The message after a watch reached ready and the checks ran. */
 export function readySummary(summary: string): string {
-  return `ready, ${summary.charAt(0).toLowerCase()}${summary.slice(1)}`;
+  return l10n.t('ready, {0}', `${summary.charAt(0).toLowerCase()}${summary.slice(1)}`);
 }
 
 /** Fixed-width table for the log; under each check that did not pass, its request and what agents suffer. */

@@ -2,6 +2,7 @@
 // pack for zh-cn installed, `--locale zh-cn`): the palette's command, the confirmation, the status
 // bar through a load, and the ready notification read in Chinese, from the VSIX's own bundles.
 import assert from 'node:assert/strict';
+import { waitFor } from '../util/waitFor';
 import { FixtureExtension } from './fixtureExtension';
 import { printResultsDir, simForLoad, useScenario } from './scenario';
 import {
@@ -59,5 +60,35 @@ describe('e2e: the extension in Chinese (display language zh-cn)', function () {
       note.buttons.every((b) => !/^[A-Za-z ]+$/.test(b)),
       `an English button: ${JSON.stringify(note.buttons)}`,
     );
+  });
+
+  it('the parser check after ready (this server has no parsers) is reported in Chinese', async () => {
+    const page = scenario().page;
+    const note = await waitForNotification(page, /sim 上的 Kimi：就绪，解析器检查失败：/, { timeoutMs: 120_000 });
+    assert.doesNotMatch(note.text, /ready|check failed|skipped:/, note.text);
+  });
+
+  it('the settings editor shows the extension’s settings in Chinese', async () => {
+    const page = scenario().page;
+    await runCommand(page, 'Preferences: Open Settings (UI)');
+    // The search box has the focus when the settings editor opens.
+    await page.locator('.settings-editor').waitFor({ state: 'visible', timeout: 30_000 });
+    await page.keyboard.type('kimiService.notifyWhenReady');
+    // Its settings are machine-scoped: a remote window (code-server's) lists them under Remote.
+    await page
+      .locator('.settings-editor .settings-tabs-widget .action-label')
+      .filter({ hasText: /^\s*Remote/ })
+      .first()
+      .click();
+    const description = page.locator('.settings-editor .setting-item-description');
+    const text = await waitFor(
+      async () => {
+        const texts = await description.allInnerTexts();
+        return texts.find((t) => t.includes('加载完成'));
+      },
+      { timeoutMs: 30_000, message: 'the notifyWhenReady setting in the settings editor' },
+    );
+    await screenshot(page, 'zh-cn-settings');
+    assert.equal(text.trim(), '加载完成时显示通知。');
   });
 });

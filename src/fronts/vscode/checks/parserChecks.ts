@@ -5,6 +5,7 @@
  * checked by the roll itself.
  */
 import * as vscode from 'vscode';
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../../config/config';
 import type { FleetVerbs } from '../../../fleet/fleetVerbs';
 import { NotReadyError } from '../../../fleet/fleetError';
@@ -55,17 +56,22 @@ export class ParserChecks {
       for (const line of result.table.split('\n')) log(line);
       const { readySummary } = await import('../../../present/verifyReport');
       // "ready, parsers verified for agents (N checks)" only when every check passed.
-      const message = `Kimi on ${server.name}: ${afterReady ? readySummary(result.summary) : result.summary}`;
+      const message = l10n.t(
+        'Kimi on {0}: {1}',
+        server.name,
+        afterReady ? readySummary(result.summary) : result.summary,
+      );
       if (result.allPassed) void vscode.window.showInformationMessage(message);
       else void this.notifier.notify('warn', message);
     } catch (error) {
       if (error instanceof NotReadyError) {
         // Asked by the user (the palette, the dashboard): the refusal is said where they look.
         const state = serverReport(error.snapshot).summary;
-        const next = error.why === 'loading' ? 'wait until it is ready' : 'its logs say why it is not serving';
+        const next =
+          error.why === 'loading' ? l10n.t('wait until it is ready') : l10n.t('its logs say why it is not serving');
         void this.notifier.notify(
           'warn',
-          `Kimi: the parsers can be checked only on a ready server (${state}): ${next}. Nothing was run.`,
+          l10n.t('Kimi: the parsers can be checked only on a ready server ({0}): {1}. Nothing was run.', state, next),
         );
         return;
       }

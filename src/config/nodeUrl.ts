@@ -17,7 +17,9 @@ export function hasNodePlaceholder(url: string): boolean {
 export function urlForNode(template: string, node: string | undefined): { url: string } | { problem: string } {
   if (!hasNodePlaceholder(template)) return { url: template };
   if (node === undefined || node === '')
-    return { problem: `${template} names the job's node, and the job runs on none yet (it waits in the queue)` };
+    return {
+      problem: `${template} names the job's node, and the job runs on no node now (it waits in the queue, or it has ended)`,
+    };
   if (!NODE_NAME.test(node))
     return {
       problem: `the job's node "${node.replace(/[^\x20-\x7e]/g, '?').slice(0, 80)}" is not a host name (letters, digits, dots and dashes only): ${template} is not used`,

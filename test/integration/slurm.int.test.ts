@@ -136,7 +136,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const watch = test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
     await waitFor(() => states.find((s) => s.unit?.queued !== undefined), { timeoutMs: 30_000, message: 'queued' });
     await waitFor(
-      () => test!.logLines.find((l) => /HTTP waits: .*runs on none yet \(it waits in the queue\)/.test(l)),
+      () => test!.logLines.find((l) => /HTTP waits: .*runs on no node now \(it waits in the queue/.test(l)),
       {
         timeoutMs: 30_000,
         message: `the HTTP witness says it waits for the node:\n${test.logLines.join('\n')}`,

@@ -12,7 +12,7 @@ describe('a url that follows the job to its node ({node})', () => {
     assert.deepEqual(urlForNode('http://127.0.0.1:30001', undefined), { url: 'http://127.0.0.1:30001' });
     const pending = urlForNode('http://{node}:30001', undefined);
     assert.ok('problem' in pending);
-    assert.match(pending.problem, /runs on none yet \(it waits in the queue\)/);
+    assert.match(pending.problem, /runs on no node now \(it waits in the queue, or it has ended\)/);
     for (const bad of ['n1;rm -rf', 'n1:80', 'a b', 'n1/x', '-n1', 'n1@h', 'ünode', '']) {
       const r = urlForNode('http://{node}:30001', bad);
       assert.ok('problem' in r, bad);
@@ -54,7 +54,7 @@ describe('a url that follows the job to its node ({node})', () => {
     assert.equal(http.followsNode, true);
     const before = await http.health();
     assert.equal(before.kind, 'error');
-    assert.match(http.nodeProblem ?? '', /runs on none yet/);
+    assert.match(http.nodeProblem ?? '', /runs on no node now/);
     assert.deepEqual(asked, [], 'no request to a literal {node}');
     http.setNode('bad name');
     assert.equal((await http.health()).kind, 'error');

@@ -84,7 +84,7 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
  * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
  * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
  */
-const LOG_ROOMS = ['monitor/watch', 'target', 'transport'];
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet'];
 /** Where an alert's `message:` is a sentence the user reads in a notification. */
 const ALERT_ROOMS = ['monitor/watch'];
 /** Callees whose arguments are lines of the output channel. */

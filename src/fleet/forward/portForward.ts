@@ -36,6 +36,7 @@ import {
   type ForwardTarget,
 } from './forwardPlan';
 import { FleetError } from '../fleetError';
+import { forwardClosed, forwardedConnectionFailed, forwardOpensAnyway } from '../../present/words/fleetWords';
 
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;
@@ -104,11 +105,7 @@ export class PortForward {
       if (isForwardingProhibited(error)) throw prohibitedError(server);
       if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw error;
       // Forwarding works; the server is just not listening (restarting, stopped): open anyway.
-      log(
-        'warn',
-        `[${server.name}] The server does not answer on ${target.host}:${target.port} yet (${errorText(error)}); the forward opens anyway and reaches it once it listens.`,
-        server.name,
-      );
+      log('warn', forwardOpensAnyway(server.name, target.host, target.port, errorText(error)), server.name);
     }
     const thisMachine = await isThisMachine(server.host);
     const selfForward = selfForwardError(target, options.localPort, thisMachine);
@@ -145,7 +142,7 @@ export class PortForward {
       for (const socket of this.sockets) socket.destroy();
       this.options.log(
         'info',
-        `[${this.options.server.name}] Closed the forward of 127.0.0.1:${this.info.localPort} (${reason}).`,
+        forwardClosed(this.options.server.name, this.info.localPort, reason),
         this.options.server.name,
       );
       this.closedEvent.fire();
@@ -203,7 +200,7 @@ export class PortForward {
       return message;
     }
     const message = `could not reach ${this.info.remote} on ${server.name}'s host: ${errorText(error)}`;
-    log('warn', `[${server.name}] A forwarded connection ${message}`, server.name);
+    log('warn', forwardedConnectionFailed(server.name, message), server.name);
     return message;
   }
 }

@@ -6,6 +6,7 @@
 import type { ServerProfile } from '../../config/config';
 import type { RestartAnswer, WaitResult } from '../fleetTypes';
 import { serverReport } from '../../present/report';
+import { rollingFollowed } from '../../present/words/fleetWords';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */
 export interface RollingFleet {
@@ -108,8 +109,7 @@ export async function rollingRestart(
       cancelled();
       progress('restarting', `restarting ${server.name}`);
       const restart = await fleet.restart(server);
-      if (restart.kind === 'attached')
-        options.log?.(`[${server.name}] A load was already under way: followed, not restarted again.`);
+      if (restart.kind === 'attached') options.log?.(rollingFollowed(server.name));
       cancelled();
       progress('loading', `waiting for ${server.name} to be ready`);
       const wait = await fleet.waitFor(server, {

@@ -12,7 +12,7 @@ import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
-import { cannotListUnits, cannotReachHost, entryInvalid } from '../../present/words/fleetWords';
+import { cannotListUnits, cannotReachHost, entryInvalid, listingFailedLine } from '../../present/words/fleetWords';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 
@@ -67,7 +67,7 @@ export async function discoverUnits(
       const listed = discovery.parse(found.stdout);
       if (listed.length === 0 && found.code !== 0) {
         const why = found.stderr.trim().split('\n').slice(-1)[0] || `exit status ${found.code}`;
-        log('error', `${host.host}: listing the units failed (${found.code}): ${found.stderr.trim()}`);
+        log('error', listingFailedLine(host.host, found.code, found.stderr.trim()));
         throw new DiscoveryError(cannotListUnits(host.host, why), 'listing-failed');
       }
       units.push(...listed);

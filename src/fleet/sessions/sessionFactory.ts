@@ -16,6 +16,7 @@ import { TransportError, type Transport } from '../../transport/transport';
 import { curlFetchVia } from '../../transport/curlFetch';
 import { ChannelLimitedTransport } from '../../transport/channelLimit';
 import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHttp';
+import { hostKeyAcceptedNew, hostKeyRefusedStrict, sshClientLine } from '../../present/words/fleetWords';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
 export type { LoginAnswer, LoginQuestion, SshPrompt };
@@ -76,20 +77,14 @@ export async function createTransport(
   const { setting, where } = clientSettingFor(server, settings.sshClient);
   const facts = setting === 'auto' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
   const choice = chooseClient(setting, facts, process.platform, where);
-  log('info', `[${server.name}] SSH client: ${choice.client} (${choice.reason})`);
+  log('info', sshClientLine(server.name, choice.client, choice.reason));
   const decideUnknownHostKey = async (key: UnknownHostKeyInfo): Promise<'trust' | 'reject'> => {
     switch (settings.hostKeyPolicy) {
       case 'strict':
-        log(
-          'error',
-          `Refused the unknown host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "strict").`,
-        );
+        log('error', hostKeyRefusedStrict(key.fingerprint, key.host, key.port));
         return 'reject';
       case 'accept-new':
-        log(
-          'warn',
-          `Accepted the new host key ${key.fingerprint} of ${key.host}:${key.port} (kimiService.hostKeyPolicy is "accept-new").`,
-        );
+        log('warn', hostKeyAcceptedNew(key.fingerprint, key.host, key.port));
         return 'trust';
       case 'ask':
         return (await ui.trustUnknownHostKey(key)) ? 'trust' : 'reject';

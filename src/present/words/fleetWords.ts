@@ -24,3 +24,40 @@ export function cannotListUnits(host: string, why: string): string {
 export function entryInvalid(name: string, why: string | undefined): string {
   return `the entry for ${name} would not be valid: ${why}`;
 }
+
+/** The log's line when a host's unit listing failed (its whole stderr). */
+export function listingFailedLine(host: string, code: number | null, stderr: string): string {
+  return `${host}: listing the units failed (${code}): ${stderr}`;
+}
+
+/** Which SSH client a server's connection uses, and why. */
+export function sshClientLine(server: string, client: string, reason: string): string {
+  return `[${server}] SSH client: ${client} (${reason})`;
+}
+
+export function hostKeyRefusedStrict(fingerprint: string, host: string, port: number): string {
+  return `Refused the unknown host key ${fingerprint} of ${host}:${port} (kimiService.hostKeyPolicy is "strict").`;
+}
+
+export function hostKeyAcceptedNew(fingerprint: string, host: string, port: number): string {
+  return `Accepted the new host key ${fingerprint} of ${host}:${port} (kimiService.hostKeyPolicy is "accept-new").`;
+}
+
+/** A rolling restart found a load under way: it follows it. */
+export function rollingFollowed(server: string): string {
+  return `[${server}] A load was already under way: followed, not restarted again.`;
+}
+
+/** A port forward opened while nothing listens on the server's port yet. */
+export function forwardOpensAnyway(server: string, host: string, port: number, why: string): string {
+  return `[${server}] The server does not answer on ${host}:${port} yet (${why}); the forward opens anyway and reaches it once it listens.`;
+}
+
+export function forwardClosed(server: string, localPort: number, reason: string): string {
+  return `[${server}] Closed the forward of 127.0.0.1:${localPort} (${reason}).`;
+}
+
+/** One forwarded connection's failure, in the log. */
+export function forwardedConnectionFailed(server: string, message: string): string {
+  return `[${server}] A forwarded connection ${message}`;
+}

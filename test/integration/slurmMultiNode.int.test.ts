@@ -162,7 +162,11 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
       failed.failure?.summary ?? '',
       /ended because node 1 \(n2\) of the job failed \(NODE_FAIL; srun: Node failure on n2\)/,
     );
-    assert.match(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout, /JobState=NODE_FAIL/);
+    // The failure may be shown while the job still completes (Reason=NodeDown); the scheduler's end follows.
+    await waitFor(() => /JobState=NODE_FAIL/.test(slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout), {
+      timeoutMs: 60_000,
+      message: `job ${id} NODE_FAIL in the scheduler`,
+    });
   });
 
   it("the second node set DOWN while the job's processes say nothing: the scheduler's NODE_FAIL is shown within a few steady rounds", async () => {

@@ -57,6 +57,11 @@ export class SlurmTarget implements Target {
   private readonly trouble = new NodeTroubleLog();
   /** The run whose output file was read for the node a NODE_FAIL lost. */
   private nodeFailureRead: string | undefined;
+  /**
+   * The node list of the run while it ran: a job completing after a node's failure lists only
+   * the nodes still completing, and a node's rank is its place in the whole list.
+   */
+  private runHosts: { readonly run: string; readonly hosts: readonly string[] } | undefined;
 
   constructor(private readonly config: SlurmTargetConfig) {
     this.label = config.label;
@@ -79,7 +84,7 @@ export class SlurmTarget implements Target {
   }
 
   async readState(io: TargetExec): Promise<TargetState> {
-    const reading = await this.read(io);
+    const reading = this.withRunHosts(await this.read(io));
     if (reading.kind === 'error') throw new TargetError('failed', `squeue failed: ${reading.message}`);
     if (reading.kind === 'job' && nodeFailed(reading.job, this.trouble.of(reading.job.id, reading.job.restarts)))
       await this.readNodeFailure(io, reading.job);
@@ -97,6 +102,17 @@ export class SlurmTarget implements Target {
     // The script's paths are the cluster's shared filesystem, which the login node sees too.
     const serverNode = reading.kind === 'job' ? serverNodeOf(reading.job) : undefined;
     return { unit, argv, hostPath: (path) => path, ...(node ? { node } : {}), ...(serverNode ? { serverNode } : {}) };
+  }
+
+  /** The reading with the node list the run had while it ran (kept from its live readings). */
+  private withRunHosts(reading: JobReading): JobReading {
+    if (reading.kind !== 'job') return reading;
+    const run = `${reading.job.id}.${reading.job.restarts}`;
+    if (LIVE.has(reading.job.state) && reading.hosts && reading.hosts.length > 0) {
+      this.runHosts = { run, hosts: reading.hosts };
+      return reading;
+    }
+    return this.runHosts?.run === run ? { ...reading, hosts: this.runHosts.hosts } : reading;
   }
 
   /**

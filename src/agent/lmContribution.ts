@@ -28,12 +28,30 @@ export function inputJsonSchema(
 export function languageModelTools(): LmToolContribution[] {
   return TOOL_NAMES.map((name) => ({
     name,
-    displayName: LM_FACES[name].displayName,
+    displayName: `%${nlsKey(name, 'displayName')}%`,
     toolReferenceName: name,
     canBeReferencedInPrompt: true,
     icon: LM_FACES[name].icon,
-    userDescription: LM_FACES[name].userDescription,
+    userDescription: `%${nlsKey(name, 'userDescription')}%`,
     modelDescription: DESCRIPTIONS[name],
     inputSchema: inputJsonSchema(name),
   }));
+}
+
+/** The package.nls.json key of a tool's text shown in the tools picker: kimi_verify_parsers → tool.verifyParsers.… */
+function nlsKey(name: ToolName, field: 'displayName' | 'userDescription'): string {
+  const short = name.replace(/^kimi_/, '').replace(/_(\w)/g, (_all, c: string) => c.toUpperCase());
+  return `tool.${short}.${field}`;
+}
+
+/**
+ * The English of the tools' picker texts, package.nls.json's entries for them. The model's texts
+ * (modelDescription, the input schema) stay in package.json, in English: they are read by models.
+ */
+export function languageModelToolTexts(): Record<string, string> {
+  return Object.fromEntries(
+    TOOL_NAMES.flatMap((name) =>
+      (['displayName', 'userDescription'] as const).map((field) => [nlsKey(name, field), LM_FACES[name][field]]),
+    ),
+  );
 }

@@ -25,7 +25,7 @@ import {
   TOOL_NAMES,
 } from '../../src/agent/definition';
 import { TOOL_WAIT_MAX_SECONDS } from '../../src/agent/limits';
-import { inputJsonSchema, languageModelTools } from '../../src/agent/lmContribution';
+import { inputJsonSchema, languageModelToolTexts, languageModelTools } from '../../src/agent/lmContribution';
 import { AgentTools, ToolRefusal } from '../../src/agent/run';
 import { parseSettings } from '../../src/config/parseSettings';
 import type { ServerProfile, Settings } from '../../src/config/config';
@@ -202,6 +202,8 @@ describe('agent tools: one definition', () => {
   it("package.json's contributes.languageModelTools is what src/agent defines (scripts/lm-tools.ts writes it)", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.contributes.languageModelTools, languageModelTools());
+    const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.json'), 'utf8')) as Record<string, string>;
+    for (const [key, text] of Object.entries(languageModelToolTexts())) assert.equal(nls[key], text, key);
   });
 
   it('VS Code gets one set of agent tools: no MCP server definition provider', () => {
@@ -222,7 +224,8 @@ describe('agent tools: one definition', () => {
     for (const tool of tools) {
       assert.match(tool.name, /^[A-Za-z0-9_-]+$/);
       assert.doesNotMatch(tool.name, /^(copilot_|vscode_)/);
-      assert.ok(tool.displayName.length > 0 && tool.modelDescription.length > 100, tool.name);
+      assert.match(tool.displayName, /^%tool\.\w+\.displayName%$/, tool.name);
+      assert.ok(tool.modelDescription.length > 100, tool.name);
       assert.equal(tool.toolReferenceName, tool.name);
       assert.equal(tool.inputSchema.type, 'object');
       assert.equal(tool.inputSchema.additionalProperties, false);

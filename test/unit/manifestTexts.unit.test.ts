@@ -1,5 +1,5 @@
 /**
- * The words of package.json (commands, settings, views, walkthrough) live in package.nls.json,
+ * The words of package.json (commands, settings, views, walkthrough, the agent tools' names) live in package.nls.json,
  * and every translation (package.nls.LOCALE.json) has each of them, with the same links, the same
  * setting names and the same line breaks: a string added in English only, or a translation that
  * lost a link, fails here.
@@ -27,6 +27,9 @@ function shownTexts(pkg: Manifest): [string, string][] {
   for (const [name, sub] of Object.entries(c.configuration.properties)) schema(sub, `setting ${name}`);
   for (const p of c.languageModelChatProviders) schema(p.configuration, `chat provider ${p.vendor}`);
   for (const v of Object.values(c.views).flat()) out.push([`view ${v.id}`, v.name]);
+  // The tools picker shows these; modelDescription and the input schema are read by the model, in English.
+  for (const t of c.languageModelTools)
+    out.push([`tool ${t.name}`, t.displayName], [`tool ${t.name}`, t.userDescription]);
   for (const w of c.viewsWelcome) out.push([`welcome ${w.view}`, w.contents]);
   for (const w of c.walkthroughs) {
     out.push([`walkthrough ${w.id}`, w.title], [`walkthrough ${w.id}`, w.description]);
@@ -50,6 +53,7 @@ interface Manifest {
     commands: { command: string; title: string }[];
     configuration: { properties: Record<string, Schema> };
     languageModelChatProviders: { vendor: string; configuration: Schema }[];
+    languageModelTools: { name: string; displayName: string; userDescription: string }[];
     views: Record<string, { id: string; name: string }[]>;
     viewsWelcome: { view: string; contents: string }[];
     walkthroughs: {

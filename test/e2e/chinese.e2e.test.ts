@@ -91,4 +91,33 @@ describe('e2e: the extension in Chinese (display language zh-cn)', function () {
     await screenshot(page, 'zh-cn-settings');
     assert.equal(text.trim(), '加载完成时显示通知。');
   });
+
+  it('the walkthrough shows its Chinese steps and pages', async () => {
+    const page = scenario().page;
+    await runCommand(page, 'Open Walkthrough...');
+    await page
+      .locator('.quick-input-widget .quick-input-list .monaco-list-row')
+      .filter({ hasText: 'Kimi Service 入门' })
+      .first()
+      .click({ timeout: 30_000 });
+    // The first step is open: its page (package.nls.zh-cn.json names media/walkthrough/zh-cn/) is
+    // drawn in a webview, a frame of its own.
+    const text = await waitFor(
+      async () => {
+        for (const frame of page.frames()) {
+          const body = await frame
+            .locator('body')
+            .innerText({ timeout: 1000 })
+            .catch(() => '');
+          if (body.includes('一台服务器指一台 GPU 主机')) return body;
+        }
+        return undefined;
+      },
+      { timeoutMs: 60_000, message: "the first step's page in Chinese" },
+    );
+    assert.doesNotMatch(text, /A server is one GPU host/);
+    const steps = await page.locator('.part.editor').innerText();
+    for (const step of ['添加服务器', '重启并监视加载']) assert.ok(steps.includes(step), `step "${step}" in ${steps}`);
+    await screenshot(page, 'zh-cn-walkthrough');
+  });
 });

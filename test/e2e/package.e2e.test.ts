@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
 import { PACKAGE_LIMIT_MS, packageExtension } from './scenario';
 import { openWorkbench, runCommand, screenshot, type Workbench } from './workbench';
+import { localizedManifest } from '../util/manifest';
 
 const REPOSITORY = 'https://github.com/kimi-tools/kimi-service';
 
@@ -54,10 +55,13 @@ describe('e2e: the packaged VSIX', function () {
       'extension/l10n/bundle.l10n.zh-cn.json',
     ])
       assert.ok(entries.includes(f), `${f} in ${entries.join(', ')}`);
-    const walkthrough = JSON.parse(
-      fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'),
-    ).contributes.walkthroughs[0].steps.map((s: { media: { markdown: string } }) => `extension/${s.media.markdown}`);
-    for (const page of walkthrough) assert.ok(entries.includes(page), page);
+    // Each display language's walkthrough pages (package.nls.LOCALE.json names them).
+    for (const locale of [undefined, 'zh-cn']) {
+      const steps = localizedManifest<{
+        contributes: { walkthroughs: { steps: { media: { markdown: string } }[] }[] };
+      }>(locale).contributes.walkthroughs[0]!.steps;
+      for (const { media } of steps) assert.ok(entries.includes(`extension/${media.markdown}`), media.markdown);
+    }
     const manifest = spawnSync(
       'python3',
       ['-c', 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("extension.vsixmanifest").decode())', vsix],

@@ -60,7 +60,7 @@ interface Manifest {
       id: string;
       title: string;
       description: string;
-      steps: { id: string; title: string; description: string }[];
+      steps: { id: string; title: string; description: string; media: { markdown: string } }[];
     }[];
   };
 }
@@ -109,4 +109,27 @@ describe('package.json words in package.nls.json, and their translations', () =>
         assert.deepEqual(invariants(t), invariants(text), `${key}: ${t}`);
       }
     });
+
+  for (const locale of LOCALES)
+    it(`${locale}: each walkthrough step has its page, naming the same settings, commands and code as the English one`, () => {
+      const steps = (m: Manifest) => m.contributes.walkthroughs.flatMap((w) => w.steps.map((s) => s.media.markdown));
+      const english = steps(localizedManifest<Manifest>());
+      const translated = steps(localizedManifest<Manifest>(locale));
+      const code = (page: string) =>
+        [...fs.readFileSync(`${REPO_ROOT}/${page}`, 'utf8').matchAll(/`[^`\n]+`/g)]
+          .map((m) => m[0])
+          .filter((c) => /^[\x20-\x7e]+$/.test(c))
+          .sort();
+      assert.equal(translated.length, english.length);
+      for (const [i, page] of translated.entries()) {
+        assert.notEqual(page, english[i], `${locale}: step ${i} shows the English page`);
+        assert.ok(fs.existsSync(`${REPO_ROOT}/${page}`), page);
+        assert.deepEqual(code(page).filter(latin), code(english[i]!).filter(latin), page);
+      }
+    });
 });
+
+/** A code span a translation keeps as it is: ASCII (a setting, a flag, a command line), not a state the status bar translates. */
+function latin(span: string): boolean {
+  return !/^`(?:restarting|loading|warming up|ready|failed|stalled)\b/.test(span);
+}

@@ -20,7 +20,7 @@ export const HINT_COMMANDS: Record<HintKind, PaletteCommand> = {
   'copy-sudoers-rules': { command: 'kimiService.copySudoersRule', title: 'Copy sudoers rule' },
   'install-sudoers-rules': { command: 'kimiService.copySudoersRule', title: 'Copy sudoers rule' },
   'set-api-key': { command: 'kimiService.setApiKey', title: 'Set server API key' },
-  'stop-watching': { command: 'kimiService.stopPolling', title: 'Stop watching' },
+  'stop-watching': { command: 'kimiService.stopWatching', title: 'Stop watching' },
   'enable-parsers': { command: 'kimiService.enableParsers', title: 'Enable tool calling and thinking parsers' },
 };
 

@@ -152,7 +152,7 @@ describe('Restricted Mode', () => {
       'kimiService.forwardPort',
     ])
       assert.ok(needsTrust(id), id);
-    for (const id of ['kimiService.pollService', 'kimiService.showLog', 'kimiService.stopPolling', 'toString'])
+    for (const id of ['kimiService.watchService', 'kimiService.showLog', 'kimiService.stopWatching', 'toString'])
       assert.equal(needsTrust(id), false, id);
   });
 

@@ -49,8 +49,8 @@ export function registerExtensionTests(root: Mocha.Suite): void {
       const commands = await vscode.commands.getCommands(true);
       for (const id of [
         'kimiService.restartService',
-        'kimiService.pollService',
-        'kimiService.stopPolling',
+        'kimiService.watchService',
+        'kimiService.stopWatching',
         'kimiService.showLog',
         'kimiService.selectServer',
         'kimiService.enableParsers',
@@ -103,7 +103,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
     new Mocha.Test(
       'after ready the server stays watched; a changed setting moves the watch to a new session without a restart',
       async () => {
-        await vscode.commands.executeCommand('kimiService.pollService');
+        await vscode.commands.executeCommand('kimiService.watchService');
         await waitUntil('ready', () => (api.statusText().includes('Kimi: ready') ? true : undefined));
         const restarts = async () => (await host.execLog()).filter((l) => /systemctl\b.*\brestart\b/.test(l)).length;
         const before = await restarts();
@@ -126,7 +126,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
 
   suite.addTest(
     new Mocha.Test('Stop watching: the item says not watched, with no spinner', async () => {
-      await vscode.commands.executeCommand('kimiService.stopPolling');
+      await vscode.commands.executeCommand('kimiService.stopWatching');
       await waitUntil('not watched', () => (api.statusText().includes('Kimi: not watched') ? true : undefined), 10_000);
       assert.doesNotMatch(api.statusText(), /~spin/);
     }),
@@ -151,7 +151,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         sub.dispose(),
       );
       try {
-        await vscode.commands.executeCommand('kimiService.pollService');
+        await vscode.commands.executeCommand('kimiService.watchService');
         await waitUntil(
           'failed: unit not known',
           () => (api.statusText().includes('Kimi: failed') ? true : undefined),
@@ -164,7 +164,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         );
       } finally {
         await config.update('servers', servers, vscode.ConfigurationTarget.Global);
-        await vscode.commands.executeCommand('kimiService.stopPolling');
+        await vscode.commands.executeCommand('kimiService.stopWatching');
       }
     }),
   );

@@ -121,7 +121,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   });
 
   suite.afterAll(async () => {
-    await vscode.commands.executeCommand('kimiService.stopPolling');
+    await vscode.commands.executeCommand('kimiService.stopWatching');
     await host?.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   });

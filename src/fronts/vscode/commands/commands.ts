@@ -11,6 +11,7 @@ import { commandTarget, serverNameOf } from './serverArgument';
 import { trustGated } from '../trust/workspaceTrust';
 import type { KeptPasswords } from '../secrets/keptPasswords';
 import { forgetPasswordsCommand } from '../secrets/forgetPasswordsCommand';
+import { FORMER_IDS } from './formerIds';
 
 /** The command table: contributed command id -> what it does. */
 export function registerCommands(
@@ -35,8 +36,8 @@ export function registerCommands(
     };
   const table: Record<string, (...args: unknown[]) => unknown> = {
     'kimiService.restartService': onServer((name) => controller.restarts.restart(name)),
-    'kimiService.pollService': onServer((name) => controller.watches.watch(name)),
-    'kimiService.stopPolling': onServer((name) => controller.watches.stopWatching(name)),
+    'kimiService.watchService': onServer((name) => controller.watches.watch(name)),
+    'kimiService.stopWatching': onServer((name) => controller.watches.stopWatching(name)),
     'kimiService.showLog': () => controller.showLog(),
     'kimiService.makeActive': onServer((name) => controller.choice.makeActive(name)),
     'kimiService.selectServer': () => controller.choice.select(),
@@ -54,5 +55,10 @@ export function registerCommands(
     'kimiService.forwardPort': onServer((name) => forwardPortCommand(controller, log, name)),
     'kimiService.closeForward': (arg) => closeForwardCommand(controller, arg),
   };
-  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, trustGated(id, run)));
+  return [
+    ...Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, trustGated(id, run))),
+    ...Object.entries(FORMER_IDS).map(([former, id]) =>
+      vscode.commands.registerCommand(former, (...args: unknown[]) => vscode.commands.executeCommand(id, ...args)),
+    ),
+  ];
 }

@@ -79,9 +79,10 @@ describe('named quiet phases, and stalled that holds (simulated GPU host)', func
   });
 
   it('25 s without a line after the last shard, the process tree burning CPU, is loading ("processing weights after the last shard"), then ready', async () => {
-    // Four busy ranks, as a real server's post-processing keeps its TP ranks busy: the tree's share
-    // of a machine whose cores other work also wants stays above the busy threshold.
-    await host.configureSimulator({ fault: { busySilence: { at: 'afterShards', seconds: 25, processes: 4 } } });
+    // Eight busy ranks, as Kimi K2.6's post-processing keeps its eight TP ranks busy: on this
+    // machine's two cores, shared with the other tests, the tree's share stays above the busy
+    // threshold (0.25 cores) at the loads CI sees.
+    await host.configureSimulator({ fault: { busySilence: { at: 'afterShards', seconds: 25, processes: 8 } } });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
     const outcome = await test.session.watch('restart', WATCH, { onState: (s) => states.push(s) });

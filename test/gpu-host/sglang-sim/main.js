@@ -393,8 +393,12 @@ class Sim {
     const share = Math.min(1, Math.max(0.05, Number(b.cpuShare) || 1));
     const burn = `const end = Date.now() + ${ms}; const spin = () => { const t = Math.min(end, Date.now() + ${Math.round(100 * share)}); while (Date.now() < t) {} if (Date.now() < end) setTimeout(spin, ${Math.round(100 * (1 - share))}); }; spin();`;
     const count = Math.max(1, Math.min(8, Number(b.processes) || 1));
+    // Each child in a session of its own: the kernel's autogroup scheduling gives every session an
+    // equal share, so ranks in one session would share one share of a busy machine (8 ranks in the
+    // SSH session's group got 0.15 cores in all at a load of 30), where a real server's ranks each
+    // get theirs. They stay the server's children (its tree) and end by themselves.
     this.busyChildren = Array.from({ length: count }, () =>
-      require('child_process').spawn(process.execPath, ['-e', burn], { stdio: 'ignore' }),
+      require('child_process').spawn(process.execPath, ['-e', burn], { stdio: 'ignore', detached: true }),
     );
     this.gpuUtil = Number(b.gpuUtil) || 0;
     this.writeGpu(true);

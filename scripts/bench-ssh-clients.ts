@@ -183,9 +183,12 @@ async function main(): Promise<void> {
     'the master opens its channel as ssh2 opens one in process: no local process per request. What still',
     'differs is local: each remote command over OpenSSH is an `ssh` client process of the master, and every',
     "byte passes through the master's process, which on a busy machine waits for a CPU as well.",
-    'The ready-line row also holds the wait before the first HTTP request, which the client only shifts: /health',
-    'is held until the sampler has named the process on the opened port, and then waits for the next probe',
-    'round (poll 2 s): where those rounds fall against the ready line depends on when the first commands ended.',
+    "The ready-line row is the journal line's way to the extension (journalctl's stream over the connection),",
+    "then the HTTP proof: after the server's own ready line /health is asked at once, not held for the",
+    "sampler's next look at the port or the next probe round. Before that (the run of 2026-12-06, commit",
+    'b168720, 7 runs each, load average 16.7) the row held the wait for a probe round: 1103 ms over ssh2,',
+    '2118 ms over OpenSSH (1.92). The restart row holds the login too (over OpenSSH: `ssh -G`, the master',
+    "and its `-O check`, each a process) and the load's own time, which varies with the machine's load.",
     '',
   ].join('\n');
   publishSection(section, HEADING, out);

@@ -159,6 +159,26 @@ describe("OpenSSH's refusals in the user's words", () => {
     assert.equal(e.kind, 'auth');
     assert.match(e.message, /authorized_keys/);
   });
+  it('only a code or a password left (the key taken): an interactive login, never authorized_keys', () => {
+    for (const methods of ['keyboard-interactive', 'password', 'keyboard-interactive,password']) {
+      const log = `kimi@127.0.0.1: Permission denied (${methods}).`;
+      const batch = classifyOpenSshFailure(log, { who, diagnosis: empty });
+      assert.equal(batch.kind, 'auth');
+      assert.match(
+        batch.message,
+        /^kimi@127\.0\.0\.1:2222 needs an interactive login \(.*: a one-time code or a password\), and nobody can answer it here/,
+      );
+      assert.ok(batch.message.includes(`(${methods.replace(',', ', ')}:`), batch.message);
+      const asked = classifyOpenSshFailure(log, { who, diagnosis: empty, prompts: true });
+      assert.match(asked.message, /did not accept the answers given to its questions.*NumberOfPasswordPrompts/);
+      for (const e of [batch, asked]) assert.doesNotMatch(e.message, /authorized_keys/);
+    }
+    // A key could still have done it: the key's words.
+    assert.match(
+      classifyOpenSshFailure('kimi@h: Permission denied (publickey,password).', { who }).message,
+      /authorized_keys/,
+    );
+  });
   it('an expired certificate: the reason, never authorized_keys', () => {
     const e = classifyOpenSshFailure(denied, {
       who,

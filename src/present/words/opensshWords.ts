@@ -29,6 +29,15 @@ export interface RefusalContext {
   readonly prompts?: boolean;
 }
 
+/** Every answer given to the host's questions (one-time codes, passwords) was refused: OpenSSH asked as often as it allows. */
+export function answersRefused(who: string, methods: string): string {
+  return (
+    `Login refused by ${who} (it allows: ${methods}): it did not accept the answers given to its questions ` +
+    `(a one-time code or a password), asked as often as OpenSSH's NumberOfPasswordPrompts allows. ` +
+    'Each failure counts against the account: check the code or the password, then connect again.'
+  );
+}
+
 /** A login stopped because the user did not answer OpenSSH's question; `notGiven`: "passphrase not given". */
 export function promptRefusal(who: string, notGiven: string, promptText: string): string {
   return `Login to ${who} stopped: ${notGiven} (${JSON.stringify(promptText.trim())} was cancelled). Connect again to be asked again.`;

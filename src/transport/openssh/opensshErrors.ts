@@ -14,7 +14,9 @@ import {
 } from '../errors';
 import { TransportError as BaseError } from '../transport';
 import { notGivenWords, type SshPromptKind } from './askpass/promptKind';
+import { DEFAULT_NO_LOGIN_HINT, needsInteractiveLogin } from '../ssh/loginPolicy';
 import {
+  answersRefused,
   authRefusal,
   opensshFailure,
   promptRefusal as promptRefusalWords,
@@ -46,6 +48,17 @@ export function promptRefusal(who: string, unanswered: { kind: SshPromptKind; te
   return promptRefusalWords(who, notGivenWords(unanswered.kind), unanswered.text);
 }
 
+/**
+ * The methods a refusal left when all of them want an answer from the user (a one-time code, a
+ * password): the key was taken (`publickey,keyboard-interactive` half done) or the host takes no
+ * key. Undefined when a key, a certificate or Kerberos could still have done it.
+ */
+export function interactiveOnly(methods: string): string[] | undefined {
+  const list = methods.split(',').map((m) => m.trim());
+  const interactive = list.filter((m) => m === 'keyboard-interactive' || m === 'password');
+  return interactive.length > 0 && interactive.length === list.length ? interactive : undefined;
+}
+
 /** The log of a master that exited without connecting, as a TransportError. */
 export function classifyOpenSshFailure(log: string, ctx: RefusalContext): TransportError {
   const text = log.trim();
@@ -59,7 +72,16 @@ export function classifyOpenSshFailure(log: string, ctx: RefusalContext): Transp
   if (/Host key verification failed|host key .* revoked|REVOKED HOST KEY/i.test(text))
     return new HostKeyError('host-key-rejected', opensshFailure.hostKey(ctx.who, text));
   const denied = /Permission denied \(([^)]*)\)/.exec(text);
-  if (denied) return new AuthError(authRefusal(ctx, denied[1]!, /\bpin required\b|need pin entry/i.test(text)));
+  if (denied) {
+    const interactive = interactiveOnly(denied[1]!);
+    if (interactive)
+      return new AuthError(
+        ctx.prompts
+          ? answersRefused(ctx.who, denied[1]!)
+          : needsInteractiveLogin(ctx.who, interactive, DEFAULT_NO_LOGIN_HINT),
+      );
+    return new AuthError(authRefusal(ctx, denied[1]!, /\bpin required\b|need pin entry/i.test(text)));
+  }
   if (/Too many authentication failures/i.test(text)) return new AuthError(opensshFailure.tooManyKeys(ctx.who));
   if (/Connection closed|Connection reset|kex_exchange_identification/i.test(text))
     return new ConnectionClosedError(opensshFailure.closed(ctx.who, last));

@@ -172,6 +172,8 @@ export interface CodeServerOptions {
   smokeTestDriver?: boolean;
   /** VS Code's display language (`--locale`); a language pack for it must be among `vsix`. */
   locale?: string;
+  /** Runs code-server as `wrap` says (e.g. in a mount namespace with a home of its own, loginHome.ts). */
+  wrap?: (command: string, args: readonly string[]) => { command: string; args: string[] };
 }
 
 export interface CodeServer {
@@ -326,7 +328,8 @@ export async function startCodeServer(opts: CodeServerOptions = {}): Promise<Cod
         extensionsDir,
         folder,
       ];
-  const child: ChildProcess = spawn(codeServerNode(dir), args, {
+  const run = opts.wrap ? opts.wrap(codeServerNode(dir), args) : { command: codeServerNode(dir), args };
+  const child: ChildProcess = spawn(run.command, run.args, {
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

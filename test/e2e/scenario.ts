@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
+import { loginHome, type LoginHome } from './loginHome';
 import {
   clickDialogButton,
   openWorkbench,
@@ -94,6 +95,11 @@ export interface ScenarioOptions {
    * of); what it returns runs at the stop, before the host stops.
    */
   prepare?: (host: GpuHost) => Promise<() => Promise<void>>;
+  /**
+   * The login user's ~/.ssh/config as OpenSSH reads it (from the passwd home, not $HOME):
+   * code-server then runs with a home of the scenario's own (loginHome.ts).
+   */
+  sshConfig?: (host: GpuHost, tmp: string) => string;
 }
 
 export interface Scenario {
@@ -145,12 +151,15 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
   let cs: CodeServer | undefined;
   let wb: Workbench | undefined;
   let unprepare: (() => Promise<void>) | undefined;
+  let home: LoginHome | undefined;
   const stop = async () => {
     await wb?.close().catch(() => undefined);
     if (cs) saveLogs(cs, opts.name ?? 'scenario');
     await cs?.stop().catch(() => undefined);
     await unprepare?.().catch(() => undefined);
     await host?.stop().catch(() => undefined);
+    // Throws while the real home is still mounted there: then nothing is deleted.
+    home?.release();
     rmSync(tmp, { recursive: true, force: true });
   };
   try {
@@ -164,7 +173,9 @@ export async function startScenario(opts: ScenarioOptions = {}): Promise<Scenari
       mkdirSync(join(folder, '.vscode'), { recursive: true });
       writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify(opts.workspaceSettings(host), null, 2));
     }
+    if (opts.sshConfig) home = loginHome(join(tmp, 'login-home'), opts.sshConfig(host, tmp));
     cs = await startCodeServer({
+      ...(home ? { wrap: home.wrap } : {}),
       folder,
       restrictedMode: opts.restrictedMode,
       locale: opts.locale,

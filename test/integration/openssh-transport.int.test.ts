@@ -23,6 +23,7 @@ import { TransportError, type ConnectionState } from '../../src/transport/transp
 import { waitFor } from '../util/waitFor';
 import { serverEntry, headlessFleet } from './simHost';
 import { rejection } from '../util/rejection';
+import { runCli } from './slurmCli';
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
 
@@ -33,6 +34,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
   let config: string;
   let caOnlyKnownHosts: string;
   let agent: ChildProcess | undefined;
+  let agentSocket: string;
   const open: OpenSshTransport[] = [];
 
   before(async () => {
@@ -70,6 +72,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     );
     // The agent holds the key and its certificate; neither stays on disk.
     const sock = f('agent.sock');
+    agentSocket = sock;
     agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
     await waitFor(() => fs.existsSync(sock), { message: 'ssh-agent listens' });
     execFileSync('ssh-add', [f('agent_id')], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'pipe' });
@@ -292,5 +295,31 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     } finally {
       fleet.dispose();
     }
+  });
+
+  it('the CLI restarts and waits to ready with the certificate held only by ssh-agent, with one login', async function () {
+    this.timeout(120_000);
+    const before = accepted('cert-agent');
+    const dir = fs.mkdtempSync(path.join(tmp, 'cli-'));
+    const config = path.join(dir, 'servers.json');
+    // No identity file: the login has only what the agent holds (how Teleport, Vault and step hand it over).
+    const { identityFile: _none, ...entry } = serverEntry(host);
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        servers: [entry],
+        knownHostsFile: caOnlyKnownHosts,
+        hostKeyPolicy: 'strict',
+        pollIntervalSeconds: 0.5,
+      }),
+    );
+    const run = await runCli(dir, ['restart', '--wait', '--config', config, '--timeout', '90'], {
+      SSH_AUTH_SOCK: agentSocket,
+    });
+    const shown = `exit ${run.code}\n${run.stdout}\n${run.stderr}`;
+    assert.equal(run.code, 0, shown);
+    assert.match(run.stdout, /^sim is ready: it answered a real completion\.$/m, shown);
+    assert.doesNotMatch(`${run.stdout}${run.stderr}`, /authorized_keys/, shown);
+    assert.equal(accepted('cert-agent'), before + 1, `one login with the agent's certificate\n${shown}`);
   });
 });

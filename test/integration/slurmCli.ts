@@ -45,8 +45,8 @@ export function slurmCliConfig(
   return file;
 }
 
-/** `node dist/cli.js ARGS` with `dir` as its home: its exit code, stdout (trimmed) and stderr. */
-export function runCli(dir: string, args: readonly string[]): Promise<CliRun> {
+/** `node dist/cli.js ARGS` with `dir` as its home (and `env` added): its exit code, stdout (trimmed) and stderr. */
+export function runCli(dir: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: dir,
@@ -56,6 +56,7 @@ export function runCli(dir: string, args: readonly string[]): Promise<CliRun> {
         XDG_CONFIG_HOME: path.join(dir, 'config'),
         XDG_STATE_HOME: path.join(dir, 'state'),
         LANG: 'C.UTF-8',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

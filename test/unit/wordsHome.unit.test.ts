@@ -84,7 +84,7 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
  * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
  * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
  */
-const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet'];
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker'];
 /**
  * Rooms whose results carry sentences the user reads, by the fields that hold them: an alert's
  * `message:` (a notification), an outcome's `reason:` (a refusal, why a client was chosen) or
@@ -193,7 +193,7 @@ describe('words in one home', function () {
     );
   });
 
-  it('no log line in the watch, the targets or the transports is a sentence of its own: present/words holds them', () => {
+  it('no log line in the watch, the targets, the transports, the fleet or the broker is a sentence of its own: present/words holds them', () => {
     const found = logStrays();
     assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);
   });

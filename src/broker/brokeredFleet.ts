@@ -8,7 +8,15 @@
  * It holds a Fleet of its own (what it watches itself: as the owner, alone, or for a server the
  * owner does not serve) and, as a client, the owner's connection; each verb goes to one of them.
  */
-import { restartCancelled } from '../present/words/brokerWords';
+import {
+  cannotWatchLine,
+  notSharedLine,
+  ownerLeftLine,
+  ownerLine,
+  peerLine,
+  restartCancelled,
+  socketTakenLine,
+} from '../present/words/brokerWords';
 import type * as net from 'node:net';
 import type { ServerProfile, Settings } from '../config/config';
 import { printable } from '../config/text';
@@ -179,8 +187,7 @@ export class BrokeredFleet implements FrontFleet {
       if (this.disposed) return;
       this.watchOnOwn('solo');
       // The owner's refusal is its own words: cut and on one line.
-      if (!this.saidFallback)
-        this.broker.log('warn', `Broker: not shared (${printable(errorText(error), 300)}); watching on its own.`);
+      if (!this.saidFallback) this.broker.log('warn', notSharedLine(printable(errorText(error), 300)));
       this.saidFallback = true;
     }
   }
@@ -197,7 +204,7 @@ export class BrokeredFleet implements FrontFleet {
     }, OWNER_CHECK_MS);
     check.unref();
     this.owned = { ...claimed, broker, check };
-    this.broker.log('info', `Broker: this process watches for every window of this user (${claimed.socketPath}).`);
+    this.broker.log('info', ownerLine(claimed.socketPath));
     this.watchOnOwn('owner');
   }
 
@@ -210,7 +217,7 @@ export class BrokeredFleet implements FrontFleet {
     owned.broker.close();
     owned.server.close();
     this.role = 'solo';
-    this.broker.log('warn', 'Broker: another process owns the socket now; this one goes on watching on its own.');
+    this.broker.log('warn', socketTakenLine());
   }
 
   /**
@@ -225,7 +232,7 @@ export class BrokeredFleet implements FrontFleet {
       this.takeover.hold(name, fromWireSnapshot(snapshot, profile));
       this.local.attach(profile, true).catch((error) => {
         this.takeover.release(name, false);
-        this.broker.log('warn', `[${name}] Cannot watch: ${errorText(error)}`);
+        this.broker.log('warn', cannotWatchLine(name, errorText(error)));
       });
     }
     if (this.wanted) this.local.watchAll(this.wanted);
@@ -242,10 +249,7 @@ export class BrokeredFleet implements FrontFleet {
     this.takeover.clear();
     this.mirror.clear();
     for (const snapshot of snapshots) this.mirror.set(snapshot.server.name, snapshot);
-    this.broker.log(
-      'info',
-      'Broker: this window shows the watches of the window that owns them (one connection per host).',
-    );
+    this.broker.log('info', peerLine());
     for (const server of this.servers) {
       const state = this.covers(server) ? this.snapshot(server).state : undefined;
       if (state) this.mirrored.fire({ type: 'state', server, state, previous: state });
@@ -263,10 +267,7 @@ export class BrokeredFleet implements FrontFleet {
   private ownerLeft(client: BrokerClient, why: string | undefined): void {
     if (this.client !== client || this.disposed) return;
     this.client = undefined;
-    this.broker.log(
-      'info',
-      `Broker: the window that watched left${why ? ` (${printable(why, 300)})` : ''}; taking over or following the next.`,
-    );
+    this.broker.log('info', ownerLeftLine(why ? printable(why, 300) : ''));
     this.joined = this.join();
   }
 

@@ -42,6 +42,10 @@ import {
   otherProtocol,
   PEER_LEFT,
   refusedThere,
+  callRefusedLine,
+  peerDisconnectedLine,
+  peerInvalidLine,
+  peerJoinedLine,
 } from '../present/words/brokerWords';
 
 /** The owner's own fleet, its verbs as they run here (not through the broker). */
@@ -190,7 +194,7 @@ export class BrokerOwner {
   }
 
   private left(peer: Peer, why: string | undefined): void {
-    if (why !== undefined) this.log('info', `Broker: a peer was disconnected (${printable(why, 200)}).`);
+    if (why !== undefined) this.log('info', peerDisconnectedLine(printable(why, 200)));
     this.peers.delete(peer.id);
     this.focus.left(peer.id);
     for (const resolve of peer.asks.values()) resolve(undefined);
@@ -203,7 +207,7 @@ export class BrokerOwner {
       message = parseClientMessage(text);
     } catch (error) {
       // The peer's own words, cut and without line breaks: a log line is never theirs to write.
-      this.log('warn', `Broker: a peer sent an invalid message (${printable(errorText(error), 200)}): disconnected.`);
+      this.log('warn', peerInvalidLine(printable(errorText(error), 200)));
       return peer.line.drop();
     }
     if (!peer.welcomed && message.t !== 'hello') return peer.line.drop();
@@ -241,7 +245,7 @@ export class BrokerOwner {
     this.focus.report(peer.id, message.focused);
     const snapshots = this.fleet.snapshots().map(toWireSnapshot);
     this.send(peer, { t: 'welcome', v: PROTOCOL_VERSION, peer: peer.id, snapshots });
-    this.log('info', `Broker: process ${message.pid} shares this window's watches (${this.peers.size} now).`);
+    this.log('info', peerJoinedLine(message.pid, this.peers.size));
   }
 
   private ask(peer: Peer, call: number, question: Question, reason?: string): Promise<boolean | Choice | undefined> {
@@ -322,7 +326,7 @@ export class BrokerOwner {
 
   /** A call the owner will not run: said in its log (the peer's words cut), and the error of the reply. */
   private refused(peer: Peer, why: string): Error {
-    this.log('warn', `Broker: refused a call of peer ${peer.id}: ${printable(why, 300)}.`);
+    this.log('warn', callRefusedLine(peer.id, printable(why, 300)));
     return new Error(refusedThere(why));
   }
 

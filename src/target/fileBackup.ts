@@ -7,6 +7,7 @@
 import type { HostCommand } from '../transport/shell';
 import { ParserChangeError, type ParserChangeDeps } from './argsEdit';
 import { compareFailed, notWrittenBack, stepFailed } from '../present/words/targetWords';
+import { keepingBackupOf, readingFile, restoringFile, writingFile } from '../present/words/editStepWords';
 
 export const BACKUP_SUFFIX = '.kimi-backup';
 
@@ -25,14 +26,14 @@ async function must(deps: Deps, what: string, command: HostCommand, stdin?: stri
 }
 
 export function readHostFile(deps: Deps, file: string): Promise<string> {
-  return must(deps, `reading ${file}`, { argv: ['cat', '--', file], sudo: deps.sudo });
+  return must(deps, readingFile(file), { argv: ['cat', '--', file], sudo: deps.sudo });
 }
 
 /** Keeps FILE.kimi-backup, writes `text`, reads it back (else puts the backup back and throws). */
 export async function writeWithBackup(deps: Deps, file: string, text: string): Promise<FileBackup> {
   const saved = { file, backup: `${file}${BACKUP_SUFFIX}` };
-  await must(deps, `keeping a backup of ${file}`, { argv: ['cp', '-p', '--', file, saved.backup], sudo: deps.sudo });
-  await must(deps, `writing ${file}`, { argv: ['tee', '--', file], sudo: deps.sudo, discardStdout: true }, text);
+  await must(deps, keepingBackupOf(file), { argv: ['cp', '-p', '--', file, saved.backup], sudo: deps.sudo });
+  await must(deps, writingFile(file), { argv: ['tee', '--', file], sudo: deps.sudo, discardStdout: true }, text);
   if ((await readHostFile(deps, file)) !== text) {
     await restoreBackup(deps, saved);
     throw new ParserChangeError(notWrittenBack(file));
@@ -41,7 +42,7 @@ export async function writeWithBackup(deps: Deps, file: string, text: string): P
 }
 
 export async function restoreBackup(deps: Deps, saved: FileBackup): Promise<void> {
-  await must(deps, `restoring ${saved.file}`, { argv: ['cp', '--', saved.backup, saved.file], sudo: deps.sudo });
+  await must(deps, restoringFile(saved.file), { argv: ['cp', '--', saved.backup, saved.file], sudo: deps.sudo });
 }
 
 /** The backup when there is one and it differs from the file; undefined when there is nothing to put back. */

@@ -14,7 +14,7 @@ import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
 import type { FetchLike, FetchResponse } from './fetchLike';
 import { RemoteExitError, UnsafeArgumentError } from './errors';
-import { NO_CURL_MESSAGE } from '../present/words/transportWords';
+import { curlFailed, NO_CURL_MESSAGE } from '../present/words/transportWords';
 
 export const FORWARDING_PROHIBITED_MESSAGE =
   'the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")';
@@ -136,19 +136,18 @@ export function parseCurlOutput(result: ExecResult): CurlOutcome {
   if (status > 0 && (exit === 0 || exit === 23 || exit === 141)) {
     return { kind: 'response', status, contentType: statusLine?.[2] ?? '', body: result.stdout };
   }
-  const detail = said || `exit status ${exit ?? 'unknown'}`;
+  const curl = curlFailed({ kind: 'curl', said, exit: exit ?? 'unknown' });
   if (exit === 7) {
-    if (/no route|unreachable/i.test(said))
-      return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'EHOSTUNREACH' };
-    return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'ECONNREFUSED' };
+    if (/no route|unreachable/i.test(said)) return { kind: 'failed', message: curl, code: 'EHOSTUNREACH' };
+    return { kind: 'failed', message: curl, code: 'ECONNREFUSED' };
   }
-  if (exit === 28) return { kind: 'failed', message: `curl on the host: ${detail}`, code: 'ETIMEDOUT' };
+  if (exit === 28) return { kind: 'failed', message: curl, code: 'ETIMEDOUT' };
   if (exitLine === undefined)
     return {
       kind: 'failed',
-      message: `the curl command on the host failed (exit status ${result.code ?? result.signal ?? 'unknown'}): ${said || 'no output'}`,
+      message: curlFailed({ kind: 'command', said, exit: result.code ?? result.signal ?? 'unknown' }),
     };
-  return { kind: 'failed', message: `curl on the host failed (exit status ${exit}): ${detail}` };
+  return { kind: 'failed', message: curlFailed({ kind: 'exit', said, exit: String(exit) }) };
 }
 
 /** A response in node-fetch's shape, or the error node-fetch would have thrown. */

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ServiceStatus } from '../../src/target/target';
-import { decideRestart, FOLLOWED_HERE, type RestartSituation } from '../../src/fleet/restart/restartRule';
+import { decideRestart, type RestartSituation } from '../../src/fleet/restart/restartRule';
+import { followedHere } from '../../src/present/words/restartWords';
 import { isNewRun, NO_RUN_YET, processKey } from '../../src/monitor/state/unitChange';
 import { runningUnit } from '../util/loadFixtures';
 
@@ -47,7 +48,7 @@ describe('restart rule (state x request -> follow / restart / refuse)', () => {
   }
 
   it('the followed load says so in the words every front shows', () => {
-    assert.deepEqual(decide({ kind: 'followed' }), { action: 'follow', reason: FOLLOWED_HERE });
+    assert.deepEqual(decide({ kind: 'followed' }), { action: 'follow', reason: followedHere() });
   });
 
   const idle: [string, RestartSituation][] = [

@@ -84,9 +84,19 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
  * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
  * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
  */
-const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet'];
-/** Where an alert's `message:` is a sentence the user reads in a notification. */
-const ALERT_ROOMS = ['monitor/watch'];
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker'];
+/**
+ * Rooms whose results carry sentences the user reads, by the fields that hold them: an alert's
+ * `message:` (a notification), an outcome's `reason:` (a refusal, why a client was chosen) or
+ * `detail:`, an undo's `byHand:` or why there is `nothing:` to undo; a field there written with a
+ * sentence of its own fails.
+ */
+const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'monitor/watch': ['message'],
+  target: ['message', 'reason', 'detail', 'nothing', 'byHand'],
+  transport: ['message', 'reason', 'detail'],
+  fleet: ['message', 'reason', 'detail'],
+};
 /** Callees whose arguments are lines of the output channel. */
 const LOG_CALLS = new Set(['log', 'sayLacking']);
 
@@ -105,8 +115,12 @@ function ownWords(text: string): number {
   return wordCount(text.replace(/\$\{\}/g, ' '));
 }
 
-/** Log lines (and, with `alerts`, alert messages) in a file written with two or more words of their own. */
-export function logSentencesIn(file: string, text: string, alerts: boolean): { line: number; text: string }[] {
+/** Log lines (and the values of the `fields` named) in a file written with two or more words of their own. */
+export function logSentencesIn(
+  file: string,
+  text: string,
+  fields: readonly string[],
+): { line: number; text: string }[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: { line: number; text: string }[] = [];
   const take = (node: ts.Node, args: readonly ts.Expression[]): void => {
@@ -125,7 +139,7 @@ export function logSentencesIn(file: string, text: string, alerts: boolean): { l
       const level = node.arguments[0] && literalText(node.arguments[0]);
       if (LOG_CALLS.has(name) && level !== 'trace') take(node, node.arguments);
     }
-    if (alerts && ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === 'message')
+    if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && fields.includes(node.name.text))
       take(node, [node.initializer]);
     ts.forEachChild(node, visit);
   };
@@ -137,8 +151,8 @@ function logStrays(): string[] {
   return LOG_ROOMS.flatMap((room) =>
     sourceFiles(path.join(SRC, room)).flatMap((file) => {
       const rel = path.relative(SRC, file).split(path.sep).join('/');
-      const alerts = ALERT_ROOMS.some((r) => rel.startsWith(`${r}/`));
-      return logSentencesIn(file, fs.readFileSync(file, 'utf8'), alerts).map(
+      const fields = Object.entries(SENTENCE_FIELDS).find(([r]) => rel.startsWith(`${r}/`))?.[1] ?? [];
+      return logSentencesIn(file, fs.readFileSync(file, 'utf8'), fields).map(
         (s) => `src/${rel}:${s.line}: ${JSON.stringify(s.text)}`,
       );
     }),
@@ -179,12 +193,12 @@ describe('words in one home', function () {
     );
   });
 
-  it('no log line in the watch, the targets or the transports is a sentence of its own: present/words holds them', () => {
+  it('no log line in the watch, the targets, the transports, the fleet or the broker is a sentence of its own: present/words holds them', () => {
     const found = logStrays();
     assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);
   });
 
-  it('the log check sees a sentence in a log line, an alert and a branch, and lets compositions and traces pass', () => {
+  it('the log check sees a sentence in a log line, an alert, a refusal and a branch, and lets compositions and traces pass', () => {
     const code = [
       "deps.log('warn', `Could not follow the journal: ${why}`);",
       "log('info', starting ? 'Connecting now' : `${x}: ${y}`);",
@@ -192,16 +206,20 @@ describe('words in one home', function () {
       "deps.log('trace', `$ sampler for PID ${pid} every ${ms} ms`);",
       "ctx.alertOnce({ kind: 'url', level: 'warn', message: `${unit} is healthy again.` });",
       "deps.log('info', portAnsweredBy(port, service));",
+      "return { kind: 'unsupported', reason: `${file} is not valid YAML: ${why}` };",
+      "return { kind: 'error', detail: said || 'no output at all' };",
     ].join('\n');
     assert.deepEqual(
-      logSentencesIn('probe.ts', code, true).map((s) => [s.line, s.text]),
+      logSentencesIn('probe.ts', code, ['message', 'reason', 'detail']).map((s) => [s.line, s.text]),
       [
         [1, 'Could not follow the journal: ${}'],
         [2, 'Connecting now'],
         [5, '${} is healthy again.'],
+        [7, '${} is not valid YAML: ${}'],
+        [8, 'no output at all'],
       ],
     );
-    assert.deepEqual(logSentencesIn('probe.ts', code, false).length, 2);
+    assert.deepEqual(logSentencesIn('probe.ts', code, []).length, 2);
   });
 
   it('every listed assertion is still there (the list does not outlive its code)', () => {

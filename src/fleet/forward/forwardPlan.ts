@@ -4,6 +4,7 @@
  * refusals. Pure; portForward.ts does the I/O.
  */
 import type { ServerProfile } from '../../config/config';
+import { gatewayError } from '../../present/words/fleetWords';
 
 /** Where forwarded connections go, as seen from the GPU host. */
 export interface ForwardTarget {
@@ -166,7 +167,7 @@ export function openedLine(info: ForwardInfo): string {
  */
 export function gatewayErrorResponse(message: string): string {
   const body = JSON.stringify({
-    error: { message: `kimi-service port forward: ${message}`, type: 'forward_error', code: 502 },
+    error: { message: gatewayError(message), type: 'forward_error', code: 502 },
   });
   return (
     'HTTP/1.1 502 Bad Gateway\r\n' +

@@ -5,6 +5,7 @@
  */
 import type { ServiceStatus } from '../../target/target';
 import { hasRunningProcess } from '../../monitor/state/unitFailure';
+import { beingStarted, beingStopped, followedHere, stillLoading } from '../../present/words/restartWords';
 
 /** What is known of a server when a restart is asked. */
 export type RestartSituation =
@@ -33,27 +34,23 @@ export type RestartDecision =
   /** The unit runs a young process in a state that does not tell: ask /health, then decide again. */
   | { readonly action: 'ask health' };
 
-export const FOLLOWED_HERE = 'this server is already loading (a restart asked moments ago is followed, not repeated)';
-
 export function decideRestart(situation: RestartSituation, request: RestartRequest): RestartDecision {
   if (situation.kind === 'refused') return { action: 'refuse', reason: situation.reason };
   if (request.force) return { action: 'restart' };
-  if (situation.kind === 'followed') return { action: 'follow', reason: FOLLOWED_HERE };
+  if (situation.kind === 'followed') return { action: 'follow', reason: followedHere() };
   if (situation.kind === 'unknown') return { action: 'restart' };
   const { unit } = situation;
-  const name = unit.id ?? 'the unit';
-  if (unit.activeState === 'deactivating')
-    return { action: 'follow', reason: `${name} is being stopped or restarted right now` };
+  if (unit.activeState === 'deactivating') return { action: 'follow', reason: beingStopped(unit.id) };
   // A start job between the old process and the new one (an ExecStartPre, PID 1 forking it).
   if (unit.activeState === 'activating' && !hasRunningProcess(unit))
-    return { action: 'follow', reason: `${name} is being started right now (no main process yet)` };
+    return { action: 'follow', reason: beingStarted(unit.id) };
   const startedAt = unit.execMainStartedAt;
   if (!hasRunningProcess(unit) || startedAt === undefined) return { action: 'restart' };
   const age = request.now - startedAt;
   if (age > request.loadTimeoutMs) return { action: 'restart' };
   const loading = {
     action: 'follow',
-    reason: `${name} was started ${Math.round(age / 1000)} s ago and is still loading: following that load instead of restarting it`,
+    reason: stillLoading(unit.id, Math.round(age / 1000)),
   } as const;
   if (unit.activeState === 'activating') return loading;
   // A Type=simple unit is `active` for its whole load: the server itself says whether it serves.

@@ -11,6 +11,7 @@ import type { FleetSession, RestartOptions, RestartAnswer } from '../fleetTypes'
 import { FleetError } from '../fleetError';
 import { whenRestartIssued } from './observe';
 import { lookBeforeRestart, type LookHost } from './restartLook';
+import { followingAsAsked } from '../../present/words/restartWords';
 
 /** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
 const ISSUE_WAIT_MS = 60_000;
@@ -53,7 +54,7 @@ export async function restartThroughRule(
     else {
       // Follow, as asked, whatever is there now (the load may have ended meanwhile: then its state is watched).
       const now = (await lookBeforeRestart(host, session, false)).decision;
-      decision = now.action === 'follow' ? now : { action: 'follow', reason: 'following the load as asked' };
+      decision = now.action === 'follow' ? now : { action: 'follow', reason: followingAsAsked() };
     }
   } else if (decision.action === 'restart' && !force && options.confirm) {
     if (!(await options.confirm())) return undefined;

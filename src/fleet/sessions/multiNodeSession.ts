@@ -16,6 +16,7 @@ import { TransportError, type Transport } from '../../transport/transport';
 import type { ServerHttpClient } from '../../engine/serverHttp';
 import { foldNodeStates, nodeIssue } from '../../monitor/state/multiNodeState';
 import { FleetError } from '../fleetError';
+import { nodesWatchesEnded } from '../../present/words/fleetWords';
 
 export interface NodeSession {
   readonly node: NodeProfile;
@@ -197,7 +198,7 @@ export class MultiNodeSession {
       this.loading = false;
       if (!settled) {
         settled = true;
-        resolveEnd({ end: 'cancelled', state: this.stateNow(), message: "the nodes' watches ended" });
+        resolveEnd({ end: 'cancelled', state: this.stateNow(), message: nodesWatchesEnded() });
       }
       listener.onClosed?.();
     };

@@ -1,4 +1,5 @@
 /** The fleet's refusals in words: a load advice that cannot be applied, a server that cannot be discovered. */
+import * as l10n from '@vscode/l10n';
 
 /** The unit's command line holds no command of the engines named (`engines`: "SGLang or vLLM"). */
 export function noServerCommandLine(unit: string, engines: string, argv: string): string {
@@ -60,4 +61,14 @@ export function forwardClosed(server: string, localPort: number, reason: string)
 /** One forwarded connection's failure, in the log. */
 export function forwardedConnectionFailed(server: string, message: string): string {
   return `[${server}] A forwarded connection ${message}`;
+}
+
+/** The error a local client of a port forward receives when its connection cannot be carried. */
+export function gatewayError(message: string): string {
+  return l10n.t('kimi-service port forward: {0}', message);
+}
+
+/** A multi-node server's watch ended because every node's watch did. */
+export function nodesWatchesEnded(): string {
+  return l10n.t("the nodes' watches ended");
 }

@@ -12,6 +12,13 @@ import {
   rollbackCompose,
   type ComposeRollback,
 } from './composeParsers';
+import {
+  copyBackupOver,
+  plainContainerNothingChanged,
+  restartsComposeService,
+  restartsContainer,
+  sameAsBackup,
+} from '../../present/words/editStepWords';
 
 type Compose = Extract<DockerTargetConfig, { kind: 'compose' }>;
 
@@ -20,7 +27,7 @@ export class ComposeEditor implements ArgsEditor {
   constructor(private readonly config: Compose) {}
 
   get restarts(): string {
-    return `the compose service ${this.config.service}`;
+    return restartsComposeService(this.config.service);
   }
 
   file(): string {
@@ -36,7 +43,7 @@ export class ComposeEditor implements ArgsEditor {
 
   async findUndo(deps: ParserChangeDeps): Promise<ArgsUndo | { readonly nothing: string }> {
     const plan = await findComposeRollback(deps, this.config.file);
-    return plan ? composeUndo(plan) : { nothing: `${this.config.file} is the same as its backup, or has none` };
+    return plan ? composeUndo(plan) : { nothing: sameAsBackup(this.config.file) };
   }
 }
 
@@ -44,7 +51,7 @@ function composeUndo(plan: ComposeRollback): ArgsUndo {
   return {
     file: plan.file,
     restores: 'previous',
-    byHand: `copy ${plan.backup} over ${plan.file}`,
+    byHand: copyBackupOver(plan.backup, plan.file),
     run: (deps) => rollbackCompose(deps, plan),
   };
 }
@@ -59,7 +66,7 @@ export class ByHandEditor implements ArgsEditor {
   ) {}
 
   get restarts(): string {
-    return `the container ${this.name}`;
+    return restartsContainer(this.name);
   }
 
   file(): undefined {
@@ -71,8 +78,6 @@ export class ByHandEditor implements ArgsEditor {
   }
 
   async findUndo(): Promise<{ readonly nothing: string }> {
-    return {
-      nothing: `${this.name} is a plain container: its command line is the one \`docker run\` gave it; nothing was changed on the host`,
-    };
+    return { nothing: plainContainerNothingChanged(this.name) };
   }
 }

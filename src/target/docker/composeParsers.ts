@@ -11,6 +11,27 @@ import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { ParserChangeError, planOrRefuse, type ParserChangeDeps } from '../argsEdit';
 import { BACKUP_SUFFIX, findBackup } from '../fileBackup';
 import { alreadySet, notWrittenBack, restoredFrom, stepFailed, wroteFile } from '../../present/words/targetWords';
+import {
+  keepingComposeBackup,
+  readingFile,
+  readingFileBack,
+  restoringFile,
+  touchingFile,
+  writingFile,
+} from '../../present/words/editStepWords';
+import {
+  composeCommandIs,
+  composeFlagsInEntrypoint,
+  composeLaidOutOtherwise,
+  composeNoCommand,
+  composeNoServerCommand,
+  composeNoService,
+  composeNotYaml,
+  containerAddByHand,
+  containerAlreadyRuns,
+  containerRecreateWith,
+  type ComposeCommandShape,
+} from '../../present/words/argsEditWords';
 
 export type ComposePlan =
   | { readonly kind: 'already-set'; readonly argv: readonly string[] }
@@ -89,24 +110,23 @@ function spliceCommand(
   return out;
 }
 
-function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | string | undefined {
+function scalarWords(node: unknown, yaml: typeof import('yaml')): string[] | ComposeCommandShape | undefined {
   if (node === undefined || node === null) return undefined;
   if (yaml.isSeq(node)) {
     const items = (node as YAMLSeq).items;
     if (!items.every((i) => yaml.isScalar(i) && (typeof i.value === 'string' || typeof i.value === 'number')))
-      return 'a list with something else than plain words';
+      return 'list-not-words';
     return items.map((i) => String((i as Scalar).value));
   }
   if (yaml.isScalar(node) && typeof node.value === 'string') {
     // Compose splits a string command like a shell; only plain words are rewritten safely.
-    if (/["'\\$`]/.test(node.value))
-      return 'a string with quotes or variables (use the list form, or add the flags by hand)';
+    if (/["'\\$`]/.test(node.value)) return 'quoted-string';
     return node.value
       .trim()
       .split(/\s+/)
       .filter((w) => w !== '');
   }
-  return 'neither a list nor a string';
+  return 'neither';
 }
 
 /** The compose file `text` with the planner's change on the service's command; pure. */
@@ -115,38 +135,28 @@ export function planComposeChange(text: string, file: string, service: string, p
   const yaml = require('yaml') as typeof import('yaml');
   const doc: Document = yaml.parseDocument(text);
   if (doc.errors.length > 0)
-    return { kind: 'unsupported', reason: `${file} is not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}` };
+    return { kind: 'unsupported', reason: composeNotYaml(file, `${doc.errors[0]?.message.split('\n')[0]}`) };
   const svc = doc.getIn(['services', service], true);
-  if (!yaml.isMap(svc)) return { kind: 'unsupported', reason: `${file} has no service "${service}" under services:` };
+  if (!yaml.isMap(svc)) return { kind: 'unsupported', reason: composeNoService(file, service) };
   const commandNode = svc.get('command', true);
   const command = scalarWords(commandNode, yaml);
   if (command === undefined) {
-    return {
-      kind: 'unsupported',
-      reason: `services.${service} in ${file} has no command: (the image's default runs): add the SGLang command line as its command, then enable the parsers`,
-    };
+    return { kind: 'unsupported', reason: composeNoCommand(service, file) };
   }
-  if (typeof command === 'string')
-    return { kind: 'unsupported', reason: `services.${service}.command in ${file} is ${command}` };
+  if (typeof command === 'string') return { kind: 'unsupported', reason: composeCommandIs(service, file, command) };
   const entry = scalarWords(svc.get('entrypoint', true), yaml);
   const entryArgv = Array.isArray(entry) ? entry : [];
   const full = [...entryArgv, ...command];
   const location = findServerCommand(full);
   if (!location) {
-    return {
-      kind: 'unsupported',
-      reason: `no "python -m sglang.launch_server" or "sglang serve" in services.${service} of ${file}: ${full.join(' ').slice(0, 200)}`,
-    };
+    return { kind: 'unsupported', reason: composeNoServerCommand(service, file, full.join(' ').slice(0, 200)) };
   }
   const plan = planOrRefuse(planner, full, location);
   if (plan.kind === 'unsupported') return plan;
   if (plan.kind === 'already-set') return { kind: 'already-set', argv: full };
   const newFull = plan.newArgv;
   if (newFull.slice(0, entryArgv.length).join('\0') !== entryArgv.join('\0')) {
-    return {
-      kind: 'unsupported',
-      reason: `the flags to change are in services.${service}.entrypoint of ${file}: change them there by hand`,
-    };
+    return { kind: 'unsupported', reason: composeFlagsInEntrypoint(service, file) };
   }
   const newCommand = newFull.slice(entryArgv.length);
   const newText = spliceCommand(text, commandNode, command, newCommand, yaml);
@@ -157,10 +167,7 @@ export function planComposeChange(text: string, file: string, service: string, p
       ? scalarWords(check.getIn(['services', service, 'command'], true), yaml)
       : undefined;
   if (newText === undefined || !Array.isArray(readBack) || readBack.join('\0') !== newCommand.join('\0')) {
-    return {
-      kind: 'unsupported',
-      reason: `services.${service}.command in ${file} is laid out in a way Kimi does not rewrite: add ${planner.label(location)} by hand`,
-    };
+    return { kind: 'unsupported', reason: composeLaidOutOtherwise(service, file, planner.label(location)) };
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createTwoFilesPatch } = require('diff') as typeof import('diff');
@@ -173,15 +180,12 @@ export function byHandAdvice(container: string, argv: readonly string[], planner
   const location = argv.length === 0 ? null : findServerCommand(argv);
   const flags = planner.label(location ?? undefined);
   if (!location) {
-    return `A container's command cannot be changed in place. Add ${flags} to the SGLang command at the end of the \`docker run\` that creates ${container} (after the image name), then recreate it: docker rm -f ${container}, and that docker run again.`;
+    return containerAddByHand(container, flags);
   }
   const plan = planOrRefuse(planner, argv, location);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
-  if (plan.kind === 'already-set') return `${container} already runs with ${flags}.`;
-  return (
-    `A container's command cannot be changed in place. Recreate ${container} (docker rm -f ${container}, then its docker run) with this command after the image name:\n` +
-    `${plan.newArgv.map(quote).join(' ')}\n(that is, add ${flags}). Or run it from a compose file ("compose" in kimiService.servers): Kimi then edits the file and recreates the service.`
-  );
+  if (plan.kind === 'already-set') return containerAlreadyRuns(container, flags);
+  return containerRecreateWith(container, plan.newArgv.map(quote).join(' '), flags);
 }
 
 export interface ComposeRollback {
@@ -214,7 +218,7 @@ export async function changeComposeCommand(
   service: string,
   planner: ArgvPlanner,
 ): Promise<ComposeEnableResult> {
-  const text = await must(deps, `reading ${file}`, { argv: ['cat', '--', file], sudo: deps.sudo });
+  const text = await must(deps, readingFile(file), { argv: ['cat', '--', file], sudo: deps.sudo });
   const plan = planComposeChange(text, file, service, planner);
   if (plan.kind === 'unsupported') throw new ParserChangeError(plan.reason);
   if (plan.kind === 'already-set') {
@@ -223,15 +227,15 @@ export async function changeComposeCommand(
   }
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
   const backup = `${file}${COMPOSE_BACKUP_SUFFIX}`;
-  await must(deps, 'keeping a backup of the compose file', { argv: ['cp', '-p', '--', file, backup], sudo: deps.sudo });
+  await must(deps, keepingComposeBackup(), { argv: ['cp', '-p', '--', file, backup], sudo: deps.sudo });
   const rollback = { file, backup };
   await must(
     deps,
-    `writing ${file}`,
+    writingFile(file),
     { argv: ['tee', '--', file], sudo: deps.sudo, discardStdout: true },
     plan.newText,
   );
-  const written = await must(deps, `reading ${file} back`, { argv: ['cat', '--', file], sudo: deps.sudo });
+  const written = await must(deps, readingFileBack(file), { argv: ['cat', '--', file], sudo: deps.sudo });
   if (written !== plan.newText) {
     await rollbackCompose(deps, rollback);
     throw new ParserChangeError(notWrittenBack(file));
@@ -242,9 +246,9 @@ export async function changeComposeCommand(
 
 /** The compose file as it was before the change (from its backup). The caller restarts. */
 export async function rollbackCompose(deps: ParserChangeDeps, plan: ComposeRollback): Promise<void> {
-  await must(deps, `restoring ${plan.file}`, { argv: ['cp', '--', plan.backup, plan.file], sudo: deps.sudo });
+  await must(deps, restoringFile(plan.file), { argv: ['cp', '--', plan.backup, plan.file], sudo: deps.sudo });
   // The restored file must count as newer than the container made from the changed one.
-  await must(deps, `touching ${plan.file}`, { argv: ['touch', '--', plan.file], sudo: deps.sudo });
+  await must(deps, touchingFile(plan.file), { argv: ['touch', '--', plan.file], sudo: deps.sudo });
   deps.log(restoredFrom(plan.file, plan.backup));
 }
 

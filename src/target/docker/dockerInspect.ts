@@ -3,6 +3,7 @@
  * and `docker logs --timestamps` lines -> journal entries. Pure.
  */
 import type { LogEntry, ServiceStatus } from '../targetTypes';
+import { inspectNotJson, inspectPrintedNothing } from '../../present/words/dockerWords';
 
 export interface ContainerMount {
   readonly source: string;
@@ -71,14 +72,14 @@ export function parseInspect(stdout: string): InspectResult {
     if (/no such (object|container)/i.test(text)) return { kind: 'missing' };
     return {
       kind: 'error',
-      message: text.split('\n').slice(-2).join(' ').slice(0, 300) || 'docker inspect printed nothing',
+      message: text.split('\n').slice(-2).join(' ').slice(0, 300) || inspectPrintedNothing(),
     };
   }
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    return { kind: 'error', message: `docker inspect printed something else than JSON: ${line.slice(0, 120)}` };
+    return { kind: 'error', message: inspectNotJson(line.slice(0, 120)) };
   }
   const state = (raw['State'] ?? {}) as Record<string, unknown>;
   const health = (state['Health'] ?? undefined) as Record<string, unknown> | undefined;

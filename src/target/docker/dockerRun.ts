@@ -3,6 +3,7 @@
  * or `-d`, or `docker start -a NAME`): such a unit is watched through its container. Pure.
  */
 import { DOCKER_NAME } from './dockerTarget';
+import { dockerRunUnnamed, dockerStartUnnamed } from '../../present/words/dockerWords';
 
 export interface WrappedContainer {
   readonly name: string;
@@ -29,8 +30,7 @@ export function wrappedContainer(argv: readonly string[]): WrappedContainerResul
   const rest = argv.slice(i + 1);
   if (verb === 'start') {
     const name = [...rest].reverse().find((a) => !a.startsWith('-'));
-    if (name === undefined || !DOCKER_NAME.test(name))
-      return { kind: 'unnamed', message: 'ExecStart runs `docker start` without a container name Kimi can read' };
+    if (name === undefined || !DOCKER_NAME.test(name)) return { kind: 'unnamed', message: dockerStartUnnamed() };
     return {
       kind: 'container',
       container: {
@@ -48,11 +48,7 @@ export function wrappedContainer(argv: readonly string[]): WrappedContainerResul
     else if (a === '--detach' || a === '--detach=true' || (/^-[itPd]+$/.test(a) && a.includes('d'))) detached = true;
   }
   if (name === undefined || !DOCKER_NAME.test(name)) {
-    return {
-      kind: 'unnamed',
-      message:
-        'ExecStart runs `docker run` without `--name`: Kimi cannot tell which container to watch. Add `--name NAME` to the docker run line',
-    };
+    return { kind: 'unnamed', message: dockerRunUnnamed() };
   }
   return { kind: 'container', container: { name, detached } };
 }

@@ -8,6 +8,7 @@ import { findServerCommand, type ArgvPlanner } from '../../engine/engine';
 import { quote } from '../../transport/shell';
 import { planOrRefuse } from '../argsEdit';
 import { serverArgvOfScript, serverCommandOfScript } from './scriptArgv';
+import { scriptFlagsDiffer, scriptNoServerCommand, scriptWrittenOtherwise } from '../../present/words/argsEditWords';
 
 export type ScriptPlan =
   | { readonly kind: 'already-set' }
@@ -17,28 +18,18 @@ export type ScriptPlan =
 export function planScriptChange(text: string, file: string, planner: ArgvPlanner): ScriptPlan {
   const command = serverCommandOfScript(text);
   const location = command ? findServerCommand(command.argv) : null;
-  if (!command || !location)
-    return {
-      kind: 'unsupported',
-      reason: `no "python -m sglang.launch_server", "sglang serve" or "vllm serve" command in ${file}: add ${planner.label()} to the server's command by hand`,
-    };
+  if (!command || !location) return { kind: 'unsupported', reason: scriptNoServerCommand(file, planner.label()) };
   const plan = planOrRefuse(planner, command.argv, location);
   if (plan.kind !== 'change') return plan;
   const { argv } = command;
   const kept = plan.newArgv.slice(0, argv.length);
   if (kept.length < argv.length || kept.some((w, i) => w !== argv[i]))
-    return {
-      kind: 'unsupported',
-      reason: `the server's command in ${file} has some of ${planner.label(location)} with other values: change them there by hand`,
-    };
+    return { kind: 'unsupported', reason: scriptFlagsDiffer(file, planner.label(location)) };
   const added = plan.newArgv.slice(argv.length).map(quote).join(' ');
   const newText = `${text.slice(0, command.endOffset)} ${added}${text.slice(command.endOffset)}`;
   const readBack = serverArgvOfScript(newText);
   if (readBack.join('\0') !== plan.newArgv.join('\0'))
-    return {
-      kind: 'unsupported',
-      reason: `the server's command in ${file} is written in a way Kimi does not rewrite: add ${planner.label(location)} by hand`,
-    };
+    return { kind: 'unsupported', reason: scriptWrittenOtherwise(file, planner.label(location)) };
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createTwoFilesPatch } = require('diff') as typeof import('diff');
   const diff = createTwoFilesPatch(file, file, text, newText, 'current', `with ${planner.label(location)}`);

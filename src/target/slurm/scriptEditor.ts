@@ -12,13 +12,14 @@ import { findBackup, readHostFile, restoreBackup, writeWithBackup, type FileBack
 import { homeCommand } from './slurmCommands';
 import { planScriptChange } from './scriptEdit';
 import { alreadyIn, loginHomeUnknown, restoredFrom, wroteFile } from '../../present/words/targetWords';
+import { copyBackupOver, restartsJob, sameAsBackup } from '../../present/words/editStepWords';
 
 export class BatchScriptEditor implements ArgsEditor {
   readonly how = 'batch-script';
   constructor(private readonly config: SlurmTargetConfig) {}
 
   get restarts(): string {
-    return `the ${this.config.label} (submitted again with the changed script)`;
+    return restartsJob(this.config.label);
   }
 
   file(): string {
@@ -51,7 +52,7 @@ export class BatchScriptEditor implements ArgsEditor {
 
   async findUndo(deps: ParserChangeDeps): Promise<ArgsUndo | { readonly nothing: string }> {
     const saved = await findBackup(deps, await this.path(deps));
-    return saved ? scriptUndo(saved) : { nothing: `${this.config.script} is the same as its backup, or has none` };
+    return saved ? scriptUndo(saved) : { nothing: sameAsBackup(this.config.script) };
   }
 }
 
@@ -59,7 +60,7 @@ function scriptUndo(saved: FileBackup): ArgsUndo {
   return {
     file: saved.file,
     restores: 'previous',
-    byHand: `copy ${saved.backup} over ${saved.file}`,
+    byHand: copyBackupOver(saved.backup, saved.file),
     run: async (deps) => {
       await restoreBackup(deps, saved);
       deps.log(restoredFrom(saved.file, saved.backup));

@@ -5,6 +5,12 @@
  * 22.05.8 (Debian 12). The `-o` forms, not `--json`: 22.05 has `squeue --json` (openapi
  * v0.0.38), but its schema changes with each release and older clusters lack it.
  */
+import {
+  sacctPrintedNothing,
+  scontrolSaidNothing,
+  squeueFailed,
+  unexpectedOutput,
+} from '../../present/words/slurmWords';
 
 /** A node's name as `scontrol show hostnames` prints it: a plain host name, nothing a url or shell would read otherwise. */
 const NODE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$/;
@@ -193,7 +199,7 @@ export function parseAccounting(sacctLine: string | undefined, byLine: string | 
   const text = sacctLine.trim();
   if (/accounting storage is disabled/i.test(text)) return { kind: 'disabled' };
   const m = /^([A-Z_]+)(?: by (\d+))?\|(\d+:\d+)?$/.exec(text);
-  if (!m) return { kind: 'unknown', said: text.slice(0, 200) || 'sacct printed nothing for the job' };
+  if (!m) return { kind: 'unknown', said: text.slice(0, 200) || sacctPrintedNothing() };
   const by = byLine?.trim() || m[2];
   return {
     kind: 'known',
@@ -230,10 +236,10 @@ export function parseJobReading(stdout: string): JobReading {
   const lines = stdout.split('\n').map((l) => l.trimEnd());
   const offset = utcOffsetMinutes(lines.find((l) => l.startsWith('tz='))?.slice(3) ?? '') ?? 0;
   const error = lines.find((l) => l.startsWith('error='));
-  if (error !== undefined) return { kind: 'error', message: error.slice(6).trim() || 'squeue failed' };
+  if (error !== undefined) return { kind: 'error', message: error.slice(6).trim() || squeueFailed() };
   if (lines.includes('none')) return { kind: 'none' };
   const id = lines.find((l) => l.startsWith('id='))?.slice(3);
-  if (!id) return { kind: 'error', message: `unexpected output: ${stdout.trim().slice(0, 200)}` };
+  if (!id) return { kind: 'error', message: unexpectedOutput(stdout.trim().slice(0, 200)) };
   const jobLine = lines.find((l) => l.startsWith('JobId='));
   const job = jobLine ? parseScontrolJob(jobLine, offset) : undefined;
   const accounting = parseAccounting(
@@ -244,7 +250,7 @@ export function parseJobReading(stdout: string): JobReading {
     if (lines.some((l) => /Invalid job id specified/i.test(l)))
       return { kind: 'gone', id, ...(accounting ? { accounting } : {}) };
     const said = lines.filter((l) => l && !/^(tz|id|start|sacct|by|hosts)=/.test(l)).join(' ');
-    return { kind: 'error', message: said || `scontrol show job ${id} said nothing` };
+    return { kind: 'error', message: said || scontrolSaidNothing(id) };
   }
   const start = slurmTime(lines.find((l) => l.startsWith('start='))?.slice(6), offset);
   const hosts = (lines.find((l) => l.startsWith('hosts='))?.slice(6) ?? '')

@@ -41,6 +41,7 @@ import {
   execStartNotEffective,
   dropInRolledBack,
 } from '../../present/words/targetWords';
+import { dropInStep } from '../../present/words/editStepWords';
 
 /** What `rollback` needs to restore the state before the change exactly. */
 export interface RollbackPlan {
@@ -217,7 +218,7 @@ export async function changeServerArgv(
   if (!(await deps.confirmDiff(plan.diff))) return { kind: 'cancelled' };
 
   // What is there now, read without sudo (unit files and drop-ins are world-readable).
-  const out = await run(deps, 'reading the current drop-in', readDropInCommand(where.dir, dropInPath));
+  const out = await run(deps, dropInStep('read-current'), readDropInCommand(where.dir, dropInPath));
   const m = /^dir=(yes|no)\nfile=(yes|no)\n/.exec(out);
   if (!m) throw new ParserChangeError(unexpectedDropIn(out.slice(0, 200)));
   const previousContent = m[2] === 'yes' ? out.slice(m[0].length) : null;
@@ -234,17 +235,11 @@ export async function changeServerArgv(
   };
   // Each write is one exact command at a fixed path (sudoers.ts allows exactly these).
   if (rollbackPlan.createdDir)
-    await runPrivileged(deps, unit, 'creating the drop-in folder', privilegedArgv.mkdir(where.dir));
+    await runPrivileged(deps, unit, dropInStep('create-folder'), privilegedArgv.mkdir(where.dir));
   if (previousContent !== null)
-    await runPrivileged(
-      deps,
-      unit,
-      'keeping a backup of the drop-in',
-      privilegedArgv.tee(where.backup),
-      previousContent,
-    );
+    await runPrivileged(deps, unit, dropInStep('backup'), privilegedArgv.tee(where.backup), previousContent);
   try {
-    await runPrivileged(deps, unit, 'writing the drop-in', privilegedArgv.tee(dropInPath), text);
+    await runPrivileged(deps, unit, dropInStep('write'), privilegedArgv.tee(dropInPath), text);
   } catch (e) {
     // tee may have truncated the file before it failed: put the previous one back (sudo allowed tee a moment ago).
     if (!(e instanceof ParserChangeError && e.sudoRefused)) {
@@ -288,12 +283,12 @@ async function confirmEffective(
 /** The drop-in as it was: its previous content written back, or no drop-in. */
 async function restoreDropIn(deps: ParserChangeDeps, plan: RollbackPlan): Promise<void> {
   if (plan.previousContent === null) {
-    await runPrivileged(deps, plan.unit, 'removing the drop-in', privilegedArgv.rm(plan.dropInPath));
+    await runPrivileged(deps, plan.unit, dropInStep('remove'), privilegedArgv.rm(plan.dropInPath));
   } else {
     await runPrivileged(
       deps,
       plan.unit,
-      'restoring the drop-in',
+      dropInStep('restore'),
       privilegedArgv.tee(plan.dropInPath),
       plan.previousContent,
     );
@@ -327,7 +322,7 @@ export async function findRollbackPlan(
 ): Promise<RollbackPlan | undefined> {
   const unit = normalizeUnit(unitName);
   const where = dropInLocation(unit, deps.unitDir);
-  const out = await run(deps as ParserChangeDeps, 'reading the drop-in', readRollbackCommand(where.file, where.backup));
+  const out = await run(deps as ParserChangeDeps, dropInStep('read'), readRollbackCommand(where.file, where.backup));
   const head = /^backup=(no|\d+)\n/.exec(out);
   if (!head) throw new ParserChangeError(unexpectedDropIn(out.slice(0, 200)));
   let rest = out.slice(head[0].length);

@@ -3,6 +3,7 @@ import type { ArgvPlanner } from '../../engine/engine';
 import type { ArgsEditor, ArgsEditResult, ArgsUndo, ParserChangeDeps } from '../argsEdit';
 import { changeServerArgv, findRollbackPlan, rollback, type RollbackPlan } from './argvChange';
 import { dropInLocation } from './sudoers';
+import { noDropInToRollBack, removeDropInAndReload } from '../../present/words/editStepWords';
 
 export class DropInEditor implements ArgsEditor {
   readonly how = 'systemd-drop-in';
@@ -25,7 +26,7 @@ export class DropInEditor implements ArgsEditor {
 
   async findUndo(deps: ParserChangeDeps): Promise<ArgsUndo | { readonly nothing: string }> {
     const plan = await findRollbackPlan(deps, this.unit);
-    return plan ? dropInUndo(plan) : { nothing: `${this.unit} has no parser drop-in to roll back` };
+    return plan ? dropInUndo(plan) : { nothing: noDropInToRollBack(this.unit) };
   }
 }
 
@@ -34,7 +35,7 @@ export function dropInUndo(plan: RollbackPlan): ArgsUndo {
   return {
     file: plan.dropInPath,
     restores: plan.previousContent === null ? 'removed' : 'previous',
-    byHand: `remove ${plan.dropInPath} and daemon-reload`,
+    byHand: removeDropInAndReload(plan.dropInPath),
     run: (deps) => rollback(deps, plan),
   };
 }

@@ -4,6 +4,22 @@
  */
 
 import type { ServerProfile, SshClientSetting } from '../../config/config';
+import {
+  agentCertificatesGap,
+  autoNeedsOpenssh,
+  autoNoOpenssh,
+  autoSsh2Suffices,
+  autoWindows,
+  certificateBesideGap,
+  certificateFileGap,
+  clientSetBy,
+  configUnreadableGap,
+  kerberosGap,
+  knownHostsCommandGap,
+  knownHostsMarkerGap,
+  matchExecGap,
+  pkcs11Gap,
+} from '../../present/words/clientChoiceWords';
 
 export type SshClient = 'ssh2' | 'openssh';
 
@@ -59,26 +75,16 @@ export interface ClientChoice {
 export function ssh2GapList(f: ClientFacts): { readonly gap: Ssh2Gap; readonly text: string }[] {
   const gaps: { gap: Ssh2Gap; text: string }[] = [];
   const add = (gap: Ssh2Gap, text: string) => gaps.push({ gap, text });
-  for (const c of f.certificateFiles) add('certificate', `CertificateFile ${c} (ssh2 cannot log in with certificates)`);
+  for (const c of f.certificateFiles) add('certificate', certificateFileGap(c));
   for (const c of f.certificatesBesideIdentities)
-    if (!f.certificateFiles.includes(c))
-      add('certificate', `certificate ${c} beside the identity (ssh2 cannot use it)`);
-  if (f.agentCertificates > 0)
-    add(
-      'agent-certificate',
-      `${f.agentCertificates} certificate${f.agentCertificates === 1 ? '' : 's'} in ssh-agent (ssh2 cannot use them)`,
-    );
-  for (const l of f.markerLines)
-    add(
-      l.endsWith('(@revoked)') ? 'revoked-keys' : 'host-ca',
-      `${l} in known_hosts (ssh2 cannot check host certificates or revocations)`,
-    );
-  if (f.gssapiAuthentication) add('kerberos', 'GSSAPIAuthentication yes (ssh2 has no Kerberos)');
-  if (f.pkcs11Provider !== undefined) add('pkcs11', `PKCS11Provider ${f.pkcs11Provider} (ssh2 has no PKCS#11)`);
-  if (f.knownHostsCommand !== undefined) add('known-hosts-command', `KnownHostsCommand (ssh2 does not run it)`);
-  if (f.matchExec) add('match-exec', 'Match exec in the SSH config (only OpenSSH evaluates it)');
-  if (f.ssh2ConfigError !== undefined)
-    add('config-unreadable', `ssh2 cannot read the SSH config: ${f.ssh2ConfigError}`);
+    if (!f.certificateFiles.includes(c)) add('certificate', certificateBesideGap(c));
+  if (f.agentCertificates > 0) add('agent-certificate', agentCertificatesGap(f.agentCertificates));
+  for (const l of f.markerLines) add(l.endsWith('(@revoked)') ? 'revoked-keys' : 'host-ca', knownHostsMarkerGap(l));
+  if (f.gssapiAuthentication) add('kerberos', kerberosGap());
+  if (f.pkcs11Provider !== undefined) add('pkcs11', pkcs11Gap(f.pkcs11Provider));
+  if (f.knownHostsCommand !== undefined) add('known-hosts-command', knownHostsCommandGap());
+  if (f.matchExec) add('match-exec', matchExecGap());
+  if (f.ssh2ConfigError !== undefined) add('config-unreadable', configUnreadableGap(f.ssh2ConfigError));
   return gaps;
 }
 
@@ -107,36 +113,31 @@ export function chooseClient(
   if (setting !== 'auto')
     return {
       client: setting,
-      reason: `${where === 'server' ? "the server's ssh.client" : 'kimiService.ssh.client'} is "${setting}"`,
+      reason: clientSetBy(where, setting),
       because: { kind: 'setting', where },
     };
   if (platform === 'win32')
     return {
       client: 'ssh2',
-      reason: "auto: ssh2, since Windows' OpenSSH has no ControlMaster (docs/ssh.md)" + gapsNote(facts),
+      reason: autoWindows(facts ? ssh2Gaps(facts) : []),
       because: { kind: 'windows' },
     };
   if (facts === undefined)
     return {
       client: 'ssh2',
-      reason: 'auto: the OpenSSH client was not found, so ssh2 (in-process)',
+      reason: autoNoOpenssh(),
       because: { kind: 'no-openssh' },
     };
   const gaps = ssh2GapList(facts);
   if (gaps.length === 0)
     return {
       client: 'ssh2',
-      reason: "auto: nothing in the host's config needs OpenSSH",
+      reason: autoSsh2Suffices(),
       because: { kind: 'ssh2-suffices' },
     };
   return {
     client: 'openssh',
-    reason: `auto: ${gaps.map((g) => g.text).join('; ')}`,
+    reason: autoNeedsOpenssh(gaps.map((g) => g.text)),
     because: { kind: 'needs-openssh', gaps: [...new Set(gaps.map((g) => g.gap))] },
   };
-}
-
-function gapsNote(facts: ClientFacts | undefined): string {
-  const gaps = facts ? ssh2Gaps(facts) : [];
-  return gaps.length > 0 ? `; ssh2 may fail here: ${gaps.join('; ')}` : '';
 }

@@ -7,7 +7,6 @@
 import type { AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, Prompt } from 'ssh2';
 import type { HandshakeDeadline } from './handshake';
 import {
-  DEFAULT_NO_LOGIN_HINT,
   MAX_QUESTIONS_PER_ROUND,
   askerName,
   cleanServerText,
@@ -25,6 +24,7 @@ import type { DialContext } from './sshOptions';
 import { TransportError } from '../transport';
 import { AuthError } from '../errors';
 import { tooManyQuestions } from '../../present/words/sshWords';
+import { defaultNoLoginHint } from '../../present/words/loginWords';
 import { loginRound, serverAsks } from '../../present/words/connectionWords';
 
 interface Round {
@@ -95,7 +95,7 @@ export class HopLogin {
       methodsLeft,
       ask !== undefined,
       this.base.host,
-      this.ctx.options.noLoginHint ?? DEFAULT_NO_LOGIN_HINT,
+      this.ctx.options.noLoginHint ?? defaultNoLoginHint(),
     );
     const username = this.ep.username;
     switch (decision.kind) {

@@ -1,12 +1,22 @@
 /**
  * Keyboard-interactive and password logins (one-time codes through PAM, Duo, passwords): which
- * method to offer next, what the user is asked, and the words of a refusal. Pure.
+ * method to offer next, what the user is asked, and the facts of a refusal (present/words/loginWords.ts
+ * words them). Pure.
  *
  * The rule that keeps an account from being locked: per hop and connection attempt, one
  * keyboard-interactive round and one password try, each only with the user's own answers. A
  * refused answer ends the attempt with the server's words (never retried by itself); a
  * cancelled question ends it before anything is sent.
  */
+import {
+  alsoAllowsNote,
+  askerWords,
+  needsInteractiveLogin,
+  noAnswerRefusal as noAnswerWords,
+  passwordPrompt,
+  refusedRefusal as refusedWords,
+  type LoginAnswerKind,
+} from '../../present/words/loginWords';
 
 export type PromptKind = 'code' | 'password' | 'other';
 
@@ -102,8 +112,7 @@ export function nextLogin(
   if (!canAsk) {
     if (interactive.length === 0 || state.refusal) return end(state.refusal);
     // Still open to a key: the keys were refused (the usual error says so), not a second factor asked.
-    if (listed('publickey'))
-      return { kind: 'end', note: `(the server also allows ${interactive.join(', ')}: nobody to answer here)` };
+    if (listed('publickey')) return { kind: 'end', note: alsoAllowsNote(interactive) };
     return end(needsInteractiveLogin(who, interactive, noLoginHint));
   }
   if (!state.keyboardInteractiveTried && (methodsLeft === null || listed('keyboard-interactive')))
@@ -118,10 +127,10 @@ function end(refusal: string | undefined): NextLogin {
 
 /** Who asks, for the question's title: "kimi@gpu7:22" or "kimi@bastion:22 (jump host for gpu7)". */
 export function askerName(q: Pick<LoginQuestion, 'host' | 'jumpFor'>): string {
-  return q.jumpFor ? `${q.host} (jump host for ${q.jumpFor})` : q.host;
+  return askerWords(q.host, q.jumpFor);
 }
 
-function what(prompts: readonly LoginPrompt[]): string {
+function what(prompts: readonly LoginPrompt[]): LoginAnswerKind {
   if (prompts.some((p) => p.kind === 'code')) return 'code';
   if (prompts.length > 0 && prompts.every((p) => p.kind === 'password')) return 'password';
   return 'answer';
@@ -133,33 +142,14 @@ function quoted(prompts: readonly LoginPrompt[]): string {
 
 /** The user cancelled the question: nothing was sent for it. */
 export function noAnswerRefusal(q: LoginQuestion): string {
-  return (
-    `Login refused: no ${what(q.prompts)} given to ${askerName(q)} (it asked ${quoted(q.prompts)}). ` +
-    'Nothing was sent, and it is not asked again until you connect again.'
-  );
+  return noAnswerWords(what(q.prompts), askerName(q), quoted(q.prompts));
 }
 
 /** The server refused the round's answers: its own words (instructions and prompts), never retried by itself. */
 export function refusedRefusal(q: LoginQuestion, methodsLeft: readonly Method[] | null): string {
   const said = [q.name, q.instructions].map((s) => s.trim()).filter(Boolean);
-  const w = what(q.prompts);
-  return (
-    `Login refused by ${askerName(q)}: it did not accept the ${w} given to ${quoted(q.prompts)}` +
-    (said.length > 0 ? ` (it said: ${said.join(' ')})` : '') +
-    (methodsLeft && methodsLeft.length > 0 ? `; it now allows ${methodsLeft.join(', ')}` : '') +
-    `. Not tried again, since each failure counts against the account: connect again to give a new ${w}.`
-  );
+  return refusedWords(what(q.prompts), askerName(q), quoted(q.prompts), said.join(' '), methodsLeft ?? []);
 }
-
-export function needsInteractiveLogin(who: string, methods: readonly Method[], hint: string): string {
-  return (
-    `${who} needs an interactive login (${methods.join(', ')}: a one-time code or a password), ` +
-    `and nobody can answer it here. ${hint}`
-  );
-}
-
-export const DEFAULT_NO_LOGIN_HINT =
-  'Connect from VS Code (Kimi Service) or run kimi-service on a terminal, which ask for it; a script or the MCP server cannot.';
 
 /** The password method's single question. */
 export function passwordQuestion(
@@ -170,6 +160,6 @@ export function passwordQuestion(
     method: 'password',
     name: '',
     instructions: '',
-    prompts: [{ text: `Password for ${base.host}: `, echo: false, kind: 'password' }],
+    prompts: [{ text: passwordPrompt(base.host), echo: false, kind: 'password' }],
   };
 }

@@ -9,6 +9,7 @@ import { Duplex } from 'node:stream';
 import type { TransportErrorKind } from '../transport';
 import { ProxyCommandGoneError } from '../errors';
 import { PROXY_COMMAND_GONE } from '../../present/words/sshWords';
+import { proxyCommandEnded } from '../../present/words/transportWords';
 
 export interface SpawnSpec {
   readonly file: string;
@@ -42,7 +43,6 @@ export interface ProxyExit {
 
 /** Why the connection could not be made, when the proxy command ended before it was. */
 export function proxyExitError(command: string, exit: ProxyExit): { kind: TransportErrorKind; message: string } {
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   const said = exit.stderr.trim();
   const kind: TransportErrorKind = /refused/i.test(said)
     ? 'refused'
@@ -57,7 +57,7 @@ export function proxyExitError(command: string, exit: ProxyExit): { kind: Transp
             : 'other';
   return {
     kind,
-    message: `ProxyCommand "${command}" ${how} before the SSH connection was made${said ? `: ${said}` : ''}`,
+    message: proxyCommandEnded(command, exit, said),
   };
 }
 

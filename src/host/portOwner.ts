@@ -5,6 +5,7 @@
  * proxy, an old instance, a gateway) is a stand-in, named with its pid and command. The sh part
  * runs inside the sampler (monitor/watch/sampler.ts); the rest is pure.
  */
+import { standInWhoWords, standInWords } from '../present/words/witnessWords';
 
 /**
  * sh (dash builtins, plus one `find` only when the listening socket changes): `portscan` sets
@@ -99,12 +100,10 @@ export interface StandIn {
 
 /** "pid 4242 (python3)". */
 export function standInWho(standIn: StandIn): string {
-  return standIn.pid !== undefined
-    ? `pid ${standIn.pid}${standIn.command ? ` (${standIn.command})` : ''}`
-    : 'a process of another user (its pid cannot be read)';
+  return standInWhoWords(standIn.pid, standIn.command);
 }
 
 /** "port 30001 is answered by pid 4242 (python3), not by sglang-k26.service". */
 export function standInText(standIn: StandIn): string {
-  return `port ${standIn.port} is answered by ${standInWho(standIn)}, not by ${standIn.service}`;
+  return standInWords(standIn.port, standInWho(standIn), standIn.service);
 }

@@ -1,6 +1,7 @@
 // The packaged extension in a workbench whose display language is Simplified Chinese (a language
 // pack for zh-cn installed, `--locale zh-cn`): the palette's command, the confirmation, the status
-// bar through a load, and the ready notification read in Chinese, from the VSIX's own bundles.
+// bar through a load, the ready notification and a failure's cause read in Chinese, from the VSIX's
+// own bundles.
 import assert from 'node:assert/strict';
 import { waitFor } from '../util/waitFor';
 import { FixtureExtension } from './fixtureExtension';
@@ -119,5 +120,18 @@ describe('e2e: the extension in Chinese (display language zh-cn)', function () {
     const steps = await page.locator('.part.editor').innerText();
     for (const step of ['添加服务器', '重启并监视加载']) assert.ok(steps.includes(step), `step "${step}" in ${steps}`);
     await screenshot(page, 'zh-cn-walkthrough');
+  });
+
+  it('a run that crashes at once: the failure notification gives its cause in Chinese', async () => {
+    const { page, host } = scenario();
+    await host.configureSimulator({ fault: { crashAt: 'init' } });
+    await runCommand(page, '重启 Kimi 服务');
+    await waitForDialog(page);
+    await clickDialogButton(page, '重启');
+    const note = await waitForNotification(page, /上的 Kimi 失败：/, { timeoutMs: 120_000, severity: 'error' });
+    await screenshot(page, 'zh-cn-failed');
+    console.log(`    failure notification: ${JSON.stringify(note)}`);
+    assert.match(note.text, /失败：服务(未能启动：它)?(以状态 \d+ 退出|被信号 \d+ 终止)/, note.text);
+    assert.doesNotMatch(note.text, /the service|exited with|killed by|did not start/, note.text);
   });
 });

@@ -8,6 +8,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
+import { LOAD_PHASES } from '../../src/engine/events';
 
 const ROOT = path.join(__dirname, '..', '..');
 const SRC = path.join(ROOT, 'src');
@@ -147,6 +148,46 @@ export function logSentencesIn(
   return found;
 }
 
+/** Rooms whose sentences (failure summaries, signals, warnings) come from present/words: any literal there that reads as one fails. */
+const PURE_ROOMS = ['monitor/state'];
+/** Values that read like words there: compared, never shown (by file and text). */
+const STATE_VALUES: readonly (readonly [file: string, text: string])[] = [
+  ['monitor/state/unitChange.ts', 'no run yet'],
+];
+
+/**
+ * The literals of a file that read as a sentence: three words of their own, or two beside a
+ * substitution ("the service ${exit}"). A load phase's name ("capturing CUDA graphs") is a value,
+ * and a literal wholly in double quotes quotes a log line ("Load weight end").
+ */
+export function stateSentencesIn(file: string, text: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { line: number; text: string }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isTypeNode(node)) return;
+    const words = ts.isExpression(node) ? literalText(node) : undefined;
+    if (words !== undefined && !(LOAD_PHASES as readonly string[]).includes(words) && !/^".*"$/.test(words)) {
+      const own = ownWords(words);
+      if (own >= 3 || (own >= 2 && words.includes('${}')))
+        found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function stateStrays(): string[] {
+  return PURE_ROOMS.flatMap((room) =>
+    sourceFiles(path.join(SRC, room)).flatMap((file) => {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      return stateSentencesIn(file, fs.readFileSync(file, 'utf8'))
+        .filter((s) => !STATE_VALUES.some(([f, t]) => f === rel && t === s.text))
+        .map((s) => `src/${rel}:${s.line}: ${JSON.stringify(s.text)}`);
+    }),
+  );
+}
+
 function logStrays(): string[] {
   return LOG_ROOMS.flatMap((room) =>
     sourceFiles(path.join(SRC, room)).flatMap((file) => {
@@ -222,6 +263,31 @@ describe('words in one home', function () {
     assert.deepEqual(logSentencesIn('probe.ts', code, []).length, 2);
   });
 
+  it('no sentence in the load state (a failure summary, a signal, a warning) is written there: present/words holds them', () => {
+    const found = stateStrays();
+    assert.deepEqual(found, [], `sentences in monitor/state:\n${found.join('\n')}`);
+  });
+
+  it('the state check sees a summary, a signal and a branch, and lets phases, quotations and compositions pass', () => {
+    const code = [
+      'next = fail(next, `the service did not start: it ${exitDescription(unit)}`);',
+      "return finish(state, next, at, external ? 'restart requested by someone' : `unit ${a}/${s}, PID ${p}`);",
+      "next = advancePhase(next, 'capturing CUDA graphs');",
+      'if (done) return \'"Load weight end"\';',
+      'const text = `${label}: ${summary}`;',
+      "case 'allocating KV cache': return `the service ${why}`;",
+    ].join('\n');
+    assert.deepEqual(
+      stateSentencesIn('probe.ts', code).map((s) => [s.line, s.text]),
+      [
+        [1, 'the service did not start: it ${}'],
+        [2, 'restart requested by someone'],
+        [2, 'unit ${}/${}, PID ${}'],
+        [6, 'the service ${}'],
+      ],
+    );
+  });
+
   it('every listed assertion is still there (the list does not outlive its code)', () => {
     for (const [file, start] of ASSERTIONS) {
       const text = fs.readFileSync(path.join(SRC, file), 'utf8');
@@ -230,5 +296,13 @@ describe('words in one home', function () {
         `${file}: no error starting "${start}"`,
       );
     }
+  });
+
+  it('every listed state value is still there', () => {
+    for (const [file, value] of STATE_VALUES)
+      assert.ok(
+        stateSentencesIn(file, fs.readFileSync(path.join(SRC, file), 'utf8')).some((s) => s.text === value),
+        `${file}: no "${value}"`,
+      );
   });
 });

@@ -5,6 +5,7 @@ import { detach } from '../../util/detach';
 import { estimateLoad } from '../eta/etaLoad';
 import { dampEta } from '../eta/etaDamp';
 import type { LoadState } from './loadStateTypes';
+import { witnessesDisagree } from '../../present/words/witnessWords';
 
 const MAX_ERROR_LINES = 12;
 /**
@@ -81,11 +82,7 @@ export function witnessDisagreement(state: LoadState): string | undefined {
   if (bytes === undefined) return undefined;
   const shards = state.shards.done / Math.max(1, state.shards.total);
   if (Math.max(bytes, shards) < 0.2 || Math.abs(bytes - shards) <= 0.25) return undefined;
-  const why =
-    bytes < shards
-      ? 'fewer bytes read than shards done: the weights are probably in the page cache (cache hits of an mmap load are not counted), or another process tree reads them'
-      : 'more bytes read than shards done: something else in the service reads files, or the shard lines lag';
-  return `Witnesses disagree: shards ${Math.round(shards * 100)}% vs bytes read ${Math.round(bytes * 100)}% (${why}).`;
+  return witnessesDisagree(Math.round(shards * 100), Math.round(bytes * 100), bytes < shards);
 }
 
 /** The state with its ETA recomputed at `at` (etaLoad.ts), damped against the one it had (etaDamp.ts). */

@@ -1,6 +1,7 @@
 import { NOISE_SHARE, pushSample, RATE_WINDOW_MS, windowRate, type IoSample } from '../eta/ioRate';
 import type { LoadState, Signal } from './loadStateTypes';
 import { cpuCores, pushCpuSample } from './witnessMoves';
+import { connectionLostBecause, connectionRestored } from '../../present/words/failureWords';
 
 /** The host's readings (bytes read, GPU memory, CPU time) folded into the state, before `finish`. */
 export function foldIo(state: LoadState, signal: Extract<Signal, { kind: 'io' }>): LoadState {
@@ -97,5 +98,5 @@ export function foldConnection(
         connectionErrorKind: signal.errorKind,
         ...http,
       };
-  return { next, text: signal.up ? 'connection restored' : `connection lost: ${signal.error ?? 'unknown error'}` };
+  return { next, text: signal.up ? connectionRestored() : connectionLostBecause(signal.error) };
 }

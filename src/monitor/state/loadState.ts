@@ -3,7 +3,8 @@ import { listenerChange, standInAnswer } from './standInState';
 import { foldActivity, progressWitness, stallSignalText } from './witnessMoves';
 import type { LoadState, Signal } from './loadStateTypes';
 import { advancePhase, foldJournal, kept, progressFor, withEta, witnessDisagreement } from './loadProgress';
-import { exitDescription, hasRunningProcess, managerOf, notFound, unitFailure } from './unitFailure';
+import { crashLoop, exitDescription, hasRunningProcess, notFound, unitFailure } from './unitFailure';
+import { didNotStart, restartSignal, serviceEnded, unitSignal } from '../../present/words/failureWords';
 import { isAttached, verdictOf } from './loadVerdict';
 import { reduceSettled } from './loadSettled';
 import { foldConnection, foldCpu, foldGpu, foldIo } from './loadReadings';
@@ -113,12 +114,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     case 'restartRequested': {
       const restartedBy = signal.external ? 'someone else' : 'us';
       const next: LoadState = { ...state, restartRequestedAt: signal.at, mainPid: undefined, restartedBy };
-      return finish(
-        state,
-        next,
-        signal.at,
-        signal.external ? 'the unit was stopped or restarted by someone else' : 'restart requested',
-      );
+      return finish(state, next, signal.at, restartSignal(signal.external === true));
     }
     case 'restartFailed':
       return finish(state, fail(state, signal.message), signal.at, signal.message);
@@ -140,16 +136,13 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         next = fail(next, unitFailure(next, unit) ?? notFound(unit, false));
       } else if (!alive && state.restartRequestedAt !== undefined && unit.subState === 'auto-restart') {
         // The new run already crashed before the first look, and systemd restarts it again.
-        next = fail(
-          next,
-          `the service crashed and ${managerOf(unit)} is restarting it (${exitDescription(unit)}; ${unit.manager === 'docker' ? 'its restart policy restarts it' : 'the unit restarts on failure'}: crash loop)`,
-        );
+        next = fail(next, crashLoop(unit));
       } else if (!alive && state.restartRequestedAt !== undefined) {
-        next = fail(next, `the service did not start: it ${exitDescription(unit)}`);
+        next = fail(next, didNotStart(exitDescription(unit)));
       } else if (!alive && unit.activeState === 'failed') {
-        next = fail(next, `the service ${exitDescription(unit)}`);
+        next = fail(next, serviceEnded(exitDescription(unit)));
       }
-      return finish(state, next, signal.at, `unit ${unit.activeState}/${unit.subState}, PID ${unit.mainPid}`);
+      return finish(state, next, signal.at, unitSignal(unit.activeState, unit.subState, unit.mainPid));
     }
     case 'unit': {
       // Before the new process is attached, the unit still shows the old one (stopping) or none.
@@ -161,7 +154,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
           state,
           next,
           signal.at,
-          changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined,
+          changed ? unitSignal(signal.unit.activeState, signal.unit.subState) : undefined,
         );
       }
       const why = unitFailure(state, signal.unit);
@@ -173,7 +166,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         state,
         next,
         signal.at,
-        changed ? `unit ${signal.unit.activeState}/${signal.unit.subState}` : undefined,
+        changed ? unitSignal(signal.unit.activeState, signal.unit.subState) : undefined,
       );
     }
     case 'journal': {

@@ -11,6 +11,15 @@
 import { phaseRank } from '../../engine/events';
 import { distributedCause } from '../../engine/distributed';
 import type { LoadState, Verdict } from './loadStateTypes';
+import {
+  connectionLostWord,
+  failedWord,
+  failureMeaning,
+  nodeBehind,
+  nodeNoProgress,
+  nodeStopped,
+  nodeUnreachable,
+} from '../../present/words/failureWords';
 
 export interface NodeState {
   /** "node 1 (gpu-b)". */
@@ -32,16 +41,16 @@ function causeOf(state: LoadState) {
 }
 
 function failureText(state: LoadState, others: readonly NodeState[]): string {
-  const summary = state.failure?.summary ?? 'failed';
+  const summary = state.failure?.summary ?? failedWord();
   const cause = causeOf(state);
   if (!cause) return summary;
   // It gave up waiting for the others: say which ones were behind.
   const behind = WAITED_FOR_OTHERS.has(cause.kind)
     ? others
         .filter((n) => n.state === undefined || (n.state.failure === undefined && n.state.readyAt === undefined))
-        .map((n) => `${n.label} (${n.state ? describeBrief(n.state) : 'not watched'})`)
+        .map((n) => nodeBehind(n.label, n.state ? describeBrief(n.state) : undefined))
     : [];
-  return `${summary} — ${cause.meaning}${behind.length ? `; behind: ${behind.join(', ')}` : ''}`;
+  return failureMeaning(summary, cause.meaning, behind);
 }
 
 function describeBrief(state: LoadState): string {
@@ -68,7 +77,7 @@ export function nodeIssue(nodes: readonly NodeState[]): NodeIssue | undefined {
     return {
       label: down.label,
       verdict: 'unreachable',
-      text: `${down.label} is unreachable: ${down.state.connectionError ?? 'connection lost'}`,
+      text: nodeUnreachable(down.label, down.state.connectionError),
     };
   const stopped = known.filter((n) => n.state.verdict === 'stopped');
   if (stopped.length > 0 && stopped.length < nodes.length) {
@@ -76,7 +85,7 @@ export function nodeIssue(nodes: readonly NodeState[]): NodeIssue | undefined {
     return {
       label: first.label,
       verdict: 'stopped',
-      text: `${first.label} is stopped (its unit does not run) while the other nodes run: the group cannot serve`,
+      text: nodeStopped(first.label),
     };
   }
   // A node that waits for the others (at a barrier) stalls too: only the least advanced one is the cause.
@@ -86,7 +95,7 @@ export function nodeIssue(nodes: readonly NodeState[]): NodeIssue | undefined {
     return {
       label: stalled.label,
       verdict: 'stalled',
-      text: `${stalled.label} makes no progress (${stalled.state.lastSignal?.text ?? 'stalled'})`,
+      text: nodeNoProgress(stalled.label, stalled.state.lastSignal?.text),
     };
   return undefined;
 }
@@ -170,7 +179,7 @@ export function foldNodeStates(nodes: readonly NodeState[]): LoadState | undefin
     recentErrors: failedNode?.state?.recentErrors ?? rank0.recentErrors,
     connected: down === undefined,
     downSince: down?.state?.downSince,
-    connectionError: down ? `${down.label}: ${down.state?.connectionError ?? 'connection lost'}` : undefined,
+    connectionError: down ? `${down.label}: ${down.state?.connectionError ?? connectionLostWord()}` : undefined,
     connectionErrorKind: down?.state?.connectionErrorKind,
     stalled: issue?.verdict === 'stalled',
     confirmedAt,

@@ -4,6 +4,7 @@
  */
 import { standInText, standInWho, type StandIn } from '../../host/portOwner';
 import type { LoadState } from './loadStateTypes';
+import { standInAnswered, standInGone } from '../../present/words/witnessWords';
 
 /**
  * A stand-in is named, or is gone: the state to finish and its signal text; undefined when
@@ -18,7 +19,7 @@ export function listenerChange(
   if (before?.pid === standIn?.pid && before?.command === standIn?.command && before?.port === standIn?.port)
     return undefined;
   if (!standIn) {
-    const text = before ? `port ${before.port}: ${standInWho(before)} no longer listens there` : undefined;
+    const text = before ? standInGone(before.port, standInWho(before)) : undefined;
     return { next: { ...state, standIn: undefined }, text };
   }
   let next: LoadState = { ...state, standIn, http: undefined, completion: undefined };
@@ -33,8 +34,7 @@ export function listenerChange(
 
 /** An HTTP answer while a stand-in holds the port: said in the last signal, counted nowhere. */
 export function standInAnswer(state: LoadState, at: number, text: string): LoadState {
-  const who = state.standIn?.pid !== undefined ? `pid ${state.standIn.pid}` : 'the stand-in';
-  const said = `${text} (from ${who}, not counted)`;
+  const said = standInAnswered(text, state.standIn?.pid);
   if (state.lastSignal?.text === said) return state;
   return { ...state, lastSignal: { at, text: said } };
 }

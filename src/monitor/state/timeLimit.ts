@@ -4,6 +4,7 @@
  */
 import { formatDuration, hourMinute } from '../../util/duration';
 import type { LoadState } from './loadStateTypes';
+import { timeLimitNear } from '../../present/words/failureWords';
 
 /** How long before the set end the watch warns: time to save work or plan a new job. */
 export const TIME_LIMIT_WARNING_MS = 15 * 60_000;
@@ -20,6 +21,5 @@ export function timeLeftBeforeEnd(state: LoadState, now: number): number | undef
 export function timeLimitWarning(label: string, state: LoadState, now: number): string | undefined {
   const left = timeLeftBeforeEnd(state, now);
   if (left === undefined || state.unit?.endsAt === undefined) return undefined;
-  const manager = state.unit.managerName ?? 'its manager';
-  return `${label} reaches its time limit at ${hourMinute(state.unit.endsAt)}, in ${formatDuration(left)}: ${manager} ends it then, and the server stops.`;
+  return timeLimitNear(label, hourMinute(state.unit.endsAt), formatDuration(left), state.unit.managerName);
 }

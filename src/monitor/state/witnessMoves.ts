@@ -10,6 +10,20 @@
 import { ACTIVITY_LABELS, activityLabel, type Activity } from '../../engine/activity';
 import type { JournalEvent } from '../../engine/events';
 import type { LoadState } from './loadStateTypes';
+import {
+  bytesReadMoved,
+  cpuBusy,
+  gpuBusy,
+  gpuMemoryMoved,
+  graphBatchMoved,
+  httpOpened,
+  journalStep,
+  noWitnessMoved,
+  phaseBegan,
+  readyLineMoved,
+  shardMoved,
+  someRanksDone,
+} from '../../present/words/witnessWords';
 
 /** Bytes read since the last move that count as a move (sockets, /proc reads and imports stay under it). */
 export const IO_MOVE_BYTES = 8 * 1024 * 1024;
@@ -53,29 +67,29 @@ const answering = (http: LoadState['http']): boolean => http === 'warming' || ht
 
 /** The witness that moved between two states, in words; undefined when none did. */
 export function progressWitness(before: LoadState, after: LoadState): string | undefined {
-  if (after.phase !== undefined && before.phase !== after.phase) return `"${after.phase}" began`;
+  if (after.phase !== undefined && before.phase !== after.phase) return phaseBegan(after.phase);
   if (after.shards && before.shards?.done !== after.shards.done)
-    return `shard ${after.shards.done}/${after.shards.total}`;
+    return shardMoved(after.shards.done, after.shards.total);
   if (after.cudaGraphBatches && before.cudaGraphBatches?.done !== after.cudaGraphBatches.done) {
-    return `CUDA graph batch ${after.cudaGraphBatches.done}/${after.cudaGraphBatches.total}`;
+    return graphBatchMoved(after.cudaGraphBatches.done, after.cudaGraphBatches.total);
   }
-  if (after.readyLogSeen && !before.readyLogSeen) return 'the ready line';
+  if (after.readyLogSeen && !before.readyLogSeen) return readyLineMoved();
   if (after.weightsEnded > before.weightsEnded || (after.weightsDone && !before.weightsDone))
     return '"Load weight end"';
-  if (answering(after.http) && !answering(before.http)) return 'HTTP opened';
+  if (answering(after.http) && !answering(before.http)) return httpOpened();
   const line = after.lineActivity;
-  if (line && line !== before.lineActivity) return `the journal: ${activityLabel(line)}`;
-  if (!line && before.lineActivity) return `the journal: ${ACTIVITY_LABELS[before.lineActivity.kind]}, done`;
+  if (line && line !== before.lineActivity) return journalStep(activityLabel(line), false);
+  if (!line && before.lineActivity) return journalStep(ACTIVITY_LABELS[before.lineActivity.kind], true);
   const mark = after.progressMark;
-  if (after.io && after.io.readBytes - mark.readBytes >= IO_MOVE_BYTES) return 'bytes read';
+  if (after.io && after.io.readBytes - mark.readBytes >= IO_MOVE_BYTES) return bytesReadMoved();
   if (after.gpu && mark.gpuUsedMiB !== undefined && Math.abs(after.gpu.usedMiB - mark.gpuUsedMiB) >= GPU_MOVE_MIB)
-    return 'GPU memory moved';
+    return gpuMemoryMoved();
   // Busy readings count only on the signal that carries them, not again at every later signal.
   if (after.cpu && after.cpu !== before.cpu && after.cpu.cores !== undefined && after.cpu.cores >= CPU_BUSY_CORES) {
-    return `CPU busy (${after.cpu.cores.toFixed(1)} cores)`;
+    return cpuBusy(after.cpu.cores.toFixed(1));
   }
   if (after.gpu && after.gpu !== before.gpu && (after.gpu.utilPercent ?? 0) >= GPU_BUSY_PERCENT)
-    return `GPU busy (${after.gpu.utilPercent}%)`;
+    return gpuBusy(after.gpu.utilPercent ?? 0);
   return undefined;
 }
 
@@ -122,7 +136,7 @@ function impliedActivity(state: LoadState, at: number, previous: Activity | unde
     return undefined;
   const since = previous?.kind === 'post-shards' ? previous.since : (state.weightsReadAt ?? at);
   // Not a count: ranks whose `Load weight end` lines are identical are read once (rank de-duplication).
-  return { kind: 'post-shards', since, ...(state.weightsEnded > 0 ? { note: 'some ranks are done' } : {}) };
+  return { kind: 'post-shards', since, ...(state.weightsEnded > 0 ? { note: someRanksDone() } : {}) };
 }
 
 /**
@@ -166,6 +180,5 @@ export function clockTime(at: number): string {
 /** The journal's words when a load becomes stalled: how long, and which witness moved last, when. */
 export function stallSignalText(state: LoadState, at: number): string {
   const seconds = Math.round((at - state.lastProgressAt) / 1000);
-  const last = state.lastProgressWitness ?? 'the watch began';
-  return `no witness has moved for ${seconds} s (last: ${last} at ${clockTime(state.lastProgressAt)})`;
+  return noWitnessMoved(seconds, state.lastProgressWitness, clockTime(state.lastProgressAt));
 }

@@ -1,8 +1,11 @@
 /**
  * The OpenSSH client's failures in words: what its log said, and for a refused login what the
  * facts gathered beside it (certificates, a Kerberos ticket, keys that need a passphrase, a token)
- * say the user can do.
+ * say the user can do. A refusal or a failure to connect is in the display language; what is said
+ * of the client's own workings (a master that does not answer, ssh -G failing, a host name that
+ * starts with "-", the Windows client) stays English, for the log and bug reports.
  */
+import * as l10n from '@vscode/l10n';
 
 /** What a refused login needs to be explained. */
 export interface AuthDiagnosis {
@@ -40,13 +43,23 @@ export function answersRefused(who: string, methods: string): string {
 
 /** A login stopped because the user did not answer OpenSSH's question; `notGiven`: "passphrase not given". */
 export function promptRefusal(who: string, notGiven: string, promptText: string): string {
-  return `Login to ${who} stopped: ${notGiven} (${JSON.stringify(promptText.trim())} was cancelled). Connect again to be asked again.`;
+  return l10n.t(
+    'Login to {0} stopped: {1} ({2} was cancelled). Connect again to be asked again.',
+    who,
+    notGiven,
+    JSON.stringify(promptText.trim()),
+  );
 }
 
-const BATCH_NOTE =
-  'The OpenSSH client runs here without prompts (BatchMode yes): a key that needs a passphrase or a PIN must be loaded into ssh-agent first (ssh-add; for a token ssh-add -s PROVIDER).';
+function batchNote(): string {
+  return l10n.t(
+    'The OpenSSH client runs here without prompts (BatchMode yes): a key that needs a passphrase or a PIN must be loaded into ssh-agent first (ssh-add; for a token ssh-add -s PROVIDER).',
+  );
+}
 
-const PROMPTED_NOTE = 'It was asked for: the passphrase given was not accepted.';
+function promptedNote(): string {
+  return l10n.t('It was asked for: the passphrase given was not accepted.');
+}
 
 /**
  * The words of a refused login: the certificate's own problem first, never authorized_keys for a
@@ -54,49 +67,80 @@ const PROMPTED_NOTE = 'It was asked for: the passphrase given was not accepted.'
  */
 export function authRefusal(ctx: RefusalContext, methods: string, pinRequired = false): string {
   const d = ctx.diagnosis;
-  const head = `Login refused by ${ctx.who} (it allows: ${methods})`;
-  if (d && d.certificateProblems.length > 0) return `${head}: ${d.certificateProblems.join('; ')}.`;
+  const head = l10n.t('Login refused by {0} (it allows: {1})', ctx.who, methods);
+  if (d && d.certificateProblems.length > 0) return l10n.t('{0}: {1}.', head, d.certificateProblems.join('; '));
   if (d?.gssapi && !d.gssapi.hasTicket && /gssapi/.test(methods))
-    return `${head}: GSSAPIAuthentication is on but there is no valid Kerberos ticket: run kinit (klist shows the tickets).`;
+    return l10n.t(
+      '{0}: GSSAPIAuthentication is on but there is no valid Kerberos ticket: run kinit (klist shows the tickets).',
+      head,
+    );
   const locked =
     d && d.lockedKeys.length > 0
-      ? ` ${d.lockedKeys.join(', ')} needs a passphrase. ${ctx.prompts ? PROMPTED_NOTE : BATCH_NOTE}`
+      ? ' ' + l10n.t('{0} needs a passphrase. {1}', d.lockedKeys.join(', '), ctx.prompts ? promptedNote() : batchNote())
       : '';
   if (d?.pkcs11Provider !== undefined && pinRequired && !d.tokenKeysInAgent && !ctx.prompts)
     return `${head}: ${tokenPinNeeded(d.pkcs11Provider, d.agentSocket)}${locked}`;
   if (d && d.certificates.length > 0)
     return (
-      `${head}: it did not accept the certificate ${d.certificates.join(', ')}, which is valid for this user and time; ` +
-      `the host may not trust its certificate authority (sshd TrustedUserCAKeys) or may limit its principals (AuthorizedPrincipalsFile).${locked}`
+      l10n.t(
+        '{0}: it did not accept the certificate {1}, which is valid for this user and time; the host may not trust its certificate authority (sshd TrustedUserCAKeys) or may limit its principals (AuthorizedPrincipalsFile).',
+        head,
+        d.certificates.join(', '),
+      ) + locked
     );
   if (d?.gssapi && /gssapi/.test(methods))
-    return `${head}: the Kerberos ticket was not accepted (klist: is it for the host's realm?), and no key was accepted either.${locked}`;
+    return (
+      l10n.t(
+        "{0}: the Kerberos ticket was not accepted (klist: is it for the host's realm?), and no key was accepted either.",
+        head,
+      ) + locked
+    );
   const token =
-    d?.pkcs11Provider !== undefined ? ` The token's public key is printed by: ssh-keygen -D ${d.pkcs11Provider}.` : '';
-  return `${head}: no key was accepted. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".${token}${locked}`;
+    d?.pkcs11Provider !== undefined
+      ? ' ' + l10n.t("The token's public key is printed by: ssh-keygen -D {0}.", d.pkcs11Provider)
+      : '';
+  return (
+    l10n.t(
+      '{0}: no key was accepted. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".',
+      head,
+    ) +
+    token +
+    locked
+  );
 }
 
 function tokenPinNeeded(provider: string, agentSocket: string | undefined): string {
   const agent =
     agentSocket === undefined
-      ? " This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket."
-      : ` The agent this host uses: ${agentSocket}.`;
+      ? l10n.t(
+          "This host's SSH config names no agent (IdentityAgent none, or no SSH_AUTH_SOCK where VS Code runs): set IdentityAgent to that agent's socket.",
+        )
+      : l10n.t('The agent this host uses: {0}.', agentSocket);
   return (
-    `the PKCS#11 token of PKCS11Provider ${provider} needs its PIN, which cannot be asked here (nobody to answer: the OpenSSH client runs with BatchMode yes). ` +
-    `Put the token's key into ssh-agent once, in a terminal: ssh-add -s ${provider} (it asks the PIN), then connect again.${agent}`
+    l10n.t(
+      "the PKCS#11 token of PKCS11Provider {0} needs its PIN, which cannot be asked here (nobody to answer: the OpenSSH client runs with BatchMode yes). Put the token's key into ssh-agent once, in a terminal: ssh-add -s {0} (it asks the PIN), then connect again.",
+      provider,
+    ) +
+    ' ' +
+    agent
   );
 }
 
 /** What the OpenSSH client's log said when it would not connect, by the kind of failure; `last`: its last lines. */
 export const opensshFailure = {
-  dns: (who: string, last: string): string => `Cannot resolve the host name of ${who}: ${last}`,
-  refused: (who: string, last: string): string => `Connection refused by ${who} — is sshd running? (${last})`,
-  unreachable: (who: string, last: string): string => `Could not reach ${who}: ${last}`,
-  hostKey: (who: string, log: string): string => `OpenSSH refused the host key of ${who}: ${log}`,
+  dns: (who: string, last: string): string => l10n.t('Cannot resolve the host name of {0}: {1}', who, last),
+  refused: (who: string, last: string): string =>
+    l10n.t('Connection refused by {0} — is sshd running? ({1})', who, last),
+  unreachable: (who: string, last: string): string => l10n.t('Could not reach {0}: {1}', who, last),
+  hostKey: (who: string, log: string): string => l10n.t('OpenSSH refused the host key of {0}: {1}', who, log),
   tooManyKeys: (who: string): string =>
-    `Login refused by ${who}: too many keys offered (Too many authentication failures). Set "IdentitiesOnly yes" and this host's IdentityFile in ~/.ssh/config.`,
-  closed: (who: string, last: string): string => `Connection to ${who} was closed: ${last}`,
-  other: (who: string, last: string): string => `OpenSSH could not connect to ${who}: ${last || 'no reason given'}`,
+    l10n.t(
+      'Login refused by {0}: too many keys offered (Too many authentication failures). Set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',
+      who,
+    ),
+  closed: (who: string, last: string): string => l10n.t('Connection to {0} was closed: {1}', who, last),
+  other: (who: string, last: string): string =>
+    l10n.t('OpenSSH could not connect to {0}: {1}', who, last || l10n.t('no reason given')),
 };
 
 export const OPENSSH_ON_WINDOWS =
@@ -107,17 +151,26 @@ export function masterSilent(description: string): string {
 }
 
 export function noCertificateAuthorityVouches(name: string, offered: string, caLines: readonly string[]): string {
-  return (
-    `${name} offered ${offered}, which no certificate authority of ${caLines.join(', ')} vouches for ` +
-    '(no host certificate, or one signed by another CA, or not for this name), and it is not in known_hosts; refusing to connect.'
+  return l10n.t(
+    '{0} offered {1}, which no certificate authority of {2} vouches for (no host certificate, or one signed by another CA, or not for this name), and it is not in known_hosts; refusing to connect.',
+    name,
+    offered,
+    caLines.join(', '),
   );
 }
 
 export function unknownHostKeyNotFetched(name: string, knownHostsFile: string, behindProxy: boolean): string {
-  return (
-    `The host key of ${name} is not in ${knownHostsFile}${behindProxy ? ' (the host is reached through a proxy: its key cannot be fetched here)' : ''}; ` +
-    `connect once with ssh on a terminal to check and add it.`
-  );
+  return behindProxy
+    ? l10n.t(
+        'The host key of {0} is not in {1} (the host is reached through a proxy: its key cannot be fetched here); connect once with ssh on a terminal to check and add it.',
+        name,
+        knownHostsFile,
+      )
+    : l10n.t(
+        'The host key of {0} is not in {1}; connect once with ssh on a terminal to check and add it.',
+        name,
+        knownHostsFile,
+      );
 }
 
 /** "a ED25519 key": the refused key's type when its fingerprint could not be fetched. */
@@ -130,7 +183,7 @@ export function hostStartsWithDash(host: string): string {
 }
 
 export function sshNotInstalled(sshPath: string): string {
-  return `The OpenSSH client (${sshPath}) is not installed or not on PATH`;
+  return l10n.t('The OpenSSH client ({0}) is not installed or not on PATH', sshPath);
 }
 
 export function sshDashGFailed(host: string, reason: string): string {

@@ -1,7 +1,11 @@
 /**
  * The SSH connection's failures in words (the ssh2 client, and what both clients share): what went
  * wrong, where, and what the user can do about it. Pure functions of the facts the transport gathers.
+ * What a user reads as the cause of a refusal or of a lost connection (a notification, the status
+ * bar's tooltip, the servers view) is in the display language; the errors of a command that could
+ * not run and of ~/.ssh/config's parsing stay English (they end in the log and in bug reports).
  */
+import * as l10n from '@vscode/l10n';
 
 /** The endpoint as the messages name it: "host:port", with the jump hosts it goes through. */
 export function sshWhere(host: string, port: number, via?: string): string {
@@ -9,61 +13,65 @@ export function sshWhere(host: string, port: number, via?: string): string {
 }
 
 export function dnsFailed(host: string, temporary: boolean): string {
-  return `Cannot resolve host name ${host}${temporary ? ' (DNS temporarily unavailable)' : ''}`;
+  return temporary
+    ? l10n.t('Cannot resolve host name {0} (DNS temporarily unavailable)', host)
+    : l10n.t('Cannot resolve host name {0}', host);
 }
 
 export function connectionRefused(where: string): string {
-  return `Connection refused by ${where} — is sshd running?`;
+  return l10n.t('Connection refused by {0} — is sshd running?', where);
 }
 
 export function connectTimedOut(where: string, keepalive: boolean): string {
-  const what = keepalive ? 'The SSH connection stopped answering (keepalive timeout)' : 'Timed out';
-  return `${what} connecting to ${where}`;
+  return keepalive
+    ? l10n.t('The SSH connection stopped answering (keepalive timeout) connecting to {0}', where)
+    : l10n.t('Timed out connecting to {0}', where);
 }
 
 export function handshakeTimedOut(seconds: number, where: string, fromSshConfig: boolean): string {
-  return (
-    `Timed out after ${seconds} s connecting to ${where}` + (fromSshConfig ? ' (ConnectTimeout in ~/.ssh/config)' : '')
-  );
+  return fromSshConfig
+    ? l10n.t('Timed out after {0} s connecting to {1} (ConnectTimeout in ~/.ssh/config)', seconds, where)
+    : l10n.t('Timed out after {0} s connecting to {1}', seconds, where);
 }
 
 export function hostUnreachable(where: string, code: string): string {
-  return `Host ${where} is unreachable (${code})`;
+  return l10n.t('Host {0} is unreachable ({1})', where, code);
 }
 
 export function authFailed(userAtWhere: string, tried: readonly string[]): string {
-  const list = tried.length > 0 ? tried.join(', ') : 'no key and no ssh-agent';
-  return (
-    `Authentication failed for ${userAtWhere}; tried: ${list}. ` +
-    'Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".'
+  const list = tried.length > 0 ? tried.join(', ') : l10n.t('no key and no ssh-agent');
+  return l10n.t(
+    'Authentication failed for {0}; tried: {1}. Check the user name and that the public key is in ~/.ssh/authorized_keys on the host, or set "identityFile".',
+    userAtWhere,
+    list,
   );
 }
 
 export function tooManyKeys(userAtWhere: string, tried: readonly string[]): string {
-  return (
-    `Authentication failed for ${userAtWhere}: the server closed the ` +
-    `connection after too many keys (Too many authentication failures); tried: ${tried.join(', ')}. ` +
-    'With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.'
+  return l10n.t(
+    'Authentication failed for {0}: the server closed the connection after too many keys (Too many authentication failures); tried: {1}. With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',
+    userAtWhere,
+    tried.join(', '),
   );
 }
 
 export function closedWhileAsking(userAtWhere: string): string {
-  return (
-    `Login refused: ${userAtWhere} closed the connection while its question was open ` +
-    "(sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner."
+  return l10n.t(
+    "Login refused: {0} closed the connection while its question was open (sshd's LoginGraceTime, 2 minutes by default); connect again and answer sooner.",
+    userAtWhere,
   );
 }
 
 export function passwordExpired(userAtWhere: string): string {
-  return `Login refused: ${userAtWhere} requires a new password; change it with ssh on a terminal first.`;
+  return l10n.t('Login refused: {0} requires a new password; change it with ssh on a terminal first.', userAtWhere);
 }
 
 export function tooManyQuestions(asker: string, max: number): string {
-  return `Login refused: ${asker} asked more than ${max} questions in one login; stopped.`;
+  return l10n.t('Login refused: {0} asked more than {1} questions in one login; stopped.', asker, max);
 }
 
 export function closedDuringHandshake(where: string): string {
-  return `Connection to ${where} closed during the handshake`;
+  return l10n.t('Connection to {0} closed during the handshake', where);
 }
 
 export const PROXY_COMMAND_EXITED = 'ProxyCommand exited';
@@ -71,11 +79,11 @@ export const PROXY_COMMAND_GONE = 'ProxyCommand is not running';
 export const NO_AGENT = 'No ssh-agent answered';
 
 export function connectionClosed(where: string, reason: string): string {
-  return `Connection to ${where} was closed: ${reason}`;
+  return l10n.t('Connection to {0} was closed: {1}', where, reason);
 }
 
 export function connectionFailed(where: string, reason: string): string {
-  return `SSH connection to ${where} failed: ${reason}`;
+  return l10n.t('SSH connection to {0} failed: {1}', where, reason);
 }
 
 export function forwardFailed(host: string, port: number, reason: string): string {
@@ -84,19 +92,23 @@ export function forwardFailed(host: string, port: number, reason: string): strin
 
 /** The connection is down: with its reason, and when it is retried when it is. */
 export function connectionDown(description: string, reason?: string, retryInMs?: number): string {
-  const detail =
-    reason !== undefined
-      ? `: ${reason}${retryInMs !== undefined ? ` (retrying in ${Math.ceil(retryInMs / 1000)} s)` : ''}`
-      : '';
-  return `SSH connection to ${description} is down${detail}`;
+  if (reason === undefined) return l10n.t('SSH connection to {0} is down', description);
+  return retryInMs === undefined
+    ? l10n.t('SSH connection to {0} is down: {1}', description, reason)
+    : l10n.t(
+        'SSH connection to {0} is down: {1} (retrying in {2} s)',
+        description,
+        reason,
+        Math.ceil(retryInMs / 1000),
+      );
 }
 
 export function masterGone(description: string): string {
-  return `SSH connection to ${description} is down (its OpenSSH master is gone)`;
+  return l10n.t('SSH connection to {0} is down (its OpenSSH master is gone)', description);
 }
 
 export function connectionReconnecting(description: string): string {
-  return `SSH connection to ${description} is down (reconnecting)`;
+  return l10n.t('SSH connection to {0} is down (reconnecting)', description);
 }
 
 export function connectionDisposed(description: string): string {
@@ -118,11 +130,17 @@ export function linkDown(description: string, reason: string): string {
 // ------------------------------------------------------------------ host keys
 
 export function hostKeyUnparsable(name: string): string {
-  return `The host key offered by ${name} could not be parsed`;
+  return l10n.t('The host key offered by {0} could not be parsed', name);
 }
 
 export function hostKeyRevoked(name: string, key: string, file: string, line: number): string {
-  return `The host key of ${name} (${key}) is marked @revoked in ${file} line ${line}; refusing to connect.`;
+  return l10n.t(
+    'The host key of {0} ({1}) is marked @revoked in {2} line {3}; refusing to connect.',
+    name,
+    key,
+    file,
+    line,
+  );
 }
 
 /** A host key that differs from the one recorded: `recordedAt` is "FILE line N[, M]". */
@@ -133,24 +151,33 @@ export function hostKeyChanged(
   known: readonly string[],
   file: string,
 ): string {
-  return (
-    `HOST KEY CHANGED for ${name}: the server offered ${offered}, but ${recordedAt} records ${known.join(', ')}. ` +
-    'Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, ' +
-    `remove the old entry (ssh-keygen -R '${name}' -f '${file}') and connect again.`
+  return l10n.t(
+    "HOST KEY CHANGED for {0}: the server offered {1}, but {2} records {3}. Someone could be intercepting the connection, or the host was reinstalled. If the change is expected, remove the old entry (ssh-keygen -R '{0}' -f '{4}') and connect again.",
+    name,
+    offered,
+    recordedAt,
+    known.join(', '),
+    file,
   );
 }
 
 export function hostCertificateUncheckable(where: string, name: string, offered: string, file: string): string {
-  return (
-    `${where} trusts a certificate authority (@cert-authority) for ${name}, but host certificates cannot be ` +
-    `checked here (ssh2 only receives the plain host key), and the key the server offered (${offered}) ` +
-    `is not in the known-hosts file as a plain key; refusing to connect. If that fingerprint is right (on the host: ` +
-    `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), add the host's plain public key to ${file} as "${name} <key type> <base64>".`
+  return l10n.t(
+    '{0} trusts a certificate authority (@cert-authority) for {1}, but host certificates cannot be checked here (ssh2 only receives the plain host key), and the key the server offered ({2}) is not in the known-hosts file as a plain key; refusing to connect. If that fingerprint is right (on the host: ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), add the host\'s plain public key to {3} as "{1} <key type> <base64>".',
+    where,
+    name,
+    offered,
+    file,
   );
 }
 
 export function hostKeyNotTrusted(name: string, key: string, file: string): string {
-  return `The host key of ${name} (${key}) is not in ${file} and was not trusted (kimiService.hostKeyPolicy).`;
+  return l10n.t(
+    'The host key of {0} ({1}) is not in {2} and was not trusted (kimiService.hostKeyPolicy).',
+    name,
+    key,
+    file,
+  );
 }
 
 // ------------------------------------------------------------------ ~/.ssh/config

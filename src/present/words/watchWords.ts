@@ -1,8 +1,11 @@
 /**
  * What the watch of a load says in the output channel and its alerts: the journal follow, the
  * host sampler, HTTP, the announced address, and the probes of the unit. Pure functions of the
- * facts the witnesses gather.
+ * facts the witnesses gather. An alert (a notification, the end of a watch) is in the display
+ * language; a line only the output channel shows stays English, as VS Code's own logs are: it is
+ * pasted into bug reports and searched for on the web.
  */
+import * as l10n from '@vscode/l10n';
 
 // The journal follow.
 
@@ -14,8 +17,9 @@ export function journalFollowFailed(error: string): string {
   return `Could not follow the journal: ${error}`;
 }
 
+/** An alert. */
 export function journalUnfollowable(unit: string, detail: string): string {
-  return `The journal of ${unit} cannot be followed: ${detail}. Watching from systemd and HTTP alone.`;
+  return l10n.t('The journal of {0} cannot be followed: {1}. Watching from systemd and HTTP alone.', unit, detail);
 }
 
 /** journalctl ended; `stderr` is its last lines, `retrySeconds` when it is followed again. */
@@ -34,8 +38,9 @@ export function announcedNotFollowed(announced: string, why: string, configured:
   return `The server says it listens on ${announced}, but ${why}: requests stay on the configured url ${configured}.`;
 }
 
+/** An alert. */
 export function announcedFollowed(message: string, url: string): string {
-  return `${message} Using ${url}.`;
+  return l10n.t('{0} Using {1}.', message, url);
 }
 
 export function cannotResolveOnHost(name: string, error: string): string {
@@ -129,16 +134,24 @@ export function portHeldByForwarder(port: number, pid: number | undefined, comma
 
 // The unit and its alerts.
 
+/** An alert. */
 export function completionFails(unit: string, detail: string): string {
-  return `${unit} says it is up, but a 1-token completion fails: ${detail}`;
+  return l10n.t('{0} says it is up, but a 1-token completion fails: {1}', unit, detail);
 }
 
+/** An alert. */
 export function unhealthy(unit: string, failures: number, last: string): string {
-  return `${unit} is unhealthy: /health failed ${failures} times in a row while the process runs (${last}).`;
+  return l10n.t(
+    '{0} is unhealthy: /health failed {1} times in a row while the process runs ({2}).',
+    unit,
+    failures,
+    last,
+  );
 }
 
+/** An alert. */
 export function healthyAgain(unit: string): string {
-  return `${unit} is healthy again.`;
+  return l10n.t('{0} is healthy again.', unit);
 }
 
 /** The unit changed under the watch: a new run, or `change` ("stopped", "failed"). */
@@ -152,12 +165,14 @@ export function unitProbeFailed(starting: boolean, error: string): string {
   return `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${error}; trying again.`;
 }
 
+/** The end of a watch, shown as its cause. */
 export function unreachableFor(seconds: number): string {
-  return `the host could not be reached for ${seconds} s`;
+  return l10n.t('the host could not be reached for {0} s', seconds);
 }
 
+/** The end of a watch, shown as its cause. */
 export function notReadyAfter(minutes: number): string {
-  return `not ready after ${minutes} min`;
+  return l10n.t('not ready after {0} min', minutes);
 }
 
 /** A /health that got no answer within its timeout (said once until one answers again). */

@@ -14,7 +14,7 @@ import {
 } from '../errors';
 import { TransportError as BaseError } from '../transport';
 import { notGivenWords, type SshPromptKind } from './askpass/promptKind';
-import { DEFAULT_NO_LOGIN_HINT, needsInteractiveLogin } from '../ssh/loginPolicy';
+import { defaultNoLoginHint, needsInteractiveLogin } from '../../present/words/loginWords';
 import {
   answersRefused,
   authRefusal,
@@ -78,7 +78,7 @@ export function classifyOpenSshFailure(log: string, ctx: RefusalContext): Transp
       return new AuthError(
         ctx.prompts
           ? answersRefused(ctx.who, denied[1]!)
-          : needsInteractiveLogin(ctx.who, interactive, DEFAULT_NO_LOGIN_HINT),
+          : needsInteractiveLogin(ctx.who, interactive, defaultNoLoginHint()),
       );
     return new AuthError(authRefusal(ctx, denied[1]!, /\bpin required\b|need pin entry/i.test(text)));
   }

@@ -13,6 +13,17 @@ import { runningUnit } from '../util/loadFixtures';
 
 const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });
 
+/** A load under way with every kind of figure: past loads, a phase, bytes read, GPU memory. */
+const LOADING: Signal[] = [
+  { kind: 'prior', at: 0, prior: { totalMsRange: [60_000, 90_000], loads: 4 } },
+  { kind: 'restartRequested', at: 0 },
+  { kind: 'attached', at: 1000, unit },
+  { kind: 'journal', at: 2000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
+  { kind: 'io', at: 3000, readBytes: 1e8, totalBytes: 1e9 },
+  { kind: 'io', at: 4000, readBytes: 2e8, totalBytes: 1e9 },
+  { kind: 'gpu', at: 4000, usedMiB: 2048, totalMiB: 8192, perGpu: [] },
+];
+
 describe('ring buffer', () => {
   it('keeps the newest `capacity` items, oldest first', () => {
     const r = new RingBuffer<number>(3);
@@ -32,15 +43,7 @@ describe('ring buffer', () => {
 
 describe('dashboard model', () => {
   it('records a series per load and builds the model', () => {
-    const signals: Signal[] = [
-      { kind: 'prior', at: 0, prior: { totalMsRange: [60_000, 90_000], loads: 4 } },
-      { kind: 'restartRequested', at: 0 },
-      { kind: 'attached', at: 1000, unit },
-      { kind: 'journal', at: 2000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
-      { kind: 'io', at: 3000, readBytes: 1e8, totalBytes: 1e9 },
-      { kind: 'io', at: 4000, readBytes: 2e8, totalBytes: 1e9 },
-      { kind: 'gpu', at: 4000, usedMiB: 2048, totalMiB: 8192, perGpu: [] },
-    ];
+    const signals = LOADING;
     const series = new LoadSeries(100);
     let s = initialState(0);
     for (const sig of signals) {
@@ -99,15 +102,7 @@ describe('dashboard words', () => {
 
   /** A load with every kind of figure: shards, bytes, GPU memory, an ETA, past loads. */
   function loadingModel() {
-    const signals: Signal[] = [
-      { kind: 'prior', at: 0, prior: { totalMsRange: [60_000, 90_000], loads: 4 } },
-      { kind: 'restartRequested', at: 0 },
-      { kind: 'attached', at: 1000, unit },
-      { kind: 'journal', at: 2000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
-      { kind: 'io', at: 3000, readBytes: 1e8, totalBytes: 1e9 },
-      { kind: 'io', at: 4000, readBytes: 2e8, totalBytes: 1e9 },
-      { kind: 'gpu', at: 4000, usedMiB: 2048, totalMiB: 8192, perGpu: [] },
-    ];
+    const signals = LOADING;
     let s = initialState(0);
     for (const sig of signals) s = reduce(s, sig);
     return dashboardModel({ server: 'gpu1', state: s, series: [], now: 5000 });

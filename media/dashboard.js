@@ -9,6 +9,11 @@
   let charts = {};
   let last = vscode.getState() && vscode.getState().model;
 
+  // a template of the model's words ("ETA {0} left ({1})") with its figures
+  function fill(template, ...args) {
+    return String(template).replace(/\{(\d+)\}/g, (all, i) => (args[i] !== undefined ? String(args[i]) : all));
+  }
+
   function fmtDur(ms) {
     const s = Math.max(0, Math.round(ms / 1000));
     const m = Math.floor(s / 60);
@@ -60,22 +65,23 @@
   }
 
   function render(m) {
-    if (!m) return;
+    if (!m || !m.words) return;
+    const w = m.words;
     $('title').textContent = m.title;
     const v = $('verdict');
-    v.textContent = m.verdict || 'not watched';
+    v.textContent = m.verdictText;
     v.className = `verdict ${(m.verdict || '').replace(/\s/g, '-')}`;
     const pct = m.progress != null ? Math.floor(m.progress * 100) : null;
     $('bar').style.width = `${pct ?? 0}%`;
     const figs = [];
-    if (m.phase) figs.push(`Phase: ${m.phase}`);
+    if (m.phase) figs.push(fill(w.phase, (m.phases.find((p) => p.phase === m.phase) || {}).label || m.phase));
     if (pct != null) figs.push(`${pct}%`);
-    if (m.startedAt) figs.push(`${m.readyAt ? 'Loaded in' : 'Elapsed'} ${fmtDur((m.readyAt || m.now) - m.startedAt)}`);
-    if (m.etaAt && !m.readyAt) figs.push(`ETA ${fmtDur(m.etaAt - m.now)} left (${m.etaBasis})`);
+    if (m.startedAt) figs.push(fill(m.readyAt ? w.loadedIn : w.elapsed, fmtDur((m.readyAt || m.now) - m.startedAt)));
+    if (m.etaAt && !m.readyAt) figs.push(fill(w.eta, fmtDur(m.etaAt - m.now), m.etaBasis));
     for (const f of m.facts) figs.push(f);
     const band = $('band');
     if (m.historyBand && m.startedAt) {
-      figs.push(`History: ${fmtDur(m.historyBand.minMs)}–${fmtDur(m.historyBand.maxMs)} over ${m.historyBand.loads} loads`);
+      figs.push(fill(w.history, fmtDur(m.historyBand.minMs), fmtDur(m.historyBand.maxMs), m.historyBand.loads));
       // the band on the progress bar: where, in elapsed time, past loads were done (relative to the longest)
       const scale = Math.max(m.historyBand.maxMs, (m.readyAt || m.now) - m.startedAt) * 1.05;
       band.style.display = 'block';
@@ -83,9 +89,9 @@
       band.style.width = `${Math.max(0.5, ((m.historyBand.maxMs - m.historyBand.minMs) / scale) * 100)}%`;
     } else band.style.display = 'none';
     $('figures').replaceChildren(...figs.map((t) => Object.assign(document.createElement('span'), { textContent: t })));
-    const w = $('warning');
-    w.hidden = !m.warning;
-    w.textContent = m.warning || '';
+    const warning = $('warning');
+    warning.hidden = !m.warning;
+    warning.textContent = m.warning || '';
 
     // phase timeline
     const tl = $('timeline');
@@ -100,7 +106,7 @@
       const d = document.createElement('div');
       d.className = 'pre';
       d.style.width = `${((m.phases[0].at - start) / span) * 100}%`;
-      d.title = `restarting: ${fmtDur(m.phases[0].at - start)}`;
+      d.title = fill(w.restarting, fmtDur(m.phases[0].at - start));
       tl.appendChild(d);
     }
     m.phases.forEach((p, i) => {
@@ -110,20 +116,20 @@
       const idx = PHASES.indexOf(p.phase);
       d.style.width = `${(Math.max(0, next - p.at) / span) * 100}%`;
       d.style.background = css(PHASE_VARS[idx] || PHASE_VARS[0], '#3794ff');
-      d.textContent = p.phase;
-      d.title = `${p.phase}: ${fmtDur(next - p.at)}`;
+      d.textContent = p.label;
+      d.title = fill(w.phaseTook, p.label, fmtDur(next - p.at));
       tl.appendChild(d);
-      legend.appendChild(Object.assign(document.createElement('span'), { textContent: `${p.phase} ${fmtDur(next - p.at)}` }));
+      legend.appendChild(Object.assign(document.createElement('span'), { textContent: `${p.label} ${fmtDur(next - p.at)}` }));
     });
 
     const xs = m.series.map((p) => p.t / 1000);
     const x0 = (m.startedAt || (xs[0] ? xs[0] * 1000 : m.now)) / 1000;
     // while loading, room for a minute at least; once ready, exactly the load
     const x1 = m.readyAt ? Math.max(m.readyAt / 1000, x0 + 1) : Math.max(m.now / 1000, x0 + 60);
-    chart('rate', $('rate'), 'MB/s', '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs, x0, x1);
-    chart('gpu', $('gpu'), 'GiB', '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs, x0, x1);
+    chart('rate', $('rate'), w.rateUnit, '--vscode-charts-blue', m.series.map((p) => p.rateMBps), xs, x0, x1);
+    chart('gpu', $('gpu'), w.gpuUnit, '--vscode-charts-purple', m.series.map((p) => p.gpuUsedGiB), xs, x0, x1);
 
-    renderBreakdown(m.breakdown);
+    renderBreakdown(m.breakdown, w);
 
     const vs = $('verification-section');
     vs.hidden = !m.verification;
@@ -131,7 +137,7 @@
   }
 
   // per phase: this load's bar, then one thin bar per previous load (newest first), all on one scale
-  function renderBreakdown(b) {
+  function renderBreakdown(b, w) {
     const section = $('breakdown-section');
     section.hidden = !b;
     const box = $('breakdown');
@@ -152,8 +158,8 @@
         d.title = title;
         bars.appendChild(d);
       };
-      bar(r.ms, 'now', `this load: ${fmtDur(r.ms)}`);
-      r.previousMs.forEach((ms, i) => bar(ms || 0, 'then', ms == null ? `${i + 1} load(s) before: none` : `${i + 1} load(s) before: ${fmtDur(ms)}`));
+      bar(r.ms, 'now', fill(w.thisLoad, fmtDur(r.ms)));
+      r.previousMs.forEach((ms, i) => bar(ms || 0, 'then', ms == null ? fill(w.loadBeforeNone, i + 1) : fill(w.loadBefore, i + 1, fmtDur(ms))));
       const text = Object.assign(document.createElement('span'), { className: 'phase-text', textContent: r.text });
       row.append(label, bars, text);
       box.appendChild(row);

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { wrap } from '../../src/fronts/cli/usage';
 import { parseCliArgs, type CliCommand } from '../../src/fronts/cli/args';
 import { CLI_LIMITS } from '../../src/fronts/cli/limits';
 
@@ -119,7 +120,7 @@ describe('cli: argument parsing', () => {
     assert.equal(help.kind, 'help');
     assert.match(
       (help as { text: string }).text,
-      /Exit codes: 0 done.*1 failed, 2 wait timed out, 3 host unreachable,\s+4 host key refused, 5 bad configuration/s,
+      /Exit codes: 0 done.*1 failed, 2 wait timed out, 3 host unreachable,\s+4 host key\s+refused, 5 bad configuration/s,
     );
     assert.equal(parseCliArgs(['wait', '-h']).kind, 'help');
     assert.equal(parseCliArgs(['--version']).kind, 'version');
@@ -199,5 +200,13 @@ describe('kimi-service advice', () => {
       kind: 'error',
       message: '--apply is not an option of status',
     });
+  });
+});
+
+describe('cli: --help layout', () => {
+  it('wraps at spaces and between Han characters, never starting a line with a closing mark', () => {
+    assert.deepEqual(wrap('one two three four', 9), ['one two', 'three', 'four']);
+    assert.deepEqual(wrap('状态变化一行', 6), ['状态变', '化一行']);
+    assert.deepEqual(wrap('加载仍在继续），完成', 12), ['加载仍在继', '续），完成']);
   });
 });

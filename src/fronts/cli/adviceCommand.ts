@@ -3,6 +3,7 @@
  * figure and source (fleet/checks/loadAdvice); --apply N writes suggestion N as the unit's drop-in after
  * the diff is confirmed (or --yes), restarts, waits, and rolls back when the server then fails.
  */
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../config/config';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import {
@@ -35,7 +36,7 @@ export async function adviceCommand(ctx: AdviceContext): Promise<number> {
   const { cmd, io, fleet, server } = ctx;
   const session = adviceSessionOf(await ctx.interruptible(fleet.connect(server)));
   if (!session) {
-    io.stderr(`kimi-service: advice reads one host's log; ${server.name} is a multi-node server`);
+    io.stderr(`kimi-service: ${l10n.t("advice reads one host's log; {0} is a multi-node server", server.name)}`);
     return EXIT.config;
   }
   const records = new LoadHistoryStore(new FileMemento(defaultHistoryFile(io.env, io.home))).list(
@@ -62,56 +63,58 @@ export async function adviceCommand(ctx: AdviceContext): Promise<number> {
   } else {
     io.stdout(adviceHeader(server.name, report.result, report.log.totalMs));
     advice.forEach((a, i) => adviceLines(a, i + 1).forEach((l) => io.stdout(l)));
-    for (const h of report.result.heldBack) io.stdout(`not advised: ${h.reason}`);
+    for (const h of report.result.heldBack) io.stdout(l10n.t('not advised: {0}', h.reason));
     io.stdout(versionLine(report.engine, report.version));
   }
   if (cmd.apply === undefined) return EXIT.ok;
 
   const chosen = advice[cmd.apply - 1];
   if (!chosen) {
-    io.stderr(`kimi-service: there is no suggestion ${cmd.apply} (${advice.length} now)`);
+    io.stderr(`kimi-service: ${l10n.t('there is no suggestion {0} ({1} now)', cmd.apply, advice.length)}`);
     return EXIT.config;
   }
   if (!chosen.change || chosen.notApplicable) {
     io.stderr(
-      `kimi-service: suggestion ${cmd.apply} is not applied from here: ${chosen.notApplicable ?? chosen.action}`,
+      `kimi-service: ${l10n.t('suggestion {0} is not applied from here: {1}', cmd.apply, chosen.notApplicable ?? chosen.action)}`,
     );
     return EXIT.failed;
   }
   if (!io.terminal && !cmd.yes) {
-    io.stderr("kimi-service: --apply changes the unit's command line: give --yes when no one is asked");
+    io.stderr(`kimi-service: ${l10n.t("--apply changes the unit's command line: give --yes when no one is asked")}`);
     return EXIT.config;
   }
   const deps = changeDeps(session, ctx, verbose);
   const result = await ctx.interruptible(applyAdvice(deps, server, chosen));
   if (result.kind === 'cancelled') {
-    io.stderr('Nothing changed.');
+    io.stderr(l10n.t('Nothing changed.'));
     return EXIT.failed;
   }
   if (result.kind === 'already-set') {
-    io.stdout(`${chosen.change.flag} is already set; nothing changed.`);
+    io.stdout(l10n.t('{0} is already set; nothing changed.', chosen.change.flag));
     return EXIT.ok;
   }
   if (result.kind === 'manual') {
     io.stdout(maskSecrets(result.advice));
     return EXIT.ok;
   }
-  io.stdout(`wrote ${result.file}; restarting ${server.unit}`);
+  io.stdout(l10n.t('wrote {0}; restarting {1}', result.file, server.unit));
   const end = await restartAndWait(ctx);
   if (end === 'ready') {
-    io.stdout(`${server.name} is ready with ${chosen.change.flag}.`);
+    io.stdout(l10n.t('{0} is ready with {1}.', server.name, chosen.change.flag));
     return EXIT.ok;
   }
   if (end !== 'failed' && end !== 'stopped') {
     // Still loading (a wait's timeout is not a failure): the change stays; the roll back is a drop-in away.
     io.stderr(
-      `kimi-service: ${server.name} is not ready after ${cmd.timeoutSeconds} s (${end}); the change stays. Follow it with \`kimi-service wait\`; to undo it, ${result.undo.byHand}`,
+      `kimi-service: ${l10n.t('{0} is not ready after {1} s ({2}); the change stays. Follow it with `kimi-service wait`; to undo it, {3}', server.name, cmd.timeoutSeconds, end, result.undo.byHand)}`,
     );
     return EXIT.timeout;
   }
-  io.stderr(`kimi-service: ${server.name} did not become ready with ${chosen.change.flag}: rolling back`);
+  io.stderr(
+    `kimi-service: ${l10n.t('{0} did not become ready with {1}: rolling back', server.name, chosen.change.flag)}`,
+  );
   await ctx.interruptible(result.undo.run(deps));
-  io.stdout(`rolled back ${result.file}; restarting ${server.unit}`);
+  io.stdout(l10n.t('rolled back {0}; restarting {1}', result.file, server.unit));
   await restartAndWait(ctx);
   return EXIT.failed;
 }
@@ -134,8 +137,8 @@ function changeDeps(session: AdviceSession, ctx: AdviceContext, verbose: (line: 
       return confirm(
         io.terminal,
         editor.how === 'systemd-drop-in'
-          ? `Write this as a drop-in of ${session.profile.unit} and restart it?`
-          : `Write this to ${editor.file({}) ?? session.profile.unit} and restart ${editor.restarts}?`,
+          ? l10n.t('Write this as a drop-in of {0} and restart it?', session.profile.unit)
+          : l10n.t('Write this to {0} and restart {1}?', editor.file({}) ?? session.profile.unit, editor.restarts),
       );
     },
   };

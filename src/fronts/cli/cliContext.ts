@@ -1,4 +1,5 @@
 /** What every CLI verb is given (the process's io, the fleet, the server), and the connect step they share. */
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../config/config';
 import type { ServerSnapshot } from '../../fleet/fleetTypes';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
@@ -31,7 +32,7 @@ export const COMMAND = 'kimi-service';
 
 export class Interrupted extends Error {
   constructor(readonly signal: StopSignal) {
-    super(`interrupted by ${signal}`);
+    super(l10n.t('interrupted by {0}', signal));
   }
 }
 

@@ -1,4 +1,5 @@
 /** The settings and the server a CLI call acts on: files, flags and environment, or why there are none. */
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile, Settings } from '../../config/config';
 import { FileSettingsSource } from '../../fleet/servers/fileSettingsSource';
 import { resolveServer } from '../../fleet/servers/resolveServer';
@@ -28,12 +29,15 @@ export function configure(
       error:
         loaded.source === 'none'
           ? loaded.errors.join('\n')
-          : `the settings from ${loaded.source} are not valid:\n${loaded.errors.join('\n')}`,
+          : `${l10n.t('the settings from {0} are not valid:', loaded.source)}\n${loaded.errors.join('\n')}`,
     };
   if (fromFlags && loaded.source !== 'command-line flags') {
     // The servers file won over the flags: acting on another server than the one named would be worse than stopping.
     return {
-      error: `--host/--unit were given, but the servers come from ${loaded.source}; pick one of its servers with --server NAME, or pass --config FILE`,
+      error: l10n.t(
+        '--host/--unit were given, but the servers come from {0}; pick one of its servers with --server NAME, or pass --config FILE',
+        loaded.source,
+      ),
     };
   }
   const { settings } = loaded;

@@ -3,6 +3,7 @@
  * verb on the command line. Lists the host's units that launch SGLang or vLLM; --add writes the
  * chosen unit's entry into the servers file, keeping the file's comments and other servers.
  */
+import * as l10n from '@vscode/l10n';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { HostKeyPolicy } from '../../config/config';
@@ -91,7 +92,7 @@ export async function discoverCommand(ctx: DiscoverContext): Promise<number> {
         );
       else
         ctx.stdout(
-          `${unit.unit}  ${unit.activeState}  ${unit.url}${unit.modelPath ? `  ${unit.modelPath}` : ''}  (add: kimi-service discover ${asked.host} --add ${unit.unit})`,
+          `${unit.unit}  ${unit.activeState}  ${unit.url}${unit.modelPath ? `  ${unit.modelPath}` : ''}  (${l10n.t('add: {0}', `kimi-service discover ${asked.host} --add ${unit.unit}`)})`,
         );
     }
     return EXIT.ok;
@@ -99,20 +100,26 @@ export async function discoverCommand(ctx: DiscoverContext): Promise<number> {
   const wanted = asked.add.endsWith('.service') ? asked.add : `${asked.add}.service`;
   const unit = discovery.units.find((u) => u.unit === asked.add) ?? discovery.units.find((u) => u.unit === wanted);
   if (!unit) {
-    const known = discovery.units.map((u) => u.unit).join(', ') || 'none';
-    return usageError(ctx, `${host.host} has no unit ${wanted} that launches ${engineLabels()} (found: ${known})`);
+    const known = discovery.units.map((u) => u.unit).join(', ') || l10n.t('none');
+    return usageError(
+      ctx,
+      l10n.t('{0} has no unit {1} that launches {2} (found: {3})', host.host, wanted, engineLabels(), known),
+    );
   }
   let entry;
   try {
     entry = entryFor(discovery, unit, taken, asked.name);
   } catch (error) {
-    if (error instanceof DiscoveryError) return usageError(ctx, `${error.message} Nothing was written.`);
+    if (error instanceof DiscoveryError) return usageError(ctx, `${error.message} ${l10n.t('Nothing was written.')}`);
     throw error;
   }
   const added = addServerToText(existing, entry);
-  if ('error' in added) return usageError(ctx, `${ctx.serversFile}: ${added.error}. Nothing was written.`);
+  if ('error' in added) return usageError(ctx, `${ctx.serversFile}: ${added.error}. ${l10n.t('Nothing was written.')}`);
   writeAtomically(ctx.serversFile, added.text);
   if (cmd.json) ctx.stdout(jsonLine({ event: 'added', file: ctx.serversFile, entry }));
-  else ctx.stdout(`added ${String(entry.name)} (${unit.unit} on ${host.host}, ${unit.url}) to ${ctx.serversFile}`);
+  else
+    ctx.stdout(
+      l10n.t('added {0} ({1} on {2}, {3}) to {4}', String(entry.name), unit.unit, host.host, unit.url, ctx.serversFile),
+    );
   return EXIT.ok;
 }

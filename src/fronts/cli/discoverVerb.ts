@@ -1,4 +1,5 @@
 /** `discover HOST` as a process: settings for the host-key policy, signals, the exit code. */
+import * as l10n from '@vscode/l10n';
 import {
   defaultConfigFile,
   loadStandaloneSettings,
@@ -44,7 +45,7 @@ export async function discover(cmd: CliCommand, io: CliIo): Promise<number> {
     });
   } catch (error) {
     if (error instanceof Interrupted) {
-      io.stderr(`kimi-service: interrupted by ${stoppedBy}; nothing was written.`);
+      io.stderr(`kimi-service: ${l10n.t('interrupted by {0}; nothing was written.', stoppedBy)}`);
       return exitForSignal(stoppedBy);
     }
     if (cmd.json) io.stdout(errorLine(errorText(error), EXIT.failed, true, 'error'));

@@ -1,4 +1,5 @@
 /** `forward`: a local port to the server's, through the SSH connection, until SIGINT/SIGTERM. */
+import * as l10n from '@vscode/l10n';
 import { ForwardError, openedLine } from '../../fleet/forward/forwardPlan';
 import { EXIT } from './exitCodes';
 import { errorLine } from './format';
@@ -24,7 +25,7 @@ export async function forward(ctx: Context): Promise<number> {
     return code;
   }
   io.stdout(cmd.json ? JSON.stringify({ event: 'forward', ...info }) : openedLine(info));
-  if (!cmd.json) io.stderr('Press Ctrl-C to close the forward.');
+  if (!cmd.json) io.stderr(l10n.t('Press Ctrl-C to close the forward.'));
   try {
     await ctx.interruptible(new Promise<never>(() => undefined));
   } catch (error) {
@@ -32,6 +33,6 @@ export async function forward(ctx: Context): Promise<number> {
   }
   await fleet.closeForward(server);
   if (cmd.json) io.stdout(JSON.stringify({ event: 'closed', server: server.name, localPort: info.localPort }));
-  else io.stderr(`Closed 127.0.0.1:${info.localPort}.`);
+  else io.stderr(l10n.t('Closed {0}.', `127.0.0.1:${info.localPort}`));
   return EXIT.ok;
 }

@@ -3,6 +3,7 @@
  * command line. The diff is printed, a person on a terminal is asked, a script must say --yes;
  * then the server is restarted and waited for as `restart --wait` does (its exit codes).
  */
+import * as l10n from '@vscode/l10n';
 import type { ServerProfile } from '../../config/config';
 import type { FrontFleet } from '../../fleet/fleetVerbs';
 import {
@@ -39,7 +40,9 @@ function changeUi(ctx: ParsersContext): ArgsChangeUi & { refusedForScript: boole
     confirm: async (change: ProposedArgsChange) => {
       if (ctx.cmd.json) ctx.stdout(jsonLine({ event: 'diff', server: ctx.server.name, ...change }));
       else {
-        ctx.stdout(`${ctx.server.name}: proposed change of ${change.file} (then ${change.restarts} restarts):`);
+        ctx.stdout(
+          l10n.t('{0}: proposed change of {1} (then {2} restarts):', ctx.server.name, change.file, change.restarts),
+        );
         for (const line of maskSecrets(change.diff).trimEnd().split('\n')) ctx.stdout(line);
       }
       if (ctx.cmd.yes) return true;
@@ -47,7 +50,9 @@ function changeUi(ctx: ParsersContext): ArgsChangeUi & { refusedForScript: boole
         ui.refusedForScript = true;
         return false;
       }
-      return ctx.interruptible(confirm(ctx.terminal, `Write ${change.file} and restart ${change.restarts}?`));
+      return ctx.interruptible(
+        confirm(ctx.terminal, l10n.t('Write {0} and restart {1}?', change.file, change.restarts)),
+      );
     },
   };
   return ui;
@@ -74,16 +79,22 @@ export async function parsersCommand(ctx: ParsersContext): Promise<number> {
     try {
       outcome = await ctx.interruptible(rollbackParsersOn(session, ui));
     } catch (error) {
-      return failed(ctx, 'the roll back failed', error);
+      return failed(ctx, l10n.t('the roll back failed'), error);
     }
     if (outcome.kind === 'nothing') {
-      said(ctx, { action: 'nothing', reason: outcome.why }, `${name}: nothing to roll back: ${outcome.why}.`);
+      said(
+        ctx,
+        { action: 'nothing', reason: outcome.why },
+        l10n.t('{0}: nothing to roll back: {1}.', name, outcome.why),
+      );
       return EXIT.ok;
     }
     said(
       ctx,
       { action: 'rolled-back', file: outcome.file, restored: outcome.restored },
-      `${name}: ${outcome.restored === 'removed' ? 'removed' : 'restored the previous'} ${outcome.file}; restarting.`,
+      outcome.restored === 'removed'
+        ? l10n.t('{0}: removed {1}; restarting.', name, outcome.file)
+        : l10n.t('{0}: restored the previous {1}; restarting.', name, outcome.file),
     );
     return ctx.restartAndWait();
   }
@@ -92,23 +103,29 @@ export async function parsersCommand(ctx: ParsersContext): Promise<number> {
   try {
     outcome = await ctx.interruptible(enableParsersOn(session, choice, ui));
   } catch (error) {
-    return failed(ctx, 'could not enable the parsers', error);
+    return failed(ctx, l10n.t('could not enable the parsers'), error);
   }
   switch (outcome.kind) {
     case 'cancelled':
       if (ui.refusedForScript) {
         ctx.stderr(
-          "kimi-service: parsers enable changes the server's command line and restarts it: pass --yes to do so without a terminal. Nothing was changed.",
+          `kimi-service: ${l10n.t("parsers enable changes the server's command line and restarts it: pass --yes to do so without a terminal. Nothing was changed.")}`,
         );
         return EXIT.config;
       }
-      ctx.stderr('Not changed.');
+      ctx.stderr(l10n.t('Not changed.'));
       return EXIT.failed;
     case 'already-set':
       said(
         ctx,
         { action: 'already-set', where: outcome.where },
-        `${name}: --reasoning-parser ${choice.reasoningParser} and --tool-call-parser ${choice.toolCallParser} are already set in ${outcome.where}; nothing changed, nothing restarted.`,
+        l10n.t(
+          '{0}: {1} and {2} are already set in {3}; nothing changed, nothing restarted.',
+          name,
+          `--reasoning-parser ${choice.reasoningParser}`,
+          `--tool-call-parser ${choice.toolCallParser}`,
+          outcome.where,
+        ),
       );
       return EXIT.ok;
     case 'manual':
@@ -118,7 +135,12 @@ export async function parsersCommand(ctx: ParsersContext): Promise<number> {
       said(
         ctx,
         { action: 'changed', file: outcome.file },
-        `${name}: wrote ${outcome.file}; restarting. If it fails to start: kimi-service parsers rollback --server ${name}`,
+        l10n.t(
+          '{0}: wrote {1}; restarting. If it fails to start: {2}',
+          name,
+          outcome.file,
+          `kimi-service parsers rollback --server ${name}`,
+        ),
       );
       return ctx.restartAndWait();
   }

@@ -135,7 +135,7 @@ export async function askLogin(term: Terminal, q: LoginQuestion): Promise<LoginA
 
 /** A question of the OpenSSH client: who asks, then OpenSSH's own words, without echo when secret. */
 export function askSshPrompt(term: Terminal, p: SshPrompt): Promise<string | undefined> {
-  const question = `${p.host} asks: ${p.text.trimEnd()} `;
+  const question = `${l10n.t('{0} asks:', p.host)} ${p.text.trimEnd()} `;
   return p.secret ? askSecret(term, question) : askLine(term, question);
 }
 

@@ -8,6 +8,7 @@
 import * as vscode from 'vscode';
 import type { DashboardModel } from './dashboardModel';
 import { dashboardHtml, nonce } from './dashboardHtml';
+import { dashboardWords } from './dashboardWords';
 import { forFrontDeep } from '../../../present/hints';
 
 export const SHOW_DASHBOARD_COMMAND = 'kimiService.showDashboard';
@@ -49,9 +50,10 @@ export function registerDashboard(
     }
     const media = vscode.Uri.joinPath(context.extensionUri, 'media');
     const dist = vscode.Uri.joinPath(context.extensionUri, 'dist', 'media');
+    const words = dashboardWords();
     panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
-      'Kimi load',
+      words.title,
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       {
         enableScripts: true,
@@ -68,6 +70,8 @@ export function registerDashboard(
       uplotCss: uri(dist, 'uPlot.min.css'),
       script: uri(media, 'dashboard.js'),
       style: uri(media, 'dashboard.css'),
+      words,
+      lang: vscode.env.language,
     });
     const subs = [
       webview.onDidReceiveMessage((m: unknown) => {

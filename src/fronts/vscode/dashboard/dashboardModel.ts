@@ -2,6 +2,7 @@
  * What the load dashboard shows, built from LoadState: the time series (kept in a ring buffer)
  * and one serialisable model posted to the webview. Pure, no VS Code.
  */
+import * as l10n from '@vscode/l10n';
 import { visibleEta } from '../../../present/etaText';
 import { LOAD_PHASES } from '../../../engine/events';
 import { bytesFraction } from '../../../monitor/state/loadProgress';
@@ -9,6 +10,8 @@ import type { LoadState } from '../../../monitor/state/loadStateTypes';
 import { RingBuffer } from '../../../util/ringBuffer';
 import type { LoadBreakdown } from '../../../monitor/history/loadBreakdown';
 import { breakdownLine, phaseRows, type PhaseRow } from '../../../present/loadSummary';
+import { phaseWord, verdictWord } from '../../../present/stateWords';
+import { dashboardWords, etaBasisWord, type DashboardWords } from './dashboardWords';
 
 export interface SeriesPoint {
   /** Epoch ms. */
@@ -65,8 +68,12 @@ export class LoadSeries {
 }
 
 export interface DashboardModel {
+  /** The page's fixed words and the templates its script fills, in the display language. */
+  readonly words: DashboardWords;
   readonly title: string;
+  /** The verdict as the code names it (the badge's style), and as the user reads it. */
   readonly verdict: string | undefined;
+  readonly verdictText: string;
   readonly phase: string | undefined;
   readonly startedAt: number | undefined;
   readonly now: number;
@@ -75,8 +82,8 @@ export interface DashboardModel {
   readonly bytesFraction: number | undefined;
   readonly etaAt: number | undefined;
   readonly etaBasis: string | undefined;
-  /** Phase name -> when it began, in load order. */
-  readonly phases: readonly { readonly phase: string; readonly at: number }[];
+  /** Phase name (and its words) -> when it began, in load order. */
+  readonly phases: readonly { readonly phase: string; readonly label: string; readonly at: number }[];
   readonly series: readonly SeriesPoint[];
   /** Whole-load durations of past loads (min..max ms) and how many. */
   readonly historyBand: { readonly minMs: number; readonly maxMs: number; readonly loads: number } | undefined;
@@ -109,23 +116,32 @@ export interface DashboardInput {
 export function dashboardModel(input: DashboardInput): DashboardModel {
   const s = input.state;
   const facts: string[] = [];
-  if (s?.shards) facts.push(`Shards ${s.shards.done}/${s.shards.total}`);
+  if (s?.shards) facts.push(l10n.t('Shards {0}/{1}', s.shards.done, s.shards.total));
   if (s?.io)
     facts.push(
-      `Read ${(s.io.readBytes / 1e9).toFixed(2)} GB${s.io.totalBytes ? ` of ${(s.io.totalBytes / 1e9).toFixed(2)} GB` : ''}`,
+      s.io.totalBytes
+        ? l10n.t('Read {0} GB of {1} GB', (s.io.readBytes / 1e9).toFixed(2), (s.io.totalBytes / 1e9).toFixed(2))
+        : l10n.t('Read {0} GB', (s.io.readBytes / 1e9).toFixed(2)),
     );
   // the read rate is a loading figure: once ready it is only the last reading of the weights
   if (s?.readRate !== undefined && s.verdict !== 'ready' && s.phase !== 'ready')
     facts.push(`${(s.readRate / 1e6).toFixed(1)} MB/s`);
   if (s?.gpu)
     facts.push(
-      `GPU ${(s.gpu.usedMiB / 1024).toFixed(1)} / ${(s.gpu.totalMiB / 1024).toFixed(0)} GiB (${s.gpu.perGpu.length} GPUs)`,
+      l10n.t(
+        'GPU {0} / {1} GiB ({2} GPUs)',
+        (s.gpu.usedMiB / 1024).toFixed(1),
+        (s.gpu.totalMiB / 1024).toFixed(0),
+        s.gpu.perGpu.length,
+      ),
     );
-  if (s?.cudaGraphBatches) facts.push(`CUDA graphs ${s.cudaGraphBatches.done}/${s.cudaGraphBatches.total}`);
+  if (s?.cudaGraphBatches) facts.push(l10n.t('CUDA graphs {0}/{1}', s.cudaGraphBatches.done, s.cudaGraphBatches.total));
   const range = s?.prior?.totalMsRange;
   return {
-    title: input.server ? `Kimi load · ${input.server}` : 'Kimi load',
+    words: dashboardWords(),
+    title: input.server ? l10n.t('Kimi load · {0}', input.server) : l10n.t('Kimi load'),
     verdict: s?.verdict,
+    verdictText: verdictWord(s?.verdict ?? 'not watched'),
     phase: s?.phase,
     startedAt: s ? (s.restartRequestedAt ?? s.processStartedAt ?? s.watchStartedAt) : undefined,
     now: input.now,
@@ -133,14 +149,18 @@ export function dashboardModel(input: DashboardInput): DashboardModel {
     progress: s?.progress,
     bytesFraction: s ? bytesFraction(s) : undefined,
     etaAt: s?.eta?.readyAt,
-    etaBasis: s?.eta?.basis,
+    etaBasis: s?.eta ? etaBasisWord(s.eta.basis) : undefined,
     phases: s
-      ? LOAD_PHASES.filter((p) => s.phaseTimes[p] !== undefined).map((p) => ({ phase: p, at: s.phaseTimes[p]! }))
+      ? LOAD_PHASES.filter((p) => s.phaseTimes[p] !== undefined).map((p) => ({
+          phase: p,
+          label: phaseWord(p),
+          at: s.phaseTimes[p]!,
+        }))
       : [],
     series: input.series,
     historyBand: range ? { minMs: range[0], maxMs: range[1], loads: s?.prior?.loads ?? 0 } : undefined,
     facts,
-    warning: s?.witnessWarning ?? (s?.stalled ? 'stalled: no witness has moved' : undefined),
+    warning: s?.witnessWarning ?? (s?.stalled ? l10n.t('stalled: no witness has moved') : undefined),
     verification: input.verification,
     breakdown: input.lastLoad ? dashboardBreakdown(input.lastLoad, s) : undefined,
   };
@@ -152,10 +172,10 @@ function dashboardBreakdown(b: LoadBreakdown, state: LoadState | undefined): Das
   const current = state?.readyAt !== undefined && b.startedAt + b.totalMs >= (state.processStartedAt ?? 0);
   return {
     heading: !current
-      ? 'The last load that reached ready'
+      ? l10n.t('The last load that reached ready')
       : b.previous.length
-        ? 'This load against the previous ones'
-        : 'This load',
+        ? l10n.t('This load against the previous ones')
+        : l10n.t('This load'),
     line: breakdownLine(b),
     rows,
     scaleMs,

@@ -181,8 +181,9 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     state.preRead(shardFiles());
     const lines = await load([], () => residentShards().every((cached) => !cached));
     const weights = seconds(shardAt(lines, SHARDS) - first(lines, 'Load weight begin').at);
-    // 8 MiB at 8 MB/s: ~1.05 s (the 80 MB/s of the page cache would be 0.1 s)
-    assert.ok(weights > 0.9 && weights < 2.5, `weights in ${weights} s`);
+    // 8 MiB at 8 MB/s: ~1.05 s (the 80 MB/s of the page cache would be 0.1 s). No upper bound: a
+    // busy machine stretches real reads, never shortens them.
+    assert.ok(weights > 0.9, `weights in ${weights} s`);
     assert.deepEqual(residentShards(), Array(SHARDS).fill(false));
   });
 
@@ -216,7 +217,8 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     // tqdm's close repeats the bar and adds an empty line: nothing else in between
     for (const l of lines.slice(last + 1, end)) assert.match(l.text, /^(\r?Multi-thread loading shards: 100%.*|)$/);
     const gap = seconds(lines[end]!.at - lines[last]!.at);
-    assert.ok(gap >= 1.4 && gap < 4, `silent for ${gap} s (150 s x 0.01)`);
+    // The upper bound only tells the scale was applied (150 s unscaled): a busy machine stretches timers.
+    assert.ok(gap >= 1.4 && gap < 15, `silent for ${gap} s (150 s x 0.01)`);
   });
 
   it('jit: the DeepGEMM banner glued to the first capture update, its own bar for the compile, then the capture ends', async () => {
@@ -231,7 +233,7 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     first(lines, 'Try DeepGEMM JIT Compiling for <GEMM_NT_F8F8BF16>');
     const bar = first(lines, /DeepGEMM warmup: 100%\|.*\| 256\/256 \[/);
     const compile = seconds(bar.at - banner.at);
-    assert.ok(compile >= 1.4 && compile < 4, `compile ${compile} s (150 s x 0.01)`);
+    assert.ok(compile >= 1.4 && compile < 15, `compile ${compile} s (150 s x 0.01; 150 s unscaled)`);
     const captured = first(lines, 'Capture cuda graph end. Time elapsed: ');
     assert.ok(captured.at >= bar.at);
     assert.ok(Number(/Time elapsed: ([\d.]+) s/.exec(captured.text)![1]) >= 1.4);
@@ -255,7 +257,7 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
       'its first update, 232 tokens first',
     );
     const step = Number(/Time elapsed: ([\d.]+) s/.exec(end.text)![1]);
-    assert.ok(step >= 1.7 && step < 5, `piecewise step ${step} s ((22 + 15) s x 0.05)`);
+    assert.ok(step >= 1.7 && step < 18, `piecewise step ${step} s ((22 + 15) s x 0.05; 37 s unscaled)`);
     const off = await load(['--disable-piecewise-cuda-graph']);
     assert.ok(!off.some((l) => /piecewise/i.test(l.text)), 'turned off by the flag');
   });
@@ -268,8 +270,10 @@ describe('sglang-sim: load shapes (a real process each, scaled down)', function 
     assert.ok(large.some((l) => l.text.includes('Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24, 32, 40, 48]')));
     const elapsed = (lines: Line[]) =>
       Number(/Time elapsed: ([\d.]+) s/.exec(first(lines, 'Capture cuda graph end').text)![1]);
-    assert.ok(elapsed(small) >= 0.4 && elapsed(small) < 1.2, `4 sizes: ${elapsed(small)} s`);
-    assert.ok(elapsed(large) >= 1.0 && elapsed(large) < 2.5, `10 sizes: ${elapsed(large)} s`);
+    // Upper bounds far from the default 4 s a size (16 s and 40 s): they tell secondsPerBatch was
+    // applied; a busy machine stretches timers, so nothing tighter.
+    assert.ok(elapsed(small) >= 0.4 && elapsed(small) < 8, `4 sizes: ${elapsed(small)} s`);
+    assert.ok(elapsed(large) >= 1.0 && elapsed(large) < 20, `10 sizes: ${elapsed(large)} s`);
   });
 
   // The reads are real and keep one rate timeline: a reader starved on a busy machine runs late,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { REPO_ROOT, startCodeServer, type CodeServer } from './codeServer';
-import { loginHome, type LoginHome } from './loginHome';
+import { loginHome, type LoginHome } from '../util/loginHome';
 import {
   clickDialogButton,
   openWorkbench,

@@ -45,10 +45,22 @@ export function slurmCliConfig(
   return file;
 }
 
-/** `node dist/cli.js ARGS` with `dir` as its home (and `env` added): its exit code, stdout (trimmed) and stderr. */
-export function runCli(dir: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+/** How to start a command instead of directly: e.g. in a mount namespace with a login home of its own (loginHome.ts). */
+export type Wrap = (command: string, args: readonly string[]) => { command: string; args: string[] };
+
+/**
+ * `node dist/cli.js ARGS` with `dir` as its home (and `env` added), started through `wrap` when
+ * given: its exit code, stdout (trimmed) and stderr.
+ */
+export function runCli(
+  dir: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  wrap: Wrap = (command, rest) => ({ command, args: [...rest] }),
+): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const run = wrap(process.execPath, [CLI, ...args]);
+    const child = spawn(run.command, run.args, {
       cwd: dir,
       env: {
         PATH: process.env.PATH,

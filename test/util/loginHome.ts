@@ -1,7 +1,8 @@
 // OpenSSH reads ~/.ssh/config from the login user's passwd home, whatever HOME says: a scenario
 // that needs an SSH config of its own runs code-server in a mount namespace of its own, where the
 // passwd home is a folder of the scenario's: its .ssh is the scenario's, every other entry a
-// symbolic link to the real home's (seen through a second mount of it), so nothing else changes.
+// symbolic link to the real home's (seen through a second mount of it), so nothing else changes;
+// the links stay in the folder, so commands run one after another in the same home.
 // The machine's own home and its ~/.ssh are neither read nor written; the mounts end with the
 // namespace, that is with code-server.
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ for e in "$orig"/* "$orig"/.[!.]* "$orig"/..?*; do
   { [ -e "$e" ] || [ -L "$e" ]; } || continue
   n=\${e##*/}
   [ "$n" = .ssh ] && continue
+  { [ -e "$home/$n" ] || [ -L "$home/$n" ]; } && continue
   ln -s "$e" "$home/$n"
 done
 mount --bind "$home" "$real"

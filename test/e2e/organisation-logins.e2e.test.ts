@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuHost } from '../gpu-host/harness';
+import { certificateOnly } from '../gpu-host/certificateOnly';
 import { startLoopbackSshd, type LoopbackSshd } from '../gpu-host/loopbackSshd';
 import { createToken, SOFTHSM_MODULE, softhsmMissing, type Token } from '../gpu-host/softhsm';
 import { waitFor } from '../util/waitFor';
@@ -38,17 +39,6 @@ import {
 after(printResultsDir);
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
-
-/** sshd_config lines of a GPU host that takes certificates of `userCa` and no authorized key. */
-function certificateOnly(userCa: string) {
-  return ({ sshDir }: { sshDir: string }): string[] => {
-    const ca = join(sshDir, 'user_ca.pub');
-    writeFileSync(ca, readFileSync(`${userCa}.pub`));
-    // The harness's own checks log in with its key: a certificate beside it lets them in.
-    keygen('-s', userCa, '-I', 'harness', '-n', 'root', join(sshDir, 'harness_ed25519.pub'));
-    return [`TrustedUserCAKeys ${ca}`, 'AuthorizedKeysFile none'];
-  };
-}
 
 const sim = (host: GpuHost, hostName: string, extra: Record<string, unknown> = {}) => ({
   name: 'sim',

@@ -5,9 +5,10 @@
  * ssh-agent and ssh-keygen reach it through the PKCS#11 module with SOFTHSM2_CONF in their
  * environment.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { waitFor } from '../util/waitFor';
 
 export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 
@@ -43,4 +44,40 @@ export function createToken(dir: string, pin = '246810'): Token {
   const publicKey = run('ssh-keygen', ['-D', SOFTHSM_MODULE]).trim().split('\n')[0] ?? '';
   if (!/^ssh-rsa /.test(publicKey)) throw new Error(`ssh-keygen -D printed no RSA key: ${publicKey}`);
   return { env, pin, publicKey };
+}
+
+export interface TokenAgent {
+  /** SSH_AUTH_SOCK / IdentityAgent of the agent. */
+  readonly socket: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An ssh-agent (its socket in `dir`) holding the token's key, as a user loads it once in a
+ * terminal: `ssh-add -s MODULE`, the PIN given to ssh-add. The agent loads the module itself
+ * (SOFTHSM2_CONF in its environment) and signs with the token from then on, asking nothing.
+ */
+export async function tokenAgent(token: Token, dir: string): Promise<TokenAgent> {
+  const env = { ...process.env, ...token.env };
+  const socket = path.join(dir, 'agent.sock');
+  const agent = spawn('ssh-agent', ['-D', '-a', socket], { env, stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
+  const stop = async () => {
+    if (agent.exitCode === null && agent.signalCode === null) agent.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitFor(() => fs.existsSync(socket), { message: 'ssh-agent listens' });
+    const askpass = path.join(dir, 'askpass');
+    fs.writeFileSync(askpass, `#!/bin/sh\necho '${token.pin}'\n`, { mode: 0o700 });
+    execFileSync('ssh-add', ['-s', SOFTHSM_MODULE], {
+      env: { ...env, SSH_AUTH_SOCK: socket, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: 'none' },
+      stdio: 'pipe',
+      timeout: 60_000,
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { socket, stop };
 }

@@ -9,14 +9,15 @@
  * plain `ssh HOST true` logs in with the same config too.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { certificateOnly } from '../gpu-host/certificateOnly';
 import { startGpuHost, type GpuHost, type GpuHostOptions } from '../gpu-host/harness';
 import { kerberosMissing, startKdc, type Kdc } from '../gpu-host/kerberos';
 import { startLoopbackSshd, type LoopbackSshd } from '../gpu-host/loopbackSshd';
-import { createToken, SOFTHSM_MODULE, softhsmMissing, type Token } from '../gpu-host/softhsm';
+import { createToken, SOFTHSM_MODULE, softhsmMissing, tokenAgent, type Token } from '../gpu-host/softhsm';
 import { loginHome, type LoginHome } from '../util/loginHome';
 import { waitFor } from '../util/waitFor';
 import { runCli, type CliRun } from './slurmCli';
@@ -188,40 +189,28 @@ describe('the CLI restarts and waits to ready with the logins organisations hand
         lines: ['PubkeyAuthentication yes', `AuthorizedKeysFile ${c('jump_keys')}`, 'AllowTcpForwarding yes'],
       });
       stops.push(() => jump.stop());
-      s = await stand(
-        'jump',
-        {
-          sshdConfig: ({ sshDir }) => {
-            const ca = path.join(sshDir, 'user_ca.pub');
-            fs.copyFileSync(c('user_ca.pub'), ca);
-            // The harness's own checks log in with its key: a certificate beside it lets them in.
-            keygen('-s', c('user_ca'), '-I', 'harness', '-n', 'root', path.join(sshDir, 'harness_ed25519.pub'));
-            return [`TrustedUserCAKeys ${ca}`, 'AuthorizedKeysFile none'];
-          },
-        },
-        (host) => {
-          // Both hops' keys in the config's own file: the jump's ssh -W reads the config, not the master's options.
-          fs.writeFileSync(c('known_hosts'), `${jump.knownHostsLine}\n${host.knownHostsLine()}\n`);
-          return [
-            'Host bastion',
-            '  HostName 127.0.0.1',
-            `  Port ${jump.port}`,
-            `  IdentityFile ${c('jump_id')}`,
-            'Host gpu-behind-bastion',
-            '  HostName 127.0.0.1',
-            `  Port ${host.sshPort}`,
-            '  ProxyJump bastion',
-            `  IdentityFile ${c('id')}`,
-            `  CertificateFile ${c('id-cert.pub')}`,
-            'Host *',
-            '  User root',
-            '  IdentitiesOnly yes',
-            '  IdentityAgent none',
-            `  UserKnownHostsFile ${c('known_hosts')}`,
-            '',
-          ].join('\n');
-        },
-      );
+      s = await stand('jump', { sshdConfig: certificateOnly(c('user_ca')) }, (host) => {
+        // Both hops' keys in the config's own file: the jump's ssh -W reads the config, not the master's options.
+        fs.writeFileSync(c('known_hosts'), `${jump.knownHostsLine}\n${host.knownHostsLine()}\n`);
+        return [
+          'Host bastion',
+          '  HostName 127.0.0.1',
+          `  Port ${jump.port}`,
+          `  IdentityFile ${c('jump_id')}`,
+          'Host gpu-behind-bastion',
+          '  HostName 127.0.0.1',
+          `  Port ${host.sshPort}`,
+          '  ProxyJump bastion',
+          `  IdentityFile ${c('id')}`,
+          `  CertificateFile ${c('id-cert.pub')}`,
+          'Host *',
+          '  User root',
+          '  IdentitiesOnly yes',
+          '  IdentityAgent none',
+          `  UserKnownHostsFile ${c('known_hosts')}`,
+          '',
+        ].join('\n');
+      });
     });
 
     it('ready, with one certificate login on the GPU host and one on the jump host; ssh HOST true logs in alike', async () => {
@@ -254,28 +243,9 @@ describe('the CLI restarts and waits to ready with the logins organisations hand
       fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', '-'], { input: token.publicKey })
         .toString()
         .split(' ')[1]!;
-      // The agent loads the module itself (SOFTHSM2_CONF in its environment); ssh-add gives it the PIN.
-      const env = { ...process.env, ...token.env };
-      agentSocket = path.join(dir, 'agent.sock');
-      const agent = spawn('ssh-agent', ['-D', '-a', agentSocket], { env, stdio: 'ignore' });
-      const agentExited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
-      stops.push(async () => {
-        if (agent.exitCode === null && agent.signalCode === null) agent.kill('SIGTERM');
-        await agentExited;
-      });
-      await waitFor(() => fs.existsSync(agentSocket), { message: 'ssh-agent listens' });
-      const askpass = path.join(dir, 'askpass');
-      fs.writeFileSync(askpass, `#!/bin/sh\necho '${token.pin}'\n`, { mode: 0o700 });
-      execFileSync('ssh-add', ['-s', SOFTHSM_MODULE], {
-        env: {
-          ...env,
-          SSH_AUTH_SOCK: agentSocket,
-          SSH_ASKPASS: askpass,
-          SSH_ASKPASS_REQUIRE: 'force',
-          DISPLAY: 'none',
-        },
-        stdio: 'pipe',
-      });
+      const agent = await tokenAgent(token, dir);
+      stops.push(() => agent.stop());
+      agentSocket = agent.socket;
       s = await stand(
         'pkcs11',
         {

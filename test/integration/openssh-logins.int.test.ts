@@ -9,7 +9,7 @@
  * own folder and is stopped afterwards.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,7 +23,7 @@ import type { Transport } from '../../src/transport/transport';
 import { ensureLoginUser } from '../gpu-host/harness';
 import { kerberosMissing, startKdc, type Kdc } from '../gpu-host/kerberos';
 import { startLoopbackSshd, type LoopbackSshd } from '../gpu-host/loopbackSshd';
-import { createToken, SOFTHSM_MODULE, softhsmMissing, type Token } from '../gpu-host/softhsm';
+import { createToken, SOFTHSM_MODULE, softhsmMissing, tokenAgent, type Token } from '../gpu-host/softhsm';
 import { waitFor } from '../util/waitFor';
 import { rejection, USER } from './loginHosts';
 
@@ -320,27 +320,9 @@ describe('OpenSSH logins: Kerberos, a PKCS#11 token, ProxyJump to a certificate-
       knownHosts = path.join(dir, 'known_hosts');
       fs.writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
 
-      // The agent loads the module itself (SOFTHSM2_CONF in its environment); ssh-add gives it the PIN.
-      agentSocket = path.join(dir, 'agent.sock');
-      const agent = spawn('ssh-agent', ['-D', '-a', agentSocket], { env, stdio: 'ignore' });
-      const agentExited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
-      stops.push(async () => {
-        if (agent.exitCode === null && agent.signalCode === null) agent.kill('SIGTERM');
-        await agentExited;
-      });
-      await waitFor(() => fs.existsSync(agentSocket), { message: 'ssh-agent listens' });
-      const askpass = path.join(dir, 'askpass');
-      fs.writeFileSync(askpass, `#!/bin/sh\necho '${token.pin}'\n`, { mode: 0o700 });
-      execFileSync('ssh-add', ['-s', SOFTHSM_MODULE], {
-        env: {
-          ...env,
-          SSH_AUTH_SOCK: agentSocket,
-          SSH_ASKPASS: askpass,
-          SSH_ASKPASS_REQUIRE: 'force',
-          DISPLAY: 'none',
-        },
-        stdio: 'pipe',
-      });
+      const agent = await tokenAgent(token, dir);
+      stops.push(() => agent.stop());
+      agentSocket = agent.socket;
       const held = execFileSync('ssh-add', ['-l'], { env: { ...env, SSH_AUTH_SOCK: agentSocket } }).toString();
       assert.ok(held.includes(fingerprint), `the agent holds the token's key: ${held}`);
 

@@ -341,6 +341,7 @@ const clientChoice = exact<ClientChoice>()(
       z.strictObject({ kind: z.literal('ssh2-suffices') }),
       z.strictObject({ kind: z.literal('needs-openssh'), gaps: z.array(ssh2Gap).max(100) }),
     ]),
+    ssh2Gaps: z.array(text).max(100).optional(),
   }),
 );
 

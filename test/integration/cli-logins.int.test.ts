@@ -168,6 +168,23 @@ describe('the CLI restarts and waits to ready with the logins organisations hand
       assert.doesNotMatch(`${run.stdout}${run.stderr}`, /authorized_keys/, shown(run));
       assert.equal(gssapiLogins(), before);
     });
+
+    it('with ssh2 set by hand: refused, naming what ssh2 cannot do and the setting to change, never authorized_keys', async () => {
+      const before = gssapiLogins();
+      const run = await restartAndWait(
+        s,
+        serversFile(s, { ...entry(), ssh: { client: 'ssh2' } }, knownHosts),
+        clientEnv(f('ccache')),
+      );
+      assert.equal(run.code, 5, shown(run));
+      assert.match(
+        `${run.stdout}\n${run.stderr}`,
+        /set to ssh2, .*GSSAPIAuthentication yes \(ssh2 has no Kerberos\)\. Set the SSH client to "auto" or "openssh"/,
+        shown(run),
+      );
+      assert.doesNotMatch(`${run.stdout}${run.stderr}`, /authorized_keys/, shown(run));
+      assert.equal(gssapiLogins(), before);
+    });
   });
 
   describe('ProxyJump through a jump host to a certificate-only host', () => {

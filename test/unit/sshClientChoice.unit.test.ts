@@ -102,6 +102,14 @@ describe("a server's own ssh.client", () => {
     assert.equal(chooseClient(auto.setting, { ...none, agentCertificates: 1 }, 'linux', auto.where).client, 'openssh');
   });
 
+  it('ssh2 set by hand keeps ssh2, and carries what the host asks that ssh2 cannot do (for a refusal to say)', () => {
+    const forced = chooseClient('ssh2', { ...none, gssapiAuthentication: true }, 'linux', 'server');
+    assert.equal(forced.client, 'ssh2');
+    assert.deepEqual(forced.ssh2Gaps, ['GSSAPIAuthentication yes (ssh2 has no Kerberos)']);
+    assert.equal(chooseClient('ssh2', none, 'linux').ssh2Gaps, undefined);
+    assert.equal(chooseClient('openssh', { ...none, gssapiAuthentication: true }, 'linux').ssh2Gaps, undefined);
+  });
+
   it('is a user value only, like every login setting: it lives in kimiService.servers', () => {
     assert.ok(isUserOnly('servers'));
     assert.ok(isUserOnly('ssh.client'));

@@ -33,6 +33,22 @@ describe('ssh error classification', () => {
     assert.equal(classifySshError(err('weird', {}), ctx).kind, 'other');
   });
 
+  it('a refused login with ssh2 set by hand for a host that needs more: names what ssh2 cannot do, not authorized_keys', () => {
+    const auth = classifySshError(
+      err('All configured authentication methods failed', { level: 'client-authentication' }),
+      {
+        ...ctx,
+        ssh2Gaps: ['GSSAPIAuthentication yes (ssh2 has no Kerberos)'],
+      },
+    );
+    assert.equal(auth.kind, 'auth');
+    assert.match(
+      auth.message,
+      /set to ssh2, .*GSSAPIAuthentication yes \(ssh2 has no Kerberos\)\. Set the SSH client to "auto"/,
+    );
+    assert.doesNotMatch(auth.message, /authorized_keys/);
+  });
+
   it('auth and host-key failures are fatal (no automatic retry)', () => {
     assert.ok(isFatal(classifySshError(err('x', { level: 'client-authentication' }), ctx)));
     assert.ok(!isFatal(classifySshError(err('x', { code: 'ECONNREFUSED' }), ctx)));

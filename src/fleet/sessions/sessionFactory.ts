@@ -75,7 +75,8 @@ export async function createTransport(
     ...(server.identityFile !== undefined ? { identityFile: server.identityFile } : {}),
   };
   const { setting, where } = clientSettingFor(server, settings.sshClient);
-  const facts = setting === 'auto' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
+  // ssh2 set by hand: what the host's config asks that ssh2 cannot do still words a refused login.
+  const facts = setting !== 'openssh' ? await gatherClientFacts(hostArgs, knownHostsFile, () => loaded) : undefined;
   const choice = chooseClient(setting, facts, process.platform, where);
   log('info', sshClientLine(server.name, choice.client, choice.reason));
   const decideUnknownHostKey = async (key: UnknownHostKeyInfo): Promise<'trust' | 'reject'> => {

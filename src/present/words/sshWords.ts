@@ -47,6 +47,17 @@ export function authFailed(userAtWhere: string, tried: readonly string[]): strin
   );
 }
 
+/** ssh2 set by hand for a host whose config asks for what it cannot do (`gaps`): that is the likely cause, not authorized_keys. */
+export function authFailedSsh2Set(userAtWhere: string, tried: readonly string[], gaps: readonly string[]): string {
+  const list = tried.length > 0 ? tried.join(', ') : l10n.t('no key and no ssh-agent');
+  return l10n.t(
+    'Authentication failed for {0}; tried: {1}. The SSH client is set to ssh2, but this host\'s SSH configuration asks for what ssh2 cannot do: {2}. Set the SSH client to "auto" or "openssh" (kimiService.ssh.client, or the server\'s ssh.client).',
+    userAtWhere,
+    list,
+    gaps.join('; '),
+  );
+}
+
 export function tooManyKeys(userAtWhere: string, tried: readonly string[]): string {
   return l10n.t(
     'Authentication failed for {0}: the server closed the connection after too many keys (Too many authentication failures); tried: {1}. With an agent that holds many keys, set "IdentitiesOnly yes" and this host\'s IdentityFile in ~/.ssh/config.',

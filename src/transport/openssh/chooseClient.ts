@@ -69,6 +69,8 @@ export interface ClientChoice {
   /** Why, for the log: "kimiService.ssh.client is ssh2", "CertificateFile /x-cert.pub (ssh2 has no certificates)". */
   readonly reason: string;
   readonly because: ClientBecause;
+  /** ssh2 set by hand for a host whose configuration asks for what it cannot do: those things, for a refused login's words. */
+  readonly ssh2Gaps?: readonly string[];
 }
 
 /** The reasons ssh2 cannot serve the host, each as a fact and in the log's words; empty when it can. */
@@ -110,12 +112,15 @@ export function chooseClient(
   /** Where `setting` came from: the server's entry (`ssh.client`) or kimiService.ssh.client. */
   where: 'global' | 'server' = 'global',
 ): ClientChoice {
-  if (setting !== 'auto')
+  if (setting !== 'auto') {
+    const gaps = setting === 'ssh2' && facts ? ssh2Gaps(facts) : [];
     return {
       client: setting,
       reason: clientSetBy(where, setting),
       because: { kind: 'setting', where },
+      ...(gaps.length > 0 ? { ssh2Gaps: gaps } : {}),
     };
+  }
   if (platform === 'win32')
     return {
       client: 'ssh2',

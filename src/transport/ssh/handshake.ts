@@ -94,7 +94,14 @@ export function handshake(
         return reject(new AuthError(loginRefusal));
       reject(
         hostKeyError ??
-          classifySshError(err, { host: ep.hostName, port: ep.port, username: ep.username, authTried, via }),
+          classifySshError(err, {
+            host: ep.hostName,
+            port: ep.port,
+            username: ep.username,
+            authTried,
+            via,
+            ...(ctx.options.choice?.ssh2Gaps ? { ssh2Gaps: ctx.options.choice.ssh2Gaps } : {}),
+          }),
       );
     };
     let waitedForProxy = false;

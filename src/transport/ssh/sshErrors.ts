@@ -10,6 +10,7 @@ import {
 } from '../errors';
 import {
   authFailed,
+  authFailedSsh2Set,
   connectionClosed,
   connectionFailed,
   connectionRefused,
@@ -26,6 +27,8 @@ export interface ErrorContext {
   readonly username: string;
   /** What authentication offered, e.g. "/root/.ssh/id_ed25519 (rejected)". */
   readonly authTried: readonly string[];
+  /** What the host's config asks that ssh2 cannot do, ssh2 being set by hand (ClientChoice.ssh2Gaps). */
+  readonly ssh2Gaps?: readonly string[];
   /** Set when the connection goes through jump hosts: "via bastion:22". */
   readonly via?: string;
 }
@@ -53,7 +56,11 @@ export function classifySshError(err: unknown, ctx: ErrorContext): TransportErro
     return new ConnectTimeoutError(hostUnreachable(where, code));
   }
   if (level === 'client-authentication') {
-    return new AuthError(authFailed(`${ctx.username}@${where}`, ctx.authTried));
+    return new AuthError(
+      ctx.ssh2Gaps && ctx.ssh2Gaps.length > 0
+        ? authFailedSsh2Set(`${ctx.username}@${where}`, ctx.authTried, ctx.ssh2Gaps)
+        : authFailed(`${ctx.username}@${where}`, ctx.authTried),
+    );
   }
   if (code === 'ECONNRESET' || code === 'EPIPE' || /connection lost|closed/i.test(message)) {
     return new ConnectionClosedError(connectionClosed(where, message));

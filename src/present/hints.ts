@@ -18,38 +18,25 @@ export interface PaletteCommand {
   readonly title: string;
 }
 
+/** A palette command whose title is read in the display language of the moment. */
+function paletteCommand(command: string, title: () => string): PaletteCommand {
+  return {
+    command,
+    get title() {
+      return title();
+    },
+  };
+}
+
 /** The palette command behind each VS Code hint. */
 export const HINT_COMMANDS: Record<HintKind, PaletteCommand> = {
-  'copy-sudoers-rules': {
-    command: 'kimiService.copySudoersRule',
-    get title() {
-      return l10n.t('Copy sudoers rule');
-    },
-  },
-  'install-sudoers-rules': {
-    command: 'kimiService.copySudoersRule',
-    get title() {
-      return l10n.t('Copy sudoers rule');
-    },
-  },
-  'set-api-key': {
-    command: 'kimiService.setApiKey',
-    get title() {
-      return l10n.t('Set server API key');
-    },
-  },
-  'stop-watching': {
-    command: 'kimiService.stopWatching',
-    get title() {
-      return l10n.t('Stop watching');
-    },
-  },
-  'enable-parsers': {
-    command: 'kimiService.enableParsers',
-    get title() {
-      return l10n.t('Enable tool calling and thinking parsers');
-    },
-  },
+  'copy-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
+  'install-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
+  'set-api-key': paletteCommand('kimiService.setApiKey', () => l10n.t('Set server API key')),
+  'stop-watching': paletteCommand('kimiService.stopWatching', () => l10n.t('Stop watching')),
+  'enable-parsers': paletteCommand('kimiService.enableParsers', () =>
+    l10n.t('Enable tool calling and thinking parsers'),
+  ),
 };
 
 /** How the palette names a command (its category, "Kimi Service", is a product name). */

@@ -1,7 +1,8 @@
 /**
  * The diagnostic a problem report carries, as Markdown: versions, each server's kind and recent
  * states, the effective settings and the last lines of the log. Pure; the caller redacts the
- * whole text (src/util/redact.ts) before anyone sees it.
+ * whole text (src/util/redact.ts) before anyone sees it. English whatever the display language, on
+ * purpose: the report goes to the project's issue tracker, read by its maintainers.
  */
 import type { ServerProfile } from '../config/config';
 import type { StateStep } from './stateHistory';

@@ -2,8 +2,10 @@
  * What a user can do about a message, in the words of the front they use. The core marks the
  * place of a hint by its kind (util/hintMark.ts); `forFront` puts the front's words there:
  * VS Code names its palette command (by the title package.nls.json gives it), the CLI and MCP
- * (whose user has the CLI at hand) name what works there.
+ * (whose user has the CLI at hand) name what works there; in the display language, the palette's
+ * titles as package.nls.<locale>.json gives them.
  */
+import * as l10n from '@vscode/l10n';
 import { HINT_KINDS, HINT_MARKS, type HintKind } from '../util/hintMark';
 
 export type Front = 'vscode' | 'lm' | 'mcp' | 'cli';
@@ -12,43 +14,69 @@ export type { HintKind };
 /** A palette command a hint names in VS Code: its id (package.json) and its title (package.nls.json). */
 export interface PaletteCommand {
   readonly command: string;
+  /** In the display language, as the palette shows it (package.nls.<locale>.json has the same words). */
   readonly title: string;
+}
+
+/** A palette command whose title is read in the display language of the moment. */
+function paletteCommand(command: string, title: () => string): PaletteCommand {
+  return {
+    command,
+    get title() {
+      return title();
+    },
+  };
 }
 
 /** The palette command behind each VS Code hint. */
 export const HINT_COMMANDS: Record<HintKind, PaletteCommand> = {
-  'copy-sudoers-rules': { command: 'kimiService.copySudoersRule', title: 'Copy sudoers rule' },
-  'install-sudoers-rules': { command: 'kimiService.copySudoersRule', title: 'Copy sudoers rule' },
-  'set-api-key': { command: 'kimiService.setApiKey', title: 'Set server API key' },
-  'stop-watching': { command: 'kimiService.stopWatching', title: 'Stop watching' },
-  'enable-parsers': { command: 'kimiService.enableParsers', title: 'Enable tool calling and thinking parsers' },
+  'copy-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
+  'install-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
+  'set-api-key': paletteCommand('kimiService.setApiKey', () => l10n.t('Set server API key')),
+  'stop-watching': paletteCommand('kimiService.stopWatching', () => l10n.t('Stop watching')),
+  'enable-parsers': paletteCommand('kimiService.enableParsers', () =>
+    l10n.t('Enable tool calling and thinking parsers'),
+  ),
 };
 
-/** How the palette names a command. */
+/** How the palette names a command (its category, "Kimi Service", is a product name). */
 function palette(kind: HintKind): string {
   return `"Kimi Service: ${HINT_COMMANDS[kind].title}"`;
 }
 
 /** VS Code's words (the language-model tools run in VS Code too). */
-const VSCODE_WORDS: Record<HintKind, string> = {
-  'copy-sudoers-rules': `${palette('copy-sudoers-rules')} copies the sudoers rules that allow exactly the extension's commands`,
-  'install-sudoers-rules': `install the rules of ${palette('install-sudoers-rules')}`,
-  'set-api-key': `set it with ${palette('set-api-key')}`,
-  'stop-watching': `Run ${palette('stop-watching')}`,
-  'enable-parsers': `the VS Code command ${palette('enable-parsers')}`,
-};
+function vscodeWords(kind: HintKind): string {
+  switch (kind) {
+    case 'copy-sudoers-rules':
+      return l10n.t("{0} copies the sudoers rules that allow exactly the extension's commands", palette(kind));
+    case 'install-sudoers-rules':
+      return l10n.t('install the rules of {0}', palette(kind));
+    case 'set-api-key':
+      return l10n.t('set it with {0}', palette(kind));
+    case 'stop-watching':
+      return l10n.t('Run {0}', palette(kind));
+    case 'enable-parsers':
+      return l10n.t('the VS Code command {0}', palette(kind));
+  }
+}
 
 /** The CLI's and MCP's words: where the front has its own way, else VS Code's. */
-const OUTSIDE_WORDS: Record<HintKind, string> = {
-  ...VSCODE_WORDS,
-  'copy-sudoers-rules': 'docs/least-privilege.md gives the sudoers rules that allow exactly these commands',
-  'install-sudoers-rules': 'install the sudoers rules of docs/least-privilege.md',
-  'set-api-key': 'set it in KIMI_API_KEY for kimi-service',
-};
+function outsideWords(kind: HintKind): string {
+  switch (kind) {
+    case 'copy-sudoers-rules':
+      return l10n.t('docs/least-privilege.md gives the sudoers rules that allow exactly these commands');
+    case 'install-sudoers-rules':
+      return l10n.t('install the sudoers rules of docs/least-privilege.md');
+    case 'set-api-key':
+      return l10n.t('set it in KIMI_API_KEY for kimi-service');
+    default:
+      return vscodeWords(kind);
+  }
+}
 
 /** A hint in a front's words. */
 export function hintWords(kind: HintKind, front: Front): string {
-  return (front === 'vscode' || front === 'lm' ? VSCODE_WORDS : OUTSIDE_WORDS)[kind];
+  return front === 'vscode' || front === 'lm' ? vscodeWords(kind) : outsideWords(kind);
 }
 
 function isHintKind(kind: string): kind is HintKind {

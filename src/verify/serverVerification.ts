@@ -6,7 +6,7 @@ import type { ExpectedParsers } from './judges';
 import { targetIo, type Target } from '../target/target';
 import { verifyParsers, type ProgressOptions, type VerifierDeps, type VerifyResult } from './verifier';
 import { readStream } from './streamRead';
-import { CONNECTION_REFUSED, noAnswerWithin } from '../present/words/verifyWords';
+import { connectionRefused, noAnswerWithin } from '../present/words/verifyWords';
 
 export const REQUEST_TIMEOUT_MS = 60_000;
 /** A streamed answer of the retry budget (8192 tokens, ~250 bytes of SSE each) fits. */
@@ -36,7 +36,7 @@ export function verifierDeps(
     const result = await pending;
     if (result.kind === 'http') return result;
     if (result.kind === 'timeout') throw new Error(noAnswerWithin(Math.round(timeoutMs / 1000)));
-    if (result.kind === 'refused') throw new Error(CONNECTION_REFUSED);
+    if (result.kind === 'refused') throw new Error(connectionRefused());
     throw new Error(result.message);
   };
   return {
@@ -57,7 +57,7 @@ export function verifierDeps(
       if (options?.stream && onText && options.signal) {
         // Read as it arrives, so that a slow answer shows where it is (./progress).
         const streamed = await client.postStream(path, JSON.stringify(body), options.signal);
-        if (streamed.kind === 'refused') throw new Error(CONNECTION_REFUSED);
+        if (streamed.kind === 'refused') throw new Error(connectionRefused());
         if (streamed.kind === 'error') throw new Error(streamed.message);
         options.onResponse?.();
         const read = await readStream(streamed.body, ANSWER_MAX_BYTES, onText);

@@ -7,7 +7,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { frame, type FramedMessage, type FramingKind } from './framing';
 import { tiktokenBpe, TokenizerFileError } from './tiktokenFile';
-import { NO_TOKENIZER, notJson, tokenizerUnloadable } from '../../present/words/modelWords';
+import { noTokenizer, notJson, tokenizerUnloadable } from '../../present/words/modelWords';
 
 export interface SyncTokenCounter {
   /** How counts are made, for the log: "exact: tiktoken.model (163840 ranks) ..." or "estimated: ...". */
@@ -67,7 +67,7 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncT
     };
   }
   const json = parseJson(files['tokenizer.json'], 'tokenizer.json');
-  if (json === undefined) throw new TokenizerFileError(NO_TOKENIZER);
+  if (json === undefined) throw new TokenizerFileError(noTokenizer());
   let tokenizer: Tokenizer;
   try {
     tokenizer = new Tokenizer(json as object, (config ?? {}) as object);

@@ -5,7 +5,7 @@
  */
 import type { TiktokenBPE } from 'js-tiktoken/lite';
 import { KIMI_PAT_STR_JS, KIMI_RESERVED_SPECIAL_TOKENS } from './kimiPattern';
-import { TIKTOKEN_EMPTY, tiktokenBadLine, tiktokenBadRank } from '../../present/words/modelWords';
+import { tiktokenBadLine, tiktokenBadRank, tiktokenEmpty } from '../../present/words/modelWords';
 
 export class TokenizerFileError extends Error {
   constructor(message: string) {
@@ -19,7 +19,7 @@ const LINE = /^([A-Za-z0-9+/]+={0,2}) (\d+)$/;
 /** The number of ranks, checked: each line `BASE64 RANK`, ranks 0..n-1 each once. */
 export function parseTiktokenRanks(text: string): { readonly count: number; readonly lines: readonly string[] } {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length === 0) throw new TokenizerFileError(TIKTOKEN_EMPTY);
+  if (lines.length === 0) throw new TokenizerFileError(tiktokenEmpty());
   const seen = new Uint8Array(lines.length);
   lines.forEach((line, i) => {
     const m = LINE.exec(line.trim());

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { SyncTokenCounter, TokenizerFiles } from './counter';
 import type { FramedMessage } from './framing';
 import type { WorkerReply, WorkerRequest } from './countWorker';
-import { COUNTER_NO_COUNT, COUNTER_NOT_LOADED, counterWorkerEnded } from '../../present/words/modelWords';
+import { counterNoCount, counterNotLoaded, counterWorkerEnded } from '../../present/words/modelWords';
 
 export interface TokenCounter {
   /** How counts are made, for the log. */
@@ -71,12 +71,12 @@ export async function workerCounter(files: TokenizerFiles, checksum: string): Pr
     });
   const count = async (request: Omit0<WorkerRequest>) => {
     const reply = await ask(request);
-    if (!('count' in reply)) throw new Error(COUNTER_NO_COUNT);
+    if (!('count' in reply)) throw new Error(counterNoCount());
     return reply.count;
   };
   try {
     const loaded = await ask({ kind: 'load', files, checksum });
-    if (!('how' in loaded)) throw new Error(COUNTER_NOT_LOADED);
+    if (!('how' in loaded)) throw new Error(counterNotLoaded());
     return {
       how: loaded.how,
       exact: loaded.exact,

@@ -10,7 +10,7 @@ import { version } from '../../../package.json';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
 import { errorText } from '../../util/errors';
 import { maskSecrets } from '../../util/secrets';
-import { MCP_USAGE, parseMcpArgs } from './args';
+import { mcpUsage, parseMcpArgs } from './args';
 import { McpFront } from './front';
 import { registerKimiTools } from './tools';
 import { MCP_INSTRUCTIONS } from '../../agent/definition';
@@ -24,12 +24,12 @@ async function main(): Promise<void> {
   useEnvLocale(process.env, l10nDirs(__dirname));
   const parsed = parseMcpArgs(process.argv.slice(2));
   if (!parsed.ok) {
-    process.stderr.write(`kimi-service mcp: ${parsed.error}\n\n${MCP_USAGE}`);
+    process.stderr.write(`kimi-service mcp: ${parsed.error}\n\n${mcpUsage()}`);
     process.exit(EXIT_BAD_CONFIG);
   }
   const { args } = parsed;
   if (args.help) {
-    process.stdout.write(MCP_USAGE);
+    process.stdout.write(mcpUsage());
     return;
   }
   if (args.version) {

@@ -10,7 +10,7 @@ import {
   graphBatchesReason,
   graphBatchesUntimedReason,
   overrunReason,
-  THIS_PHASE,
+  thisPhase,
   typicalStepReason,
   untimedStepReason,
 } from '../../present/words/etaWords';
@@ -192,7 +192,7 @@ export function afterWeights(state: LoadState, now: number, afterStart: number, 
       ? MIN_LEFT_MS - planLeft * OVERRUN[1]
       : Math.max(MIN_LEFT_MS, stepElapsed * OVERRUN[1], planLeft);
   // (continuous where it begins: planLeft equals stepElapsed * OVERRUN[1] there)
-  const what = activity ? activityLabel(activity) : (state.phase ?? THIS_PHASE);
+  const what = activity ? activityLabel(activity) : (state.phase ?? thisPhase());
   return {
     midMs: mid,
     lowMs: Math.max(MIN_LEFT_MS * 0.5, stepElapsed * OVERRUN[0]),

@@ -4,7 +4,7 @@
  * its quiet step stay the same; a change of phase (or step) lets it move freely. The range is
  * centred on the middle (what a reader takes for the estimate).
  */
-import { CONTRADICTED_REASON } from '../../present/words/etaWords';
+import { contradictedReason } from '../../present/words/etaWords';
 import type { EtaSource, RawEta, ReadsMoved } from './etaPlan';
 
 /** The ETA a state keeps: absolute times, so a display counts down between signals. */
@@ -136,7 +136,7 @@ export function dampEta(previous: ShownEta | undefined, raw: RawEta, now: number
     source: raw.source,
     ...(raw.readsMoved ? { readsMoved: raw.readsMoved } : {}),
     ...(raw.reason !== undefined || (contradicted && raw.readsMoved === undefined)
-      ? { reason: raw.reason ?? CONTRADICTED_REASON }
+      ? { reason: raw.reason ?? contradictedReason() }
       : {}),
     key: raw.key,
     keySince,

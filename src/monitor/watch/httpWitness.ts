@@ -3,7 +3,7 @@ import { judgeCompletion, judgeHealth } from '../../engine/httpAnswers';
 import { wantsCompletionProbe } from '../state/loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
-import { HEALTH_WITHOUT_LISTENER, healthTimedOut, httpWaits } from '../../present/words/watchWords';
+import { healthTimedOut, healthWithoutListener, httpWaits } from '../../present/words/watchWords';
 
 /** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
 export interface PortView {
@@ -115,7 +115,7 @@ export class HttpWitness implements Witness {
     }
     if (closedBefore && health.kind === 'http') {
       this.port.distrust();
-      deps.log('info', HEALTH_WITHOUT_LISTENER);
+      deps.log('info', healthWithoutListener());
     }
     if (health.kind === 'refused')
       ctx.emit({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });

@@ -1,7 +1,9 @@
 /**
- * The page cache in words: the load time a restart can expect with the share of the weights
- * cached, the warning of a server that empties the cache, and why warming it does not go ahead.
+ * The page cache in words, in the display language: the load time a restart can expect with the
+ * share of the weights cached, the warning of a server that empties the cache, and why warming it
+ * does not go ahead.
  */
+import * as l10n from '@vscode/l10n';
 
 /** "~9 min: 41% of the weights are cached" (for the restart confirmation). */
 export function predictionText(
@@ -10,26 +12,40 @@ export function predictionText(
   totalBytes: number | undefined,
 ): string {
   const min = predictedMs / 60_000;
-  const time = min >= 1.5 ? `~${Math.round(min)} min` : `~${Math.max(1, Math.round(predictedMs / 1000))} s`;
-  if (residentBytes === undefined || !totalBytes) return `${time} (page cache unknown)`;
+  const time =
+    min >= 1.5 ? l10n.t('~{0} min', Math.round(min)) : l10n.t('~{0} s', Math.max(1, Math.round(predictedMs / 1000)));
+  if (residentBytes === undefined || !totalBytes) return l10n.t('{0} (page cache unknown)', time);
   const pct = Math.floor((residentBytes / totalBytes) * 100);
-  return `${time}: ${pct}% of the weights are cached`;
+  return l10n.t('{0}: {1}% of the weights are cached', time, pct);
 }
 
 /** The server's command line has `flag`, which empties the page cache after every load. */
 export function dropCacheWarningText(flag: string): string {
-  return `ExecStart has ${flag}: SGLang empties the page cache after each load, so every restart reads the weights cold (and warming the cache first does not help).`;
+  return l10n.t(
+    'ExecStart has {0}: SGLang empties the page cache after each load, so every restart reads the weights cold (and warming the cache first does not help).',
+    flag,
+  );
 }
 
 function gb(n: number): string {
   return (n / 1e9).toFixed(1);
 }
 
-/** Why warming the page cache does not go ahead. */
+/** Why warming the page cache does not go ahead (read when said: in the display language of that moment). */
 export const warmRefusalText = {
-  unmeasured: 'the page-cache residency of the model could not be measured (no fincore, no python3)',
-  cached: 'the weights are already in the page cache',
-  noMemInfo: 'MemAvailable could not be read from /proc/meminfo',
+  get unmeasured(): string {
+    return l10n.t('the page-cache residency of the model could not be measured (no fincore, no python3)');
+  },
+  get cached(): string {
+    return l10n.t('the weights are already in the page cache');
+  },
+  get noMemInfo(): string {
+    return l10n.t('MemAvailable could not be read from /proc/meminfo');
+  },
   lowMemory: (needBytes: number, memAvailable: number): string =>
-    `not enough free memory: ${gb(needBytes)} GB still to cache (+10 % margin) but MemAvailable is ${gb(memAvailable)} GB; warming would evict memory in use`,
+    l10n.t(
+      'not enough free memory: {0} GB still to cache (+10 % margin) but MemAvailable is {1} GB; warming would evict memory in use',
+      gb(needBytes),
+      gb(memAvailable),
+    ),
 };

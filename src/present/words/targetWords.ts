@@ -1,140 +1,154 @@
 /**
  * What the targets (systemd, docker, Slurm) say when reading or changing a server's command line
- * fails: the step, what the host answered, and what is left as it was.
+ * fails, and the steps a change logs: the step, what the host answered, and what is left as it
+ * was, in the display language. Commands, files, directives and the host's own words stay as they are.
  */
+import * as l10n from '@vscode/l10n';
 
 /** A step on the host that exited non-zero; `exit` is its code or signal ("?" when neither). */
 export function stepFailed(what: string, exit: string | number, stderr: string): string {
-  return `${what} failed (exit ${exit}): ${stderr}`;
+  return l10n.t('{0} failed (exit {1}): {2}', what, exit, stderr);
 }
 
 /** A privileged step refused, with the host's words and what the user can do. */
 export function privilegedStepFailed(what: string, end: string, line: string, text: string, hint: string): string {
-  return `${what} failed (${end}): ${line}: ${text}${hint}`;
+  return l10n.t('{0} failed ({1}): {2}: {3}', what, end, line, text) + hint;
 }
 
 /** How a command ended when not by an exit code. */
 export function endedBy(code: number | null, signal: string | undefined): string {
-  return code !== null ? `exit ${code}` : `signal ${signal ?? 'unknown'}`;
+  if (code !== null) return l10n.t('exit {0}', code);
+  return signal !== undefined ? l10n.t('signal {0}', signal) : l10n.t('signal unknown');
 }
 
-/** A sudo refusal's way out; `rulesHint` is where the sudoers rules are (a hint mark). */
+/** A sudo refusal's way out (after the refusal, a space before it); `rulesHint` is where the sudoers rules are (a hint mark). */
 export function sudoWayOut(rulesHint: string): string {
-  return ` Set "sudo": true for this server and ${rulesHint}, or connect as a user who may do this.`;
+  return ` ${l10n.t('Set "sudo": true for this server and {0}, or connect as a user who may do this.', rulesHint)}`;
 }
 
 export function stepFailedWith(what: string, message: string): string {
-  return `${what} failed: ${message}`;
+  return l10n.t('{0} failed: {1}', what, message);
 }
 
 export function notWrittenBack(file: string): string {
-  return `${file} does not hold what was written (changed meanwhile?); the previous file was put back`;
+  return l10n.t('{0} does not hold what was written (changed meanwhile?); the previous file was put back', file);
 }
 
 export function compareFailed(file: string, backup: string, stderr: string): string {
-  return `comparing ${file} with ${backup} failed: ${stderr}`;
+  return l10n.t('comparing {0} with {1} failed: {2}', file, backup, stderr);
 }
 
 export function loginHomeUnknown(host: string | undefined, stderr: string): string {
-  return `the login user's home on ${host ?? 'the login node'} is unknown: ${stderr}`;
+  return host !== undefined
+    ? l10n.t("the login user's home on {0} is unknown: {1}", host, stderr)
+    : l10n.t("the login user's home on the login node is unknown: {0}", stderr);
 }
 
 export function noTargetKind(server: string): string {
-  return `${server}: no target kind runs this server`;
+  return l10n.t('{0}: no target kind runs this server', server);
 }
 
 /** The unit's ExecStart holds no command of the engines named (`engines`: "SGLang or vLLM"). */
 export function noServerCommand(unit: string, engines: string, first: string): string {
-  return `${unit}: no ${engines} server command in ExecStart (${first})`;
+  return l10n.t('{0}: no {1} server command in ExecStart ({2})', unit, engines, first);
 }
 
 export function severalCommands(unit: string, count: number): string {
-  return `${unit}: ExecStart has ${count} commands; only a single command line can be rewritten`;
+  return l10n.t('{0}: ExecStart has {1} commands; only a single command line can be rewritten', unit, count);
 }
 
 export function noUnitFile(unit: string): string {
-  return `${unit}: systemd knows no unit file for it (FragmentPath is empty)`;
+  return l10n.t('{0}: systemd knows no unit file for it (FragmentPath is empty)', unit);
 }
 
 export function laterDropIn(source: string, ours: string): string {
-  return `ExecStart is set in ${source}, which systemd reads after ${ours}; change that file instead`;
+  return l10n.t('ExecStart is set in {0}, which systemd reads after {1}; change that file instead', source, ours);
 }
 
 export function unexpectedDropIn(out: string): string {
-  return `unexpected output while reading the drop-in: ${out}`;
+  return l10n.t('unexpected output while reading the drop-in: {0}', out);
 }
 
 export function catShows(execStart: string): string {
-  return `systemctl cat shows ExecStart ${execStart}`;
+  return l10n.t('systemctl cat shows ExecStart {0}', execStart);
 }
 
 export function showReports(argv: string): string {
-  return `systemctl show reports ExecStart argv ${argv}`;
+  return l10n.t('systemctl show reports ExecStart argv {0}', argv);
 }
 
 export function notOurDropIn(file: string, marker: string): string {
-  return `${file} was not written by Kimi Service (no "${marker}" line); it is left as it is`;
+  return l10n.t('{0} was not written by Kimi Service (no "{1}" line); it is left as it is', file, marker);
 }
 
 export function unitNameNeedsEscaping(unit: string): string {
-  return `The unit name ${JSON.stringify(unit)} has characters that sudoers would read specially (\\ : , =); write the rules by hand`;
+  return l10n.t(
+    'The unit name {0} has characters that sudoers would read specially (\\ : , =); write the rules by hand',
+    JSON.stringify(unit),
+  );
 }
 
 export function userNameNeedsQuoting(user: string): string {
-  return `The user name ${JSON.stringify(user)} would need quoting in sudoers; write the rules by hand`;
+  return l10n.t('The user name {0} would need quoting in sudoers; write the rules by hand', JSON.stringify(user));
 }
 
 export function unbalancedQuote(quote: string): string {
-  return `unbalanced ${quote} in ExecStart`;
+  return l10n.t('unbalanced {0} in ExecStart', quote);
 }
 
-export const EMPTY_COMMAND_LINE = 'empty command line';
+export function emptyCommandLine(): string {
+  return l10n.t('empty command line');
+}
 
 export function systemdPrefixExecutable(executable: string): string {
-  return `executable "${executable}" starts with a systemd prefix character`;
+  return l10n.t('executable "{0}" starts with a systemd prefix character', executable);
 }
 
 // What a change of the command line logs, step by step.
 
 export function unitWarning(warning: string): string {
-  return `unit: ${warning}`;
+  return l10n.t('unit: {0}', warning);
 }
 
 export function execStartOf(unit: string, file: string | undefined, argv: readonly string[]): string {
-  return `ExecStart of ${unit} (from ${file ?? 'unit'}): ${argv.join(' ')}`;
+  return file !== undefined
+    ? l10n.t('ExecStart of {0} (from {1}): {2}', unit, file, argv.join(' '))
+    : l10n.t('ExecStart of {0} (from unit): {1}', unit, argv.join(' '));
 }
 
 /** The change is there already; `where` is the file that holds it ("" when the unit says it). */
 export function alreadySet(label: string, where: string): string {
-  return `${label}: already set${where ? ` in ${where}` : ''}; nothing to change`;
+  return where
+    ? l10n.t('{0}: already set in {1}; nothing to change', label, where)
+    : l10n.t('{0}: already set; nothing to change', label);
 }
 
 export function alreadyIn(label: string, file: string): string {
-  return `${label}: already in ${file}; nothing to change`;
+  return l10n.t('{0}: already in {1}; nothing to change', label, file);
 }
 
 export function couldNotRestore(file: string, error: string): string {
-  return `could not restore ${file}: ${error}`;
+  return l10n.t('could not restore {0}: {1}', file, error);
 }
 
 /** A file written; `backup` is where the previous one is kept (none: there was none). */
 export function wroteFile(file: string, backup: string | undefined): string {
-  return `wrote ${file}${backup !== undefined ? ` (previous kept as ${backup})` : ''}`;
+  return backup !== undefined ? l10n.t('wrote {0} (previous kept as {1})', file, backup) : l10n.t('wrote {0}', file);
 }
 
 export function restoredFrom(file: string, backup: string): string {
-  return `restored ${file} from ${backup}`;
+  return l10n.t('restored {0} from {1}', file, backup);
 }
 
 /** A drop-in rolled back: the previous one written again, or ours removed (`hadPrevious` false). */
 export function dropInRolledBack(file: string, hadPrevious: boolean): string {
-  return hadPrevious ? `restored the previous ${file}` : `removed ${file}`;
+  return hadPrevious ? l10n.t('restored the previous {0}', file) : l10n.t('removed {0}', file);
 }
 
 export function daemonReloadDone(rollback: boolean): string {
-  return rollback ? 'systemctl daemon-reload done (rollback)' : 'systemctl daemon-reload done';
+  return rollback ? l10n.t('systemctl daemon-reload done (rollback)') : l10n.t('systemctl daemon-reload done');
 }
 
 export function execStartNotEffective(error: string): string {
-  return `the new ExecStart did not take effect: ${error}; rolling back`;
+  return l10n.t('the new ExecStart did not take effect: {0}; rolling back', error);
 }

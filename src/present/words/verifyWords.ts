@@ -1,7 +1,10 @@
 /** A request to a server that got no answer, in words. */
+import * as l10n from '@vscode/l10n';
 
 export function noAnswerWithin(seconds: number): string {
-  return `no answer within ${seconds} s`;
+  return l10n.t('no answer within {0} s', seconds);
 }
 
-export const CONNECTION_REFUSED = 'connection refused';
+export function connectionRefused(): string {
+  return l10n.t('connection refused');
+}

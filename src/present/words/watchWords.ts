@@ -1,20 +1,19 @@
 /**
  * What the watch of a load says in the output channel and its alerts: the journal follow, the
  * host sampler, HTTP, the announced address, and the probes of the unit. Pure functions of the
- * facts the witnesses gather. An alert (a notification, the end of a watch) is in the display
- * language; a line only the output channel shows stays English, as VS Code's own logs are: it is
- * pasted into bug reports and searched for on the web.
+ * facts the witnesses gather, in the display language (the alerts, and the output channel's lines
+ * a user reads as the load goes); commands, paths and what the host said stay as they are.
  */
 import * as l10n from '@vscode/l10n';
 
 // The journal follow.
 
 export function failureCauseUnread(unit: string, error: string): string {
-  return `Could not read why ${unit} failed: ${error}`;
+  return l10n.t('Could not read why {0} failed: {1}', unit, error);
 }
 
 export function journalFollowFailed(error: string): string {
-  return `Could not follow the journal: ${error}`;
+  return l10n.t('Could not follow the journal: {0}', error);
 }
 
 /** An alert. */
@@ -28,14 +27,26 @@ export function journalctlEnded(
   stderr: readonly string[],
   retrySeconds: number,
 ): string {
-  const said = stderr.length ? `: ${stderr.join(' ').slice(0, 300)}` : '';
-  return `journalctl ended (exit ${code ?? 'none'})${said}; following again in ${retrySeconds} s.`;
+  const exit = code ?? 'none';
+  return stderr.length
+    ? l10n.t(
+        'journalctl ended (exit {0}): {1}; following again in {2} s.',
+        exit,
+        stderr.join(' ').slice(0, 300),
+        retrySeconds,
+      )
+    : l10n.t('journalctl ended (exit {0}); following again in {1} s.', exit, retrySeconds);
 }
 
 // The announced address.
 
 export function announcedNotFollowed(announced: string, why: string, configured: string): string {
-  return `The server says it listens on ${announced}, but ${why}: requests stay on the configured url ${configured}.`;
+  return l10n.t(
+    'The server says it listens on {0}, but {1}: requests stay on the configured url {2}.',
+    announced,
+    why,
+    configured,
+  );
 }
 
 /** An alert. */
@@ -44,79 +55,100 @@ export function announcedFollowed(message: string, url: string): string {
 }
 
 export function cannotResolveOnHost(name: string, error: string): string {
-  return `Could not resolve ${name} on the host: ${error}`;
+  return l10n.t('Could not resolve {0} on the host: {1}', name, error);
 }
 
 // HTTP.
 
 export function httpWaits(why: string): string {
-  return `HTTP waits: ${why}.`;
+  return l10n.t('HTTP waits: {0}.', why);
 }
 
-export const HEALTH_WITHOUT_LISTENER =
-  "/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.";
+export function healthWithoutListener(): string {
+  return l10n.t(
+    "/health answered while no socket listened on its port in the host's view (another network namespace?): /health is asked every round.",
+  );
+}
 
 // The host sampler.
 
 /** Which witnesses a watch goes without when the host sampler cannot run where the server runs, and why. */
 export function lackingWords(service: string, why: string): string {
-  return `No host sampler for ${service}: ${why}. The watch lacks its witnesses (GPU memory, bytes read by the server's processes, the listener on its port); the load is followed from the log and HTTP, and nothing is read from the SSH host in their place.`;
+  return l10n.t(
+    "No host sampler for {0}: {1}. The watch lacks its witnesses (GPU memory, bytes read by the server's processes, the listener on its port); the load is followed from the log and HTTP, and nothing is read from the SSH host in their place.",
+    service,
+    why,
+  );
 }
 
 export function samplerCouldNotRun(where: string, code: number | null, stderr: string): string {
-  return `the host sampler could not run ${where} (exit ${code ?? 'by signal'}${stderr ? `: ${stderr}` : ''})`;
+  if (code === null)
+    return stderr
+      ? l10n.t('the host sampler could not run {0} (exit by signal: {1})', where, stderr)
+      : l10n.t('the host sampler could not run {0} (exit by signal)', where);
+  return stderr
+    ? l10n.t('the host sampler could not run {0} (exit {1}: {2})', where, code, stderr)
+    : l10n.t('the host sampler could not run {0} (exit {1})', where, code);
 }
 
 export function modelPathInNoVolume(path: string, service: string): string {
-  return `${path} is in no volume of ${service}`;
+  return l10n.t('{0} is in no volume of {1}', path, service);
 }
 
 /** ExecStart names no model path on the host (`given`: the one it names, if any). */
 export function noLocalModelPath(given: string | undefined): string {
-  return `No local --model-path in ExecStart${given ? ` (${given})` : ''}`;
+  return given
+    ? l10n.t('No local --model-path in ExecStart ({0})', given)
+    : l10n.t('No local --model-path in ExecStart');
 }
 
 export function journalOnlyProgress(why: string): string {
-  return `${why}: progress comes from the journal only.`;
+  return l10n.t('{0}: progress comes from the journal only.', why);
 }
 
 export function noSafetensors(path: string | undefined): string {
-  return `No *.safetensors in ${path}: progress comes from the journal only.`;
+  return l10n.t('No *.safetensors in {0}: progress comes from the journal only.', String(path));
 }
 
 export function modelSize(path: string | undefined, files: number, bytes: number): string {
-  return `Model ${path}: ${files} safetensors files, ${(bytes / 1e9).toFixed(1)} GB.`;
+  return l10n.t('Model {0}: {1} safetensors files, {2} GB.', String(path), files, (bytes / 1e9).toFixed(1));
 }
 
 export function samplerRunsOn(where: string, pids: readonly number[]): string {
-  return `The host sampler runs ${where}: the server's processes there are PIDs ${pids.join(', ')}.`;
+  return l10n.t("The host sampler runs {0}: the server's processes there are PIDs {1}.", where, pids.join(', '));
 }
 
 export function nodeSamplerEnded(where: string, code: number | null): string {
-  return `The host sampler ${where} ended (exit ${code ?? 'by signal'}): the job's state is asked.`;
+  return code === null
+    ? l10n.t("The host sampler {0} ended (exit by signal): the job's state is asked.", where)
+    : l10n.t("The host sampler {0} ended (exit {1}): the job's state is asked.", where, code);
 }
 
 export function samplerEnded(code: number): string {
-  return `The sampler ended (exit ${code}); the unit is asked every round instead.`;
+  return l10n.t('The sampler ended (exit {0}); the unit is asked every round instead.', code);
 }
 
 export function samplerStartFailed(error: string): string {
-  return `Could not start the sampler: ${error}`;
+  return l10n.t('Could not start the sampler: {0}', error);
 }
 
 // Who holds the server's port.
 
 /** `standIn` is the stand-in in words ("port 30000 is held by pid 77 (python3), not by ..."). */
 export function standInNotCounted(standIn: string): string {
-  return `${standIn}: its answers are not counted; the load keeps the phase its own witnesses say.`;
+  return l10n.t('{0}: its answers are not counted; the load keeps the phase its own witnesses say.', standIn);
 }
 
 export function portAnsweredBy(port: number, service: string): string {
-  return `port ${port} is answered by ${service} now.`;
+  return l10n.t('port {0} is answered by {1} now.', port, service);
 }
 
 export function portOwnerUnreadable(port: number, service: string): string {
-  return `Who listens on port ${port} cannot be told: the fds of ${service}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.`;
+  return l10n.t(
+    "Who listens on port {0} cannot be told: the fds of {1}'s processes (/proc/PID/fd) are not readable by this login (the server runs as another user); answers on the port are taken as the server's.",
+    port,
+    service,
+  );
 }
 
 export function portHeldByContainerCli(
@@ -125,11 +157,22 @@ export function portHeldByContainerCli(
   command: string | undefined,
   service: string,
 ): string {
-  return `port ${port} is held by pid ${pid ?? '?'} (${command ?? '?'}); ${service} runs a container CLI, whose server runs outside its process tree: answers on the port are taken as the server's.`;
+  return l10n.t(
+    "port {0} is held by pid {1} ({2}); {3} runs a container CLI, whose server runs outside its process tree: answers on the port are taken as the server's.",
+    port,
+    pid ?? '?',
+    command ?? '?',
+    service,
+  );
 }
 
 export function portHeldByForwarder(port: number, pid: number | undefined, command: string | undefined): string {
-  return `port ${port} is held by pid ${pid} (${command}), which forwards it into another network namespace: answers on the port are taken as the server's.`;
+  return l10n.t(
+    "port {0} is held by pid {1} ({2}), which forwards it into another network namespace: answers on the port are taken as the server's.",
+    port,
+    String(pid),
+    String(command),
+  );
 }
 
 // The unit and its alerts.
@@ -156,13 +199,16 @@ export function healthyAgain(unit: string): string {
 
 /** The unit changed under the watch: a new run, or `change` ("stopped", "failed"). */
 export function changedOutside(change: string): string {
-  return change === 'new run'
-    ? 'The unit was restarted (not by this watch): following the new load.'
-    : `The unit is ${change} (not by this watch).`;
+  if (change === 'new run') return l10n.t('The unit was restarted (not by this watch): following the new load.');
+  if (change === 'stopping') return l10n.t('The unit is stopping (not by this watch).');
+  if (change === 'stopped') return l10n.t('The unit is stopped (not by this watch).');
+  return l10n.t('The unit is {0} (not by this watch).', change);
 }
 
 export function unitProbeFailed(starting: boolean, error: string): string {
-  return `${starting ? 'Could not look at the unit' : 'Unit probe failed'}: ${error}; trying again.`;
+  return starting
+    ? l10n.t('Could not look at the unit: {0}; trying again.', error)
+    : l10n.t('Unit probe failed: {0}; trying again.', error);
 }
 
 /** The end of a watch, shown as its cause. */
@@ -177,5 +223,5 @@ export function notReadyAfter(minutes: number): string {
 
 /** A /health that got no answer within its timeout (said once until one answers again). */
 export function healthTimedOut(baseUrl: string): string {
-  return `${baseUrl}/health got no answer in time: counted as a failed /health.`;
+  return l10n.t('{0} got no answer in time: counted as a failed /health.', `${baseUrl}/health`);
 }

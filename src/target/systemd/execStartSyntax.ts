@@ -4,7 +4,7 @@
  * command line. Pure: no I/O. What the command line says is the engine's (engine/engine.ts).
  */
 import { findServerCommand, groupArgs, type ServerCommandLocation } from '../../engine/engine';
-import { EMPTY_COMMAND_LINE, systemdPrefixExecutable, unbalancedQuote } from '../../present/words/targetWords';
+import { emptyCommandLine, systemdPrefixExecutable, unbalancedQuote } from '../../present/words/targetWords';
 
 /** One command of an ExecStart= line. `argv` holds literal values (`%%` -> `%`, `$$` -> `$`). */
 export interface ExecCommand {
@@ -310,7 +310,7 @@ export interface RenderOptions {
  * one option per continuation line.
  */
 export function renderDropIn(newArgv: readonly string[], comment: string, options: RenderOptions = {}): string {
-  if (newArgv.length === 0) throw new Error(EMPTY_COMMAND_LINE);
+  if (newArgv.length === 0) throw new Error(emptyCommandLine());
   const keep = options.keepReferences ?? [];
   const groups = groupArgs(newArgv);
   const lines = groups.map((g, n) =>

@@ -14,7 +14,7 @@ import {
   askpassAsks,
   askpassRefused,
   askpassWithoutToken,
-  NOT_ANSWERED,
+  notAnswered,
   opensshSays,
   tooManyQuestions,
 } from '../../../present/words/connectionWords';
@@ -131,7 +131,7 @@ export class AskpassSession {
     this.o.log(askpassAsks(this.o.host, text));
     const answer = await this.o.ask({ host: this.o.host, text, secret: kind !== 'confirm', kind }, this.abort.signal);
     if (this.closed) return { cancel: true };
-    if (answer === undefined) return this.refuse(kind, text, NOT_ANSWERED);
+    if (answer === undefined) return this.refuse(kind, text, notAnswered());
     return { answer: answer.replace(/[\r\n]/g, '') };
   }
 

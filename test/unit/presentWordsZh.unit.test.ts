@@ -1,0 +1,126 @@
+/**
+ * The words of present/ that reach a user from below the fronts (the connection's lines, the
+ * targets' refusals, the ETA's reasons, the page cache, the hints, the server choice) follow the
+ * display language: with the zh-cn bundle they read in Chinese and the English sentence is gone;
+ * without a bundle the English is exactly as before.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { useBundle, type L10nBundle } from '../../src/util/l10n';
+import { connecting, connectionFailed, hostKeyAdded } from '../../src/present/words/connectionWords';
+import { noUnitFile, sudoWayOut } from '../../src/present/words/targetWords';
+import { overrunReason } from '../../src/present/words/etaWords';
+import { predictionText } from '../../src/present/words/pageCacheWords';
+import { ACTIVITY_WORDS } from '../../src/present/words/activityWords';
+import { connectionRefused } from '../../src/present/words/verifyWords';
+import { forFront, HINT_COMMANDS } from '../../src/present/hints';
+import { serverChoiceText } from '../../src/present/serverRefusalText';
+import { mcpUsage } from '../../src/fronts/mcp/args';
+import { hintMark } from '../../src/util/hintMark';
+
+const ROOT = path.join(__dirname, '..', '..');
+const ZH = JSON.parse(fs.readFileSync(path.join(ROOT, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8')) as L10nBundle;
+
+/** Each sample: how it is made, its exact English, and Chinese words it must hold under zh-cn. */
+const SAMPLES: readonly (readonly [name: string, make: () => string, english: string, chinese: readonly string[]])[] = [
+  [
+    'a connection failure',
+    () => connectionFailed('kimi@gpu1:22', 'ECONNREFUSED'),
+    'Connection to kimi@gpu1:22 failed: ECONNREFUSED',
+    ['连接', '失败'],
+  ],
+  ['a connection attempt', () => connecting('gpu1', 2), 'Connecting to gpu1 (attempt 2)', ['正在连接', '第 2 次尝试']],
+  [
+    'a host key added',
+    () => hostKeyAdded('ssh-ed25519', 'gpu1', 'SHA256:abc', '/home/u/.ssh/known_hosts'),
+    'Added the ssh-ed25519 host key of gpu1 (SHA256:abc) to /home/u/.ssh/known_hosts',
+    ['主机密钥', '添加到'],
+  ],
+  ['a refused request', () => connectionRefused(), 'connection refused', ['连接被拒绝']],
+  [
+    'a server that is not configured',
+    () => serverChoiceText({ reason: 'unknown', name: 'b', known: ['a'] }, 'kimiService.servers'),
+    'no server named "b" in kimiService.servers (configured: "a")',
+    ['没有名为', '已配置'],
+  ],
+  [
+    'a target refusal',
+    () => noUnitFile('sglang.service'),
+    'sglang.service: systemd knows no unit file for it (FragmentPath is empty)',
+    ['单元文件', '为空'],
+  ],
+  [
+    'an ETA reason',
+    () => overrunReason('loading weights', 'history', 95_000),
+    'loading weights is taking longer than in previous loads (95 s so far): the estimate grows with it',
+    ['已用 95 秒', '估计'],
+  ],
+  [
+    'a page-cache forecast',
+    () => predictionText(540_000, 41, 100),
+    '~9 min: 41% of the weights are cached',
+    ['约 9 分钟', '页缓存'],
+  ],
+  [
+    'a quiet step',
+    () => ACTIVITY_WORDS['post-shards'],
+    'processing weights after the last shard',
+    ['处理最后一个分片'],
+  ],
+  [
+    'a hint in VS Code',
+    () => forFront(`no rights${sudoWayOut(hintMark('copy-sudoers-rules'))}`, 'vscode'),
+    'no rights Set "sudo": true for this server and "Kimi Service: Copy sudoers rule" copies the sudoers rules that allow exactly the extension\'s commands, or connect as a user who may do this.',
+    ['"Kimi Service: 复制 sudoers 规则"', '或以有权执行此操作的用户连接'],
+  ],
+  [
+    'a hint in the CLI',
+    () => forFront(hintMark('set-api-key'), 'cli'),
+    'set it in KIMI_API_KEY for kimi-service',
+    ['KIMI_API_KEY 中设置'],
+  ],
+];
+
+describe("present's words in the display language", () => {
+  afterEach(() => useBundle(undefined));
+
+  it('without a bundle: the English, unchanged', () => {
+    useBundle(undefined);
+    for (const [name, make, english] of SAMPLES) assert.equal(make(), english, name);
+  });
+
+  it('under the zh-cn bundle: Chinese words, and not the English sentence', () => {
+    useBundle(ZH);
+    for (const [name, make, english, chinese] of SAMPLES) {
+      const text = make();
+      assert.notEqual(text, english, name);
+      for (const words of chinese) assert.ok(text.includes(words), `${name}: ${JSON.stringify(words)} in ${text}`);
+    }
+  });
+
+  it("a hint names each palette command by the title the palette shows in that language (package.nls.zh-cn.json's)", () => {
+    const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.zh-cn.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { commands: { command: string; title: string }[] };
+    };
+    useBundle(ZH);
+    for (const [kind, { command, title }] of Object.entries(HINT_COMMANDS)) {
+      const entry = manifest.contributes.commands.find((c) => c.command === command)!;
+      assert.equal(title, nls[entry.title.replace(/^%|%$/g, '')], `${kind}: the zh-cn title of ${command}`);
+    }
+  });
+
+  it('the MCP server --help: Chinese around the commands, flags and tool names as typed', () => {
+    const english = mcpUsage();
+    assert.ok(english.startsWith('Usage: kimi-service mcp [--config FILE] [--settings FILE]\n'), english);
+    useBundle(ZH);
+    const chinese = mcpUsage();
+    assert.ok(!chinese.includes('Servers come from'), chinese);
+    for (const words of ['用法', '服务器依次来自', 'kimi_verify_parsers', 'claude mcp add kimi -- kimi-service mcp'])
+      assert.ok(chinese.includes(words), `${JSON.stringify(words)} in ${chinese}`);
+  });
+});

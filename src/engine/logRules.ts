@@ -97,6 +97,20 @@ const SYSTEMD_RULES: ReadonlyArray<
   [/^\S+\.service: Deactivated successfully\./, 'stopped'],
 ];
 
+/** How systemd's journal says a main process ended: "<unit>: Main process exited, code=exited, status=1/FAILURE". */
+export interface MainProcessExit {
+  /** systemd's word: exited, killed or dumped. */
+  readonly code: string;
+  /** The exit status, or the signal's number. */
+  readonly status: number;
+}
+
+/** The main process's end a systemd journal line tells, or undefined for any other line. */
+export function mainProcessExit(line: string): MainProcessExit | undefined {
+  const m = /: Main process exited, code=(\w+), status=(\d+)\//.exec(line);
+  return m ? { code: m[1]!, status: Number(m[2]) } : undefined;
+}
+
 /** One clean line (prefix not yet stripped) -> events, the engine's words read between the shared rules. */
 export function parseLine(rawLine: string, ctx: LineContext, grammar: LogGrammar): JournalEvent[] {
   const { text: t0, prefixed, record } = stripPrefix(stripAnsi(rawLine.replace(/\r/g, '')));

@@ -94,6 +94,38 @@ describe('load state reducer', () => {
     assert.match(state.failure!.summary, /crash loop/);
   });
 
+  describe('a crash loop first seen with the next run already started (systemd zeroed its exit fields)', () => {
+    const nextRun = unit({ mainPid: 5000, nRestarts: 1, execMainStatus: 0 });
+    const exitLine = 'sglang-k26.service: Main process exited, code=exited, status=1/FAILURE';
+
+    it("names the crashed run's exit from the journal's exit line, never the next run's zeros", () => {
+      const state = run([
+        ...restarted,
+        { kind: 'journal', at: 4, event: { type: 'error', text: exitLine, fatal: true }, text: exitLine },
+        { kind: 'unit', at: 5, unit: nextRun },
+      ]);
+      assert.equal(
+        state.failure!.summary,
+        'the service crashed and systemd restarted it (exited with status 1; NRestarts=1: crash loop)',
+      );
+    });
+
+    it('says no exit status when the exit line was not seen', () => {
+      const state = run([...restarted, { kind: 'unit', at: 5, unit: nextRun }]);
+      assert.equal(state.failure!.summary, 'the service crashed and systemd restarted it (NRestarts=1: crash loop)');
+    });
+
+    it('a signal in the exit line is said as one', () => {
+      const killed = 'sglang-k26.service: Main process exited, code=killed, status=9/KILL';
+      const state = run([
+        ...restarted,
+        { kind: 'journal', at: 4, event: { type: 'error', text: killed, fatal: true }, text: killed },
+        { kind: 'unit', at: 5, unit: nextRun },
+      ]);
+      assert.match(state.failure!.summary, /\(killed by signal 9; NRestarts=1: crash loop\)/);
+    });
+  });
+
   it('a restart whose process is gone at once is failed', () => {
     const state = run([
       { kind: 'restartRequested', at: 1 },

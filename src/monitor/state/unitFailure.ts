@@ -1,9 +1,11 @@
 /** What a unit's status (systemd's or Docker's) says about a load: whether its process runs, and why it failed. Pure. */
+import { mainProcessExit } from '../../engine/logRules';
 import type { ServiceStatus } from '../../target/target';
 import type { LoadState } from './loadStateTypes';
 import {
   containerMissing,
   crashLoopRestarted,
+  crashLoopRestartedExitUnseen,
   crashLoopRestarting,
   endedAs,
   exitedWithStatus,
@@ -33,6 +35,23 @@ export function exitDescription(unit: ServiceStatus): string {
   return endedAs(unit.result || unit.activeState);
 }
 
+/**
+ * How the crashed run ended, once its manager has restarted it. systemd zeroes a unit's exit fields
+ * when the next run starts (ExecMainCode=0, ExecMainStatus=0: "exited with status 0" would be
+ * false), so the crashed run's end is then read from the journal's exit line, when the watch has
+ * seen it. Docker's status carries the run before's exit (dockerInspect).
+ */
+function crashedRunExit(state: LoadState, unit: ServiceStatus): string | undefined {
+  if (!hasRunningProcess(unit) || unit.execMainCode !== undefined || unit.endedBecause) return exitDescription(unit);
+  const exit = [...state.recentErrors]
+    .reverse()
+    .map(mainProcessExit)
+    .find((e) => e !== undefined);
+  if (exit === undefined) return undefined;
+  if (exit.code === 'exited') return exitedWithStatus(exit.status);
+  return killedBySignal(exit.status, exit.code === 'dumped');
+}
+
 /** Who restarts the service: systemd, or Docker (its restart policy) for a container. */
 export function managerOf(unit: ServiceStatus): string {
   return unit.managerName ?? (unit.manager === 'docker' ? 'Docker' : 'systemd');
@@ -48,7 +67,10 @@ export function unitFailure(state: LoadState, unit: ServiceStatus): string | und
   if (unit.loadState === 'not-found') return notFound(unit, false);
   if (state.baselineRestarts !== undefined && unit.nRestarts > state.baselineRestarts) {
     const counter = unit.manager === 'docker' ? 'RestartCount' : 'NRestarts';
-    return crashLoopRestarted(managerOf(unit), exitDescription(unit), counter, unit.nRestarts);
+    const exit = crashedRunExit(state, unit);
+    return exit === undefined
+      ? crashLoopRestartedExitUnseen(managerOf(unit), counter, unit.nRestarts)
+      : crashLoopRestarted(managerOf(unit), exit, counter, unit.nRestarts);
   }
   if (unit.subState === 'auto-restart') return crashLoop(unit);
   if (unit.activeState === 'failed') return serviceEnded(exitDescription(unit));

@@ -63,6 +63,11 @@ export function crashLoopRestarted(manager: string, exit: string, counter: strin
   );
 }
 
+/** As crashLoopRestarted, when how the crashed run ended was not seen (the unit already runs its next run). */
+export function crashLoopRestartedExitUnseen(manager: string, counter: string, restarts: number): string {
+  return l10n.t('the service crashed and {0} restarted it ({1}={2}: crash loop)', manager, counter, restarts);
+}
+
 export function processReplaced(before: number, after: number): string {
   return l10n.t('the service process was replaced (PID {0} -> {1}) before it became ready', before, after);
 }

@@ -1,4 +1,4 @@
-/** Questions asked of a load state: its verdict, and whether it is tied to a run, finished or wants its completion probe. Pure. */
+/** Questions asked of a load state: its verdict; tied to a run, finished, wanting its completion probe. Pure. */
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Verdict } from './loadStateTypes';
 import type { ServiceStatus } from '../../target/targetTypes';
 import { hasRunningProcess } from './unitFailure';

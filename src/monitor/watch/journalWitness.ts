@@ -280,7 +280,7 @@ export class JournalWitness implements Witness {
     this.journal = undefined;
   }
 
-  /** `live`: the entry comes now from journalctl (not a replay of what was held before the watch was tied to the run). */
+  /** `live`: the entry comes now from journalctl (not a replay of lines held until the watch was tied to the run). */
   private onEntry(entry: LogEntry, live = true): void {
     const { ctx } = this;
     this.retryMs = JOURNAL_RETRY_FIRST_MS;
@@ -316,8 +316,8 @@ export class JournalWitness implements Witness {
       if (event.type === 'systemd' && !known) {
         ctx.lookAtUnit(false);
         // A stop tells on the followed run only when it is seen live while that run is followed,
-        // and logged after its start: what was held before the watch was tied to the run (its own look at the
-        // unit came after it) and an earlier run's late line say nothing of this run.
+        // and logged after its start: what was held before the watch was tied to the run (its own
+        // look at the unit came after it) and an earlier run's late line say nothing of this run.
         if (event.what === 'stopping' && live && following && ofFollowedRun(entry, run)) this.hooks.onStopping();
       }
       if (

@@ -200,7 +200,7 @@ async function core(configFile: string): Promise<void> {
       const r = await fleet.restart(byName(name));
       const outcome = await r.outcome;
       return {
-        end: `${r.kind === 'attached' ? 'followed, ' : ''}${outcome?.end ?? 'no outcome'}`,
+        end: `${r.kind === 'watched' ? 'followed, ' : ''}${outcome?.end ?? 'no outcome'}`,
         message: outcome?.message,
       };
     } catch (e) {

@@ -28,7 +28,7 @@ export const STATES_EXPLAINED =
   'States: "ready" = serving. "loading NN%", "warming up", "stopping", "restarting", "queued" = a (re)start under way (minutes): kimi_wait. ' +
   '"stalled" = no progress: kimi_logs. "failed" = exited (lastError): kimi_logs, do not wait. ' +
   '"unhealthy" = a ready server stopped answering /health. "unreachable" = SSH down. "stopped" = not running. ' +
-  '"not watched" = not followed now: kimi_wait attaches. ' +
+  '"not watched" = not followed now: kimi_wait watches it. ' +
   '"host key changed", "host key refused", "login refused", "sudo refused", "settings" = a person must fix it.';
 
 /** Every tool's result, said once (in kimi_status). */
@@ -148,7 +148,7 @@ export const DESCRIPTIONS: Record<ToolName, string> = {
   kimi_restart:
     'Restart the Kimi model server (`systemctl restart` of its unit, or a restart of its container); returns before the load: then kimi_wait until ready or failed. ' +
     'Only when the user asks, or when failed/stopped needs it; never to speed up a load or after a wait timeout. ' +
-    'If a load is already under way it attaches to that load and says so (action "attached"). ' +
+    'If a load is already under way it watches that load instead and says so (action "attached"). ' +
     "force: true restarts anyway, only on the user's explicit request. " +
     CONFIRM_LM,
   kimi_wait:

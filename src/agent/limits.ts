@@ -12,7 +12,7 @@ export const TOOL_WAIT_MAX_SECONDS = 300;
 export const TOOL_LOG_LINES_DEFAULT = 50;
 /** The most lines one kimi_logs call returns. */
 export const TOOL_LOG_LINES_MAX = 1000;
-/** How long kimi_status / kimi_restart wait for the host's first answer (attach, the restart confirmed). */
+/** How long kimi_status / kimi_restart wait for the host's first answer (the watch started, the restart confirmed). */
 export const TOOL_FIRST_ANSWER_MS = 15_000;
 /** The restart confirmation's forecast gets this long (VS Code flags a prepare step over ~3 s as unresponsive). */
 export const TOOL_FORECAST_MS = 2000;

@@ -51,10 +51,10 @@ export interface AgentHost {
   /** Sets up the server's session before a verb runs on its host; throws (a ToolRefusal) when there is none. */
   prepare?(server: ServerProfile): Promise<void>;
   /**
-   * kimi_status attaches to a server nothing watches (the MCP server, a fresh process); in
+   * kimi_status watches a server nothing watches yet (the MCP server, a fresh process); in
    * VS Code the extension's own watches decide, and status reports what they know.
    */
-  readonly attachOnStatus: boolean;
+  readonly watchOnStatus: boolean;
   /** Whose log kimi_logs returns besides the server's ("the Kimi MCP server", "the Kimi Service extension"). */
   readonly logOwner: string;
   log(level: LogLevel, message: string): void;
@@ -75,7 +75,7 @@ export function errorLines(snapshot: ServerSnapshot, max: number): string[] {
 
 /** What a restart request came to, as every front tells it: the fleet's answer read once. */
 export type RestartReading =
-  | { readonly kind: 'attached'; readonly reason: string }
+  | { readonly kind: 'watched'; readonly reason: string }
   /** The host did not take the restart and says why (a refusal, a failure, the connection's error). */
   | { readonly kind: 'failed'; readonly problem: string; readonly snapshot: ServerSnapshot }
   /** Asked, but the host has not confirmed it within the issue timeout. */
@@ -83,7 +83,7 @@ export type RestartReading =
   | { readonly kind: 'issued'; readonly snapshot: ServerSnapshot };
 
 export function readRestart(result: RestartAnswer): RestartReading {
-  if (result.kind === 'attached') return { kind: 'attached', reason: result.reason };
+  if (result.kind === 'watched') return { kind: 'watched', reason: result.reason };
   const { issued, snapshot } = result;
   if (issued) return { kind: 'issued', snapshot };
   const problem =
@@ -98,7 +98,7 @@ function outcome(text: string, json: Record<string, unknown>, isError = false): 
 }
 
 export class AgentTools {
-  /** Servers being attached to by a status call, so two calls at once attach once. */
+  /** Servers a status call is starting to watch, so two calls at once start one watch. */
   private readonly observing = new Map<string, Promise<string | undefined>>();
 
   constructor(private readonly host: AgentHost) {}
@@ -156,19 +156,19 @@ export class AgentTools {
   }
 
   /**
-   * Makes sure something watches the server (attaching: read only) and the host answered one
+   * Makes sure something watches the server (read only: nothing is restarted) and the host answered one
    * full round; an error text when it could not even try. A refusal is in the snapshot.
    */
   private observed(server: ServerProfile): Promise<string | undefined> {
     let pending = this.observing.get(server.name);
     if (!pending) {
-      pending = this.attach(server).finally(() => this.observing.delete(server.name));
+      pending = this.connectAndObserve(server).finally(() => this.observing.delete(server.name));
       this.observing.set(server.name, pending);
     }
     return pending;
   }
 
-  private async attach(server: ServerProfile): Promise<string | undefined> {
+  private async connectAndObserve(server: ServerProfile): Promise<string | undefined> {
     const limit = this.firstAnswerMs;
     const deadline = Date.now() + limit;
     let timer: NodeJS.Timeout | undefined;
@@ -190,7 +190,7 @@ export class AgentTools {
     const { settings } = this.settings();
     const servers = input.server === undefined ? settings.servers : [this.server(input.server)];
     const active = this.server(undefined);
-    const problems = this.host.attachOnStatus
+    const problems = this.host.watchOnStatus
       ? await Promise.all(servers.map((s) => this.observed(s)))
       : servers.map(() => undefined);
     const reports: (ServerReport & { connectError?: string; errorLines?: string[] })[] = servers.map((s, i) => {
@@ -211,7 +211,7 @@ export class AgentTools {
     for (const r of reports)
       if (r.state === 'not watched')
         lines.push(
-          `Nothing watches ${r.server} now: call kimi_wait to attach (it does not restart) and learn its current state.`,
+          `Nothing watches ${r.server} now: call kimi_wait to watch it (it does not restart) and learn its current state.`,
         );
     if (input.server === undefined && reports.length > 1)
       lines.push(`Active server (used when "server" is omitted): ${active.name}.`);
@@ -225,7 +225,7 @@ export class AgentTools {
     await this.host.prepare?.(server);
     let forecast: string | undefined;
     try {
-      // What history and the page cache predict (a load already followed is attached to: no forecast needed).
+      // What history and the page cache predict (a load already under way is watched: no forecast needed).
       if (force || !fleet.snapshot(server).loading) {
         const f = await fleet.forecast(server);
         forecast = f.text ? expectedLoadTime(f) : undefined;
@@ -245,20 +245,21 @@ export class AgentTools {
     result.outcome.catch((error: unknown) => this.host.log('warn', `[${server.name}] ${errorText(error)}`));
     this.host.log(
       'info',
-      `[${server.name}] kimi_restart: ${result.kind === 'restarted' ? `restarted${force ? ' (force)' : ''}` : `attached (${result.reason})`}`,
+      `[${server.name}] kimi_restart: ${result.kind === 'restarted' ? `restarted${force ? ' (force)' : ''}` : `watched, not restarted (${result.reason})`}`,
     );
     const reading = readRestart(result);
-    if (reading.kind === 'attached') await observe(fleet, server, { timeoutMs: this.firstAnswerMs });
+    if (reading.kind === 'watched') await observe(fleet, server, { timeoutMs: this.firstAnswerMs });
     const failed = reading.kind === 'failed';
     const next = this.restartNext(server, reading, force, forecast);
     const report = serverReport(fleet.snapshot(server));
     return outcome(
       `${report.summary}\n${next}`,
       {
-        action: result.kind,
+        // The JSON agents read keeps the action's documented value `attached`.
+        action: result.kind === 'watched' ? 'attached' : result.kind,
         server: server.name,
         unit: server.unit,
-        ...(result.kind === 'attached' ? { reason: result.reason } : {}),
+        ...(result.kind === 'watched' ? { reason: result.reason } : {}),
         ...(forecast ? { forecast } : {}),
         next,
         report,
@@ -274,7 +275,7 @@ export class AgentTools {
     forecast: string | undefined,
   ): string {
     switch (reading.kind) {
-      case 'attached':
+      case 'watched':
         return `Not restarted: ${reading.reason}. Call kimi_wait to follow that load (force: true would restart anyway; only when the user asks for it).`;
       case 'failed':
         return `The restart of ${server.unit} on ${server.name} failed: ${reading.problem}. Read kimi_logs; do not call kimi_wait for this restart.`;

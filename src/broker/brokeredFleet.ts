@@ -100,9 +100,9 @@ export class BrokeredFleet implements FrontFleet {
     snapshot: (server) => this.snapshot(server),
     watchAll: (skip) => this.local.watchAll(skip),
     confirmsRestarts: () => this.confirmsRestarts,
-    attach: (server, quiet) => {
+    watch: (server, quiet) => {
       if (!quiet) this.takeover.release(server.name, true);
-      return this.local.attach(server, quiet);
+      return this.local.watch(server, quiet);
     },
     restartAsking: (server, options) => {
       this.takeover.release(server.name, true);
@@ -230,7 +230,7 @@ export class BrokeredFleet implements FrontFleet {
       const profile = this.coveredProfile(name);
       if (!profile || !snapshot.watching || this.local.snapshot(profile).watching) continue;
       this.takeover.hold(name, fromWireSnapshot(snapshot, profile));
-      this.local.attach(profile, true).catch((error) => {
+      this.local.watch(profile, true).catch((error) => {
         this.takeover.release(name, false);
         this.broker.log('warn', cannotWatchLine(name, errorText(error)));
       });
@@ -367,12 +367,12 @@ export class BrokeredFleet implements FrontFleet {
     return [...started, ...this.local.watchAll((s) => skip(s) || this.covers(s))];
   }
 
-  attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+  watch(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
     return this.routed(
       server,
-      () => this.here.attach(server, quiet),
+      () => this.here.watch(server, quiet),
       async (client) => {
-        const call = client.call('attach', { server: server.name, quiet });
+        const call = client.call('watch', { server: server.name, quiet });
         await this.replyOf(call, server);
         return call.outcome;
       },

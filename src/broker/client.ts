@@ -32,7 +32,7 @@ export interface CallHooks {
   readonly log?: (line: string) => void;
 }
 
-/** A call's answer: `reply` the verb's value (checked), `outcome` how the watch it started ended (attach, restart). */
+/** A call's answer: `reply` the verb's value (checked), `outcome` how the watch it started ended (watch, restart). */
 export interface Call<V extends Verb = Verb> {
   readonly reply: Promise<ReplyOf<V>>;
   readonly outcome: Promise<WatchOutcome | undefined>;
@@ -133,7 +133,7 @@ export class BrokerClient {
         outcome: resolveOutcome,
       });
     });
-    // An attach's or restart's pending entry lives until its outcome; the others end with their reply.
+    // A watch's or restart's pending entry lives until its outcome; the others end with their reply.
     reply.then(
       () => {
         if (!hasOutcome(verb)) this.pending.delete(id);

@@ -54,7 +54,7 @@ export interface OwnerFleet {
   snapshots(): ServerSnapshot[];
   snapshot(server: ServerProfile): ServerSnapshot;
   watchAll(skip: (server: ServerProfile) => boolean): string[];
-  attach(server: ServerProfile, quiet: boolean): Promise<WatchOutcome | undefined>;
+  watch(server: ServerProfile, quiet: boolean): Promise<WatchOutcome | undefined>;
   /** This window's own kimiService.confirmRestart: whether a restart asks first, whoever asked for it. */
   confirmsRestarts(): boolean;
   restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined>;
@@ -261,9 +261,9 @@ export class BrokerOwner {
    * reply's value, and for a watch it started the promise of its outcome.
    */
   private readonly verbs: { readonly [V in Verb]: Handler<V> } = {
-    attach: async (_peer, _id, server, fields) => ({
+    watch: async (_peer, _id, server, fields) => ({
       value: undefined,
-      outcome: this.fleet.attach(server, fields.quiet === true),
+      outcome: this.fleet.watch(server, fields.quiet === true),
     }),
     stop: async (_peer, _id, server) => ({ value: this.fleet.stop(server, 'stopped by the user') }),
     connect: async (_peer, _id, server) => {

@@ -24,7 +24,7 @@ import {
 export { MAX_COMMAND_CHARS, type Choice, type Question, type Verb } from './verbs';
 
 /** Bumped on any change of a message's shape: peers of two versions never exchange more than hello/refuse. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 /** A line longer than this is not a message of ours: the connection is dropped. */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
@@ -77,7 +77,7 @@ export type OwnerMessage =
   | { readonly t: 'event'; readonly event: WireEvent; readonly snapshot: WireSnapshot; readonly notify: boolean }
   | { readonly t: 'reply'; readonly id: number; readonly ok: true; readonly value?: unknown }
   | { readonly t: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError }
-  /** How the watch a call started (attach, restart) ended; absent: handed over or cancelled. */
+  /** How the watch a call started (watch, restart) ended; absent: handed over or cancelled. */
   | { readonly t: 'outcome'; readonly id: number; readonly outcome?: WatchOutcome }
   | {
       readonly t: 'ask';

@@ -38,5 +38,5 @@ export async function restartThroughOwner(
   const outcome = call.outcome;
   return value.kind === 'restarted'
     ? { kind: 'restarted', outcome, issued: value.issued, snapshot: snapshot() }
-    : { kind: 'attached', reason: value.reason, outcome };
+    : { kind: 'watched', reason: value.reason, outcome };
 }

@@ -1,6 +1,6 @@
 /**
  * What a new owner shows while its own watch catches up (docs/broker.md, "Handover"). Taking
- * over, it attaches afresh to every server the old owner watched: that watch reads the run's
+ * over, it watches afresh every server the old owner watched: that watch reads the run's
  * journal from its start and goes through `loading` and `warming up` again before its first
  * look ends, for a server that was ready all along. Until then every window keeps the state the
  * old owner last sent (and its parser verification), and the fresh watch's states that are only
@@ -20,7 +20,7 @@ const RANK: Partial<Record<Verdict, number>> = { loading: 1, 'warming up': 2, re
 export const HOLD_MAX_MS = 60_000;
 
 /**
- * True when `fresh` (a watch that has just attached) only replays what `inherited` already
+ * True when `fresh` (a watch that has just started) only replays what `inherited` already
  * said of the same run: a lower verdict of the load's order, or the same loading verdict with
  * less progress.
  */

@@ -99,7 +99,7 @@ const execReply: z.ZodType<ExecResult | { readonly tooLarge: true }> = z.union([
 const restartReply = z.union([
   z.null(),
   z.strictObject({ kind: z.literal('restarted'), issued: z.boolean() }),
-  z.strictObject({ kind: z.literal('attached'), reason: text }),
+  z.strictObject({ kind: z.literal('watched'), reason: text }),
 ]);
 
 const onServer = z.strictObject({ server });
@@ -108,7 +108,7 @@ const done = z.undefined();
 
 export const VERBS = {
   /** Watch it (its outcome follows the reply). */
-  attach: { fields: z.strictObject({ server, quiet: z.boolean().optional() }), reply: done, outcome: true },
+  watch: { fields: z.strictObject({ server, quiet: z.boolean().optional() }), reply: done, outcome: true },
   /** Through the owner's one door of restarts. */
   restart: {
     fields: z.strictObject({

@@ -1,7 +1,7 @@
 /**
  * The fleet: every configured server, one session each (rebuilt when its settings change),
  * the watch of each (load, then steady state), and the verbs every front uses: restart,
- * attach, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
+ * watch, stop, verify, wait, status. Knows nothing of VS Code: the extension, the language
  * model tools, the MCP server and the CLI all drive it and listen to its events.
  */
 import { serverHosts, type ServerProfile, type Settings } from '../config/config';
@@ -98,7 +98,7 @@ export class Fleet implements FrontFleet {
     for (const profile of this.sessions.reconfigure(previous, next)) {
       if (!next.watchAfterReady) continue;
       // watchAll, called right after with the same settings, leaves this one to the timer.
-      this.nextTick.later(() => void this.face.attach(profile, true), profile.name);
+      this.nextTick.later(() => void this.face.watch(profile, true), profile.name);
     }
   }
 
@@ -151,7 +151,7 @@ export class Fleet implements FrontFleet {
 
   /**
    * The state of a server now, for a front that has just started: at once when it is watched
-   * already, else after the attach's first full look (nothing is restarted), at most `timeoutMs`.
+   * already, else after the watch's first full look (nothing is restarted), at most `timeoutMs`.
    * The caller connects first (a refusal is its own answer).
    */
   status(server: ServerProfile, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ServerSnapshot> {
@@ -191,19 +191,19 @@ export class Fleet implements FrontFleet {
   }
 
   /**
-   * Attaches and watches in the background (nothing is restarted: a restart goes through
-   * `restart`, the rule's one door); resolves with how the load ended. With watchAfterReady the
+   * Watches in the background what the server is doing now (nothing is restarted: a restart goes
+   * through `restart`, the rule's one door); resolves with how the load ended. With watchAfterReady the
    * watch goes on after that, and its events keep coming. `quiet`: a ready found at the first
    * look is nobody's news.
    */
-  attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
-    return this.startWatch(server, 'attach', quiet);
+  watch(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+    return this.startWatch(server, 'watch', quiet);
   }
 
-  /** The watch, after a restart the rule decided (`restart`) or of what is there (`attach`). */
+  /** The watch, after a restart the rule decided (`restart`) or of what is there (`watch`). */
   private async startWatch(
     server: ServerProfile,
-    mode: 'restart' | 'attach',
+    mode: 'restart' | 'watch',
     quiet = false,
     unitBefore?: ServiceStatus,
   ): Promise<WatchOutcome | undefined> {
@@ -244,7 +244,7 @@ export class Fleet implements FrontFleet {
   }
 
   /**
-   * Watches every configured server that nothing watches yet (attach, never restart): the
+   * Watches every configured server that nothing watches yet (never restarting it): the
    * steady state of each, one connection and one watch per server. The first end of each such
    * watch (the state found at the first look) is quiet. `skip` leaves out servers a front
    * cannot reach (e.g. `local` on the UI side of a remote window). The names now watched.
@@ -264,7 +264,7 @@ export class Fleet implements FrontFleet {
       if (this.refusals.get(server.name)?.kind.startsWith('host-key')) continue;
       this.firstLook.add(server.name);
       started.push(server.name);
-      void this.face.attach(server, true).catch((error) => {
+      void this.face.watch(server, true).catch((error) => {
         this.firstLook.delete(server.name);
         this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
       });
@@ -290,7 +290,7 @@ export class Fleet implements FrontFleet {
     if (this.sessions.retireIfStale(session)) {
       const profile = this.server(server.name);
       if (profile && this.settings?.watchAfterReady && outcome.end !== 'cancelled')
-        this.nextTick.later(() => void this.face.attach(profile, true));
+        this.nextTick.later(() => void this.face.watch(profile, true));
     }
   }
 
@@ -327,7 +327,7 @@ export class Fleet implements FrontFleet {
       snapshot: (s) => this.face.snapshot(s),
       onEvent: (l) => this.face.onEvent(l),
       sessionFor: (s) => this.sessionFor(s),
-      attach: (s) => this.face.attach(s),
+      watch: (s) => this.face.watch(s),
       say: (name, level, text) => this.log.say(name, level, text),
     };
   }

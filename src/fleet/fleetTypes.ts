@@ -76,7 +76,7 @@ export type RestartAnswer =
       readonly snapshot: ServerSnapshot;
     }
   /** A load was already under way (here, or started by someone else): followed, not restarted. */
-  | { readonly kind: 'attached'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
+  | { readonly kind: 'watched'; readonly reason: string; readonly outcome: Promise<WatchOutcome | undefined> };
 
 export interface RestartOptions {
   /** Restart even if a load is under way. */

@@ -32,7 +32,7 @@ export interface FleetVerbs {
   forecast(server: ServerProfile): Promise<LoadForecast>;
   restart(server: ServerProfile, options?: RestartOptions): Promise<RestartAnswer>;
   restartAsking(server: ServerProfile, options: RestartOptions & RestartQuestions): Promise<RestartAnswer | undefined>;
-  attach(server: ServerProfile, quiet?: boolean): Promise<WatchOutcome | undefined>;
+  watch(server: ServerProfile, quiet?: boolean): Promise<WatchOutcome | undefined>;
   watchAll(skip?: (server: ServerProfile) => boolean): string[];
   stop(server: ServerProfile, reason?: string): boolean;
   stopAll(reason?: string): string[];
@@ -44,7 +44,7 @@ export interface FleetVerbs {
  * read and call: the fleet as its fronts see it. A fleet that is shown through another (the
  * broker's) is told that one, so these verbs see what its fronts see.
  */
-export type FleetFace = Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'connect' | 'attach'>;
+export type FleetFace = Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'connect' | 'watch'>;
 
 /** The verbs, and the waits, logs, forwards and sessions that the fronts reach beside them. */
 export interface FrontFleet extends FleetVerbs {

@@ -85,7 +85,7 @@ export function stepLog(
   apply({ kind: 'restartRequested', at: T0 });
   const first = lines.map(stampOf).find((t) => t !== undefined);
   const startedAt = (first ?? T0 + 1_000) - 1_000;
-  apply({ kind: 'attached', at: startedAt, unit: liveUnit(startedAt) });
+  apply({ kind: 'tiedToRun', at: startedAt, unit: liveUnit(startedAt) });
   const steps: Step[] = [];
   lines.forEach((line, index) => {
     const lineAt = Math.max(at + LINE_GAP_MS, stampOf(line) ?? 0);

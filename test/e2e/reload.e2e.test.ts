@@ -73,7 +73,7 @@ describe('e2e: window reloaded mid-load', function () {
     });
     await screenshot(page, 'reload-resumed-loading');
     const pctAfter = loadingPercentages(resumed);
-    // Attaching replays the journal since the unit started: the first text after resuming can
+    // A new watch replays the journal since the unit started: the first text after resuming can
     // be a brief "loading 0%" before it catches up (not a new load: the exec log says so).
     console.log(`    percentage before the reload: ${pctBefore}%; first after resuming: ${pctAfter.join(', ')}%`);
 

@@ -3,7 +3,7 @@
  * host runs it) over the settings file in argv[2], sharing through the broker folder in argv[3].
  * Acts as a window's front would for its active server: watched from its first command on, its
  * parsers verified after a ready end that is its news (not quiet). Prints JSON lines on stdout: its role
- * (at each change), each fleet event, what it ran; reads commands on stdin: restart (forced), poll (attach),
+ * (at each change), each fleet event, what it ran; reads commands on stdin: restart (forced), watch (nothing restarted),
  * http (5 GET /v1/models and a command, as a chat model's looks), slots (channel slots in use), exit.
  */
 import * as fs from 'node:fs';
@@ -76,10 +76,10 @@ readline.createInterface({ input: process.stdin }).on('line', (command) => {
         }),
       (error) => say({ restartError: errorText(error) }),
     );
-  else if (command === 'poll')
-    fleet.attach(server).then(
-      (o) => say({ polled: o?.end }),
-      (error) => say({ pollError: errorText(error) }),
+  else if (command === 'watch')
+    fleet.watch(server).then(
+      (o) => say({ watched: o?.end }),
+      (error) => say({ watchError: errorText(error) }),
     );
   else if (command === 'http')
     // As a client window's chat model: its looks at the server, over the owner's connection when it is a client.

@@ -227,7 +227,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       /^sim failed: the service exited with status 1 \(.*(OutOfMemoryError|CUDA out of memory).*\)\. Do not wait again; read the logs/,
       show(run),
     );
-    // A wait that starts after the crash attaches to the failed unit: failed at once.
+    // A wait that starts after the crash watches the failed unit: failed at once.
     const wait = await cli('wait', '--config', config, '--timeout', '60');
     assert.equal(wait.code, 1, show(wait));
     assert.match(
@@ -321,7 +321,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       warmupSeconds: 0.5,
     });
     try {
-      // --force: an earlier test left a hung load, which a plain restart would rightly attach to.
+      // --force: an earlier test left a hung load, which a plain restart would rightly watch instead.
       const run = await cli('restart', '--force', '--wait', '--json', '--config', config, '--timeout', '150');
       assert.equal(run.code, 0, show(run));
       const objects = json(run);
@@ -462,7 +462,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       await host.configureSimulator({ readMBps: 16, warmReadMBps: 16 });
     });
 
-    it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI attaches", async () => {
+    it("the extension's core and the CLI restart within a second: one systemctl restart, the CLI watches instead", async () => {
       const { fleet, settings } = coreFleet();
       try {
         const server = settings.settings.servers[0]!;
@@ -477,7 +477,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         // No time bound here (it would flake on a busy machine): the old process's stop (4 s) and
         // the held load keep the core's restart under way until the CLI has answered.
         assert.equal(run.code, 0, show(run));
-        assert.match(run.stdout[0]!, /^sim: attached, not restarted: /, show(run));
+        assert.match(run.stdout[0]!, /^sim: watching, not restarted: /, show(run));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
         await releaseLoad();
         assert.equal((await fleet.waitFor(server, { timeoutMs: 90_000 })).kind, 'ready');
@@ -488,7 +488,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       }
     });
 
-    it('the CLI twice in a row: the second attaches (--json says so), one systemctl restart; --force restarts', async () => {
+    it('the CLI twice in a row: the second watches instead (--json says "attached"), one systemctl restart; --force restarts', async () => {
       const before = await restarts();
       await holdLoad();
       try {
@@ -508,7 +508,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       assert.equal(forced.code, 0, show(forced));
       assert.match(forced.stdout[0]!, /restart issued/, show(forced));
       assert.equal((await restarts()) - before, 2);
-      // (A `wait` now would attach while the old process is still stopping: see the pending test below.)
+      // (A `wait` now would start watching while the old process is still stopping: see the pending test below.)
       await waitFor(async () => json(await cli('status', '--json', '--config', config))[0]?.state === 'ready', {
         timeoutMs: 90_000,
         intervalMs: 500,
@@ -516,7 +516,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
       });
     });
 
-    // A watch that attaches while the unit is `deactivating` (the old process of a restart still
+    // A watch that starts while the unit is `deactivating` (the old process of a restart still
     // stopping, up to TimeoutStopSec) follows the stop and then the new run.
     it('wait right after a restart whose old process is still stopping follows the restart to ready', async () => {
       // The stop lasts until the wait has said so, however long its node and SSH login take.
@@ -526,7 +526,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         const wait = start(['wait', '--config', config, '--timeout', '90']);
         await waitFor(() => wait.lines.some((l) => /sim: stopping/.test(l)) || wait.child.exitCode !== null, {
           timeoutMs: 60_000,
-          message: 'the wait attached to the stop',
+          message: 'the wait watching the stop',
         });
         await host.configureSimulator({ stopHold: false });
         const run = await wait.done;
@@ -542,8 +542,8 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
     });
 
     // A Type=simple unit (SGLang's, the simulator's) is `active` for its whole load: a second
-    // client that arrives then asks /health, finds the server not serving yet, and attaches.
-    it('a second client during the load itself (unit active, port still closed) attaches', async () => {
+    // client that arrives then asks /health, finds the server not serving yet, and watches it instead.
+    it('a second client during the load itself (unit active, port still closed) watches it instead', async () => {
       await host.setStopDelay(0);
       // The load halts after 2 of its 8 shards until the second client has answered: the status
       // calls and its own start (node, an SSH login each) take seconds on a busy machine.
@@ -561,7 +561,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
         );
         const second = await cli('restart', '--config', config);
         assert.equal(second.code, 0, show(second));
-        assert.match(second.stdout[0]!, /attached/, show(second));
+        assert.match(second.stdout[0]!, /watching, not restarted/, show(second));
         assert.equal((await restarts()) - before, 1, (await host.execLog()).slice(-30).join('\n'));
       } finally {
         await releaseLoad();
@@ -590,7 +590,7 @@ describe('CLI (node dist/cli.js) against the simulated GPU host', function () {
           choose: async (reason) => (asked.push(reason), 'follow'),
           confirm: async () => (confirmations.push('asked'), true),
         });
-        assert.equal(followed?.kind, 'attached');
+        assert.equal(followed?.kind, 'watched');
         assert.equal(asked.length, 1);
         assert.match(asked[0]!, /being stopped|being started|still loading/);
         assert.deepEqual(confirmations, [], 'no restart confirmation when a load is followed');

@@ -170,7 +170,7 @@ describe('docker: containers, compose services and units that run docker', funct
     );
     assert.equal(run.code, 0, run.stderr);
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-verify' } });
-    const ready = await test.session.watch('attach', FAST_WATCH);
+    const ready = await test.session.watch('watch', FAST_WATCH);
     assert.equal(ready.end, 'ready', `${ready.end}: ${ready.message}`);
     const expected = await expectedParsers(test.session.transport, targetFor(test.session.profile), () => undefined);
     assert.deepEqual(expected, { reasoningParser: 'deepseek-r1', toolCallParser: 'kimi_k2', engine: 'sglang' });
@@ -180,7 +180,7 @@ describe('docker: containers, compose services and units that run docker', funct
     await host.configureSimulator({ fault: { crashAt: 'weights', afterShards: 1 }, crashExit: 'memory' });
     await runContainer('sg-oom', ['--memory', '96m', '--memory-swap', '96m']);
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-oom' } });
-    const outcome = await test.session.watch('attach', FAST_WATCH);
+    const outcome = await test.session.watch('watch', FAST_WATCH);
     assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}`);
     assert.match(outcome.message ?? '', /killed by signal 9 \(out of memory: the OOM killer\)/);
     const oom = await engine.docker("inspect --format '{{.State.OOMKilled}}' sg-oom");
@@ -280,14 +280,14 @@ describe('docker: containers, compose services and units that run docker', funct
     assert.equal(down.code, 0, down.stdout);
   });
 
-  it("a container that does not exist: restart refused with Docker's words, attach says it does not exist", async () => {
+  it("a container that does not exist: restart refused with Docker's words, a watch says it does not exist", async () => {
     test = await sessionForHost(host, { server: { unit: undefined, container: 'sg-none' } });
     const restart = await test.session.watch('restart', FAST_WATCH);
     assert.equal(restart.end, 'failed');
     assert.match(restart.message ?? '', /docker restart sg-none failed: .*No such container: sg-none/);
-    const attach = await test.session.watch('attach', FAST_WATCH);
-    assert.equal(attach.end, 'failed');
-    assert.match(attach.message ?? '', /container sg-none does not exist \(docker inspect: no such container\)/);
+    const watched = await test.session.watch('watch', FAST_WATCH);
+    assert.equal(watched.end, 'failed');
+    assert.match(watched.message ?? '', /container sg-none does not exist \(docker inspect: no such container\)/);
   });
 
   it("a compose file that is not there: nothing restarted, compose's own words", async () => {

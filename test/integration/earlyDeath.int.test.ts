@@ -15,7 +15,7 @@ const POLL_INTERVAL_MS = 30_000;
 const BOUND_MS = 5_000;
 const CASES = [
   { when: 'before the first look at the unit', maxGapMs: 100 },
-  { when: 'just after the watch attached to it', maxGapMs: 1_600 },
+  { when: 'just after the watch was tied to it', maxGapMs: 1_600 },
 ];
 
 describe('a death in the first seconds after a restart, replayed through the real sshd', function () {

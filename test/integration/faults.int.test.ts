@@ -258,7 +258,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
 
       // DNS: a name that cannot resolve (RFC 2606 .invalid).
       fx = await fixture(host, { server: { host: 'no-such-host.invalid' } });
-      let outcome = await fx.session.watch('attach', FAST_WATCH);
+      let outcome = await fx.session.watch('watch', FAST_WATCH);
       assert.equal(outcome.end, 'unreachable');
       assert.equal(outcome.state.verdict, 'unreachable');
       assert.match(outcome.message!, /^Cannot resolve host name no-such-host\.invalid/);
@@ -267,7 +267,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
 
       // Connection refused: nothing listens on the port.
       fx = await fixture(host, { server: { port: await freePort() } });
-      outcome = await fx.session.watch('attach', FAST_WATCH);
+      outcome = await fx.session.watch('watch', FAST_WATCH);
       assert.equal(outcome.end, 'unreachable');
       assert.match(outcome.message!, /Connection refused by 127\.0\.0\.1:\d+ .*is sshd running\?/);
       messages.refused = outcome.message!;
@@ -405,8 +405,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}`);
       assert.ok(!rec.verdicts.includes('failed') && !rec.verdicts.includes('stalled'), `verdicts: ${rec.verdicts}`);
       assert.match(outcome.state.completion!.detail, /completion answered/);
-      // Attaching again while /health flaps: still ready, not failed.
-      const again = await fx.session.watch('attach', FAST_WATCH);
+      // Watching again while /health flaps: still ready, not failed.
+      const again = await fx.session.watch('watch', FAST_WATCH);
       assert.equal(again.end, 'ready');
       await disposeAndCheck(fx, host, baseline);
       fx = undefined;
@@ -468,7 +468,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       `-oProxyCommand=touch ${canary}`,
     ];
 
-    /** A fault-free server, loaded and ready (attach-mode cases need one). */
+    /** A fault-free server, loaded and ready (watch-mode cases need one). */
     async function freshReady(): Promise<void> {
       await host.configureSimulator({ ...FAST_SIM, fault: {} });
       const f = await fixture(host);
@@ -548,22 +548,22 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         what: string;
         server?: Record<string, unknown>;
         settings?: Record<string, unknown>;
-        mode: 'attach' | 'restart';
+        mode: 'watch' | 'restart';
       }[] = [
         {
           what: 'a name with metacharacters',
           server: { name: `sim$(touch ${canary});\`touch ${canary}\`` },
-          mode: 'attach',
+          mode: 'watch',
         },
         {
           what: 'a URL whose path carries a command',
           server: { url: `${host.serverUrl}/v1;$(touch ${canary})\`touch ${canary}\`` },
-          mode: 'attach',
+          mode: 'watch',
         },
         {
           what: 'an identityFile path with metacharacters',
           server: { identityFile: `/tmp/no-key-$(touch ${canary})-\`touch ${canary}\`` },
-          mode: 'attach',
+          mode: 'watch',
         },
         {
           what: 'a valid but odd unit name (escapes, @ and :)',
@@ -635,7 +635,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       const khDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-kh-'));
       const oddKnownHosts = path.join(khDir, `$(touch ${canary})`, '`touch x`', 'known_hosts');
       fx = await fixture(host, { policy: 'accept-new', settings: { knownHostsFile: oddKnownHosts } });
-      const outcome = await fx.session.watch('attach', FAST_WATCH);
+      const outcome = await fx.session.watch('watch', FAST_WATCH);
       assert.equal(outcome.end, 'ready');
       assert.match(fs.readFileSync(oddKnownHosts, 'utf8'), /ssh-ed25519/);
       fs.rmSync(khDir, { recursive: true, force: true });
@@ -734,7 +734,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
           // @cert-authority lines to the OpenSSH client (openssh-transport.int covers that).
           const f = await fixture(host, { knownHosts: text, policy: 'strict', settings: { 'ssh.client': 'ssh2' } });
           fx = f;
-          const outcome = await f.session.watch('attach', FAST_WATCH);
+          const outcome = await f.session.watch('watch', FAST_WATCH);
           if (c.expect === 'known') {
             assert.equal(outcome.end, 'ready', `${c.what}: ${outcome.end}: ${outcome.message}`);
           } else {
@@ -781,7 +781,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       );
       const handshakes = session.transport.handshakes;
       const sshdBefore = host.handshakes();
-      for (const mode of ['attach', 'restart'] as const) {
+      for (const mode of ['watch', 'restart'] as const) {
         const err = await session.watch(mode, FAST_WATCH).then(
           () => undefined,
           (e: unknown) => e,

@@ -154,7 +154,7 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.equal(await restarts(), before, 'no restart was run for a bad input');
   });
 
-  it('kimi_status answers for every server (attaching, without restarting)', async () => {
+  it('kimi_status answers for every server (watching, without restarting)', async () => {
     const before = await restarts();
     const status = await call('kimi_status');
     assert.ok(!status.isError, text(status));
@@ -189,7 +189,7 @@ describe('MCP server (node dist/mcp.js) through the SDK client, against the simu
     assert.match(questions[1]!, /^Restart sglang-k26-ddtree\.service on sim\?\n\nThe model server .* stops now/);
     assert.match(questions[1]!, /Expected load time: /);
 
-    // A second restart asked during that load attaches to it, without asking (nothing is restarted).
+    // A second restart asked during that load watches it instead, without asking (nothing is restarted).
     const again = await call('kimi_restart');
     assert.equal(json(again).action, 'attached', text(again));
     assert.match(text(again), /Not restarted/);

@@ -134,17 +134,17 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.equal((await first).end, 'ready');
   });
 
-  it('watch attaches to a load under way without restarting, and reports ready at once when ready', async () => {
-    // A load of about 12 s (24 MiB at 2 MB/s) started by someone else: long enough to attach to on a busy machine.
+  it('watch follows a load under way without restarting, and reports ready at once when ready', async () => {
+    // A load of about 12 s (24 MiB at 2 MB/s) started by someone else: long enough to start watching on a busy machine.
     await host.configureSimulator({ fault: {}, readMBps: 2, warmReadMBps: 2 });
     try {
       await host.ssh(`systemctl restart ${host.unit}`);
       const restarts = (await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length;
       test = await sessionForHost(host);
       const rec = recorder();
-      const outcome = await test.session.watch('attach', FAST_WATCH, { onState: (s) => rec.onState(s) });
+      const outcome = await test.session.watch('watch', FAST_WATCH, { onState: (s) => rec.onState(s) });
       assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
-      assert.equal(rec.verdicts[0], 'loading', `attached while loading: ${rec.verdicts}`);
+      assert.equal(rec.verdicts[0], 'loading', `watching while loading: ${rec.verdicts}`);
       assert.ok(rec.percents.length >= 2, `the load followed: ${rec.percents}`);
       assert.equal((await host.execLog()).filter((l) => /systemctl.* restart /.test(l)).length, restarts);
       const firedUp = (await host.firedUpAt())!;
@@ -160,7 +160,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     const seen = recorder();
     const logBefore = (await host.execLog()).length;
     const started = Date.now();
-    const again = await test.session.watch('attach', FAST_WATCH, { onState: (s) => seen.onState(s) });
+    const again = await test.session.watch('watch', FAST_WATCH, { onState: (s) => seen.onState(s) });
     const took = Date.now() - started;
     assert.equal(again.end, 'ready', `ended ${again.end}: ${again.message}`);
     assert.ok(!seen.verdicts.includes('restarting'), `verdicts: ${seen.verdicts}`);
@@ -169,13 +169,13 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     const looks = ran.filter((l) => /systemctl show /.test(l)).length;
     assert.ok(looks >= 1 && looks <= 3, `ready after ${looks} looks at the unit:\n${ran.join('\n')}`);
     // Measured 2-2.5 s, with the connection: far less than the 12 s load above, with room for a busy machine.
-    assert.ok(took < 8_000, `ready ${took} ms after attaching to a ready server`);
+    assert.ok(took < 8_000, `ready ${took} ms after starting to watch a ready server`);
   });
 
   it('watch on a stopped unit says stopped', async () => {
     await host.ssh(`systemctl stop ${host.unit}`);
     test = await sessionForHost(host);
-    const outcome = await test.session.watch('attach', FAST_WATCH);
+    const outcome = await test.session.watch('watch', FAST_WATCH);
     assert.equal(outcome.end, 'stopped');
     assert.equal(outcome.state.verdict, 'stopped');
   });
@@ -224,7 +224,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
 
   it('an unreachable host is unreachable with a clear message, not loading', async () => {
     test = await sessionForHost(host, { server: { port: 1 } });
-    const outcome = await test.session.watch('attach', FAST_WATCH);
+    const outcome = await test.session.watch('watch', FAST_WATCH);
     assert.equal(outcome.end, 'unreachable');
     assert.equal(outcome.state.verdict, 'unreachable');
     assert.match(outcome.message!, /refused/i);
@@ -263,7 +263,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
       knownHosts: `[127.0.0.1]:${host.sshPort} ssh-ed25519 ${otherKey}\n`,
       policy: 'accept-new',
     });
-    const outcome = await test.session.watch('attach', FAST_WATCH);
+    const outcome = await test.session.watch('watch', FAST_WATCH);
     assert.equal(outcome.end, 'unreachable');
     assert.match(outcome.message!, /SHA256:/);
     assert.ok(outcome.message!.includes(host.hostKeyFingerprint), outcome.message);

@@ -148,7 +148,7 @@ describe('a stand-in on the server port (simulated host, real SSH)', function ()
       assert.equal(restart.code, 0, restart.stderr);
       test = await sessionForHost(other, { server: loginAs(other, 'kimi', false) });
       const states: LoadState[] = [];
-      const watching = test.session.watch('attach', FAST_WATCH, { onState: (s) => states.push(s) });
+      const watching = test.session.watch('watch', FAST_WATCH, { onState: (s) => states.push(s) });
       await waitFor(() => states.at(-1)?.phase === 'loading weights', {
         timeoutMs: 60_000,
         message: `weights (${test.logLines.join('\n')})`,

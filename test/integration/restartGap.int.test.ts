@@ -37,7 +37,7 @@ describe('a restart followed across the start of its new run', function () {
     await host?.stop();
   });
 
-  it('a watch attached while the unit stops, looking while the new run is being started, follows it to ready', async () => {
+  it('a watch begun while the unit stops, looking while the new run is being started, follows it to ready', async () => {
     await host.configureSimulator({ fault: {}, warmupSeconds: 0.5 });
     assert.equal((await host.ssh(`systemctl restart ${host.unit}`)).code, 0);
     const runtimeFile = path.join(host.stateDir, 'units', `${host.unit}.json`);
@@ -63,7 +63,7 @@ describe('a restart followed across the start of its new run', function () {
       );
       test = await sessionForHost(host);
       const states: LoadState[] = [];
-      const outcome = test.session.watch('attach', FAST_WATCH, { onState: (state) => states.push(state) });
+      const outcome = test.session.watch('watch', FAST_WATCH, { onState: (state) => states.push(state) });
       await waitFor(() => states.some((s) => s.unit?.activeState === 'deactivating'), {
         timeoutMs: 60_000,
         message: 'the watch looking at the stop',

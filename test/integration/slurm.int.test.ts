@@ -66,7 +66,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const id = await submit(dir, `-J kimi-requeue ${script}`);
     await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
     test = await session('kimi-requeue', script);
-    const first = await test.session.watch('attach', FAST_WATCH);
+    const first = await test.session.watch('watch', FAST_WATCH);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     assert.equal(first.state.unit?.invocationId, `slurm job ${id} run 0`);
     const again = await test.session.watch('restart', FAST_WATCH);
@@ -88,7 +88,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const id = await submit(dir, `-J kimi-queued ${script}`);
     test = await session('kimi-queued', script);
     const states: LoadState[] = [];
-    const watch = test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    const watch = test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     // Reason=None until the scheduler's next pass looks at the job (sched_interval=2).
     const queued = await waitFor(() => states.find((s) => s.unit?.queued?.reason === 'Resources'), {
       timeoutMs: 30_000,
@@ -133,7 +133,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const id = await submit(dir, `-J kimi-node ${script}`);
     test = await session('kimi-node', script, `http://{node}:${host.httpPort}`);
     const states: LoadState[] = [];
-    const watch = test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    const watch = test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     await waitFor(() => states.find((s) => s.unit?.queued !== undefined), { timeoutMs: 30_000, message: 'queued' });
     await waitFor(
       () => test!.logLines.find((l) => /HTTP waits: .*runs on no node now \(it waits in the queue/.test(l)),
@@ -179,7 +179,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     const ends: string[] = [];
     let last: LoadState | undefined;
     const first = await test.session.watch(
-      'attach',
+      'watch',
       { ...FAST_WATCH, steadyIntervalMs: 1000 },
       {
         onEnd: (o) => void ends.push(o.end),
@@ -208,7 +208,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     let last: LoadState | undefined;
     const alerts: WatchAlert[] = [];
     const first = await test.session.watch(
-      'attach',
+      'watch',
       { ...FAST_WATCH, steadyIntervalMs: 1000 },
       { onState: (s) => void (last = s), onAlert: (a) => void alerts.push(a) },
     );

@@ -118,14 +118,14 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
       throw new Error(`${(error as Error).message}\n${test?.logLines.join('\n') ?? ''}`);
     }
   };
-  /** Attaches to the running job and waits for ready; then follows the steady watch's states. */
+  /** Watches the running job until ready; then follows the steady watch's states. */
   const readyJob = async (name: string, sbatchArgs = ''): Promise<{ id: string; dir: string; states: LoadState[] }> => {
     const { dir, script } = await jobFiles(name);
     const id = await submit(dir, `-J ${name} ${sbatchArgs} ${script}`);
     test = await session(name, script);
     const states: LoadState[] = [];
     const first = await test.session.watch(
-      'attach',
+      'watch',
       { ...FAST_WATCH, steadyIntervalMs: 1000 },
       { onState: (s) => void states.push(s) },
     );

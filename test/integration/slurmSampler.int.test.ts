@@ -50,7 +50,7 @@ describe('slurm: the host sampler runs inside the job, on its node', function ()
     await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
     test = await session('kimi-inside', script);
     const states: LoadState[] = [];
-    const outcome = await test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) });
+    const outcome = await test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     const log = test.logLines.join('\n');
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${log}`);
     const said = new RegExp(
@@ -80,7 +80,7 @@ describe('slurm: the host sampler runs inside the job, on its node', function ()
     const id = await submit(dir, `-J kimi-waiting ${script}`);
     test = await session('kimi-waiting', script);
     const states: LoadState[] = [];
-    void test.session.watch('attach', FAST_WATCH, { onState: (s) => void states.push(s) }).catch(() => undefined);
+    void test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) }).catch(() => undefined);
     const lacks = await waitFor(
       () =>
         test?.logLines.find(

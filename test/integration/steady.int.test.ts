@@ -94,7 +94,7 @@ describe('steady state: the status is true after ready too', function () {
     await host.configureSimulator({ fault: {} });
     test = await sessionForHost(host);
     const seen = new Witness();
-    const first = await test.session.watch('attach', steady(60_000), seen.listener);
+    const first = await test.session.watch('watch', steady(60_000), seen.listener);
     if (first.end !== 'ready') {
       // The previous test left the unit failed: start it from outside, the watch follows.
       assert.equal(first.end, 'failed');
@@ -367,8 +367,8 @@ describe('HTTP the way the host allows it: API key, announced URL, forwarding re
       { reload: true },
     );
     test = await sessionForHost(host);
-    const watch = test.session.watch('attach', { ...FAST_WATCH, completionAlertMs: 1000 }, {});
-    // attach reads the key from ExecStart: replace it to see what a wrong key looks like.
+    const watch = test.session.watch('watch', { ...FAST_WATCH, completionAlertMs: 1000 }, {});
+    // The watch reads the key from ExecStart: replace it to see what a wrong key looks like.
     await waitFor(() => test!.session.client.hasApiKey, { message: 'the key read from ExecStart' });
     test.session.client.setApiKey('wrong-key');
     await waitFor(() => /401/.test(test!.session.state?.completion?.detail ?? ''), {

@@ -17,7 +17,7 @@ import { runningUnit } from '../util/loadFixtures';
 const unit = runningUnit;
 
 function started(): LoadState {
-  return [{ kind: 'restartRequested', at: 0 } as Signal, { kind: 'attached', at: 500, unit: unit() } as Signal].reduce(
+  return [{ kind: 'restartRequested', at: 0 } as Signal, { kind: 'tiedToRun', at: 500, unit: unit() } as Signal].reduce(
     reduce,
     initialState(0),
   );

@@ -348,7 +348,7 @@ describe('agent tools: the LM tools behave as the MCP server', () => {
     const agent = new AgentTools({
       fleet: fleet as unknown as Fleet,
       settings: () => source(fleet.settings).read(),
-      attachOnStatus: false,
+      watchOnStatus: false,
       logOwner: 'x',
       log: () => undefined,
       firstAnswerMs: 50,

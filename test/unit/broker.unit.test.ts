@@ -37,6 +37,20 @@ import { waitFor } from '../util/waitFor';
 
 const line = (m: unknown) => JSON.stringify(m);
 
+/** The first line the socket receives (what it has when it closes without one). */
+function firstLine(socket: net.Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const end = text.indexOf('\n');
+      if (end >= 0) resolve(text.slice(0, end + 1));
+    });
+    socket.once('error', reject);
+    socket.once('close', () => resolve(text));
+  });
+}
+
 describe('broker protocol: every message checked on receipt', () => {
   it('parses the messages a client sends, and refuses unknown fields, wrong types and unknown verbs', () => {
     assert.deepEqual(parseClientMessage(line({ t: 'hello', v: 1, pid: 42, focused: true })), {
@@ -75,6 +89,8 @@ describe('broker protocol: every message checked on receipt', () => {
       line({ t: 'hello', v: '1', pid: 42, focused: true }),
       line({ t: 'call', id: 1, verb: 'rm -rf', fields: { server: 'gpu1' } }),
       line({ t: 'call', id: 1, verb: 'toString', fields: { server: 'gpu1' } }),
+      // Protocol 5 named the watch verb `attach`: no verb of this version.
+      line({ t: 'call', id: 1, verb: 'attach', fields: { server: 'gpu1' } }),
       line({ t: 'call', id: -1, verb: 'stop', fields: { server: 'gpu1' } }),
       line({ t: 'call', id: 1, verb: 'restart', fields: { server: 'gpu1', asks: ['everything'] } }),
       line({ t: 'answer', id: 1, value: 'maybe' }),
@@ -118,7 +134,7 @@ describe('broker protocol: every message checked on receipt', () => {
   });
 
   it('a reply of a verb that returns nothing has no value (JSON drops it) and is still a reply', () => {
-    // attach and connect reply with no value: a reply refused for it made the client drop its owner.
+    // watch and connect reply with no value: a reply refused for it made the client drop its owner.
     const reply = parseOwnerMessage(line({ t: 'reply', id: 7, ok: true }));
     assert.deepEqual(reply, { t: 'reply', id: 7, ok: true });
     assert.equal(
@@ -259,7 +275,7 @@ describe('broker: ownership over real Unix sockets', () => {
       snapshots: () => [snapshot],
       snapshot: () => snapshot,
       watchAll: () => [],
-      attach: async () => undefined,
+      watch: async () => undefined,
       confirmsRestarts: () => true,
       restartAsking: async (_s, options) => {
         asked.push(`confirm=${await options.confirm?.()}`);
@@ -325,6 +341,19 @@ describe('broker: ownership over real Unix sockets', () => {
     other.socket.write(encode({ t: 'hello', v: PROTOCOL_VERSION + 1, pid: 1, focused: false }));
     const old = new BrokerClient(other.socket);
     await assert.rejects(old.join(1, false, { onEvent: () => undefined, onClose: () => undefined }), BrokerRefused);
+    // A window of the previous version (its watch verb was `attach`): refused at its hello, told why.
+    const previous = await claim(dir, () => undefined);
+    assert.equal(previous.role, 'client');
+    if (previous.role !== 'client') return;
+    const answer = firstLine(previous.socket);
+    previous.socket.write(encode({ t: 'hello', v: PROTOCOL_VERSION - 1, pid: 1, focused: false }));
+    const refusal = parseOwnerMessage(await answer);
+    assert.equal(refusal.t, 'refuse');
+    assert.match(
+      refusal.t === 'refuse' ? refusal.reason : '',
+      new RegExp(`speaks broker protocol ${PROTOCOL_VERSION}, this one ${PROTOCOL_VERSION - 1} \\(another version`),
+    );
+    previous.socket.destroy();
     client.close();
     owner.close();
   });

@@ -81,14 +81,14 @@ describe('cli: output', () => {
     assert.ok(!statusLine(report(), true).includes('\n'));
   });
 
-  it('restart says whether it restarted or attached', () => {
+  it('restart says whether it restarted or watched a load under way instead', () => {
     assert.match(
       restartLine('restarted', undefined, report(), false),
       /^gpu1: restart issued \(systemctl restart sglang\.service on gpu1\.lan\)\. Now: gpu1: loading 45%/,
     );
     assert.match(
       restartLine('attached', 'sglang.service was started 42 s ago and is still loading', report(), false),
-      /^gpu1: attached, not restarted: sglang\.service was started 42 s ago/,
+      /^gpu1: watching, not restarted: sglang\.service was started 42 s ago/,
     );
     const json = JSON.parse(restartLine('attached', 'why', report(), true));
     assert.equal(json.action, 'attached');
@@ -194,26 +194,29 @@ describe('cli: terminal questions', () => {
 
 describe('cli: status after one probe round (fleet/servers/standalone firstRoundDone)', () => {
   const unit = runningUnit({ mainPid: 7 });
-  const attached = (): LoadState => reduce(initialState(0), { kind: 'attached', at: 2000, unit });
+  const tiedToRun = (): LoadState => reduce(initialState(0), { kind: 'tiedToRun', at: 2000, unit });
 
   it('not before /health was asked, nor between a healthy /health and its completion', () => {
-    assert.equal(firstRoundDone(attached()), false);
-    const healthy = reduce(attached(), { kind: 'http', at: 2100, result: 'healthy', detail: '/health 200' });
+    assert.equal(firstRoundDone(tiedToRun()), false);
+    const healthy = reduce(tiedToRun(), { kind: 'http', at: 2100, result: 'healthy', detail: '/health 200' });
     assert.equal(firstRoundDone(healthy), false);
     assert.equal(firstRoundDone(reduce(healthy, { kind: 'completion', at: 2200, ok: true, detail: 'ok' })), true);
   });
 
   it('a closed port (loading), a stopped unit or a lost connection is an answer', () => {
     assert.equal(
-      firstRoundDone(reduce(attached(), { kind: 'http', at: 2100, result: 'refused', detail: 'port closed' })),
+      firstRoundDone(reduce(tiedToRun(), { kind: 'http', at: 2100, result: 'refused', detail: 'port closed' })),
       true,
     );
     const stopped = reduce(initialState(0), {
-      kind: 'attached',
+      kind: 'tiedToRun',
       at: 2000,
       unit: { ...unit, activeState: 'inactive', subState: 'dead', mainPid: 0 },
     });
     assert.equal(firstRoundDone(stopped), true);
-    assert.equal(firstRoundDone(reduce(attached(), { kind: 'connection', at: 2100, up: false, error: 'reset' })), true);
+    assert.equal(
+      firstRoundDone(reduce(tiedToRun(), { kind: 'connection', at: 2100, up: false, error: 'reset' })),
+      true,
+    );
   });
 });

@@ -17,7 +17,7 @@ const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefin
 const LOADING: Signal[] = [
   { kind: 'prior', at: 0, prior: { totalMsRange: [60_000, 90_000], loads: 4 } },
   { kind: 'restartRequested', at: 0 },
-  { kind: 'attached', at: 1000, unit },
+  { kind: 'tiedToRun', at: 1000, unit },
   { kind: 'journal', at: 2000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
   { kind: 'io', at: 3000, readBytes: 1e8, totalBytes: 1e9 },
   { kind: 'io', at: 4000, readBytes: 2e8, totalBytes: 1e9 },

@@ -503,7 +503,7 @@ describe('eta: through the load state (a hung load, as the watcher feeds it)', (
         prior: { residentBytes: 0, coldBps: 100 * MB, warmBps: 1000 * MB, afterWeightsMs: 2000 },
       },
       { kind: 'restartRequested', at: 0 },
-      { kind: 'attached', at: 0, unit },
+      { kind: 'tiedToRun', at: 0, unit },
       { kind: 'journal', at: 0, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
     ].reduce((st, sig) => reduce(st, sig as Signal), initialState(0));
     const bytesAt = (t: number) => Math.min(4600 * MB, 100 * MB * (t / 1000)); // hangs at 46 s with ~4 s left

@@ -31,7 +31,7 @@ function started(prior: Extract<Signal, { kind: 'prior' }>['prior']): LoadState 
   return run([
     { kind: 'prior', at: 0, prior },
     { kind: 'restartRequested', at: 0 },
-    { kind: 'attached', at: 0, unit: UNIT },
+    { kind: 'tiedToRun', at: 0, unit: UNIT },
   ]);
 }
 

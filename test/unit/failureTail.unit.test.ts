@@ -118,7 +118,7 @@ async function watch(host: FailedUnitHost) {
     log: () => undefined,
   });
   try {
-    return await watcher.run('attach');
+    return await watcher.run('watch');
   } finally {
     watcher.dispose();
   }

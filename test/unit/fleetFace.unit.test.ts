@@ -24,8 +24,8 @@ function faceShowing(snapshot: ServerSnapshot) {
       calls.push('connect');
       throw new Error('the face refused');
     },
-    attach: async () => {
-      calls.push('attach');
+    watch: async () => {
+      calls.push('watch');
       return undefined;
     },
   };

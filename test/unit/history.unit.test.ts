@@ -12,7 +12,7 @@ import {
   type MementoLike,
   watchedFromStart,
 } from '../../src/monitor/history/history';
-import { attachedRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
+import { lateWatchRecord, runAfterReloads, runCase, SHAPES } from '../util/etaHarness';
 import { captureSizesUpTo } from '../../src/engine/cudaGraphs';
 import { predictLoad } from '../../src/monitor/history/loadPrediction';
 import { runningUnit } from '../util/loadFixtures';
@@ -22,7 +22,7 @@ const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefin
 function load(): LoadState {
   const signals: Signal[] = [
     { kind: 'restartRequested', at: 0 },
-    { kind: 'attached', at: 1000, unit },
+    { kind: 'tiedToRun', at: 1000, unit },
     { kind: 'journal', at: 5000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
   ];
   // 10 s cold at 100 MB/s, then 2 s warm at 1 GB/s
@@ -60,16 +60,16 @@ describe('load history', () => {
     assert.equal(list.length, 20);
     assert.equal(list[0]!.startedAt, 24);
   });
-  it('keeps 20 loads it watched from their start however many attached watches come after', () => {
+  it('keeps 20 loads it watched from their start however many late watches come after', () => {
     let list: LoadRecord[] = [];
     for (let i = 0; i < 20; i++) list = appendRecord(list, { ...recordOf(load(), 'ready', 40_000), startedAt: i });
-    for (let i = 0; i < 10; i++) list = appendRecord(list, attachedRecord(100_000 + i * 60_000));
+    for (let i = 0; i < 10; i++) list = appendRecord(list, lateWatchRecord(100_000 + i * 60_000));
     assert.equal(list.filter(watchedFromStart).length, 20, 'no real load pushed out');
-    assert.equal(list.length, 23, 'the newest 3 attached records kept besides');
+    assert.equal(list.length, 23, 'the newest 3 late watches kept besides');
   });
-  it('takes no prior from watches attached to a server already serving', () => {
+  it('takes no prior from watches begun on a server already serving', () => {
     const real = recordOf(load(), 'ready', 40_000);
-    const junk = [1, 2, 3, 4, 5].map((k) => attachedRecord(k * 60_000));
+    const junk = [1, 2, 3, 4, 5].map((k) => lateWatchRecord(k * 60_000));
     assert.ok(junk.every((r) => r.outcome === 'ready' && r.afterWeightsMs !== undefined));
     assert.deepEqual(priorFrom([...junk, real]), priorFrom([real]));
     // Older records without watchFromMs: the whole age before the weights.

@@ -1,7 +1,7 @@
 /**
  * The journal witness tells the watcher of a stop (systemd's "Stopping ..." line) only for the run
- * the watch follows: the lines of the restart it held before the attach (the old run's stop among
- * them) are read again after the attach, and an old run's late line can come after it; neither
+ * the watch follows: the lines of the restart it held before the watch was tied to the new run (the old run's stop among
+ * them) are read again after that, and an old run's late line can come after it; neither
  * may say that the new run is being stopped. A fake target hands the entries to the witness; a
  * fake context takes its signals.
  */
@@ -49,7 +49,7 @@ function setUp() {
     lookAtUnit: () => undefined,
     probeSoon: () => undefined,
   };
-  let run: FollowedRun = { attached: false, restarting: true, since: undefined, startMonotonicUs: undefined };
+  let run: FollowedRun = { tied: false, restarting: true, since: undefined, startMonotonicUs: undefined };
   let stops = 0;
   const witness = new JournalWitness(context, target, {
     run: () => run,
@@ -66,9 +66,9 @@ function setUp() {
       assert.ok(handlers, 'the journal is followed');
       handlers.onEntry(e);
     },
-    /** The watcher attached to the new run (what its look at the unit said of the start). */
-    attach(startMonotonicUs: number | undefined): void {
-      run = { attached: true, restarting: false, since: NEW_START, startMonotonicUs };
+    /** The watcher tied to the new run (what its look at the unit said of the start). */
+    tieToRun(startMonotonicUs: number | undefined): void {
+      run = { tied: true, restarting: false, since: NEW_START, startMonotonicUs };
       state = { ...state, unit: undefined };
     },
     get stops() {
@@ -89,7 +89,7 @@ describe('journal witness: a stop belongs to the followed run', () => {
     ['without it (no process start on that clock)', false],
   ] as const) {
     describe(name, () => {
-      it('the old run\'s "Stopping" held during the restart and read again after the attach is no stop of the new run', async () => {
+      it('the old run\'s "Stopping" held during the restart and read again once the watch is tied to the new run is no stop of it', async () => {
         const w = setUp();
         w.witness.start();
         await settled();
@@ -97,19 +97,19 @@ describe('journal witness: a stop belongs to the followed run', () => {
         w.write(entry(`Stopping ${UNIT} - SGLang...`, NEW_START - 4_000, monotonic));
         w.write(entry(`Stopped ${UNIT} - SGLang.`, NEW_START - 50, monotonic));
         w.write(entry(`Started ${UNIT} - SGLang.`, NEW_START + 10, monotonic));
-        const beforeAttach = w.stops;
-        w.attach(monotonic ? 5_000_000 + (NEW_START - OLD_START) * 1000 : undefined);
+        const beforeTied = w.stops;
+        w.tieToRun(monotonic ? 5_000_000 + (NEW_START - OLD_START) * 1000 : undefined);
         w.witness.followFromProcessStart();
         assert.equal(w.follows, 1, 'the follow of the restart goes on (its entries read again)');
-        assert.equal(w.stops - beforeAttach, 0, 'no stop of the followed run from the replay');
-        assert.equal(beforeAttach, 0, 'no stop told before a run is followed');
+        assert.equal(w.stops - beforeTied, 0, 'no stop of the followed run from the replay');
+        assert.equal(beforeTied, 0, 'no stop told before a run is followed');
       });
 
-      it('a late line of the old run after the attach is no stop; the followed run\'s own "Stopping" is', async () => {
+      it('a late line of the old run after the watch is tied to the new one is no stop; the followed run\'s own "Stopping" is', async () => {
         const w = setUp();
         w.witness.start();
         await settled();
-        w.attach(monotonic ? 5_000_000 + (NEW_START - OLD_START) * 1000 : undefined);
+        w.tieToRun(monotonic ? 5_000_000 + (NEW_START - OLD_START) * 1000 : undefined);
         w.witness.followFromProcessStart();
         w.write(entry(`Stopping ${UNIT} - SGLang...`, NEW_START - 2_000, monotonic));
         assert.equal(w.stops, 0, "an earlier run's stop");

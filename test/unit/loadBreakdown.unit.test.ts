@@ -223,29 +223,25 @@ describe('load breakdown', () => {
     assert.match(breakdownLine(b), /; about as long as last time \(3m 2s\)$/);
   });
 
-  it('compares only with loads watched from their start: a watch attached to a running server is not one', () => {
-    const attached = load(
-      0,
-      { 'loading weights': 1 * S },
-      { watchFromMs: 3 * 24 * 3600 * S, totalMs: 3 * 24 * 3600 * S },
-    );
-    const oldAttached: LoadRecord = {
+  it('compares only with loads watched from their start: a watch begun on a running server is not one', () => {
+    const late = load(0, { 'loading weights': 1 * S }, { watchFromMs: 3 * 24 * 3600 * S, totalMs: 3 * 24 * 3600 * S });
+    const oldLate: LoadRecord = {
       startedAt: 0,
       outcome: 'ready',
       totalMs: 86_400_000,
       startingMs: 86_399_000,
       phaseMs: { 'loading weights': 10 },
     };
-    assert.equal(comparable(attached), false);
-    // `kimi-service wait` attached 2 s after the process started: the phases so far came at once.
+    assert.equal(comparable(late), false);
+    // `kimi-service wait` begun 2 s after the process started: the phases so far came at once.
     assert.equal(comparable(load(0, { 'loading weights': M }, { watchFromMs: 2 * S })), false);
     assert.equal(comparable(load(0, { 'loading weights': M }, { watchFromMs: 0 })), true);
-    assert.equal(comparable(oldAttached), false);
-    assert.equal(breakdownOf(attached, []), undefined);
+    assert.equal(comparable(oldLate), false);
+    assert.equal(breakdownOf(late, []), undefined);
     const failed: LoadRecord = { ...load(0, { 'loading weights': M }), outcome: 'failed' };
-    const b = breakdownOf(load(M, { 'loading weights': 2 * M }), [attached, failed, oldAttached])!;
+    const b = breakdownOf(load(M, { 'loading weights': 2 * M }), [late, failed, oldLate])!;
     assert.equal(b.comparison, undefined, 'nothing to compare with');
-    const history = [attached, load(2 * M, { 'loading weights': 2 * M }), failed, load(0, { 'loading weights': M })];
+    const history = [late, load(2 * M, { 'loading weights': 2 * M }), failed, load(0, { 'loading weights': M })];
     const latest = latestBreakdown(history)!;
     assert.equal(latest.startedAt, 2 * M, 'the newest load watched from its start');
     assert.equal(latest.previous.length, 1);
@@ -255,7 +251,7 @@ describe('load breakdown', () => {
     const unit: ServiceStatus = runningUnit({ mainPid: 7, execMainStartedAt: undefined });
     const signals: Signal[] = [
       { kind: 'restartRequested', at: 0 },
-      { kind: 'attached', at: 1000, unit },
+      { kind: 'tiedToRun', at: 1000, unit },
       { kind: 'journal', at: 2000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
       // 3 GB model: 1 GB from storage, 2 GB from the page cache
       { kind: 'io', at: 3000, readBytes: 0, coldBytes: 0, totalBytes: 3e9 },

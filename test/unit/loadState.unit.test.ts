@@ -11,7 +11,7 @@ const run = foldSignals;
 
 const restarted: Signal[] = [
   { kind: 'restartRequested', at: 1 },
-  { kind: 'attached', at: 2, unit: unit() },
+  { kind: 'tiedToRun', at: 2, unit: unit() },
 ];
 
 describe('load state reducer', () => {
@@ -130,7 +130,7 @@ describe('load state reducer', () => {
     const state = run([
       { kind: 'restartRequested', at: 1 },
       {
-        kind: 'attached',
+        kind: 'tiedToRun',
         at: 2,
         unit: unit({ activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code', execMainStatus: 2 }),
       },
@@ -138,17 +138,17 @@ describe('load state reducer', () => {
     assert.equal(state.verdict, 'failed');
   });
 
-  it('attaching to a load under way shows no percentage until the journal says where it is', () => {
-    let state = run([{ kind: 'attached', at: 2, unit: unit() }]);
+  it('watching a load under way shows no percentage until the journal says where it is', () => {
+    let state = run([{ kind: 'tiedToRun', at: 2, unit: unit() }]);
     assert.equal(state.verdict, 'loading');
     assert.equal(state.progress, undefined);
     state = reduce(state, shardsLine(3, 32, 's'));
     assert.equal(Math.round(state.progress! * 100), 45);
   });
 
-  it('attaching to a stopped unit says stopped', () => {
+  it('watching a stopped unit says stopped', () => {
     const state = run([
-      { kind: 'attached', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) },
+      { kind: 'tiedToRun', at: 2, unit: unit({ activeState: 'inactive', subState: 'dead', mainPid: 0 }) },
     ]);
     assert.equal(state.verdict, 'stopped');
   });

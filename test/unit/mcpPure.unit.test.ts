@@ -178,7 +178,7 @@ describe('mcp: tool input schemas', () => {
       'the states are explained in one description',
     );
     assert.match(DESCRIPTIONS.kimi_wait, /call kimi_wait AGAIN, do NOT restart/);
-    assert.match(DESCRIPTIONS.kimi_restart, /attaches to that load and says so/);
+    assert.match(DESCRIPTIONS.kimi_restart, /watches that load instead and says so/);
   });
 
   it('the five descriptions cost an agent request under 2,500 characters (they go with every request)', () => {

@@ -13,9 +13,9 @@ import { KILLED, runningUnit, foldSignals } from '../util/loadFixtures';
 
 const unit = runningUnit;
 const run = foldSignals;
-const attached: Signal[] = [
+const tiedToRun: Signal[] = [
   { kind: 'restartRequested', at: 1 },
-  { kind: 'attached', at: 2, unit: unit() },
+  { kind: 'tiedToRun', at: 2, unit: unit() },
 ];
 const shards = (done: number, at: number): Signal => ({
   kind: 'journal',
@@ -100,8 +100,8 @@ describe('multi-node settings', () => {
 
 describe('multi-node state fold', () => {
   it("is the least advanced node's progress while loading, and ready only when every node is", () => {
-    const a = run([...attached, shards(8, 3)]);
-    const b = run([...attached, shards(3, 3)]);
+    const a = run([...tiedToRun, shards(8, 3)]);
+    const b = run([...tiedToRun, shards(3, 3)]);
     let folded = foldNodeStates([node('node 0 (a)', a), node('node 1 (b)', b)])!;
     assert.equal(folded.verdict, 'loading');
     assert.equal(folded.progress, b.progress);
@@ -128,11 +128,11 @@ describe('multi-node state fold', () => {
   });
 
   it('a node that failed fails the server, named, with its lines and what a distributed error means', () => {
-    const a = run([...attached, shards(10, 3)]);
+    const a = run([...tiedToRun, shards(10, 3)]);
     const line =
       'torch.distributed.DistStoreError: Timed out after 31 seconds waiting for clients. 8/16 clients joined.';
     const b = run([
-      ...attached,
+      ...tiedToRun,
       { kind: 'journal', at: 4, event: { type: 'error', text: line, fatal: true }, text: line },
       {
         kind: 'unit',
@@ -150,9 +150,9 @@ describe('multi-node state fold', () => {
   });
 
   it('a node failing after ready fails the ready server (rank 0 may still answer HTTP)', () => {
-    const a = run([...attached, ready(3)]);
+    const a = run([...tiedToRun, ready(3)]);
     const b = run([
-      ...attached,
+      ...tiedToRun,
       ready(3),
       {
         kind: 'unit',
@@ -166,13 +166,13 @@ describe('multi-node state fold', () => {
   });
 
   it('stalled names the least advanced node, not one that waits at a barrier', () => {
-    const waiting = run([...attached, shards(10, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
-    const hung = run([...attached, shards(4, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
+    const waiting = run([...tiedToRun, shards(10, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
+    const hung = run([...tiedToRun, shards(4, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
     assert.equal(waiting.verdict, 'stalled');
     const folded = foldNodeStates([node('node 0 (a)', waiting), node('node 1 (b)', hung)])!;
     assert.equal(folded.verdict, 'stalled');
     assert.match(folded.lastSignal!.text, /^node 1 \(b\) makes no progress/);
-    const moving = run([...attached, shards(4, 3)]);
+    const moving = run([...tiedToRun, shards(4, 3)]);
     assert.equal(
       foldNodeStates([node('node 0 (a)', waiting), node('node 1 (b)', moving)])!.verdict,
       'loading',
@@ -181,8 +181,8 @@ describe('multi-node state fold', () => {
   });
 
   it('a node whose connection is down makes the server unreachable, never ready', () => {
-    const a = run([...attached, ready(3)]);
-    const b = run([...attached, ready(3), { kind: 'connection', at: 10, up: false, error: 'timed out' }]);
+    const a = run([...tiedToRun, ready(3)]);
+    const b = run([...tiedToRun, ready(3), { kind: 'connection', at: 10, up: false, error: 'timed out' }]);
     const folded = foldNodeStates([node('node 0 (a)', a), node('node 1 (b)', b)])!;
     assert.equal(folded.verdict, 'unreachable');
     assert.equal(folded.connectionError, 'node 1 (b): timed out');
@@ -190,9 +190,9 @@ describe('multi-node state fold', () => {
   });
 
   it('one node stopped while the others run is not a stopped server', () => {
-    const a = run([...attached, shards(3, 3)]);
+    const a = run([...tiedToRun, shards(3, 3)]);
     const b = run([
-      ...attached,
+      ...tiedToRun,
       {
         kind: 'unit',
         at: 4,
@@ -217,11 +217,11 @@ describe('multi-node state fold', () => {
       execMainStatus: 1,
     });
     const gaveUp = run([
-      ...attached,
+      ...tiedToRun,
       { kind: 'journal', at: 4, event: { type: 'error', text: timeout, fatal: true }, text: timeout },
       { kind: 'unit', at: 5, unit: exited },
     ]);
-    const starting = run(attached);
+    const starting = run(tiedToRun);
     let folded = foldNodeStates([node('node 0 (a)', gaveUp), node('node 1 (b)', starting)])!;
     assert.match(
       folded.failure!.summary,
@@ -229,7 +229,7 @@ describe('multi-node state fold', () => {
     );
     const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.';
     const crashed = run([
-      ...attached,
+      ...tiedToRun,
       { kind: 'journal', at: 4, event: { type: 'error', text: oom, fatal: true }, text: oom },
       { kind: 'unit', at: 6, unit: exited },
     ]);
@@ -239,12 +239,12 @@ describe('multi-node state fold', () => {
   });
 
   it('has no state before rank 0 has one', () => {
-    assert.equal(foldNodeStates([node('node 0', undefined), node('node 1', run(attached))]), undefined);
+    assert.equal(foldNodeStates([node('node 0', undefined), node('node 1', run(tiedToRun))]), undefined);
   });
 
   it('the report names the node that holds the group back, and lists the nodes', () => {
-    const waiting = run([...attached, shards(10, 3)]);
-    const hung = run([...attached, shards(4, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
+    const waiting = run([...tiedToRun, shards(10, 3)]);
+    const hung = run([...tiedToRun, shards(4, 3), { kind: 'tick', at: 200_000, stallMs: 120_000 }]);
     const nodes = [
       { label: 'node 0 (a)', host: 'a', state: waiting },
       { label: 'node 1 (b)', host: 'b', state: hung },

@@ -28,7 +28,7 @@ class FakeNodeSession {
   stops: string[] = [];
   readonly transport = {} as ServerSession['transport'];
   readonly client = {} as ServerSession['client'];
-  watch(mode: 'restart' | 'attach', options: WatchOptions, listener: SessionListener): Promise<WatchOutcome> {
+  watch(mode: 'restart' | 'watch', options: WatchOptions, listener: SessionListener): Promise<WatchOutcome> {
     this.mode = mode;
     // As a LoadWatcher does: its first state (restart requested) comes before watch() returns.
     this.state = undefined;
@@ -88,7 +88,7 @@ function setup() {
 }
 const start: Signal[] = [
   { kind: 'restartRequested', at: 1 },
-  { kind: 'attached', at: 2, unit },
+  { kind: 'tiedToRun', at: 2, unit },
 ];
 const ready: Signal = { kind: 'completion', at: 5, ok: true, detail: 'ok' };
 /** systemd says the node's service failed at `at`: its process exited with status 1. */

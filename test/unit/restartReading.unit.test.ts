@@ -14,9 +14,9 @@ const restarted = (issued: boolean, snapshot: Partial<ServerSnapshot>): RestartA
 });
 
 describe('restart reading (agent/run.ts, used by the CLI)', () => {
-  it('a followed load is attached, with its reason', () => {
-    assert.deepEqual(readRestart({ kind: 'attached', reason: 'a load is under way', outcome }), {
-      kind: 'attached',
+  it('a followed load is watched, not restarted, with its reason', () => {
+    assert.deepEqual(readRestart({ kind: 'watched', reason: 'a load is under way', outcome }), {
+      kind: 'watched',
       reason: 'a load is under way',
     });
   });

@@ -85,7 +85,7 @@ describe('a restart followed across its start (unitChange)', () => {
     const started = unit({ activeState: 'active', mainPid: 5151, invocationId: 'new', execMainStartedAt: NOW });
     assert.equal(isNewRun(processKey(old), starting), false);
     assert.equal(isNewRun(processKey(old), started), true);
-    // A watch that attaches during the start: its InvocationID is already the new run's.
+    // A watch begun during the start: its InvocationID is already the new run's.
     assert.equal(isNewRun(NO_RUN_YET, starting), false);
     assert.equal(isNewRun(NO_RUN_YET, started), true);
     // ...not a leftover state of the old run, read as the new supervisor starts.
@@ -99,7 +99,7 @@ describe('a restart followed across its start (unitChange)', () => {
     assert.equal(isNewRun(processKey(old), crashed('auto-restart')), true);
     assert.equal(isNewRun(processKey(old), crashed('auto-restart-queued')), true);
     assert.equal(isNewRun(processKey(crashed('auto-restart')), crashed('auto-restart')), false, 'the same run');
-    // Attached while it waits: no run of this watch's yet (the next live or failed one is).
+    // A watch begun while it waits: no run of this watch's yet (the next live or failed one is).
     assert.equal(isNewRun(NO_RUN_YET, crashed('auto-restart')), false);
   });
 });

@@ -23,7 +23,7 @@ const tick = (at: number): Signal => ({ kind: 'tick', at, stallMs: STALL_MS });
 function hungAtInit(): LoadState {
   const signals: Signal[] = [
     { kind: 'restartRequested', at: 0 },
-    { kind: 'attached', at: 500, unit: unit() },
+    { kind: 'tiedToRun', at: 500, unit: unit() },
     { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'starting' }, text: 'Init torch distributed begin.' },
     { kind: 'io', at: 1500, readBytes: 40_000_000 },
     gpu(1500, 4000),

@@ -19,7 +19,7 @@ const STALL_MS = 120_000;
 function weightsThenSilence(): { before: LoadState; stalled: LoadState } {
   const signals: Signal[] = [
     { kind: 'restartRequested', at: T0 },
-    { kind: 'attached', at: T0 + 500, unit: unit() },
+    { kind: 'tiedToRun', at: T0 + 500, unit: unit() },
     {
       kind: 'journal',
       at: T0 + 2000,
@@ -64,7 +64,7 @@ describe('the stall notice', () => {
     // Node 0 finished its weights and waits at the barrier: it stalls too, but it is not the cause.
     const node0Signals: Signal[] = [
       { kind: 'restartRequested', at: T0 },
-      { kind: 'attached', at: T0 + 500, unit: unit() },
+      { kind: 'tiedToRun', at: T0 + 500, unit: unit() },
       { kind: 'journal', at: T0 + 90_000, event: { type: 'kvCache', tokens: 1 }, text: 'KV Cache is allocated.' },
       { kind: 'tick', at: T0 + 62_000 + STALL_MS + 10_000, stallMs: STALL_MS },
     ];

@@ -11,11 +11,11 @@ const unit = runningUnit;
 
 const standIn: StandIn = { port: 30001, pid: 777, command: 'python3', service: 'sglang-k26.service', since: 5 };
 
-/** Restarted, attached, 3 of 8 shards read. */
+/** Restarted, tied to the new run, 3 of 8 shards read. */
 function loadingWeights(): LoadState {
   const signals: Signal[] = [
     { kind: 'restartRequested', at: 1 },
-    { kind: 'attached', at: 2, unit: unit() },
+    { kind: 'tiedToRun', at: 2, unit: unit() },
     { kind: 'journal', at: 3, event: { type: 'shards', done: 3, total: 8, percent: 37 }, text: 'shards 3/8' },
   ];
   return signals.reduce(reduce, initialState(0));

@@ -14,7 +14,7 @@ const run = foldSignals;
 function readyState(): LoadState {
   return run([
     { kind: 'restartRequested', at: 1 },
-    { kind: 'attached', at: 2, unit: unit() },
+    { kind: 'tiedToRun', at: 2, unit: unit() },
     { kind: 'journal', at: 3, event: { type: 'ready' }, text: 'The server is fired up and ready to roll!' },
     { kind: 'completion', at: 4, ok: true, detail: 'ok' },
   ]);
@@ -77,7 +77,7 @@ describe('steady state after ready', () => {
     state = run(
       [
         { kind: 'restartRequested', at: 1 },
-        { kind: 'attached', at: 2, unit: unit() },
+        { kind: 'tiedToRun', at: 2, unit: unit() },
       ],
       state,
     );
@@ -105,7 +105,7 @@ describe('restart: stopping is a state', () => {
     });
     assert.equal(state.verdict, 'restarting', 'the old run failing on its way out is not this load failing');
     assert.equal(state.failure, undefined);
-    state = reduce(state, { kind: 'attached', at: 4, unit: unit({ mainPid: 5000, invocationId: 'run-2' }) });
+    state = reduce(state, { kind: 'tiedToRun', at: 4, unit: unit({ mainPid: 5000, invocationId: 'run-2' }) });
     assert.equal(state.verdict, 'loading');
   });
 

@@ -42,7 +42,7 @@ describe('witnesses (bytes read, GPU memory) as load signals', () => {
     );
   });
   it('reads the witnesses only while loading (before warming up)', () => {
-    let s = reduce(initialState(0), { kind: 'attached', at: 1, unit });
+    let s = reduce(initialState(0), { kind: 'tiedToRun', at: 1, unit });
     assert.deepEqual(wantsWitnesses(s), { mainPid: 77, controlGroup: '/system.slice/sglang.service' });
     s = reduce(s, { kind: 'journal', at: 2, event: { type: 'httpUp' }, text: 'up' });
     assert.equal(wantsWitnesses(s), undefined);

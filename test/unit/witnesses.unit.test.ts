@@ -10,7 +10,7 @@ const run = foldSignals;
 const GB = 1e9;
 const weights: Signal[] = [
   { kind: 'restartRequested', at: 0 },
-  { kind: 'attached', at: 0, unit: unit() },
+  { kind: 'tiedToRun', at: 0, unit: unit() },
   { kind: 'journal', at: 1000, event: { type: 'phase', phase: 'loading weights' }, text: 'Load weight begin.' },
 ];
 

@@ -191,7 +191,7 @@ export function runLoad(shape: LoadShape, prior: LoadPrior): HarnessResult {
   for (const sig of [
     { kind: 'prior', at: 0, prior },
     { kind: 'restartRequested', at: 0 },
-    { kind: 'attached', at: 0, unit: UNIT },
+    { kind: 'tiedToRun', at: 0, unit: UNIT },
   ] as Signal[])
     s = reduce(s, sig);
   s = reduce(s, { kind: 'journal', at: 1, event: { type: 'phase', phase: 'starting' }, text: 'starting' });
@@ -320,9 +320,9 @@ export function runForeseenCompile(shape: LoadShape, foresee = true): HarnessRes
  * The record Fleet keeps of a first look at a server already serving (a window reload, a CLI
  * `status`): the process started an hour before the watch, the journal's phases read at once.
  */
-export function attachedRecord(watchAt: number): LoadRecord {
+export function lateWatchRecord(watchAt: number): LoadRecord {
   const signals: Signal[] = [
-    { kind: 'attached', at: watchAt, unit: { ...UNIT, execMainStartedAt: watchAt - 3_600_000 } },
+    { kind: 'tiedToRun', at: watchAt, unit: { ...UNIT, execMainStartedAt: watchAt - 3_600_000 } },
     {
       kind: 'journal',
       at: watchAt + 5,
@@ -337,12 +337,12 @@ export function attachedRecord(watchAt: number): LoadRecord {
   return recordOf(signals.reduce(reduce, initialState(watchAt)), 'ready', watchAt + 20);
 }
 
-/** A second load whose history holds the first and then `reloads` attached watches (newest first). */
+/** A second load whose history holds the first and then `reloads` late watches (newest first). */
 export function runAfterReloads(shape: LoadShape, reloads: number): HarnessResult {
   const forecast = { residentBytes: shape.forecastResident * shape.totalBytes, totalBytes: shape.totalBytes };
   const first = runLoad(shape, priorFrom([], forecast));
   let records: LoadRecord[] = [recordOf(first.final, 'ready', first.totalMs, forecast.residentBytes)];
-  for (let k = 1; k <= reloads; k++) records = appendRecord(records, attachedRecord(first.totalMs + k * 60_000));
+  for (let k = 1; k <= reloads; k++) records = appendRecord(records, lateWatchRecord(first.totalMs + k * 60_000));
   return runLoad(shape, priorFrom(records, forecast));
 }
 

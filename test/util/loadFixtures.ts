@@ -29,11 +29,11 @@ export function foldSignals(signals: readonly Signal[], start: LoadState = initi
   return signals.reduce(reduce, start);
 }
 
-/** A load half through its shards: restarted at 1 s, attached at 2 s to `unit`, 32 of 64 shards at 3 s. */
+/** A load half through its shards: restarted at 1 s, tied to the run of `unit` at 2 s, 32 of 64 shards at 3 s. */
 export function halfLoaded(unit: ServiceStatus = runningUnit({ mainPid: 7 })): LoadState {
   return foldSignals([
     { kind: 'restartRequested', at: 1000 },
-    { kind: 'attached', at: 2000, unit },
+    { kind: 'tiedToRun', at: 2000, unit },
     {
       kind: 'journal',
       at: 3000,

@@ -1,7 +1,7 @@
 /**
  * A published server log played through the monitor's real pipeline, as the watcher feeds it:
  * each line one journal entry into JournalReader.readLines, each event a `journal` signal into
- * the reducer, with `attached`/`unit` signals for a live unit; for a process that ends, systemd's
+ * the reducer, with `tiedToRun`/`unit` signals for a live unit; for a process that ends, systemd's
  * own journal lines ("Main process exited", "Failed with result") and the unit seen failed.
  * Pure apart from loadFixtures (test/fixtures/real-logs/<id>.log + <id>.json).
  */
@@ -177,7 +177,7 @@ export function replayLog(lines: readonly string[], options: ReplayOptions = {})
   const first = lines.map(stampOf).find((t) => t !== undefined);
   let at = (first ?? T0 + 1_000) - 1_000;
   const startedAt = at;
-  apply({ kind: 'attached', at, unit: liveUnit(startedAt) });
+  apply({ kind: 'tiedToRun', at, unit: liveUnit(startedAt) });
   lines.forEach((line, i) => {
     at = Math.max(at + LINE_GAP_MS, stampOf(line) ?? 0);
     feed(line, at);

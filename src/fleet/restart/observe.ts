@@ -9,7 +9,7 @@ import type { ServerSnapshot } from '../fleetTypes';
 import type { FleetVerbs } from '../fleetVerbs';
 
 /**
- * True once a watch that attached has looked at everything one round looks at: the unit, then
+ * True once a watch that has just started has looked at everything one round looks at: the unit, then
  * /health, then (when SGLang says it is up) the completion that proves readiness. Before that
  * the state reads `loading` for a server that is in fact ready.
  */
@@ -21,13 +21,13 @@ export function firstRoundDone(state: LoadState): boolean {
 
 /**
  * The state of a server now, for a front that has just started (a CLI call, a fresh MCP
- * server): a server already watched is reported at once; otherwise the fleet attaches (nothing
+ * server): a server already watched is reported at once; otherwise the fleet watches it (nothing
  * is restarted) and this resolves after the first full probe round, or after `timeoutMs` with
  * what is known by then. The caller connects first (a refusal is its own answer).
  * (`Fleet.status` is this verb.)
  */
 export function observe(
-  fleet: Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'attach'>,
+  fleet: Pick<FleetVerbs, 'snapshot' | 'onEvent' | 'watch'>,
   server: ServerProfile,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<ServerSnapshot> {
@@ -51,7 +51,7 @@ export function observe(
     });
     if (options.signal?.aborted) return finish();
     options.signal?.addEventListener('abort', finish, { once: true });
-    if (!now.watching) fleet.attach(server).catch(() => finish());
+    if (!now.watching) fleet.watch(server).catch(() => finish());
   });
 }
 

@@ -4,13 +4,13 @@
  */
 import type { ServerProfile } from '../../config/config';
 import { targetFor, targetIo, type ServiceStatus } from '../../target/target';
-import { isAttached, isFinished } from '../../monitor/state/loadVerdict';
+import { isTiedToRun, isFinished } from '../../monitor/state/loadVerdict';
 import { ServerSession } from '../../monitor/watch/session';
 import type { FleetEvent, FleetSession, ServerSnapshot } from '../fleetTypes';
 import { decideRestart, type RestartDecision } from './restartRule';
 
-/** How long a restart waits for a watch that is still attaching to say what it follows. */
-const ATTACH_WAIT_MS = 10_000;
+/** How long a restart waits for a watch still at its first look to say what it follows. */
+const FIRST_LOOK_WAIT_MS = 10_000;
 
 export interface LookHost {
   snapshot(server: ServerProfile): ServerSnapshot;
@@ -27,8 +27,8 @@ export async function lookBeforeRestart(
   const request = { force, now: Date.now(), loadTimeoutMs: host.loadTimeoutMs };
   if (force) return { decision: decideRestart({ kind: 'followed' }, request) };
   const server = session.profile;
-  // A watch that is still looking at the unit (attaching) is not a load under way yet: let it look.
-  if (session.busy) await untilAttached(host, server, ATTACH_WAIT_MS);
+  // A watch that is still looking at the unit (not yet tied to a run) is not a load under way yet: let it look.
+  if (session.busy) await untilLoadKnown(host, server, FIRST_LOOK_WAIT_MS);
   if (session.busy) return { decision: decideRestart({ kind: 'followed' }, request) };
   let unit: ServiceStatus;
   try {
@@ -53,13 +53,13 @@ export async function lookBeforeRestart(
 }
 
 /** Resolves once the server's watch follows a load under way, or is no longer loading, or after `ms`. */
-function untilAttached(host: LookHost, server: ServerProfile, ms: number): Promise<void> {
+function untilLoadKnown(host: LookHost, server: ServerProfile, ms: number): Promise<void> {
   // Known: not loading, or loading a process it follows. A watch whose state is already final
   // (stopped, failed) but whose round has not ended is not a load under way either: wait for it.
   const known = () => {
     const { loading, state } = host.snapshot(server);
     if (!loading) return true;
-    return state !== undefined && !isFinished(state) && (isAttached(state) || state.restartRequestedAt !== undefined);
+    return state !== undefined && !isFinished(state) && (isTiedToRun(state) || state.restartRequestedAt !== undefined);
   };
   if (known()) return Promise.resolve();
   return new Promise((resolve) => {

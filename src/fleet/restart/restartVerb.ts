@@ -27,10 +27,10 @@ export interface RestartQuestions {
 /** What the verb needs of the fleet. */
 export interface RestartHost extends LookHost {
   connect(server: ServerProfile): Promise<FleetSession>;
-  /** The fleet's watch of the server: `attach` follows what is there, `restart` restarts it first. */
+  /** The fleet's watch of the server: `watch` follows what is there, `restart` restarts it first. */
   startWatch(
     server: ServerProfile,
-    mode: 'restart' | 'attach',
+    mode: 'restart' | 'watch',
     unitBefore?: ServiceStatus,
   ): Promise<WatchOutcome | undefined>;
 }
@@ -62,8 +62,8 @@ export async function restartThroughRule(
     unitBefore = undefined;
   }
   if (decision.action === 'follow') {
-    const outcome = session.busy ? session.whenLoadEnds() : host.startWatch(server, 'attach');
-    return { kind: 'attached', reason: decision.reason, outcome };
+    const outcome = session.busy ? session.whenLoadEnds() : host.startWatch(server, 'watch');
+    return { kind: 'watched', reason: decision.reason, outcome };
   }
   if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
   if (session.busy) session.stop('restarted again (force)');

@@ -109,7 +109,7 @@ export async function rollingRestart(
       cancelled();
       progress('restarting', `restarting ${server.name}`);
       const restart = await fleet.restart(server);
-      if (restart.kind === 'attached') options.log?.(rollingFollowed(server.name));
+      if (restart.kind === 'watched') options.log?.(rollingFollowed(server.name));
       cancelled();
       progress('loading', `waiting for ${server.name} to be ready`);
       const wait = await fleet.waitFor(server, {

@@ -10,14 +10,14 @@ export interface WaitHost {
   snapshot(server: ServerProfile): ServerSnapshot;
   onEvent(listener: (event: FleetEvent) => void): { dispose(): void };
   sessionFor(server: ServerProfile): Promise<FleetSession>;
-  attach(server: ServerProfile): Promise<WatchOutcome | undefined>;
+  watch(server: ServerProfile): Promise<WatchOutcome | undefined>;
   /** A log line about a server. */
   say(server: string, level: LogLevel, text: string): void;
 }
 
 /**
  * Waits until the server is ready, failed or stopped, at most `timeoutMs`: what agents and
- * scripts call instead of a polling loop. Attaches first when nothing watches it. A load that
+ * scripts call instead of a polling loop. Starts a watch first when nothing watches it. A load that
  * becomes stalled during the wait ends it as `stalled` (the agent reads the logs); a load
  * already stalled when the wait begins is waited on (that wait is the agent's choice to go on).
  */
@@ -37,7 +37,7 @@ export async function waitForServer(
             ? 'stopped'
             : undefined;
   const session = await fleet.sessionFor(server);
-  if (!session.watching) void fleet.attach(server).catch((error) => fleet.say(server.name, 'warn', errorText(error)));
+  if (!session.watching) void fleet.watch(server).catch((error) => fleet.say(server.name, 'warn', errorText(error)));
   return new Promise<WaitResult>((resolve) => {
     // Whether the load was seen not stalled during this wait: a stall after that ends the wait.
     let movedSinceStart: boolean | undefined;

@@ -33,7 +33,7 @@ export class BackgroundWatches {
   }
 
   /**
-   * Every configured server under steady watch, attached quietly, except the active server (its
+   * Every configured server under steady watch, started quietly, except the active server (its
    * own commands and the resume offer start its watch) and the servers offered back. The names
    * whose watch started.
    */

@@ -110,12 +110,12 @@ export class MultiNodeSession {
   }
 
   /**
-   * Restarts (or attaches to) every node's unit at once, each over its own connection, and
+   * Restarts (or only watches) every node's unit at once, each over its own connection, and
    * watches them all; resolves with how the server's load ended: ready when every node is,
    * failed as soon as one node fails (naming it).
    */
   async watch(
-    mode: 'restart' | 'attach',
+    mode: 'restart' | 'watch',
     options: WatchOptions,
     listener: SessionListener = {},
     prior?: LoadPrior,

@@ -1,7 +1,7 @@
 /**
  * The exit codes of `kimi-service`, the same for every subcommand. Pure.
  *
- *   0  done: status reported, restart issued (or attached), logs printed, verify passed, wait: ready
+ *   0  done: status reported, restart issued (or a load under way watched), logs printed, verify passed, wait: ready
  *   1  failed: wait saw the load fail (or the unit stopped), restart was refused by the host, verify failed
  *      (or was asked of a server that is failed, stopped or unhealthy: nothing was checked)
  *   2  wait timed out, or verify was asked of a server still loading (the load goes on: call wait)

@@ -19,6 +19,7 @@ export function statusLine(report: ServerReport, json: boolean): string {
   return json ? jsonLine({ event: 'status', ...report }) : report.summary;
 }
 
+/** `action` is the --json value scripts read: `attached` (documented) when a load under way is watched instead. */
 export function restartLine(
   action: 'restarted' | 'attached',
   reason: string | undefined,
@@ -28,7 +29,7 @@ export function restartLine(
   if (json) return jsonLine({ event: 'restart', action, ...(reason !== undefined ? { reason } : {}), ...report });
   if (action === 'attached')
     return l10n.t(
-      '{0}: attached, not restarted: {1}. Now: {2}',
+      '{0}: watching, not restarted: {1}. Now: {2}',
       report.server,
       reason ?? l10n.t('a load is already under way'),
       report.summary,

@@ -48,7 +48,7 @@ export async function restart(ctx: Context): Promise<number> {
   );
   result.outcome.catch(() => undefined);
   const reading = readRestart(result);
-  if (reading.kind !== 'attached') {
+  if (reading.kind !== 'watched') {
     const { snapshot } = reading;
     if (reading.kind !== 'issued') {
       const report = serverReport(snapshot);

@@ -66,7 +66,7 @@ function commands(): [string, string][] {
     [
       'restart',
       l10n.t(
-        'systemctl restart the unit, or attach to a load already under way (says which), exit 0 once issued; does not wait unless --wait',
+        'systemctl restart the unit, or watch a load already under way (says which), exit 0 once issued; does not wait unless --wait',
       ),
     ],
     [

@@ -29,7 +29,7 @@ export function lmAgent(host: ToolHost, settings: SettingsSource, log: AgentHost
     fleet: host.fleet,
     settings: () => settings.read(),
     prepare: (server) => requireSession(host, server),
-    attachOnStatus: false,
+    watchOnStatus: false,
     logOwner: 'the Kimi Service extension',
     log,
   });

@@ -89,7 +89,7 @@ export function registerKimiTools(mcp: McpServer, deps: ToolDeps): AgentTools {
   const agent = new AgentTools({
     fleet: deps.fleet,
     settings: () => deps.settings.read(),
-    attachOnStatus: true,
+    watchOnStatus: true,
     logOwner: 'the Kimi MCP server',
     log: deps.log,
     ...(deps.firstAnswerMs !== undefined ? { firstAnswerMs: deps.firstAnswerMs } : {}),

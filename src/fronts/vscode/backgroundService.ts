@@ -20,8 +20,8 @@ export interface BackgroundDeps {
   readonly notices: NoticeGate;
   readonly unreachable: (server: ServerProfile) => boolean;
   readonly settings: () => Settings | undefined;
-  /** Attaches to a server (the resume offer's answer). */
-  readonly attach: (server: ServerProfile) => void;
+  /** Watches a server (the resume offer's answer). */
+  readonly watch: (server: ServerProfile) => void;
 }
 
 export class BackgroundService extends Disposable {
@@ -59,7 +59,7 @@ export class BackgroundService extends Disposable {
 
   /**
    * A window closed (or reloaded) during a watch leaves its mark; the next activation offers to
-   * attach to the load that is still under way, without restarting anything.
+   * watch the load that is still under way, without restarting anything.
    */
   private async offerToResume(): Promise<void> {
     const servers = await this.watches.takeOffers(this.deps.settings());
@@ -75,7 +75,7 @@ export class BackgroundService extends Disposable {
         ),
         resume,
       );
-      if (choice === resume) this.deps.attach(server);
+      if (choice === resume) this.deps.watch(server);
     }
   }
 }

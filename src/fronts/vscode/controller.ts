@@ -91,7 +91,7 @@ export class Controller extends Disposable implements ActionHost {
         notices: gate,
         unreachable: (server) => this.sessions.unreachable(server),
         settings,
-        attach: (server) => void this.watches.attach(server),
+        watch: (server) => void this.watches.watchServer(server),
       }),
     );
     this.watches = new WatchCommands(fleet, this.sessions, this.choice, background, status, log);

@@ -9,10 +9,10 @@ import { captureSizesUpTo } from '../../engine/cudaGraphs';
 import type { LoadState } from '../state/loadStateTypes';
 
 export const HISTORY_LIMIT = 20;
-/** Records of watches attached to a load under way (or a server already serving) kept besides the cap. */
-export const ATTACHED_KEEP = 3;
+/** Records of late watches (begun on a load under way, or a server already serving) kept besides the cap. */
+export const LATE_WATCHES_KEEP = 3;
 /**
- * A watch that began after the load did (a `wait` attached to a load under way, a window opened
+ * A watch that began after the load did (a `wait` begun on a load under way, a window opened
  * on a server already loading or serving) read the phases so far from the journal all at once:
  * their durations are not known. This much is clock noise, not lateness.
  */
@@ -167,7 +167,7 @@ export function cachedShareOf(state: LoadState): number | undefined {
 
 /**
  * Whether the watch saw this load from its start, so that its phases' durations are true. Older
- * records do not say when their watch began: one attached to a running server that reached ready
+ * records do not say when their watch began: one begun on a running server that reached ready
  * has its whole age before the weights.
  */
 export function watchedFromStart(r: LoadRecord): boolean {
@@ -177,13 +177,13 @@ export function watchedFromStart(r: LoadRecord): boolean {
 }
 
 /**
- * The newest first: at most `limit` loads watched from their start, and the newest ATTACHED_KEEP
- * attached ones (a window reload or a `status` records one each time: they must not push real loads out).
+ * The newest first: at most `limit` loads watched from their start, and the newest LATE_WATCHES_KEEP
+ * late ones (a window reload or a `status` records one each time: they must not push real loads out).
  */
 export function appendRecord(records: readonly LoadRecord[], record: LoadRecord, limit = HISTORY_LIMIT): LoadRecord[] {
   let watched = 0;
-  let attached = 0;
-  return [record, ...records].filter((r) => (watchedFromStart(r) ? ++watched <= limit : ++attached <= ATTACHED_KEEP));
+  let late = 0;
+  return [record, ...records].filter((r) => (watchedFromStart(r) ? ++watched <= limit : ++late <= LATE_WATCHES_KEEP));
 }
 
 export function median(values: readonly number[]): number | undefined {

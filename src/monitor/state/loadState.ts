@@ -5,7 +5,7 @@ import type { LoadState, Signal } from './loadStateTypes';
 import { advancePhase, foldJournal, kept, progressFor, withEta, witnessDisagreement } from './loadProgress';
 import { crashLoop, exitDescription, hasRunningProcess, notFound, unitFailure } from './unitFailure';
 import { didNotStart, restartSignal, serviceEnded, unitSignal } from '../../present/words/failureWords';
-import { isAttached, verdictOf } from './loadVerdict';
+import { isTiedToRun, verdictOf } from './loadVerdict';
 import { reduceSettled } from './loadSettled';
 import { foldConnection, foldCpu, foldGpu, foldIo } from './loadReadings';
 
@@ -118,7 +118,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
     }
     case 'restartFailed':
       return finish(state, fail(state, signal.message), signal.at, signal.message);
-    case 'attached': {
+    case 'tiedToRun': {
       const unit = signal.unit;
       const alive = hasRunningProcess(unit);
       let next: LoadState = {
@@ -128,7 +128,7 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
         processStartedAt: unit.execMainStartedAt,
         baselineRestarts: unit.nRestarts,
         confirmedAt: signal.at,
-        // After our own restart the process is just starting; attached to a load under way, the
+        // After our own restart the process is just starting; watching a load under way, the
         // phase (and percentage) is unknown until the journal, read from the process start, says.
         phase: alive && state.restartRequestedAt !== undefined ? (state.phase ?? 'starting') : state.phase,
       };
@@ -145,8 +145,8 @@ export function reduce(state: LoadState, signal: Signal): LoadState {
       return finish(state, next, signal.at, unitSignal(unit.activeState, unit.subState, unit.mainPid));
     }
     case 'unit': {
-      // Before the new process is attached, the unit still shows the old one (stopping) or none.
-      if (!isAttached(state)) {
+      // Before the watch is tied to the new process, the unit still shows the old one (stopping) or none.
+      if (!isTiedToRun(state)) {
         const changed =
           state.unit?.activeState !== signal.unit.activeState || state.unit?.subState !== signal.unit.subState;
         const next: LoadState = { ...state, unit: signal.unit, confirmedAt: signal.at };

@@ -144,8 +144,8 @@ export type Signal =
   | { readonly kind: 'restartRequested'; readonly at: number; readonly external?: boolean }
   /** Whether journalctl can read the unit's journal (it says so on stderr, or by exiting). */
   | { readonly kind: 'journalStatus'; readonly at: number; readonly readable: boolean; readonly detail?: string }
-  /** The unit as seen right after `systemctl restart` returned (or when attaching). */
-  | { readonly kind: 'attached'; readonly at: number; readonly unit: ServiceStatus }
+  /** The unit as seen right after `systemctl restart` returned, or when a watch starts: the watch is tied to its run. */
+  | { readonly kind: 'tiedToRun'; readonly at: number; readonly unit: ServiceStatus }
   | { readonly kind: 'restartFailed'; readonly at: number; readonly message: string }
   | { readonly kind: 'unit'; readonly at: number; readonly unit: ServiceStatus }
   | { readonly kind: 'journal'; readonly at: number; readonly event: JournalEvent; readonly text: string }

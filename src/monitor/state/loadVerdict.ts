@@ -1,4 +1,4 @@
-/** Questions asked of a load state: its verdict, and whether it is attached, finished or wants its completion probe. Pure. */
+/** Questions asked of a load state: its verdict; tied to a run, finished, wanting its completion probe. Pure. */
 import { UNHEALTHY_AFTER_FAILURES, type LoadState, type Verdict } from './loadStateTypes';
 import type { ServiceStatus } from '../../target/targetTypes';
 import { hasRunningProcess } from './unitFailure';
@@ -27,8 +27,8 @@ function isDown(unit: ServiceStatus): boolean {
   return !hasRunningProcess(unit) && unit.activeState !== 'activating' && unit.jobPending !== true;
 }
 
-/** True once the load is tied to one process of the unit (after `attached`). */
-export function isAttached(state: LoadState): boolean {
+/** True once the load is tied to one process of the unit (after `tiedToRun`). */
+export function isTiedToRun(state: LoadState): boolean {
   return state.baselineRestarts !== undefined;
 }
 

@@ -36,7 +36,7 @@ export function isNewRun(previousKey: string, unit: ServiceStatus): boolean {
   // A crashed run waiting for its restart is a new run that has ended (the reducer calls it a crash loop).
   if (previousKey !== NO_RUN_YET && crashedAwaitingRestart(unit) && unit.execMainStartedAt !== undefined) return true;
   if (isStarting(unit)) return false;
-  // Attached during a start: only a live process, or one that failed, is its run (not a leftover state).
+  // A watch begun during a start: only a live process, or one that failed, is its run (not a leftover state).
   if (previousKey === NO_RUN_YET) return hasRunningProcess(unit) || unit.activeState === 'failed';
   // A new run is alive or has already ended; `deactivating` is the old one on its way out.
   return (

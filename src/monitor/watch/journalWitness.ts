@@ -29,7 +29,7 @@ const HELD_BYTES_MAX = 4 * 1024 * 1024;
 /** The run the watch follows, as the journal needs it. */
 export interface FollowedRun {
   /** The unit's current process is known (no journal of a run before that). */
-  readonly attached: boolean;
+  readonly tied: boolean;
   /** A restart is under way: the run to follow is not known yet. */
   readonly restarting: boolean;
   /** The followed process's start (ms). */
@@ -64,7 +64,7 @@ export class JournalWitness implements Witness {
   private generation = 0;
   /** The process start the follow reads from; undefined: the restart's lines (from the watch's start). */
   private from: number | undefined;
-  /** What the follow of a restart read (the new run's lines are read again once it is attached). */
+  /** What the follow of a restart read (the new run's lines are read again once the watch is tied to it). */
   private held: LogEntry[] | undefined;
   private heldBytes = 0;
   /** More than HELD_ENTRIES_MAX or HELD_BYTES_MAX: the journal is followed again from the process's start instead. */
@@ -163,10 +163,10 @@ export class JournalWitness implements Witness {
     const { ctx } = this;
     if (!this.hooks.running() || this.journal || this.starting || this.retry) return;
     const run = this.hooks.run();
-    const restarting = !run.attached && run.restarting;
-    if (!run.attached && !(restarting && !this.target.logFollowEndsWithService)) return;
+    const restarting = !run.tied && run.restarting;
+    if (!run.tied && !(restarting && !this.target.logFollowEndsWithService)) return;
     const since = (run.since ?? ctx.state().watchStartedAt) - 1000;
-    this.from = run.attached ? run.since : undefined;
+    this.from = run.tied ? run.since : undefined;
     this.held = restarting ? [] : undefined;
     this.heldBytes = 0;
     this.heldOverflow = false;
@@ -280,12 +280,12 @@ export class JournalWitness implements Witness {
     this.journal = undefined;
   }
 
-  /** `live`: the entry comes now from journalctl (not a replay of what was held before the attach). */
+  /** `live`: the entry comes now from journalctl (not a replay of lines held until the watch was tied to the run). */
   private onEntry(entry: LogEntry, live = true): void {
     const { ctx } = this;
     this.retryMs = JOURNAL_RETRY_FIRST_MS;
     const run = this.hooks.run();
-    const following = run.attached && !run.restarting;
+    const following = run.tied && !run.restarting;
     if (this.held && !following && !this.heldOverflow) {
       this.heldBytes += entry.message.length;
       if (this.held.length < HELD_ENTRIES_MAX && this.heldBytes <= HELD_BYTES_MAX) this.held.push(entry);
@@ -316,8 +316,8 @@ export class JournalWitness implements Witness {
       if (event.type === 'systemd' && !known) {
         ctx.lookAtUnit(false);
         // A stop tells on the followed run only when it is seen live while that run is followed,
-        // and logged after its start: what was held before the attach (the attach's own look at the
-        // unit came after it) and an earlier run's late line say nothing of this run.
+        // and logged after its start: what was held before the watch was tied to the run (its own
+        // look at the unit came after it) and an earlier run's late line say nothing of this run.
         if (event.what === 'stopping' && live && following && ofFollowedRun(entry, run)) this.hooks.onStopping();
       }
       if (
@@ -328,7 +328,7 @@ export class JournalWitness implements Witness {
       )
         ctx.probeSoon();
       if (event.type === 'httpUp' && event.url) this.hooks.onAnnounced(event.url);
-      // A restart under way: the new run's lines are read again once it is attached.
+      // A restart under way: the new run's lines are read again once the watch is tied to it.
       if (!following) continue;
       ctx.emit({ kind: 'journal', at: ctx.now(), event, text });
     }

@@ -40,7 +40,7 @@ function pidAndCommand(owner: PortOwner): { pid?: number; command?: string } {
 
 /** What the sampler witness asks of the watcher that holds it. */
 export interface SamplerHooks {
-  /** The watch follows a known process (attached, no restart under way). */
+  /** The watch follows a known process (tied to its run, no restart under way). */
   following(): boolean;
   /** The watch's round now. */
   roundMs(): number;

@@ -47,7 +47,7 @@ export class ServerSession {
     private readonly log: (level: LogLevel, message: string) => void,
   ) {}
 
-  /** A load is being followed (restart, attach): another restart must wait. */
+  /** A load is being followed (restart, watch): another restart must wait. */
   get busy(): boolean {
     return this.watcher?.loading ?? false;
   }
@@ -70,11 +70,11 @@ export class ServerSession {
   }
 
   /**
-   * Restarts the unit or attaches to it, and watches; resolves with how the load ended (a
+   * Restarts the unit, or only watches it; resolves with how the load ended (a
    * steady watch goes on after that, reported through `listener`). Refuses during a load.
    */
   async watch(
-    mode: 'restart' | 'attach',
+    mode: 'restart' | 'watch',
     options: WatchOptions,
     listener: SessionListener = {},
     prior?: LoadPrior,

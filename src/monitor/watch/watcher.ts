@@ -49,7 +49,7 @@ export class LoadWatcher {
   private mode: 'load' | 'steady' = 'load';
   private journalSince: number | undefined;
   /** Set once the unit's current process is known: no journal before that. */
-  private attached = false;
+  private tiedToRun = false;
   /** After a restart (ours or not): the run that must be replaced before a new load is followed. */
   private awaitingRunAfter: string | undefined;
   /** systemd was seen stopping the unit (journal or `deactivating`): a process gone is stopped, not crashed. */
@@ -99,14 +99,14 @@ export class LoadWatcher {
     };
     this.urls = new AnnouncedUrlFollower(context);
     this.sampler = new SamplerWitness(context, this.target, {
-      following: () => this.running && this.attached && this.awaitingRunAfter === undefined,
+      following: () => this.running && this.tiedToRun && this.awaitingRunAfter === undefined,
       roundMs: () => this.roundMs,
       onHostAddresses: (addresses) => this.urls.onHostAddresses(addresses),
     });
     this.http = new HttpWitness(context, this.sampler);
     this.journal = new JournalWitness(context, this.target, {
       run: () => ({
-        attached: this.attached,
+        tied: this.tiedToRun,
         restarting: this.awaitingRunAfter !== undefined,
         since: this.journalSince,
         startMonotonicUs: this.processStartMonotonicUs,
@@ -228,17 +228,17 @@ export class LoadWatcher {
     settle?.(outcome);
   }
 
-  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read at attach. */
+  /** The model path (ExecStart --model-path) and its *.safetensors bytes, once read when the watch is tied to a run. */
   get model(): { readonly path: string; readonly bytes: number | undefined } | undefined {
     return this.sampler.model;
   }
 
   /**
-   * Restarts the unit (mode 'restart') or attaches to whatever it is doing now ('attach'),
+   * Restarts the unit (mode 'restart') or watches whatever it is doing now ('watch'),
    * then watches. Resolves with how the first load ended; a steady watch goes on after that
    * until cancelled (see onDidEnd for what it sees).
    */
-  async run(mode: 'restart' | 'attach'): Promise<WatchOutcome> {
+  async run(mode: 'restart' | 'watch'): Promise<WatchOutcome> {
     const first = new Promise<WatchOutcome>((resolve) => (this.settle = resolve));
     this.running = true;
     this.disposables.push(
@@ -261,7 +261,7 @@ export class LoadWatcher {
     try {
       await this.deps.transport.connect();
       if (mode === 'restart') await this.restart();
-      else await this.attachToCurrentRun();
+      else await this.findCurrentRun();
     } catch (error) {
       this.onCommandError(error, true);
     }
@@ -318,14 +318,14 @@ export class LoadWatcher {
     const unit = await this.showUnit();
     if (isNewRun(previous, unit)) {
       this.awaitingRunAfter = undefined;
-      await this.attach(unit);
+      await this.tieToRun(unit);
     } else {
       if (unit.activeState === 'deactivating') this.stopSeen = true;
       this.apply({ kind: 'unit', at: this.now(), unit });
     }
   }
 
-  private async attachToCurrentRun(): Promise<void> {
+  private async findCurrentRun(): Promise<void> {
     const unit = await this.showUnit();
     if (unit.activeState === 'deactivating' || isStarting(unit)) {
       // Someone is stopping (or restarting) it right now, or its start has no process yet: follow
@@ -336,15 +336,15 @@ export class LoadWatcher {
       this.apply({ kind: 'unit', at: this.now(), unit });
       return;
     }
-    await this.attach(unit);
+    await this.tieToRun(unit);
   }
 
-  private async attach(unit: ServiceStatus): Promise<void> {
+  private async tieToRun(unit: ServiceStatus): Promise<void> {
     this.journalSince = unit.execMainStartedAt;
     this.processStartMonotonicUs = unit.execMainStartedMonotonicUs;
-    this.attached = true;
+    this.tiedToRun = true;
     this.stopSeen = false;
-    this.apply({ kind: 'attached', at: this.now(), unit });
+    this.apply({ kind: 'tiedToRun', at: this.now(), unit });
     if (this.current.failure) {
       // A follow of the restart's lines is not kept for a run found dead: its tail is read instead.
       this.journal.stopRestartFollow();
@@ -364,14 +364,14 @@ export class LoadWatcher {
     const previousKey = this.current.unit ? processKey(this.current.unit) : undefined;
     this.current = { ...initialState(this.now()), prior: this.current.prior, journal: this.current.journal };
     this.mode = 'load';
-    this.attached = false;
+    this.tiedToRun = false;
     this.http.newRun();
     this.completionFailingSince = undefined;
     this.alerted.clear();
     this.journal.newRun();
     this.deps.log('info', changedOutside(change));
     this.apply({ kind: 'restartRequested', at: this.now(), external: true });
-    if (change === 'new run') await this.attach(unit);
+    if (change === 'new run') await this.tieToRun(unit);
     else {
       this.awaitingRunAfter = previousKey;
       this.apply({ kind: 'unit', at: this.now(), unit });
@@ -438,9 +438,9 @@ export class LoadWatcher {
     try {
       if (this.current.connected) {
         if (this.awaitingRunAfter !== undefined) await this.followRestart();
-        else if (!this.attached) await this.attachToCurrentRun();
+        else if (!this.tiedToRun) await this.findCurrentRun();
         else if (this.unitProbeIsDue()) await this.probeUnit();
-        if (this.attached && this.awaitingRunAfter === undefined && this.running) await this.http.probe();
+        if (this.tiedToRun && this.awaitingRunAfter === undefined && this.running) await this.http.probe();
       }
       this.apply({ kind: 'tick', at: this.now(), stallMs: this.deps.options.stallMs });
       this.checkEnd();
@@ -499,7 +499,7 @@ export class LoadWatcher {
     else if (
       state.failure &&
       rootCause(state.failure.lines) === undefined &&
-      this.attached &&
+      this.tiedToRun &&
       this.journal.causeState === 'unread'
     ) {
       // systemd (or the sampler) told the end before the journal told why (a process that dies in

@@ -157,7 +157,7 @@ export function restartSignal(external: boolean): string {
   return external ? l10n.t('the unit was stopped or restarted by someone else') : l10n.t('restart requested');
 }
 
-/** The unit's state as systemd (or Docker) names it, and its main PID when attached. */
+/** The unit's state as systemd (or Docker) names it, and its main PID once the watch is tied to it. */
 export function unitSignal(activeState: string, subState: string, pid?: number): string {
   return pid === undefined
     ? l10n.t('unit {0}/{1}', activeState, subState)

@@ -111,7 +111,7 @@ export function registerExtensionTests(root: Mocha.Suite): void {
         await vscode.workspace
           .getConfiguration('kimiService')
           .update('healthIntervalSeconds', 5, vscode.ConfigurationTarget.Global);
-        // The new session attaches again (systemctl show runs), quietly, and finds the server ready.
+        // The new session watches again (systemctl show runs), quietly, and finds the server ready.
         await waitUntil(
           'a new session looked at the unit',
           async () => ((await shows()) > showsBefore ? true : undefined),

@@ -245,9 +245,9 @@ export function registerLmToolTests(root: Mocha.Suite): void {
         const quiet = restartTool({ forecast, snapshot: () => snapshotOf(profile) }, profile, false);
         assert.equal((await quiet.prepareInvocation({ input: {} })).confirmationMessages, undefined);
         const loading = restartTool({ forecast, snapshot: () => snapshotOf(profile, true) }, profile);
-        const attach = await loading.prepareInvocation({ input: {} });
-        assert.equal(attach.confirmationMessages, undefined);
-        assert.match(String(attach.invocationMessage), /Following the load/);
+        const following = await loading.prepareInvocation({ input: {} });
+        assert.equal(following.confirmationMessages, undefined);
+        assert.match(String(following.invocationMessage), /Following the load/);
         const forced = await loading.prepareInvocation({ input: { force: true } });
         assert.match(String(forced.confirmationMessages?.message), /force: a load already under way is cut short/);
       },
@@ -290,7 +290,7 @@ export function registerLmToolTests(root: Mocha.Suite): void {
   );
 
   suite.addTest(
-    new Mocha.Test('kimi_restart restarts once; a second call during the load attaches instead', async () => {
+    new Mocha.Test('kimi_restart restarts once; a second call during the load watches it instead', async () => {
       // A slow, cold load: 8 MiB at 1 MB/s, so the waits below see it under way.
       await host.configureSimulator({ coldFiles: 'all', readMBps: 1 });
       restartsBefore = await restarts();

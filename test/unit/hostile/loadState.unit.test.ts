@@ -76,7 +76,7 @@ function signalsWithout(completionOk: boolean): fc.Arbitrary<Array<{ s: Signal }
   const at = fc.integer({ min: 0, max: 100_000_000 });
   const signal: fc.Arbitrary<Signal> = fc.oneof(
     at.map((a): Signal => ({ kind: 'restartRequested', at: a })),
-    fc.tuple(at, unit).map(([a, u]): Signal => ({ kind: 'attached', at: a, unit: u })),
+    fc.tuple(at, unit).map(([a, u]): Signal => ({ kind: 'tiedToRun', at: a, unit: u })),
     fc.tuple(at, unit).map(([a, u]): Signal => ({ kind: 'unit', at: a, unit: u })),
     fc
       .tuple(
@@ -119,7 +119,7 @@ function signalsWithout(completionOk: boolean): fc.Arbitrary<Array<{ s: Signal }
 
 /** Folds the items as the watcher does: journal lines through one JournalReader. */
 function fold(items: ReadonlyArray<{ s: Signal } | { line: string }>): { state: LoadState; completionOk: boolean } {
-  let state = reduce(initialState(0), { kind: 'attached', at: 0, unit: ALIVE });
+  let state = reduce(initialState(0), { kind: 'tiedToRun', at: 0, unit: ALIVE });
   const reader = new JournalReader();
   let completionOk = false;
   let at = 0;
@@ -184,7 +184,7 @@ describe('hostile input: the load state fed random signals and journal lines', (
 
   it('10 MB error lines keep no more than their clipped text (memory of the state stays bounded)', function () {
     this.timeout(60_000);
-    let state = reduce(initialState(0), { kind: 'attached', at: 0, unit: ALIVE });
+    let state = reduce(initialState(0), { kind: 'tiedToRun', at: 0, unit: ALIVE });
     const before = retainedHeap();
     for (let i = 0; i < 30; i++) {
       const big = `RuntimeError: ${i} ${repeatTo('x', TEN_MB)}`;

@@ -92,7 +92,7 @@ async function makeActive(name: string): Promise<void> {
   await updateKimiSetting('activeServer', name);
 }
 
-/** Attaching while a load is under way is refused: it is watched already. */
+/** Starting a watch while a load is under way is refused: it is watched already. */
 export function refuseBusy(server: ServerProfile, state: LoadState | undefined): void {
   void vscode.window.showWarningMessage(
     l10n.t(

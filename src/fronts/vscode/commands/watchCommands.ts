@@ -24,14 +24,14 @@ export class WatchCommands {
 
   async watch(target?: string): Promise<void> {
     const server = this.choice.idle(target);
-    if (server) await this.attach(server);
+    if (server) await this.watchServer(server);
   }
 
   /**
-   * Attaches and watches in the background (nothing is restarted); resolves with how the load
+   * Watches the server in the background (nothing is restarted); resolves with how the load
    * ended. With kimiService.watchAfterReady the watch goes on after that.
    */
-  async attach(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
+  async watchServer(server: ServerProfile, quiet = false): Promise<WatchOutcome | undefined> {
     this.background.commanded(server.name);
     if (!(await this.sessions.openSession(server))) return undefined;
     const snapshot = this.fleet.snapshot(server);
@@ -40,7 +40,7 @@ export class WatchCommands {
       return undefined;
     }
     try {
-      return await this.fleet.attach(server, quiet);
+      return await this.fleet.watch(server, quiet);
     } finally {
       this.status.render();
     }

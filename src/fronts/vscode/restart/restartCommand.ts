@@ -88,7 +88,7 @@ export class RestartCommand {
 
   /** The load the restart started, or the one it follows, to its end. */
   private async follow(server: ServerProfile, result: RestartAnswer): Promise<WatchOutcome | undefined> {
-    if (result.kind === 'attached') this.deps.log.info(`[${server.name}] Not restarted: ${result.reason}.`);
+    if (result.kind === 'watched') this.deps.log.info(`[${server.name}] Not restarted: ${result.reason}.`);
     try {
       return await result.outcome;
     } finally {
@@ -106,7 +106,7 @@ export class RestartCommand {
       const wasWatching = this.deps.fleet.stop(server, 'warming the page cache before a restart');
       const warmed = await warmThenReport(session, forecast.modelPath, this.deps.log);
       if (!warmed) {
-        if (wasWatching) void this.deps.watches.attach(server, true);
+        if (wasWatching) void this.deps.watches.watchServer(server, true);
         return false;
       }
     }

@@ -2,8 +2,11 @@
  * What torch distributed and SGLang print when the ranks of a multi-node server do not meet
  * or do not keep up (../shared/reference/multi-node-sglang.md), with what it means. Pure.
  * The texts are torch's (c10d TCPStore.cpp, socket.cpp, ProcessGroupNCCL.cpp) and SGLang's
- * (model_runner.py, the barrier after the load).
+ * (model_runner.py, the barrier after the load); what they mean is worded in
+ * present/words/distributedWords.ts.
  */
+import * as words from '../present/words/distributedWords';
+
 export type DistributedProblemKind =
   | 'rendezvous-timeout'
   | 'rendezvous-unreachable'
@@ -20,26 +23,23 @@ const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray)
   [
     /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
     'rendezvous-timeout',
-    (m) =>
-      `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
+    (m) => words.rendezvousTimeout(m[2]!, m[3]!, m[1]!),
   ],
   [
     // Bounded: an unbounded `[^,]+` scans to the line's end at each repetition of the phrase.
     /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
     'rendezvous-unreachable',
-    (m) =>
-      `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
+    (m) => words.rendezvousUnreachable(m[2]!, m[3]!, m[1]!),
   ],
   [
     /could finish the model loading, but there are other ranks that didn't finish loading/,
     'ranks-did-not-finish-loading',
-    () => 'another node did not finish loading its weights in time (out of memory, a crash, or a slow node)',
+    words.ranksDidNotFinishLoading,
   ],
   [
     /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
     'nccl-timeout',
-    () =>
-      'an NCCL collective timed out: another rank died or hangs (raise --dist-timeout only if the nodes are merely slow)',
+    words.ncclTimeout,
   ],
 ];
 

@@ -19,32 +19,39 @@ export interface DistributedProblem {
   readonly meaning: string;
 }
 
-const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray) => string]> = [
-  [
-    /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
-    'rendezvous-timeout',
-    (m) => words.rendezvousTimeout(m[2]!, m[3]!, m[1]!),
-  ],
-  [
+interface Rule {
+  readonly pattern: RegExp;
+  readonly kind: DistributedProblemKind;
+  /** What the line means, its figures taken from the match. */
+  readonly meaning: (m: RegExpExecArray) => string;
+}
+
+const RULES: readonly Rule[] = [
+  {
+    pattern: /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
+    kind: 'rendezvous-timeout',
+    meaning: (m) => words.rendezvousTimeout(m[2]!, m[3]!, m[1]!),
+  },
+  {
     // Bounded: an unbounded `[^,]+` scans to the line's end at each repetition of the phrase.
-    /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
-    'rendezvous-unreachable',
-    (m) => words.rendezvousUnreachable(m[2]!, m[3]!, m[1]!),
-  ],
-  [
-    /could finish the model loading, but there are other ranks that didn't finish loading/,
-    'ranks-did-not-finish-loading',
-    words.ranksDidNotFinishLoading,
-  ],
-  [
-    /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
-    'nccl-timeout',
-    words.ncclTimeout,
-  ],
+    pattern: /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
+    kind: 'rendezvous-unreachable',
+    meaning: (m) => words.rendezvousUnreachable(m[2]!, m[3]!, m[1]!),
+  },
+  {
+    pattern: /could finish the model loading, but there are other ranks that didn't finish loading/,
+    kind: 'ranks-did-not-finish-loading',
+    meaning: words.ranksDidNotFinishLoading,
+  },
+  {
+    pattern: /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
+    kind: 'nccl-timeout',
+    meaning: words.ncclTimeout,
+  },
 ];
 
 export function distributedProblem(line: string): DistributedProblem | undefined {
-  for (const [pattern, kind, meaning] of RULES) {
+  for (const { pattern, kind, meaning } of RULES) {
     const m = pattern.exec(line);
     if (m) return { kind, meaning: meaning(m) };
   }

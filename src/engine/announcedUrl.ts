@@ -3,6 +3,7 @@
  * the server announces (`Uvicorn running on http://H:P`, SGLang's and vLLM's; the log's `httpUp`
  * event). Pure.
  */
+import * as words from '../present/words/httpWords';
 
 export type UrlCheck =
   | { readonly ok: true }
@@ -96,13 +97,13 @@ export function compareServerUrl(configured: string, announced: string): UrlChec
   const useUrl = format(replacement(c, a));
   const why =
     c.port !== a.port
-      ? 'another port'
+      ? words.anotherPort()
       : c.protocol !== a.protocol
-        ? `${a.protocol}, not ${c.protocol}`
-        : 'another address';
+        ? words.anotherProtocol(a.protocol, c.protocol)
+        : words.anotherAddress();
   return {
     ok: false,
-    message: `The server says it listens on ${announced.trim()} (${why}), but the configured url is ${configured.trim()}: using ${useUrl}.`,
+    message: words.announcedElsewhere(announced.trim(), why, configured.trim(), useUrl),
     useUrl,
   };
 }

@@ -2,8 +2,11 @@
  * What torch distributed and SGLang print when the ranks of a multi-node server do not meet
  * or do not keep up (../shared/reference/multi-node-sglang.md), with what it means. Pure.
  * The texts are torch's (c10d TCPStore.cpp, socket.cpp, ProcessGroupNCCL.cpp) and SGLang's
- * (model_runner.py, the barrier after the load).
+ * (model_runner.py, the barrier after the load); what they mean is worded in
+ * present/words/distributedWords.ts.
  */
+import * as words from '../present/words/distributedWords';
+
 export type DistributedProblemKind =
   | 'rendezvous-timeout'
   | 'rendezvous-unreachable'
@@ -16,35 +19,39 @@ export interface DistributedProblem {
   readonly meaning: string;
 }
 
-const RULES: ReadonlyArray<[RegExp, DistributedProblemKind, (m: RegExpExecArray) => string]> = [
-  [
-    /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
-    'rendezvous-timeout',
-    (m) =>
-      `only ${m[2]} of ${m[3]} ranks reached the rendezvous (--dist-init-addr) within ${m[1]} s: a node did not start, or cannot reach node rank 0`,
-  ],
-  [
+interface Rule {
+  readonly pattern: RegExp;
+  readonly kind: DistributedProblemKind;
+  /** What the line means, its figures taken from the match. */
+  readonly meaning: (m: RegExpExecArray) => string;
+}
+
+const RULES: readonly Rule[] = [
+  {
+    pattern: /Timed out after (\d+) seconds waiting for clients\. (\d+)\/(\d+) clients joined/,
+    kind: 'rendezvous-timeout',
+    meaning: (m) => words.rendezvousTimeout(m[2]!, m[3]!, m[1]!),
+  },
+  {
     // Bounded: an unbounded `[^,]+` scans to the line's end at each repetition of the phrase.
-    /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
-    'rendezvous-unreachable',
-    (m) =>
-      `this node could not reach the rendezvous at ${m[2]}:${m[3]} (--dist-init-addr) within ${m[1]}: node rank 0 is down or unreachable from here`,
-  ],
-  [
-    /could finish the model loading, but there are other ranks that didn't finish loading/,
-    'ranks-did-not-finish-loading',
-    () => 'another node did not finish loading its weights in time (out of memory, a crash, or a slow node)',
-  ],
-  [
-    /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
-    'nccl-timeout',
-    () =>
-      'an NCCL collective timed out: another rank died or hangs (raise --dist-timeout only if the nodes are merely slow)',
-  ],
+    pattern: /The client socket has timed out after (\S+) while trying to connect to \(([^,]{1,256}), (\d+)\)/,
+    kind: 'rendezvous-unreachable',
+    meaning: (m) => words.rendezvousUnreachable(m[2]!, m[3]!, m[1]!),
+  },
+  {
+    pattern: /could finish the model loading, but there are other ranks that didn't finish loading/,
+    kind: 'ranks-did-not-finish-loading',
+    meaning: words.ranksDidNotFinishLoading,
+  },
+  {
+    pattern: /Watchdog caught collective operation timeout|Some NCCL operations have failed or timed out/,
+    kind: 'nccl-timeout',
+    meaning: words.ncclTimeout,
+  },
 ];
 
 export function distributedProblem(line: string): DistributedProblem | undefined {
-  for (const [pattern, kind, meaning] of RULES) {
+  for (const { pattern, kind, meaning } of RULES) {
     const m = pattern.exec(line);
     if (m) return { kind, meaning: meaning(m) };
   }

@@ -4,6 +4,7 @@
  * `choices` array), and the model list.
  */
 import { hintMark } from '../util/hintMark';
+import * as words from '../present/words/httpWords';
 
 /**
  * `/health` (reference §2): 503 with an empty body while warm-up runs, 200 once a 1-token
@@ -20,9 +21,7 @@ export function judgeHealth(status: number): 'ok' | 'warming' | 'error' {
  * through without `Authorization: Bearer KEY`.
  */
 export function unauthorizedReason(apiKeySent: boolean): string {
-  return apiKeySent
-    ? 'HTTP 401: the server refused the API key'
-    : `HTTP 401: the server wants an API key (--api-key): ${hintMark('set-api-key')}`;
+  return apiKeySent ? words.apiKeyRefused() : words.apiKeyWanted(hintMark('set-api-key'));
 }
 
 /** `HTTP 503`, or for a 401 what the user must do about it. */
@@ -81,33 +80,32 @@ export function judgeCompletion(
   apiKeySent = false,
 ): CompletionVerdict {
   if (status === 401) return { ok: false, reason: unauthorizedReason(apiKeySent) };
-  if (truncated) return { ok: false, reason: 'the answer was too large and was cut off: not a normal completion' };
+  if (truncated) return { ok: false, reason: words.answerCutOff() };
   const json = isJsonContentType(contentType);
   const obj = json ? parseObject(bodyText) : undefined;
   if (status !== 200) {
     const msg = obj ? errorMessageOf(obj) : undefined;
     if (msg) return { ok: false, reason: `HTTP ${status}: ${clip(msg)}` };
-    if (/<html|<!doctype/i.test(bodyText))
-      return { ok: false, reason: `HTTP ${status} with an HTML page instead of JSON` };
+    if (/<html|<!doctype/i.test(bodyText)) return { ok: false, reason: words.htmlInsteadOfJson(status) };
     return {
       ok: false,
-      reason: `HTTP ${status}${bodyText.trim() ? `: ${clip(bodyText, 120)}` : ' with an empty body'}`,
+      reason: bodyText.trim() ? `HTTP ${status}: ${clip(bodyText, 120)}` : words.statusWithEmptyBody(status),
     };
   }
   if (!json)
-    return { ok: false, reason: `unexpected content type ${JSON.stringify(contentType || '(none)')} (expected JSON)` };
+    return { ok: false, reason: words.notJsonContentType(JSON.stringify(contentType || words.noContentType())) };
   if (!obj) {
     return {
       ok: false,
-      reason: bodyText.trim() ? 'the body is not valid JSON (cut short or garbled)' : 'the body is empty',
+      reason: bodyText.trim() ? words.bodyNotJson() : words.bodyEmpty(),
     };
   }
   if (obj['object'] === 'error' || (obj['error'] !== undefined && obj['error'] !== null)) {
-    return { ok: false, reason: `the server answered with an error: ${clip(errorMessageOf(obj) ?? 'no message')}` };
+    return { ok: false, reason: words.serverAnsweredError(clip(errorMessageOf(obj) ?? words.noErrorMessage())) };
   }
   const choices = obj['choices'];
-  if (!Array.isArray(choices)) return { ok: false, reason: 'the answer has no "choices" list' };
-  if (choices.length === 0) return { ok: false, reason: 'the answer has an empty "choices" list' };
+  if (!Array.isArray(choices)) return { ok: false, reason: words.noChoicesList() };
+  if (choices.length === 0) return { ok: false, reason: words.emptyChoicesList() };
   const first: unknown = choices[0];
   if (typeof first === 'object' && first !== null) {
     const f = first as Record<string, unknown>;
@@ -121,7 +119,7 @@ export function judgeCompletion(
       return { ok: true, text: (message as Record<string, unknown>)['content'] as string };
     }
   }
-  return { ok: false, reason: 'the first choice has no generated text' };
+  return { ok: false, reason: words.noGeneratedText() };
 }
 
 /** Model ids from `/v1/models` (`{"object":"list","data":[{"id":...}]}`); empty when none or unparseable. */

@@ -3,6 +3,7 @@ import { diffArgv } from './argvDiff';
 import { ENGINES, engineById } from './engines';
 import { ensureSwitch, findServerCommand, serverCommandNames, setFlag, type ServerCommandLocation } from './execStart';
 import { validateParserName } from './parserNames';
+import { noServerCommandIn } from '../present/words/argsEditWords';
 
 export interface ParserChoice {
   readonly toolCallParser: string;
@@ -19,7 +20,7 @@ export function planParserChange(argv: readonly string[], choice: ParserChoice):
   if (!loc) {
     return {
       kind: 'unsupported',
-      reason: `no ${serverCommandNames()} in ExecStart: ${argv.join(' ').slice(0, 200)}`,
+      reason: noServerCommandIn(serverCommandNames(), argv.join(' ').slice(0, 200)),
     };
   }
   const withParsers = setFlag(

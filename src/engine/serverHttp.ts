@@ -10,6 +10,7 @@ import nodeFetch from 'node-fetch';
 import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transport/curlFetch';
 import type { FetchLike } from '../transport/fetchLike';
 import { parseModels, parseObject, statusReason } from './httpAnswers';
+import * as words from '../present/words/httpWords';
 import { sglangEngine } from './sglang/sglangEngine';
 import { hasNodePlaceholder, urlForNode } from '../config/nodeUrl';
 import { TunnelAgent } from '../transport/httpAgent';
@@ -73,13 +74,15 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export function describeResult(r: HttpResult): string {
   switch (r.kind) {
     case 'refused':
-      return 'connection refused (port closed)';
+      return words.connectionRefused();
     case 'timeout':
-      return 'no answer in time';
+      return words.noAnswerInTime();
     case 'error':
       return r.message;
     case 'http':
-      return `${statusReason(r.status, r.apiKeySent === true)}${r.truncated ? ' (body cut off)' : ''}`;
+      return r.truncated
+        ? words.bodyCutOff(statusReason(r.status, r.apiKeySent === true))
+        : statusReason(r.status, r.apiKeySent === true);
   }
 }
 
@@ -187,7 +190,7 @@ export class ServerHttpClient {
     if (result.status !== 200)
       return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const ids = parseModels(result.body);
-    if (ids.length === 0) return { ok: false, reason: 'no model listed', result };
+    if (ids.length === 0) return { ok: false, reason: words.noModelListed(), result };
     return { ok: true, ids };
   }
 
@@ -208,7 +211,7 @@ export class ServerHttpClient {
     if (result.status !== 200)
       return { ok: false, reason: statusReason(result.status, result.apiKeySent === true), result };
     const info = result.truncated ? undefined : parseObject(result.body);
-    if (!info) return { ok: false, reason: 'not a JSON object', result };
+    if (!info) return { ok: false, reason: words.notAJsonObject(), result };
     return { ok: true, info, path };
   }
 
@@ -232,10 +235,10 @@ export class ServerHttpClient {
     const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
     if (first !== PROHIBITED) return first;
     if (!this.fallbackFetch)
-      return { kind: 'error', message: `${FORWARDING_PROHIBITED_MESSAGE}: cannot reach ${this.base}` };
+      return { kind: 'error', message: words.cannotReach(FORWARDING_PROHIBITED_MESSAGE, this.base) };
     if (!this.usingFallback) {
       this.usingFallback = true;
-      this.onFallback?.(`${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`);
+      this.onFallback?.(words.nowThroughCurl(FORWARDING_PROHIBITED_MESSAGE, this.base));
     }
     const second = await this.attempt(true, method, path, body, timeoutMs, maxBodyBytes);
     return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
@@ -262,14 +265,12 @@ export class ServerHttpClient {
           ...(route.agent ? { agent: route.agent } : {}),
           signal,
         });
-        if (!res.body) return { kind: 'error', message: 'the server sent no body' };
+        if (!res.body) return { kind: 'error', message: words.noBody() };
         return { kind: 'http', status: res.status, contentType: res.headers.get('content-type') ?? '', body: res.body };
       } catch (error) {
         if (!viaFallback && isForwardingProhibited(error) && this.fallbackFetch) {
           this.usingFallback = true;
-          this.onFallback?.(
-            `${FORWARDING_PROHIBITED_MESSAGE}: HTTP requests to ${this.base} now run curl on the GPU host`,
-          );
+          this.onFallback?.(words.nowThroughCurl(FORWARDING_PROHIBITED_MESSAGE, this.base));
           continue;
         }
         if (isRefusal(error)) return { kind: 'refused' };

@@ -3,6 +3,7 @@
  * confirmation says of each, and how to keep the cache. Pure; monitor/eta/compileForecast.ts
  * foresees the steps.
  */
+import * as l10n from '@vscode/l10n';
 import type { ActivityKind } from '../engine/events';
 import type { CompileForecast, ForeseenStep, Launch } from '../monitor/eta/compileForecast';
 import { formatEta } from './etaText';
@@ -17,16 +18,37 @@ export function compileForecastAdvice(forecast: CompileForecast): string | undef
   return forecast.steps.length && forecast.engine ? adviceOf(forecast.steps, forecast.engine) : undefined;
 }
 
-const NAMES: Readonly<Partial<Record<ActivityKind, string>>> = {
-  deepgemm: 'the DeepGEMM kernel cache',
-  'piecewise-graphs': "torch.compile's cache (Inductor, for the piecewise CUDA graphs)",
-  'torch-compile': "torch.compile's cache",
-};
+function cacheName(kind: ActivityKind): string {
+  switch (kind) {
+    case 'deepgemm':
+      return l10n.t('the DeepGEMM kernel cache');
+    case 'piecewise-graphs':
+      return l10n.t("torch.compile's cache (Inductor, for the piecewise CUDA graphs)");
+    case 'torch-compile':
+      return l10n.t("torch.compile's cache");
+    default:
+      return kind;
+  }
+}
 
 function stepText(s: ForeseenStep): string {
   const length = formatEta(s.lowMs, s.highMs).replace(/ left$/, '');
-  const from = s.from === 'history' ? "as in this server's previous loads" : 'from the published logs';
-  return `${NAMES[s.kind] ?? s.kind} (${s.dir}) is empty: this start compiles its kernels first, about ${formatEta(s.ms).replace(/ left$/, '')} (${length}, ${from})`;
+  const about = formatEta(s.ms).replace(/ left$/, '');
+  return s.from === 'history'
+    ? l10n.t(
+        "{0} ({1}) is empty: this start compiles its kernels first, about {2} ({3}, as in this server's previous loads)",
+        cacheName(s.kind),
+        s.dir,
+        about,
+        length,
+      )
+    : l10n.t(
+        '{0} ({1}) is empty: this start compiles its kernels first, about {2} ({3}, from the published logs)',
+        cacheName(s.kind),
+        s.dir,
+        about,
+        length,
+      );
 }
 
 function adviceOf(steps: readonly ForeseenStep[], engine: Launch['engine']): string {
@@ -34,16 +56,25 @@ function adviceOf(steps: readonly ForeseenStep[], engine: Launch['engine']): str
   for (const s of steps) {
     if (s.kind === 'deepgemm')
       parts.push(
-        "keep the DeepGEMM kernels: set SGLANG_DG_CACHE_DIR to a persistent folder (the unit's Environment=, or a Docker volume: -v deepgemm:/cache/deep_gemm -e SGLANG_DG_CACHE_DIR=/cache/deep_gemm), or fill it ahead while the old server serves with `python3 -m sglang.compile_deep_gemm` and the server's own arguments",
+        l10n.t(
+          "keep the DeepGEMM kernels: set SGLANG_DG_CACHE_DIR to a persistent folder (the unit's Environment=, or a Docker volume: {0}), or fill it ahead while the old server serves with {1} and the server's own arguments",
+          '-v deepgemm:/cache/deep_gemm -e SGLANG_DG_CACHE_DIR=/cache/deep_gemm',
+          '`python3 -m sglang.compile_deep_gemm`',
+        ),
       );
     else if (engine === 'sglang')
       parts.push(
-        "keep torch.compile's cache: set TORCHINDUCTOR_CACHE_DIR to a persistent folder (the default under /tmp is lost when /tmp is cleared or the container is recreated)",
+        l10n.t(
+          "keep torch.compile's cache: set TORCHINDUCTOR_CACHE_DIR to a persistent folder (the default under /tmp is lost when /tmp is cleared or the container is recreated)",
+        ),
       );
     else
       parts.push(
-        "keep vLLM's compile cache: set VLLM_CACHE_ROOT to a persistent folder or mount one (-v vllm-cache:/root/.cache/vllm); vLLM has no separate precompile command, the first start fills it",
+        l10n.t(
+          "keep vLLM's compile cache: set VLLM_CACHE_ROOT to a persistent folder or mount one ({0}); vLLM has no separate precompile command, the first start fills it",
+          '-v vllm-cache:/root/.cache/vllm',
+        ),
       );
   }
-  return `To skip this next time, ${parts.join('; ')}.`;
+  return l10n.t('To skip this next time, {0}.', parts.join('; '));
 }

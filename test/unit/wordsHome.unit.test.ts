@@ -85,7 +85,7 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
  * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
  * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
  */
-const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker'];
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker', 'engine'];
 /**
  * Rooms whose results carry sentences the user reads, by the fields that hold them: an alert's
  * `message:` (a notification), an outcome's `reason:` (a refusal, why a client was chosen) or
@@ -97,6 +97,27 @@ const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   target: ['message', 'reason', 'detail', 'nothing', 'byHand'],
   transport: ['message', 'reason', 'detail'],
   fleet: ['message', 'reason', 'detail'],
+  /**
+   * What the engine judges: an advice's `title`, `evidence`, `action`, published `figure` and why it
+   * is held back or `notApplicable`; why an HTTP answer is no completion (`reason`), what a
+   * multi-node failure means (`meaning`), how tokens are counted (`how`), why a model takes images
+   * or not (`why`). Log patterns are regular expressions, and a server's log line quoted whole
+   * ("Load weight end") is its words, not ours.
+   */
+  engine: [
+    'message',
+    'reason',
+    'detail',
+    'title',
+    'evidence',
+    'action',
+    'figure',
+    'notApplicable',
+    'manual',
+    'meaning',
+    'how',
+    'why',
+  ],
 };
 /** Callees whose arguments are lines of the output channel. */
 const LOG_CALLS = new Set(['log', 'sayLacking']);
@@ -104,6 +125,8 @@ const LOG_CALLS = new Set(['log', 'sayLacking']);
 /** The literals an expression is made of: through conditionals, `+`, parentheses and template substitutions. */
 function literalsOf(node: ts.Expression): string[] {
   if (ts.isParenthesizedExpression(node)) return literalsOf(node.expression);
+  if (ts.isArrayLiteralExpression(node)) return node.elements.flatMap(literalsOf);
+  if (ts.isArrowFunction(node) && !ts.isBlock(node.body)) return literalsOf(node.body);
   if (ts.isConditionalExpression(node)) return [...literalsOf(node.whenTrue), ...literalsOf(node.whenFalse)];
   if (ts.isBinaryExpression(node)) return [...literalsOf(node.left), ...literalsOf(node.right)];
   const text = literalText(node);
@@ -126,7 +149,7 @@ export function logSentencesIn(
   const found: { line: number; text: string }[] = [];
   const take = (node: ts.Node, args: readonly ts.Expression[]): void => {
     for (const words of args.flatMap(literalsOf))
-      if (ownWords(words) >= 2)
+      if (ownWords(words) >= 2 && !/^".*"$/.test(words))
         found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
   };
   const visit = (node: ts.Node): void => {
@@ -234,7 +257,7 @@ describe('words in one home', function () {
     );
   });
 
-  it('no log line in the watch, the targets, the transports, the fleet or the broker is a sentence of its own: present/words holds them', () => {
+  it('no log line in the watch, the targets, the transports, the fleet, the broker or the engine is a sentence of its own: present/words holds them', () => {
     const found = logStrays();
     assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);
   });
@@ -261,6 +284,23 @@ describe('words in one home', function () {
       ],
     );
     assert.deepEqual(logSentencesIn('probe.ts', code, []).length, 2);
+  });
+
+  it("the engine's check sees an advice's title and evidence, a meaning in a rule's arrow, and lets a quoted log line and a regular expression pass", () => {
+    const code = [
+      "return { title: 'Warm the page cache first', evidence: [took, cold ? 'read cold from NVMe' : flagNotSet(f)] };",
+      'const rule = { meaning: (m) => `only ${m[1]} ranks reached the rendezvous` };',
+      'return { evidence: [\'"Loading safetensors checkpoint shards"\'], pattern: /Load weight end/ };',
+      "return { ok: false, reason: words.bodyEmpty(), how: estimated('no tokenizer') };",
+    ].join('\n');
+    assert.deepEqual(
+      logSentencesIn('probe.ts', code, ['title', 'evidence', 'meaning', 'reason', 'how']).map((s) => [s.line, s.text]),
+      [
+        [1, 'Warm the page cache first'],
+        [1, 'read cold from NVMe'],
+        [2, 'only ${} ranks reached the rendezvous'],
+      ],
+    );
   });
 
   it('no sentence in the load state (a failure summary, a signal, a warning) is written there: present/words holds them', () => {

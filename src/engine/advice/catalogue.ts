@@ -5,6 +5,16 @@
  * advice is held back from an older engine, never offered to one that would refuse the flag.
  */
 import type { LogFacts } from './logFacts';
+import {
+  benchmarksSource,
+  deepGemmFigure,
+  deepGemmManual,
+  graphMaxBsFigure,
+  multiThreadFigure,
+  prefetchFigure,
+  warmCacheFigure,
+  warmCacheManual,
+} from '../../present/words/adviceWords';
 
 export type AdviceId =
   | 'sglang-multithread-load'
@@ -14,26 +24,26 @@ export type AdviceId =
   | 'warm-page-cache';
 
 export interface CatalogueEntry {
-  readonly figure: string;
+  /** The published figure in the display language, its measured numbers written here. */
+  readonly figure: () => string;
   readonly sources: readonly string[];
   /** The first engine release that accepts the change; undefined: no flag, or every release. */
   readonly minVersion?: string;
   /** The log itself proves the engine knows the flag (it names it). */
   readonly provenByLog?: (log: LogFacts) => boolean;
   /** Why it is not a command-line change that can be applied from here. */
-  readonly manual?: string;
+  readonly manual?: () => string;
 }
 
 export const CATALOGUE: Readonly<Record<AdviceId, CatalogueEntry>> = {
   'sglang-multithread-load': {
-    figure: 'DeepSeek-R1 from NVMe: 217 s -> 65 s; from the page cache: 60 s -> 32 s',
+    figure: () => multiThreadFigure('DeepSeek-R1', [217, 65], [60, 32]),
     sources: ['https://github.com/sgl-project/sglang/pull/7277', 'https://github.com/sgl-project/sglang/pull/7943'],
     // #7277 merged in June 2025 (after v0.4.7); v0.4.9 is the first release counted on.
     minVersion: '0.4.9',
   },
   'vllm-prefetch': {
-    figure:
-      'DeepSeek-V3-0324 on 8xB200: weights 1500 s -> 435 s (a second server: 3660 s -> 215 s); vLLM turns it on by itself only on NFS and Lustre',
+    figure: () => prefetchFigure('DeepSeek-V3-0324', '8xB200', [1500, 435], [3660, 215], ['NFS', 'Lustre']),
     sources: ['https://github.com/vllm-project/vllm/pull/36012', 'https://github.com/vllm-project/vllm/pull/51339'],
     // #36012 opened 2026-03-04 (the flag itself came with #24469, v0.11.0); v0.18.0 is the first counted on.
     minVersion: '0.18.0',
@@ -41,19 +51,16 @@ export const CATALOGUE: Readonly<Record<AdviceId, CatalogueEntry>> = {
     provenByLog: (log) => log.autoPrefetchDisabledOn !== undefined,
   },
   'deepgemm-precompile': {
-    figure:
-      'SGLang: "typically 10-20 mins if you have not run sglang.compile_deep_gemm"; a persistent SGLANG_DG_CACHE_DIR avoids it on later starts, though some users still see a recompile',
+    figure: () => deepGemmFigure('"typically 10-20 mins if you have not run sglang.compile_deep_gemm"'),
     sources: [
       'https://github.com/sgl-project/sglang/issues/15891',
       'https://github.com/sgl-project/sglang/issues/24453',
       'https://github.com/sgl-project/sglang/issues/29170',
     ],
-    manual:
-      'a command to run once on the host and an environment variable, not a command-line flag: nothing is changed from here',
+    manual: deepGemmManual,
   },
   'cuda-graph-max-bs': {
-    figure:
-      'SGLang captures one CUDA graph per batch size up to --cuda-graph-max-bs, and serves nothing during the capture; the default list grew in 2025 (up to 52 sizes on H200)',
+    figure: () => graphMaxBsFigure('--cuda-graph-max-bs', 2025, 52, 'H200'),
     sources: [
       'https://github.com/sgl-project/sglang/pull/10590',
       'https://github.com/sgl-project/sglang/pull/10372',
@@ -63,9 +70,8 @@ export const CATALOGUE: Readonly<Record<AdviceId, CatalogueEntry>> = {
     minVersion: '0.4.0',
   },
   'warm-page-cache': {
-    figure:
-      "a warm page cache turns the cold weight read into a memory copy: the extension's pre-warm measured 0.33x of the cold downtime on the simulated host",
-    sources: ['BENCHMARKS.md (page-cache pre-warm)'],
-    manual: 'not a command-line change: the restart dialog offers to warm the page cache first',
+    figure: () => warmCacheFigure(0.33),
+    sources: [benchmarksSource('BENCHMARKS.md', 'page-cache pre-warm')],
+    manual: warmCacheManual,
   },
 };

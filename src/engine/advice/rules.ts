@@ -1,7 +1,8 @@
 /**
  * Advice with its evidence: what would cut the largest phase of a load, named only when this
  * load's log, the unit's command line and the host show the reason, with the published figure
- * and where it was published. Pure. The catalogue of figures and versions: ./catalogue.ts.
+ * and where it was published. Pure; the words are present/words/adviceWords.ts, the catalogue of
+ * figures and versions ./catalogue.ts.
  */
 import { getFlag } from '../execStart';
 import type { EngineId as Engine } from '../engine';
@@ -9,6 +10,7 @@ import type { LoadPhase } from '../events';
 import { atLeast, type EngineVersion } from './version';
 import type { LogFacts } from './logFacts';
 import { CATALOGUE, type AdviceId } from './catalogue';
+import * as words from '../../present/words/adviceWords';
 
 /** What the host says, where known. */
 export interface HostFacts {
@@ -106,10 +108,15 @@ export function formatMs(ms: number): string {
   return `${m}m ${String(s % 60).padStart(2, '0')}s`;
 }
 
-function phaseEvidence(log: LogFacts, phase: LoadPhase, name: string): string {
+/** The phases advice cuts, with how each says what it took. */
+const PHASE_TOOK = {
+  'loading weights': words.loadingWeightsTook,
+  'capturing CUDA graphs': words.capturingGraphsTook,
+} as const;
+
+function phaseEvidence(log: LogFacts, phase: keyof typeof PHASE_TOOK): string {
   const ms = log.phaseMs[phase] ?? 0;
-  const largest = largestPhase(log)?.phase === phase;
-  return `${name} took ${formatMs(ms)} of ${formatMs(log.totalMs)}${largest ? ' (the largest phase)' : ''}`;
+  return PHASE_TOOK[phase](formatMs(ms), formatMs(log.totalMs), largestPhase(log)?.phase === phase);
 }
 
 function hasFlag(argv: readonly string[], flag: string): boolean {
@@ -143,24 +150,30 @@ export function advise(input: AdviceInput): AdviceResult {
       const name = input.engine === 'vllm' ? 'vLLM' : 'SGLang';
       const proven = entry.provenByLog?.(input.log) === true;
       if (!proven && input.version === undefined) {
-        notApplicable = `the ${name} version on the host is unknown (it needs ${entry.minVersion} or later): check that it accepts ${draft.change?.flag ?? 'this'} before you change anything`;
+        notApplicable = words.versionUnknown(name, entry.minVersion, draft.change?.flag);
       } else if (!proven && input.version) {
         const ok = atLeast(input.version.text, entry.minVersion);
         if (ok === undefined) {
-          notApplicable = `the ${name} version "${input.version.text}" (${input.version.source}) is not a release number`;
+          notApplicable = words.versionNotARelease(name, input.version.text, input.version.source);
         } else if (!ok) {
           heldBack.push({
             id: draft.id,
-            reason: `${name} ${input.version.text} (${input.version.source}) predates ${entry.minVersion}, the first release with ${draft.change?.flag ?? draft.title}`,
+            reason: words.versionPredates(
+              name,
+              input.version.text,
+              input.version.source,
+              entry.minVersion,
+              draft.change?.flag ?? draft.title,
+            ),
           });
           continue;
         }
       }
     }
-    if (!draft.change && notApplicable === undefined) notApplicable = entry.manual;
+    if (!draft.change && notApplicable === undefined) notApplicable = entry.manual?.();
     advice.push({
       ...draft,
-      figure: entry.figure,
+      figure: entry.figure(),
       sources: entry.sources,
       ...(notApplicable !== undefined ? { notApplicable } : {}),
     });
@@ -170,7 +183,8 @@ export function advise(input: AdviceInput): AdviceResult {
 
 // ------------------------------------------------------------------------------ rules
 
-const MULTITHREAD_CONFIG = '{"enable_multithread_load": true, "num_threads": 8}';
+const LOADER_THREADS = 8;
+const MULTITHREAD_CONFIG = `{"enable_multithread_load": true, "num_threads": ${LOADER_THREADS}}`;
 const LOADER_FLAG = '--model-loader-extra-config';
 
 function multiThreadLoad(input: AdviceInput): Draft | undefined {
@@ -182,15 +196,15 @@ function multiThreadLoad(input: AdviceInput): Draft | undefined {
   if (format !== undefined && !['auto', 'safetensors', 'pt'].includes(format)) return undefined;
   return {
     id: 'sglang-multithread-load',
-    title: 'Load the weights with 8 threads',
+    title: words.multiThreadLoadTitle(LOADER_THREADS),
     phase: 'loading weights',
     evidence: [
-      phaseEvidence(log, 'loading weights', 'loading weights'),
+      phaseEvidence(log, 'loading weights'),
       log.shardLoader === 'single-thread'
-        ? 'the log shows the single-threaded loader ("Loading safetensors checkpoint shards")'
-        : `${LOADER_FLAG} is not set`,
+        ? words.singleThreadLoaderSeen('"Loading safetensors checkpoint shards"')
+        : words.flagNotSet(LOADER_FLAG),
     ],
-    action: `add ${LOADER_FLAG} '${MULTITHREAD_CONFIG}'`,
+    action: words.addFlag(`${LOADER_FLAG} '${MULTITHREAD_CONFIG}'`),
     change: { flag: LOADER_FLAG, value: MULTITHREAD_CONFIG },
   };
 }
@@ -214,20 +228,17 @@ function vllmPrefetch(input: AdviceInput): Draft | undefined {
     host.modelBytes > 0.9 * host.memAvailableBytes
   )
     return undefined;
-  const evidence = [phaseEvidence(log, 'loading weights', 'loading weights')];
-  if (offOn) evidence.push(`vLLM said auto-prefetch is off on this filesystem (${offOn})`);
-  else
-    evidence.push(
-      `the weights were read cold (${Math.round((host.residentShareAtStart ?? 0) * 100)} % in the page cache at the start) from ${host.fsType}, where vLLM does not prefetch by itself`,
-    );
+  const evidence = [phaseEvidence(log, 'loading weights')];
+  if (offOn) evidence.push(words.autoPrefetchOff(offOn));
+  else evidence.push(words.readCold(Math.round((host.residentShareAtStart ?? 0) * 100), host.fsType));
   if (host.memAvailableBytes !== undefined && host.modelBytes !== undefined)
-    evidence.push(`the weights (${gib(host.modelBytes)}) fit in the available memory (${gib(host.memAvailableBytes)})`);
+    evidence.push(words.weightsFit(gib(host.modelBytes), gib(host.memAvailableBytes)));
   return {
     id: 'vllm-prefetch',
-    title: 'Prefetch the checkpoint into the page cache',
+    title: words.prefetchTitle(),
     phase: 'loading weights',
     evidence,
-    action: 'add --safetensors-load-strategy prefetch',
+    action: words.addFlag('--safetensors-load-strategy prefetch'),
     change: { flag: '--safetensors-load-strategy', value: 'prefetch' },
   };
 }
@@ -241,15 +252,13 @@ function deepGemmPrecompile({ engine, argv, log, host }: AdviceInput): Draft | u
   const tp = getFlag(argv, '--tp') ?? getFlag(argv, '--tp-size') ?? getFlag(argv, '--tensor-parallel-size');
   return {
     id: 'deepgemm-precompile',
-    title: 'Pre-compile the DeepGEMM kernels once',
+    title: words.deepGemmTitle(),
     phase: 'capturing CUDA graphs',
     evidence: [
-      `this load compiled DeepGEMM kernels for ${formatMs(ms)} ("Entering DeepGEMM JIT Pre-Compile session")`,
-      cacheDir
-        ? `SGLANG_DG_CACHE_DIR is set (${cacheDir}) and the kernels were compiled anyway`
-        : 'SGLANG_DG_CACHE_DIR is not set in the unit',
+      words.deepGemmCompiled(formatMs(ms), '"Entering DeepGEMM JIT Pre-Compile session"'),
+      cacheDir ? words.deepGemmCacheSetYetCompiled(cacheDir) : words.deepGemmCacheUnset(),
     ],
-    action: `run once: python3 -m sglang.compile_deep_gemm --model ${model}${tp ? ` --tp ${tp}` : ''} (with the server's other arguments), and keep SGLANG_DG_CACHE_DIR on a persistent disk`,
+    action: words.deepGemmAction(`python3 -m sglang.compile_deep_gemm --model ${model}${tp ? ` --tp ${tp}` : ''}`),
   };
 }
 
@@ -273,17 +282,16 @@ function cudaGraphMaxBs(input: AdviceInput): Draft | undefined {
   const largestBs = log.graphBatchSizes?.length ? Math.max(...log.graphBatchSizes) : undefined;
   const current = set !== undefined ? Number(set) : largestBs;
   if (current !== undefined && current <= GRAPH_BS_SUGGESTED) return undefined;
-  const evidence = [phaseEvidence(withoutCompile, 'capturing CUDA graphs', 'capturing CUDA graphs')];
-  if (compileMs > 0) evidence.push(`(without the ${formatMs(compileMs)} of DeepGEMM compiling inside it)`);
-  if (log.graphBatchSizes?.length)
-    evidence.push(`${log.graphBatchSizes.length} batch sizes were captured, up to ${largestBs}`);
-  evidence.push(set !== undefined ? `--cuda-graph-max-bs is ${set}` : '--cuda-graph-max-bs is not set');
+  const evidence = [phaseEvidence(withoutCompile, 'capturing CUDA graphs')];
+  if (compileMs > 0) evidence.push(words.withoutDeepGemm(formatMs(compileMs)));
+  if (log.graphBatchSizes?.length) evidence.push(words.batchSizesCaptured(log.graphBatchSizes.length, largestBs));
+  evidence.push(set !== undefined ? words.flagIs('--cuda-graph-max-bs', set) : words.flagNotSet('--cuda-graph-max-bs'));
   return {
     id: 'cuda-graph-max-bs',
-    title: `Capture CUDA graphs up to batch size ${GRAPH_BS_SUGGESTED} only`,
+    title: words.graphMaxBsTitle(GRAPH_BS_SUGGESTED),
     phase: 'capturing CUDA graphs',
     evidence,
-    action: `set --cuda-graph-max-bs ${GRAPH_BS_SUGGESTED} (only if the server rarely runs more than ${GRAPH_BS_SUGGESTED} requests at once: larger batches then run without CUDA graphs)`,
+    action: words.graphMaxBsAction('--cuda-graph-max-bs', GRAPH_BS_SUGGESTED),
     change: { flag: '--cuda-graph-max-bs', value: String(GRAPH_BS_SUGGESTED) },
   };
 }
@@ -297,13 +305,13 @@ function warmCache(input: AdviceInput): Draft | undefined {
   if (host.modelBytes > host.memAvailableBytes * 0.9) return undefined;
   return {
     id: 'warm-page-cache',
-    title: 'Warm the page cache before the restart',
+    title: words.warmCacheTitle(),
     phase: 'loading weights',
     evidence: [
-      phaseEvidence(log, 'loading weights', 'loading weights'),
-      `${Math.round(host.residentShareAtStart * 100)} % of the weights were in the page cache when the load began`,
-      `the weights (${gib(host.modelBytes)}) fit in the available memory (${gib(host.memAvailableBytes)})`,
+      phaseEvidence(log, 'loading weights'),
+      words.residentAtStart(Math.round(host.residentShareAtStart * 100)),
+      words.weightsFit(gib(host.modelBytes), gib(host.memAvailableBytes)),
     ],
-    action: 'read the weights into the page cache before the next restart (the restart dialog offers it)',
+    action: words.warmCacheAction(),
   };
 }

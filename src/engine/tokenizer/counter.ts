@@ -8,6 +8,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { frame, type FramedMessage, type FramingKind } from './framing';
 import { tiktokenBpe, TokenizerFileError } from './tiktokenFile';
 import { noTokenizer, notJson, tokenizerUnloadable } from '../../present/words/modelWords';
+import * as words from '../../present/words/tokenizerWords';
 
 export interface SyncTokenCounter {
   /** How counts are made, for the log: "exact: tiktoken.model (163840 ranks) ..." or "estimated: ...". */
@@ -60,7 +61,12 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncT
     const plain = (text: string) => (text === '' ? 0 : encoder.encode(text, 'all', []).length);
     const markup = (text: string) => encoder.encode(text, 'all', []).length;
     return {
-      how: `exact: the model's tiktoken.model (${bpe.bpe_ranks.split('\n').length} ranks, sha256 ${checksum.slice(0, 12)}) with Kimi's pre-tokenizer pattern and ${specials.length} special tokens; messages framed as ${kind === 'kimi' ? "Kimi's chat template" : 'text + 4 tokens'}`,
+      how: words.exactTiktoken(
+        bpe.bpe_ranks.split('\n').length,
+        checksum.slice(0, 12),
+        specials.length,
+        words.chatFraming(kind),
+      ),
       exact: true,
       countText: plain,
       countMessage: messageCounter(kind, plain, markup),
@@ -78,7 +84,7 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncT
   const kind: FramingKind = added.includes('<|im_start|>') && added.includes('<|im_end|>') ? 'chatml' : 'plain';
   const count = (text: string) => (text === '' ? 0 : tokenizer.encode(text, { add_special_tokens: false }).ids.length);
   return {
-    how: `exact: the model's tokenizer.json (sha256 ${checksum.slice(0, 12)}); messages framed as ${kind === 'chatml' ? 'ChatML' : 'text + 4 tokens'}`,
+    how: words.exactTokenizerJson(checksum.slice(0, 12), words.chatFraming(kind)),
     exact: true,
     countText: count,
     countMessage: messageCounter(kind, count, count),
@@ -89,7 +95,7 @@ export function counterFromFiles(files: TokenizerFiles, checksum: string): SyncT
 export function estimateCounter(why: string): SyncTokenCounter {
   const plain = (text: string) => Math.ceil(text.length / 4);
   return {
-    how: `estimated (characters / 4, 4 tokens a message): ${why}`,
+    how: words.estimated(why),
     exact: false,
     countText: plain,
     countMessage: messageCounter('plain', plain, plain),

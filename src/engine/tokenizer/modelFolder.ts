@@ -5,6 +5,7 @@
  * quoted; every read is bounded.
  */
 import { assertAbsolutePath, quote } from '../../transport/shell';
+import * as words from '../../present/words/tokenizerWords';
 
 /** The files read, with the most of each that is read (Kimi's tiktoken.model: 2.8 MB; a tokenizer.json: up to ~20 MB). */
 export const MODEL_FILE_LIMITS = {
@@ -89,18 +90,18 @@ export interface ImageSupport {
 
 /** Whether the model takes images, from its config.json: a vision tower's config. */
 export function imageSupport(configText: string | undefined): ImageSupport {
-  if (configText === undefined) return { images: false, why: 'the model folder has no readable config.json' };
+  if (configText === undefined) return { images: false, why: words.noReadableConfig() };
   let config: Record<string, unknown>;
   try {
     config = JSON.parse(configText) as Record<string, unknown>;
   } catch {
-    return { images: false, why: 'config.json is not JSON' };
+    return { images: false, why: words.configNotJson() };
   }
   for (const key of ['vision_config', 'vision_tower_config', 'mm_vision_tower', 'vision_tower']) {
-    if (config[key] !== undefined && config[key] !== null) return { images: true, why: `config.json has ${key}` };
+    if (config[key] !== undefined && config[key] !== null) return { images: true, why: words.configHas(key) };
   }
   const text = config.text_config as Record<string, unknown> | undefined;
   if (text && (config.image_token_id !== undefined || config.media_placeholder_token_id !== undefined))
-    return { images: true, why: 'config.json names an image token' };
-  return { images: false, why: 'config.json has no vision tower (vision_config)' };
+    return { images: true, why: words.configNamesImageToken() };
+  return { images: false, why: words.noVisionTower() };
 }

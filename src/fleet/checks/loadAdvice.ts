@@ -22,6 +22,7 @@ import { measureResidency } from '../../monitor/forecast/warmCache';
 import { fsTypeCommand } from '../../host/pageCache';
 import { ServerSession } from '../../monitor/watch/session';
 import { cannotApply, noServerCommandLine, notACommandLineChange } from '../../present/words/fleetWords';
+import { dockerByHand, versionFromTheLog } from '../../present/words/adviceWords';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {
@@ -97,9 +98,7 @@ function byHand(profile: ServerProfile, target: Target, result: AdviceResult): A
   return {
     ...result,
     advice: result.advice.map((a) =>
-      a.change && !a.notApplicable
-        ? { ...a, notApplicable: `${profile.unit} runs in Docker: ${a.action} in its command line by hand` }
-        : a,
+      a.change && !a.notApplicable ? { ...a, notApplicable: dockerByHand(profile.unit, a.action) } : a,
     ),
   };
 }
@@ -162,7 +161,7 @@ async function engineVersion(
   start: number,
   say: (line: string) => void,
 ): Promise<EngineVersion | undefined> {
-  if (log.version) return { text: log.version, source: 'the log' };
+  if (log.version) return { text: log.version, source: versionFromTheLog() };
   const path = engine === 'vllm' ? '/version' : '/server_info';
   try {
     if (engine === 'sglang') {

@@ -104,3 +104,8 @@ export function scriptFlagsDiffer(file: string, flags: string): string {
 export function scriptWrittenOtherwise(file: string, flags: string): string {
   return l10n.t("the server's command in {0} is written in a way Kimi does not rewrite: add {1} by hand", file, flags);
 }
+
+/** The command line has no server command to change: `names`, the commands looked for; `argv`, its start. */
+export function noServerCommandIn(names: string, argv: string): string {
+  return l10n.t('no {0} in ExecStart: {1}', names, argv);
+}

@@ -62,7 +62,7 @@ async function gather(
     ...(share !== undefined ? { residentShareAtStart: share } : {}),
   });
   log.info(`[${server.name}] ${adviceHeader(server.name, report.result, report.log.totalMs)}`);
-  for (const h of report.result.heldBack) log.info(`[${server.name}] not advised: ${h.reason}`);
+  for (const h of report.result.heldBack) log.info(`[${server.name}] ${l10n.t('not advised: {0}', h.reason)}`);
   log.info(`[${server.name}] ${versionLine(report.engine, report.version)}`);
   return { session, report };
 }
@@ -70,8 +70,8 @@ async function gather(
 function pickItem(advice: Advice): vscode.QuickPickItem & { advice: Advice } {
   return {
     label: advice.title,
-    description: advice.notApplicable ? '(not applied from here)' : advice.action,
-    detail: `${advice.evidence.join('; ')}. Published: ${advice.figure} (${advice.sources.join(', ')})`,
+    description: advice.notApplicable ? l10n.t('(not applied from here)') : advice.action,
+    detail: l10n.t('{0}. Published: {1} ({2})', advice.evidence.join('; '), advice.figure, advice.sources.join(', ')),
     advice,
   };
 }

@@ -7,6 +7,7 @@ import { engineById, type EngineId } from '../engine/engine';
 import Ajv from 'ajv';
 import { getFlag } from '../engine/execStart';
 import type { ArgumentFault, Fact } from '../present/words/verifyFindings';
+import { nestedTooDeeply } from '../present/words/findingWords';
 
 /**
  * 'inconclusive': the answer was cut by max_tokens before it could show whether the parser works
@@ -87,7 +88,7 @@ export function showJson(v: unknown): string {
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {
-    return '(nested too deeply to show)';
+    return nestedTooDeeply();
   }
 }
 

@@ -5,6 +5,9 @@
  * check whose time ran out is inconclusive rather than a parser fault.
  */
 import type { CheckName } from './checks';
+import { checkLine, progressWord } from '../present/words/verifyProgressWords';
+
+export { checkLine, progressWord, tallyText } from '../present/words/verifyProgressWords';
 import { isRecord, reasoningOf, result, type Judgement } from './judges';
 import type { Streamed } from '../present/words/verifyFindings';
 
@@ -98,36 +101,6 @@ export interface VerifyProgress {
   readonly running: readonly CheckProgress[];
 }
 
-function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function seconds(ms: number): string {
-  return `${Math.max(0, Math.floor(ms / 1000))} s`;
-}
-
-/** "1,830 tokens of reasoning so far, budget 2,048": what the answer carried so far. */
-export function tallyText(c: CheckProgress): string {
-  const budget = c.budget !== undefined ? `, budget ${count(c.budget)}${c.retry ? ' (retry)' : ''}` : '';
-  if (!c.stream) return c.budget !== undefined ? `no answer yet: a plain answer comes whole${budget}` : 'no answer yet';
-  const t = c.tally;
-  if (t.reasoningTokens === 0 && t.answerTokens === 0)
-    return c.respondedAt === undefined
-      ? `no response yet: queued behind other requests or at the server${budget}`
-      : `nothing streamed yet${budget}`;
-  const parts = [
-    ...(t.reasoningTokens > 0 ? [`${count(t.reasoningTokens)} tokens of reasoning`] : []),
-    ...(t.answerTokens > 0 ? [`${count(t.answerTokens)} of the answer`] : []),
-  ];
-  return `${parts.join(', ')} so far${budget}`;
-}
-
-/** "reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
-export function checkLine(c: CheckProgress, now: number): string {
-  if (c.askedAt === undefined) return `${c.name} waiting for a free slot`;
-  return `${c.name} waiting ${seconds(now - c.askedAt)} (${tallyText(c)})`;
-}
-
 /** The check a user is told about: the longest-waiting stream that carried something, else the longest-waiting one. */
 export function slowestCheck(p: VerifyProgress): CheckProgress | undefined {
   const asked = p.running.filter((c) => c.askedAt !== undefined && c.endedAt === undefined);
@@ -135,11 +108,6 @@ export function slowestCheck(p: VerifyProgress): CheckProgress | undefined {
     list.reduce<CheckProgress | undefined>((a, c) => (a === undefined || c.askedAt! < a.askedAt! ? c : a), undefined);
   const streaming = asked.filter((c) => c.stream && (c.tally.reasoningTokens > 0 || c.tally.answerTokens > 0));
   return earliest(streaming) ?? earliest(asked);
-}
-
-/** "verifying 5/16": the status bar's few words. */
-export function progressWord(p: VerifyProgress): string {
-  return `verifying ${p.done}/${p.total}`;
 }
 
 /** "verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */

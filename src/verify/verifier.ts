@@ -75,10 +75,7 @@ async function verifyOn(deps: VerifierDeps, expected: ExpectedParsers, board: Pr
   const budgets =
     contextFromInfo !== undefined
       ? chooseBudgets(contextFromInfo, '/server_info context_length')
-      : chooseBudgets(
-          found.maxModelLen,
-          found.maxModelLen !== undefined ? '/v1/models max_model_len' : 'neither /server_info nor /v1/models gave one',
-        );
+      : chooseBudgets(found.maxModelLen, found.maxModelLen !== undefined ? '/v1/models max_model_len' : undefined);
   const limit = Math.max(
     1,
     Math.min(deps.concurrency ?? CONCURRENCY, maxRunningRequests(info) ?? Number.MAX_SAFE_INTEGER),

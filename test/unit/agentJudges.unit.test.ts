@@ -10,7 +10,8 @@ import {
   judgeToolIds,
   toolCallsOf,
 } from '../../src/verify/agentJudges';
-import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
+import { chooseBudgets, contextLengthOf } from '../../src/verify/budget';
+import { budgetWords } from '../../src/present/words/verifyProgressWords';
 import {
   carriedReasoningRequest,
   CHECKS,
@@ -402,7 +403,7 @@ describe('budgets', () => {
     });
     assert.equal(chooseBudgets(2, 's').retry, undefined);
     assert.equal(
-      describeBudgets(chooseBudgets(262144, '/v1/models max_model_len')),
+      budgetWords(chooseBudgets(262144, '/v1/models max_model_len')),
       'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /v1/models max_model_len',
     );
   });

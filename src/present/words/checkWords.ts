@@ -109,6 +109,25 @@ const WORDS: Readonly<Record<PlainCheck, (p: CheckPrompts) => CheckWords>> = {
 
 const STREAM = ' (stream)';
 
+const TITLES: Readonly<Record<PlainCheck, () => string>> = {
+  'server flags': () => l10n.t('server flags'),
+  reasoning: () => l10n.t('reasoning'),
+  'thinking off': () => l10n.t('thinking off'),
+  'tool calling': () => l10n.t('tool calling'),
+  'tool round trip': () => l10n.t('tool round trip'),
+  'reasoning carried through tool calls': () => l10n.t('reasoning carried through tool calls'),
+  'parallel tool calls': () => l10n.t('parallel tool calls'),
+  'tool_choice required': () => l10n.t('tool_choice required'),
+  'named tool choice': () => l10n.t('named tool choice'),
+  'tool-call ids': () => l10n.t('tool-call ids'),
+};
+
+/** A check's name as a user reads it (the name itself, the identifier of --json and the broker, stays). */
+export function checkTitle(name: WordedCheck): string {
+  if (!name.endsWith(STREAM)) return TITLES[name as PlainCheck]();
+  return l10n.t('{0} (stream)', TITLES[name.slice(0, -STREAM.length) as PlainCheck]());
+}
+
 /** A check's words; a streamed check says it is streamed, and that agents get this one. */
 export function checkWords(name: WordedCheck, prompts: CheckPrompts): CheckWords {
   if (!name.endsWith(STREAM)) return WORDS[name as PlainCheck](prompts);

@@ -12,6 +12,11 @@ export const EVIDENCE_MAX = 200;
 /** Out of time with the model at work says more: what it streamed and how fast. */
 const SLOW_EVIDENCE_MAX = 260;
 
+/** In place of a body nested too deeply for JSON.stringify to show. */
+export function nestedTooDeeply(): string {
+  return l10n.t('(nested too deeply to show)');
+}
+
 function oneLine(s: string, max: number): string {
   const one = s.replace(/\s+/g, ' ');
   return one.length <= max ? one : `${one.slice(0, max - 1)}…`;

@@ -5,7 +5,6 @@
  */
 import * as l10n from '@vscode/l10n';
 import type { ArgumentFault, Fact, NoFollowUp, Streamed } from './verifyFindings';
-import { noAnswerWithin } from './verifyWords';
 
 /** The evidence shown for a check is at most this long (the table shows its first 120 characters). */
 export const EVIDENCE_MAX = 200;
@@ -251,7 +250,7 @@ export function factWords(f: Fact): string {
     case 'requestFailed':
       return l10n.t('{0}: request failed: {1}', f.what ?? l10n.t('reading the running command line'), f.message);
     case 'requestTimedOut':
-      return `${f.what ?? l10n.t('reading the running command line')}: ${noAnswerWithin(f.seconds)}`;
+      return l10n.t('{0}: no answer within {1} s', f.what ?? l10n.t('reading the running command line'), f.seconds);
     case 'tooLong':
       return l10n.t('inconclusive: the answer is longer than the client reads ({0} bytes read)', f.bytes);
     case 'cut': {

@@ -4,20 +4,38 @@
  * (the log, the dashboard, the CLI, the agents' tools). Pure.
  */
 import * as l10n from '@vscode/l10n';
-import { describeBudgets } from '../verify/budget';
+import { checkTitle } from './words/checkWords';
+import { budgetWords } from './words/verifyProgressWords';
 import { truncate } from '../verify/judges';
 import { verificationVerdictOf } from '../verify/verdict';
 import type { CheckResult, VerifyResult } from '../verify/verifier';
 
 function names(checks: readonly CheckResult[], status: CheckResult['status']): string[] {
-  return checks.filter((c) => c.status === status).map((c) => c.name);
+  return checks.filter((c) => c.status === status).map((c) => checkTitle(c.name));
+}
+
+function statusWord(status: CheckResult['status']): string {
+  switch (status) {
+    case 'pass':
+      return l10n.t('pass');
+    case 'fail':
+      return l10n.t('fail');
+    case 'inconclusive':
+      return l10n.t('inconclusive');
+    case 'skipped':
+      return l10n.t('skipped');
+  }
 }
 
 /** The inconclusive checks by why: answers cut by max_tokens first, then those out of time. */
 function inconclusiveGroups(result: VerifyResult): { readonly why: string; readonly names: string[] }[] {
   const budget = result.budgets?.retry ?? result.budgets?.first;
-  const cut = result.checks.filter((c) => c.status === 'inconclusive' && c.cause === undefined).map((c) => c.name);
-  const slow = result.checks.filter((c) => c.status === 'inconclusive' && c.cause === 'time').map((c) => c.name);
+  const cut = result.checks
+    .filter((c) => c.status === 'inconclusive' && c.cause === undefined)
+    .map((c) => checkTitle(c.name));
+  const slow = result.checks
+    .filter((c) => c.status === 'inconclusive' && c.cause === 'time')
+    .map((c) => checkTitle(c.name));
   return [
     {
       why:
@@ -71,21 +89,20 @@ export function readySummary(summary: string): string {
 
 /** Fixed-width table for the log; under each check that did not pass, its request and what agents suffer. */
 export function formatTable(result: VerifyResult, evidenceWidth = 120): string {
-  const nameWidth = Math.max(5, ...result.checks.map((c) => c.name.length));
+  const header = [l10n.t('check'), l10n.t('result'), l10n.t('evidence')] as const;
+  const titles = result.checks.map((c) => checkTitle(c.name));
+  const nameWidth = Math.max(5, header[0].length, ...titles.map((t) => t.length));
   const statusWidth = 12;
   const row = (a: string, b: string, c: string): string =>
     `${a.padEnd(nameWidth)}  ${b.padEnd(statusWidth)}  ${c}`.trimEnd();
   const indent = ' '.repeat(nameWidth + statusWidth + 4);
-  const lines = [
-    row('check', 'result', 'evidence'),
-    row('-'.repeat(nameWidth), '-'.repeat(statusWidth), '-'.repeat(8)),
-  ];
-  for (const c of result.checks) {
-    lines.push(row(c.name, c.status, truncate(c.evidence, evidenceWidth)));
-    if (c.consequence !== undefined) lines.push(`${indent}for agents: ${c.consequence}`);
-    if (c.request !== undefined) lines.push(`${indent}request: ${truncate(c.request, evidenceWidth)}`);
+  const lines = [row(...header), row('-'.repeat(nameWidth), '-'.repeat(statusWidth), '-'.repeat(8))];
+  for (const [i, c] of result.checks.entries()) {
+    lines.push(row(titles[i]!, statusWord(c.status), truncate(c.evidence, evidenceWidth)));
+    if (c.consequence !== undefined) lines.push(indent + l10n.t('for agents: {0}', c.consequence));
+    if (c.request !== undefined) lines.push(indent + l10n.t('request: {0}', truncate(c.request, evidenceWidth)));
   }
-  if (result.budgets !== undefined) lines.push(describeBudgets(result.budgets));
-  if (result.model !== undefined) lines.push(`model: ${result.model}`);
+  if (result.budgets !== undefined) lines.push(budgetWords(result.budgets));
+  if (result.model !== undefined) lines.push(l10n.t('model: {0}', result.model));
   return lines.join('\n');
 }

@@ -14,6 +14,7 @@ import type { ProgressBoard } from './progressBoard';
 import { attempt, httpJudgement, parseMaybeJson } from './requests';
 import { assembleStream, judgeStream } from './streamJudge';
 import type { InconclusiveCause, VerifierDeps } from './verifyTypes';
+import type { Fact } from '../present/words/verifyFindings';
 
 /** A retry may take as long as the slowest server we support (100 token/s) needs for its budget. */
 const RETRY_TOKENS_PER_SECOND = 100;
@@ -105,10 +106,7 @@ export async function ask(
   }
   if (r.value.truncated === true)
     return {
-      judgement: result(
-        'inconclusive',
-        `inconclusive: the answer is longer than the client reads (${r.value.body.length} bytes read)`,
-      ),
+      judgement: result('inconclusive', { kind: 'tooLong', bytes: r.value.body.length }),
       request,
     };
   const http = httpJudgement(r.value.status, parseMaybeJson(r.value.body));
@@ -120,12 +118,11 @@ export async function ask(
   return { judgement: judgeStream(r.value.body, judge), answer: assembleStream(r.value.body), request };
 }
 
-function cutEvidence(answer: unknown, budget: number): string {
+/** An answer cut at `budget`, then what came of it, before the facts of its judgement. */
+function cut(answer: unknown, budget: number, then: Extract<Fact, { kind: 'cut' }>['then'], inner: Judgement): Fact {
   const content = (answer as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
-  const empty = typeof content !== 'string' || content.trim() === '';
-  return empty
-    ? `the reasoning used the whole budget of ${budget} tokens`
-    : `the answer was cut at the budget of ${budget} tokens`;
+  const reasoningOnly = typeof content !== 'string' || content.trim() === '';
+  return { kind: 'cut', budget, reasoningOnly, then, inner: inner.facts };
 }
 
 /**
@@ -145,10 +142,7 @@ export async function askWithinBudget(
   if (retry === undefined) {
     return {
       ...a,
-      judgement: result(
-        'inconclusive',
-        `inconclusive: ${cutEvidence(a.answer, first)} (finish_reason "length"; the context leaves no room for more) | ${a.judgement.evidence}`,
-      ),
+      judgement: result('inconclusive', cut(a.answer, first, { kind: 'noRoom' }, a.judgement)),
     };
   }
   const timeoutMs = Math.max(run.deps.timeoutMs, Math.ceil((retry / RETRY_TOKENS_PER_SECOND) * 1000));
@@ -156,33 +150,24 @@ export async function askWithinBudget(
   if (b.answer !== undefined && finishReasonOf(b.answer) === 'length' && b.judgement.status !== 'pass') {
     return {
       ...b,
-      judgement: result(
-        'inconclusive',
-        `inconclusive: ${cutEvidence(b.answer, retry)} (finish_reason "length", first ${first}, then ${retry}) | ${b.judgement.evidence}`,
-      ),
+      judgement: result('inconclusive', cut(b.answer, retry, { kind: 'cutAgain', first, retry }, b.judgement)),
     };
   }
   if (b.cause === 'time')
     return {
       ...b,
-      judgement: result(
-        'inconclusive',
-        `inconclusive: ${cutEvidence(a.answer, first)}; then at ${retry}, ${b.judgement.evidence.replace(/^inconclusive: /, '')}`,
-      ),
+      judgement: result('inconclusive', cut(a.answer, first, { kind: 'retryOutOfTime', retry }, b.judgement)),
     };
   if (b.judgement.status === 'skipped')
     return {
       ...b,
-      judgement: result(
-        'inconclusive',
-        `inconclusive: ${cutEvidence(a.answer, first)}; the retry at ${retry} got no answer: ${b.judgement.evidence}`,
-      ),
+      judgement: result('inconclusive', cut(a.answer, first, { kind: 'retryUnanswered', retry }, b.judgement)),
     };
   return {
     ...b,
     judgement: result(
       b.judgement.status,
-      `at ${retry} tokens (${first} cut the answer): ${b.judgement.evidence}`,
+      { kind: 'retried', first, retry, inner: b.judgement.facts },
       b.judgement.fault,
     ),
   };

@@ -19,12 +19,12 @@ export interface Budgets {
   /** undefined when the context leaves no room for a bigger budget. */
   readonly retry: number | undefined;
   readonly thinkingOff: number;
-  /** The context length they were chosen from, and where it was read. */
+  /** The context length they were chosen from, and where it was read (undefined: nowhere). */
   readonly contextLength: number | undefined;
-  readonly source: string;
+  readonly source: string | undefined;
 }
 
-export function chooseBudgets(contextLength: number | undefined, source: string): Budgets {
+export function chooseBudgets(contextLength: number | undefined, source: string | undefined): Budgets {
   const usable =
     contextLength === undefined
       ? undefined
@@ -50,12 +50,4 @@ export function contextLengthOf(body: unknown, key: 'context_length' | 'max_mode
   const data = Array.isArray(record.data) ? (record.data[0] as Record<string, unknown> | undefined) : undefined;
   const value = direct ?? data?.[key];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-export function describeBudgets(b: Budgets): string {
-  const context =
-    b.contextLength !== undefined
-      ? `context length ${b.contextLength} from ${b.source}`
-      : `no context length (${b.source})`;
-  return `budgets: ${b.first} tokens per answer, ${b.retry !== undefined ? `${b.retry} on retry of a cut answer` : 'no retry (no room)'}, ${b.thinkingOff} with thinking off; ${context}`;
 }

@@ -1,9 +1,12 @@
 /**
- * The one table of parser checks: what each sends, what passes, and what an agent suffers when it
- * fails. The verifier runs it; the log, the notification, the dashboard, the servers view, the CLI
- * and the agents' tools all show its names, evidence and consequences (through ./report).
+ * The one table of parser checks: each check's name, the requests it sends (the model's input,
+ * kept in English) and how its answer is judged. The verifier runs it; what each sends, what
+ * passes and what an agent suffers when it fails are said in present/words/checkWords.ts, and the
+ * log, the notification, the dashboard, the servers view, the CLI and the agents' tools show them
+ * (through present/verifyReport.ts).
  */
 import { judgeCarriedReasoning, judgeParallelCalls, judgeRoundTrip, reasoningTextOf, toolCallsOf } from './agentJudges';
+import type { NoFollowUp } from '../present/words/verifyFindings';
 import { judgeReasoning, judgeThinkingOff, judgeToolCall, type Judgement, type ToolDefinition } from './judges';
 
 /** Every check a verification can run: the type and the broker's schema both come from this list. */
@@ -63,6 +66,8 @@ export const PARALLEL_PROMPT =
 /** What the tool answers in the round trip; the model's answer must use it. */
 export const TOOL_RESULT = { city: 'Paris', temperature_c: 18, conditions: 'light rain' };
 export const TOOL_RESULT_WORDS = ['18', 'rain'];
+/** The prompts, quoted in what each check sends (present/words/checkWords.ts). */
+export const CHECK_PROMPTS = { reasoning: REASONING_PROMPT, tool: TOOL_PROMPT, parallel: PARALLEL_PROMPT } as const;
 
 type Body = Record<string, unknown>;
 
@@ -107,7 +112,7 @@ export function namedRequest(model: string, stream = false, maxTokens = 2048): B
 /**
  * The second turn of an agent: the first answer sent back as the assistant message (with its
  * reasoning, which Kimi's template renders), then the tool's result under the call's id.
- * A string when the first answer has no call to answer.
+ * Why not, when the first answer has no call to answer.
  */
 export function roundTripRequest(
   model: string,
@@ -115,9 +120,9 @@ export function roundTripRequest(
   stream = false,
   maxTokens = 2048,
   earlier: readonly Body[] = [],
-): Body | string {
+): Body | NoFollowUp {
   const calls = toolCallsOf(first);
-  if (calls.length === 0) return 'the first turn has no tool call to answer';
+  if (calls.length === 0) return 'noToolCall';
   const call = calls[0];
   const choice = (first as { choices: { message: { content?: unknown } }[] }).choices[0].message;
   const assistant: Body = {
@@ -158,12 +163,16 @@ export const EARLIER_TURN: readonly Body[] = [
 
 /**
  * A multi-step history as an agent sends it: an earlier finished turn, then the tool chain in
- * progress with the server's own call and its reasoning, then the tool's result. A string when
+ * progress with the server's own call and its reasoning, then the tool's result. Why not, when
  * the first answer has no call, or no reasoning to carry.
  */
-export function carriedReasoningRequest(model: string, first: unknown, stream = true, maxTokens = 2048): Body | string {
-  if (toolCallsOf(first).length > 0 && reasoningTextOf(first) === '')
-    return 'the first turn has no reasoning to carry back';
+export function carriedReasoningRequest(
+  model: string,
+  first: unknown,
+  stream = true,
+  maxTokens = 2048,
+): Body | NoFollowUp {
+  if (toolCallsOf(first).length > 0 && reasoningTextOf(first) === '') return 'noReasoning';
   return roundTripRequest(model, first, stream, maxTokens, EARLIER_TURN);
 }
 
@@ -182,31 +191,21 @@ export type CheckRun =
       readonly kind: 'followUp';
       readonly stream: boolean;
       readonly after: CheckName;
-      readonly body: (model: string, first: unknown, maxTokens: number, stream: boolean) => Body | string;
+      readonly body: (model: string, first: unknown, maxTokens: number, stream: boolean) => Body | NoFollowUp;
       readonly judge: (resp: unknown) => Judgement;
     }
   | { readonly kind: 'ids'; readonly from: readonly CheckName[] };
 
 export interface CheckSpec {
   readonly name: CheckName;
-  /** What is sent, in words (docs/verification.md and the log). */
-  readonly request: string;
-  /** What passes. */
-  readonly passes: string;
-  /** What an agent suffers when it fails. */
-  readonly consequence: string;
   readonly run: CheckRun;
 }
-
-const STREAMING = ' (agents stream: this is what they get)';
 
 function streamed(spec: CheckSpec): CheckSpec {
   if (spec.run.kind !== 'chat' && spec.run.kind !== 'followUp') return spec;
   return {
     ...spec,
     name: `${spec.name} (stream)` as CheckName,
-    request: `${spec.request}, streamed (SSE)`,
-    consequence: `${spec.consequence}${STREAMING}`,
     run: {
       ...spec.run,
       stream: true,
@@ -217,9 +216,6 @@ function streamed(spec: CheckSpec): CheckSpec {
 
 const reasoning: CheckSpec = {
   name: 'reasoning',
-  request: `"${REASONING_PROMPT}"`,
-  passes: 'reasoning_content (or reasoning) non-empty, an answer in content, no <think>/</think> in it',
-  consequence: "the model's thinking is shown as its answer, </think> and all: agents treat the reasoning as the reply",
   run: {
     kind: 'chat',
     stream: false,
@@ -231,9 +227,6 @@ const reasoning: CheckSpec = {
 
 const toolCalling: CheckSpec = {
   name: 'tool calling',
-  request: `"${TOOL_PROMPT}" with the get_weather tool`,
-  passes: 'a structured get_weather call with schema-valid arguments, finish_reason "tool_calls"',
-  consequence: 'agents get no tool call: the call arrives as text and the agent answers without its tools',
   run: {
     kind: 'chat',
     stream: false,
@@ -245,10 +238,6 @@ const toolCalling: CheckSpec = {
 
 const roundTrip: CheckSpec = {
   name: 'tool round trip',
-  request: 'the tool calling answer sent back, then the tool\'s result as a role "tool" message with its tool_call_id',
-  passes: 'an answer that uses the result (18 °C, light rain), reasoning separated on this turn too, no new call',
-  consequence:
-    'a second turn fails after a tool result (empty, or with the thinking in the reply): agents stall after the first tool call',
   run: {
     kind: 'followUp',
     stream: false,
@@ -260,11 +249,6 @@ const roundTrip: CheckSpec = {
 
 const carried: CheckSpec = {
   name: 'reasoning carried through tool calls',
-  request:
-    "an earlier finished turn, then the tool calling (stream) answer sent back with its reasoning as reasoning_content (and reasoning), then the tool's result; streamed",
-  passes: 'the server takes the history (HTTP 200) and the answer uses the result (18 °C, light rain), no new call',
-  consequence:
-    "a Kimi thinking model gets its own reasoning back between tool calls (interleaved thinking) only where the server takes it: without it the agent's next step answers worse",
   run: {
     kind: 'followUp',
     stream: true,
@@ -276,9 +260,6 @@ const carried: CheckSpec = {
 
 const parallel: CheckSpec = {
   name: 'parallel tool calls',
-  request: `"${PARALLEL_PROMPT}"`,
-  passes: 'two get_weather calls, Paris and Tokyo, each with its own id',
-  consequence: 'agents asking for several tools at once run only one (or a garbled one): the other results never come',
   run: {
     kind: 'chat',
     stream: false,
@@ -290,9 +271,6 @@ const parallel: CheckSpec = {
 
 const required: CheckSpec = {
   name: 'tool_choice required',
-  request: 'tool_choice "required" with the get_weather tool',
-  passes: 'a structured get_weather call (finish_reason "tool_calls" or "stop")',
-  consequence: 'agents that force a tool call (tool_choice "required") get none',
   run: {
     kind: 'chat',
     stream: false,
@@ -304,9 +282,6 @@ const required: CheckSpec = {
 
 const named: CheckSpec = {
   name: 'named tool choice',
-  request: 'tool_choice {"type":"function","function":{"name":"get_weather"}} with get_time listed first',
-  passes: 'a structured call to get_weather, not get_time',
-  consequence: 'agents that force a particular tool get no call, or a call to another tool',
   run: {
     kind: 'chat',
     stream: false,
@@ -319,18 +294,12 @@ const named: CheckSpec = {
 export const CHECKS: readonly CheckSpec[] = [
   {
     name: 'server flags',
-    request: 'GET /server_info (SGLang), or the running command line (vLLM)',
-    passes: 'the reasoning and tool-call parsers the unit asks for (and --enable-auto-tool-choice on vLLM)',
-    consequence: 'the server runs without the parsers asked for: tool calls and thinking arrive as raw text',
     run: { kind: 'flags' },
   },
   reasoning,
   streamed(reasoning),
   {
     name: 'thinking off',
-    request: `"${REASONING_PROMPT}" with chat_template_kwargs {"thinking": false}`,
-    passes: 'no reasoning_content, no <think> in content',
-    consequence: 'agents that turn thinking off get an empty reply: the answer lands in reasoning_content',
     run: {
       kind: 'chat',
       stream: false,
@@ -352,10 +321,6 @@ export const CHECKS: readonly CheckSpec[] = [
   streamed(named),
   {
     name: 'tool-call ids',
-    request: 'the ids of every call above',
-    passes: 'the format the parser is meant to produce (functions.NAME:IDX for kimi_k2), unique in each answer',
-    consequence:
-      "the follow-up turn may come back empty: agents stall after the first tool call (Kimi's template renders the id into the next prompt)",
     run: {
       kind: 'ids',
       from: [

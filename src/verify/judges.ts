@@ -1,10 +1,13 @@
 /**
  * Pure judges of SGLang responses (../shared/reference/sglang-server.md sections 4–6).
- * Each returns pass/fail/skipped with the relevant part of the response as evidence.
+ * Each returns pass/fail/skipped with the facts that show it (present/words/verifyFindings.ts), quoting the relevant
+ * part of the response; present/words/findingWords.ts words them.
  */
 import { engineById, type EngineId } from '../engine/engine';
 import Ajv from 'ajv';
 import { getFlag } from '../engine/execStart';
+import type { ArgumentFault, Fact } from '../present/words/verifyFindings';
+import { nestedTooDeeply } from '../present/words/findingWords';
 
 /**
  * 'inconclusive': the answer was cut by max_tokens before it could show whether the parser works
@@ -20,7 +23,8 @@ export type KnownFault = 'reasoningInContent';
 
 export interface Judgement {
   readonly status: CheckStatus;
-  readonly evidence: string;
+  /** What shows it, in the order it is read. */
+  readonly facts: readonly Fact[];
   readonly fault?: KnownFault;
 }
 
@@ -84,7 +88,7 @@ export function showJson(v: unknown): string {
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {
-    return '(nested too deeply to show)';
+    return nestedTooDeeply();
   }
 }
 
@@ -97,8 +101,8 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function result(status: CheckStatus, evidence: string, fault?: KnownFault): Judgement {
-  return { status, evidence: truncate(evidence), ...(fault ? { fault } : {}) };
+export function result(status: CheckStatus, facts: Fact | readonly Fact[], fault?: KnownFault): Judgement {
+  return { status, facts: 'kind' in facts ? [facts] : facts, ...(fault ? { fault } : {}) };
 }
 
 /** Content that holds the reasoning ended by a closing think tag (and no reasoning field). */
@@ -107,11 +111,13 @@ export function leaksReasoningBeforeEnd(content: string, reasoning: string | nul
 }
 
 /** choices[0] with its message, or the reason there is none (an error body, a bad shape). */
-export function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | string {
-  if (isRecord(resp) && resp.object === 'error') return `error ${text(resp.code ?? '')}: ${text(resp.message ?? '')}`;
-  if (isRecord(resp) && isRecord(resp.error)) return `error: ${text(resp.error.message ?? resp.error)}`;
+export function firstChoice(resp: unknown): { finishReason: string | null; message: ChatMessage } | Fact {
+  if (isRecord(resp) && resp.object === 'error')
+    return { kind: 'errorBody', code: text(resp.code ?? ''), message: text(resp.message ?? '') };
+  if (isRecord(resp) && isRecord(resp.error))
+    return { kind: 'errorBody', message: text(resp.error.message ?? resp.error) };
   const choice = isRecord(resp) && Array.isArray(resp.choices) ? resp.choices[0] : undefined;
-  if (!isRecord(choice) || !isRecord(choice.message)) return `no choices[0].message in ${showJson(resp)}`;
+  if (!isRecord(choice) || !isRecord(choice.message)) return { kind: 'noMessage', body: showJson(resp) };
   const m = choice.message;
   return {
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
@@ -139,16 +145,18 @@ export function str(v: unknown): string {
 
 /** /server_info (or /get_server_info) carries the parser flags of the running process. */
 export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judgement {
-  if (!isRecord(info)) return result('fail', `not a JSON object: ${showJson(info)}`);
+  if (!isRecord(info)) return result('fail', { kind: 'notJsonObject', body: showJson(info) });
   // Some versions nest the args; flat is the documented shape.
   const args = isRecord(info.server_args) ? info.server_args : info;
   const reasoning = args.reasoning_parser;
   const tool = args.tool_call_parser;
-  const seen = `reasoning_parser=${str(reasoning)} tool_call_parser=${str(tool)}`;
-  const wrong: string[] = [];
-  if (reasoning !== expected.reasoningParser) wrong.push(`reasoning_parser should be "${expected.reasoningParser}"`);
-  if (tool !== expected.toolCallParser) wrong.push(`tool_call_parser should be "${expected.toolCallParser}"`);
-  return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
+  const seen: Fact = { kind: 'serverArgs', reasoning: str(reasoning), tool: str(tool) };
+  const wrong: Fact[] = [];
+  if (reasoning !== expected.reasoningParser)
+    wrong.push({ kind: 'flagShould', flag: 'reasoning_parser', expected: expected.reasoningParser });
+  if (tool !== expected.toolCallParser)
+    wrong.push({ kind: 'flagShould', flag: 'tool_call_parser', expected: expected.toolCallParser });
+  return result(wrong.length === 0 ? 'pass' : 'fail', [seen, ...wrong]);
 }
 
 /**
@@ -157,9 +165,9 @@ export function judgeServerInfo(info: unknown, expected: ExpectedParsers): Judge
  * no longer match. vLLM also needs --enable-auto-tool-choice for tool calls with tool_choice "auto".
  */
 export function judgeRunningFlags(argv: readonly string[] | undefined, expected: ExpectedParsers): Judgement {
-  if (!argv || argv.length === 0) return result('skipped', 'no running server process to read the flags of');
+  if (!argv || argv.length === 0) return result('skipped', { kind: 'noRunningProcess' });
   if (!argv.some((a) => a.startsWith('--')))
-    return result('skipped', `the process renamed its command line: ${JSON.stringify(argv.join(' '))}`);
+    return result('skipped', { kind: 'renamedCommandLine', argv: JSON.stringify(argv.join(' ')) });
   const reasoning = getFlag(argv, '--reasoning-parser');
   const tool = getFlag(argv, '--tool-call-parser');
   // The switches the engine's tool calls need besides the parser flags (vLLM's --enable-auto-tool-choice).
@@ -167,68 +175,69 @@ export function judgeRunningFlags(argv: readonly string[] | undefined, expected:
     name,
     set: argv.some((a) => a === name || a.startsWith(`${name}=`)),
   }));
-  const seen = `running process: --reasoning-parser ${reasoning ?? '(none)'} --tool-call-parser ${tool ?? '(none)'}${switches.map((s) => ` ${s.name} ${s.set ? 'set' : 'missing'}`).join('')}`;
-  const wrong: string[] = [];
-  if (reasoning !== expected.reasoningParser) wrong.push(`--reasoning-parser should be "${expected.reasoningParser}"`);
-  if (tool !== expected.toolCallParser) wrong.push(`--tool-call-parser should be "${expected.toolCallParser}"`);
-  for (const missing of switches.filter((s) => !s.set)) wrong.push(`${missing.name} is needed for tool calls`);
-  return wrong.length === 0 ? result('pass', seen) : result('fail', `${seen}; ${wrong.join(', ')}`);
+  const seen: Fact = {
+    kind: 'runningFlags',
+    ...(reasoning !== undefined ? { reasoning } : {}),
+    ...(tool !== undefined ? { tool } : {}),
+    switches,
+  };
+  const wrong: Fact[] = [];
+  if (reasoning !== expected.reasoningParser)
+    wrong.push({ kind: 'flagShould', flag: '--reasoning-parser', expected: expected.reasoningParser });
+  if (tool !== expected.toolCallParser)
+    wrong.push({ kind: 'flagShould', flag: '--tool-call-parser', expected: expected.toolCallParser });
+  for (const missing of switches.filter((s) => !s.set)) wrong.push({ kind: 'switchNeeded', name: missing.name });
+  return result(wrong.length === 0 ? 'pass' : 'fail', [seen, ...wrong]);
 }
 
 /** Reasoning is separated: non-empty reasoning_content, no think markers left in content. */
 export function judgeReasoning(resp: unknown): Judgement {
   const c = firstChoice(resp);
-  if (typeof c === 'string') return result('fail', c);
+  if ('kind' in c) return result('fail', c);
   const content = c.message.content ?? '';
   const reasoning = c.message.reasoning_content;
   const marker = THINK_MARKERS.find((m) => content.includes(m));
   if (marker) {
-    const why = reasoning
-      ? 'markers left in content'
-      : 'reasoning_content null: reasoning parser off or its markers differ';
     return result(
       'fail',
-      `${why}; content has ${marker}: ${around(content, marker)}`,
+      { kind: 'markersInContent', hasReasoning: !!reasoning, marker, excerpt: around(content, marker) },
       leaksReasoningBeforeEnd(content, reasoning) ? 'reasoningInContent' : undefined,
     );
   }
   if (!reasoning || reasoning.trim() === '') {
-    return result('fail', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
+    return result('fail', { kind: 'reasoningAndContent', reasoning: str(reasoning), content: around(content) });
   }
   const inner = ['</think>', '◁/think▷'].find((m) => reasoning.includes(m));
-  if (inner)
-    return result(
-      'fail',
-      `reasoning_content has ${inner}: the parser did not stop at the end of the reasoning, the answer stayed in it: reasoning_content ${around(reasoning, inner)}`,
-    );
+  if (inner) return result('fail', { kind: 'endInReasoning', marker: inner, excerpt: around(reasoning, inner) });
   // Reasoning alone does not show the parser found where it ends.
   if (content.trim() === '')
-    return result(
-      'fail',
-      `no answer after the reasoning: content empty, finish_reason ${str(c.finishReason)}; reasoning_content (${reasoning.length} chars): ${around(reasoning, undefined, 60)}`,
-    );
-  return result(
-    'pass',
-    `reasoning_content (${reasoning.length} chars): ${around(reasoning)}; content: ${around(content)}`,
-  );
+    return result('fail', {
+      kind: 'noAnswerAfterReasoning',
+      finishReason: str(c.finishReason),
+      chars: reasoning.length,
+      excerpt: around(reasoning, undefined, 60),
+    });
+  return result('pass', {
+    kind: 'reasoningSeparated',
+    chars: reasoning.length,
+    reasoning: around(reasoning),
+    content: around(content),
+  });
 }
 
 /** With chat_template_kwargs {"thinking": false}: no reasoning at all. */
 export function judgeThinkingOff(resp: unknown): Judgement {
   const c = firstChoice(resp);
-  if (typeof c === 'string') return result('fail', c);
+  if ('kind' in c) return result('fail', c);
   const content = c.message.content ?? '';
   const reasoning = c.message.reasoning_content;
   if (reasoning && reasoning.trim() !== '')
-    return result('fail', `reasoning_content still set (${reasoning.length} chars): ${around(reasoning)}`);
+    return result('fail', { kind: 'reasoningStillSet', chars: reasoning.length, excerpt: around(reasoning) });
   const marker = THINK_MARKERS.find((m) => content.includes(m));
-  if (marker) return result('fail', `thinking still on: content has ${marker}: ${around(content, marker)}`);
+  if (marker) return result('fail', { kind: 'thinkingStillOn', marker, excerpt: around(content, marker) });
   if (content.trim() === '')
-    return result(
-      'fail',
-      `no answer: content empty, reasoning_content ${str(reasoning)}, finish_reason ${str(c.finishReason)}`,
-    );
-  return result('pass', `reasoning_content ${str(reasoning)}; content: ${around(content)}`);
+    return result('fail', { kind: 'noAnswer', reasoning: str(reasoning), finishReason: str(c.finishReason) });
+  return result('pass', { kind: 'reasoningAndContent', reasoning: str(reasoning), content: around(content) });
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -244,9 +253,9 @@ function validatorFor(schema: object): ReturnType<typeof ajv.compile> {
 }
 
 export interface Problem {
-  readonly label: string;
+  readonly fact: Fact;
   /** Quoted part of the response that shows it. */
-  readonly excerpt?: string;
+  readonly excerpt?: Fact;
 }
 
 /** Names the known ways raw tool-call tokens end up in the text instead of in tool_calls. */
@@ -257,27 +266,21 @@ export function rawToolTokenProblems(m: ChatMessage): Problem[] {
   if (reasoning.includes(TOOL_TOKEN)) {
     const end = reasoning.lastIndexOf(SECTION_END);
     const afterSection = end >= 0 ? reasoning.slice(end + SECTION_END.length) : '';
-    const excerpt = `reasoning_content ${around(reasoning, TOOL_TOKEN, 60)}`;
-    if (content.trim() === '' && afterSection.trim() === '') {
-      problems.push({
-        label: '</think> missing before the tool-call section (the call stayed in reasoning_content)',
-        excerpt,
-      });
-    } else {
-      problems.push({ label: 'tool call inside the reasoning (emitted before </think>) and lost', excerpt });
-    }
+    const excerpt: Fact = { kind: 'excerpt', field: 'reasoning_content', quote: around(reasoning, TOOL_TOKEN, 60) };
+    const stayed = content.trim() === '' && afterSection.trim() === '';
+    problems.push({ fact: { kind: stayed ? 'callBeforeThinkEnd' : 'callInReasoning' }, excerpt });
   }
   if (content.includes(TOOL_TOKEN)) {
     const thinkEnd = content.indexOf('</think>');
     const detail =
       m.reasoning_content === null && thinkEnd < 0
-        ? ', no </think> before the section either'
+        ? 'noThinkEnd'
         : thinkEnd > content.indexOf(TOOL_TOKEN)
-          ? ', the tool section comes before </think>'
-          : '';
+          ? 'sectionBeforeEnd'
+          : undefined;
     problems.push({
-      label: `raw tool-call tokens in content (tool-call parser off or wrong${detail})`,
-      excerpt: `content ${around(content, TOOL_TOKEN, 60)}`,
+      fact: { kind: 'rawToolTokens', ...(detail ? { detail } : {}) },
+      excerpt: { kind: 'excerpt', field: 'content', quote: around(content, TOOL_TOKEN, 60) },
     });
   }
   return problems;
@@ -290,7 +293,7 @@ export function judgeToolCall(
   options: { readonly forced?: boolean } = {},
 ): Judgement {
   const c = firstChoice(resp);
-  if (typeof c === 'string') return result('fail', c);
+  if ('kind' in c) return result('fail', c);
   const m = c.message;
   // Named token leaks first: they explain the symptoms that follow.
   const problems: Problem[] = rawToolTokenProblems(m);
@@ -298,8 +301,10 @@ export function judgeToolCall(
   let callText = '';
   if (calls.length === 0) {
     problems.push({
-      label: `no tool_calls, finish_reason ${str(c.finishReason)}`,
-      excerpt: problems.length === 0 ? `content ${around(m.content ?? '', undefined, 60)}` : undefined,
+      fact: { kind: 'noToolCalls', finishReason: str(c.finishReason) },
+      ...(problems.length === 0
+        ? { excerpt: { kind: 'excerpt', field: 'content', quote: around(m.content ?? '', undefined, 60) } }
+        : {}),
     });
   } else {
     const call = calls[0];
@@ -308,27 +313,31 @@ export function judgeToolCall(
     callText = `${name === undefined ? '?' : text(name)}(${args === undefined ? '' : text(args)})${call.id ? ` id=${text(call.id)}` : ''}`;
     // A forced tool choice may end with "stop", as OpenAI's API does.
     const finishOk = c.finishReason === 'tool_calls' || (options.forced === true && c.finishReason === 'stop');
-    if (!finishOk) problems.push({ label: `finish_reason ${str(c.finishReason)}, expected "tool_calls"` });
-    if (call.type !== 'function') problems.push({ label: `tool_calls[0].type ${str(call.type)}, expected "function"` });
+    if (!finishOk)
+      problems.push({ fact: { kind: 'finishReasonNot', finishReason: str(c.finishReason), expected: 'tool_calls' } });
+    if (call.type !== 'function') problems.push({ fact: { kind: 'callTypeNot', type: str(call.type) } });
     if (name !== tool.function.name)
-      problems.push({ label: `tool_calls[0] calls ${str(name)}, expected "${tool.function.name}"` });
-    problems.push(...argumentProblems(args, tool).map((label) => ({ label })));
+      problems.push({ fact: { kind: 'callsOther', index: 0, name: str(name), expected: tool.function.name } });
+    problems.push(...argumentProblems(args, tool).map((fault) => ({ fact: { kind: 'badArguments', fault } as const })));
   }
-  if (problems.length === 0) return result('pass', callText);
-  const excerpts = problems.map((p) => p.excerpt).filter((e): e is string => e !== undefined);
-  const labels = problems.map((p) => p.label).join('; ');
-  return result('fail', [labels, ...(callText ? [`call: ${callText}`] : []), ...excerpts].join(' | '));
+  if (problems.length === 0) return result('pass', { kind: 'raw', text: callText });
+  const excerpts = problems.map((p) => p.excerpt).filter((e): e is Fact => e !== undefined);
+  return result('fail', [
+    ...problems.map((p) => p.fact),
+    ...(callText ? [{ kind: 'call', text: callText } as const] : []),
+    ...excerpts,
+  ]);
 }
 
-export function argumentProblems(args: unknown, tool: ToolDefinition): string[] {
-  if (typeof args !== 'string') return [`arguments is ${str(args)}, expected a JSON string`];
+export function argumentProblems(args: unknown, tool: ToolDefinition): ArgumentFault[] {
+  if (typeof args !== 'string') return [{ kind: 'argsNotString', args: str(args) }];
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
   } catch {
-    return [`arguments are not JSON: ${showJson(args)}`];
+    return [{ kind: 'argsNotJson', args: showJson(args) }];
   }
   const validate = validatorFor(tool.function.parameters);
-  if (!validate(parsed)) return [`arguments do not match the schema: ${ajv.errorsText(validate.errors)}`];
+  if (!validate(parsed)) return [{ kind: 'argsSchema', errors: ajv.errorsText(validate.errors) }];
   return [];
 }

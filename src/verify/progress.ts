@@ -5,7 +5,11 @@
  * check whose time ran out is inconclusive rather than a parser fault.
  */
 import type { CheckName } from './checks';
-import { isRecord, reasoningOf, truncate, type Judgement } from './judges';
+import { checkLine, progressWord } from '../present/words/verifyProgressWords';
+
+export { checkLine, progressWord, tallyText } from '../present/words/verifyProgressWords';
+import { isRecord, reasoningOf, result, type Judgement } from './judges';
+import type { Streamed } from '../present/words/verifyFindings';
 
 export interface StreamTally {
   /** SSE chunks that carried reasoning: one a token at SGLang's and vLLM's default stream interval (1). */
@@ -97,36 +101,6 @@ export interface VerifyProgress {
   readonly running: readonly CheckProgress[];
 }
 
-function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function seconds(ms: number): string {
-  return `${Math.max(0, Math.floor(ms / 1000))} s`;
-}
-
-/** "1,830 tokens of reasoning so far, budget 2,048": what the answer carried so far. */
-export function tallyText(c: CheckProgress): string {
-  const budget = c.budget !== undefined ? `, budget ${count(c.budget)}${c.retry ? ' (retry)' : ''}` : '';
-  if (!c.stream) return c.budget !== undefined ? `no answer yet: a plain answer comes whole${budget}` : 'no answer yet';
-  const t = c.tally;
-  if (t.reasoningTokens === 0 && t.answerTokens === 0)
-    return c.respondedAt === undefined
-      ? `no response yet: queued behind other requests or at the server${budget}`
-      : `nothing streamed yet${budget}`;
-  const parts = [
-    ...(t.reasoningTokens > 0 ? [`${count(t.reasoningTokens)} tokens of reasoning`] : []),
-    ...(t.answerTokens > 0 ? [`${count(t.answerTokens)} of the answer`] : []),
-  ];
-  return `${parts.join(', ')} so far${budget}`;
-}
-
-/** "reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
-export function checkLine(c: CheckProgress, now: number): string {
-  if (c.askedAt === undefined) return `${c.name} waiting for a free slot`;
-  return `${c.name} waiting ${seconds(now - c.askedAt)} (${tallyText(c)})`;
-}
-
 /** The check a user is told about: the longest-waiting stream that carried something, else the longest-waiting one. */
 export function slowestCheck(p: VerifyProgress): CheckProgress | undefined {
   const asked = p.running.filter((c) => c.askedAt !== undefined && c.endedAt === undefined);
@@ -134,11 +108,6 @@ export function slowestCheck(p: VerifyProgress): CheckProgress | undefined {
     list.reduce<CheckProgress | undefined>((a, c) => (a === undefined || c.askedAt! < a.askedAt! ? c : a), undefined);
   const streaming = asked.filter((c) => c.stream && (c.tally.reasoningTokens > 0 || c.tally.answerTokens > 0));
   return earliest(streaming) ?? earliest(asked);
-}
-
-/** "verifying 5/16": the status bar's few words. */
-export function progressWord(p: VerifyProgress): string {
-  return `verifying ${p.done}/${p.total}`;
 }
 
 /** "verifying 5/16 · reasoning (stream) waiting 42 s (1,830 tokens of reasoning so far, budget 2,048)" */
@@ -174,30 +143,19 @@ export class ProgressLog {
   }
 }
 
-function rateText(tokens: number, ms: number, budget: number | undefined): string {
-  if (ms <= 0 || tokens === 0) return '';
-  const perSecond = (tokens * 1000) / ms;
-  const rate = perSecond < 10 ? perSecond.toFixed(1) : String(Math.round(perSecond));
-  return budget !== undefined
-    ? `; at ${rate} token/s the budget takes ${Math.ceil(budget / perSecond)} s`
-    : `; ${rate} token/s`;
-}
-
-/** "still reasoning, 1,830 tokens of the 2,048 budget, no answer yet; at 31 token/s the budget takes 68 s" */
-function whatStreamed(c: CheckProgress, now: number): string | undefined {
+/** What a request streamed before now (tokens, and how fast), undefined when it streamed nothing. */
+function whatStreamed(c: CheckProgress, now: number): Streamed | undefined {
   const t = c.tally;
   const tokens = t.reasoningTokens + t.answerTokens;
   if (tokens === 0) return undefined;
-  const of = c.budget !== undefined ? ` of the ${count(c.budget)} budget` : '';
-  const where =
-    t.answerTokens === 0
-      ? `still reasoning, ${count(t.reasoningTokens)} tokens${of}, no answer yet`
-      : `still answering, ${count(t.reasoningTokens)} tokens of reasoning and ${count(t.answerTokens)} of the answer${of}`;
-  return `${where}${rateText(tokens, (c.endedAt ?? now) - (c.askedAt ?? now), c.budget)}`;
+  const ms = (c.endedAt ?? now) - (c.askedAt ?? now);
+  return {
+    reasoningTokens: t.reasoningTokens,
+    answerTokens: t.answerTokens,
+    ...(c.budget !== undefined ? { budget: c.budget } : {}),
+    ...(ms > 0 ? { rate: (tokens * 1000) / ms } : {}),
+  };
 }
-
-/** Longer than the usual evidence: the table shows its first 120 characters, the rest is for the dashboard and agents. */
-const SLOW_EVIDENCE_MAX = 260;
 
 /**
  * A check whose time ran out, from what was seen streaming: inconclusive when the model was seen
@@ -210,16 +168,13 @@ export function timeoutJudgement(
   twin: CheckProgress | undefined,
   now: number,
 ): Judgement | undefined {
-  const limit = `${Math.round(timeoutMs / 100) / 10} s`;
-  const slow = (text: string): Judgement => ({ status: 'inconclusive', evidence: truncate(text, SLOW_EVIDENCE_MAX) });
+  const limitSeconds = Math.round(timeoutMs / 100) / 10;
   if (own?.stream) {
     const seen = whatStreamed(own, now);
-    return seen ? slow(`inconclusive: out of time (${limit}), a slow server, not the parsers: ${seen}`) : undefined;
+    return seen ? result('inconclusive', { kind: 'outOfTime', limitSeconds, twin: false, seen }) : undefined;
   }
   // A twin whose stream ended with a finish_reason was not slow: it says nothing of this one.
   const seen = twin?.stream && twin.tally.finishReason === undefined ? whatStreamed(twin, now) : undefined;
   if (!twin || !seen) return undefined;
-  return slow(
-    `inconclusive: no answer within ${limit}, a slow server, not the parsers: the same request streamed was ${seen}`,
-  );
+  return result('inconclusive', { kind: 'outOfTime', limitSeconds, twin: true, seen });
 }

@@ -5,11 +5,24 @@
  */
 import { engineById } from '../engine/engine';
 import { contextLengthOf } from './budget';
-import { judgeRunningFlags, judgeServerInfo, showJson, truncate, type ExpectedParsers, type Judgement } from './judges';
+import {
+  judgeRunningFlags,
+  judgeServerInfo,
+  result,
+  showJson,
+  truncate,
+  type ExpectedParsers,
+  type Judgement,
+} from './judges';
+import type { Fact } from '../present/words/verifyFindings';
 import type { VerifierDeps } from './verifyTypes';
 import { noAnswerWithin } from '../present/words/verifyWords';
 
-class TimeoutError extends Error {}
+class TimeoutError extends Error {
+  constructor(readonly seconds: number) {
+    super(noAnswerWithin(seconds));
+  }
+}
 
 /** Runs `f` with an abort signal; rejects with TimeoutError after `ms`. */
 async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -18,7 +31,7 @@ async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new TimeoutError(noAnswerWithin(Math.round(ms / 100) / 10)));
+      reject(new TimeoutError(Math.round(ms / 100) / 10));
     }, ms);
   });
   try {
@@ -30,20 +43,21 @@ async function withTimeout<T>(ms: number, f: (signal: AbortSignal) => Promise<T>
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; skipped: Judgement; timedOut: boolean };
 
+/** `what`: the request ("GET /v1/models"); undefined for reading the running command line. */
 export async function attempt<T>(
   ms: number,
-  what: string,
+  what: string | undefined,
   f: (signal: AbortSignal) => Promise<T>,
 ): Promise<Outcome<T>> {
   try {
     return { ok: true, value: await withTimeout(ms, f) };
   } catch (e) {
-    const reason = e instanceof TimeoutError ? e.message : `request failed: ${(e as Error)?.message ?? String(e)}`;
-    return {
-      ok: false,
-      skipped: { status: 'skipped', evidence: truncate(`${what}: ${reason}`) },
-      timedOut: e instanceof TimeoutError,
-    };
+    const asked = what !== undefined ? { what } : {};
+    const fact: Fact =
+      e instanceof TimeoutError
+        ? { kind: 'requestTimedOut', ...asked, seconds: e.seconds }
+        : { kind: 'requestFailed', ...asked, message: (e as Error)?.message ?? String(e) };
+    return { ok: false, skipped: result('skipped', fact), timedOut: e instanceof TimeoutError };
   }
 }
 
@@ -60,23 +74,27 @@ export function parseMaybeJson(body: unknown): unknown {
 export function httpJudgement(status: number, body: unknown): Judgement | null {
   if (status >= 200 && status < 300) return null;
   const text = typeof body === 'string' ? body : showJson(body);
-  const evidence = truncate(`HTTP ${status}: ${text}`);
-  return { status: status === 502 || status === 503 || status === 504 ? 'skipped' : 'fail', evidence };
+  return result(status === 502 || status === 503 || status === 504 ? 'skipped' : 'fail', {
+    kind: 'http',
+    status,
+    body: truncate(text),
+  });
 }
 
 export interface Models {
   readonly model?: string;
-  readonly reason?: string;
+  /** Why there is none. */
+  readonly reason?: readonly Fact[];
   readonly maxModelLen?: number;
 }
 
 export async function models(deps: VerifierDeps): Promise<Models> {
   const r = await attempt(deps.timeoutMs, 'GET /v1/models', (signal) => deps.getJson('/v1/models', { signal }));
-  if (!r.ok) return { reason: r.skipped.evidence };
+  if (!r.ok) return { reason: r.skipped.facts };
   const body = parseMaybeJson(r.value.body) as { data?: { id?: unknown }[] } | undefined;
   const id = body?.data?.[0]?.id;
   if (r.value.status !== 200 || typeof id !== 'string' || id === '') {
-    return { reason: truncate(`GET /v1/models: HTTP ${r.value.status} without a model id: ${showJson(r.value.body)}`) };
+    return { reason: [{ kind: 'noModelId', status: r.value.status, body: truncate(showJson(r.value.body)) }] };
   }
   return { model: id, maxModelLen: contextLengthOf(body, 'max_model_len') };
 }
@@ -108,15 +126,11 @@ export async function flagsJudgement(
   const engine = expected.engine ? engineById(expected.engine) : undefined;
   if (engine && engine.http.serverInfoPaths.length === 0) {
     const runningArgv = deps.runningArgv;
-    if (!runningArgv)
-      return {
-        status: 'skipped',
-        evidence: `${engine.label} has no /server_info and the process is not readable here`,
-      };
-    const r = await attempt(deps.timeoutMs, 'reading the running command line', () => runningArgv());
+    if (!runningArgv) return result('skipped', { kind: 'noServerInfo', engine: engine.label });
+    const r = await attempt(deps.timeoutMs, undefined, () => runningArgv());
     return r.ok ? judgeRunningFlags(r.value, expected) : r.skipped;
   }
-  if (!info) return { status: 'skipped', evidence: 'GET /server_info was not asked' };
+  if (!info) return result('skipped', { kind: 'serverInfoNotAsked' });
   if (!info.ok) return info.skipped;
   return httpJudgement(info.value.status, info.value.body) ?? judgeServerInfo(info.value.body, expected);
 }

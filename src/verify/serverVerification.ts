@@ -7,6 +7,7 @@ import { targetIo, type Target } from '../target/target';
 import { verifyParsers, type ProgressOptions, type VerifierDeps, type VerifyResult } from './verifier';
 import { readStream } from './streamRead';
 import { connectionRefused, noAnswerWithin } from '../present/words/verifyWords';
+import { verifyingParsersLine } from '../present/words/verifyProgressWords';
 
 export const REQUEST_TIMEOUT_MS = 60_000;
 /** A streamed answer of the retry budget (8192 tokens, ~250 bytes of SSE each) fits. */
@@ -82,7 +83,11 @@ export async function verifyServer(
 ): Promise<VerifyResult> {
   const expected = await expectedParsers(transport, target, log);
   log(
-    `Verifying parsers (${expected.engine === 'vllm' ? 'vLLM, ' : ''}expected reasoning ${expected.reasoningParser}, tool calls ${expected.toolCallParser})`,
+    verifyingParsersLine(
+      expected.engine === 'vllm' ? 'vLLM' : undefined,
+      expected.reasoningParser,
+      expected.toolCallParser,
+    ),
   );
   // The flags the server really runs with: the running process's, as its target reads them.
   const readArgv = () => target.runningArgv(targetIo(transport));

@@ -12,6 +12,7 @@ import {
   type Judgement,
   type ToolCall,
 } from './judges';
+import type { Fact } from '../present/words/verifyFindings';
 
 interface StreamToolDelta {
   index?: number;
@@ -24,7 +25,7 @@ interface StreamToolDelta {
  * Folds an SSE body of a streamed chat completion into the non-streaming shape. Accepts chunks
  * that carry `reasoning_content: null` everywhere and chunks that omit null keys.
  */
-export function assembleStream(sseText: string): ChatCompletion & { done: boolean; chunks: number; error?: string } {
+export function assembleStream(sseText: string): ChatCompletion & { done: boolean; chunks: number; error?: Fact } {
   let content = '';
   let reasoning = '';
   let sawContent = false;
@@ -33,7 +34,7 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
   let model: string | undefined;
   let done = false;
   let chunks = 0;
-  let error: string | undefined;
+  let error: Fact | undefined;
   const tools = new Map<number, ToolCall>();
   for (const event of sseText.replace(/\r\n?/g, '\n').split(/\n\n+/)) {
     const data = event
@@ -50,13 +51,13 @@ export function assembleStream(sseText: string): ChatCompletion & { done: boolea
     try {
       chunk = JSON.parse(data);
     } catch {
-      error ??= `unparsable SSE data: ${data.slice(0, 100)}`;
+      error ??= { kind: 'sseUnparsable', data: data.slice(0, 100) };
       continue;
     }
     if (!isRecord(chunk)) continue;
     if (chunk.object === 'error' || isRecord(chunk.error)) {
       const e = isRecord(chunk.error) ? chunk.error : chunk;
-      error ??= `error ${text(e.code ?? '')}: ${text(e.message ?? '')}`;
+      error ??= { kind: 'errorBody', code: text(e.code ?? ''), message: text(e.message ?? '') };
       continue;
     }
     chunks++;
@@ -103,10 +104,13 @@ export function judgeStream(sseText: string, judge: (resp: unknown) => Judgement
   const assembled = assembleStream(sseText);
   if (assembled.error !== undefined && assembled.choices.length === 0) return result('fail', assembled.error);
   if (assembled.chunks === 0)
-    return result('fail', assembled.error ?? `no SSE chunks: ${JSON.stringify(sseText.slice(0, 150))}`);
+    return result('fail', assembled.error ?? { kind: 'noSseChunks', body: JSON.stringify(sseText.slice(0, 150)) });
   const j = judge(assembled);
-  const notes = [assembled.error, assembled.done ? undefined : 'no data: [DONE]'].filter(
-    (x): x is string => x !== undefined,
-  );
-  return notes.length > 0 ? result(j.status, `${j.evidence} (${notes.join('; ')})`) : j;
+  if (assembled.error === undefined && assembled.done) return j;
+  const flaws: Fact = {
+    kind: 'streamFlaws',
+    ...(assembled.error !== undefined ? { error: assembled.error } : {}),
+    noDone: !assembled.done,
+  };
+  return result(j.status, [...j.facts, flaws], j.fault);
 }

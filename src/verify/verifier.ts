@@ -10,13 +10,15 @@
 import { judgeToolIds, toolCallsOf, type IdSample } from './agentJudges';
 import { ask, askWithinBudget, type Answer, type Run } from './ask';
 import { chooseBudgets, contextLengthOf } from './budget';
-import { CHECKS, type CheckName, type CheckSpec } from './checks';
+import { CHECK_PROMPTS, CHECKS, type CheckName, type CheckSpec } from './checks';
 import { result, type ExpectedParsers } from './judges';
 import { Limiter } from './limiter';
 import { ProgressBoard, type ProgressOptions } from './progressBoard';
 import { flagsJudgement, maxRunningRequests, models, serverInfo } from './requests';
 import type { CheckResult, VerifierDeps, VerifyResult } from './verifyTypes';
 import { engineById } from '../engine/engine';
+import { checkWords } from '../present/words/checkWords';
+import { evidenceText } from '../present/words/findingWords';
 
 export { verificationVerdictOf, type VerificationVerdict } from './verdict';
 export { WEATHER_TOOL, reasoningRequest, thinkingOffRequest, toolRequest, type CheckName } from './checks';
@@ -33,9 +35,11 @@ function checkResult(spec: CheckSpec, a: Answer): CheckResult {
   return {
     name: spec.name,
     status: a.judgement.status,
-    evidence: a.judgement.evidence,
+    evidence: evidenceText(a.judgement.facts),
     ...(failing && a.request !== undefined ? { request: a.request } : {}),
-    ...(failing && a.judgement.status !== 'skipped' ? { consequence: spec.consequence } : {}),
+    ...(failing && a.judgement.status !== 'skipped'
+      ? { consequence: checkWords(spec.name, CHECK_PROMPTS).consequence }
+      : {}),
     ...(failing && a.judgement.fault ? { fault: a.judgement.fault } : {}),
     ...(a.judgement.status === 'inconclusive' && a.cause ? { cause: a.cause } : {}),
   };
@@ -71,10 +75,7 @@ async function verifyOn(deps: VerifierDeps, expected: ExpectedParsers, board: Pr
   const budgets =
     contextFromInfo !== undefined
       ? chooseBudgets(contextFromInfo, '/server_info context_length')
-      : chooseBudgets(
-          found.maxModelLen,
-          found.maxModelLen !== undefined ? '/v1/models max_model_len' : 'neither /server_info nor /v1/models gave one',
-        );
+      : chooseBudgets(found.maxModelLen, found.maxModelLen !== undefined ? '/v1/models max_model_len' : undefined);
   const limit = Math.max(
     1,
     Math.min(deps.concurrency ?? CONCURRENCY, maxRunningRequests(info) ?? Number.MAX_SAFE_INTEGER),
@@ -87,7 +88,7 @@ async function verifyOn(deps: VerifierDeps, expected: ExpectedParsers, board: Pr
     const r = spec.run;
     if (r.kind === 'flags') return { judgement: await flagsJudgement(deps, expected, info) };
     if (model === undefined)
-      return { judgement: result('skipped', `no model name: ${found.reason ?? 'GET /v1/models gave none'}`) };
+      return { judgement: result('skipped', { kind: 'noModel', ...(found.reason ? { reason: found.reason } : {}) }) };
     const run: Run = { deps, limiter, model, budgets, board };
     if (r.kind === 'chat') {
       if (r.budget === 'thinkingOff')
@@ -97,15 +98,17 @@ async function verifyOn(deps: VerifierDeps, expected: ExpectedParsers, board: Pr
     if (r.kind === 'followUp') {
       const before = await answers.get(r.after);
       const first = before?.answer;
-      const probe = first === undefined ? 'no answer' : r.body(model, first, budgets.first, r.stream);
+      const probe = first === undefined ? 'noAnswer' : r.body(model, first, budgets.first, r.stream);
       if (typeof probe === 'string') {
         // A first turn cut by the budget leaves the round trip undecided too.
         const status = before?.judgement.status === 'inconclusive' ? 'inconclusive' : 'skipped';
         return {
-          judgement: result(
-            status,
-            `needs the call of "${r.after}" (${before?.judgement.status ?? 'not run'}): ${probe}`,
-          ),
+          judgement: result(status, {
+            kind: 'needsFirstTurn',
+            after: r.after,
+            ...(before ? { status: before.judgement.status } : {}),
+            why: probe,
+          }),
           ...(status === 'inconclusive' && before?.cause ? { cause: before.cause } : {}),
         };
       }

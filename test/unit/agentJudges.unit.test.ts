@@ -10,10 +10,12 @@ import {
   judgeToolIds,
   toolCallsOf,
 } from '../../src/verify/agentJudges';
-import { chooseBudgets, contextLengthOf, describeBudgets } from '../../src/verify/budget';
+import { chooseBudgets, contextLengthOf } from '../../src/verify/budget';
+import { budgetWords } from '../../src/present/words/verifyProgressWords';
 import {
   carriedReasoningRequest,
   CHECKS,
+  CHECK_PROMPTS,
   roundTripRequest,
   TOOL_RESULT_WORDS,
   WEATHER_TOOL,
@@ -24,6 +26,8 @@ import { readySummary, summarize } from '../../src/present/verifyReport';
 import { verificationVerdictOf } from '../../src/verify/verdict';
 import type { CheckResult } from '../../src/verify/verifier';
 import { sleep } from '../util/waitFor';
+import { ev } from '../util/evidence';
+import { checkWords } from '../../src/present/words/checkWords';
 
 const K2 = {
   begin: '<|tool_calls_section_begin|>',
@@ -55,11 +59,10 @@ describe('agent judges: the turn after a tool result', () => {
       completion({ content: 'It is 18 °C with light rain in Paris.', reasoning_content: 'The tool says 18 and rain.' }),
       TOOL_RESULT_WORDS,
     );
-    assert.equal(j.status, 'pass', j.evidence);
-    assert.match(j.evidence, /^reasoning_content \(26 chars\) separated; content: "It is 18/);
+    assert.equal(j.status, 'pass', ev(j));
+    assert.match(ev(j), /^reasoning_content \(26 chars\) separated; content: "It is 18/);
     assert.match(
-      judgeRoundTrip(completion({ content: 'Light rain, 18 °C.', reasoning_content: null }), TOOL_RESULT_WORDS)
-        .evidence,
+      ev(judgeRoundTrip(completion({ content: 'Light rain, 18 °C.', reasoning_content: null }), TOOL_RESULT_WORDS)),
       /^no reasoning on this turn/,
     );
   });
@@ -71,7 +74,7 @@ describe('agent judges: the turn after a tool result', () => {
     );
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^reasoning leaked into content after the tool result \(<\/think> in content\); reasoning_content null \| content ".*18\.<\/think>It is/,
     );
   });
@@ -83,30 +86,31 @@ describe('agent judges: the turn after a tool result', () => {
     );
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^the follow-up turn came back empty: finish_reason "stop", no content, no tool calls; reasoning_content "The tool/,
     );
   });
 
   it('a new call instead of an answer, raw markup, an answer that ignores the result, an error body: fail', () => {
     assert.match(
-      judgeRoundTrip(completion({ content: '', tool_calls: [call('Paris', 1)] }, 'tool_calls'), TOOL_RESULT_WORDS)
-        .evidence,
+      ev(judgeRoundTrip(completion({ content: '', tool_calls: [call('Paris', 1)] }, 'tool_calls'), TOOL_RESULT_WORDS)),
       /^called a tool again instead of answering: get_weather/,
     );
     assert.match(
-      judgeRoundTrip(
-        completion({ content: `${K2.begin}${K2.call}functions.get_weather:1${K2.arg}{}${K2.end}${K2.sectionEnd}` }),
-        TOOL_RESULT_WORDS,
-      ).evidence,
+      ev(
+        judgeRoundTrip(
+          completion({ content: `${K2.begin}${K2.call}functions.get_weather:1${K2.arg}{}${K2.end}${K2.sectionEnd}` }),
+          TOOL_RESULT_WORDS,
+        ),
+      ),
       /^raw tool-call tokens in content/,
     );
     assert.match(
-      judgeRoundTrip(completion({ content: 'I cannot tell.' }), TOOL_RESULT_WORDS).evidence,
+      ev(judgeRoundTrip(completion({ content: 'I cannot tell.' }), TOOL_RESULT_WORDS)),
       /^the answer does not use the tool's result \(none of "18", "rain"\)/,
     );
     assert.match(
-      judgeRoundTrip({ object: 'error', message: 'bad', code: 400 }, TOOL_RESULT_WORDS).evidence,
+      ev(judgeRoundTrip({ object: 'error', message: 'bad', code: 400 }, TOOL_RESULT_WORDS)),
       /^error 400: bad/,
     );
   });
@@ -121,9 +125,9 @@ describe('agent judges: two calls in one answer', () => {
       WEATHER_TOOL,
       cities,
     );
-    assert.equal(j.status, 'pass', j.evidence);
+    assert.equal(j.status, 'pass', ev(j));
     assert.equal(
-      j.evidence,
+      ev(j),
       'get_weather({"city":"Paris"}) id=functions.get_weather:0, get_weather({"city":"Tokyo"}) id=functions.get_weather:1',
     );
   });
@@ -136,45 +140,53 @@ describe('agent judges: two calls in one answer', () => {
     const j = judgeParallelCalls(completion({ content: '', tool_calls: [merged] }, 'tool_calls'), WEATHER_TOOL, cities);
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^1 tool call for 2 cities \(Paris, Tokyo\), finish_reason "tool_calls"; a call swallowed into the id of another: id "functions\.get_weather:0<\|tool_call_argument_begin\|>/,
     );
   });
 
   it('one call only, a shared id, a missing city, bad arguments, raw markup: fail', () => {
     assert.match(
-      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL, cities).evidence,
+      ev(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0)] }, 'tool_calls'), WEATHER_TOOL, cities)),
       /^1 tool call for 2 cities.*no call for Tokyo/,
     );
     assert.match(
-      judgeParallelCalls(
-        completion({ tool_calls: [call('Paris', 0, 'a'), call('Tokyo', 1, 'a')] }, 'tool_calls'),
-        WEATHER_TOOL,
-        cities,
-      ).evidence,
+      ev(
+        judgeParallelCalls(
+          completion({ tool_calls: [call('Paris', 0, 'a'), call('Tokyo', 1, 'a')] }, 'tool_calls'),
+          WEATHER_TOOL,
+          cities,
+        ),
+      ),
       /^two calls share an id: \["a","a"\]/,
     );
     assert.match(
-      judgeParallelCalls(
-        completion({ tool_calls: [call('Paris', 0), call('Paris', 1)] }, 'tool_calls'),
-        WEATHER_TOOL,
-        cities,
-      ).evidence,
+      ev(
+        judgeParallelCalls(
+          completion({ tool_calls: [call('Paris', 0), call('Paris', 1)] }, 'tool_calls'),
+          WEATHER_TOOL,
+          cities,
+        ),
+      ),
       /^no call for Tokyo/,
     );
     const bad = { ...call('Tokyo', 1), function: { name: 'get_weather', arguments: '{"town":"Tokyo"}' } };
     assert.match(
-      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), bad] }, 'tool_calls'), WEATHER_TOOL, cities)
-        .evidence,
+      ev(judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), bad] }, 'tool_calls'), WEATHER_TOOL, cities)),
       /tool_calls\[1\]: arguments do not match the schema/,
     );
     assert.match(
-      judgeParallelCalls(completion({ content: `${K2.begin}x` }), WEATHER_TOOL, cities).evidence,
+      ev(judgeParallelCalls(completion({ content: `${K2.begin}x` }), WEATHER_TOOL, cities)),
       /^0 tool calls for 2 cities.*raw tool-call tokens in content/,
     );
     assert.match(
-      judgeParallelCalls(completion({ tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'stop'), WEATHER_TOOL, cities)
-        .evidence,
+      ev(
+        judgeParallelCalls(
+          completion({ tool_calls: [call('Paris', 0), call('Tokyo', 1)] }, 'stop'),
+          WEATHER_TOOL,
+          cities,
+        ),
+      ),
       /finish_reason "stop", expected "tool_calls"/,
     );
   });
@@ -189,20 +201,20 @@ describe('agent judges: tool-call ids', () => {
       ],
       'kimi_k2',
     );
-    assert.equal(ok.status, 'pass', ok.evidence);
+    assert.equal(ok.status, 'pass', ev(ok));
     assert.equal(
-      ok.evidence,
+      ev(ok),
       'functions.NAME:IDX: tool calling: functions.get_weather:0; parallel tool calls: functions.get_weather:0, functions.get_weather:1',
     );
     const foreign = judgeToolIds([{ from: 'tool calling', calls: [call('Paris', 0, 'call_0a1b2c3d4e5f')] }], 'kimi_k2');
     assert.equal(foreign.status, 'fail');
-    assert.equal(foreign.evidence, 'tool calling: id "call_0a1b2c3d4e5f" is not functions.NAME:IDX');
+    assert.equal(ev(foreign), 'tool calling: id "call_0a1b2c3d4e5f" is not functions.NAME:IDX');
     assert.match(
-      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'functions.get_time:0')] }], 'kimi_k2').evidence,
+      ev(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'functions.get_time:0')] }], 'kimi_k2')),
       /names another function than get_weather/,
     );
     assert.match(
-      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, '')] }], 'kimi_k2').evidence,
+      ev(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, '')] }], 'kimi_k2')),
       /tool_calls\[0\] has no id/,
     );
   });
@@ -215,7 +227,7 @@ describe('agent judges: tool-call ids', () => {
       'pass',
     );
     assert.match(
-      judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'c'), call('Tokyo', 1, 'c')] }], 'qwen3_coder').evidence,
+      ev(judgeToolIds([{ from: 'x', calls: [call('Paris', 0, 'c'), call('Tokyo', 1, 'c')] }], 'qwen3_coder')),
       /^x: ids repeat/,
     );
     assert.equal(judgeToolIds([{ from: 'x', calls: [] }], 'kimi_k2').status, 'skipped');
@@ -234,7 +246,7 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
   it('a forced choice may end with "stop"; auto may not', () => {
     const resp = completion({ content: '', tool_calls: [call('Paris', 0)] }, 'stop');
     assert.equal(judgeToolCall(resp, WEATHER_TOOL, { forced: true }).status, 'pass');
-    assert.match(judgeToolCall(resp, WEATHER_TOOL).evidence, /finish_reason "stop", expected "tool_calls"/);
+    assert.match(ev(judgeToolCall(resp, WEATHER_TOOL)), /finish_reason "stop", expected "tool_calls"/);
   });
 
   it('a call with the reasoning left in content is still a call: the "reasoning" check is the one that fails', () => {
@@ -245,9 +257,9 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
       ),
       WEATHER_TOOL,
     );
-    assert.equal(j.status, 'pass', j.evidence);
+    assert.equal(j.status, 'pass', ev(j));
     assert.match(
-      judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null })).evidence,
+      ev(judgeReasoning(completion({ content: 'I should call it.</think>ok', reasoning_content: null }))),
       /content has <\/think>/,
     );
   });
@@ -255,12 +267,12 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
   it('the end marker inside reasoning_content (the parser did not stop there): fail', () => {
     const j = judgeReasoning(completion({ content: '', reasoning_content: '17*23=391</think>391' }));
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^reasoning_content has <\/think>: the parser did not stop at the end of the reasoning/);
+    assert.match(ev(j), /^reasoning_content has <\/think>: the parser did not stop at the end of the reasoning/);
   });
 
   it('thinking off with nothing in content: fail', () => {
     assert.match(
-      judgeThinkingOff(completion({ content: '', reasoning_content: null })).evidence,
+      ev(judgeThinkingOff(completion({ content: '', reasoning_content: null }))),
       /^no answer: content empty, reasoning_content null, finish_reason "stop"/,
     );
   });
@@ -268,7 +280,7 @@ describe('judges: forced tool choice and reasoning without an answer', () => {
   it('reasoning with an empty content is no proof the parser found its end: fail', () => {
     const j = judgeReasoning(completion({ content: '', reasoning_content: 'thinking...' }, 'length'));
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /^no answer after the reasoning: content empty, finish_reason "length"/);
+    assert.match(ev(j), /^no answer after the reasoning: content empty, finish_reason "length"/);
   });
 });
 
@@ -277,12 +289,20 @@ describe('checks: the table and the round-trip request', () => {
     assert.equal(CHECKS.length, 16);
     assert.equal(new Set(CHECKS.map((c) => c.name)).size, 16);
     for (const c of CHECKS) {
-      assert.ok(c.request && c.passes && c.consequence, c.name);
-      if (c.name.endsWith('(stream)')) assert.match(c.consequence, /agents stream/);
+      const w = checkWords(c.name, CHECK_PROMPTS);
+      assert.ok(w.sent && w.passes && w.consequence, c.name);
+      if (c.name.endsWith('(stream)')) {
+        assert.match(w.consequence, /agents stream/);
+        assert.match(w.sent, /, streamed \(SSE\)$/);
+      }
     }
     assert.match(
-      CHECKS.find((c) => c.name === 'tool-call ids')!.consequence,
+      checkWords('tool-call ids', CHECK_PROMPTS).consequence,
       /^the follow-up turn may come back empty: agents stall after the first tool call/,
+    );
+    assert.equal(
+      checkWords('reasoning', CHECK_PROMPTS).sent,
+      '"What is 17 * 23? Think it through, then answer with the number only."',
     );
   });
 
@@ -290,7 +310,7 @@ describe('checks: the table and the round-trip request', () => {
     const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'verification.md'), 'utf8');
     for (const c of CHECKS.filter((x) => !x.name.endsWith('(stream)'))) {
       assert.ok(doc.includes(`| \`${c.name}\` |`), `no row for ${c.name}`);
-      assert.ok(doc.includes(c.consequence), `the consequence of ${c.name} differs`);
+      assert.ok(doc.includes(checkWords(c.name, CHECK_PROMPTS).consequence), `the consequence of ${c.name} differs`);
     }
   });
 
@@ -320,10 +340,7 @@ describe('checks: the table and the round-trip request', () => {
         content: '{"city":"Paris","temperature_c":18,"conditions":"light rain"}',
       },
     ]);
-    assert.equal(
-      roundTripRequest('m', completion({ content: 'no call' }), false),
-      'the first turn has no tool call to answer',
-    );
+    assert.equal(roundTripRequest('m', completion({ content: 'no call' }), false), 'noToolCall');
   });
 
   it('reasoning carried through tool calls: an earlier finished turn without reasoning, then the chain with it; none to carry: says why', () => {
@@ -342,7 +359,7 @@ describe('checks: the table and the round-trip request', () => {
     );
     assert.equal(
       carriedReasoningRequest('m', completion({ content: '', tool_calls: [call('Paris', 0)] }, 'tool_calls')),
-      'the first turn has no reasoning to carry back',
+      'noReasoning',
     );
     const leak = judgeCarriedReasoning(completion({ content: 'I will summarise.</think>According to the tool: 18' }), [
       '18',
@@ -353,9 +370,9 @@ describe('checks: the table and the round-trip request', () => {
       '18',
       'rain',
     ]);
-    assert.match(ignored.evidence, /^the answer does not use the tool's result/);
+    assert.match(ev(ignored), /^the answer does not use the tool's result/);
     assert.match(
-      judgeCarriedReasoning(completion({ content: '18 °C' }), ['18']).evidence,
+      ev(judgeCarriedReasoning(completion({ content: '18 °C' }), ['18'])),
       /^history with the reasoning accepted; /,
     );
   });
@@ -386,7 +403,7 @@ describe('budgets', () => {
     });
     assert.equal(chooseBudgets(2, 's').retry, undefined);
     assert.equal(
-      describeBudgets(chooseBudgets(262144, '/v1/models max_model_len')),
+      budgetWords(chooseBudgets(262144, '/v1/models max_model_len')),
       'budgets: 2048 tokens per answer, 8192 on retry of a cut answer, 256 with thinking off; context length 262144 from /v1/models max_model_len',
     );
   });

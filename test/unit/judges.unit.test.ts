@@ -7,6 +7,7 @@ import {
   type ToolDefinition,
 } from '../../src/verify/judges';
 import { assembleStream, judgeStream } from '../../src/verify/streamJudge';
+import { ev } from '../util/evidence';
 
 // Shapes as ../shared/reference/sglang-server.md sections 4–6 describe them.
 const MODEL = '/root/models/Kimi-K2.6';
@@ -101,15 +102,15 @@ describe('judges: server info', () => {
   it('passes with both flags as configured', () => {
     const j = judgeServerInfo(info, expected);
     assert.equal(j.status, 'pass');
-    assert.equal(j.evidence, 'reasoning_parser="kimi_k2" tool_call_parser="kimi_k2"');
+    assert.equal(ev(j), 'reasoning_parser="kimi_k2" tool_call_parser="kimi_k2"');
   });
 
   it('fails naming the missing or wrong flag', () => {
     const j = judgeServerInfo({ ...info, reasoning_parser: 'kimi', tool_call_parser: null }, expected);
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
-      /reasoning_parser="kimi" tool_call_parser=null; reasoning_parser should be "kimi_k2", tool_call_parser should be "kimi_k2"/,
+      ev(j),
+      /reasoning_parser="kimi" tool_call_parser=null; reasoning_parser should be "kimi_k2"; tool_call_parser should be "kimi_k2"/,
     );
   });
 });
@@ -117,8 +118,8 @@ describe('judges: server info', () => {
 describe('judges: reasoning', () => {
   it('parsers on: pass', () => {
     const j = judgeReasoning(parsersOn.reasoning);
-    assert.equal(j.status, 'pass', j.evidence);
-    assert.match(j.evidence, /reasoning_content \(\d+ chars\)/);
+    assert.equal(j.status, 'pass', ev(j));
+    assert.match(ev(j), /reasoning_content \(\d+ chars\)/);
   });
 
   it('no parser / wrong parser kimi: fail, evidence shows </think> in content', () => {
@@ -126,17 +127,17 @@ describe('judges: reasoning', () => {
       const j = judgeReasoning(resp);
       assert.equal(j.status, 'fail');
       assert.match(
-        j.evidence,
+        ev(j),
         /reasoning_content null: reasoning parser off or its markers differ; content has <\/think>: ".*391\.<\/think>391"/,
       );
-      assert.ok(j.evidence.length <= 200);
+      assert.ok(ev(j).length <= 200);
     }
   });
 
   it('markers left in content even with reasoning separated: fail', () => {
     const j = judgeReasoning(completion({ content: '◁think▷x◁/think▷391', reasoning_content: 'r' }));
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /markers left in content; content has ◁think▷/);
+    assert.match(ev(j), /markers left in content; content has ◁think▷/);
   });
 
   it('empty reasoning: fail', () => {
@@ -152,7 +153,7 @@ describe('judges: reasoning', () => {
       code: 404,
     });
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /error 404: The model `x` does not exist\./);
+    assert.match(ev(j), /error 404: The model `x` does not exist\./);
   });
 });
 
@@ -162,23 +163,23 @@ describe('judges: thinking off', () => {
     assert.equal(judgeThinkingOff(completion({ content: '391', reasoning_content: '' })).status, 'pass');
   });
   it('reasoning still there, or </think> in content: fail', () => {
-    assert.match(judgeThinkingOff(parsersOn.reasoning).evidence, /reasoning_content still set/);
-    assert.match(judgeThinkingOff(noParsers.reasoning).evidence, /thinking still on: content has <\/think>/);
+    assert.match(ev(judgeThinkingOff(parsersOn.reasoning)), /reasoning_content still set/);
+    assert.match(ev(judgeThinkingOff(noParsers.reasoning)), /thinking still on: content has <\/think>/);
   });
 });
 
 describe('judges: tool call', () => {
   it('parsers on: pass with the call as evidence', () => {
     const j = judgeToolCall(parsersOn.tool, WEATHER);
-    assert.equal(j.status, 'pass', j.evidence);
-    assert.equal(j.evidence, 'get_weather({"city":"Paris"}) id=functions.get_weather:0');
+    assert.equal(j.status, 'pass', ev(j));
+    assert.equal(ev(j), 'get_weather({"city":"Paris"}) id=functions.get_weather:0');
   });
 
   it('no parsers: fail, raw section in content, no tool_calls, finish_reason stop', () => {
     const j = judgeToolCall(noParsers.tool, WEATHER);
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^raw tool-call tokens in content \(tool-call parser off or wrong\); no tool_calls, finish_reason "stop" \| content ".*<\|tool_calls_section_begin\|>/,
     );
   });
@@ -187,7 +188,7 @@ describe('judges: tool call', () => {
     const j = judgeToolCall(toolInsideReasoning, WEATHER);
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^tool call inside the reasoning \(emitted before <\/think>\) and lost; no tool_calls, finish_reason "stop" \| reasoning_content ".*<\|tool_calls_section_begin/,
     );
   });
@@ -196,14 +197,14 @@ describe('judges: tool call', () => {
     const j = judgeToolCall(missingThinkEnd, WEATHER);
     assert.equal(j.status, 'fail');
     assert.match(
-      j.evidence,
+      ev(j),
       /^<\/think> missing before the tool-call section \(the call stayed in reasoning_content\); no tool_calls/,
     );
   });
 
   it('section before </think> in raw content: named', () => {
     const j = judgeToolCall(completion({ content: `thinking ${SECTION}</think>ok`, reasoning_content: null }), WEATHER);
-    assert.match(j.evidence, /tool section comes before <\/think>/);
+    assert.match(ev(j), /tool section comes before <\/think>/);
   });
 
   it('arguments: not JSON, or against the schema: fail', () => {
@@ -218,14 +219,14 @@ describe('judges: tool call', () => {
         },
         'tool_calls',
       );
-    assert.match(judgeToolCall(withArgs('{"city":'), WEATHER).evidence, /arguments are not JSON/);
+    assert.match(ev(judgeToolCall(withArgs('{"city":'), WEATHER)), /arguments are not JSON/);
     assert.match(
-      judgeToolCall(withArgs('{"town":"Paris"}'), WEATHER).evidence,
+      ev(judgeToolCall(withArgs('{"town":"Paris"}'), WEATHER)),
       /do not match the schema: data must have required property 'city'/,
     );
-    assert.match(judgeToolCall(withArgs('{"city":3}'), WEATHER).evidence, /data\/city must be string/);
+    assert.match(ev(judgeToolCall(withArgs('{"city":3}'), WEATHER)), /data\/city must be string/);
     assert.match(
-      judgeToolCall(withArgs('{"city":"Paris"}', 'get_time'), WEATHER).evidence,
+      ev(judgeToolCall(withArgs('{"city":"Paris"}', 'get_time'), WEATHER)),
       /calls "get_time", expected "get_weather"/,
     );
   });
@@ -246,7 +247,7 @@ describe('judges: tool call', () => {
       },
       'stop',
     );
-    assert.match(judgeToolCall(resp, WEATHER).evidence, /finish_reason "stop", expected "tool_calls"/);
+    assert.match(ev(judgeToolCall(resp, WEATHER)), /finish_reason "stop", expected "tool_calls"/);
   });
 });
 
@@ -333,7 +334,7 @@ describe('judges: streaming', () => {
       ]);
       assert.equal(a.choices[0].finish_reason, 'tool_calls');
       const j = judgeStream(sse(toolDeltas.map(map)), (r) => judgeToolCall(r, WEATHER));
-      assert.equal(j.status, 'pass', j.evidence);
+      assert.equal(j.status, 'pass', ev(j));
     });
   }
 
@@ -344,17 +345,17 @@ describe('judges: streaming', () => {
       { delta: { content: SECTION }, finish_reason: null },
       { delta: {}, finish_reason: 'stop' },
     ]);
-    assert.match(judgeStream(raw, judgeReasoning).evidence, /content has <\/think>/);
-    assert.match(judgeStream(raw, (r) => judgeToolCall(r, WEATHER)).evidence, /raw tool-call tokens in content/);
+    assert.match(ev(judgeStream(raw, judgeReasoning)), /content has <\/think>/);
+    assert.match(ev(judgeStream(raw, (r) => judgeToolCall(r, WEATHER))), /raw tool-call tokens in content/);
   });
 
   it('CRLF, missing [DONE] and an error chunk are reported', () => {
     const raw = sse(reasoningDeltas, false).replace(/\n/g, '\r\n');
-    assert.match(judgeStream(raw, judgeReasoning).evidence, /no data: \[DONE\]/);
+    assert.match(ev(judgeStream(raw, judgeReasoning)), /no data: \[DONE\]/);
     const err =
       'data: {"object":"error","message":"bad tools","type":"BadRequestError","param":null,"code":400}\n\ndata: [DONE]\n\n';
     const j = judgeStream(err, judgeReasoning);
     assert.equal(j.status, 'fail');
-    assert.equal(j.evidence, 'error 400: bad tools');
+    assert.equal(ev(j), 'error 400: bad tools');
   });
 });

@@ -14,6 +14,7 @@ import { verificationVerdictOf, verifyParsers, type VerifierDeps } from '../../s
 import { summarize } from '../../src/present/verifyReport';
 import { readStream } from '../../src/verify/streamRead';
 import { Readable } from 'node:stream';
+import { ev } from '../util/evidence';
 
 const sse = (delta: Record<string, unknown>, finish: string | null = null): string =>
   `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -172,12 +173,12 @@ describe('verification progress: a check out of time', () => {
     const j = timeoutJudgement(60_000, own, undefined, now);
     assert.equal(j?.status, 'inconclusive');
     assert.equal(
-      j?.evidence,
+      ev(j),
       'inconclusive: out of time (60 s), a slow server, not the parsers: still reasoning, 1,830 tokens of the 2,048 budget, no answer yet; at 31 token/s the budget takes 68 s',
     );
     const answering = timeoutJudgement(60_000, { ...own, tally: reasoning(1830, 40) }, undefined, now);
     assert.match(
-      answering?.evidence ?? '',
+      ev(answering!),
       /still answering, 1,830 tokens of reasoning and 40 of the answer of the 2,048 budget; at 31 token\/s/,
     );
   });
@@ -186,7 +187,7 @@ describe('verification progress: a check out of time', () => {
     const own = check({ name: 'reasoning', stream: false, askedAt: now - 60_000, budget: 2048 });
     const twin = check({ name: 'reasoning (stream)', askedAt: now - 60_000, budget: 2048, tally: reasoning(600) });
     assert.equal(
-      timeoutJudgement(60_000, own, twin, now)?.evidence,
+      ev(timeoutJudgement(60_000, own, twin, now)!),
       'inconclusive: no answer within 60 s, a slow server, not the parsers: the same request streamed was still reasoning, 600 tokens of the 2,048 budget, no answer yet; at 10 token/s the budget takes 205 s',
     );
     assert.equal(timeoutJudgement(60_000, own, undefined, now), undefined);

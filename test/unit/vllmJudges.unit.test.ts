@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { judgeReasoning, judgeRunningFlags, judgeThinkingOff, judgeToolCall } from '../../src/verify/judges';
 import { judgeStream } from '../../src/verify/streamJudge';
 import { verifyParsers, WEATHER_TOOL, type VerifierDeps } from '../../src/verify/verifier';
+import { ev } from '../util/evidence';
 
 // vLLM's answers as its serving code builds them (docs/vllm-server.md §5–§6): `reasoning` (since
 // PR #33402; 0.11.1–0.15 also `reasoning_content`), content null when empty, tool_calls [] when none.
@@ -63,7 +64,7 @@ describe('judges on vLLM answers', () => {
   it('no reasoning parser: the think markers stay in content and the check fails, naming them', () => {
     const j = judgeReasoning(vllmChat({ content: '17 * 23 = 391.</think>391', reasoning: null }));
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /<\/think>/);
+    assert.match(ev(j), /<\/think>/);
   });
 
   it('thinking off: reasoning null passes, content null is no problem', () => {
@@ -87,8 +88,8 @@ describe('judges on vLLM answers', () => {
       'tool_calls',
     );
     const j = judgeToolCall(resp, WEATHER_TOOL);
-    assert.equal(j.status, 'pass', j.evidence);
-    assert.match(j.evidence, /get_weather\(\{"city": "Paris"\}\) id=functions\.get_weather:0/);
+    assert.equal(j.status, 'pass', ev(j));
+    assert.match(ev(j), /get_weather\(\{"city": "Paris"\}\) id=functions\.get_weather:0/);
   });
 
   it('without the tool-call parser: raw section tokens in content, tool_calls [] -> fail naming the leak', () => {
@@ -96,7 +97,7 @@ describe('judges on vLLM answers', () => {
       '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Paris"}<|tool_call_end|><|tool_calls_section_end|>';
     const j = judgeToolCall(vllmChat({ content: raw, reasoning: 'call it' }), WEATHER_TOOL);
     assert.equal(j.status, 'fail');
-    assert.match(j.evidence, /raw tool-call tokens in content/);
+    assert.match(ev(j), /raw tool-call tokens in content/);
   });
 
   it("vLLM's refusal without --enable-auto-tool-choice is a failure with its message", async () => {
@@ -174,7 +175,7 @@ describe('judges on vLLM answers', () => {
       { finish: 'tool_calls' },
     ]);
     const j = judgeStream(toolStream, (r) => judgeToolCall(r, WEATHER_TOOL));
-    assert.equal(j.status, 'pass', j.evidence);
+    assert.equal(j.status, 'pass', ev(j));
   });
 
   it('a stream carrying both `reasoning` and `reasoning_content` counts the text once', () => {
@@ -184,7 +185,7 @@ describe('judges on vLLM answers', () => {
       { content: 'x' },
       {},
     ]);
-    assert.match(judgeStream(stream, judgeReasoning).evidence, /reasoning_content \(3 chars\)/);
+    assert.match(ev(judgeStream(stream, judgeReasoning)), /reasoning_content \(3 chars\)/);
   });
 
   it('the running flags: all three present passes; the process renamed its title -> skipped', () => {

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { LOAD_PHASES } from '../../src/engine/events';
+import { CHECK_NAMES } from '../../src/verify/checks';
 
 const ROOT = path.join(__dirname, '..', '..');
 const SRC = path.join(ROOT, 'src');
@@ -200,6 +201,64 @@ export function stateSentencesIn(file: string, text: string): { line: number; te
   return found;
 }
 
+/**
+ * verify/ judges and runs the parser checks; what it found is facts (present/words/verifyFindings.ts)
+ * and present/words says them. A literal there of two words or more (a word: a run of non-spaces with
+ * a letter, so `reasoning_content` is one) held in a field or returned reads as a sentence and
+ * fails, except what is sent to the model (a message's `content`, a tool's `description`: the
+ * model's input, kept in English) and the values listed below.
+ */
+const VERIFY_ROOM = 'verify';
+/** Fields whose text is the model's input, not a user's reading. */
+const MODEL_INPUT_FIELDS = new Set(['content', 'description']);
+/** Values there that read like words: a request line, the tool's answer sent to the model (by file and text); check names are identifiers. */
+const VERIFY_VALUES: readonly (readonly [file: string, text: string])[] = [
+  ['verify/ask.ts', 'POST /v1/chat/completions: ${}; ${}'],
+  ['verify/checks.ts', 'light rain'],
+];
+
+/** Whitespace-separated words with a letter, substitutions not counted. */
+function verifyWords(text: string): number {
+  return text
+    .replace(/\$\{\}/g, ' ')
+    .split(/\s+/)
+    .filter((w) => /[A-Za-z]/.test(w)).length;
+}
+
+/** Literals of two words or more in a field (other than the model's input), returned, logged or judged (`result`), in a verify/ file. */
+export function verifySentencesIn(file: string, text: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { line: number; text: string }[] = [];
+  const take = (node: ts.Node, expr: ts.Expression | undefined): void => {
+    if (!expr) return;
+    for (const words of literalsOf(expr))
+      if (verifyWords(words) >= 2)
+        found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAssignment(node) && !(ts.isIdentifier(node.name) && MODEL_INPUT_FIELDS.has(node.name.text)))
+      take(node, node.initializer);
+    if (ts.isReturnStatement(node)) take(node, node.expression);
+    if (ts.isArrowFunction(node) && !ts.isBlock(node.body)) take(node, node.body);
+    const callee = ts.isCallExpression(node) && ts.isIdentifier(node.expression) ? node.expression.text : '';
+    if (ts.isCallExpression(node) && (LOG_CALLS.has(callee) || callee === 'result'))
+      for (const arg of node.arguments) take(node, arg);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function verifyStrays(): string[] {
+  return sourceFiles(path.join(SRC, VERIFY_ROOM)).flatMap((file) => {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    return verifySentencesIn(file, fs.readFileSync(file, 'utf8'))
+      .filter((s) => !(CHECK_NAMES as readonly string[]).includes(s.text))
+      .filter((s) => !VERIFY_VALUES.some(([f, t]) => f === rel && t === s.text))
+      .map((s) => `src/${rel}:${s.line}: ${JSON.stringify(s.text)}`);
+  });
+}
+
 function stateStrays(): string[] {
   return PURE_ROOMS.flatMap((room) =>
     sourceFiles(path.join(SRC, room)).flatMap((file) => {
@@ -326,6 +385,41 @@ describe('words in one home', function () {
         [6, 'the service ${}'],
       ],
     );
+  });
+
+  it('no finding, consequence or progress line in verify/ is a sentence of its own: present/words holds them', () => {
+    const found = verifyStrays();
+    assert.deepEqual(found, [], `sentences in verify/:\n${found.join('\n')}`);
+  });
+
+  it("the verify check sees a finding in a field, a return and a branch, and lets the model's input, field names and compositions pass", () => {
+    const code = [
+      "return result('fail', `markers left in content: ${x}`);",
+      "const f = { kind: 'noToolCalls', evidence: 'no tool_calls' };",
+      "const body = { role: 'user', content: 'What is the weather in Paris?' };",
+      "const tool = { description: 'Get the current weather in a city.' };",
+      "return ok ? `${a}: ${b}` : 'reasoning_content';",
+      "const line = () => (slow ? 'still reasoning' : `${n}/${t}`);",
+      "if (calls.length === 0) return 'noToolCall';",
+      'log(`Verifying parsers (${x})`);',
+    ].join('\n');
+    assert.deepEqual(
+      verifySentencesIn('probe.ts', code).map((s) => [s.line, s.text]),
+      [
+        [1, 'markers left in content: ${}'],
+        [2, 'no tool_calls'],
+        [6, 'still reasoning'],
+        [8, 'Verifying parsers (${})'],
+      ],
+    );
+  });
+
+  it('every listed verify value is still there', () => {
+    for (const [file, value] of VERIFY_VALUES)
+      assert.ok(
+        verifySentencesIn(file, fs.readFileSync(path.join(SRC, file), 'utf8')).some((s) => s.text === value),
+        `${file}: no "${value}"`,
+      );
   });
 
   it('every listed assertion is still there (the list does not outlive its code)', () => {

@@ -14,6 +14,7 @@ import {
 } from '../../../src/verify/judges';
 import { assembleStream, judgeStream } from '../../../src/verify/streamJudge';
 import { check, deepArray, junk, timed, wordSoup } from './hostileInputs';
+import { ev } from '../../util/evidence';
 
 const TOOL: ToolDefinition = {
   type: 'function',
@@ -306,7 +307,7 @@ describe('hostile input: HTTP bodies and SSE streams', () => {
         fc.property(fc.oneof(shaped, fc.jsonValue({ maxDepth: 3 }), junk, { weight: 3, arbitrary: near }), (resp) => {
           const j = judge(resp);
           assert.ok(['pass', 'fail', 'skipped'].includes(j.status));
-          assert.ok(j.evidence.length <= 200);
+          assert.ok(ev(j).length <= 200);
           if (needs && j.status === 'pass') assert.ok(needs(resp), JSON.stringify(resp).slice(0, 300));
           seen[j.status === 'pass' ? 'pass' : 'other']++;
         }),
@@ -324,7 +325,7 @@ describe('hostile input: HTTP bodies and SSE streams', () => {
         assert.ok(a.chunks >= 0 && (a.choices.length === 0 || a.choices.length === 1));
         for (const [, judge] of JUDGES) judge(a);
         const j = judgeStream(text, judgeReasoning);
-        assert.ok(j.evidence.length <= 200);
+        assert.ok(ev(j).length <= 200);
       }),
     );
   });
@@ -343,7 +344,7 @@ describe('hostile input: HTTP bodies and SSE streams', () => {
       for (const [name, judge, needs] of JUDGES) {
         const j = timed(`judge ${name} on a 100k-deep body`, () => judge(parsed));
         if (needs) assert.equal(j.status, 'fail');
-        assert.ok(j.evidence.length <= 200);
+        assert.ok(ev(j).length <= 200);
       }
       assert.equal(judgeStream(`data: ${resp}\n\ndata: [DONE]\n\n`, judgeReasoning).status, 'fail');
       assert.equal(judgeCompletion(200, 'application/json', resp, false).ok, false);
@@ -369,7 +370,7 @@ describe('hostile input: HTTP bodies and SSE streams', () => {
     );
     const dataLines = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n'.repeat(mib / 48);
     const j = timed('judgeStream on 1 MiB of SSE chunks', () => judgeStream(dataLines, judgeThinkingOff));
-    assert.ok(j.evidence.length <= 200);
+    assert.ok(ev(j).length <= 200);
     timed('judgeStream on 1 MiB of "data:" without blank lines', () =>
       judgeStream('data: x\n'.repeat(mib / 8), judgeReasoning),
     );

@@ -17,6 +17,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
+import { pidAlive } from '../util/pidAlive';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
 /** The version scripts/setup-code-server.sh installs (its DEFAULT_VERSION), or KIMI_CODE_SERVER_VERSION. */
@@ -89,15 +90,6 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Kills a process, its process group and every descendant (also those that started their
  * own session, e.g. the extension host's children); SIGTERM first, SIGKILL after `graceMs`.
@@ -118,7 +110,7 @@ export async function killTree(pid: number, graceMs = 3000): Promise<void> {
       }
     }
   };
-  const gone = () => !pids.some(alive);
+  const gone = () => !pids.some(pidAlive);
   signal('SIGTERM');
   // A tree still alive after the grace is killed (not an error); one still alive after that is left to the OS.
   await waitFor(gone, { timeoutMs: graceMs, intervalMs: 100 }).catch(() => undefined);

@@ -41,6 +41,7 @@ import type { NetnsHost } from './netns';
 import { setUpOneTimeCodes, type OneTimeCodeOptions } from './pamOath';
 import { parseExecLine, type ExecEntry } from './execLog';
 import { freePort } from '../util/freePort';
+import { pidAlive } from '../util/pidAlive';
 // The simulated model's tokenizer files (what its /tokenize counts with).
 const simTokenizer = require('./sglang-sim/tokenizer.js') as { writeTokenizerFiles(dir: string, kind: string): void };
 
@@ -551,12 +552,7 @@ function sweepStaleFixtures(): void {
       continue;
     }
     if (!owner) continue;
-    try {
-      process.kill(owner, 0);
-      continue;
-    } catch {
-      /* owner is gone */
-    }
+    if (pidAlive(owner)) continue;
     try {
       fs.rmSync(dir, { recursive: true, force: true });
     } catch {

@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import type { GpuHost } from './harness';
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
+import { pidAlive } from '../util/pidAlive';
 
 export interface SlurmCluster {
   readonly dir: string;
@@ -70,15 +71,6 @@ function readPid(file: string): number | undefined {
     return pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -160,12 +152,12 @@ export async function startSlurm(host: GpuHost, opts: { nodes?: 1 | 2 } = {}): P
       ...nodes.map((n) => readPid(path.join(dir, 'log', `slurmd-${n}.pid`))),
       readPid(path.join(dir, 'log', 'slurmctld.pid')),
     ].filter((p): p is number => p !== undefined);
-    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGTERM');
-    await waitFor(() => pids.every((p) => !alive(p)) || undefined, {
+    for (const pid of pids) if (pidAlive(pid)) process.kill(pid, 'SIGTERM');
+    await waitFor(() => pids.every((p) => !pidAlive(p)) || undefined, {
       timeoutMs: 20_000,
       intervalMs: 100,
       message: 'the Slurm daemons to stop',
-    }).catch(() => pids.forEach((p) => alive(p) && process.kill(p, 'SIGKILL')));
+    }).catch(() => pids.forEach((p) => pidAlive(p) && process.kill(p, 'SIGKILL')));
     spawnSync('munged', ['--stop', `--socket=${socket}`], { encoding: 'utf8', timeout: 10_000 });
   };
   const bound = { slurm: false, hosts: false };

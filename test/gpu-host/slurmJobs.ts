@@ -94,3 +94,23 @@ export async function endJobsOf(slurm: SlurmCluster, user: string): Promise<void
     message: 'the jobs of the test ended',
   });
 }
+
+/** The state squeue shows for job `id` (RUNNING, PENDING ...); empty once it has left the queue. */
+export function jobState(slurm: SlurmCluster, id: string): string {
+  return slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
+}
+
+/** Waits until job `id` runs. */
+export function untilRunning(slurm: SlurmCluster, id: string): Promise<true> {
+  return waitFor(() => (jobState(slurm, id) === 'RUNNING' ? true : undefined), {
+    timeoutMs: 30_000,
+    message: `job ${id} RUNNING`,
+  });
+}
+
+/** A job of `user` that takes the one node (it sleeps), running: the next job waits in the queue. Its id. */
+export async function holdTheNode(host: GpuHost, slurm: SlurmCluster, user: string, dir: string): Promise<string> {
+  const id = await sbatchAs(host, user, dir, `-J blocker --wrap 'sleep 300'`);
+  await untilRunning(slurm, id);
+  return id;
+}

@@ -4,26 +4,13 @@
  * applied as the drop-in the parsers use (diff confirmed), the server restarted with it, and
  * the roll back removing it.
  */
-import { shellLine } from '../../src/transport/shell';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
+import { DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { applyAdvice, gatherAdvice } from '../../src/fleet/checks/loadAdvice';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
+import { changeDeps, FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 const MULTITHREAD = '{"enable_multithread_load": true, "num_threads": 8}';
-
-function deps(test: TestSession, lines: string[], answer: boolean): ParserChangeDeps {
-  return {
-    sudo: test.session.profile.sudo,
-    log: (line) => lines.push(line),
-    exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
-    confirmDiff: async (diff) => {
-      lines.push(`DIFF\n${diff}`);
-      return answer;
-    },
-  };
-}
 
 describe('load advice over real SSH: evidence, apply as a drop-in, roll back, absent evidence', function () {
   this.timeout(120_000);
@@ -67,11 +54,11 @@ describe('load advice over real SSH: evidence, apply as a drop-in, roll back, ab
     const advice = report.result.advice.find((a) => a.id === 'sglang-multithread-load');
     assert.ok(advice);
     const before = await host.readDropIns();
-    const cancelled = await applyAdvice(deps(test, lines, false), test.session.profile, advice);
+    const cancelled = await applyAdvice(changeDeps(test, lines, false), test.session.profile, advice);
     assert.equal(cancelled.kind, 'cancelled');
     assert.deepEqual(await host.readDropIns(), before, 'nothing changes without a yes');
 
-    const result = await applyAdvice(deps(test, lines, true), test.session.profile, advice);
+    const result = await applyAdvice(changeDeps(test, lines, true), test.session.profile, advice);
     assert.equal(result.kind, 'changed');
     if (result.kind !== 'changed') return;
     assert.match(result.diff, /^\+ --model-loader-extra-config /m);
@@ -94,7 +81,7 @@ describe('load advice over real SSH: evidence, apply as a drop-in, roll back, ab
       'the flag is set: not advised again',
     );
 
-    await result.undo.run(deps(test, lines, true));
+    await result.undo.run(changeDeps(test, lines, true));
     assert.equal((await host.readDropIns())[DROP_IN_NAME], undefined, 'the roll back removes the drop-in');
     // The next load logs the multi-threaded loader's bar (as a newer SGLang does by default): no such advice.
     await host.configureSimulator({ shardDesc: 'multi' });

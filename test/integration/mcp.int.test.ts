@@ -22,6 +22,7 @@ import {
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { serverEntry } from './simHost';
 import { waitFor } from '../util/waitFor';
+import { pidAlive } from '../util/pidAlive';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const MCP_JS = path.join(REPO, 'dist', 'mcp.js');
@@ -68,15 +69,6 @@ async function startMcp(configFile: string, stateDir: string, elicit?: Elicit): 
 
 const text = (r: CallToolResult, i = 0) => (r.content[i] as { type: 'text'; text: string }).text;
 const json = (r: CallToolResult) => r.structuredContent as Record<string, any>;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('MCP server (node dist/mcp.js) through the SDK client, against the simulated GPU host', function () {
   this.timeout(150_000);

@@ -192,10 +192,23 @@ describe('multi-node servers and several hosts (private network)', function () {
       }));
     });
     const entry = () => ({ name: 'k2', nodes: nodes.map(nodeEntry), url: nodes[0]!.serverUrl });
+    /** A fleet of the one two-node server (now `server`). */
+    const fleetOfK2 = (extra: Record<string, unknown> = {}): Fleet => {
+      const { fleet, settings } = startFleet([entry()], extra);
+      server = settings.servers[0]!;
+      return fleet;
+    };
+    /** A forced restart of a new fleet's server, its wait ending as `kind` within `timeoutMs`. */
+    const restartEndingAs = async (kind: string, timeoutMs: number, extra: Record<string, unknown> = {}) => {
+      const f = fleetOfK2(extra);
+      await f.restart(server, { force: true });
+      const done = await f.waitFor(server, { timeoutMs });
+      assert.equal(done.kind, kind, serverReport(done.snapshot).summary);
+      return { f, done };
+    };
 
     it('reaches ready only when both nodes have loaded; parsers verified on node rank 0; steady remote processes counted', async () => {
-      const { fleet: f, settings } = startFleet([entry()]);
-      server = settings.servers[0]!;
+      const f = fleetOfK2();
       const verdicts = recordVerdicts(f, server);
       // Overall progress is never ahead of the least advanced node.
       const aheadOfANode: string[] = [];
@@ -264,8 +277,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     });
 
     it('node 1 dying after ready fails the server, naming it, though node rank 0 still answers HTTP', async () => {
-      const { fleet: f, settings } = startFleet([entry()]);
-      server = settings.servers[0]!;
+      const f = fleetOfK2();
       await readyServer(f, server);
       await nodes[1]!.killServer('SIGKILL');
       await waitFor(() => f.snapshot(server).state?.verdict === 'failed', {
@@ -289,8 +301,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     });
 
     it('node 1 dropping off the network makes the ready server unreachable, naming it; back on the network, ready again', async () => {
-      const { fleet: f, settings } = startFleet([entry()]);
-      server = settings.servers[0]!;
+      const f = fleetOfK2();
       await readyServer(f, server);
       const verdicts = recordVerdicts(f, server);
       await nodes[1]!.setNetworkLink(false);
@@ -321,12 +332,8 @@ describe('multi-node servers and several hosts (private network)', function () {
       // Node rank 0 waits for it longer than the stall time (else it fails first, on SGLang's barrier timeout).
       await nodes[0]!.configureSimulator({ unbalancedLoadingTimeoutSeconds: 300 });
       try {
-        const { fleet: f, settings } = startFleet([entry()], { stallSeconds: 10 });
-        server = settings.servers[0]!;
-        await f.restart(server, { force: true });
         // The agents' wait ends as stalled, with what was last seen on that node and since when.
-        const waited = await f.waitFor(server, { timeoutMs: 60_000 });
-        assert.equal(waited.kind, 'stalled', serverReport(waited.snapshot).summary);
+        const { f, done: waited } = await restartEndingAs('stalled', 60_000, { stallSeconds: 10 });
         const node1 = `node 1 \\(${nodes[1]!.sshHost.replace(/\./g, '\\.')}\\)`;
         assert.match(
           waitReport(waited, 0).next,
@@ -366,11 +373,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('one node crashing mid-load fails the server, naming that node and its error', async () => {
       await nodes[1]!.configureSimulator({ fault: { crashAt: 'weights', afterShards: 2 } });
       try {
-        const { fleet: f, settings } = startFleet([entry()]);
-        server = settings.servers[0]!;
-        await f.restart(server, { force: true });
-        const done = await f.waitFor(server, { timeoutMs: 120_000 });
-        assert.equal(done.kind, 'failed', serverReport(done.snapshot).summary);
+        const { f, done } = await restartEndingAs('failed', 120_000);
         const report = serverReport(done.snapshot);
         assert.match(
           report.lastError ?? '',
@@ -407,11 +410,7 @@ describe('multi-node servers and several hosts (private network)', function () {
     it('one node never reaching the rendezvous: node rank 0 fails on the dist timeout, recognised, the missing node named', async () => {
       await nodes[1]!.configureSimulator({ fault: { hangAt: 'init' } });
       try {
-        const { fleet: f, settings } = startFleet([entry()]);
-        server = settings.servers[0]!;
-        await f.restart(server, { force: true });
-        const done = await f.waitFor(server, { timeoutMs: 120_000 });
-        assert.equal(done.kind, 'failed', serverReport(done.snapshot).summary);
+        const { done } = await restartEndingAs('failed', 120_000);
         const report = serverReport(done.snapshot);
         assert.match(
           report.lastError ?? '',

@@ -24,6 +24,7 @@ import { waitFor } from '../util/waitFor';
 import { serverEntry, headlessFleet } from './simHost';
 import { rejection } from '../util/rejection';
 import { runCli } from './slurmCli';
+import { pidAlive } from '../util/pidAlive';
 
 const keygen = (...args: string[]) => execFileSync('ssh-keygen', ['-q', ...args], { stdio: 'pipe' });
 
@@ -255,17 +256,7 @@ describe('OpenSshTransport against a real sshd with certificates', function () {
     const pid = t.masterPid!;
     t.dispose();
     open.pop();
-    await waitFor(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      { message: 'the master gone' },
-    );
+    await waitFor(() => !pidAlive(pid), { message: 'the master gone' });
   });
 
   it('restarts and watches to ready over OpenSSH, chosen by auto for the certificate, with one login', async function () {

@@ -3,26 +3,13 @@
  * at the real /etc/systemd/system path (bind-mounted in the host's namespace), reload,
  * restart, watch to ready, then every parser check through the tunnel.
  */
-import { shellLine } from '../../src/transport/shell';
 import { targetFor } from '../../src/target/target';
 import { strict as assert } from 'node:assert';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
-import { enableParsers, rollback, DROP_IN_NAME, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
+import { enableParsers, rollback, DROP_IN_NAME } from '../../src/target/systemd/parserDropIn';
 import { verifyServer } from '../../src/verify/serverVerification';
 import type { VerifyResult } from '../../src/verify/verifier';
-import { FAST_WATCH, sessionForHost, type TestSession } from './simHost';
-
-function deps(test: TestSession, lines: string[]): ParserChangeDeps {
-  return {
-    sudo: test.session.profile.sudo,
-    log: (line) => lines.push(line),
-    exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
-    confirmDiff: async (diff) => {
-      lines.push(`DIFF\n${diff}`);
-      return true;
-    },
-  };
-}
+import { changeDeps, FAST_WATCH, sessionForHost, type TestSession } from './simHost';
 
 function status(result: VerifyResult, name: string): { status: string; evidence: string } {
   const check = result.checks.find((c) => c.name === name);
@@ -68,7 +55,7 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
 
   it('enable on a unit without the flags: drop-in written, restart, ready, all checks pass; a model path with spaces survives', async () => {
     const before = await restartsIn(host);
-    const result = await enableParsers(deps(test, lines), host.unitName, {
+    const result = await enableParsers(changeDeps(test, lines), host.unitName, {
       reasoningParser: 'kimi_k2',
       toolCallParser: 'kimi_k2',
     });
@@ -101,7 +88,7 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
   it('enable when already set: says so, writes and restarts nothing', async () => {
     const before = await restartsIn(host);
     const dropInsBefore = await host.readDropIns();
-    const result = await enableParsers(deps(test, lines), host.unitName, {
+    const result = await enableParsers(changeDeps(test, lines), host.unitName, {
       reasoningParser: 'kimi_k2',
       toolCallParser: 'kimi_k2',
     });
@@ -111,7 +98,7 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
   });
 
   it('wrong reasoning parser (kimi): the reasoning check fails with evidence, tool calls still pass', async () => {
-    const result = await enableParsers(deps(test, lines), host.unitName, {
+    const result = await enableParsers(changeDeps(test, lines), host.unitName, {
       reasoningParser: 'kimi',
       toolCallParser: 'kimi_k2',
     });
@@ -131,13 +118,13 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
     assert.match(status(verify, 'reasoning').evidence, /<\/think>|null/);
     assert.equal(status(verify, 'tool calling').status, 'pass');
     // Put kimi_k2 back for the next case, through the rollback path.
-    await rollback(deps(test, lines), result.rollback);
+    await rollback(changeDeps(test, lines), result.rollback);
     assert.match((await host.readDropIns())[DROP_IN_NAME], /--reasoning-parser kimi_k2/);
   });
 
   it('a failing start: roll back restores the old command line, and it starts again', async () => {
     const before = (await host.readDropIns())[DROP_IN_NAME];
-    const result = await enableParsers(deps(test, lines), host.unitName, {
+    const result = await enableParsers(changeDeps(test, lines), host.unitName, {
       reasoningParser: 'deepseek-r1',
       toolCallParser: 'kimi_k2',
     });
@@ -147,7 +134,7 @@ describe('enable and verify the kimi_k2 parsers over real SSH', function () {
     await host.configureSimulator({ fault: { crashAt: 'init', kind: 'traceback' } });
     const failed = await test.session.watch('restart', FAST_WATCH);
     assert.equal(failed.end, 'failed');
-    await rollback(deps(test, lines), result.rollback);
+    await rollback(changeDeps(test, lines), result.rollback);
     assert.equal((await host.readDropIns())[DROP_IN_NAME], before, 'the previous drop-in is back, byte for byte');
     await host.configureSimulator({ fault: {} });
     assert.equal((await test.session.watch('restart', FAST_WATCH)).end, 'ready');

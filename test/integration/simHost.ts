@@ -19,7 +19,7 @@ import type { FleetDeps } from '../../src/fleet/fleetTypes';
 import { NO_QUESTIONS_UI } from '../../src/fleet/servers/standalone';
 import type { GpuHost } from '../gpu-host/harness';
 import { serverEntry } from '../gpu-host/serverEntry';
-import { enableParsers } from '../../src/target/systemd/parserDropIn';
+import { enableParsers, type ParserChangeDeps } from '../../src/target/systemd/parserDropIn';
 import { shellLine } from '../../src/transport/shell';
 export { serverEntry };
 import { acceptedClients, sshClientOf, type ExecEntry } from '../gpu-host/execLog';
@@ -191,19 +191,30 @@ export async function markHost(host: GpuHost): Promise<{ newRuns(): Promise<Exec
   };
 }
 
+/**
+ * What a change of the server's flags needs, through the session's own SSH connection (sudo as its
+ * profile says): its log lines and each diff shown (`DIFF\n...`) go to `lines`, and the diff is
+ * answered with `answer`.
+ */
+export function changeDeps(test: TestSession, lines: string[] = [], answer = true): ParserChangeDeps {
+  return {
+    sudo: test.session.profile.sudo,
+    log: (line) => lines.push(line),
+    exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
+    confirmDiff: async (diff) => {
+      lines.push(`DIFF\n${diff}`);
+      return answer;
+    },
+  };
+}
+
 /** Writes the kimi_k2 reasoning and tool-call parsers into the unit's drop-in (the diff accepted
  * unseen) and restarts the unit, watched to ready. */
 export async function enableKimiParsersAndRestart(host: GpuHost, test: TestSession): Promise<void> {
-  const change = await enableParsers(
-    {
-      sudo: test.session.profile.sudo,
-      log: () => undefined,
-      exec: (command, options) => test.session.transport.exec(shellLine(command), { timeoutMs: 30_000, ...options }),
-      confirmDiff: async () => true,
-    },
-    host.unitName,
-    { reasoningParser: 'kimi_k2', toolCallParser: 'kimi_k2' },
-  );
+  const change = await enableParsers(changeDeps(test), host.unitName, {
+    reasoningParser: 'kimi_k2',
+    toolCallParser: 'kimi_k2',
+  });
   assert.equal(change.kind, 'changed');
   const outcome = await test.session.watch('restart', FAST_WATCH);
   assert.equal(outcome.end, 'ready', outcome.message);

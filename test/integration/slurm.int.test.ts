@@ -10,62 +10,44 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { GpuHost } from '../gpu-host/harness';
-import type { SlurmCluster } from '../gpu-host/slurm';
-import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH } from './simHost';
 import { runCli, slurmCliConfig, type CliRun } from './slurmCli';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
 import type { WatchAlert } from '../../src/monitor/watch/watchTypes';
 import { statusText } from '../../src/fronts/vscode/status/statusBarText';
-import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/slurmJobs';
+import { jobState, untilRunning } from '../gpu-host/slurmJobs';
+import { slurmSuite } from './slurmSuite';
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');
 
 describe('slurm: a server that is a batch job, on a real scheduler, as the login user', function () {
   this.timeout(180_000);
-  let host: GpuHost;
-  let slurm: SlurmCluster;
-  let test: TestSession | undefined;
+  const suite = slurmSuite(USER);
   let cliDir: string;
 
   before(async function () {
-    ({ host, slurm } = await startSlurmHost(USER));
     const built = spawnSync(process.execPath, ['esbuild.mjs', '--only=cli'], { cwd: REPO, encoding: 'utf8' });
     assert.equal(built.status, 0, `node esbuild.mjs --only=cli failed:\n${built.stdout}\n${built.stderr}`);
     cliDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kimi-slurm-cli-'));
   });
-  afterEach(async () => {
-    test?.dispose();
-    test = undefined;
-    await endJobsOf(slurm, USER);
-  });
-  after(async () => {
-    await slurm?.stop();
-    await host?.stop();
+  after(() => {
     if (cliDir) fs.rmSync(cliDir, { recursive: true, force: true });
   });
 
-  /** A job folder of the login user's: the batch script (the simulator as its program) and its sim.json. */
   const jobFiles = (name: string, sim: Record<string, unknown> = {}, timeLimit = '10') =>
-    writeSimJob(host, slurm, USER, name, { sim, timeLimit });
-  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
+    suite.jobFiles(name, { sim, timeLimit });
   /** A servers file for `node dist/cli.js` naming the job, logging in as the login user. */
-  const cliConfig = (job: string, script: string): string => slurmCliConfig(cliDir, host, USER, { job, script });
+  const cliConfig = (job: string, script: string): string => slurmCliConfig(cliDir, suite.host, USER, { job, script });
   /** `node dist/cli.js ARGS` with a home of its own: its exit code and stdout. */
   const cli = (...args: string[]): Promise<CliRun> => runCli(cliDir, args);
-  const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
-  const session = (job: string, script: string, url?: string): Promise<TestSession> =>
-    sessionForHost(host, {
-      server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script }, ...(url ? { url } : {}) },
-    });
 
   it('a running job restarted: scontrol requeue (same job id), then loading and ready again', async () => {
     const { dir, script } = jobFiles('requeue');
-    const id = await submit(dir, `-J kimi-requeue ${script}`);
-    await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
-    test = await session('kimi-requeue', script);
+    const id = await suite.submit(dir, `-J kimi-requeue ${script}`);
+    await untilRunning(suite.slurm, id);
+    const test = await suite.session('kimi-requeue', script);
     const first = await test.session.watch('watch', FAST_WATCH);
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
     assert.equal(first.state.unit?.invocationId, `slurm job ${id} run 0`);
@@ -80,13 +62,9 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
 
   it('a job that waits behind another: queued with its reason, then it runs and is ready', async () => {
     const { dir, script } = jobFiles('queued');
-    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
-    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'blocker',
-    });
-    const id = await submit(dir, `-J kimi-queued ${script}`);
-    test = await session('kimi-queued', script);
+    const blocker = await suite.holdTheNode(dir);
+    const id = await suite.submit(dir, `-J kimi-queued ${script}`);
+    const test = await suite.session('kimi-queued', script);
     const states: LoadState[] = [];
     const watch = test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     // Reason=None until the scheduler's next pass looks at the job (sched_interval=2).
@@ -96,7 +74,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
     });
     assert.equal(queued.unit?.mainPid, 0);
     assert.match(statusText({ server: undefined, state: queued, watching: true }), /Kimi: queued.*\(Resources\)/);
-    assert.equal(jobState(id), 'PENDING');
+    assert.equal(jobState(suite.slurm, id), 'PENDING');
     // The command line (what agents and scripts run) says the same: queued, and why.
     const config = cliConfig('kimi-queued', script);
     const status = await cli('status', '--config', config);
@@ -116,7 +94,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       wait.stdout.split('\n').at(-1) ?? '',
       /^Still queued after waiting \d+s: waiting for Resources.*call .* again to keep waiting \(a restart would not start it sooner\)\.$/,
     );
-    slurm.run(['scancel', blocker]);
+    suite.slurm.run(['scancel', blocker]);
     const outcome = await watch;
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
     assert.equal(outcome.state.unit?.queued, undefined);
@@ -125,34 +103,30 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   it('a url that follows the job to its node ({node}): HTTP waits while it is queued, then goes to the batch host', async () => {
     // The sim listens on the port of the node it runs on; the node's name (n1) resolves on the login node as on a cluster.
     const { dir, script } = jobFiles('node');
-    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
-    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'blocker',
-    });
-    const id = await submit(dir, `-J kimi-node ${script}`);
-    test = await session('kimi-node', script, `http://{node}:${host.httpPort}`);
+    const blocker = await suite.holdTheNode(dir);
+    const id = await suite.submit(dir, `-J kimi-node ${script}`);
+    const test = await suite.session('kimi-node', script, `http://{node}:${suite.host.httpPort}`);
     const states: LoadState[] = [];
     const watch = test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     await waitFor(() => states.find((s) => s.unit?.queued !== undefined), { timeoutMs: 30_000, message: 'queued' });
     await waitFor(
-      () => test!.logLines.find((l) => /HTTP waits: .*runs on no node now \(it waits in the queue/.test(l)),
+      () => test.logLines.find((l) => /HTTP waits: .*runs on no node now \(it waits in the queue/.test(l)),
       {
         timeoutMs: 30_000,
         message: `the HTTP witness says it waits for the node:\n${test.logLines.join('\n')}`,
       },
     );
-    assert.equal(jobState(id), 'PENDING');
+    assert.equal(jobState(suite.slurm, id), 'PENDING');
     assert.ok(
       states.every((s) => s.healthFailures === 0),
       'no /health asked while the job has no node',
     );
-    slurm.run(['scancel', blocker]);
+    suite.slurm.run(['scancel', blocker]);
     const outcome = await watch;
     assert.equal(outcome.end, 'ready', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
-    const batchHost = slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout.match(/BatchHost=(\S+)/)?.[1];
+    const batchHost = suite.slurm.run(['scontrol', 'show', 'job', '-o', id]).stdout.match(/BatchHost=(\S+)/)?.[1];
     assert.equal(batchHost, 'n1');
-    assert.equal(test.session.client.baseUrl, `http://n1:${host.httpPort}`);
+    assert.equal(test.session.client.baseUrl, `http://n1:${suite.host.httpPort}`);
     assert.doesNotMatch(test.logLines.join('\n'), /\/health (error|timeout).*\{node\}/);
   });
 
@@ -161,7 +135,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       fault: { crashAt: 'weights', afterShards: 2, kind: 'oom' },
       crashExit: 'code',
     });
-    test = await session('kimi-crash', script);
+    const test = await suite.session('kimi-crash', script);
     const outcome = await test.session.watch('restart', FAST_WATCH);
     assert.equal(outcome.end, 'failed', `${outcome.end}: ${outcome.message}\n${test.logLines.join('\n')}`);
     assert.match(outcome.state.failure?.summary ?? '', /exited with status 1|CUDA out of memory|OutOfMemory/);
@@ -174,8 +148,8 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
 
   it('scancel by someone else after ready: stopped (cancelled), not a crash', async () => {
     const { dir, script } = jobFiles('cancel');
-    const id = await submit(dir, `-J kimi-cancel ${script}`);
-    test = await session('kimi-cancel', script);
+    const id = await suite.submit(dir, `-J kimi-cancel ${script}`);
+    const test = await suite.session('kimi-cancel', script);
     const ends: string[] = [];
     let last: LoadState | undefined;
     const first = await test.session.watch(
@@ -187,7 +161,7 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
       },
     );
     assert.equal(first.end, 'ready', `${first.end}: ${first.message}`);
-    slurm.run(['scancel', id]);
+    suite.slurm.run(['scancel', id]);
     await waitFor(() => (last?.verdict === 'stopped' || last?.verdict === 'failed' ? true : undefined), {
       timeoutMs: 60_000,
       message: 'the watch sees the cancel',
@@ -203,8 +177,8 @@ describe('slurm: a server that is a batch job, on a real scheduler, as the login
   it('a job ended at its time limit after ready: failed, named TIMEOUT by the scheduler, not a crash of the server', async () => {
     // The shortest limit Slurm takes is a minute: this test waits it out.
     const { dir, script } = jobFiles('timeout', {}, '1');
-    const id = await submit(dir, `-J kimi-timeout ${script}`);
-    test = await session('kimi-timeout', script);
+    const id = await suite.submit(dir, `-J kimi-timeout ${script}`);
+    const test = await suite.session('kimi-timeout', script);
     let last: LoadState | undefined;
     const alerts: WatchAlert[] = [];
     const first = await test.session.watch(

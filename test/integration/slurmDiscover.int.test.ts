@@ -13,9 +13,8 @@ import * as path from 'node:path';
 import { startGpuHost, type GpuHost } from '../gpu-host/harness';
 import { slurmMissing, startSlurm, type SlurmCluster } from '../gpu-host/slurm';
 import { cliEnv } from './simHost';
-import { waitFor } from '../util/waitFor';
 import { parseSettings } from '../../src/config/parseSettings';
-import { sbatchAs, simulatorLaunch } from '../gpu-host/slurmJobs';
+import { sbatchAs, simulatorLaunch, untilRunning } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 const REPO = path.resolve(__dirname, '..', '..');
@@ -38,11 +37,6 @@ describe("slurm: Add server lists the login user's jobs that run SGLang (kimi-se
       );
     });
   const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
-  const running = (id: string) =>
-    waitFor(() => (slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim() === 'RUNNING' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: `job ${id} RUNNING`,
-    });
 
   before(async function () {
     const missing = slurmMissing();
@@ -99,8 +93,8 @@ describe("slurm: Add server lists the login user's jobs that run SGLang (kimi-se
       mode: 0o755,
     });
     assert.equal(slurm.run(['chown', '-R', `${USER}:`, dir]).status, 0);
-    await running(await submit(dir, `-J kimi-serve ${script}`));
-    await running(await submit(dir, `-J housekeeping ${other}`));
+    await untilRunning(slurm, await submit(dir, `-J kimi-serve ${script}`));
+    await untilRunning(slurm, await submit(dir, `-J housekeeping ${other}`));
 
     const list = await cli('discover', 'login1', '--json');
     assert.equal(list.code, 0, `${list.stdout}\n${list.stderr}`);

@@ -17,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GpuHost } from '../gpu-host/harness';
 import type { SlurmCluster } from '../gpu-host/slurm';
-import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/slurmJobs';
+import { endJobsOf, jobState, sbatchAs, startSlurmHost, untilRunning, writeSimJob } from '../gpu-host/slurmJobs';
 import { runCli, slurmCliConfig, type CliRun } from './slurmCli';
 import { waitFor } from '../util/waitFor';
 
@@ -40,9 +40,6 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
   let url: string;
 
   const cli = (...args: string[]): Promise<CliRun> => runCli(dir, [...args, '--config', config]);
-  const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
-  const running = (id: string) =>
-    waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: `job ${id} RUNNING` });
 
   before(async function () {
     ({ host, slurm } = await startSlurmHost(USER));
@@ -53,7 +50,7 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
     jobDir = job.dir;
     config = slurmCliConfig(dir, host, USER, { job: JOB, script: job.script, url });
     jobId = await sbatchAs(host, USER, jobDir, `-J ${JOB} ${job.script}`);
-    await running(jobId);
+    await untilRunning(slurm, jobId);
   });
   after(async () => {
     if (slurm) await endJobsOf(slurm, USER);
@@ -80,7 +77,7 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
   it('restart behind another job: requeued, queued with the reason, bounded waits say so; then ready, and its output file', async () => {
     // A job of a time limit of its own, so the scheduler can estimate when the node is free again.
     const blocker = await sbatchAs(host, USER, jobDir, `-J blocker --time=5 --wrap 'sleep 300'`);
-    assert.equal(jobState(blocker), 'PENDING');
+    assert.equal(jobState(slurm, blocker), 'PENDING');
     const restart = await cli('restart');
     assert.equal(restart.code, 0, show(restart));
     assert.match(
@@ -92,7 +89,7 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
       show(restart),
     );
     // The requeued job waits out its begin time, then the other job takes the node.
-    await running(blocker);
+    await untilRunning(slurm, blocker);
     const queued = await waitFor(
       async () => {
         const run = await cli('status', '--json');
@@ -137,7 +134,7 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
     } finally {
       await mcp.close();
     }
-    assert.equal(jobState(jobId), 'PENDING');
+    assert.equal(jobState(slurm, jobId), 'PENDING');
 
     slurm.run(['scancel', blocker]);
     const ready = await cli('wait', '--timeout', '90');

@@ -14,7 +14,7 @@ import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
-import { endJobsOf, ownedBy, sbatchAs, simulatorLaunch, startSlurmHost } from '../gpu-host/slurmJobs';
+import { endJobsOf, jobState, ownedBy, sbatchAs, simulatorLaunch, startSlurmHost } from '../gpu-host/slurmJobs';
 
 const USER = 'kimi';
 
@@ -150,7 +150,7 @@ describe('slurm: a job over two nodes is one server, and a node failure is named
     assert.match(failed.failure?.summary ?? '', /lost node 1 \(n2\) of the job: its process ended: Killed/);
     assert.doesNotMatch(failed.failure?.summary ?? '', /exited with status|crash/);
     // Rank 0 still runs in the job: the scheduler says RUNNING, the server is failed all the same.
-    assert.equal(slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim(), 'RUNNING');
+    assert.equal(jobState(slurm, id), 'RUNNING');
   });
 
   it("the second node set DOWN (scontrol update state=down): NODE_FAIL, named as that node's failure", async () => {

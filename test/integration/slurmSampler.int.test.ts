@@ -9,46 +9,25 @@
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import type { GpuHost } from '../gpu-host/harness';
-import type { SlurmCluster } from '../gpu-host/slurm';
-import { FAST_WATCH, loginAs, sessionForHost, type TestSession } from './simHost';
+import { FAST_WATCH } from './simHost';
 import { waitFor } from '../util/waitFor';
 import type { LoadState } from '../../src/monitor/state/loadStateTypes';
-import { endJobsOf, sbatchAs, startSlurmHost, writeSimJob } from '../gpu-host/slurmJobs';
+import { jobState, untilRunning } from '../gpu-host/slurmJobs';
+import { slurmSuite } from './slurmSuite';
 
 const USER = 'kimi';
+/** The simulator reads its 4 MB at 1 MB/s: the sampler has several readings of a load under way. */
+const SLOW_READ = { readMBps: 1, warmReadMBps: 1 };
 
 describe('slurm: the host sampler runs inside the job, on its node', function () {
   this.timeout(180_000);
-  let host: GpuHost;
-  let slurm: SlurmCluster;
-  let test: TestSession | undefined;
-
-  before(async function () {
-    ({ host, slurm } = await startSlurmHost(USER, { sim: { readMBps: 1, warmReadMBps: 1 } }));
-  });
-  afterEach(async () => {
-    test?.dispose();
-    test = undefined;
-    await endJobsOf(slurm, USER);
-  });
-  after(async () => {
-    await slurm?.stop();
-    await host?.stop();
-  });
-
-  /** The login user's batch script: the simulator as the job's program, reading 4 MB at 1 MB/s. */
-  const jobFiles = (name: string) => writeSimJob(host, slurm, USER, name, { sim: { readMBps: 1, warmReadMBps: 1 } });
-  const submit = (dir: string, args: string): Promise<string> => sbatchAs(host, USER, dir, args);
-  const jobState = (id: string): string => slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
-  const session = (job: string, script: string): Promise<TestSession> =>
-    sessionForHost(host, { server: { ...loginAs(host, USER, false), unit: undefined, slurm: { job, script } } });
+  const suite = slurmSuite(USER, SLOW_READ);
 
   it("reads the job's own processes on its node: bytes read by the simulator the job runs", async () => {
-    const { dir, script } = jobFiles('inside');
-    const id = await submit(dir, `-J kimi-inside ${script}`);
-    await waitFor(() => (jobState(id) === 'RUNNING' ? true : undefined), { timeoutMs: 30_000, message: 'RUNNING' });
-    test = await session('kimi-inside', script);
+    const { dir, script } = suite.jobFiles('inside', { sim: SLOW_READ });
+    const id = await suite.submit(dir, `-J kimi-inside ${script}`);
+    await untilRunning(suite.slurm, id);
+    const test = await suite.session('kimi-inside', script);
     const states: LoadState[] = [];
     const outcome = await test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) });
     const log = test.logLines.join('\n');
@@ -71,28 +50,24 @@ describe('slurm: the host sampler runs inside the job, on its node', function ()
   });
 
   it('a job that waits in the queue: the watch says which witnesses it lacks, and reads none of the login node', async () => {
-    const { dir, script } = jobFiles('waiting');
-    const blocker = await submit(dir, `-J blocker --wrap 'sleep 300'`);
-    await waitFor(() => (jobState(blocker) === 'RUNNING' ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'blocker',
-    });
-    const id = await submit(dir, `-J kimi-waiting ${script}`);
-    test = await session('kimi-waiting', script);
+    const { dir, script } = suite.jobFiles('waiting', { sim: SLOW_READ });
+    await suite.holdTheNode(dir);
+    const id = await suite.submit(dir, `-J kimi-waiting ${script}`);
+    const test = await suite.session('kimi-waiting', script);
     const states: LoadState[] = [];
     void test.session.watch('watch', FAST_WATCH, { onState: (s) => void states.push(s) }).catch(() => undefined);
     const lacks = await waitFor(
       () =>
-        test?.logLines.find(
+        test.logLines.find(
           (l) => l.includes(`No host sampler for`) && l.includes(`job ${id} has not started yet (PENDING`),
         ),
-      { timeoutMs: 30_000, message: `the watch said it lacks the sampler's witnesses:\n${test?.logLines.join('\n')}` },
+      { timeoutMs: 30_000, message: `the watch said it lacks the sampler's witnesses:\n${test.logLines.join('\n')}` },
     );
     assert.match(
       lacks,
       /The watch lacks its witnesses \(GPU memory, bytes read by the server's processes, the listener on its port\)/,
     );
-    assert.equal(jobState(id), 'PENDING');
+    assert.equal(jobState(suite.slurm, id), 'PENDING');
     assert.ok(
       states.every((s) => s.io === undefined && s.gpu === undefined),
       'no figure from the login node',

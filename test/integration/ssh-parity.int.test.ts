@@ -15,9 +15,11 @@ import * as path from 'node:path';
 import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { loadSshTarget } from '../../src/transport/ssh/sshConfig';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
-import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
+import type { SshTransportOptions } from '../../src/transport/ssh/sshOptions';
 import { waitFor } from '../util/waitFor';
 import { freePort } from '../util/freePort';
+import { refusingAsker } from '../util/refusingAsker';
+import { stopChild } from '../util/stopChild';
 import { transportRejection as rejection } from '../util/rejection';
 
 const SSHD = '/usr/sbin/sshd';
@@ -187,12 +189,8 @@ class Sshd {
     await waitFor(done, { timeoutMs: 5000, intervalMs: 10, message: `${this.name} sshd log: ${what}` });
   }
 
-  async stop(): Promise<void> {
-    const c = this.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGTERM');
-    await exited;
+  stop(): Promise<void> {
+    return stopChild(this.child);
   }
 }
 
@@ -233,12 +231,8 @@ class Agent {
     return r.stdout.split('\n').flatMap((l) => /(SHA256:\S+)/.exec(l)?.[1] ?? []);
   }
 
-  async stop(): Promise<void> {
-    const c = this.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGTERM');
-    await exited;
+  stop(): Promise<void> {
+    return stopChild(this.child);
   }
 }
 
@@ -327,21 +321,13 @@ describe('SSH parity with OpenSSH (real sshd, ssh-agent, ~/.ssh/config)', functi
 
   /** The connection the extension makes for `host`, from this test's ~/.ssh/config; no $SSH_AUTH_SOCK. */
   async function connectTo(host: string, over: Partial<SshTransportOptions> = {}) {
-    const asked: UnknownHostKeyInfo[] = [];
-    const passphraseAsks: string[] = [];
+    const { asked, passphraseAsks, questions } = refusingAsker();
     const log: string[] = [];
     const t = new SshTransport({
       target: await loadSshTarget({ host }, { homeDir: home, localUser: 'root', env: {} }),
       knownHostsFile: path.join(dotSsh, 'known_hosts'),
       env: {},
-      decideUnknownHostKey: async (info) => {
-        asked.push(info);
-        return 'reject';
-      },
-      requestPassphrase: async (p) => {
-        passphraseAsks.push(p);
-        return undefined;
-      },
+      ...questions,
       log: (m) => log.push(m),
       ...over,
     });

@@ -15,12 +15,13 @@ import { fingerprintSha256 } from '../../src/transport/ssh/knownHosts';
 import { commandLine, quote } from '../../src/transport/shell';
 import type { SshTarget } from '../../src/transport/ssh/sshTargetTypes';
 import { SshTransport } from '../../src/transport/ssh/sshTransport';
-import type { SshTransportOptions, UnknownHostKeyInfo } from '../../src/transport/ssh/sshOptions';
+import type { SshTransportOptions } from '../../src/transport/ssh/sshOptions';
 import { TransportError, type ConnectionState } from '../../src/transport/transport';
 import { waitFor } from '../util/waitFor';
 import { sshdSessions } from '../gpu-host/execLog';
 import { connectionOf } from './simHost';
 import { freePort } from '../util/freePort';
+import { refusingAsker } from '../util/refusingAsker';
 import { rejection as anyRejection, transportRejection as rejection } from '../util/rejection';
 
 function waitForState(
@@ -84,20 +85,12 @@ describe('SshTransport against a real sshd', function () {
   }
 
   function transport(over: Partial<SshTransportOptions> & { target?: SshTarget } = {}) {
-    const asked: UnknownHostKeyInfo[] = [];
-    const passphraseAsks: string[] = [];
+    const { asked, passphraseAsks, questions } = refusingAsker();
     const t = new SshTransport({
       target: target(),
       knownHostsFile: knownHosts,
       agentSocket: '',
-      decideUnknownHostKey: async (info) => {
-        asked.push(info);
-        return 'reject';
-      },
-      requestPassphrase: async (p) => {
-        passphraseAsks.push(p);
-        return undefined;
-      },
+      ...questions,
       ...over,
     });
     open.push(t);

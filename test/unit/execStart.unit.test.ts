@@ -37,6 +37,16 @@ Restart=on-failure
 [Install]
 WantedBy=multi-user.target
 `;
+/** The vendor unit's command up to its tensor parallelism. */
+const VENDOR_START: readonly string[] = [
+  '/usr/bin/python3',
+  '-m',
+  'sglang.launch_server',
+  '--model-path',
+  '/root/models/Kimi-K2.6',
+  '--tp',
+  '8',
+];
 
 const argvOf = (text: string): readonly string[] => {
   const unit = parseSystemctlCat(text);
@@ -47,13 +57,7 @@ const argvOf = (text: string): readonly string[] => {
 describe('execStart: parsing systemctl cat', () => {
   it('joins continuation lines and skips comments inside them', () => {
     assert.deepEqual(argvOf(VENDOR), [
-      '/usr/bin/python3',
-      '-m',
-      'sglang.launch_server',
-      '--model-path',
-      '/root/models/Kimi-K2.6',
-      '--tp',
-      '8',
+      ...VENDOR_START,
       '--trust-remote-code',
       '--host',
       '127.0.0.1',
@@ -209,15 +213,7 @@ describe('execStart: setFlag', () => {
 
 describe('execStart: planParserChange', () => {
   const choice = { toolCallParser: 'kimi_k2', reasoningParser: 'kimi_k2' };
-  const base = [
-    '/usr/bin/python3',
-    '-m',
-    'sglang.launch_server',
-    '--model-path',
-    '/root/models/Kimi-K2.6',
-    '--tp',
-    '8',
-  ];
+  const base = VENDOR_START;
 
   it('already set -> already-set, whatever the form and order', () => {
     assert.deepEqual(

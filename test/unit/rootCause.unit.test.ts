@@ -18,6 +18,11 @@ const SYSTEMD_EXIT = [
   "sglang.service: Failed with result 'exit-code'.",
 ];
 
+/** The error lines of a failure that logs `lines` and then ends as a unit that exited 1. */
+const beforeExit = (...lines: string[]): string[] => errorLines([...lines, ...SYSTEMD_EXIT]);
+/** The kind of cause found in such a failure. */
+const kindBeforeExit = (...lines: string[]) => rootCause(beforeExit(...lines))?.kind;
+
 describe('line grammar: colours, glued lines, prefixes', () => {
   it('drops ANSI colour codes', () => {
     assert.equal(
@@ -200,7 +205,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       'vllm: error: unrecognized arguments: --foo',
       "api_server.py: error: argument --port: invalid int value: 'x'",
     ]) {
-      const lines = errorLines([line, ...SYSTEMD_EXIT]);
+      const lines = beforeExit(line);
       assert.equal(lines[0], line, 'the line is an error line');
       const cause = rootCause(lines);
       assert.equal(cause?.cause, line);
@@ -211,22 +216,19 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   it('an NCCL watchdog timeout alone, without the [E...] prefix and without the word Error', () => {
     const line =
       '[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.';
-    const cause = rootCause(errorLines([line, ...SYSTEMD_EXIT]));
+    const cause = rootCause(beforeExit(line));
     assert.equal(cause?.kind, 'distributed');
     assert.equal(cause?.cause, line);
     assert.equal(
-      rootCause(
-        errorLines([
-          "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
-          ...SYSTEMD_EXIT,
-        ]),
-      )?.kind,
+      kindBeforeExit(
+        "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+      ),
       'distributed',
     );
   });
 
   it('an exception whose message is empty: the "Possible solutions" block that follows', () => {
-    const lines = errorLines([
+    const lines = beforeExit(
       '[2025-04-10 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):',
       '  File "/sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py", line 269, in __init__',
       '    raise Exception(',
@@ -237,8 +239,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       'Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose ',
       '',
       '[2025-04-10 10:00:00] Received sigquit from a child process. It usually means the child failed.',
-      ...SYSTEMD_EXIT,
-    ]);
+    );
     const cause = rootCause(lines)!;
     assert.equal(cause.cause, 'Exception: Capture cuda graph failed:');
     assert.deepEqual(cause.detail.slice(0, 2), [
@@ -253,7 +254,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   });
 
   it('a bare AssertionError: the line that raised it; the generic RuntimeError about the OOM killer comes after', () => {
-    const lines = errorLines([
+    const lines = beforeExit(
       '[2026-05-13 02:15:18 DP3 TP3] Scheduler hit an exception: Traceback (most recent call last):',
       '  File "/sgl-workspace/sglang/python/sglang/srt/mem_cache/deepseekv4_memory_pool.py", line 144, in create_buffer',
       '    assert self.store_dtype == torch.uint8',
@@ -269,8 +270,7 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       'Traceback (most recent call last):',
       '    raise _scheduler_died_error(i, scheduler_procs[i])',
       'RuntimeError: Rank 0 scheduler died during initialization (exit code: -3). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer.',
-      ...SYSTEMD_EXIT,
-    ]);
+    );
     assert.equal(causeText(lines), 'AssertionError (assert self.store_dtype == torch.uint8)');
     assert.match(rootCause(lines)!.after.join(' | '), /Rank 0 scheduler died/);
   });
@@ -289,12 +289,11 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
   });
 
   it("a vLLM worker's OOM comes before EngineCore failed to start and its traceback", () => {
-    const lines = errorLines([
+    const lines = beforeExit(
       '(VllmWorker rank=5 pid=50999) ERROR 07-07 15:19:48 [multiproc_executor.py:492] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB.',
       'ERROR 07-07 15:19:51 [core.py:515] EngineCore failed to start.',
       'ERROR 07-07 15:19:51 [core.py:515] Traceback (most recent call last):',
-      ...SYSTEMD_EXIT,
-    ]);
+    );
     const cause = rootCause(lines)!;
     assert.equal(cause.cause, 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB.');
     assert.deepEqual(cause.after, ['EngineCore failed to start.']);
@@ -308,39 +307,27 @@ describe('root cause: what a failure shows, before the echoes of its end', () =>
       '',
       '[2026-02-26 05:35:13] Received sigquit from a child process. It usually means the child failed.',
     ];
-    const cause = rootCause(errorLines([...rank(7), ...rank(6), ...rank(1), ...SYSTEMD_EXIT]))!;
+    const cause = rootCause(beforeExit(...rank(7), ...rank(6), ...rank(1)))!;
     assert.equal(cause.cause, 'TypeError: cannot unpack non-iterable ForwardMetadata object');
     assert.equal(cause.kind, 'exception');
   });
 
   it('a port in use, uvicorn or Python wording', () => {
     assert.equal(
-      rootCause(
-        errorLines([
-          "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
-          ...SYSTEMD_EXIT,
-        ]),
-      )?.kind,
+      kindBeforeExit(
+        "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
+      ),
       'address-in-use',
     );
     assert.equal(
-      rootCause(
-        errorLines([
-          'Traceback (most recent call last):',
-          'OSError: [Errno 98] Address already in use',
-          ...SYSTEMD_EXIT,
-        ]),
-      )?.kind,
+      kindBeforeExit('Traceback (most recent call last):', 'OSError: [Errno 98] Address already in use'),
       'address-in-use',
     );
     assert.equal(
-      rootCause(
-        errorLines([
-          'Traceback (most recent call last):',
-          "ValueError: metrics_port at 40290 is not available in 30 seconds. metrics_port is used by a process already. process.name()='sglang'",
-          ...SYSTEMD_EXIT,
-        ]),
-      )?.kind,
+      kindBeforeExit(
+        'Traceback (most recent call last):',
+        "ValueError: metrics_port at 40290 is not available in 30 seconds. metrics_port is used by a process already. process.name()='sglang'",
+      ),
       'address-in-use',
     );
   });

@@ -29,6 +29,12 @@ function job(out: string): Extract<ReturnType<typeof parseJobReading>, { kind: '
   return r as Extract<ReturnType<typeof parseJobReading>, { kind: 'job' }>;
 }
 
+/** The srun output `lines` of job `job` after `restarts` restarts, noted in `log` (a new one unless given). */
+function noted(job: string, restarts: number, lines: readonly string[], log = new NodeTroubleLog()): NodeTroubleLog {
+  for (const line of lines) log.note(job, restarts, line);
+  return log;
+}
+
 describe('slurm target: a job over several nodes', () => {
   it("the state script expands the job's node list (scontrol show hostnames): rank 0's node first", () => {
     const out = runState(TWO_NODES);
@@ -68,8 +74,7 @@ describe('slurm target: a job over several nodes', () => {
   });
 
   it('a task that died while the job runs fails the server, naming its node; the run after a requeue starts clean', () => {
-    const log = new NodeTroubleLog();
-    for (const line of ['rank 0 on n1', 'srun: error: n2: task 1: Killed']) log.note('4', 0, line);
+    const log = noted('4', 0, ['rank 0 on n1', 'srun: error: n2: task 1: Killed']);
     const reading = job(`tz=+0000\nid=4\n${TWO_NODES}\nhosts=n1 n2\n`);
     const unit = jobServiceStatus(reading, log.of('4', 0));
     assert.equal(unit.activeState, 'failed');
@@ -87,27 +92,23 @@ describe('slurm target: a job over several nodes', () => {
   });
 
   it("the tasks slurmstepd ends (a cancel, a requeue) are not a node's failure, until the next run's own lines", () => {
-    const log = new NodeTroubleLog();
-    for (const line of [
+    const log = noted('4', 1, [
       'rank 0 on n1',
       'slurmstepd-n1: error: *** JOB 4 ON n1 CANCELLED AT 2026-12-06T19:38:06 DUE TO JOB REQUEUE ***',
       'srun: forcing job termination',
       'srun: error: n1: task 0: Terminated',
-    ])
-      log.note('4', 1, line);
+    ]);
     assert.deepEqual(log.of('4', 1), {});
-    for (const line of ['rank 0 on n1', 'srun: error: n2: task 1: Exited with exit code 3']) log.note('4', 1, line);
+    noted('4', 1, ['rank 0 on n1', 'srun: error: n2: task 1: Exited with exit code 3'], log);
     assert.equal(log.of('4', 1).taskEnded?.how, 'Exited with exit code 3');
   });
 
   it('NODE_FAIL names the node srun lost; without its line, a node of the job', () => {
-    const log = new NodeTroubleLog();
-    for (const line of [
+    const log = noted('4', 0, [
       'srun: error: Node failure on n2',
       'slurmstepd-n1: error: *** JOB 4 ON n1 CANCELLED AT 2026-12-06T19:38:57 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***',
       'srun: error: n2: task 1: Terminated',
-    ])
-      log.note('4', 0, line);
+    ]);
     const ended = TWO_NODES.replace('JobState=RUNNING Reason=None', 'JobState=NODE_FAIL Reason=NodeDown');
     const reading = job(`tz=+0000\nid=4\n${ended}\nhosts=n1 n2\n`);
     const unit = jobServiceStatus(reading, log.of('4', 0));

@@ -676,15 +676,8 @@ function cmdCat(o) {
       rc = 1;
       continue;
     }
-    for (const f of [fragment, ...dropIns]) {
-      let text = '';
-      try {
-        text = fs.readFileSync(f, 'utf8');
-      } catch {
-        continue;
-      }
-      parts.push(`# ${c.toDisplay(f)}\n${text.endsWith('\n') || text === '' ? text : `${text}\n`}`);
-    }
+    for (const { file, text } of c.unitTexts(fragment, dropIns))
+      parts.push(`# ${c.toDisplay(file)}\n${text.endsWith('\n') || text === '' ? text : `${text}\n`}`);
     if (c.filesHash(u) !== c.loadedUnit(u).hash) {
       process.stderr.write(
         `Warning: ${u} changed on disk, the version systemd has loaded is outdated.\n` +

@@ -236,32 +236,23 @@ function splitWords(s) {
     let q = null;
     for (; i < n; i++) {
       const c = s[i];
-      if (q) {
-        if (c === q) {
-          q = null;
-          continue;
-        }
-        if (c === '\\') {
-          const [r, j] = cunescapeChar(s, i);
-          w += r;
-          i = j - 1;
-          continue;
-        }
-        w += c;
-      } else {
-        if (/\s/.test(c)) break;
-        if (c === '"' || c === "'") {
-          q = c;
-          continue;
-        }
-        if (c === '\\') {
-          const [r, j] = cunescapeChar(s, i);
-          w += r;
-          i = j - 1;
-          continue;
-        }
-        w += c;
+      if (q && c === q) {
+        q = null;
+        continue;
       }
+      if (!q && /\s/.test(c)) break;
+      if (!q && (c === '"' || c === "'")) {
+        q = c;
+        continue;
+      }
+      // An escape is unescaped inside quotes as outside (EXTRACT_CUNESCAPE).
+      if (c === '\\') {
+        const [r, j] = cunescapeChar(s, i);
+        w += r;
+        i = j - 1;
+        continue;
+      }
+      w += c;
     }
     out.push(w);
   }
@@ -370,6 +361,19 @@ function unitFiles(unit) {
   };
 }
 
+/** The unit's fragment and drop-ins that can be read, in order, with their texts. */
+function unitTexts(fragment, dropIns) {
+  const out = [];
+  for (const file of [fragment, ...dropIns]) {
+    try {
+      out.push({ file, text: fs.readFileSync(file, 'utf8') });
+    } catch {
+      /* unreadable (gone since it was listed): left out */
+    }
+  }
+  return out;
+}
+
 function filesHash(unit) {
   const { fragment, dropIns } = unitFiles(unit);
   const h = crypto.createHash('sha256');
@@ -416,16 +420,7 @@ function loadUnitFromDisk(unit) {
     hash: filesHash(unit),
   };
   if (!fragment) return cfg;
-  const all = [];
-  for (const f of [fragment, ...dropIns]) {
-    let text = '';
-    try {
-      text = fs.readFileSync(f, 'utf8');
-    } catch {
-      continue;
-    }
-    all.push(...parseUnitText(text));
-  }
+  const all = unitTexts(fragment, dropIns).flatMap(({ text }) => parseUnitText(text));
   for (const { section, key, value } of all) {
     if (section === 'Unit') {
       if (key === 'Description') cfg.description = value || unit;
@@ -714,6 +709,7 @@ module.exports = {
   daemonReload,
   filesHash,
   unitFiles,
+  unitTexts,
   toDisplay,
   listDropIns,
   defaultRuntime,

@@ -109,7 +109,7 @@ const path = require('path');
 const http = require('http');
 const { parseArgs } = require('./args');
 const { loadConfig } = require('./config');
-const { Logger, writeAll } = require('./log');
+const { Logger } = require('./log');
 const state = require('./state');
 const { listShards, Loader } = require('./loader');
 const tqdm = require('./tqdm');
@@ -117,6 +117,7 @@ const kernelCache = require('./kernelCache');
 const faults = require('./faults');
 const { HttpApi } = require('./http');
 const { Rendezvous, parseAddr } = require('./dist');
+const { runSim } = require('./run');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const f2 = (x) => x.toFixed(2);
@@ -918,42 +919,20 @@ class Sim {
 function main() {
   // `python -m vllm.entrypoints.openai.api_server ...`: the vLLM mode (vllm.js)
   if (process.argv[2] === '-m' && /^vllm(\.|$)/.test(process.argv[3] || '')) return require('./vllm').main();
-  const parsed = parseArgs(process.argv.slice(2));
-  if (!parsed.ok) {
-    writeAll(parsed.exitCode === 0 ? 1 : 2, parsed.error + '\n');
-    process.exit(parsed.exitCode);
-  }
-  const root = process.env.KIMI_SIM_ROOT || null;
-  if (root) {
-    try {
-      fs.mkdirSync(root, { recursive: true });
-    } catch {
-      /* ignore */
-    }
-  }
-  const cfg = loadConfig(root);
-  if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
-  if (cfg.hostile) return void require('./hostile').main(parsed.args, cfg);
-  const sim = new Sim(parsed.args, parsed.extra, cfg, root);
-  process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
-  process.on('SIGINT', () => sim.onSignal('SIGINT'));
-  process.on('SIGHUP', () => sim.onSignal('SIGTERM'));
-  process.on('SIGQUIT', () => {
-    sim.log.main('Received sigquit from a child process. It usually means the child failed.');
-    sim.exit(1);
-  });
-  process.on('exit', () => sim.cleanup());
-  process.on('uncaughtException', (e) => {
-    writeAll(
-      2,
-      `Traceback (most recent call last):\n  File "sim", line 1, in <module>\nRuntimeError: simulator error: ${(e && e.stack) || e}\n`,
-    );
-    sim.exit(1);
-  });
-  sim.run().catch((e) => {
-    writeAll(2, `RuntimeError: simulator error: ${(e && e.stack) || e}\n`);
-    sim.exit(1);
-  });
+  runSim(
+    parseArgs(process.argv.slice(2)),
+    (args, extra, cfg, root) =>
+      cfg.hostile ? void require('./hostile').main(args, cfg) : new Sim(args, extra, cfg, root),
+    {
+      crashText: (e) =>
+        `Traceback (most recent call last):\n  File "sim", line 1, in <module>\nRuntimeError: simulator error: ${(e && e.stack) || e}\n`,
+      more: (sim) =>
+        process.on('SIGQUIT', () => {
+          sim.log.main('Received sigquit from a child process. It usually means the child failed.');
+          sim.exit(1);
+        }),
+    },
+  );
 }
 
 // exported before main() runs: the vLLM mode (vllm.js, loaded by main) extends Sim

@@ -103,16 +103,16 @@ function chatStreamChunks(r, meta, o = {}) {
     }
   }
   chunks.push(base(d({}), r.finishReason));
-  if (meta.includeUsage) {
-    chunks.push({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model: meta.model,
-      choices: [],
-      usage: usage(meta.promptTokens, meta.completionTokens, meta.reasoningTokens || 0),
-    });
-  }
+  if (meta.includeUsage)
+    chunks.push(
+      usageChunk(
+        id,
+        'chat.completion.chunk',
+        created,
+        meta.model,
+        usage(meta.promptTokens, meta.completionTokens, meta.reasoningTokens || 0),
+      ),
+    );
   return chunks;
 }
 
@@ -160,15 +160,15 @@ function completionStreamChunks(text, finishReason, meta) {
       usage: null,
     });
   if (meta.includeUsage)
-    chunks.push({
-      id,
-      object: 'text_completion',
-      created,
-      model: meta.model,
-      choices: [],
-      usage: usage(meta.promptTokens, meta.completionTokens),
-    });
+    chunks.push(
+      usageChunk(id, 'text_completion', created, meta.model, usage(meta.promptTokens, meta.completionTokens)),
+    );
   return chunks;
+}
+
+/** The last chunk of a stream asked with stream_options.include_usage: no choice, the counts. */
+function usageChunk(id, object, created, model, counts) {
+  return { id, object, created, model, choices: [], usage: counts };
 }
 
 function generateResponse(text, finishReason, meta) {
@@ -209,4 +209,5 @@ module.exports = {
   generateResponse,
   modelsList,
   usage,
+  usageChunk,
 };

@@ -140,44 +140,30 @@ function parseVllmArgs(argv) {
     };
   }
   if (!args.model) args.model = 'Qwen/Qwen3-0.6B'; // vLLM's default model_tag
-  if (args.enable_auto_tool_choice && !args.tool_call_parser) {
-    return {
-      ok: false,
-      kind: 'traceback',
-      exitCode: 1,
-      error: traceback(
-        'cli_args.py',
-        'validate_parsed_serve_args',
-        'TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser',
-      ),
-    };
-  }
-  if (args.tool_call_parser && !TOOL_CALL_PARSERS.includes(args.tool_call_parser)) {
-    return {
-      ok: false,
-      kind: 'traceback',
-      exitCode: 1,
-      error: traceback(
+  if (args.enable_auto_tool_choice && !args.tool_call_parser)
+    return refused(
+      'cli_args.py',
+      'validate_parsed_serve_args',
+      'TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser',
+    );
+  for (const [what, name, known] of [
+    ['tool call parser', args.tool_call_parser, TOOL_CALL_PARSERS],
+    ['reasoning parser', args.reasoning_parser, REASONING_PARSERS],
+  ]) {
+    if (name && !known.includes(name))
+      return refused(
         'api_server.py',
         'validate_api_server_args',
-        `KeyError: 'invalid tool call parser: ${args.tool_call_parser} (chose from { ${TOOL_CALL_PARSERS.join(',')} })'`,
-      ),
-    };
-  }
-  if (args.reasoning_parser && !REASONING_PARSERS.includes(args.reasoning_parser)) {
-    return {
-      ok: false,
-      kind: 'traceback',
-      exitCode: 1,
-      error: traceback(
-        'api_server.py',
-        'validate_api_server_args',
-        `KeyError: 'invalid reasoning parser: ${args.reasoning_parser} (chose from { ${REASONING_PARSERS.join(',')} })'`,
-      ),
-    };
+        `KeyError: 'invalid ${what}: ${name} (chose from { ${known.join(',')} })'`,
+      );
   }
   if (!args.served_model_name) args.served_model_name = args.model;
   return { ok: true, args, extra };
+}
+
+/** A command line vLLM refuses after parsing it: the traceback of the check that failed, exit 1. */
+function refused(file, fn, last) {
+  return { ok: false, kind: 'traceback', exitCode: 1, error: traceback(file, fn, last) };
 }
 
 function traceback(file, fn, last) {

@@ -5,6 +5,7 @@
 const crypto = require('crypto');
 const { tokenize } = require('./model');
 const { K2 } = require('./parsers');
+const { usageChunk } = require('./openai');
 
 const CALL_RE =
   /<\|tool_call_begin\|>\s*([^<]+:\d+)\s*<\|tool_call_argument_begin\|>\s*((?:(?!<\|tool_call_begin\|>)[\s\S])*?)\s*<\|tool_call_end\|>/g;
@@ -144,14 +145,9 @@ function chatStreamChunks(r, meta) {
   });
   out.push(chunk({ content: '' }, r.finishReason));
   if (meta.includeUsage)
-    out.push({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model: meta.model,
-      choices: [],
-      usage: usage(meta.promptTokens, meta.completionTokens),
-    });
+    out.push(
+      usageChunk(id, 'chat.completion.chunk', created, meta.model, usage(meta.promptTokens, meta.completionTokens)),
+    );
   return out;
 }
 

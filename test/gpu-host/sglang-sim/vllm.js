@@ -23,14 +23,14 @@
  *     /health answers 503 and generation 500 for deadLingerSeconds (1), then the server exits 1.
  */
 const fs = require('fs');
-const { loadConfig } = require('./config');
-const { Logger, writeAll } = require('./log');
+const { Logger } = require('./log');
 const { Sim } = require('./main');
 const { listShards } = require('./loader');
 const tqdm = require('./tqdm');
 const faults = require('./faults');
 const { parseVllmArgs } = require('./vllm-args');
 const { VllmHttpApi } = require('./vllm-http');
+const { runSim } = require('./run');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const f2 = (x) => x.toFixed(2);
@@ -404,33 +404,8 @@ class VllmSim extends Sim {
 }
 
 function main() {
-  const parsed = parseVllmArgs(process.argv.slice(2));
-  if (!parsed.ok) {
-    writeAll(parsed.exitCode === 0 ? 1 : 2, parsed.error + '\n');
-    process.exit(parsed.exitCode);
-  }
-  const root = process.env.KIMI_SIM_ROOT || null;
-  if (root) {
-    try {
-      fs.mkdirSync(root, { recursive: true });
-    } catch {
-      /* ignore */
-    }
-  }
-  const cfg = loadConfig(root);
-  if (cfg.replay) return require('./replay').main(parsed.args, cfg, root); // a published log, played (replay.js)
-  const sim = new VllmSim(parsed.args, parsed.extra, cfg, root);
-  process.on('SIGTERM', () => sim.onSignal('SIGTERM'));
-  process.on('SIGINT', () => sim.onSignal('SIGINT'));
-  process.on('SIGHUP', () => sim.onSignal('SIGTERM'));
-  process.on('exit', () => sim.cleanup());
-  process.on('uncaughtException', (e) => {
-    writeAll(2, `RuntimeError: simulator error: ${(e && e.stack) || e}\n`);
-    sim.exit(1);
-  });
-  sim.run().catch((e) => {
-    writeAll(2, `RuntimeError: simulator error: ${(e && e.stack) || e}\n`);
-    sim.exit(1);
+  runSim(parseVllmArgs(process.argv.slice(2)), (args, extra, cfg, root) => new VllmSim(args, extra, cfg, root), {
+    crashText: (e) => `RuntimeError: simulator error: ${(e && e.stack) || e}\n`,
   });
 }
 

@@ -10,6 +10,7 @@ import { version } from '../../../package.json';
 import { runCli } from './run';
 import { MCP_VERB } from './args';
 import type { StopSignal } from './cliContext';
+import * as l10n from '@vscode/l10n';
 import { l10nDirs, useEnvLocale } from '../../util/l10n';
 
 /** A handle left open by mistake must not keep an agent's shell call waiting: exit anyway after this. */
@@ -51,7 +52,14 @@ async function main(): Promise<void> {
   });
   process.exitCode = code;
   if (stdin.isTTY) stdin.pause();
-  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+  setTimeout(() => exitLeavingHandles(code), EXIT_GRACE_MS).unref();
+}
+
+/** The grace is over: say what was left open (a defect worth reporting), then exit. */
+function exitLeavingHandles(code: number): void {
+  const open = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
+  write(process.stderr, l10n.t('kimi-service: exiting with handles still open ({0})', open.join(', ')));
+  process.exit(code);
 }
 
 /** `kimi-service mcp [args]`: the MCP server's bundle, loaded in this process with its own argv. */

@@ -4,7 +4,7 @@
  */
 import * as l10n from '@vscode/l10n';
 import type { LoadFacts, LoadForecast } from '../monitor/forecast/loadInsights';
-import { compileForecastAdvice, compileForecastText } from './compileForecast';
+import { compileForecastAdvice, compileForecastText } from './compileForecastText';
 
 export function expectedLoadTime(forecast: Pick<LoadForecast, 'text' | 'warning'> | undefined, why?: string): string {
   if (!forecast) return why ? l10n.t('unknown ({0})', why) : l10n.t('unknown');

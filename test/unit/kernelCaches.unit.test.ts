@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { kernelCacheCommand, parseKernelCaches, type KernelCacheFacts } from '../../src/host/kernelCaches';
 import { foreseeCompiles } from '../../src/monitor/eta/compileForecast';
-import { compileForecastAdvice, compileForecastText } from '../../src/present/compileForecast';
+import { compileForecastAdvice, compileForecastText } from '../../src/present/compileForecastText';
 
 const run = promisify(execFile);
 

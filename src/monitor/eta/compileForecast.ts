@@ -78,7 +78,7 @@ export interface Launch {
   readonly historyMs?: Readonly<Partial<Record<ActivityKind, number>>>;
 }
 
-/** The steps an empty cache adds to this launch (present/compileForecast.ts words them). */
+/** The steps an empty cache adds to this launch (present/compileForecastText.ts words them). */
 export function foreseeCompiles(facts: KernelCacheFacts, launch: Launch): CompileForecast {
   if (!facts.readable) return { steps: [] };
   const steps: ForeseenStep[] = [];

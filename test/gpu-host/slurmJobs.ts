@@ -85,14 +85,26 @@ export async function startSlurmHost(
   return { host, slurm: await startSlurm(host, { nodes: opts.nodes ?? 1 }) };
 }
 
-/** Cancels every job of `user` and waits until the queue is empty, so the next test starts clean. */
+/**
+ * Cancels every job of `user` and waits until the queue is empty, so the next test starts clean.
+ * A job leaves the queue once slurmd has killed its steps (KillWait) and run its epilog, which a
+ * busy machine can stretch past 30 s for a job whose rank was killed: up to 90 s, and a timeout
+ * names what was still queued and why.
+ */
 export async function endJobsOf(slurm: SlurmCluster, user: string): Promise<void> {
   slurm.run(['scancel', '--full', `--user=${user}`]);
-  await waitFor(() => (slurm.run(['squeue', '-h']).stdout.trim() === '' ? true : undefined), {
-    timeoutMs: 30_000,
-    intervalMs: 200,
-    message: 'the jobs of the test ended',
-  });
+  let queued = '';
+  try {
+    await waitFor(
+      () => {
+        queued = slurm.run(['squeue', '-h', '-o', '%i %T %R']).stdout.trim();
+        return queued === '' ? true : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, message: 'the jobs of the test ended' },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; still queued: ${queued}`);
+  }
 }
 
 /** The state squeue shows for job `id` (RUNNING, PENDING ...); empty once it has left the queue. */

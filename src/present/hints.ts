@@ -11,37 +11,22 @@ import { HINT_KINDS, HINT_MARKS, type HintKind } from '../util/hintMark';
 export type Front = 'vscode' | 'lm' | 'mcp' | 'cli';
 export type { HintKind };
 
-/** A palette command a hint names in VS Code: its id (package.json) and its title (package.nls.json). */
-export interface PaletteCommand {
-  readonly command: string;
-  /** In the display language, as the palette shows it (package.nls.<locale>.json has the same words). */
-  readonly title: string;
-}
-
-/** A palette command whose title is read in the display language of the moment. */
-function paletteCommand(command: string, title: () => string): PaletteCommand {
-  return {
-    command,
-    get title() {
-      return title();
-    },
-  };
-}
-
-/** The palette command behind each VS Code hint. */
-export const HINT_COMMANDS: Record<HintKind, PaletteCommand> = {
-  'copy-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
-  'install-sudoers-rules': paletteCommand('kimiService.copySudoersRule', () => l10n.t('Copy sudoers rule')),
-  'set-api-key': paletteCommand('kimiService.setApiKey', () => l10n.t('Set server API key')),
-  'stop-watching': paletteCommand('kimiService.stopWatching', () => l10n.t('Stop watching')),
-  'enable-parsers': paletteCommand('kimiService.enableParsers', () =>
-    l10n.t('Enable tool calling and thinking parsers'),
-  ),
+/**
+ * The title of the palette command behind each VS Code hint, in the display language, as the
+ * palette shows it (package.nls.json and package.nls.<locale>.json give the command the same
+ * words; the front owns the command's id).
+ */
+export const HINT_TITLES: Readonly<Record<HintKind, () => string>> = {
+  'copy-sudoers-rules': () => l10n.t('Copy sudoers rule'),
+  'install-sudoers-rules': () => l10n.t('Copy sudoers rule'),
+  'set-api-key': () => l10n.t('Set server API key'),
+  'stop-watching': () => l10n.t('Stop watching'),
+  'enable-parsers': () => l10n.t('Enable tool calling and thinking parsers'),
 };
 
 /** How the palette names a command (its category, "Kimi Service", is a product name). */
 function palette(kind: HintKind): string {
-  return `"Kimi Service: ${HINT_COMMANDS[kind].title}"`;
+  return `"Kimi Service: ${HINT_TITLES[kind]()}"`;
 }
 
 /** VS Code's words (the language-model tools run in VS Code too). */

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { forFront, forFrontDeep, HINT_COMMANDS } from '../../src/present/hints';
+import { forFront, forFrontDeep, HINT_TITLES } from '../../src/present/hints';
 import { HINT_KINDS } from '../../src/util/hintMark';
 import { sudoRefusalMessage } from '../../src/target/systemd/sudoers';
 import { unauthorizedReason } from '../../src/engine/httpAnswers';
@@ -67,17 +67,16 @@ describe('hints per front', () => {
     assert.deepEqual(forFrontDeep({ a: [key], n: 1 }, 'mcp'), { a: [forFront(key, 'mcp')], n: 1 });
   });
 
-  it("each hint's palette command is one of package.json's, under the title package.nls.json gives it", () => {
+  it("each hint's palette title is the title package.nls.json gives one of package.json's commands", () => {
     const root = path.join(__dirname, '..', '..');
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       contributes: { commands: { command: string; title: string }[] };
     };
     const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
+    const titles = manifest.contributes.commands.map((c) => nls[c.title.replace(/^%|%$/g, '')]);
     for (const kind of HINT_KINDS) {
-      const { command, title } = HINT_COMMANDS[kind];
-      const entry = manifest.contributes.commands.find((c) => c.command === command);
-      assert.ok(entry, `${kind}: ${command} is not a contributed command`);
-      assert.equal(nls[entry.title.replace(/^%|%$/g, '')], title, `${kind}: the title of ${command}`);
+      const title = HINT_TITLES[kind]();
+      assert.ok(titles.includes(title), `${kind}: no contributed command is titled "${title}"`);
     }
   });
 });

@@ -14,7 +14,7 @@ import { overrunReason } from '../../src/present/words/etaWords';
 import { predictionText } from '../../src/present/words/pageCacheWords';
 import { ACTIVITY_WORDS } from '../../src/present/words/activityWords';
 import { connectionRefused } from '../../src/present/words/verifyWords';
-import { forFront, HINT_COMMANDS } from '../../src/present/hints';
+import { forFront, HINT_TITLES } from '../../src/present/hints';
 import { serverChoiceText } from '../../src/present/serverRefusalText';
 import { mcpUsage } from '../../src/fronts/mcp/args';
 import { hintMark } from '../../src/util/hintMark';
@@ -107,11 +107,10 @@ describe("present's words in the display language", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       contributes: { commands: { command: string; title: string }[] };
     };
+    const titles = manifest.contributes.commands.map((c) => nls[c.title.replace(/^%|%$/g, '')]);
     useBundle(ZH);
-    for (const [kind, { command, title }] of Object.entries(HINT_COMMANDS)) {
-      const entry = manifest.contributes.commands.find((c) => c.command === command)!;
-      assert.equal(title, nls[entry.title.replace(/^%|%$/g, '')], `${kind}: the zh-cn title of ${command}`);
-    }
+    for (const [kind, title] of Object.entries(HINT_TITLES))
+      assert.ok(titles.includes(title()), `${kind}: no command's zh-cn title is "${title()}"`);
   });
 
   it('the MCP server --help: Chinese around the commands, flags and tool names as typed', () => {

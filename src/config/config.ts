@@ -1,5 +1,6 @@
 import type { DockerTargetConfig, SlurmTargetConfig } from './names';
 import { EXTENSION_ID } from './namespace';
+import { localHostOnUiSide } from '../present/words/settingsWords';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -96,10 +97,5 @@ export const REMOTE_EXTENSION_KIND_SETTING = `"remote.extensionKind": { "${EXTEN
 export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string | undefined): string | undefined {
   const local = server.nodes ? server.nodes.some((n) => n.host === undefined) : server.host === undefined;
   if (!local || uiSideOfRemote === undefined) return undefined;
-  return (
-    `kimiService.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
-    `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}" in the ` +
-    `Extensions view) and have the editor run it there: add ${REMOTE_EXTENSION_KIND_SETTING} to your user settings, then reload the ` +
-    'window. Or give the GPU host\'s SSH name as "host".'
-  );
+  return localHostOnUiSide(server.name, uiSideOfRemote, REMOTE_EXTENSION_KIND_SETTING);
 }

@@ -5,6 +5,7 @@
  * and its output file followed on the login node (a shared filesystem, as clusters have).
  */
 import type { SlurmTargetConfig } from '../../config/names';
+import { slurmNeedsNoRule } from '../../present/words/targetWords';
 import {
   insideJob,
   jobNotStarted,
@@ -77,7 +78,7 @@ export class SlurmTarget implements Target {
     this.argsEdit = new BatchScriptEditor(config);
     this.privileges = {
       kind: 'none',
-      why: `${config.label} needs no sudoers rule: squeue, scontrol, scancel and sbatch act on the login user's own jobs.`,
+      why: slurmNeedsNoRule(config.label),
     };
   }
 

@@ -1,6 +1,7 @@
 import type { DockerTargetConfig, SlurmTargetConfig } from './names';
 import { EXTENSION_ID } from './namespace';
-import { localHostOnUiSide } from '../present/words/settingsWords';
+import { everyNode, localHostOnUiSide } from '../present/words/settingsWords';
+import { thisMachine } from '../present/words/targetWords';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -74,8 +75,8 @@ export type SettingsResult =
 
 /** Where a server runs, for messages: "gpu1", "this machine", or "every node (gpu-a, gpu-b)". */
 export function serverHosts(server: ServerProfile): string {
-  if (server.nodes) return `every node (${server.nodes.map((n) => n.host ?? 'this machine').join(', ')})`;
-  return server.host ?? 'this machine';
+  if (server.nodes) return everyNode(server.nodes.map((n) => n.host ?? thisMachine()).join(', '));
+  return server.host ?? thisMachine();
 }
 
 /** The server the commands act on: `kimiService.activeServer`, else the first. */

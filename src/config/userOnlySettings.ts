@@ -11,7 +11,9 @@ import {
   folderSettingsPlace,
   ignoredSettingLine,
   ignoredSettingsWarning,
+  remoteSettingsPlace,
   userOnlyReason,
+  userSettingsPlace,
   workspaceSettingsPlace,
   type UserOnlySetting,
 } from '../present/words/settingsWords';
@@ -129,7 +131,7 @@ export function settingWrite(
   inspected: { workspaceValue?: unknown } | undefined,
   remoteSide: boolean,
 ): SettingWrite {
-  if (isUserOnly(key)) return { target: 'global', where: remoteSide ? 'Remote settings' : 'user settings' };
-  if (inspected?.workspaceValue !== undefined) return { target: 'workspace', where: 'workspace settings' };
-  return { target: 'global', where: 'user settings' };
+  if (isUserOnly(key)) return { target: 'global', where: remoteSide ? remoteSettingsPlace() : userSettingsPlace() };
+  if (inspected?.workspaceValue !== undefined) return { target: 'workspace', where: workspaceSettingsPlace() };
+  return { target: 'global', where: userSettingsPlace() };
 }

@@ -106,3 +106,16 @@ export function nodeNotHostName(node: string, template: string): string {
     template,
   );
 }
+
+export function userSettingsPlace(): string {
+  return l10n.t('user settings');
+}
+
+export function remoteSettingsPlace(): string {
+  return l10n.t('Remote settings');
+}
+
+/** Where a multi-node server runs: `hosts` its nodes' hosts, joined. */
+export function everyNode(hosts: string): string {
+  return l10n.t('every node ({0})', hosts);
+}

@@ -4,29 +4,17 @@
  * whose job has no node, a Docker socket that refuses), each reads in Chinese under the zh-cn
  * bundle and exactly as before in English without one.
  */
-import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { useBundle, type L10nBundle } from '../../src/util/l10n';
 import { noJobStatus } from '../../src/target/slurm/jobStatus';
 import { ignoredSettingsNotice, userOnlyKeysInInspect } from '../../src/config/userOnlySettings';
 import { parseSettings } from '../../src/config/parseSettings';
 import { urlForNode } from '../../src/config/nodeUrl';
 import { dockerAccessHint } from '../../src/target/docker/containerReader';
-
-const ZH = JSON.parse(
-  fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8'),
-) as L10nBundle;
+import { itReadsInBothLanguages, type ZhSample } from '../util/zhSamples';
 
 const server = { name: 'a', host: 'gpu1', unit: 'sglang.service' };
 
-/** Each sample: how the room makes it, its exact English, and Chinese words it must hold under zh-cn. */
-const SAMPLES: readonly (readonly [
-  name: string,
-  make: () => string | undefined,
-  english: string,
-  chinese: readonly string[],
-])[] = [
+/** Each made by the room itself. */
+const SAMPLES: readonly ZhSample[] = [
   [
     'a job the controller forgot, on a cluster without accounting',
     () => noJobStatus('kimi', { kind: 'gone', id: '42', accounting: { kind: 'disabled' } }).notFoundText,
@@ -66,19 +54,5 @@ const SAMPLES: readonly (readonly [
 ];
 
 describe("the targets' and the settings' words in the display language", () => {
-  afterEach(() => useBundle(undefined));
-
-  it('without a bundle: the English, unchanged', () => {
-    useBundle(undefined);
-    for (const [name, make, english] of SAMPLES) assert.equal(make(), english, name);
-  });
-
-  it('under the zh-cn bundle: Chinese words, and not the English sentence', () => {
-    useBundle(ZH);
-    for (const [name, make, english, chinese] of SAMPLES) {
-      const text = make() ?? '';
-      assert.notEqual(text, english, name);
-      for (const words of chinese) assert.ok(text.includes(words), `${name}: ${JSON.stringify(words)} in ${text}`);
-    }
-  });
+  itReadsInBothLanguages(SAMPLES);
 });

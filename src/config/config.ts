@@ -1,5 +1,7 @@
 import type { DockerTargetConfig, SlurmTargetConfig } from './names';
 import { EXTENSION_ID } from './namespace';
+import { everyNode, localHostOnUiSide } from '../present/words/settingsWords';
+import { thisMachine } from '../present/words/targetWords';
 
 export type HostKeyPolicy = 'ask' | 'strict' | 'accept-new';
 
@@ -73,8 +75,8 @@ export type SettingsResult =
 
 /** Where a server runs, for messages: "gpu1", "this machine", or "every node (gpu-a, gpu-b)". */
 export function serverHosts(server: ServerProfile): string {
-  if (server.nodes) return `every node (${server.nodes.map((n) => n.host ?? 'this machine').join(', ')})`;
-  return server.host ?? 'this machine';
+  if (server.nodes) return everyNode(server.nodes.map((n) => n.host ?? thisMachine()).join(', '));
+  return server.host ?? thisMachine();
 }
 
 /** The server the commands act on: `kimiService.activeServer`, else the first. */
@@ -96,10 +98,5 @@ export const REMOTE_EXTENSION_KIND_SETTING = `"remote.extensionKind": { "${EXTEN
 export function localHostRefusal(server: ServerProfile, uiSideOfRemote: string | undefined): string | undefined {
   const local = server.nodes ? server.nodes.some((n) => n.host === undefined) : server.host === undefined;
   if (!local || uiSideOfRemote === undefined) return undefined;
-  return (
-    `kimiService.servers "${server.name}" has host "local", but this window is connected to ${uiSideOfRemote} and the extension runs on your ` +
-    `own machine (the UI side), where "local" is not the GPU host. Install Kimi Service in the remote ("Install in ${uiSideOfRemote}" in the ` +
-    `Extensions view) and have the editor run it there: add ${REMOTE_EXTENSION_KIND_SETTING} to your user settings, then reload the ` +
-    'window. Or give the GPU host\'s SSH name as "host".'
-  );
+  return localHostOnUiSide(server.name, uiSideOfRemote, REMOTE_EXTENSION_KIND_SETTING);
 }

@@ -3,6 +3,7 @@
  * the scheduler's batch host, put in only once it is known and a plain host name (it becomes the
  * host the login node connects to). Pure.
  */
+import { nodeNotHostName, urlWaitsForNode } from '../present/words/settingsWords';
 
 export const NODE_PLACEHOLDER = '{node}';
 
@@ -18,11 +19,11 @@ export function urlForNode(template: string, node: string | undefined): { url: s
   if (!hasNodePlaceholder(template)) return { url: template };
   if (node === undefined || node === '')
     return {
-      problem: `${template} names the job's node, and the job runs on no node now (it waits in the queue, or it has ended)`,
+      problem: urlWaitsForNode(template),
     };
   if (!NODE_NAME.test(node))
     return {
-      problem: `the job's node "${node.replace(/[^\x20-\x7e]/g, '?').slice(0, 80)}" is not a host name (letters, digits, dots and dashes only): ${template} is not used`,
+      problem: nodeNotHostName(node.replace(/[^\x20-\x7e]/g, '?').slice(0, 80), template),
     };
   return { url: template.split(NODE_PLACEHOLDER).join(node) };
 }

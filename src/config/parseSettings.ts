@@ -3,6 +3,7 @@ import type { HostKeyPolicy, RawSettings, SshClientSetting, ServerProfile, Setti
 import { describeShapeError, shapeValidator } from './settingsSchema';
 import { validateServer } from './serverValidation';
 import { CONTROL, printable } from './text';
+import { activeServerUnknown, knownHostsFileControl, serverNameTwice } from '../present/words/settingsWords';
 
 function seconds(raw: unknown, fallback: number): number {
   return typeof raw === 'number' ? raw : fallback;
@@ -23,17 +24,15 @@ export function parseSettings(raw: RawSettings): SettingsResult {
   });
   const names = new Set<string>();
   for (const server of servers) {
-    if (names.has(server.name)) errors.push(`kimiService.servers: the name "${printable(server.name)}" is used twice.`);
+    if (names.has(server.name)) errors.push(serverNameTwice(printable(server.name)));
     names.add(server.name);
   }
   const activeServer = typeof raw.activeServer === 'string' && raw.activeServer !== '' ? raw.activeServer : undefined;
   if (activeServer !== undefined && servers.length > 0 && !names.has(activeServer)) {
-    errors.push(
-      `kimiService.activeServer "${printable(activeServer)}" is not the name of any entry of kimiService.servers.`,
-    );
+    errors.push(activeServerUnknown(printable(activeServer)));
   }
   const knownHostsFile = typeof raw.knownHostsFile === 'string' ? raw.knownHostsFile : '~/.ssh/known_hosts';
-  if (CONTROL.test(knownHostsFile)) errors.push('kimiService.knownHostsFile must not contain control characters.');
+  if (CONTROL.test(knownHostsFile)) errors.push(knownHostsFileControl());
   if (errors.length > 0) return { ok: false, errors };
 
   return {

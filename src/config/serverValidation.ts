@@ -12,6 +12,7 @@ import {
 } from './names';
 import type { NodeProfile, ServerProfile, SshClientSetting } from './config';
 import { CONTROL, printable } from './text';
+import * as w from '../present/words/serverSettingsWords';
 import { hasNodePlaceholder, NODE_PLACEHOLDER } from './nodeUrl';
 
 export const DEFAULT_URL = 'http://127.0.0.1:30001';
@@ -31,11 +32,9 @@ export function validateServer(
   const at = `kimiService.servers[${index}]`;
   if (Array.isArray(raw.nodes)) return validateMultiNodeServer(raw, raw.nodes as Record<string, unknown>[], at, errors);
   const before0 = errors.length;
-  if (raw.host === undefined) errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);
+  if (raw.host === undefined) errors.push(w.hostMissing(at));
   if (raw.unit === undefined && raw.container === undefined && raw.compose === undefined && raw.slurm === undefined) {
-    errors.push(
-      `${at}.unit is missing: give "unit" (systemd), "container" (Docker), "compose" ({ "file", "service" }), "slurm" ({ "job", "script" }) or "nodes" (multi-node).`,
-    );
+    errors.push(w.unitMissing(at));
   }
   if (errors.length > before0) return undefined;
   const name = String(raw.name);
@@ -46,10 +45,10 @@ export function validateServer(
   const docker = validateDockerTarget(raw, at, errors);
   const slurm = validateSlurmTarget(raw, at, errors);
 
-  if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
+  if (CONTROL.test(name)) errors.push(w.fieldHasControl(at, 'name'));
   errors.push(...connectionErrors(raw, at));
   const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL, slurm !== undefined);
-  if (typeof url === 'string') errors.push(`${at}.url ${url}`);
+  if (typeof url === 'string') errors.push(w.urlProblem(at, url));
   if (errors.length > before || typeof url === 'string') return undefined;
 
   return {
@@ -81,20 +80,16 @@ function connectionErrors(raw: Record<string, unknown>, at: string): string[] {
   const hostText = String(raw.host);
   const unitText = String(raw.unit);
   if (hostText !== 'local' && !HOST_PATTERN.test(hostText)) {
-    errors.push(
-      `${at}.host "${printable(hostText)}" is not a host name, an address, a ~/.ssh/config alias or "local".`,
-    );
+    errors.push(w.notAHost(at, printable(hostText)));
   }
   if (raw.unit !== undefined && !isValidUnitName(unitText)) {
-    errors.push(
-      `${at}.unit "${printable(unitText)}" is not a valid systemd unit name (letters, digits and : _ . @ - only).`,
-    );
+    errors.push(w.notAUnitName(at, printable(unitText)));
   }
   if (typeof raw.username === 'string' && !USER_PATTERN.test(raw.username)) {
-    errors.push(`${at}.username "${printable(raw.username)}" is not a valid user name.`);
+    errors.push(w.notAUserName(at, printable(raw.username)));
   }
   if (typeof raw.identityFile === 'string' && CONTROL.test(raw.identityFile)) {
-    errors.push(`${at}.identityFile must not contain control characters.`);
+    errors.push(w.fieldHasControl(at, 'identityFile'));
   }
   return errors;
 }
@@ -112,16 +107,12 @@ function validateMultiNodeServer(
 ): ServerProfile | undefined {
   const before = errors.length;
   const name = String(raw.name);
-  if (CONTROL.test(name)) errors.push(`${at}.name must not contain control characters.`);
+  if (CONTROL.test(name)) errors.push(w.fieldHasControl(at, 'name'));
   for (const field of NODE_FIELDS) {
-    if (raw[field] !== undefined)
-      errors.push(`${at}.${field} must not be set when "nodes" is: each node has its own (node rank 0 is nodes[0]).`);
+    if (raw[field] !== undefined) errors.push(w.fieldBesideNodes(at, field));
   }
   for (const field of ['container', 'compose', 'slurm']) {
-    if (raw[field] !== undefined)
-      errors.push(
-        `${at}.${field}: the nodes of a multi-node server run systemd units ("nodes[].unit"); Docker is for single-host servers.`,
-      );
+    if (raw[field] !== undefined) errors.push(w.dockerBesideNodes(at, field));
   }
   const nodes: NodeProfile[] = [];
   const seen = new Map<string, number>();
@@ -134,8 +125,7 @@ function validateMultiNodeServer(
     const unit = normalizeUnit(String(node.unit));
     const key = `${host ?? 'local'}:${typeof node.port === 'number' ? node.port : ''}:${unit}`;
     const twin = seen.get(key);
-    if (twin !== undefined)
-      errors.push(`${nodeAt} is the same host and unit as nodes[${twin}]: each node rank runs its own unit.`);
+    if (twin !== undefined) errors.push(w.sameNodeTwice(nodeAt, twin));
     seen.set(key, rank);
     nodes.push({
       label: `node ${rank} (${host ?? 'local'})`,
@@ -148,7 +138,7 @@ function validateMultiNodeServer(
     });
   });
   const url = parseServerUrl(typeof raw.url === 'string' ? raw.url : DEFAULT_URL);
-  if (typeof url === 'string') errors.push(`${at}.url ${url}`);
+  if (typeof url === 'string') errors.push(w.urlProblem(at, url));
   const rank0 = nodes[0];
   if (errors.length > before || typeof url === 'string' || rank0 === undefined) return undefined;
   return {
@@ -176,15 +166,16 @@ function validateDockerTarget(
   const given = ['unit', 'container', 'compose', 'slurm'].filter((k) => raw[k] !== undefined);
   if (given.length > 1) {
     errors.push(
-      `${at} gives ${given.map((k) => `"${k}"`).join(' and ')}: give only one of "unit", "container", "compose" and "slurm".`,
+      w.severalKinds(
+        at,
+        given.map((k) => `"${k}"`).reduce((a, b) => w.bothOf(a, b)),
+      ),
     );
     return undefined;
   }
   if (typeof raw.container === 'string') {
     if (!DOCKER_NAME.test(raw.container)) {
-      errors.push(
-        `${at}.container "${printable(raw.container)}" is not a Docker container name (letters, digits and _ . - only, not starting with . _ or -).`,
-      );
+      errors.push(w.notAContainerName(at, printable(raw.container)));
       return undefined;
     }
     return { kind: 'container', name: raw.container, label: `container ${raw.container}` };
@@ -194,12 +185,8 @@ function validateDockerTarget(
   const file = String(compose.file);
   const service = String(compose.service);
   const before = errors.length;
-  if (!isValidAbsolutePath(file))
-    errors.push(`${at}.compose.file "${printable(file)}" must be an absolute path on the GPU host (the compose file).`);
-  if (!COMPOSE_SERVICE_NAME.test(service))
-    errors.push(
-      `${at}.compose.service "${printable(service)}" is not a compose service name (letters, digits and _ . - only).`,
-    );
+  if (!isValidAbsolutePath(file)) errors.push(w.composeFileNotAbsolute(at, printable(file)));
+  if (!COMPOSE_SERVICE_NAME.test(service)) errors.push(w.notAComposeService(at, printable(service)));
   if (errors.length > before) return undefined;
   return { kind: 'compose', file, service, label: `compose service ${service}` };
 }
@@ -215,14 +202,8 @@ function validateSlurmTarget(
   const job = String(slurm.job);
   const script = String(slurm.script);
   const before = errors.length;
-  if (!SLURM_JOB_NAME.test(job))
-    errors.push(
-      `${at}.slurm.job "${printable(job)}" is not a job name this extension accepts (letters, digits and _ . - only).`,
-    );
-  if (!isValidScriptPath(script))
-    errors.push(
-      `${at}.slurm.script "${printable(script)}" must be an absolute path or one under ~/ on the login node (the batch script).`,
-    );
+  if (!SLURM_JOB_NAME.test(job)) errors.push(w.notAJobName(at, printable(job)));
+  if (!isValidScriptPath(script)) errors.push(w.scriptNotAbsolute(at, printable(script)));
   if (errors.length > before) return undefined;
   return { job, script, label: `Slurm job ${job}` };
 }
@@ -230,19 +211,18 @@ function validateSlurmTarget(
 /** `{node}` (the job's node) is taken as the url's whole host, and only for a Slurm job. */
 function parseServerUrl(text: string, nodeAllowed = false): { href: string; host: string; port: number } | string {
   if (hasNodePlaceholder(text.toLowerCase())) {
-    if (!nodeAllowed)
-      return `"${printable(text)}" names ${NODE_PLACEHOLDER}, the node of a Slurm job: only a "slurm" entry has one (give the server's host here).`;
+    if (!nodeAllowed) return w.nodeOutsideSlurm(printable(text), NODE_PLACEHOLDER);
     if (!/^http:\/\/\{node\}(?::\d+)?(?:\/|$)/i.test(text))
-      return `"${printable(text)}": ${NODE_PLACEHOLDER} must be the url's whole host, e.g. http://${NODE_PLACEHOLDER}:30001.`;
+      return w.nodeNotWholeHost(printable(text), NODE_PLACEHOLDER);
   }
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return `"${printable(text)}" is not a URL (expected e.g. ${DEFAULT_URL}).`;
+    return w.notAUrl(printable(text), DEFAULT_URL);
   }
-  if (url.protocol !== 'http:') return `must start with http:// (the server is reached through the SSH tunnel).`;
-  if (url.username || url.password) return 'must not contain a user name or password.';
+  if (url.protocol !== 'http:') return w.urlNotHttp();
+  if (url.username || url.password) return w.urlHasCredentials();
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : 80;
   return { href: `http://${url.host}${url.pathname.replace(/\/+$/, '')}`, host, port };

@@ -1,6 +1,12 @@
 /** The JSON schema of the `kimiService.*` settings (their shape), and its errors in the user's words. */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { SECTION } from './namespace';
+import {
+  settingInvalid,
+  settingMissing,
+  settingNotOneOf,
+  settingUnknownField,
+} from '../present/words/serverSettingsWords';
 
 /** Where one server (or one node of a multi-node server) runs, and how it is reached. */
 const connectionProperties = {
@@ -103,12 +109,12 @@ export function describeShapeError(error: ErrorObject): string {
   const name = settingName(error);
   switch (error.keyword) {
     case 'required':
-      return `${name} is missing.`;
+      return settingMissing(name);
     case 'additionalProperties':
-      return `${name} is not a known field.`;
+      return settingUnknownField(name);
     case 'enum':
-      return `${name} must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}.`;
+      return settingNotOneOf(name, (error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', '));
     default:
-      return `${name} ${error.message ?? 'is invalid'}.`;
+      return settingInvalid(name, error.message);
   }
 }

@@ -7,22 +7,30 @@
  */
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { SECTION } from './namespace';
+import {
+  folderSettingsPlace,
+  ignoredSettingLine,
+  ignoredSettingsWarning,
+  remoteSettingsPlace,
+  userOnlyReason,
+  userSettingsPlace,
+  workspaceSettingsPlace,
+  type UserOnlySetting,
+} from '../present/words/settingsWords';
 
-/** The keys (under `kimiService.`) read from the user's settings only, and why. */
-export const USER_ONLY_REASONS = {
-  servers: 'chooses the hosts, the login, the identity file, sudo, the unit, the container and the URL',
-  knownHostsFile: 'chooses which host keys are trusted',
-  hostKeyPolicy: 'chooses whether an unknown host key is accepted',
-  'ssh.client': 'chooses the program that logs in to the hosts (and the configuration and keys it uses)',
-  confirmRestart: 'chooses whether a restart (and the agent tool kimi_restart) asks first',
-  verifyParsersWhenReady: 'sends requests, with the server API key, to the server without a command',
-} as const;
-
-export type UserOnlyKey = keyof typeof USER_ONLY_REASONS;
-export const USER_ONLY_KEYS = Object.keys(USER_ONLY_REASONS) as UserOnlyKey[];
+/** The keys (under `kimiService.`) read from the user's settings only; present/words says why each is. */
+export const USER_ONLY_KEYS: readonly UserOnlyKey[] = [
+  'servers',
+  'knownHostsFile',
+  'hostKeyPolicy',
+  'ssh.client',
+  'confirmRestart',
+  'verifyParsersWhenReady',
+];
+export type UserOnlyKey = UserOnlySetting;
 
 export function isUserOnly(key: string): key is UserOnlyKey {
-  return Object.prototype.hasOwnProperty.call(USER_ONLY_REASONS, key);
+  return (USER_ONLY_KEYS as readonly string[]).includes(key);
 }
 
 /** A value of a user-only key found outside the user's settings. */
@@ -61,9 +69,8 @@ export function userOnlyKeysInInspect(
 ): IgnoredSetting[] {
   const setting = `${SECTION}.${key}`;
   const out: IgnoredSetting[] = [];
-  if (inspected?.workspaceValue !== undefined) out.push({ setting, where: 'workspace settings' });
-  if (inspected?.workspaceFolderValue !== undefined)
-    out.push({ setting, where: folderLabel ? `folder settings of ${folderLabel}` : 'folder settings' });
+  if (inspected?.workspaceValue !== undefined) out.push({ setting, where: workspaceSettingsPlace() });
+  if (inspected?.workspaceFolderValue !== undefined) out.push({ setting, where: folderSettingsPlace(folderLabel) });
   return out;
 }
 
@@ -86,13 +93,9 @@ export function reportId({ setting, where }: IgnoredSetting): string {
 export function ignoredSettingsNotice(items: readonly IgnoredSetting[]): { warning: string; logLines: string[] } {
   const settings = [...new Set(items.map((item) => item.setting))];
   const places = [...new Set(items.map((item) => item.where))];
-  const warning =
-    `Kimi Service ignored ${settings.join(', ')} from ${places.join(', ')}: ` +
-    `${settings.length === 1 ? 'this setting is' : 'these settings are'} read from your user (or remote) settings only, ` +
-    'so a workspace cannot choose the hosts, the identity or the host-key policy the extension uses.';
-  const logLines = items.map(
-    ({ setting, where }) =>
-      `Settings: ignored ${setting} from ${where} (read from the user or remote settings only: it ${USER_ONLY_REASONS[keyOf(setting)]}).`,
+  const warning = ignoredSettingsWarning(settings.join(', '), places.join(', '), settings.length !== 1);
+  const logLines = items.map(({ setting, where }) =>
+    ignoredSettingLine(setting, where, userOnlyReason(keyOf(setting))),
   );
   return { warning, logLines };
 }
@@ -128,7 +131,7 @@ export function settingWrite(
   inspected: { workspaceValue?: unknown } | undefined,
   remoteSide: boolean,
 ): SettingWrite {
-  if (isUserOnly(key)) return { target: 'global', where: remoteSide ? 'Remote settings' : 'user settings' };
-  if (inspected?.workspaceValue !== undefined) return { target: 'workspace', where: 'workspace settings' };
-  return { target: 'global', where: 'user settings' };
+  if (isUserOnly(key)) return { target: 'global', where: remoteSide ? remoteSettingsPlace() : userSettingsPlace() };
+  if (inspected?.workspaceValue !== undefined) return { target: 'workspace', where: workspaceSettingsPlace() };
+  return { target: 'global', where: userSettingsPlace() };
 }

@@ -5,6 +5,7 @@
  */
 import type { HostCommand } from '../transport/shell';
 import type { LogEntry } from './targetTypes';
+import { journalctlExited, journalNotReadable } from '../present/words/targetWords';
 
 /**
  * journalctl prints __CURSOR, _BOOT_ID (and, since systemd 254, __SEQNUM, __SEQNUM_ID) with every
@@ -103,10 +104,10 @@ export function journalProblem(
 ): string | undefined {
   const text = stderrLines.join(' ').replace(/\s+/g, ' ').trim();
   if (/not seeing messages from other users and the system/i.test(text) || /insufficient permissions/i.test(text)) {
-    return `the journal is not readable by this user (${text.slice(0, 200)})`;
+    return journalNotReadable(text.slice(0, 200));
   }
   if (exitCode !== undefined && exitCode !== null && exitCode !== 0) {
-    return `journalctl exited with status ${exitCode}${text ? `: ${text.slice(0, 200)}` : ''}`;
+    return journalctlExited(exitCode, text ? text.slice(0, 200) : undefined);
   }
   return undefined;
 }

@@ -7,7 +7,8 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { useBundle, type L10nBundle } from '../../src/util/l10n';
+import { useBundle } from '../../src/util/l10n';
+import { itReadsInBothLanguages, ZH, type ZhSample } from '../util/zhSamples';
 import { connecting, connectionFailed, hostKeyAdded } from '../../src/present/words/connectionWords';
 import { noUnitFile, sudoWayOut } from '../../src/present/words/targetWords';
 import { overrunReason } from '../../src/present/words/etaWords';
@@ -20,10 +21,9 @@ import { mcpUsage } from '../../src/fronts/mcp/args';
 import { hintMark } from '../../src/util/hintMark';
 
 const ROOT = path.join(__dirname, '..', '..');
-const ZH = JSON.parse(fs.readFileSync(path.join(ROOT, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8')) as L10nBundle;
 
 /** Each sample: how it is made, its exact English, and Chinese words it must hold under zh-cn. */
-const SAMPLES: readonly (readonly [name: string, make: () => string, english: string, chinese: readonly string[]])[] = [
+const SAMPLES: readonly ZhSample[] = [
   [
     'a connection failure',
     () => connectionFailed('kimi@gpu1:22', 'ECONNREFUSED'),
@@ -83,21 +83,7 @@ const SAMPLES: readonly (readonly [name: string, make: () => string, english: st
 ];
 
 describe("present's words in the display language", () => {
-  afterEach(() => useBundle(undefined));
-
-  it('without a bundle: the English, unchanged', () => {
-    useBundle(undefined);
-    for (const [name, make, english] of SAMPLES) assert.equal(make(), english, name);
-  });
-
-  it('under the zh-cn bundle: Chinese words, and not the English sentence', () => {
-    useBundle(ZH);
-    for (const [name, make, english, chinese] of SAMPLES) {
-      const text = make();
-      assert.notEqual(text, english, name);
-      for (const words of chinese) assert.ok(text.includes(words), `${name}: ${JSON.stringify(words)} in ${text}`);
-    }
-  });
+  itReadsInBothLanguages(SAMPLES);
 
   it("a hint names each palette command by the title the palette shows in that language (package.nls.zh-cn.json's)", () => {
     const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.zh-cn.json'), 'utf8')) as Record<

@@ -86,16 +86,32 @@ export function sentencesIn(file: string, text: string): { error: string; line: 
  * Rooms whose output-channel lines (and the watch's alerts) take their words from present/words: a
  * `log(...)` there with a sentence of its own fails. A `trace` line echoes a command, not a sentence.
  */
-const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker', 'engine'];
+const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker', 'engine', 'host'];
 /**
  * Rooms whose results carry sentences the user reads, by the fields that hold them: an alert's
  * `message:` (a notification), an outcome's `reason:` (a refusal, why a client was chosen) or
  * `detail:`, an undo's `byHand:` or why there is `nothing:` to undo; a field there written with a
- * sentence of its own fails.
+ * sentence of its own fails. A target also says how a run ended (`endedBecause`, `result`), why a
+ * unit is not found (`notFoundText`), why no sampler runs or where it runs (`why`, `where`), why
+ * its log cannot be read (`problem`) and what its discovery finds (`what`).
  */
 const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   'monitor/watch': ['message'],
-  target: ['message', 'reason', 'detail', 'nothing', 'byHand'],
+  target: [
+    'message',
+    'reason',
+    'detail',
+    'nothing',
+    'byHand',
+    'endedBecause',
+    'result',
+    'notFoundText',
+    'why',
+    'where',
+    'what',
+    'problem',
+  ],
+  host: ['message', 'reason', 'detail', 'why', 'problem'],
   transport: ['message', 'reason', 'detail'],
   fleet: ['message', 'reason', 'detail'],
   /**
@@ -149,8 +165,9 @@ export function logSentencesIn(
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: { line: number; text: string }[] = [];
   const take = (node: ts.Node, args: readonly ts.Expression[]): void => {
+    // A literal without a space is a value (`node_fail`, `oom-kill`), never a sentence.
     for (const words of args.flatMap(literalsOf))
-      if (ownWords(words) >= 2 && !/^".*"$/.test(words))
+      if (ownWords(words) >= 2 && /\s/.test(words) && !/^".*"$/.test(words))
         found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
   };
   const visit = (node: ts.Node): void => {
@@ -170,6 +187,44 @@ export function logSentencesIn(
   };
   visit(source);
   return found;
+}
+
+/**
+ * config/ reads and checks the settings; why a value is refused, why a key is read from the user's
+ * settings only and where a value was found are said by present/words. A literal there that reads
+ * as a sentence fails, except the assertions listed above and the values below.
+ */
+const CONFIG_ROOM = 'config';
+/** Values there that read like words: a setting's JSON, a server's label (its identity), by file and text. */
+const CONFIG_VALUES: readonly (readonly [file: string, text: string])[] = [
+  ['config/config.ts', '"remote.extensionKind": { "${}": ["workspace"] }'],
+  ['config/serverValidation.ts', 'compose service ${}'],
+  ['config/serverValidation.ts', 'Slurm job ${}'],
+];
+
+/** The literals of a config/ file with a space and two words of their own: "user settings" is a place said to the user. */
+export function configSentencesIn(file: string, text: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { line: number; text: string }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node) || ts.isTypeNode(node)) return;
+    const words = ts.isExpression(node) ? literalText(node) : undefined;
+    if (words !== undefined && /\s/.test(words) && ownWords(words) >= 2 && !/^".*"$/.test(words))
+      found.push({ line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function configStrays(): string[] {
+  return sourceFiles(path.join(SRC, CONFIG_ROOM)).flatMap((file) => {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    return configSentencesIn(file, fs.readFileSync(file, 'utf8'))
+      .filter((s) => !ASSERTIONS.some(([f, start]) => f === rel && s.text.startsWith(start)))
+      .filter((s) => !CONFIG_VALUES.some(([f, t]) => f === rel && t === s.text))
+      .map((s) => `src/${rel}:${s.line}: ${JSON.stringify(s.text)}`);
+  });
 }
 
 /** Rooms whose sentences (failure summaries, signals, warnings) come from present/words: any literal there that reads as one fails. */
@@ -316,7 +371,7 @@ describe('words in one home', function () {
     );
   });
 
-  it('no log line in the watch, the targets, the transports, the fleet, the broker or the engine is a sentence of its own: present/words holds them', () => {
+  it('no log line in the watch, the targets, the transports, the fleet, the broker, the engine or the host readers is a sentence of its own: present/words holds them', () => {
     const found = logStrays();
     assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);
   });
@@ -343,6 +398,39 @@ describe('words in one home', function () {
       ],
     );
     assert.deepEqual(logSentencesIn('probe.ts', code, []).length, 2);
+  });
+
+  it("the target's check sees how a run ended and why no sampler runs, and lets a value without a space pass", () => {
+    const code = [
+      "return { result: 'node_fail', endedBecause: 'ended because a node of the job failed (NODE_FAIL)' };",
+      "return { kind: 'lacking', why: `job ${id} is suspended` };",
+      'return { result: words.removedExitUnknown(), where: insideJob(id, node) };',
+    ].join('\n');
+    assert.deepEqual(
+      logSentencesIn('probe.ts', code, ['result', 'endedBecause', 'why', 'where']).map((s) => [s.line, s.text]),
+      [
+        [1, 'ended because a node of the job failed (NODE_FAIL)'],
+        [2, 'job ${} is suspended'],
+      ],
+    );
+  });
+
+  it("the config check sees a refusal, a reason and a place, and lets a setting's name pass", () => {
+    const code = [
+      'errors.push(`${at}.host is missing (or give "nodes" for a multi-node server).`);',
+      "const REASONS = { knownHostsFile: 'chooses which host keys are trusted' };",
+      "return { target: 'global', where: remote ? 'Remote settings' : 'user settings' };",
+      'const at = `kimiService.servers[${index}]`;',
+    ].join('\n');
+    assert.deepEqual(
+      configSentencesIn('probe.ts', code).map((s) => [s.line, s.text]),
+      [
+        [1, '${}.host is missing (or give "nodes" for a multi-node server).'],
+        [2, 'chooses which host keys are trusted'],
+        [3, 'Remote settings'],
+        [3, 'user settings'],
+      ],
+    );
   });
 
   it("the engine's check sees an advice's title and evidence, a meaning in a rule's arrow, and lets a quoted log line and a regular expression pass", () => {
@@ -412,6 +500,19 @@ describe('words in one home', function () {
         [8, 'Verifying parsers (${})'],
       ],
     );
+  });
+
+  it("no refusal, reason or place in the settings' reader is a sentence of its own: present/words holds them", () => {
+    const found = configStrays();
+    assert.deepEqual(found, [], `sentences in config/:\n${found.join('\n')}`);
+  });
+
+  it('every listed config value is still there', () => {
+    for (const [file, value] of CONFIG_VALUES)
+      assert.ok(
+        configSentencesIn(file, fs.readFileSync(path.join(SRC, file), 'utf8')).some((s) => s.text === value),
+        `${file}: no "${value}"`,
+      );
   });
 
   it('every listed verify value is still there', () => {

@@ -152,3 +152,74 @@ export function daemonReloadDone(rollback: boolean): string {
 export function execStartNotEffective(error: string): string {
   return l10n.t('the new ExecStart did not take effect: {0}; rolling back', error);
 }
+
+/** systemctl refused a restart for lack of rights: `said` its first line, `rulesHint` where the sudoers rules are (a hint mark). */
+export function notAllowedToRestart(unit: string, said: string, command: string, rulesHint: string): string {
+  return l10n.t(
+    'Not allowed to restart {0}: {1} ({2}). Set "sudo": true for this server and {3}, or connect as a user who may restart it.',
+    unit,
+    said,
+    command,
+    rulesHint,
+  );
+}
+
+/** `said`: the end of systemctl's words, or undefined when it said nothing. */
+export function unitRestartFailed(unit: string, said: string | undefined): string {
+  return l10n.t('systemctl restart {0} failed: {1}', unit, said ?? l10n.t('no message'));
+}
+
+/** What the systemd kind finds on a host, and where a server's command line is read. */
+export function systemdDiscoveryWhat(): string {
+  return l10n.t('systemd unit');
+}
+
+export function systemdDiscoveryWhere(): string {
+  return l10n.t('its ExecStart');
+}
+
+/** The machine the extension runs on, where a host is named otherwise. */
+export function thisMachine(): string {
+  return l10n.t('this machine');
+}
+
+/** How to allow a command sudo refused: `rulesHint` where the rules are (a hint mark), `install` the command that installs them. */
+export function sudoRulesFix(rulesHint: string, install: string): string {
+  return l10n.t('{0} (install them with {1}), or connect as a user who may run it.', rulesHint, install);
+}
+
+/** sudo wants a password for `action` on `where`; `command` the refused command line. */
+export function sudoAsksPassword(where: string, action: string, command: string, fix: string): string {
+  return l10n.t(
+    'sudo asks for a password on {0}: allow "{1}" without a password. Refused: {2}. {3}',
+    where,
+    action,
+    command,
+    fix,
+  );
+}
+
+/** sudo does not allow `action` on `where`; `said` its first line. */
+export function sudoDoesNotAllow(where: string, action: string, said: string, command: string, fix: string): string {
+  return l10n.t('sudo on {0} does not allow "{1}" ({2}). Refused: {3}. {4}', where, action, said, command, fix);
+}
+
+/** Why a Slurm job needs no sudoers rule. */
+export function slurmNeedsNoRule(label: string): string {
+  return l10n.t(
+    "{0} needs no sudoers rule: squeue, scontrol, scancel and sbatch act on the login user's own jobs.",
+    label,
+  );
+}
+
+/** journalctl's hint that the login user may not read the journal; `said` its words. */
+export function journalNotReadable(said: string): string {
+  return l10n.t('the journal is not readable by this user ({0})', said);
+}
+
+/** journalctl ended with an error; `said` its words, when it said any. */
+export function journalctlExited(status: number, said: string | undefined): string {
+  return said
+    ? l10n.t('journalctl exited with status {0}: {1}', status, said)
+    : l10n.t('journalctl exited with status {0}', status);
+}

@@ -6,6 +6,7 @@
 import type { ExecResult } from '../../transport/transport';
 import { isSudoRefusalText, type HostCommand } from '../../transport/shell';
 import type { TargetState } from '../targetTypes';
+import { dockerSocketRefused, sudoRefusedDocker } from '../../present/words/dockerWords';
 import { endEventsCommand, inspectCommand, type DockerTargetConfig } from './dockerTarget';
 import {
   containerServiceStatus,
@@ -23,16 +24,14 @@ export type Exec = (command: HostCommand) => Promise<ExecResult>;
 /** Why Docker refused the command, in words that say what to change; undefined when it did not. */
 export function dockerAccessHint(stderr: string, sudo: boolean, host: string | undefined): string | undefined {
   if (sudo && isSudoRefusalText(stderr)) {
-    return `sudo refused docker on ${host ?? 'this machine'} (${stderr.trim().split('\n')[0]}): allow the docker program that sudo finds (sudo -n sh -c 'command -v docker') for this user in sudoers, or add the user to the docker group and set "sudo": false (either gives root on that host)`;
+    return sudoRefusedDocker(host, stderr.trim().split('\n')[0] ?? '');
   }
   // docker-compose v1 (Python) says it as "Error while fetching server API version: (..., PermissionError(13, ...))".
   if (
     !/permission denied.*docker\.sock|docker daemon socket|fetching server API version: .*PermissionError/i.test(stderr)
   )
     return undefined;
-  return sudo
-    ? `the Docker socket refused the command even with sudo on ${host ?? 'this machine'}`
-    : `the login user may not use Docker on ${host ?? 'this machine'}: add it to the docker group (sudo usermod -aG docker USER, then log in again) or set "sudo": true`;
+  return dockerSocketRefused(host, sudo);
 }
 
 /**

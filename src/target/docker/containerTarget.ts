@@ -1,6 +1,7 @@
 /** A plain container (`docker restart NAME`) or a compose service (`docker compose restart SERVICE`) as a Target. */
 import type { RemoteProcess } from '../../transport/transport';
 import { isSudoRefusalText } from '../../transport/shell';
+import { containerNeedsNoRule } from '../../present/words/dockerWords';
 import {
   TargetError,
   type LogFollowHandlers,
@@ -44,7 +45,7 @@ export class ContainerTarget implements Target {
     // Docker has no right narrower than "use the daemon", which is root on that host.
     this.privileges = {
       kind: 'none',
-      why: `${config.label} needs no Kimi sudoers rule. The login user needs Docker: the docker group, or "sudo": true with a sudoers rule for the docker program (either is root on that host).`,
+      why: containerNeedsNoRule(config.label),
     };
   }
 

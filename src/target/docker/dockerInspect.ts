@@ -3,7 +3,7 @@
  * and `docker logs --timestamps` lines -> journal entries. Pure.
  */
 import type { LogEntry, ServiceStatus } from '../targetTypes';
-import { inspectNotJson, inspectPrintedNothing } from '../../present/words/dockerWords';
+import { inspectNotJson, inspectPrintedNothing, removedExitUnknown } from '../../present/words/dockerWords';
 
 export interface ContainerMount {
   readonly source: string;
@@ -123,7 +123,7 @@ export function parseInspect(stdout: string): InspectResult {
 function exitOf(
   c: ContainerInfo,
 ): Pick<ServiceStatus, 'execMainCode' | 'execMainStatus' | 'result'> & { clean: boolean } {
-  if (c.exitCode < 0) return { result: 'container removed, exit status unknown', clean: false };
+  if (c.exitCode < 0) return { result: removedExitUnknown(), clean: false };
   if (c.oomKilled) return { execMainCode: 'killed', execMainStatus: 9, result: 'oom-kill', clean: false };
   if (c.exitCode > 128 && c.exitCode < 160) {
     const signal = c.exitCode - 128;

@@ -9,6 +9,7 @@
  */
 import { findServerCommand, modelPathOf } from '../../engine/engine';
 import { SLURM_JOB_NAME, isValidScriptPath } from '../../config/names';
+import { slurmDiscoveryWhat, slurmDiscoveryWhere } from '../../present/words/slurmWords';
 import type { HostCommand } from '../../transport/shell';
 import { serverPortOf, type DiscoveredUnit, type HostDiscovery } from '../discovered';
 import { serverArgvOfScript } from './scriptArgv';
@@ -84,8 +85,12 @@ export function parseJobDiscovery(stdout: string): DiscoveredUnit[] {
 
 /** How the Slurm kind finds a login node's servers: the login user's jobs. */
 export const jobDiscovery: HostDiscovery = {
-  what: 'Slurm job of the login user',
-  where: 'its batch script',
+  get what() {
+    return slurmDiscoveryWhat();
+  },
+  get where() {
+    return slurmDiscoveryWhere();
+  },
   command: JOB_DISCOVERY_COMMAND,
   parse: parseJobDiscovery,
 };

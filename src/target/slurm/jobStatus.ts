@@ -8,34 +8,32 @@
 import type { ServiceStatus } from '../targetTypes';
 import { nodeFailWords, taskEndedWords, type RunTrouble } from './nodeTrouble';
 import type { Accounting, JobReading, SlurmJob } from './slurmJob';
+import {
+  cancelledWords,
+  endedBySlurm,
+  endedInState,
+  jobForgotten,
+  noAccountingCannotSay,
+  noJobNamed,
+  sacctCannotSay,
+  sacctSaysEnded,
+} from '../../present/words/slurmWords';
 
 const MANAGER = { manager: 'scheduler', managerName: 'Slurm', dropInPaths: [], needDaemonReload: false } as const;
 
-/** The end states that are the scheduler's doing, not the server's crash, in words. */
-const ENDED_BY_SCHEDULER: Readonly<Record<string, string>> = {
-  TIMEOUT: 'was ended by Slurm at the job time limit (TIMEOUT)',
-  PREEMPTED: 'was preempted by Slurm for another job (PREEMPTED)',
-  BOOT_FAIL: 'never started: a node of the job failed to boot (BOOT_FAIL)',
-  DEADLINE: 'was ended by Slurm at its deadline (DEADLINE)',
-  OUT_OF_MEMORY: 'was killed for using more memory than the job asked for (OUT_OF_MEMORY)',
-};
-
 /** "was cancelled by root (scancel)": the canceller from accounting, or why it is not known. */
-function cancelledWords(job: SlurmJob, accounting: Accounting | undefined): string {
-  const reason = job.reason && job.reason !== 'None' ? `; ${job.reason}` : '';
-  if (accounting?.kind === 'known' && accounting.cancelledBy)
-    return `was cancelled by ${accounting.cancelledBy} (scancel${reason})`;
-  if (accounting?.kind === 'disabled')
-    return `was cancelled (scancel${reason}; by whom only accounting knows, and this cluster keeps none)`;
-  return `was cancelled (scancel${reason})`;
+function cancelled(job: SlurmJob, accounting: Accounting | undefined): string {
+  const reason = job.reason && job.reason !== 'None' ? job.reason : undefined;
+  const by = accounting?.kind === 'known' ? accounting.cancelledBy : undefined;
+  return cancelledWords(by, accounting?.kind === 'disabled', reason);
 }
 
 /** What accounting says of a job the controller forgot, or that it cannot say. */
 function goneWords(accounting: Accounting | undefined): string {
   if (accounting?.kind === 'known')
-    return `sacct says it ended ${accounting.state}${accounting.cancelledBy ? ` by ${accounting.cancelledBy}` : ''}${accounting.exitCode ? ` (exit code ${accounting.exitCode})` : ''}`;
-  if (accounting?.kind === 'unknown') return `sacct cannot say how: ${accounting.said}`;
-  return 'without accounting, sacct cannot say how';
+    return sacctSaysEnded(accounting.state, accounting.cancelledBy, accounting.exitCode);
+  if (accounting?.kind === 'unknown') return sacctCannotSay(accounting.said);
+  return noAccountingCannotSay();
 }
 
 function label(job: SlurmJob): string {
@@ -144,7 +142,7 @@ export function jobServiceStatus(
           subState: 'timeout',
           mainPid: 0,
           result: 'timeout',
-          endedBecause: ENDED_BY_SCHEDULER.TIMEOUT,
+          endedBecause: endedBySlurm('TIMEOUT'),
         };
       return {
         ...base,
@@ -165,7 +163,7 @@ export function jobServiceStatus(
         mainPid: 0,
         result: 'success',
         stopRequested: true,
-        endedBecause: cancelledWords(job, reading.accounting),
+        endedBecause: cancelled(job, reading.accounting),
       };
     case 'FAILED':
       return { ...base, ...exit, activeState: 'failed', subState: 'failed', mainPid: 0, result: 'exit-code' };
@@ -177,13 +175,13 @@ export function jobServiceStatus(
         subState: 'failed',
         mainPid: 0,
         result: 'oom-kill',
-        endedBecause: ENDED_BY_SCHEDULER.OUT_OF_MEMORY,
+        endedBecause: endedBySlurm('OUT_OF_MEMORY'),
       };
     default: {
       const because =
         job.state === 'NODE_FAIL'
           ? nodeFailWords(trouble, hosts)
-          : (ENDED_BY_SCHEDULER[job.state] ?? `ended in state ${job.stateText}`);
+          : (endedBySlurm(job.state) ?? endedInState(job.stateText));
       return {
         ...base,
         ...exit,
@@ -200,9 +198,7 @@ export function jobServiceStatus(
 /** No job to show: none of that name, or the one followed is gone from the controller. */
 export function noJobStatus(jobName: string, reading: Extract<JobReading, { kind: 'none' | 'gone' }>): ServiceStatus {
   const text =
-    reading.kind === 'gone'
-      ? `job ${reading.id} (${jobName}) is no longer known to the Slurm controller (it ended more than MinJobAge ago; ${goneWords(reading.accounting)})`
-      : `no Slurm job named ${jobName} of the login user is known to the controller (squeue --me -t all)`;
+    reading.kind === 'gone' ? jobForgotten(reading.id, jobName, goneWords(reading.accounting)) : noJobNamed(jobName);
   return {
     ...MANAGER,
     loadState: 'not-found',

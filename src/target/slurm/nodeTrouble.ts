@@ -12,6 +12,7 @@
  *
  * Pure.
  */
+import * as words from '../../present/words/slurmWords';
 
 export type SrunEvent =
   /** srun lost a node of the step. */
@@ -90,20 +91,19 @@ export class NodeTroubleLog {
 /** "node 1 (n2)": the node's place in the job's node list (node 0 runs rank 0), as multi-node servers name nodes. */
 export function nodeLabel(node: string, hosts: readonly string[]): string {
   const index = hosts.indexOf(node);
-  return index >= 0 ? `node ${index} (${node})` : `node ${node}`;
+  return words.nodeLabel(node, index >= 0 ? index : undefined);
 }
 
 /** The words for a run that lost a node's tasks while the job still runs (after "the service"). */
 export function taskEndedWords(event: Extract<SrunEvent, { kind: 'task-ended' }>, hosts: readonly string[]): string {
   const process = /^Exited with exit code (\d+)$/.exec(event.how);
-  const what = process ? `exited with status ${process[1]}` : `ended: ${event.how}`;
-  return `lost ${nodeLabel(event.node, hosts)} of the job: its process ${what} (srun: ${event.node}: task${event.tasks.includes('-') || event.tasks.includes(',') ? 's' : ''} ${event.tasks}), while the job still runs: the other nodes cannot serve without it`;
+  const several = event.tasks.includes('-') || event.tasks.includes(',');
+  const ended = words.processEnded(process?.[1], event.how);
+  return words.lostNodeTasks(nodeLabel(event.node, hosts), ended, event.node, event.tasks, several);
 }
 
 /** The words for a NODE_FAIL end, naming the node when the output file did. */
 export function nodeFailWords(trouble: RunTrouble, hosts: readonly string[]): string {
   const node = trouble.nodeFailure?.node;
-  return node
-    ? `ended because ${nodeLabel(node, hosts)} of the job failed (NODE_FAIL; srun: Node failure on ${node})`
-    : 'ended because a node of the job failed (NODE_FAIL)';
+  return node ? words.nodeFailed(nodeLabel(node, hosts), node) : words.nodeFailed(undefined, undefined);
 }

@@ -5,6 +5,16 @@
  * and its output file followed on the login node (a shared filesystem, as clusters have).
  */
 import type { SlurmTargetConfig } from '../../config/names';
+import { slurmNeedsNoRule } from '../../present/words/targetWords';
+import {
+  insideJob,
+  jobNotStarted,
+  jobSuspended,
+  noJob,
+  noOutputFile,
+  squeueFailedWith,
+  tailExited,
+} from '../../present/words/slurmWords';
 import type { RemoteProcess } from '../../transport/transport';
 import type { ArgsEditor } from '../argsEdit';
 import {
@@ -68,7 +78,7 @@ export class SlurmTarget implements Target {
     this.argsEdit = new BatchScriptEditor(config);
     this.privileges = {
       kind: 'none',
-      why: `${config.label} needs no sudoers rule: squeue, scontrol, scancel and sbatch act on the login user's own jobs.`,
+      why: slurmNeedsNoRule(config.label),
     };
   }
 
@@ -167,10 +177,10 @@ export class SlurmTarget implements Target {
   /** The job's output file, as the scheduler names it; undefined with why when there is none. */
   private async outputFile(io: TargetExec): Promise<{ file: string; job: SlurmJob } | { problem: string }> {
     const reading = await this.read(io);
-    if (reading.kind === 'error') return { problem: `squeue failed: ${reading.message}` };
-    if (reading.kind !== 'job') return { problem: noJobStatus(this.config.job, reading).notFoundText ?? 'no job' };
+    if (reading.kind === 'error') return { problem: squeueFailedWith(reading.message) };
+    if (reading.kind !== 'job') return { problem: noJobStatus(this.config.job, reading).notFoundText ?? noJob() };
     const path = reading.job.stdOut;
-    if (!path) return { problem: `job ${reading.job.id} has no output file (StdOut) the controller knows` };
+    if (!path) return { problem: noOutputFile(reading.job.id) };
     return { file: expandOutputPath(path, reading.job), job: reading.job };
   }
 
@@ -199,7 +209,7 @@ export class SlurmTarget implements Target {
       .split('\n')
       .filter((line, i, all) => i < all.length - 1 || line !== '')
       .map((message) => ({ message, at }));
-    const problem = result.code === 0 ? undefined : oneLine(result.stderr) || `tail exited ${result.code}`;
+    const problem = result.code === 0 ? undefined : oneLine(result.stderr) || tailExited(result.code);
     return { entries, ...(problem ? { problem } : {}) };
   }
 
@@ -223,7 +233,7 @@ export function serverNodeOf(job: SlurmJob): ServerNodeShell | undefined {
     const node = job.batchHost;
     return {
       kind: 'inside',
-      where: `inside job ${job.id} on ${node} (srun --overlap)`,
+      where: insideJob(job.id, node),
       key: `${job.id} run ${job.restarts} on ${node}`,
       rootsSh: JOB_ROOTS_SH,
       wrap: (script) => shellLine(inJobCommand(job.id, node, script)),
@@ -232,9 +242,9 @@ export function serverNodeOf(job: SlurmJob): ServerNodeShell | undefined {
   if (['PENDING', 'REQUEUED', 'CONFIGURING'].includes(job.state))
     return {
       kind: 'lacking',
-      why: `job ${job.id} has not started yet (${job.stateText}${job.reason ? `, ${job.reason}` : ''}): it runs on no node`,
+      why: jobNotStarted(job.id, job.stateText, job.reason || undefined),
     };
-  if (job.state === 'SUSPENDED') return { kind: 'lacking', why: `job ${job.id} is suspended` };
+  if (job.state === 'SUSPENDED') return { kind: 'lacking', why: jobSuspended(job.id) };
   return undefined;
 }
 

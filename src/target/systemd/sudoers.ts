@@ -7,7 +7,14 @@
 import { createHash } from 'node:crypto';
 import { normalizeUnit } from '../../transport/shell';
 import { hintMark } from '../../util/hintMark';
-import { unitNameNeedsEscaping, userNameNeedsQuoting } from '../../present/words/targetWords';
+import {
+  sudoAsksPassword,
+  sudoDoesNotAllow,
+  sudoRulesFix,
+  thisMachine,
+  unitNameNeedsEscaping,
+  userNameNeedsQuoting,
+} from '../../present/words/targetWords';
 
 /** The drop-in the "Enable parsers" flow writes (systemd reads `*.conf` of `UNIT.d/` in name order). */
 export const DROP_IN_NAME = '50-kimi-parsers.conf';
@@ -137,16 +144,16 @@ export interface SudoRefusal {
  * (the generated rules, and where they go).
  */
 export function sudoRefusalMessage(r: SudoRefusal): string {
-  const where = r.host ?? 'this machine';
+  const where = r.host ?? thisMachine();
   const said =
     r.stderr
       .trim()
       .split('\n')
       .find((l) => l.trim() !== '')
       ?.trim() ?? '';
-  const fix = `${hintMark('copy-sudoers-rules')} (install them with ${sudoersInstallCommand(r.unit)}), or connect as a user who may run it.`;
+  const fix = sudoRulesFix(hintMark('copy-sudoers-rules'), sudoersInstallCommand(r.unit));
   if (/a password is required|a terminal is required|no tty present/i.test(said)) {
-    return `sudo asks for a password on ${where}: allow "${r.action}" without a password. Refused: ${r.command}. ${fix}`;
+    return sudoAsksPassword(where, r.action, r.command, fix);
   }
-  return `sudo on ${where} does not allow "${r.action}" (${said.slice(0, 300)}). Refused: ${r.command}. ${fix}`;
+  return sudoDoesNotAllow(where, r.action, said.slice(0, 300), r.command, fix);
 }

@@ -29,6 +29,7 @@ import {
   UNIT_PROPERTIES,
 } from './systemd';
 import { hintMark } from '../../util/hintMark';
+import { notAllowedToRestart, unitRestartFailed } from '../../present/words/targetWords';
 
 export class SystemdTarget implements Target {
   readonly kind = 'systemd';
@@ -126,11 +127,8 @@ export function restartError(stderr: string, unit: string, sudo: boolean, host: 
   if (/access denied|interactive authentication required|permission denied/i.test(text)) {
     return new TargetError(
       'access-denied',
-      `Not allowed to restart ${unit}: ${text.split('\n')[0]} (${command}). Set "sudo": true for this server and ${hintMark('install-sudoers-rules')}, or connect as a user who may restart it.`,
+      notAllowedToRestart(unit, text.split('\n')[0] ?? '', command, hintMark('install-sudoers-rules')),
     );
   }
-  return new TargetError(
-    'failed',
-    `systemctl restart ${unit} failed: ${text.split('\n').slice(-3).join(' ') || 'no message'}`,
-  );
+  return new TargetError('failed', unitRestartFailed(unit, text.split('\n').slice(-3).join(' ') || undefined));
 }

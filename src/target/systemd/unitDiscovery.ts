@@ -7,6 +7,7 @@ import { findServerCommand, modelPathOf } from '../../engine/engine';
 import { serverUrlOf, type DiscoveredUnit, type HostDiscovery } from '../discovered';
 import type { HostCommand } from '../../transport/shell';
 import { parseExecStartProperty } from './systemd';
+import { systemdDiscoveryWhat, systemdDiscoveryWhere } from '../../present/words/targetWords';
 
 const PROPERTIES = 'Id,Description,ActiveState,FragmentPath,ExecStart';
 
@@ -69,8 +70,12 @@ export function parseDiscovery(stdout: string): DiscoveredUnit[] {
 
 /** How the systemd kind finds a host's servers: one command, and its reader. */
 export const unitDiscovery: HostDiscovery = {
-  what: 'systemd unit',
-  where: 'its ExecStart',
+  get what() {
+    return systemdDiscoveryWhat();
+  },
+  get where() {
+    return systemdDiscoveryWhere();
+  },
   command: DISCOVERY_COMMAND,
   parse: parseDiscovery,
 };

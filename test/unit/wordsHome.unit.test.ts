@@ -344,6 +344,39 @@ describe('words in one home', function () {
     );
   });
 
+  it("the check reads every argument of an error whose kind comes first, and a super's, only where asked", () => {
+    const code = [
+      "throw new ForwardError('bad-port', `pick another port than ${port} here`);",
+      "super('not-ready', `${name} is not ready for the checks`);",
+      "throw new RollStop('cancelled', words.cancelledByUser());",
+    ].join('\n');
+    assert.deepEqual(
+      sentencesIn('probe.ts', code, true).map((s) => [s.error, s.line, s.text]),
+      [
+        ['ForwardError', 1, 'pick another port than ${} here'],
+        ['super', 2, '${} is not ready for the checks'],
+      ],
+    );
+    assert.deepEqual(sentencesIn('probe.ts', code), []);
+  });
+
+  it('the log check sees a reason given to close, stop or a login tried, and one given by default', () => {
+    const code = [
+      "this.line.close('the owner sent nothing back');",
+      'session.stop(words.watchedAnew());',
+      'tried.push(`${file} (wrong passphrase)`);',
+      "class F { stopAll(reason = 'stopped by the user'): void {} }",
+    ].join('\n');
+    assert.deepEqual(
+      logSentencesIn('probe.ts', code, []).map((s) => [s.line, s.text]),
+      [
+        [1, 'the owner sent nothing back'],
+        [3, '${} (wrong passphrase)'],
+        [4, 'stopped by the user'],
+      ],
+    );
+  });
+
   it('no log line in the watch, the targets, the transports, the fleet, the broker or the engine is a sentence of its own: present/words holds them', () => {
     const found = logStrays();
     assert.deepEqual(found, [], `log sentences outside present/:\n${found.join('\n')}`);

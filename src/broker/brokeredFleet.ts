@@ -51,6 +51,7 @@ import { restartThroughOwner } from './remoteRestart';
 import { TakeoverHold } from './takeover';
 import type { ReplyOf, Verb } from './verbs';
 import { fromWireError, fromWireEvent, fromWireSnapshot } from './wire';
+import { stoppedByUser } from '../present/words/watchWords';
 
 export type BrokerRole = 'joining' | 'owner' | 'client' | 'solo';
 
@@ -401,14 +402,14 @@ export class BrokeredFleet implements FrontFleet {
     );
   }
 
-  stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
+  stop(server: ServerProfile, reason = stoppedByUser()): boolean {
     const client = this.remote(server);
     if (!client) return this.here.stop(server, reason);
     client.call('stop', { server: server.name }).reply.catch(() => undefined);
     return this.mirror.get(server.name)?.watching === true;
   }
 
-  stopAll(reason = 'stopped by the user'): string[] {
+  stopAll(reason = stoppedByUser()): string[] {
     if (this.role !== 'client') return this.local.stopAll(reason);
     const shared = this.servers.filter((s) => this.covers(s) && this.stop(s, reason)).map((s) => s.name);
     return [...shared, ...this.local.stopAll(reason)];

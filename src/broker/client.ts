@@ -20,6 +20,7 @@ import {
 } from './protocol';
 import type { WatchOutcome } from '../monitor/watch/watchTypes';
 import { hasOutcome, parseReply, type FieldsOf, type ReplyOf, type Verb } from './verbs';
+import * as words from '../present/words/brokerWords';
 
 export interface ClientHandlers {
   onEvent(event: ReceivedEvent, snapshot: WireSnapshot, notify: boolean): void;
@@ -85,9 +86,9 @@ export class BrokerClient {
   /** Hello, and the owner's welcome: its snapshots of every server. */
   join(pid: number, focused: boolean, handlers: ClientHandlers): Promise<readonly WireSnapshot[]> {
     return new Promise((resolve, reject) => {
-      if (!this.open) return reject(new BrokerGone('the connection closed before the hello'));
+      if (!this.open) return reject(new BrokerGone(words.closedBeforeHello()));
       // An owner that accepts but never welcomes (its process hangs) is not waited on for ever.
-      const timer = setTimeout(() => this.line.close('no welcome from the owner'), WELCOME_TIMEOUT_MS);
+      const timer = setTimeout(() => this.line.close(words.noWelcome()), WELCOME_TIMEOUT_MS);
       this.welcome = (m) => {
         clearTimeout(timer);
         this.handlers = handlers;
@@ -121,10 +122,10 @@ export class BrokerClient {
         } catch (error) {
           reject(
             new CallFailed({
-              message: `the window that watches answered ${verb} with something else (${errorText(error)})`,
+              message: words.answeredSomethingElse(verb, errorText(error)),
             }),
           );
-          this.line.close(`the owner's answer to ${verb} is not one`);
+          this.line.close(words.answerNotOne(verb));
         }
       };
       this.pending.set(id, {
@@ -143,7 +144,7 @@ export class BrokerClient {
         resolveOutcome(undefined);
       },
     );
-    if (!this.open) this.pending.get(id)?.reply.reject({ message: 'the broker connection is closed' });
+    if (!this.open) this.pending.get(id)?.reply.reject({ message: words.brokerConnectionClosed() });
     else this.send({ t: 'call', id, verb, fields });
     return { reply, outcome };
   }
@@ -157,12 +158,12 @@ export class BrokerClient {
     try {
       message = parseOwnerMessage(text);
     } catch (error) {
-      this.line.close(`the owner sent an invalid message (${errorText(error)})`);
+      this.line.close(words.ownerSentInvalid(errorText(error)));
       return;
     }
     switch (message.t) {
       case 'welcome':
-        if (message.v !== PROTOCOL_VERSION) return this.line.close(`the owner speaks protocol ${message.v}`);
+        if (message.v !== PROTOCOL_VERSION) return this.line.close(words.ownerSpeaksProtocol(message.v));
         return this.welcome?.(message);
       case 'refuse':
         this.fail?.(new BrokerRefused(message.reason));
@@ -198,10 +199,10 @@ export class BrokerClient {
 
   private closed(why: string | undefined): void {
     this.open = false;
-    this.fail?.(new BrokerGone(why ?? 'the owner closed the connection before its welcome'));
+    this.fail?.(new BrokerGone(why ?? words.closedBeforeWelcome()));
     this.fail = undefined;
     for (const pending of this.pending.values()) {
-      pending.reply.reject({ message: 'the window that watched closed (another takes over)' });
+      pending.reply.reject({ message: words.watcherClosed() });
       pending.outcome(undefined);
     }
     this.pending.clear();

@@ -7,6 +7,7 @@
  */
 import type * as net from 'node:net';
 import { MAX_LINE_BYTES } from './protocol';
+import { lineOverLimit, peerReadsNothing } from '../present/words/brokerWords';
 
 /** Bytes queued for a peer beyond this: it does not read, and is dropped (two full lines may wait). */
 export const MAX_QUEUED_BYTES = 2 * MAX_LINE_BYTES;
@@ -51,7 +52,7 @@ export class LineSocket {
     while (!this.closed) {
       const newline = chunk.indexOf(0x0a, start);
       const end = newline < 0 ? chunk.length : newline;
-      if (this.partBytes + (end - start) > MAX_LINE_BYTES) return this.drop('a line over the size limit');
+      if (this.partBytes + (end - start) > MAX_LINE_BYTES) return this.drop(lineOverLimit());
       if (newline < 0) {
         if (end > start) {
           this.parts.push(chunk.subarray(start));
@@ -75,8 +76,7 @@ export class LineSocket {
 
   send(text: string): void {
     if (this.closed || this.socket.destroyed) return;
-    if (this.socket.writableLength + Buffer.byteLength(text) > MAX_QUEUED_BYTES)
-      return this.drop('the peer reads nothing of what is sent to it');
+    if (this.socket.writableLength + Buffer.byteLength(text) > MAX_QUEUED_BYTES) return this.drop(peerReadsNothing());
     this.socket.write(text);
   }
 
@@ -98,7 +98,7 @@ export class LineSocket {
       const onDrain = () => done(!this.closed);
       const onClose = () => done(false);
       const timer = setTimeout(() => {
-        this.drop('the peer reads nothing of what is sent to it');
+        this.drop(peerReadsNothing());
         done(false);
       }, deadlineMs);
       this.socket.once('drain', onDrain);

@@ -39,6 +39,7 @@ import {
   answerTooLarge,
   noSuchServerThere,
   notTheServersUrl,
+  otherExtensionVersion,
   otherProtocol,
   PEER_LEFT,
   refusedThere,
@@ -47,6 +48,7 @@ import {
   peerInvalidLine,
   peerJoinedLine,
 } from '../present/words/brokerWords';
+import { stoppedByUser } from '../present/words/watchWords';
 
 /** The owner's own fleet, its verbs as they run here (not through the broker). */
 export interface OwnerFleet {
@@ -237,7 +239,7 @@ export class BrokerOwner {
       this.send(peer, {
         t: 'refuse',
         v: PROTOCOL_VERSION,
-        reason: `the window that shares the watches speaks broker protocol ${PROTOCOL_VERSION}, this one ${message.v} (another version of the extension)`,
+        reason: otherExtensionVersion(PROTOCOL_VERSION, message.v),
       });
       return peer.line.close();
     }
@@ -265,7 +267,7 @@ export class BrokerOwner {
       value: undefined,
       outcome: this.fleet.watch(server, fields.quiet === true),
     }),
-    stop: async (_peer, _id, server) => ({ value: this.fleet.stop(server, 'stopped by the user') }),
+    stop: async (_peer, _id, server) => ({ value: this.fleet.stop(server, stoppedByUser()) }),
     connect: async (_peer, _id, server) => {
       await this.fleet.connect(server);
       return { value: undefined };

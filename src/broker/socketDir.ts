@@ -6,7 +6,15 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { NO_UID, PIPE_UNCHECKABLE, unsafeBrokerDir } from '../present/words/brokerWords';
+import {
+  belongsToUid,
+  hasMode,
+  isNotAFolder,
+  isSymbolicLink,
+  NO_UID,
+  PIPE_UNCHECKABLE,
+  unsafeBrokerDir,
+} from '../present/words/brokerWords';
 
 export const SOCKET_NAME = 'broker.sock';
 
@@ -41,10 +49,10 @@ export function unsafeDirReason(
   stat: { isDirectory(): boolean; isSymbolicLink(): boolean; uid: number; mode: number },
   uid: number,
 ): string | undefined {
-  if (stat.isSymbolicLink()) return 'is a symbolic link';
-  if (!stat.isDirectory()) return 'is not a folder';
-  if (stat.uid !== uid) return `belongs to uid ${stat.uid}, not ${uid}`;
-  if ((stat.mode & 0o077) !== 0) return `has mode ${(stat.mode & 0o777).toString(8)}, not 700`;
+  if (stat.isSymbolicLink()) return isSymbolicLink();
+  if (!stat.isDirectory()) return isNotAFolder();
+  if (stat.uid !== uid) return belongsToUid(stat.uid, uid);
+  if ((stat.mode & 0o077) !== 0) return hasMode((stat.mode & 0o777).toString(8));
   return undefined;
 }
 

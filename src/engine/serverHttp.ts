@@ -7,7 +7,8 @@
  */
 import type * as http from 'node:http';
 import nodeFetch from 'node-fetch';
-import { FORWARDING_PROHIBITED_MESSAGE, isForwardingProhibited } from '../transport/curlFetch';
+import { isForwardingProhibited } from '../transport/curlFetch';
+import { forwardingProhibitedHere } from '../present/words/transportWords';
 import type { FetchLike } from '../transport/fetchLike';
 import { parseModels, parseObject, statusReason } from './httpAnswers';
 import * as words from '../present/words/httpWords';
@@ -235,13 +236,13 @@ export class ServerHttpClient {
     const first = await this.attempt(this.usingFallback, method, path, body, timeoutMs, maxBodyBytes);
     if (first !== PROHIBITED) return first;
     if (!this.fallbackFetch)
-      return { kind: 'error', message: words.cannotReach(FORWARDING_PROHIBITED_MESSAGE, this.base) };
+      return { kind: 'error', message: words.cannotReach(forwardingProhibitedHere(), this.base) };
     if (!this.usingFallback) {
       this.usingFallback = true;
-      this.onFallback?.(words.nowThroughCurl(FORWARDING_PROHIBITED_MESSAGE, this.base));
+      this.onFallback?.(words.nowThroughCurl(forwardingProhibitedHere(), this.base));
     }
     const second = await this.attempt(true, method, path, body, timeoutMs, maxBodyBytes);
-    return second === PROHIBITED ? { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE } : second;
+    return second === PROHIBITED ? { kind: 'error', message: forwardingProhibitedHere() } : second;
   }
 
   /**
@@ -270,14 +271,14 @@ export class ServerHttpClient {
       } catch (error) {
         if (!viaFallback && isForwardingProhibited(error) && this.fallbackFetch) {
           this.usingFallback = true;
-          this.onFallback?.(words.nowThroughCurl(FORWARDING_PROHIBITED_MESSAGE, this.base));
+          this.onFallback?.(words.nowThroughCurl(forwardingProhibitedHere(), this.base));
           continue;
         }
         if (isRefusal(error)) return { kind: 'refused' };
         return { kind: 'error', message: route.told(error) };
       }
     }
-    return { kind: 'error', message: FORWARDING_PROHIBITED_MESSAGE };
+    return { kind: 'error', message: forwardingProhibitedHere() };
   }
 
   private async attempt(

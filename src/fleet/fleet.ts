@@ -37,6 +37,9 @@ import { buildSession } from './sessions/sessionBuild';
 import { SessionRegistry, watchOptionsOf } from './sessions/sessionRegistry';
 import { Refusals } from './sessions/refusedServers';
 import { Verifications } from './checks/verifications';
+import { stoppedByUser } from '../present/words/watchWords';
+import { settingsNotValid } from '../present/words/fleetWords';
+import { cannotWatch, watchEndLine } from '../present/words/fleetWords';
 
 export class Fleet implements FrontFleet {
   private settings: Settings | undefined;
@@ -266,7 +269,7 @@ export class Fleet implements FrontFleet {
       started.push(server.name);
       void this.face.watch(server, true).catch((error) => {
         this.firstLook.delete(server.name);
-        this.say(server.name, 'warn', `Cannot watch: ${errorText(error)}`);
+        this.say(server.name, 'warn', cannotWatch(errorText(error)));
       });
     }
     return started;
@@ -280,11 +283,7 @@ export class Fleet implements FrontFleet {
   ): Promise<void> {
     if (outcome.end === 'ready' || outcome.end === 'failed')
       await this.insights.record(server.name, server.unit, outcome);
-    this.say(
-      server.name,
-      'info',
-      `${session.watching ? 'Load ended' : 'Watch ended'}: ${outcome.end}${outcome.message ? ` (${outcome.message})` : ''}`,
-    );
+    this.say(server.name, 'info', watchEndLine(session.watching, outcome.end, outcome.message));
     this.events.fire({ type: 'end', server, outcome, quiet });
     // Its settings changed during the load: go on watching on a session with the new ones.
     if (this.sessions.retireIfStale(session)) {
@@ -300,12 +299,12 @@ export class Fleet implements FrontFleet {
   }
 
   /** Ends the watch of a server (nothing on the host is touched); false when none ran. */
-  stop(server: ServerProfile, reason = 'stopped by the user'): boolean {
+  stop(server: ServerProfile, reason = stoppedByUser()): boolean {
     return this.sessions.get(server.name)?.stop(reason) ?? false;
   }
 
   /** Stops every watch; the names of the servers that were watched. */
-  stopAll(reason = 'stopped by the user'): string[] {
+  stopAll(reason = stoppedByUser()): string[] {
     return this.sessions
       .all()
       .filter((s) => s.stop(reason))
@@ -395,7 +394,7 @@ export class Fleet implements FrontFleet {
   }
 
   private requireSettings(): Settings {
-    if (!this.settings) throw new FleetError('settings', 'the Kimi settings are not valid');
+    if (!this.settings) throw new FleetError('settings', settingsNotValid());
     return this.settings;
   }
 

@@ -3,6 +3,7 @@
  * front can choose its words or its exit code without reading the message (as TransportError).
  */
 import type { ServerSnapshot } from './fleetTypes';
+import { notReadyForChecks } from '../present/words/fleetWords';
 
 export type FleetErrorKind =
   /** The settings are not valid: nothing can be run until they are fixed. */
@@ -34,10 +35,7 @@ export class NotReadyError extends FleetError {
     /** The state that refused the checks, for the front's report. */
     readonly snapshot: ServerSnapshot,
   ) {
-    super(
-      'not-ready',
-      `${snapshot.server.name} is not ready (${why}): its parsers can be checked only on a ready server.`,
-    );
+    super('not-ready', notReadyForChecks(snapshot.server.name, why));
     this.name = 'NotReadyError';
   }
 }

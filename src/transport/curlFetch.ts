@@ -14,10 +14,7 @@ import { quote } from './shell';
 import type { ExecOptions, ExecResult, Transport } from './transport';
 import type { FetchLike, FetchResponse } from './fetchLike';
 import { RemoteExitError, UnsafeArgumentError } from './errors';
-import { curlFailed, NO_CURL_MESSAGE } from '../present/words/transportWords';
-
-export const FORWARDING_PROHIBITED_MESSAGE =
-  'the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")';
+import { curlFailed, noCurl } from '../present/words/transportWords';
 
 const MARK_MISSING = 'KIMI_CURL_MISSING';
 const MARK_STATUS = 'KIMI_CURL_STATUS';
@@ -152,7 +149,7 @@ export function parseCurlOutput(result: ExecResult): CurlOutcome {
 
 /** A response in node-fetch's shape, or the error node-fetch would have thrown. */
 export function toFetchResponse(outcome: CurlOutcome): FetchResponse {
-  if (outcome.kind === 'no-curl') throw new RemoteExitError(NO_CURL_MESSAGE);
+  if (outcome.kind === 'no-curl') throw new RemoteExitError(noCurl());
   if (outcome.kind === 'failed') throw new RemoteExitError(outcome.message, outcome.code);
   const { status, contentType, body } = outcome;
   return {

@@ -11,7 +11,8 @@ import {
   promptModeOf,
   tokenMatches,
 } from '../../src/transport/openssh/askpass/protocol';
-import { cleanPrompt, notGivenWords, sshPromptKind } from '../../src/transport/openssh/askpass/promptKind';
+import { cleanPrompt, sshPromptKind } from '../../src/transport/openssh/askpass/promptKind';
+import { notGivenWords } from '../../src/present/words/opensshWords';
 import { masterArgs } from '../../src/transport/openssh/controlMaster';
 import { classifyOpenSshFailure, promptRefusal } from '../../src/transport/openssh/opensshErrors';
 

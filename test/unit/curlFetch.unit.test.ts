@@ -13,7 +13,7 @@ import {
   toFetchResponse,
   type CurlExec,
 } from '../../src/transport/curlFetch';
-import { NO_CURL_MESSAGE } from '../../src/present/words/transportWords';
+import { noCurl as noCurlWords } from '../../src/present/words/transportWords';
 import { readCapped, ServerHttpClient, type FetchLike, type FetchResponse } from '../../src/engine/serverHttp';
 import { channelOpenError } from '../../src/transport/ssh/sshErrors';
 import type { ExecResult } from '../../src/transport/transport';
@@ -207,9 +207,9 @@ describe('curlFetch: parseCurlOutput', () => {
     assert.deepEqual(parseCurlOutput(out('', 'KIMI_CURL_MISSING\n', 127)), { kind: 'no-curl' });
     assert.throws(
       () => toFetchResponse({ kind: 'no-curl' }),
-      (e: Error) => e.message === NO_CURL_MESSAGE,
+      (e: Error) => e.message === noCurlWords(),
     );
-    assert.match(NO_CURL_MESSAGE, /forbids TCP forwarding \(AllowTcpForwarding no\) and has no curl/);
+    assert.match(noCurlWords(), /forbids TCP forwarding \(AllowTcpForwarding no\) and has no curl/);
   });
 
   it('port closed: ECONNREFUSED, as a tunnel would say', () => {
@@ -333,7 +333,7 @@ describe('curlFetch: curlFetch() with a recorded exec', () => {
 
   it('failures become the errors node-fetch would throw', async () => {
     await assert.rejects(curlFetch(recorder(out('', 'KIMI_CURL_MISSING\n', 127)).exec)('http://127.0.0.1:1/', init()), {
-      message: NO_CURL_MESSAGE,
+      message: noCurlWords(),
     });
     await assert.rejects(
       curlFetch(
@@ -507,7 +507,7 @@ describe('curlFetch: ServerHttpClient falls back once', () => {
       },
       { fallbackFetch: curlFetch(noCurl) },
     );
-    assert.deepEqual(await c.health(), { kind: 'error', message: NO_CURL_MESSAGE });
+    assert.deepEqual(await c.health(), { kind: 'error', message: noCurlWords() });
   });
 
   it('a timeout through curl is a timeout (the exec is aborted)', async () => {

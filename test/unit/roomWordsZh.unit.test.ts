@@ -1,17 +1,21 @@
 /**
- * What the targets and the settings reader say reaches the user in the display language: made by
- * the rooms themselves (a job the controller forgot, a setting a workspace may not choose, a url
- * whose job has no node, a Docker socket that refuses), each reads in Chinese under the zh-cn
- * bundle and exactly as before in English without one.
+ * What the rooms below present/ say reaches the user in the display language: made by the rooms
+ * themselves (a job the controller forgot, a setting a workspace may not choose, a url whose job
+ * has no node, a Docker socket that refuses, a port forward, a rolling restart, a broker folder),
+ * each reads in Chinese under the zh-cn bundle and exactly as before in English without one.
  */
 import { noJobStatus } from '../../src/target/slurm/jobStatus';
 import { ignoredSettingsNotice, userOnlyKeysInInspect } from '../../src/config/userOnlySettings';
 import { parseSettings } from '../../src/config/parseSettings';
 import { urlForNode } from '../../src/config/nodeUrl';
 import { dockerAccessHint } from '../../src/target/docker/containerReader';
+import { openedLine, portNote, prohibitedError } from '../../src/fleet/forward/forwardPlan';
+import { rollSummary } from '../../src/fleet/restart/rolling';
+import { unsafeDirReason } from '../../src/broker/socketDir';
 import { itReadsInBothLanguages, type ZhSample } from '../util/zhSamples';
 
 const server = { name: 'a', host: 'gpu1', unit: 'sglang.service' };
+const target = { host: '127.0.0.1', port: 30000, path: '' };
 
 /** Each made by the room itself. */
 const SAMPLES: readonly ZhSample[] = [
@@ -51,8 +55,39 @@ const SAMPLES: readonly ZhSample[] = [
     'the login user may not use Docker on gpu1: add it to the docker group (sudo usermod -aG docker USER, then log in again) or set "sudo": true',
     ['登录用户无权在 gpu1 上使用 Docker', 'docker 组'],
   ],
+  [
+    'an open forward on another port',
+    () =>
+      openedLine({
+        server: 'gpu1',
+        localPort: 18000,
+        remote: '127.0.0.1:30000',
+        baseUrl: 'http://127.0.0.1:18000/v1',
+        portNote: portNote(target, 18000, false)!,
+      }),
+    "Forwarding 127.0.0.1:18000 on this machine to 127.0.0.1:30000 on gpu1's host (port 30000 is taken on this machine, so 18000 was chosen). Base URL: http://127.0.0.1:18000/v1",
+    ['转发到 gpu1 所在主机上的 127.0.0.1:30000', '已被占用', 'http://127.0.0.1:18000/v1'],
+  ],
+  [
+    'a host that forbids forwarding',
+    () => prohibitedError({ name: 'gpu1', host: 'gpu1.lab' }).message,
+    'cannot forward a port to gpu1: the SSH server of gpu1.lab forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited"), so no connection from this machine can reach the model server through SSH. Watching and restarting still work (they run curl on the host). To use the server from this machine, allow forwarding for your login in the host\'s sshd_config (e.g. "Match User <you>" + "AllowTcpForwarding local") and reload sshd.',
+    ['端口转发', '禁止 TCP 转发', 'sshd_config'],
+  ],
+  [
+    'a rolling restart stopped',
+    () => rollSummary({ kind: 'failed', server: 'b', reason: 'it failed', restarted: ['a'], skipped: ['c'] }),
+    'Rolling restart stopped at b: it failed. A restarted, ready and verified. Not restarted: c.',
+    ['滚动重启在 b 处停止', '未重启：c'],
+  ],
+  [
+    'a broker folder of another user',
+    () => unsafeDirReason({ isSymbolicLink: () => false, isDirectory: () => true, uid: 1001, mode: 0o40700 }, 1000)!,
+    'belongs to uid 1001, not 1000',
+    ['属于 uid 1001'],
+  ],
 ];
 
-describe("the targets' and the settings' words in the display language", () => {
+describe('the words of the targets, the settings, the forward, the rolling restart and the broker in the display language', () => {
   itReadsInBothLanguages(SAMPLES);
 });

@@ -37,6 +37,7 @@ const ASSERTIONS: readonly (readonly [file: string, start: string])[] = [
   ['transport/shell.ts', 'Invalid environment name'],
   ['transport/openssh/muxProcess.ts', 'Not a host and port'],
   ['transport/openssh/controlMaster.ts', 'A path with a double quote'],
+  ['fleet/sessions/multiNodeSession.ts', 'a multi-node server has at least two nodes'],
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -61,21 +62,35 @@ function wordCount(text: string): number {
   return (text.replace(/\$\{\}/g, ' X ').match(/[A-Za-z][A-Za-z'’-]*/g) ?? []).length;
 }
 
-/** `new SomethingError('a sentence ...')` in a file: its error class, line and text. */
-export function sentencesIn(file: string, text: string): { error: string; line: number; text: string }[] {
+/**
+ * Rooms whose errors take a kind first and their message after it (`new ForwardError('bind', ...)`,
+ * `super('not-ready', ...)`): every argument there is read, and a `super(...)` call too.
+ */
+const KIND_FIRST_ROOMS = ['fleet', 'broker', 'transport', 'monitor/watch'];
+
+/**
+ * `new SomethingError('a sentence ...')` in a file: its error class, line and text. With
+ * `everyArgument`, a sentence in any argument counts, and one given to `super(...)`.
+ */
+export function sentencesIn(
+  file: string,
+  text: string,
+  everyArgument = false,
+): { error: string; line: number; text: string }[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: { error: string; line: number; text: string }[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && /Error$/.test(node.expression.text)) {
-      const first = node.arguments?.[0];
-      const words = first && literalText(first);
+  const take = (node: ts.Node, error: string, args: readonly ts.Expression[]): void => {
+    for (const arg of everyArgument ? args : args.slice(0, 1)) {
+      const words = literalText(arg);
       if (words !== undefined && wordCount(words) >= 3)
-        found.push({
-          error: node.expression.text,
-          line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
-          text: words,
-        });
+        found.push({ error, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: words });
     }
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && /(Error|Stop)$/.test(node.expression.text))
+      take(node, node.expression.text, node.arguments ?? []);
+    if (everyArgument && ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.SuperKeyword)
+      take(node, 'super', node.arguments);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -96,7 +111,8 @@ const LOG_ROOMS = ['monitor/watch', 'target', 'transport', 'fleet', 'broker', 'e
  * its log cannot be read (`problem`) and what its discovery finds (`what`).
  */
 const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  'monitor/watch': ['message'],
+  'monitor/watch': ['message', 'reason', 'detail'],
+  broker: ['message', 'reason'],
   target: [
     'message',
     'reason',
@@ -113,7 +129,7 @@ const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   ],
   host: ['message', 'reason', 'detail', 'why', 'problem'],
   transport: ['message', 'reason', 'detail'],
-  fleet: ['message', 'reason', 'detail'],
+  fleet: ['message', 'reason', 'detail', 'error'],
   /**
    * What the engine judges: an advice's `title`, `evidence`, `action`, published `figure` and why it
    * is held back or `notApplicable`; why an HTTP answer is no completion (`reason`), what a
@@ -138,6 +154,12 @@ const SENTENCE_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 /** Callees whose arguments are lines of the output channel. */
 const LOG_CALLS = new Set(['log', 'sayLacking']);
+/**
+ * Callees whose arguments are why something ended or was not done, a reason a user reads in the
+ * log or a notification: a connection closed or dropped, a watch stopped, an address kept, a step
+ * of a roll, a line of the advice's facts, a key tried at login.
+ */
+const REASON_CALLS = new Set(['close', 'drop', 'stop', 'stopNodes', 'lost', 'keep', 'cancel', 'progress', 'say']);
 
 /** The literals an expression is made of: through conditionals, `+`, parentheses and template substitutions. */
 function literalsOf(node: ts.Expression): string[] {
@@ -180,7 +202,12 @@ export function logSentencesIn(
           : '';
       const level = node.arguments[0] && literalText(node.arguments[0]);
       if (LOG_CALLS.has(name) && level !== 'trace') take(node, node.arguments);
+      if (REASON_CALLS.has(name)) take(node, node.arguments);
+      if (name === 'push' && ts.isIdentifier(callee.getChildAt(0)) && callee.getChildAt(0).getText() === 'tried')
+        take(node, node.arguments);
     }
+    // A reason by default (`stop(reason = 'stopped by the user')`).
+    if (ts.isParameter(node) && node.initializer) take(node, [node.initializer]);
     if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && fields.includes(node.name.text))
       take(node, [node.initializer]);
     ts.forEachChild(node, visit);
@@ -340,7 +367,8 @@ function logStrays(): string[] {
 function strays(): string[] {
   return sourceFiles(SRC).flatMap((file) => {
     const rel = path.relative(SRC, file).split(path.sep).join('/');
-    return sentencesIn(file, fs.readFileSync(file, 'utf8'))
+    const everyArgument = KIND_FIRST_ROOMS.some((room) => rel.startsWith(`${room}/`));
+    return sentencesIn(file, fs.readFileSync(file, 'utf8'), everyArgument)
       .filter((s) => !ASSERTION_ERRORS.has(s.error))
       .filter((s) => !ASSERTIONS.some(([f, start]) => f === rel && s.text.startsWith(start)))
       .map((s) => `src/${rel}:${s.line}: new ${s.error}(${JSON.stringify(s.text)})`);
@@ -367,6 +395,39 @@ describe('words in one home', function () {
       [
         ['ConnectionClosedError', 1, 'Connection to ${} was closed'],
         ['AuthError', 3, '${} refused: ${}'],
+      ],
+    );
+  });
+
+  it("the check reads every argument of an error whose kind comes first, and a super's, only where asked", () => {
+    const code = [
+      "throw new ForwardError('bad-port', `pick another port than ${port} here`);",
+      "super('not-ready', `${name} is not ready for the checks`);",
+      "throw new RollStop('cancelled', words.cancelledByUser());",
+    ].join('\n');
+    assert.deepEqual(
+      sentencesIn('probe.ts', code, true).map((s) => [s.error, s.line, s.text]),
+      [
+        ['ForwardError', 1, 'pick another port than ${} here'],
+        ['super', 2, '${} is not ready for the checks'],
+      ],
+    );
+    assert.deepEqual(sentencesIn('probe.ts', code), []);
+  });
+
+  it('the log check sees a reason given to close, stop or a login tried, and one given by default', () => {
+    const code = [
+      "this.line.close('the owner sent nothing back');",
+      'session.stop(words.watchedAnew());',
+      'tried.push(`${file} (wrong passphrase)`);',
+      "class F { stopAll(reason = 'stopped by the user'): void {} }",
+    ].join('\n');
+    assert.deepEqual(
+      logSentencesIn('probe.ts', code, []).map((s) => [s.line, s.text]),
+      [
+        [1, 'the owner sent nothing back'],
+        [3, '${} (wrong passphrase)'],
+        [4, 'stopped by the user'],
       ],
     );
   });
@@ -527,7 +588,7 @@ describe('words in one home', function () {
     for (const [file, start] of ASSERTIONS) {
       const text = fs.readFileSync(path.join(SRC, file), 'utf8');
       assert.ok(
-        sentencesIn(file, text).some((s) => s.text.startsWith(start)),
+        sentencesIn(file, text, true).some((s) => s.text.startsWith(start)),
         `${file}: no error starting "${start}"`,
       );
     }

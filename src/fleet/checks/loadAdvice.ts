@@ -22,7 +22,13 @@ import { measureResidency } from '../../monitor/forecast/warmCache';
 import { fsTypeCommand } from '../../host/pageCache';
 import { ServerSession } from '../../monitor/watch/session';
 import { cannotApply, noServerCommandLine, notACommandLineChange } from '../../present/words/fleetWords';
-import { dockerByHand, versionFromTheLog } from '../../present/words/adviceWords';
+import {
+  dockerByHand,
+  logLinesSinceStart,
+  pageCacheUnreadable,
+  versionFromTheLog,
+  versionUnknownLine,
+} from '../../present/words/adviceWords';
 
 /** What the verb needs of a session (ServerSession has it). */
 export interface AdviceSession {
@@ -76,7 +82,7 @@ export async function gatherAdvice(session: AdviceSession, options: GatherOption
   const tail = await target.tailLog(io, LOG_LINES);
   const entries: LogEntry[] = tail.entries.filter((entry) => since === undefined || entry.at >= since - 1000);
   const log = logFacts(engine, entries);
-  say(`advice: ${entries.length} log lines since the process started; phases ${JSON.stringify(log.phaseMs)}`);
+  say(logLinesSinceStart(entries.length, JSON.stringify(log.phaseMs)));
 
   const share = options.residentShareAtStart ?? residentShareOf(options.records ?? [], since);
   const host = await hostFacts(session, target, state.argv, (p) => state.hostPath(p), share, say);
@@ -122,7 +128,7 @@ async function hostFacts(
       memAvailableBytes = memAvailable;
       if (residency.totalBytes !== undefined && residency.totalBytes > 0) modelBytes = residency.totalBytes;
     } catch (e) {
-      say(`advice: the page cache could not be read: ${(e as Error).message}`);
+      say(pageCacheUnreadable((e as Error).message));
     }
     const fs = await session.transport.exec(fsTypeCommand(modelPath), { timeoutMs: TIMEOUT_MS });
     if (fs.code === 0 && /^[\w./-]{1,40}$/.test(fs.stdout.trim())) fsType = fs.stdout.trim();
@@ -186,8 +192,7 @@ async function engineVersion(
   const command = `timeout 20 ${quote(python)} -c ${quote(`import ${module}; print(${module}.__version__)`)}`;
   const r = await session.transport.exec(command, { timeoutMs: TIMEOUT_MS });
   const text = r.code === 0 ? versionFromOutput(r.stdout) : undefined;
-  if (!text)
-    say(`advice: ${module}'s version is unknown (${command} said ${(r.stderr || r.stdout).trim().slice(0, 200)})`);
+  if (!text) say(versionUnknownLine(module, command, (r.stderr || r.stdout).trim().slice(0, 200)));
   return text ? { text, source: `${python} -c 'import ${module}'` } : undefined;
 }
 

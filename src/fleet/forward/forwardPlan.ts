@@ -5,6 +5,7 @@
  */
 import type { ServerProfile } from '../../config/config';
 import { gatewayError } from '../../present/words/fleetWords';
+import * as words from '../../present/words/forwardWords';
 
 /** Where forwarded connections go, as seen from the GPU host. */
 export interface ForwardTarget {
@@ -92,8 +93,8 @@ export function localPortCandidates(
 export function portNote(target: ForwardTarget, localPort: number, sshHostIsThisMachine: boolean): string | undefined {
   if (localPort === target.port) return undefined;
   return sshHostIsThisMachine
-    ? `the SSH host is this machine, where port ${target.port} is the server's own, so ${localPort} was chosen`
-    : `port ${target.port} is taken on this machine, so ${localPort} was chosen`;
+    ? words.serverOwnPortHere(target.port, localPort)
+    : words.portTakenHere(target.port, localPort);
 }
 
 /** A port asked for that would forward the server's own port on this machine to itself. */
@@ -104,22 +105,14 @@ export function selfForwardError(
 ): ForwardError | undefined {
   if (requested === undefined || !sshHostIsThisMachine || requested !== target.port || !isLoopback(target.host))
     return undefined;
-  return new ForwardError(
-    'bad-port',
-    `the SSH host is this machine and ${target.port} is the server's own port here: pick another local port`,
-  );
+  return new ForwardError('bad-port', words.selfForward(target.port));
 }
 
 /** Why a port could not be bound, in words. */
 export function bindFailure(port: number, code: string | undefined, detail: string): ForwardError {
-  if (code === 'EADDRINUSE')
-    return new ForwardError(
-      'port-in-use',
-      `127.0.0.1:${port} is already in use on this machine (pick another local port)`,
-    );
-  if (code === 'EACCES')
-    return new ForwardError('bind', `127.0.0.1:${port} needs privileges on this machine (pick a port above 1023)`);
-  return new ForwardError('bind', `cannot listen on 127.0.0.1:${port}: ${detail}`);
+  if (code === 'EADDRINUSE') return new ForwardError('port-in-use', words.portInUse(port));
+  if (code === 'EACCES') return new ForwardError('bind', words.portNeedsPrivileges(port));
+  return new ForwardError('bind', words.cannotListen(port, detail));
 }
 
 export function baseUrl(localPort: number, path: string): string {
@@ -138,26 +131,17 @@ export function forwardInfo(serverName: string, target: ForwardTarget, localPort
 
 /** For `host: "local"`: the server is on this machine already. */
 export function localServerError(server: Pick<ServerProfile, 'name' | 'url'>): ForwardError {
-  return new ForwardError(
-    'local',
-    `${server.name} runs on this machine (host "local"): there is nothing to forward; use ${server.url}/v1 directly.`,
-  );
+  return new ForwardError('local', words.nothingToForward(server.name, server.url));
 }
 
 /** When sshd refuses direct-tcpip channels. */
 export function prohibitedError(server: Pick<ServerProfile, 'name' | 'host'>): ForwardError {
-  return new ForwardError(
-    'prohibited',
-    `cannot forward a port to ${server.name}: the SSH server of ${server.host ?? 'the host'} forbids TCP forwarding ` +
-      '(AllowTcpForwarding no: "administratively prohibited"), so no connection from this machine can reach the model server ' +
-      'through SSH. Watching and restarting still work (they run curl on the host). To use the server from this machine, allow ' +
-      'forwarding for your login in the host\'s sshd_config (e.g. "Match User <you>" + "AllowTcpForwarding local") and reload sshd.',
-  );
+  return new ForwardError('prohibited', words.forwardingProhibited(server.name, server.host));
 }
 
 /** One line for the log and the CLI once a forward is open. */
 export function openedLine(info: ForwardInfo): string {
-  return `Forwarding 127.0.0.1:${info.localPort} on this machine to ${info.remote} on ${info.server}'s host${info.portNote ? ` (${info.portNote})` : ''}. Base URL: ${info.baseUrl}`;
+  return words.forwardOpened(info.localPort, info.remote, info.server, info.baseUrl, info.portNote);
 }
 
 /**

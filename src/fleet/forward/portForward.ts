@@ -37,6 +37,7 @@ import {
 } from './forwardPlan';
 import { FleetError } from '../fleetError';
 import { forwardClosed, forwardedConnectionFailed, forwardOpensAnyway } from '../../present/words/fleetWords';
+import * as words from '../../present/words/forwardWords';
 
 /** More local connections than this at once are refused (a runaway client must not open channels without end). */
 export const MAX_FORWARDED_CONNECTIONS = 64;
@@ -91,11 +92,7 @@ export class PortForward {
     const { server, log } = options;
     if (server.host === undefined) throw localServerError(server);
     // The forward is opened once; a url that moves with a job's node has no fixed place to open it to.
-    if (hasNodePlaceholder(server.url))
-      throw new ForwardError(
-        'node',
-        `${server.name}'s url (${server.url}) follows its Slurm job from node to node: a port forward to it is not supported yet.`,
-      );
+    if (hasNodePlaceholder(server.url)) throw new ForwardError('node', words.followsSlurmNode(server.name, server.url));
     const target = forwardTarget(server);
     const opener = await options.connect();
     try {
@@ -199,7 +196,7 @@ export class PortForward {
       this.prohibitedSaid = true;
       return message;
     }
-    const message = `could not reach ${this.info.remote} on ${server.name}'s host: ${errorText(error)}`;
+    const message = words.couldNotReach(this.info.remote, server.name, errorText(error));
     log('warn', forwardedConnectionFailed(server.name, message), server.name);
     return message;
   }
@@ -237,7 +234,7 @@ async function listen(candidates: readonly number[]): Promise<net.Server> {
       failure = bindFailure(port, e.code, e.message);
     }
   }
-  throw failure ?? new ForwardError('bind', 'no local port to listen on');
+  throw failure ?? new ForwardError('bind', words.noLocalPort());
 }
 
 /** The forwards of a fleet: at most one per server. */
@@ -261,10 +258,7 @@ export class PortForwards {
     const existing = this.forwards.get(server.name) ?? (await this.opening.get(server.name)?.catch(() => undefined));
     if (existing && !existing.closed) {
       if (localPort !== undefined && localPort !== existing.info.localPort) {
-        throw new ForwardError(
-          'port-in-use',
-          `${server.name} is already forwarded on 127.0.0.1:${existing.info.localPort}; close that forward first`,
-        );
+        throw new ForwardError('port-in-use', words.alreadyForwarded(server.name, existing.info.localPort));
       }
       return { info: existing.info, already: true };
     }
@@ -282,8 +276,8 @@ export class PortForwards {
       this.opening.delete(server.name);
     }
     if (this.disposed) {
-      await forward.close('the fleet was closed');
-      throw new FleetError('closed', 'the fleet was closed');
+      await forward.close(words.fleetClosed());
+      throw new FleetError('closed', words.fleetClosed());
     }
     this.forwards.set(server.name, forward);
     forward.onClosed(() => {
@@ -305,12 +299,12 @@ export class PortForwards {
       const now = servers.find((s) => s.name === name);
       const was = forward.server;
       if (now && now.host === was.host && now.url === was.url) continue;
-      void forward.close(now ? 'its host or url changed in the settings' : 'the server was removed from the settings');
+      void forward.close(now ? words.hostOrUrlChanged() : words.serverRemoved());
     }
   }
 
   /** Closes the server's forward; false when there was none. */
-  async close(serverName: string, reason = 'closed on request'): Promise<boolean> {
+  async close(serverName: string, reason = words.closedOnRequest()): Promise<boolean> {
     const forward = this.forwards.get(serverName);
     if (!forward) return false;
     await forward.close(reason);

@@ -12,6 +12,7 @@ import { FleetError } from '../fleetError';
 import { whenRestartIssued } from './observe';
 import { lookBeforeRestart, type LookHost } from './restartLook';
 import { followingAsAsked } from '../../present/words/restartWords';
+import { restartedAgain } from '../../present/words/fleetWords';
 
 /** How long a restart waits for the host to have it (the unit seen again after `systemctl restart`). */
 const ISSUE_WAIT_MS = 60_000;
@@ -66,7 +67,7 @@ export async function restartThroughRule(
     return { kind: 'watched', reason: decision.reason, outcome };
   }
   if (decision.action === 'refuse') throw new FleetError('refused', decision.reason);
-  if (session.busy) session.stop('restarted again (force)');
+  if (session.busy) session.stop(restartedAgain());
   const since = Date.now();
   const outcome = host.startWatch(server, 'restart', unitBefore);
   const { issued, snapshot } = await whenRestartIssued(host, server, {

@@ -7,6 +7,7 @@ import type { ServerProfile } from '../../config/config';
 import type { RestartAnswer, WaitResult } from '../fleetTypes';
 import { serverReport } from '../../present/report';
 import { rollingFollowed } from '../../present/words/fleetWords';
+import * as words from '../../present/words/rollingWords';
 
 /** The fleet verbs a roll uses (the Fleet has them; tests give a fake). */
 export interface RollingFleet {
@@ -65,26 +66,22 @@ function waitFailure(result: WaitResult): string {
   const report = serverReport(result.snapshot);
   switch (result.kind) {
     case 'failed':
-      return `it failed${report.lastError ? `: ${report.lastError}` : ''}`;
+      return words.itFailed(report.lastError);
     case 'stopped':
-      return 'it is stopped (the unit is not running after the restart)';
+      return words.itIsStopped();
     case 'timeout':
-      return `it was not ready in time (still ${report.state})`;
+      return words.notReadyInTime(report.state);
     case 'not watched':
-      return `it cannot be watched: ${report.lastError ?? report.state}`;
+      return words.cannotBeWatched(report.lastError ?? report.state);
     default:
-      return `its load ended ${result.kind}`;
+      return words.loadEnded(result.kind);
   }
 }
 
 /** One line that says how a roll ended (the notification's text). */
 export function rollSummary(result: RollResult): string {
-  const done =
-    result.restarted.length > 0 ? `${result.restarted.join(', ')} restarted, ready and verified` : 'nothing restarted';
-  if (result.kind === 'done') return `Rolling restart done: ${done}.`;
-  const skipped = result.skipped.length > 0 ? ` Not restarted: ${result.skipped.join(', ')}.` : '';
-  const what = result.kind === 'cancelled' ? 'cancelled' : 'stopped';
-  return `Rolling restart ${what} at ${result.server}: ${result.reason}. ${done[0]!.toUpperCase()}${done.slice(1)}.${skipped}`;
+  if (result.kind === 'done') return words.rollDone(result.restarted);
+  return words.rollStopped(result.kind === 'cancelled', result.server, result.reason, result.restarted, result.skipped);
 }
 
 /**
@@ -103,28 +100,27 @@ export async function rollingRestart(
     const progress = (step: RollStep, text: string) =>
       options.onProgress?.({ server, index, total, step, text: `${text} (${index + 1}/${total})` });
     const cancelled = () => {
-      if (options.signal?.aborted) throw new RollStop('cancelled', 'cancelled by the user');
+      if (options.signal?.aborted) throw new RollStop('cancelled', words.cancelledByUser());
     };
     try {
       cancelled();
-      progress('restarting', `restarting ${server.name}`);
+      progress('restarting', words.restartingStep(server.name));
       const restart = await fleet.restart(server);
       if (restart.kind === 'watched') options.log?.(rollingFollowed(server.name));
       cancelled();
-      progress('loading', `waiting for ${server.name} to be ready`);
+      progress('loading', words.waitingStep(server.name));
       const wait = await fleet.waitFor(server, {
         timeoutMs: options.loadTimeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      if (wait.kind === 'cancelled') throw new RollStop('cancelled', 'cancelled by the user (its load goes on)');
+      if (wait.kind === 'cancelled') throw new RollStop('cancelled', words.cancelledLoadGoesOn());
       if (wait.kind !== 'ready') throw new RollStop('failed', waitFailure(wait));
       cancelled();
-      progress('verifying', `verifying the parsers of ${server.name}`);
+      progress('verifying', words.verifyingStep(server.name));
       const verification = await fleet.verifyParsers(server, (line) => options.log?.(`[${server.name}] ${line}`));
-      if (verification.allPassed !== true)
-        throw new RollStop('failed', `its parsers were not verified: ${verification.summary}`);
+      if (verification.allPassed !== true) throw new RollStop('failed', words.parsersNotVerified(verification.summary));
       restarted.push(server.name);
-      progress('done', `${server.name} ready, ${verification.summary}`);
+      progress('done', words.readyStep(server.name, verification.summary));
     } catch (error) {
       const stop =
         error instanceof RollStop

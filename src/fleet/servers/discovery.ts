@@ -12,7 +12,13 @@ import { engineLabels, serverCommandForms } from '../../engine/engine';
 import { createSession, type SessionUi } from '../sessions/sessionFactory';
 import { loginUid, serverEntry, type TypedHost } from './serverEntry';
 import type { LogLevel } from '../../monitor/watch/watchTypes';
-import { cannotListUnits, cannotReachHost, entryInvalid, listingFailedLine } from '../../present/words/fleetWords';
+import {
+  cannotListUnits,
+  cannotReachHost,
+  entryInvalid,
+  listingFailedLine,
+  nothingFound,
+} from '../../present/words/fleetWords';
 
 const DISCOVERY_TIMEOUT_MS = 30_000;
 
@@ -83,7 +89,7 @@ export async function discoverUnits(
 export function nothingFoundMessage(host: string): string {
   const kinds = HOST_DISCOVERIES.map((d) => d.what).join(' or ');
   const where = HOST_DISCOVERIES.map((d) => d.where).join(' or ');
-  return `no ${kinds} on ${host} launches ${engineLabels()} (${serverCommandForms().join(', ')} in ${where})`;
+  return nothingFound(host, kinds, engineLabels(), serverCommandForms().join(', '), where);
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { splitArgs, splitDirective } from '../../transport/ssh/sshInclude';
 import type { DiscoveredUnit } from '../../target/discovered';
+import * as words from '../../present/words/fleetWords';
 
 // As kimiService.servers[].host and .username accept them (config.ts).
 const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/;
@@ -31,12 +32,12 @@ export interface TypedHost {
 /** `[user@]host[:port]` as typed; a string saying what is wrong otherwise. */
 export function parseTypedHost(text: string): TypedHost | string {
   const m = /^(?:([^@\s]+)@)?(\[[^\]]+\]|[^:\s]+)(?::(\d{1,5}))?$/.exec(text.trim());
-  if (!m) return 'Type a host as host, user@host or user@host:port.';
+  if (!m) return words.typeAHost();
   const [, username, host, portText] = m;
-  if (!HOST.test(host!)) return `"${host}" is not a host name, an address or a ~/.ssh/config alias.`;
-  if (username !== undefined && !USER.test(username)) return `"${username}" is not a valid user name.`;
+  if (!HOST.test(host!)) return words.notAHostName(host!);
+  if (username !== undefined && !USER.test(username)) return words.notAUserName(username);
   const port = portText !== undefined ? Number(portText) : undefined;
-  if (port !== undefined && (port < 1 || port > 65535)) return 'The port must be between 1 and 65535.';
+  if (port !== undefined && (port < 1 || port > 65535)) return words.portOutOfRange();
   return { host: host!, ...(username !== undefined ? { username } : {}), ...(port !== undefined ? { port } : {}) };
 }
 

@@ -3,6 +3,7 @@
  * comments, its layout and its other keys (jsonc-parser edits). Pure.
  */
 import { applyEdits, modify, parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import * as words from '../../present/words/fleetWords';
 
 const FORMAT = { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } } as const;
 
@@ -30,11 +31,11 @@ export function addServerToText(text: string | undefined, entry: Record<string, 
   const errors: ParseError[] = [];
   const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
   if (errors.length > 0)
-    return { error: `not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset})` };
+    return { error: words.serversFileNotJson(printParseErrorCode(errors[0]!.error), errors[0]!.offset) };
   const path = serversPath(value);
-  if (!path) return { error: 'neither an array of servers nor an object of settings' };
+  if (!path) return { error: words.serversFileShapeless() };
   const list = path.length === 0 ? value : (value as Record<string, unknown>)[path[0] as string];
-  if (list !== undefined && !Array.isArray(list)) return { error: `"${path[0]}" is not an array` };
+  if (list !== undefined && !Array.isArray(list)) return { error: words.serversNotAnArray(String(path[0])) };
   const edits =
     list === undefined
       ? modify(text, path, [entry], FORMAT)

@@ -11,6 +11,8 @@ import type { HostKeyPolicy, RawSettings, Settings } from '../../config/config';
 import { hasOwnKeys, ownSettingsOf } from '../../config/namespace';
 import type { MementoLike } from '../../monitor/history/history';
 import type { SessionUi } from '../sessions/sessionFactory';
+import { noServersConfigured } from '../../present/words/fleetWords';
+import { fileNotJson, noSuchFile } from '../../present/words/fleetWords';
 
 /** One server given on the command line instead of a settings file. */
 export interface ServerFlags {
@@ -69,14 +71,15 @@ function readJsonc(file: string, read: (file: string) => string): { value?: unkn
     text = read(file);
   } catch (error) {
     return {
-      error: `${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      error:
+        (error as NodeJS.ErrnoException).code === 'ENOENT' ? noSuchFile(file) : `${file}: ${(error as Error).message}`,
     };
   }
   const errors: ParseError[] = [];
   const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
   if (errors.length > 0)
     return {
-      error: `${file}: not valid JSON (${printParseErrorCode(errors[0]!.error)} at offset ${errors[0]!.offset})`,
+      error: fileNotJson(file, printParseErrorCode(errors[0]!.error), errors[0]!.offset),
     };
   return { value };
 }
@@ -123,9 +126,7 @@ export function loadStandaloneSettings(
   }
   return {
     ok: false,
-    errors: [
-      `no servers configured: pass --config FILE, write ${xdg}, pass --settings FILE (a VS Code settings.json with kimiService.servers), or --host and --unit`,
-    ],
+    errors: [noServersConfigured(xdg)],
     source: 'none',
   };
 }

@@ -16,7 +16,8 @@ import { TransportError, type Transport } from '../../transport/transport';
 import type { ServerHttpClient } from '../../engine/serverHttp';
 import { foldNodeStates, nodeIssue } from '../../monitor/state/multiNodeState';
 import { FleetError } from '../fleetError';
-import { nodesWatchesEnded } from '../../present/words/fleetWords';
+import { nodesWatchesEnded, otherNodeUnwatchable, serverLoadEnded, watchedAnew } from '../../present/words/fleetWords';
+import { stoppedByUser } from '../../present/words/watchWords';
 
 export interface NodeSession {
   readonly node: NodeProfile;
@@ -124,7 +125,7 @@ export class MultiNodeSession {
     const generation = ++this.generation;
     // The server's last load has ended (a node failed, say) while another node's watch still follows
     // its own load: the new watch replaces them all.
-    for (const { session } of this.nodes) if (session.busy) session.stop('the server is watched anew');
+    for (const { session } of this.nodes) if (session.busy) session.stop(watchedAnew());
     this.loading = true;
     let previous = this.state;
     let settled = false;
@@ -154,7 +155,7 @@ export class MultiNodeSession {
         resolveEnd(outcome);
       }
       listener.onEnd?.(outcome);
-      if (!options.steadyIntervalMs) this.stopNodes("the server's load ended");
+      if (!options.steadyIntervalMs) this.stopNodes(serverLoadEnded());
     };
     // The server's load ends when the folded state is final; each later change of that (a crash after ready) is an end too.
     let lastEndVerdict: string | undefined;
@@ -222,7 +223,7 @@ export class MultiNodeSession {
     // A node whose watch could not start (a refusal): stop the others, the server's watch ends with its error.
     Promise.all(watches).catch((error: unknown) => {
       if (!current()) return;
-      this.stopNodes('another node could not be watched');
+      this.stopNodes(otherNodeUnwatchable());
       if (!settled) {
         settled = true;
         this.loading = false;
@@ -246,7 +247,7 @@ export class MultiNodeSession {
 
   stop(reason?: string): boolean {
     const any = this.watching;
-    this.stopNodes(reason ?? 'stopped by the user');
+    this.stopNodes(reason ?? stoppedByUser());
     return any;
   }
 

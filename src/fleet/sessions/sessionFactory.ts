@@ -17,6 +17,7 @@ import { curlFetchVia } from '../../transport/curlFetch';
 import { ChannelLimitedTransport } from '../../transport/channelLimit';
 import { ServerHttpClient, type ServerHttpOptions } from '../../engine/serverHttp';
 import { hostKeyAcceptedNew, hostKeyRefusedStrict, sshClientLine } from '../../present/words/fleetWords';
+import { knownHostsFileInvalid } from '../../present/words/sshWords';
 
 export type UnknownHostKey = UnknownHostKeyInfo;
 export type { LoginAnswer, LoginQuestion, SshPrompt };
@@ -59,7 +60,7 @@ export async function createTransport(
   try {
     knownHostsFile = expandUserPath(settings.knownHostsFile, systemPathContext());
   } catch (err) {
-    throw new TransportError('config', `kimiService.knownHostsFile: ${(err as Error).message}`);
+    throw new TransportError('config', knownHostsFileInvalid((err as Error).message));
   }
   const loaded = loadSshTarget({
     host: server.host,

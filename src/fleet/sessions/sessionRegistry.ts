@@ -6,6 +6,8 @@
 import type { ServerProfile, Settings } from '../../config/config';
 import type { WatchOptions } from '../../monitor/watch/watchTypes';
 import { FleetError } from '../fleetError';
+import { fleetClosed } from '../../present/words/forwardWords';
+import { settingsChanged } from '../../present/words/fleetWords';
 import type { FleetSession } from '../fleetTypes';
 
 /** The watch options of the settings. */
@@ -66,7 +68,7 @@ export class SessionRegistry {
       const session = await pending;
       if (this.closed) {
         session.dispose();
-        throw new FleetError('closed', 'the fleet was closed');
+        throw new FleetError('closed', fleetClosed());
       }
       this.sessions.set(server.name, session);
       return session;
@@ -110,7 +112,7 @@ export class SessionRegistry {
   retireIfStale(session: FleetSession): boolean {
     if (!this.stale.has(session) || !session.watching) return false;
     this.forget(session);
-    session.stop('settings changed');
+    session.stop(settingsChanged());
     return true;
   }
 

@@ -7,7 +7,14 @@
  */
 import { compareServerUrl, parseEndpoint } from '../../engine/announcedUrl';
 import { canonicalAddress, isHostName, isLoopback } from '../../host/hostAddresses';
-import { announcedNotFollowed } from '../../present/words/watchWords';
+import {
+  addressesUnreadable,
+  announcedNotFollowed,
+  cannotResolve,
+  noAddressOrName,
+  noSuchInterface,
+  resolvesElsewhere,
+} from '../../present/words/watchWords';
 
 export interface HostView {
   /** The addresses the host's interfaces carry (canonical); undefined until read. */
@@ -39,18 +46,13 @@ export function decideAnnouncedUrl(configured: string, announced: string, host: 
     message: announcedNotFollowed(announced.trim(), why, configured.trim()),
   });
   const address = canonicalAddress(target);
-  if (address === undefined && !isHostName(target)) return keep(`${JSON.stringify(target)} is no address or name`);
+  if (address === undefined && !isHostName(target)) return keep(noAddressOrName(target));
   if (host.addresses === undefined) return { kind: 'needAddresses' };
-  if (host.addresses.length === 0) return keep("this host's addresses could not be read (/proc/net)");
+  if (host.addresses.length === 0) return keep(addressesUnreadable());
   const own = new Set(host.addresses);
-  if (address !== undefined)
-    return own.has(address) ? follow : keep(`this host has no interface with ${target} (another machine's address)`);
+  if (address !== undefined) return own.has(address) ? follow : keep(noSuchInterface(target));
   const resolved = host.resolved.get(target);
   if (resolved === undefined) return { kind: 'needResolve', name: target };
   if (resolved.some((a) => own.has(a) || isLoopback(a))) return follow;
-  return keep(
-    resolved.length === 0
-      ? `this host cannot resolve ${target}`
-      : `${target} resolves to ${resolved.join(', ')} on this host, none of its own addresses`,
-  );
+  return keep(resolved.length === 0 ? cannotResolve(target) : resolvesElsewhere(target, resolved));
 }

@@ -3,7 +3,14 @@ import { judgeCompletion, judgeHealth } from '../../engine/httpAnswers';
 import { wantsCompletionProbe } from '../state/loadVerdict';
 import { HEALTH_BACKSTOP_ROUNDS, COMPLETION_PROMPT } from './watchTypes';
 import type { Witness, WitnessContext } from './witness';
-import { healthTimedOut, healthWithoutListener, httpWaits } from '../../present/words/watchWords';
+import {
+  healthTimedOut,
+  healthWithoutListener,
+  httpWaits,
+  portClosedRefused,
+  rankFinishedLoading,
+} from '../../present/words/watchWords';
+import { completionAnswered, completionRefused, modelsFailed } from '../../present/words/watchWords';
 
 /** What the sampler saw of the server's port (samplerWitness.ts): /health is spared while nothing listens. */
 export interface PortView {
@@ -72,7 +79,7 @@ export class HttpWitness implements Witness {
           kind: 'completion',
           at: ctx.now(),
           ok: true,
-          detail: 'this rank finished loading (it serves no HTTP: node rank 0 does)',
+          detail: rankFinishedLoading(),
         });
       }
       return;
@@ -117,8 +124,7 @@ export class HttpWitness implements Witness {
       this.port.distrust();
       deps.log('info', healthWithoutListener());
     }
-    if (health.kind === 'refused')
-      ctx.emit({ kind: 'http', at, result: 'refused', detail: 'port closed (connection refused)' });
+    if (health.kind === 'refused') ctx.emit({ kind: 'http', at, result: 'refused', detail: portClosedRefused() });
     else if (health.kind === 'http') {
       const judged = judgeHealth(health.status);
       const result = judged === 'ok' ? 'healthy' : judged === 'warming' ? 'warming' : 'error';
@@ -142,7 +148,7 @@ export class HttpWitness implements Witness {
     if (!this.modelName) {
       const models = await http.models();
       if (!models.ok) {
-        ctx.emit({ kind: 'completion', at: ctx.now(), ok: false, detail: `/v1/models: ${models.reason}` });
+        ctx.emit({ kind: 'completion', at: ctx.now(), ok: false, detail: modelsFailed(models.reason) });
         return;
       }
       this.modelName = models.ids[0];
@@ -154,7 +160,7 @@ export class HttpWitness implements Witness {
         kind: 'completion',
         at,
         ok: false,
-        detail: response.kind === 'refused' ? 'connection refused' : response.kind,
+        detail: response.kind === 'refused' ? completionRefused() : response.kind,
       });
       return;
     }
@@ -169,7 +175,7 @@ export class HttpWitness implements Witness {
       kind: 'completion',
       at,
       ok: judged.ok,
-      detail: judged.ok ? `1-token completion answered (${JSON.stringify(judged.text)})` : judged.reason,
+      detail: judged.ok ? completionAnswered(JSON.stringify(judged.text)) : judged.reason,
     });
   }
 }

@@ -14,6 +14,7 @@ import type { Signal } from '../state/loadStateTypes';
 import { witnessSignals } from './witnessProbe';
 import { parsePortOwnerLine, PORT_OWNER_SH, type PortOwner } from '../../host/portOwner';
 import { HOST_ADDRESSES_SH, parseHostAddressesLine } from '../../host/hostAddresses';
+import { noMemoryReadings } from '../../present/words/watchWords';
 
 /** The sampler's GPU query: memory, and the utilisation a busy silence shows (a JIT compile's kernels, a spinning collective). */
 const SAMPLER_GPU_QUERY = GPU_QUERY_COMMAND.replace('memory.total', 'memory.total,utilization.gpu');
@@ -223,7 +224,7 @@ export class SamplerReader {
       .split(',')
       .map(mib)
       .filter((u): u is number => u !== undefined && u <= 100);
-    if (gpus.length === 0) return { gpus, reason: 'nvidia-smi gave no memory readings' };
+    if (gpus.length === 0) return { gpus, reason: noMemoryReadings() };
     return utils.length > 0 ? { gpus, utilPercent: Math.max(...utils) } : { gpus };
   }
 }

@@ -7,6 +7,7 @@ import type { LoadState } from '../state/loadStateTypes';
 import type { LoadPrior } from '../eta/eta';
 import type { ServiceStatus } from '../../target/target';
 import { hintMark } from '../../util/hintMark';
+import { alreadyWatching } from '../../present/words/watchWords';
 
 export interface SessionListener {
   onState?(state: LoadState, previous: LoadState): void;
@@ -22,7 +23,7 @@ export class AlreadyWatchingError extends Error {
     readonly serverName: string,
     readonly state: LoadState,
   ) {
-    super(`Kimi on ${serverName} is already being watched (${state.verdict}). ${hintMark('stop-watching')} first.`);
+    super(alreadyWatching(serverName, state.verdict, hintMark('stop-watching')));
   }
 }
 

@@ -32,6 +32,7 @@ import {
   unitProbeFailed,
   unreachableFor,
 } from '../../present/words/watchWords';
+import { couldNotReadBeforeRestart, stoppedByUser } from '../../present/words/watchWords';
 
 /**
  * Watches one unit: follows the journal over the SSH connection, polls the unit and the HTTP
@@ -272,7 +273,7 @@ export class LoadWatcher {
     return first;
   }
 
-  cancel(reason = 'stopped by the user'): void {
+  cancel(reason = stoppedByUser()): void {
     this.finish({ end: 'cancelled', state: this.current, message: reason });
   }
 
@@ -292,7 +293,7 @@ export class LoadWatcher {
     } catch (error) {
       if (error instanceof TransportError && error.kind !== 'command-timeout') throw error;
       // Without the run in place now, the new run could not be told from it: restart nothing.
-      const message = `could not read ${unit} before restarting it (${errorText(error)}); nothing was restarted`;
+      const message = couldNotReadBeforeRestart(unit, errorText(error));
       this.apply({ kind: 'restartFailed', at: this.now(), message });
       this.checkEnd();
       return;

@@ -239,3 +239,19 @@ export function dockerByHand(unit: string, action: string): string {
 export function versionFromTheLog(): string {
   return l10n.t('the log');
 }
+
+// ------------------------------------------------------------------------------ the facts gathered, in the log
+
+/** `phases`: each load phase's milliseconds, as JSON. */
+export function logLinesSinceStart(lines: number, phases: string): string {
+  return l10n.t('advice: {0} log lines since the process started; phases {1}', lines, phases);
+}
+
+export function pageCacheUnreadable(why: string): string {
+  return l10n.t('advice: the page cache could not be read: {0}', why);
+}
+
+/** `said`: what the version command (`command`) printed. */
+export function versionUnknownLine(module: string, command: string, said: string): string {
+  return l10n.t("advice: {0}'s version is unknown ({1} said {2})", module, command, said);
+}

@@ -89,3 +89,76 @@ export function callRefusedLine(peer: number | string, why: string): string {
 export function cannotWatchLine(server: string, why: string): string {
   return l10n.t('[{0}] Cannot watch: {1}', server, why);
 }
+
+/** Why a joining window's connection to the window that watches ended before or after its welcome. */
+export function closedBeforeHello(): string {
+  return l10n.t('the connection closed before the hello');
+}
+
+export function noWelcome(): string {
+  return l10n.t('no welcome from the owner');
+}
+
+export function closedBeforeWelcome(): string {
+  return l10n.t('the owner closed the connection before its welcome');
+}
+
+/** `verb`: the broker verb asked (restart, watch, ...); `why`: what was wrong with the answer. */
+export function answeredSomethingElse(verb: string, why: string): string {
+  return l10n.t('the window that watches answered {0} with something else ({1})', verb, why);
+}
+
+export function answerNotOne(verb: string): string {
+  return l10n.t("the owner's answer to {0} is not one", verb);
+}
+
+export function brokerConnectionClosed(): string {
+  return l10n.t('the broker connection is closed');
+}
+
+export function ownerSentInvalid(why: string): string {
+  return l10n.t('the owner sent an invalid message ({0})', why);
+}
+
+export function ownerSpeaksProtocol(version: number | string): string {
+  return l10n.t('the owner speaks protocol {0}', version);
+}
+
+export function watcherClosed(): string {
+  return l10n.t('the window that watched closed (another takes over)');
+}
+
+/** The refusal a window of another version of the extension receives. */
+export function otherExtensionVersion(ours: number | string, theirs: number | string): string {
+  return l10n.t(
+    'the window that shares the watches speaks broker protocol {0}, this one {1} (another version of the extension)',
+    ours,
+    theirs,
+  );
+}
+
+/** Why a peer was dropped: it sent too much in one line, or reads nothing of what it is sent. */
+export function lineOverLimit(): string {
+  return l10n.t('a line over the size limit');
+}
+
+export function peerReadsNothing(): string {
+  return l10n.t('the peer reads nothing of what is sent to it');
+}
+
+/** Why a folder is unfit for the broker's socket (the end of unsafeBrokerDir's sentence). */
+export function isSymbolicLink(): string {
+  return l10n.t('is a symbolic link');
+}
+
+export function isNotAFolder(): string {
+  return l10n.t('is not a folder');
+}
+
+export function belongsToUid(owner: number, uid: number): string {
+  return l10n.t('belongs to uid {0}, not {1}', owner, uid);
+}
+
+export function hasMode(mode: string): string {
+  return l10n.t('has mode {0}, not 700', mode);
+}

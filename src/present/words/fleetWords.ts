@@ -74,9 +74,9 @@ export function forwardClosed(server: string, localPort: number, reason: string)
   return l10n.t('[{0}] Closed the forward of {1} ({2}).', server, `127.0.0.1:${localPort}`, reason);
 }
 
-/** One forwarded connection's failure, in the log (English: `message` is fleet/forward's own). */
+/** One forwarded connection's failure, in the log (`message`: forwardWords.couldNotReach). */
 export function forwardedConnectionFailed(server: string, message: string): string {
-  return `[${server}] A forwarded connection ${message}`;
+  return l10n.t('[{0}] A forwarded connection {1}', server, message);
 }
 
 /** The error a local client of a port forward receives when its connection cannot be carried. */
@@ -87,4 +87,102 @@ export function gatewayError(message: string): string {
 /** A multi-node server's watch ended because every node's watch did. */
 export function nodesWatchesEnded(): string {
   return l10n.t("the nodes' watches ended");
+}
+
+/** Why the fleet refuses a verb until the settings are fixed. */
+export function settingsNotValid(): string {
+  return l10n.t('the Kimi settings are not valid');
+}
+
+/** Why a multi-node server's node watches were stopped. */
+export function watchedAnew(): string {
+  return l10n.t('the server is watched anew');
+}
+
+export function serverLoadEnded(): string {
+  return l10n.t("the server's load ended");
+}
+
+export function otherNodeUnwatchable(): string {
+  return l10n.t('another node could not be watched');
+}
+
+/**
+ * A discovery that found nothing: `kinds` the units or jobs looked for ("systemd unit or Slurm
+ * job"), `engines` the engines' names, `forms` their command forms, `where` where they were looked for.
+ */
+export function nothingFound(host: string, kinds: string, engines: string, forms: string, where: string): string {
+  return l10n.t('no {0} on {1} launches {2} ({3} in {4})', kinds, host, engines, forms, where);
+}
+
+/** A host typed in the add-server dialog that is not `[user@]host[:port]`. */
+export function typeAHost(): string {
+  return l10n.t('Type a host as host, user@host or user@host:port.');
+}
+
+export function notAHostName(host: string): string {
+  return l10n.t('"{0}" is not a host name, an address or a ~/.ssh/config alias.', host);
+}
+
+export function notAUserName(user: string): string {
+  return l10n.t('"{0}" is not a valid user name.', user);
+}
+
+export function portOutOfRange(): string {
+  return l10n.t('The port must be between 1 and 65535.');
+}
+
+/** A servers file the new entry cannot be added to. `code`: the JSON parser's error code. */
+export function serversFileNotJson(code: string, offset: number): string {
+  return l10n.t('not valid JSON ({0} at offset {1})', code, offset);
+}
+
+export function serversFileShapeless(): string {
+  return l10n.t('neither an array of servers nor an object of settings');
+}
+
+export function serversNotAnArray(key: string): string {
+  return l10n.t('"{0}" is not an array', key);
+}
+
+/** The CLI found no servers; `xdg`: its own config file's path. */
+export function noServersConfigured(xdg: string): string {
+  return l10n.t(
+    'no servers configured: pass --config FILE, write {0}, pass --settings FILE (a VS Code settings.json with kimiService.servers), or --host and --unit',
+    xdg,
+  );
+}
+
+/** The parser checks refused: `why` is `loading` or `down`. */
+export function notReadyForChecks(server: string, why: string): string {
+  return l10n.t('{0} is not ready ({1}): its parsers can be checked only on a ready server.', server, why);
+}
+
+/** Why a watch under way was stopped: a forced restart replaced it. */
+export function restartedAgain(): string {
+  return l10n.t('restarted again (force)');
+}
+
+export function cannotWatch(why: string): string {
+  return l10n.t('Cannot watch: {0}', why);
+}
+
+/** A watch's end in the server's log: `loading` when it followed a load; `end` its outcome's kind. */
+export function watchEndLine(loading: boolean, end: string, message: string | undefined): string {
+  const head = loading ? l10n.t('Load ended') : l10n.t('Watch ended');
+  return message ? `${head}: ${end} (${message})` : `${head}: ${end}`;
+}
+
+/** Why a watch of a server whose settings changed was stopped. */
+export function settingsChanged(): string {
+  return l10n.t('settings changed');
+}
+
+/** A CLI config or settings file that cannot be read. */
+export function noSuchFile(file: string): string {
+  return l10n.t('{0}: no such file', file);
+}
+
+export function fileNotJson(file: string, code: string, offset: number): string {
+  return l10n.t('{0}: not valid JSON ({1} at offset {2})', file, code, offset);
 }

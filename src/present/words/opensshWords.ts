@@ -189,3 +189,60 @@ export function sshNotInstalled(sshPath: string): string {
 export function sshDashGFailed(host: string, reason: string): string {
   return `ssh -G ${host} failed: ${reason}`;
 }
+
+/** What a login prompt left unanswered was (the prompt's kind), for the refusal: "passphrase not given". */
+export function notGivenWords(kind: string): string {
+  switch (kind) {
+    case 'passphrase':
+      return l10n.t('passphrase not given');
+    case 'pin':
+      return l10n.t('PIN not given');
+    case 'password':
+      return l10n.t('password not given');
+    case 'code':
+      return l10n.t('one-time code not given');
+    case 'confirm':
+      return l10n.t('confirmation not given');
+    default:
+      return l10n.t('answer not given');
+  }
+}
+
+/** A certificate that has expired: `validTo` as ISO time. */
+export function certificateExpired(file: string, keyId: string, validTo: string): string {
+  return l10n.t(
+    'the certificate {0} (Key ID "{1}") expired at {2} (ssh-keygen -L: Valid); get a new one from your certificate authority (e.g. step ssh login, tsh login, vault write ssh/sign)',
+    file,
+    keyId,
+    validTo,
+  );
+}
+
+export function certificateNotYetValid(file: string, keyId: string, validFrom: string): string {
+  return l10n.t(
+    'the certificate {0} (Key ID "{1}") is not valid before {2} (ssh-keygen -L: Valid); check this machine\'s clock',
+    file,
+    keyId,
+    validFrom,
+  );
+}
+
+export function certificateOtherPrincipals(
+  file: string,
+  keyId: string,
+  principals: readonly string[],
+  user: string,
+): string {
+  return l10n.t(
+    'the certificate {0} (Key ID "{1}") is for the principals {2}, not for the user {3} (ssh-keygen -L: Principals); log in as one of them or get a certificate for {3}',
+    file,
+    keyId,
+    principals.join(', '),
+    user,
+  );
+}
+
+/** Why the connection was lost when the master left no line in its log. */
+export function masterExited(): string {
+  return l10n.t('the OpenSSH master exited');
+}

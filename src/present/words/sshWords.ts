@@ -237,3 +237,96 @@ export function unsupportedToken(directive: string, token: string, value: string
 export function includeTooDeep(max: number, from: string, line: string): string {
   return `Include nested more than ${max} levels deep (a loop?) at ${from}: ${line}`;
 }
+
+/**
+ * Why a common ~/.ssh/config directive is not applied (the key in lower case), or undefined for
+ * those just named.
+ */
+export function directiveNotApplied(key: string): string | undefined {
+  switch (key) {
+    case 'stricthostkeychecking':
+      return l10n.t('kimiService.hostKeyPolicy decides');
+    case 'globalknownhostsfile':
+      return l10n.t('only UserKnownHostsFile or kimiService.knownHostsFile is read');
+    case 'certificatefile':
+      return l10n.t('ssh2 cannot log in with certificates');
+    case 'pkcs11provider':
+      return l10n.t('ssh2 cannot use PKCS#11; an agent holding the key can');
+    case 'securitykeyprovider':
+      return l10n.t('ssh2 cannot use FIDO keys; an agent holding the key can');
+    case 'controlmaster':
+    case 'controlpath':
+    case 'controlpersist':
+      return l10n.t('one ssh2 connection is kept instead');
+    case 'localforward':
+    case 'remoteforward':
+    case 'dynamicforward':
+      return l10n.t('no forwards are opened');
+    case 'hostkeyalias':
+      return l10n.t('known_hosts is looked up by HostName and Port');
+    case 'kexalgorithms':
+    case 'ciphers':
+    case 'macs':
+    case 'hostkeyalgorithms':
+    case 'pubkeyacceptedalgorithms':
+      return l10n.t("ssh2's algorithms are used");
+    default:
+      return undefined;
+  }
+}
+
+/** A `Match` criterion ssh-config cannot evaluate (exec, canonical, ...). */
+export function matchNotEvaluated(criterion: string): string {
+  return l10n.t('Match {0} (not evaluated: such blocks never apply)', criterion);
+}
+
+export function knownHostsNone(): string {
+  return l10n.t('UserKnownHostsFile none (kimiService.knownHostsFile is used)');
+}
+
+export function includeInMatch(line: string): string {
+  return l10n.t('Include inside a Match block is not supported (ignored): {0}', line);
+}
+
+/** A jump host's channel to the next hop failed. */
+export function jumpCouldNotReach(jump: string, to: string, why: string): string {
+  return l10n.t('Jump host {0} could not reach {1}: {2}', jump, to, why);
+}
+
+/** The end of the list of what a login tried: the methods the server still allows. */
+export function serverOnlyAllows(methods: readonly string[]): string {
+  return l10n.t('(the server only allows: {0})', methods.join(', '));
+}
+
+export function serverClosedConnection(): string {
+  return l10n.t('the server closed the connection');
+}
+
+/** A key file in the list of what a login tried, and why it was not offered. */
+export function keyNoPassphrase(file: string): string {
+  return l10n.t('{0} (no passphrase given)', file);
+}
+
+export function keyWrongPassphrase(file: string): string {
+  return l10n.t('{0} (wrong passphrase)', file);
+}
+
+export function keyPublicOnly(file: string): string {
+  return l10n.t('{0} (a public key: it only selects agent keys)', file);
+}
+
+export function keyNotFound(file: string): string {
+  return l10n.t('{0} (not found)', file);
+}
+
+export function keyUnreadable(file: string): string {
+  return l10n.t('{0} (unreadable)', file);
+}
+
+export function keyUnparsable(file: string, why: string): string {
+  return l10n.t('{0} (cannot parse: {1})', file, why);
+}
+
+export function knownHostsFileInvalid(why: string): string {
+  return l10n.t('kimiService.knownHostsFile: {0}', why);
+}

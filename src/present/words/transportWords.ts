@@ -28,7 +28,15 @@ export function cannotRunShell(reason: string): string {
 export const LOCAL_TRANSPORT_DISPOSED = 'The local transport was disposed';
 
 /** Neither a tunnel nor curl can reach the server's port on the host. */
-export const NO_CURL_MESSAGE = 'the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl';
+/** The host forbids TCP forwarding: the HTTP requests go through curl on the host instead. */
+export function forwardingProhibitedHere(): string {
+  return l10n.t('the host forbids TCP forwarding (AllowTcpForwarding no: "administratively prohibited")');
+}
+
+/** The host forbids TCP forwarding and has no curl either: no HTTP reaches the server. */
+export function noCurl(): string {
+  return l10n.t('the host forbids TCP forwarding (AllowTcpForwarding no) and has no curl');
+}
 
 /** How curl on the host failed; `said` is its stderr, `exit` its exit status (or signal). */
 export type CurlFailure =

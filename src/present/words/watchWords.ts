@@ -225,3 +225,65 @@ export function notReadyAfter(minutes: number): string {
 export function healthTimedOut(baseUrl: string): string {
   return l10n.t('{0} got no answer in time: counted as a failed /health.', `${baseUrl}/health`);
 }
+
+/** Why a watch ended when the user stopped it. */
+export function stoppedByUser(): string {
+  return l10n.t('stopped by the user');
+}
+
+/** `verdict`: the load's verdict now; `stop`: the front's way to stop the watch (a hint mark). */
+export function alreadyWatching(server: string, verdict: string, stop: string): string {
+  return l10n.t('Kimi on {0} is already being watched ({1}). {2} first.', server, verdict, stop);
+}
+
+export function couldNotReadBeforeRestart(unit: string, why: string): string {
+  return l10n.t('could not read {0} before restarting it ({1}); nothing was restarted', unit, why);
+}
+
+/** Why the address a server announced is not followed (the end of announcedNotFollowed's line). */
+export function noAddressOrName(target: string): string {
+  return l10n.t('{0} is no address or name', JSON.stringify(target));
+}
+
+export function addressesUnreadable(): string {
+  return l10n.t("this host's addresses could not be read (/proc/net)");
+}
+
+export function noSuchInterface(address: string): string {
+  return l10n.t("this host has no interface with {0} (another machine's address)", address);
+}
+
+export function cannotResolve(name: string): string {
+  return l10n.t('this host cannot resolve {0}', name);
+}
+
+export function resolvesElsewhere(name: string, addresses: readonly string[]): string {
+  return l10n.t('{0} resolves to {1} on this host, none of its own addresses', name, addresses.join(', '));
+}
+
+/** A node of rank > 0 of a multi-node server finished loading: it serves no HTTP itself. */
+export function rankFinishedLoading(): string {
+  return l10n.t('this rank finished loading (it serves no HTTP: node rank 0 does)');
+}
+
+export function portClosedRefused(): string {
+  return l10n.t('port closed (connection refused)');
+}
+
+export function noMemoryReadings(): string {
+  return l10n.t('nvidia-smi gave no memory readings');
+}
+
+/** The 1-token completion probe's result. `why`: why /v1/models did not list a model. */
+export function modelsFailed(why: string): string {
+  return l10n.t('/v1/models: {0}', why);
+}
+
+export function completionRefused(): string {
+  return l10n.t('connection refused');
+}
+
+/** `text`: the token answered, quoted as JSON. */
+export function completionAnswered(text: string): string {
+  return l10n.t('1-token completion answered ({0})', text);
+}

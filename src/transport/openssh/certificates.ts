@@ -3,6 +3,11 @@
  * one (expired, not yet valid, not for this user). Pure apart from `describeCertificate`.
  */
 import { execFile } from 'node:child_process';
+import {
+  certificateExpired,
+  certificateNotYetValid,
+  certificateOtherPrincipals,
+} from '../../present/words/opensshWords';
 
 export interface CertificateInfo {
   readonly file: string;
@@ -49,13 +54,12 @@ export function parseCertificateListing(file: string, text: string): Certificate
 
 /** Why a server must refuse the certificate for `user` at `now`; undefined when nothing on its face. */
 export function certificateProblem(c: CertificateInfo, user: string, now: Date): string | undefined {
-  const name = `the certificate ${c.file} (Key ID "${c.keyId}")`;
   if (c.validTo !== undefined && c.validTo.getTime() <= now.getTime())
-    return `${name} expired at ${c.validTo.toISOString()} (ssh-keygen -L: Valid); get a new one from your certificate authority (e.g. step ssh login, tsh login, vault write ssh/sign)`;
+    return certificateExpired(c.file, c.keyId, c.validTo.toISOString());
   if (c.validFrom !== undefined && c.validFrom.getTime() > now.getTime())
-    return `${name} is not valid before ${c.validFrom.toISOString()} (ssh-keygen -L: Valid); check this machine's clock`;
+    return certificateNotYetValid(c.file, c.keyId, c.validFrom.toISOString());
   if (c.principals.length > 0 && !c.principals.includes(user))
-    return `${name} is for the principals ${c.principals.join(', ')}, not for the user ${user} (ssh-keygen -L: Principals); log in as one of them or get a certificate for ${user}`;
+    return certificateOtherPrincipals(c.file, c.keyId, c.principals, user);
   return undefined;
 }
 

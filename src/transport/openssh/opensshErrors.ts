@@ -13,11 +13,12 @@ import {
   HostKeyError,
 } from '../errors';
 import { TransportError as BaseError } from '../transport';
-import { notGivenWords, type SshPromptKind } from './askpass/promptKind';
+import type { SshPromptKind } from './askpass/promptKind';
 import { defaultNoLoginHint, needsInteractiveLogin } from '../../present/words/loginWords';
 import {
   answersRefused,
   authRefusal,
+  notGivenWords,
   opensshFailure,
   promptRefusal as promptRefusalWords,
   type RefusalContext,

@@ -36,7 +36,7 @@ import { execMux, streamMux, type MuxContext, type MuxRun } from './muxProcess';
 import { changedHostKey, classifyOpenSshFailure, promptRefusal, unknownHostKeyRefusal } from './opensshErrors';
 import { handleUnknownHostKey } from './unknownHostKey';
 import { fingerprintSha256, parseKnownHosts, readKnownHostsFile } from '../ssh/knownHosts';
-import { masterSilent, OPENSSH_ON_WINDOWS } from '../../present/words/opensshWords';
+import { masterExited, masterSilent, OPENSSH_ON_WINDOWS } from '../../present/words/opensshWords';
 import { hostKeyChanged } from '../../present/words/sshWords';
 import { opensshConfig, opensshConnects } from '../../present/words/connectionWords';
 
@@ -353,7 +353,7 @@ export class OpenSshTransport implements Transport {
     if (isAlive(pid)) return true;
     this.stopWatch();
     const last = readLog(this.control).trim().split('\n').filter(Boolean).pop();
-    this.life.lost(pid, last ?? 'the OpenSSH master exited');
+    this.life.lost(pid, last ?? masterExited());
     return false;
   }
 }

@@ -8,6 +8,7 @@ import { channelOpenError } from './sshErrors';
 import type { DialContext } from './sshOptions';
 import { transportError } from '../errors';
 import { proxyCommandSays } from '../../present/words/connectionWords';
+import { jumpCouldNotReach } from '../../present/words/sshWords';
 
 /** Connects every hop in turn; on failure ends what was opened. The GPU host's client is last. */
 export async function dial(ctx: DialContext): Promise<Client[]> {
@@ -65,10 +66,7 @@ function forwardToHop(client: Client, from: SshEndpoint, to: SshEndpoint): Promi
       const e = channelOpenError(err, to.hostName, to.port);
       const kind = e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOTFOUND' ? 'dns' : 'other';
       reject(
-        transportError(
-          kind,
-          `Jump host ${from.hostName} could not reach ${to.hostName}:${to.port}: ${(err as Error).message}`,
-        ),
+        transportError(kind, jumpCouldNotReach(from.hostName, `${to.hostName}:${to.port}`, (err as Error).message)),
       );
     });
   });

@@ -19,6 +19,15 @@ import type { SshEndpoint } from './sshTargetTypes';
 import type { DialContext } from './sshOptions';
 import type { TransportError } from '../transport';
 import { agentKeyTried } from '../../present/words/connectionWords';
+import {
+  keyNoPassphrase,
+  keyNotFound,
+  keyPublicOnly,
+  keyUnparsable,
+  keyUnreadable,
+  keyWrongPassphrase,
+  serverOnlyAllows,
+} from '../../present/words/sshWords';
 
 type AuthStep =
   | { readonly kind: 'key'; readonly path: string; readonly configured: boolean }
@@ -104,8 +113,7 @@ export function authHandler(
       }
       const viaLogin = await login.next(methodsLeft, tried);
       if (viaLogin !== false) return viaLogin;
-      if (methodsLeft && !methodsLeft.includes('publickey'))
-        tried.push(`(the server only allows: ${methodsLeft.join(', ')})`);
+      if (methodsLeft && !methodsLeft.includes('publickey')) tried.push(serverOnlyAllows(methodsLeft));
       return false;
     };
     const end = () => next(false as unknown as AnyAuthMethod);
@@ -135,13 +143,13 @@ async function loadKey(
     data = await fs.promises.readFile(step.path);
   } catch (err) {
     if (step.configured)
-      tried.push(`${step.path} (${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'unreadable'})`);
+      tried.push((err as NodeJS.ErrnoException).code === 'ENOENT' ? keyNotFound(step.path) : keyUnreadable(step.path));
     return undefined;
   }
   let parsed = ssh2Utils.parseKey(data, ctx.passphrases.get(step.path));
   if (!(parsed instanceof Error)) return privateOnly(parsed, step.path, tried);
   if (!/passphrase|encrypted/i.test(parsed.message)) {
-    tried.push(`${step.path} (cannot parse: ${parsed.message})`);
+    tried.push(keyUnparsable(step.path, parsed.message));
     return undefined;
   }
   for (let i = 0; i < 3; i++) {
@@ -153,7 +161,7 @@ async function loadKey(
       deadline.resume();
     }
     if (passphrase === undefined) {
-      tried.push(`${step.path} (no passphrase given)`);
+      tried.push(keyNoPassphrase(step.path));
       return undefined;
     }
     parsed = ssh2Utils.parseKey(data, passphrase);
@@ -163,14 +171,14 @@ async function loadKey(
     }
   }
   ctx.passphrases.delete(step.path);
-  tried.push(`${step.path} (wrong passphrase)`);
+  tried.push(keyWrongPassphrase(step.path));
   return undefined;
 }
 
 /** A public key file (IdentityFile ~/.ssh/key.pub, as agent users write) selects agent keys but cannot sign. */
 function privateOnly(key: ParsedKey, file: string, tried: string[]): ParsedKey | undefined {
   if (key.isPrivateKey()) return key;
-  tried.push(`${file} (a public key: it only selects agent keys)`);
+  tried.push(keyPublicOnly(file));
   return undefined;
 }
 

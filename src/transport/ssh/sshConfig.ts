@@ -16,7 +16,7 @@ import { first, pathContext, resolveEndpoint, type Computed } from './sshEndpoin
 import { parseJumpHop } from './sshJumpHop';
 import type { ResolveEnv, SshEndpoint, SshSettings, SshTarget } from './sshTargetTypes';
 import { ConfigError, SshConfigSyntaxError } from '../errors';
-import { jumpChainTooLong, jumpLoop, sshConfigUnreadable } from '../../present/words/sshWords';
+import { jumpChainTooLong, jumpLoop, matchNotEvaluated, sshConfigUnreadable } from '../../present/words/sshWords';
 
 const MAX_JUMP_DEPTH = 8;
 
@@ -45,9 +45,7 @@ function resolveWithJumps(
   const key = settings.host.toLowerCase();
   if (seen.has(key)) throw new SshConfigSyntaxError(jumpLoop(settings.host));
   const expanded = expandIncludes(configText, env.files ?? NO_FILES, settings.host, pathContext(env));
-  const unevaluated = unevaluatedMatchCriteria(expanded.text).map(
-    (c) => `Match ${c} (not evaluated: such blocks never apply)`,
-  );
+  const unevaluated = unevaluatedMatchCriteria(expanded.text).map(matchNotEvaluated);
   const computed = compute(expanded.text, settings.host, settings.username);
   const endpoint = resolveEndpoint(computed, settings, env, [...expanded.notes, ...unevaluated]);
   const proxyJump = endpoint.proxyCommand === undefined ? first(computed.proxyjump) : undefined;

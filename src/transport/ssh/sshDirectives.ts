@@ -3,6 +3,7 @@
  * transport logs; `Match` criteria ssh-config cannot evaluate.
  */
 import { parse as parseSshConfig } from 'ssh-config';
+import { directiveNotApplied } from '../../present/words/sshWords';
 
 /** The directives this module applies (lowercase), and the section keywords. */
 const APPLIED = new Set([
@@ -116,27 +117,6 @@ const KEYWORDS = [
 ];
 const KEYWORD_CASE = new Map(KEYWORDS.map((k) => [k.toLowerCase(), k]));
 
-/** Why some common directives are not applied (the rest are just named). */
-const WHY: Readonly<Record<string, string>> = {
-  stricthostkeychecking: 'kimiService.hostKeyPolicy decides',
-  globalknownhostsfile: 'only UserKnownHostsFile or kimiService.knownHostsFile is read',
-  certificatefile: 'ssh2 cannot log in with certificates',
-  pkcs11provider: 'ssh2 cannot use PKCS#11; an agent holding the key can',
-  securitykeyprovider: 'ssh2 cannot use FIDO keys; an agent holding the key can',
-  controlmaster: 'one ssh2 connection is kept instead',
-  controlpath: 'one ssh2 connection is kept instead',
-  controlpersist: 'one ssh2 connection is kept instead',
-  localforward: 'no forwards are opened',
-  remoteforward: 'no forwards are opened',
-  dynamicforward: 'no forwards are opened',
-  hostkeyalias: 'known_hosts is looked up by HostName and Port',
-  kexalgorithms: "ssh2's algorithms are used",
-  ciphers: "ssh2's algorithms are used",
-  macs: "ssh2's algorithms are used",
-  hostkeyalgorithms: "ssh2's algorithms are used",
-  pubkeyacceptedalgorithms: "ssh2's algorithms are used",
-};
-
 /** Match criteria ssh-config evaluates; a Match block using another one never applies. */
 const MATCH_EVALUATED = new Set(['all', 'host', 'originalhost', 'user', 'localuser', 'final']);
 
@@ -146,7 +126,7 @@ export function unsupportedDirectives(computed: Readonly<Record<string, unknown>
     .filter((k) => !APPLIED.has(k.toLowerCase()))
     .map((k) => {
       const name = KEYWORD_CASE.get(k.toLowerCase()) ?? k;
-      const why = WHY[k.toLowerCase()];
+      const why = directiveNotApplied(k.toLowerCase());
       return why ? `${name} (${why})` : name;
     });
 }

@@ -3,7 +3,7 @@ import { expandConfigPath, expandTokens, TOKENS, type PathContext, type TokenVal
 import { unsupportedDirectives } from './sshDirectives';
 import type { ResolveEnv, SshEndpoint, SshSettings } from './sshTargetTypes';
 import { SshConfigSyntaxError } from '../errors';
-import { invalidDirective } from '../../present/words/sshWords';
+import { invalidDirective, knownHostsNone } from '../../present/words/sshWords';
 
 const DEFAULT_IDENTITY_FILES = ['~/.ssh/id_ed25519', '~/.ssh/id_ecdsa', '~/.ssh/id_rsa'];
 
@@ -92,8 +92,7 @@ export function resolveEndpoint(
   let knownHostsFiles: string[] | undefined;
   const khRaw = list(computed.userknownhostsfile);
   if (khRaw.length > 0) {
-    if (khRaw.some((f) => f.toLowerCase() === 'none'))
-      configNotes.push('UserKnownHostsFile none (kimiService.knownHostsFile is used)');
+    if (khRaw.some((f) => f.toLowerCase() === 'none')) configNotes.push(knownHostsNone());
     else knownHostsFiles = khRaw.map((f) => expandConfigPath(f, ctx, tokens, 'UserKnownHostsFile'));
   }
 

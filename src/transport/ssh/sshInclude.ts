@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { matchPattern } from './knownHosts';
 import { expandTilde, isAbsolutePath, pathApi, sshDir, type PathContext } from './sshPaths';
 import { SshConfigSyntaxError } from '../errors';
-import { includeTooDeep } from '../../present/words/sshWords';
+import { includeInMatch, includeTooDeep } from '../../present/words/sshWords';
 
 export const MAX_INCLUDE_DEPTH = 16;
 
@@ -149,7 +149,7 @@ function expandText(
       continue;
     }
     if (header?.kind === 'match') {
-      notes.push(`Include inside a Match block is not supported (ignored): ${line.trim()}`);
+      notes.push(includeInMatch(line.trim()));
       continue;
     }
     if (header && !header.applies) continue; // a Host block for other hosts: not read (as OpenSSH)

@@ -16,7 +16,7 @@ import type { ConnectionState, ExecOptions, ExecResult, RemoteProcess, Transport
 import { ConnectionClosedError } from '../errors';
 import { ConnectionLife, endAfterStops } from '../connectionLife';
 import type { ClientChoice } from '../openssh/chooseClient';
-import { connectionDown, linkDown } from '../../present/words/sshWords';
+import { connectionDown, linkDown, serverClosedConnection } from '../../present/words/sshWords';
 import { hopIdentitiesOnly, hopKnownHosts, hopNotApplied, hopProxyCommand } from '../../present/words/connectionWords';
 
 export class SshTransport implements Transport {
@@ -184,7 +184,7 @@ export class SshTransport implements Transport {
     let reason: string | undefined;
     const onDrop = () => {
       // False when already handled, or disposed.
-      if (this.life.lost(chain, reason ?? 'the server closed the connection')) chain.forEach(endClient);
+      if (this.life.lost(chain, reason ?? serverClosedConnection())) chain.forEach(endClient);
     };
     client.on('error', (err: Error & { level?: string }) => {
       reason = err.level === 'client-timeout' ? 'keepalive timeout' : err.message;

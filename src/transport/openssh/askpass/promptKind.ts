@@ -1,7 +1,7 @@
 /**
  * What an OpenSSH prompt asks for, read from its words ("Enter passphrase for key '...': ",
- * "Enter PIN for 'token': ", "user@host's password: ", "(user@host) Verification code: "), and
- * the words of a refusal when it was not answered. Pure.
+ * "Enter PIN for 'token': ", "user@host's password: ", "(user@host) Verification code: "); a
+ * refusal's words are present/words/opensshWords.ts's. Pure.
  */
 import type { PromptMode } from './protocol';
 
@@ -15,24 +15,6 @@ export function sshPromptKind(text: string, mode: PromptMode): SshPromptKind {
   if (/one[- ]?time|\botp\b|\bcode\b|verification|passcode|token|authenticator/i.test(text)) return 'code';
   if (/password/i.test(text)) return 'password';
   return 'other';
-}
-
-/** What was not given, for the refusal: "passphrase not given". */
-export function notGivenWords(kind: SshPromptKind): string {
-  switch (kind) {
-    case 'passphrase':
-      return 'passphrase not given';
-    case 'pin':
-      return 'PIN not given';
-    case 'password':
-      return 'password not given';
-    case 'code':
-      return 'one-time code not given';
-    case 'confirm':
-      return 'confirmation not given';
-    default:
-      return 'answer not given';
-  }
 }
 
 /** A prompt as shown to the user: control characters removed (no terminal escapes), at most 500 characters. */

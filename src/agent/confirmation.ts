@@ -6,6 +6,7 @@ import { serverHosts, type ServerProfile } from '../config/config';
 import type { FleetVerbs } from '../fleet/fleetVerbs';
 import { expectedLoadTime } from '../present/forecast';
 import { errorText } from '../util/errors';
+import * as words from '../present/words/agentWords';
 import { TOOL_FORECAST_MS } from './limits';
 
 export interface RestartQuestion {
@@ -17,13 +18,11 @@ export interface RestartQuestion {
 /** What the user is asked before a restart: the server, the unit, the expected load time. Pure. */
 export function restartQuestion(server: ServerProfile, expected: string, force: boolean): RestartQuestion {
   return {
-    title: `Restart ${server.unit} on ${server.name}?`,
+    title: words.restartTitle(server.unit, server.name),
     lines: [
-      `The model server ${server.unit} on ${server.name} (${serverHosts(server)}) stops now and is unavailable until it has loaded again.`,
-      `Expected load time: ${expected}.`,
-      force
-        ? 'force: a load already under way is cut short and started again.'
-        : 'If a load is already under way (someone else restarted it moments ago), it is followed instead of restarted again.',
+      words.restartStops(server.unit, server.name, serverHosts(server)),
+      words.expectedLoadTime(expected),
+      force ? words.forceCutsLoad() : words.loadUnderWayFollowed(),
     ],
   };
 }
@@ -49,7 +48,7 @@ export async function boundedForecast(
       fleet.forecast(server),
       new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs))),
     ]);
-    return expectedLoadTime(forecast, `no forecast within ${waitMs / 1000} s`);
+    return expectedLoadTime(forecast, words.noForecastWithin(waitMs / 1000));
   } catch (error) {
     return expectedLoadTime(undefined, errorText(error));
   } finally {

@@ -1,6 +1,6 @@
 /**
  * What the rooms below present/ say reaches the user in the display language: made by the rooms
- * themselves (a job the controller forgot, a setting a workspace may not choose, a url whose job
+ * themselves (an agent's restart to confirm, a job the controller forgot, a setting a workspace may not choose, a url whose job
  * has no node, a Docker socket that refuses, a port forward, a rolling restart, a broker folder),
  * each reads in Chinese under the zh-cn bundle and exactly as before in English without one.
  */
@@ -12,6 +12,8 @@ import { dockerAccessHint } from '../../src/target/docker/containerReader';
 import { openedLine, portNote, prohibitedError } from '../../src/fleet/forward/forwardPlan';
 import { rollSummary } from '../../src/fleet/restart/rolling';
 import { unsafeDirReason } from '../../src/broker/socketDir';
+import { restartQuestion } from '../../src/agent/confirmation';
+import type { ServerProfile } from '../../src/config/config';
 import { itReadsInBothLanguages, type ZhSample } from '../util/zhSamples';
 
 const server = { name: 'a', host: 'gpu1', unit: 'sglang.service' };
@@ -85,6 +87,17 @@ const SAMPLES: readonly ZhSample[] = [
     () => unsafeDirReason({ isSymbolicLink: () => false, isDirectory: () => true, uid: 1001, mode: 0o40700 }, 1000)!,
     'belongs to uid 1001, not 1000',
     ['属于 uid 1001'],
+  ],
+  [
+    "an agent's restart, as the user is asked to confirm it",
+    () =>
+      restartQuestion(
+        { name: 'gpu1', unit: 'sglang.service', host: 'gpu1.lab' } as ServerProfile,
+        '9 min',
+        false,
+      ).lines.join(' '),
+    'The model server sglang.service on gpu1 (gpu1.lab) stops now and is unavailable until it has loaded again. Expected load time: 9 min. If a load is already under way (someone else restarted it moments ago), it is followed instead of restarted again.',
+    ['gpu1（gpu1.lab）上的模型服务 sglang.service 将立即停止', '预计加载时间：9 min', '跟踪这次加载'],
   ],
 ];
 

@@ -1,8 +1,9 @@
 /**
  * What the rooms below present/ say reaches the user in the display language: made by the rooms
- * themselves (an agent's restart to confirm, a job the controller forgot, a setting a workspace may not choose, a url whose job
- * has no node, a Docker socket that refuses, a port forward, a rolling restart, a broker folder),
- * each reads in Chinese under the zh-cn bundle and exactly as before in English without one.
+ * themselves (an agent's restart to confirm, a job the controller forgot, a setting a workspace
+ * may not choose, a url whose job has no node, a Docker socket that refuses, a port forward, a
+ * rolling restart, a broker folder), each reads in Chinese under the zh-cn bundle and exactly as
+ * before in English without one.
  */
 import { noJobStatus } from '../../src/target/slurm/jobStatus';
 import { ignoredSettingsNotice, userOnlyKeysInInspect } from '../../src/config/userOnlySettings';

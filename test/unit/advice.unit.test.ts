@@ -4,30 +4,13 @@ import { logFacts, type LogEntry, type LogFacts } from '../../src/engine/advice/
 import { atLeast, versionFromInfo, versionFromLogLine, versionFromOutput } from '../../src/engine/advice/version';
 import { applyToArgv, residentShareOf } from '../../src/fleet/checks/loadAdvice';
 import { parseEnvironment } from '../../src/target/systemd/systemd';
+import { logFactsOf } from '../util/adviceFacts';
 
 const SGLANG = ['/opt/sglang/bin/python', '-m', 'sglang.launch_server', '--model-path', '/models/K2', '--tp', '8'];
 const VLLM = ['/opt/vllm/bin/vllm', 'serve', '/models/V3', '-tp', '8'];
 const S = 1000;
 
-function facts(over: Partial<LogFacts> = {}): LogFacts {
-  return {
-    phaseMs: {
-      starting: 20 * S,
-      'loading weights': 217 * S,
-      'allocating KV cache': 5 * S,
-      'capturing CUDA graphs': 30 * S,
-      'warming up': 3 * S,
-    },
-    totalMs: 275 * S,
-    ready: true,
-    activityMs: {},
-    shardLoader: 'single-thread',
-    graphBatchSizes: undefined,
-    autoPrefetchDisabledOn: undefined,
-    version: undefined,
-    ...over,
-  };
-}
+const facts = logFactsOf;
 
 function input(over: Partial<AdviceInput> = {}): AdviceInput {
   return {

@@ -4,29 +4,19 @@
  * multi-node failure means, rendered with the zh-cn bundle; English without one.
  */
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { advise } from '../../src/engine/advice/rules';
-import type { LogFacts } from '../../src/engine/advice/logFacts';
 import { judgeCompletion } from '../../src/engine/httpAnswers';
 import { distributedProblem } from '../../src/engine/distributed';
 import { adviceHeader, adviceLines } from '../../src/present/adviceText';
-import { useBundle, type L10nBundle } from '../../src/util/l10n';
+import { useBundle } from '../../src/util/l10n';
+import { logFactsOf } from '../util/adviceFacts';
+import { ZH } from '../util/zhSamples';
 
-const ZH = JSON.parse(
-  fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8'),
-) as L10nBundle;
 const S = 1000;
-const LOG: LogFacts = {
+const LOG = logFactsOf({
   phaseMs: { starting: 20 * S, 'loading weights': 217 * S, 'capturing CUDA graphs': 30 * S },
   totalMs: 267 * S,
-  ready: true,
-  activityMs: {},
-  shardLoader: 'single-thread',
-  graphBatchSizes: undefined,
-  autoPrefetchDisabledOn: undefined,
-  version: undefined,
-};
+});
 
 function multiThread() {
   const result = advise({

@@ -112,6 +112,22 @@ export function jobState(slurm: SlurmCluster, id: string): string {
   return slurm.run(['squeue', '-h', '-j', id, '-o', '%T']).stdout.trim();
 }
 
+/** For a failing assertion's message: every job in the queue, and how jobs `ids` ended (sacct). */
+export function queueNow(slurm: SlurmCluster, ids: readonly string[]): string {
+  const queue = slurm.run(['squeue', '-h', '-o', '%i %j %T %r %S %L']).stdout.trim();
+  const ended = slurm.run([
+    'sacct',
+    '-n',
+    '-X',
+    '-P',
+    '-j',
+    ids.join(','),
+    '-o',
+    'JobID,JobName,State,ExitCode,Start,End',
+  ]);
+  return `squeue:\n${queue || '(empty)'}\nsacct:\n${ended.stdout.trim() || ended.stderr.trim()}`;
+}
+
 /** Waits until job `id` runs. */
 export function untilRunning(slurm: SlurmCluster, id: string): Promise<true> {
   return waitFor(() => (jobState(slurm, id) === 'RUNNING' ? true : undefined), {

@@ -338,7 +338,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       },
     ] as const;
     for (const c of crashes) {
-      it(`a crash during ${c.at} (${c.kind}) is failed within 2 s of the exit line, with the exit status and the error lines`, async () => {
+      it(`a crash during ${c.at} (${c.kind}) is failed within 5 s of the exit line (polling every 0.5 s, stalled only after 60 s), with the exit status and the error lines`, async () => {
         await host.configureSimulator({ fault: { crashAt: c.at, kind: c.kind, ...c.extra } });
         fx = await fixture(host);
         const rec = recorder();
@@ -348,7 +348,7 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         const exit = await exitLineAt(host);
         assert.ok(exit, 'systemd logged the exit');
         const latency = rec.firstAt('failed')! - exit!.at;
-        assert.ok(latency < 2000, `failed ${latency} ms after the exit line "${exit!.msg}"`);
+        assert.ok(latency < 5000, `failed ${latency} ms after the exit line "${exit!.msg}"`);
         const summary = outcome.state.failure!.summary;
         // Scheduler crashes exit 1; a failed warm-up kills its own process tree (SIGKILL), as SGLang does.
         assert.match(summary, c.at === 'warmup' ? /killed by signal (9|KILL)/ : /exited with status 1/);
@@ -392,7 +392,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
       assert.equal(timedOut!.verdict, 'warming up');
       assert.equal(outcome.end, 'cancelled');
       assert.notEqual(outcome.state.verdict, 'ready');
-      assert.ok(stopLatency < 200, `stop() took ${stopLatency} ms to end the watch`);
+      // Well under the hanging completion's 2.5 s timeout: stop() did not wait for it.
+      assert.ok(stopLatency < 1000, `stop() took ${stopLatency} ms to end the watch`);
       await disposeAndCheck(fx, host, baseline);
       fx = undefined;
     });
@@ -863,7 +864,8 @@ describe('faults, bad input, concurrency and secrets (real sshd + simulated GPU 
         JSON.stringify(outcome.state.failure!.lines),
       );
       const exit = await exitLineAt(loopHost);
-      assert.ok(rec.firstAt('failed')! - exit!.at < 2000, 'within 2 s of the exit line');
+      const latency = rec.firstAt('failed')! - exit!.at;
+      assert.ok(latency < 5000, `failed ${latency} ms after the exit line`);
       await loopHost.ssh(`systemctl stop ${loopHost.unit}`); // end the loop
       await disposeAndCheck(fx2, loopHost, baseline, { hosts: [loopHost] });
       fx2 = undefined;

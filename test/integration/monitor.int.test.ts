@@ -87,14 +87,16 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     assert.ok(Date.now() - started < 30_000);
   });
 
-  it('crash detection is prompt: failed within 2 s of the process dying', async () => {
+  // Polling every 30 s, a failure seen within 10 s was seen by following the journal, not by a poll
+  // (a bound this wide holds on a busy machine).
+  it('crash detection follows the journal: failed within 10 s of the process dying while polling every 30 s', async () => {
     await host.configureSimulator({ fault: { hangAt: 'weights', afterShards: 3 } });
     test = await sessionForHost(host);
     let diedAt = 0;
     const session = test.session;
     const watching = session.watch(
       'restart',
-      { ...FAST_WATCH, pollIntervalMs: 5000 },
+      { ...FAST_WATCH, pollIntervalMs: 30_000 },
       {
         onState: (s) => {
           if (s.shards && s.shards.done >= 3 && diedAt === 0) {
@@ -107,7 +109,7 @@ describe('monitor against the simulated GPU host over real SSH', function () {
     const outcome = await watching;
     assert.equal(outcome.end, 'failed');
     const latency = outcome.state.lastSignal!.at - diedAt;
-    assert.ok(latency < 2000, `failed ${latency} ms after the kill`);
+    assert.ok(latency < 10_000, `failed ${latency} ms after the kill`);
     assert.match(outcome.state.failure!.summary, /signal 9|KILL/, test.logLines.join('\n'));
   });
 

@@ -17,7 +17,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GpuHost } from '../gpu-host/harness';
 import type { SlurmCluster } from '../gpu-host/slurm';
-import { endJobsOf, jobState, sbatchAs, startSlurmHost, untilRunning, writeSimJob } from '../gpu-host/slurmJobs';
+import {
+  endJobsOf,
+  jobState,
+  queueNow,
+  sbatchAs,
+  startSlurmHost,
+  untilRunning,
+  writeSimJob,
+} from '../gpu-host/slurmJobs';
 import { runCli, slurmCliConfig, type CliRun } from './slurmCli';
 import { waitFor } from '../util/waitFor';
 
@@ -126,6 +134,7 @@ describe('slurm through the fronts: the CLI and the MCP tools on a batch job of 
       assert.match(
         text(tool),
         /^cluster: queued( · starts ~\d\d:\d\d)? \(Resources\) · for \d+s · job \d+\nStill queued after waiting \d+s: waiting for Resources; .*call kimi_wait again to keep waiting/,
+        `${text(tool)}\n${queueNow(slurm, [blocker, jobId])}`,
       );
       const facts = tool.structuredContent as { result: string; report: Record<string, unknown> };
       assert.equal(facts.result, 'timeout');

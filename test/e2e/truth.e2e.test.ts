@@ -1,7 +1,8 @@
 // As a user sees it: the status bar item tells the truth at every moment, not only
 // during a watch.
 //  1. After ready, a server that dies shows `Kimi: failed` (and an error notification with the
-//     cause) within about 2 s of systemd's exit line; before the steady watch it said `ready` forever.
+//     cause) within 10 s of systemd's exit line (about 1 s when idle); before the steady watch it
+//     said `ready` forever.
 //  2. A changed host key is loud: an error notification with both fingerprints and the
 //     known-hosts file and line, `Open known_hosts`; no Restart confirmation first; the item
 //     reads `Kimi: host key changed`; nothing runs on the host.
@@ -92,7 +93,8 @@ describe('e2e: after ready, a dead server shows failed', function () {
     console.log(`    status bar texts after the kill of pid ${pid}:\n${formatStatusHistory(hist)}`);
     console.log(`    error notification: ${JSON.stringify(note)}`);
 
-    // Within ~2 s of systemd's exit line (the journal's time and the page's are this machine's clock).
+    // Within 10 s of systemd's exit line, a third of the 30 s health interval: the journal told it, not a
+    // health round (the journal's time and the page's are this machine's clock; ~1 s when idle).
     const entries = await host.journalEntries();
     const exitLine = [...entries].reverse().find((e) => e.pid === 1 && /Main process exited/.test(e.msg));
     assert.ok(
@@ -107,7 +109,7 @@ describe('e2e: after ready, a dead server shows failed', function () {
     console.log(
       `    killed ${killedAt}, systemd's exit line ${exitAt} ("${exitLine.msg}"), "Kimi: failed" ${failedAt}: ${latency} ms after the exit line`,
     );
-    assert.ok(latency <= 2500, `"Kimi: failed" within ~2 s of the exit line, not ${latency} ms`);
+    assert.ok(latency <= 10_000, `"Kimi: failed" within 10 s of the exit line, not ${latency} ms`);
 
     // Straight from ready to failed: nothing in between claims the server is still serving.
     const words = hist.map((h) => h.text).filter(Boolean);

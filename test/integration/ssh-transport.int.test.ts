@@ -281,6 +281,7 @@ describe('SshTransport against a real sshd', function () {
   it('streams lines, keeps \\r, and kill ends the remote command', async () => {
     trustHost();
     const { t } = transport();
+    const sshdStart = host.sshdLog().length;
     const lines: string[] = [];
     const errLines: string[] = [];
     const p = await t.stream(
@@ -299,20 +300,29 @@ describe('SshTransport against a real sshd', function () {
     );
     await waitFor(() => ticks.length >= 2, { timeoutMs: 10_000, message: 'two ticks of the remote loop' });
     const ours = await connectionOf(t);
-    const sshdBefore = host.sshdLog().length;
     long.kill();
     assert.equal(await long.exited, null);
-    // Ended by EOF on its stdin: no second remote command (a `kill`) was needed.
-    assert.deepEqual(sshdSessions(host.sshdLog().slice(sshdBefore), ours), [], 'no session started to stop the stream');
     let alive = '';
+    let looks = 0;
     await waitFor(
       async () => {
+        looks++;
         alive = (await t.exec(`pgrep -f ${quote(`[${marker[0]}]${marker.slice(1)}`)} || true`)).stdout.trim();
         return alive === '';
       },
       { timeoutMs: 10_000, intervalMs: 100 },
     ).catch(() => undefined);
     assert.equal(alive, '', 'the remote loop was killed');
+    // Ended by EOF on its stdin: no other remote command (a `kill`) was needed. Our connection's
+    // sessions: the two streams, connectionOf's exec and the pgrep looks. sshd logs them through its
+    // monitor process, after the command has started: wait for the last look's line, then count.
+    const expected = 3 + looks;
+    const sessions = () => sshdSessions(host.sshdLog().slice(sshdStart), ours);
+    await waitFor(() => sessions().length >= expected, {
+      timeoutMs: 10_000,
+      message: `sshd's log of our ${expected} sessions`,
+    }).catch(() => undefined);
+    assert.equal(sessions().length, expected, `no session started to stop the stream:\n${sessions().join('\n')}`);
   });
 
   it('exec timeout and output cap', async () => {

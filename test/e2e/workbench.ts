@@ -512,12 +512,14 @@ export async function waitForInputBox(
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     if (await widget.isVisible()) {
-      const info = await widget.evaluate((el) => ({
+      const { closing, ...info } = await widget.evaluate((el) => ({
         title: (el.querySelector<HTMLElement>('.quick-input-title')?.innerText ?? '').trim(),
         prompt: (el.querySelector<HTMLElement>('.quick-input-message')?.innerText ?? '').trim(),
         password: el.querySelector<HTMLInputElement>('.quick-input-box input')?.type === 'password',
+        // A box just answered stays visible a moment while it closes: not a question.
+        closing: el.classList.contains('quick-input-widget-closing'),
       }));
-      if (!opts.text || opts.text.test(`${info.title}\n${info.prompt}`)) return info;
+      if (!closing && (!opts.text || opts.text.test(`${info.title}\n${info.prompt}`))) return info;
     }
     if (Date.now() > deadline)
       throw new Error(`no input box${opts.text ? ` matching ${opts.text}` : ''} within the timeout`);
@@ -525,12 +527,25 @@ export async function waitForInputBox(
   }
 }
 
-/** Types `value` into the open input box and accepts it (Enter); returns once the box is gone. */
+/**
+ * Types `value` into the open input box and accepts it (Enter); returns once that box is gone: the
+ * widget hidden or closing, or already showing the next question with an empty box (OpenSSH can ask
+ * again within a second, before the widget was ever seen hidden: VS Code reuses its element).
+ */
 export async function answerInputBox(page: Page, value: string): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.fill(value);
   await input.press('Enter');
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  await page.waitForFunction(
+    (typed) => {
+      const widget = document.querySelector<HTMLElement>('.quick-input-widget');
+      if (!widget || widget.getClientRects().length === 0 || getComputedStyle(widget).display === 'none') return true;
+      if (widget.classList.contains('quick-input-widget-closing')) return true;
+      return widget.querySelector<HTMLInputElement>('.quick-input-box input')?.value !== typed;
+    },
+    value,
+    { timeout: 10_000 },
+  );
 }
 
 // ---------------------------------------------------------------------------------------

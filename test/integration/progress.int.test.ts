@@ -117,18 +117,27 @@ describe('load progress on the simulated GPU host (real page cache)', function (
   });
 
   it('a stall is detected while the load hangs, and it is loading again when it resumes, then ready', async () => {
+    // The load halts after 3 shards until the watch has said stalled there: a condition, not a time.
     await host.configureSimulator({
-      fault: { hangAt: 'weights', afterShards: 3, resumeAfterSeconds: 6 },
+      fault: { hangAt: 'weights', afterShards: 3, untilCleared: true },
       coldFiles: 'all',
       readMBps: 8,
     });
     test = await sessionForHost(host);
     const states: LoadState[] = [];
+    let resumed: Promise<void> | undefined;
     const outcome = await test.session.watch(
       'restart',
       { ...FAST_WATCH, stallMs: 2000 },
-      { onState: (s) => states.push(s) },
+      {
+        onState: (s) => {
+          states.push(s);
+          if (!resumed && s.verdict === 'stalled' && s.shards?.done === 3)
+            resumed = host.configureSimulator({ fault: {} });
+        },
+      },
     );
+    await resumed;
     await host.configureSimulator({ fault: {}, readMBps: SIM.readMBps });
     assert.equal(outcome.end, 'ready', `ended ${outcome.end}: ${outcome.message}`);
     const verdicts = verdictsOf(states);

@@ -18,19 +18,24 @@ import {
   type UserOnlySetting,
 } from '../present/words/settingsWords';
 
-/** The keys (under `kimiService.`) read from the user's settings only; present/words says why each is. */
-export const USER_ONLY_KEYS: readonly UserOnlyKey[] = [
-  'servers',
-  'knownHostsFile',
-  'hostKeyPolicy',
-  'ssh.client',
-  'confirmRestart',
-  'verifyParsersWhenReady',
-];
 export type UserOnlyKey = UserOnlySetting;
 
+/**
+ * The keys (under `kimiService.`) read from the user's settings only; present/words says why each
+ * is. A record of every UserOnlySetting, so that the compiler refuses a key left out here.
+ */
+const USER_ONLY: Readonly<Record<UserOnlyKey, true>> = {
+  servers: true,
+  knownHostsFile: true,
+  hostKeyPolicy: true,
+  'ssh.client': true,
+  confirmRestart: true,
+  verifyParsersWhenReady: true,
+};
+export const USER_ONLY_KEYS = Object.keys(USER_ONLY) as readonly UserOnlyKey[];
+
 export function isUserOnly(key: string): key is UserOnlyKey {
-  return (USER_ONLY_KEYS as readonly string[]).includes(key);
+  return Object.prototype.hasOwnProperty.call(USER_ONLY, key);
 }
 
 /** A value of a user-only key found outside the user's settings. */
